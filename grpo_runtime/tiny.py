@@ -1,0 +1,78 @@
+"""A tiny word-level tokenizer and random-init causal LM, built locally with no download.
+
+Used by `grpo demo` and by the tests: the vocabulary is a few dozen whole words, the model a 2-layer Qwen2 with
+hidden size 64, so a training step takes milliseconds on a laptop CPU.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+SPECIAL_TOKENS = ["<pad>", "<unk>", "<|im_start|>", "<|im_end|>"]
+ROLE_WORDS = ["system", "user", "assistant"]
+TARGET_WORDS = ["cat", "dog", "sun", "moon", "tree", "fish", "bird", "star"]
+FILLER_WORDS = ["say", "the", "word", "please", "a", "is", "and", "one", "two", "three", "yes", "no", "blue", "red"]
+VOCABULARY = SPECIAL_TOKENS + ROLE_WORDS + TARGET_WORDS + FILLER_WORDS
+
+# ChatML-like: every token is a whole word separated by spaces, so the word-level tokenizer reads it back exactly.
+CHAT_TEMPLATE = (
+    "{% for m in messages %}<|im_start|> {{ m['role'] }} {{ m['content'] }} <|im_end|> {% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|> assistant {% endif %}"
+)
+
+
+def build_tokenizer():
+    """A fast tokenizer over VOCABULARY: pad id 0, eos `<|im_end|>` (id 3), left padding, a chat template."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {word: i for i, word in enumerate(VOCABULARY)}
+    core = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
+    core.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    core.decoder = decoders.WordPiece(prefix="##")  # joins words with single spaces
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=core,
+        pad_token="<pad>",
+        unk_token="<unk>",
+        eos_token="<|im_end|>",
+        padding_side="left",
+        truncation_side="left",
+    )
+    tokenizer.chat_template = CHAT_TEMPLATE
+    return tokenizer
+
+
+def build_model(tokenizer, hidden_size: int = 64, num_layers: int = 2, seed: int = 0):
+    """A random-init Qwen2 causal LM sized for the tokenizer; the same seed gives the same weights."""
+    import torch
+    from transformers import AutoModelForCausalLM, Qwen2Config
+
+    torch.manual_seed(seed)
+    config = Qwen2Config(
+        vocab_size=len(tokenizer),
+        hidden_size=hidden_size,
+        intermediate_size=2 * hidden_size,
+        num_hidden_layers=num_layers,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=256,
+        tie_word_embeddings=False,
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        bos_token_id=None,
+    )
+    model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    model.generation_config.eos_token_id = tokenizer.eos_token_id
+    model.generation_config.pad_token_id = tokenizer.pad_token_id
+    model.generation_config.bos_token_id = None
+    return model
+
+
+def save_tiny_model(directory: str | Path, hidden_size: int = 64, num_layers: int = 2, seed: int = 0) -> Path:
+    """Build the tokenizer and model and save both to `directory` (loadable with `from_pretrained`)."""
+    directory = Path(directory)
+    tokenizer = build_tokenizer()
+    model = build_model(tokenizer, hidden_size, num_layers, seed)
+    model.save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return directory

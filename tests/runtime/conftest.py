@@ -1,0 +1,21 @@
+"""Shared fixtures for the runtime tests: everything is built locally, nothing is downloaded."""
+
+import os
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="the runtime tests need torch (pip install -e '.[runtime]')")
+pytest.importorskip("transformers", reason="the runtime tests need transformers (pip install -e '.[runtime]')")
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory):
+    """A saved random-init tiny Qwen2 + word-level tokenizer (grpo_runtime.tiny), shared by the session."""
+    from grpo_runtime.tiny import save_tiny_model
+
+    return save_tiny_model(tmp_path_factory.mktemp("tiny") / "model")
