@@ -64,11 +64,6 @@ class PromptOrder:
         return self._permutation
 
 
-def rows_per_process(plan) -> int:
-    """Rows of one generation batch held by each process: `per_device_train_batch_size * steps_per_generation`."""
-    return plan.generation_batch_size // plan.world_size
-
-
 def process_rows(chunk: list[int], num_generations: int, rank: int, rows: int) -> list[int]:
     """The dataset index of each row process `rank` generates for, given the chunk of this generation.
 

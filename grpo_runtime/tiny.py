@@ -1,6 +1,6 @@
 """A tiny word-level tokenizer and random-init causal LM, built locally with no download.
 
-Used by `grpo demo` and by the tests: the vocabulary is a few dozen whole words, the model a 2-layer Qwen2 with
+Used by `grpo demo` and by the tests: the vocabulary is a few dozen whole words, the model a 2-layer Llama-style decoder with
 hidden size 64, so a training step takes milliseconds on a laptop CPU.
 """
 
@@ -43,12 +43,15 @@ def build_tokenizer():
 
 
 def build_model(tokenizer, hidden_size: int = 64, num_layers: int = 2, seed: int = 0):
-    """A random-init Qwen2 causal LM sized for the tokenizer; the same seed gives the same weights."""
+    """A random-init Llama-architecture causal LM sized for the tokenizer; the same seed gives the same weights.
+
+    (Llama rather than Qwen2: `AutoTokenizer` replaces the tokenizer of a saved Qwen2 model with Qwen2's own
+    byte-level class, which would not read this word-level vocabulary.)"""
     import torch
-    from transformers import AutoModelForCausalLM, Qwen2Config
+    from transformers import AutoModelForCausalLM, LlamaConfig
 
     torch.manual_seed(seed)
-    config = Qwen2Config(
+    config = LlamaConfig(
         vocab_size=len(tokenizer),
         hidden_size=hidden_size,
         intermediate_size=2 * hidden_size,

@@ -1,0 +1,121 @@
+"""One generation batch: sample completions, score them, compute advantages (and old / reference log-probs).
+
+This is TRL's `_generate_and_score_completions` for the default transformers path. Each process generates for
+its own `b * s` rows; rewards, completion lengths and token counts are gathered so that every process computes
+the same advantages over the whole generation batch, then keeps its own slice.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .advantages import compute_advantages, reward_metrics
+from .data import reward_columns
+from .logprobs import completion_logps
+from .model import checkpointing_settings
+from .rewards import RunState, score
+from .rollout import build_rollout, decode_completions, generation_mode, is_conversational, sample_completions
+from .rollout import tokenize_prompts
+
+
+def pad_multiple(value) -> int | None:
+    """`pad_to_multiple_of`: "auto" means no extra padding off Neuron devices, like TRL."""
+    return None if value in (None, "auto") else int(value)
+
+
+def completion_metrics(lengths: torch.Tensor, truncated: torch.Tensor) -> dict[str, float]:
+    """Length statistics over the gathered batch.  lengths [N], truncated [N] bool"""
+    lengths = lengths.float()
+    terminated = lengths[~truncated]
+    if terminated.numel() == 0:
+        terminated = torch.zeros(1)
+    return {
+        "completions/mean_length": lengths.mean().item(),
+        "completions/min_length": lengths.min().item(),
+        "completions/max_length": lengths.max().item(),
+        "completions/clipped_ratio": truncated.float().mean().item(),
+        "completions/mean_terminated_length": terminated.mean().item(),
+        "completions/min_terminated_length": terminated.min().item(),
+        "completions/max_terminated_length": terminated.max().item(),
+    }
+
+
+def policy_scores(parts, config, plan, rollout) -> dict[str, torch.Tensor]:
+    """Old log-probs when the plan needs them, reference log-probs when beta != 0 (no grad, train mode for the
+    policy as in TRL, chunks of per_device_train_batch_size rows)."""
+    scores = {}
+    tensors = (rollout.prompt_ids, rollout.prompt_mask, rollout.completion_ids, rollout.completion_mask)
+    tensors = tuple(t.to(parts.device) for t in tensors)
+    chunk = plan.per_device_train_batch_size
+    with torch.no_grad(), generation_mode(parts.policy, checkpointing_settings(config)[1]):
+        if plan.old_logprobs_needed:
+            scores["old_logps"], _ = completion_logps(
+                parts.policy, *tensors, config.temperature, chunk, with_entropy=False, autocast=parts.autocast)
+        if config.beta != 0.0:
+            with parts.reference_context() as reference:
+                scores["ref_logps"], _ = completion_logps(
+                    reference, *tensors, config.temperature, chunk, with_entropy=False, autocast=parts.autocast)
+    return scores
+
+
+def generate_batch(parts, config, plan, rows: list[dict], state: RunState):
+    """Returns (batch: dict of tensors for this process's rows, metrics: dict, tokens generated on all processes)."""
+    prompts = [row["prompt"] for row in rows]
+    prompt_lists = tokenize_prompts(parts.tokenizer, prompts, config.chat_template_kwargs)
+    multiple = pad_multiple(config.pad_to_multiple_of)
+    with generation_mode(parts.policy, checkpointing_settings(config)[1]), parts.autocast():
+        completion_lists = sample_completions(
+            parts.policy, prompt_lists, parts.generation_config, parts.tokenizer.pad_token_id, parts.eos_ids,
+            multiple)
+    rollout = build_rollout(prompt_lists, completion_lists, parts.tokenizer.pad_token_id, parts.eos_ids,
+                            config.mask_truncated_completions, multiple)
+    completions = decode_completions(parts.tokenizer, completion_lists, is_conversational(prompts[0]))
+    scores = policy_scores(parts, config, plan, rollout)
+
+    reward_log: dict[str, list[float]] = {}
+    local = score(parts.reward_funcs, prompts, completions, completion_lists, reward_columns(rows), state,
+                  lambda name, value: reward_log.setdefault(name, []).append(float(value)))
+    rewards = parts.gather(local.to(parts.device)).cpu()  # [B_gen, K] in rank order
+    result = compute_advantages(rewards, parts.reward_weights, plan.num_generations, config.scale_rewards,
+                                config.multi_objective_aggregation)
+    here = slice(parts.rank * len(rows), (parts.rank + 1) * len(rows))
+
+    lengths = parts.gather(rollout.completion_lengths.to(parts.device)).cpu()
+    tokens = lengths.sum() + parts.gather(rollout.prompt_lengths.to(parts.device)).cpu().sum()
+    metrics = completion_metrics(lengths, parts.gather(rollout.truncated.to(parts.device)).cpu())
+    metrics.update(reward_metrics(rewards, parts.reward_weights, parts.reward_names, result))
+    metrics.update(logged_by_rewards(parts, reward_log))
+    batch = dict(
+        prompt_ids=rollout.prompt_ids, prompt_mask=rollout.prompt_mask, completion_ids=rollout.completion_ids,
+        completion_mask=rollout.completion_mask, advantages=result.advantages[here],
+        num_items_in_batch=parts.gather(rollout.completion_mask.sum().to(parts.device)).sum().cpu(),
+        **{k: v.cpu() for k, v in scores.items()},
+    )
+    return batch, metrics, int(tokens)
+
+
+def logged_by_rewards(parts, reward_log: dict[str, list[float]]) -> dict[str, float]:
+    """Values reward functions passed to `log_metric`: sum / count over every process."""
+    names = sorted(set(name for names in parts.gather_object([sorted(reward_log)]) for name in names))
+    metrics = {}
+    for name in names:
+        values = reward_log.get(name, [])
+        total, count = parts.gather(torch.tensor([[sum(values), len(values)]], device=parts.device)).sum(0).tolist()
+        metrics[name] = total / count if count else float("nan")
+    return metrics
+
+
+def shuffle_rows(batch: dict) -> dict:
+    """One permutation of the rows from the global torch RNG (per process), applied to every tensor; 0-d
+    tensors such as num_items_in_batch are kept as they are."""
+    rows = batch["advantages"].size(0)
+    permutation = torch.randperm(rows)
+    return {k: v if v.dim() == 0 else v[permutation] for k, v in batch.items()}
+
+
+def split_rows(batch: dict, parts_count: int) -> list[dict]:
+    """`parts_count` consecutive micro-batches of equal size."""
+    size = batch["advantages"].size(0) // parts_count
+    return [
+        {k: v if v.dim() == 0 else v[i * size : (i + 1) * size] for k, v in batch.items()} for i in range(parts_count)
+    ]

@@ -1,0 +1,138 @@
+"""Checkpoints (`output_dir/checkpoint-STEP/`) and exact resume.
+
+A checkpoint holds everything the next optimizer step depends on, so a resumed run reaches the same weights as an
+uninterrupted one: the policy (`save_pretrained`, loadable on its own), the optimizer and scheduler, each
+process's RNG states, the training counters (which also fix the prompt order, a pure function of the seed and the
+generation index), the metrics collected since the last log, and each process's unused generation buffer when a
+generation spans several optimizer steps. With `sync_ref_model` the drifted reference model is saved too.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import shutil
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+
+STATE_FILE = "trainer_state.json"
+CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
+
+
+@dataclass
+class Progress:
+    """Training counters and the mutable state that moves with them."""
+
+    global_step: int = 0  # optimizer steps taken
+    micro_step: int = 0  # micro-steps taken (TRL's `_step`); fixes the generation index and buffer slot
+    num_input_tokens_seen: int = 0  # prompt + completion tokens generated so far, all processes
+    entropy_coef: float = 0.0  # adaptive entropy controller: coefficient for the next window
+    last_world_entropy: float = float("inf")  # ... and the entropy it measured last (inf: gate closed)
+    metric_window: dict = field(default_factory=dict)  # MetricWindow.state_dict()
+    loss_since_log: float = 0.0  # summed micro-step losses since the last log, this process
+    steps_since_log: int = 0
+
+
+def checkpoint_dirs(output_dir: Path) -> list[Path]:
+    """Existing checkpoints, oldest first."""
+    found = [(int(m.group(1)), p) for p in output_dir.glob("checkpoint-*") if (m := CHECKPOINT.match(p.name))]
+    return [p for _, p in sorted(found)]
+
+
+def resolve_resume(value, output_dir: Path) -> Path | None:
+    """`resume_from_checkpoint`: a checkpoint folder, or true/"true" for the newest one in output_dir."""
+    if value in (None, False, "", "false", "False"):
+        return None
+    if value in (True, "true", "True"):
+        found = checkpoint_dirs(output_dir)
+        if not found:
+            raise ValueError(f"resume_from_checkpoint is true but {output_dir} holds no checkpoint-STEP folder")
+        return found[-1]
+    path = Path(value)
+    if not (path / STATE_FILE).exists():
+        raise ValueError(f"resume_from_checkpoint {value!r} is not a checkpoint folder written by grpo_runtime")
+    return path
+
+
+def rng_state() -> dict:
+    state = {"python": random.getstate(), "numpy": np.random.get_state(), "cpu": torch.get_rng_state()}
+    if torch.cuda.is_available():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def restore_rng(state: dict) -> None:
+    random.setstate(state["python"])
+    np.random.set_state(state["numpy"])
+    torch.set_rng_state(state["cpu"])
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
+
+
+def save_checkpoint(directory: Path, *, accelerator, model, tokenizer, optimizer, scheduler, progress: Progress,
+                    buffer, reference=None, save_only_model: bool = False) -> None:
+    """Write checkpoint-STEP; every process calls this (each saves its own RNG state and buffer)."""
+    rank = accelerator.process_index
+    accelerator.wait_for_everyone()
+    if accelerator.is_main_process:
+        directory.mkdir(parents=True, exist_ok=True)
+        accelerator.unwrap_model(model).save_pretrained(directory)
+        tokenizer.save_pretrained(directory)
+        if not save_only_model:
+            torch.save(optimizer.state_dict(), directory / "optimizer.pt")
+            torch.save(scheduler.state_dict(), directory / "scheduler.pt")
+            if reference is not None:
+                reference.save_pretrained(directory / "reference")
+            (directory / STATE_FILE).write_text(json.dumps(asdict(progress), indent=1))
+    accelerator.wait_for_everyone()
+    if not save_only_model:
+        torch.save(rng_state(), directory / f"rng_state_{rank}.pth")
+        if buffer is not None:
+            torch.save(buffer, directory / f"rollout_buffer_{rank}.pt")
+    accelerator.wait_for_everyone()
+
+
+def load_weights(model, directory: Path) -> None:
+    """Load the policy weights `save_pretrained` wrote (a full model or a PEFT adapter) into `model`."""
+    from safetensors.torch import load_file
+
+    adapter = directory / "adapter_model.safetensors"
+    if adapter.exists():
+        from peft import set_peft_model_state_dict
+
+        set_peft_model_state_dict(model, load_file(str(adapter)))
+        return
+    state = {}
+    for shard in sorted(directory.glob("model*.safetensors")):
+        state.update(load_file(str(shard)))
+    missing, unexpected = model.load_state_dict(state, strict=False)
+    tied = {name for name in missing if "lm_head" in name or "embed" in name}  # tied copies are not saved
+    if unexpected or set(missing) - tied:
+        raise ValueError(f"checkpoint {directory} does not match the model: missing {missing}, unexpected {unexpected}")
+
+
+def load_checkpoint(directory: Path, *, accelerator, model, optimizer, scheduler, reference=None):
+    """Restore a checkpoint into freshly built objects. Returns (Progress, generation buffer or None)."""
+    rank = accelerator.process_index
+    load_weights(accelerator.unwrap_model(model), directory)
+    optimizer.load_state_dict(torch.load(directory / "optimizer.pt", weights_only=False))
+    scheduler.load_state_dict(torch.load(directory / "scheduler.pt", weights_only=False))
+    if reference is not None and (directory / "reference").exists():
+        load_weights(reference, directory / "reference")
+    progress = Progress(**json.loads((directory / STATE_FILE).read_text()))
+    restore_rng(torch.load(directory / f"rng_state_{rank}.pth", weights_only=False))
+    buffer_file = directory / f"rollout_buffer_{rank}.pt"
+    buffer = torch.load(buffer_file, weights_only=False) if buffer_file.exists() else None
+    return progress, buffer
+
+
+def prune_checkpoints(output_dir: Path, keep: int | None) -> None:
+    """save_total_limit: delete the oldest checkpoints beyond `keep`."""
+    if not keep:
+        return
+    for old in checkpoint_dirs(output_dir)[:-keep]:
+        shutil.rmtree(old, ignore_errors=True)

@@ -1,0 +1,122 @@
+"""`grpo train`, `grpo launch` and `grpo demo`: the runtime side of the `grpo` command.
+
+The `grpo` console script (grpo_schema.cli) dispatches here lazily, so validating configs never imports torch.
+Each function takes the arguments after the command name and returns an exit code:
+0 success, 1 the config is invalid (diagnostics printed), 2 bad usage or a failed run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+
+
+def _config_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", help="the run config (YAML or JSON, as `trl grpo --config` reads it)")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help="override one key of the file (repeatable)")
+
+
+def render_diagnostics(diagnostics) -> str:
+    """The schema's text renderer when available, else one JSON object per diagnostic."""
+    try:
+        from grpo_schema.render.text import render  # type: ignore[import-not-found]
+    except ImportError:
+        import json
+
+        return "\n".join(json.dumps(d.to_dict()) for d in diagnostics)
+    return render(diagnostics)
+
+
+def check(path: str, overrides: list[str], world_size: int):
+    """Validate `path` at `world_size`; print diagnostics; return the CheckResult, or None if it is invalid."""
+    from grpo_schema import check_file
+
+    result = check_file(path, world_size=world_size, overrides=overrides or None)
+    if result.diagnostics:
+        print(render_diagnostics(result.diagnostics), file=sys.stderr if not result.valid else sys.stdout)
+    if not result.valid or result.plan is None:
+        print(f"grpo: {path} is not a valid config for {world_size} process(es); nothing was run", file=sys.stderr)
+        return None
+    return result
+
+
+def apply_env(env: dict[str, str]) -> None:
+    """The validated `env:` section, exported before anything reads it (overwrites the shell, like TRL)."""
+    for name, value in env.items():
+        os.environ[name] = str(value)
+
+
+def validated(argv: list[str], prog: str, allow_world_size: bool = True):
+    """Parse `FILE [--set K=V]... [--world-size N]`, validate and apply `env:`. Returns the CheckResult or an
+    exit code. The world size is this launch's (WORLD_SIZE under a launcher, else 1)."""
+    parser = argparse.ArgumentParser(prog=prog)
+    _config_arguments(parser)
+    if allow_world_size:
+        parser.add_argument("--world-size", type=int, default=None,
+                            help="must equal the number of processes actually running (1 for grpo train)")
+    args = parser.parse_args(argv)
+    running = int(os.environ.get("WORLD_SIZE", "1"))
+    if allow_world_size and args.world_size is not None and args.world_size != running:
+        print(f"{prog}: --world-size {args.world_size} but {running} process(es) are running; "
+              f"use `grpo launch FILE --num-processes {args.world_size}` for a multi-process run", file=sys.stderr)
+        return 2
+    result = check(args.file, args.overrides, running)
+    if result is None:
+        return 1
+    apply_env(result.env)
+    return result
+
+
+def train_command(argv: list[str]) -> int:
+    """grpo train FILE [--set KEY=VALUE]... [--world-size N]: one process, in this interpreter."""
+    checked = validated(argv, prog="grpo train")
+    if isinstance(checked, int):
+        return checked
+    from .train import main
+
+    main(checked.config, checked.plan)
+    return 0
+
+
+def launch_command(argv: list[str]) -> int:
+    """grpo launch FILE --num-processes N [--set K=V]... [ACCELERATE ARGS]: validate at world size N, export
+    `env:`, then `accelerate launch` N copies of `python -m grpo_runtime.train FILE` (they inherit the env)."""
+    parser = argparse.ArgumentParser(prog="grpo launch")
+    _config_arguments(parser)
+    parser.add_argument("--num-processes", "--num_processes", dest="num_processes", type=int, required=True)
+    args, accelerate_args = parser.parse_known_args(argv)
+    result = check(args.file, args.overrides, args.num_processes)
+    if result is None:
+        return 1
+    apply_env(result.env)
+    command = [sys.executable, "-m", "accelerate.commands.launch", "--num_processes", str(args.num_processes),
+               *default_launch_args(accelerate_args, args.num_processes), *accelerate_args,
+               "-m", "grpo_runtime.train", args.file]
+    for override in args.overrides:
+        command += ["--set", override]
+    return subprocess.call(command)
+
+
+def default_launch_args(accelerate_args: list[str], num_processes: int) -> list[str]:
+    """Without an accelerate config, pick a multi-process mode: GPUs when present, else CPU processes (gloo)."""
+    given = " ".join(accelerate_args)
+    if num_processes < 2 or "--config_file" in given or "--multi_gpu" in given or "--cpu" in given:
+        return []
+    import torch
+
+    return ["--multi_gpu"] if torch.cuda.device_count() >= num_processes else ["--cpu"]
+
+
+def demo_command(argv: list[str]) -> int:
+    """grpo demo DIR: write a tiny offline model, prompts and DIR/config.yaml."""
+    parser = argparse.ArgumentParser(prog="grpo demo")
+    parser.add_argument("directory")
+    args = parser.parse_args(argv)
+    from .demo import write_demo
+
+    config_path = write_demo(args.directory)
+    print(f"wrote {config_path}\nrun it with:  grpo train {config_path}")
+    return 0

@@ -1,0 +1,133 @@
+"""Loading the policy, its tokenizer and the reference model from the validated config.
+
+* the policy is `AutoModelForCausalLM.from_pretrained(model_name_or_path)` with `model_revision`, `dtype`,
+  `attn_implementation`, `trust_remote_code` and `model_init_kwargs` (which win), like `trl grpo`;
+* the tokenizer pads on the left and uses EOS as pad when it has no pad token; the pad id is copied to the model;
+* `use_peft` wraps the policy in a LoRA adapter (needs the `peft` package); the reference policy is then the
+  model with the adapter disabled;
+* otherwise, with `beta != 0`, the reference is a second copy loaded from the same checkpoint on disk, in eval
+  mode, and `sync_ref_model` mixes the policy into it every `ref_model_sync_steps` optimizer steps;
+* 4/8-bit quantisation (bitsandbytes) is not supported.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import torch
+
+
+def load_kwargs(config) -> dict:
+    kwargs = dict(
+        revision=config.model_revision, trust_remote_code=config.trust_remote_code,
+        attn_implementation=config.attn_implementation, dtype=config.dtype,
+    )
+    kwargs.update(config.model_init_kwargs or {})
+    if isinstance(kwargs.get("dtype"), str) and kwargs["dtype"] != "auto":
+        kwargs["dtype"] = getattr(torch, kwargs["dtype"])
+    return kwargs
+
+
+def load_tokenizer(config):
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(
+        config.model_name_or_path, revision=config.model_revision, trust_remote_code=config.trust_remote_code,
+        padding_side="left", truncation_side="left",
+    )
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return tokenizer
+
+
+def disable_dropout(model) -> None:
+    for module in model.modules():
+        if isinstance(module, torch.nn.Dropout):
+            module.p = 0.0
+
+
+def load_policy(config, tokenizer):
+    """The trainable model, with the tokenizer's pad id, dropout and gradient checkpointing set as configured."""
+    from transformers import AutoModelForCausalLM
+
+    if config.load_in_4bit or config.load_in_8bit:
+        raise ValueError("load_in_4bit / load_in_8bit are not supported by grpo_runtime; load the model unquantised")
+    model = AutoModelForCausalLM.from_pretrained(config.model_name_or_path, **load_kwargs(config))
+    model.config.get_text_config().pad_token_id = tokenizer.pad_token_id
+    model.generation_config.pad_token_id = tokenizer.pad_token_id
+    if config.disable_dropout:
+        disable_dropout(model)
+    if config.use_peft:
+        model = wrap_lora(model, config)
+    enabled, kwargs = checkpointing_settings(config)
+    if enabled:
+        model.config.use_cache = False
+        enable_checkpointing(model, kwargs)
+        if config.use_peft:
+            model.enable_input_require_grads()  # frozen embeddings would otherwise cut the checkpointed graph
+    return model
+
+
+def checkpointing_settings(config) -> tuple[bool, dict | None]:
+    """activation_checkpointing(_kwargs), falling back to their deprecated gradient_checkpointing aliases (which
+    TRL defaults to on) when unset, as TrainingArguments resolves them."""
+    enabled = config.activation_checkpointing
+    kwargs = config.activation_checkpointing_kwargs
+    enabled = config.gradient_checkpointing if enabled is None else enabled
+    kwargs = config.gradient_checkpointing_kwargs if kwargs is None else kwargs
+    return bool(enabled), kwargs
+
+
+def enable_checkpointing(model, kwargs: dict | None) -> None:
+    options = dict(kwargs or {})
+    every_n_layers, offload = options.pop("every_n_layers", 1), options.pop("offload", False)
+    model.activation_checkpointing_enable(
+        activation_checkpointing_kwargs=options or None, every_n_layers=every_n_layers, offload=offload
+    )
+
+
+def wrap_lora(model, config):
+    try:
+        from peft import LoraConfig, get_peft_model
+    except ImportError as error:
+        raise ValueError("use_peft: true needs the peft package (pip install peft)") from error
+    extra = {}
+    if config.lora_target_parameters is not None:
+        extra["target_parameters"] = config.lora_target_parameters
+    lora = LoraConfig(
+        task_type=config.lora_task_type, r=config.lora_r, lora_alpha=config.lora_alpha,
+        lora_dropout=config.lora_dropout, target_modules=config.lora_target_modules, bias="none",
+        use_rslora=config.use_rslora, use_dora=config.use_dora, modules_to_save=config.lora_modules_to_save,
+        **extra,
+    )
+    return get_peft_model(model, lora)
+
+
+def load_reference(config, policy):
+    """The frozen reference policy when the KL term is on: a fresh load of the checkpoint, never a copy of the
+    in-memory policy. With PEFT there is none: the adapter is disabled instead (see `reference_context`)."""
+    from transformers import AutoModelForCausalLM
+
+    if config.beta == 0.0 or config.use_peft:
+        return None
+    kwargs = load_kwargs(config)
+    kwargs.setdefault("dtype", policy.dtype)
+    reference = AutoModelForCausalLM.from_pretrained(config.model_name_or_path, **kwargs)
+    if config.disable_dropout:
+        disable_dropout(reference)
+    reference.requires_grad_(False)
+    return reference.eval()
+
+
+def reference_context(policy, reference):
+    """(model to score the reference log-probs with, context to enter while doing so)."""
+    if reference is not None:
+        return reference, contextlib.nullcontext()
+    return policy, policy.disable_adapter()
+
+
+@torch.no_grad()
+def mix_into_reference(policy, reference, alpha: float) -> None:
+    """sync_ref_model: theta_ref <- alpha * theta + (1 - alpha) * theta_ref, parameter by parameter."""
+    for ref_param, param in zip(reference.parameters(), policy.parameters()):
+        ref_param.mul_(1.0 - alpha).add_(param.detach().to(ref_param.dtype), alpha=alpha)

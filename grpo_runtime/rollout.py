@@ -1,0 +1,142 @@
+"""Generation: prompts to completions with transformers `generate`, cropped and masked like TRL 1.16.
+
+What users can rely on:
+* conversational prompts (lists of {"role", "content"} messages) go through the tokenizer's chat template with
+  `add_generation_prompt=True`; plain-text prompts are tokenized as they are (a BOS is added by tokenizers that
+  add one). Prompts are never truncated;
+* sampling uses temperature, top_p, top_k, min_p, repetition_penalty and `max_completion_length`, and anything in
+  `generation_kwargs` overrides those;
+* a completion ends at the first end-of-sequence token (the tokenizer's EOS or any EOS in the model's generation
+  config); the EOS is kept, everything after it is dropped;
+* a completion that hit `max_completion_length` without an EOS is "truncated"; with `mask_truncated_completions`
+  it is removed from the loss but still counts in the reward statistics of its group.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+
+import torch
+
+
+def is_conversational(prompt) -> bool:
+    return isinstance(prompt, list) and bool(prompt) and isinstance(prompt[0], dict) and "role" in prompt[0]
+
+
+def tokenize_prompts(tokenizer, prompts: list, chat_template_kwargs: dict | None) -> list[list[int]]:
+    """Token ids of each prompt, unpadded."""
+    if is_conversational(prompts[0]):
+        encoded = tokenizer.apply_chat_template(
+            conversation=prompts, add_generation_prompt=True, tokenize=True, return_dict=True,
+            **(chat_template_kwargs or {}),
+        )
+        return [list(ids) for ids in encoded["input_ids"]]
+    return [list(ids) for ids in tokenizer(text=prompts)["input_ids"]]
+
+
+def eos_token_ids(tokenizer, model) -> list[int]:
+    """The tokenizer's EOS first, then every EOS the model's generation config declares (e.g. end-of-turn)."""
+    declared = model.generation_config.eos_token_id
+    ids = [] if declared is None else [declared] if isinstance(declared, int) else list(declared)
+    return ids if tokenizer.eos_token_id in ids else [tokenizer.eos_token_id, *ids]
+
+
+def generation_config(config, tokenizer, eos_ids: list[int]):
+    """The sampling settings of the validated config; `generation_kwargs` win over the named fields."""
+    from transformers import GenerationConfig
+
+    settings = dict(
+        max_new_tokens=config.max_completion_length, do_sample=True, pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id, eos_token_id=eos_ids, temperature=config.temperature,
+        top_p=config.top_p, top_k=config.top_k, min_p=config.min_p, repetition_penalty=config.repetition_penalty,
+        cache_implementation=config.cache_implementation,
+    )
+    settings.update(config.generation_kwargs or {})
+    return GenerationConfig(**settings, disable_compile=True)
+
+
+def pad_rows(rows: list[list[int]], value: int, side: str, multiple: int | None = None) -> torch.Tensor:
+    """Stack ragged rows into [R, W], padding on the left or right to the longest row (or a multiple)."""
+    width = max((len(r) for r in rows), default=0)
+    if multiple:
+        width = -(-width // multiple) * multiple
+    out = torch.full((len(rows), width), value, dtype=torch.long)
+    for i, row in enumerate(rows):
+        if row:
+            if side == "left":
+                out[i, width - len(row):] = torch.tensor(row)
+            else:
+                out[i, : len(row)] = torch.tensor(row)
+    return out
+
+
+def crop_after_first_eos(completion_ids: torch.Tensor, eos_ids: list[int]) -> list[list[int]]:
+    """Keep each row up to and including its first EOS; rows without one are kept whole.  [R, C] -> R lists"""
+    is_eos = torch.isin(completion_ids, torch.tensor(eos_ids, device=completion_ids.device))  # [R, C]
+    has_eos = is_eos.any(dim=1)  # [R]
+    first = torch.full_like(has_eos, is_eos.size(1), dtype=torch.long)  # [R] row width when there is no EOS
+    first[has_eos] = is_eos.int().argmax(dim=1)[has_eos]
+    keep = torch.arange(is_eos.size(1), device=completion_ids.device).unsqueeze(0) <= first.unsqueeze(1)  # [R, C]
+    return [row[mask].tolist() for row, mask in zip(completion_ids.cpu(), keep.cpu())]
+
+
+@contextlib.contextmanager
+def generation_mode(model, checkpointing_kwargs: dict | None):
+    """Switch activation checkpointing off while sampling or scoring without gradients (it would disable the KV
+    cache), then restore it. The model stays in train mode, as in TRL, so any dropout stays active."""
+    from .model import enable_checkpointing
+
+    was_checkpointing = getattr(model, "is_activation_checkpointing", False)
+    if was_checkpointing:
+        model.activation_checkpointing_disable()
+    try:
+        with torch.no_grad():
+            yield model
+    finally:
+        if was_checkpointing:
+            enable_checkpointing(model, checkpointing_kwargs)
+
+
+def sample_completions(model, prompt_lists, gen_config, pad_id: int, eos_ids, pad_multiple=None) -> list[list[int]]:
+    """One sampled completion per prompt row (rows are already repeated num_generations times)."""
+    input_ids = pad_rows(prompt_lists, pad_id, "left", pad_multiple).to(model.device)  # [R, P]
+    attention_mask = pad_rows([[1] * len(p) for p in prompt_lists], 0, "left", pad_multiple).to(model.device)
+    output = model.generate(input_ids=input_ids, attention_mask=attention_mask, generation_config=gen_config)
+    return crop_after_first_eos(output[:, input_ids.size(1):], eos_ids)  # [R, C] -> R lists
+
+
+@dataclass
+class Rollout:
+    """One process's share of a generation batch, as tensors ready for the loss."""
+
+    prompt_ids: torch.Tensor  # [R, P] left-padded
+    prompt_mask: torch.Tensor  # [R, P]
+    completion_ids: torch.Tensor  # [R, C] right-padded, C = longest local completion
+    completion_mask: torch.Tensor  # [R, C] 1 on kept tokens (EOS included); 0 on truncated rows if masked
+    truncated: torch.Tensor  # [R] bool: no EOS before max_completion_length
+    completion_lengths: torch.Tensor  # [R] tokens kept, before any masking of truncated rows
+    prompt_lengths: torch.Tensor  # [R]
+
+
+def build_rollout(prompt_lists, completion_lists, pad_id: int, eos_ids, mask_truncated: bool, pad_multiple=None):
+    stop_ids = set(eos_ids) | {pad_id}
+    truncated = torch.tensor([not ids or ids[-1] not in stop_ids for ids in completion_lists])  # [R]
+    completion_mask = pad_rows([[1] * len(c) for c in completion_lists], 0, "right", pad_multiple)  # [R, C]
+    if mask_truncated:
+        completion_mask = completion_mask * (~truncated).unsqueeze(1).long()
+    return Rollout(
+        prompt_ids=pad_rows(prompt_lists, pad_id, "left", pad_multiple),
+        prompt_mask=pad_rows([[1] * len(p) for p in prompt_lists], 0, "left", pad_multiple),
+        completion_ids=pad_rows(completion_lists, pad_id, "right", pad_multiple),
+        completion_mask=completion_mask,
+        truncated=truncated,
+        completion_lengths=torch.tensor([len(c) for c in completion_lists]),
+        prompt_lengths=torch.tensor([len(p) for p in prompt_lists]),
+    )
+
+
+def decode_completions(tokenizer, completion_lists, conversational: bool) -> list:
+    """Text for reward functions: assistant messages for conversational prompts, plain strings otherwise."""
+    texts = tokenizer.batch_decode(completion_lists, skip_special_tokens=True)
+    return [[{"role": "assistant", "content": t}] for t in texts] if conversational else texts

@@ -1,0 +1,149 @@
+"""Building everything a run needs from the validated config and its plan, once, before the loop.
+
+`Parts` is a plain record of the built objects (no behaviour beyond small accessors); the loop in `train.py`
+reads from it and keeps its counters in `checkpoint.Progress`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import torch
+
+from .data import load_prompts
+from .loss import LossSettings
+from .model import load_policy, load_reference, load_tokenizer, reference_context
+from .optim import build_optimizer, build_scheduler
+from .rewards import RewardModel, resolve_reward_func, reward_name
+from .rollout import eos_token_ids, generation_config
+from .sampler import PromptOrder, total_steps
+
+UNSUPPORTED: list[tuple[Callable, str]] = [
+    (lambda c: c.use_vllm, "use_vllm: generation with vLLM is not supported by grpo_runtime yet; set use_vllm: "
+                           "false (transformers generate) or run the config with `trl grpo`"),
+    (lambda c: c.use_transformers_continuous_batching, "use_transformers_continuous_batching is not supported"),
+    (lambda c: c.eval_strategy != "no", "evaluation during training (eval_strategy) is not supported yet; "
+                                        "set eval_strategy: no"),
+    (lambda c: c.save_strategy == "best", "save_strategy: best needs evaluation, which is not supported yet"),
+    (lambda c: c.torch_compile, "torch_compile is not supported by grpo_runtime; set torch_compile: false"),
+    (lambda c: c.use_liger_kernel, "use_liger_kernel is not supported by grpo_runtime"),
+    (lambda c: c.push_to_hub, "push_to_hub is not supported by grpo_runtime; upload output_dir yourself"),
+]
+
+
+def refuse_unsupported(config) -> None:
+    problems = [message for applies, message in UNSUPPORTED if applies(config)]
+    if problems:
+        raise ValueError("this config uses features grpo_runtime does not run:\n  - " + "\n  - ".join(problems))
+
+
+def mixed_precision(config) -> str:
+    """bf16 unset means "on unless fp16", as in TRL's configs."""
+    bf16 = config.bf16 if config.bf16 is not None else not config.fp16
+    return "fp16" if config.fp16 else "bf16" if bf16 else "no"
+
+
+def output_dir(config) -> Path:
+    return Path(config.output_dir or "trainer_output").expanduser()
+
+
+@dataclass
+class Parts:
+    accelerator: object
+    model: torch.nn.Module  # prepared (DDP-wrapped when distributed): use for the training forward
+    policy: torch.nn.Module  # the same model unwrapped: generation and no-grad scoring
+    reference: torch.nn.Module | None
+    tokenizer: object
+    optimizer: object
+    scheduler: object
+    dataset: object
+    order: PromptOrder
+    reward_funcs: list
+    reward_names: list[str]
+    reward_weights: torch.Tensor  # [K]
+    generation_config: object
+    eos_ids: list[int]
+    loss_settings: LossSettings
+    total_steps: int
+    output_dir: Path
+
+    @property
+    def rank(self) -> int:
+        return self.accelerator.process_index
+
+    @property
+    def device(self):
+        return self.accelerator.device
+
+    def gather(self, tensor: torch.Tensor) -> torch.Tensor:
+        return self.accelerator.gather(tensor)
+
+    def gather_object(self, objects: list) -> list:
+        from accelerate.utils import gather_object
+
+        return gather_object(objects) if self.accelerator.num_processes > 1 else objects
+
+    def autocast(self):
+        return self.accelerator.autocast()
+
+    def reference_context(self):
+        model, context = reference_context(self.policy, self.reference)
+
+        @contextlib.contextmanager
+        def entered():
+            with context:
+                yield model
+
+        return entered()
+
+
+def build_reward_funcs(config, device) -> list:
+    funcs = []
+    if config.reward_model_name_or_path:
+        funcs.append(RewardModel(config.reward_model_name_or_path, device, config.chat_template_kwargs))
+    funcs += [resolve_reward_func(name) for name in config.reward_funcs or []]
+    if not funcs:
+        raise ValueError("no reward: set reward_funcs and/or reward_model_name_or_path")
+    return funcs
+
+
+def reward_weights(config, count: int) -> torch.Tensor:
+    if config.reward_weights is None:
+        return torch.ones(count)
+    if len(config.reward_weights) != count:
+        raise ValueError(f"reward_weights has {len(config.reward_weights)} values for {count} reward functions")
+    return torch.tensor(config.reward_weights, dtype=torch.float32)
+
+
+def build_parts(config, plan) -> Parts:
+    from accelerate import Accelerator
+    from accelerate.utils import set_seed
+
+    refuse_unsupported(config)
+    accelerator = Accelerator(mixed_precision=mixed_precision(config), cpu=config.use_cpu)
+    set_seed(config.seed)  # before the model, so LoRA adapters start the same on every run
+    tokenizer = load_tokenizer(config)
+    policy = load_policy(config, tokenizer)
+    reference = load_reference(config, policy)
+    if reference is not None:
+        reference.to(accelerator.device)
+    dataset = load_prompts(config)
+    steps = total_steps(len(dataset), plan, config.max_steps, config.num_train_epochs)
+    optimizer = build_optimizer(policy, config)
+    scheduler = build_scheduler(optimizer, config, steps)
+    model, optimizer = accelerator.prepare(policy, optimizer)
+    funcs = build_reward_funcs(config, accelerator.device)
+    eos_ids = eos_token_ids(tokenizer, policy)
+    parts = Parts(
+        accelerator=accelerator, model=model, policy=accelerator.unwrap_model(model), reference=reference,
+        tokenizer=tokenizer, optimizer=optimizer, scheduler=scheduler, dataset=dataset,
+        order=PromptOrder(len(dataset), plan.prompts_per_generation, config.shuffle_dataset, config.seed),
+        reward_funcs=funcs, reward_names=[reward_name(f) for f in funcs], reward_weights=reward_weights(config,
+        len(funcs)), generation_config=generation_config(config, tokenizer, eos_ids), eos_ids=eos_ids,
+        loss_settings=LossSettings.from_config(config, plan), total_steps=steps, output_dir=output_dir(config),
+    )
+    set_seed(config.seed + accelerator.process_index)  # each process samples differently, as in TRL
+    return parts

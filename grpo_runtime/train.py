@@ -1,0 +1,244 @@
+"""The GRPO training recipe: set up, loop over optimizer steps, save.
+
+    python -m grpo_runtime.train FILE [--set KEY=VALUE]...
+
+is what `grpo launch` runs in every process (and what `grpo train` runs in-process). The loop follows TRL 1.16's
+schedule: a generation batch is produced on micro-steps 0 (mod steps_per_generation * num_iterations), shuffled once,
+split into steps_per_generation micro-batches and replayed num_iterations times; gradients accumulate over
+gradient_accumulation_steps micro-steps per optimizer step.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import sys
+import time
+
+import torch
+
+from .batch import generate_batch, shuffle_rows, split_rows
+from .checkpoint import Progress, load_checkpoint, prune_checkpoints, resolve_resume, save_checkpoint
+from .logprobs import completion_logps
+from .loss import LossInputs, StepContext, entropy_threshold, grpo_loss
+from .metrics import MetricWindow, loss_metrics, open_sinks, requested_reporters
+from .rewards import RunState
+from .sampler import optimizer_windows, process_rows
+from .setup import Parts, build_parts
+
+
+def main(config, plan) -> Progress:
+    """Train with a validated config (grpo_schema GRPORunConfig) and its RunPlan. Returns the final counters."""
+    parts = build_parts(config, plan)
+    parts.output_dir.mkdir(parents=True, exist_ok=True)
+    progress, buffer = Progress(entropy_coef=config.entropy_coef), None
+    resume = resolve_resume(config.resume_from_checkpoint, parts.output_dir)
+    if resume is not None:
+        progress, buffer = load_checkpoint(resume, accelerator=parts.accelerator, model=parts.model,
+                                           optimizer=parts.optimizer, scheduler=parts.scheduler,
+                                           reference=parts.reference if config.sync_ref_model else None)
+    sinks = []
+    if parts.accelerator.is_main_process:
+        write_resolved_config(config, parts.output_dir)
+        sinks = open_sinks(parts.output_dir, requested_reporters(config.report_to),
+                           config.model_dump(mode="json"), config.run_name, config.project)
+    train_loop(config, plan, parts, progress, buffer, sinks)
+    parts.accelerator.wait_for_everyone()
+    if parts.accelerator.is_main_process:
+        parts.policy.save_pretrained(parts.output_dir)
+        parts.tokenizer.save_pretrained(parts.output_dir)
+        for sink in sinks:
+            sink.close()
+    parts.accelerator.end_training()
+    return progress
+
+
+def train_loop(config, plan, parts: Parts, progress: Progress, buffer, sinks) -> None:
+    window_metrics = MetricWindow()
+    window_metrics.load_state_dict(progress.metric_window or window_metrics.state_dict())
+    entropy_window = None
+    bar = progress_bar(config, parts, progress.global_step)
+    for window in optimizer_windows(len(parts.dataset), plan, parts.total_steps, progress.global_step):
+        started = time.perf_counter()
+        for micro in window.micro_steps:
+            if buffer is None or micro % plan.generate_every_micro_steps == 0:
+                buffer = new_generation(config, plan, parts, progress, micro, window, window_metrics)
+            last = micro == window.micro_steps[-1]
+            with contextlib.nullcontext() if last else parts.accelerator.no_sync(parts.model):
+                out = micro_step_loss(config, parts, buffer[micro % plan.steps_per_generation], progress,
+                                      len(window.micro_steps))
+                parts.accelerator.backward(out.loss)
+            progress.loss_since_log += out.loss.item()
+            window_metrics.add(loss_metrics(out, parts.accelerator.reduce, parts.gather))
+            if out.entropy_window is not None:
+                entropy_window = out.entropy_window if entropy_window is None else entropy_window + out.entropy_window
+            progress.micro_step = micro + 1
+        learning_rate = parts.scheduler.get_last_lr()[0]
+        grad_norm = optimizer_step(config, parts)
+        if entropy_window is not None:
+            update_entropy_controller(config, parts, progress, entropy_window, window_metrics)
+            entropy_window = None
+        progress.global_step, progress.steps_since_log = window.step, progress.steps_since_log + 1
+        window_metrics.add({"step_time": time.perf_counter() - started})
+        after_step(config, plan, parts, progress, window, buffer, window_metrics, sinks,
+                   dict(grad_norm=grad_norm, learning_rate=learning_rate))
+        if bar is not None:
+            bar.update(1)
+    if bar is not None:
+        bar.close()
+
+
+def new_generation(config, plan, parts: Parts, progress: Progress, micro: int, window, window_metrics):
+    """Generate and score the next generation batch; return its micro-batches (shuffled, split)."""
+    generation = micro // plan.generate_every_micro_steps
+    indices = process_rows(parts.order.chunk(generation), plan.num_generations, parts.rank,
+                           plan.completions_per_process_per_generation)
+    log_assignment(parts, generation, micro, progress.global_step, indices)
+    state = RunState(progress.global_step, parts.total_steps, window.epoch, progress.num_input_tokens_seen)
+    batch, metrics, tokens = generate_batch(parts, config, plan, [parts.dataset[i] for i in indices], state)
+    progress.num_input_tokens_seen += tokens
+    window_metrics.add(metrics)
+    window_metrics.set("num_tokens", progress.num_input_tokens_seen)
+    return split_rows(shuffle_rows(batch), plan.steps_per_generation)
+
+
+def micro_step_loss(config, parts: Parts, batch: dict, progress: Progress, grad_accum: int):
+    device = parts.device
+    batch = {k: v.to(device) for k, v in batch.items()}
+    logps, entropies = completion_logps(
+        parts.model, batch["prompt_ids"], batch["prompt_mask"], batch["completion_ids"], batch["completion_mask"],
+        config.temperature, autocast=parts.autocast)
+    settings = parts.loss_settings
+    threshold = None
+    if settings.top_entropy_quantile < 1.0:
+        threshold = entropy_threshold(entropies, batch["completion_mask"], 1 - settings.top_entropy_quantile,
+                                      lambda t: parts.gather(parts.accelerator.pad_across_processes(t, pad_index=-1e9)))
+    adaptive_gate_open = progress.last_world_entropy <= config.entropy_target
+    context = StepContext(
+        training=True, grad_accum=grad_accum,
+        entropy_bonus=config.entropy_coef != 0.0 or config.use_adaptive_entropy,
+        entropy_coef=progress.entropy_coef if (adaptive_gate_open or not config.use_adaptive_entropy) else 0.0,
+        entropy_threshold=threshold,
+    )
+    inputs = LossInputs(
+        logps=logps, entropies=entropies, mask=batch["completion_mask"], advantages=batch["advantages"],
+        num_items_in_batch=batch["num_items_in_batch"], old_logps=batch.get("old_logps"),
+        ref_logps=batch.get("ref_logps"),
+    )
+    return grpo_loss(inputs, settings, context)
+
+
+def optimizer_step(config, parts: Parts) -> float:
+    """Clip (the logged norm is the one before clipping), step, schedule, zero."""
+    max_norm = config.max_grad_norm if config.max_grad_norm > 0 else math.inf
+    grad_norm = parts.accelerator.clip_grad_norm_(parts.model.parameters(), max_norm)
+    parts.optimizer.step()
+    parts.scheduler.step()
+    parts.optimizer.zero_grad(set_to_none=True)
+    return float(grad_norm)
+
+
+def update_entropy_controller(config, parts: Parts, progress: Progress, window: torch.Tensor, metrics) -> None:
+    """Adaptive entropy (Skywork-OR1): move the coefficient toward keeping entropy above the target."""
+    if config.use_adaptive_entropy:
+        total, count = parts.accelerator.reduce(window.to(parts.device), reduction="sum").tolist()
+        entropy = total / max(count, 1.0)
+        step = config.entropy_coef_delta if entropy <= config.entropy_target else -config.entropy_coef_delta
+        progress.entropy_coef = min(max(progress.entropy_coef + step, config.entropy_coef_min),
+                                    config.entropy_coef_max)
+        progress.last_world_entropy = entropy
+    metrics.add({"entropy_coef": progress.entropy_coef})
+
+
+def after_step(config, plan, parts, progress, window, buffer, window_metrics, sinks, step_values) -> None:
+    """Log, sync the reference model and save, as configured, after optimizer step `progress.global_step`."""
+    step = progress.global_step
+    final = step == parts.total_steps
+    if should_log(config, step, parts.total_steps, window):
+        write_log(parts, progress, window, window_metrics, sinks, step_values)
+    if config.sync_ref_model and parts.reference is not None and step % config.ref_model_sync_steps == 0:
+        from .model import mix_into_reference
+
+        mix_into_reference(parts.policy, parts.reference, config.ref_model_mixup_alpha)
+    if should_save(config, step, parts.total_steps, window, final):
+        progress.metric_window = window_metrics.state_dict()
+        pending = buffer if progress.micro_step % plan.generate_every_micro_steps else None
+        save_checkpoint(parts.output_dir / f"checkpoint-{step}", accelerator=parts.accelerator, model=parts.model,
+                        tokenizer=parts.tokenizer, optimizer=parts.optimizer, scheduler=parts.scheduler,
+                        progress=progress, buffer=pending,
+                        reference=parts.reference if config.sync_ref_model else None,
+                        save_only_model=config.save_only_model)
+        if parts.accelerator.is_main_process:
+            prune_checkpoints(parts.output_dir, config.save_total_limit)
+
+
+def every(value: float, total: int) -> int:
+    """logging_steps / save_steps: below 1 they are a fraction of the training steps, as in the HF trainer."""
+    return max(math.ceil(total * value), 1) if value < 1 else int(value)
+
+
+def ends_epoch(window) -> bool:
+    return window.epoch_progress == window.epoch + 1
+
+
+def should_log(config, step: int, total: int, window) -> bool:
+    if config.logging_strategy == "epoch":
+        return ends_epoch(window)
+    return (config.logging_strategy == "steps" and step % every(config.logging_steps, total) == 0) or (
+        step == 1 and config.logging_first_step)
+
+
+def should_save(config, step: int, total: int, window, final: bool) -> bool:
+    if config.save_strategy == "epoch":
+        return ends_epoch(window)
+    return config.save_strategy == "steps" and (step % every(config.save_steps, total) == 0 or final)
+
+
+def write_log(parts: Parts, progress: Progress, window, window_metrics: MetricWindow, sinks, step_values) -> None:
+    loss = parts.accelerator.reduce(torch.tensor(progress.loss_since_log, device=parts.device), reduction="mean")
+    record = {"step": progress.global_step, "epoch": window.epoch_progress,
+              "loss": loss.item() / max(progress.steps_since_log, 1), **step_values, **window_metrics.summary()}
+    progress.loss_since_log, progress.steps_since_log = 0.0, 0
+    record = {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in record.items()}
+    for sink in sinks:
+        sink.write(record)
+
+
+def progress_bar(config, parts: Parts, start: int):
+    if not parts.accelerator.is_main_process or config.disable_tqdm:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=parts.total_steps, initial=start, desc="grpo", unit="step", dynamic_ncols=True)
+
+
+def log_assignment(parts: Parts, generation: int, micro: int, step: int, indices: list[int]) -> None:
+    """Which dataset rows this process generated for: prompt_assignment/rank-P.jsonl, for audits and tests."""
+    folder = parts.output_dir / "prompt_assignment"
+    folder.mkdir(parents=True, exist_ok=True)
+    line = {"generation": generation, "micro_step": micro, "step": step, "rows": indices}
+    with (folder / f"rank-{parts.rank}.jsonl").open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(line) + "\n")
+
+
+def write_resolved_config(config, directory) -> None:
+    import yaml
+
+    text = yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False)
+    (directory / "grpo_config.yaml").write_text(text, encoding="utf-8")
+
+
+def entry(argv: list[str]) -> int:
+    """`python -m grpo_runtime.train FILE [--set K=V]...`: validate (with this launch's world size), then train."""
+    from .cli import validated
+
+    checked = validated(argv, prog="python -m grpo_runtime.train")
+    if isinstance(checked, int):
+        return checked
+    main(checked.config, checked.plan)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(entry(sys.argv[1:]))
