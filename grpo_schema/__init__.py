@@ -1,0 +1,17 @@
+"""grpo-config's schema core: typed models of TRL 1.16's `trl grpo` surface, positioned diagnostics and the plan.
+
+    from grpo_schema import check_file
+    result = check_file("run.yaml", world_size=8)
+    result.valid, result.diagnostics, result.plan, result.config
+
+Importing this package never imports torch, transformers or accelerate, and never looks at the local hardware.
+"""
+
+from grpo_schema.check import CheckResult, Override, check_file, check_mapping, check_text
+from grpo_schema.config import GRPORunConfig
+from grpo_schema.diagnostics import Diagnostic, Fix
+from grpo_schema.plan import RunPlan, derive_plan
+
+__all__ = ["CheckResult", "Override", "check_file", "check_mapping", "check_text", "GRPORunConfig", "Diagnostic",
+           "Fix", "RunPlan", "derive_plan"]
+__version__ = "0.1.0"

@@ -1,0 +1,5 @@
+import sys
+
+from grpo_schema.cli import main
+
+sys.exit(main())

@@ -1,0 +1,263 @@
+"""check_text / check_file / check_mapping: YAML or a mapping -> every diagnostic at once, plus the plan.
+
+The pipeline: load (positions kept) -> merge command-line overrides -> sort keys (fields, profile keys, launch
+keys, migrations, unknown) -> field validation (failed fields fall back to defaults) -> the batch plan at the
+declared world size -> cross-field rules whose inputs are valid -> the env section -> positions and order.
+Nothing here raises on bad input, and nothing looks at the local machine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from pydantic import BaseModel, ValidationError
+
+from grpo_schema import codes
+from grpo_schema.config import GRPORunConfig
+from grpo_schema.diagnostics import Diagnostic, Fix, has_errors
+from grpo_schema.env import check_env
+from grpo_schema.fielderrors import field_diagnostics
+from grpo_schema.keys import sort_keys
+from grpo_schema.loader import Positions, load_yaml
+from grpo_schema.params.launch import LAUNCH_KEYS, LaunchParams
+from grpo_schema.plan import RunPlan, derive_plan
+from grpo_schema.profiles import Profile, get_profile
+from grpo_schema.rules import RuleContext, run_rules
+from grpo_schema.types import NOTES
+
+TRL_REWARD_FUNCS = ("accuracy_reward", "reasoning_accuracy_reward", "think_format_reward",
+                    "get_soft_overlong_punishment")
+
+
+@dataclass
+class CheckResult:
+    path: str
+    world_size: int
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    config: GRPORunConfig | None = None
+    plan: RunPlan | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    launch: dict[str, Any] = field(default_factory=dict)
+    profile_args: dict[str, BaseModel] = field(default_factory=dict)
+    # The mapping as loaded (after overrides), and where each key came from.
+    raw: dict[str, Any] = field(default_factory=dict)
+    positions: Positions = field(default_factory=Positions)
+
+    @property
+    def valid(self) -> bool:
+        return not has_errors(self.diagnostics)
+
+    @property
+    def derived(self) -> dict[str, Any]:
+        if self.plan is None:
+            return {"world_size": self.world_size}
+        return self.plan.to_dict()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "valid": self.valid, "world_size": self.world_size,
+                "diagnostics": [d.to_dict() for d in self.diagnostics], "derived": self.derived}
+
+
+@dataclass(frozen=True)
+class Override:
+    """A command-line value: `--set key=value` (value read as YAML) or TRL's `--key value` (kept a string)."""
+
+    key: str
+    value: Any
+    source: str = ""
+
+    @classmethod
+    def parse(cls, text: str) -> "Override":
+        key, sep, value = text.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"expected KEY=VALUE, got {text!r}")
+        loaded = load_yaml(value) if value.strip() else None
+        parsed = loaded.data if loaded is not None and loaded.ok and not loaded.diagnostics else value
+        return cls(key.strip(), parsed, f"--set {text}")
+
+
+def resolve_profiles(names: Iterable[str | Profile], allow_import: bool = False) -> tuple[Profile, ...]:
+    return tuple(p if isinstance(p, Profile) else get_profile(p, allow_import=allow_import) for p in names)
+
+
+def check_file(path: str | Path, **options: Any) -> CheckResult:
+    """Validate a YAML or JSON file. Raises OSError when the file cannot be read."""
+    data = Path(path).read_bytes()
+    return check_text(data, path=str(path), **options)
+
+
+def check_text(text: str | bytes, path: str = "<string>", **options: Any) -> CheckResult:
+    loaded = load_yaml(text)
+    if not loaded.ok:
+        return _finish(CheckResult(path, options.get("world_size") or 1, diagnostics=loaded.diagnostics))
+    return _check(loaded.data, path, loaded.positions, list(loaded.diagnostics), **options)
+
+
+def check_mapping(mapping: Any, path: str = "<mapping>", **options: Any) -> CheckResult:
+    return _check(mapping, path, Positions(), [], **options)
+
+
+def _check(data: Any, path: str, positions: Positions, diagnostics: list[Diagnostic], *,
+           world_size: int | None = None, profiles: Sequence[str | Profile] = (),
+           overrides: Sequence[Override | str] | None = None, allow_env: Iterable[str] = (),
+           allow_profile_import: bool = False) -> CheckResult:
+    result = CheckResult(path, world_size or 1, diagnostics=diagnostics, positions=positions)
+    if data is None or not isinstance(data, dict):
+        result.diagnostics.append(_not_a_mapping(data))
+        return _finish(result)
+    active = resolve_profiles(profiles, allow_import=allow_profile_import)
+    mapping, origins = _apply_overrides(dict(data), overrides or [])
+    result.raw = mapping
+    keys = sort_keys(mapping, active)
+    result.diagnostics += keys.diagnostics
+    config, failed, field_diags = _validate_fields(keys.fields)
+    launch, launch_diags = _validate_launch(keys.launch)
+    result.launch = launch
+    declared = world_size or (launch.get("num_processes") if isinstance(launch.get("num_processes"), int) else None)
+    result.world_size = declared or 1
+    profile_args, profile_diags = _validate_profiles(active, keys.profile_args)
+    result.config, result.profile_args = config, profile_args
+    result.diagnostics += field_diags + launch_diags + profile_diags
+    batch_inputs = {"per_device_train_batch_size", "num_generations", "gradient_accumulation_steps",
+                    "generation_batch_size", "steps_per_generation", "num_iterations"}
+    if not failed & batch_inputs:
+        result.plan = derive_plan(config, result.world_size)
+    explicit = frozenset(keys.fields) - failed
+    ctx = _rule_context(result, active, explicit)
+    ctx.foreign_script = any(d.code in (codes.K_UNKNOWN, codes.K_PROFILE) for d in keys.diagnostics)
+    result.diagnostics += run_rules(config, ctx, failed)
+    for profile in active:
+        for profile_check in profile.checks:
+            result.diagnostics += list(profile_check(config, profile_args[profile.name], mapping))
+    if keys.has_env:
+        env = check_env(keys.env, frozenset(allow_env))
+        result.env, result.diagnostics = env.values, result.diagnostics + env.diagnostics
+    _place(result, keys.written_as, origins)
+    return _finish(result)
+
+
+def _not_a_mapping(data: Any) -> Diagnostic:
+    if data is None:
+        return Diagnostic(codes.Y_EMPTY, "error", "the config is empty (a YAML null document, not a mapping)",
+                          hint="write the settings as key: value lines")
+    kind = {list: "a YAML list", str: "a single string"}.get(type(data), f"a {type(data).__name__}")
+    return Diagnostic(codes.Y_NOT_MAPPING, "error", f"the top level of the config must be a mapping ({kind} was given)",
+                      line=1, column=1, hint="write the settings as key: value lines at the top level")
+
+
+def _apply_overrides(mapping: dict[str, Any], overrides: Sequence[Override | str]) -> tuple[dict[str, Any], dict]:
+    origins: dict[str, str] = {}
+    for item in overrides:
+        override = item if isinstance(item, Override) else Override.parse(item)
+        if override.key.startswith("env."):
+            env = dict(mapping.get("env") or {}) if isinstance(mapping.get("env"), dict) else {}
+            env[override.key[4:]] = override.value
+            mapping["env"] = env
+        else:
+            mapping[override.key] = override.value
+        origins[override.key] = override.source or "command line"
+    return mapping, origins
+
+
+def _validate_fields(fields: dict[str, Any]) -> tuple[GRPORunConfig, set[str], list[Diagnostic]]:
+    context: dict[str, Any] = {}
+    try:
+        return GRPORunConfig.model_validate(fields, context=context), set(), _notes(context)
+    except ValidationError as exc:
+        diagnostics, failed = field_diagnostics(GRPORunConfig, exc.errors(include_url=False), fields)
+    context = {}
+    remaining = {k: v for k, v in fields.items() if k not in failed}
+    return GRPORunConfig.model_validate(remaining, context=context), failed, diagnostics + _notes(context)
+
+
+def _notes(context: dict[str, Any]) -> list[Diagnostic]:
+    return [Diagnostic(code, "warning", f"{name}: {message}", fields=(name,), hint=message,
+                       fix=Fix(set={name: value}, title=f"write {value}"))
+            for name, code, message, value in context.get(NOTES, [])]
+
+
+def _validate_launch(launch: dict[str, Any]) -> tuple[dict[str, Any], list[Diagnostic]]:
+    typed = {k: v for k, v in launch.items() if k in LAUNCH_KEYS}
+    infos = [Diagnostic(codes.K_LAUNCH, "info", f"{key} is an `accelerate launch` option; `trl grpo` forwards it",
+                        fields=(key,)) for key in launch]
+    try:
+        parsed = LaunchParams.model_validate(typed)
+    except ValidationError as exc:
+        errors, failed = field_diagnostics(LaunchParams, exc.errors(include_url=False), typed)
+        return {k: v for k, v in launch.items() if k not in failed}, infos + errors
+    return {**launch, **{k: getattr(parsed, k) for k in typed}}, infos
+
+
+def _validate_profiles(active: tuple[Profile, ...], args: dict[str, dict[str, Any]]):
+    parsed: dict[str, BaseModel] = {}
+    diagnostics: list[Diagnostic] = []
+    for profile in active:
+        given = args.get(profile.name, {})
+        try:
+            parsed[profile.name] = profile.script_args.model_validate(given)
+        except ValidationError as exc:
+            errors, failed = field_diagnostics(profile.script_args, exc.errors(include_url=False), given)
+            diagnostics += errors
+            parsed[profile.name] = profile.script_args.model_validate(
+                {k: v for k, v in given.items() if k not in failed})
+    return parsed, diagnostics
+
+
+def _rule_context(result: CheckResult, active: tuple[Profile, ...], explicit: frozenset[str]) -> RuleContext:
+    replacing = [p for p in active if p.replaces_builtin_rewards]
+    names = set() if replacing else set(TRL_REWARD_FUNCS)
+    for profile in active:
+        names |= set(profile.reward_funcs)
+    defaults = next((p.default_reward_funcs for p in active if p.default_reward_funcs is not None), None)
+    return RuleContext(world_size=result.world_size, plan=result.plan, explicit=explicit,
+                       reward_names=frozenset(names),
+                       allows_dotted_rewards=all(p.allows_dotted_rewards for p in replacing),
+                       default_reward_funcs=defaults, profile_names=tuple(p.name for p in active),
+                       launch=result.launch)
+
+
+def _path_of(name: str) -> tuple[str | int, ...]:
+    """'datasets[0].path' -> ('datasets', 0, 'path'); 'env.HF_HOME' -> ('env', 'HF_HOME')."""
+    parts: list[str | int] = []
+    for piece in name.replace("]", "").split("."):
+        head, *indices = piece.split("[")
+        parts.append(head)
+        parts.extend(int(i) for i in indices if i.isdigit())
+    return tuple(parts)
+
+
+def _place(result: CheckResult, written_as: dict[str, str], origins: dict[str, str]) -> None:
+    """Rename fields to the keys as written, then give each diagnostic its line and origin."""
+    placed = []
+    for diag in result.diagnostics:
+        fields = tuple(written_as.get(f, f) for f in diag.fields)
+        line, column, origin = diag.line, diag.column, diag.origin
+        for name in fields:
+            top = name.split(".")[0].split("[")[0]
+            key = name if name in origins else top
+            if key in origins:
+                origin = "cli"
+                break
+            position = result.positions.of(_path_of(name))
+            if position and line is None:
+                line, column = position
+                origin = origin or "file"
+                break
+        placed.append(Diagnostic(diag.code, diag.severity, diag.message, fields, line, column, diag.hint, diag.fix,
+                                 origin, diag.alternatives))
+    result.diagnostics = placed
+
+
+_PHASE = {"Y": 0, "K": 1, "T": 2, "E": 3}
+
+
+def _finish(result: CheckResult) -> CheckResult:
+    def order(d: Diagnostic) -> tuple[int, int, int]:
+        phase = _PHASE.get(d.code[5:6], 4)
+        return (phase, d.line if d.line is not None else 1 << 30, ("error", "warning", "info").index(d.severity))
+
+    result.diagnostics.sort(key=order)
+    return result
+

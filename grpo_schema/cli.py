@@ -1,0 +1,254 @@
+"""The `grpo` command line (interface.md §4).
+
+Schema commands (validate, codes, schema, explain, migrate) run on the slim install; `serve`, `train`, `launch` and
+`demo` import the service or the runtime only when called, with an install hint when the extra is missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Callable, Sequence
+
+EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
+CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+class UsageError(Exception):
+    pass
+
+
+def _world_size(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"world size must be a whole number, got {text!r}")
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"world size must be at least 1, got {value}")
+    return value
+
+
+def _add_check_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--world-size", type=_world_size, default=None,
+                        help="number of training processes over all machines (default: num_processes from the "
+                             "file, else 1); never probed from this machine")
+    parser.add_argument("--profile", action="append", default=[], metavar="NAME",
+                        help="accept a downstream project's script keys and reward names (e.g. open-r1); "
+                             "repeatable; 'module:ATTR' imports a Profile")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="overrides",
+                        help="override a key (VALUE is read as YAML); TRL's own --key value form works too")
+    parser.add_argument("--allow-env", action="append", default=[], metavar="NAME",
+                        help="allow an env: variable that is refused by default (LD_PRELOAD, *_TOKEN, ...)")
+
+
+def _expand(paths: Sequence[str]) -> list[str]:
+    out: list[str] = []
+    for raw in paths:
+        path = Path(raw)
+        if raw == "-":
+            out.append(raw)
+        elif path.is_dir():
+            found = sorted(str(p) for p in path.rglob("*") if p.suffix in CONFIG_SUFFIXES and p.is_file())
+            out.extend(found)
+        elif path.is_file():
+            out.append(raw)
+        else:
+            raise UsageError(f"cannot read {raw}: no such file or directory")
+    return out
+
+
+def _read(path: str) -> bytes:
+    if path == "-":
+        return sys.stdin.buffer.read()
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}")
+
+
+def _check_options(args: argparse.Namespace, extra_overrides: list) -> dict:
+    from grpo_schema.check import Override
+
+    try:
+        overrides = [Override.parse(text) for text in args.overrides] + extra_overrides
+    except ValueError as exc:
+        raise UsageError(f"--set: {exc}")
+    return {"world_size": args.world_size, "profiles": _profiles(args.profile), "overrides": overrides,
+            "allow_env": args.allow_env}
+
+
+def _profiles(names: list[str]) -> tuple:
+    from grpo_schema.check import resolve_profiles
+    from grpo_schema.profiles import known_profiles
+
+    try:
+        return resolve_profiles(names, allow_import=True)
+    except (KeyError, ImportError, AttributeError) as exc:
+        known = ", ".join(sorted(known_profiles()))
+        raise UsageError(f"unknown profile {exc}; known profiles: {known} (or 'module:ATTR')")
+
+
+def cmd_validate(args: argparse.Namespace, rest: list[str]) -> int:
+    from grpo_schema.check import check_text
+    from grpo_schema.diagnostics import has_errors
+    from grpo_schema.overrides import OverrideError, parse_trl_args
+
+    try:
+        config_paths, trl_overrides = parse_trl_args(rest)
+    except OverrideError as exc:
+        raise UsageError(str(exc))
+    paths = _expand(list(args.paths) + config_paths)
+    if not paths:
+        raise UsageError("no config file given (a path, a directory, '-' for stdin, or --config FILE)")
+    options = _check_options(args, trl_overrides)
+    results, sources = [], {}
+    for path in paths:
+        data = _read(path)
+        shown = "<stdin>" if path == "-" else path
+        sources[shown] = data.decode("utf-8", "replace")
+        results.append(check_text(data, path=shown, **options))
+    _emit(results, sources, args.format)
+    return EXIT_INVALID if any(has_errors(r.diagnostics, strict=args.strict) for r in results) else EXIT_OK
+
+
+def _emit(results: list, sources: dict[str, str], fmt: str) -> None:
+    if fmt == "json":
+        from grpo_schema.render.machine import render_json
+
+        sys.stdout.write(render_json(results))
+    elif fmt == "github":
+        from grpo_schema.render.machine import render_github
+
+        sys.stdout.write(render_github(results))
+    else:
+        from grpo_schema.render.text import render
+
+        sys.stdout.write(render(results, sources, sys.stdout))
+
+
+def cmd_codes(args: argparse.Namespace, rest: list[str]) -> int:
+    from grpo_schema.codes import CODES
+    from grpo_schema.rules import describe_code, load_rules
+
+    load_rules()
+    import grpo_schema.env  # noqa: F401  (declares the E codes)
+    import grpo_schema.profiles.open_r1  # noqa: F401  (declares the profile's codes)
+
+    if args.code:
+        code = args.code.upper() if args.code.upper().startswith("GRPO-") else "GRPO-" + args.code.upper()
+        if code not in CODES:
+            raise UsageError(f"unknown code {args.code}; `grpo codes` lists them all")
+        print(describe_code(code))
+        return EXIT_OK
+    for code in sorted(CODES):
+        info = CODES[code]
+        print(f"{code}  {info.severity:<7}  {info.title}")
+    return EXIT_OK
+
+
+def cmd_schema(args: argparse.Namespace, rest: list[str]) -> int:
+    from grpo_schema.export import schema_text
+
+    text = schema_text(draft=args.draft)
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
+def _lazy(module: str, function: str, extra: str) -> Callable[[argparse.Namespace, list[str]], int]:
+    def run(args: argparse.Namespace, rest: list[str]) -> int:
+        import importlib
+
+        try:
+            target = getattr(importlib.import_module(module), function)
+        except ImportError as exc:
+            raise UsageError(f"this command needs the {extra} extra: pip install 'grpo-config[{extra}]' ({exc})")
+        return int(target(list(args.argv) + rest) or 0)
+
+    return run
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="grpo", description="Validate, explain and run GRPO configs for TRL 1.16.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    validate = sub.add_parser("validate", help="check config files and report every problem at once")
+    validate.add_argument("paths", nargs="*", metavar="PATH", help="files, directories or - for stdin")
+    validate.add_argument("--format", choices=("text", "json", "github"), default="text")
+    validate.add_argument("--strict", action="store_true", help="warnings fail too (exit 1)")
+    _add_check_options(validate)
+    validate.set_defaults(run=cmd_validate)
+
+    codes = sub.add_parser("codes", help="list the diagnostic codes, or explain one")
+    codes.add_argument("code", nargs="?")
+    codes.set_defaults(run=cmd_codes)
+
+    schema = sub.add_parser("schema", help="print the JSON Schema of the config")
+    schema.add_argument("--output", "-o", metavar="PATH")
+    schema.add_argument("--draft", choices=("2020-12", "07"), default="2020-12")
+    schema.set_defaults(run=cmd_schema)
+
+    for name, module, function, extra, text in (
+        ("serve", "web.serve", "serve_command", "web", "start the validation service and web form"),
+        ("train", "grpo_runtime.cli", "train_command", "runtime", "train on this machine, one process"),
+        ("launch", "grpo_runtime.cli", "launch_command", "runtime", "train with accelerate launch"),
+        ("demo", "grpo_runtime.cli", "demo_command", "runtime", "write a tiny offline demo run"),
+    ):
+        command = sub.add_parser(name, help=text, add_help=False)
+        command.add_argument("argv", nargs=argparse.REMAINDER)
+        command.set_defaults(run=_lazy(module, function, extra))
+    return parser
+
+
+# Options of our own that take a value; everything else starting with -- is TRL's `--key value` form.
+_VALUE_OPTIONS = {"--world-size", "--profile", "--set", "--allow-env", "--format", "--output", "-o", "--draft",
+                  "--dataset-size", "--world-sizes"}
+_FLAG_OPTIONS = {"--strict", "--fix", "--write", "-h", "--help", "--diff"}
+
+
+def split_trl_tokens(argv: list[str]) -> tuple[list[str], list[str]]:
+    """Separate our own options and paths from TRL-style `--key value...` tokens (kept in order)."""
+    ours: list[str] = []
+    trl: list[str] = []
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        name = token.split("=", 1)[0]
+        if name in _VALUE_OPTIONS:
+            take = 1 if "=" in token else 2
+            ours += argv[i:i + take]
+            i += take
+        elif name in _FLAG_OPTIONS or not token.startswith("--") or token == "--":
+            ours.append(token)
+            i += 1
+        else:
+            trl.append(token)
+            i += 1
+            while i < len(argv) and not argv[i].startswith("--") and "=" not in token:
+                trl.append(argv[i])
+                i += 1
+    return ours, trl
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    tokens = list(sys.argv[1:] if argv is None else argv)
+    rest: list[str] = []
+    if tokens and tokens[0] == "validate":
+        ours, rest = split_trl_tokens(tokens[1:])
+        tokens = ["validate", *ours]
+    args = parser.parse_args(tokens)
+    try:
+        return args.run(args, rest)
+    except UsageError as exc:
+        print(f"grpo {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except BrokenPipeError:  # e.g. `grpo codes | head`
+        return EXIT_OK
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,113 @@
+"""Sort the top-level keys of a config: TRL fields, profile keys, launch keys, migrations, typos.
+
+Every key lands in exactly one place. Keys TRL 1.16 does not read get a diagnostic that says why: renamed or
+removed (with a migration), a downstream project's key (use its profile), hyphenated, or unknown with a
+did-you-mean over every key that would be accepted.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from typing import Any
+
+from grpo_schema import codes
+from grpo_schema.config import FIELD_NAMES
+from grpo_schema.diagnostics import Diagnostic, Fix, show_value
+from grpo_schema.migrations import MIGRATIONS, describe
+from grpo_schema.params.launch import LAUNCH_KEYS, is_launch_key
+from grpo_schema.profiles import Profile, known_profiles
+
+
+@dataclass
+class SortedKeys:
+    fields: dict[str, Any] = field(default_factory=dict)  # TRL fields, renamed keys moved to their new name
+    profile_args: dict[str, dict[str, Any]] = field(default_factory=dict)  # profile name -> its keys
+    launch: dict[str, Any] = field(default_factory=dict)
+    env: Any = None
+    has_env: bool = False
+    # New key -> the key as written, for keys validated under their new name.
+    written_as: dict[str, str] = field(default_factory=dict)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+def sort_keys(mapping: dict[str, Any], profiles: tuple[Profile, ...]) -> SortedKeys:
+    out = SortedKeys()
+    profile_of = {key: p for p in reversed(profiles) for key in p.keys}
+    for key, value in mapping.items():
+        if key == "env":
+            out.env, out.has_env = value, True
+        elif key in FIELD_NAMES:
+            out.fields[key] = value
+        elif key in profile_of:
+            out.profile_args.setdefault(profile_of[key].name, {})[key] = value
+        elif key in MIGRATIONS:
+            _migrate(out, mapping, key, value)
+        elif is_launch_key(key):
+            out.launch[key] = value
+        else:
+            out.diagnostics.append(_unknown(key, value, profiles))
+    return out
+
+
+def _migrate(out: SortedKeys, mapping: dict[str, Any], key: str, value: Any) -> None:
+    migration = MIGRATIONS[key]
+    new_values = migration.rewrite(value, mapping)
+    fix = Fix(set=new_values, unset=(key,), safe=migration.safe,
+              title=f"replace {key} with {', '.join(new_values) or 'nothing'}")
+    if migration.kind == "renamed" and new_values:
+        fix = Fix(rename={key: migration.replacement}, safe=True, title=f"rename {key} to {migration.replacement}")
+    if migration.kind == "renamed" and migration.replacement not in out.fields and new_values:
+        # Validate the value under its new name, so a bad value is reported now, not after the rename.
+        out.fields[migration.replacement] = value
+        out.written_as[migration.replacement] = key
+    code = codes.K_RENAMED if migration.kind == "renamed" else codes.K_REMOVED
+    hint = (f"write {migration.replacement}: {show_value(value)}" if migration.kind == "renamed"
+            else migration.note)
+    if migration.kind == "renamed" and not new_values:
+        hint = f"{migration.replacement} is already set; remove {key}"
+    message = describe(migration) + ("" if migration.kind == "renamed" else " and is no longer read")
+    out.diagnostics.append(Diagnostic(code, "error", message, fields=(key,), hint=hint, fix=fix))
+
+
+def accepted_keys(profiles: tuple[Profile, ...]) -> set[str]:
+    keys = set(FIELD_NAMES) | set(LAUNCH_KEYS) | {"env"}
+    for profile in profiles:
+        keys |= profile.keys
+    return keys
+
+
+# Keys nearly every config sets: preferred when a typo is about as close to one of them as to a rarer key.
+COMMON_KEYS = frozenset({
+    "model_name_or_path", "dataset_name", "output_dir", "learning_rate", "per_device_train_batch_size",
+    "gradient_accumulation_steps", "num_generations", "max_completion_length", "num_train_epochs", "max_steps",
+    "logging_steps", "save_steps", "bf16", "beta", "loss_type", "reward_funcs", "reward_weights", "use_vllm",
+    "temperature", "lr_scheduler_type", "warmup_steps", "report_to", "seed", "gradient_checkpointing",
+    "num_iterations", "epsilon", "scale_rewards", "dtype",
+})
+
+
+def did_you_mean(word: str, candidates: set[str] | frozenset[str]) -> str | None:
+    matches = difflib.get_close_matches(word, sorted(candidates), n=3, cutoff=0.75)
+    if not matches:
+        return None
+    best = difflib.SequenceMatcher(None, word, matches[0]).ratio()
+    close = [m for m in matches if difflib.SequenceMatcher(None, word, m).ratio() >= best - 0.05]
+    return next((m for m in close if m in COMMON_KEYS), matches[0])
+
+
+def _unknown(key: str, value: Any, profiles: tuple[Profile, ...]) -> Diagnostic:
+    underscored = key.replace("-", "_")
+    if underscored != key and underscored in accepted_keys(profiles):
+        return Diagnostic(codes.K_HYPHEN, "error", f"{key} is written with hyphens; YAML keys use underscores "
+                          f"({underscored}), and TRL ignores the hyphenated form",
+                          fields=(key,), hint=f"write {underscored}",
+                          fix=Fix(rename={key: underscored}, title=f"rename {key} to {underscored}"))
+    owners = [p.name for p in known_profiles().values() if key in p.keys and p not in profiles]
+    if owners:
+        return Diagnostic(codes.K_PROFILE, "error", f"{key} is a script argument of {owners[0]}, not of TRL's "
+                          f"`trl grpo`", fields=(key,), hint=f"validate with --profile {owners[0]}, or remove it")
+    suggestion = did_you_mean(key, accepted_keys(profiles))
+    hint = f"did you mean {suggestion}?" if suggestion else "remove it, or check the spelling against `grpo schema`"
+    fix = Fix(rename={key: suggestion}, safe=False, title=f"rename {key} to {suggestion}") if suggestion else None
+    return Diagnostic(codes.K_UNKNOWN, "error", f"unknown key {key!r}", fields=(key,), hint=hint, fix=fix)

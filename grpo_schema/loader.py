@@ -1,0 +1,326 @@
+"""YAML text -> plain Python values plus the position of every key, with every resource bounded.
+
+The document is built from PyYAML's event stream (never its recursive composer), so that:
+- every mapping key keeps its 1-based line and column (`Positions`);
+- duplicate keys, non-string keys, tags and several documents are reported, not silently resolved;
+- aliases are counted by the size they expand to and refused past a limit before anything is expanded
+  (the "billion laughs" file costs microseconds), recursive aliases are refused, and nesting depth and the
+  total number of values are bounded; the file size is checked before parsing.
+Scalars are resolved exactly as `yaml.safe_load` resolves them (YAML 1.1: `1e-6` is a string, `no` is false).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from grpo_schema import codes
+from grpo_schema.diagnostics import Diagnostic
+
+try:  # the C parser when available: same events, faster
+    _Loader = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - PyYAML without libyaml
+    _Loader = yaml.SafeLoader
+
+MAX_BYTES = 1_000_000
+MAX_DEPTH = 50
+MAX_VALUES = 50_000  # values after alias expansion; real configs have a few hundred
+
+Path = tuple[str | int, ...]
+_SCALAR_TAGS = {"tag:yaml.org,2002:" + t for t in ("null", "bool", "int", "float", "str", "timestamp")}
+
+
+@dataclass
+class Positions:
+    """1-based (line, column) of keys and values, by key path: ('datasets', 0, 'path')."""
+
+    keys: dict[Path, tuple[int, int]] = field(default_factory=dict)
+    values: dict[Path, tuple[int, int]] = field(default_factory=dict)
+
+    def of(self, path: Path) -> tuple[int, int] | None:
+        """Position of the key at `path`, else of the nearest enclosing key or value that has one."""
+        for end in range(len(path), 0, -1):
+            prefix = path[:end]
+            if prefix in self.keys:
+                return self.keys[prefix]
+            if prefix in self.values:
+                return self.values[prefix]
+        return None
+
+
+@dataclass
+class LoadResult:
+    data: Any = None
+    positions: Positions = field(default_factory=Positions)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    ok: bool = True
+
+
+class _Refused(Exception):
+    def __init__(self, diagnostic: Diagnostic):
+        self.diagnostic = diagnostic
+
+
+def _error(code: str, message: str, mark: Any = None, hint: str = "", fields: tuple[str, ...] = ()) -> Diagnostic:
+    line, column = (mark.line + 1, mark.column + 1) if mark is not None else (None, None)
+    return Diagnostic(code, "error", message, fields=fields, line=line, column=column, hint=hint)
+
+
+@dataclass
+class _Frame:
+    kind: str  # "map" or "seq"
+    value: Any
+    path: Path
+    anchor: str | None
+    mark: Any
+    key: Any = None  # pending mapping key (None: expecting a key)
+    key_mark: Any = None
+    has_key: bool = False
+    size: int = 1
+    merges: list = field(default_factory=list)
+
+
+class _Builder:
+    """Builds values from events; keeps positions and enforces the limits."""
+
+    def __init__(self, loader: Any):
+        self.loader = loader
+        self.positions = Positions()
+        self.diagnostics: list[Diagnostic] = []
+        self.anchors: dict[str, tuple[Any, int]] = {}
+        self.open_anchors: set[str] = set()
+        self.total = 0
+
+    def count(self, n: int, mark: Any) -> None:
+        self.total += n
+        if self.total > MAX_VALUES:
+            raise _Refused(_error(codes.Y_ALIAS_BOMB if n > 1 else codes.Y_TOO_MANY_KEYS,
+                                  f"the document expands to more than {MAX_VALUES} values", mark,
+                                  "remove the anchors and aliases that multiply the content"))
+
+    def scalar(self, event: Any) -> Any:
+        tag = event.tag
+        if tag is None or tag == "!":
+            tag = self.loader.resolve(yaml.ScalarNode, event.value, event.implicit)
+        if tag == "tag:yaml.org,2002:merge":
+            return "<<"
+        if tag not in _SCALAR_TAGS:
+            raise _Refused(_error(codes.Y_TAG, f"the tag {tag!r} is not allowed in a config", event.start_mark,
+                                  "remove the tag and write a plain value"))
+        node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
+        try:
+            value = self.loader.construct_object(node)
+        except yaml.YAMLError as exc:
+            raise _Refused(_error(codes.Y_SYNTAX, f"cannot read the value {event.value!r}: {exc}", event.start_mark))
+        return value
+
+    def build(self) -> Any:
+        stack: list[_Frame] = []
+        root: Any = None
+        docs = 0
+        while True:
+            event = self.loader.get_event()
+            if isinstance(event, yaml.StreamEndEvent):
+                return root
+            if isinstance(event, yaml.DocumentStartEvent):
+                docs += 1
+                if docs > 1:
+                    raise _Refused(_error(codes.Y_MULTI_DOC, "the file holds more than one YAML document",
+                                          event.start_mark, "keep one document; remove the extra '---'"))
+                continue
+            if isinstance(event, (yaml.StreamStartEvent, yaml.DocumentEndEvent)):
+                continue
+            if isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                frame = stack.pop()
+                value = self.finish(frame)
+                size = frame.size
+                if frame.anchor:
+                    self.open_anchors.discard(frame.anchor)
+                    self.anchors[frame.anchor] = (value, size)
+                if stack:
+                    self.attach(stack, value, frame.mark, size)
+                else:
+                    root = value
+                continue
+            value, size, is_node_start = self.value_of(event, stack)
+            if is_node_start:
+                continue
+            if stack:
+                self.attach(stack, value, event.start_mark, size)
+            else:
+                root = value
+
+    def value_of(self, event: Any, stack: list[_Frame]) -> tuple[Any, int, bool]:
+        if isinstance(event, yaml.AliasEvent):
+            if event.anchor in self.open_anchors:
+                raise _Refused(_error(codes.Y_ALIAS_BOMB, f"the alias *{event.anchor} refers to itself",
+                                      event.start_mark, "recursive structures are not allowed in a config"))
+            if event.anchor not in self.anchors:
+                raise _Refused(_error(codes.Y_SYNTAX, f"undefined alias *{event.anchor}", event.start_mark))
+            value, size = self.anchors[event.anchor]
+            self.count(size, event.start_mark)
+            return value, size, False
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            if len(stack) >= MAX_DEPTH:
+                raise _Refused(_error(codes.Y_TOO_DEEP, f"values are nested more than {MAX_DEPTH} levels deep",
+                                      event.start_mark, "flatten the structure"))
+            self.check_collection_tag(event)
+            self.count(1, event.start_mark)
+            is_map = isinstance(event, yaml.MappingStartEvent)
+            path = self.child_path(stack)
+            stack.append(_Frame("map" if is_map else "seq", {} if is_map else [], path, event.anchor,
+                                event.start_mark))
+            if event.anchor:
+                self.open_anchors.add(event.anchor)
+            return None, 0, True
+        self.count(1, event.start_mark)
+        value = self.scalar(event)
+        if event.anchor:
+            self.anchors[event.anchor] = (value, 1)
+        return value, 1, False
+
+    def check_collection_tag(self, event: Any) -> None:
+        if event.tag and event.tag not in ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq", "!"):
+            raise _Refused(_error(codes.Y_TAG, f"the tag {event.tag!r} is not allowed in a config",
+                                  event.start_mark, "remove the tag"))
+
+    @staticmethod
+    def child_path(stack: list[_Frame]) -> Path:
+        if not stack:
+            return ()
+        top = stack[-1]
+        if top.kind == "seq":
+            return top.path + (len(top.value),)
+        return top.path + (top.key if isinstance(top.key, (str, int)) else str(top.key),)
+
+    def attach(self, stack: list[_Frame], value: Any, mark: Any, size: int) -> None:
+        top = stack[-1]
+        top.size += size
+        if top.kind == "seq":
+            self.positions.values.setdefault(top.path + (len(top.value),), (mark.line + 1, mark.column + 1))
+            top.value.append(value)
+            return
+        if not top.has_key:
+            top.key, top.key_mark, top.has_key = value, mark, True
+            return
+        self.put(top, top.key, top.key_mark, value, mark)
+        top.key, top.has_key = None, False
+
+    def put(self, frame: _Frame, key: Any, key_mark: Any, value: Any, value_mark: Any) -> None:
+        if key == "<<" and isinstance(key, str):
+            frame.merges.append((value, key_mark))
+            return
+        if not isinstance(key, str):
+            self.diagnostics.append(_error(
+                codes.Y_KEY_TYPE, f"the key {_show_key(key)} is read as {_KIND.get(type(key), 'a non-string')}, "
+                "not a string", key_mark,
+                "quote the key (YAML 1.1 reads on/off/yes/no, numbers and null as other types)"))
+            key = str(key).lower() if isinstance(key, bool) else str(key)
+        path = frame.path + (key,)
+        if key in frame.value:
+            first = self.positions.keys.get(path)
+            where = f" (first at line {first[0]})" if first else ""
+            if frame.value[key] == value:
+                self.diagnostics.append(Diagnostic(
+                    codes.Y_DUPLICATE_SAME, "warning", f"the key {key!r} appears twice with the same value{where}",
+                    fields=(_dotted(path),), line=key_mark.line + 1, column=key_mark.column + 1,
+                    hint="remove the second one"))
+            else:
+                self.diagnostics.append(_error(
+                    codes.Y_DUPLICATE, f"the key {key!r} appears twice in the same mapping with different values"
+                    f"{where}; the last one wins", key_mark,
+                    "keep one of them; YAML loaders silently keep the last value", fields=(_dotted(path),)))
+        else:
+            self.positions.keys[path] = (key_mark.line + 1, key_mark.column + 1)
+        self.positions.values[path] = (value_mark.line + 1, value_mark.column + 1)
+        frame.value[key] = value
+
+    def finish(self, frame: _Frame) -> Any:
+        if frame.kind != "map" or not frame.merges:
+            return frame.value
+        merged: dict[Any, Any] = {}
+        for source, mark in frame.merges:
+            sources = source if isinstance(source, list) else [source]
+            for item in sources:
+                if not isinstance(item, dict):
+                    raise _Refused(_error(codes.Y_SYNTAX, "a merge key '<<' needs a mapping or a list of mappings",
+                                          mark))
+                for key, value in item.items():
+                    merged.setdefault(key, value)
+        merged.update(frame.value)
+        return merged
+
+
+_KIND = {bool: "a boolean", int: "an integer", float: "a number", type(None): "null"}
+
+
+def _show_key(key: Any) -> str:
+    if key is None or isinstance(key, bool):
+        return {None: "null", True: "true", False: "false"}[key]
+    return repr(key)
+
+
+def _dotted(path: Path) -> str:
+    """('datasets', 0, 'path') -> 'datasets[0].path'; ('env', 'HF_HOME') -> 'env.HF_HOME'."""
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+dotted = _dotted
+
+
+def _syntax_diagnostic(exc: yaml.YAMLError, text: str) -> Diagnostic:
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc)
+    if "\t" in problem or "'\\t'" in problem or (mark is not None and _tab_at(text, mark)):
+        return _error(codes.Y_TAB, "a tab character is used for indentation", mark,
+                      "indent with spaces; YAML does not allow tabs in indentation")
+    if "nesting depth" in problem:
+        return _error(codes.Y_TOO_DEEP, "values are nested too deeply", mark, "flatten the structure")
+    context = getattr(exc, "context", None)
+    message = f"YAML syntax error: {problem}" + (f" ({context})" if context else "")
+    return _error(codes.Y_SYNTAX, message, mark, "fix the YAML syntax at this position")
+
+
+def _tab_at(text: str, mark: Any) -> bool:
+    lines = text.splitlines()
+    if mark.line >= len(lines):
+        return False
+    line = lines[mark.line]
+    return "\t" in line[: len(line) - len(line.lstrip(" \t"))]
+
+
+def load_yaml(text: str | bytes) -> LoadResult:
+    """Parse one YAML document into plain values and key positions; never raises on bad input."""
+    if isinstance(text, bytes):
+        if len(text) > MAX_BYTES:
+            return _refuse(_error(codes.Y_TOO_LARGE, f"the file is {len(text)} bytes; the limit is {MAX_BYTES}"))
+        try:
+            text = text.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            return _refuse(_error(codes.Y_ENCODING, f"the file is not UTF-8 text ({exc.reason} at byte {exc.start})"))
+    if len(text) > MAX_BYTES:
+        return _refuse(_error(codes.Y_TOO_LARGE, f"the file is {len(text)} characters; the limit is {MAX_BYTES}"))
+    if "\x00" in text:
+        return _refuse(_error(codes.Y_ENCODING, "the file contains NUL bytes; it is not a text file"))
+    loader = _Loader(text)
+    builder = _Builder(loader)
+    try:
+        data = builder.build()
+    except _Refused as refused:
+        return _refuse(refused.diagnostic, builder.diagnostics)
+    except yaml.YAMLError as exc:
+        return _refuse(_syntax_diagnostic(exc, text), builder.diagnostics)
+    except RecursionError:  # pragma: no cover - the builder is iterative; kept as a last guard
+        return _refuse(_error(codes.Y_TOO_DEEP, "values are nested too deeply"))
+    finally:
+        loader.dispose()
+    return LoadResult(data=data, positions=builder.positions, diagnostics=builder.diagnostics)
+
+
+def _refuse(diagnostic: Diagnostic, earlier: list[Diagnostic] | None = None) -> LoadResult:
+    return LoadResult(diagnostics=[*(earlier or []), diagnostic], ok=False)

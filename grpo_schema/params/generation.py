@@ -1,0 +1,79 @@
+"""Sampling of completions (transformers `generate`; vLLM has its own module)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BeforeValidator, Field
+from pydantic_core import PydanticCustomError
+
+from grpo_schema.params.base import AreaParams
+from grpo_schema.types import Float, Int, JsonDict
+
+CACHE_IMPLEMENTATIONS = ("static", "offloaded_static", "sliding_window", "hybrid", "hybrid_chunked",
+                         "offloaded_hybrid", "offloaded_hybrid_chunked", "dynamic", "offloaded", "quantized",
+                         "paged")
+
+
+def _pad_multiple(value: Any) -> Any:
+    # TRL: 'auto' stays; 'none'/'null' -> None; other strings go through int().
+    if isinstance(value, bool):
+        raise PydanticCustomError("grpo_bool_for_number", "a boolean is not {kind}", {"kind": "an integer"})
+    if isinstance(value, str) and value != "auto":
+        if value.strip().lower() in ("none", "null"):
+            return None
+        try:
+            return int(value.strip())
+        except ValueError:
+            raise PydanticCustomError("grpo_pad_multiple", "{text!r} is not an integer, 'auto' or null",
+                                      {"text": value})
+    return value
+
+
+PadMultiple = Annotated[Annotated[int, Field(ge=1)] | Literal["auto"] | None, BeforeValidator(_pad_multiple)]
+
+
+class GenerationParams(AreaParams):
+    area = "generation"
+    title = "Generation"
+    summary = "How completions are sampled: length, temperature and the other sampling knobs."
+
+    max_completion_length: Int | None = Field(
+        512, ge=1,
+        description="Most tokens generated per completion (the EOS token included). null means no limit, "
+                    "which dr_grpo cannot use.")
+    temperature: Float = Field(
+        1.0, gt=0,
+        description="Sampling temperature. Log-probs in the loss use the same temperature.")
+    top_p: Float = Field(1.0, gt=0, le=1, description="Nucleus sampling: keep the smallest set of tokens whose "
+                                                      "probability adds up to top_p. 1.0 keeps all.")
+    top_k: Int = Field(0, ge=0, description="Keep only the k most likely tokens. 0 disables the filter.")
+    min_p: Float | None = Field(
+        None, ge=0, le=1,
+        description="Drop tokens whose probability is below min_p times the top token's. null disables it.")
+    repetition_penalty: Float = Field(
+        1.0, gt=0,
+        description="Penalty on tokens already in the prompt or completion; > 1 discourages repeats, 1.0 is off.")
+    generation_kwargs: JsonDict | None = Field(
+        None,
+        description="Extra keyword arguments for the generation config (transformers GenerationConfig or vLLM "
+                    "SamplingParams). Keys here override the dedicated fields above. A JSON object string works too.")
+    chat_template_kwargs: JsonDict | None = Field(
+        None,
+        description="Extra keyword arguments passed to the chat template, e.g. {enable_thinking: false}.")
+    cache_implementation: Literal[CACHE_IMPLEMENTATIONS] | None = Field(  # type: ignore[valid-type]
+        None, description="KV-cache implementation for transformers generation; null keeps the model's default.")
+    pad_to_multiple_of: PadMultiple = Field(
+        "auto",
+        description="Pad generation inputs to a multiple of this many tokens. 'auto' means 128 on AWS Neuron "
+                    "devices and no padding elsewhere (TRL decides on the machine that runs the job).")
+    max_tool_calling_iterations: Int | None = Field(
+        None, ge=0, description="Most rounds of tool calls per completion; null means no limit.")
+    use_transformers_continuous_batching: bool = Field(
+        False,
+        description="Generate with transformers' continuous batching (needs transformers >= 5.8, text models only).")
+    transformers_continuous_batching_config: JsonDict | None = Field(
+        None, description="Settings for transformers continuous batching, as a mapping or JSON object string.")
+    use_transformers_paged: bool = Field(
+        False,
+        description="Deprecated alias of use_transformers_continuous_batching.")

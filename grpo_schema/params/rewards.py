@@ -1,0 +1,50 @@
+"""Rewards: where they come from and how they become advantages."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, Field
+
+from grpo_schema.params.base import AreaParams
+from grpo_schema.types import FloatList, StrList
+
+
+def _scale_alias(value: Any) -> Any:
+    # Booleans are TRL's legacy spelling: true -> 'group', false -> 'none'.
+    if value is True:
+        return "group"
+    if value is False:
+        return "none"
+    return value
+
+
+ScaleRewards = Annotated[Literal["group", "batch", "none"] | bool, AfterValidator(_scale_alias)]
+
+
+class RewardParams(AreaParams):
+    area = "rewards"
+    title = "Rewards"
+    summary = "Reward functions and models, their weights, and how rewards are normalised into advantages."
+
+    reward_funcs: StrList | None = Field(
+        None,
+        description="Reward functions by name: a built-in of the active registry (TRL's script: accuracy_reward, "
+                    "reasoning_accuracy_reward, think_format_reward, get_soft_overlong_punishment) or a dotted "
+                    "import path 'module.function'. Always a list, even for one function.")
+    reward_model_name_or_path: str | None = Field(
+        None,
+        description="A sequence-classification model (one output) used as an extra reward, counted before the "
+                    "reward functions.")
+    reward_weights: FloatList | None = Field(
+        None,
+        description="One weight per reward source (reward model first, then reward_funcs in order). null weighs "
+                    "each 1.0.")
+    multi_objective_aggregation: Literal["sum_then_normalize", "normalize_then_sum"] = Field(
+        "sum_then_normalize",
+        description="'sum_then_normalize': weighted sum, then normalise per group. 'normalize_then_sum' (GDPO): "
+                    "normalise each reward per group, sum, then normalise over the batch; ignores scale_rewards.")
+    scale_rewards: ScaleRewards = Field(
+        "group",
+        description="Divide advantages by the reward std of the group ('group'), of the whole batch ('batch') or "
+                    "not at all ('none', Dr. GRPO). true and false are the legacy spellings of 'group' and 'none'.")

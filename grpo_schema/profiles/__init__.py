@@ -1,0 +1,101 @@
+"""Profiles: typed script arguments and reward names of projects built on TRL's GRPO script.
+
+A profile tells the validator about a downstream training script: the extra keys its argument dataclasses read
+(typed by a Pydantic model), the reward-function names its registry resolves, and whether it also accepts dotted
+import paths. `--profile open-r1` ships with grpo-config. Register your own:
+
+    from pydantic import BaseModel
+    from grpo_schema.profiles import Profile, register_profile
+
+    class MyScriptArgs(BaseModel):
+        system_prompt: str | None = None
+        max_turns: int = 4
+
+    register_profile(Profile(name="my-lab", description="our GRPO script", script_args=MyScriptArgs,
+                             reward_funcs=("exact_match", "format")))
+
+then run `grpo validate --profile my-lab run.yaml` from a program that registered it, expose it to the CLI under
+the `grpo_config.profiles` entry-point group (`my-lab = my_package.profile:PROFILE`), or pass
+`--profile my_package.profile:PROFILE` (the CLI imports that module; the web service never does unless its
+operator allows it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+from pydantic import BaseModel
+
+from grpo_schema.diagnostics import Diagnostic
+
+ENTRY_POINT_GROUP = "grpo_config.profiles"
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    description: str
+    script_args: type[BaseModel]
+    reward_funcs: tuple[str, ...] = ()
+    # True when the project's script resolves reward names only through its own registry.
+    replaces_builtin_rewards: bool = True
+    allows_dotted_rewards: bool = False
+    # What the script uses when the config sets no reward_funcs (None: no default, as in TRL's script).
+    default_reward_funcs: tuple[str, ...] | None = None
+    # Extra checks over (the validated TRL config, the validated script arguments, the raw mapping).
+    checks: tuple[Callable[[Any, BaseModel, dict[str, Any]], Iterable[Diagnostic]], ...] = field(default=())
+
+    @property
+    def keys(self) -> frozenset[str]:
+        return frozenset(self.script_args.model_fields)
+
+
+_REGISTRY: dict[str, Profile] = {}
+
+
+def register_profile(profile: Profile) -> Profile:
+    """Make a profile available to `--profile NAME`; registering a name again replaces it."""
+    _REGISTRY[profile.name] = profile
+    return profile
+
+
+def known_profiles() -> dict[str, Profile]:
+    _load_builtin()
+    return dict(_REGISTRY)
+
+
+def get_profile(name: str, allow_import: bool = False) -> Profile:
+    """Find a profile by name, entry point or (when allowed) 'module:attribute'. Raises KeyError."""
+    _load_builtin()
+    if name in _REGISTRY:
+        return _REGISTRY[name]
+    found = _from_entry_points(name)
+    if found is not None:
+        return register_profile(found)
+    if allow_import and ":" in name:
+        import importlib
+
+        module_name, attr = name.split(":", 1)
+        profile = getattr(importlib.import_module(module_name), attr)
+        if not isinstance(profile, Profile):
+            raise KeyError(f"{name} is not a grpo_schema.profiles.Profile")
+        return register_profile(profile)
+    raise KeyError(name)
+
+
+def _from_entry_points(name: str) -> Profile | None:
+    from importlib.metadata import entry_points
+
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
+        if entry.name == name:
+            profile = entry.load()
+            return profile if isinstance(profile, Profile) else None
+    return None
+
+
+def _load_builtin() -> None:
+    if "open-r1" not in _REGISTRY:
+        from grpo_schema.profiles.open_r1 import OPEN_R1
+
+        _REGISTRY.setdefault(OPEN_R1.name, OPEN_R1)

@@ -1,0 +1,34 @@
+"""Machine-readable output: the JSON document of interface.md §4 and GitHub Actions annotations."""
+
+from __future__ import annotations
+
+import json
+
+from grpo_schema.check import CheckResult
+
+_GITHUB_LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
+
+
+def render_json(results: list[CheckResult]) -> str:
+    return json.dumps({"version": 1, "files": [r.to_dict() for r in results]}, indent=2) + "\n"
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def render_github(results: list[CheckResult]) -> str:
+    lines = []
+    for result in results:
+        for diag in result.diagnostics:
+            props = [f"file={_escape_property(result.path)}"]
+            if diag.line:
+                props += [f"line={diag.line}", f"col={diag.column or 1}"]
+            props.append(f"title={_escape_property(diag.code)}")
+            message = diag.message + (f" ({diag.hint})" if diag.hint else "")
+            lines.append(f"::{_GITHUB_LEVEL[diag.severity]} {','.join(props)}::{_escape_data(message)}")
+    return "\n".join(lines) + ("\n" if lines else "")

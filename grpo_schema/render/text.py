@@ -1,0 +1,75 @@
+"""Human-readable diagnostics, compiler style: location, code, message, the source line, help and fix."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, TextIO
+
+from grpo_schema.check import CheckResult
+from grpo_schema.diagnostics import Diagnostic, Fix
+
+_COLORS = {"error": "31", "warning": "33", "info": "36", "dim": "2", "bold": "1"}
+
+
+def use_color(stream: TextIO) -> bool:
+    return stream.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
+
+
+def _paint(text: str, style: str, color: bool) -> str:
+    return f"\x1b[{_COLORS[style]}m{text}\x1b[0m" if color else text
+
+
+def describe_fix(fix: Fix) -> str:
+    parts = [f"set {k}: {_yaml(v)}" for k, v in fix.set.items()]
+    parts += [f"rename {old} to {new}" for old, new in fix.rename.items()]
+    parts += [f"remove {k}" for k in fix.unset if k not in fix.set]
+    return "; ".join(parts) or fix.title
+
+
+def _yaml(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return "[" + ", ".join(_yaml(v) for v in value) + "]"
+    return str(value)
+
+
+def render_diagnostic(diag: Diagnostic, path: str, lines: list[str], color: bool = False) -> str:
+    where = path + (f":{diag.line}:{diag.column}" if diag.line else "")
+    origin = " (from the command line)" if diag.origin == "cli" else ""
+    head = f"{where}: {_paint(diag.severity, diag.severity, color)}[{diag.code}] {diag.message}{origin}"
+    out = [head]
+    if diag.line and 0 < diag.line <= len(lines):
+        text = lines[diag.line - 1].rstrip("\n")
+        gutter = f"{diag.line:>5} | "
+        out.append(_paint(gutter, "dim", color) + text)
+        start = max((diag.column or 1) - 1, 0)
+        key_width = max(len(text[start:].split(":", 1)[0].rstrip()), 1)
+        out.append(_paint(" " * 6 + "| ", "dim", color) + " " * start + _paint("^" * key_width, diag.severity, color))
+    if diag.hint:
+        out.append(f"  help: {diag.hint}")
+    if diag.fix:
+        out.append(f"  fix{' (safe)' if diag.fix.safe else ''}: {describe_fix(diag.fix)}")
+    for alt in diag.alternatives:
+        out.append(f"  or: {describe_fix(alt)}")
+    return "\n".join(out)
+
+
+def summary(result: CheckResult) -> str:
+    counts = {s: sum(d.severity == s for d in result.diagnostics) for s in ("error", "warning", "info")}
+    words = [f"{n} {s}{'s' if n != 1 else ''}" for s, n in counts.items() if n]
+    verdict = "valid" if result.valid else "invalid"
+    return f"{result.path}: {verdict} at world size {result.world_size}" + (f" ({', '.join(words)})" if words else "")
+
+
+def render(results: list[CheckResult], sources: dict[str, str], stream: TextIO = sys.stdout) -> str:
+    color = use_color(stream)
+    blocks = []
+    for result in results:
+        lines = sources.get(result.path, "").splitlines()
+        blocks += [render_diagnostic(d, result.path, lines, color) for d in result.diagnostics]
+        blocks.append(summary(result))
+    return "\n\n".join(blocks) + "\n"

@@ -1,0 +1,145 @@
+"""Rewards: names the script can resolve, weights per source, and normalisation settings."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from typing import Any, Iterator
+
+from grpo_schema.diagnostics import Fix
+from grpo_schema.profiles import known_profiles
+from grpo_schema.rules import Finding, RuleContext, explicitly_set, rule
+
+_DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
+
+
+def reward_funcs_in_force(config: Any, ctx: RuleContext) -> list[str]:
+    if config.reward_funcs is not None:
+        return list(config.reward_funcs)
+    return list(ctx.default_reward_funcs or ())
+
+
+def reward_sources(config: Any, ctx: RuleContext) -> list[str]:
+    """Reward sources in the order weights apply: the reward model first, then the functions."""
+    model = [config.reward_model_name_or_path] if config.reward_model_name_or_path else []
+    return model + reward_funcs_in_force(config, ctx)
+
+
+@rule("GRPO-R001", "error", ("reward_weights", "reward_funcs", "reward_model_name_or_path"))
+def one_weight_per_reward_source(config: Any, ctx: RuleContext) -> Iterator[Finding]:
+    """reward_weights needs exactly one weight per reward source.
+
+    Sources are the reward model (reward_model_name_or_path, when set) followed by each entry of reward_funcs.
+    TRL only finds a mismatch when the trainer starts.
+    """
+    weights, sources = config.reward_weights, reward_sources(config, ctx)
+    if weights is not None and len(weights) != len(sources):
+        names = ", ".join(sources) or "none"
+        yield Finding(f"reward_weights has {len(weights)} weight(s) but there are {len(sources)} reward source(s) "
+                      f"({names})", ("reward_weights", "reward_funcs"),
+                      hint=f"give {len(sources)} weight(s), one per source in this order: {names}")
+
+
+def _owner(name: str, ctx: RuleContext) -> str | None:
+    """The inactive profile whose registry knows `name`, if any."""
+    return next((p.name for p in known_profiles().values() if name in p.reward_funcs
+                 and p.name not in ctx.profile_names), None)
+
+
+def _for_another_script(name: str, ctx: RuleContext) -> bool:
+    return ctx.foreign_script or (not ctx.profile_names and _owner(name, ctx) is not None)
+
+
+def _unresolved_names(config: Any, ctx: RuleContext, foreign: bool) -> Iterator[Finding]:
+    for name in config.reward_funcs or []:
+        if name in ctx.reward_names or ("." in name and ctx.allows_dotted_rewards):
+            continue
+        if _for_another_script(name, ctx) != foreign:
+            continue
+        known = ", ".join(sorted(ctx.reward_names)) or "none"
+        owner = _owner(name, ctx)
+        match = difflib.get_close_matches(name, sorted(ctx.reward_names), n=1, cutoff=0.6)
+        if owner:
+            hint = f"{name!r} is a reward of {owner}: validate with --profile {owner}"
+        else:
+            hint = f"did you mean {match[0]}?" if match else f"use one of {known}" + (
+                ", or a dotted import path 'module.function'" if ctx.allows_dotted_rewards else "")
+        where = "the active profile's registry" if ctx.profile_names else "TRL's built-ins"
+        fix = None
+        if match and not owner:
+            fixed = [match[0] if item == name else item for item in config.reward_funcs]
+            fix = Fix(set={"reward_funcs": fixed}, safe=False, title=f"use {match[0]}")
+        yield Finding(f"reward function {name!r} is neither one of {where} ({known})"
+                      + (" nor a dotted import path" if ctx.allows_dotted_rewards else ""),
+                      ("reward_funcs",), hint=hint, fix=fix)
+
+
+@rule("GRPO-R002", "error", ("reward_funcs",))
+def reward_names_resolve(config: Any, ctx: RuleContext) -> Iterator[Finding]:
+    """Every reward function name must be known to the script's registry (or be a dotted import path).
+
+    TRL's `trl grpo` resolves accuracy_reward, reasoning_accuracy_reward, think_format_reward and
+    get_soft_overlong_punishment, or imports 'module.function'. A profile (e.g. open-r1) brings its own names.
+    Dotted paths are only checked for form; they are never imported during validation.
+    """
+    yield from _unresolved_names(config, ctx, foreign=False)
+
+
+@rule("GRPO-R007", "warning", ("reward_funcs",))
+def reward_names_of_another_script(config: Any, ctx: RuleContext) -> Iterator[Finding]:
+    """A reward name unknown to TRL, in a config written for another training script.
+
+    The file carries keys TRL's `trl grpo` does not read, or the name belongs to a known project's registry, so it
+    is probably meant for a downstream script with its own reward registry. Validate with that project's profile (or register one) to
+    check the names; `trl grpo` itself would refuse them.
+    """
+    yield from _unresolved_names(config, ctx, foreign=True)
+
+
+@rule("GRPO-R003", "error", ("reward_funcs",))
+def dotted_reward_paths_well_formed(config: Any, ctx: RuleContext) -> Iterator[Finding]:
+    """A dotted reward path must look like 'package.module.function'.
+
+    The script imports everything before the last dot as a module and takes the last part as the function.
+    """
+    for name in config.reward_funcs or []:
+        if "." in name and name not in ctx.reward_names and ctx.allows_dotted_rewards and not _DOTTED.match(name):
+            yield Finding(f"reward function path {name!r} is not of the form 'module.function'", ("reward_funcs",),
+                          hint="use Python identifiers separated by dots, e.g. my_rewards.length_penalty")
+
+
+@rule("GRPO-R004", "warning", ("reward_funcs", "reward_model_name_or_path"))
+def some_reward_source(config: Any, ctx: RuleContext) -> Iterator[Finding]:
+    """No reward function or reward model is configured.
+
+    `trl grpo` refuses to start without one. A Python script that passes reward functions to the trainer itself
+    does not need them in the config.
+    """
+    if not reward_sources(config, ctx):
+        yield Finding("no reward_funcs and no reward_model_name_or_path: `trl grpo` has nothing to score with",
+                      ("reward_funcs",), hint="add reward_funcs: [accuracy_reward] (or your own 'module.function')")
+
+
+@rule("GRPO-R005", "warning", ("multi_objective_aggregation", "scale_rewards"))
+def scale_rewards_ignored_by_gdpo(config: Any, ctx: RuleContext) -> Iterator[Finding]:
+    """scale_rewards is ignored with normalize_then_sum.
+
+    GDPO normalises each reward per group and the sum over the batch; scale_rewards then has no effect.
+    """
+    if config.multi_objective_aggregation == "normalize_then_sum" and explicitly_set(ctx, "scale_rewards"):
+        yield Finding("scale_rewards has no effect with multi_objective_aggregation normalize_then_sum",
+                      ("scale_rewards", "multi_objective_aggregation"), hint="remove scale_rewards")
+
+
+@rule("GRPO-R006", "warning", ("reward_funcs",))
+def reward_funcs_unique(config: Any, ctx: RuleContext) -> Iterator[Finding]:
+    """A reward function is listed twice.
+
+    Each entry is a separate reward source, so a repeated name counts that reward twice in the sum.
+    """
+    seen: set[str] = set()
+    for name in config.reward_funcs or []:
+        if name in seen:
+            yield Finding(f"reward function {name!r} is listed twice and will be counted twice", ("reward_funcs",),
+                          hint="list it once and give it a larger reward_weights entry instead")
+        seen.add(name)
