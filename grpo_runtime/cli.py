@@ -19,27 +19,32 @@ def _config_arguments(parser: argparse.ArgumentParser) -> None:
                         help="override one key of the file (repeatable)")
 
 
-def render_diagnostics(diagnostics) -> str:
-    """The schema's text renderer when available, else one JSON object per diagnostic."""
-    try:
-        from grpo_schema.render.text import render  # type: ignore[import-not-found]
-    except ImportError:
-        import json
+def report(result) -> None:
+    """Print the diagnostics with the schema's text renderer (errors to stderr), as `grpo validate` does."""
+    from pathlib import Path
 
-        return "\n".join(json.dumps(d.to_dict()) for d in diagnostics)
-    return render(diagnostics)
+    from grpo_schema.render.text import render
+
+    stream = sys.stdout if result.valid else sys.stderr
+    source = Path(result.path).read_text(encoding="utf-8", errors="replace")
+    stream.write(render([result], {result.path: source}, stream))
 
 
 def check(path: str, overrides: list[str], world_size: int):
-    """Validate `path` at `world_size`; print diagnostics; return the CheckResult, or None if it is invalid."""
+    """Validate `path` at `world_size` and print its diagnostics. Returns the CheckResult, or an exit code:
+    1 when the config is invalid, 2 when it cannot be read."""
     from grpo_schema import check_file
 
-    result = check_file(path, world_size=world_size, overrides=overrides or None)
-    if result.diagnostics:
-        print(render_diagnostics(result.diagnostics), file=sys.stderr if not result.valid else sys.stdout)
+    try:
+        result = check_file(path, world_size=world_size, overrides=overrides or None)
+    except OSError as error:
+        print(f"grpo: cannot read {path}: {error}", file=sys.stderr)
+        return 2
+    if result.diagnostics or not result.valid:
+        report(result)
     if not result.valid or result.plan is None:
         print(f"grpo: {path} is not a valid config for {world_size} process(es); nothing was run", file=sys.stderr)
-        return None
+        return 1
     return result
 
 
@@ -64,9 +69,8 @@ def validated(argv: list[str], prog: str, allow_world_size: bool = True):
               f"use `grpo launch FILE --num-processes {args.world_size}` for a multi-process run", file=sys.stderr)
         return 2
     result = check(args.file, args.overrides, running)
-    if result is None:
-        return 1
-    apply_env(result.env)
+    if not isinstance(result, int):
+        apply_env(result.env)
     return result
 
 
@@ -89,25 +93,31 @@ def launch_command(argv: list[str]) -> int:
     parser.add_argument("--num-processes", "--num_processes", dest="num_processes", type=int, required=True)
     args, accelerate_args = parser.parse_known_args(argv)
     result = check(args.file, args.overrides, args.num_processes)
-    if result is None:
-        return 1
+    if isinstance(result, int):
+        return result
     apply_env(result.env)
     command = [sys.executable, "-m", "accelerate.commands.launch", "--num_processes", str(args.num_processes),
-               *default_launch_args(accelerate_args, args.num_processes), *accelerate_args,
+               *default_launch_args(accelerate_args, args.num_processes, result.config), *accelerate_args,
                "-m", "grpo_runtime.train", args.file]
     for override in args.overrides:
         command += ["--set", override]
     return subprocess.call(command)
 
 
-def default_launch_args(accelerate_args: list[str], num_processes: int) -> list[str]:
-    """Without an accelerate config, pick a multi-process mode: GPUs when present, else CPU processes (gloo)."""
-    given = " ".join(accelerate_args)
-    if num_processes < 2 or "--config_file" in given or "--multi_gpu" in given or "--cpu" in given:
-        return []
-    import torch
+def default_launch_args(accelerate_args: list[str], num_processes: int, config) -> list[str]:
+    """Launcher flags the user did not give: the config's mixed precision and, for several processes without an
+    accelerate config file, accelerate's multi-process launcher (torchrun). Despite its name, `--multi_gpu` is
+    the flag that selects it; on a machine without GPUs the processes use the CPU and the gloo backend."""
+    from .setup import mixed_precision
 
-    return ["--multi_gpu"] if torch.cuda.device_count() >= num_processes else ["--cpu"]
+    given = " ".join(accelerate_args)
+    extra = ["--num_machines", "1", "--dynamo_backend", "no"] if "--config_file" not in given else []
+    if "--mixed_precision" not in given and "--config_file" not in given:
+        extra += ["--mixed_precision", mixed_precision(config)]
+    modes = ("--config_file", "--multi_gpu", "--use_deepspeed", "--use_fsdp", "--cpu", "--tpu")
+    if num_processes > 1 and not any(mode in given for mode in modes):
+        extra.append("--multi_gpu")
+    return extra
 
 
 def demo_command(argv: list[str]) -> int:

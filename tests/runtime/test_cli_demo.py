@@ -1,0 +1,63 @@
+"""`grpo demo`, `grpo train` and their refusals."""
+
+import json
+
+import pytest
+import yaml
+
+from grpo_runtime.cli import demo_command, launch_command, train_command
+from grpo_runtime.demo import SCHEMA_LINE
+
+from .helpers import read_metrics
+
+
+def test_train_refuses_an_invalid_config_with_diagnostics(tmp_path, capsys):
+    config = tmp_path / "bad.yaml"
+    config.write_text("model_name_or_path: x\nper_device_train_batch_size: 3\nnum_generations: 4\n")
+    assert train_command([str(config)]) == 1
+    assert launch_command([str(config), "--num-processes", "2"]) == 1
+    captured = capsys.readouterr()
+    assert "num_generations" in captured.err and "nothing was run" in captured.err
+    assert not (tmp_path / "trainer_output").exists()
+
+
+def test_train_refuses_a_world_size_it_is_not_running_with(tmp_path, capsys):
+    config = tmp_path / "c.yaml"
+    config.write_text("model_name_or_path: x\n")
+    assert train_command([str(config), "--world-size", "4"]) == 2
+    assert "grpo launch" in capsys.readouterr().err
+
+
+def test_unsupported_features_are_refused_before_training(tmp_path, tiny_model_dir):
+    from grpo_runtime.setup import refuse_unsupported
+
+    from .helpers import base_settings, validated
+
+    settings = base_settings(tiny_model_dir, tmp_path / "d.jsonl", tmp_path / "out")
+    settings.update(use_vllm=True, torch_compile=True)
+    with pytest.raises(ValueError, match="use_vllm.*\n.*torch_compile"):
+        refuse_unsupported(validated(settings).config)
+
+
+@pytest.mark.slow
+def test_demo_reward_rises(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert demo_command([str(tmp_path / "demo")]) == 0
+    config = tmp_path / "demo" / "config.yaml"
+    assert config.read_text().splitlines()[0] == SCHEMA_LINE
+    settings = yaml.safe_load(config.read_text())
+    assert settings["reward_funcs"] == ["grpo_runtime.reward_library.target_word_reward"]
+    rows = [json.loads(x) for x in (tmp_path / "demo" / "data" / "train.jsonl").read_text().splitlines()]
+    assert {r["target"] for r in rows} == {"cat", "star"}
+
+    assert train_command([str(config), "--set", "disable_tqdm=true"]) == 0
+
+    rewards = [r["reward"] for r in read_metrics(tmp_path / "demo" / "output")]
+    assert len(rewards) == settings["max_steps"]
+    first, last = sum(rewards[:10]) / 10, sum(rewards[-10:]) / 10
+    assert first < 0.4 and last > first + 0.4, (first, last)
+
+
+def test_an_unreadable_config_is_a_usage_error(tmp_path, capsys):
+    assert train_command([str(tmp_path / "missing.yaml")]) == 2
+    assert "cannot read" in capsys.readouterr().err

@@ -1,0 +1,51 @@
+"""`grpo launch` with 2 CPU processes (torchrun + gloo): the run completes and each process generates for the
+prompts the plan assigns to it."""
+
+import json
+
+import pytest
+import torch
+import yaml
+
+from grpo_runtime.cli import launch_command
+
+from .helpers import base_settings, read_metrics, write_prompts
+
+pytestmark = pytest.mark.slow
+
+
+def expected_rows(seed, num_prompts, prompts_per_generation, num_generations, rank, rows, generation):
+    """grpo-runtime.md §2.2, stated independently: permutation of the seeded generator, chunk k of U prompts,
+    each repeated G times in a row, rank p takes the p-th contiguous slice of b*s rows."""
+    per_epoch = num_prompts // prompts_per_generation
+    generator = torch.Generator().manual_seed(seed)
+    for _ in range(generation // per_epoch + 1):
+        permutation = torch.randperm(num_prompts, generator=generator).tolist()
+    start = (generation % per_epoch) * prompts_per_generation
+    chunk = permutation[start : start + prompts_per_generation]
+    expanded = [i for i in chunk for _ in range(num_generations)]
+    return expanded[rank * rows : (rank + 1) * rows]
+
+
+def test_two_process_launch_assigns_prompts_by_the_plan(tmp_path, tiny_model_dir, monkeypatch):
+    out = tmp_path / "out"
+    settings = base_settings(tiny_model_dir, write_prompts(tmp_path / "data.jsonl"), out)
+    # b*s = 6 is not a multiple of G = 4: one group straddles the two processes
+    settings.update(per_device_train_batch_size=3, num_generations=4, steps_per_generation=2, num_iterations=2,
+                    gradient_accumulation_steps=2, max_steps=6, save_steps=100, env={"GRPO_TEST_MARKER": "set"})
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump(settings))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("GRPO_TEST_MARKER", "from the shell")  # the config's env: section must overwrite it
+
+    assert launch_command([str(config), "--num-processes", "2"]) == 0
+    assert __import__("os").environ["GRPO_TEST_MARKER"] == "set"
+
+    assert [r["step"] for r in read_metrics(out)] == [1, 2, 3, 4, 5, 6]
+    assert (out / "model.safetensors").exists()
+    # B_gen = 3 * 2 * 2 = 12 completions = 3 prompts; a generation every s*mu = 4 micro-steps = 2 optimizer steps
+    for rank in (0, 1):
+        lines = [json.loads(x) for x in (out / "prompt_assignment" / f"rank-{rank}.jsonl").read_text().splitlines()]
+        assert [x["micro_step"] for x in lines] == [0, 4, 8]
+        for line in lines:
+            assert line["rows"] == expected_rows(3, 16, 3, 4, rank, 6, line["generation"])
