@@ -12,20 +12,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from pydantic import BaseModel, ValidationError
+from pydantic_core import ValidationError
 
 from grpo_schema import codes
-from grpo_schema.config import GRPORunConfig
+from grpo_schema.coerce import NOTES
+from grpo_schema.compiled import CompiledModel, compiled
 from grpo_schema.diagnostics import Diagnostic, Fix, has_errors
 from grpo_schema.env import check_env
 from grpo_schema.fielderrors import field_diagnostics
 from grpo_schema.keys import sort_keys
 from grpo_schema.loader import Positions, load_yaml
-from grpo_schema.params.launch import LAUNCH_KEYS, LaunchParams
 from grpo_schema.plan import RunPlan, derive_plan
 from grpo_schema.profiles import Profile, get_profile
 from grpo_schema.rules import RuleContext, run_rules
-from grpo_schema.types import NOTES
+from grpo_schema.view import ConfigView
 
 TRL_REWARD_FUNCS = ("accuracy_reward", "reasoning_accuracy_reward", "think_format_reward",
                     "get_soft_overlong_punishment")
@@ -36,11 +36,11 @@ class CheckResult:
     path: str
     world_size: int
     diagnostics: list[Diagnostic] = field(default_factory=list)
-    config: GRPORunConfig | None = None
+    config: ConfigView | None = None
     plan: RunPlan | None = None
     env: dict[str, str] = field(default_factory=dict)
     launch: dict[str, Any] = field(default_factory=dict)
-    profile_args: dict[str, BaseModel] = field(default_factory=dict)
+    profile_args: dict[str, ConfigView] = field(default_factory=dict)
     # The mapping as loaded (after overrides), and where each key came from.
     raw: dict[str, Any] = field(default_factory=dict)
     positions: Positions = field(default_factory=Positions)
@@ -112,7 +112,7 @@ def _check(data: Any, path: str, positions: Positions, diagnostics: list[Diagnos
     result.raw = mapping
     keys = sort_keys(mapping, active)
     result.diagnostics += keys.diagnostics
-    config, failed, field_diags = _validate_fields(keys.fields)
+    config, failed, field_diags = _validate(compiled("config"), keys.fields)
     launch, launch_diags = _validate_launch(keys.launch)
     result.launch = launch
     declared = world_size or (launch.get("num_processes") if isinstance(launch.get("num_processes"), int) else None)
@@ -161,15 +161,17 @@ def _apply_overrides(mapping: dict[str, Any], overrides: Sequence[Override | str
     return mapping, origins
 
 
-def _validate_fields(fields: dict[str, Any]) -> tuple[GRPORunConfig, set[str], list[Diagnostic]]:
+def _validate(model: CompiledModel, given: dict[str, Any]) -> tuple[ConfigView, set[str], list[Diagnostic]]:
+    """Validate every field; failed fields fall back to their defaults so the rest can still be checked."""
     context: dict[str, Any] = {}
     try:
-        return GRPORunConfig.model_validate(fields, context=context), set(), _notes(context)
+        values = model.validate(given, context)
+        return ConfigView(values, model.fields), set(), _notes(context)
     except ValidationError as exc:
-        diagnostics, failed = field_diagnostics(GRPORunConfig, exc.errors(include_url=False), fields)
+        diagnostics, failed = field_diagnostics(model.fields, exc.errors(include_url=False), given)
     context = {}
-    remaining = {k: v for k, v in fields.items() if k not in failed}
-    return GRPORunConfig.model_validate(remaining, context=context), failed, diagnostics + _notes(context)
+    values = model.validate({k: v for k, v in given.items() if k not in failed}, context)
+    return ConfigView(values, model.fields), failed, diagnostics + _notes(context)
 
 
 def _notes(context: dict[str, Any]) -> list[Diagnostic]:
@@ -179,29 +181,22 @@ def _notes(context: dict[str, Any]) -> list[Diagnostic]:
 
 
 def _validate_launch(launch: dict[str, Any]) -> tuple[dict[str, Any], list[Diagnostic]]:
-    typed = {k: v for k, v in launch.items() if k in LAUNCH_KEYS}
+    model = compiled("launch")
+    typed = {k: v for k, v in launch.items() if k in model.fields}
     infos = [Diagnostic(codes.K_LAUNCH, "info", f"{key} is an `accelerate launch` option; `trl grpo` forwards it",
                         fields=(key,)) for key in launch]
-    try:
-        parsed = LaunchParams.model_validate(typed)
-    except ValidationError as exc:
-        errors, failed = field_diagnostics(LaunchParams, exc.errors(include_url=False), typed)
-        return {k: v for k, v in launch.items() if k not in failed}, infos + errors
-    return {**launch, **{k: getattr(parsed, k) for k in typed}}, infos
+    view, failed, diagnostics = _validate(model, typed)
+    return ({**{k: v for k, v in launch.items() if k not in failed}, **{k: getattr(view, k) for k in typed
+                                                                      if k not in failed}}, infos + diagnostics)
 
 
 def _validate_profiles(active: tuple[Profile, ...], args: dict[str, dict[str, Any]]):
-    parsed: dict[str, BaseModel] = {}
+    parsed: dict[str, ConfigView] = {}
     diagnostics: list[Diagnostic] = []
     for profile in active:
-        given = args.get(profile.name, {})
-        try:
-            parsed[profile.name] = profile.script_args.model_validate(given)
-        except ValidationError as exc:
-            errors, failed = field_diagnostics(profile.script_args, exc.errors(include_url=False), given)
-            diagnostics += errors
-            parsed[profile.name] = profile.script_args.model_validate(
-                {k: v for k, v in given.items() if k not in failed})
+        view, _, found = _validate(profile.validator, args.get(profile.name, {}))
+        parsed[profile.name] = view
+        diagnostics += found
     return parsed, diagnostics
 
 

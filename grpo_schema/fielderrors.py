@@ -13,8 +13,6 @@ import typing
 from typing import Any
 
 import annotated_types as at
-from pydantic import BaseModel
-from pydantic.fields import FieldInfo
 
 from grpo_schema import codes
 from grpo_schema.diagnostics import Diagnostic, Fix, show_value
@@ -28,7 +26,12 @@ _RANGE_TYPES = {"greater_than", "greater_than_equal", "less_than", "less_than_eq
 _NOISE = {"none_required", "is_instance_of"}
 
 
-def field_diagnostics(model: type[BaseModel], errors: list[dict[str, Any]], given: dict[str, Any],
+# Per-field facts (computed from the pydantic FieldInfo by grpo_schema.compiled, cached with the validator):
+# {"expected": "an integer >= 2", "choices": [...], "only_choices": bool, "nested": bool, "default": ...}
+Facts = dict[str, Any]
+
+
+def field_diagnostics(facts: dict[str, Facts], errors: list[dict[str, Any]], given: dict[str, Any],
                       prefix: str = "") -> tuple[list[Diagnostic], set[str]]:
     """One diagnostic per failed top-level key of `given`; also returns the failed keys."""
     by_field: dict[str, list[dict[str, Any]]] = {}
@@ -36,29 +39,35 @@ def field_diagnostics(model: type[BaseModel], errors: list[dict[str, Any]], give
         by_field.setdefault(str(error["loc"][0]) if error["loc"] else "", []).append(error)
     out = []
     for name, field_errors in by_field.items():
-        info = model.model_fields.get(name)
-        if info is None:
+        fact = facts.get(name)
+        if fact is None:
             continue
-        if _is_nested(info):
-            out.extend(_nested(name, info, field_errors, prefix))
+        if fact["nested"]:
+            out.extend(_nested(name, field_errors, prefix))
         else:
-            out.append(_one_field(prefix + name, info, field_errors, given.get(name)))
+            out.append(_one_field(prefix + name, fact, field_errors, given.get(name)))
     return out, set(by_field)
 
 
-def _is_nested(info: FieldInfo) -> bool:
-    inner = _strip(info.annotation)
-    args = typing.get_args(inner)
-    candidates = [inner, *args, *(typing.get_args(a) for a in args)]
-    flat = [c for group in candidates for c in (group if isinstance(group, tuple) else (group,))]
-    return any(isinstance(c, type) and issubclass(c, BaseModel) for c in flat)
+def nested_model(info: Any) -> Any:
+    """The model class a field holds (directly, in a list or optional), else None."""
+    from pydantic import BaseModel
+
+    def walk(annotation: Any) -> Any:
+        annotation = _strip(annotation)
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            return annotation
+        return next((found for arg in typing.get_args(annotation) if (found := walk(arg)) is not None), None)
+
+    return walk(info.annotation)
 
 
-def _nested(name: str, info: FieldInfo, errors: list[dict[str, Any]], prefix: str) -> list[Diagnostic]:
+def _nested(name: str, errors: list[dict[str, Any]], prefix: str) -> list[Diagnostic]:
     """Errors inside nested models (datasets entries, profile mixtures): report each at its own key."""
     out = []
     for error in errors:
-        loc = [p for p in error["loc"] if not (isinstance(p, str) and ("[" in p or p[:1].isupper()))]
+        loc = [p for p in error["loc"] if not (isinstance(p, str) and ("[" in p or p[:1].isupper()
+                                                                      or p.startswith("function-")))]
         path = prefix + name + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc[1:])
         kind = error["type"]
         if kind == "missing":
@@ -90,12 +99,12 @@ def _code_of(errors: list[dict[str, Any]]) -> str:
     return codes.T_TYPE
 
 
-def _one_field(name: str, info: FieldInfo, errors: list[dict[str, Any]], value: Any) -> Diagnostic:
+def _one_field(name: str, fact: Facts, errors: list[dict[str, Any]], value: Any) -> Diagnostic:
     meaningful = [e for e in errors if e["type"] not in _NOISE] or errors
     code = _code_of(meaningful)
-    expected = describe_expected(info)
+    expected = fact["expected"]
     message = f"{name} must be {expected} (got {show_value(value)})"
-    hint, fix = _hint_and_fix(name, info, meaningful, value)
+    hint, fix = _hint_and_fix(name, fact, meaningful, value)
     if code == codes.T_SCALAR_FOR_LIST:
         message = (f"{name} must be a list, not the single value {show_value(value)}"
                    + ("; a bare string is iterated character by character" if isinstance(value, str) else ""))
@@ -108,10 +117,11 @@ def _one_field(name: str, info: FieldInfo, errors: list[dict[str, Any]], value: 
     return Diagnostic(code, "error", message, fields=(name,), hint=hint, fix=fix)
 
 
-def _hint_and_fix(name: str, info: FieldInfo, errors: list[dict[str, Any]], value: Any) -> tuple[str, Fix | None]:
+def _hint_and_fix(name: str, fact: Facts, errors: list[dict[str, Any]], value: Any) -> tuple[str, Fix | None]:
     kinds = {e["type"] for e in errors}
     base = name.rsplit(".", 1)[-1]
-    choices = field_choices(info)
+    choices = fact["choices"]
+    expected = fact["expected"]
     if "grpo_scalar_for_list" in kinds:
         return f"write it as a list: {base}: [{value}]", Fix(set={name: [value]}, title="wrap in a list")
     if "grpo_yaml_bool" in kinds:
@@ -125,13 +135,14 @@ def _hint_and_fix(name: str, info: FieldInfo, errors: list[dict[str, Any]], valu
         if match and word not in choices:
             fixed = match[0] if isinstance(value, str) else [match[0] if v == word else v for v in value]
             return f"did you mean {match[0]}?", Fix(set={name: fixed}, safe=False, title=f"use {match[0]}")
-    if isinstance(value, str) and choices and _only_choices(info):
+    if isinstance(value, str) and choices and fact["only_choices"]:
         return "use one of " + ", ".join(map(str, choices)), None
     if "grpo_int_string" in kinds and isinstance(value, str):
         try:
             number = float(value)
         except ValueError:
-            return f"write a whole number, e.g. {base}: {info.default if isinstance(info.default, int) else 1}", None
+            default = fact["default"]
+            return f"write a whole number, e.g. {base}: {default if isinstance(default, int) else 1}", None
         if number.is_integer():
             return (f"YAML 1.1 reads {value} without a dot as a string; write {base}: {int(number)}",
                     Fix(set={name: int(number)}, title=f"write {int(number)}"))
@@ -139,16 +150,10 @@ def _hint_and_fix(name: str, info: FieldInfo, errors: list[dict[str, Any]], valu
         return (f"it is a fraction, not a percentage: write {base}: {value / 100:g}",
                 Fix(set={name: value / 100}, safe=False, title=f"use {value / 100:g}"))
     if kinds & _RANGE_TYPES or "int_from_float" in kinds:
-        return f"set {base} to {describe_expected(info)}", None
+        return f"set {base} to {expected}", None
     if isinstance(value, bool):
-        return f"write {describe_expected(info)}, not true/false", None
-    return f"write {describe_expected(info)}", None
-
-
-def _only_choices(info: FieldInfo) -> bool:
-    """True when every accepted value is one of the Literal choices (null aside)."""
-    return "one of" in describe_expected(info) and not any(
-        w in describe_expected(info) for w in ("an integer", "a number", "a string"))
+        return f"write {expected}, not true/false", None
+    return f"write {expected}", None
 
 
 # --- describing what a field takes ---------------------------------------------------------------------------------
@@ -159,7 +164,7 @@ def _strip(annotation: Any) -> Any:
     return annotation
 
 
-def field_choices(info: FieldInfo) -> tuple[Any, ...]:
+def field_choices(info: Any) -> tuple[Any, ...]:
     """The Literal values a field accepts (flattening unions and lists), or ()."""
     found: list[Any] = []
 
@@ -234,5 +239,5 @@ def _plural(phrase: str) -> str:
     return phrase
 
 
-def describe_expected(info: FieldInfo) -> str:
+def describe_expected(info: Any) -> str:
     return _phrase(info.annotation, list(info.metadata))

@@ -12,11 +12,25 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from grpo_schema import codes
-from grpo_schema.config import FIELD_NAMES
+from grpo_schema.compiled import compiled
 from grpo_schema.diagnostics import Diagnostic, Fix, show_value
 from grpo_schema.migrations import MIGRATIONS, describe
-from grpo_schema.params.launch import LAUNCH_KEYS, is_launch_key
 from grpo_schema.profiles import Profile, known_profiles
+
+LAUNCH_PREFIXES = ("fsdp_", "deepspeed_", "dynamo_", "megatron_lm_", "tpu_", "ipex_", "mpirun_")
+
+
+def field_names() -> frozenset[str]:
+    return frozenset(compiled("config").fields)
+
+
+def launch_keys() -> frozenset[str]:
+    return frozenset(compiled("launch").fields)
+
+
+def is_launch_key(key: str) -> bool:
+    """accelerate launch options, including the families it accepts under many names (fsdp_*, ...)."""
+    return key in launch_keys() or key.startswith(LAUNCH_PREFIXES)
 
 
 @dataclass
@@ -33,11 +47,12 @@ class SortedKeys:
 
 def sort_keys(mapping: dict[str, Any], profiles: tuple[Profile, ...]) -> SortedKeys:
     out = SortedKeys()
+    fields = field_names()
     profile_of = {key: p for p in reversed(profiles) for key in p.keys}
     for key, value in mapping.items():
         if key == "env":
             out.env, out.has_env = value, True
-        elif key in FIELD_NAMES:
+        elif key in fields:
             out.fields[key] = value
         elif key in profile_of:
             out.profile_args.setdefault(profile_of[key].name, {})[key] = value
@@ -71,7 +86,7 @@ def _migrate(out: SortedKeys, mapping: dict[str, Any], key: str, value: Any) -> 
 
 
 def accepted_keys(profiles: tuple[Profile, ...]) -> set[str]:
-    keys = set(FIELD_NAMES) | set(LAUNCH_KEYS) | {"env"}
+    keys = set(field_names()) | set(launch_keys()) | {"env"}
     for profile in profiles:
         keys |= profile.keys
     return keys

@@ -8,40 +8,37 @@ field name is accepted, as argparse does.
 
 from __future__ import annotations
 
-import typing
 from typing import Any
 
 from grpo_schema.check import Override
-from grpo_schema.config import FIELD_NAMES, GRPORunConfig
+from grpo_schema.compiled import compiled
 
 
 class OverrideError(ValueError):
     pass
 
 
-def _takes_list(name: str) -> bool:
-    def walk(annotation: Any) -> bool:
-        if typing.get_origin(annotation) is list:
-            return True
-        return any(walk(a) for a in typing.get_args(annotation) if a is not None)
+def _facts(name: str) -> dict[str, Any]:
+    return compiled("config").fields.get(name, {})
 
-    field = GRPORunConfig.model_fields.get(name)
-    return field is not None and walk(field.annotation)
+
+def _takes_list(name: str) -> bool:
+    return "a list" in _facts(name).get("expected", "")
 
 
 def _is_bool(name: str) -> bool:
-    field = GRPORunConfig.model_fields.get(name)
-    return field is not None and bool in (field.annotation, *typing.get_args(field.annotation))
+    return "true or false" in _facts(name).get("expected", "")
 
 
 def _resolve(option: str) -> tuple[str, bool]:
     """'--learning-rate' -> ('learning_rate', False); '--no_shuffle_dataset' -> ('shuffle_dataset', True)."""
     name = option.lstrip("-").replace("-", "_")
-    if name in FIELD_NAMES:
+    fields = compiled("config").fields
+    if name in fields:
         return name, False
-    if name.startswith("no_") and name[3:] in FIELD_NAMES and GRPORunConfig.model_fields[name[3:]].default is True:
+    if name.startswith("no_") and fields.get(name[3:], {}).get("default") is True:
         return name[3:], True
-    matches = [f for f in FIELD_NAMES if f.startswith(name)]
+    matches = [f for f in fields if f.startswith(name)]
     if len(matches) == 1:
         return matches[0], False
     return name, False  # unknown: reported by the validator like an unknown key

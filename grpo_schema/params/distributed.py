@@ -2,28 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from pydantic import BeforeValidator, Field
-from pydantic_core import PydanticCustomError
+from pydantic import Field
 
 from grpo_schema.params.base import AreaParams
-from grpo_schema.types import Int, JsonDict, JsonDictOrPath
-
-FSDP_OPTIONS = ("full_shard", "shard_grad_op", "no_shard", "hybrid_shard", "hybrid_shard_zero2", "offload",
-                "auto_wrap")
-
-
-def _fsdp_options(value: Any) -> Any:
-    # true/false, or the legacy space-separated option string (or list) that transformers translates.
-    words = value.split() if isinstance(value, str) else value
-    if isinstance(words, list):
-        bad = [w for w in words if w not in FSDP_OPTIONS]
-        if bad:
-            raise PydanticCustomError("grpo_choice_words", "{bad!r} is not one of {choices}",
-                                      {"bad": bad[0], "choices": ", ".join(FSDP_OPTIONS)})
-    return value
-
+from grpo_schema.types import FsdpOptions, Int, JsonDict, JsonDictOrPath
 
 class DistributedParams(AreaParams):
     area = "distributed"
@@ -48,7 +32,7 @@ class DistributedParams(AreaParams):
     ddp_backend: Literal["nccl", "gloo", "mpi", "xccl", "hccl", "cncl", "mccl"] | None = Field(
         None, description="Communication backend; null picks one per device (nccl on NVIDIA GPUs, gloo on CPU).")
     ddp_timeout: Int = Field(1800, ge=1, description="Timeout of collective operations, in seconds.")
-    fsdp: Annotated[bool | str | list[str] | None, BeforeValidator(_fsdp_options)] = Field(
+    fsdp: Annotated[bool | str | list[str] | None, FsdpOptions] = Field(
         None, description="Use PyTorch FSDP: true, or the legacy option string ('full_shard auto_wrap'), which is "
                           "deprecated in favour of fsdp_config. Needs a distributed launch; not with deepspeed.")
     fsdp_config: JsonDictOrPath | None = Field(

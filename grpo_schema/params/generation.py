@@ -2,35 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from pydantic import BeforeValidator, Field
-from pydantic_core import PydanticCustomError
+from pydantic import Field
 
 from grpo_schema.params.base import AreaParams
-from grpo_schema.types import Float, Int, JsonDict
+from grpo_schema.types import Float, Int, JsonDict, PadMultiple
 
 CACHE_IMPLEMENTATIONS = ("static", "offloaded_static", "sliding_window", "hybrid", "hybrid_chunked",
                          "offloaded_hybrid", "offloaded_hybrid_chunked", "dynamic", "offloaded", "quantized",
                          "paged")
 
 
-def _pad_multiple(value: Any) -> Any:
-    # TRL: 'auto' stays; 'none'/'null' -> None; other strings go through int().
-    if isinstance(value, bool):
-        raise PydanticCustomError("grpo_bool_for_number", "a boolean is not {kind}", {"kind": "an integer"})
-    if isinstance(value, str) and value != "auto":
-        if value.strip().lower() in ("none", "null"):
-            return None
-        try:
-            return int(value.strip())
-        except ValueError:
-            raise PydanticCustomError("grpo_pad_multiple", "{text!r} is not an integer, 'auto' or null",
-                                      {"text": value})
-    return value
-
-
-PadMultiple = Annotated[Annotated[int, Field(ge=1)] | Literal["auto"] | None, BeforeValidator(_pad_multiple)]
+PadMultipleOf = Annotated[Annotated[int, Field(ge=1)] | Literal["auto"] | None, PadMultiple]
 
 
 class GenerationParams(AreaParams):
@@ -63,7 +47,7 @@ class GenerationParams(AreaParams):
         description="Extra keyword arguments passed to the chat template, e.g. {enable_thinking: false}.")
     cache_implementation: Literal[CACHE_IMPLEMENTATIONS] | None = Field(  # type: ignore[valid-type]
         None, description="KV-cache implementation for transformers generation; null keeps the model's default.")
-    pad_to_multiple_of: PadMultiple = Field(
+    pad_to_multiple_of: PadMultipleOf = Field(
         "auto",
         description="Pad generation inputs to a multiple of this many tokens. 'auto' means 128 on AWS Neuron "
                     "devices and no padding elsewhere (TRL decides on the machine that runs the job).")

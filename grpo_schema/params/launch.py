@@ -13,9 +13,7 @@ from pydantic import Field
 from grpo_schema.params.base import AreaParams
 from grpo_schema.types import Float, Int
 
-BUNDLED_ACCELERATE_CONFIGS = ("fsdp1", "fsdp2", "multi_gpu", "single_gpu", "zero1", "zero2", "zero3")
-# Option families that accelerate launch accepts under many names (fsdp_*, deepspeed_*, ...).
-LAUNCH_PREFIXES = ("fsdp_", "deepspeed_", "dynamo_", "megatron_lm_", "tpu_", "ipex_", "mpirun_")
+from grpo_schema.rules.distributed import BUNDLED_ACCELERATE_CONFIGS
 
 
 class LaunchParams(AreaParams):
@@ -52,9 +50,3 @@ class LaunchParams(AreaParams):
     enable_cpu_affinity: bool | None = Field(None, description="Pin processes to CPU cores (NVIDIA only).")
     quiet: bool | None = Field(None, description="Less launcher output.")
 
-
-LAUNCH_KEYS: frozenset[str] = frozenset(LaunchParams.model_fields)
-
-
-def is_launch_key(key: str) -> bool:
-    return key in LAUNCH_KEYS or key.startswith(LAUNCH_PREFIXES)

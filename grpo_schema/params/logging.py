@@ -2,48 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from pydantic import BeforeValidator, Field, ValidationInfo
-from pydantic_core import PydanticCustomError
+from pydantic import Field
 
 from grpo_schema.params.base import AreaParams
-from grpo_schema.types import NOTES, Float, Int, YamlNoGuard
+from grpo_schema.types import DebugOptions, Float, Int, LevelName, YamlNoGuard
 
 INTEGRATIONS = ("azure_ml", "comet_ml", "mlflow", "neptune", "tensorboard", "trackio", "wandb", "codecarbon",
                 "clearml", "dagshub", "flyte", "dvclive", "swanlab", "kubeflow")
 REPORT_TO_WORDS = INTEGRATIONS + ("all", "none")
 LOG_LEVELS = ("detail", "debug", "info", "warning", "error", "critical", "passive")
-DEBUG_OPTIONS = ("underflow_overflow", "tpu_metrics_debug")
-
 Integration = Literal[REPORT_TO_WORDS]  # type: ignore[valid-type]
-NUMERIC_LEVELS = {10: "debug", 20: "info", 30: "warning", 40: "error", 50: "critical"}
-
-
-def _level_name(value: Any, info: ValidationInfo) -> Any:
-    # logging's numbers are a natural thing to write, but transformers looks levels up by name.
-    if isinstance(value, int) and not isinstance(value, bool) and value in NUMERIC_LEVELS:
-        name = NUMERIC_LEVELS[value]
-        if info.context is not None and info.field_name:
-            info.context.setdefault(NOTES, []).append(
-                (info.field_name, "GRPO-T009", f"write the level name {name!r} instead of {value}; "
-                 "transformers fails on a number when the trainer starts", name))
-        return name
-    return value
-
-
-LogLevel = Annotated[Literal[LOG_LEVELS], BeforeValidator(_level_name)]  # type: ignore[valid-type]
-
-
-def _debug_options(value: Any) -> Any:
-    # A space-separated string or a list; each word must be a known option ('' means none).
-    words = value.split() if isinstance(value, str) else value
-    if isinstance(words, list):
-        bad = [w for w in words if w not in DEBUG_OPTIONS]
-        if bad:
-            raise PydanticCustomError("grpo_choice_words", "{bad!r} is not one of {choices}",
-                                      {"bad": bad[0], "choices": ", ".join(DEBUG_OPTIONS)})
-    return value
+LogLevel = Annotated[Literal[LOG_LEVELS], LevelName]  # type: ignore[valid-type]
 
 
 class LoggingParams(AreaParams):
@@ -77,7 +48,7 @@ class LoggingParams(AreaParams):
     trackio_static_space_id: str | Literal[False] | None = Field(
         None, description="trackio: static Space id, or false to disable it.")
     skip_memory_metrics: bool = Field(True, description="Skip memory profiling metrics (they slow training down).")
-    debug: Annotated[str | list[str], BeforeValidator(_debug_options)] = Field(
+    debug: Annotated[str | list[str], DebugOptions] = Field(
         "", description="transformers debug options: 'underflow_overflow', 'tpu_metrics_debug' (space-separated "
                         "or a list).")
     log_completions: bool = Field(False, description="Log a sample of prompts and completions at each logging step.")

@@ -2,24 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from pydantic import AfterValidator, Field
+from pydantic import Field
 
 from grpo_schema.params.base import AreaParams
-from grpo_schema.types import FloatList, StrList
+from grpo_schema.types import FloatList, ScaleAlias, StrList
 
 
-def _scale_alias(value: Any) -> Any:
-    # Booleans are TRL's legacy spelling: true -> 'group', false -> 'none'.
-    if value is True:
-        return "group"
-    if value is False:
-        return "none"
-    return value
-
-
-ScaleRewards = Annotated[Literal["group", "batch", "none"] | bool, AfterValidator(_scale_alias)]
+ScaleRewards = Annotated[Literal["group", "batch", "none"] | bool, ScaleAlias]
 
 
 class RewardParams(AreaParams):

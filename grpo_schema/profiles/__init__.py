@@ -23,20 +23,20 @@ operator allows it).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Callable, Iterable
-
-from pydantic import BaseModel
 
 from grpo_schema.diagnostics import Diagnostic
 
 ENTRY_POINT_GROUP = "grpo_config.profiles"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Profile:
     name: str
     description: str
-    script_args: type[BaseModel]
+    # A Pydantic model class, or its import path 'module:Class' (loaded only when needed).
+    script_args: Any
     reward_funcs: tuple[str, ...] = ()
     # True when the project's script resolves reward names only through its own registry.
     replaces_builtin_rewards: bool = True
@@ -44,11 +44,28 @@ class Profile:
     # What the script uses when the config sets no reward_funcs (None: no default, as in TRL's script).
     default_reward_funcs: tuple[str, ...] | None = None
     # Extra checks over (the validated TRL config, the validated script arguments, the raw mapping).
-    checks: tuple[Callable[[Any, BaseModel, dict[str, Any]], Iterable[Diagnostic]], ...] = field(default=())
+    checks: tuple[Callable[[Any, Any, dict[str, Any]], Iterable[Diagnostic]], ...] = field(default=())
+    # Key of a validator cached in grpo_schema/compiled_models.json (built-in profiles only).
+    compiled_key: str | None = None
+
+    @cached_property
+    def validator(self) -> Any:
+        """The compiled validator of the script arguments (grpo_schema.compiled.CompiledModel)."""
+        from grpo_schema.compiled import compiled, from_model
+
+        if self.compiled_key:
+            return compiled(self.compiled_key)
+        model = self.script_args
+        if isinstance(model, str):
+            import importlib
+
+            module, name = model.split(":")
+            model = getattr(importlib.import_module(module), name)
+        return from_model(model, self.name)
 
     @property
     def keys(self) -> frozenset[str]:
-        return frozenset(self.script_args.model_fields)
+        return frozenset(self.validator.fields)
 
 
 _REGISTRY: dict[str, Profile] = {}

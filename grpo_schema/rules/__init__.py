@@ -77,9 +77,8 @@ def rule(code: str, severity: Severity, reads: tuple[str, ...], needs_plan: bool
 
 
 def load_rules() -> list[Rule]:
-    if not RULES:
-        for area in _AREAS:
-            importlib.import_module(f"grpo_schema.rules.{area}")
+    for area in _AREAS:  # imports are cached: this registers each area's rules once
+        importlib.import_module(f"grpo_schema.rules.{area}")
     return RULES
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from grpo_schema.params.launch import BUNDLED_ACCELERATE_CONFIGS
 from grpo_schema.rules import Finding, RuleContext, rule
 
+BUNDLED_ACCELERATE_CONFIGS = ("fsdp1", "fsdp2", "multi_gpu", "single_gpu", "zero1", "zero2", "zero3")
 ACCELERATOR_CONFIG_KEYS = ("split_batches", "dispatch_batches", "even_batches", "use_seedable_sampler",
                            "non_blocking", "gradient_accumulation_kwargs", "use_configured_state")
 

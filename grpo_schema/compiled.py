@@ -1,0 +1,164 @@
+"""Compiled validators: the pydantic models' own core schemas, cached as JSON, validated by pydantic-core alone.
+
+The Pydantic models in grpo_schema/params are the single source of truth. Building a 230-field model class and
+its validator costs more at start-up than the whole rest of `grpo validate`, so the core schema pydantic derives
+from each model is stored in `compiled_models.json` (functions by import name, model classes as typed dicts),
+together with per-field facts the diagnostics need. At run time a `pydantic_core.SchemaValidator` is rebuilt from
+it in milliseconds: the same validation, without importing pydantic's model machinery.
+
+Regenerate after changing a model:  python -m grpo_schema.compiled   (a test fails while the file is stale)
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic_core import SchemaValidator
+
+CACHE_PATH = Path(__file__).with_name("compiled_models.json")
+MODELS = {
+    "config": "grpo_schema.config:GRPORunConfig",
+    "launch": "grpo_schema.params.launch:LaunchParams",
+    "open-r1": "grpo_schema.profiles.open_r1_args:OpenR1ScriptArgs",
+}
+# pydantic's internal bound checks (emitted as partials) -> our equivalents in grpo_schema.coerce.
+_BOUND_FUNCTIONS = {"greater_than_validator": "bound_gt", "greater_than_or_equal_validator": "bound_ge",
+                    "less_than_validator": "bound_lt", "less_than_or_equal_validator": "bound_le"}
+_ALLOWED_MODULES = ("grpo_schema.", "builtins")
+
+
+@dataclass
+class CompiledModel:
+    name: str
+    validator: SchemaValidator
+    fields: dict[str, dict[str, Any]]  # field name -> expected, choices, only_choices, nested, default
+
+    def validate(self, data: dict[str, Any], context: dict[str, Any] | None = None) -> dict[str, Any]:
+        return self.validator.validate_python(data, context=context)
+
+
+# --- building (imports pydantic; run at development time or for models that are not cached) ----------------------
+
+def _import(path: str) -> Any:
+    module, name = path.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def _encode_callable(fn: Any) -> dict[str, Any]:
+    if isinstance(fn, functools.partial):
+        target = _BOUND_FUNCTIONS.get(fn.func.__name__)
+        if target is None:
+            raise ValueError(f"cannot compile the validator {fn!r}")
+        return {"$fn": f"grpo_schema.coerce:{target}", "$kw": dict(fn.keywords)}
+    module = getattr(fn, "__module__", "")
+    if not module.startswith(_ALLOWED_MODULES):
+        raise ValueError(f"cannot compile the validator {fn!r} from {module}")
+    return {"$fn": f"{module}:{fn.__qualname__}"}
+
+
+def _transform(node: Any, encode: bool) -> Any:
+    """Model schemas -> typed-dict schemas; drop metadata; functions encoded (or kept live)."""
+    if isinstance(node, list):
+        return [_transform(item, encode) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if node.get("type") == "model":
+        inner = node["schema"]
+        fields = {name: {"type": "typed-dict-field", "schema": _transform(f["schema"], encode),
+                         "required": f["schema"].get("type") != "default"}
+                  for name, f in inner["fields"].items()}
+        out: dict[str, Any] = {"type": "typed-dict", "fields": fields, "extra_behavior": "forbid",
+                               "config": {k: v for k, v in node.get("config", {}).items()
+                                          if k in ("allow_inf_nan", "coerce_numbers_to_str", "extra_fields_behavior")}}
+        if "ref" in node:
+            out["ref"] = re.sub(r":\d+$", "", node["ref"])
+        return out
+    out = {}
+    for key, value in node.items():
+        if key in ("metadata", "serialization", "cls"):
+            continue
+        if key in ("function", "default_factory") and callable(value):
+            out[key] = _encode_callable(value) if encode else value
+        elif key in ("ref", "schema_ref") and isinstance(value, str):
+            out[key] = re.sub(r":\d+$", "", value)
+        else:
+            out[key] = _transform(value, encode)
+    return out
+
+
+def _field_facts(model: Any) -> dict[str, dict[str, Any]]:
+    """Per field: the phrase for what it takes, its choices, its default, and the facts of a nested model."""
+    from grpo_schema.fielderrors import describe_expected, field_choices, nested_model
+
+    facts = {}
+    for name, info in model.model_fields.items():
+        inner = nested_model(info)
+        expected = describe_expected(info)
+        default = info.default if info.default_factory is None else info.default_factory()
+        facts[name] = {"expected": expected, "choices": list(field_choices(info)),
+                       "only_choices": "one of" in expected and not any(
+                           w in expected for w in ("an integer", "a number", "a string")),
+                       "nested": _field_facts(inner) if inner is not None else None,
+                       "default": default if isinstance(default, (str, int, float, bool, type(None), list)) else None}
+    return facts
+
+
+def compile_model(model: Any, encode: bool = True) -> dict[str, Any]:
+    model.model_rebuild()
+    return {"schema": _transform(model.__pydantic_core_schema__, encode), "fields": _field_facts(model)}
+
+
+def from_model(model: Any, name: str = "") -> CompiledModel:
+    """A compiled validator for a model that is not in the cache (e.g. a user's profile); uses pydantic."""
+    data = compile_model(model, encode=False)
+    return CompiledModel(name or model.__name__, SchemaValidator(data["schema"]), data["fields"])
+
+
+def write_cache(path: Path = CACHE_PATH) -> str:
+    text = cache_text()
+    path.write_text(text, encoding="utf-8")
+    return text
+
+
+def cache_text() -> str:
+    data = {key: compile_model(_import(target)) for key, target in MODELS.items()}
+    return json.dumps(data, indent=1, sort_keys=True, default=repr) + "\n"
+
+
+# --- loading (pydantic_core only) ----------------------------------------------------------------------------------
+
+def _decode(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_decode(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if "$fn" in node:
+        target = node["$fn"]
+        if not target.startswith(_ALLOWED_MODULES):
+            raise ValueError(f"refusing to load {target}")
+        fn = _import(target)
+        return functools.partial(fn, **node["$kw"]) if "$kw" in node else fn
+    return {key: _decode(value) for key, value in node.items()}
+
+
+@functools.lru_cache(maxsize=None)
+def _cache() -> dict[str, Any]:
+    return json.loads(CACHE_PATH.read_text(encoding="utf-8"))
+
+
+@functools.lru_cache(maxsize=None)
+def compiled(key: str) -> CompiledModel:
+    """The cached validator for one of MODELS ('config', 'launch', 'open-r1')."""
+    entry = _cache()[key]
+    return CompiledModel(key, SchemaValidator(_decode(entry["schema"])), entry["fields"])
+
+
+if __name__ == "__main__":  # pragma: no cover - developer command
+    write_cache()
+    print(f"wrote {CACHE_PATH}")
