@@ -6,12 +6,16 @@ from each model is stored in `compiled_models.json` (functions by import name, m
 together with per-field facts the diagnostics need. At run time a `pydantic_core.SchemaValidator` is rebuilt from
 it in milliseconds: the same validation, without importing pydantic's model machinery.
 
-Regenerate after changing a model:  python -m grpo_schema.compiled   (a test fails while the file is stale)
+Regenerate after changing a model:  python -c "from grpo_schema.compiled import write_cache; write_cache()"
+The cache records a fingerprint of the source files the models are built from; when they no longer match (an edit
+without regenerating), validators are built from the models themselves: slower to start, never stale. A test
+fails while the committed file is stale.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib
 import json
 import re
@@ -31,6 +35,17 @@ MODELS = {
 _BOUND_FUNCTIONS = {"greater_than_validator": "bound_gt", "greater_than_or_equal_validator": "bound_ge",
                     "less_than_validator": "bound_lt", "less_than_or_equal_validator": "bound_le"}
 _ALLOWED_MODULES = ("grpo_schema.", "builtins")
+_PACKAGE = Path(__file__).parent
+_SOURCES = ("params/*.py", "profiles/open_r1_args.py", "config.py", "types.py", "coerce.py", "fielderrors.py")
+
+
+def source_fingerprint() -> str:
+    """Hash of the files the models and their field facts are built from."""
+    digest = hashlib.sha256()
+    for pattern in _SOURCES:
+        for path in sorted(_PACKAGE.glob(pattern)):
+            digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
 
 
 @dataclass
@@ -127,7 +142,8 @@ def write_cache(path: Path = CACHE_PATH) -> str:
 
 
 def cache_text() -> str:
-    data = {key: compile_model(_import(target)) for key, target in MODELS.items()}
+    data: dict[str, Any] = {key: compile_model(_import(target)) for key, target in MODELS.items()}
+    data["fingerprint"] = source_fingerprint()
     return json.dumps(data, indent=1, sort_keys=True, default=repr) + "\n"
 
 
@@ -148,17 +164,20 @@ def _decode(node: Any) -> Any:
 
 
 @functools.lru_cache(maxsize=None)
-def _cache() -> dict[str, Any]:
-    return json.loads(CACHE_PATH.read_text(encoding="utf-8"))
+def _cache() -> dict[str, Any] | None:
+    """The cached schemas, or None when missing or built from other sources than the ones installed."""
+    try:
+        data = json.loads(CACHE_PATH.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if data.get("fingerprint") == source_fingerprint() else None
 
 
 @functools.lru_cache(maxsize=None)
 def compiled(key: str) -> CompiledModel:
-    """The cached validator for one of MODELS ('config', 'launch', 'open-r1')."""
-    entry = _cache()[key]
+    """The validator for one of MODELS ('config', 'launch', 'open-r1'): from the cache, else from the model."""
+    cache = _cache()
+    if cache is None:
+        return from_model(_import(MODELS[key]), key)
+    entry = cache[key]
     return CompiledModel(key, SchemaValidator(_decode(entry["schema"])), entry["fields"])
-
-
-if __name__ == "__main__":  # pragma: no cover - developer command
-    write_cache()
-    print(f"wrote {CACHE_PATH}")
