@@ -1,0 +1,70 @@
+"""A few optimizer steps of grpo_runtime and of TRL's GRPOTrainer on the same tiny model, config and data, with
+generation replaced by the same fixed completions and the buffer shuffle turned off on both sides (the only
+random parts). Losses and final weights must agree (grpo-runtime.md §10.2 oracle 10, extended to lr > 0)."""
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+import grpo_runtime.batch
+import grpo_runtime.train
+from grpo_runtime.reward_library import target_word_reward
+from grpo_runtime.rollout import crop_after_first_eos
+
+from .helpers import base_settings, read_metrics, validated, write_prompts
+from .trl_harness import build_trainer
+
+pytestmark = [pytest.mark.oracle, pytest.mark.slow]
+grpo_trainer_module = pytest.importorskip("trl.trainer.grpo_trainer")
+
+
+def fixed_completions(eos):
+    """8 rows (b * s): some stop at EOS, some run to max_completion_length, rewards differ within groups."""
+    cat, star = 7, 14  # the demo's target words (grpo_runtime.tiny.VOCABULARY)
+    return torch.tensor([[cat, cat, eos, 0, 0], [13, cat, 14, 15, 16], [star, eos, 0, 0, 0], [20, 21, 22, star, 12],
+                         [cat, 17, 17, eos, 0], [12, 17, 12, 17, 12], [eos, 0, 0, 0, 0], [18, star, star, 13, eos]])
+
+
+SHARED = dict(per_device_train_batch_size=4, num_generations=2, gradient_accumulation_steps=2, num_iterations=2,
+              max_completion_length=5, temperature=0.7, beta=0.04, loss_type="dapo", learning_rate=0.5,
+              max_steps=4, seed=3, optim="sgd", weight_decay=0.01, warmup_steps=1, logging_steps=1)
+# SGD rather than Adam: Adam's first steps are close to sign(gradient), so a 1e-9 gradient on some weight can
+# flip the sign of a full learning-rate step; SGD keeps the comparison linear in the gradients.
+
+
+@pytest.mark.parametrize("loss_type", ["dapo", "grpo"])
+def test_training_steps_match_trl(tmp_path, tiny_model_dir, monkeypatch, loss_type):
+    from datasets import load_dataset
+
+    data = write_prompts(tmp_path / "data.jsonl")
+    settings = {**SHARED, "loss_type": loss_type}
+
+    # --- TRL
+    monkeypatch.setattr(grpo_trainer_module, "shuffle_sequence_dict", lambda batch: batch)
+    trainer = build_trainer(tiny_model_dir, tmp_path / "trl", reward_funcs=(target_word_reward,),
+                            dataset=load_dataset("json", data_files=str(data), split="train"), **settings)
+    completions = fixed_completions(trainer.processing_class.eos_token_id)
+    trainer.model.generate = lambda **kw: torch.cat([kw["input_ids"], completions[: kw["input_ids"].size(0)]], 1)
+    trainer.train()
+    trl_losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
+    trl_weights = {k: v.detach().clone() for k, v in trainer.model.state_dict().items()}
+
+    # --- grpo_runtime
+    monkeypatch.setattr(grpo_runtime.train, "shuffle_rows", lambda batch: batch)
+    monkeypatch.setattr(grpo_runtime.batch, "sample_completions",
+                        lambda model, prompts, config, pad, eos_ids, multiple=None:
+                        crop_after_first_eos(completions[: len(prompts)], eos_ids))
+    ours = base_settings(tiny_model_dir, data, tmp_path / "ours")
+    ours.update(settings, reward_funcs=["grpo_runtime.reward_library.target_word_reward"])
+    result = validated(ours)
+    assert result.plan.old_logprobs_needed  # GA=2 < s*mu=4: the ratio moves away from 1
+    grpo_runtime.train.main(result.config, result.plan)
+
+    losses = [r["loss"] for r in read_metrics(tmp_path / "ours")]
+    assert losses == pytest.approx(trl_losses, abs=1e-6)
+    weights = load_file(str(tmp_path / "ours" / "model.safetensors"))
+    moved = max((trl_weights[k] - load_file(str(tiny_model_dir / "model.safetensors"))[k]).abs().max().item()
+                for k in weights)
+    assert moved > 1e-3  # the weights really trained
+    for name, value in weights.items():
+        assert torch.allclose(value, trl_weights[name], atol=1e-6, rtol=0), name
