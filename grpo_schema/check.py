@@ -27,6 +27,7 @@ from grpo_schema.profiles import Profile, get_profile
 from grpo_schema.rules import RuleContext, run_rules
 from grpo_schema.view import ConfigView
 
+BATCH_FIX_CODES = ("GRPO-B001", "GRPO-B002", "GRPO-B003", "GRPO-B004")
 TRL_REWARD_FUNCS = ("accuracy_reward", "reasoning_accuracy_reward", "think_format_reward",
                     "get_soft_overlong_punishment")
 
@@ -44,6 +45,8 @@ class CheckResult:
     # The mapping as loaded (after overrides), and where each key came from.
     raw: dict[str, Any] = field(default_factory=dict)
     positions: Positions = field(default_factory=Positions)
+    # Where each set value came from: key (TRL name, or "world_size") -> "file" | "command line".
+    sources: dict[str, str] = field(default_factory=dict)
 
     @property
     def valid(self) -> bool:
@@ -102,7 +105,7 @@ def check_mapping(mapping: Any, path: str = "<mapping>", **options: Any) -> Chec
 def _check(data: Any, path: str, positions: Positions, diagnostics: list[Diagnostic], *,
            world_size: int | None = None, profiles: Sequence[str | Profile] = (),
            overrides: Sequence[Override | str] | None = None, allow_env: Iterable[str] = (),
-           allow_profile_import: bool = False) -> CheckResult:
+           allow_profile_import: bool = False, suggest_fixes: bool = True) -> CheckResult:
     result = CheckResult(path, world_size or 1, diagnostics=diagnostics, positions=positions)
     if data is None or not isinstance(data, dict):
         result.diagnostics.append(_not_a_mapping(data))
@@ -117,13 +120,17 @@ def _check(data: Any, path: str, positions: Positions, diagnostics: list[Diagnos
     result.launch = launch
     declared = world_size or (launch.get("num_processes") if isinstance(launch.get("num_processes"), int) else None)
     result.world_size = declared or 1
+    result.sources = {**{k: "file" for k in keys.fields}, **{k: "command line" for k in origins}}
+    if declared:
+        result.sources["world_size"] = "command line" if world_size else "file"
     profile_args, profile_diags = _validate_profiles(active, keys.profile_args)
     result.config, result.profile_args = config, profile_args
-    result.diagnostics += field_diags + launch_diags + profile_diags
+    renamed_diags = _validate(compiled("config"), keys.renamed)[2] if keys.renamed else []
+    result.diagnostics += field_diags + renamed_diags + launch_diags + profile_diags
     batch_inputs = {"per_device_train_batch_size", "num_generations", "gradient_accumulation_steps",
                     "generation_batch_size", "steps_per_generation", "num_iterations"}
     if not failed & batch_inputs:
-        result.plan = derive_plan(config, result.world_size)
+        result.plan = derive_plan(config, result.world_size, sources=result.sources)
     explicit = frozenset(keys.fields) - failed
     ctx = _rule_context(result, active, explicit)
     ctx.foreign_script = any(d.code in (codes.K_UNKNOWN, codes.K_PROFILE) for d in keys.diagnostics)
@@ -135,6 +142,10 @@ def _check(data: Any, path: str, positions: Positions, diagnostics: list[Diagnos
         env = check_env(keys.env, frozenset(allow_env))
         result.env, result.diagnostics = env.values, result.diagnostics + env.diagnostics
     _place(result, keys.written_as, origins)
+    if suggest_fixes and any(d.code in BATCH_FIX_CODES for d in result.diagnostics):
+        from grpo_schema.fixes import attach_batch_fixes  # only for invalid batch geometry: it re-checks edits
+
+        attach_batch_fixes(result, active, tuple(allow_env))
     return _finish(result)
 
 

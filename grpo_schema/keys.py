@@ -40,7 +40,9 @@ class SortedKeys:
     launch: dict[str, Any] = field(default_factory=dict)
     env: Any = None
     has_env: bool = False
-    # New key -> the key as written, for keys validated under their new name.
+    # Values of renamed keys under their new names (type-checked only: TRL 1.16 does not read them), and the
+    # key each was written as.
+    renamed: dict[str, Any] = field(default_factory=dict)
     written_as: dict[str, str] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
@@ -72,9 +74,9 @@ def _migrate(out: SortedKeys, mapping: dict[str, Any], key: str, value: Any) -> 
               title=f"replace {key} with {', '.join(new_values) or 'nothing'}")
     if migration.kind == "renamed" and new_values:
         fix = Fix(rename={key: migration.replacement}, safe=True, title=f"rename {key} to {migration.replacement}")
-    if migration.kind == "renamed" and migration.replacement not in out.fields and new_values:
-        # Validate the value under its new name, so a bad value is reported now, not after the rename.
-        out.fields[migration.replacement] = value
+    if migration.kind == "renamed" and new_values:
+        # Type-check the value under its new name, so a bad value is reported now, not after the rename.
+        out.renamed[migration.replacement] = value
         out.written_as[migration.replacement] = key
     code = codes.K_RENAMED if migration.kind == "renamed" else codes.K_REMOVED
     hint = (f"write {migration.replacement}: {show_value(value)}" if migration.kind == "renamed"
