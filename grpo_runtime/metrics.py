@@ -43,6 +43,8 @@ def loss_metrics(outputs, reduce_sum: Callable = identity, gather: Callable = id
     for name, values in outputs.per_sequence.items():
         gathered = gather(values)
         metrics[name] = nanmin(gathered) if name.endswith("_min") else nanmax(gathered)
+    if outputs.entropy_window is not None:  # with an entropy bonus, the policy term is logged on its own
+        metrics["policy_loss"] = gather(outputs.policy_loss.reshape(1)).nanmean().item()
     return metrics
 
 

@@ -99,8 +99,6 @@ def run_both(trainer, t, *, train=True, grad_accum=1, num_items=None, use_old=Tr
                 sampling_logps=t["sampling"] if use_sampling else None, sampling_ratio=sampling_ratio,
             ), s, ctx)
             loss, metrics = out.loss, loss_metrics(out)
-            if bonus:
-                metrics["policy_loss"] = out.policy_loss.item()
         grad_l, grad_h = torch.autograd.grad(loss, [logps, entropies], allow_unused=True)
         results.append((loss.detach(), grad_l, grad_h, metrics))
     return results
@@ -241,3 +239,25 @@ def test_fully_masked_row_gives_nan_free_loss(trainer):
         results = run_both(trainer, t, loss_type=loss_type, beta=0.1)
         assert_same(results)
         assert torch.isfinite(results[1][0])
+
+
+def test_per_token_logps_and_entropies_match_trl(tiny_model_dir, tmp_path):
+    """Temperature 0.7, left-padded prompts, right-padded completions: zeros at padding, values within 1e-6 of
+    TRL's fused LM head (which differs from a plain log_softmax by float rounding only)."""
+    from grpo_runtime.logprobs import completion_logps
+
+    trl_trainer = build_trainer(tiny_model_dir, tmp_path, temperature=0.7)
+    model = trl_trainer.model.train()
+    g = torch.Generator().manual_seed(11)
+    prompt_ids = torch.randint(4, 20, (3, 4), generator=g)
+    prompt_mask = torch.tensor([[0, 0, 1, 1], [1, 1, 1, 1], [0, 1, 1, 1]])
+    completion_ids = torch.randint(4, 20, (3, 5), generator=g)
+    completion_mask = torch.tensor([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1], [1, 0, 0, 0, 0]])
+    with torch.no_grad():
+        expected_l, expected_h, _ = trl_trainer._get_per_token_logps_and_entropies(
+            model, torch.cat([prompt_ids, completion_ids], 1), torch.cat([prompt_mask, completion_mask], 1), 5,
+            compute_entropy=True)
+        logps, entropies = completion_logps(model, prompt_ids, prompt_mask, completion_ids, completion_mask, 0.7)
+    assert torch.allclose(logps, expected_l, atol=TOL, rtol=0)
+    assert torch.allclose(entropies, expected_h, atol=TOL, rtol=0)
+    assert logps[0, 3:].eq(0).all() and entropies[2, 1:].eq(0).all()

@@ -92,3 +92,17 @@ def test_eos_cropping_masks_and_length_metrics_match_trl(trainer, mask_truncated
         assert close(value, trl_metrics[name]), (name, value, trl_metrics[name])
     # masking truncated rows leaves the advantages alone: they still count in their group's statistics
     assert out["advantages"].abs().sum() > 0
+
+
+def test_builtin_rewards_agree_with_trl():
+    from trl.rewards import get_soft_overlong_punishment, think_format_reward
+
+    from grpo_runtime.rewards import REGISTRY
+
+    texts = ["<think>\nr\n</think>\na", "<think>\nr\na", "<think>a</think><think>b</think>", "x <think>y</think>",
+             "<think></think>"]
+    completions = [[{"role": "assistant", "content": t}] for t in texts]
+    assert REGISTRY["think_format_reward"]()(completions=completions) == think_format_reward(completions)
+    ids = [[0] * n for n in (0, 500, 1024, 1025, 1100, 1280, 1281, 4000)]
+    ours = REGISTRY["get_soft_overlong_punishment"]()(completion_ids=ids)
+    assert ours == get_soft_overlong_punishment(max_completion_len=1280, soft_punish_cache=256)(completion_ids=ids)

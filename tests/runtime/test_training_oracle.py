@@ -32,12 +32,18 @@ SHARED = dict(per_device_train_batch_size=4, num_generations=2, gradient_accumul
 # flip the sign of a full learning-rate step; SGD keeps the comparison linear in the gradients.
 
 
-@pytest.mark.parametrize("loss_type", ["dapo", "grpo"])
-def test_training_steps_match_trl(tmp_path, tiny_model_dir, monkeypatch, loss_type):
+@pytest.mark.parametrize("variant", [
+    dict(loss_type="dapo"),
+    dict(loss_type="grpo", importance_sampling_level="sequence"),
+    # the adaptive entropy controller: closed gate on the first window, then the coefficient moves every step
+    dict(loss_type="bnpo", use_adaptive_entropy=True, entropy_coef=0.05, entropy_target=10.0,
+         top_entropy_quantile=0.5),
+])
+def test_training_steps_match_trl(tmp_path, tiny_model_dir, monkeypatch, variant):
     from datasets import load_dataset
 
     data = write_prompts(tmp_path / "data.jsonl")
-    settings = {**SHARED, "loss_type": loss_type}
+    settings = {**SHARED, **variant}
 
     # --- TRL
     monkeypatch.setattr(grpo_trainer_module, "shuffle_sequence_dict", lambda batch: batch)
@@ -46,7 +52,8 @@ def test_training_steps_match_trl(tmp_path, tiny_model_dir, monkeypatch, loss_ty
     completions = fixed_completions(trainer.processing_class.eos_token_id)
     trainer.model.generate = lambda **kw: torch.cat([kw["input_ids"], completions[: kw["input_ids"].size(0)]], 1)
     trainer.train()
-    trl_losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
+    trl_logs = [h for h in trainer.state.log_history if "loss" in h]
+    trl_losses = [h["loss"] for h in trl_logs]
     trl_weights = {k: v.detach().clone() for k, v in trainer.model.state_dict().items()}
 
     # --- grpo_runtime
@@ -60,8 +67,15 @@ def test_training_steps_match_trl(tmp_path, tiny_model_dir, monkeypatch, loss_ty
     assert result.plan.old_logprobs_needed  # GA=2 < s*mu=4: the ratio moves away from 1
     grpo_runtime.train.main(result.config, result.plan)
 
-    losses = [r["loss"] for r in read_metrics(tmp_path / "ours")]
-    assert losses == pytest.approx(trl_losses, abs=1e-6)
+    records = read_metrics(tmp_path / "ours")
+    assert [r["loss"] for r in records] == pytest.approx(trl_losses, abs=1e-6)
+    for name in ("entropy", "kl", "entropy_coef", "policy_loss", "clip_ratio/region_mean", "reward"):
+        mine = [r.get(name) for r in records]
+        theirs = [h.get(name) for h in trl_logs]
+        assert mine == pytest.approx(theirs, abs=1e-6), name
+    if variant.get("use_adaptive_entropy"):  # entropy stays below the target: +entropy_coef_delta every step
+        assert [r["entropy_coef"] for r in records] == pytest.approx([0.055, 0.06, 0.065, 0.07])
+        assert all(r["policy_loss"] is not None for r in records)
     weights = load_file(str(tmp_path / "ours" / "model.safetensors"))
     moved = max((trl_weights[k] - load_file(str(tiny_model_dir / "model.safetensors"))[k]).abs().max().item()
                 for k in weights)
