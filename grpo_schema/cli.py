@@ -102,12 +102,27 @@ def cmd_validate(args: argparse.Namespace, rest: list[str]) -> int:
     if not paths:
         raise UsageError("no config file given (a path, a directory, '-' for stdin, or --config FILE)")
     options = _check_options(args, trl_overrides)
-    results, sources = [], {}
+    if args.fix and "-" in paths:
+        raise UsageError("--fix edits files in place; it cannot fix stdin")
+    results, sources, files = [], {}, []
     for path in paths:
         data = _read(path)
         shown = "<stdin>" if path == "-" else path
+        result = check_text(data, path=shown, **options)
+        if args.fix:
+            from grpo_schema.autofix import fix_file
+
+            data, result = fix_file(path, data, result, options)
         sources[shown] = data.decode("utf-8", "replace")
-        results.append(check_text(data, path=shown, **options))
+        results.append(result)
+        files.append((shown, data))
+    if args.world_sizes:
+        from grpo_schema.matrix import emit_matrix
+
+        try:
+            return emit_matrix(files, results, options, args.world_sizes, args.format)
+        except ValueError as exc:
+            raise UsageError(str(exc))
     _emit(results, sources, args.format)
     return EXIT_INVALID if any(has_errors(r.diagnostics, strict=args.strict) for r in results) else EXIT_OK
 
@@ -165,6 +180,8 @@ def _lazy(module: str, function: str, extra: str) -> Callable[[argparse.Namespac
         try:
             target = getattr(importlib.import_module(module), function)
         except ImportError as exc:
+            if not extra:  # part of the base install: a real bug, not a missing extra
+                raise
             raise UsageError(f"this command needs the {extra} extra: pip install 'grpo-config[{extra}]' ({exc})")
         return int(target(list(args.argv) + rest) or 0)
 
@@ -179,6 +196,10 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("paths", nargs="*", metavar="PATH", help="files, directories or - for stdin")
     validate.add_argument("--format", choices=("text", "json", "github"), default="text")
     validate.add_argument("--strict", action="store_true", help="warnings fail too (exit 1)")
+    validate.add_argument("--fix", action="store_true", help="apply the safe fixes in place (comments and "
+                          "formatting kept), then report what is left")
+    validate.add_argument("--world-sizes", metavar="SIZES", help="check at each world size (e.g. 1-64, 1,2,4,8) "
+                          "and show where the config is valid (text or json); exit 1 if any is invalid")
     _add_check_options(validate)
     validate.set_defaults(run=cmd_validate)
 
@@ -196,6 +217,8 @@ def build_parser() -> argparse.ArgumentParser:
         ("train", "grpo_runtime.cli", "train_command", "runtime", "train on this machine, one process"),
         ("launch", "grpo_runtime.cli", "launch_command", "runtime", "train with accelerate launch"),
         ("demo", "grpo_runtime.cli", "demo_command", "runtime", "write a tiny offline demo run"),
+        ("explain", "grpo_schema.explain", "explain_command", "", "show the batch schedule, micro-step by micro-step"),
+        ("migrate", "grpo_schema.migrate", "migrate_command", "", "rewrite renamed and removed keys for TRL 1.16"),
     ):
         command = sub.add_parser(name, help=text, add_help=False)
         command.add_argument("argv", nargs=argparse.REMAINDER)
@@ -205,7 +228,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 # Options of our own that take a value; everything else starting with -- is TRL's `--key value` form.
 _VALUE_OPTIONS = {"--world-size", "--profile", "--set", "--allow-env", "--format", "--output", "-o", "--draft",
-                  "--dataset-size", "--world-sizes"}
+                  "--dataset-size", "--world-sizes", "--max-prompt-length", "--micro-steps"}
 _FLAG_OPTIONS = {"--strict", "--fix", "--write", "-h", "--help", "--diff"}
 
 
@@ -233,6 +256,9 @@ def split_trl_tokens(argv: list[str]) -> tuple[list[str], list[str]]:
     return ours, trl
 
 
+_PASSTHROUGH = {"serve", "train", "launch", "demo", "explain", "migrate"}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     tokens = list(sys.argv[1:] if argv is None else argv)
@@ -240,7 +266,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if tokens and tokens[0] == "validate":
         ours, rest = split_trl_tokens(tokens[1:])
         tokens = ["validate", *ours]
-    args = parser.parse_args(tokens)
+    passthrough = bool(tokens) and tokens[0] in _PASSTHROUGH  # the command parses its own options, wherever they are
+    args = parser.parse_args(tokens[:1] if passthrough else tokens)
+    if passthrough:
+        args.argv = tokens[1:]
     try:
         return args.run(args, rest)
     except UsageError as exc:

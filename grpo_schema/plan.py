@@ -10,14 +10,18 @@ trainer's generation buffer):
     only s set:                               B_gen = b * P * s
     B_gen must hold whole groups: B_gen % G == 0.  Prompts per generation U = B_gen / G.
     Generation happens every s * mu micro-steps; an optimizer step every GA micro-steps.
-    Old log-probs are computed when GA % (s * mu) != 0, or when vLLM's importance-sampling correction is on.
+    Old log-probs are computed when GA % (s * mu) != 0, or when vLLM's importance-sampling correction is on;
+    the clip (epsilon) can only act when GA % (s * mu) != 0: otherwise the weights never change in between.
+    With a dataset of N prompts: N // U generations per epoch (the remainder is skipped), (N // U) * s * mu
+    micro-steps per epoch and ceil(that / GA) optimizer steps (transformers counts a shorter last window).
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import math
+from dataclasses import asdict, dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import Any, Mapping
 
 MAX_WORLD_SIZE_HINT = 64
 
@@ -85,6 +89,8 @@ def valid_world_sizes(geo: Geometry, limit: int = MAX_WORLD_SIZE_HINT) -> list[i
 
 @dataclass(frozen=True)
 class RunPlan:
+    """Every derived number of a run at one world size. `to_dict()` is the `derived` object of the JSON outputs."""
+
     world_size: int
     per_device_train_batch_size: int
     num_generations: int
@@ -103,36 +109,168 @@ class RunPlan:
     clipping_active: bool
     steps_per_generation_source: str
     generation_batch_size_source: str
+    # The sampler and the buffer (grpo-runtime.md §2.1-2.3).
+    prompts_per_process_per_generation: float = 0.0
+    sampler_batch_size: int = 0  # rows per process per dataloader batch (b x s)
+    sampler_repeat_count: int = 0  # how often the sampler emits each chunk (s x mu)
+    sampler_batches_skipped_per_generation: int = 0  # per process: s x mu - 1 copies the trainer ignores
+    completions_per_prompt_per_optimizer_step: float = 0.0  # distinct completions of a prompt one step sees
+    groups_split_across_processes: bool = False
+    groups_split_across_optimizer_steps: bool = False
+    # Sequence lengths (tokens).
+    max_completion_length: int | None = None
+    max_prompt_length: int | None = None
+    context_length_needed: int | None = None
+    context_length_note: str = ""
+    vllm_max_num_seqs: int | None = None
+    # With a dataset size (prompts in the training split).
+    dataset_size: int | None = None
+    generations_per_epoch: int | None = None
+    unique_prompts_per_epoch: int | None = None
+    prompts_dropped_per_epoch: int | None = None
+    micro_steps_per_epoch: int | None = None
+    optimizer_steps_per_epoch: int | None = None
+    total_optimizer_steps: int | None = None
+    epochs: float | None = None
+    # name -> {"value", "source"}: where each input came from (file, command line, default, derived).
+    inputs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # name -> the formula with its numbers, e.g. "16 x 7 x 4 = 448".
+    formulas: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def derive_plan(config: Any, world_size: int) -> RunPlan | None:
-    """The schedule at `world_size`, or None when TRL would reject the batch geometry there."""
+def derive_plan(config: Any, world_size: int, *, dataset_size: int | None = None,
+                max_prompt_length: int | None = None, sources: Mapping[str, str] | None = None) -> RunPlan | None:
+    """The schedule at `world_size`, or None when TRL would reject the batch geometry there.
+
+    `dataset_size` (prompts in the training split) adds the per-epoch figures; `max_prompt_length` (the longest
+    prompt, in tokens, as the user declares it) gives the context length generation needs; `sources` maps input
+    names (and "world_size") to where they came from ("file", "command line"); unnamed inputs are defaults.
+    """
     geo = Geometry.of(config)
     if any(p.kind != "eval_partial_groups" for p in problems(geo, world_size)):
         return None
-    b, G, GA, mu = (geo.per_device_train_batch_size, geo.num_generations, geo.gradient_accumulation_steps,
-                    geo.num_iterations)
-    gbs = _generation_batch_size(geo, world_size)
-    s = gbs // (b * world_size)
+    b, G, GA, mu, P = (geo.per_device_train_batch_size, geo.num_generations, geo.gradient_accumulation_steps,
+                       geo.num_iterations, world_size)
+    gbs = _generation_batch_size(geo, P)
+    s = gbs // (b * P)
     every = s * mu
     old_needed = GA % every != 0 or bool(config.use_vllm and config.vllm_importance_sampling_correction)
     # Completions one optimizer step trains on: GA micro-batches of b per process (repeats counted).
-    per_step = b * world_size * GA
-    return RunPlan(
-        world_size=world_size, per_device_train_batch_size=b, num_generations=G, gradient_accumulation_steps=GA,
+    per_step = b * P * GA
+    core = dict(
+        world_size=P, per_device_train_batch_size=b, num_generations=G, gradient_accumulation_steps=GA,
         steps_per_generation=s, num_iterations=mu, generation_batch_size=gbs, prompts_per_generation=gbs // G,
         completions_per_process_per_generation=b * s, generate_every_micro_steps=every,
         optimizer_steps_per_generation=float(Fraction(every, GA)),
         generations_per_optimizer_step=float(Fraction(GA, every)),
         completions_per_optimizer_step=per_step,
         prompts_per_optimizer_step=float(Fraction(per_step, G * mu)),
-        old_logprobs_needed=old_needed, clipping_active=old_needed,
+        old_logprobs_needed=old_needed,
+        # The ratio pi/pi_old differs from 1 only when the weights change between generating a batch and
+        # training on it; with vLLM's correction old log-probs are computed, but the clip still never acts.
+        clipping_active=GA % every != 0,
         steps_per_generation_source=("steps_per_generation" if geo.steps_per_generation is not None else
                                      "generation_batch_size" if geo.generation_batch_size is not None else
                                      "gradient_accumulation_steps"),
         generation_batch_size_source=("generation_batch_size" if geo.generation_batch_size is not None else
                                       "derived"),
+        prompts_per_process_per_generation=float(Fraction(b * s, G)), sampler_batch_size=b * s,
+        sampler_repeat_count=every, sampler_batches_skipped_per_generation=every - 1,
+        # A step covers min(GA, s) of the s buffer slices of a generation: that share of each group, on average.
+        completions_per_prompt_per_optimizer_step=float(Fraction(G * min(GA, s), s)),
+        groups_split_across_processes=P > 1 and (b * s) % G != 0,
+        groups_split_across_optimizer_steps=GA % s != 0,
     )
+    core.update(_lengths(config, b, s, max_prompt_length))
+    if dataset_size is not None:
+        core.update(_epoch_figures(config, dataset_size, gbs // G, every, GA))
+    core["inputs"] = _inputs(config, core, dict(sources or {}))
+    core["formulas"] = _formulas(core, config)
+    return RunPlan(**core)
+
+
+def _lengths(config: Any, b: int, s: int, max_prompt_length: int | None) -> dict[str, Any]:
+    completion = config.max_completion_length
+    if completion is None:
+        needed, note = None, "max_completion_length is null: generation runs until EOS or the model's limit"
+    elif max_prompt_length is None:
+        needed = None
+        note = (f"the longest prompt plus max_completion_length ({completion}); the prompt length is unknown "
+                "(TRL 1.16 never truncates prompts): pass --max-prompt-length to get a number")
+    else:
+        needed = max_prompt_length + completion
+        note = f"max prompt length ({max_prompt_length}) + max_completion_length ({completion}) = {needed}"
+    colocate = config.use_vllm and config.vllm_mode == "colocate"
+    seqs = b * config.vllm_tensor_parallel_size * s if colocate else None
+    return dict(max_completion_length=completion, max_prompt_length=max_prompt_length, context_length_needed=needed,
+                context_length_note=note, vllm_max_num_seqs=seqs)
+
+
+def _epoch_figures(config: Any, n: int, U: int, every: int, GA: int) -> dict[str, Any]:
+    """Per-epoch counts as the RepeatSampler and transformers' loop produce them (a shorter last window counts)."""
+    generations = n // U
+    micro = generations * every
+    per_epoch = max(-(-micro // GA), 1)
+    if config.max_steps > 0:
+        total = config.max_steps
+    else:
+        total = math.ceil(config.num_train_epochs * per_epoch)
+    return dict(dataset_size=n, generations_per_epoch=generations, unique_prompts_per_epoch=generations * U,
+                prompts_dropped_per_epoch=n - generations * U, micro_steps_per_epoch=micro,
+                optimizer_steps_per_epoch=per_epoch, total_optimizer_steps=total,
+                epochs=float(Fraction(total, per_epoch)) if micro else None)
+
+
+_INPUTS = ("per_device_train_batch_size", "num_generations", "gradient_accumulation_steps", "num_iterations",
+           "steps_per_generation", "generation_batch_size", "max_completion_length", "max_steps",
+           "num_train_epochs", "seed", "shuffle_dataset")
+
+
+def _inputs(config: Any, plan: dict[str, Any], sources: dict[str, str]) -> dict[str, dict[str, Any]]:
+    out = {"world_size": {"value": plan["world_size"], "source": sources.get("world_size", "default")}}
+    for name in _INPUTS:
+        out[name] = {"value": getattr(config, name), "source": sources.get(name, "default")}
+    for name in ("steps_per_generation", "generation_batch_size"):
+        if getattr(config, name) is None:  # TRL fills in the one that is not set
+            out[name] = {"value": plan[name], "source": "derived"}
+    for name in ("max_prompt_length", "dataset_size"):  # not config fields: the caller declares them
+        if plan.get(name) is not None:
+            out[name] = {"value": plan[name], "source": sources.get(name, "command line")}
+    return out
+
+
+def _formulas(plan: dict[str, Any], config: Any) -> dict[str, str]:
+    b, P, s, G, GA, mu = (plan[k] for k in ("per_device_train_batch_size", "world_size", "steps_per_generation",
+                                             "num_generations", "gradient_accumulation_steps", "num_iterations"))
+    gbs, every = plan["generation_batch_size"], plan["generate_every_micro_steps"]
+    if config.generation_batch_size is not None:
+        steps = f"generation_batch_size / (per_device_train_batch_size x world_size) = {gbs} / ({b} x {P}) = {s}"
+        batch = f"set in the file: {gbs}"
+    else:
+        source = "steps_per_generation" if config.steps_per_generation is not None else "gradient_accumulation_steps"
+        default = source == "gradient_accumulation_steps"
+        steps = f"{source} = {s}" + (" (the default: one generation per optimizer step)" if default else "")
+        batch = f"per_device_train_batch_size x world_size x steps_per_generation = {b} x {P} x {s} = {gbs}"
+    out = {
+        "steps_per_generation": steps,
+        "generation_batch_size": batch,
+        "prompts_per_generation": f"generation_batch_size / num_generations = {gbs} / {G} = {gbs // G}",
+        "generate_every_micro_steps": f"steps_per_generation x num_iterations = {s} x {mu} = {every}",
+        "completions_per_optimizer_step": f"per_device_train_batch_size x world_size x gradient_accumulation_steps"
+                                          f" = {b} x {P} x {GA} = {b * P * GA}",
+        "optimizer_steps_per_generation": f"generate_every_micro_steps / gradient_accumulation_steps = {every} / {GA}",
+        "old_logprobs_needed": f"gradient_accumulation_steps % (steps_per_generation x num_iterations) = {GA} % "
+                               f"{every} = {GA % every}" + (", or vLLM importance-sampling correction on"
+                                                            if config.use_vllm else ""),
+    }
+    if plan.get("micro_steps_per_epoch") is not None:
+        out["micro_steps_per_epoch"] = (f"(dataset_size // prompts_per_generation) x generate_every_micro_steps = "
+                                        f"({plan['dataset_size']} // {gbs // G}) x {every} = "
+                                        f"{plan['micro_steps_per_epoch']}")
+        out["optimizer_steps_per_epoch"] = (f"ceil(micro_steps_per_epoch / gradient_accumulation_steps) = "
+                                            f"ceil({plan['micro_steps_per_epoch']} / {GA}) = "
+                                            f"{plan['optimizer_steps_per_epoch']}")
+    return out

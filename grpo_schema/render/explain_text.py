@@ -1,0 +1,199 @@
+"""`grpo explain` as text: the settings, what they give, a micro-step walk, why the sampler repeats, and notes.
+
+Renders the document `grpo_schema.explain.explain_result` builds (plain JSON-shaped data), so the text and the
+JSON always say the same thing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+MAX_PROCESSES_SHOWN = 8
+_MEANING = {
+    "per_device_train_batch_size": "completions each process trains on per micro-step",
+    "num_generations": "completions sampled per prompt (one group)",
+    "gradient_accumulation_steps": "micro-steps accumulated into one optimizer step",
+    "steps_per_generation": "micro-steps that share one generation (per pass)",
+    "generation_batch_size": "completions generated at once, over all processes",
+    "num_iterations": "passes over each generation",
+    "world_size": "training processes over all machines",
+}
+
+
+def _source(entry: dict[str, Any]) -> str:
+    return entry["source"]
+
+
+def settings(derived: dict[str, Any]) -> list[str]:
+    inputs = derived["inputs"]
+    rows = [(name, inputs[name]) for name in _MEANING if name in inputs]
+    width = max(len(name) for name, _ in rows)
+    out = ["The settings that shape the batch"]
+    for name, entry in rows:
+        label = "world size" if name == "world_size" else name
+        out.append(f"  {label:<{width}}  {entry['value']!s:>5}  {_source(entry):<12}  {_MEANING[name]}")
+    return out
+
+
+def _ratio(value: float) -> str:
+    return f"{value:g}" if value == int(value) else f"{value:.2f}"
+
+
+def consequences(d: dict[str, Any]) -> list[str]:
+    f = d["formulas"]
+    U, G, every, GA = d["prompts_per_generation"], d["num_generations"], d["generate_every_micro_steps"], \
+        d["gradient_accumulation_steps"]
+    per_gen = d["optimizer_steps_per_generation"]
+    steps = (f"{_ratio(per_gen)} optimizer step{'s' if per_gen != 1 else ''} per generation" if per_gen >= 1 else
+             f"{_ratio(d['generations_per_optimizer_step'])} generations per optimizer step")
+    out = ["What they give",
+           f"  generation batch  {f['generation_batch_size']} completions = {U} prompts x {G} completions",
+           f"  per process       {d['completions_per_process_per_generation']} completions per generation "
+           f"({_ratio(d['prompts_per_process_per_generation'])} prompts)",
+           f"  generation        every {every} micro-step{'s' if every != 1 else ''} "
+           f"(steps_per_generation x num_iterations = {d['steps_per_generation']} x {d['num_iterations']})",
+           f"  optimizer step    every {GA} micro-step{'s' if GA != 1 else ''}, on "
+           f"{d['completions_per_optimizer_step']} completions; {steps}",
+           "  old log-probs     " + ("computed at each generation" if d["old_logprobs_needed"] else
+                                     "not computed (the current policy's, detached, stand in)"),
+           "  clipping          " + ("can act: the weights change while a generation is still being trained on"
+                                     if d["clipping_active"] else "never acts: training is on-policy (ratio = 1)"),
+           f"  context length    {d['context_length_needed'] or 'unknown'}: {d['context_length_note']}"]
+    if d.get("vllm_max_num_seqs"):
+        out.append(f"  vLLM (colocate)   max_num_seqs {d['vllm_max_num_seqs']} (per_device_train_batch_size x "
+                   "vllm_tensor_parallel_size x steps_per_generation); TRL fixes max_num_batched_tokens at 4096")
+    if d.get("dataset_size") is not None:
+        out.append(f"  per epoch         {d['dataset_size']} prompts -> {d['generations_per_epoch']} generations, "
+                   f"{d['micro_steps_per_epoch']} micro-steps, {d['optimizer_steps_per_epoch']} optimizer steps "
+                   f"({d['unique_prompts_per_epoch']} prompts used, {d['prompts_dropped_per_epoch']} left out)")
+        out.append(f"  whole run         {d['total_optimizer_steps']} optimizer steps"
+                   + (f" ({_ratio(d['epochs'])} epochs)" if d.get("epochs") else ""))
+    return out
+
+
+def prompt_text(prompts: list[dict[str, Any]], G: int) -> str:
+    """[{position, copies, index}] -> '#1-#18 (x7 each), #19 (x2 of 7)'; dataset indices in brackets if known."""
+    parts: list[str] = []
+    full: list[dict[str, Any]] = []
+
+    def flush() -> None:
+        if full:
+            first, last = full[0], full[-1]
+            span = f"#{first['position'] + 1}" + (f"-#{last['position'] + 1}" if len(full) > 1 else "")
+            indices = "" if first.get("index") is None else " [rows " + ", ".join(str(p["index"]) for p in full) + "]"
+            parts.append(f"{span} (x{G}{' each' if len(full) > 1 else ''}){indices}")
+            full.clear()
+
+    for prompt in prompts:
+        if prompt["copies"] == G and (not full or full[-1]["position"] + 1 == prompt["position"]):
+            full.append(prompt)
+            continue
+        flush()
+        if prompt["copies"] == G:
+            full.append(prompt)
+        else:
+            index = "" if prompt.get("index") is None else f" [row {prompt['index']}]"
+            parts.append(f"#{prompt['position'] + 1} (x{prompt['copies']} of {G}){index}")
+    flush()
+    return ", ".join(parts)
+
+
+def _shown_ranks(count: int) -> list[int | None]:
+    if count <= MAX_PROCESSES_SHOWN:
+        return list(range(count))
+    return [0, 1, 2, None, count - 1]
+
+
+def _generation_lines(step: dict[str, Any], d: dict[str, Any]) -> list[str]:
+    G, s, b = d["num_generations"], d["steps_per_generation"], d["per_device_train_batch_size"]
+    processes = step["processes"]
+    out = []
+    for rank in _shown_ranks(len(processes)):
+        if rank is None:
+            out.append(f"      ... processes 3 to {len(processes) - 2} likewise")
+            continue
+        p = processes[rank]
+        out.append(f"      process {rank} gets sampler batch {p['sampler_batch']}: prompts {prompt_text(p['prompts'], G)}")
+    rows = d["sampler_batch_size"]
+    old = "; old log-probs are computed" if d["old_logprobs_needed"] else ""
+    out.append(f"      each process generates and scores its {rows} completions; rewards are gathered so every group "
+               f"is scored whole{old};")
+    out.append(f"      each process shuffles its {rows} rows and cuts them into {s} slice{'s' if s > 1 else ''} "
+               f"of {b}")
+    return out
+
+
+def _step_line(step: dict[str, Any], d: dict[str, Any], first_of_generation: int) -> str:
+    P, s, mu = d["world_size"], d["steps_per_generation"], d["num_iterations"]
+    parts = [f"  micro-step {step['micro_step']}"]
+    if step["generates"]:
+        parts.append(f"generation {step['generation'] + 1}: GENERATE")
+    else:
+        first, last = step["processes"][0]["sampler_batch"], step["processes"][-1]["sampler_batch"]
+        batches = f"batch {first}" if first == last else f"batches {first}-{last}"
+        parts.append(f"skip sampler {batches} (copies of micro-step {first_of_generation}'s)")
+    train = f"train on slice {step['buffer_slice'] + 1} of {s}"
+    parts.append(train + (f", pass {step['iteration']} of {mu}" if mu > 1 else ""))
+    if step["optimizer_step"] is not None:
+        parts.append(f"OPTIMIZER STEP {step['optimizer_step']} ({step['window']} micro-step"
+                     f"{'s' if step['window'] != 1 else ''} accumulated)")
+    return " | ".join(parts)
+
+
+def walk_lines(document: dict[str, Any]) -> list[str]:
+    d, schedule = document["derived"], document["schedule"]
+    if not schedule:
+        return []
+    seed = d["inputs"]["seed"]["value"]
+    shuffled = d["inputs"]["shuffle_dataset"]["value"]
+    order = (f"the epoch's shuffled order (torch.randperm, generator seeded once with seed={seed})" if shuffled
+             else "dataset order (shuffle_dataset is false)")
+    out = [f"Micro-step by micro-step (the first {len(schedule)}; prompts are numbered by position in {order})"]
+    first_of_generation, epoch = 0, 0
+    for step in schedule:
+        if step["epoch"] != epoch:
+            epoch = step["epoch"]
+            out.append(f"  --- epoch {epoch + 1} begins: a new shuffle of the prompts ---")
+        if step["generates"]:
+            first_of_generation = step["micro_step"]
+        out.append(_step_line(step, d, first_of_generation))
+        if step["generates"]:
+            out += _generation_lines(step, d)
+    return out
+
+
+def why_lines(d: dict[str, Any]) -> list[str]:
+    s, mu, b, every = d["steps_per_generation"], d["num_iterations"], d["per_device_train_batch_size"], \
+        d["generate_every_micro_steps"]
+    return [
+        "Why steps_per_generation appears twice in the sampler",
+        f"  In the dataloader's batch size (per_device_train_batch_size x steps_per_generation = {b} x {s} = {b * s}) "
+        f"it fetches, in one batch, everything the next {s} micro-steps train on, so it can be generated at once.",
+        f"  In the sampler's repeat count (steps_per_generation x num_iterations = {s} x {mu} = {every}) it keeps the "
+        f"dataloader in step with the trainer, which still asks for a batch on each of the {every - 1} micro-steps "
+        "until the next generation: the sampler serves copies of the same prompts and the trainer ignores them.",
+        "  The two cancel: every prompt of an epoch gets its num_generations completions generated exactly once.",
+    ]
+
+
+def diagnostic_lines(document: dict[str, Any]) -> list[str]:
+    shown = [d for d in document["diagnostics"] if d["severity"] != "info"]
+    out = [f"  {d['severity']}[{d['code']}] {d['message']}" + (f"\n    help: {d['hint']}" if d["hint"] else "")
+           for d in shown]
+    return ["Diagnostics (grpo validate shows them with their lines)"] + out if out else []
+
+
+def render_explain(document: dict[str, Any], source: str = "") -> str:
+    d = document["derived"]
+    where = d.get("inputs", {}).get("world_size", {}).get("source", "default")
+    blocks = [[f"grpo explain: {document['path']} at world size {document['world_size']} ({where})"]]
+    if "inputs" in d:
+        blocks += [settings(d), consequences(d), walk_lines(document), why_lines(d)]
+    if document["notes"]:
+        blocks.append(["Notes"] + [f"  - {note}" for note in document["notes"]])
+    sizes = document.get("valid_world_sizes")
+    if sizes is not None:
+        listed = ", ".join(map(str, sizes[:16])) + (", ..." if len(sizes) > 16 else "")
+        blocks.append([f"Batch geometry valid at world sizes (1-64): {listed or 'none'}"])
+    blocks.append(diagnostic_lines(document))
+    return "\n\n".join("\n".join(block) for block in blocks if block) + "\n"
