@@ -1,36 +1,127 @@
-"""JSON Schema export of the config model, for editors, CI tools and the web form."""
+"""The JSON Schema of a `trl grpo --config` file, for editors (yaml-language-server), CI tools and the web form.
+
+Generated from the models, never written by hand:
+
+    grpo schema [--draft 2020-12|07] [--profile open-r1] [--lenient] [--output PATH]
+    python -m grpo_schema.export [DIR] [--check]     # (re)writes, or checks, every committed file in schemas/
+
+Every YAML file grpo-config writes starts with `MODELINE` (see `with_modeline`), so editors find the schema.
+This module is slow-ish to run (it builds pydantic's schema) and is never imported by `import grpo_schema`.
+"""
 
 from __future__ import annotations
 
+import argparse
 import json
-from typing import Any
+import sys
+from pathlib import Path
+from typing import Any, Iterable, Sequence
 
-from grpo_schema.config import GRPORunConfig, field_areas
-from grpo_schema.params.launch import LaunchParams
+REPO_URL = "https://github.com/grpo-config/grpo-config"
+SCHEMA_BASE_URL = "https://raw.githubusercontent.com/grpo-config/grpo-config/main/schemas/"
+SCHEMA_ID = SCHEMA_BASE_URL + "grpo-config.schema.json"
+MODELINE_PREFIX = "# yaml-language-server: $schema="
+MODELINE = MODELINE_PREFIX + SCHEMA_ID
 
-SCHEMA_ID = "https://raw.githubusercontent.com/grpo-config/grpo-config/main/schemas/grpo-config.schema.json"
-
-
-def export_schema(draft: str = "2020-12") -> dict[str, Any]:
-    schema = GRPORunConfig.model_json_schema()
-    areas = field_areas()
-    for name, prop in schema.get("properties", {}).items():
-        area = areas[name]
-        prop["x-group"] = area.area
-        prop["x-group-title"] = area.title
-    launch = LaunchParams.model_json_schema()
-    for name, prop in launch.get("properties", {}).items():
-        prop["x-group"], prop["x-group-title"] = LaunchParams.area, LaunchParams.title
-        schema["properties"][name] = prop
-    schema["properties"]["env"] = {"type": "object", "additionalProperties": {"type": "string"},
-                                   "description": "Environment variables set before training (string values).",
-                                   "x-group": "env", "x-group-title": "Environment"}
-    schema["additionalProperties"] = False
-    schema["$schema"] = ("https://json-schema.org/draft/2020-12/schema" if draft == "2020-12"
-                         else "http://json-schema.org/draft-07/schema#")
-    schema["$id"] = SCHEMA_ID
-    return schema
+TITLE = "GRPO training config (TRL 1.16 `trl grpo --config`)"
+DESCRIPTION = (
+    "One flat mapping: every field of TRL 1.16's GRPOConfig (with transformers' TrainingArguments), "
+    "GRPOScriptArguments, ModelConfig and DatasetMixtureConfig, `accelerate launch` options and an `env:` mapping. "
+    "This schema checks names, types, ranges, allowed values, renamed and removed keys, and the cross-field errors "
+    "that depend on allowed values only (if/then). The arithmetic rules across fields (a generation batch that "
+    "holds whole groups at a world size, epsilon_high >= epsilon, ordered clip bounds, one reward weight per "
+    "source, ...) stay in the Python validator: run `grpo validate FILE`. " + REPO_URL)
 
 
-def schema_text(draft: str = "2020-12") -> str:
-    return json.dumps(export_schema(draft), indent=2, sort_keys=False) + "\n"
+def schema_filename(draft: str = "2020-12", profiles: Sequence[str] = (), lenient: bool = False) -> str:
+    parts = ["grpo-config", *profiles] + (["lenient"] if lenient else []) + (["draft-07"] if draft == "07" else [])
+    return ".".join(parts) + ".schema.json"
+
+
+def schema_url(draft: str = "2020-12", profiles: Sequence[str] = (), lenient: bool = False) -> str:
+    return SCHEMA_BASE_URL + schema_filename(draft, profiles, lenient)
+
+
+def modeline(schema: str = SCHEMA_ID) -> str:
+    """The header comment that makes yaml-language-server (VS Code, Neovim, ...) use `schema` for the file."""
+    return MODELINE_PREFIX + schema
+
+
+def with_modeline(text: str, schema: str = SCHEMA_ID) -> str:
+    """`text` starting with the modeline (replacing an existing one): it must come before any YAML content."""
+    lines = text.splitlines(keepends=True)
+    kept = [line for line in lines if not line.lstrip().startswith(MODELINE_PREFIX)]
+    return modeline(schema) + "\n" + "".join(kept)
+
+
+def export_schema(draft: str = "2020-12", profiles: Iterable[Any] = (), lenient: bool = False) -> dict[str, Any]:
+    """The schema as a dict. `profiles`: names or Profile objects whose script keys are accepted and typed.
+
+    `lenient` accepts unknown keys (for SchemaStore, where a newer TRL may add keys); the default schema refuses
+    them like the Python validator does.
+    """
+    from grpo_schema.check import resolve_profiles
+    from grpo_schema.schema_export.build import build_schema
+    from grpo_schema.schema_export.drafts import DIALECTS, to_draft_07
+
+    active = resolve_profiles(profiles)
+    schema = {"$schema": DIALECTS[draft],
+              "$id": schema_url(draft, [p.name for p in active], lenient),
+              "title": TITLE + "".join(f" + {p.name}" for p in active),
+              "description": DESCRIPTION, **build_schema(active, lenient)}
+    return to_draft_07(schema) if draft == "07" else schema
+
+
+def schema_text(draft: str = "2020-12", profiles: Iterable[Any] = (), lenient: bool = False) -> str:
+    return json.dumps(export_schema(draft, profiles, lenient), indent=2, ensure_ascii=False) + "\n"
+
+
+# --- the committed copies in schemas/ --------------------------------------------------------------------------------
+# (draft, profiles, lenient) of each committed schema file.
+COMMITTED = (("2020-12", (), False), ("07", (), False), ("2020-12", ("open-r1",), False), ("07", (), True))
+CATALOG_FILE = "catalog.json"
+FILE_MATCH = ("*.grpo.yaml", "*.grpo.yml", "**/grpo/*.yaml", "**/grpo/*.yml")
+
+
+def catalog_text() -> str:
+    """A SchemaStore catalog entry (draft-07, lenient: SchemaStore asks for both) for self-hosted schemas."""
+    entry = {"name": "grpo-config", "description": "GRPO training config for TRL `trl grpo --config` (grpo-config)",
+             "fileMatch": list(FILE_MATCH), "url": schema_url("07", (), True),
+             "versions": {"strict": schema_url("07"), "strict-2020-12": SCHEMA_ID,
+                          "open-r1": schema_url("2020-12", ("open-r1",))}}
+    catalog = {"$schema": "https://json.schemastore.org/schema-catalog.json", "version": 1, "schemas": [entry]}
+    return json.dumps(catalog, indent=2) + "\n"
+
+
+def committed_texts() -> dict[str, str]:
+    texts = {schema_filename(*spec): schema_text(*spec) for spec in COMMITTED}
+    texts[CATALOG_FILE] = catalog_text()
+    return texts
+
+
+def stale_files(directory: Path) -> list[str]:
+    """Names of committed files in `directory` that differ from what the models generate now."""
+    return [name for name, text in committed_texts().items()
+            if not (directory / name).is_file() or (directory / name).read_text(encoding="utf-8") != text]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m grpo_schema.export",
+                                     description="write (or --check) the committed JSON Schemas and catalog")
+    parser.add_argument("directory", nargs="?", default="schemas", type=Path)
+    parser.add_argument("--check", action="store_true", help="exit 1 when a committed file is stale; write nothing")
+    args = parser.parse_args(argv)
+    if args.check:
+        stale = stale_files(args.directory)
+        for name in stale:
+            print(f"stale: {args.directory / name} (regenerate: python -m grpo_schema.export {args.directory})")
+        return 1 if stale else 0
+    args.directory.mkdir(parents=True, exist_ok=True)
+    for name, text in committed_texts().items():
+        (args.directory / name).write_text(text, encoding="utf-8")
+        print(f"wrote {args.directory / name}")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

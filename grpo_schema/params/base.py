@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -24,3 +24,5 @@ class AreaParams(BaseModel):
     area: ClassVar[str] = ""
     title: ClassVar[str] = ""
     summary: ClassVar[str] = ""
+    # Field name -> {allowed value -> what it means}: editors show these per value (grpo_schema.export).
+    value_docs: ClassVar[dict[str, dict[Any, str]]] = {}

@@ -27,12 +27,12 @@ class BatchParams(AreaParams):
         description="Completions sampled per prompt: the GRPO group size G. Advantages compare completions "
                     "within a group, so at least 2. The generation batch must be a multiple of it.")
     generation_batch_size: Int | None = Field(
-        None, ge=1,
+        None, examples=[64], ge=1,
         description="Completions generated at once, counted over all processes. Unset: per_device_train_batch_size "
                     "x world size x steps_per_generation. Must be a multiple of per_device_train_batch_size x "
                     "world size and of num_generations. Set this or steps_per_generation, not both.")
     steps_per_generation: Int | None = Field(
-        None, ge=1,
+        None, examples=[4], ge=1,
         description="Micro-steps served from one generation batch. Unset: gradient_accumulation_steps (or derived "
                     "from generation_batch_size). Set this or generation_batch_size, not both.")
     num_iterations: Int = Field(

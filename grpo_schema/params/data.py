@@ -33,19 +33,34 @@ class DataParams(AreaParams):
     title = "Data"
     summary = ("Prompts come from dataset_name or from a `datasets:` mixture (which wins when both are set). "
                "Rows need a 'prompt' column; other columns are passed to reward functions.")
+    # Per-value docs, shown by editors for each allowed value (grpo_schema.export).
+    value_docs = {
+        "train_sampling_strategy": {
+            "random": "Shuffle (transformers' default). GRPO ignores it: its own sampler keeps groups together.",
+            "sequential": "Dataset order. Ignored by GRPO.",
+            "group_by_length": "Batch rows of similar length together. Ignored by GRPO.",
+            "batch_rebalance": "Rebalance batches across processes. Ignored by GRPO.",
+        },
+    }
 
     dataset_name: str | None = Field(
-        None, description="Hub id or local path of the prompt dataset. Required unless `datasets` is given.")
-    dataset_config: str | None = Field(None, description="Configuration (subset) name of dataset_name.")
+        None,
+        examples=["trl-lib/DeepMath-103K"],
+        description="Hub id or local path of the prompt dataset. Required unless `datasets` is given.")
+    dataset_config: str | None = Field(
+        None, examples=["main"],
+        description="Configuration (subset) name of dataset_name.")
     dataset_train_split: str = Field("train", description="Split used for training.")
     dataset_test_split: str = Field("test", description="Split used for evaluation when eval_strategy is not 'no'.")
     dataset_streaming: bool = Field(
         False, description="Stream dataset_name instead of downloading it (needs max_steps > 0).")
     datasets: list[DatasetEntry] = Field(
-        default_factory=list, description="A mixture of datasets, concatenated. Each entry needs a path.")
+        default_factory=list,
+        examples=[[{"path": "trl-lib/DeepMath-103K", "split": "train"}]],
+        description="A mixture of datasets, concatenated. Each entry needs a path.")
     streaming: bool = Field(False, description="Stream the `datasets` mixture (needs max_steps > 0).")
     test_split_size: Float | None = Field(
-        None, gt=0,
+        None, examples=[0.05], gt=0,
         description="Hold out part of the mixture for evaluation: a fraction in (0, 1) or a row count.")
     shuffle_dataset: bool = Field(True, description="Shuffle prompts each epoch (seeded by seed).")
     remove_unused_columns: bool | None = Field(
@@ -62,6 +77,14 @@ class DataloaderParams(AreaParams):
     area = "dataloader"
     title = "Data loader"
     summary = "Worker processes and memory pinning of the PyTorch data loader."
+    # Per-value docs, shown by editors for each allowed value (grpo_schema.export).
+    value_docs = {
+        "dataloader_multiprocessing_context": {
+            "fork": "Copy the main process (fast; unsafe once CUDA is initialised).",
+            "spawn": "Start fresh interpreters (safe with CUDA, slower to start).",
+            "forkserver": "Fork from a clean server process.",
+        },
+    }
 
     dataloader_drop_last: bool = Field(False, description="Drop the last incomplete batch.")
     dataloader_num_workers: Int = Field(0, ge=0, description="Worker processes loading data; 0 loads in the "

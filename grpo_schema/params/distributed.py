@@ -13,6 +13,18 @@ class DistributedParams(AreaParams):
     area = "distributed"
     title = "Distributed"
     summary = "Multi-process settings. The number of processes itself is the launch's num_processes (world size)."
+    # Per-value docs, shown by editors for each allowed value (grpo_schema.export).
+    value_docs = {
+        "ddp_backend": {
+            "nccl": "NVIDIA GPUs.",
+            "gloo": "CPUs (and a fallback for GPUs).",
+            "mpi": "An MPI installation.",
+            "xccl": "Intel GPUs (XPU).",
+            "hccl": "Huawei Ascend NPUs.",
+            "cncl": "Cambricon MLUs.",
+            "mccl": "Moore Threads GPUs (MUSA).",
+        },
+    }
 
     ds3_gather_for_generation: bool = Field(
         True, description="DeepSpeed ZeRO-3: gather the full weights for generation (faster; needs the memory). "
@@ -38,7 +50,9 @@ class DistributedParams(AreaParams):
     fsdp_config: JsonDictOrPath | None = Field(
         None, description="FSDP settings as a mapping, JSON object string or JSON file path.")
     deepspeed: JsonDictOrPath | None = Field(
-        None, description="DeepSpeed config: a JSON file path, a JSON object string or a mapping. Not with fsdp.")
+        None,
+        examples=["configs/zero3.json"],
+        description="DeepSpeed config: a JSON file path, a JSON object string or a mapping. Not with fsdp.")
     local_rank: Int = Field(-1, description="Set by the launcher; do not set it in a config (deprecated).")
     ignore_bias_buffers: bool = Field(
         False, description="Ignore boolean bias buffers in DDP (a workaround for some models).")

@@ -21,6 +21,22 @@ class GenerationParams(AreaParams):
     area = "generation"
     title = "Generation"
     summary = "How completions are sampled: length, temperature and the other sampling knobs."
+    # Per-value docs, shown by editors for each allowed value (grpo_schema.export).
+    value_docs = {
+        "cache_implementation": {
+            "static": "Key/value cache allocated once at full length; what torch.compile needs.",
+            "offloaded_static": "A static cache kept in CPU memory between layers.",
+            "sliding_window": "Keeps only the attention window, for sliding-window models.",
+            "hybrid": "Sliding-window and full-attention layers mixed (Gemma 2 style).",
+            "hybrid_chunked": "Hybrid cache for chunked-attention models (Llama 4 style).",
+            "offloaded_hybrid": "A hybrid cache kept in CPU memory between layers.",
+            "offloaded_hybrid_chunked": "A chunked hybrid cache kept in CPU memory between layers.",
+            "dynamic": "Grows with the sequence (transformers' default).",
+            "offloaded": "A dynamic cache kept in CPU memory between layers: less GPU memory, slower.",
+            "quantized": "Quantized keys and values: less memory, some accuracy (needs quanto or HQQ).",
+            "paged": "Fixed-size blocks shared by sequences, as continuous batching uses.",
+        },
+    }
 
     max_completion_length: Int | None = Field(
         512, ge=1,
@@ -33,7 +49,7 @@ class GenerationParams(AreaParams):
                                                       "probability adds up to top_p. 1.0 keeps all.")
     top_k: Int = Field(0, ge=0, description="Keep only the k most likely tokens. 0 disables the filter.")
     min_p: Float | None = Field(
-        None, ge=0, le=1,
+        None, examples=[0.05], ge=0, le=1,
         description="Drop tokens whose probability is below min_p times the top token's. null disables it.")
     repetition_penalty: Float = Field(
         1.0, gt=0,
@@ -43,7 +59,7 @@ class GenerationParams(AreaParams):
         description="Extra keyword arguments for the generation config (transformers GenerationConfig or vLLM "
                     "SamplingParams). Keys here override the dedicated fields above. A JSON object string works too.")
     chat_template_kwargs: JsonDict | None = Field(
-        None,
+        None, examples=[{"enable_thinking": False}],
         description="Extra keyword arguments passed to the chat template, e.g. {enable_thinking: false}.")
     cache_implementation: Literal[CACHE_IMPLEMENTATIONS] | None = Field(  # type: ignore[valid-type]
         None, description="KV-cache implementation for transformers generation; null keeps the model's default.")
@@ -52,7 +68,7 @@ class GenerationParams(AreaParams):
         description="Pad generation inputs to a multiple of this many tokens. 'auto' means 128 on AWS Neuron "
                     "devices and no padding elsewhere (TRL decides on the machine that runs the job).")
     max_tool_calling_iterations: Int | None = Field(
-        None, ge=0, description="Most rounds of tool calls per completion; null means no limit.")
+        None, examples=[5], ge=0, description="Most rounds of tool calls per completion; null means no limit.")
     use_transformers_continuous_batching: bool = Field(
         False,
         description="Generate with transformers' continuous batching (needs transformers >= 5.8, text models only).")

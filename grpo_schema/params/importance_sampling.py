@@ -17,6 +17,19 @@ class ImportanceSamplingParams(AreaParams):
     title = "Importance sampling"
     summary = ("Ratios between the current and the sampling policy: their level, and the correction applied when "
                "vLLM's log-probs differ from the trainer's.")
+    # Per-value docs, shown by editors for each allowed value (grpo_schema.export).
+    value_docs = {
+        "importance_sampling_level": {
+            "token": "One ratio per token (GRPO, DAPO).",
+            "sequence": "One ratio per completion: exp of the mean token log-ratio (GSPO).",
+        },
+        "vllm_importance_sampling_mode": {
+            "token_truncate": "Per token: clamp each ratio into [clip_min, clip_max].",
+            "token_mask": "Per token: drop tokens whose ratio lies outside [clip_min, clip_max].",
+            "sequence_truncate": "Per completion: clamp the product of its token ratios into [clip_min, clip_max].",
+            "sequence_mask": "Per completion: drop completions whose ratio lies outside [clip_min, clip_max].",
+        },
+    }
 
     importance_sampling_level: Literal["token", "sequence"] = Field(
         "token",
@@ -32,7 +45,8 @@ class ImportanceSamplingParams(AreaParams):
                     "*_mask zeroes completions or tokens whose ratio falls outside; token_* per token, "
                     "sequence_* per completion (product of token ratios).")
     vllm_importance_sampling_clip_min: Float | None = Field(
-        None, ge=0, description="Lower bound of the vLLM correction ratio; null means no lower bound.")
+        None, examples=[0.5], ge=0,
+        description="Lower bound of the vLLM correction ratio; null means no lower bound.")
     vllm_importance_sampling_clip_max: Float | None = Field(
         3.0, gt=0, description="Upper bound of the vLLM correction ratio; null means no upper bound.")
     vllm_importance_sampling_cap: Float | None = Field(
@@ -40,6 +54,6 @@ class ImportanceSamplingParams(AreaParams):
         description="Deprecated since TRL 1.6: use vllm_importance_sampling_clip_max. When set it overrides "
                     "vllm_importance_sampling_clip_max.")
     off_policy_mask_threshold: Float | None = Field(
-        None, gt=0,
+        None, examples=[0.5], gt=0,
         description="Drop completions with negative advantage whose mean log-ratio between the sampling policy and "
                     "the current one exceeds this value (DeepSeek-V3.2 off-policy mask). null disables it.")

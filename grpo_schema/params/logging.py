@@ -13,6 +13,15 @@ INTEGRATIONS = ("azure_ml", "comet_ml", "mlflow", "neptune", "tensorboard", "tra
                 "clearml", "dagshub", "flyte", "dvclive", "swanlab", "kubeflow")
 REPORT_TO_WORDS = INTEGRATIONS + ("all", "none")
 LOG_LEVELS = ("detail", "debug", "info", "warning", "error", "critical", "passive")
+LOG_LEVEL_DOCS = {
+    "detail": "Everything, even below debug.",
+    "debug": "Debug messages and above.",
+    "info": "Progress information and above.",
+    "warning": "Warnings and errors (transformers' default for the main process).",
+    "error": "Errors only.",
+    "critical": "Critical errors only.",
+    "passive": "Keep the level the libraries set themselves.",
+}
 Integration = Literal[REPORT_TO_WORDS]  # type: ignore[valid-type]
 LogLevel = Annotated[Literal[LOG_LEVELS], LevelName]  # type: ignore[valid-type]
 
@@ -21,6 +30,23 @@ class LoggingParams(AreaParams):
     area = "logging"
     title = "Logging"
     summary = "When metrics are logged, to which integrations, and what completions are printed."
+    # Per-value docs, shown by editors for each allowed value (grpo_schema.export).
+    value_docs = {
+        "logging_strategy": {
+            "no": "Never log.",
+            "steps": "Log every logging_steps optimizer steps.",
+            "epoch": "Log at the end of every epoch.",
+        },
+        "include_num_input_tokens_seen": {
+            "all": "Count every input token, padding included.",
+            "non_padding": "Count input tokens without padding.",
+            "no": "Do not count input tokens.",
+            True: "Legacy spelling of 'all'.",
+            False: "Legacy spelling of 'no'.",
+        },
+        "log_level": LOG_LEVEL_DOCS,
+        "log_level_replica": LOG_LEVEL_DOCS,
+    }
 
     logging_strategy: Annotated[Literal["no", "steps", "epoch"], YamlNoGuard] = Field(
         "steps", description="When to log: every logging_steps optimizer steps, every epoch, or never.")
@@ -41,7 +67,9 @@ class LoggingParams(AreaParams):
     report_to: Integration | list[Integration] | None = Field(
         "none", description="Where to send metrics: 'none', 'all' (every installed integration), one integration "
                             "name or a list, e.g. [wandb, tensorboard].")
-    run_name: str | None = Field(None, description="Run name shown by the logging integrations.")
+    run_name: str | None = Field(
+        None, examples=["qwen-0.5b-grpo"],
+        description="Run name shown by the logging integrations.")
     project: str = Field("huggingface", description="Project name for integrations that use one (e.g. trackio).")
     trackio_space_id: str | None = Field(None, description="trackio: Hugging Face Space that hosts the dashboard.")
     trackio_bucket_id: str | None = Field(None, description="trackio: storage bucket id.")
@@ -58,4 +86,6 @@ class LoggingParams(AreaParams):
     log_unique_prompts: bool = Field(
         False, description="Log each prompt once instead of once per completion (formerly wandb_log_unique_prompts).")
     log_completions_hub_repo: str | None = Field(
-        None, description="Hub dataset repo to push logged completions to; needs log_completions.")
+        None,
+        examples=["my-org/grpo-completions"],
+        description="Hub dataset repo to push logged completions to; needs log_completions.")

@@ -27,9 +27,14 @@ class LossParams(AreaParams):
     area = "loss"
     title = "Loss"
     summary = "The GRPO objective, its clipping and the KL penalty against a reference model."
+    # Per-value docs, shown by editors for each allowed value (grpo_schema.export).
+    value_docs = {
+        "loss_type": LOSS_TYPE_DOCS,
+    }
 
     loss_type: Literal[LOSS_TYPES] = Field(  # type: ignore[valid-type]
-        "dapo", description="Objective and normalisation: " + "; ".join(f"{k}: {v}" for k, v in LOSS_TYPE_DOCS.items()))
+        "dapo", description="The policy objective: how per-token losses are clipped, weighted and normalised "
+                            "into one number.")
     beta: Float = Field(
         0.0, ge=0,
         description="Weight of the KL penalty against the reference model. 0 (the default) skips the reference "
@@ -39,11 +44,11 @@ class LossParams(AreaParams):
         description="Lower clip: the ratio is clipped below at 1 - epsilon. Only matters when training is "
                     "off-policy (num_iterations > 1, or steps_per_generation > gradient_accumulation_steps).")
     epsilon_high: Float | None = Field(
-        None, gt=0,
+        None, examples=[0.28], gt=0,
         description="Upper clip at 1 + epsilon_high ('clip-higher', DAPO recommends 0.28). null uses epsilon. "
                     "For cispo it is an absolute cap on the ratio instead.")
     delta: Float | None = Field(
-        None, gt=0,
+        None, examples=[4.0], gt=0,
         description="Two-sided clipping: cap the unclipped ratio at delta (INTELLECT-2). Should exceed 1 + "
                     "epsilon. null disables it.")
     mask_truncated_completions: bool = Field(

@@ -14,7 +14,7 @@ class MemoryParams(AreaParams):
     summary = "Trade compute for memory: activation (gradient) checkpointing."
 
     activation_checkpointing: bool | None = Field(
-        None, description="Recompute activations in the backward pass to save memory. null takes "
+        None, examples=[True], description="Recompute activations in the backward pass to save memory. null takes "
                           "gradient_checkpointing.")
     activation_checkpointing_kwargs: JsonDict | None = Field(
         None, description="Arguments of activation checkpointing, e.g. {use_reentrant: false}.")

@@ -27,13 +27,32 @@ class OptimParams(AreaParams):
     area = "optim"
     title = "Optimizer and schedule"
     summary = "The optimizer, learning rate, warm-up and schedule, and gradient clipping."
+    # Per-value docs, shown by editors for each allowed value (grpo_schema.export).
+    value_docs = {
+        "lr_scheduler_type": {
+            "linear": "Decay linearly to 0 after warm-up.",
+            "cosine": "Cosine decay to 0 after warm-up (num_cycles in lr_scheduler_kwargs).",
+            "cosine_with_restarts": "Cosine decay with hard restarts (num_cycles).",
+            "polynomial": "Polynomial decay to lr_end (power).",
+            "constant": "Constant learning rate, no warm-up.",
+            "constant_with_warmup": "Warm-up, then constant.",
+            "inverse_sqrt": "Decay proportional to 1/sqrt(step) (timescale).",
+            "reduce_lr_on_plateau": "Lower the rate when the evaluation metric stops improving; needs evaluation.",
+            "cosine_with_min_lr": "Cosine decay to a floor: exactly one of min_lr, min_lr_rate.",
+            "cosine_warmup_with_min_lr": "Cosine warm-up and decay to a floor (min_lr or min_lr_rate).",
+            "warmup_stable_decay": "Warm-up, a constant phase, then decay (num_stable_steps, num_decay_steps).",
+            "greedy": "Adapt the rate to the evaluation metric (greedy LR); needs evaluation.",
+        },
+    }
 
     learning_rate: Float = Field(1e-6, gt=0, description="Peak learning rate (GRPO default 1e-6).")
     lr_scheduler_type: Literal[SCHEDULERS] = Field(  # type: ignore[valid-type]
         "linear", description="Learning-rate schedule after warm-up. reduce_lr_on_plateau and greedy need "
                               "evaluation.")
     lr_scheduler_kwargs: JsonDict | None = Field(
-        None, description="Extra arguments of the schedule, e.g. {min_lr_rate: 0.1} for cosine_with_min_lr.")
+        None,
+        examples=[{"num_cycles": 0.5}],
+        description="Extra arguments of the schedule, e.g. {min_lr_rate: 0.1} for cosine_with_min_lr.")
     warmup_steps: Float = Field(
         0, ge=0,
         description="Warm-up length: below 1 a fraction of the total optimizer steps (replaces the removed "

@@ -22,7 +22,7 @@ class PeftParams(AreaParams):
     lora_alpha: Int = Field(32, ge=1, description="LoRA scaling numerator (scale = lora_alpha / lora_r).")
     lora_dropout: Float = Field(0.05, ge=0, lt=1, description="Dropout on the LoRA input, in [0, 1).")
     lora_target_modules: StrList | str | None = Field(
-        None,
+        None, examples=[["q_proj", "v_proj"], "all-linear"],
         description="Module names (or one regex / 'all-linear') to adapt. null uses PEFT's default for the "
                     "architecture.")
     lora_target_parameters: StrList | None = Field(
@@ -39,6 +39,13 @@ class QuantizationParams(AreaParams):
     area = "quantization"
     title = "Quantization"
     summary = "Load the base model in 8 or 4 bits with bitsandbytes (QLoRA); needs use_peft."
+    # Per-value docs, shown by editors for each allowed value (grpo_schema.export).
+    value_docs = {
+        "bnb_4bit_quant_type": {
+            "nf4": "4-bit NormalFloat, suited to normally distributed weights (QLoRA's choice).",
+            "fp4": "Plain 4-bit float.",
+        },
+    }
 
     load_in_8bit: bool = Field(False, description="Load the base model in 8-bit. Not with load_in_4bit.")
     load_in_4bit: bool = Field(False, description="Load the base model in 4-bit (QLoRA). Not with load_in_8bit.")

@@ -14,7 +14,7 @@ class PrecisionParams(AreaParams):
                "use_cpu: whether that holds depends on the machine that runs the job, not on this file.")
 
     bf16: bool | None = Field(
-        None,
+        None, examples=[True],
         description="bfloat16 mixed precision. Unset: TRL uses true unless fp16 is true, which then needs a "
                     "bf16-capable accelerator (or use_cpu: true) on the training machine.")
     fp16: bool = Field(False, description="float16 mixed precision (with loss scaling). Not with bf16.")

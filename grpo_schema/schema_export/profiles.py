@@ -1,0 +1,52 @@
+"""Profiles in the schema: a downstream project's typed script keys, and the reward names its registry resolves.
+
+Each profile gets its own schema file (schemas/grpo-config.open-r1.schema.json): a separate, complete schema is
+what both the YAML language server and check-jsonschema handle without surprises, and it keeps
+`additionalProperties: false` meaningful per project.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from grpo_schema.profiles import Profile, known_profiles
+
+# Same form as grpo_schema.rules.rewards checks (GRPO-R003): identifiers joined by dots, at least one dot.
+DOTTED_PATH = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$"
+
+
+def script_args_model(profile: Profile) -> Any:
+    model = profile.script_args
+    if isinstance(model, str):
+        module, name = model.split(":")
+        model = getattr(importlib.import_module(module), name)
+    return model
+
+
+def reward_item_schema(active: tuple[Profile, ...], lenient: bool) -> dict[str, Any]:
+    """The schema of one reward_funcs entry under the active profiles (mirrors the Python rules R002/R007).
+
+    Names the active registry resolves are valid; so are names of known profiles that are not active (Python
+    only warns: the file is probably meant for that project). Dotted import paths are valid where the script
+    imports them. In the lenient schema every string is valid and the names are suggestions.
+    """
+    from grpo_schema.check import TRL_REWARD_FUNCS
+
+    replacing = [p for p in active if p.replaces_builtin_rewards]
+    names = [] if replacing else list(TRL_REWARD_FUNCS)
+    for profile in active + tuple(p for p in known_profiles().values() if p not in active):
+        names += [n for n in profile.reward_funcs if n not in names]
+    branches: list[dict[str, Any]] = [{"type": "string", "enum": names}]
+    if lenient:
+        branches.append({"type": "string"})
+    elif all(p.allows_dotted_rewards for p in replacing):
+        branches.append({"type": "string", "pattern": DOTTED_PATH})
+    return {"anyOf": branches}
+
+
+def set_reward_items(properties: dict[str, Any], item: dict[str, Any]) -> None:
+    """Give the reward_funcs list its item schema (pydantic says only 'string')."""
+    for branch in properties["reward_funcs"].get("anyOf", [properties["reward_funcs"]]):
+        if branch.get("type") == "array":
+            branch["items"] = item
