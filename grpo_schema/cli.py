@@ -136,6 +136,10 @@ def _emit(results: list, sources: dict[str, str], fmt: str) -> None:
         from grpo_schema.render.machine import render_github
 
         sys.stdout.write(render_github(results))
+    elif fmt == "sarif":
+        from grpo_schema.render.sarif import render_sarif
+
+        sys.stdout.write(render_sarif(results))
     else:
         from grpo_schema.render.text import render
 
@@ -165,7 +169,15 @@ def cmd_codes(args: argparse.Namespace, rest: list[str]) -> int:
 def cmd_schema(args: argparse.Namespace, rest: list[str]) -> int:
     from grpo_schema.export import schema_text
 
-    text = schema_text(draft=args.draft)
+    text = schema_text(draft=args.draft, profiles=_profiles(args.profile), lenient=args.lenient)
+    if args.check:  # for pre-commit: is the schema written at --output up to date?
+        if not args.output:
+            raise UsageError("--check needs --output PATH (the schema file to compare)")
+        current = Path(args.output).read_text(encoding="utf-8") if Path(args.output).is_file() else None
+        if current != text:
+            print(f"{args.output} is stale; regenerate it with the same command without --check", file=sys.stderr)
+            return EXIT_INVALID
+        return EXIT_OK
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
     else:
@@ -194,7 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     validate = sub.add_parser("validate", help="check config files and report every problem at once")
     validate.add_argument("paths", nargs="*", metavar="PATH", help="files, directories or - for stdin")
-    validate.add_argument("--format", choices=("text", "json", "github"), default="text")
+    validate.add_argument("--format", choices=("text", "json", "github", "sarif"), default="text")
     validate.add_argument("--strict", action="store_true", help="warnings fail too (exit 1)")
     validate.add_argument("--fix", action="store_true", help="apply the safe fixes in place (comments and "
                           "formatting kept), then report what is left")
@@ -210,6 +222,11 @@ def build_parser() -> argparse.ArgumentParser:
     schema = sub.add_parser("schema", help="print the JSON Schema of the config")
     schema.add_argument("--output", "-o", metavar="PATH")
     schema.add_argument("--draft", choices=("2020-12", "07"), default="2020-12")
+    schema.add_argument("--profile", action="append", default=[], metavar="NAME",
+                        help="also accept and type a downstream project's script keys (e.g. open-r1)")
+    schema.add_argument("--lenient", action="store_true",
+                        help="accept unknown keys (the SchemaStore variant); the default refuses them")
+    schema.add_argument("--check", action="store_true", help="exit 1 if --output PATH is not up to date")
     schema.set_defaults(run=cmd_schema)
 
     for name, module, function, extra, text in (

@@ -14,6 +14,10 @@ from grpo_schema.schema_export.envsection import env_property
 from grpo_schema.schema_export.profiles import reward_item_schema, script_args_model, set_reward_items
 from grpo_schema.schema_export.properties import derived_examples, enum_values, model_properties
 
+# Key order inside each property, for readable diffs of the committed files; unlisted keys keep their place.
+_KEY_ORDER = ("title", "description", "markdownDescription", "deprecated", "deprecationMessage", "type", "const",
+              "enum", "enumDescriptions", "markdownEnumDescriptions", "anyOf", "items", "minimum",
+              "exclusiveMinimum", "maximum", "exclusiveMaximum", "default", "examples")
 LAUNCH_PATTERN_DOC = ("An `accelerate launch` option of one of its families (fsdp_*, deepspeed_*, dynamo_*, ...); "
                       "`trl grpo` forwards it to `accelerate launch`.")
 
@@ -79,6 +83,11 @@ def _legacy_fields(properties: dict[str, Any], groups: list[dict[str, Any]]) -> 
     layout.place(properties, legacy.LEGACY_GROUP, groups, list(old))
 
 
+def _tidy(prop: dict[str, Any]) -> dict[str, Any]:
+    rank = {key: i for i, key in enumerate(_KEY_ORDER)}
+    return dict(sorted(prop.items(), key=lambda item: (item[0].startswith("x-"), rank.get(item[0], len(rank)))))
+
+
 def build_schema(active: tuple, lenient: bool) -> dict[str, Any]:
     groups: list[dict[str, Any]] = []
     properties, defs = _trl_fields(groups)
@@ -91,6 +100,7 @@ def build_schema(active: tuple, lenient: bool) -> dict[str, Any]:
     set_reward_items(properties, reward_item_schema(active, lenient))
     _legacy_fields(properties, groups)
     choices = {name: enum_values(prop) for name, prop in properties.items()}
+    properties = {name: _tidy(prop) for name, prop in properties.items()}
     body: dict[str, Any] = {"type": "object", "properties": properties, "patternProperties": patterns,
                             "additionalProperties": lenient, "allOf": conditional_schemas(choices)}
     if defs:

@@ -37,11 +37,14 @@ def reward_item_schema(active: tuple[Profile, ...], lenient: bool) -> dict[str, 
     names = [] if replacing else list(TRL_REWARD_FUNCS)
     for profile in active + tuple(p for p in known_profiles().values() if p not in active):
         names += [n for n in profile.reward_funcs if n not in names]
-    branches: list[dict[str, Any]] = [{"type": "string", "enum": names}]
     if lenient:
-        branches.append({"type": "string"})
-    elif all(p.allows_dotted_rewards for p in replacing):
-        branches.append({"type": "string", "pattern": DOTTED_PATH})
+        return {"anyOf": [{"type": "string", "enum": names}, {"type": "string"}]}
+    dotted = all(p.allows_dotted_rewards for p in replacing)
+    message = ("a reward function the script's registry does not know" + (" and not a dotted import path "
+               "'module.function'" if dotted else "") + " (GRPO-R002)")
+    branches: list[dict[str, Any]] = [{"type": "string", "enum": names, "errorMessage": message}]
+    if dotted:
+        branches.append({"type": "string", "pattern": DOTTED_PATH, "patternErrorMessage": message})
     return {"anyOf": branches}
 
 
