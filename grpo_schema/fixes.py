@@ -5,7 +5,7 @@ num_generations, per_device_train_batch_size, steps_per_generation / gradient_ac
 generation_batch_size, the eval batch knobs, and the world size. Each candidate is applied to the mapping and the
 whole check runs again; a candidate is offered only if the error is gone and no error appears that was not there
 before. The cheapest (smallest relative change; changing the hardware costs extra) becomes the diagnostic's `fix`,
-the next ones its `alternatives`, and all of them its hint.
+the cheapest edit of each other knob its `alternatives`, and all of them its hint.
 
 Batch edits change what is trained, so they are never `safe` (`grpo validate --fix` leaves them to a person),
 except dropping the redundant half of a consistent generation_batch_size + steps_per_generation pair.
@@ -165,12 +165,20 @@ def accepted(result: Any, code: str, profiles: tuple, allow_env: tuple) -> list[
         candidate = replace(candidate, cost=candidate.cost + extra)
         if candidate.text not in kept or candidate.cost < kept[candidate.text].cost:
             kept[candidate.text] = candidate
-    return sorted(kept.values(), key=_rank)[:MAX_OFFERED]
+    best_per_knob: dict[str, Candidate] = {}
+    for candidate in sorted(kept.values(), key=_rank):  # one edit per knob, so the world size is always among them
+        best_per_knob.setdefault(_knob(candidate), candidate)
+    return list(best_per_knob.values())[:MAX_OFFERED]
+
+
+def _knob(candidate: Candidate) -> str:
+    names = list(candidate.fix.set) + list(candidate.fix.unset) if candidate.fix else ["num_processes"]
+    return min(names, key=lambda n: KNOB_ORDER.index(n) if n in KNOB_ORDER else len(KNOB_ORDER))
 
 
 def _rank(candidate: Candidate) -> tuple[float, int]:
-    names = list(candidate.fix.set) + list(candidate.fix.unset) if candidate.fix else ["num_processes"]
-    return (round(candidate.cost, 9), min(KNOB_ORDER.index(n) if n in KNOB_ORDER else 99 for n in names))
+    knob = _knob(candidate)
+    return (round(candidate.cost, 9), KNOB_ORDER.index(knob) if knob in KNOB_ORDER else len(KNOB_ORDER))
 
 
 def with_fixes(diag: Diagnostic, offered: list[Candidate]) -> Diagnostic:

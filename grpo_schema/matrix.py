@@ -37,7 +37,7 @@ def world_size_matrix(data: bytes, path: str, options: dict[str, Any], sizes: li
 
     by_size: dict[int, list[str]] = {}
     for size in sizes:
-        result = check_text(data, path=path, **{**options, "world_size": size})
+        result = check_text(data, path=path, **{**options, "world_size": size, "suggest_fixes": False})
         by_size[size] = sorted(d.code for d in result.diagnostics if d.severity == "error")
     everywhere = Counter(by_size[sizes[0]])
     for codes in by_size.values():

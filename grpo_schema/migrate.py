@@ -103,7 +103,8 @@ def migrate_command(argv: list[str]) -> int:
         if not loaded.ok or not isinstance(loaded.data, dict):
             print(f"grpo migrate: error: {path} is not a YAML mapping; run grpo validate {path}", file=sys.stderr)
             return EXIT_USAGE
-        new, done, failed = migrate_text(text, check_text(text, path=path, profiles=profiles).diagnostics)
+        checked = check_text(text, path=path, profiles=profiles, suggest_fixes=False)  # batch fixes: not ours
+        new, done, failed = migrate_text(text, checked.diagnostics)
         for line in failed:
             print(f"{path}: not migrated: {line}", file=sys.stderr)
         if args.write:
