@@ -1,0 +1,110 @@
+"""The form's file endpoints over real HTTP: YAML export, import, presets, and the CLI agreeing with the export."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from grpo_schema import check_mapping, check_text
+from grpo_schema.export import MODELINE_PREFIX as MODELINE
+from grpo_schema.export import modeline, schema_url
+from grpo_schema.loader import load_yaml
+from web.presets import all_presets
+
+
+
+@pytest.fixture(scope="module")
+def http(live_server):
+    with live_server.client() as client:
+        yield client
+
+
+def diagnostics_without_positions(result) -> list[dict]:
+    """Diagnostics minus what only a text has: positions, origin, and their line order."""
+    return sorted(({k: v for k, v in d.to_dict().items() if k not in ("line", "column", "origin")}
+                   for d in result.diagnostics), key=lambda d: json.dumps(d, sort_keys=True))
+
+
+def test_export_writes_the_modeline_first_and_keeps_the_order(http, live_server):
+    mapping = {"num_generations": 4, "reward_funcs": ["accuracy_reward"], "learning_rate": 1e-6, "beta": 0.0}
+    response = http.post("/api/v1/yaml", json=mapping)
+    assert response.status_code == 200 and response.headers["content-type"].startswith("application/yaml")
+    first, *rest = response.text.splitlines()
+    assert first == modeline(schema_url())  # what the CLI writes
+    assert [line.split(":")[0] for line in rest if not line.startswith(" ")] == list(mapping)
+    assert load_yaml(response.text).data == mapping
+    with_profile = http.post("/api/v1/yaml", json=mapping, params={"profile": "open-r1"}).text
+    assert with_profile.splitlines()[0] == modeline(schema_url(profiles=["open-r1"]))
+
+
+@pytest.mark.parametrize("mapping", [
+    {"num_generations": 3, "learning_rate": "1e-6", "seed": "42", "report_to": "none", "bf16": "no"},
+    {"system_prompt": "line one\nline two\n", "chat_template": "{% for m in messages %}{{ m }}{% endfor %}",
+     "env": {"HF_HOME": "/tmp/hf", "NCCL_DEBUG": "INFO"}, "model_init_kwargs": {"dtype": "bfloat16"}},
+    {"datasets": [{"path": "a/b", "split": "train"}], "reward_weights": [1.0, 0.5], "num_generation": 8},
+])
+def test_exported_yaml_validates_like_the_mapping(http, mapping):
+    text = http.post("/api/v1/yaml", json=mapping).text
+    assert diagnostics_without_positions(check_text(text)) == diagnostics_without_positions(check_mapping(mapping))
+
+
+def test_exported_yaml_passes_the_cli(http, tmp_path):
+    preset = http.get("/api/v1/presets/dapo").json()
+    path = tmp_path / "exported.yaml"
+    path.write_text(http.post("/api/v1/yaml", json=preset["config"]).text)
+    done = subprocess.run([sys.executable, "-m", "grpo_schema", "validate", str(path)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("body,status", [(b"[1]", 422), (b"{bad", 422), (b"a: 1", 415)])
+def test_export_refuses_what_is_not_a_json_object(http, body, status):
+    content_type = "text/yaml" if status == 415 else "application/json"
+    assert http.post("/api/v1/yaml", content=body, headers={"content-type": content_type}).status_code == status
+
+
+def test_load_reads_a_file_into_the_mapping_with_the_files_own_notes(http):
+    response = http.post("/api/v1/load", content=b"num_generations: 4\nbeta: 0.1\nbeta: 0.2\n",
+                         headers={"content-type": "application/yaml"})
+    body = response.json()
+    assert body["config"] == {"num_generations": 4, "beta": 0.2}
+    assert [d["code"] for d in body["diagnostics"]] == ["GRPO-Y003"] and body["diagnostics"][0]["line"] == 3
+
+
+@pytest.mark.parametrize("text", [b"a: [1,\n", b"- a\n- b\n", b""])
+def test_load_of_something_without_a_mapping_says_why(http, text):
+    body = http.post("/api/v1/load", content=text, headers={"content-type": "text/plain"}).json()
+    assert body["config"] is None and body["diagnostics"][0]["severity"] == "error"
+
+
+def test_load_of_a_corpus_file_gives_its_mapping(http, corpus):
+    path = next((corpus / "valid").glob("*.yaml"))
+    body = http.post("/api/v1/load", content=path.read_bytes(), headers={"content-type": "text/yaml"}).json()
+    assert body["config"] == load_yaml(path.read_bytes()).data
+
+
+def test_presets_are_the_four_recipes(http):
+    listed = {p["name"]: p for p in http.get("/api/v1/presets").json()}
+    assert set(listed) == {"dapo", "dr-grpo", "gspo", "grpo-kl"}
+    assert all(p["title"] and p["description"] for p in listed.values())
+    assert http.get("/api/v1/presets/nope").status_code == 404
+
+
+@pytest.mark.parametrize("name", sorted(all_presets()))
+def test_each_preset_validates_clean_at_world_size_1(http, name):
+    preset = http.get(f"/api/v1/presets/{name}").json()
+    assert preset["yaml"].startswith(MODELINE)
+    for result in (check_text(preset["yaml"], world_size=1), check_mapping(preset["config"], world_size=1)):
+        assert [d.to_dict() for d in result.diagnostics] == [], name
+    over_http = http.post("/api/v1/validate", json=preset["config"], params={"world_size": 1}).json()
+    assert over_http["valid"] and over_http["diagnostics"] == []
+
+
+def test_presets_differ_where_the_recipes_differ(http):
+    config = {name: http.get(f"/api/v1/presets/{name}").json()["config"] for name in all_presets()}
+    assert config["dapo"]["loss_type"] == "dapo" and config["dapo"]["epsilon_high"] > config["dapo"]["epsilon"]
+    assert config["dr-grpo"]["loss_type"] == "dr_grpo" and config["dr-grpo"]["scale_rewards"] == "none"
+    assert config["gspo"]["importance_sampling_level"] == "sequence"
+    assert config["grpo-kl"]["beta"] > 0

@@ -1,0 +1,58 @@
+"""The service answers with the CLI's own objects: /validate = `grpo validate --format json`, /explain = `grpo
+explain --format json`, for every file of the shared corpus (one CLI run per option set)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def http(live_server):
+    with live_server.client() as client:
+        yield client
+
+
+def cli_json(*args: str) -> dict:
+    done = subprocess.run([sys.executable, "-m", "grpo_schema", *args], capture_output=True, text=True, timeout=120)
+    assert done.returncode in (0, 1), done.stderr
+    return json.loads(done.stdout)
+
+
+def corpus_files(corpus: Path) -> list[Path]:
+    return sorted(p for p in corpus.rglob("*") if p.suffix in (".yaml", ".yml", ".json"))
+
+
+@pytest.mark.parametrize("options", [[], ["--world-size", "8", "--profile", "open-r1"]], ids=["default", "ws8-open-r1"])
+def test_validate_file_objects_equal_the_cli_for_the_whole_corpus(http, corpus, options):
+    files = corpus_files(corpus)
+    expected = cli_json("validate", "--format", "json", *options, *map(str, files))["files"]
+    params = {"world_size": 8, "profile": "open-r1"} if options else {}
+    assert len(expected) == len(files)
+    for path, file_object in zip(files, expected):
+        response = http.post("/api/v1/validate", content=path.read_bytes(),
+                             headers={"content-type": "application/yaml"}, params={**params, "path": str(path)})
+        assert response.status_code == 200
+        assert response.json() == file_object, path.name
+
+
+def test_explain_equals_the_cli(http, corpus):
+    for path in corpus_files(corpus)[:3] + sorted((corpus / "valid").glob("*.yaml"))[:3]:
+        expected = cli_json("explain", str(path), "--format", "json", "--dataset-size", "1000")
+        response = http.post("/api/v1/explain", content=path.read_bytes(), headers={"content-type": "text/yaml"},
+                             params={"path": str(path), "dataset_size": 1000})
+        assert response.json() == expected, path.name
+
+
+def test_explain_has_the_interface_fields(http):
+    body = http.post("/api/v1/explain", json={"gradient_accumulation_steps": 4, "steps_per_generation": 2},
+                     params={"dataset_size": 64}).json()
+    required = {"world_size", "generation_batch_size", "steps_per_generation", "prompts_per_generation",
+                "completions_per_optimizer_step", "optimizer_steps_per_generation", "generate_every_micro_steps",
+                "old_logprobs_needed", "optimizer_steps_per_epoch"}
+    assert required <= set(body["derived"])
+    assert body["schedule"] and body["schedule"][0]["generates"] is True

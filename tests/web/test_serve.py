@@ -1,0 +1,97 @@
+"""`grpo serve`, settings, and the promises around the service: loopback by default, no torch, offline assets."""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+
+from web.pages import STATIC_DIR
+from web.serve import exposure_warning, serve_command
+from web.settings import Settings, is_loopback_host
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_grpo_serve_starts_the_service_on_loopback():
+    port = free_port()
+    process = subprocess.Popen([sys.executable, "-m", "grpo_schema", "serve", "--port", str(port)],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline, answer = time.monotonic() + 30, None
+        while time.monotonic() < deadline and process.poll() is None:
+            try:
+                answer = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        assert answer is not None and answer.json() == {"status": "ok"}
+        page = httpx.get(f"http://127.0.0.1:{port}/")
+        assert page.status_code == 200 and "<title>grpo-config" in page.text
+    finally:
+        process.terminate()
+        output = process.communicate(timeout=10)[0]
+    assert f"http://127.0.0.1:{port}/" in output and "warning" not in output
+
+
+def test_defaults_bind_loopback_and_env_settings_apply(monkeypatch):
+    assert Settings().host == "127.0.0.1" and Settings().port == 8000
+    monkeypatch.setenv("GRPO_WEB_PORT", "9123")
+    monkeypatch.setenv("GRPO_WEB_MAX_BODY_BYTES", "4096")
+    settings = Settings()
+    assert settings.port == 9123 and settings.max_body_bytes == 4096
+
+
+@pytest.mark.parametrize("host,loopback", [("127.0.0.1", True), ("localhost", True), ("::1", True),
+                                           ("127.0.0.2", True), ("0.0.0.0", False), ("::", False),
+                                           ("192.168.1.5", False), ("example.com", False)])
+def test_binding_outside_loopback_warns(host, loopback):
+    assert is_loopback_host(host) is loopback
+    warning = exposure_warning(Settings(host=host))
+    assert (warning is None) is loopback
+    if warning:
+        assert host in warning and "TLS" in warning
+
+
+def test_serve_refuses_a_bad_port(capsys):
+    assert serve_command(["--port", "70000"]) == 2
+    assert "port" in capsys.readouterr().err
+
+
+def test_the_service_never_imports_torch_or_the_runtime():
+    code = ("import sys; from web.app import create_app; import web.serve; app = create_app();"
+            "from fastapi.testclient import TestClient; c = TestClient(app);"
+            "c.post('/api/v1/explain', json={'num_generations': 4}); c.get('/api/v1/schema');"
+            "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'transformers', 'grpo_runtime'));"
+            "print(bad); sys.exit(1 if bad else 0)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ})
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_static_assets_work_offline():
+    """No CDN: every asset the page loads is served by the project."""
+    for path in STATIC_DIR.rglob("*"):
+        if path.is_file():
+            text = path.read_text(encoding="utf-8")
+            assert not re.search(r"(src|href)=[\"']?(https?:)?//", text), path
+            assert "import(" not in text or "http" not in text, path
+
+
+def test_page_and_assets_carry_a_strict_csp(live_server):
+    with live_server.client() as http:
+        page = http.get("/")
+        script = http.get("/static/js/main.js")
+        api = http.get("/api/v1/presets")
+    assert "default-src 'self'" in page.headers["content-security-policy"]
+    assert script.status_code == 200 and "javascript" in script.headers["content-type"]
+    assert "content-security-policy" in script.headers and "content-security-policy" not in api.headers

@@ -1,0 +1,1 @@
+"""HTTP routers: thin adapters from requests to grpo_schema calls. No validation logic lives here."""

@@ -1,0 +1,52 @@
+"""What the form is built from: GET /api/v1/schema, /api/v1/profiles, /api/v1/presets[/{name}]."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, HTTPException
+from fastapi.concurrency import run_in_threadpool
+
+from grpo_schema.export import export_schema
+from grpo_schema.profiles import Profile, known_profiles
+from web.api.params import profile_params
+from web.presets import all_presets
+
+router = APIRouter(prefix="/api/v1", tags=["catalog"])
+
+
+@lru_cache(maxsize=16)
+def _schema(profile_names: tuple[str, ...]) -> dict[str, Any]:
+    return export_schema(profiles=profile_names)  # building it takes a while: once per profile set
+
+
+def warm_cache() -> None:
+    """Build the default schema ahead of the first page load (called in a background thread at startup)."""
+    _schema(())
+
+
+@router.get("/schema", summary="The JSON Schema of a config", responses={422: {"description": "unknown profile"}})
+async def schema(profiles: Annotated[tuple[Profile, ...], Depends(profile_params)]) -> dict[str, Any]:
+    """The same document as `grpo schema [--profile P]...`, with the form's layout hints (x-groups, x-group,
+    x-order, x-advanced)."""
+    return await run_in_threadpool(_schema, tuple(p.name for p in profiles))
+
+
+@router.get("/profiles", summary="Known downstream script profiles")
+def profiles() -> list[dict[str, str]]:
+    return [{"name": p.name, "description": p.description} for p in known_profiles().values()]
+
+
+@router.get("/presets", summary="Recipe presets to start from")
+def presets() -> list[dict[str, str]]:
+    return [p.summary() for p in all_presets().values()]
+
+
+@router.get("/presets/{name}", summary="One preset: its YAML and the config as JSON",
+            responses={404: {"description": "no preset of that name"}})
+def preset(name: str) -> dict[str, Any]:
+    found = all_presets().get(name)
+    if found is None:
+        raise HTTPException(404, f"no preset {name!r}; known: {', '.join(all_presets())}")
+    return found.document()

@@ -1,0 +1,47 @@
+"""POST /api/v1/validate and /api/v1/explain: a config in, grpo_schema's file object out (always 200)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends
+from fastapi.concurrency import run_in_threadpool
+
+from grpo_schema import CheckResult, check_mapping, check_text
+from grpo_schema.explain import explain_result
+from web.api.body import ConfigBody, config_body
+from web.api.docs import ERRORS, FileResultDoc, config_body_doc
+from web.api.params import CheckParams, DatasetSize, check_params
+from web.api.responses import ConfigJSONResponse
+
+router = APIRouter(prefix="/api/v1", tags=["config"])
+Body = Annotated[ConfigBody, Depends(config_body)]
+Params = Annotated[CheckParams, Depends(check_params)]
+
+
+async def run_check(body: ConfigBody, params: CheckParams) -> CheckResult:
+    """The same call the CLI makes: YAML bytes through check_text, a JSON object through check_mapping."""
+    if body.yaml is not None:
+        return await run_in_threadpool(check_text, body.yaml, **params.options())
+    return await run_in_threadpool(check_mapping, body.mapping, **params.options())
+
+
+@router.post("/validate", summary="Validate a config", response_class=ConfigJSONResponse,
+             responses={200: {"model": FileResultDoc, "description": "the file object, also for an invalid config"},
+                        **ERRORS},
+             openapi_extra=config_body_doc())
+async def validate(body: Body, params: Params) -> ConfigJSONResponse:
+    """Every diagnostic at once and the derived batch schedule: `grpo validate --format json`'s file object."""
+    result = await run_check(body, params)
+    return ConfigJSONResponse(result.to_dict())
+
+
+@router.post("/explain", summary="Explain the batch schedule", response_class=ConfigJSONResponse,
+             responses={200: {"description": "the derived object and the schedule"}, **ERRORS},
+             openapi_extra=config_body_doc())
+async def explain(body: Body, params: Params, dataset_size: DatasetSize = None) -> ConfigJSONResponse:
+    """`grpo explain --format json`: the file object's fields, the derived schedule with its sources and formulas,
+    the micro-step walk (which micro-steps generate, reuse the buffer, end in an optimizer step) and notes."""
+    result = await run_check(body, params)
+    document = await run_in_threadpool(explain_result, result, dataset_size)
+    return ConfigJSONResponse(document)

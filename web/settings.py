@@ -1,0 +1,54 @@
+"""Service settings: from the environment (GRPO_WEB_*), overridable by `grpo serve` options and by tests.
+
+Routes read settings through the `current_settings` dependency, never from a module global, so one process can
+host several apps with different settings (the tests do) and later features (runs) add fields here.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from functools import lru_cache
+
+from fastapi import Request
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from grpo_schema.loader import MAX_BYTES
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="GRPO_WEB_", extra="ignore")
+
+    host: str = Field("127.0.0.1", description="address to bind; anything but loopback is reachable from outside")
+    port: int = Field(8000, ge=0, le=65535, description="TCP port (0: any free port)")
+    # The YAML loader refuses files over MAX_BYTES anyway; a larger body is refused before it is read.
+    max_body_bytes: int = Field(MAX_BYTES, ge=1024, description="largest request body accepted (413 above)")
+    max_world_size: int = Field(4096, ge=1, description="largest world_size query value accepted")
+    cors_origins: list[str] = Field(default_factory=list, description="origins allowed by CORS (none by default)")
+    schema_url: str | None = Field(None, description="schema URL for the modeline of exported YAML (default: the "
+                                                     "published schema for the active profiles, as the CLI writes)")
+    log_level: str = Field("info", description="uvicorn log level")
+
+    @property
+    def is_loopback(self) -> bool:
+        return is_loopback_host(self.host)
+
+
+def is_loopback_host(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+@lru_cache
+def get_settings() -> Settings:
+    """The settings of this process's environment (read once)."""
+    return Settings()
+
+
+def current_settings(request: Request) -> Settings:
+    """Dependency: the settings of the app that serves this request."""
+    return request.app.state.settings

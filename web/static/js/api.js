@@ -1,0 +1,43 @@
+// The service's endpoints, as small async functions. Errors carry the server's `detail`.
+
+export class ApiError extends Error {
+  constructor(status, detail) {
+    super(typeof detail === "string" ? detail : JSON.stringify(detail));
+    this.status = status;
+  }
+}
+
+async function answer(response, as = "json") {
+  if (!response.ok) {
+    let detail = response.statusText;
+    try { detail = (await response.json()).detail; } catch { /* not JSON */ }
+    throw new ApiError(response.status, detail);
+  }
+  return as === "text" ? response.text() : response.json();
+}
+
+export const getJSON = (url) => fetch(url).then((r) => answer(r));
+
+function checkQuery({ worldSize, profile, datasetSize } = {}) {
+  const q = new URLSearchParams();
+  if (worldSize) q.set("world_size", worldSize);
+  if (profile) q.append("profile", profile);
+  if (datasetSize) q.set("dataset_size", datasetSize);
+  const text = q.toString();
+  return text ? `?${text}` : "";
+}
+
+function postJSON(url, body, signal) {
+  return fetch(url, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
+                      signal });
+}
+
+export const explain = (config, options, signal) =>
+  postJSON(`/api/v1/explain${checkQuery(options)}`, config, signal).then((r) => answer(r));
+
+export const toYaml = (config, profile) =>
+  postJSON(`/api/v1/yaml${checkQuery({ profile })}`, config).then((r) => answer(r, "text"));
+
+export const loadFile = (text) =>
+  fetch("/api/v1/load", { method: "POST", headers: { "Content-Type": "application/yaml" }, body: text })
+    .then((r) => answer(r));

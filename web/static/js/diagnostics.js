@@ -1,0 +1,138 @@
+// Diagnostics in two places: beside each field they name, and in the summary list, whose items scroll to the
+// field. Both come from the same server objects (interface.md §3), unchanged.
+
+import { el } from "./dom.js";
+import { topKey } from "./state.js";
+
+const SEVERITY_RANK = { error: 0, warning: 1, info: 2 };
+
+function keysOf(diag) {
+  return [...new Set((diag.fields || []).map(topKey))];
+}
+
+function fixLabel(fix) {
+  if (fix.title) return fix.title;
+  const parts = [
+    ...Object.entries(fix.rename || {}).map(([a, b]) => `rename ${a} to ${b}`),
+    ...(fix.unset || []).map((k) => `remove ${k}`),
+    ...Object.entries(fix.set || {}).map(([k, v]) => `set ${k}: ${JSON.stringify(v)}`),
+  ];
+  return parts.join(", ") || "apply fix";
+}
+
+export class DiagnosticsView {
+  constructor({ form, list, status, onFix }) {
+    this.form = form;
+    this.list = list;
+    this.status = status;
+    this.onFix = onFix;
+    this.byKey = new Map();
+    this.fileNotes = [];
+    this.setForm(form);
+  }
+
+  // A new form (the profile changed the schema): draw the last diagnostics into it.
+  setForm(form) {
+    this.form = form;
+    form.onBuilt = (section) => section.fields.forEach((f) => this.renderField(f.name));
+    if (this.lastResult) this.show(this.lastResult);
+  }
+
+  diagNode(diag, { withLocation = false } = {}) {
+    const fixes = [diag.fix, ...(diag.alternatives || [])].filter(Boolean);
+    const where = withLocation && diag.line ? ` (line ${diag.line})` : "";
+    return el("div", { class: `diag ${diag.severity}`, "data-code": diag.code },
+      el("span", { class: "sev", text: diag.severity }), " ",
+      el("span", { class: "code", text: diag.code }), " ",
+      el("span", { class: "msg", text: diag.message + where }),
+      diag.hint ? el("div", { class: "hint", text: diag.hint }) : null,
+      fixes.length ? el("div", { class: "fixes" }, fixes.map((fix) => el("button", {
+        type: "button", class: "fix", text: `Fix: ${fixLabel(fix)}`, title: fix.safe ? "safe fix" : "changes meaning",
+        onclick: () => this.onFix(fix),
+      }))) : null);
+  }
+
+  // The latest validation result (and the imported file's own notes, e.g. duplicate keys).
+  show(result) {
+    this.lastResult = result;
+    const diagnostics = [...(result.diagnostics || [])]
+      .sort((a, b) => SEVERITY_RANK[a.severity] - SEVERITY_RANK[b.severity]);
+    this.byKey = new Map();
+    for (const diag of diagnostics) {
+      const primary = this.target(diag);
+      for (const key of keysOf(diag)) this.byKey.set(key, [...(this.byKey.get(key) || []), { diag, primary }]);
+    }
+    const previous = new Set(this.rendered || []);
+    this.rendered = [...this.byKey.keys()];
+    for (const key of new Set([...previous, ...this.rendered])) this.renderField(key);
+    this.form.flagged = new Set(this.rendered);
+    this.form.applyVisibility();
+    this.renderList(diagnostics);
+    this.renderStatus(result, diagnostics);
+    this.form.updateCounts(this.sectionCounts(diagnostics));
+  }
+
+  renderField(key) {
+    const row = this.form.rows.get(key);
+    if (!row) return;
+    const entries = this.byKey.get(key) || [];
+    row.diagBox.replaceChildren(...entries.map(({ diag, primary }) =>
+      (primary === key ? this.diagNode(diag) : this.mentionNode(diag, primary))));
+    row.input.setAttribute("aria-invalid", entries.some((e) => e.diag.severity === "error") ? "true" : "false");
+    row.row.dataset.severity = entries.length ? entries[0].diag.severity : "";
+  }
+
+  // A diagnostic shown in full beside another field: here only its code and a way there.
+  mentionNode(diag, primary) {
+    return el("div", { class: `diag mention ${diag.severity}`, "data-code": diag.code },
+      el("span", { class: "sev", text: diag.severity }), " ", el("span", { class: "code", text: diag.code }),
+      ` involves this field; see `,
+      el("button", { type: "button", class: "go", text: primary, "aria-label": `Go to field ${primary}`,
+                     onclick: () => this.form.reveal(primary) }));
+  }
+
+  target(diag) {
+    const keys = keysOf(diag);
+    return keys.find((k) => this.form.state.has(k)) || keys[0];
+  }
+
+  listItem(diag, fromFile) {
+    const key = this.target(diag);
+    const node = this.diagNode(diag, { withLocation: fromFile });
+    if (key) {
+      const go = el("button", { type: "button", class: "go", text: `go to ${key}`,
+                                "aria-label": `Go to field ${key}`, onclick: () => this.form.reveal(key) });
+      node.querySelector(".msg").after(" ", go);
+    }
+    return el("li", {}, node);
+  }
+
+  renderList(diagnostics) {
+    const items = diagnostics.map((d) => this.listItem(d, false));
+    const notes = this.fileNotes.map((d) => this.listItem(d, true));
+    if (notes.length) items.push(el("li", { class: "notes-title", text: "From the imported file:" }), ...notes);
+    this.list.replaceChildren(...items);
+  }
+
+  renderStatus(result, diagnostics) {
+    const count = (sev) => diagnostics.filter((d) => d.severity === sev).length;
+    const [errors, warnings] = [count("error"), count("warning")];
+    const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+    this.status.className = `status ${result.valid ? "ok" : "bad"}`;
+    this.status.textContent = `${result.valid ? "Valid" : "Invalid"} at world size ${result.world_size}: ` +
+      `${plural(errors, "error")}, ${plural(warnings, "warning")}`;
+  }
+
+  sectionCounts(diagnostics) {
+    const counts = new Map();
+    for (const diag of diagnostics) {
+      const sections = new Set(keysOf(diag).map((k) => this.form.sectionOf(k)?.id).filter(Boolean));
+      for (const id of sections) {
+        const c = counts.get(id) || { error: 0, warning: 0, info: 0 };
+        c[diag.severity] += 1;
+        counts.set(id, c);
+      }
+    }
+    return counts;
+  }
+}

@@ -1,0 +1,31 @@
+// A tiny element builder. Text is always set as textContent: nothing from a config or a server message is
+// ever parsed as HTML.
+
+export function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === "class") node.className = value;
+    else if (key === "text") node.textContent = value;
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else if (key in node && typeof value !== "string") node[key] = value;
+    else node.setAttribute(key, value === true ? "" : value);
+  }
+  for (const child of children.flat()) {
+    if (child !== null && child !== undefined && child !== false) {
+      node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    }
+  }
+  return node;
+}
+
+// `code` spans in descriptions become <code>; everything else stays text.
+export function richText(text) {
+  return text.split(/(`[^`]+`)/).map((part) =>
+    part.length > 2 && part.startsWith("`") && part.endsWith("`") ? el("code", { text: part.slice(1, -1) }) : part);
+}
+
+// Element ids from key names (which may be anything in a foreign file).
+export function idFor(prefix, name) {
+  return `${prefix}-${String(name).replace(/[^A-Za-z0-9_-]/g, (c) => `_${c.charCodeAt(0).toString(16)}_`)}`;
+}

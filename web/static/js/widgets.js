@@ -1,0 +1,79 @@
+// One row per field: label, input, default, description and the field's diagnostics.
+
+import { el, idFor, richText } from "./dom.js";
+import { decodeChoice, encodeChoice, formatValue, parseText } from "./values.js";
+
+function shown(value) {
+  return value === undefined ? "" : typeof value === "string" ? value : JSON.stringify(value);
+}
+
+function defaultLabel(field) {
+  if (!field.hasDefault) return "not set";
+  return field.default === null ? "not set (null)" : `default: ${shown(field.default)}`;
+}
+
+function choiceInput(field, id, describedBy) {
+  const select = el("select", { id, "aria-describedby": describedBy });
+  select.append(el("option", { value: "", text: `— ${defaultLabel(field)} —` }));
+  field.choices.forEach((choice, i) => {
+    // enumDescriptions follow the enum's order, and enum values come first among the choices.
+    const doc = field.enumDocs ? field.enumDocs[i] : undefined;
+    select.append(el("option", { value: encodeChoice(choice), text: shown(choice), title: doc || undefined }));
+  });
+  return select;
+}
+
+function textInput(field, id, describedBy) {
+  const multiline = field.kind === "json" || field.kind === "map";
+  const numeric = ["integer", "number"].some((t) => field.accepts.types.has(t)) && !field.accepts.types.has("string");
+  const hint = field.kind === "list" ? "comma-separated" : field.kind === "map" ? "KEY=value, one per line" : "";
+  const placeholder = [field.hasDefault && field.default !== null ? shown(field.default) : "", hint]
+    .filter(Boolean).join(" · ");
+  return el(multiline ? "textarea" : "input", {
+    id, type: multiline ? undefined : "text", rows: multiline ? 2 : undefined, spellcheck: "false",
+    autocomplete: "off", inputmode: numeric ? "decimal" : undefined, placeholder: placeholder || undefined,
+    "aria-describedby": describedBy,
+  });
+}
+
+// Put the state's value into the widget (a value outside the choices gets its own, marked option).
+function showValue(field, input, value) {
+  if (input.tagName !== "SELECT") { input.value = formatValue(field, value); return; }
+  const code = value === undefined ? "" : encodeChoice(value);
+  if (![...input.options].some((o) => o.value === code)) {
+    input.append(el("option", { value: code, text: `${shown(value)} (not a valid choice)`, "data-foreign": "1" }));
+  }
+  input.value = code;
+}
+
+export function buildFieldRow(field, { state, onReset }) {
+  const inputId = idFor("in", field.name);
+  const helpId = idFor("help", field.name);
+  const diagId = idFor("diag", field.name);
+  const describedBy = `${helpId} ${diagId}`;
+  const input = field.kind === "select" ? choiceInput(field, inputId, describedBy) : textInput(field, inputId, describedBy);
+  const read = () => (input.tagName === "SELECT" ? decodeChoice(input.value) : parseText(field, input.value));
+  input.addEventListener(input.tagName === "SELECT" ? "change" : "input", () => state.set(field.name, read(), "input"));
+
+  const reset = el("button", { type: "button", class: "reset", text: "reset", hidden: true,
+                               "aria-label": `Reset ${field.name} to its default`, onclick: () => onReset(field) });
+  const badges = el("span", { class: "badges" },
+    field.deprecated ? el("span", { class: "badge deprecated", text: "deprecated" }) : null,
+    field.loose ? el("span", { class: "badge loose", text: "not in schema" }) : null);
+  const help = el("p", { class: "help", id: helpId },
+    field.deprecation ? el("strong", { text: `${field.deprecation} ` }) : null,
+    richText(field.description || ""),
+    field.kind === "select" ? null : el("span", { class: "default", text: ` (${defaultLabel(field)})` }));
+  const row = el("div", { class: "field", id: idFor("field", field.name), "data-name": field.name },
+    el("div", { class: "field-head" }, el("label", { for: inputId }, el("code", { text: field.name })), badges, reset),
+    input, help, el("div", { class: "field-diags", id: diagId }));
+
+  return {
+    field, row, input, diagBox: row.querySelector(".field-diags"),
+    refresh(fromOwnInput) {
+      if (!fromOwnInput) showValue(field, input, state.get(field.name));
+      reset.hidden = !state.has(field.name);
+      row.classList.toggle("is-set", state.has(field.name));
+    },
+  };
+}
