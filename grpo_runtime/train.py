@@ -57,13 +57,13 @@ def main(config, plan) -> Progress:
 def train_loop(config, plan, parts: Parts, progress: Progress, buffer, sinks) -> None:
     window_metrics = MetricWindow()
     window_metrics.load_state_dict(progress.metric_window or window_metrics.state_dict())
-    entropy_window = None
+    entropy_window, reward = None, float("nan")
     bar = progress_bar(config, parts, progress.global_step)
     for window in optimizer_windows(len(parts.dataset), plan, parts.total_steps, progress.global_step):
         started = time.perf_counter()
         for micro in window.micro_steps:
             if buffer is None or micro % plan.generate_every_micro_steps == 0:
-                buffer = new_generation(config, plan, parts, progress, micro, window, window_metrics)
+                buffer, reward = new_generation(config, plan, parts, progress, micro, window, window_metrics)
             last = micro == window.micro_steps[-1]
             with contextlib.nullcontext() if last else parts.accelerator.no_sync(parts.model):
                 out = micro_step_loss(config, parts, buffer[micro % plan.steps_per_generation], progress,
@@ -80,17 +80,19 @@ def train_loop(config, plan, parts: Parts, progress: Progress, buffer, sinks) ->
             update_entropy_controller(config, parts, progress, entropy_window, window_metrics)
             entropy_window = None
         progress.global_step, progress.steps_since_log = window.step, progress.steps_since_log + 1
-        window_metrics.add({"step_time": time.perf_counter() - started})
+        step_time = time.perf_counter() - started
+        window_metrics.add({"step_time": step_time})
         after_step(config, plan, parts, progress, window, buffer, window_metrics, sinks,
                    dict(grad_norm=grad_norm, learning_rate=learning_rate))
         if bar is not None:
+            bar.set_postfix(reward=f"{reward:.3f}", step_time=f"{step_time:.2f}s", refresh=False)
             bar.update(1)
     if bar is not None:
         bar.close()
 
 
 def new_generation(config, plan, parts: Parts, progress: Progress, micro: int, window, window_metrics):
-    """Generate and score the next generation batch; return its micro-batches (shuffled, split)."""
+    """Generate and score the next generation batch; return its micro-batches (shuffled, split) and its reward."""
     generation = micro // plan.generate_every_micro_steps
     indices = process_rows(parts.order.chunk(generation), plan.num_generations, parts.rank,
                            plan.completions_per_process_per_generation)
@@ -100,7 +102,7 @@ def new_generation(config, plan, parts: Parts, progress: Progress, micro: int, w
     progress.num_input_tokens_seen += tokens
     window_metrics.add(metrics)
     window_metrics.set("num_tokens", progress.num_input_tokens_seen)
-    return split_rows(shuffle_rows(batch), plan.steps_per_generation)
+    return split_rows(shuffle_rows(batch), plan.steps_per_generation), metrics["reward"]
 
 
 def micro_step_loss(config, parts: Parts, batch: dict, progress: Progress, grad_accum: int):

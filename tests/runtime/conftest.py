@@ -6,11 +6,15 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# The tiny test models multiply 64-wide matrices: one intra-op thread is fastest, and on a busy 2-core machine
+# several threads per process (times 2 processes in the launch test) spin against each other and run 50x slower.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import pytest
 
 torch = pytest.importorskip("torch", reason="the runtime tests need torch (pip install -e '.[runtime]')")
 pytest.importorskip("transformers", reason="the runtime tests need transformers (pip install -e '.[runtime]')")
+torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
 
 
 @pytest.fixture(scope="session")
