@@ -27,7 +27,7 @@ def declared_prompt_length(result: CheckResult, given: int | None) -> tuple[int 
         return given, "command line"
     old = result.raw.get("max_prompt_length")
     if isinstance(old, int) and not isinstance(old, bool) and old > 0:
-        return old, "file (max_prompt_length, which TRL 1.16 no longer reads or enforces)"
+        return old, "file (max_prompt_length, no longer read by TRL 1.16)"
     return None, "unknown"
 
 

@@ -54,11 +54,12 @@ def consequences(d: dict[str, Any]) -> list[str]:
            f"(steps_per_generation x num_iterations = {d['steps_per_generation']} x {d['num_iterations']})",
            f"  optimizer step    every {GA} micro-step{'s' if GA != 1 else ''}, on "
            f"{d['completions_per_optimizer_step']} completions; {steps}",
-           "  old log-probs     " + ("computed at each generation" if d["old_logprobs_needed"] else
-                                     "not computed (the current policy's, detached, stand in)"),
+           "  old log-probs     " + _old_logprobs(d),
            "  clipping          " + ("can act: the weights change while a generation is still being trained on"
                                      if d["clipping_active"] else "never acts: training is on-policy (ratio = 1)"),
-           f"  context length    {d['context_length_needed'] or 'unknown'}: {d['context_length_note']}"]
+           f"  context length    {d['context_length_needed'] or 'unknown'}: {d['context_length_note']}"
+           + ("; the prompt length is the file's max_prompt_length, which TRL 1.16 no longer reads or enforces"
+              if _prompt_length_from_file(d) else "")]
     if d.get("vllm_max_num_seqs"):
         out.append(f"  vLLM (colocate)   max_num_seqs {d['vllm_max_num_seqs']} (per_device_train_batch_size x "
                    "vllm_tensor_parallel_size x steps_per_generation); TRL fixes max_num_batched_tokens at 4096")
@@ -66,9 +67,22 @@ def consequences(d: dict[str, Any]) -> list[str]:
         out.append(f"  per epoch         {d['dataset_size']} prompts -> {d['generations_per_epoch']} generations, "
                    f"{d['micro_steps_per_epoch']} micro-steps, {d['optimizer_steps_per_epoch']} optimizer steps "
                    f"({d['unique_prompts_per_epoch']} prompts used, {d['prompts_dropped_per_epoch']} left out)")
+        epochs = d.get("epochs")
         out.append(f"  whole run         {d['total_optimizer_steps']} optimizer steps"
-                   + (f" ({_ratio(d['epochs'])} epochs)" if d.get("epochs") else ""))
+                   + (f" ({_ratio(epochs)} epoch{'s' if epochs != 1 else ''})" if epochs else ""))
     return out
+
+
+def _old_logprobs(d: dict[str, Any]) -> str:
+    if not d["old_logprobs_needed"]:
+        return "not computed (the current policy's, detached, stand in: nothing has changed yet)"
+    if d["clipping_active"]:
+        return "computed at each generation (the weights change before the generation is used up)"
+    return "computed at each generation for vLLM's importance-sampling correction"
+
+
+def _prompt_length_from_file(d: dict[str, Any]) -> bool:
+    return d["inputs"].get("max_prompt_length", {}).get("source", "").startswith("file")
 
 
 def prompt_text(prompts: list[dict[str, Any]], G: int) -> str:
@@ -117,9 +131,9 @@ def _generation_lines(step: dict[str, Any], d: dict[str, Any]) -> list[str]:
     rows = d["sampler_batch_size"]
     old = "; old log-probs are computed" if d["old_logprobs_needed"] else ""
     out.append(f"      each process generates and scores its {rows} completions; rewards are gathered so every group "
-               f"is scored whole{old};")
-    out.append(f"      each process shuffles its {rows} rows and cuts them into {s} slice{'s' if s > 1 else ''} "
-               f"of {b}")
+               f"is scored whole{old}.")
+    out.append(f"      Each process shuffles its {rows} rows and cuts them into {s} slice{'s' if s > 1 else ''} "
+               f"of {b}.")
     return out
 
 

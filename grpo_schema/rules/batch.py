@@ -109,10 +109,10 @@ def no_auto_find_batch_size(config: Any, ctx: RuleContext) -> Iterator[Finding]:
 def clipping_has_effect(config: Any, ctx: RuleContext) -> Iterator[Finding]:
     """epsilon, epsilon_high and delta do nothing when training stays on-policy.
 
-    When gradient_accumulation_steps is a multiple of steps_per_generation x num_iterations (and vLLM's
-    importance-sampling correction is off), every generation batch is used up before the weights change: the
-    ratio is exactly 1, nothing is clipped, and TRL does not even compute old log-probs. Raise num_iterations (or
-    steps_per_generation above gradient_accumulation_steps) for the clipping to act.
+    When gradient_accumulation_steps is a multiple of steps_per_generation x num_iterations, every generation
+    batch is used up before the weights change: the ratio is exactly 1 and nothing is clipped. TRL then skips the
+    old log-probs, unless vLLM's importance-sampling correction needs them (they still equal the current ones).
+    Raise num_iterations (or steps_per_generation above gradient_accumulation_steps) for the clipping to act.
     """
     plan: RunPlan = ctx.plan  # type: ignore[assignment]
     set_here = [n for n in ("epsilon", "epsilon_high", "delta") if n in ctx.explicit]
