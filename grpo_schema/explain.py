@@ -63,8 +63,8 @@ def notes(result: CheckResult, plan: Any) -> list[str]:
                 "see the diagnostics for the smallest edits"] if result.config is not None else []
     every, GA = plan.generate_every_micro_steps, plan.gradient_accumulation_steps
     out = [f"the sampler emits each chunk of {plan.prompts_per_generation} prompts {every} times "
-           f"(steps_per_generation x num_iterations) and each process's dataloader batch holds {plan.sampler_batch_size}"
-           f" rows (per_device_train_batch_size x steps_per_generation): the trainer generates from the first copy "
+           f"(steps_per_generation x num_iterations) and each process's dataloader batch holds "
+           f"{plan.sampler_batch_size} rows (per_device_train_batch_size x steps_per_generation): the trainer generates from the first copy "
            f"and ignores the {every - 1} copies that follow" + ("" if every > 1 else " (none here)")]
     if not plan.clipping_active:
         out.append(f"training is on-policy: gradient_accumulation_steps ({GA}) is a multiple of steps_per_generation"

@@ -39,6 +39,10 @@ def _ratio(value: float) -> str:
     return f"{value:g}" if value == int(value) else f"{value:.2f}"
 
 
+def _count(value: float, word: str) -> str:
+    return f"{_ratio(value)} {word}{'' if value == 1 else 's'}"
+
+
 def consequences(d: dict[str, Any]) -> list[str]:
     f = d["formulas"]
     U, G, every, GA = d["prompts_per_generation"], d["num_generations"], d["generate_every_micro_steps"], \
@@ -49,7 +53,7 @@ def consequences(d: dict[str, Any]) -> list[str]:
     out = ["What they give",
            f"  generation batch  {f['generation_batch_size']} completions = {U} prompts x {G} completions",
            f"  per process       {d['completions_per_process_per_generation']} completions per generation "
-           f"({_ratio(d['prompts_per_process_per_generation'])} prompts)",
+           f"({_count(d['prompts_per_process_per_generation'], 'prompt')})",
            f"  generation        every {every} micro-step{'s' if every != 1 else ''} "
            f"(steps_per_generation x num_iterations = {d['steps_per_generation']} x {d['num_iterations']})",
            f"  optimizer step    every {GA} micro-step{'s' if GA != 1 else ''}, on "
@@ -64,8 +68,10 @@ def consequences(d: dict[str, Any]) -> list[str]:
         out.append(f"  vLLM (colocate)   max_num_seqs {d['vllm_max_num_seqs']} (per_device_train_batch_size x "
                    "vllm_tensor_parallel_size x steps_per_generation); TRL fixes max_num_batched_tokens at 4096")
     if d.get("dataset_size") is not None:
-        out.append(f"  per epoch         {d['dataset_size']} prompts -> {d['generations_per_epoch']} generations, "
-                   f"{d['micro_steps_per_epoch']} micro-steps, {d['optimizer_steps_per_epoch']} optimizer steps "
+        out.append(f"  per epoch         {d['dataset_size']} prompts -> "
+                   f"{_count(d['generations_per_epoch'], 'generation')}, "
+                   f"{_count(d['micro_steps_per_epoch'], 'micro-step')}, "
+                   f"{_count(d['optimizer_steps_per_epoch'], 'optimizer step')} "
                    f"({d['unique_prompts_per_epoch']} prompts used, {d['prompts_dropped_per_epoch']} left out)")
         epochs = d.get("epochs")
         out.append(f"  whole run         {d['total_optimizer_steps']} optimizer steps"
@@ -127,7 +133,8 @@ def _generation_lines(step: dict[str, Any], d: dict[str, Any]) -> list[str]:
             out.append(f"      ... processes 3 to {len(processes) - 2} likewise")
             continue
         p = processes[rank]
-        out.append(f"      process {rank} gets sampler batch {p['sampler_batch']}: prompts {prompt_text(p['prompts'], G)}")
+        prompts = prompt_text(p["prompts"], G)
+        out.append(f"      process {rank} gets sampler batch {p['sampler_batch']}: prompts {prompts}")
     rows = d["sampler_batch_size"]
     old = "; old log-probs are computed" if d["old_logprobs_needed"] else ""
     out.append(f"      each process generates and scores its {rows} completions; rewards are gathered so every group "

@@ -25,7 +25,8 @@ def plan_of(values: dict, world_size: int = 1, **options):
 def test_worked_example_numbers():
     plan = plan_of(WORKED, world_size=2, dataset_size=16)
     assert (plan.generation_batch_size, plan.prompts_per_generation, plan.sampler_batch_size) == (16, 4, 8)
-    assert (plan.generate_every_micro_steps, plan.sampler_repeat_count, plan.optimizer_steps_per_generation) == (4, 4, 2)
+    assert plan.generate_every_micro_steps == plan.sampler_repeat_count == 4
+    assert plan.optimizer_steps_per_generation == 2
     assert plan.old_logprobs_needed and plan.clipping_active  # 2 % 4 != 0: the weights move inside a generation
     assert (plan.generations_per_epoch, plan.micro_steps_per_epoch, plan.optimizer_steps_per_epoch) == (4, 16, 8)
 
