@@ -53,7 +53,7 @@ def test_fuzzed_requests_never_get_a_5xx(http, body, content_type, query, endpoi
     response.json()  # always a JSON answer
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(config=configs)
 def test_fuzzed_config_objects_are_always_200(http, config):
     for endpoint in ("validate", "explain"):

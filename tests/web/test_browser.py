@@ -42,7 +42,8 @@ def browser():
 
 @pytest.fixture
 def page(browser, live_server):
-    context = browser.new_context(viewport={"width": 1366, "height": 768}, accept_downloads=True)
+    context = browser.new_context(viewport={"width": 1366, "height": 768}, accept_downloads=True,
+                                  permissions=["clipboard-read", "clipboard-write"])
     page = context.new_page()
     problems: list[str] = []
     page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
@@ -144,9 +145,14 @@ def import_file(page, path: Path) -> None:
     wait_validated(page, before)
 
 
-def export_yaml(page, tmp_path: Path) -> Path:
+def export_yaml(page, tmp_path: Path, screenshot: str | None = None) -> Path:
     page.click("#export-open")
     page.wait_for_function("() => document.getElementById('export-text').value.length > 0")
+    if screenshot:
+        shot(page, screenshot)
+    page.click("#export-copy")
+    page.wait_for_selector("#export-note:has-text('Copied')")
+    assert page.evaluate("navigator.clipboard.readText()") == page.input_value("#export-text")
     with page.expect_download() as download:
         page.click("#export-download")
     target = tmp_path / download.value.suggested_filename
@@ -171,7 +177,7 @@ def test_import_corpus_file_then_export_validates_with_the_cli(page, corpus, tmp
     assert page.evaluate("window.grpoState().loss_type") == "dapo"
     assert page.input_value("#in-per_device_train_batch_size") == "512"  # an open section shows the value
     assert "Valid" in page.inner_text("#status")
-    exported = export_yaml(page, tmp_path)
+    exported = export_yaml(page, tmp_path, screenshot="07-export-dialog")
     text = exported.read_text()
     assert text.startswith("# yaml-language-server: $schema=")
     returncode, exported_result = cli_validate(exported)

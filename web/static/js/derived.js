@@ -69,6 +69,7 @@ export function renderTimeline(container, doc) {
     text: s.generates ? "G" : "·",
   }));
   container.replaceChildren(
+    el("p", { class: "timeline-title", text: `The first ${steps.length} micro-steps (process 0)` }),
     el("div", { class: "ticks", role: "img", "aria-label": describe(steps) }, cells),
     el("p", { class: "legend" }, el("span", { class: "tick gen", text: "G" }), " generate ",
       el("span", { class: "tick reuse", text: "·" }), " reuse buffer ",

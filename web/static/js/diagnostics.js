@@ -111,6 +111,7 @@ export class DiagnosticsView {
     const items = diagnostics.map((d) => this.listItem(d, false));
     const notes = this.fileNotes.map((d) => this.listItem(d, true));
     if (notes.length) items.push(el("li", { class: "notes-title", text: "From the imported file:" }), ...notes);
+    if (!items.length) items.push(el("li", { class: "muted", text: "No diagnostics: nothing to fix." }));
     this.list.replaceChildren(...items);
   }
 

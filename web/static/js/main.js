@@ -79,6 +79,7 @@ function wireControls(app) {
 async function main() {
   const app = { state: new ConfigState() };
   window.grpoState = () => app.state.toObject();
+  schemaFor(undefined); // start fetching the schema while the profiles arrive
   const profiles = await api.getJSON("/api/v1/profiles");
   for (const p of profiles) $("profile").append(el("option", { value: p.name, text: p.name, title: p.description }));
   await buildForm(app);
@@ -97,8 +98,7 @@ async function main() {
     app.checker.schedule(source === "input" ? undefined : 0);
   });
   const startFrom = wireControls(app);
-  await setupPresets((preset) => startFrom(preset.config));
-  await app.checker.run();
+  await Promise.all([setupPresets((preset) => startFrom(preset.config)), app.checker.run()]);
   metrics.readyAt = performance.now();
   document.body.dataset.ready = "true";
 }

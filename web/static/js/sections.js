@@ -2,7 +2,7 @@
 // (or a search or a diagnostic needs them), so the page starts with ~25 summaries instead of ~300 inputs.
 // Fields the schema marks x-advanced stay folded unless set, flagged by a diagnostic, searched for or unfolded.
 
-import { el, idFor } from "./dom.js";
+import { el, idFor, richText } from "./dom.js";
 import { looseField, matchesQuery } from "./fields.js";
 import { sameValue } from "./values.js";
 import { buildFieldRow } from "./widgets.js";
@@ -33,7 +33,7 @@ export class FormView {
                                   onclick: () => { section.showAdvanced = !section.showAdvanced; this.applyVisibility(); } });
     const details = el("details", { class: "section", id: idFor("section", section.id), "data-group": section.id },
       el("summary", {}, el("span", { class: "section-title", text: section.title }), counts),
-      section.summary ? el("p", { class: "section-summary", text: section.summary }) : null,
+      section.summary ? el("p", { class: "section-summary" }, richText(section.summary)) : null,
       el("div", { class: "section-body" }), toggle);
     details.addEventListener("toggle", () => { if (details.open) this.build(section); });
     Object.assign(section, { node: details, counts, toggle, built: false, showAdvanced: false });

@@ -61,18 +61,21 @@ export function buildFieldRow(field, { state, onReset }) {
     field.deprecated ? el("span", { class: "badge deprecated", text: "deprecated" }) : null,
     field.loose ? el("span", { class: "badge loose", text: "not in schema" }) : null);
   const help = el("p", { class: "help", id: helpId },
-    field.deprecation ? el("strong", { text: `${field.deprecation} ` }) : null,
-    richText(field.description || ""),
+    field.deprecation ? el("strong", {}, richText(`${field.deprecation} `)) : null,
+    richText(field.deprecation === field.description ? "" : field.description || ""),
     field.kind === "select" ? null : el("span", { class: "default", text: ` (${defaultLabel(field)})` }));
   const row = el("div", { class: "field", id: idFor("field", field.name), "data-name": field.name },
     el("div", { class: "field-head" }, el("label", { for: inputId }, el("code", { text: field.name })), badges, reset),
     input, help, el("div", { class: "field-diags", id: diagId }));
+  const choiceDoc = field.enumDocs ? el("p", { class: "choice-doc" }) : null;
+  if (choiceDoc) help.before(choiceDoc);
 
   return {
     field, row, input, diagBox: row.querySelector(".field-diags"),
     refresh(fromOwnInput) {
       if (!fromOwnInput) showValue(field, input, state.get(field.name));
       reset.hidden = !state.has(field.name);
+      if (choiceDoc) choiceDoc.textContent = input.selectedOptions[0]?.title || "";
       row.classList.toggle("is-set", state.has(field.name));
     },
   };
