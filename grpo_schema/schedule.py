@@ -7,7 +7,8 @@ A pure walk over a RunPlan. Three mechanisms meet here:
 - accelerate cuts that stream into dataloader batches of b * s rows and hands batch k to process k mod P, so each
   emission of a chunk gives every process one batch: process p holds rows [p*b*s, (p+1)*b*s) of the chunk;
 - the trainer generates only on micro-steps n = 0 (mod s * mu) and trains the next s * mu micro-steps on slices
-  of that buffer; the dataloader batches fetched in between are identical copies, and it ignores them.
+  of that buffer; the dataloader batches fetched in between are identical copies, and it ignores them (the walk
+  lists a batch's prompts where it is used, and names the micro-step it copies where it is skipped).
 
 Prompts are named by their *position* in the epoch's shuffled order (0-based here, "#1" in text), because the
 permutation itself needs torch (grpo_schema never imports it). Pass `order` (epoch -> permutation, e.g. from
@@ -37,7 +38,7 @@ class PromptRows:
 class ProcessBatch:
     rank: int
     sampler_batch: int  # which dataloader batch of the epoch this process receives (k -> rank k mod P)
-    prompts: tuple[PromptRows, ...]
+    prompts: tuple[PromptRows, ...]  # listed where the batch is used; a skipped copy lists none (see copy_of)
     used: bool  # False: a repeat of the batch the buffer was generated from, ignored by the trainer
 
 
@@ -52,6 +53,7 @@ class MicroStep:
     generates: bool
     optimizer_step: int | None  # the optimizer step this micro-step completes (global_step after it), else None
     window: int  # micro-steps accumulated into that optimizer step
+    copy_of: int | None  # the generating micro-step whose sampler batches these repeat (None when generating)
     processes: tuple[ProcessBatch, ...]
 
     def to_dict(self) -> dict[str, Any]:
@@ -104,14 +106,15 @@ def _micro_step(plan: RunPlan, n: int, per_epoch: int | None, order: Order | Non
     every, s, GA, P = (plan.generate_every_micro_steps, plan.steps_per_generation,
                        plan.gradient_accumulation_steps, plan.world_size)
     epoch, local = divmod(n, per_epoch) if per_epoch else (0, n)
-    chunk = local // every
-    permutation = order(epoch) if order is not None else None
-    processes = tuple(ProcessBatch(rank, local * P + rank, _runs(process_rows(plan, chunk, rank), permutation),
-                                   used=local % every == 0) for rank in range(P))
+    chunk, generates = local // every, local % every == 0
+    permutation = order(epoch) if order is not None and generates else None
+    processes = tuple(ProcessBatch(rank, local * P + rank, _runs(process_rows(plan, chunk, rank), permutation)
+                                   if generates else (), used=generates) for rank in range(P))
     return MicroStep(micro_step=n, epoch=epoch, generation=n // every, chunk=chunk,
-                     iteration=(local % every) // s + 1, buffer_slice=local % s, generates=local % every == 0,
+                     iteration=(local % every) // s + 1, buffer_slice=local % s, generates=generates,
                      optimizer_step=_completed_step(plan, epoch, local, per_epoch),
-                     window=_window(local, GA, per_epoch), processes=processes)
+                     window=_window(local, GA, per_epoch), copy_of=None if generates else n - local % every,
+                     processes=processes)
 
 
 def _completed_step(plan: RunPlan, epoch: int, local: int, per_epoch: int | None) -> int | None:

@@ -144,7 +144,7 @@ def _generation_lines(step: dict[str, Any], d: dict[str, Any]) -> list[str]:
     return out
 
 
-def _step_line(step: dict[str, Any], d: dict[str, Any], first_of_generation: int) -> str:
+def _step_line(step: dict[str, Any], d: dict[str, Any]) -> str:
     P, s, mu = d["world_size"], d["steps_per_generation"], d["num_iterations"]
     parts = [f"  micro-step {step['micro_step']}"]
     if step["generates"]:
@@ -152,7 +152,7 @@ def _step_line(step: dict[str, Any], d: dict[str, Any], first_of_generation: int
     else:
         first, last = step["processes"][0]["sampler_batch"], step["processes"][-1]["sampler_batch"]
         batches = f"batch {first}" if first == last else f"batches {first}-{last}"
-        parts.append(f"skip sampler {batches} (copies of micro-step {first_of_generation}'s)")
+        parts.append(f"skip sampler {batches} (copies of micro-step {step['copy_of']}'s)")
     train = f"train on slice {step['buffer_slice'] + 1} of {s}"
     parts.append(train + (f", pass {step['iteration']} of {mu}" if mu > 1 else ""))
     if step["optimizer_step"] is not None:
@@ -170,14 +170,13 @@ def walk_lines(document: dict[str, Any]) -> list[str]:
     order = (f"the epoch's shuffled order (torch.randperm, generator seeded once with seed={seed})" if shuffled
              else "dataset order (shuffle_dataset is false)")
     out = [f"Micro-step by micro-step (the first {len(schedule)}; prompts are numbered by position in {order})"]
-    first_of_generation, epoch = 0, 0
+    epoch = 0
     for step in schedule:
         if step["epoch"] != epoch:
             epoch = step["epoch"]
-            out.append(f"  --- epoch {epoch + 1} begins: a new shuffle of the prompts ---")
-        if step["generates"]:
-            first_of_generation = step["micro_step"]
-        out.append(_step_line(step, d, first_of_generation))
+            again = "a new shuffle of the prompts" if shuffled else "the prompts in the same order again"
+            out.append(f"  --- epoch {epoch + 1} begins: {again} ---")
+        out.append(_step_line(step, d))
         if step["generates"]:
             out += _generation_lines(step, d)
     return out

@@ -5,12 +5,15 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from grpo_schema import check_file, check_mapping, check_text
-from grpo_schema.yamledit import apply_fix, apply_fix_to_text
-from tests.conftest import CORPUS, corpus_files
+hypothesis = pytest.importorskip("hypothesis")
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from grpo_schema import check_file, check_mapping, check_text  # noqa: E402
+from grpo_schema.yamledit import apply_fix, apply_fix_to_text  # noqa: E402
+from tests.conftest import CORPUS, corpus_files  # noqa: E402
 
 BATCH_CODES = ("GRPO-B001", "GRPO-B002", "GRPO-B003", "GRPO-B004")
 

@@ -115,5 +115,7 @@ def test_explain_prompt_order_matches_repeat_sampler_and_sharding(values, world_
     assert len(steps) == epochs * plan.micro_steps_per_epoch
     for rank in range(world_size):
         expected = trl_rank_batches(plan, size, values["seed"], rank, epochs)
-        predicted = [[p.index for p in step.processes[rank].prompts for _ in range(p.copies)] for step in steps]
+        held = {s.micro_step: s.processes[rank] for s in steps if s.generates}
+        predicted = [[p.index for p in held[step.copy_of if step.copy_of is not None else step.micro_step].prompts
+                      for _ in range(p.copies)] for step in steps]
         assert predicted == expected, (values, world_size, size, rank)
