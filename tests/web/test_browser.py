@@ -230,9 +230,18 @@ def test_preset_world_size_schedule_and_only_changed(page):
     assert "world size 2" in page.inner_text("#status")
 
 
-def test_every_control_has_a_label_at_laptop_size(page):
-    page.evaluate("document.querySelectorAll('details.section').forEach(d => { d.open = true; })")
+def test_every_control_has_a_label_at_laptop_size(page, capsys):
+    # toggle events run as tasks: wait for them, unfold, then force a layout before reading the clock
+    build_ms = page.evaluate("""async () => { const t = performance.now();
+        const settle = () => new Promise(r => setTimeout(r, 0));
+        document.querySelectorAll('details.section').forEach(d => { d.open = true; });
+        await settle();
+        document.querySelectorAll('.advanced-toggle:not([hidden])').forEach(b => b.click());
+        void document.body.offsetHeight;
+        return performance.now() - t; }""")
     page.wait_for_function("() => document.querySelectorAll('.field').length > 200")
+    report(capsys, "open every section and unfold every field_ms (in page)", build_ms)
+    report(capsys, "fields rendered", page.locator(".field:visible").count())
     unlabeled = page.evaluate("""() => [...document.querySelectorAll('input, select, textarea')].filter(el =>
         !el.labels?.length && !el.getAttribute('aria-label')).map(el => el.id || el.outerHTML.slice(0, 60))""")
     assert unlabeled == []
@@ -241,3 +250,24 @@ def test_every_control_has_a_label_at_laptop_size(page):
     assert dangling == []
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= 1366  # no horizontal scrolling on a laptop screen
+    tags = {name: page.evaluate(f"document.getElementById('in-{name}').tagName")
+            for name in ("datasets", "reward_funcs", "loss_type", "env", "learning_rate")}
+    assert tags == {"datasets": "TEXTAREA", "reward_funcs": "INPUT", "loss_type": "SELECT", "env": "TEXTAREA",
+                    "learning_rate": "INPUT"}
+
+
+def test_widgets_turn_text_into_typed_values(page):
+    before = validations(page)
+    page.fill("#search", "datasets")
+    page.fill("#in-datasets", '[{"path": "a/b", "split": "train"}]')
+    page.fill("#search", "reward_funcs")
+    page.fill("#in-reward_funcs", "accuracy_reward, think_format_reward")
+    page.fill("#search", "learning_rate")
+    page.fill("#in-learning_rate", "3e-6")
+    page.fill("#search", "loss_type")
+    page.select_option("#in-loss_type", '"dr_grpo"')
+    wait_validated(page, before)
+    state = page.evaluate("window.grpoState()")
+    assert state == {"datasets": [{"path": "a/b", "split": "train"}], "learning_rate": 3e-6, "loss_type": "dr_grpo",
+                     "reward_funcs": ["accuracy_reward", "think_format_reward"]}
+    assert page.inner_text("#field-loss_type .choice-doc").startswith("Dr. GRPO")

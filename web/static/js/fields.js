@@ -4,11 +4,28 @@
 
 const SCALAR_TYPES = ["boolean", "integer", "number", "string", "null"];
 
-function branchesOf(prop, defs) {
-  const resolve = (p) => (p && p.$ref ? defs[p.$ref.split("/").pop()] || {} : p || {});
+function resolver(defs) {
+  return (p) => (p && p.$ref ? defs[p.$ref.split("/").pop()] || {} : p || {});
+}
+
+function alternatives(prop, resolve) {
   const own = resolve(prop);
   const list = own.anyOf || own.oneOf;
-  return (list ? list.map(resolve) : [own]).map((b) => ({ ...b, items: resolve(b.items) }));
+  return list ? list.map(resolve) : [own];
+}
+
+// Each branch of a property, with the kinds of value its list items may take.
+function branchesOf(prop, defs) {
+  const resolve = resolver(defs);
+  return alternatives(prop, resolve).map((b) => ({ ...b, itemTypes: b.items ? itemTypes(b.items, resolve) : [] }));
+}
+
+function itemTypes(items, resolve) {
+  return alternatives(items, resolve).flatMap((i) => {
+    if (i.enum) return i.enum.map((v) => typeof v);
+    if (i.properties || i.type === "object") return ["object"];
+    return i.type ? [i.type] : [];
+  });
 }
 
 // What a property accepts, as flags the widgets and the value parser read.
@@ -19,8 +36,7 @@ function acceptance(branches) {
     else if ("const" in b) accepts.choices.push(b.const);
     else if (b.type === "array") {
       accepts.types.add("array");
-      (b.items.enum || []).forEach((v) => accepts.itemTypes.add(typeof v));
-      if (b.items.type) accepts.itemTypes.add(b.items.type);
+      b.itemTypes.forEach((t) => accepts.itemTypes.add(t));
     } else if (b.type === "object" || b.properties) {
       accepts.types.add("object");
       const extra = b.additionalProperties;
@@ -36,7 +52,8 @@ function widgetKind(accepts) {
   const open = ["integer", "number", "string", "array", "object", "any"].some((x) => t.has(x));
   if (!open && (accepts.choices.length || t.has("boolean"))) return "select";
   if (t.has("object")) return accepts.mapOfStrings && t.size === 1 ? "map" : "json";
-  if (t.has("array")) return "list";
+  // A list of mappings (datasets) is edited as JSON; a list of scalars as comma-separated text.
+  if (t.has("array")) return accepts.itemTypes.has("object") || accepts.itemTypes.has("array") ? "json" : "list";
   return "scalar";
 }
 

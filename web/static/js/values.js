@@ -28,6 +28,9 @@ function itemAccepts(accepts) {
 }
 
 function parseList(text, accepts) {
+  if (text.trim().startsWith("[")) {
+    try { return JSON.parse(text); } catch { /* not JSON: read it as comma-separated */ }
+  }
   const items = text.split(",").map((s) => s.trim()).filter(Boolean);
   const single = !text.includes(",") && items.length === 1;
   if (single && (accepts.types.has("string") || accepts.choices.length)) return parseScalar(items[0], accepts);
