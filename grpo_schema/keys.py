@@ -8,6 +8,7 @@ did-you-mean over every key that would be accepted.
 from __future__ import annotations
 
 import difflib
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -87,11 +88,12 @@ def _migrate(out: SortedKeys, mapping: dict[str, Any], key: str, value: Any) -> 
     out.diagnostics.append(Diagnostic(code, "error", message, fields=(key,), hint=hint, fix=fix))
 
 
-def accepted_keys(profiles: tuple[Profile, ...]) -> set[str]:
+@functools.lru_cache(maxsize=64)
+def accepted_keys(profiles: tuple[Profile, ...]) -> frozenset[str]:
     keys = set(field_names()) | set(launch_keys()) | {"env"}
     for profile in profiles:
         keys |= profile.keys
-    return keys
+    return frozenset(keys)
 
 
 # Keys nearly every config sets: preferred when a typo is about as close to one of them as to a rarer key.
@@ -104,7 +106,9 @@ COMMON_KEYS = frozenset({
 })
 
 
-def did_you_mean(word: str, candidates: set[str] | frozenset[str]) -> str | None:
+@functools.lru_cache(maxsize=1024)
+def did_you_mean(word: str, candidates: frozenset[str]) -> str | None:
+    """The closest accepted key (difflib, cached: fix suggestions re-check a config many times)."""
     matches = difflib.get_close_matches(word, sorted(candidates), n=3, cutoff=0.75)
     if not matches:
         return None

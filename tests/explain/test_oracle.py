@@ -8,8 +8,6 @@ the trainer builds them, one per rank, and compared with `grpo_schema.schedule.w
 
 from __future__ import annotations
 
-import warnings
-
 import pytest
 
 hypothesis = pytest.importorskip("hypothesis")
@@ -22,6 +20,7 @@ from hypothesis import strategies as st  # noqa: E402
 from grpo_schema import check_mapping  # noqa: E402
 from grpo_schema.plan import derive_plan  # noqa: E402
 from grpo_schema.schedule import walk  # noqa: E402
+from tests.trl_oracle import build_grpo_config  # noqa: E402
 
 pytestmark = pytest.mark.oracle
 BATCH_CODES = {"GRPO-B001", "GRPO-B002", "GRPO-B003", "GRPO-B004"}
@@ -41,18 +40,8 @@ GEOMETRY = st.fixed_dictionaries({
 
 
 def trl_config(values: dict, world_size: int):
-    """GRPOConfig(**values) as TRL builds it at `world_size`, or the ValueError TRL raises."""
-    from unittest import mock
-
-    from transformers import TrainingArguments
-
-    declared = property(lambda self: world_size)  # TRL asks the launcher; here we declare it
-    with mock.patch.object(TrainingArguments, "world_size", declared), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            return trl.GRPOConfig(output_dir="unused", use_cpu=True, bf16=False, report_to="none", **values)
-        except ValueError as exc:
-            return exc
+    """GRPOConfig as TRL builds it at `world_size` (bf16 off), or the error TRL raises."""
+    return build_grpo_config({"bf16": False, **values}, world_size)
 
 
 def test_world_size_patch_reaches_trl():

@@ -8,17 +8,16 @@ checks when the config is built, so both sides judge the same rules.
 
 from __future__ import annotations
 
-import warnings
-
 import pytest
 
 hypothesis = pytest.importorskip("hypothesis")
 trl = pytest.importorskip("trl", reason="TRL 1.16 is a test-only oracle (pip install -e '.[test]')")
 
-from hypothesis import HealthCheck, event, given, settings  # noqa: E402
+from hypothesis import event, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from grpo_schema import check_mapping  # noqa: E402
+from tests.trl_oracle import build_grpo_config  # noqa: E402
 
 pytestmark = pytest.mark.oracle
 
@@ -59,33 +58,11 @@ CONFIGS = st.fixed_dictionaries({
 })
 
 
-@pytest.fixture(scope="module")
-def trl_verdict(tmp_path_factory):
-    from transformers import TrainingArguments
-
-    output_dir = str(tmp_path_factory.mktemp("trl"))
-    declared = {"world_size": 1}
-    original = TrainingArguments.world_size
-    TrainingArguments.world_size = property(lambda self: declared["world_size"])
-
-    def verdict(values: dict, world_size: int) -> str | None:
-        declared["world_size"] = world_size
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            try:
-                trl.GRPOConfig(output_dir=output_dir, use_cpu=True, report_to="none", **values)
-            except (ValueError, ZeroDivisionError, TypeError) as exc:
-                return f"{type(exc).__name__}: {exc}"
-        return None
-
-    yield verdict
-    TrainingArguments.world_size = original
-
-
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=400, deadline=None)
 @given(values=CONFIGS, world_size=st.integers(1, 16))
-def test_accept_reject_matches_trl(trl_verdict, values, world_size):
-    trl_error = trl_verdict(values, world_size)
+def test_accept_reject_matches_trl(values, world_size):
+    built = build_grpo_config(values, world_size)
+    trl_error = built if isinstance(built, Exception) else None
     event("TRL rejects" if trl_error else "TRL accepts")
     ours = check_mapping({**values, "use_cpu": True}, world_size=world_size)
     errors = [f"{d.code} {d.message}" for d in ours.diagnostics if d.severity == "error"]
@@ -93,12 +70,9 @@ def test_accept_reject_matches_trl(trl_verdict, values, world_size):
 
 
 @pytest.mark.parametrize("world_size", [1, 2, 3, 7, 8, 16])
-def test_derived_batch_geometry_matches_trl(trl_verdict, world_size):
-    from transformers import TrainingArguments  # noqa: F401  (patched by the fixture)
-
+def test_derived_batch_geometry_matches_trl(world_size):
     values = {"per_device_train_batch_size": 4, "num_generations": 4, "gradient_accumulation_steps": 3}
-    assert trl_verdict(values, world_size) is None
-    built = trl.GRPOConfig(output_dir="/tmp/grpo-parity", use_cpu=True, report_to="none", **values)
+    built = build_grpo_config(values, world_size)
     plan = check_mapping(values, world_size=world_size).plan
     assert (plan.generation_batch_size, plan.steps_per_generation) == (built.generation_batch_size,
                                                                        built.steps_per_generation)
