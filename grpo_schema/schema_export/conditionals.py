@@ -34,12 +34,12 @@ def defaulted(name: str, schema: JsonSchema) -> JsonSchema:
 
 TRUE: JsonSchema = {"const": True}
 NULL: JsonSchema = {"type": "null"}
+def all_but(*values: Any) -> JsonSchema:
+    """Every allowed value of the target except these (the enum is filled in at export)."""
+    return {"all_but": list(values)}
+
+
 TRUTHY_DICT_OR_STR: JsonSchema = {"anyOf": [{"type": "string", "minLength": 1}, {"type": "object", "minProperties": 1}]}
-
-
-def allowed_except(*values: Any) -> JsonSchema:
-    """Every allowed value of the target but these (resolved against the target's enum when exported)."""
-    return {"x-except": list(values)}
 
 
 @dataclass(frozen=True)
@@ -52,16 +52,16 @@ class Conditional:
     on_keys: bool = False
 
     def to_schema(self, choices: dict[str, list[Any]]) -> JsonSchema:
-        # An errorMessage is what the YAML language server shows for a failed const/enum/type (never for `not`).
+        """`choices`: key -> its allowed values, for an `allowed` written as all_but(...)."""
         allowed = dict(self.allowed)
-        if "x-except" in allowed:
-            excluded = allowed.pop("x-except")
+        if "all_but" in allowed:  # `not` would do, but the YAML language server never shows a message for `not`
+            excluded = allowed.pop("all_but")
             allowed["enum"] = [v for v in choices[self.target] if v not in excluded]
+        # What the YAML language server shows when the const/enum/type check fails.
         allowed["errorMessage"] = f"{CODES[self.code].title} ({self.code})"
-        inner = {"propertyNames": allowed} if self.on_keys else allowed
+        then = {"propertyNames": allowed} if self.on_keys else allowed
         for name in reversed(self.target.split(".")):
-            inner = {"properties": {name: inner}}
-        then = inner
+            then = {"properties": {name: then}}
         if not self.when:
             return {"x-rule": self.code, **then}
         condition = self.when[0] if len(self.when) == 1 else {"allOf": list(self.when)}
@@ -86,13 +86,15 @@ def conditionals() -> list[Conditional]:
 
     not_token_mode = defaulted("vllm_importance_sampling_mode", {"enum": ["sequence_truncate", "sequence_mask"]})
     return [
-        Conditional("GRPO-B002", "steps_per_generation", NULL, (written("generation_batch_size", {"type": "integer"}),)),
+        Conditional("GRPO-B002", "steps_per_generation", NULL,
+                    (written("generation_batch_size", {"type": "integer"}),)),
         Conditional("GRPO-B005", "auto_find_batch_size", {"const": False}),
         Conditional("GRPO-M001", "load_in_4bit", {"const": False}, (written("load_in_8bit", TRUE),)),
         Conditional("GRPO-M002", "load_in_4bit", {"const": False}, (unless_written("use_peft", TRUE),)),
         Conditional("GRPO-M002", "load_in_8bit", {"const": False}, (unless_written("use_peft", TRUE),)),
         Conditional("GRPO-M006", "liger_kernel_config.fused_linear_cross_entropy", {"const": False}),
-        Conditional("GRPO-L003", "max_completion_length", {"type": "integer"}, (written("loss_type", {"const": "dr_grpo"}),)),
+        Conditional("GRPO-L003", "max_completion_length", {"type": "integer"},
+                    (written("loss_type", {"const": "dr_grpo"}),)),
         Conditional("GRPO-L007", "sync_ref_model", {"const": False}, (defaulted("beta", {"const": 0}),)),
         Conditional("GRPO-L008", "sync_ref_model", {"const": False},
                     (written("use_peft", TRUE), written("beta", {"not": {"const": 0}}))),
@@ -103,18 +105,20 @@ def conditionals() -> list[Conditional]:
         Conditional("GRPO-W004", "accelerator_config", {"enum": list(ACCELERATOR_CONFIG_KEYS)},
                     (written("accelerator_config", {"type": "object"}),), on_keys=True),
         Conditional("GRPO-O001", "log_completions_hub_repo", NULL, (unless_written("log_completions", TRUE),)),
-        Conditional("GRPO-O004", "save_strategy", allowed_except("best"),
+        Conditional("GRPO-O004", "save_strategy", all_but("best"),
                     (defaulted("metric_for_best_model", NULL), unless_written("load_best_model_at_end", TRUE))),
-        Conditional("GRPO-O005", "lr_scheduler_type", allowed_except("reduce_lr_on_plateau", "greedy"),
+        Conditional("GRPO-O005", "lr_scheduler_type", all_but("reduce_lr_on_plateau", "greedy"),
                     (defaulted("eval_strategy", {"const": "no"}),)),
-        Conditional("GRPO-O007", "dataloader_prefetch_factor", NULL, (defaulted("dataloader_num_workers", {"const": 0}),)),
+        Conditional("GRPO-O007", "dataloader_prefetch_factor", NULL,
+                    (defaulted("dataloader_num_workers", {"const": 0}),)),
         Conditional("GRPO-I002", "vllm_importance_sampling_mode", {"enum": ["token_mask", "sequence_mask"]},
                     (defaulted("vllm_importance_sampling_correction", TRUE),
                      defaulted("vllm_importance_sampling_clip_min", NULL),
                      defaulted("vllm_importance_sampling_cap", NULL),
                      written("vllm_importance_sampling_clip_max", NULL))),
-        Conditional("GRPO-I003", "loss_type", allowed_except("vespo"),
-                    (written("use_vllm", TRUE), defaulted("vllm_importance_sampling_correction", TRUE), not_token_mode)),
+        Conditional("GRPO-I003", "loss_type", all_but("vespo"),
+                    (written("use_vllm", TRUE), defaulted("vllm_importance_sampling_correction", TRUE),
+                     not_token_mode)),
         Conditional("GRPO-S004", "dataset_streaming", {"const": False},
                     (defaulted("datasets", {"maxItems": 0}), defaulted("max_steps", {"maximum": 0}))),
         Conditional("GRPO-S004", "streaming", {"const": False},

@@ -47,7 +47,7 @@ def migrated_properties(skip: frozenset[str] = frozenset()) -> dict[str, dict[st
         note = "" if migration.kind == "renamed" else f": {migration.note}"
         message = f"{describe(migration)}{note}. Run `grpo migrate` ({code})."
         prop: dict[str, Any] = {
-            "description": message, "deprecated": True, "deprecationMessage": message,
+            "description": message, "markdownDescription": message, "deprecated": True, "deprecationMessage": message,
             # No value is valid: JSON Schema tools refuse the key (a second editor diagnostic says what to do).
             "enum": [], "errorMessage": f"{key} is no longer read by TRL 1.16; run `grpo migrate` ({code})",
         }

@@ -58,6 +58,27 @@ def field_default(model: type[BaseModel], name: str) -> Any:
     return value
 
 
+def _coerced_inputs() -> dict[Any, dict[str, Any]]:
+    """Inputs a field's own conversion (grpo_schema.coerce) accepts besides its type, as a schema branch.
+
+    Only conversions the Python validator accepts with at most a warning, so the schema never refuses a file
+    Python accepts. Numeric log levels (GRPO-T009 warns and rewrites them to names) are the one such case.
+    """
+    from grpo_schema import coerce
+
+    levels = coerce.NUMERIC_LOG_LEVELS
+    texts = [f"Numeric spelling of '{name}': write the name (GRPO-T009)" for name in levels.values()]
+    return {coerce.level_name: {"type": "integer", "enum": list(levels), "enumDescriptions": texts,
+                                "markdownEnumDescriptions": [f"`{n}`: {t}" for n, t in zip(levels, texts)]}}
+
+
+def _widen(prop: dict[str, Any], branch: dict[str, Any]) -> None:
+    if "anyOf" not in prop:
+        moved = {k: prop.pop(k) for k in list(prop) if k in ("type", "enum", "const")}
+        prop["anyOf"] = [moved]
+    prop["anyOf"].append(branch)
+
+
 def model_properties(model: type[BaseModel]) -> tuple[dict[str, Any], dict[str, Any]]:
     """(properties, $defs) of a model, with standard keywords, defaults and the fields' own examples."""
     schema = standard_keywords(model.model_json_schema())
@@ -68,6 +89,11 @@ def model_properties(model: type[BaseModel]) -> tuple[dict[str, Any], dict[str, 
             prop["default"] = default
         elif "default" in prop:
             del prop["default"]
+    extra_inputs = _coerced_inputs()
+    for name, info in model.model_fields.items():
+        for item in info.metadata:
+            if getattr(item, "func", None) in extra_inputs:
+                _widen(properties[name], extra_inputs[item.func])
     return properties, schema.get("$defs", {})
 
 

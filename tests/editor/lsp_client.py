@@ -1,0 +1,188 @@
+"""A small Language Server Protocol client for yaml-language-server, used by the editor tests.
+
+It speaks JSON-RPC over the server's stdio (Content-Length framed messages), answers the requests the server makes
+of an editor (its `workspace/configuration` pull, capability registration, progress tokens) so the server never
+waits on us, and keeps the last `textDocument/publishDiagnostics` per document. One server serves many requests.
+Schema association comes from each document's own `# yaml-language-server: $schema=...` modeline, as in an editor;
+SchemaStore is switched off, so the server never touches the network.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+LSP_DIR = Path(__file__).resolve().parents[1] / "lsp"
+SERVER_BIN = LSP_DIR / "node_modules" / "yaml-language-server" / "bin" / "yaml-language-server"
+
+YAML_SETTINGS = {
+    "validate": True, "hover": True, "completion": True, "format": {"enable": False},
+    "schemaStore": {"enable": False}, "kubernetesCRDStore": {"enable": False}, "schemas": {},
+}
+
+
+def missing_reason() -> str | None:
+    """Why the server cannot run here, or None when it can."""
+    if shutil.which("node") is None:
+        return "node is not installed (yaml-language-server needs Node.js)"
+    if not SERVER_BIN.exists():
+        return f"yaml-language-server is not installed: run `npm ci` in {LSP_DIR}"
+    return None
+
+
+class LspError(RuntimeError):
+    pass
+
+
+class YamlLanguageServer:
+    def __init__(self, root: Path, timeout: float = 20.0):
+        self.timeout = timeout
+        self._proc = subprocess.Popen(["node", str(SERVER_BIN), "--stdio"], stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=root,
+                                      env={**os.environ, "NODE_NO_WARNINGS": "1"})
+        self._next_id = 0
+        self._lock = threading.Lock()
+        self._responses: dict[int, dict[str, Any]] = {}
+        self._arrived = threading.Condition()
+        self.diagnostics: dict[str, list[dict[str, Any]]] = {}
+        self._versions: dict[str, int] = {}
+        threading.Thread(target=self._read_loop, daemon=True).start()
+        threading.Thread(target=self._drain_stderr, daemon=True).start()
+        root_uri = root.resolve().as_uri()
+        self.request("initialize", {
+            "processId": os.getpid(), "rootUri": root_uri,
+            "workspaceFolders": [{"uri": root_uri, "name": root.name}],
+            "capabilities": {"workspace": {"configuration": True},
+                             "textDocument": {"completion": {"completionItem": {
+                                 "snippetSupport": True, "documentationFormat": ["markdown", "plaintext"]}},
+                                 "hover": {"contentFormat": ["markdown", "plaintext"]},
+                                 "publishDiagnostics": {}}}})
+        self.notify("initialized", {})
+        self.notify("workspace/didChangeConfiguration", {"settings": {"yaml": YAML_SETTINGS}})
+
+    # --- requests -----------------------------------------------------------------------------------------------
+    def open(self, path: Path, text: str | None = None) -> str:
+        """Open a document (its text from disk unless given); returns its URI."""
+        uri = path.resolve().as_uri()
+        self._versions[uri] = 1
+        self.diagnostics.pop(uri, None)
+        self.notify("textDocument/didOpen", {"textDocument": {
+            "uri": uri, "languageId": "yaml", "version": 1,
+            "text": path.read_text(encoding="utf-8") if text is None else text}})
+        return uri
+
+    def complete(self, uri: str, line: int, character: int) -> list[dict[str, Any]]:
+        """Completion items at a 0-based position."""
+        result = self.request("textDocument/completion", self._position(uri, line, character))
+        return result.get("items", []) if isinstance(result, dict) else list(result or [])
+
+    def hover(self, uri: str, line: int, character: int) -> str:
+        result = self.request("textDocument/hover", self._position(uri, line, character)) or {}
+        contents = result.get("contents", "")
+        if isinstance(contents, dict):
+            return contents.get("value", "")
+        if isinstance(contents, list):
+            return "\n".join(c if isinstance(c, str) else c.get("value", "") for c in contents)
+        return contents
+
+    def wait_diagnostics(self, uri: str, settle: float = 0.4) -> list[dict[str, Any]]:
+        """The diagnostics published for a document, once the server has stopped revising them."""
+        deadline = time.monotonic() + self.timeout
+        with self._arrived:
+            while uri not in self.diagnostics:
+                if not self._arrived.wait(timeout=max(0.0, deadline - time.monotonic())):
+                    raise LspError(f"no diagnostics for {uri} within {self.timeout}s")
+        seen = None
+        while seen is not self.diagnostics[uri]:  # publishes may come again after the first one
+            seen = self.diagnostics[uri]
+            time.sleep(settle)
+        return seen
+
+    def schemas_applied(self, uri: str) -> list[str]:
+        """The schemas the server associates with a document (its own `yaml/get/jsonSchema` answer)."""
+        return [entry.get("uri", "") for entry in self.request("yaml/get/jsonSchema", uri) or []]
+
+    def close(self) -> None:
+        try:
+            self.request("shutdown", None, timeout=5)
+            self.notify("exit", None)
+            self._proc.wait(timeout=5)
+        except (LspError, OSError, subprocess.TimeoutExpired):
+            self._proc.kill()
+            self._proc.wait()
+
+    # --- JSON-RPC -----------------------------------------------------------------------------------------------
+    def request(self, method: str, params: Any, timeout: float | None = None) -> Any:
+        with self._lock:
+            self._next_id += 1
+            msg_id = self._next_id
+        self._send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+        deadline = time.monotonic() + (timeout or self.timeout)
+        with self._arrived:
+            while msg_id not in self._responses:
+                if self._proc.poll() is not None:
+                    raise LspError(f"yaml-language-server exited with {self._proc.returncode} during {method}")
+                if not self._arrived.wait(timeout=max(0.0, deadline - time.monotonic())):
+                    raise LspError(f"{method}: no answer within {timeout or self.timeout}s")
+            response = self._responses.pop(msg_id)
+        if "error" in response:
+            raise LspError(f"{method}: {response['error']}")
+        return response.get("result")
+
+    def notify(self, method: str, params: Any) -> None:
+        self._send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def _position(self, uri: str, line: int, character: int) -> dict[str, Any]:
+        return {"textDocument": {"uri": uri}, "position": {"line": line, "character": character}}
+
+    def _send(self, message: dict[str, Any]) -> None:
+        body = json.dumps(message).encode("utf-8")
+        with self._lock:
+            self._proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            self._proc.stdin.flush()
+
+    def _read_loop(self) -> None:
+        stream = self._proc.stdout
+        while True:
+            length = None
+            while True:
+                header = stream.readline()
+                if not header:
+                    return  # the server closed its output
+                header = header.strip()
+                if not header:
+                    break
+                name, _, value = header.decode("ascii").partition(":")
+                if name.lower() == "content-length":
+                    length = int(value)
+            if length is not None:
+                self._dispatch(json.loads(stream.read(length)))
+
+    def _dispatch(self, message: dict[str, Any]) -> None:
+        if "id" in message and "method" in message:
+            self._send({"jsonrpc": "2.0", "id": message["id"],
+                        "result": self._answer(message["method"], message.get("params"))})
+            return
+        with self._arrived:
+            if "id" in message:
+                self._responses[message["id"]] = message
+            elif message.get("method") == "textDocument/publishDiagnostics":
+                params = message["params"]
+                self.diagnostics[params["uri"]] = params["diagnostics"]
+            self._arrived.notify_all()
+
+    def _answer(self, method: str, params: Any) -> Any:
+        """What an editor answers to the server's own requests."""
+        if method == "workspace/configuration":
+            return [YAML_SETTINGS if item.get("section") == "yaml" else None for item in params.get("items", [])]
+        return None
+
+    def _drain_stderr(self) -> None:
+        for _ in self._proc.stderr:
+            pass
