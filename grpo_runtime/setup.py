@@ -126,7 +126,7 @@ def build_parts(config, plan) -> Parts:
     accelerator = Accelerator(mixed_precision=mixed_precision(config), cpu=config.use_cpu)
     set_seed(config.seed)  # before the model, so LoRA adapters start the same on every run
     tokenizer = load_tokenizer(config)
-    policy = load_policy(config, tokenizer)
+    policy = load_policy(config, tokenizer).train()  # train mode throughout, generation included, as in TRL
     reference = load_reference(config, policy)
     if reference is not None:
         reference.to(accelerator.device)

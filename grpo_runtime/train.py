@@ -38,6 +38,8 @@ def main(config, plan) -> Progress:
         progress, buffer = load_checkpoint(resume, accelerator=parts.accelerator, model=parts.model,
                                            optimizer=parts.optimizer, scheduler=parts.scheduler,
                                            reference=parts.reference if config.sync_ref_model else None)
+    if resume is None:  # a fresh run starts fresh logs; a resumed one appends to them
+        start_fresh_logs(parts)
     sinks = []
     if parts.accelerator.is_main_process:
         write_resolved_config(config, parts.output_dir)
@@ -213,6 +215,14 @@ def progress_bar(config, parts: Parts, start: int):
     from tqdm.auto import tqdm
 
     return tqdm(total=parts.total_steps, initial=start, desc="grpo", unit="step", dynamic_ncols=True)
+
+
+def start_fresh_logs(parts: Parts) -> None:
+    parts.accelerator.wait_for_everyone()
+    if parts.accelerator.is_main_process:
+        (parts.output_dir / "metrics.jsonl").unlink(missing_ok=True)
+    (parts.output_dir / "prompt_assignment" / f"rank-{parts.rank}.jsonl").unlink(missing_ok=True)
+    parts.accelerator.wait_for_everyone()
 
 
 def log_assignment(parts: Parts, generation: int, micro: int, step: int, indices: list[int]) -> None:

@@ -1,5 +1,7 @@
 """End to end on CPU: a few optimizer steps of the tiny model through grpo_runtime.train.main."""
 
+import json
+
 import pytest
 import torch
 import yaml
@@ -71,3 +73,11 @@ def test_resumed_run_reaches_the_same_weights(tmp_path, tiny_model_dir, geometry
     for x, y in zip(tail, again):  # identical logs too, except wall-clock time
         x.pop("step_time"), y.pop("step_time")
         assert x == y
+
+
+def test_a_fresh_run_replaces_old_logs(tmp_path, tiny_model_dir):
+    first = run(tmp_path, tiny_model_dir, "out", max_steps=2)
+    second = run(tmp_path, tiny_model_dir, "out", max_steps=3)
+    assert first == second and [r["step"] for r in read_metrics(second)] == [1, 2, 3]
+    assignments = (second / "prompt_assignment" / "rank-0.jsonl").read_text().splitlines()
+    assert [json.loads(x)["step"] for x in assignments] == [0, 1, 2]

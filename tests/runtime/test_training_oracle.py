@@ -35,6 +35,8 @@ SHARED = dict(per_device_train_batch_size=4, num_generations=2, gradient_accumul
 @pytest.mark.parametrize("variant", [
     dict(loss_type="dapo"),
     dict(loss_type="grpo", importance_sampling_level="sequence"),
+    # the reference model drifts toward the policy after every step; generation 2 scores with the mixed weights
+    dict(loss_type="dapo", sync_ref_model=True, ref_model_sync_steps=1, ref_model_mixup_alpha=0.5),
     # the adaptive entropy controller: closed gate on the first window, then the coefficient moves every step
     dict(loss_type="bnpo", use_adaptive_entropy=True, entropy_coef=0.05, entropy_target=10.0,
          top_entropy_quantile=0.5),
