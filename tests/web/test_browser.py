@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.web.conftest import ROOT
-
+ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
 SHOTS = ROOT / "test-artifacts" / "screenshots"
 TIMINGS: dict[str, float] = {}
