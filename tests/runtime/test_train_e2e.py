@@ -81,3 +81,21 @@ def test_a_fresh_run_replaces_old_logs(tmp_path, tiny_model_dir):
     assert first == second and [r["step"] for r in read_metrics(second)] == [1, 2, 3]
     assignments = (second / "prompt_assignment" / "rank-0.jsonl").read_text().splitlines()
     assert [json.loads(x)["step"] for x in assignments] == [0, 1, 2]
+
+
+def test_report_to_tensorboard_writes_event_files(tmp_path, tiny_model_dir):
+    pytest.importorskip("tensorboard", reason="report_to tensorboard needs the tensorboard package")
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    out = run(tmp_path, tiny_model_dir, "tb", max_steps=2, report_to=["tensorboard"])
+    events = EventAccumulator(str(out / "runs")).Reload()
+    assert [e.step for e in events.Scalars("train/reward")] == [1, 2]
+    assert len(events.Scalars("train/loss")) == 2
+
+
+def test_report_to_rejects_what_it_cannot_write():
+    from grpo_runtime.metrics import requested_reporters
+
+    assert requested_reporters("none") == [] and requested_reporters(None) == []
+    with pytest.raises(ValueError, match="'mlflow' is not supported"):
+        requested_reporters(["mlflow"])
