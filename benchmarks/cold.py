@@ -1,0 +1,66 @@
+"""1. Cold whole-process validation: `grpo validate FILE` vs TRL's `trl grpo` parser vs `import pydantic, yaml`.
+
+Each run is a fresh interpreter (page cache and .pyc files warm, as on a developer's machine after the first run).
+The three commands are interleaved round by round so that background load hits them alike.
+"""
+
+from __future__ import annotations
+
+from benchmarks.common import BIN, PYTHON, REPO, ratio, summary, timed_child
+
+FLOOR = [PYTHON, "-c", "import pydantic, yaml"]
+WARMUP_RUNS = 2
+
+
+def ours_argv(path, profiles) -> list[str]:
+    argv = [str(BIN / "grpo"), "validate", str(path)]
+    for name in profiles:
+        argv += ["--profile", name]
+    return argv
+
+
+def trl_argv(path) -> list[str]:
+    return [PYTHON, str(REPO / "benchmarks" / "trl_parse.py"), str(path)]
+
+
+def measure(files: dict, runs: int) -> dict:
+    commands = {"floor": (FLOOR, (0,))}
+    for name, (path, profiles) in files.items():
+        # exit 1 is a valid outcome for us: the file has findings (e.g. renamed keys), the work is the same
+        commands[f"ours:{name}"] = (ours_argv(path, profiles), (0, 1))
+        commands[f"trl:{name}"] = (trl_argv(path), (0,))
+    samples: dict[str, list] = {key: [] for key in commands}
+    for round_index in range(WARMUP_RUNS + runs):
+        for key, (argv, ok) in commands.items():
+            run = timed_child(argv, ok_codes=ok)
+            if round_index >= WARMUP_RUNS:
+                samples[key].append(run)
+    return _report(files, samples)
+
+
+def _stats(runs) -> dict:
+    return {"wall_ms": summary([r.wall_s * 1000 for r in runs]), "cpu_ms": summary([r.cpu_s * 1000 for r in runs]),
+            "peak_rss_mb": summary([r.peak_rss_mb for r in runs])}
+
+
+def _report(files: dict, samples: dict) -> dict:
+    floor = _stats(samples["floor"])
+    rows = []
+    for name, (path, profiles) in files.items():
+        ours, trl = _stats(samples[f"ours:{name}"]), _stats(samples[f"trl:{name}"])
+        rows.append({
+            "file": name, "profiles": list(profiles), "ours": ours, "trl": trl,
+            "speedup_vs_trl": ratio(trl["wall_ms"]["median"], ours["wall_ms"]["median"]),
+            "ours_over_floor": ratio(ours["wall_ms"]["median"], floor["wall_ms"]["median"]),
+            "cpu_speedup_vs_trl": ratio(trl["cpu_ms"]["median"], ours["cpu_ms"]["median"]),
+            "cpu_ours_over_floor": ratio(ours["cpu_ms"]["median"], floor["cpu_ms"]["median"]),
+            "memory_trl_over_ours": ratio(trl["peak_rss_mb"]["median"], ours["peak_rss_mb"]["median"]),
+            "memory_ours_over_floor": ratio(ours["peak_rss_mb"]["median"], floor["peak_rss_mb"]["median"]),
+        })
+    worst_speedup = min(r["speedup_vs_trl"] for r in rows)
+    worst_floor = max(r["ours_over_floor"] for r in rows)
+    return {
+        "floor": floor, "files": rows,
+        "targets": {"speedup_vs_trl >= 10": {"value": worst_speedup, "met": worst_speedup >= 10},
+                    "ours_over_floor <= 2": {"value": worst_floor, "met": worst_floor <= 2}},
+    }

@@ -1,0 +1,75 @@
+"""Load generator (its own process): C keep-alive HTTP/1.1 connections POSTing one config, each request sent as
+soon as the previous answer on that connection is read (closed loop). Bounded by time and by request count.
+
+    python -m benchmarks.loadgen PORT CONNECTIONS SECONDS MAX_REQUESTS FILE
+
+Prints one JSON line: requests, errors, seconds, requests/s and latency percentiles (ms). A hand-written client on
+asyncio streams, because httpx's per-request overhead would cost the server much of the 2 shared cores.
+Loopback only: the host is fixed to 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+
+from benchmarks.common import percentile
+
+HOST = "127.0.0.1"
+PATH = "/api/v1/validate"
+WARMUP_SECONDS = 0.5  # requests answered in the first half second are not counted (connection setup, caches)
+
+
+def request_bytes(body: bytes) -> bytes:
+    head = (f"POST {PATH} HTTP/1.1\r\nHost: {HOST}\r\nContent-Type: application/yaml\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: keep-alive\r\n\r\n")
+    return head.encode() + body
+
+
+async def read_response(reader: asyncio.StreamReader) -> int:
+    """Read one response; return its status code."""
+    head = await reader.readuntil(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    status = int(lines[0].split()[1])
+    headers = dict(line.split(":", 1) for line in lines[1:] if ":" in line)
+    length = int({k.lower(): v for k, v in headers.items()}.get("content-length", "0"))
+    await reader.readexactly(length)
+    return status
+
+
+async def connection(port: int, payload: bytes, until: float, budget: list[int], out: dict) -> None:
+    reader, writer = await asyncio.open_connection(HOST, port)
+    count_after = time.perf_counter() + WARMUP_SECONDS
+    try:
+        while budget[0] > 0 and time.perf_counter() < until:
+            budget[0] -= 1
+            started = time.perf_counter()
+            writer.write(payload)
+            status = await read_response(reader)
+            if started >= count_after:
+                out["latencies"].append(time.perf_counter() - started)
+                out["errors"] += status != 200
+    finally:
+        writer.close()
+
+
+async def main(port: int, connections: int, seconds: float, max_requests: int, body: bytes) -> dict:
+    out = {"latencies": [], "errors": 0}
+    payload = request_bytes(body)
+    start = time.perf_counter()
+    until = start + WARMUP_SECONDS + seconds
+    budget = [max_requests]
+    await asyncio.gather(*(connection(port, payload, until, budget, out) for _ in range(connections)))
+    measured = max(time.perf_counter() - start - WARMUP_SECONDS, 1e-9)
+    latencies = sorted(x * 1000 for x in out["latencies"])
+    return {"connections": connections, "requests": len(latencies), "errors": out["errors"], "seconds": measured,
+            "requests_per_s": len(latencies) / measured, "p50_ms": percentile(latencies, 50),
+            "p90_ms": percentile(latencies, 90), "p99_ms": percentile(latencies, 99),
+            "max_ms": latencies[-1] if latencies else float("nan")}
+
+
+if __name__ == "__main__":
+    port, conns, secs, cap, file = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+    print(json.dumps(asyncio.run(main(port, conns, secs, cap, open(file, "rb").read()))))

@@ -1,0 +1,56 @@
+"""The machine, the versions and the load a run was measured under."""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+from importlib import metadata
+
+from benchmarks.common import REPO
+
+PACKAGES = ("torch", "transformers", "trl", "accelerate", "pydantic", "pydantic-core", "PyYAML", "fastapi",
+            "uvicorn", "starlette", "h11", "httptools", "uvloop")
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def ram_gib() -> float:
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+
+
+def load_average() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def versions() -> dict[str, str]:
+    found = {"python": platform.python_version()}
+    for name in PACKAGES:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found[name] = "not installed"
+    return found
+
+
+def git_commit() -> str:
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True).stdout.strip()
+
+    commit = git("rev-parse", "--short", "HEAD")
+    dirty = git("status", "--porcelain", "--", "grpo_schema", "grpo_runtime", "web")
+    return commit + (" + uncommitted changes in grpo_schema/grpo_runtime/web" if dirty else "")
+
+
+def describe() -> dict:
+    return {"cpu": cpu_model(), "cores": os.cpu_count(), "ram_gib": round(ram_gib(), 1),
+            "os": f"{platform.system()} {platform.release()}", "versions": versions(), "commit": git_commit()}
