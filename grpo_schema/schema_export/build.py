@@ -13,6 +13,7 @@ from grpo_schema.schema_export.conditionals import conditional_schemas
 from grpo_schema.schema_export.envsection import env_property
 from grpo_schema.schema_export.profiles import reward_item_schema, script_args_model, set_reward_items
 from grpo_schema.schema_export.properties import derived_examples, enum_values, model_properties
+from grpo_schema.schema_export.snippets import default_snippets
 
 # Key order inside each property, for readable diffs of the committed files; unlisted keys keep their place.
 _KEY_ORDER = ("title", "description", "markdownDescription", "deprecated", "deprecationMessage", "type", "const",
@@ -105,5 +106,6 @@ def build_schema(active: tuple, lenient: bool) -> dict[str, Any]:
                             "additionalProperties": lenient, "allOf": conditional_schemas(choices)}
     if defs:
         body["$defs"] = defs
+    body["defaultSnippets"] = default_snippets()
     body["x-groups"] = groups
     return body

@@ -10,7 +10,7 @@ leaves the key out, which is right exactly when the test holds for the key's def
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterable
 
 from grpo_schema.codes import CODES
 
@@ -34,6 +34,12 @@ def defaulted(name: str, schema: JsonSchema) -> JsonSchema:
 
 TRUE: JsonSchema = {"const": True}
 NULL: JsonSchema = {"type": "null"}
+def only_keys(names: Iterable[str]) -> JsonSchema:
+    """A mapping (when the target is one) with no keys but these. (additionalProperties is the one key check the
+    YAML language server words with our errorMessage; an empty `enum` for propertyNames breaks draft-07 there.)"""
+    return {"properties": {name: {} for name in names}, "additionalProperties": False}
+
+
 def all_but(*values: Any) -> JsonSchema:
     """Every allowed value of the target except these (the enum is filled in at export)."""
     return {"all_but": list(values)}
@@ -48,8 +54,6 @@ class Conditional:
     target: str  # the key the error is reported on; 'a.b' for key b of mapping a
     allowed: JsonSchema  # what the target may hold when `when` holds
     when: tuple[JsonSchema, ...] = ()
-    # When the target is a mapping: constrain its keys' names (True) instead of its value.
-    on_keys: bool = False
 
     def to_schema(self, choices: dict[str, list[Any]]) -> JsonSchema:
         """`choices`: key -> its allowed values, for an `allowed` written as all_but(...)."""
@@ -59,7 +63,7 @@ class Conditional:
             allowed["enum"] = [v for v in choices[self.target] if v not in excluded]
         # What the YAML language server shows when the const/enum/type check fails.
         allowed["errorMessage"] = f"{CODES[self.code].title} ({self.code})"
-        then = {"propertyNames": allowed} if self.on_keys else allowed
+        then = allowed
         for name in reversed(self.target.split(".")):
             then = {"properties": {name: then}}
         if not self.when:
@@ -77,7 +81,7 @@ def _scheduler_kwargs() -> list[Conditional]:
             continue
         when = defaulted("lr_scheduler_type", {"const": schedule}) if schedule == "linear" else \
             written("lr_scheduler_type", {"const": schedule})
-        out.append(Conditional("GRPO-O006", "lr_scheduler_kwargs", {"enum": list(accepted)}, (when,), on_keys=True))
+        out.append(Conditional("GRPO-O006", "lr_scheduler_kwargs", only_keys(accepted), (when,)))
     return out
 
 
@@ -102,8 +106,7 @@ def conditionals() -> list[Conditional]:
         Conditional("GRPO-P002", "bf16_full_eval", {"const": False}, (written("fp16_full_eval", TRUE),)),
         Conditional("GRPO-W001", "fsdp", {"enum": [None, False, "", []]}, (written("deepspeed", TRUTHY_DICT_OR_STR),)),
         Conditional("GRPO-W003", "parallelism_config", NULL),
-        Conditional("GRPO-W004", "accelerator_config", {"enum": list(ACCELERATOR_CONFIG_KEYS)},
-                    (written("accelerator_config", {"type": "object"}),), on_keys=True),
+        Conditional("GRPO-W004", "accelerator_config", only_keys(ACCELERATOR_CONFIG_KEYS)),
         Conditional("GRPO-O001", "log_completions_hub_repo", NULL, (unless_written("log_completions", TRUE),)),
         Conditional("GRPO-O004", "save_strategy", all_but("best"),
                     (defaulted("metric_for_best_model", NULL), unless_written("load_best_model_at_end", TRUE))),

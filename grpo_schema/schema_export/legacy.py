@@ -48,8 +48,9 @@ def migrated_properties(skip: frozenset[str] = frozenset()) -> dict[str, dict[st
         message = f"{describe(migration)}{note}. Run `grpo migrate` ({code})."
         prop: dict[str, Any] = {
             "description": message, "markdownDescription": message, "deprecated": True, "deprecationMessage": message,
-            # No value is valid: JSON Schema tools refuse the key (a second editor diagnostic says what to do).
-            "enum": [], "errorMessage": f"{key} is no longer read by TRL 1.16; run `grpo migrate` ({code})",
+            # No value is valid, so validators refuse the key. (`enum: []` would say so more kindly, but the YAML
+            # language server rejects a draft-07 schema containing it.)
+            "not": {},
         }
         if migration.replacement:
             prop["x-replaced-by"] = migration.replacement

@@ -83,6 +83,15 @@ def test_a_plain_config_passes_every_clause(validator):
     assert list(validator.iter_errors({})) == []
 
 
+def test_recipe_snippets_are_valid_configs(validator):
+    from grpo_schema.schema_export.snippets import recipe_configs
+
+    for label, config in recipe_configs():
+        assert [d.code for d in check_mapping(config).diagnostics if d.severity != "info"] == [], label
+        assert list(validator.iter_errors(config)) == [], label
+    assert [s["label"] for s in validator.schema["defaultSnippets"]] == [label for label, _ in recipe_configs()]
+
+
 NAMES = sorted(HIJACK_NAMES) + ["LD_PRELOAD", "ld_library_path", "DYLD_INSERT_LIBRARIES", "path", "HF_TOKEN",
                                 "WANDB_API_KEY", "my_apikey", "AWS_SECRET_ACCESS_KEY", "DB_PASSWORD", "X_AUTH",
                                 "HF_HOME", "WANDB_PROJECT", "CUDA_VISIBLE_DEVICES", "AUTHOR", "PATHS", "_X", "1X",

@@ -89,6 +89,32 @@ def test_a_file_written_with_our_modeline_gets_the_schema(lsp, tmp_path):
     assert [d["range"]["start"]["line"] for d in lsp.wait_diagnostics(uri)] == [1]
 
 
+def test_an_empty_file_offers_the_recipe_snippets(lsp, tmp_path):
+    from grpo_schema.schema_export.snippets import RECIPES
+
+    config = tmp_path / "new.grpo.yaml"
+    config.write_text(f"# yaml-language-server: $schema={(SCHEMAS / 'grpo-config.schema.json').as_uri()}\n\n")
+    labels = [item["label"] for item in lsp.complete(lsp.open(config), 1, 0)]
+    assert [label for label, _, _ in RECIPES] == [label for label in labels if label in dict.fromkeys(
+        label for label, _, _ in RECIPES)]
+
+
+@pytest.mark.parametrize("name,typo_flagged", [("grpo-config.draft-07.schema.json", True),
+                                               ("grpo-config.open-r1.schema.json", True),
+                                               ("grpo-config.lenient.draft-07.schema.json", False)])
+def test_the_other_committed_schemas_work_in_the_editor_too(lsp, tmp_path, name, typo_flagged):
+    config = tmp_path / "run.grpo.yaml"
+    config.write_text(f"# yaml-language-server: $schema={(SCHEMAS / name).as_uri()}\n"
+                      "num_generaions: 8\ntemperature: -1\nloss_type: \n")
+    uri = lsp.open(config)
+    assert [item["label"] for item in lsp.complete(uri, 3, len("loss_type: "))] == list(LOSS_TYPES)
+    lines = sorted(d["range"]["start"]["line"] for d in lsp.wait_diagnostics(uri) if "loss_type" not in d["message"]
+                   and d["range"]["start"]["line"] != 3)
+    assert lines == ([1, 2] if typo_flagged else [2])
+    if "open-r1" in name:
+        assert "system_prompt" in [item["label"] for item in lsp.complete(uri, 4, 0)]
+
+
 @pytest.mark.parametrize("path", [COMPLETE, MISTAKES])
 def test_data_files_start_with_the_modeline(path):
     assert path.read_text().startswith("# yaml-language-server: $schema=../../../schemas/grpo-config.schema.json\n")
