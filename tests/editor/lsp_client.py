@@ -70,6 +70,8 @@ class YamlLanguageServer:
     def open(self, path: Path, text: str | None = None) -> str:
         """Open a document (its text from disk unless given); returns its URI."""
         uri = path.resolve().as_uri()
+        if uri in self._versions:  # opened before: close it first, as an editor would
+            self.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
         self._versions[uri] = 1
         self.diagnostics.pop(uri, None)
         self.notify("textDocument/didOpen", {"textDocument": {
