@@ -38,8 +38,11 @@ HIJACK_NAMES = frozenset({
     "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy", "HF_ENDPOINT",
 })
 HIJACK_PREFIXES = ("LD_", "DYLD_", "GCONV_", "MALLOC_")
-SECRET_PATTERN = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIAL|_AUTH$)",
-                            re.IGNORECASE)
+# A name holds a secret when one of its underscore-separated words (or word pairs) is one of these: HF_TOKEN,
+# WANDB_API_KEY, AWS_SECRET_ACCESS_KEY are refused; TOKENIZERS_PARALLELISM is not.
+SECRET_WORDS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "CREDENTIALS", "APIKEY", "AUTH",
+                "API_KEY", "ACCESS_KEY", "PRIVATE_KEY")
+SECRET_PATTERN = re.compile(r"(?:^|_)(?:" + "|".join(SECRET_WORDS) + r")(?:_|$)", re.IGNORECASE)
 NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 

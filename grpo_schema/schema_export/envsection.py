@@ -20,14 +20,12 @@ def _any_case(text: str) -> str:
 
 def refused_names_pattern() -> str:
     """Valid variable names that are neither hijacking nor secret, as one lookahead-guarded pattern."""
-    from grpo_schema.env import HIJACK_NAMES, HIJACK_PREFIXES, SECRET_PATTERN
+    from grpo_schema.env import HIJACK_NAMES, HIJACK_PREFIXES, SECRET_WORDS
 
     names = sorted({_any_case(n) for n in HIJACK_NAMES})
     prefixes = [_any_case(p) for p in HIJACK_PREFIXES]
-    secret_words = SECRET_PATTERN.pattern.strip("()").split("|")
-    secrets = [_any_case(w[:-1]) + "$" if w.endswith("$") else _any_case(w.replace("_?", "\0")).replace("\0", "_?")
-               for w in secret_words]
-    return (f"^(?!(?:{'|'.join(names)})$)(?!(?:{'|'.join(prefixes)}))(?!.*(?:{'|'.join(secrets)}))"
+    secrets = "|".join(_any_case(w) for w in SECRET_WORDS)  # whole underscore-separated words, as in env.py
+    return (f"^(?!(?:{'|'.join(names)})$)(?!(?:{'|'.join(prefixes)}))(?!(?:.*_)?(?:{secrets})(?:_|$))"
             "[A-Za-z_][A-Za-z0-9_]*$")
 
 

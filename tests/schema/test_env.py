@@ -43,3 +43,9 @@ def test_values_must_be_strings_with_a_quoting_fix():
 def test_names_and_shape():
     assert codes(check("env:\n  1BAD: x\n")) == ["GRPO-E005"]
     assert only(check("env: [A=1]\n"), "GRPO-E001").line == 1
+
+
+def test_secret_detection_looks_at_whole_words():
+    result = check("env:\n  TOKENIZERS_PARALLELISM: 'false'\n  HUGGING_FACE_HUB_TOKEN: x\n  AWS_SECRET_ACCESS_KEY: y\n")
+    assert codes(result) == ["GRPO-E004", "GRPO-E004"]
+    assert set(result.env) == {"TOKENIZERS_PARALLELISM"}
