@@ -27,9 +27,13 @@ except AttributeError:  # pragma: no cover - PyYAML without libyaml
 MAX_BYTES = 1_000_000
 MAX_DEPTH = 50
 MAX_VALUES = 50_000  # values after alias expansion; real configs have a few hundred
+MAX_INT_CHARS = 1_000  # an integer written with more characters is refused before int() sees it
 
 Path = tuple[str | int, ...]
 _SCALAR_TAGS = {"tag:yaml.org,2002:" + t for t in ("null", "bool", "int", "float", "str", "timestamp")}
+_INT_TAG = "tag:yaml.org,2002:int"
+_TAG_WORDS = {"null": "null", "bool": "boolean", "int": "integer", "float": "number", "str": "string",
+              "timestamp": "date"}
 
 
 @dataclass
@@ -109,11 +113,22 @@ class _Builder:
         if tag not in _SCALAR_TAGS:
             raise _Refused(_error(codes.Y_TAG, f"the tag {tag!r} is not allowed in a config", event.start_mark,
                                   "remove the tag and write a plain value"))
+        if tag == _INT_TAG and len(event.value) > MAX_INT_CHARS:
+            # int() of a long decimal string raises past 4300 digits, and a base-60 one (1:2:3...) is quadratic
+            raise _Refused(_error(codes.Y_SYNTAX, f"an integer of {len(event.value)} characters is too large for a "
+                                  "config", event.start_mark, "write a smaller number"))
         node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
         try:
             value = self.loader.construct_object(node)
         except yaml.YAMLError as exc:
-            raise _Refused(_error(codes.Y_SYNTAX, f"cannot read the value {event.value!r}: {exc}", event.start_mark))
+            raise _Refused(_error(codes.Y_SYNTAX, f"cannot read the value {_clip(event.value)!r}: {exc}",
+                                  event.start_mark))
+        except (ValueError, KeyError, AttributeError, OverflowError):
+            # PyYAML's constructors raise plain Python errors on values its resolver or a tag let through:
+            # 2001-02-30, !!bool maybe, !!int abc, !!timestamp foo
+            kind = _TAG_WORDS[tag.rsplit(":", 1)[1]]
+            raise _Refused(_error(codes.Y_SYNTAX, f"{_clip(event.value)!r} is not a valid {kind}", event.start_mark,
+                                  "quote the value to keep it a string, or correct it"))
         return value
 
     def build(self) -> Any:
@@ -254,6 +269,10 @@ class _Builder:
 
 
 _KIND = {bool: "a boolean", int: "an integer", float: "a number", type(None): "null"}
+
+
+def _clip(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _show_key(key: Any) -> str:
