@@ -74,6 +74,15 @@ def validated(argv: list[str], prog: str, allow_world_size: bool = True):
     return result
 
 
+def quiet_library_progress_bars() -> None:
+    """Loading weights and reading data print their own bars; the run's bar is the one that matters."""
+    import datasets
+    import transformers
+
+    transformers.utils.logging.disable_progress_bar()
+    datasets.disable_progress_bars()
+
+
 def train_command(argv: list[str]) -> int:
     """grpo train FILE [--set KEY=VALUE]... [--world-size N]: one process, in this interpreter."""
     checked = validated(argv, prog="grpo train")
@@ -81,6 +90,7 @@ def train_command(argv: list[str]) -> int:
         return checked
     from .train import main
 
+    quiet_library_progress_bars()
     main(checked.config, checked.plan)
     return 0
 

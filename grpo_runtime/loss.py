@@ -17,7 +17,6 @@ from typing import Callable
 
 import torch
 
-from .advantages import nanstd  # noqa: F401  (re-exported for callers that reduce metrics)
 
 
 @dataclass(frozen=True)

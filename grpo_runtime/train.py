@@ -243,11 +243,12 @@ def write_resolved_config(config, directory) -> None:
 
 def entry(argv: list[str]) -> int:
     """`python -m grpo_runtime.train FILE [--set K=V]...`: validate (with this launch's world size), then train."""
-    from .cli import validated
+    from .cli import quiet_library_progress_bars, validated
 
     checked = validated(argv, prog="python -m grpo_runtime.train")
     if isinstance(checked, int):
         return checked
+    quiet_library_progress_bars()
     main(checked.config, checked.plan)
     return 0
 

@@ -9,7 +9,6 @@ import pytest
 
 trl = pytest.importorskip("trl", reason="the oracle tests need trl==1.16.0 (a test-only dependency)")
 
-import torch  # noqa: E402
 from datasets import Dataset  # noqa: E402
 from trl import GRPOConfig, GRPOTrainer  # noqa: E402
 
