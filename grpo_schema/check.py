@@ -226,6 +226,8 @@ def _rule_context(result: CheckResult, active: tuple[Profile, ...], explicit: fr
 
 def _path_of(name: str) -> tuple[str | int, ...]:
     """'datasets[0].path' -> ('datasets', 0, 'path'); 'env.HF_HOME' -> ('env', 'HF_HOME')."""
+    if name.startswith("env."):  # a variable name is one key, whatever it contains ('env.A.B' is refused by name)
+        return ("env", name[4:])
     parts: list[str | int] = []
     for piece in name.replace("]", "").split("."):
         head, *indices = piece.split("[")
@@ -246,7 +248,8 @@ def _place(result: CheckResult, written_as: dict[str, str], origins: dict[str, s
             if key in origins:
                 origin = "cli"
                 break
-            position = result.positions.of(_path_of(name))
+            # A top-level key written with '.' or '[' (model.name: x) is found as written, not as a path.
+            position = result.positions.keys.get((name,)) or result.positions.of(_path_of(name))
             if position and line is None:
                 line, column = position
                 origin = origin or "file"

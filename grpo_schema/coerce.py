@@ -21,6 +21,7 @@ from pydantic_core import PydanticCustomError, PydanticKnownError
 # Context key under which validators leave non-fatal notes: (field name, code, message, fix value).
 NOTES = "notes"
 
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 NUMERIC_LOG_LEVELS = {10: "debug", 20: "info", 30: "warning", 40: "error", 50: "critical"}
 DEBUG_OPTIONS = ("underflow_overflow", "tpu_metrics_debug")
 FSDP_OPTIONS = ("full_shard", "shard_grad_op", "no_shard", "hybrid_shard", "hybrid_shard_zero2", "offload",
@@ -42,16 +43,25 @@ def int_input(value: Any, info: Any) -> Any:
     value = _no_bool(value, "an integer")
     if isinstance(value, float) and math.isfinite(value) and value.is_integer():
         _note(info, "GRPO-T004", f"write {int(value)} instead of {value!r}: the field is an integer", int(value))
-        return int(value)
+        return _int64(int(value))
     if isinstance(value, str):
         text = value.strip()
         try:
-            return int(text)
+            number = int(text)
         except ValueError:
-            pass
+            number = None
+        if number is not None:
+            return _int64(number)
         if text.lower() in ("none", "null"):
             return None
         raise PydanticCustomError("grpo_int_string", "{text!r} is not an integer literal", {"text": value})
+    return _int64(value) if isinstance(value, int) else value
+
+
+def _int64(value: int) -> int:
+    """Integers end up in torch, numpy and the batch arithmetic, where anything past 64 bits overflows."""
+    if not INT64_MIN <= value <= INT64_MAX:
+        raise PydanticCustomError("grpo_int_too_large", "the integer does not fit in 64 bits", {})
     return value
 
 

@@ -20,7 +20,7 @@ from grpo_schema.diagnostics import Diagnostic, Fix, show_value
 _CUSTOM_CODES = {
     "grpo_bool_for_number": codes.T_TYPE, "grpo_int_string": codes.T_TYPE, "grpo_json": codes.T_JSON,
     "grpo_scalar_for_list": codes.T_SCALAR_FOR_LIST, "grpo_yaml_bool": codes.T_YAML_BOOL,
-    "grpo_pad_multiple": codes.T_TYPE, "grpo_choice_words": codes.T_CHOICE,
+    "grpo_pad_multiple": codes.T_TYPE, "grpo_choice_words": codes.T_CHOICE, "grpo_int_too_large": codes.T_RANGE,
 }
 _RANGE_TYPES = {"greater_than", "greater_than_equal", "less_than", "less_than_equal"}
 _NOISE = {"none_required", "is_instance_of"}
@@ -43,7 +43,7 @@ def field_diagnostics(facts: dict[str, Facts], errors: list[dict[str, Any]], giv
         if fact is None:
             continue
         if fact["nested"]:
-            out.extend(_nested(name, field_errors, prefix))
+            out.extend(_nested(name, field_errors, prefix, given.get(name)))
         else:
             out.append(_one_field(prefix + name, fact, field_errors, given.get(name)))
     return out, set(by_field)
@@ -62,12 +62,28 @@ def nested_model(info: Any) -> Any:
     return walk(info.annotation)
 
 
-def _nested(name: str, errors: list[dict[str, Any]], prefix: str) -> list[Diagnostic]:
+def _input_loc(loc: tuple[Any, ...], value: Any, missing: bool) -> list[Any]:
+    """The parts of an error location that index the input (keys as written, list indices), without the tags
+    pydantic inserts for union members and validators ('list[...]', 'DatasetEntry', 'function-after[...]').
+    A missing key is kept although the input lacks it."""
+    out = []
+    for i, part in enumerate(loc):
+        if isinstance(value, dict) and part in value:
+            value = value[part]
+        elif isinstance(value, list) and isinstance(part, int) and 0 <= part < len(value):
+            value = value[part]
+        elif not (missing and i == len(loc) - 1):
+            continue
+        out.append(part)
+    return out
+
+
+def _nested(name: str, errors: list[dict[str, Any]], prefix: str, value: Any) -> list[Diagnostic]:
     """Errors inside nested models (datasets entries, profile mixtures): report each at its own key."""
     out = []
     for error in errors:
-        loc = [p for p in error["loc"] if not (isinstance(p, str) and ("[" in p or p[:1].isupper()
-                                                                      or p.startswith("function-")))]
+        # Tags are told apart from keys by the input itself: a key such as 'Path' or 'a[0]' is kept as written.
+        loc = [name] + _input_loc(error["loc"][1:], value, error["type"] == "missing")
         path = prefix + name + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc[1:])
         kind = error["type"]
         if kind == "missing":
@@ -112,6 +128,8 @@ def _one_field(name: str, fact: Facts, errors: list[dict[str, Any]], value: Any)
         message = f"{name}: unquoted no is read by YAML as the boolean false, which is not a valid value"
     elif code == codes.T_JSON:
         message = f"{name} is not a valid JSON object string ({meaningful[0].get('ctx', {}).get('error', '')})"
+    elif any(e["type"] == "grpo_int_too_large" for e in meaningful):
+        message = f"{name} must be {expected} (got {show_value(value)}, which does not fit in 64 bits)"
     elif isinstance(value, bool) and code == codes.T_TYPE and "true or false" not in expected:
         message = f"{name} must be {expected}, not a boolean (got {show_value(value)})"
     return Diagnostic(code, "error", message, fields=(name,), hint=hint, fix=fix)

@@ -42,3 +42,39 @@ def test_values_pyyaml_cannot_construct_are_a_syntax_diagnostic(text):
 ])
 def test_integers_too_long_to_read_are_refused_before_conversion(digits):
     assert codes_of(f"num_generations: {digits}\n") == ["GRPO-Y001"]
+
+
+@pytest.mark.parametrize("mapping", [
+    {"per_device_train_batch_size": 10**400}, {"gradient_accumulation_steps": 10**400},
+    {"steps_per_generation": 10**400}, {"generation_batch_size": 10**400}, {"num_iterations": 10**400},
+    {"num_generations": "9" * 30}, {"seed": -(2**63) - 1}, {"num_processes": 10**30},
+])
+def test_integers_past_64_bits_are_a_range_diagnostic(mapping):
+    """Found by the property tests: 10**400 in a batch field reached the plan, whose float division raised
+    OverflowError ('integer division result too large for a float'); TRL's torch and numpy would overflow too."""
+    from grpo_schema import check_mapping
+
+    with time_limit(10):
+        result = check_mapping(mapping)
+    assert_structured(result)
+    (name,) = mapping
+    (found,) = [d for d in result.diagnostics if d.fields == (name,) and d.severity == "error"]
+    assert found.code == "GRPO-T002" and "does not fit in 64 bits" in found.message
+
+
+@pytest.mark.parametrize(("text", "fields", "line", "column"), [
+    ("num_generations: 8\nmodel.name: x\n", ("model.name",), 2, 1),  # a dotted key, as if YAML nested it
+    ("a[0]: 1\n", ("a[0]",), 1, 1),
+    ("env:\n  A.B: x\n", ("env.A.B",), 2, 3),  # used to point at 'env' (1:1), the first part of 'A.B'
+    ("datasets:\n  - path: x\n    Split: train\n", ("datasets[0].Split",), 3, 5),  # was reported as key '0'
+    ("datasets: [{Path: x}]\n", ("datasets[0].Path",), 1, 13),
+])
+def test_keys_with_dots_brackets_or_capitals_keep_their_name_and_position(text, fields, line, column):
+    """Found while reviewing fuzz output: a top-level key containing '.' or '[' lost its line (null), an env name
+    containing '.' pointed at `env:`, and a nested unknown key starting with a capital or containing '[' was
+    dropped as if it were a pydantic union tag ("unknown key '0' in datasets")."""
+    result = check_text(text)
+    assert_structured(result)
+    (found,) = [d for d in result.diagnostics if d.fields == fields]
+    assert (found.line, found.column) == (line, column)
+    assert fields[0].rsplit(".", 1)[-1] in found.message or found.code == "GRPO-K001"
