@@ -118,12 +118,25 @@ def reward_weights(config, count: int) -> torch.Tensor:
     return torch.tensor(config.reward_weights, dtype=torch.float32)
 
 
-def build_parts(config, plan) -> Parts:
+def new_accelerator(config):
+    """An Accelerator for this run. accelerate keeps its settings in a process-wide singleton; a single-process
+    caller (tests, a service) may run several configs one after another, so their settings are cleared first."""
+    import os
+
     from accelerate import Accelerator
+    from accelerate.state import AcceleratorState, GradientState
+
+    if int(os.environ.get("WORLD_SIZE", "1")) == 1:
+        AcceleratorState._reset_state(reset_partial_state=True)
+        GradientState._reset_state()
+    return Accelerator(mixed_precision=mixed_precision(config), cpu=config.use_cpu)
+
+
+def build_parts(config, plan) -> Parts:
     from accelerate.utils import set_seed
 
     refuse_unsupported(config)
-    accelerator = Accelerator(mixed_precision=mixed_precision(config), cpu=config.use_cpu)
+    accelerator = new_accelerator(config)
     set_seed(config.seed)  # before the model, so LoRA adapters start the same on every run
     tokenizer = load_tokenizer(config)
     policy = load_policy(config, tokenizer).train()  # train mode throughout, generation included, as in TRL

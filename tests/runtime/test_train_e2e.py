@@ -99,3 +99,11 @@ def test_report_to_rejects_what_it_cannot_write():
     assert requested_reporters("none") == [] and requested_reporters(None) == []
     with pytest.raises(ValueError, match="'mlflow' is not supported"):
         requested_reporters(["mlflow"])
+
+
+def test_bf16_autocast_and_save_total_limit(tmp_path, tiny_model_dir):
+    out = run(tmp_path, tiny_model_dir, "bf16", bf16=True, max_steps=3, save_steps=1, save_total_limit=2, beta=0.04)
+    assert sorted(p.name for p in out.glob("checkpoint-*")) == ["checkpoint-2", "checkpoint-3"]
+    records = read_metrics(out)
+    assert len(records) == 3 and all(r["loss"] is not None and r["kl"] is not None for r in records)
+    assert yaml.safe_load((out / "grpo_config.yaml").read_text())["bf16"] is True
