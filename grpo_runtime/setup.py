@@ -7,6 +7,7 @@ reads from it and keeps its counters in `checkpoint.Progress`.
 from __future__ import annotations
 
 import contextlib
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -28,9 +29,12 @@ UNSUPPORTED: list[tuple[Callable, str]] = [
     (lambda c: c.eval_strategy != "no", "evaluation during training (eval_strategy) is not supported yet; "
                                         "set eval_strategy: no"),
     (lambda c: c.save_strategy == "best", "save_strategy: best needs evaluation, which is not supported yet"),
-    (lambda c: c.torch_compile, "torch_compile is not supported by grpo_runtime; set torch_compile: false"),
-    (lambda c: c.use_liger_kernel, "use_liger_kernel is not supported by grpo_runtime"),
     (lambda c: c.push_to_hub, "push_to_hub is not supported by grpo_runtime; upload output_dir yourself"),
+]
+# Speed-only options: the numbers are the same without them, so the run goes ahead with a warning.
+IGNORED: list[tuple[Callable, str]] = [
+    (lambda c: c.torch_compile, "torch_compile is ignored by grpo_runtime (the model runs eagerly)"),
+    (lambda c: c.use_liger_kernel, "use_liger_kernel is ignored by grpo_runtime (no Liger kernels are applied)"),
 ]
 
 
@@ -38,6 +42,9 @@ def refuse_unsupported(config) -> None:
     problems = [message for applies, message in UNSUPPORTED if applies(config)]
     if problems:
         raise ValueError("this config uses features grpo_runtime does not run:\n  - " + "\n  - ".join(problems))
+    for applies, message in IGNORED:
+        if applies(config):
+            warnings.warn(message, stacklevel=2)
 
 
 def mixed_precision(config) -> str:
