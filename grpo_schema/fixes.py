@@ -23,6 +23,7 @@ from grpo_schema.yamledit import EditError, apply_fix
 
 MAX_OFFERED = 5
 SEARCH_FACTOR = 8  # look for values up to 8x the current one
+SEARCH_STEPS = 4096  # but never more than this many values away (a scan of 2**62 values never ends)
 WORLD_SIZE_PENALTY = 0.5  # a different number of GPUs is a bigger change than a different number in the file
 KNOB_ORDER = ("num_generations", "per_device_train_batch_size", "steps_per_generation", "gradient_accumulation_steps",
               "generation_batch_size", "per_device_eval_batch_size", "num_generations_eval", "num_processes")
@@ -37,8 +38,10 @@ class Candidate:
 
 
 def nearest(ok: Callable[[int], bool], current: int, low: int = 1, high: int | None = None) -> list[int]:
-    """The closest value below and the closest above `current` (never `current`) for which `ok` holds."""
-    high = high if high is not None else max(current * SEARCH_FACTOR, current + 64)
+    """The closest value below and the closest above `current` (never `current`) for which `ok` holds, looking
+    at most SEARCH_STEPS values each way: the scan is linear, and a batch field can hold any 64-bit integer."""
+    high = min(high if high is not None else max(current * SEARCH_FACTOR, current + 64), current + SEARCH_STEPS)
+    low = max(low, current - SEARCH_STEPS)
     below = next((v for v in range(current - 1, low - 1, -1) if ok(v)), None)
     above = next((v for v in range(current + 1, high + 1) if ok(v)), None)
     return [v for v in (below, above) if v is not None]

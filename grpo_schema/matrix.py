@@ -26,6 +26,8 @@ def parse_world_sizes(spec: str) -> list[int]:
             raise ValueError(f"--world-sizes: expected sizes like 1-64 or 1,2,4,8, got {spec!r}") from None
         if first < 1 or last < first:
             raise ValueError(f"--world-sizes: {part.strip()!r} is not a range of sizes of at least 1")
+        if last - first >= MAX_WORLD_SIZES:  # checked before the range is built: 1-10000000000 is one token
+            raise ValueError(f"--world-sizes: at most {MAX_WORLD_SIZES} world sizes at once")
         sizes.update(range(first, last + 1))
         if len(sizes) > MAX_WORLD_SIZES:
             raise ValueError(f"--world-sizes: at most {MAX_WORLD_SIZES} world sizes at once")

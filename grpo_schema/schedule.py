@@ -25,6 +25,7 @@ from grpo_schema.plan import RunPlan
 Order = Callable[[int], Sequence[int]]  # epoch -> the dataset indices in that epoch's order
 DEFAULT_GENERATIONS = 2
 MAX_MICRO_STEPS = 256
+MAX_LISTED = 20_000  # process batches + prompt entries one walk lists: bounds its time and the explain JSON
 
 
 @dataclass(frozen=True)
@@ -93,13 +94,23 @@ def walk(plan: RunPlan, micro_steps: int | None = None, order: Order | None = No
     per_epoch = micro_steps_per_epoch(plan)
     if per_epoch == 0:  # fewer prompts than one generation needs: the sampler yields nothing
         return []
-    out = []
+    out, listed = [], 0
     for n in range(count):
+        listed += _listing_size(plan, n, per_epoch)
+        if listed > MAX_LISTED:  # a huge batch or world size: list fewer micro-steps, not millions of rows
+            break
         step = _micro_step(plan, n, per_epoch, order)
         out.append(step)
         if plan.total_optimizer_steps is not None and step.optimizer_step == plan.total_optimizer_steps:
             break
     return out
+
+
+def _listing_size(plan: RunPlan, n: int, per_epoch: int | None) -> int:
+    """Process batches plus (at most) the prompt entries micro-step n lists."""
+    local = n % per_epoch if per_epoch else n
+    generates = local % plan.generate_every_micro_steps == 0
+    return plan.world_size * (1 + (plan.sampler_batch_size // plan.num_generations + 2 if generates else 0))
 
 
 def _micro_step(plan: RunPlan, n: int, per_epoch: int | None, order: Order | None) -> MicroStep:

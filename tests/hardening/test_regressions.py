@@ -78,3 +78,42 @@ def test_keys_with_dots_brackets_or_capitals_keep_their_name_and_position(text, 
     (found,) = [d for d in result.diagnostics if d.fields == fields]
     assert (found.line, found.column) == (line, column)
     assert fields[0].rsplit(".", 1)[-1] in found.message or found.code == "GRPO-K001"
+
+
+@pytest.mark.parametrize("text", [
+    "num_generations: " + ":".join(["59"] * 10),  # base 60: 604661759999999999
+    "num_generations: 3\nnum_processes: 1000000000000\n",
+    "per_device_train_batch_size: 9223372036854775807\nnum_generations: 2\ngeneration_batch_size: 9223372036854775806",
+])
+def test_batch_fixes_search_a_bounded_window(text):
+    """Found by a probe of huge values: the minimal-edit search scanned every integer between the value and 1
+    (or 8x the value) for a batch error, so a 60-byte file never finished validating."""
+    with time_limit(10):
+        result = check_text(text)
+    assert_structured(result)
+    assert any(d.code.startswith("GRPO-B") for d in result.diagnostics)
+
+
+@pytest.mark.parametrize("text", [
+    "per_device_train_batch_size: 10000000\nnum_generations: 2\n",  # 10**7 rows listed per process
+    "per_device_train_batch_size: 2\nnum_generations: 2\nnum_processes: 100000\n",  # 100,000 processes
+    "num_processes: 9000000000000000000\nper_device_train_batch_size: 2\nnum_generations: 2\n",
+])
+def test_explain_lists_a_bounded_schedule(text):
+    """Found by a probe of huge values: the explain walk listed every row of every process (POST /api/v1/explain
+    with a 50-byte body took minutes and gigabytes); it now stops at MAX_LISTED entries."""
+    import json
+
+    from grpo_schema.schedule import MAX_LISTED
+
+    with time_limit(10):
+        document = assert_explains(check_text(text))
+    assert len(json.dumps(document)) < MAX_LISTED * 100
+
+
+def test_a_huge_world_size_range_is_refused_before_it_is_built():
+    """`grpo validate --world-sizes 1-10000000000` built the whole set before checking its size."""
+    from grpo_schema.matrix import parse_world_sizes
+
+    with time_limit(5), pytest.raises(ValueError, match="at most"):
+        parse_world_sizes("1-10000000000000")
