@@ -7,6 +7,8 @@ the same advantages over the whole generation batch, then keeps its own slice.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 
 from .advantages import compute_advantages, reward_metrics
@@ -58,8 +60,15 @@ def policy_scores(parts, config, plan, rollout) -> dict[str, torch.Tensor]:
     return scores
 
 
-def generate_batch(parts, config, plan, rows: list[dict], state: RunState):
-    """Returns (batch: dict of tensors for this process's rows, metrics: dict, tokens generated on all processes)."""
+@dataclass
+class Generated:
+    batch: dict  # tensors of this process's rows, ready to shuffle and split
+    metrics: dict  # generation metrics over the whole generation batch
+    tokens: int  # prompt + completion tokens of the whole generation batch
+    rewards: torch.Tensor  # [rows, functions] this process's raw rewards (NaN = None), for the audit log
+
+
+def generate_batch(parts, config, plan, rows: list[dict], state: RunState) -> Generated:
     prompts = [row["prompt"] for row in rows]
     prompt_lists = tokenize_prompts(parts.tokenizer, prompts, config.chat_template_kwargs)
     multiple = pad_multiple(config.pad_to_multiple_of)
@@ -91,7 +100,7 @@ def generate_batch(parts, config, plan, rows: list[dict], state: RunState):
         num_items_in_batch=parts.gather(rollout.completion_mask.sum().to(parts.device)).sum().cpu(),
         **{k: v.cpu() for k, v in scores.items()},
     )
-    return batch, metrics, int(tokens)
+    return Generated(batch, metrics, int(tokens), local)
 
 
 def logged_by_rewards(parts, reward_log: dict[str, list[float]]) -> dict[str, float]:

@@ -98,13 +98,15 @@ def new_generation(config, plan, parts: Parts, progress: Progress, micro: int, w
     generation = micro // plan.generate_every_micro_steps
     indices = process_rows(parts.order.chunk(generation), plan.num_generations, parts.rank,
                            plan.completions_per_process_per_generation)
-    log_assignment(parts, generation, micro, progress.global_step, indices)
     state = RunState(progress.global_step, parts.total_steps, window.epoch, progress.num_input_tokens_seen)
-    batch, metrics, tokens = generate_batch(parts, config, plan, [parts.dataset[i] for i in indices], state)
-    progress.num_input_tokens_seen += tokens
-    window_metrics.add(metrics)
+    generated = generate_batch(parts, config, plan, [parts.dataset[i] for i in indices], state)
+    log_assignment(parts, dict(generation=generation, micro_step=micro, step=progress.global_step, rows=indices,
+                               rewards=[[None if math.isnan(v) else v for v in row] for row in generated.rewards.tolist()],
+                               advantages=generated.batch["advantages"].tolist()))
+    progress.num_input_tokens_seen += generated.tokens
+    window_metrics.add(generated.metrics)
     window_metrics.set("num_tokens", progress.num_input_tokens_seen)
-    return split_rows(shuffle_rows(batch), plan.steps_per_generation), metrics["reward"]
+    return split_rows(shuffle_rows(generated.batch), plan.steps_per_generation), generated.metrics["reward"]
 
 
 def micro_step_loss(config, parts: Parts, batch: dict, progress: Progress, grad_accum: int):
@@ -225,11 +227,11 @@ def start_fresh_logs(parts: Parts) -> None:
     parts.accelerator.wait_for_everyone()
 
 
-def log_assignment(parts: Parts, generation: int, micro: int, step: int, indices: list[int]) -> None:
-    """Which dataset rows this process generated for: prompt_assignment/rank-P.jsonl, for audits and tests."""
+def log_assignment(parts: Parts, line: dict) -> None:
+    """prompt_assignment/rank-P.jsonl: per generation, the dataset rows this process generated for, their raw
+    rewards (null for None) and advantages. For audits, and for the tests of the distributed split."""
     folder = parts.output_dir / "prompt_assignment"
     folder.mkdir(parents=True, exist_ok=True)
-    line = {"generation": generation, "micro_step": micro, "step": step, "rows": indices}
     with (folder / f"rank-{parts.rank}.jsonl").open("a", encoding="utf-8") as handle:
         handle.write(json.dumps(line) + "\n")
 

@@ -32,7 +32,11 @@ def test_two_process_launch_assigns_prompts_by_the_plan(tmp_path, tiny_model_dir
     settings = base_settings(tiny_model_dir, write_prompts(tmp_path / "data.jsonl"), out)
     # b*s = 6 is not a multiple of G = 4: one group straddles the two processes
     settings.update(per_device_train_batch_size=3, num_generations=4, steps_per_generation=2, num_iterations=2,
-                    gradient_accumulation_steps=2, max_steps=6, save_steps=100, env={"GRPO_TEST_MARKER": "set"})
+                    gradient_accumulation_steps=2, max_steps=6, save_steps=100, env={"GRPO_TEST_MARKER": "set"},
+                    reward_funcs=settings["reward_funcs"] + ["launch_rewards.token_sum"])
+    # a reward that varies within every group, imported by dotted path from the launch directory in each process
+    (tmp_path / "launch_rewards.py").write_text(
+        "def token_sum(completion_ids, **kwargs):\n    return [float(sum(ids) % 7) for ids in completion_ids]\n")
     config = tmp_path / "config.yaml"
     config.write_text(yaml.safe_dump(settings))
     monkeypatch.chdir(tmp_path)
@@ -44,8 +48,17 @@ def test_two_process_launch_assigns_prompts_by_the_plan(tmp_path, tiny_model_dir
     assert [r["step"] for r in read_metrics(out)] == [1, 2, 3, 4, 5, 6]
     assert (out / "model.safetensors").exists()
     # B_gen = 3 * 2 * 2 = 12 completions = 3 prompts; a generation every s*mu = 4 micro-steps = 2 optimizer steps
+    logs = {}
     for rank in (0, 1):
         lines = [json.loads(x) for x in (out / "prompt_assignment" / f"rank-{rank}.jsonl").read_text().splitlines()]
         assert [x["micro_step"] for x in lines] == [0, 4, 8]
         for line in lines:
             assert line["rows"] == expected_rows(3, 16, 3, 4, rank, 6, line["generation"])
+        logs[rank] = lines
+    # advantages come from the rewards of BOTH processes: the group that straddles them is normalised as one
+    for mine, theirs in zip(logs[0], logs[1]):
+        rewards = torch.tensor([sum(r) for r in mine["rewards"] + theirs["rewards"]]).view(-1, 4)  # [3 groups, G]
+        assert rewards[1].std() > 0  # the straddling group (rows 4-7) is not flat
+        expected = (rewards - rewards.mean(1, keepdim=True)) / (rewards.std(1, keepdim=True) + 1e-4)
+        got = torch.tensor(mine["advantages"] + theirs["advantages"]).view(-1, 4)
+        assert torch.allclose(got, expected, atol=1e-5)
