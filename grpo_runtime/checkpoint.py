@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-STATE_FILE = "trainer_state.json"
+STATE_FILE = "runtime_state.json"  # not trainer_state.json: an HF checkpoint must not look like ours
 CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
 
 

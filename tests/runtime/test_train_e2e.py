@@ -107,3 +107,19 @@ def test_bf16_autocast_and_save_total_limit(tmp_path, tiny_model_dir):
     records = read_metrics(out)
     assert len(records) == 3 and all(r["loss"] is not None and r["kl"] is not None for r in records)
     assert yaml.safe_load((out / "grpo_config.yaml").read_text())["bf16"] is True
+
+
+def test_resume_target_resolution(tmp_path):
+    from grpo_runtime.checkpoint import STATE_FILE, resolve_resume
+
+    assert resolve_resume(None, tmp_path) is None
+    with pytest.raises(ValueError, match="holds no checkpoint"):
+        resolve_resume(True, tmp_path)
+    (tmp_path / "checkpoint-10").mkdir()
+    (tmp_path / "checkpoint-9").mkdir()
+    (tmp_path / "checkpoint-10" / "trainer_state.json").write_text("{}")  # what an HF/TRL checkpoint holds
+    with pytest.raises(ValueError, match="not a checkpoint folder written by grpo_runtime"):
+        resolve_resume(str(tmp_path / "checkpoint-10"), tmp_path)
+    assert resolve_resume("true", tmp_path) == tmp_path / "checkpoint-10"  # newest by step, not by name
+    (tmp_path / "checkpoint-9" / STATE_FILE).write_text("{}")
+    assert resolve_resume(str(tmp_path / "checkpoint-9"), tmp_path) == tmp_path / "checkpoint-9"
