@@ -51,10 +51,10 @@ def resolve_resume(value, output_dir: Path) -> Path | None:
         found = checkpoint_dirs(output_dir)
         if not found:
             raise ValueError(f"resume_from_checkpoint is true but {output_dir} holds no checkpoint-STEP folder")
-        return found[-1]
+        value = found[-1]
     path = Path(value)
     if not (path / STATE_FILE).exists():
-        raise ValueError(f"resume_from_checkpoint {value!r} is not a checkpoint folder written by grpo_runtime")
+        raise ValueError(f"resume_from_checkpoint {str(value)!r} is not a checkpoint folder written by grpo_runtime")
     return path
 
 

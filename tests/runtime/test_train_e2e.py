@@ -120,6 +120,7 @@ def test_resume_target_resolution(tmp_path):
     (tmp_path / "checkpoint-10" / "trainer_state.json").write_text("{}")  # what an HF/TRL checkpoint holds
     with pytest.raises(ValueError, match="not a checkpoint folder written by grpo_runtime"):
         resolve_resume(str(tmp_path / "checkpoint-10"), tmp_path)
-    assert resolve_resume("true", tmp_path) == tmp_path / "checkpoint-10"  # newest by step, not by name
+    with pytest.raises(ValueError, match="checkpoint-10' is not a checkpoint"):  # newest by step, not by name
+        resolve_resume("true", tmp_path)
     (tmp_path / "checkpoint-9" / STATE_FILE).write_text("{}")
     assert resolve_resume(str(tmp_path / "checkpoint-9"), tmp_path) == tmp_path / "checkpoint-9"
