@@ -1,7 +1,7 @@
 """A tiny word-level tokenizer and random-init causal LM, built locally with no download.
 
-Used by `grpo demo` and by the tests: the vocabulary is a few dozen whole words, the model a 2-layer Llama-style decoder with
-hidden size 64, so a training step takes milliseconds on a laptop CPU.
+Used by `grpo demo` and by the tests: the vocabulary is a few dozen whole words, the model a 2-layer Llama-style
+decoder with hidden size 64, so a training step takes milliseconds on a laptop CPU.
 """
 
 from __future__ import annotations

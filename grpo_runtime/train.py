@@ -23,6 +23,7 @@ from .checkpoint import Progress, load_checkpoint, prune_checkpoints, resolve_re
 from .logprobs import completion_logps
 from .loss import LossInputs, StepContext, entropy_threshold, grpo_loss
 from .metrics import MetricWindow, loss_metrics, open_sinks, requested_reporters
+from .model import mix_into_reference
 from .rewards import RunState
 from .sampler import optimizer_windows, process_rows
 from .setup import Parts, build_parts
@@ -38,7 +39,7 @@ def main(config, plan) -> Progress:
         progress, buffer = load_checkpoint(resume, accelerator=parts.accelerator, model=parts.model,
                                            optimizer=parts.optimizer, scheduler=parts.scheduler,
                                            reference=parts.reference if config.sync_ref_model else None)
-    if resume is None:  # a fresh run starts fresh logs; a resumed one appends to them
+    else:  # a fresh run starts fresh logs; a resumed one appends to them
         start_fresh_logs(parts)
     sinks = []
     if parts.accelerator.is_main_process:
@@ -100,9 +101,9 @@ def new_generation(config, plan, parts: Parts, progress: Progress, micro: int, w
                            plan.completions_per_process_per_generation)
     state = RunState(progress.global_step, parts.total_steps, window.epoch, progress.num_input_tokens_seen)
     generated = generate_batch(parts, config, plan, [parts.dataset[i] for i in indices], state)
+    rewards = [[None if math.isnan(v) else v for v in row] for row in generated.rewards.tolist()]
     log_assignment(parts, dict(generation=generation, micro_step=micro, step=progress.global_step, rows=indices,
-                               rewards=[[None if math.isnan(v) else v for v in row] for row in generated.rewards.tolist()],
-                               advantages=generated.batch["advantages"].tolist()))
+                               rewards=rewards, advantages=generated.batch["advantages"].tolist()))
     progress.num_input_tokens_seen += generated.tokens
     window_metrics.add(generated.metrics)
     window_metrics.set("num_tokens", progress.num_input_tokens_seen)
@@ -164,8 +165,6 @@ def after_step(config, plan, parts, progress, window, buffer, window_metrics, si
     if should_log(config, step, parts.total_steps, window):
         write_log(parts, progress, window, window_metrics, sinks, step_values)
     if config.sync_ref_model and parts.reference is not None and step % config.ref_model_sync_steps == 0:
-        from .model import mix_into_reference
-
         mix_into_reference(parts.policy, parts.reference, config.ref_model_mixup_alpha)
     if should_save(config, step, parts.total_steps, window, final):
         progress.metric_window = window_metrics.state_dict()

@@ -20,9 +20,9 @@ def base_settings(model_dir, data_path, output_dir) -> dict:
     """A config small enough for a CPU test: a few steps of the demo task on the tiny model."""
     return dict(
         model_name_or_path=str(model_dir), dataset_name=str(data_path), output_dir=str(output_dir),
-        reward_funcs=["grpo_runtime.reward_library.target_word_reward"], per_device_train_batch_size=4, num_generations=4,
-        max_completion_length=4, learning_rate=0.01, max_steps=4, logging_steps=1, save_steps=2, seed=3,
-        use_cpu=True, bf16=False, activation_checkpointing=False, optim="adamw_torch", report_to="none",
+        reward_funcs=["grpo_runtime.reward_library.target_word_reward"], per_device_train_batch_size=4,
+        num_generations=4, max_completion_length=4, learning_rate=0.01, max_steps=4, logging_steps=1, save_steps=2,
+        seed=3, use_cpu=True, bf16=False, activation_checkpointing=False, optim="adamw_torch", report_to="none",
         disable_tqdm=True,
     )
 

@@ -27,8 +27,10 @@ def config_for(tmp_path, **overrides):
 def test_local_files_of_every_format(tmp_path, suffix):
     path = tmp_path / f"prompts{suffix}"
     frame = pd.DataFrame(ROWS)
-    {".jsonl": lambda: frame.to_json(path, orient="records", lines=True), ".csv": lambda: frame.to_csv(path, index=False),
-     ".parquet": lambda: frame.to_parquet(path), ".json": lambda: path.write_text(json.dumps(ROWS))}[suffix]()
+    writers = {".jsonl": lambda: frame.to_json(path, orient="records", lines=True),
+               ".csv": lambda: frame.to_csv(path, index=False), ".parquet": lambda: frame.to_parquet(path),
+               ".json": lambda: path.write_text(json.dumps(ROWS))}
+    writers[suffix]()
     data = load_prompts(config_for(tmp_path, dataset_name=str(path)))
     assert data["prompt"] == [r["prompt"] for r in ROWS] and data["target"] == [r["target"] for r in ROWS]
 
