@@ -64,3 +64,13 @@ def test_demo_reward_rises(tmp_path, monkeypatch):
 def test_an_unreadable_config_is_a_usage_error(tmp_path, capsys):
     assert train_command([str(tmp_path / "missing.yaml")]) == 2
     assert "cannot read" in capsys.readouterr().err
+
+
+def test_the_grpo_command_dispatches_to_the_runtime(tmp_path):
+    from grpo_schema.cli import main as grpo
+
+    assert grpo(["demo", str(tmp_path / "d")]) == 0
+    assert (tmp_path / "d" / "model" / "model.safetensors").exists()
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("per_device_train_batch_size: 3\nnum_generations: 4\n")
+    assert grpo(["train", str(bad)]) == 1
