@@ -83,9 +83,10 @@ def quiet_library_progress_bars() -> None:
     datasets.disable_progress_bars()
 
 
-def train_command(argv: list[str]) -> int:
-    """grpo train FILE [--set KEY=VALUE]... [--world-size N]: one process, in this interpreter."""
-    checked = validated(argv, prog="grpo train")
+def train_command(argv: list[str], prog: str = "grpo train") -> int:
+    """grpo train FILE [--set KEY=VALUE]... [--world-size N]: train in this interpreter. Under `grpo launch`, each
+    process runs this too (as `python -m grpo_runtime.train`), validating at the launch's world size."""
+    checked = validated(argv, prog=prog)
     if isinstance(checked, int):
         return checked
     from .train import main

@@ -242,17 +242,7 @@ def write_resolved_config(config, directory) -> None:
     (directory / "grpo_config.yaml").write_text(text, encoding="utf-8")
 
 
-def entry(argv: list[str]) -> int:
-    """`python -m grpo_runtime.train FILE [--set K=V]...`: validate (with this launch's world size), then train."""
-    from .cli import quiet_library_progress_bars, validated
-
-    checked = validated(argv, prog="python -m grpo_runtime.train")
-    if isinstance(checked, int):
-        return checked
-    quiet_library_progress_bars()
-    main(checked.config, checked.plan)
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(entry(sys.argv[1:]))
+    from .cli import train_command
+
+    sys.exit(train_command(sys.argv[1:], prog="python -m grpo_runtime.train"))
