@@ -6,6 +6,7 @@ import json
 import pytest
 import torch
 import yaml
+from safetensors.torch import load_file
 
 from grpo_runtime.cli import launch_command
 
@@ -27,12 +28,12 @@ def expected_rows(seed, num_prompts, prompts_per_generation, num_generations, ra
     return expanded[rank * rows : (rank + 1) * rows]
 
 
-def test_two_process_launch_assigns_prompts_by_the_plan(tmp_path, tiny_model_dir, monkeypatch):
+def test_two_process_launch_assigns_prompts_by_the_plan_and_resumes_exactly(tmp_path, tiny_model_dir, monkeypatch):
     out = tmp_path / "out"
     settings = base_settings(tiny_model_dir, write_prompts(tmp_path / "data.jsonl"), out)
     # b*s = 6 is not a multiple of G = 4: one group straddles the two processes
     settings.update(per_device_train_batch_size=3, num_generations=4, steps_per_generation=2, num_iterations=2,
-                    gradient_accumulation_steps=2, max_steps=6, save_steps=100, env={"GRPO_TEST_MARKER": "set"},
+                    gradient_accumulation_steps=2, max_steps=6, save_steps=3, env={"GRPO_TEST_MARKER": "set"},
                     reward_funcs=settings["reward_funcs"] + ["launch_rewards.token_sum"])
     # a reward that varies within every group, imported by dotted path from the launch directory in each process
     (tmp_path / "launch_rewards.py").write_text(
@@ -62,3 +63,11 @@ def test_two_process_launch_assigns_prompts_by_the_plan(tmp_path, tiny_model_dir
         expected = (rewards - rewards.mean(1, keepdim=True)) / (rewards.std(1, keepdim=True) + 1e-4)
         got = torch.tensor(mine["advantages"] + theirs["advantages"]).view(-1, 4)
         assert torch.allclose(got, expected, atol=1e-5)
+
+    # resuming mid-generation (step 3 of a generation spanning steps 3-4) restores each process's RNG and buffer
+    resumed = dict(settings, output_dir=str(tmp_path / "resumed"), resume_from_checkpoint=str(out / "checkpoint-3"))
+    config.write_text(yaml.safe_dump(resumed))
+    assert launch_command([str(config), "--num-processes", "2"]) == 0
+    a, b = load_file(str(out / "model.safetensors")), load_file(str(tmp_path / "resumed" / "model.safetensors"))
+    assert all(torch.equal(a[name], b[name]) for name in a)
+    assert [r["step"] for r in read_metrics(tmp_path / "resumed")] == [4, 5, 6]
