@@ -124,3 +124,13 @@ def test_resume_target_resolution(tmp_path):
         resolve_resume("true", tmp_path)
     (tmp_path / "checkpoint-9" / STATE_FILE).write_text("{}")
     assert resolve_resume(str(tmp_path / "checkpoint-9"), tmp_path) == tmp_path / "checkpoint-9"
+
+
+def test_epoch_based_length_logging_and_saving(tmp_path, tiny_model_dir):
+    """16 prompts, 2 per generation, GA=3: 8 micro-steps per epoch in windows of 3, 3, 2 -> 3 steps per epoch."""
+    out = run(tmp_path, tiny_model_dir, "epochs", per_device_train_batch_size=8, gradient_accumulation_steps=3,
+              steps_per_generation=1, max_steps=-1, num_train_epochs=2, logging_strategy="epoch",
+              save_strategy="epoch")
+    records = read_metrics(out)
+    assert [(r["step"], r["epoch"]) for r in records] == [(3, 1.0), (6, 2.0)]
+    assert sorted(p.name for p in out.glob("checkpoint-*")) == ["checkpoint-3", "checkpoint-6"]
