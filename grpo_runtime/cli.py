@@ -122,10 +122,11 @@ def default_launch_args(accelerate_args: list[str], num_processes: int, config) 
     from .setup import mixed_precision
 
     given = " ".join(accelerate_args)
-    extra = ["--num_machines", "1", "--dynamo_backend", "no"] if "--config_file" not in given else []
-    if "--mixed_precision" not in given and "--config_file" not in given:
-        extra += ["--mixed_precision", mixed_precision(config)]
-    modes = ("--config_file", "--multi_gpu", "--use_deepspeed", "--use_fsdp", "--cpu", "--tpu")
+    if "--config_file" in given:  # the user's accelerate config decides everything
+        return []
+    defaults = {"--num_machines": "1", "--dynamo_backend": "no", "--mixed_precision": mixed_precision(config)}
+    extra = [item for flag, value in defaults.items() if flag not in given for item in (flag, value)]
+    modes = ("--multi_gpu", "--use_deepspeed", "--use_fsdp", "--cpu", "--tpu")
     if num_processes > 1 and not any(mode in given for mode in modes):
         extra.append("--multi_gpu")
     return extra

@@ -74,3 +74,16 @@ def test_the_grpo_command_dispatches_to_the_runtime(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("per_device_train_batch_size: 3\nnum_generations: 4\n")
     assert grpo(["train", str(bad)]) == 1
+
+
+def test_launch_fills_in_only_the_accelerate_flags_the_user_left_out():
+    from types import SimpleNamespace
+
+    from grpo_runtime.cli import default_launch_args
+
+    fp32 = SimpleNamespace(bf16=False, fp16=False)
+    assert default_launch_args([], 2, fp32) == ["--num_machines", "1", "--dynamo_backend", "no",
+                                                "--mixed_precision", "no", "--multi_gpu"]
+    multi_node = default_launch_args(["--num_machines", "2", "--use_fsdp"], 8, SimpleNamespace(bf16=None, fp16=False))
+    assert multi_node == ["--dynamo_backend", "no", "--mixed_precision", "bf16"]  # bf16 unset means on, as in TRL
+    assert default_launch_args(["--config_file", "accelerate.yaml"], 8, fp32) == []
