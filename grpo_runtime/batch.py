@@ -51,11 +51,11 @@ def policy_scores(parts, config, plan, rollout) -> dict[str, torch.Tensor]:
     chunk = plan.per_device_train_batch_size
     with torch.no_grad(), generation_mode(parts.policy, checkpointing_settings(config)[1]):
         if plan.old_logprobs_needed:
-            scores["old_logps"], _ = completion_logps(
+            scores["old_logps"], _, _ = completion_logps(
                 parts.policy, *tensors, config.temperature, chunk, with_entropy=False, autocast=parts.autocast)
         if config.beta != 0.0:
             with parts.reference_context() as reference:
-                scores["ref_logps"], _ = completion_logps(
+                scores["ref_logps"], _, _ = completion_logps(
                     reference, *tensors, config.temperature, chunk, with_entropy=False, autocast=parts.autocast)
     return scores
 

@@ -99,6 +99,7 @@ class LossOutputs:
     sums: dict[str, torch.Tensor] = field(default_factory=dict)  # metric -> [sum, count] to reduce over processes
     per_sequence: dict[str, torch.Tensor] = field(default_factory=dict)  # metric -> [B] for gathered min / max
     entropy_window: torch.Tensor | None = None  # [sum m'H, sum m'] for the adaptive entropy controller
+    router_loss: torch.Tensor | None = None  # [] MoE load-balancing loss, added by the caller when enabled
 
 
 @dataclass(frozen=True)

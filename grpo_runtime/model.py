@@ -52,11 +52,16 @@ def load_policy(config, tokenizer):
 
     if config.load_in_4bit or config.load_in_8bit:
         raise ValueError("load_in_4bit / load_in_8bit are not supported by grpo_runtime; load the model unquantised")
+    if config.cast_lm_head_to_fp32 and config.use_peft and "lm_head" in (config.lora_target_modules or []):
+        raise ValueError("cast_lm_head_to_fp32 cannot keep lm_head in fp32 when LoRA adapts it; remove lm_head "
+                         "from lora_target_modules or set cast_lm_head_to_fp32: false")
     model = AutoModelForCausalLM.from_pretrained(config.model_name_or_path, **load_kwargs(config))
     model.config.get_text_config().pad_token_id = tokenizer.pad_token_id
     model.generation_config.pad_token_id = tokenizer.pad_token_id
     if config.disable_dropout:
         disable_dropout(model)
+    if config.cast_lm_head_to_fp32:
+        cast_lm_head_to_fp32(model)
     if config.use_peft:
         model = wrap_lora(model, config)
     enabled, kwargs = checkpointing_settings(config)
@@ -103,6 +108,38 @@ def wrap_lora(model, config):
     return get_peft_model(model, lora)
 
 
+def router_loss_coefficient(config, model) -> float:
+    """Weight of the MoE load-balancing loss: `router_aux_loss_coef`, else the model config's own value (TRL 1.16).
+    Dense models have none; asking for one on a dense model is an error."""
+    text_config = model.config.get_text_config()
+    if not hasattr(text_config, "output_router_logits"):
+        if config.router_aux_loss_coef:
+            raise ValueError(f"router_aux_loss_coef is {config.router_aux_loss_coef} but "
+                             f"{type(model).__name__} is not a Mixture-of-Experts model with router logits")
+        return 0.0
+    if config.router_aux_loss_coef is not None:
+        return config.router_aux_loss_coef
+    return getattr(text_config, "router_aux_loss_coef", 0.0) or 0.0  # a model config that declares none: off
+
+
+def cast_lm_head_to_fp32(model) -> None:
+    """cast_lm_head_to_fp32: keep the output projection in fp32 and run it outside autocast, so the logits (and
+    log-probs) of a bf16/fp16 model are computed in full precision. Tied input embeddings keep their dtype."""
+    head = model.get_output_embeddings()
+    embeddings = model.get_input_embeddings()
+    original_dtype = head.weight.dtype
+    head.float()
+
+    def forward(hidden_states):
+        with torch.autocast(device_type=hidden_states.device.type, enabled=False):
+            bias = None if head.bias is None else head.bias.float()
+            return torch.nn.functional.linear(hidden_states.float(), head.weight.float(), bias)
+
+    head.forward = forward
+    if embeddings is not None and embeddings.weight is head.weight:
+        embeddings.register_forward_hook(lambda module, args, output: output.to(original_dtype))
+
+
 def load_reference(config, policy):
     """The frozen reference policy when the KL term is on: a fresh load of the checkpoint, never a copy of the
     in-memory policy. With PEFT there is none: the adapter is disabled instead (see `reference_context`)."""
@@ -115,6 +152,8 @@ def load_reference(config, policy):
     reference = AutoModelForCausalLM.from_pretrained(config.model_name_or_path, **kwargs)
     if config.disable_dropout:
         disable_dropout(reference)
+    if config.cast_lm_head_to_fp32:
+        cast_lm_head_to_fp32(reference)
     reference.requires_grad_(False)
     return reference.eval()
 

@@ -16,7 +16,7 @@ import torch
 
 from .data import load_prompts
 from .loss import LossSettings
-from .model import load_policy, load_reference, load_tokenizer, reference_context
+from .model import load_policy, load_reference, load_tokenizer, reference_context, router_loss_coefficient
 from .optim import build_optimizer, build_scheduler
 from .rewards import RewardModel, resolve_reward_func, reward_name
 from .rollout import eos_token_ids, generation_config
@@ -74,6 +74,7 @@ class Parts:
     generation_config: object
     eos_ids: list[int]
     loss_settings: LossSettings
+    router_loss_coef: float  # MoE load-balancing loss weight; 0 for dense models
     total_steps: int
     output_dir: Path
 
@@ -163,7 +164,8 @@ def build_parts(config, plan) -> Parts:
         order=PromptOrder(len(dataset), plan.prompts_per_generation, config.shuffle_dataset, config.seed),
         reward_funcs=funcs, reward_names=[reward_name(f) for f in funcs], reward_weights=reward_weights(config,
         len(funcs)), generation_config=generation_config(config, tokenizer, eos_ids), eos_ids=eos_ids,
-        loss_settings=LossSettings.from_config(config, plan), total_steps=steps, output_dir=output_dir(config),
+        loss_settings=LossSettings.from_config(config, plan), router_loss_coef=router_loss_coefficient(config, policy),
+        total_steps=steps, output_dir=output_dir(config),
     )
     set_seed(config.seed + accelerator.process_index)  # each process samples differently, as in TRL
     return parts

@@ -74,6 +74,8 @@ def train_loop(config, plan, parts: Parts, progress: Progress, buffer, sinks) ->
                 parts.accelerator.backward(out.loss)
             progress.loss_since_log += out.loss.item()
             window_metrics.add(loss_metrics(out, parts.accelerator.reduce, parts.gather))
+            if out.router_loss is not None:
+                window_metrics.add({"aux_loss": parts.gather(out.router_loss.reshape(1)).mean().item()})
             if out.entropy_window is not None:
                 entropy_window = out.entropy_window if entropy_window is None else entropy_window + out.entropy_window
             progress.micro_step = micro + 1
@@ -113,9 +115,9 @@ def new_generation(config, plan, parts: Parts, progress: Progress, micro: int, w
 def micro_step_loss(config, parts: Parts, batch: dict, progress: Progress, grad_accum: int):
     device = parts.device
     batch = {k: v.to(device) for k, v in batch.items()}
-    logps, entropies = completion_logps(
+    logps, entropies, router_loss = completion_logps(
         parts.model, batch["prompt_ids"], batch["prompt_mask"], batch["completion_ids"], batch["completion_mask"],
-        config.temperature, autocast=parts.autocast)
+        config.temperature, autocast=parts.autocast, with_router_loss=parts.router_loss_coef != 0.0)
     settings = parts.loss_settings
     threshold = None
     if settings.top_entropy_quantile < 1.0:
@@ -133,7 +135,11 @@ def micro_step_loss(config, parts: Parts, batch: dict, progress: Progress, grad_
         num_items_in_batch=batch["num_items_in_batch"], old_logps=batch.get("old_logps"),
         ref_logps=batch.get("ref_logps"),
     )
-    return grpo_loss(inputs, settings, context)
+    outputs = grpo_loss(inputs, settings, context)
+    if router_loss is not None:  # MoE load balancing, divided for accumulation like the policy loss
+        outputs.loss = outputs.loss + parts.router_loss_coef * router_loss / grad_accum
+        outputs.router_loss = router_loss.detach()
+    return outputs
 
 
 def optimizer_step(config, parts: Parts) -> float:

@@ -257,7 +257,7 @@ def test_per_token_logps_and_entropies_match_trl(tiny_model_dir, tmp_path):
         expected_l, expected_h, _ = trl_trainer._get_per_token_logps_and_entropies(
             model, torch.cat([prompt_ids, completion_ids], 1), torch.cat([prompt_mask, completion_mask], 1), 5,
             compute_entropy=True)
-        logps, entropies = completion_logps(model, prompt_ids, prompt_mask, completion_ids, completion_mask, 0.7)
+        logps, entropies, _ = completion_logps(model, prompt_ids, prompt_mask, completion_ids, completion_mask, 0.7)
     assert torch.allclose(logps, expected_l, atol=TOL, rtol=0)
     assert torch.allclose(entropies, expected_h, atol=TOL, rtol=0)
     assert logps[0, 3:].eq(0).all() and entropies[2, 1:].eq(0).all()
