@@ -66,6 +66,8 @@ class Generated:
     metrics: dict  # generation metrics over the whole generation batch
     tokens: int  # prompt + completion tokens of the whole generation batch
     rewards: torch.Tensor  # [rows, functions] this process's raw rewards (NaN = None), for the audit log
+    prompts: list  # this process's prompts and decoded completions, for log_completions
+    completions: list
 
 
 def generate_batch(parts, config, plan, rows: list[dict], state: RunState) -> Generated:
@@ -100,7 +102,7 @@ def generate_batch(parts, config, plan, rows: list[dict], state: RunState) -> Ge
         num_items_in_batch=parts.gather(rollout.completion_mask.sum().to(parts.device)).sum().cpu(),
         **{k: v.cpu() for k, v in scores.items()},
     )
-    return Generated(batch, metrics, int(tokens), local)
+    return Generated(batch, metrics, int(tokens), local, prompts, completions)
 
 
 def logged_by_rewards(parts, reward_log: dict[str, list[float]]) -> dict[str, float]:

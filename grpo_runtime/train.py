@@ -106,6 +106,8 @@ def new_generation(config, plan, parts: Parts, progress: Progress, micro: int, w
     rewards = [[None if math.isnan(v) else v for v in row] for row in generated.rewards.tolist()]
     log_assignment(parts, dict(generation=generation, micro_step=micro, step=progress.global_step, rows=indices,
                                rewards=rewards, advantages=generated.batch["advantages"].tolist()))
+    if config.log_completions:
+        log_completions(parts, progress.global_step, generated, rewards)
     progress.num_input_tokens_seen += generated.tokens
     window_metrics.add(generated.metrics)
     window_metrics.set("num_tokens", progress.num_input_tokens_seen)
@@ -228,6 +230,7 @@ def start_fresh_logs(parts: Parts) -> None:
     parts.accelerator.wait_for_everyone()
     if parts.accelerator.is_main_process:
         (parts.output_dir / "metrics.jsonl").unlink(missing_ok=True)
+        (parts.output_dir / "completions.jsonl").unlink(missing_ok=True)
     (parts.output_dir / "prompt_assignment" / f"rank-{parts.rank}.jsonl").unlink(missing_ok=True)
     parts.accelerator.wait_for_everyone()
 
@@ -239,6 +242,22 @@ def log_assignment(parts: Parts, line: dict) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     with (folder / f"rank-{parts.rank}.jsonl").open("a", encoding="utf-8") as handle:
         handle.write(json.dumps(line) + "\n")
+
+
+def log_completions(parts: Parts, step: int, generated, rewards: list[list]) -> None:
+    """log_completions: every prompt and completion of the generation with its rewards and advantage, gathered
+    from all processes into completions.jsonl (TRL shows the same table in the console or in wandb)."""
+    names = parts.reward_names
+    lines = [
+        {"step": step, "prompt": prompt, "completion": completion, "rewards": dict(zip(names, row)),
+         "advantage": advantage}
+        for prompt, completion, row, advantage in zip(generated.prompts, generated.completions, rewards,
+                                                       generated.batch["advantages"].tolist())
+    ]
+    lines = parts.gather_object(lines)
+    if parts.accelerator.is_main_process:
+        with (parts.output_dir / "completions.jsonl").open("a", encoding="utf-8") as handle:
+            handle.writelines(json.dumps(line) + "\n" for line in lines)
 
 
 def write_resolved_config(config, directory) -> None:

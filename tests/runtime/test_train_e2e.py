@@ -134,3 +134,11 @@ def test_epoch_based_length_logging_and_saving(tmp_path, tiny_model_dir):
     records = read_metrics(out)
     assert [(r["step"], r["epoch"]) for r in records] == [(3, 1.0), (6, 2.0)]
     assert sorted(p.name for p in out.glob("checkpoint-*")) == ["checkpoint-3", "checkpoint-6"]
+
+
+def test_log_completions_writes_every_completion_with_its_rewards(tmp_path, tiny_model_dir):
+    out = run(tmp_path, tiny_model_dir, "completions", max_steps=2, log_completions=True)
+    lines = [json.loads(x) for x in (out / "completions.jsonl").read_text().splitlines()]
+    assert len(lines) == 2 * 4 and {x["step"] for x in lines} == {0, 1}
+    assert set(lines[0]["rewards"]) == {"target_word_reward"} and lines[0]["prompt"][0]["role"] == "user"
+    assert isinstance(lines[0]["completion"][0]["content"], str)
