@@ -26,6 +26,10 @@ def _world_size(text: str) -> int:
         raise argparse.ArgumentTypeError(f"world size must be a whole number, got {text!r}")
     if value < 1:
         raise argparse.ArgumentTypeError(f"world size must be at least 1, got {value}")
+    from grpo_schema.coerce import INT64_MAX
+
+    if value > INT64_MAX:  # the plan's arithmetic overflows a float past that
+        raise argparse.ArgumentTypeError(f"world size must be at most {INT64_MAX}, got {text!r}")
     return value
 
 

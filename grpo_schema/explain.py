@@ -15,6 +15,7 @@ import sys
 from typing import Any
 
 from grpo_schema.check import CheckResult
+from grpo_schema.coerce import INT64_MAX
 from grpo_schema.plan import Geometry, derive_plan, valid_world_sizes
 from grpo_schema.schedule import Order, walk
 
@@ -87,8 +88,9 @@ def notes(result: CheckResult, plan: Any) -> list[str]:
 
 
 def _positive(text: str) -> int:
-    if not text.strip().isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    # At most 64 bits: --dataset-size 1e400-like values overflowed the plan's float arithmetic (OverflowError).
+    if not text.strip().isdigit() or not 1 <= int(text) <= INT64_MAX:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 1 to {INT64_MAX}, got {text!r}")
     return int(text)
 
 

@@ -13,6 +13,7 @@ import grpo_schema
 from web.api import catalog, check, health, yaml_io
 from web.api.errors import install_error_handlers
 from web.pages import mount_pages
+from web.runs.service import install_runs, runs_supervision
 from web.settings import Settings, get_settings
 
 DESCRIPTION = """Validate and explain GRPO configs for TRL 1.16's `trl grpo --config run.yaml`.
@@ -26,7 +27,8 @@ object (`application/json`) and answer with the same file object as `grpo valida
 async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     # The first page load needs the schema; build it while the server is already answering.
     threading.Thread(target=catalog.warm_cache, name="warm-schema", daemon=True).start()
-    yield
+    with runs_supervision(app):  # starts queued runs and re-attaches to running ones when runs are on
+        yield
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -35,6 +37,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     for module in (health, catalog, check, yaml_io):
         app.include_router(module.router)
+    install_runs(app, settings)
     mount_pages(app)
     if settings.cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=settings.cors_origins, allow_methods=["GET", "POST"],

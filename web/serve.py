@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import secrets
 import sys
 from typing import Sequence
 
@@ -14,6 +15,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--host", help="address to bind (default 127.0.0.1, or GRPO_WEB_HOST)")
     parser.add_argument("--port", type=int, help="TCP port (default 8000, or GRPO_WEB_PORT)")
     parser.add_argument("--log-level", choices=("critical", "error", "warning", "info", "debug"))
+    parser.add_argument("--enable-runs", dest="runs", action="store_const", const=True,
+                        help="allow starting training runs over HTTP (or GRPO_WEB_RUNS=1); see docs/runs.md")
+    parser.add_argument("--runs-dir", help="where runs, their outputs and database live (or GRPO_WEB_RUNS_DIR)")
     return parser
 
 
@@ -28,6 +32,24 @@ def exposure_warning(settings: Settings) -> str | None:
         return None
     return (f"warning: binding to {settings.host}: the service is reachable from other machines and speaks "
             "plain HTTP; put it behind TLS and access control, or bind 127.0.0.1")
+
+
+def with_runs_token(settings: Settings, url: str) -> Settings:
+    """Runs are on: use GRPO_WEB_TOKEN, or generate a token and print it (with a link that hands it to the page
+    in the URL fragment, which browsers never send to the server)."""
+    from pydantic import SecretStr
+
+    if settings.token is None or not settings.token.get_secret_value():
+        token = secrets.token_urlsafe(32)
+        settings = settings.model_copy(update={"token": SecretStr(token)})
+        print(f"runs are on; bearer token for this start: {token}", file=sys.stderr)
+        print(f"runs page: {url}/runs#token={token}", file=sys.stderr)
+    else:
+        print(f"runs are on (token from GRPO_WEB_TOKEN); runs page: {url}/runs", file=sys.stderr)
+    if not settings.is_loopback:
+        print("warning: runs start processes for anyone holding the token, and plain HTTP shows it to the "
+              "network; serve runs behind TLS", file=sys.stderr)
+    return settings
 
 
 def serve_command(argv: Sequence[str]) -> int:
@@ -46,6 +68,8 @@ def serve_command(argv: Sequence[str]) -> int:
         print(warning, file=sys.stderr)
     shown = f"[{settings.host}]" if ":" in settings.host else settings.host
     print(f"grpo-config form and API on http://{shown}:{settings.port}/  (OpenAPI: /docs)", file=sys.stderr)
+    if settings.runs:
+        settings = with_runs_token(settings, f"http://{shown}:{settings.port}")
     uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level=settings.log_level)
     return 0
 

@@ -14,9 +14,12 @@ from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from grpo_schema.loader import MAX_BYTES
+from web.runs.settings import RunsSettings
 
 
-class Settings(BaseSettings):
+class Settings(RunsSettings, BaseSettings):
+    """The service's settings; the runs fields (GRPO_WEB_RUNS*, GRPO_WEB_TOKEN) come from RunsSettings."""
+
     model_config = SettingsConfigDict(env_prefix="GRPO_WEB_", extra="ignore")
 
     host: str = Field("127.0.0.1", description="address to bind; anything but loopback is reachable from outside")

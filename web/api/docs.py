@@ -78,3 +78,10 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     415: {"model": DetailDoc, "description": "the content type is neither YAML/plain text nor JSON"},
     422: {"model": DetailDoc, "description": "unusable request: bad query values, JSON that is not an object"},
 }
+
+
+def json_errors() -> dict[int | str, dict[str, Any]]:
+    """ERRORS for a route whose success is not JSON: FastAPI documents a `model` response with the route's media
+    type (text/plain for /api/v1/yaml), but the error handlers always answer application/json."""
+    schema = {"content": {"application/json": {"schema": DetailDoc.model_json_schema()}}}
+    return {code: {"description": doc["description"], **schema} for code, doc in ERRORS.items()}

@@ -12,12 +12,27 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 log = logging.getLogger("web")
 
 
 async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-    return JSONResponse({"detail": exc.detail}, status_code=exc.status_code, headers=getattr(exc, "headers", None))
+    headers = getattr(exc, "headers", None)
+    if exc.status_code == 405:  # Starlette names only the first route of the path; RFC 9110 wants all its methods
+        headers = {**(headers or {}), "Allow": ", ".join(_methods_of_path(request))}
+    return JSONResponse({"detail": exc.detail}, status_code=exc.status_code, headers=headers)
+
+
+def _methods_of_path(request: Request) -> list[str]:
+    def served(method: str) -> bool:
+        scope = {**request.scope, "method": method}
+        return any(route.matches(scope)[0] == Match.FULL for route in request.app.router.routes)
+
+    return [method for method in _METHODS if served(method)]
+
+
+_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
 
 
 async def _bad_request(request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -6,12 +6,20 @@ from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import Depends, HTTPException, Query
+from fastapi.concurrency import run_in_threadpool
 
+from grpo_schema.coerce import INT64_MAX
 from grpo_schema.profiles import Profile, get_profile, known_profiles
 from web.settings import Settings, current_settings
 
-ProfileNames = Annotated[list[str], Query(description="downstream script profile, repeatable (e.g. open-r1)")]
-DatasetSize = Annotated[int | None, Query(ge=1, description="rows in the training dataset (adds steps per epoch)")]
+# The OpenAPI document lists what the service accepts (schemathesis holds it to that): the registered profile names,
+# world sizes up to the default max_world_size, dataset sizes that fit in 64 bits (larger ones overflowed the plan).
+PROFILE_DOC = {"items": {"type": "string", "enum": sorted(known_profiles())}}
+ProfileNames = Annotated[list[str], Query(description="downstream script profile, repeatable (e.g. open-r1)",
+                                          json_schema_extra=PROFILE_DOC)]
+DatasetSize = Annotated[int | None, Query(ge=1, le=INT64_MAX,
+                                          description="rows in the training dataset (adds steps per epoch)")]
+WORLD_SIZE_DOC = {"maximum": Settings.model_fields["max_world_size"].default}
 
 
 @dataclass(frozen=True)
@@ -37,16 +45,18 @@ def profiles_named(names: list[str]) -> tuple[Profile, ...]:
     return tuple(found)
 
 
-def profile_params(profile: ProfileNames = []) -> tuple[Profile, ...]:
-    """Dependency: the profiles named by ?profile=."""
-    return profiles_named(profile)
+async def profile_params(profile: ProfileNames = []) -> tuple[Profile, ...]:
+    """Dependency: the profiles named by ?profile=. An unknown name makes get_profile read the installed packages'
+    entry points, so names are resolved in the thread pool; none (the usual case) costs nothing."""
+    return await run_in_threadpool(profiles_named, profile) if profile else ()
 
 
-def check_params(
+async def check_params(
     settings: Annotated[Settings, Depends(current_settings)],
     profiles: Annotated[tuple[Profile, ...], Depends(profile_params)],
     world_size: Annotated[int | None, Query(ge=1, description="training processes over all machines; default: "
-                                                "num_processes from the config, else 1")] = None,
+                                                "num_processes from the config, else 1; at most the service's "
+                                                "max_world_size", json_schema_extra=WORLD_SIZE_DOC)] = None,
     path: Annotated[str, Query(max_length=1000, description="name to report as the file object's path")]
     = "<request>",
 ) -> CheckParams:

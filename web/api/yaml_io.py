@@ -14,7 +14,7 @@ from grpo_schema.export import schema_url
 from grpo_schema.loader import load_yaml
 from grpo_schema.profiles import Profile
 from web.api.body import ConfigBody, config_body, media_type, parse_json_object, read_limited
-from web.api.docs import ERRORS, TYPO_JSON, VALID_JSON, config_body_doc
+from web.api.docs import ERRORS, TYPO_JSON, VALID_JSON, config_body_doc, json_errors
 from web.api.params import profile_params
 from web.api.responses import ConfigJSONResponse
 from web.settings import Settings, current_settings
@@ -29,7 +29,7 @@ _YAML_OUT = {200: {"content": {"application/yaml": {"schema": {"type": "string"}
 
 
 @router.post("/yaml", summary="Write a config as YAML", response_class=PlainTextResponse,
-             responses={**_YAML_OUT, **ERRORS}, openapi_extra=_JSON_BODY)
+             responses={**_YAML_OUT, **json_errors()}, openapi_extra=_JSON_BODY)
 async def to_yaml(request: Request, settings: Annotated[Settings, Depends(current_settings)],
                   profiles: Annotated[tuple[Profile, ...], Depends(profile_params)]) -> PlainTextResponse:
     """The JSON object as canonical YAML, ready for `trl grpo --config` and for editors: the modeline names the

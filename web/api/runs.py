@@ -1,0 +1,185 @@
+"""The runs API (interface.md §5): launch a validated config, list, watch, read logs, cancel, resume.
+
+Every endpoint needs `Authorization: Bearer TOKEN` (401), and answers 403 while the operator has runs off.
+A config is checked exactly as POST /api/v1/validate checks it, then against the service policy
+(grpo_schema.policy); any error is a 422 whose body is the validate file object with every diagnostic.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import Response, StreamingResponse
+
+from grpo_schema import CheckResult, check_mapping, check_text
+from grpo_schema.policy import output_dir_busy, resolve_under, service_policy
+from web.api.body import ConfigBody, config_body
+from web.api.docs import config_body_doc
+from web.api.responses import ConfigJSONResponse
+from web.runs import documents, outputs
+from web.runs.auth import require_token
+from web.runs.manager import OutputBusy, RunConflict, RunManager
+from web.runs.store import Run
+
+router = APIRouter(prefix="/api/v1/runs", tags=["runs"], dependencies=[Depends(require_token)],
+                   responses={401: {"description": "no valid bearer token"},
+                              403: {"description": "runs are disabled on this service"}})
+RunId = Annotated[str, Path(pattern=r"^[0-9a-f]{12}$", description="the run's id")]
+LOG_CHUNK = 64 << 10
+
+
+def manager_of(request: Request) -> RunManager:
+    manager = getattr(request.app.state, "runs_manager", None)
+    if manager is None:
+        reason = getattr(request.app.state, "runs_error", None) or "the runs manager is not running"
+        raise HTTPException(503, reason)
+    return manager
+
+
+Manager = Annotated[RunManager, Depends(manager_of)]
+
+
+def run_of(manager: RunManager, run_id: str) -> Run:
+    run = manager.store.get(run_id)
+    if run is None:
+        raise HTTPException(404, f"no run {run_id}")
+    return run
+
+
+def _check(body: ConfigBody, world_size: int | None, path: str) -> CheckResult:
+    if body.yaml is not None:
+        return check_text(body.yaml, path=path, world_size=world_size)
+    return check_mapping(body.mapping, path=path, world_size=world_size)
+
+
+def _stored_text(body: ConfigBody) -> tuple[str, str]:
+    if body.yaml is not None:
+        return body.yaml.decode("utf-8"), "yaml"  # check_text accepted it, so it is UTF-8
+    return json.dumps(body.mapping, indent=1, ensure_ascii=False) + "\n", "json"
+
+
+def _refused(result: CheckResult, extra: list) -> ConfigJSONResponse:
+    document = result.to_dict()
+    document["diagnostics"] += [d.to_dict() for d in extra]
+    document["valid"] = False
+    return ConfigJSONResponse(document, status_code=422)
+
+
+def _warnings(result: CheckResult) -> str:
+    return json.dumps([d.to_dict() for d in result.diagnostics], default=str)
+
+
+@router.post("", status_code=201, summary="Launch a run", openapi_extra=config_body_doc(),
+             responses={201: {"description": "queued: {\"id\": ...}"},
+                        422: {"description": "the validate file object with every diagnostic"}})
+async def create_run(
+    request: Request, manager: Manager, body: Annotated[ConfigBody, Depends(config_body)],
+    world_size: Annotated[int | None, Query(ge=1, description="training processes (default: num_processes "
+                                                               "from the config, else 1)")] = None,
+    profile: Annotated[list[str], Query(description="refused for runs (GRPO-X005)")] = [],
+    path: Annotated[str, Query(max_length=1000)] = "<request>",
+) -> Any:
+    """Validate, apply the service policy, then queue the run; it starts when a slot is free."""
+    settings = request.app.state.settings
+    if world_size is not None and world_size > settings.max_world_size:
+        raise HTTPException(422, f"world_size must be at most {settings.max_world_size}")
+    result = await run_in_threadpool(_check, body, world_size, path)
+    policy = settings.service_policy()
+    refusals = service_policy(result, policy, profile)
+    if not result.valid or refusals or result.plan is None:
+        return _refused(result, refusals)
+    config = result.config
+    output_dir = resolve_under(policy.runs_dir, str(config.output_dir), policy.allow_outside_runs_dir) \
+        if config.output_dir is not None else None
+    resume = config.resume_from_checkpoint
+    resuming = resume not in (None, False, "", "false", "False")
+    resume_path = resolve_under(policy.runs_dir, resume, policy.allow_outside_runs_dir) \
+        if resuming and isinstance(resume, str) and resume.lower() != "true" else None
+    text, config_format = _stored_text(body)
+    try:
+        run = await run_in_threadpool(manager.submit, text, config_format, result.world_size, output_dir,
+                                      resume_path, _warnings(result), resuming)
+    except OutputBusy as busy:
+        return _refused(result, [output_dir_busy(result, busy.run_id, busy.output_dir)])
+    return ConfigJSONResponse(documents.created(run), status_code=201,
+                              headers={"Location": f"/api/v1/runs/{run.id}"})
+
+
+@router.get("", summary="List runs")
+def list_runs(manager: Manager, state: Annotated[list[str], Query()] = [],
+              limit: Annotated[int, Query(ge=1, le=1000)] = 100) -> dict:
+    """Newest first; `?state=running` (repeatable) filters."""
+    runs = manager.store.list(tuple(state) or None, limit)
+    return {"runs": [documents.summary(run, manager.store) for run in runs]}
+
+
+@router.get("/{run_id}", summary="A run: state, config, checkpoints and metrics so far")
+def get_run(manager: Manager, run_id: RunId,
+            metrics_after: Annotated[int | None, Query(description="only metrics of later steps")] = None) -> Any:
+    return ConfigJSONResponse(documents.detail(run_of(manager, run_id), manager.store, metrics_after))
+
+
+@router.post("/{run_id}/cancel", status_code=202, summary="Cancel a run",
+             responses={409: {"description": "the run has already finished"}})
+def cancel_run(manager: Manager, run_id: RunId) -> dict:
+    """A queued run is cancelled at once; a running one gets SIGTERM (its whole process group), then SIGKILL
+    after the grace period. Checkpoints already written stay."""
+    run_of(manager, run_id)
+    try:
+        run = manager.cancel(run_id)
+    except RunConflict as conflict:
+        raise HTTPException(409, str(conflict))
+    return documents.summary(run, manager.store)
+
+
+@router.post("/{run_id}/resume", status_code=201, summary="Resume a run from its last checkpoint",
+             responses={409: {"description": "still running, or no complete checkpoint"}})
+def resume_run(manager: Manager, run_id: RunId) -> Any:
+    """A new run with the same config and output_dir, resume_from_checkpoint set to the last complete one."""
+    run_of(manager, run_id)
+    try:
+        run = manager.resume(run_id)
+    except RunConflict as conflict:
+        raise HTTPException(409, str(conflict))
+    except OutputBusy as busy:
+        raise HTTPException(409, f"run {busy.run_id} is writing {busy.output_dir}")
+    return ConfigJSONResponse(documents.created(run), status_code=201, headers={"Location": f"/api/v1/runs/{run.id}"})
+
+
+@router.get("/{run_id}/logs", summary="The run's log (stdout and stderr of every process)",
+            response_class=Response, responses={200: {"content": {"text/plain": {}}}})
+async def run_logs(request: Request, manager: Manager, run_id: RunId,
+                   offset: Annotated[int, Query(ge=0, description="byte offset to start from")] = 0,
+                   limit: Annotated[int, Query(ge=1, le=1 << 20)] = LOG_CHUNK,
+                   follow: Annotated[bool, Query(description="stream until the run ends")] = False) -> Response:
+    """Bytes from `offset`; `X-Log-Offset` is where to continue. With `follow=true` the answer streams
+    (chunked) as the log grows, and ends when the run has finished and its log is read to the end."""
+    run = run_of(manager, run_id)
+    headers = {"X-Run-State": run.state, "Cache-Control": "no-store"}
+    if not follow:
+        data = outputs.read_log(run, offset, limit)
+        return Response(data, media_type="text/plain; charset=utf-8",
+                        headers={**headers, "X-Log-Offset": str(offset + len(data)),
+                                 "X-Log-Size": str(outputs.log_size(run))})
+    stream = _follow(request, manager, run_id, offset, request.app.state.settings.runs_follow_max_s)
+    return StreamingResponse(stream, media_type="text/plain; charset=utf-8",
+                             headers={**headers, "X-Log-Offset": str(offset)})
+
+
+async def _follow(request: Request, manager: RunManager, run_id: str, offset: int, max_seconds: float):
+    deadline = time.monotonic() + max_seconds
+    while time.monotonic() < deadline and not await request.is_disconnected():
+        run = manager.store.get(run_id)
+        data = outputs.read_log(run, offset, LOG_CHUNK)
+        if data:
+            offset += len(data)
+            yield data
+            continue
+        if run.finished:
+            return
+        await asyncio.sleep(0.25)

@@ -1,0 +1,97 @@
+"""Starting a run: `grpo launch` (accelerate launch) under the wrapper, in a session of its own.
+
+The service never trains in its own process. It writes the posted config into the run's folder and starts
+`python -m web.runs.wrapper RUN_DIR -- python -m grpo_schema launch CONFIG --num-processes N --set ...`, which is
+exactly `grpo launch`: the config is validated again in the child, `env:` is applied there, and accelerate starts
+N copies of `python -m grpo_runtime.train`. Paths the service resolved (output_dir, resume_from_checkpoint) go in
+as `--set` overrides, so the posted text is kept byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from web.runs import procs
+
+LOG_FILE = "run.log"
+EXIT_FILE = "exit.json"
+PROCESS_FILE = "process.json"
+# The child must not see the service's own secrets (GRPO_WEB_TOKEN) or settings.
+PRIVATE_PREFIXES = ("GRPO_WEB_",)
+
+
+@dataclass(frozen=True)
+class Started:
+    pid: int
+    start_time: int | None
+    popen: subprocess.Popen
+
+
+def config_file(run_dir: Path, config_format: str) -> Path:
+    return run_dir / ("config.json" if config_format == "json" else "config.yaml")
+
+
+def write_config(run_dir: Path, text: str, config_format: str) -> Path:
+    run_dir.mkdir(parents=True, exist_ok=True)
+    path = config_file(run_dir, config_format)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def yaml_string(value: str) -> str:
+    """A `--set` value is read as YAML; a JSON string is a YAML double-quoted scalar, whatever the path holds."""
+    return json.dumps(value)
+
+
+def launch_command(config: Path, world_size: int, output_dir: str, resume: str | None) -> list[str]:
+    command = [sys.executable, "-m", "grpo_schema", "launch", str(config), "--num-processes", str(world_size),
+               "--set", f"output_dir={yaml_string(output_dir)}"]
+    if resume:
+        command += ["--set", f"resume_from_checkpoint={yaml_string(resume)}"]
+    return command
+
+
+def child_environment() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(PRIVATE_PREFIXES)}
+    env["PYTHONUNBUFFERED"] = "1"  # log lines reach run.log as they are printed
+    return env
+
+
+def start(run_dir: Path, config_format: str, world_size: int, output_dir: str, resume: str | None) -> Started:
+    """Start the run's process group; stdout and stderr go to RUN_DIR/run.log, which the child keeps open."""
+    launch = launch_command(config_file(run_dir, config_format), world_size, output_dir, resume)
+    command = [sys.executable, "-m", "web.runs.wrapper", str(run_dir), "--", *launch]
+    for stale in (EXIT_FILE, PROCESS_FILE):
+        (run_dir / stale).unlink(missing_ok=True)
+    with open(run_dir / LOG_FILE, "ab") as log:
+        log.write(f"$ {shlex.join(launch)}\n".encode())
+        log.flush()
+        popen = subprocess.Popen(command, cwd=run_dir, env=child_environment(), stdin=subprocess.DEVNULL,
+                                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    return Started(popen.pid, procs.start_time(popen.pid), popen)
+
+
+def read_json(path: Path) -> dict | None:
+    try:
+        value = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def recorded_exit(run_dir: Path) -> int | None:
+    """The exit status the wrapper recorded, or None (still running, or killed before it could write)."""
+    found = read_json(run_dir / EXIT_FILE)
+    code = found.get("exit_code") if found else None
+    return code if isinstance(code, int) else None
+
+
+def recorded_process(run_dir: Path) -> tuple[int | None, int | None]:
+    found = read_json(run_dir / PROCESS_FILE) or {}
+    return found.get("pid"), found.get("start_time")

@@ -1,0 +1,254 @@
+"""The run queue and its supervisor: start queued runs, watch running ones, cancel, resume, recover.
+
+One RunManager per service process owns a runs directory (an exclusive lock file makes sure of that). Its state
+lives in the Store; in memory it keeps only the Popen objects of the runs it started itself. A supervisor thread
+looks at every running run each `runs_poll_s`: it copies new metrics, notices the end of the process and
+escalates a cancel to SIGKILL after the grace period, then starts queued runs while slots are free.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import secrets
+import signal
+import threading
+import time
+from pathlib import Path
+
+from web.runs import launcher, outputs, procs
+from web.runs.settings import RunsSettings
+from web.runs.store import ACTIVE, Run, Store
+
+log = logging.getLogger("web.runs")
+
+
+class RunConflict(Exception):
+    """The request does not fit the run's state (HTTP 409)."""
+
+
+class OutputBusy(Exception):
+    """Another queued or running run writes the same output_dir."""
+
+    def __init__(self, run_id: str, output_dir: str):
+        super().__init__(run_id)
+        self.run_id, self.output_dir = run_id, output_dir
+
+
+class RunManager:
+    def __init__(self, settings: RunsSettings):
+        self.settings = settings
+        self.runs_dir = settings.runs_dir.expanduser().resolve()
+        self.runs_dir.mkdir(parents=True, exist_ok=True)
+        self._owner = _lock_directory(self.runs_dir)
+        self.store = Store(settings.runs_db_path)
+        self._lock = threading.RLock()
+        self._popens: dict[str, object] = {}
+        self._killed: set[str] = set()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._supervise, name="runs-supervisor", daemon=True)
+
+    # --- lifecycle -------------------------------------------------------------------------------------------------
+    def open(self) -> "RunManager":
+        with self._lock:
+            self._recover()
+            self._pump()
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        """Stop watching. Runs go on in their own sessions; the next service start re-attaches to them."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=10)
+        self.store.close()
+        self._owner.close()
+
+    def _supervise(self) -> None:
+        while not self._stop.wait(self.settings.runs_poll_s):
+            try:
+                self.tick()
+            except Exception:  # one bad look must not end the supervision of every run
+                log.exception("runs supervisor: tick failed")
+
+    def tick(self) -> None:
+        with self._lock:
+            for run in self.store.list(("running",)):
+                self._watch(run)
+            self._pump()
+
+    # --- requests --------------------------------------------------------------------------------------------------
+    def submit(self, config_text: str, config_format: str, world_size: int, output_dir: Path | None,
+               resume_checkpoint: Path | None, warnings: str = "[]", resuming: bool = False,
+               parent: Run | None = None) -> Run:
+        """Queue a run. A run that resumes appends to its output_dir's metrics.jsonl: only the lines it adds are
+        its own, after its parent's records up to the checkpoint (when the parent is known)."""
+        with self._lock:
+            run_id = secrets.token_hex(6)
+            run_dir = self.runs_dir / run_id
+            output = str(output_dir or run_dir / "output")
+            self._refuse_busy(output)
+            launcher.write_config(run_dir, config_text, config_format)
+            run = self.store.insert(id=run_id, state="queued", config_text=config_text, config_format=config_format,
+                                    world_size=world_size, output_dir=output, run_dir=str(run_dir),
+                                    resume_checkpoint=str(resume_checkpoint) if resume_checkpoint else None,
+                                    resumed_from=parent.id if parent else None, warnings=warnings)
+            if resuming or parent:
+                outputs.skip_existing_metrics(self.store, run)
+            if parent and resume_checkpoint:
+                self.store.copy_metrics(parent.id, run_id, outputs.checkpoint_step(resume_checkpoint))
+            self._pump()
+            return self.store.get(run.id)
+
+    def cancel(self, run_id: str) -> Run | None:
+        with self._lock:
+            run = self.store.get(run_id)
+            if run is None:
+                return None
+            if run.finished:
+                raise RunConflict(f"run {run_id} has already {run.state}")
+            if run.state == "queued":
+                self._finish(run, "cancelled", None, "cancelled before it started")
+            elif run.cancel_requested_at is None:
+                self.store.update(run_id, cancel_requested_at=time.time())
+                first = signal.SIGKILL if self.settings.runs_cancel_grace_s == 0 else signal.SIGTERM
+                procs.signal_run(run.pid, run.pid_start, first)
+                _note(run, f"cancel requested: {first.name} sent to the run's processes")
+            return self.store.get(run_id)
+
+    def resume(self, run_id: str) -> Run | None:
+        """A new run of the same config in the same output_dir, from the last complete checkpoint."""
+        with self._lock:
+            parent = self.store.get(run_id)
+            if parent is None:
+                return None
+            if not parent.finished:
+                raise RunConflict(f"run {run_id} is still {parent.state}; cancel it before resuming")
+            checkpoint = outputs.last_complete_checkpoint(parent.output_dir)
+            if checkpoint is None:
+                raise RunConflict(f"run {run_id} has no complete checkpoint in {parent.output_dir} to resume from")
+            return self.submit(parent.config_text, parent.config_format, parent.world_size, Path(parent.output_dir),
+                               checkpoint, parent.warnings, parent=parent)
+
+    # --- internals -------------------------------------------------------------------------------------------------
+    def _refuse_busy(self, output_dir: str) -> None:
+        for other in self.store.list(ACTIVE):
+            if other.output_dir == output_dir:
+                raise OutputBusy(other.id, output_dir)
+
+    def _pump(self) -> None:
+        """Start the oldest queued runs while fewer than runs_max_concurrent are running."""
+        free = self.settings.runs_max_concurrent - len(self.store.list(("running",)))
+        for run in self.store.queued()[:max(free, 0)]:
+            self._start(run)
+
+    def _start(self, run: Run) -> None:
+        try:
+            started = launcher.start(Path(run.run_dir), run.config_format, run.world_size, run.output_dir,
+                                     run.resume_checkpoint)
+        except OSError as error:
+            self._finish(run, "failed", None, f"the run could not be started: {error}")
+            return
+        self._popens[run.id] = started.popen
+        self.store.update(run.id, state="running", started_at=time.time(), pid=started.pid,
+                          pid_start=started.start_time)
+        log.info("run %s started (pid %s)", run.id, started.pid)
+
+    def _watch(self, run: Run) -> None:
+        outputs.ingest_metrics(self.store, run)
+        ended, code = self._exit_status(run)
+        if not ended:
+            self._escalate_cancel(run)
+            return
+        outputs.ingest_metrics(self.store, self.store.get(run.id))  # the lines written just before the end
+        self._finish_exited(self.store.get(run.id), code)
+
+    def _exit_status(self, run: Run) -> tuple[bool, int | None]:
+        popen = self._popens.get(run.id)
+        if popen is not None:
+            code = popen.poll()
+            return code is not None, code
+        if procs.alive(run.pid, run.pid_start):
+            return False, None
+        return True, launcher.recorded_exit(Path(run.run_dir))
+
+    def _escalate_cancel(self, run: Run) -> None:
+        if run.cancel_requested_at is None or run.id in self._killed:
+            return
+        if time.time() - run.cancel_requested_at >= self.settings.runs_cancel_grace_s:
+            if procs.signal_run(run.pid, run.pid_start, signal.SIGKILL):
+                _note(run, f"still running {self.settings.runs_cancel_grace_s:g} s after the cancel: SIGKILL sent")
+            self._killed.add(run.id)
+
+    def _finish_exited(self, run: Run, code: int | None) -> None:
+        if run.cancel_requested_at is not None:
+            self._finish(run, "cancelled", code, "cancelled on request")
+        elif code == 0:
+            self._finish(run, "succeeded", 0, None)
+        elif code is None:
+            self._finish(run, "failed", None, "the run's process ended while the service was not running and "
+                                              "left no exit status")
+        else:
+            self._finish(run, "failed", code, f"{describe_exit(code)}; the log says why")
+
+    def _finish(self, run: Run, state: str, code: int | None, reason: str | None) -> None:
+        _note(run, f"run {state}" + (f": {reason}" if reason else ""))  # before the state: a log follower
+        self.store.update(run.id, state=state, exit_code=code, reason=reason, finished_at=time.time())  # reads it
+        self._popens.pop(run.id, None)
+        self._killed.discard(run.id)
+        log.info("run %s %s%s", run.id, state, f" ({reason})" if reason else "")
+
+    def _recover(self) -> None:
+        """Runs marked running by a service that is gone: re-attach to the living, settle the rest."""
+        for run in self.store.list(("running",)):
+            if run.pid is None:  # the service died between starting the process and recording it
+                pid, started = launcher.recorded_process(Path(run.run_dir))
+                self.store.update(run.id, pid=pid, pid_start=started)
+                run = self.store.get(run.id)
+            if procs.alive(run.pid, run.pid_start):
+                _note(run, f"service restarted: re-attached to the run's process (pid {run.pid})")
+                log.info("run %s re-attached (pid %s)", run.id, run.pid)
+                continue
+            outputs.ingest_metrics(self.store, run)
+            self._finish_exited(self.store.get(run.id), launcher.recorded_exit(Path(run.run_dir)))
+
+
+def describe_exit(code: int) -> str:
+    """The wrapper's status: the command's exit code, 128+N when it was killed by signal N, or -N when the
+    wrapper itself was."""
+    number = -code if code < 0 else code - 128 if code > 128 else None
+    if number:
+        try:
+            return f"killed by {signal.Signals(number).name}"
+        except ValueError:
+            pass
+    return f"exited with code {code}"
+
+
+def _note(run: Run, text: str) -> None:
+    """A line from the service in the run's log, so the log tells the whole story (appends interleave safely)."""
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+    try:
+        with open(Path(run.run_dir) / launcher.LOG_FILE, "ab+") as handle:
+            prefix = "" if _ends_line(handle) else "\n"  # after a progress bar's carriage returns
+            handle.write(f"{prefix}[grpo-config {stamp}] {text}\n".encode())
+    except OSError:
+        pass
+
+
+def _ends_line(handle) -> bool:
+    if handle.seek(0, 2) == 0:
+        return True
+    handle.seek(-1, 2)
+    return handle.read(1) == b"\n"
+
+
+def _lock_directory(runs_dir: Path):
+    """Hold RUNS_DIR/.service.lock for the life of the service: two services would both start queued runs."""
+    handle = open(runs_dir / ".service.lock", "a+")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.close()
+        raise RuntimeError(f"another grpo-config service manages runs in {runs_dir}")
+    return handle

@@ -1,0 +1,52 @@
+"""The operator's settings for runs (GRPO_WEB_RUNS*, GRPO_WEB_TOKEN), mixed into web.settings.Settings.
+
+Everything a client could use to run its own code is off by default; each allowance is a separate switch.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings
+
+from grpo_schema.policy import ServicePolicy
+
+# Variables that only tune libraries; none changes which code runs.
+DEFAULT_ENV_ALLOWLIST = ["TOKENIZERS_PARALLELISM", "OMP_NUM_THREADS", "HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE",
+                         "TRANSFORMERS_OFFLINE", "TRANSFORMERS_VERBOSITY", "WANDB_MODE"]
+# Reward functions shipped with grpo_runtime that are not TRL built-ins (the demo's reward).
+DEFAULT_REWARD_IMPORTS = ["grpo_runtime.reward_library.target_word_reward"]
+
+
+class RunsSettings(BaseSettings):
+    runs: bool = Field(False, description="start training runs over HTTP (POST /api/v1/runs); off: 403")
+    token: SecretStr | None = Field(None, description="bearer token for the runs endpoints (generated and printed "
+                                                      "at start when runs are on and none is set)")
+    runs_dir: Path = Field(Path("grpo-runs"), description="where runs live: their output_dir, logs and the database")
+    runs_db: Path | None = Field(None, description="SQLite file of the runs (default RUNS_DIR/runs.sqlite3)")
+    runs_max_concurrent: int = Field(1, ge=1, description="runs training at the same time; more wait in the queue")
+    runs_max_processes: int = Field(1, ge=1, description="largest world size (training processes) of one run")
+    runs_cancel_grace_s: float = Field(10.0, ge=0, description="seconds between SIGTERM and SIGKILL on cancel")
+    runs_poll_s: float = Field(0.5, gt=0, description="how often run processes and metrics are looked at")
+    runs_follow_max_s: float = Field(300.0, gt=0, description="longest ?follow=true log stream; clients "
+                                                              "reconnect with ?offset=")
+    runs_env_allowlist: list[str] = Field(default_factory=lambda: list(DEFAULT_ENV_ALLOWLIST),
+                                          description="env: variables a posted config may set (JSON list)")
+    runs_reward_imports: list[str] = Field(default_factory=lambda: list(DEFAULT_REWARD_IMPORTS),
+                                           description="dotted reward_funcs paths a posted config may use")
+    runs_allow_reward_imports: bool = Field(False, description="allow any dotted reward_funcs path")
+    runs_allow_trust_remote_code: bool = Field(False, description="allow trust_remote_code: true")
+    runs_allow_outside_dir: bool = Field(False, description="allow output_dir and resume_from_checkpoint "
+                                                            "anywhere (absolute paths, '..')")
+
+    @property
+    def runs_db_path(self) -> Path:
+        return (self.runs_db or self.runs_dir / "runs.sqlite3").expanduser().resolve()
+
+    def service_policy(self) -> ServicePolicy:
+        return ServicePolicy(
+            runs_dir=self.runs_dir.expanduser().resolve(), reward_imports=frozenset(self.runs_reward_imports),
+            allow_reward_imports=self.runs_allow_reward_imports, env_allowlist=frozenset(self.runs_env_allowlist),
+            allow_trust_remote_code=self.runs_allow_trust_remote_code,
+            allow_outside_runs_dir=self.runs_allow_outside_dir, max_processes=self.runs_max_processes)

@@ -1,0 +1,179 @@
+"""The runs database: one SQLite file in WAL mode, written by the service's process only.
+
+Everything the service knows about a run is a row here, committed before the service acts on it (a run is
+marked running with its pid before anyone is told), so a restart finds every run and every metric it had
+ingested. Metrics are also copied in, so they outlive their output_dir.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    id TEXT PRIMARY KEY,
+    seq INTEGER NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('queued', 'running', 'succeeded', 'failed', 'cancelled')),
+    reason TEXT,
+    created_at REAL NOT NULL,
+    started_at REAL,
+    finished_at REAL,
+    config_text TEXT NOT NULL,
+    config_format TEXT NOT NULL,
+    world_size INTEGER NOT NULL,
+    output_dir TEXT NOT NULL,
+    run_dir TEXT NOT NULL,
+    resume_checkpoint TEXT,
+    resumed_from TEXT,
+    warnings TEXT NOT NULL DEFAULT '[]',
+    pid INTEGER,
+    pid_start INTEGER,
+    exit_code INTEGER,
+    cancel_requested_at REAL,
+    metrics_inode INTEGER,
+    metrics_offset INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS runs_state ON runs (state);
+CREATE TABLE IF NOT EXISTS metrics (
+    run_id TEXT NOT NULL REFERENCES runs (id),
+    seq INTEGER NOT NULL,
+    step INTEGER,
+    record TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq)
+);
+"""
+
+ACTIVE = ("queued", "running")
+FINISHED = ("succeeded", "failed", "cancelled")
+
+
+@dataclass
+class Run:
+    id: str
+    seq: int
+    state: str
+    reason: str | None
+    created_at: float
+    started_at: float | None
+    finished_at: float | None
+    config_text: str
+    config_format: str
+    world_size: int
+    output_dir: str
+    run_dir: str
+    resume_checkpoint: str | None
+    resumed_from: str | None
+    warnings: str
+    pid: int | None
+    pid_start: int | None
+    exit_code: int | None
+    cancel_requested_at: float | None
+    metrics_inode: int | None
+    metrics_offset: int
+
+    @property
+    def finished(self) -> bool:
+        return self.state in FINISHED
+
+
+COLUMNS = [f.name for f in fields(Run)]
+
+
+class Store:
+    """Thread-safe access to the runs database (one connection, one lock: writes are tiny and rare)."""
+
+    def __init__(self, path: Path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: a commit survives a crash of the process
+        self._db.execute("PRAGMA busy_timeout=5000")
+        self._db.executescript(SCHEMA)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def _rows(self, sql: str, args: tuple = ()) -> list[tuple]:
+        with self._lock:
+            return self._db.execute(sql, args).fetchall()
+
+    def insert(self, **values: Any) -> Run:
+        values.setdefault("created_at", time.time())
+        with self._lock:
+            values["seq"] = self._db.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM runs").fetchone()[0]
+            names = ", ".join(values)
+            self._db.execute(f"INSERT INTO runs ({names}) VALUES ({', '.join('?' * len(values))})",
+                             tuple(values.values()))
+        return self.get(values["id"])
+
+    def update(self, run_id: str, **values: Any) -> None:
+        assignments = ", ".join(f"{name} = ?" for name in values)
+        with self._lock:
+            self._db.execute(f"UPDATE runs SET {assignments} WHERE id = ?", (*values.values(), run_id))
+
+    def get(self, run_id: str) -> Run | None:
+        rows = self._rows(f"SELECT {', '.join(COLUMNS)} FROM runs WHERE id = ?", (run_id,))
+        return Run(*rows[0]) if rows else None
+
+    def list(self, states: tuple[str, ...] | None = None, limit: int = 1000) -> list[Run]:
+        where = f"WHERE state IN ({', '.join('?' * len(states))})" if states else ""
+        rows = self._rows(f"SELECT {', '.join(COLUMNS)} FROM runs {where} ORDER BY seq DESC LIMIT ?",
+                          (*(states or ()), limit))
+        return [Run(*row) for row in rows]
+
+    def queued(self) -> list[Run]:
+        """Queued runs, oldest first."""
+        return list(reversed(self.list(("queued",))))
+
+    def add_metrics(self, run_id: str, records: list[dict], offset: int, inode: int | None) -> None:
+        """Append ingested records and move the file offset, in one transaction (no record twice, none lost)."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                start = self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM metrics WHERE run_id = ?",
+                                         (run_id,)).fetchone()[0]
+                self._db.executemany(
+                    "INSERT INTO metrics (run_id, seq, step, record) VALUES (?, ?, ?, ?)",
+                    [(run_id, start + i + 1, _step(r), json.dumps(r)) for i, r in enumerate(records)])
+                self._db.execute("UPDATE runs SET metrics_offset = ?, metrics_inode = ? WHERE id = ?",
+                                 (offset, inode, run_id))
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
+    def forget_metrics(self, run_id: str) -> None:
+        """The metrics file was replaced (a fresh run truncates it): start again from its beginning."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute("DELETE FROM metrics WHERE run_id = ?", (run_id,))
+            self._db.execute("UPDATE runs SET metrics_offset = 0, metrics_inode = NULL WHERE id = ?", (run_id,))
+            self._db.execute("COMMIT")
+
+    def metrics(self, run_id: str, after_step: int | None = None) -> list[dict]:
+        """The run's records in logging order (append-only: a record once served never changes)."""
+        rows = self._rows("SELECT record FROM metrics WHERE run_id = ? AND COALESCE(step, 0) > ? ORDER BY seq",
+                          (run_id, -1 if after_step is None else after_step))
+        return [json.loads(record) for (record,) in rows]
+
+    def copy_metrics(self, source: str, target: str, until_step: int) -> None:
+        """A resumed run's history: its parent's records up to the checkpoint it starts from."""
+        with self._lock:
+            self._db.execute("INSERT INTO metrics (run_id, seq, step, record) SELECT ?, seq, step, record "
+                             "FROM metrics WHERE run_id = ? AND step <= ?", (target, source, until_step))
+
+    def latest_metrics(self, run_id: str) -> dict | None:
+        rows = self._rows("SELECT record FROM metrics WHERE run_id = ? ORDER BY seq DESC LIMIT 1", (run_id,))
+        return json.loads(rows[0][0]) if rows else None
+
+def _step(record: dict) -> int | None:
+    step = record.get("step")
+    return step if isinstance(step, int) else None
