@@ -52,6 +52,6 @@ def get_settings() -> Settings:
     return Settings()
 
 
-def current_settings(request: Request) -> Settings:
+async def current_settings(request: Request) -> Settings:
     """Dependency: the settings of the app that serves this request."""
     return request.app.state.settings

@@ -6,5 +6,5 @@ router = APIRouter(tags=["service"])
 
 
 @router.get("/healthz", summary="Liveness")
-def healthz() -> dict[str, str]:
+async def healthz() -> dict[str, str]:
     return {"status": "ok"}
