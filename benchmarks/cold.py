@@ -9,7 +9,6 @@ from __future__ import annotations
 from benchmarks.common import BIN, PYTHON, REPO, ratio, summary, timed_child
 
 FLOOR = [PYTHON, "-c", "import pydantic, yaml"]
-WARMUP_RUNS = 2
 
 
 def ours_argv(path, profiles) -> list[str]:
@@ -23,17 +22,17 @@ def trl_argv(path) -> list[str]:
     return [PYTHON, str(REPO / "benchmarks" / "trl_parse.py"), str(path)]
 
 
-def measure(files: dict, runs: int) -> dict:
+def measure(files: dict, runs: int, warmup: int = 2) -> dict:
     commands = {"floor": (FLOOR, (0,))}
     for name, (path, profiles) in files.items():
         # exit 1 is a valid outcome for us: the file has findings (e.g. renamed keys), the work is the same
         commands[f"ours:{name}"] = (ours_argv(path, profiles), (0, 1))
         commands[f"trl:{name}"] = (trl_argv(path), (0,))
     samples: dict[str, list] = {key: [] for key in commands}
-    for round_index in range(WARMUP_RUNS + runs):
+    for round_index in range(warmup + runs):
         for key, (argv, ok) in commands.items():
             run = timed_child(argv, ok_codes=ok)
-            if round_index >= WARMUP_RUNS:
+            if round_index >= warmup:
                 samples[key].append(run)
     return _report(files, samples)
 

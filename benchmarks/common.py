@@ -26,7 +26,7 @@ FILES = {
     "27_Re-DeepResearcher_gspo_config_demo.yaml": (),
     "01_open-r1_DeepSeek-R1-Distill-Qwen-1.5B_config_demo.yaml": ("open-r1",),
 }
-QUICK_FILES = ("33_trl_clis_grpo_basic.yaml", "01_open-r1_DeepSeek-R1-Distill-Qwen-1.5B_config_demo.yaml")
+QUICK_FILES = ("33_trl_clis_grpo_basic.yaml",)
 
 
 def corpus_files(quick: bool) -> dict[str, tuple[Path, tuple[str, ...]]]:

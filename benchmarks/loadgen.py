@@ -1,8 +1,9 @@
 """Load generator (its own process): C keep-alive HTTP/1.1 connections POSTing one config, each request sent as
 soon as the previous answer on that connection is read (closed loop). Bounded by time and by request count.
 
-    python -m benchmarks.loadgen PORT CONNECTIONS SECONDS MAX_REQUESTS FILE
+    python -m benchmarks.loadgen PORT CONNECTIONS SECONDS MAX_REQUESTS FILE|-
 
+FILE is POSTed to /api/v1/validate; `-` sends GET /healthz instead (the framework floor: no validation work).
 Prints one JSON line: requests, errors, seconds, requests/s and latency percentiles (ms). A hand-written client on
 asyncio streams, because httpx's per-request overhead would cost the server much of the 2 shared cores.
 Loopback only: the host is fixed to 127.0.0.1.
@@ -18,12 +19,13 @@ import time
 from benchmarks.common import percentile
 
 HOST = "127.0.0.1"
-PATH = "/api/v1/validate"
 WARMUP_SECONDS = 0.5  # requests answered in the first half second are not counted (connection setup, caches)
 
 
-def request_bytes(body: bytes) -> bytes:
-    head = (f"POST {PATH} HTTP/1.1\r\nHost: {HOST}\r\nContent-Type: application/yaml\r\n"
+def request_bytes(body: bytes | None) -> bytes:
+    if body is None:
+        return f"GET /healthz HTTP/1.1\r\nHost: {HOST}\r\nConnection: keep-alive\r\n\r\n".encode()
+    head = (f"POST /api/v1/validate HTTP/1.1\r\nHost: {HOST}\r\nContent-Type: application/yaml\r\n"
             f"Content-Length: {len(body)}\r\nConnection: keep-alive\r\n\r\n")
     return head.encode() + body
 
@@ -55,7 +57,7 @@ async def connection(port: int, payload: bytes, until: float, budget: list[int],
         writer.close()
 
 
-async def main(port: int, connections: int, seconds: float, max_requests: int, body: bytes) -> dict:
+async def main(port: int, connections: int, seconds: float, max_requests: int, body: bytes | None) -> dict:
     out = {"latencies": [], "errors": 0}
     payload = request_bytes(body)
     start = time.perf_counter()
@@ -72,4 +74,5 @@ async def main(port: int, connections: int, seconds: float, max_requests: int, b
 
 if __name__ == "__main__":
     port, conns, secs, cap, file = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
-    print(json.dumps(asyncio.run(main(port, conns, secs, cap, open(file, "rb").read()))))
+    body = None if file == "-" else open(file, "rb").read()
+    print(json.dumps(asyncio.run(main(port, conns, secs, cap, body))))

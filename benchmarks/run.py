@@ -23,8 +23,8 @@ from benchmarks.common import CORPUS, REPO, corpus_files  # noqa: E402
 
 GROUPS = ("validate", "service", "runtime", "imports")
 # Run sizes: (full, quick).
-COLD_RUNS = (9, 3)
-INPROC_SECONDS = (3.0, 0.5)
+COLD_RUNS, COLD_WARMUP = (9, 2), (2, 1)
+INPROC_SECONDS = (3.0, 0.3)
 SERVICE_SECONDS, SERVICE_MAX_REQUESTS = (6.0, 1.0), (60000, 5000)
 RUNTIME_STEPS, RUNTIME_REPEATS = (10, 4), (3, 1)
 
@@ -34,7 +34,7 @@ def sections(args) -> dict:
     q = int(args.quick)
     files = corpus_files(args.quick)
     chosen = {
-        "validate": {"validate": lambda: cold.measure(files, COLD_RUNS[q]),
+        "validate": {"validate": lambda: cold.measure(files, COLD_RUNS[q], COLD_WARMUP[q]),
                      "inprocess": lambda: inproc.measure(files, INPROC_SECONDS[q])},
         "service": {"service": lambda: service.measure(SERVICE_SECONDS[q], SERVICE_MAX_REQUESTS[q])},
         "runtime": {("runtime" if device == "cpu" else f"runtime_{device}"):

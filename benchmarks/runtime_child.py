@@ -4,10 +4,12 @@
     python -m benchmarks.runtime_child ours|trl WORKDIR --device cpu|cuda --steps N [--profile FILE]
 
 `prepare` writes the tiny model (grpo_runtime.tiny) and the demo prompts once, so both trainers load the very same
-files. Both trainers get the same settings (SETTINGS), seed and thread count; `min_new_tokens` equal to
-max_completion_length makes every completion full length, so both do the same token work whatever they sample.
-Step times come from each trainer's own step boundary: TRL's on_step_begin/on_step_end callbacks (generation,
-loss, backward and the optimizer step) and grpo_runtime's `step_time` metric (the same span).
+files. Both trainers get the same settings (SETTINGS), seed and thread count (--threads, default THREADS);
+`min_new_tokens` equal to max_completion_length makes every completion full length, so both do the same token
+work whatever they sample.
+Step times are the intervals between consecutive optimizer-step completions (wall and process CPU time), so
+they cover the whole loop (generation, rewards, loss, backward, optimizer step, logging) on both sides: TRL's
+on_step_end callback, and a wrapper around grpo_runtime.train.optimizer_step.
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ SETTINGS = dict(
     save_strategy="no", bf16=False, disable_tqdm=True,
 )
 REWARD = "grpo_runtime.reward_library.target_word_reward"
-THREADS = 2
+# One intra-op thread: at this model size two threads gain nothing, and on a shared 2-core machine a second
+# OpenMP thread that is descheduled stalls every matmul (measured: mean linear time 8x worse under load).
+THREADS = 1
 
 
 def prepare(workdir: Path) -> dict:
@@ -45,10 +49,25 @@ def settings_for(device: str, steps: int, output_dir: Path) -> dict:
             "gradient_checkpointing": False}
 
 
-def run_ours(workdir: Path, device: str, steps: int) -> tuple[list[float], float, list[dict]]:
+class StepClock:
+    """Wall and CPU time at each optimizer-step completion."""
+
+    def __init__(self):
+        self.marks: list[tuple[float, float]] = []
+
+    def mark(self) -> None:
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        self.marks.append((time.perf_counter(), usage.ru_utime + usage.ru_stime))
+
+    def intervals(self) -> tuple[list[float], list[float]]:
+        pairs = list(zip(self.marks, self.marks[1:]))
+        return [b[0] - a[0] for a, b in pairs], [b[1] - a[1] for a, b in pairs]
+
+
+def run_ours(workdir: Path, device: str, steps: int, clock: StepClock) -> list[dict]:
     import yaml
 
-    from grpo_runtime.train import main
+    import grpo_runtime.train as train
     from grpo_schema import check_text
 
     settings = settings_for(device, steps, workdir / "out-ours")
@@ -57,42 +76,38 @@ def run_ours(workdir: Path, device: str, steps: int) -> tuple[list[float], float
     result = check_text(yaml.safe_dump(settings))
     if not result.valid:
         raise SystemExit(f"benchmark config invalid: {[d.to_dict() for d in result.diagnostics]}")
-    started = time.perf_counter()
-    main(result.config, result.plan)
-    total = time.perf_counter() - started
+    step = train.optimizer_step
+
+    def timed_step(*args, **kwargs):
+        out = step(*args, **kwargs)
+        clock.mark()
+        return out
+
+    train.optimizer_step = timed_step
+    train.main(result.config, result.plan)
     lines = (workdir / "out-ours" / "metrics.jsonl").read_text().splitlines()
-    records = [json.loads(line) for line in lines]
-    return [r["step_time"] for r in records], total, records
+    return [json.loads(line) for line in lines]
 
 
-def run_trl(workdir: Path, device: str, steps: int) -> tuple[list[float], float, list[dict]]:
+def run_trl(workdir: Path, device: str, steps: int, clock: StepClock) -> list[dict]:
     from datasets import load_dataset
     from transformers import AutoTokenizer, TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
 
     from grpo_runtime.reward_library import target_word_reward
 
-    class StepTimer(TrainerCallback):
-        def __init__(self):
-            self.times, self.started = [], 0.0
-
-        def on_step_begin(self, args, state, control, **kwargs):
-            self.started = time.perf_counter()
-
+    class MarkSteps(TrainerCallback):
         def on_step_end(self, args, state, control, **kwargs):
-            self.times.append(time.perf_counter() - self.started)
+            clock.mark()
 
-    timer = StepTimer()
-    started = time.perf_counter()
     trainer = GRPOTrainer(
         model=str(workdir / "model"), reward_funcs=[target_word_reward],
         args=GRPOConfig(**settings_for(device, steps, workdir / "out-trl")),
         train_dataset=load_dataset("json", data_files=str(workdir / "train.jsonl"), split="train"),
-        processing_class=AutoTokenizer.from_pretrained(workdir / "model"), callbacks=[timer],
+        processing_class=AutoTokenizer.from_pretrained(workdir / "model"), callbacks=[MarkSteps()],
     )
     trainer.train()
-    total = time.perf_counter() - started
-    return timer.times, total, [h for h in trainer.state.log_history if "loss" in h]
+    return [h for h in trainer.state.log_history if "loss" in h]
 
 
 def main() -> None:
@@ -101,6 +116,7 @@ def main() -> None:
     parser.add_argument("workdir", type=Path)
     parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     parser.add_argument("--steps", type=int, default=8)
+    parser.add_argument("--threads", type=int, default=THREADS, help="torch intra-op threads (both trainers)")
     parser.add_argument("--profile", type=Path, help="write a cProfile of the run here")
     args = parser.parse_args()
     if args.side == "prepare":
@@ -111,21 +127,20 @@ def main() -> None:
     if args.device == "cuda" and not torch.cuda.is_available():
         print(json.dumps({"skipped": "no CUDA device on this machine"}))
         return
-    torch.set_num_threads(THREADS)
+    torch.set_num_threads(args.threads)
     run = run_ours if args.side == "ours" else run_trl
-    cpu_before = resource.getrusage(resource.RUSAGE_SELF)
+    clock = StepClock()
     if args.profile:
         import cProfile
 
         profiler = cProfile.Profile()
-        step_times, total, records = profiler.runcall(run, args.workdir, args.device, args.steps)
+        records = profiler.runcall(run, args.workdir, args.device, args.steps, clock)
         profiler.dump_stats(str(args.profile))
     else:
-        step_times, total, records = run(args.workdir, args.device, args.steps)
-    cpu_after = resource.getrusage(resource.RUSAGE_SELF)
-    cpu = (cpu_after.ru_utime + cpu_after.ru_stime) - (cpu_before.ru_utime + cpu_before.ru_stime)
+        records = run(args.workdir, args.device, args.steps, clock)
+    wall, cpu = clock.intervals()
     lengths = [r.get("completions/mean_length") for r in records]
-    print(json.dumps({"step_times": step_times, "total_s": total, "cpu_s": cpu, "mean_completion_length": lengths,
+    print(json.dumps({"step_wall_s": wall, "step_cpu_s": cpu, "mean_completion_length": lengths,
                       "threads": torch.get_num_threads(), "device": args.device}))
 
 

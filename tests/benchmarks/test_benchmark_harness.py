@@ -1,0 +1,27 @@
+"""The benchmark harness runs end to end (--quick --only validate) and writes both documents. No timing asserts:
+the numbers are facts for the README, measured on a quiet machine, never pass/fail criteria."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+pytest.importorskip("trl", reason="the benchmarks compare against trl==1.16.0 (a test-only dependency)")
+
+
+@pytest.mark.slow
+def test_quick_validate_run_writes_results(tmp_path):
+    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "run.py"), "--quick", "--only", "validate",
+                           "--out", str(tmp_path)], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads((tmp_path / "latest.json").read_text())
+    assert set(results["sections"]) == {"validate", "inprocess"}
+    cold = results["sections"]["validate"]["files"][0]
+    assert cold["ours"]["wall_ms"]["median"] > 0 and cold["trl"]["peak_rss_mb"]["median"] > 0
+    assert results["machine"]["cores"] >= 1 and results["machine"]["versions"]["trl"] == "1.16.0"
+    markdown = (tmp_path / "latest.md").read_text()
+    assert "## 1. Cold whole-process validation" in markdown and "## Targets" in markdown
