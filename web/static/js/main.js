@@ -8,6 +8,7 @@ import { DiagnosticsView } from "./diagnostics.js";
 import { el } from "./dom.js";
 import { sectionsFromSchema } from "./fields.js";
 import { setupExport, setupImport, setupPresets } from "./files.js";
+import { setupLaunch } from "./launch.js";
 import { FormView } from "./sections.js";
 import { ConfigState } from "./state.js";
 
@@ -73,6 +74,7 @@ function wireControls(app) {
   const startFrom = (config, notes = []) => { app.diags.fileNotes = notes; app.state.replace(config); app.form.refreshAll(); };
   setupImport(startFrom);
   setupExport(() => app.state.toObject(), profileName);
+  setupLaunch(() => app.state.toObject(), () => positiveOption($("world-size"), 4096));
   return startFrom;
 }
 

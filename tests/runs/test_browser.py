@@ -1,0 +1,102 @@
+"""Launch from the web form and watch the run finish on the runs page, in headless Chromium (Debian's
+/usr/bin/chromium through Playwright's executable_path; never `playwright install`). Screenshots go to
+test-artifacts/screenshots/runs-*.png for a person to look at."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.runs.conftest import TOKEN, run_yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = Path("/usr/bin/chromium")
+SHOTS = ROOT / "test-artifacts" / "screenshots"
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+sync_api = pytest.importorskip("playwright.sync_api", reason="the browser tests need playwright")
+if not CHROMIUM.exists():
+    pytest.skip(f"the browser tests need Debian's chromium at {CHROMIUM}", allow_module_level=True)
+
+
+@pytest.fixture
+def page():
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM),
+                                             args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
+        page = browser.new_page(viewport={"width": 1366, "height": 900})
+        problems: list[str] = []
+        page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
+        page.on("console", lambda msg: problems.append(msg.text) if msg.type == "error" and
+                "401" not in msg.text and "422" not in msg.text else None)  # refusals the test asks for
+        yield page
+        browser.close()
+    assert problems == [], problems
+
+
+def shot(page, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"runs-{name}.png"), full_page=True)
+
+
+def import_config(page, text: str) -> None:
+    page.click("#import-open")
+    page.fill("#import-text", text)
+    page.click("#import-apply")
+    page.wait_for_function("() => !document.getElementById('import-dialog').open")
+    page.wait_for_function("() => /Valid/.test(document.getElementById('status').textContent)", timeout=15_000)
+
+
+def press_launch(page, token: str) -> None:
+    page.click("#launch-open")
+    page.fill("#launch-token", token)
+    page.click("#launch-apply")
+
+
+def test_launch_from_the_form_and_watch_it_finish(page, make_service, assets):
+    service = make_service()
+    page.goto(service.url + "/")
+    page.wait_for_selector("body[data-ready=true]", timeout=30_000)
+
+    # a config the service refuses to run shows its diagnostics in the dialog; a wrong token says so
+    import_config(page, run_yaml(assets, trust_remote_code=True))
+    press_launch(page, "not-the-token")
+    page.wait_for_function("() => /refused the token/.test(document.getElementById('launch-error').textContent)")
+    page.fill("#launch-token", TOKEN)
+    page.click("#launch-apply")
+    page.wait_for_selector("#launch-diagnostics li")
+    assert "GRPO-X003" in page.inner_text("#launch-diagnostics")
+    shot(page, "launch-refused")
+    page.click("#launch-cancel")
+
+    import_config(page, run_yaml(assets, max_steps=20, save_steps=10))
+    press_launch(page, TOKEN)
+    page.wait_for_url("**/runs#run=*", timeout=15_000)
+    run_id = page.url.rsplit("=", 1)[1]
+    assert page.locator("#token-form").is_hidden()  # the tab kept the token the dialog was given
+    page.wait_for_selector("figure[data-metric=reward] polyline", timeout=120_000)
+    shot(page, "running")
+    page.wait_for_selector("#run-state[data-state=succeeded]", timeout=120_000)
+    page.wait_for_function("() => /run succeeded/.test(document.getElementById('log').textContent)")
+    shot(page, "succeeded")
+
+    assert page.inner_text(f"tr[data-run-id='{run_id}'] .state") == "succeeded"
+    assert "checkpoint-10, checkpoint-20" in page.inner_text("#run-facts")
+    assert page.locator("#cancel").is_disabled() and page.locator("#resume").is_enabled()
+    caption = page.inner_text("figure[data-metric=reward] figcaption")
+    assert "(step 20)" in caption
+    assert page.locator("figure[data-metric=kl]").count() == 0  # beta 0: no KL is logged
+    assert service.run(run_id)["state"] == "succeeded"
+
+
+def test_the_runs_page_takes_the_token_from_the_link_grpo_serve_prints(page, make_service):
+    service = make_service()
+    page.goto(service.url + "/runs")
+    page.wait_for_selector("#token-form:not([hidden])")
+    assert "refused the token" in page.inner_text("#message")
+    page.goto("about:blank")  # a new load, as when the link is opened
+    page.goto(f"{service.url}/runs#token={TOKEN}")
+    page.wait_for_selector("#token-form", state="hidden")
+    page.wait_for_function("() => !location.hash.includes('token')")  # not left in the address bar or history
+    assert "No runs yet" in page.inner_text("#runs-empty")

@@ -1,0 +1,56 @@
+// A small line chart drawn as SVG: one series over the steps, its range on the left, the last value in the title.
+// Hand-made so the page loads nothing from elsewhere; a few hundred points are drawn as one polyline.
+
+const NS = "http://www.w3.org/2000/svg";
+const MAX_POINTS = 600;
+
+function svg(tag, attrs = {}, text) {
+  const node = document.createElementNS(NS, tag);
+  for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, String(value));
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+const short = (value) => (Math.abs(value) >= 1000 || (Math.abs(value) < 0.001 && value !== 0)
+  ? value.toExponential(2) : Number(value.toPrecision(3)).toString());
+
+// Every n-th point when there are too many, always keeping the last.
+function thin(points) {
+  if (points.length <= MAX_POINTS) return points;
+  const every = Math.ceil(points.length / MAX_POINTS);
+  return points.filter((_, i) => i % every === 0 || i === points.length - 1);
+}
+
+export function lineChart(name, points, { width = 320, height = 130 } = {}) {
+  const figure = document.createElement("figure");
+  figure.className = "chart";
+  figure.dataset.metric = name;
+  const last = points.length ? points[points.length - 1] : null;
+  const caption = document.createElement("figcaption");
+  caption.textContent = last ? `${name}  ${short(last.y)}  (step ${last.x})` : `${name}  (no values yet)`;
+  const plot = svg("svg", { viewBox: `0 0 ${width} ${height}`, width, height, role: "img", "aria-label": caption.textContent });
+  const pad = { left: 46, right: 8, top: 8, bottom: 18 };
+  plot.append(svg("rect", { x: pad.left, y: pad.top, width: width - pad.left - pad.right,
+    height: height - pad.top - pad.bottom, fill: "#fbfcfe", stroke: "#d9dde5" }));
+  if (points.length) {
+    const xs = points.map((p) => p.x), ys = points.map((p) => p.y);
+    const [x0, x1] = [Math.min(...xs), Math.max(...xs)];
+    let [y0, y1] = [Math.min(...ys), Math.max(...ys)];
+    if (y0 === y1) { y0 -= 0.5; y1 += 0.5; }
+    const px = (x) => pad.left + (x1 === x0 ? 0.5 : (x - x0) / (x1 - x0)) * (width - pad.left - pad.right);
+    const py = (y) => height - pad.bottom - ((y - y0) / (y1 - y0)) * (height - pad.top - pad.bottom);
+    const line = thin(points).map((p) => `${px(p.x).toFixed(1)},${py(p.y).toFixed(1)}`).join(" ");
+    plot.append(svg("polyline", { points: line, fill: "none", stroke: "#2457c5", "stroke-width": 1.6 }));
+    plot.append(svg("text", { x: pad.left - 4, y: pad.top + 9, "text-anchor": "end", "font-size": 10, fill: "#5b6475" }, short(y1)));
+    plot.append(svg("text", { x: pad.left - 4, y: height - pad.bottom, "text-anchor": "end", "font-size": 10, fill: "#5b6475" }, short(y0)));
+    plot.append(svg("text", { x: pad.left, y: height - 4, "font-size": 10, fill: "#5b6475" }, `step ${x0}`));
+    plot.append(svg("text", { x: width - pad.right, y: height - 4, "text-anchor": "end", "font-size": 10, fill: "#5b6475" }, `${x1}`));
+  }
+  figure.append(caption, plot);
+  return figure;
+}
+
+// The points of one metric: records that have a finite value for it.
+export const series = (records, name) => records
+  .filter((r) => typeof r[name] === "number" && Number.isFinite(r[name]) && typeof r.step === "number")
+  .map((r) => ({ x: r.step, y: r[name] }));

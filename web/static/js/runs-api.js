@@ -1,0 +1,47 @@
+// The runs endpoints, with the bearer token. The token stays in this tab (sessionStorage). The link that
+// `grpo serve` prints hands it over in the URL fragment (#token=...), which browsers never send to a server.
+
+const KEY = "grpo-runs-token";
+
+export function takeTokenFromUrl() {
+  const found = location.hash.match(/(?:^#|&)token=([^&]*)/);
+  if (!found) return;
+  setToken(decodeURIComponent(found[1]));
+  const rest = location.hash.slice(1).split("&").filter((part) => !part.startsWith("token=")).join("&");
+  history.replaceState(null, "", location.pathname + location.search + (rest ? `#${rest}` : ""));
+}
+
+export const getToken = () => sessionStorage.getItem(KEY) || "";
+export const setToken = (token) => sessionStorage.setItem(KEY, token.trim());
+
+export class RunsError extends Error {
+  constructor(status, detail, body) {
+    super(typeof detail === "string" ? detail : JSON.stringify(detail));
+    this.status = status;
+    this.body = body;
+  }
+}
+
+export async function call(path, { method = "GET", body, headers = {}, raw = false } = {}) {
+  const response = await fetch(`/api/v1/runs${path}`, {
+    method, body, cache: "no-store", headers: { ...headers, Authorization: `Bearer ${getToken()}` },
+  });
+  if (!response.ok) {
+    let payload = null;
+    try { payload = await response.json(); } catch { /* not JSON */ }
+    throw new RunsError(response.status, payload?.detail ?? response.statusText, payload);
+  }
+  return raw ? response : response.json();
+}
+
+export const launch = (config, worldSize) =>
+  call(worldSize ? `?world_size=${worldSize}` : "", {
+    method: "POST", body: JSON.stringify(config), headers: { "Content-Type": "application/json" },
+  });
+
+// What to tell a person when a runs call fails.
+export function explainError(error) {
+  if (error.status === 401) return "The service refused the token. Paste the token `grpo serve` printed.";
+  if (error.status === 403) return error.message;
+  return `Runs request failed: ${error.message}`;
+}
