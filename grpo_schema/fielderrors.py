@@ -12,8 +12,6 @@ import types
 import typing
 from typing import Any
 
-import annotated_types as at
-
 from grpo_schema import codes
 from grpo_schema.diagnostics import Diagnostic, Fix, show_value
 
@@ -199,6 +197,8 @@ def field_choices(info: Any) -> tuple[Any, ...]:
 
 
 def _bounds(metadata: list[Any]) -> str:
+    import annotated_types as at  # here, not at the top: only building the cached facts needs it (10 ms to import)
+
     lo = hi = ""
     for item in metadata:
         if isinstance(item, at.Gt):
@@ -217,6 +217,8 @@ def _bounds(metadata: list[Any]) -> str:
 
 
 def _phrase(annotation: Any, metadata: list[Any]) -> str:
+    import annotated_types as at
+
     extra = list(metadata)
     while typing.get_origin(annotation) is typing.Annotated:
         annotation, *more = typing.get_args(annotation)
