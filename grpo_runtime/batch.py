@@ -42,13 +42,12 @@ def completion_metrics(lengths: torch.Tensor, truncated: torch.Tensor) -> dict[s
     }
 
 
-def policy_scores(parts, config, plan, rollout) -> dict[str, torch.Tensor]:
-    """Old log-probs when the plan needs them, reference log-probs when beta != 0 (no grad, train mode for the
-    policy as in TRL, chunks of per_device_train_batch_size rows)."""
+def policy_scores(parts, config, plan, rollout, chunk: int) -> dict[str, torch.Tensor]:
+    """Old log-probs when the plan needs them, reference log-probs when beta != 0 (no grad, the policy in its
+    current mode as in TRL, `chunk` rows at a time: the per-device train or eval batch size)."""
     scores = {}
     tensors = (rollout.prompt_ids, rollout.prompt_mask, rollout.completion_ids, rollout.completion_mask)
     tensors = tuple(t.to(parts.device) for t in tensors)
-    chunk = plan.per_device_train_batch_size
     with torch.no_grad(), generation_mode(parts.policy, checkpointing_settings(config)[1]):
         if plan.old_logprobs_needed:
             scores["old_logps"], _, _ = completion_logps(
@@ -70,7 +69,23 @@ class Generated:
     completions: list
 
 
-def generate_batch(parts, config, plan, rows: list[dict], state: RunState) -> Generated:
+@dataclass(frozen=True)
+class Grouping:
+    """What differs between training and evaluation batches."""
+
+    num_generations: int  # completions per prompt (num_generations, or num_generations_eval)
+    chunk_rows: int  # rows per forward pass when scoring (per_device_train/eval_batch_size)
+
+    @classmethod
+    def training(cls, plan) -> "Grouping":
+        return cls(plan.num_generations, plan.per_device_train_batch_size)
+
+    @classmethod
+    def evaluation(cls, config) -> "Grouping":
+        return cls(config.num_generations_eval or config.num_generations, config.per_device_eval_batch_size)
+
+
+def generate_batch(parts, config, plan, rows: list[dict], state: RunState, grouping: Grouping) -> Generated:
     prompts = [row["prompt"] for row in rows]
     prompt_lists = tokenize_prompts(parts.tokenizer, prompts, config.chat_template_kwargs)
     multiple = pad_multiple(config.pad_to_multiple_of)
@@ -81,13 +96,13 @@ def generate_batch(parts, config, plan, rows: list[dict], state: RunState) -> Ge
     rollout = build_rollout(prompt_lists, completion_lists, parts.tokenizer.pad_token_id, parts.eos_ids,
                             config.mask_truncated_completions, multiple)
     completions = decode_completions(parts.tokenizer, completion_lists, is_conversational(prompts[0]))
-    scores = policy_scores(parts, config, plan, rollout)
+    scores = policy_scores(parts, config, plan, rollout, grouping.chunk_rows)
 
     reward_log: dict[str, list[float]] = {}
     local = score(parts.reward_funcs, prompts, completions, completion_lists, reward_columns(rows), state,
                   lambda name, value: reward_log.setdefault(name, []).append(float(value)))
     rewards = parts.gather(local.to(parts.device)).cpu()  # [B_gen, K] in rank order
-    result = compute_advantages(rewards, parts.reward_weights, plan.num_generations, config.scale_rewards,
+    result = compute_advantages(rewards, parts.reward_weights, grouping.num_generations, config.scale_rewards,
                                 config.multi_objective_aggregation)
     here = slice(parts.rank * len(rows), (parts.rank + 1) * len(rows))
 

@@ -45,7 +45,8 @@ def mixture_shares(sizes: list[int], fractions: list[float | None]) -> list[int]
     return [round(w * total) for w in weights]
 
 
-def load_mixture(entries, test_split_size: float | None, seed: int):
+def load_mixture(entries, test_split_size: float | None, seed: int) -> dict:
+    """{"train": ..., and "test" when test_split_size is set}."""
     import datasets
 
     parts = []
@@ -56,23 +57,36 @@ def load_mixture(entries, test_split_size: float | None, seed: int):
         parts.append(part.select_columns(list(entry.columns)) if entry.columns is not None else part)
     keep = mixture_shares([len(p) for p in parts], [e.fraction for e in entries])
     combined = datasets.concatenate_datasets([p.select(range(n)) for p, n in zip(parts, keep)])
-    if test_split_size is not None:
-        combined = combined.train_test_split(test_size=test_split_size, seed=seed)["train"]
-    return combined
+    if test_split_size is None:
+        return {"train": combined}
+    return dict(combined.train_test_split(test_size=test_split_size, seed=seed))
 
 
-def load_prompts(config):
-    """The training split named by the validated config, as a map-style `datasets.Dataset`."""
+def load_split(config, split: str):
+    """`split` ("train" or "test") of the configured source; for `dataset_name` the split names are
+    `dataset_train_split` and `dataset_test_split`."""
     if config.dataset_streaming or config.streaming:
         raise ValueError("streaming datasets are not supported by grpo_runtime; set dataset_streaming: false")
     if config.datasets:
-        dataset = load_mixture(config.datasets, config.test_split_size, config.seed)
-    elif config.dataset_name:
-        dataset = load_local_or_hub(config.dataset_name, config.dataset_config, config.dataset_train_split)
-    else:
-        raise ValueError("no training data: set `dataset_name` or `datasets`")
+        splits = load_mixture(config.datasets, config.test_split_size, config.seed)
+        if split not in splits:
+            raise ValueError("evaluation needs a test split: set test_split_size for the `datasets` mixture")
+        return splits[split]
+    if config.dataset_name:
+        single = Path(config.dataset_name).is_file() or (Path(config.dataset_name) / "dataset_info.json").exists()
+        if split == "test" and single:
+            raise ValueError(f"evaluation needs a test split, but {config.dataset_name} holds one split only; use a "
+                             f"folder with train and test files or a `datasets:` mixture with test_split_size")
+        name = config.dataset_train_split if split == "train" else config.dataset_test_split
+        return load_local_or_hub(config.dataset_name, config.dataset_config, name)
+    raise ValueError("no training data: set `dataset_name` or `datasets`")
+
+
+def load_prompts(config, split: str = "train"):
+    """The training (or test) split named by the validated config, as a map-style `datasets.Dataset`."""
+    dataset = load_split(config, split)
     if "prompt" not in dataset.column_names:
-        raise ValueError(f"the training data has no 'prompt' column (columns: {dataset.column_names})")
+        raise ValueError(f"the {split} data has no 'prompt' column (columns: {dataset.column_names})")
     if config.remove_unused_columns:
         dataset = dataset.select_columns([c for c in ("prompt", "image", "images") if c in dataset.column_names])
     return dataset

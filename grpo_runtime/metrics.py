@@ -45,6 +45,8 @@ def loss_metrics(outputs, reduce_sum: Callable = identity, gather: Callable = id
         metrics[name] = nanmin(gathered) if name.endswith("_min") else nanmax(gathered)
     if outputs.entropy_window is not None:  # with an entropy bonus, the policy term is logged on its own
         metrics["policy_loss"] = gather(outputs.policy_loss.reshape(1)).nanmean().item()
+    if outputs.router_loss is not None:  # MoE load-balancing loss
+        metrics["aux_loss"] = gather(outputs.router_loss.reshape(1)).mean().item()
     return metrics
 
 

@@ -26,9 +26,8 @@ UNSUPPORTED: list[tuple[Callable, str]] = [
     (lambda c: c.use_vllm, "use_vllm: generation with vLLM is not supported by grpo_runtime yet; set use_vllm: "
                            "false (transformers generate) or run the config with `trl grpo`"),
     (lambda c: c.use_transformers_continuous_batching, "use_transformers_continuous_batching is not supported"),
-    (lambda c: c.eval_strategy != "no", "evaluation during training (eval_strategy) is not supported yet; "
-                                        "set eval_strategy: no"),
-    (lambda c: c.save_strategy == "best", "save_strategy: best needs evaluation, which is not supported yet"),
+    (lambda c: c.save_strategy == "best" or c.load_best_model_at_end,
+     "choosing the best checkpoint (save_strategy: best, load_best_model_at_end) is not supported yet"),
     (lambda c: c.push_to_hub, "push_to_hub is not supported by grpo_runtime; upload output_dir yourself"),
 ]
 # Speed-only options: the numbers are the same without them, so the run goes ahead with a warning.
@@ -67,6 +66,7 @@ class Parts:
     optimizer: object
     scheduler: object
     dataset: object
+    eval_dataset: object | None  # the test split, when eval_strategy is not "no"
     order: PromptOrder
     reward_funcs: list
     reward_names: list[str]
@@ -152,6 +152,7 @@ def build_parts(config, plan) -> Parts:
     if reference is not None:
         reference.to(accelerator.device)
     dataset = load_prompts(config)
+    eval_dataset = load_prompts(config, "test") if config.eval_strategy != "no" else None
     steps = total_steps(len(dataset), plan, config.max_steps, config.num_train_epochs)
     optimizer = build_optimizer(policy, config)
     scheduler = build_scheduler(optimizer, config, steps)
@@ -160,7 +161,7 @@ def build_parts(config, plan) -> Parts:
     eos_ids = eos_token_ids(tokenizer, policy)
     parts = Parts(
         accelerator=accelerator, model=model, policy=accelerator.unwrap_model(model), reference=reference,
-        tokenizer=tokenizer, optimizer=optimizer, scheduler=scheduler, dataset=dataset,
+        tokenizer=tokenizer, optimizer=optimizer, scheduler=scheduler, dataset=dataset, eval_dataset=eval_dataset,
         order=PromptOrder(len(dataset), plan.prompts_per_generation, config.shuffle_dataset, config.seed),
         reward_funcs=funcs, reward_names=[reward_name(f) for f in funcs], reward_weights=reward_weights(config,
         len(funcs)), generation_config=generation_config(config, tokenizer, eos_ids), eos_ids=eos_ids,

@@ -18,15 +18,15 @@ import time
 
 import torch
 
-from .batch import generate_batch, shuffle_rows, split_rows
+from .batch import Grouping, generate_batch, shuffle_rows, split_rows
+from .evaluate import evaluate
 from .checkpoint import Progress, load_checkpoint, prune_checkpoints, resolve_resume, save_checkpoint
-from .logprobs import completion_logps
-from .loss import LossInputs, StepContext, entropy_threshold, grpo_loss
 from .metrics import MetricWindow, loss_metrics, open_sinks, requested_reporters
 from .model import mix_into_reference
 from .rewards import RunState
 from .sampler import optimizer_windows, process_rows
 from .setup import Parts, build_parts
+from .step import micro_step_loss, optimizer_step, update_entropy_controller
 
 
 def main(config, plan) -> Progress:
@@ -46,6 +46,8 @@ def main(config, plan) -> Progress:
         write_resolved_config(config, parts.output_dir)
         sinks = open_sinks(parts.output_dir, requested_reporters(config.report_to),
                            config.model_dump(mode="json"), config.run_name, config.project)
+    if config.eval_on_start and parts.eval_dataset is not None and progress.global_step == 0:
+        write_record(parts, sinks, {"step": 0, "epoch": 0.0, **evaluate(config, plan, parts, progress, 0.0)})
     train_loop(config, plan, parts, progress, buffer, sinks)
     parts.accelerator.wait_for_everyone()
     if parts.accelerator.is_main_process:
@@ -74,8 +76,6 @@ def train_loop(config, plan, parts: Parts, progress: Progress, buffer, sinks) ->
                 parts.accelerator.backward(out.loss)
             progress.loss_since_log += out.loss.item()
             window_metrics.add(loss_metrics(out, parts.accelerator.reduce, parts.gather))
-            if out.router_loss is not None:
-                window_metrics.add({"aux_loss": parts.gather(out.router_loss.reshape(1)).mean().item()})
             if out.entropy_window is not None:
                 entropy_window = out.entropy_window if entropy_window is None else entropy_window + out.entropy_window
             progress.micro_step = micro + 1
@@ -102,7 +102,8 @@ def new_generation(config, plan, parts: Parts, progress: Progress, micro: int, w
     indices = process_rows(parts.order.chunk(generation), plan.num_generations, parts.rank,
                            plan.completions_per_process_per_generation)
     state = RunState(progress.global_step, parts.total_steps, window.epoch, progress.num_input_tokens_seen)
-    generated = generate_batch(parts, config, plan, [parts.dataset[i] for i in indices], state)
+    generated = generate_batch(parts, config, plan, [parts.dataset[i] for i in indices], state,
+                               Grouping.training(plan))
     rewards = [[None if math.isnan(v) else v for v in row] for row in generated.rewards.tolist()]
     log_assignment(parts, dict(generation=generation, micro_step=micro, step=progress.global_step, rows=indices,
                                rewards=rewards, advantages=generated.batch["advantages"].tolist()))
@@ -114,66 +115,18 @@ def new_generation(config, plan, parts: Parts, progress: Progress, micro: int, w
     return split_rows(shuffle_rows(generated.batch), plan.steps_per_generation), generated.metrics["reward"]
 
 
-def micro_step_loss(config, parts: Parts, batch: dict, progress: Progress, grad_accum: int):
-    device = parts.device
-    batch = {k: v.to(device) for k, v in batch.items()}
-    logps, entropies, router_loss = completion_logps(
-        parts.model, batch["prompt_ids"], batch["prompt_mask"], batch["completion_ids"], batch["completion_mask"],
-        config.temperature, autocast=parts.autocast, with_router_loss=parts.router_loss_coef != 0.0)
-    settings = parts.loss_settings
-    threshold = None
-    if settings.top_entropy_quantile < 1.0:
-        threshold = entropy_threshold(entropies, batch["completion_mask"], 1 - settings.top_entropy_quantile,
-                                      lambda t: parts.gather(parts.accelerator.pad_across_processes(t, pad_index=-1e9)))
-    adaptive_gate_open = progress.last_world_entropy <= config.entropy_target
-    context = StepContext(
-        training=True, grad_accum=grad_accum,
-        entropy_bonus=config.entropy_coef != 0.0 or config.use_adaptive_entropy,
-        entropy_coef=progress.entropy_coef if (adaptive_gate_open or not config.use_adaptive_entropy) else 0.0,
-        entropy_threshold=threshold,
-    )
-    inputs = LossInputs(
-        logps=logps, entropies=entropies, mask=batch["completion_mask"], advantages=batch["advantages"],
-        num_items_in_batch=batch["num_items_in_batch"], old_logps=batch.get("old_logps"),
-        ref_logps=batch.get("ref_logps"),
-    )
-    outputs = grpo_loss(inputs, settings, context)
-    if router_loss is not None:  # MoE load balancing, divided for accumulation like the policy loss
-        outputs.loss = outputs.loss + parts.router_loss_coef * router_loss / grad_accum
-        outputs.router_loss = router_loss.detach()
-    return outputs
-
-
-def optimizer_step(config, parts: Parts) -> float:
-    """Clip (the logged norm is the one before clipping), step, schedule, zero."""
-    max_norm = config.max_grad_norm if config.max_grad_norm > 0 else math.inf
-    grad_norm = parts.accelerator.clip_grad_norm_(parts.model.parameters(), max_norm)
-    parts.optimizer.step()
-    parts.scheduler.step()
-    parts.optimizer.zero_grad(set_to_none=True)
-    return float(grad_norm)
-
-
-def update_entropy_controller(config, parts: Parts, progress: Progress, window: torch.Tensor, metrics) -> None:
-    """Adaptive entropy (Skywork-OR1): move the coefficient toward keeping entropy above the target."""
-    if config.use_adaptive_entropy:
-        total, count = parts.accelerator.reduce(window.to(parts.device), reduction="sum").tolist()
-        entropy = total / max(count, 1.0)
-        step = config.entropy_coef_delta if entropy <= config.entropy_target else -config.entropy_coef_delta
-        progress.entropy_coef = min(max(progress.entropy_coef + step, config.entropy_coef_min),
-                                    config.entropy_coef_max)
-        progress.last_world_entropy = entropy
-    metrics.add({"entropy_coef": progress.entropy_coef})
-
-
 def after_step(config, plan, parts, progress, window, buffer, window_metrics, sinks, step_values) -> None:
-    """Log, sync the reference model and save, as configured, after optimizer step `progress.global_step`."""
+    """After optimizer step `progress.global_step`, in the HF trainer's order: sync the reference model, log,
+    evaluate, save."""
     step = progress.global_step
     final = step == parts.total_steps
-    if should_log(config, step, parts.total_steps, window):
-        write_log(parts, progress, window, window_metrics, sinks, step_values)
     if config.sync_ref_model and parts.reference is not None and step % config.ref_model_sync_steps == 0:
         mix_into_reference(parts.policy, parts.reference, config.ref_model_mixup_alpha)
+    if should_log(config, step, parts.total_steps, window):
+        write_log(parts, progress, window, window_metrics, sinks, step_values)
+    if should_evaluate(config, step, parts.total_steps, window):
+        write_record(parts, sinks, {"step": step, "epoch": window.epoch_progress,
+                                    **evaluate(config, plan, parts, progress, window.epoch_progress)})
     if should_save(config, step, parts.total_steps, window, final):
         progress.metric_window = window_metrics.state_dict()
         pending = buffer if progress.micro_step % plan.generate_every_micro_steps else None
@@ -202,6 +155,16 @@ def should_log(config, step: int, total: int, window) -> bool:
         step == 1 and config.logging_first_step)
 
 
+def should_evaluate(config, step: int, total: int, window) -> bool:
+    """eval_steps (default: logging_steps) and the last step; eval_delay postpones the first evaluation."""
+    if config.eval_strategy == "epoch":
+        return ends_epoch(window) and config.eval_delay <= window.epoch_progress
+    if config.eval_strategy != "steps" or config.eval_delay > step:
+        return False
+    interval = every(config.eval_steps if config.eval_steps is not None else config.logging_steps, total)
+    return step % interval == 0 or step == total
+
+
 def should_save(config, step: int, total: int, window, final: bool) -> bool:
     if config.save_strategy == "epoch":
         return ends_epoch(window)
@@ -213,6 +176,11 @@ def write_log(parts: Parts, progress: Progress, window, window_metrics: MetricWi
     record = {"step": progress.global_step, "epoch": window.epoch_progress,
               "loss": loss.item() / max(progress.steps_since_log, 1), **step_values, **window_metrics.summary()}
     progress.loss_since_log, progress.steps_since_log = 0.0, 0
+    write_record(parts, sinks, record)
+
+
+def write_record(parts: Parts, sinks, record: dict) -> None:
+    """One line of metrics.jsonl (and the other sinks); non-finite values become null."""
     record = {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in record.items()}
     for sink in sinks:
         sink.write(record)

@@ -123,3 +123,19 @@ def test_unsupported_optimizers_and_schedules_are_refused(tmp_path):
     plateau = SimpleNamespace(**{**config_for(tmp_path).model_dump(), "lr_scheduler_type": "reduce_lr_on_plateau"})
     with pytest.raises(ValueError, match="needs evaluation metrics"):  # the schema refuses it too (without eval)
         build_scheduler(optimizer, plateau, 10)
+
+
+def test_test_split_for_evaluation(tmp_path):
+    folder = tmp_path / "splits"
+    folder.mkdir()
+    for split, rows in (("train", ROWS), ("test", ROWS[:2])):
+        (folder / f"{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert len(load_prompts(config_for(tmp_path, dataset_name=str(folder)), "test")) == 2
+    single = config_for(tmp_path, dataset_name=str(folder / "train.jsonl"))
+    with pytest.raises(ValueError, match="holds one split only"):
+        load_prompts(single, "test")
+    entries = [{"path": "json", "data_files": str(folder / "train.jsonl")}]
+    with pytest.raises(ValueError, match="set test_split_size"):
+        load_prompts(config_for(tmp_path, datasets=entries), "test")
+    split = config_for(tmp_path, datasets=entries, test_split_size=0.25)
+    assert len(load_prompts(split, "test")) == 1 and len(load_prompts(split)) == 3

@@ -11,6 +11,8 @@ import grpo_runtime.train
 from grpo_runtime.reward_library import target_word_reward
 from grpo_runtime.rollout import crop_after_first_eos
 
+from grpo_runtime.demo import demo_rows
+
 from .helpers import base_settings, read_metrics, validated, write_prompts
 from .trl_harness import build_trainer
 
@@ -32,6 +34,19 @@ SHARED = dict(per_device_train_batch_size=4, num_generations=2, gradient_accumul
 # flip the sign of a full learning-rate step; SGD keeps the comparison linear in the gradients.
 
 
+def record_eval_batch_losses(trainer) -> list[float]:
+    losses, compute = [], trainer._compute_loss
+
+    def recorded(model, inputs):
+        loss = compute(model, inputs)
+        if not model.training:
+            losses.append(loss.item())
+        return loss
+
+    trainer._compute_loss = recorded
+    return losses
+
+
 @pytest.mark.parametrize("variant", [
     dict(loss_type="dapo"),
     dict(loss_type="grpo", importance_sampling_level="sequence"),
@@ -43,21 +58,28 @@ SHARED = dict(per_device_train_batch_size=4, num_generations=2, gradient_accumul
     # the adaptive entropy controller: closed gate on the first window, then the coefficient moves every step
     dict(loss_type="bnpo", use_adaptive_entropy=True, entropy_coef=0.05, entropy_target=10.0,
          top_entropy_quantile=0.5),
+    # evaluation before training and every 2 steps: 6 test prompts x 2 completions in batches of 4
+    dict(loss_type="dapo", eval_strategy="steps", eval_steps=2, eval_on_start=True, per_device_eval_batch_size=4,
+         num_generations_eval=2),
 ])
 def test_training_steps_match_trl(tmp_path, tiny_model_dir, monkeypatch, variant):
     from datasets import load_dataset
 
-    data = write_prompts(tmp_path / "data.jsonl")
+    data = write_prompts(tmp_path / "data" / "train.jsonl").parent
+    write_prompts(data / "test.jsonl", demo_rows(repeats=1)[1:7])
     settings = {**SHARED, **variant}
 
     # --- TRL
     monkeypatch.setattr(grpo_trainer_module, "shuffle_sequence_dict", lambda batch: batch)
+    splits = load_dataset(str(data))
     trainer = build_trainer(tiny_model_dir, tmp_path / "trl", reward_funcs=(target_word_reward,),
-                            dataset=load_dataset("json", data_files=str(data), split="train"), **settings)
+                            dataset=splits["train"], eval_dataset=splits["test"], **settings)
     completions = fixed_completions(trainer.processing_class.eos_token_id)
     trainer.model.generate = lambda **kw: torch.cat([kw["input_ids"], completions[: kw["input_ids"].size(0)]], 1)
+    eval_batch_losses = record_eval_batch_losses(trainer)
     trainer.train()
     trl_logs = [h for h in trainer.state.log_history if "loss" in h]
+    trl_evals = [h for h in trainer.state.log_history if "eval_loss" in h]
     trl_losses = [h["loss"] for h in trl_logs]
     trl_weights = {k: v.detach().clone() for k, v in trainer.model.state_dict().items()}
 
@@ -73,8 +95,21 @@ def test_training_steps_match_trl(tmp_path, tiny_model_dir, monkeypatch, variant
     assert result.plan.old_logprobs_needed == (settings["num_iterations"] > 1)
     grpo_runtime.train.main(result.config, result.plan)
 
-    records = read_metrics(tmp_path / "ours")
+    records = [r for r in read_metrics(tmp_path / "ours") if "loss" in r]
+    evals = [r for r in read_metrics(tmp_path / "ours") if "eval_loss" in r]
     assert [r["loss"] for r in records] == pytest.approx(trl_losses, abs=1e-6)
+    assert [r["step"] for r in evals] == [h["step"] for h in trl_evals]
+    batches = len(eval_batch_losses) // max(len(evals), 1)
+    for n, (mine, theirs) in enumerate(zip(evals, trl_evals)):
+        # eval_loss is the plain mean of the batch losses. HF weights the last batch by len(test set) % batch size
+        # (accelerate's remainder bookkeeping counts the test rows, not the num_generations_eval copies), which
+        # over- or under-counts it; the batch losses themselves must match.
+        assert mine["eval_loss"] == pytest.approx(
+            sum(eval_batch_losses[n * batches:(n + 1) * batches]) / batches, abs=1e-6)
+        shared = sorted(set(mine) & set(theirs) - {"epoch", "step", "eval_loss"})
+        assert len(shared) > 15
+        for k in shared:
+            assert mine[k] == pytest.approx(theirs[k], abs=1e-6), (k, mine[k], theirs[k])
     for name in ("entropy", "kl", "entropy_coef", "policy_loss", "clip_ratio/region_mean", "reward"):
         mine = [r.get(name) for r in records]
         theirs = [h.get(name) for h in trl_logs]

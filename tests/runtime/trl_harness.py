@@ -27,7 +27,8 @@ def zero_reward(completions, **kwargs):
     return [0.0] * len(completions)
 
 
-def build_trainer(model_dir, output_dir, reward_funcs=(zero_reward,), dataset=None, **overrides) -> GRPOTrainer:
+def build_trainer(model_dir, output_dir, reward_funcs=(zero_reward,), dataset=None, eval_dataset=None,
+                  **overrides) -> GRPOTrainer:
     """A CPU GRPOTrainer on the tiny saved model; `overrides` are GRPOConfig fields."""
     from transformers import AutoTokenizer
 
@@ -40,7 +41,8 @@ def build_trainer(model_dir, output_dir, reward_funcs=(zero_reward,), dataset=No
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     return GRPOTrainer(
         model=str(model_dir), reward_funcs=list(reward_funcs), args=GRPOConfig(**settings),
-        train_dataset=dataset if dataset is not None else prompt_dataset(), processing_class=tokenizer,
+        train_dataset=dataset if dataset is not None else prompt_dataset(), eval_dataset=eval_dataset,
+        processing_class=tokenizer,
     )
 
 
