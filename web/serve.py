@@ -70,7 +70,9 @@ def serve_command(argv: Sequence[str]) -> int:
     print(f"grpo-config form and API on http://{shown}:{settings.port}/  (OpenAPI: /docs)", file=sys.stderr)
     if settings.runs:
         settings = with_runs_token(settings, f"http://{shown}:{settings.port}")
-    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level=settings.log_level)
+    # A log follower (GET /api/v1/runs/{id}/logs?follow=true) must not hold a shutdown open for minutes.
+    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level=settings.log_level,
+                timeout_graceful_shutdown=5)
     return 0
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import signal
+import threading
 
 import pytest
 
@@ -15,6 +16,21 @@ from web.runs import procs
 pytestmark = pytest.mark.slow
 
 
+class follow_log(threading.Thread):
+    """GET /logs?follow=true in a thread: the chunked answer grows with the log and ends with the run."""
+
+    def __init__(self, service, run_id: str):
+        super().__init__(daemon=True)
+        self.service, self.run_id, self.text = service, run_id, ""
+        self.start()
+
+    def run(self) -> None:
+        with self.service.client() as client:
+            with client.stream("GET", f"/api/v1/runs/{self.run_id}/logs", params={"follow": "true"}) as answer:
+                for chunk in answer.iter_text():
+                    self.text += chunk
+
+
 def steps(run: dict) -> list[int]:
     return [m["step"] for m in run["metrics"]]
 
@@ -22,8 +38,15 @@ def steps(run: dict) -> list[int]:
 def test_launch_watch_cancel_resume_kill_the_service_and_find_it_all(make_service, assets):
     service = make_service(GRPO_WEB_RUNS_MAX_CONCURRENT=2, GRPO_WEB_RUNS_CANCEL_GRACE_S=5)
     first = service.launch(run_yaml(assets, max_steps=12, output_dir="exp/first"))
+    followed = follow_log(service, first["id"])  # streams the first run's log until the run ends
     second = service.launch(run_yaml(assets, max_steps=150, save_steps=5))
     assert first["output_dir"] == str(service.runs_dir.resolve() / "exp" / "first")
+    with service.client() as client:  # one output_dir, one writer
+        answer = client.post("/api/v1/runs", content=run_yaml(assets, output_dir="exp/first"),
+                             headers={"Content-Type": "application/yaml"})
+        assert answer.status_code == 422 and first["id"] in answer.json()["diagnostics"][0]["message"]
+        assert answer.json()["diagnostics"][0]["code"] == "GRPO-X007"
+        assert client.post(f"/api/v1/runs/{first['id']}/resume").status_code == 409  # still running
 
     # watch the second run's metrics appear while it runs, then cancel it once it has a checkpoint
     seen: list[int] = []
@@ -54,6 +77,14 @@ def test_launch_watch_cancel_resume_kill_the_service_and_find_it_all(make_servic
     assert done["checkpoints"] == [f"checkpoint-{step}" for step in (2, 4, 6, 8, 10, 12)]
     first_output = service.runs_dir / "exp" / "first"
     assert (first_output / "model.safetensors").is_file() and (first_output / "grpo_config.yaml").is_file()
+    log = service.run_log(first["id"])
+    followed.join(timeout=30)
+    assert followed.text == log and log.rstrip().endswith("run succeeded")
+    with service.client() as client:  # reading on from an offset gives the rest, and says where it ended
+        answer = client.get(f"/api/v1/runs/{first['id']}/logs", params={"offset": 10})
+        assert answer.text == log[10:] and answer.headers["X-Log-Offset"] == str(len(log.encode()))
+        later = client.get(f"/api/v1/runs/{first['id']}", params={"metrics_after": 10}).json()["metrics"]
+        assert [m["step"] for m in later] == [11, 12]
 
     # resume the cancelled run from its last checkpoint, and kill the service with SIGKILL while it trains
     with service.client() as client:

@@ -19,7 +19,8 @@ import pytest
 
 from tests.runs.conftest import wait_for
 from web.runs import outputs, procs
-from web.runs.manager import RunConflict, RunManager, describe_exit
+from web.runs.launcher import launch_command
+from web.runs.manager import QueueFull, RunConflict, RunManager, describe_exit
 from web.runs.store import Store
 from web.settings import Settings
 
@@ -129,9 +130,11 @@ def test_cancel_sends_sigterm_to_the_group_then_sigkill_after_the_grace_period(r
 
 def test_a_queued_run_is_cancelled_before_it_starts(runs_dir, open_manager):
     wrapped(runs_dir, "aaaaaaaaaaa6", "import time; time.sleep(30)")  # holds the only slot
-    manager = open_manager(runs_max_concurrent=1)
+    manager = open_manager(runs_max_concurrent=1, runs_max_queued=1)
     queued = manager.submit("model_name_or_path: m\n", "yaml", 1, None, None)
     assert queued.state == "queued" and (Path(queued.run_dir) / "config.yaml").read_text() == "model_name_or_path: m\n"
+    with pytest.raises(QueueFull):  # runs_max_queued=1
+        manager.submit("model_name_or_path: m\n", "yaml", 1, None, None)
     run = manager.cancel(queued.id)
     assert (run.state, run.reason) == ("cancelled", "cancelled before it started")
     assert not (Path(queued.run_dir) / "process.json").exists()
@@ -183,3 +186,11 @@ def test_the_checkpoint_state_file_is_the_runtimes():
                                        (143, "killed by SIGTERM"), (-9, "killed by SIGKILL")])
 def test_exit_statuses_read_as_words(code, text):
     assert describe_exit(code) == text
+
+
+def test_a_run_is_grpo_launch_with_its_world_size_and_the_resolved_paths(tmp_path):
+    command = launch_command(tmp_path / "config.yaml", 2, "/runs/a b/out", "/runs/a b/out/checkpoint-4")
+    assert command[1:4] == ["-m", "grpo_schema", "launch"] and command[5:7] == ["--num-processes", "2"]
+    # --set values are read as YAML: JSON strings keep any path as it is
+    assert command[7:] == ["--set", 'output_dir="/runs/a b/out"', "--set",
+                           'resume_from_checkpoint="/runs/a b/out/checkpoint-4"']

@@ -23,7 +23,7 @@ from web.api.docs import config_body_doc
 from web.api.responses import ConfigJSONResponse
 from web.runs import documents, outputs
 from web.runs.auth import require_token
-from web.runs.manager import OutputBusy, RunConflict, RunManager
+from web.runs.manager import OutputBusy, QueueFull, RunConflict, RunManager
 from web.runs.store import Run
 
 router = APIRouter(prefix="/api/v1/runs", tags=["runs"], dependencies=[Depends(require_token)],
@@ -76,7 +76,8 @@ def _warnings(result: CheckResult) -> str:
 
 @router.post("", status_code=201, summary="Launch a run", openapi_extra=config_body_doc(),
              responses={201: {"description": "queued: {\"id\": ...}"},
-                        422: {"description": "the validate file object with every diagnostic"}})
+                        422: {"description": "the validate file object with every diagnostic"},
+                        429: {"description": "the queue is full"}})
 async def create_run(
     request: Request, manager: Manager, body: Annotated[ConfigBody, Depends(config_body)],
     world_size: Annotated[int | None, Query(ge=1, description="training processes (default: num_processes "
@@ -106,6 +107,8 @@ async def create_run(
                                       resume_path, _warnings(result), resuming)
     except OutputBusy as busy:
         return _refused(result, [output_dir_busy(result, busy.run_id, busy.output_dir)])
+    except QueueFull as full:
+        raise HTTPException(429, str(full))
     return ConfigJSONResponse(documents.created(run), status_code=201,
                               headers={"Location": f"/api/v1/runs/{run.id}"})
 
@@ -148,6 +151,8 @@ def resume_run(manager: Manager, run_id: RunId) -> Any:
         raise HTTPException(409, str(conflict))
     except OutputBusy as busy:
         raise HTTPException(409, f"run {busy.run_id} is writing {busy.output_dir}")
+    except QueueFull as full:
+        raise HTTPException(429, str(full))
     return ConfigJSONResponse(documents.created(run), status_code=201, headers={"Location": f"/api/v1/runs/{run.id}"})
 
 

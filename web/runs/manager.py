@@ -27,6 +27,10 @@ class RunConflict(Exception):
     """The request does not fit the run's state (HTTP 409)."""
 
 
+class QueueFull(Exception):
+    """runs_max_queued runs are already waiting (HTTP 429)."""
+
+
 class OutputBusy(Exception):
     """Another queued or running run writes the same output_dir."""
 
@@ -84,6 +88,8 @@ class RunManager:
         """Queue a run. A run that resumes appends to its output_dir's metrics.jsonl: only the lines it adds are
         its own, after its parent's records up to the checkpoint (when the parent is known)."""
         with self._lock:
+            if len(self.store.queued()) >= self.settings.runs_max_queued:
+                raise QueueFull(f"{self.settings.runs_max_queued} runs are already queued; try again later")
             run_id = secrets.token_hex(6)
             run_dir = self.runs_dir / run_id
             output = str(output_dir or run_dir / "output")

@@ -26,6 +26,7 @@ class RunsSettings(BaseSettings):
     runs_dir: Path = Field(Path("grpo-runs"), description="where runs live: their output_dir, logs and the database")
     runs_db: Path | None = Field(None, description="SQLite file of the runs (default RUNS_DIR/runs.sqlite3)")
     runs_max_concurrent: int = Field(1, ge=1, description="runs training at the same time; more wait in the queue")
+    runs_max_queued: int = Field(100, ge=1, description="runs waiting in the queue at most (429 above)")
     runs_max_processes: int = Field(1, ge=1, description="largest world size (training processes) of one run")
     runs_cancel_grace_s: float = Field(10.0, ge=0, description="seconds between SIGTERM and SIGKILL on cancel")
     runs_poll_s: float = Field(0.5, gt=0, description="how often run processes and metrics are looked at")
