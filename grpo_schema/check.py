@@ -8,7 +8,7 @@ Nothing here raises on bad input, and nothing looks at the local machine.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -267,6 +267,16 @@ def _finish(result: CheckResult) -> CheckResult:
         phase = _PHASE.get(d.code[5:6], 4)
         return (phase, d.line if d.line is not None else 1 << 30, ("error", "warning", "info").index(d.severity))
 
-    result.diagnostics.sort(key=order)
+    result.diagnostics = sorted((_bounded(d) for d in result.diagnostics), key=order)
     return result
+
+
+MAX_TEXT = 2_000  # messages and hints quote values: a 1 MB reward name made a 1 MB message (twice, with the hint)
+
+
+def _bounded(d: Diagnostic) -> Diagnostic:
+    if len(d.message) <= MAX_TEXT and len(d.hint) <= MAX_TEXT:
+        return d
+    clip = lambda text: text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 3] + "..."  # noqa: E731
+    return replace(d, message=clip(d.message), hint=clip(d.hint))
 

@@ -40,6 +40,9 @@ def one_weight_per_reward_source(config: Any, ctx: RuleContext) -> Iterator[Find
                       hint=f"give {len(sources)} weight(s), one per source in this order: {names}")
 
 
+MAX_LIST_IN_FIX = 64
+
+
 def _owner(name: str, ctx: RuleContext) -> str | None:
     """The inactive profile whose registry knows `name`, if any."""
     return next((p.name for p in known_profiles().values() if name in p.reward_funcs
@@ -51,7 +54,7 @@ def _for_another_script(name: str, ctx: RuleContext) -> bool:
 
 
 def _unresolved_names(config: Any, ctx: RuleContext, foreign: bool) -> Iterator[Finding]:
-    for name in config.reward_funcs or []:
+    for name in dict.fromkeys(config.reward_funcs or []):  # each distinct name once; its fix replaces every copy
         if name in ctx.reward_names or ("." in name and ctx.allows_dotted_rewards):
             continue
         if _for_another_script(name, ctx) != foreign:
@@ -66,7 +69,9 @@ def _unresolved_names(config: Any, ctx: RuleContext, foreign: bool) -> Iterator[
                 ", or a dotted import path 'module.function'" if ctx.allows_dotted_rewards else "")
         where = "the active profile's registry" if ctx.profile_names else "TRL's built-ins"
         fix = None
-        if match and not owner:
+        # The fix sets the whole list: offered for lists of a plausible length only, so that a list of thousands
+        # of misspellings does not answer with thousands of copies of itself.
+        if match and not owner and len(config.reward_funcs) <= MAX_LIST_IN_FIX:
             fixed = [match[0] if item == name else item for item in config.reward_funcs]
             fix = Fix(set={"reward_funcs": fixed}, safe=False, title=f"use {match[0]}")
         yield Finding(f"reward function {name!r} is neither one of {where} ({known})"

@@ -117,3 +117,42 @@ def test_a_huge_world_size_range_is_refused_before_it_is_built():
 
     with time_limit(5), pytest.raises(ValueError, match="at most"):
         parse_world_sizes("1-10000000000000")
+
+
+def test_many_unknown_keys_are_reported_quickly():
+    """Found by the resource tests: 24,000 unknown keys (a 240 kB file) took 16 s, 0.6 ms of did-you-mean each.
+    Suggestions stop after keys.MAX_SUGGESTED; every key is still reported."""
+    text = "".join(f"k{i}: 1\n" for i in range(24_000))
+    with time_limit(8):
+        result = check_text(text)
+    assert sum(d.code == "GRPO-K001" for d in result.diagnostics) == 24_000
+
+
+@pytest.mark.parametrize("names", [
+    [f"accuracy_rewar{i % 10}" for i in range(20_000)],  # 10 distinct near-misses, 20,000 times
+    [f"accuracy_reward{i}" for i in range(20_000)],  # 20,000 distinct near-misses
+    [f"x{i}" for i in range(20_000)],
+])
+def test_a_long_list_of_bad_reward_names_gives_a_bounded_answer(names):
+    """Found by the resource tests: each misspelled reward name was a diagnostic whose fix carried the whole list,
+    so 20,000 of them took 460 s and produced 7.6 GB of JSON from a 320 kB file. Names are now reported once
+    each, at most rules.MAX_FINDINGS_PER_RULE per rule (and a note), with a fix only for short lists."""
+    import json
+
+    from grpo_schema.rules import MAX_FINDINGS_PER_RULE
+
+    with time_limit(10):
+        result = check_text("reward_funcs: [" + ", ".join(names) + "]\n")
+        out = json.dumps(result.to_dict())
+    rewards = [d for d in result.diagnostics if d.code == "GRPO-R002"]
+    assert 10 <= len(rewards) <= MAX_FINDINGS_PER_RULE + 1 and len(out) < 200_000
+    assert "more than" in rewards[-1].message or len(set(names)) <= MAX_FINDINGS_PER_RULE
+
+
+def test_messages_quoting_a_huge_value_are_clipped():
+    """A 1 MB reward name made a 1 MB message and a 1 MB hint; check.MAX_TEXT bounds both."""
+    from grpo_schema.check import MAX_TEXT
+
+    result = check_text("reward_funcs: [" + "r" * 900_000 + "]\n")
+    assert_structured(result)
+    assert max(len(d.message) + len(d.hint) for d in result.diagnostics) <= 2 * MAX_TEXT
