@@ -75,7 +75,8 @@ def restore_rng(state: dict) -> None:
 
 def save_checkpoint(directory: Path, *, accelerator, model, tokenizer, optimizer, scheduler, progress: Progress,
                     buffer, reference=None, save_only_model: bool = False) -> None:
-    """Write checkpoint-STEP; every process calls this (each saves its own RNG state and buffer)."""
+    """Write checkpoint-STEP; every process calls this (each saves its own RNG state and buffer). The state file
+    is written last, once every process is done, so its presence marks a complete checkpoint."""
     rank = accelerator.process_index
     accelerator.wait_for_everyone()
     if accelerator.is_main_process:
@@ -87,12 +88,15 @@ def save_checkpoint(directory: Path, *, accelerator, model, tokenizer, optimizer
             torch.save(scheduler.state_dict(), directory / "scheduler.pt")
             if reference is not None:
                 reference.save_pretrained(directory / "reference")
-            (directory / STATE_FILE).write_text(json.dumps(asdict(progress), indent=1))
     accelerator.wait_for_everyone()
-    if not save_only_model:
-        torch.save(rng_state(), directory / f"rng_state_{rank}.pth")
-        if buffer is not None:
-            torch.save(buffer, directory / f"rollout_buffer_{rank}.pt")
+    if save_only_model:
+        return
+    if buffer is not None:
+        torch.save(buffer, directory / f"rollout_buffer_{rank}.pt")
+    torch.save(rng_state(), directory / f"rng_state_{rank}.pth")
+    accelerator.wait_for_everyone()
+    if accelerator.is_main_process:
+        (directory / STATE_FILE).write_text(json.dumps(asdict(progress), indent=1))
     accelerator.wait_for_everyone()
 
 
