@@ -12,6 +12,7 @@ import fcntl
 import logging
 import secrets
 import signal
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -47,7 +48,7 @@ class RunManager:
         self._owner = _lock_directory(self.runs_dir)
         self.store = Store(settings.runs_db_path)
         self._lock = threading.RLock()
-        self._popens: dict[str, object] = {}
+        self._popens: dict[str, subprocess.Popen] = {}  # runs this process started (others: by pid)
         self._killed: set[str] = set()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._supervise, name="runs-supervisor", daemon=True)
