@@ -94,9 +94,9 @@ def checkpoint_step(checkpoint: Path) -> int:
 
 
 def complete(checkpoint: Path) -> bool:
-    """Written to the end: grpo_runtime writes its state file after the weights and the rank-0 RNG state after
-    that, so a checkpoint cut short by a cancel lacks the last one."""
-    return (checkpoint / RUNTIME_STATE_FILE).is_file() and (checkpoint / "rng_state_0.pth").is_file()
+    """Written to the end: grpo_runtime writes its state file last, once every process has saved, so a
+    checkpoint cut short by a cancel has none."""
+    return (checkpoint / RUNTIME_STATE_FILE).is_file()
 
 
 def last_complete_checkpoint(output_dir: str | Path) -> Path | None:
