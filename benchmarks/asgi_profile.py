@@ -1,4 +1,4 @@
-"""Child process for benchmarks/profile.py service: POST /api/v1/validate through the app in-process.
+"""Child process for benchmarks/profiling.py service: POST /api/v1/validate through the app in-process.
 
 Prints one JSON line {"text": ...}: min CPU per request (as shipped, then with thread-pool hops inlined, then
 GET /healthz), and the cProfile of the inlined variant, grouped by where the time goes.

@@ -1,6 +1,6 @@
 """Where the time goes: profiles behind the runtime and service figures, written to benchmarks/results/.
 
-    python benchmarks/profile.py [runtime] [service] [--steps N]
+    python benchmarks/profiling.py [runtime] [service] [--steps N]
 
 runtime: both trainers under cProfile on the benchmark's config (benchmarks/runtime_child.py); the training loop
 split into generation (HF generate), the loss forward (per-token log-probs), backward, optimizer and the rest.
