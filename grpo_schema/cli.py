@@ -156,6 +156,7 @@ def cmd_codes(args: argparse.Namespace, rest: list[str]) -> int:
 
     load_rules()
     import grpo_schema.env  # noqa: F401  (declares the E codes)
+    import grpo_schema.policy  # noqa: F401  (declares the service policy's codes)
     import grpo_schema.profiles.open_r1  # noqa: F401  (declares the profile's codes)
 
     if args.code:
