@@ -17,6 +17,8 @@ def _config_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="the run config (YAML or JSON, as `trl grpo --config` reads it)")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="override one key of the file (repeatable)")
+    parser.add_argument("--allow-env", dest="allow_env", action="append", default=[], metavar="NAME",
+                        help="allow an env: variable that is refused by default (LD_PRELOAD, *_TOKEN, ...)")
 
 
 def report(result) -> None:
@@ -30,13 +32,13 @@ def report(result) -> None:
     stream.write(render([result], {result.path: source}, stream))
 
 
-def check(path: str, overrides: list[str], world_size: int):
+def check(path: str, overrides: list[str], world_size: int, allow_env: list[str] = ()):
     """Validate `path` at `world_size` and print its diagnostics. Returns the CheckResult, or an exit code:
     1 when the config is invalid, 2 when it cannot be read."""
     from grpo_schema import check_file
 
     try:
-        result = check_file(path, world_size=world_size, overrides=overrides or None)
+        result = check_file(path, world_size=world_size, overrides=overrides or None, allow_env=allow_env)
     except OSError as error:
         print(f"grpo: cannot read {path}: {error}", file=sys.stderr)
         return 2
@@ -68,7 +70,7 @@ def validated(argv: list[str], prog: str, allow_world_size: bool = True):
         print(f"{prog}: --world-size {args.world_size} but {running} process(es) are running; "
               f"use `grpo launch FILE --num-processes {args.world_size}` for a multi-process run", file=sys.stderr)
         return 2
-    result = check(args.file, args.overrides, running)
+    result = check(args.file, args.overrides, running, args.allow_env)
     if not isinstance(result, int):
         apply_env(result.env)
     return result
@@ -103,7 +105,7 @@ def launch_command(argv: list[str]) -> int:
     _config_arguments(parser)
     parser.add_argument("--num-processes", "--num_processes", dest="num_processes", type=int, required=True)
     args, accelerate_args = parser.parse_known_args(argv)
-    result = check(args.file, args.overrides, args.num_processes)
+    result = check(args.file, args.overrides, args.num_processes, args.allow_env)
     if isinstance(result, int):
         return result
     apply_env(result.env)
@@ -112,6 +114,8 @@ def launch_command(argv: list[str]) -> int:
                "-m", "grpo_runtime.train", args.file]
     for override in args.overrides:
         command += ["--set", override]
+    for name in args.allow_env:  # every process re-validates the file: it needs the same allowances
+        command += ["--allow-env", name]
     return subprocess.call(command)
 
 
@@ -119,7 +123,7 @@ def default_launch_args(accelerate_args: list[str], num_processes: int, config) 
     """Launcher flags the user did not give: the config's mixed precision and, for several processes without an
     accelerate config file, accelerate's multi-process launcher (torchrun). Despite its name, `--multi_gpu` is
     the flag that selects it; on a machine without GPUs the processes use the CPU and the gloo backend."""
-    from .setup import mixed_precision
+    from .precision import mixed_precision
 
     given = " ".join(accelerate_args)
     if "--config_file" in given:  # the user's accelerate config decides everything

@@ -18,6 +18,7 @@ from .data import load_prompts
 from .loss import LossSettings
 from .model import load_policy, load_reference, load_tokenizer, reference_context, router_loss_coefficient
 from .optim import build_optimizer, build_scheduler
+from .precision import mixed_precision
 from .rewards import RewardModel, resolve_reward_func, reward_name
 from .rollout import eos_token_ids, generation_config
 from .sampler import PromptOrder, total_steps
@@ -44,12 +45,6 @@ def refuse_unsupported(config) -> None:
     for applies, message in IGNORED:
         if applies(config):
             warnings.warn(message, stacklevel=2)
-
-
-def mixed_precision(config) -> str:
-    """bf16 unset means "on unless fp16", as in TRL's configs."""
-    bf16 = config.bf16 if config.bf16 is not None else not config.fp16
-    return "fp16" if config.fp16 else "bf16" if bf16 else "no"
 
 
 def output_dir(config) -> Path:

@@ -229,11 +229,19 @@ def log_completions(parts: Parts, step: int, generated, rewards: list[list]) -> 
 
 
 def write_resolved_config(config, directory) -> None:
+    """The config this run used, as a file `grpo validate` and editors accept: every value that differs from TRL
+    1.16's default (the others are the defaults), so reading it back gives the same config."""
     import yaml
 
-    text = yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False)
-    (directory / "grpo_config.yaml").write_text(text, encoding="utf-8")
+    from grpo_schema.compiled import compiled
+    from grpo_schema.export import with_modeline
 
+    facts = compiled("config").fields
+    values = {name: value for name, value in config.model_dump(mode="json").items()
+              if value != facts[name]["default"]}
+    header = "# The config of this run: values that differ from TRL 1.16's defaults (grpo-config).\n"
+    text = with_modeline(header + yaml.safe_dump(values, sort_keys=False))
+    (directory / "grpo_config.yaml").write_text(text, encoding="utf-8")
 
 if __name__ == "__main__":
     from .cli import train_command

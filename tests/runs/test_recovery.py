@@ -195,3 +195,13 @@ def test_a_run_is_grpo_launch_with_its_world_size_and_the_resolved_paths(tmp_pat
     # --set values are read as YAML: JSON strings keep any path as it is
     assert command[7:] == ["--set", 'output_dir="/runs/a b/out"', "--set",
                            'resume_from_checkpoint="/runs/a b/out/checkpoint-4"']
+
+
+def test_the_operators_env_allow_list_reaches_the_launched_validation(tmp_path):
+    """The service validates posted configs with the allow-list as --allow-env; the child must do the same."""
+    command = launch_command(tmp_path / "config.yaml", 1, "/runs/out", None, ("HF_TOKEN", "OMP_NUM_THREADS"))
+    assert command[-4:] == ["--allow-env", "HF_TOKEN", "--allow-env", "OMP_NUM_THREADS"]
+    from grpo_schema import check_text
+
+    text = "model_name_or_path: m\ndataset_name: d\nreward_funcs: [accuracy_reward]\nenv:\n  HF_TOKEN: x\n"
+    assert not check_text(text).valid and check_text(text, allow_env=["HF_TOKEN"]).valid

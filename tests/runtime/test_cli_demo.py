@@ -21,6 +21,23 @@ def test_train_refuses_an_invalid_config_with_diagnostics(tmp_path, capsys):
     assert not (tmp_path / "trainer_output").exists()
 
 
+def test_env_allowances_reach_validation_and_the_launched_processes(tmp_path, capsys, monkeypatch):
+    config = tmp_path / "env.yaml"
+    config.write_text("model_name_or_path: x\nper_device_train_batch_size: 3\nnum_generations: 4\n"
+                      "env:\n  PYTHONPATH: /opt/mine\n")
+    assert train_command([str(config)]) == 1
+    assert "GRPO-E003" in capsys.readouterr().err
+    assert train_command([str(config), "--allow-env", "PYTHONPATH"]) == 1  # still refused: the batch is invalid
+    assert "GRPO-E003" not in capsys.readouterr().err
+    config.write_text("model_name_or_path: x\nper_device_train_batch_size: 4\nnum_generations: 4\n"
+                      "env:\n  PYTHONPATH: /opt/mine\n")
+    launched = []
+    monkeypatch.setattr("grpo_runtime.cli.subprocess.call", lambda command: launched.append(command) or 0)
+    monkeypatch.setenv("PYTHONPATH", "")
+    assert launch_command([str(config), "--num-processes", "2", "--allow-env", "PYTHONPATH"]) == 0
+    assert launched[0][-2:] == ["--allow-env", "PYTHONPATH"]  # each process re-validates with the same allowance
+
+
 def test_train_refuses_a_world_size_it_is_not_running_with(tmp_path, capsys):
     config = tmp_path / "c.yaml"
     config.write_text("model_name_or_path: x\n")

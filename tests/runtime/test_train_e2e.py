@@ -5,6 +5,8 @@ import json
 import pytest
 import torch
 import yaml
+
+from grpo_schema import check_file
 from safetensors.torch import load_file
 
 from grpo_runtime.train import main
@@ -41,6 +43,11 @@ def test_training_changes_weights_and_writes_outputs(tmp_path, tiny_model_dir):
         assert (checkpoint / "optimizer.pt").exists() and (checkpoint / "model.safetensors").exists()
     saved = yaml.safe_load((out / "grpo_config.yaml").read_text())
     assert saved["model_name_or_path"] == str(tiny_model_dir) and saved["gradient_accumulation_steps"] == 2
+    # the resolved config is itself a config for `grpo validate` and editors (modeline first) that reads back
+    # as the same config
+    assert (out / "grpo_config.yaml").read_text().startswith("# yaml-language-server: $schema=")
+    resolved = check_file(out / "grpo_config.yaml")
+    assert resolved.valid and resolved.config == result.config
 
 
 def run(tmp_path, tiny_model_dir, name, **overrides):

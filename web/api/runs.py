@@ -51,10 +51,11 @@ def run_of(manager: RunManager, run_id: str) -> Run:
     return run
 
 
-def _check(body: ConfigBody, world_size: int | None, path: str) -> CheckResult:
+def _check(body: ConfigBody, world_size: int | None, path: str, allow_env: list[str]) -> CheckResult:
+    """Validate as `grpo launch` will, with the operator's env allow-list as its --allow-env names."""
     if body.yaml is not None:
-        return check_text(body.yaml, path=path, world_size=world_size)
-    return check_mapping(body.mapping, path=path, world_size=world_size)
+        return check_text(body.yaml, path=path, world_size=world_size, allow_env=allow_env)
+    return check_mapping(body.mapping, path=path, world_size=world_size, allow_env=allow_env)
 
 
 def _stored_text(body: ConfigBody) -> tuple[str, str]:
@@ -89,7 +90,7 @@ async def create_run(
     settings = request.app.state.settings
     if world_size is not None and world_size > settings.max_world_size:
         raise HTTPException(422, f"world_size must be at most {settings.max_world_size}")
-    result = await run_in_threadpool(_check, body, world_size, path)
+    result = await run_in_threadpool(_check, body, world_size, path, settings.runs_env_allowlist)
     policy = settings.service_policy()
     refusals = service_policy(result, policy, profile)
     if not result.valid or refusals or result.plan is None:

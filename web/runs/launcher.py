@@ -49,11 +49,14 @@ def yaml_string(value: str) -> str:
     return json.dumps(value)
 
 
-def launch_command(config: Path, world_size: int, output_dir: str, resume: str | None) -> list[str]:
+def launch_command(config: Path, world_size: int, output_dir: str, resume: str | None,
+                   allow_env: tuple[str, ...] = ()) -> list[str]:
     command = [sys.executable, "-m", "grpo_schema", "launch", str(config), "--num-processes", str(world_size),
                "--set", f"output_dir={yaml_string(output_dir)}"]
     if resume:
         command += ["--set", f"resume_from_checkpoint={yaml_string(resume)}"]
+    for name in allow_env:  # the operator's allow-list, so the child validates the posted env: as the service did
+        command += ["--allow-env", name]
     return command
 
 
@@ -63,9 +66,10 @@ def child_environment() -> dict[str, str]:
     return env
 
 
-def start(run_dir: Path, config_format: str, world_size: int, output_dir: str, resume: str | None) -> Started:
+def start(run_dir: Path, config_format: str, world_size: int, output_dir: str, resume: str | None,
+          allow_env: tuple[str, ...] = ()) -> Started:
     """Start the run's process group; stdout and stderr go to RUN_DIR/run.log, which the child keeps open."""
-    launch = launch_command(config_file(run_dir, config_format), world_size, output_dir, resume)
+    launch = launch_command(config_file(run_dir, config_format), world_size, output_dir, resume, allow_env)
     command = [sys.executable, "-m", "web.runs.wrapper", str(run_dir), "--", *launch]
     for stale in (EXIT_FILE, PROCESS_FILE):
         (run_dir / stale).unlink(missing_ok=True)

@@ -152,7 +152,7 @@ class RunManager:
     def _start(self, run: Run) -> None:
         try:
             started = launcher.start(Path(run.run_dir), run.config_format, run.world_size, run.output_dir,
-                                     run.resume_checkpoint)
+                                     run.resume_checkpoint, tuple(self.settings.runs_env_allowlist))
         except OSError as error:
             self._finish(run, "failed", None, f"the run could not be started: {error}")
             return
