@@ -21,7 +21,7 @@ from grpo_schema.diagnostics import Diagnostic, Fix, has_errors
 from grpo_schema.env import check_env
 from grpo_schema.fielderrors import field_diagnostics
 from grpo_schema.keys import sort_keys
-from grpo_schema.loader import Positions, load_yaml
+from grpo_schema.loader import Positions, load_yaml, value_problem
 from grpo_schema.plan import RunPlan, derive_plan
 from grpo_schema.profiles import Profile, get_profile
 from grpo_schema.rules import RuleContext, run_rules
@@ -99,6 +99,11 @@ def check_text(text: str | bytes, path: str = "<string>", **options: Any) -> Che
 
 
 def check_mapping(mapping: Any, path: str = "<mapping>", **options: Any) -> CheckResult:
+    # The bounds the YAML loader enforces, for mappings that never went through it: a 10,000-deep list raised
+    # RecursionError (in repr), a non-string top-level key AttributeError.
+    refused = value_problem(mapping)
+    if refused is not None:
+        return _finish(CheckResult(path, options.get("world_size") or 1, diagnostics=[refused]))
     return _check(mapping, path, Positions(), [], **options)
 
 

@@ -341,5 +341,26 @@ def load_yaml(text: str | bytes) -> LoadResult:
     return LoadResult(data=data, positions=builder.positions, diagnostics=builder.diagnostics)
 
 
+def value_problem(value: Any) -> Diagnostic | None:
+    """The loader's bounds, for a value built without it (check_mapping: a JSON body, a Python caller): nesting
+    depth and value count (a cycle counts without end), and string keys at the top level. None when it is fine."""
+    if isinstance(value, dict) and any(not isinstance(key, str) for key in value):
+        key = next(key for key in value if not isinstance(key, str))
+        return _error(codes.Y_KEY_TYPE, f"the key {key!r} is not a string", hint="write every key as a string")
+    stack, count = [(value, 0)], 0
+    while stack:
+        item, depth = stack.pop()
+        count += 1
+        if count > MAX_VALUES:
+            return _error(codes.Y_TOO_MANY_KEYS, f"the config holds more than {MAX_VALUES} values")
+        if isinstance(item, (dict, list, tuple)):
+            if depth >= MAX_DEPTH:
+                return _error(codes.Y_TOO_DEEP, f"values are nested more than {MAX_DEPTH} levels deep",
+                              hint="flatten the structure")
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+    return None
+
+
 def _refuse(diagnostic: Diagnostic, earlier: list[Diagnostic] | None = None) -> LoadResult:
     return LoadResult(diagnostics=[*(earlier or []), diagnostic], ok=False)

@@ -26,6 +26,7 @@ class Settings(RunsSettings, BaseSettings):
     port: int = Field(8000, ge=0, le=65535, description="TCP port (0: any free port)")
     # The YAML loader refuses files over MAX_BYTES anyway; a larger body is refused before it is read.
     max_body_bytes: int = Field(MAX_BYTES, ge=1024, description="largest request body accepted (413 above)")
+    body_timeout_s: float = Field(30.0, gt=0, description="seconds a request body may take to arrive (408 after)")
     max_world_size: int = Field(4096, ge=1, description="largest world_size query value accepted")
     cors_origins: list[str] = Field(default_factory=list, description="origins allowed by CORS (none by default)")
     schema_url: str | None = Field(None, description="schema URL for the modeline of exported YAML (default: the "

@@ -17,3 +17,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if skipped:
         config.hook.pytest_deselected(items=skipped)
         items[:] = [item for item in items if not item.get_closest_marker("fuzz")]
+
+
+@pytest.fixture(scope="module")
+def hardened_server():
+    """A real uvicorn on 127.0.0.1 (the service's own server start, from tests/web) with a short body timeout."""
+    pytest.importorskip("uvicorn", reason="the service needs the web extra")
+    from tests.web.conftest import LiveServer, start_server
+    from web.settings import Settings
+
+    settings = Settings(body_timeout_s=2.0)
+    server, thread, url = start_server(settings)
+    yield LiveServer(url, settings)
+    server.should_exit = True
+    thread.join(timeout=10)

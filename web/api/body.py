@@ -6,6 +6,7 @@ it either. The body is never decoded here for YAML: grpo_schema's loader takes t
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 from dataclasses import dataclass
@@ -33,16 +34,32 @@ def media_type(request: Request) -> str:
     return request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
 
 
-async def read_limited(request: Request, limit: int) -> bytes:
-    """The whole body, or 413 as soon as more than `limit` bytes are announced or received."""
+async def read_limited(request: Request, limit: int, timeout: float | None = None) -> bytes:
+    """The whole body, or 413 as soon as more than `limit` bytes are announced or received, or 408 when it has not
+    all arrived after `timeout` seconds (uvicorn waits for a body forever: one byte a second held a request open
+    and a worker thread's share of the server indefinitely)."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise HTTPException(413, f"request body larger than {limit} bytes")
+        raise _too_large(limit)
+    try:
+        return await asyncio.wait_for(_read_body(request, limit), timeout)
+    except asyncio.TimeoutError:
+        # Connection: close, so uvicorn drops the connection instead of reading the rest of the body.
+        raise HTTPException(408, f"the request body did not arrive within {timeout:g} s",
+                            headers={"Connection": "close"}) from None
+
+
+def _too_large(limit: int) -> HTTPException:
+    # Connection: close, or uvicorn keeps reading (and discarding) the rest of the body, however long it is.
+    return HTTPException(413, f"request body larger than {limit} bytes", headers={"Connection": "close"})
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
     chunks, size = [], 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > limit:
-            raise HTTPException(413, f"request body larger than {limit} bytes")
+            raise _too_large(limit)
         chunks.append(chunk)
     return b"".join(chunks)
 
@@ -104,7 +121,7 @@ async def config_body(request: Request, settings: Settings = Depends(current_set
     if kind not in YAML_TYPES and kind not in JSON_TYPES:
         shown = kind or "no Content-Type"
         raise HTTPException(415, f"unsupported content type {shown}; send one of {ACCEPTED}")
-    data = await read_limited(request, settings.max_body_bytes)
+    data = await read_limited(request, settings.max_body_bytes, settings.body_timeout_s)
     if kind in JSON_TYPES:
         return ConfigBody(mapping=parse_json_object(data))
     return ConfigBody(yaml=data)

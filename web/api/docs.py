@@ -74,6 +74,7 @@ def config_body_doc() -> dict[str, Any]:
 
 
 ERRORS: dict[int | str, dict[str, Any]] = {
+    408: {"model": DetailDoc, "description": "the body did not arrive within the service's body_timeout_s"},
     413: {"model": DetailDoc, "description": "the body is larger than the service's limit"},
     415: {"model": DetailDoc, "description": "the content type is neither YAML/plain text nor JSON"},
     422: {"model": DetailDoc, "description": "unusable request: bad query values, JSON that is not an object"},

@@ -36,7 +36,7 @@ async def to_yaml(request: Request, settings: Annotated[Settings, Depends(curren
     published schema for the profiles given (as `grpo schema --profile` writes it)."""
     if media_type(request) != "application/json":
         raise HTTPException(415, "send the config as a JSON object (application/json)")
-    mapping = parse_json_object(await read_limited(request, settings.max_body_bytes))
+    mapping = parse_json_object(await read_limited(request, settings.max_body_bytes, settings.body_timeout_s))
     url = settings.schema_url or schema_url(profiles=[p.name for p in profiles])
     text = await run_in_threadpool(config_yaml, mapping, url)
     return PlainTextResponse(text, media_type="application/yaml; charset=utf-8")
