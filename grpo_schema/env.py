@@ -36,6 +36,11 @@ HIJACK_NAMES = frozenset({
     "PERL5LIB", "PERL5OPT", "RUBYOPT", "RUBYLIB", "NODE_OPTIONS", "NODE_PATH", "HOME", "TMPDIR",
     "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
     "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy", "HF_ENDPOINT",
+    # Load code from a directory or a command named by the variable: cached bytecode and compiled kernels, NCCL
+    # plugins (dlopen), and the commands git (hub uploads) and webbrowser (logins) run.
+    "PYTHONPYCACHEPREFIX", "TORCH_EXTENSIONS_DIR", "TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR",
+    "NCCL_NET_PLUGIN", "NCCL_TUNER_PLUGIN", "NCCL_PROFILER_PLUGIN", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_ASKPASS",
+    "SSH_ASKPASS", "GIT_EXEC_PATH", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "BROWSER",
 })
 HIJACK_PREFIXES = ("LD_", "DYLD_", "GCONV_", "MALLOC_")
 # A name holds a secret when one of its underscore-separated words (or word pairs) is one of these: HF_TOKEN,
@@ -81,7 +86,7 @@ def check_env(section: Any, allowed: frozenset[str] = frozenset()) -> EnvCheck:
 
 def _problem(name: str, value: Any, allowed: frozenset[str]) -> Diagnostic | None:
     where = (f"env.{name}",)
-    if not NAME_PATTERN.match(name):
+    if not NAME_PATTERN.fullmatch(name):  # match() let 'PATH\n' through: '$' also matches before a final newline
         return Diagnostic(E_NAME, "error", f"{name!r} is not a valid environment variable name", fields=where,
                           hint="use letters, digits and underscores")
     if name not in allowed and is_hijack(name):

@@ -81,6 +81,8 @@ def output_dir_busy(result: CheckResult, run_id: str, output_dir: Path) -> Diagn
 def resolve_under(runs_dir: Path, value: str, allow_outside: bool = False) -> Path | None:
     """Where `value` leads for a service run: relative paths under runs_dir. None when that is not allowed:
     absolute, `~`, `..`, or a symlink that resolves outside (or onto) runs_dir."""
+    if "\x00" in value:  # no such path anywhere, and resolve() raised ValueError (a 500 from POST /runs)
+        return None
     root = runs_dir.resolve()
     path = Path(os.path.expanduser(value)) if allow_outside else Path(value)
     if allow_outside:
@@ -132,6 +134,21 @@ def _remote_code(result: CheckResult, policy: ServicePolicy) -> Iterator[Diagnos
         yield Diagnostic(X_REMOTE_CODE, "error", "model_init_kwargs sets trust_remote_code, which would run the "
                          "model's own Python files", fields=("model_init_kwargs",), hint="remove trust_remote_code "
                          "from model_init_kwargs")
+    yield from _hub_kernels(result.config, kwargs if isinstance(kwargs, dict) else {})
+
+
+def _hub_kernels(config: Any, kwargs: dict[str, Any]) -> Iterator[Diagnostic]:
+    """transformers downloads compiled kernels from the Hub and runs them for an attn_implementation written as a
+    repository id ('kernels-community/flash-attn') and for use_kernels: code from the Hub, as trust_remote_code."""
+    for field, value in (("attn_implementation", config.attn_implementation),
+                         ("model_init_kwargs", kwargs.get("attn_implementation"))):
+        if isinstance(value, str) and "/" in value:
+            yield Diagnostic(X_REMOTE_CODE, "error", f"attn_implementation {value!r} is a kernels-hub repository: "
+                             "its compiled code would be downloaded and run in the training processes",
+                             fields=(field,), hint="use a built-in implementation: eager, sdpa or flash_attention_2")
+    if kwargs.get("use_kernels"):
+        yield Diagnostic(X_REMOTE_CODE, "error", "model_init_kwargs sets use_kernels, which downloads kernels from "
+                         "the Hub and runs them", fields=("model_init_kwargs",), hint="remove use_kernels")
 
 
 def _paths(result: CheckResult, policy: ServicePolicy) -> Iterator[Diagnostic]:
@@ -143,6 +160,13 @@ def _paths(result: CheckResult, policy: ServicePolicy) -> Iterator[Diagnostic]:
                          fields=("output_dir",), hint="use a relative path without '..' (it is placed under the "
                                                       "runs directory), or leave output_dir unset",
                          fix=Fix(unset=("output_dir",), safe=False, title="let the service choose output_dir"))
+    kwargs = result.config.model_init_kwargs if isinstance(result.config.model_init_kwargs, dict) else {}
+    for key in ("cache_dir", "offload_folder"):  # from_pretrained writes downloads and offloaded weights there
+        value = kwargs.get(key)
+        if isinstance(value, str) and resolve_under(policy.runs_dir, value, policy.allow_outside_runs_dir) is None:
+            yield Diagnostic(X_OUTSIDE, "error", f"model_init_kwargs.{key} {value!r} leads outside {where}",
+                             fields=("model_init_kwargs",), hint=f"remove {key} from model_init_kwargs, or use a "
+                                                                 "relative path without '..'")
     resume = result.config.resume_from_checkpoint
     if isinstance(resume, str) and resume.lower() not in ("true", "false", "") and resolve_under(
             policy.runs_dir, resume, policy.allow_outside_runs_dir) is None:
