@@ -23,10 +23,10 @@ from benchmarks.common import CORPUS, REPO, corpus_files  # noqa: E402
 
 GROUPS = ("validate", "service", "runtime", "imports")
 # Run sizes: (full, quick).
-COLD_RUNS, COLD_WARMUP = (9, 2), (2, 1)
+COLD_RUNS, COLD_WARMUP = (9, 2), (2, 0)
 INPROC_SECONDS = (3.0, 0.3)
 SERVICE_SECONDS, SERVICE_MAX_REQUESTS = (6.0, 1.0), (60000, 5000)
-RUNTIME_STEPS, RUNTIME_REPEATS = (10, 4), (3, 1)
+RUNTIME_STEPS, RUNTIME_REPEATS = (10, 4), (5, 1)
 
 
 def sections(args) -> dict:
