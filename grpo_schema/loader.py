@@ -123,9 +123,9 @@ class _Builder:
         except yaml.YAMLError as exc:
             raise _Refused(_error(codes.Y_SYNTAX, f"cannot read the value {_clip(event.value)!r}: {exc}",
                                   event.start_mark))
-        except (ValueError, KeyError, AttributeError, OverflowError):
+        except (ValueError, KeyError, IndexError, AttributeError, OverflowError):
             # PyYAML's constructors raise plain Python errors on values its resolver or a tag let through:
-            # 2001-02-30, !!bool maybe, !!int abc, !!timestamp foo
+            # 2001-02-30, !!bool maybe, !!int abc, !!timestamp foo, and an empty !!int or !!float (IndexError)
             kind = _TAG_WORDS[tag.rsplit(":", 1)[1]]
             raise _Refused(_error(codes.Y_SYNTAX, f"{_clip(event.value)!r} is not a valid {kind}", event.start_mark,
                                   "quote the value to keep it a string, or correct it"))

@@ -1,16 +1,30 @@
 """Every defect the fuzzers and the hardening review found, as the smallest input that showed it.
 
 Each test names the finding: what used to happen (an exception, a hang, a wrong position) and what the contract
-requires instead (a coded diagnostic, quickly). Inputs found by atheris live in tests/hardening/crashes/.
+requires instead (a coded diagnostic, quickly). Inputs found by atheris live in tests/hardening/crashes/, as
+fuzz/fuzz_validate.py wrote them; every file there is replayed through load_yaml and check_text.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
 from grpo_schema import check_text
 from grpo_schema.loader import load_yaml
 from tests.hardening.invariants import assert_explains, assert_structured, time_limit
+
+
+CRASHES = sorted((Path(__file__).parent / "crashes").glob("*"))
+
+
+@pytest.mark.parametrize("path", CRASHES, ids=[p.name for p in CRASHES])
+def test_inputs_that_crashed_the_fuzzer_give_diagnostics(path):
+    data = path.read_bytes()
+    assert load_yaml(data).diagnostics or load_yaml(data).ok
+    with time_limit(10):
+        assert_structured(check_text(data))
 
 
 def codes_of(text: str, **options) -> list[str]:
@@ -25,6 +39,7 @@ def codes_of(text: str, **options) -> list[str]:
     "learning_rate: 2001-02-30",  # a date the resolver matches but datetime refuses: ValueError
     "seed: !!int abc", "seed: !!float abc", "bf16: !!bool maybe",  # explicit tags: ValueError, KeyError
     "run_name: !!timestamp foo", "run_name: !!timestamp 2001-13-45",  # AttributeError, ValueError
+    "seed: !!int", "seed: !!int +", "seed: !!int _", "beta: !!float ''",  # found by atheris: IndexError
 ])
 def test_values_pyyaml_cannot_construct_are_a_syntax_diagnostic(text):
     """Found by the property tests: PyYAML's constructors raised plain Python errors through load_yaml."""
