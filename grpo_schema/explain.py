@@ -10,7 +10,6 @@ all build their answer with it, from a CheckResult.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
@@ -134,7 +133,9 @@ def explain_command(argv: list[str]) -> int:
     result = check_text(data, path=shown, **options)
     document = explain_result(result, args.dataset_size, args.micro_steps, args.max_prompt_length)
     if args.format == "json":
-        sys.stdout.write(json.dumps(document, indent=2) + "\n")
+        from grpo_schema.render.machine import dumps
+
+        sys.stdout.write(dumps(document, indent=2) + "\n")
     else:
         from grpo_schema.render.explain_text import render_explain
 

@@ -8,7 +8,6 @@ world-size-dependent errors they get. Exit 1 when any listed world size has an e
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from typing import Any
 
@@ -84,7 +83,9 @@ def emit_matrix(files: list[tuple[str, bytes]], results: list[Any], options: dic
     matrices = [world_size_matrix(data, shown, options, sizes) for shown, data in files]
     if fmt == "json":
         documents = [{**result.to_dict(), "world_sizes": matrix} for result, matrix in zip(results, matrices)]
-        print(json.dumps({"version": 1, "files": documents}, indent=2))
+        from grpo_schema.render.machine import dumps
+
+        print(dumps({"version": 1, "files": documents}, indent=2))
     else:
         print("\n\n".join(render_matrix(shown, matrix) for (shown, _), matrix in zip(files, matrices)))
     return 1 if any(len(m["valid"]) < len(m["checked"]) for m in matrices) else 0

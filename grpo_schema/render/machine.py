@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+from typing import Any
 
 from grpo_schema.check import CheckResult
 
@@ -10,7 +12,27 @@ _GITHUB_LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
 
 
 def render_json(results: list[CheckResult]) -> str:
-    return json.dumps({"version": 1, "files": [r.to_dict() for r in results]}, indent=2) + "\n"
+    return dumps({"version": 1, "files": [r.to_dict() for r in results]}, indent=2) + "\n"
+
+
+def dumps(value: Any, **options: Any) -> str:
+    """json.dumps for every JSON output: always strict JSON. A YAML config may hold .nan or .inf, and a fix that
+    quotes the value carried it into the document as NaN / Infinity, which JSON parsers refuse; such a number is
+    written as its YAML spelling, as the service does (web.api.responses)."""
+    try:
+        return json.dumps(value, allow_nan=False, **options)
+    except ValueError:  # rare: only then walk the whole value
+        return json.dumps(_finite(value), allow_nan=False, **options)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return ".nan" if math.isnan(value) else (".inf" if value > 0 else "-.inf")
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 def _escape_data(text: str) -> str:

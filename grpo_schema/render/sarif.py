@@ -9,10 +9,11 @@ message, whose numbers change as the user edits.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from pathlib import PurePath
 from typing import Any
+
+from grpo_schema.render.machine import dumps
 from urllib.parse import quote
 
 from grpo_schema.check import CheckResult
@@ -94,4 +95,4 @@ def sarif_log(results: list[CheckResult]) -> dict[str, Any]:
 
 
 def render_sarif(results: list[CheckResult]) -> str:
-    return json.dumps(sarif_log(results), indent=2, ensure_ascii=False) + "\n"
+    return dumps(sarif_log(results), indent=2, ensure_ascii=False) + "\n"

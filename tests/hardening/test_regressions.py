@@ -171,3 +171,24 @@ def test_messages_quoting_a_huge_value_are_clipped():
     result = check_text("reward_funcs: [" + "r" * 900_000 + "]\n")
     assert_structured(result)
     assert max(len(d.message) + len(d.hint) for d in result.diagnostics) <= 2 * MAX_TEXT
+
+
+@pytest.mark.parametrize("text", ["reward_weights: .nan\n", "reward_funcs: .inf\n", "label_names: -.inf\n"])
+def test_json_outputs_stay_strict_json_with_non_finite_values(text, tmp_path):
+    """Found by the large property-test budget: a scalar-for-list fix wraps the value ([.nan]), so
+    `grpo validate --format json` / `--format sarif` and `grpo explain --format json` printed NaN or Infinity,
+    which JSON parsers refuse. Every JSON output now writes them as their YAML spelling, as the service does."""
+    import subprocess
+    import sys
+
+    from tests.hardening.invariants import strict_json
+
+    config = tmp_path / "run.yaml"
+    config.write_text(text)
+    for argv in (["validate", "--format", "json"], ["validate", "--format", "sarif"], ["explain", "--format", "json"],
+                 ["validate", "--format", "json", "--world-sizes", "1-4"]):
+        done = subprocess.run([sys.executable, "-m", "grpo_schema", argv[0], str(config), *argv[1:]],
+                              capture_output=True, text=True, timeout=60)
+        assert "Traceback" not in done.stderr, done.stderr[-500:]
+        strict_json(done.stdout)
+        assert ".nan" in done.stdout or ".inf" in done.stdout
