@@ -76,11 +76,13 @@ def profile_service() -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("what", nargs="*", default=["runtime", "service"], choices=("runtime", "service"))
+    parser.add_argument("what", nargs="*", help="runtime and/or service (default: both)")
     parser.add_argument("--steps", type=int, default=12)
     args = parser.parse_args()
+    if set(args.what) - {"runtime", "service"}:
+        parser.error("choose from runtime, service")
     OUT.mkdir(parents=True, exist_ok=True)
-    for what in args.what:
+    for what in args.what or ("runtime", "service"):
         text = profile_runtime(args.steps) if what == "runtime" else profile_service()
         (OUT / f"profile_{what}.txt").write_text(text, encoding="utf-8")
         print(text)

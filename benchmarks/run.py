@@ -62,7 +62,8 @@ def parse_args(argv):
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    results = {"command": "python benchmarks/run.py " + shlex.join(sys.argv[1:] if argv is None else argv),
+    command = " ".join(["python benchmarks/run.py", shlex.join(sys.argv[1:] if argv is None else argv)]).strip()
+    results = {"command": command,
                "quick": args.quick, "date": datetime.datetime.now().isoformat(timespec="seconds"),
                "machine": machine.describe(), "load_start": machine.load_average(), "load": {}, "sections": {}}
     for name, measure in sections(args).items():
