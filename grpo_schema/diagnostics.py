@@ -105,3 +105,14 @@ def show_value(value: Any) -> str:
     if isinstance(value, dict):
         return "a mapping"
     return repr(value)
+
+
+def yaml_value(value: Any) -> str:
+    """A value as it would be written after `key: ` in YAML (plain words unquoted, the rest as JSON)."""
+    import json
+    import re
+
+    if isinstance(value, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_./-]*", value) and value.lower() not in (
+            "true", "false", "yes", "no", "on", "off", "null", "y", "n"):
+        return value
+    return show_value(value) if not isinstance(value, (str, list, dict)) else json.dumps(value)

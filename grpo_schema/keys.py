@@ -14,7 +14,7 @@ from typing import Any
 
 from grpo_schema import codes
 from grpo_schema.compiled import compiled
-from grpo_schema.diagnostics import Diagnostic, Fix, show_value
+from grpo_schema.diagnostics import Diagnostic, Fix, yaml_value
 from grpo_schema.migrations import MIGRATIONS, describe
 from grpo_schema.profiles import Profile, known_profiles
 
@@ -84,7 +84,7 @@ def _migrate(out: SortedKeys, mapping: dict[str, Any], key: str, value: Any) -> 
         out.renamed[migration.replacement] = value
         out.written_as[migration.replacement] = key
     code = codes.K_RENAMED if migration.kind == "renamed" else codes.K_REMOVED
-    hint = (f"write {migration.replacement}: {show_value(value)}" if migration.kind == "renamed"
+    hint = (f"write {migration.replacement}: {yaml_value(value)}" if migration.kind == "renamed"
             else migration.note)
     if migration.kind == "renamed" and not new_values:
         hint = f"{migration.replacement} is already set; remove {key}"
