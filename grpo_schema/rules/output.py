@@ -132,9 +132,12 @@ def prefetch_needs_workers(config: Any, ctx: RuleContext) -> Iterator[Finding]:
                       hint="set dataloader_num_workers > 0 or remove dataloader_prefetch_factor")
 
 
-@rule("GRPO-O008", "warning", ("hub_token",))
+_KWARGS_SECRETS = ("token", "use_auth_token")
+
+
+@rule("GRPO-O008", "warning", ("hub_token", "model_init_kwargs"))
 def no_token_in_config(config: Any, ctx: RuleContext) -> Iterator[Finding]:
-    """hub_token is a secret and does not belong in a config file.
+    """A Hub token is written in the config file (hub_token, or a token in model_init_kwargs).
 
     Config files end up in version control and logs; log in with `hf auth login` or export HF_TOKEN instead.
     """
@@ -142,6 +145,10 @@ def no_token_in_config(config: Any, ctx: RuleContext) -> Iterator[Finding]:
         yield Finding("hub_token is written in the config file", ("hub_token",),
                       hint="remove it and export HF_TOKEN in the job's environment",
                       fix=Fix(unset=("hub_token",), safe=False, title="remove hub_token"))
+    for key in _KWARGS_SECRETS:
+        if isinstance((config.model_init_kwargs or {}).get(key), str):
+            yield Finding(f"model_init_kwargs.{key} holds a Hub token written in the config file",
+                          ("model_init_kwargs",), hint="remove it and export HF_TOKEN in the job's environment")
 
 
 @rule("GRPO-O009", "error", ("eval_strategy", "eval_steps", "logging_steps"))

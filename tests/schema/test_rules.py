@@ -171,6 +171,12 @@ def test_batch_hint_lists_valid_world_sizes():
     assert "valid for world sizes 7, 14, 21" in diag.hint
 
 
+def test_tokens_in_model_init_kwargs_are_flagged():
+    result = check(BASE + "model_init_kwargs: {token: hf_abc, dtype: bfloat16}\n")
+    diag = next(d for d in result.diagnostics if d.code == "GRPO-O008")
+    assert diag.fields == ("model_init_kwargs",) and diag.line == 4 and "token" in diag.message
+
+
 def test_world_size_comes_from_num_processes_unless_given():
     text = BASE + "per_device_train_batch_size: 2\nnum_generations: 14\ngradient_accumulation_steps: 4\n" \
                   "num_processes: 7\n"
