@@ -92,6 +92,14 @@ def load_prompts(config, split: str = "train"):
     return dataset
 
 
+def dataset_rows(dataset, indices: list[int]) -> list[dict]:
+    """The rows at `indices` (repeats allowed), in order. One `dataset[indices]` read returns them column by
+    column; one read per row costs ~4x more (each read goes through the Arrow table and the formatter again)."""
+    columns = dataset[list(indices)]
+    names = list(columns)
+    return [dict(zip(names, values)) for values in zip(*(columns[name] for name in names))]
+
+
 def reward_columns(rows: list[dict]) -> dict[str, list]:
     """Extra columns of the rows, one list per column, as reward functions receive them."""
     keys = [k for k in rows[0] if k not in ("prompt", "completion", "completion_ids")]

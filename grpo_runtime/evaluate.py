@@ -14,6 +14,7 @@ import torch
 
 from .batch import Grouping, generate_batch
 from .checkpoint import Progress
+from .data import dataset_rows
 from .metrics import MetricWindow, loss_metrics
 from .rewards import RunState
 from .setup import Parts
@@ -43,7 +44,7 @@ def evaluate(config, plan, parts: Parts, progress: Progress, epoch: float) -> di
     try:
         for indices in batches:
             state = RunState(progress.global_step, parts.total_steps, epoch, progress.num_input_tokens_seen)
-            rows = [parts.eval_dataset[i] for i in indices]
+            rows = dataset_rows(parts.eval_dataset, indices)
             generated = generate_batch(parts, config, plan, rows, state, grouping)
             window.add(generated.metrics)
             with torch.no_grad():

@@ -21,6 +21,7 @@ import torch
 from .batch import Grouping, generate_batch, shuffle_rows, split_rows
 from .evaluate import evaluate
 from .checkpoint import Progress, load_checkpoint, prune_checkpoints, resolve_resume, save_checkpoint
+from .data import dataset_rows
 from .metrics import MetricWindow, loss_metrics, open_sinks, requested_reporters
 from .model import mix_into_reference
 from .rewards import RunState
@@ -102,7 +103,7 @@ def new_generation(config, plan, parts: Parts, progress: Progress, micro: int, w
     indices = process_rows(parts.order.chunk(generation), plan.num_generations, parts.rank,
                            plan.completions_per_process_per_generation)
     state = RunState(progress.global_step, parts.total_steps, window.epoch, progress.num_input_tokens_seen)
-    generated = generate_batch(parts, config, plan, [parts.dataset[i] for i in indices], state,
+    generated = generate_batch(parts, config, plan, dataset_rows(parts.dataset, indices), state,
                                Grouping.training(plan))
     rewards = [[None if math.isnan(v) else v for v in row] for row in generated.rewards.tolist()]
     log_assignment(parts, dict(generation=generation, micro_step=micro, step=progress.global_step, rows=indices,

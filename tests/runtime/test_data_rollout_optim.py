@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 import torch
 
-from grpo_runtime.data import load_prompts, mixture_shares, reward_columns
+from grpo_runtime.data import dataset_rows, load_prompts, mixture_shares, reward_columns
 from grpo_runtime.optim import build_optimizer, build_scheduler, decayed_parameter_names, warmup_steps
 from grpo_runtime.rollout import crop_after_first_eos, decode_completions, eos_token_ids, pad_rows, tokenize_prompts
 from grpo_runtime.tiny import build_model, build_tokenizer
@@ -64,6 +64,15 @@ def test_missing_prompt_column_is_refused(tmp_path):
     (tmp_path / "p.jsonl").write_text('{"question": "x"}\n')
     with pytest.raises(ValueError, match="no 'prompt' column"):
         load_prompts(config_for(tmp_path, dataset_name=str(tmp_path / "p.jsonl")))
+
+
+def test_dataset_rows_is_one_read_per_batch_with_the_rows_of_per_row_reads():
+    from datasets import Dataset
+
+    data = Dataset.from_list([{**row, "idx": i} for i, row in enumerate(ROWS)])
+    indices = [2, 2, 0, 3, 2, 1]  # repeats and any order, as generation batches have
+    assert dataset_rows(data, indices) == [data[i] for i in indices]
+    assert list(dataset_rows(data, [1])[0]) == data.column_names  # columns keep their order
 
 
 def test_reward_columns_skip_prompt_and_completion():
