@@ -4,15 +4,9 @@
 #   SKIP_SYSTEM=1    skip apt-get (Chromium) and npm (yaml-language-server) installs
 set -euo pipefail
 cd "$(dirname "$0")/.."
-VENV=${VENV:-.venv}
-if ! [ -x "$VENV/bin/python" ]; then
-  python3 -m venv "$VENV"
-fi
+export VENV=${VENV:-.venv}
+bash scripts/setup.sh all,test
 PY="$VENV/bin/python"
-"$PY" -m pip install -q --upgrade pip
-# A CPU build of torch first, so that no requirement pulls a multi-GB CUDA build.
-"$PY" -m pip install -q "torch==2.13.0"
-"$PY" -m pip install -q -e ".[all,test]"
 if [ "${SKIP_SYSTEM:-0}" != 1 ]; then
   if ! [ -x /usr/bin/chromium ] && command -v apt-get >/dev/null; then
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
