@@ -48,21 +48,33 @@ def stochastic_forward(model) -> bool:
         return False
     if any(isinstance(m, torch.nn.Dropout) and m.p > 0 and m.training for m in model.modules()):
         return True
-    settings = model.config.get_text_config(decoder=True).to_dict()
+    settings = vars(model.config.get_text_config(decoder=True))
     return any(isinstance(v, float) and v > 0 and ("dropout" in k or "pdrop" in k) for k, v in settings.items())
 
 
-def can_share_cache(model, gen_config) -> bool:
-    """A plain transformers causal LM (not a PEFT wrapper) that generates with a DynamicCache, deterministically."""
-    from transformers import PreTrainedModel
+def resolved_config(model, gen_config):
+    """The GenerationConfig as `generate` resolves it (the model's generation config fills what ours leaves unset),
+    and the model inputs it would add."""
+    return model._prepare_generation_config(gen_config)
 
-    cache_kinds = {gen_config.cache_implementation, model.generation_config.cache_implementation}
+
+def one_sequence_per_row(resolved) -> bool:
+    """Sampling or greedy decoding of one sequence per input row (beam search and num_return_sequences expand the
+    rows inside generate)."""
+    from transformers.generation import GenerationMode
+
+    return (resolved.get_generation_mode() in (GenerationMode.SAMPLE, GenerationMode.GREEDY_SEARCH)
+            and (resolved.num_return_sequences or 1) == 1)
+
+
+def can_share_cache(model, resolved) -> bool:
+    """For a transformers causal LM (PreTrainedModel, not a PEFT wrapper) and the config as generate resolves it:
+    one sequence per row, with a DynamicCache, deterministically."""
     return (
-        isinstance(model, PreTrainedModel)
-        and not model.config.is_encoder_decoder
-        and model._supports_default_dynamic_cache()
-        and cache_kinds <= {None, "dynamic"}
-        and gen_config.use_cache is not False
+        model._supports_default_dynamic_cache()
+        and resolved.cache_implementation in (None, "dynamic")
+        and resolved.use_cache is not False
+        and one_sequence_per_row(resolved)
         and not stochastic_forward(model)
     )
 
@@ -84,11 +96,17 @@ def prefill(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, logits
     return output, output.past_key_values
 
 
-def expand_cache(cache, owners: torch.Tensor):
-    """Give every row its prompt's cached keys and values; only full-attention dynamic layers are expanded."""
+def full_attention_only(cache) -> bool:
+    """Every layer a plain DynamicLayer: rows can be copied from their prompt's row (a sliding-window layer
+    keeps only part of a long prompt and is left alone)."""
     from transformers.cache_utils import DynamicLayer
 
-    if any(type(layer) is not DynamicLayer for layer in cache.layers):
+    return all(type(layer) is DynamicLayer for layer in cache.layers)
+
+
+def expand_cache(cache, owners: torch.Tensor):
+    """Give every row its prompt's cached keys and values (None when the cache has other layers)."""
+    if not full_attention_only(cache):
         return None
     cache.batch_select_indices(owners.to(cache.layers[0].keys.device))
     return cache

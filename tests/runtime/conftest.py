@@ -23,3 +23,12 @@ def tiny_model_dir(tmp_path_factory):
     from grpo_runtime.tiny import save_tiny_model
 
     return save_tiny_model(tmp_path_factory.mktemp("tiny") / "model")
+
+
+@pytest.fixture(scope="module")
+def tiny_policy():
+    """(the tiny random-init model in train mode, as while training; its tokenizer), built in memory."""
+    from grpo_runtime.tiny import build_model, build_tokenizer
+
+    tokenizer = build_tokenizer()
+    return build_model(tokenizer).train(), tokenizer

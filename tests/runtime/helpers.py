@@ -2,6 +2,7 @@
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import yaml
 
@@ -39,3 +40,25 @@ def validated(settings: dict, world_size: int = 1):
 
 def read_metrics(output_dir) -> list[dict]:
     return [json.loads(line) for line in (Path(output_dir) / "metrics.jsonl").read_text().splitlines()]
+
+
+# Prompts of three lengths (a left-padded batch); `prompt_batch` repeats the list, so the rows of one prompt are
+# interleaved with the others rather than adjacent.
+GENERATION_PROMPTS = ["say cat", "please say the word star", "say dog please"]
+
+
+def generation_settings(**overrides):
+    """The config fields `grpo_runtime.rollout.generation_config` reads, TRL's defaults unless overridden."""
+    values = dict(max_completion_length=8, temperature=1.0, top_p=1.0, top_k=0, min_p=None, repetition_penalty=1.0,
+                  cache_implementation=None, generation_kwargs=None)
+    return SimpleNamespace(**{**values, **overrides})
+
+
+def prompt_batch(tokenizer, copies: int = 4, multiple: int | None = None):
+    """(prompt token lists, dict(input_ids, attention_mask) left-padded) for GENERATION_PROMPTS * copies."""
+    from grpo_runtime.rollout import pad_rows, tokenize_prompts
+
+    prompt_lists = tokenize_prompts(tokenizer, GENERATION_PROMPTS * copies, None)
+    input_ids = pad_rows(prompt_lists, tokenizer.pad_token_id, "left", multiple)
+    attention_mask = pad_rows([[1] * len(p) for p in prompt_lists], 0, "left", multiple)
+    return prompt_lists, dict(input_ids=input_ids, attention_mask=attention_mask)

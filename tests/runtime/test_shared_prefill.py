@@ -2,37 +2,21 @@
 tokens, the same sampled tokens for the same seed, and the same per-token log-probs to 1e-6."""
 
 import copy
-from types import SimpleNamespace
 
 import pytest
 import torch
 
-from grpo_runtime.prefill import Sharing, can_share_cache, shared_prompt_cache, stochastic_forward
-from grpo_runtime.rollout import crop_after_first_eos, eos_token_ids, generation_config, pad_rows, sample_completions
-from grpo_runtime.rollout import tokenize_prompts
-from grpo_runtime.tiny import build_model, build_tokenizer
+from grpo_runtime.decode import Route
+from grpo_runtime.prefill import Sharing, shared_prompt_cache, stochastic_forward
+from grpo_runtime.rollout import crop_after_first_eos, eos_token_ids, generation_config, sample_completions
+from grpo_runtime.tiny import build_model
 
-# Different lengths, so the batch is left-padded; rows interleaved, so the copies of a prompt are not adjacent.
-PROMPTS = ["say cat", "please say the word star", "say dog please"]
-
-
-def settings(**overrides):
-    values = dict(max_completion_length=8, temperature=1.0, top_p=1.0, top_k=0, min_p=None, repetition_penalty=1.0,
-                  cache_implementation=None, generation_kwargs=None)
-    return SimpleNamespace(**{**values, **overrides})
+from .helpers import generation_settings as settings
+from .helpers import prompt_batch
 
 
-@pytest.fixture(scope="module")
-def tiny():
-    tokenizer = build_tokenizer()
-    return build_model(tokenizer).train(), tokenizer  # train mode, as during training
-
-
-def batch(tokenizer, copies=4):
-    prompt_lists = tokenize_prompts(tokenizer, PROMPTS * copies, None)
-    input_ids = pad_rows(prompt_lists, tokenizer.pad_token_id, "left")
-    attention_mask = pad_rows([[1] * len(p) for p in prompt_lists], 0, "left")
-    return prompt_lists, input_ids, attention_mask
+def shares(model, gen_config) -> bool:
+    return Route.choose(model, gen_config).share
 
 
 def generate(model, input_ids, attention_mask, gen_config, cache=None):
@@ -51,22 +35,26 @@ def test_sharing_maps_rows_to_distinct_prompts():
     assert sharing.saves_work and not Sharing.of([[1], [2]]).saves_work
 
 
-def test_greedy_completions_equal_plain_generate(tiny):
-    model, tokenizer = tiny
+@pytest.mark.parametrize("extra, lean", [({}, True), ({"prefill_chunk_size": 4}, False)])
+def test_greedy_completions_equal_plain_generate(tiny_policy, extra, lean):
+    """Through sample_completions, in the lean loop or in generate's own loop from the shared cache."""
+    model, tokenizer = tiny_policy
     eos_ids = eos_token_ids(tokenizer, model)
-    gen_config = generation_config(settings(top_k=1), tokenizer, eos_ids)
-    prompt_lists, input_ids, attention_mask = batch(tokenizer)
-    assert can_share_cache(model, gen_config) and Sharing.of(prompt_lists).saves_work  # the shared path runs
+    gen_config = generation_config(settings(top_k=1, generation_kwargs=extra), tokenizer, eos_ids)
+    prompt_lists, batch = prompt_batch(tokenizer)
+    input_ids, attention_mask = batch["input_ids"], batch["attention_mask"]
+    assert Route.choose(model, gen_config) == Route(lean=lean, share=True) and Sharing.of(prompt_lists).saves_work
     with torch.no_grad():
         shared = sample_completions(model, prompt_lists, gen_config, tokenizer.pad_token_id, eos_ids)
     plain = generate(model, input_ids, attention_mask, gen_config).sequences[:, input_ids.size(1):]
     assert shared == crop_after_first_eos(plain, eos_ids)
 
 
-def test_sampled_tokens_and_logprobs_equal_plain_generate(tiny):
-    model, tokenizer = tiny
+def test_sampled_tokens_and_logprobs_equal_plain_generate(tiny_policy):
+    model, tokenizer = tiny_policy
     gen_config = generation_config(settings(temperature=0.9, top_p=0.95), tokenizer, eos_token_ids(tokenizer, model))
-    prompt_lists, input_ids, attention_mask = batch(tokenizer)
+    prompt_lists, batch = prompt_batch(tokenizer)
+    input_ids, attention_mask = batch["input_ids"], batch["attention_mask"]
     torch.manual_seed(7)
     plain = generate(model, input_ids, attention_mask, gen_config)
     torch.manual_seed(7)
@@ -84,14 +72,17 @@ def test_sampled_tokens_and_logprobs_equal_plain_generate(tiny):
     assert torch.allclose(ours, theirs, atol=1e-5, rtol=0)  # and the whole distributions
 
 
-def test_dropout_or_another_cache_turns_sharing_off(tiny):
-    model, tokenizer = tiny
+def test_sharing_is_off_where_it_would_not_be_exact(tiny_policy):
+    """Dropout in train mode, another cache, or generate expanding the rows itself (beams, several sequences)."""
+    model, tokenizer = tiny_policy
     gen_config = generation_config(settings(), tokenizer, eos_token_ids(tokenizer, model))
     noisy = build_model(tokenizer)
     noisy.config.attention_dropout = 0.1  # applied functionally in train mode
-    assert stochastic_forward(noisy.train()) and not can_share_cache(noisy, gen_config)
-    assert not stochastic_forward(noisy.eval()) and can_share_cache(noisy, gen_config)
+    assert stochastic_forward(noisy.train()) and not shares(noisy, gen_config)
+    assert not stochastic_forward(noisy.eval()) and shares(noisy, gen_config)
     with_module = torch.nn.Sequential(torch.nn.Dropout(0.1))
     with_module.config = model.config
     assert stochastic_forward(with_module.train())
-    assert not can_share_cache(model, generation_config(settings(cache_implementation="static"), tokenizer, [3]))
+    assert not shares(model, generation_config(settings(cache_implementation="static"), tokenizer, [3]))
+    for expands in ({"num_beams": 2, "do_sample": False}, {"num_return_sequences": 2}):
+        assert not shares(model, generation_config(settings(generation_kwargs=expands), tokenizer, [3]))
