@@ -13,12 +13,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from grpo_schema import codes
+from grpo_schema.closematch import prepared
 from grpo_schema.compiled import compiled
 from grpo_schema.diagnostics import Diagnostic, Fix, yaml_value
 from grpo_schema.migrations import MIGRATIONS, describe
 from grpo_schema.profiles import Profile, known_profiles
 
-# Did-you-mean costs ~0.5 ms a key (difflib over every accepted key): a file of 24,000 unknown keys took 16 s.
+# Did-you-mean cost ~1 ms a key (difflib over every accepted key; grpo_schema.closematch pre-filters it now):
+# a file of 24,000 unknown keys took 16 s.
 MAX_SUGGESTED = 200
 LAUNCH_PREFIXES = ("fsdp_", "deepspeed_", "dynamo_", "megatron_lm_", "tpu_", "ipex_", "mpirun_")
 
@@ -113,11 +115,11 @@ COMMON_KEYS = frozenset({
 @functools.lru_cache(maxsize=1024)
 def did_you_mean(word: str, candidates: frozenset[str]) -> str | None:
     """The closest accepted key (difflib, cached: fix suggestions re-check a config many times)."""
-    matches = difflib.get_close_matches(word, sorted(candidates), n=3, cutoff=0.75)
-    if not matches:
-        return None
+    matches = prepared(candidates).close_matches(word, n=3, cutoff=0.75)
+    if not matches or len(matches) == 1 or matches[0] in COMMON_KEYS:
+        return matches[0] if matches else None
     best = difflib.SequenceMatcher(None, word, matches[0]).ratio()
-    close = [m for m in matches if difflib.SequenceMatcher(None, word, m).ratio() >= best - 0.05]
+    close = [m for m in matches[1:] if difflib.SequenceMatcher(None, word, m).ratio() >= best - 0.05]
     return next((m for m in close if m in COMMON_KEYS), matches[0])
 
 

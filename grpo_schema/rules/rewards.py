@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 from typing import Any, Iterator
 
+from grpo_schema.closematch import prepared
 from grpo_schema.diagnostics import Fix
 from grpo_schema.profiles import known_profiles
 from grpo_schema.rules import Finding, RuleContext, explicitly_set, rule
@@ -61,7 +61,7 @@ def _unresolved_names(config: Any, ctx: RuleContext, foreign: bool) -> Iterator[
             continue
         known = ", ".join(sorted(ctx.reward_names)) or "none"
         owner = _owner(name, ctx)
-        match = difflib.get_close_matches(name, sorted(ctx.reward_names), n=1, cutoff=0.6)
+        match = prepared(frozenset(ctx.reward_names)).close_matches(name, n=1, cutoff=0.6)  # = difflib's
         if owner:
             hint = f"{name!r} is a reward of {owner}: validate with --profile {owner}"
         else:
