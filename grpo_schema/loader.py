@@ -11,6 +11,7 @@ Scalars are resolved exactly as `yaml.safe_load` resolves them (YAML 1.1: `1e-6`
 
 from __future__ import annotations
 
+import datetime
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,6 +87,20 @@ class _Frame:
     merges: list = field(default_factory=list)
 
 
+# A scalar's value depends only on its tag, text and implicit flags, and the same few hundred keys and values recur
+# in every config: resolving and constructing one through PyYAML costs ~5 us, a lookup here ~0.2 us. Bounded in
+# entries and in the text length of each; immutable values only, so sharing one between documents changes nothing
+# (PyYAML itself returns one shared object for every .nan).
+MEMO_CHARS = 200
+MEMO_ENTRIES = 4096
+_SCALAR_MEMO: dict[tuple, tuple[Any]] = {}
+_IMMUTABLE = (str, int, float, type(None), datetime.date)
+
+
+def _memoizable(value: Any) -> bool:
+    return isinstance(value, _IMMUTABLE)
+
+
 class _Builder:
     """Builds values from events; keeps positions and enforces the limits."""
 
@@ -105,6 +120,19 @@ class _Builder:
                                   "remove the anchors and aliases that multiply the content"))
 
     def scalar(self, event: Any) -> Any:
+        """The value of a scalar event, as yaml.safe_load would build it (memoized: see _SCALAR_MEMO)."""
+        key = (event.tag, event.value, event.implicit)
+        known = _SCALAR_MEMO.get(key) if len(event.value) <= MEMO_CHARS else None
+        if known is not None:
+            return known[0]
+        value = self.construct_scalar(event)
+        if len(event.value) <= MEMO_CHARS and _memoizable(value):
+            if len(_SCALAR_MEMO) >= MEMO_ENTRIES:
+                _SCALAR_MEMO.clear()
+            _SCALAR_MEMO[key] = (value,)
+        return value
+
+    def construct_scalar(self, event: Any) -> Any:
         tag = event.tag
         if tag is None or tag == "!":
             tag = self.loader.resolve(yaml.ScalarNode, event.value, event.implicit)

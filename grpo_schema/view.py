@@ -12,28 +12,32 @@ from typing import Any, Iterator
 
 
 class ConfigView:
-    __slots__ = ("_values",)
+    # The fields live in the instance __dict__, so `config.name` is a plain attribute lookup in C: rules read
+    # ~150 fields per check, and a Python __getattr__ cost ~0.6 us each. No field name may shadow a method here
+    # (tests/schema/test_fields.py holds the compiled models to that).
 
     def __init__(self, values: dict[str, Any], facts: dict[str, dict[str, Any]] | None = None):
         """`facts` (grpo_schema.compiled) says which fields hold nested models, which become views too."""
-        converted = {}
-        for name, value in values.items():
-            inner = (facts or {}).get(name, {}).get("nested")
-            if inner and isinstance(value, list):
-                value = [ConfigView(item, inner) if isinstance(item, dict) else item for item in value]
-            elif inner and isinstance(value, dict):
-                value = ConfigView(value, inner)
-            converted[name] = value
-        object.__setattr__(self, "_values", converted)
+        converted = dict(values)
+        for name, inner in _nested_fields(facts).items():
+            value = converted.get(name)
+            if isinstance(value, list):
+                converted[name] = [ConfigView(item, inner) if isinstance(item, dict) else item for item in value]
+            elif isinstance(value, dict):
+                converted[name] = ConfigView(value, inner)
+        object.__setattr__(self, "__dict__", converted)
 
-    def __getattr__(self, name: str) -> Any:
-        try:
-            return self._values[name]
-        except KeyError:
-            raise AttributeError(f"config has no field {name!r}") from None
+    @property
+    def _values(self) -> dict[str, Any]:
+        return self.__dict__
+
+    def __getattr__(self, name: str) -> Any:  # only reached when the field does not exist
+        raise AttributeError(f"config has no field {name!r}")
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise TypeError("the validated config is frozen; derive a new mapping and validate it instead")
+
+    __delattr__ = __setattr__  # type: ignore[assignment]
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, ConfigView) and self.model_dump() == other.model_dump()
@@ -62,3 +66,20 @@ def _dump(value: Any) -> Any:
     if isinstance(value, list):
         return [_dump(item) for item in value]
     return copy.deepcopy(value)
+
+
+# facts dict (by identity) -> (the facts, {field name: the nested model's facts}); the facts are kept so that the
+# id is never reused while the entry exists. Compiled models are few; a profile built at run time adds one.
+_NESTED: dict[int, tuple[dict, dict[str, dict[str, Any]]]] = {}
+
+
+def _nested_fields(facts: dict[str, dict[str, Any]] | None) -> dict[str, dict[str, Any]]:
+    if not facts:
+        return {}
+    entry = _NESTED.get(id(facts))
+    if entry is None or entry[0] is not facts:
+        if len(_NESTED) > 256:
+            _NESTED.clear()
+        entry = (facts, {name: fact["nested"] for name, fact in facts.items() if fact.get("nested")})
+        _NESTED[id(facts)] = entry
+    return entry[1]

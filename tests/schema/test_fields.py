@@ -123,3 +123,19 @@ def test_the_config_is_frozen():
     config = check("num_generations: 4").config
     with pytest.raises(TypeError):
         config.num_generations = 8
+
+
+def test_no_field_name_shadows_a_config_view_attribute():
+    """ConfigView keeps the fields in its instance __dict__, where a field named like a method would hide it."""
+    from grpo_schema.view import ConfigView
+
+    taken = set(dir(ConfigView))
+
+    def clashes(facts: dict) -> set[str]:
+        found = set(facts) & taken
+        for fact in facts.values():
+            found |= clashes(fact["nested"]) if fact.get("nested") else set()
+        return found
+
+    for key in ("config", "launch", "open-r1"):
+        assert not clashes(compiled(key).fields), key
