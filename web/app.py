@@ -12,6 +12,7 @@ from fastapi.middleware.cors import CORSMiddleware
 import grpo_schema
 from web.api import catalog, check, health, yaml_io
 from web.api.errors import install_error_handlers
+from web.api.fastlane import FastValidate
 from web.pages import mount_pages
 from web.runs.service import install_runs, runs_supervision
 from web.settings import Settings, get_settings
@@ -38,6 +39,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     for module in (health, catalog, check, yaml_io):
         app.include_router(module.router)
     install_runs(app, settings)
+    app.add_middleware(FastValidate)  # added first, so innermost: CORS and the page headers wrap it too
     mount_pages(app)
     if settings.cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=settings.cors_origins, allow_methods=["GET", "POST"],

@@ -44,9 +44,12 @@ async def read_limited(request: Request, limit: int, timeout: float | None = Non
     try:
         return await asyncio.wait_for(_read_body(request, limit), timeout)
     except asyncio.TimeoutError:
-        # Connection: close, so uvicorn drops the connection instead of reading the rest of the body.
-        raise HTTPException(408, f"the request body did not arrive within {timeout:g} s",
-                            headers={"Connection": "close"}) from None
+        raise body_timeout(timeout) from None
+
+
+def body_timeout(timeout: float) -> HTTPException:
+    # Connection: close, so uvicorn drops the connection instead of reading the rest of the body.
+    return HTTPException(408, f"the request body did not arrive within {timeout:g} s", headers={"Connection": "close"})
 
 
 def _too_large(limit: int) -> HTTPException:

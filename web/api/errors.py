@@ -17,7 +17,8 @@ from starlette.routing import Match
 log = logging.getLogger("web")
 
 
-async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+    """The answer to an HTTPException (also for web.api.fastlane, which answers outside the routes)."""
     headers = getattr(exc, "headers", None)
     if exc.status_code == 405:  # Starlette names only the first route of the path; RFC 9110 wants all its methods
         headers = {**(headers or {}), "Allow": ", ".join(_methods_of_path(request))}
@@ -48,6 +49,6 @@ async def _bug(request: Request, exc: Exception) -> JSONResponse:
 
 
 def install_error_handlers(app: FastAPI) -> None:
-    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(StarletteHTTPException, http_error)
     app.add_exception_handler(RequestValidationError, _bad_request)
     app.add_exception_handler(Exception, _bug)
