@@ -1,9 +1,11 @@
 """Load generator (its own process): C keep-alive HTTP/1.1 connections POSTing one config, each request sent as
 soon as the previous answer on that connection is read (closed loop). Bounded by time and by request count.
 
-    python -m benchmarks.loadgen PORT CONNECTIONS SECONDS MAX_REQUESTS FILE|-
+    python -m benchmarks.loadgen PORT CONNECTIONS SECONDS MAX_REQUESTS FILE|DIR|-
 
-FILE is POSTed to /api/v1/validate; `-` sends GET /healthz instead (the framework floor: no validation work).
+FILE is POSTed to /api/v1/validate; a DIR's *.yaml files are POSTed in turn (distinct bodies: each connection
+cycles through them from its own starting point); `-` sends GET /healthz instead (the framework floor: no
+validation work).
 Prints one JSON line: requests, errors, seconds, requests/s and latency percentiles (ms). A hand-written client on
 asyncio streams, because httpx's per-request overhead would cost the server much of the 2 shared cores.
 Loopback only: the host is fixed to 127.0.0.1.
@@ -12,9 +14,11 @@ Loopback only: the host is fixed to 127.0.0.1.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import sys
 import time
+from pathlib import Path
 
 from benchmarks.common import percentile
 
@@ -41,14 +45,16 @@ async def read_response(reader: asyncio.StreamReader) -> int:
     return status
 
 
-async def connection(port: int, payload: bytes, until: float, budget: list[int], out: dict) -> None:
+async def connection(port: int, payloads: list[bytes], until: float, budget: list[int], out: dict) -> None:
     reader, writer = await asyncio.open_connection(HOST, port)
     count_after = time.perf_counter() + WARMUP_SECONDS
     try:
-        while budget[0] > 0 and time.perf_counter() < until:
+        for sent in itertools.count():
+            if budget[0] <= 0 or time.perf_counter() >= until:
+                break
             budget[0] -= 1
             started = time.perf_counter()
-            writer.write(payload)
+            writer.write(payloads[sent % len(payloads)])
             status = await read_response(reader)
             if started >= count_after:
                 out["latencies"].append(time.perf_counter() - started)
@@ -57,13 +63,14 @@ async def connection(port: int, payload: bytes, until: float, budget: list[int],
         writer.close()
 
 
-async def main(port: int, connections: int, seconds: float, max_requests: int, body: bytes | None) -> dict:
+async def main(port: int, connections: int, seconds: float, max_requests: int, bodies: list[bytes | None]) -> dict:
     out = {"latencies": [], "errors": 0}
-    payload = request_bytes(body)
+    payloads = [request_bytes(body) for body in bodies]
     start = time.perf_counter()
     until = start + WARMUP_SECONDS + seconds
     budget = [max_requests]
-    await asyncio.gather(*(connection(port, payload, until, budget, out) for _ in range(connections)))
+    await asyncio.gather(*(connection(port, rotated(payloads, i * len(payloads) // connections), until, budget, out)
+                           for i in range(connections)))
     measured = max(time.perf_counter() - start - WARMUP_SECONDS, 1e-9)
     latencies = sorted(x * 1000 for x in out["latencies"])
     return {"connections": connections, "requests": len(latencies), "errors": out["errors"], "seconds": measured,
@@ -72,7 +79,17 @@ async def main(port: int, connections: int, seconds: float, max_requests: int, b
             "max_ms": latencies[-1] if latencies else float("nan")}
 
 
+def rotated(items: list, start: int) -> list:
+    return items[start:] + items[:start]
+
+
+def read_bodies(source: str) -> list[bytes | None]:
+    if source == "-":
+        return [None]
+    path = Path(source)
+    return [file.read_bytes() for file in sorted(path.glob("*.yaml"))] if path.is_dir() else [path.read_bytes()]
+
+
 if __name__ == "__main__":
-    port, conns, secs, cap, file = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
-    body = None if file == "-" else open(file, "rb").read()
-    print(json.dumps(asyncio.run(main(port, conns, secs, cap, body))))
+    port, conns, secs, cap, source = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+    print(json.dumps(asyncio.run(main(port, conns, secs, cap, read_bodies(source)))))
