@@ -8,27 +8,11 @@ failing the response.
 from __future__ import annotations
 
 import datetime
-import json
-import math
 from typing import Any
 
 from fastapi.responses import JSONResponse
 
-
-def _yaml_spelling(value: float) -> str:
-    if math.isnan(value):
-        return ".nan"
-    return ".inf" if value > 0 else "-.inf"
-
-
-def _finite(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return _yaml_spelling(value)
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
+from grpo_schema.render.machine import dumps as strict_dumps
 
 
 def _default(value: Any) -> Any:
@@ -40,10 +24,8 @@ def _default(value: Any) -> Any:
 
 
 def dumps(content: Any) -> str:
-    try:
-        return json.dumps(content, ensure_ascii=False, allow_nan=False, default=_default)
-    except ValueError:  # a non-finite float somewhere: rare, so only then walk the whole value
-        return json.dumps(_finite(content), ensure_ascii=False, allow_nan=False, default=_default)
+    """The CLI's strict JSON (non-finite floats as their YAML spelling), plus dates and sets."""
+    return strict_dumps(content, ensure_ascii=False, default=_default)
 
 
 class ConfigJSONResponse(JSONResponse):
