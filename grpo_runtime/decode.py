@@ -36,6 +36,9 @@ from .prefill import Sharing, can_share_cache, full_attention_only, one_sequence
 
 # generate's per-token hooks; a model class that overrides any of them needs generate's own loop.
 GENERATE_HOOKS = ("prepare_inputs_for_generation", "_update_model_kwargs_for_generation", "_prefill", "_sample")
+# generate's internals used here and in prefill.py; a transformers without them runs generate unchanged.
+INTERNALS = GENERATE_HOOKS + ("_prepare_generation_config", "_optimize_model_for_decode",
+                              "_supports_default_dynamic_cache")
 MODEL_INPUTS = {"attention_mask", "position_ids", "past_key_values", "use_cache", "logits_to_keep"}
 
 
@@ -49,9 +52,10 @@ class Route:
 
     @classmethod
     def choose(cls, model, gen_config) -> "Route":
-        from transformers import PreTrainedModel
+        from transformers import GenerationMixin, PreTrainedModel
 
-        if not isinstance(model, PreTrainedModel) or model.config.is_encoder_decoder:
+        plain_model = isinstance(model, PreTrainedModel) and not model.config.is_encoder_decoder
+        if not plain_model or not all(hasattr(GenerationMixin, name) for name in INTERNALS):
             return cls(lean=False, share=False)  # e.g. a PEFT wrapper: its own generate
         resolved, model_kwargs = resolved_config(model, gen_config)
         return cls(lean=lean_decoding_applies(model, resolved, model_kwargs), share=can_share_cache(model, resolved))
@@ -66,9 +70,11 @@ def uses_generic_hooks(model) -> bool:
 
 def synchronised_decoding(model) -> bool:
     """DeepSpeed ZeRO-3 or FSDP: generate keeps every process stepping until all have finished."""
-    from transformers.distributed.fsdp import is_fsdp_managed_module
-    from transformers.integrations.deepspeed import is_deepspeed_zero3_enabled
-
+    try:
+        from transformers.distributed.fsdp import is_fsdp_managed_module
+        from transformers.integrations.deepspeed import is_deepspeed_zero3_enabled
+    except ImportError:  # another transformers layout: leave the decision to generate
+        return True
     return is_deepspeed_zero3_enabled() or is_fsdp_managed_module(model)
 
 
