@@ -44,6 +44,37 @@ def test_grpo_serve_starts_the_service_on_loopback():
     assert f"http://127.0.0.1:{port}/" in output and "warning" not in output
 
 
+def test_grpo_serve_with_two_workers_validates_with_the_command_line_settings():
+    port = free_port()
+    process = subprocess.Popen([sys.executable, "-m", "grpo_schema", "serve", "--port", str(port), "--workers", "2",
+                                "--log-level", "warning"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline, answers = time.monotonic() + 60, []
+        while time.monotonic() < deadline and process.poll() is None and not answers:
+            try:
+                answers.append(httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1))
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        assert answers and answers[0].json() == {"status": "ok"}
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}") as client:
+            for _ in range(20):  # spread over both processes; each must answer the same
+                reply = client.post("/api/v1/validate?world_size=3", content=b"num_generations: 16\nper_device_train_batch_size: 2\n",
+                                    headers={"content-type": "application/yaml"})
+                assert reply.status_code == 200
+                assert "GRPO-B001" in [d["code"] for d in reply.json()["diagnostics"]], reply.text
+    finally:
+        process.terminate()
+        output = process.communicate(timeout=20)[0]
+    assert "Traceback" not in output, output
+
+
+@pytest.mark.parametrize("argv,message", [(["--workers", "0"], "at least 1"),
+                                          (["--workers", "2", "--enable-runs"], "cannot serve runs")])
+def test_serve_refuses_workers_it_cannot_honour(argv, message, capsys):
+    assert serve_command(argv) == 2
+    assert message in capsys.readouterr().err
+
+
 def test_defaults_bind_loopback_and_env_settings_apply(monkeypatch):
     assert Settings().host == "127.0.0.1" and Settings().port == 8000
     monkeypatch.setenv("GRPO_WEB_PORT", "9123")
