@@ -126,3 +126,26 @@ def test_what_the_lean_loop_leaves_to_generate(tiny_policy):
     assert Route.choose(torch.nn.Linear(2, 2), generation_config(settings(), tokenizer, eos_ids)) == Route(False, False)
     assert plain_dynamic_cache(DynamicCache(config=model.config))
     assert not plain_dynamic_cache(StaticCache(config=model.config, max_cache_len=8))
+
+
+
+def test_the_route_is_decided_once_per_model_config_and_mode(tiny_policy, monkeypatch):
+    """Route.choose is asked every generation batch; it decides again only for a new config or a mode switch
+    (eval mode turns dropout off, which changes whether the prompt cache may be shared)."""
+    model, tokenizer = tiny_policy
+    model = copy.deepcopy(model)
+    model.config.attention_dropout = 0.1  # dropout in train mode: each row's forward pass is random
+    decided = []
+    original = Route.decide.__func__
+    monkeypatch.setattr(Route, "decide", classmethod(lambda cls, m, c: decided.append(m.training) or
+                                                      original(cls, m, c)))
+    eos_ids = eos_token_ids(tokenizer, model)
+    gen_config = generation_config(settings(), tokenizer, eos_ids)
+    model.train()
+    in_training = {Route.choose(model, gen_config) for _ in range(3)}
+    model.eval()
+    in_eval = {Route.choose(model, gen_config) for _ in range(3)}
+    assert decided == [True, False]
+    assert in_training == {Route(lean=True, share=False)} and in_eval == {Route(lean=True, share=True)}
+    Route.choose(model, generation_config(settings(), tokenizer, eos_ids))
+    assert decided == [True, False, False]  # a new config object is decided afresh
