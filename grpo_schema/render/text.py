@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, TextIO
+from typing import TextIO
 
 from grpo_schema.check import CheckResult
-from grpo_schema.diagnostics import Diagnostic, Fix
+from grpo_schema.diagnostics import Diagnostic, Fix, yaml_value
 
 _COLORS = {"error": "31", "warning": "33", "info": "36", "dim": "2", "bold": "1"}
 
@@ -21,20 +21,10 @@ def _paint(text: str, style: str, color: bool) -> str:
 
 
 def describe_fix(fix: Fix) -> str:
-    parts = [f"set {k}: {_yaml(v)}" for k, v in fix.set.items()]
+    parts = [f"set {k}: {yaml_value(v)}" for k, v in fix.set.items()]
     parts += [f"rename {old} to {new}" for old, new in fix.rename.items()]
     parts += [f"remove {k}" for k in fix.unset if k not in fix.set]
     return "; ".join(parts) or fix.title
-
-
-def _yaml(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, list):
-        return "[" + ", ".join(_yaml(v) for v in value) + "]"
-    return str(value)
 
 
 def render_diagnostic(diag: Diagnostic, path: str, lines: list[str], color: bool = False) -> str:
