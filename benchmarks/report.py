@@ -62,6 +62,11 @@ def service(section: dict) -> list[str]:
         lines.append(f"| {r['connections']} | {r['requests']} | {fmt(r['requests_per_s'], 0)} | {fmt(r['p50_ms'], 2)} "
                      f"| {fmt(r['p90_ms'], 2)} | {fmt(r['p99_ms'], 2)} | {r['errors']} "
                      f"| {fmt(r['server_cpu_ms_per_request'], 2)} |")
+    if "corpus_mix" in section:
+        m = section["corpus_mix"]
+        lines.append(f"| {m['connections']} (every valid corpus file in turn) | {m['requests']} "
+                     f"| {fmt(m['requests_per_s'], 0)} | {fmt(m['p50_ms'], 2)} | {fmt(m['p90_ms'], 2)} "
+                     f"| {fmt(m['p99_ms'], 2)} | {m['errors']} | {fmt(m['server_cpu_ms_per_request'], 2)} |")
     f = section["healthz_floor"]
     lines.append(f"| {f['connections']} (GET /healthz, floor) | {f['requests']} | {fmt(f['requests_per_s'], 0)} "
                  f"| {fmt(f['p50_ms'], 2)} | {fmt(f['p90_ms'], 2)} | {fmt(f['p99_ms'], 2)} | {f['errors']} "
