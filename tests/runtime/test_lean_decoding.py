@@ -149,3 +149,30 @@ def test_the_route_is_decided_once_per_model_config_and_mode(tiny_policy, monkey
     assert in_training == {Route(lean=True, share=False)} and in_eval == {Route(lean=True, share=True)}
     Route.choose(model, generation_config(settings(), tokenizer, eos_ids))
     assert decided == [True, False, False]  # a new config object is decided afresh
+
+
+def test_the_prepared_decoding_mask_is_the_mask_transformers_builds(tiny_policy):
+    """For one new token per row, create_causal_mask turns the padded 2-D mask into exactly the [R, 1, 1, L]
+    booleans the lean loop passes instead; without padding transformers passes no mask, and neither does it."""
+    from transformers import DynamicCache
+    from transformers.masking_utils import create_causal_mask
+
+    from grpo_runtime.decode import prepared_mask_applies
+
+    model, tokenizer = tiny_policy
+    _, batch = prompt_batch(tokenizer)
+    input_ids, mask = batch["input_ids"], batch["attention_mask"]
+    assert (mask == 0).any(), "the prompts should need padding"
+    cache = DynamicCache(config=model.config)
+    with torch.inference_mode():
+        model(input_ids=input_ids, attention_mask=mask, past_key_values=cache)
+        step_mask = torch.cat([mask, mask.new_ones((mask.size(0), 1))], dim=-1)
+        embeds = model.get_input_embeddings()(input_ids[:, -1:])
+        built = create_causal_mask(config=model.config, inputs_embeds=embeds, attention_mask=step_mask,
+                                   past_key_values=cache, position_ids=torch.full_like(input_ids[:, -1:], 99))
+    assert prepared_mask_applies(model, cache, step_mask)
+    assert built.dtype == torch.bool and torch.equal(built, step_mask[:, None, None, :].bool())
+    assert not prepared_mask_applies(model, cache, torch.ones_like(step_mask))
+    eager = copy.deepcopy(model)
+    eager.config._attn_implementation = "eager"
+    assert not prepared_mask_applies(eager, cache, step_mask)
