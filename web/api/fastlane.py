@@ -34,8 +34,8 @@ from web.settings import Settings
 
 PATH = "/api/v1/validate"
 # Bodies up to this size are checked on the event loop, larger ones in the thread pool (a 1 MB body can take
-# seconds and must not stall other connections). The bound keeps an inline check to a few milliseconds even for
-# a hostile body (unknown keys, each with a did-you-mean) (docs/benchmarks.md, service).
+# seconds and must not stall other connections). The bound keeps an inline check to ~30 ms even for a hostile
+# body (2 KB of random keys, each getting a did-you-mean; docs/benchmarks.md, service).
 INLINE_MAX_BYTES = 2048
 _WORLD_SIZE = re.compile(r"[1-9][0-9]{0,8}")
 _PATH_MAX_CHARS = 1_000
