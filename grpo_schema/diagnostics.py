@@ -7,6 +7,7 @@ Nothing here renders or raises; renderers live in `grpo_schema.render`.
 
 from __future__ import annotations
 
+import datetime
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -100,7 +101,11 @@ def show_value(value: Any) -> str:
     if isinstance(value, str):
         text = value if len(value) <= 60 else value[:57] + "..."
         return repr(text)
+    if isinstance(value, datetime.date):  # YAML reads 2024-01-31 as a date: show it as written
+        return f"the date {value.isoformat()}"
     if isinstance(value, (list, tuple)):
+        if any(isinstance(item, datetime.date) for item in value):
+            return "a list" if len(value) > 4 else "[" + ", ".join(show_value(item) for item in value) + "]"
         return "a list" if len(repr(value)) > 60 else repr(list(value))
     if isinstance(value, dict):
         return "a mapping"

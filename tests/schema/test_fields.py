@@ -139,3 +139,13 @@ def test_no_field_name_shadows_a_config_view_attribute():
 
     for key in ("config", "launch", "open-r1"):
         assert not clashes(compiled(key).fields), key
+
+
+def test_a_yaml_date_where_another_type_belongs_is_shown_as_written():
+    """YAML reads `2001-01-01` as a date; the message shows it as the user wrote it, not as Python's repr."""
+    result = check("learning_rate: 2001-01-01\nreward_weights: [1.0, 2024-05-06]\nrun_name: 2001-01-01\n")
+    messages = {d.fields[0]: d.message for d in result.diagnostics if d.code == "GRPO-T001"}
+    assert "(got the date 2001-01-01)" in messages["learning_rate"]
+    assert "(got [1.0, the date 2024-05-06])" in messages["reward_weights"]
+    assert "(got the date 2001-01-01)" in messages["run_name"]
+    assert not any("datetime" in m for m in messages.values())
