@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from typing import TextIO
 
@@ -14,6 +15,16 @@ _COLORS = {"error": "31", "warning": "33", "info": "36", "dim": "2", "bold": "1"
 
 def use_color(stream: TextIO) -> bool:
     return stream.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
+
+
+# C0 and C1 controls, DEL, and the bidirectional overrides and isolates: text from a config (a key, a value in a
+# message, a file name) must not move the cursor, recolour the terminal or reorder what the reader sees.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+
+
+def printable(text: str) -> str:
+    """Text for a terminal, with every control character spelled as an escape (\\x1b, \\u202e, ...)."""
+    return _UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
 def _paint(text: str, style: str, color: bool) -> str:
@@ -28,23 +39,24 @@ def describe_fix(fix: Fix) -> str:
 
 
 def render_diagnostic(diag: Diagnostic, path: str, lines: list[str], color: bool = False) -> str:
-    where = path + (f":{diag.line}:{diag.column}" if diag.line else "")
+    where = printable(path) + (f":{diag.line}:{diag.column}" if diag.line else "")
     origin = " (from the command line)" if diag.origin == "cli" else ""
-    head = f"{where}: {_paint(diag.severity, diag.severity, color)}[{diag.code}] {diag.message}{origin}"
+    head = f"{where}: {_paint(diag.severity, diag.severity, color)}[{diag.code}] {printable(diag.message)}{origin}"
     out = [head]
     if diag.line and 0 < diag.line <= len(lines):
-        text = lines[diag.line - 1].rstrip("\n")
+        raw = lines[diag.line - 1].rstrip("\n")
         gutter = f"{diag.line:>5} | "
+        text = printable(raw)
         out.append(_paint(gutter, "dim", color) + text)
-        start = max((diag.column or 1) - 1, 0)
+        start = len(printable(raw[:max((diag.column or 1) - 1, 0)]))  # the caret under the escaped text
         key_width = max(len(text[start:].split(":", 1)[0].rstrip()), 1)
         out.append(_paint(" " * 6 + "| ", "dim", color) + " " * start + _paint("^" * key_width, diag.severity, color))
     if diag.hint:
-        out.append(f"  help: {diag.hint}")
+        out.append(f"  help: {printable(diag.hint)}")
     if diag.fix:
-        out.append(f"  fix{' (safe)' if diag.fix.safe else ''}: {describe_fix(diag.fix)}")
+        out.append(f"  fix{' (safe)' if diag.fix.safe else ''}: {printable(describe_fix(diag.fix))}")
     for alt in diag.alternatives:
-        out.append(f"  or: {describe_fix(alt)}")
+        out.append(f"  or: {printable(describe_fix(alt))}")
     return "\n".join(out)
 
 
@@ -52,7 +64,7 @@ def summary(result: CheckResult) -> str:
     counts = {s: sum(d.severity == s for d in result.diagnostics) for s in ("error", "warning", "info")}
     words = [f"{n} {s}{'s' if n != 1 else ''}" for s, n in counts.items() if n]
     verdict = "valid" if result.valid else "invalid"
-    return f"{result.path}: {verdict} at world size {result.world_size}" + (f" ({', '.join(words)})" if words else "")
+    return f"{printable(result.path)}: {verdict} at world size {result.world_size}" + (f" ({', '.join(words)})" if words else "")
 
 
 def render(results: list[CheckResult], sources: dict[str, str], stream: TextIO = sys.stdout) -> str:

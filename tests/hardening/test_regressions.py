@@ -192,3 +192,22 @@ def test_json_outputs_stay_strict_json_with_non_finite_values(text, tmp_path):
         assert "Traceback" not in done.stderr, done.stderr[-500:]
         strict_json(done.stdout)
         assert ".nan" in done.stdout or ".inf" in done.stdout
+
+
+@pytest.mark.parametrize("mapping", [
+    {"accelerator_config": {"\x1b[2J": None}},  # found by test_fuzz_mappings: a key with ESC reached the terminal
+    {"run_name\u202e": 1}, {"reward_funcs": ["a\x07b"]}, {"a\nb": 1},
+])
+def test_terminal_output_escapes_control_characters_from_the_config(mapping):
+    """Keys and values land in messages; the text output must not let them drive the terminal (ESC, BEL, bidi
+    overrides, newlines that fake a diagnostic). They are shown escaped."""
+    import io
+
+    from grpo_schema import check_mapping
+    from grpo_schema.render.text import render
+
+    result = check_mapping(mapping, path="evil\x1b.json")
+    text = render([result], {}, io.StringIO())
+    assert not any(c in text for c in "\x1b\x07\u202e"), repr(text)
+    assert "\\x1b" in text  # the file name, escaped
+    assert all(not line or line.startswith(("evil", " ")) for line in text.split("\n")), text
