@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 from grpo_schema.check import CheckResult
+from grpo_schema.render.text import printable
 
 _GITHUB_LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
 
@@ -47,10 +48,10 @@ def render_github(results: list[CheckResult]) -> str:
     lines = []
     for result in results:
         for diag in result.diagnostics:
-            props = [f"file={_escape_property(result.path)}"]
+            props = [f"file={_escape_property(printable(result.path))}"]
             if diag.line:
                 props += [f"line={diag.line}", f"col={diag.column or 1}"]
             props.append(f"title={_escape_property(diag.code)}")
-            message = diag.message + (f" ({diag.hint})" if diag.hint else "")
+            message = printable(diag.message + (f" ({diag.hint})" if diag.hint else ""))  # no ESC in the log
             lines.append(f"::{_GITHUB_LEVEL[diag.severity]} {','.join(props)}::{_escape_data(message)}")
     return "\n".join(lines) + ("\n" if lines else "")

@@ -204,10 +204,13 @@ def test_terminal_output_escapes_control_characters_from_the_config(mapping):
     import io
 
     from grpo_schema import check_mapping
+    from grpo_schema.render.machine import render_github
     from grpo_schema.render.text import render
 
     result = check_mapping(mapping, path="evil\x1b.json")
     text = render([result], {}, io.StringIO())
     assert not any(c in text for c in "\x1b\x07\u202e"), repr(text)
     assert "\\x1b" in text  # the file name, escaped
+    github = render_github([result])
+    assert not any(c in github for c in "\x1b\x07\u202e") and len(github.splitlines()) == len(result.diagnostics)
     assert all(not line or line.startswith(("evil", " ")) for line in text.split("\n")), text
