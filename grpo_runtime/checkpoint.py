@@ -10,6 +10,7 @@ generation spans several optimizer steps. With `sync_ref_model` the drifted refe
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
 import shutil
@@ -37,6 +38,10 @@ class Progress:
     steps_since_log: int = 0
 
 
+class CheckpointError(ValueError):
+    """A resume target that cannot be used; `grpo train` reports it as an error, not a traceback."""
+
+
 def checkpoint_dirs(output_dir: Path) -> list[Path]:
     """Existing checkpoints, oldest first."""
     found = [(int(m.group(1)), p) for p in output_dir.glob("checkpoint-*") if (m := CHECKPOINT.match(p.name))]
@@ -48,13 +53,15 @@ def resolve_resume(value, output_dir: Path) -> Path | None:
     if value in (None, False, "", "false", "False"):
         return None
     if value in (True, "true", "True"):
-        found = checkpoint_dirs(output_dir)
+        found = [path for path in checkpoint_dirs(output_dir) if (path / STATE_FILE).is_file()]
         if not found:
-            raise ValueError(f"resume_from_checkpoint is true but {output_dir} holds no checkpoint-STEP folder")
-        value = found[-1]
+            raise CheckpointError(f"resume_from_checkpoint is true but {output_dir} holds no complete checkpoint-STEP "
+                             "folder")
+        value = found[-1]  # the newest complete one: a run cut short while saving leaves one without state
     path = Path(value)
     if not (path / STATE_FILE).exists():
-        raise ValueError(f"resume_from_checkpoint {str(value)!r} is not a checkpoint folder written by grpo_runtime")
+        raise CheckpointError(f"resume_from_checkpoint {str(value)!r} is not a complete checkpoint folder written by "
+                              "grpo_runtime")
     return path
 
 
@@ -96,8 +103,19 @@ def save_checkpoint(directory: Path, *, accelerator, model, tokenizer, optimizer
     torch.save(rng_state(), directory / f"rng_state_{rank}.pth")
     accelerator.wait_for_everyone()
     if accelerator.is_main_process:
-        (directory / STATE_FILE).write_text(json.dumps(asdict(progress), indent=1))
+        write_atomically(directory / STATE_FILE, json.dumps(asdict(progress), indent=1))
     accelerator.wait_for_everyone()
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """The state file marks a complete checkpoint, so it must never exist half-written: a run cancelled during
+    this write leaves only the temporary file, and the checkpoint counts as incomplete."""
+    partial = path.with_name(path.name + ".partial")
+    with open(partial, "w", encoding="utf-8") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(partial, path)
 
 
 def load_weights(model, directory: Path) -> None:
@@ -127,11 +145,19 @@ def load_checkpoint(directory: Path, *, accelerator, model, optimizer, scheduler
     scheduler.load_state_dict(torch.load(directory / "scheduler.pt", weights_only=False))
     if reference is not None and (directory / "reference").exists():
         load_weights(reference, directory / "reference")
-    progress = Progress(**json.loads((directory / STATE_FILE).read_text()))
+    progress = read_progress(directory)
     restore_rng(torch.load(directory / f"rng_state_{rank}.pth", weights_only=False))
     buffer_file = directory / f"rollout_buffer_{rank}.pt"
     buffer = torch.load(buffer_file, weights_only=False) if buffer_file.exists() else None
     return progress, buffer
+
+
+def read_progress(directory: Path) -> Progress:
+    try:
+        return Progress(**json.loads((directory / STATE_FILE).read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError) as exc:
+        raise CheckpointError(f"checkpoint {directory} has an unreadable {STATE_FILE} ({exc}); resume from an earlier "
+                         "checkpoint") from None
 
 
 def prune_checkpoints(output_dir: Path, keep: int | None) -> None:

@@ -91,10 +91,15 @@ def train_command(argv: list[str], prog: str = "grpo train") -> int:
     checked = validated(argv, prog=prog)
     if isinstance(checked, int):
         return checked
+    from .checkpoint import CheckpointError
     from .train import main
 
     quiet_library_progress_bars()
-    main(checked.config, checked.plan)
+    try:
+        main(checked.config, checked.plan)
+    except CheckpointError as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -120,17 +120,44 @@ def test_resume_target_resolution(tmp_path):
     from grpo_runtime.checkpoint import STATE_FILE, resolve_resume
 
     assert resolve_resume(None, tmp_path) is None
-    with pytest.raises(ValueError, match="holds no checkpoint"):
+    with pytest.raises(ValueError, match="holds no complete checkpoint"):
         resolve_resume(True, tmp_path)
     (tmp_path / "checkpoint-10").mkdir()
     (tmp_path / "checkpoint-9").mkdir()
     (tmp_path / "checkpoint-10" / "trainer_state.json").write_text("{}")  # what an HF/TRL checkpoint holds
-    with pytest.raises(ValueError, match="not a checkpoint folder written by grpo_runtime"):
+    with pytest.raises(ValueError, match="not a complete checkpoint folder written by grpo_runtime"):
         resolve_resume(str(tmp_path / "checkpoint-10"), tmp_path)
-    with pytest.raises(ValueError, match="checkpoint-10' is not a checkpoint"):  # newest by step, not by name
+    with pytest.raises(ValueError, match="holds no complete checkpoint"):
         resolve_resume("true", tmp_path)
     (tmp_path / "checkpoint-9" / STATE_FILE).write_text("{}")
     assert resolve_resume(str(tmp_path / "checkpoint-9"), tmp_path) == tmp_path / "checkpoint-9"
+    # newest complete one by step, not by name: checkpoint-10 is not ours, checkpoint-11 was cut short while its
+    # state file was being written (only the temporary file exists)
+    (tmp_path / "checkpoint-11").mkdir()
+    (tmp_path / "checkpoint-11" / f"{STATE_FILE}.partial").write_text('{"global_st')
+    assert resolve_resume("true", tmp_path) == tmp_path / "checkpoint-9"
+
+
+def test_the_state_file_is_written_atomically_and_a_broken_one_is_reported(tmp_path):
+    from grpo_runtime.checkpoint import STATE_FILE, CheckpointError, read_progress, write_atomically
+
+    write_atomically(tmp_path / STATE_FILE, '{"global_step": 3}')
+    assert read_progress(tmp_path).global_step == 3
+    assert [p.name for p in tmp_path.iterdir()] == [STATE_FILE]  # no temporary file left behind
+    (tmp_path / STATE_FILE).write_text("")  # what a kill during a plain write could leave
+    with pytest.raises(CheckpointError, match="unreadable runtime_state.json"):
+        read_progress(tmp_path)
+
+
+def test_grpo_train_reports_an_unusable_resume_target_without_a_traceback(tmp_path, tiny_model_dir, capsys):
+    from grpo_runtime.cli import train_command
+
+    settings = base_settings(tiny_model_dir, write_prompts(tmp_path / "data.jsonl"), tmp_path / "out")
+    config = tmp_path / "run.yaml"
+    config.write_text(yaml.safe_dump({**settings, "resume_from_checkpoint": True}))
+    assert train_command([str(config)]) == 2
+    err = capsys.readouterr().err
+    assert "holds no complete checkpoint" in err and "Traceback" not in err
 
 
 def test_epoch_based_length_logging_and_saving(tmp_path, tiny_model_dir):
