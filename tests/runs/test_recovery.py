@@ -166,14 +166,22 @@ def test_metrics_are_copied_line_by_line_and_start_over_when_the_file_is_replace
     store.close()
 
 
-def test_only_complete_checkpoints_are_resumed_from(tmp_path):
+def test_only_complete_checkpoints_are_listed_and_resumed_from(runs_dir):
+    from web.runs.documents import detail
+
+    output = runs_dir / "out"
     for step, files in ((2, ("model.safetensors", "rng_state_0.pth", "runtime_state.json")),
-                        (4, ("model.safetensors", "rng_state_0.pth"))):  # cut short before its state file
-        folder = tmp_path / f"checkpoint-{step}"
-        folder.mkdir()
+                        (4, ("model.safetensors", "rng_state_0.pth", "runtime_state.json.partial"))):  # cut short
+        folder = output / f"checkpoint-{step}"
+        folder.mkdir(parents=True)
         for name in files:
             (folder / name).write_text("x")
-    assert outputs.last_complete_checkpoint(tmp_path) == tmp_path / "checkpoint-2"
+    assert outputs.last_complete_checkpoint(output) == output / "checkpoint-2"
+    store = Store(runs_dir / "runs.sqlite3")
+    run = store.insert(id="aaaaaaaaaaa8", state="cancelled", config_text="", config_format="yaml", world_size=1,
+                       output_dir=str(output), run_dir=str(runs_dir / "aaaaaaaaaaa8"))
+    assert detail(run, store)["checkpoints"] == ["checkpoint-2"]
+    store.close()
 
 
 def test_the_checkpoint_state_file_is_the_runtimes():

@@ -33,7 +33,8 @@ def detail(run: Run, store: Store, metrics_after: int | None = None) -> dict[str
         **summary(run, store),
         "config": run.config_text, "config_format": run.config_format,
         "diagnostics": json.loads(run.warnings),
-        "checkpoints": [c.name for c in outputs.checkpoints(run.output_dir)],
+        # the ones a resume can start from: a checkpoint still being written, or cut short by a cancel, is left out
+        "checkpoints": [c.name for c in outputs.checkpoints(run.output_dir) if outputs.complete(c)],
         "log_size": outputs.log_size(run),
         "metrics": store.metrics(run.id, metrics_after),
     }
