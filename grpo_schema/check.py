@@ -182,12 +182,12 @@ def _validate(model: CompiledModel, given: dict[str, Any]) -> tuple[ConfigView, 
     context: dict[str, Any] = {}
     try:
         values = model.validate(given, context)
-        return ConfigView(values, model.fields), set(), _notes(context)
+        return ConfigView(values, model.nested), set(), _notes(context)
     except ValidationError as exc:
         diagnostics, failed = field_diagnostics(model.fields, exc.errors(include_url=False), given)
     context = {}
     values = model.validate({k: v for k, v in given.items() if k not in failed}, context)
-    return ConfigView(values, model.fields), failed, diagnostics + _notes(context)
+    return ConfigView(values, model.nested), failed, diagnostics + _notes(context)
 
 
 def _notes(context: dict[str, Any]) -> list[Diagnostic]:

@@ -19,7 +19,7 @@ import hashlib
 import importlib
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -53,9 +53,18 @@ class CompiledModel:
     name: str
     validator: SchemaValidator
     fields: dict[str, dict[str, Any]]  # field name -> expected, choices, only_choices, nested, default
+    nested: dict[str, dict] = field(init=False)  # field -> its model's own nested map, for ConfigView
+
+    def __post_init__(self) -> None:
+        self.nested = nested_map(self.fields)
 
     def validate(self, data: dict[str, Any], context: dict[str, Any] | None = None) -> dict[str, Any]:
         return self.validator.validate_python(data, context=context)
+
+
+def nested_map(facts: dict[str, dict[str, Any]]) -> dict[str, dict]:
+    """The fields holding nested models, each with the same map for its model (derived once per model)."""
+    return {name: nested_map(fact["nested"]) for name, fact in facts.items() if fact.get("nested")}
 
 
 # --- building (imports pydantic; run at development time or for models that are not cached) ----------------------

@@ -16,10 +16,11 @@ class ConfigView:
     # ~150 fields per check, and a Python __getattr__ cost ~0.6 us each. No field name may shadow a method here
     # (tests/schema/test_fields.py holds the compiled models to that).
 
-    def __init__(self, values: dict[str, Any], facts: dict[str, dict[str, Any]] | None = None):
-        """`facts` (grpo_schema.compiled) says which fields hold nested models, which become views too."""
+    def __init__(self, values: dict[str, Any], nested: dict[str, dict] | None = None):
+        """`nested` maps the fields that hold nested models to their own nested maps (CompiledModel.nested);
+        those values become views too."""
         converted = dict(values)
-        for name, inner in _nested_fields(facts).items():
+        for name, inner in (nested or {}).items():
             value = converted.get(name)
             if isinstance(value, list):
                 converted[name] = [ConfigView(item, inner) if isinstance(item, dict) else item for item in value]
@@ -67,19 +68,3 @@ def _dump(value: Any) -> Any:
         return [_dump(item) for item in value]
     return copy.deepcopy(value)
 
-
-# facts dict (by identity) -> (the facts, {field name: the nested model's facts}); the facts are kept so that the
-# id is never reused while the entry exists. Compiled models are few; a profile built at run time adds one.
-_NESTED: dict[int, tuple[dict, dict[str, dict[str, Any]]]] = {}
-
-
-def _nested_fields(facts: dict[str, dict[str, Any]] | None) -> dict[str, dict[str, Any]]:
-    if not facts:
-        return {}
-    entry = _NESTED.get(id(facts))
-    if entry is None or entry[0] is not facts:
-        if len(_NESTED) > 256:
-            _NESTED.clear()
-        entry = (facts, {name: fact["nested"] for name, fact in facts.items() if fact.get("nested")})
-        _NESTED[id(facts)] = entry
-    return entry[1]
