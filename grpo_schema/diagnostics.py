@@ -113,11 +113,26 @@ def show_value(value: Any) -> str:
 
 
 def yaml_value(value: Any) -> str:
-    """A value as it would be written after `key: ` in YAML (plain words unquoted, the rest as JSON)."""
+    """A value as it would be written after `key: ` in YAML: plain words unquoted, other strings double-quoted,
+    lists and mappings in flow style, dates as dates and non-finite floats as .nan / .inf, at any depth."""
     import json
+    import math
     import re
 
-    if isinstance(value, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_./-]*", value) and value.lower() not in (
-            "true", "false", "yes", "no", "on", "off", "null", "y", "n"):
-        return value
-    return show_value(value) if not isinstance(value, (str, list, dict)) else json.dumps(value)
+    if isinstance(value, str):
+        plain = re.fullmatch(r"[A-Za-z_][A-Za-z0-9_./-]*", value) and value.lower() not in (
+            "true", "false", "yes", "no", "on", "off", "null", "y", "n")
+        return value if plain else json.dumps(value)
+    if value is None or isinstance(value, bool):
+        return show_value(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return ".nan" if math.isnan(value) else (".inf" if value > 0 else "-.inf")
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, datetime.date):
+        return value.isoformat()
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(yaml_value(item) for item in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{yaml_value(str(k))}: {yaml_value(v)}" for k, v in value.items()) + "}"
+    return json.dumps(str(value))

@@ -214,3 +214,20 @@ def test_terminal_output_escapes_control_characters_from_the_config(mapping):
     github = render_github([result])
     assert not any(c in github for c in "\x1b\x07\u202e") and len(github.splitlines()) == len(result.diagnostics)
     assert all(not line or line.startswith(("evil", " ")) for line in text.split("\n")), text
+
+
+@pytest.mark.parametrize("text, value", [
+    ("torch_dtype: [2024-01-01]\n", "[2024-01-01]"),  # a date inside a list: the fix text raised TypeError (500)
+    ("torch_dtype: [.nan, 2024-01-01]\n", "[.nan, 2024-01-01]"),
+])
+def test_fix_and_hint_texts_write_any_yaml_value(text, value):
+    """Found reviewing the change: yaml_value wrote lists through json.dumps, which refuses dates; every value the
+    loader can build must be written back as YAML that loads to the same value."""
+    import yaml
+
+    from grpo_schema.diagnostics import yaml_value
+
+    codes_of(text)  # structured, explainable, no exception
+    loaded = load_yaml(text).data["torch_dtype"]
+    assert yaml_value(loaded) == value
+    assert repr(yaml.safe_load(f"k: {value}")["k"]) == repr(loaded)
