@@ -229,7 +229,7 @@ def _rule_context(result: CheckResult, active: tuple[Profile, ...], explicit: fr
                        launch=result.launch)
 
 
-def _path_of(name: str) -> tuple[str | int, ...]:
+def path_of(name: str) -> tuple[str | int, ...]:
     """'datasets[0].path' -> ('datasets', 0, 'path'); 'env.HF_HOME' -> ('env', 'HF_HOME')."""
     if name.startswith("env."):  # a variable name is one key, whatever it contains ('env.A.B' is refused by name)
         return ("env", name[4:])
@@ -254,7 +254,7 @@ def _place(result: CheckResult, written_as: dict[str, str], origins: dict[str, s
                 origin = "cli"
                 break
             # A top-level key written with '.' or '[' (model.name: x) is found as written, not as a path.
-            position = result.positions.keys.get((name,)) or result.positions.of(_path_of(name))
+            position = result.positions.keys.get((name,)) or result.positions.of(path_of(name))
             if position and line is None:
                 line, column = position
                 origin = origin or "file"
@@ -272,14 +272,14 @@ def _finish(result: CheckResult) -> CheckResult:
         phase = _PHASE.get(d.code[5:6], 4)
         return (phase, d.line if d.line is not None else 1 << 30, ("error", "warning", "info").index(d.severity))
 
-    result.diagnostics = sorted((_bounded(d) for d in result.diagnostics), key=order)
+    result.diagnostics = sorted((bounded(d) for d in result.diagnostics), key=order)
     return result
 
 
 MAX_TEXT = 2_000  # messages and hints quote values: a 1 MB reward name made a 1 MB message (twice, with the hint)
 
 
-def _bounded(d: Diagnostic) -> Diagnostic:
+def bounded(d: Diagnostic) -> Diagnostic:
     if len(d.message) <= MAX_TEXT and len(d.hint) <= MAX_TEXT:
         return d
     clip = lambda text: text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 3] + "..."  # noqa: E731

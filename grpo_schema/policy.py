@@ -11,11 +11,11 @@ paths are only resolved (symlinks included) to see where they lead.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from grpo_schema.check import CheckResult
+from grpo_schema.check import CheckResult, bounded, path_of
 from grpo_schema.codes import declare
 from grpo_schema.diagnostics import Diagnostic, Fix
 
@@ -190,15 +190,11 @@ def _processes(result: CheckResult, policy: ServicePolicy) -> Iterator[Diagnosti
                          hint=f"use a world size of at most {policy.max_processes} (GRPO_WEB_RUNS_MAX_PROCESSES)")
 
 
-def _key_path(name: str) -> tuple[Any, ...]:
-    return tuple(name.split(".", 1)) if name.startswith("env.") else (name,)
-
-
 def _placed(result: CheckResult, diag: Diagnostic) -> Diagnostic:
-    """The diagnostic at its first field's key in the file (null for a JSON body or a key not in the file)."""
+    """The diagnostic at its first field's key in the file (null for a JSON body or a key not in the file), its
+    message and hint bounded as the validator's are (a refused value may be any size)."""
     for name in diag.fields:
-        position = result.positions.of(_key_path(name))
+        position = result.positions.of(path_of(name))
         if position:
-            return Diagnostic(diag.code, diag.severity, diag.message, diag.fields, position[0], position[1],
-                              diag.hint, diag.fix, "file")
-    return diag
+            return bounded(replace(diag, line=position[0], column=position[1], origin="file"))
+    return bounded(diag)

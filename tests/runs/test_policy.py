@@ -115,3 +115,11 @@ def test_busy_output_dir_is_a_diagnostic(policy):
     result = check_text(BASE + "output_dir: exp\n")
     diag = output_dir_busy(result, "abc", policy.runs_dir / "exp").to_dict()
     assert diag["code"] == "GRPO-X007" and diag["line"] == 3 and "abc" in diag["message"]
+
+
+@pytest.mark.parametrize("text", [f"output_dir: /{'a' * 200_000}\n", f"reward_funcs: [pkg.{'b' * 200_000}]\n"])
+def test_refusals_quoting_a_huge_value_are_bounded_like_the_validators(policy, text):
+    """Found reviewing the change: the policy's messages quoted the refused value whole (a 200 kB message)."""
+    found = refusals(text, policy)
+    assert found and all(len(d["message"]) <= 2000 and len(d["hint"]) <= 2000 for d in found)
+    assert all(d["line"] is not None for d in found)  # placed at the key, as before
