@@ -3,7 +3,8 @@
 The service starts this in a new session; it starts COMMAND (`grpo launch ...`) and records in RUN_DIR:
 `process.json` (its own pid and start time, first thing) and `exit.json` (COMMAND's exit status, last thing),
 each written atomically. The service reads them back when it restarts while the run goes on without it, so a
-re-attached run still ends with its real exit code. Imports only the standard library.
+re-attached run still ends with its real exit code. Imports only the standard library and the two standard-library
+modules beside it (procs, launcher).
 """
 
 from __future__ import annotations
@@ -16,6 +17,9 @@ import sys
 import time
 from pathlib import Path
 
+from web.runs.launcher import EXIT_FILE, PROCESS_FILE
+from web.runs.procs import start_time
+
 
 def write_json(path: Path, value: dict) -> None:
     partial = path.with_suffix(".tmp")
@@ -23,20 +27,12 @@ def write_json(path: Path, value: dict) -> None:
     os.replace(partial, path)
 
 
-def own_start_time() -> int | None:
-    try:
-        text = Path("/proc/self/stat").read_text()
-    except OSError:
-        return None
-    return int(text[text.rindex(")") + 2:].split()[19])
-
-
 def main(argv: list[str]) -> int:
     if len(argv) < 3 or argv[1] != "--":
         print("usage: python -m web.runs.wrapper RUN_DIR -- COMMAND...", file=sys.stderr)
         return 2
     run_dir, command = Path(argv[0]), argv[2:]
-    write_json(run_dir / "process.json", {"pid": os.getpid(), "start_time": own_start_time()})
+    write_json(run_dir / PROCESS_FILE, {"pid": os.getpid(), "start_time": start_time(os.getpid())})
     # A cancel signals the whole group: COMMAND gets it too. Outlive COMMAND so its exit status is recorded.
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, lambda *_: None)
@@ -45,7 +41,7 @@ def main(argv: list[str]) -> int:
     except OSError as error:
         print(f"web.runs.wrapper: cannot start {command[0]}: {error}", file=sys.stderr, flush=True)
         code = 127
-    write_json(run_dir / "exit.json", {"exit_code": code, "finished_at": time.time()})
+    write_json(run_dir / EXIT_FILE, {"exit_code": code, "finished_at": time.time()})
     return code if code >= 0 else 128 - code
 
 
