@@ -20,6 +20,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from grpo_schema.resume import LATEST, resume_target
+
 STATE_FILE = "runtime_state.json"  # not trainer_state.json: an HF checkpoint must not look like ours
 CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
 
@@ -49,20 +51,21 @@ def checkpoint_dirs(output_dir: Path) -> list[Path]:
 
 
 def resolve_resume(value, output_dir: Path) -> Path | None:
-    """`resume_from_checkpoint`: a checkpoint folder, or true/"true" for the newest one in output_dir."""
-    if value in (None, False, "", "false", "False"):
+    """`resume_from_checkpoint` (grpo_schema.resume): a checkpoint folder, or true for the newest complete one in
+    output_dir."""
+    target = resume_target(value)
+    if target is None:
         return None
-    if value in (True, "true", "True"):
+    if target is LATEST:
         found = [path for path in checkpoint_dirs(output_dir) if (path / STATE_FILE).is_file()]
         if not found:
             raise CheckpointError(f"resume_from_checkpoint is true but {output_dir} holds no complete checkpoint-STEP "
-                             "folder")
-        value = found[-1]  # the newest complete one: a run cut short while saving leaves one without state
-    path = Path(value)
-    if not (path / STATE_FILE).exists():
-        raise CheckpointError(f"resume_from_checkpoint {str(value)!r} is not a complete checkpoint folder written by "
+                                  "folder")
+        return found[-1]  # the newest complete one: a run cut short while saving leaves one without state
+    if not (Path(target) / STATE_FILE).exists():
+        raise CheckpointError(f"resume_from_checkpoint {target!r} is not a complete checkpoint folder written by "
                               "grpo_runtime")
-    return path
+    return Path(target)
 
 
 def rng_state() -> dict:

@@ -18,6 +18,7 @@ from typing import Any, Iterable, Iterator
 from grpo_schema.check import CheckResult, bounded, path_of
 from grpo_schema.codes import declare
 from grpo_schema.diagnostics import Diagnostic, Fix
+from grpo_schema.resume import resume_target
 
 X_REWARD_IMPORT = declare(
     "GRPO-X001", "error", "reward function imported by dotted path",
@@ -167,9 +168,8 @@ def _paths(result: CheckResult, policy: ServicePolicy) -> Iterator[Diagnostic]:
             yield Diagnostic(X_OUTSIDE, "error", f"model_init_kwargs.{key} {value!r} leads outside {where}",
                              fields=("model_init_kwargs",), hint=f"remove {key} from model_init_kwargs, or use a "
                                                                  "relative path without '..'")
-    resume = result.config.resume_from_checkpoint
-    if isinstance(resume, str) and resume.lower() not in ("true", "false", "") and resolve_under(
-            policy.runs_dir, resume, policy.allow_outside_runs_dir) is None:
+    resume = resume_target(result.config.resume_from_checkpoint)
+    if isinstance(resume, str) and resolve_under(policy.runs_dir, resume, policy.allow_outside_runs_dir) is None:
         yield Diagnostic(X_OUTSIDE, "error", f"resume_from_checkpoint {resume!r} leads outside {where}",
                          fields=("resume_from_checkpoint",),
                          hint="resume with POST /api/v1/runs/{id}/resume, or write resume_from_checkpoint: true")

@@ -123,3 +123,19 @@ def test_refusals_quoting_a_huge_value_are_bounded_like_the_validators(policy, t
     found = refusals(text, policy)
     assert found and all(len(d["message"]) <= 2000 and len(d["hint"]) <= 2000 for d in found)
     assert all(d["line"] is not None for d in found)  # placed at the key, as before
+
+
+@pytest.mark.parametrize("value, target", [
+    ("null", None), ("false", None), ("'FALSE'", None), ("''", None), ("true", "LATEST"), ("'True'", "LATEST"),
+    ("latest", "latest"), ("ckpt/checkpoint-5", "ckpt/checkpoint-5"),
+])
+def test_one_reading_of_resume_from_checkpoint_for_policy_api_and_trainer(policy, value, target):
+    """Found reviewing the change: the policy read 'FALSE' as "no resume", the runs API as a folder to resume
+    from, and the trainer as a folder too. grpo_schema.resume.resume_target is now the one reading."""
+    from grpo_schema.resume import LATEST, resume_target
+
+    result = check_text(BASE + "reward_funcs: [accuracy_reward]\n" + f"resume_from_checkpoint: {value}\n")
+    got = resume_target(result.config.resume_from_checkpoint)
+    assert (got is LATEST if target == "LATEST" else got == target)
+    assert refusals(f"resume_from_checkpoint: {value}\n", policy) == []
+    assert only(refusals("resume_from_checkpoint: /elsewhere/checkpoint-5\n", policy), "GRPO-X004")

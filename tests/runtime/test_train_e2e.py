@@ -176,3 +176,12 @@ def test_log_completions_writes_every_completion_with_its_rewards(tmp_path, tiny
     assert len(lines) == 2 * 4 and {x["step"] for x in lines} == {0, 1}
     assert set(lines[0]["rewards"]) == {"target_word_reward"} and lines[0]["prompt"][0]["role"] == "user"
     assert isinstance(lines[0]["completion"][0]["content"], str)
+
+
+def test_resume_values_that_mean_no_resume_start_fresh_in_any_case(tmp_path):
+    from grpo_runtime.checkpoint import resolve_resume
+
+    for value in (None, False, "", "false", "FALSE", "False"):
+        assert resolve_resume(value, tmp_path) is None
+    with pytest.raises(ValueError, match="holds no complete checkpoint"):
+        resolve_resume("TRUE", tmp_path)

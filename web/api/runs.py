@@ -18,6 +18,7 @@ from fastapi.responses import Response, StreamingResponse
 
 from grpo_schema import CheckResult, check_mapping, check_text
 from grpo_schema.policy import output_dir_busy, resolve_under, service_policy
+from grpo_schema.resume import resume_target
 from web.api.body import ConfigBody, config_body
 from web.api.docs import config_body_doc
 from web.api.responses import ConfigJSONResponse
@@ -98,10 +99,10 @@ async def create_run(
     config = result.config
     output_dir = resolve_under(policy.runs_dir, str(config.output_dir), policy.allow_outside_runs_dir) \
         if config.output_dir is not None else None
-    resume = config.resume_from_checkpoint
-    resuming = resume not in (None, False, "", "false", "False")
+    resume = resume_target(config.resume_from_checkpoint)
+    resuming = resume is not None
     resume_path = resolve_under(policy.runs_dir, resume, policy.allow_outside_runs_dir) \
-        if resuming and isinstance(resume, str) and resume.lower() != "true" else None
+        if isinstance(resume, str) else None
     text, config_format = _stored_text(body)
     try:
         run = await run_in_threadpool(manager.submit, text, config_format, result.world_size, output_dir,
