@@ -71,7 +71,10 @@ class Route:
         if not plain_model or not all(hasattr(GenerationMixin, name) for name in INTERNALS):
             return cls(lean=False, share=False)  # e.g. a PEFT wrapper: its own generate
         resolved, model_kwargs = resolved_config(model, gen_config)
-        return cls(lean=lean_decoding_applies(model, resolved, model_kwargs), share=can_share_cache(model, resolved))
+        lean = lean_decoding_applies(model, resolved, model_kwargs)
+        # Sharing happens only in the lean loop, which builds every model input itself; generate's own loop
+        # (custom input hooks, e.g. multimodal position ids) always prefills each row as it would.
+        return cls(lean=lean, share=lean and can_share_cache(model, resolved))
 
 
 # model -> {(id(config), training): (config, route)}; weak on the model, so a discarded model takes its routes along.

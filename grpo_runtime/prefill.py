@@ -1,10 +1,9 @@
 """Prefill each distinct prompt once and share its KV cache with the rows that repeat it.
 
 A generation batch holds every prompt `num_generations` times. Its prompt tokens give the same keys and values on
-every copy, so they are computed once per distinct prompt and the cache is expanded to all rows. The result is
-the cache `generate` would build itself, up to floating-point rounding (~1e-7): the same inputs, left padding,
-position ids (`cumsum(mask) - 1`, 0 on pads) and attention mask, in a batch of distinct prompts instead of all
-rows.
+every copy, so the lean decoding loop (decode.py, `prefill_prompts`) runs them once per distinct prompt and
+expands the cache to all rows: the cache `generate` would build itself, up to floating-point rounding (~1e-7),
+from the same inputs in a batch of distinct prompts instead of all rows.
 
 Sharing is exact only when the forward pass is deterministic, so it is off whenever dropout is active (the model
 stays in train mode while generating, as in TRL) and for caches other than transformers' plain DynamicCache.
@@ -79,44 +78,9 @@ def can_share_cache(model, resolved) -> bool:
     )
 
 
-def positions(attention_mask: torch.Tensor) -> torch.Tensor:
-    """Position ids as `generate` derives them from a left-padded mask: 0, 1, ... from the first real token."""
-    return (attention_mask.long().cumsum(-1) - 1).masked_fill(attention_mask == 0, 0)
-
-
-def prefill(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, logits_to_keep: int = 1):
-    """One forward pass over `input_ids` [U, L] into a new DynamicCache, with the inputs `generate` gives its first
-    forward (an all-ones mask is dropped, as generate drops it). Returns (output, cache)."""
-    from transformers import DynamicCache
-
-    cache = DynamicCache(config=model.config.get_text_config(decoder=True))
-    mask = None if bool((attention_mask == 1).all()) else attention_mask
-    output = model(input_ids=input_ids, attention_mask=mask, position_ids=positions(attention_mask),
-                   past_key_values=cache, use_cache=True, logits_to_keep=logits_to_keep, return_dict=True)
-    return output, output.past_key_values
-
-
 def full_attention_only(cache) -> bool:
     """Every layer a plain DynamicLayer: rows can be copied from their prompt's row (a sliding-window layer
     keeps only part of a long prompt and is left alone)."""
     from transformers.cache_utils import DynamicLayer
 
     return all(type(layer) is DynamicLayer for layer in cache.layers)
-
-
-def expand_cache(cache, owners: torch.Tensor):
-    """Give every row its prompt's cached keys and values (None when the cache has other layers)."""
-    if not full_attention_only(cache):
-        return None
-    cache.batch_select_indices(owners.to(cache.layers[0].keys.device))
-    return cache
-
-
-def shared_prompt_cache(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, sharing: Sharing):
-    """The cache of every row's prompt but its last token, computed once per distinct prompt ([R, P-1] entries;
-    `generate` then runs only the last prompt token). None when the cache cannot be shared."""
-    if input_ids.size(1) < 2:
-        return None
-    leaders = sharing.leaders.to(input_ids.device)
-    _, cache = prefill(model, input_ids[leaders, :-1], attention_mask[leaders, :-1])
-    return expand_cache(cache, sharing.owners)

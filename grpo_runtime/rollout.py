@@ -107,9 +107,9 @@ def sample_completions(model, prompt_lists, gen_config, pad_id: int, eos_ids, pa
 
     Always through `generate` and its GenerationConfig. Each distinct prompt is prefilled once when that is exact
     (prefill.py), and the standard sampling settings run in a lean loop that makes the same calls and draws
-    (decode.py); anything else runs generate's own loop, from the shared prompt cache where possible."""
+    (decode.py), which is also where prompts are shared; anything else runs generate's own loop unchanged."""
     from .decode import LeanSampler, Route
-    from .prefill import Sharing, shared_prompt_cache
+    from .prefill import Sharing
 
     input_ids = pad_rows(prompt_lists, pad_id, "left", pad_multiple).to(model.device)  # [R, P]
     attention_mask = pad_rows([[1] * len(p) for p in prompt_lists], 0, "left", pad_multiple).to(model.device)
@@ -120,8 +120,7 @@ def sample_completions(model, prompt_lists, gen_config, pad_id: int, eos_ids, pa
         if route.lean:
             output = model.generate(**inputs, custom_generate=LeanSampler(shared))
         else:
-            cache = None if shared is None else shared_prompt_cache(model, input_ids, attention_mask, shared)
-            output = model.generate(**inputs, **({} if cache is None else {"past_key_values": cache}))
+            output = model.generate(**inputs)
     return crop_after_first_eos(output[:, input_ids.size(1):], eos_ids)  # [R, C] -> R lists
 
 
