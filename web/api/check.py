@@ -19,11 +19,13 @@ Body = Annotated[ConfigBody, Depends(config_body)]
 Params = Annotated[CheckParams, Depends(check_params)]
 
 
-async def run_check(body: ConfigBody, params: CheckParams) -> CheckResult:
-    """The same call the CLI makes: YAML bytes through check_text, a JSON object through check_mapping."""
-    if body.yaml is not None:
-        return await run_in_threadpool(check_text, body.yaml, **params.options())
-    return await run_in_threadpool(check_mapping, body.mapping, **params.options())
+async def run_check(body: ConfigBody, params: CheckParams, inline: bool = False) -> CheckResult:
+    """The same call the CLI makes: YAML bytes through check_text, a JSON object through check_mapping. In the
+    thread pool, unless the caller knows the body is small enough to check on the event loop (`inline`)."""
+    check, config = (check_text, body.yaml) if body.yaml is not None else (check_mapping, body.mapping)
+    if inline:
+        return check(config, **params.options())
+    return await run_in_threadpool(check, config, **params.options())
 
 
 @router.post("/validate", summary="Validate a config", response_class=ConfigJSONResponse,

@@ -19,16 +19,17 @@ import asyncio
 import re
 from typing import Any
 
-from fastapi.concurrency import run_in_threadpool
 from starlette.datastructures import QueryParams
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from grpo_schema import CheckResult, check_mapping, check_text
-from web.api.body import JSON_TYPES, YAML_TYPES, body_timeout, parse_json_object
+from grpo_schema import CheckResult
+from web.api.body import JSON_TYPES, YAML_TYPES, ConfigBody, body_timeout, parse_json_object
+from web.api.check import run_check
 from web.api.errors import http_error
+from web.api.params import PATH_MAX_CHARS, CheckParams
 from web.api.responses import ConfigJSONResponse
 from web.settings import Settings
 
@@ -38,7 +39,6 @@ PATH = "/api/v1/validate"
 # body (2 KB of random keys, each getting a did-you-mean; docs/benchmarks.md, service).
 INLINE_MAX_BYTES = 2048
 _WORLD_SIZE = re.compile(r"[1-9][0-9]{0,8}")
-_PATH_MAX_CHARS = 1_000
 
 
 class FastValidate:
@@ -111,7 +111,7 @@ def _query_options(query: bytes, settings: Settings) -> dict[str, Any] | None:
         if not _WORLD_SIZE.fullmatch(options["world_size"]) or int(options["world_size"]) > settings.max_world_size:
             return None
         options["world_size"] = int(options["world_size"])
-    if len(options["path"]) > _PATH_MAX_CHARS:
+    if len(options["path"]) > PATH_MAX_CHARS:
         return None
     return options
 
@@ -151,8 +151,6 @@ async def _receive_all(receive: Receive) -> bytes:
 
 
 async def _check(body: bytes, media_type: str, options: dict[str, Any]) -> CheckResult:
-    """The route's check (web.api.check.run_check): YAML bytes through check_text, JSON through check_mapping."""
-    check, config = (check_mapping, parse_json_object(body)) if media_type in JSON_TYPES else (check_text, body)
-    if len(body) <= INLINE_MAX_BYTES:
-        return check(config, **options)
-    return await run_in_threadpool(check, config, **options)
+    """The route's check (web.api.check.run_check) on the raw body."""
+    config = ConfigBody(mapping=parse_json_object(body)) if media_type in JSON_TYPES else ConfigBody(yaml=body)
+    return await run_check(config, CheckParams(**options), inline=len(body) <= INLINE_MAX_BYTES)

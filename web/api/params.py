@@ -12,6 +12,8 @@ from grpo_schema.coerce import INT64_MAX
 from grpo_schema.profiles import Profile, get_profile, known_profiles
 from web.settings import Settings, current_settings
 
+PATH_MAX_CHARS = 1000  # the ?path= query: the name a result reports as its path
+
 # The OpenAPI document lists what the service accepts (schemathesis holds it to that): the registered profile names,
 # world sizes up to the default max_world_size, dataset sizes that fit in 64 bits (larger ones overflowed the plan).
 PROFILE_DOC = {"items": {"type": "string", "enum": sorted(known_profiles())}}
@@ -57,7 +59,7 @@ async def check_params(
     world_size: Annotated[int | None, Query(ge=1, description="training processes over all machines; default: "
                                                 "num_processes from the config, else 1; at most the service's "
                                                 "max_world_size", json_schema_extra=WORLD_SIZE_DOC)] = None,
-    path: Annotated[str, Query(max_length=1000, description="name to report as the file object's path")]
+    path: Annotated[str, Query(max_length=PATH_MAX_CHARS, description="name to report as the file object's path")]
     = "<request>",
 ) -> CheckParams:
     """Dependency: everything the check endpoints read from the query."""

@@ -21,6 +21,7 @@ from grpo_schema.policy import output_dir_busy, resolve_under, service_policy
 from grpo_schema.resume import resume_target
 from web.api.body import ConfigBody, config_body
 from web.api.docs import config_body_doc
+from web.api.params import PATH_MAX_CHARS
 from web.api.responses import ConfigJSONResponse
 from web.runs import documents, outputs
 from web.runs.auth import require_token
@@ -85,7 +86,7 @@ async def create_run(
     world_size: Annotated[int | None, Query(ge=1, description="training processes (default: num_processes "
                                                                "from the config, else 1)")] = None,
     profile: Annotated[list[str], Query(description="refused for runs (GRPO-X005)")] = [],
-    path: Annotated[str, Query(max_length=1000)] = "<request>",
+    path: Annotated[str, Query(max_length=PATH_MAX_CHARS)] = "<request>",
 ) -> Any:
     """Validate, apply the service policy, then queue the run; it starts when a slot is free."""
     settings = request.app.state.settings
