@@ -4,8 +4,8 @@
 
 runtime: both trainers under cProfile on the benchmark's config (benchmarks/runtime_child.py); the training loop
 split into generation (HF generate), the loss forward (per-token log-probs), backward, optimizer and the rest.
-service: POST /api/v1/validate through the ASGI app in-process (no sockets): min CPU per request with the app as
-shipped, then a cProfile with the thread-pool hops inlined so the work itself is visible (cProfile sees one thread).
+service: POST /api/v1/validate through the ASGI app in-process (no sockets): min CPU per request as shipped
+(the fast lane) and through the FastAPI route alone, then a cProfile of the shipped app.
 """
 
 from __future__ import annotations
