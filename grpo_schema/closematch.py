@@ -74,8 +74,9 @@ class PreparedCandidates:
             if _quick_ratio(_lcs_length(positions, len(candidate), word), length) < cutoff:
                 continue
             matcher.set_seq1(candidate)
-            if matcher.ratio() >= cutoff:
-                found.append((matcher.ratio(), candidate))
+            ratio = matcher.ratio()
+            if ratio >= cutoff:
+                found.append((ratio, candidate))
         return found
 
 
