@@ -13,6 +13,7 @@ from grpo_schema.export import MODELINE_PREFIX as MODELINE
 from grpo_schema.export import modeline, schema_url
 from grpo_schema.loader import load_yaml
 from web.presets import all_presets
+from web.presets import PRESET_DIR as EXAMPLES
 
 
 
@@ -85,21 +86,27 @@ def test_load_of_a_corpus_file_gives_its_mapping(http, corpus):
     assert body["config"] == load_yaml(path.read_bytes()).data
 
 
-def test_presets_are_the_four_recipes(http):
+def test_presets_are_the_example_recipes(http):
     listed = {p["name"]: p for p in http.get("/api/v1/presets").json()}
-    assert set(listed) == {"dapo", "dr-grpo", "gspo", "grpo-kl"}
+    assert set(listed) == {path.stem for path in EXAMPLES.glob("*.yaml")}
+    assert {"dapo", "dr-grpo", "gspo", "grpo", "demo", "open-r1"} <= set(listed)
     assert all(p["title"] and p["description"] for p in listed.values())
+    assert listed["open-r1"]["profile"] == "open-r1" and listed["dapo"]["profile"] is None
     assert http.get("/api/v1/presets/nope").status_code == 404
 
 
 @pytest.mark.parametrize("name", sorted(all_presets()))
-def test_each_preset_validates_clean_at_world_size_1(http, name):
+def test_each_preset_validates_clean_at_its_world_size(http, name):
     preset = http.get(f"/api/v1/presets/{name}").json()
-    assert preset["yaml"].startswith(MODELINE)
-    for result in (check_text(preset["yaml"], world_size=1), check_mapping(preset["config"], world_size=1)):
-        assert [d.to_dict() for d in result.diagnostics] == [], name
-    over_http = http.post("/api/v1/validate", json=preset["config"], params={"world_size": 1}).json()
-    assert over_http["valid"] and over_http["diagnostics"] == []
+    assert preset["yaml"].startswith("# yaml-language-server: $schema=../schemas/grpo-config.")
+    world_size = preset["config"]["num_processes"]
+    profiles = [preset["profile"]] if preset["profile"] else []
+    for result in (check_text(preset["yaml"], profiles=profiles), check_mapping(preset["config"], profiles=profiles)):
+        assert result.world_size == world_size
+        assert [d.code for d in result.diagnostics if d.severity != "info"] == [], name
+    params = {"world_size": world_size, **({"profile": preset["profile"]} if profiles else {})}
+    over_http = http.post("/api/v1/validate", json=preset["config"], params=params).json()
+    assert over_http["valid"] and [d for d in over_http["diagnostics"] if d["severity"] != "info"] == []
 
 
 def test_presets_differ_where_the_recipes_differ(http):
@@ -107,4 +114,4 @@ def test_presets_differ_where_the_recipes_differ(http):
     assert config["dapo"]["loss_type"] == "dapo" and config["dapo"]["epsilon_high"] > config["dapo"]["epsilon"]
     assert config["dr-grpo"]["loss_type"] == "dr_grpo" and config["dr-grpo"]["scale_rewards"] == "none"
     assert config["gspo"]["importance_sampling_level"] == "sequence"
-    assert config["grpo-kl"]["beta"] > 0
+    assert config["grpo"]["beta"] > 0 and config["grpo-no-kl"]["beta"] == 0

@@ -39,7 +39,7 @@ def profiles() -> list[dict[str, str]]:
 
 
 @router.get("/presets", summary="Recipe presets to start from")
-def presets() -> list[dict[str, str]]:
+def presets() -> list[dict[str, str | None]]:
     return [p.summary() for p in all_presets().values()]
 
 
