@@ -1,4 +1,4 @@
-"""Shared helpers: child processes timed with their own peak memory, robust statistics, the corpus files."""
+"""Shared helpers: child processes timed with their own peak memory, robust statistics, the example files."""
 
 from __future__ import annotations
 
@@ -14,24 +14,24 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-CORPUS = REPO.parent / "shared" / "grpo-corpus" / "valid"
+EXAMPLES = REPO / "examples"
 PYTHON = sys.executable
 BIN = Path(PYTHON).parent  # the venv's bin/, where the `grpo` console script lives
 
-# Real corpus files TRL 1.16 accepts at world size 1 (so both sides do their complete work), small to large.
-# open-r1 recipes are validated the way a user of that project would: with --profile open-r1.
+# Example recipes (examples/) that TRL 1.16 also accepts at world size 1, where its parser runs (so both sides do
+# their complete work), small to large. They name their own world size; grpo-config checks them at it.
 FILES = {
-    "33_trl_clis_grpo_basic.yaml": (),
-    "40_trl_paper_dapo.yaml": (),
-    "27_Re-DeepResearcher_gspo_config_demo.yaml": (),
-    "01_open-r1_DeepSeek-R1-Distill-Qwen-1.5B_config_demo.yaml": ("open-r1",),
+    "grpo-no-kl.yaml": (),
+    "dapo.yaml": (),
+    "eval-during-training.yaml": (),
+    "dataset-mixture.yaml": (),
 }
-QUICK_FILES = ("33_trl_clis_grpo_basic.yaml",)
+QUICK_FILES = ("grpo-no-kl.yaml",)
 
 
-def corpus_files(quick: bool) -> dict[str, tuple[Path, tuple[str, ...]]]:
+def benchmark_files(quick: bool) -> dict[str, tuple[Path, tuple[str, ...]]]:
     names = QUICK_FILES if quick else tuple(FILES)
-    return {name: (CORPUS / name, FILES[name]) for name in names}
+    return {name: (EXAMPLES / name, FILES[name]) for name in names}
 
 
 def child_env(**extra: str) -> dict[str, str]:

@@ -64,7 +64,7 @@ def service(section: dict) -> list[str]:
                      f"| {fmt(r['server_cpu_ms_per_request'], 2)} |")
     if "corpus_mix" in section:
         m = section["corpus_mix"]
-        lines.append(f"| {m['connections']} (every valid corpus file in turn) | {m['requests']} "
+        lines.append(f"| {m['connections']} (every example recipe in turn) | {m['requests']} "
                      f"| {fmt(m['requests_per_s'], 0)} | {fmt(m['p50_ms'], 2)} | {fmt(m['p90_ms'], 2)} "
                      f"| {fmt(m['p99_ms'], 2)} | {m['errors']} | {fmt(m['server_cpu_ms_per_request'], 2)} |")
     f = section["healthz_floor"]

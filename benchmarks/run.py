@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `python benchmarks/run.py` from anywhere
 
 from benchmarks import cold, imports, inproc, machine, report, runtime, service  # noqa: E402
-from benchmarks.common import CORPUS, REPO, corpus_files  # noqa: E402
+from benchmarks.common import EXAMPLES, REPO, benchmark_files  # noqa: E402
 
 GROUPS = ("validate", "service", "runtime", "imports")
 # Run sizes: (full, quick).
@@ -32,7 +32,7 @@ RUNTIME_STEPS, RUNTIME_REPEATS = (10, 4), (5, 1)
 def sections(args) -> dict:
     """Section name -> a function that measures it, for the groups asked for."""
     q = int(args.quick)
-    files = corpus_files(args.quick)
+    files = benchmark_files(args.quick)
     chosen = {
         "validate": {"validate": lambda: cold.measure(files, COLD_RUNS[q], COLD_WARMUP[q]),
                      "inprocess": lambda: inproc.measure(files, INPROC_SECONDS[q])},
@@ -40,7 +40,7 @@ def sections(args) -> dict:
         "runtime": {("runtime" if device == "cpu" else f"runtime_{device}"):
                     (lambda device=device: runtime.measure(device, RUNTIME_STEPS[q], RUNTIME_REPEATS[q]))
                     for device in args.device},
-        "imports": {"imports": lambda: imports.measure(CORPUS / "33_trl_clis_grpo_basic.yaml")},
+        "imports": {"imports": lambda: imports.measure(EXAMPLES / "grpo-no-kl.yaml")},
     }
     return {name: fn for group in args.only for name, fn in chosen[group].items()}
 

@@ -4,7 +4,7 @@ The server is the shipped command, `grpo serve` (uvicorn, one process, the real 
 the access log is off as an operator would run it under load. The load generator is a separate process
 (benchmarks/loadgen.py). Server CPU time per request is read from /proc through psutil. A last run sends
 GET /healthz at 32 connections: the same server with no validation work, the floor of the framework. Another
-cycles through every valid corpus file at 32 connections (distinct bodies, from 10 to 200+ lines): the mix a shared
+cycles through every example recipe at 32 connections (distinct bodies, from 30 to 60 lines): the mix a shared
 team server sees, next to the one typical recipe the target is stated for.
 """
 
@@ -17,10 +17,10 @@ import urllib.request
 
 import psutil
 
-from benchmarks.common import BIN, CORPUS, PYTHON, REPO, child_env, run_json_child
+from benchmarks.common import BIN, EXAMPLES, PYTHON, REPO, child_env, run_json_child
 
 CONNECTIONS = (1, 8, 32)
-BODY_FILE = CORPUS / "40_trl_paper_dapo.yaml"  # a typical small recipe (14 lines)
+BODY_FILE = EXAMPLES / "dapo.yaml"  # a typical recipe (25 settings)
 TARGET = {"connections": 32, "requests_per_s": 1000, "p99_ms": 25}
 
 
@@ -73,7 +73,7 @@ def measure(seconds: float, max_requests: int, extra_env: dict | None = None) ->
     server = start_server(port, extra_env)
     try:
         rows = [load(port, server, c, seconds, max_requests) for c in CONNECTIONS]
-        mix = load(port, server, TARGET["connections"], seconds, max_requests, body=str(CORPUS))
+        mix = load(port, server, TARGET["connections"], seconds, max_requests, body=str(EXAMPLES))
         floor = load(port, server, TARGET["connections"], seconds, max_requests, body="-")
     finally:
         stop_server(server)

@@ -1,15 +1,16 @@
 """Speed-ups made for the benchmarks keep their outputs: RunPlan.to_dict() equals dataclasses.asdict() (which it
-replaced) on every corpus file that has a plan, and returns fresh dicts; the pre-filtered did-you-mean equals
-difflib.get_close_matches; the plan's ratios equal float(Fraction(...)); the loader's scalar memo is bounded."""
+replaced) on every example at world sizes 1-8 where it has a plan, and returns fresh dicts; the pre-filtered
+did-you-mean equals difflib.get_close_matches; the plan's ratios equal float(Fraction(...)); the loader's scalar memo is bounded."""
 
 import dataclasses
 
 from grpo_schema import check_file
-from tests.conftest import corpus_files
+from web.presets import PRESET_DIR as EXAMPLES
 
 
 def test_plan_to_dict_equals_asdict():
-    plans = [check_file(path).plan for path in corpus_files("valid") + corpus_files("invalid")]
+    paths = sorted(EXAMPLES.glob("*.yaml"))
+    plans = [check_file(path, world_size=size).plan for path in paths for size in range(1, 9)]
     plans = [plan for plan in plans if plan is not None]
     assert len(plans) > 50
     for plan in plans:

@@ -52,3 +52,25 @@ def test_dataset_entries_match_trls_dataset_config():
     entry = compiled("config").fields["datasets"]["nested"]
     assert {f.name: _default(f) for f in dataclasses.fields(DatasetConfig)} == {
         name: ("<required>" if name == "path" else fact["default"]) for name, fact in entry.items()}
+
+
+def test_choices_cover_trls_and_the_surface_has_228_fields():
+    facts = compiled("config").fields
+    entry_facts = facts["datasets"]["nested"]
+    from trl.scripts.utils import DatasetConfig
+
+    classes = [*_trl_classes(), DatasetConfig]
+    count = 0
+    for cls in classes:
+        for field in dataclasses.fields(cls):
+            if not field.init:
+                continue
+            count += 1
+            ours = entry_facts[field.name] if cls is DatasetConfig else facts[field.name]
+            # reward_funcs names are checked by GRPO-R002 against the registry in force (TRL's, a profile's), not
+            # a fixed choice list: dotted import paths are valid too. fsdp and debug take space-separated options.
+            choices = field.metadata.get("choices") or []
+            if choices and field.name not in ("reward_funcs", "fsdp", "debug"):
+                wanted = {c.value if isinstance(c, enum.Enum) else c for c in choices}
+                assert {c for c in wanted if isinstance(c, str)} <= set(ours["choices"]), field.name
+    assert count == len(facts) + len(entry_facts) == 228
