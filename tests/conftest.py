@@ -1,4 +1,10 @@
-"""Fixtures shared by every test folder: where the reference material (../shared) lives."""
+"""Fixtures shared by every test folder: the configs inside the repository (examples/ and tests/fixtures/), and
+the external reference corpus (../shared) where it is present.
+
+Tests that can only be checked against ../shared (its file counts, its named files) use the `shared_dir` or
+`corpus` fixture or the `shared` marker. Without ../shared they are deselected, not skipped, and the run ends with
+a line saying how many such comparisons were not made; everything else runs on the repository's own files.
+"""
 
 from __future__ import annotations
 
@@ -9,15 +15,57 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
 CORPUS = SHARED / "grpo-corpus"
+EXAMPLES = REPO / "examples"
+FIXTURES = REPO / "tests" / "fixtures"
+SHARED_FIXTURES = {"shared_dir", "corpus"}
 
 
 def corpus_files(kind: str) -> list[Path]:
+    """The reference corpus's `valid` or `invalid` files; empty where ../shared is absent."""
     folder = CORPUS / kind
     return sorted(folder.glob("*.yaml")) if folder.is_dir() else []
 
 
+def repo_files(kind: str) -> list[Path]:
+    """The repository's own configs: the example recipes (valid) and the broken fixtures (invalid)."""
+    folder = EXAMPLES if kind == "valid" else FIXTURES / "invalid"
+    return sorted(folder.glob("*.yaml"))
+
+
+def conformance_files(kind: str) -> list[Path]:
+    """Every config of a kind this checkout has: the repository's own, then the reference corpus's."""
+    return repo_files(kind) + corpus_files(kind)
+
+
+def needs_shared(item: pytest.Item) -> bool:
+    return bool(SHARED_FIXTURES & set(getattr(item, "fixturenames", ()))) or item.get_closest_marker("shared") is not None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "shared: compares against the reference material in ../shared")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if SHARED.is_dir():
+        return
+    left_out = [item for item in items if needs_shared(item)]
+    if left_out:
+        items[:] = [item for item in items if not needs_shared(item)]
+        config.hook.pytest_deselected(items=left_out)
+        config.stash[_LEFT_OUT] = len(left_out)
+
+
+_LEFT_OUT = pytest.StashKey[int]()
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:
+    count = config.stash.get(_LEFT_OUT, 0)
+    if count:
+        terminalreporter.write_line(
+            f"{count} comparisons against the reference material were not run: {SHARED} is absent "
+            "(they run where the ../shared folder is beside the checkout, as in CI)")
+
+
 @pytest.fixture(scope="session")
 def shared_dir() -> Path:
-    if not SHARED.is_dir():
-        pytest.skip(f"reference material not found at {SHARED} (the ../shared folder beside the checkout)")
     return SHARED

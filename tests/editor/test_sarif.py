@@ -12,7 +12,7 @@ import pytest
 
 from grpo_schema import check_text
 from grpo_schema.render.sarif import artifact_uri, code_catalogue, render_sarif
-from tests.conftest import CORPUS
+from tests.conftest import EXAMPLES, FIXTURES
 from tests.editor.conftest import DATA
 
 SARIF_SCHEMA = json.loads((DATA / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
@@ -75,8 +75,8 @@ def test_uris():
     assert artifact_uri("<stdin>") == ("stdin", None)
 
 
-def test_cli_prints_sarif_for_several_files_and_keeps_the_exit_status(shared_dir):
-    files = [CORPUS / "invalid" / "38_fp16_and_bf16_both_true.yaml", CORPUS / "valid" / "33_trl_clis_grpo_basic.yaml"]
+def test_cli_prints_sarif_for_several_files_and_keeps_the_exit_status():
+    files = [FIXTURES / "invalid" / "fp16-and-bf16.yaml", EXAMPLES / "grpo-no-kl.yaml"]
     out = subprocess.run([sys.executable, "-m", "grpo_schema", "validate", "--format", "sarif", *map(str, files)],
                          capture_output=True, text=True)
     assert out.returncode == 1

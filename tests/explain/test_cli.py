@@ -99,6 +99,13 @@ def test_validate_fix_applies_safe_fixes_in_place(tmp_path):
     assert grpo("validate", "--fix", "-", stdin=original).returncode == 2
 
 
+def test_validate_world_sizes_matrix_of_an_example():
+    recipe = str(REPO / "examples" / "open-r1.yaml")
+    done = grpo("validate", "--world-sizes", "1-16", "--profile", "open-r1", recipe)
+    assert done.returncode == 1 and "valid at 2 of 16 world sizes: 7, 14" in done.stdout
+    assert "1-6, 8-13, 15-16         GRPO-B001" in done.stdout and "7, 14                    none" in done.stdout
+
+
 def test_validate_world_sizes_matrix(shared_dir):
     recipe = str(CORPUS / "valid" / "07_open-r1_Qwen2.5-Math-7B_config_simple_rl.yaml")
     done = grpo("validate", "--world-sizes", "1-16", "--profile", "open-r1", recipe)

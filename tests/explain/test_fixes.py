@@ -13,7 +13,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 from grpo_schema import check_file, check_mapping, check_text  # noqa: E402
 from grpo_schema.yamledit import apply_fix, apply_fix_to_text  # noqa: E402
-from tests.conftest import CORPUS, corpus_files  # noqa: E402
+from tests.conftest import EXAMPLES, conformance_files  # noqa: E402
 
 BATCH_CODES = ("GRPO-B001", "GRPO-B002", "GRPO-B003", "GRPO-B004")
 
@@ -43,10 +43,10 @@ def assert_fixes_clean(result, world_size=None, text: str | None = None, **optio
 
 
 def batch_invalid_corpus() -> list:
-    return [p for p in corpus_files("invalid") if any(d.code in BATCH_CODES for d in check_file(p).diagnostics)]
+    return [p for p in conformance_files("invalid") if any(d.code in BATCH_CODES for d in check_file(p).diagnostics)]
 
 
-def test_corpus_batch_errors_get_checked_fixes(shared_dir):
+def test_batch_errors_get_checked_fixes():
     files = batch_invalid_corpus()
     assert len(files) >= 4, "the corpus has a file for each of B001-B004"
     for path in files:
@@ -56,8 +56,8 @@ def test_corpus_batch_errors_get_checked_fixes(shared_dir):
 
 
 @pytest.mark.parametrize("world_size", [1, 2, 5, 8])
-def test_open_r1_recipe_for_7_processes_gets_fixes_elsewhere(shared_dir, world_size):
-    path = CORPUS / "valid" / "07_open-r1_Qwen2.5-Math-7B_config_simple_rl.yaml"
+def test_open_r1_recipe_for_7_processes_gets_fixes_elsewhere(world_size):
+    path = EXAMPLES / "open-r1.yaml"
     result = check_file(path, world_size=world_size, profiles=["open-r1"])
     b001 = next(d for d in result.diagnostics if d.code == "GRPO-B001")
     assert b001.fix is not None and "smallest edits" in b001.hint and "7 processes" in b001.hint

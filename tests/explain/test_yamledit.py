@@ -9,7 +9,7 @@ import pytest
 from grpo_schema import check_file
 from grpo_schema.diagnostics import Fix
 from grpo_schema.yamledit import EditError, apply_fix, apply_fix_to_text, render_value
-from tests.conftest import corpus_files
+from tests.conftest import conformance_files
 
 TEXT = """\
 # header comment
@@ -79,9 +79,10 @@ def test_rendered_values_read_back_the_same(value):
     assert text == f"a: {render_value(value)}\n"
 
 
-def test_every_safe_fix_in_the_corpus_applies_to_its_file(shared_dir):
+def test_every_safe_fix_applies_to_its_file():
     applied = 0
-    for path in corpus_files("valid") + corpus_files("invalid"):
+    files = conformance_files("valid") + conformance_files("invalid")
+    for path in files:
         result = check_file(path)
         if not result.raw:
             continue
@@ -92,4 +93,4 @@ def test_every_safe_fix_in_the_corpus_applies_to_its_file(shared_dir):
                 comments = [line.strip() for line in text.splitlines() if line.strip().startswith("#")]
                 assert all(c in new for c in comments), (path.name, diag.fix)
                 applied += 1
-    assert applied > 100
+    assert applied >= 5 and (applied > 100 or len(files) < 100)

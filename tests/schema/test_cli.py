@@ -127,7 +127,7 @@ def test_import_pulls_no_heavy_modules():
     assert done.stdout.strip() == "[]"
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="reference corpus (../shared) not present")
+@pytest.mark.shared
 def test_whole_corpus_directory_never_crashes():
     done = grpo("validate", str(CORPUS), "--format", "json")
     assert done.returncode == 1 and "Traceback" not in done.stderr

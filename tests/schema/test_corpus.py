@@ -1,4 +1,7 @@
-"""The conformance corpus: every invalid file is caught at the right key and line; every real config passes."""
+"""Conformance: every invalid file is caught at the right key and line; every real config passes.
+
+The files are the repository's own (examples/, and tests/fixtures/invalid/ whose first line says what it expects)
+and, where ../shared is present, the reference corpus (whose expectations are the table below)."""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ import pytest
 
 from grpo_schema import check_file
 from grpo_schema.plan import Geometry, problems, valid_world_sizes
-from tests.conftest import CORPUS, corpus_files
+from tests.conftest import CORPUS, FIXTURES, conformance_files, corpus_files, repo_files
 
 # file number -> (code, key, severity). The key is what `fields` must name, as written in the file.
 EXPECTED = {
@@ -69,6 +72,20 @@ MIGRATION_OR_UNKNOWN = {"GRPO-K001", "GRPO-K002", "GRPO-K003", "GRPO-K006"}
 BATCH = {"GRPO-B001", "GRPO-B003", "GRPO-B004"}
 
 
+def expectation(path) -> tuple[str, str | None, str]:
+    """(code, key, severity) a broken file must produce: its `# expect:` line, or the corpus table's entry."""
+    if FIXTURES in path.parents:
+        code, key, severity = path.read_text().splitlines()[0].removeprefix("# expect:").split()
+        return code, None if key == "-" else key, severity
+    return EXPECTED[path.name[:2]]
+
+
+def test_every_repository_fixture_says_what_it_expects():
+    files = repo_files("invalid")
+    assert len(files) >= 30
+    assert all(expectation(path)[0].startswith("GRPO-") for path in files)
+
+
 def _key_line(path, key: str) -> int:
     name = key.split(".")[-1] if key.startswith("env.") else key.split(".")[0].split("[")[0]
     lines = path.read_text().splitlines()
@@ -80,9 +97,9 @@ def test_every_invalid_file_has_an_expectation(shared_dir):
     assert numbers == set(EXPECTED), f"corpus and table differ: {numbers ^ set(EXPECTED)}"
 
 
-@pytest.mark.parametrize("path", corpus_files("invalid"), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", conformance_files("invalid"), ids=lambda p: p.name)
 def test_invalid_file_is_reported_at_its_key(path):
-    code, key, severity = EXPECTED[path.name[:2]]
+    code, key, severity = expectation(path)
     started = time.perf_counter()
     result = check_file(path)
     assert time.perf_counter() - started < 2, "validation must never hang"
@@ -101,7 +118,7 @@ def test_invalid_file_is_reported_at_its_key(path):
         assert diag.line is not None or code == "GRPO-Y005"
 
 
-@pytest.mark.parametrize("path", corpus_files("valid"), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", conformance_files("valid"), ids=lambda p: p.name)
 def test_valid_file_has_only_migration_and_unknown_key_errors(path):
     result = check_file(path, world_size=valid_world_sizes(Geometry.of(check_file(path).config))[0])
     unexpected = [d.to_dict() for d in result.diagnostics
@@ -109,7 +126,7 @@ def test_valid_file_has_only_migration_and_unknown_key_errors(path):
     assert unexpected == []
 
 
-@pytest.mark.parametrize("path", corpus_files("valid"), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", conformance_files("valid"), ids=lambda p: p.name)
 def test_valid_file_batch_rules_follow_the_world_size(path):
     """At a declared num_processes the batch rules pass; at world size 1 they fail exactly when TRL's would."""
     declared = check_file(path)
@@ -122,7 +139,7 @@ def test_valid_file_batch_rules_follow_the_world_size(path):
     assert valid_world_sizes(geometry), "every real config is valid for some world size"
 
 
-@pytest.mark.parametrize("path", [p for p in corpus_files("valid") if "open-r1" in p.name or "fast-open-r1" in p.name],
+@pytest.mark.parametrize("path", [p for p in conformance_files("valid") if "open-r1" in p.name],
                          ids=lambda p: p.name)
 def test_open_r1_profile_accepts_open_r1_keys(path):
     plain = check_file(path)

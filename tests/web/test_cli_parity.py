@@ -1,5 +1,5 @@
 """The service answers with the CLI's own objects: /validate = `grpo validate --format json`, /explain = `grpo
-explain --format json`, for every file of the shared corpus (one CLI run per option set)."""
+explain --format json`, for every example, fixture and reference-corpus file (one CLI run per option set)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import conformance_files
 
 
 @pytest.fixture(scope="module")
@@ -23,13 +25,13 @@ def cli_json(*args: str) -> dict:
     return json.loads(done.stdout)
 
 
-def corpus_files(corpus: Path) -> list[Path]:
-    return sorted(p for p in corpus.rglob("*") if p.suffix in (".yaml", ".yml", ".json"))
+def every_file() -> list[Path]:
+    return conformance_files("valid") + conformance_files("invalid")
 
 
 @pytest.mark.parametrize("options", [[], ["--world-size", "8", "--profile", "open-r1"]], ids=["default", "ws8-open-r1"])
-def test_validate_file_objects_equal_the_cli_for_the_whole_corpus(http, corpus, options):
-    files = corpus_files(corpus)
+def test_validate_file_objects_equal_the_cli_for_every_file(http, options):
+    files = every_file()
     expected = cli_json("validate", "--format", "json", *options, *map(str, files))["files"]
     params = {"world_size": 8, "profile": "open-r1"} if options else {}
     assert len(expected) == len(files)
@@ -40,8 +42,8 @@ def test_validate_file_objects_equal_the_cli_for_the_whole_corpus(http, corpus, 
         assert response.json() == file_object, path.name
 
 
-def test_explain_equals_the_cli(http, corpus):
-    for path in corpus_files(corpus)[:3] + sorted((corpus / "valid").glob("*.yaml"))[:3]:
+def test_explain_equals_the_cli(http):
+    for path in conformance_files("invalid")[:3] + conformance_files("valid")[:3]:
         expected = cli_json("explain", str(path), "--format", "json", "--dataset-size", "1000")
         response = http.post("/api/v1/explain", content=path.read_bytes(), headers={"content-type": "text/yaml"},
                              params={"path": str(path), "dataset_size": 1000})
