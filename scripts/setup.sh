@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Create or update the project's virtual environment (idempotent); serve.sh and test.sh run it.
 #   VENV=path   where the virtual environment lives (default .venv)
-#   $1          the extras to install, e.g. "all" or "all,test"
+#   $1          the extras to install, e.g. "web", "all" or "all,test"
 set -euo pipefail
 VENV=${VENV:-.venv}
 if ! [ -x "$VENV/bin/python" ]; then
@@ -9,6 +9,9 @@ if ! [ -x "$VENV/bin/python" ]; then
 fi
 PY="$VENV/bin/python"
 "$PY" -m pip install -q --upgrade pip
-# The runtime needs torch: install the pinned build first, so that no requirement pulls another (multi-GB) one.
-"$PY" -c "import torch" 2>/dev/null || "$PY" -m pip install -q "torch==2.13.0"
+case ",$1," in
+  *,runtime,*|*,all,*|*,test,*)
+    # The runtime needs torch: install the pinned build first, so that no requirement pulls another (multi-GB) one.
+    "$PY" -c "import torch" 2>/dev/null || "$PY" -m pip install -q "torch==2.13.0" ;;
+esac
 "$PY" -m pip install -q -e ".[$1]"
