@@ -11,10 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-SCHEMA_LINE = (
-    "# yaml-language-server: $schema="
-    "https://raw.githubusercontent.com/grpo-config/grpo-config/main/schemas/grpo-config.schema.json"
-)
+from grpo_schema.export import MODELINE as SCHEMA_LINE
+from grpo_schema.export import SCHEMA_FILE, schema_text
 
 CONFIG_TEMPLATE = """{schema}
 # Written by `grpo demo`: a tiny random-init model learns to say the word each prompt asks for.
@@ -58,7 +56,8 @@ def demo_rows(targets=("cat", "star"), repeats: int = 8) -> list[dict]:
 
 
 def write_demo(directory: str | Path) -> Path:
-    """Write DIR/model (tokenizer + random-init model), DIR/data/train.jsonl and DIR/config.yaml."""
+    """Write DIR/model (tokenizer + random-init model), DIR/data/train.jsonl, DIR/config.yaml and the JSON Schema
+    its modeline names."""
     from .tiny import save_tiny_model
 
     root = Path(directory).expanduser().resolve()
@@ -68,6 +67,7 @@ def write_demo(directory: str | Path) -> Path:
         for row in demo_rows():
             handle.write(json.dumps(row) + "\n")
     config_path = root / "config.yaml"
+    (root / SCHEMA_FILE).write_text(schema_text(), encoding="utf-8")  # the modeline's target: editors work offline
     config_path.write_text(CONFIG_TEMPLATE.format(
         schema=SCHEMA_LINE, config=config_path, model=root / "model", data=root / "data", output=root / "output",
     ), encoding="utf-8")

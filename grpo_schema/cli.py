@@ -172,7 +172,13 @@ def cmd_codes(args: argparse.Namespace, rest: list[str]) -> int:
 
 
 def cmd_schema(args: argparse.Namespace, rest: list[str]) -> int:
-    from grpo_schema.export import schema_text
+    from grpo_schema.export import schema_text, write_schemas
+
+    if args.write:  # every variant and the catalog, the local copy that modelines point at
+        base = args.base_url if args.base_url is None or args.base_url.endswith("/") else args.base_url + "/"
+        for path in write_schemas(Path(args.write), base or ""):
+            print(f"wrote {path}")
+        return EXIT_OK
 
     text = schema_text(draft=args.draft, profiles=_profiles(args.profile), lenient=args.lenient)
     if args.check:  # for pre-commit: is the schema written at --output up to date?
@@ -232,6 +238,11 @@ def build_parser() -> argparse.ArgumentParser:
     schema.add_argument("--lenient", action="store_true",
                         help="accept unknown keys (the SchemaStore variant); the default refuses them")
     schema.add_argument("--check", action="store_true", help="exit 1 if --output PATH is not up to date")
+    schema.add_argument("--write", metavar="DIR",
+                        help="write every schema variant and a SchemaStore catalog into DIR (configs there whose "
+                             "modeline names grpo-config.schema.json then get completion offline)")
+    schema.add_argument("--base-url", metavar="URL",
+                        help="with --write: the public folder the files will be served from, for the catalog")
     schema.set_defaults(run=cmd_schema)
 
     for name, module, function, extra, text in (

@@ -5,7 +5,10 @@ Generated from the models, never written by hand:
     grpo schema [--draft 2020-12|07] [--profile open-r1] [--lenient] [--output PATH]
     python -m grpo_schema.export [DIR] [--check]     # (re)writes, or checks, every committed file in schemas/
 
-Every YAML file grpo-config writes starts with `MODELINE` (see `with_modeline`), so editors find the schema.
+Every YAML file grpo-config writes starts with a modeline (see `with_modeline`), so editors find the schema. By
+default it names the schema file by a relative path (`grpo-config.schema.json`, beside the config: write it there
+with `grpo schema --write DIR`), which resolves offline. A public copy is used only when the operator names its
+folder in GRPO_SCHEMA_BASE_URL (or, for the service's exports, GRPO_WEB_SCHEMA_URL).
 This module is slow-ish to run (it builds pydantic's schema) and is never imported by `import grpo_schema`.
 """
 
@@ -13,15 +16,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-REPO_URL = "https://github.com/grpo-config/grpo-config"
-SCHEMA_BASE_URL = "https://raw.githubusercontent.com/grpo-config/grpo-config/main/schemas/"
-SCHEMA_ID = SCHEMA_BASE_URL + "grpo-config.schema.json"
+SCHEMA_FILE = "grpo-config.schema.json"
+BASE_URL_VARIABLE = "GRPO_SCHEMA_BASE_URL"
 MODELINE_PREFIX = "# yaml-language-server: $schema="
-MODELINE = MODELINE_PREFIX + SCHEMA_ID
+MODELINE = MODELINE_PREFIX + SCHEMA_FILE
 
 TITLE = "GRPO training config (TRL 1.16 `trl grpo --config`)"
 DESCRIPTION = (
@@ -30,7 +33,7 @@ DESCRIPTION = (
     "This schema checks names, types, ranges, allowed values, renamed and removed keys, and the cross-field errors "
     "that depend on allowed values only (if/then). The arithmetic rules across fields (a generation batch that "
     "holds whole groups at a world size, epsilon_high >= epsilon, ordered clip bounds, one reward weight per "
-    "source, ...) stay in the Python validator: run `grpo validate FILE`. " + REPO_URL)
+    "source, ...) stay in the Python validator: run `grpo validate FILE`.")
 
 
 def schema_filename(draft: str = "2020-12", profiles: Sequence[str] = (), lenient: bool = False) -> str:
@@ -38,16 +41,25 @@ def schema_filename(draft: str = "2020-12", profiles: Sequence[str] = (), lenien
     return ".".join(parts) + ".schema.json"
 
 
-def schema_url(draft: str = "2020-12", profiles: Sequence[str] = (), lenient: bool = False) -> str:
-    return SCHEMA_BASE_URL + schema_filename(draft, profiles, lenient)
+def base_url() -> str:
+    """The folder (URL ending in '/') where the operator publishes the schemas, or '' for relative references."""
+    base = os.environ.get(BASE_URL_VARIABLE, "").strip()
+    return base if not base or base.endswith("/") else base + "/"
 
 
-def modeline(schema: str = SCHEMA_ID) -> str:
+def schema_url(draft: str = "2020-12", profiles: Sequence[str] = (), lenient: bool = False,
+               base: str | None = None) -> str:
+    """Where a config's modeline points: `base` (default: GRPO_SCHEMA_BASE_URL) + the file name; with no base,
+    the bare file name, a reference relative to the config that works offline."""
+    return (base_url() if base is None else base) + schema_filename(draft, profiles, lenient)
+
+
+def modeline(schema: str = SCHEMA_FILE) -> str:
     """The header comment that makes yaml-language-server (VS Code, Neovim, ...) use `schema` for the file."""
     return MODELINE_PREFIX + schema
 
 
-def with_modeline(text: str, schema: str = SCHEMA_ID) -> str:
+def with_modeline(text: str, schema: str = SCHEMA_FILE) -> str:
     """`text` starting with the modeline (replacing an existing one): it must come before any YAML content."""
     lines = text.splitlines(keepends=True)
     kept = [line for line in lines if not line.lstrip().startswith(MODELINE_PREFIX)]
@@ -65,8 +77,9 @@ def export_schema(draft: str = "2020-12", profiles: Iterable[Any] = (), lenient:
     from grpo_schema.schema_export.drafts import DIALECTS, to_draft_07
 
     active = resolve_profiles(profiles)
+    # No $id: the schema is identified by where it is read from (a local copy unless published), so it never
+    # names a URL that may not exist.
     schema = {"$schema": DIALECTS[draft],
-              "$id": schema_url(draft, [p.name for p in active], lenient),
               "title": TITLE + "".join(f" + {p.name}" for p in active),
               "description": DESCRIPTION, **build_schema(active, lenient)}
     return to_draft_07(schema) if draft == "07" else schema
@@ -83,20 +96,32 @@ CATALOG_FILE = "catalog.json"
 FILE_MATCH = ("*.grpo.yaml", "*.grpo.yml", "**/grpo/*.yaml", "**/grpo/*.yml")
 
 
-def catalog_text() -> str:
-    """A SchemaStore catalog entry (draft-07, lenient: SchemaStore asks for both) for self-hosted schemas."""
+def catalog_text(base: str = "") -> str:
+    """A SchemaStore catalog entry (draft-07, lenient: SchemaStore asks for both). With no `base` the URLs are
+    relative to the catalog's own folder; `grpo schema --write DIR --base-url URL` writes one for a published
+    copy, ready for a SchemaStore catalog pull request."""
     entry = {"name": "grpo-config", "description": "GRPO training config for TRL `trl grpo --config` (grpo-config)",
-             "fileMatch": list(FILE_MATCH), "url": schema_url("07", (), True),
-             "versions": {"strict": schema_url("07"), "strict-2020-12": SCHEMA_ID,
-                          "open-r1": schema_url("2020-12", ("open-r1",))}}
+             "fileMatch": list(FILE_MATCH), "url": schema_url("07", (), True, base=base),
+             "versions": {"strict": schema_url("07", base=base), "strict-2020-12": schema_url(base=base),
+                          "open-r1": schema_url("2020-12", ("open-r1",), base=base)}}
     catalog = {"$schema": "https://json.schemastore.org/schema-catalog.json", "version": 1, "schemas": [entry]}
     return json.dumps(catalog, indent=2) + "\n"
 
 
-def committed_texts() -> dict[str, str]:
+def committed_texts(base: str = "") -> dict[str, str]:
     texts = {schema_filename(*spec): schema_text(*spec) for spec in COMMITTED}
-    texts[CATALOG_FILE] = catalog_text()
+    texts[CATALOG_FILE] = catalog_text(base)
     return texts
+
+
+def write_schemas(directory: Path, base: str = "") -> list[Path]:
+    """Write every schema variant and the catalog into `directory` (the local copy modelines point at)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, text in committed_texts(base).items():
+        (directory / name).write_text(text, encoding="utf-8")
+        written.append(directory / name)
+    return written
 
 
 def stale_files(directory: Path) -> list[str]:
@@ -116,10 +141,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name in stale:
             print(f"stale: {args.directory / name} (regenerate: python -m grpo_schema.export {args.directory})")
         return 1 if stale else 0
-    args.directory.mkdir(parents=True, exist_ok=True)
-    for name, text in committed_texts().items():
-        (args.directory / name).write_text(text, encoding="utf-8")
-        print(f"wrote {args.directory / name}")
+    for path in write_schemas(args.directory):
+        print(f"wrote {path}")
     return 0
 
 

@@ -29,8 +29,10 @@ class Settings(RunsSettings, BaseSettings):
     body_timeout_s: float = Field(30.0, gt=0, description="seconds a request body may take to arrive (408 after)")
     max_world_size: int = Field(4096, ge=1, description="largest world_size query value accepted")
     cors_origins: list[str] = Field(default_factory=list, description="origins allowed by CORS (none by default)")
-    schema_url: str | None = Field(None, description="schema URL for the modeline of exported YAML (default: the "
-                                                     "published schema for the active profiles, as the CLI writes)")
+    schema_url: str | None = Field(None, description="schema URL for the modeline of exported YAML (default: "
+                                                     "the schema file for the active profiles by its name, a "
+                                                     "reference relative to the YAML file that resolves offline "
+                                                     "beside `grpo schema --write DIR`)")
     log_level: str = Field("info", description="uvicorn log level")
 
     @property

@@ -118,3 +118,28 @@ def test_the_other_committed_schemas_work_in_the_editor_too(lsp, tmp_path, name,
 @pytest.mark.parametrize("path", [COMPLETE, MISTAKES])
 def test_data_files_start_with_the_modeline(path):
     assert path.read_text().startswith("# yaml-language-server: $schema=../../../schemas/grpo-config.schema.json\n")
+
+
+def test_a_file_the_service_exports_resolves_its_schema_offline(lsp, tmp_path):
+    """An exported YAML's modeline names the schema by a relative path; `grpo schema --write DIR` puts it there, and
+    the editor then checks the file with no network at all."""
+    import subprocess
+    import sys
+
+    from fastapi.testclient import TestClient
+
+    from web.app import create_app
+    from web.settings import Settings
+
+    with TestClient(create_app(Settings())) as client:
+        exported = client.post("/api/v1/yaml", json={"num_generations": 1, "loss_type": "dapo"}).text
+    assert exported.splitlines()[0] == "# yaml-language-server: $schema=grpo-config.schema.json"
+    done = subprocess.run([sys.executable, "-m", "grpo_schema", "schema", "--write", str(tmp_path)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    config = tmp_path / "exported.yaml"
+    config.write_text(exported)
+    uri = lsp.open(config)
+    assert lsp.schemas_applied(uri) == [(tmp_path / "grpo-config.schema.json").resolve().as_uri()]
+    line = next(i for i, text in enumerate(exported.splitlines()) if text.startswith("num_generations"))
+    assert [d["range"]["start"]["line"] for d in lsp.wait_diagnostics(uri)] == [line]

@@ -114,7 +114,7 @@ def test_the_open_r1_schema_types_open_r1_keys():
 
 def test_the_top_level_says_what_stays_in_python_and_who_is_strict():
     strict, lenient = load(STRICT), load("grpo-config.lenient.draft-07.schema.json")
-    assert strict["$id"].endswith("/schemas/" + STRICT)
+    assert "$id" not in strict, "no $id: a schema names no URL that might not exist; it is what it is read from"
     assert "stay in the Python validator" in strict["description"] and "grpo validate" in strict["description"]
     assert strict["additionalProperties"] is False and lenient["additionalProperties"] is True
     assert [group["id"] for group in strict["x-groups"]][:3] == ["model", "data", "rewards"]
@@ -125,11 +125,15 @@ def test_catalog_entry_is_schemastore_ready():
     (entry,) = catalog["schemas"]
     assert set(entry) >= {"name", "description", "fileMatch", "url"}
     assert all(glob.endswith((".yaml", ".yml")) for glob in entry["fileMatch"])  # the YAML LS needs the suffix
-    assert entry["url"] == export.schema_url("07", (), True)
+    assert entry["url"] == export.schema_filename("07", (), True) == export.schema_url("07", (), True, base="")
+    assert (SCHEMAS / entry["url"]).is_file() and all((SCHEMAS / url).is_file()
+                                                          for url in entry["versions"].values())
+    published = json.loads(export.catalog_text("https://schemas.example.org/grpo/"))["schemas"][0]
+    assert published["url"] == "https://schemas.example.org/grpo/grpo-config.lenient.draft-07.schema.json"
 
 
 def test_modeline_helpers():
-    assert export.MODELINE == "# yaml-language-server: $schema=" + export.SCHEMA_ID
+    assert export.MODELINE == "# yaml-language-server: $schema=grpo-config.schema.json"
     once = export.with_modeline("num_generations: 8\n")
     assert once.splitlines()[0] == export.MODELINE
     assert export.with_modeline(once) == once

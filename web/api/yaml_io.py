@@ -33,7 +33,7 @@ _YAML_OUT = {200: {"content": {"application/yaml": {"schema": {"type": "string"}
 async def to_yaml(request: Request, settings: Annotated[Settings, Depends(current_settings)],
                   profiles: Annotated[tuple[Profile, ...], Depends(profile_params)]) -> PlainTextResponse:
     """The JSON object as canonical YAML, ready for `trl grpo --config` and for editors: the modeline names the
-    published schema for the profiles given (as `grpo schema --profile` writes it)."""
+    schema file for the profiles given, relative to the YAML file (or the operator's GRPO_WEB_SCHEMA_URL)."""
     if media_type(request) != "application/json":
         raise HTTPException(415, "send the config as a JSON object (application/json)")
     mapping = parse_json_object(await read_limited(request, settings.max_body_bytes, settings.body_timeout_s))
