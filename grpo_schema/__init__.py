@@ -16,7 +16,7 @@ from grpo_schema.plan import RunPlan, derive_plan
 
 __all__ = ["CheckResult", "Override", "check_file", "check_mapping", "check_text", "GRPORunConfig", "Diagnostic",
            "Fix", "RunPlan", "derive_plan"]
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 
 def __getattr__(name: str) -> Any:
