@@ -190,7 +190,8 @@ def with_fixes(diag: Diagnostic, offered: list[Candidate]) -> Diagnostic:
         return diag
     fixes = [c.fix for c in offered if c.fix is not None]
     hint = "smallest edits: " + ", or ".join(c.text for c in offered)
-    hint += f" ({diag.hint})" if diag.hint.startswith("valid for world sizes") else ""
+    # Its own sentence: in parentheses it read as part of the last alternative.
+    hint += f". As written, the config is {diag.hint}." if diag.hint.startswith("valid for world sizes") else ""
     return replace(diag, fix=fixes[0] if fixes else diag.fix, alternatives=tuple(fixes[1:]), hint=hint)
 
 
