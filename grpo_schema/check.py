@@ -40,6 +40,9 @@ class CheckResult:
     world_size: int
     diagnostics: list[Diagnostic] = field(default_factory=list)
     config: ConfigView | None = None
+    # The config as it will be once its renamed and removed keys are migrated (what the cross-field rules judge);
+    # the same object as `config` when nothing needs migrating.
+    migrated: ConfigView | None = None
     plan: RunPlan | None = None
     env: dict[str, str] = field(default_factory=dict)
     launch: dict[str, Any] = field(default_factory=dict)
@@ -144,6 +147,7 @@ def _check(data: Any, path: str, positions: Positions, diagnostics: list[Diagnos
         rule_plan = (derive_plan(rule_config, result.world_size, sources=result.sources)
                      if not rule_failed & BATCH_INPUTS else None)
     explicit = frozenset(keys.fields) | frozenset(keys.renamed)
+    result.migrated = rule_config
     ctx = _rule_context(result, active, explicit - rule_failed)
     ctx.plan = rule_plan
     ctx.foreign_script = any(d.code in (codes.K_UNKNOWN, codes.K_PROFILE) for d in keys.diagnostics)

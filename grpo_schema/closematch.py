@@ -142,8 +142,8 @@ SAME_MEANING = {
 
 # Word pairs that turn one setting into a different one: a suggestion never trades one side for the other.
 OPPOSITES = (
-    ({"eval", "evaluation", "test"}, {"train", "training"}), ({"min"}, {"max"}), ({"pos"}, {"neg"}),
-    ({"high"}, {"low"}), ({"4bit"}, {"8bit"}), ({"bf16"}, {"fp16"}), ({"prompt"}, {"completion"}),
+    ({"eval", "evaluation", "test"}, {"train", "training"}), ({"min", "minimum"}, {"max", "maximum"}),
+    ({"pos", "positive"}, {"neg", "negative"}), ({"high", "upper"}, {"low", "lower"}), ({"4bit"}, {"8bit"}), ({"bf16"}, {"fp16"}), ({"prompt"}, {"completion"}),
     ({"server"}, {"colocate"}), ({"input"}, {"output"}), ({"first"}, {"last"}), ({"start"}, {"end"}),
 )
 # Qualifiers that say which phase a setting applies to: a suggestion neither drops nor adds one

@@ -96,7 +96,9 @@ def _server_era_signs(config: Any, ctx: RuleContext) -> list[str]:
     if "vllm_gpu_memory_utilization" in ctx.explicit and share is not None and share > SERVER_ERA_MEMORY:
         signs.append(f"vllm_gpu_memory_utilization {share:g}")
     size = ctx.world_size
-    if size > 1 and (size + 1) & size == 0:  # 3, 7, 15, ...: a power of two less the GPU kept for vLLM
+    # 3, 7, 15, ...: a power of two less the GPU kept for vLLM. Supporting evidence only: on its own a process
+    # count says nothing (and the batch fixes may well propose 7 processes).
+    if signs and size > 1 and (size + 1) & size == 0:
         signs.append(f"{size} training processes")
     return signs
 
@@ -107,8 +109,9 @@ def server_era_recipe_now_colocates(config: Any, ctx: RuleContext) -> Iterator[F
 
     vllm_mode defaulted to 'server' from TRL 0.18 and, before that, vLLM ran on a GPU of its own (vllm_device). Since
     TRL 1.0 the default is 'colocate': every training process starts its own vLLM engine and gives it
-    vllm_gpu_memory_utilization of its GPU. A recipe that kept a GPU out of num_processes for vLLM, or gave vLLM
-    most of a GPU's memory, then wastes that GPU or runs out of memory. Set vllm_mode explicitly.
+    vllm_gpu_memory_utilization of its GPU. A recipe that still carries vllm_device (or the other keys of that era),
+    or gives vLLM more than half of a GPU's memory, was written for a GPU of its own; colocated, it runs out of
+    memory (and a GPU kept out of num_processes sits idle). Set vllm_mode explicitly.
     """
     if not config.use_vllm or "vllm_mode" in ctx.explicit:
         return
