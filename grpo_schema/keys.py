@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from grpo_schema import codes
-from grpo_schema.closematch import suggest
+from grpo_schema.closematch import prepared, suggest
 from grpo_schema.compiled import compiled
 from grpo_schema.diagnostics import Diagnostic, Fix, yaml_value
 from grpo_schema.migrations import MIGRATIONS, describe
@@ -82,6 +82,15 @@ def sort_keys(mapping: dict[str, Any], profiles: tuple[Profile, ...]) -> SortedK
     return out
 
 
+def _closest_choice(name: str, value: Any) -> str | None:
+    """The allowed value of field `name` that a refused string value most likely means, if one is close."""
+    choices = [str(c) for c in compiled("config").fields.get(name, {}).get("choices", []) if isinstance(c, str)]
+    if not isinstance(value, str) or not choices:
+        return None
+    match = prepared(frozenset(choices)).close_matches(value, n=1, cutoff=0.6)
+    return match[0] if match else None
+
+
 def _accepted_as(name: str, value: Any) -> bool:
     """Whether the field `name` takes `value` (a migration's safe fix must not write what is then refused)."""
     from pydantic_core import ValidationError
@@ -101,6 +110,10 @@ def _migrate(out: SortedKeys, mapping: dict[str, Any], key: str, value: Any, dea
               title=f"replace {key} with {', '.join(new_values)}" if new_values else f"remove {key}")
     if migration.kind == "renamed" and new_values:
         fix = Fix(rename={key: migration.replacement}, safe=accepted, title=f"rename {key} to {migration.replacement}")
+        meant = None if accepted else _closest_choice(migration.replacement, value)
+        if meant is not None:  # torch_dtype: bf16 -> dtype: bfloat16, for review
+            fix = Fix(set={migration.replacement: meant}, unset=(key,), safe=False,
+                      title=f"rename {key} to {migration.replacement} and write {meant}")
     for name, new_value in new_values.items():
         # Type-check the value under its new name, so a bad value is reported now, not after the migration, and
         # let the cross-field rules see it there.
@@ -112,7 +125,10 @@ def _migrate(out: SortedKeys, mapping: dict[str, Any], key: str, value: Any, dea
     if migration.kind == "renamed" and not new_values:
         hint = f"{migration.replacement} is already set; remove {key}"
     if not accepted:
-        hint += f" (then correct the value: {migration.replacement or ', '.join(new_values)} does not take it)"
+        meant = fix.set.get(migration.replacement or "") if migration.kind == "renamed" else None
+        hint = (f"write {migration.replacement}: {meant} ({migration.replacement} does not take {yaml_value(value)})"
+                if meant else hint + f" (then correct the value: {migration.replacement or ', '.join(new_values)} "
+                "does not take it)")
     message = describe(migration) + ("" if migration.kind == "renamed" else " and is no longer read")
     severity = "error"
     if dead_in is not None:

@@ -228,7 +228,9 @@ def test_rename_history_matches_the_release_tags():
 
 def test_safe_rename_fix_never_writes_a_refused_value():
     bad = only(check(BASE + "torch_dtype: bf16\n"), "GRPO-K002")
-    assert not bad.fix.safe
+    assert not bad.fix.safe and bad.fix.set == {"dtype": "bfloat16"} and "dtype: bfloat16" in bad.hint
+    odd = only(check(BASE + "torch_dtype: int3\n"), "GRPO-K002")
+    assert not odd.fix.safe and "correct the value" in odd.hint
     good = only(check(BASE + "torch_dtype: bfloat16\n"), "GRPO-K002")
     assert good.fix.safe and good.fix.rename == {"torch_dtype": "dtype"}
 
