@@ -231,7 +231,20 @@ def debug_options(value: Any) -> Any:
 
 def fsdp_options(value: Any) -> Any:
     """true/false, or the legacy space-separated option string (or list) transformers translates."""
+    word = bool_word(value)
+    if word is not None and value.strip() != "":
+        raise _quoted_bool(value, "which transformers reads as an fsdp option string and refuses", word)
     return value if isinstance(value, bool) else _words_in(value, FSDP_OPTIONS)
+
+
+def real_bool_values(value: Any) -> Any:
+    """A mapping of switches (liger_kernel_config): TRL hands YAML mappings on as they are, so a quoted "false"
+    stays a string, which every reader takes as true."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if bool_word(item) is not None:
+                raise _quoted_bool(item, f"which reads as true wherever {key} is tested", {**value, key: bool_word(item)})
+    return value
 
 
 # Bounds on values whose type is wrapped (e.g. `int | None` with ge=1): pydantic emits a partial of one of its own

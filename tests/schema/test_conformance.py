@@ -62,7 +62,12 @@ def test_every_str_bool_union_is_audited():
         assert errors(check(BASE + f"include_num_input_tokens_seen: {name}\n")) == ["GRPO-T012"]
     assert check(BASE + "include_num_input_tokens_seen: true\n").valid
     # fsdp: a quoted "False" is an unknown option string to transformers.
-    assert not check(BASE + 'fsdp: "False"\n').valid
+    assert errors(check(BASE + 'fsdp: "False"\n')) == ["GRPO-T010"]
+    # liger_kernel_config: TRL hands the mapping on as written; the string 'false' is true to whoever tests it.
+    quoted = check(BASE + 'liger_kernel_config: {fused_linear_cross_entropy: "false"}\n')
+    assert errors(quoted) == ["GRPO-T010"]
+    assert only(quoted, "GRPO-T010").fix.set == {"liger_kernel_config": {"fused_linear_cross_entropy": False}}
+    assert check(BASE + "liger_kernel_config: {rope: false}\n").valid
 
 
 # 2. `trl grpo` refuses a config without a reward source or a dataset.
