@@ -106,13 +106,13 @@ def reward_names_resolve(config: Any, ctx: RuleContext) -> Iterator[Finding]:
     yield from _unresolved_names(config, ctx, foreign=False)
 
 
-@rule("GRPO-R007", "warning", ("reward_funcs",))
+@rule("GRPO-R007", "error", ("reward_funcs",))
 def reward_names_of_another_script(config: Any, ctx: RuleContext) -> Iterator[Finding]:
-    """A reward name unknown to TRL, in a config written for another training script.
+    """A reward name of another project's registry, which `trl grpo` cannot resolve.
 
     The name belongs to a known project's registry (open-r1's 'format', ...), so the config is probably meant for
-    that project's script. Validate with its profile to check the names; `trl grpo` itself would refuse them. Any
-    other unknown name is GRPO-R002, whatever else the file holds.
+    that project's script: validate with its profile (--profile open-r1) to check the names against it. `trl grpo`
+    itself refuses the name, as it refuses any other unknown one (GRPO-R002), whatever else the file holds.
     """
     yield from _unresolved_names(config, ctx, foreign=True)
 

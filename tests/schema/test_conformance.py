@@ -210,6 +210,11 @@ def test_unknown_reward_severity_does_not_depend_on_other_keys():
     assert only(check(plain), "GRPO-R002").severity == "error"
     assert only(check(with_unknown_key), "GRPO-R002").severity == "error"
     assert "GRPO-R007" not in codes(check(with_unknown_key))
+    # A name another project registers is refused by `trl grpo` too, with or without that project's keys.
+    project = BASE.replace("[accuracy_reward]", "[accuracy_reward, format]")
+    assert only(check(project), "GRPO-R007").severity == "error"
+    assert only(check(project + "system_prompt: hi\n"), "GRPO-R007").severity == "error"
+    assert "GRPO-R007" not in codes(check(project, profiles=["open-r1"]))
 
 
 def test_reward_diagnostics_point_at_the_item():
