@@ -28,6 +28,8 @@ from grpo_schema.rules import RuleContext, run_rules
 from grpo_schema.view import ConfigView
 
 BATCH_FIX_CODES = ("GRPO-B001", "GRPO-B002", "GRPO-B003", "GRPO-B004")
+BATCH_INPUTS = frozenset({"per_device_train_batch_size", "num_generations", "gradient_accumulation_steps",
+                          "generation_batch_size", "steps_per_generation", "num_iterations"})
 TRL_REWARD_FUNCS = ("accuracy_reward", "reasoning_accuracy_reward", "think_format_reward",
                     "get_soft_overlong_punishment")
 
@@ -38,6 +40,9 @@ class CheckResult:
     world_size: int
     diagnostics: list[Diagnostic] = field(default_factory=list)
     config: ConfigView | None = None
+    # The config as it will be once its renamed and removed keys are migrated (what the cross-field rules judge);
+    # the same object as `config` when nothing needs migrating.
+    migrated: ConfigView | None = None
     plan: RunPlan | None = None
     env: dict[str, str] = field(default_factory=dict)
     launch: dict[str, Any] = field(default_factory=dict)
@@ -132,14 +137,23 @@ def _check(data: Any, path: str, positions: Positions, diagnostics: list[Diagnos
     result.config, result.profile_args = config, profile_args
     renamed_diags = _validate(compiled("config"), keys.renamed)[2] if keys.renamed else []
     result.diagnostics += field_diags + renamed_diags + launch_diags + profile_diags
-    batch_inputs = {"per_device_train_batch_size", "num_generations", "gradient_accumulation_steps",
-                    "generation_batch_size", "steps_per_generation", "num_iterations"}
-    if not failed & batch_inputs:
+    if not failed & BATCH_INPUTS:
         result.plan = derive_plan(config, result.world_size, sources=result.sources)
-    explicit = frozenset(keys.fields) - failed
-    ctx = _rule_context(result, active, explicit)
+    # The cross-field rules judge the config as it will be once its renamed and removed keys are migrated: a value
+    # written under an old name still conflicts with the rest (TRL 1.16 ignores the old name, hence K002/K003).
+    rule_config, rule_failed, rule_plan = config, failed, result.plan
+    if keys.renamed:
+        rule_config, rule_failed, _ = _validate(compiled("config"), {**keys.renamed, **keys.fields})
+        rule_plan = (derive_plan(rule_config, result.world_size, sources=result.sources)
+                     if not rule_failed & BATCH_INPUTS else None)
+    explicit = frozenset(keys.fields) | frozenset(keys.renamed)
+    result.migrated = rule_config
+    ctx = _rule_context(result, active, explicit - rule_failed)
+    ctx.plan = rule_plan
     ctx.foreign_script = any(d.code in (codes.K_UNKNOWN, codes.K_PROFILE) for d in keys.diagnostics)
-    result.diagnostics += run_rules(config, ctx, failed)
+    ctx.foreign_profiles = tuple(keys.foreign_profiles)
+    ctx.written = frozenset(mapping)
+    result.diagnostics += run_rules(rule_config, ctx, rule_failed)
     for profile in active:
         for profile_check in profile.checks:
             result.diagnostics += list(profile_check(config, profile_args[profile.name], mapping))

@@ -107,3 +107,97 @@ def _quick_ratio(matches: int, length: int) -> float:
 def prepared(words: frozenset[str]) -> PreparedCandidates:
     """The candidates of a set, in sorted order (as the callers passed them to difflib)."""
     return PreparedCandidates(sorted(words))
+
+
+# --- did-you-mean for keys: spelling closeness, but never a change of meaning ---------------------------------------
+
+# Names people write for a setting (from other trainers, older TRL docs, common shorthand) -> the field that means
+# the same. Checked before spelling, so the same-meaning field wins over a closer-looking one.
+SAME_MEANING = {
+    "num_eval_generations": "num_generations_eval", "eval_num_generations": "num_generations_eval",
+    "dataset_split": "dataset_train_split", "train_split": "dataset_train_split", "split": "dataset_train_split",
+    "dataset_train_split_name": "dataset_train_split", "test_split": "dataset_test_split",
+    "eval_split": "dataset_test_split", "dataset_eval_split": "dataset_test_split",
+    "dataset_test_split_name": "dataset_test_split", "dataset_config_name": "dataset_config",
+    "dataset": "dataset_name", "dataset_path": "dataset_name", "dataset_id": "dataset_name",
+    "dataset_id_or_path": "dataset_name", "model": "model_name_or_path", "model_name": "model_name_or_path",
+    "model_path": "model_name_or_path", "model_id": "model_name_or_path", "lr": "learning_rate",
+    "train_batch_size": "per_device_train_batch_size", "batch_size": "per_device_train_batch_size",
+    "per_device_batch_size": "per_device_train_batch_size", "micro_batch_size": "per_device_train_batch_size",
+    "eval_batch_size": "per_device_eval_batch_size", "grad_accum_steps": "gradient_accumulation_steps",
+    "gradient_accumulation": "gradient_accumulation_steps", "grad_accum": "gradient_accumulation_steps",
+    "epochs": "num_train_epochs", "num_epochs": "num_train_epochs", "max_new_tokens": "max_completion_length",
+    "max_response_length": "max_completion_length", "max_gen_length": "max_completion_length",
+    "group_size": "num_generations", "num_samples": "num_generations", "n_samples": "num_generations",
+    "num_completions": "num_generations", "rollout_n": "num_generations", "kl_coef": "beta", "kl_beta": "beta",
+    "init_kl_coef": "beta", "kl_coeff": "beta", "clip_range": "epsilon", "cliprange": "epsilon",
+    "clip_eps": "epsilon", "clip_ratio": "epsilon", "clip_ratio_low": "epsilon", "clip_eps_high": "epsilon_high",
+    "clip_ratio_high": "epsilon_high", "ppo_epochs": "num_iterations", "rewards": "reward_funcs",
+    "reward_functions": "reward_funcs", "reward_fns": "reward_funcs", "reward_model": "reward_model_name_or_path",
+    "scheduler": "lr_scheduler_type", "lr_scheduler": "lr_scheduler_type", "lr_schedule": "lr_scheduler_type",
+    "gpu_memory_utilization": "vllm_gpu_memory_utilization", "vllm_gpu_memory": "vllm_gpu_memory_utilization",
+    "lora_rank": "lora_r", "rank": "lora_r", "target_modules": "lora_target_modules",
+    "lora_target": "lora_target_modules", "modules_to_save": "lora_modules_to_save", "log_steps": "logging_steps", "checkpoint_steps": "save_steps", "max_model_len": "vllm_max_model_length",
+}
+
+# Word pairs that turn one setting into a different one: a suggestion never trades one side for the other.
+OPPOSITES = (
+    ({"eval", "evaluation", "test"}, {"train", "training"}), ({"min", "minimum"}, {"max", "maximum"}),
+    ({"pos", "positive"}, {"neg", "negative"}), ({"high", "upper"}, {"low", "lower"}), ({"4bit"}, {"8bit"}), ({"bf16"}, {"fp16"}), ({"prompt"}, {"completion"}),
+    ({"server"}, {"colocate"}), ({"input"}, {"output"}), ({"first"}, {"last"}), ({"start"}, {"end"}),
+)
+# Qualifiers that say which phase a setting applies to: a suggestion neither drops nor adds one
+# (eval_temperature -> temperature would turn an evaluation setting into the training one).
+QUALIFIERS = frozenset({"eval", "evaluation", "test", "ref"})
+# Pairs that spelling alone would offer but mean something else.
+DENIED = frozenset({
+    ("eval_temperature", "temperature"), ("eval_top_p", "top_p"), ("eval_top_k", "top_k"),
+    ("eval_max_completion_length", "max_completion_length"), ("ref_beta", "beta"),
+})
+
+
+def _words(name: str) -> frozenset[str]:
+    return frozenset(w for w in name.lower().replace("-", "_").split("_") if w)
+
+
+def changes_meaning(word: str, candidate: str) -> bool:
+    """Whether renaming `word` to `candidate` would change what the setting means, not just its spelling."""
+    if (word, candidate) in DENIED:
+        return True
+    have, get = _words(word), _words(candidate)
+    for left, right in OPPOSITES:
+        if (have & left and get & right and not get & left) or (have & right and get & left and not get & right):
+            return True
+    return _qualifiers(have) != _qualifiers(get)
+
+
+def _qualifiers(words: frozenset[str]) -> frozenset[str]:
+    """The qualifiers among `words`, a misspelt one included ('evl' is 'eval')."""
+    return frozenset(q for q in QUALIFIERS for w in words
+                     if w == q or (len(w) >= 3 and difflib.SequenceMatcher(None, w, q).ratio() >= 0.75))
+
+
+def suggest(word: str, candidates: frozenset[str], preferred: frozenset[str] = frozenset(),
+            cutoff: float = 0.75) -> str | None:
+    """The accepted key `word` most likely stands for, or None.
+
+    A curated same-meaning name wins; then a candidate with the same words in another order
+    (num_eval_generations -> num_generations_eval); then the closest spelling that does not change the meaning,
+    preferring a key from `preferred` (keys nearly every config sets) when it is about as close.
+    """
+    key = word.lower().replace("-", "_")
+    same = SAME_MEANING.get(key)
+    if same in candidates:
+        return same
+    matches = [m for m in prepared(candidates).close_matches(word, n=6, cutoff=min(cutoff, 0.6))
+               if not changes_meaning(word, m)]
+    reordered = [m for m in matches if _words(m) == _words(word)]
+    if reordered:
+        return reordered[0]
+    ratios = {m: difflib.SequenceMatcher(None, word, m).ratio() for m in matches}
+    matches = [m for m in matches if ratios[m] >= cutoff]
+    if not matches:
+        return None
+    best = ratios[matches[0]]
+    close = [m for m in matches if ratios[m] >= best - 0.05]
+    return next((m for m in close if m in preferred), matches[0])

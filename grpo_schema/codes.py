@@ -97,6 +97,11 @@ K_LAUNCH = declare("GRPO-K005", "info", "launch key",
 K_PROFILE = declare("GRPO-K006", "error", "key of a downstream project",
                     "The key belongs to a known downstream project's script arguments (for example open-r1). "
                     "Validate with that project's profile (`--profile NAME`) to accept and type it.")
+K_DEAD_PROFILE_KEY = declare("GRPO-K008", "warning", "profile key that nothing reads",
+                             "The active profile's script declares the key, so it is accepted, but it is the old "
+                             "name of a TRL setting (renamed or removed) and neither the script nor TRL 1.16 reads it: "
+                             "open-r1 declares wandb_log_unique_prompts, TRL reads log_unique_prompts. The value has "
+                             "no effect until it is moved to the new name.")
 K_NESTED_UNKNOWN = declare("GRPO-K007", "error", "unknown key in a nested mapping",
                            "A key inside a nested mapping (a `datasets` entry, `accelerator_config`, ...) is not "
                            "one the consumer accepts; TRL fails with a TypeError there.")
@@ -123,3 +128,17 @@ T_LOG_LEVEL_NUMBER = declare("GRPO-T009", "warning", "numeric log level",
                              "number such as 20 when the trainer starts. Write the name (20 is 'info').")
 T_YAML_BOOL = declare("GRPO-T008", "error", "YAML boolean where a word was meant",
                       "YAML 1.1 reads unquoted `no`, `yes`, `on` and `off` as booleans. Quote the word.")
+
+T_BOOL_STRING = declare("GRPO-T010", "error", "quoted boolean that TRL keeps as a string",
+                        "Only real YAML booleans (unquoted true/false) are booleans. In a field TRL types as a "
+                        "string (scale_rewards, resume_from_checkpoint), a quoted \"False\", or the command line's "
+                        "`--scale_rewards False`, stays the string 'False': not a scale_rewards mode, a checkpoint "
+                        "directory named 'False'. TRL fails only when training reaches it.")
+T_BOOL_WORD = declare("GRPO-T011", "warning", "quoted boolean in a field `trl grpo` parses as a boolean",
+                      "`trl grpo` converts a quoted \"False\" in include_num_input_tokens_seen to false, but "
+                      "transformers given the string itself (a Python script building GRPOConfig) counts every "
+                      "token. Write the unquoted boolean so both read the same.")
+T_BOOL_OPTION = declare("GRPO-T012", "error", "value `trl grpo`'s parser refuses",
+                        "`trl grpo` builds a boolean command-line option for include_num_input_tokens_seen (its "
+                        "type is `str | bool`), so its names 'all' and 'non_padding' fail with 'Truthy value "
+                        "expected' before training starts. Write true (every token) or false.")

@@ -138,13 +138,70 @@ def pad_multiple(value: Any) -> Any:
     return value
 
 
+# The words TRL's argparse converter (string_to_bool) reads as booleans, case-insensitively.
+TRUE_WORDS = ("yes", "true", "t", "y", "1")
+FALSE_WORDS = ("no", "false", "f", "n", "0")
+
+
+def bool_word(value: Any) -> bool | None:
+    """True/False for a string TRL's parser would read as a boolean, None for anything else."""
+    if not isinstance(value, str):
+        return None
+    word = value.strip().lower()
+    return True if word in TRUE_WORDS else False if word in FALSE_WORDS else None
+
+
+def _quoted_bool(value: Any, meaning: str, fix: Any) -> PydanticCustomError:
+    return PydanticCustomError(
+        "grpo_bool_string", "the string '{text}' is not a boolean here: TRL keeps it as the string, {meaning}",
+        {"text": value, "meaning": meaning, "fix": fix})
+
+
 def scale_alias(value: Any) -> Any:
-    # Booleans are TRL's legacy spelling of scale_rewards: true -> 'group', false -> 'none'.
+    # Real YAML booleans are TRL's legacy spelling of scale_rewards: true -> 'group', false -> 'none'. TRL types
+    # the field `str`, so a quoted "False" (or `--scale_rewards False`) stays a string and fails at the first step.
     if value is True:
         return "group"
     if value is False:
         return "none"
+    word = bool_word(value)
+    if word is not None:
+        raise _quoted_bool(value, "which is not a scale_rewards mode and fails at the first training step",
+                           "group" if word else "none")
     return value
+
+
+_PATH_BOOL_WORDS = ("true", "false", "yes", "no")
+
+
+def checkpoint_or_flag(value: Any) -> Any:
+    # resume_from_checkpoint: a real boolean asks for the latest checkpoint; a string is a directory, so a quoted
+    # "false" makes transformers look for a checkpoint directory named 'false' and fail.
+    if isinstance(value, str) and value.strip().lower() in _PATH_BOOL_WORDS:
+        raise _quoted_bool(value, "a checkpoint directory of that name, and resuming fails",
+                           value.strip().lower() in ("true", "yes"))
+    return value
+
+
+def bool_parsed_option(value: Any, info: Any) -> Any:
+    """A `str | bool` field that `trl grpo`'s parser converts as a boolean (include_num_input_tokens_seen).
+
+    TRL's argparse option for such a union is a boolean one: a YAML string must be a boolean word (a quoted
+    "False" becomes false there, while transformers itself, given the string, counts every token), and the names
+    'all' and 'non_padding' fail with "Truthy value expected" before anything starts.
+    """
+    if not isinstance(value, str):
+        return value
+    word = bool_word(value)
+    if word is None:
+        raise PydanticCustomError(
+            "grpo_bool_option", "`trl grpo` parses this field as a boolean and refuses the string '{text}'",
+            {"text": value, "fix": True if value.strip().lower() == "all" else None})
+    if value.strip().lower() != "no":  # 'no' means the same to both readers
+        _note(info, "GRPO-T011", f"write {str(word).lower()} without quotes: `trl grpo` reads the string "
+              f"{value!r} as {str(word).lower()}, but transformers given the string itself counts every token",
+              word)
+    return word
 
 
 def level_name(value: Any, info: Any) -> Any:
@@ -174,7 +231,20 @@ def debug_options(value: Any) -> Any:
 
 def fsdp_options(value: Any) -> Any:
     """true/false, or the legacy space-separated option string (or list) transformers translates."""
+    word = bool_word(value)
+    if word is not None and value.strip() != "":
+        raise _quoted_bool(value, "which transformers reads as an fsdp option string and refuses", word)
     return value if isinstance(value, bool) else _words_in(value, FSDP_OPTIONS)
+
+
+def real_bool_values(value: Any) -> Any:
+    """A mapping of switches (liger_kernel_config): TRL hands YAML mappings on as they are, so a quoted "false"
+    stays a string, which every reader takes as true."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if bool_word(item) is not None:
+                raise _quoted_bool(item, f"which reads as true wherever {key} is tested", {**value, key: bool_word(item)})
+    return value
 
 
 # Bounds on values whose type is wrapped (e.g. `int | None` with ge=1): pydantic emits a partial of one of its own

@@ -18,9 +18,10 @@ from grpo_schema.diagnostics import Diagnostic, Fix, show_value
 
 E_NOT_MAPPING = declare("GRPO-E001", "error", "env is not a mapping",
                         "`env:` maps variable names to string values; TRL refuses anything else.")
-E_NOT_STRING = declare("GRPO-E002", "error", "env value is not a string",
-                       "TRL turns every value into a string with str(): true becomes 'True' and null becomes "
-                       "'None' (not unset). Quote the value you mean.")
+E_NOT_STRING = declare("GRPO-E002", "error", "env value whose string form changes its meaning",
+                       "TRL sets every variable to str(value). Numbers and booleans survive that (1 -> '1', "
+                       "false -> 'False', which libraries read as false), but null becomes the string 'None' "
+                       "(not unset) and a list or mapping becomes its Python text. Write the string you mean.")
 E_HIJACK = declare("GRPO-E003", "error", "env variable can hijack the training processes",
                    "Variables such as LD_PRELOAD, PYTHONPATH or PATH change which code every training process "
                    "runs. They are refused unless explicitly allowed (`--allow-env NAME`).")
@@ -78,7 +79,7 @@ def check_env(section: Any, allowed: frozenset[str] = frozenset()) -> EnvCheck:
     for name, value in section.items():
         problem = _problem(str(name), value, allowed)
         if problem is None:
-            out.values[str(name)] = value
+            out.values[str(name)] = value if isinstance(value, str) else str(value)  # as TRL sets it
         else:
             out.diagnostics.append(problem)
     return out
@@ -99,10 +100,17 @@ def _problem(name: str, value: Any, allowed: frozenset[str]) -> Diagnostic | Non
                           "in config files", fields=where,
                           hint=f"export {name} in the job's environment instead (or --allow-env {name})",
                           fix=Fix(unset=(f"env.{name}",), safe=False, title=f"remove env.{name}"))
-    if not isinstance(value, str):
-        fixed = "" if value is None else ("true" if value is True else "false" if value is False else str(value))
-        return Diagnostic(E_NOT_STRING, "error", f"env.{name} must be a string (got {show_value(value)}); TRL would "
-                          f"set {str(value)!r}", fields=where, hint=f"quote it: {name}: {fixed!r}",
-                          fix=Fix(set={f"env.{name}": fixed}, safe=isinstance(value, (int, float)) and not isinstance(value, bool),
-                                  title="quote the value"))
+    if not _survives_str(value):
+        unset = value is None
+        return Diagnostic(E_NOT_STRING, "error", f"env.{name} is {show_value(value)}, which TRL sets as the string "
+                          f"{str(value)!r}" + (" (the variable is not unset)" if unset else ""), fields=where,
+                          hint=f"remove env.{name} to leave it unset" if unset else f"write the string you mean, "
+                          f"quoted: {name}: '...'",
+                          fix=Fix(unset=(f"env.{name}",), safe=False, title=f"remove env.{name}") if unset else None)
     return None
+
+
+def _survives_str(value: Any) -> bool:
+    """Strings, numbers and booleans mean the same after TRL's str(value); null and containers do not."""
+    return isinstance(value, (str, bool, int)) or (isinstance(value, float) and value == value
+                                                   and value not in (float("inf"), float("-inf")))

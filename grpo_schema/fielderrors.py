@@ -19,6 +19,7 @@ _CUSTOM_CODES = {
     "grpo_bool_for_number": codes.T_TYPE, "grpo_int_string": codes.T_TYPE, "grpo_json": codes.T_JSON,
     "grpo_scalar_for_list": codes.T_SCALAR_FOR_LIST, "grpo_yaml_bool": codes.T_YAML_BOOL,
     "grpo_pad_multiple": codes.T_TYPE, "grpo_choice_words": codes.T_CHOICE, "grpo_int_too_large": codes.T_RANGE,
+    "grpo_bool_string": codes.T_BOOL_STRING, "grpo_bool_option": codes.T_BOOL_OPTION,
 }
 _RANGE_TYPES = {"greater_than", "greater_than_equal", "less_than", "less_than_equal"}
 _NOISE = {"none_required", "is_instance_of"}
@@ -126,6 +127,8 @@ def _one_field(name: str, fact: Facts, errors: list[dict[str, Any]], value: Any)
         message = f"{name}: unquoted no is read by YAML as the boolean false, which is not a valid value"
     elif code == codes.T_JSON:
         message = f"{name} is not a valid JSON object string ({meaningful[0].get('ctx', {}).get('error', '')})"
+    elif code in (codes.T_BOOL_STRING, codes.T_BOOL_OPTION):
+        message = f"{name}: {_plain(next(e for e in meaningful if e['type'] in _CUSTOM_CODES))}"
     elif any(e["type"] == "grpo_int_too_large" for e in meaningful):
         message = f"{name} must be {expected} (got {show_value(value)}, which does not fit in 64 bits)"
     elif isinstance(value, bool) and code == codes.T_TYPE and "true or false" not in expected:
@@ -140,6 +143,8 @@ def _hint_and_fix(name: str, fact: Facts, errors: list[dict[str, Any]], value: A
     expected = fact["expected"]
     if "grpo_scalar_for_list" in kinds:
         return f"write it as a list: {base}: [{value}]", Fix(set={name: [value]}, title="wrap in a list")
+    if kinds & {"grpo_bool_string", "grpo_bool_option"}:
+        return _bool_string_hint(name, base, errors)
     if "grpo_yaml_bool" in kinds:
         return f"quote it: {base}: \"no\"", Fix(set={name: "no"}, title="quote no")
     words = [value] if isinstance(value, str) else [v for v in value if isinstance(v, str)] \
@@ -170,6 +175,15 @@ def _hint_and_fix(name: str, fact: Facts, errors: list[dict[str, Any]], value: A
     if isinstance(value, bool):
         return f"write {expected}, not true/false", None
     return f"write {expected}", None
+
+
+def _bool_string_hint(name: str, base: str, errors: list[dict[str, Any]]) -> tuple[str, Fix | None]:
+    ctx = next(e for e in errors if e["type"] in ("grpo_bool_string", "grpo_bool_option")).get("ctx", {})
+    fixed = ctx.get("fix")
+    if fixed is None:
+        return f"write {base}: true (every token) or false; 'non_padding' cannot be set through `trl grpo`", None
+    shown = str(fixed).lower() if isinstance(fixed, bool) else fixed
+    return f"write {base}: {shown} (unquoted)", Fix(set={name: fixed}, safe=False, title=f"write {shown}")
 
 
 # --- describing what a field takes ---------------------------------------------------------------------------------

@@ -123,9 +123,10 @@ def candidates(code: str, result: Any) -> list[Candidate]:
     """Every candidate edit for one batch error, before re-checking (unordered)."""
     from grpo_schema.plan import Geometry, problems, valid_world_sizes
 
-    found = list(_GENERATORS[code](result.config, result.world_size))
+    config = result.migrated or result.config  # the values the rules judged
+    found = list(_GENERATORS[code](config, result.world_size))
     if code in _WORLD_SIZE_CODES:
-        geometry = Geometry.of(result.config)
+        geometry = Geometry.of(config)
         ok = set(valid_world_sizes(geometry))
         found += [_world(result, p) for p in nearest(lambda p: p in ok and not problems(geometry, p),
                                                      result.world_size, high=max(ok, default=1))]
@@ -190,7 +191,8 @@ def with_fixes(diag: Diagnostic, offered: list[Candidate]) -> Diagnostic:
         return diag
     fixes = [c.fix for c in offered if c.fix is not None]
     hint = "smallest edits: " + ", or ".join(c.text for c in offered)
-    hint += f" ({diag.hint})" if diag.hint.startswith("valid for world sizes") else ""
+    # Its own sentence: in parentheses it read as part of the last alternative.
+    hint += f". As written, the config is {diag.hint}." if diag.hint.startswith("valid for world sizes") else ""
     return replace(diag, fix=fixes[0] if fixes else diag.fix, alternatives=tuple(fixes[1:]), hint=hint)
 
 

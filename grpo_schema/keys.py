@@ -7,13 +7,12 @@ did-you-mean over every key that would be accepted.
 
 from __future__ import annotations
 
-import difflib
 import functools
 from dataclasses import dataclass, field
 from typing import Any
 
 from grpo_schema import codes
-from grpo_schema.closematch import prepared
+from grpo_schema.closematch import prepared, suggest
 from grpo_schema.compiled import compiled
 from grpo_schema.diagnostics import Diagnostic, Fix, yaml_value
 from grpo_schema.migrations import MIGRATIONS, describe
@@ -47,9 +46,13 @@ class SortedKeys:
     has_env: bool = False
     # Values of renamed keys under their new names (type-checked only: TRL 1.16 does not read them), and the
     # key each was written as.
+    # (Removed keys whose migration writes a successor, warmup_ratio -> warmup_steps, are included: the cross-field
+    # rules are evaluated on the values a migration would give.)
     renamed: dict[str, Any] = field(default_factory=dict)
     written_as: dict[str, str] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    # Known projects (not active) whose script arguments the file carries.
+    foreign_profiles: list[str] = field(default_factory=list)
 
 
 def sort_keys(mapping: dict[str, Any], profiles: tuple[Profile, ...]) -> SortedKeys:
@@ -64,34 +67,75 @@ def sort_keys(mapping: dict[str, Any], profiles: tuple[Profile, ...]) -> SortedK
             out.fields[key] = value
         elif key in profile_of:
             out.profile_args.setdefault(profile_of[key].name, {})[key] = value
+            if key in MIGRATIONS:  # the profile declares a key TRL renamed or dropped: accepted, but dead
+                _migrate(out, mapping, key, value, dead_in=profile_of[key].name)
         elif key in MIGRATIONS:
             _migrate(out, mapping, key, value)
         elif is_launch_key(key):
             out.launch[key] = value
         else:
             unknown += 1
-            out.diagnostics.append(_unknown(key, value, profiles, suggest=unknown <= MAX_SUGGESTED))
+            diagnostic = _unknown(key, value, profiles, suggest=unknown <= MAX_SUGGESTED)
+            out.diagnostics.append(diagnostic)
+            if diagnostic.code == codes.K_PROFILE:
+                out.foreign_profiles += [p for p in _owners(key, profiles) if p not in out.foreign_profiles]
     return out
 
 
-def _migrate(out: SortedKeys, mapping: dict[str, Any], key: str, value: Any) -> None:
+def _closest_choice(name: str, value: Any) -> str | None:
+    """The allowed value of field `name` that a refused string value most likely means, if one is close."""
+    choices = [str(c) for c in compiled("config").fields.get(name, {}).get("choices", []) if isinstance(c, str)]
+    if not isinstance(value, str) or not choices:
+        return None
+    match = prepared(frozenset(choices)).close_matches(value, n=1, cutoff=0.6)
+    return match[0] if match else None
+
+
+def _accepted_as(name: str, value: Any) -> bool:
+    """Whether the field `name` takes `value` (a migration's safe fix must not write what is then refused)."""
+    from pydantic_core import ValidationError
+
+    try:
+        compiled("config").validate({name: value})
+    except ValidationError:
+        return False
+    return True
+
+
+def _migrate(out: SortedKeys, mapping: dict[str, Any], key: str, value: Any, dead_in: str | None = None) -> None:
     migration = MIGRATIONS[key]
     new_values = migration.rewrite(value, mapping)
-    fix = Fix(set=new_values, unset=(key,), safe=migration.safe,
-              title=f"replace {key} with {', '.join(new_values) or 'nothing'}")
+    accepted = all(_accepted_as(name, v) for name, v in new_values.items())
+    fix = Fix(set=new_values, unset=(key,), safe=migration.safe and accepted,
+              title=f"replace {key} with {', '.join(new_values)}" if new_values else f"remove {key}")
     if migration.kind == "renamed" and new_values:
-        fix = Fix(rename={key: migration.replacement}, safe=True, title=f"rename {key} to {migration.replacement}")
-    if migration.kind == "renamed" and new_values:
-        # Type-check the value under its new name, so a bad value is reported now, not after the rename.
-        out.renamed[migration.replacement] = value
-        out.written_as[migration.replacement] = key
+        fix = Fix(rename={key: migration.replacement}, safe=accepted, title=f"rename {key} to {migration.replacement}")
+        meant = None if accepted else _closest_choice(migration.replacement, value)
+        if meant is not None:  # torch_dtype: bf16 -> dtype: bfloat16, for review
+            fix = Fix(set={migration.replacement: meant}, unset=(key,), safe=False,
+                      title=f"rename {key} to {migration.replacement} and write {meant}")
+    for name, new_value in new_values.items():
+        # Type-check the value under its new name, so a bad value is reported now, not after the migration, and
+        # let the cross-field rules see it there.
+        out.renamed[name] = new_value
+        out.written_as[name] = key
     code = codes.K_RENAMED if migration.kind == "renamed" else codes.K_REMOVED
     hint = (f"write {migration.replacement}: {yaml_value(value)}" if migration.kind == "renamed"
             else migration.note)
     if migration.kind == "renamed" and not new_values:
         hint = f"{migration.replacement} is already set; remove {key}"
+    if not accepted:
+        meant = fix.set.get(migration.replacement or "") if migration.kind == "renamed" else None
+        hint = (f"write {migration.replacement}: {meant} ({migration.replacement} does not take {yaml_value(value)})"
+                if meant else hint + f" (then correct the value: {migration.replacement or ', '.join(new_values)} "
+                "does not take it)")
     message = describe(migration) + ("" if migration.kind == "renamed" else " and is no longer read")
-    out.diagnostics.append(Diagnostic(code, "error", message, fields=(key,), hint=hint, fix=fix))
+    severity = "error"
+    if dead_in is not None:
+        code, severity = codes.K_DEAD_PROFILE_KEY, "warning"
+        message = (f"{key} is accepted by {dead_in}'s script arguments, but nothing reads it: "
+                   + describe(migration)[0].lower() + describe(migration)[1:])
+    out.diagnostics.append(Diagnostic(code, severity, message, fields=(key,), hint=hint, fix=fix))
 
 
 @functools.lru_cache(maxsize=64)
@@ -114,13 +158,14 @@ COMMON_KEYS = frozenset({
 
 @functools.lru_cache(maxsize=1024)
 def did_you_mean(word: str, candidates: frozenset[str]) -> str | None:
-    """The closest accepted key (difflib, cached: fix suggestions re-check a config many times)."""
-    matches = prepared(candidates).close_matches(word, n=3, cutoff=0.75)
-    if not matches or len(matches) == 1 or matches[0] in COMMON_KEYS:
-        return matches[0] if matches else None
-    best = difflib.SequenceMatcher(None, word, matches[0]).ratio()
-    close = [m for m in matches[1:] if difflib.SequenceMatcher(None, word, m).ratio() >= best - 0.05]
-    return next((m for m in close if m in COMMON_KEYS), matches[0])
+    """The accepted key `word` stands for (cached: fix suggestions re-check a config many times). One engine,
+    grpo_schema.closematch.suggest: same-meaning names first, never a rename that changes the meaning."""
+    return suggest(word, candidates, COMMON_KEYS)
+
+
+def _owners(key: str, profiles: tuple[Profile, ...]) -> list[str]:
+    """The known projects, other than the active ones, whose script arguments include `key`."""
+    return [p.name for p in known_profiles().values() if key in p.keys and p not in profiles]
 
 
 def _unknown(key: str, value: Any, profiles: tuple[Profile, ...], suggest: bool = True) -> Diagnostic:
@@ -130,7 +175,7 @@ def _unknown(key: str, value: Any, profiles: tuple[Profile, ...], suggest: bool 
                           f"({underscored}), and TRL ignores the hyphenated form",
                           fields=(key,), hint=f"write {underscored}",
                           fix=Fix(rename={key: underscored}, title=f"rename {key} to {underscored}"))
-    owners = [p.name for p in known_profiles().values() if key in p.keys and p not in profiles]
+    owners = _owners(key, profiles)
     if owners:
         return Diagnostic(codes.K_PROFILE, "error", f"{key} is a script argument of {owners[0]}, not of TRL's "
                           f"`trl grpo`", fields=(key,), hint=f"validate with --profile {owners[0]}, or remove it")

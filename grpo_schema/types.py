@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BeforeValidator
+from pydantic import BeforeValidator
 
 from grpo_schema import coerce
 from grpo_schema.coerce import NOTES  # noqa: F401  (re-exported for callers of the types)
@@ -19,7 +19,10 @@ FloatList = Annotated[list[Float], BeforeValidator(coerce.list_input)]
 JsonDict = Annotated[dict[str, Any], BeforeValidator(coerce.json_object)]
 JsonDictOrPath = Annotated[dict[str, Any] | str, BeforeValidator(coerce.json_object_or_path)]
 YamlNoGuard = BeforeValidator(coerce.yaml_no)
-ScaleAlias = AfterValidator(coerce.scale_alias)
+ScaleAlias = BeforeValidator(coerce.scale_alias)
+CheckpointOrFlag = BeforeValidator(coerce.checkpoint_or_flag)
+BoolParsedOption = BeforeValidator(coerce.bool_parsed_option)
+RealBoolValues = BeforeValidator(coerce.real_bool_values)
 LevelName = BeforeValidator(coerce.level_name)
 DebugOptions = BeforeValidator(coerce.debug_options)
 FsdpOptions = BeforeValidator(coerce.fsdp_options)

@@ -44,8 +44,8 @@ class BatchParams(AreaParams):
         description="Total optimizer steps. -1 trains for num_train_epochs instead. Required (> 0) with "
                     "streaming datasets, which have no length.")
     num_train_epochs: Float = Field(
-        3.0, gt=0,
-        description="Passes over the prompt dataset; ignored when max_steps > 0. One epoch gives every prompt "
+        3.0,
+        description="Passes over the prompt dataset (> 0); ignored when max_steps > 0. One epoch gives every prompt "
                     "num_generations completions once, then repeats them num_iterations times.")
     auto_find_batch_size: bool = Field(
         False,

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from grpo_schema.params.base import AreaParams
-from grpo_schema.types import Float, Int, YamlNoGuard
+from grpo_schema.types import CheckpointOrFlag, Float, Int, YamlNoGuard
 
 
 class CheckpointParams(AreaParams):
@@ -49,7 +49,7 @@ class CheckpointParams(AreaParams):
         None, description="Whether a larger metric_for_best_model is better; null: false for names ending in 'loss'.")
     ignore_data_skip: bool = Field(False, description="On resume, do not fast-forward the data to where it stopped.")
     restore_callback_states_from_checkpoint: bool = Field(False, description="Restore callback states on resume.")
-    resume_from_checkpoint: str | bool | None = Field(
+    resume_from_checkpoint: Annotated[str | bool | None, CheckpointOrFlag] = Field(
         None,
         examples=[True, "runs/qwen-0.5b-grpo/checkpoint-500"],
         description="Checkpoint directory to resume from (model, optimizer, scheduler, RNG, data position); "

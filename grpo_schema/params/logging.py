@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from grpo_schema.params.base import AreaParams
-from grpo_schema.types import DebugOptions, Float, Int, LevelName, YamlNoGuard
+from grpo_schema.types import BoolParsedOption, DebugOptions, Float, Int, LevelName, YamlNoGuard
 
 INTEGRATIONS = ("azure_ml", "comet_ml", "mlflow", "neptune", "tensorboard", "trackio", "wandb", "codecarbon",
                 "clearml", "dagshub", "flyte", "dvclive", "swanlab", "kubeflow")
@@ -57,7 +57,7 @@ class LoggingParams(AreaParams):
     logging_first_step: bool = Field(False, description="Also log after the first optimizer step.")
     log_on_each_node: bool = Field(True, description="Log from the main process of every node, not only the first.")
     logging_nan_inf_filter: bool = Field(True, description="Skip NaN/inf losses when averaging the logged loss.")
-    include_num_input_tokens_seen: Literal["all", "non_padding", "no"] | bool = Field(
+    include_num_input_tokens_seen: Annotated[Literal["all", "non_padding", "no"] | bool, BoolParsedOption] = Field(
         "no", description="Track the number of input tokens seen: 'all', 'non_padding' or 'no' (true means 'all').")
     log_level: LogLevel = Field(
         "passive", description="Log level of the main process ('passive' keeps the library default).")

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import Field
 
 from grpo_schema.params.base import AreaParams
+from grpo_schema.types import RealBoolValues
 
 
 class PerformanceParams(AreaParams):
@@ -21,5 +24,5 @@ class PerformanceParams(AreaParams):
     use_liger_kernel: bool = Field(
         False, description="Deprecated for GRPO in TRL 1.16: use model_init_kwargs {use_kernels: true}. Patches "
                            "the model with Liger kernels (needs liger-kernel).")
-    liger_kernel_config: dict[str, bool] | None = Field(
+    liger_kernel_config: Annotated[dict[str, bool] | None, RealBoolValues] = Field(
         None, description="Which Liger kernels to apply; fused_linear_cross_entropy must stay off for GRPO.")

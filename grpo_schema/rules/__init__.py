@@ -43,8 +43,12 @@ class RuleContext:
     profile_names: tuple[str, ...] = ()
     launch: dict[str, Any] = field(default_factory=dict)
     # True when the file carries keys TRL's script does not read (unknown or another project's): it is likely
-    # written for another training script, whose reward registry is unknown here.
+    # written for another training script. Severities never depend on it (same situation, same severity).
     foreign_script: bool = False
+    # Known projects (profiles, not active) whose script arguments the file carries.
+    foreign_profiles: tuple[str, ...] = ()
+    # Every top-level key as written, including the ones TRL no longer reads (vllm_device, ...).
+    written: frozenset[str] = frozenset()
 
 
 RuleFn = Callable[[Any, RuleContext], Iterable[Finding]]
@@ -118,11 +122,20 @@ def explicitly_set(ctx: RuleContext, *names: str) -> bool:
     return any(name in ctx.explicit for name in names)
 
 
+def has_or_have(names: list[str] | tuple[str, ...]) -> str:
+    """Verb agreement for messages that list settings: 'lora_r has', 'lora_r, lora_alpha have'."""
+    return "has" if len(names) == 1 else "have"
+
+
+def names_phrase(names: list[str] | tuple[str, ...]) -> str:
+    return ", ".join(names)
+
+
 def describe_code(code: str) -> str:
     info = CODES[code]
     return f"{info.code} ({info.severity}): {info.title}\n\n{info.explanation}"
 
 
 __all__ = ["Finding", "RuleContext", "Rule", "RULES", "rule", "load_rules", "run_rules", "explicitly_set",
-           "describe_code"]
+           "describe_code", "has_or_have", "names_phrase"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from grpo_schema.plan import Geometry, RunPlan, eval_enabled, problems, valid_world_sizes
-from grpo_schema.rules import Finding, RuleContext, explicitly_set, rule
+from grpo_schema.rules import Finding, RuleContext, explicitly_set, has_or_have, rule
 
 _GEOMETRY = ("per_device_train_batch_size", "num_generations", "gradient_accumulation_steps",
              "generation_batch_size", "steps_per_generation", "num_iterations")
@@ -117,7 +117,7 @@ def clipping_has_effect(config: Any, ctx: RuleContext) -> Iterator[Finding]:
     plan: RunPlan = ctx.plan  # type: ignore[assignment]
     set_here = [n for n in ("epsilon", "epsilon_high", "delta") if n in ctx.explicit]
     if not plan.clipping_active and set_here and config.loss_type not in ("cispo", "sapo", "vespo"):
-        yield Finding(f"{', '.join(set_here)} has no effect: gradient_accumulation_steps ({plan.gradient_accumulation_steps}) "
+        yield Finding(f"{', '.join(set_here)} {has_or_have(set_here)} no effect: gradient_accumulation_steps ({plan.gradient_accumulation_steps}) "
                       f"is a multiple of steps_per_generation x num_iterations ({plan.steps_per_generation} x "
                       f"{plan.num_iterations}), so every update is on-policy and the ratio is always 1",
                       tuple(set_here), hint="set num_iterations: 2 (or more) to reuse each generation batch")
@@ -132,3 +132,16 @@ def epochs_ignored_with_max_steps(config: Any, ctx: RuleContext) -> Iterator[Fin
     if config.max_steps > 0 and explicitly_set(ctx, "num_train_epochs"):
         yield Finding(f"num_train_epochs ({config.num_train_epochs:g}) is ignored because max_steps is "
                       f"{config.max_steps}", ("num_train_epochs", "max_steps"), hint="remove one of the two")
+
+
+@rule("GRPO-B008", "error", ("max_steps", "num_train_epochs"))
+def epochs_positive_without_max_steps(config: Any, ctx: RuleContext) -> Iterator[Finding]:
+    """num_train_epochs must be > 0 when max_steps does not set the length of the run.
+
+    With max_steps > 0 transformers ignores num_train_epochs (recipes write -1 or 0 there); without it the epochs
+    decide the number of steps, and 0 or less trains nothing.
+    """
+    if config.max_steps <= 0 and config.num_train_epochs <= 0:
+        yield Finding(f"num_train_epochs is {config.num_train_epochs:g} and max_steps is {config.max_steps}: the run "
+                      "has no length", ("num_train_epochs", "max_steps"),
+                      hint="set num_train_epochs > 0, or max_steps to the number of optimizer steps")

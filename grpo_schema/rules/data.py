@@ -15,15 +15,20 @@ def one_dataset_source(config: Any, ctx: RuleContext) -> Iterator[Finding]:
                       ("dataset_name", "datasets"), hint="remove dataset_name, or the datasets mixture")
 
 
-@rule("GRPO-S002", "warning", ("datasets", "dataset_name"))
+@rule("GRPO-S002", "error", ("datasets", "dataset_name"))
 def some_dataset_source(config: Any, ctx: RuleContext) -> Iterator[Finding]:
     """No dataset is configured.
 
-    `trl grpo` needs dataset_name or a datasets mixture; a Python script may pass its dataset to the trainer itself.
+    `trl grpo` needs dataset_name or a non-empty datasets mixture and refuses to start without either (an empty
+    `datasets: []` counts as none). A profile's script checks its own dataset keys. A file without
+    model_name_or_path reads as GRPOConfig arguments for a Python script: GRPO-S006 says what `trl grpo` would still
+    need.
     """
-    if not config.datasets and not config.dataset_name and not ctx.profile_names:
-        yield Finding("no dataset_name and no datasets: `trl grpo` has no prompts to train on", ("dataset_name",),
-                      hint="set dataset_name (a Hub id or local path)")
+    if not config.datasets and not config.dataset_name and not ctx.profile_names and config.model_name_or_path:
+        listed = "datasets" in ctx.explicit
+        yield Finding(f"no dataset_name and no datasets{' (datasets is an empty list)' if listed else ''}: "
+                      "`trl grpo` has no prompts to train on", ("datasets",) if listed else ("dataset_name",),
+                      hint="set dataset_name (a Hub id or local path), or list the mixture under datasets")
 
 
 @rule("GRPO-S003", "error", ("datasets", "streaming"))
@@ -66,7 +71,58 @@ def mixture_eval_needs_test_split(config: Any, ctx: RuleContext) -> Iterator[Fin
 
 @rule("GRPO-S006", "warning", ("model_name_or_path",))
 def model_is_named(config: Any, ctx: RuleContext) -> Iterator[Finding]:
-    """No model_name_or_path: `trl grpo` needs the model to train."""
+    """No model_name_or_path: `trl grpo` needs the model to train.
+
+    Without it the file reads as GRPOConfig arguments for a Python script (which passes the model, dataset and
+    rewards to the trainer itself), so a missing dataset or reward source is listed here rather than refused.
+    """
     if config.model_name_or_path is None:
-        yield Finding("model_name_or_path is not set; `trl grpo` needs it", ("model_name_or_path",),
-                      hint="set model_name_or_path to a Hub id or local path")
+        from grpo_schema.rules.rewards import reward_sources
+
+        missing = ["model_name_or_path"]
+        if not config.datasets and not config.dataset_name and not ctx.profile_names:
+            missing.append("dataset_name (or datasets)")
+        if not reward_sources(config, ctx):
+            missing.append("reward_funcs")
+        needs = missing[0] if len(missing) == 1 else ", ".join(missing[:-1]) + " and " + missing[-1]
+        yield Finding(f"{needs} {'is' if len(missing) == 1 else 'are'} not set; `trl grpo` needs "
+                      f"{'it' if len(missing) == 1 else 'them'} (without them this reads as GRPOConfig arguments "
+                      "for a Python script)", ("model_name_or_path",),
+                      hint="set model_name_or_path to a Hub id or local path" + (
+                          ", plus the dataset and reward_funcs" if len(missing) > 1 else ""))
+
+
+@rule("GRPO-S007", "error", ("datasets", "streaming", "test_split_size"))
+def streamed_mixture_cannot_split(config: Any, ctx: RuleContext) -> Iterator[Finding]:
+    """A streamed datasets mixture cannot hold out a test split.
+
+    test_split_size splits the combined mixture with train_test_split, which a streamed (iterable) dataset does
+    not have: the script fails after loading the data.
+    """
+    if config.datasets and config.streaming and config.test_split_size is not None:
+        yield Finding(f"test_split_size ({config.test_split_size:g}) cannot split a streamed mixture "
+                      "(streaming: true)", ("test_split_size", "streaming"),
+                      hint="remove test_split_size (list a separate eval split instead), or set streaming: false")
+
+
+def _loading_scripts(config: Any) -> Iterator[tuple[str, str]]:
+    """(field, path) of every dataset source that names a Python loading script."""
+    if config.dataset_name and not config.datasets and config.dataset_name.rstrip("/").endswith(".py"):
+        yield "dataset_name", config.dataset_name
+    for index, entry in enumerate(config.datasets or []):
+        if entry.path.rstrip("/").endswith(".py"):
+            yield f"datasets[{index}].path", entry.path
+
+
+@rule("GRPO-S008", "error", ("datasets", "dataset_name"))
+def no_loading_scripts(config: Any, ctx: RuleContext) -> Iterator[Finding]:
+    """A dataset given as a Python loading script (a path ending in .py).
+
+    datasets 4 dropped loading scripts: load_dataset raises "Dataset scripts are no longer supported" for any path
+    ending in .py, local or on the Hub. Convert the data to files (JSON Lines, Parquet) or a Hub dataset without a
+    script.
+    """
+    for name, path in _loading_scripts(config):
+        yield Finding(f"{name} ({path}) is a dataset loading script, which the datasets library no longer runs",
+                      (name,), hint="point it at the data files (e.g. path: json with data_files) or a Hub "
+                      "dataset that has no script")

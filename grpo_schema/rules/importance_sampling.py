@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from grpo_schema.diagnostics import Fix
-from grpo_schema.rules import Finding, RuleContext, rule
+from grpo_schema.rules import Finding, RuleContext, has_or_have, rule
 
 _BOUNDS = ("vllm_importance_sampling_clip_min", "vllm_importance_sampling_clip_max", "vllm_importance_sampling_cap")
 
@@ -75,5 +75,5 @@ def correction_settings_without_vllm(config: Any, ctx: RuleContext) -> Iterator[
     names = [n for n in ("vllm_importance_sampling_mode", "vllm_importance_sampling_clip_min",
                          "vllm_importance_sampling_clip_max", "vllm_importance_sampling_cap") if n in ctx.explicit]
     if not config.use_vllm and names:
-        yield Finding(f"{', '.join(names)} has no effect without use_vllm", tuple(names),
+        yield Finding(f"{', '.join(names)} {has_or_have(names)} no effect without use_vllm", tuple(names),
                       hint="set use_vllm: true, or remove these keys")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from grpo_schema.diagnostics import Fix
-from grpo_schema.rules import Finding, RuleContext, explicitly_set, rule
+from grpo_schema.rules import Finding, RuleContext, explicitly_set, has_or_have, rule
 
 _CLIPPED = ("grpo", "bnpo", "dr_grpo", "dapo", "luspo")
 
@@ -125,5 +125,5 @@ def kl_settings_without_kl(config: Any, ctx: RuleContext) -> Iterator[Finding]:
     """
     unused = [n for n in ("ref_model_mixup_alpha", "ref_model_sync_steps") if explicitly_set(ctx, n)]
     if config.beta == 0 and unused:
-        yield Finding(f"{', '.join(unused)} has no effect with beta 0 (no reference model)", tuple(unused),
+        yield Finding(f"{', '.join(unused)} {has_or_have(unused)} no effect with beta 0 (no reference model)", tuple(unused),
                       hint="set beta > 0 to use a reference model, or remove these keys")

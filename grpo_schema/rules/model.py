@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Iterator
 
-from grpo_schema.rules import Finding, RuleContext, explicitly_set, rule
+from grpo_schema.rules import Finding, RuleContext, explicitly_set, has_or_have, rule
 
 _LORA = ("lora_r", "lora_alpha", "lora_dropout", "lora_target_modules", "lora_target_parameters",
          "lora_modules_to_save", "use_rslora", "use_dora")
@@ -38,7 +39,7 @@ def lora_settings_without_peft(config: Any, ctx: RuleContext) -> Iterator[Findin
     """
     names = [n for n in _LORA if n in ctx.explicit]
     if not config.use_peft and names:
-        yield Finding(f"{', '.join(names)} has no effect without use_peft", tuple(names) + ("use_peft",),
+        yield Finding(f"{', '.join(names)} {has_or_have(names)} no effect without use_peft", tuple(names) + ("use_peft",),
                       hint="set use_peft: true to train LoRA adapters, or remove these keys")
 
 
@@ -73,3 +74,34 @@ def liger_fused_cross_entropy_off(config: Any, ctx: RuleContext) -> Iterator[Fin
     if (config.liger_kernel_config or {}).get("fused_linear_cross_entropy"):
         yield Finding("liger_kernel_config.fused_linear_cross_entropy is true, which GRPO cannot use",
                       ("liger_kernel_config",), hint="set fused_linear_cross_entropy: false")
+
+
+_OUTPUT_LAYER = "lm_head"
+
+
+def _targets_output_layer(targets: Any) -> bool:
+    """Whether PEFT would put an adapter on lm_head: a list entry names it (or ends in '.lm_head'); a single string
+    is a regular expression matched against whole module names ('all-linear' leaves the output layer out)."""
+    if isinstance(targets, str):
+        if targets == "all-linear":
+            return False
+        try:
+            return re.fullmatch(targets, _OUTPUT_LAYER) is not None
+        except re.error:
+            return False
+    return any(t == _OUTPUT_LAYER or t.endswith("." + _OUTPUT_LAYER) for t in targets or ())
+
+
+@rule("GRPO-M007", "error", ("use_peft", "lora_target_modules"))
+def no_adapter_on_lm_head(config: Any, ctx: RuleContext) -> Iterator[Finding]:
+    """A LoRA adapter on lm_head is refused by GRPOTrainer.
+
+    GRPO computes log-probabilities from lm_head's weight directly, so an adapter there would never train;
+    TRL 1.16 raises when the trainer is built. To train the output layer in full, list it in
+    lora_modules_to_save instead.
+    """
+    if config.use_peft and _targets_output_layer(config.lora_target_modules):
+        yield Finding("lora_target_modules puts a LoRA adapter on lm_head, which GRPOTrainer refuses",
+                      ("lora_target_modules", "use_peft"),
+                      hint="remove lm_head from lora_target_modules (list it in lora_modules_to_save to train it "
+                           "in full)")

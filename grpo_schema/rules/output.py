@@ -17,6 +17,8 @@ SCHEDULER_KWARGS: dict[str, tuple[str, ...] | None] = {
                             "num_cycles"),
     "reduce_lr_on_plateau": None, "greedy": None,  # forwarded to the torch scheduler: not checked here
 }
+# Schedules transformers builds without passing lr_scheduler_kwargs on: the kwargs are dropped, not refused.
+DROPS_KWARGS = ("constant", "constant_with_warmup")
 
 
 @rule("GRPO-O001", "error", ("log_completions_hub_repo", "log_completions"))
@@ -110,7 +112,7 @@ def scheduler_kwargs_known(config: Any, ctx: RuleContext) -> Iterator[Finding]:
     """
     accepted = SCHEDULER_KWARGS.get(config.lr_scheduler_type)
     given = config.lr_scheduler_kwargs or {}
-    if accepted is None:
+    if accepted is None or config.lr_scheduler_type in DROPS_KWARGS:
         return
     for key in given:
         if key not in accepted:
@@ -157,3 +159,18 @@ def eval_steps_resolvable(config: Any, ctx: RuleContext) -> Iterator[Finding]:
     if config.eval_strategy == "steps" and not config.eval_steps and not config.logging_steps:
         yield Finding("eval_strategy 'steps' needs eval_steps (logging_steps, its fallback, is 0)",
                       ("eval_steps", "eval_strategy"), hint="set eval_steps, e.g. 100")
+
+
+@rule("GRPO-O010", "warning", ("lr_scheduler_type", "lr_scheduler_kwargs"))
+def scheduler_kwargs_dropped(config: Any, ctx: RuleContext) -> Iterator[Finding]:
+    """lr_scheduler_kwargs are ignored by the constant schedules.
+
+    transformers builds 'constant' and 'constant_with_warmup' without passing lr_scheduler_kwargs on, so they
+    have no effect (other schedules fail on keys they do not take: GRPO-O006).
+    """
+    if config.lr_scheduler_type in DROPS_KWARGS and config.lr_scheduler_kwargs:
+        keys = ", ".join(config.lr_scheduler_kwargs)
+        yield Finding(f"lr_scheduler_kwargs ({keys}) are ignored by the {config.lr_scheduler_type} schedule",
+                      ("lr_scheduler_kwargs", "lr_scheduler_type"),
+                      hint="remove lr_scheduler_kwargs, or pick a schedule that takes them",
+                      fix=Fix(unset=("lr_scheduler_kwargs",), safe=False, title="remove lr_scheduler_kwargs"))

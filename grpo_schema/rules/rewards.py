@@ -14,9 +14,20 @@ _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
 
 
 def reward_funcs_in_force(config: Any, ctx: RuleContext) -> list[str]:
+    """The config's reward_funcs, else the default of the script the config is for (an active profile's, or that
+    of the known project whose keys the file carries); TRL's own script has none."""
     if config.reward_funcs is not None:
         return list(config.reward_funcs)
-    return list(ctx.default_reward_funcs or ())
+    if ctx.default_reward_funcs is not None:
+        return list(ctx.default_reward_funcs)
+    profiles = known_profiles()
+    return next((list(profiles[name].default_reward_funcs) for name in ctx.foreign_profiles
+                 if name in profiles and profiles[name].default_reward_funcs is not None), [])
+
+
+def _item(index: int) -> tuple[str, str]:
+    """Fields of a finding about one reward_funcs entry: the item (where it is shown), then the list."""
+    return (f"reward_funcs[{index}]", "reward_funcs")
 
 
 def reward_sources(config: Any, ctx: RuleContext) -> list[str]:
@@ -50,11 +61,16 @@ def _owner(name: str, ctx: RuleContext) -> str | None:
 
 
 def _for_another_script(name: str, ctx: RuleContext) -> bool:
-    return ctx.foreign_script or (not ctx.profile_names and _owner(name, ctx) is not None)
+    # Decided by the name alone: a name a known project registers (and no active profile does) is a warning; any
+    # other unknown name is an error, whatever else the file holds.
+    return _owner(name, ctx) is not None
 
 
 def _unresolved_names(config: Any, ctx: RuleContext, foreign: bool) -> Iterator[Finding]:
-    for name in dict.fromkeys(config.reward_funcs or []):  # each distinct name once; its fix replaces every copy
+    first = {}
+    for index, name in enumerate(config.reward_funcs or []):
+        first.setdefault(name, index)
+    for name, index in first.items():  # each distinct name once, at its first entry; its fix replaces every copy
         if name in ctx.reward_names or ("." in name and ctx.allows_dotted_rewards):
             continue
         if _for_another_script(name, ctx) != foreign:
@@ -76,7 +92,7 @@ def _unresolved_names(config: Any, ctx: RuleContext, foreign: bool) -> Iterator[
             fix = Fix(set={"reward_funcs": fixed}, safe=False, title=f"use {match[0]}")
         yield Finding(f"reward function {name!r} is neither one of {where} ({known})"
                       + (" nor a dotted import path" if ctx.allows_dotted_rewards else ""),
-                      ("reward_funcs",), hint=hint, fix=fix)
+                      _item(index), hint=hint, fix=fix)
 
 
 @rule("GRPO-R002", "error", ("reward_funcs",))
@@ -90,13 +106,13 @@ def reward_names_resolve(config: Any, ctx: RuleContext) -> Iterator[Finding]:
     yield from _unresolved_names(config, ctx, foreign=False)
 
 
-@rule("GRPO-R007", "warning", ("reward_funcs",))
+@rule("GRPO-R007", "error", ("reward_funcs",))
 def reward_names_of_another_script(config: Any, ctx: RuleContext) -> Iterator[Finding]:
-    """A reward name unknown to TRL, in a config written for another training script.
+    """A reward name of another project's registry, which `trl grpo` cannot resolve.
 
-    The file carries keys TRL's `trl grpo` does not read, or the name belongs to a known project's registry, so it
-    is probably meant for a downstream script with its own reward registry. Validate with that project's profile (or register one) to
-    check the names; `trl grpo` itself would refuse them.
+    The name belongs to a known project's registry (open-r1's 'format', ...), so the config is probably meant for
+    that project's script: validate with its profile (--profile open-r1) to check the names against it. `trl grpo`
+    itself refuses the name, as it refuses any other unknown one (GRPO-R002), whatever else the file holds.
     """
     yield from _unresolved_names(config, ctx, foreign=True)
 
@@ -107,20 +123,21 @@ def dotted_reward_paths_well_formed(config: Any, ctx: RuleContext) -> Iterator[F
 
     The script imports everything before the last dot as a module and takes the last part as the function.
     """
-    for name in config.reward_funcs or []:
+    for index, name in enumerate(config.reward_funcs or []):
         if "." in name and name not in ctx.reward_names and ctx.allows_dotted_rewards and not _DOTTED.match(name):
-            yield Finding(f"reward function path {name!r} is not of the form 'module.function'", ("reward_funcs",),
+            yield Finding(f"reward function path {name!r} is not of the form 'module.function'", _item(index),
                           hint="use Python identifiers separated by dots, e.g. my_rewards.length_penalty")
 
 
-@rule("GRPO-R004", "warning", ("reward_funcs", "reward_model_name_or_path"))
+@rule("GRPO-R004", "error", ("reward_funcs", "reward_model_name_or_path"))
 def some_reward_source(config: Any, ctx: RuleContext) -> Iterator[Finding]:
     """No reward function or reward model is configured.
 
-    `trl grpo` refuses to start without one. A Python script that passes reward functions to the trainer itself
-    does not need them in the config.
+    `trl grpo` builds the trainer with an empty reward list, which GRPOTrainer refuses when it starts. (A profile
+    whose script has default rewards, such as open-r1's, supplies them.) A file without model_name_or_path reads as
+    GRPOConfig arguments for a Python script: GRPO-S006 says what `trl grpo` would still need.
     """
-    if not reward_sources(config, ctx):
+    if not reward_sources(config, ctx) and config.model_name_or_path is not None:
         yield Finding("no reward_funcs and no reward_model_name_or_path: `trl grpo` has nothing to score with",
                       ("reward_funcs",), hint="add reward_funcs: [accuracy_reward] (or your own 'module.function')")
 
@@ -143,8 +160,8 @@ def reward_funcs_unique(config: Any, ctx: RuleContext) -> Iterator[Finding]:
     Each entry is a separate reward source, so a repeated name counts that reward twice in the sum.
     """
     seen: set[str] = set()
-    for name in config.reward_funcs or []:
+    for index, name in enumerate(config.reward_funcs or []):
         if name in seen:
-            yield Finding(f"reward function {name!r} is listed twice and will be counted twice", ("reward_funcs",),
+            yield Finding(f"reward function {name!r} is listed twice and will be counted twice", _item(index),
                           hint="list it once and give it a larger reward_weights entry instead")
         seen.add(name)

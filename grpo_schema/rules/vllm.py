@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from grpo_schema.rules import Finding, RuleContext, rule
+from grpo_schema.rules import Finding, RuleContext, has_or_have, names_phrase, rule
 
 SERVER_ONLY = ("vllm_server_base_url", "vllm_server_host", "vllm_server_port", "vllm_server_timeout",
                "vllm_group_port")
@@ -39,8 +39,11 @@ def mode_specific_settings(config: Any, ctx: RuleContext) -> Iterator[Finding]:
     other = SERVER_ONLY if config.vllm_mode == "colocate" else COLOCATE_ONLY
     names = [n for n in other if n in ctx.explicit]
     if names:
-        yield Finding(f"{', '.join(names)} has no effect in vllm_mode {config.vllm_mode}", tuple(names) + ("vllm_mode",),
-                      hint="remove them, or switch vllm_mode")
+        mode = (f"vllm_mode {config.vllm_mode}" if "vllm_mode" in ctx.explicit else
+                f"vllm_mode {config.vllm_mode} (TRL 1.16's default when vllm_mode is not set)")
+        other_mode = "server" if config.vllm_mode == "colocate" else "colocate"
+        yield Finding(f"{names_phrase(names)} {has_or_have(names)} no effect in {mode}", tuple(names) + ("vllm_mode",),
+                      hint=f"remove {'it' if len(names) == 1 else 'them'}, or set vllm_mode: {other_mode}")
 
 
 @rule("GRPO-V003", "warning", ("use_vllm", "vllm_mode", "vllm_max_model_length", "max_completion_length"))
@@ -77,5 +80,46 @@ def vllm_settings_without_vllm(config: Any, ctx: RuleContext) -> Iterator[Findin
     names = [n for n in ("vllm_mode", "vllm_structured_outputs_regex", *SERVER_ONLY, *COLOCATE_ONLY)
              if n in ctx.explicit]
     if not config.use_vllm and names:
-        yield Finding(f"{', '.join(names[:4])}{', ...' if len(names) > 4 else ''} has no effect without use_vllm",
+        yield Finding(f"{', '.join(names[:4])}{', ...' if len(names) > 4 else ''} {has_or_have(names)} no effect "
+                      "without use_vllm",
                       tuple(names), hint="set use_vllm: true, or remove the vllm_* keys")
+
+
+# Keys only server-era recipes (TRL < 0.18, one GPU set aside for vLLM) carry.
+SERVER_ERA_KEYS = ("vllm_device", "vllm_dtype", "vllm_enable_prefix_caching")
+SERVER_ERA_MEMORY = 0.5  # a share of the GPU a training process cannot give away next to the model it trains
+
+
+def _server_era_signs(config: Any, ctx: RuleContext) -> list[str]:
+    signs = [key for key in SERVER_ERA_KEYS if key in ctx.written]
+    share = config.vllm_gpu_memory_utilization
+    if "vllm_gpu_memory_utilization" in ctx.explicit and share is not None and share > SERVER_ERA_MEMORY:
+        signs.append(f"vllm_gpu_memory_utilization {share:g}")
+    size = ctx.world_size
+    # 3, 7, 15, ...: a power of two less the GPU kept for vLLM. Supporting evidence only: on its own a process
+    # count says nothing (and the batch fixes may well propose 7 processes).
+    if signs and size > 1 and (size + 1) & size == 0:
+        signs.append(f"{size} training processes")
+    return signs
+
+
+@rule("GRPO-V006", "warning", ("use_vllm", "vllm_mode", "vllm_gpu_memory_utilization"))
+def server_era_recipe_now_colocates(config: Any, ctx: RuleContext) -> Iterator[Finding]:
+    """A recipe written for a separate vLLM GPU now colocates vLLM in every training process.
+
+    vllm_mode defaulted to 'server' from TRL 0.18 and, before that, vLLM ran on a GPU of its own (vllm_device). Since
+    TRL 1.0 the default is 'colocate': every training process starts its own vLLM engine and gives it
+    vllm_gpu_memory_utilization of its GPU. A recipe that still carries vllm_device (or the other keys of that era),
+    or gives vLLM more than half of a GPU's memory, was written for a GPU of its own; colocated, it runs out of
+    memory (and a GPU kept out of num_processes sits idle). Set vllm_mode explicitly.
+    """
+    if not config.use_vllm or "vllm_mode" in ctx.explicit:
+        return
+    signs = _server_era_signs(config, ctx)
+    if signs:
+        yield Finding(f"use_vllm is on without vllm_mode, so TRL 1.16 colocates vLLM in every training process, but "
+                      f"this recipe looks written for a separate vLLM GPU ({', '.join(signs)})",
+                      ("use_vllm",) + (("vllm_gpu_memory_utilization",) if any(
+                          s.startswith("vllm_gpu") for s in signs) else ()),
+                      hint="set vllm_mode: server and run `trl vllm-serve` on the spare GPU, or vllm_mode: colocate "
+                           "with vllm_gpu_memory_utilization around 0.3")

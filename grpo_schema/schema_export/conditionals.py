@@ -73,11 +73,11 @@ class Conditional:
 
 
 def _scheduler_kwargs() -> list[Conditional]:
-    from grpo_schema.rules.output import SCHEDULER_KWARGS
+    from grpo_schema.rules.output import DROPS_KWARGS, SCHEDULER_KWARGS
 
     out = []
     for schedule, accepted in SCHEDULER_KWARGS.items():
-        if accepted is None:
+        if accepted is None or schedule in DROPS_KWARGS:  # dropped with a warning (GRPO-O010), not refused
             continue
         when = defaulted("lr_scheduler_type", {"const": schedule}) if schedule == "linear" else \
             written("lr_scheduler_type", {"const": schedule})

@@ -32,12 +32,20 @@ def test_hijacking_and_secrets_are_refused_unless_allowed():
     assert codes(allowed) == ["GRPO-E003", "GRPO-E003"] and set(allowed.env) == {"PYTHONPATH", "WANDB_API_KEY"}
 
 
-def test_values_must_be_strings_with_a_quoting_fix():
-    result = check("env:\n  A: 1\n  B: true\n  C: null\n")
-    assert codes(result) == ["GRPO-E002"] * 3
+def test_numbers_and_booleans_are_set_as_trl_sets_them():
+    # TRL sets str(value): 1 -> '1', false -> 'False'; both work for the libraries that read them.
+    result = check("env:\n  VLLM_DISABLE_COMPILE_CACHE: 1\n  TOKENIZERS_PARALLELISM: false\n  RATIO: 0.5\n")
+    assert codes(result) == [] and result.valid
+    assert result.env == {"VLLM_DISABLE_COMPILE_CACHE": "1", "TOKENIZERS_PARALLELISM": "False", "RATIO": "0.5"}
+
+
+def test_values_whose_string_changes_meaning_are_refused():
+    result = check("env:\n  A: null\n  B: [1, 2]\n  C: {x: 1}\n  D: 2\n")
+    assert codes(result) == ["GRPO-E002"] * 3 and result.env == {"D": "2"}
     first = result.diagnostics[0]
-    assert first.line == 2 and first.fields == ("env.A",) and first.fix.set == {"env.A": "1"} and first.fix.safe
-    assert not result.diagnostics[1].fix.safe  # TRL would write 'True', not 'true'
+    assert first.line == 2 and first.fields == ("env.A",) and "'None'" in first.message
+    assert first.fix.unset == ("env.A",) and not first.fix.safe
+    assert "'[1, 2]'" in result.diagnostics[1].message
 
 
 def test_names_and_shape():

@@ -113,6 +113,17 @@ CASES = {
     "GRPO-D003": ("use_liger_kernel: true", "model_init_kwargs: {use_kernels: true}", {}),
     "GRPO-D004": ("gradient_checkpointing: true", "activation_checkpointing: true", {}),
     "GRPO-D005": ("local_rank: 0", "", {}),
+    "GRPO-B008": ("num_train_epochs: 0", "num_train_epochs: 0\nmax_steps: 10", {}),
+    "GRPO-M007": ("use_peft: true\nlora_target_modules: [q_proj, lm_head]",
+                  "use_peft: true\nlora_target_modules: [q_proj]\nlora_modules_to_save: [lm_head]", {}),
+    "GRPO-O010": ("lr_scheduler_type: constant\nlr_scheduler_kwargs: {num_cycles: 0.5}", "lr_scheduler_type: constant",
+                  {}),
+    "GRPO-S007": ("!model_name_or_path: m\nreward_funcs: [accuracy_reward]\ndatasets: [{path: x}]\nstreaming: true\n"
+                  "max_steps: 10\ntest_split_size: 0.1", "!model_name_or_path: m\nreward_funcs: [accuracy_reward]\n"
+                  "datasets: [{path: x}]\nstreaming: true\nmax_steps: 10", {}),
+    "GRPO-S008": ("!model_name_or_path: m\nreward_funcs: [accuracy_reward]\ndataset_name: ./gsm8k.py", BASE, {}),
+    "GRPO-V006": ("use_vllm: true\nvllm_gpu_memory_utilization: 0.7", "use_vllm: true\nvllm_gpu_memory_utilization: 0.3",
+                  {}),
 }
 
 
