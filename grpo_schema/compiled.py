@@ -86,12 +86,24 @@ def _encode_callable(fn: Any) -> dict[str, Any]:
     return {"$fn": f"{module}:{fn.__qualname__}"}
 
 
+def _is_engine_hook(node: dict[str, Any]) -> bool:
+    """GRPORunConfig's model validator, which runs the rule engine: the compiled validator is the engine's own
+    field check, so it validates the fields alone (keeping the hook would make the engine call itself)."""
+    function = node.get("function")
+    fn = function.get("function") if isinstance(function, dict) else None
+    return (node.get("type") in ("function-wrap", "function-after", "function-before") and fn is not None
+            and getattr(fn, "__name__", "") == "_run_engine" and getattr(fn, "__module__", "") == "grpo_schema.config")
+
+
 def _transform(node: Any, encode: bool) -> Any:
-    """Model schemas -> typed-dict schemas; drop metadata; functions encoded (or kept live)."""
+    """Model schemas -> typed-dict schemas; drop metadata and the engine hook; functions encoded (or kept live)."""
     if isinstance(node, list):
         return [_transform(item, encode) for item in node]
     if not isinstance(node, dict):
         return node
+    if _is_engine_hook(node):
+        inner = _transform(node["schema"], encode)
+        return {**inner, "ref": re.sub(r":\d+$", "", node["ref"])} if "ref" in node else inner
     if node.get("type") == "model":
         inner = node["schema"]
         fields = {name: {"type": "typed-dict-field", "schema": _transform(f["schema"], encode),
