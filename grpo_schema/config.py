@@ -81,6 +81,12 @@ class GRPORunConfig(RunParams, PerformanceParams, DataloaderParams, DistributedP
 
         return validate_hook(cls, data, handler, info.context)
 
+    def __eq__(self, other: object) -> bool:
+        """Equal when the field values are (what the engine reported, e.g. positions, is not compared)."""
+        return type(other) is type(self) and self.__dict__ == other.__dict__
+
+    __hash__ = None  # type: ignore[assignment]  (lists and dicts inside)
+
     # --- what the engine found besides the fields ------------------------------------------------------------
     @property
     def check_result(self) -> CheckResult:

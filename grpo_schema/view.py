@@ -56,9 +56,11 @@ class ConfigView:
         return {name: _dump(value) for name, value in self._values.items()}
 
     def to_model(self) -> Any:
+        """The GRPORunConfig of these values (already checked by the engine that produced the view)."""
         from grpo_schema.config import GRPORunConfig
+        from grpo_schema.modelcheck import TRUSTED
 
-        return GRPORunConfig.model_validate(self.model_dump(), context={})
+        return GRPORunConfig.model_validate(self.model_dump(), context={TRUSTED: True})
 
 
 def _dump(value: Any) -> Any:
