@@ -85,7 +85,7 @@ class GRPORunConfig(RunParams, PerformanceParams, DataloaderParams, DistributedP
         """Equal when the field values are (what the engine reported, e.g. positions, is not compared)."""
         return type(other) is type(self) and self.__dict__ == other.__dict__
 
-    __hash__ = None  # type: ignore[assignment]  (lists and dicts inside)
+    __hash__ = None  # type: ignore[assignment]  # lists and dicts inside
 
     # --- what the engine found besides the fields ------------------------------------------------------------
     @property

@@ -84,7 +84,9 @@ def to_trl(config: GRPORunConfig, *, script_args_class: type | None = None,
         raise ValueError(f"no TRL dataclass takes {', '.join(left)}: pass script_args_class= or config_class= "
                          "with fields of these names (e.g. the training script's own dataclasses)")
     result = config.check_result
-    return TrlArgs(*built, env=dict(result.env), launch=dict(result.launch))
+    script_args, training_args, model_args, dataset_args = built
+    return TrlArgs(script_args, training_args, model_args, dataset_args, env=dict(result.env),
+                   launch=dict(result.launch))
 
 
 def _given_values(config: GRPORunConfig) -> dict[str, Any]:
