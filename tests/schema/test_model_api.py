@@ -206,3 +206,20 @@ def test_corpus_gives_the_same_errors_through_the_model(path):
 
 def test_the_corpus_is_there_or_the_skip_says_why(shared_dir):
     assert len(corpus_files("valid")) >= 50 and len(corpus_files("invalid")) >= 40, CORPUS
+
+
+def test_the_compiled_validator_checks_fields_only():
+    """The engine validates fields with validators compiled from the model minus its engine hook: built from the
+    cache or straight from the model (a stale cache), neither calls the engine (which would recurse)."""
+    from grpo_schema.compiled import compiled, from_model
+
+    refused_by_rules = {"num_generations": 3, "per_device_train_batch_size": 4}
+    for validator in (compiled("config"), from_model(GRPORunConfig, "config")):
+        assert validator.validate(refused_by_rules)["num_generations"] == 3
+
+
+def test_json_input_runs_the_same_rules():
+    with pytest.raises(ValidationError) as caught:
+        GRPORunConfig.model_validate_json('{"generation_batch_size": 16, "steps_per_generation": 2}')
+    assert [e["type"] for e in caught.value.errors()] == ["GRPO-B002"]
+    assert GRPORunConfig.model_validate_json('{"num_generations": 4}').num_generations == 4
