@@ -2,13 +2,27 @@
 
 Each run is a fresh interpreter (page cache and .pyc files warm, as on a developer's machine after the first run).
 The three commands are interleaved round by round so that background load hits them alike.
+
+Bytecode: pydantic and PyYAML come with .pyc files written when pip installed them; grpo-config's own modules are
+byte-compiled here first, as `pip install` does, because an environment with PYTHONDONTWRITEBYTECODE=1 (CI images,
+this benchmark's own machine) never writes them for a source checkout, and `grpo validate` would then recompile its
+~40 modules on every run (that alone measured 1.9x the floor instead of ~1.4x).
 """
 
 from __future__ import annotations
 
+import compileall
+
 from benchmarks.common import BIN, PYTHON, REPO, ratio, summary, timed_child
 
 FLOOR = [PYTHON, "-c", "import pydantic, yaml"]
+FLOOR_TARGET = 1.5
+PACKAGES = ("grpo_schema",)
+
+
+def compile_packages() -> bool:
+    """Write the .pyc files of our packages (as `pip install` does for an installed copy)."""
+    return all(compileall.compile_dir(str(REPO / name), quiet=1) for name in PACKAGES)
 
 
 def ours_argv(path, profiles) -> list[str]:
@@ -23,6 +37,7 @@ def trl_argv(path) -> list[str]:
 
 
 def measure(files: dict, runs: int, warmup: int = 2) -> dict:
+    compiled = compile_packages()
     commands = {"floor": (FLOOR, (0,))}
     for name, (path, profiles) in files.items():
         # exit 1 is a valid outcome for us: the file has findings (e.g. renamed keys), the work is the same
@@ -34,7 +49,7 @@ def measure(files: dict, runs: int, warmup: int = 2) -> dict:
             run = timed_child(argv, ok_codes=ok)
             if round_index >= warmup:
                 samples[key].append(run)
-    return _report(files, samples)
+    return {**_report(files, samples), "bytecode_compiled": compiled}
 
 
 def _stats(runs) -> dict:
@@ -61,5 +76,5 @@ def _report(files: dict, samples: dict) -> dict:
     return {
         "floor": floor, "files": rows,
         "targets": {"speedup_vs_trl >= 10": {"value": worst_speedup, "met": worst_speedup >= 10},
-                    "ours_over_floor <= 2": {"value": worst_floor, "met": worst_floor <= 2}},
+                    f"ours_over_floor <= {FLOOR_TARGET}": {"value": worst_floor, "met": worst_floor <= FLOOR_TARGET}},
     }

@@ -4,24 +4,39 @@
     result = check_file("run.yaml", world_size=8)
     result.valid, result.diagnostics, result.plan, result.config
 
+    from grpo_schema import GRPORunConfig               # the Pydantic model runs the same rules
+    config = GRPORunConfig.from_yaml("run.yaml", world_size=8)   # raises pydantic.ValidationError on errors
+    config.diagnostics, config.plan, config.to_yaml(), config.to_trl()
+
 Importing this package never imports torch, transformers or accelerate, and never looks at the local hardware.
 The Pydantic model (`GRPORunConfig`) is loaded on first use; validation itself runs on a compiled validator.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from grpo_schema.check import CheckResult, Override, check_file, check_mapping, check_text
 from grpo_schema.diagnostics import Diagnostic, Fix
 from grpo_schema.plan import RunPlan, derive_plan
 
+if TYPE_CHECKING:  # imported on first use at run time (pydantic's model machinery, TRL's dataclasses)
+    from grpo_schema.config import GRPORunConfig
+    from grpo_schema.trl_export import TrlArgs, TrlUnavailableError
+
 __all__ = ["CheckResult", "Override", "check_file", "check_mapping", "check_text", "GRPORunConfig", "Diagnostic",
-           "Fix", "RunPlan", "derive_plan"]
+           "Fix", "RunPlan", "derive_plan", "TrlArgs", "TrlUnavailableError"]
 __version__ = "0.2.0"
+
+_LAZY = {"GRPORunConfig": "grpo_schema.config", "TrlArgs": "grpo_schema.trl_export",
+         "TrlUnavailableError": "grpo_schema.trl_export"}
 
 
 def __getattr__(name: str) -> Any:
-    if name == "GRPORunConfig":
-        from grpo_schema.config import GRPORunConfig
+    if name in _LAZY:
+        import importlib
 
-        return GRPORunConfig
+        return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'grpo_schema' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

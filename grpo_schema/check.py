@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Sequence, cast
 
 from pydantic_core import ValidationError
 
@@ -172,12 +172,14 @@ def _not_a_mapping(data: Any) -> Diagnostic:
     if data is None:
         return Diagnostic(codes.Y_EMPTY, "error", "the config is empty (a YAML null document, not a mapping)",
                           hint="write the settings as key: value lines")
-    kind = {list: "a YAML list", str: "a single string"}.get(type(data), f"a {type(data).__name__}")
+    kinds: dict[type, str] = {list: "a YAML list", str: "a single string"}
+    kind = kinds.get(type(data), f"a {type(data).__name__}")
     return Diagnostic(codes.Y_NOT_MAPPING, "error", f"the top level of the config must be a mapping ({kind} was given)",
                       line=1, column=1, hint="write the settings as key: value lines at the top level")
 
 
-def _apply_overrides(mapping: dict[str, Any], overrides: Sequence[Override | str]) -> tuple[dict[str, Any], dict]:
+def _apply_overrides(mapping: dict[str, Any],
+                     overrides: Sequence[Override | str]) -> tuple[dict[str, Any], dict[str, str]]:
     origins: dict[str, str] = {}
     for item in overrides:
         override = item if isinstance(item, Override) else Override.parse(item)
@@ -198,7 +200,8 @@ def _validate(model: CompiledModel, given: dict[str, Any]) -> tuple[ConfigView, 
         values = model.validate(given, context)
         return ConfigView(values, model.nested), set(), _notes(context)
     except ValidationError as exc:
-        diagnostics, failed = field_diagnostics(model.fields, exc.errors(include_url=False), given)
+        diagnostics, failed = field_diagnostics(model.fields, cast("list[dict[str, Any]]", exc.errors(include_url=False)),
+                                                 given)
     context = {}
     values = model.validate({k: v for k, v in given.items() if k not in failed}, context)
     return ConfigView(values, model.nested), failed, diagnostics + _notes(context)
@@ -220,7 +223,8 @@ def _validate_launch(launch: dict[str, Any]) -> tuple[dict[str, Any], list[Diagn
                                                                       if k not in failed}}, infos + diagnostics)
 
 
-def _validate_profiles(active: tuple[Profile, ...], args: dict[str, dict[str, Any]]):
+def _validate_profiles(active: tuple[Profile, ...],
+                       args: dict[str, dict[str, Any]]) -> tuple[dict[str, ConfigView], list[Diagnostic]]:
     parsed: dict[str, ConfigView] = {}
     diagnostics: list[Diagnostic] = []
     for profile in active:
@@ -296,6 +300,9 @@ MAX_TEXT = 2_000  # messages and hints quote values: a 1 MB reward name made a 1
 def bounded(d: Diagnostic) -> Diagnostic:
     if len(d.message) <= MAX_TEXT and len(d.hint) <= MAX_TEXT:
         return d
-    clip = lambda text: text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 3] + "..."  # noqa: E731
-    return replace(d, message=clip(d.message), hint=clip(d.hint))
+    return replace(d, message=_clip(d.message), hint=_clip(d.hint))
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 3] + "..."
 

@@ -15,10 +15,11 @@ fails while the committed file is stale.
 from __future__ import annotations
 
 import functools
-import hashlib
 import importlib
 import json
+import os
 import re
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,13 +40,26 @@ _PACKAGE = Path(__file__).parent
 _SOURCES = ("params/*.py", "profiles/open_r1_args.py", "config.py", "types.py", "coerce.py", "fielderrors.py")
 
 
-def source_fingerprint() -> str:
-    """Hash of the files the models and their field facts are built from."""
-    digest = hashlib.sha256()
+def _source_files() -> list[Path]:
+    # os.listdir and str.endswith rather than Path.glob: glob compiles a regex per pattern at every start-up.
+    files: list[Path] = []
     for pattern in _SOURCES:
-        for path in sorted(_PACKAGE.glob(pattern)):
-            digest.update(path.name.encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()
+        folder, _, name = pattern.rpartition("/")
+        directory = _PACKAGE / folder if folder else _PACKAGE
+        if name.startswith("*"):
+            files += sorted(directory / entry for entry in os.listdir(directory) if entry.endswith(name[1:]))
+        elif (directory / name).is_file():
+            files.append(directory / name)
+    return files
+
+
+def source_fingerprint() -> str:
+    """Checksum of the files the models and their field facts are built from (CRC-32: it detects an edit made
+    without regenerating, and costs no hashlib import at start-up)."""
+    crc = 0
+    for path in _source_files():
+        crc = zlib.crc32(path.name.encode() + b"\0" + path.read_bytes(), crc)
+    return f"crc32:{crc:08x}"
 
 
 @dataclass
@@ -86,12 +100,24 @@ def _encode_callable(fn: Any) -> dict[str, Any]:
     return {"$fn": f"{module}:{fn.__qualname__}"}
 
 
+def _is_engine_hook(node: dict[str, Any]) -> bool:
+    """GRPORunConfig's model validator, which runs the rule engine: the compiled validator is the engine's own
+    field check, so it validates the fields alone (keeping the hook would make the engine call itself)."""
+    function = node.get("function")
+    fn = function.get("function") if isinstance(function, dict) else None
+    return (node.get("type") in ("function-wrap", "function-after", "function-before") and fn is not None
+            and getattr(fn, "__name__", "") == "_run_engine" and getattr(fn, "__module__", "") == "grpo_schema.config")
+
+
 def _transform(node: Any, encode: bool) -> Any:
-    """Model schemas -> typed-dict schemas; drop metadata; functions encoded (or kept live)."""
+    """Model schemas -> typed-dict schemas; drop metadata and the engine hook; functions encoded (or kept live)."""
     if isinstance(node, list):
         return [_transform(item, encode) for item in node]
     if not isinstance(node, dict):
         return node
+    if _is_engine_hook(node):
+        inner = _transform(node["schema"], encode)
+        return {**inner, "ref": re.sub(r":\d+$", "", node["ref"])} if "ref" in node else inner
     if node.get("type") == "model":
         inner = node["schema"]
         fields = {name: {"type": "typed-dict-field", "schema": _transform(f["schema"], encode),
@@ -158,26 +184,24 @@ def cache_text() -> str:
 
 # --- loading (pydantic_core only) ----------------------------------------------------------------------------------
 
-def _decode(node: Any) -> Any:
-    if isinstance(node, list):
-        return [_decode(item) for item in node]
-    if not isinstance(node, dict):
+def _decode(node: dict[str, Any]) -> Any:
+    """json's object_hook: an encoded function ({"$fn": "module:name", "$kw": ...}) -> the function (or partial);
+    every other mapping unchanged. Decoding while parsing saves a second walk over the whole schema."""
+    if "$fn" not in node:
         return node
-    if "$fn" in node:
-        target = node["$fn"]
-        if not target.startswith(_ALLOWED_MODULES):
-            raise ValueError(f"refusing to load {target}")
-        fn = _import(target)
-        return functools.partial(fn, **node["$kw"]) if "$kw" in node else fn
-    return {key: _decode(value) for key, value in node.items()}
+    target = node["$fn"]
+    if not target.startswith(_ALLOWED_MODULES):
+        raise ValueError(f"refusing to load {target}")
+    fn = _import(target)
+    return functools.partial(fn, **node["$kw"]) if "$kw" in node else fn
 
 
 @functools.lru_cache(maxsize=None)
 def _cache() -> dict[str, Any] | None:
     """The cached schemas, or None when missing or built from other sources than the ones installed."""
     try:
-        data = json.loads(CACHE_PATH.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(CACHE_PATH.read_text(encoding="utf-8"), object_hook=_decode)
+    except (OSError, ValueError, ImportError, AttributeError):
         return None
     return data if data.get("fingerprint") == source_fingerprint() else None
 
@@ -189,4 +213,4 @@ def compiled(key: str) -> CompiledModel:
     if cache is None:
         return from_model(_import(MODELS[key]), key)
     entry = cache[key]
-    return CompiledModel(key, SchemaValidator(_decode(entry["schema"])), entry["fields"])
+    return CompiledModel(key, SchemaValidator(entry["schema"]), entry["fields"])

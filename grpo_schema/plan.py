@@ -48,7 +48,7 @@ class Geometry:
 
 
 def eval_enabled(config: Any) -> bool:
-    return config.eval_strategy != "no"
+    return bool(config.eval_strategy != "no")
 
 
 @dataclass(frozen=True)
@@ -172,7 +172,7 @@ def derive_plan(config: Any, world_size: int, *, dataset_size: int | None = None
     old_needed = GA % every != 0 or bool(config.use_vllm and config.vllm_importance_sampling_correction)
     # Completions one optimizer step trains on: GA micro-batches of b per process (repeats counted).
     per_step = b * P * GA
-    core = dict(
+    core: dict[str, Any] = dict(
         world_size=P, per_device_train_batch_size=b, num_generations=G, gradient_accumulation_steps=GA,
         steps_per_generation=s, num_iterations=mu, generation_batch_size=gbs, prompts_per_generation=gbs // G,
         completions_per_process_per_generation=b * s, generate_every_micro_steps=every,

@@ -16,7 +16,7 @@ class ConfigView:
     # ~150 fields per check, and a Python __getattr__ cost ~0.6 us each. No field name may shadow a method here
     # (tests/schema/test_fields.py holds the compiled models to that).
 
-    def __init__(self, values: dict[str, Any], nested: dict[str, dict] | None = None):
+    def __init__(self, values: dict[str, Any], nested: dict[str, dict[str, Any]] | None = None) -> None:
         """`nested` maps the fields that hold nested models to their own nested maps (CompiledModel.nested);
         those values become views too."""
         converted = dict(values)
@@ -43,7 +43,7 @@ class ConfigView:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, ConfigView) and self.model_dump() == other.model_dump()
 
-    __hash__ = None  # type: ignore[assignment]  (holds dicts and lists)
+    __hash__ = None  # type: ignore[assignment]  # it holds dicts and lists
 
     def __repr__(self) -> str:
         return f"ConfigView({len(self._values)} fields)"
@@ -56,9 +56,11 @@ class ConfigView:
         return {name: _dump(value) for name, value in self._values.items()}
 
     def to_model(self) -> Any:
+        """The GRPORunConfig of these values (already checked by the engine that produced the view)."""
         from grpo_schema.config import GRPORunConfig
+        from grpo_schema.modelcheck import TRUSTED
 
-        return GRPORunConfig.model_validate(self.model_dump(), context={})
+        return GRPORunConfig.model_validate(self.model_dump(), context={TRUSTED: True})
 
 
 def _dump(value: Any) -> Any:

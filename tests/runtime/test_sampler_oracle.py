@@ -25,7 +25,7 @@ def plan_for(P, b, G, s, mu, GA):
     config = GRPORunConfig.model_validate(dict(
         per_device_train_batch_size=b, num_generations=G, steps_per_generation=s, num_iterations=mu,
         gradient_accumulation_steps=GA,
-    ))
+    ), context={"world_size": P})  # the model checks the batch geometry at the declared world size
     return derive_plan(config, P)
 
 
