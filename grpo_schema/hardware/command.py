@@ -27,8 +27,9 @@ def check_for_hardware(data: Any, path: str, hardware: str | None, *, world_size
     from grpo_schema.hardware.settings import world_size_of
 
     check = check_mapping if isinstance(data, dict) else check_text
-    plan_options = {k: options.pop(k) for k in ("model_config", "prompt_length", "mfu", "strategy", "dataset_size")
+    plan_options = {k: options.pop(k) for k in ("model_config", "prompt_length", "mfu", "strategy", "local_files")
                     if k in options}
+    options.pop("dataset_size", None)
     result = check(data, path=path, world_size=world_size, **options)
     report = plan_fit(result, hardware, suggest_fixes=False, **plan_options)
     if report.hardware is not None and not result.sources.get("world_size") and result.config is not None:

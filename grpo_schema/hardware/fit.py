@@ -128,7 +128,7 @@ def hardware_of(result: Any, spec: str | None) -> tuple[Hardware | None, list[Di
 
 def plan_fit(result: Any, hardware: str | Hardware | None = None, *, model_config: str | None = None,
              prompt_length: int | None = None, mfu: float | None = None, strategy: str | None = None,
-             dataset_size: int | None = None, suggest_fixes: bool = True) -> FitReport:
+             dataset_size: int | None = None, suggest_fixes: bool = True, local_files: bool = True) -> FitReport:
     """The whole answer for one checked config. Never raises on bad input: problems become diagnostics."""
     diagnostics: list[Diagnostic] = []
     if isinstance(hardware, Hardware):
@@ -151,8 +151,16 @@ def plan_fit(result: Any, hardware: str | Hardware | None = None, *, model_confi
     section = section_of(result)
     try:
         path = model_config or section.get("model_config")
-        report.model = read_config_json(path) if path else resolve_model(config.model_name_or_path,
-                                                                         config.model_revision)
+        if not local_files:  # the service: the built-in catalogue only, never a path a client names
+            from grpo_schema.hardware.catalogue import lookup
+
+            report.model = lookup(str(config.model_name_or_path or ""))
+            if report.model is None:
+                raise UnknownModel(f"unknown model {config.model_name_or_path!r}: the service knows the built-in "
+                                   "catalogue only; run `grpo plan --model-config PATH` locally")
+        else:
+            report.model = read_config_json(path) if path else resolve_model(config.model_name_or_path,
+                                                                             config.model_revision)
     except UnknownModel as exc:
         report.diagnostics.append(Diagnostic(H_UNKNOWN_MODEL, "info", str(exc), fields=("model_name_or_path",),
                                              hint="pass --model-config PATH/config.json"))
@@ -170,13 +178,13 @@ def plan_fit(result: Any, hardware: str | Hardware | None = None, *, model_confi
             hint=f"declare at least {report.setup.world_size} GPUs, or run on {hw.gpus} processes"))
     report.memory = estimate_memory(report.model, report.setup, hw.memory_bytes)
     report.time = estimate_time(report.model, report.setup, result.plan, hw, mfu or section.get("mfu") or
-                                DEFAULT_MFU, dataset_size)
+                                DEFAULT_MFU, config.max_steps if config.max_steps > 0 else None)
     report.diagnostics += verdict(report)
     if suggest_fixes and any(d.code in (H_NO_FIT, H_TIGHT) for d in report.diagnostics):
         from grpo_schema.hardware.fixes import attach_fit_fixes
 
         attach_fit_fixes(report, result, hw, dict(model_config=model_config, prompt_length=prompt_length,
-                                                   strategy=strategy))
+                                                   strategy=strategy, local_files=local_files))
     return report
 
 

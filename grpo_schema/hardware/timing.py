@@ -56,7 +56,7 @@ def forward_flops_per_token(model: ModelFacts, context: int) -> float:
 
 
 def estimate_time(model: ModelFacts, s: Setup, plan: Any, hardware: Any, mfu: float,
-                  dataset_size: int | None = None) -> TimeEstimate:
+                  max_steps: int | None = None) -> TimeEstimate:
     T = s.sequence_length
     completions = plan.completions_per_optimizer_step if plan is not None else s.micro_batch * s.world_size
     per_generation = plan.generation_batch_size if plan is not None else completions
@@ -72,7 +72,7 @@ def estimate_time(model: ModelFacts, s: Setup, plan: Any, hardware: Any, mfu: fl
     passes = int(s.reference) + int(s.old_logprobs)
     logprobs = generations * per_generation * T * forward * passes
     tokens = int(completions * T)
-    total_steps = None
+    total_steps = max_steps
     if plan is not None and plan.total_optimizer_steps is not None:
         total_steps = plan.total_optimizer_steps
     peak = hardware.accelerator.peak_tflops
