@@ -44,7 +44,7 @@ MODELS: dict[str, ModelFacts] = {m.name.lower(): m for m in (
     _llama("DeepSeek-R1-Distill-Llama-8B", 4096, 32, 14336, 32, 8, 128256, False, 8.03 * _E),
     _llama("DeepSeek-R1-Distill-Llama-70B", 8192, 80, 28672, 64, 8, 128256, False, 70.6 * _E),
     _qwen3("Qwen3-0.6B", 1024, 28, 3072, 16, True, 0.6 * _E),
-    _qwen3("Qwen3-1.7B", 2048, 28, 6144, 16, True, 1.7 * _E),
+    _qwen3("Qwen3-1.7B", 2048, 28, 6144, 16, True, 2.03 * _E),
     _qwen3("Qwen3-4B", 2560, 36, 9728, 32, True, 4.0 * _E),
     _qwen3("Qwen3-8B", 4096, 36, 12288, 32, False, 8.2 * _E),
     _qwen3("Qwen3-14B", 5120, 40, 17408, 40, False, 14.8 * _E),
@@ -66,6 +66,10 @@ MODELS: dict[str, ModelFacts] = {m.name.lower(): m for m in (
     ModelFacts("gemma-3-270m", 640, 18, 2048, 4, 1, 262144, head_dim=256, tie_word_embeddings=True, qk_norm=True,
                norms_per_layer=4, published_params=0.268 * _E),
 )}
+
+# The Hub's safetensors total for these stores the tied embedding twice (as lm_head too): compare it with the
+# computed total plus one embedding matrix.
+HUB_TOTAL_COUNTS_TIED_HEAD = {"qwen3-1.7b"}
 
 ALIASES = {"llama-3.3-70b": "llama-3.1-70b", "meta-llama-3.1-8b": "llama-3.1-8b", "meta-llama-3-8b": "llama-3.1-8b",
            "llama-3-8b": "llama-3.1-8b", "llama-3-70b": "llama-3.1-70b", "mistral-7b-v0.2": "mistral-7b-v0.3",

@@ -147,7 +147,8 @@ def model_states(model: ModelFacts, s: Setup) -> tuple[float, float, float, str]
             return weights, grads, optim, "ZeRO-3: weights, gradients and optimizer states sharded; one layer gathered"
         if s.offload_optimizer:
             return 2 * N, 0, 0, f"ZeRO-{s.strategy[-1]} with the optimizer offloaded to the CPU"
-        grads = 2 * trainable + (4 * trainable / P if s.strategy == "zero2" else 4 * trainable / P)
+        # ZeRO-2 shards the 16-bit gradients too (DeepSpeed 0.19: 2N + 18N/P in all); ZeRO-1 keeps them whole
+        grads = (2 * trainable / P if s.strategy == "zero2" else 2 * trainable) + 4 * trainable / P
         return 2 * N, grads, (4 + 4 * k) * trainable / P, f"ZeRO-{s.strategy[-1]}: fp32 master and moments sharded"
     wb = s.weight_bytes
     if s.strategy in ("zero3", "fsdp"):
