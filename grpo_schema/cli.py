@@ -174,6 +174,7 @@ def cmd_codes(args: argparse.Namespace, rest: list[str]) -> int:
 
     load_rules()
     import grpo_schema.env  # noqa: F401  (declares the E codes)
+    import grpo_schema.hardware.fit  # noqa: F401  (declares the H codes)
     import grpo_schema.policy  # noqa: F401  (declares the service policy's codes)
     import grpo_schema.profiles.open_r1  # noqa: F401  (declares the profile's codes)
 

@@ -1,5 +1,6 @@
 """`grpo plan FILE --hardware SPEC [--format text|json]`: will the config fit, and how long will it run.
 
+The config's own diagnostics are listed without the batch rules' fix search (`grpo validate` does that).
 Exit 0 when it fits (or no estimate can be made: an unknown model is an info), 1 when it does not or the config
 has errors, 2 for bad usage.
 """
@@ -30,12 +31,15 @@ def check_for_hardware(data: Any, path: str, hardware: str | None, *, world_size
     plan_options = {k: options.pop(k) for k in ("model_config", "prompt_length", "mfu", "strategy", "local_files")
                     if k in options}
     options.pop("dataset_size", None)
-    result = check(data, path=path, world_size=world_size, **options)
+    batch_fixes = options.pop("batch_fixes", True)
+    result = check(data, path=path, world_size=world_size, suggest_fixes=False, **options)
     report = plan_fit(result, hardware, suggest_fixes=False, **plan_options)
+    world = result.world_size
     if report.hardware is not None and not result.sources.get("world_size") and result.config is not None:
         world, _ = world_size_of(result, report.hardware)
-        if world != result.world_size:
-            result = check(data, path=path, world_size=world, **options)
+    if world != result.world_size or (batch_fixes and not result.valid):
+        result = check(data, path=path, world_size=world if world != result.world_size else world_size,
+                       suggest_fixes=batch_fixes, **options)
     report = plan_fit(result, hardware, **plan_options)
     if report.setup is not None and not result.sources.get("world_size"):
         report.assumptions.insert(0, f"world size {result.world_size}: the declared GPUs")
@@ -103,8 +107,6 @@ def plan_command(argv: list[str]) -> int:
     parser.add_argument("--strategy", choices=("ddp", "zero1", "zero2", "zero3", "fsdp", "fsdp_grad_op"),
                         help="distributed strategy (default: read from the file's launch keys)")
     parser.add_argument("--mfu", type=float, default=None, help="model-FLOPs utilisation for the time (0.15)")
-    parser.add_argument("--dataset-size", type=int, default=None, help="prompts in the training split (for "
-                        "the total time when max_steps is not set)")
     args = parser.parse_args(argv)
     if args.hardware:
         try:
@@ -132,7 +134,7 @@ def plan_command(argv: list[str]) -> int:
         result, report = check_for_hardware(data, path, args.hardware, world_size=args.world_size,
                                             profiles=profiles, model_config=args.model_config,
                                             prompt_length=args.prompt_length, mfu=args.mfu, strategy=args.strategy,
-                                            dataset_size=args.dataset_size)
+                                            batch_fixes=False)
         if report.hardware is None and not report.diagnostics and not section_of(result):
             print(f"grpo plan: error: {path}: no hardware declared: pass --hardware SPEC (e.g. 8xH100-80GB)",
                   file=sys.stderr)

@@ -81,6 +81,29 @@ def _fits(fit: Any) -> bool:
     return fit is not None and bool(fit.fits) and not any(d.code in FIT_CODES for d in fit.diagnostics)
 
 
+# How an edit of the file changes the estimate's settings: candidates are screened on the estimate alone
+# (microseconds), and only the edits about to be offered go through the whole check again (milliseconds each).
+_SETUP_FIELDS = {"per_device_train_batch_size": "micro_batch", "gradient_accumulation_steps":
+                 "gradient_accumulation_steps", "activation_checkpointing": "activation_checkpointing",
+                 "vllm_enable_sleep_mode": "vllm_sleep", "vllm_gpu_memory_utilization": "vllm_memory_utilization",
+                 "use_peft": "use_peft"}
+
+
+def screen(report: Any, edit: dict[str, Any]) -> Any:
+    """The estimate with `edit` applied to the settings (no re-check)."""
+    from grpo_schema.hardware.memory import estimate_memory
+
+    changes = {_SETUP_FIELDS[k]: v for k, v in edit.items() if k in _SETUP_FIELDS}
+    if edit.get("accelerate_config") == "zero3":
+        changes["strategy"] = "zero3"
+    return estimate_memory(report.model, replace(report.setup, **changes), report.capacity)
+
+
+def _screen_fits(report: Any, estimate: Any) -> bool:
+    kv_ok = estimate.kv_cache_tokens is None or estimate.kv_cache_tokens >= report.setup.sequence_length
+    return estimate.total <= report.capacity and kv_ok
+
+
 def accepted(report: Any, result: Any, hardware: Any, options: dict) -> list[Candidate]:
     """Single edits that fit (the cheapest of each knob); when none does, one combination built greedily: each
     round adds the edit that lowers the per-GPU total most, up to MAX_COMBINED edits."""
@@ -91,9 +114,11 @@ def accepted(report: Any, result: Any, hardware: Any, options: dict) -> list[Can
     for index, candidate in enumerate(pool):
         if _knob(candidate) in best:
             continue
+        estimate = screen(report, candidate.fix.set)
+        totals[index] = estimate.total
+        if not _screen_fits(report, estimate):
+            continue
         fit = _try(report, result, hardware, options, candidate.fix, before)
-        if fit is not None and fit.memory is not None:
-            totals[index] = fit.memory.total
         if _fits(fit):
             best[_knob(candidate)] = replace(candidate, text=candidate.text + f" (about {_gib(fit)} GiB)")
         if len(best) >= MAX_OFFERED:
@@ -121,14 +146,18 @@ def _combined(report, result, hardware, options, pool, totals, before) -> list[C
             if any(_knob(c) == knob for c in chosen):
                 continue
             trial = {**merged, **pool[index].fix.set}
-            fit = _try(report, result, hardware, options, Fix(set=trial, safe=False), before)
-            if fit is not None and fit.memory is not None and fit.memory.total < current:
-                trials.append((fit.memory.total, pool[index], trial, fit))
+            estimate = screen(report, trial)
+            if estimate.total < current:  # cheaper edits win ties in reduction per cost
+                trials.append((estimate.total * (1 + 0.05 * pool[index].cost), estimate, pool[index], trial))
         if not trials:
             return []
-        current, candidate, merged, fit = min(trials, key=lambda t: t[0])
+        _, estimate, candidate, merged = min(trials, key=lambda t: t[0])
+        current = estimate.total
         chosen.append(candidate)
-        if _fits(fit):
+        if _screen_fits(report, estimate):
+            fit = _try(report, result, hardware, options, Fix(set=merged, safe=False), before)
+            if not _fits(fit):
+                return []
             text = ", and ".join(c.text for c in chosen) + f" (together: about {_gib(fit)} GiB)"
             title = " + ".join(c.fix.title for c in chosen)
             return [Candidate(Fix(set=merged, safe=False, title=title), None, sum(c.cost for c in chosen), text)]

@@ -39,5 +39,6 @@ async def plan(body: Body, params: Params, hardware: Hardware = None, prompt_len
     options = params.options()
     result, report = await run_in_threadpool(
         check_for_hardware, data, options.pop("path"), hardware, world_size=options.pop("world_size"),
-        prompt_length=prompt_length, mfu=mfu, local_files=False, **options)
+        prompt_length=prompt_length, mfu=mfu, local_files=False, batch_fixes=False,
+        **options)
     return ConfigJSONResponse(plan_document(result, report))
