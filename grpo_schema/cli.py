@@ -135,6 +135,8 @@ def cmd_validate(args: argparse.Namespace, rest: list[str]) -> int:
         data = _read(path)
         shown = "<stdin>" if path == "-" else path
         result = check_text(data, path=shown, **options)
+        if args.hardware or (result.raw.get("hardware") if isinstance(result.raw, dict) else None):
+            result = _with_fit(data, shown, args.hardware, options)
         if args.fix:
             from grpo_schema.autofix import fix_file
 
@@ -151,6 +153,22 @@ def cmd_validate(args: argparse.Namespace, rest: list[str]) -> int:
             raise UsageError(str(exc))
     _emit(results, sources, args.format)
     return EXIT_INVALID if any(has_errors(r.diagnostics, strict=args.strict) for r in results) else EXIT_OK
+
+
+def _with_fit(data: bytes, path: str, hardware: str | None, options: dict):
+    """The check at the world size the hardware implies, with the fit's diagnostics added (one engine: plan_fit)."""
+    from grpo_schema.check import _finish
+    from grpo_schema.hardware.accelerators import HardwareError, parse_hardware
+    from grpo_schema.hardware.command import check_for_hardware
+
+    if hardware:
+        try:
+            parse_hardware(hardware)
+        except HardwareError as exc:
+            raise UsageError(f"--hardware: {exc}")
+    result, report = check_for_hardware(data, path, hardware, **options)
+    result.diagnostics = result.diagnostics + report.diagnostics
+    return _finish(result)
 
 
 def _emit(results: list, sources: dict[str, str], fmt: str) -> None:
@@ -178,6 +196,7 @@ def cmd_codes(args: argparse.Namespace, rest: list[str]) -> int:
 
     load_rules()
     import grpo_schema.env  # noqa: F401  (declares the E codes)
+    import grpo_schema.hardware.fit  # noqa: F401  (declares the H codes)
     import grpo_schema.policy  # noqa: F401  (declares the service policy's codes)
     import grpo_schema.profiles.open_r1  # noqa: F401  (declares the profile's codes)
 
@@ -249,6 +268,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                           "formatting kept), then report what is left")
     validate.add_argument("--world-sizes", metavar="SIZES", help="check at each world size (e.g. 1-64, 1,2,4,8) "
                           "and show where the config is valid (text or json); exit 1 if any is invalid")
+    validate.add_argument("--hardware", metavar="SPEC", help="also check that the config fits this hardware "
+                          "(e.g. 8xH100-80GB); `grpo plan` shows the memory by part")
     _add_check_options(validate)
     validate.set_defaults(run=cmd_validate)
     if only == "validate":
@@ -280,6 +301,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         ("demo", "grpo_runtime.cli", "demo_command", "runtime", "write a tiny offline demo run"),
         ("explain", "grpo_schema.explain", "explain_command", "", "show the batch schedule, micro-step by micro-step"),
         ("migrate", "grpo_schema.migrate", "migrate_command", "", "rewrite renamed and removed keys for TRL 1.16"),
+        ("plan", "grpo_schema.hardware.command", "plan_command", "", "per-GPU memory and run time on declared "
+         "hardware: will it fit"),
     ):
         command = sub.add_parser(name, help=text, add_help=False, formatter_class=_Formatter)
         command.add_argument("argv", nargs=argparse.REMAINDER)
@@ -288,7 +311,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 # Options of our own that take a value; everything else starting with -- is TRL's `--key value` form.
-_VALUE_OPTIONS = {"--world-size", "--profile", "--set", "--allow-env", "--format", "--output", "-o", "--draft",
+_VALUE_OPTIONS = {"--hardware", "--world-size", "--profile", "--set", "--allow-env", "--format", "--output", "-o", "--draft",
                   "--dataset-size", "--world-sizes", "--max-prompt-length", "--micro-steps"}
 _FLAG_OPTIONS = {"--strict", "--fix", "--write", "-h", "--help", "--diff"}
 
@@ -317,7 +340,7 @@ def split_trl_tokens(argv: list[str]) -> tuple[list[str], list[str]]:
     return ours, trl
 
 
-_PASSTHROUGH = {"serve", "train", "launch", "demo", "explain", "migrate"}
+_PASSTHROUGH = {"serve", "train", "launch", "demo", "explain", "migrate", "plan"}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -4,7 +4,7 @@ Codes are `GRPO-` + an area letter + three digits:
 Y YAML and file, K keys (unknown, renamed, removed), T types and ranges, B batch geometry, G generation,
 L loss, I importance sampling, V vLLM, R rewards, P precision, M model/PEFT/quantization, O output, logging,
 evaluation and checkpoints, S datasets and script arguments, W world size and launch, E the `env:` section,
-D deprecated keys, X the service's policy for configs posted over HTTP.
+D deprecated keys, X the service's policy for configs posted over HTTP, H hardware (grpo plan: memory per GPU).
 
 Loader, key and type codes are declared here; each cross-field rule declares its own code with `@rule`
 (grpo_schema.rules), and both end up in the same table, which `grpo codes` prints.
@@ -22,6 +22,7 @@ AREAS = {
     "M": "model, PEFT and quantization", "O": "output, logging, evaluation and checkpoints",
     "S": "datasets and script arguments", "W": "world size and launch", "E": "environment variables",
     "D": "deprecated keys", "X": "service policy (configs posted to the service)",
+    "H": "hardware: will the run fit the declared GPUs (grpo plan)",
 }
 
 

@@ -44,6 +44,7 @@ class SortedKeys:
     launch: dict[str, Any] = field(default_factory=dict)
     env: Any = None
     has_env: bool = False
+    hardware: Any = None
     # Values of renamed keys under their new names (type-checked only: TRL 1.16 does not read them), and the
     # key each was written as.
     # (Removed keys whose migration writes a successor, warmup_ratio -> warmup_steps, are included: the cross-field
@@ -63,6 +64,8 @@ def sort_keys(mapping: dict[str, Any], profiles: tuple[Profile, ...]) -> SortedK
     for key, value in mapping.items():
         if key == "env":
             out.env, out.has_env = value, True
+        elif key == "hardware":  # grpo-config's own section (grpo_schema.hardware), checked by `grpo plan`
+            out.hardware = value
         elif key in fields:
             out.fields[key] = value
         elif key in profile_of:
@@ -140,7 +143,7 @@ def _migrate(out: SortedKeys, mapping: dict[str, Any], key: str, value: Any, dea
 
 @functools.lru_cache(maxsize=64)
 def accepted_keys(profiles: tuple[Profile, ...]) -> frozenset[str]:
-    keys = set(field_names()) | set(launch_keys()) | {"env"}
+    keys = set(field_names()) | set(launch_keys()) | {"env", "hardware"}
     for profile in profiles:
         keys |= profile.keys
     return frozenset(keys)

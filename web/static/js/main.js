@@ -9,6 +9,7 @@ import { el } from "./dom.js";
 import { sectionsFromSchema } from "./fields.js";
 import { setupExport, setupImport, setupPresets } from "./files.js";
 import { setupLaunch } from "./launch.js";
+import { MemoryBar } from "./memory.js";
 import { FormView } from "./sections.js";
 import { ConfigState } from "./state.js";
 
@@ -61,6 +62,7 @@ function showResult(app, result, error) {
   app.diags.show(result);
   renderDerived($("derived"), $("derived-notes"), result);
   renderTimeline($("timeline"), result);
+  app.memory?.refresh();
 }
 
 function wireControls(app) {
@@ -99,6 +101,9 @@ async function main() {
     app.form.update(keys, source);
     app.checker.schedule(source === "input" ? undefined : 0);
   });
+  app.memory = new MemoryBar({ root: $("memory-panel"), getConfig: () => app.state.toObject(),
+                               getOptions: () => ({ worldSize: positiveOption($("world-size"), 4096),
+                                                    profile: profileName() }) });
   const startFrom = wireControls(app);
   await Promise.all([setupPresets((preset) => startFrom(preset.config)), app.checker.run()]);
   metrics.readyAt = performance.now();

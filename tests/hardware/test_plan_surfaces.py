@@ -1,0 +1,120 @@
+"""`grpo plan`, `grpo validate --hardware` and the verdict's fixes on real configs: one engine behind each."""
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from grpo_schema.cli import main
+from grpo_schema.hardware.command import check_for_hardware
+from tests.conftest import corpus_files
+
+SMALL = textwrap.dedent("""\
+    model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct
+    dtype: bfloat16
+    per_device_train_batch_size: 4
+    gradient_accumulation_steps: 4
+    num_generations: 8
+    max_completion_length: 512
+    """)
+# A 7B model trained in full on one 80 GB GPU with vLLM colocated: does not fit as written.
+BIG = textwrap.dedent("""\
+    model_name_or_path: Qwen/Qwen2.5-7B-Instruct
+    dtype: bfloat16
+    per_device_train_batch_size: 16
+    gradient_accumulation_steps: 4
+    num_generations: 16
+    max_completion_length: 1024
+    use_vllm: true
+    vllm_gpu_memory_utilization: 0.5
+    gradient_checkpointing: false
+    """)
+
+
+def _plan(capsys, text, tmp_path, *args):
+    path = tmp_path / "run.yaml"
+    path.write_text(text)
+    code = main(["plan", str(path), *args])
+    return code, capsys.readouterr()
+
+
+def test_json_has_fits_and_per_gpu_parts(capsys, tmp_path):
+    code, out = _plan(capsys, SMALL, tmp_path, "--hardware", "8xH100-80GB", "--format", "json")
+    doc = json.loads(out.out)["files"][0]
+    assert code == 0 and doc["fits"] is True
+    names = {p["name"] for p in doc["per_gpu"]["parts"]}
+    assert {"weights", "gradients", "optimizer", "activations", "logits", "framework"} <= names
+    assert doc["world_size"] == 8 and doc["hardware"]["gpus"] == 8
+    assert doc["time"]["flops_per_step"] > 0 and doc["time"]["step_seconds"] > 0
+
+
+def test_no_fit_is_an_error_with_checked_fixes(capsys, tmp_path):
+    code, out = _plan(capsys, BIG, tmp_path, "--hardware", "1xH100-80GB", "--format", "json")
+    doc = json.loads(out.out)["files"][0]
+    assert code == 1 and doc["fits"] is False
+    [no_fit] = [d for d in doc["diagnostics"] if d["code"] == "GRPO-H001"]
+    assert no_fit["severity"] == "error" and no_fit["fix"] and "GiB short" in no_fit["message"]
+    # the offered edit, applied, really fits (the same engine re-checks it here)
+    from grpo_schema.yamledit import apply_fix
+    from grpo_schema.diagnostics import Fix
+    import yaml
+
+    fixed = apply_fix(yaml.safe_load(BIG), Fix.from_dict(no_fit["fix"]))
+    _, report = check_for_hardware(fixed, "fixed", "1xH100-80GB")
+    assert report.fits is True
+
+
+def test_smaller_batch_keeps_the_generation_batch(tmp_path):
+    text = BIG.replace("use_vllm: true\n", "").replace("vllm_gpu_memory_utilization: 0.5\n", "")
+    result, report = check_for_hardware(text, "x", "1xA100-40GB")
+    assert report.fits is False
+    offered = [d for d in report.diagnostics if d.code in ("GRPO-H001", "GRPO-H002")][0]
+    edits = [offered.fix, *offered.alternatives]
+    batch = [f for f in edits if "per_device_train_batch_size" in f.set]
+    for fix in batch:
+        b, ga = fix.set["per_device_train_batch_size"], fix.set["gradient_accumulation_steps"]
+        assert b * ga == 16 * 4
+
+
+def test_validate_with_hardware_reports_h_codes(capsys, tmp_path):
+    path = tmp_path / "run.yaml"
+    path.write_text(BIG)
+    code = main(["validate", str(path), "--hardware", "1xH100-80GB", "--format", "json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 1
+    assert "GRPO-H001" in {d["code"] for d in doc["files"][0]["diagnostics"]}
+
+
+def test_hardware_section_is_read_and_flagged_for_trl(capsys, tmp_path):
+    code, out = _plan(capsys, SMALL + "hardware: 2x8xA100-40GB\n", tmp_path, "--format", "json")
+    doc = json.loads(out.out)["files"][0]
+    assert doc["hardware"]["gpus"] == 16 and doc["world_size"] == 16
+    assert "GRPO-H006" in {d["code"] for d in doc["diagnostics"]}
+    assert not [d for d in doc["config_diagnostics"] if d["code"] == "GRPO-K001"]
+
+
+def test_bad_spec_is_a_usage_error(capsys, tmp_path):
+    code, out = _plan(capsys, SMALL, tmp_path, "--hardware", "8xNOPE")
+    assert code == 2 and "unknown accelerator" in out.err
+
+
+def test_unknown_model_is_an_info_not_a_crash(capsys, tmp_path):
+    code, out = _plan(capsys, SMALL.replace("Qwen/Qwen2.5-0.5B-Instruct", "acme/Secret-9B"), tmp_path,
+                      "--hardware", "8xH100-80GB")
+    assert code == 0 and "GRPO-H005" in out.out and "config.json" in out.out
+
+
+def test_corpus_plans_without_traceback():
+    files = corpus_files("valid")
+    if not files:
+        pytest.skip("the corpus (../shared/grpo-corpus) is not beside this checkout")
+    run = subprocess.run([sys.executable, "-m", "grpo_schema", "plan", *map(str, files), "--hardware",
+                          "8xH100-80GB", "--profile", "open-r1", "--format", "json"],
+                         capture_output=True, text=True, timeout=300)
+    assert "Traceback" not in run.stderr and run.returncode in (0, 1), run.stderr[-2000:]
+    docs = json.loads(run.stdout)["files"]
+    assert len(docs) == len(files)
+    assert all(d["fits"] in (True, False, None) for d in docs)
+    assert any(d["fits"] is False for d in docs) and any(d["fits"] is True for d in docs)

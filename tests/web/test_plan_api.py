@@ -1,0 +1,30 @@
+"""POST /api/v1/plan against a real server: the same document as `grpo plan --format json`."""
+
+from tests.hardware.test_plan_surfaces import BIG, SMALL
+
+
+def test_plan_endpoint_fits(live_server):
+    with live_server.client() as client:
+        response = client.post("/api/v1/plan", params={"hardware": "8xH100-80GB"}, content=SMALL,
+                               headers={"Content-Type": "application/yaml"})
+    assert response.status_code == 200
+    doc = response.json()
+    assert doc["fits"] is True and doc["per_gpu"]["parts"] and doc["world_size"] == 8
+
+
+def test_plan_endpoint_no_fit_carries_the_fix(live_server):
+    with live_server.client() as client:
+        doc = client.post("/api/v1/plan?hardware=1xH100-80GB", content=BIG,
+                          headers={"Content-Type": "application/yaml"}).json()
+    assert doc["fits"] is False
+    assert any(d["code"] == "GRPO-H001" and d["fix"] for d in doc["diagnostics"])
+
+
+def test_plan_endpoint_refuses_bad_hardware_and_never_reads_local_paths(live_server, tmp_path):
+    (tmp_path / "config.json").write_text('{"hidden_size": 8}')
+    with live_server.client() as client:
+        bad = client.post("/api/v1/plan?hardware=9xWHAT", content=SMALL, headers={"Content-Type": "application/yaml"})
+        local = client.post("/api/v1/plan?hardware=80GB", content=f"model_name_or_path: {tmp_path}\n",
+                            headers={"Content-Type": "application/yaml"}).json()
+    assert bad.status_code == 422
+    assert local["model"] is None and any(d["code"] == "GRPO-H005" for d in local["diagnostics"])

@@ -1,0 +1,44 @@
+"""POST /api/v1/plan?hardware=SPEC: `grpo plan --format json`'s file object (fits, per-GPU parts, time)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, HTTPException, Query
+from fastapi.concurrency import run_in_threadpool
+
+from grpo_schema.hardware.accelerators import HardwareError, parse_hardware
+from grpo_schema.hardware.command import check_for_hardware, plan_document
+from web.api.body import ConfigBody, config_body
+from web.api.docs import ERRORS, config_body_doc
+from web.api.params import CheckParams, check_params
+from web.api.responses import ConfigJSONResponse
+
+router = APIRouter(prefix="/api/v1", tags=["config"])
+Body = Annotated[ConfigBody, Depends(config_body)]
+Params = Annotated[CheckParams, Depends(check_params)]
+Hardware = Annotated[str | None, Query(max_length=100, description="e.g. 8xH100-80GB, 2x8xA100-40GB, 80GB; default:"
+                                       " the config's hardware: section")]
+PromptLength = Annotated[int | None, Query(ge=1, le=1 << 24, description="longest prompt in tokens")]
+Mfu = Annotated[float | None, Query(gt=0, le=1, description="model-FLOPs utilisation for the time estimate")]
+
+
+@router.post("/plan", summary="Will it fit: per-GPU memory and run time", response_class=ConfigJSONResponse,
+             responses={200: {"description": "fits, the per-GPU parts, the time and the diagnostics"}, **ERRORS},
+             openapi_extra=config_body_doc())
+async def plan(body: Body, params: Params, hardware: Hardware = None, prompt_length: PromptLength = None,
+               mfu: Mfu = None) -> ConfigJSONResponse:
+    """The same engine as `grpo plan FILE --hardware SPEC --format json`. The model's facts come from the
+    built-in catalogue only: the service never reads a path a client names."""
+    if hardware:
+        try:
+            parse_hardware(hardware)
+        except HardwareError as exc:
+            raise HTTPException(422, str(exc))
+    data = body.yaml if body.yaml is not None else body.mapping
+    options = params.options()
+    result, report = await run_in_threadpool(
+        check_for_hardware, data, options.pop("path"), hardware, world_size=options.pop("world_size"),
+        prompt_length=prompt_length, mfu=mfu, local_files=False, batch_fixes=False,
+        **options)
+    return ConfigJSONResponse(plan_document(result, report))
