@@ -18,7 +18,7 @@ from .data import dataset_rows
 from .metrics import MetricWindow, loss_metrics
 from .rewards import RunState
 from .setup import Parts
-from .step import micro_step_loss
+from .step import data_loader_seed_draw, micro_step_loss
 
 
 def eval_batches(num_rows: int, group: int, batch_size: int, processes: int, rank: int, seed: int,
@@ -40,6 +40,7 @@ def evaluate(config, plan, parts: Parts, progress: Progress, epoch: float) -> di
     batches = eval_batches(len(parts.eval_dataset), grouping.num_generations, config.per_device_eval_batch_size,
                            parts.accelerator.num_processes, parts.rank, config.seed, config.dataloader_drop_last)
     window, losses = MetricWindow(), []
+    data_loader_seed_draw()  # TRL's eval DataLoader draws its seed from the global RNG on every pass, too
     parts.model.eval()
     try:
         for indices in batches:

@@ -62,7 +62,7 @@ class MetricWindow:
             self._values[name].append(float(value))
 
     def set(self, name: str, value: float) -> None:
-        """A running total (e.g. num_tokens): logged as its latest value, not averaged."""
+        """A running total (e.g. num_tokens): logged as its latest value since the last log, not averaged."""
         self._latest[name] = float(value)
 
     def summary(self) -> dict[str, float | None]:
@@ -73,6 +73,7 @@ class MetricWindow:
             result[name] = sum(finite) / len(finite) if finite else None
         result.update(self._latest)
         self._values.clear()
+        self._latest.clear()  # like the averaged ones, logged only on steps that produced it (as TRL)
         return result
 
     def state_dict(self) -> dict:

@@ -82,6 +82,7 @@ class Window:
     epoch: int  # 0-based epoch the window belongs to
     micro_steps: range  # global micro-step indices (TRL's `_step`), contiguous
     epoch_progress: float  # fractional epoch count after the window, as the HF trainer logs it
+    starts_epoch: bool = False  # the first window of its epoch
 
 
 def micro_steps_per_epoch(num_prompts: int, plan) -> int:
@@ -116,4 +117,4 @@ def optimizer_windows(num_prompts: int, plan, last_step: int, start_step: int = 
         epoch, index = divmod(step - 1, windows_per_epoch)
         first = epoch * per_epoch + index * accumulation
         last = min(first + accumulation, (epoch + 1) * per_epoch)
-        yield Window(step, epoch, range(first, last), epoch + (last - epoch * per_epoch) / per_epoch)
+        yield Window(step, epoch, range(first, last), epoch + (last - epoch * per_epoch) / per_epoch, index == 0)

@@ -27,7 +27,7 @@ from .model import mix_into_reference
 from .rewards import RunState
 from .sampler import optimizer_windows, process_rows
 from .setup import Parts, build_parts
-from .step import micro_step_loss, optimizer_step, update_entropy_controller
+from .step import data_loader_seed_draw, micro_step_loss, optimizer_step, update_entropy_controller
 
 
 def main(config, plan) -> Progress:
@@ -67,6 +67,8 @@ def train_loop(config, plan, parts: Parts, progress: Progress, buffer, sinks) ->
     bar = progress_bar(config, parts, progress.global_step)
     for window in optimizer_windows(len(parts.dataset), plan, parts.total_steps, progress.global_step):
         started = time.perf_counter()
+        if window.starts_epoch:
+            data_loader_seed_draw()
         for micro in window.micro_steps:
             if buffer is None or micro % plan.generate_every_micro_steps == 0:
                 buffer, reward = new_generation(config, plan, parts, progress, micro, window, window_metrics)
