@@ -14,6 +14,9 @@ from typing import Callable
 
 import torch
 
+from .support import CannotRun
+from .fields import REPORTERS  # report_to name -> module that must be importable
+
 
 def identity(tensor: torch.Tensor) -> torch.Tensor:
     return tensor
@@ -135,7 +138,6 @@ class WandbSink:
         self.run.finish()
 
 
-REPORTERS = {"tensorboard": "tensorboard", "wandb": "wandb"}  # report_to name -> module that must be importable
 
 
 def requested_reporters(report_to) -> list[str]:
@@ -152,12 +154,12 @@ def requested_reporters(report_to) -> list[str]:
         return [n for n, module in REPORTERS.items() if importlib.util.find_spec(module) is not None]
     for name in names:
         if name not in REPORTERS:
-            raise ValueError(
+            raise CannotRun(
                 f"report_to {name!r} is not supported by grpo_runtime; use one of {sorted(REPORTERS)} or 'none' "
                 f"(metrics.jsonl is always written)"
             )
         if importlib.util.find_spec(REPORTERS[name]) is None:
-            raise ValueError(f"report_to includes {name!r} but the {REPORTERS[name]} package is not installed")
+            raise CannotRun(f"report_to includes {name!r} but the {REPORTERS[name]} package is not installed")
     return names
 
 

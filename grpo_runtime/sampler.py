@@ -18,6 +18,8 @@ import math
 from dataclasses import dataclass
 from typing import Iterator
 
+from .support import CannotRun
+
 
 class PromptOrder:
     """Dataset indices in the order generations consume them, epoch after epoch.
@@ -30,7 +32,7 @@ class PromptOrder:
 
     def __init__(self, num_prompts: int, prompts_per_generation: int, shuffle: bool, seed: int):
         if num_prompts < prompts_per_generation:
-            raise ValueError(
+            raise CannotRun(
                 f"the training set has {num_prompts} prompts but one generation needs {prompts_per_generation} "
                 f"distinct prompts (generation_batch_size / num_generations); add prompts or shrink the batch"
             )

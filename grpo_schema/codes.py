@@ -4,7 +4,8 @@ Codes are `GRPO-` + an area letter + three digits:
 Y YAML and file, K keys (unknown, renamed, removed), T types and ranges, B batch geometry, G generation,
 L loss, I importance sampling, V vLLM, R rewards, P precision, M model/PEFT/quantization, O output, logging,
 evaluation and checkpoints, S datasets and script arguments, W world size and launch, E the `env:` section,
-D deprecated keys, X the service's policy for configs posted over HTTP.
+D deprecated keys, X the service's policy for configs posted over HTTP, U what grpo_runtime (`grpo train`,
+`grpo launch`, the service's runs) can run: valid for TRL, but not run by this trainer as written.
 
 Loader, key and type codes are declared here; each cross-field rule declares its own code with `@rule`
 (grpo_schema.rules), and both end up in the same table, which `grpo codes` prints.
@@ -22,6 +23,7 @@ AREAS = {
     "M": "model, PEFT and quantization", "O": "output, logging, evaluation and checkpoints",
     "S": "datasets and script arguments", "W": "world size and launch", "E": "environment variables",
     "D": "deprecated keys", "X": "service policy (configs posted to the service)",
+    "U": "what grpo_runtime runs (train, launch, service runs)",
 }
 
 
@@ -123,3 +125,30 @@ T_LOG_LEVEL_NUMBER = declare("GRPO-T009", "warning", "numeric log level",
                              "number such as 20 when the trainer starts. Write the name (20 is 'info').")
 T_YAML_BOOL = declare("GRPO-T008", "error", "YAML boolean where a word was meant",
                       "YAML 1.1 reads unquoted `no`, `yes`, `on` and `off` as booleans. Quote the word.")
+
+# --- what grpo_runtime runs ---------------------------------------------------------------------------------------
+# One table of fields (grpo_runtime.support) raises these, before anything loads: `grpo train/launch --dry-run`,
+# `grpo train/launch` themselves (exit 3) and the service's launch check. Valid configs only: TRL would run them.
+U_GENERATION = declare("GRPO-U001", "error", "generation backend grpo_runtime does not run",
+                       "The config asks for a generation backend other than transformers `generate` (vLLM, "
+                       "continuous batching). grpo_runtime refuses it before loading anything; `trl grpo` runs it.")
+U_SHARDING = declare("GRPO-U002", "error", "sharded training grpo_runtime does not run",
+                     "DeepSpeed, FSDP, an accelerate config file or other model/data sharding: grpo_runtime trains "
+                     "with plain data parallelism and refuses these rather than silently running without them.")
+U_HUB = declare("GRPO-U003", "error", "upload to the Hub",
+                "Pushing checkpoints or logged completions to the Hugging Face Hub is not run by grpo_runtime; "
+                "it refuses the run instead of training without the upload.")
+U_FEATURE = declare("GRPO-U004", "error", "setting grpo_runtime does not run",
+                    "The setting is valid for TRL 1.16 but grpo_runtime has no implementation of it; the run is "
+                    "refused before anything loads, with what to change.")
+U_PACKAGE = declare("GRPO-U005", "error", "package missing for a setting",
+                    "The setting needs a Python package that is not installed where the run would start.")
+U_PROCESSES = declare("GRPO-U006", "error", "several processes asked of a one-process command",
+                      "`grpo train` trains in one process; a config that declares num_processes > 1 is run with "
+                      "`grpo launch`, which starts them.")
+U_NO_EFFECT = declare("GRPO-U007", "warning", "setting that cannot change this run",
+                      "grpo_runtime accepts the setting, but it cannot change this run (for example an option of a "
+                      "device or launcher this run does not use); the warning says why.")
+U_SPEED_ONLY = declare("GRPO-U008", "warning", "speed-only option not applied",
+                       "The option changes only how fast or how memory-hungry TRL runs, not the numbers; "
+                       "grpo_runtime does not apply it, so the run has the same results at its own speed.")
