@@ -130,8 +130,8 @@ CONFIG_FIELDS: dict[str, Support] = {
     "dataloader_multiprocessing_context": warned(WORKERS, U_SPEED_ONLY),
     "dataloader_num_workers": warned(WORKERS, U_SPEED_ONLY),
     "dataloader_persistent_workers": warned(WORKERS, U_SPEED_ONLY),
-    "dataloader_pin_memory": ignored("pinned host memory only speeds up copies to a GPU; rows are copied as they "
-                                     "are here, with the same numbers"),
+    "dataloader_pin_memory": ignored("GRPO batches are lists of dataset rows (TRL's identity collator), which the "
+                                     "DataLoader has no tensors to pin in, so TRL 1.16 ignores it too"),
     "dataloader_prefetch_factor": warned(WORKERS, U_SPEED_ONLY),
     "dataset_config": honoured("data.load_local_or_hub"),
     "dataset_name": honoured("data.load_split"),
@@ -170,7 +170,7 @@ CONFIG_FIELDS: dict[str, Support] = {
     "eval_accumulation_steps": ignored(EVAL_PREDICTIONS),
     "eval_delay": honoured("train.should_evaluate"),
     "eval_do_concat_batches": ignored(EVAL_PREDICTIONS),
-    "eval_on_start": honoured("train.main"),
+    "eval_on_start": honoured("train.main (an evaluation before the first step)"),
     "eval_steps": honoured("train.should_evaluate"),
     "eval_strategy": honoured("train.should_evaluate, evaluate.py"),
     "eval_use_gather_object": ignored(EVAL_PREDICTIONS),

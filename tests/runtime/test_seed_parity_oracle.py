@@ -5,7 +5,7 @@ must be equal, every logged metric within 1e-5 and the final weights within 1e-4
 What this covers: one process on CPU in fp32, the transformers generation path, the sampler's permutation per
 epoch, the data loader's seed draw at the start of each epoch, the buffer shuffle (gradient accumulation over
 several micro-batches per generation), num_iterations > 1 (old log-probs), the KL term with a reference model,
-and several loss types."""
+NEFTune, evaluation during training, and several loss types."""
 
 import pytest
 import torch
@@ -30,9 +30,11 @@ CONFIGS = {
     # each generation replayed twice (old log-probs), with the KL term against a reference model
     "grpo-kl-iterations-2": dict(per_device_train_batch_size=4, num_generations=4, gradient_accumulation_steps=2,
                                  num_iterations=2, beta=0.04, loss_type="grpo", temperature=0.8),
-    # 4 micro-batches of 2 rows per generation; sequence-level importance sampling
-    "dr_grpo-accumulate-4": dict(per_device_train_batch_size=2, num_generations=4, gradient_accumulation_steps=4,
-                                 loss_type="dr_grpo", importance_sampling_level="sequence", top_k=10),
+    # 4 micro-batches of 2 rows per generation; sequence-level importance sampling; NEFTune noise on the input
+    # embeddings of every train-mode forward (sampling included), drawn from the same RNG
+    "dr_grpo-accumulate-4-neftune": dict(per_device_train_batch_size=2, num_generations=4,
+                                         gradient_accumulation_steps=4, loss_type="dr_grpo",
+                                         importance_sampling_level="sequence", top_k=10, neftune_noise_alpha=5.0),
     # one generation feeds two optimizer steps (steps_per_generation > GA); evaluation before training and every
     # 6 steps, which samples from the same RNG between training generations
     "bnpo-generation-spans-steps-eval": dict(per_device_train_batch_size=4, num_generations=4,
