@@ -45,7 +45,7 @@ def length_reward(completion_ids, **kwargs):
 
 def sigterm_once(completions, **kwargs):
     """A reward that sends this process SIGTERM on its first call (the pre-emption enable_jit_checkpoint saves)."""
-    if not getattr(sigterm_once, "sent", False):
+    if not getattr(sigterm_once, "sent", False) and signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
         sigterm_once.sent = True
         os.kill(os.getpid(), signal.SIGTERM)
     return [0.0] * len(completions)
@@ -108,6 +108,21 @@ def kwargs_probe(key):
     return lambda config: grpo_runtime.model.load_kwargs(config)[key]
 
 
+def dataset_config_probe(config):
+    """The config name reaches datasets.load_dataset (a folder of JSON files has no named configs to load)."""
+    import datasets
+
+    from grpo_runtime.data import load_split
+
+    seen, original = [], datasets.load_dataset
+    datasets.load_dataset = lambda *args, **kwargs: seen.append(kwargs.get("name")) or original(*args, **kwargs)
+    try:
+        load_split(config, "train")
+    finally:
+        datasets.load_dataset = original
+    return seen
+
+
 def determinism_probe(config):
     from grpo_runtime.setup import seed_everything
 
@@ -137,7 +152,7 @@ HONOURED: dict[str, Case] = {
     "cast_lm_head_to_fp32": Case(True, dict(dtype="bfloat16")),
     "chat_template_kwargs": Case({"enable_thinking": False}, calls="grpo_runtime.batch.tokenize_prompts"),
     "dataloader_drop_last": Case(True, dict(EVAL)),
-    "dataset_config": Case("other", calls="grpo_runtime.data.load_local_or_hub"),
+    "dataset_config": Case("default", probe=dataset_config_probe),
     "dataset_name": Case("@other_data"),
     "dataset_test_split": Case("train", dict(EVAL)),
     "dataset_train_split": Case("test"),
@@ -383,14 +398,16 @@ def test_an_honoured_field_changes_the_run(world, monkeypatch, name):
         seen = observe(world, monkeypatch, resumed, Case(None))
         assert [m["step"] for m in seen["metrics"]] == [2]  # continued after step 1
         return
+    if name == "enable_jit_checkpoint":  # SIGTERM during step 1: checkpoint-1 saved and the run stopped there
+        # (no base run: without the field, SIGTERM would end the test process, as it ends an unprotected run)
+        changed = observe(world, monkeypatch, settings_for(world, **case.context, **{name: case.value}), case)
+        assert [m["step"] for m in changed["metrics"]] == [1] and "checkpoint-1/runtime_state.json" in changed["files"]
+        assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the previous handler is back
+        return
     base = base_observation(world, monkeypatch, case)
     changed = observe(world, monkeypatch, settings_for(world, **case.context, **{name: case.value}), case)
     if name == "output_dir":
         assert (Path(world.paths["@other_output"]) / "metrics.jsonl").exists()
-        return
-    if name == "enable_jit_checkpoint":  # SIGTERM during step 1: checkpoint-1 saved and the run stopped there
-        assert [m["step"] for m in changed["metrics"]] == [1] and "checkpoint-1/runtime_state.json" in changed["files"]
-        assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
         return
     assert changed != base, f"{name}: {case.value!r} changed nothing"
 
