@@ -69,7 +69,7 @@ def _machines(s: Setting) -> int:
 
 
 def _only_with(switch: str, what: str) -> str:
-    return f"read only with {switch}, {what}; TRL 1.16 ignores it too while {switch} is off"
+    return f"read only with {switch} ({what}); without it TRL 1.16 ignores it too"
 
 
 # --- config fields --------------------------------------------------------------------------------------------------
@@ -104,7 +104,8 @@ CONFIG_FIELDS: dict[str, Support] = {
     "adam_epsilon": honoured("optim.optimizer_class (AdamW)"),
     "attn_implementation": honoured("model.load_kwargs (from_pretrained)"),
     "auto_find_batch_size": refused("auto_find_batch_size retries with smaller batches; TRL 1.16 refuses it for "
-                                    "GRPO too", "set the batch size yourself", U_FEATURE),
+                                    "GRPO too, and so does the validator (GRPO-B005)", "set the batch size yourself",
+                                    U_FEATURE),
     "average_tokens_across_devices": ignored("GRPOTrainer normalises its loss itself (num_items_in_batch over all "
                                              "processes) and turns the HF scaling off; TRL 1.16 ignores it too"),
     "batch_eval_metrics": ignored(EVAL_PREDICTIONS),
@@ -284,7 +285,8 @@ CONFIG_FIELDS: dict[str, Support] = {
     "output_dir": honoured("train.py (every output)"),
     "pad_to_multiple_of": honoured("batch.pad_multiple"),
     "parallelism_config": refused("context, tensor or sequence parallelism (accelerate's ParallelismConfig) is "
-                                  "not run", "remove parallelism_config", U_SHARDING),
+                                  "not run; in a file the validator refuses it already (GRPO-W003)",
+                                  "remove parallelism_config", U_SHARDING),
     "per_device_eval_batch_size": honoured("evaluate.eval_batches"),
     "per_device_train_batch_size": honoured("grpo_schema's run plan"),
     "prediction_loss_only": ignored(EVAL_PREDICTIONS),

@@ -35,12 +35,18 @@ from grpo_runtime.tiny import save_tiny_model
 from .helpers import validated, write_prompts
 
 pytestmark = pytest.mark.slow
-REWARD = "grpo_runtime.reward_library.target_word_reward"
-LENGTH = "tests.runtime.test_field_sweep.length_reward"
+REWARD = "tests.runtime.test_field_sweep.token_reward"
+FIRST = "tests.runtime.test_field_sweep.first_token_reward"
 
 
-def length_reward(completion_ids, **kwargs):
-    return [float(len(ids)) for ids in completion_ids]
+def token_reward(completion_ids, **kwargs):
+    """Varies within every group from the first step (the demo's own reward is 0 on most random completions, which
+    would leave nothing to learn and hide what a loss setting changes)."""
+    return [float(sum(ids) % 7) for ids in completion_ids]
+
+
+def first_token_reward(completion_ids, **kwargs):
+    return [float(ids[0] % 3) if ids else 0.0 for ids in completion_ids]
 
 
 def sigterm_once(completions, **kwargs):
@@ -67,7 +73,7 @@ KL = dict(beta=0.04, num_iterations=2)
 PEFT = dict(use_peft=True, lora_target_modules=["q_proj", "v_proj"])
 SAVE = dict(save_strategy="steps", save_steps=1)
 ADAPTIVE = dict(use_adaptive_entropy=True, entropy_coef=0.05, entropy_target=10.0)
-TWO_REWARDS = dict(reward_funcs=[REWARD, LENGTH])
+TWO_REWARDS = dict(reward_funcs=[REWARD, FIRST])
 
 
 def accelerator_probe(config):
@@ -152,7 +158,7 @@ HONOURED: dict[str, Case] = {
     "cast_lm_head_to_fp32": Case(True, dict(dtype="bfloat16")),
     "chat_template_kwargs": Case({"enable_thinking": False}, calls="grpo_runtime.batch.tokenize_prompts"),
     "dataloader_drop_last": Case(True, dict(EVAL)),
-    "dataset_config": Case("default", probe=dataset_config_probe),
+    "dataset_config": Case("default", dict(dataset_name="@json_data"), probe=dataset_config_probe),
     "dataset_name": Case("@other_data"),
     "dataset_test_split": Case("train", dict(EVAL)),
     "dataset_train_split": Case("test"),
@@ -174,7 +180,7 @@ HONOURED: dict[str, Case] = {
     "entropy_coef_min": Case(0.049, dict(ADAPTIVE, entropy_target=0.0)),
     "entropy_target": Case(0.0, dict(ADAPTIVE)),
     "epsilon": Case(0.001, dict(ITER2)),
-    "epsilon_high": Case(0.001, dict(ITER2)),
+    "epsilon_high": Case(0.002, dict(ITER2, epsilon=0.0005)),
     "eval_delay": Case(2, dict(EVAL)),
     "eval_on_start": Case(True, dict(EVAL)),
     "eval_steps": Case(2, dict(EVAL)),
@@ -184,16 +190,16 @@ HONOURED: dict[str, Case] = {
     "generation_batch_size": Case(8),
     "generation_kwargs": Case({"top_k": 3}),
     "gradient_accumulation_steps": Case(2),
-    "gradient_checkpointing": Case(True, dict(activation_checkpointing=None),
+    "gradient_checkpointing": Case(False, dict(activation_checkpointing=None),
                                    calls="grpo_runtime.model.enable_checkpointing"),
     "gradient_checkpointing_kwargs": Case({"use_reentrant": True}, dict(activation_checkpointing=True),
                                           calls="grpo_runtime.model.enable_checkpointing"),
     "importance_sampling_level": Case("sequence", dict(ITER2)),
     "learning_rate": Case(0.01),
     "log_completions": Case(True),
-    "log_level": Case("error", probe=log_level_probe(True, True)),
-    "log_level_replica": Case("error", probe=log_level_probe(False, False)),
-    "log_on_each_node": Case(False, dict(log_level="error"), probe=log_level_probe(False, True)),
+    "log_level": Case("debug", probe=log_level_probe(True, True)),
+    "log_level_replica": Case("debug", probe=log_level_probe(False, False)),
+    "log_on_each_node": Case(False, dict(log_level="debug"), probe=log_level_probe(False, True)),
     "logging_first_step": Case(True, dict(logging_steps=2)),
     "logging_nan_inf_filter": Case(False, probe=nan_filter_probe),
     "logging_steps": Case(2),
@@ -203,11 +209,11 @@ HONOURED: dict[str, Case] = {
     "lora_modules_to_save": Case(["lm_head"], dict(PEFT)),
     "lora_r": Case(4, dict(PEFT)),
     "lora_target_modules": Case(["k_proj"], dict(PEFT)),
-    "lora_target_parameters": Case(["mlp.down_proj.weight"], dict(PEFT)),
+    "lora_target_parameters": Case(["mlp.down_proj.weight"], dict(PEFT, lora_dropout=0.0)),
     "lora_task_type": Case("SEQ_2_SEQ_LM", dict(PEFT), calls="peft.LoraConfig"),
     "loss_type": Case("grpo"),
     "lr_scheduler_kwargs": Case({"power": 3.0}, dict(lr_scheduler_type="polynomial", max_steps=3)),
-    "lr_scheduler_type": Case("cosine"),
+    "lr_scheduler_type": Case("constant"),
     "mask_truncated_completions": Case(True),
     "max_completion_length": Case(4),
     "max_grad_norm": Case(0.01),
@@ -232,11 +238,11 @@ HONOURED: dict[str, Case] = {
     "project": Case("elsewhere", calls="grpo_runtime.train.open_sinks"),
     "ref_model_mixup_alpha": Case(0.9, dict(beta=0.04, sync_ref_model=True, ref_model_sync_steps=1)),
     "ref_model_sync_steps": Case(1, dict(beta=0.04, sync_ref_model=True)),
-    "remove_unused_columns": Case(True, dict(reward_funcs=[LENGTH]), calls="grpo_runtime.batch.reward_columns"),
-    "repetition_penalty": Case(1.5),
+    "remove_unused_columns": Case(True, calls="grpo_runtime.batch.reward_columns"),
+    "repetition_penalty": Case(20.0, dict(temperature=0.02)),  # the random model's logits are nearly flat
     "report_to": Case("tensorboard"),
     "resume_from_checkpoint": Case("@checkpoint", dict(max_steps=2)),
-    "reward_funcs": Case([LENGTH]),
+    "reward_funcs": Case([FIRST]),
     "reward_model_name_or_path": Case("@model"),
     "reward_weights": Case([1.0, 0.5], dict(TWO_REWARDS)),
     "router_aux_loss_coef": Case(0.5, probe=router_probe),
@@ -299,14 +305,22 @@ WARNED: dict[str, tuple[Any, dict]] = {
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
     """Model, data and output folders shared by the module."""
+    import datasets
+
     root = tmp_path_factory.mktemp("sweep")
     data = write_prompts(root / "data" / "train.jsonl").parent
     write_prompts(data / "test.jsonl", demo_rows(repeats=1)[:5])
     other = write_prompts(root / "other" / "train.jsonl", list(reversed(demo_rows(repeats=2))))
+    # the runs read folders written by save_to_disk: loading JSON files again costs a quarter of a run
+    splits = datasets.load_dataset("json", data_files={"train": str(data / "train.jsonl"),
+                                                       "test": str(data / "test.jsonl")})
+    splits.save_to_disk(str(root / "saved"))
+    datasets.load_dataset("json", data_files=str(other), split="train").save_to_disk(str(root / "saved_other"))
     model = save_tiny_model(root / "model")
     paths = {"@model": str(model), "@other_model": str(save_tiny_model(root / "model2", seed=1)),
-             "@data": str(data), "@train_file": str(data / "train.jsonl"), "@other_data": str(other.parent),
-             "@other_file": str(other), "@other_output": str(root / "elsewhere")}
+             "@data": str(root / "saved"), "@json_data": str(data), "@train_file": str(data / "train.jsonl"),
+             "@other_data": str(root / "saved_other"), "@other_file": str(other),
+             "@other_output": str(root / "elsewhere")}
     return SimpleNamespace(root=root, paths=paths, bases={}, counter=[0])
 
 
@@ -338,8 +352,8 @@ def fingerprint(output: Path) -> dict:
     if (output / "metrics.jsonl").exists():
         for line in (output / "metrics.jsonl").read_text().splitlines():
             metrics.append({k: v for k, v in json.loads(line).items() if "time" not in k})
-    files = sorted(str(p.relative_to(output)) for p in output.rglob("*") if p.is_file()
-                   and not p.name.startswith("events.out"))
+    files = sorted(str(p.relative_to(output).parent / "events") if p.name.startswith("events.out")
+                   else str(p.relative_to(output)) for p in output.rglob("*") if p.is_file())
     digests = {str(p.relative_to(output)): hashlib.sha256(p.read_bytes()).hexdigest()
                for p in output.rglob("*") if p.suffix in (".safetensors", ".json", ".jsonl")
                and p.name not in ("metrics.jsonl",) and "prompt_assignment" not in str(p)}
@@ -374,11 +388,15 @@ def observe(world, monkeypatch, settings: dict, case: Case):
 
 
 def base_observation(world, monkeypatch, case: Case):
-    key = json.dumps([case.context, case.probe.__name__ if case.probe else None, case.calls], sort_keys=True,
+    key = json.dumps([case.context, id(case.probe) if case.probe else None, case.calls], sort_keys=True,
                      default=str)
     if key not in world.bases:
         world.bases[key] = observe(world, monkeypatch, settings_for(world, **case.context), case)
     return world.bases[key]
+
+
+def with_field(world, case: Case, name: str) -> dict:
+    return settings_for(world, **{**case.context, name: case.value})
 
 
 @pytest.mark.parametrize("name", sorted(HONOURED))
@@ -400,12 +418,12 @@ def test_an_honoured_field_changes_the_run(world, monkeypatch, name):
         return
     if name == "enable_jit_checkpoint":  # SIGTERM during step 1: checkpoint-1 saved and the run stopped there
         # (no base run: without the field, SIGTERM would end the test process, as it ends an unprotected run)
-        changed = observe(world, monkeypatch, settings_for(world, **case.context, **{name: case.value}), case)
+        changed = observe(world, monkeypatch, with_field(world, case, name), case)
         assert [m["step"] for m in changed["metrics"]] == [1] and "checkpoint-1/runtime_state.json" in changed["files"]
         assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the previous handler is back
         return
     base = base_observation(world, monkeypatch, case)
-    changed = observe(world, monkeypatch, settings_for(world, **case.context, **{name: case.value}), case)
+    changed = observe(world, monkeypatch, with_field(world, case, name), case)
     if name == "output_dir":
         assert (Path(world.paths["@other_output"]) / "metrics.jsonl").exists()
         return
@@ -448,7 +466,7 @@ def test_a_refused_field_exits_3_before_loading(world, no_loading, capsys, name)
 
     value, context = REFUSED[name]
     assert CONFIG_FIELDS[name].category == "refused"
-    path = train_file(world, **context, **{name: value})
+    path = train_file(world, **{**context, name: value})
     code = launch_command([path, "--num-processes", "2", "--dry-run"]) if name == "fsdp" else train_command([path])
     captured = capsys.readouterr()
     if name in REFUSED_BY_VALIDATOR:
@@ -477,7 +495,7 @@ def test_a_warned_field_warns_and_runs(world, no_loading, capsys, name):
 
     value, context = WARNED[name]
     assert CONFIG_FIELDS[name].category == "warned"
-    assert train_command([train_file(world, **context, **{name: value}), "--dry-run"]) == 0
+    assert train_command([train_file(world, **{**context, name: value}), "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert f"] {name}: " in out and "warning[GRPO-U" in out and "can run" in out
 
