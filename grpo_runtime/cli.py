@@ -2,7 +2,12 @@
 
 The `grpo` console script (grpo_schema.cli) dispatches here lazily, so validating configs never imports torch.
 Each function takes the arguments after the command name and returns an exit code:
-0 success, 1 the config is invalid (diagnostics printed), 2 bad usage or a failed run.
+
+  0 success (or, with --dry-run, the run would start)
+  1 the config is invalid (diagnostics printed)
+  2 bad usage, or the file cannot be read
+  3 the config is valid but grpo_runtime cannot run it as written (coded GRPO-U diagnostics, before anything loads)
+  4 the run failed while running
 """
 
 from __future__ import annotations
@@ -11,6 +16,9 @@ import argparse
 import os
 import subprocess
 import sys
+from dataclasses import replace
+
+EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_CANNOT_RUN, EXIT_FAILED = 0, 1, 2, 3, 4
 
 
 def _config_arguments(parser: argparse.ArgumentParser) -> None:
@@ -19,61 +27,77 @@ def _config_arguments(parser: argparse.ArgumentParser) -> None:
                         help="override one key of the file (repeatable)")
     parser.add_argument("--allow-env", dest="allow_env", action="append", default=[], metavar="NAME",
                         help="allow an env: variable that is refused by default (LD_PRELOAD, *_TOKEN, ...)")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="validate and say whether grpo_runtime can run the config as written; load nothing")
 
 
-def report(result) -> None:
-    """Print the diagnostics with the schema's text renderer (errors to stderr), as `grpo validate` does."""
+def report(result, diagnostics=None) -> None:
+    """Print diagnostics (the result's own by default) with the schema's text renderer, as `grpo validate` does;
+    errors go to stderr."""
     from pathlib import Path
 
     from grpo_schema.render.text import render
 
-    stream = sys.stdout if result.valid else sys.stderr
-    source = Path(result.path).read_text(encoding="utf-8", errors="replace")
-    stream.write(render([result], {result.path: source}, stream))
+    shown = result if diagnostics is None else replace(result, diagnostics=list(diagnostics))
+    stream = sys.stdout if not any(d.severity == "error" for d in shown.diagnostics) else sys.stderr
+    try:
+        source = Path(result.path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        source = ""
+    stream.write(render([shown], {result.path: source}, stream))
 
 
-def check(path: str, overrides: list[str], world_size: int, allow_env: list[str] = ()):
-    """Validate `path` at `world_size` and print its diagnostics. Returns the CheckResult, or an exit code:
-    1 when the config is invalid, 2 when it cannot be read."""
+def check(path: str, overrides: list[str], world_size: int | None, allow_env: list[str] = ()):
+    """Validate `path` at `world_size` (None: the file's num_processes, else 1) and print its diagnostics.
+    Returns the CheckResult, or an exit code: 1 when the config is invalid, 2 when it cannot be read."""
     from grpo_schema import check_file
 
     try:
         result = check_file(path, world_size=world_size, overrides=overrides or None, allow_env=allow_env)
     except OSError as error:
         print(f"grpo: cannot read {path}: {error}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     if result.diagnostics or not result.valid:
         report(result)
     if not result.valid or result.plan is None:
-        print(f"grpo: {path} is not a valid config for {world_size} process(es); nothing was run", file=sys.stderr)
-        return 1
+        print(f"grpo: {path} is not a valid config for {result.world_size} process(es); nothing was run",
+              file=sys.stderr)
+        return EXIT_INVALID
     return result
+
+
+def runnable(result, command: str, prog: str, dry_run: bool, launch_with: list[str] = ()) -> int | None:
+    """What grpo_runtime does with the checked config's fields (grpo_runtime.support): print its refusals and
+    warnings. Returns an exit code when the command stops here (a refusal, or --dry-run), else None.
+    `launch_with`: the arguments to repeat in the `grpo launch` command suggested for a multi-process file."""
+    import shlex
+
+    from grpo_schema.codes import U_PROCESSES
+
+    from .support import assess
+
+    found = assess(result, command)
+    if found:
+        report(result, found)
+    refusals = [d for d in found if d.severity == "error"]
+    if any(d.code == U_PROCESSES for d in refusals):
+        print(f"{prog}: start it with:  grpo launch {shlex.join([result.path, *launch_with])}", file=sys.stderr)
+    if refusals:
+        print(f"{prog}: grpo_runtime cannot run {result.path} as written ({len(refusals)} refused setting(s)); "
+              "nothing was run", file=sys.stderr)
+        return EXIT_CANNOT_RUN
+    if dry_run:
+        warned = f" ({len(found)} warning(s) above)" if found else ""
+        print(f"{prog}: grpo_runtime can run {result.path} as written at {result.world_size} process(es){warned}; "
+              "nothing was loaded (--dry-run)")
+        return EXIT_OK
+    return None
 
 
 def apply_env(env: dict[str, str]) -> None:
     """The validated `env:` section, exported before anything reads it (overwrites the shell, like TRL)."""
     for name, value in env.items():
         os.environ[name] = str(value)
-
-
-def validated(argv: list[str], prog: str, allow_world_size: bool = True):
-    """Parse `FILE [--set K=V]... [--world-size N]`, validate and apply `env:`. Returns the CheckResult or an
-    exit code. The world size is this launch's (WORLD_SIZE under a launcher, else 1)."""
-    parser = argparse.ArgumentParser(prog=prog)
-    _config_arguments(parser)
-    if allow_world_size:
-        parser.add_argument("--world-size", type=int, default=None,
-                            help="must equal the number of processes actually running (1 for grpo train)")
-    args = parser.parse_args(argv)
-    running = int(os.environ.get("WORLD_SIZE", "1"))
-    if allow_world_size and args.world_size is not None and args.world_size != running:
-        print(f"{prog}: --world-size {args.world_size} but {running} process(es) are running; "
-              f"use `grpo launch FILE --num-processes {args.world_size}` for a multi-process run", file=sys.stderr)
-        return 2
-    result = check(args.file, args.overrides, running, args.allow_env)
-    if not isinstance(result, int):
-        apply_env(result.env)
-    return result
 
 
 def quiet_library_progress_bars() -> None:
@@ -86,46 +110,109 @@ def quiet_library_progress_bars() -> None:
 
 
 def train_command(argv: list[str], prog: str = "grpo train") -> int:
-    """grpo train FILE [--set KEY=VALUE]... [--world-size N]: train in this interpreter. Under `grpo launch`, each
-    process runs this too (as `python -m grpo_runtime.train`), validating at the launch's world size."""
-    checked = validated(argv, prog=prog)
-    if isinstance(checked, int):
-        return checked
+    """grpo train FILE [--set KEY=VALUE]... [--dry-run]: train in this interpreter. Under `grpo launch`, each
+    process runs this too (as `python -m grpo_runtime.train`), validating at the launch's world size; otherwise
+    the file's num_processes is the world size checked, and more than one is refused with the command to run."""
+    parser = argparse.ArgumentParser(prog=prog)
+    _config_arguments(parser)
+    parser.add_argument("--world-size", type=int, default=None,
+                        help="must equal the number of processes actually running (1 for grpo train)")
+    args = parser.parse_args(argv)
+    launched = "WORLD_SIZE" in os.environ
+    running = int(os.environ.get("WORLD_SIZE", "1"))
+    if args.world_size is not None and args.world_size != running:
+        print(f"{prog}: --world-size {args.world_size} but {running} process(es) are running; "
+              f"use `grpo launch FILE --num-processes {args.world_size}` for a multi-process run", file=sys.stderr)
+        return EXIT_USAGE
+    result = check(args.file, args.overrides, running if launched or args.world_size else None, args.allow_env)
+    if isinstance(result, int):
+        return result
+    repeat = [item for value in args.overrides for item in ("--set", value)]
+    repeat += [item for name in args.allow_env for item in ("--allow-env", name)]
+    stopped = runnable(result, "train", prog, args.dry_run, repeat)
+    if stopped is not None:
+        return stopped
+    apply_env(result.env)
+    return run_training(result, prog)
+
+
+def run_training(result, prog: str) -> int:
+    """train.main on the checked config: exit 3 for what only loading reveals (a resume target that is not a
+    checkpoint, a dense model given router_aux_loss_coef, ...), 4 with the traceback for a failure."""
     from .checkpoint import CheckpointError
-    from .train import main
+    from .support import CannotRun
 
     quiet_library_progress_bars()
     try:
-        main(checked.config, checked.plan)
-    except CheckpointError as exc:
+        from .train import main
+
+        main(result.config, result.plan, assessed=True)
+    except (CannotRun, CheckpointError) as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
-        return 2
-    return 0
+        return EXIT_CANNOT_RUN
+    except Exception:  # noqa: BLE001 - a failed run: the traceback is the report
+        import traceback
+
+        traceback.print_exc()
+        print(f"{prog}: the run failed (see the traceback above)", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK
 
 
 def launch_command(argv: list[str]) -> int:
-    """grpo launch FILE --num-processes N [--set K=V]... [ACCELERATE ARGS]: validate at world size N, export
-    `env:`, then `accelerate launch` N copies of `python -m grpo_runtime.train FILE` (they inherit the env)."""
+    """grpo launch FILE [--num-processes N] [--set K=V]... [--dry-run] [ACCELERATE ARGS]: validate at world size N
+    (default: num_processes from the file, else 1), export `env:`, then `accelerate launch` N copies of
+    `python -m grpo_runtime.train FILE` (they inherit the env). The file's launch keys (num_machines,
+    main_process_ip, ...) become accelerate flags; flags on the command line win."""
     parser = argparse.ArgumentParser(prog="grpo launch")
     _config_arguments(parser)
-    parser.add_argument("--num-processes", "--num_processes", dest="num_processes", type=int, required=True)
+    parser.add_argument("--num-processes", "--num_processes", dest="num_processes", type=int, default=None)
     args, accelerate_args = parser.parse_known_args(argv)
-    result = check(args.file, args.overrides, args.num_processes, args.allow_env)
+    overrides = list(args.overrides)
+    if args.num_processes is not None:  # the command line wins; the children then agree with this check
+        overrides.append(f"num_processes={args.num_processes}")
+    result = check(args.file, overrides, args.num_processes, args.allow_env)
     if isinstance(result, int):
         return result
+    stopped = runnable(result, "launch", "grpo launch", args.dry_run)
+    if stopped is not None:
+        return stopped
     apply_env(result.env)
-    command = [sys.executable, "-m", "accelerate.commands.launch", "--num_processes", str(args.num_processes),
-               *default_launch_args(accelerate_args, args.num_processes, result.config), *accelerate_args,
+    processes = result.world_size
+    from_file = launch_arguments(result.launch, accelerate_args)
+    command = [sys.executable, "-m", "accelerate.commands.launch", "--num_processes", str(processes), *from_file,
+               *default_launch_args([*from_file, *accelerate_args], processes, result.config), *accelerate_args,
                "-m", "grpo_runtime.train", args.file]
-    for override in args.overrides:
+    for override in overrides:
         command += ["--set", override]
     for name in args.allow_env:  # every process re-validates the file: it needs the same allowances
         command += ["--allow-env", name]
-    return subprocess.call(command)
+    code = subprocess.call(command)
+    if code in (EXIT_OK, EXIT_CANNOT_RUN):
+        return code
+    print(f"grpo launch: the run failed (accelerate launch exited with {code})", file=sys.stderr)
+    return EXIT_FAILED
+
+
+def launch_arguments(launch: dict, given: list[str]) -> list[str]:
+    """`accelerate launch` flags for the launch keys of the file that the command line does not set. On/off keys
+    become bare flags when true; num_processes is passed on its own."""
+    from .fields import LAUNCH_FLAGS
+
+    named = {item.split("=", 1)[0].lstrip("-").replace("-", "_") for item in given if item.startswith("--")}
+    flags = []
+    for key, value in launch.items():
+        if key == "num_processes" or key in named or value is None:
+            continue
+        if key in LAUNCH_FLAGS:
+            flags += [f"--{key}"] if value else []
+        else:
+            flags += [f"--{key}", str(value)]
+    return flags
 
 
 def default_launch_args(accelerate_args: list[str], num_processes: int, config) -> list[str]:
-    """Launcher flags the user did not give: the config's mixed precision and, for several processes without an
+    """Launcher flags nobody gave: the config's mixed precision and, for several processes without an
     accelerate config file, accelerate's multi-process launcher (torchrun). Despite its name, `--multi_gpu` is
     the flag that selects it; on a machine without GPUs the processes use the CPU and the gloo backend."""
     from .precision import mixed_precision

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .support import CannotRun
+
 FILE_BUILDERS = {".jsonl": "json", ".json": "json", ".csv": "csv", ".parquet": "parquet"}
 
 
@@ -39,7 +41,7 @@ def mixture_shares(sizes: list[int], fractions: list[float | None]) -> list[int]
     if all(f is None for f in fractions):
         return sizes
     if any(f is None for f in fractions):
-        raise ValueError("`fraction` must be set on every dataset of the mixture or on none of them")
+        raise CannotRun("`fraction` must be set on every dataset of the mixture or on none of them")
     weights = [f / sum(fractions) for f in fractions]
     total = min(size / w for size, w in zip(sizes, weights) if w > 0)
     return [round(w * total) for w in weights]
@@ -66,27 +68,27 @@ def load_split(config, split: str):
     """`split` ("train" or "test") of the configured source; for `dataset_name` the split names are
     `dataset_train_split` and `dataset_test_split`."""
     if config.dataset_streaming or config.streaming:
-        raise ValueError("streaming datasets are not supported by grpo_runtime; set dataset_streaming: false")
+        raise CannotRun("streaming datasets are not supported by grpo_runtime; set dataset_streaming: false")
     if config.datasets:
         splits = load_mixture(config.datasets, config.test_split_size, config.seed)
         if split not in splits:
-            raise ValueError("evaluation needs a test split: set test_split_size for the `datasets` mixture")
+            raise CannotRun("evaluation needs a test split: set test_split_size for the `datasets` mixture")
         return splits[split]
     if config.dataset_name:
         single = Path(config.dataset_name).is_file() or (Path(config.dataset_name) / "dataset_info.json").exists()
         if split == "test" and single:
-            raise ValueError(f"evaluation needs a test split, but {config.dataset_name} holds one split only; use a "
+            raise CannotRun(f"evaluation needs a test split, but {config.dataset_name} holds one split only; use a "
                              f"folder with train and test files or a `datasets:` mixture with test_split_size")
         name = config.dataset_train_split if split == "train" else config.dataset_test_split
         return load_local_or_hub(config.dataset_name, config.dataset_config, name)
-    raise ValueError("no training data: set `dataset_name` or `datasets`")
+    raise CannotRun("no training data: set `dataset_name` or `datasets`")
 
 
 def load_prompts(config, split: str = "train"):
     """The training (or test) split named by the validated config, as a map-style `datasets.Dataset`."""
     dataset = load_split(config, split)
     if "prompt" not in dataset.column_names:
-        raise ValueError(f"the {split} data has no 'prompt' column (columns: {dataset.column_names})")
+        raise CannotRun(f"the {split} data has no 'prompt' column (columns: {dataset.column_names})")
     if config.remove_unused_columns:
         dataset = dataset.select_columns([c for c in ("prompt", "image", "images") if c in dataset.column_names])
     return dataset

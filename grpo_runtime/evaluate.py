@@ -18,11 +18,11 @@ from .data import dataset_rows
 from .metrics import MetricWindow, loss_metrics
 from .rewards import RunState
 from .setup import Parts
-from .step import micro_step_loss
+from .step import data_loader_seed_draw, micro_step_loss
 
 
 def eval_batches(num_rows: int, group: int, batch_size: int, processes: int, rank: int, seed: int,
-                 drop_last: bool) -> list[list[int]]:
+                 drop_last: bool, even_batches: bool = True) -> list[list[int]]:
     """Dataset indices of each eval batch this process scores, in order."""
     from accelerate.data_loader import BatchSamplerShard
     from torch.utils.data import BatchSampler
@@ -31,15 +31,17 @@ def eval_batches(num_rows: int, group: int, batch_size: int, processes: int, ran
     stream = [index for index in permutation for _ in range(group)]
     batches = BatchSampler(stream, batch_size, drop_last)
     return list(BatchSamplerShard(batches, num_processes=processes, process_index=rank, split_batches=False,
-                                  even_batches=True))
+                                  even_batches=even_batches))
 
 
 def evaluate(config, plan, parts: Parts, progress: Progress, epoch: float) -> dict[str, float | None]:
     """One evaluation pass over the test split; returns the `eval_*` metrics (identical on every process)."""
     grouping = Grouping.evaluation(config)
     batches = eval_batches(len(parts.eval_dataset), grouping.num_generations, config.per_device_eval_batch_size,
-                           parts.accelerator.num_processes, parts.rank, config.seed, config.dataloader_drop_last)
+                           parts.accelerator.num_processes, parts.rank, config.seed, config.dataloader_drop_last,
+                           parts.accelerator.even_batches)
     window, losses = MetricWindow(), []
+    data_loader_seed_draw()  # TRL's eval DataLoader draws its seed from the global RNG on every pass, too
     parts.model.eval()
     try:
         for indices in batches:

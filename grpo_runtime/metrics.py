@@ -14,6 +14,9 @@ from typing import Callable
 
 import torch
 
+from .support import CannotRun
+from .fields import REPORTERS  # report_to name -> module that must be importable
+
 
 def identity(tensor: torch.Tensor) -> torch.Tensor:
     return tensor
@@ -62,7 +65,7 @@ class MetricWindow:
             self._values[name].append(float(value))
 
     def set(self, name: str, value: float) -> None:
-        """A running total (e.g. num_tokens): logged as its latest value, not averaged."""
+        """A running total (e.g. num_tokens): logged as its latest value since the last log, not averaged."""
         self._latest[name] = float(value)
 
     def summary(self) -> dict[str, float | None]:
@@ -73,6 +76,7 @@ class MetricWindow:
             result[name] = sum(finite) / len(finite) if finite else None
         result.update(self._latest)
         self._values.clear()
+        self._latest.clear()  # like the averaged ones, logged only on steps that produced it (as TRL)
         return result
 
     def state_dict(self) -> dict:
@@ -134,7 +138,6 @@ class WandbSink:
         self.run.finish()
 
 
-REPORTERS = {"tensorboard": "tensorboard", "wandb": "wandb"}  # report_to name -> module that must be importable
 
 
 def requested_reporters(report_to) -> list[str]:
@@ -151,12 +154,12 @@ def requested_reporters(report_to) -> list[str]:
         return [n for n, module in REPORTERS.items() if importlib.util.find_spec(module) is not None]
     for name in names:
         if name not in REPORTERS:
-            raise ValueError(
+            raise CannotRun(
                 f"report_to {name!r} is not supported by grpo_runtime; use one of {sorted(REPORTERS)} or 'none' "
                 f"(metrics.jsonl is always written)"
             )
         if importlib.util.find_spec(REPORTERS[name]) is None:
-            raise ValueError(f"report_to includes {name!r} but the {REPORTERS[name]} package is not installed")
+            raise CannotRun(f"report_to includes {name!r} but the {REPORTERS[name]} package is not installed")
     return names
 
 

@@ -7,6 +7,8 @@
   model with the adapter disabled;
 * otherwise, with `beta != 0`, the reference is a second copy loaded from the same checkpoint on disk, in eval
   mode, and `sync_ref_model` mixes the policy into it every `ref_model_sync_steps` optimizer steps;
+* `neftune_noise_alpha` adds uniform noise to the input embeddings of every forward pass in train mode, as the
+  HF trainer does for TRL: sampling and scoring too (the model stays in train mode), never in evaluation;
 * 4/8-bit quantisation (bitsandbytes) is not supported.
 """
 
@@ -15,6 +17,8 @@ from __future__ import annotations
 import contextlib
 
 import torch
+
+from .support import CannotRun
 
 
 def load_kwargs(config) -> dict:
@@ -51,13 +55,16 @@ def load_policy(config, tokenizer):
     from transformers import AutoModelForCausalLM
 
     if config.load_in_4bit or config.load_in_8bit:
-        raise ValueError("load_in_4bit / load_in_8bit are not supported by grpo_runtime; load the model unquantised")
+        raise CannotRun("load_in_4bit / load_in_8bit are not supported by grpo_runtime; load the model unquantised")
     if config.cast_lm_head_to_fp32 and config.use_peft and "lm_head" in (config.lora_target_modules or []):
-        raise ValueError("cast_lm_head_to_fp32 cannot keep lm_head in fp32 when LoRA adapts it; remove lm_head "
+        raise CannotRun("cast_lm_head_to_fp32 cannot keep lm_head in fp32 when LoRA adapts it; remove lm_head "
                          "from lora_target_modules or set cast_lm_head_to_fp32: false")
     model = AutoModelForCausalLM.from_pretrained(config.model_name_or_path, **load_kwargs(config))
     model.config.get_text_config().pad_token_id = tokenizer.pad_token_id
     model.generation_config.pad_token_id = tokenizer.pad_token_id
+    model.config.use_cache = config.use_cache  # training forwards; generate keeps its own cache setting (as TRL)
+    if config.neftune_noise_alpha is not None:
+        add_neftune_noise(model, config.neftune_noise_alpha)
     if config.disable_dropout:
         disable_dropout(model)
     if config.cast_lm_head_to_fp32:
@@ -71,6 +78,21 @@ def load_policy(config, tokenizer):
         if config.use_peft:
             model.enable_input_require_grads()  # frozen embeddings would otherwise cut the checkpointed graph
     return model
+
+
+def add_neftune_noise(model, alpha: float) -> None:
+    """NEFTune: on each forward of the input embeddings in train mode, add noise drawn uniformly from
+    [-b, b] with b = alpha / sqrt(sequence length * hidden size), from the global torch RNG."""
+    embeddings = model.get_input_embeddings()
+    embeddings.neftune_noise_alpha = alpha  # read by prefill.stochastic_forward: the forward is not deterministic
+
+    def noisy(module, args, output):
+        if not module.training:
+            return output
+        bound = alpha / torch.sqrt(torch.tensor(output.size(1) * output.size(2)))
+        return output + torch.zeros_like(output).uniform_(-bound, bound)
+
+    embeddings.register_forward_hook(noisy)
 
 
 def checkpointing_settings(config) -> tuple[bool, dict | None]:
@@ -95,7 +117,7 @@ def wrap_lora(model, config):
     try:
         from peft import LoraConfig, get_peft_model
     except ImportError as error:
-        raise ValueError("use_peft: true needs the peft package (pip install peft)") from error
+        raise CannotRun("use_peft: true needs the peft package (pip install peft)") from error
     extra = {}
     if config.lora_target_parameters is not None:
         extra["target_parameters"] = config.lora_target_parameters
@@ -114,7 +136,7 @@ def router_loss_coefficient(config, model) -> float:
     text_config = model.config.get_text_config()
     if not hasattr(text_config, "output_router_logits"):
         if config.router_aux_loss_coef:
-            raise ValueError(f"router_aux_loss_coef is {config.router_aux_loss_coef} but "
+            raise CannotRun(f"router_aux_loss_coef is {config.router_aux_loss_coef} but "
                              f"{type(model).__name__} is not a Mixture-of-Experts model with router logits")
         return 0.0
     if config.router_aux_loss_coef is not None:

@@ -13,6 +13,9 @@ import re
 
 import torch
 
+from .fields import EVAL_METRIC_SCHEDULES, OPTIM_ARGS_READ, OPTIMIZERS
+from .support import CannotRun
+
 NO_DECAY = [r"bias", r"layernorm", r"rmsnorm", r"(?:^|\.)norm(?:$|\.)", r"_norm(?:$|\.)"]
 OPTIM_ARGS = {  # optimizer -> optim_args keys it reads, and how to parse each
     "sgd": {"momentum": float, "dampening": float, "weight_decay": float, "nesterov": "bool"},
@@ -39,8 +42,8 @@ def decayed_parameter_names(model) -> set[str]:
 def parse_optim_args(optim: str, text: str | None) -> dict:
     if not text:
         return {}
-    if optim not in OPTIM_ARGS:
-        raise ValueError(f"optim_args are not read for optim {optim!r} by grpo_runtime; remove optim_args")
+    if optim not in OPTIM_ARGS_READ:
+        raise CannotRun(f"optim_args are not read for optim {optim!r} by grpo_runtime; remove optim_args")
     parsed = {}
     for item in text.replace(" ", "").split(","):
         key, _, value = item.partition("=")
@@ -62,8 +65,8 @@ def optimizer_class(config):
         "adagrad": (torch.optim.Adagrad, {}),
         "rmsprop": (torch.optim.RMSprop, {}),
     }
-    if config.optim not in choices:
-        raise ValueError(
+    if config.optim not in OPTIMIZERS:
+        raise CannotRun(
             f"optim {config.optim!r} is not supported by grpo_runtime; use one of {sorted(choices)}"
         )
     cls, kwargs = choices[config.optim]
@@ -89,8 +92,8 @@ def warmup_steps(value: float, total_steps: int) -> int:
 def build_scheduler(optimizer, config, total_steps: int):
     from transformers import get_scheduler
 
-    if config.lr_scheduler_type in ("reduce_lr_on_plateau", "greedy"):
-        raise ValueError(
+    if config.lr_scheduler_type in EVAL_METRIC_SCHEDULES:
+        raise CannotRun(
             f"lr_scheduler_type {config.lr_scheduler_type!r} needs evaluation metrics, which grpo_runtime does not "
             f"compute; use linear, cosine, constant or another step-based schedule"
         )

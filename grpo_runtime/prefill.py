@@ -41,10 +41,12 @@ class Sharing:
 
 
 def stochastic_forward(model) -> bool:
-    """Whether a forward pass draws random numbers: dropout modules with p > 0 or a config dropout rate (attention
-    dropout is applied functionally from the config), in train mode."""
+    """Whether a forward pass draws random numbers in train mode: NEFTune noise, dropout modules with p > 0 or a
+    config dropout rate (attention dropout is applied functionally from the config)."""
     if not model.training:
         return False
+    if getattr(model.get_input_embeddings(), "neftune_noise_alpha", None) is not None:
+        return True  # NEFTune noise on the embeddings
     if any(isinstance(m, torch.nn.Dropout) and m.p > 0 and m.training for m in model.modules()):
         return True
     settings = vars(model.config.get_text_config(decoder=True))

@@ -20,6 +20,7 @@ from typing import Callable
 import torch
 
 from . import reward_library
+from .support import CannotRun
 
 REGISTRY: dict[str, Callable[[], Callable]] = {
     "accuracy_reward": lambda: reward_library.accuracy_reward,
@@ -39,7 +40,7 @@ def import_dotted(path: str) -> Callable:
     try:
         return getattr(importlib.import_module(module_name), attribute)
     except (ImportError, AttributeError) as error:
-        raise ValueError(f"could not load reward function {path!r}: {error}") from error
+        raise CannotRun(f"could not load reward function {path!r}: {error}") from error
 
 
 def resolve_reward_func(name: str, allow_import: bool = True) -> Callable:
@@ -47,7 +48,7 @@ def resolve_reward_func(name: str, allow_import: bool = True) -> Callable:
         return REGISTRY[name]()
     if "." in name and allow_import:
         return import_dotted(name)
-    raise ValueError(
+    raise CannotRun(
         f"unknown reward function {name!r}; expected one of {sorted(REGISTRY)}"
         + (" or a dotted import path such as my_pkg.rewards.my_reward" if allow_import else "")
     )

@@ -18,6 +18,8 @@ import math
 from dataclasses import dataclass
 from typing import Iterator
 
+from .support import CannotRun
+
 
 class PromptOrder:
     """Dataset indices in the order generations consume them, epoch after epoch.
@@ -30,7 +32,7 @@ class PromptOrder:
 
     def __init__(self, num_prompts: int, prompts_per_generation: int, shuffle: bool, seed: int):
         if num_prompts < prompts_per_generation:
-            raise ValueError(
+            raise CannotRun(
                 f"the training set has {num_prompts} prompts but one generation needs {prompts_per_generation} "
                 f"distinct prompts (generation_batch_size / num_generations); add prompts or shrink the batch"
             )
@@ -82,6 +84,7 @@ class Window:
     epoch: int  # 0-based epoch the window belongs to
     micro_steps: range  # global micro-step indices (TRL's `_step`), contiguous
     epoch_progress: float  # fractional epoch count after the window, as the HF trainer logs it
+    starts_epoch: bool = False  # the first window of its epoch
 
 
 def micro_steps_per_epoch(num_prompts: int, plan) -> int:
@@ -116,4 +119,4 @@ def optimizer_windows(num_prompts: int, plan, last_step: int, start_step: int = 
         epoch, index = divmod(step - 1, windows_per_epoch)
         first = epoch * per_epoch + index * accumulation
         last = min(first + accumulation, (epoch + 1) * per_epoch)
-        yield Window(step, epoch, range(first, last), epoch + (last - epoch * per_epoch) / per_epoch)
+        yield Window(step, epoch, range(first, last), epoch + (last - epoch * per_epoch) / per_epoch, index == 0)

@@ -7,45 +7,24 @@ reads from it and keeps its counters in `checkpoint.Progress`.
 from __future__ import annotations
 
 import contextlib
-import warnings
+import os
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
-from typing import Callable
 
 import torch
 
 from .data import load_prompts
 from .loss import LossSettings
-from .model import load_policy, load_reference, load_tokenizer, reference_context, router_loss_coefficient
+from .fields import accelerator_settings
+from .model import checkpointing_settings, load_policy, load_reference, load_tokenizer, reference_context
+from .model import router_loss_coefficient
 from .optim import build_optimizer, build_scheduler
 from .precision import mixed_precision
 from .rewards import RewardModel, resolve_reward_func, reward_name
 from .rollout import eos_token_ids, generation_config
 from .sampler import PromptOrder, total_steps
-
-UNSUPPORTED: list[tuple[Callable, str]] = [
-    (lambda c: c.use_vllm, "use_vllm: generation with vLLM is not supported by grpo_runtime yet; set use_vllm: "
-                           "false (transformers generate) or run the config with `trl grpo`"),
-    (lambda c: c.use_transformers_continuous_batching, "use_transformers_continuous_batching is not supported"),
-    (lambda c: c.save_strategy == "best" or c.load_best_model_at_end,
-     "choosing the best checkpoint (save_strategy: best, load_best_model_at_end) is not supported yet"),
-    (lambda c: c.push_to_hub, "push_to_hub is not supported by grpo_runtime; upload output_dir yourself"),
-]
-# Speed-only options: the numbers are the same without them, so the run goes ahead with a warning.
-IGNORED: list[tuple[Callable, str]] = [
-    (lambda c: c.torch_compile, "torch_compile is ignored by grpo_runtime (the model runs eagerly)"),
-    (lambda c: c.use_liger_kernel, "use_liger_kernel is ignored by grpo_runtime (no Liger kernels are applied)"),
-]
-
-
-def refuse_unsupported(config) -> None:
-    problems = [message for applies, message in UNSUPPORTED if applies(config)]
-    if problems:
-        raise ValueError("this config uses features grpo_runtime does not run:\n  - " + "\n  - ".join(problems))
-    for applies, message in IGNORED:
-        if applies(config):
-            warnings.warn(message, stacklevel=2)
-
+from .support import CannotRun, enforce
 
 def output_dir(config) -> Path:
     return Path(config.output_dir or "trainer_output").expanduser()
@@ -109,7 +88,7 @@ def build_reward_funcs(config, device) -> list:
         funcs.append(RewardModel(config.reward_model_name_or_path, device, config.chat_template_kwargs))
     funcs += [resolve_reward_func(name) for name in config.reward_funcs or []]
     if not funcs:
-        raise ValueError("no reward: set reward_funcs and/or reward_model_name_or_path")
+        raise CannotRun("no reward: set reward_funcs and/or reward_model_name_or_path")
     return funcs
 
 
@@ -117,30 +96,67 @@ def reward_weights(config, count: int) -> torch.Tensor:
     if config.reward_weights is None:
         return torch.ones(count)
     if len(config.reward_weights) != count:
-        raise ValueError(f"reward_weights has {len(config.reward_weights)} values for {count} reward functions")
+        raise CannotRun(f"reward_weights has {len(config.reward_weights)} values for {count} reward functions")
     return torch.tensor(config.reward_weights, dtype=torch.float32)
 
 
 def new_accelerator(config):
-    """An Accelerator for this run. accelerate keeps its settings in a process-wide singleton; a single-process
-    caller (tests, a service) may run several configs one after another, so their settings are cleared first."""
-    import os
-
+    """An Accelerator for this run, built as the HF trainer builds TRL's: DDP options, the process group's backend
+    and timeout, accelerator_config's dataloader settings and gradient_accumulation_kwargs. accelerate keeps its
+    settings in a process-wide singleton; a single-process caller (tests, a service) may run several configs one
+    after another, so their settings are cleared first."""
     from accelerate import Accelerator
     from accelerate.state import AcceleratorState, GradientState
 
     if int(os.environ.get("WORLD_SIZE", "1")) == 1:
         AcceleratorState._reset_state(reset_partial_state=True)
         GradientState._reset_state()
-    return Accelerator(mixed_precision=mixed_precision(config), cpu=config.use_cpu)
+    return Accelerator(mixed_precision=mixed_precision(config), cpu=config.use_cpu, **accelerator_options(config))
 
 
-def build_parts(config, plan) -> Parts:
+def accelerator_options(config) -> dict:
+    from accelerate.utils import (DataLoaderConfiguration, DistributedDataParallelKwargs, GradientAccumulationPlugin,
+                                  InitProcessGroupKwargs)
+
+    find_unused = config.ddp_find_unused_parameters
+    if find_unused is None:  # the HF trainer's default: unused-parameter search breaks activation checkpointing
+        find_unused = not checkpointing_settings(config)[0]
+    ddp = {"find_unused_parameters": find_unused}
+    for name in ("bucket_cap_mb", "broadcast_buffers", "static_graph"):
+        if getattr(config, f"ddp_{name}") is not None:
+            ddp[name] = getattr(config, f"ddp_{name}")
+    group = {"timeout": timedelta(seconds=config.ddp_timeout)}
+    if config.ddp_backend is not None:
+        group["backend"] = config.ddp_backend
+    settings = accelerator_settings(config)
+    loading = {k: settings[k] for k in ("split_batches", "dispatch_batches", "even_batches", "use_seedable_sampler",
+                                        "non_blocking") if k in settings}
+    accumulation = {k: v for k, v in (settings.get("gradient_accumulation_kwargs") or {}).items() if k != "num_steps"}
+    return dict(kwargs_handlers=[DistributedDataParallelKwargs(**ddp), InitProcessGroupKwargs(**group)],
+                dataloader_config=DataLoaderConfiguration(**loading),
+                # the loop accumulates itself (micro-steps per window), as the HF trainer tells accelerate
+                gradient_accumulation_plugin=GradientAccumulationPlugin(num_steps=1, **accumulation))
+
+
+def seed_everything(config, seed: int) -> None:
+    """seed (or full_determinism: deterministic algorithms too, as the HF trainer) and tf32."""
+    from accelerate.utils import set_seed
+    from transformers.trainer_utils import enable_full_determinism
+
+    enable_full_determinism(seed) if config.full_determinism else set_seed(seed)
+    if config.tf32 is not None and torch.cuda.is_available():
+        torch.backends.cuda.matmul.allow_tf32 = config.tf32
+        torch.backends.cudnn.allow_tf32 = config.tf32
+
+
+def build_parts(config, plan, assessed: bool = False) -> Parts:
+    """`assessed`: the caller has already checked the config against the field table (grpo_runtime.support) and
+    reported its warnings; otherwise refusals raise CannotRun here, before anything loads."""
     from accelerate.utils import set_seed
 
-    refuse_unsupported(config)
+    enforce(config, plan.world_size, warn=not assessed)
     accelerator = new_accelerator(config)
-    set_seed(config.seed)  # before the model, so LoRA adapters start the same on every run
+    seed_everything(config, config.seed)  # before the model, so LoRA adapters start the same on every run
     tokenizer = load_tokenizer(config)
     policy = load_policy(config, tokenizer).train()  # train mode throughout, generation included, as in TRL
     reference = load_reference(config, policy)

@@ -46,6 +46,14 @@ def micro_step_loss(config, parts: Parts, batch: dict, progress: Progress, grad_
     return outputs
 
 
+def data_loader_seed_draw() -> None:
+    """The one number TRL's torch DataLoader draws from the global torch RNG each time an iterator over it is
+    created (its workers' base seed): at the start of every epoch and every evaluation. Nothing uses it here, but
+    the draw moves the RNG that sampling and the buffer shuffle use; without it the same seed would sample other
+    tokens than TRL does."""
+    torch.empty((), dtype=torch.int64).random_()
+
+
 def optimizer_step(config, parts: Parts) -> float:
     """Clip (the logged norm is the one before clipping), step, schedule, zero."""
     max_norm = config.max_grad_norm if config.max_grad_norm > 0 else math.inf

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import signal
 import sys
 import time
 
@@ -27,12 +28,15 @@ from .model import mix_into_reference
 from .rewards import RunState
 from .sampler import optimizer_windows, process_rows
 from .setup import Parts, build_parts
-from .step import micro_step_loss, optimizer_step, update_entropy_controller
+from .step import data_loader_seed_draw, micro_step_loss, optimizer_step, update_entropy_controller
 
 
-def main(config, plan) -> Progress:
-    """Train with a validated config (grpo_schema GRPORunConfig) and its RunPlan. Returns the final counters."""
-    parts = build_parts(config, plan)
+def main(config, plan, assessed: bool = False) -> Progress:
+    """Train with a validated config (grpo_schema GRPORunConfig) and its RunPlan. Returns the final counters.
+    Settings this runtime refuses raise support.CannotRun before anything loads (`assessed`: the caller has
+    checked and reported them already)."""
+    parts = build_parts(config, plan, assessed)
+    set_log_levels(config, parts.accelerator)
     parts.output_dir.mkdir(parents=True, exist_ok=True)
     progress, buffer = Progress(entropy_coef=config.entropy_coef), None
     resume = resolve_resume(config.resume_from_checkpoint, parts.output_dir)
@@ -49,7 +53,8 @@ def main(config, plan) -> Progress:
                            config.model_dump(mode="json"), config.run_name, config.project)
     if config.eval_on_start and parts.eval_dataset is not None and progress.global_step == 0:
         write_record(parts, sinks, {"step": 0, "epoch": 0.0, **evaluate(config, plan, parts, progress, 0.0)})
-    train_loop(config, plan, parts, progress, buffer, sinks)
+    with JitCheckpoint(config.enable_jit_checkpoint) as stop:
+        train_loop(config, plan, parts, progress, buffer, sinks, stop)
     parts.accelerator.wait_for_everyone()
     if parts.accelerator.is_main_process:
         parts.policy.save_pretrained(parts.output_dir)
@@ -60,22 +65,25 @@ def main(config, plan) -> Progress:
     return progress
 
 
-def train_loop(config, plan, parts: Parts, progress: Progress, buffer, sinks) -> None:
+def train_loop(config, plan, parts: Parts, progress: Progress, buffer, sinks, stop=None) -> None:
     window_metrics = MetricWindow()
+    sync_each_batch = parts.accelerator.gradient_state.plugin_kwargs.get("sync_each_batch", False)
     window_metrics.load_state_dict(progress.metric_window or window_metrics.state_dict())
     entropy_window, reward = None, float("nan")
     bar = progress_bar(config, parts, progress.global_step)
     for window in optimizer_windows(len(parts.dataset), plan, parts.total_steps, progress.global_step):
         started = time.perf_counter()
+        if window.starts_epoch:
+            data_loader_seed_draw()
         for micro in window.micro_steps:
             if buffer is None or micro % plan.generate_every_micro_steps == 0:
                 buffer, reward = new_generation(config, plan, parts, progress, micro, window, window_metrics)
-            last = micro == window.micro_steps[-1]
-            with contextlib.nullcontext() if last else parts.accelerator.no_sync(parts.model):
+            sync = micro == window.micro_steps[-1] or sync_each_batch
+            with contextlib.nullcontext() if sync else parts.accelerator.no_sync(parts.model):
                 out = micro_step_loss(config, parts, buffer[micro % plan.steps_per_generation], progress,
                                       len(window.micro_steps))
                 parts.accelerator.backward(out.loss)
-            progress.loss_since_log += out.loss.item()
+            progress.loss_since_log += logged_loss(config, progress, out.loss.item())
             window_metrics.add(loss_metrics(out, parts.accelerator.reduce, parts.gather))
             if out.entropy_window is not None:
                 entropy_window = out.entropy_window if entropy_window is None else entropy_window + out.entropy_window
@@ -93,6 +101,11 @@ def train_loop(config, plan, parts: Parts, progress: Progress, buffer, sinks) ->
         if bar is not None:
             bar.set_postfix(reward=f"{reward:.3f}", step_time=f"{step_time:.2f}s", refresh=False)
             bar.update(1)
+        if stop is not None and stop.requested(parts.accelerator):
+            save(config, plan, parts, progress, buffer, window_metrics)  # enable_jit_checkpoint: then stop
+            if parts.accelerator.is_main_process:
+                print(f"grpo: SIGTERM: saved checkpoint-{progress.global_step} and stopped", file=sys.stderr)
+            break
     if bar is not None:
         bar.close()
 
@@ -129,15 +142,69 @@ def after_step(config, plan, parts, progress, window, buffer, window_metrics, si
         write_record(parts, sinks, {"step": step, "epoch": window.epoch_progress,
                                     **evaluate(config, plan, parts, progress, window.epoch_progress)})
     if should_save(config, step, parts.total_steps, window, final):
-        progress.metric_window = window_metrics.state_dict()
-        pending = buffer if progress.micro_step % plan.generate_every_micro_steps else None
-        save_checkpoint(parts.output_dir / f"checkpoint-{step}", accelerator=parts.accelerator, model=parts.model,
-                        tokenizer=parts.tokenizer, optimizer=parts.optimizer, scheduler=parts.scheduler,
-                        progress=progress, buffer=pending,
-                        reference=parts.reference if config.sync_ref_model else None,
-                        save_only_model=config.save_only_model)
-        if parts.accelerator.is_main_process:
-            prune_checkpoints(parts.output_dir, config.save_total_limit)
+        save(config, plan, parts, progress, buffer, window_metrics)
+
+
+def save(config, plan, parts: Parts, progress: Progress, buffer, window_metrics: MetricWindow) -> None:
+    """checkpoint-STEP after optimizer step `progress.global_step`, then save_total_limit."""
+    progress.metric_window = window_metrics.state_dict()
+    pending = buffer if progress.micro_step % plan.generate_every_micro_steps else None
+    save_checkpoint(parts.output_dir / f"checkpoint-{progress.global_step}", accelerator=parts.accelerator,
+                    model=parts.model, tokenizer=parts.tokenizer, optimizer=parts.optimizer,
+                    scheduler=parts.scheduler, progress=progress, buffer=pending,
+                    reference=parts.reference if config.sync_ref_model else None,
+                    save_only_model=config.save_only_model)
+    if parts.accelerator.is_main_process:
+        prune_checkpoints(parts.output_dir, config.save_total_limit)
+
+
+def logged_loss(config, progress: Progress, loss: float) -> float:
+    """logging_nan_inf_filter: a NaN or infinite micro-step loss counts as the mean logged so far in this
+    logging window, as the HF trainer does."""
+    if config.logging_nan_inf_filter and not math.isfinite(loss):
+        return progress.loss_since_log / (1 + progress.steps_since_log)
+    return loss
+
+
+class JitCheckpoint:
+    """enable_jit_checkpoint: a SIGTERM (a pre-empted job) asks for a checkpoint; the loop saves after the current
+    optimizer step and stops, so a resume loses nothing. The previous handler is restored afterwards."""
+
+    def __init__(self, enabled: bool):
+        self.enabled, self.signalled, self.previous = enabled, False, None
+
+    def __enter__(self):
+        if self.enabled:
+            self.previous = signal.signal(signal.SIGTERM, self._handle)
+        return self
+
+    def _handle(self, signum, frame) -> None:
+        self.signalled = True
+
+    def requested(self, accelerator) -> bool:
+        """Whether any process was signalled (all stop together)."""
+        if not self.enabled:
+            return False
+        flag = torch.tensor(float(self.signalled), device=accelerator.device)
+        return bool(accelerator.reduce(flag, reduction="sum").item() > 0)
+
+    def __exit__(self, *exc) -> None:
+        if self.enabled:
+            signal.signal(signal.SIGTERM, self.previous)
+
+
+def set_log_levels(config, accelerator) -> None:
+    """log_level on the main process (of each machine with log_on_each_node), log_level_replica elsewhere, for
+    transformers' and datasets' loggers; "passive" leaves them as they are."""
+    import datasets
+    import transformers
+
+    main = accelerator.is_local_main_process if config.log_on_each_node else accelerator.is_main_process
+    level = config.log_level if main else config.log_level_replica
+    if level != "passive":
+        number = transformers.utils.logging.log_levels[level]
+        transformers.utils.logging.set_verbosity(number)
+        datasets.utils.logging.set_verbosity(number)
 
 
 def every(value: float, total: int) -> int:

@@ -4,7 +4,9 @@ Codes are `GRPO-` + an area letter + three digits:
 Y YAML and file, K keys (unknown, renamed, removed), T types and ranges, B batch geometry, G generation,
 L loss, I importance sampling, V vLLM, R rewards, P precision, M model/PEFT/quantization, O output, logging,
 evaluation and checkpoints, S datasets and script arguments, W world size and launch, E the `env:` section,
-D deprecated keys, X the service's policy for configs posted over HTTP, H hardware (grpo plan: memory per GPU).
+D deprecated keys, X the service's policy for configs posted over HTTP, H hardware (grpo plan: memory per GPU),
+U what grpo_runtime (`grpo train`, `grpo launch`, the service's runs) can run: valid for TRL, but not run by this
+trainer as written.
 
 Loader, key and type codes are declared here; each cross-field rule declares its own code with `@rule`
 (grpo_schema.rules), and both end up in the same table, which `grpo codes` prints.
@@ -23,6 +25,7 @@ AREAS = {
     "S": "datasets and script arguments", "W": "world size and launch", "E": "environment variables",
     "D": "deprecated keys", "X": "service policy (configs posted to the service)",
     "H": "hardware: will the run fit the declared GPUs (grpo plan)",
+    "U": "what grpo_runtime runs (train, launch, service runs)",
 }
 
 
@@ -143,3 +146,30 @@ T_BOOL_OPTION = declare("GRPO-T012", "error", "value `trl grpo`'s parser refuses
                         "`trl grpo` builds a boolean command-line option for include_num_input_tokens_seen (its "
                         "type is `str | bool`), so its names 'all' and 'non_padding' fail with 'Truthy value "
                         "expected' before training starts. Write true (every token) or false.")
+
+# --- what grpo_runtime runs ---------------------------------------------------------------------------------------
+# One table of fields (grpo_runtime.support) raises these, before anything loads: `grpo train/launch --dry-run`,
+# `grpo train/launch` themselves (exit 3) and the service's launch check. Valid configs only: TRL would run them.
+U_GENERATION = declare("GRPO-U001", "error", "generation backend grpo_runtime does not run",
+                       "The config asks for a generation backend other than transformers `generate` (vLLM, "
+                       "continuous batching). grpo_runtime refuses it before loading anything; `trl grpo` runs it.")
+U_SHARDING = declare("GRPO-U002", "error", "sharded training grpo_runtime does not run",
+                     "DeepSpeed, FSDP, an accelerate config file or other model/data sharding: grpo_runtime trains "
+                     "with plain data parallelism and refuses these rather than silently running without them.")
+U_HUB = declare("GRPO-U003", "error", "upload to the Hub",
+                "Pushing checkpoints or logged completions to the Hugging Face Hub is not run by grpo_runtime; "
+                "it refuses the run instead of training without the upload.")
+U_FEATURE = declare("GRPO-U004", "error", "setting grpo_runtime does not run",
+                    "The setting is valid for TRL 1.16 but grpo_runtime has no implementation of it; the run is "
+                    "refused before anything loads, with what to change.")
+U_PACKAGE = declare("GRPO-U005", "error", "package missing for a setting",
+                    "The setting needs a Python package that is not installed where the run would start.")
+U_PROCESSES = declare("GRPO-U006", "error", "several processes asked of a one-process command",
+                      "`grpo train` trains in one process; a config that declares num_processes > 1 is run with "
+                      "`grpo launch`, which starts them.")
+U_NO_EFFECT = declare("GRPO-U007", "warning", "setting that cannot change this run",
+                      "grpo_runtime accepts the setting, but it cannot change this run (for example an option of a "
+                      "device or launcher this run does not use); the warning says why.")
+U_SPEED_ONLY = declare("GRPO-U008", "warning", "speed-only option not applied",
+                       "The option changes only how fast or how memory-hungry TRL runs, not the numbers; "
+                       "grpo_runtime does not apply it, so the run has the same results at its own speed.")

@@ -89,6 +89,9 @@ REFUSALS = [
     ("", {"profile": "open-r1"}, "GRPO-X005", None, "TRL's keys only"),
     ("num_processes: 4\n", {}, "GRPO-X006", "num_processes", "4 processes"),
     ("", {"world_size": 2}, "GRPO-X006", None, "2 processes"),
+    # what grpo_runtime cannot run, found without loading anything (grpo_runtime.support)
+    ("debug: underflow_overflow\n", {}, "GRPO-U004", "debug", "debug modes"),
+    ("report_to: mlflow\n", {}, "GRPO-U004", "report_to", "mlflow"),
 ]
 
 

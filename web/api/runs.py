@@ -2,7 +2,9 @@
 
 Every endpoint needs `Authorization: Bearer TOKEN` (401), and answers 403 while the operator has runs off.
 A config is checked exactly as POST /api/v1/validate checks it, then against the service policy
-(grpo_schema.policy); any error is a 422 whose body is the validate file object with every diagnostic.
+(grpo_schema.policy), then against what grpo_runtime can run (grpo_runtime.support, the GRPO-U codes `grpo launch
+--dry-run` reports, evaluated without loading anything); any error is a 422 whose body is the validate file object
+with every diagnostic. The runtime's warnings are kept with the run.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from fastapi.responses import Response, StreamingResponse
 from grpo_schema import CheckResult, check_mapping, check_text
 from grpo_schema.policy import output_dir_busy, resolve_under, service_policy
 from grpo_schema.resume import resume_target
+from grpo_runtime.support import assess
 from web.api.body import ConfigBody, config_body
 from web.api.docs import config_body_doc
 from web.api.params import PATH_MAX_CHARS
@@ -95,8 +98,11 @@ async def create_run(
     result = await run_in_threadpool(_check, body, world_size, path, settings.runs_env_allowlist)
     policy = settings.service_policy()
     refusals = service_policy(result, policy, profile)
+    runtime = assess(result, "service")
+    refusals += [d for d in runtime if d.severity == "error"]
     if not result.valid or refusals or result.plan is None:
         return _refused(result, refusals)
+    result.diagnostics += runtime  # its warnings, stored with the run
     config = result.config
     output_dir = resolve_under(policy.runs_dir, str(config.output_dir), policy.allow_outside_runs_dir) \
         if config.output_dir is not None else None

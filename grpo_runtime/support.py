@@ -1,0 +1,175 @@
+"""What grpo_runtime does with each field of a config, decided before anything loads.
+
+Every field of TRL 1.16's `trl grpo` surface (and every `accelerate launch` key a config file may carry) has one
+entry in `grpo_runtime.fields`, in one of four categories:
+
+* honoured: the run does what the field says (the entry says where);
+* refused: a value other than the default is refused before anything loads (the entry says why);
+* warned: the run goes ahead with a warning saying why the field cannot change it;
+* ignored: TRL 1.16 ignores the field in the same setting too (the entry says why), so nothing is said.
+
+An honoured field may still refuse or warn about some of its values (`optim: adamw_8bit`, `report_to: mlflow`);
+those limits are part of its entry. `assess` turns the table into coded diagnostics (area U, grpo_schema.codes)
+for `grpo train/launch --dry-run`, for `grpo train/launch` themselves (exit 3 on a refusal) and for the service's
+launch check. Nothing here imports torch: predicates read only the validated config, the launch keys and which
+packages are installed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Literal
+
+from grpo_schema.diagnostics import Diagnostic
+
+Category = Literal["honoured", "refused", "warned", "ignored"]
+CATEGORIES: tuple[Category, ...] = ("honoured", "refused", "warned", "ignored")
+Command = Literal["train", "launch", "service"]
+
+
+class CannotRun(ValueError):
+    """A valid config this runtime cannot run as written (exit 3). Raised by `enforce`, and by the few checks that
+    need what only loading reveals (the model's architecture, the dataset's columns)."""
+
+
+@dataclass(frozen=True)
+class Setting:
+    """What the predicates see: the validated config, the launch keys and how the run is being started."""
+
+    config: Any  # grpo_schema ConfigView
+    launch: dict[str, Any] = field(default_factory=dict)
+    world_size: int = 1  # the processes the run asks for (declared, or the launch's)
+    command: Command = "train"
+    running: int = 1  # processes actually started (WORLD_SIZE under a launcher; 1 for `grpo train`)
+
+    def get(self, name: str) -> Any:
+        return self.launch.get(name) if name in LAUNCH_KEYS else getattr(self.config, name)
+
+
+@dataclass(frozen=True)
+class Limit:
+    """A condition under which the runtime refuses (or warns about) a field's value."""
+
+    when: Callable[[Setting], bool] | None  # None: the field is set to anything but its default
+    message: str | Callable[[Setting], str]
+    hint: str
+    code: str
+    refuse: bool = True  # False: a warning; the run goes ahead
+
+
+@dataclass(frozen=True)
+class Support:
+    category: Category
+    note: str  # where it is honoured, or why it is refused / warned about / ignored
+    limits: tuple[Limit, ...] = ()
+
+
+def honoured(where: str, *limits: Limit) -> Support:
+    return Support("honoured", where, limits)
+
+
+def refused(reason: str, hint: str, code: str, when: Callable[[Setting], bool] | None = None) -> Support:
+    return Support("refused", reason, (Limit(when, reason, hint, code),))
+
+
+def warned(reason: str, code: str, when: Callable[[Setting], bool] | None = None) -> Support:
+    return Support("warned", reason, (Limit(when, reason, "", code, refuse=False),))
+
+
+def ignored(reason: str) -> Support:
+    return Support("ignored", reason)
+
+
+def refuse_if(when: Callable[[Setting], bool] | None, message, hint: str, code: str) -> Limit:
+    return Limit(when, message, hint, code)
+
+
+def warn_if(when: Callable[[Setting], bool] | None, message, code: str) -> Limit:
+    return Limit(when, message, "", code, refuse=False)
+
+
+def installed(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
+
+
+# --- the table, and the facts it is checked against ---------------------------------------------------------------
+
+def _defaults(model: str) -> dict[str, Any]:
+    from grpo_schema.compiled import compiled
+
+    return {name: facts.get("default") for name, facts in compiled(model).fields.items()}
+
+
+LAUNCH_KEYS = frozenset(_defaults("launch"))
+
+
+def table() -> dict[str, Support]:
+    """Every field (config fields first, then the launch keys) and what the runtime does with it."""
+    from .fields import CONFIG_FIELDS, LAUNCH_FIELDS
+
+    return {**CONFIG_FIELDS, **LAUNCH_FIELDS}
+
+
+def is_set(name: str, setting: Setting) -> bool:
+    """The field holds something other than its default (empty containers and None count as unset)."""
+    value = setting.get(name)
+    if name in LAUNCH_KEYS:
+        return name in setting.launch and value is not None
+    default = _defaults("config").get(name)
+    empty = (None, [], {}, "")
+    return value != default and not (value in empty and default in empty)
+
+
+def setting_of(result, command: Command = "train") -> Setting:
+    running = int(os.environ.get("WORLD_SIZE", "1")) if command == "train" else result.world_size
+    return Setting(result.config, dict(result.launch), result.world_size, command, running)
+
+
+def findings(setting: Setting) -> list[tuple[str, Limit, str]]:
+    """(field, limit, message) for every limit that applies, in table order."""
+    found = []
+    for name, support in table().items():
+        if name in LAUNCH_KEYS and not is_set(name, setting):
+            continue  # a launch key's limits concern the key as written
+        for limit in support.limits:
+            applies = limit.when(setting) if limit.when is not None else is_set(name, setting)
+            if applies:
+                message = limit.message(setting) if callable(limit.message) else limit.message
+                found.append((name, limit, message))
+    return found
+
+
+def assess(result, command: Command = "train") -> list[Diagnostic]:
+    """Coded diagnostics (area U) for a valid CheckResult: errors for what this runtime refuses, warnings for
+    what cannot change the run. Empty for an invalid config (its own diagnostics come first)."""
+    if result.config is None or not result.valid:
+        return []
+    from grpo_schema.check import bounded, path_of
+
+    diagnostics = []
+    for name, limit, message in findings(setting_of(result, command)):
+        diag = Diagnostic(limit.code, "error" if limit.refuse else "warning", f"{name}: {message}",
+                          fields=(name,), hint=limit.hint)
+        position = result.positions.of(path_of(name))
+        if position:
+            diag = replace(diag, line=position[0], column=position[1], origin="file")
+        diagnostics.append(bounded(diag))
+    return diagnostics
+
+
+def enforce(config, world_size: int = 1, launch: dict | None = None, warn: bool = True) -> None:
+    """For Python callers of `train.main`: raise CannotRun on a refusal, warn for the rest (the CLI has already
+    printed both as diagnostics and calls this with warn=False)."""
+    import warnings
+
+    running = int(os.environ.get("WORLD_SIZE", "1"))
+    setting = Setting(config, dict(launch or {}), max(world_size, running), "train", running)
+    problems = findings(setting)
+    refusals = [f"{name}: {message}" for name, limit, message in problems if limit.refuse]
+    if refusals:
+        raise CannotRun("this config uses settings grpo_runtime does not run:\n  - " + "\n  - ".join(refusals))
+    if warn:
+        for name, _, message in problems:
+            warnings.warn(f"{name}: {message}", stacklevel=3)

@@ -1,0 +1,131 @@
+"""The field table (grpo_runtime.fields) and what `grpo train` / `grpo launch` do with it before anything loads:
+every field classified, the generated page current, --dry-run, exit codes, launch keys from the file."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+import grpo_runtime.model
+from grpo_runtime.cli import launch_arguments, launch_command, train_command
+from grpo_runtime.fields import CONFIG_FIELDS, LAUNCH_FIELDS, markdown
+from grpo_runtime.support import CATEGORIES
+
+from .helpers import base_settings, write_prompts
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_every_field_and_launch_key_has_one_entry():
+    facts = json.loads((ROOT / "grpo_schema" / "compiled_models.json").read_text())
+    assert set(CONFIG_FIELDS) == set(facts["config"]["fields"]) and len(CONFIG_FIELDS) == 221
+    assert set(LAUNCH_FIELDS) == set(facts["launch"]["fields"])
+    for name, entry in {**CONFIG_FIELDS, **LAUNCH_FIELDS}.items():
+        assert entry.category in CATEGORIES and len(entry.note) >= 7, name
+        if entry.category in ("refused", "warned"):
+            assert len(entry.limits) == 1 and entry.limits[0].refuse == (entry.category == "refused"), name
+        if entry.category == "ignored":
+            assert not entry.limits and "TRL" in entry.note or "only with" in entry.note, name
+
+
+def test_the_field_page_is_generated_from_the_table():
+    page = (ROOT / "docs" / "runtime-fields.md").read_text(encoding="utf-8")
+    assert page == markdown(), "docs/runtime-fields.md is stale: python -m grpo_runtime.fields --write"
+    for name in CONFIG_FIELDS:
+        assert f"| `{name}` |" in page
+
+
+def test_assessing_a_config_imports_no_torch(tmp_path):
+    config = tmp_path / "c.yaml"
+    config.write_text("model_name_or_path: m\ndataset_name: d\nreward_funcs: [accuracy_reward]\nuse_vllm: true\n"
+                      "per_device_train_batch_size: 8\nnum_generations: 4\n")
+    code = ("import sys; from grpo_schema import check_file; from grpo_runtime.support import assess; "
+            f"found = assess(check_file({str(config)!r})); "
+            "print(sorted(d.code for d in found), 'torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.stdout.strip() == "['GRPO-U001'] False", out.stderr
+
+
+@pytest.fixture
+def demo_file(tmp_path, tiny_model_dir):
+    def write(**extra):
+        settings = base_settings(tiny_model_dir, write_prompts(tmp_path / "data.jsonl"), tmp_path / "out")
+        path = tmp_path / "run.yaml"
+        path.write_text(yaml.safe_dump({**settings, **extra}))
+        return str(path)
+
+    return write
+
+
+@pytest.fixture
+def no_loading(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("the model was loaded")
+
+    monkeypatch.setattr(grpo_runtime.model, "load_policy", refuse)
+    monkeypatch.setattr("grpo_runtime.setup.load_policy", refuse)
+
+
+def test_dry_run_says_the_demo_runs_and_loads_nothing(demo_file, no_loading, capsys):
+    assert train_command([demo_file(), "--dry-run"]) == 0
+    assert "can run" in capsys.readouterr().out
+    assert launch_command([demo_file(), "--dry-run", "--num-processes", "2"]) == 0
+
+
+def test_refusals_exit_3_with_coded_diagnostics_before_loading(demo_file, no_loading, capsys):
+    path = demo_file(use_vllm=True, deepspeed="missing/zero3.json", torch_compile=True)
+    for argv in ([path, "--dry-run"], [path]):
+        assert train_command(argv) == 3
+        captured = capsys.readouterr()
+        for words in ("error[GRPO-U001] use_vllm", "error[GRPO-U002] deepspeed", "warning[GRPO-U008] torch_compile",
+                      "cannot run"):
+            assert words in captured.err + captured.out, words
+        assert "Traceback" not in captured.err
+    assert launch_command([path, "--num-processes", "2"]) == 3
+    assert not (Path(path).parent / "out").exists()
+
+
+def test_a_file_asking_for_several_processes_gets_the_command_to_run(demo_file, no_loading, capsys):
+    path = demo_file(num_processes=2, num_machines=1)
+    assert train_command([path, "--set", "max_steps=2"]) == 3
+    err = capsys.readouterr().err
+    assert f"grpo launch {path} --set max_steps=2" in err and "GRPO-U006" in err
+    assert "--world-size" not in err  # no flag nobody passed
+
+
+def test_exit_codes_for_invalid_and_failed_runs(demo_file, tmp_path, capsys):
+    assert train_command([demo_file(num_generations=3)]) == 1  # 4 rows are not whole groups of 3
+    assert train_command([demo_file(model_name_or_path=str(tmp_path / "no-model"))]) == 4
+    err = capsys.readouterr().err
+    assert "the run failed" in err
+
+
+def test_launch_passes_the_files_launch_keys_and_the_command_line_wins(demo_file, monkeypatch):
+    launched = []
+    monkeypatch.setattr("grpo_runtime.cli.subprocess.call", lambda command: launched.append(command) or 0)
+    path = demo_file(num_processes=2, num_machines=2, machine_rank=1, main_process_ip="10.0.0.1",
+                     main_process_port=29511, rdzv_backend="c10d", same_network=True, max_restarts=3,
+                     monitor_interval=2.5, per_device_train_batch_size=8)
+    assert launch_command([path, "--main_process_port", "29600"]) == 0
+    command = launched[0]
+    flags = command[command.index("accelerate.commands.launch") + 1:command.index("grpo_runtime.train") - 1]
+    assert flags[:2] == ["--num_processes", "2"]
+    for pair in (["--num_machines", "2"], ["--machine_rank", "1"], ["--main_process_ip", "10.0.0.1"],
+                 ["--rdzv_backend", "c10d"], ["--max_restarts", "3"], ["--monitor_interval", "2.5"],
+                 ["--main_process_port", "29600"]):
+        assert any(flags[i:i + 2] == pair for i in range(len(flags))), pair
+    assert "--same_network" in flags and "29511" not in flags and flags.count("--num_machines") == 1
+    # --num-processes on the command line wins over the file, and the processes check the same world size
+    assert launch_command([path, "--num-processes", "4"]) == 0
+    assert launched[1][launched[1].index("--num_processes") + 1] == "4"
+    assert launched[1][-2:] == ["--set", "num_processes=4"]
+    monkeypatch.setattr("grpo_runtime.cli.subprocess.call", lambda command: 1)
+    assert launch_command([path]) == 4  # a failed run, not an invalid config
+
+
+def test_launch_arguments_turn_flags_on_and_skip_what_was_given():
+    assert launch_arguments({"quiet": True, "cpu": False, "gpu_ids": "0,1", "num_processes": 8},
+                            ["--gpu-ids=2"]) == ["--quiet"]
