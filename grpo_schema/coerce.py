@@ -197,10 +197,10 @@ def bool_parsed_option(value: Any, info: Any) -> Any:
         raise PydanticCustomError(
             "grpo_bool_option", "`trl grpo` parses this field as a boolean and refuses the string '{text}'",
             {"text": value, "fix": True if value.strip().lower() == "all" else None})
-    if value.strip().lower() != "no":  # 'no' means the same to both readers
-        _note(info, "GRPO-T011", f"write {str(word).lower()} without quotes: `trl grpo` reads the string "
-              f"{value!r} as {str(word).lower()}, but transformers given the string itself counts every token",
-              word)
+    if value.strip().lower() == "no":  # transformers' own default: it means the same to both readers, kept as is
+        return "no"
+    _note(info, "GRPO-T011", f"write {str(word).lower()} without quotes: `trl grpo` reads the string "
+          f"{value!r} as {str(word).lower()}, but transformers given the string itself counts every token", word)
     return word
 
 
