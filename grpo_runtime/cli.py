@@ -106,6 +106,10 @@ def train_command(argv: list[str], prog: str = "grpo train") -> int:
 def launch_command(argv: list[str]) -> int:
     """grpo launch FILE --num-processes N [--set K=V]... [ACCELERATE ARGS]: validate at world size N, export
     `env:`, then `accelerate launch` N copies of `python -m grpo_runtime.train FILE` (they inherit the env)."""
+    if "--slurm" in argv:  # submit to the cluster's scheduler instead (grpo_runtime.slurm, docs/runs.md)
+        from .slurm.cli import launch_slurm
+
+        return launch_slurm(argv)
     parser = argparse.ArgumentParser(prog="grpo launch")
     _config_arguments(parser)
     parser.add_argument("--num-processes", "--num_processes", dest="num_processes", type=int, required=True)
