@@ -113,6 +113,8 @@ def launch_command(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="grpo launch")
     _config_arguments(parser)
     parser.add_argument("--num-processes", "--num_processes", dest="num_processes", type=int, required=True)
+    parser.add_argument("--slurm", action="store_true", help="submit to Slurm instead; options: grpo launch FILE "
+                                                            "--slurm --help")
     args, accelerate_args = parser.parse_known_args(argv)
     result = check(args.file, args.overrides, args.num_processes, args.allow_env)
     if isinstance(result, int):

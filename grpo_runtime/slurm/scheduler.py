@@ -145,7 +145,7 @@ def _from_scontrol(job_id: str, env: dict[str, str] | None) -> JobStatus | None:
 
 
 def _from_sacct(job_id: str, env: dict[str, str] | None, completion: bool) -> JobStatus | None:
-    fields = "JobID,State,ExitCode,NodeList" + ("" if completion else ",Reason,Restarts")
+    fields = "JobID,State,ExitCode,NodeList" + ("" if completion else ",Reason")
     command = ["sacct", "-n", "-P", "-j", job_id, "-o", fields] + (["--completion"] if completion else ["-X"])
     answer = _run(command, env)
     if answer.returncode != 0:  # no accounting storage, or no completion log: the next source decides
@@ -155,8 +155,7 @@ def _from_sacct(job_id: str, env: dict[str, str] | None, completion: bool) -> Jo
         if values[0] != job_id:
             continue
         state = values[1].split()[0] if values[1] else "UNKNOWN"  # "CANCELLED by 0" -> CANCELLED
-        reason = values[4] if len(values) > 4 else None
-        restarts = int(values[5]) if len(values) > 5 and values[5].isdigit() else 0
-        return JobStatus(job_id, state, reason, _exit(values[2]), restarts, values[3] or None,
+        reason = values[4] if len(values) > 4 and values[4] else None
+        return JobStatus(job_id, state, reason, _exit(values[2]), 0, values[3] or None,
                          "sacct --completion" if completion else "sacct")
     return None
