@@ -5,27 +5,43 @@ sbatch option from the operator's settings; the client chose only the config and
 policy (GRPO-X008) has already matched to whole nodes. The job's output file is the run's log, so logs, metrics
 and checkpoints are read exactly as for a local run. The job is followed by its id (stored before anyone is
 told), so a restarted service re-attaches to it; its end comes from Slurm with Slurm's state and reason.
+
+The engine (grpo_runtime.slurm: standard library only) is imported when a Slurm run is submitted or followed, so
+a service that runs locally loads nothing of grpo_runtime.
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from grpo_runtime.slurm import scheduler
-from grpo_runtime.slurm.layout import Layout, wants_vllm_server
-from grpo_runtime.slurm.script import JobSpec, write
 from grpo_schema import check_text
 from grpo_schema.policy import slurm_nodes
 from web.runs import launcher
 from web.runs.settings import RunsSettings
 from web.runs.store import Run
 
-SlurmError = scheduler.SlurmError
+if TYPE_CHECKING:
+    from grpo_runtime.slurm.layout import Layout
+    from grpo_runtime.slurm.scheduler import JobStatus
+    from grpo_runtime.slurm.script import JobSpec
+
+
+class SlurmError(RuntimeError):
+    """Slurm refused a command or did not answer; the message is Slurm's own."""
+
+
+def _scheduler():
+    from grpo_runtime.slurm import scheduler
+
+    return scheduler
 
 
 def layout_for(settings: RunsSettings, world_size: int, config) -> Layout:
     """Whole nodes of the operator's shape, or one node holding a smaller run."""
+    from grpo_runtime.slurm.layout import Layout, wants_vllm_server
+
     per_node = settings.runs_slurm_node_processes
     nodes = slurm_nodes(world_size, per_node)
     if nodes is None:  # the policy refused it at POST; a changed setting since then lands here
@@ -36,6 +52,8 @@ def layout_for(settings: RunsSettings, world_size: int, config) -> Layout:
 
 
 def job_spec(run: Run, settings: RunsSettings) -> JobSpec:
+    from grpo_runtime.slurm.script import JobSpec
+
     allow_env = tuple(settings.runs_env_allowlist)
     result = check_text(run.config_text.encode(), world_size=run.world_size, allow_env=list(allow_env))
     if result.config is None:
@@ -57,20 +75,30 @@ def job_spec(run: Run, settings: RunsSettings) -> JobSpec:
 def submit(run: Run, settings: RunsSettings) -> tuple[str, JobSpec]:
     """Write RUN_DIR/job.sbatch and submit it. sbatch gets the child environment (no GRPO_WEB_* secrets); the
     job inherits it, as a local run does. Raises SlurmError or ValueError with what went wrong."""
+    from grpo_runtime.slurm.script import write
+
     spec = job_spec(run, settings)
     script = write(spec)
-    return scheduler.submit(script, launcher.child_environment()), spec
+    return _calling(lambda scheduler: scheduler.submit(script, launcher.child_environment())), spec
 
 
-def status(run: Run) -> scheduler.JobStatus | None:
-    return scheduler.query(run.slurm_job_id)
+def status(run: Run) -> JobStatus | None:
+    return _calling(lambda scheduler: scheduler.query(run.slurm_job_id))
 
 
 def cancel(run: Run) -> None:
-    scheduler.cancel(run.slurm_job_id)
+    _calling(lambda scheduler: scheduler.cancel(run.slurm_job_id))
 
 
-def outcome(found: scheduler.JobStatus, cancel_requested: bool) -> tuple[str, int | None, str | None]:
+def _calling(command):
+    scheduler = _scheduler()
+    try:
+        return command(scheduler)
+    except scheduler.SlurmError as error:
+        raise SlurmError(str(error)) from error
+
+
+def outcome(found: JobStatus, cancel_requested: bool) -> tuple[str, int | None, str | None]:
     """The run's end (state, exit code, reason) from the job's, with Slurm's own state and reason in words."""
     if found.state == "COMPLETED":
         return "succeeded", found.exit_code or 0, None
