@@ -136,7 +136,8 @@ def _variables(spec: JobSpec) -> list[str]:
               + ("; the last runs the vLLM server." if layout.vllm_server else "."),
               'mapfile -t NODES < <(scontrol show hostnames "$SLURM_JOB_NODELIST")']
     if layout.vllm_server:
-        lines += [f'TRAIN_NODES=$(IFS=,; echo "${{NODES[*]:0:{layout.nodes}}}")', f"VLLM_NODE=${{NODES[{layout.nodes}]}}"]
+        lines += [f'TRAIN_NODES=$(IFS=,; echo "${{NODES[*]:0:{layout.nodes}}}")',
+                  f"VLLM_NODE=${{NODES[{layout.nodes}]}}"]
     else:
         lines.append('TRAIN_NODES=$(IFS=,; echo "${NODES[*]}")')
     lines += ["MAIN_PROCESS_IP=${NODES[0]}", f"MAIN_PROCESS_PORT={port}",

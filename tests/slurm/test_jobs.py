@@ -10,12 +10,14 @@ from __future__ import annotations
 import json
 import re
 import signal
+import subprocess
 import time
 from pathlib import Path
 
 import pytest
 import yaml
 
+from tests.runs.conftest import wait_for
 from tests.slurm.conftest import grpo
 
 pytestmark = pytest.mark.slow
@@ -113,12 +115,22 @@ def test_a_time_limit_kill_is_reported_with_slurms_reason(killed, time_limited):
     assert (logged.state, logged.source, logged.finished) == ("TIMEOUT", "sacct --completion", True)
 
 
+# An operator's Slurm settings: nodes of 2 processes as 2 launchers (so world size 2 is a 2-machine job on this
+# one-node cluster), requeue allowed.
+SLURM_SERVICE = dict(GRPO_WEB_RUNS_BACKEND="slurm", GRPO_WEB_RUNS_MAX_PROCESSES=2,
+                     GRPO_WEB_RUNS_SLURM_PROCESSES_PER_NODE=2, GRPO_WEB_RUNS_SLURM_TASKS_PER_NODE=2,
+                     GRPO_WEB_RUNS_SLURM_REQUEUE=1, GRPO_WEB_RUNS_SLURM_POLL_S=1)
+
+
+def steps(run: dict) -> list[int]:
+    return [m["step"] for m in run["metrics"]]
+
+
 def test_runs_from_the_service_are_slurm_jobs(cluster, demo, resumed, make_service):
-    """POST /api/v1/runs: a 2-task job (two machines of one process) trains; a SIGKILLed service re-attaches to
-    it by job id; another run is cancelled with Slurm's word for it."""
-    service = make_service(GRPO_WEB_RUNS_BACKEND="slurm", GRPO_WEB_RUNS_MAX_PROCESSES=2,
-                           GRPO_WEB_RUNS_SLURM_PROCESSES_PER_NODE=2, GRPO_WEB_RUNS_SLURM_TASKS_PER_NODE=2,
-                           GRPO_WEB_RUNS_SLURM_POLL_S=1)
+    """POST /api/v1/runs: a 2-task job (two machines of one process) trains, and a SIGKILLed service follows it
+    again by job id; another run, requeued by Slurm, resumes from its newest checkpoint by itself, then is
+    cancelled and reported with Slurm's word for it."""
+    service = make_service(**SLURM_SERVICE)
     config = yaml.safe_load(demo.read_text())
     config.pop("output_dir")  # the service places it under its runs directory
     text = yaml.safe_dump({**config, "max_steps": 10, "save_steps": 5}, sort_keys=False)
@@ -127,33 +139,49 @@ def test_runs_from_the_service_are_slurm_jobs(cluster, demo, resumed, make_servi
                               headers={"Content-Type": "application/yaml"})
     assert refused.status_code == 422 and "GRPO-X008" in {d["code"] for d in refused.json()["diagnostics"]}
     two = service.launch(text, world_size=2)
-    doomed = service.launch(yaml.safe_dump({**config, "max_steps": 100000, "save_steps": 2}), world_size=1)
+    long = service.launch(yaml.safe_dump({**config, "max_steps": 100000, "save_steps": 2}), world_size=1)
     script = (service.runs_dir / two["id"] / "job.sbatch").read_text()
     assert "--ntasks=2 --ntasks-per-node=2" in script and "--num_machines 2" in script
-    assert "GRPO_WEB" not in script
+    assert "#SBATCH --requeue" in script and "GRPO_WEB" not in script
+
+    # Slurm requeues the long run (as after a preemption): it starts again and goes on from its newest checkpoint
+    wait_for(lambda: service.run(long["id"])["checkpoints"], 300, "a first checkpoint",
+             lambda: service.run_log(long["id"]))
+    before = service.run(long["id"])
+    saved, job = int(before["checkpoints"][-1].split("-")[1]), before["slurm"]["job_id"]
+    for command in (["scontrol", "requeue", job], ["scontrol", "update", f"JobId={job}", "StartTime=now"]):
+        subprocess.run(command, check=True, timeout=30)  # StartTime: no 2-minute wait before the restart
 
     run = service.wait_state(two["id"], ("running", "succeeded"), 240)
     assert run["backend"] == "slurm" and run["slurm"]["job_id"].isdigit()
-    service.stop(signal.SIGKILL)  # the job goes on without the service
-    service = make_service(GRPO_WEB_RUNS_BACKEND="slurm", GRPO_WEB_RUNS_MAX_PROCESSES=2,
-                           GRPO_WEB_RUNS_SLURM_PROCESSES_PER_NODE=2, GRPO_WEB_RUNS_SLURM_TASKS_PER_NODE=2,
-                           GRPO_WEB_RUNS_SLURM_POLL_S=1)
+    service.stop(signal.SIGKILL)  # the jobs go on without the service
+    service = make_service(**SLURM_SERVICE)
     done = service.wait_state(two["id"], ("succeeded", "failed", "cancelled"), 300)
     assert (done["state"], done["exit_code"]) == ("succeeded", 0), service.run_log(two["id"])
     assert done["slurm"]["state"] == "COMPLETED" and done["world_size"] == 2
-    assert [m["step"] for m in done["metrics"]] == list(range(1, 11)) and rising(done["metrics"])
+    assert steps(done) == list(range(1, 11)) and rising(done["metrics"])
     assert done["checkpoints"] == ["checkpoint-5", "checkpoint-10"]
     log = service.run_log(two["id"])
     assert "following Slurm job" in log and log.rstrip().endswith("run succeeded")
 
-    service.wait_state(doomed["id"], ("running",), 240)
+    def restarted() -> bool:
+        found = steps(service.run(long["id"]))
+        return any(b <= a for a, b in zip(found, found[1:]))
+
+    wait_for(restarted, 240, "the requeued run to train again", lambda: service.run_log(long["id"]))
+    found = steps(service.run(long["id"]))
+    again = next(b for a, b in zip(found, found[1:]) if b <= a)
+    assert (again - 1) % 2 == 0 and again - 1 >= saved  # from its newest checkpoint (every 2 steps), not step 1
+    log = service.run_log(long["id"])
+    assert "DUE TO JOB REQUEUE" in log and "(restart 1)" in log and "PENDING, Reason=BeginTime" in log
     with service.client() as client:
-        assert client.post(f"/api/v1/runs/{doomed['id']}/cancel").status_code == 202
-    cancelled = service.wait_state(doomed["id"], ("cancelled", "failed", "succeeded"), 60)
+        assert client.post(f"/api/v1/runs/{long['id']}/cancel").status_code == 202
+    cancelled = service.wait_state(long["id"], ("cancelled", "failed", "succeeded"), 60)
     assert cancelled["state"] == "cancelled", cancelled
     assert cancelled["reason"].startswith("cancelled on request; Slurm job ") and "(CANCELLED" in cancelled["reason"]
+    assert cancelled["checkpoints"]  # kept
     with service.client() as client:
-        assert client.post(f"/api/v1/runs/{doomed['id']}/cancel").status_code == 409
+        assert client.post(f"/api/v1/runs/{long['id']}/cancel").status_code == 409
 
 
 def test_the_killed_job_resumes_from_its_last_checkpoint(killed, resumed):

@@ -97,8 +97,9 @@ class RunManager:
             output = str(output_dir or run_dir / "output")
             self._refuse_busy(output)
             launcher.write_config(run_dir, config_text, config_format)
-            run = self.store.insert(id=run_id, state="queued", backend=self.settings.runs_backend, config_text=config_text, config_format=config_format,
-                                    world_size=world_size, output_dir=output, run_dir=str(run_dir),
+            run = self.store.insert(id=run_id, state="queued", config_text=config_text, config_format=config_format,
+                                    backend=self.settings.runs_backend, world_size=world_size, output_dir=output,
+                                    run_dir=str(run_dir),
                                     resume_checkpoint=str(resume_checkpoint) if resume_checkpoint else None,
                                     resumed_from=parent.id if parent else None, warnings=warnings)
             if resuming or parent:
