@@ -7,6 +7,8 @@ One reading for everyone who acts on it: the trainer (grpo_runtime.checkpoint), 
 from __future__ import annotations
 
 import enum
+import re
+from pathlib import Path
 from typing import Any
 
 
@@ -32,11 +34,8 @@ def resume_target(value: Any) -> Resume | str | None:
 CHECKPOINT_STATE_FILE = "runtime_state.json"
 
 
-def complete_checkpoints(output_dir: Any) -> list[Any]:
+def complete_checkpoints(output_dir: str | Path) -> list[Path]:
     """The complete checkpoint-STEP folders of output_dir, oldest first (the ones a resume can start from)."""
-    import re
-    from pathlib import Path
-
     found = [(int(m.group(1)), p) for p in Path(output_dir).glob("checkpoint-*")
              if (m := re.fullmatch(r"checkpoint-(\d+)", p.name)) and (p / CHECKPOINT_STATE_FILE).is_file()]
     return [path for _, path in sorted(found)]
