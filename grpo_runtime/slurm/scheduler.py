@@ -10,7 +10,6 @@ A job none of them knows is reported as unknown, never guessed.
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 from dataclasses import dataclass
@@ -71,10 +70,6 @@ class JobStatus:
         if self.state == "FAILED" and self.exit_code is not None:
             words += f" with exit code {self.exit_code}"
         return f"Slurm job {self.job_id} {words} ({said})"
-
-
-def slurm_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    return {**os.environ, **(extra or {})}
 
 
 def _run(command: list[str], env: dict[str, str] | None) -> subprocess.CompletedProcess:

@@ -5,12 +5,13 @@ root, which slurmd needs) are missing; scripts/test.sh installs Debian's package
 from __future__ import annotations
 
 import os
-import sys
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from tests.runs.conftest import make_service  # noqa: F401  (a real `grpo serve`, as the runs tests start it)
 from tests.slurm.cluster import Cluster, why_unavailable
 
 CHILD_ENV = {"HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1", "TRANSFORMERS_VERBOSITY": "error",
@@ -50,6 +51,3 @@ def grpo(*args: str, timeout: float = 300, cwd: Path | None = None) -> subproces
     """The `grpo` command, as a user runs it."""
     return subprocess.run([sys.executable, "-m", "grpo_schema", *args], capture_output=True, text=True,
                           timeout=timeout, cwd=cwd)
-
-
-from tests.runs.conftest import make_service  # noqa: E402,F401  (a real `grpo serve`, as the runs tests use)
