@@ -111,6 +111,14 @@ class Cluster:
         return {"SLURM_CONF": str(self.conf)}
 
     def start(self) -> "Cluster":
+        try:
+            self._start()
+        except BaseException:
+            self.stop()  # a cluster that did not come up leaves no daemon behind
+            raise
+        return self
+
+    def _start(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
         for name in ("state", "spool"):
             (self.root / name).mkdir(exist_ok=True)
@@ -124,7 +132,6 @@ class Cluster:
             self.processes.append(subprocess.Popen([_binary(daemon), "-D", "-f", str(self.conf)], env=env,
                                                    stdout=log, stderr=subprocess.STDOUT))
         self._wait_idle()
-        return self
 
     def _start_munge(self) -> None:
         munge = pwd.getpwnam("munge")
@@ -170,9 +177,9 @@ class Cluster:
 
     def stop(self) -> None:
         """Cancel every job, then stop the daemons (slurmd last but one, munged last)."""
-        env = {**os.environ, **self.env}
-        subprocess.run(["scancel", "--full", "--quiet", "--user", pwd.getpwuid(os.getuid()).pw_name], env=env,
-                       capture_output=True, timeout=30)
+        if self.conf.exists() and any(process.poll() is None for process in self.processes):
+            subprocess.run(["scancel", "--full", "--quiet", "--user", pwd.getpwuid(os.getuid()).pw_name],
+                           env={**os.environ, **self.env}, capture_output=True, timeout=30)
         for process in reversed(self.processes):
             if process.poll() is None:
                 process.terminate()
