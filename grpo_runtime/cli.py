@@ -164,9 +164,15 @@ def launch_command(argv: list[str]) -> int:
     (default: num_processes from the file, else 1), export `env:`, then `accelerate launch` N copies of
     `python -m grpo_runtime.train FILE` (they inherit the env). The file's launch keys (num_machines,
     main_process_ip, ...) become accelerate flags; flags on the command line win."""
+    if "--slurm" in argv:  # submit to the cluster's scheduler instead (grpo_runtime.slurm, docs/runs.md)
+        from .slurm.cli import launch_slurm
+
+        return launch_slurm(argv)
     parser = argparse.ArgumentParser(prog="grpo launch")
     _config_arguments(parser)
     parser.add_argument("--num-processes", "--num_processes", dest="num_processes", type=int, default=None)
+    parser.add_argument("--slurm", action="store_true", help="submit to Slurm instead; options: grpo launch FILE "
+                                                            "--slurm --help")
     args, accelerate_args = parser.parse_known_args(argv)
     overrides = list(args.overrides)
     if args.num_processes is not None:  # the command line wins; the children then agree with this check

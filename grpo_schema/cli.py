@@ -299,6 +299,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         ("train", "grpo_runtime.cli", "train_command", "runtime", "train on this machine, one process"),
         ("launch", "grpo_runtime.cli", "launch_command", "runtime", "train with accelerate launch"),
         ("demo", "grpo_runtime.cli", "demo_command", "runtime", "write a tiny offline demo run"),
+        ("slurm", "grpo_runtime.slurm.cli", "slurm_command", "",
+         "status, logs, cancel and resume of jobs from `grpo launch --slurm`"),
         ("explain", "grpo_schema.explain", "explain_command", "", "show the batch schedule, micro-step by micro-step"),
         ("migrate", "grpo_schema.migrate", "migrate_command", "", "rewrite renamed and removed keys for TRL 1.16"),
         ("plan", "grpo_schema.hardware.command", "plan_command", "", "per-GPU memory and run time on declared "
@@ -340,7 +342,7 @@ def split_trl_tokens(argv: list[str]) -> tuple[list[str], list[str]]:
     return ours, trl
 
 
-_PASSTHROUGH = {"serve", "train", "launch", "demo", "explain", "migrate", "plan"}
+_PASSTHROUGH = {"serve", "train", "launch", "demo", "explain", "migrate", "plan", "slurm"}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

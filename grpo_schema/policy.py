@@ -48,6 +48,12 @@ X_BUSY = declare(
     "GRPO-X007", "error", "output_dir in use by another run",
     "Two runs writing the same output_dir would overwrite each other's checkpoints and metrics.")
 
+X_NODES = declare(
+    "GRPO-X008", "error", "world size that does not fill the service's Slurm nodes",
+    "A service that submits runs to Slurm gives every node the same number of training processes, set by its "
+    "operator: a run's world size must be a whole number of nodes (or fit on one), and at most the operator's "
+    "number of nodes.")
+
 
 @dataclass(frozen=True)
 class ServicePolicy:
@@ -60,6 +66,8 @@ class ServicePolicy:
     allow_trust_remote_code: bool = False
     allow_outside_runs_dir: bool = False
     max_processes: int = 1
+    slurm_node_processes: int | None = None  # runs are Slurm jobs with this many processes per node
+    slurm_max_nodes: int = 1
 
 
 def service_policy(result: CheckResult, policy: ServicePolicy, profiles: Iterable[str] = ()) -> list[Diagnostic]:
@@ -67,7 +75,8 @@ def service_policy(result: CheckResult, policy: ServicePolicy, profiles: Iterabl
     if result.config is None:
         return []
     found = [*_reward_imports(result, policy), *_env_names(result, policy), *_remote_code(result, policy),
-             *_paths(result, policy), *_profiles(profiles), *_processes(result, policy)]
+             *_paths(result, policy), *_profiles(profiles), *_processes(result, policy),
+             *_slurm_nodes(result, policy)]
     return [_placed(result, diag) for diag in found]
 
 
@@ -188,6 +197,30 @@ def _processes(result: CheckResult, policy: ServicePolicy) -> Iterator[Diagnosti
         yield Diagnostic(X_PROCESSES, "error", f"the run asks for {result.world_size} processes; this service "
                          f"starts at most {policy.max_processes}", fields=fields,
                          hint=f"use a world size of at most {policy.max_processes} (GRPO_WEB_RUNS_MAX_PROCESSES)")
+
+
+def slurm_nodes(world_size: int, node_processes: int) -> int | None:
+    """Nodes of a run on the operator's Slurm nodes: whole nodes, or one node holding the whole run."""
+    if world_size <= node_processes:
+        return 1
+    return world_size // node_processes if world_size % node_processes == 0 else None
+
+
+def _slurm_nodes(result: CheckResult, policy: ServicePolicy) -> Iterator[Diagnostic]:
+    per_node = policy.slurm_node_processes
+    if per_node is None:
+        return
+    nodes = slurm_nodes(result.world_size, per_node)
+    fields = ("num_processes",) if "num_processes" in result.raw else ()
+    if nodes is None:
+        yield Diagnostic(X_NODES, "error", f"world size {result.world_size} is not a whole number of this service's "
+                         f"Slurm nodes ({per_node} training processes each)", fields=fields,
+                         hint=f"use a multiple of {per_node}, or at most {per_node}")
+    elif nodes > policy.slurm_max_nodes:
+        yield Diagnostic(X_NODES, "error", f"world size {result.world_size} needs {nodes} Slurm nodes of {per_node} "
+                         f"processes; this service gives a run at most {policy.slurm_max_nodes}", fields=fields,
+                         hint=f"use a world size of at most {per_node * policy.slurm_max_nodes} "
+                              "(GRPO_WEB_RUNS_SLURM_MAX_NODES)")
 
 
 def _placed(result: CheckResult, diag: Diagnostic) -> Diagnostic:

@@ -7,6 +7,8 @@ One reading for everyone who acts on it: the trainer (grpo_runtime.checkpoint), 
 from __future__ import annotations
 
 import enum
+import re
+from pathlib import Path
 from typing import Any
 
 
@@ -25,3 +27,15 @@ def resume_target(value: Any) -> Resume | str | None:
     if value is True or (isinstance(value, str) and value.strip().lower() == "true"):
         return LATEST
     return str(value)
+
+
+# The file grpo_runtime writes last into a checkpoint, once every process has saved (grpo_runtime.checkpoint
+# STATE_FILE): a checkpoint without it was cut short and cannot be resumed from.
+CHECKPOINT_STATE_FILE = "runtime_state.json"
+
+
+def complete_checkpoints(output_dir: str | Path) -> list[Path]:
+    """The complete checkpoint-STEP folders of output_dir, oldest first (the ones a resume can start from)."""
+    found = [(int(m.group(1)), p) for p in Path(output_dir).glob("checkpoint-*")
+             if (m := re.fullmatch(r"checkpoint-(\d+)", p.name)) and (p / CHECKPOINT_STATE_FILE).is_file()]
+    return [path for _, path in sorted(found)]

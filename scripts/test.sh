@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up a development environment from nothing (idempotent) and run the whole test suite.
 #   VENV=path        where the virtual environment lives (default .venv)
-#   SKIP_SYSTEM=1    skip apt-get (Chromium) and npm (yaml-language-server) installs
+#   SKIP_SYSTEM=1    skip apt-get (Chromium, Slurm) and npm (yaml-language-server) installs
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export VENV=${VENV:-.venv}
@@ -11,6 +11,12 @@ if [ "${SKIP_SYSTEM:-0}" != 1 ]; then
   if ! [ -x /usr/bin/chromium ] && command -v apt-get >/dev/null; then
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
       || echo "warning: could not install chromium; browser tests will be skipped" >&2
+  fi
+  # A real one-node Slurm cluster for tests/slurm (started by a fixture as root, in a temporary folder).
+  if ! [ -x /usr/sbin/slurmctld ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+        slurmctld slurmd slurm-client munge >/dev/null) \
+      || echo "warning: could not install Slurm; the Slurm cluster tests will be skipped" >&2
   fi
   if [ -f tests/lsp/package.json ] && command -v npm >/dev/null; then
     (cd tests/lsp && npm ci --no-audit --no-fund --loglevel=error) \

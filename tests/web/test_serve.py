@@ -126,3 +126,13 @@ def test_page_and_assets_carry_a_strict_csp(live_server):
     assert "default-src 'self'" in page.headers["content-security-policy"]
     assert script.status_code == 200 and "javascript" in script.headers["content-type"]
     assert "content-security-policy" in script.headers and "content-security-policy" not in api.headers
+
+
+def test_the_slurm_backend_imports_no_torch():
+    """A service that submits Slurm jobs loads the stdlib-only Slurm engine, never the trainer."""
+    code = ("import sys; import web.runs.slurm as s; from web.settings import Settings;"
+            "s.layout_for(Settings(runs_backend='slurm'), 1, None); s._scheduler();"
+            "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'transformers'));"
+            "print(bad); sys.exit(1 if bad or 'grpo_runtime.slurm.scheduler' not in sys.modules else 0)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ})
+    assert done.returncode == 0, done.stdout + done.stderr

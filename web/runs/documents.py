@@ -24,7 +24,9 @@ def summary(run: Run, store: Store) -> dict[str, Any]:
         "finished_at": _when(run.finished_at), "world_size": run.world_size, "output_dir": run.output_dir,
         "resumed_from": run.resumed_from, "resume_from_checkpoint": run.resume_checkpoint,
         "cancel_requested": run.cancel_requested_at is not None,
-        "step": latest.get("step") if latest else None, "latest": latest,
+        "step": latest.get("step") if latest else None, "latest": latest, "backend": run.backend,
+        "slurm": {"job_id": run.slurm_job_id, "state": run.slurm_state, "reason": run.slurm_reason}
+        if run.backend == "slurm" else None,
     }
 
 

@@ -17,7 +17,7 @@ import threading
 import time
 from pathlib import Path
 
-from web.runs import launcher, outputs, procs
+from web.runs import launcher, outputs, procs, slurm
 from web.runs.settings import RunsSettings
 from web.runs.store import ACTIVE, Run, Store
 
@@ -50,6 +50,7 @@ class RunManager:
         self._lock = threading.RLock()
         self._popens: dict[str, subprocess.Popen] = {}  # runs this process started (others: by pid)
         self._killed: set[str] = set()
+        self._asked: dict[str, float] = {}  # when Slurm was last asked about each job
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._supervise, name="runs-supervisor", daemon=True)
 
@@ -78,7 +79,7 @@ class RunManager:
 
     def tick(self) -> None:
         with self._lock:
-            for run in self.store.list(("running",)):
+            for run in self.store.list(("running",)) + self._submitted():
                 self._watch(run)
             self._pump()
 
@@ -97,7 +98,8 @@ class RunManager:
             self._refuse_busy(output)
             launcher.write_config(run_dir, config_text, config_format)
             run = self.store.insert(id=run_id, state="queued", config_text=config_text, config_format=config_format,
-                                    world_size=world_size, output_dir=output, run_dir=str(run_dir),
+                                    backend=self.settings.runs_backend, world_size=world_size, output_dir=output,
+                                    run_dir=str(run_dir),
                                     resume_checkpoint=str(resume_checkpoint) if resume_checkpoint else None,
                                     resumed_from=parent.id if parent else None, warnings=warnings)
             if resuming or parent:
@@ -114,7 +116,9 @@ class RunManager:
                 return None
             if run.finished:
                 raise RunConflict(f"run {run_id} has already {run.state}")
-            if run.state == "queued":
+            if run.slurm_job_id is not None:
+                self._cancel_job(run)
+            elif run.state == "queued":
                 self._finish(run, "cancelled", None, "cancelled before it started")
             elif run.cancel_requested_at is None:
                 self.store.update(run_id, cancel_requested_at=time.time())
@@ -143,8 +147,18 @@ class RunManager:
             if other.output_dir == output_dir:
                 raise OutputBusy(other.id, output_dir)
 
+    def _submitted(self) -> list[Run]:
+        """Queued runs that are already Slurm jobs (pending in Slurm's queue)."""
+        return [run for run in self.store.queued() if run.slurm_job_id is not None]
+
     def _pump(self) -> None:
-        """Start the oldest queued runs while fewer than runs_max_concurrent are running."""
+        """Start the oldest queued runs while fewer than runs_max_concurrent are running. With the Slurm backend
+        every queued run is submitted at once: Slurm's queue decides when it starts."""
+        if self.settings.runs_backend == "slurm":
+            for run in self.store.queued():
+                if run.slurm_job_id is None:
+                    self._submit_job(run)
+            return
         free = self.settings.runs_max_concurrent - len(self.store.list(("running",)))
         for run in self.store.queued()[:max(free, 0)]:
             self._start(run)
@@ -162,6 +176,9 @@ class RunManager:
         log.info("run %s started (pid %s)", run.id, started.pid)
 
     def _watch(self, run: Run) -> None:
+        if run.backend == "slurm":
+            self._watch_job(run)
+            return
         outputs.ingest_metrics(self.store, run)
         ended, code = self._exit_status(run)
         if not ended:
@@ -205,9 +222,60 @@ class RunManager:
         self._killed.discard(run.id)
         log.info("run %s %s%s", run.id, state, f" ({reason})" if reason else "")
 
+    # --- Slurm jobs (web.runs.slurm) ---------------------------------------------------------------------------
+    def _submit_job(self, run: Run) -> None:
+        try:
+            job_id, spec = slurm.submit(run, self.settings)
+        except (slurm.SlurmError, ValueError, OSError) as error:
+            self._finish(run, "failed", None, f"the run could not be submitted to Slurm: {error}")
+            return
+        self.store.update(run.id, slurm_job_id=job_id, slurm_state="PENDING")
+        _note(run, f"submitted to Slurm as job {job_id}: {spec.layout.describe()} (script {spec.script_path})")
+        log.info("run %s submitted to Slurm as job %s", run.id, job_id)
+
+    def _cancel_job(self, run: Run) -> None:
+        """scancel; Slurm signals every task and kills what is left after its KillWait. The end is Slurm's."""
+        self.store.update(run.id, cancel_requested_at=run.cancel_requested_at or time.time())
+        try:
+            slurm.cancel(run)
+        except slurm.SlurmError as error:  # e.g. the job ended meanwhile: the next look settles the run
+            _note(run, f"cancel requested: {error}")
+            return
+        _note(run, f"cancel requested: scancel {run.slurm_job_id}")
+        self._asked.pop(run.id, None)  # look again at once
+
+    def _watch_job(self, run: Run) -> None:
+        outputs.ingest_metrics(self.store, run)
+        now = time.monotonic()
+        if now - self._asked.get(run.id, -1e9) < self.settings.runs_slurm_poll_s:
+            return
+        self._asked[run.id] = now
+        try:
+            found = slurm.status(run)
+        except slurm.SlurmError as error:  # the controller did not answer: ask again later, decide nothing
+            log.warning("run %s: %s", run.id, error)
+            return
+        if found is None:
+            self._finish(run, "failed", None, slurm.forgotten(run))
+            return
+        if (found.state, found.reason) != (run.slurm_state, run.slurm_reason):
+            self.store.update(run.id, slurm_state=found.state, slurm_reason=found.reason)
+            _note(run, found.describe())
+        if not found.finished:
+            if not found.pending and run.state == "queued":
+                self.store.update(run.id, state="running", started_at=time.time())
+            return
+        outputs.ingest_metrics(self.store, self.store.get(run.id))
+        self._asked.pop(run.id, None)
+        state, code, reason = slurm.outcome(found, run.cancel_requested_at is not None)
+        self._finish(self.store.get(run.id), state, code, reason)
+
     def _recover(self) -> None:
-        """Runs marked running by a service that is gone: re-attach to the living, settle the rest."""
-        for run in self.store.list(("running",)):
+        """Runs marked running by a service that is gone: re-attach to the living, settle the rest. Slurm jobs
+        are followed again by their job id."""
+        for run in self._submitted() + self.store.list(("running",), backend="slurm"):
+            _note(run, f"service restarted: following Slurm job {run.slurm_job_id} again")
+        for run in self.store.list(("running",), backend="local"):
             if run.pid is None:  # the service died between starting the process and recording it
                 pid, started = launcher.recorded_process(Path(run.run_dir))
                 self.store.update(run.id, pid=pid, pid_start=started)

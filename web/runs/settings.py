@@ -6,6 +6,7 @@ Everything a client could use to run its own code is off by default; each allowa
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings
@@ -41,6 +42,30 @@ class RunsSettings(BaseSettings):
     runs_allow_outside_dir: bool = Field(False, description="allow output_dir and resume_from_checkpoint "
                                                             "anywhere (absolute paths, '..')")
 
+    # Slurm: runs become batch jobs of the operator's cluster (web.runs.slurm). Clients choose only the world
+    # size; every sbatch option is the operator's.
+    runs_backend: Literal["local", "slurm"] = Field("local", description="where runs train: 'local' processes "
+                                                    "of this machine, or 'slurm' jobs (sbatch)")
+    runs_slurm_partition: str | None = Field(None, description="sbatch --partition")
+    runs_slurm_account: str | None = Field(None, description="sbatch --account")
+    runs_slurm_qos: str | None = Field(None, description="sbatch --qos")
+    runs_slurm_time: str | None = Field(None, description="sbatch --time: the time limit of every run's job")
+    runs_slurm_gpus_per_node: int = Field(0, ge=0, description="GPUs per node (0: CPU nodes)")
+    runs_slurm_processes_per_node: int | None = Field(None, ge=1, description="training processes per node "
+                                                      "(default: the GPUs per node, else 1)")
+    runs_slurm_tasks_per_node: int = Field(1, ge=1, description="accelerate launchers (srun tasks) per node")
+    runs_slurm_cpus_per_task: int | None = Field(None, ge=1, description="sbatch --cpus-per-task")
+    runs_slurm_max_nodes: int = Field(1, ge=1, description="training nodes of one run at most")
+    runs_slurm_requeue: bool = Field(False, description="let Slurm requeue a preempted run (it resumes from "
+                                                        "its newest complete checkpoint)")
+    runs_slurm_sbatch_args: list[str] = Field(default_factory=list, description="more #SBATCH options for "
+                                              "every run (JSON list, e.g. [\"--constraint=h100\"])")
+    runs_slurm_poll_s: float = Field(5.0, gt=0, description="how often Slurm is asked about each job")
+
+    @property
+    def runs_slurm_node_processes(self) -> int:
+        return self.runs_slurm_processes_per_node or self.runs_slurm_gpus_per_node or 1
+
     @property
     def runs_db_path(self) -> Path:
         return (self.runs_db or self.runs_dir / "runs.sqlite3").expanduser().resolve()
@@ -50,4 +75,6 @@ class RunsSettings(BaseSettings):
             runs_dir=self.runs_dir.expanduser().resolve(), reward_imports=frozenset(self.runs_reward_imports),
             allow_reward_imports=self.runs_allow_reward_imports, env_allowlist=frozenset(self.runs_env_allowlist),
             allow_trust_remote_code=self.runs_allow_trust_remote_code,
-            allow_outside_runs_dir=self.runs_allow_outside_dir, max_processes=self.runs_max_processes)
+            allow_outside_runs_dir=self.runs_allow_outside_dir, max_processes=self.runs_max_processes,
+            slurm_node_processes=self.runs_slurm_node_processes if self.runs_backend == "slurm" else None,
+            slurm_max_nodes=self.runs_slurm_max_nodes)

@@ -37,7 +37,11 @@ CREATE TABLE IF NOT EXISTS runs (
     exit_code INTEGER,
     cancel_requested_at REAL,
     metrics_inode INTEGER,
-    metrics_offset INTEGER NOT NULL DEFAULT 0
+    metrics_offset INTEGER NOT NULL DEFAULT 0,
+    backend TEXT NOT NULL DEFAULT 'local',
+    slurm_job_id TEXT,
+    slurm_state TEXT,
+    slurm_reason TEXT
 );
 CREATE INDEX IF NOT EXISTS runs_state ON runs (state);
 CREATE TABLE IF NOT EXISTS metrics (
@@ -48,6 +52,10 @@ CREATE TABLE IF NOT EXISTS metrics (
     PRIMARY KEY (run_id, seq)
 );
 """
+
+# Columns added after the first release, for databases created before them.
+ADDED_COLUMNS = {"backend": "TEXT NOT NULL DEFAULT 'local'", "slurm_job_id": "TEXT", "slurm_state": "TEXT",
+                 "slurm_reason": "TEXT"}
 
 ACTIVE = ("queued", "running")
 FINISHED = ("succeeded", "failed", "cancelled")
@@ -76,6 +84,10 @@ class Run:
     cancel_requested_at: float | None
     metrics_inode: int | None
     metrics_offset: int
+    backend: str = "local"  # "slurm": a batch job, followed by its job id (web.runs.slurm)
+    slurm_job_id: str | None = None
+    slurm_state: str | None = None  # Slurm's JobState when last asked
+    slurm_reason: str | None = None  # and its Reason
 
     @property
     def finished(self) -> bool:
@@ -96,6 +108,10 @@ class Store:
         self._db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: a commit survives a crash of the process
         self._db.execute("PRAGMA busy_timeout=5000")
         self._db.executescript(SCHEMA)
+        present = {row[1] for row in self._db.execute("PRAGMA table_info(runs)")}
+        for name, kind in ADDED_COLUMNS.items():
+            if name not in present:
+                self._db.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")
 
     def close(self) -> None:
         with self._lock:
@@ -123,10 +139,12 @@ class Store:
         rows = self._rows(f"SELECT {', '.join(COLUMNS)} FROM runs WHERE id = ?", (run_id,))
         return Run(*rows[0]) if rows else None
 
-    def list(self, states: tuple[str, ...] | None = None, limit: int = 1000) -> list[Run]:
-        where = f"WHERE state IN ({', '.join('?' * len(states))})" if states else ""
-        rows = self._rows(f"SELECT {', '.join(COLUMNS)} FROM runs {where} ORDER BY seq DESC LIMIT ?",
-                          (*(states or ()), limit))
+    def list(self, states: tuple[str, ...] | None = None, limit: int = 1000, backend: str | None = None) -> list[Run]:
+        where = [f"state IN ({', '.join('?' * len(states))})"] if states else []
+        where += ["backend = ?"] if backend else []
+        clause = f"WHERE {' AND '.join(where)}" if where else ""
+        rows = self._rows(f"SELECT {', '.join(COLUMNS)} FROM runs {clause} ORDER BY seq DESC LIMIT ?",
+                          (*(states or ()), *([backend] if backend else []), limit))
         return [Run(*row) for row in rows]
 
     def queued(self) -> list[Run]:
