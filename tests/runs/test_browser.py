@@ -94,9 +94,75 @@ def test_the_runs_page_takes_the_token_from_the_link_grpo_serve_prints(page, mak
     service = make_service()
     page.goto(service.url + "/runs")
     page.wait_for_selector("#token-form:not([hidden])")
-    assert "refused the token" in page.inner_text("#message")
+    # without a token the page says one is needed; it never claims there are no runs
+    assert "A token is needed" in page.inner_text("#token-needed") and page.locator("#runs-empty").is_hidden()
+    page.fill("#token", "not-the-token")
+    page.click("#token-form button[type=submit]")
+    page.wait_for_function("() => /refused the token/.test(document.getElementById('message').textContent)")
+    assert page.locator("#runs-empty").is_hidden()
+    page.evaluate("sessionStorage.clear()")
     page.goto("about:blank")  # a new load, as when the link is opened
     page.goto(f"{service.url}/runs#token={TOKEN}")
     page.wait_for_selector("#token-form", state="hidden")
     page.wait_for_function("() => !location.hash.includes('token')")  # not left in the address bar or history
     assert "No runs yet" in page.inner_text("#runs-empty")
+
+
+def shots(page, name: str) -> None:
+    for width in (800, 1920):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.wait_for_timeout(150)
+        shot(page, f"{name}-{width}")
+    page.set_viewport_size({"width": 1366, "height": 900})
+
+
+def test_the_runs_page_works_from_the_keyboard_with_progress_eta_and_a_cancel_that_asks(page, make_service, assets):
+    service = make_service()
+    first = service.launch(run_yaml(assets, max_steps=4, save_steps=2))["id"]
+    service.wait_state(first, ("succeeded",))
+    running = service.launch(run_yaml(assets, max_steps=2000, save_steps=5))["id"]
+    page.goto(f"{service.url}/runs#token={TOKEN}")
+    page.wait_for_selector(f"tr[data-run-id='{running}']")
+    assert page.locator("#runs-empty").is_hidden()
+
+    # keyboard only: Tab reaches the rows, arrows move between them, Enter opens one
+    for _ in range(6):
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.dataset.runId"):
+            break
+    assert page.evaluate("document.activeElement.dataset.runId") == running  # newest first
+    page.keyboard.press("ArrowDown")
+    assert page.evaluate("document.activeElement.dataset.runId") == first
+    page.keyboard.press("Enter")
+    page.wait_for_function(f"() => location.hash === '#run={first}'")
+    page.wait_for_selector("#run-state[data-state=succeeded]")
+    assert page.inner_text("#run-progress-text") == "step 4 of 4 (100%)"
+    page.keyboard.press("ArrowUp")
+    page.keyboard.press("Enter")
+    page.wait_for_function(f"() => location.hash === '#run={running}'")
+
+    # progress bar and ETA while it trains, in the list and in the detail
+    page.wait_for_function("() => /of 2000 \\(\\d+%\\), about .* left/.test("
+                           "document.getElementById('run-progress-text').textContent)", timeout=120_000)
+    assert page.locator(f"tr[data-run-id='{running}'] progress").count() == 1
+    page.wait_for_function("() => /checkpoint-5/.test(document.getElementById('run-facts').textContent)",
+                           timeout=120_000)
+    page.wait_for_function("() => { const t = document.getElementById('run-progress-text').textContent;"
+                           " const m = /step (\\d+)/.exec(t); return m && Number(m[1]) >= 7; }", timeout=120_000)
+    shots(page, "keyboard-progress")
+
+    # cancel asks first, saying what would be lost; keeping it running changes nothing
+    page.focus("#cancel")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#cancel-dialog[open]")
+    question = page.inner_text("#cancel-dialog")
+    assert "since the last checkpoint (step" in question and "will be lost" in question
+    shots(page, "cancel-asks")
+    page.keyboard.press("Escape")
+    page.wait_for_selector("#cancel-dialog", state="detached")
+    assert service.run(running)["state"] == "running"
+    page.focus("#cancel")
+    page.keyboard.press("Enter")
+    page.click("#cancel-dialog-confirm")
+    page.wait_for_selector("#run-state[data-state=cancelled]", timeout=60_000)
+    assert service.run(running)["state"] == "cancelled"

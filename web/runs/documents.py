@@ -28,16 +28,20 @@ def _max_steps(run_id: str, config_text: str) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
-def progress(run: Run, step: int | None) -> dict[str, Any]:
-    """How far the run is: total steps (max_steps), the fraction done, an ETA from the pace since it started (model
-    loading included, so it starts pessimistic), and the steps a cancel would lose since the last checkpoint."""
+def progress(run: Run, latest: dict | None) -> dict[str, Any]:
+    """How far the run is: total steps (max_steps), the fraction done, an ETA (from the runtime's logged step_time,
+    else from the pace since the start, model loading included), and the steps a cancel would lose since the last
+    checkpoint."""
+    step = latest.get("step") if latest else None
     total = _max_steps(run.id, run.config_text)
     done = [outputs.checkpoint_step(c) for c in outputs.checkpoints(run.output_dir) if outputs.complete(c)]
     resumed = Path(run.resume_checkpoint).name if run.resume_checkpoint else ""
     start = outputs.checkpoint_step(Path(resumed)) if outputs.CHECKPOINT.match(resumed) else 0
     eta = None
     if total and step and step > start and run.started_at and run.state == "running":
-        pace = (time.time() - run.started_at) / (step - start)
+        logged = latest.get("step_time")
+        pace = logged if isinstance(logged, (int, float)) and logged > 0 else \
+            (time.time() - run.started_at) / (step - start)
         eta = round(max(total - step, 0) * pace, 1)
     last = max(done) if done else None
     return {"total_steps": total, "fraction": round(min(step / total, 1.0), 4) if total and step else (0.0 if total else None),
@@ -54,7 +58,7 @@ def summary(run: Run, store: Store) -> dict[str, Any]:
         "resumed_from": run.resumed_from, "resume_from_checkpoint": run.resume_checkpoint,
         "cancel_requested": run.cancel_requested_at is not None,
         "step": latest.get("step") if latest else None, "latest": latest,
-        "progress": progress(run, latest.get("step") if latest else None),
+        "progress": progress(run, latest),
     }
 
 

@@ -26,7 +26,7 @@ function fixLabel(fix) {
 // "valid for world sizes 7, 14, 21" -> [7, 14, 21]
 export function worldSizesIn(text) {
   const found = /world sizes? ((?:\d+(?:, | or | and |, or )?)+)/.exec(text || "");
-  return found ? [...found[1].matchAll(/\d+/g)].map((m) => Number(m[0])).filter((n) => n >= 1).slice(0, 8) : [];
+  return found ? [...found[1].matchAll(/\d+/g)].map((m) => Number(m[0])).filter((n) => n >= 1) : [];
 }
 
 // "validate with --profile open-r1" -> "open-r1"
@@ -68,7 +68,9 @@ export class DiagnosticsView {
 
   // Fix buttons, world-size buttons for the sizes a hint names, and "use the profile" for a profile's key.
   actions(diag, fixes) {
-    const sizes = worldSizesIn(diag.hint);
+    // a few sizes, not one a fix already offers as num_processes
+    const offered = new Set(fixes.map((f) => f.set?.num_processes).filter(Boolean));
+    const sizes = worldSizesIn(diag.hint).filter((n) => !offered.has(n)).slice(0, 4);
     const profile = profileIn(diag.hint);
     const buttons = [
       ...fixes.map((fix) => el("button", {

@@ -164,8 +164,11 @@ async function act(action) {
 
 // Cancelling loses what was trained since the last checkpoint: say how much, and ask.
 async function confirmCancel() {
-  const run = view?.detail;
-  if (!run) return;
+  if (!view?.detail) return;
+  let run = view.detail;
+  try { // the latest step and checkpoint, not those of the last poll
+    run = await call(`/${view.id}?metrics_after=${Number.MAX_SAFE_INTEGER}`);
+  } catch { /* the last poll's numbers will do */ }
   const p = run.progress || {};
   const since = p.steps_since_checkpoint;
   const lost = run.state === "queued" ? "It has not started: nothing is lost."
