@@ -84,7 +84,7 @@ def export_config(config: dict[str, Any], schema_url: str, source: str | None = 
                 return Exported(text, ["Written into the imported file: its comments and key order are kept.",
                                        *notes], kept_source=True)
             except EditError as exc:
-                notes.append(f"The imported file's comments could not be kept ({exc}); the config is written anew.")
+                notes.insert(0, f"The imported file's comments could not be kept ({exc}); the config is written anew.")
         else:
-            notes.append("The imported text is not a YAML mapping; the config is written anew.")
+            notes.insert(0, "The imported text is not a YAML mapping; the config is written anew.")
     return Exported(config_yaml(config, schema_url), notes)
