@@ -5,6 +5,7 @@ grpo_schema.yamledit (the engine behind `grpo migrate` and `grpo validate --fix`
 removed keys leave their comments, changed values are rewritten on their own line, new keys are appended. Values
 the form did not change are not rewritten, so `1.0` stays `1.0` and every comment and key order stays. Without a
 file, or when an edit cannot be made in the text, the canonical writer (web.yamltext) writes the whole config.
+Either way the first line is the schema modeline for editors (added above an imported file that has none).
 
 `world_size`: the toolbar's world size. Written as `num_processes` (the key `accelerate launch`, `grpo validate`
 and `grpo launch` read) unless the caller asks not to; either way a note says what the file declares.
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from grpo_schema.diagnostics import Fix
+from grpo_schema.export import modeline
 from grpo_schema.loader import load_yaml
 from grpo_schema.yamledit import EditError, apply_fix_to_text
 from web.yamltext import config_yaml
@@ -60,7 +62,8 @@ def with_world_size(config: dict[str, Any], world_size: int | None, write: bool)
             "accelerate launch read it)."]
     current = f"num_processes: {declared}" if declared is not None else "no num_processes (1 process)"
     return config, [f"The toolbar's world size {world_size} is NOT in this file ({current}): pass "
-                    f"--world-size {world_size} to grpo validate and --num_processes {world_size} to accelerate launch."]
+                    f"--world-size {world_size} to grpo validate and --num_processes {world_size} to accelerate "
+                    "launch."]
 
 
 def edit_of(old: dict[str, Any], new: dict[str, Any], renames: dict[str, str]) -> Fix:
@@ -81,6 +84,8 @@ def export_config(config: dict[str, Any], schema_url: str, source: str | None = 
         if loaded.ok and isinstance(loaded.data, dict):
             try:
                 text = apply_fix_to_text(source, edit_of(loaded.data, config, renames or {}))
+                if "yaml-language-server:" not in text.split("\n", 1)[0]:  # editors find the schema from it
+                    text = modeline(schema_url) + "\n" + text
                 return Exported(text, ["Written into the imported file: its comments and key order are kept.",
                                        *notes], kept_source=True)
             except EditError as exc:

@@ -49,7 +49,8 @@ def test_export_into_the_source_equals_grpo_migrate_and_keeps_floats():
     exported = export_config(json.loads(json.dumps(config)), "https://example/schema.json", source=SOURCE,
                              renames={"torch_dtype": "dtype"})
     expected, done, _ = migrate_text(SOURCE, check_text(SOURCE, suggest_fixes=False).diagnostics)
-    assert done and exported.kept_source and exported.yaml == expected
+    assert done and exported.kept_source
+    assert exported.yaml == "# yaml-language-server: $schema=https://example/schema.json\n" + expected
     assert "beta: 0.0   # no KL" in exported.yaml and "temperature: 1.0" in exported.yaml
 
 
@@ -134,7 +135,8 @@ def test_local_pickers_list_the_hub_cache_and_folders_and_preview_rows(tmp_path,
     (work / "tiny-model").mkdir(parents=True)
     (work / "tiny-model" / "config.json").write_text("{}")
     (work / "data").mkdir()
-    (work / "data" / "train.jsonl").write_text("".join(json.dumps({"prompt": f"p{i}", "n": i}) + "\n" for i in range(9)))
+    rows = (json.dumps({"prompt": f"p{i}", "n": i}) + "\n" for i in range(9))
+    (work / "data" / "train.jsonl").write_text("".join(rows))
     (work / "secret.txt").write_text("no")
     found = local_entries(work)
     assert {"name": "Qwen/Qwen2.5-0.5B", "where": "Hub cache"} in found["models"]

@@ -107,7 +107,8 @@ def _rows(path: Path) -> list[Any]:
     if path.stat().st_size > 20_000_000:
         raise HTTPException(422, "that JSON file is too large to preview; JSON Lines files are read row by row")
     data = json.loads(path.read_text(encoding="utf-8"))
-    return (data if isinstance(data, list) else data.get("data", [data]) if isinstance(data, dict) else [])[:PREVIEW_ROWS]
+    rows = data if isinstance(data, list) else data.get("data", [data]) if isinstance(data, dict) else []
+    return rows[:PREVIEW_ROWS]
 
 
 def _cell(value: Any) -> Any:

@@ -44,7 +44,8 @@ def progress(run: Run, latest: dict | None) -> dict[str, Any]:
             (time.time() - run.started_at) / (step - start)
         eta = round(max(total - step, 0) * pace, 1)
     last = max(done) if done else None
-    return {"total_steps": total, "fraction": round(min(step / total, 1.0), 4) if total and step else (0.0 if total else None),
+    fraction = round(min(step / total, 1.0), 4) if total and step else (0.0 if total else None)
+    return {"total_steps": total, "fraction": fraction,
             "eta_seconds": eta, "last_checkpoint_step": last,
             "steps_since_checkpoint": (step - (last or start)) if step is not None else None}
 
