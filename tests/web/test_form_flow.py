@@ -442,6 +442,7 @@ def test_command_preview_saved_configs_and_sharding(page):
     page.select_option("#sharding", "zero3")
     page.check("#sharding-offload")
     wait_validated(page, before)
+    wait_status(page, "^Valid at world size 8")
     zero = state(page)["deepspeed"]["zero_optimization"]
     assert zero["stage"] == 3 and zero["offload_param"]["device"] == "cpu"
     page.click("#command-open")
