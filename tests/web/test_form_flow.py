@@ -153,6 +153,21 @@ def shots(page, name: str, widths=(800, 1920)) -> None:
     page.set_viewport_size(size)
 
 
+def one_scroll_at_800(page) -> None:
+    """At 800 px the page scrolls as one: no pane is a scroll box of its own."""
+    size = page.viewport_size
+    page.set_viewport_size({"width": 800, "height": 900})
+    page.wait_for_timeout(150)
+    boxes = page.evaluate("""() => ['.form-pane', '.side-pane', '.runs-list', '.run-detail']
+        .map(s => document.querySelector(s)).filter(Boolean)
+        .filter(n => n.scrollHeight > n.clientHeight + 2 && getComputedStyle(n).overflowY !== 'visible')
+        .map(n => n.className)""")
+    assert boxes == []
+    assert page.evaluate("document.documentElement.scrollHeight > window.innerHeight")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 800
+    page.set_viewport_size(size)
+
+
 def validations(page) -> int:
     return int(page.evaluate("document.body.dataset.validations || 0"))
 
@@ -222,6 +237,7 @@ def test_the_config_survives_reload_back_the_runs_link_and_launch_back(page):
     assert "as you left it" in page.inner_text("#notice")
     assert "world size 8" in page.inner_text("#status")
     shots(page, "01-restored-after-reload")
+    one_scroll_at_800(page)
 
     page.click("a[href='/runs']")
     page.wait_for_url("**/runs")
@@ -466,3 +482,22 @@ def test_command_preview_saved_configs_and_sharding(page):
     page.click("#ask-dialog-confirm")
     assert state(page) == saved
     assert page.input_value("#sharding") == "zero3"
+
+
+TRICKY = {
+    "model_name_or_path": "Qwen/Qwen2.5-1.5B-Instruct", "learning_rate": 1e-6, "beta": 0.04, "max_steps": -1,
+    "bf16": True, "push_to_hub": False, "hub_model_id": None, "run_name": "yes", "seed_text": "8",
+    "lr_text": "1e-6", "empty": "", "system_prompt": "line one\n  line two: with colon # and hash",
+    "chat": "quote \" and 'single' and é ✓", "reward_funcs": ["accuracy_reward", "format"], "report_to": [],
+    "reward_weights": [1, 0.5], "model_init_kwargs": {"attn_implementation": "sdpa", "nested": {"a": [1, {"b": None}]}},
+    "datasets": [{"path": "a/b", "split": "train"}, {"path": "c", "columns": ["x", "y"]}], "env": {},
+    "big": 123456789012, "tiny": 2.5e-12, "weird key: colon": "v", "null_text": "null", "tilde": "~", "eps": 1e-7,
+}
+
+
+def test_the_offline_yaml_writer_reads_back_as_the_same_config(page):
+    text = page.evaluate("(config) => import('/static/js/yamlwrite.js').then((m) => m.toYaml(config))", TRICKY)
+    loaded = load_yaml(text)
+    assert loaded.ok, loaded.diagnostics
+    assert loaded.data == TRICKY and list(loaded.data) == list(TRICKY)
+    assert "eps: 1.0e-07" in text  # JavaScript writes 1e-7, which YAML 1.1 reads as text
