@@ -101,6 +101,10 @@ function setupSaved(app, { announce }) {
         app.state.restore(all[name], "restore");
         $("world-size").value = all[name].worldSize || "";
         app.form.refreshAll();
+        if ((all[name].profile || "") !== $("profile").value) { // its profile too (the form reloads its schema)
+          $("profile").value = all[name].profile || "";
+          $("profile").dispatchEvent(new Event("change"));
+        }
         dialog.close();
         announce(el("span", { text: `Opened ${name}.` }));
       } }), " ",
