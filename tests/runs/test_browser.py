@@ -21,7 +21,7 @@ if not CHROMIUM.exists():
 
 
 @pytest.fixture
-def page():
+def page(make_service):  # closed before the services stop, so its polling never meets a stopped service
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM),
                                              args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
@@ -118,11 +118,11 @@ def shots(page, name: str) -> None:
 
 def test_the_runs_page_works_from_the_keyboard_with_progress_eta_and_a_cancel_that_asks(page, make_service, assets):
     service = make_service()
-    first = service.launch(run_yaml(assets, max_steps=4, save_steps=2))["id"]
-    service.wait_state(first, ("succeeded",))
     running = service.launch(run_yaml(assets, max_steps=2000, save_steps=5))["id"]
+    service.wait_state(running, ("running",))
+    queued = service.launch(run_yaml(assets, max_steps=4, output_dir="second"))["id"]  # one slot: it waits
     page.goto(f"{service.url}/runs#token={TOKEN}")
-    page.wait_for_selector(f"tr[data-run-id='{running}']")
+    page.wait_for_selector(f"tr[data-run-id='{queued}']")
     assert page.locator("#runs-empty").is_hidden()
 
     # keyboard only: Tab reaches the rows, arrows move between them, Enter opens one
@@ -130,14 +130,22 @@ def test_the_runs_page_works_from_the_keyboard_with_progress_eta_and_a_cancel_th
         page.keyboard.press("Tab")
         if page.evaluate("document.activeElement.dataset.runId"):
             break
-    assert page.evaluate("document.activeElement.dataset.runId") == running  # newest first
-    page.keyboard.press("ArrowDown")
-    assert page.evaluate("document.activeElement.dataset.runId") == first
+    assert page.evaluate("document.activeElement.dataset.runId") == queued  # newest first
     page.keyboard.press("Enter")
-    page.wait_for_function(f"() => location.hash === '#run={first}'")
-    page.wait_for_selector("#run-state[data-state=succeeded]")
-    assert page.inner_text("#run-progress-text") == "step 4 of 4 (100%)"
-    page.keyboard.press("ArrowUp")
+    page.wait_for_function(f"() => location.hash === '#run={queued}'")
+    page.wait_for_selector("#run-state[data-state=queued]")
+    page.focus("#cancel")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#cancel-dialog[open]")
+    assert "It has not started: nothing is lost." in page.inner_text("#cancel-dialog")
+    assert page.evaluate("document.activeElement.id") == "cancel-dialog-cancel"  # the safe choice has the focus
+    page.keyboard.press("Shift+Tab")
+    assert page.evaluate("document.activeElement.id") == "cancel-dialog-confirm"
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#run-state[data-state=cancelled]", timeout=30_000)
+    page.focus(f"tr[data-run-id='{queued}']")
+    page.keyboard.press("ArrowDown")
+    assert page.evaluate("document.activeElement.dataset.runId") == running
     page.keyboard.press("Enter")
     page.wait_for_function(f"() => location.hash === '#run={running}'")
 
