@@ -413,6 +413,7 @@ def test_offline_editing_and_export_then_recovery_when_the_server_returns(page, 
     exported = open_export(page)
     assert page.evaluate("document.getElementById('export-dialog').dataset.mode") == "offline"
     assert load_yaml(exported).data == state(page) == {"num_generations": 5, "learning_rate": 2.5e-6}
+    assert exported.startswith("# yaml-language-server: $schema=https://")
     assert "written by the form" in page.inner_text("#export-notes")
     shots(page, "10-offline-export")
     page.click("#export-close")

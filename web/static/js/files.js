@@ -64,7 +64,7 @@ export function setupExport(current) {
   const notes = $("export-notes");
   const writeWorld = $("export-world-size");
   const render = async () => {
-    const { state, profile, worldSize } = current();
+    const { state, profile, worldSize, schemaId } = current();
     note.textContent = "";
     const request = { config: state.toObject(), source: state.source, renames: state.renames,
                       world_size: worldSize ?? null, write_world_size: writeWorld.checked };
@@ -77,7 +77,8 @@ export function setupExport(current) {
     } catch (exc) {
       if (!api.unreachable(exc)) { note.textContent = `could not export: ${exc.message}`; return; }
       const [config, worldNotes] = withWorldSize(request.config, worldSize, writeWorld.checked);
-      answer = { yaml: toYaml(config), notes: ["The server is unreachable: this YAML was written by the form. " +
+      const modeline = schemaId ? `# yaml-language-server: $schema=${schemaId}\n` : "";
+      answer = { yaml: modeline + toYaml(config), notes: ["The server is unreachable: this YAML was written by the form. " +
         (state.source ? "The imported file's comments are not kept; export again when the server is back to keep them."
           : "Check it with grpo validate when the server is back."), ...worldNotes] };
       dialog.dataset.mode = "offline";

@@ -46,7 +46,9 @@ function currentFilter() {
 
 // The form for the active profile's schema (a profile adds its script keys as a section).
 async function buildForm(app) {
-  const sections = sectionsFromSchema(await schemaFor(profileName()));
+  const schema = await schemaFor(profileName());
+  const sections = sectionsFromSchema(schema);
+  app.schemaId = typeof schema.$id === "string" ? schema.$id : null; // the offline export's modeline
   const opened = app.form ? app.form.sections.filter((s) => s.node.open).map((s) => s.id) : FIRST_OPEN;
   app.form = new FormView($("sections"), sections, app.state, currentFilter(), (field) => suggestions(app, field));
   app.form.onFiltered = (shown, active) => { $("filter-count").textContent = active ? `${shown} matching fields` : ""; };
@@ -134,7 +136,7 @@ function wireControls(app) {
     announce(null);
     offerProfiles(app, profiles);
   });
-  setupExport(() => ({ state: app.state, profile: profileName(), worldSize: worldSize() }));
+  setupExport(() => ({ state: app.state, profile: profileName(), worldSize: worldSize(), schemaId: app.schemaId }));
   setupLaunch(() => app.state.toObject(), worldSize);
   setupTools(app, { worldSize, profile: profileName, announce });
 }
