@@ -29,6 +29,8 @@ function select(id) {
 }
 
 const when = (iso) => (iso ? new Date(iso).toLocaleString() : "");
+const short = (iso) => (iso ? new Date(iso).toLocaleString([], { month: "short", day: "numeric", hour: "2-digit",
+                                                                   minute: "2-digit" }) : "");
 const num = (value) => (typeof value === "number" ? Number(value.toPrecision(3)).toString() : "");
 
 export function duration(seconds) {
@@ -73,7 +75,7 @@ function renderList(runs) {
     "aria-label": `run ${run.id}, ${run.state}, ${progressText(run)}`,
     onclick: () => open(run.id), onkeydown: (event) => rowKeys(event, run.id),
   }, el("td", {}, el("code", { text: run.id })), el("td", {}, el("span", { class: `state ${run.state}`, text: run.state })),
-     progressCell(run), el("td", { text: num(run.latest?.reward) }), el("td", { text: when(run.created_at) }))));
+     progressCell(run), el("td", { text: num(run.latest?.reward) }), el("td", { text: short(run.created_at), title: when(run.created_at) }))));
   if (focused) document.querySelector(`tr[data-run-id="${focused}"]`)?.focus();
 }
 
