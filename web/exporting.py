@@ -88,7 +88,7 @@ def export_config(config: dict[str, Any], schema_url: str, source: str | None = 
                     text = modeline(schema_url) + "\n" + text
                 return Exported(text, ["Written into the imported file: its comments and key order are kept.",
                                        *notes], kept_source=True)
-            except EditError as exc:
+            except (EditError, TypeError, ValueError) as exc:  # EditError says why
                 notes.insert(0, f"The imported file's comments could not be kept ({exc}); the config is written anew.")
         else:
             notes.insert(0, "The imported text is not a YAML mapping; the config is written anew.")
