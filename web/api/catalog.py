@@ -59,7 +59,7 @@ def presets() -> list[dict[str, str]]:
 
 
 @router.get("/presets/{name}", summary="One preset: its YAML and the config as JSON",
-            responses={404: {"description": "no preset of that name"}})
+            responses={404: {"description": "no preset of that name"}, 422: {"description": "unknown profile"}})
 def preset(name: str, profiles: Annotated[tuple[Profile, ...], Depends(profile_params)]) -> dict[str, Any]:
     """With ?profile=, the recipe is adapted to that profile's reward registry; `notes` says what changed."""
     found = all_presets().get(name)

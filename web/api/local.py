@@ -73,6 +73,13 @@ def local_entries(root: Path) -> dict[str, list[dict[str, str]]]:
 
 
 def resolve_local(root: Path, value: str) -> Path:
+    try:
+        return _resolve_local(root, value)
+    except OSError as exc:  # a name too long, a loop of links, a folder that cannot be read
+        raise HTTPException(404, f"{value[:80]!r} cannot be read: {exc.strerror or exc}") from None
+
+
+def _resolve_local(root: Path, value: str) -> Path:
     path = Path(value)
     if "\x00" in value or path.is_absolute() or value.startswith("~") or ".." in path.parts:
         raise HTTPException(422, f"{value!r} is not a relative path under the service's working directory")

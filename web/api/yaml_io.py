@@ -48,14 +48,18 @@ _EXPORT_BODY = {"requestBody": {"required": True, "content": {"application/json"
     "type": "object", "required": ["config"], "properties": {
         "config": {"type": "object", "additionalProperties": True},
         "source": {"type": ["string", "null"], "description": "the imported file's text"},
-        "renames": {"type": "object", "additionalProperties": {"type": "string"}},
-        "world_size": {"type": ["integer", "null"], "minimum": 1},
+        "renames": {"type": ["object", "null"], "additionalProperties": {"type": "string"}},
+        "world_size": {"type": ["integer", "null"], "minimum": 1,
+                       "maximum": Settings.model_fields["max_world_size"].default},
         "write_world_size": {"type": "boolean", "default": True}}}}}}}
 
 
 def _export_request(body: dict[str, Any], max_world_size: int) -> dict[str, Any]:
-    config, source, renames = body.get("config"), body.get("source"), body.get("renames") or {}
+    config, source, renames = body.get("config"), body.get("source"), body.get("renames")
+    renames = {} if renames is None else renames
     world_size, write = body.get("world_size"), body.get("write_world_size", True)
+    if isinstance(world_size, float) and world_size.is_integer():  # 8.0 is an integer to JSON Schema
+        world_size = int(world_size)
     if not isinstance(config, dict):
         raise HTTPException(422, "config must be a JSON object")
     if source is not None and not isinstance(source, str):
@@ -73,7 +77,7 @@ def _export_request(body: dict[str, Any], max_world_size: int) -> dict[str, Any]
 
 @router.post("/export", summary="Export the form's config, keeping the imported file's comments",
              responses={200: {"description": "`yaml`: the text; `notes`: what the export did (world size, "
-                                             "comments kept or not); `kept_source`"}, **json_errors()},
+                                             "comments kept or not); `kept_source`"}, **ERRORS},
              openapi_extra=_EXPORT_BODY)
 async def export(request: Request, settings: Annotated[Settings, Depends(current_settings)],
                  profiles: Annotated[tuple[Profile, ...], Depends(profile_params)]) -> dict[str, Any]:
