@@ -10,7 +10,7 @@ from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
 import grpo_schema
-from web.api import catalog, check, health, plan, yaml_io
+from web.api import catalog, check, health, local, plan, yaml_io
 from web.api.errors import install_error_handlers
 from web.api.fastlane import FastValidate
 from web.pages import mount_pages
@@ -36,7 +36,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
     app = FastAPI(title="grpo-config", version=grpo_schema.__version__, description=DESCRIPTION, lifespan=_lifespan)
     app.state.settings = settings
-    for module in (health, catalog, check, plan, yaml_io):
+    for module in (health, catalog, check, plan, yaml_io, local):
         app.include_router(module.router)
     install_runs(app, settings)
     app.add_middleware(FastValidate)  # added first, so innermost: CORS and the page headers wrap it too

@@ -43,6 +43,9 @@ class Profile:
     allows_dotted_rewards: bool = False
     # What the script uses when the config sets no reward_funcs (None: no default, as in TRL's script).
     default_reward_funcs: tuple[str, ...] | None = None
+    # TRL built-in reward names and what this script's registry calls the same reward (recipes written for
+    # `trl grpo` are adapted with it when they are used under this profile).
+    reward_equivalents: dict[str, str] = field(default_factory=dict)
     # Extra checks over (the validated TRL config, the validated script arguments, the raw mapping).
     checks: tuple[Callable[[Any, Any, dict[str, Any]], Iterable[Diagnostic]], ...] = field(default=())
     # Key of a validator cached in grpo_schema/compiled_models.json (built-in profiles only).
@@ -80,6 +83,44 @@ def register_profile(profile: Profile) -> Profile:
 def known_profiles() -> dict[str, Profile]:
     _load_builtin()
     return dict(_REGISTRY)
+
+
+def suggest_profiles(mapping: dict[str, Any], active: Iterable[str] = ()) -> list[dict[str, Any]]:
+    """The known profiles (not active) whose script keys or reward names `mapping` uses, with what gave them away:
+    [{"name": "open-r1", "keys": [...], "reward_funcs": [...]}], the strongest match first."""
+    rewards = mapping.get("reward_funcs")
+    rewards = [rewards] if isinstance(rewards, str) else rewards if isinstance(rewards, list) else []
+    found = []
+    for profile in known_profiles().values():
+        if profile.name in active:
+            continue
+        keys = [k for k in mapping if k in profile.keys]
+        names = [r for r in rewards if isinstance(r, str) and r in profile.reward_funcs]
+        if keys or names:
+            found.append({"name": profile.name, "keys": keys, "reward_funcs": names})
+    return sorted(found, key=lambda f: -(len(f["keys"]) + len(f["reward_funcs"])))
+
+
+def adapt_rewards(mapping: dict[str, Any], profile: Profile) -> tuple[dict[str, Any], list[str]]:
+    """A recipe written for `trl grpo` made to use `profile`'s reward registry: each built-in reward name becomes
+    the registry's equivalent (or the script's default rewards when it has none). Returns (mapping, notes)."""
+    rewards = mapping.get("reward_funcs")
+    if not isinstance(rewards, list) or not profile.replaces_builtin_rewards:
+        return mapping, []
+    new, notes = [], []
+    for name in rewards:
+        if name in profile.reward_funcs or not isinstance(name, str) or "." in name:
+            new.append(name)
+        elif name in profile.reward_equivalents:
+            new.append(profile.reward_equivalents[name])
+            notes.append(f"reward_funcs: {name} is {profile.reward_equivalents[name]} in {profile.name}'s registry")
+        elif profile.default_reward_funcs:
+            new.extend(profile.default_reward_funcs)
+            notes.append(f"reward_funcs: {name} is not in {profile.name}'s registry; its default rewards "
+                         f"({', '.join(profile.default_reward_funcs)}) take its place")
+        else:
+            new.append(name)
+    return {**mapping, "reward_funcs": list(dict.fromkeys(new))}, notes
 
 
 def get_profile(name: str, allow_import: bool = False) -> Profile:

@@ -44,5 +44,7 @@ OPEN_R1 = Profile(
     compiled_key="open-r1",
     reward_funcs=REWARD_FUNCS,
     default_reward_funcs=("accuracy", "format", "tag_count"),
+    reward_equivalents={"accuracy_reward": "accuracy", "reasoning_accuracy_reward": "accuracy",
+                        "think_format_reward": "format", "get_soft_overlong_punishment": "soft_overlong_punishment"},
     checks=(_dataset_source, _mixture_columns),
 )

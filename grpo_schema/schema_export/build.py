@@ -98,7 +98,7 @@ def build_schema(active: tuple, lenient: bool) -> dict[str, Any]:
     _profile_fields(properties, defs, active, groups)
     for nested in defs.values():  # datasets entries, an open-r1 mixture, ...
         _document(nested.get("properties", {}), {})
-    set_reward_items(properties, reward_item_schema(active, lenient))
+    set_reward_items(properties, reward_item_schema(active, lenient), active)
     _legacy_fields(properties, groups)
     choices = {name: enum_values(prop) for name, prop in properties.items()}
     properties = {name: _tidy(prop) for name, prop in properties.items()}

@@ -48,8 +48,19 @@ def reward_item_schema(active: tuple[Profile, ...], lenient: bool) -> dict[str, 
     return {"anyOf": branches}
 
 
-def set_reward_items(properties: dict[str, Any], item: dict[str, Any]) -> None:
-    """Give the reward_funcs list its item schema (pydantic says only 'string')."""
-    for branch in properties["reward_funcs"].get("anyOf", [properties["reward_funcs"]]):
+def set_reward_items(properties: dict[str, Any], item: dict[str, Any], active: tuple[Profile, ...] = ()) -> None:
+    """Give the reward_funcs list its item schema (pydantic says only 'string'); under a profile whose registry
+    replaces TRL's, the description names that registry instead of TRL's built-ins."""
+    prop = properties["reward_funcs"]
+    for branch in prop.get("anyOf", [prop]):
         if branch.get("type") == "array":
             branch["items"] = item
+    replacing = [p for p in active if p.replaces_builtin_rewards]
+    if replacing:
+        names = ", ".join(n for p in replacing for n in p.reward_funcs)
+        text = (f"Reward functions by name from {replacing[0].name}'s registry ({names})"
+                + (" or a dotted import path 'module.function'" if all(p.allows_dotted_rewards for p in replacing)
+                   else "") + ". Always a list, even for one function.")
+        prop["description"] = text
+        if "markdownDescription" in prop:
+            prop["markdownDescription"] = text

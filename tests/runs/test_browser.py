@@ -21,7 +21,7 @@ if not CHROMIUM.exists():
 
 
 @pytest.fixture
-def page():
+def page(make_service):  # closed before the services stop, so its polling never meets a stopped service
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM),
                                              args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
@@ -94,9 +94,89 @@ def test_the_runs_page_takes_the_token_from_the_link_grpo_serve_prints(page, mak
     service = make_service()
     page.goto(service.url + "/runs")
     page.wait_for_selector("#token-form:not([hidden])")
-    assert "refused the token" in page.inner_text("#message")
+    # without a token the page says one is needed; it never claims there are no runs
+    assert "A token is needed" in page.inner_text("#token-needed") and page.locator("#runs-empty").is_hidden()
+    page.fill("#token", "not-the-token")
+    page.click("#token-form button[type=submit]")
+    page.wait_for_function("() => /refused the token/.test(document.getElementById('message').textContent)")
+    assert page.locator("#runs-empty").is_hidden()
+    page.evaluate("sessionStorage.clear()")
     page.goto("about:blank")  # a new load, as when the link is opened
     page.goto(f"{service.url}/runs#token={TOKEN}")
     page.wait_for_selector("#token-form", state="hidden")
     page.wait_for_function("() => !location.hash.includes('token')")  # not left in the address bar or history
     assert "No runs yet" in page.inner_text("#runs-empty")
+
+
+def shots(page, name: str) -> None:
+    for width in (800, 1920):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.wait_for_timeout(150)
+        shot(page, f"{name}-{width}")
+    page.set_viewport_size({"width": 1366, "height": 900})
+
+
+def test_the_runs_page_works_from_the_keyboard_with_progress_eta_and_a_cancel_that_asks(page, make_service, assets):
+    service = make_service()
+    running = service.launch(run_yaml(assets, max_steps=2000, save_steps=5))["id"]
+    service.wait_state(running, ("running",))
+    queued = service.launch(run_yaml(assets, max_steps=4, output_dir="second"))["id"]  # one slot: it waits
+    page.goto(f"{service.url}/runs#token={TOKEN}")
+    page.wait_for_selector(f"tr[data-run-id='{queued}']")
+    assert page.locator("#runs-empty").is_hidden()
+
+    # keyboard only: Tab reaches the rows, arrows move between them, Enter opens one
+    for _ in range(6):
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.dataset.runId"):
+            break
+    assert page.evaluate("document.activeElement.dataset.runId") == queued  # newest first
+    page.keyboard.press("Enter")
+    page.wait_for_function(f"() => location.hash === '#run={queued}'")
+    page.wait_for_selector("#run-state[data-state=queued]")
+    page.focus("#cancel")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#cancel-dialog[open]")
+    assert "It has not started: nothing is lost." in page.inner_text("#cancel-dialog")
+    assert page.evaluate("document.activeElement.id") == "cancel-dialog-cancel"  # the safe choice has the focus
+    page.keyboard.press("Shift+Tab")
+    assert page.evaluate("document.activeElement.id") == "cancel-dialog-confirm"
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#run-state[data-state=cancelled]", timeout=30_000)
+    page.focus(f"tr[data-run-id='{queued}']")
+    page.keyboard.press("ArrowDown")
+    assert page.evaluate("document.activeElement.dataset.runId") == running
+    page.keyboard.press("Enter")
+    page.wait_for_function(f"() => location.hash === '#run={running}'")
+
+    # progress bar and ETA while it trains, in the list and in the detail
+    page.wait_for_function("() => /of 2000 \\(\\d+%\\), about .* left/.test("
+                           "document.getElementById('run-progress-text').textContent)", timeout=120_000)
+    assert page.locator(f"tr[data-run-id='{running}'] progress").count() == 1
+    page.wait_for_function("() => /checkpoint-5/.test(document.getElementById('run-facts').textContent)",
+                           timeout=120_000)
+    page.wait_for_function("() => { const t = document.getElementById('run-progress-text').textContent;"
+                           " const m = /step (\\d+)/.exec(t); return m && Number(m[1]) >= 7; }", timeout=120_000)
+    shots(page, "keyboard-progress")
+    page.set_viewport_size({"width": 800, "height": 900})
+    page.wait_for_timeout(150)
+    assert page.evaluate("""() => ['.runs-list', '.run-detail'].map(s => document.querySelector(s))
+        .filter(n => n.scrollHeight > n.clientHeight + 2 && getComputedStyle(n).overflowY !== 'visible').length""") == 0
+    assert page.evaluate("document.documentElement.scrollWidth") <= 800
+    page.set_viewport_size({"width": 1366, "height": 900})
+
+    # cancel asks first, saying what would be lost; keeping it running changes nothing
+    page.focus("#cancel")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#cancel-dialog[open]")
+    question = page.inner_text("#cancel-dialog")
+    assert "since the last checkpoint (step" in question and "will be lost" in question
+    shots(page, "cancel-asks")
+    page.keyboard.press("Escape")
+    page.wait_for_selector("#cancel-dialog", state="detached")
+    assert service.run(running)["state"] == "running"
+    page.focus("#cancel")
+    page.keyboard.press("Enter")
+    page.click("#cancel-dialog-confirm")
+    page.wait_for_selector("#run-state[data-state=cancelled]", timeout=60_000)
+    assert service.run(running)["state"] == "cancelled"

@@ -1,15 +1,17 @@
-"""What the form is built from: GET /api/v1/schema, /api/v1/profiles, /api/v1/presets[/{name}]."""
+"""What the form is built from: GET /api/v1/schema, /api/v1/profiles, /api/v1/presets[/{name}], and what the
+service offers (GET /api/v1/capabilities)."""
 
 from __future__ import annotations
 
 from functools import lru_cache
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, HTTPException
+from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.concurrency import run_in_threadpool
 
 from grpo_schema.export import export_schema
-from grpo_schema.profiles import Profile, known_profiles
+from grpo_schema.check import TRL_REWARD_FUNCS
+from grpo_schema.profiles import Profile, adapt_rewards, known_profiles
 from web.api.params import profile_params
 from web.presets import all_presets
 
@@ -34,8 +36,21 @@ async def schema(profiles: Annotated[tuple[Profile, ...], Depends(profile_params
 
 
 @router.get("/profiles", summary="Known downstream script profiles")
-def profiles() -> list[dict[str, str]]:
-    return [{"name": p.name, "description": p.description} for p in known_profiles().values()]
+def profiles() -> list[dict[str, Any]]:
+    """Each profile with the reward names its registry resolves (the form's reward_funcs picker)."""
+    return [{"name": p.name, "description": p.description, "reward_funcs": list(p.reward_funcs),
+             "default_reward_funcs": list(p.default_reward_funcs or [])} for p in known_profiles().values()]
+
+
+@router.get("/rewards", summary="Reward names TRL's `trl grpo` resolves without a profile")
+def rewards() -> list[str]:
+    return list(TRL_REWARD_FUNCS)
+
+
+@router.get("/capabilities", summary="What this service offers the form")
+def capabilities(request: Request) -> dict[str, Any]:
+    """`runs`: whether the operator turned runs on (the form then shows the run policy's findings live)."""
+    return {"runs": bool(getattr(request.app.state.settings, "runs", False))}
 
 
 @router.get("/presets", summary="Recipe presets to start from")
@@ -44,9 +59,14 @@ def presets() -> list[dict[str, str | None]]:
 
 
 @router.get("/presets/{name}", summary="One preset: its YAML and the config as JSON",
-            responses={404: {"description": "no preset of that name"}})
-def preset(name: str) -> dict[str, Any]:
+            responses={404: {"description": "no preset of that name"}, 422: {"description": "unknown profile"}})
+def preset(name: str, profiles: Annotated[tuple[Profile, ...], Depends(profile_params)]) -> dict[str, Any]:
+    """With ?profile=, the recipe is adapted to that profile's reward registry; `notes` says what changed."""
     found = all_presets().get(name)
     if found is None:
         raise HTTPException(404, f"no preset {name!r}; known: {', '.join(all_presets())}")
-    return found.document()
+    document = {**found.document(), "notes": []}
+    for profile in profiles:
+        document["config"], notes = adapt_rewards(document["config"], profile)
+        document["notes"] += notes
+    return document

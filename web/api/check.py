@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.concurrency import run_in_threadpool
 
 from grpo_schema import CheckResult, check_mapping, check_text
 from grpo_schema.explain import explain_result
+from grpo_schema.policy import service_policy
 from web.api.body import ConfigBody, config_body
 from web.api.docs import ERRORS, FileResultDoc, config_body_doc
 from web.api.params import CheckParams, DatasetSize, check_params
@@ -41,9 +42,18 @@ async def validate(body: Body, params: Params) -> ConfigJSONResponse:
 @router.post("/explain", summary="Explain the batch schedule", response_class=ConfigJSONResponse,
              responses={200: {"description": "the derived object and the schedule"}, **ERRORS},
              openapi_extra=config_body_doc())
-async def explain(body: Body, params: Params, dataset_size: DatasetSize = None) -> ConfigJSONResponse:
+async def explain(request: Request, body: Body, params: Params, dataset_size: DatasetSize = None,
+                  launch: Annotated[bool, Query(description="also list what the service's run policy would refuse "
+                                                            "(`launch_diagnostics`; only when runs are on)")] = False,
+                  ) -> ConfigJSONResponse:
     """`grpo explain --format json`: the file object's fields, the derived schedule with its sources and formulas,
     the micro-step walk (which micro-steps generate, reuse the buffer, end in an optimizer step) and notes."""
     result = await run_check(body, params)
     document = await run_in_threadpool(explain_result, result, dataset_size)
+    settings = request.app.state.settings
+    if launch and getattr(settings, "runs", False):
+        # What POST /api/v1/runs would add to the diagnostics: shown live by the form, beside the fields.
+        names = [p.name for p in params.profiles]
+        document["launch_diagnostics"] = [d.to_dict() for d in service_policy(result, settings.service_policy(),
+                                                                              names)]
     return ConfigJSONResponse(document)

@@ -1,5 +1,6 @@
-"""The form's file operations: POST /api/v1/yaml (JSON object -> canonical YAML) and POST /api/v1/load
-(a YAML or JSON file -> the JSON object the form edits, with the file's diagnostics)."""
+"""The form's file operations: POST /api/v1/yaml (JSON object -> canonical YAML), POST /api/v1/export (the form's
+config written into the imported file, keeping its comments) and POST /api/v1/load (a YAML or JSON file -> the
+JSON object the form edits, with the file's diagnostics and the profiles its keys belong to)."""
 
 from __future__ import annotations
 
@@ -12,12 +13,13 @@ from fastapi.responses import PlainTextResponse
 from grpo_schema import check_text
 from grpo_schema.export import schema_url
 from grpo_schema.loader import load_yaml
-from grpo_schema.profiles import Profile
+from grpo_schema.profiles import Profile, suggest_profiles
 from web.api.body import ConfigBody, config_body, media_type, parse_json_object, read_limited
 from web.api.docs import ERRORS, TYPO_JSON, VALID_JSON, config_body_doc, json_errors
 from web.api.params import profile_params
 from web.api.responses import ConfigJSONResponse
 from web.settings import Settings, current_settings
+from web.exporting import export_config
 from web.yamltext import config_yaml
 
 router = APIRouter(prefix="/api/v1", tags=["files"])
@@ -42,6 +44,54 @@ async def to_yaml(request: Request, settings: Annotated[Settings, Depends(curren
     return PlainTextResponse(text, media_type="application/yaml; charset=utf-8")
 
 
+_EXPORT_BODY = {"requestBody": {"required": True, "content": {"application/json": {"schema": {
+    "type": "object", "required": ["config"], "properties": {
+        "config": {"type": "object", "additionalProperties": True},
+        "source": {"type": ["string", "null"], "description": "the imported file's text"},
+        "renames": {"type": ["object", "null"], "additionalProperties": {"type": "string"}},
+        "world_size": {"type": ["integer", "null"], "minimum": 1,
+                       "maximum": Settings.model_fields["max_world_size"].default},
+        "write_world_size": {"type": "boolean", "default": True}}}}}}}
+
+
+def _export_request(body: dict[str, Any], max_world_size: int) -> dict[str, Any]:
+    config, source, renames = body.get("config"), body.get("source"), body.get("renames")
+    renames = {} if renames is None else renames
+    world_size, write = body.get("world_size"), body.get("write_world_size", True)
+    if isinstance(world_size, float) and world_size.is_integer():  # 8.0 is an integer to JSON Schema
+        world_size = int(world_size)
+    if not isinstance(config, dict):
+        raise HTTPException(422, "config must be a JSON object")
+    if source is not None and not isinstance(source, str):
+        raise HTTPException(422, "source must be the imported file's text or null")
+    if not isinstance(renames, dict) or not all(isinstance(v, str) for v in renames.values()):
+        raise HTTPException(422, "renames must map old key names to new ones")
+    if world_size is not None and (isinstance(world_size, bool) or not isinstance(world_size, int)
+                                   or not 1 <= world_size <= max_world_size):
+        raise HTTPException(422, f"world_size must be a whole number from 1 to {max_world_size}")
+    if not isinstance(write, bool):
+        raise HTTPException(422, "write_world_size must be true or false")
+    return {"config": config, "source": source, "renames": renames, "world_size": world_size,
+            "write_world_size": write}
+
+
+@router.post("/export", summary="Export the form's config, keeping the imported file's comments",
+             responses={200: {"description": "`yaml`: the text; `notes`: what the export did (world size, "
+                                             "comments kept or not); `kept_source`"}, **ERRORS},
+             openapi_extra=_EXPORT_BODY)
+async def export(request: Request, settings: Annotated[Settings, Depends(current_settings)],
+                 profiles: Annotated[tuple[Profile, ...], Depends(profile_params)]) -> dict[str, Any]:
+    """The config as YAML. With `source` (the file the form imported) the edits are made in that text by the
+    engine of `grpo migrate`, so comments, key order and untouched values (`1.0`) stay as written."""
+    if media_type(request) != "application/json":
+        raise HTTPException(415, "send a JSON object (application/json)")
+    body = parse_json_object(await read_limited(request, settings.max_body_bytes, settings.body_timeout_s))
+    wanted = _export_request(body, settings.max_world_size)
+    url = settings.schema_url or schema_url(profiles=[p.name for p in profiles])
+    exported = await run_in_threadpool(export_config, schema_url=url, **wanted)
+    return exported.to_dict()
+
+
 @router.post("/load", summary="Read a config file for the form", response_class=ConfigJSONResponse,
              responses={200: {"description": "`config`: the mapping (null when the file has none); "
                                              "`diagnostics`: the file's diagnostics, with lines"}, **ERRORS},
@@ -49,7 +99,8 @@ async def to_yaml(request: Request, settings: Annotated[Settings, Depends(curren
 async def load(body: Annotated[ConfigBody, Depends(config_body)]) -> ConfigJSONResponse:
     """A file as the JSON object the form edits, plus what `grpo validate` says of the file itself."""
     if body.mapping is not None:
-        return ConfigJSONResponse({"config": body.mapping, "diagnostics": []})
+        return ConfigJSONResponse({"config": body.mapping, "diagnostics": [],
+                                   "profiles": suggest_profiles(body.mapping)})
     return ConfigJSONResponse(await run_in_threadpool(_load_yaml, body.yaml))
 
 
@@ -58,4 +109,5 @@ def _load_yaml(data: bytes) -> dict[str, Any]:
     config = loaded.data if loaded.ok and isinstance(loaded.data, dict) else None
     # What only the text shows (duplicate keys, tags, syntax); the form validates the mapping itself next.
     diagnostics = loaded.diagnostics if config is not None else check_text(data, path="<import>").diagnostics
-    return {"config": config, "diagnostics": [d.to_dict() for d in diagnostics]}
+    return {"config": config, "diagnostics": [d.to_dict() for d in diagnostics],
+            "profiles": suggest_profiles(config) if config is not None else []}

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import datetime
+import functools
 import json
+import time
+from pathlib import Path
 from typing import Any
 
+from grpo_schema.loader import load_yaml
 from web.runs import outputs
 from web.runs.store import Run, Store
 
@@ -14,6 +18,36 @@ def _when(stamp: float | None) -> str | None:
     if stamp is None:
         return None
     return datetime.datetime.fromtimestamp(stamp, datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+@functools.lru_cache(maxsize=256)
+def _max_steps(run_id: str, config_text: str) -> int | None:
+    """max_steps from the run's config (a run's config never changes), None when it trains by epochs."""
+    loaded = load_yaml(config_text)
+    value = loaded.data.get("max_steps") if loaded.ok and isinstance(loaded.data, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def progress(run: Run, latest: dict | None) -> dict[str, Any]:
+    """How far the run is: total steps (max_steps), the fraction done, an ETA (from the runtime's logged step_time,
+    else from the pace since the start, model loading included), and the steps a cancel would lose since the last
+    checkpoint."""
+    step = latest.get("step") if latest else None
+    total = _max_steps(run.id, run.config_text)
+    done = [outputs.checkpoint_step(c) for c in outputs.checkpoints(run.output_dir) if outputs.complete(c)]
+    resumed = Path(run.resume_checkpoint).name if run.resume_checkpoint else ""
+    start = outputs.checkpoint_step(Path(resumed)) if outputs.CHECKPOINT.match(resumed) else 0
+    eta = None
+    if total and step and step > start and run.started_at and run.state == "running":
+        logged = latest.get("step_time")
+        pace = logged if isinstance(logged, (int, float)) and logged > 0 else \
+            (time.time() - run.started_at) / (step - start)
+        eta = round(max(total - step, 0) * pace, 1)
+    last = max(done) if done else None
+    fraction = round(min(step / total, 1.0), 4) if total and step else (0.0 if total else None)
+    return {"total_steps": total, "fraction": fraction,
+            "eta_seconds": eta, "last_checkpoint_step": last,
+            "steps_since_checkpoint": (step - (last or start)) if step is not None else None}
 
 
 def summary(run: Run, store: Store) -> dict[str, Any]:
@@ -27,6 +61,7 @@ def summary(run: Run, store: Store) -> dict[str, Any]:
         "step": latest.get("step") if latest else None, "latest": latest, "backend": run.backend,
         "slurm": {"job_id": run.slurm_job_id, "state": run.slurm_state, "reason": run.slurm_reason}
         if run.backend == "slurm" else None,
+        "progress": progress(run, latest),
     }
 
 

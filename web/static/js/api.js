@@ -18,11 +18,15 @@ async function answer(response, as = "json") {
 
 export const getJSON = (url) => fetch(url).then((r) => answer(r));
 
-function checkQuery({ worldSize, profile, datasetSize } = {}) {
+// True when the server could not be reached at all (as opposed to an answer that refused something).
+export const unreachable = (error) => error instanceof TypeError || (error instanceof ApiError && error.status >= 502);
+
+function checkQuery({ worldSize, profile, datasetSize, launch } = {}) {
   const q = new URLSearchParams();
   if (worldSize) q.set("world_size", worldSize);
   if (profile) q.append("profile", profile);
   if (datasetSize) q.set("dataset_size", datasetSize);
+  if (launch) q.set("launch", "true");
   const text = q.toString();
   return text ? `?${text}` : "";
 }
@@ -37,6 +41,12 @@ export const explain = (config, options, signal) =>
 
 export const toYaml = (config, profile) =>
   postJSON(`/api/v1/yaml${checkQuery({ profile })}`, config).then((r) => answer(r, "text"));
+
+// The form's config as YAML: written into the imported file (`source`) when there is one; {yaml, notes}.
+export const exportYaml = (request, profile) =>
+  postJSON(`/api/v1/export${checkQuery({ profile })}`, request).then((r) => answer(r));
+
+export const healthy = () => fetch("/healthz", { cache: "no-store" }).then((r) => r.ok, () => false);
 
 export const loadFile = (text) =>
   fetch("/api/v1/load", { method: "POST", headers: { "Content-Type": "application/yaml" }, body: text })

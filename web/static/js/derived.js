@@ -21,17 +21,23 @@ function shown(value) {
   return String(value);
 }
 
-function worldSizes(sizes) {
+// The valid world sizes as buttons that set the toolbar's world size (the current one is pressed).
+function worldSizes(sizes, current, onPick) {
   if (!Array.isArray(sizes)) return null;
-  const text = sizes.length > 12 ? `${sizes.slice(0, 12).join(", ")}, …` : sizes.join(", ") || "none up to 64";
-  return el("p", { class: "muted small", text: `Valid world sizes: ${text}` });
+  if (!sizes.length) return el("p", { class: "muted small", text: "Valid world sizes: none up to 64" });
+  return el("div", { class: "world-sizes", role: "group", "aria-label": "Valid world sizes" },
+    el("span", { class: "muted small", text: "Valid world sizes: " }),
+    sizes.slice(0, 12).map((n) => el("button", { type: "button", class: "chip", text: String(n), "data-world-size": n,
+      "aria-pressed": String(n === current), title: `set the toolbar's world size to ${n}`, onclick: () => onPick(n) })),
+    sizes.length > 12 ? el("span", { class: "muted small", text: " …" }) : null);
 }
 
 // The explain document: derived numbers; valid world sizes and notes go to `notesBox`.
-export function renderDerived(container, notesBox, doc) {
+export function renderDerived(container, notesBox, doc, onWorldSize = () => {}) {
   const derived = doc?.derived;
   const notes = (doc?.notes || []).map((n) => el("li", { text: n }));
-  notesBox.replaceChildren(worldSizes(doc?.valid_world_sizes) || "", notes.length ? el("ul", { class: "notes" }, notes) : "");
+  notesBox.replaceChildren(worldSizes(doc?.valid_world_sizes, doc?.world_size, onWorldSize) || "",
+                           notes.length ? el("ul", { class: "notes" }, notes) : "");
   if (!derived || derived.generation_batch_size === undefined) {
     container.replaceChildren(el("p", { class: "muted", text: "No schedule: the batch settings are not valid at " +
       `world size ${derived?.world_size ?? 1}. Fix the batch errors to see it.` }));

@@ -1,5 +1,8 @@
 // Diagnostics in two places: beside each field they name, and in the summary list, whose items scroll to the
-// field. Both come from the same server objects (interface.md §3), unchanged.
+// field. Both come from the same server objects (interface.md §3), unchanged. When runs are on, what the
+// service's run policy would refuse at launch is shown the same way, marked "launch". When the server cannot be
+// reached, the last diagnostics stay but are marked stale and their fix buttons are disabled: they describe a
+// config that is no longer the one in the form.
 
 import { el } from "./dom.js";
 import { topKey } from "./state.js";
@@ -20,12 +23,24 @@ function fixLabel(fix) {
   return parts.join(", ") || "apply fix";
 }
 
+// "valid for world sizes 7, 14, 21" -> [7, 14, 21]
+export function worldSizesIn(text) {
+  const found = /world sizes? ((?:\d+(?:, | or | and |, or )?)+)/.exec(text || "");
+  return found ? [...found[1].matchAll(/\d+/g)].map((m) => Number(m[0])).filter((n) => n >= 1) : [];
+}
+
+// "validate with --profile open-r1" -> "open-r1"
+const profileIn = (text) => /--profile ([A-Za-z0-9_.-]+)/.exec(text || "")?.[1];
+
 export class DiagnosticsView {
-  constructor({ form, list, status, onFix }) {
+  constructor({ form, list, status, onFix, onWorldSize, onProfile }) {
     this.form = form;
     this.list = list;
     this.status = status;
     this.onFix = onFix;
+    this.onWorldSize = onWorldSize;
+    this.onProfile = onProfile;
+    this.stale = false;
     this.byKey = new Map();
     this.fileNotes = [];
     this.setForm(form);
@@ -41,21 +56,62 @@ export class DiagnosticsView {
   diagNode(diag, { withLocation = false } = {}) {
     const fixes = [diag.fix, ...(diag.alternatives || [])].filter(Boolean);
     const where = withLocation && diag.line ? ` (line ${diag.line})` : "";
-    return el("div", { class: `diag ${diag.severity}`, "data-code": diag.code },
+    return el("div", { class: `diag ${diag.severity}${diag.launch ? " launch" : ""}`, "data-code": diag.code },
       el("span", { class: "sev", text: diag.severity }), " ",
+      diag.launch ? el("span", { class: "tag", text: "at launch", title: "the service's run policy refuses this; " +
+        "trl grpo itself would accept it" }) : null, diag.launch ? " " : null,
       el("span", { class: "code", text: diag.code }), " ",
       el("span", { class: "msg", text: diag.message + where }),
       diag.hint ? el("div", { class: "hint", text: diag.hint }) : null,
-      fixes.length ? el("div", { class: "fixes" }, fixes.map((fix) => el("button", {
-        type: "button", class: "fix", text: `Fix: ${fixLabel(fix)}`, title: fix.safe ? "safe fix" : "changes meaning",
-        onclick: () => this.onFix(fix),
-      }))) : null);
+      this.actions(diag, fixes));
+  }
+
+  // Fix buttons, world-size buttons for the sizes a hint names, and "use the profile" for a profile's key.
+  actions(diag, fixes) {
+    // a few sizes, not one a fix already offers as num_processes
+    const offered = new Set(fixes.map((f) => f.set?.num_processes).filter(Boolean));
+    const sizes = worldSizesIn(diag.hint).filter((n) => !offered.has(n)).slice(0, 4);
+    const profile = profileIn(diag.hint);
+    const buttons = [
+      ...fixes.map((fix) => el("button", {
+        type: "button", class: "fix", text: `Fix: ${fixLabel(fix)}`, disabled: this.stale,
+        title: fix.safe ? "safe fix" : "changes meaning", onclick: () => this.onFix(fix) })),
+      ...sizes.map((n) => el("button", { type: "button", class: "fix world", text: `Use world size ${n}`,
+        "data-world-size": n, disabled: this.stale, title: "sets the toolbar's world size",
+        onclick: () => this.onWorldSize(n) })),
+      profile && this.onProfile ? el("button", { type: "button", class: "fix profile", disabled: this.stale,
+        text: `Use the ${profile} profile`, "data-profile": profile, onclick: () => this.onProfile(profile) }) : null,
+    ].filter(Boolean);
+    return buttons.length ? el("div", { class: "fixes" }, buttons) : null;
+  }
+
+  // The server stopped answering: keep what is shown, say it is stale, disable every fix.
+  markStale(stale, message) {
+    this.stale = stale;
+    for (const root of [this.list, this.form.container]) {
+      root.classList.toggle("stale", stale);
+      root.querySelectorAll("button.fix").forEach((b) => { b.disabled = stale; });
+    }
+    document.getElementById("apply-safe").disabled = stale || !this.safeFixes().length;
+    if (stale) {
+      this.status.className = "status stale";
+      this.status.textContent = message;
+    }
+  }
+
+  // Safe fixes of the current diagnostics, once each.
+  safeFixes() {
+    const seen = new Set();
+    return (this.lastResult?.diagnostics || []).flatMap((d) => [d.fix, ...(d.alternatives || [])])
+      .filter((f) => f && f.safe && !seen.has(JSON.stringify(f)) && seen.add(JSON.stringify(f)));
   }
 
   // The latest validation result (and the imported file's own notes, e.g. duplicate keys).
   show(result) {
     this.lastResult = result;
-    const diagnostics = [...(result.diagnostics || [])]
+    this.stale = false;
+    const launch = (result.launch_diagnostics || []).map((d) => ({ ...d, launch: true }));
+    const diagnostics = [...(result.diagnostics || []), ...launch]
       .sort((a, b) => SEVERITY_RANK[a.severity] - SEVERITY_RANK[b.severity]);
     this.byKey = new Map();
     for (const diag of diagnostics) {
@@ -70,6 +126,11 @@ export class DiagnosticsView {
     this.renderList(diagnostics);
     this.renderStatus(result, diagnostics);
     this.form.updateCounts(this.sectionCounts(diagnostics));
+    this.markStale(false);
+    const safe = this.safeFixes().length;
+    const button = document.getElementById("apply-safe");
+    button.hidden = safe === 0;
+    button.textContent = `Apply ${safe} safe fix${safe === 1 ? "" : "es"}`;
   }
 
   renderField(key) {
@@ -116,12 +177,15 @@ export class DiagnosticsView {
   }
 
   renderStatus(result, diagnostics) {
-    const count = (sev) => diagnostics.filter((d) => d.severity === sev).length;
+    const own = diagnostics.filter((d) => !d.launch);
+    const count = (sev) => own.filter((d) => d.severity === sev).length;
     const [errors, warnings] = [count("error"), count("warning")];
+    const refused = diagnostics.filter((d) => d.launch && d.severity === "error").length;
     const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
-    this.status.className = `status ${result.valid ? "ok" : "bad"}`;
+    this.status.className = `status ${result.valid && !refused ? "ok" : "bad"}`;
     this.status.textContent = `${result.valid ? "Valid" : "Invalid"} at world size ${result.world_size}: ` +
-      `${plural(errors, "error")}, ${plural(warnings, "warning")}`;
+      `${plural(errors, "error")}, ${plural(warnings, "warning")}` +
+      (refused ? `; Launch would be refused: ${plural(refused, "problem")} with the service's run policy` : "");
   }
 
   sectionCounts(diagnostics) {

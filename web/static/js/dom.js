@@ -29,3 +29,22 @@ export function richText(text) {
 export function idFor(prefix, name) {
   return `${prefix}-${String(name).replace(/[^A-Za-z0-9_-]/g, (c) => `_${c.charCodeAt(0).toString(16)}_`)}`;
 }
+
+// Ask before something that cannot be taken back: a modal dialog with the question, a confirm and a cancel
+// button (Escape cancels). Resolves true when confirmed.
+export function ask({ title, text, confirm = "OK", cancel = "Cancel", id = "ask-dialog" }) {
+  document.getElementById(id)?.remove();
+  return new Promise((resolve) => {
+    const done = (answer) => { dialog.close(); dialog.remove(); resolve(answer); };
+    const dialog = el("dialog", { id, class: "ask", "aria-labelledby": `${id}-title`, "aria-describedby": `${id}-text` },
+      el("h2", { id: `${id}-title`, text: title }),
+      el("p", { id: `${id}-text`, text }),
+      el("div", { class: "dialog-actions" },
+        el("button", { type: "button", class: "primary", id: `${id}-confirm`, text: confirm, onclick: () => done(true) }),
+        el("button", { type: "button", id: `${id}-cancel`, text: cancel, onclick: () => done(false) })));
+    dialog.addEventListener("cancel", (event) => { event.preventDefault(); done(false); });
+    document.body.append(dialog);
+    dialog.showModal();
+    dialog.querySelector(`#${id}-cancel`).focus();
+  });
+}

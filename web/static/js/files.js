@@ -1,11 +1,14 @@
-// Import (paste or file), export (download or copy) and presets. YAML is read and written by the server, so the
-// form never needs a YAML library and the text matches what the CLI reads.
+// Import (paste or file), export (download or copy) and recipes ("Start from"). With the server up, YAML is read
+// and written by the server, so the text matches what the CLI reads and an imported file keeps its comments;
+// without it, the export is written by the form itself (yamlwrite.js) and says so.
 
 import * as api from "./api.js";
-import { el } from "./dom.js";
+import { ask, el } from "./dom.js";
+import { toYaml, withWorldSize } from "./yamlwrite.js";
 
 const $ = (id) => document.getElementById(id);
 
+// onImported(config, diagnostics, text, profiles): `profiles` are those whose keys or reward names the file uses.
 export function setupImport(onImported) {
   const dialog = $("import-dialog");
   const error = $("import-error");
@@ -17,17 +20,20 @@ export function setupImport(onImported) {
   });
   $("import-apply").addEventListener("click", async () => {
     error.textContent = "";
+    const text = $("import-text").value;
     try {
-      const loaded = await api.loadFile($("import-text").value);
+      const loaded = await api.loadFile(text);
       if (loaded.config === null) {
         const first = loaded.diagnostics[0];
         error.textContent = first ? `${first.message}${first.line ? ` (line ${first.line})` : ""}` : "no config found";
         return;
       }
-      onImported(loaded.config, loaded.diagnostics);
+      const isJson = text.trimStart().startsWith("{");
+      onImported(loaded.config, loaded.diagnostics, isJson ? null : text, loaded.profiles || []);
       dialog.close();
     } catch (exc) {
-      error.textContent = `could not import: ${exc.message}`;
+      error.textContent = api.unreachable(exc) ? "could not import: the server is unreachable (importing reads " +
+        "the file with the validator's own YAML loader); try again when it is back" : `could not import: ${exc.message}`;
     }
   });
 }
@@ -50,33 +56,80 @@ async function copy(text, textarea) {
   }
 }
 
-export function setupExport(currentConfig, currentProfile) {
+// current(): { state, profile, worldSize }
+export function setupExport(current) {
   const dialog = $("export-dialog");
   const text = $("export-text");
   const note = $("export-note");
-  $("export-open").addEventListener("click", async () => {
+  const notes = $("export-notes");
+  const writeWorld = $("export-world-size");
+  const render = async () => {
+    const { state, profile, worldSize, schemaId } = current();
     note.textContent = "";
-    text.value = "";
-    dialog.showModal();
+    const request = { config: state.toObject(), source: state.source, renames: state.renames,
+                      world_size: worldSize ?? null, write_world_size: writeWorld.checked };
+    $("export-world-row").hidden = !worldSize;
+    writeWorld.nextElementSibling.textContent = `Write the toolbar's world size ${worldSize ?? ""} as num_processes`;
+    let answer;
     try {
-      text.value = await api.toYaml(currentConfig(), currentProfile());
+      answer = await api.exportYaml(request, profile);
+      dialog.dataset.mode = "server";
     } catch (exc) {
-      note.textContent = `could not export: ${exc.message}`;
+      if (!api.unreachable(exc)) { note.textContent = `could not export: ${exc.message}`; return; }
+      const [config, worldNotes] = withWorldSize(request.config, worldSize, writeWorld.checked);
+      const modeline = schemaId ? `# yaml-language-server: $schema=${schemaId}\n` : "";
+      answer = { yaml: modeline + toYaml(config), notes: ["The server is unreachable: this YAML was written by the form. " +
+        (state.source ? "The imported file's comments are not kept; export again when the server is back to keep them."
+          : "Check it with grpo validate when the server is back."), ...worldNotes] };
+      dialog.dataset.mode = "offline";
     }
-  });
+    text.value = answer.yaml;
+    notes.replaceChildren(...answer.notes.map((n) => el("li", { text: n,
+      class: /NOT in this file|unreachable|could not be kept/.test(n) ? "warn" : "" })));
+  };
+  $("export-open").addEventListener("click", () => { text.value = ""; dialog.showModal(); render(); });
+  writeWorld.addEventListener("change", render);
   $("export-close").addEventListener("click", () => dialog.close());
   $("export-download").addEventListener("click", () => { download(text.value, "grpo-config.yaml"); note.textContent = "Downloaded grpo-config.yaml"; });
   $("export-copy").addEventListener("click", async () => { await copy(text.value, text); note.textContent = "Copied to the clipboard"; });
 }
 
-export async function setupPresets(onPreset) {
+// Recipes: asks before replacing a config that has settings, offers Undo, and adapts the recipe to the active
+// profile (the server maps reward names to the profile's registry and says so).
+// hooks: { state, profile(), onPreset(preset), onUndo(snapshot), announce(node) }
+export async function setupPresets(hooks) {
   const select = $("preset");
-  for (const preset of await api.getJSON("/api/v1/presets")) {
-    select.append(el("option", { value: preset.name, text: preset.title, title: preset.description }));
-  }
+  const load = async () => {
+    try {
+      for (const preset of await api.getJSON("/api/v1/presets")) {
+        select.append(el("option", { value: preset.name, text: preset.title, title: preset.description }));
+      }
+    } catch { select.title = "recipes need the server; they come back when it answers"; }
+  };
   select.addEventListener("change", async () => {
-    if (!select.value) return;
-    const preset = await api.getJSON(`/api/v1/presets/${encodeURIComponent(select.value)}`);
-    onPreset(preset);
+    const name = select.value;
+    const title = select.selectedOptions[0]?.text;
+    select.value = "";
+    if (!name) return;
+    const count = hooks.state.values.size;
+    if (count && !(await ask({ title: `Start from ${title}?`, confirm: "Replace", cancel: "Keep my config",
+      text: `This replaces the ${count} setting${count === 1 ? "" : "s"} you have with the recipe. ` +
+        "You can undo it right after." }))) return;
+    const profile = hooks.profile();
+    let preset;
+    try {
+      preset = await api.getJSON(`/api/v1/presets/${encodeURIComponent(name)}` +
+        (profile ? `?profile=${encodeURIComponent(profile)}` : ""));
+    } catch (exc) {
+      hooks.announce(el("span", { text: `Could not load the recipe: ${exc.message}` }));
+      return;
+    }
+    const before = hooks.state.snapshot();
+    hooks.onPreset(preset);
+    const undo = el("button", { type: "button", id: "undo-preset", text: "Undo",
+      onclick: () => { hooks.onUndo(before); hooks.announce(el("span", { text: `Back to your config from before ${title}.` })); } });
+    hooks.announce(el("span", {}, `Started from ${title}${profile ? ` (for ${profile})` : ""}. `,
+      ...(preset.notes || []).map((n) => el("span", { class: "muted", text: `${n}. ` })), undo));
   });
+  await load();
 }

@@ -1,5 +1,6 @@
-// Boot: fetch the schema, build the form from it, wire the toolbar, and validate once. The page marks itself
-// ready (body[data-ready], window.grpoMetrics.readyAt) when the first validation is drawn.
+// Boot: fetch the schema, build the form from it, bring back the draft, wire the toolbar, and validate once. The
+// page marks itself ready (body[data-ready], window.grpoMetrics.readyAt) when the first validation is drawn.
+// Every change is kept in the browser (persist.js), so reload and navigation never lose work.
 
 import * as api from "./api.js";
 import { Checker } from "./checker.js";
@@ -10,13 +11,15 @@ import { sectionsFromSchema } from "./fields.js";
 import { setupExport, setupImport, setupPresets } from "./files.js";
 import { setupLaunch } from "./launch.js";
 import { MemoryBar } from "./memory.js";
+import { loadDraft, rememberValue, saveDraft } from "./persist.js";
+import { loadLocal, setupTools, suggestions } from "./tools.js";
 import { FormView } from "./sections.js";
 import { ConfigState } from "./state.js";
 
 const $ = (id) => document.getElementById(id);
 const metrics = (window.grpoMetrics = { readyAt: null, validations: [] });
 const FIRST_OPEN = ["model", "batch"];
-const schemas = new Map(); // profile -> schema, fetched once each
+const schemas = new Map(); // profile -> schema; a failed request is forgotten, so it is asked again
 
 // A positive whole number from an optional input, else undefined (and the input is marked invalid).
 function positiveOption(input, max = Number.MAX_SAFE_INTEGER) {
@@ -28,10 +31,12 @@ function positiveOption(input, max = Number.MAX_SAFE_INTEGER) {
 }
 
 const profileName = () => $("profile").value || undefined;
+const worldSize = () => positiveOption($("world-size"), 4096);
 
 function schemaFor(profile) {
   if (!schemas.has(profile)) {
-    schemas.set(profile, api.getJSON(`/api/v1/schema${profile ? `?profile=${encodeURIComponent(profile)}` : ""}`));
+    const url = `/api/v1/schema${profile ? `?profile=${encodeURIComponent(profile)}` : ""}`;
+    schemas.set(profile, api.getJSON(url).catch((exc) => { schemas.delete(profile); throw exc; }));
   }
   return schemas.get(profile);
 }
@@ -42,9 +47,11 @@ function currentFilter() {
 
 // The form for the active profile's schema (a profile adds its script keys as a section).
 async function buildForm(app) {
-  const sections = sectionsFromSchema(await schemaFor(profileName()));
+  const schema = await schemaFor(profileName());
+  const sections = sectionsFromSchema(schema);
+  app.schemaId = typeof schema.$id === "string" ? schema.$id : null; // the offline export's modeline
   const opened = app.form ? app.form.sections.filter((s) => s.node.open).map((s) => s.id) : FIRST_OPEN;
-  app.form = new FormView($("sections"), sections, app.state, currentFilter());
+  app.form = new FormView($("sections"), sections, app.state, currentFilter(), (field) => suggestions(app, field));
   app.form.onFiltered = (shown, active) => { $("filter-count").textContent = active ? `${shown} matching fields` : ""; };
   for (const s of app.form.sections) if (opened.includes(s.id)) s.node.open = true;
   app.form.applyVisibility();
@@ -52,17 +59,63 @@ async function buildForm(app) {
   if (app.diags) app.diags.setForm(app.form);
 }
 
-function showResult(app, result, error) {
+// A short message above the diagnostics (recipe started, profile detected, draft restored), with its buttons.
+function announce(node) {
+  $("notice").replaceChildren(node);
+  $("notice").hidden = !node;
+}
+
+function showResult(app, result, error, { offline } = {}) {
   if (error) {
+    if (offline) {
+      app.diags.markStale(true, "The server is unreachable: the diagnostics below are stale (from an earlier " +
+        "version of the config) and their fixes are off. Editing and Export still work; retrying…");
+      document.body.dataset.offline = "true";
+      return;
+    }
     $("status").className = "status bad";
     $("status").textContent = `Could not validate: ${error.message}`;
     return;
   }
+  delete document.body.dataset.offline;
   window.grpoLastResult = result; // read by the browser tests and handy in the console
   app.diags.show(result);
-  renderDerived($("derived"), $("derived-notes"), result);
+  renderDerived($("derived"), $("derived-notes"), result, (n) => app.setWorldSize(n));
   renderTimeline($("timeline"), result);
   app.memory?.refresh();
+}
+
+function draftOf(app) {
+  return { ...app.state.snapshot(), worldSize: $("world-size").value, profile: $("profile").value,
+           datasetSize: $("dataset-size").value };
+}
+
+async function setProfile(app, name) {
+  const previous = app.profile || ""; // the select shows the new choice already
+  $("profile").value = name || "";
+  app.save(); // at once: a reload while the schema is on its way keeps the choice
+  try {
+    await buildForm(app);
+  } catch (exc) {
+    $("profile").value = previous;
+    app.save();
+    app.checker.run();
+    announce(el("span", { text: `Could not load the ${name || "default"} schema: ${exc.message}` }));
+    return;
+  }
+  app.profile = name || "";
+  app.checker.run();
+}
+
+// The profiles a file uses, as a button each (the validator's own CLI flag is --profile NAME).
+function offerProfiles(app, found) {
+  const wanted = found.filter((p) => p.name !== profileName());
+  if (!wanted.length) return;
+  announce(el("span", {}, ...wanted.map((p) => el("span", { class: "offer" },
+    `This file uses ${p.name}'s ${[p.keys.length ? `script keys (${p.keys.slice(0, 4).join(", ")})` : "",
+      p.reward_funcs.length ? `reward names (${p.reward_funcs.join(", ")})` : ""].filter(Boolean).join(" and ")}. `,
+    el("button", { type: "button", class: "primary", id: `use-profile-${p.name}`, text: `Use the ${p.name} profile`,
+                   onclick: () => { announce(null); setProfile(app, p.name); } })))));
 }
 
 function wireControls(app) {
@@ -71,41 +124,91 @@ function wireControls(app) {
   $("collapse-all").addEventListener("click", () => {
     document.querySelectorAll("details.section").forEach((d) => { d.open = false; });
   });
-  for (const id of ["world-size", "dataset-size"]) $(id).addEventListener("input", () => app.checker.schedule());
-  $("profile").addEventListener("change", async () => { await buildForm(app); app.checker.run(); });
-  const startFrom = (config, notes = []) => { app.diags.fileNotes = notes; app.state.replace(config); app.form.refreshAll(); };
-  setupImport(startFrom);
-  setupExport(() => app.state.toObject(), profileName);
-  setupLaunch(() => app.state.toObject(), () => positiveOption($("world-size"), 4096));
-  return startFrom;
+  for (const id of ["world-size", "dataset-size"]) {
+    $(id).addEventListener("input", () => { app.save(); app.checker.schedule(); });
+  }
+  $("profile").addEventListener("change", () => setProfile(app, $("profile").value));
+  $("apply-safe").addEventListener("click", () => {
+    for (const fix of app.diags.safeFixes()) app.state.applyFix(fix);
+  });
+  setupImport((config, notes, text, profiles) => {
+    app.diags.fileNotes = notes;
+    app.state.replace(config, "import", text);
+    app.form.refreshAll();
+    announce(null);
+    offerProfiles(app, profiles);
+  });
+  setupExport(() => ({ state: app.state, profile: profileName(), worldSize: worldSize(), schemaId: app.schemaId }));
+  setupLaunch(() => app.state.toObject(), worldSize);
+  setupTools(app, { worldSize, profile: profileName, announce });
+}
+
+function restoreDraft(app, draft) {
+  if (!draft) return;
+  $("world-size").value = draft.worldSize || "";
+  $("dataset-size").value = draft.datasetSize || "";
+  if ([...$("profile").options].some((o) => o.value === draft.profile)) $("profile").value = draft.profile;
 }
 
 async function main() {
   const app = { state: new ConfigState() };
   window.grpoState = () => app.state.toObject();
-  schemaFor(undefined); // start fetching the schema while the profiles arrive
-  const profiles = await api.getJSON("/api/v1/profiles");
+  app.save = () => saveDraft(draftOf(app));
+  app.setWorldSize = (n) => { $("world-size").value = String(n); app.save(); app.checker.run(); };
+  const draft = loadDraft();
+  schemaFor(draft?.profile || undefined); // start fetching the schema while the profiles arrive
+  const [profiles, capabilities, rewards] = await Promise.all([
+    api.getJSON("/api/v1/profiles"), api.getJSON("/api/v1/capabilities").catch(() => ({ runs: false })),
+    api.getJSON("/api/v1/rewards").catch(() => []), loadLocal(app)]);
+  Object.assign(app, { profiles, capabilities, trlRewards: rewards });
   for (const p of profiles) $("profile").append(el("option", { value: p.name, text: p.name, title: p.description }));
+  restoreDraft(app, draft);
+  app.profile = $("profile").value;
   await buildForm(app);
-  app.diags = new DiagnosticsView({ form: app.form, list: $("diag-list"), status: $("status"),
-                                    onFix: (fix) => app.state.applyFix(fix) });
+  app.diags = new DiagnosticsView({
+    form: app.form, list: $("diag-list"), status: $("status"),
+    onFix: (fix) => {
+      // A fix that declares the world size moves the toolbar's too, so both say the same.
+      if (fix.set && Number.isInteger(fix.set.num_processes) && $("world-size").value) {
+        $("world-size").value = String(fix.set.num_processes);
+      }
+      app.state.applyFix(fix);
+    },
+    onWorldSize: (n) => app.setWorldSize(n),
+    onProfile: (name) => setProfile(app, name),
+  });
   app.checker = new Checker({
     state: app.state, metrics,
-    options: () => ({ worldSize: positiveOption($("world-size"), 4096), profile: profileName(),
-                      datasetSize: positiveOption($("dataset-size")) }),
-    onResult: (result, error) => showResult(app, result, error),
+    options: () => ({ worldSize: worldSize(), profile: profileName(), datasetSize: positiveOption($("dataset-size")),
+                      launch: app.capabilities.runs }),
+    onResult: (result, error, how) => showResult(app, result, error, how),
     onBusy: (busy) => document.body.classList.toggle("busy", busy),
   });
   app.state.onChange((keys, source) => {
     if (source === "input") metrics.lastEditAt = performance.now();
     app.form.update(keys, source);
+    app.save();
+    for (const key of ["model_name_or_path", "dataset_name"]) if (keys.has(key)) rememberValue(key, app.state.get(key));
     app.checker.schedule(source === "input" ? undefined : 0);
   });
+  if (draft && draft.entries.length) {
+    app.state.restore(draft, "restore");
+    app.form.refreshAll();
+    announce(el("span", { text: `Your config is back as you left it (${draft.entries.length} settings, kept in ` +
+      "this browser)." }));
+  }
   app.memory = new MemoryBar({ root: $("memory-panel"), getConfig: () => app.state.toObject(),
                                getOptions: () => ({ worldSize: positiveOption($("world-size"), 4096),
                                                     profile: profileName() }) });
-  const startFrom = wireControls(app);
-  await Promise.all([setupPresets((preset) => startFrom(preset.config)), app.checker.run()]);
+  wireControls(app);
+  await Promise.all([
+    setupPresets({
+      state: app.state, profile: profileName, announce,
+      onPreset: (preset) => { app.diags.fileNotes = []; app.state.replace(preset.config, "preset", preset.yaml);
+                              app.form.refreshAll(); },
+      onUndo: (snapshot) => { app.state.restore(snapshot, "undo"); app.form.refreshAll(); },
+    }),
+    app.checker.run()]);
   metrics.readyAt = performance.now();
   document.body.dataset.ready = "true";
 }

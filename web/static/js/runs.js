@@ -1,9 +1,11 @@
-// The runs page: every run with its state, and for the selected one live charts (reward, loss, KL), the log
-// tail, cancel and resume. It polls once a second and fetches only what is new: metrics after the last step
-// seen, log bytes after the last offset.
+// The runs page: every run with its state and progress, and for the selected one a progress bar with an ETA,
+// live charts (reward, loss, KL), the log tail, cancel (after asking, with the steps it would lose) and resume.
+// It polls once a second and fetches only what is new: metrics after the last step seen, log bytes after the
+// last offset. The list is a keyboard list: each row takes the focus, Enter or Space opens it, arrows move.
+// Without a token it asks for one instead of calling the service.
 
 import { lineChart, series } from "./chart.js";
-import { el } from "./dom.js";
+import { ask, el } from "./dom.js";
 import { call, explainError, getToken, setToken, takeTokenFromUrl } from "./runs-api.js";
 
 const $ = (id) => document.getElementById(id);
@@ -27,15 +29,54 @@ function select(id) {
 }
 
 const when = (iso) => (iso ? new Date(iso).toLocaleString() : "");
+const short = (iso) => (iso ? new Date(iso).toLocaleString([], { month: "short", day: "numeric", hour: "2-digit",
+                                                                   minute: "2-digit" }) : "");
 const num = (value) => (typeof value === "number" ? Number(value.toPrecision(3)).toString() : "");
+
+export function duration(seconds) {
+  if (seconds == null) return "";
+  if (seconds < 90) return `${Math.max(1, Math.round(seconds))} s`;
+  if (seconds < 5400) return `${Math.round(seconds / 60)} min`;
+  return `${(seconds / 3600).toFixed(1)} h`;
+}
+
+// "step 12 of 200 (6%), about 3 min left"
+export function progressText(run) {
+  const p = run.progress || {};
+  if (run.step == null) return p.total_steps ? `0 of ${p.total_steps} steps` : "no step logged yet";
+  const of = p.total_steps ? ` of ${p.total_steps} (${Math.round((p.fraction || 0) * 100)}%)` : "";
+  const eta = p.eta_seconds != null && ACTIVE.has(run.state) ? `, about ${duration(p.eta_seconds)} left` : "";
+  return `step ${run.step}${of}${eta}`;
+}
+
+function progressCell(run) {
+  const p = run.progress || {};
+  if (!p.total_steps) return el("td", { text: run.step ?? "" });
+  return el("td", { title: progressText(run) },
+    el("progress", { max: "1", value: String(p.fraction || 0), "aria-label": progressText(run) }),
+    el("span", { class: "pct", text: `${run.step ?? 0}/${p.total_steps}` }));
+}
+
+function open(id) { select(id); refresh(); }
+
+function rowKeys(event, id) {
+  const row = event.currentTarget;
+  if (event.key === "Enter" || event.key === " ") { event.preventDefault(); open(id); }
+  const next = event.key === "ArrowDown" ? row.nextElementSibling : event.key === "ArrowUp" ? row.previousElementSibling : null;
+  if (next) { event.preventDefault(); next.focus(); }
+}
 
 function renderList(runs) {
   $("runs-empty").hidden = runs.length > 0;
+  const focused = document.activeElement?.closest?.("tr[data-run-id]")?.dataset.runId;
   $("runs-body").replaceChildren(...runs.map((run) => el("tr", {
     "data-run-id": run.id, "data-state": run.state, class: view && view.id === run.id ? "selected" : "",
-    onclick: () => { select(run.id); refresh(); },
+    tabindex: "0", "aria-selected": String(Boolean(view && view.id === run.id)),
+    "aria-label": `run ${run.id}, ${run.state}, ${progressText(run)}`,
+    onclick: () => open(run.id), onkeydown: (event) => rowKeys(event, run.id),
   }, el("td", {}, el("code", { text: run.id })), el("td", {}, el("span", { class: `state ${run.state}`, text: run.state })),
-     el("td", { text: run.step ?? "" }), el("td", { text: num(run.latest?.reward) }), el("td", { text: when(run.created_at) }))));
+     progressCell(run), el("td", { text: num(run.latest?.reward) }), el("td", { text: short(run.created_at), title: when(run.created_at) }))));
+  if (focused) document.querySelector(`tr[data-run-id="${focused}"]`)?.focus();
 }
 
 function renderDetail(run) {
@@ -51,6 +92,11 @@ function renderDetail(run) {
   $("run-facts").replaceChildren(...facts.filter(([, v]) => v !== null && v !== undefined && v !== "")
     .map(([k, v]) => el("div", { class: "fact" }, el("dt", { text: k }), el("dd", { text: String(v) }))));
   $("cancel").disabled = !ACTIVE.has(run.state) || run.cancel_requested;
+  view.detail = run;
+  const bar = $("run-progress");
+  bar.hidden = !run.progress?.total_steps;
+  bar.value = run.progress?.fraction || 0;
+  $("run-progress-text").textContent = progressText(run);
   $("resume").disabled = ACTIVE.has(run.state) || run.checkpoints.length === 0;
   $("config").textContent = run.config;
   const names = CHARTS.filter((name) => name !== "kl" || view.metrics.some((r) => typeof r.kl === "number"));
@@ -82,6 +128,14 @@ async function refreshSelected() {
 }
 
 async function refresh() {
+  if (!getToken()) { // nothing to ask the service without a token: say what is needed
+    $("token-needed").hidden = false;
+    $("token-form").hidden = false;
+    $("runs-empty").hidden = true;
+    document.body.dataset.ready = "true";
+    return;
+  }
+  $("token-needed").hidden = true;
   try {
     const { runs } = await call("");
     $("message").hidden = true;
@@ -93,6 +147,7 @@ async function refresh() {
     $("message").hidden = false;
     $("message").textContent = explainError(error);
     $("token-form").hidden = error.status !== 401;
+    $("runs-empty").hidden = true; // unknown, not empty
   } finally {
     document.body.dataset.ready = "true";
   }
@@ -109,12 +164,31 @@ async function act(action) {
   }
 }
 
+// Cancelling loses what was trained since the last checkpoint: say how much, and ask.
+async function confirmCancel() {
+  if (!view?.detail) return;
+  let run = view.detail;
+  try { // the latest step and checkpoint, not those of the last poll
+    run = await call(`/${view.id}?metrics_after=${Number.MAX_SAFE_INTEGER}`);
+  } catch { /* the last poll's numbers will do */ }
+  const p = run.progress || {};
+  const since = p.steps_since_checkpoint;
+  const lost = run.state === "queued" ? "It has not started: nothing is lost."
+    : since == null ? "No step has been logged yet."
+    : p.last_checkpoint_step != null
+      ? `${since} step${since === 1 ? "" : "s"} since the last checkpoint (step ${p.last_checkpoint_step}) will be lost; ` +
+        "resume starts again from that checkpoint."
+      : `There is no checkpoint yet: all ${since} step${since === 1 ? "" : "s"} will be lost.`;
+  if (await ask({ title: `Cancel run ${run.id}?`, text: lost, confirm: "Cancel the run", cancel: "Keep it running",
+                  id: "cancel-dialog" })) act("cancel");
+}
+
 function main() {
   takeTokenFromUrl();
   select(selectedFromUrl());
   $("token").value = getToken();
   $("token-form").addEventListener("submit", (event) => { event.preventDefault(); setToken($("token").value); refresh(); });
-  $("cancel").addEventListener("click", () => act("cancel"));
+  $("cancel").addEventListener("click", confirmCancel);
   $("resume").addEventListener("click", () => act("resume"));
   refresh();
   setInterval(refresh, 1000);

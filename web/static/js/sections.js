@@ -10,8 +10,9 @@ import { buildFieldRow } from "./widgets.js";
 const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 export class FormView {
-  constructor(container, sections, state, filter = { query: "", onlyChanged: false }) {
+  constructor(container, sections, state, filter = { query: "", onlyChanged: false }, suggest = null) {
     this.container = container;
+    this.suggest = suggest;
     this.state = state;
     this.sections = sections;
     this.fieldByName = new Map(sections.flatMap((s) => s.fields.map((f) => [f.name, f])));
@@ -55,7 +56,7 @@ export class FormView {
 
   rowFor(field) {
     if (!this.rows.has(field.name)) {
-      const row = buildFieldRow(field, { state: this.state, onReset: (f) => this.state.set(f.name, undefined, "reset") });
+      const row = buildFieldRow(field, { state: this.state, suggest: this.suggest, onReset: (f) => this.state.set(f.name, undefined, "reset") });
       row.refresh(false);
       this.rows.set(field.name, row);
     }

@@ -1,5 +1,7 @@
 // The config being edited: only keys the user (or an import, preset or fix) set explicitly, in insertion
 // order, so an imported file keeps its order on export. Listeners hear which top-level keys changed.
+// `source` is the imported file's text and `renames` the keys renamed since: the export writes the edits into
+// that text, so its comments and order stay.
 
 export function topKey(fieldName) {
   return String(fieldName).split(/[.[]/)[0];
@@ -19,6 +21,8 @@ export class ConfigState {
   constructor() {
     this.values = new Map();
     this.listeners = [];
+    this.source = null;
+    this.renames = {};
   }
 
   onChange(listener) { this.listeners.push(listener); }
@@ -35,18 +39,41 @@ export class ConfigState {
     this.emit([key], source);
   }
 
-  replace(mapping, source = "import") {
+  // A new config (import, recipe, restore); `file` is the imported text, or null when there is none.
+  replace(mapping, source = "import", file = null, renames = {}) {
     const before = [...this.values.keys()];
-    this.values = new Map(Object.entries(mapping || {}));
+    this.values = new Map(Array.isArray(mapping) ? mapping : Object.entries(mapping || {}));
+    this.source = file;
+    this.renames = { ...renames };
     this.emit([...before, ...this.values.keys()], source);
   }
 
+  // Everything needed to come back to this exact state (undo, the saved draft).
+  snapshot() {
+    return { entries: structuredClone([...this.values.entries()]), source: this.source, renames: { ...this.renames } };
+  }
+
+  restore(snap, source = "restore") { this.replace(snap.entries, source, snap.source ?? null, snap.renames || {}); }
+
   toObject() { return Object.fromEntries(this.values); }
+
+  // Rename a top-level key where it stands, so the key order (and the exported file's) does not change.
+  renameKey(from, to) {
+    if (!this.values.has(from) || this.values.has(to)) return false;
+    this.values = new Map([...this.values].map(([k, v]) => [k === from ? to : k, v]));
+    const original = Object.keys(this.renames).find((k) => this.renames[k] === from) || from;
+    this.renames[original] = to;
+    return true;
+  }
 
   // Apply a diagnostic's fix: {"rename": {old: new}, "unset": [...], "set": {...}}; paths may be nested.
   applyFix(fix) {
     const touched = [];
     for (const [from, to] of Object.entries(fix.rename || {})) {
+      if (!from.includes(".") && !from.includes("[") && !to.includes(".") && this.renameKey(from, to)) {
+        touched.push(from, to);
+        continue;
+      }
       const value = this.getPath(from);
       this.deletePath(from);
       if (value !== undefined) this.setPath(to, value);

@@ -46,7 +46,33 @@ function showValue(field, input, value) {
   input.value = code;
 }
 
-export function buildFieldRow(field, { state, onReset }) {
+// Picks under a field: "toggle" chips add or remove a name in a list (reward_funcs from the active registry);
+// "datalist" offers values to type over (recent values, local models and datasets).
+function pickerFor(field, suggestion, input, state) {
+  if (!suggestion || !suggestion.values.length) return null;
+  if (suggestion.kind === "datalist") {
+    const id = idFor("list", field.name);
+    input.setAttribute("list", id);
+    return el("datalist", { id }, suggestion.values.map((v) => el("option", { value: v.value ?? v, label: v.label })));
+  }
+  const current = () => { const v = state.get(field.name); return Array.isArray(v) ? v : v === undefined ? [] : [v]; };
+  const chips = suggestion.values.map((name) => el("button", {
+    type: "button", class: "chip", text: name, "data-value": name, "aria-pressed": "false",
+    onclick: () => {
+      const list = current();
+      const next = list.includes(name) ? list.filter((n) => n !== name) : [...list, name];
+      state.set(field.name, next.length ? next : undefined, "pick");
+    } }));
+  const box = el("div", { class: "picker", role: "group", "aria-label": suggestion.label },
+    el("span", { class: "muted small", text: `${suggestion.label}: ` }), chips);
+  box.refresh = () => {
+    const list = current();
+    for (const chip of chips) chip.setAttribute("aria-pressed", String(list.includes(chip.dataset.value)));
+  };
+  return box;
+}
+
+export function buildFieldRow(field, { state, onReset, suggest }) {
   const inputId = idFor("in", field.name);
   const helpId = idFor("help", field.name);
   const diagId = idFor("diag", field.name);
@@ -69,6 +95,8 @@ export function buildFieldRow(field, { state, onReset }) {
     input, help, el("div", { class: "field-diags", id: diagId }));
   const choiceDoc = field.enumDocs ? el("p", { class: "choice-doc" }) : null;
   if (choiceDoc) help.before(choiceDoc);
+  const picker = pickerFor(field, suggest?.(field), input, state);
+  if (picker) input.after(picker);
 
   return {
     field, row, input, diagBox: row.querySelector(".field-diags"),
@@ -77,6 +105,7 @@ export function buildFieldRow(field, { state, onReset }) {
       reset.hidden = !state.has(field.name);
       if (choiceDoc) choiceDoc.textContent = input.selectedOptions[0]?.title || "";
       row.classList.toggle("is-set", state.has(field.name));
+      picker?.refresh?.();
     },
   };
 }

@@ -1,0 +1,145 @@
+"""What the form's model and dataset pickers offer: GET /api/v1/local (models and datasets in the local Hub cache
+and in folders under the service's working directory) and GET /api/v1/local/preview?path= (the first rows of a
+local dataset).
+
+Only names are listed, and only the working directory and the Hub cache are looked at (two levels deep, a bounded
+number of entries). A preview reads data files (JSON Lines, JSON, CSV, Parquet) under the working directory only:
+paths that lead elsewhere (absolute, `..`, symlinks out) are refused, so the service cannot be asked for any other
+file on the machine.
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import json
+import os
+from pathlib import Path
+from typing import Annotated, Any, Iterator
+
+from fastapi import APIRouter, HTTPException, Query
+from fastapi.concurrency import run_in_threadpool
+
+router = APIRouter(prefix="/api/v1/local", tags=["local"])
+DATA_SUFFIXES = (".jsonl", ".json", ".csv", ".parquet")
+MAX_ENTRIES = 200
+PREVIEW_ROWS = 5
+MAX_CELL = 400
+
+
+def hub_cache() -> Path:
+    if os.environ.get("HF_HUB_CACHE"):
+        return Path(os.environ["HF_HUB_CACHE"])
+    return Path(os.environ.get("HF_HOME", Path.home() / ".cache" / "huggingface")) / "hub"
+
+
+def _hub(kind: str) -> list[dict[str, str]]:
+    root = hub_cache()
+    if not root.is_dir():
+        return []
+    prefix = f"{kind}--"
+    names = sorted(p.name[len(prefix):].replace("--", "/") for p in itertools.islice(root.iterdir(), MAX_ENTRIES * 5)
+                   if p.name.startswith(prefix))
+    return [{"name": n, "where": "Hub cache"} for n in names[:MAX_ENTRIES]]
+
+
+def _folders(root: Path) -> Iterator[Path]:
+    for child in itertools.islice(sorted(root.iterdir()), MAX_ENTRIES):
+        if child.is_dir() and not child.name.startswith("."):
+            yield child
+            for grandchild in itertools.islice(sorted(child.iterdir()), MAX_ENTRIES):
+                if grandchild.is_dir() and not grandchild.name.startswith("."):
+                    yield grandchild
+
+
+def _is_dataset(folder: Path) -> bool:
+    return (folder / "dataset_info.json").exists() or any(
+        p.suffix in DATA_SUFFIXES and p.name not in ("config.json", "tokenizer.json", "tokenizer_config.json")
+        for p in itertools.islice(folder.iterdir(), 50)) and not (folder / "config.json").exists()
+
+
+def local_entries(root: Path) -> dict[str, list[dict[str, str]]]:
+    models, datasets = _hub("models"), _hub("datasets")
+    try:
+        for folder in _folders(root):
+            name = f"./{folder.relative_to(root).as_posix()}"
+            if (folder / "config.json").exists():
+                models.append({"name": name, "where": "local folder"})
+            elif _is_dataset(folder):
+                datasets.append({"name": name, "where": "local folder"})
+    except OSError:
+        pass  # a folder that cannot be read is simply not offered
+    return {"models": models, "datasets": datasets}
+
+
+def resolve_local(root: Path, value: str) -> Path:
+    try:
+        return _resolve_local(root, value)
+    except OSError as exc:  # a name too long, a loop of links, a folder that cannot be read
+        raise HTTPException(404, f"{value[:80]!r} cannot be read: {exc.strerror or exc}") from None
+
+
+def _resolve_local(root: Path, value: str) -> Path:
+    path = Path(value)
+    if "\x00" in value or path.is_absolute() or value.startswith("~") or ".." in path.parts:
+        raise HTTPException(422, f"{value!r} is not a relative path under the service's working directory")
+    resolved = (root / path).resolve()
+    if not resolved.is_relative_to(root.resolve()) or not resolved.exists():
+        raise HTTPException(404, f"{value!r} is not a local file or folder under the service's working directory "
+                                 "(Hub datasets are not downloaded for a preview)")
+    if resolved.is_dir():
+        files = sorted(p for p in resolved.rglob("*") if p.suffix in DATA_SUFFIXES and p.is_file()
+                       and p.resolve().is_relative_to(root.resolve()))
+        if not files:
+            raise HTTPException(404, f"{value!r} holds no {', '.join(DATA_SUFFIXES)} file")
+        resolved = files[0]
+    if resolved.suffix not in DATA_SUFFIXES:
+        raise HTTPException(422, f"only data files are previewed ({', '.join(DATA_SUFFIXES)})")
+    return resolved
+
+
+def _rows(path: Path) -> list[Any]:
+    if path.suffix == ".jsonl":
+        with path.open(encoding="utf-8") as handle:
+            return [json.loads(line) for line in itertools.islice((l for l in handle if l.strip()), PREVIEW_ROWS)]
+    if path.suffix == ".csv":
+        with path.open(encoding="utf-8", newline="") as handle:
+            return list(itertools.islice(csv.DictReader(handle), PREVIEW_ROWS))
+    if path.suffix == ".parquet":
+        try:
+            import pyarrow.parquet as pq
+        except ImportError:
+            raise HTTPException(422, "previewing Parquet needs pyarrow on the service's machine") from None
+        return pq.ParquetFile(path).read_row_group(0).slice(0, PREVIEW_ROWS).to_pylist()
+    if path.stat().st_size > 20_000_000:
+        raise HTTPException(422, "that JSON file is too large to preview; JSON Lines files are read row by row")
+    data = json.loads(path.read_text(encoding="utf-8"))
+    rows = data if isinstance(data, list) else data.get("data", [data]) if isinstance(data, dict) else []
+    return rows[:PREVIEW_ROWS]
+
+
+def _cell(value: Any) -> Any:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= MAX_CELL else text[:MAX_CELL] + "…"
+
+
+def preview(root: Path, value: str) -> dict[str, Any]:
+    path = resolve_local(root, value)
+    try:
+        rows = [r if isinstance(r, dict) else {"value": r} for r in _rows(path)]
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise HTTPException(422, f"{path.name} could not be read: {exc}") from None
+    columns = list(dict.fromkeys(k for r in rows for k in r))
+    return {"path": path.relative_to(root.resolve()).as_posix(), "columns": columns,
+            "rows": [{k: _cell(r.get(k)) for k in columns} for r in rows]}
+
+
+@router.get("", summary="Models and datasets on this machine, for the form's pickers")
+async def local() -> dict[str, list[dict[str, str]]]:
+    return await run_in_threadpool(local_entries, Path.cwd())
+
+
+@router.get("/preview", summary="The first rows of a local dataset",
+            responses={404: {"description": "no such local dataset"}, 422: {"description": "not previewable"}})
+async def local_preview(path: Annotated[str, Query(max_length=1000)]) -> dict[str, Any]:
+    return await run_in_threadpool(preview, Path.cwd(), path)
