@@ -21,7 +21,6 @@ from fastapi.responses import Response, StreamingResponse
 from grpo_schema import CheckResult, check_mapping, check_text
 from grpo_schema.policy import output_dir_busy, resolve_under, service_policy
 from grpo_schema.resume import resume_target
-from grpo_runtime.support import assess
 from web.api.body import ConfigBody, config_body
 from web.api.docs import config_body_doc
 from web.api.params import PATH_MAX_CHARS
@@ -98,6 +97,8 @@ async def create_run(
     result = await run_in_threadpool(_check, body, world_size, path, settings.runs_env_allowlist)
     policy = settings.service_policy()
     refusals = service_policy(result, policy, profile)
+    from grpo_runtime.support import assess  # torch-free, and loaded only once a run is asked for
+
     runtime = assess(result, "service")
     refusals += [d for d in runtime if d.severity == "error"]
     if not result.valid or refusals or result.plan is None:
