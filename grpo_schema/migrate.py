@@ -19,7 +19,7 @@ from grpo_schema.migrations import MIGRATIONS
 from grpo_schema.yamledit import EditError, apply_fix_to_text
 
 EXIT_OK, EXIT_CHANGES, EXIT_USAGE = 0, 1, 2
-MIGRATION_CODES = ("GRPO-K002", "GRPO-K003")
+MIGRATION_CODES = ("GRPO-K002", "GRPO-K003", "GRPO-K008")  # K008: a profile key nothing reads
 EPILOG = """exit status:
   0  nothing to migrate (or, with --write, every migration was written)
   1  without --write: the files need migrating (the diff is printed); with --write: some migration could not be

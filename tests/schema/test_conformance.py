@@ -172,6 +172,11 @@ def test_profile_key_that_nothing_reads_is_reported():
     assert diag.severity == "warning" and "log_unique_prompts" in diag.hint
     assert diag.fix.rename == {"wandb_log_unique_prompts": "log_unique_prompts"}
     assert only(check(BASE + "wandb_log_unique_prompts: true\n"), "GRPO-K002").severity == "error"
+    from grpo_schema.migrate import migrate_text
+
+    text = BASE + "wandb_log_unique_prompts: false\n"
+    migrated, done, failed = migrate_text(text, check(text, profiles=["open-r1"]).diagnostics)
+    assert "log_unique_prompts: false" in migrated and "wandb_" not in migrated and not failed
 
 
 # 9. lr_scheduler_kwargs with the constant schedules are dropped, not refused.
