@@ -143,7 +143,7 @@ class GRPORunConfig(RunParams, PerformanceParams, DataloaderParams, DistributedP
 
         Raises pydantic.ValidationError listing every error, each with its line and column in `ctx`
         (`OSError` when a path cannot be read). A str that names an existing file, or a Path, is read as a file;
-        any other str is the YAML text."""
+        any other str (several lines, or `key: value`) is the YAML text."""
         from grpo_schema.check import check_text
         from grpo_schema.modelcheck import as_overrides, from_result
 
@@ -171,7 +171,10 @@ class GRPORunConfig(RunParams, PerformanceParams, DataloaderParams, DistributedP
 def _source(source: str | bytes | Path) -> tuple[str, str | bytes]:
     if isinstance(source, Path):
         return str(source), source.read_bytes()
-    if isinstance(source, str) and "\n" not in source and len(source) < 4096 and source.strip():
+    # A one-line str is a path unless it reads as YAML ("key: value"): `from_yaml("runs/a.yaml")` must not
+    # validate the string "runs/a.yaml", and a missing file is an OSError, not an empty config.
+    if isinstance(source, str) and "\n" not in source and ": " not in source and len(source) < 4096 \
+            and source.strip():
         candidate = Path(source)
         if candidate.suffix in (".yaml", ".yml", ".json") or candidate.is_file():
             return source, candidate.read_bytes()
