@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from grpo_schema.codes import declare
-from grpo_schema.diagnostics import Diagnostic, Fix
+from grpo_schema.diagnostics import Diagnostic
 from grpo_schema.hardware.accelerators import GIB, Hardware, HardwareError, parse_hardware
 from grpo_schema.hardware.memory import MemoryEstimate, Setup, estimate_memory
 from grpo_schema.hardware.models import ModelFacts, UnknownModel, read_config_json, resolve_model
