@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from grpo_schema.codes import declare
-from grpo_schema.diagnostics import Diagnostic, Fix
+from grpo_schema.diagnostics import Diagnostic
 from grpo_schema.hardware.accelerators import GIB, Hardware, HardwareError, parse_hardware
 from grpo_schema.hardware.memory import MemoryEstimate, Setup, estimate_memory
 from grpo_schema.hardware.models import ModelFacts, UnknownModel, read_config_json, resolve_model
@@ -48,6 +48,8 @@ H_BAD_SECTION = declare("GRPO-H008", "error", "invalid hardware declaration",
                         "is accepted.")
 
 DEFAULT_PROMPT_LENGTH = 512
+NO_FIX_HINT = ("no edit of the file (up to 4 together) makes it fit: declare larger GPUs, offload the optimizer "
+               "(offload_optimizer in the hardware: section), or train a smaller model")
 SECTION_KEYS = {"spec", "model_config", "strategy", "offload_optimizer", "offload_params", "prompt_length", "mfu",
                 "memory_gib", "peak_tflops"}
 
@@ -211,11 +213,11 @@ def verdict(report: FitReport) -> list[Diagnostic]:
     if mem.tensors_total() > cap:
         out.append(Diagnostic(H_NO_FIT, "error", f"needs about {need:.1f} GiB per GPU on {hw.describe()}: "
                               f"{tensors - cap / GIB:.1f} GiB short before any framework allowance "
-                              f"({top} GiB)", fields=_fit_fields(report), hint="see the fixes"))
+                              f"({top} GiB)", fields=_fit_fields(report), hint=NO_FIX_HINT))
     elif mem.total > cap:
         out.append(Diagnostic(H_TIGHT, "warning", f"needs about {need:.1f} GiB per GPU of {cap / GIB:.0f} GiB "
                               f"({need - cap / GIB:.1f} GiB short with the framework allowance; {top} GiB)",
-                              fields=_fit_fields(report), hint="see the fixes"))
+                              fields=_fit_fields(report), hint=NO_FIX_HINT))
     return out
 
 

@@ -115,15 +115,15 @@ class MemoryEstimate:
 
 
 def lora_params(model: ModelFacts, setup: Setup) -> int:
+    """Adapter parameters: r x (in + out) per targeted linear, per layer (MLP targets once per expert)."""
     targets = setup.lora_targets or DEFAULT_LORA_TARGETS
     if targets in (("all-linear",), ("all_linear",)):
         targets = ALL_LINEAR
     shapes = model.linear_shapes()
-    per_layer = sum(setup.lora_r * (shapes[t][0] + shapes[t][1]) for t in targets if t in shapes)
     experts = max(model.num_experts, 1)
-    mlp = sum(setup.lora_r * (shapes[t][0] + shapes[t][1]) for t in targets if t in shapes and "proj" in t
-              and t in ("gate_proj", "up_proj", "down_proj"))
-    return model.num_layers * (per_layer + (experts - 1) * mlp)
+    per_layer = sum(setup.lora_r * (shapes[t][0] + shapes[t][1]) * (experts if t.endswith(("gate_proj", "up_proj",
+                    "down_proj")) else 1) for t in targets if t in shapes)
+    return model.num_layers * per_layer
 
 
 def optimizer_states(optim: str) -> float:

@@ -1,7 +1,7 @@
 """The estimate against measurement: grpo_runtime's own training step (grpo_runtime.memprobe), 3 model sizes x
 3 batch shapes, each part within 15% (or 4 MB, the resident-set noise floor on CPU) and the total within 20%.
 On CPU the probe reads resident-set deltas in a fresh process; with a GPU, torch.cuda.max_memory_allocated.
-About 40 s on a 2-core machine."""
+About 2 min of CPU time (nine fresh processes); marked slow."""
 
 import json
 import os

@@ -1,0 +1,69 @@
+"""Each setting moves the part it should, by the amount the formulas say (fast, pure arithmetic)."""
+
+from dataclasses import replace
+
+import pytest
+
+from grpo_schema.hardware import parse_hardware
+from grpo_schema.hardware.catalogue import MODELS
+from grpo_schema.hardware.memory import GIB, Setup, estimate_memory
+from grpo_schema.hardware.timing import estimate_time
+
+MODEL = MODELS["qwen2.5-7b"]
+BASE = Setup(world_size=8, micro_batch=4, prompt_length=512, completion_length=1024, generation_rows=32,
+             gradient_accumulation_steps=8)
+CAPACITY = 80 * GIB
+
+
+def parts(setup):
+    return estimate_memory(MODEL, setup, CAPACITY)
+
+
+def test_bf16_adamw_data_parallel_states():
+    est = parts(BASE)
+    N = MODEL.total_params()
+    assert est.part("weights") == 2 * N and est.part("gradients") == 2 * N and est.part("optimizer") == 4 * N
+
+
+def test_zero3_shards_everything_and_gathers_to_generate():
+    est = parts(replace(BASE, strategy="zero3"))
+    assert est.part("weights") < parts(BASE).part("weights") / 4
+    assert est.part("gathered weights") > 0  # generation gathers the full model
+
+
+def test_reference_model_only_with_beta_and_not_with_lora():
+    assert parts(BASE).part("reference") == 0
+    assert parts(replace(BASE, reference=True)).part("reference") == 2 * MODEL.total_params()
+    lora = parts(replace(BASE, reference=True, use_peft=True, lora_r=16))
+    assert lora.part("reference") == 0 and lora.part("optimizer") == 0 and lora.part("gradients") == 0
+    assert 0 < lora.part("lora") < 0.01 * parts(BASE).part("optimizer")
+
+
+def test_checkpointing_cuts_activations():
+    off = parts(replace(BASE, activation_checkpointing=False)).part("activations")
+    on = parts(BASE).part("activations")
+    assert off > 5 * on
+
+
+def test_vllm_colocate_share_and_sleep_mode():
+    colocate = parts(replace(BASE, use_vllm=True, vllm_memory_utilization=0.3))
+    assert colocate.part("vllm") == pytest.approx(0.3 * CAPACITY)
+    assert colocate.kv_cache_tokens > colocate.kv_cache_tokens_needed > 0
+    asleep = parts(replace(BASE, use_vllm=True, vllm_sleep=True))
+    assert [p.phase for p in asleep.parts if p.name == "vllm"] == ["generation"]
+    assert asleep.total < colocate.total
+
+
+def test_logits_grow_with_the_micro_batch_and_completion_length():
+    small = parts(BASE).part("logits")
+    assert parts(replace(BASE, micro_batch=8)).part("logits") == pytest.approx(2 * small, rel=0.01)
+
+
+def test_training_flops_are_about_six_n_per_token():
+    from grpo_schema.plan import RunPlan  # noqa: F401  (the plan is optional: without it one step is b x P)
+
+    hw = parse_hardware("8xH100-80GB")
+    t = estimate_time(MODEL, replace(BASE, activation_checkpointing=False), None, hw, 0.15, max_steps=500)
+    tokens = BASE.micro_batch * BASE.world_size * BASE.sequence_length
+    assert t.training_flops / tokens == pytest.approx(6 * MODEL.active_params(), rel=0.15)
+    assert t.total_hours == pytest.approx(t.step_seconds * 500 / 3600)
