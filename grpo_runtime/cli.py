@@ -175,8 +175,8 @@ def launch_command(argv: list[str]) -> int:
                                                             "--slurm --help")
     args, accelerate_args = parser.parse_known_args(argv)
     overrides = list(args.overrides)
-    if args.num_processes is not None:  # the command line wins; the children then agree with this check
-        overrides.append(f"num_processes={args.num_processes}")
+    if args.num_processes is not None and file_processes(args.file) not in (None, args.num_processes):
+        overrides.append(f"num_processes={args.num_processes}")  # the command line wins, in every process too
     result = check(args.file, overrides, args.num_processes, args.allow_env)
     if isinstance(result, int):
         return result
@@ -198,6 +198,19 @@ def launch_command(argv: list[str]) -> int:
         return code
     print(f"grpo launch: the run failed (accelerate launch exited with {code})", file=sys.stderr)
     return EXIT_FAILED
+
+
+def file_processes(path: str):
+    """num_processes as the file writes it (None when absent or unreadable: validation reports that), read with
+    the validator's bounded loader."""
+    from grpo_schema.loader import load_yaml
+
+    try:
+        with open(path, "rb") as handle:
+            loaded = load_yaml(handle.read())
+    except OSError:
+        return None
+    return loaded.data.get("num_processes") if loaded.ok and isinstance(loaded.data, dict) else None
 
 
 def launch_arguments(launch: dict, given: list[str]) -> list[str]:

@@ -463,14 +463,16 @@ def markdown() -> str:
              "codes are `grpo codes` area U.", ""]
     for title, entries in (("Config fields", CONFIG_FIELDS), ("Launch keys (`accelerate launch`)", LAUNCH_FIELDS)):
         counts = ", ".join(f"{sum(e.category == c for e in entries.values())} {c}" for c in CATEGORIES)
-        lines += [f"## {title}: {len(entries)} ({counts})", "", "| field | category | where / why | limits |",
+        lines += [f"## {title}: {len(entries)} ({counts})", "", "| field | category | where / why | refusals and warnings |",
                   "|---|---|---|---|"]
         for name in sorted(entries):
             entry = entries[name]
             limits = "; ".join(
                 f"{'refused' if limit.refuse else 'warned'} ({limit.code})"
                 + ("" if callable(limit.message) or entry.category != "honoured" else f": {limit.message}")
-                for limit in entry.limits if entry.category == "honoured")
+                + (f"; to run: {limit.hint}" if limit.hint and (entry.category == "refused" or callable(limit.message))
+                   else "")
+                for limit in entry.limits)
             lines.append(f"| `{name}` | {entry.category} | {entry.note.replace('|', '/')} | {limits} |")
         lines.append("")
     return "\n".join(lines)

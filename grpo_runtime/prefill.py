@@ -45,7 +45,8 @@ def stochastic_forward(model) -> bool:
     config dropout rate (attention dropout is applied functionally from the config)."""
     if not model.training:
         return False
-    if getattr(model.get_input_embeddings(), "neftune_noise_alpha", None) is not None:
+    embeddings = model.get_input_embeddings() if hasattr(model, "get_input_embeddings") else None
+    if getattr(embeddings, "neftune_noise_alpha", None) is not None:
         return True  # NEFTune noise on the embeddings
     if any(isinstance(m, torch.nn.Dropout) and m.p > 0 and m.training for m in model.modules()):
         return True

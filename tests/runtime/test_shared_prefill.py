@@ -57,6 +57,12 @@ def test_sharing_is_off_where_it_would_not_be_exact(tiny_policy):
     noisy.config.attention_dropout = 0.1  # applied functionally in train mode
     assert stochastic_forward(noisy.train()) and not shares(noisy, gen_config)
     assert not stochastic_forward(noisy.eval()) and shares(noisy, gen_config)
+    from grpo_runtime.model import add_neftune_noise
+
+    neftune = build_model(tokenizer)
+    add_neftune_noise(neftune, 5.0)  # noise on the embeddings of every train-mode forward
+    assert stochastic_forward(neftune.train()) and not shares(neftune, gen_config)
+    assert not stochastic_forward(neftune.eval())
     with_module = torch.nn.Sequential(torch.nn.Dropout(0.1))
     with_module.config = model.config
     assert stochastic_forward(with_module.train())
