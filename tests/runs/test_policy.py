@@ -126,7 +126,7 @@ def test_refusals_quoting_a_huge_value_are_bounded_like_the_validators(policy, t
 
 
 @pytest.mark.parametrize("value, target", [
-    ("null", None), ("false", None), ("'FALSE'", None), ("''", None), ("true", "LATEST"), ("'True'", "LATEST"),
+    ("null", None), ("false", None), ("''", None), ("true", "LATEST"),
     ("latest", "latest"), ("ckpt/checkpoint-5", "ckpt/checkpoint-5"),
 ])
 def test_one_reading_of_resume_from_checkpoint_for_policy_api_and_trainer(policy, value, target):
@@ -139,3 +139,11 @@ def test_one_reading_of_resume_from_checkpoint_for_policy_api_and_trainer(policy
     assert (got is LATEST if target == "LATEST" else got == target)
     assert refusals(f"resume_from_checkpoint: {value}\n", policy) == []
     assert only(refusals("resume_from_checkpoint: /elsewhere/checkpoint-5\n", policy), "GRPO-X004")
+
+
+@pytest.mark.parametrize("value", ["'True'", "'FALSE'", '"yes"'])
+def test_a_quoted_boolean_resume_is_refused_before_any_reading(value):
+    """A quoted boolean is a folder name to TRL (a directory called 'True'), so the validator refuses it (GRPO-T010)
+    and neither the policy nor the trainer ever reads it."""
+    result = check_text(BASE + "reward_funcs: [accuracy_reward]\n" + f"resume_from_checkpoint: {value}\n")
+    assert not result.valid and "GRPO-T010" in [d.code for d in result.diagnostics]
