@@ -23,6 +23,7 @@ CODES_URL = "https://github.com/grpo-config/grpo-config#validate"
 SETTINGS_CODE = "grpo-settings"
 SEVERITY = {"error": lsp.DiagnosticSeverity.Error, "warning": lsp.DiagnosticSeverity.Warning,
             "info": lsp.DiagnosticSeverity.Information}
+_SCALAR = re.compile(r"""(?:"(?:[^"\\]|\\.)*"|'[^']*'|(?:[^,\]}#]|#(?<! #))*)""")
 _KEY = re.compile(r"""\s*(?:"[^"]*"|'[^']*'|[^\s:#][^:#]*?)\s*(?=:(\s|$))""")
 
 
@@ -32,14 +33,19 @@ class Analysis:
     settings: FileSettings
     result: CheckResult
     diagnostics: list[lsp.Diagnostic]
+    with_fixes: bool = False
 
 
-def check_document(text: str, settings: Settings) -> Analysis:
-    """Check `text` as `grpo validate` would with these settings (the file's `# grpo:` comments applied)."""
+def check_document(text: str, settings: Settings, with_fixes: bool = False) -> Analysis:
+    """Check `text` as `grpo validate` would with these settings (the file's `# grpo:` comments applied).
+
+    Without `with_fixes` the search for the smallest batch edits (it checks the file again per candidate, a few
+    times the cost of the check) is left out: diagnostics while typing do not need it, quick fixes ask for it."""
     file_settings = from_text(text, settings)
     chosen = file_settings.settings
     extra: list[Diagnostic] = []
-    options: dict[str, Any] = {"world_size": chosen.world_size, "allow_env": chosen.allow_env}
+    options: dict[str, Any] = {"world_size": chosen.world_size, "allow_env": chosen.allow_env,
+                               "suggest_fixes": with_fixes}
     comment_line = (file_settings.lines[0] + 1) if file_settings.lines else None
     try:
         from grpo_schema.check import resolve_profiles
@@ -58,7 +64,7 @@ def check_document(text: str, settings: Settings) -> Analysis:
                                      "--allow-env NAME"))
     lines = text.splitlines()
     diagnostics = [to_lsp(d, lines) for d in extra + result.diagnostics]
-    return Analysis(text, file_settings, result, diagnostics)
+    return Analysis(text, file_settings, result, diagnostics, with_fixes)
 
 
 def _check(text: str, hardware: str | None, options: dict[str, Any], extra: list[Diagnostic],
@@ -78,7 +84,9 @@ def _check(text: str, hardware: str | None, options: dict[str, Any], extra: list
             extra.append(Diagnostic(SETTINGS_CODE, "error", f"hardware {hardware!r}: {exc}", line=comment_line,
                                     column=1))
             return result
-    fitted, report = check_for_hardware(text, "<editor>", hardware, **options)
+    fit_options = {k: v for k, v in options.items() if k != "suggest_fixes"}
+    fitted, report = check_for_hardware(text, "<editor>", hardware, batch_fixes=options["suggest_fixes"],
+                                        **fit_options)
     fitted.diagnostics = fitted.diagnostics + report.diagnostics
     return _finish(fitted)
 
@@ -97,7 +105,8 @@ def key_range(lines: list[str], line: int, column: int) -> lsp.Range:
     if match and match.group(0).strip():
         start = column + len(match.group(0)) - len(match.group(0).lstrip())
         return lsp.Range(lsp.Position(line, start), lsp.Position(line, column + len(match.group(0).rstrip())))
-    end = column + len(_without_comment(rest).rstrip())
+    value = _SCALAR.match(rest)  # a value: a flow item ends at `,` `]` `}`, a quoted one at its closing quote
+    end = column + len(value.group(0).rstrip()) if value else column
     return lsp.Range(lsp.Position(line, column), lsp.Position(line, max(end, column + 1) if rest else column))
 
 

@@ -1,7 +1,7 @@
 """The pygls wiring of `grpo lsp`.
 
-Validation never runs on the message loop: a change (re)starts a short debounce timer per document, then the check
-runs in a worker thread, and its diagnostics are published only if the document has not changed meanwhile (a stale
+Validation never runs on the message loop: a change (re)starts a short debounce timer per document when changes come
+in a burst (see `schedule`), then the check runs in a worker thread, and its diagnostics are published only if the document has not changed meanwhile (a stale
 result is dropped, the newer edit has its own check on the way). Hover, completion and code actions reuse the last
 check of the current text, or run one off the loop when there is none.
 """
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,6 +30,7 @@ class DocumentState:
     pending: asyncio.Task | None = None
     analysis: Analysis | None = None
     analysed_version: int = -1
+    changed_at: float = float("-inf")  # time.monotonic() of the last change
 
 
 @dataclass
@@ -48,11 +50,19 @@ class GrpoLanguageServer(LanguageServer):
         return self.state.documents.setdefault(uri, DocumentState())
 
     def schedule(self, uri: str, delay: float | None = None) -> None:
+        """Check the document again. A change that follows the previous one within the debounce interval (fast
+        typing, a paste arriving in pieces) waits for that much quiet first; a change after a pause, as in normal
+        typing, is checked at once. Either way a newer change supersedes the pending check."""
         state = self.doc(uri)
         state.version += 1
+        now = time.monotonic()
+        quiet = self.state.settings.debounce_ms / 1000
+        burst = now - state.changed_at < quiet
+        state.changed_at = now
         if state.pending is not None and not state.pending.done():
             state.pending.cancel()
-        wait = self.state.settings.debounce_ms / 1000 if delay is None else delay
+            burst = True
+        wait = (quiet if burst else 0.0) if delay is None else delay
         state.pending = asyncio.get_running_loop().create_task(self._validate(uri, state.version, wait))
 
     async def _validate(self, uri: str, version: int, wait: float) -> None:
@@ -65,17 +75,20 @@ class GrpoLanguageServer(LanguageServer):
         self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
             uri=uri, diagnostics=analysis.diagnostics, version=self._client_version(uri)))
 
-    async def analyse(self, uri: str, version: int | None = None) -> Analysis | None:
-        """The check of the document's current text (cached per version), computed in the worker thread."""
+    async def analyse(self, uri: str, version: int | None = None, with_fixes: bool = False) -> Analysis | None:
+        """The check of the document's current text (cached per version), computed in the worker thread; with
+        `with_fixes`, one that has searched for the batch rules' smallest edits."""
         state = self.state.documents.get(uri)
         if state is None:
             return None
         version = state.version if version is None else version
-        if state.analysed_version == version and state.analysis is not None:
-            return state.analysis
+        cached = state.analysis
+        if state.analysed_version == version and cached is not None and (cached.with_fixes or not with_fixes):
+            return cached
         text = self.workspace.get_text_document(uri).source
         settings = self.state.settings
-        analysis = await asyncio.get_running_loop().run_in_executor(self.executor, check_document, text, settings)
+        analysis = await asyncio.get_running_loop().run_in_executor(self.executor, check_document, text, settings,
+                                                                    with_fixes)
         if state.version == version:
             state.analysis, state.analysed_version = analysis, version
         return analysis
@@ -129,7 +142,7 @@ def did_close(ls: GrpoLanguageServer, params: lsp.DidCloseTextDocumentParams) ->
     lsp.CodeActionKind.QuickFix, edits.FIX_ALL_SAFE, edits.MIGRATE]))
 async def code_action(ls: GrpoLanguageServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
     uri = params.text_document.uri
-    analysis = await ls.analyse(uri)
+    analysis = await ls.analyse(uri, with_fixes=True)
     if analysis is None:
         return []
     version = ls._client_version(uri)

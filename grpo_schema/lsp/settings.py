@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 COMMENT = re.compile(r"^\s*#\s*grpo:(?P<args>.*)$")
-DEFAULT_DEBOUNCE_MS = 15
+DEFAULT_DEBOUNCE_MS = 10
 
 
 @dataclass(frozen=True)

@@ -57,6 +57,7 @@ class StdioLspClient:
         self.published: dict[str, list[tuple[float, int | None, list[dict[str, Any]]]]] = {}
         self.stderr: list[bytes] = []
         self._versions: dict[str, int] = {}
+        self.last_sent = 0.0
         threading.Thread(target=self._read_loop, daemon=True).start()
         threading.Thread(target=self._drain_stderr, daemon=True).start()
         root_uri = root.resolve().as_uri()
@@ -184,6 +185,7 @@ class StdioLspClient:
         with self._lock:
             self._proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
             self._proc.stdin.flush()
+            self.last_sent = time.perf_counter()  # when the last message left (for latency measurements)
 
     def _read_loop(self) -> None:
         stream = self._proc.stdout

@@ -189,3 +189,14 @@ def test_without_the_lsp_extra_the_command_says_what_to_install():
                           env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
     assert done.returncode == 2
     assert "this command needs the lsp extra: pip install 'grpo-config[lsp]'" in done.stderr
+
+
+def test_an_item_level_diagnostic_covers_the_list_item(server, tmp_path):
+    text = ("model_name_or_path: m\ndataset_name: d\nreward_funcs:\n  - accuracy_reward\n  - accuracy_rewrd  # mine\n"
+            "reward_weights: [1.0, 1.0]\n")
+    uri = open_text(server, tmp_path, "items.yaml", text)
+    item = next(d for d in server.wait_publish(uri) if d["code"] == "GRPO-R002")
+    assert item["range"] == {"start": {"line": 4, "character": 4}, "end": {"line": 4, "character": 18}}
+    flow = open_text(server, tmp_path, "flow.yaml", "reward_funcs: [accuracy_reward, accuracy_rewrd]\n")
+    item = next(d for d in server.wait_publish(flow) if d["code"] == "GRPO-R002")
+    assert (item["range"]["start"]["character"], item["range"]["end"]["character"]) == (32, 46)
