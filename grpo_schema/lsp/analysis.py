@@ -110,6 +110,31 @@ def key_range(lines: list[str], line: int, column: int) -> lsp.Range:
     return lsp.Range(lsp.Position(line, column), lsp.Position(line, max(end, column + 1) if rest else column))
 
 
+def utf16(text: str, column: int) -> int:
+    """A column counted in code points -> in UTF-16 code units, LSP's default (an emoji counts twice)."""
+    head = text[:column]
+    return column + sum(1 for ch in head if ord(ch) > 0xFFFF)
+
+
+def from_utf16(text: str, units: int) -> int:
+    """A client's UTF-16 column -> a code-point column of `text`."""
+    column = 0
+    for ch in text:
+        units -= 2 if ord(ch) > 0xFFFF else 1
+        if units < 0:
+            break
+        column += 1
+    return column
+
+
+def _in_utf16(lines: list[str], rng: lsp.Range) -> lsp.Range:
+    def at(position: lsp.Position) -> lsp.Position:
+        text = lines[position.line] if position.line < len(lines) else ""
+        return lsp.Position(position.line, utf16(text, position.character))
+
+    return lsp.Range(at(rng.start), at(rng.end))
+
+
 def _without_comment(text: str) -> str:
     cut = text.find(" #")
     return text if cut < 0 else text[:cut]
@@ -119,9 +144,9 @@ def to_lsp(diag: Diagnostic, lines: list[str]) -> lsp.Diagnostic:
     line = (diag.line or 1) - 1
     column = (diag.column or 1) - 1
     if diag.line is None:  # about the whole file (or a command-line value): the first line
-        rng = lsp.Range(lsp.Position(0, 0), lsp.Position(0, len(lines[0]) if lines else 0))
+        rng = lsp.Range(lsp.Position(0, 0), lsp.Position(0, utf16(lines[0], len(lines[0])) if lines else 0))
     else:
-        rng = key_range(lines, line, column)
+        rng = _in_utf16(lines, key_range(lines, line, column))
     message = diag.message + (f"\nhint: {diag.hint}" if diag.hint else "")
     data = {"code": diag.code, "description": _description(diag.code), "fields": list(diag.fields), "hint": diag.hint,
             "fix": diag.fix.to_dict() if diag.fix else None,

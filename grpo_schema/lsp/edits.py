@@ -8,6 +8,7 @@ from lsprotocol import types as lsp
 
 from grpo_schema.autofix import safe_fixes
 from grpo_schema.diagnostics import Diagnostic, Fix
+from grpo_schema.lsp.analysis import utf16
 from grpo_schema.migrate import migrate_text
 from grpo_schema.render.text import describe_fix
 from grpo_schema.yamledit import EditError, apply_fix_to_text, apply_fixes_to_text
@@ -65,7 +66,8 @@ def _within_line(line: int, old: str, new: str) -> lsp.TextEdit:
     while (suffix < min(len(old_body), len(new_body)) - prefix
            and old_body[len(old_body) - 1 - suffix] == new_body[len(new_body) - 1 - suffix]):
         suffix += 1
-    return lsp.TextEdit(range=lsp.Range(lsp.Position(line, prefix), lsp.Position(line, len(old_body) - suffix)),
+    start, end = utf16(old_body, prefix), utf16(old_body, len(old_body) - suffix)
+    return lsp.TextEdit(range=lsp.Range(lsp.Position(line, start), lsp.Position(line, end)),
                         new_text=new_body[prefix:len(new_body) - suffix])
 
 
@@ -73,7 +75,7 @@ def _position(lines: list[str], index: int) -> lsp.Position:
     """The start of line `index`; past a last line without a newline, its end."""
     if index < len(lines) or not lines or lines[-1].endswith(("\n", "\r")):
         return lsp.Position(index, 0)
-    return lsp.Position(len(lines) - 1, len(lines[-1]))
+    return lsp.Position(len(lines) - 1, utf16(lines[-1], len(lines[-1])))
 
 
 def _workspace_edit(uri: str, version: int | None, old: str, new: str) -> lsp.WorkspaceEdit:

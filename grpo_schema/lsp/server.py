@@ -1,8 +1,8 @@
 """The pygls wiring of `grpo lsp`.
 
 Validation never runs on the message loop: a change (re)starts a short debounce timer per document when changes come
-in a burst (see `schedule`), then the check runs in a worker thread, and its diagnostics are published only if the document has not changed meanwhile (a stale
-result is dropped, the newer edit has its own check on the way). Hover, completion and code actions reuse the last
+in a burst (see `schedule`), then the check runs in a worker thread, and its diagnostics are published only if the
+document has not changed meanwhile (a stale result is dropped, the newer edit has its own check on the way). Hover, completion and code actions reuse the last
 check of the current text, or run one off the loop when there is none.
 """
 
@@ -20,7 +20,7 @@ from pygls.lsp.server import LanguageServer
 
 from grpo_schema import __version__
 from grpo_schema.lsp import edits, info
-from grpo_schema.lsp.analysis import Analysis, check_document
+from grpo_schema.lsp.analysis import Analysis, check_document, from_utf16
 from grpo_schema.lsp.settings import Settings, from_client
 
 
@@ -163,7 +163,7 @@ async def hover(ls: GrpoLanguageServer, params: lsp.HoverParams) -> lsp.Hover | 
         return None
     lines = analysis.text.splitlines()
     line = params.position.line
-    key = info.key_at(lines[line], params.position.character) if line < len(lines) else None
+    key = info.key_at(lines[line], from_utf16(lines[line], params.position.character)) if line < len(lines) else None
     if key is None:
         return None
     text = info.hover_text(key, analysis.result, _profiles(analysis), analysis.settings.settings.world_size_from)
@@ -179,7 +179,10 @@ async def completion(ls: GrpoLanguageServer, params: lsp.CompletionParams) -> ls
     analysis = await ls.analyse(uri)
     result = analysis.result if analysis is not None else None
     profiles = _profiles(analysis) if analysis is not None else ()
-    items = info.completions(text, params.position.line, params.position.character, result, profiles)
+    lines = text.splitlines()
+    line = params.position.line
+    character = from_utf16(lines[line], params.position.character) if line < len(lines) else 0
+    items = info.completions(text, line, character, result, profiles)
     return lsp.CompletionList(is_incomplete=False, items=items)
 
 

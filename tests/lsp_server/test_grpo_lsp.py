@@ -89,7 +89,8 @@ def test_hover_on_num_generations_shows_the_schedule_at_the_declared_world_size(
     assert shown.startswith("**num_generations**")
     assert "Completions sampled per prompt: the GRPO group size G." in shown and "Default: `8`" in shown
     assert "**Schedule at world size 4**" in shown
-    assert "| generation batch | 256 | per_device_train_batch_size x world_size x steps_per_generation = 16 x 4 x 4 = 256 |" in shown
+    assert ("| generation batch | 256 | per_device_train_batch_size x world_size x steps_per_generation "
+            "= 16 x 4 x 4 = 256 |") in shown
     assert "| prompts per generation | 16 |" in shown and "| steps per generation | 4 |" in shown
     assert "| optimizer steps per generation | 1 |" in shown
     assert "renamed dtype in TRL 0.23" in server.hover(uri, 4, 2)  # TRL's name history
