@@ -68,7 +68,14 @@ class GrpoLanguageServer(LanguageServer):
     async def _validate(self, uri: str, version: int, wait: float) -> None:
         if wait:
             await asyncio.sleep(wait)
-        analysis = await self.analyse(uri, version)
+        try:
+            analysis = await self.analyse(uri, version)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a bug in a rule must not take the server down: say so, keep serving
+            self.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Error,
+                                                         message=f"grpo: checking {uri} failed: {exc!r}"))
+            return
         state = self.state.documents.get(uri)
         if analysis is None or state is None or state.version != version:
             return  # stale: a newer edit (or a close) superseded this check
