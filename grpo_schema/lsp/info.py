@@ -85,8 +85,10 @@ def schedule_text(result: CheckResult | None, world_size_from: str = "") -> str:
     if result is None or result.config is None:
         return "Schedule: not available until the file loads."
     world = result.world_size
-    where = {"file": "num_processes in the file", "command line": world_size_from or "declared"}
-    source = where.get(result.sources.get("world_size", ""), "not declared; write `# grpo: --world-size N`")
+    if result.sources.get("world_size") == "file":
+        source = "num_processes in the file"
+    else:
+        source = world_size_from or "not declared; write `# grpo: --world-size N`"
     head = f"**Schedule at world size {world}** ({source})"
     plan = result.plan
     if plan is None:

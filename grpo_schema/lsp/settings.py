@@ -67,8 +67,10 @@ def from_client(options: Any, base: Settings | None = None) -> Settings:
     if isinstance(profiles, list) and all(isinstance(p, str) for p in profiles):
         out = replace(out, profiles=tuple(profiles))
     hardware = section.get("hardware")
-    if hardware is None or isinstance(hardware, str):
-        out = replace(out, hardware=hardware or None) if "hardware" in section else out
+    if (hardware is None or isinstance(hardware, str)) and "hardware" in section:
+        out = replace(out, hardware=hardware or None)
+        if hardware and out.world_size is None:
+            out = replace(out, world_size_from=f"the GPUs of the hardware setting {hardware}")
     allow_env = section.get("allowEnv", section.get("allow_env"))
     if isinstance(allow_env, list) and all(isinstance(p, str) for p in allow_env):
         out = replace(out, allow_env=tuple(allow_env))
@@ -117,6 +119,8 @@ def from_text(text: str, base: Settings) -> FileSettings:
             out = replace(out, profiles=tuple(args.profile))
         if args.hardware:
             out = replace(out, hardware=args.hardware)
+            if out.world_size is None:  # the check derives it from the GPUs declared
+                out = replace(out, world_size_from=f"the GPUs of `--hardware {args.hardware}`")
         if args.allow_env:
             out = replace(out, allow_env=out.allow_env + tuple(args.allow_env))
     return FileSettings(out, tuple(problems), tuple(lines))

@@ -201,3 +201,15 @@ def test_an_item_level_diagnostic_covers_the_list_item(server, tmp_path):
     flow = open_text(server, tmp_path, "flow.yaml", "reward_funcs: [accuracy_reward, accuracy_rewrd]\n")
     item = next(d for d in server.wait_publish(flow) if d["code"] == "GRPO-R002")
     assert (item["range"]["start"]["character"], item["range"]["end"]["character"]) == (32, 46)
+
+
+def test_declared_hardware_sets_the_world_size_and_checks_the_fit(server, tmp_path):
+    text = QWEN.read_text()
+    uri = open_text(server, tmp_path, "hw.yaml", "# grpo: --hardware 1xH100-80GB --world-size 7\n" + text)
+    found = server.wait_publish(uri)
+    assert "GRPO-H007" in codes(found) and "GRPO-B001" not in codes(found)  # 7 processes on 1 GPU
+    uri = open_text(server, tmp_path, "hw8.yaml", "# grpo: --hardware 8xH100-80GB\n" + text)
+    server.wait_publish(uri)
+    assert "**Schedule at world size 8** (the GPUs of `--hardware 8xH100-80GB`)" in server.hover(uri, 8, 2)
+    uri = open_text(server, tmp_path, "hw-bad.yaml", "# grpo: --hardware 8xFOO\n" + text)
+    assert [d["range"]["start"]["line"] for d in server.wait_publish(uri) if d["code"] == "grpo-settings"] == [0]
