@@ -28,7 +28,7 @@ def descriptions() -> dict[str, str]:
     return {name: info.description or "" for name, info in GRPORunConfig.model_fields.items()}
 
 
-def _profile_descriptions(result: CheckResult | None, profiles: tuple[Any, ...]) -> dict[str, str]:
+def _profile_descriptions(profiles: tuple[Any, ...]) -> dict[str, str]:
     out: dict[str, str] = {}
     for profile in profiles:
         model = profile.script_args
@@ -64,7 +64,7 @@ def hover_text(key: str, result: CheckResult | None, profiles: tuple[Any, ...] =
     fields = compiled("config").fields
     launch = compiled("launch").fields
     facts = fields.get(key) or launch.get(key)
-    text = descriptions().get(key) or _profile_descriptions(result, profiles).get(key, "")
+    text = descriptions().get(key) or _profile_descriptions(profiles).get(key, "")
     past = history(key)
     if facts is None and not text and not past:
         return None
@@ -116,8 +116,7 @@ def _number(value: Any) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def completions(text: str, line: int, character: int, result: CheckResult | None,
-                profiles: tuple[Any, ...]) -> list[lsp.CompletionItem]:
+def completions(text: str, line: int, character: int, profiles: tuple[Any, ...]) -> list[lsp.CompletionItem]:
     lines = text.splitlines()
     current = lines[line] if line < len(lines) else ""
     before = current[:character]
@@ -130,7 +129,7 @@ def completions(text: str, line: int, character: int, result: CheckResult | None
         return []
     if before != before.lstrip():  # nested: keys of a mapping value are not offered here
         return []
-    return _keys(result, profiles, written=_written(lines))
+    return _keys(profiles, written=_written(lines))
 
 
 def _written(lines: list[str]) -> set[str]:
@@ -145,7 +144,7 @@ def _list_owner(lines: list[str], line: int) -> str | None:
     return None
 
 
-def _keys(result: CheckResult | None, profiles: tuple[Any, ...], written: set[str]) -> list[lsp.CompletionItem]:
+def _keys(profiles: tuple[Any, ...], written: set[str]) -> list[lsp.CompletionItem]:
     docs = descriptions()
     items = []
     for name, facts in compiled("config").fields.items():
@@ -156,7 +155,7 @@ def _keys(result: CheckResult | None, profiles: tuple[Any, ...], written: set[st
             label=name, kind=lsp.CompletionItemKind.Property, detail=f"default {default}",
             documentation=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=docs.get(name, "")),
             insert_text=f"{name}: ", sort_text=("0" if name in BATCH_INPUTS else "1") + name))
-    extra = _profile_descriptions(result, profiles)
+    extra = _profile_descriptions(profiles)
     for profile in profiles:
         for name, facts in profile.validator.fields.items():
             if name not in written and name not in compiled("config").fields:

@@ -183,13 +183,12 @@ async def hover(ls: GrpoLanguageServer, params: lsp.HoverParams) -> lsp.Hover | 
 async def completion(ls: GrpoLanguageServer, params: lsp.CompletionParams) -> lsp.CompletionList:
     uri = params.text_document.uri
     text = ls.workspace.get_text_document(uri).source
-    analysis = await ls.analyse(uri)
-    result = analysis.result if analysis is not None else None
+    analysis = await ls.analyse(uri)  # for the active profiles, which may come from a `# grpo:` comment
     profiles = _profiles(analysis) if analysis is not None else ()
     lines = text.splitlines()
     line = params.position.line
     character = from_utf16(lines[line], params.position.character) if line < len(lines) else 0
-    items = info.completions(text, line, character, result, profiles)
+    items = info.completions(text, line, character, profiles)
     return lsp.CompletionList(is_incomplete=False, items=items)
 
 
