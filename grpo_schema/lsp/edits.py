@@ -57,7 +57,9 @@ def _pair_lines(a: list[str], b: list[str], i1: int, i2: int, j1: int,
 def _within_line(line: int, old: str, new: str) -> lsp.TextEdit:
     """The changed middle of one line (`num_generations: 14` -> `16` replaces the `14` only)."""
     old_body, new_body = old.rstrip("\r\n"), new.rstrip("\r\n")
-    if old[len(old_body):] != new[len(new_body):]:  # the line ending itself changed: replace the whole line
+    if old == old_body:  # the file's last line, without a newline: compare the whole lines
+        new_body = new
+    elif old[len(old_body):] != new[len(new_body):]:  # the line ending itself changed: replace the whole line
         return lsp.TextEdit(range=lsp.Range(lsp.Position(line, 0), lsp.Position(line + 1, 0)), new_text=new)
     prefix = 0
     while prefix < min(len(old_body), len(new_body)) and old_body[prefix] == new_body[prefix]:

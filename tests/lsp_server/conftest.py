@@ -39,8 +39,10 @@ def apply_edits(text: str, edits: list[dict[str, Any]]) -> str:
         line = position["line"]
         return starts[min(line, len(lines))] + (position["character"] if line < len(lines) else 0)
 
-    ordered = sorted(edits, key=lambda e: (offset(e["range"]["start"]), offset(e["range"]["end"])), reverse=True)
-    for edit in ordered:
+    # Inserts at one position appear in the order of the array: apply the later ones first.
+    ordered = sorted(enumerate(edits), reverse=True,
+                     key=lambda ie: (offset(ie[1]["range"]["start"]), offset(ie[1]["range"]["end"]), ie[0]))
+    for _, edit in ordered:
         start, end = offset(edit["range"]["start"]), offset(edit["range"]["end"])
         text = text[:start] + edit["newText"] + text[end:]
     return text
