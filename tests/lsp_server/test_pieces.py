@@ -77,3 +77,18 @@ def test_client_settings_read_the_grpo_section_and_ignore_ill_typed_values():
     assert same == base
     assert from_client({"worldSize": 2}).world_size == 2  # the section itself, as some clients send it
     assert from_client(None, base) == base
+
+
+def test_every_setting_of_the_vscode_extension_is_read_by_the_server():
+    import json
+
+    from tests.conftest import REPO
+
+    manifest = json.loads((REPO / "editors" / "vscode" / "package.json").read_text())
+    properties = manifest["contributes"]["configuration"]["properties"]
+    samples = {"worldSize": 8, "profiles": ["open-r1"], "hardware": "8xH100-80GB", "allowEnv": ["HF_TOKEN"],
+               "debounceMs": 40}
+    client_side = {"command", "files"}  # used by the extension itself to start the server and pick files
+    assert {name.split(".", 1)[1] for name in properties} == set(samples) | client_side
+    for key, value in samples.items():
+        assert from_client({"grpo": {key: value}}) != Settings(), key
