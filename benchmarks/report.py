@@ -119,8 +119,14 @@ def targets(results: dict) -> list[str]:
     return lines + [""]
 
 
+def lsp(section: dict) -> list[str]:
+    from benchmarks.lsp import render as render_lsp
+
+    return render_lsp(section)
+
+
 RENDERERS = {"validate": cold, "inprocess": inproc, "service": service, "runtime": runtime,
-             "runtime_cuda": runtime, "imports": imports}
+             "runtime_cuda": runtime, "imports": imports, "lsp": lsp}
 
 
 def render(results: dict) -> str:

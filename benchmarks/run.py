@@ -4,7 +4,7 @@
 
 validate = cold whole-process `grpo validate` (1) and in-process throughput (2); service = HTTP load on loopback
 (3); runtime = grpo_runtime vs GRPOTrainer (4; the cuda variant says so and is skipped where there is no GPU);
-imports = the import-time budget (5). --quick is for checking the harness: fewer runs, shorter loads.
+imports = the import-time budget (5); lsp = `grpo lsp` keystroke latency (6). --quick is for checking the harness: fewer runs, shorter loads.
 """
 
 from __future__ import annotations
@@ -18,15 +18,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `python benchmarks/run.py` from anywhere
 
-from benchmarks import cold, imports, inproc, machine, report, runtime, service  # noqa: E402
+from benchmarks import cold, imports, inproc, lsp, machine, report, runtime, service  # noqa: E402
 from benchmarks.common import EXAMPLES, REPO, benchmark_files  # noqa: E402
 
-GROUPS = ("validate", "service", "runtime", "imports")
+GROUPS = ("validate", "service", "runtime", "imports", "lsp")
 # Run sizes: (full, quick).
 COLD_RUNS, COLD_WARMUP = (9, 2), (2, 0)
 INPROC_SECONDS = (3.0, 0.3)
 SERVICE_SECONDS, SERVICE_MAX_REQUESTS = (6.0, 1.0), (60000, 5000)
 RUNTIME_STEPS, RUNTIME_REPEATS = (10, 4), (5, 1)
+LSP_EDITS = (1000, 100)
 
 
 def sections(args) -> dict:
@@ -41,6 +42,7 @@ def sections(args) -> dict:
                     (lambda device=device: runtime.measure(device, RUNTIME_STEPS[q], RUNTIME_REPEATS[q]))
                     for device in args.device},
         "imports": {"imports": lambda: imports.measure(EXAMPLES / "grpo-no-kl.yaml")},
+        "lsp": {"lsp": lambda: lsp.measure(LSP_EDITS[q])},
     }
     return {name: fn for group in args.only for name, fn in chosen[group].items()}
 

@@ -1,7 +1,7 @@
 """The `grpo` command line (interface.md §4).
 
-Schema commands (validate, codes, schema, explain, migrate) run on the slim install; `serve`, `train`, `launch` and
-`demo` import the service or the runtime only when called, with an install hint when the extra is missing.
+Schema commands (validate, codes, schema, explain, migrate) run on the slim install; `serve`, `train`, `launch`,
+`demo` and `lsp` import the service or the runtime only when called, with an install hint when the extra is missing.
 """
 
 from __future__ import annotations
@@ -305,6 +305,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         ("migrate", "grpo_schema.migrate", "migrate_command", "", "rewrite renamed and removed keys for TRL 1.16"),
         ("plan", "grpo_schema.hardware.command", "plan_command", "", "per-GPU memory and run time on declared "
          "hardware: will it fit"),
+        ("lsp", "grpo_schema.lsp.server", "lsp_command", "lsp", "language server over stdio: diagnostics, quick "
+         "fixes, hover and completion in the editor"),
     ):
         command = sub.add_parser(name, help=text, add_help=False, formatter_class=_Formatter)
         command.add_argument("argv", nargs=argparse.REMAINDER)
@@ -342,7 +344,7 @@ def split_trl_tokens(argv: list[str]) -> tuple[list[str], list[str]]:
     return ours, trl
 
 
-_PASSTHROUGH = {"serve", "train", "launch", "demo", "explain", "migrate", "plan", "slurm"}
+_PASSTHROUGH = {"serve", "train", "launch", "demo", "explain", "migrate", "plan", "slurm", "lsp"}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

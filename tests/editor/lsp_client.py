@@ -1,10 +1,12 @@
-"""A small Language Server Protocol client for yaml-language-server, used by the editor tests.
+"""A small Language Server Protocol client over a server's stdio, used by the editor and `grpo lsp` tests.
 
 It speaks JSON-RPC over the server's stdio (Content-Length framed messages), answers the requests the server makes
 of an editor (its `workspace/configuration` pull, capability registration, progress tokens) so the server never
-waits on us, and keeps the last `textDocument/publishDiagnostics` per document. One server serves many requests.
-Schema association comes from each document's own `# yaml-language-server: $schema=...` modeline, as in an editor;
-SchemaStore is switched off, so the server never touches the network.
+waits on us, and keeps the last `textDocument/publishDiagnostics` per document (and every publish, timed, for the
+latency benchmark). One server serves many requests. `StdioLspClient` starts any server command (`grpo lsp`);
+`YamlLanguageServer` is Red Hat's yaml-language-server, whose schema association comes from each document's own
+`# yaml-language-server: $schema=...` modeline, as in an editor, with SchemaStore switched off so the server never
+touches the network.
 """
 
 from __future__ import annotations
@@ -40,31 +42,39 @@ class LspError(RuntimeError):
     pass
 
 
-class YamlLanguageServer:
-    def __init__(self, root: Path, timeout: float = 20.0):
+class StdioLspClient:
+    """A language server started as a subprocess and spoken to over its stdio, as an editor does."""
+
+    def __init__(self, command: list[str], root: Path, timeout: float = 20.0, env: dict[str, str] | None = None,
+                 initialization_options: Any = None):
         self.timeout = timeout
-        self._proc = subprocess.Popen(["node", str(SERVER_BIN), "--stdio"], stdin=subprocess.PIPE,
-                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=root,
-                                      env={**os.environ, "NODE_NO_WARNINGS": "1"})
+        self._proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                      cwd=root, env={**os.environ, **(env or {})})
         self._next_id = 0
         self._lock = threading.Lock()
         self._responses: dict[int, dict[str, Any]] = {}
         self._arrived = threading.Condition()
         self.diagnostics: dict[str, list[dict[str, Any]]] = {}
+        # Every publish per document, with its arrival time (time.perf_counter) and the version it was for.
+        self.published: dict[str, list[tuple[float, int | None, list[dict[str, Any]]]]] = {}
+        self.stderr: list[bytes] = []
         self._versions: dict[str, int] = {}
+        self.last_sent = 0.0
         threading.Thread(target=self._read_loop, daemon=True).start()
         threading.Thread(target=self._drain_stderr, daemon=True).start()
         root_uri = root.resolve().as_uri()
-        self.request("initialize", {
+        self.capabilities = self.request("initialize", {
             "processId": os.getpid(), "rootUri": root_uri,
             "workspaceFolders": [{"uri": root_uri, "name": root.name}],
+            "initializationOptions": initialization_options,
             "capabilities": {"workspace": {"configuration": True},
                              "textDocument": {"completion": {"completionItem": {
                                  "snippetSupport": True, "documentationFormat": ["markdown", "plaintext"]}},
                                  "hover": {"contentFormat": ["markdown", "plaintext"]},
-                                 "publishDiagnostics": {}}}})
+                                 "codeAction": {"codeActionLiteralSupport": {"codeActionKind": {"valueSet": [
+                                     "quickfix", "source", "source.fixAll"]}}},
+                                 "publishDiagnostics": {"versionSupport": True}}}})
         self.notify("initialized", {})
-        self.notify("workspace/didChangeConfiguration", {"settings": {"yaml": YAML_SETTINGS}})
 
     # --- requests -----------------------------------------------------------------------------------------------
     def open(self, path: Path, text: str | None = None) -> str:
@@ -78,6 +88,35 @@ class YamlLanguageServer:
             "uri": uri, "languageId": "yaml", "version": 1,
             "text": path.read_text(encoding="utf-8") if text is None else text}})
         return uri
+
+    def change(self, uri: str, text: str, range_: dict[str, Any] | None = None) -> int:
+        """Send one edit (the whole text, or `text` replacing `range_`); returns the new version."""
+        self._versions[uri] += 1
+        change: dict[str, Any] = {"text": text} if range_ is None else {"range": range_, "text": text}
+        self.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": self._versions[uri]},
+                                               "contentChanges": [change]})
+        return self._versions[uri]
+
+    def wait_publish(self, uri: str, version: int | None = None, after: int = 0) -> list[dict[str, Any]]:
+        """The first publish for `uri` past the first `after` ones (and, when given, for `version`)."""
+        deadline = time.monotonic() + self.timeout
+        with self._arrived:
+            while True:
+                for _, published_version, diagnostics in self.published.get(uri, [])[after:]:
+                    if version is None or published_version == version:
+                        return diagnostics
+                if not self._arrived.wait(timeout=max(0.0, deadline - time.monotonic())):
+                    raise LspError(f"no diagnostics for {uri} (version {version}) within {self.timeout}s")
+
+    def code_actions(self, uri: str, start: tuple[int, int], end: tuple[int, int],
+                     only: list[str] | None = None) -> list[dict[str, Any]]:
+        context: dict[str, Any] = {"diagnostics": self.diagnostics.get(uri, [])}
+        if only:
+            context["only"] = only
+        return self.request("textDocument/codeAction", {
+            "textDocument": {"uri": uri}, "context": context,
+            "range": {"start": {"line": start[0], "character": start[1]},
+                      "end": {"line": end[0], "character": end[1]}}}) or []
 
     def complete(self, uri: str, line: int, character: int) -> list[dict[str, Any]]:
         """Completion items at a 0-based position."""
@@ -148,6 +187,7 @@ class YamlLanguageServer:
         with self._lock:
             self._proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
             self._proc.stdin.flush()
+            self.last_sent = time.perf_counter()  # when the last message left (for latency measurements)
 
     def _read_loop(self) -> None:
         stream = self._proc.stdout
@@ -177,14 +217,27 @@ class YamlLanguageServer:
             elif message.get("method") == "textDocument/publishDiagnostics":
                 params = message["params"]
                 self.diagnostics[params["uri"]] = params["diagnostics"]
+                self.published.setdefault(params["uri"], []).append(
+                    (time.perf_counter(), params.get("version"), params["diagnostics"]))
             self._arrived.notify_all()
 
     def _answer(self, method: str, params: Any) -> Any:
         """What an editor answers to the server's own requests."""
-        if method == "workspace/configuration":
-            return [YAML_SETTINGS if item.get("section") == "yaml" else None for item in params.get("items", [])]
         return None
 
     def _drain_stderr(self) -> None:
-        for _ in self._proc.stderr:
-            pass
+        for line in self._proc.stderr:
+            self.stderr.append(line)
+
+
+class YamlLanguageServer(StdioLspClient):
+    """Red Hat's yaml-language-server (npm), with SchemaStore off."""
+
+    def __init__(self, root: Path, timeout: float = 20.0):
+        super().__init__(["node", str(SERVER_BIN), "--stdio"], root, timeout, env={"NODE_NO_WARNINGS": "1"})
+        self.notify("workspace/didChangeConfiguration", {"settings": {"yaml": YAML_SETTINGS}})
+
+    def _answer(self, method: str, params: Any) -> Any:
+        if method == "workspace/configuration":
+            return [YAML_SETTINGS if item.get("section") == "yaml" else None for item in params.get("items", [])]
+        return None

@@ -1,0 +1,40 @@
+// Starts `grpo lsp` (the grpo-config language server) for the YAML files matched by `grpo.files`.
+"use strict";
+
+const vscode = require("vscode");
+const { LanguageClient, TransportKind } = require("vscode-languageclient/node");
+
+let client;
+
+function settings() {
+  const config = vscode.workspace.getConfiguration("grpo");
+  return {
+    grpo: {
+      worldSize: config.get("worldSize"),
+      profiles: config.get("profiles"),
+      hardware: config.get("hardware"),
+      allowEnv: config.get("allowEnv"),
+      debounceMs: config.get("debounceMs"),
+    },
+  };
+}
+
+function activate(context) {
+  const config = vscode.workspace.getConfiguration("grpo");
+  const [command, ...args] = config.get("command");
+  const serverOptions = { command, args, transport: TransportKind.stdio };
+  const clientOptions = {
+    documentSelector: config.get("files").map((pattern) => ({ scheme: "file", language: "yaml", pattern })),
+    initializationOptions: settings(),
+    synchronize: { configurationSection: "grpo" },
+  };
+  // synchronize.configurationSection: the client sends {settings: {grpo: {...}}} whenever the settings change.
+  client = new LanguageClient("grpo", "GRPO config", serverOptions, clientOptions);
+  return client.start();
+}
+
+function deactivate() {
+  return client ? client.stop() : undefined;
+}
+
+module.exports = { activate, deactivate };

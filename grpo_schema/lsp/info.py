@@ -1,0 +1,199 @@
+"""Hover and completion content, from the models' own field facts, the migration table and the check's plan."""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any
+
+from lsprotocol import types as lsp
+
+from grpo_schema.check import BATCH_INPUTS, TRL_REWARD_FUNCS, CheckResult
+from grpo_schema.compiled import compiled
+from grpo_schema.diagnostics import yaml_value
+from grpo_schema.migrations import MIGRATIONS, describe
+from grpo_schema.plan import Geometry, problems
+
+_KEY_LINE = re.compile(r"^(?P<indent>\s*)(?P<key>[A-Za-z_][\w.\-]*)\s*:")
+SCHEDULE = (("generation batch", "generation_batch_size"), ("prompts per generation", "prompts_per_generation"),
+            ("steps per generation", "steps_per_generation"),
+            ("optimizer steps per generation", "optimizer_steps_per_generation"))
+
+
+@functools.lru_cache(maxsize=1)
+def descriptions() -> dict[str, str]:
+    """Field -> its description (the Pydantic models; imported on the first hover, not at start-up)."""
+    from grpo_schema.config import GRPORunConfig
+
+    return {name: info.description or "" for name, info in GRPORunConfig.model_fields.items()}
+
+
+def _profile_descriptions(profiles: tuple[Any, ...]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for profile in profiles:
+        model = profile.script_args
+        if isinstance(model, str):
+            import importlib
+
+            module, name = model.split(":")
+            model = getattr(importlib.import_module(module), name)
+        for name, info in getattr(model, "model_fields", {}).items():
+            out[name] = f"({profile.name} script argument) {info.description or ''}".strip()
+    return out
+
+
+def key_at(line: str, character: int) -> str | None:
+    """The top-level key written on this line, when the cursor is on it."""
+    match = _KEY_LINE.match(line)
+    if not match or match["indent"] or character > match.end("key"):
+        return None
+    return match["key"]
+
+
+def history(key: str) -> str:
+    """TRL's (and transformers') name history of a key, from the migration table."""
+    if key in MIGRATIONS:
+        migration = MIGRATIONS[key]
+        return f"{describe(migration)}. {migration.note}".strip()
+    renamed_from = [m for m in MIGRATIONS.values() if m.kind == "renamed" and m.replacement == key]
+    return "; ".join(f"renamed from `{m.key}` in {m.origin} {m.since}" for m in renamed_from)
+
+
+def hover_text(key: str, result: CheckResult | None, profiles: tuple[Any, ...] = (),
+               world_size_from: str = "") -> str | None:
+    fields = compiled("config").fields
+    launch = compiled("launch").fields
+    facts = fields.get(key) or launch.get(key)
+    text = descriptions().get(key) or _profile_descriptions(profiles).get(key, "")
+    past = history(key)
+    if facts is None and not text and not past:
+        return None
+    parts = [f"**{key}**" + (" (an `accelerate launch` option)" if key in launch else "")]
+    if text:
+        parts.append(text)
+    if facts is not None:
+        parts.append(f"Default: `{yaml_value(facts['default'])}` · expects {facts['expected']}")
+    if past:
+        parts.append(f"History: {past}")
+    if key in BATCH_INPUTS or key == "num_processes":
+        parts.append(schedule_text(result, world_size_from))
+    return "\n\n".join(parts)
+
+
+def schedule_text(result: CheckResult | None, world_size_from: str = "") -> str:
+    """The derived schedule at the declared world size, or why TRL would refuse the geometry there."""
+    if result is None or result.config is None:
+        return "Schedule: not available until the file loads."
+    world = result.world_size
+    if result.sources.get("world_size") == "file":
+        source = "num_processes in the file"
+    else:
+        source = world_size_from or "not declared; write `# grpo: --world-size N`"
+    head = f"**Schedule at world size {world}** ({source})"
+    plan = result.plan
+    if plan is None:
+        config = result.migrated or result.config
+        found = problems(Geometry.of(config), world)
+        reasons = "; ".join(_problem(p, config) for p in found) or "a batch input is invalid"
+        return f"{head}: none, TRL would refuse this geometry: {reasons}."
+    rows = [f"| {label} | {_number(getattr(plan, name))} | {plan.formulas.get(name, '')} |" for label, name in SCHEDULE]
+    return "\n".join([head, "", "| | value | how |", "| --- | --- | --- |", *rows])
+
+
+def _problem(problem: Any, config: Any) -> str:
+    if problem.kind == "partial_groups":
+        return (f"the generation batch {problem.generation_batch_size} is not a multiple of num_generations "
+                f"{config.num_generations}")
+    if problem.kind == "not_per_device_multiple":
+        return (f"generation_batch_size {problem.generation_batch_size} is not a multiple of "
+                f"per_device_train_batch_size x world size")
+    if problem.kind == "both_set":
+        return "generation_batch_size and steps_per_generation are both set"
+    return f"the eval batch {problem.generation_batch_size} does not hold whole groups"
+
+
+def _number(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def completions(text: str, line: int, character: int, profiles: tuple[Any, ...]) -> list[lsp.CompletionItem]:
+    lines = text.splitlines()
+    current = lines[line] if line < len(lines) else ""
+    before = current[:character]
+    match = _KEY_LINE.match(before)
+    if match and not match["indent"]:
+        return _values(match["key"], before[match.end():], profiles)
+    if before.lstrip().startswith("-") and _list_owner(lines, line) == "reward_funcs":
+        return _reward_items(profiles)
+    if before.strip() and not re.fullmatch(r"[A-Za-z_][\w.\-]*", before):
+        return []
+    if before != before.lstrip():  # nested: keys of a mapping value are not offered here
+        return []
+    return _keys(profiles, written=_written(lines))
+
+
+def _written(lines: list[str]) -> set[str]:
+    return {m["key"] for m in map(_KEY_LINE.match, lines) if m and not m["indent"]}
+
+
+def _list_owner(lines: list[str], line: int) -> str | None:
+    for index in range(line - 1, -1, -1):
+        match = _KEY_LINE.match(lines[index])
+        if match and not match["indent"]:
+            return match["key"]
+    return None
+
+
+def _keys(profiles: tuple[Any, ...], written: set[str]) -> list[lsp.CompletionItem]:
+    docs = descriptions()
+    items = []
+    for name, facts in compiled("config").fields.items():
+        if name in written:
+            continue
+        default = yaml_value(facts["default"])
+        items.append(lsp.CompletionItem(
+            label=name, kind=lsp.CompletionItemKind.Property, detail=f"default {default}",
+            documentation=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=docs.get(name, "")),
+            insert_text=f"{name}: ", sort_text=("0" if name in BATCH_INPUTS else "1") + name))
+    extra = _profile_descriptions(profiles)
+    for profile in profiles:
+        for name, facts in profile.validator.fields.items():
+            if name not in written and name not in compiled("config").fields:
+                items.append(lsp.CompletionItem(
+                    label=name, kind=lsp.CompletionItemKind.Property,
+                    detail=f"{profile.name}; default {yaml_value(facts['default'])}",
+                    documentation=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=extra.get(name, "")),
+                    insert_text=f"{name}: ", sort_text="2" + name))
+    return items
+
+
+def _reward_names(profiles: tuple[Any, ...]) -> list[str]:
+    replacing = any(p.replaces_builtin_rewards for p in profiles)
+    names = [] if replacing else list(TRL_REWARD_FUNCS)
+    for profile in profiles:
+        names += [n for n in profile.reward_funcs if n not in names]
+    return names
+
+
+def _reward_items(profiles: tuple[Any, ...]) -> list[lsp.CompletionItem]:
+    source = ", ".join(p.name for p in profiles) or "TRL"
+    return [lsp.CompletionItem(label=name, kind=lsp.CompletionItemKind.Function, detail=f"reward of {source}")
+            for name in _reward_names(profiles)]
+
+
+def _values(key: str, typed: str, profiles: tuple[Any, ...]) -> list[lsp.CompletionItem]:
+    if key == "reward_funcs":
+        return _reward_items(profiles)
+    facts = compiled("config").fields.get(key)
+    if facts is None:
+        for profile in profiles:
+            facts = profile.validator.fields.get(key) or facts
+    if facts is None:
+        return []
+    choices = [str(c) for c in facts["choices"]]
+    if "true or false" in facts["expected"]:
+        choices += ["true", "false"]
+    default = yaml_value(facts["default"])
+    return [lsp.CompletionItem(label=choice, kind=lsp.CompletionItemKind.EnumMember,
+                               detail="default" if choice == default else None, preselect=choice == default)
+            for choice in choices]

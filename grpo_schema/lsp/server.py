@@ -1,0 +1,212 @@
+"""The pygls wiring of `grpo lsp`.
+
+Validation never runs on the message loop: a change (re)starts a short debounce timer per document when changes come
+in a burst (see `schedule`), then the check runs in a worker thread, and its diagnostics are published only if the
+document has not changed meanwhile (a stale result is dropped, the newer edit has its own check on the way). Hover, completion and code actions reuse the last
+check of the current text, or run one off the loop when there is none.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+
+from grpo_schema import __version__
+from grpo_schema.lsp import edits, info
+from grpo_schema.lsp.analysis import Analysis, check_document, from_utf16
+from grpo_schema.lsp.settings import Settings, from_client
+
+
+@dataclass
+class DocumentState:
+    version: int = 0  # bumped on every change we see, whatever the client's own numbering
+    pending: asyncio.Task | None = None
+    analysis: Analysis | None = None
+    analysed_version: int = -1
+    changed_at: float = float("-inf")  # time.monotonic() of the last change
+
+
+@dataclass
+class State:
+    settings: Settings = field(default_factory=Settings)
+    documents: dict[str, DocumentState] = field(default_factory=dict)
+
+
+class GrpoLanguageServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("grpo-lsp", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
+        self.state = State()
+        # One worker: checks of one file are sequential anyway, and a second thread only fights for the GIL.
+        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="grpo-check")
+
+    def doc(self, uri: str) -> DocumentState:
+        return self.state.documents.setdefault(uri, DocumentState())
+
+    def schedule(self, uri: str, delay: float | None = None) -> None:
+        """Check the document again. A change that follows the previous one within the debounce interval (fast
+        typing, a paste arriving in pieces) waits for that much quiet first; a change after a pause, as in normal
+        typing, is checked at once. Either way a newer change supersedes the pending check."""
+        state = self.doc(uri)
+        state.version += 1
+        now = time.monotonic()
+        quiet = self.state.settings.debounce_ms / 1000
+        burst = now - state.changed_at < quiet
+        state.changed_at = now
+        if state.pending is not None and not state.pending.done():
+            state.pending.cancel()
+            burst = True
+        wait = (quiet if burst else 0.0) if delay is None else delay
+        state.pending = asyncio.get_running_loop().create_task(self._validate(uri, state.version, wait))
+
+    async def _validate(self, uri: str, version: int, wait: float) -> None:
+        if wait:
+            await asyncio.sleep(wait)
+        try:
+            analysis = await self.analyse(uri, version)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a bug in a rule must not take the server down: say so, keep serving
+            self.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Error,
+                                                         message=f"grpo: checking {uri} failed: {exc!r}"))
+            return
+        state = self.state.documents.get(uri)
+        if analysis is None or state is None or state.version != version:
+            return  # stale: a newer edit (or a close) superseded this check
+        self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
+            uri=uri, diagnostics=analysis.diagnostics, version=self._client_version(uri)))
+
+    async def analyse(self, uri: str, version: int | None = None, with_fixes: bool = False) -> Analysis | None:
+        """The check of the document's current text (cached per version), computed in the worker thread; with
+        `with_fixes`, one that has searched for the batch rules' smallest edits."""
+        state = self.state.documents.get(uri)
+        if state is None:
+            return None
+        version = state.version if version is None else version
+        cached = state.analysis
+        if state.analysed_version == version and cached is not None and (cached.with_fixes or not with_fixes):
+            return cached
+        text = self.workspace.get_text_document(uri).source
+        settings = self.state.settings
+        analysis = await asyncio.get_running_loop().run_in_executor(self.executor, check_document, text, settings,
+                                                                    with_fixes)
+        if state.version == version:
+            state.analysis, state.analysed_version = analysis, version
+        return analysis
+
+    def _client_version(self, uri: str) -> int | None:
+        return self.workspace.get_text_document(uri).version
+
+    def revalidate_all(self) -> None:
+        for uri in list(self.state.documents):
+            self.schedule(uri, delay=0)
+
+
+server = GrpoLanguageServer()
+
+
+@server.feature(lsp.INITIALIZE)
+def initialize(ls: GrpoLanguageServer, params: lsp.InitializeParams) -> None:
+    ls.state.settings = from_client(params.initialization_options)
+
+
+@server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
+def did_change_configuration(ls: GrpoLanguageServer, params: lsp.DidChangeConfigurationParams) -> None:
+    ls.state.settings = from_client(params.settings, ls.state.settings)
+    ls.revalidate_all()
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+def did_open(ls: GrpoLanguageServer, params: lsp.DidOpenTextDocumentParams) -> None:
+    ls.schedule(params.text_document.uri, delay=0)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
+def did_change(ls: GrpoLanguageServer, params: lsp.DidChangeTextDocumentParams) -> None:
+    ls.schedule(params.text_document.uri)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
+def did_save(ls: GrpoLanguageServer, params: lsp.DidSaveTextDocumentParams) -> None:
+    ls.schedule(params.text_document.uri, delay=0)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
+def did_close(ls: GrpoLanguageServer, params: lsp.DidCloseTextDocumentParams) -> None:
+    state = ls.state.documents.pop(params.text_document.uri, None)
+    if state is not None and state.pending is not None:
+        state.pending.cancel()
+    ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[]))
+
+
+@server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(code_action_kinds=[
+    lsp.CodeActionKind.QuickFix, edits.FIX_ALL_SAFE, edits.MIGRATE]))
+async def code_action(ls: GrpoLanguageServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+    uri = params.text_document.uri
+    analysis = await ls.analyse(uri, with_fixes=True)
+    if analysis is None:
+        return []
+    version = ls._client_version(uri)
+    only = [str(kind) for kind in params.context.only] if params.context.only else None
+    actions: list[lsp.CodeAction] = []
+    if not only or any(str(k).startswith(lsp.CodeActionKind.QuickFix) for k in only):
+        near = [d for d in analysis.diagnostics if edits.in_range(d, params.range)]
+        actions += edits.quick_fixes(uri, version, analysis.text, near)
+    actions += edits.source_actions(uri, version, analysis.text, analysis.result.diagnostics, only)
+    return actions
+
+
+@server.feature(lsp.TEXT_DOCUMENT_HOVER)
+async def hover(ls: GrpoLanguageServer, params: lsp.HoverParams) -> lsp.Hover | None:
+    uri = params.text_document.uri
+    analysis = await ls.analyse(uri)
+    if analysis is None:
+        return None
+    lines = analysis.text.splitlines()
+    line = params.position.line
+    key = info.key_at(lines[line], from_utf16(lines[line], params.position.character)) if line < len(lines) else None
+    if key is None:
+        return None
+    text = info.hover_text(key, analysis.result, _profiles(analysis), analysis.settings.settings.world_size_from)
+    if text is None:
+        return None
+    return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=text))
+
+
+@server.feature(lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=[":", " ", "-"]))
+async def completion(ls: GrpoLanguageServer, params: lsp.CompletionParams) -> lsp.CompletionList:
+    uri = params.text_document.uri
+    text = ls.workspace.get_text_document(uri).source
+    analysis = await ls.analyse(uri)  # for the active profiles, which may come from a `# grpo:` comment
+    profiles = _profiles(analysis) if analysis is not None else ()
+    lines = text.splitlines()
+    line = params.position.line
+    character = from_utf16(lines[line], params.position.character) if line < len(lines) else 0
+    items = info.completions(text, line, character, profiles)
+    return lsp.CompletionList(is_incomplete=False, items=items)
+
+
+def _profiles(analysis: Analysis) -> tuple[Any, ...]:
+    from grpo_schema.check import resolve_profiles
+
+    try:
+        return resolve_profiles(analysis.settings.settings.profiles)
+    except (KeyError, ImportError, AttributeError, ValueError):
+        return ()
+
+
+def lsp_command(argv: list[str]) -> int:
+    """`grpo lsp`: serve over stdio until the client says exit."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="grpo lsp", description="Language server for GRPO configs (stdio).")
+    parser.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (the default and only mode)")
+    parser.parse_args(argv)
+    server.start_io(sys.stdin.buffer, sys.stdout.buffer)
+    return 0
