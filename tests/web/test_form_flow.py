@@ -452,7 +452,7 @@ def test_run_policy_findings_show_live_with_their_fix(page):
 def test_command_preview_saved_configs_and_sharding(page):
     page.evaluate("localStorage.clear()")
     open_form(page)
-    page.select_option("#preset", "grpo-kl")
+    page.select_option("#preset", "grpo")
     page.wait_for_function("() => window.grpoState().beta !== undefined")
     page.fill("#world-size", "8")
     before = validations(page)
