@@ -2,7 +2,8 @@
 
 The `grpo` console script (grpo_schema.cli) dispatches here lazily, so validating configs never imports torch.
 Each function takes the arguments after the command name and returns an exit code:
-0 success, 1 the config is invalid (diagnostics printed), 2 bad usage or a failed run.
+0 success, 1 the config is invalid (diagnostics printed), 2 bad usage or a failed run, 3 the config is valid but
+grpo_runtime cannot run it as written (every reason printed, nothing loaded).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import os
 import subprocess
 import sys
 
+EXIT_CANNOT_RUN = 3
+
 
 def _config_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="the run config (YAML or JSON, as `trl grpo --config` reads it)")
@@ -19,6 +22,8 @@ def _config_arguments(parser: argparse.ArgumentParser) -> None:
                         help="override one key of the file (repeatable)")
     parser.add_argument("--allow-env", dest="allow_env", action="append", default=[], metavar="NAME",
                         help="allow an env: variable that is refused by default (LD_PRELOAD, *_TOKEN, ...)")
+    parser.add_argument("--profile", dest="profiles", action="append", default=[], metavar="P",
+                        help="a training script's profile (e.g. open-r1): its keys are validated and honoured")
 
 
 def report(result) -> None:
@@ -32,15 +37,19 @@ def report(result) -> None:
     stream.write(render([result], {result.path: source}, stream))
 
 
-def check(path: str, overrides: list[str], world_size: int, allow_env: list[str] = ()):
+def check(path: str, overrides: list[str], world_size: int, allow_env: list[str] = (), profiles: list[str] = ()):
     """Validate `path` at `world_size` and print its diagnostics. Returns the CheckResult, or an exit code:
     1 when the config is invalid, 2 when it cannot be read."""
     from grpo_schema import check_file
 
     try:
-        result = check_file(path, world_size=world_size, overrides=overrides or None, allow_env=allow_env)
+        result = check_file(path, world_size=world_size, overrides=overrides or None, allow_env=allow_env,
+                            **({"profiles": list(profiles)} if profiles else {}))
     except OSError as error:
         print(f"grpo: cannot read {path}: {error}", file=sys.stderr)
+        return 2
+    except KeyError as error:
+        print(f"grpo: unknown profile {error}", file=sys.stderr)
         return 2
     if result.diagnostics or not result.valid:
         report(result)
@@ -70,7 +79,7 @@ def validated(argv: list[str], prog: str, allow_world_size: bool = True):
         print(f"{prog}: --world-size {args.world_size} but {running} process(es) are running; "
               f"use `grpo launch FILE --num-processes {args.world_size}` for a multi-process run", file=sys.stderr)
         return 2
-    result = check(args.file, args.overrides, running, args.allow_env)
+    result = check(args.file, args.overrides, running, args.allow_env, args.profiles)
     if not isinstance(result, int):
         apply_env(result.env)
     return result
@@ -92,50 +101,90 @@ def train_command(argv: list[str], prog: str = "grpo train") -> int:
     if isinstance(checked, int):
         return checked
     from .checkpoint import CheckpointError
+    from .setup import CannotRun
     from .train import main
 
     quiet_library_progress_bars()
     try:
-        main(checked.config, checked.plan)
+        main(checked.config, checked.plan, checked.launch, script_args(checked))
+    except CannotRun as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return EXIT_CANNOT_RUN
     except CheckpointError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
     return 0
 
 
+def script_args(result):
+    """The arguments of the one training script profile the config was validated with (None without one)."""
+    found = [(name, args) for name, args in (result.profile_args or {}).items()]
+    return found[0] if found else None
+
+
 def launch_command(argv: list[str]) -> int:
     """grpo launch FILE --num-processes N [--set K=V]... [ACCELERATE ARGS]: validate at world size N, export
     `env:`, then `accelerate launch` N copies of `python -m grpo_runtime.train FILE` (they inherit the env)."""
+    from .distributed import launcher_flags, refusals
+
     parser = argparse.ArgumentParser(prog="grpo launch")
     _config_arguments(parser)
-    parser.add_argument("--num-processes", "--num_processes", dest="num_processes", type=int, required=True)
+    parser.add_argument("--num-processes", "--num_processes", dest="num_processes", type=int, default=None,
+                        help="training processes (default: num_processes in the file)")
     args, accelerate_args = parser.parse_known_args(argv)
-    result = check(args.file, args.overrides, args.num_processes, args.allow_env)
+    processes = args.num_processes or file_processes(args.file)
+    if processes is None:
+        print("grpo launch: give --num-processes N (the file sets no num_processes)", file=sys.stderr)
+        return 2
+    result = check(args.file, args.overrides, processes, args.allow_env, args.profiles)
     if isinstance(result, int):
         return result
+    problems = refusals(result.config, result.launch)
+    if problems:  # before any process starts
+        print("grpo launch: this config uses features grpo_runtime does not run:\n  - " + "\n  - ".join(problems),
+              file=sys.stderr)
+        return EXIT_CANNOT_RUN
     apply_env(result.env)
-    command = [sys.executable, "-m", "accelerate.commands.launch", "--num_processes", str(args.num_processes),
-               *default_launch_args(accelerate_args, args.num_processes, result.config), *accelerate_args,
-               "-m", "grpo_runtime.train", args.file]
+    file_flags = launcher_flags(result.launch, accelerate_args)
+    command = [sys.executable, "-m", "accelerate.commands.launch", "--num_processes", str(processes),
+               *default_launch_args(accelerate_args, processes, result.config, file_flags), *file_flags,
+               *accelerate_args, "-m", "grpo_runtime.train", args.file]
     for override in args.overrides:
         command += ["--set", override]
     for name in args.allow_env:  # every process re-validates the file: it needs the same allowances
         command += ["--allow-env", name]
+    for name in args.profiles:
+        command += ["--profile", name]
     return subprocess.call(command)
 
 
-def default_launch_args(accelerate_args: list[str], num_processes: int, config) -> list[str]:
+def file_processes(path: str) -> int | None:
+    """num_processes written in the file (an `accelerate launch` key that `trl grpo` forwards)."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(open(path, encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return None
+    value = data.get("num_processes") if isinstance(data, dict) else None
+    return value if isinstance(value, int) and value >= 1 else None
+
+
+def default_launch_args(accelerate_args: list[str], num_processes: int, config, file_flags=()) -> list[str]:
     """Launcher flags the user did not give: the config's mixed precision and, for several processes without an
     accelerate config file, accelerate's multi-process launcher (torchrun). Despite its name, `--multi_gpu` is
-    the flag that selects it; on a machine without GPUs the processes use the CPU and the gloo backend."""
+    the flag that selects it; on a machine without GPUs the processes use the CPU and the gloo backend. A bundled
+    accelerate config (accelerate_config: zero3) sets the distributed type only; the rest comes from here."""
+    from .distributed import BUNDLED_DIR
     from .precision import mixed_precision
 
-    given = " ".join(accelerate_args)
-    if "--config_file" in given:  # the user's accelerate config decides everything
+    given = " ".join([*accelerate_args, *file_flags])
+    own_file = "--config_file" in given and str(BUNDLED_DIR) not in given
+    if own_file:  # the user's accelerate config decides everything
         return []
     defaults = {"--num_machines": "1", "--dynamo_backend": "no", "--mixed_precision": mixed_precision(config)}
     extra = [item for flag, value in defaults.items() if flag not in given for item in (flag, value)]
-    modes = ("--multi_gpu", "--use_deepspeed", "--use_fsdp", "--cpu", "--tpu")
+    modes = ("--multi_gpu", "--use_deepspeed", "--use_fsdp", "--cpu", "--tpu", "--config_file")
     if num_processes > 1 and not any(mode in given for mode in modes):
         extra.append("--multi_gpu")
     return extra

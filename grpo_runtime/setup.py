@@ -14,6 +14,7 @@ from typing import Callable
 
 import torch
 
+from . import distributed, sharding
 from .data import load_prompts
 from .loss import LossSettings
 from .model import load_policy, load_reference, load_tokenizer, reference_context, router_loss_coefficient
@@ -29,7 +30,6 @@ UNSUPPORTED: list[tuple[Callable, str]] = [
     (lambda c: c.use_transformers_continuous_batching, "use_transformers_continuous_batching is not supported"),
     (lambda c: c.save_strategy == "best" or c.load_best_model_at_end,
      "choosing the best checkpoint (save_strategy: best, load_best_model_at_end) is not supported yet"),
-    (lambda c: c.push_to_hub, "push_to_hub is not supported by grpo_runtime; upload output_dir yourself"),
 ]
 # Speed-only options: the numbers are the same without them, so the run goes ahead with a warning.
 IGNORED: list[tuple[Callable, str]] = [
@@ -38,13 +38,22 @@ IGNORED: list[tuple[Callable, str]] = [
 ]
 
 
-def refuse_unsupported(config) -> None:
+class CannotRun(ValueError):
+    """A valid config that grpo_runtime cannot run as written (raised before anything loads)."""
+
+
+def refuse_unsupported(config, launch: dict | None = None) -> None:
+    """Raise CannotRun with every reason this config cannot run here; warn about what is honoured only partly.
+    `launch` holds the file's `accelerate launch` keys (already applied by the launcher inside a launch)."""
     problems = [message for applies, message in UNSUPPORTED if applies(config)]
+    problems += distributed.refusals(config, launch)  # torch-free predicates with their reasons
     if problems:
-        raise ValueError("this config uses features grpo_runtime does not run:\n  - " + "\n  - ".join(problems))
+        raise CannotRun("this config uses features grpo_runtime does not run:\n  - " + "\n  - ".join(problems))
     for applies, message in IGNORED:
         if applies(config):
             warnings.warn(message, stacklevel=2)
+    for message in distributed.sharding_warnings(config, launch or {}, sharding.world_size()):
+        warnings.warn(message, stacklevel=2)
 
 
 def output_dir(config) -> Path:
@@ -121,9 +130,10 @@ def reward_weights(config, count: int) -> torch.Tensor:
     return torch.tensor(config.reward_weights, dtype=torch.float32)
 
 
-def new_accelerator(config):
-    """An Accelerator for this run. accelerate keeps its settings in a process-wide singleton; a single-process
-    caller (tests, a service) may run several configs one after another, so their settings are cleared first."""
+def new_accelerator(config, plan=None):
+    """An Accelerator for this run, with the FSDP / DeepSpeed plugin the config asks for. accelerate keeps its
+    settings in a process-wide singleton; a single-process caller (tests, a service) may run several configs one
+    after another, so their settings are cleared first."""
     import os
 
     from accelerate import Accelerator
@@ -132,18 +142,24 @@ def new_accelerator(config):
     if int(os.environ.get("WORLD_SIZE", "1")) == 1:
         AcceleratorState._reset_state(reset_partial_state=True)
         GradientState._reset_state()
-    return Accelerator(mixed_precision=mixed_precision(config), cpu=config.use_cpu)
+    plugins = sharding.accelerator_plugins(config, plan) if plan is not None else {}
+    accelerator = Accelerator(mixed_precision=mixed_precision(config), cpu=config.use_cpu, **plugins)
+    sharding.shard_on_cpu(accelerator, plugins)
+    if plan is not None:
+        sharding.complete_launcher_plugin(accelerator, config, plan)
+    return accelerator
 
 
-def build_parts(config, plan) -> Parts:
+def build_parts(config, plan, launch: dict | None = None, script=None) -> Parts:
     from accelerate.utils import set_seed
 
-    refuse_unsupported(config)
-    accelerator = new_accelerator(config)
+    refuse_unsupported(config, launch)
+    accelerator = new_accelerator(config, plan)
     set_seed(config.seed)  # before the model, so LoRA adapters start the same on every run
     tokenizer = load_tokenizer(config)
     policy = load_policy(config, tokenizer).train()  # train mode throughout, generation included, as in TRL
-    reference = load_reference(config, policy)
+    with sharding.unsharded_loading(accelerator):
+        reference = load_reference(config, policy)
     if reference is not None:
         reference.to(accelerator.device)
     dataset = load_prompts(config)

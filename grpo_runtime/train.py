@@ -10,7 +10,6 @@ gradient_accumulation_steps micro-steps per optimizer step.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import sys
@@ -18,6 +17,7 @@ import time
 
 import torch
 
+from . import sharding
 from .batch import Grouping, generate_batch, shuffle_rows, split_rows
 from .evaluate import evaluate
 from .checkpoint import Progress, load_checkpoint, prune_checkpoints, resolve_resume, save_checkpoint
@@ -25,15 +25,20 @@ from .data import dataset_rows
 from .metrics import MetricWindow, loss_metrics, open_sinks, requested_reporters
 from .model import mix_into_reference
 from .rewards import RunState
+from .run_info import write_run_info
 from .sampler import optimizer_windows, process_rows
 from .setup import Parts, build_parts
 from .step import micro_step_loss, optimizer_step, update_entropy_controller
 
 
-def main(config, plan) -> Progress:
-    """Train with a validated config (grpo_schema GRPORunConfig) and its RunPlan. Returns the final counters."""
-    parts = build_parts(config, plan)
+def main(config, plan, launch: dict | None = None, script=None) -> Progress:
+    """Train with a validated config (grpo_schema GRPORunConfig) and its RunPlan. Returns the final counters.
+    `launch` holds the file's `accelerate launch` keys (for the refusals); `script` is (profile name, its
+    validated script arguments) when the config was validated with a training script's profile."""
+    parts = build_parts(config, plan, launch, script)
     parts.output_dir.mkdir(parents=True, exist_ok=True)
+    if parts.accelerator.is_main_process:
+        write_run_info(config, parts)
     progress, buffer = Progress(entropy_coef=config.entropy_coef), None
     resume = resolve_resume(config.resume_from_checkpoint, parts.output_dir)
     if resume is not None:
@@ -51,8 +56,8 @@ def main(config, plan) -> Progress:
         write_record(parts, sinks, {"step": 0, "epoch": 0.0, **evaluate(config, plan, parts, progress, 0.0)})
     train_loop(config, plan, parts, progress, buffer, sinks)
     parts.accelerator.wait_for_everyone()
+    sharding.save_model(parts.accelerator, parts.model, parts.output_dir)
     if parts.accelerator.is_main_process:
-        parts.policy.save_pretrained(parts.output_dir)
         parts.tokenizer.save_pretrained(parts.output_dir)
         for sink in sinks:
             sink.close()
@@ -71,10 +76,10 @@ def train_loop(config, plan, parts: Parts, progress: Progress, buffer, sinks) ->
             if buffer is None or micro % plan.generate_every_micro_steps == 0:
                 buffer, reward = new_generation(config, plan, parts, progress, micro, window, window_metrics)
             last = micro == window.micro_steps[-1]
-            with contextlib.nullcontext() if last else parts.accelerator.no_sync(parts.model):
+            with sharding.accumulating(parts.accelerator, parts.model, last):
                 out = micro_step_loss(config, parts, buffer[micro % plan.steps_per_generation], progress,
                                       len(window.micro_steps))
-                parts.accelerator.backward(out.loss)
+                sharding.backward(parts.accelerator, parts.model, out.loss, last)
             progress.loss_since_log += out.loss.item()
             window_metrics.add(loss_metrics(out, parts.accelerator.reduce, parts.gather))
             if out.entropy_window is not None:
