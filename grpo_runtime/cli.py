@@ -125,7 +125,7 @@ def script_args(result):
 def launch_command(argv: list[str]) -> int:
     """grpo launch FILE --num-processes N [--set K=V]... [ACCELERATE ARGS]: validate at world size N, export
     `env:`, then `accelerate launch` N copies of `python -m grpo_runtime.train FILE` (they inherit the env)."""
-    from .distributed import launcher_flags, refusals
+    from .distributed import launch_mode, launcher_flags, prebuild_deepspeed_ops, refusals
 
     parser = argparse.ArgumentParser(prog="grpo launch")
     _config_arguments(parser)
@@ -146,6 +146,8 @@ def launch_command(argv: list[str]) -> int:
         return EXIT_CANNOT_RUN
     apply_env(result.env)
     file_flags = launcher_flags(result.launch, accelerate_args)
+    if result.config.deepspeed or launch_mode(result.launch) == "DEEPSPEED" or "--use_deepspeed" in accelerate_args:
+        prebuild_deepspeed_ops()
     command = [sys.executable, "-m", "accelerate.commands.launch", "--num_processes", str(processes),
                *default_launch_args(accelerate_args, processes, result.config, file_flags), *file_flags,
                *accelerate_args, "-m", "grpo_runtime.train", args.file]

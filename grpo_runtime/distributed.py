@@ -258,3 +258,18 @@ def sharding_warnings(config, launch: dict[str, Any], world_size: int) -> list[s
         found.append("fsdp_config.version 1 (FSDP1, deprecated by transformers) runs as FSDP2 in grpo_runtime: the "
                      "same sharding and numbers")
     return found
+
+
+def prebuild_deepspeed_ops() -> None:
+    """DeepSpeed compiles its shared-memory communication op (CPU processes) with g++ the first time it starts;
+    several processes compiling it at once can wreck each other's build. The launcher builds it once, before
+    starting them (a no-op when torch's extension cache already holds it; scripts/setup.sh builds it too)."""
+    if not deepspeed_installed():
+        return
+    import deepspeed.ops  # noqa: F401  (fills __compatible_ops__)
+    from deepspeed.accelerator import get_accelerator
+
+    builder = get_accelerator().create_op_builder("ShareMemCommBuilder")
+    if builder is None or not deepspeed.ops.__compatible_ops__.get(builder.NAME, False):
+        return
+    builder.load(verbose=False)

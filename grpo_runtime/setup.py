@@ -143,7 +143,7 @@ def new_accelerator(config, plan=None):
         AcceleratorState._reset_state(reset_partial_state=True)
         GradientState._reset_state()
     plugins = sharding.accelerator_plugins(config, plan) if plan is not None else {}
-    accelerator = Accelerator(mixed_precision=mixed_precision(config), cpu=config.use_cpu, **plugins)
+    accelerator = Accelerator(mixed_precision=mixed_precision(config), cpu=sharding.cpu_flag(config), **plugins)
     sharding.shard_on_cpu(accelerator, plugins)
     if plan is not None:
         sharding.complete_launcher_plugin(accelerator, config, plan)

@@ -49,6 +49,24 @@ def accelerator_plugins(config, plan) -> dict:
     return {}
 
 
+def deepspeed_requested(config) -> bool:
+    return bool(config.deepspeed) or os.environ.get("ACCELERATE_USE_DEEPSPEED", "false").lower() == "true"
+
+
+def cpu_flag(config) -> bool:
+    """accelerate's `cpu` switch. accelerate never starts DeepSpeed with cpu=True, so a DeepSpeed run with
+    use_cpu on a machine without an accelerator leaves it off: DeepSpeed then runs on the CPU by itself. Where
+    DeepSpeed would take the GPUs, use_cpu cannot be kept and the run is refused."""
+    if not (config.use_cpu and deepspeed_requested(config) and world_size() > 1):
+        return config.use_cpu
+    if torch.cuda.is_available():
+        from .setup import CannotRun
+
+        raise CannotRun("use_cpu: true with DeepSpeed: DeepSpeed runs on the GPUs it finds; set use_cpu: false, or "
+                        "remove deepspeed (and use_deepspeed / accelerate_config) to train on the CPU")
+    return False
+
+
 def shard_on_cpu(accelerator, plugins: dict) -> None:
     """accelerate applies an FSDP plugin only on accelerator devices; on CPU processes (gloo) it would silently run
     plain DDP. torch's fully_shard works on CPU, so the run is switched to accelerate's FSDP path, the same code

@@ -51,10 +51,10 @@ def test_unsupported_features_are_refused_before_training(tmp_path, tiny_model_d
     from .helpers import base_settings, validated
 
     settings = base_settings(tiny_model_dir, tmp_path / "d.jsonl", tmp_path / "out")
-    settings.update(use_vllm=True, push_to_hub=True, hub_model_id="me/model")
-    with pytest.raises(ValueError, match="use_vllm.*\n.*push_to_hub"):
+    settings.update(use_vllm=True, deepspeed="missing/zero3.json")
+    with pytest.raises(ValueError, match="use_vllm.*\n.*deepspeed: 'missing/zero3.json' is not a file"):
         refuse_unsupported(validated(settings).config)
-    settings.update(use_vllm=False, push_to_hub=False, torch_compile=True)
+    settings.update(use_vllm=False, deepspeed=None, torch_compile=True)
     with pytest.warns(UserWarning, match="torch_compile is ignored"):
         refuse_unsupported(validated(settings).config)
 
