@@ -101,6 +101,7 @@ def train_command(argv: list[str], prog: str = "grpo train") -> int:
     if isinstance(checked, int):
         return checked
     from .checkpoint import CheckpointError
+    from .hub import PushFailed
     from .setup import CannotRun
     from .train import main
 
@@ -110,7 +111,7 @@ def train_command(argv: list[str], prog: str = "grpo train") -> int:
     except CannotRun as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return EXIT_CANNOT_RUN
-    except CheckpointError as exc:
+    except (CheckpointError, PushFailed) as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
     return 0

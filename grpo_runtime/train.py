@@ -20,6 +20,7 @@ import torch
 from . import sharding
 from .batch import Grouping, generate_batch, shuffle_rows, split_rows
 from .evaluate import evaluate
+from .hub import HubPusher
 from .checkpoint import Progress, load_checkpoint, prune_checkpoints, resolve_resume, save_checkpoint
 from .data import dataset_rows
 from .metrics import MetricWindow, loss_metrics, open_sinks, requested_reporters
@@ -39,6 +40,8 @@ def main(config, plan, launch: dict | None = None, script=None) -> Progress:
     parts.output_dir.mkdir(parents=True, exist_ok=True)
     if parts.accelerator.is_main_process:
         write_run_info(config, parts)
+    pusher = HubPusher(config, parts.output_dir, parts.accelerator.is_main_process)
+    pusher.start()
     progress, buffer = Progress(entropy_coef=config.entropy_coef), None
     resume = resolve_resume(config.resume_from_checkpoint, parts.output_dir)
     if resume is not None:
@@ -54,7 +57,7 @@ def main(config, plan, launch: dict | None = None, script=None) -> Progress:
                            config.model_dump(mode="json"), config.run_name, config.project)
     if config.eval_on_start and parts.eval_dataset is not None and progress.global_step == 0:
         write_record(parts, sinks, {"step": 0, "epoch": 0.0, **evaluate(config, plan, parts, progress, 0.0)})
-    train_loop(config, plan, parts, progress, buffer, sinks)
+    train_loop(config, plan, parts, progress, buffer, sinks, pusher)
     parts.accelerator.wait_for_everyone()
     sharding.save_model(parts.accelerator, parts.model, parts.output_dir)
     if parts.accelerator.is_main_process:
@@ -62,10 +65,11 @@ def main(config, plan, launch: dict | None = None, script=None) -> Progress:
         for sink in sinks:
             sink.close()
     parts.accelerator.end_training()
+    pusher.finish()  # after everything is saved locally: a failed upload loses nothing
     return progress
 
 
-def train_loop(config, plan, parts: Parts, progress: Progress, buffer, sinks) -> None:
+def train_loop(config, plan, parts: Parts, progress: Progress, buffer, sinks, pusher=None) -> None:
     window_metrics = MetricWindow()
     window_metrics.load_state_dict(progress.metric_window or window_metrics.state_dict())
     entropy_window, reward = None, float("nan")
@@ -94,7 +98,7 @@ def train_loop(config, plan, parts: Parts, progress: Progress, buffer, sinks) ->
         step_time = time.perf_counter() - started
         window_metrics.add({"step_time": step_time})
         after_step(config, plan, parts, progress, window, buffer, window_metrics, sinks,
-                   dict(grad_norm=grad_norm, learning_rate=learning_rate))
+                   dict(grad_norm=grad_norm, learning_rate=learning_rate), pusher)
         if bar is not None:
             bar.set_postfix(reward=f"{reward:.3f}", step_time=f"{step_time:.2f}s", refresh=False)
             bar.update(1)
@@ -121,9 +125,10 @@ def new_generation(config, plan, parts: Parts, progress: Progress, micro: int, w
     return split_rows(shuffle_rows(generated.batch), plan.steps_per_generation), generated.metrics["reward"]
 
 
-def after_step(config, plan, parts, progress, window, buffer, window_metrics, sinks, step_values) -> None:
+def after_step(config, plan, parts, progress, window, buffer, window_metrics, sinks, step_values,
+               pusher=None) -> None:
     """After optimizer step `progress.global_step`, in the HF trainer's order: sync the reference model, log,
-    evaluate, save."""
+    evaluate, save (and push the save to the Hub)."""
     step = progress.global_step
     final = step == parts.total_steps
     if config.sync_ref_model and parts.reference is not None and step % config.ref_model_sync_steps == 0:
@@ -142,7 +147,10 @@ def after_step(config, plan, parts, progress, window, buffer, window_metrics, si
                         reference=parts.reference if config.sync_ref_model else None,
                         save_only_model=config.save_only_model)
         if parts.accelerator.is_main_process:
-            prune_checkpoints(parts.output_dir, config.save_total_limit)
+            if pusher is not None:
+                pusher.after_save(parts.output_dir / f"checkpoint-{step}", step, window.epoch_progress)
+            if pusher is None or not pusher.busy():  # never delete a folder an upload is reading
+                prune_checkpoints(parts.output_dir, config.save_total_limit)
 
 
 def every(value: float, total: int) -> int:
