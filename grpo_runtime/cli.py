@@ -44,11 +44,11 @@ def check(path: str, overrides: list[str], world_size: int, allow_env: list[str]
 
     try:
         result = check_file(path, world_size=world_size, overrides=overrides or None, allow_env=allow_env,
-                            **({"profiles": list(profiles)} if profiles else {}))
+                            profiles=list(profiles), allow_profile_import=True)
     except OSError as error:
         print(f"grpo: cannot read {path}: {error}", file=sys.stderr)
         return 2
-    except KeyError as error:
+    except (KeyError, ImportError, AttributeError) as error:
         print(f"grpo: unknown profile {error}", file=sys.stderr)
         return 2
     if result.diagnostics or not result.valid:

@@ -42,11 +42,29 @@ class CannotRun(ValueError):
     """A valid config that grpo_runtime cannot run as written (raised before anything loads)."""
 
 
-def refuse_unsupported(config, launch: dict | None = None) -> None:
+def script_refusals(script) -> list[str]:
+    """A training script's profile: open-r1's arguments are honoured (open_r1.py); another profile's would be
+    silently ignored, so it is refused."""
+    if script is None:
+        return []
+    name, args = script
+    if name != "open-r1":
+        return [f"profile {name!r}: grpo_runtime honours the arguments of the open-r1 profile only; this script's "
+                "arguments would be ignored. Run the config with its own script"]
+    return []
+
+
+def refuse_unsupported(config, launch: dict | None = None, script=None) -> None:
     """Raise CannotRun with every reason this config cannot run here; warn about what is honoured only partly.
-    `launch` holds the file's `accelerate launch` keys (already applied by the launcher inside a launch)."""
+    `launch` holds the file's `accelerate launch` keys (already applied by the launcher inside a launch);
+    `script` is (profile name, its validated script arguments) or None."""
+    from . import open_r1
+
     problems = [message for applies, message in UNSUPPORTED if applies(config)]
     problems += distributed.refusals(config, launch)  # torch-free predicates with their reasons
+    problems += script_refusals(script)
+    if script is not None and script[0] == "open-r1":
+        problems += open_r1.refusals(config, script[1])
     if problems:
         raise CannotRun("this config uses features grpo_runtime does not run:\n  - " + "\n  - ".join(problems))
     for applies, message in IGNORED:
@@ -112,10 +130,14 @@ class Parts:
         return entered()
 
 
-def build_reward_funcs(config, device) -> list:
+def build_reward_funcs(config, device, script=None) -> list:
+    from . import open_r1
+
     funcs = []
     if config.reward_model_name_or_path:
         funcs.append(RewardModel(config.reward_model_name_or_path, device, config.chat_template_kwargs))
+    if script is not None and script[0] == "open-r1":
+        return funcs + open_r1.reward_funcs(config, script[1])  # open-r1 resolves names in its own registry
     funcs += [resolve_reward_func(name) for name in config.reward_funcs or []]
     if not funcs:
         raise ValueError("no reward: set reward_funcs and/or reward_model_name_or_path")
@@ -150,25 +172,38 @@ def new_accelerator(config, plan=None):
     return accelerator
 
 
+def prompts(config, open_r1_args, split: str = "train"):
+    if open_r1_args is None:
+        return load_prompts(config, split)
+    from . import open_r1
+
+    return open_r1.load_prompts(config, open_r1_args, split)
+
+
 def build_parts(config, plan, launch: dict | None = None, script=None) -> Parts:
     from accelerate.utils import set_seed
 
-    refuse_unsupported(config, launch)
+    refuse_unsupported(config, launch, script)
     accelerator = new_accelerator(config, plan)
     set_seed(config.seed)  # before the model, so LoRA adapters start the same on every run
     tokenizer = load_tokenizer(config)
+    open_r1_args = script[1] if script is not None and script[0] == "open-r1" else None
+    if open_r1_args is not None:
+        from . import open_r1
+
+        open_r1.apply_tokenizer_settings(tokenizer, open_r1_args)
     policy = load_policy(config, tokenizer).train()  # train mode throughout, generation included, as in TRL
     with sharding.unsharded_loading(accelerator):
         reference = load_reference(config, policy)
     if reference is not None:
         reference.to(accelerator.device)
-    dataset = load_prompts(config)
-    eval_dataset = load_prompts(config, "test") if config.eval_strategy != "no" else None
+    dataset = prompts(config, open_r1_args)
+    eval_dataset = prompts(config, open_r1_args, "test") if config.eval_strategy != "no" else None
     steps = total_steps(len(dataset), plan, config.max_steps, config.num_train_epochs)
     optimizer = build_optimizer(policy, config)
     scheduler = build_scheduler(optimizer, config, steps)
     model, optimizer = accelerator.prepare(policy, optimizer)
-    funcs = build_reward_funcs(config, accelerator.device)
+    funcs = build_reward_funcs(config, accelerator.device, script)
     eos_ids = eos_token_ids(tokenizer, policy)
     parts = Parts(
         accelerator=accelerator, model=model, policy=accelerator.unwrap_model(model), reference=reference,
