@@ -44,6 +44,11 @@ X_PROFILE = declare(
 X_PROCESSES = declare(
     "GRPO-X006", "error", "more processes than the service allows",
     "The service starts runs on its own machine with at most the number of processes its operator set.")
+X_PUSH = declare(
+    "GRPO-X008", "error", "push_to_hub in a service run",
+    "A run that pushes uploads the model with the service's Hugging Face token (HF_TOKEN of the service's "
+    "environment) to a repository named in the posted config. The service refuses it unless the operator allows "
+    "pushing.")
 X_BUSY = declare(
     "GRPO-X007", "error", "output_dir in use by another run",
     "Two runs writing the same output_dir would overwrite each other's checkpoints and metrics.")
@@ -60,6 +65,7 @@ class ServicePolicy:
     allow_trust_remote_code: bool = False
     allow_outside_runs_dir: bool = False
     max_processes: int = 1
+    allow_push_to_hub: bool = False
 
 
 def service_policy(result: CheckResult, policy: ServicePolicy, profiles: Iterable[str] = ()) -> list[Diagnostic]:
@@ -67,7 +73,7 @@ def service_policy(result: CheckResult, policy: ServicePolicy, profiles: Iterabl
     if result.config is None:
         return []
     found = [*_reward_imports(result, policy), *_env_names(result, policy), *_remote_code(result, policy),
-             *_paths(result, policy), *_profiles(profiles), *_processes(result, policy)]
+             *_paths(result, policy), *_profiles(profiles), *_processes(result, policy), *_push(result, policy)]
     return [_placed(result, diag) for diag in found]
 
 
@@ -188,6 +194,14 @@ def _processes(result: CheckResult, policy: ServicePolicy) -> Iterator[Diagnosti
         yield Diagnostic(X_PROCESSES, "error", f"the run asks for {result.world_size} processes; this service "
                          f"starts at most {policy.max_processes}", fields=fields,
                          hint=f"use a world size of at most {policy.max_processes} (GRPO_WEB_RUNS_MAX_PROCESSES)")
+
+
+def _push(result: CheckResult, policy: ServicePolicy) -> Iterator[Diagnostic]:
+    if result.config.push_to_hub and not policy.allow_push_to_hub:
+        yield Diagnostic(X_PUSH, "error", "push_to_hub: true would upload the model with the service's Hub token",
+                         fields=("push_to_hub",), hint="set push_to_hub: false and upload the run's output_dir "
+                         "yourself; the operator can allow pushing with GRPO_WEB_RUNS_ALLOW_PUSH_TO_HUB",
+                         fix=Fix(set={"push_to_hub": False}, safe=False, title="set push_to_hub: false"))
 
 
 def _placed(result: CheckResult, diag: Diagnostic) -> Diagnostic:

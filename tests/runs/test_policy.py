@@ -139,3 +139,9 @@ def test_one_reading_of_resume_from_checkpoint_for_policy_api_and_trainer(policy
     assert (got is LATEST if target == "LATEST" else got == target)
     assert refusals(f"resume_from_checkpoint: {value}\n", policy) == []
     assert only(refusals("resume_from_checkpoint: /elsewhere/checkpoint-5\n", policy), "GRPO-X004")
+
+
+def test_push_to_hub_is_refused_unless_the_operator_allows_it(policy):
+    diag = only(refusals("push_to_hub: true\nhub_model_id: me/model\n", policy), "GRPO-X008")
+    assert diag["fields"] == ["push_to_hub"] and diag["line"] == 4 and "Hub token" in diag["message"]
+    assert refusals("push_to_hub: true\n", ServicePolicy(policy.runs_dir, allow_push_to_hub=True)) == []
