@@ -272,4 +272,16 @@ def prebuild_deepspeed_ops() -> None:
     builder = get_accelerator().create_op_builder("ShareMemCommBuilder")
     if builder is None or not deepspeed.ops.__compatible_ops__.get(builder.NAME, False):
         return
+    remove_stale_build_lock(builder.NAME)
     builder.load(verbose=False)
+
+
+def remove_stale_build_lock(name: str, older_than_s: float = 3600) -> None:
+    """A build killed midway leaves torch's `lock` file behind, and every later build waits on it forever."""
+    import time
+
+    from torch.utils.cpp_extension import _get_build_directory
+
+    lock = Path(_get_build_directory(name, verbose=False)) / "lock"
+    if lock.exists() and time.time() - lock.stat().st_mtime > older_than_s:
+        lock.unlink(missing_ok=True)
