@@ -167,6 +167,7 @@ def new_accelerator(config, plan=None):
     plugins = sharding.accelerator_plugins(config, plan) if plan is not None else {}
     accelerator = Accelerator(mixed_precision=mixed_precision(config), cpu=sharding.cpu_flag(config), **plugins)
     sharding.shard_on_cpu(accelerator, plugins)
+    sharding.deepspeed_on_cpu(accelerator)
     if plan is not None:
         sharding.complete_launcher_plugin(accelerator, config, plan)
     return accelerator

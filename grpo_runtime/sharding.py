@@ -81,12 +81,27 @@ def shard_on_cpu(accelerator, plugins: dict) -> None:
         PartialState._shared_state["distributed_type"] = DistributedType.FSDP
 
 
+def deepspeed_on_cpu(accelerator) -> None:
+    """On a machine without an accelerator, accelerate lets DeepSpeed start the process group (gloo) but counts one
+    process (it found no backend of its own), so gathers and reductions would expect a world of one. Its counts are
+    set from the process group DeepSpeed started."""
+    import torch.distributed as dist
+    from accelerate.state import PartialState
+
+    if kind(accelerator) != "DEEPSPEED" or not dist.is_initialized():
+        return
+    if accelerator.num_processes != dist.get_world_size():
+        PartialState._shared_state.update(
+            num_processes=dist.get_world_size(), process_index=dist.get_rank(), backend=dist.get_backend(),
+            local_process_index=int(os.environ.get("LOCAL_RANK", dist.get_rank())))
+
+
 def complete_launcher_plugin(accelerator, config, plan) -> None:
     """A DeepSpeed plugin made by the launcher has "auto" batch sizes; fill them from the run, as the config's own
     `deepspeed` settings are."""
     plugin = accelerator.state.deepspeed_plugin if kind(accelerator) == "DEEPSPEED" else None
     if plugin is not None:
-        fill_deepspeed_autos(plugin.deepspeed_config, config, plan, accelerator.num_processes)
+        fill_deepspeed_autos(plugin.deepspeed_config, config, plan, world_size())
 
 
 def kind(accelerator) -> str:

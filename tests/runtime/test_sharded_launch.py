@@ -29,7 +29,8 @@ def launch_dir(tmp_path, monkeypatch):
 def settings_for(tmp_path, model_dir, name, **fields):
     settings = base_settings(model_dir, write_prompts(tmp_path / "data.jsonl"), tmp_path / name)
     settings.update(per_device_train_batch_size=2, num_generations=4, gradient_accumulation_steps=2, max_steps=4,
-                    save_steps=2, reward_funcs=["shard_rewards.token_sum"], **fields)
+                    save_steps=2, reward_funcs=["shard_rewards.token_sum"])
+    settings.update(fields)
     return settings
 
 
