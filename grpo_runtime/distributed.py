@@ -206,6 +206,12 @@ def _deepspeed_unreadable(config, launch) -> str | None:
     if own:
         return (f"deepspeed: the DeepSpeed config defines its own {' and '.join(own)}; grpo_runtime builds them "
                 "from the run config: remove the section(s) and set optim / lr_scheduler_type instead")
+    for key, field in (("train_micro_batch_size_per_gpu", "per_device_train_batch_size"),
+                       ("gradient_accumulation_steps", "gradient_accumulation_steps")):
+        given = settings.get(key, HF_AUTO)
+        if given not in (HF_AUTO, None) and str(given) != str(getattr(config, field)):
+            return (f"deepspeed: {key} is {given} but the run's {field} is {getattr(config, field)}; set it to "
+                    "\"auto\" (or make them equal)")
     return None
 
 

@@ -39,7 +39,13 @@ def accelerator_plugins(config, plan) -> dict:
     if config.deepspeed:
         from accelerate.utils import DeepSpeedPlugin
 
-        return {"deepspeed_plugin": DeepSpeedPlugin(hf_ds_config=deepspeed_config(config, plan, world_size()))}
+        from .setup import CannotRun
+
+        try:
+            settings = deepspeed_config(config, plan, world_size())
+        except ValueError as error:  # a written value that contradicts the run
+            raise CannotRun(str(error)) from None
+        return {"deepspeed_plugin": DeepSpeedPlugin(hf_ds_config=settings)}
     if config.fsdp or os.environ.get("ACCELERATE_USE_FSDP", "false").lower() == "true":
         from accelerate.utils import FullyShardedDataParallelPlugin
 

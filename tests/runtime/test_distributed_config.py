@@ -78,6 +78,8 @@ def test_refusals_name_the_problem(tmp_path):
     assert "is not a file" in distributed.refusals(missing)[0]
     own_optimizer = config_of(tmp_path, deepspeed={"optimizer": {"type": "AdamW"}}).config
     assert "defines its own optimizer" in distributed.refusals(own_optimizer)[0]
+    contradicting = config_of(tmp_path, deepspeed={"gradient_accumulation_steps": 4}).config
+    assert "gradient_accumulation_steps is 4 but the run's" in distributed.refusals(contradicting)[0]
     plain = config_of(tmp_path).config
     assert distributed.refusals(plain, {"accelerate_config": "zero4"})[0].startswith("accelerate_config: 'zero4'")
     assert distributed.refusals(plain, {"accelerate_config": "zero3"}) == []
