@@ -1,6 +1,7 @@
 """Sharded training on 2 CPU processes (gloo), end to end through `grpo launch`: FSDP2 from the config's `fsdp`
 field (train, checkpoint, resume bit-equal to the uninterrupted run, the same losses as DDP) and DeepSpeed ZeRO-2 /
-ZeRO-3 (from the `deepspeed` field and from `accelerate_config: zero3`). run_info.json says what really ran."""
+ZeRO-3 (from the `deepspeed` field and from `accelerate_config: zero3`; ZeRO-3 resumes bit-equal). run_info.json
+says what really ran."""
 
 import json
 import os
@@ -87,7 +88,7 @@ def test_deepspeed_zero_trains_on_cpu_processes(launch_dir, tiny_model_dir, stag
             "zero_optimization": {"stage": 2}, "train_micro_batch_size_per_gpu": "auto",
             "gradient_accumulation_steps": "auto", "gradient_clipping": "auto"})
     else:  # the accelerate launch key of a `trl grpo` recipe
-        settings = settings_for(tmp, tiny_model_dir, "zero3", max_steps=2, save_steps=2, accelerate_config="zero3")
+        settings = settings_for(tmp, tiny_model_dir, "zero3", max_steps=2, save_steps=1, accelerate_config="zero3")
     assert launch(tmp, settings) == 0
     out = tmp / f"zero{stage}"
     info = run_info(out)
@@ -99,3 +100,10 @@ def test_deepspeed_zero_trains_on_cpu_processes(launch_dir, tiny_model_dir, stag
     assert trained.keys() <= start.keys() | {"lm_head.weight"}
     assert any(not torch.equal(trained[name], start[name]) for name in trained if name in start)
     assert (out / "checkpoint-2" / "deepspeed").is_dir()
+    if stage == 3:  # resume from DeepSpeed's partitions: bit-equal to the uninterrupted run
+        resumed = dict(settings, output_dir=str(tmp / "zero3-resumed"),
+                       resume_from_checkpoint=str(out / "checkpoint-1"))
+        assert launch(tmp, resumed) == 0
+        again = weights(tmp / "zero3-resumed")
+        assert all(torch.equal(trained[name], again[name]) for name in trained)
+        assert read_metrics(tmp / "zero3-resumed")[0]["loss"] == metrics[1]["loss"]
