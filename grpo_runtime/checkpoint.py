@@ -87,14 +87,19 @@ def save_checkpoint(directory: Path, *, accelerator, model, tokenizer, optimizer
                     buffer, reference=None, save_only_model: bool = False) -> None:
     """Write checkpoint-STEP; every process calls this (each saves its own RNG state and buffer). The state file
     is written last, once every process is done, so its presence marks a complete checkpoint."""
+    from . import sharding
+
     rank = accelerator.process_index
     accelerator.wait_for_everyone()
     if accelerator.is_main_process:
         directory.mkdir(parents=True, exist_ok=True)
-        accelerator.unwrap_model(model).save_pretrained(directory)
+    accelerator.wait_for_everyone()
+    sharding.save_model(accelerator, model, directory)  # gathers sharded weights: every process takes part
+    if not save_only_model:
+        sharding.save_training_state(accelerator, model, optimizer, directory)
+    if accelerator.is_main_process:
         tokenizer.save_pretrained(directory)
         if not save_only_model:
-            torch.save(optimizer.state_dict(), directory / "optimizer.pt")
             torch.save(scheduler.state_dict(), directory / "scheduler.pt")
             if reference is not None:
                 reference.save_pretrained(directory / "reference")
@@ -142,9 +147,10 @@ def load_weights(model, directory: Path) -> None:
 
 def load_checkpoint(directory: Path, *, accelerator, model, optimizer, scheduler, reference=None):
     """Restore a checkpoint into freshly built objects. Returns (Progress, generation buffer or None)."""
+    from . import sharding
+
     rank = accelerator.process_index
-    load_weights(accelerator.unwrap_model(model), directory)
-    optimizer.load_state_dict(torch.load(directory / "optimizer.pt", weights_only=False))
+    sharding.load_training_state(accelerator, model, optimizer, directory, load_weights)
     scheduler.load_state_dict(torch.load(directory / "scheduler.pt", weights_only=False))
     if reference is not None and (directory / "reference").exists():
         load_weights(reference, directory / "reference")

@@ -29,6 +29,8 @@ def _config_arguments(parser: argparse.ArgumentParser) -> None:
                         help="allow an env: variable that is refused by default (LD_PRELOAD, *_TOKEN, ...)")
     parser.add_argument("--dry-run", action="store_true",
                         help="validate and say whether grpo_runtime can run the config as written; load nothing")
+    parser.add_argument("--profile", dest="profiles", action="append", default=[], metavar="P",
+                        help="a training script's profile (e.g. open-r1): its keys are validated and honoured")
 
 
 def report(result, diagnostics=None) -> None:
@@ -47,15 +49,20 @@ def report(result, diagnostics=None) -> None:
     stream.write(render([shown], {result.path: source}, stream))
 
 
-def check(path: str, overrides: list[str], world_size: int | None, allow_env: list[str] = ()):
+def check(path: str, overrides: list[str], world_size: int | None, allow_env: list[str] = (),
+          profiles: list[str] = ()):
     """Validate `path` at `world_size` (None: the file's num_processes, else 1) and print its diagnostics.
     Returns the CheckResult, or an exit code: 1 when the config is invalid, 2 when it cannot be read."""
     from grpo_schema import check_file
 
     try:
-        result = check_file(path, world_size=world_size, overrides=overrides or None, allow_env=allow_env)
+        result = check_file(path, world_size=world_size, overrides=overrides or None, allow_env=allow_env,
+                            profiles=list(profiles), allow_profile_import=True)
     except OSError as error:
         print(f"grpo: cannot read {path}: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except (KeyError, ImportError, AttributeError) as error:
+        print(f"grpo: unknown profile {error}", file=sys.stderr)
         return EXIT_USAGE
     if result.diagnostics or not result.valid:
         report(result)
@@ -124,11 +131,13 @@ def train_command(argv: list[str], prog: str = "grpo train") -> int:
         print(f"{prog}: --world-size {args.world_size} but {running} process(es) are running; "
               f"use `grpo launch FILE --num-processes {args.world_size}` for a multi-process run", file=sys.stderr)
         return EXIT_USAGE
-    result = check(args.file, args.overrides, running if launched or args.world_size else None, args.allow_env)
+    result = check(args.file, args.overrides, running if launched or args.world_size else None, args.allow_env,
+                   args.profiles)
     if isinstance(result, int):
         return result
     repeat = [item for value in args.overrides for item in ("--set", value)]
     repeat += [item for name in args.allow_env for item in ("--allow-env", name)]
+    repeat += [item for name in args.profiles for item in ("--profile", name)]
     stopped = runnable(result, "train", prog, args.dry_run, repeat)
     if stopped is not None:
         return stopped
@@ -140,16 +149,20 @@ def run_training(result, prog: str) -> int:
     """train.main on the checked config: exit 3 for what only loading reveals (a resume target that is not a
     checkpoint, a dense model given router_aux_loss_coef, ...), 4 with the traceback for a failure."""
     from .checkpoint import CheckpointError
+    from .hub import PushFailed
     from .support import CannotRun
 
     quiet_library_progress_bars()
     try:
         from .train import main
 
-        main(result.config, result.plan, assessed=True)
+        main(result.config, result.plan, assessed=True, launch=result.launch, script=script_args(result))
     except (CannotRun, CheckpointError) as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return EXIT_CANNOT_RUN
+    except PushFailed as exc:  # everything was saved locally first
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
     except Exception:  # noqa: BLE001 - a failed run: the traceback is the report
         import traceback
 
@@ -157,6 +170,12 @@ def run_training(result, prog: str) -> int:
         print(f"{prog}: the run failed (see the traceback above)", file=sys.stderr)
         return EXIT_FAILED
     return EXIT_OK
+
+
+def script_args(result):
+    """The arguments of the one training script profile the config was validated with (None without one)."""
+    found = list((result.profile_args or {}).items())
+    return found[0] if found else None
 
 
 def launch_command(argv: list[str]) -> int:
@@ -177,7 +196,7 @@ def launch_command(argv: list[str]) -> int:
     overrides = list(args.overrides)
     if args.num_processes is not None and file_processes(args.file) not in (None, args.num_processes):
         overrides.append(f"num_processes={args.num_processes}")  # the command line wins, in every process too
-    result = check(args.file, overrides, args.num_processes, args.allow_env)
+    result = check(args.file, overrides, args.num_processes, args.allow_env, args.profiles)
     if isinstance(result, int):
         return result
     stopped = runnable(result, "launch", "grpo launch", args.dry_run)
@@ -186,6 +205,10 @@ def launch_command(argv: list[str]) -> int:
     apply_env(result.env)
     processes = result.world_size
     from_file = launch_arguments(result.launch, accelerate_args)
+    from .distributed import launch_mode, prebuild_deepspeed_ops
+
+    if result.config.deepspeed or launch_mode(result.launch) == "DEEPSPEED" or "--use_deepspeed" in accelerate_args:
+        prebuild_deepspeed_ops()  # once, before the processes start: several building it at once can break it
     command = [sys.executable, "-m", "accelerate.commands.launch", "--num_processes", str(processes), *from_file,
                *default_launch_args([*from_file, *accelerate_args], processes, result.config), *accelerate_args,
                "-m", "grpo_runtime.train", args.file]
@@ -193,6 +216,8 @@ def launch_command(argv: list[str]) -> int:
         command += ["--set", override]
     for name in args.allow_env:  # every process re-validates the file: it needs the same allowances
         command += ["--allow-env", name]
+    for name in args.profiles:
+        command += ["--profile", name]
     code = subprocess.call(command)
     if code in (EXIT_OK, EXIT_CANNOT_RUN):
         return code
@@ -215,13 +240,15 @@ def file_processes(path: str):
 
 def launch_arguments(launch: dict, given: list[str]) -> list[str]:
     """`accelerate launch` flags for the launch keys of the file that the command line does not set. On/off keys
-    become bare flags when true; num_processes is passed on its own."""
+    become bare flags when true; num_processes is passed on its own; the sharding keys (accelerate_config,
+    use_deepspeed, zero_stage, use_fsdp, config_file) become accelerate's flags through grpo_runtime.distributed."""
+    from .distributed import SHARDING_LAUNCH_KEYS, launcher_flags
     from .fields import LAUNCH_FLAGS
 
     named = {item.split("=", 1)[0].lstrip("-").replace("-", "_") for item in given if item.startswith("--")}
-    flags = []
+    flags = launcher_flags(launch, given)
     for key, value in launch.items():
-        if key == "num_processes" or key in named or value is None:
+        if key == "num_processes" or key in SHARDING_LAUNCH_KEYS or key in named or value is None:
             continue
         if key in LAUNCH_FLAGS:
             flags += [f"--{key}"] if value else []
@@ -234,14 +261,15 @@ def default_launch_args(accelerate_args: list[str], num_processes: int, config) 
     """Launcher flags nobody gave: the config's mixed precision and, for several processes without an
     accelerate config file, accelerate's multi-process launcher (torchrun). Despite its name, `--multi_gpu` is
     the flag that selects it; on a machine without GPUs the processes use the CPU and the gloo backend."""
+    from .distributed import BUNDLED_DIR
     from .precision import mixed_precision
 
     given = " ".join(accelerate_args)
-    if "--config_file" in given:  # the user's accelerate config decides everything
+    if "--config_file" in given and str(BUNDLED_DIR) not in given:  # the user's accelerate config decides all
         return []
     defaults = {"--num_machines": "1", "--dynamo_backend": "no", "--mixed_precision": mixed_precision(config)}
     extra = [item for flag, value in defaults.items() if flag not in given for item in (flag, value)]
-    modes = ("--multi_gpu", "--use_deepspeed", "--use_fsdp", "--cpu", "--tpu")
+    modes = ("--multi_gpu", "--use_deepspeed", "--use_fsdp", "--cpu", "--tpu", "--config_file")
     if num_processes > 1 and not any(mode in given for mode in modes):
         extra.append("--multi_gpu")
     return extra

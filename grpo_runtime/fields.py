@@ -68,6 +68,18 @@ def _machines(s: Setting) -> int:
     return int(s.launch.get("num_machines") or 1)
 
 
+def _sharding_refusals(s: Setting) -> list[str]:
+    from .distributed import refusals
+
+    return refusals(s.config, s.launch)
+
+
+def _sharding_warnings(s: Setting) -> list[str]:
+    from .distributed import sharding_warnings
+
+    return sharding_warnings(s.config, s.launch, s.running if s.command == "train" else s.world_size)
+
+
 def _only_with(switch: str, what: str) -> str:
     return f"read only with {switch} ({what}); without it TRL 1.16 ignores it too"
 
@@ -76,7 +88,6 @@ def _only_with(switch: str, what: str) -> str:
 LORA = "peft LoraConfig in model.py (with use_peft; TRL ignores it too while use_peft is off)"
 VLLM_ONLY = _only_with("use_vllm: true", "which is refused")
 TOOLS = "tools, environments and rollout_func are Python objects a config cannot hold; TRL reads this only with them"
-HUB_ONLY = _only_with("push_to_hub: true", "which is refused")
 EVAL_PREDICTIONS = ("HF's evaluation loop uses it for predictions and compute_metrics; GRPOTrainer's evaluation "
                     "returns only metrics, so TRL 1.16 ignores it too")
 WORKERS = ("rows are read in the training process: the same rows in the same order as TRL's DataLoader workers "
@@ -149,15 +160,21 @@ CONFIG_FIELDS: dict[str, Support] = {
     "ddp_static_graph": honoured("setup.new_accelerator (DistributedDataParallelKwargs)"),
     "ddp_timeout": honoured("setup.new_accelerator (the process group's timeout, InitProcessGroupKwargs)"),
     "debug": refused("debug modes (underflow_overflow, tpu_metrics_debug) are not run", "remove debug", U_FEATURE),
-    "deepspeed": refused("DeepSpeed is not run by this grpo_runtime; it would train as plain data parallelism",
-                         "remove deepspeed, or run the config with `trl grpo`", U_SHARDING),
+    "deepspeed": honoured(
+        "sharding.accelerator_plugins: accelerate's DeepSpeed plugin (ZeRO-1/2/3, its \"auto\" values filled from "
+        "the run); the launch keys' sharding is checked here too",
+        refuse_if(lambda s: bool(_sharding_refusals(s)), lambda s: "; ".join(_sharding_refusals(s)),
+                  "fix the file or setting named, or run the config with `trl grpo`", U_SHARDING),
+        warn_if(lambda s: bool(_sharding_warnings(s)), lambda s: "; ".join(_sharding_warnings(s)), U_NO_EFFECT)),
     "delta": honoured("loss.py (two-sided clipping)"),
     "disable_dropout": honoured("model.disable_dropout"),
     "disable_tqdm": honoured("train.progress_bar"),
     "do_eval": ignored("a script switch; GRPOTrainer evaluates by eval_strategy, and TRL 1.16 ignores it too"),
     "do_predict": ignored("a script switch no GRPO script reads; TRL 1.16 ignores it too"),
     "do_train": ignored("a script switch; GRPO always trains, and TRL 1.16 ignores it too"),
-    "ds3_gather_for_generation": ignored(_only_with("DeepSpeed ZeRO-3", "which is refused")),
+    "ds3_gather_for_generation": warned("under ZeRO-3 generation gathers each layer's parameters as it runs; false "
+                                        "(TRL: generate from the shards) changes only memory and speed",
+                                        U_SPEED_ONLY, when=lambda s: not s.config.ds3_gather_for_generation),
     "dtype": honoured("model.load_kwargs (from_pretrained)"),
     "enable_jit_checkpoint": honoured("train.JitCheckpoint: SIGTERM saves checkpoint-STEP after the current "
                                       "optimizer step and stops"),
@@ -178,10 +195,9 @@ CONFIG_FIELDS: dict[str, Support] = {
     "fp16": honoured("precision.mixed_precision (accelerate autocast and loss scaling)"),
     "fp16_full_eval": ignored("HF casts the model for evaluations outside training only; during training TRL 1.16 "
                               "ignores it too"),
-    "fsdp": refused("FSDP is not run by this grpo_runtime; it would train as plain data parallelism",
-                    "remove fsdp, or run the config with `trl grpo`", U_SHARDING),
-    "fsdp_config": refused("FSDP is not run by this grpo_runtime; fsdp_config would be dropped",
-                           "remove fsdp_config, or run the config with `trl grpo`", U_SHARDING),
+    "fsdp": honoured("sharding.accelerator_plugins: accelerate's FSDP2 plugin (full shard; a version 1 request "
+                     "runs as FSDP2, with a warning)"),
+    "fsdp_config": honoured("distributed.fsdp_plugin_kwargs: the plugin's settings (wrap policy, offload, ...)"),
     "full_determinism": honoured("setup.seed_everything: deterministic torch algorithms and the environment "
                                  "variables transformers sets"),
     "generation_batch_size": honoured("grpo_schema's run plan (sampler.py, train.py)"),
@@ -190,11 +206,11 @@ CONFIG_FIELDS: dict[str, Support] = {
     "gradient_checkpointing": honoured("model.checkpointing_settings (alias of activation_checkpointing)"),
     "gradient_checkpointing_kwargs": honoured("model.checkpointing_settings"),
     "greater_is_better": ignored(_only_with("metric_for_best_model", "which is warned about")),
-    "hub_always_push": ignored(HUB_ONLY),
-    "hub_model_id": ignored(HUB_ONLY),
-    "hub_private_repo": ignored(HUB_ONLY),
-    "hub_revision": ignored(HUB_ONLY),
-    "hub_strategy": ignored(HUB_ONLY),
+    "hub_always_push": honoured("hub.HubPusher (with push_to_hub)"),
+    "hub_model_id": honoured("hub.HubPusher (with push_to_hub)"),
+    "hub_private_repo": honoured("hub.HubPusher (with push_to_hub)"),
+    "hub_revision": honoured("hub.HubPusher (with push_to_hub)"),
+    "hub_strategy": honoured("hub.HubPusher (with push_to_hub)"),
     "hub_token": refused("a token in a config file is refused: it would be copied into grpo_config.yaml and logs",
                          "remove hub_token; set HF_TOKEN in the environment instead", U_HUB),
     "ignore_data_skip": warned("a resume always continues the prompt order exactly where the checkpoint stopped "
@@ -291,8 +307,8 @@ CONFIG_FIELDS: dict[str, Support] = {
     "per_device_train_batch_size": honoured("grpo_schema's run plan"),
     "prediction_loss_only": ignored(EVAL_PREDICTIONS),
     "project": honoured("metrics.WandbSink"),
-    "push_to_hub": refused("pushing to the Hub is not run by this grpo_runtime",
-                           "set push_to_hub: false and upload output_dir yourself", U_HUB),
+    "push_to_hub": honoured("hub.HubPusher: the repo is made at start, each save is uploaded as hub_strategy says "
+                            "and the final model at the end; the token comes from the environment, never the file"),
     "ref_model_mixup_alpha": honoured("model.mix_into_reference"),
     "ref_model_sync_steps": honoured("train.after_step"),
     "remove_unused_columns": honoured("data.load_prompts"),
@@ -406,11 +422,12 @@ LAUNCHED = "cli.launch_arguments: passed to `accelerate launch` by `grpo launch`
 ONLY_LAUNCH = warn_if(lambda s: s.command == "train", "an `accelerate launch` option: `grpo train` starts no "
                       "launcher, so it cannot change this run (`grpo launch FILE` applies it)", U_NO_EFFECT)
 
+SHARDED_LAUNCH = ("distributed.launcher_flags: accelerate's --config_file (our copies of the configs TRL ships for "
+                  "accelerate_config names), --use_deepspeed --zero_stage or --use_fsdp, passed by `grpo launch`")
+
 LAUNCH_FIELDS: dict[str, Support] = {
-    "accelerate_config": refused("an accelerate config file (DeepSpeed, FSDP, ...) is not run by this grpo_runtime",
-                                 "remove accelerate_config, or run the config with `trl grpo`", U_SHARDING),
-    "config_file": refused("an accelerate config file (DeepSpeed, FSDP, ...) is not run by this grpo_runtime",
-                           "remove config_file, or run the config with `trl grpo`", U_SHARDING),
+    "accelerate_config": honoured(SHARDED_LAUNCH, ONLY_LAUNCH),
+    "config_file": honoured(SHARDED_LAUNCH, ONLY_LAUNCH),
     "cpu": honoured(LAUNCHED, ONLY_LAUNCH),
     "enable_cpu_affinity": honoured(LAUNCHED, ONLY_LAUNCH),
     "gpu_ids": honoured(LAUNCHED, ONLY_LAUNCH),
@@ -433,14 +450,11 @@ LAUNCH_FIELDS: dict[str, Support] = {
     "quiet": honoured(LAUNCHED, ONLY_LAUNCH),
     "rdzv_backend": honoured(LAUNCHED, ONLY_LAUNCH),
     "same_network": honoured(LAUNCHED, ONLY_LAUNCH),
-    "use_deepspeed": refused("DeepSpeed is not run by this grpo_runtime", "remove use_deepspeed, or run the config "
-                             "with `trl grpo`", U_SHARDING, when=lambda s: bool(s.launch.get("use_deepspeed"))),
-    "use_fsdp": refused("FSDP is not run by this grpo_runtime", "remove use_fsdp, or run the config with `trl grpo`",
-                        U_SHARDING, when=lambda s: bool(s.launch.get("use_fsdp"))),
+    "use_deepspeed": honoured(SHARDED_LAUNCH, ONLY_LAUNCH),
+    "use_fsdp": honoured(SHARDED_LAUNCH, ONLY_LAUNCH),
     "use_megatron_lm": refused("Megatron-LM is not run by grpo_runtime", "remove use_megatron_lm", U_SHARDING,
                                when=lambda s: bool(s.launch.get("use_megatron_lm"))),
-    "zero_stage": refused("DeepSpeed ZeRO is not run by this grpo_runtime", "remove zero_stage, or run the config "
-                          "with `trl grpo`", U_SHARDING),
+    "zero_stage": honoured(SHARDED_LAUNCH, ONLY_LAUNCH),
 }
 
 

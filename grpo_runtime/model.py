@@ -190,5 +190,7 @@ def reference_context(policy, reference):
 @torch.no_grad()
 def mix_into_reference(policy, reference, alpha: float) -> None:
     """sync_ref_model: theta_ref <- alpha * theta + (1 - alpha) * theta_ref, parameter by parameter."""
-    for ref_param, param in zip(reference.parameters(), policy.parameters()):
+    from .sharding import full_parameters
+
+    for ref_param, param in zip(reference.parameters(), full_parameters(policy)):
         ref_param.mul_(1.0 - alpha).add_(param.detach().to(ref_param.dtype), alpha=alpha)

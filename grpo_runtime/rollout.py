@@ -108,7 +108,7 @@ def sample_completions(model, prompt_lists, gen_config, pad_id: int, eos_ids, pa
     Always through `generate` and its GenerationConfig. Each distinct prompt is prefilled once when that is exact
     (prefill.py), and the standard sampling settings run in a lean loop that makes the same calls and draws
     (decode.py), which is also where prompts are shared; anything else runs generate's own loop unchanged."""
-    from .decode import LeanSampler, Route
+    from .decode import LeanSampler, Route, synchronised_decoding
     from .prefill import Sharing
 
     input_ids = pad_rows(prompt_lists, pad_id, "left", pad_multiple).to(model.device)  # [R, P]
@@ -116,7 +116,9 @@ def sample_completions(model, prompt_lists, gen_config, pad_id: int, eos_ids, pa
     route, sharing = Route.choose(model, gen_config), Sharing.of(prompt_lists)
     shared = sharing if route.share and sharing.saves_work else None
     inputs = dict(input_ids=input_ids, attention_mask=attention_mask, generation_config=gen_config)
-    with torch.inference_mode():  # ~11% faster than no_grad alone; the ids go back to lists, nothing reuses them
+    # inference_mode is ~11% faster than no_grad alone (the ids go back to lists, nothing reuses them); sharded
+    # models (FSDP2, ZeRO-3) keep their gathered-weight buffers for training, which must not be inference tensors
+    with torch.no_grad() if synchronised_decoding(model) else torch.inference_mode():
         if route.lean:
             output = model.generate(**inputs, custom_generate=LeanSampler(shared))
         else:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import torch
 
+from . import sharding
 from .data import load_prompts
 from .loss import LossSettings
 from .fields import accelerator_settings
@@ -25,6 +26,33 @@ from .rewards import RewardModel, resolve_reward_func, reward_name
 from .rollout import eos_token_ids, generation_config
 from .sampler import PromptOrder, total_steps
 from .support import CannotRun, enforce
+
+
+def script_refusals(script) -> list[str]:
+    """A training script's profile: open-r1's arguments are honoured (open_r1.py); another profile's would be
+    silently ignored, so it is refused."""
+    if script is None:
+        return []
+    name, _ = script
+    if name != "open-r1":
+        return [f"profile {name!r}: grpo_runtime honours the arguments of the open-r1 profile only; this script's "
+                "arguments would be ignored. Run the config with its own script"]
+    return []
+
+
+def refuse_unsupported(config, world_size: int = 1, launch: dict | None = None, script=None,
+                       warn: bool = True) -> None:
+    """Raise CannotRun with every reason this config cannot run here (the field table, grpo_runtime.support, which
+    holds the distributed settings' refusals too; then the training script's), before anything loads; warn about
+    what is honoured only partly unless the caller has reported it already."""
+    enforce(config, world_size, launch, warn=warn)
+    problems = script_refusals(script)
+    if script is not None and script[0] == "open-r1":
+        from . import open_r1
+
+        problems += open_r1.refusals(config, script[1])
+    if problems:
+        raise CannotRun("this config uses features grpo_runtime does not run:\n  - " + "\n  - ".join(problems))
 
 def output_dir(config) -> Path:
     return Path(config.output_dir or "trainer_output").expanduser()
@@ -82,10 +110,14 @@ class Parts:
         return entered()
 
 
-def build_reward_funcs(config, device) -> list:
+def build_reward_funcs(config, device, script=None) -> list:
+    from . import open_r1
+
     funcs = []
     if config.reward_model_name_or_path:
         funcs.append(RewardModel(config.reward_model_name_or_path, device, config.chat_template_kwargs))
+    if script is not None and script[0] == "open-r1":
+        return funcs + open_r1.reward_funcs(config, script[1])  # open-r1 resolves names in its own registry
     funcs += [resolve_reward_func(name) for name in config.reward_funcs or []]
     if not funcs:
         raise CannotRun("no reward: set reward_funcs and/or reward_model_name_or_path")
@@ -100,18 +132,25 @@ def reward_weights(config, count: int) -> torch.Tensor:
     return torch.tensor(config.reward_weights, dtype=torch.float32)
 
 
-def new_accelerator(config):
+def new_accelerator(config, plan=None):
     """An Accelerator for this run, built as the HF trainer builds TRL's: DDP options, the process group's backend
-    and timeout, accelerator_config's dataloader settings and gradient_accumulation_kwargs. accelerate keeps its
-    settings in a process-wide singleton; a single-process caller (tests, a service) may run several configs one
-    after another, so their settings are cleared first."""
+    and timeout, accelerator_config's dataloader settings and gradient_accumulation_kwargs, and the FSDP /
+    DeepSpeed plugin the config asks for. accelerate keeps its settings in a process-wide singleton; a
+    single-process caller (tests, a service) may run several configs one after another, so they are cleared first."""
     from accelerate import Accelerator
     from accelerate.state import AcceleratorState, GradientState
 
     if int(os.environ.get("WORLD_SIZE", "1")) == 1:
         AcceleratorState._reset_state(reset_partial_state=True)
         GradientState._reset_state()
-    return Accelerator(mixed_precision=mixed_precision(config), cpu=config.use_cpu, **accelerator_options(config))
+    plugins = sharding.accelerator_plugins(config, plan) if plan is not None else {}
+    accelerator = Accelerator(mixed_precision=mixed_precision(config), cpu=sharding.cpu_flag(config),
+                              **accelerator_options(config), **plugins)
+    sharding.shard_on_cpu(accelerator, plugins)
+    sharding.deepspeed_on_cpu(accelerator)
+    if plan is not None:
+        sharding.complete_launcher_plugin(accelerator, config, plan)
+    return accelerator
 
 
 def accelerator_options(config) -> dict:
@@ -149,26 +188,38 @@ def seed_everything(config, seed: int) -> None:
         torch.backends.cudnn.allow_tf32 = config.tf32
 
 
-def build_parts(config, plan, assessed: bool = False) -> Parts:
+def prompts(config, open_r1_args, split: str = "train"):
+    if open_r1_args is None:
+        return load_prompts(config, split)
+    from . import open_r1
+
+    return open_r1.load_prompts(config, open_r1_args, split)
+
+
+def build_parts(config, plan, assessed: bool = False, launch: dict | None = None, script=None) -> Parts:
     """`assessed`: the caller has already checked the config against the field table (grpo_runtime.support) and
     reported its warnings; otherwise refusals raise CannotRun here, before anything loads."""
-    from accelerate.utils import set_seed
-
-    enforce(config, plan.world_size, warn=not assessed)
-    accelerator = new_accelerator(config)
+    refuse_unsupported(config, plan.world_size, launch, script, warn=not assessed)
+    accelerator = new_accelerator(config, plan)
     seed_everything(config, config.seed)  # before the model, so LoRA adapters start the same on every run
     tokenizer = load_tokenizer(config)
+    open_r1_args = script[1] if script is not None and script[0] == "open-r1" else None
+    if open_r1_args is not None:
+        from . import open_r1
+
+        open_r1.apply_tokenizer_settings(tokenizer, open_r1_args)
     policy = load_policy(config, tokenizer).train()  # train mode throughout, generation included, as in TRL
-    reference = load_reference(config, policy)
+    with sharding.unsharded_loading(accelerator):
+        reference = load_reference(config, policy)
     if reference is not None:
         reference.to(accelerator.device)
-    dataset = load_prompts(config)
-    eval_dataset = load_prompts(config, "test") if config.eval_strategy != "no" else None
+    dataset = prompts(config, open_r1_args)
+    eval_dataset = prompts(config, open_r1_args, "test") if config.eval_strategy != "no" else None
     steps = total_steps(len(dataset), plan, config.max_steps, config.num_train_epochs)
     optimizer = build_optimizer(policy, config)
     scheduler = build_scheduler(optimizer, config, steps)
     model, optimizer = accelerator.prepare(policy, optimizer)
-    funcs = build_reward_funcs(config, accelerator.device)
+    funcs = build_reward_funcs(config, accelerator.device, script)
     eos_ids = eos_token_ids(tokenizer, policy)
     parts = Parts(
         accelerator=accelerator, model=model, policy=accelerator.unwrap_model(model), reference=reference,

@@ -10,7 +10,6 @@ gradient_accumulation_steps micro-steps per optimizer step.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import signal
@@ -19,25 +18,33 @@ import time
 
 import torch
 
+from . import sharding
 from .batch import Grouping, generate_batch, shuffle_rows, split_rows
 from .evaluate import evaluate
+from .hub import HubPusher
 from .checkpoint import Progress, load_checkpoint, prune_checkpoints, resolve_resume, save_checkpoint
 from .data import dataset_rows
 from .metrics import MetricWindow, loss_metrics, open_sinks, requested_reporters
 from .model import mix_into_reference
 from .rewards import RunState
+from .run_info import write_run_info
 from .sampler import optimizer_windows, process_rows
 from .setup import Parts, build_parts
 from .step import data_loader_seed_draw, micro_step_loss, optimizer_step, update_entropy_controller
 
 
-def main(config, plan, assessed: bool = False) -> Progress:
+def main(config, plan, assessed: bool = False, launch: dict | None = None, script=None) -> Progress:
     """Train with a validated config (grpo_schema GRPORunConfig) and its RunPlan. Returns the final counters.
     Settings this runtime refuses raise support.CannotRun before anything loads (`assessed`: the caller has
-    checked and reported them already)."""
-    parts = build_parts(config, plan, assessed)
+    checked and reported them already). `launch` holds the file's `accelerate launch` keys; `script` is (profile
+    name, its validated script arguments) when the config was validated with a training script's profile."""
+    parts = build_parts(config, plan, assessed, launch, script)
     set_log_levels(config, parts.accelerator)
     parts.output_dir.mkdir(parents=True, exist_ok=True)
+    if parts.accelerator.is_main_process:
+        write_run_info(config, parts)
+    pusher = HubPusher(config, parts.output_dir, parts.accelerator.is_main_process)
+    pusher.start()
     progress, buffer = Progress(entropy_coef=config.entropy_coef), None
     resume = resolve_resume(config.resume_from_checkpoint, parts.output_dir)
     if resume is not None:
@@ -54,18 +61,19 @@ def main(config, plan, assessed: bool = False) -> Progress:
     if config.eval_on_start and parts.eval_dataset is not None and progress.global_step == 0:
         write_record(parts, sinks, {"step": 0, "epoch": 0.0, **evaluate(config, plan, parts, progress, 0.0)})
     with JitCheckpoint(config.enable_jit_checkpoint) as stop:
-        train_loop(config, plan, parts, progress, buffer, sinks, stop)
+        train_loop(config, plan, parts, progress, buffer, sinks, stop, pusher)
     parts.accelerator.wait_for_everyone()
+    sharding.save_model(parts.accelerator, parts.model, parts.output_dir)
     if parts.accelerator.is_main_process:
-        parts.policy.save_pretrained(parts.output_dir)
         parts.tokenizer.save_pretrained(parts.output_dir)
         for sink in sinks:
             sink.close()
     parts.accelerator.end_training()
+    pusher.finish()  # after everything is saved locally: a failed upload loses nothing
     return progress
 
 
-def train_loop(config, plan, parts: Parts, progress: Progress, buffer, sinks, stop=None) -> None:
+def train_loop(config, plan, parts: Parts, progress: Progress, buffer, sinks, stop=None, pusher=None) -> None:
     window_metrics = MetricWindow()
     sync_each_batch = parts.accelerator.gradient_state.plugin_kwargs.get("sync_each_batch", False)
     window_metrics.load_state_dict(progress.metric_window or window_metrics.state_dict())
@@ -78,11 +86,11 @@ def train_loop(config, plan, parts: Parts, progress: Progress, buffer, sinks, st
         for micro in window.micro_steps:
             if buffer is None or micro % plan.generate_every_micro_steps == 0:
                 buffer, reward = new_generation(config, plan, parts, progress, micro, window, window_metrics)
-            sync = micro == window.micro_steps[-1] or sync_each_batch
-            with contextlib.nullcontext() if sync else parts.accelerator.no_sync(parts.model):
+            last = micro == window.micro_steps[-1]
+            with sharding.accumulating(parts.accelerator, parts.model, last or sync_each_batch):
                 out = micro_step_loss(config, parts, buffer[micro % plan.steps_per_generation], progress,
                                       len(window.micro_steps))
-                parts.accelerator.backward(out.loss)
+                sharding.backward(parts.accelerator, parts.model, out.loss, last)
             progress.loss_since_log += logged_loss(config, progress, out.loss.item())
             window_metrics.add(loss_metrics(out, parts.accelerator.reduce, parts.gather))
             if out.entropy_window is not None:
@@ -97,12 +105,12 @@ def train_loop(config, plan, parts: Parts, progress: Progress, buffer, sinks, st
         step_time = time.perf_counter() - started
         window_metrics.add({"step_time": step_time})
         after_step(config, plan, parts, progress, window, buffer, window_metrics, sinks,
-                   dict(grad_norm=grad_norm, learning_rate=learning_rate))
+                   dict(grad_norm=grad_norm, learning_rate=learning_rate), pusher)
         if bar is not None:
             bar.set_postfix(reward=f"{reward:.3f}", step_time=f"{step_time:.2f}s", refresh=False)
             bar.update(1)
         if stop is not None and stop.requested(parts.accelerator):
-            save(config, plan, parts, progress, buffer, window_metrics)  # enable_jit_checkpoint: then stop
+            save(config, plan, parts, progress, buffer, window_metrics, pusher, window.epoch_progress)  # then stop
             if parts.accelerator.is_main_process:
                 print(f"grpo: SIGTERM: saved checkpoint-{progress.global_step} and stopped", file=sys.stderr)
             break
@@ -129,9 +137,10 @@ def new_generation(config, plan, parts: Parts, progress: Progress, micro: int, w
     return split_rows(shuffle_rows(generated.batch), plan.steps_per_generation), generated.metrics["reward"]
 
 
-def after_step(config, plan, parts, progress, window, buffer, window_metrics, sinks, step_values) -> None:
+def after_step(config, plan, parts, progress, window, buffer, window_metrics, sinks, step_values,
+               pusher=None) -> None:
     """After optimizer step `progress.global_step`, in the HF trainer's order: sync the reference model, log,
-    evaluate, save."""
+    evaluate, save (and push the save to the Hub)."""
     step = progress.global_step
     final = step == parts.total_steps
     if config.sync_ref_model and parts.reference is not None and step % config.ref_model_sync_steps == 0:
@@ -142,11 +151,13 @@ def after_step(config, plan, parts, progress, window, buffer, window_metrics, si
         write_record(parts, sinks, {"step": step, "epoch": window.epoch_progress,
                                     **evaluate(config, plan, parts, progress, window.epoch_progress)})
     if should_save(config, step, parts.total_steps, window, final):
-        save(config, plan, parts, progress, buffer, window_metrics)
+        save(config, plan, parts, progress, buffer, window_metrics, pusher, window.epoch_progress)
 
 
-def save(config, plan, parts: Parts, progress: Progress, buffer, window_metrics: MetricWindow) -> None:
-    """checkpoint-STEP after optimizer step `progress.global_step`, then save_total_limit."""
+def save(config, plan, parts: Parts, progress: Progress, buffer, window_metrics: MetricWindow, pusher=None,
+         epoch: float = 0.0) -> None:
+    """checkpoint-STEP after optimizer step `progress.global_step`, then push it (push_to_hub) and apply
+    save_total_limit."""
     progress.metric_window = window_metrics.state_dict()
     pending = buffer if progress.micro_step % plan.generate_every_micro_steps else None
     save_checkpoint(parts.output_dir / f"checkpoint-{progress.global_step}", accelerator=parts.accelerator,
@@ -155,7 +166,10 @@ def save(config, plan, parts: Parts, progress: Progress, buffer, window_metrics:
                     reference=parts.reference if config.sync_ref_model else None,
                     save_only_model=config.save_only_model)
     if parts.accelerator.is_main_process:
-        prune_checkpoints(parts.output_dir, config.save_total_limit)
+        if pusher is not None:
+            pusher.after_save(parts.output_dir / f"checkpoint-{progress.global_step}", progress.global_step, epoch)
+        if pusher is None or not pusher.busy():  # never delete a folder an upload is reading
+            prune_checkpoints(parts.output_dir, config.save_total_limit)
 
 
 def logged_loss(config, progress: Progress, loss: float) -> float:

@@ -44,6 +44,11 @@ X_PROFILE = declare(
 X_PROCESSES = declare(
     "GRPO-X006", "error", "more processes than the service allows",
     "The service starts runs on its own machine with at most the number of processes its operator set.")
+X_PUSH = declare(
+    "GRPO-X009", "error", "push_to_hub in a service run",
+    "A run that pushes uploads the model with the service's Hugging Face token (HF_TOKEN of the service's "
+    "environment) to a repository named in the posted config. The service refuses it unless the operator allows "
+    "pushing.")
 X_BUSY = declare(
     "GRPO-X007", "error", "output_dir in use by another run",
     "Two runs writing the same output_dir would overwrite each other's checkpoints and metrics.")
@@ -68,6 +73,7 @@ class ServicePolicy:
     max_processes: int = 1
     slurm_node_processes: int | None = None  # runs are Slurm jobs with this many processes per node
     slurm_max_nodes: int = 1
+    allow_push_to_hub: bool = False
 
 
 def service_policy(result: CheckResult, policy: ServicePolicy, profiles: Iterable[str] = ()) -> list[Diagnostic]:
@@ -76,7 +82,7 @@ def service_policy(result: CheckResult, policy: ServicePolicy, profiles: Iterabl
         return []
     found = [*_reward_imports(result, policy), *_env_names(result, policy), *_remote_code(result, policy),
              *_paths(result, policy), *_profiles(profiles), *_processes(result, policy),
-             *_slurm_nodes(result, policy)]
+             *_slurm_nodes(result, policy), *_push(result, policy)]
     return [_placed(result, diag) for diag in found]
 
 
@@ -221,6 +227,14 @@ def _slurm_nodes(result: CheckResult, policy: ServicePolicy) -> Iterator[Diagnos
                          f"processes; this service gives a run at most {policy.slurm_max_nodes}", fields=fields,
                          hint=f"use a world size of at most {per_node * policy.slurm_max_nodes} "
                               "(GRPO_WEB_RUNS_SLURM_MAX_NODES)")
+
+
+def _push(result: CheckResult, policy: ServicePolicy) -> Iterator[Diagnostic]:
+    if result.config.push_to_hub and not policy.allow_push_to_hub:
+        yield Diagnostic(X_PUSH, "error", "push_to_hub: true would upload the model with the service's Hub token",
+                         fields=("push_to_hub",), hint="set push_to_hub: false and upload the run's output_dir "
+                         "yourself; the operator can allow pushing with GRPO_WEB_RUNS_ALLOW_PUSH_TO_HUB",
+                         fix=Fix(set={"push_to_hub": False}, safe=False, title="set push_to_hub: false"))
 
 
 def _placed(result: CheckResult, diag: Diagnostic) -> Diagnostic:

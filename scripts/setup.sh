@@ -15,3 +15,9 @@ case ",$1," in
     "$PY" -c "import torch" 2>/dev/null || "$PY" -m pip install -q "torch==2.13.0" ;;
 esac
 "$PY" -m pip install -q -e ".[$1]"
+# DeepSpeed compiles its CPU communication op on first use; two processes compiling it at once can break the
+# build, so it is built here once (a no-op when torch's extension cache holds it). Only with the deepspeed extra.
+if "$PY" -c "import deepspeed" 2>/dev/null; then
+  "$PY" -c "from grpo_runtime.distributed import prebuild_deepspeed_ops; prebuild_deepspeed_ops()" \
+    || echo "warning: could not build DeepSpeed's CPU op; DeepSpeed runs on CPU processes will fail" >&2
+fi

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export VENV=${VENV:-.venv}
-bash scripts/setup.sh all,test
+bash scripts/setup.sh all,test,deepspeed
 PY="$VENV/bin/python"
 if [ "${SKIP_SYSTEM:-0}" != 1 ]; then
   if ! [ -x /usr/bin/chromium ] && command -v apt-get >/dev/null; then

@@ -147,3 +147,9 @@ def test_a_quoted_boolean_resume_is_refused_before_any_reading(value):
     and neither the policy nor the trainer ever reads it."""
     result = check_text(BASE + "reward_funcs: [accuracy_reward]\n" + f"resume_from_checkpoint: {value}\n")
     assert not result.valid and "GRPO-T010" in [d.code for d in result.diagnostics]
+
+
+def test_push_to_hub_is_refused_unless_the_operator_allows_it(policy):
+    diag = only(refusals("push_to_hub: true\nhub_model_id: me/model\n", policy), "GRPO-X009")
+    assert diag["fields"] == ["push_to_hub"] and diag["line"] == 4 and "Hub token" in diag["message"]
+    assert refusals("push_to_hub: true\n", ServicePolicy(policy.runs_dir, allow_push_to_hub=True)) == []

@@ -51,12 +51,46 @@ def test_unsupported_features_are_refused_before_training(tmp_path, tiny_model_d
     from .helpers import base_settings, validated
 
     settings = base_settings(tiny_model_dir, tmp_path / "d.jsonl", tmp_path / "out")
-    settings.update(use_vllm=True, push_to_hub=True, hub_model_id="me/model")
-    with pytest.raises(CannotRun, match="push_to_hub.*\n.*use_vllm"):
+    settings.update(use_vllm=True, deepspeed="missing/zero3.json")
+    with pytest.raises(CannotRun, match="deepspeed: .*'missing/zero3.json' is not a file(.|\n)*use_vllm"):
         enforce(validated(settings).config)
-    settings.update(use_vllm=False, push_to_hub=False, torch_compile=True)
+    settings.update(use_vllm=False, deepspeed=None, torch_compile=True)
     with pytest.warns(UserWarning, match="torch_compile: the model runs eagerly"):
         enforce(validated(settings).config)
+
+
+@pytest.mark.slow
+def test_demo_reward_rises(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert demo_command([str(tmp_path / "demo")]) == 0
+    config = tmp_path / "demo" / "config.yaml"
+    assert config.read_text().splitlines()[0] == SCHEMA_LINE
+    settings = yaml.safe_load(config.read_text())
+    assert settings["reward_funcs"] == ["grpo_runtime.reward_library.target_word_reward"]
+    rows = [json.loads(x) for x in (tmp_path / "demo" / "data" / "train.jsonl").read_text().splitlines()]
+    assert {r["target"] for r in rows} == {"cat", "star"}
+
+    assert train_command([str(config), "--set", "disable_tqdm=true"]) == 0
+
+    rewards = [r["reward"] for r in read_metrics(tmp_path / "demo" / "output")]
+    assert len(rewards) == settings["max_steps"]
+    first, last = sum(rewards[:10]) / 10, sum(rewards[-10:]) / 10
+    assert first < 0.4 and last > first + 0.4, (first, last)
+
+
+def test_an_unreadable_config_is_a_usage_error(tmp_path, capsys):
+    assert train_command([str(tmp_path / "missing.yaml")]) == 2
+    assert "cannot read" in capsys.readouterr().err
+
+
+def test_the_grpo_command_dispatches_to_the_runtime(tmp_path):
+    from grpo_schema.cli import main as grpo
+
+    assert grpo(["demo", str(tmp_path / "d")]) == 0
+    assert (tmp_path / "d" / "model" / "model.safetensors").exists()
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("per_device_train_batch_size: 3\nnum_generations: 4\n")
+    assert grpo(["train", str(bad)]) == 1
 
 
 def test_launch_fills_in_only_the_accelerate_flags_the_user_left_out():

@@ -39,6 +39,8 @@ class RunsSettings(BaseSettings):
                                            description="dotted reward_funcs paths a posted config may use")
     runs_allow_reward_imports: bool = Field(False, description="allow any dotted reward_funcs path")
     runs_allow_trust_remote_code: bool = Field(False, description="allow trust_remote_code: true")
+    runs_allow_push_to_hub: bool = Field(False, description="allow push_to_hub: true (runs push with the "
+                                                            "service's own Hub token, HF_TOKEN)")
     runs_allow_outside_dir: bool = Field(False, description="allow output_dir and resume_from_checkpoint "
                                                             "anywhere (absolute paths, '..')")
 
@@ -77,4 +79,5 @@ class RunsSettings(BaseSettings):
             allow_trust_remote_code=self.runs_allow_trust_remote_code,
             allow_outside_runs_dir=self.runs_allow_outside_dir, max_processes=self.runs_max_processes,
             slurm_node_processes=self.runs_slurm_node_processes if self.runs_backend == "slurm" else None,
-            slurm_max_nodes=self.runs_slurm_max_nodes)
+            slurm_max_nodes=self.runs_slurm_max_nodes,
+            allow_push_to_hub=self.runs_allow_push_to_hub)
