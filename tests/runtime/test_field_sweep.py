@@ -279,15 +279,25 @@ HONOURED: dict[str, Case] = {
     "warmup_steps": Case(1),
     "weight_decay": Case(0.5),
     "tf32": Case(True),  # CUDA only: on this CPU run the table warns (checked below), nothing else changes
+    # Sharding needs several processes (tests/runtime/test_sharded_launch.py runs them); here, the plugin settings
+    # each field produces. The Hub fields: what the pusher would do (test_hub_push.py uploads to a local server).
+    "deepspeed": Case({"zero_optimization": {"stage": 2}}, probe=lambda c: distributed_probe(c)),
+    "fsdp": Case("full_shard", probe=lambda c: distributed_probe(c)),
+    "fsdp_config": Case({"reshard_after_forward": False}, dict(fsdp="full_shard"), probe=lambda c: distributed_probe(c)),
+    "push_to_hub": Case(True, probe=lambda c: hub_probe(c)),
+    "hub_always_push": Case(True, dict(push_to_hub=True), probe=lambda c: hub_probe(c)),
+    "hub_model_id": Case("me/model", dict(push_to_hub=True), probe=lambda c: hub_probe(c)),
+    "hub_private_repo": Case(True, dict(push_to_hub=True), probe=lambda c: hub_probe(c)),
+    "hub_revision": Case("dev", dict(push_to_hub=True), probe=lambda c: hub_probe(c)),
+    "hub_strategy": Case("all_checkpoints", dict(push_to_hub=True), probe=lambda c: hub_probe(c)),
 }
 # Refused fields: the value to set, and its context. The validator itself refuses two (exit 1).
 REFUSED: dict[str, tuple[Any, dict]] = {
     "auto_find_batch_size": (True, {}), "parallelism_config": ({"dp_shard_size": 1}, {}),
-    "dataset_streaming": (True, {}), "debug": ("underflow_overflow", {}), "deepspeed": ("missing/zero3.json", {}),
-    "fsdp": ("full_shard", {}), "fsdp_config": ({"min_num_params": 1}, {}), "hub_token": ("hf_secret", {}),
+    "dataset_streaming": (True, {}), "debug": ("underflow_overflow", {}), "hub_token": ("hf_secret", {}),
     "load_best_model_at_end": (True, dict(eval_strategy="steps", save_strategy="steps")),
     "load_in_4bit": (True, dict(use_peft=True)), "load_in_8bit": (True, dict(use_peft=True)),
-    "log_completions_hub_repo": ("me/completions", dict(log_completions=True)), "push_to_hub": (True, {}),
+    "log_completions_hub_repo": ("me/completions", dict(log_completions=True)),
     "streaming": (True, {}), "use_transformers_continuous_batching": (True, {}),
     "use_transformers_paged": (True, {}), "use_vllm": (True, {}),
 }
@@ -359,6 +369,19 @@ def fingerprint(output: Path) -> dict:
                for p in output.rglob("*") if p.suffix in (".safetensors", ".json", ".jsonl")
                and p.name not in ("metrics.jsonl",) and "prompt_assignment" not in str(p)}
     return {"metrics": metrics, "files": files, "digests": digests}
+
+
+def distributed_probe(config):
+    from grpo_runtime import distributed
+
+    return repr((distributed.zero_stage(config), distributed.fsdp_plugin_kwargs(config) if config.fsdp else None))
+
+
+def hub_probe(config):
+    from grpo_runtime.hub import HubPusher
+
+    pusher = HubPusher(config, Path("out"), main_process=True)
+    return repr((pusher.enabled, pusher.repo_id, pusher.strategy, pusher.private, pusher.revision, pusher.always_push))
 
 
 def observe(world, monkeypatch, settings: dict, case: Case):
@@ -434,6 +457,7 @@ def test_an_honoured_field_changes_the_run(world, monkeypatch, name):
 REFUSAL_LIMITS = [(name, i) for name, entry in {**CONFIG_FIELDS, **LAUNCH_FIELDS}.items()
                   for i, limit in enumerate(entry.limits) if limit.refuse and entry.category == "honoured"]
 HONOURED_REFUSALS = {  # a value each honoured field refuses, and its context
+    "deepspeed": [("missing/zero3.json", {})],
     "accelerator_config": [({"split_batches": True}, dict(num_processes=2)),
                            ({"gradient_accumulation_kwargs": {"num_steps": 2}}, {})],
     "cast_lm_head_to_fp32": [(True, dict(use_peft=True, lora_target_modules=["lm_head", "q_proj"]))],
@@ -534,19 +558,18 @@ def validated_or_none(settings):
 
 def test_every_honoured_launch_key_reaches_accelerate_launch():
     from grpo_runtime.cli import launch_arguments
+    from grpo_runtime.distributed import SHARDING_LAUNCH_KEYS
 
     for name, entry in LAUNCH_FIELDS.items():
-        if entry.category != "honoured" or name == "num_processes":
-            continue
+        if entry.category != "honoured" or name == "num_processes" or name in SHARDING_LAUNCH_KEYS:
+            continue  # the sharding keys become accelerate's own flags: test_distributed_config.py
         value = True if name in LAUNCH_FLAGS else "7"
         flags = launch_arguments({name: value}, [])
         assert f"--{name}" in flags, name
         assert launch_arguments({name: value}, [f"--{name.replace('_', '-')}", "8"]) == []  # the command line wins
 
 
-@pytest.mark.parametrize("name,value", [("accelerate_config", "zero3"), ("config_file", "accelerate.yaml"),
-                                        ("use_deepspeed", True), ("use_fsdp", True), ("use_megatron_lm", True),
-                                        ("zero_stage", 3)])
+@pytest.mark.parametrize("name,value", [("use_megatron_lm", True)])
 def test_a_refused_launch_key_exits_3_before_loading(world, no_loading, capsys, name, value):
     from grpo_runtime.cli import launch_command
 
@@ -554,3 +577,11 @@ def test_a_refused_launch_key_exits_3_before_loading(world, no_loading, capsys, 
     assert launch_command([train_file(world, **{name: value})]) == 3
     err = capsys.readouterr().err
     assert f"error[GRPO-U002] {name}: " in err and "Traceback" not in err
+
+
+def test_a_missing_accelerate_config_exits_3_before_loading(world, no_loading, capsys):
+    from grpo_runtime.cli import launch_command
+
+    assert launch_command([train_file(world, config_file="missing-accelerate.yaml")]) == 3
+    err = capsys.readouterr().err
+    assert "error[GRPO-U002]" in err and "missing-accelerate.yaml" in err and "Traceback" not in err
