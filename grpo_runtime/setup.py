@@ -199,6 +199,8 @@ def prompts(config, open_r1_args, split: str = "train"):
 def build_parts(config, plan, assessed: bool = False, launch: dict | None = None, script=None) -> Parts:
     """`assessed`: the caller has already checked the config against the field table (grpo_runtime.support) and
     reported its warnings; otherwise refusals raise CannotRun here, before anything loads."""
+    from accelerate.utils import set_seed
+
     refuse_unsupported(config, plan.world_size, launch, script, warn=not assessed)
     accelerator = new_accelerator(config, plan)
     seed_everything(config, config.seed)  # before the model, so LoRA adapters start the same on every run

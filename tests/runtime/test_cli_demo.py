@@ -13,7 +13,8 @@ from .helpers import read_metrics
 
 def test_train_refuses_an_invalid_config_with_diagnostics(tmp_path, capsys):
     config = tmp_path / "bad.yaml"
-    config.write_text("model_name_or_path: x\nper_device_train_batch_size: 3\nnum_generations: 4\n")
+    config.write_text("model_name_or_path: x\ndataset_name: d\nreward_funcs: [accuracy_reward]\n"
+                      "per_device_train_batch_size: 3\nnum_generations: 4\n")
     assert train_command([str(config)]) == 1
     assert launch_command([str(config), "--num-processes", "2"]) == 1
     captured = capsys.readouterr()
@@ -23,13 +24,15 @@ def test_train_refuses_an_invalid_config_with_diagnostics(tmp_path, capsys):
 
 def test_env_allowances_reach_validation_and_the_launched_processes(tmp_path, capsys, monkeypatch):
     config = tmp_path / "env.yaml"
-    config.write_text("model_name_or_path: x\nper_device_train_batch_size: 3\nnum_generations: 4\n"
+    config.write_text("model_name_or_path: x\ndataset_name: d\nreward_funcs: [accuracy_reward]\n"
+                      "per_device_train_batch_size: 3\nnum_generations: 4\n"
                       "env:\n  PYTHONPATH: /opt/mine\n")
     assert train_command([str(config)]) == 1
     assert "GRPO-E003" in capsys.readouterr().err
     assert train_command([str(config), "--allow-env", "PYTHONPATH"]) == 1  # still refused: the batch is invalid
     assert "GRPO-E003" not in capsys.readouterr().err
-    config.write_text("model_name_or_path: x\nper_device_train_batch_size: 4\nnum_generations: 4\n"
+    config.write_text("model_name_or_path: x\ndataset_name: d\nreward_funcs: [accuracy_reward]\n"
+                      "per_device_train_batch_size: 4\nnum_generations: 4\n"
                       "env:\n  PYTHONPATH: /opt/mine\n")
     launched = []
     monkeypatch.setattr("grpo_runtime.cli.subprocess.call", lambda command: launched.append(command) or 0)

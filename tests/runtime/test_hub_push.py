@@ -146,7 +146,7 @@ def test_an_unreachable_hub_is_reported_and_the_local_run_is_kept(tmp_path, tiny
     monkeypatch.setenv("HF_HUB_DISABLE_TELEMETRY", "1")
     config = run_config(tmp_path, tiny_model_dir, hub_model_id="lab/tiny-grpo", hub_strategy="every_save",
                         save_total_limit=1)
-    assert train_command([str(config)]) == 2
+    assert train_command([str(config)]) == 4
     err = capsys.readouterr().err
     assert "could not create the Hub repository 'lab/tiny-grpo'" in err
     assert "the final push to the Hub repository 'lab/tiny-grpo' failed" in err
