@@ -92,12 +92,13 @@ def train_command(argv: list[str], prog: str = "grpo train") -> int:
     if isinstance(checked, int):
         return checked
     from .checkpoint import CheckpointError
+    from .generation import GenerationError
     from .train import main
 
     quiet_library_progress_bars()
     try:
         main(checked.config, checked.plan)
-    except CheckpointError as exc:
+    except (CheckpointError, GenerationError) as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
     return 0
@@ -142,12 +143,15 @@ def default_launch_args(accelerate_args: list[str], num_processes: int, config) 
 
 
 def demo_command(argv: list[str]) -> int:
-    """grpo demo DIR: write a tiny offline model, prompts and DIR/config.yaml."""
+    """grpo demo DIR [--vllm]: write a tiny offline model, prompts and DIR/config.yaml."""
     parser = argparse.ArgumentParser(prog="grpo demo")
     parser.add_argument("directory")
+    parser.add_argument("--vllm", action="store_true",
+                        help="a vLLM-compatible model (head size 64) and a config that generates with a colocated "
+                             "vLLM engine (needs the `vllm` extra)")
     args = parser.parse_args(argv)
     from .demo import write_demo
 
-    config_path = write_demo(args.directory)
+    config_path = write_demo(args.directory, vllm=args.vllm)
     print(f"wrote {config_path}\nrun it with:  grpo train {config_path}")
     return 0

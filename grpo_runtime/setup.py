@@ -15,6 +15,7 @@ from typing import Callable
 import torch
 
 from .data import load_prompts
+from .generation import build_backend
 from .loss import LossSettings
 from .model import load_policy, load_reference, load_tokenizer, reference_context, router_loss_coefficient
 from .optim import build_optimizer, build_scheduler
@@ -23,9 +24,16 @@ from .rewards import RewardModel, resolve_reward_func, reward_name
 from .rollout import eos_token_ids, generation_config
 from .sampler import PromptOrder, total_steps
 
+def vllm_missing(config) -> bool:
+    import importlib.util
+
+    return config.use_vllm and importlib.util.find_spec("vllm") is None
+
+
 UNSUPPORTED: list[tuple[Callable, str]] = [
-    (lambda c: c.use_vllm, "use_vllm: generation with vLLM is not supported by grpo_runtime yet; set use_vllm: "
-                           "false (transformers generate) or run the config with `trl grpo`"),
+    (vllm_missing, "use_vllm: true needs the vllm package, which is not installed here; install the `vllm` extra "
+                   "(pip install 'grpo-config[runtime,vllm]'; CPU-only machines: scripts/setup-vllm.sh) or set "
+                   "use_vllm: false"),
     (lambda c: c.use_transformers_continuous_batching, "use_transformers_continuous_batching is not supported"),
     (lambda c: c.save_strategy == "best" or c.load_best_model_at_end,
      "choosing the best checkpoint (save_strategy: best, load_best_model_at_end) is not supported yet"),
@@ -72,6 +80,7 @@ class Parts:
     router_loss_coef: float  # MoE load-balancing loss weight; 0 for dense models
     total_steps: int
     output_dir: Path
+    backend: object = None  # generation.Backend: transformers, vllm-colocate or vllm-server
 
     @property
     def rank(self) -> int:
@@ -163,5 +172,6 @@ def build_parts(config, plan) -> Parts:
         loss_settings=LossSettings.from_config(config, plan), router_loss_coef=router_loss_coefficient(config, policy),
         total_steps=steps, output_dir=output_dir(config),
     )
+    parts.backend = build_backend(config, plan, parts)
     set_seed(config.seed + accelerator.process_index)  # each process samples differently, as in TRL
     return parts

@@ -49,13 +49,17 @@ def main(config, plan) -> Progress:
                            config.model_dump(mode="json"), config.run_name, config.project)
     if config.eval_on_start and parts.eval_dataset is not None and progress.global_step == 0:
         write_record(parts, sinks, {"step": 0, "epoch": 0.0, **evaluate(config, plan, parts, progress, 0.0)})
-    train_loop(config, plan, parts, progress, buffer, sinks)
+    try:
+        train_loop(config, plan, parts, progress, buffer, sinks)
+    finally:
+        parts.backend.close()
+        if parts.accelerator.is_main_process:
+            for sink in sinks:
+                sink.close()
     parts.accelerator.wait_for_everyone()
     if parts.accelerator.is_main_process:
         parts.policy.save_pretrained(parts.output_dir)
         parts.tokenizer.save_pretrained(parts.output_dir)
-        for sink in sinks:
-            sink.close()
     parts.accelerator.end_training()
     return progress
 
