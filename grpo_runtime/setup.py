@@ -25,9 +25,12 @@ from .rollout import eos_token_ids, generation_config
 from .sampler import PromptOrder, total_steps
 
 def vllm_missing(config) -> bool:
+    """The engine (colocate) or the NCCL weight push (server mode with CUDA) needs vllm here; a CPU trainer talks
+    to a server over HTTP alone."""
     import importlib.util
 
-    return config.use_vllm and importlib.util.find_spec("vllm") is None
+    needs = config.vllm_mode == "colocate" or (not config.use_cpu and torch.cuda.is_available())
+    return config.use_vllm and needs and importlib.util.find_spec("vllm") is None
 
 
 UNSUPPORTED: list[tuple[Callable, str]] = [

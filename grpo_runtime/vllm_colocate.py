@@ -106,6 +106,8 @@ class ColocateBackend:
             distributed_executor_backend="external_launcher", seed=config.seed + accelerator.process_index // tp,
             logprobs_mode="processed_logprobs", trust_remote_code=config.trust_remote_code,
             skip_tokenizer_init=True,  # prompts arrive as token ids; completions are decoded by the trainer
+            # On CPU, compiling the model takes minutes on a few cores before the first step; run it eagerly.
+            enforce_eager=accelerator.device.type == "cpu",
         )
         if self.sleeping:
             self.llm.sleep(level=2)  # level 2 drops the weights: the first generation loads them
