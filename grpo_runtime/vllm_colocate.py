@@ -79,7 +79,9 @@ class ColocateBackend:
     def __init__(self, config, plan, parts):
         require_vllm()
         import torch
-        from vllm import LLM
+        from vllm import LLM, SamplingParams
+
+        sampling_params(SamplingParams, vllm_sampling_settings(config, parts.eos_ids, 1))  # refused before the start
 
         accelerator = parts.accelerator
         tp = config.vllm_tensor_parallel_size

@@ -96,13 +96,17 @@ class ServerBackend:
         self.client, self.model = None, None
         self.main = parts.accelerator.is_main_process
         self.use_nccl = parts.accelerator.device.type == "cuda"
-        if self.main:
-            self.client = ServerClient(server_url(config), request_timeout=max(config.vllm_server_timeout, 600.0))
-            self.client.wait_until_up(config.vllm_server_timeout)
-            self.model = self.client.model_name()
-            if self.use_nccl:
-                self.init_communicator()
-        parts.accelerator.wait_for_everyone()
+        self.call_collectively(self.connect)  # a server that cannot be reached stops every process, none hangs
+
+    def connect(self) -> None:
+        if not self.main:
+            return
+        config = self.config
+        self.client = ServerClient(server_url(config), request_timeout=max(config.vllm_server_timeout, 600.0))
+        self.client.wait_until_up(config.vllm_server_timeout)
+        self.model = self.client.model_name()
+        if self.use_nccl:
+            self.init_communicator()
 
     # -- weights ---------------------------------------------------------------------------------------------
     def init_communicator(self) -> None:
@@ -199,20 +203,19 @@ class ServerBackend:
         return completions, logprobs
 
     def attempt(self, action):
+        """The action's result, or ("error", message) to hand to every process (so that none waits forever)."""
         try:
             return action()
         except GenerationError as error:
             return ("error", str(error))
+        except Exception as error:  # noqa: BLE001 - e.g. an answer without the expected fields
+            return ("error", f"vLLM server mode failed: {type(error).__name__}: {error}")
 
     def call_collectively(self, action) -> None:
         """Run `action` on every process; a failure on the main process stops every process with its message."""
         from accelerate.utils import broadcast_object_list
 
-        outcome = [None]
-        try:
-            action()
-        except GenerationError as error:
-            outcome = [("error", str(error))]
+        outcome = [self.attempt(action)]
         if self.parts.accelerator.num_processes > 1:
             broadcast_object_list(outcome, from_process=0)
         raise_if_failed(outcome[0])

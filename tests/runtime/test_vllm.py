@@ -51,15 +51,15 @@ def demo(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def colocate_run(demo):
-    """The vLLM demo trained for 40 steps: the reward must rise as with transformers generate."""
-    done = run_train(demo, "max_steps=40", "save_steps=40", "disable_tqdm=true")
+    """The vLLM demo trained for 30 steps: the reward must rise as with transformers generate."""
+    done = run_train(demo, "max_steps=30", "save_steps=30", "disable_tqdm=true")
     assert done.returncode == 0, done.stderr[-3000:]
     return metrics_of(demo.parent / "output")
 
 
 def test_vllm_demo_reward_rises_on_cpu(colocate_run):
     rewards = [row["reward"] for row in colocate_run]
-    assert len(rewards) == 40
+    assert len(rewards) == 30
     first, last = sum(rewards[:5]) / 5, sum(rewards[-5:]) / 5
     assert first < 0.3 and last > first + 0.3, (first, last)
 
@@ -191,3 +191,14 @@ def test_a_server_that_dies_stops_the_run_cleanly_and_keeps_the_checkpoints(demo
     assert f"127.0.0.1:{port}" in err and "Traceback" not in err
     saved = sorted(int(p.name.split("-")[1]) for p in output.glob("checkpoint-*"))
     assert saved and all((output / f"checkpoint-{step}" / "runtime_state.json").exists() for step in saved)
+
+
+def test_generation_kwargs_vllm_does_not_know_are_named():
+    from vllm import SamplingParams
+
+    from grpo_runtime.generation import GenerationError
+    from grpo_runtime.vllm_colocate import sampling_params
+
+    assert sampling_params(SamplingParams, {"n": 2, "seed": 4, "structured_outputs": {"regex": "a+"}}).n == 2
+    with pytest.raises(GenerationError, match="generation_kwargs.*max_new_tokens"):
+        sampling_params(SamplingParams, {"n": 1, "max_new_tokens": 4})

@@ -82,3 +82,47 @@ def test_lora_weights_are_merged_while_read(tiny_policy):
                            base["model.layers.0.self_attn.q_proj.weight"])  # the adapter is in the merged weight
     assert torch.equal(merged["model.layers.0.mlp.up_proj.weight"], base["model.layers.0.mlp.up_proj.weight"])
     assert all(torch.allclose(before[n], p, atol=1e-6) for n, p in wrapped.named_parameters())  # unmerged again
+
+
+class OneProcess:
+    """The two things sampling_correction asks of the run's parts, for a single process."""
+
+    device = "cpu"
+
+    @staticmethod
+    def gather(tensor):
+        return tensor
+
+
+@pytest.mark.parametrize("mode, expected_ratio", [
+    ("token_truncate", [[1.0, 2.0, 1.0], [0.5, 1.0, 1.0]]),  # clip_max 2: exp(1) -> 2
+    ("token_mask", [[1.0, 0.0, 1.0], [0.5, 1.0, 1.0]]),
+    ("sequence_mask", [[0.0], [0.5]]),  # exp(0 + 1 + nan->0) = e > 2 is dropped; exp(log 0.5) kept
+    ("sequence_truncate", [[2.0], [0.5]]),
+])
+def test_sampling_correction_ratio_and_metrics(tmp_path, mode, expected_ratio):
+    import math
+
+    import torch
+
+    from grpo_runtime.batch import sampling_correction
+    from grpo_runtime.rollout import Rollout
+
+    settings = base_settings("m", tmp_path / "d.jsonl", tmp_path / "out")
+    settings.update(use_vllm=True, vllm_importance_sampling_mode=mode, vllm_importance_sampling_clip_max=2.0)
+    config = validated(settings).config
+    mask = torch.tensor([[1, 1, 1], [1, 0, 0]])
+    rollout = Rollout(prompt_ids=None, prompt_mask=None, completion_ids=None, completion_mask=mask, truncated=None,
+                      completion_lengths=None, prompt_lengths=None)
+    old = torch.tensor([[-1.0, -1.0, -2.0], [-2.0, -1.0, -1.0]])
+    sampled = torch.tensor([[-1.0, -2.0, math.nan], [-2.0 - math.log(0.5), 0.0, 0.0]])
+    ratio, metrics = sampling_correction(OneProcess(), config, rollout, {"old_logps": old, "sampling_logps": sampled})
+    assert torch.allclose(ratio, torch.tensor(expected_ratio), atol=1e-6)
+    # |old - sampled| over active tokens with a known sampler log-prob: 0, 1, log 2
+    assert metrics["sampling/sampling_logp_difference/mean"] == pytest.approx((1 + math.log(2)) / 3)
+    assert metrics["sampling/sampling_logp_difference/max"] == pytest.approx(1.0)
+    applied = torch.tensor(expected_ratio).flatten() if mode.startswith("sequence") else \
+        torch.tensor(expected_ratio)[mask.bool()]
+    assert metrics["sampling/importance_sampling_ratio/min"] == pytest.approx(applied.min().item())
+    assert metrics["sampling/importance_sampling_ratio/mean"] == pytest.approx(applied.mean().item())
+    assert metrics["sampling/importance_sampling_ratio/max"] == pytest.approx(applied.max().item())
