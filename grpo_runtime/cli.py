@@ -93,12 +93,13 @@ def train_command(argv: list[str], prog: str = "grpo train") -> int:
         return checked
     from .checkpoint import CheckpointError
     from .generation import GenerationError
+    from .setup import UnsupportedConfig
     from .train import main
 
     quiet_library_progress_bars()
     try:
         main(checked.config, checked.plan)
-    except (CheckpointError, GenerationError) as exc:
+    except (CheckpointError, GenerationError, UnsupportedConfig) as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
     return 0

@@ -49,10 +49,14 @@ IGNORED: list[tuple[Callable, str]] = [
 ]
 
 
+class UnsupportedConfig(ValueError):
+    """The config is valid for TRL but uses something grpo_runtime does not run; refused before anything starts."""
+
+
 def refuse_unsupported(config) -> None:
     problems = [message for applies, message in UNSUPPORTED if applies(config)]
     if problems:
-        raise ValueError("this config uses features grpo_runtime does not run:\n  - " + "\n  - ".join(problems))
+        raise UnsupportedConfig("this config uses features grpo_runtime does not run:\n  - " + "\n  - ".join(problems))
     for applies, message in IGNORED:
         if applies(config):
             warnings.warn(message, stacklevel=2)

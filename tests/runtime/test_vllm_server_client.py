@@ -126,3 +126,20 @@ def test_sampling_correction_ratio_and_metrics(tmp_path, mode, expected_ratio):
     assert metrics["sampling/importance_sampling_ratio/min"] == pytest.approx(applied.min().item())
     assert metrics["sampling/importance_sampling_ratio/mean"] == pytest.approx(applied.mean().item())
     assert metrics["sampling/importance_sampling_ratio/max"] == pytest.approx(applied.max().item())
+
+
+def test_colocate_without_vllm_installed_is_refused_before_training(tmp_path, tiny_model_dir, capsys):
+    import importlib.util
+
+    import yaml
+
+    if importlib.util.find_spec("vllm") is not None:
+        pytest.skip("vllm is installed in this environment: nothing to refuse")
+    settings = base_settings(tiny_model_dir, tmp_path / "d.jsonl", tmp_path / "out")
+    settings.update(use_vllm=True, vllm_mode="colocate")
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump(settings))
+    assert train_command([str(config)]) == 2
+    err = capsys.readouterr().err
+    assert "use_vllm: true needs the vllm package" in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
