@@ -67,11 +67,11 @@ def test_vllm_demo_reward_rises_on_cpu(colocate_run):
 def test_importance_sampling_ratio_stays_near_one_when_synced_every_step(colocate_run):
     """Weights are loaded into the engine after every optimizer step, so the engine samples from the policy the
     trainer scores: its log-probs agree with the trainer's and the ratio stays near 1 even as the model changes."""
-    for row in colocate_run:
-        assert abs(row["sampling/importance_sampling_ratio/mean"] - 1) < 0.02, row
-        assert 0.8 < row["sampling/importance_sampling_ratio/min"] <= 1.0 + 1e-6 <= \
-            row["sampling/importance_sampling_ratio/max"] + 1e-6 < 1.25, row
-        assert row["sampling/sampling_logp_difference/mean"] < 0.02, row
+    for row in colocate_run:  # sequence ratios (default mode): exp of a sum over up to 6 tokens
+        assert abs(row["sampling/importance_sampling_ratio/mean"] - 1) < 0.03, row
+        assert 0.5 < row["sampling/importance_sampling_ratio/min"] <= row["sampling/importance_sampling_ratio/max"]
+        assert row["sampling/importance_sampling_ratio/max"] < 2.0, row  # none reaches the 3.0 clip
+        assert row["sampling/sampling_logp_difference/mean"] < 0.01, row
 
 
 @pytest.fixture(scope="module")
@@ -94,25 +94,25 @@ def trainer_logprobs(parts, prompt: list[int], completion: list[int]) -> torch.T
 
 def test_a_generation_after_step_n_uses_step_n_weights(engine_parts):
     """The engine's log-probs of what it sampled equal the trainer's under the weights of the step it was asked
-    for: new weights are loaded when the step changes, and only then (not during gradient accumulation)."""
+    for: new weights are loaded when the step changes, and only then (not during gradient accumulation). (The
+    engine computes in bf16, vLLM's choice for a float32 checkpoint, as under TRL: agreement is to ~1e-2.)"""
     from grpo_runtime.rollout import tokenize_prompts
 
     parts = engine_parts
     prompt = tokenize_prompts(parts.tokenizer, [[{"role": "user", "content": "say cat"}]], None)[0]
-    rows = [prompt] * 4
+    rows = [prompt] * 8
 
-    def agreement(step):
-        samples = parts.backend.generate(rows, 4, step)
-        diffs = [(trainer_logprobs(parts, prompt, c) - torch.tensor(lp)).abs().max().item()
+    def disagreement(step):
+        samples = parts.backend.generate(rows, 8, step)
+        diffs = [(trainer_logprobs(parts, prompt, c) - torch.tensor(lp)).abs()
                  for c, lp in zip(samples.completions, samples.logprobs)]
-        return max(diffs)
+        return torch.cat(diffs).mean().item()
 
-    assert agreement(0) < 1e-3
-    with torch.no_grad():  # "optimizer step 1": the policy changes a lot
-        for param in parts.policy.parameters():
-            param.add_(torch.randn_like(param) * 0.05)
-    assert agreement(0) > 0.05  # still step 0: the engine keeps step 0's weights
-    assert agreement(1) < 1e-3  # step 1: step 1's weights were loaded
+    assert disagreement(0) < 0.02
+    with torch.no_grad():  # "optimizer step 1": sharper next-token distributions everywhere
+        parts.policy.lm_head.weight.mul_(4.0)
+    assert disagreement(0) > 0.3  # still step 0: the engine keeps step 0's weights
+    assert disagreement(1) < 0.02  # step 1: step 1's weights were loaded
 
 
 def test_sampling_settings_reach_the_engine(engine_parts):
