@@ -33,13 +33,20 @@ def free_port() -> int:
         return handle.getsockname()[1]
 
 
+def child_env() -> dict:
+    """This environment without the process-group layout a colocated engine in this process exported (a child
+    run is its own single-process job)."""
+    layout = {"RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"}
+    return {**{k: v for k, v in os.environ.items() if k not in layout}, "PYTHONPATH": str(REPO),
+            "OMP_NUM_THREADS": "1"}
+
+
 def run_train(config: Path, *overrides: str, timeout: float = 900) -> subprocess.CompletedProcess:
     """`grpo train` in its own interpreter (the engine's threads and process group stay out of pytest)."""
     command = [sys.executable, "-m", "grpo_runtime.train", str(config)]
     for item in overrides:
         command += ["--set", item]
-    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
-    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env, cwd=REPO)
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=child_env(), cwd=REPO)
 
 
 @pytest.fixture(scope="module")
@@ -143,7 +150,7 @@ def server(demo):
     """A real vLLM server as `trl vllm-serve` starts it (development endpoints on), on loopback."""
     port = free_port()
     log = open(demo.parent / "server.log", "w")
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_SERVER_DEV_MODE": "1",
+    env = {**child_env(), "VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_SERVER_DEV_MODE": "1",
            "VLLM_CPU_OMP_THREADS_BIND": "nobind"}
     process = subprocess.Popen(trl_vllm_serve_command(demo.parent / "model", port), stdout=log,
                                stderr=subprocess.STDOUT, env=env, start_new_session=True)
@@ -180,7 +187,7 @@ def test_a_server_that_dies_stops_the_run_cleanly_and_keeps_the_checkpoints(demo
                "--set", "max_steps=200", "--set", "save_steps=1", "--set", "disable_tqdm=true", "--set",
                "vllm_server_timeout=5"]
     run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
-                           env={**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"})
+                           env=child_env())
     deadline = time.monotonic() + 600
     while not (output / "checkpoint-2" / "runtime_state.json").exists():
         assert run.poll() is None and time.monotonic() < deadline, run.communicate()[1][-3000:]
