@@ -20,7 +20,8 @@ if [ "${SKIP_SYSTEM:-0}" != 1 ]; then
 fi
 status=0
 "$PY" -m pytest "$@" || status=$?
-# vLLM generation runs against a real engine in its own environment (scripts/setup-vllm.sh; ~6 min on 2 cores).
+# vLLM generation runs against a real engine in its own environment (scripts/setup-vllm.sh; the tests take
+# ~10 min on 2 busy cores, mostly three engine starts).
 #   SKIP_VLLM=1   skip it
 if [ "${SKIP_VLLM:-0}" != 1 ]; then
   bash scripts/setup-vllm.sh
