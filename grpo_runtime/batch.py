@@ -16,7 +16,8 @@ from .data import reward_columns
 from .logprobs import completion_logps
 from .model import checkpointing_settings
 from .rewards import RunState, score
-from .rollout import build_rollout, decode_completions, generation_mode, is_conversational, sample_completions
+from .loss import sampling_importance_ratio
+from .rollout import build_rollout, decode_completions, generation_mode, is_conversational
 from .rollout import tokenize_prompts
 
 
@@ -89,14 +90,17 @@ def generate_batch(parts, config, plan, rows: list[dict], state: RunState, group
     prompts = [row["prompt"] for row in rows]
     prompt_lists = tokenize_prompts(parts.tokenizer, prompts, config.chat_template_kwargs)
     multiple = pad_multiple(config.pad_to_multiple_of)
-    with generation_mode(parts.policy, checkpointing_settings(config)[1]), parts.autocast():
-        completion_lists = sample_completions(
-            parts.policy, prompt_lists, parts.generation_config, parts.tokenizer.pad_token_id, parts.eos_ids,
-            multiple)
+    samples = parts.backend.generate(prompt_lists, grouping.num_generations, state.global_step)
+    completion_lists = samples.completions
     rollout = build_rollout(prompt_lists, completion_lists, parts.tokenizer.pad_token_id, parts.eos_ids,
                             config.mask_truncated_completions, multiple)
     completions = decode_completions(parts.tokenizer, completion_lists, is_conversational(prompts[0]))
     scores = policy_scores(parts, config, plan, rollout, grouping.chunk_rows)
+    sampling_metrics = {}
+    if samples.logprobs is not None:
+        scores["sampling_logps"] = pad_rows_float(samples.logprobs, rollout.completion_ids.size(1))
+        if parts.loss_settings.apply_sampling_ratio:
+            scores["sampling_ratio"], sampling_metrics = sampling_correction(parts, config, rollout, scores)
 
     reward_log: dict[str, list[float]] = {}
     local = score(parts.reward_funcs, prompts, completions, completion_lists, reward_columns(rows), state,
@@ -111,6 +115,7 @@ def generate_batch(parts, config, plan, rows: list[dict], state: RunState, group
     metrics = completion_metrics(lengths, parts.gather(rollout.truncated.to(parts.device)).cpu())
     metrics.update(reward_metrics(rewards, parts.reward_weights, parts.reward_names, result))
     metrics.update(logged_by_rewards(parts, reward_log))
+    metrics.update(sampling_metrics)
     batch = dict(
         prompt_ids=rollout.prompt_ids, prompt_mask=rollout.prompt_mask, completion_ids=rollout.completion_ids,
         completion_mask=rollout.completion_mask, advantages=result.advantages[here],
@@ -118,6 +123,43 @@ def generate_batch(parts, config, plan, rows: list[dict], state: RunState, group
         **{k: v.cpu() for k, v in scores.items()},
     )
     return Generated(batch, metrics, int(tokens), local, prompts, completions)
+
+
+def pad_rows_float(rows: list[list[float]], width: int) -> torch.Tensor:
+    """[R, width] float32, right-padded with 0 (padding is masked out wherever these are used)."""
+    out = torch.zeros(len(rows), width)
+    for i, row in enumerate(rows):
+        out[i, : len(row)] = torch.tensor(row[:width], dtype=torch.float32)
+    return out
+
+
+def sampling_correction(parts, config, rollout, scores) -> tuple[torch.Tensor, dict[str, float]]:
+    """vLLM importance-sampling correction (TRL 1.16): the trainer's old log-probs against the sampler's, the
+    ratio per vllm_importance_sampling_mode with its bounds (the deprecated _cap wins over _clip_max), and the
+    `sampling/*` metrics over every process (NaN sampler log-probs count as no difference in the ratio and are
+    left out of the log-prob difference)."""
+    mask = rollout.completion_mask.float()  # [R, C]
+    old, sampled = scores["old_logps"], scores["sampling_logps"]
+    high = config.vllm_importance_sampling_cap if config.vllm_importance_sampling_cap is not None \
+        else config.vllm_importance_sampling_clip_max
+    mode = config.vllm_importance_sampling_mode
+    ratio = sampling_importance_ratio(old, sampled, mask, mode, config.vllm_importance_sampling_clip_min, high)
+    delta = (old - sampled).abs()
+    active = mask.bool()
+    delta = delta[active & ~torch.isnan(delta)]
+    flat = ratio.flatten() if mode.startswith("sequence") else ratio[active]
+    zero = torch.tensor(0.0)
+    stats = torch.stack([delta.mean() if delta.numel() else zero, delta.max() if delta.numel() else zero,
+                         flat.min() if flat.numel() else zero, flat.mean() if flat.numel() else zero,
+                         flat.max() if flat.numel() else zero]).unsqueeze(0)  # [1, 5]
+    every = parts.gather(stats.to(parts.device)).cpu()  # [P, 5]
+    return ratio, {
+        "sampling/sampling_logp_difference/mean": every[:, 0].mean().item(),
+        "sampling/sampling_logp_difference/max": every[:, 1].max().item(),
+        "sampling/importance_sampling_ratio/min": every[:, 2].min().item(),
+        "sampling/importance_sampling_ratio/mean": every[:, 3].mean().item(),
+        "sampling/importance_sampling_ratio/max": every[:, 4].max().item(),
+    }
 
 
 def logged_by_rewards(parts, reward_log: dict[str, list[float]]) -> dict[str, float]:

@@ -149,6 +149,7 @@ def run_training(result, prog: str) -> int:
     """train.main on the checked config: exit 3 for what only loading reveals (a resume target that is not a
     checkpoint, a dense model given router_aux_loss_coef, ...), 4 with the traceback for a failure."""
     from .checkpoint import CheckpointError
+    from .generation import GenerationError
     from .hub import PushFailed
     from .support import CannotRun
 
@@ -160,7 +161,7 @@ def run_training(result, prog: str) -> int:
     except (CannotRun, CheckpointError) as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return EXIT_CANNOT_RUN
-    except PushFailed as exc:  # everything was saved locally first
+    except (PushFailed, GenerationError) as exc:  # a failed final push (saved locally first), a lost vLLM server
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return EXIT_FAILED
     except Exception:  # noqa: BLE001 - a failed run: the traceback is the report
@@ -276,12 +277,15 @@ def default_launch_args(accelerate_args: list[str], num_processes: int, config) 
 
 
 def demo_command(argv: list[str]) -> int:
-    """grpo demo DIR: write a tiny offline model, prompts and DIR/config.yaml."""
+    """grpo demo DIR [--vllm]: write a tiny offline model, prompts and DIR/config.yaml."""
     parser = argparse.ArgumentParser(prog="grpo demo")
     parser.add_argument("directory")
+    parser.add_argument("--vllm", action="store_true",
+                        help="a vLLM-compatible model (head size 64) and a config that generates with a colocated "
+                             "vLLM engine (needs the `vllm` extra)")
     args = parser.parse_args(argv)
     from .demo import write_demo
 
-    config_path = write_demo(args.directory)
+    config_path = write_demo(args.directory, vllm=args.vllm)
     print(f"wrote {config_path}\nrun it with:  grpo train {config_path}")
     return 0

@@ -30,7 +30,7 @@ temperature: 1.0
 loss_type: dapo
 beta: 0.0
 
-learning_rate: 0.01
+learning_rate: {learning_rate}
 lr_scheduler_type: constant
 optim: adamw_torch
 max_steps: 60
@@ -42,6 +42,15 @@ activation_checkpointing: false
 logging_steps: 1
 save_steps: 30
 report_to: none
+{generation}"""
+
+# `grpo demo DIR --vllm`: generation by a vLLM engine inside the training process. The weights are loaded into it
+# after every optimizer step, so the importance-sampling ratio (sampling/importance_sampling_ratio/*) stays near 1.
+VLLM_SECTION = """
+use_vllm: true
+vllm_mode: colocate
+vllm_max_model_length: 64
+vllm_importance_sampling_correction: true
 """
 
 
@@ -55,14 +64,15 @@ def demo_rows(targets=("cat", "star"), repeats: int = 8) -> list[dict]:
     return rows * repeats
 
 
-def write_demo(directory: str | Path) -> Path:
+def write_demo(directory: str | Path, vllm: bool = False) -> Path:
     """Write DIR/model (tokenizer + random-init model), DIR/data/train.jsonl, DIR/config.yaml and the JSON Schema
-    its modeline names."""
-    from .tiny import save_tiny_model
+    its modeline names. With `vllm`,
+    the model has vLLM's CPU head size (64) and the config generates with a colocated vLLM engine."""
+    from .tiny import VLLM_SHAPE, save_tiny_model
 
     root = Path(directory).expanduser().resolve()
     (root / "data").mkdir(parents=True, exist_ok=True)
-    save_tiny_model(root / "model")
+    save_tiny_model(root / "model", **(VLLM_SHAPE if vllm else {}))
     with (root / "data" / "train.jsonl").open("w", encoding="utf-8") as handle:
         for row in demo_rows():
             handle.write(json.dumps(row) + "\n")
@@ -70,5 +80,7 @@ def write_demo(directory: str | Path) -> Path:
     (root / SCHEMA_FILE).write_text(schema_text(), encoding="utf-8")  # the modeline's target: editors work offline
     config_path.write_text(CONFIG_TEMPLATE.format(
         schema=SCHEMA_LINE, config=config_path, model=root / "model", data=root / "data", output=root / "output",
+        generation=VLLM_SECTION if vllm else "",
+        learning_rate=0.005 if vllm else 0.01,  # the wider model collapses to one word at 0.01
     ), encoding="utf-8")
     return config_path

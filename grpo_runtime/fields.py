@@ -56,8 +56,12 @@ def _log_completions(s: Setting) -> bool:
     return bool(s.config.log_completions)
 
 
-def _vllm(s: Setting) -> bool:
-    return bool(s.config.use_vllm)
+def _vllm_missing(s: Setting) -> bool:
+    """The engine (colocate) or the NCCL weight push (server mode on GPUs) needs vllm where the run starts; a CPU
+    trainer talks to a server over HTTP alone. Decided without importing torch."""
+    if not s.config.use_vllm or installed("vllm"):
+        return False
+    return s.config.vllm_mode == "colocate" or not s.config.use_cpu
 
 
 def _peft(s: Setting) -> bool:
@@ -86,7 +90,6 @@ def _only_with(switch: str, what: str) -> str:
 
 # --- config fields --------------------------------------------------------------------------------------------------
 LORA = "peft LoraConfig in model.py (with use_peft; TRL ignores it too while use_peft is off)"
-VLLM_ONLY = _only_with("use_vllm: true", "which is refused")
 TOOLS = "tools, environments and rollout_func are Python objects a config cannot hold; TRL reads this only with them"
 EVAL_PREDICTIONS = ("HF's evaluation loop uses it for predictions and compute_metrics; GRPOTrainer's evaluation "
                     "returns only metrics, so TRL 1.16 ignores it too")
@@ -384,30 +387,32 @@ CONFIG_FIELDS: dict[str, Support] = {
                                                     "set it to false (plain generate is used)", U_GENERATION),
     "use_transformers_paged": refused("generation with transformers paged attention is not run",
                                       "set it to false (plain generate is used)", U_GENERATION),
-    "use_vllm": refused("generation with vLLM is not run by this grpo_runtime",
-                        "set use_vllm: false (transformers generate), or run the config with `trl grpo`",
-                        U_GENERATION),
+    "use_vllm": honoured(
+        "generation.build_backend: a vLLM engine in each process (colocate) or a `trl vllm-serve` server",
+        refuse_if(_vllm_missing, "use_vllm: true needs the vllm package, which is not installed here",
+                  "install the `vllm` extra (pip install 'grpo-config[runtime,vllm]'; CPU-only machines: "
+                  "scripts/setup-vllm.sh), or set use_vllm: false", U_PACKAGE)),
     "vespo_k_neg": honoured("loss.py (vespo)"),
     "vespo_k_pos": honoured("loss.py (vespo)"),
     "vespo_lambda_neg": honoured("loss.py (vespo)"),
     "vespo_lambda_pos": honoured("loss.py (vespo)"),
-    "vllm_enable_sleep_mode": ignored(VLLM_ONLY),
-    "vllm_gpu_memory_utilization": ignored(VLLM_ONLY),
-    "vllm_group_port": ignored(VLLM_ONLY),
-    "vllm_importance_sampling_cap": ignored(VLLM_ONLY),
-    "vllm_importance_sampling_clip_max": ignored(VLLM_ONLY),
-    "vllm_importance_sampling_clip_min": ignored(VLLM_ONLY),
-    "vllm_importance_sampling_correction": ignored(VLLM_ONLY),
-    "vllm_importance_sampling_mode": ignored(VLLM_ONLY),
-    "vllm_max_model_length": ignored(VLLM_ONLY),
-    "vllm_mode": ignored(VLLM_ONLY),
-    "vllm_model_impl": ignored(VLLM_ONLY),
-    "vllm_server_base_url": ignored(VLLM_ONLY),
-    "vllm_server_host": ignored(VLLM_ONLY),
-    "vllm_server_port": ignored(VLLM_ONLY),
-    "vllm_server_timeout": ignored(VLLM_ONLY),
-    "vllm_structured_outputs_regex": ignored(VLLM_ONLY),
-    "vllm_tensor_parallel_size": ignored(VLLM_ONLY),
+    "vllm_enable_sleep_mode": honoured("vllm_colocate.ColocateEngine (warned where the platform's vLLM has no sleep mode); with use_vllm"),
+    "vllm_gpu_memory_utilization": honoured("vllm_colocate.ColocateEngine (the engine's share of the device); with use_vllm"),
+    "vllm_group_port": honoured("vllm_server.ServerBackend (the weight-transfer group); with use_vllm"),
+    "vllm_importance_sampling_cap": honoured("batch.py (the deprecated bound, which wins over clip_max as in TRL); with use_vllm"),
+    "vllm_importance_sampling_clip_max": honoured("batch.py (the ratio's upper bound); with use_vllm"),
+    "vllm_importance_sampling_clip_min": honoured("batch.py (the ratio's lower bound); with use_vllm"),
+    "vllm_importance_sampling_correction": honoured("loss.py (the sampler's importance ratio); with use_vllm"),
+    "vllm_importance_sampling_mode": honoured("batch.py (token or sequence, truncate or mask); with use_vllm"),
+    "vllm_max_model_length": honoured("vllm_colocate.ColocateEngine (max_model_len); with use_vllm"),
+    "vllm_mode": honoured("generation.build_backend (colocate or server); with use_vllm"),
+    "vllm_model_impl": honoured("vllm_colocate.ColocateEngine (model_impl); with use_vllm"),
+    "vllm_server_base_url": honoured("vllm_server.ServerBackend; with use_vllm"),
+    "vllm_server_host": honoured("vllm_server.ServerBackend; with use_vllm"),
+    "vllm_server_port": honoured("vllm_server.ServerBackend; with use_vllm"),
+    "vllm_server_timeout": honoured("vllm_server.ServerBackend (how long to wait for the server at start); with use_vllm"),
+    "vllm_structured_outputs_regex": honoured("generation.sampling settings (vLLM's structured outputs); with use_vllm"),
+    "vllm_tensor_parallel_size": honoured("vllm_colocate.ColocateEngine (prompts gathered per tensor-parallel group); with use_vllm"),
     "warmup_steps": honoured("optim.build_scheduler"),
     "weight_decay": honoured("optim.build_optimizer (not on biases and norms)"),
 }

@@ -16,6 +16,7 @@ import torch
 
 from . import sharding
 from .data import load_prompts
+from .generation import build_backend
 from .loss import LossSettings
 from .fields import accelerator_settings
 from .model import checkpointing_settings, load_policy, load_reference, load_tokenizer, reference_context
@@ -79,6 +80,7 @@ class Parts:
     router_loss_coef: float  # MoE load-balancing loss weight; 0 for dense models
     total_steps: int
     output_dir: Path
+    backend: object = None  # generation.Backend: transformers, vllm-colocate or vllm-server
 
     @property
     def rank(self) -> int:
@@ -232,5 +234,6 @@ def build_parts(config, plan, assessed: bool = False, launch: dict | None = None
         loss_settings=LossSettings.from_config(config, plan), router_loss_coef=router_loss_coefficient(config, policy),
         total_steps=steps, output_dir=output_dir(config),
     )
+    parts.backend = build_backend(config, plan, parts)
     set_seed(config.seed + accelerator.process_index)  # each process samples differently, as in TRL
     return parts

@@ -37,7 +37,8 @@ def micro_step_loss(config, parts: Parts, batch: dict, progress: Progress, grad_
     inputs = LossInputs(
         logps=logps, entropies=entropies, mask=batch["completion_mask"], advantages=batch["advantages"],
         num_items_in_batch=batch["num_items_in_batch"], old_logps=batch.get("old_logps"),
-        ref_logps=batch.get("ref_logps"),
+        ref_logps=batch.get("ref_logps"), sampling_logps=batch.get("sampling_logps"),
+        sampling_ratio=batch.get("sampling_ratio"),
     )
     outputs = grpo_loss(inputs, settings, context)
     if router_loss is not None:  # MoE load balancing, divided for accumulation like the policy loss

@@ -42,8 +42,9 @@ def build_tokenizer():
     return tokenizer
 
 
-def build_model(tokenizer, hidden_size: int = 64, num_layers: int = 2, seed: int = 0):
+def build_model(tokenizer, hidden_size: int = 64, num_layers: int = 2, seed: int = 0, num_heads: int = 4):
     """A random-init Llama-architecture causal LM sized for the tokenizer; the same seed gives the same weights.
+    Its head size is hidden_size / num_heads (16 by default; vLLM's CPU attention needs 64, see VLLM_SHAPE).
 
     (Llama rather than Qwen2: `AutoTokenizer` replaces the tokenizer of a saved Qwen2 model with Qwen2's own
     byte-level class, which would not read this word-level vocabulary.)"""
@@ -56,8 +57,8 @@ def build_model(tokenizer, hidden_size: int = 64, num_layers: int = 2, seed: int
         hidden_size=hidden_size,
         intermediate_size=2 * hidden_size,
         num_hidden_layers=num_layers,
-        num_attention_heads=4,
-        num_key_value_heads=2,
+        num_attention_heads=num_heads,
+        num_key_value_heads=max(num_heads // 2, 1),
         max_position_embeddings=256,
         tie_word_embeddings=False,
         pad_token_id=tokenizer.pad_token_id,
@@ -71,11 +72,16 @@ def build_model(tokenizer, hidden_size: int = 64, num_layers: int = 2, seed: int
     return model
 
 
-def save_tiny_model(directory: str | Path, hidden_size: int = 64, num_layers: int = 2, seed: int = 0) -> Path:
+# A shape vLLM serves on CPU too: its CPU attention kernels refuse head size 16 but take 64.
+VLLM_SHAPE = dict(hidden_size=128, num_heads=2)
+
+
+def save_tiny_model(directory: str | Path, hidden_size: int = 64, num_layers: int = 2, seed: int = 0,
+                    num_heads: int = 4) -> Path:
     """Build the tokenizer and model and save both to `directory` (loadable with `from_pretrained`)."""
     directory = Path(directory)
     tokenizer = build_tokenizer()
-    model = build_model(tokenizer, hidden_size, num_layers, seed)
+    model = build_model(tokenizer, hidden_size, num_layers, seed, num_heads)
     model.save_pretrained(directory)
     tokenizer.save_pretrained(directory)
     return directory

@@ -60,14 +60,18 @@ def main(config, plan, assessed: bool = False, launch: dict | None = None, scrip
                            config.model_dump(mode="json"), config.run_name, config.project)
     if config.eval_on_start and parts.eval_dataset is not None and progress.global_step == 0:
         write_record(parts, sinks, {"step": 0, "epoch": 0.0, **evaluate(config, plan, parts, progress, 0.0)})
-    with JitCheckpoint(config.enable_jit_checkpoint) as stop:
-        train_loop(config, plan, parts, progress, buffer, sinks, stop, pusher)
+    try:
+        with JitCheckpoint(config.enable_jit_checkpoint) as stop:
+            train_loop(config, plan, parts, progress, buffer, sinks, stop, pusher)
+    finally:
+        parts.backend.close()
+        if parts.accelerator.is_main_process:
+            for sink in sinks:
+                sink.close()
     parts.accelerator.wait_for_everyone()
     sharding.save_model(parts.accelerator, parts.model, parts.output_dir)
     if parts.accelerator.is_main_process:
         parts.tokenizer.save_pretrained(parts.output_dir)
-        for sink in sinks:
-            sink.close()
     parts.accelerator.end_training()
     pusher.finish()  # after everything is saved locally: a failed upload loses nothing
     return progress

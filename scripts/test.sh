@@ -2,6 +2,7 @@
 # Set up a development environment from nothing (idempotent) and run the whole test suite.
 #   VENV=path        where the virtual environment lives (default .venv)
 #   SKIP_SYSTEM=1    skip apt-get (Chromium, Slurm) and npm (yaml-language-server) installs
+#   SKIP_VLLM=1      skip the vLLM environment and its tests (run last, with .venv-vllm's interpreter)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export VENV=${VENV:-.venv}
@@ -23,4 +24,15 @@ if [ "${SKIP_SYSTEM:-0}" != 1 ]; then
       || echo "warning: could not install yaml-language-server; editor tests will be skipped" >&2
   fi
 fi
-exec "$PY" -m pytest "$@"
+status=0
+"$PY" -m pytest "$@" || status=$?
+# vLLM generation runs against a real engine in its own environment (scripts/setup-vllm.sh; the tests take
+# ~10 min on 2 busy cores, mostly three engine starts).
+#   SKIP_VLLM=1   skip it
+if [ "${SKIP_VLLM:-0}" != 1 ]; then
+  bash scripts/setup-vllm.sh
+  vstatus=0
+  "${VLLM_VENV:-.venv-vllm}/bin/python" -m pytest -q -m vllm tests/runtime/test_vllm.py || vstatus=$?
+  [ "$status" != 0 ] || status=$vstatus
+fi
+exit "$status"

@@ -7,6 +7,7 @@ import torch
 from safetensors.torch import load_file
 
 import grpo_runtime.batch
+import grpo_runtime.rollout
 import grpo_runtime.train
 from grpo_runtime.reward_library import target_word_reward
 from grpo_runtime.rollout import crop_after_first_eos
@@ -85,7 +86,7 @@ def test_training_steps_match_trl(tmp_path, tiny_model_dir, monkeypatch, variant
 
     # --- grpo_runtime
     monkeypatch.setattr(grpo_runtime.train, "shuffle_rows", lambda batch: batch)
-    monkeypatch.setattr(grpo_runtime.batch, "sample_completions",
+    monkeypatch.setattr(grpo_runtime.rollout, "sample_completions",
                         lambda model, prompts, config, pad, eos_ids, multiple=None:
                         crop_after_first_eos(completions[: len(prompts)], eos_ids))
     ours = base_settings(tiny_model_dir, data, tmp_path / "ours")
