@@ -166,7 +166,8 @@ CONFIG_FIELDS: dict[str, Support] = {
     "deepspeed": honoured(
         "sharding.accelerator_plugins: accelerate's DeepSpeed plugin (ZeRO-1/2/3, its \"auto\" values filled from "
         "the run); the launch keys' sharding is checked here too",
-        refuse_if(lambda s: bool(_sharding_refusals(s)), lambda s: "; ".join(_sharding_refusals(s)),
+        refuse_if(lambda s: bool(_sharding_refusals(s)),
+                  lambda s: "; ".join(m.removeprefix("deepspeed: ") for m in _sharding_refusals(s)),
                   "fix the file or setting named, or run the config with `trl grpo`", U_SHARDING),
         warn_if(lambda s: bool(_sharding_warnings(s)), lambda s: "; ".join(_sharding_warnings(s)), U_NO_EFFECT)),
     "delta": honoured("loss.py (two-sided clipping)"),

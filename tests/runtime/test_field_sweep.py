@@ -28,6 +28,7 @@ import torch
 import yaml
 
 import grpo_runtime.model
+import grpo_runtime.setup  # imported before any test patches model.load_policy, so it binds the real one
 import grpo_runtime.train
 from grpo_runtime.demo import demo_rows
 from grpo_runtime.fields import CONFIG_FIELDS, LAUNCH_FIELDS, LAUNCH_FLAGS
