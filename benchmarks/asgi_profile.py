@@ -14,8 +14,8 @@ import pstats
 import time
 
 from benchmarks.service import BODY_FILE
-from web.app import create_app
-from web.settings import Settings
+from grpo_web.app import create_app
+from grpo_web.settings import Settings
 
 BODY = BODY_FILE.read_bytes()
 TRIALS, PER_TRIAL = 30, 100
@@ -57,7 +57,7 @@ async def min_cpu_ms(app, path: str, method: str) -> float:
 
 def without_fast_lane(settings: Settings):
     """The app with POST /api/v1/validate served by its FastAPI route alone (check in the thread pool)."""
-    from web.api.fastlane import FastValidate
+    from grpo_web.api.fastlane import FastValidate
 
     app = create_app(settings)
     app.user_middleware = [m for m in app.user_middleware if m.cls is not FastValidate]

@@ -46,7 +46,7 @@ def bodies() -> list[tuple[bytes, str]]:
 def expected_answer(body: bytes, content_type: str) -> object:
     """What the service must answer: grpo_schema's file object, serialized the way the service does."""
     from grpo_schema import check_mapping, check_text
-    from web.api.responses import dumps
+    from grpo_web.api.responses import dumps
 
     if content_type == "application/json":
         result = check_mapping(json.loads(body), path="<request>")

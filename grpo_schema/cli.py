@@ -295,7 +295,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     schema.set_defaults(run=cmd_schema)
 
     for name, module, function, extra, text in (
-        ("serve", "web.serve", "serve_command", "web", "start the validation service and web form"),
+        ("serve", "grpo_web.serve", "serve_command", "web", "start the validation service and web form"),
         ("train", "grpo_runtime.cli", "train_command", "runtime", "train on this machine, one process"),
         ("launch", "grpo_runtime.cli", "launch_command", "runtime", "train with accelerate launch"),
         ("demo", "grpo_runtime.cli", "demo_command", "runtime", "write a tiny offline demo run"),

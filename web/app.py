@@ -10,12 +10,12 @@ from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
 import grpo_schema
-from web.api import catalog, check, health, local, plan, yaml_io
-from web.api.errors import install_error_handlers
-from web.api.fastlane import FastValidate
-from web.pages import mount_pages
-from web.runs.service import install_runs, runs_supervision
-from web.settings import Settings, get_settings
+from grpo_web.api import catalog, check, health, local, plan, yaml_io
+from grpo_web.api.errors import install_error_handlers
+from grpo_web.api.fastlane import FastValidate
+from grpo_web.pages import mount_pages
+from grpo_web.runs.service import install_runs, runs_supervision
+from grpo_web.settings import Settings, get_settings
 
 DESCRIPTION = """Validate and explain GRPO configs for TRL 1.16's `trl grpo --config run.yaml`.
 

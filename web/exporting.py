@@ -4,7 +4,7 @@ When the form started from a file, the export is that file with the form's edits
 grpo_schema.yamledit (the engine behind `grpo migrate` and `grpo validate --fix`): renames keep their line,
 removed keys leave their comments, changed values are rewritten on their own line, new keys are appended. Values
 the form did not change are not rewritten, so `1.0` stays `1.0` and every comment and key order stays. Without a
-file, or when an edit cannot be made in the text, the canonical writer (web.yamltext) writes the whole config.
+file, or when an edit cannot be made in the text, the canonical writer (grpo_web.yamltext) writes the whole config.
 Either way the first line is the schema modeline for editors (added above an imported file that has none).
 
 `world_size`: the toolbar's world size. Written as `num_processes` (the key `accelerate launch`, `grpo validate`
@@ -20,7 +20,7 @@ from grpo_schema.diagnostics import Fix
 from grpo_schema.export import modeline
 from grpo_schema.loader import load_yaml
 from grpo_schema.yamledit import EditError, apply_fix_to_text
-from web.yamltext import config_yaml
+from grpo_web.yamltext import config_yaml
 
 
 @dataclass

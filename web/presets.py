@@ -12,7 +12,9 @@ from typing import Any
 
 from grpo_schema.loader import load_yaml
 
-PRESET_DIR = Path(__file__).resolve().parent.parent / "examples"
+# Installed, the recipes are package data beside this module (grpo_web/examples); in a checkout, examples/.
+_HERE = Path(__file__).resolve().parent
+PRESET_DIR = _HERE / "examples" if (_HERE / "examples").is_dir() else _HERE.parent / "examples"
 _HEADER = re.compile(r"^#\s*(title|description|profile):\s*(.+?)\s*$")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 

@@ -11,7 +11,7 @@ import secrets
 import sys
 from typing import Sequence
 
-from web.settings import Settings
+from grpo_web.settings import Settings
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -72,7 +72,7 @@ def serve_command(argv: Sequence[str]) -> int:
         return 2
     import uvicorn
 
-    from web.app import create_app
+    from grpo_web.app import create_app
 
     warning = exposure_warning(settings)
     if warning:
@@ -89,7 +89,7 @@ def serve_command(argv: Sequence[str]) -> int:
         # Worker processes import the app by name and read their settings from the environment, where the command
         # line's values are put (runs are off here, so no token travels that way).
         os.environ.update({f"GRPO_WEB_{name.upper()}": str(value) for name, value in given_settings(args).items()})
-        uvicorn.run("web.app:create_app", factory=True, workers=args.workers, **options)
+        uvicorn.run("grpo_web.app:create_app", factory=True, workers=args.workers, **options)
     return 0
 
 

@@ -14,7 +14,7 @@ from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from grpo_schema.loader import MAX_BYTES
-from web.runs.settings import RunsSettings
+from grpo_web.runs.settings import RunsSettings
 
 
 class Settings(RunsSettings, BaseSettings):

@@ -19,7 +19,7 @@ def render_json(results: list[CheckResult]) -> str:
 def dumps(value: Any, **options: Any) -> str:
     """json.dumps for every JSON output: always strict JSON. A YAML config may hold .nan or .inf, and a fix that
     quotes the value carried it into the document as NaN / Infinity, which JSON parsers refuse; such a number is
-    written as its YAML spelling, as the service does (web.api.responses)."""
+    written as its YAML spelling, as the service does (grpo_web.api.responses)."""
     try:
         return json.dumps(value, allow_nan=False, **options)
     except ValueError:  # rare: only then walk the whole value

@@ -5,7 +5,7 @@ did-you-mean equals difflib.get_close_matches; the plan's ratios equal float(Fra
 import dataclasses
 
 from grpo_schema import check_file
-from web.presets import PRESET_DIR as EXAMPLES
+from grpo_web.presets import PRESET_DIR as EXAMPLES
 
 
 def test_plan_to_dict_equals_asdict():

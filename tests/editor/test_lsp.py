@@ -128,8 +128,8 @@ def test_a_file_the_service_exports_resolves_its_schema_offline(lsp, tmp_path):
 
     from fastapi.testclient import TestClient
 
-    from web.app import create_app
-    from web.settings import Settings
+    from grpo_web.app import create_app
+    from grpo_web.settings import Settings
 
     with TestClient(create_app(Settings())) as client:
         exported = client.post("/api/v1/yaml", json={"num_generations": 1, "loss_type": "dapo"}).text

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from grpo_schema import check_file
-from web.presets import PRESET_DIR as EXAMPLES
-from web.presets import read_preset
+from grpo_web.presets import PRESET_DIR as EXAMPLES
+from grpo_web.presets import read_preset
 
 FILES = sorted(EXAMPLES.glob("*.yaml"))
 COVERED = {  # what people run, by the key that makes each recipe what it is

@@ -19,9 +19,9 @@ import yaml  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
 from schemathesis.checks import negative_data_rejection  # noqa: E402
 
-from web.api.body import YAML_TYPES  # noqa: E402
-from web.app import create_app  # noqa: E402
-from web.settings import Settings  # noqa: E402
+from grpo_web.api.body import YAML_TYPES  # noqa: E402
+from grpo_web.app import create_app  # noqa: E402
+from grpo_web.settings import Settings  # noqa: E402
 
 EXAMPLES = int(os.environ.get("SCHEMATHESIS_EXAMPLES", "15"))
 schema = schemathesis.openapi.from_asgi("/openapi.json", create_app(Settings(max_body_bytes=64_000)))

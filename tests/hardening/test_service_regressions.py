@@ -14,8 +14,8 @@ pytest.importorskip("fastapi", reason="the service needs the web extra")
 
 from fastapi.testclient import TestClient  # noqa: E402
 
-from web.app import create_app  # noqa: E402
-from web.settings import Settings  # noqa: E402
+from grpo_web.app import create_app  # noqa: E402
+from grpo_web.settings import Settings  # noqa: E402
 
 HUGE = str(10**400)
 CONFIG = b"num_generations: 8\n"

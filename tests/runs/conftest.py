@@ -153,7 +153,7 @@ def wait_for(predicate: Callable[[], bool], timeout: float, what: str, explain: 
 
 def stop_runs(runs_dir: Path) -> None:
     """Kill what a test's runs left running (their groups, found from the wrapper's process.json)."""
-    from web.runs import procs
+    from grpo_web.runs import procs
 
     for record in runs_dir.glob("*/process.json"):
         found = json.loads(record.read_text())

@@ -9,8 +9,8 @@ import re
 import pytest
 
 from tests.runs.conftest import TOKEN, Service, wait_for
-from web.serve import with_runs_token
-from web.settings import Settings
+from grpo_web.serve import with_runs_token
+from grpo_web.settings import Settings
 
 RUN = "0123456789ab"
 ENDPOINTS = [("POST", "/api/v1/runs"), ("GET", "/api/v1/runs"), ("GET", f"/api/v1/runs/{RUN}"),
@@ -166,7 +166,7 @@ def test_runs_on_a_public_address_warn_about_tls(capsys):
 
 
 def test_the_service_never_passes_its_token_to_a_run(monkeypatch):
-    from web.runs.launcher import child_environment
+    from grpo_web.runs.launcher import child_environment
 
     monkeypatch.setenv("GRPO_WEB_TOKEN", TOKEN)
     environment = child_environment()

@@ -11,7 +11,7 @@ import threading
 import pytest
 
 from tests.runs.conftest import run_yaml, wait_for
-from web.runs import procs
+from grpo_web.runs import procs
 
 pytestmark = pytest.mark.slow
 

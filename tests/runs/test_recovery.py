@@ -1,6 +1,6 @@
 """The run manager after a service died: real processes under the real wrapper, a real SQLite file, no training.
 
-Each test plays the dead service: it starts `python -m web.runs.wrapper RUN_DIR -- COMMAND` in a session of its
+Each test plays the dead service: it starts `python -m grpo_web.runs.wrapper RUN_DIR -- COMMAND` in a session of its
 own and records it as running in the database, then opens a RunManager on that directory as a restarted service
 would. The test process stays the wrapper's parent and never reaps it, so a finished wrapper is a zombie: exactly
 what an orphaned run looks like under a PID 1 that does not reap.
@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 
 from tests.runs.conftest import wait_for
-from web.runs import outputs, procs
-from web.runs.launcher import launch_command
-from web.runs.manager import QueueFull, RunConflict, RunManager, describe_exit
-from web.runs.store import Store
-from web.settings import Settings
+from grpo_web.runs import outputs, procs
+from grpo_web.runs.launcher import launch_command
+from grpo_web.runs.manager import QueueFull, RunConflict, RunManager, describe_exit
+from grpo_web.runs.store import Store
+from grpo_web.settings import Settings
 
 
 @pytest.fixture
@@ -53,7 +53,7 @@ def wrapped(runs_dir: Path, run_id: str, code: str, record_pid: bool = True) -> 
     run_dir = runs_dir / run_id
     run_dir.mkdir(parents=True)
     with (run_dir / "run.log").open("ab") as log:
-        popen = subprocess.Popen([sys.executable, "-m", "web.runs.wrapper", str(run_dir), "--", sys.executable, "-c",
+        popen = subprocess.Popen([sys.executable, "-m", "grpo_web.runs.wrapper", str(run_dir), "--", sys.executable, "-c",
                                   code], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     wait_for(lambda: (run_dir / "process.json").exists(), 20, "the wrapper to record itself")
     process = json.loads((run_dir / "process.json").read_text())
@@ -167,7 +167,7 @@ def test_metrics_are_copied_line_by_line_and_start_over_when_the_file_is_replace
 
 
 def test_only_complete_checkpoints_are_listed_and_resumed_from(runs_dir):
-    from web.runs.documents import detail
+    from grpo_web.runs.documents import detail
 
     output = runs_dir / "out"
     for step, files in ((2, ("model.safetensors", "rng_state_0.pth", "runtime_state.json")),

@@ -128,7 +128,7 @@ def test_scontrol_answers_are_read_field_by_field():
 ])
 def test_a_jobs_end_becomes_the_runs_with_slurms_reason(state, reason, code, cancel, expected):
     pytest.importorskip("fastapi", reason="the service's backend needs the web extra")
-    from web.runs.slurm import outcome
+    from grpo_web.runs.slurm import outcome
 
     assert outcome(scheduler.JobStatus("7", state, reason, code), cancel) == expected
 

@@ -18,8 +18,8 @@ import pytest
 pytest.importorskip("fastapi", reason="the service tests need the web extra (pip install -e '.[web]')")
 uvicorn = pytest.importorskip("uvicorn", reason="the service tests need uvicorn (pip install -e '.[web]')")
 
-from web.app import create_app  # noqa: E402
-from web.settings import Settings  # noqa: E402
+from grpo_web.app import create_app  # noqa: E402
+from grpo_web.settings import Settings  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = ROOT.parent / "shared"

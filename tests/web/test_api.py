@@ -138,7 +138,7 @@ def test_json_and_yaml_bodies_give_the_same_diagnostics(http):
 
 
 def check_text_yaml(mapping: dict) -> bytes:
-    from web.yamltext import config_yaml
+    from grpo_web.yamltext import config_yaml
 
     return config_yaml(mapping, "https://example.invalid/schema.json").encode()
 

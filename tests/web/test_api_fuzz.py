@@ -69,7 +69,7 @@ def test_a_real_bug_is_a_logged_500_not_a_crash(live_server, caplog):
     """The catch-all exists for bugs only: a route that raises gives a JSON 500 and a log line."""
     from fastapi.testclient import TestClient
 
-    from web.app import create_app
+    from grpo_web.app import create_app
 
     app = create_app(live_server.settings)
 

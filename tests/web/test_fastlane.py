@@ -16,10 +16,10 @@ from fastapi.testclient import TestClient
 
 from grpo_schema.loader import load_yaml
 from tests.conftest import conformance_files
-from web.api import fastlane
-from web.api.fastlane import FastValidate
-from web.app import create_app
-from web.settings import Settings
+from grpo_web.api import fastlane
+from grpo_web.api.fastlane import FastValidate
+from grpo_web.app import create_app
+from grpo_web.settings import Settings
 
 SETTINGS = Settings(max_body_bytes=64_000, max_world_size=64, cors_origins=["https://example.org"])
 QUERIES = ["", "world_size=2", "world_size=64", "world_size=65", "world_size=0", "world_size=08", "world_size=abc",
@@ -140,7 +140,7 @@ def test_a_client_that_disconnects_mid_body_gets_the_route_behaviour():
 
 
 def test_plain_requests_never_reach_the_route(monkeypatch):
-    import web.api.check as route_module
+    import grpo_web.api.check as route_module
 
     async def route_check(*args, **kwargs):
         raise AssertionError("the route answered a request the lane should have taken")

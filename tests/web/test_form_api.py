@@ -11,9 +11,9 @@ import pytest
 from grpo_schema import check_text
 from grpo_schema.loader import load_yaml
 from grpo_schema.migrate import migrate_text
-from web.api.local import local_entries, preview
-from web.exporting import edit_of, export_config, same_value
-from web.settings import Settings
+from grpo_web.api.local import local_entries, preview
+from grpo_web.exporting import edit_of, export_config, same_value
+from grpo_web.settings import Settings
 from tests.web.conftest import start_server
 
 SOURCE = """\
@@ -156,9 +156,9 @@ def test_local_pickers_list_the_hub_cache_and_folders_and_preview_rows(tmp_path,
 
 
 def test_run_progress_counts_steps_since_the_last_checkpoint(tmp_path):
-    from web.runs.documents import progress
-    from web.runs.outputs import RUNTIME_STATE_FILE
-    from web.runs.store import Run
+    from grpo_web.runs.documents import progress
+    from grpo_web.runs.outputs import RUNTIME_STATE_FILE
+    from grpo_web.runs.store import Run
 
     output = tmp_path / "out"
     for step in (5, 10):

@@ -27,8 +27,8 @@ pytest.importorskip("fastapi", reason="the form tests need the web extra")
 uvicorn = pytest.importorskip("uvicorn", reason="the form tests need uvicorn")
 sync_api = pytest.importorskip("playwright.sync_api", reason="the browser tests need playwright")
 
-from web.app import create_app  # noqa: E402
-from web.settings import Settings  # noqa: E402
+from grpo_web.app import create_app  # noqa: E402
+from grpo_web.settings import Settings  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")

@@ -12,9 +12,9 @@ import time
 import httpx
 import pytest
 
-from web.pages import STATIC_DIR
-from web.serve import exposure_warning, serve_command
-from web.settings import Settings, is_loopback_host
+from grpo_web.pages import STATIC_DIR
+from grpo_web.serve import exposure_warning, serve_command
+from grpo_web.settings import Settings, is_loopback_host
 
 
 def free_port() -> int:
@@ -100,7 +100,7 @@ def test_serve_refuses_a_bad_port(capsys):
 
 
 def test_the_service_never_imports_torch_or_the_runtime():
-    code = ("import sys; from web.app import create_app; import web.serve; app = create_app();"
+    code = ("import sys; from grpo_web.app import create_app; import grpo_web.serve; app = create_app();"
             "from fastapi.testclient import TestClient; c = TestClient(app);"
             "c.post('/api/v1/explain', json={'num_generations': 4}); c.get('/api/v1/schema');"
             "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'transformers', 'grpo_runtime'));"
@@ -130,7 +130,7 @@ def test_page_and_assets_carry_a_strict_csp(live_server):
 
 def test_the_slurm_backend_imports_no_torch():
     """A service that submits Slurm jobs loads the stdlib-only Slurm engine, never the trainer."""
-    code = ("import sys; import web.runs.slurm as s; from web.settings import Settings;"
+    code = ("import sys; import grpo_web.runs.slurm as s; from grpo_web.settings import Settings;"
             "s.layout_for(Settings(runs_backend='slurm'), 1, None); s._scheduler();"
             "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'transformers'));"
             "print(bad); sys.exit(1 if bad or 'grpo_runtime.slurm.scheduler' not in sys.modules else 0)")

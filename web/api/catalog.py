@@ -12,8 +12,8 @@ from fastapi.concurrency import run_in_threadpool
 from grpo_schema.export import export_schema
 from grpo_schema.check import TRL_REWARD_FUNCS
 from grpo_schema.profiles import Profile, adapt_rewards, known_profiles
-from web.api.params import profile_params
-from web.presets import all_presets
+from grpo_web.api.params import profile_params
+from grpo_web.presets import all_presets
 
 router = APIRouter(prefix="/api/v1", tags=["catalog"])
 

@@ -10,10 +10,10 @@ from fastapi.concurrency import run_in_threadpool
 from grpo_schema import CheckResult, check_mapping, check_text
 from grpo_schema.explain import explain_result
 from grpo_schema.policy import service_policy
-from web.api.body import ConfigBody, config_body
-from web.api.docs import ERRORS, FileResultDoc, config_body_doc
-from web.api.params import CheckParams, DatasetSize, check_params
-from web.api.responses import ConfigJSONResponse
+from grpo_web.api.body import ConfigBody, config_body
+from grpo_web.api.docs import ERRORS, FileResultDoc, config_body_doc
+from grpo_web.api.params import CheckParams, DatasetSize, check_params
+from grpo_web.api.responses import ConfigJSONResponse
 
 router = APIRouter(prefix="/api/v1", tags=["config"])
 Body = Annotated[ConfigBody, Depends(config_body)]

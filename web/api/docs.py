@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from web.api.body import JSON_TYPES, YAML_TYPES
+from grpo_web.api.body import JSON_TYPES, YAML_TYPES
 
 VALID_YAML = """\
 model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct

@@ -18,7 +18,7 @@ log = logging.getLogger("web")
 
 
 async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-    """The answer to an HTTPException (also for web.api.fastlane, which answers outside the routes)."""
+    """The answer to an HTTPException (also for grpo_web.api.fastlane, which answers outside the routes)."""
     headers = getattr(exc, "headers", None)
     if exc.status_code == 405:  # Starlette names only the first route of the path; RFC 9110 wants all its methods
         headers = {**(headers or {}), "Allow": ", ".join(_methods_of_path(request))}

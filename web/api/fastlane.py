@@ -26,12 +26,12 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from grpo_schema import CheckResult
-from web.api.body import JSON_TYPES, YAML_TYPES, ConfigBody, body_timeout, parse_json_object
-from web.api.check import run_check
-from web.api.errors import http_error
-from web.api.params import PATH_MAX_CHARS, CheckParams
-from web.api.responses import ConfigJSONResponse
-from web.settings import Settings
+from grpo_web.api.body import JSON_TYPES, YAML_TYPES, ConfigBody, body_timeout, parse_json_object
+from grpo_web.api.check import run_check
+from grpo_web.api.errors import http_error
+from grpo_web.api.params import PATH_MAX_CHARS, CheckParams
+from grpo_web.api.responses import ConfigJSONResponse
+from grpo_web.settings import Settings
 
 PATH = "/api/v1/validate"
 # Bodies up to this size are checked on the event loop, larger ones in the thread pool (a 1 MB body can take
@@ -151,6 +151,6 @@ async def _receive_all(receive: Receive) -> bytes:
 
 
 async def _check(body: bytes, media_type: str, options: dict[str, Any]) -> CheckResult:
-    """The route's check (web.api.check.run_check) on the raw body."""
+    """The route's check (grpo_web.api.check.run_check) on the raw body."""
     config = ConfigBody(mapping=parse_json_object(body)) if media_type in JSON_TYPES else ConfigBody(yaml=body)
     return await run_check(config, CheckParams(**options), inline=len(body) <= INLINE_MAX_BYTES)

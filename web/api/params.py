@@ -10,7 +10,7 @@ from fastapi.concurrency import run_in_threadpool
 
 from grpo_schema.coerce import INT64_MAX
 from grpo_schema.profiles import Profile, get_profile, known_profiles
-from web.settings import Settings, current_settings
+from grpo_web.settings import Settings, current_settings
 
 PATH_MAX_CHARS = 1000  # the ?path= query: the name a result reports as its path
 

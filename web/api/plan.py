@@ -9,10 +9,10 @@ from fastapi.concurrency import run_in_threadpool
 
 from grpo_schema.hardware.accelerators import HardwareError, parse_hardware
 from grpo_schema.hardware.command import check_for_hardware, plan_document
-from web.api.body import ConfigBody, config_body
-from web.api.docs import ERRORS, config_body_doc
-from web.api.params import CheckParams, check_params
-from web.api.responses import ConfigJSONResponse
+from grpo_web.api.body import ConfigBody, config_body
+from grpo_web.api.docs import ERRORS, config_body_doc
+from grpo_web.api.params import CheckParams, check_params
+from grpo_web.api.responses import ConfigJSONResponse
 
 router = APIRouter(prefix="/api/v1", tags=["config"])
 Body = Annotated[ConfigBody, Depends(config_body)]

@@ -21,14 +21,14 @@ from fastapi.responses import Response, StreamingResponse
 from grpo_schema import CheckResult, check_mapping, check_text
 from grpo_schema.policy import output_dir_busy, resolve_under, service_policy
 from grpo_schema.resume import resume_target
-from web.api.body import ConfigBody, config_body
-from web.api.docs import config_body_doc
-from web.api.params import PATH_MAX_CHARS
-from web.api.responses import ConfigJSONResponse
-from web.runs import documents, outputs
-from web.runs.auth import require_token
-from web.runs.manager import OutputBusy, QueueFull, RunConflict, RunManager
-from web.runs.store import Run
+from grpo_web.api.body import ConfigBody, config_body
+from grpo_web.api.docs import config_body_doc
+from grpo_web.api.params import PATH_MAX_CHARS
+from grpo_web.api.responses import ConfigJSONResponse
+from grpo_web.runs import documents, outputs
+from grpo_web.runs.auth import require_token
+from grpo_web.runs.manager import OutputBusy, QueueFull, RunConflict, RunManager
+from grpo_web.runs.store import Run
 
 router = APIRouter(prefix="/api/v1/runs", tags=["runs"], dependencies=[Depends(require_token)],
                    responses={401: {"description": "no valid bearer token"},

@@ -14,13 +14,13 @@ from grpo_schema import check_text
 from grpo_schema.export import schema_url
 from grpo_schema.loader import load_yaml
 from grpo_schema.profiles import Profile, suggest_profiles
-from web.api.body import ConfigBody, config_body, media_type, parse_json_object, read_limited
-from web.api.docs import ERRORS, TYPO_JSON, VALID_JSON, config_body_doc, json_errors
-from web.api.params import profile_params
-from web.api.responses import ConfigJSONResponse
-from web.settings import Settings, current_settings
-from web.exporting import export_config
-from web.yamltext import config_yaml
+from grpo_web.api.body import ConfigBody, config_body, media_type, parse_json_object, read_limited
+from grpo_web.api.docs import ERRORS, TYPO_JSON, VALID_JSON, config_body_doc, json_errors
+from grpo_web.api.params import profile_params
+from grpo_web.api.responses import ConfigJSONResponse
+from grpo_web.settings import Settings, current_settings
+from grpo_web.exporting import export_config
+from grpo_web.yamltext import config_yaml
 
 router = APIRouter(prefix="/api/v1", tags=["files"])
 _JSON_BODY = {"requestBody": {"required": True, "content": {"application/json": {

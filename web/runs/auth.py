@@ -13,9 +13,9 @@ import secrets
 
 from fastapi import FastAPI, Header, HTTPException, Request
 
-from web.runs.settings import RunsSettings
+from grpo_web.runs.settings import RunsSettings
 
-log = logging.getLogger("web.runs")
+log = logging.getLogger("grpo_web.runs")
 CHALLENGE = 'Bearer realm="grpo-config runs"'
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from grpo_schema.loader import load_yaml
-from web.runs import outputs
-from web.runs.store import Run, Store
+from grpo_web.runs import outputs
+from grpo_web.runs.store import Run, Store
 
 
 def _when(stamp: float | None) -> str | None:

@@ -1,7 +1,7 @@
 """Starting a run: `grpo launch` (accelerate launch) under the wrapper, in a session of its own.
 
 The service never trains in its own process. It writes the posted config into the run's folder and starts
-`python -m web.runs.wrapper RUN_DIR -- python -m grpo_schema launch CONFIG --num-processes N --set ...`, which is
+`python -m grpo_web.runs.wrapper RUN_DIR -- python -m grpo_schema launch CONFIG --num-processes N --set ...`, which is
 exactly `grpo launch`: the config is validated again in the child, `env:` is applied there, and accelerate starts
 N copies of `python -m grpo_runtime.train`. Paths the service resolved (output_dir, resume_from_checkpoint) go in
 as `--set` overrides, so the posted text is kept byte for byte.
@@ -17,7 +17,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from web.runs import procs
+from grpo_web.runs import procs
 
 LOG_FILE = "run.log"
 EXIT_FILE = "exit.json"
@@ -70,7 +70,7 @@ def start(run_dir: Path, config_format: str, world_size: int, output_dir: str, r
           allow_env: tuple[str, ...] = ()) -> Started:
     """Start the run's process group; stdout and stderr go to RUN_DIR/run.log, which the child keeps open."""
     launch = launch_command(config_file(run_dir, config_format), world_size, output_dir, resume, allow_env)
-    command = [sys.executable, "-m", "web.runs.wrapper", str(run_dir), "--", *launch]
+    command = [sys.executable, "-m", "grpo_web.runs.wrapper", str(run_dir), "--", *launch]
     for stale in (EXIT_FILE, PROCESS_FILE):
         (run_dir / stale).unlink(missing_ok=True)
     with open(run_dir / LOG_FILE, "ab") as log:

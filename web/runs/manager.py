@@ -17,11 +17,11 @@ import threading
 import time
 from pathlib import Path
 
-from web.runs import launcher, outputs, procs, slurm
-from web.runs.settings import RunsSettings
-from web.runs.store import ACTIVE, Run, Store
+from grpo_web.runs import launcher, outputs, procs, slurm
+from grpo_web.runs.settings import RunsSettings
+from grpo_web.runs.store import ACTIVE, Run, Store
 
-log = logging.getLogger("web.runs")
+log = logging.getLogger("grpo_web.runs")
 
 
 class RunConflict(Exception):
@@ -222,7 +222,7 @@ class RunManager:
         self._killed.discard(run.id)
         log.info("run %s %s%s", run.id, state, f" ({reason})" if reason else "")
 
-    # --- Slurm jobs (web.runs.slurm) ---------------------------------------------------------------------------
+    # --- Slurm jobs (grpo_web.runs.slurm) ---------------------------------------------------------------------------
     def _submit_job(self, run: Run) -> None:
         try:
             job_id, spec = slurm.submit(run, self.settings)

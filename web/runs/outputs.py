@@ -7,8 +7,8 @@ import os
 import re
 from pathlib import Path
 
-from web.runs.launcher import LOG_FILE
-from web.runs.store import Run, Store
+from grpo_web.runs.launcher import LOG_FILE
+from grpo_web.runs.store import Run, Store
 
 CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
 # grpo_runtime.checkpoint.STATE_FILE, spelled out: the service never imports the runtime (torch); a test holds

@@ -13,13 +13,13 @@ from typing import Iterator
 from fastapi import APIRouter, FastAPI
 from fastapi.responses import FileResponse
 
-from web.api import runs
-from web.pages import PAGE_HEADERS, STATIC_DIR
-from web.runs.auth import configure_token
-from web.runs.manager import RunManager
-from web.settings import Settings
+from grpo_web.api import runs
+from grpo_web.pages import PAGE_HEADERS, STATIC_DIR
+from grpo_web.runs.auth import configure_token
+from grpo_web.runs.manager import RunManager
+from grpo_web.settings import Settings
 
-log = logging.getLogger("web.runs")
+log = logging.getLogger("grpo_web.runs")
 page_router = APIRouter(include_in_schema=False)
 PAGE_HEADER_DICT = {name.decode(): value.decode() for name, value in PAGE_HEADERS}
 

@@ -1,4 +1,4 @@
-"""The operator's settings for runs (GRPO_WEB_RUNS*, GRPO_WEB_TOKEN), mixed into web.settings.Settings.
+"""The operator's settings for runs (GRPO_WEB_RUNS*, GRPO_WEB_TOKEN), mixed into grpo_web.settings.Settings.
 
 Everything a client could use to run its own code is off by default; each allowance is a separate switch.
 """
@@ -44,7 +44,7 @@ class RunsSettings(BaseSettings):
     runs_allow_outside_dir: bool = Field(False, description="allow output_dir and resume_from_checkpoint "
                                                             "anywhere (absolute paths, '..')")
 
-    # Slurm: runs become batch jobs of the operator's cluster (web.runs.slurm). Clients choose only the world
+    # Slurm: runs become batch jobs of the operator's cluster (grpo_web.runs.slurm). Clients choose only the world
     # size; every sbatch option is the operator's.
     runs_backend: Literal["local", "slurm"] = Field("local", description="where runs train: 'local' processes "
                                                     "of this machine, or 'slurm' jobs (sbatch)")

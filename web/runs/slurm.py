@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING
 
 from grpo_schema import check_text
 from grpo_schema.policy import slurm_nodes
-from web.runs import launcher
-from web.runs.settings import RunsSettings
-from web.runs.store import Run
+from grpo_web.runs import launcher
+from grpo_web.runs.settings import RunsSettings
+from grpo_web.runs.store import Run
 
 if TYPE_CHECKING:
     from grpo_runtime.slurm.layout import Layout

@@ -84,7 +84,7 @@ class Run:
     cancel_requested_at: float | None
     metrics_inode: int | None
     metrics_offset: int
-    backend: str = "local"  # "slurm": a batch job, followed by its job id (web.runs.slurm)
+    backend: str = "local"  # "slurm": a batch job, followed by its job id (grpo_web.runs.slurm)
     slurm_job_id: str | None = None
     slurm_state: str | None = None  # Slurm's JobState when last asked
     slurm_reason: str | None = None  # and its Reason

@@ -1,4 +1,4 @@
-"""`python -m web.runs.wrapper RUN_DIR -- COMMAND...`: the leader of a run's process group.
+"""`python -m grpo_web.runs.wrapper RUN_DIR -- COMMAND...`: the leader of a run's process group.
 
 The service starts this in a new session; it starts COMMAND (`grpo launch ...`) and records in RUN_DIR:
 `process.json` (its own pid and start time, first thing) and `exit.json` (COMMAND's exit status, last thing),
@@ -17,8 +17,8 @@ import sys
 import time
 from pathlib import Path
 
-from web.runs.launcher import EXIT_FILE, PROCESS_FILE
-from web.runs.procs import start_time
+from grpo_web.runs.launcher import EXIT_FILE, PROCESS_FILE
+from grpo_web.runs.procs import start_time
 
 
 def write_json(path: Path, value: dict) -> None:
@@ -29,7 +29,7 @@ def write_json(path: Path, value: dict) -> None:
 
 def main(argv: list[str]) -> int:
     if len(argv) < 3 or argv[1] != "--":
-        print("usage: python -m web.runs.wrapper RUN_DIR -- COMMAND...", file=sys.stderr)
+        print("usage: python -m grpo_web.runs.wrapper RUN_DIR -- COMMAND...", file=sys.stderr)
         return 2
     run_dir, command = Path(argv[0]), argv[2:]
     write_json(run_dir / PROCESS_FILE, {"pid": os.getpid(), "start_time": start_time(os.getpid())})
@@ -39,7 +39,7 @@ def main(argv: list[str]) -> int:
     try:
         code = subprocess.call(command)
     except OSError as error:
-        print(f"web.runs.wrapper: cannot start {command[0]}: {error}", file=sys.stderr, flush=True)
+        print(f"grpo_web.runs.wrapper: cannot start {command[0]}: {error}", file=sys.stderr, flush=True)
         code = 127
     write_json(run_dir / EXIT_FILE, {"exit_code": code, "finished_at": time.time()})
     return code if code >= 0 else 128 - code
