@@ -319,12 +319,12 @@ CONFIG_FIELDS: dict[str, Support] = {
     "repetition_penalty": honoured("rollout.generation_config"),
     "report_to": honoured(
         "metrics.open_sinks (metrics.jsonl always; tensorboard, wandb)",
-        refuse_if(lambda s: bool(_unsupported_reporters(s)),
-                  lambda s: f"report_to {', '.join(_unsupported_reporters(s))} is not written by grpo_runtime",
-                  "use tensorboard, wandb or none (metrics.jsonl is always written)", U_FEATURE),
-        refuse_if(lambda s: bool(_missing_reporters(s)),
-                  lambda s: f"report_to {', '.join(_missing_reporters(s))} needs its package, which is not "
-                            "installed", "pip install it, or remove it from report_to", U_PACKAGE)),
+        warn_if(lambda s: bool(_unsupported_reporters(s)),
+                lambda s: f"report_to {', '.join(_unsupported_reporters(s))} is not written by grpo_runtime (it "
+                          "writes tensorboard and wandb); metrics.jsonl has every metric", U_NO_EFFECT),
+        warn_if(lambda s: bool(_missing_reporters(s)),
+                lambda s: f"report_to {', '.join(_missing_reporters(s))}: its package is not installed, so it is "
+                          "skipped (pip install it to report there); metrics.jsonl has every metric", U_NO_EFFECT)),
     "restore_callback_states_from_checkpoint": ignored("restores callbacks' own state; a config adds no stateful "
                                                        "callbacks, so TRL 1.16 restores nothing either"),
     "resume_from_checkpoint": honoured("checkpoint.resolve_resume, checkpoint.load_checkpoint"),

@@ -14,7 +14,6 @@ from typing import Callable
 
 import torch
 
-from .support import CannotRun
 from .fields import REPORTERS  # report_to name -> module that must be importable
 
 
@@ -143,24 +142,16 @@ class WandbSink:
 def requested_reporters(report_to) -> list[str]:
     """Normalise `report_to` (None, "none", "all", a name or a list) to the names this runtime writes to.
 
-    "all" means every supported reporter that is installed; an explicitly named one must be supported and
-    installed, so a typo or a missing package fails before training starts rather than silently logging nothing."""
+    A name grpo_runtime does not write (mlflow, trackio, ...) or whose package is not installed is skipped: the
+    field table (grpo_runtime.fields) warns about it before the run starts, and metrics.jsonl has every metric.
+    Misspelled names never get here: the validator refuses them."""
     import importlib.util
 
     names = [report_to] if isinstance(report_to, str) else list(report_to or [])
     if "none" in names or not names:
         return []
-    if "all" in names:
-        return [n for n, module in REPORTERS.items() if importlib.util.find_spec(module) is not None]
-    for name in names:
-        if name not in REPORTERS:
-            raise CannotRun(
-                f"report_to {name!r} is not supported by grpo_runtime; use one of {sorted(REPORTERS)} or 'none' "
-                f"(metrics.jsonl is always written)"
-            )
-        if importlib.util.find_spec(REPORTERS[name]) is None:
-            raise CannotRun(f"report_to includes {name!r} but the {REPORTERS[name]} package is not installed")
-    return names
+    wanted = REPORTERS if "all" in names else [n for n in names if n in REPORTERS]
+    return [n for n in wanted if importlib.util.find_spec(REPORTERS[n]) is not None]
 
 
 def open_sinks(output_dir: Path, reporters: list[str], config_dict: dict, run_name, project) -> list:

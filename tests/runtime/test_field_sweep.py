@@ -465,7 +465,6 @@ HONOURED_REFUSALS = {  # a value each honoured field refuses, and its context
     "lr_scheduler_type": [("reduce_lr_on_plateau", dict(eval_strategy="steps"))],
     "optim": [("adamw_8bit", {})],
     "optim_args": [("momentum=0.9", dict(optim="adamw_torch"))],
-    "report_to": [("mlflow", {})],
     "save_strategy": [("best", dict(eval_strategy="steps", metric_for_best_model="eval_loss"))],
     "use_peft": [],  # refused only without the peft package, which the test environment has
     "num_processes": [(2, {})],
