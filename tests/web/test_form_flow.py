@@ -245,8 +245,14 @@ def test_the_config_survives_reload_back_the_runs_link_and_launch_back(page):
     ready(page)
     assert state(page) == edited
 
-    # Launch, then Back from the runs page: the config is still there (the run itself fails: no such model)
+    # Launch, then Back from the runs page: the config is still there (the run itself fails: no such model).
+    # `trl grpo` needs a dataset and a reward source once a model is named (GRPO-S002, GRPO-R004).
     page.select_option("#profile", "")  # service runs refuse profiles (GRPO-X005)
+    fill_field(page, "dataset_name", "trl-lib/DeepMath-103K")
+    page.fill("#search", "reward_funcs")
+    page.locator("#field-reward_funcs .chip[data-value='accuracy_reward']").click()
+    page.fill("#search", "")
+    edited = state(page)
     page.fill("#world-size", "")
     page.click("#launch-open")
     page.fill("#launch-token", TOKEN)
@@ -305,8 +311,7 @@ def test_an_imported_open_r1_file_gets_its_profile_safe_fixes_and_a_faithful_exp
 def test_the_world_size_is_exported_or_the_export_says_it_is_not(page, tmp_path):
     page.evaluate("localStorage.clear()")
     open_form(page)
-    page.select_option("#preset", "gspo")
-    page.wait_for_function("() => window.grpoState().loss_type !== undefined")
+    import_text(page, "per_device_train_batch_size: 8\nnum_generations: 8\nsteps_per_generation: 4\n")
     page.fill("#world-size", "8")
     wait_status(page, "^Valid at world size 8")
     exported = open_export(page)
@@ -413,7 +418,7 @@ def test_offline_editing_and_export_then_recovery_when_the_server_returns(page, 
     exported = open_export(page)
     assert page.evaluate("document.getElementById('export-dialog').dataset.mode") == "offline"
     assert load_yaml(exported).data == state(page) == {"num_generations": 5, "learning_rate": 2.5e-6}
-    assert exported.startswith("# yaml-language-server: $schema=https://")
+    assert exported.startswith("# yaml-language-server: $schema=grpo-config.schema.json\n")
     assert "written by the form" in page.inner_text("#export-notes")
     shots(page, "10-offline-export")
     page.click("#export-close")
@@ -466,7 +471,7 @@ def test_command_preview_saved_configs_and_sharding(page):
     lines = page.locator("#command-list pre").all_inner_texts()
     assert "grpo launch grpo-config.yaml --num-processes 8" in lines
     assert any(line.startswith("accelerate launch --num_processes 8") and "--use_deepspeed" in line for line in lines)
-    assert "trl grpo --config grpo-config.yaml --num_processes 8" in lines
+    assert "trl grpo --config grpo-config.yaml" in lines  # the recipe's file says num_processes: 8 itself
     shots(page, "13-command-preview")
     page.click("#command-close")
 

@@ -49,7 +49,10 @@ function currentFilter() {
 async function buildForm(app) {
   const schema = await schemaFor(profileName());
   const sections = sectionsFromSchema(schema);
-  app.schemaId = typeof schema.$id === "string" ? schema.$id : null; // the offline export's modeline
+  // The offline export's modeline: the schema file by its name, as the server writes it (relative to the YAML).
+  const profile = profileName();
+  app.schemaId = typeof schema.$id === "string" ? schema.$id
+    : profile ? `grpo-config.${profile}.schema.json` : "grpo-config.schema.json";
   const opened = app.form ? app.form.sections.filter((s) => s.node.open).map((s) => s.id) : FIRST_OPEN;
   app.form = new FormView($("sections"), sections, app.state, currentFilter(), (field) => suggestions(app, field));
   app.form.onFiltered = (shown, active) => { $("filter-count").textContent = active ? `${shown} matching fields` : ""; };
