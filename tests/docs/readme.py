@@ -9,6 +9,7 @@ the line before the fence steers it:
     <!-- readme: demo -->                   `grpo demo demo` first (the tiny model and prompts in ./demo)
     <!-- readme: exit=1 -->                 the exit status the command(s) must end with (default 0)
     <!-- readme: runs -->                   a service with runs on is started for the block ($TOKEN, ID, port)
+    <!-- readme: serve -->                  a service is started for the block (its port replaces 8000)
     <!-- readme: not-run: REASON -->        not executed, and why (a test lists these)
 """
 

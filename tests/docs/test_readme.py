@@ -48,7 +48,9 @@ def work_folder(tmp_path: Path, block: Block) -> Path:
     for name in filter(None, block.options.get("files", "").split(",")):
         source, _, target = name.partition(":")
         text = (FILES / source).read_text(encoding="utf-8").replace("{work}", str(tmp_path))
-        (tmp_path / (target or source)).write_text(text, encoding="utf-8")
+        destination = tmp_path / (target or source)
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        destination.write_text(text, encoding="utf-8")
     return tmp_path
 
 
@@ -106,6 +108,17 @@ def run_runs_block(block: Block, cwd: Path, env: dict[str, str]) -> None:
         service.stop()
 
 
+def run_serve_block(block: Block, cwd: Path, env: dict[str, str]) -> None:
+    """A block that talks to `grpo serve`: a service on a free port stands in for http://127.0.0.1:8000."""
+    service = Service([], cwd, env)
+    try:
+        for command in block.commands:
+            done = run_command(command.replace("http://127.0.0.1:8000", service.url), cwd, env)
+            assert done.returncode == 0, (command, done.stdout, done.stderr)
+    finally:
+        service.stop()
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("block", TO_RUN, ids=block_id)
 def test_readme_block_runs_as_written(block, tmp_path):
@@ -115,6 +128,8 @@ def test_readme_block_runs_as_written(block, tmp_path):
         assert run_command("grpo demo demo", work, env).returncode == 0
     if "runs" in block.options:
         return run_runs_block(block, work, env)
+    if "serve" in block.options:
+        return run_serve_block(block, work, env)
     if block.language == "python":
         done = subprocess.run([sys.executable, "-c", block.commands[0]], cwd=work, env=env, capture_output=True,
                               text=True, timeout=300)
