@@ -130,12 +130,8 @@ CONFIG_FIELDS: dict[str, Support] = {
     "bnb_4bit_quant_storage": ignored(_only_with("load_in_4bit", "which is refused")),
     "bnb_4bit_quant_type": ignored(_only_with("load_in_4bit", "which is refused")),
     "cache_implementation": honoured("rollout.generation_config"),
-    "cast_lm_head_to_fp32": honoured(
-        "model.cast_lm_head_to_fp32",
-        refuse_if(lambda s: s.config.cast_lm_head_to_fp32 and _peft(s)
-                  and "lm_head" in (s.config.lora_target_modules or []),
-                  "cast_lm_head_to_fp32 cannot keep lm_head in fp32 when LoRA adapts it",
-                  "remove lm_head from lora_target_modules or set cast_lm_head_to_fp32: false", U_FEATURE)),
+    "cast_lm_head_to_fp32": honoured("model.cast_lm_head_to_fp32 (a LoRA adapter on lm_head, which it could not "
+                                     "keep in fp32, is refused by the validator: GRPO-M007)"),
     "chat_template_kwargs": honoured("rollout.tokenize_prompts, rewards.RewardModel"),
     "data_seed": ignored("GRPOTrainer's sampler is seeded with seed; TRL 1.16 ignores data_seed"),
     "dataloader_drop_last": honoured("evaluate.eval_batches (the training sampler's length is always a multiple "
