@@ -100,12 +100,18 @@ def test_report_to_tensorboard_writes_event_files(tmp_path, tiny_model_dir):
     assert len(events.Scalars("train/loss")) == 2
 
 
-def test_report_to_rejects_what_it_cannot_write():
+def test_report_to_skips_what_it_cannot_write_and_says_so():
+    from grpo_schema import check_text
+
     from grpo_runtime.metrics import requested_reporters
+    from grpo_runtime.support import assess
 
     assert requested_reporters("none") == [] and requested_reporters(None) == []
-    with pytest.raises(ValueError, match="'mlflow' is not supported"):
-        requested_reporters(["mlflow"])
+    assert requested_reporters(["mlflow", "tensorboard"]) == ["tensorboard"]  # metrics.jsonl has everything
+    result = check_text("model_name_or_path: m\ndataset_name: d\nreward_funcs: [accuracy_reward]\n"
+                        "report_to: [mlflow, tensorboard]\n")
+    warned = [d for d in assess(result) if "report_to" in d.fields]
+    assert [d.code for d in warned] == ["GRPO-U007"] and "mlflow" in warned[0].message
 
 
 def test_bf16_autocast_and_save_total_limit(tmp_path, tiny_model_dir):
