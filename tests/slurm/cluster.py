@@ -62,7 +62,8 @@ SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
 CredType=cred/munge
-AuthInfo=socket={munge_socket}
+# Job credentials live 30 s (default 120): a requeued job waits that long before it starts again.
+AuthInfo=socket={munge_socket},cred_expire=30
 MpiDefault=none
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
