@@ -84,9 +84,53 @@ def _sharding_warnings(s: Setting) -> list[str]:
     return sharding_warnings(s.config, s.launch, s.running if s.command == "train" else s.world_size)
 
 
+def _continuous(s: Setting) -> bool:
+    from .continuous import continuous_batching_wanted
+
+    return continuous_batching_wanted(s.config) and not s.config.use_vllm
+
+
+def _continuous_sharded(s: Setting) -> bool:
+    """Each process schedules its own requests, so weights sharded across processes (FSDP, ZeRO-3) cannot serve
+    them; TRL gathers the whole model in every process for this, which grpo_runtime does not do."""
+    from .distributed import launch_mode, truthy, zero_stage
+
+    sharded = truthy(s.config.fsdp) or zero_stage(s.config) == 3 or launch_mode(s.launch) == "FSDP" \
+        or str(s.launch.get("zero_stage")) == "3"
+    return _continuous(s) and sharded
+
+
+def _bad_continuous_settings(s: Setting) -> list[str]:
+    """transformers_continuous_batching_config keys ContinuousBatchingConfig does not take (checked only where
+    transformers is installed: the table is read without torch too)."""
+    if not _continuous(s) or not installed("transformers"):
+        return []
+    import dataclasses
+    import json
+
+    from transformers.generation import ContinuousBatchingConfig
+
+    value = s.config.transformers_continuous_batching_config or {}
+    try:
+        value = json.loads(value) if isinstance(value, str) else value
+    except ValueError:
+        return ["transformers_continuous_batching_config is a string but not a JSON object"]
+    known = {f.name for f in dataclasses.fields(ContinuousBatchingConfig)} \
+        if dataclasses.is_dataclass(ContinuousBatchingConfig) else None
+    unknown = sorted(set(value) - known) if known is not None and isinstance(value, dict) else []
+    return [f"transformers_continuous_batching_config has keys ContinuousBatchingConfig does not take: "
+            f"{', '.join(unknown)}"] if unknown else []
+
+
 def _only_with(switch: str, what: str) -> str:
     return f"read only with {switch} ({what}); without it TRL 1.16 ignores it too"
 
+
+CONTINUOUS = "generation.build_backend -> continuous.py: the policy's generate_batch (paged KV cache), as in TRL"
+CONTINUOUS_LIMITS = (
+    refuse_if(_continuous_sharded, "continuous batching with weights sharded across processes (FSDP, ZeRO-3) is not "
+              "run: each process schedules its own requests", "use vLLM, plain generate, DDP or ZeRO-1/2", U_SHARDING),
+)
 
 # --- config fields --------------------------------------------------------------------------------------------------
 LORA = "peft LoraConfig in model.py (with use_peft; TRL ignores it too while use_peft is off)"
@@ -365,8 +409,10 @@ CONFIG_FIELDS: dict[str, Support] = {
     "trackio_space_id": ignored(_only_with("report_to: trackio", "which is refused")),
     "trackio_static_space_id": ignored(_only_with("report_to: trackio", "which is refused")),
     "train_sampling_strategy": ignored(SAMPLER),
-    "transformers_continuous_batching_config": ignored(_only_with("use_transformers_continuous_batching",
-                                                                  "which is refused")),
+    "transformers_continuous_batching_config": honoured(
+        "continuous.py: ContinuousBatchingConfig(**it), max_memory_percent 0.5 unless set, as in TRL",
+        refuse_if(_bad_continuous_settings, lambda s: _bad_continuous_settings(s)[0],
+                  "use ContinuousBatchingConfig's field names (transformers.generation)", U_GENERATION)),
     "trust_remote_code": honoured("model.load_kwargs, model.load_tokenizer"),
     "use_adaptive_entropy": honoured("step.update_entropy_controller"),
     "use_bias_correction_kl": honoured("loss.py"),
@@ -380,10 +426,9 @@ CONFIG_FIELDS: dict[str, Support] = {
         refuse_if(lambda s: _peft(s) and not installed("peft"), "use_peft needs the peft package, which is not "
                   "installed", "pip install peft", U_PACKAGE)),
     "use_rslora": honoured(LORA),
-    "use_transformers_continuous_batching": refused("generation with transformers continuous batching is not run",
-                                                    "set it to false (plain generate is used)", U_GENERATION),
-    "use_transformers_paged": refused("generation with transformers paged attention is not run",
-                                      "set it to false (plain generate is used)", U_GENERATION),
+    "use_transformers_continuous_batching": honoured(CONTINUOUS, *CONTINUOUS_LIMITS),
+    "use_transformers_paged": honoured(CONTINUOUS + "; the deprecated name of use_transformers_continuous_batching "
+                                       "(whose limits apply)"),
     "use_vllm": honoured(
         "generation.build_backend: a vLLM engine in each process (colocate) or a `trl vllm-serve` server",
         refuse_if(_vllm_missing, "use_vllm: true needs the vllm package, which is not installed here",

@@ -1,6 +1,7 @@
 """Generation backends: token ids of prompts in, sampled completions out, behind one small interface.
 
-    backend = build_backend(config, plan, parts)      # "transformers", "vllm-colocate" or "vllm-server"
+    backend = build_backend(config, plan, parts)      # transformers (plain or continuous batching), vLLM colocate
+                                                      # or a vLLM server
     samples = backend.generate(prompt_lists, num_generations, step)
     backend.close()
 
@@ -28,7 +29,7 @@ class Samples:
 
 
 class Backend(Protocol):
-    name: str  # "transformers" | "vllm-colocate" | "vllm-server" (what run_info.json reports)
+    name: str  # backend_name(config): what run_info.json reports
 
     def generate(self, prompt_lists: list[list[int]], num_generations: int, step: int) -> Samples: ...
 
@@ -40,7 +41,12 @@ class GenerationError(RuntimeError):
 
 
 def backend_name(config) -> str:
-    return f"vllm-{config.vllm_mode}" if config.use_vllm else "transformers"
+    """What run_info.json reports: transformers, transformers-continuous-batching, vllm-colocate or vllm-server."""
+    from .continuous import continuous_batching_wanted
+
+    if config.use_vllm:
+        return f"vllm-{config.vllm_mode}"
+    return "transformers-continuous-batching" if continuous_batching_wanted(config) else "transformers"
 
 
 class TransformersBackend:
@@ -91,6 +97,10 @@ def sampled_logprobs(rows) -> list[list[float]]:
 
 def build_backend(config, plan, parts) -> Backend:
     if not config.use_vllm:
+        from .continuous import ContinuousBatchingBackend, continuous_batching_wanted
+
+        if continuous_batching_wanted(config):
+            return ContinuousBatchingBackend(parts, config)
         return TransformersBackend(parts, config)
     if config.vllm_mode == "colocate":
         from .vllm_colocate import ColocateBackend

@@ -21,12 +21,6 @@ PACKAGES = ("grpo-config", "torch", "transformers", "accelerate", "datasets", "d
             "vllm")
 
 
-def generation_backend(config) -> str:
-    if not config.use_vllm:
-        return "transformers"
-    return "vllm-server" if config.vllm_mode == "server" else "vllm-colocate"
-
-
 def config_sha256(config) -> str:
     canonical = json.dumps(config.model_dump(mode="json"), sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
@@ -43,13 +37,14 @@ def versions() -> dict[str, str]:
 
 
 def run_info(config, accelerator, model_dtype=None) -> dict:
+    from .generation import backend_name
     from .sharding import describe, kind
 
     return {
         "distributed_type": kind(accelerator),
         "sharding": describe(accelerator),
         "world_size": accelerator.num_processes,
-        "generation_backend": generation_backend(config),
+        "generation_backend": backend_name(config),
         "precision": accelerator.mixed_precision,  # autocast in use: no, bf16 or fp16
         "weights_dtype": str(model_dtype).removeprefix("torch.") if model_dtype is not None else None,
         "device": str(accelerator.device),

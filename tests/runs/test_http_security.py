@@ -91,8 +91,8 @@ REFUSALS = [
     ("", {"world_size": 2}, "GRPO-X006", None, "2 processes"),
     # what grpo_runtime cannot run, found without loading anything (grpo_runtime.support)
     ("debug: underflow_overflow\n", {}, "GRPO-U004", "debug", "debug modes"),
-    ("use_transformers_continuous_batching: true\n", {}, "GRPO-U001", "use_transformers_continuous_batching",
-     "continuous batching"),
+    ("transformers_continuous_batching_config: {max_memory: 0.4}\nuse_transformers_continuous_batching: true\n", {},
+     "GRPO-U001", "transformers_continuous_batching_config", "ContinuousBatchingConfig"),
 ]
 
 

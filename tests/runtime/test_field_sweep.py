@@ -144,6 +144,18 @@ def determinism_probe(config):
         os.environ.update(saved)
 
 
+def backend_probe(config):
+    from grpo_runtime.generation import backend_name
+
+    return backend_name(config)
+
+
+def continuous_settings_probe(config):
+    from grpo_runtime.continuous import continuous_batching_settings
+
+    return continuous_batching_settings(config)
+
+
 HONOURED: dict[str, Case] = {
     "accelerator_config": Case({"even_batches": False, "gradient_accumulation_kwargs": {"sync_each_batch": True}},
                                probe=accelerator_probe),
@@ -287,6 +299,11 @@ HONOURED: dict[str, Case] = {
     "fsdp_config": Case({"reshard_after_forward": False}, dict(fsdp="full_shard", num_processes=2),
                         probe=lambda c: distributed_probe(c)),
     "push_to_hub": Case(True, probe=lambda c: hub_probe(c)),
+    "transformers_continuous_batching_config": Case({"max_memory_percent": 0.3, "use_cuda_graph": False},
+                                                    dict(use_transformers_continuous_batching=True),
+                                                    probe=continuous_settings_probe),
+    "use_transformers_continuous_batching": Case(True),  # trains on generate_batch's completions
+    "use_transformers_paged": Case(True, probe=backend_probe),
     "hub_always_push": Case(True, dict(push_to_hub=True), probe=lambda c: hub_probe(c)),
     "hub_model_id": Case("me/model", dict(push_to_hub=True), probe=lambda c: hub_probe(c)),
     "hub_private_repo": Case(True, dict(push_to_hub=True), probe=lambda c: hub_probe(c)),
@@ -300,8 +317,7 @@ REFUSED: dict[str, tuple[Any, dict]] = {
     "load_best_model_at_end": (True, dict(eval_strategy="steps", save_strategy="steps")),
     "load_in_4bit": (True, dict(use_peft=True)), "load_in_8bit": (True, dict(use_peft=True)),
     "log_completions_hub_repo": ("me/completions", dict(log_completions=True)),
-    "streaming": (True, {}), "use_transformers_continuous_batching": (True, {}),
-    "use_transformers_paged": (True, {}),
+    "streaming": (True, {}),
 }
 REFUSED_BY_VALIDATOR = {"auto_find_batch_size", "parallelism_config"}
 WARNED: dict[str, tuple[Any, dict]] = {
@@ -469,6 +485,9 @@ HONOURED_REFUSALS = {  # a value each honoured field refuses, and its context
     "save_strategy": [("best", dict(eval_strategy="steps", metric_for_best_model="eval_loss"))],
     "use_peft": [],  # refused only without the peft package, which the test environment has
     "num_processes": [(2, {})],
+    "transformers_continuous_batching_config": [({"max_memory_fraction": 0.4},
+                                                 dict(use_transformers_continuous_batching=True))],
+    "use_transformers_continuous_batching": [(True, dict(fsdp="full_shard", num_processes=2))],
 }
 
 
