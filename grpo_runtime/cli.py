@@ -50,14 +50,27 @@ def report(result, diagnostics=None) -> None:
 
 
 def check(path: str, overrides: list[str], world_size: int | None, allow_env: list[str] = (),
-          profiles: list[str] = ()):
+          profiles: list[str] = (), dry_run: bool = False):
     """Validate `path` at `world_size` (None: the file's num_processes, else 1) and print its diagnostics.
-    Returns the CheckResult, or an exit code: 1 when the config is invalid, 2 when it cannot be read."""
+    Returns the CheckResult, or an exit code: 1 when the config is invalid, 2 when it cannot be read.
+    With `dry_run`, a file that declares no world size and whose batch only fits other world sizes is checked at
+    the smallest one that fits (recipes are written for N GPUs without saying so): the answer names it."""
     from grpo_schema import check_file
 
+    def checked(size, active=None):
+        return check_file(path, world_size=size, overrides=overrides or None, allow_env=allow_env,
+                          profiles=list(profiles if active is None else active), allow_profile_import=True)
+
     try:
-        result = check_file(path, world_size=world_size, overrides=overrides or None, allow_env=allow_env,
-                            profiles=list(profiles), allow_profile_import=True)
+        result = checked(world_size)
+        if not profiles and not result.valid:
+            result, profiles = written_for_a_profile(result, checked, path)
+        fitting = world_size_that_fits(result) if dry_run and world_size is None else None
+        if fitting is not None and (refit := checked(fitting)).valid:
+            print(f"grpo: {path} declares no world size (num_processes, --num-processes) and its batch does not fit "
+                  f"{result.world_size} process(es); checked at {fitting}, the smallest world size it fits "
+                  f"({world_sizes_text(result)})")
+            result = refit
     except OSError as error:
         print(f"grpo: cannot read {path}: {error}", file=sys.stderr)
         return EXIT_USAGE
@@ -67,10 +80,70 @@ def check(path: str, overrides: list[str], world_size: int | None, allow_env: li
     if result.diagnostics or not result.valid:
         report(result)
     if not result.valid or result.plan is None:
-        print(f"grpo: {path} is not a valid config for {result.world_size} process(es); nothing was run",
-              file=sys.stderr)
+        print(f"grpo: {path} is not a valid config for {result.world_size} process(es); nothing was run"
+              + another_trainer(result), file=sys.stderr)
         return EXIT_INVALID
     return result
+
+
+def written_for_a_profile(result, checked, path: str):
+    """A file written for a known training script (open-r1's keys or reward names) and not valid without it is
+    run under that script's profile, as `--profile NAME` would: grpo_runtime honours the script's arguments.
+    Returns (result, profiles): the profiled check when it has fewer errors, else the result unchanged."""
+    from grpo_schema.profiles import suggest_profiles
+
+    suggested = suggest_profiles(result.raw) if isinstance(result.raw, dict) else []
+    if not suggested:
+        return result, []
+    best = suggested[0]
+    profiled = checked(result.world_size if "num_processes" in result.launch else None, [best["name"]])
+    if errors(profiled) >= errors(result):
+        return result, []
+    gave_away = ", ".join([*best["keys"][:4], *(f"reward {r}" for r in best["reward_funcs"][:2])])
+    print(f"grpo: {path} is written for {best['name']}'s training script ({gave_away}); checked and run with "
+          f"--profile {best['name']}")
+    return profiled, [best["name"]]
+
+
+def another_trainer(result) -> str:
+    """Why a file with keys and reward names nobody here knows cannot run: it was written for another trainer."""
+    keys = [d.fields[0] for d in result.diagnostics if d.code == "GRPO-K001" and d.fields]
+    rewards = [d.message.split("'")[1] for d in result.diagnostics if d.code in ("GRPO-R002", "GRPO-R007")
+               and d.message.count("'") >= 2]
+    if not keys and not rewards:
+        return ""
+    named = [f"{len(keys)} key(s) ({', '.join(keys[:3])}{', ...' if len(keys) > 3 else ''})"] if keys else []
+    named += [f"reward function(s) {', '.join(rewards[:3])}"] if rewards else []
+    return (f".\n{' and '.join(named)} belong to no TRL 1.16 field and no known training script's arguments: the "
+            "file looks written for another trainer, whose code grpo_runtime does not have (a known script's "
+            "profile: --profile NAME or MODULE:ATTR)")
+
+
+def errors(result) -> int:
+    return sum(d.severity == "error" for d in result.diagnostics)
+
+
+def world_size_that_fits(result) -> int | None:
+    """The smallest world size whose batch schedule holds whole groups, when the file declares none and only the
+    world size makes it invalid (every error is a batch-geometry one); None otherwise."""
+    from grpo_schema.plan import Geometry, valid_world_sizes
+
+    errors = {d.code for d in result.diagnostics if d.severity == "error"}
+    if result.valid or result.config is None or "num_processes" in result.launch or not errors <= WORLD_SIZE_RULES:
+        return None
+    sizes = valid_world_sizes(Geometry.of(result.migrated or result.config))
+    return sizes[0] if sizes else None
+
+
+def world_sizes_text(result) -> str:
+    from grpo_schema.plan import Geometry, valid_world_sizes
+
+    sizes = valid_world_sizes(Geometry.of(result.migrated or result.config))
+    return "fits " + ", ".join(map(str, sizes[:8])) + (", ..." if len(sizes) > 8 else "")
+
+
+# The batch rules whose verdict depends on the world size alone (whole groups per generation / eval batch).
+WORLD_SIZE_RULES = {"GRPO-B001", "GRPO-B004"}
 
 
 def runnable(result, command: str, prog: str, dry_run: bool, launch_with: list[str] = ()) -> int | None:
@@ -84,19 +157,26 @@ def runnable(result, command: str, prog: str, dry_run: bool, launch_with: list[s
     from .support import assess
 
     found = assess(result, command)
+    several = any(d.code == U_PROCESSES for d in found) or (command == "train" and result.world_size > 1)
+    if dry_run:  # the question is the config's: that this command starts one process only changes the command
+        found = [d for d in found if d.code != U_PROCESSES]
     if found:
         report(result, found)
     refusals = [d for d in found if d.severity == "error"]
-    if any(d.code == U_PROCESSES for d in refusals):
-        print(f"{prog}: start it with:  grpo launch {shlex.join([result.path, *launch_with])}", file=sys.stderr)
+    launch = "grpo launch " + shlex.join(
+        [result.path, *launch_with] + ([] if "num_processes" in result.launch or result.world_size == 1
+                                       else ["--num-processes", str(result.world_size)]))
+    if several and not dry_run:
+        print(f"{prog}: start it with:  {launch}", file=sys.stderr)
     if refusals:
         print(f"{prog}: grpo_runtime cannot run {result.path} as written ({len(refusals)} refused setting(s)); "
               "nothing was run", file=sys.stderr)
         return EXIT_CANNOT_RUN
     if dry_run:
         warned = f" ({len(found)} warning(s) above)" if found else ""
-        print(f"{prog}: grpo_runtime can run {result.path} as written at {result.world_size} process(es){warned}; "
-              "nothing was loaded (--dry-run)")
+        started = f", started with:  {launch}" if several else ""
+        print(f"{prog}: grpo_runtime can run {result.path} as written at {result.world_size} process(es){started}"
+              f"{warned}; nothing was loaded (--dry-run)")
         return EXIT_OK
     return None
 
@@ -132,12 +212,12 @@ def train_command(argv: list[str], prog: str = "grpo train") -> int:
               f"use `grpo launch FILE --num-processes {args.world_size}` for a multi-process run", file=sys.stderr)
         return EXIT_USAGE
     result = check(args.file, args.overrides, running if launched or args.world_size else None, args.allow_env,
-                   args.profiles)
+                   args.profiles, dry_run=args.dry_run)
     if isinstance(result, int):
         return result
     repeat = [item for value in args.overrides for item in ("--set", value)]
     repeat += [item for name in args.allow_env for item in ("--allow-env", name)]
-    repeat += [item for name in args.profiles for item in ("--profile", name)]
+    repeat += [item for name in args.profiles or list(result.profile_args) for item in ("--profile", name)]
     stopped = runnable(result, "train", prog, args.dry_run, repeat)
     if stopped is not None:
         return stopped
@@ -197,7 +277,7 @@ def launch_command(argv: list[str]) -> int:
     overrides = list(args.overrides)
     if args.num_processes is not None and file_processes(args.file) not in (None, args.num_processes):
         overrides.append(f"num_processes={args.num_processes}")  # the command line wins, in every process too
-    result = check(args.file, overrides, args.num_processes, args.allow_env, args.profiles)
+    result = check(args.file, overrides, args.num_processes, args.allow_env, args.profiles, dry_run=args.dry_run)
     if isinstance(result, int):
         return result
     stopped = runnable(result, "launch", "grpo launch", args.dry_run)
@@ -217,7 +297,7 @@ def launch_command(argv: list[str]) -> int:
         command += ["--set", override]
     for name in args.allow_env:  # every process re-validates the file: it needs the same allowances
         command += ["--allow-env", name]
-    for name in args.profiles:
+    for name in args.profiles or list(result.profile_args):  # as given, or as found (written_for_a_profile)
         command += ["--profile", name]
     code = subprocess.call(command)
     if code in (EXIT_OK, EXIT_CANNOT_RUN):

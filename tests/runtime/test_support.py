@@ -97,6 +97,48 @@ def test_a_file_asking_for_several_processes_gets_the_command_to_run(demo_file, 
     assert "--world-size" not in err  # no flag nobody passed
 
 
+def test_dry_run_of_a_multi_process_file_names_the_command_that_runs_it(demo_file, no_loading, capsys):
+    path = demo_file(num_processes=2)
+    assert train_command([path, "--dry-run"]) == 0
+    captured = capsys.readouterr()
+    assert f"can run {path} as written at 2 process(es), started with:  grpo launch {path};" in captured.out
+    assert "GRPO-U006" not in captured.out + captured.err
+
+
+def test_dry_run_checks_a_recipe_at_the_smallest_world_size_its_batch_fits(demo_file, no_loading, capsys):
+    """4 rows per process are not whole groups of 3; nothing declares a world size, and 3 processes (12 rows) fit:
+    the dry run says so and names the command. A declared world size is never replaced, and a real run is not."""
+    path = demo_file(num_generations=3)
+    assert train_command([path, "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "declares no world size" in out and "checked at 3, the smallest world size it fits (fits 3, 6, 9" in out
+    assert f"started with:  grpo launch {path} --num-processes 3;" in out
+    assert launch_command([path, "--dry-run"]) == 0 and "at 3 process(es)" in capsys.readouterr().out
+    assert launch_command([path, "--dry-run", "--num-processes", "2"]) == 1
+    assert train_command([path]) == 1  # a real `grpo train` runs one process, where the batch does not fit
+    assert "GRPO-B001" in capsys.readouterr().err
+
+
+def test_a_file_written_for_open_r1_runs_under_its_profile(demo_file, no_loading, capsys):
+    """open-r1's script arguments (and reward names) in a file given no --profile: the runtime checks and runs it
+    as `--profile open-r1` does; `grpo validate` keeps saying that `trl grpo` would stop on them."""
+    from grpo_schema.cli import main as grpo
+
+    path = demo_file(system_prompt="Answer briefly.", reward_funcs=["accuracy"])
+    assert train_command([path, "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "is written for open-r1's training script (system_prompt, reward accuracy)" in out
+    assert "--profile open-r1" in out and "can run" in out
+    assert grpo(["validate", path]) == 1 and "GRPO-K006" in capsys.readouterr().out
+
+
+def test_a_file_for_another_trainer_is_refused_naming_what_nobody_here_knows(demo_file, no_loading, capsys):
+    path = demo_file(advantage="gopo", token_broadcast=True)
+    assert train_command([path, "--dry-run"]) == 1
+    err = capsys.readouterr().err
+    assert "2 key(s) (advantage, token_broadcast)" in err and "written for another trainer" in err
+
+
 def test_exit_codes_for_invalid_and_failed_runs(demo_file, tmp_path, capsys):
     assert train_command([demo_file(num_generations=3)]) == 1  # 4 rows are not whole groups of 3
     assert train_command([demo_file(model_name_or_path=str(tmp_path / "no-model"))]) == 4
