@@ -12,8 +12,15 @@ from grpo_schema.codes import (U_FEATURE, U_GENERATION, U_HUB, U_NO_EFFECT, U_PA
 
 from .support import Setting, Support, honoured, ignored, installed, refuse_if, refused, warn_if, warned
 
-OPTIMIZERS = ("adamw_torch", "adamw_torch_fused", "sgd", "adagrad", "rmsprop", "adafactor")
-OPTIM_ARGS_READ = ("sgd", "adagrad", "rmsprop")  # optimizers whose optim_args are read (as the HF trainer does)
+# bitsandbytes' optimizers, as the HF trainer maps them: 8-bit or 32-bit states, paged or not (paging moves states
+# to CPU memory under pressure on CUDA; on a CPU it falls back to the plain optimizer, the same numbers).
+BNB_OPTIMIZERS = ("adamw_bnb_8bit", "adamw_8bit", "paged_adamw_32bit", "paged_adamw_8bit", "lion_32bit", "lion_8bit",
+                  "paged_lion_32bit", "paged_lion_8bit", "rmsprop_bnb", "rmsprop_bnb_8bit", "rmsprop_bnb_32bit",
+                  "ademamix", "ademamix_8bit", "paged_ademamix_32bit", "paged_ademamix_8bit")
+OPTIMIZERS = ("adamw_torch", "adamw_torch_fused", "sgd", "adagrad", "rmsprop", "adafactor") + BNB_OPTIMIZERS
+# optimizers whose optim_args are read (as the HF trainer does)
+OPTIM_ARGS_READ = ("sgd", "adagrad", "rmsprop", "rmsprop_bnb", "rmsprop_bnb_8bit", "rmsprop_bnb_32bit", "ademamix",
+                   "ademamix_8bit", "paged_ademamix_32bit", "paged_ademamix_8bit")
 EVAL_METRIC_SCHEDULES = ("reduce_lr_on_plateau", "greedy")
 REPORTERS = {"tensorboard": "tensorboard", "wandb": "wandb"}  # report_to name -> module that must be importable
 LAUNCH_FLAGS = ("multi_gpu", "cpu", "same_network", "enable_cpu_affinity", "quiet")  # accelerate's on/off flags
@@ -331,10 +338,15 @@ CONFIG_FIELDS: dict[str, Support] = {
     "num_train_epochs": honoured("sampler.total_steps"),
     "off_policy_mask_threshold": honoured("loss.py"),
     "optim": honoured(
-        "optim.optimizer_class",
+        "optim.optimizer_class (bitsandbytes' 8-bit, paged, Lion, RMSprop and AdEMAMix ones as the HF trainer maps "
+        "them, embeddings kept in 32-bit states)",
         refuse_if(lambda s: s.config.optim not in OPTIMIZERS,
                   lambda s: f"optimizer {s.config.optim!r} is not run by grpo_runtime",
-                  "use one of " + ", ".join(OPTIMIZERS), U_FEATURE)),
+                  "use one of " + ", ".join(OPTIMIZERS), U_FEATURE),
+        refuse_if(lambda s: s.config.optim in BNB_OPTIMIZERS and not installed("bitsandbytes"),
+                  lambda s: f"optimizer {s.config.optim!r} needs the bitsandbytes package, which is not installed "
+                  "here", "pip install 'bitsandbytes>=0.48' (its wheels run on CPUs too), or use adamw_torch",
+                  U_PACKAGE)),
     "optim_args": honoured(
         "optim.parse_optim_args (sgd, adagrad, rmsprop, as the HF trainer)",
         refuse_if(lambda s: bool(s.config.optim_args) and s.config.optim not in OPTIM_ARGS_READ,

@@ -1,9 +1,10 @@
 """Optimizer and learning-rate schedule from the TrainingArguments fields, as the HF trainer builds them.
 
-Supported `optim` values: adamw_torch, adamw_torch_fused, sgd, adagrad, rmsprop, adafactor. `optim_args`
-("key=value,key=value") is read for sgd, adagrad and rmsprop, as the HF trainer does. Weight decay applies to
-every trainable parameter except biases and normalisation weights. Any other optimizer (8-bit, paged, GaLore,
-schedule-free, ...) is refused before training starts.
+Supported `optim` values: adamw_torch, adamw_torch_fused, sgd, adagrad, rmsprop, adafactor, and bitsandbytes'
+optimizers (adamw_8bit, paged_adamw_8bit, lion_8bit, rmsprop_bnb, ademamix, ...: fields.BNB_OPTIMIZERS), built as
+the HF trainer builds them. `optim_args` ("key=value,key=value") is read for sgd, adagrad and the RMSprop and
+AdEMAMix variants, as the HF trainer does. Weight decay applies to every trainable parameter except biases and
+normalisation weights. Any other optimizer (GaLore, schedule-free, ...) is refused before training starts.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import re
 
 import torch
 
-from .fields import EVAL_METRIC_SCHEDULES, OPTIM_ARGS_READ, OPTIMIZERS
+from .fields import BNB_OPTIMIZERS, EVAL_METRIC_SCHEDULES, OPTIM_ARGS_READ, OPTIMIZERS
 from .support import CannotRun
 
 NO_DECAY = [r"bias", r"layernorm", r"rmsnorm", r"(?:^|\.)norm(?:$|\.)", r"_norm(?:$|\.)"]
@@ -21,6 +22,8 @@ OPTIM_ARGS = {  # optimizer -> optim_args keys it reads, and how to parse each
     "sgd": {"momentum": float, "dampening": float, "weight_decay": float, "nesterov": "bool"},
     "adagrad": {"lr_decay": float, "weight_decay": float, "eps": float},
     "rmsprop": {"momentum": float, "alpha": float, "eps": float, "weight_decay": float, "centered": "bool"},
+    "ademamix": {"beta1": float, "beta2": float, "beta3": float, "alpha": float, "eps": float, "t_alpha": int,
+                 "t_beta3": int},
 }
 
 
@@ -47,7 +50,7 @@ def parse_optim_args(optim: str, text: str | None) -> dict:
     parsed = {}
     for item in text.replace(" ", "").split(","):
         key, _, value = item.partition("=")
-        kind = OPTIM_ARGS[optim].get(key)
+        kind = OPTIM_ARGS[_family(optim)].get(key)
         if kind is not None:
             parsed[key] = value.lower() in ("true", "1", "yes") if kind == "bool" else kind(value)
     return parsed
@@ -67,10 +70,46 @@ def optimizer_class(config):
     }
     if config.optim not in OPTIMIZERS:
         raise CannotRun(
-            f"optim {config.optim!r} is not supported by grpo_runtime; use one of {sorted(choices)}"
+            f"optim {config.optim!r} is not supported by grpo_runtime; use one of {sorted(OPTIMIZERS)}"
         )
+    if config.optim in BNB_OPTIMIZERS:
+        return bitsandbytes_optimizer(config, adam)
     cls, kwargs = choices[config.optim]
     return cls, dict(kwargs, **parse_optim_args(config.optim, config.optim_args))
+
+
+def _family(optim: str) -> str:
+    return "rmsprop" if optim.startswith("rmsprop") else "ademamix" if "ademamix" in optim else optim
+
+
+def bitsandbytes_optimizer(config, adam: dict):
+    """The HF trainer's mapping: AdamW / Lion / RMSprop / AdEMAMix from the name; 8-bit states when it says 8bit,
+    paged when it says paged (not for RMSprop); Lion takes the Adam betas only, RMSprop its optim_args."""
+    import bitsandbytes.optim as bnb
+
+    name, args = config.optim, parse_optim_args(config.optim, config.optim_args)
+    bits = {"optim_bits": 8 if "8bit" in name else 32}
+    if "ademamix" in name:
+        betas = (args.get("beta1", config.adam_beta1), args.get("beta2", config.adam_beta2), args.get("beta3", 0.9999))
+        kwargs = dict(betas=betas, alpha=args.get("alpha", 5.0), eps=args.get("eps", config.adam_epsilon),
+                      **{k: args[k] for k in ("t_alpha", "t_beta3") if k in args})
+        return bnb.AdEMAMix, dict(kwargs, is_paged="paged" in name, **bits)
+    if "lion" in name:
+        return bnb.Lion, dict(betas=(config.adam_beta1, config.adam_beta2), is_paged="paged" in name, **bits)
+    if name.startswith("rmsprop"):
+        return bnb.RMSprop, dict(args, **bits)
+    return bnb.AdamW, dict(adam, is_paged="paged" in name, **bits)
+
+
+def keep_embeddings_in_32_bit(model, optimizer) -> None:
+    """8-bit optimizer states are too coarse for embedding rows (most get no gradient in a step); the HF trainer
+    keeps them in 32-bit states, and so does this."""
+    import bitsandbytes
+
+    manager = bitsandbytes.optim.GlobalOptimManager.get_instance()
+    for module in model.modules():
+        if isinstance(module, torch.nn.Embedding):
+            manager.register_module_override(module, "weight", {"optim_bits": 32})
 
 
 def build_optimizer(model, config):
@@ -81,7 +120,10 @@ def build_optimizer(model, config):
         {"params": [p for n, p in trainable if n not in decayed], "weight_decay": 0.0},
     ]
     cls, kwargs = optimizer_class(config)
-    return cls(groups, lr=config.learning_rate, **kwargs)
+    optimizer = cls(groups, lr=config.learning_rate, **kwargs)
+    if kwargs.get("optim_bits") == 8:
+        keep_embeddings_in_32_bit(model, optimizer)
+    return optimizer
 
 
 def warmup_steps(value: float, total_steps: int) -> int:

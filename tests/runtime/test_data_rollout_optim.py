@@ -125,13 +125,47 @@ def test_weight_decay_skips_biases_and_norms(tmp_path):
 
 def test_unsupported_optimizers_and_schedules_are_refused(tmp_path):
     model = build_model(build_tokenizer())
-    with pytest.raises(ValueError, match="optim 'adamw_8bit' is not supported"):
-        build_optimizer(model, config_for(tmp_path, optim="adamw_8bit"))
+    with pytest.raises(ValueError, match="optim 'galore_adamw' is not supported"):
+        build_optimizer(model, config_for(tmp_path, optim="galore_adamw"))
     optimizer = build_optimizer(model, config_for(tmp_path, optim="sgd", optim_args="momentum=0.9,nesterov=true"))
     assert optimizer.param_groups[0]["momentum"] == 0.9 and optimizer.param_groups[0]["nesterov"] is True
     plateau = SimpleNamespace(**{**config_for(tmp_path).model_dump(), "lr_scheduler_type": "reduce_lr_on_plateau"})
     with pytest.raises(ValueError, match="needs evaluation metrics"):  # the schema refuses it too (without eval)
         build_scheduler(optimizer, plateau, 10)
+
+
+def test_bitsandbytes_optimizers_are_built_as_the_hf_trainer_builds_them(tmp_path):
+    bnb = pytest.importorskip("bitsandbytes.optim", reason="the bitsandbytes optimizers need bitsandbytes")
+    from grpo_runtime.optim import optimizer_class
+
+    def built(name, **extra):
+        return optimizer_class(config_for(tmp_path, optim=name, adam_beta1=0.8, adam_beta2=0.95, adam_epsilon=1e-6,
+                                          **extra))
+
+    assert built("paged_adamw_8bit") == (bnb.AdamW, dict(betas=(0.8, 0.95), eps=1e-6, is_paged=True, optim_bits=8))
+    assert built("adamw_bnb_8bit") == (bnb.AdamW, dict(betas=(0.8, 0.95), eps=1e-6, is_paged=False, optim_bits=8))
+    assert built("paged_adamw_32bit")[1]["optim_bits"] == 32
+    assert built("lion_8bit") == (bnb.Lion, dict(betas=(0.8, 0.95), is_paged=False, optim_bits=8))  # no eps
+    assert built("rmsprop_bnb", optim_args="alpha=0.9,momentum=0.5") == \
+        (bnb.RMSprop, dict(alpha=0.9, momentum=0.5, optim_bits=32))
+    cls, kwargs = built("ademamix_8bit", optim_args="beta3=0.999,alpha=8,t_alpha=100")
+    assert cls is bnb.AdEMAMix and kwargs == dict(betas=(0.8, 0.95, 0.999), alpha=8.0, eps=1e-6, t_alpha=100,
+                                                  is_paged=False, optim_bits=8)
+
+
+def test_an_8bit_optimizer_steps_with_8bit_states_and_32bit_embeddings(tmp_path):
+    pytest.importorskip("bitsandbytes", reason="the bitsandbytes optimizers need bitsandbytes")
+    torch.manual_seed(0)
+    model = build_model(build_tokenizer())
+    optimizer = build_optimizer(model, config_for(tmp_path, optim="paged_adamw_8bit", learning_rate=1e-2))
+    before = {n: p.detach().clone() for n, p in model.named_parameters()}
+    model(input_ids=torch.tensor([[4, 5, 6, 7]]), labels=torch.tensor([[4, 5, 6, 7]])).loss.backward()
+    optimizer.step()
+    params = dict(model.named_parameters())
+    assert all(not torch.equal(before[n], p) for n, p in params.items() if p.grad is not None)
+    states = {n: optimizer.state[p] for n, p in params.items()}
+    assert states["model.layers.0.mlp.up_proj.weight"]["state1"].dtype == torch.uint8  # 8-bit (>= 4096 values)
+    assert states["model.embed_tokens.weight"]["state1"].dtype == torch.float32  # embeddings kept in 32-bit
 
 
 def test_test_split_for_evaluation(tmp_path):

@@ -480,7 +480,7 @@ HONOURED_REFUSALS = {  # a value each honoured field refuses, and its context
     "accelerator_config": [({"split_batches": True}, dict(num_processes=2)),
                            ({"gradient_accumulation_kwargs": {"num_steps": 2}}, {})],
     "lr_scheduler_type": [("reduce_lr_on_plateau", dict(eval_strategy="steps"))],
-    "optim": [("adamw_8bit", {})],
+    "optim": [("galore_adamw", {})],  # (the bitsandbytes ones are refused only without bitsandbytes)
     "optim_args": [("momentum=0.9", dict(optim="adamw_torch"))],
     "save_strategy": [("best", dict(eval_strategy="steps", metric_for_best_model="eval_loss"))],
     "use_peft": [],  # refused only without the peft package, which the test environment has

@@ -139,6 +139,19 @@ def test_a_file_for_another_trainer_is_refused_naming_what_nobody_here_knows(dem
     assert "2 key(s) (advantage, token_broadcast)" in err and "written for another trainer" in err
 
 
+def test_a_bitsandbytes_optimizer_without_its_package_names_it(demo_file, no_loading, capsys, monkeypatch):
+    import grpo_runtime.fields
+
+    path = demo_file(optim="paged_adamw_8bit")
+    with monkeypatch.context() as patched:
+        patched.setattr(grpo_runtime.fields, "installed", lambda module: module != "bitsandbytes")
+        assert train_command([path, "--dry-run"]) == 3
+    assert "error[GRPO-U005] optim: optimizer 'paged_adamw_8bit' needs the bitsandbytes package" in \
+        capsys.readouterr().err
+    pytest.importorskip("bitsandbytes", reason="with bitsandbytes installed the optimizer runs")
+    assert train_command([path, "--dry-run"]) == 0
+
+
 def test_exit_codes_for_invalid_and_failed_runs(demo_file, tmp_path, capsys):
     assert train_command([demo_file(num_generations=3)]) == 1  # 4 rows are not whole groups of 3
     assert train_command([demo_file(model_name_or_path=str(tmp_path / "no-model"))]) == 4
