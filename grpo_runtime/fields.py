@@ -97,14 +97,29 @@ def _continuous(s: Setting) -> bool:
     return continuous_batching_wanted(s.config) and not s.config.use_vllm
 
 
+def _sharded_weights(s: Setting) -> bool:
+    """FSDP or ZeRO-3: every process holds a shard of each weight."""
+    from .distributed import accelerate_file, launch_mode, truthy, zero_stage
+
+    if truthy(s.config.fsdp) or zero_stage(s.config) == 3 or launch_mode(s.launch) == "FSDP" \
+            or str(s.launch.get("zero_stage")) == "3":
+        return True
+    path = accelerate_file(s.launch) if launch_mode(s.launch) == "DEEPSPEED" else None
+    if path is None:
+        return False
+    import yaml
+
+    try:
+        settings = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("deepspeed_config") or {}
+    except (OSError, yaml.YAMLError, AttributeError):
+        return False
+    return str(settings.get("zero_stage")) == "3"
+
+
 def _continuous_sharded(s: Setting) -> bool:
     """Each process schedules its own requests, so weights sharded across processes (FSDP, ZeRO-3) cannot serve
     them; TRL gathers the whole model in every process for this, which grpo_runtime does not do."""
-    from .distributed import launch_mode, truthy, zero_stage
-
-    sharded = truthy(s.config.fsdp) or zero_stage(s.config) == 3 or launch_mode(s.launch) == "FSDP" \
-        or str(s.launch.get("zero_stage")) == "3"
-    return _continuous(s) and sharded
+    return _continuous(s) and _sharded_weights(s)
 
 
 def _bad_continuous_settings(s: Setting) -> list[str]:
@@ -133,6 +148,21 @@ def _only_with(switch: str, what: str) -> str:
     return f"read only with {switch} ({what}); without it TRL 1.16 ignores it too"
 
 
+QUANTISED = ("model.quantization_config: bitsandbytes' quantised base weights (QLoRA), as `trl grpo` builds them; "
+             "LoRA weights in bf16 as in TRL (the validator requires use_peft: GRPO-M002)")
+
+
+def _quantised(s: Setting) -> bool:
+    return bool(s.config.load_in_4bit or s.config.load_in_8bit)
+
+
+QUANTISED_LIMITS = (
+    refuse_if(lambda s: _quantised(s) and not installed("bitsandbytes"),
+              "quantised loading needs the bitsandbytes package, which is not installed here",
+              "pip install 'bitsandbytes>=0.48' (its wheels run on CPUs too)", U_PACKAGE),
+    refuse_if(lambda s: _quantised(s) and _sharded_weights(s),
+              "quantised weights are not sharded by grpo_runtime (FSDP, ZeRO-3)", "use DDP or ZeRO-1/2", U_SHARDING),
+)
 CONTINUOUS = "generation.build_backend -> continuous.py: the policy's generate_batch (paged KV cache), as in TRL"
 CONTINUOUS_LIMITS = (
     refuse_if(_continuous_sharded, "continuous batching with weights sharded across processes (FSDP, ZeRO-3) is not "
@@ -178,8 +208,8 @@ CONFIG_FIELDS: dict[str, Support] = {
     "bf16": honoured("precision.mixed_precision (accelerate autocast)"),
     "bf16_full_eval": ignored("HF casts the model for evaluations outside training only; during training TRL 1.16 "
                               "ignores it too"),
-    "bnb_4bit_quant_storage": ignored(_only_with("load_in_4bit", "which is refused")),
-    "bnb_4bit_quant_type": ignored(_only_with("load_in_4bit", "which is refused")),
+    "bnb_4bit_quant_storage": honoured("model.quantization_config (BitsAndBytesConfig); with load_in_4bit"),
+    "bnb_4bit_quant_type": honoured("model.quantization_config (BitsAndBytesConfig); with load_in_4bit"),
     "cache_implementation": honoured("rollout.generation_config"),
     "cast_lm_head_to_fp32": honoured("model.cast_lm_head_to_fp32 (a LoRA adapter on lm_head, which it could not "
                                      "keep in fp32, is refused by the validator: GRPO-M007)"),
@@ -279,10 +309,8 @@ CONFIG_FIELDS: dict[str, Support] = {
     "liger_kernel_config": ignored(_only_with("use_liger_kernel", "which is warned about")),
     "load_best_model_at_end": refused("choosing the best checkpoint is not run", "remove load_best_model_at_end",
                                       U_FEATURE),
-    "load_in_4bit": refused("4-bit quantisation (bitsandbytes) is not run", "load the model unquantised",
-                            U_FEATURE),
-    "load_in_8bit": refused("8-bit quantisation (bitsandbytes) is not run", "load the model unquantised",
-                            U_FEATURE),
+    "load_in_4bit": honoured(QUANTISED, *QUANTISED_LIMITS),
+    "load_in_8bit": honoured(QUANTISED, *QUANTISED_LIMITS),
     "local_rank": ignored("the launcher's LOCAL_RANK decides; TRL 1.16 ignores the field too"),
     "log_completions": honoured("train.log_completions (completions.jsonl)"),
     "log_completions_hub_repo": refused("uploading the logged completions to a Hub dataset is not run",
@@ -428,7 +456,7 @@ CONFIG_FIELDS: dict[str, Support] = {
     "trust_remote_code": honoured("model.load_kwargs, model.load_tokenizer"),
     "use_adaptive_entropy": honoured("step.update_entropy_controller"),
     "use_bias_correction_kl": honoured("loss.py"),
-    "use_bnb_nested_quant": ignored(_only_with("load_in_4bit", "which is refused")),
+    "use_bnb_nested_quant": honoured("model.quantization_config (BitsAndBytesConfig); with load_in_4bit"),
     "use_cache": honoured("model.load_policy (the model config's use_cache, saved with the model, as TRL)"),
     "use_cpu": honoured("setup.new_accelerator"),
     "use_dora": honoured(LORA),

@@ -54,12 +54,17 @@ def load_policy(config, tokenizer):
     """The trainable model, with the tokenizer's pad id, dropout and gradient checkpointing set as configured."""
     from transformers import AutoModelForCausalLM
 
-    if config.load_in_4bit or config.load_in_8bit:
-        raise CannotRun("load_in_4bit / load_in_8bit are not supported by grpo_runtime; load the model unquantised")
     if config.cast_lm_head_to_fp32 and config.use_peft and "lm_head" in (config.lora_target_modules or []):
         raise CannotRun("cast_lm_head_to_fp32 cannot keep lm_head in fp32 when LoRA adapts it; remove lm_head "
                          "from lora_target_modules or set cast_lm_head_to_fp32: false")
-    model = AutoModelForCausalLM.from_pretrained(config.model_name_or_path, **load_kwargs(config))
+    kwargs = load_kwargs(config)
+    quantization = quantization_config(config)
+    if quantization is not None:
+        if "quantization_config" in kwargs:
+            raise CannotRun("quantization_config is set in model_init_kwargs and by load_in_4bit / load_in_8bit; "
+                            "keep one of them")
+        kwargs["quantization_config"] = quantization
+    model = AutoModelForCausalLM.from_pretrained(config.model_name_or_path, **kwargs)
     model.config.get_text_config().pad_token_id = tokenizer.pad_token_id
     model.generation_config.pad_token_id = tokenizer.pad_token_id
     model.config.use_cache = config.use_cache  # training forwards; generate keeps its own cache setting (as TRL)
@@ -71,6 +76,8 @@ def load_policy(config, tokenizer):
         cast_lm_head_to_fp32(model)
     if config.use_peft:
         model = wrap_lora(model, config)
+        if quantization is not None:
+            adapters_in_bf16(model)
     enabled, kwargs = checkpointing_settings(config)
     if enabled:
         model.config.use_cache = False
@@ -78,6 +85,31 @@ def load_policy(config, tokenizer):
         if config.use_peft:
             model.enable_input_require_grads()  # frozen embeddings would otherwise cut the checkpointed graph
     return model
+
+
+def quantization_config(config):
+    """QLoRA's quantised base weights (bitsandbytes), as TRL's `trl grpo` builds them: 4-bit with the model's dtype
+    as the compute dtype, `bnb_4bit_quant_type`, nested quantisation and the storage dtype; or 8-bit. None when
+    neither is asked for."""
+    if not (config.load_in_4bit or config.load_in_8bit):
+        return None
+    from transformers import BitsAndBytesConfig
+
+    if config.load_in_8bit:
+        return BitsAndBytesConfig(load_in_8bit=True)
+    compute = config.dtype if config.dtype not in (None, "auto") else None
+    return BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_compute_dtype=compute,
+                              bnb_4bit_quant_type=config.bnb_4bit_quant_type,
+                              bnb_4bit_use_double_quant=config.use_bnb_nested_quant,
+                              bnb_4bit_quant_storage=config.bnb_4bit_quant_storage)
+
+
+def adapters_in_bf16(model) -> None:
+    """On a quantised base, TRL keeps the LoRA weights in bf16 (the QLoRA paper's choice), except DoRA's magnitude
+    vector, whose small updates bf16 would round away."""
+    for name, param in model.named_parameters():
+        if param.requires_grad and "lora_magnitude_vector" not in name:
+            param.data = param.data.to(torch.bfloat16)
 
 
 def add_neftune_noise(model, alpha: float) -> None:
