@@ -97,6 +97,12 @@ def _continuous(s: Setting) -> bool:
     return continuous_batching_wanted(s.config) and not s.config.use_vllm
 
 
+def attention_fallback(s: Setting) -> str | None:
+    from .attention import fallback_warning
+
+    return fallback_warning(s.config)
+
+
 def _sharded_weights(s: Setting) -> bool:
     """FSDP or ZeRO-3: every process holds a shard of each weight."""
     from .distributed import accelerate_file, launch_mode, truthy, zero_stage
@@ -197,7 +203,10 @@ CONFIG_FIELDS: dict[str, Support] = {
     "adam_beta1": honoured("optim.optimizer_class (AdamW)"),
     "adam_beta2": honoured("optim.optimizer_class (AdamW)"),
     "adam_epsilon": honoured("optim.optimizer_class (AdamW)"),
-    "attn_implementation": honoured("model.load_kwargs (from_pretrained)"),
+    "attn_implementation": honoured(
+        "model.load_kwargs (from_pretrained; attention.py replaces a kernel whose package is missing by sdpa)",
+        warn_if(lambda s: "attn_implementation" not in (s.config.model_init_kwargs or {})
+                and attention_fallback(s) is not None, lambda s: attention_fallback(s), U_SPEED_ONLY)),
     "auto_find_batch_size": refused("auto_find_batch_size retries with smaller batches; TRL 1.16 refuses it for "
                                     "GRPO too, and so does the validator (GRPO-B005)", "set the batch size yourself",
                                     U_FEATURE),
@@ -350,7 +359,10 @@ CONFIG_FIELDS: dict[str, Support] = {
     "metric_for_best_model": warned("the HF trainer tracks the best checkpoint by this eval metric and keeps it "
                                     "from save_total_limit's pruning; grpo_runtime does not track it", U_NO_EFFECT),
     "min_p": honoured("rollout.generation_config"),
-    "model_init_kwargs": honoured("model.load_kwargs (win over the named fields)"),
+    "model_init_kwargs": honoured(
+        "model.load_kwargs (win over the named fields)",
+        warn_if(lambda s: "attn_implementation" in (s.config.model_init_kwargs or {})
+                and attention_fallback(s) is not None, lambda s: attention_fallback(s), U_SPEED_ONLY)),
     "model_name_or_path": honoured("model.py, the tokenizer and the reference model"),
     "model_revision": honoured("model.load_kwargs, model.load_tokenizer"),
     "multi_objective_aggregation": honoured("advantages.compute_advantages"),

@@ -18,6 +18,7 @@ import contextlib
 
 import torch
 
+from .attention import loadable
 from .support import CannotRun
 
 
@@ -27,6 +28,7 @@ def load_kwargs(config) -> dict:
         attn_implementation=config.attn_implementation, dtype=config.dtype,
     )
     kwargs.update(config.model_init_kwargs or {})
+    kwargs["attn_implementation"] = loadable(kwargs.get("attn_implementation"))  # warned about (attention.py)
     if isinstance(kwargs.get("dtype"), str) and kwargs["dtype"] != "auto":
         kwargs["dtype"] = getattr(torch, kwargs["dtype"])
     return kwargs

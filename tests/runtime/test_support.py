@@ -152,6 +152,27 @@ def test_a_bitsandbytes_optimizer_without_its_package_names_it(demo_file, no_loa
     assert train_command([path, "--dry-run"]) == 0
 
 
+def test_a_flash_attention_kernel_this_machine_lacks_falls_back_to_sdpa_with_a_warning(demo_file, no_loading,
+                                                                                     capsys):
+    """Recipes ask for flash_attention_2 (a CUDA package); loading it here would end in an ImportError traceback."""
+    import importlib.util
+
+    from grpo_runtime.model import load_kwargs
+
+    if importlib.util.find_spec("flash_attn") is not None:
+        pytest.skip("flash_attn is installed here: flash_attention_2 is loaded as asked")
+    for extra, field in ((dict(attn_implementation="flash_attention_2"), "attn_implementation"),
+                         (dict(model_init_kwargs={"attn_implementation": "flash_attention_2"}), "model_init_kwargs")):
+        path = demo_file(**extra)
+        assert train_command([path, "--dry-run"]) == 0
+        out = capsys.readouterr().out
+        assert f"warning[GRPO-U008] {field}: attn_implementation 'flash_attention_2' needs the flash_attn package" in out
+        from grpo_schema import check_file
+
+        assert load_kwargs(check_file(path).config)["attn_implementation"] == "sdpa"
+    assert load_kwargs(check_file(demo_file(attn_implementation="eager")).config)["attn_implementation"] == "eager"
+
+
 def test_exit_codes_for_invalid_and_failed_runs(demo_file, tmp_path, capsys):
     assert train_command([demo_file(num_generations=3)]) == 1  # 4 rows are not whole groups of 3
     assert train_command([demo_file(model_name_or_path=str(tmp_path / "no-model"))]) == 4
