@@ -11,6 +11,7 @@ from typing import Any
 from grpo_schema.schema_export import docs, layout, legacy
 from grpo_schema.schema_export.conditionals import conditional_schemas
 from grpo_schema.schema_export.envsection import env_property
+from grpo_schema.schema_export.hardwaresection import hardware_property
 from grpo_schema.schema_export.profiles import reward_item_schema, script_args_model, set_reward_items
 from grpo_schema.schema_export.properties import derived_examples, enum_values, model_properties
 from grpo_schema.schema_export.snippets import default_snippets
@@ -95,6 +96,9 @@ def build_schema(active: tuple, lenient: bool) -> dict[str, Any]:
     patterns = _launch_fields(properties, groups)
     properties["env"] = env_property(lenient)
     layout.place(properties, ("env", "Environment variables", properties["env"]["description"]), groups, ["env"])
+    properties["hardware"] = hardware_property()
+    layout.place(properties, ("hardware", "Hardware (grpo plan)", properties["hardware"]["description"]), groups,
+                 ["hardware"])
     _profile_fields(properties, defs, active, groups)
     for nested in defs.values():  # datasets entries, an open-r1 mixture, ...
         _document(nested.get("properties", {}), {})
