@@ -204,7 +204,8 @@ CONFIG_FIELDS: dict[str, Support] = {
     "adam_beta2": honoured("optim.optimizer_class (AdamW)"),
     "adam_epsilon": honoured("optim.optimizer_class (AdamW)"),
     "attn_implementation": honoured(
-        "model.load_kwargs (from_pretrained; attention.py replaces a kernel whose package is missing by sdpa)",
+        "model.load_kwargs (from_pretrained, the policy and a reward model; attention.py replaces a kernel whose "
+        "package is missing by sdpa)",
         warn_if(lambda s: "attn_implementation" not in (s.config.model_init_kwargs or {})
                 and attention_fallback(s) is not None, lambda s: attention_fallback(s), U_SPEED_ONLY)),
     "auto_find_batch_size": refused("auto_find_batch_size retries with smaller batches; TRL 1.16 refuses it for "
@@ -265,7 +266,7 @@ CONFIG_FIELDS: dict[str, Support] = {
     "ds3_gather_for_generation": warned("under ZeRO-3 generation gathers each layer's parameters as it runs; false "
                                         "(TRL: generate from the shards) changes only memory and speed",
                                         U_SPEED_ONLY, when=lambda s: not s.config.ds3_gather_for_generation),
-    "dtype": honoured("model.load_kwargs (from_pretrained)"),
+    "dtype": honoured("model.load_kwargs (from_pretrained: the policy, the reference and a reward model)"),
     "enable_jit_checkpoint": honoured("train.JitCheckpoint: SIGTERM saves checkpoint-STEP after the current "
                                       "optimizer step and stops"),
     "entropy_coef": honoured("loss.py (entropy bonus)"),
@@ -360,7 +361,7 @@ CONFIG_FIELDS: dict[str, Support] = {
                                     "from save_total_limit's pruning; grpo_runtime does not track it", U_NO_EFFECT),
     "min_p": honoured("rollout.generation_config"),
     "model_init_kwargs": honoured(
-        "model.load_kwargs (win over the named fields)",
+        "model.load_kwargs (win over the named fields; the reward model's too, as in trl grpo)",
         warn_if(lambda s: "attn_implementation" in (s.config.model_init_kwargs or {})
                 and attention_fallback(s) is not None, lambda s: attention_fallback(s), U_SPEED_ONLY)),
     "model_name_or_path": honoured("model.py, the tokenizer and the reference model"),

@@ -117,13 +117,26 @@ def build_reward_funcs(config, device, script=None) -> list:
 
     funcs = []
     if config.reward_model_name_or_path:
-        funcs.append(RewardModel(config.reward_model_name_or_path, device, config.chat_template_kwargs))
+        funcs.append(RewardModel(config.reward_model_name_or_path, device, config.chat_template_kwargs,
+                                 **reward_model_kwargs(config)))
     if script is not None and script[0] == "open-r1":
         return funcs + open_r1.reward_funcs(config, script[1])  # open-r1 resolves names in its own registry
     funcs += [resolve_reward_func(name) for name in config.reward_funcs or []]
     if not funcs:
         raise CannotRun("no reward: set reward_funcs and/or reward_model_name_or_path")
     return funcs
+
+
+def reward_model_kwargs(config) -> dict:
+    """How `trl grpo` loads a reward model: with the policy's dtype, attention, trust_remote_code and
+    model_init_kwargs. Not with the policy's model_revision (TRL passes it on too, but a revision names a commit of
+    the policy's repository, not of the reward model's), and never quantised."""
+    from .model import load_kwargs
+
+    kwargs = load_kwargs(config)
+    kwargs.pop("revision", None)
+    kwargs.pop("quantization_config", None)
+    return kwargs
 
 
 def reward_weights(config, count: int) -> torch.Tensor:

@@ -95,3 +95,15 @@ def test_reward_model_scores_prompt_plus_completion(tmp_path):
     with torch.no_grad():
         direct = model.model(**ids).logits[0, 0].item()
     assert plain[0] == pytest.approx(direct, abs=1e-6) and plain[0] != plain[1] and len(chat) == 1
+
+
+def test_a_reward_model_loads_with_the_runs_dtype_attention_and_model_init_kwargs(tmp_path):
+    """As `trl grpo` loads it: dtype, attn_implementation and model_init_kwargs apply; the policy's revision not."""
+    from types import SimpleNamespace
+
+    from grpo_runtime.setup import reward_model_kwargs
+
+    config = SimpleNamespace(model_revision="abc123", trust_remote_code=False, attn_implementation="eager",
+                             dtype="bfloat16", model_init_kwargs={"low_cpu_mem_usage": True})
+    assert reward_model_kwargs(config) == dict(trust_remote_code=False, attn_implementation="eager",
+                                               dtype=torch.bfloat16, low_cpu_mem_usage=True)

@@ -15,25 +15,20 @@ from pathlib import Path
 
 import pytest
 
+from tests.web.chromium import chromium, sync_api_or_skip
+
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = Path("/usr/bin/chromium")
 SHOTS = ROOT / "test-artifacts" / "screenshots"
 TIMINGS: dict[str, float] = {}
 
 pytestmark = pytest.mark.browser
-sync_api = pytest.importorskip("playwright.sync_api", reason="the browser tests need playwright (pip install playwright)")
-if not CHROMIUM.exists():
-    pytest.skip(f"the browser tests need Debian's chromium at {CHROMIUM} (apt-get install chromium)",
-                allow_module_level=True)
+sync_api = sync_api_or_skip()
 
 
 @pytest.fixture(scope="module")
 def browser():
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM),
-                                              args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
+    with chromium(sync_api) as launched:
         yield launched
-        launched.close()
     if TIMINGS:
         (ROOT / "test-artifacts").mkdir(exist_ok=True)
         (ROOT / "test-artifacts" / "web-timings.json").write_text(json.dumps(TIMINGS, indent=2) + "\n")

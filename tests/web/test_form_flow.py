@@ -22,23 +22,20 @@ import pytest
 from grpo_schema import check_text
 from grpo_schema.loader import load_yaml
 from grpo_schema.migrate import migrate_text
+from tests.web.chromium import chromium, sync_api_or_skip
 
 pytest.importorskip("fastapi", reason="the form tests need the web extra")
 uvicorn = pytest.importorskip("uvicorn", reason="the form tests need uvicorn")
-sync_api = pytest.importorskip("playwright.sync_api", reason="the browser tests need playwright")
 
 from grpo_web.app import create_app  # noqa: E402
 from grpo_web.settings import Settings  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = Path("/usr/bin/chromium")
 SHOTS = ROOT / "test-artifacts" / "screenshots"
 TOKEN = "form-test-token-" + "y" * 16
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-if not CHROMIUM.exists():
-    pytest.skip(f"the browser tests need Debian's chromium at {CHROMIUM} (apt-get install chromium)",
-                allow_module_level=True)
+sync_api = sync_api_or_skip()
 
 # An open-r1 recipe as people have them: comments everywhere, a key TRL renamed, floats written as 1.0.
 OPEN_R1_TEXT = """\
@@ -110,11 +107,8 @@ def server(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser():
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM),
-                                              args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
+    with chromium(sync_api) as launched:
         yield launched
-        launched.close()
 
 
 @pytest.fixture

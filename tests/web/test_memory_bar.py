@@ -8,23 +8,18 @@ from pathlib import Path
 import pytest
 
 from tests.hardware.test_plan_surfaces import BIG, SMALL
+from tests.web.chromium import chromium, sync_api_or_skip
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = Path("/usr/bin/chromium")
 SHOTS = ROOT / "test-artifacts" / "screenshots"
 
 pytestmark = pytest.mark.browser
-sync_api = pytest.importorskip("playwright.sync_api", reason="the browser tests need playwright (pip install playwright)")
-if not CHROMIUM.exists():
-    pytest.skip(f"the browser tests need Debian's chromium at {CHROMIUM} (apt-get install chromium)",
-                allow_module_level=True)
+sync_api = sync_api_or_skip()
 
 
 @pytest.fixture
 def page(live_server):
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM),
-                                             args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
+    with chromium(sync_api) as browser:
         page = browser.new_page(viewport={"width": 1366, "height": 900})
         problems: list[str] = []
         page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
@@ -32,8 +27,7 @@ def page(live_server):
         page.goto(live_server.url + "/")
         page.wait_for_selector("body[data-ready=true]", timeout=15_000)
         yield page
-        browser.close()
-        assert problems == [], problems
+    assert problems == [], problems
 
 
 def import_yaml(page, text: str) -> None:
