@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import sys
 
-from grpo_schema.codes import (U_FEATURE, U_GENERATION, U_HUB, U_NO_EFFECT, U_PACKAGE, U_PROCESSES, U_SHARDING,
-                               U_SPEED_ONLY)
+from grpo_schema.codes import (U_FALLBACK, U_FEATURE, U_GENERATION, U_HUB, U_NO_EFFECT, U_PACKAGE, U_PROCESSES,
+                               U_SHARDING, U_SPEED_ONLY)
 
 from .support import Setting, Support, honoured, ignored, installed, refuse_if, refused, warn_if, warned
 
@@ -95,6 +95,15 @@ def _continuous(s: Setting) -> bool:
     from .continuous import continuous_batching_wanted
 
     return continuous_batching_wanted(s.config) and not s.config.use_vllm
+
+
+SYMBOLIC_ACCURACY = {"accuracy_reward", "reasoning_accuracy_reward", "accuracy", "cosine", "length"}
+
+
+def _accuracy_without_math_verify(s: Setting) -> list[str]:
+    """The rewards that compare answers symbolically (TRL's and open-r1's), when math-verify is missing."""
+    names = [n for n in s.config.reward_funcs or [] if isinstance(n, str) and n in SYMBOLIC_ACCURACY]
+    return names if names and not installed("math_verify") else []
 
 
 def attention_fallback(s: Setting) -> str | None:
@@ -421,7 +430,12 @@ CONFIG_FIELDS: dict[str, Support] = {
     "restore_callback_states_from_checkpoint": ignored("restores callbacks' own state; a config adds no stateful "
                                                        "callbacks, so TRL 1.16 restores nothing either"),
     "resume_from_checkpoint": honoured("checkpoint.resolve_resume, checkpoint.load_checkpoint"),
-    "reward_funcs": honoured("rewards.resolve_reward_func"),
+    "reward_funcs": honoured(
+        "rewards.resolve_reward_func (open-r1's registry under its profile)",
+        warn_if(_accuracy_without_math_verify,
+                lambda s: f"{', '.join(_accuracy_without_math_verify(s))} compare answers with math-verify in TRL, "
+                "which is not installed here: a normalised exact match is used, which misses equivalent forms "
+                "(0.5 and \\frac{1}{2})", U_FALLBACK)),
     "reward_model_name_or_path": honoured("rewards.RewardModel"),
     "reward_weights": honoured("advantages.compute_advantages"),
     "router_aux_loss_coef": honoured("step.micro_step_loss (MoE models; refused on dense ones when loaded)"),

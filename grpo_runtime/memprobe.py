@@ -83,6 +83,7 @@ def measure(case: dict, device: str = "cpu") -> dict:
     prompt_mask[: b // 2, : prompt // 4] = 0  # left padding, as the runtime's batches have
     completion_mask = torch.ones_like(completion_ids)
     out: dict[str, int] = {}
+    _import_optional_libraries()  # transformers loads bitsandbytes' native library lazily when it is installed
     warm = build(64, 1, 64, 4, 2, 64, device, dtype)  # imports and first-use allocations, outside every measurement
     _micro_step(warm, (prompt_ids % 64, prompt_mask, completion_ids % 64, completion_mask, 1.0), True)
     with torch.no_grad():
@@ -134,6 +135,15 @@ def measure(case: dict, device: str = "cpu") -> dict:
     out["logits"] = meter.peak() - before - out["activations"]  # the head's buffers above the trunk's
     out["total"] = meter.peak() - start
     return out
+
+
+def _import_optional_libraries() -> None:
+    import importlib
+    import importlib.util
+
+    for name in ("bitsandbytes",):
+        if importlib.util.find_spec(name) is not None:
+            importlib.import_module(name)
 
 
 def _micro_step(model, args, entropy: bool) -> None:

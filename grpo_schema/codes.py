@@ -150,15 +150,16 @@ T_BOOL_OPTION = declare("GRPO-T012", "error", "value `trl grpo`'s parser refuses
 # --- what grpo_runtime runs ---------------------------------------------------------------------------------------
 # One table of fields (grpo_runtime.support) raises these, before anything loads: `grpo train/launch --dry-run`,
 # `grpo train/launch` themselves (exit 3) and the service's launch check. Valid configs only: TRL would run them.
-U_GENERATION = declare("GRPO-U001", "error", "generation backend grpo_runtime does not run",
-                       "The config asks for a generation backend other than transformers `generate` (vLLM, "
-                       "continuous batching). grpo_runtime refuses it before loading anything; `trl grpo` runs it.")
-U_SHARDING = declare("GRPO-U002", "error", "sharded training grpo_runtime does not run",
-                     "DeepSpeed, FSDP, an accelerate config file or other model/data sharding: grpo_runtime trains "
-                     "with plain data parallelism and refuses these rather than silently running without them.")
-U_HUB = declare("GRPO-U003", "error", "upload to the Hub",
-                "Pushing checkpoints or logged completions to the Hugging Face Hub is not run by grpo_runtime; "
-                "it refuses the run instead of training without the upload.")
+U_GENERATION = declare("GRPO-U001", "error", "generation settings grpo_runtime cannot run as written",
+                       "The generation settings cannot be run as written (for example continuous-batching settings "
+                       "transformers does not take); grpo_runtime refuses them before loading anything.")
+U_SHARDING = declare("GRPO-U002", "error", "sharding grpo_runtime cannot run as written",
+                     "The DeepSpeed, FSDP or accelerate settings cannot be run as written (a missing DeepSpeed file, "
+                     "its own optimizer, batch sizes that contradict the run, an option that needs whole weights "
+                     "under FSDP or ZeRO-3); grpo_runtime refuses rather than silently running without them.")
+U_HUB = declare("GRPO-U003", "error", "upload to the Hub grpo_runtime does not run",
+                "Uploading logged completions to a Hub dataset is not run by grpo_runtime (checkpoints are pushed "
+                "with push_to_hub); it refuses the run instead of training without the upload.")
 U_FEATURE = declare("GRPO-U004", "error", "setting grpo_runtime does not run",
                     "The setting is valid for TRL 1.16 but grpo_runtime has no implementation of it; the run is "
                     "refused before anything loads, with what to change.")
@@ -173,3 +174,6 @@ U_NO_EFFECT = declare("GRPO-U007", "warning", "setting that cannot change this r
 U_SPEED_ONLY = declare("GRPO-U008", "warning", "speed-only option not applied",
                        "The option changes only how fast or how memory-hungry TRL runs, not the numbers; "
                        "grpo_runtime does not apply it, so the run has the same results at its own speed.")
+U_FALLBACK = declare("GRPO-U009", "warning", "computed without a package TRL uses",
+                     "TRL computes this with a package that is not installed here; grpo_runtime runs with a "
+                     "documented fallback whose numbers can differ from TRL's. The warning names the package.")

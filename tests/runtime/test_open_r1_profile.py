@@ -41,7 +41,7 @@ def test_an_open_r1_recipe_runs_as_written(tmp_path, tiny_model_dir):
         {"id": str(stars), "columns": ["problem", "solution"]}]})
     config = tmp_path / "recipe.yaml"
     config.write_text(yaml.safe_dump(settings))
-    assert train_command([str(config)]) == 1  # open-r1's keys are unknown to TRL without the profile
+    assert train_command([str(config), "--dry-run"]) == 0  # written for open-r1: run under its profile unasked
     assert train_command([str(config), "--profile", "open-r1"]) == 0
 
     out = tmp_path / "out"
@@ -94,7 +94,7 @@ def test_open_r1_rewards_with_the_scripts_parameters():
     assert open_r1.REGISTRY["repetition_penalty"](args)(["a b a b a b", "a b c d"]) == [pytest.approx(-0.6), 0.0]
     punish = open_r1.REGISTRY["soft_overlong_punishment"](args)
     assert punish(completion_ids=[[1] * 6, [1] * 8, [1] * 11]) == [0.0, -0.5, -1.0]
-    assert open_r1.len_reward(["aa", "aaaa"], solution=["x", "x"]) == [0.0, -0.5]  # both wrong: penalty only
+    assert open_r1.len_reward(["$4$", "$44$"], solution=["$5$", "$5$"]) == [0.0, -0.5]  # both wrong: penalty only
 
 
 def test_sandbox_rewards_are_refused_before_loading(tmp_path, capsys):

@@ -173,6 +173,20 @@ def test_a_flash_attention_kernel_this_machine_lacks_falls_back_to_sdpa_with_a_w
     assert load_kwargs(check_file(demo_file(attn_implementation="eager")).config)["attn_implementation"] == "eager"
 
 
+def test_accuracy_rewards_without_math_verify_are_warned_as_differing_from_trl(demo_file, no_loading, capsys,
+                                                                              monkeypatch):
+    import grpo_runtime.fields
+
+    path = demo_file(reward_funcs=["accuracy_reward", "grpo_runtime.reward_library.target_word_reward"])
+    with monkeypatch.context() as patched:
+        patched.setattr(grpo_runtime.fields, "installed", lambda module: module != "math_verify")
+        assert train_command([path, "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "warning[GRPO-U009] reward_funcs: accuracy_reward compare answers with math-verify in TRL" in out
+    pytest.importorskip("math_verify", reason="with math-verify installed nothing is said")
+    assert train_command([path, "--dry-run"]) == 0 and "GRPO-U009" not in capsys.readouterr().out
+
+
 def test_exit_codes_for_invalid_and_failed_runs(demo_file, tmp_path, capsys):
     assert train_command([demo_file(num_generations=3)]) == 1  # 4 rows are not whole groups of 3
     assert train_command([demo_file(model_name_or_path=str(tmp_path / "no-model"))]) == 4
