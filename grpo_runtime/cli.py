@@ -65,11 +65,12 @@ def check(path: str, overrides: list[str], world_size: int | None, allow_env: li
         result = checked(world_size)
         if not profiles and not result.valid:
             result, profiles = written_for_a_profile(result, checked, path)
-        fitting = world_size_that_fits(result) if dry_run and world_size is None else None
-        if fitting is not None and (refit := checked(fitting)).valid:
+        sizes = world_sizes_that_fit(result) if dry_run and world_size is None else []
+        if sizes and (refit := checked(sizes[0])).valid:
+            shown = ", ".join(map(str, sizes[:8])) + (", ..." if len(sizes) > 8 else "")
             print(f"grpo: {path} declares no world size (num_processes, --num-processes) and its batch does not fit "
-                  f"{result.world_size} process(es); checked at {fitting}, the smallest world size it fits "
-                  f"({world_sizes_text(result)})")
+                  f"{result.world_size} process(es); checked at {sizes[0]}, the smallest world size it fits "
+                  f"(fits {shown})")
             result = refit
     except OSError as error:
         print(f"grpo: cannot read {path}: {error}", file=sys.stderr)
@@ -108,8 +109,10 @@ def written_for_a_profile(result, checked, path: str):
 def another_trainer(result) -> str:
     """Why a file with keys and reward names nobody here knows cannot run: it was written for another trainer."""
     keys = [d.fields[0] for d in result.diagnostics if d.code == "GRPO-K001" and d.fields]
-    rewards = [d.message.split("'")[1] for d in result.diagnostics if d.code in ("GRPO-R002", "GRPO-R007")
-               and d.message.count("'") >= 2]
+    listed = result.raw.get("reward_funcs") if isinstance(result.raw, dict) else None
+    items = [d.fields[0] for d in result.diagnostics if d.code in ("GRPO-R002", "GRPO-R007") and d.fields]
+    rewards = [str(listed[int(item[13:-1])]) for item in items  # "reward_funcs[3]": the finding's entry
+               if isinstance(listed, list) and item.startswith("reward_funcs[")]
     if not keys and not rewards:
         return ""
     named = [f"{len(keys)} key(s) ({', '.join(keys[:3])}{', ...' if len(keys) > 3 else ''})"] if keys else []
@@ -123,23 +126,15 @@ def errors(result) -> int:
     return sum(d.severity == "error" for d in result.diagnostics)
 
 
-def world_size_that_fits(result) -> int | None:
-    """The smallest world size whose batch schedule holds whole groups, when the file declares none and only the
-    world size makes it invalid (every error is a batch-geometry one); None otherwise."""
+def world_sizes_that_fit(result) -> list[int]:
+    """The world sizes whose batch schedule holds whole groups, when the file declares none and only the world size
+    makes it invalid (every error is a batch-geometry one); [] otherwise."""
     from grpo_schema.plan import Geometry, valid_world_sizes
 
-    errors = {d.code for d in result.diagnostics if d.severity == "error"}
-    if result.valid or result.config is None or "num_processes" in result.launch or not errors <= WORLD_SIZE_RULES:
-        return None
-    sizes = valid_world_sizes(Geometry.of(result.migrated or result.config))
-    return sizes[0] if sizes else None
-
-
-def world_sizes_text(result) -> str:
-    from grpo_schema.plan import Geometry, valid_world_sizes
-
-    sizes = valid_world_sizes(Geometry.of(result.migrated or result.config))
-    return "fits " + ", ".join(map(str, sizes[:8])) + (", ..." if len(sizes) > 8 else "")
+    codes = {d.code for d in result.diagnostics if d.severity == "error"}
+    if result.valid or result.config is None or "num_processes" in result.launch or not codes <= WORLD_SIZE_RULES:
+        return []
+    return valid_world_sizes(Geometry.of(result.migrated or result.config))
 
 
 # The batch rules whose verdict depends on the world size alone (whole groups per generation / eval batch).

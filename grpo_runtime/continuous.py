@@ -29,7 +29,7 @@ def continuous_batching_settings(config) -> dict:
 
 
 def continuous_batching_wanted(config) -> bool:
-    return bool(config.use_transformers_continuous_batching or getattr(config, "use_transformers_paged", False))
+    return bool(config.use_transformers_continuous_batching or config.use_transformers_paged)
 
 
 class ContinuousBatchingBackend:

@@ -51,16 +51,32 @@ def launch_mode(launch: dict[str, Any]) -> str | None:
         return "DEEPSPEED"
     if launch.get("use_fsdp"):
         return "FSDP"
+    kind = accelerate_settings(launch).get("distributed_type")
+    return str(kind).upper() if kind else None
+
+
+def accelerate_settings(launch: dict[str, Any]) -> dict[str, Any]:
+    """The accelerate config file the launch keys name, read ({} when none is named or it cannot be read)."""
     path = accelerate_file(launch)
     if path is None:
-        return None
+        return {}
     import yaml
 
     try:
-        kind = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("distributed_type")
-    except (OSError, yaml.YAMLError, AttributeError):
-        return None
-    return str(kind).upper() if kind else None
+        settings = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return {}
+    return settings if isinstance(settings, dict) else {}
+
+
+def weights_sharded(config, launch: dict[str, Any]) -> bool:
+    """FSDP or ZeRO-3, from the config's fsdp / deepspeed fields or the launch keys: every process holds a shard of
+    each weight."""
+    if truthy(config.fsdp) or zero_stage(config) == 3 or launch_mode(launch) == "FSDP" \
+            or str(launch.get("zero_stage")) == "3":
+        return True
+    deepspeed = accelerate_settings(launch).get("deepspeed_config") if launch_mode(launch) == "DEEPSPEED" else None
+    return isinstance(deepspeed, dict) and str(deepspeed.get("zero_stage")) == "3"
 
 
 def launcher_flags(launch: dict[str, Any], given: list[str]) -> list[str]:

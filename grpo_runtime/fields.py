@@ -113,22 +113,9 @@ def attention_fallback(s: Setting) -> str | None:
 
 
 def _sharded_weights(s: Setting) -> bool:
-    """FSDP or ZeRO-3: every process holds a shard of each weight."""
-    from .distributed import accelerate_file, launch_mode, truthy, zero_stage
+    from .distributed import weights_sharded
 
-    if truthy(s.config.fsdp) or zero_stage(s.config) == 3 or launch_mode(s.launch) == "FSDP" \
-            or str(s.launch.get("zero_stage")) == "3":
-        return True
-    path = accelerate_file(s.launch) if launch_mode(s.launch) == "DEEPSPEED" else None
-    if path is None:
-        return False
-    import yaml
-
-    try:
-        settings = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("deepspeed_config") or {}
-    except (OSError, yaml.YAMLError, AttributeError):
-        return False
-    return str(settings.get("zero_stage")) == "3"
+    return weights_sharded(s.config, s.launch)
 
 
 def _continuous_sharded(s: Setting) -> bool:

@@ -158,6 +158,7 @@ def test_a_flash_attention_kernel_this_machine_lacks_falls_back_to_sdpa_with_a_w
     import importlib.util
 
     from grpo_runtime.model import load_kwargs
+    from grpo_schema import check_file
 
     if importlib.util.find_spec("flash_attn") is not None:
         pytest.skip("flash_attn is installed here: flash_attention_2 is loaded as asked")
@@ -167,8 +168,6 @@ def test_a_flash_attention_kernel_this_machine_lacks_falls_back_to_sdpa_with_a_w
         assert train_command([path, "--dry-run"]) == 0
         out = capsys.readouterr().out
         assert f"warning[GRPO-U008] {field}: attn_implementation 'flash_attention_2' needs the flash_attn package" in out
-        from grpo_schema import check_file
-
         assert load_kwargs(check_file(path).config)["attn_implementation"] == "sdpa"
     assert load_kwargs(check_file(demo_file(attn_implementation="eager")).config)["attn_implementation"] == "eager"
 
