@@ -177,3 +177,8 @@ U_SPEED_ONLY = declare("GRPO-U008", "warning", "speed-only option not applied",
 U_FALLBACK = declare("GRPO-U009", "warning", "computed without a package TRL uses",
                      "TRL computes this with a package that is not installed here; grpo_runtime runs with a "
                      "documented fallback whose numbers can differ from TRL's. The warning names the package.")
+U_NOTHING_TO_TRAIN = declare("GRPO-U010", "error", "no model to train",
+                             "The file names no model_name_or_path. As GRPOConfig arguments for a Python script it is "
+                             "valid (the script passes the model, dataset and rewards), but a run started from it "
+                             "has nothing to train; grpo_runtime refuses it before loading anything. Add them to "
+                             "the file or pass them with --set.")

@@ -186,6 +186,25 @@ def test_accuracy_rewards_without_math_verify_are_warned_as_differing_from_trl(d
     assert train_command([path, "--dry-run"]) == 0 and "GRPO-U009" not in capsys.readouterr().out
 
 
+def test_a_file_without_a_model_is_refused_before_loading_and_runs_with_set(demo_file, tmp_path, no_loading,
+                                                                            capsys):
+    # GRPOConfig arguments for a script (TRL's paper index): valid for validation, but nothing a run can train
+    fragment = tmp_path / "dapo.yaml"
+    fragment.write_text("loss_type: dapo\nepsilon_high: 0.28\nbeta: 0.0\nnum_generations: 4\n"
+                        "per_device_train_batch_size: 4\n")
+    for argv in ([str(fragment), "--dry-run"], [str(fragment)]):
+        assert train_command(argv) == 3
+        out = capsys.readouterr()
+        assert ("error[GRPO-U010] model_name_or_path: the file sets no model_name_or_path, a dataset (dataset_name "
+                "or datasets) and reward_funcs") in out.err
+        assert "cannot run" in out.err and "Traceback" not in out.err
+    complete = yaml.safe_load(Path(demo_file()).read_text())
+    sets = [f"{key}={complete[key]}" for key in ("model_name_or_path", "dataset_name", "output_dir")]
+    sets.append("reward_funcs=[grpo_runtime.reward_library.target_word_reward]")
+    assert train_command([str(fragment), "--dry-run", *(a for s in sets for a in ("--set", s))]) == 0
+    assert "GRPO-U010" not in str(capsys.readouterr())
+
+
 def test_exit_codes_for_invalid_and_failed_runs(demo_file, tmp_path, capsys):
     assert train_command([demo_file(num_generations=3)]) == 1  # 4 rows are not whole groups of 3
     assert train_command([demo_file(model_name_or_path=str(tmp_path / "no-model"))]) == 4
