@@ -38,6 +38,9 @@ class Progress:
     metric_window: dict = field(default_factory=dict)  # MetricWindow.state_dict()
     loss_since_log: float = 0.0  # summed micro-step losses since the last log, this process
     steps_since_log: int = 0
+    best_metric: float | None = None  # metric_for_best_model's best value so far (grpo_runtime.best)
+    best_global_step: int = 0  # ... the step that reached it
+    best_model_checkpoint: str | None = None  # ... and its checkpoint, once one exists
 
 
 class CheckpointError(ValueError):
@@ -169,9 +172,19 @@ def read_progress(directory: Path) -> Progress:
                          "checkpoint") from None
 
 
-def prune_checkpoints(output_dir: Path, keep: int | None) -> None:
-    """save_total_limit: delete the oldest checkpoints beyond `keep`."""
-    if not keep:
+def prune_checkpoints(output_dir: Path, keep: int | None, best: str | None = None) -> None:
+    """save_total_limit: delete the oldest checkpoints beyond `keep`, never the newest (to resume from) nor the best
+    one (load_best_model_at_end, metric_for_best_model: so two are kept when the limit is 1 and the best is older)."""
+    if not keep or keep <= 0:
         return
-    for old in checkpoint_dirs(output_dir)[:-keep]:
-        shutil.rmtree(old, ignore_errors=True)
+    found = checkpoint_dirs(output_dir)
+    protected = {found[-1].resolve()} if found else set()
+    if best is not None:
+        protected.add(Path(best).resolve())
+    remaining = len(found)
+    for old in found:
+        if remaining <= max(keep, len(protected)):
+            break
+        if old.resolve() not in protected:
+            shutil.rmtree(old, ignore_errors=True)
+            remaining -= 1

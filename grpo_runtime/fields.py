@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import sys
 
-from grpo_schema.codes import (U_FALLBACK, U_FEATURE, U_GENERATION, U_HUB, U_NO_EFFECT, U_PACKAGE, U_PROCESSES,
-                               U_SHARDING, U_SPEED_ONLY)
+from grpo_schema.codes import (U_FALLBACK, U_FEATURE, U_GENERATION, U_HUB, U_NO_EFFECT, U_NOTHING_TO_TRAIN, U_PACKAGE,
+                               U_PROCESSES, U_SHARDING, U_SPEED_ONLY)
 
 from .support import Setting, Support, honoured, ignored, installed, refuse_if, refused, warn_if, warned
 
@@ -30,6 +30,19 @@ def reporters(report_to) -> list[str]:
     """report_to as a list of names ("none" and unset: none)."""
     names = [report_to] if isinstance(report_to, str) else list(report_to or [])
     return [] if "none" in names else names
+
+
+def _nothing_to_train(s: Setting) -> str:
+    """A file without a model holds GRPOConfig arguments for a script; say what a run still needs."""
+    c = s.config
+    missing = ["model_name_or_path"]
+    if not (c.dataset_name or c.datasets or getattr(c, "dataset_mixture", None)):
+        missing.append("a dataset (dataset_name or datasets)")
+    if not (c.reward_funcs or c.reward_model_name_or_path):
+        missing.append("reward_funcs")
+    needs = missing[0] if len(missing) == 1 else ", ".join(missing[:-1]) + " and " + missing[-1]
+    return (f"the file sets no {needs}: it holds GRPOConfig settings for a Python script, and a run started from "
+            "it has no model to train")
 
 
 def _unsupported_reporters(s: Setting) -> list[str]:
@@ -292,7 +305,8 @@ CONFIG_FIELDS: dict[str, Support] = {
     "gradient_accumulation_steps": honoured("sampler.optimizer_windows, train.py"),
     "gradient_checkpointing": honoured("model.checkpointing_settings (alias of activation_checkpointing)"),
     "gradient_checkpointing_kwargs": honoured("model.checkpointing_settings"),
-    "greater_is_better": ignored(_only_with("metric_for_best_model", "which is warned about")),
+    "greater_is_better": honoured("best.record_evaluation (unset: larger is better unless the metric's name ends in "
+                                  "'loss')"),
     "hub_always_push": honoured("hub.HubPusher (with push_to_hub)"),
     "hub_model_id": honoured("hub.HubPusher (with push_to_hub)"),
     "hub_private_repo": honoured("hub.HubPusher (with push_to_hub)"),
@@ -313,8 +327,8 @@ CONFIG_FIELDS: dict[str, Support] = {
     "learning_rate": honoured("optim.build_optimizer"),
     "length_column_name": ignored(SAMPLER),
     "liger_kernel_config": ignored(_only_with("use_liger_kernel", "which is warned about")),
-    "load_best_model_at_end": refused("choosing the best checkpoint is not run", "remove load_best_model_at_end",
-                                      U_FEATURE),
+    "load_best_model_at_end": honoured("train.load_best_model: the best checkpoint's weights before the final save "
+                                       "(sharded runs too); best.keep_only_best with save_total_limit 1"),
     "load_in_4bit": honoured(QUANTISED, *QUANTISED_LIMITS),
     "load_in_8bit": honoured(QUANTISED, *QUANTISED_LIMITS),
     "local_rank": ignored("the launcher's LOCAL_RANK decides; TRL 1.16 ignores the field too"),
@@ -353,14 +367,18 @@ CONFIG_FIELDS: dict[str, Support] = {
     "max_grad_norm": honoured("step.optimizer_step"),
     "max_steps": honoured("sampler.total_steps"),
     "max_tool_calling_iterations": ignored(TOOLS),
-    "metric_for_best_model": warned("the HF trainer tracks the best checkpoint by this eval metric and keeps it "
-                                    "from save_total_limit's pruning; grpo_runtime does not track it", U_NO_EFFECT),
+    "metric_for_best_model": honoured("best.record_evaluation after each evaluation; the best checkpoint is kept from "
+                                      "save_total_limit's pruning (checkpoint.prune_checkpoints)"),
     "min_p": honoured("rollout.generation_config"),
     "model_init_kwargs": honoured(
         "model.load_kwargs (win over the named fields; the reward model's too, as in trl grpo)",
         warn_if(lambda s: "attn_implementation" in (s.config.model_init_kwargs or {})
                 and attention_fallback(s) is not None, lambda s: attention_fallback(s), U_SPEED_ONLY)),
-    "model_name_or_path": honoured("model.py, the tokenizer and the reference model"),
+    "model_name_or_path": honoured(
+        "model.py, the tokenizer and the reference model",
+        refuse_if(lambda s: s.config.model_name_or_path is None, _nothing_to_train,
+                  "add model_name_or_path (a local path or Hub id), and the dataset and reward_funcs if missing, to "
+                  "the file or pass them with --set KEY=VALUE", U_NOTHING_TO_TRAIN)),
     "model_revision": honoured("model.load_kwargs, model.load_tokenizer"),
     "multi_objective_aggregation": honoured("advantages.compute_advantages"),
     "neftune_noise_alpha": honoured("model.add_neftune_noise: uniform noise on the input embeddings of every "
@@ -433,11 +451,8 @@ CONFIG_FIELDS: dict[str, Support] = {
                                 "TRL does too, across machines output_dir must be shared", U_NO_EFFECT),
     "save_only_model": honoured("checkpoint.save_checkpoint"),
     "save_steps": honoured("train.should_save"),
-    "save_strategy": honoured(
-        "train.should_save",
-        refuse_if(lambda s: s.config.save_strategy == "best", "save_strategy: best (choosing the best checkpoint) "
-                  "is not run", "use steps or epoch", U_FEATURE)),
-    "save_total_limit": honoured("checkpoint.prune_checkpoints"),
+    "save_strategy": honoured("train.should_save (best: after each evaluation that sets a new best)"),
+    "save_total_limit": honoured("checkpoint.prune_checkpoints (keeps the newest and the best checkpoint)"),
     "scale_rewards": honoured("advantages.compute_advantages"),
     "seed": honoured("setup.build_parts (seed, then seed + rank for sampling), sampler.PromptOrder"),
     "shuffle_dataset": honoured("sampler.PromptOrder"),

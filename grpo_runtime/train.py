@@ -15,14 +15,16 @@ import math
 import signal
 import sys
 import time
+from pathlib import Path
 
 import torch
 
-from . import sharding
+from . import best, sharding
 from .batch import Grouping, generate_batch, shuffle_rows, split_rows
 from .evaluate import evaluate
 from .hub import HubPusher
-from .checkpoint import Progress, load_checkpoint, prune_checkpoints, resolve_resume, save_checkpoint
+from .checkpoint import (Progress, load_checkpoint, load_weights, prune_checkpoints, resolve_resume,
+                         save_checkpoint)
 from .data import dataset_rows
 from .metrics import MetricWindow, loss_metrics, open_sinks, requested_reporters
 from .model import mix_into_reference
@@ -51,6 +53,7 @@ def main(config, plan, assessed: bool = False, launch: dict | None = None, scrip
         progress, buffer = load_checkpoint(resume, accelerator=parts.accelerator, model=parts.model,
                                            optimizer=parts.optimizer, scheduler=parts.scheduler,
                                            reference=parts.reference if config.sync_ref_model else None)
+        best.forget_missing_best(progress)
     else:  # a fresh run starts fresh logs; a resumed one appends to them
         start_fresh_logs(parts)
     sinks = []
@@ -69,9 +72,11 @@ def main(config, plan, assessed: bool = False, launch: dict | None = None, scrip
             for sink in sinks:
                 sink.close()
     parts.accelerator.wait_for_everyone()
+    load_best_model(config, parts, progress)
     sharding.save_model(parts.accelerator, parts.model, parts.output_dir)
     if parts.accelerator.is_main_process:
         parts.tokenizer.save_pretrained(parts.output_dir)
+        best.keep_only_best(parts.output_dir, config.save_total_limit, progress.best_model_checkpoint)
     parts.accelerator.end_training()
     pusher.finish()  # after everything is saved locally: a failed upload loses nothing
     return progress
@@ -151,10 +156,12 @@ def after_step(config, plan, parts, progress, window, buffer, window_metrics, si
         mix_into_reference(parts.policy, parts.reference, config.ref_model_mixup_alpha)
     if should_log(config, step, parts.total_steps, window):
         write_log(parts, progress, window, window_metrics, sinks, step_values)
+    new_best = False
     if should_evaluate(config, step, parts.total_steps, window):
-        write_record(parts, sinks, {"step": step, "epoch": window.epoch_progress,
-                                    **evaluate(config, plan, parts, progress, window.epoch_progress)})
-    if should_save(config, step, parts.total_steps, window, final):
+        metrics = evaluate(config, plan, parts, progress, window.epoch_progress)
+        write_record(parts, sinks, {"step": step, "epoch": window.epoch_progress, **metrics})
+        new_best = best.record_evaluation(config, progress, metrics)
+    if should_save(config, step, parts.total_steps, window, final, new_best):
         save(config, plan, parts, progress, buffer, window_metrics, pusher, window.epoch_progress)
 
 
@@ -163,6 +170,7 @@ def save(config, plan, parts: Parts, progress: Progress, buffer, window_metrics:
     """checkpoint-STEP after optimizer step `progress.global_step`, then push it (push_to_hub) and apply
     save_total_limit."""
     progress.metric_window = window_metrics.state_dict()
+    best.note_best_checkpoint(progress, parts.output_dir)
     pending = buffer if progress.micro_step % plan.generate_every_micro_steps else None
     save_checkpoint(parts.output_dir / f"checkpoint-{progress.global_step}", accelerator=parts.accelerator,
                     model=parts.model, tokenizer=parts.tokenizer, optimizer=parts.optimizer,
@@ -173,7 +181,18 @@ def save(config, plan, parts: Parts, progress: Progress, buffer, window_metrics:
         if pusher is not None:
             pusher.after_save(parts.output_dir / f"checkpoint-{progress.global_step}", progress.global_step, epoch)
         if pusher is None or not pusher.busy():  # never delete a folder an upload is reading
-            prune_checkpoints(parts.output_dir, config.save_total_limit)
+            prune_checkpoints(parts.output_dir, config.save_total_limit, progress.best_model_checkpoint)
+
+
+def load_best_model(config, parts: Parts, progress: Progress) -> None:
+    """load_best_model_at_end: the best checkpoint's weights replace the last ones before the final save."""
+    if not config.load_best_model_at_end or progress.best_model_checkpoint is None:
+        return
+    if parts.accelerator.is_main_process:
+        print(f"grpo: loading the best model from {progress.best_model_checkpoint} ({best.metric_name(config)} "
+              f"{progress.best_metric:g})", file=sys.stderr)
+    sharding.load_model_state(parts.accelerator, parts.model, Path(progress.best_model_checkpoint), load_weights)
+    parts.accelerator.wait_for_everyone()
 
 
 def logged_loss(config, progress: Progress, loss: float) -> float:
@@ -251,7 +270,10 @@ def should_evaluate(config, step: int, total: int, window) -> bool:
     return step % interval == 0 or step == total
 
 
-def should_save(config, step: int, total: int, window, final: bool) -> bool:
+def should_save(config, step: int, total: int, window, final: bool, new_best: bool = False) -> bool:
+    """save_strategy: every save_steps and the last step, each epoch's end, or (best) each new best evaluation."""
+    if config.save_strategy == "best":
+        return new_best
     if config.save_strategy == "epoch":
         return ends_epoch(window)
     return config.save_strategy == "steps" and (step % every(config.save_steps, total) == 0 or final)

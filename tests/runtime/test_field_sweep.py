@@ -273,6 +273,11 @@ HONOURED: dict[str, Case] = {
     "save_only_model": Case(True, dict(SAVE)),
     "save_steps": Case(1, dict(save_strategy="steps")),
     "save_strategy": Case("steps"),
+    # the best checkpoint: num_tokens only grows, so "lower is better" makes step 1 the best of the two
+    "metric_for_best_model": Case("eval_loss", dict(EVAL, **SAVE, save_total_limit=1)),
+    "greater_is_better": Case(True, dict(EVAL, **SAVE, metric_for_best_model="num_tokens")),
+    "load_best_model_at_end": Case(True, dict(EVAL, **SAVE, metric_for_best_model="num_tokens",
+                                              greater_is_better=False)),
     "save_total_limit": Case(1, dict(SAVE)),
     "scale_rewards": Case("none"),
     "seed": Case(4),
@@ -326,7 +331,6 @@ HONOURED: dict[str, Case] = {
 REFUSED: dict[str, tuple[Any, dict]] = {
     "auto_find_batch_size": (True, {}), "parallelism_config": ({"dp_shard_size": 1}, {}),
     "dataset_streaming": (True, {}), "debug": ("underflow_overflow", {}), "hub_token": ("hf_secret", {}),
-    "load_best_model_at_end": (True, dict(eval_strategy="steps", save_strategy="steps")),
     "log_completions_hub_repo": ("me/completions", dict(log_completions=True)),
     "streaming": (True, {}),
 }
@@ -335,7 +339,7 @@ WARNED: dict[str, tuple[Any, dict]] = {
     "dataloader_multiprocessing_context": ("spawn", dict(dataloader_num_workers=1)),
     "dataloader_num_workers": (2, {}), "dataloader_persistent_workers": (True, dict(dataloader_num_workers=1)),
     "dataloader_prefetch_factor": (4, dict(dataloader_num_workers=1)), "ignore_data_skip": (True, {}),
-    "log_unique_prompts": (True, dict(log_completions=True)), "metric_for_best_model": ("eval_loss", {}),
+    "log_unique_prompts": (True, dict(log_completions=True)),
     "num_completions_to_print": (2, dict(log_completions=True)), "save_on_each_node": (True, {}),
     "skip_memory_metrics": (False, {}), "torch_compile": (True, {}), "torch_empty_cache_steps": (2, {}),
     "use_liger_kernel": (True, {}),
@@ -493,9 +497,9 @@ HONOURED_REFUSALS = {  # a value each honoured field refuses, and its context
     "lr_scheduler_type": [("reduce_lr_on_plateau", dict(eval_strategy="steps"))],
     "optim": [("galore_adamw", {})],  # (the bitsandbytes ones are refused only without bitsandbytes)
     "optim_args": [("momentum=0.9", dict(optim="adamw_torch"))],
-    "save_strategy": [("best", dict(eval_strategy="steps", metric_for_best_model="eval_loss"))],
     "use_peft": [],  # refused only without the peft package, which the test environment has
     "num_processes": [(2, {})],
+    "model_name_or_path": [(None, {})],  # GRPOConfig arguments for a script: no model to train
     "transformers_continuous_batching_config": [({"max_memory_fraction": 0.4},
                                                  dict(use_transformers_continuous_batching=True))],
     "use_transformers_continuous_batching": [(True, dict(fsdp="full_shard", num_processes=2))],

@@ -191,3 +191,85 @@ def test_resume_values_that_mean_no_resume_start_fresh_in_any_case(tmp_path):
         assert resolve_resume(value, tmp_path) is None
     with pytest.raises(ValueError, match="holds no complete checkpoint"):
         resolve_resume("TRUE", tmp_path)
+
+
+def eval_run(tmp_path, tiny_model_dir, name, **overrides):
+    """A run that evaluates (and saves) after every step, on a folder with train and test files."""
+    data = tmp_path / "split"
+    if not data.exists():
+        write_prompts(data / "train.jsonl")
+        write_prompts(data / "test.jsonl")
+    settings = dict(eval_strategy="steps", eval_steps=1, per_device_eval_batch_size=4, max_steps=3, save_steps=1,
+                    reward_funcs=["tests.runtime.test_field_sweep.token_reward"])  # varies in every group
+    return run(tmp_path, tiny_model_dir, name, dataset_name=str(data), **{**settings, **overrides})
+
+
+def state(checkpoint):
+    return json.loads((checkpoint / "runtime_state.json").read_text())
+
+
+def test_load_best_model_at_end_restores_the_best_checkpoint_and_keeps_it_alone(tmp_path, tiny_model_dir):
+    # num_tokens only grows, so with "lower is better" the first evaluation stays the best
+    out = eval_run(tmp_path, tiny_model_dir, "best", metric_for_best_model="num_tokens", greater_is_better=False,
+                   load_best_model_at_end=True, save_total_limit=1)
+    assert sorted(p.name for p in out.glob("checkpoint-*")) == ["checkpoint-1"]  # save_total_limit 1: the best only
+    best = state(out / "checkpoint-1")
+    assert best["best_global_step"] == 1 and best["best_model_checkpoint"] == str(out / "checkpoint-1")
+    final, first = weights(out), weights(out / "checkpoint-1")
+    assert all(torch.equal(final[k], first[k]) for k in final)
+    last = eval_run(tmp_path, tiny_model_dir, "last", save_total_limit=1)
+    assert not all(torch.equal(final[k], weights(last)[k]) for k in final)  # three steps moved the weights on
+    assert sorted(p.name for p in last.glob("checkpoint-*")) == ["checkpoint-3"]
+
+
+def test_save_strategy_best_saves_on_each_new_best_only(tmp_path, tiny_model_dir):
+    never_better = eval_run(tmp_path, tiny_model_dir, "lower", save_strategy="best", metric_for_best_model="num_tokens",
+                            greater_is_better=False)
+    assert sorted(p.name for p in never_better.glob("checkpoint-*")) == ["checkpoint-1"]
+    always_better = eval_run(tmp_path, tiny_model_dir, "higher", save_strategy="best",
+                             metric_for_best_model="eval_num_tokens")  # greater is better for a non-loss name
+    assert sorted(p.name for p in always_better.glob("checkpoint-*")) == [f"checkpoint-{i}" for i in (1, 2, 3)]
+    tokens = [m["eval_num_tokens"] for m in read_metrics(always_better) if "eval_num_tokens" in m]
+    assert state(always_better / "checkpoint-3")["best_metric"] == tokens[-1] > tokens[0]
+
+
+def test_pruning_keeps_the_newest_and_the_best_checkpoint(tmp_path):
+    from grpo_runtime.checkpoint import prune_checkpoints
+
+    for step in (1, 2, 3, 4):
+        (tmp_path / f"checkpoint-{step}").mkdir()
+    prune_checkpoints(tmp_path, 1, best=str(tmp_path / "checkpoint-2"))
+    assert sorted(p.name for p in tmp_path.glob("checkpoint-*")) == ["checkpoint-2", "checkpoint-4"]
+    prune_checkpoints(tmp_path, 1)
+    assert sorted(p.name for p in tmp_path.glob("checkpoint-*")) == ["checkpoint-4"]
+
+
+def test_an_unknown_best_metric_stops_the_run_with_the_metrics_it_could_name(tmp_path, tiny_model_dir, capsys):
+    from grpo_runtime.cli import train_command
+
+    data = tmp_path / "split"
+    write_prompts(data / "train.jsonl")
+    write_prompts(data / "test.jsonl")
+    settings = base_settings(tiny_model_dir, data, tmp_path / "out")
+    settings.update(eval_strategy="steps", eval_steps=1, per_device_eval_batch_size=4, max_steps=2,
+                    metric_for_best_model="accuracy")
+    path = tmp_path / "run.yaml"
+    path.write_text(yaml.safe_dump(settings))
+    assert train_command([str(path)]) == 3
+    err = capsys.readouterr().err
+    assert "metric_for_best_model is 'accuracy', but the evaluation has no 'eval_accuracy'" in err
+    assert "eval_reward" in err and "Traceback" not in err
+
+
+def test_a_missing_split_is_named_without_a_traceback(tmp_path, tiny_model_dir, capsys):
+    from grpo_runtime.cli import train_command
+
+    data = tmp_path / "only-train"
+    write_prompts(data / "train.jsonl")
+    settings = base_settings(tiny_model_dir, data, tmp_path / "out")
+    settings.update(eval_strategy="steps", per_device_eval_batch_size=4)
+    path = tmp_path / "run.yaml"
+    path.write_text(yaml.safe_dump(settings))
+    assert train_command([str(path)]) == 3
+    err = capsys.readouterr().err
+    assert f"dataset {data} has no split 'test'" in err and "Traceback" not in err
