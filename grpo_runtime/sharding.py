@@ -208,7 +208,11 @@ def save_training_state(accelerator, model, optimizer, directory: Path) -> None:
 def load_training_state(accelerator, model, optimizer, directory: Path, load_model_weights) -> None:
     """Restore the weights and the optimizer state a checkpoint holds into the prepared model and optimizer."""
     if kind(accelerator) == "DEEPSPEED":
-        load_deepspeed_state(model, directory, module_only=False)
+        path, _ = model.load_checkpoint(str(directory / DS_CHECKPOINT), tag=DS_TAG, load_optimizer_states=True,
+                                        load_lr_scheduler_states=False, load_module_strict=False)
+        if path is None:
+            raise ValueError(f"{directory} holds no DeepSpeed state ({DS_CHECKPOINT}/); it was not written by a "
+                             "DeepSpeed run")
         return
     load_model_state(accelerator, model, directory, load_model_weights)
     if is_fsdp2(model):
@@ -223,25 +227,22 @@ def load_training_state(accelerator, model, optimizer, directory: Path, load_mod
 
 
 def load_model_state(accelerator, model, directory: Path, load_model_weights) -> None:
-    """Put a checkpoint's weights into the prepared model, sharded or not (every process calls this)."""
-    if kind(accelerator) == "DEEPSPEED":
-        load_deepspeed_state(model, directory, module_only=True)
-    elif is_fsdp2(model):
+    """Put the whole weights a checkpoint saved (save_pretrained) into the prepared model, sharded or not; every
+    process calls this. ZeRO-3 gathers the partitions, the main process loads, DeepSpeed re-partitions."""
+    module = accelerator.unwrap_model(model)
+    if is_fsdp2(model):
         from torch.distributed.checkpoint.state_dict import StateDictOptions, set_model_state_dict
 
         options = StateDictOptions(full_state_dict=True, broadcast_from_rank0=True, strict=False)
         set_model_state_dict(model, read_weights(directory) if accelerator.is_main_process else {}, options=options)
+    elif zero_stage(accelerator) == 3:
+        import deepspeed
+
+        with deepspeed.zero.GatheredParameters(list(module.parameters()), modifier_rank=0):
+            if accelerator.is_main_process:
+                load_model_weights(module, directory)
     else:
-        load_model_weights(accelerator.unwrap_model(model), directory)
-
-
-def load_deepspeed_state(model, directory: Path, module_only: bool) -> None:
-    path, _ = model.load_checkpoint(str(directory / DS_CHECKPOINT), tag=DS_TAG, load_module_only=module_only,
-                                    load_optimizer_states=not module_only, load_lr_scheduler_states=False,
-                                    load_module_strict=False)
-    if path is None:
-        raise ValueError(f"{directory} holds no DeepSpeed state ({DS_CHECKPOINT}/); it was not written by a "
-                         "DeepSpeed run")
+        load_model_weights(module, directory)
 
 
 def read_weights(directory: Path) -> dict:

@@ -107,3 +107,23 @@ def test_deepspeed_zero_trains_on_cpu_processes(launch_dir, tiny_model_dir, stag
         again = weights(tmp / "zero3-resumed")
         assert all(torch.equal(trained[name], again[name]) for name in trained)
         assert read_metrics(tmp / "zero3-resumed")[0]["loss"] == metrics[1]["loss"]
+
+
+@pytest.mark.parametrize("sharding", ["fsdp", "zero3"])
+def test_load_best_model_at_end_puts_the_best_sharded_weights_back(launch_dir, tiny_model_dir, sharding):
+    if sharding == "zero3" and __import__("importlib").util.find_spec("deepspeed") is None:
+        pytest.skip("deepspeed not installed")
+    tmp = launch_dir
+    write_prompts(tmp / "split" / "train.jsonl")
+    write_prompts(tmp / "split" / "test.jsonl")
+    shard = dict(fsdp="full_shard auto_wrap") if sharding == "fsdp" else dict(accelerate_config="zero3")
+    # num_tokens only grows: with "lower is better" step 1 stays the best of two
+    settings = settings_for(tmp, tiny_model_dir, f"best-{sharding}", dataset_name=str(tmp / "split"), max_steps=2,
+                            save_steps=1, eval_strategy="steps", eval_steps=1, per_device_eval_batch_size=4,
+                            metric_for_best_model="num_tokens", greater_is_better=False, load_best_model_at_end=True,
+                            **shard)
+    assert launch(tmp, settings) == 0
+    out = tmp / f"best-{sharding}"
+    final, best, last = weights(out), weights(out / "checkpoint-1"), weights(out / "checkpoint-2")
+    assert all(torch.equal(final[name], best[name]) for name in final)
+    assert not all(torch.equal(final[name], last[name]) for name in final)
