@@ -226,13 +226,13 @@ def run_training(result, prog: str) -> int:
     from .checkpoint import CheckpointError
     from .generation import GenerationError
     from .hub import PushFailed
-    from .support import CannotRun
+    from .support import CannotRun, script_of
 
     quiet_library_progress_bars()
     try:
         from .train import main
 
-        main(result.config, result.plan, assessed=True, launch=result.launch, script=script_args(result))
+        main(result.config, result.plan, assessed=True, launch=result.launch, script=script_of(result))
     except (CannotRun, CheckpointError) as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return EXIT_CANNOT_RUN
@@ -246,12 +246,6 @@ def run_training(result, prog: str) -> int:
         print(f"{prog}: the run failed (see the traceback above)", file=sys.stderr)
         return EXIT_FAILED
     return EXIT_OK
-
-
-def script_args(result):
-    """The arguments of the one training script profile the config was validated with (None without one)."""
-    found = list((result.profile_args or {}).items())
-    return found[0] if found else None
 
 
 def launch_command(argv: list[str]) -> int:

@@ -142,9 +142,25 @@ def checkpointing_settings(config) -> tuple[bool, dict | None]:
 def enable_checkpointing(model, kwargs: dict | None) -> None:
     options = dict(kwargs or {})
     every_n_layers, offload = options.pop("every_n_layers", 1), options.pop("offload", False)
-    model.activation_checkpointing_enable(
-        activation_checkpointing_kwargs=options or None, every_n_layers=every_n_layers, offload=offload
-    )
+    if hasattr(model, "activation_checkpointing_enable"):  # the name since transformers 5.20
+        model.activation_checkpointing_enable(
+            activation_checkpointing_kwargs=options or None, every_n_layers=every_n_layers, offload=offload)
+    else:  # earlier transformers 5 (the vLLM extra pins < 5.20)
+        model.gradient_checkpointing_enable(
+            gradient_checkpointing_kwargs=options or None, every_n_layers=every_n_layers, offload=offload)
+
+
+def disable_checkpointing(model) -> None:
+    if hasattr(model, "activation_checkpointing_disable"):
+        model.activation_checkpointing_disable()
+    else:
+        model.gradient_checkpointing_disable()
+
+
+def is_checkpointing(model) -> bool:
+    if hasattr(model, "activation_checkpointing_enable"):
+        return bool(getattr(model, "is_activation_checkpointing", False))
+    return bool(getattr(model, "is_gradient_checkpointing", False))
 
 
 def wrap_lora(model, config):

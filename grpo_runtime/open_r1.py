@@ -33,10 +33,10 @@ def refusals(config, args) -> list[str]:
     found = []
     for name in reward_names(config):
         if name in SANDBOX_REWARDS:
-            found.append(f"reward_funcs: open-r1's {name!r} reward runs completions in a remote code sandbox (e2b, "
+            found.append(f"open-r1's {name!r} reward runs completions in a remote code sandbox (e2b, "
                          "morph or piston), which grpo_runtime does not provide; run this recipe with open-r1")
         elif name in BRANCH_REWARDS:
-            found.append(f"reward_funcs: {name!r} exists only on open-r1's experiment branches; grpo_runtime "
+            found.append(f"{name!r} exists only on open-r1's experiment branches; grpo_runtime "
                          "builds the rewards of its main branch")
     return found
 

@@ -89,11 +89,11 @@ def crop_after_first_eos(completion_ids: torch.Tensor, eos_ids: list[int]) -> li
 def generation_mode(model, checkpointing_kwargs: dict | None):
     """Switch activation checkpointing off while sampling or scoring without gradients (it would disable the KV
     cache), then restore it. The model stays in train mode, as in TRL, so any dropout stays active."""
-    from .model import enable_checkpointing
+    from .model import disable_checkpointing, enable_checkpointing, is_checkpointing
 
-    was_checkpointing = getattr(model, "is_activation_checkpointing", False)
+    was_checkpointing = is_checkpointing(model)
     if was_checkpointing:
-        model.activation_checkpointing_disable()
+        disable_checkpointing(model)
     try:
         with torch.no_grad():
             yield model

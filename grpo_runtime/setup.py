@@ -29,31 +29,13 @@ from .sampler import PromptOrder, total_steps
 from .support import CannotRun, enforce
 
 
-def script_refusals(script) -> list[str]:
-    """A training script's profile: open-r1's arguments are honoured (open_r1.py); another profile's would be
-    silently ignored, so it is refused."""
-    if script is None:
-        return []
-    name, _ = script
-    if name != "open-r1":
-        return [f"profile {name!r}: grpo_runtime honours the arguments of the open-r1 profile only; this script's "
-                "arguments would be ignored. Run the config with its own script"]
-    return []
-
-
 def refuse_unsupported(config, world_size: int = 1, launch: dict | None = None, script=None,
                        warn: bool = True) -> None:
     """Raise CannotRun with every reason this config cannot run here (the field table, grpo_runtime.support, which
-    holds the distributed settings' refusals too; then the training script's), before anything loads; warn about
+    holds the distributed settings' and the training script's refusals too), before anything loads; warn about
     what is honoured only partly unless the caller has reported it already."""
-    enforce(config, world_size, launch, warn=warn)
-    problems = script_refusals(script)
-    if script is not None and script[0] == "open-r1":
-        from . import open_r1
+    enforce(config, world_size, launch, warn=warn, script=script)
 
-        problems += open_r1.refusals(config, script[1])
-    if problems:
-        raise CannotRun("this config uses features grpo_runtime does not run:\n  - " + "\n  - ".join(problems))
 
 def output_dir(config) -> Path:
     return Path(config.output_dir or "trainer_output").expanduser()

@@ -141,15 +141,39 @@ def findings(setting: Setting) -> list[tuple[str, Limit, str]]:
     return found
 
 
+def script_of(result):
+    """The one training-script profile (name, validated arguments) the config was checked with, or None."""
+    found = list((getattr(result, "profile_args", None) or {}).items())
+    return found[0] if found else None
+
+
+def script_refusals(config, script) -> list[tuple[str, str]]:
+    """(field, message) for what a training script's profile asks that this runtime does not run: the arguments of
+    a profile other than open-r1's would be silently ignored; open-r1's sandboxed code rewards are not run."""
+    if script is None:
+        return []
+    name, args = script
+    if name != "open-r1":
+        return [("profile", f"profile {name!r}: grpo_runtime honours the arguments of the open-r1 profile only; "
+                            "this script's arguments would be ignored. Run the config with its own script")]
+    from . import open_r1
+
+    return [("reward_funcs", message) for message in open_r1.refusals(config, args)]
+
+
 def assess(result, command: Command = "train") -> list[Diagnostic]:
-    """Coded diagnostics (area U) for a valid CheckResult: errors for what this runtime refuses, warnings for
-    what cannot change the run. Empty for an invalid config (its own diagnostics come first)."""
+    """Coded diagnostics (area U) for a valid CheckResult: errors for what this runtime refuses (the field table,
+    then the training script's arguments), warnings for what cannot change the run. Empty for an invalid config
+    (its own diagnostics come first)."""
     if result.config is None or not result.valid:
         return []
     from grpo_schema.check import bounded, path_of
+    from grpo_schema.codes import U_FEATURE
 
+    refused_by_script = [(name, Limit(None, message, "run the recipe with its own training script", U_FEATURE),
+                          message) for name, message in script_refusals(result.config, script_of(result))]
     diagnostics = []
-    for name, limit, message in findings(setting_of(result, command)):
+    for name, limit, message in findings(setting_of(result, command)) + refused_by_script:
         diag = Diagnostic(limit.code, "error" if limit.refuse else "warning", f"{name}: {message}",
                           fields=(name,), hint=limit.hint)
         position = result.positions.of(path_of(name))
@@ -159,7 +183,7 @@ def assess(result, command: Command = "train") -> list[Diagnostic]:
     return diagnostics
 
 
-def enforce(config, world_size: int = 1, launch: dict | None = None, warn: bool = True) -> None:
+def enforce(config, world_size: int = 1, launch: dict | None = None, warn: bool = True, script=None) -> None:
     """For Python callers of `train.main`: raise CannotRun on a refusal, warn for the rest (the CLI has already
     printed both as diagnostics and calls this with warn=False)."""
     import warnings
@@ -168,6 +192,7 @@ def enforce(config, world_size: int = 1, launch: dict | None = None, warn: bool 
     setting = Setting(config, dict(launch or {}), max(world_size, running), "train", running)
     problems = findings(setting)
     refusals = [f"{name}: {message}" for name, limit, message in problems if limit.refuse]
+    refusals += [f"{name}: {message}" for name, message in script_refusals(config, script)]
     if refusals:
         raise CannotRun("this config uses settings grpo_runtime does not run:\n  - " + "\n  - ".join(refusals))
     if warn:

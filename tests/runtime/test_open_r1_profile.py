@@ -102,5 +102,7 @@ def test_sandbox_rewards_are_refused_before_loading(tmp_path, capsys):
                       reward_funcs=["accuracy", "code"])
     config = tmp_path / "recipe.yaml"
     config.write_text(yaml.safe_dump(settings))
-    assert train_command([str(config), "--profile", "open-r1"]) == EXIT_CANNOT_RUN
-    assert "'code' reward runs completions in a remote code sandbox" in capsys.readouterr().err
+    for dry_run in (["--dry-run"], []):  # --dry-run knows it too
+        assert train_command([str(config), "--profile", "open-r1", *dry_run]) == EXIT_CANNOT_RUN
+        assert ("error[GRPO-U004] reward_funcs: open-r1's 'code' reward runs completions in a remote code sandbox"
+                in capsys.readouterr().err)
