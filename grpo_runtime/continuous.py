@@ -9,6 +9,8 @@ the transformers path's; like TRL, no sampler log-probs come back (the importanc
 
 from __future__ import annotations
 
+import contextlib
+
 import json
 
 from .generation import GenerationError, Samples
@@ -49,7 +51,8 @@ class ContinuousBatchingBackend:
         from .rollout import generation_mode
 
         parts = self.parts
-        with generation_mode(parts.policy, checkpointing_settings(self.checkpointing)[1]), parts.autocast():
+        with generation_mode(parts.policy, checkpointing_settings(self.checkpointing)[1]), \
+                without_autocast(parts.policy):
             outputs = parts.policy.generate_batch([list(p) for p in prompt_lists],
                                                   generation_config=parts.generation_config,
                                                   continuous_batching_config=self.batching, progress_bar=False)
@@ -63,6 +66,24 @@ class ContinuousBatchingBackend:
 
     def close(self) -> None:
         pass
+
+
+@contextlib.contextmanager
+def without_autocast(model):
+    """The model's own forward, not the autocast wrapper accelerate puts on it for bf16/fp16: the paged cache takes
+    the model's dtype, and half-precision keys and values from autocast do not fit a float32-loaded model's cache.
+    A bf16-loaded model (the usual recipe) generates in bf16 either way. (TRL casts a float32 policy to bf16 in
+    place here, which would also turn the rest of its training to bf16: not copied.)"""
+    wrapped = model.__dict__.get("forward")
+    original = model.__dict__.get("_original_forward")
+    if wrapped is None or original is None:
+        yield model
+        return
+    model.forward = original
+    try:
+        yield model
+    finally:
+        model.forward = wrapped
 
 
 def cut_after_first_eos(tokens: list[int], eos_ids: list[int]) -> list[int]:

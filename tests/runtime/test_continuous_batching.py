@@ -56,11 +56,12 @@ def test_settings_default_to_trls_memory_share_and_read_json_strings():
 
 
 @pytest.mark.slow
-def test_a_run_trains_with_continuous_batching(tmp_path, tiny_model_dir):
+@pytest.mark.parametrize("bf16", [False, True])  # bf16 autocast on the float32-loaded tiny model
+def test_a_run_trains_with_continuous_batching(tmp_path, tiny_model_dir, bf16):
     from grpo_runtime.train import main
 
     settings = {**base_settings(tiny_model_dir, write_prompts(tmp_path / "data.jsonl"), tmp_path / "out"),
-                "max_steps": 2, "save_steps": 100, "use_transformers_continuous_batching": True,
+                "bf16": bf16, "max_steps": 2, "save_steps": 100, "use_transformers_continuous_batching": True,
                 "transformers_continuous_batching_config": {"use_cuda_graph": False, "max_memory_percent": 0.4}}
     result = validated(settings)
     assert not [d for d in assess(result) if d.severity == "error"]

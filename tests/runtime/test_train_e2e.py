@@ -107,11 +107,13 @@ def test_report_to_skips_what_it_cannot_write_and_says_so():
     from grpo_runtime.support import assess
 
     assert requested_reporters("none") == [] and requested_reporters(None) == []
-    assert requested_reporters(["mlflow", "tensorboard"]) == ["tensorboard"]  # metrics.jsonl has everything
+    has_tensorboard = __import__("importlib").util.find_spec("tensorboard") is not None
+    written = ["tensorboard"] if has_tensorboard else []  # metrics.jsonl has everything
+    assert requested_reporters(["mlflow", "tensorboard"]) == written
     result = check_text("model_name_or_path: m\ndataset_name: d\nreward_funcs: [accuracy_reward]\n"
                         "report_to: [mlflow, tensorboard]\n")
-    warned = [d for d in assess(result) if "report_to" in d.fields]
-    assert [d.code for d in warned] == ["GRPO-U007"] and "mlflow" in warned[0].message
+    warned = [d for d in assess(result) if "report_to" in d.fields and d.code == "GRPO-U007"]
+    assert "mlflow" in warned[0].message and len(warned) == (1 if has_tensorboard else 2)  # + "not installed"
 
 
 def test_bf16_autocast_and_save_total_limit(tmp_path, tiny_model_dir):
