@@ -275,3 +275,15 @@ def test_a_missing_split_is_named_without_a_traceback(tmp_path, tiny_model_dir, 
     assert train_command([str(path)]) == 3
     err = capsys.readouterr().err
     assert f"dataset {data} has no split 'test'" in err and "Traceback" not in err
+
+
+def test_activation_checkpointing_trains_to_the_same_weights(tmp_path, tiny_model_dir):
+    # recomputing activations in backward changes memory, not numbers; generation switches it off and on again
+    # (also run in the vLLM environment, whose transformers names the switch gradient_checkpointing_enable)
+    varied = dict(max_steps=2, reward_funcs=["tests.runtime.test_field_sweep.token_reward"])
+    plain = run(tmp_path, tiny_model_dir, "plain", **varied)
+    recomputed = run(tmp_path, tiny_model_dir, "recomputed", activation_checkpointing=True,
+                     activation_checkpointing_kwargs={"use_reentrant": False}, **varied)
+    a, b = weights(plain), weights(recomputed)
+    assert all(torch.allclose(a[k], b[k], atol=1e-6) for k in a)
+    assert not all(torch.equal(a[k], weights(tiny_model_dir)[k]) for k in a)
