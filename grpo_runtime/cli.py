@@ -182,6 +182,16 @@ def apply_env(env: dict[str, str]) -> None:
         os.environ[name] = str(value)
 
 
+def quiet_unused_kernel_notice(config) -> None:
+    """peft imports bitsandbytes, whose CPU backend logs "Failed to load CPU gemm_4bit_forward" when the optional
+    `kernels` package is missing: a speed notice about 4-bit matmuls on CPU. Keep it for runs that load 4-bit
+    weights; for every other run it reads like a failure and means nothing."""
+    import logging
+
+    if not getattr(config, "load_in_4bit", False):
+        logging.getLogger("bitsandbytes.backends.cpu.ops").setLevel(logging.ERROR)
+
+
 def quiet_library_progress_bars() -> None:
     """Loading weights and reading data print their own bars; the run's bar is the one that matters."""
     import datasets
@@ -229,6 +239,7 @@ def run_training(result, prog: str) -> int:
     from .support import CannotRun, script_of
 
     quiet_library_progress_bars()
+    quiet_unused_kernel_notice(result.config)
     try:
         from .train import main
 
