@@ -72,8 +72,19 @@ def load_mixture(entries, test_split_size: float | None, seed: int) -> dict:
 
 
 def load_split(config, split: str):
-    """`split` ("train" or "test") of the configured source; for `dataset_name` the split names are
-    `dataset_train_split` and `dataset_test_split`."""
+    """`split` ("train" or "test") of the configured source; a source that cannot be found or reached is named in
+    a CannotRun, not a traceback."""
+    try:
+        return read_split(config, split)
+    except (FileNotFoundError, ConnectionError) as error:  # datasets' "not found" errors are FileNotFoundErrors
+        source = config.dataset_name or ", ".join(str(entry.path) for entry in config.datasets or [])
+        raise CannotRun(f"cannot load the dataset {source!r}: {error}".rstrip(".") + ". Check the name or path "
+                        "(a local data file in a `datasets:` entry is `path: json` with `data_files: FILE`)") from None
+
+
+def read_split(config, split: str):
+    """`split` of the configured source; for `dataset_name` the split names are `dataset_train_split` and
+    `dataset_test_split`."""
     if config.dataset_streaming or config.streaming:
         raise CannotRun("streaming datasets are not supported by grpo_runtime; set dataset_streaming: false")
     if config.datasets:
