@@ -62,6 +62,11 @@ def record_eval_batch_losses(trainer) -> list[float]:
     # evaluation before training and every 2 steps: 6 test prompts x 2 completions in batches of 4
     dict(loss_type="dapo", eval_strategy="steps", eval_steps=2, eval_on_start=True, per_device_eval_batch_size=4,
          num_generations_eval=2),
+    # the best checkpoint by an eval metric (larger is better for a name not ending in "loss"), kept from
+    # save_total_limit's pruning and loaded back at the end: the final weights are the best step's
+    dict(loss_type="dapo", eval_strategy="steps", eval_steps=1, per_device_eval_batch_size=4, num_generations_eval=2,
+         save_strategy="steps", save_steps=1, save_total_limit=1, metric_for_best_model="kl",
+         load_best_model_at_end=True),
 ])
 def test_training_steps_match_trl(tmp_path, tiny_model_dir, monkeypatch, variant):
     from datasets import load_dataset
@@ -83,6 +88,8 @@ def test_training_steps_match_trl(tmp_path, tiny_model_dir, monkeypatch, variant
     trl_evals = [h for h in trainer.state.log_history if "eval_loss" in h]
     trl_losses = [h["loss"] for h in trl_logs]
     trl_weights = {k: v.detach().clone() for k, v in trainer.model.state_dict().items()}
+    trl_best = trainer.state.best_global_step
+    trl_checkpoints = sorted(p.name for p in (tmp_path / "trl").glob("checkpoint-*"))
 
     # --- grpo_runtime
     monkeypatch.setattr(grpo_runtime.train, "shuffle_rows", lambda batch: batch)
@@ -118,6 +125,14 @@ def test_training_steps_match_trl(tmp_path, tiny_model_dir, monkeypatch, variant
     if variant.get("use_adaptive_entropy"):  # entropy stays below the target: +entropy_coef_delta every step
         assert [r["entropy_coef"] for r in records] == pytest.approx([0.055, 0.06, 0.065, 0.07])
         assert all(r["policy_loss"] is not None for r in records)
+    if variant.get("load_best_model_at_end"):  # the same best step, the same checkpoints kept
+        import json
+
+        assert 1 < trl_best < settings["max_steps"]  # neither the first nor the last: the choice is tested
+        kept = sorted(p.name for p in (tmp_path / "ours").glob("checkpoint-*"))
+        assert kept == trl_checkpoints == [f"checkpoint-{trl_best}"]
+        state = json.loads((tmp_path / "ours" / kept[0] / "runtime_state.json").read_text())
+        assert state["best_global_step"] == trl_best
     weights = load_file(str(tmp_path / "ours" / "model.safetensors"))
     moved = max((trl_weights[k] - load_file(str(tiny_model_dir / "model.safetensors"))[k]).abs().max().item()
                 for k in weights)
