@@ -29,12 +29,28 @@ def reward_names(config) -> list[str]:
     return list(config.reward_funcs) if config.reward_funcs else list(DEFAULT_REWARDS)
 
 
+# Where open-r1 runs each sandboxed reward's code: a hosted service, and what its client needs.
+SANDBOXES = {"e2b": "E2B's hosted sandboxes (the e2b-code-interpreter package and an E2B API key)",
+             "morph": "MorphCloud's hosted sandboxes (the morphcloud package and MORPH_API_KEY)",
+             "piston": "Piston workers (a Piston server per PISTON_ENDPOINTS)"}
+
+
+def sandbox_of(name: str, args) -> str:
+    """The service open-r1 sends reward `name`'s code to, as its script arguments choose it."""
+    if name == "cf_code":
+        return "piston"
+    if name == "ioi_code":
+        return getattr(args, "ioi_provider", None) or "piston"
+    return getattr(args, "code_provider", None) or "e2b"
+
+
 def refusals(config, args) -> list[str]:
     found = []
     for name in reward_names(config):
         if name in SANDBOX_REWARDS:
-            found.append(f"open-r1's {name!r} reward runs completions in a remote code sandbox (e2b, "
-                         "morph or piston), which grpo_runtime does not provide; run this recipe with open-r1")
+            where = SANDBOXES.get(sandbox_of(name, args), sandbox_of(name, args))
+            found.append(f"open-r1's {name!r} reward runs each completion's code remotely in {where}, a remote "
+                         "code sandbox grpo_runtime does not provide; run this recipe with open-r1")
         elif name in BRANCH_REWARDS:
             found.append(f"{name!r} exists only on open-r1's experiment branches; grpo_runtime "
                          "builds the rewards of its main branch")

@@ -104,5 +104,15 @@ def test_sandbox_rewards_are_refused_before_loading(tmp_path, capsys):
     config.write_text(yaml.safe_dump(settings))
     for dry_run in (["--dry-run"], []):  # --dry-run knows it too
         assert train_command([str(config), "--profile", "open-r1", *dry_run]) == EXIT_CANNOT_RUN
-        assert ("error[GRPO-U004] reward_funcs: open-r1's 'code' reward runs completions in a remote code sandbox"
+        assert ("error[GRPO-U004] reward_funcs: open-r1's 'code' reward runs each completion's code remotely in "
+                "E2B's hosted sandboxes (the e2b-code-interpreter package and an E2B API key)"
                 in capsys.readouterr().err)
+
+
+def test_each_sandboxed_reward_names_the_service_its_script_arguments_choose():
+    from types import SimpleNamespace
+
+    config = SimpleNamespace(reward_funcs=["code", "ioi_code", "cf_code", "accuracy"])
+    found = open_r1.refusals(config, SimpleNamespace(code_provider="morph", ioi_provider="morph"))
+    assert len(found) == 3 and "MorphCloud" in found[0] and "MorphCloud" in found[1] and "Piston" in found[2]
+    assert "E2B" in open_r1.refusals(SimpleNamespace(reward_funcs=["code"]), SimpleNamespace(code_provider=None))[0]
