@@ -493,7 +493,7 @@ CONFIG_FIELDS: dict[str, Support] = {
     "use_peft": honoured(
         "model.wrap_lora",
         refuse_if(lambda s: _peft(s) and not installed("peft"), "use_peft needs the peft package, which is not "
-                  "installed", "pip install peft", U_PACKAGE)),
+                  "installed", "pip install 'grpo-config[peft]'", U_PACKAGE)),
     "use_rslora": honoured(LORA),
     "use_transformers_continuous_batching": honoured(CONTINUOUS, *CONTINUOUS_LIMITS),
     "use_transformers_paged": honoured(CONTINUOUS + "; the deprecated name of use_transformers_continuous_batching "

