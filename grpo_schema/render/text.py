@@ -63,8 +63,12 @@ def render_diagnostic(diag: Diagnostic, path: str, lines: list[str], color: bool
 def summary(result: CheckResult) -> str:
     counts = {s: sum(d.severity == s for d in result.diagnostics) for s in ("error", "warning", "info")}
     words = [f"{n} {s}{'s' if n != 1 else ''}" for s, n in counts.items() if n]
-    verdict = "valid" if result.valid else "invalid"
-    return f"{printable(result.path)}: {verdict} at world size {result.world_size}" + (f" ({', '.join(words)})" if words else "")
+    refused = [d for d in result.diagnostics if d.severity == "error"]
+    verdict = f"{'valid' if result.valid else 'invalid'} at world size {result.world_size}"
+    if refused and all(d.code.startswith("GRPO-U") for d in refused):  # the runtime's refusals of a valid config
+        verdict = (f"valid at world size {result.world_size}, but grpo_runtime refuses {len(refused)} "
+                   f"setting{'s' if len(refused) != 1 else ''}")
+    return f"{printable(result.path)}: {verdict}" + (f" ({', '.join(words)})" if words else "")
 
 
 def render(results: list[CheckResult], sources: dict[str, str], stream: TextIO = sys.stdout) -> str:

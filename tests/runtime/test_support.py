@@ -198,6 +198,7 @@ def test_a_file_without_a_model_is_refused_before_loading_and_runs_with_set(demo
         assert ("error[GRPO-U010] model_name_or_path: the file sets no model_name_or_path, a dataset (dataset_name "
                 "or datasets) and reward_funcs") in out.err
         assert "cannot run" in out.err and "Traceback" not in out.err
+        assert "dapo.yaml: valid at world size 1, but grpo_runtime refuses 1 setting (1 error)" in out.err
     complete = yaml.safe_load(Path(demo_file()).read_text())
     sets = [f"{key}={complete[key]}" for key in ("model_name_or_path", "dataset_name", "output_dir")]
     sets.append("reward_funcs=[grpo_runtime.reward_library.target_word_reward]")
