@@ -188,7 +188,7 @@ def quiet_unused_kernel_notice(config) -> None:
     weights; for every other run it reads like a failure and means nothing."""
     import logging
 
-    if not getattr(config, "load_in_4bit", False):
+    if not config.load_in_4bit:
         logging.getLogger("bitsandbytes.backends.cpu.ops").setLevel(logging.ERROR)
 
 

@@ -10,7 +10,6 @@ the transformers path's; like TRL, no sampler log-probs come back (the importanc
 from __future__ import annotations
 
 import contextlib
-
 import json
 
 from .generation import GenerationError, Samples

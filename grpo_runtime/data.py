@@ -31,16 +31,22 @@ def load_local_or_hub(name: str, config_name: str | None, split: str):
         return datasets.load_dataset(FILE_BUILDERS[path.suffix], data_files=str(path), split="train")
     if path.is_dir() and (path / "dataset_info.json").exists():  # Dataset.save_to_disk
         return datasets.load_from_disk(str(path))
+    if path.is_dir() and (path / "dataset_dict.json").exists():  # DatasetDict.save_to_disk
+        splits = datasets.load_from_disk(str(path))
+        if split not in splits:
+            raise CannotRun(no_split(name, split, f"it has {', '.join(splits)}"))
+        return splits[split]
     try:
-        if path.is_dir() and (path / "dataset_dict.json").exists():  # DatasetDict.save_to_disk
-            return datasets.load_from_disk(str(path))[split]
         return datasets.load_dataset(name, name=config_name, split=split)
-    except (KeyError, ValueError) as error:
-        if not isinstance(error, KeyError) and "Unknown split" not in str(error):
+    except ValueError as error:
+        if "Unknown split" not in str(error):
             raise
-        detail = f" ({error})" if isinstance(error, ValueError) else ""
-        raise CannotRun(f"dataset {name} has no split {split!r}{detail}; name one it has with dataset_train_split "
-                        "/ dataset_test_split (the test split is read when eval_strategy is not 'no')") from None
+        raise CannotRun(no_split(name, split, str(error))) from None
+
+
+def no_split(name: str, split: str, detail: str) -> str:
+    return (f"dataset {name} has no split {split!r} ({detail}); name one it has with dataset_train_split / "
+            "dataset_test_split (the test split is read when eval_strategy is not 'no')")
 
 
 def mixture_shares(sizes: list[int], fractions: list[float | None]) -> list[int]:

@@ -29,14 +29,6 @@ from .sampler import PromptOrder, total_steps
 from .support import CannotRun, enforce
 
 
-def refuse_unsupported(config, world_size: int = 1, launch: dict | None = None, script=None,
-                       warn: bool = True) -> None:
-    """Raise CannotRun with every reason this config cannot run here (the field table, grpo_runtime.support, which
-    holds the distributed settings' and the training script's refusals too), before anything loads; warn about
-    what is honoured only partly unless the caller has reported it already."""
-    enforce(config, world_size, launch, warn=warn, script=script)
-
-
 def output_dir(config) -> Path:
     return Path(config.output_dir or "trainer_output").expanduser()
 
@@ -198,7 +190,8 @@ def build_parts(config, plan, assessed: bool = False, launch: dict | None = None
     reported its warnings; otherwise refusals raise CannotRun here, before anything loads."""
     from accelerate.utils import set_seed
 
-    refuse_unsupported(config, plan.world_size, launch, script, warn=not assessed)
+    # refusals (the field table's and the training script's) raise CannotRun before anything loads
+    enforce(config, plan.world_size, launch, warn=not assessed, script=script)
     accelerator = new_accelerator(config, plan)
     seed_everything(config, config.seed)  # before the model, so LoRA adapters start the same on every run
     tokenizer = load_tokenizer(config)

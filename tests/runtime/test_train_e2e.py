@@ -276,6 +276,15 @@ def test_a_missing_split_is_named_without_a_traceback(tmp_path, tiny_model_dir, 
     err = capsys.readouterr().err
     assert f"dataset {data} has no split 'test'" in err and "Traceback" not in err
 
+    from datasets import Dataset, DatasetDict  # a DatasetDict.save_to_disk folder without a test split
+
+    saved = tmp_path / "saved"
+    DatasetDict(train=Dataset.from_list([{"prompt": "say cat", "target": "cat"}] * 8)).save_to_disk(str(saved))
+    path.write_text(yaml.safe_dump({**settings, "dataset_name": str(saved)}))
+    assert train_command([str(path)]) == 3
+    err = capsys.readouterr().err
+    assert f"dataset {saved} has no split 'test' (it has train)" in err and "Traceback" not in err
+
 
 def test_activation_checkpointing_trains_to_the_same_weights(tmp_path, tiny_model_dir):
     # recomputing activations in backward changes memory, not numbers; generation switches it off and on again
