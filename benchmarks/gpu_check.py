@@ -30,6 +30,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
+GPU_PACKAGES = ("torch", "transformers", "trl", "vllm", "accelerate", "deepspeed")  # what results.json records
 # Qwen2.5-0.5B's shape (494M parameters with tied embeddings), random init.
 QWEN2_05B = dict(hidden_size=896, intermediate_size=4864, num_hidden_layers=24, num_attention_heads=14,
                  num_key_value_heads=2, vocab_size=151936, max_position_embeddings=2048, tie_word_embeddings=True,
@@ -43,8 +44,8 @@ def build_tokenizer(directory: Path):
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
-    from grpo_runtime.demo import demo_rows
-    from grpo_runtime.tiny import FILLER_WORDS, TARGET_WORDS
+    from grpo_runtime.launch.demo import demo_rows
+    from grpo_runtime.launch.tiny import FILLER_WORDS, TARGET_WORDS
 
     core = Tokenizer(models.BPE())
     core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
@@ -87,7 +88,7 @@ def run_config(root: Path, name: str, steps: int, **extra) -> Path:
 
     values = dict(
         model_name_or_path=str(root / "model"), dataset_name=str(root / "data"),
-        reward_funcs=["grpo_runtime.reward_library.target_word_reward"], output_dir=str(root / name),
+        reward_funcs=["grpo_runtime.data.reward_library.target_word_reward"], output_dir=str(root / name),
         per_device_train_batch_size=16, num_generations=8, max_completion_length=256, temperature=1.0,
         loss_type="dapo", beta=0.0, learning_rate=1e-6, lr_scheduler_type="constant", max_steps=steps, seed=0,
         bf16=True, activation_checkpointing=True, logging_steps=1, save_strategy="no", report_to="none",
@@ -101,7 +102,7 @@ def run_config(root: Path, name: str, steps: int, **extra) -> Path:
 
 
 def write_data(root: Path) -> None:
-    from grpo_runtime.demo import demo_rows
+    from grpo_runtime.launch.demo import demo_rows
 
     (root / "data").mkdir(parents=True, exist_ok=True)
     with (root / "data" / "train.jsonl").open("w") as handle:
@@ -151,6 +152,8 @@ def main() -> int:
     sys.path.insert(0, str(REPO))
     import torch
 
+    from grpo_runtime.outputs.run_info import versions
+
     root = Path(args.root)
     root.mkdir(parents=True, exist_ok=True)
     gpus = torch.cuda.device_count()
@@ -159,7 +162,7 @@ def main() -> int:
         return 2
     results: dict = {"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "gpus": gpus,
                      "gpu": torch.cuda.get_device_name(0) if gpus else None, "steps": args.steps,
-                     "versions": versions()}
+                     "versions": versions(GPU_PACKAGES, missing="not installed")}
     results["parameters"] = build_model(root / "model", layers=2 if args.dry_run else None)
     write_data(root)
     python = sys.executable
@@ -227,18 +230,6 @@ def importable(name: str) -> bool:
     import importlib.util
 
     return importlib.util.find_spec(name) is not None
-
-
-def versions() -> dict:
-    from importlib.metadata import PackageNotFoundError, version
-
-    out = {}
-    for name in ("torch", "transformers", "trl", "vllm", "accelerate", "deepspeed"):
-        try:
-            out[name] = version(name)
-        except PackageNotFoundError:
-            out[name] = None
-    return out
 
 
 if __name__ == "__main__":

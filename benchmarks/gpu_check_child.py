@@ -47,7 +47,7 @@ def run_trl(path: str) -> dict:
     from transformers import TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
 
-    from grpo_runtime.reward_library import target_word_reward
+    from grpo_runtime.data.reward_library import target_word_reward
 
     values = yaml.safe_load(Path(path).read_text())
     model, data = values.pop("model_name_or_path"), values.pop("dataset_name")

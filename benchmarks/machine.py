@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 import platform
 import subprocess
-from importlib import metadata
 
 from benchmarks.common import REPO
+from grpo_runtime.outputs.run_info import versions as run_versions
 
 PACKAGES = ("torch", "transformers", "trl", "accelerate", "pydantic", "pydantic-core", "PyYAML", "fastapi",
             "uvicorn", "starlette", "h11", "httptools", "uvloop")
@@ -33,13 +33,7 @@ def load_average() -> list[float]:
 
 
 def versions() -> dict[str, str]:
-    found = {"python": platform.python_version()}
-    for name in PACKAGES:
-        try:
-            found[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            found[name] = "not installed"
-    return found
+    return run_versions(PACKAGES, missing="not installed")
 
 
 def git_commit() -> str:

@@ -34,7 +34,7 @@ SHARED_PARTS = [("generation (HF generate)", "generation/utils.py", "generate"),
 # What to list under each loop: the trainer's own step functions (imports and setup left out).
 LOOP_FUNCTIONS = {"ours": r"grpo_runtime/(train|batch|rollout|logprobs|loss|rewards|metrics|data)\.py",
                   "trl": r"trl/trainer/grpo_trainer\.py|transformers/trainer\.py"}
-LOSS_FORWARD = {"ours": ("grpo_runtime/logprobs.py", "completion_logps"),
+LOSS_FORWARD = {"ours": ("grpo_runtime/training/logprobs.py", "completion_logps"),
                 "trl": ("trl/trainer/grpo_trainer.py", "_get_per_token_logps_and_entropies")}
 
 

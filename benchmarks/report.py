@@ -82,7 +82,7 @@ def runtime(section: dict) -> list[str]:
     s = section["settings"]
     return [
         title, "",
-        f"Tiny local model (grpo_runtime.tiny), {s['per_device_train_batch_size']} completions per step "
+        f"Tiny local model (grpo_runtime.launch.tiny), {s['per_device_train_batch_size']} completions per step "
         f"({s['num_generations']} per prompt), {s['max_completion_length']} tokens each, loss {s['loss_type']}, "
         f"beta {s['beta']}, seed {s['seed']}, {section['threads']} torch thread(s); median over "
         f"{o['steady_steps']} / {t['steady_steps']} steady-state steps of {o['runs']} runs each.", "",

@@ -3,7 +3,7 @@
     python -m benchmarks.runtime_child prepare WORKDIR
     python -m benchmarks.runtime_child ours|trl WORKDIR --device cpu|cuda --steps N [--profile FILE]
 
-`prepare` writes the tiny model (grpo_runtime.tiny) and the demo prompts once, so both trainers load the very same
+`prepare` writes the tiny model (grpo_runtime.launch.tiny) and the demo prompts once, so both trainers load the very same
 files. Both trainers get the same settings (SETTINGS), seed and thread count (--threads, default THREADS);
 `min_new_tokens` equal to max_completion_length makes every completion full length, so both do the same token
 work whatever they sample.
@@ -27,15 +27,15 @@ SETTINGS = dict(
     lr_scheduler_type="constant", optim="adamw_torch", seed=0, logging_steps=1, report_to="none",
     save_strategy="no", bf16=False, disable_tqdm=True,
 )
-REWARD = "grpo_runtime.reward_library.target_word_reward"
+REWARD = "grpo_runtime.data.reward_library.target_word_reward"
 # One intra-op thread: at this model size two threads gain nothing, and on a shared 2-core machine a second
 # OpenMP thread that is descheduled stalls every matmul (measured: mean linear time 8x worse under load).
 THREADS = 1
 
 
 def prepare(workdir: Path) -> dict:
-    from grpo_runtime.demo import demo_rows
-    from grpo_runtime.tiny import save_tiny_model
+    from grpo_runtime.launch.demo import demo_rows
+    from grpo_runtime.launch.tiny import save_tiny_model
 
     save_tiny_model(workdir / "model")
     with (workdir / "train.jsonl").open("w", encoding="utf-8") as handle:
@@ -94,7 +94,7 @@ def run_trl(workdir: Path, device: str, steps: int, clock: StepClock) -> list[di
     from transformers import AutoTokenizer, TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
 
-    from grpo_runtime.reward_library import target_word_reward
+    from grpo_runtime.data.reward_library import target_word_reward
 
     class MarkSteps(TrainerCallback):
         def on_step_end(self, args, state, control, **kwargs):

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import torch
 
-from .batch import Grouping, generate_batch
-from .checkpoint import Progress
-from .data import dataset_rows
-from .metrics import MetricWindow, loss_metrics
-from .rewards import RunState
-from .setup import Parts
-from .step import data_loader_seed_draw, micro_step_loss
+from grpo_runtime.training.batch import Grouping, generate_batch
+from grpo_runtime.outputs.checkpoint import Progress
+from grpo_runtime.data.datasets import dataset_rows
+from grpo_runtime.outputs.metrics import MetricWindow, loss_metrics
+from grpo_runtime.data.rewards import RunState
+from grpo_runtime.training.parts import Parts
+from grpo_runtime.training.step import data_loader_seed_draw, micro_step_loss
 
 
 def eval_batches(num_rows: int, group: int, batch_size: int, processes: int, rank: int, seed: int,

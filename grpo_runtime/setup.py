@@ -1,93 +1,38 @@
 """Building everything a run needs from the validated config and its plan, once, before the loop.
 
-`Parts` is a plain record of the built objects (no behaviour beyond small accessors); the loop in `train.py`
-reads from it and keeps its counters in `checkpoint.Progress`.
+`build_parts` fills a `training.parts.Parts` record (the built objects); the loop in `train.py` reads from it.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
 import torch
 
-from . import sharding
-from .data import load_prompts
-from .generation import build_backend
-from .loss import LossSettings
-from .fields import accelerator_settings
-from .model import checkpointing_settings, load_policy, load_reference, load_tokenizer, reference_context
-from .model import router_loss_coefficient
-from .optim import build_optimizer, build_scheduler
-from .precision import mixed_precision
-from .rewards import RewardModel, resolve_reward_func, reward_name
-from .rollout import eos_token_ids, generation_config
-from .sampler import PromptOrder, total_steps
-from .support import CannotRun, enforce
+import grpo_runtime.distributed.sharding as sharding
+from grpo_runtime.data.datasets import load_prompts
+from grpo_runtime.generation.backends import build_backend
+from grpo_runtime.training.loss import LossSettings
+from grpo_runtime.distributed.accelerate import accelerator_settings
+from grpo_runtime.model.loading import checkpointing_settings, load_policy, load_reference, load_tokenizer
+from grpo_runtime.model.loading import router_loss_coefficient
+from grpo_runtime.training.optim import build_optimizer, build_scheduler
+from grpo_runtime.distributed.precision import mixed_precision
+from grpo_runtime.data.rewards import RewardModel, resolve_reward_func, reward_name
+from grpo_runtime.generation.rollout import eos_token_ids, generation_config
+from grpo_runtime.training.parts import Parts
+from grpo_runtime.training.sampler import PromptOrder, total_steps
+from grpo_runtime.support import CannotRun, enforce
 
 
 def output_dir(config) -> Path:
     return Path(config.output_dir or "trainer_output").expanduser()
 
 
-@dataclass
-class Parts:
-    accelerator: object
-    model: torch.nn.Module  # prepared (DDP-wrapped when distributed): use for the training forward
-    policy: torch.nn.Module  # the same model unwrapped: generation and no-grad scoring
-    reference: torch.nn.Module | None
-    tokenizer: object
-    optimizer: object
-    scheduler: object
-    dataset: object
-    eval_dataset: object | None  # the test split, when eval_strategy is not "no"
-    order: PromptOrder
-    reward_funcs: list
-    reward_names: list[str]
-    reward_weights: torch.Tensor  # [K]
-    generation_config: object
-    eos_ids: list[int]
-    loss_settings: LossSettings
-    router_loss_coef: float  # MoE load-balancing loss weight; 0 for dense models
-    total_steps: int
-    output_dir: Path
-    backend: object = None  # generation.Backend: transformers, vllm-colocate or vllm-server
-
-    @property
-    def rank(self) -> int:
-        return self.accelerator.process_index
-
-    @property
-    def device(self):
-        return self.accelerator.device
-
-    def gather(self, tensor: torch.Tensor) -> torch.Tensor:
-        return self.accelerator.gather(tensor)
-
-    def gather_object(self, objects: list) -> list:
-        from accelerate.utils import gather_object
-
-        return gather_object(objects) if self.accelerator.num_processes > 1 else objects
-
-    def autocast(self):
-        return self.accelerator.autocast()
-
-    def reference_context(self):
-        model, context = reference_context(self.policy, self.reference)
-
-        @contextlib.contextmanager
-        def entered():
-            with context:
-                yield model
-
-        return entered()
-
-
 def build_reward_funcs(config, device, script=None) -> list:
-    from . import open_r1
+    import grpo_runtime.data.open_r1 as open_r1
 
     funcs = []
     if config.reward_model_name_or_path:
@@ -105,7 +50,7 @@ def reward_model_kwargs(config) -> dict:
     """How `trl grpo` loads a reward model: with the policy's dtype, attention, trust_remote_code and
     model_init_kwargs. Not with the policy's model_revision (TRL passes it on too, but a revision names a commit of
     the policy's repository, not of the reward model's), and never quantised."""
-    from .model import load_kwargs
+    from grpo_runtime.model.loading import load_kwargs
 
     kwargs = load_kwargs(config)
     kwargs.pop("revision", None)
@@ -180,7 +125,7 @@ def seed_everything(config, seed: int) -> None:
 def prompts(config, open_r1_args, split: str = "train"):
     if open_r1_args is None:
         return load_prompts(config, split)
-    from . import open_r1
+    import grpo_runtime.data.open_r1 as open_r1
 
     return open_r1.load_prompts(config, open_r1_args, split)
 
@@ -197,7 +142,7 @@ def build_parts(config, plan, assessed: bool = False, launch: dict | None = None
     tokenizer = load_tokenizer(config)
     open_r1_args = script[1] if script is not None and script[0] == "open-r1" else None
     if open_r1_args is not None:
-        from . import open_r1
+        import grpo_runtime.data.open_r1 as open_r1
 
         open_r1.apply_tokenizer_settings(tokenizer, open_r1_args)
     policy = load_policy(config, tokenizer).train()  # train mode throughout, generation included, as in TRL

@@ -1,8 +1,8 @@
 """The GRPO training recipe: set up, loop over optimizer steps, save.
 
-    python -m grpo_runtime.train FILE [--set KEY=VALUE]...
+    grpo_runtime.train.main(config, plan)
 
-is what `grpo launch` runs in every process (and what `grpo train` runs in-process). The loop follows TRL 1.16's
+is what `python -m grpo_runtime FILE` runs in every process under `grpo launch` (and `grpo train` in-process). The loop follows TRL 1.16's
 schedule: a generation batch is produced on micro-steps 0 (mod steps_per_generation * num_iterations), shuffled once,
 split into steps_per_generation micro-batches and replayed num_iterations times; gradients accumulate over
 gradient_accumulation_steps micro-steps per optimizer step.
@@ -19,20 +19,23 @@ from pathlib import Path
 
 import torch
 
-from . import best, sharding
-from .batch import Grouping, generate_batch, shuffle_rows, split_rows
-from .evaluate import evaluate
-from .hub import HubPusher
-from .checkpoint import (Progress, load_checkpoint, load_weights, prune_checkpoints, resolve_resume,
+import grpo_runtime.outputs.best as best
+import grpo_runtime.distributed.sharding as sharding
+from grpo_runtime.training.batch import Grouping, generate_batch, shuffle_rows, split_rows
+from grpo_runtime.evaluate import evaluate
+from grpo_runtime.outputs.hub import HubPusher
+from grpo_runtime.outputs.checkpoint import (Progress, load_checkpoint, load_weights, prune_checkpoints, resolve_resume,
                          save_checkpoint)
-from .data import dataset_rows
-from .metrics import MetricWindow, loss_metrics, open_sinks, requested_reporters
-from .model import mix_into_reference
-from .rewards import RunState
-from .run_info import write_run_info
-from .sampler import optimizer_windows, process_rows
-from .setup import Parts, build_parts
-from .step import data_loader_seed_draw, micro_step_loss, optimizer_step, update_entropy_controller
+from grpo_runtime.data.datasets import dataset_rows
+from grpo_runtime.outputs.metrics import MetricWindow, loss_metrics, open_sinks
+from grpo_runtime.outputs.reporters import requested_reporters
+from grpo_runtime.model.loading import mix_into_reference
+from grpo_runtime.data.rewards import RunState
+from grpo_runtime.outputs.run_info import write_run_info
+from grpo_runtime.training.sampler import optimizer_windows, process_rows
+from grpo_runtime.setup import build_parts
+from grpo_runtime.training.parts import Parts
+from grpo_runtime.training.step import data_loader_seed_draw, micro_step_loss, optimizer_step, update_entropy_controller
 
 
 def main(config, plan, assessed: bool = False, launch: dict | None = None, script=None) -> Progress:
@@ -351,7 +354,6 @@ def write_resolved_config(config, directory) -> None:
     text = with_modeline(header + yaml.safe_dump(values, sort_keys=False))
     (directory / "grpo_config.yaml").write_text(text, encoding="utf-8")
 
-if __name__ == "__main__":
-    from .cli import train_command
-
-    sys.exit(train_command(sys.argv[1:], prog="python -m grpo_runtime.train"))
+if __name__ == "__main__":  # the recipe is not itself a command: launch/ starts it (and sits above it)
+    sys.exit("grpo_runtime.train is the training recipe; run a config with `python -m grpo_runtime FILE` or "
+             "`grpo train FILE`")

@@ -296,10 +296,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
     for name, module, function, extra, text in (
         ("serve", "grpo_web.serve", "serve_command", "web", "start the validation service and web form"),
-        ("train", "grpo_runtime.cli", "train_command", "runtime", "train on this machine, one process"),
-        ("launch", "grpo_runtime.cli", "launch_command", "runtime", "train with accelerate launch"),
-        ("demo", "grpo_runtime.cli", "demo_command", "runtime", "write a tiny offline demo run"),
-        ("slurm", "grpo_runtime.slurm.cli", "slurm_command", "",
+        ("train", "grpo_runtime.launch.cli", "train_command", "runtime", "train on this machine, one process"),
+        ("launch", "grpo_runtime.launch.cli", "launch_command", "runtime", "train with accelerate launch"),
+        ("demo", "grpo_runtime.launch.cli", "demo_command", "runtime", "write a tiny offline demo run"),
+        ("slurm", "grpo_runtime.launch.slurm.cli", "slurm_command", "",
          "status, logs, cancel and resume of jobs from `grpo launch --slurm`"),
         ("explain", "grpo_schema.explain", "explain_command", "", "show the batch schedule, micro-step by micro-step"),
         ("migrate", "grpo_schema.migrate", "migrate_command", "", "rewrite renamed and removed keys for TRL 1.16"),

@@ -1,6 +1,6 @@
 """What `resume_from_checkpoint` asks for: nothing, the newest checkpoint in output_dir, or a folder.
 
-One reading for everyone who acts on it: the trainer (grpo_runtime.checkpoint), the service's path policy
+One reading for everyone who acts on it: the trainer (grpo_runtime.outputs.checkpoint), the service's path policy
 (grpo_schema.policy) and the runs API, so that a value the policy lets through is the value the run resumes from.
 """
 
@@ -29,7 +29,7 @@ def resume_target(value: Any) -> Resume | str | None:
     return str(value)
 
 
-# The file grpo_runtime writes last into a checkpoint, once every process has saved (grpo_runtime.checkpoint
+# The file grpo_runtime writes last into a checkpoint, once every process has saved (grpo_runtime.outputs.checkpoint
 # STATE_FILE): a checkpoint without it was cut short and cannot be resumed from.
 CHECKPOINT_STATE_FILE = "runtime_state.json"
 

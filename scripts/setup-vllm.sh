@@ -21,7 +21,7 @@ PY="$VENV/bin/python"
 # nothing here uses them.
 "$PY" -m pip uninstall -y -q torchvision torchaudio torchcodec 2>/dev/null || true
 if "$PY" -c "import deepspeed" 2>/dev/null; then  # its CPU op, built once (see setup.sh)
-  "$PY" -c "from grpo_runtime.distributed import prebuild_deepspeed_ops; prebuild_deepspeed_ops()" \
+  "$PY" -c "from grpo_runtime.distributed.accelerate import prebuild_deepspeed_ops; prebuild_deepspeed_ops()" \
     || echo "warning: could not build DeepSpeed's CPU op; DeepSpeed runs on CPU processes will fail" >&2
 fi
 "$PY" -c "import vllm, transformers, torch; print('vllm', vllm.__version__, 'transformers', transformers.__version__, 'torch', torch.__version__)"

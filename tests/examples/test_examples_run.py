@@ -19,7 +19,7 @@ ROWS = [{"prompt": f"say cat {i}", "solution": "$cat$", "target": "cat"} for i i
 
 @pytest.fixture(scope="module")
 def tiny_model_dir(tmp_path_factory):
-    from grpo_runtime.tiny import save_tiny_model
+    from grpo_runtime.launch.tiny import save_tiny_model
 
     return save_tiny_model(tmp_path_factory.mktemp("tiny") / "model")
 
@@ -53,7 +53,7 @@ def on_tiny_model(settings: dict, model, data, out) -> dict:
 
 @pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
 def test_an_example_the_runtime_accepts_runs_a_step(path, tiny_model_dir, local_data, tmp_path, capsys):
-    from grpo_runtime.cli import train_command
+    from grpo_runtime.launch.cli import train_command
 
     profile = ["--profile", "open-r1"] if path.stem == "open-r1" else []
     if train_command([str(path), "--dry-run", *profile]) != 0:

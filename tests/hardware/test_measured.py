@@ -1,4 +1,4 @@
-"""The estimate against measurement: grpo_runtime's own training step (grpo_runtime.memprobe), 3 model sizes x
+"""The estimate against measurement: grpo_runtime's own training step (grpo_runtime.launch.memprobe), 3 model sizes x
 3 batch shapes, each part within 15% (or 4 MB, the resident-set noise floor on CPU) and the total within 20%.
 On CPU the probe reads resident-set deltas in a fresh process; with a GPU, torch.cuda.max_memory_allocated.
 About 2 min of CPU time (nine fresh processes); marked slow."""
@@ -33,7 +33,7 @@ def _device() -> str:
 
 def measured(case: dict, device: str) -> dict:
     env = {**os.environ, "MALLOC_MMAP_THRESHOLD_": "65536", "MALLOC_TRIM_THRESHOLD_": "0"}
-    run = subprocess.run([sys.executable, "-m", "grpo_runtime.memprobe", json.dumps(case), "--device", device],
+    run = subprocess.run([sys.executable, "-m", "grpo_runtime.launch.memprobe", json.dumps(case), "--device", device],
                          capture_output=True, text=True, env=env, timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
     return json.loads(run.stdout.strip().splitlines()[-1])

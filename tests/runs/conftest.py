@@ -25,7 +25,7 @@ import yaml
 pytest.importorskip("fastapi", reason="the runs tests need the web extra (pip install -e '.[web]')")
 
 TOKEN = "test-token-" + "x" * 20
-TARGET_REWARD = "grpo_runtime.reward_library.target_word_reward"
+TARGET_REWARD = "grpo_runtime.data.reward_library.target_word_reward"
 CHILD_ENV = {"HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1", "TRANSFORMERS_VERBOSITY": "error",
              "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1"}  # one thread: 2 busy cores, tiny model
 
@@ -38,10 +38,10 @@ class Assets:
 
 @pytest.fixture(scope="session")
 def assets(tmp_path_factory) -> Assets:
-    """The tiny random-init model and the demo prompts (grpo_runtime.tiny / grpo_runtime.demo)."""
+    """The tiny random-init model and the demo prompts (grpo_runtime.launch.tiny / grpo_runtime.launch.demo)."""
     pytest.importorskip("torch", reason="runs train with grpo_runtime, which needs torch")
-    from grpo_runtime.demo import demo_rows
-    from grpo_runtime.tiny import save_tiny_model
+    from grpo_runtime.launch.demo import demo_rows
+    from grpo_runtime.launch.tiny import save_tiny_model
 
     root = tmp_path_factory.mktemp("assets")
     (root / "data").mkdir()

@@ -20,7 +20,7 @@ def refusals(text: str, policy: ServicePolicy, profiles=(), world_size=None) -> 
 @pytest.fixture
 def policy(tmp_path) -> ServicePolicy:
     (tmp_path / "runs").mkdir()
-    return ServicePolicy(runs_dir=tmp_path / "runs", reward_imports=frozenset({"grpo_runtime.reward_library.x"}),
+    return ServicePolicy(runs_dir=tmp_path / "runs", reward_imports=frozenset({"grpo_runtime.data.reward_library.x"}),
                          env_allowlist=frozenset({"OMP_NUM_THREADS"}))
 
 
@@ -39,7 +39,7 @@ def test_a_plain_config_passes(policy):
 def test_dotted_reward_is_refused_unless_allowed(policy):
     diag = only(refusals("reward_funcs: [my_pkg.rewards.cheat]\n", policy), "GRPO-X001")
     assert diag["fields"] == ["reward_funcs"] and diag["line"] == 3 and "my_pkg.rewards.cheat" in diag["message"]
-    assert refusals("reward_funcs: [grpo_runtime.reward_library.x]\n", policy) == []  # allowed by name
+    assert refusals("reward_funcs: [grpo_runtime.data.reward_library.x]\n", policy) == []  # allowed by name
     assert refusals("reward_funcs: [my_pkg.rewards.cheat]\n",
                     ServicePolicy(policy.runs_dir, allow_reward_imports=True)) == []
 

@@ -186,7 +186,7 @@ def test_only_complete_checkpoints_are_listed_and_resumed_from(runs_dir):
 
 def test_the_checkpoint_state_file_is_the_runtimes():
     pytest.importorskip("torch")
-    from grpo_runtime.checkpoint import STATE_FILE
+    from grpo_runtime.outputs.checkpoint import STATE_FILE
 
     assert outputs.RUNTIME_STATE_FILE == STATE_FILE
 

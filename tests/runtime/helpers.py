@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import yaml
 
-from grpo_runtime.demo import demo_rows
+from grpo_runtime.launch.demo import demo_rows
 
 
 def write_prompts(path: Path, rows=None) -> Path:
@@ -21,7 +21,7 @@ def base_settings(model_dir, data_path, output_dir) -> dict:
     """A config small enough for a CPU test: a few steps of the demo task on the tiny model."""
     return dict(
         model_name_or_path=str(model_dir), dataset_name=str(data_path), output_dir=str(output_dir),
-        reward_funcs=["grpo_runtime.reward_library.target_word_reward"], per_device_train_batch_size=4,
+        reward_funcs=["grpo_runtime.data.reward_library.target_word_reward"], per_device_train_batch_size=4,
         num_generations=4, max_completion_length=4, learning_rate=0.01, max_steps=4, logging_steps=1, save_steps=2,
         seed=3, use_cpu=True, bf16=False, activation_checkpointing=False, optim="adamw_torch", report_to="none",
         disable_tqdm=True,
@@ -48,7 +48,7 @@ GENERATION_PROMPTS = ["say cat", "please say the word star", "say dog please"]
 
 
 def generation_settings(**overrides):
-    """The config fields `grpo_runtime.rollout.generation_config` reads, TRL's defaults unless overridden."""
+    """The config fields `grpo_runtime.generation.rollout.generation_config` reads, TRL's defaults unless overridden."""
     values = dict(max_completion_length=8, temperature=1.0, top_p=1.0, top_k=0, min_p=None, repetition_penalty=1.0,
                   cache_implementation=None, generation_kwargs=None)
     return SimpleNamespace(**{**values, **overrides})
@@ -56,7 +56,7 @@ def generation_settings(**overrides):
 
 def prompt_batch(tokenizer, copies: int = 4, multiple: int | None = None):
     """(prompt token lists, dict(input_ids, attention_mask) left-padded) for GENERATION_PROMPTS * copies."""
-    from grpo_runtime.rollout import pad_rows, tokenize_prompts
+    from grpo_runtime.generation.rollout import pad_rows, tokenize_prompts
 
     prompt_lists = tokenize_prompts(tokenizer, GENERATION_PROMPTS * copies, None)
     input_ids = pad_rows(prompt_lists, tokenizer.pad_token_id, "left", multiple)

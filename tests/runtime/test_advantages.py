@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from grpo_runtime.advantages import compute_advantages, nanstd
+from grpo_runtime.training.advantages import compute_advantages, nanstd
 
 NAN = float("nan")
 # G = 3, two reward functions; None is NaN. Row 2 is unscorable (both None).

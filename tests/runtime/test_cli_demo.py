@@ -5,8 +5,8 @@ import json
 import pytest
 import yaml
 
-from grpo_runtime.cli import demo_command, launch_command, train_command
-from grpo_runtime.demo import SCHEMA_LINE
+from grpo_runtime.launch.cli import demo_command, launch_command, train_command
+from grpo_runtime.launch.demo import SCHEMA_LINE
 
 from .helpers import read_metrics
 
@@ -35,7 +35,7 @@ def test_env_allowances_reach_validation_and_the_launched_processes(tmp_path, ca
                       "per_device_train_batch_size: 4\nnum_generations: 4\n"
                       "env:\n  PYTHONPATH: /opt/mine\n")
     launched = []
-    monkeypatch.setattr("grpo_runtime.cli.subprocess.call", lambda command: launched.append(command) or 0)
+    monkeypatch.setattr("grpo_runtime.launch.cli.subprocess.call", lambda command: launched.append(command) or 0)
     monkeypatch.setenv("PYTHONPATH", "")
     assert launch_command([str(config), "--num-processes", "2", "--allow-env", "PYTHONPATH"]) == 0
     assert launched[0][-2:] == ["--allow-env", "PYTHONPATH"]  # each process re-validates with the same allowance
@@ -69,7 +69,7 @@ def test_demo_reward_rises(tmp_path, monkeypatch):
     config = tmp_path / "demo" / "config.yaml"
     assert config.read_text().splitlines()[0] == SCHEMA_LINE
     settings = yaml.safe_load(config.read_text())
-    assert settings["reward_funcs"] == ["grpo_runtime.reward_library.target_word_reward"]
+    assert settings["reward_funcs"] == ["grpo_runtime.data.reward_library.target_word_reward"]
     rows = [json.loads(x) for x in (tmp_path / "demo" / "data" / "train.jsonl").read_text().splitlines()]
     assert {r["target"] for r in rows} == {"cat", "star"}
 
@@ -99,7 +99,7 @@ def test_the_grpo_command_dispatches_to_the_runtime(tmp_path):
 def test_launch_fills_in_only_the_accelerate_flags_the_user_left_out():
     from types import SimpleNamespace
 
-    from grpo_runtime.cli import default_launch_args
+    from grpo_runtime.launch.cli import default_launch_args
 
     fp32 = SimpleNamespace(bf16=False, fp16=False)
     assert default_launch_args([], 2, fp32) == ["--num_machines", "1", "--dynamo_backend", "no",

@@ -8,8 +8,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from grpo_runtime.continuous import ContinuousBatchingBackend, continuous_batching_settings, cut_after_first_eos
-from grpo_runtime.rollout import generation_config, sample_completions
+from grpo_runtime.generation.continuous import ContinuousBatchingBackend, continuous_batching_settings, cut_after_first_eos
+from grpo_runtime.generation.rollout import generation_config, sample_completions
 from grpo_runtime.support import assess
 
 from .helpers import base_settings, generation_settings, prompt_batch, read_metrics, validated, write_prompts

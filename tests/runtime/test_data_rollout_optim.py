@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 import torch
 
-from grpo_runtime.data import dataset_rows, load_prompts, mixture_shares, reward_columns
-from grpo_runtime.optim import build_optimizer, build_scheduler, decayed_parameter_names, warmup_steps
-from grpo_runtime.rollout import crop_after_first_eos, decode_completions, eos_token_ids, pad_rows, tokenize_prompts
-from grpo_runtime.tiny import build_model, build_tokenizer
+from grpo_runtime.data.datasets import dataset_rows, load_prompts, mixture_shares, reward_columns
+from grpo_runtime.training.optim import build_optimizer, build_scheduler, decayed_parameter_names, warmup_steps
+from grpo_runtime.generation.rollout import crop_after_first_eos, decode_completions, eos_token_ids, pad_rows, tokenize_prompts
+from grpo_runtime.launch.tiny import build_model, build_tokenizer
 
 from .helpers import base_settings, validated
 
@@ -136,7 +136,7 @@ def test_unsupported_optimizers_and_schedules_are_refused(tmp_path):
 
 def test_bitsandbytes_optimizers_are_built_as_the_hf_trainer_builds_them(tmp_path):
     bnb = pytest.importorskip("bitsandbytes.optim", reason="the bitsandbytes optimizers need bitsandbytes")
-    from grpo_runtime.optim import optimizer_class
+    from grpo_runtime.training.optim import optimizer_class
 
     def built(name, **extra):
         return optimizer_class(config_for(tmp_path, optim=name, adam_beta1=0.8, adam_beta2=0.95, adam_epsilon=1e-6,

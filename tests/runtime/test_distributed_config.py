@@ -1,4 +1,4 @@
-"""Sharding settings read from the config alone (grpo_runtime.distributed): launcher flags from the file's
+"""Sharding settings read from the config alone (grpo_runtime.distributed.accelerate): launcher flags from the file's
 `accelerate launch` keys, the FSDP plugin settings, DeepSpeed's "auto" values, and the refusals made before
 anything loads."""
 
@@ -8,8 +8,8 @@ import json
 import pytest
 import yaml
 
-from grpo_runtime import distributed
-from grpo_runtime.cli import EXIT_CANNOT_RUN, launch_command, train_command
+from grpo_runtime.distributed import accelerate as distributed
+from grpo_runtime.launch.cli import EXIT_CANNOT_RUN, launch_command, train_command
 
 from .helpers import base_settings, validated, write_prompts
 
@@ -96,7 +96,7 @@ def test_a_missing_deepspeed_file_is_refused_before_the_model_loads(tmp_path, ca
     err = capsys.readouterr().err
     assert "deepspeed: 'configs/zero3.json' is not a file" in err and "Traceback" not in err
     assert not (tmp_path / "out").exists()
-    monkeypatch.setattr("grpo_runtime.cli.subprocess.call", lambda command: pytest.fail("a process was started"))
+    monkeypatch.setattr("grpo_runtime.launch.cli.subprocess.call", lambda command: pytest.fail("a process was started"))
     assert launch_command([str(config), "--num-processes", "2"]) == EXIT_CANNOT_RUN
     assert "configs/zero3.json" in capsys.readouterr().err
 
@@ -107,7 +107,7 @@ def test_launch_passes_the_files_launch_keys_to_accelerate(tmp_path, monkeypatch
     config = tmp_path / "c.yaml"
     config.write_text(yaml.safe_dump(settings))
     launched = []
-    monkeypatch.setattr("grpo_runtime.cli.subprocess.call", lambda command: launched.append(command) or 0)
+    monkeypatch.setattr("grpo_runtime.launch.cli.subprocess.call", lambda command: launched.append(command) or 0)
     assert launch_command([str(config)]) == 0  # num_processes from the file
     command = launched[0]
     assert command[command.index("--num_processes") + 1] == "2"

@@ -27,12 +27,13 @@ import pytest
 import torch
 import yaml
 
-import grpo_runtime.model
+import grpo_runtime.model.loading
 import grpo_runtime.setup  # imported before any test patches model.load_policy, so it binds the real one
 import grpo_runtime.train
-from grpo_runtime.demo import demo_rows
-from grpo_runtime.fields import CONFIG_FIELDS, LAUNCH_FIELDS, LAUNCH_FLAGS
-from grpo_runtime.tiny import save_tiny_model
+from grpo_runtime.launch.demo import demo_rows
+from grpo_runtime.distributed.accelerate import LAUNCH_FLAGS
+from grpo_runtime.support.fields import CONFIG_FIELDS, LAUNCH_FIELDS
+from grpo_runtime.launch.tiny import save_tiny_model
 
 from .helpers import validated, write_prompts
 
@@ -101,7 +102,7 @@ def log_level_probe(main: bool, local_main: bool):
 
 
 def nan_filter_probe(config):
-    from grpo_runtime.checkpoint import Progress
+    from grpo_runtime.outputs.checkpoint import Progress
 
     return repr(grpo_runtime.train.logged_loss(config, Progress(loss_since_log=1.0, steps_since_log=1), float("nan")))
 
@@ -109,18 +110,18 @@ def nan_filter_probe(config):
 def router_probe(config):
     text = SimpleNamespace(output_router_logits=False, router_aux_loss_coef=0.02)
     moe = SimpleNamespace(config=SimpleNamespace(get_text_config=lambda: text))
-    return grpo_runtime.model.router_loss_coefficient(config, moe)
+    return grpo_runtime.model.loading.router_loss_coefficient(config, moe)
 
 
 def kwargs_probe(key):
-    return lambda config: grpo_runtime.model.load_kwargs(config)[key]
+    return lambda config: grpo_runtime.model.loading.load_kwargs(config)[key]
 
 
 def dataset_config_probe(config):
     """The config name reaches datasets.load_dataset (a folder of JSON files has no named configs to load)."""
     import datasets
 
-    from grpo_runtime.data import load_split
+    from grpo_runtime.data.datasets import load_split
 
     seen, original = [], datasets.load_dataset
     datasets.load_dataset = lambda *args, **kwargs: seen.append(kwargs.get("name")) or original(*args, **kwargs)
@@ -145,20 +146,20 @@ def determinism_probe(config):
 
 
 def backend_probe(config):
-    from grpo_runtime.generation import backend_name
+    from grpo_runtime.generation.backends import backend_name
 
     return backend_name(config)
 
 
 def quantisation_probe(config):
-    from grpo_runtime.model import quantization_config
+    from grpo_runtime.model.loading import quantization_config
 
     found = quantization_config(config)
     return None if found is None else repr(found.to_dict())
 
 
 def continuous_settings_probe(config):
-    from grpo_runtime.continuous import continuous_batching_settings
+    from grpo_runtime.generation.continuous import continuous_batching_settings
 
     return continuous_batching_settings(config)
 
@@ -166,18 +167,18 @@ def continuous_settings_probe(config):
 HONOURED: dict[str, Case] = {
     "accelerator_config": Case({"even_batches": False, "gradient_accumulation_kwargs": {"sync_each_batch": True}},
                                probe=accelerator_probe),
-    "activation_checkpointing": Case(True, calls="grpo_runtime.model.enable_checkpointing"),
+    "activation_checkpointing": Case(True, calls="grpo_runtime.model.loading.enable_checkpointing"),
     "activation_checkpointing_kwargs": Case({"use_reentrant": True}, dict(activation_checkpointing=True),
-                                            calls="grpo_runtime.model.enable_checkpointing"),
+                                            calls="grpo_runtime.model.loading.enable_checkpointing"),
     "adam_beta1": Case(0.5),
     "adam_beta2": Case(0.9),
     "adam_epsilon": Case(0.1),
     "attn_implementation": Case("eager"),
     "beta": Case(0.04),
     "bf16": Case(True),
-    "cache_implementation": Case("static", calls="grpo_runtime.rollout.sample_completions"),
+    "cache_implementation": Case("static", calls="grpo_runtime.generation.rollout.sample_completions"),
     "cast_lm_head_to_fp32": Case(True, dict(dtype="bfloat16")),
-    "chat_template_kwargs": Case({"enable_thinking": False}, calls="grpo_runtime.batch.tokenize_prompts"),
+    "chat_template_kwargs": Case({"enable_thinking": False}, calls="grpo_runtime.training.batch.tokenize_prompts"),
     "dataloader_drop_last": Case(True, dict(EVAL)),
     "dataset_config": Case("default", dict(dataset_name="@json_data"), probe=dataset_config_probe),
     "dataset_name": Case("@other_data"),
@@ -191,7 +192,7 @@ HONOURED: dict[str, Case] = {
     "ddp_static_graph": Case(True, probe=accelerator_probe),
     "ddp_timeout": Case(7200, probe=accelerator_probe),
     "delta": Case(1.0001, dict(ITER2)),
-    "disable_dropout": Case(True, calls="grpo_runtime.model.disable_dropout"),
+    "disable_dropout": Case(True, calls="grpo_runtime.model.loading.disable_dropout"),
     "disable_tqdm": Case(False, calls="tqdm.auto.tqdm"),
     "dtype": Case("bfloat16"),
     "enable_jit_checkpoint": Case(True, dict(max_steps=3, reward_funcs=["tests.runtime.test_field_sweep.sigterm_once"])),
@@ -212,9 +213,9 @@ HONOURED: dict[str, Case] = {
     "generation_kwargs": Case({"top_k": 3}),
     "gradient_accumulation_steps": Case(2),
     "gradient_checkpointing": Case(False, dict(activation_checkpointing=None),
-                                   calls="grpo_runtime.model.enable_checkpointing"),
+                                   calls="grpo_runtime.model.loading.enable_checkpointing"),
     "gradient_checkpointing_kwargs": Case({"use_reentrant": True}, dict(activation_checkpointing=True),
-                                          calls="grpo_runtime.model.enable_checkpointing"),
+                                          calls="grpo_runtime.model.loading.enable_checkpointing"),
     "importance_sampling_level": Case("sequence", dict(ITER2)),
     "learning_rate": Case(0.01),
     "log_completions": Case(True),
@@ -259,7 +260,7 @@ HONOURED: dict[str, Case] = {
     "project": Case("elsewhere", calls="grpo_runtime.train.open_sinks"),
     "ref_model_mixup_alpha": Case(0.9, dict(beta=0.04, sync_ref_model=True, ref_model_sync_steps=1)),
     "ref_model_sync_steps": Case(1, dict(beta=0.04, sync_ref_model=True)),
-    "remove_unused_columns": Case(True, calls="grpo_runtime.batch.reward_columns"),
+    "remove_unused_columns": Case(True, calls="grpo_runtime.training.batch.reward_columns"),
     "repetition_penalty": Case(20.0, dict(temperature=0.02)),  # the random model's logits are nearly flat
     "report_to": Case("tensorboard"),
     "resume_from_checkpoint": Case("@checkpoint", dict(max_steps=2)),
@@ -405,13 +406,13 @@ def fingerprint(output: Path) -> dict:
 
 
 def distributed_probe(config):
-    from grpo_runtime import distributed
+    from grpo_runtime.distributed import accelerate as distributed
 
     return repr((distributed.zero_stage(config), distributed.fsdp_plugin_kwargs(config) if config.fsdp else None))
 
 
 def hub_probe(config):
-    from grpo_runtime.hub import HubPusher
+    from grpo_runtime.outputs.hub import HubPusher
 
     pusher = HubPusher(config, Path("out"), main_process=True)
     return repr((pusher.enabled, pusher.repo_id, pusher.strategy, pusher.private, pusher.revision, pusher.always_push))
@@ -524,7 +525,7 @@ def train_file(world, **settings) -> str:
 
 @pytest.mark.parametrize("name", sorted(REFUSED))
 def test_a_refused_field_exits_3_before_loading(world, no_loading, capsys, name):
-    from grpo_runtime.cli import launch_command, train_command
+    from grpo_runtime.launch.cli import launch_command, train_command
 
     value, context = REFUSED[name]
     assert CONFIG_FIELDS[name].category == "refused"
@@ -540,7 +541,7 @@ def test_a_refused_field_exits_3_before_loading(world, no_loading, capsys, name)
 
 @pytest.mark.parametrize("name", sorted(HONOURED_REFUSALS))
 def test_an_honoured_fields_refused_values_exit_3_before_loading(world, no_loading, capsys, name):
-    from grpo_runtime.cli import train_command
+    from grpo_runtime.launch.cli import train_command
 
     assert {n for n, _ in REFUSAL_LIMITS} == set(HONOURED_REFUSALS)
     for value, context in HONOURED_REFUSALS[name]:
@@ -553,7 +554,7 @@ def test_an_honoured_fields_refused_values_exit_3_before_loading(world, no_loadi
 
 @pytest.mark.parametrize("name", sorted(WARNED))
 def test_a_warned_field_warns_and_runs(world, no_loading, capsys, name):
-    from grpo_runtime.cli import train_command
+    from grpo_runtime.launch.cli import train_command
 
     value, context = WARNED[name]
     assert CONFIG_FIELDS[name].category == "warned"
@@ -594,8 +595,8 @@ def validated_or_none(settings):
 
 
 def test_every_honoured_launch_key_reaches_accelerate_launch():
-    from grpo_runtime.cli import launch_arguments
-    from grpo_runtime.distributed import SHARDING_LAUNCH_KEYS
+    from grpo_runtime.launch.cli import launch_arguments
+    from grpo_runtime.distributed.accelerate import SHARDING_LAUNCH_KEYS
 
     for name, entry in LAUNCH_FIELDS.items():
         if entry.category != "honoured" or name == "num_processes" or name in SHARDING_LAUNCH_KEYS:
@@ -608,7 +609,7 @@ def test_every_honoured_launch_key_reaches_accelerate_launch():
 
 @pytest.mark.parametrize("name,value", [("use_megatron_lm", True)])
 def test_a_refused_launch_key_exits_3_before_loading(world, no_loading, capsys, name, value):
-    from grpo_runtime.cli import launch_command
+    from grpo_runtime.launch.cli import launch_command
 
     assert LAUNCH_FIELDS[name].category == "refused"
     assert launch_command([train_file(world, **{name: value})]) == 3
@@ -617,7 +618,7 @@ def test_a_refused_launch_key_exits_3_before_loading(world, no_loading, capsys, 
 
 
 def test_a_missing_accelerate_config_exits_3_before_loading(world, no_loading, capsys):
-    from grpo_runtime.cli import launch_command
+    from grpo_runtime.launch.cli import launch_command
 
     assert launch_command([train_file(world, config_file="missing-accelerate.yaml")]) == 3
     err = capsys.readouterr().err

@@ -16,7 +16,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 import yaml
 
-from grpo_runtime.cli import train_command
+from grpo_runtime.launch.cli import train_command
 
 from .helpers import base_settings, write_prompts
 

@@ -8,7 +8,7 @@ import torch
 import yaml
 from safetensors.torch import load_file
 
-from grpo_runtime.cli import launch_command
+from grpo_runtime.launch.cli import launch_command
 
 from .helpers import base_settings, read_metrics, write_prompts
 

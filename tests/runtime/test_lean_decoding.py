@@ -1,4 +1,4 @@
-"""The lean decoding loop (grpo_runtime.decode) against transformers' own `generate`, on the real tiny model:
+"""The lean decoding loop (grpo_runtime.generation.decode) against transformers' own `generate`, on the real tiny model:
 for every sampling knob the same tokens for the same seed and the same RNG state afterwards; the processors it
 calls directly give what LogitsProcessorList gives; anything it does not cover falls back to generate's loop."""
 
@@ -7,10 +7,10 @@ import copy
 import pytest
 import torch
 
-from grpo_runtime.decode import LeanSampler, Route, plain_dynamic_cache
-from grpo_runtime.prefill import Sharing
-from grpo_runtime.rollout import crop_after_first_eos, eos_token_ids, generation_config, sample_completions
-from grpo_runtime.tiny import build_model
+from grpo_runtime.generation.decode import LeanSampler, Route, plain_dynamic_cache
+from grpo_runtime.generation.prefill import Sharing
+from grpo_runtime.generation.rollout import crop_after_first_eos, eos_token_ids, generation_config, sample_completions
+from grpo_runtime.launch.tiny import build_model
 
 from .helpers import generation_settings as settings
 from .helpers import prompt_batch
@@ -157,7 +157,7 @@ def test_the_prepared_decoding_mask_is_the_mask_transformers_builds(tiny_policy)
     from transformers import DynamicCache
     from transformers.masking_utils import create_causal_mask
 
-    from grpo_runtime.decode import prepared_mask_applies
+    from grpo_runtime.generation.decode import prepared_mask_applies
 
     model, tokenizer = tiny_policy
     _, batch = prompt_batch(tokenizer)

@@ -1,4 +1,4 @@
-"""Parity of grpo_runtime.loss with TRL 1.16's `_compute_loss` on identical tensors (tolerance 1e-6).
+"""Parity of grpo_runtime.training.loss with TRL 1.16's `_compute_loss` on identical tensors (tolerance 1e-6).
 
 Each case feeds the same log-probs, entropies, masks and advantages to both, then compares the loss, its gradient
 with respect to the log-probs (and entropies, for the entropy bonus) and the logged metrics.
@@ -9,8 +9,8 @@ import math
 import pytest
 import torch
 
-from grpo_runtime.loss import LossInputs, LossSettings, StepContext, entropy_threshold, grpo_loss
-from grpo_runtime.metrics import loss_metrics
+from grpo_runtime.training.loss import LossInputs, LossSettings, StepContext, entropy_threshold, grpo_loss
+from grpo_runtime.outputs.metrics import loss_metrics
 
 from .trl_harness import build_trainer, trl_loss
 
@@ -218,7 +218,7 @@ def test_static_entropy_bonus_gradient(trainer, loss_type):
 @pytest.mark.parametrize("mode", ["token_truncate", "token_mask", "sequence_truncate", "sequence_mask"])
 @pytest.mark.parametrize("loss_type", ["dapo", "grpo"])
 def test_sampling_ratio_multiplies_policy_term_only(trainer, mode, loss_type):
-    from grpo_runtime.loss import sampling_importance_ratio
+    from grpo_runtime.training.loss import sampling_importance_ratio
 
     t = make_tensors(seed=7)
     ratio = sampling_importance_ratio(t["old"], t["sampling"], t["mask"], mode, 0.9, 1.1)
@@ -226,7 +226,7 @@ def test_sampling_ratio_multiplies_policy_term_only(trainer, mode, loss_type):
 
 
 def test_vespo_folds_token_sampling_ratio_into_phi(trainer):
-    from grpo_runtime.loss import sampling_importance_ratio
+    from grpo_runtime.training.loss import sampling_importance_ratio
 
     t = make_tensors(seed=8)
     ratio = sampling_importance_ratio(t["old"], t["sampling"], t["mask"], "token_truncate", None, 3.0)
@@ -244,7 +244,7 @@ def test_fully_masked_row_gives_nan_free_loss(trainer):
 def test_per_token_logps_and_entropies_match_trl(tiny_model_dir, tmp_path):
     """Temperature 0.7, left-padded prompts, right-padded completions: zeros at padding, values within 1e-6 of
     TRL's fused LM head (which differs from a plain log_softmax by float rounding only)."""
-    from grpo_runtime.logprobs import completion_logps
+    from grpo_runtime.training.logprobs import completion_logps
 
     trl_trainer = build_trainer(tiny_model_dir, tmp_path, temperature=0.7)
     model = trl_trainer.model.train()

@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from grpo_runtime.model import cast_lm_head_to_fp32
-from grpo_runtime.tiny import build_model, build_tokenizer
+from grpo_runtime.model.loading import cast_lm_head_to_fp32
+from grpo_runtime.launch.tiny import build_model, build_tokenizer
 
 from .helpers import base_settings, read_metrics, validated, write_prompts
 
@@ -55,7 +55,7 @@ def test_moe_router_loss_is_added_and_logged(tmp_path):
 
 
 def test_router_loss_needs_a_moe_model(tmp_path, tiny_model_dir):
-    from grpo_runtime.model import router_loss_coefficient
+    from grpo_runtime.model.loading import router_loss_coefficient
 
     dense = build_model(build_tokenizer())
     config = validated(base_settings(tiny_model_dir, tmp_path / "d.jsonl", tmp_path / "o")).config

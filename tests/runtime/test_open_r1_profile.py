@@ -6,8 +6,8 @@ import json
 import pytest
 import yaml
 
-from grpo_runtime import open_r1
-from grpo_runtime.cli import EXIT_CANNOT_RUN, train_command
+from grpo_runtime.data import open_r1
+from grpo_runtime.launch.cli import EXIT_CANNOT_RUN, train_command
 
 from .helpers import base_settings
 

@@ -43,10 +43,10 @@ def test_qlora_trains_bf16_adapters_on_quantised_weights(tmp_path, tiny_model_di
     pytest.importorskip("bitsandbytes", reason="quantised loading needs bitsandbytes")
     import bitsandbytes as bnb
 
-    import grpo_runtime.model
+    import grpo_runtime.model.loading
 
     seen = {}
-    original = grpo_runtime.model.load_policy
+    original = grpo_runtime.model.loading.load_policy
 
     def recording(config, tokenizer):
         seen["model"] = original(config, tokenizer)

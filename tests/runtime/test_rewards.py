@@ -6,8 +6,8 @@ import math
 import pytest
 import torch
 
-from grpo_runtime import reward_library as lib
-from grpo_runtime.rewards import REGISTRY, RewardModel, RunState, resolve_reward_func, reward_name, score
+from grpo_runtime.data import reward_library as lib
+from grpo_runtime.data.rewards import REGISTRY, RewardModel, RunState, resolve_reward_func, reward_name, score
 
 
 def msg(text):
@@ -78,7 +78,7 @@ def test_score_calls_every_function_with_columns_and_turns_none_into_nan():
 def test_reward_model_scores_prompt_plus_completion(tmp_path):
     from transformers import AutoModelForSequenceClassification, LlamaConfig
 
-    from grpo_runtime.tiny import build_tokenizer
+    from grpo_runtime.launch.tiny import build_tokenizer
 
     tokenizer = build_tokenizer()
     torch.manual_seed(0)

@@ -1,10 +1,10 @@
-"""The prompt order of grpo_runtime.sampler against TRL's own pieces: RepeatSampler, the dataloader batches of
+"""The prompt order of grpo_runtime.training.sampler against TRL's own pieces: RepeatSampler, the dataloader batches of
 b*s rows, and accelerate's BatchSamplerShard that deals them to the processes."""
 
 import pytest
 from torch.utils.data import BatchSampler
 
-from grpo_runtime.sampler import PromptOrder, micro_steps_per_epoch, optimizer_windows, process_rows
+from grpo_runtime.training.sampler import PromptOrder, micro_steps_per_epoch, optimizer_windows, process_rows
 from grpo_schema import GRPORunConfig, derive_plan
 
 pytestmark = pytest.mark.oracle

@@ -6,9 +6,9 @@ import math
 import pytest
 import torch
 
-from grpo_runtime.advantages import compute_advantages, reward_metrics
-from grpo_runtime.batch import completion_metrics
-from grpo_runtime.rollout import build_rollout, crop_after_first_eos
+from grpo_runtime.training.advantages import compute_advantages, reward_metrics
+from grpo_runtime.training.batch import completion_metrics
+from grpo_runtime.generation.rollout import build_rollout, crop_after_first_eos
 
 from .trl_harness import build_trainer, prompt_dataset
 
@@ -97,7 +97,7 @@ def test_eos_cropping_masks_and_length_metrics_match_trl(trainer, mask_truncated
 def test_builtin_rewards_agree_with_trl():
     from trl.rewards import get_soft_overlong_punishment, think_format_reward
 
-    from grpo_runtime.rewards import REGISTRY
+    from grpo_runtime.data.rewards import REGISTRY
 
     texts = ["<think>\nr\n</think>\na", "<think>\nr\na", "<think>a</think><think>b</think>", "x <think>y</think>",
              "<think></think>"]

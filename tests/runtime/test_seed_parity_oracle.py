@@ -12,9 +12,9 @@ import torch
 from safetensors.torch import load_file
 
 import grpo_runtime.train
-from grpo_runtime.reward_library import target_word_reward
+from grpo_runtime.data.reward_library import target_word_reward
 
-from grpo_runtime.demo import demo_rows
+from grpo_runtime.launch.demo import demo_rows
 
 from .helpers import base_settings, read_metrics, validated, write_prompts
 from .trl_harness import build_trainer

@@ -1,4 +1,4 @@
-"""Prefilling each distinct prompt once (grpo_runtime.prefill, in the lean loop) gives what plain `generate` gives:
+"""Prefilling each distinct prompt once (grpo_runtime.generation.prefill, in the lean loop) gives what plain `generate` gives:
 the same greedy tokens here; the same sampled tokens for the same seed in test_lean_decoding; and it is off wherever
 it would not be exact."""
 
@@ -7,10 +7,10 @@ import copy
 import pytest
 import torch
 
-from grpo_runtime.decode import Route
-from grpo_runtime.prefill import Sharing, stochastic_forward
-from grpo_runtime.rollout import crop_after_first_eos, eos_token_ids, generation_config, sample_completions
-from grpo_runtime.tiny import build_model
+from grpo_runtime.generation.decode import Route
+from grpo_runtime.generation.prefill import Sharing, stochastic_forward
+from grpo_runtime.generation.rollout import crop_after_first_eos, eos_token_ids, generation_config, sample_completions
+from grpo_runtime.launch.tiny import build_model
 
 from .helpers import generation_settings as settings
 from .helpers import prompt_batch
@@ -57,7 +57,7 @@ def test_sharing_is_off_where_it_would_not_be_exact(tiny_policy):
     noisy.config.attention_dropout = 0.1  # applied functionally in train mode
     assert stochastic_forward(noisy.train()) and not shares(noisy, gen_config)
     assert not stochastic_forward(noisy.eval()) and shares(noisy, gen_config)
-    from grpo_runtime.model import add_neftune_noise
+    from grpo_runtime.model.loading import add_neftune_noise
 
     neftune = build_model(tokenizer)
     add_neftune_noise(neftune, 5.0)  # noise on the embeddings of every train-mode forward

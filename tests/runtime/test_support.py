@@ -1,4 +1,4 @@
-"""The field table (grpo_runtime.fields) and what `grpo train` / `grpo launch` do with it before anything loads:
+"""The field table (grpo_runtime.support.fields) and what `grpo train` / `grpo launch` do with it before anything loads:
 every field classified, the generated page current, --dry-run, exit codes, launch keys from the file."""
 
 import json
@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-import grpo_runtime.model
+import grpo_runtime.model.loading
 import grpo_runtime.setup  # imported before any test patches model.load_policy, so it binds the real one
-from grpo_runtime.cli import launch_arguments, launch_command, train_command
-from grpo_runtime.fields import CONFIG_FIELDS, LAUNCH_FIELDS, markdown
+from grpo_runtime.launch.cli import launch_arguments, launch_command, train_command
+from grpo_runtime.support.fields import CONFIG_FIELDS, LAUNCH_FIELDS
+from grpo_runtime.support.page import markdown
 from grpo_runtime.support import CATEGORIES
 
 from .helpers import base_settings, write_prompts
@@ -34,7 +35,7 @@ def test_every_field_and_launch_key_has_one_entry():
 
 def test_the_field_page_is_generated_from_the_table():
     page = (ROOT / "docs" / "runtime-fields.md").read_text(encoding="utf-8")
-    assert page == markdown(), "docs/runtime-fields.md is stale: python -m grpo_runtime.fields --write"
+    assert page == markdown(), "docs/runtime-fields.md is stale: python -m grpo_runtime.support.page --write"
     for name in CONFIG_FIELDS:
         assert f"| `{name}` |" in page
 
@@ -66,7 +67,7 @@ def no_loading(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("the model was loaded")
 
-    monkeypatch.setattr(grpo_runtime.model, "load_policy", refuse)
+    monkeypatch.setattr(grpo_runtime.model.loading, "load_policy", refuse)
     monkeypatch.setattr("grpo_runtime.setup.load_policy", refuse)
 
 
@@ -140,11 +141,11 @@ def test_a_file_for_another_trainer_is_refused_naming_what_nobody_here_knows(dem
 
 
 def test_a_bitsandbytes_optimizer_without_its_package_names_it(demo_file, no_loading, capsys, monkeypatch):
-    import grpo_runtime.fields
+    import grpo_runtime.support.fields.training as training_fields
 
     path = demo_file(optim="paged_adamw_8bit")
     with monkeypatch.context() as patched:
-        patched.setattr(grpo_runtime.fields, "installed", lambda module: module != "bitsandbytes")
+        patched.setattr(training_fields, "installed", lambda module: module != "bitsandbytes")
         assert train_command([path, "--dry-run"]) == 3
     assert "error[GRPO-U005] optim: optimizer 'paged_adamw_8bit' needs the bitsandbytes package" in \
         capsys.readouterr().err
@@ -157,7 +158,7 @@ def test_a_flash_attention_kernel_this_machine_lacks_falls_back_to_sdpa_with_a_w
     """Recipes ask for flash_attention_2 (a CUDA package); loading it here would end in an ImportError traceback."""
     import importlib.util
 
-    from grpo_runtime.model import load_kwargs
+    from grpo_runtime.model.loading import load_kwargs
     from grpo_schema import check_file
 
     if importlib.util.find_spec("flash_attn") is not None:
@@ -174,11 +175,11 @@ def test_a_flash_attention_kernel_this_machine_lacks_falls_back_to_sdpa_with_a_w
 
 def test_accuracy_rewards_without_math_verify_are_warned_as_differing_from_trl(demo_file, no_loading, capsys,
                                                                               monkeypatch):
-    import grpo_runtime.fields
+    import grpo_runtime.support.fields.data as data_fields
 
-    path = demo_file(reward_funcs=["accuracy_reward", "grpo_runtime.reward_library.target_word_reward"])
+    path = demo_file(reward_funcs=["accuracy_reward", "grpo_runtime.data.reward_library.target_word_reward"])
     with monkeypatch.context() as patched:
-        patched.setattr(grpo_runtime.fields, "installed", lambda module: module != "math_verify")
+        patched.setattr(data_fields, "installed", lambda module: module != "math_verify")
         assert train_command([path, "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert "warning[GRPO-U009] reward_funcs: accuracy_reward compare answers with math-verify in TRL" in out
@@ -201,7 +202,7 @@ def test_a_file_without_a_model_is_refused_before_loading_and_runs_with_set(demo
         assert "dapo.yaml: valid at world size 1, but grpo_runtime refuses 1 setting (1 error)" in out.err
     complete = yaml.safe_load(Path(demo_file()).read_text())
     sets = [f"{key}={complete[key]}" for key in ("model_name_or_path", "dataset_name", "output_dir")]
-    sets.append("reward_funcs=[grpo_runtime.reward_library.target_word_reward]")
+    sets.append("reward_funcs=[grpo_runtime.data.reward_library.target_word_reward]")
     assert train_command([str(fragment), "--dry-run", *(a for s in sets for a in ("--set", s))]) == 0
     assert "GRPO-U010" not in str(capsys.readouterr())
 
@@ -215,13 +216,13 @@ def test_exit_codes_for_invalid_and_failed_runs(demo_file, tmp_path, capsys):
 
 def test_launch_passes_the_files_launch_keys_and_the_command_line_wins(demo_file, monkeypatch):
     launched = []
-    monkeypatch.setattr("grpo_runtime.cli.subprocess.call", lambda command: launched.append(command) or 0)
+    monkeypatch.setattr("grpo_runtime.launch.cli.subprocess.call", lambda command: launched.append(command) or 0)
     path = demo_file(num_processes=2, num_machines=2, machine_rank=1, main_process_ip="10.0.0.1",
                      main_process_port=29511, rdzv_backend="c10d", same_network=True, max_restarts=3,
                      monitor_interval=2.5, per_device_train_batch_size=8)
     assert launch_command([path, "--main_process_port", "29600"]) == 0
     command = launched[0]
-    flags = command[command.index("accelerate.commands.launch") + 1:command.index("grpo_runtime.train") - 1]
+    flags = command[command.index("accelerate.commands.launch") + 1:command.index("grpo_runtime") - 1]
     assert flags[:2] == ["--num_processes", "2"]
     for pair in (["--num_machines", "2"], ["--machine_rank", "1"], ["--main_process_ip", "10.0.0.1"],
                  ["--rdzv_backend", "c10d"], ["--max_restarts", "3"], ["--monitor_interval", "2.5"],
@@ -232,7 +233,7 @@ def test_launch_passes_the_files_launch_keys_and_the_command_line_wins(demo_file
     assert launch_command([path, "--num-processes", "4"]) == 0
     assert launched[1][launched[1].index("--num_processes") + 1] == "4"
     assert launched[1][-2:] == ["--set", "num_processes=4"]
-    monkeypatch.setattr("grpo_runtime.cli.subprocess.call", lambda command: 1)
+    monkeypatch.setattr("grpo_runtime.launch.cli.subprocess.call", lambda command: 1)
     assert launch_command([path]) == 4  # a failed run, not an invalid config
 
 

@@ -3,7 +3,7 @@ TRL's dataclasses (to_trl) and trains one optimizer step on the tiny local model
 
 import pytest
 
-from grpo_runtime.reward_library import target_word_reward
+from grpo_runtime.data.reward_library import target_word_reward
 from grpo_schema import GRPORunConfig
 
 from .trl_harness import prompt_dataset
@@ -18,7 +18,7 @@ def test_grpo_trainer_from_to_trl_runs_a_step(tmp_path, tiny_model_dir):
     text = f"""
 model_name_or_path: {tiny_model_dir}
 dataset_name: local-prompts
-reward_funcs: [grpo_runtime.reward_library.target_word_reward]
+reward_funcs: [grpo_runtime.data.reward_library.target_word_reward]
 output_dir: {tmp_path / "out"}
 per_device_train_batch_size: 4
 num_generations: 2

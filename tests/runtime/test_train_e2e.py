@@ -103,7 +103,7 @@ def test_report_to_tensorboard_writes_event_files(tmp_path, tiny_model_dir):
 def test_report_to_skips_what_it_cannot_write_and_says_so():
     from grpo_schema import check_text
 
-    from grpo_runtime.metrics import requested_reporters
+    from grpo_runtime.outputs.reporters import requested_reporters
     from grpo_runtime.support import assess
 
     assert requested_reporters("none") == [] and requested_reporters(None) == []
@@ -125,7 +125,7 @@ def test_bf16_autocast_and_save_total_limit(tmp_path, tiny_model_dir):
 
 
 def test_resume_target_resolution(tmp_path):
-    from grpo_runtime.checkpoint import STATE_FILE, resolve_resume
+    from grpo_runtime.outputs.checkpoint import STATE_FILE, resolve_resume
 
     assert resolve_resume(None, tmp_path) is None
     with pytest.raises(ValueError, match="holds no complete checkpoint"):
@@ -147,7 +147,7 @@ def test_resume_target_resolution(tmp_path):
 
 
 def test_the_state_file_is_written_atomically_and_a_broken_one_is_reported(tmp_path):
-    from grpo_runtime.checkpoint import STATE_FILE, CheckpointError, read_progress, write_atomically
+    from grpo_runtime.outputs.checkpoint import STATE_FILE, CheckpointError, read_progress, write_atomically
 
     write_atomically(tmp_path / STATE_FILE, '{"global_step": 3}')
     assert read_progress(tmp_path).global_step == 3
@@ -158,7 +158,7 @@ def test_the_state_file_is_written_atomically_and_a_broken_one_is_reported(tmp_p
 
 
 def test_grpo_train_reports_an_unusable_resume_target_without_a_traceback(tmp_path, tiny_model_dir, capsys):
-    from grpo_runtime.cli import train_command
+    from grpo_runtime.launch.cli import train_command
 
     settings = base_settings(tiny_model_dir, write_prompts(tmp_path / "data.jsonl"), tmp_path / "out")
     config = tmp_path / "run.yaml"
@@ -187,7 +187,7 @@ def test_log_completions_writes_every_completion_with_its_rewards(tmp_path, tiny
 
 
 def test_resume_values_that_mean_no_resume_start_fresh_in_any_case(tmp_path):
-    from grpo_runtime.checkpoint import resolve_resume
+    from grpo_runtime.outputs.checkpoint import resolve_resume
 
     for value in (None, False, "", "false", "FALSE", "False"):
         assert resolve_resume(value, tmp_path) is None
@@ -236,7 +236,7 @@ def test_save_strategy_best_saves_on_each_new_best_only(tmp_path, tiny_model_dir
 
 
 def test_pruning_keeps_the_newest_and_the_best_checkpoint(tmp_path):
-    from grpo_runtime.checkpoint import prune_checkpoints
+    from grpo_runtime.outputs.checkpoint import prune_checkpoints
 
     for step in (1, 2, 3, 4):
         (tmp_path / f"checkpoint-{step}").mkdir()
@@ -247,7 +247,7 @@ def test_pruning_keeps_the_newest_and_the_best_checkpoint(tmp_path):
 
 
 def test_an_unknown_best_metric_stops_the_run_with_the_metrics_it_could_name(tmp_path, tiny_model_dir, capsys):
-    from grpo_runtime.cli import train_command
+    from grpo_runtime.launch.cli import train_command
 
     data = tmp_path / "split"
     write_prompts(data / "train.jsonl")
@@ -264,7 +264,7 @@ def test_an_unknown_best_metric_stops_the_run_with_the_metrics_it_could_name(tmp
 
 
 def test_a_missing_split_is_named_without_a_traceback(tmp_path, tiny_model_dir, capsys):
-    from grpo_runtime.cli import train_command
+    from grpo_runtime.launch.cli import train_command
 
     data = tmp_path / "only-train"
     write_prompts(data / "train.jsonl")

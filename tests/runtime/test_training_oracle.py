@@ -6,13 +6,13 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-import grpo_runtime.batch
-import grpo_runtime.rollout
+import grpo_runtime.training.batch
+import grpo_runtime.generation.rollout
 import grpo_runtime.train
-from grpo_runtime.reward_library import target_word_reward
-from grpo_runtime.rollout import crop_after_first_eos
+from grpo_runtime.data.reward_library import target_word_reward
+from grpo_runtime.generation.rollout import crop_after_first_eos
 
-from grpo_runtime.demo import demo_rows
+from grpo_runtime.launch.demo import demo_rows
 
 from .helpers import base_settings, read_metrics, validated, write_prompts
 from .trl_harness import build_trainer
@@ -23,7 +23,7 @@ grpo_trainer_module = pytest.importorskip("trl.trainer.grpo_trainer")
 
 def fixed_completions(eos):
     """8 rows (b * s): some stop at EOS, some run to max_completion_length, rewards differ within groups."""
-    cat, star = 7, 14  # the demo's target words (grpo_runtime.tiny.VOCABULARY)
+    cat, star = 7, 14  # the demo's target words (grpo_runtime.launch.tiny.VOCABULARY)
     return torch.tensor([[cat, cat, eos, 0, 0], [13, cat, 14, 15, 16], [star, eos, 0, 0, 0], [20, 21, 22, star, 12],
                          [cat, 17, 17, eos, 0], [12, 17, 12, 17, 12], [eos, 0, 0, 0, 0], [18, star, star, 13, eos]])
 
@@ -93,11 +93,11 @@ def test_training_steps_match_trl(tmp_path, tiny_model_dir, monkeypatch, variant
 
     # --- grpo_runtime
     monkeypatch.setattr(grpo_runtime.train, "shuffle_rows", lambda batch: batch)
-    monkeypatch.setattr(grpo_runtime.rollout, "sample_completions",
+    monkeypatch.setattr(grpo_runtime.generation.rollout, "sample_completions",
                         lambda model, prompts, config, pad, eos_ids, multiple=None:
                         crop_after_first_eos(completions[: len(prompts)], eos_ids))
     ours = base_settings(tiny_model_dir, data, tmp_path / "ours")
-    ours.update(settings, reward_funcs=["grpo_runtime.reward_library.target_word_reward"])
+    ours.update(settings, reward_funcs=["grpo_runtime.data.reward_library.target_word_reward"])
     result = validated(ours)
     # with num_iterations=2 a generation outlives an optimizer step, so old log-probs are computed and used
     assert result.plan.old_logprobs_needed == (settings["num_iterations"] > 1)

@@ -43,7 +43,7 @@ def child_env() -> dict:
 
 def run_train(config: Path, *overrides: str, timeout: float = 900) -> subprocess.CompletedProcess:
     """`grpo train` in its own interpreter (the engine's threads and process group stay out of pytest)."""
-    command = [sys.executable, "-m", "grpo_runtime.train", str(config)]
+    command = [sys.executable, "-m", "grpo_runtime", str(config)]
     for item in overrides:
         command += ["--set", item]
     return subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=child_env(), cwd=REPO)
@@ -51,7 +51,7 @@ def run_train(config: Path, *overrides: str, timeout: float = 900) -> subprocess
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
-    from grpo_runtime.demo import write_demo
+    from grpo_runtime.launch.demo import write_demo
 
     return write_demo(tmp_path_factory.mktemp("vllm-demo"), vllm=True)
 
@@ -105,7 +105,7 @@ def test_a_generation_after_step_n_uses_step_n_weights(engine_parts):
     """The engine's log-probs of what it sampled equal the trainer's under the weights of the step it was asked
     for: new weights are loaded when the step changes, and only then (not during gradient accumulation). (The
     engine computes in bf16, vLLM's choice for a float32 checkpoint, as under TRL: agreement is to ~1e-2.)"""
-    from grpo_runtime.rollout import tokenize_prompts
+    from grpo_runtime.generation.rollout import tokenize_prompts
 
     parts = engine_parts
     prompt = tokenize_prompts(parts.tokenizer, [[{"role": "user", "content": "say cat"}]], None)[0]
@@ -156,7 +156,7 @@ def server(demo):
            "VLLM_CPU_OMP_THREADS_BIND": "nobind"}
     process = subprocess.Popen(trl_vllm_serve_command(demo.parent / "model", port), stdout=log,
                                stderr=subprocess.STDOUT, env=env, start_new_session=True)
-    from grpo_runtime.vllm_server import ServerClient
+    from grpo_runtime.generation.vllm_server import ServerClient
 
     try:
         ServerClient(f"http://127.0.0.1:{port}").wait_until_up(600)
@@ -184,7 +184,7 @@ def test_server_mode_trains_with_weights_pushed_every_step(demo, server):
 def test_a_server_that_dies_stops_the_run_cleanly_and_keeps_the_checkpoints(demo, server):
     process, port = server
     output = demo.parent / "dying-output"
-    command = [sys.executable, "-m", "grpo_runtime.train", str(demo), "--set", "vllm_mode=server", "--set",
+    command = [sys.executable, "-m", "grpo_runtime", str(demo), "--set", "vllm_mode=server", "--set",
                "vllm_server_host=127.0.0.1", "--set", f"vllm_server_port={port}", "--set", f"output_dir={output}",
                "--set", "max_steps=200", "--set", "save_steps=1", "--set", "disable_tqdm=true", "--set",
                "vllm_server_timeout=5"]
@@ -205,8 +205,8 @@ def test_a_server_that_dies_stops_the_run_cleanly_and_keeps_the_checkpoints(demo
 def test_generation_kwargs_vllm_does_not_know_are_named():
     from vllm import SamplingParams
 
-    from grpo_runtime.generation import GenerationError
-    from grpo_runtime.vllm_colocate import sampling_params
+    from grpo_runtime.generation.backend import GenerationError
+    from grpo_runtime.generation.vllm_colocate import sampling_params
 
     assert sampling_params(SamplingParams, {"n": 2, "seed": 4, "structured_outputs": {"regex": "a+"}}).n == 2
     with pytest.raises(GenerationError, match="generation_kwargs.*max_new_tokens"):

@@ -4,10 +4,11 @@ import time
 
 import pytest
 
-from grpo_runtime.cli import train_command
-from grpo_runtime.generation import backend_name, vllm_sampling_settings
-from grpo_runtime.vllm_colocate import runs
-from grpo_runtime.weights import checkpoint_name, full_named_parameters, parameter_metadata
+from grpo_runtime.launch.cli import train_command
+from grpo_runtime.generation.backend import vllm_sampling_settings
+from grpo_runtime.generation.backends import backend_name
+from grpo_runtime.generation.vllm_colocate import runs
+from grpo_runtime.distributed.weights import checkpoint_name, full_named_parameters, parameter_metadata
 
 from .helpers import base_settings, validated
 
@@ -105,8 +106,8 @@ def test_sampling_correction_ratio_and_metrics(tmp_path, mode, expected_ratio):
 
     import torch
 
-    from grpo_runtime.batch import sampling_correction
-    from grpo_runtime.rollout import Rollout
+    from grpo_runtime.training.batch import sampling_correction
+    from grpo_runtime.generation.rollout import Rollout
 
     settings = base_settings("m", tmp_path / "d.jsonl", tmp_path / "out")
     settings.update(use_vllm=True, vllm_importance_sampling_mode=mode, vllm_importance_sampling_clip_max=2.0)

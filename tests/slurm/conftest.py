@@ -42,7 +42,7 @@ def cluster(tmp_path_factory):
 def demo(tmp_path_factory) -> Path:
     """`grpo demo DIR`: the tiny model, the prompts and DIR/config.yaml."""
     pytest.importorskip("torch", reason="the demo trains with grpo_runtime, which needs torch")
-    from grpo_runtime.demo import write_demo
+    from grpo_runtime.launch.demo import write_demo
 
     return write_demo(tmp_path_factory.mktemp("demo"))
 

@@ -3,7 +3,7 @@
 The service never trains in its own process. It writes the posted config into the run's folder and starts
 `python -m grpo_web.runs.wrapper RUN_DIR -- python -m grpo_schema launch CONFIG --num-processes N --set ...`, which is
 exactly `grpo launch`: the config is validated again in the child, `env:` is applied there, and accelerate starts
-N copies of `python -m grpo_runtime.train`. Paths the service resolved (output_dir, resume_from_checkpoint) go in
+N copies of `python -m grpo_runtime`. Paths the service resolved (output_dir, resume_from_checkpoint) go in
 as `--set` overrides, so the posted text is kept byte for byte.
 """
 

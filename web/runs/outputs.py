@@ -11,7 +11,7 @@ from grpo_web.runs.launcher import LOG_FILE
 from grpo_web.runs.store import Run, Store
 
 CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
-# grpo_runtime.checkpoint.STATE_FILE, spelled out: the service never imports the runtime (torch); a test holds
+# grpo_runtime.outputs.checkpoint.STATE_FILE, spelled out: the service never imports the runtime (torch); a test holds
 # the two equal.
 RUNTIME_STATE_FILE = "runtime_state.json"
 MAX_INGEST_BYTES = 4 << 20  # per look: a huge file is taken in slices, never read whole

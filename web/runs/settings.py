@@ -17,7 +17,7 @@ from grpo_schema.policy import ServicePolicy
 DEFAULT_ENV_ALLOWLIST = ["TOKENIZERS_PARALLELISM", "OMP_NUM_THREADS", "HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE",
                          "TRANSFORMERS_OFFLINE", "TRANSFORMERS_VERBOSITY", "WANDB_MODE"]
 # Reward functions shipped with grpo_runtime that are not TRL built-ins (the demo's reward).
-DEFAULT_REWARD_IMPORTS = ["grpo_runtime.reward_library.target_word_reward"]
+DEFAULT_REWARD_IMPORTS = ["grpo_runtime.data.reward_library.target_word_reward"]
 
 
 class RunsSettings(BaseSettings):

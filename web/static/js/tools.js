@@ -67,7 +67,7 @@ export function commands(config, worldSize, profile) {
                  line: [...accelerate.slice(0, 4), "src/open_r1/grpo.py", "--config", FILE] });
   }
   lines.push({ what: "grpo-config's trainer, as the service's runs start it", line: ["grpo", "launch", FILE, "--num-processes", n] },
-             { what: "what grpo launch runs", line: [...accelerate, "-m", "grpo_runtime.train", FILE] },
+             { what: "what grpo launch runs", line: [...accelerate, "-m", "grpo_runtime", FILE] },
              { what: "TRL's own script (keys it does not know go to accelerate launch)",
                line: ["trl", "grpo", "--config", FILE, ...(config.num_processes === n ? [] : ["--num_processes", n])] });
   return lines.map(({ what, line }) => ({ what, line: line.map(shellWord).join(" ") }));

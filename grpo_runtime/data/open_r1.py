@@ -1,0 +1,254 @@
+"""`--profile open-r1`: what huggingface/open-r1's `grpo.py` does with its script arguments, so its recipes run as
+written (the arguments are typed by grpo_schema.profiles.open_r1_args).
+
+* `chat_template` replaces the tokenizer's chat template;
+* the data is `dataset_name` (+ `dataset_config`), or `dataset_mixture`: each entry loaded with its `config` and
+  `split`, cut to its `columns`, shuffled with the mixture's `seed` and cut to `weight` of its rows, then all
+  concatenated and shuffled with that seed; `test_split_size` holds out a seeded test split;
+* every row becomes a conversation: the `system_prompt` (when set) and the user message taken from
+  `dataset_prompt_column`; a `messages` column is dropped;
+* `reward_funcs` are names from open-r1's registry (default: accuracy, format, tag_count) built with the script's
+  parameters (cosine_*, repetition_*, max_completion_len, soft_punish_cache, code_language). The rewards that
+  run completions in a remote code sandbox (e2b, morph, piston) are refused before the run starts.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import grpo_runtime.data.reward_library as reward_library
+from grpo_runtime.data.reward_library import answers_match, completion_text
+
+DEFAULT_REWARDS = ("accuracy", "format", "tag_count")
+SANDBOX_REWARDS = ("code", "binary_code", "ioi_code", "cf_code", "weighted_binary_code_reward")
+BRANCH_REWARDS = ("soft_format", "think_format", "think_accuracy", "think_code_format")
+
+
+def reward_names(config) -> list[str]:
+    return list(config.reward_funcs) if config.reward_funcs else list(DEFAULT_REWARDS)
+
+
+# Where open-r1 runs each sandboxed reward's code: a hosted service, and what its client needs.
+SANDBOXES = {"e2b": "E2B's hosted sandboxes (the e2b-code-interpreter package and an E2B API key)",
+             "morph": "MorphCloud's hosted sandboxes (the morphcloud package and MORPH_API_KEY)",
+             "piston": "Piston workers (a Piston server per PISTON_ENDPOINTS)"}
+
+
+def sandbox_of(name: str, args) -> str:
+    """The service open-r1 sends reward `name`'s code to, as its script arguments choose it."""
+    if name == "cf_code":
+        return "piston"
+    if name == "ioi_code":
+        return getattr(args, "ioi_provider", None) or "piston"
+    return getattr(args, "code_provider", None) or "e2b"
+
+
+def refusals(config, args) -> list[str]:
+    found = []
+    for name in reward_names(config):
+        if name in SANDBOX_REWARDS:
+            where = SANDBOXES.get(sandbox_of(name, args), sandbox_of(name, args))
+            found.append(f"open-r1's {name!r} reward runs each completion's code remotely in {where}, a remote "
+                         "code sandbox grpo_runtime does not provide; run this recipe with open-r1")
+        elif name in BRANCH_REWARDS:
+            found.append(f"{name!r} exists only on open-r1's experiment branches; grpo_runtime "
+                         "builds the rewards of its main branch")
+    return found
+
+
+# --- data ------------------------------------------------------------------------------------------------------
+
+def load_splits(config, args) -> dict:
+    """{"train": ..., "test": ...} as open-r1's get_dataset returns them (before the conversation mapping)."""
+    import datasets
+
+    from grpo_runtime.data.datasets import load_local_or_hub
+
+    mixture = args.dataset_mixture
+    if mixture is None:
+        splits = {"train": config.dataset_train_split, "test": config.dataset_test_split}
+        return _LazySplits(lambda split: load_local_or_hub(config.dataset_name, config.dataset_config, split),
+                           splits)
+    parts = []
+    for entry in mixture.datasets:
+        part = load_local_or_hub(entry.id, entry.config, entry.split)
+        if entry.columns is not None:
+            part = part.select_columns(list(entry.columns))
+        if entry.weight is not None:
+            part = part.shuffle(seed=mixture.seed).select(range(int(len(part) * entry.weight)))
+        parts.append(part)
+    combined = datasets.concatenate_datasets(parts).shuffle(seed=mixture.seed)
+    if mixture.test_split_size is None:
+        return {"train": combined}
+    return dict(combined.train_test_split(test_size=mixture.test_split_size, seed=mixture.seed))
+
+
+class _LazySplits(dict):
+    """dataset_name's splits, loaded only when asked for (a run without evaluation never reads the test split)."""
+
+    def __init__(self, load, names):
+        super().__init__()
+        self.load, self.names = load, names
+
+    def __missing__(self, key):
+        self[key] = self.load(self.names[key])
+        return self[key]
+
+    def __contains__(self, key):
+        return key in self.names
+
+
+def load_prompts(config, args, split: str = "train"):
+    splits = load_splits(config, args)
+    if split not in splits:
+        raise ValueError("evaluation needs a test split: set dataset_mixture.test_split_size")
+    dataset = splits[split]
+    column = args.dataset_prompt_column
+    if column not in dataset.column_names:
+        raise ValueError(f"dataset_prompt_column {column!r} is not a column of the {split} data "
+                         f"(columns: {dataset.column_names})")
+
+    def conversation(row):
+        messages = [{"role": "system", "content": args.system_prompt}] if args.system_prompt is not None else []
+        return {"prompt": messages + [{"role": "user", "content": row[column]}]}
+
+    dataset = dataset.map(conversation)
+    if "messages" in dataset.column_names:
+        dataset = dataset.remove_columns("messages")
+    if config.remove_unused_columns:
+        dataset = dataset.select_columns(["prompt"])
+    return dataset
+
+
+def apply_tokenizer_settings(tokenizer, args) -> None:
+    if args.chat_template is not None:
+        tokenizer.chat_template = args.chat_template
+
+
+# --- rewards: open-r1's registry, written for grpo_runtime ------------------------------------------------------
+
+def texts(completions) -> list[str]:
+    return [completion_text(c) for c in completions]
+
+
+def accuracy_reward(completions, solution, **kwargs) -> list[float | None]:
+    """1.0 when the answer matches the gold solution, None when the gold solution cannot be parsed."""
+    return [answers_match(gold, text) for text, gold in zip(texts(completions), solution, strict=True)]
+
+
+FORMAT = re.compile(r"^<think>\n.*?\n</think>\n<answer>\n.*?\n</answer>$", re.DOTALL | re.MULTILINE)
+
+
+def format_reward(completions, **kwargs) -> list[float]:
+    """1.0 for `<think>\\n...\\n</think>\\n<answer>\\n...\\n</answer>` exactly."""
+    return [1.0 if FORMAT.match(text) else 0.0 for text in texts(completions)]
+
+
+def tag_count_reward(completions, **kwargs) -> list[float]:
+    """0.25 for each of the four tags (with their newlines) present exactly once."""
+    tags = ("<think>\n", "\n</think>\n", "\n<answer>\n", "\n</answer>")
+    return [sum(0.25 for tag in tags if text.count(tag) == 1) for text in texts(completions)]
+
+
+STEPS = re.compile(r"(Step \d+:|^\d+\.|\n-|\n\*|First,|Second,|Next,|Finally,)")
+
+
+def reasoning_steps_reward(completions, **kwargs) -> list[float]:
+    """Step markers (Step 1:, numbered lines, bullets, First/Second/Next/Finally): 3 or more earn 1.0."""
+    return [min(1.0, len(STEPS.findall(text)) / 3) for text in texts(completions)]
+
+
+def len_reward(completions, solution, **kwargs) -> list[float]:
+    """Kimi 1.5's length reward: 0.5 for the shortest of the group down to -0.5 for the longest; wrong answers
+    keep only the penalty. An unparseable gold solution counts as correct."""
+    contents = texts(completions)
+    correct = [answers_match(gold, text) != 0.0 for text, gold in zip(contents, solution, strict=True)]
+    lengths = [len(text) for text in contents]
+    shortest, longest = min(lengths), max(lengths)
+    if shortest == longest:
+        return [0.0] * len(contents)
+    rewards = []
+    for length, right in zip(lengths, correct):
+        value = 0.5 - (length - shortest) / (longest - shortest)
+        rewards.append(value if right else min(0.0, value))
+    return rewards
+
+
+class CosineScaledReward:
+    """Length-scaled correctness: correct answers earn more when short, wrong ones lose less when long."""
+
+    __name__ = "cosine_scaled_reward"
+
+    def __init__(self, args):
+        self.wrong = (args.cosine_min_value_wrong, args.cosine_max_value_wrong)
+        self.correct = (args.cosine_min_value_correct, args.cosine_max_value_correct)
+        self.max_len = args.cosine_max_len
+
+    def __call__(self, completions, solution, **kwargs) -> list[float]:
+        rewards = []
+        for text, gold in zip(texts(completions), solution, strict=True):
+            match = answers_match(gold, text)
+            if match is None:
+                rewards.append(1.0)  # open-r1 skips an unparseable gold solution with a full reward
+                continue
+            low, high = self.correct if match else (self.wrong[1], self.wrong[0])
+            cosine = math.cos(len(text) / self.max_len * math.pi)
+            rewards.append(low + 0.5 * (high - low) * (1.0 + cosine))
+        return rewards
+
+
+class RepetitionPenaltyReward:
+    """-max_penalty times the share of repeated word n-grams."""
+
+    __name__ = "repetition_penalty_reward"
+
+    def __init__(self, args):
+        self.n, self.max_penalty = args.repetition_n_grams, args.repetition_max_penalty
+
+    def __call__(self, completions, **kwargs) -> list[float]:
+        rewards = []
+        for text in texts(completions):
+            words = text.lower().split()
+            if not text or len(words) < self.n:
+                rewards.append(0.0)
+                continue
+            grams = list(zip(*(words[i:] for i in range(self.n))))
+            rewards.append((1 - len(set(grams)) / len(grams)) * self.max_penalty)
+        return rewards
+
+
+class CodeFormatReward:
+    """format_reward with a fenced block of `code_language` inside the answer."""
+
+    __name__ = "code_format_reward"
+
+    def __init__(self, args):
+        self.pattern = re.compile(rf"^<think>\n.*?\n</think>\n<answer>\n.*?```{re.escape(args.code_language)}.*?```"
+                                  r".*?\n</answer>$", re.DOTALL | re.MULTILINE)
+
+    def __call__(self, completions, **kwargs) -> list[float]:
+        return [1.0 if self.pattern.match(text) else 0.0 for text in texts(completions)]
+
+
+REGISTRY = {
+    "accuracy": lambda args: accuracy_reward,
+    "format": lambda args: format_reward,
+    "tag_count": lambda args: tag_count_reward,
+    "reasoning_steps": lambda args: reasoning_steps_reward,
+    "length": lambda args: len_reward,
+    "cosine": CosineScaledReward,
+    "repetition_penalty": RepetitionPenaltyReward,
+    "code_format": CodeFormatReward,
+    "soft_overlong_punishment": lambda args: reward_library.get_soft_overlong_punishment(args.max_completion_len,
+                                                                                         args.soft_punish_cache),
+}
+
+
+def reward_funcs(config, args) -> list:
+    funcs = []
+    for name in reward_names(config):
+        if name not in REGISTRY:
+            raise ValueError(f"reward_funcs: {name!r} is not in open-r1's registry ({', '.join(REGISTRY)})")
+        funcs.append(REGISTRY[name](args))
+    return funcs

@@ -1,0 +1,220 @@
+"""`grpo train`, `grpo launch` and `grpo demo`: the runtime side of the `grpo` command.
+
+The `grpo` console script (grpo_schema.cli) dispatches here lazily, so validating configs never imports torch.
+Each function takes the arguments after the command name and returns an exit code:
+
+  0 success (or, with --dry-run, the run would start)
+  1 the config is invalid (diagnostics printed)
+  2 bad usage, or the file cannot be read
+  3 the config is valid but grpo_runtime cannot run it as written (coded GRPO-U diagnostics, before anything loads)
+  4 the run failed while running
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+
+from grpo_runtime.launch.checking import EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK, EXIT_USAGE, apply_env, check, runnable
+
+
+def _config_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", help="the run config (YAML or JSON, as `trl grpo --config` reads it)")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help="override one key of the file (repeatable)")
+    parser.add_argument("--allow-env", dest="allow_env", action="append", default=[], metavar="NAME",
+                        help="allow an env: variable that is refused by default (LD_PRELOAD, *_TOKEN, ...)")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="validate and say whether grpo_runtime can run the config as written; load nothing")
+    parser.add_argument("--profile", dest="profiles", action="append", default=[], metavar="P",
+                        help="a training script's profile (e.g. open-r1): its keys are validated and honoured")
+
+
+def quiet_unused_kernel_notice(config) -> None:
+    """peft imports bitsandbytes, whose CPU backend logs "Failed to load CPU gemm_4bit_forward" when the optional
+    `kernels` package is missing: a speed notice about 4-bit matmuls on CPU. Keep it for runs that load 4-bit
+    weights; for every other run it reads like a failure and means nothing."""
+    import logging
+
+    if not config.load_in_4bit:
+        logging.getLogger("bitsandbytes.backends.cpu.ops").setLevel(logging.ERROR)
+
+
+def quiet_library_progress_bars() -> None:
+    """Loading weights and reading data print their own bars; the run's bar is the one that matters."""
+    import datasets
+    import transformers
+
+    transformers.utils.logging.disable_progress_bar()
+    datasets.disable_progress_bars()
+
+
+def train_command(argv: list[str], prog: str = "grpo train") -> int:
+    """grpo train FILE [--set KEY=VALUE]... [--dry-run]: train in this interpreter. Under `grpo launch`, each
+    process runs this too (as `python -m grpo_runtime`), validating at the launch's world size; otherwise
+    the file's num_processes is the world size checked, and more than one is refused with the command to run."""
+    parser = argparse.ArgumentParser(prog=prog)
+    _config_arguments(parser)
+    parser.add_argument("--world-size", type=int, default=None,
+                        help="must equal the number of processes actually running (1 for grpo train)")
+    args = parser.parse_args(argv)
+    launched = "WORLD_SIZE" in os.environ
+    running = int(os.environ.get("WORLD_SIZE", "1"))
+    if args.world_size is not None and args.world_size != running:
+        print(f"{prog}: --world-size {args.world_size} but {running} process(es) are running; "
+              f"use `grpo launch FILE --num-processes {args.world_size}` for a multi-process run", file=sys.stderr)
+        return EXIT_USAGE
+    result = check(args.file, args.overrides, running if launched or args.world_size else None, args.allow_env,
+                   args.profiles, dry_run=args.dry_run)
+    if isinstance(result, int):
+        return result
+    repeat = [item for value in args.overrides for item in ("--set", value)]
+    repeat += [item for name in args.allow_env for item in ("--allow-env", name)]
+    repeat += [item for name in args.profiles or list(result.profile_args) for item in ("--profile", name)]
+    stopped = runnable(result, "train", prog, args.dry_run, repeat)
+    if stopped is not None:
+        return stopped
+    apply_env(result.env)
+    return run_training(result, prog)
+
+
+def run_training(result, prog: str) -> int:
+    """train.main on the checked config: exit 3 for what only loading reveals (a resume target that is not a
+    checkpoint, a dense model given router_aux_loss_coef, ...), 4 with the traceback for a failure."""
+    from grpo_runtime.outputs.checkpoint import CheckpointError
+    from grpo_runtime.generation.backend import GenerationError
+    from grpo_runtime.outputs.hub import PushFailed
+    from grpo_runtime.support import CannotRun, script_of
+
+    quiet_library_progress_bars()
+    quiet_unused_kernel_notice(result.config)
+    try:
+        from grpo_runtime.train import main
+
+        main(result.config, result.plan, assessed=True, launch=result.launch, script=script_of(result))
+    except (CannotRun, CheckpointError) as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return EXIT_CANNOT_RUN
+    except (PushFailed, GenerationError) as exc:  # a failed final push (saved locally first), a lost vLLM server
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    except Exception:  # noqa: BLE001 - a failed run: the traceback is the report
+        import traceback
+
+        traceback.print_exc()
+        print(f"{prog}: the run failed (see the traceback above)", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def launch_command(argv: list[str]) -> int:
+    """grpo launch FILE [--num-processes N] [--set K=V]... [--dry-run] [ACCELERATE ARGS]: validate at world size N
+    (default: num_processes from the file, else 1), export `env:`, then `accelerate launch` N copies of
+    `python -m grpo_runtime FILE` (they inherit the env). The file's launch keys (num_machines,
+    main_process_ip, ...) become accelerate flags; flags on the command line win."""
+    if "--slurm" in argv:  # submit to the cluster's scheduler instead (grpo_runtime.launch.slurm, docs/runs.md)
+        from grpo_runtime.launch.slurm.cli import launch_slurm
+
+        return launch_slurm(argv)
+    parser = argparse.ArgumentParser(prog="grpo launch")
+    _config_arguments(parser)
+    parser.add_argument("--num-processes", "--num_processes", dest="num_processes", type=int, default=None)
+    parser.add_argument("--slurm", action="store_true", help="submit to Slurm instead; options: grpo launch FILE "
+                                                            "--slurm --help")
+    args, accelerate_args = parser.parse_known_args(argv)
+    overrides = list(args.overrides)
+    if args.num_processes is not None and file_processes(args.file) not in (None, args.num_processes):
+        overrides.append(f"num_processes={args.num_processes}")  # the command line wins, in every process too
+    result = check(args.file, overrides, args.num_processes, args.allow_env, args.profiles, dry_run=args.dry_run)
+    if isinstance(result, int):
+        return result
+    stopped = runnable(result, "launch", "grpo launch", args.dry_run)
+    if stopped is not None:
+        return stopped
+    apply_env(result.env)
+    processes = result.world_size
+    from_file = launch_arguments(result.launch, accelerate_args)
+    from grpo_runtime.distributed.accelerate import launch_mode, prebuild_deepspeed_ops
+
+    if result.config.deepspeed or launch_mode(result.launch) == "DEEPSPEED" or "--use_deepspeed" in accelerate_args:
+        prebuild_deepspeed_ops()  # once, before the processes start: several building it at once can break it
+    command = [sys.executable, "-m", "accelerate.commands.launch", "--num_processes", str(processes), *from_file,
+               *default_launch_args([*from_file, *accelerate_args], processes, result.config), *accelerate_args,
+               "-m", "grpo_runtime", args.file]
+    for override in overrides:
+        command += ["--set", override]
+    for name in args.allow_env:  # every process re-validates the file: it needs the same allowances
+        command += ["--allow-env", name]
+    for name in args.profiles or list(result.profile_args):  # as given, or as found (written_for_a_profile)
+        command += ["--profile", name]
+    code = subprocess.call(command)
+    if code in (EXIT_OK, EXIT_CANNOT_RUN):
+        return code
+    print(f"grpo launch: the run failed (accelerate launch exited with {code})", file=sys.stderr)
+    return EXIT_FAILED
+
+
+def file_processes(path: str):
+    """num_processes as the file writes it (None when absent or unreadable: validation reports that), read with
+    the validator's bounded loader."""
+    from grpo_schema.loader import load_yaml
+
+    try:
+        with open(path, "rb") as handle:
+            loaded = load_yaml(handle.read())
+    except OSError:
+        return None
+    return loaded.data.get("num_processes") if loaded.ok and isinstance(loaded.data, dict) else None
+
+
+def launch_arguments(launch: dict, given: list[str]) -> list[str]:
+    """`accelerate launch` flags for the launch keys of the file that the command line does not set. On/off keys
+    become bare flags when true; num_processes is passed on its own; the sharding keys (accelerate_config,
+    use_deepspeed, zero_stage, use_fsdp, config_file) become accelerate's flags through grpo_runtime.distributed.accelerate."""
+    from grpo_runtime.distributed.accelerate import LAUNCH_FLAGS, SHARDING_LAUNCH_KEYS, launcher_flags
+
+    named = {item.split("=", 1)[0].lstrip("-").replace("-", "_") for item in given if item.startswith("--")}
+    flags = launcher_flags(launch, given)
+    for key, value in launch.items():
+        if key == "num_processes" or key in SHARDING_LAUNCH_KEYS or key in named or value is None:
+            continue
+        if key in LAUNCH_FLAGS:
+            flags += [f"--{key}"] if value else []
+        else:
+            flags += [f"--{key}", str(value)]
+    return flags
+
+
+def default_launch_args(accelerate_args: list[str], num_processes: int, config) -> list[str]:
+    """Launcher flags nobody gave: the config's mixed precision and, for several processes without an
+    accelerate config file, accelerate's multi-process launcher (torchrun). Despite its name, `--multi_gpu` is
+    the flag that selects it; on a machine without GPUs the processes use the CPU and the gloo backend."""
+    from grpo_runtime.distributed.accelerate import BUNDLED_DIR
+    from grpo_runtime.distributed.precision import mixed_precision
+
+    given = " ".join(accelerate_args)
+    if "--config_file" in given and str(BUNDLED_DIR) not in given:  # the user's accelerate config decides all
+        return []
+    defaults = {"--num_machines": "1", "--dynamo_backend": "no", "--mixed_precision": mixed_precision(config)}
+    extra = [item for flag, value in defaults.items() if flag not in given for item in (flag, value)]
+    modes = ("--multi_gpu", "--use_deepspeed", "--use_fsdp", "--cpu", "--tpu", "--config_file")
+    if num_processes > 1 and not any(mode in given for mode in modes):
+        extra.append("--multi_gpu")
+    return extra
+
+
+def demo_command(argv: list[str]) -> int:
+    """grpo demo DIR [--vllm]: write a tiny offline model, prompts and DIR/config.yaml."""
+    parser = argparse.ArgumentParser(prog="grpo demo")
+    parser.add_argument("directory")
+    parser.add_argument("--vllm", action="store_true",
+                        help="a vLLM-compatible model (head size 64) and a config that generates with a colocated "
+                             "vLLM engine (needs the `vllm` extra)")
+    args = parser.parse_args(argv)
+    from grpo_runtime.launch.demo import write_demo
+
+    config_path = write_demo(args.directory, vllm=args.vllm)
+    print(f"wrote {config_path}\nrun it with:  grpo train {config_path}")
+    return 0
