@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from grpo_schema.resume import LATEST, resume_target
+from grpo_schema.engine.resume import LATEST, resume_target
 
 STATE_FILE = "runtime_state.json"  # not trainer_state.json: an HF checkpoint must not look like ours
 CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 
-from grpo_schema.codes import (U_FALLBACK, U_FEATURE, U_GENERATION, U_HUB, U_NO_EFFECT, U_NOTHING_TO_TRAIN, U_PACKAGE,
+from grpo_schema.engine.codes import (U_FALLBACK, U_FEATURE, U_GENERATION, U_HUB, U_NO_EFFECT, U_NOTHING_TO_TRAIN, U_PACKAGE,
                                U_PROCESSES, U_SHARDING, U_SPEED_ONLY)
 
 from .support import Setting, Support, honoured, ignored, installed, refuse_if, refused, warn_if, warned

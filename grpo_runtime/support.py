@@ -22,7 +22,7 @@ import os
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Literal
 
-from grpo_schema.diagnostics import Diagnostic
+from grpo_schema.engine.diagnostics import Diagnostic
 
 Category = Literal["honoured", "refused", "warned", "ignored"]
 CATEGORIES: tuple[Category, ...] = ("honoured", "refused", "warned", "ignored")
@@ -97,7 +97,7 @@ def installed(module: str) -> bool:
 # --- the table, and the facts it is checked against ---------------------------------------------------------------
 
 def _defaults(model: str) -> dict[str, Any]:
-    from grpo_schema.compiled import compiled
+    from grpo_schema.engine.compiled import compiled
 
     return {name: facts.get("default") for name, facts in compiled(model).fields.items()}
 
@@ -167,8 +167,8 @@ def assess(result, command: Command = "train") -> list[Diagnostic]:
     (its own diagnostics come first)."""
     if result.config is None or not result.valid:
         return []
-    from grpo_schema.check import bounded, path_of
-    from grpo_schema.codes import U_FEATURE
+    from grpo_schema.engine.check import bounded, path_of
+    from grpo_schema.engine.codes import U_FEATURE
 
     refused_by_script = [(name, Limit(None, message, "run the recipe with its own training script", U_FEATURE),
                           message) for name, message in script_refusals(result.config, script_of(result))]
