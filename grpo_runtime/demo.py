@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from grpo_schema.commands.export import MODELINE as SCHEMA_LINE
+from grpo_schema.api.modeline import MODELINE as SCHEMA_LINE
 from grpo_schema.commands.export import SCHEMA_FILE, schema_text
 
 CONFIG_TEMPLATE = """{schema}

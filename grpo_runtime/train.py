@@ -342,7 +342,7 @@ def write_resolved_config(config, directory) -> None:
     import yaml
 
     from grpo_schema.engine.compiled import compiled
-    from grpo_schema.commands.export import with_modeline
+    from grpo_schema.api.modeline import with_modeline
 
     facts = compiled("config").fields
     values = {name: value for name, value in config.model_dump(mode="json").items()

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from grpo_schema.engine.diagnostics import Fix
-from grpo_schema.commands.export import modeline
+from grpo_schema.api.modeline import modeline
 from grpo_schema.engine.loader import load_yaml
 from grpo_schema.engine.yamledit import EditError, apply_fix_to_text
 from grpo_web.yamltext import config_yaml

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from grpo_schema.schema_export.modeline import schema_url, with_modeline
+from grpo_schema.api.modeline import schema_url, with_modeline
 
 if TYPE_CHECKING:
     from grpo_schema.api.config import GRPORunConfig

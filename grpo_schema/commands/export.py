@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 # The modeline names are part of this module's API (`from grpo_schema.export import with_modeline`).
-from grpo_schema.schema_export.modeline import (BASE_URL_VARIABLE, MODELINE, MODELINE_PREFIX, SCHEMA_FILE,  # noqa: F401
+from grpo_schema.api.modeline import (BASE_URL_VARIABLE, MODELINE, MODELINE_PREFIX, SCHEMA_FILE,  # noqa: F401
                                                 base_url, modeline, schema_filename, schema_url, with_modeline)
 
 TITLE = "GRPO training config (TRL 1.16 `trl grpo --config`)"

@@ -1,7 +1,7 @@
 """Where a config's schema lives and the modeline that points an editor to it (yaml-language-server).
 
-Apart from the schema build, so that whatever writes YAML (GRPORunConfig.to_yaml, the service) names the schema
-without building it.
+Apart from the schema build (schema_export, which is built on this API), so that whatever writes YAML
+(GRPORunConfig.to_yaml, the service) names the schema without building it.
 """
 
 from __future__ import annotations
