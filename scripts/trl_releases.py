@@ -242,7 +242,28 @@ def call_kwargs(node: ast.AST) -> dict[str, ast.AST] | None:
     return None
 
 
-def read_field(mod: Module, stmt: ast.AnnAssign) -> dict[str, Any] | None:
+def class_constants(cls: ast.ClassDef) -> dict[str, list[tuple[str, Any]]]:
+    """Plain `name = <literal>` assignments in a class body, and those under an `if` there: [(condition, value)]
+    with condition '' for the unconditional one (TrainingArguments' `default_optim`)."""
+    found: dict[str, list[tuple[str, Any]]] = {}
+
+    def visit(body: list[ast.stmt], cond: str) -> None:
+        for s in body:
+            if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
+                try:
+                    found.setdefault(s.targets[0].id, []).append((cond, ast.literal_eval(s.value)))
+                except ValueError:
+                    pass
+            elif isinstance(s, ast.If):
+                visit(s.body, ast.unparse(s.test)[:160])
+
+    visit(cls.body, "")
+    return found
+
+
+def read_field(
+    mod: Module, stmt: ast.AnnAssign, constants: dict[str, list[tuple[str, Any]]] | None = None
+) -> dict[str, Any] | None:
     annotation = ast.unparse(stmt.annotation)
     if annotation.startswith(("ClassVar", "typing.ClassVar")):
         return None
@@ -284,6 +305,14 @@ def read_field(mod: Module, stmt: ast.AnnAssign) -> dict[str, Any] | None:
         else:
             entry["default_expr"] = name + "()"
             entry["default"] = None
+        return entry
+    if isinstance(default_node, ast.Name) and constants and default_node.id in constants:
+        values = constants[default_node.id]
+        plain = [v for c, v in values if not c]
+        entry["default"] = plain[0] if plain else None
+        if len(values) > 1 or not plain:  # set again under a condition: the value depends on the environment
+            entry["default_expr"] = default_node.id
+            entry["default_when"] = [[c, v] for c, v in values if c]
         return entry
     try:
         value = literal(mod, default_node)
@@ -332,9 +361,10 @@ def read_class(mod: Module, name: str) -> tuple[dict[str, dict[str, Any]], dict[
     computed: dict[str, str] = {}
     for cls in class_chain(mod, name):
         origin = SOURCE_NAMES.get(cls.name, cls.name)
+        constants = class_constants(cls)
         for stmt in cls.body:
             if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-                entry = read_field(mod, stmt)
+                entry = read_field(mod, stmt, constants)
                 if entry is None:
                     fields.pop(stmt.target.id, None)
                     continue

@@ -91,6 +91,7 @@ class FieldInfo:
     items: str | None = None  # element type of a list
     types: tuple[str, ...] | None = None  # members of a union
     default_expr: str | None = None  # a default computed by an expression the tables cannot evaluate
+    default_when: tuple[tuple[str, Any], ...] = ()  # (condition, value): the default set again under a condition
     post_init: str | None = None  # the value __post_init__ assigns (the real default when `default` is None)
     overrides: str | None = None  # GRPOConfig redefines this TrainingArguments field
     base_default: Any = None  # ... whose default there was this
@@ -109,6 +110,7 @@ class FieldInfo:
             items=data.get("items"),
             types=tuple(data["types"]) if "types" in data else None,
             default_expr=data.get("default_expr"),
+            default_when=tuple((c, v) for c, v in data.get("default_when", ())),
             post_init=data.get("post_init"),
             overrides=data.get("overrides"),
             base_default=data.get("base_default"),
