@@ -66,6 +66,33 @@ def _add_check_options(parser: argparse.ArgumentParser) -> None:
                         help="override a key (VALUE is read as YAML); TRL's own --key value form works too")
     parser.add_argument("--allow-env", action="append", default=[], metavar="NAME",
                         help="allow an env: variable that is refused by default (LD_PRELOAD, *_TOKEN, ...)")
+    _add_trl_version(parser)
+
+
+def _add_trl_version(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--trl-version", metavar="X.Y[.Z]", default=None,
+                        help="judge against this TRL release (0.14 on; default: the trl installed beside this "
+                             "Python, else a pin in the repository's requirements, else 1.16)")
+
+
+def trl_options(flag: str | None, path: str | None) -> dict:
+    """trl_version and where it came from, for a config at `path` (flag > installed trl > repository pin > 1.16).
+    A version that cannot be judged is a usage error naming the supported range; a newer one than the tables is
+    judged as the newest, with a warning."""
+    import warnings
+
+    from grpo_schema.versions import NewerThanTablesWarning, VersionError, default_version, surface
+
+    try:
+        found = default_version(None if path in (None, "-") else path, flag)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", NewerThanTablesWarning)
+            surface(found.version)
+    except VersionError as exc:
+        raise UsageError(f"--trl-version: {exc}" if flag is not None else f"the trl version found: {exc}")
+    for warning in caught:
+        print(f"grpo: warning: {warning.message}", file=sys.stderr)
+    return {"trl_version": found.version, "trl_version_source": found.source}
 
 
 def _expand(paths: Sequence[str]) -> list[str]:
@@ -134,13 +161,14 @@ def cmd_validate(args: argparse.Namespace, rest: list[str]) -> int:
     for path in paths:
         data = _read(path)
         shown = "<stdin>" if path == "-" else path
-        result = check_text(data, path=shown, **options)
+        file_options = {**options, **trl_options(args.trl_version, path)}
+        result = check_text(data, path=shown, **file_options)
         if args.hardware or (result.raw.get("hardware") if isinstance(result.raw, dict) else None):
-            result = _with_fit(data, shown, args.hardware, options)
+            result = _with_fit(data, shown, args.hardware, file_options)
         if args.fix:
             from grpo_schema.commands.autofix import fix_file
 
-            data, result = fix_file(path, data, result, options)
+            data, result = fix_file(path, data, result, file_options)
         sources[shown] = data.decode("utf-8", "replace")
         results.append(result)
         files.append((shown, data))
@@ -315,7 +343,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 # Options of our own that take a value; everything else starting with -- is TRL's `--key value` form.
-_VALUE_OPTIONS = {"--hardware", "--world-size", "--profile", "--set", "--allow-env", "--format", "--output", "-o", "--draft",
+_VALUE_OPTIONS = {"--hardware", "--world-size", "--trl-version", "--profile", "--set", "--allow-env", "--format", "--output", "-o", "--draft",
                   "--dataset-size", "--world-sizes", "--max-prompt-length", "--micro-steps"}
 _FLAG_OPTIONS = {"--strict", "--fix", "--write", "-h", "--help", "--diff"}
 
