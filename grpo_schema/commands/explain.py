@@ -98,7 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(
         prog="grpo explain", description="Show how a config's batch settings turn into generations, micro-steps "
-        "and optimizer steps, process by process (TRL 1.16 semantics).",
+        "and optimizer steps, process by process (as the chosen TRL release runs it; default 1.16).",
         epilog="exit status: 0 the config is valid, 1 it has errors (the diagnostics say which; no schedule when the "
                "batch geometry itself is refused), 2 bad usage or an unreadable file")
     parser.add_argument("path", metavar="FILE", help="config file (YAML or JSON), or - for stdin")
@@ -115,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def explain_command(argv: list[str]) -> int:
     from grpo_schema.engine.validate import check_text
-    from grpo_schema.cli import UsageError, _check_options, _read, split_trl_tokens
+    from grpo_schema.cli import UsageError, _check_options, _read, split_trl_tokens, trl_options
     from grpo_schema.engine.overrides import OverrideError, parse_trl_args
 
     ours, trl = split_trl_tokens(argv)
@@ -124,7 +124,7 @@ def explain_command(argv: list[str]) -> int:
         paths, trl_overrides = parse_trl_args(trl)
         if paths:
             raise UsageError("give the config as FILE, not --config")
-        options = _check_options(args, trl_overrides)
+        options = {**_check_options(args, trl_overrides), **trl_options(args.trl_version, args.path)}
         data = _read(args.path)
     except (UsageError, OverrideError) as exc:
         print(f"grpo explain: error: {exc}", file=sys.stderr)
