@@ -102,9 +102,14 @@ def release_defaults(release: ReleaseSurface, mapping: dict[str, Any], fields_11
             mine, reference = (model.validate({name: v})[name] for v in (info.default, facts.get("default")))
         except Exception:  # noqa: BLE001 - a release default 1.16's types cannot hold: nothing to carry over
             continue
-        if mine != reference:
+        if mine != reference and not (_off(mine) and _off(reference)):
             implicit[name] = info.default
     return implicit
+
+
+def _off(value: Any) -> bool:
+    """Values that all mean 'not set' or 'off' ('' and {} in an old release, None or 'no' in 1.16)."""
+    return value is None or value is False or value in ("", "no", "none") or value == {} or value == []
 
 
 def not_read(key: str, release: ReleaseSurface) -> Diagnostic:
