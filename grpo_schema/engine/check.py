@@ -164,7 +164,9 @@ def _check(data: Any, path: str, positions: Positions, diagnostics: list[Diagnos
     # The cross-field rules judge the config as it will be once its renamed and removed keys are migrated: a value
     # written under an old name still conflicts with the rest (TRL 1.16 ignores the old name, hence K002/K003).
     rule_config, rule_failed, rule_plan = config, failed, result.plan
-    if keys.renamed:
+    # Judged as an older release, the renamed keys left here are ones that release does not read either (those it
+    # reads were read under their new names already): it ignores them, and so do the rules.
+    if keys.renamed and release is None:
         rule_config, rule_failed, _ = _validate(compiled("config"), {**reading.implicit, **keys.renamed, **keys.fields})
         rule_plan = (derive_plan(rule_config, result.world_size, sources=result.sources)
                      if not rule_failed & BATCH_INPUTS else None)

@@ -114,6 +114,10 @@ K_NOT_IN_RELEASE = declare("GRPO-K009", "error", "key the chosen TRL release doe
                            "(--trl-version, the installed trl, or the repository's pin). That release's `trl grpo` "
                            "stops on it (0.19-0.21), hands it to `accelerate launch`, which exits (0.29 on), or "
                            "ignores it, and then it is a warning: the setting has no effect.")
+K_LAUNCH_NOT_IN_RELEASE = declare("GRPO-K010", "error", "launch key the chosen TRL release does not take",
+                                  "An `accelerate launch` option (num_processes, ...) in the config. From TRL 0.29 "
+                                  "`trl grpo` hands such keys to `accelerate launch`; earlier releases' parsers "
+                                  "read only their own dataclasses, and stop on the key (0.19-0.21) or ignore it.")
 
 # --- types and ranges ----------------------------------------------------------------------------------------------
 T_TYPE = declare("GRPO-T001", "error", "wrong type",

@@ -24,6 +24,7 @@ from typing import Any
 from grpo_schema.engine import codes
 from grpo_schema.engine.compiled import compiled
 from grpo_schema.engine.diagnostics import Diagnostic, Fix, yaml_value
+from grpo_schema.engine.keys import is_launch_key
 from grpo_schema.engine.migrations import MIGRATIONS
 from grpo_schema.versions import ReleaseSurface, VersionError, parse_version, surface
 
@@ -36,6 +37,9 @@ BEFORE_THE_KEY = {
     "vllm_mode": "server",  # vLLM ran on a GPU of its own (vllm_device), outside the training processes
     "scale_rewards": True,  # rewards were always divided by the group's standard deviation
 }
+# Keys the release does not read: unknown, a downstream script's, or renamed / removed before it. A front end that
+# ignores keys it does not read makes each of these a warning (the setting has no effect), not an error.
+IGNORED_WHEN_UNREAD = {codes.K_UNKNOWN, codes.K_PROFILE, codes.K_RENAMED, codes.K_REMOVED}
 # Written out as 1.16 reads them (a boolean scale_rewards is the same setting as 'group' / 'none').
 BOOLEAN_WORDS = {"true", "false", "yes", "no", "y", "n", "t", "f", "1", "0", "on", "off"}
 
@@ -61,7 +65,10 @@ def release_surface(version: str | None) -> ReleaseSurface | None:
 def read_as(mapping: dict[str, Any], release: ReleaseSurface, profile_keys: frozenset[str]) -> Reading:
     fields_116 = compiled("config").fields
     reading = Reading({})
+    launcher_reads = release.front_end.unknown_keys == "accelerate"
     for key, value in mapping.items():
+        if is_launch_key(key) and key not in release.fields and not launcher_reads:
+            reading.diagnostics.append(launch_key_not_read(key, release))  # still the declared world size
         if key in ("env", "hardware") or key in profile_keys or key not in release.fields and key not in fields_116:
             reading.mapping[key] = value  # the checker's own reading (launch keys, typos, profile arguments)
             continue
@@ -121,6 +128,16 @@ def not_read(key: str, release: ReleaseSurface) -> Diagnostic:
                       fix=Fix(unset=(key,), safe=False, title=f"remove {key}"))
 
 
+def launch_key_not_read(key: str, release: ReleaseSurface) -> Diagnostic:
+    """An `accelerate launch` key in a release whose `trl grpo` does not hand config keys to accelerate (< 0.29)."""
+    stops, how = front_end_verdict(release)
+    return Diagnostic(codes.K_LAUNCH_NOT_IN_RELEASE, "error" if stops else "warning",
+                      f"{key} is an `accelerate launch` option, which TRL {release.release}'s `trl grpo` does not take "
+                      f"from a config file; {how}", fields=(key,),
+                      hint=f"pass it to `accelerate launch` on the command line (--{key} ...), and remove it here",
+                      fix=Fix(unset=(key,), safe=False, title=f"remove {key}"))
+
+
 def front_end_verdict(release: ReleaseSurface) -> tuple[bool, str]:
     """(whether an unknown key stops the run, what the release does with it)."""
     front = release.front_end
@@ -161,15 +178,15 @@ def _converts(text: str, kind: type) -> bool:
 
 
 def as_release_reads(diagnostics: list[Diagnostic], release: ReleaseSurface) -> list[Diagnostic]:
-    """The checker's diagnostics as they hold for this release: unknown keys (K001) as its front end treats them (a
-    warning where it ignores them), and without TRL 1.16's deprecations (area D), which an older release's keys
+    """The checker's diagnostics as they hold for this release: keys it does not read as its front end treats them
+    (a warning where it ignores them), and without TRL 1.16's deprecations (area D), which an older release's keys
     did not have yet."""
     stops, how = front_end_verdict(release)
     adjusted = []
     for d in diagnostics:
         if d.code.startswith("GRPO-D"):
             continue
-        if d.code == codes.K_UNKNOWN and not stops:
+        if d.code in IGNORED_WHEN_UNREAD and not stops:
             d = Diagnostic(d.code, "warning", f"{d.message}: TRL {release.release} {how.removeprefix('it ')}",
                            d.fields, d.line, d.column, d.hint, d.fix, d.origin, d.alternatives)
         adjusted.append(d)
