@@ -249,7 +249,13 @@ def cmd_schema(args: argparse.Namespace, rest: list[str]) -> int:
             print(f"wrote {path}")
         return EXIT_OK
 
-    text = schema_text(draft=args.draft, profiles=_profiles(args.profile), lenient=args.lenient)
+    if args.trl_version is not None:
+        trl_options(args.trl_version, None)  # a release the tables cannot judge: usage error
+        from grpo_schema.commands.export import release_schema_text
+
+        text = release_schema_text(args.trl_version)
+    else:
+        text = schema_text(draft=args.draft, profiles=_profiles(args.profile), lenient=args.lenient)
     if args.check:  # for pre-commit: is the schema written at --output up to date?
         if not args.output:
             raise UsageError("--check needs --output PATH (the schema file to compare)")
@@ -315,6 +321,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     schema.add_argument("--lenient", action="store_true",
                         help="accept unknown keys (the SchemaStore variant); the default refuses them")
     schema.add_argument("--check", action="store_true", help="exit 1 if --output PATH is not up to date")
+    _add_trl_version(schema)
     schema.add_argument("--write", metavar="DIR",
                         help="write every schema variant and a SchemaStore catalog into DIR (configs there whose "
                              "modeline names grpo-config.schema.json then get completion offline)")
