@@ -46,6 +46,7 @@ def explain_result(result: CheckResult, dataset_size: int | None = None, micro_s
                            max_prompt_length=prompt_length, sources=sources)
     document: dict[str, Any] = {
         "version": 1, "path": result.path, "valid": result.valid, "world_size": result.world_size,
+        "trl_version": result.trl_version, "trl_version_source": result.trl_version_source,
         "derived": plan.to_dict() if plan is not None else result.derived,
         "schedule": [step.to_dict() for step in walk(plan, micro_steps, order)] if plan is not None else [],
         "notes": notes(result, plan),
