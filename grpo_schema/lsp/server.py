@@ -13,7 +13,6 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
@@ -95,7 +94,7 @@ class GrpoLanguageServer(LanguageServer):
         text = self.workspace.get_text_document(uri).source
         settings = self.state.settings
         analysis = await asyncio.get_running_loop().run_in_executor(self.executor, check_document, text, settings,
-                                                                    with_fixes)
+                                                                    with_fixes, uri)
         if state.version == version:
             state.analysis, state.analysed_version = analysis, version
         return analysis
@@ -150,7 +149,7 @@ def did_close(ls: GrpoLanguageServer, params: lsp.DidCloseTextDocumentParams) ->
 async def code_action(ls: GrpoLanguageServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
     uri = params.text_document.uri
     analysis = await ls.analyse(uri, with_fixes=True)
-    if analysis is None:
+    if analysis is None or not analysis.is_config:
         return []
     version = ls._client_version(uri)
     only = [str(kind) for kind in params.context.only] if params.context.only else None
@@ -166,14 +165,14 @@ async def code_action(ls: GrpoLanguageServer, params: lsp.CodeActionParams) -> l
 async def hover(ls: GrpoLanguageServer, params: lsp.HoverParams) -> lsp.Hover | None:
     uri = params.text_document.uri
     analysis = await ls.analyse(uri)
-    if analysis is None:
+    if analysis is None or not analysis.is_config:
         return None
     lines = analysis.text.splitlines()
     line = params.position.line
     key = info.key_at(lines[line], from_utf16(lines[line], params.position.character)) if line < len(lines) else None
     if key is None:
         return None
-    text = info.hover_text(key, analysis.result, _profiles(analysis), analysis.settings.settings.world_size_from)
+    text = info.hover_text(key, analysis.result, analysis.profiles, analysis.world_size_from)
     if text is None:
         return None
     return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=text))
@@ -184,21 +183,14 @@ async def completion(ls: GrpoLanguageServer, params: lsp.CompletionParams) -> ls
     uri = params.text_document.uri
     text = ls.workspace.get_text_document(uri).source
     analysis = await ls.analyse(uri)  # for the active profiles, which may come from a `# grpo:` comment
-    profiles = _profiles(analysis) if analysis is not None else ()
+    if analysis is not None and not analysis.is_config:
+        return lsp.CompletionList(is_incomplete=False, items=[])
+    profiles = analysis.profiles if analysis is not None else ()
     lines = text.splitlines()
     line = params.position.line
     character = from_utf16(lines[line], params.position.character) if line < len(lines) else 0
     items = info.completions(text, line, character, profiles)
     return lsp.CompletionList(is_incomplete=False, items=items)
-
-
-def _profiles(analysis: Analysis) -> tuple[Any, ...]:
-    from grpo_schema.engine.check import resolve_profiles
-
-    try:
-        return resolve_profiles(analysis.settings.settings.profiles)
-    except (KeyError, ImportError, AttributeError, ValueError):
-        return ()
 
 
 def lsp_command(argv: list[str]) -> int:
