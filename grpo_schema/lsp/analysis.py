@@ -189,6 +189,8 @@ def _without_comment(text: str) -> str:
 def to_lsp(diag: Diagnostic, lines: list[str]) -> lsp.Diagnostic:
     line = (diag.line or 1) - 1
     column = (diag.column or 1) - 1
+    if lines and line >= len(lines):  # past the end of the file: the end of its last line
+        line, column = len(lines) - 1, len(lines[-1])
     if diag.line is None:  # about the whole file (or a command-line value): the first line
         rng = lsp.Range(lsp.Position(0, 0), lsp.Position(0, utf16(lines[0], len(lines[0])) if lines else 0))
     else:

@@ -15,7 +15,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
 
 from grpo_schema import __version__
 from grpo_schema.lsp import edits, info
@@ -38,9 +40,31 @@ class State:
     documents: dict[str, DocumentState] = field(default_factory=dict)
 
 
+class _Unanswerable:
+    """What a request whose parameters could not be read becomes once its error is sent: pygls drops it."""
+
+    jsonrpc = None
+
+
+class GrpoProtocol(LanguageServerProtocol):
+    def structure_message(self, data: dict):  # type: ignore[override]
+        """pygls raises on a request whose params do not fit the method's type, and the request is then never
+        answered (the client waits forever): answer it with InvalidParams (-32602), as JSON-RPC says."""
+        try:
+            return super().structure_message(data)
+        except (JsonRpcInvalidParams, JsonRpcInternalError) as exc:
+            if not (isinstance(data, dict) and "id" in data and "method" in data and "error" not in data):
+                raise  # a notification or a response: there is no one to answer
+            detail = exc.__cause__ if exc.__cause__ is not None else exc
+            error = JsonRpcInvalidParams(f"invalid params for {data['method']}: {detail}")
+            self._send_response(data["id"], error=error.to_response_error())
+            return _Unanswerable()
+
+
 class GrpoLanguageServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("grpo-lsp", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
+        super().__init__("grpo-lsp", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
+                         protocol_cls=GrpoProtocol)
         self.state = State()
         # One worker: checks of one file are sequential anyway, and a second thread only fights for the GIL.
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="grpo-check")
