@@ -80,6 +80,10 @@ Y_TOO_MANY_KEYS = declare("GRPO-Y013", "error", "too many values",
 
 Y_DUPLICATE_SAME = declare("GRPO-Y014", "warning", "duplicate key with the same value",
                            "A key appears twice in one mapping with the same value; harmless but redundant.")
+Y_COMMENT = declare("GRPO-Y015", "warning", "unreadable `# grpo:` comment",
+                    "A `# grpo: --world-size N --profile NAME ...` comment says how the file is meant to be checked; "
+                    "this one names an unknown option, profile or value, so that part of it is ignored and the "
+                    "file is checked without it.")
 
 # --- keys ------------------------------------------------------------------------------------------------------------
 K_UNKNOWN = declare("GRPO-K001", "error", "unknown key",
