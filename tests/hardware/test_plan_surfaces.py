@@ -144,3 +144,28 @@ def test_corpus_plans_without_traceback():
     assert len(docs) == len(files)
     assert all(d["fits"] in (True, False, None) for d in docs)
     assert any(d["fits"] is False for d in docs) and any(d["fits"] is True for d in docs)
+
+
+def test_lm_head_tile_is_the_runtimes_when_it_has_one():
+    # One named constant (memory.RUNTIME_TILE_ELEMENTS) mirrors grpo_runtime's chunked head; read the runtime's own
+    # value from its source (grpo_schema never imports torch) once training/lm_head.py exists.
+    import ast
+    from pathlib import Path
+
+    from grpo_schema.engine.hardware.memory import RUNTIME_TILE_ELEMENTS
+
+    source = Path(__file__).resolve().parents[2] / "grpo_runtime" / "training" / "lm_head.py"
+    if not source.is_file():
+        pytest.skip("grpo_runtime has no chunked LM head yet")
+    tree = ast.parse(source.read_text())
+    values = [node.value for node in tree.body if isinstance(node, ast.Assign)
+              and any(getattr(t, "id", None) == "TILE_ELEMENTS" for t in node.targets)]
+    assert values and eval(compile(ast.Expression(values[0]), str(source), "eval")) == RUNTIME_TILE_ELEMENTS
+
+
+def test_web_plan_defaults_to_grpo_runtime():
+    from grpo_web.api import plan as api
+
+    import inspect
+
+    assert inspect.signature(api.plan).parameters["engine"].default == "grpo_runtime"
