@@ -53,6 +53,9 @@ NO_FIX_HINT = ("no edit of the file (up to 4 together) makes it fit: declare lar
                "(offload_optimizer in the hardware: section), or train a smaller model")
 SECTION_KEYS = {"spec", "model_config", "strategy", "offload_optimizer", "offload_params", "prompt_length", "mfu",
                 "memory_gib", "peak_tflops"}
+H_BAD_ENGINE = declare("GRPO-H009", "error", "unknown engine",
+                       "The planner models the engine that runs the config: `trl` (TRL 1.16's GRPOTrainer: `trl grpo`, "
+                       "`grpo plan`'s default) or `grpo_runtime` (`grpo train`, `grpo launch`, the form).")
 
 
 @dataclass
@@ -64,6 +67,7 @@ class FitReport:
     time: TimeEstimate | None
     diagnostics: list[Diagnostic] = field(default_factory=list)
     assumptions: list[str] = field(default_factory=list)
+    engine: str = "trl"
 
     @property
     def capacity(self) -> float:
@@ -86,7 +90,7 @@ class FitReport:
                        "at_peak": [p.name for p in mem.at_peak()],
                        "vllm_kv_cache_tokens": mem.kv_cache_tokens,
                        "vllm_kv_cache_tokens_needed": mem.kv_cache_tokens_needed}
-        return {"fits": self.fits, "hardware": self.hardware.to_dict() if self.hardware else None,
+        return {"fits": self.fits, "engine": self.engine, "hardware": self.hardware.to_dict() if self.hardware else None,
                 "model": self.model.to_dict() if self.model else None,
                 "settings": _settings_dict(self.setup), "per_gpu": per_gpu,
                 "time": self.time.to_dict() if self.time else None, "assumptions": list(self.assumptions),
@@ -131,7 +135,7 @@ def hardware_of(result: Any, spec: str | None) -> tuple[Hardware | None, list[Di
 
 def estimate_fit(result: Any, hardware: str | Hardware | None = None, *, model_config: str | None = None,
                  prompt_length: int | None = None, mfu: float | None = None, strategy: str | None = None,
-                 dataset_size: int | None = None, local_files: bool = True) -> FitReport:
+                 dataset_size: int | None = None, local_files: bool = True, engine: str | None = None) -> FitReport:
     """The estimate and its verdict for one checked config, without the search for edits that make it fit
     (grpo_schema.engine.hardware.advise adds those). Never raises on bad input: problems become diagnostics."""
     diagnostics: list[Diagnostic] = []
@@ -150,6 +154,14 @@ def estimate_fit(result: Any, hardware: str | Hardware | None = None, *, model_c
                                           fields=("hardware",), hint=f"known keys: {', '.join(sorted(SECTION_KEYS))}"))
     report = FitReport(hw, None, None, None, None, diagnostics)
     config = result.config
+    from grpo_schema.engine.hardware.memory import ENGINES
+
+    engine = engine or "trl"
+    report.engine = engine
+    if engine not in ENGINES:
+        report.diagnostics.append(Diagnostic(H_BAD_ENGINE, "error", f"unknown engine {engine!r}",
+                                             hint=f"use one of: {', '.join(ENGINES)}"))
+        return report
     if config is None or hw is None:
         return report
     section = section_of(result)
@@ -170,7 +182,7 @@ def estimate_fit(result: Any, hardware: str | Hardware | None = None, *, model_c
                                              hint="pass --model-config PATH/config.json"))
         return report
     report.setup, report.assumptions = setup_from(result, hw, prompt_length=prompt_length or section.get(
-        "prompt_length"), strategy=strategy or section.get("strategy"), section=section)
+        "prompt_length"), strategy=strategy or section.get("strategy"), section=section, engine=engine)
     if report.setup is None:
         return report
     if report.setup.world_size > hw.gpus:
@@ -180,9 +192,16 @@ def estimate_fit(result: Any, hardware: str | Hardware | None = None, *, model_c
             hint=f"declare at least {report.setup.world_size} GPUs, or run on {hw.gpus} processes"))
     report.memory = estimate_memory(report.model, report.setup, hw.memory_bytes)
     report.time = estimate_time(report.model, report.setup, result.plan, hw, mfu or section.get("mfu") or
-                                DEFAULT_MFU, config.max_steps if config.max_steps > 0 else None)
+                                DEFAULT_MFU, config.max_steps if config.max_steps > 0 else None,
+                                kv_rounds=_kv_rounds(report.memory))
     report.diagnostics += verdict(report)
     return report
+
+
+def _kv_rounds(mem: MemoryEstimate) -> int:
+    if mem.kv_cache_tokens and mem.kv_cache_tokens_needed and mem.kv_cache_tokens < mem.kv_cache_tokens_needed:
+        return math.ceil(mem.kv_cache_tokens_needed / mem.kv_cache_tokens)
+    return 1
 
 
 def verdict(report: FitReport) -> list[Diagnostic]:
