@@ -86,11 +86,15 @@ function renderDetail(run) {
   state.textContent = run.state + (run.cancel_requested && ACTIVE.has(run.state) ? " (cancelling…)" : "");
   state.className = `state ${run.state}`;
   state.dataset.state = run.state;
-  const facts = [["output_dir", run.output_dir], ["world size", run.world_size], ["exit code", run.exit_code],
-    ["reason", run.reason], ["resumed from", run.resumed_from], ["started", when(run.started_at)],
+  const paths = Object.entries(run.resolved_paths || {}).map(([name, path]) => [name, path]);
+  const facts = [["output_dir", run.output_dir], ...paths, ["world size", run.world_size], ["exit code", run.exit_code],
+    ["reason", run.reason], ["error", run.error],
+    ["replaced by", run.replaced_by && `run ${run.replaced_by} overwrote this run's output_dir`],
+    ["resumed from", run.resumed_from], ["started", when(run.started_at)],
     ["finished", when(run.finished_at)], ["checkpoints", run.checkpoints.join(", ")]];
   $("run-facts").replaceChildren(...facts.filter(([, v]) => v !== null && v !== undefined && v !== "")
-    .map(([k, v]) => el("div", { class: "fact" }, el("dt", { text: k }), el("dd", { text: String(v) }))));
+    .map(([k, v]) => el("div", { class: k === "error" ? "fact error" : "fact", "data-fact": k },
+      el("dt", { text: k }), el("dd", { text: String(v) }))));
   $("cancel").disabled = !ACTIVE.has(run.state) || run.cancel_requested;
   view.detail = run;
   const bar = $("run-progress");
