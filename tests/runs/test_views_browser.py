@@ -30,7 +30,6 @@ def test_completions_while_running_and_after_reload(page, make_service, assets):
     page.wait_for_function(f"() => Number(document.getElementById('completions-step').value) > {first}",
                            timeout=60_000)  # it follows new steps
     assert page.locator("#completions-list .group").count() >= 1
-    assert page.locator(".completion.best").count() + page.locator(".completion.worst").count() >= 0
     shot(page, "completions-running")
     service.wait_state(run["id"], ("succeeded",))
     page.reload()
