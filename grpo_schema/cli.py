@@ -136,8 +136,10 @@ def cmd_validate(args: argparse.Namespace, rest: list[str]) -> int:
         data = _read(path)
         shown = "<stdin>" if path == "-" else path
         result = check_text(data, path=shown, **options)  # reads the file's `# grpo:` comment under the flags
+        # The fit is checked when asked for (--hardware, or the file's `# grpo: --hardware` comment); a hardware:
+        # section alone is what `grpo plan` and the form's memory bar read, as the service and the editor do.
         hardware = args.hardware or read_file_settings(data).hardware
-        if hardware or (result.raw.get("hardware") if isinstance(result.raw, dict) else None):
+        if hardware:
             result = _with_fit(data, shown, hardware, options, from_flag=bool(args.hardware))
         if args.fix:
             from grpo_schema.commands.autofix import fix_file

@@ -113,6 +113,11 @@ K_DEAD_PROFILE_KEY = declare("GRPO-K008", "warning", "profile key that nothing r
 K_NESTED_UNKNOWN = declare("GRPO-K007", "error", "unknown key in a nested mapping",
                            "A key inside a nested mapping (a `datasets` entry, `accelerator_config`, ...) is not "
                            "one the consumer accepts; TRL fails with a TypeError there.")
+# The hardware: section is grpo-config's own (grpo plan reads it); every check says TRL does not.
+H_SECTION = declare("GRPO-H006", "warning", "`hardware:` is read by grpo-config only",
+                    "`trl grpo --config` does not know a `hardware:` key: it passes it on to `accelerate launch`, "
+                    "which stops. grpo train/launch ignore it; for `trl grpo`, pass --hardware on grpo's command "
+                    "line instead, or remove the section from the copy TRL reads.")
 
 # --- types and ranges ----------------------------------------------------------------------------------------------
 T_TYPE = declare("GRPO-T001", "error", "wrong type",

@@ -39,10 +39,6 @@ H_VLLM_NO_ROOM = declare("GRPO-H004", "error", "vLLM's share cannot hold the mod
 H_UNKNOWN_MODEL = declare("GRPO-H005", "info", "model unknown: no memory estimate",
                           "The model is not a local directory, not in the Hub cache and not in the built-in "
                           "catalogue. Pass its config.json (--model-config PATH) for an estimate.")
-H_SECTION = declare("GRPO-H006", "warning", "`hardware:` is read by grpo-config only",
-                    "`trl grpo --config` does not know a `hardware:` key: it passes it on to `accelerate launch`, "
-                    "which stops. grpo train/launch ignore it; for `trl grpo`, pass --hardware on grpo's command "
-                    "line instead, or remove the section from the copy TRL reads.")
 H_TOO_FEW_GPUS = declare("GRPO-H007", "error", "more processes than declared GPUs",
                          "The world size (training processes) is larger than the GPUs the hardware declares.")
 H_BAD_SECTION = declare("GRPO-H008", "error", "invalid hardware declaration",
@@ -145,10 +141,6 @@ def estimate_fit(result: Any, hardware: str | Hardware | None = None, *, model_c
         hw, diagnostics = hardware_of(result, hardware)
     if "hardware" in getattr(result, "raw", {}):
         extra = set(section_of(result)) - SECTION_KEYS
-        diagnostics.append(Diagnostic(H_SECTION, "warning", "the hardware: section is read by grpo-config only; "
-                                      "`trl grpo --config` would hand it to `accelerate launch`, which stops",
-                                      fields=("hardware",), hint="pass --hardware on grpo's command line instead, or "
-                                      "drop the section from the copy `trl grpo` reads"))
         if extra:
             diagnostics.append(Diagnostic(H_BAD_SECTION, "error", f"unknown key(s) in hardware: {sorted(extra)}",
                                           fields=("hardware",), hint=f"known keys: {', '.join(sorted(SECTION_KEYS))}"))
