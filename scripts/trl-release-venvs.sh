@@ -2,7 +2,7 @@
 # Build virtual environments with real TRL releases under .venv-trl/<release>, for the test-only oracle
 # (tests/versions/test_release_parsers.py, marker `trl_release`).
 #
-#   scripts/trl-release-venvs.sh                 # 0.19.1 and 0.23.1
+#   scripts/trl-release-venvs.sh                 # 0.16.1, 0.19.1, 0.23.1 and 1.8.0
 #   scripts/trl-release-venvs.sh 0.16.1 1.8.0    # the named releases (0.16.1 0.19.1 0.23.1 0.29.1 1.8.0 1.16.0)
 #
 # torch 2.13.0 goes in first (pip resolves it to the CPU build from the local wheel folder; never a CUDA torch).
@@ -12,14 +12,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 releases=("$@")
-[ ${#releases[@]} -gt 0 ] || releases=(0.19.1 0.23.1)
+[ ${#releases[@]} -gt 0 ] || releases=(0.16.1 0.19.1 0.23.1 1.8.0)
 
 pins_for() {
   case "$1" in
     0.16.1) echo "transformers==4.50.3 datasets<5 requests" ;;
     0.19.1) echo "transformers==4.53.1 datasets<5 requests" ;;
     0.23.1) echo "transformers==4.56.2 datasets<5 requests" ;;
-    0.29.1|1.8.0|1.16.0) echo "" ;;
+    0.29.1) echo "requests" ;;
+    1.8.0|1.16.0) echo "" ;;
     *) echo "unknown release $1 (known: 0.16.1 0.19.1 0.23.1 0.29.1 1.8.0 1.16.0)" >&2; return 1 ;;
   esac
 }

@@ -87,8 +87,16 @@ def read_as(mapping: dict[str, Any], release: ReleaseSurface, profile_keys: froz
                     reading.mapping[name] = new_value
                     reading.written_as[name] = key
         # any other key only this release reads has been type-checked above; 1.16 has no rule about it
+    reading.diagnostics += [required(name, release) for name, info in release.fields.items()
+                            if info.required and name not in mapping]
     reading.implicit = release_defaults(release, mapping, fields_116)
     return reading
+
+
+def required(name: str, release: ReleaseSurface) -> Diagnostic:
+    """A key the release's parser insists on (dataset_name for TRL 0.14-0.17's script)."""
+    return Diagnostic(codes.T_MISSING, "error", f"TRL {release.release}'s parser requires {name}", fields=(name,),
+                      hint=f"set {name}")
 
 
 def release_defaults(release: ReleaseSurface, mapping: dict[str, Any], fields_116: dict) -> dict[str, Any]:
