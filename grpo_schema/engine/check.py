@@ -222,11 +222,6 @@ def _check(data: Any, path: str, positions: Positions, diagnostics: list[Diagnos
     for profile in active:
         for profile_check in profile.checks:
             result.diagnostics += list(profile_check(config, profile_args[profile.name], mapping))
-    if "hardware" in mapping:
-        result.diagnostics.append(Diagnostic(
-            codes.H_SECTION, "warning", "the hardware: section is read by grpo-config only; `trl grpo --config` "
-            "would hand it to `accelerate launch`, which stops", fields=("hardware",),
-            hint="pass --hardware on grpo's command line instead, or drop the section from the copy `trl grpo` reads"))
     if keys.has_env:
         env = check_env(keys.env, frozenset(allow_env))
         result.env, result.diagnostics = env.values, result.diagnostics + env.diagnostics
