@@ -66,6 +66,33 @@ def _add_check_options(parser: argparse.ArgumentParser) -> None:
                         help="override a key (VALUE is read as YAML); TRL's own --key value form works too")
     parser.add_argument("--allow-env", action="append", default=[], metavar="NAME",
                         help="allow an env: variable that is refused by default (LD_PRELOAD, *_TOKEN, ...)")
+    _add_trl_version(parser)
+
+
+def _add_trl_version(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--trl-version", metavar="X.Y[.Z]", default=None,
+                        help="judge against this TRL release (0.14 on; default: the trl installed beside this "
+                             "Python, else a pin in the repository's requirements, else 1.16)")
+
+
+def trl_options(flag: str | None, path: str | None) -> dict:
+    """trl_version and where it came from, for a config at `path` (flag > installed trl > repository pin > 1.16).
+    A version that cannot be judged is a usage error naming the supported range; a newer one than the tables is
+    judged as the newest, with a warning."""
+    import warnings
+
+    from grpo_schema.versions import NewerThanTablesWarning, VersionError, default_version, surface
+
+    try:
+        found = default_version(None if path in (None, "-") else path, flag)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", NewerThanTablesWarning)
+            surface(found.version)
+    except VersionError as exc:
+        raise UsageError(f"--trl-version: {exc}" if flag is not None else f"the trl version found: {exc}")
+    for warning in caught:
+        print(f"grpo: warning: {warning.message}", file=sys.stderr)
+    return {"trl_version": found.version, "trl_version_source": found.source}
 
 
 def _expand(paths: Sequence[str]) -> list[str]:
@@ -135,16 +162,17 @@ def cmd_validate(args: argparse.Namespace, rest: list[str]) -> int:
     for path in paths:
         data = _read(path)
         shown = "<stdin>" if path == "-" else path
-        result = check_text(data, path=shown, **options)  # reads the file's `# grpo:` comment under the flags
+        file_options = {**options, **trl_options(args.trl_version, path)}
+        result = check_text(data, path=shown, **file_options)  # reads the file's `# grpo:` comment under the flags
         # The fit is checked when asked for (--hardware, or the file's `# grpo: --hardware` comment); a hardware:
         # section alone is what `grpo plan` and the form's memory bar read, as the service and the editor do.
         hardware = args.hardware or read_file_settings(data).hardware
         if hardware:
-            result = _with_fit(data, shown, hardware, options, from_flag=bool(args.hardware))
+            result = _with_fit(data, shown, hardware, file_options, from_flag=bool(args.hardware))
         if args.fix:
             from grpo_schema.commands.autofix import fix_file
 
-            data, result = fix_file(path, data, result, options)
+            data, result = fix_file(path, data, result, file_options)
         sources[shown] = data.decode("utf-8", "replace")
         results.append(result)
         files.append((shown, data))
@@ -241,7 +269,13 @@ def cmd_schema(args: argparse.Namespace, rest: list[str]) -> int:
             print(f"wrote {path}")
         return EXIT_OK
 
-    text = schema_text(draft=args.draft, profiles=_profiles(args.profile), lenient=args.lenient)
+    if args.trl_version is not None:
+        trl_options(args.trl_version, None)  # a release the tables cannot judge: usage error
+        from grpo_schema.commands.export import release_schema_text
+
+        text = release_schema_text(args.trl_version)
+    else:
+        text = schema_text(draft=args.draft, profiles=_profiles(args.profile), lenient=args.lenient)
     if args.check:  # for pre-commit: is the schema written at --output up to date?
         if not args.output:
             raise UsageError("--check needs --output PATH (the schema file to compare)")
@@ -307,6 +341,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     schema.add_argument("--lenient", action="store_true",
                         help="accept unknown keys (the SchemaStore variant); the default refuses them")
     schema.add_argument("--check", action="store_true", help="exit 1 if --output PATH is not up to date")
+    _add_trl_version(schema)
     schema.add_argument("--write", metavar="DIR",
                         help="write every schema variant and a SchemaStore catalog into DIR (configs there whose "
                              "modeline names grpo-config.schema.json then get completion offline)")
@@ -335,7 +370,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 # Options of our own that take a value; everything else starting with -- is TRL's `--key value` form.
-_VALUE_OPTIONS = {"--hardware", "--world-size", "--profile", "--set", "--allow-env", "--format", "--output", "-o", "--draft",
+_VALUE_OPTIONS = {"--hardware", "--world-size", "--trl-version", "--profile", "--set", "--allow-env", "--format", "--output", "-o", "--draft",
                   "--dataset-size", "--world-sizes", "--max-prompt-length", "--micro-steps"}
 _FLAG_OPTIONS = {"--strict", "--fix", "--write", "-h", "--help", "--diff"}
 

@@ -3,6 +3,7 @@
 #   VENV=path        where the virtual environment lives (default .venv)
 #   SKIP_SYSTEM=1    skip apt-get (Chromium, Slurm) and npm (yaml-language-server) installs
 #   SKIP_VLLM=1      skip the vLLM environment and its tests (run last, with .venv-vllm's interpreter)
+#   SKIP_TRL_RELEASES=1  skip the environments with older TRL releases (tests/versions' release oracle)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export VENV=${VENV:-.venv}
@@ -28,6 +29,13 @@ if [ "${SKIP_SYSTEM:-0}" != 1 ]; then
     (cd tests/lsp && npm ci --no-audit --no-fund --loglevel=error) \
       || echo "warning: could not install yaml-language-server; editor tests will be skipped" >&2
   fi
+fi
+# Real TRL releases (0.16.1, 0.19.1, 0.23.1, 1.8.0) in environments of their own, for tests/versions/test_release_parsers.py
+# (marker trl_release): grpo validate --trl-version R against R's own parser. ~2 min each with a warm pip cache.
+#   SKIP_TRL_RELEASES=1   skip them (the tests then skip, saying why)
+if [ "${SKIP_TRL_RELEASES:-0}" != 1 ]; then
+  bash scripts/trl-release-venvs.sh \
+    || echo "warning: could not build the TRL release environments; their oracle tests will be skipped" >&2
 fi
 status=0
 "$PY" -m pytest "$@" || status=$?

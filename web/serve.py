@@ -22,6 +22,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--enable-runs", dest="runs", action="store_const", const=True,
                         help="allow starting training runs over HTTP (or GRPO_WEB_RUNS=1); see docs/runs.md")
     parser.add_argument("--runs-dir", help="where runs, their outputs and database live (or GRPO_WEB_RUNS_DIR)")
+    parser.add_argument("--trl-version", dest="trl_version", metavar="X.Y[.Z]",
+                        help="judge configs against this TRL release unless a request names one (or "
+                             "GRPO_WEB_TRL_VERSION; default: the trl installed beside the service, else 1.16)")
     parser.add_argument("--workers", type=int, default=1,
                         help="server processes sharing the port (default 1); validation is CPU-bound, so one per core "
                              "serves more requests; not with --enable-runs (runs need one supervising process)")
@@ -35,6 +38,14 @@ def settings_from(args: argparse.Namespace) -> Settings:
 
 def given_settings(args: argparse.Namespace) -> dict:
     return {k: v for k, v in vars(args).items() if v is not None and k != "workers"}
+
+
+def check_trl_version(settings: Settings) -> None:
+    """A release the tables cannot judge stops the start (ValueError, exit 2), naming the supported range."""
+    if settings.trl_version is not None:
+        from grpo_schema.versions import parse_version
+
+        parse_version(settings.trl_version)  # VersionError is a ValueError
 
 
 def exposure_warning(settings: Settings) -> str | None:
@@ -67,6 +78,7 @@ def serve_command(argv: Sequence[str]) -> int:
     try:
         settings = settings_from(args)
         check_workers(args.workers, settings)
+        check_trl_version(settings)
     except ValueError as exc:
         print(f"grpo serve: error: {exc}", file=sys.stderr)
         return 2

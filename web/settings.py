@@ -34,10 +34,25 @@ class Settings(RunsSettings, BaseSettings):
                                                      "reference relative to the YAML file that resolves offline "
                                                      "beside `grpo schema --write DIR`)")
     log_level: str = Field("info", description="uvicorn log level")
+    trl_version: str | None = Field(None, description="the TRL release configs are judged against unless a request "
+                                                      "names one (default: the trl installed beside the service, "
+                                                      "else 1.16)")
 
     @property
     def is_loopback(self) -> bool:
         return is_loopback_host(self.host)
+
+    def judged_trl(self) -> tuple[str, str]:
+        """(version, source) the service judges configs against when a request does not say."""
+        return _judged_trl(self.trl_version)
+
+
+@lru_cache(maxsize=8)
+def _judged_trl(flag: str | None) -> tuple[str, str]:
+    from grpo_schema.versions import default_version
+
+    found = default_version(None, flag)  # reads the installed trl's metadata once per process
+    return found.version, found.source
 
 
 def is_loopback_host(host: str) -> bool:

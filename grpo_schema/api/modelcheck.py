@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 # Context key that marks input the engine has already checked (set by this module only).
 TRUSTED = "grpo_schema.checked"
 # Validation-context keys the engine reads, as check_mapping's keyword arguments.
-CONTEXT_OPTIONS = ("world_size", "profiles", "allow_env", "overrides", "suggest_fixes")
+CONTEXT_OPTIONS = ("world_size", "profiles", "allow_env", "overrides", "suggest_fixes", "trl_version")
 _ALIASES = {"allowed_env": "allow_env", "env_allowlist": "allow_env"}
 
 Model = TypeVar("Model", bound="GRPORunConfig")
@@ -48,6 +48,11 @@ def engine_options(context: Mapping[str, Any] | None) -> dict[str, Any]:
         options["profiles"] = (options["profiles"],)
     if isinstance(options.get("allow_env"), str):
         options["allow_env"] = (options["allow_env"],)
+    if options.get("trl_version") is not None:  # a release the tables cannot judge: VersionError, a ValueError
+        from grpo_schema.versions import parse_version
+
+        parse_version(str(options["trl_version"]))
+        options["trl_version"], options["trl_version_source"] = str(options["trl_version"]), "flag"
     return options
 
 

@@ -20,6 +20,11 @@ def schema_filename(draft: str = "2020-12", profiles: Sequence[str] = (), lenien
     return ".".join(parts) + ".schema.json"
 
 
+def release_schema_filename(release: str) -> str:
+    """The schema of a config written for an older TRL release, in a folder of its own under schemas/."""
+    return f"trl-{release}/{SCHEMA_FILE}"
+
+
 def base_url() -> str:
     """The folder (URL ending in '/') where the operator publishes the schemas, or '' for relative references."""
     base = os.environ.get(BASE_URL_VARIABLE, "").strip()

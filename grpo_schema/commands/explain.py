@@ -46,6 +46,7 @@ def explain_result(result: CheckResult, dataset_size: int | None = None, micro_s
                            max_prompt_length=prompt_length, sources=sources)
     document: dict[str, Any] = {
         "version": 1, "path": result.path, "valid": result.valid, "world_size": result.world_size,
+        "trl_version": result.trl_version, "trl_version_source": result.trl_version_source,
         "derived": plan.to_dict() if plan is not None else result.derived,
         "schedule": [step.to_dict() for step in walk(plan, micro_steps, order)] if plan is not None else [],
         "notes": notes(result, plan),
@@ -98,7 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(
         prog="grpo explain", description="Show how a config's batch settings turn into generations, micro-steps "
-        "and optimizer steps, process by process (TRL 1.16 semantics).",
+        "and optimizer steps, process by process (as the chosen TRL release runs it; default 1.16).",
         epilog="exit status: 0 the config is valid, 1 it has errors (the diagnostics say which; no schedule when the "
                "batch geometry itself is refused), 2 bad usage or an unreadable file")
     parser.add_argument("path", metavar="FILE", help="config file (YAML or JSON), or - for stdin")
@@ -115,7 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def explain_command(argv: list[str]) -> int:
     from grpo_schema.engine.validate import check_text
-    from grpo_schema.cli import UsageError, _check_options, _read, split_trl_tokens
+    from grpo_schema.cli import UsageError, _check_options, _read, split_trl_tokens, trl_options
     from grpo_schema.engine.overrides import OverrideError, parse_trl_args
 
     ours, trl = split_trl_tokens(argv)
@@ -124,7 +125,7 @@ def explain_command(argv: list[str]) -> int:
         paths, trl_overrides = parse_trl_args(trl)
         if paths:
             raise UsageError("give the config as FILE, not --config")
-        options = _check_options(args, trl_overrides)
+        options = {**_check_options(args, trl_overrides), **trl_options(args.trl_version, args.path)}
         data = _read(args.path)
     except (UsageError, OverrideError) as exc:
         print(f"grpo explain: error: {exc}", file=sys.stderr)

@@ -22,7 +22,8 @@ from typing import Any, Iterable, Sequence
 
 # The modeline names are part of this module's API (`from grpo_schema.export import with_modeline`).
 from grpo_schema.api.modeline import (BASE_URL_VARIABLE, MODELINE, MODELINE_PREFIX, SCHEMA_FILE,  # noqa: F401
-                                                base_url, modeline, schema_filename, schema_url, with_modeline)
+                                      base_url, modeline, release_schema_filename, schema_filename, schema_url,
+                                      with_modeline)
 
 TITLE = "GRPO training config (TRL 1.16 `trl grpo --config`)"
 DESCRIPTION = (
@@ -76,9 +77,32 @@ def catalog_text(base: str = "") -> str:
     return json.dumps(catalog, indent=2) + "\n"
 
 
+def release_schema_text(version: str) -> str:
+    """The schema for a config written for TRL `version` (1.16: the main schema)."""
+    from grpo_schema.engine.keys import launch_keys
+    from grpo_schema.engine.release import release_surface
+    from grpo_schema.schema_export.releases import release_schema
+
+    release = release_surface(version)
+    if release is None:
+        return schema_text()
+    schema = release_schema(export_schema(), release, launch_keys())
+    return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
+
+
+def release_texts() -> dict[str, str]:
+    """One schema per older release table (schemas/trl-X.Y.Z/), the files editors and modelines name."""
+    from grpo_schema.engine.release import release_surface
+    from grpo_schema.versions import releases, surface
+
+    tables = {surface(r).release for r in releases() if release_surface(r) is not None}
+    return {release_schema_filename(r): release_schema_text(r) for r in sorted(tables)}
+
+
 def committed_texts(base: str = "") -> dict[str, str]:
     texts = {schema_filename(*spec): schema_text(*spec) for spec in COMMITTED}
     texts[CATALOG_FILE] = catalog_text(base)
+    texts.update(release_texts())
     return texts
 
 
@@ -87,6 +111,7 @@ def write_schemas(directory: Path, base: str = "") -> list[Path]:
     directory.mkdir(parents=True, exist_ok=True)
     written = []
     for name, text in committed_texts(base).items():
+        (directory / name).parent.mkdir(parents=True, exist_ok=True)
         (directory / name).write_text(text, encoding="utf-8")
         written.append(directory / name)
     return written

@@ -26,8 +26,11 @@ from grpo_schema.engine.keys import sort_keys
 from grpo_schema.engine.loader import Positions, load_yaml, value_problem
 from grpo_schema.engine.plan import RunPlan, derive_plan
 from grpo_schema.engine.profiles import Profile, get_profile
+from grpo_schema.engine.release import Reading, as_release_reads, read_as, release_surface
 from grpo_schema.engine.rules import RuleContext, run_rules
 from grpo_schema.engine.view import ConfigView
+
+DEFAULT_TRL = "1.16.0"
 
 BATCH_INPUTS = frozenset({"per_device_train_batch_size", "num_generations", "gradient_accumulation_steps",
                           "generation_batch_size", "steps_per_generation", "num_iterations"})
@@ -54,6 +57,10 @@ class CheckResult:
     # Where each set value came from: key (TRL name, or "world_size") -> "file" | "command line"; the world size
     # also "comment" (a `# grpo: --world-size N` comment) or "editor settings" (the language server's default).
     sources: dict[str, str] = field(default_factory=dict)
+    # The TRL release the config was judged against, and where that came from (flag, installed, requirements,
+    # default: grpo_schema.versions.default_version).
+    trl_version: str = DEFAULT_TRL
+    trl_version_source: str = "default"
 
     @property
     def valid(self) -> bool:
@@ -67,6 +74,7 @@ class CheckResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "valid": self.valid, "world_size": self.world_size,
+                "trl_version": self.trl_version, "trl_version_source": self.trl_version_source,
                 "world_size_source": self.sources.get("world_size", "default"),
                 "diagnostics": [d.to_dict() for d in self.diagnostics], "derived": self.derived}
 
@@ -133,11 +141,17 @@ def check_text_as(text: str | bytes, path: str, problems: Sequence[Diagnostic] =
     """check_text with its options already resolved (file_options), plus the comment's problems."""
     loaded = load_yaml(text)
     if not loaded.ok:
-        failed = CheckResult(path, options.get("world_size") or 1, diagnostics=list(problems) + loaded.diagnostics)
+        failed = _unread(path, list(problems) + loaded.diagnostics, options)
         if options.get("world_size"):
             failed.sources["world_size"] = options.get("world_size_source") or "command line"
         return _finish(failed)
     return _check(loaded.data, path, loaded.positions, list(problems) + list(loaded.diagnostics), **options)
+
+
+def _unread(path: str, diagnostics: list[Diagnostic], options: dict[str, Any]) -> CheckResult:
+    return CheckResult(path, options.get("world_size") or 1, diagnostics=diagnostics,
+                       trl_version=options.get("trl_version") or DEFAULT_TRL,
+                       trl_version_source=options.get("trl_version_source") or "default")
 
 
 def check_mapping(mapping: Any, path: str = "<mapping>", **options: Any) -> CheckResult:
@@ -145,7 +159,7 @@ def check_mapping(mapping: Any, path: str = "<mapping>", **options: Any) -> Chec
     # RecursionError (in repr), a non-string top-level key AttributeError.
     refused = value_problem(mapping)
     if refused is not None:
-        return _finish(CheckResult(path, options.get("world_size") or 1, diagnostics=[refused]))
+        return _finish(_unread(path, [refused], options))
     return _check(mapping, path, Positions(), [], **options)
 
 
@@ -153,17 +167,23 @@ def _check(data: Any, path: str, positions: Positions, diagnostics: list[Diagnos
            world_size: int | None = None, profiles: Sequence[str | Profile] = (),
            overrides: Sequence[Override | str] | None = None, allow_env: Iterable[str] = (),
            allow_profile_import: bool = False, world_size_source: str | None = None,
-           default_world_size: int | None = None) -> CheckResult:
-    result = CheckResult(path, world_size or 1, diagnostics=diagnostics, positions=positions)
+           default_world_size: int | None = None, trl_version: str | None = None,
+           trl_version_source: str | None = None) -> CheckResult:
+    result = CheckResult(path, world_size or 1, diagnostics=diagnostics, positions=positions,
+                         trl_version=trl_version or DEFAULT_TRL, trl_version_source=trl_version_source or "default")
     if data is None or not isinstance(data, dict):
         result.diagnostics.append(_not_a_mapping(data))
         return _finish(result)
     active = resolve_profiles(profiles, allow_import=allow_profile_import)
     mapping, origins = _apply_overrides(dict(data), overrides or [])
     result.raw = mapping
-    keys = sort_keys(mapping, active)
-    result.diagnostics += keys.diagnostics
-    config, failed, field_diags = _validate(compiled("config"), keys.fields)
+    release = release_surface(trl_version)
+    reading = (read_as(mapping, release, frozenset().union(*(p.keys for p in active)))
+               if release is not None else Reading(mapping))
+    keys = sort_keys(reading.mapping, active)
+    keys.written_as.update(reading.written_as)
+    result.diagnostics += reading.diagnostics + keys.diagnostics
+    config, failed, field_diags = _validate(compiled("config"), {**reading.implicit, **keys.fields})
     launch, launch_diags = _validate_launch(keys.launch)
     result.launch = launch
     in_file = launch.get("num_processes") if isinstance(launch.get("num_processes"), int) else None
@@ -174,6 +194,8 @@ def _check(data: Any, path: str, positions: Positions, diagnostics: list[Diagnos
         result.sources["world_size"] = (world_size_source or "command line") if world_size else "file"
     elif default_world_size:  # an editor's default: below everything the file or the command line says
         result.sources["world_size"] = "editor settings"
+    for name in reading.implicit:
+        result.sources[name] = f"the default of TRL {release.release if release else DEFAULT_TRL}"
     profile_args, profile_diags = _validate_profiles(active, keys.profile_args)
     result.config, result.profile_args = config, profile_args
     renamed_diags = _validate(compiled("config"), keys.renamed)[2] if keys.renamed else []
@@ -183,8 +205,10 @@ def _check(data: Any, path: str, positions: Positions, diagnostics: list[Diagnos
     # The cross-field rules judge the config as it will be once its renamed and removed keys are migrated: a value
     # written under an old name still conflicts with the rest (TRL 1.16 ignores the old name, hence K002/K003).
     rule_config, rule_failed, rule_plan = config, failed, result.plan
-    if keys.renamed:
-        rule_config, rule_failed, _ = _validate(compiled("config"), {**keys.renamed, **keys.fields})
+    # Judged as an older release, the renamed keys left here are ones that release does not read either (those it
+    # reads were read under their new names already): it ignores them, and so do the rules.
+    if keys.renamed and release is None:
+        rule_config, rule_failed, _ = _validate(compiled("config"), {**reading.implicit, **keys.renamed, **keys.fields})
         rule_plan = (derive_plan(rule_config, result.world_size, sources=result.sources)
                      if not rule_failed & BATCH_INPUTS else None)
     explicit = frozenset(keys.fields) | frozenset(keys.renamed)
@@ -198,14 +222,11 @@ def _check(data: Any, path: str, positions: Positions, diagnostics: list[Diagnos
     for profile in active:
         for profile_check in profile.checks:
             result.diagnostics += list(profile_check(config, profile_args[profile.name], mapping))
-    if "hardware" in mapping:
-        result.diagnostics.append(Diagnostic(
-            codes.H_SECTION, "warning", "the hardware: section is read by grpo-config only; `trl grpo --config` "
-            "would hand it to `accelerate launch`, which stops", fields=("hardware",),
-            hint="pass --hardware on grpo's command line instead, or drop the section from the copy `trl grpo` reads"))
     if keys.has_env:
         env = check_env(keys.env, frozenset(allow_env))
         result.env, result.diagnostics = env.values, result.diagnostics + env.diagnostics
+    if release is not None:
+        result.diagnostics = as_release_reads(result.diagnostics, release)
     _place(result, keys.written_as, origins)
     return _finish(result)
 

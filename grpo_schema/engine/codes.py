@@ -113,6 +113,15 @@ K_DEAD_PROFILE_KEY = declare("GRPO-K008", "warning", "profile key that nothing r
 K_NESTED_UNKNOWN = declare("GRPO-K007", "error", "unknown key in a nested mapping",
                            "A key inside a nested mapping (a `datasets` entry, `accelerator_config`, ...) is not "
                            "one the consumer accepts; TRL fails with a TypeError there.")
+K_NOT_IN_RELEASE = declare("GRPO-K009", "error", "key the chosen TRL release does not read",
+                           "The key is a field of TRL 1.16, but not of the release the config is judged against "
+                           "(--trl-version, the installed trl, or the repository's pin). That release's `trl grpo` "
+                           "stops on it (0.19-0.21), hands it to `accelerate launch`, which exits (0.29 on), or "
+                           "ignores it, and then it is a warning: the setting has no effect.")
+K_LAUNCH_NOT_IN_RELEASE = declare("GRPO-K010", "error", "launch key the chosen TRL release does not take",
+                                  "An `accelerate launch` option (num_processes, ...) in the config. From TRL 0.29 "
+                                  "`trl grpo` hands such keys to `accelerate launch`; earlier releases' parsers "
+                                  "read only their own dataclasses, and stop on the key (0.19-0.21) or ignore it.")
 # The hardware: section is grpo-config's own (grpo plan reads it); every check says TRL does not.
 H_SECTION = declare("GRPO-H006", "warning", "`hardware:` is read by grpo-config only",
                     "`trl grpo --config` does not know a `hardware:` key: it passes it on to `accelerate launch`, "
@@ -155,6 +164,9 @@ T_BOOL_OPTION = declare("GRPO-T012", "error", "value `trl grpo`'s parser refuses
                         "`trl grpo` builds a boolean command-line option for include_num_input_tokens_seen (its "
                         "type is `str | bool`), so its names 'all' and 'non_padding' fail with 'Truthy value "
                         "expected' before training starts. Write true (every token) or false.")
+T_NOT_IN_RELEASE = declare("GRPO-T013", "error", "value the chosen TRL release's parser refuses",
+                           "The release the config is judged against types the key differently from TRL 1.16 (up to "
+                           "0.21, scale_rewards is a boolean), and its parser cannot convert the value written.")
 
 # --- what grpo_runtime runs ---------------------------------------------------------------------------------------
 # One table of fields (grpo_runtime.support) raises these, before anything loads: `grpo train/launch --dry-run`,

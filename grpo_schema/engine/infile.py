@@ -1,6 +1,6 @@
 """In-file settings: how a file says it is meant to be checked, in a `# grpo:` comment.
 
-    # grpo: --world-size 8 --profile open-r1 --hardware 8xH100-80GB --allow-env HF_TOKEN
+    # grpo: --world-size 8 --profile open-r1 --hardware 8xH100-80GB --allow-env HF_TOKEN --trl-version 0.19
 
 The comment takes `grpo validate`'s own options. It may stand on any line that is only a comment; several such
 lines add up (a later --world-size or --profile replaces an earlier one, --allow-env names accumulate). Every
@@ -8,6 +8,8 @@ surface reads it through this module, via `check_text` (the CLI, the service, th
 so they all check a file at the same world size:
 
     command-line flag / query parameter  >  `# grpo:` comment  >  num_processes in the file  >  1
+
+and likewise for the TRL release: a flag > the comment > the installed trl, a repository pin or 1.16.
 
 `with_file_settings` puts the comment's values under the caller's explicit options; what it cannot read is kept
 as a `Problem` (reported by the check as GRPO-Y015 on that line). Nothing here resolves a profile or imports
@@ -25,7 +27,8 @@ from typing import Any
 COMMENT = re.compile(r"^\s*#\s*grpo:(?P<args>.*)$")
 # Where result.sources["world_size"] says a world size came from, when not from num_processes ("file").
 FROM_COMMENT = "comment"
-OPTIONS_HELP = "the comment takes --world-size N, --profile NAME, --hardware SPEC, --allow-env NAME"
+OPTIONS_HELP = ("the comment takes --world-size N, --profile NAME, --hardware SPEC, --allow-env NAME, "
+                "--trl-version X.Y")
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,7 @@ class FileSettings:
     hardware: str | None = None
     hardware_line: int | None = None
     allow_env: tuple[str, ...] = ()
+    trl_version: str | None = None
     lines: tuple[int, ...] = ()  # 1-based lines holding a `# grpo:` comment
     problems: tuple[Problem, ...] = ()
 
@@ -58,6 +62,7 @@ def _parser() -> _Parser:
     parser.add_argument("--profile", action="append", default=[])
     parser.add_argument("--hardware")
     parser.add_argument("--allow-env", action="append", default=[])
+    parser.add_argument("--trl-version")
     return parser
 
 
@@ -93,6 +98,15 @@ def read_file_settings(text: str | bytes) -> FileSettings:
         if args.hardware:
             values.update(hardware=args.hardware, hardware_line=number)
         values["allow_env"] += tuple(args.allow_env)
+        if args.trl_version:
+            from grpo_schema.versions import VersionError, parse_version
+
+            try:
+                parse_version(args.trl_version)
+            except VersionError as exc:
+                values["problems"] += (Problem(number, f"`# grpo:` comment: --trl-version: {exc}"),)
+            else:
+                values["trl_version"] = args.trl_version
     return FileSettings(**values)
 
 
@@ -106,6 +120,9 @@ def with_file_settings(settings: FileSettings, options: dict[str, Any]) -> dict[
     if not out.get("profiles") and settings.profiles:
         out["profiles"] = settings.profiles
         out["profiles_from_comment"] = True
+    if settings.trl_version and out.get("trl_version_source") in (None, "default", "installed", "requirements",
+                                                                       "editor settings"):
+        out["trl_version"], out["trl_version_source"] = settings.trl_version, FROM_COMMENT
     if settings.allow_env:
         given = tuple(out.get("allow_env") or ())
         out["allow_env"] = given + tuple(name for name in settings.allow_env if name not in given)

@@ -60,7 +60,8 @@ def check_document(text: str, settings: Settings, with_fixes: bool = False, uri:
         return not_a_config(text)
     infile = read_file_settings(text)
     extra: list[Diagnostic] = []
-    options: dict[str, Any] = {"allow_env": settings.allow_env, "suggest_fixes": with_fixes}
+    options: dict[str, Any] = {"allow_env": settings.allow_env, "suggest_fixes": with_fixes,
+                               **judged_release(settings, uri)}
     profiles: tuple[Profile, ...] = ()
     if not infile.profiles:
         try:
@@ -82,6 +83,18 @@ def check_document(text: str, settings: Settings, with_fixes: bool = False, uri:
     diagnostics = [to_lsp(d, lines) for d in extra + result.diagnostics]
     return Analysis(text, infile, result, diagnostics, with_fixes, profiles,
                     _world_size_from(result, infile, hardware))
+
+
+def judged_release(settings: Settings, uri: str) -> dict[str, Any]:
+    """The TRL release to judge by: the editor's setting, else the trl installed beside the server, else a pin in
+    the document's repository, else 1.16 (a `# grpo: --trl-version` comment in the file wins over all of them)."""
+    from grpo_schema.versions import default_version
+
+    if settings.trl_version:
+        return {"trl_version": settings.trl_version, "trl_version_source": "editor settings"}
+    path = uri.removeprefix("file://") if uri.startswith("file://") else None
+    found = default_version(path)
+    return {"trl_version": found.version, "trl_version_source": found.source}
 
 
 def _known(names: tuple[str, ...]) -> list[Profile]:

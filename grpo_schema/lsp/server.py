@@ -136,7 +136,7 @@ server = GrpoLanguageServer()
 
 @server.feature(lsp.INITIALIZE)
 def initialize(ls: GrpoLanguageServer, params: lsp.InitializeParams) -> None:
-    ls.state.settings = from_client(params.initialization_options)
+    ls.state.settings = from_client(params.initialization_options, ls.state.settings)
 
 
 @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
@@ -223,6 +223,19 @@ def lsp_command(argv: list[str]) -> int:
 
     parser = argparse.ArgumentParser(prog="grpo lsp", description="Language server for GRPO configs (stdio).")
     parser.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (the default and only mode)")
-    parser.parse_args(argv)
+    parser.add_argument("--trl-version", metavar="X.Y[.Z]", help="judge documents against this TRL release unless "
+                        "the editor's trlVersion setting or a file's `# grpo: --trl-version` comment names another "
+                        "(default: the trl installed beside this Python, else a repository pin, else 1.16)")
+    args = parser.parse_args(argv)
+    if args.trl_version:
+        from dataclasses import replace
+
+        from grpo_schema.versions import VersionError, parse_version
+
+        try:
+            parse_version(args.trl_version)
+        except VersionError as exc:
+            parser.error(str(exc))
+        server.state.settings = replace(server.state.settings, trl_version=args.trl_version)
     server.start_io(sys.stdin.buffer, sys.stdout.buffer)
     return 0

@@ -25,6 +25,7 @@ class Settings:
     allow_env: tuple[str, ...] = ()
     debounce_ms: int = DEFAULT_DEBOUNCE_MS
     file_patterns: tuple[str, ...] = DEFAULT_FILE_PATTERNS
+    trl_version: str | None = None  # the editor's (or `grpo lsp --trl-version`); a file's `# grpo:` comment wins
 
 
 def from_client(options: Any, base: Settings | None = None) -> Settings:
@@ -53,6 +54,15 @@ def from_client(options: Any, base: Settings | None = None) -> Settings:
     allow_env = section.get("allowEnv", section.get("allow_env"))
     if isinstance(allow_env, list) and all(isinstance(p, str) for p in allow_env):
         out = replace(out, allow_env=tuple(allow_env))
+    version = section.get("trlVersion", section.get("trl_version"))
+    if isinstance(version, str) and version.strip():
+        from grpo_schema.versions import VersionError, parse_version
+
+        try:
+            parse_version(version)
+            out = replace(out, trl_version=version.strip())
+        except VersionError:
+            pass  # ignored, as other ill-typed settings are
     debounce = section.get("debounceMs")
     if isinstance(debounce, int) and not isinstance(debounce, bool) and 0 <= debounce <= 5_000:
         out = replace(out, debounce_ms=debounce)

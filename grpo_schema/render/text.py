@@ -68,7 +68,14 @@ def summary(result: CheckResult) -> str:
     if refused and all(d.code.startswith("GRPO-U") for d in refused):  # the runtime's refusals of a valid config
         verdict = (f"valid at world size {result.world_size}, but grpo_runtime refuses {len(refused)} "
                    f"setting{'s' if len(refused) != 1 else ''}")
-    return f"{printable(result.path)}: {verdict}" + (f" ({', '.join(words)})" if words else "")
+    return f"{printable(result.path)}: {verdict}{judged_for(result)}" + (f" ({', '.join(words)})" if words else "")
+
+
+def judged_for(result: CheckResult) -> str:
+    """' for TRL 0.19.1 (installed)' when the release judged against is not simply this tool's own 1.16."""
+    if result.trl_version.startswith("1.16") and result.trl_version_source in ("default", "installed"):
+        return ""
+    return f" for TRL {result.trl_version} ({result.trl_version_source})"
 
 
 def render(results: list[CheckResult], sources: dict[str, str], stream: TextIO = sys.stdout) -> str:

@@ -96,8 +96,7 @@ def test_hardware_section_is_read_and_flagged_for_trl(capsys, tmp_path):
     code, out = _plan(capsys, SMALL + "hardware: 2x8xA100-40GB\n", tmp_path, "--format", "json")
     doc = json.loads(out.out)["files"][0]
     assert doc["hardware"]["gpus"] == 16 and doc["world_size"] == 16
-    # the config's own check flags the section (as grpo validate and the service do), not the fit
-    assert "GRPO-H006" in {d["code"] for d in doc["config_diagnostics"]}
+    assert "GRPO-H006" in {d["code"] for d in doc["diagnostics"]}
     assert not [d for d in doc["config_diagnostics"] if d["code"] == "GRPO-K001"]
 
 

@@ -138,8 +138,11 @@ def test_invalid_file_is_reported_at_its_key(path):
 
 @pytest.mark.parametrize("path", conformance_files("valid"), ids=lambda p: p.name)
 def test_valid_file_has_only_migration_and_unknown_key_errors(path):
-    # At a world size where the batch geometry holds once the file is migrated (the rules judge migrated values).
-    result = check_file(path, world_size=valid_world_sizes(Geometry.of(check_file(path).migrated))[0])
+    # At a world size where the batch geometry holds once the file is migrated (the rules judge migrated values):
+    # the file's own, when it declares one that does (vLLM's tensor parallelism needs the declared processes).
+    declared = check_file(path)
+    sizes = valid_world_sizes(Geometry.of(declared.migrated))
+    result = check_file(path, world_size=declared.world_size if declared.world_size in sizes else sizes[0])
     errors = {d.code for d in result.diagnostics if d.severity == "error"}
     allowed = MIGRATION_OR_UNKNOWN | REFUSED_AT_TRAINER_INIT.get(path.name[:2], set()) | {ANOTHER_PROJECTS_REWARD}
     if errors & {"GRPO-K001", "GRPO-K006"}:

@@ -12,15 +12,21 @@ from fastapi.concurrency import run_in_threadpool
 from grpo_schema.commands.export import export_schema
 from grpo_schema.engine.check import TRL_REWARD_FUNCS
 from grpo_schema.engine.profiles import Profile, adapt_rewards, known_profiles
-from grpo_web.api.params import profile_params
+from grpo_schema.engine.keys import launch_keys
+from grpo_schema.engine.release import release_surface
+from grpo_schema.schema_export.releases import release_schema
+from grpo_schema.versions import releases
+from grpo_web.api.params import TrlVersion, profile_params, trl_version_of
 from grpo_web.presets import all_presets
 
 router = APIRouter(prefix="/api/v1", tags=["catalog"])
 
 
 @lru_cache(maxsize=16)
-def _schema(profile_names: tuple[str, ...]) -> dict[str, Any]:
-    return export_schema(profiles=profile_names)  # building it takes a while: once per profile set
+def _schema(profile_names: tuple[str, ...], trl_version: str | None = None) -> dict[str, Any]:
+    schema = export_schema(profiles=profile_names)  # building it takes a while: once per profile set and release
+    release = release_surface(trl_version)
+    return schema if release is None else release_schema(schema, release, launch_keys())
 
 
 def warm_cache() -> None:
@@ -28,11 +34,22 @@ def warm_cache() -> None:
     _schema(())
 
 
-@router.get("/schema", summary="The JSON Schema of a config", responses={422: {"description": "unknown profile"}})
-async def schema(profiles: Annotated[tuple[Profile, ...], Depends(profile_params)]) -> dict[str, Any]:
-    """The same document as `grpo schema [--profile P]...`, with the form's layout hints (x-groups, x-group,
-    x-order, x-advanced)."""
-    return await run_in_threadpool(_schema, tuple(p.name for p in profiles))
+@router.get("/schema", summary="The JSON Schema of a config",
+            responses={422: {"description": "unknown profile, or a TRL release the tables cannot judge"}})
+async def schema(request: Request, profiles: Annotated[tuple[Profile, ...], Depends(profile_params)],
+                 trl_version: TrlVersion = None) -> dict[str, Any]:
+    """The same document as `grpo schema [--profile P]... [--trl-version X]`, with the form's layout hints
+    (x-groups, x-group, x-order, x-advanced). Without ?trl_version=, the service's own release."""
+    version, _ = trl_version_of(trl_version, request.app.state.settings)
+    return await run_in_threadpool(_schema, tuple(p.name for p in profiles), version)
+
+
+@router.get("/trl-versions", summary="The TRL releases configs can be judged against")
+def trl_versions(request: Request) -> dict[str, Any]:
+    """Every release with a table (the last patch of each minor since 0.14), and the service's default with where
+    it came from (`grpo serve --trl-version`, the installed trl, or 1.16)."""
+    version, source = request.app.state.settings.judged_trl()
+    return {"default": {"version": version, "source": source}, "releases": releases()}
 
 
 @router.get("/profiles", summary="Known downstream script profiles")

@@ -95,7 +95,9 @@ def _plain_request(scope: Scope) -> tuple[str, dict[str, Any]] | None:
 
 def _query_options(query: bytes, settings: Settings) -> dict[str, Any] | None:
     """check_text's options from the query, or None when it holds anything the lane leaves to the route."""
-    options: dict[str, Any] = {"path": "<request>", "world_size": None, "profiles": ()}
+    version, source = settings.judged_trl()
+    options: dict[str, Any] = {"path": "<request>", "world_size": None, "profiles": (), "trl_version": version,
+                               "trl_version_source": source}
     if not query:
         return options
     params = QueryParams(query)  # decoded exactly as the route decodes it
@@ -105,7 +107,7 @@ def _query_options(query: bytes, settings: Settings) -> dict[str, Any] | None:
             return None
         if values:
             options[key] = values[0]
-    if "profile" in params:
+    if "profile" in params or "trl_version" in params:  # the route validates a release name (422 for a bad one)
         return None
     if options["world_size"] is not None:
         if not _WORLD_SIZE.fullmatch(options["world_size"]) or int(options["world_size"]) > settings.max_world_size:

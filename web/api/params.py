@@ -29,10 +29,33 @@ class CheckParams:
     world_size: int | None
     profiles: tuple[Profile, ...]
     path: str
+    trl_version: str | None = None  # None: the service's own (grpo serve --trl-version, else its installed trl)
+    trl_version_source: str | None = None
 
     def options(self) -> dict:
         """Keyword arguments for grpo_schema.check_text / check_mapping."""
-        return {"path": self.path, "world_size": self.world_size, "profiles": self.profiles}
+        return {"path": self.path, "world_size": self.world_size, "profiles": self.profiles,
+                "trl_version": self.trl_version, "trl_version_source": self.trl_version_source}
+
+
+TrlVersion = Annotated[str | None, Query(max_length=32, pattern=r"^v?\d+\.\d+(\.\d+)?$",
+                                         description="the TRL release to judge against (0.14 on), e.g. 0.19.1; "
+                                                     "default: the service's (grpo serve --trl-version, else the "
+                                                     "installed trl, else 1.16)")]
+
+
+def trl_version_of(asked: str | None, settings: Settings) -> tuple[str, str]:
+    """(version, source) for a request: ?trl_version=, else the service's own; 422 for a release the tables cannot
+    judge, naming the supported range."""
+    from grpo_schema.versions import VersionError, parse_version
+
+    if asked is None:
+        return settings.judged_trl()
+    try:
+        parse_version(asked)
+    except VersionError as exc:
+        raise HTTPException(422, str(exc))
+    return asked, "flag"
 
 
 def profiles_named(names: list[str]) -> tuple[Profile, ...]:
@@ -61,8 +84,9 @@ async def check_params(
                                                 "max_world_size", json_schema_extra=WORLD_SIZE_DOC)] = None,
     path: Annotated[str, Query(max_length=PATH_MAX_CHARS, description="name to report as the file object's path")]
     = "<request>",
+    trl_version: TrlVersion = None,
 ) -> CheckParams:
     """Dependency: everything the check endpoints read from the query."""
     if world_size is not None and world_size > settings.max_world_size:
         raise HTTPException(422, f"world_size must be at most {settings.max_world_size}")
-    return CheckParams(world_size, profiles, path)
+    return CheckParams(world_size, profiles, path, *trl_version_of(trl_version, settings))

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from grpo_schema.engine.codes import declare
+from grpo_schema.engine.codes import H_SECTION, declare
 from grpo_schema.engine.diagnostics import Diagnostic
 from grpo_schema.engine.hardware.accelerators import GIB, Hardware, HardwareError, parse_hardware
 from grpo_schema.engine.hardware.memory import MemoryEstimate, Setup, estimate_memory
@@ -141,6 +141,10 @@ def estimate_fit(result: Any, hardware: str | Hardware | None = None, *, model_c
         hw, diagnostics = hardware_of(result, hardware)
     if "hardware" in getattr(result, "raw", {}):
         extra = set(section_of(result)) - SECTION_KEYS
+        diagnostics.append(Diagnostic(H_SECTION, "warning", "the hardware: section is read by grpo-config only; "
+                                      "`trl grpo --config` would hand it to `accelerate launch`, which stops",
+                                      fields=("hardware",), hint="pass --hardware on grpo's command line instead, or "
+                                      "drop the section from the copy `trl grpo` reads"))
         if extra:
             diagnostics.append(Diagnostic(H_BAD_SECTION, "error", f"unknown key(s) in hardware: {sorted(extra)}",
                                           fields=("hardware",), hint=f"known keys: {', '.join(sorted(SECTION_KEYS))}"))

@@ -15,7 +15,7 @@ def is_cap_deprecated(config: Any, ctx: RuleContext) -> Iterator[Finding]:
     While it is still read, it overrides vllm_importance_sampling_clip_max.
     """
     cap = config.vllm_importance_sampling_cap
-    if cap is not None:
+    if cap is not None and "vllm_importance_sampling_cap" in ctx.explicit:
         overrides = " and overrides vllm_importance_sampling_clip_max" if "vllm_importance_sampling_clip_max" in \
             ctx.explicit else ""
         yield Finding(f"vllm_importance_sampling_cap is deprecated{overrides}; use vllm_importance_sampling_clip_max",

@@ -21,10 +21,11 @@ export const getJSON = (url) => fetch(url).then((r) => answer(r));
 // True when the server could not be reached at all (as opposed to an answer that refused something).
 export const unreachable = (error) => error instanceof TypeError || (error instanceof ApiError && error.status >= 502);
 
-function checkQuery({ worldSize, profile, datasetSize, launch } = {}) {
+function checkQuery({ worldSize, profile, datasetSize, launch, trlVersion } = {}) {
   const q = new URLSearchParams();
   if (worldSize) q.set("world_size", worldSize);
   if (profile) q.append("profile", profile);
+  if (trlVersion) q.set("trl_version", trlVersion);
   if (datasetSize) q.set("dataset_size", datasetSize);
   if (launch) q.set("launch", "true");
   const text = q.toString();

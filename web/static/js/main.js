@@ -31,14 +31,19 @@ function positiveOption(input, max = Number.MAX_SAFE_INTEGER) {
 }
 
 const profileName = () => $("profile").value || undefined;
+const trlVersion = () => $("trl-version").value || undefined;
 const worldSize = () => positiveOption($("world-size"), 4096);
 
-function schemaFor(profile) {
-  if (!schemas.has(profile)) {
-    const url = `/api/v1/schema${profile ? `?profile=${encodeURIComponent(profile)}` : ""}`;
-    schemas.set(profile, api.getJSON(url).catch((exc) => { schemas.delete(profile); throw exc; }));
+function schemaFor(profile, release) {
+  const key = `${profile || ""} ${release || ""}`;
+  if (!schemas.has(key)) {
+    const q = new URLSearchParams();
+    if (profile) q.set("profile", profile);
+    if (release) q.set("trl_version", release);
+    const url = `/api/v1/schema${q.toString() ? `?${q}` : ""}`;
+    schemas.set(key, api.getJSON(url).catch((exc) => { schemas.delete(key); throw exc; }));
   }
-  return schemas.get(profile);
+  return schemas.get(key);
 }
 
 function currentFilter() {
@@ -47,7 +52,7 @@ function currentFilter() {
 
 // The form for the active profile's schema (a profile adds its script keys as a section).
 async function buildForm(app) {
-  const schema = await schemaFor(profileName());
+  const schema = await schemaFor(profileName(), trlVersion());
   const sections = sectionsFromSchema(schema);
   // The offline export's modeline: the schema file by its name, as the server writes it (relative to the YAML).
   const profile = profileName();
@@ -90,7 +95,7 @@ function showResult(app, result, error, { offline } = {}) {
 
 function draftOf(app) {
   return { ...app.state.snapshot(), worldSize: $("world-size").value, profile: $("profile").value,
-           datasetSize: $("dataset-size").value };
+           datasetSize: $("dataset-size").value, trlVersion: $("trl-version").value };
 }
 
 async function setProfile(app, name) {
@@ -131,6 +136,7 @@ function wireControls(app) {
     $(id).addEventListener("input", () => { app.save(); app.checker.schedule(); });
   }
   $("profile").addEventListener("change", () => setProfile(app, $("profile").value));
+  $("trl-version").addEventListener("change", () => setProfile(app, $("profile").value));  // the release's schema
   $("apply-safe").addEventListener("click", () => {
     for (const fix of app.diags.safeFixes()) app.state.applyFix(fix);
   });
@@ -151,6 +157,16 @@ function restoreDraft(app, draft) {
   $("world-size").value = draft.worldSize || "";
   $("dataset-size").value = draft.datasetSize || "";
   if ([...$("profile").options].some((o) => o.value === draft.profile)) $("profile").value = draft.profile;
+  if ([...$("trl-version").options].some((o) => o.value === draft.trlVersion)) $("trl-version").value = draft.trlVersion;
+}
+
+// The release picker: every table, the service's default named first.
+function fillReleases(versions) {
+  const { version, source } = versions.default;
+  $("trl-version").options[0].textContent = `${version} (the service's: ${source})`;
+  for (const release of [...versions.releases].reverse()) {
+    $("trl-version").append(el("option", { value: release, text: release }));
+  }
 }
 
 async function main() {
@@ -159,10 +175,13 @@ async function main() {
   app.save = () => saveDraft(draftOf(app));
   app.setWorldSize = (n) => { $("world-size").value = String(n); app.save(); app.checker.run(); };
   const draft = loadDraft();
-  schemaFor(draft?.profile || undefined); // start fetching the schema while the profiles arrive
-  const [profiles, capabilities, rewards] = await Promise.all([
+  schemaFor(draft?.profile || undefined, draft?.trlVersion || undefined); // fetch it while the profiles arrive
+  const [profiles, capabilities, rewards, versions] = await Promise.all([
     api.getJSON("/api/v1/profiles"), api.getJSON("/api/v1/capabilities").catch(() => ({ runs: false })),
-    api.getJSON("/api/v1/rewards").catch(() => []), loadLocal(app)]);
+    api.getJSON("/api/v1/rewards").catch(() => []),
+    api.getJSON("/api/v1/trl-versions").catch(() => ({ default: { version: "1.16.0", source: "default" }, releases: [] })),
+    loadLocal(app)]);
+  fillReleases(versions);
   Object.assign(app, { profiles, capabilities, trlRewards: rewards });
   for (const p of profiles) $("profile").append(el("option", { value: p.name, text: p.name, title: p.description }));
   restoreDraft(app, draft);
@@ -183,7 +202,7 @@ async function main() {
   app.checker = new Checker({
     state: app.state, metrics,
     options: () => ({ worldSize: worldSize(), profile: profileName(), datasetSize: positiveOption($("dataset-size")),
-                      launch: app.capabilities.runs }),
+                      launch: app.capabilities.runs, trlVersion: trlVersion() }),
     onResult: (result, error, how) => showResult(app, result, error, how),
     onBusy: (busy) => document.body.classList.toggle("busy", busy),
   });

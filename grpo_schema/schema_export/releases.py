@@ -1,0 +1,90 @@
+"""The JSON Schema for a config written for an older TRL release (schemas/trl-X.Y.Z/grpo-config.schema.json).
+
+TRL 1.16's schema, documented and laid out as the form reads it, made to say what that release reads: its keys
+(old names such as torch_dtype and max_prompt_length included, 1.16's newer keys left out), its types and defaults
+(scale_rewards a boolean up to 0.21, loss_type bnpo in 0.19), and `accelerate launch` keys only where its `trl grpo`
+hands them on (0.29 and later). Built from grpo_schema.versions' tables, which come from each release's source.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from grpo_schema.versions import FieldInfo, ReleaseSurface
+
+JSON_TYPES = {"bool": "boolean", "int": "integer", "float": "number", "str": "string", "list": "array",
+              "dict": "object"}
+OWN_SECTIONS = ("env", "hardware")  # grpo-config's own sections, read by every release's check
+
+
+def release_schema(base: dict[str, Any], release: ReleaseSurface, launch_keys: frozenset[str]) -> dict[str, Any]:
+    """`base` (the 1.16 schema) reshaped for `release`."""
+    schema = copy.deepcopy(base)
+    properties: dict[str, Any] = schema["properties"]
+    takes_launch_keys = release.front_end.unknown_keys == "accelerate"
+    for name in list(properties):
+        if name in OWN_SECTIONS or (name in launch_keys and takes_launch_keys):
+            continue
+        if name not in release.fields:
+            del properties[name]
+    for name, info in release.fields.items():
+        properties[name] = _property(properties.get(name), info, release.release)
+    if not takes_launch_keys:
+        schema.pop("patternProperties", None)
+    schema["title"] = f"grpo-config for TRL {release.release}"
+    schema["description"] = (f"A `trl grpo --config` file for TRL {release.release} (its keys, types and defaults; "
+                             f"TrainingArguments of transformers {release.transformers}).")
+    schema["x-trl-release"] = release.release
+    schema["allOf"] = [rule for rule in schema.get("allOf", []) if _mentions_only(rule, properties)]
+    return schema
+
+
+def _property(prop: dict[str, Any] | None, info: FieldInfo, release: str) -> dict[str, Any]:
+    """A 1.16 property with this release's type and default, or a plain one for a key 1.16 no longer reads."""
+    if prop is None or "not" in prop:  # absent from 1.16, or 1.16's entry refusing a renamed / removed key
+        prop = {"title": info.name.replace("_", " ").title(), "description": f"Read by TRL {release} ({info.source})."}
+    else:
+        prop = dict(prop)
+    kind = JSON_TYPES.get(info.type)
+    if kind is not None and not _json_types(prop) <= ({kind, "integer"} if kind == "number" else {kind}):
+        for key in ("anyOf", "enum", "const", "enumDescriptions", "markdownEnumDescriptions", "items", "minimum",
+                    "maximum", "exclusiveMinimum", "exclusiveMaximum", "examples", "defaultSnippets", "not"):
+            prop.pop(key, None)
+        prop["type"] = [kind, "null"] if info.nullable else kind
+    if info.choices and info.type == "str" and "enum" not in prop and "anyOf" not in prop:
+        prop["enum"] = list(info.choices) + ([None] if info.nullable else [])
+    if not info.required and info.default_expr is None and info.post_init is None:
+        prop["default"] = info.default
+    else:
+        prop.pop("default", None)
+    return prop
+
+
+def _json_types(prop: dict[str, Any]) -> set[str]:
+    """The JSON types a property allows, null aside (an empty set: not stated)."""
+    kind = prop.get("type")
+    kinds = set(kind if isinstance(kind, list) else [kind] if kind else [])
+    for option in prop.get("anyOf", []):
+        kinds |= _json_types(option) if isinstance(option, dict) else set()
+    if "enum" in prop:
+        kinds |= {JSON_TYPES.get(type(v).__name__, "string") for v in prop["enum"] if v is not None}
+    return kinds - {"null"}
+
+
+def _mentions_only(rule: Any, properties: dict[str, Any]) -> bool:
+    """Whether a conditional of the 1.16 schema names only keys this release's schema still has."""
+    names: set[str] = set()
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            names.update(node.get("required", []) if isinstance(node.get("required"), list) else [])
+            names.update(node.get("properties", {}) if isinstance(node.get("properties"), dict) else {})
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(rule)
+    return names <= set(properties)

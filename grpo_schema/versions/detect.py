@@ -1,0 +1,177 @@
+"""Which TRL release a config is meant for: a flag, the `trl` installed beside the interpreter, a pin in the
+config's repository, or the default (1.16). Reads metadata and text files only; never imports trl."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Iterable, NamedTuple, Sequence
+
+from .tables import Version, parse_release, parse_version, releases
+
+DEFAULT = "1.16.0"
+PIN_FILES = ("pyproject.toml", "setup.py", "setup.cfg")
+ROOT_MARKERS = (".git", ".hg")
+
+
+class Detected(NamedTuple):
+    version: str
+    source: str  # flag | installed | requirements | default
+    file: str | None  # the METADATA or requirements/pyproject/setup file it came from
+
+
+def installed_version(search_path: Sequence[str] | None = None) -> tuple[str, str] | None:
+    """(version, METADATA path) of the `trl` distribution on `search_path` (default: sys.path), or None."""
+    paths = list(sys.path if search_path is None else search_path)
+    if not paths:
+        return None
+    for dist in importlib.metadata.distributions(path=paths):
+        name = dist.metadata["Name"] if dist.metadata is not None else None
+        if name and re.sub(r"[-_.]+", "-", name).lower() == "trl":
+            where = getattr(dist, "_path", None)
+            metadata = os.path.join(str(where), "METADATA") if where is not None else ""
+            return dist.version, metadata
+    return None
+
+
+# --- requirement specifiers ---------------------------------------------------------------------------------------
+
+_NAME = re.compile(r"""(?<![\w.\-])trl(?P<extras>\s*\[[^\]]*\])?\s*(?P<spec>(?:[<>=!~]=?=?\s*[\w.*+!\-]+\s*,?\s*)*)(?=$|[\s;"',#\]\)])""", re.I)
+_CLAUSE = re.compile(r"(===|==|!=|~=|>=|<=|>|<)\s*([\w.*+!\-]+)")
+_POETRY = re.compile(r"""^\s*trl\s*=\s*(?:"(?P<plain>[^"]*)"|\{[^}]*version\s*=\s*"(?P<table>[^"]*)")""", re.I | re.M)
+
+
+def _satisfies(v: Version, op: str, target: str) -> bool:
+    if target.endswith(".*"):
+        prefix = tuple(int(p) for p in target[:-2].split("."))
+        same = v[: len(prefix)] == prefix
+        return same if op == "==" else (not same if op == "!=" else False)
+    t = parse_release(target)
+    if op in ("==", "==="):
+        return v == t
+    if op == "!=":
+        return v != t
+    if op == ">=":
+        return v >= t
+    if op == "<=":
+        return v <= t
+    if op == ">":
+        return v > t
+    if op == "<":
+        return v < t
+    if op == "~=":  # compatible release: >= t and same prefix but the last given part
+        parts = target.split(".")
+        prefix = tuple(int(p) for p in parts[:-1])
+        return v >= t and v[: len(prefix)] == prefix
+    return False
+
+
+def resolve_specifier(spec: str) -> str | None:
+    """The release a specifier pins: `==X` gives X itself; a range gives the newest covered release inside it."""
+    clauses = _CLAUSE.findall(spec)
+    if not clauses:
+        return None
+    exact = [t for op, t in clauses if op in ("==", "===") and not t.endswith(".*")]
+    if len(clauses) == 1 and exact:
+        try:
+            parse_release(exact[0])
+        except ValueError:
+            return None
+        return exact[0]
+    try:
+        inside = [r for r in releases() if all(_satisfies(parse_release(r), op, t) for op, t in clauses)]
+    except ValueError:
+        return None
+    return inside[-1] if inside else None
+
+
+def pins_in_text(text: str, kind: str) -> list[str]:
+    """The `trl` specifiers written in a requirements file, pyproject.toml, setup.py or setup.cfg."""
+    found: list[str] = []
+    if kind == "requirements":
+        for line in text.splitlines():
+            line = line.split(" #", 1)[0].strip()
+            if not line or line.startswith(("#", "-")):
+                continue
+            m = _NAME.match(line)
+            if m and m.group("spec").strip():
+                found.append(m.group("spec").strip())
+        return found
+    if kind == "pyproject":
+        for m in _POETRY.finditer(text):
+            spec = (m.group("plain") or m.group("table") or "").strip()
+            if spec and spec[0].isdigit():
+                spec = "==" + spec
+            elif spec.startswith("^"):  # poetry caret: same major (same minor below 1.0)
+                base = parse_release(spec[1:])
+                upper = f"{base[0] + 1}.0.0" if base[0] else f"0.{base[1] + 1}.0"
+                spec = f">={spec[1:]},<{upper}"
+            if spec:
+                found.append(spec)
+    for m in re.finditer(r"""["']\s*(trl\b[^"']*)["']""", text, re.I):
+        inner = _NAME.match(m.group(1).strip())
+        if inner and inner.group("spec").strip():
+            found.append(inner.group("spec").strip())
+    if kind == "setup.cfg":
+        for line in text.splitlines():
+            inner = _NAME.match(line.strip())
+            if inner and inner.group("spec").strip():
+                found.append(inner.group("spec").strip())
+    return found
+
+
+def _candidates(folder: Path) -> Iterable[tuple[Path, str]]:
+    for path in sorted(folder.glob("requirements*.txt")):
+        yield path, "requirements"
+    for name in PIN_FILES:
+        kind = {"pyproject.toml": "pyproject", "setup.py": "setup.py", "setup.cfg": "setup.cfg"}[name]
+        yield folder / name, kind
+
+
+def pinned_version(config_path: str | os.PathLike[str]) -> tuple[str, str] | None:
+    """(version, file) from the first `trl` pin found in the config's folder or a parent, up to the repository
+    root (a folder holding .git), or None."""
+    start = Path(config_path).resolve()
+    folder = start if start.is_dir() else start.parent
+    while True:
+        for path, kind in _candidates(folder):
+            if not path.is_file():
+                continue
+            try:
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            for spec in pins_in_text(text, kind):
+                version = resolve_specifier(spec)
+                if version is not None:
+                    return version, str(path)
+        if any((folder / marker).exists() for marker in ROOT_MARKERS) or folder.parent == folder:
+            return None
+        folder = folder.parent
+
+
+def default_version(
+    config_path: str | os.PathLike[str] | None = None,
+    flag: str | None = None,
+    search_path: Sequence[str] | None = None,
+) -> Detected:
+    """The TRL release to judge a config against, and where that came from.
+
+    In order: `flag` (e.g. `--trl 0.19`); the `trl` distribution installed on `search_path` (default: this
+    interpreter's sys.path, read from its metadata); a pin in requirements*.txt / pyproject.toml / setup.py /
+    setup.cfg in the config's folder or its parents up to the repository root; else 1.16.0.
+    """
+    if flag is not None:
+        parse_version(flag)  # VersionError for text that is no version or too old a release
+        return Detected(flag, "flag", None)
+    found = installed_version(search_path)
+    if found is not None:
+        return Detected(found[0], "installed", found[1] or None)
+    if config_path is not None:
+        pinned = pinned_version(config_path)
+        if pinned is not None:
+            return Detected(pinned[0], "requirements", pinned[1])
+    return Detected(DEFAULT, "default", None)

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Build virtual environments with real TRL releases under .venv-trl/<release>, for the test-only oracle
+# (tests/versions/test_release_parsers.py, marker `trl_release`).
+#
+#   scripts/trl-release-venvs.sh                 # 0.16.1, 0.19.1, 0.23.1 and 1.8.0
+#   scripts/trl-release-venvs.sh 0.16.1 1.8.0    # the named releases (0.16.1 0.19.1 0.23.1 0.29.1 1.8.0 1.16.0)
+#
+# torch 2.13.0 goes in first (pip resolves it to the CPU build from the local wheel folder; never a CUDA torch).
+# TRL up to 0.23 imports and parses only with the transformers release that came before it (with transformers 5.x
+# their optional-import checks misfire and try to import vllm), with datasets < 5 and `requests` installed by hand.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+releases=("$@")
+[ ${#releases[@]} -gt 0 ] || releases=(0.16.1 0.19.1 0.23.1 1.8.0)
+
+pins_for() {
+  case "$1" in
+    0.16.1) echo "transformers==4.50.3 datasets<5 requests" ;;
+    0.19.1) echo "transformers==4.53.1 datasets<5 requests" ;;
+    0.23.1) echo "transformers==4.56.2 datasets<5 requests" ;;
+    0.29.1) echo "requests" ;;
+    1.8.0|1.16.0) echo "" ;;
+    *) echo "unknown release $1 (known: 0.16.1 0.19.1 0.23.1 0.29.1 1.8.0 1.16.0)" >&2; return 1 ;;
+  esac
+}
+
+for release in "${releases[@]}"; do
+  pins=$(pins_for "$release")
+  venv=".venv-trl/$release"
+  if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c "import importlib.metadata as m; assert m.version('trl') == '$release'" 2>/dev/null; then
+    echo "$venv: trl $release already there"; continue
+  fi
+  echo "== $venv"
+  "$PY" -m venv "$venv"
+  "$venv/bin/python" -m pip install -q "torch==2.13.0"
+  # shellcheck disable=SC2086
+  "$venv/bin/python" -m pip install -q "trl==$release" "torch==2.13.0" $pins pyyaml
+  "$venv/bin/python" -c "import torch, importlib.metadata as m; assert '+cu' not in torch.__version__, torch.__version__; print('trl', m.version('trl'), 'transformers', m.version('transformers'), 'torch', torch.__version__)"
+done
