@@ -19,6 +19,7 @@ the 1.16 checker in 1.16's terms:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from grpo_schema.engine import codes
@@ -54,6 +55,7 @@ class Reading:
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
 
+@lru_cache(maxsize=64)  # every request of the service names its release: look it up once
 def release_surface(version: str | None) -> ReleaseSurface | None:
     """The table to judge by, or None when the engine's own 1.16 tables are the release's."""
     if version is None:
