@@ -8,8 +8,6 @@ wheels' source); never imports torch, transformers or trl.
 
 from __future__ import annotations
 
-from .detect import DEFAULT, Detected, default_version, installed_version, pinned_version, resolve_specifier
-from .diff import RENAMES, DefaultChange, SurfaceDiff, diff
 from .tables import (
     MINIMUM,
     FieldInfo,
@@ -22,6 +20,21 @@ from .tables import (
     releases,
     surface,
 )
+
+# detect (reading the environment) and diff (for grpo migrate) load on first use: `grpo validate` needs neither
+# to judge a file by its tables, and every millisecond of its start counts.
+_LAZY = {name: "detect" for name in ("DEFAULT", "Detected", "default_version", "installed_version",
+                                      "pinned_version", "resolve_specifier")}
+_LAZY.update({name: "diff" for name in ("RENAMES", "DefaultChange", "SurfaceDiff", "diff")})
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "DEFAULT", "MINIMUM", "RENAMES",

@@ -3,7 +3,6 @@ config's repository, or the default (1.16). Reads metadata and text files only; 
 
 from __future__ import annotations
 
-import importlib.metadata
 import os
 import re
 import sys
@@ -23,17 +22,37 @@ class Detected(NamedTuple):
     file: str | None  # the METADATA or requirements/pyproject/setup file it came from
 
 
+_DIST_INFO = re.compile(r"^trl-(?P<version>[^-]+)\.(?:dist|egg)-info$", re.I)
+
+
 def installed_version(search_path: Sequence[str] | None = None) -> tuple[str, str] | None:
-    """(version, METADATA path) of the `trl` distribution on `search_path` (default: sys.path), or None."""
-    paths = list(sys.path if search_path is None else search_path)
-    if not paths:
-        return None
-    for dist in importlib.metadata.distributions(path=paths):
-        name = dist.metadata["Name"] if dist.metadata is not None else None
-        if name and re.sub(r"[-_.]+", "-", name).lower() == "trl":
-            where = getattr(dist, "_path", None)
-            metadata = os.path.join(str(where), "METADATA") if where is not None else ""
-            return dist.version, metadata
+    """(version, METADATA path) of the `trl` distribution on `search_path` (default: sys.path), or None.
+
+    Found by its `trl-X.Y.Z.dist-info` folder, as importlib.metadata finds it, without reading every other
+    distribution's metadata (that costs `grpo validate` some 50 ms at start)."""
+    for entry in list(sys.path if search_path is None else search_path):
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:  # a zip file, a missing folder
+            continue
+        for name in names:
+            match = _DIST_INFO.match(name)
+            if match:
+                metadata = os.path.join(entry or ".", name, "METADATA" if name.endswith("dist-info") else "PKG-INFO")
+                return _metadata_version(metadata) or match["version"], metadata
+    return None
+
+
+def _metadata_version(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                if line.startswith("Version:"):
+                    return line.split(":", 1)[1].strip()
+                if not line.strip():
+                    break  # the headers end at the first blank line
+    except OSError:
+        pass
     return None
 
 
