@@ -25,7 +25,7 @@ from .tables import (
 # to judge a file by its tables, and every millisecond of its start counts.
 _LAZY = {name: "detect" for name in ("DEFAULT", "Detected", "default_version", "installed_version",
                                       "pinned_version", "resolve_specifier")}
-_LAZY.update({name: "diff" for name in ("RENAMES", "DefaultChange", "SurfaceDiff", "diff")})
+_LAZY.update({name: "differences" for name in ("RENAMES", "DefaultChange", "SurfaceDiff", "diff")})
 
 
 def __getattr__(name: str):
