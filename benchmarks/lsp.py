@@ -27,8 +27,8 @@ LINES = 200
 
 def two_hundred_lines() -> str:
     """examples/grpo.yaml plus fields at their defaults (each with a comment line) up to 200 lines."""
-    from grpo_schema.compiled import compiled
-    from grpo_schema.diagnostics import yaml_value
+    from grpo_schema.engine.compiled import compiled
+    from grpo_schema.engine.diagnostics import yaml_value
 
     text = (EXAMPLES / "grpo.yaml").read_text(encoding="utf-8")
     if not text.endswith("\n"):

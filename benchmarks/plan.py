@@ -44,8 +44,8 @@ def main() -> int:
             print(run.stderr[-2000:], file=sys.stderr)
             return 1
     docs = json.loads(run.stdout)["files"]
-    from grpo_schema.check import resolve_profiles
-    from grpo_schema.hardware.command import check_for_hardware
+    from grpo_schema.engine.check import resolve_profiles
+    from grpo_schema.commands.plan import check_for_hardware
 
     profiles = resolve_profiles(["open-r1"])
     start = time.perf_counter()

@@ -30,14 +30,14 @@ sys.path.insert(0, str(ROOT))
 
 with atheris.instrument_imports(include=["grpo_schema"]):
     # Modules check_text imports lazily are imported here too, so that their code is instrumented.
-    import grpo_schema.explain  # noqa: F401
-    import grpo_schema.fixes  # noqa: F401
+    import grpo_schema.commands.explain  # noqa: F401
+    import grpo_schema.engine.fixes  # noqa: F401
     import grpo_schema.render.machine  # noqa: F401
     import grpo_schema.render.sarif  # noqa: F401
     import grpo_schema.render.text  # noqa: F401
     from grpo_schema import check_text
-    from grpo_schema.compiled import compiled
-    from grpo_schema.loader import load_yaml
+    from grpo_schema.engine.compiled import compiled
+    from grpo_schema.engine.loader import load_yaml
 from tests.hardening.invariants import assert_diagnostic_shape, assert_structured  # noqa: E402
 
 

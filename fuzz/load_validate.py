@@ -30,7 +30,7 @@ HOSTILE = [b"a0: &a0 [x, x, x, x, x, x, x, x, x]\na1: &a1 [*a0, *a0, *a0, *a0, *
 
 def bodies() -> list[tuple[bytes, str]]:
     """(body, content type) pairs: the corpus as YAML, the same mappings as JSON, hostile YAML."""
-    from grpo_schema.loader import load_yaml  # not yaml.safe_load: the corpus holds an alias bomb
+    from grpo_schema.engine.loader import load_yaml  # not yaml.safe_load: the corpus holds an alias bomb
 
     found = [(path.read_bytes(), "application/yaml") for path in sorted(CORPUS.glob("*/*.yaml"))]
     for text, _ in list(found):

@@ -82,7 +82,7 @@ def installed(module: str) -> bool:
 
 
 def field_defaults(model: str) -> dict[str, Any]:
-    from grpo_schema.compiled import compiled
+    from grpo_schema.engine.compiled import compiled
 
     return {name: facts.get("default") for name, facts in compiled(model).fields.items()}
 

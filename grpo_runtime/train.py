@@ -344,8 +344,8 @@ def write_resolved_config(config, directory) -> None:
     1.16's default (the others are the defaults), so reading it back gives the same config."""
     import yaml
 
-    from grpo_schema.compiled import compiled
-    from grpo_schema.export import with_modeline
+    from grpo_schema.engine.compiled import compiled
+    from grpo_schema.api.modeline import with_modeline
 
     facts = compiled("config").fields
     values = {name: value for name, value in config.model_dump(mode="json").items()

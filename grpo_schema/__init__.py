@@ -14,20 +14,32 @@ The Pydantic model (`GRPORunConfig`) is loaded on first use; validation itself r
 
 from typing import TYPE_CHECKING, Any
 
-from grpo_schema.check import CheckResult, Override, check_file, check_mapping, check_text
-from grpo_schema.diagnostics import Diagnostic, Fix
-from grpo_schema.plan import RunPlan, derive_plan
+from grpo_schema.engine.check import CheckResult, Override
+from grpo_schema.engine.diagnostics import Diagnostic, Fix
+from grpo_schema.engine.plan import RunPlan, derive_plan
+from grpo_schema.engine.validate import check_file, check_mapping, check_text
+from grpo_schema.engine.view import set_model_builder
 
 if TYPE_CHECKING:  # imported on first use at run time (pydantic's model machinery, TRL's dataclasses)
-    from grpo_schema.config import GRPORunConfig
-    from grpo_schema.trl_export import TrlArgs, TrlUnavailableError
+    from grpo_schema.api.config import GRPORunConfig
+    from grpo_schema.api.trl_export import TrlArgs, TrlUnavailableError
 
 __all__ = ["CheckResult", "Override", "check_file", "check_mapping", "check_text", "GRPORunConfig", "Diagnostic",
            "Fix", "RunPlan", "derive_plan", "TrlArgs", "TrlUnavailableError"]
 __version__ = "0.2.0"
 
-_LAZY = {"GRPORunConfig": "grpo_schema.config", "TrlArgs": "grpo_schema.trl_export",
-         "TrlUnavailableError": "grpo_schema.trl_export"}
+_LAZY = {"GRPORunConfig": "grpo_schema.api.config", "TrlArgs": "grpo_schema.api.trl_export",
+         "TrlUnavailableError": "grpo_schema.api.trl_export"}
+
+
+def _trusted_model(values: dict[str, Any]) -> Any:
+    """ConfigView.to_model: the GRPORunConfig of values the engine already checked (loaded on first use)."""
+    from grpo_schema.api.config import trusted_model
+
+    return trusted_model(values)
+
+
+set_model_builder(_trusted_model)
 
 
 def __getattr__(name: str) -> Any:

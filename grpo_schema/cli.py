@@ -48,7 +48,7 @@ def _world_size(text: str) -> int:
         raise argparse.ArgumentTypeError(f"world size must be a whole number, got {text!r}")
     if value < 1:
         raise argparse.ArgumentTypeError(f"world size must be at least 1, got {value}")
-    from grpo_schema.coerce import INT64_MAX
+    from grpo_schema.engine.coerce import INT64_MAX
 
     if value > INT64_MAX:  # the plan's arithmetic overflows a float past that
         raise argparse.ArgumentTypeError(f"world size must be at most {INT64_MAX}, got {text!r}")
@@ -94,7 +94,7 @@ def _read(path: str) -> bytes:
 
 
 def _check_options(args: argparse.Namespace, extra_overrides: list) -> dict:
-    from grpo_schema.check import Override
+    from grpo_schema.engine.check import Override
 
     try:
         overrides = [Override.parse(text) for text in args.overrides] + extra_overrides
@@ -105,8 +105,8 @@ def _check_options(args: argparse.Namespace, extra_overrides: list) -> dict:
 
 
 def _profiles(names: list[str]) -> tuple:
-    from grpo_schema.check import resolve_profiles
-    from grpo_schema.profiles import known_profiles
+    from grpo_schema.engine.check import resolve_profiles
+    from grpo_schema.engine.profiles import known_profiles
 
     try:
         return resolve_profiles(names, allow_import=True)
@@ -116,9 +116,9 @@ def _profiles(names: list[str]) -> tuple:
 
 
 def cmd_validate(args: argparse.Namespace, rest: list[str]) -> int:
-    from grpo_schema.check import check_text
-    from grpo_schema.diagnostics import has_errors
-    from grpo_schema.overrides import OverrideError, parse_trl_args
+    from grpo_schema.engine.validate import check_text
+    from grpo_schema.engine.diagnostics import has_errors
+    from grpo_schema.engine.overrides import OverrideError, parse_trl_args
 
     try:
         config_paths, trl_overrides = parse_trl_args(rest)
@@ -138,14 +138,14 @@ def cmd_validate(args: argparse.Namespace, rest: list[str]) -> int:
         if args.hardware or (result.raw.get("hardware") if isinstance(result.raw, dict) else None):
             result = _with_fit(data, shown, args.hardware, options)
         if args.fix:
-            from grpo_schema.autofix import fix_file
+            from grpo_schema.commands.autofix import fix_file
 
             data, result = fix_file(path, data, result, options)
         sources[shown] = data.decode("utf-8", "replace")
         results.append(result)
         files.append((shown, data))
     if args.world_sizes:
-        from grpo_schema.matrix import emit_matrix
+        from grpo_schema.commands.matrix import emit_matrix
 
         try:
             return emit_matrix(files, results, options, args.world_sizes, args.format)
@@ -157,9 +157,9 @@ def cmd_validate(args: argparse.Namespace, rest: list[str]) -> int:
 
 def _with_fit(data: bytes, path: str, hardware: str | None, options: dict):
     """The check at the world size the hardware implies, with the fit's diagnostics added (one engine: plan_fit)."""
-    from grpo_schema.check import _finish
-    from grpo_schema.hardware.accelerators import HardwareError, parse_hardware
-    from grpo_schema.hardware.command import check_for_hardware
+    from grpo_schema.engine.check import _finish
+    from grpo_schema.engine.hardware.accelerators import HardwareError, parse_hardware
+    from grpo_schema.commands.plan import check_for_hardware
 
     if hardware:
         try:
@@ -191,14 +191,14 @@ def _emit(results: list, sources: dict[str, str], fmt: str) -> None:
 
 
 def cmd_codes(args: argparse.Namespace, rest: list[str]) -> int:
-    from grpo_schema.codes import CODES
-    from grpo_schema.rules import describe_code, load_rules
+    from grpo_schema.engine.codes import CODES
+    from grpo_schema.engine.rules import describe_code, load_rules
 
     load_rules()
-    import grpo_schema.env  # noqa: F401  (declares the E codes)
-    import grpo_schema.hardware.fit  # noqa: F401  (declares the H codes)
-    import grpo_schema.policy  # noqa: F401  (declares the service policy's codes)
-    import grpo_schema.profiles.open_r1  # noqa: F401  (declares the profile's codes)
+    import grpo_schema.engine.env  # noqa: F401  (declares the E codes)
+    import grpo_schema.engine.hardware.fit  # noqa: F401  (declares the H codes)
+    import grpo_schema.engine.policy  # noqa: F401  (declares the service policy's codes)
+    import grpo_schema.engine.profiles.open_r1  # noqa: F401  (declares the profile's codes)
 
     if args.code:
         code = args.code.upper() if args.code.upper().startswith("GRPO-") else "GRPO-" + args.code.upper()
@@ -213,7 +213,7 @@ def cmd_codes(args: argparse.Namespace, rest: list[str]) -> int:
 
 
 def cmd_schema(args: argparse.Namespace, rest: list[str]) -> int:
-    from grpo_schema.export import schema_text, write_schemas
+    from grpo_schema.commands.export import schema_text, write_schemas
 
     if args.write:  # every variant and the catalog, the local copy that modelines point at
         base = args.base_url if args.base_url is None or args.base_url.endswith("/") else args.base_url + "/"
@@ -301,9 +301,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         ("demo", "grpo_runtime.launch.cli", "demo_command", "runtime", "write a tiny offline demo run"),
         ("slurm", "grpo_runtime.launch.slurm.cli", "slurm_command", "",
          "status, logs, cancel and resume of jobs from `grpo launch --slurm`"),
-        ("explain", "grpo_schema.explain", "explain_command", "", "show the batch schedule, micro-step by micro-step"),
-        ("migrate", "grpo_schema.migrate", "migrate_command", "", "rewrite renamed and removed keys for TRL 1.16"),
-        ("plan", "grpo_schema.hardware.command", "plan_command", "", "per-GPU memory and run time on declared "
+        ("explain", "grpo_schema.commands.explain", "explain_command", "", "show the batch schedule, micro-step by micro-step"),
+        ("migrate", "grpo_schema.commands.migrate", "migrate_command", "", "rewrite renamed and removed keys for TRL 1.16"),
+        ("plan", "grpo_schema.commands.plan", "plan_command", "", "per-GPU memory and run time on declared "
          "hardware: will it fit"),
         ("lsp", "grpo_schema.lsp.server", "lsp_command", "lsp", "language server over stdio: diagnostics, quick "
          "fixes, hover and completion in the editor"),

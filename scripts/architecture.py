@@ -38,7 +38,12 @@ def panels() -> list[Panel]:
         if contract["type"] != "layers":
             continue
         rows = [[part.strip() for part in layer.replace(":", "|").split("|")] for layer in contract["layers"]]
-        found.append(Panel(contract["containers"][0], contract["id"], rows))
+        if "containers" in contract:
+            container = contract["containers"][0]
+        else:  # layers named in full: the package they share is the container
+            container = rows[0][0].split(".")[0]
+            rows = [[node.removeprefix(container + ".") for node in row] for row in rows]
+        found.append(Panel(container, contract["id"], rows))
     return found
 
 

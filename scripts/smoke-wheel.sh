@@ -17,7 +17,7 @@ step "build sdist and wheel"
 WHEEL=$(ls "$WORK"/dist/grpo_config-*.whl)
 LISTING=$(unzip -l "$WHEEL")
 for file in grpo_web/static/index.html grpo_web/examples/dapo.yaml grpo_schema/py.typed \
-            grpo_schema/compiled_models.json grpo_schema/schemas/grpo-config.schema.json; do
+            grpo_schema/engine/compiled_models.json grpo_schema/schemas/grpo-config.schema.json; do
   [[ $LISTING == *"$file"* ]] || { echo "the wheel lacks $file" >&2; exit 1; }
 done
 if awk '{print $4}' <<<"$LISTING" | grep -q "^web/"; then echo "the wheel installs a top-level 'web'" >&2; exit 1; fi

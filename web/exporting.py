@@ -1,7 +1,7 @@
 """Export for the form: the edited config as YAML, written into the imported file when there is one.
 
 When the form started from a file, the export is that file with the form's edits made in place through
-grpo_schema.yamledit (the engine behind `grpo migrate` and `grpo validate --fix`): renames keep their line,
+grpo_schema.engine.yamledit (the engine behind `grpo migrate` and `grpo validate --fix`): renames keep their line,
 removed keys leave their comments, changed values are rewritten on their own line, new keys are appended. Values
 the form did not change are not rewritten, so `1.0` stays `1.0` and every comment and key order stays. Without a
 file, or when an edit cannot be made in the text, the canonical writer (grpo_web.yamltext) writes the whole config.
@@ -16,10 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from grpo_schema.diagnostics import Fix
-from grpo_schema.export import modeline
-from grpo_schema.loader import load_yaml
-from grpo_schema.yamledit import EditError, apply_fix_to_text
+from grpo_schema.engine.diagnostics import Fix
+from grpo_schema.api.modeline import modeline
+from grpo_schema.engine.loader import load_yaml
+from grpo_schema.engine.yamledit import EditError, apply_fix_to_text
 from grpo_web.yamltext import config_yaml
 
 

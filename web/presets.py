@@ -10,7 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from grpo_schema.loader import load_yaml
+from grpo_schema.engine.loader import load_yaml
 
 # Installed, the recipes are package data beside this module (grpo_web/examples); in a checkout, examples/.
 _HERE = Path(__file__).resolve().parent

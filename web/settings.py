@@ -13,7 +13,7 @@ from fastapi import Request
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from grpo_schema.loader import MAX_BYTES
+from grpo_schema.engine.loader import MAX_BYTES
 from grpo_web.runs.settings import RunsSettings
 
 

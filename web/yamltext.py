@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from grpo_schema.export import modeline
+from grpo_schema.api.modeline import modeline
 
 
 class _Dumper(yaml.SafeDumper):

@@ -1,5 +1,5 @@
 """`--profile open-r1`: what huggingface/open-r1's `grpo.py` does with its script arguments, so its recipes run as
-written (the arguments are typed by grpo_schema.profiles.open_r1_args).
+written (the arguments are typed by grpo_schema.engine.profiles.open_r1_args).
 
 * `chat_template` replaces the tokenizer's chat template;
 * the data is `dataset_name` (+ `dataset_config`), or `dataset_mixture`: each entry loaded with its `config` and

@@ -70,7 +70,7 @@ def written_for_a_profile(result, checked, path: str):
     """A file written for a known training script (open-r1's keys or reward names) and not valid without it is
     run under that script's profile, as `--profile NAME` would: grpo_runtime honours the script's arguments.
     Returns (result, profiles): the profiled check when it has fewer errors, else the result unchanged."""
-    from grpo_schema.profiles import suggest_profiles
+    from grpo_schema.engine.profiles import suggest_profiles
 
     suggested = suggest_profiles(result.raw) if isinstance(result.raw, dict) else []
     if not suggested:
@@ -108,7 +108,7 @@ def errors(result) -> int:
 def world_sizes_that_fit(result) -> list[int]:
     """The world sizes whose batch schedule holds whole groups, when the file declares none and only the world size
     makes it invalid (every error is a batch-geometry one); [] otherwise."""
-    from grpo_schema.plan import Geometry, valid_world_sizes
+    from grpo_schema.engine.plan import Geometry, valid_world_sizes
 
     codes = {d.code for d in result.diagnostics if d.severity == "error"}
     if result.valid or result.config is None or "num_processes" in result.launch or not codes <= WORLD_SIZE_RULES:
@@ -126,7 +126,7 @@ def runnable(result, command: str, prog: str, dry_run: bool, launch_with: list[s
     `launch_with`: the arguments to repeat in the `grpo launch` command suggested for a multi-process file."""
     import shlex
 
-    from grpo_schema.codes import U_PROCESSES
+    from grpo_schema.engine.codes import U_PROCESSES
 
     from grpo_runtime.support import assess
 

@@ -159,7 +159,7 @@ def launch_command(argv: list[str]) -> int:
 def file_processes(path: str):
     """num_processes as the file writes it (None when absent or unreadable: validation reports that), read with
     the validator's bounded loader."""
-    from grpo_schema.loader import load_yaml
+    from grpo_schema.engine.loader import load_yaml
 
     try:
         with open(path, "rb") as handle:

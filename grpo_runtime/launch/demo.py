@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from grpo_schema.export import MODELINE as SCHEMA_LINE
-from grpo_schema.export import SCHEMA_FILE, schema_text
+from grpo_schema.api.modeline import MODELINE as SCHEMA_LINE
+from grpo_schema.commands.export import SCHEMA_FILE, schema_text
 
 CONFIG_TEMPLATE = """{schema}
 # Written by `grpo demo`: a tiny random-init model learns to say the word each prompt asks for.

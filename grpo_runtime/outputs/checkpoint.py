@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from grpo_schema.resume import LATEST, resume_target
+from grpo_schema.engine.resume import LATEST, resume_target
 
 STATE_FILE = "runtime_state.json"  # not trainer_state.json: an HF checkpoint must not look like ours
 CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
@@ -54,7 +54,7 @@ def checkpoint_dirs(output_dir: Path) -> list[Path]:
 
 
 def resolve_resume(value, output_dir: Path) -> Path | None:
-    """`resume_from_checkpoint` (grpo_schema.resume): a checkpoint folder, or true for the newest complete one in
+    """`resume_from_checkpoint` (grpo_schema.engine.resume): a checkpoint folder, or true for the newest complete one in
     output_dir."""
     target = resume_target(value)
     if target is None:

@@ -9,7 +9,7 @@ entry in `grpo_runtime.support.fields`, in one of four categories:
 * ignored: TRL 1.16 ignores the field in the same setting too (the entry says why), so nothing is said.
 
 An honoured field may still refuse or warn about some of its values (`optim: adamw_8bit`, `report_to: mlflow`);
-those limits are part of its entry. `assess` turns the table into coded diagnostics (area U, grpo_schema.codes)
+those limits are part of its entry. `assess` turns the table into coded diagnostics (area U, grpo_schema.engine.codes)
 for `grpo train/launch --dry-run`, for `grpo train/launch` themselves (exit 3 on a refusal) and for the service's
 launch check. Nothing here imports torch: predicates read only the validated config, the launch keys and which
 packages are installed.
@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 
-from grpo_schema.diagnostics import Diagnostic
+from grpo_schema.engine.diagnostics import Diagnostic
 
 from grpo_runtime.common import LAUNCH_KEYS, CannotRun, Command, Limit, Setting, Support, field_defaults
 
@@ -88,8 +88,8 @@ def assess(result, command: Command = "train") -> list[Diagnostic]:
     (its own diagnostics come first)."""
     if result.config is None or not result.valid:
         return []
-    from grpo_schema.check import bounded, path_of
-    from grpo_schema.codes import U_FEATURE
+    from grpo_schema.engine.check import bounded, path_of
+    from grpo_schema.engine.codes import U_FEATURE
 
     refused_by_script = [(name, Limit(None, message, "run the recipe with its own training script", U_FEATURE),
                           message) for name, message in script_refusals(result.config, script_of(result))]

@@ -13,8 +13,10 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
-from grpo_schema.check import CheckResult, _finish, check_text
-from grpo_schema.diagnostics import Diagnostic
+from grpo_schema.engine.check import CheckResult, _finish
+
+from grpo_schema.engine.validate import check_text
+from grpo_schema.engine.diagnostics import Diagnostic
 from grpo_schema.lsp.settings import FileSettings, Settings, from_text
 
 SOURCE = "grpo"
@@ -48,11 +50,11 @@ def check_document(text: str, settings: Settings, with_fixes: bool = False) -> A
                                "suggest_fixes": with_fixes}
     comment_line = (file_settings.lines[0] + 1) if file_settings.lines else None
     try:
-        from grpo_schema.check import resolve_profiles
+        from grpo_schema.engine.check import resolve_profiles
 
         options["profiles"] = resolve_profiles(chosen.profiles)
     except (KeyError, ImportError, AttributeError, ValueError) as exc:
-        from grpo_schema.profiles import known_profiles
+        from grpo_schema.engine.profiles import known_profiles
 
         extra.append(Diagnostic(SETTINGS_CODE, "error", f"unknown profile {exc}", line=comment_line, column=1,
                                 hint=f"known profiles: {', '.join(sorted(known_profiles()))}"))
@@ -74,8 +76,8 @@ def _check(text: str, hardware: str | None, options: dict[str, Any], extra: list
     if not wanted or not result.raw:
         return result
     # The same path as `grpo validate --hardware`: the fit's diagnostics added to the check at that world size.
-    from grpo_schema.hardware.accelerators import HardwareError, parse_hardware
-    from grpo_schema.hardware.command import check_for_hardware
+    from grpo_schema.engine.hardware.accelerators import HardwareError, parse_hardware
+    from grpo_schema.commands.plan import check_for_hardware
 
     if hardware:
         try:
@@ -158,7 +160,7 @@ def to_lsp(diag: Diagnostic, lines: list[str]) -> lsp.Diagnostic:
 
 def _description(code: str) -> str:
     """What `grpo codes CODE` prints."""
-    from grpo_schema.codes import CODES
-    from grpo_schema.rules import describe_code
+    from grpo_schema.engine.codes import CODES
+    from grpo_schema.engine.rules import describe_code
 
     return describe_code(code) if code in CODES else ""

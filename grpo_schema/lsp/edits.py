@@ -6,12 +6,12 @@ from __future__ import annotations
 import difflib
 from lsprotocol import types as lsp
 
-from grpo_schema.autofix import safe_fixes
-from grpo_schema.diagnostics import Diagnostic, Fix
+from grpo_schema.commands.autofix import safe_fixes
+from grpo_schema.engine.diagnostics import Diagnostic, Fix
 from grpo_schema.lsp.analysis import utf16
-from grpo_schema.migrate import migrate_text
+from grpo_schema.commands.migrate import migrate_text
 from grpo_schema.render.text import describe_fix
-from grpo_schema.yamledit import EditError, apply_fix_to_text, apply_fixes_to_text
+from grpo_schema.engine.yamledit import EditError, apply_fix_to_text, apply_fixes_to_text
 
 FIX_ALL_SAFE = "source.fixAll.grpo"
 MIGRATE = "source.grpo.migrate"

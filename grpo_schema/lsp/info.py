@@ -8,11 +8,11 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
-from grpo_schema.check import BATCH_INPUTS, TRL_REWARD_FUNCS, CheckResult
-from grpo_schema.compiled import compiled
-from grpo_schema.diagnostics import yaml_value
-from grpo_schema.migrations import MIGRATIONS, describe
-from grpo_schema.plan import Geometry, problems
+from grpo_schema.engine.check import BATCH_INPUTS, TRL_REWARD_FUNCS, CheckResult
+from grpo_schema.engine.compiled import compiled
+from grpo_schema.engine.diagnostics import yaml_value
+from grpo_schema.engine.migrations import MIGRATIONS, describe
+from grpo_schema.engine.plan import Geometry, problems
 
 _KEY_LINE = re.compile(r"^(?P<indent>\s*)(?P<key>[A-Za-z_][\w.\-]*)\s*:")
 SCHEDULE = (("generation batch", "generation_batch_size"), ("prompts per generation", "prompts_per_generation"),
@@ -23,7 +23,7 @@ SCHEDULE = (("generation batch", "generation_batch_size"), ("prompts per generat
 @functools.lru_cache(maxsize=1)
 def descriptions() -> dict[str, str]:
     """Field -> its description (the Pydantic models; imported on the first hover, not at start-up)."""
-    from grpo_schema.config import GRPORunConfig
+    from grpo_schema.api.config import GRPORunConfig
 
     return {name: info.description or "" for name, info in GRPORunConfig.model_fields.items()}
 

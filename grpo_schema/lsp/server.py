@@ -193,7 +193,7 @@ async def completion(ls: GrpoLanguageServer, params: lsp.CompletionParams) -> ls
 
 
 def _profiles(analysis: Analysis) -> tuple[Any, ...]:
-    from grpo_schema.check import resolve_profiles
+    from grpo_schema.engine.check import resolve_profiles
 
     try:
         return resolve_profiles(analysis.settings.settings.profiles)

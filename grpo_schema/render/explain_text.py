@@ -1,6 +1,6 @@
 """`grpo explain` as text: the settings, what they give, a micro-step walk, why the sampler repeats, and notes.
 
-Renders the document `grpo_schema.explain.explain_result` builds (plain JSON-shaped data), so the text and the
+Renders the document `grpo_schema.commands.explain.explain_result` builds (plain JSON-shaped data), so the text and the
 JSON always say the same thing.
 """
 

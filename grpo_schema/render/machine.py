@@ -6,7 +6,7 @@ import json
 import math
 from typing import Any
 
-from grpo_schema.check import CheckResult
+from grpo_schema.engine.check import CheckResult
 from grpo_schema.render.text import printable
 
 _GITHUB_LEVEL = {"error": "error", "warning": "warning", "info": "notice"}

@@ -16,7 +16,7 @@ from typing import Any
 from grpo_schema.render.machine import dumps
 from urllib.parse import quote
 
-from grpo_schema.check import CheckResult
+from grpo_schema.engine.check import CheckResult
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/grpo-config/grpo-config"
@@ -25,10 +25,10 @@ LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 
 def code_catalogue() -> dict[str, Any]:
     """Every declared code: the fixed ones, the rules' and those of the env section and built-in profiles."""
-    import grpo_schema.env  # noqa: F401  (declares the E codes)
-    from grpo_schema.codes import CODES
-    from grpo_schema.profiles import known_profiles
-    from grpo_schema.rules import load_rules
+    import grpo_schema.engine.env  # noqa: F401  (declares the E codes)
+    from grpo_schema.engine.codes import CODES
+    from grpo_schema.engine.profiles import known_profiles
+    from grpo_schema.engine.rules import load_rules
 
     load_rules()
     known_profiles()  # imports the built-in profiles, which declare their codes
@@ -36,7 +36,7 @@ def code_catalogue() -> dict[str, Any]:
 
 
 def _rule(info: Any) -> dict[str, Any]:
-    from grpo_schema.codes import AREAS
+    from grpo_schema.engine.codes import AREAS
 
     name = "".join(word.capitalize() for word in re.findall(r"[A-Za-z0-9]+", info.title))
     help_text = f"{info.explanation}\n\nRun `grpo codes {info.code}` for this explanation."

@@ -7,8 +7,8 @@ import re
 import sys
 from typing import TextIO
 
-from grpo_schema.check import CheckResult
-from grpo_schema.diagnostics import Diagnostic, Fix, yaml_value
+from grpo_schema.engine.check import CheckResult
+from grpo_schema.engine.diagnostics import Diagnostic, Fix, yaml_value
 
 _COLORS = {"error": "31", "warning": "33", "info": "36", "dim": "2", "bold": "1"}
 

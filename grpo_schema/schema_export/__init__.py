@@ -1,4 +1,4 @@
-"""The pieces of the JSON Schema export (grpo_schema.export): each step post-processes pydantic's output.
+"""The pieces of the JSON Schema export (grpo_schema.commands.export): each step post-processes pydantic's output.
 
 properties  pydantic's property schemas -> standard keywords, defaults and examples
 docs        per-value docs (enumDescriptions) and the markdownDescription shown on hover and completion
@@ -7,5 +7,5 @@ conditionals  the cross-field errors JSON Schema can express (if/then, not/requi
 layout      groups, order and "advanced" hints for the web form (kept out of the field definitions)
 drafts      the draft-07 variant
 
-Imported only by grpo_schema.export, never by `import grpo_schema`.
+Imported only by grpo_schema.commands.export, never by `import grpo_schema`.
 """

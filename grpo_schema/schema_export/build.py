@@ -42,7 +42,7 @@ def _value_docs(model: Any) -> dict[str, dict[Any, str]]:
 
 
 def _trl_fields(groups: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
-    from grpo_schema.config import AREA_CLASSES, GRPORunConfig
+    from grpo_schema.api.config import AREA_CLASSES, GRPORunConfig
 
     properties, defs = model_properties(GRPORunConfig)
     value_docs: dict[str, dict[Any, str]] = {}
@@ -57,8 +57,8 @@ def _trl_fields(groups: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str,
 
 
 def _launch_fields(properties: dict[str, Any], groups: list[dict[str, Any]]) -> dict[str, Any]:
-    from grpo_schema.keys import LAUNCH_PREFIXES
-    from grpo_schema.params.launch import LaunchParams
+    from grpo_schema.engine.keys import LAUNCH_PREFIXES
+    from grpo_schema.engine.params.launch import LaunchParams
 
     launch, _ = model_properties(LaunchParams)
     _document(launch, _value_docs(LaunchParams))

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from grpo_schema.codes import CODES
+from grpo_schema.engine.codes import CODES
 
 JsonSchema = dict[str, Any]
 
@@ -73,7 +73,7 @@ class Conditional:
 
 
 def _scheduler_kwargs() -> list[Conditional]:
-    from grpo_schema.rules.output import DROPS_KWARGS, SCHEDULER_KWARGS
+    from grpo_schema.engine.rules.output import DROPS_KWARGS, SCHEDULER_KWARGS
 
     out = []
     for schedule, accepted in SCHEDULER_KWARGS.items():
@@ -86,7 +86,7 @@ def _scheduler_kwargs() -> list[Conditional]:
 
 
 def conditionals() -> list[Conditional]:
-    from grpo_schema.rules.distributed import ACCELERATOR_CONFIG_KEYS
+    from grpo_schema.engine.rules.distributed import ACCELERATOR_CONFIG_KEYS
 
     not_token_mode = defaulted("vllm_importance_sampling_mode", {"enum": ["sequence_truncate", "sequence_mask"]})
     return [

@@ -19,8 +19,8 @@ _BOUND_SIGNS = {"minimum": "≥", "exclusiveMinimum": ">", "maximum": "≤", "ex
 @lru_cache(maxsize=None)
 def rules_by_field() -> dict[str, tuple[tuple[str, str, str], ...]]:
     """Field name -> ((code, severity, title), ...) of the cross-field rules that read it."""
-    from grpo_schema.codes import CODES
-    from grpo_schema.rules import load_rules
+    from grpo_schema.engine.codes import CODES
+    from grpo_schema.engine.rules import load_rules
 
     found: dict[str, list[tuple[str, str, str]]] = {}
     for rule in load_rules():

@@ -1,6 +1,6 @@
 """The `env:` mapping: variable names to string values, without the names the validator refuses by default.
 
-grpo_schema.env refuses variables that can hijack the training processes (LD_PRELOAD, PYTHONPATH, ...) and
+grpo_schema.engine.env refuses variables that can hijack the training processes (LD_PRELOAD, PYTHONPATH, ...) and
 secrets (*_TOKEN, *_API_KEY, ...) unless `--allow-env NAME` allows them. The schema cannot know about that
 option, so it refuses them like the default does; the regular expression is built from the same tables.
 """
@@ -20,7 +20,7 @@ def _any_case(text: str) -> str:
 
 def refused_names_pattern() -> str:
     """Valid variable names that are neither hijacking nor secret, as one lookahead-guarded pattern."""
-    from grpo_schema.env import HIJACK_NAMES, HIJACK_PREFIXES, SECRET_WORDS
+    from grpo_schema.engine.env import HIJACK_NAMES, HIJACK_PREFIXES, SECRET_WORDS
 
     names = sorted({_any_case(n) for n in HIJACK_NAMES})
     prefixes = [_any_case(p) for p in HIJACK_PREFIXES]

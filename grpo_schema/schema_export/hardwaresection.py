@@ -1,4 +1,4 @@
-"""The `hardware:` section (grpo_schema.hardware): read by `grpo plan` and the form's memory bar, never by `trl grpo`.
+"""The `hardware:` section (grpo_schema.engine.hardware): read by `grpo plan` and the form's memory bar, never by `trl grpo`.
 
 Editors should neither flag it as unknown nor let a typo inside it pass, so the schema describes it like the checker
 reads it: a spec string, or a mapping of the section's keys.
@@ -13,7 +13,7 @@ _SPEC = {"type": "string", "description": "Accelerators as NODESxGPUSxMODEL-MEMO
 
 
 def hardware_property() -> dict[str, Any]:
-    from grpo_schema.hardware.settings import STRATEGIES
+    from grpo_schema.engine.hardware.settings import STRATEGIES
 
     description = ("The hardware `grpo plan` checks the run against (per-GPU memory and run time). Read by "
                    "grpo-config only: `trl grpo --config` would hand it to `accelerate launch`, which stops "

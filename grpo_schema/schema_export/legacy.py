@@ -2,16 +2,16 @@
 
 The YAML language server acts on `deprecationMessage` (a diagnostic on the key, and the key leaves completion);
 the standard `deprecated: true` is kept for other tools. Keys that TRL 1.16 still reads (the GRPO-D rules) stay
-valid; renamed and removed keys (grpo_schema.migrations) are also refused, as the Python validator refuses them.
+valid; renamed and removed keys (grpo_schema.engine.migrations) are also refused, as the Python validator refuses them.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from grpo_schema.codes import CODES
+from grpo_schema.engine.codes import CODES
 
-# Deprecated fields that TRL 1.16 still reads -> the rule that warns about them (grpo_schema/rules/deprecated.py).
+# Deprecated fields that TRL 1.16 still reads -> the rule that warns about them (grpo_schema/engine/rules/deprecated.py).
 DEPRECATED_FIELDS = {
     "vllm_importance_sampling_cap": "GRPO-D001",
     "use_transformers_paged": "GRPO-D002",
@@ -26,7 +26,7 @@ LEGACY_GROUP = ("legacy", "Renamed and removed keys",
 
 def mark_deprecated(properties: dict[str, Any]) -> None:
     """Add deprecation marks to the deprecated fields present in `properties` (in place)."""
-    from grpo_schema.rules import load_rules
+    from grpo_schema.engine.rules import load_rules
 
     load_rules()  # the D codes are declared by their rules
     for name, code in DEPRECATED_FIELDS.items():
@@ -37,7 +37,7 @@ def mark_deprecated(properties: dict[str, Any]) -> None:
 
 def migrated_properties(skip: frozenset[str] = frozenset()) -> dict[str, dict[str, Any]]:
     """One property per renamed or removed key (except those in `skip`), which editors and validators refuse."""
-    from grpo_schema.migrations import MIGRATIONS, describe
+    from grpo_schema.engine.migrations import MIGRATIONS, describe
 
     out = {}
     for key, migration in MIGRATIONS.items():

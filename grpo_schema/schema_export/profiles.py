@@ -10,9 +10,9 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from grpo_schema.profiles import Profile, known_profiles
+from grpo_schema.engine.profiles import Profile, known_profiles
 
-# Same form as grpo_schema.rules.rewards checks (GRPO-R003): identifiers joined by dots, at least one dot.
+# Same form as grpo_schema.engine.rules.rewards checks (GRPO-R003): identifiers joined by dots, at least one dot.
 DOTTED_PATH = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$"
 
 
@@ -31,7 +31,7 @@ def reward_item_schema(active: tuple[Profile, ...], lenient: bool) -> dict[str, 
     only warns: the file is probably meant for that project). Dotted import paths are valid where the script
     imports them. In the lenient schema every string is valid and the names are suggestions.
     """
-    from grpo_schema.check import TRL_REWARD_FUNCS
+    from grpo_schema.engine.check import TRL_REWARD_FUNCS
 
     replacing = [p for p in active if p.replaces_builtin_rewards]
     names = [] if replacing else list(TRL_REWARD_FUNCS)

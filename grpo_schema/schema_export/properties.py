@@ -59,12 +59,12 @@ def field_default(model: type[BaseModel], name: str) -> Any:
 
 
 def _coerced_inputs() -> dict[Any, dict[str, Any]]:
-    """Inputs a field's own conversion (grpo_schema.coerce) accepts besides its type, as a schema branch.
+    """Inputs a field's own conversion (grpo_schema.engine.coerce) accepts besides its type, as a schema branch.
 
     Only conversions the Python validator accepts with at most a warning, so the schema never refuses a file
     Python accepts. Numeric log levels (GRPO-T009 warns and rewrites them to names) are the one such case.
     """
-    from grpo_schema import coerce
+    from grpo_schema.engine import coerce
 
     levels = coerce.NUMERIC_LOG_LEVELS
     texts = [f"Numeric spelling of '{name}': write the name (GRPO-T009)" for name in levels.values()]

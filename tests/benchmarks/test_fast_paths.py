@@ -24,8 +24,8 @@ def test_close_matches_equal_difflib_on_misspelled_keys():
     import random
     import string
 
-    from grpo_schema.closematch import PreparedCandidates
-    from grpo_schema.keys import accepted_keys
+    from grpo_schema.engine.closematch import PreparedCandidates
+    from grpo_schema.engine.keys import accepted_keys
 
     keys = sorted(accepted_keys(()))
     prepared = PreparedCandidates(keys)
@@ -54,7 +54,7 @@ def test_plan_ratios_equal_fractions():
     import random
     from fractions import Fraction
 
-    from grpo_schema.plan import _ratio
+    from grpo_schema.engine.plan import _ratio
 
     rng = random.Random(3)
     for _ in range(20_000):
@@ -63,7 +63,7 @@ def test_plan_ratios_equal_fractions():
 
 
 def test_scalar_memo_is_bounded_and_changes_no_answer():
-    from grpo_schema.loader import MEMO_ENTRIES, _SCALAR_MEMO, load_yaml
+    from grpo_schema.engine.loader import MEMO_ENTRIES, _SCALAR_MEMO, load_yaml
 
     text = "a: [.nan, 1, 1.5, 2001-02-03, null, yes, '1', x]\na: [.nan, 1, 1.5, 2001-02-03, null, yes, '1', x]\n"
     first = load_yaml(text)  # values constructed by PyYAML, then from the memo

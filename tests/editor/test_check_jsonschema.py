@@ -1,6 +1,6 @@
 """check-jsonschema (PyPI), run as CI and pre-commit run it, on the corpus of real and broken configs.
 
-Valid corpus: every file, migrated for TRL 1.16 (`grpo_schema.migrate`), passes the lenient schema, and the strict
+Valid corpus: every file, migrated for TRL 1.16 (`grpo_schema.commands.migrate`), passes the lenient schema, and the strict
 schema of its profile gives the same verdict as `grpo validate` on the errors a schema can express. The 16 files
 it refuses are forks of open-r1 and other projects with script keys or reward names of their own, which
 `grpo validate` refuses too (GRPO-K001, GRPO-R002).
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from grpo_schema import check_text
-from grpo_schema.migrate import migrate_text
+from grpo_schema.commands.migrate import migrate_text
 from grpo_schema.schema_export.conditionals import conditionals
 from tests.conftest import CORPUS, corpus_files
 from tests.editor.conftest import SCHEMAS, run_check_jsonschema

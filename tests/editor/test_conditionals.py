@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 
 from grpo_schema import check_mapping
-from grpo_schema.env import HIJACK_NAMES, is_hijack, is_secret
+from grpo_schema.engine.env import HIJACK_NAMES, is_hijack, is_secret
 from grpo_schema.schema_export.conditionals import conditionals
 from tests.editor.conftest import SCHEMAS
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from grpo_schema.params.loss import LOSS_TYPE_DOCS, LOSS_TYPES
+from grpo_schema.engine.params.loss import LOSS_TYPE_DOCS, LOSS_TYPES
 from tests.editor.conftest import DATA, SCHEMAS
 
 COMPLETE = DATA / "complete.grpo.yaml"
@@ -78,7 +78,7 @@ def test_diagnostics_flag_each_mistake_on_its_line(lsp):
 
 
 def test_a_file_written_with_our_modeline_gets_the_schema(lsp, tmp_path):
-    from grpo_schema.export import with_modeline
+    from grpo_schema.commands.export import with_modeline
 
     schema = tmp_path / "grpo-config.schema.json"
     schema.write_bytes((SCHEMAS / "grpo-config.schema.json").read_bytes())

@@ -9,15 +9,15 @@ import sys
 import jsonschema
 import pytest
 
-from grpo_schema import export
-from grpo_schema.config import GRPORunConfig
-from grpo_schema.migrations import MIGRATIONS
-from grpo_schema.params.launch import LaunchParams
+from grpo_schema.commands import export
+from grpo_schema.api.config import GRPORunConfig
+from grpo_schema.engine.migrations import MIGRATIONS
+from grpo_schema.engine.params.launch import LaunchParams
 from grpo_schema.schema_export.legacy import DEPRECATED_FIELDS
 from tests.editor.conftest import SCHEMAS
 
 STRICT = "grpo-config.schema.json"
-REGENERATE = "python -m grpo_schema.export"
+REGENERATE = "python -m grpo_schema.commands.export"
 # Every keyword the export may write: standard JSON Schema, the editor extensions yaml-language-server reads, and
 # our layout hints. A pydantic-only keyword (e.g. `gt`) would be ignored by every tool, so it must not slip in.
 KEYWORDS = {

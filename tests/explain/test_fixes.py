@@ -12,7 +12,7 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from grpo_schema import check_file, check_mapping, check_text  # noqa: E402
-from grpo_schema.yamledit import apply_fix, apply_fix_to_text  # noqa: E402
+from grpo_schema.engine.yamledit import apply_fix, apply_fix_to_text  # noqa: E402
 from tests.conftest import EXAMPLES, conformance_files  # noqa: E402
 
 BATCH_CODES = ("GRPO-B001", "GRPO-B002", "GRPO-B003", "GRPO-B004")

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from grpo_schema import check_text
-from grpo_schema.migrate import migrate_text
+from grpo_schema.commands.migrate import migrate_text
 from tests.conftest import REPO, corpus_files
 
 MIGRATION_CODES = {"GRPO-K002", "GRPO-K003"}

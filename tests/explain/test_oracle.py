@@ -3,7 +3,7 @@
 TRL reads the world size from the launcher; here `transformers.TrainingArguments.world_size` is patched with a
 property returning the declared size (checked below), and `GRPOConfig` is built with use_cpu=True, bf16=False,
 report_to='none'. For the prompt order, TRL's RepeatSampler and accelerate's BatchSamplerShard are built exactly as
-the trainer builds them, one per rank, and compared with `grpo_schema.schedule.walk` fed the same permutations.
+the trainer builds them, one per rank, and compared with `grpo_schema.engine.schedule.walk` fed the same permutations.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from grpo_schema import check_mapping  # noqa: E402
-from grpo_schema.plan import derive_plan  # noqa: E402
-from grpo_schema.schedule import walk  # noqa: E402
+from grpo_schema.engine.plan import derive_plan  # noqa: E402
+from grpo_schema.engine.schedule import walk  # noqa: E402
 from tests.trl_oracle import build_grpo_config  # noqa: E402
 
 pytestmark = pytest.mark.oracle

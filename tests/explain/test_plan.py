@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from grpo_schema import check_mapping
-from grpo_schema.plan import derive_plan
-from grpo_schema.schedule import walk
+from grpo_schema.engine.plan import derive_plan
+from grpo_schema.engine.schedule import walk
 
 # grpo-runtime.md §2.5, verified with a 2-process run: P=2, b=4, G=4, s=2, mu=2, GA=2, 16 prompts, seed 0.
 WORKED = {"per_device_train_batch_size": 4, "num_generations": 4, "steps_per_generation": 2, "num_iterations": 2,

@@ -7,8 +7,8 @@ import difflib
 import pytest
 
 from grpo_schema import check_file
-from grpo_schema.diagnostics import Fix
-from grpo_schema.yamledit import EditError, apply_fix, apply_fix_to_text, render_value
+from grpo_schema.engine.diagnostics import Fix
+from grpo_schema.engine.yamledit import EditError, apply_fix, apply_fix_to_text, render_value
 from tests.conftest import conformance_files
 
 TEXT = """\

@@ -14,9 +14,9 @@ import signal
 import threading
 from typing import Any, Iterator
 
-from grpo_schema.check import CheckResult
-from grpo_schema.codes import CODES
-from grpo_schema.diagnostics import SEVERITIES
+from grpo_schema.engine.check import CheckResult
+from grpo_schema.engine.codes import CODES
+from grpo_schema.engine.diagnostics import SEVERITIES
 
 
 class TooSlow(Exception):
@@ -89,7 +89,7 @@ def assert_renders(result: CheckResult) -> None:
 
 def assert_explains(result: CheckResult) -> dict[str, Any]:
     """`grpo explain` / POST /api/v1/explain of the result: a document that is strict JSON once made finite."""
-    from grpo_schema.explain import explain_result
+    from grpo_schema.commands.explain import explain_result
 
     document = explain_result(result)
     json.dumps(document, default=str)

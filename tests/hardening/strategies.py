@@ -13,8 +13,8 @@ from pathlib import Path
 import yaml
 from hypothesis import strategies as st
 
-from grpo_schema.compiled import compiled
-from grpo_schema.profiles import known_profiles
+from grpo_schema.engine.compiled import compiled
+from grpo_schema.engine.profiles import known_profiles
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "grpo-corpus"
 FIELDS = sorted(compiled("config").fields)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from grpo_schema import check_text
-from grpo_schema.loader import load_yaml
+from grpo_schema.engine.loader import load_yaml
 from tests.hardening.invariants import assert_explains, assert_structured, time_limit
 
 
@@ -120,7 +120,7 @@ def test_explain_lists_a_bounded_schedule(text):
     with a 50-byte body took minutes and gigabytes); it now stops at MAX_LISTED entries."""
     import json
 
-    from grpo_schema.schedule import MAX_LISTED
+    from grpo_schema.engine.schedule import MAX_LISTED
 
     with time_limit(10):
         document = assert_explains(check_text(text))
@@ -129,7 +129,7 @@ def test_explain_lists_a_bounded_schedule(text):
 
 def test_a_huge_world_size_range_is_refused_before_it_is_built():
     """`grpo validate --world-sizes 1-10000000000` built the whole set before checking its size."""
-    from grpo_schema.matrix import parse_world_sizes
+    from grpo_schema.commands.matrix import parse_world_sizes
 
     with time_limit(5), pytest.raises(ValueError, match="at most"):
         parse_world_sizes("1-10000000000000")
@@ -155,7 +155,7 @@ def test_a_long_list_of_bad_reward_names_gives_a_bounded_answer(names):
     each, at most rules.MAX_FINDINGS_PER_RULE per rule (and a note), with a fix only for short lists."""
     import json
 
-    from grpo_schema.rules import MAX_FINDINGS_PER_RULE
+    from grpo_schema.engine.rules import MAX_FINDINGS_PER_RULE
 
     with time_limit(10):
         result = check_text("reward_funcs: [" + ", ".join(names) + "]\n")
@@ -167,7 +167,7 @@ def test_a_long_list_of_bad_reward_names_gives_a_bounded_answer(names):
 
 def test_messages_quoting_a_huge_value_are_clipped():
     """A 1 MB reward name made a 1 MB message and a 1 MB hint; check.MAX_TEXT bounds both."""
-    from grpo_schema.check import MAX_TEXT
+    from grpo_schema.engine.check import MAX_TEXT
 
     result = check_text("reward_funcs: [" + "r" * 900_000 + "]\n")
     assert_structured(result)
@@ -226,7 +226,7 @@ def test_fix_and_hint_texts_write_any_yaml_value(text, value):
     loader can build must be written back as YAML that loads to the same value."""
     import yaml
 
-    from grpo_schema.diagnostics import yaml_value
+    from grpo_schema.engine.diagnostics import yaml_value
 
     codes_of(text)  # structured, explainable, no exception
     loaded = load_yaml(text).data["torch_dtype"]

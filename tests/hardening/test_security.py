@@ -11,7 +11,7 @@ import os
 import pytest
 
 from grpo_schema import check_text
-from grpo_schema.policy import ServicePolicy, service_policy
+from grpo_schema.engine.policy import ServicePolicy, service_policy
 
 BASE = "model_name_or_path: m\ndataset_name: d\nreward_funcs: [accuracy_reward]\n"
 

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from grpo_schema import check_mapping, check_text
-from grpo_schema.loader import load_yaml
+from grpo_schema.engine.loader import load_yaml
 from tests.hardening import strategies as s
 from tests.hardening.invariants import assert_diagnostic_shape, assert_explains, assert_structured, time_limit
 

@@ -5,10 +5,10 @@ import json
 
 import pytest
 
-from grpo_schema.hardware import parse_hardware, read_config_json, resolve_model
-from grpo_schema.hardware.accelerators import HardwareError
-from grpo_schema.hardware.catalogue import HUB_TOTAL_COUNTS_TIED_HEAD, MODELS, lookup
-from grpo_schema.hardware.models import UnknownModel
+from grpo_schema.engine.hardware import parse_hardware, read_config_json, resolve_model
+from grpo_schema.engine.hardware.accelerators import HardwareError
+from grpo_schema.engine.hardware.catalogue import HUB_TOTAL_COUNTS_TIED_HEAD, MODELS, lookup
+from grpo_schema.engine.hardware.models import UnknownModel
 
 
 @pytest.mark.parametrize("key", sorted(MODELS))

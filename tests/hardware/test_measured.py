@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from grpo_schema.hardware.memory import Setup, estimate_memory
-from grpo_schema.hardware.models import ModelFacts
+from grpo_schema.engine.hardware.memory import Setup, estimate_memory
+from grpo_schema.engine.hardware.models import ModelFacts
 
 pytest.importorskip("torch", reason="the measurement runs grpo_runtime (the runtime extra)")
 

@@ -4,10 +4,10 @@ from dataclasses import replace
 
 import pytest
 
-from grpo_schema.hardware import parse_hardware
-from grpo_schema.hardware.catalogue import MODELS
-from grpo_schema.hardware.memory import GIB, Setup, estimate_memory
-from grpo_schema.hardware.timing import estimate_time
+from grpo_schema.engine.hardware import parse_hardware
+from grpo_schema.engine.hardware.catalogue import MODELS
+from grpo_schema.engine.hardware.memory import GIB, Setup, estimate_memory
+from grpo_schema.engine.hardware.timing import estimate_time
 
 MODEL = MODELS["qwen2.5-7b"]
 BASE = Setup(world_size=8, micro_batch=4, prompt_length=512, completion_length=1024, generation_rows=32,
@@ -60,7 +60,7 @@ def test_logits_grow_with_the_micro_batch_and_completion_length():
 
 
 def test_training_flops_are_about_six_n_per_token():
-    from grpo_schema.plan import RunPlan  # noqa: F401  (the plan is optional: without it one step is b x P)
+    from grpo_schema.engine.plan import RunPlan  # noqa: F401  (the plan is optional: without it one step is b x P)
 
     hw = parse_hardware("8xH100-80GB")
     t = estimate_time(MODEL, replace(BASE, activation_checkpointing=False), None, hw, 0.15, max_steps=500)

@@ -8,7 +8,7 @@ import textwrap
 import pytest
 
 from grpo_schema.cli import main
-from grpo_schema.hardware.command import check_for_hardware
+from grpo_schema.commands.plan import check_for_hardware
 from tests.conftest import corpus_files
 
 SMALL = textwrap.dedent("""\
@@ -57,8 +57,8 @@ def test_no_fit_is_an_error_with_checked_fixes(capsys, tmp_path):
     [no_fit] = [d for d in doc["diagnostics"] if d["code"] == "GRPO-H001"]
     assert no_fit["severity"] == "error" and no_fit["fix"] and "GiB short" in no_fit["message"]
     # the offered edit, applied, really fits (the same engine re-checks it here)
-    from grpo_schema.yamledit import apply_fix
-    from grpo_schema.diagnostics import Fix
+    from grpo_schema.engine.yamledit import apply_fix
+    from grpo_schema.engine.diagnostics import Fix
     import yaml
 
     fixed = apply_fix(yaml.safe_load(BIG), Fix.from_dict(no_fit["fix"]))

@@ -6,8 +6,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from grpo_schema.hardware.fit import SECTION_KEYS
-from grpo_schema.hardware.settings import STRATEGIES
+from grpo_schema.engine.hardware.fit import SECTION_KEYS
+from grpo_schema.engine.hardware.settings import STRATEGIES
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "schemas" / "grpo-config.schema.json").read_text())
 BASE = {"model_name_or_path": "Qwen/Qwen2.5-0.5B", "dataset_name": "d", "reward_funcs": ["accuracy_reward"]}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from grpo_schema.check import check_text
+from grpo_schema.engine.validate import check_text
 from tests.conftest import REPO
 from tests.lsp_server.conftest import QWEN, apply_edits, line_of, open_text, start_server
 

@@ -1,12 +1,12 @@
-"""grpo_schema.policy: each refusal of a posted config, its diagnostic, and the operator switch that lifts it."""
+"""grpo_schema.engine.policy: each refusal of a posted config, its diagnostic, and the operator switch that lifts it."""
 
 from __future__ import annotations
 
 import pytest
 
 from grpo_schema import check_mapping, check_text
-from grpo_schema.codes import CODES
-from grpo_schema.policy import ServicePolicy, output_dir_busy, resolve_under, service_policy
+from grpo_schema.engine.codes import CODES
+from grpo_schema.engine.policy import ServicePolicy, output_dir_busy, resolve_under, service_policy
 
 BASE = "model_name_or_path: m\ndataset_name: d\n"  # line 3 onwards: the reward, then the text under test
 
@@ -131,8 +131,8 @@ def test_refusals_quoting_a_huge_value_are_bounded_like_the_validators(policy, t
 ])
 def test_one_reading_of_resume_from_checkpoint_for_policy_api_and_trainer(policy, value, target):
     """Found reviewing the change: the policy read 'FALSE' as "no resume", the runs API as a folder to resume
-    from, and the trainer as a folder too. grpo_schema.resume.resume_target is now the one reading."""
-    from grpo_schema.resume import LATEST, resume_target
+    from, and the trainer as a folder too. grpo_schema.engine.resume.resume_target is now the one reading."""
+    from grpo_schema.engine.resume import LATEST, resume_target
 
     result = check_text(BASE + "reward_funcs: [accuracy_reward]\n" + f"resume_from_checkpoint: {value}\n")
     got = resume_target(result.config.resume_from_checkpoint)

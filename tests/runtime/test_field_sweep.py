@@ -564,7 +564,7 @@ def test_a_warned_field_warns_and_runs(world, no_loading, capsys, name):
 
 
 def test_ignored_fields_are_ignored_as_trl_ignores_them(world):
-    from grpo_schema.compiled import compiled
+    from grpo_schema.engine.compiled import compiled
 
     from grpo_runtime.support import assess
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from grpo_schema import check_text
-from grpo_schema.check import CheckResult
+from grpo_schema.engine.check import CheckResult
 
 
 def check(yaml_text: str, **options) -> CheckResult:

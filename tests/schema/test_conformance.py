@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import pytest
 
-from grpo_schema.closematch import changes_meaning, suggest
-from grpo_schema.codes import CODES
-from grpo_schema.keys import accepted_keys, did_you_mean
-from grpo_schema.migrations import MIGRATIONS, describe
-from grpo_schema.overrides import parse_trl_args
+from grpo_schema.engine.closematch import changes_meaning, suggest
+from grpo_schema.engine.codes import CODES
+from grpo_schema.engine.keys import accepted_keys, did_you_mean
+from grpo_schema.engine.migrations import MIGRATIONS, describe
+from grpo_schema.engine.overrides import parse_trl_args
 from tests.schema.helpers import check, codes, only
 
 BASE = "model_name_or_path: m\ndataset_name: d\nreward_funcs: [accuracy_reward]\n"
@@ -172,7 +172,7 @@ def test_profile_key_that_nothing_reads_is_reported():
     assert diag.severity == "warning" and "log_unique_prompts" in diag.hint
     assert diag.fix.rename == {"wandb_log_unique_prompts": "log_unique_prompts"}
     assert only(check(BASE + "wandb_log_unique_prompts: true\n"), "GRPO-K002").severity == "error"
-    from grpo_schema.migrate import migrate_text
+    from grpo_schema.commands.migrate import migrate_text
 
     text = BASE + "wandb_log_unique_prompts: false\n"
     migrated, done, failed = migrate_text(text, check(text, profiles=["open-r1"]).diagnostics)

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from grpo_schema.compiled import CACHE_PATH, cache_text, compiled
-from grpo_schema.config import GRPORunConfig
+from grpo_schema.engine.compiled import CACHE_PATH, cache_text, compiled
+from grpo_schema.api.config import GRPORunConfig
 
 from tests.schema.helpers import check, codes, only
 
 
 def test_compiled_cache_is_fresh():
     assert CACHE_PATH.read_text() == cache_text(), (
-        "grpo_schema/compiled_models.json is stale: run "
-        "python -c 'from grpo_schema.compiled import write_cache; write_cache()'")
+        "grpo_schema/engine/compiled_models.json is stale: run "
+        "python -c 'from grpo_schema.engine.compiled import write_cache; write_cache()'")
 
 
 def test_defaults_of_the_pydantic_model_match_the_compiled_validator():
@@ -106,7 +106,7 @@ def test_the_config_is_frozen():
 
 def test_no_field_name_shadows_a_config_view_attribute():
     """ConfigView keeps the fields in its instance __dict__, where a field named like a method would hide it."""
-    from grpo_schema.view import ConfigView
+    from grpo_schema.engine.view import ConfigView
 
     taken = set(dir(ConfigView))
 

@@ -7,7 +7,7 @@ import tracemalloc
 
 import pytest
 
-from grpo_schema.loader import MAX_BYTES, load_yaml
+from grpo_schema.engine.loader import MAX_BYTES, load_yaml
 
 from tests.schema.helpers import check, codes
 

@@ -10,9 +10,9 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from grpo_schema import GRPORunConfig, check_file, check_mapping, check_text
-from grpo_schema.export import MODELINE_PREFIX
-from grpo_schema.loader import load_yaml
-from grpo_schema.modelcheck import loc_of
+from grpo_schema.commands.export import MODELINE_PREFIX
+from grpo_schema.engine.loader import load_yaml
+from grpo_schema.api.modelcheck import loc_of
 from tests.conftest import CORPUS, corpus_files
 
 FIXTURES = Path(__file__).parent / "data" / "model_api"
@@ -166,7 +166,7 @@ def test_construction_without_the_engine_is_checked_on_first_use():
 
 
 def test_the_bases_are_the_area_classes():
-    from grpo_schema.config import AREA_CLASSES
+    from grpo_schema.api.config import AREA_CLASSES
 
     assert GRPORunConfig.__bases__ == tuple(reversed(AREA_CLASSES))
 
@@ -211,7 +211,7 @@ def test_the_corpus_is_there_or_the_skip_says_why(shared_dir):
 def test_the_compiled_validator_checks_fields_only():
     """The engine validates fields with validators compiled from the model minus its engine hook: built from the
     cache or straight from the model (a stale cache), neither calls the engine (which would recurse)."""
-    from grpo_schema.compiled import compiled, from_model
+    from grpo_schema.engine.compiled import compiled, from_model
 
     refused_by_rules = {"num_generations": 3, "per_device_train_batch_size": 4}
     for validator in (compiled("config"), from_model(GRPORunConfig, "config")):

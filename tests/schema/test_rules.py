@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from grpo_schema.codes import CODES
-from grpo_schema.rules import load_rules
+from grpo_schema.engine.codes import CODES
+from grpo_schema.engine.rules import load_rules
 
 from tests.schema.helpers import check, codes
 

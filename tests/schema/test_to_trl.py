@@ -20,8 +20,8 @@ import pytest
 import yaml
 
 from grpo_schema import GRPORunConfig, check_mapping
-from grpo_schema.plan import Geometry, valid_world_sizes
-from grpo_schema.yamledit import apply_fix
+from grpo_schema.engine.plan import Geometry, valid_world_sizes
+from grpo_schema.engine.yamledit import apply_fix
 from tests.conftest import corpus_files
 
 FIXTURES = Path(__file__).parent / "data" / "model_api"
@@ -62,8 +62,8 @@ def runnable(path: Path) -> tuple[dict, int]:
 
 
 def _known_reward(name: str, path: Path) -> str:
-    from grpo_schema.check import TRL_REWARD_FUNCS
-    from grpo_schema.profiles import get_profile
+    from grpo_schema.engine.check import TRL_REWARD_FUNCS
+    from grpo_schema.engine.profiles import get_profile
 
     known = [n for p in profiles_of(path) for n in get_profile(p).reward_funcs] or list(TRL_REWARD_FUNCS)
     return name if name in known or (not profiles_of(path) and "." in name) else known[0]
@@ -151,7 +151,7 @@ def test_every_field_round_trips(trl_parser, tmp_path):
 
 
 def test_without_trl_the_error_says_how_to_get_it(monkeypatch):
-    from grpo_schema.trl_export import TrlUnavailableError
+    from grpo_schema.api.trl_export import TrlUnavailableError
 
     monkeypatch.setitem(sys.modules, "trl", None)  # `import trl` raises ImportError
     with pytest.raises(TrlUnavailableError, match=r"pip install 'trl==1.16.0'"):

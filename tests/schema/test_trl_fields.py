@@ -9,7 +9,7 @@ import pytest
 
 trl = pytest.importorskip("trl", reason="TRL 1.16 is a test-only oracle (pip install -e '.[test]')")
 
-from grpo_schema.compiled import compiled  # noqa: E402
+from grpo_schema.engine.compiled import compiled  # noqa: E402
 
 pytestmark = pytest.mark.oracle
 

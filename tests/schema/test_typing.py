@@ -14,7 +14,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 USER_PROGRAM = '''
 from grpo_schema import GRPORunConfig, RunPlan, check_text
-from grpo_schema.diagnostics import Diagnostic
+from grpo_schema.engine.diagnostics import Diagnostic
 
 config = GRPORunConfig(num_generations=4, per_device_train_batch_size=4)
 generations: int = config.num_generations

@@ -146,7 +146,7 @@ def test_missing_slurm_commands_are_an_error_not_a_traceback(monkeypatch):
 
 @pytest.mark.parametrize("world,codes", [(4, []), (1, []), (3, ["GRPO-X008"]), (8, ["GRPO-X008"])])
 def test_the_service_takes_whole_slurm_nodes(world, codes, tmp_path):
-    from grpo_schema.policy import ServicePolicy, service_policy
+    from grpo_schema.engine.policy import ServicePolicy, service_policy
 
     policy = ServicePolicy(runs_dir=tmp_path, max_processes=64, slurm_node_processes=2, slurm_max_nodes=2)
     text = "model_name_or_path: m\ndataset_name: d\nreward_funcs: [accuracy_reward]\nnum_generations: 2\n"

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from grpo_schema import check_mapping, check_text
-from grpo_schema.export import export_schema
+from grpo_schema.commands.export import export_schema
 
 YAML = {"content-type": "application/yaml"}
 VALID = b"""model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct

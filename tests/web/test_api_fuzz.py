@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from grpo_schema.export import export_schema
+from grpo_schema.commands.export import export_schema
 
 KEYS = sorted(export_schema()["properties"]) + ["env", "num_generation", "datasets", "max_prompt_length"]
 ALLOWED = {200, 413, 415, 422}

@@ -14,7 +14,7 @@ import json
 import pytest
 from fastapi.testclient import TestClient
 
-from grpo_schema.loader import load_yaml
+from grpo_schema.engine.loader import load_yaml
 from tests.conftest import conformance_files
 from grpo_web.api import fastlane
 from grpo_web.api.fastlane import FastValidate

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from grpo_schema import check_text
-from grpo_schema.loader import load_yaml
-from grpo_schema.migrate import migrate_text
+from grpo_schema.engine.loader import load_yaml
+from grpo_schema.commands.migrate import migrate_text
 from grpo_web.api.local import local_entries, preview
 from grpo_web.exporting import edit_of, export_config, same_value
 from grpo_web.settings import Settings

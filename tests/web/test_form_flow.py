@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from grpo_schema import check_text
-from grpo_schema.loader import load_yaml
-from grpo_schema.migrate import migrate_text
+from grpo_schema.engine.loader import load_yaml
+from grpo_schema.commands.migrate import migrate_text
 from tests.web.chromium import chromium, sync_api_or_skip
 
 pytest.importorskip("fastapi", reason="the form tests need the web extra")

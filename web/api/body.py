@@ -14,7 +14,7 @@ from typing import Any
 
 from fastapi import Depends, HTTPException, Request
 
-from grpo_schema.loader import MAX_DEPTH, MAX_VALUES
+from grpo_schema.engine.loader import MAX_DEPTH, MAX_VALUES
 from grpo_web.settings import Settings, current_settings
 
 YAML_TYPES = frozenset({"application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml", "text/plain"})

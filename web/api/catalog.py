@@ -9,9 +9,9 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.concurrency import run_in_threadpool
 
-from grpo_schema.export import export_schema
-from grpo_schema.check import TRL_REWARD_FUNCS
-from grpo_schema.profiles import Profile, adapt_rewards, known_profiles
+from grpo_schema.commands.export import export_schema
+from grpo_schema.engine.check import TRL_REWARD_FUNCS
+from grpo_schema.engine.profiles import Profile, adapt_rewards, known_profiles
 from grpo_web.api.params import profile_params
 from grpo_web.presets import all_presets
 

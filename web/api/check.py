@@ -8,8 +8,8 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.concurrency import run_in_threadpool
 
 from grpo_schema import CheckResult, check_mapping, check_text
-from grpo_schema.explain import explain_result
-from grpo_schema.policy import service_policy
+from grpo_schema.commands.explain import explain_result
+from grpo_schema.engine.policy import service_policy
 from grpo_web.api.body import ConfigBody, config_body
 from grpo_web.api.docs import ERRORS, FileResultDoc, config_body_doc
 from grpo_web.api.params import CheckParams, DatasetSize, check_params

@@ -8,8 +8,8 @@ from typing import Annotated
 from fastapi import Depends, HTTPException, Query
 from fastapi.concurrency import run_in_threadpool
 
-from grpo_schema.coerce import INT64_MAX
-from grpo_schema.profiles import Profile, get_profile, known_profiles
+from grpo_schema.engine.coerce import INT64_MAX
+from grpo_schema.engine.profiles import Profile, get_profile, known_profiles
 from grpo_web.settings import Settings, current_settings
 
 PATH_MAX_CHARS = 1000  # the ?path= query: the name a result reports as its path

@@ -7,8 +7,8 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, HTTPException, Query
 from fastapi.concurrency import run_in_threadpool
 
-from grpo_schema.hardware.accelerators import HardwareError, parse_hardware
-from grpo_schema.hardware.command import check_for_hardware, plan_document
+from grpo_schema.engine.hardware.accelerators import HardwareError, parse_hardware
+from grpo_schema.commands.plan import check_for_hardware, plan_document
 from grpo_web.api.body import ConfigBody, config_body
 from grpo_web.api.docs import ERRORS, config_body_doc
 from grpo_web.api.params import CheckParams, check_params

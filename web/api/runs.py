@@ -2,7 +2,7 @@
 
 Every endpoint needs `Authorization: Bearer TOKEN` (401), and answers 403 while the operator has runs off.
 A config is checked exactly as POST /api/v1/validate checks it, then against the service policy
-(grpo_schema.policy), then against what grpo_runtime can run (grpo_runtime.support, the GRPO-U codes `grpo launch
+(grpo_schema.engine.policy), then against what grpo_runtime can run (grpo_runtime.support, the GRPO-U codes `grpo launch
 --dry-run` reports, evaluated without loading anything); any error is a 422 whose body is the validate file object
 with every diagnostic. The runtime's warnings are kept with the run.
 """
@@ -19,8 +19,8 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response, StreamingResponse
 
 from grpo_schema import CheckResult, check_mapping, check_text
-from grpo_schema.policy import output_dir_busy, resolve_under, service_policy
-from grpo_schema.resume import resume_target
+from grpo_schema.engine.policy import output_dir_busy, resolve_under, service_policy
+from grpo_schema.engine.resume import resume_target
 from grpo_web.api.body import ConfigBody, config_body
 from grpo_web.api.docs import config_body_doc
 from grpo_web.api.params import PATH_MAX_CHARS

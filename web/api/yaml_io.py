@@ -11,9 +11,9 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import PlainTextResponse
 
 from grpo_schema import check_text
-from grpo_schema.export import schema_url
-from grpo_schema.loader import load_yaml
-from grpo_schema.profiles import Profile, suggest_profiles
+from grpo_schema.api.modeline import schema_url
+from grpo_schema.engine.loader import load_yaml
+from grpo_schema.engine.profiles import Profile, suggest_profiles
 from grpo_web.api.body import ConfigBody, config_body, media_type, parse_json_object, read_limited
 from grpo_web.api.docs import ERRORS, TYPO_JSON, VALID_JSON, config_body_doc, json_errors
 from grpo_web.api.params import profile_params

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from grpo_schema.loader import load_yaml
+from grpo_schema.engine.loader import load_yaml
 from grpo_web.runs import outputs
 from grpo_web.runs.store import Run, Store
 

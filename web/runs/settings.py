@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings
 
-from grpo_schema.policy import ServicePolicy
+from grpo_schema.engine.policy import ServicePolicy
 
 # Variables that only tune libraries; none changes which code runs.
 DEFAULT_ENV_ALLOWLIST = ["TOKENIZERS_PARALLELISM", "OMP_NUM_THREADS", "HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE",

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from grpo_schema import check_text
-from grpo_schema.policy import slurm_nodes
+from grpo_schema.engine.policy import slurm_nodes
 from grpo_web.runs import launcher
 from grpo_web.runs.settings import RunsSettings
 from grpo_web.runs.store import Run

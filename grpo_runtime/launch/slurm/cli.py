@@ -18,7 +18,7 @@ from pathlib import Path
 from grpo_runtime.launch.slurm import jobs, scheduler
 from grpo_runtime.launch.slurm.layout import LayoutError, plan_layout, wants_vllm_server
 from grpo_runtime.launch.slurm.script import JobSpec, write
-from grpo_schema.resume import complete_checkpoints
+from grpo_schema.engine.resume import complete_checkpoints
 
 POLL_S = float(os.environ.get("GRPO_SLURM_POLL_S", "2"))
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from grpo_schema.codes import U_FEATURE, U_NO_EFFECT, U_SHARDING, U_SPEED_ONLY
+from grpo_schema.engine.codes import U_FEATURE, U_NO_EFFECT, U_SHARDING, U_SPEED_ONLY
 
 from grpo_runtime.common import Setting, Support, honoured, ignored, refuse_if, refused, warn_if, warned
 from grpo_runtime.distributed.accelerate import accelerator_settings, refusals, sharding_warnings

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from grpo_schema.codes import U_GENERATION, U_PACKAGE, U_SHARDING
+from grpo_schema.engine.codes import U_GENERATION, U_PACKAGE, U_SHARDING
 
 from grpo_runtime.common import Setting, Support, honoured, ignored, installed, refuse_if
 from grpo_runtime.generation.continuous import continuous_batching_wanted, unknown_batching_settings

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from grpo_schema.codes import U_NO_EFFECT, U_PROCESSES, U_SHARDING
+from grpo_schema.engine.codes import U_NO_EFFECT, U_PROCESSES, U_SHARDING
 
 from grpo_runtime.common import Setting, Support, honoured, refuse_if, refused, warn_if
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from grpo_schema.codes import U_NO_EFFECT, U_NOTHING_TO_TRAIN, U_PACKAGE, U_SHARDING, U_SPEED_ONLY
+from grpo_schema.engine.codes import U_NO_EFFECT, U_NOTHING_TO_TRAIN, U_PACKAGE, U_SHARDING, U_SPEED_ONLY
 
 from grpo_runtime.common import Setting, Support, honoured, ignored, installed, refuse_if, warn_if, warned
 from grpo_runtime.model.attention import fallback_warning

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from grpo_schema.codes import U_FEATURE, U_HUB, U_NO_EFFECT
+from grpo_schema.engine.codes import U_FEATURE, U_HUB, U_NO_EFFECT
 
 from grpo_runtime.common import Setting, Support, honoured, ignored, installed, refused, warn_if, warned
 from grpo_runtime.outputs.reporters import REPORTERS, reporters

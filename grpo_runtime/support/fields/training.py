@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from grpo_schema.codes import U_FEATURE, U_PACKAGE
+from grpo_schema.engine.codes import U_FEATURE, U_PACKAGE
 
 from grpo_runtime.common import Support, honoured, ignored, installed, refuse_if, refused
 from grpo_runtime.training.optimizers import BNB_OPTIMIZERS, EVAL_METRIC_SCHEDULES, OPTIM_ARGS_READ, OPTIMIZERS

@@ -1,0 +1,143 @@
+"""`grpo explain`: the batch schedule of a config, as numbers (JSON) and as a walk a newcomer can follow (text).
+
+    grpo explain FILE [--world-size N] [--dataset-size N] [--max-prompt-length N] [--micro-steps N]
+                      [--format text|json] [--profile P]... [--set KEY=VALUE]... [--KEY VALUE]...
+
+`explain_result(result, ...)` is the reusable part: the CLI, `POST /api/v1/explain` and the web form's timeline
+all build their answer with it, from a CheckResult.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from grpo_schema.engine.check import CheckResult
+from grpo_schema.engine.coerce import INT64_MAX
+from grpo_schema.engine.plan import Geometry, derive_plan, valid_world_sizes
+from grpo_schema.engine.schedule import Order, walk
+
+EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
+
+
+def declared_prompt_length(result: CheckResult, given: int | None) -> tuple[int | None, str]:
+    """The longest prompt the user declares: --max-prompt-length, else the file's (removed) max_prompt_length."""
+    if given is not None:
+        return given, "command line"
+    old = result.raw.get("max_prompt_length")
+    if isinstance(old, int) and not isinstance(old, bool) and old > 0:
+        return old, "file (max_prompt_length, no longer read by TRL 1.16)"
+    return None, "unknown"
+
+
+def explain_result(result: CheckResult, dataset_size: int | None = None, micro_steps: int | None = None,
+                   max_prompt_length: int | None = None, order: Order | None = None) -> dict[str, Any]:
+    """The explain document: derived numbers (with sources and formulas), the micro-step walk, notes, diagnostics.
+
+    `order` (epoch -> permutation of dataset indices) adds dataset indices next to the prompt positions.
+    """
+    plan = None
+    prompt_length, length_source = declared_prompt_length(result, max_prompt_length)
+    if result.plan is not None and result.config is not None:
+        sources = {**result.sources, "max_prompt_length": length_source,
+                   **({"dataset_size": "command line"} if dataset_size is not None else {})}
+        plan = derive_plan(result.config, result.world_size, dataset_size=dataset_size,
+                           max_prompt_length=prompt_length, sources=sources)
+    document: dict[str, Any] = {
+        "version": 1, "path": result.path, "valid": result.valid, "world_size": result.world_size,
+        "derived": plan.to_dict() if plan is not None else result.derived,
+        "schedule": [step.to_dict() for step in walk(plan, micro_steps, order)] if plan is not None else [],
+        "notes": notes(result, plan),
+        "diagnostics": [d.to_dict() for d in result.diagnostics],
+    }
+    if result.config is not None:
+        document["valid_world_sizes"] = valid_world_sizes(Geometry.of(result.config))
+    return document
+
+
+def notes(result: CheckResult, plan: Any) -> list[str]:
+    """Plain sentences about what the numbers mean for this run."""
+    if plan is None:
+        return [f"TRL 1.16 refuses this batch geometry at world size {result.world_size}, so there is no schedule; "
+                "see the diagnostics for the smallest edits"] if result.config is not None else []
+    every, GA = plan.generate_every_micro_steps, plan.gradient_accumulation_steps
+    out = [f"the sampler emits each chunk of {plan.prompts_per_generation} prompts {every} times "
+           f"(steps_per_generation x num_iterations) and each process's dataloader batch holds "
+           f"{plan.sampler_batch_size} rows (per_device_train_batch_size x steps_per_generation): the trainer generates from the first copy "
+           f"and ignores the {every - 1} copies that follow" + ("" if every > 1 else " (none here)")]
+    if not plan.clipping_active:
+        out.append(f"training is on-policy: gradient_accumulation_steps ({GA}) is a multiple of steps_per_generation"
+                   f" x num_iterations ({every}), so the weights never change between generating a batch and training"
+                   " on it; the ratio is 1 and epsilon / epsilon_high / delta have no effect")
+    if plan.groups_split_across_processes:
+        out.append("some groups straddle two processes (per_device_train_batch_size x steps_per_generation is not a "
+                   "multiple of num_generations); rewards are gathered before advantages, so this is harmless")
+    if plan.groups_split_across_optimizer_steps:
+        out.append(f"a generation's completions are spread over several optimizer steps: each step sees on average "
+                   f"{plan.completions_per_prompt_per_optimizer_step:g} of the {plan.num_generations} completions of "
+                   "a prompt (advantages were computed over the whole group first)")
+    if plan.dataset_size is not None and plan.generations_per_epoch == 0:
+        out.append(f"the dataset ({plan.dataset_size} prompts) is smaller than one generation "
+                   f"({plan.prompts_per_generation} prompts): the sampler yields nothing and training cannot start")
+    elif plan.prompts_dropped_per_epoch:
+        out.append(f"{plan.prompts_dropped_per_epoch} prompts are left out of each epoch (the remainder after "
+                   f"{plan.generations_per_epoch} chunks of {plan.prompts_per_generation}); the shuffle changes which")
+    return out
+
+
+def _positive(text: str) -> int:
+    # At most 64 bits: --dataset-size 1e400-like values overflowed the plan's float arithmetic (OverflowError).
+    if not text.strip().isdigit() or not 1 <= int(text) <= INT64_MAX:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 1 to {INT64_MAX}, got {text!r}")
+    return int(text)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from grpo_schema.cli import _add_check_options
+
+    parser = argparse.ArgumentParser(
+        prog="grpo explain", description="Show how a config's batch settings turn into generations, micro-steps "
+        "and optimizer steps, process by process (TRL 1.16 semantics).",
+        epilog="exit status: 0 the config is valid, 1 it has errors (the diagnostics say which; no schedule when the "
+               "batch geometry itself is refused), 2 bad usage or an unreadable file")
+    parser.add_argument("path", metavar="FILE", help="config file (YAML or JSON), or - for stdin")
+    parser.add_argument("--dataset-size", type=_positive, help="prompts in the training split: adds the per-epoch "
+                        "figures and the epoch boundary")
+    parser.add_argument("--max-prompt-length", type=_positive, help="longest prompt in tokens (TRL never "
+                        "truncates prompts): gives the context length generation needs")
+    parser.add_argument("--micro-steps", type=_positive, help="how many micro-steps to walk (default: two "
+                        "generations and at least one optimizer step)")
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    _add_check_options(parser)
+    return parser
+
+
+def explain_command(argv: list[str]) -> int:
+    from grpo_schema.engine.validate import check_text
+    from grpo_schema.cli import UsageError, _check_options, _read, split_trl_tokens
+    from grpo_schema.engine.overrides import OverrideError, parse_trl_args
+
+    ours, trl = split_trl_tokens(argv)
+    args = build_parser().parse_args(ours)
+    try:
+        paths, trl_overrides = parse_trl_args(trl)
+        if paths:
+            raise UsageError("give the config as FILE, not --config")
+        options = _check_options(args, trl_overrides)
+        data = _read(args.path)
+    except (UsageError, OverrideError) as exc:
+        print(f"grpo explain: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    shown = "<stdin>" if args.path == "-" else args.path
+    result = check_text(data, path=shown, **options)
+    document = explain_result(result, args.dataset_size, args.micro_steps, args.max_prompt_length)
+    if args.format == "json":
+        from grpo_schema.render.machine import dumps
+
+        sys.stdout.write(dumps(document, indent=2) + "\n")
+    else:
+        from grpo_schema.render.explain_text import render_explain
+
+        sys.stdout.write(render_explain(document, data.decode("utf-8", "replace")))
+    return EXIT_OK if result.valid else EXIT_INVALID

@@ -1,0 +1,150 @@
+"""`grpo plan FILE --hardware SPEC [--format text|json]`: will the config fit, and how long will it run.
+
+The config's own diagnostics are listed without the batch rules' fix search (`grpo validate` does that).
+Exit 0 when it fits (or no estimate can be made: an unknown model is an info), 1 when it does not or the config
+has errors, 2 for bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from grpo_schema.engine.hardware.accelerators import GIB, HardwareError, parse_hardware
+from grpo_schema.engine.hardware.advise import plan_fit
+from grpo_schema.engine.hardware.fit import FitReport, section_of
+
+EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
+
+
+def check_for_hardware(data: Any, path: str, hardware: str | None, *, world_size: int | None = None,
+                       **options: Any):
+    """Check a config (YAML text/bytes or a mapping) at the world size the hardware implies, then plan the fit.
+
+    Without --world-size or num_processes in the file, the world size is the number of declared GPUs (less a
+    vLLM server's GPUs), so the batch schedule is the one the run will have."""
+    from grpo_schema.engine.validate import check_mapping, check_text
+    from grpo_schema.engine.hardware.settings import world_size_of
+
+    check = check_mapping if isinstance(data, dict) else check_text
+    plan_options = {k: options.pop(k) for k in ("model_config", "prompt_length", "mfu", "strategy", "local_files")
+                    if k in options}
+    options.pop("dataset_size", None)
+    batch_fixes = options.pop("batch_fixes", True)
+    result = check(data, path=path, world_size=world_size, suggest_fixes=False, **options)
+    report = plan_fit(result, hardware, suggest_fixes=False, **plan_options)
+    world = result.world_size
+    if report.hardware is not None and not result.sources.get("world_size") and result.config is not None:
+        world, _ = world_size_of(result, report.hardware)
+    if world != result.world_size or (batch_fixes and not result.valid):
+        result = check(data, path=path, world_size=world if world != result.world_size else world_size,
+                       suggest_fixes=batch_fixes, **options)
+    report = plan_fit(result, hardware, **plan_options)
+    if report.setup is not None and not result.sources.get("world_size"):
+        report.assumptions.insert(0, f"world size {result.world_size}: the declared GPUs")
+    return result, report
+
+
+def render_text(result: Any, report: FitReport) -> str:
+    lines = [f"{result.path}:"]
+    if report.hardware is None:
+        lines.append("  no hardware declared (pass --hardware SPEC, e.g. 8xH100-80GB)")
+    else:
+        lines.append(f"  hardware: {report.hardware.describe()}, world size {result.world_size}")
+    if report.model is not None:
+        m = report.model
+        lines.append(f"  model: {m.name} ({m.total_params() / 1e9:.2f}B parameters, {m.num_layers} layers, vocab "
+                     f"{m.vocab_size:,}; from {m.source})")
+    for note in report.assumptions:
+        lines.append(f"  assumes {note}")
+    mem = report.memory
+    if mem is not None:
+        cap = report.capacity / GIB
+        verdict = "fits" if report.fits else "does NOT fit"
+        lines.append(f"  per GPU: {mem.total / GIB:.1f} GiB of {cap:.0f} GiB ({verdict}; peak while "
+                     f"{mem.peak_phase})")
+        width = max(len(p.name) for p in mem.parts)
+        for part in mem.parts:
+            marker = " " if part.phase in ("held", mem.peak_phase) else "~"
+            lines.append(f"   {marker}{part.name:<{width}}  {part.bytes / GIB:7.2f} GiB  {part.phase:<10} {part.note}")
+        lines.append("   (~: a phase other than the peak, not in the total)")
+        if mem.kv_cache_tokens is not None:
+            lines.append(f"  vLLM KV cache: {mem.kv_cache_tokens:,} tokens; a generation batch needs "
+                         f"{mem.kv_cache_tokens_needed:,}")
+    if report.time is not None:
+        lines.append(f"  time: {report.time.describe()}")
+    for diag in report.diagnostics:
+        lines.append(f"  {diag.severity} {diag.code}: {diag.message}")
+        if diag.hint:
+            lines.append(f"    {diag.hint}")
+    errors = [d for d in result.diagnostics if d.severity == "error"]
+    if errors:
+        lines.append(f"  the config itself has {len(errors)} error(s): `grpo validate` lists them")
+    return "\n".join(lines) + "\n"
+
+
+def plan_document(result: Any, report: FitReport) -> dict[str, Any]:
+    out = report.to_dict()
+    out.update(path=result.path, valid=result.valid, world_size=result.world_size, derived=result.derived,
+               config_diagnostics=[d.to_dict() for d in result.diagnostics])
+    return out
+
+
+def plan_command(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="grpo plan", description="Per-GPU memory by part, whether it fits, "
+                                     "the smallest fixes, and the run time, on declared hardware.")
+    parser.add_argument("paths", nargs="+", metavar="FILE")
+    parser.add_argument("--hardware", metavar="SPEC", help="e.g. 8xH100-80GB, 2x8xA100-40GB, 80GB (default: the "
+                        "file's hardware: section)")
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument("--world-size", type=int, default=None)
+    parser.add_argument("--profile", action="append", default=[])
+    parser.add_argument("--model-config", metavar="PATH", help="the model's config.json (else the local "
+                        "directory, the Hub cache, then the built-in catalogue)")
+    parser.add_argument("--prompt-length", type=int, default=None, help="longest prompt in tokens (default: "
+                        "max_prompt_length in the file, else 512)")
+    parser.add_argument("--strategy", choices=("ddp", "zero1", "zero2", "zero3", "fsdp", "fsdp_grad_op"),
+                        help="distributed strategy (default: read from the file's launch keys)")
+    parser.add_argument("--mfu", type=float, default=None, help="model-FLOPs utilisation for the time (0.15)")
+    args = parser.parse_args(argv)
+    if args.hardware:
+        try:
+            parse_hardware(args.hardware)
+        except HardwareError as exc:
+            print(f"grpo plan: error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+    if args.mfu is not None and not 0 < args.mfu <= 1:
+        print("grpo plan: error: --mfu must be in (0, 1]", file=sys.stderr)
+        return EXIT_USAGE
+    from grpo_schema.engine.check import resolve_profiles
+
+    try:
+        profiles = resolve_profiles(args.profile, allow_import=True)
+    except (KeyError, ImportError, AttributeError) as exc:
+        print(f"grpo plan: error: unknown profile {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    documents, failed = [], False
+    for path in args.paths:
+        try:
+            data = sys.stdin.buffer.read() if path == "-" else open(path, "rb").read()
+        except OSError as exc:
+            print(f"grpo plan: error: cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
+            return EXIT_USAGE
+        result, report = check_for_hardware(data, path, args.hardware, world_size=args.world_size,
+                                            profiles=profiles, model_config=args.model_config,
+                                            prompt_length=args.prompt_length, mfu=args.mfu, strategy=args.strategy,
+                                            batch_fixes=False)
+        if report.hardware is None and not report.diagnostics and not section_of(result):
+            print(f"grpo plan: error: {path}: no hardware declared: pass --hardware SPEC (e.g. 8xH100-80GB)",
+                  file=sys.stderr)
+            return EXIT_USAGE
+        failed |= report.fits is False or any(d.severity == "error" for d in report.diagnostics)
+        if args.format == "json":
+            documents.append(plan_document(result, report))
+        else:
+            sys.stdout.write(render_text(result, report))
+    if args.format == "json":
+        sys.stdout.write(json.dumps({"version": 1, "files": documents}, indent=2, default=str) + "\n")
+    return EXIT_INVALID if failed else EXIT_OK

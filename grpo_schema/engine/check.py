@@ -1,0 +1,304 @@
+"""check_text / check_file / check_mapping: YAML or a mapping -> every diagnostic at once, plus the plan.
+
+The pipeline: load (positions kept) -> merge command-line overrides -> sort keys (fields, profile keys, launch
+keys, migrations, unknown) -> field validation (failed fields fall back to defaults) -> the batch plan at the
+declared world size -> cross-field rules whose inputs are valid -> the env section -> positions and order.
+Nothing here raises on bad input, and nothing looks at the local machine. Fixes for a broken batch geometry
+are searched for above this module (grpo_schema.engine.validate): the search re-runs this check on each edit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Iterable, Sequence, cast
+
+from pydantic_core import ValidationError
+
+from grpo_schema.engine import codes
+from grpo_schema.engine.coerce import NOTES
+from grpo_schema.engine.compiled import CompiledModel, compiled
+from grpo_schema.engine.diagnostics import Diagnostic, Fix, has_errors
+from grpo_schema.engine.env import check_env
+from grpo_schema.engine.fielderrors import field_diagnostics
+from grpo_schema.engine.keys import sort_keys
+from grpo_schema.engine.loader import Positions, load_yaml, value_problem
+from grpo_schema.engine.plan import RunPlan, derive_plan
+from grpo_schema.engine.profiles import Profile, get_profile
+from grpo_schema.engine.rules import RuleContext, run_rules
+from grpo_schema.engine.view import ConfigView
+
+BATCH_INPUTS = frozenset({"per_device_train_batch_size", "num_generations", "gradient_accumulation_steps",
+                          "generation_batch_size", "steps_per_generation", "num_iterations"})
+TRL_REWARD_FUNCS = ("accuracy_reward", "reasoning_accuracy_reward", "think_format_reward",
+                    "get_soft_overlong_punishment")
+
+
+@dataclass
+class CheckResult:
+    path: str
+    world_size: int
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    config: ConfigView | None = None
+    # The config as it will be once its renamed and removed keys are migrated (what the cross-field rules judge);
+    # the same object as `config` when nothing needs migrating.
+    migrated: ConfigView | None = None
+    plan: RunPlan | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    launch: dict[str, Any] = field(default_factory=dict)
+    profile_args: dict[str, ConfigView] = field(default_factory=dict)
+    # The mapping as loaded (after overrides), and where each key came from.
+    raw: dict[str, Any] = field(default_factory=dict)
+    positions: Positions = field(default_factory=Positions)
+    # Where each set value came from: key (TRL name, or "world_size") -> "file" | "command line".
+    sources: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def valid(self) -> bool:
+        return not has_errors(self.diagnostics)
+
+    @property
+    def derived(self) -> dict[str, Any]:
+        if self.plan is None:
+            return {"world_size": self.world_size}
+        return self.plan.to_dict()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "valid": self.valid, "world_size": self.world_size,
+                "diagnostics": [d.to_dict() for d in self.diagnostics], "derived": self.derived}
+
+
+@dataclass(frozen=True)
+class Override:
+    """A command-line value: `--set key=value` (value read as YAML) or TRL's `--key value` (kept a string)."""
+
+    key: str
+    value: Any
+    source: str = ""
+
+    @classmethod
+    def parse(cls, text: str) -> "Override":
+        key, sep, value = text.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"expected KEY=VALUE, got {text!r}")
+        loaded = load_yaml(value) if value.strip() else None
+        parsed = loaded.data if loaded is not None and loaded.ok and not loaded.diagnostics else value
+        return cls(key.strip(), parsed, f"--set {text}")
+
+
+def resolve_profiles(names: Iterable[str | Profile], allow_import: bool = False) -> tuple[Profile, ...]:
+    return tuple(p if isinstance(p, Profile) else get_profile(p, allow_import=allow_import) for p in names)
+
+
+def check_file(path: str | Path, **options: Any) -> CheckResult:
+    """Validate a YAML or JSON file. Raises OSError when the file cannot be read."""
+    data = Path(path).read_bytes()
+    return check_text(data, path=str(path), **options)
+
+
+def check_text(text: str | bytes, path: str = "<string>", **options: Any) -> CheckResult:
+    loaded = load_yaml(text)
+    if not loaded.ok:
+        return _finish(CheckResult(path, options.get("world_size") or 1, diagnostics=loaded.diagnostics))
+    return _check(loaded.data, path, loaded.positions, list(loaded.diagnostics), **options)
+
+
+def check_mapping(mapping: Any, path: str = "<mapping>", **options: Any) -> CheckResult:
+    # The bounds the YAML loader enforces, for mappings that never went through it: a 10,000-deep list raised
+    # RecursionError (in repr), a non-string top-level key AttributeError.
+    refused = value_problem(mapping)
+    if refused is not None:
+        return _finish(CheckResult(path, options.get("world_size") or 1, diagnostics=[refused]))
+    return _check(mapping, path, Positions(), [], **options)
+
+
+def _check(data: Any, path: str, positions: Positions, diagnostics: list[Diagnostic], *,
+           world_size: int | None = None, profiles: Sequence[str | Profile] = (),
+           overrides: Sequence[Override | str] | None = None, allow_env: Iterable[str] = (),
+           allow_profile_import: bool = False) -> CheckResult:
+    result = CheckResult(path, world_size or 1, diagnostics=diagnostics, positions=positions)
+    if data is None or not isinstance(data, dict):
+        result.diagnostics.append(_not_a_mapping(data))
+        return _finish(result)
+    active = resolve_profiles(profiles, allow_import=allow_profile_import)
+    mapping, origins = _apply_overrides(dict(data), overrides or [])
+    result.raw = mapping
+    keys = sort_keys(mapping, active)
+    result.diagnostics += keys.diagnostics
+    config, failed, field_diags = _validate(compiled("config"), keys.fields)
+    launch, launch_diags = _validate_launch(keys.launch)
+    result.launch = launch
+    declared = world_size or (launch.get("num_processes") if isinstance(launch.get("num_processes"), int) else None)
+    result.world_size = declared or 1
+    result.sources = {**{k: "file" for k in keys.fields}, **{k: "command line" for k in origins}}
+    if declared:
+        result.sources["world_size"] = "command line" if world_size else "file"
+    profile_args, profile_diags = _validate_profiles(active, keys.profile_args)
+    result.config, result.profile_args = config, profile_args
+    renamed_diags = _validate(compiled("config"), keys.renamed)[2] if keys.renamed else []
+    result.diagnostics += field_diags + renamed_diags + launch_diags + profile_diags
+    if not failed & BATCH_INPUTS:
+        result.plan = derive_plan(config, result.world_size, sources=result.sources)
+    # The cross-field rules judge the config as it will be once its renamed and removed keys are migrated: a value
+    # written under an old name still conflicts with the rest (TRL 1.16 ignores the old name, hence K002/K003).
+    rule_config, rule_failed, rule_plan = config, failed, result.plan
+    if keys.renamed:
+        rule_config, rule_failed, _ = _validate(compiled("config"), {**keys.renamed, **keys.fields})
+        rule_plan = (derive_plan(rule_config, result.world_size, sources=result.sources)
+                     if not rule_failed & BATCH_INPUTS else None)
+    explicit = frozenset(keys.fields) | frozenset(keys.renamed)
+    result.migrated = rule_config
+    ctx = _rule_context(result, active, explicit - rule_failed)
+    ctx.plan = rule_plan
+    ctx.foreign_script = any(d.code in (codes.K_UNKNOWN, codes.K_PROFILE) for d in keys.diagnostics)
+    ctx.foreign_profiles = tuple(keys.foreign_profiles)
+    ctx.written = frozenset(mapping)
+    result.diagnostics += run_rules(rule_config, ctx, rule_failed)
+    for profile in active:
+        for profile_check in profile.checks:
+            result.diagnostics += list(profile_check(config, profile_args[profile.name], mapping))
+    if keys.has_env:
+        env = check_env(keys.env, frozenset(allow_env))
+        result.env, result.diagnostics = env.values, result.diagnostics + env.diagnostics
+    _place(result, keys.written_as, origins)
+    return _finish(result)
+
+
+def _not_a_mapping(data: Any) -> Diagnostic:
+    if data is None:
+        return Diagnostic(codes.Y_EMPTY, "error", "the config is empty (a YAML null document, not a mapping)",
+                          hint="write the settings as key: value lines")
+    kinds: dict[type, str] = {list: "a YAML list", str: "a single string"}
+    kind = kinds.get(type(data), f"a {type(data).__name__}")
+    return Diagnostic(codes.Y_NOT_MAPPING, "error", f"the top level of the config must be a mapping ({kind} was given)",
+                      line=1, column=1, hint="write the settings as key: value lines at the top level")
+
+
+def _apply_overrides(mapping: dict[str, Any],
+                     overrides: Sequence[Override | str]) -> tuple[dict[str, Any], dict[str, str]]:
+    origins: dict[str, str] = {}
+    for item in overrides:
+        override = item if isinstance(item, Override) else Override.parse(item)
+        if override.key.startswith("env."):
+            env = dict(mapping.get("env") or {}) if isinstance(mapping.get("env"), dict) else {}
+            env[override.key[4:]] = override.value
+            mapping["env"] = env
+        else:
+            mapping[override.key] = override.value
+        origins[override.key] = override.source or "command line"
+    return mapping, origins
+
+
+def _validate(model: CompiledModel, given: dict[str, Any]) -> tuple[ConfigView, set[str], list[Diagnostic]]:
+    """Validate every field; failed fields fall back to their defaults so the rest can still be checked."""
+    context: dict[str, Any] = {}
+    try:
+        values = model.validate(given, context)
+        return ConfigView(values, model.nested), set(), _notes(context)
+    except ValidationError as exc:
+        diagnostics, failed = field_diagnostics(model.fields, cast("list[dict[str, Any]]", exc.errors(include_url=False)),
+                                                 given)
+    context = {}
+    values = model.validate({k: v for k, v in given.items() if k not in failed}, context)
+    return ConfigView(values, model.nested), failed, diagnostics + _notes(context)
+
+
+def _notes(context: dict[str, Any]) -> list[Diagnostic]:
+    return [Diagnostic(code, "warning", f"{name}: {message}", fields=(name,), hint=message,
+                       fix=Fix(set={name: value}, title=f"write {value}"))
+            for name, code, message, value in context.get(NOTES, [])]
+
+
+def _validate_launch(launch: dict[str, Any]) -> tuple[dict[str, Any], list[Diagnostic]]:
+    model = compiled("launch")
+    typed = {k: v for k, v in launch.items() if k in model.fields}
+    infos = [Diagnostic(codes.K_LAUNCH, "info", f"{key} is an `accelerate launch` option; `trl grpo` forwards it",
+                        fields=(key,)) for key in launch]
+    view, failed, diagnostics = _validate(model, typed)
+    return ({**{k: v for k, v in launch.items() if k not in failed}, **{k: getattr(view, k) for k in typed
+                                                                      if k not in failed}}, infos + diagnostics)
+
+
+def _validate_profiles(active: tuple[Profile, ...],
+                       args: dict[str, dict[str, Any]]) -> tuple[dict[str, ConfigView], list[Diagnostic]]:
+    parsed: dict[str, ConfigView] = {}
+    diagnostics: list[Diagnostic] = []
+    for profile in active:
+        view, _, found = _validate(profile.validator, args.get(profile.name, {}))
+        parsed[profile.name] = view
+        diagnostics += found
+    return parsed, diagnostics
+
+
+def _rule_context(result: CheckResult, active: tuple[Profile, ...], explicit: frozenset[str]) -> RuleContext:
+    replacing = [p for p in active if p.replaces_builtin_rewards]
+    names = set() if replacing else set(TRL_REWARD_FUNCS)
+    for profile in active:
+        names |= set(profile.reward_funcs)
+    defaults = next((p.default_reward_funcs for p in active if p.default_reward_funcs is not None), None)
+    return RuleContext(world_size=result.world_size, plan=result.plan, explicit=explicit,
+                       reward_names=frozenset(names),
+                       allows_dotted_rewards=all(p.allows_dotted_rewards for p in replacing),
+                       default_reward_funcs=defaults, profile_names=tuple(p.name for p in active),
+                       launch=result.launch)
+
+
+def path_of(name: str) -> tuple[str | int, ...]:
+    """'datasets[0].path' -> ('datasets', 0, 'path'); 'env.HF_HOME' -> ('env', 'HF_HOME')."""
+    if name.startswith("env."):  # a variable name is one key, whatever it contains ('env.A.B' is refused by name)
+        return ("env", name[4:])
+    parts: list[str | int] = []
+    for piece in name.replace("]", "").split("."):
+        head, *indices = piece.split("[")
+        parts.append(head)
+        parts.extend(int(i) for i in indices if i.isdigit())
+    return tuple(parts)
+
+
+def _place(result: CheckResult, written_as: dict[str, str], origins: dict[str, str]) -> None:
+    """Rename fields to the keys as written, then give each diagnostic its line and origin."""
+    placed = []
+    for diag in result.diagnostics:
+        fields = tuple(written_as.get(f, f) for f in diag.fields)
+        line, column, origin = diag.line, diag.column, diag.origin
+        for name in fields:
+            top = name.split(".")[0].split("[")[0]
+            key = name if name in origins else top
+            if key in origins:
+                origin = "cli"
+                break
+            # A top-level key written with '.' or '[' (model.name: x) is found as written, not as a path.
+            position = result.positions.keys.get((name,)) or result.positions.of(path_of(name))
+            if position and line is None:
+                line, column = position
+                origin = origin or "file"
+                break
+        placed.append(Diagnostic(diag.code, diag.severity, diag.message, fields, line, column, diag.hint, diag.fix,
+                                 origin, diag.alternatives))
+    result.diagnostics = placed
+
+
+_PHASE = {"Y": 0, "K": 1, "T": 2, "E": 3}
+
+
+def _finish(result: CheckResult) -> CheckResult:
+    def order(d: Diagnostic) -> tuple[int, int, int]:
+        phase = _PHASE.get(d.code[5:6], 4)
+        return (phase, d.line if d.line is not None else 1 << 30, ("error", "warning", "info").index(d.severity))
+
+    result.diagnostics = sorted((bounded(d) for d in result.diagnostics), key=order)
+    return result
+
+
+MAX_TEXT = 2_000  # messages and hints quote values: a 1 MB reward name made a 1 MB message (twice, with the hint)
+
+
+def bounded(d: Diagnostic) -> Diagnostic:
+    if len(d.message) <= MAX_TEXT and len(d.hint) <= MAX_TEXT:
+        return d
+    return replace(d, message=_clip(d.message), hint=_clip(d.hint))
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 3] + "..."
+

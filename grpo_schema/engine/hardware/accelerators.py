@@ -1,0 +1,149 @@
+"""Declared hardware: a catalogue of accelerators and the `--hardware` spec that names a cluster.
+
+A spec is `[NODES x] [GPUS x] ACCELERATOR` or a plain memory size:
+`8xH100-80GB`, `2x8xA100-40GB` (2 nodes of 8), `H200`, `8x80GB`, `24GiB`. Sizes in GB mean what the vendors
+print on the box (80GB is an 80 GiB part: an H100 has 80 GiB usable minus the driver's share, which the
+framework allowance covers). Nothing here probes the local machine.
+
+Peak FLOP/s are the vendors' dense bf16 tensor-core figures (no sparsity). Users extend the catalogue with
+`register_accelerator` or with `memory_gib` / `peak_tflops` in a config's `hardware:` section.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+GIB = 1024 ** 3
+
+
+@dataclass(frozen=True)
+class Accelerator:
+    name: str
+    memory_gib: float
+    peak_tflops: float | None  # dense bf16; None when unknown (no time estimate then)
+    note: str = ""
+
+
+CATALOGUE: dict[str, Accelerator] = {}
+
+
+def register_accelerator(name: str, memory_gib: float, peak_tflops: float | None, note: str = "") -> Accelerator:
+    """Add (or replace) an accelerator; `name` is matched case-insensitively, e.g. 'H100-80GB' or 'MI300X'."""
+    accelerator = Accelerator(name, float(memory_gib), None if peak_tflops is None else float(peak_tflops), note)
+    CATALOGUE[name.upper()] = accelerator
+    return accelerator
+
+
+for _name, _memory, _tflops, _note in (
+    ("H100-80GB", 80, 989.4, "SXM; the PCIe card peaks at 756"),
+    ("H100-PCIE-80GB", 80, 756.0, ""),
+    ("H100-NVL-94GB", 94, 835.0, ""),
+    ("H200-141GB", 141, 989.4, ""),
+    ("H20-96GB", 96, 148.0, ""),
+    ("GH200-96GB", 96, 989.4, ""),
+    ("B200-180GB", 180, 2250.0, ""),
+    ("A100-80GB", 80, 312.0, ""),
+    ("A100-40GB", 40, 312.0, ""),
+    ("A800-80GB", 80, 312.0, ""),
+    ("A10G-24GB", 24, 70.0, "AWS g5 (125 TFLOP/s is the A10's sparse-free peak at a higher clock)"),
+    ("A10-24GB", 24, 125.0, ""),
+    ("L40S-48GB", 48, 362.0, ""),
+    ("L4-24GB", 24, 121.0, ""),
+    ("A6000-48GB", 48, 154.8, "RTX A6000"),
+    ("RTX4090-24GB", 24, 165.2, ""),
+    ("RTX3090-24GB", 24, 71.0, ""),
+    ("V100-32GB", 32, 125.0, "no bf16: fp16 peak"),
+    ("V100-16GB", 16, 125.0, "no bf16: fp16 peak"),
+    ("T4-16GB", 16, 65.0, "no bf16: fp16 peak"),
+    ("MI300X-192GB", 192, 1307.4, ""),
+    ("MI250X-128GB", 128, 383.0, "both dies of one package"),
+    ("GAUDI2-96GB", 96, 432.0, ""),
+):
+    register_accelerator(_name, _memory, _tflops, _note)
+
+# A bare family name means its usual (largest common) memory size.
+ALIASES = {"H100": "H100-80GB", "H200": "H200-141GB", "B200": "B200-180GB", "A100": "A100-80GB",
+           "A800": "A800-80GB", "L40S": "L40S-48GB", "L4": "L4-24GB", "A10G": "A10G-24GB", "A10": "A10-24GB",
+           "H20": "H20-96GB", "GH200": "GH200-96GB", "MI300X": "MI300X-192GB", "MI250X": "MI250X-128GB",
+           "A6000": "A6000-48GB", "RTX4090": "RTX4090-24GB", "4090": "RTX4090-24GB", "RTX3090": "RTX3090-24GB",
+           "V100": "V100-32GB", "T4": "T4-16GB", "GAUDI2": "GAUDI2-96GB", "H100-SXM": "H100-80GB",
+           "H100-PCIE": "H100-PCIE-80GB", "H100-NVL": "H100-NVL-94GB"}
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """What the run is declared to run on: nodes x GPUs per node of one accelerator."""
+
+    nodes: int
+    gpus_per_node: int
+    accelerator: Accelerator
+    spec: str = ""
+
+    @property
+    def gpus(self) -> int:
+        return self.nodes * self.gpus_per_node
+
+    @property
+    def memory_bytes(self) -> int:
+        return int(self.accelerator.memory_gib * GIB)
+
+    def describe(self) -> str:
+        count = f"{self.nodes}x{self.gpus_per_node}" if self.nodes > 1 else f"{self.gpus_per_node}"
+        return f"{count}x{self.accelerator.name} ({self.accelerator.memory_gib:g} GiB each)"
+
+    def to_dict(self) -> dict:
+        return {"spec": self.spec, "nodes": self.nodes, "gpus_per_node": self.gpus_per_node, "gpus": self.gpus,
+                "accelerator": self.accelerator.name, "memory_gib": self.accelerator.memory_gib,
+                "peak_tflops": self.accelerator.peak_tflops}
+
+
+class HardwareError(ValueError):
+    """A spec that names no hardware; the message says what is accepted."""
+
+
+_SIZE = re.compile(r"^(\d+(?:\.\d+)?)\s*(GB|GIB|G|TB|TIB)$")
+_COUNT = re.compile(r"^(\d+)\s*[X*×]\s*(.+)$")
+MAX_GPUS = 1 << 20
+
+
+def parse_hardware(spec: str) -> Hardware:
+    """'8xH100-80GB' -> 1 node x 8 H100; '2x8xA100-40GB' -> 2 nodes x 8; '80GB' -> one 80 GiB device."""
+    text = " ".join(str(spec).split()).upper()
+    if not text or len(text) > 100:
+        raise HardwareError(f"hardware spec {spec!r}: expected e.g. 8xH100-80GB, 2x8xA100-40GB or 80GB")
+    counts: list[int] = []
+    rest = text
+    while (match := _COUNT.match(rest)) and len(counts) < 2:
+        counts.append(int(match.group(1)))
+        rest = match.group(2).strip()
+    if any(c < 1 for c in counts):
+        raise HardwareError(f"hardware spec {spec!r}: counts must be at least 1")
+    nodes, per_node = (counts + [1, 1])[:2] if len(counts) == 2 else (1, counts[0] if counts else 1)
+    if nodes * per_node > MAX_GPUS:
+        raise HardwareError(f"hardware spec {spec!r}: more than {MAX_GPUS} GPUs")
+    return Hardware(nodes, per_node, accelerator_named(rest, spec), spec=str(spec))
+
+
+def accelerator_named(name: str, spec: str = "") -> Accelerator:
+    key = name.upper().replace("_", "-").replace(" ", "-")
+    size = _SIZE.match(key)
+    if size:
+        number, unit = float(size.group(1)), size.group(2)
+        gib = number * 1024 if unit.startswith("T") else number
+        if not 0 < gib <= 1 << 20:
+            raise HardwareError(f"hardware spec {spec or name!r}: memory size out of range")
+        return Accelerator(f"{gib:g}GiB", gib, None, "a plain memory size: no peak FLOP/s, so no time estimate")
+    key = ALIASES.get(key, key)
+    if key in CATALOGUE:
+        return CATALOGUE[key]
+    family, _, memory = key.rpartition("-")
+    if family and _SIZE.match(memory):  # a known family at another memory size (A100-40G, H100-94GB, ...)
+        base = CATALOGUE.get(ALIASES.get(family, family)) or next(
+            (a for k, a in CATALOGUE.items() if k.rpartition("-")[0] == family), None)
+        if base is not None:
+            gib = accelerator_named(memory).memory_gib
+            return replace(base, name=f"{family}-{memory}", memory_gib=gib)
+    known = ", ".join(sorted(CATALOGUE))
+    raise HardwareError(f"unknown accelerator {name!r} in {spec or name!r}; known: {known}, or a memory size "
+                        "like 80GB (register others with grpo_schema.engine.hardware.register_accelerator)")

@@ -1,0 +1,224 @@
+"""Will it fit: a checked config + declared hardware -> per-GPU memory by part, a verdict, fixes and run time.
+
+The settings come from the same CheckResult every surface uses (values written under names TRL 1.16 renamed,
+such as torch_dtype, are still read: the estimate is about the run the file describes). The hardware comes from
+`--hardware`, else the file's `hardware:` section. Diagnostics use the H area; an error only when the tensors
+alone, without the framework allowance, exceed the GPU's memory.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from grpo_schema.engine.codes import declare
+from grpo_schema.engine.diagnostics import Diagnostic
+from grpo_schema.engine.hardware.accelerators import GIB, Hardware, HardwareError, parse_hardware
+from grpo_schema.engine.hardware.memory import MemoryEstimate, Setup, estimate_memory
+from grpo_schema.engine.hardware.models import ModelFacts, UnknownModel, read_config_json
+from grpo_schema.engine.hardware.resolve import resolve_model
+from grpo_schema.engine.hardware.settings import setup_from
+from grpo_schema.engine.hardware.timing import DEFAULT_MFU, TimeEstimate, estimate_time
+
+H_NO_FIT = declare("GRPO-H001", "error", "does not fit in GPU memory",
+                   "The per-GPU tensors alone (weights, gradients, optimizer states, activations, logits, reference "
+                   "model, vLLM's share), without any allowance for the framework, exceed the declared GPU's memory: "
+                   "the run stops with an out-of-memory error at its first step. The fix lists the smallest edits "
+                   "that bring it under, each checked.")
+H_TIGHT = declare("GRPO-H002", "warning", "may not fit in GPU memory",
+                  "The tensors fit, but not with the allowance for the CUDA context, NCCL buffers and allocator "
+                  "fragmentation: the run is likely to run out of memory.")
+H_KV_SHORT = declare("GRPO-H003", "warning", "vLLM's KV cache is smaller than one generation batch",
+                     "In colocate mode vLLM gets vllm_gpu_memory_utilization of each GPU; after its weights the "
+                     "rest holds the KV cache. When it holds fewer tokens than the generation batch needs, vLLM "
+                     "queues sequences and generation takes several rounds.")
+H_VLLM_NO_ROOM = declare("GRPO-H004", "error", "vLLM's share cannot hold the model",
+                         "vllm_gpu_memory_utilization x GPU memory is smaller than vLLM's weights and reserve (or "
+                         "leaves no room for one full sequence's KV cache): vLLM refuses to start.")
+H_UNKNOWN_MODEL = declare("GRPO-H005", "info", "model unknown: no memory estimate",
+                          "The model is not a local directory, not in the Hub cache and not in the built-in "
+                          "catalogue. Pass its config.json (--model-config PATH) for an estimate.")
+H_SECTION = declare("GRPO-H006", "warning", "`hardware:` is read by grpo-config only",
+                    "`trl grpo --config` does not know a `hardware:` key: it passes it on to `accelerate launch`, "
+                    "which stops. grpo train/launch ignore it; for `trl grpo`, pass --hardware on grpo's command "
+                    "line instead, or remove the section from the copy TRL reads.")
+H_TOO_FEW_GPUS = declare("GRPO-H007", "error", "more processes than declared GPUs",
+                         "The world size (training processes) is larger than the GPUs the hardware declares.")
+H_BAD_SECTION = declare("GRPO-H008", "error", "invalid hardware declaration",
+                        "The `hardware:` section or --hardware value does not name hardware; the message says what "
+                        "is accepted.")
+
+NO_FIX_HINT = ("no edit of the file (up to 4 together) makes it fit: declare larger GPUs, offload the optimizer "
+               "(offload_optimizer in the hardware: section), or train a smaller model")
+SECTION_KEYS = {"spec", "model_config", "strategy", "offload_optimizer", "offload_params", "prompt_length", "mfu",
+                "memory_gib", "peak_tflops"}
+
+
+@dataclass
+class FitReport:
+    hardware: Hardware | None
+    model: ModelFacts | None
+    setup: Setup | None
+    memory: MemoryEstimate | None
+    time: TimeEstimate | None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    assumptions: list[str] = field(default_factory=list)
+
+    @property
+    def capacity(self) -> float:
+        return self.hardware.memory_bytes if self.hardware else 0.0
+
+    @property
+    def fits(self) -> bool | None:
+        if self.memory is None or self.hardware is None:
+            return None
+        return self.memory.total <= self.capacity and not any(d.severity == "error" for d in self.diagnostics)
+
+    def to_dict(self) -> dict[str, Any]:
+        mem = self.memory
+        per_gpu = None
+        if mem is not None:
+            per_gpu = {"capacity_bytes": int(self.capacity), "capacity_gib": round(self.capacity / GIB, 2),
+                       "total_bytes": int(mem.total), "total_gib": round(mem.total / GIB, 2),
+                       "headroom_gib": round((self.capacity - mem.total) / GIB, 2), "peak_phase": mem.peak_phase,
+                       "parts": [p.to_dict() for p in mem.parts],
+                       "at_peak": [p.name for p in mem.at_peak()],
+                       "vllm_kv_cache_tokens": mem.kv_cache_tokens,
+                       "vllm_kv_cache_tokens_needed": mem.kv_cache_tokens_needed}
+        return {"fits": self.fits, "hardware": self.hardware.to_dict() if self.hardware else None,
+                "model": self.model.to_dict() if self.model else None,
+                "settings": _settings_dict(self.setup), "per_gpu": per_gpu,
+                "time": self.time.to_dict() if self.time else None, "assumptions": list(self.assumptions),
+                "diagnostics": [d.to_dict() for d in self.diagnostics]}
+
+
+def _settings_dict(setup: Setup | None) -> dict[str, Any] | None:
+    if setup is None:
+        return None
+    from dataclasses import asdict
+
+    return asdict(setup)
+
+
+def section_of(result: Any) -> dict[str, Any]:
+    raw = result.raw.get("hardware") if isinstance(result.raw, dict) else None
+    if isinstance(raw, str):
+        return {"spec": raw}
+    return dict(raw) if isinstance(raw, dict) else {}
+
+
+def hardware_of(result: Any, spec: str | None) -> tuple[Hardware | None, list[Diagnostic]]:
+    section = section_of(result)
+    text = spec or section.get("spec")
+    if text is None and "memory_gib" not in section:
+        return None, []
+    try:
+        hardware = parse_hardware(str(text if text is not None else f"{section['memory_gib']}GB"))
+    except HardwareError as exc:
+        field_name = () if spec else ("hardware",)
+        return None, [Diagnostic(H_BAD_SECTION, "error", str(exc), fields=field_name,
+                                 hint="write e.g. 8xH100-80GB, 2x8xA100-40GB or 80GB")]
+    if not spec and ("memory_gib" in section or "peak_tflops" in section):
+        from dataclasses import replace
+
+        acc = hardware.accelerator
+        acc = replace(acc, memory_gib=float(section.get("memory_gib", acc.memory_gib)),
+                      peak_tflops=section.get("peak_tflops", acc.peak_tflops))
+        hardware = replace(hardware, accelerator=acc)
+    return hardware, []
+
+
+def estimate_fit(result: Any, hardware: str | Hardware | None = None, *, model_config: str | None = None,
+                 prompt_length: int | None = None, mfu: float | None = None, strategy: str | None = None,
+                 dataset_size: int | None = None, local_files: bool = True) -> FitReport:
+    """The estimate and its verdict for one checked config, without the search for edits that make it fit
+    (grpo_schema.engine.hardware.advise adds those). Never raises on bad input: problems become diagnostics."""
+    diagnostics: list[Diagnostic] = []
+    if isinstance(hardware, Hardware):
+        hw = hardware
+    else:
+        hw, diagnostics = hardware_of(result, hardware)
+    if "hardware" in getattr(result, "raw", {}):
+        extra = set(section_of(result)) - SECTION_KEYS
+        diagnostics.append(Diagnostic(H_SECTION, "warning", "the hardware: section is read by grpo-config only; "
+                                      "`trl grpo --config` would hand it to `accelerate launch`, which stops",
+                                      fields=("hardware",), hint="pass --hardware on grpo's command line instead, or "
+                                      "drop the section from the copy `trl grpo` reads"))
+        if extra:
+            diagnostics.append(Diagnostic(H_BAD_SECTION, "error", f"unknown key(s) in hardware: {sorted(extra)}",
+                                          fields=("hardware",), hint=f"known keys: {', '.join(sorted(SECTION_KEYS))}"))
+    report = FitReport(hw, None, None, None, None, diagnostics)
+    config = result.config
+    if config is None or hw is None:
+        return report
+    section = section_of(result)
+    try:
+        path = model_config or section.get("model_config")
+        if not local_files:  # the service: the built-in catalogue only, never a path a client names
+            from grpo_schema.engine.hardware.catalogue import lookup
+
+            report.model = lookup(str(config.model_name_or_path or ""))
+            if report.model is None:
+                raise UnknownModel(f"unknown model {config.model_name_or_path!r}: the service knows the built-in "
+                                   "catalogue only; run `grpo plan --model-config PATH` locally")
+        else:
+            report.model = read_config_json(path) if path else resolve_model(config.model_name_or_path,
+                                                                             config.model_revision)
+    except UnknownModel as exc:
+        report.diagnostics.append(Diagnostic(H_UNKNOWN_MODEL, "info", str(exc), fields=("model_name_or_path",),
+                                             hint="pass --model-config PATH/config.json"))
+        return report
+    report.setup, report.assumptions = setup_from(result, hw, prompt_length=prompt_length or section.get(
+        "prompt_length"), strategy=strategy or section.get("strategy"), section=section)
+    if report.setup is None:
+        return report
+    if report.setup.world_size > hw.gpus:
+        report.diagnostics.append(Diagnostic(
+            H_TOO_FEW_GPUS, "error", f"{report.setup.world_size} training processes but {hw.describe()} has "
+            f"{hw.gpus} GPUs", fields=("num_processes",) if "num_processes" in result.raw else (),
+            hint=f"declare at least {report.setup.world_size} GPUs, or run on {hw.gpus} processes"))
+    report.memory = estimate_memory(report.model, report.setup, hw.memory_bytes)
+    report.time = estimate_time(report.model, report.setup, result.plan, hw, mfu or section.get("mfu") or
+                                DEFAULT_MFU, config.max_steps if config.max_steps > 0 else None)
+    report.diagnostics += verdict(report)
+    return report
+
+
+def verdict(report: FitReport) -> list[Diagnostic]:
+    mem, cap, hw, s = report.memory, report.capacity, report.hardware, report.setup
+    out: list[Diagnostic] = []
+    if s.use_vllm and s.vllm_mode == "colocate" and mem.kv_cache_tokens is not None:
+        share = s.vllm_memory_utilization * cap / GIB
+        if mem.kv_cache_tokens < s.sequence_length:
+            out.append(Diagnostic(H_VLLM_NO_ROOM, "error", f"vLLM's share ({s.vllm_memory_utilization:g} x "
+                                  f"{cap / GIB:.0f} GiB = {share:.1f} GiB) holds its weights "
+                                  f"({mem.vllm_weights / GIB:.1f} GiB) but not one {s.sequence_length}-token "
+                                  "sequence's KV cache", fields=("vllm_gpu_memory_utilization",),
+                                  hint="raise vllm_gpu_memory_utilization, or use vllm_tensor_parallel_size > 1"))
+        elif mem.kv_cache_tokens < mem.kv_cache_tokens_needed:
+            rounds = math.ceil(mem.kv_cache_tokens_needed / mem.kv_cache_tokens)
+            out.append(Diagnostic(H_KV_SHORT, "warning", f"vLLM's KV cache holds about {mem.kv_cache_tokens:,} "
+                                  f"tokens; one generation batch needs {mem.kv_cache_tokens_needed:,} "
+                                  f"({s.generation_rows} sequences x {s.sequence_length} tokens): about {rounds} "
+                                  "rounds of generation", fields=("vllm_gpu_memory_utilization",),
+                                  hint="raise vllm_gpu_memory_utilization if the training side has room"))
+    need, tensors = mem.total / GIB, mem.tensors_total() / GIB
+    top = ", ".join(f"{p.name} {p.bytes / GIB:.1f}" for p in sorted(mem.at_peak(), key=lambda p: -p.bytes)[:4])
+    if mem.tensors_total() > cap:
+        out.append(Diagnostic(H_NO_FIT, "error", f"needs about {need:.1f} GiB per GPU on {hw.describe()}: "
+                              f"{tensors - cap / GIB:.1f} GiB short before any framework allowance "
+                              f"({top} GiB)", fields=_fit_fields(report), hint=NO_FIX_HINT))
+    elif mem.total > cap:
+        out.append(Diagnostic(H_TIGHT, "warning", f"needs about {need:.1f} GiB per GPU of {cap / GIB:.0f} GiB "
+                              f"({need - cap / GIB:.1f} GiB short with the framework allowance; {top} GiB)",
+                              fields=_fit_fields(report), hint=NO_FIX_HINT))
+    return out
+
+
+def _fit_fields(report: FitReport) -> tuple[str, ...]:
+    s = report.setup
+    fields = ["per_device_train_batch_size"]
+    if s.use_vllm and s.vllm_mode == "colocate":
+        fields.append("vllm_gpu_memory_utilization")
+    return tuple(fields)

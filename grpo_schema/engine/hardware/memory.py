@@ -1,0 +1,270 @@
+"""Per-GPU memory of a GRPO run, part by part, in bytes.
+
+Each part is a formula over the model's architecture and the run's settings (`Setup`), written from what the
+training code keeps alive (see grpo_runtime.launch.memprobe, which measures the same parts of grpo_runtime's step):
+
+- model states follow DeepSpeed's own accounting for ZeRO (mixed precision: 2-byte weights, fp32 master copy and
+  Adam moments sharded over the world size), torch's for plain data parallel (states in the weights' dtype) and
+  FSDP's (everything sharded, one wrapped layer gathered);
+- activations are the tensors each decoder layer saves for backward, per token (RMSNorm keeps fp32 copies; the
+  attention keeps q, k, v, its output and its input to o_proj; the gated MLP keeps four intermediate-wide
+  tensors); with activation checkpointing only each layer's input, plus one layer recomputed in backward;
+- the logits head keeps the [rows, completion + 1, vocab] logits and fp32 copies for the temperature, the
+  log-softmax and, for the entropy, its exp and product;
+- phases do not overlap: the per-GPU peak is the parts held throughout plus the largest of training, generation
+  (KV cache, weights gathered under ZeRO-3) and scoring (the no-grad old/reference log-prob pass).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from grpo_schema.engine.hardware.models import ModelFacts
+
+GIB = 1024 ** 3
+FRAMEWORK_BASE = 1.0 * GIB  # CUDA context, cuBLAS/cuDNN workspaces, the allocator's first blocks
+FRAMEWORK_COMM = 0.5 * GIB  # NCCL buffers when there is more than one process
+FRAGMENTATION = 0.05  # the caching allocator rounds and fragments: a share of the tensors' peak
+VLLM_RESERVE = 1.0 * GIB  # vLLM's CUDA graphs and profiled activations, taken from its share before the KV cache
+DEFAULT_LORA_TARGETS = ("q_proj", "v_proj")  # PEFT's default for Llama/Qwen/Mistral families
+ALL_LINEAR = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+OPTIMIZER_STATES = {"sgd": 0, "adafactor": 0, "adagrad": 1, "rmsprop": 1, "lion_32bit": 1, "lion_8bit": 0.25}
+PHASES = ("held", "training", "generation", "scoring")
+
+
+@dataclass(frozen=True)
+class Setup:
+    """The settings the estimate reads, resolved from a config and a hardware declaration."""
+
+    world_size: int
+    micro_batch: int  # per_device_train_batch_size
+    prompt_length: int
+    completion_length: int
+    generation_rows: int  # completions one process generates at once (its share of generation_batch_size)
+    gradient_accumulation_steps: int = 1
+    weight_bytes: int = 2  # the dtype the weights are loaded in
+    compute_bytes: int = 2  # the activations' dtype (bf16/fp16 autocast or the weights' dtype)
+    autocast: bool = False  # fp32 weights with bf16/fp16 autocast: cast copies of the weights are cached
+    strategy: str = "ddp"  # ddp | zero1 | zero2 | zero3 | fsdp | fsdp_grad_op
+    offload_optimizer: bool = False
+    offload_params: bool = False
+    optim: str = "adamw_torch_fused"
+    activation_checkpointing: bool = True
+    attention: str = "sdpa"  # sdpa | flash_attention_2 | eager | ...
+    entropy: bool = True  # the entropy of each token's distribution is computed (TRL logs it)
+    reference: bool = False  # beta != 0: reference log-probs are needed
+    old_logprobs: bool = False
+    use_peft: bool = False
+    lora_r: int = 16
+    lora_targets: tuple[str, ...] | None = None
+    use_vllm: bool = False
+    vllm_mode: str = "colocate"
+    vllm_memory_utilization: float = 0.3
+    vllm_max_model_length: int | None = None
+    vllm_tensor_parallel_size: int = 1
+    vllm_sleep: bool = False
+    liger_loss: bool = False
+    lm_head_fp32: bool = False
+    device: str = "gpu"  # "cpu": no framework allowance (the runtime's own measurement)
+
+    @property
+    def sequence_length(self) -> int:
+        return self.prompt_length + self.completion_length
+
+    @property
+    def deepspeed(self) -> bool:
+        return self.strategy.startswith("zero")
+
+
+@dataclass(frozen=True)
+class Part:
+    name: str
+    bytes: float
+    phase: str  # held | training | generation | scoring
+    note: str = ""
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "bytes": int(self.bytes), "gib": round(self.bytes / GIB, 3), "phase": self.phase,
+                "note": self.note}
+
+
+@dataclass
+class MemoryEstimate:
+    parts: list[Part] = field(default_factory=list)
+    peak_phase: str = "training"
+    kv_cache_tokens: int | None = None  # vLLM colocate: tokens its KV cache holds (per vLLM instance)
+    kv_cache_tokens_needed: int | None = None  # tokens one generation batch needs there
+    vllm_weights: float = 0.0
+
+    def phase_total(self, phase: str) -> float:
+        return sum(p.bytes for p in self.parts if p.phase == phase)
+
+    @property
+    def total(self) -> float:
+        return self.phase_total("held") + self.phase_total(self.peak_phase)
+
+    def tensors_total(self) -> float:
+        """The peak without the framework allowance: what the tensors alone certainly need."""
+        return self.total - sum(p.bytes for p in self.parts if p.name == "framework")
+
+    def at_peak(self) -> list[Part]:
+        return [p for p in self.parts if p.phase in ("held", self.peak_phase) and p.bytes > 0]
+
+    def part(self, name: str) -> float:
+        return sum(p.bytes for p in self.parts if p.name == name)
+
+
+def lora_params(model: ModelFacts, setup: Setup) -> int:
+    """Adapter parameters: r x (in + out) per targeted linear, per layer (MLP targets once per expert)."""
+    targets = setup.lora_targets or DEFAULT_LORA_TARGETS
+    if targets in (("all-linear",), ("all_linear",)):
+        targets = ALL_LINEAR
+    shapes = model.linear_shapes()
+    experts = max(model.num_experts, 1)
+    per_layer = sum(setup.lora_r * (shapes[t][0] + shapes[t][1]) * (experts if t.endswith(("gate_proj", "up_proj",
+                    "down_proj")) else 1) for t in targets if t in shapes)
+    return model.num_layers * per_layer
+
+
+def optimizer_states(optim: str) -> float:
+    """States per trainable parameter, in units of the state dtype (8-bit optimizers: a quarter)."""
+    name = optim.lower()
+    if "8bit" in name:
+        return 0.5
+    return next((v for k, v in OPTIMIZER_STATES.items() if name.startswith(k)), 2)
+
+
+def model_states(model: ModelFacts, s: Setup) -> tuple[float, float, float, str]:
+    """(weights, gradients, optimizer states, note) per GPU for the policy being trained."""
+    N, P, largest = model.total_params(), s.world_size, model.largest_layer_params()
+    trainable = 0 if s.use_peft else N
+    k = optimizer_states(s.optim)
+    if s.deepspeed and (s.compute_bytes == 2):  # DeepSpeed mixed precision: fp32 master + moments in the optimizer
+        if s.strategy == "zero3":
+            weights = (0 if s.offload_params else 2 * N / P) + 2 * largest
+            grads = 2 * largest + (0 if s.offload_optimizer else 4 * trainable / P)
+            optim = 0 if s.offload_optimizer else (4 + 4 * k) * trainable / P
+            return weights, grads, optim, "ZeRO-3: weights, gradients and optimizer states sharded; one layer gathered"
+        if s.offload_optimizer:
+            return 2 * N, 0, 0, f"ZeRO-{s.strategy[-1]} with the optimizer offloaded to the CPU"
+        # ZeRO-2 shards the 16-bit gradients too (DeepSpeed 0.19: 2N + 18N/P in all); ZeRO-1 keeps them whole
+        grads = (2 * trainable / P if s.strategy == "zero2" else 2 * trainable) + 4 * trainable / P
+        return 2 * N, grads, (4 + 4 * k) * trainable / P, f"ZeRO-{s.strategy[-1]}: fp32 master and moments sharded"
+    wb = s.weight_bytes
+    if s.strategy in ("zero3", "fsdp"):
+        weights = wb * N / P + wb * largest
+        return weights, wb * trainable / P, k * wb * trainable / P, "fully sharded; one layer gathered"
+    if s.strategy in ("zero1", "zero2", "fsdp_grad_op"):
+        grads = wb * trainable / P if s.strategy != "zero1" else wb * trainable
+        return wb * N, grads, k * wb * trainable / P, "optimizer states sharded"
+    return wb * N, wb * trainable, k * wb * trainable, "replicated on every GPU (data parallel)"
+
+
+def layer_activation_bytes(model: ModelFacts, s: Setup, tokens: int) -> float:
+    """Bytes one decoder layer saves for backward over `tokens` tokens of `rows`-long sequences."""
+    a, h = s.compute_bytes, model.hidden_size
+    norm = 8 * h + (a * h if a < 4 else 0)  # fp32 input copy and normalised value, plus its cast back
+    q, kv = model.q_width, model.kv_width
+    attention = a * (3 * q + 2 * kv) + 4 * model.num_heads  # q, k, v, output, o_proj input; log-sum-exp
+    if s.attention == "sdpa" and kv < q:
+        attention += a * 2 * q  # the SDPA path repeats k and v to every head when a padding mask is passed
+    if s.attention == "eager":
+        attention += (8 + a) * model.num_heads * s.sequence_length  # scores and probabilities, per token
+    experts = model.experts_per_token or 1
+    mlp = 4 * a * model.intermediate_size * experts
+    return tokens * (model.norms_per_layer * norm + attention + mlp)
+
+
+def activations(model: ModelFacts, s: Setup) -> float:
+    tokens = s.micro_batch * s.sequence_length
+    a, h = s.compute_bytes, model.hidden_size
+    layer = layer_activation_bytes(model, s, tokens)
+    final = tokens * (8 * h + (a * h if a < 4 else 0) + a * h)  # final norm and the trunk's output
+    if s.activation_checkpointing:
+        return model.num_layers * tokens * a * h + layer + final
+    return model.num_layers * layer + final
+
+
+def logits(model: ModelFacts, s: Setup, rows: int, grad: bool) -> float:
+    """The logits head: [rows, C + 1, V] logits, then fp32 [rows, C, V] buffers (temperature-scaled, log-softmax,
+    and with the entropy its exp and product; in training the backward of each)."""
+    C, V = s.completion_length, model.vocab_size
+    head = rows * (C + 1) * V * (4 if s.lm_head_fp32 else s.compute_bytes)
+    if s.liger_loss:  # the fused linear + loss never materialises the full logits: a few chunks of them
+        return head / 8
+    buffers = 4 if (s.entropy and grad) else 2
+    return head + buffers * 4 * rows * C * V
+
+
+def estimate_memory(model: ModelFacts, s: Setup, capacity: float | None = None) -> MemoryEstimate:
+    """Every part per GPU. `capacity` (bytes per GPU) sizes vLLM's colocated share and its KV cache."""
+    est = MemoryEstimate()
+    add = lambda name, value, phase, note="": est.parts.append(Part(name, max(float(value), 0.0), phase, note))  # noqa
+    weights, grads, optim, note = model_states(model, s)
+    add("weights", weights, "held", note)
+    held_grads = s.gradient_accumulation_steps > 1 or s.deepspeed
+    add("gradients", grads, "held" if held_grads else "training",
+        "kept across the accumulation window" if held_grads else "")
+    add("optimizer", optim, "held", f"{s.optim}" + (" (offloaded to CPU)" if s.offload_optimizer else ""))
+    if s.use_peft:
+        adapters = lora_params(model, s)
+        add("lora", adapters * (4 + 4 + 4 * optimizer_states(s.optim)), "held",
+            f"{adapters / 1e6:.1f}M adapter parameters (fp32 weights, gradients and optimizer states)")
+    if s.reference and not s.use_peft:
+        ref_bytes = 2 if s.deepspeed and s.compute_bytes == 2 else s.weight_bytes
+        sharded = s.strategy in ("zero3", "fsdp")
+        add("reference", ref_bytes * model.total_params() / (s.world_size if sharded else 1), "held",
+            "a frozen copy of the policy for the KL term (beta != 0)")
+    add("activations", activations(model, s), "training",
+        "checkpointed: layer inputs plus one layer" if s.activation_checkpointing else "every layer's saved tensors")
+    head = logits(model, s, s.micro_batch, grad=True)
+    # Accumulating into held gradients, backward first builds each parameter's new gradient: the vocabulary
+    # matrix's is the largest such transient, and with a large vocabulary it can exceed the logits' buffers.
+    accumulating = held_grads and not s.use_peft and not s.deepspeed
+    transient = model.embedding_params() * s.weight_bytes if accumulating else 0
+    add("logits", max(head, transient), "training",
+        f"{s.micro_batch} x {s.completion_length + 1} x {model.vocab_size} logits and their fp32 buffers"
+        + (" (here the vocabulary matrix's new gradient is larger)" if transient > head else ""))
+    if s.autocast and s.compute_bytes == 2:
+        add("autocast copies", 2 * model.total_params() / (s.world_size if s.strategy in ("zero3", "fsdp") else 1),
+            "training", "bf16 copies of fp32 weights cached by autocast during the forward pass")
+    one_layer = layer_activation_bytes(model, s, s.micro_batch * s.sequence_length)
+    if s.reference or s.old_logprobs:
+        add("log-prob pass", logits(model, s, s.micro_batch, grad=False) + one_layer / 4, "scoring",
+            "no-grad forward for old/reference log-probs, per_device_train_batch_size rows at a time")
+    _generation(model, s, est, capacity, add)
+    if s.device == "gpu":
+        tensors = est.phase_total("held") + max(est.phase_total(p) for p in PHASES[1:])
+        add("framework", FRAMEWORK_BASE + (FRAMEWORK_COMM if s.world_size > 1 else 0) + FRAGMENTATION * tensors,
+            "held", "CUDA context, NCCL buffers and allocator fragmentation (an allowance)")
+    est.peak_phase = max(PHASES[1:], key=est.phase_total)
+    return est
+
+
+def kv_bytes_per_token(model: ModelFacts, dtype_bytes: int = 2) -> int:
+    return 2 * model.num_layers * model.kv_width * dtype_bytes
+
+
+def _generation(model: ModelFacts, s: Setup, est: MemoryEstimate, capacity: float | None, add) -> None:
+    rows, length = s.generation_rows, s.sequence_length
+    if s.use_vllm and s.vllm_mode == "colocate":
+        tp = max(s.vllm_tensor_parallel_size, 1)
+        share = s.vllm_memory_utilization * (capacity or 0)
+        est.vllm_weights = 2 * model.total_params() / tp
+        cache = share - est.vllm_weights - VLLM_RESERVE
+        est.kv_cache_tokens = max(int(cache // (kv_bytes_per_token(model) / tp)), 0)
+        est.kv_cache_tokens_needed = rows * tp * (s.vllm_max_model_length or length)
+        add("vllm", share, "generation" if s.vllm_sleep else "held",
+            f"vllm_gpu_memory_utilization x GPU memory: weights {est.vllm_weights / GIB:.1f} GiB, KV cache "
+            f"{max(cache, 0) / GIB:.1f} GiB" + (" (released while training: sleep mode)" if s.vllm_sleep else ""))
+        return
+    if s.use_vllm:  # server mode: generation runs on other GPUs
+        return
+    kv = rows * length * kv_bytes_per_token(model, s.compute_bytes)
+    gathered = 0.0
+    if s.strategy == "zero3":
+        gathered = 2 * model.total_params() * (1 - 1 / s.world_size)
+    add("kv cache", kv, "generation", f"transformers generate: {rows} sequences x {length} tokens")
+    if gathered:
+        add("gathered weights", gathered, "generation", "ZeRO-3 gathers the whole model to generate")
+    add("generation logits", rows * model.vocab_size * 4 * 2, "generation", "")

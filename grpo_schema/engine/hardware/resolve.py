@@ -1,0 +1,24 @@
+"""Which facts describe a model: its own config.json (a local folder or the Hub cache), else the catalogue's.
+
+Above both sources (models reads config.json files, catalogue holds the built-in facts), so neither imports
+the other's way of finding a model.
+"""
+
+from __future__ import annotations
+
+from grpo_schema.engine.hardware.catalogue import lookup
+from grpo_schema.engine.hardware.models import ModelFacts, UnknownModel, find_local_config, read_config_json
+
+
+def resolve_model(name_or_path: str | None, revision: str | None = None) -> ModelFacts:
+    """The facts of a model: local config.json, then the Hub cache, then the catalogue. Raises UnknownModel."""
+    if not name_or_path or not isinstance(name_or_path, str):
+        raise UnknownModel("model_name_or_path is not set: pass the model's config.json (--model-config PATH)")
+    path = find_local_config(name_or_path, revision)
+    if path is not None:
+        return read_config_json(path, name_or_path)
+    facts = lookup(name_or_path)
+    if facts is None:
+        raise UnknownModel(f"unknown model {name_or_path!r}: pass its config.json (--model-config PATH, or "
+                           "model_config: PATH in the hardware: section)")
+    return facts

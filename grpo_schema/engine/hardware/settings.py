@@ -1,0 +1,128 @@
+"""The estimate's settings (`Setup`) read from a checked config, with every guess named as an assumption."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from grpo_schema.engine.hardware.accelerators import Hardware
+from grpo_schema.engine.hardware.memory import Setup
+
+DEFAULT_PROMPT_LENGTH = 512  # tokens, when neither the file nor the command line says
+
+HALF = {"bfloat16", "float16", "bf16", "fp16", "half"}
+ACCELERATE_STRATEGIES = {"zero1": "zero1", "zero2": "zero2", "zero3": "zero3", "fsdp": "fsdp", "fsdp1": "fsdp",
+                         "fsdp2": "fsdp", "multi_gpu": "ddp", "ddp": "ddp"}
+STRATEGIES = ("ddp", "zero1", "zero2", "zero3", "fsdp", "fsdp_grad_op")
+
+
+def _get(config: Any, name: str, default: Any = None) -> Any:
+    return getattr(config, name, default)
+
+
+def _written(result: Any, *names: str) -> Any:
+    """A value as written in the file under any of `names` (TRL 1.16 renamed some; the file still means them)."""
+    return next((result.raw[n] for n in names if result.raw.get(n) is not None), None)
+
+
+def weight_dtype(result: Any, model_dtype: str) -> str:
+    config = result.config
+    kwargs = _get(config, "model_init_kwargs") or {}
+    value = (kwargs.get("dtype") or kwargs.get("torch_dtype") if isinstance(kwargs, dict) else None) or (
+        _written(result, "dtype", "torch_dtype") or _get(config, "dtype") or "float32")
+    value = str(value).replace("torch.", "")
+    return model_dtype if value == "auto" else value
+
+
+def strategy_of(result: Any, section: dict, given: str | None) -> tuple[str, bool, bool, str]:
+    """(strategy, offload optimizer, offload params, where it came from)."""
+    launch, config = result.launch, result.config
+    offload_opt = bool(section.get("offload_optimizer")) or str(launch.get("offload_optimizer_device")) in (
+        "cpu", "nvme")
+    offload_params = bool(section.get("offload_params")) or str(launch.get("offload_param_device")) in (
+        "cpu", "nvme") or bool(launch.get("fsdp_offload_params"))
+    if given:
+        return given, offload_opt, offload_params, "declared"
+    if isinstance(launch.get("zero_stage"), int):
+        return f"zero{launch['zero_stage']}" if launch["zero_stage"] else "ddp", offload_opt, offload_params, \
+            "zero_stage"
+    named = str(launch.get("accelerate_config") or launch.get("config_file") or "").lower()
+    for key, strategy in ACCELERATE_STRATEGIES.items():
+        if key in named.rsplit("/", 1)[-1]:
+            return strategy, offload_opt, offload_params, "accelerate_config"
+    deepspeed = _get(config, "deepspeed")
+    if isinstance(deepspeed, dict):
+        zero = deepspeed.get("zero_optimization") or {}
+        stage = zero.get("stage", 0) if isinstance(zero, dict) else 0
+        offload_opt |= str((zero.get("offload_optimizer") or {}).get("device", "none")) in ("cpu", "nvme")
+        offload_params |= str((zero.get("offload_param") or {}).get("device", "none")) in ("cpu", "nvme")
+        return (f"zero{stage}" if stage else "ddp"), offload_opt, offload_params, "deepspeed"
+    if isinstance(deepspeed, str):
+        for stage in ("3", "2", "1"):
+            if f"zero{stage}" in deepspeed.lower() or f"zero_{stage}" in deepspeed.lower():
+                return f"zero{stage}", offload_opt, offload_params, "deepspeed file name"
+    fsdp = _get(config, "fsdp")
+    text = " ".join(fsdp) if isinstance(fsdp, list) else str(fsdp or "")
+    if "shard_grad_op" in text:
+        return "fsdp_grad_op", offload_opt, "offload" in text or offload_params, "fsdp"
+    if "full_shard" in text or "hybrid_shard" in text or fsdp is True or launch.get("use_fsdp"):
+        return "fsdp", offload_opt, "offload" in text or offload_params, "fsdp"
+    return "ddp", offload_opt, offload_params, "default"
+
+
+def world_size_of(result: Any, hardware: Hardware) -> tuple[int, str | None]:
+    if result.sources.get("world_size"):
+        return result.world_size, None
+    config = result.config
+    if _get(config, "use_vllm") and _get(config, "vllm_mode") == "server":
+        server = max(int(_get(config, "vllm_tensor_parallel_size") or 1), 1)
+        return max(hardware.gpus - server, 1), f"{server} GPU(s) kept for the vLLM server (vllm_mode: server)"
+    return hardware.gpus, None
+
+
+def setup_from(result: Any, hardware: Hardware, *, prompt_length: int | None = None, strategy: str | None = None,
+               section: dict | None = None, model_dtype: str = "bfloat16") -> tuple[Setup | None, list[str]]:
+    config, plan, section = result.config, result.plan, section or {}
+    notes: list[str] = []
+    world = result.world_size
+    written_prompt = _written(result, "max_prompt_length")
+    if prompt_length is None:
+        if isinstance(written_prompt, int) and not isinstance(written_prompt, bool) and written_prompt > 0:
+            prompt_length = written_prompt
+            notes.append(f"prompts up to max_prompt_length = {prompt_length} tokens (from the file)")
+        else:
+            prompt_length = DEFAULT_PROMPT_LENGTH
+            notes.append(f"prompts of {prompt_length} tokens (assumed; pass --prompt-length)")
+    b = int(config.per_device_train_batch_size)
+    rows = plan.generation_batch_size // max(world, 1) if plan is not None else b * config.gradient_accumulation_steps
+    dtype = weight_dtype(result, model_dtype)
+    mixed = bool(_get(config, "bf16")) or bool(_get(config, "fp16")) or _get(config, "bf16") is None
+    weight_bytes = 2 if dtype in HALF else 4
+    chosen, offload_opt, offload_params, origin = strategy_of(result, section, strategy)
+    if chosen not in STRATEGIES:
+        chosen = "ddp"
+    notes.append(f"distributed strategy {chosen} ({origin})" + (", optimizer offloaded" if offload_opt else ""))
+    checkpointing = _get(config, "activation_checkpointing")
+    if checkpointing is None:
+        checkpointing = _get(config, "gradient_checkpointing", True)
+    targets = _get(config, "lora_target_modules")
+    setup = Setup(
+        world_size=world, micro_batch=b, prompt_length=int(prompt_length),
+        completion_length=int(config.max_completion_length or 256), generation_rows=max(int(rows), 1),
+        gradient_accumulation_steps=int(config.gradient_accumulation_steps), weight_bytes=weight_bytes,
+        compute_bytes=2 if (mixed or weight_bytes == 2) else 4, autocast=mixed and weight_bytes == 4,
+        strategy=chosen, offload_optimizer=offload_opt, offload_params=offload_params,
+        optim=str(_get(config, "optim") or "adamw_torch"), activation_checkpointing=bool(checkpointing),
+        attention=str(_get(config, "attn_implementation") or "sdpa"), entropy=True,
+        reference=float(_get(config, "beta") or 0.0) != 0.0,
+        old_logprobs=bool(plan.old_logprobs_needed) if plan is not None else False,
+        use_peft=bool(_get(config, "use_peft")), lora_r=int(_get(config, "lora_r") or 16),
+        lora_targets=tuple(targets) if isinstance(targets, (list, tuple)) else ((targets,) if targets else None),
+        use_vllm=bool(_get(config, "use_vllm")), vllm_mode=str(_get(config, "vllm_mode") or "colocate"),
+        vllm_memory_utilization=float(_get(config, "vllm_gpu_memory_utilization") or 0.3),
+        vllm_max_model_length=_get(config, "vllm_max_model_length"),
+        vllm_tensor_parallel_size=int(_get(config, "vllm_tensor_parallel_size") or 1),
+        vllm_sleep=bool(_get(config, "vllm_enable_sleep_mode")),
+        liger_loss=bool(_get(config, "use_liger_kernel")) or bool(_get(config, "use_liger_loss")),
+        lm_head_fp32=bool(_get(config, "cast_lm_head_to_fp32")))
+    notes.append(f"weights in {dtype}" + (" with bf16/fp16 autocast" if setup.autocast else ""))
+    return setup, notes

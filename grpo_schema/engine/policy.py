@@ -1,0 +1,247 @@
+"""Service policy: what a config posted over HTTP may not do before the service starts a run with it.
+
+A config that validates is safe for TRL, not necessarily for a service that starts processes for whoever holds
+its token. `service_policy(result, policy)` adds coded diagnostics (area X, in the shape of every other
+diagnostic) for what such a config must not do unless the operator allowed it:
+importing code by dotted path, setting `env:` variables outside an allow-list, `trust_remote_code`, and
+reading or writing outside the runs directory. Nothing here imports, reads or writes anything the config names;
+paths are only resolved (symlinks included) to see where they lead.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from grpo_schema.engine.check import CheckResult, bounded, path_of
+from grpo_schema.engine.codes import declare
+from grpo_schema.engine.diagnostics import Diagnostic, Fix
+from grpo_schema.engine.resume import resume_target
+
+X_REWARD_IMPORT = declare(
+    "GRPO-X001", "error", "reward function imported by dotted path",
+    "A dotted reward path makes every training process import and run that module. A service that starts runs "
+    "for its clients refuses it unless the operator allows that path or all imports.")
+X_ENV = declare(
+    "GRPO-X002", "error", "env variable outside the service's allow-list",
+    "A run started by the service gets only the `env:` variables its operator allows by name; any other "
+    "variable could change what the training processes do.")
+X_REMOTE_CODE = declare(
+    "GRPO-X003", "error", "trust_remote_code in a service run",
+    "trust_remote_code runs Python files that come with the model. The service refuses it unless the "
+    "operator allows it.")
+X_OUTSIDE = declare(
+    "GRPO-X004", "error", "path outside the runs directory",
+    "A service run writes only under the operator's runs directory: output_dir is resolved under it, and "
+    "absolute paths, `..` and symlinks that lead out of it are refused unless the operator allows them. "
+    "resume_from_checkpoint is held to the same rule because a checkpoint is unpickled.")
+X_PROFILE = declare(
+    "GRPO-X005", "error", "profile in a service run",
+    "Service runs are trained by grpo_runtime, which reads TRL's keys only; a profile's script arguments would "
+    "not be read, and a profile named by module path would import code into the service.")
+X_PROCESSES = declare(
+    "GRPO-X006", "error", "more processes than the service allows",
+    "The service starts runs on its own machine with at most the number of processes its operator set.")
+X_PUSH = declare(
+    "GRPO-X009", "error", "push_to_hub in a service run",
+    "A run that pushes uploads the model with the service's Hugging Face token (HF_TOKEN of the service's "
+    "environment) to a repository named in the posted config. The service refuses it unless the operator allows "
+    "pushing.")
+X_BUSY = declare(
+    "GRPO-X007", "error", "output_dir in use by another run",
+    "Two runs writing the same output_dir would overwrite each other's checkpoints and metrics.")
+
+X_NODES = declare(
+    "GRPO-X008", "error", "world size that does not fill the service's Slurm nodes",
+    "A service that submits runs to Slurm gives every node the same number of training processes, set by its "
+    "operator: a run's world size must be a whole number of nodes (or fit on one), and at most the operator's "
+    "number of nodes.")
+
+
+@dataclass(frozen=True)
+class ServicePolicy:
+    """What the operator allows. The defaults refuse everything a client could use to run its own code."""
+
+    runs_dir: Path
+    reward_imports: frozenset[str] = frozenset()  # dotted reward paths allowed by name
+    allow_reward_imports: bool = False  # any dotted reward path
+    env_allowlist: frozenset[str] = frozenset()
+    allow_trust_remote_code: bool = False
+    allow_outside_runs_dir: bool = False
+    max_processes: int = 1
+    slurm_node_processes: int | None = None  # runs are Slurm jobs with this many processes per node
+    slurm_max_nodes: int = 1
+    allow_push_to_hub: bool = False
+
+
+def service_policy(result: CheckResult, policy: ServicePolicy, profiles: Iterable[str] = ()) -> list[Diagnostic]:
+    """The policy diagnostics for a checked config (empty when the service may run it)."""
+    if result.config is None:
+        return []
+    found = [*_reward_imports(result, policy), *_env_names(result, policy), *_remote_code(result, policy),
+             *_paths(result, policy), *_profiles(profiles), *_processes(result, policy),
+             *_slurm_nodes(result, policy), *_push(result, policy)]
+    return [_placed(result, diag) for diag in found]
+
+
+def output_dir_busy(result: CheckResult, run_id: str, output_dir: Path) -> Diagnostic:
+    """X007 for a config whose output_dir is the output_dir of a run still queued or running."""
+    diag = Diagnostic(X_BUSY, "error", f"output_dir {str(output_dir)!r} is the output_dir of run {run_id}, which "
+                      "is still queued or running", fields=("output_dir",),
+                      hint=f"choose another output_dir, or cancel run {run_id} first")
+    return _placed(result, diag)
+
+
+def resolve_under(runs_dir: Path, value: str, allow_outside: bool = False) -> Path | None:
+    """Where `value` leads for a service run: relative paths under runs_dir. None when that is not allowed:
+    absolute, `~`, `..`, or a symlink that resolves outside (or onto) runs_dir."""
+    if "\x00" in value:  # no such path anywhere, and resolve() raised ValueError (a 500 from POST /runs)
+        return None
+    root = runs_dir.resolve()
+    path = Path(os.path.expanduser(value)) if allow_outside else Path(value)
+    if allow_outside:
+        return (path if path.is_absolute() else root / path).resolve()
+    if path.is_absolute() or value.startswith("~") or ".." in path.parts:
+        return None
+    resolved = (root / path).resolve()
+    return resolved if resolved != root and resolved.is_relative_to(root) else None
+
+
+def _reward_imports(result: CheckResult, policy: ServicePolicy) -> Iterator[Diagnostic]:
+    if policy.allow_reward_imports:
+        return
+    for name in result.config.reward_funcs or []:
+        if "." in name and name not in policy.reward_imports:
+            allowed = ", ".join(sorted(policy.reward_imports)) or "none"
+            yield Diagnostic(X_REWARD_IMPORT, "error", f"reward function {name!r} would be imported by dotted "
+                             f"path; this service does not import code named in a posted config",
+                             fields=("reward_funcs",),
+                             hint=f"use a built-in reward or one the operator allows ({allowed}); the operator can "
+                                  "allow more with GRPO_WEB_RUNS_REWARD_IMPORTS")
+
+
+def _env_names(result: CheckResult, policy: ServicePolicy) -> Iterator[Diagnostic]:
+    env = result.raw.get("env")
+    if not isinstance(env, dict):
+        return
+    already = {f for d in result.diagnostics if d.severity == "error" for f in d.fields}
+    allowed = ", ".join(sorted(policy.env_allowlist)) or "none"
+    for name in env:
+        field = f"env.{name}"
+        if str(name) not in policy.env_allowlist and field not in already:
+            yield Diagnostic(X_ENV, "error", f"env sets {name}, which this service does not allow in runs",
+                             fields=(field,), hint=f"remove it; allowed here: {allowed} "
+                                                   "(the operator sets GRPO_WEB_RUNS_ENV_ALLOWLIST)",
+                             fix=Fix(unset=(field,), safe=False, title=f"remove env.{name}"))
+
+
+def _remote_code(result: CheckResult, policy: ServicePolicy) -> Iterator[Diagnostic]:
+    if policy.allow_trust_remote_code:
+        return
+    hint = "set it to false and use a model that transformers supports natively"
+    if result.config.trust_remote_code:
+        yield Diagnostic(X_REMOTE_CODE, "error", "trust_remote_code: true would run the model's own Python files "
+                         "in the training processes", fields=("trust_remote_code",), hint=hint,
+                         fix=Fix(set={"trust_remote_code": False}, safe=False, title="set trust_remote_code: false"))
+    kwargs = result.config.model_init_kwargs
+    if isinstance(kwargs, dict) and kwargs.get("trust_remote_code"):
+        yield Diagnostic(X_REMOTE_CODE, "error", "model_init_kwargs sets trust_remote_code, which would run the "
+                         "model's own Python files", fields=("model_init_kwargs",), hint="remove trust_remote_code "
+                         "from model_init_kwargs")
+    yield from _hub_kernels(result.config, kwargs if isinstance(kwargs, dict) else {})
+
+
+def _hub_kernels(config: Any, kwargs: dict[str, Any]) -> Iterator[Diagnostic]:
+    """transformers downloads compiled kernels from the Hub and runs them for an attn_implementation written as a
+    repository id ('kernels-community/flash-attn') and for use_kernels: code from the Hub, as trust_remote_code."""
+    for field, value in (("attn_implementation", config.attn_implementation),
+                         ("model_init_kwargs", kwargs.get("attn_implementation"))):
+        if isinstance(value, str) and "/" in value:
+            yield Diagnostic(X_REMOTE_CODE, "error", f"attn_implementation {value!r} is a kernels-hub repository: "
+                             "its compiled code would be downloaded and run in the training processes",
+                             fields=(field,), hint="use a built-in implementation: eager, sdpa or flash_attention_2")
+    if kwargs.get("use_kernels"):
+        yield Diagnostic(X_REMOTE_CODE, "error", "model_init_kwargs sets use_kernels, which downloads kernels from "
+                         "the Hub and runs them", fields=("model_init_kwargs",), hint="remove use_kernels")
+
+
+def _paths(result: CheckResult, policy: ServicePolicy) -> Iterator[Diagnostic]:
+    where = f"the runs directory {str(policy.runs_dir)!r}"
+    output_dir = result.config.output_dir
+    if output_dir is not None and resolve_under(policy.runs_dir, str(output_dir),
+                                                policy.allow_outside_runs_dir) is None:
+        yield Diagnostic(X_OUTSIDE, "error", f"output_dir {str(output_dir)!r} leads outside {where}",
+                         fields=("output_dir",), hint="use a relative path without '..' (it is placed under the "
+                                                      "runs directory), or leave output_dir unset",
+                         fix=Fix(unset=("output_dir",), safe=False, title="let the service choose output_dir"))
+    kwargs = result.config.model_init_kwargs if isinstance(result.config.model_init_kwargs, dict) else {}
+    for key in ("cache_dir", "offload_folder"):  # from_pretrained writes downloads and offloaded weights there
+        value = kwargs.get(key)
+        if isinstance(value, str) and resolve_under(policy.runs_dir, value, policy.allow_outside_runs_dir) is None:
+            yield Diagnostic(X_OUTSIDE, "error", f"model_init_kwargs.{key} {value!r} leads outside {where}",
+                             fields=("model_init_kwargs",), hint=f"remove {key} from model_init_kwargs, or use a "
+                                                                 "relative path without '..'")
+    resume = resume_target(result.config.resume_from_checkpoint)
+    if isinstance(resume, str) and resolve_under(policy.runs_dir, resume, policy.allow_outside_runs_dir) is None:
+        yield Diagnostic(X_OUTSIDE, "error", f"resume_from_checkpoint {resume!r} leads outside {where}",
+                         fields=("resume_from_checkpoint",),
+                         hint="resume with POST /api/v1/runs/{id}/resume, or write resume_from_checkpoint: true")
+
+
+def _profiles(profiles: Iterable[str]) -> Iterator[Diagnostic]:
+    for name in profiles:
+        kind = "a profile named by module path" if ":" in name else f"profile {name!r}"
+        yield Diagnostic(X_PROFILE, "error", f"{kind} cannot be used for a service run: runs train with "
+                         "grpo_runtime, which reads TRL's keys only", hint="launch without ?profile=")
+
+
+def _processes(result: CheckResult, policy: ServicePolicy) -> Iterator[Diagnostic]:
+    if result.world_size > policy.max_processes:
+        fields = ("num_processes",) if "num_processes" in result.raw else ()
+        yield Diagnostic(X_PROCESSES, "error", f"the run asks for {result.world_size} processes; this service "
+                         f"starts at most {policy.max_processes}", fields=fields,
+                         hint=f"use a world size of at most {policy.max_processes} (GRPO_WEB_RUNS_MAX_PROCESSES)")
+
+
+def slurm_nodes(world_size: int, node_processes: int) -> int | None:
+    """Nodes of a run on the operator's Slurm nodes: whole nodes, or one node holding the whole run."""
+    if world_size <= node_processes:
+        return 1
+    return world_size // node_processes if world_size % node_processes == 0 else None
+
+
+def _slurm_nodes(result: CheckResult, policy: ServicePolicy) -> Iterator[Diagnostic]:
+    per_node = policy.slurm_node_processes
+    if per_node is None:
+        return
+    nodes = slurm_nodes(result.world_size, per_node)
+    fields = ("num_processes",) if "num_processes" in result.raw else ()
+    if nodes is None:
+        yield Diagnostic(X_NODES, "error", f"world size {result.world_size} is not a whole number of this service's "
+                         f"Slurm nodes ({per_node} training processes each)", fields=fields,
+                         hint=f"use a multiple of {per_node}, or at most {per_node}")
+    elif nodes > policy.slurm_max_nodes:
+        yield Diagnostic(X_NODES, "error", f"world size {result.world_size} needs {nodes} Slurm nodes of {per_node} "
+                         f"processes; this service gives a run at most {policy.slurm_max_nodes}", fields=fields,
+                         hint=f"use a world size of at most {per_node * policy.slurm_max_nodes} "
+                              "(GRPO_WEB_RUNS_SLURM_MAX_NODES)")
+
+
+def _push(result: CheckResult, policy: ServicePolicy) -> Iterator[Diagnostic]:
+    if result.config.push_to_hub and not policy.allow_push_to_hub:
+        yield Diagnostic(X_PUSH, "error", "push_to_hub: true would upload the model with the service's Hub token",
+                         fields=("push_to_hub",), hint="set push_to_hub: false and upload the run's output_dir "
+                         "yourself; the operator can allow pushing with GRPO_WEB_RUNS_ALLOW_PUSH_TO_HUB",
+                         fix=Fix(set={"push_to_hub": False}, safe=False, title="set push_to_hub: false"))
+
+
+def _placed(result: CheckResult, diag: Diagnostic) -> Diagnostic:
+    """The diagnostic at its first field's key in the file (null for a JSON body or a key not in the file), its
+    message and hint bounded as the validator's are (a refused value may be any size)."""
+    for name in diag.fields:
+        position = result.positions.of(path_of(name))
+        if position:
+            return bounded(replace(diag, line=position[0], column=position[1], origin="file"))
+    return bounded(diag)
