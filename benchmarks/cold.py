@@ -72,9 +72,11 @@ def _report(files: dict, samples: dict) -> dict:
             "memory_ours_over_floor": ratio(ours["peak_rss_mb"]["median"], floor["peak_rss_mb"]["median"]),
         })
     worst_speedup = min(r["speedup_vs_trl"] for r in rows)
-    worst_floor = max(r["ours_over_floor"] for r in rows)
+    # CPU time, not wall: on 2 cores wall time also counts waiting for the core, which load makes noisy
+    worst_floor = max(r["cpu_ours_over_floor"] for r in rows)
     return {
         "floor": floor, "files": rows,
         "targets": {"speedup_vs_trl >= 10": {"value": worst_speedup, "met": worst_speedup >= 10},
-                    f"ours_over_floor <= {FLOOR_TARGET}": {"value": worst_floor, "met": worst_floor <= FLOOR_TARGET}},
+                    f"CPU ours_over_floor <= {FLOOR_TARGET}": {"value": worst_floor,
+                                                               "met": worst_floor <= FLOOR_TARGET}},
     }

@@ -32,6 +32,28 @@ def load_average() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
+# A ratio taken while other work competes for the cores is compressed towards a floor and is not a result. The
+# 1-minute load average is the signal: above a quarter of a process per core, the machine counts as busy.
+BUSY_LOAD_PER_CORE = 0.25
+
+
+def busy_threshold() -> float:
+    return BUSY_LOAD_PER_CORE * (os.cpu_count() or 1)
+
+
+def wait_for_idle(timeout_s: float, poll_s: float = 5.0) -> tuple[list[float], bool]:
+    """Wait up to `timeout_s` for the 1-minute load average to fall below the busy threshold (a previous section's
+    own load decays within a minute or two). Returns (the load average at the end, whether the machine is busy)."""
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        load = load_average()
+        if load[0] < busy_threshold() or time.monotonic() >= deadline:
+            return load, load[0] >= busy_threshold()
+        time.sleep(poll_s)
+
+
 def versions() -> dict[str, str]:
     return run_versions(PACKAGES, missing="not installed")
 

@@ -115,7 +115,8 @@ def targets(results: dict) -> list[str]:
     for name, section in results["sections"].items():
         for target, got in section.get("targets", {}).items():
             value = got["value"] if isinstance(got["value"], str) else f"{got['value']:.2f}"
-            lines.append(f"| {name} | {target} | {value} | {'yes' if got['met'] else '**no**'} |")
+            met = "**not a result** (machine busy)" if got.get("busy") else "yes" if got["met"] else "**no**"
+            lines.append(f"| {name} | {target} | {value} | {met} |")
     return lines + [""]
 
 
@@ -154,5 +155,7 @@ def render(results: dict) -> str:
         lines += RENDERERS[name](section)
         load = results["load"].get(name)
         if load:
-            lines += [f"_Load average during this section: {load['before']} before, {load['after']} after._", ""]
+            busy = (f" **Busy machine** (1-minute load above {load['busy_threshold']:g}): not a result."
+                    if load.get("busy") else "")
+            lines += [f"_Load average during this section: {load['before']} before, {load['after']} after._{busy}", ""]
     return "\n".join(lines)

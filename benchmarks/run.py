@@ -60,11 +60,23 @@ def parse_args(argv):
     parser.add_argument("--device", type=lambda s: s.split(","), default=["cpu", "cuda"],
                         help="runtime devices (cuda is skipped, and says so, where there is no GPU)")
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results", help="results folder")
+    parser.add_argument("--wait-idle", type=float, default=180.0, metavar="SECONDS",
+                        help="before each section, wait up to this long for an idle machine (default 180); a section "
+                             "measured on a busy machine is flagged and its targets are not counted as met")
     args = parser.parse_args(argv)
     unknown = set(args.only) - set(GROUPS) or set(args.device) - {"cpu", "cuda"}
     if unknown:
         parser.error(f"unknown choice(s): {', '.join(sorted(unknown))}")
     return args
+
+
+def flag_if_busy(section: dict, busy: bool) -> dict:
+    """On a busy machine a target is reported as not met, whatever was measured (the number is kept)."""
+    # peak memory counts bytes, which other processes' load does not change (runtime-memory says so)
+    if busy and section.get("load_sensitive", True):
+        for got in section.get("targets", {}).values():
+            got["met"], got["busy"] = False, True
+    return section
 
 
 def main(argv=None) -> int:
@@ -74,10 +86,12 @@ def main(argv=None) -> int:
                "quick": args.quick, "date": datetime.datetime.now().isoformat(timespec="seconds"),
                "machine": machine.describe(), "load_start": machine.load_average(), "load": {}, "sections": {}}
     for name, measure in sections(args).items():
-        print(f"[bench] {name} ...", file=sys.stderr, flush=True)
-        before = machine.load_average()
-        results["sections"][name] = measure()
-        results["load"][name] = {"before": before, "after": machine.load_average()}
+        before, busy = machine.wait_for_idle(0 if args.quick else args.wait_idle)
+        print(f"[bench] {name} ... (load {before}{', BUSY: not a result' if busy else ''})", file=sys.stderr,
+              flush=True)
+        results["sections"][name] = flag_if_busy(measure(), busy)
+        results["load"][name] = {"before": before, "after": machine.load_average(), "busy": busy,
+                                 "busy_threshold": machine.busy_threshold()}
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "latest.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     (args.out / "latest.md").write_text(report.render(results), encoding="utf-8")

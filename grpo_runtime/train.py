@@ -23,6 +23,7 @@ import grpo_runtime.outputs.best as best
 import grpo_runtime.distributed.sharding as sharding
 from grpo_runtime.training.batch import Grouping, generate_batch, shuffle_rows, split_rows
 from grpo_runtime.evaluate import evaluate
+from grpo_runtime.outputs import completions
 from grpo_runtime.outputs.hub import HubPusher
 from grpo_runtime.outputs.checkpoint import (Progress, load_checkpoint, load_weights, prune_checkpoints, resolve_resume,
                          save_checkpoint)
@@ -142,7 +143,10 @@ def new_generation(config, plan, parts: Parts, progress: Progress, micro: int, w
     log_assignment(parts, dict(generation=generation, micro_step=micro, step=progress.global_step, rows=indices,
                                rewards=rewards, advantages=generated.batch["advantages"].tolist()))
     if config.log_completions:
-        log_completions(parts, progress.global_step, generated, rewards)
+        log_completions(config, parts, progress.global_step, generated, rewards)
+    elif parts.accelerator.is_main_process and should_log(config, progress.global_step + 1, parts.total_steps, window):
+        log_completions(config, parts, progress.global_step, generated, rewards,
+                        sample=completions.SAMPLE_GROUPS * plan.num_generations)
     progress.num_input_tokens_seen += generated.tokens
     window_metrics.add(generated.metrics)
     window_metrics.set("num_tokens", progress.num_input_tokens_seen)
@@ -309,7 +313,8 @@ def start_fresh_logs(parts: Parts) -> None:
     parts.accelerator.wait_for_everyone()
     if parts.accelerator.is_main_process:
         (parts.output_dir / "metrics.jsonl").unlink(missing_ok=True)
-        (parts.output_dir / "completions.jsonl").unlink(missing_ok=True)
+        (parts.output_dir / completions.COMPLETIONS_FILE).unlink(missing_ok=True)
+        (parts.output_dir / completions.SAMPLE_FILE).unlink(missing_ok=True)
     (parts.output_dir / "prompt_assignment" / f"rank-{parts.rank}.jsonl").unlink(missing_ok=True)
     parts.accelerator.wait_for_everyone()
 
@@ -323,20 +328,23 @@ def log_assignment(parts: Parts, line: dict) -> None:
         handle.write(json.dumps(line) + "\n")
 
 
-def log_completions(parts: Parts, step: int, generated, rewards: list[list]) -> None:
-    """log_completions: every prompt and completion of the generation with its rewards and advantage, gathered
-    from all processes into completions.jsonl (TRL shows the same table in the console or in wandb)."""
-    names = parts.reward_names
-    lines = [
-        {"step": step, "prompt": prompt, "completion": completion, "rewards": dict(zip(names, row)),
-         "advantage": advantage}
-        for prompt, completion, row, advantage in zip(generated.prompts, generated.completions, rewards,
-                                                       generated.batch["advantages"].tolist())
-    ]
-    lines = parts.gather_object(lines)
+def log_completions(config, parts: Parts, step: int, generated, rewards: list[list], sample: int = 0) -> None:
+    """log_completions: every prompt and completion of the generation with its rewards, total reward, advantage,
+    length and truncation, gathered from all processes into completions.jsonl. `sample` > 0: only this many of
+    the main process's rows, into completions-sample.jsonl, with no gathering (outputs/completions.py)."""
+    batch = generated.batch
+    stop_ids = set(parts.eos_ids) | {parts.tokenizer.pad_token_id}
+    lengths, truncated = completions.rows_lengths(batch["completion_ids"], batch["completion_mask"], stop_ids,
+                                                  config.max_completion_length)
+    rows = completions.completion_rows(step, parts.reward_names, parts.reward_weights.tolist(), generated.prompts,
+                                       generated.completions, rewards, batch["advantages"].tolist(), lengths,
+                                       truncated)
+    if sample:
+        completions.append_rows(parts.output_dir, rows[:sample], sample=True)
+        return
+    rows = parts.gather_object(rows)
     if parts.accelerator.is_main_process:
-        with (parts.output_dir / "completions.jsonl").open("a", encoding="utf-8") as handle:
-            handle.writelines(json.dumps(line) + "\n" for line in lines)
+        completions.append_rows(parts.output_dir, rows)
 
 
 def write_resolved_config(config, directory) -> None:

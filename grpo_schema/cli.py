@@ -118,6 +118,7 @@ def _profiles(names: list[str]) -> tuple:
 def cmd_validate(args: argparse.Namespace, rest: list[str]) -> int:
     from grpo_schema.engine.validate import check_text
     from grpo_schema.engine.diagnostics import has_errors
+    from grpo_schema.engine.infile import read_file_settings
     from grpo_schema.engine.overrides import OverrideError, parse_trl_args
 
     try:
@@ -134,9 +135,12 @@ def cmd_validate(args: argparse.Namespace, rest: list[str]) -> int:
     for path in paths:
         data = _read(path)
         shown = "<stdin>" if path == "-" else path
-        result = check_text(data, path=shown, **options)
-        if args.hardware or (result.raw.get("hardware") if isinstance(result.raw, dict) else None):
-            result = _with_fit(data, shown, args.hardware, options)
+        result = check_text(data, path=shown, **options)  # reads the file's `# grpo:` comment under the flags
+        # The fit is checked when asked for (--hardware, or the file's `# grpo: --hardware` comment); a hardware:
+        # section alone is what `grpo plan` and the form's memory bar read, as the service and the editor do.
+        hardware = args.hardware or read_file_settings(data).hardware
+        if hardware:
+            result = _with_fit(data, shown, hardware, options, from_flag=bool(args.hardware))
         if args.fix:
             from grpo_schema.commands.autofix import fix_file
 
@@ -155,20 +159,36 @@ def cmd_validate(args: argparse.Namespace, rest: list[str]) -> int:
     return EXIT_INVALID if any(has_errors(r.diagnostics, strict=args.strict) for r in results) else EXIT_OK
 
 
-def _with_fit(data: bytes, path: str, hardware: str | None, options: dict):
-    """The check at the world size the hardware implies, with the fit's diagnostics added (one engine: plan_fit)."""
+def _with_fit(data: bytes, path: str, hardware: str | None, options: dict, from_flag: bool = True):
+    """The check at the world size the hardware implies, with the fit's diagnostics added (one engine: plan_fit).
+    `hardware` is --hardware's, else the `# grpo: --hardware SPEC` comment's (a bad one there is GRPO-Y015)."""
     from grpo_schema.engine.check import _finish
     from grpo_schema.engine.hardware.accelerators import HardwareError, parse_hardware
     from grpo_schema.commands.plan import check_for_hardware
 
+    comment_problem = None
     if hardware:
         try:
             parse_hardware(hardware)
         except HardwareError as exc:
-            raise UsageError(f"--hardware: {exc}")
+            if from_flag:
+                raise UsageError(f"--hardware: {exc}")
+            comment_problem = _comment_problem(data, f"`# grpo:` comment: --hardware {hardware!r}: {exc}")
+            hardware = None
     result, report = check_for_hardware(data, path, hardware, **options)
+    if comment_problem is not None:
+        result.diagnostics = [comment_problem] + result.diagnostics
     result.diagnostics = result.diagnostics + report.diagnostics
     return _finish(result)
+
+
+def _comment_problem(data: bytes, message: str):
+    from grpo_schema.engine import codes
+    from grpo_schema.engine.diagnostics import Diagnostic
+    from grpo_schema.engine.infile import OPTIONS_HELP, read_file_settings
+
+    line = read_file_settings(data).hardware_line
+    return Diagnostic(codes.Y_COMMENT, "warning", message, line=line, column=1 if line else None, hint=OPTIONS_HELP)
 
 
 def _emit(results: list, sources: dict[str, str], fmt: str) -> None:

@@ -13,6 +13,11 @@ if [ "${SKIP_SYSTEM:-0}" != 1 ]; then
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
       || echo "warning: could not install chromium; browser tests will be skipped" >&2
   fi
+  # Neovim (headless) for tests/editor/test_neovim.py: `grpo lsp` attached to real buffers.
+  if ! command -v nvim >/dev/null && command -v apt-get >/dev/null; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq neovim >/dev/null) \
+      || echo "warning: could not install neovim; the Neovim editor tests will be skipped" >&2
+  fi
   # A real one-node Slurm cluster for tests/slurm (started by a fixture as root, in a temporary folder).
   if ! [ -x /usr/sbin/slurmctld ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \

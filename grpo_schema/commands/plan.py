@@ -1,8 +1,13 @@
 """`grpo plan FILE --hardware SPEC [--format text|json]`: will the config fit, and how long will it run.
 
 The config's own diagnostics are listed without the batch rules' fix search (`grpo validate` does that).
-Exit 0 when it fits (or no estimate can be made: an unknown model is an info), 1 when it does not or the config
-has errors, 2 for bad usage.
+Exit 0 when it fits, 1 when it does not or the config has errors, 2 for bad usage: a hardware spec that does
+not parse, an engine that does not exist, a model neither the catalogue nor a config.json describes (each a
+coded diagnostic with its fix, never a traceback).
+
+`--engine` names whose code the estimate models: `trl` (TRL 1.16's GRPOTrainer, what `trl grpo` runs: the
+default here and for `grpo validate --hardware`) or `grpo_runtime` (what `grpo train`, `grpo launch` and the
+form run).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from grpo_schema.engine.hardware.advise import plan_fit
 from grpo_schema.engine.hardware.fit import FitReport, section_of
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
+USAGE_CODES = ("GRPO-H005", "GRPO-H008", "GRPO-H009")  # unknown model, hardware that does not parse, unknown engine
 
 
 def check_for_hardware(data: Any, path: str, hardware: str | None, *, world_size: int | None = None,
@@ -29,7 +35,8 @@ def check_for_hardware(data: Any, path: str, hardware: str | None, *, world_size
     from grpo_schema.engine.hardware.settings import world_size_of
 
     check = check_mapping if isinstance(data, dict) else check_text
-    plan_options = {k: options.pop(k) for k in ("model_config", "prompt_length", "mfu", "strategy", "local_files")
+    plan_options = {k: options.pop(k) for k in ("model_config", "prompt_length", "mfu", "strategy", "local_files",
+                                                "engine")
                     if k in options}
     options.pop("dataset_size", None)
     batch_fixes = options.pop("batch_fixes", True)
@@ -103,8 +110,11 @@ def plan_command(argv: list[str]) -> int:
     parser.add_argument("--profile", action="append", default=[])
     parser.add_argument("--model-config", metavar="PATH", help="the model's config.json (else the local "
                         "directory, the Hub cache, then the built-in catalogue)")
-    parser.add_argument("--prompt-length", type=int, default=None, help="longest prompt in tokens (default: "
-                        "max_prompt_length in the file, else 512)")
+    parser.add_argument("--prompt-length", type=int, default=None, help="longest prompt in tokens (default: the "
+                        "hardware: section's prompt_length, a local dataset's longest row, else 512; TRL 1.16 does "
+                        "not read max_prompt_length)")
+    parser.add_argument("--engine", default=None, metavar="ENGINE", help="whose code runs the config: trl "
+                        "(default; `trl grpo`) or grpo_runtime (`grpo train`, `grpo launch`, the form)")
     parser.add_argument("--strategy", choices=("ddp", "zero1", "zero2", "zero3", "fsdp", "fsdp_grad_op"),
                         help="distributed strategy (default: read from the file's launch keys)")
     parser.add_argument("--mfu", type=float, default=None, help="model-FLOPs utilisation for the time (0.15)")
@@ -113,8 +123,18 @@ def plan_command(argv: list[str]) -> int:
         try:
             parse_hardware(args.hardware)
         except HardwareError as exc:
-            print(f"grpo plan: error: {exc}", file=sys.stderr)
+            print(f"grpo plan: error GRPO-H008: {exc}\n  fix: write e.g. --hardware 8xH100-80GB, 2x8xA100-40GB or "
+                  "80GB", file=sys.stderr)
             return EXIT_USAGE
+    from grpo_schema.engine.hardware.memory import ENGINES
+
+    if args.engine is not None and args.engine not in ENGINES:
+        print(f"grpo plan: error GRPO-H009: unknown engine {args.engine!r}\n  fix: --engine "
+              f"{' or --engine '.join(ENGINES)}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.prompt_length is not None and args.prompt_length < 1:
+        print("grpo plan: error: --prompt-length must be at least 1", file=sys.stderr)
+        return EXIT_USAGE
     if args.mfu is not None and not 0 < args.mfu <= 1:
         print("grpo plan: error: --mfu must be in (0, 1]", file=sys.stderr)
         return EXIT_USAGE
@@ -125,7 +145,7 @@ def plan_command(argv: list[str]) -> int:
     except (KeyError, ImportError, AttributeError) as exc:
         print(f"grpo plan: error: unknown profile {exc}", file=sys.stderr)
         return EXIT_USAGE
-    documents, failed = [], False
+    documents, failed, usage_error = [], False, False
     for path in args.paths:
         try:
             data = sys.stdin.buffer.read() if path == "-" else open(path, "rb").read()
@@ -135,16 +155,24 @@ def plan_command(argv: list[str]) -> int:
         result, report = check_for_hardware(data, path, args.hardware, world_size=args.world_size,
                                             profiles=profiles, model_config=args.model_config,
                                             prompt_length=args.prompt_length, mfu=args.mfu, strategy=args.strategy,
-                                            batch_fixes=False)
+                                            engine=args.engine, batch_fixes=False)
         if report.hardware is None and not report.diagnostics and not section_of(result):
             print(f"grpo plan: error: {path}: no hardware declared: pass --hardware SPEC (e.g. 8xH100-80GB)",
                   file=sys.stderr)
             return EXIT_USAGE
+        usage = [d for d in report.diagnostics if d.code in USAGE_CODES and (d.code != "GRPO-H008"
+                                                                            or report.hardware is None)]
+        if usage:
+            for diag in usage:
+                print(f"grpo plan: error {diag.code}: {path}: {diag.message}" + (f"\n  fix: {diag.hint}"
+                      if diag.hint else ""), file=sys.stderr)
+            usage_error = True
         failed |= report.fits is False or any(d.severity == "error" for d in report.diagnostics)
+        failed |= any(d.severity == "error" for d in result.diagnostics)
         if args.format == "json":
             documents.append(plan_document(result, report))
         else:
             sys.stdout.write(render_text(result, report))
     if args.format == "json":
         sys.stdout.write(json.dumps({"version": 1, "files": documents}, indent=2, default=str) + "\n")
-    return EXIT_INVALID if failed else EXIT_OK
+    return EXIT_USAGE if usage_error else EXIT_INVALID if failed else EXIT_OK

@@ -21,6 +21,7 @@ from grpo_schema.engine.compiled import CompiledModel, compiled
 from grpo_schema.engine.diagnostics import Diagnostic, Fix, has_errors
 from grpo_schema.engine.env import check_env
 from grpo_schema.engine.fielderrors import field_diagnostics
+from grpo_schema.engine.infile import OPTIONS_HELP, FileSettings, read_file_settings, with_file_settings
 from grpo_schema.engine.keys import sort_keys
 from grpo_schema.engine.loader import Positions, load_yaml, value_problem
 from grpo_schema.engine.plan import RunPlan, derive_plan
@@ -50,7 +51,8 @@ class CheckResult:
     # The mapping as loaded (after overrides), and where each key came from.
     raw: dict[str, Any] = field(default_factory=dict)
     positions: Positions = field(default_factory=Positions)
-    # Where each set value came from: key (TRL name, or "world_size") -> "file" | "command line".
+    # Where each set value came from: key (TRL name, or "world_size") -> "file" | "command line"; the world size
+    # also "comment" (a `# grpo: --world-size N` comment) or "editor settings" (the language server's default).
     sources: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -65,6 +67,7 @@ class CheckResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "valid": self.valid, "world_size": self.world_size,
+                "world_size_source": self.sources.get("world_size", "default"),
                 "diagnostics": [d.to_dict() for d in self.diagnostics], "derived": self.derived}
 
 
@@ -97,10 +100,44 @@ def check_file(path: str | Path, **options: Any) -> CheckResult:
 
 
 def check_text(text: str | bytes, path: str = "<string>", **options: Any) -> CheckResult:
+    """Check YAML text at the world size and with the profiles its `# grpo:` comment declares, unless the
+    options name them (grpo_schema.engine.infile: the one place every surface reads a file's settings)."""
+    options, problems = file_options(text, options)
+    return check_text_as(text, path, problems, **options)
+
+
+def file_options(text: str | bytes, options: dict[str, Any],
+                 settings: FileSettings | None = None) -> tuple[dict[str, Any], list[Diagnostic]]:
+    """check_text's options with the file's `# grpo:` settings under the explicit ones, and what of the comment
+    could not be used (GRPO-Y015). A comment names registered profiles only: it never imports a module."""
+    settings = read_file_settings(text) if settings is None else settings
+    out = with_file_settings(settings, options)
+    problems = [Diagnostic(codes.Y_COMMENT, "warning", p.message, line=p.line, column=1, hint=OPTIONS_HELP)
+                for p in settings.problems]
+    if out.pop("profiles_from_comment", False):
+        found = []
+        for name in out["profiles"]:
+            try:
+                found.append(get_profile(name, allow_import=False))
+            except (KeyError, ValueError, ImportError, AttributeError):
+                from grpo_schema.engine.profiles import known_profiles
+
+                problems.append(Diagnostic(codes.Y_COMMENT, "warning", f"`# grpo:` comment: unknown profile {name!r}",
+                                           line=settings.profiles_line, column=1,
+                                           hint=f"known profiles: {', '.join(sorted(known_profiles()))}"))
+        out["profiles"] = tuple(found)
+    return out, problems
+
+
+def check_text_as(text: str | bytes, path: str, problems: Sequence[Diagnostic] = (), **options: Any) -> CheckResult:
+    """check_text with its options already resolved (file_options), plus the comment's problems."""
     loaded = load_yaml(text)
     if not loaded.ok:
-        return _finish(CheckResult(path, options.get("world_size") or 1, diagnostics=loaded.diagnostics))
-    return _check(loaded.data, path, loaded.positions, list(loaded.diagnostics), **options)
+        failed = CheckResult(path, options.get("world_size") or 1, diagnostics=list(problems) + loaded.diagnostics)
+        if options.get("world_size"):
+            failed.sources["world_size"] = options.get("world_size_source") or "command line"
+        return _finish(failed)
+    return _check(loaded.data, path, loaded.positions, list(problems) + list(loaded.diagnostics), **options)
 
 
 def check_mapping(mapping: Any, path: str = "<mapping>", **options: Any) -> CheckResult:
@@ -115,7 +152,8 @@ def check_mapping(mapping: Any, path: str = "<mapping>", **options: Any) -> Chec
 def _check(data: Any, path: str, positions: Positions, diagnostics: list[Diagnostic], *,
            world_size: int | None = None, profiles: Sequence[str | Profile] = (),
            overrides: Sequence[Override | str] | None = None, allow_env: Iterable[str] = (),
-           allow_profile_import: bool = False) -> CheckResult:
+           allow_profile_import: bool = False, world_size_source: str | None = None,
+           default_world_size: int | None = None) -> CheckResult:
     result = CheckResult(path, world_size or 1, diagnostics=diagnostics, positions=positions)
     if data is None or not isinstance(data, dict):
         result.diagnostics.append(_not_a_mapping(data))
@@ -128,11 +166,14 @@ def _check(data: Any, path: str, positions: Positions, diagnostics: list[Diagnos
     config, failed, field_diags = _validate(compiled("config"), keys.fields)
     launch, launch_diags = _validate_launch(keys.launch)
     result.launch = launch
-    declared = world_size or (launch.get("num_processes") if isinstance(launch.get("num_processes"), int) else None)
-    result.world_size = declared or 1
+    in_file = launch.get("num_processes") if isinstance(launch.get("num_processes"), int) else None
+    declared = world_size or in_file
+    result.world_size = declared or default_world_size or 1
     result.sources = {**{k: "file" for k in keys.fields}, **{k: "command line" for k in origins}}
     if declared:
-        result.sources["world_size"] = "command line" if world_size else "file"
+        result.sources["world_size"] = (world_size_source or "command line") if world_size else "file"
+    elif default_world_size:  # an editor's default: below everything the file or the command line says
+        result.sources["world_size"] = "editor settings"
     profile_args, profile_diags = _validate_profiles(active, keys.profile_args)
     result.config, result.profile_args = config, profile_args
     renamed_diags = _validate(compiled("config"), keys.renamed)[2] if keys.renamed else []
@@ -157,6 +198,11 @@ def _check(data: Any, path: str, positions: Positions, diagnostics: list[Diagnos
     for profile in active:
         for profile_check in profile.checks:
             result.diagnostics += list(profile_check(config, profile_args[profile.name], mapping))
+    if "hardware" in mapping:
+        result.diagnostics.append(Diagnostic(
+            codes.H_SECTION, "warning", "the hardware: section is read by grpo-config only; `trl grpo --config` "
+            "would hand it to `accelerate launch`, which stops", fields=("hardware",),
+            hint="pass --hardware on grpo's command line instead, or drop the section from the copy `trl grpo` reads"))
     if keys.has_env:
         env = check_env(keys.env, frozenset(allow_env))
         result.env, result.diagnostics = env.values, result.diagnostics + env.diagnostics

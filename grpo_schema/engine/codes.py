@@ -80,6 +80,10 @@ Y_TOO_MANY_KEYS = declare("GRPO-Y013", "error", "too many values",
 
 Y_DUPLICATE_SAME = declare("GRPO-Y014", "warning", "duplicate key with the same value",
                            "A key appears twice in one mapping with the same value; harmless but redundant.")
+Y_COMMENT = declare("GRPO-Y015", "warning", "unreadable `# grpo:` comment",
+                    "A `# grpo: --world-size N --profile NAME ...` comment says how the file is meant to be checked; "
+                    "this one names an unknown option, profile or value, so that part of it is ignored and the "
+                    "file is checked without it.")
 
 # --- keys ------------------------------------------------------------------------------------------------------------
 K_UNKNOWN = declare("GRPO-K001", "error", "unknown key",
@@ -109,6 +113,11 @@ K_DEAD_PROFILE_KEY = declare("GRPO-K008", "warning", "profile key that nothing r
 K_NESTED_UNKNOWN = declare("GRPO-K007", "error", "unknown key in a nested mapping",
                            "A key inside a nested mapping (a `datasets` entry, `accelerator_config`, ...) is not "
                            "one the consumer accepts; TRL fails with a TypeError there.")
+# The hardware: section is grpo-config's own (grpo plan reads it); every check says TRL does not.
+H_SECTION = declare("GRPO-H006", "warning", "`hardware:` is read by grpo-config only",
+                    "`trl grpo --config` does not know a `hardware:` key: it passes it on to `accelerate launch`, "
+                    "which stops. grpo train/launch ignore it; for `trl grpo`, pass --hardware on grpo's command "
+                    "line instead, or remove the section from the copy TRL reads.")
 
 # --- types and ranges ----------------------------------------------------------------------------------------------
 T_TYPE = declare("GRPO-T001", "error", "wrong type",

@@ -54,7 +54,7 @@ def _set(name: str, old: int, new: int, safe: bool = False) -> Candidate:
 
 def _world(result: Any, new: int) -> Candidate:
     cost = abs(new - result.world_size) / result.world_size + WORLD_SIZE_PENALTY
-    if result.sources.get("world_size") == "command line":
+    if result.sources.get("world_size") not in (None, "file"):  # declared outside the mapping: num_processes loses
         return Candidate(None, new, cost, f"run on {new} processes")
     fix = Fix(set={"num_processes": new}, safe=False, title=f"world size {result.world_size} -> {new}")
     return Candidate(fix, None, cost, f"set num_processes: {new} (run on {new} processes)")
@@ -149,7 +149,7 @@ def recheck(result: Any, candidate: Candidate, profiles: tuple, allow_env: tuple
         mapping = apply_fix(result.raw, candidate.fix) if candidate.fix else result.raw
     except EditError:
         return None
-    declared = result.world_size if result.sources.get("world_size") == "command line" else None
+    declared = result.world_size if result.sources.get("world_size") not in (None, "file") else None
     return check_mapping(mapping, path=result.path, world_size=candidate.world_size or declared,
                          profiles=profiles, allow_env=allow_env)
 

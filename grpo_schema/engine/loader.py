@@ -12,7 +12,7 @@ Scalars are resolved exactly as `yaml.safe_load` resolves them (YAML 1.1: `1e-6`
 from __future__ import annotations
 
 import datetime
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import yaml
@@ -330,7 +330,12 @@ def _syntax_diagnostic(exc: yaml.YAMLError, text: str) -> Diagnostic:
         return _error(codes.Y_TOO_DEEP, "values are nested too deeply", mark, "flatten the structure")
     context = getattr(exc, "context", None)
     message = f"YAML syntax error: {problem}" + (f" ({context})" if context else "")
-    return _error(codes.Y_SYNTAX, message, mark, "fix the YAML syntax at this position")
+    found = _error(codes.Y_SYNTAX, message, mark, "fix the YAML syntax at this position")
+    lines = text.splitlines()
+    if found.line is not None and lines and found.line > len(lines):
+        # The parser stops past the last line at the end of the file: report it at the end of the last line.
+        found = replace(found, line=len(lines), column=len(lines[-1]) + 1)
+    return found
 
 
 def _tab_at(text: str, mark: Any) -> bool:

@@ -8,6 +8,7 @@ the checker on each candidate edit, so it sits above the checker and this module
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any, Callable
 
@@ -24,7 +25,10 @@ def check_file(path: str | Path, **options: Any) -> CheckResult:
 
 
 def check_text(text: str | bytes, path: str = "<string>", **options: Any) -> CheckResult:
-    return _with_fixes(check.check_text, text, path, options)
+    """The file's `# grpo:` settings are read once, under the explicit options (check.file_options), so the fix
+    search checks its edits with the same profiles and world size."""
+    options, problems = check.file_options(text, options)
+    return _with_fixes(functools.partial(check.check_text_as, problems=problems), text, path, options)
 
 
 def check_mapping(mapping: Any, path: str = "<mapping>", **options: Any) -> CheckResult:

@@ -13,15 +13,19 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
-from grpo_schema.engine.check import CheckResult, _finish
-
-from grpo_schema.engine.validate import check_text
+from grpo_schema.engine import codes
+from grpo_schema.engine.check import CheckResult, _finish, resolve_profiles
 from grpo_schema.engine.diagnostics import Diagnostic
-from grpo_schema.lsp.settings import FileSettings, Settings, from_text
+from grpo_schema.engine.infile import OPTIONS_HELP, FileSettings, read_file_settings
+from grpo_schema.engine.profiles import Profile
+from grpo_schema.engine.validate import check_text
+from grpo_schema.lsp.detect import is_grpo_config
+from grpo_schema.lsp.settings import Settings
 
 SOURCE = "grpo"
 CODES_URL = "https://github.com/grpo-config/grpo-config#validate"
-# Problems with the `# grpo:` comment or the editor's settings: not a config diagnostic, so not a GRPO code.
+# Problems with the editor's settings: not a config diagnostic, so not a GRPO code (the `# grpo:` comment's are the
+# engine's GRPO-Y015, as `grpo validate` reports them).
 SETTINGS_CODE = "grpo-settings"
 SEVERITY = {"error": lsp.DiagnosticSeverity.Error, "warning": lsp.DiagnosticSeverity.Warning,
             "info": lsp.DiagnosticSeverity.Information}
@@ -32,45 +36,79 @@ _KEY = re.compile(r"""\s*(?:"[^"]*"|'[^']*'|[^\s:#][^:#]*?)\s*(?=:(\s|$))""")
 @dataclass
 class Analysis:
     text: str
-    settings: FileSettings
+    file_settings: FileSettings  # the file's `# grpo:` comment, as the engine reads it
     result: CheckResult
     diagnostics: list[lsp.Diagnostic]
     with_fixes: bool = False
+    profiles: tuple[Profile, ...] = ()  # the active ones: the comment's, else the editor's
+    world_size_from: str = ""  # where the world size was declared, for the hover text
+    is_config: bool = True  # False: not a GRPO config (detect.py); nothing is reported for it
 
 
-def check_document(text: str, settings: Settings, with_fixes: bool = False) -> Analysis:
-    """Check `text` as `grpo validate` would with these settings (the file's `# grpo:` comments applied).
+def not_a_config(text: str) -> Analysis:
+    return Analysis(text, FileSettings(), CheckResult("<editor>", 1), [], is_config=False)
+
+
+def check_document(text: str, settings: Settings, with_fixes: bool = False, uri: str = "") -> Analysis:
+    """Check `text` as `grpo validate` would: check_text reads the file's `# grpo:` comment itself (the same
+    precedence as the CLI), and the editor's settings are the defaults below it (its world size applies only when
+    the file declares none). A document that is not a GRPO config (detect.py) gets no diagnostics at all.
 
     Without `with_fixes` the search for the smallest batch edits (it checks the file again per candidate, a few
     times the cost of the check) is left out: diagnostics while typing do not need it, quick fixes ask for it."""
-    file_settings = from_text(text, settings)
-    chosen = file_settings.settings
+    if uri and not is_grpo_config(uri, text, settings.file_patterns):
+        return not_a_config(text)
+    infile = read_file_settings(text)
     extra: list[Diagnostic] = []
-    options: dict[str, Any] = {"world_size": chosen.world_size, "allow_env": chosen.allow_env,
-                               "suggest_fixes": with_fixes}
-    comment_line = (file_settings.lines[0] + 1) if file_settings.lines else None
-    try:
-        from grpo_schema.engine.check import resolve_profiles
+    options: dict[str, Any] = {"allow_env": settings.allow_env, "suggest_fixes": with_fixes}
+    profiles: tuple[Profile, ...] = ()
+    if not infile.profiles:
+        try:
+            profiles = resolve_profiles(settings.profiles)
+        except (KeyError, ImportError, AttributeError, ValueError) as exc:
+            from grpo_schema.engine.profiles import known_profiles
 
-        options["profiles"] = resolve_profiles(chosen.profiles)
-    except (KeyError, ImportError, AttributeError, ValueError) as exc:
-        from grpo_schema.engine.profiles import known_profiles
-
-        extra.append(Diagnostic(SETTINGS_CODE, "error", f"unknown profile {exc}", line=comment_line, column=1,
-                                hint=f"known profiles: {', '.join(sorted(known_profiles()))}"))
-        options["profiles"] = ()
-    result = _check(text, chosen.hardware, options, extra, comment_line)
-    for problem in file_settings.problems:
-        extra.append(Diagnostic(SETTINGS_CODE, "error", problem.message, line=problem.line + 1, column=1,
-                                hint="the comment takes --world-size N, --profile NAME, --hardware SPEC, "
-                                     "--allow-env NAME"))
+            extra.append(Diagnostic(SETTINGS_CODE, "error", f"unknown profile {exc} in the editor's settings",
+                                    hint=f"known profiles: {', '.join(sorted(known_profiles()))}"))
+        options["profiles"] = profiles
+    hardware, hardware_line = ((infile.hardware, infile.hardware_line) if infile.hardware
+                               else (settings.hardware, None))
+    if settings.world_size and not hardware:
+        options["default_world_size"] = settings.world_size
+    result = _check(text, hardware, hardware_line, options, extra)
+    if infile.profiles:
+        profiles = tuple(p for p in _known(infile.profiles))
     lines = text.splitlines()
     diagnostics = [to_lsp(d, lines) for d in extra + result.diagnostics]
-    return Analysis(text, file_settings, result, diagnostics, with_fixes)
+    return Analysis(text, infile, result, diagnostics, with_fixes, profiles,
+                    _world_size_from(result, infile, hardware))
 
 
-def _check(text: str, hardware: str | None, options: dict[str, Any], extra: list[Diagnostic],
-           comment_line: int | None) -> CheckResult:
+def _known(names: tuple[str, ...]) -> list[Profile]:
+    from grpo_schema.engine.profiles import get_profile
+
+    found = []
+    for name in names:
+        try:
+            found.append(get_profile(name, allow_import=False))
+        except (KeyError, ImportError, AttributeError, ValueError):
+            pass
+    return found
+
+
+def _world_size_from(result: CheckResult, infile: FileSettings, hardware: str | None) -> str:
+    source = result.sources.get("world_size")
+    if source == "comment":
+        return f"`# grpo:` comment, line {infile.world_size_line}"
+    if source == "editor settings":
+        return "the editor's settings (the file declares none)"
+    if source in (None, "command line") and hardware:  # the server passes no world size: the GPUs' count
+        return f"the GPUs of `--hardware {hardware}`"
+    return ""
+
+
+def _check(text: str, hardware: str | None, hardware_line: int | None, options: dict[str, Any],
+           extra: list[Diagnostic]) -> CheckResult:
     result = check_text(text, path="<editor>", **options)
     wanted = hardware or (result.raw.get("hardware") if isinstance(result.raw, dict) else None)
     if not wanted or not result.raw:
@@ -83,10 +121,16 @@ def _check(text: str, hardware: str | None, options: dict[str, Any], extra: list
         try:
             parse_hardware(hardware)
         except HardwareError as exc:
-            extra.append(Diagnostic(SETTINGS_CODE, "error", f"hardware {hardware!r}: {exc}", line=comment_line,
-                                    column=1))
+            if hardware_line is not None:  # the comment's: what `grpo validate` says about it too
+                extra.append(Diagnostic(codes.Y_COMMENT, "warning",
+                                        f"`# grpo:` comment: --hardware {hardware!r}: {exc}", line=hardware_line,
+                                        column=1, hint=OPTIONS_HELP))
+            else:
+                extra.append(Diagnostic(SETTINGS_CODE, "error", f"hardware {hardware!r} in the editor's settings: "
+                                                                f"{exc}"))
             return result
-    fit_options = {k: v for k, v in options.items() if k != "suggest_fixes"}
+    # The hardware's GPUs set the world size when the file declares none: no editor default under them.
+    fit_options = {k: v for k, v in options.items() if k not in ("suggest_fixes", "default_world_size")}
     fitted, report = check_for_hardware(text, "<editor>", hardware, batch_fixes=options["suggest_fixes"],
                                         **fit_options)
     fitted.diagnostics = fitted.diagnostics + report.diagnostics
@@ -145,6 +189,8 @@ def _without_comment(text: str) -> str:
 def to_lsp(diag: Diagnostic, lines: list[str]) -> lsp.Diagnostic:
     line = (diag.line or 1) - 1
     column = (diag.column or 1) - 1
+    if lines and line >= len(lines):  # past the end of the file: the end of its last line
+        line, column = len(lines) - 1, len(lines[-1])
     if diag.line is None:  # about the whole file (or a command-line value): the first line
         rng = lsp.Range(lsp.Position(0, 0), lsp.Position(0, utf16(lines[0], len(lines[0])) if lines else 0))
     else:

@@ -29,9 +29,23 @@ def text_edits(old: str, new: str) -> list[lsp.TextEdit]:
             if kind == "line":
                 edits.append(_within_line(o1, a[o1], b[n1]))
             else:
-                edits.append(lsp.TextEdit(range=lsp.Range(_position(a, o1), _position(a, o2)),
-                                          new_text="".join(b[n1:n2])))
+                edits.append(_block(a, o1, o2, "".join(b[n1:n2])))
     return edits
+
+
+def _block(a: list[str], o1: int, o2: int, new_text: str) -> lsp.TextEdit:
+    """Lines o1..o2 of `a` replaced by `new_text`. Lines added after the last one are inserted at the end of its
+    content ("\nkey: value"), not at the start of a line past it: a position past the last line makes some
+    clients (Neovim 0.11) leave a blank line at the end of the file."""
+    if o1 == o2 == len(a) and a and new_text:
+        last = a[-1]
+        body = last.rstrip("\r\n")
+        ending = last[len(body):]
+        if ending and new_text.endswith(ending):
+            return lsp.TextEdit(range=lsp.Range(lsp.Position(len(a) - 1, utf16(body, len(body))),
+                                                lsp.Position(len(a) - 1, utf16(body, len(body)))),
+                                new_text=ending + new_text[:-len(ending)])
+    return lsp.TextEdit(range=lsp.Range(_position(a, o1), _position(a, o2)), new_text=new_text)
 
 
 def _pair_lines(a: list[str], b: list[str], i1: int, i2: int, j1: int,

@@ -13,10 +13,11 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
 
 from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
 
 from grpo_schema import __version__
 from grpo_schema.lsp import edits, info
@@ -39,9 +40,31 @@ class State:
     documents: dict[str, DocumentState] = field(default_factory=dict)
 
 
+class _Unanswerable:
+    """What a request whose parameters could not be read becomes once its error is sent: pygls drops it."""
+
+    jsonrpc = None
+
+
+class GrpoProtocol(LanguageServerProtocol):
+    def structure_message(self, data: dict):  # type: ignore[override]
+        """pygls raises on a request whose params do not fit the method's type, and the request is then never
+        answered (the client waits forever): answer it with InvalidParams (-32602), as JSON-RPC says."""
+        try:
+            return super().structure_message(data)
+        except (JsonRpcInvalidParams, JsonRpcInternalError) as exc:
+            if not (isinstance(data, dict) and "id" in data and "method" in data and "error" not in data):
+                raise  # a notification or a response: there is no one to answer
+            detail = exc.__cause__ if exc.__cause__ is not None else exc
+            error = JsonRpcInvalidParams(f"invalid params for {data['method']}: {detail}")
+            self._send_response(data["id"], error=error.to_response_error())
+            return _Unanswerable()
+
+
 class GrpoLanguageServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("grpo-lsp", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
+        super().__init__("grpo-lsp", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
+                         protocol_cls=GrpoProtocol)
         self.state = State()
         # One worker: checks of one file are sequential anyway, and a second thread only fights for the GIL.
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="grpo-check")
@@ -95,7 +118,7 @@ class GrpoLanguageServer(LanguageServer):
         text = self.workspace.get_text_document(uri).source
         settings = self.state.settings
         analysis = await asyncio.get_running_loop().run_in_executor(self.executor, check_document, text, settings,
-                                                                    with_fixes)
+                                                                    with_fixes, uri)
         if state.version == version:
             state.analysis, state.analysed_version = analysis, version
         return analysis
@@ -150,7 +173,7 @@ def did_close(ls: GrpoLanguageServer, params: lsp.DidCloseTextDocumentParams) ->
 async def code_action(ls: GrpoLanguageServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
     uri = params.text_document.uri
     analysis = await ls.analyse(uri, with_fixes=True)
-    if analysis is None:
+    if analysis is None or not analysis.is_config:
         return []
     version = ls._client_version(uri)
     only = [str(kind) for kind in params.context.only] if params.context.only else None
@@ -166,14 +189,14 @@ async def code_action(ls: GrpoLanguageServer, params: lsp.CodeActionParams) -> l
 async def hover(ls: GrpoLanguageServer, params: lsp.HoverParams) -> lsp.Hover | None:
     uri = params.text_document.uri
     analysis = await ls.analyse(uri)
-    if analysis is None:
+    if analysis is None or not analysis.is_config:
         return None
     lines = analysis.text.splitlines()
     line = params.position.line
     key = info.key_at(lines[line], from_utf16(lines[line], params.position.character)) if line < len(lines) else None
     if key is None:
         return None
-    text = info.hover_text(key, analysis.result, _profiles(analysis), analysis.settings.settings.world_size_from)
+    text = info.hover_text(key, analysis.result, analysis.profiles, analysis.world_size_from)
     if text is None:
         return None
     return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=text))
@@ -184,21 +207,14 @@ async def completion(ls: GrpoLanguageServer, params: lsp.CompletionParams) -> ls
     uri = params.text_document.uri
     text = ls.workspace.get_text_document(uri).source
     analysis = await ls.analyse(uri)  # for the active profiles, which may come from a `# grpo:` comment
-    profiles = _profiles(analysis) if analysis is not None else ()
+    if analysis is not None and not analysis.is_config:
+        return lsp.CompletionList(is_incomplete=False, items=[])
+    profiles = analysis.profiles if analysis is not None else ()
     lines = text.splitlines()
     line = params.position.line
     character = from_utf16(lines[line], params.position.character) if line < len(lines) else 0
     items = info.completions(text, line, character, profiles)
     return lsp.CompletionList(is_incomplete=False, items=items)
-
-
-def _profiles(analysis: Analysis) -> tuple[Any, ...]:
-    from grpo_schema.engine.check import resolve_profiles
-
-    try:
-        return resolve_profiles(analysis.settings.settings.profiles)
-    except (KeyError, ImportError, AttributeError, ValueError):
-        return ()
 
 
 def lsp_command(argv: list[str]) -> int:

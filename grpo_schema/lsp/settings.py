@@ -1,26 +1,20 @@
-"""What a document is checked against: world size, profiles, hardware and allowed env variables.
+"""The editor's settings (`initializationOptions` or `workspace/didChangeConfiguration`, under a `grpo` section).
 
-Three sources, the most specific winning: a `# grpo:` comment in the file, then the editor's settings
-(`initializationOptions` or `workspace/didChangeConfiguration`, under a `grpo` section), then the file's own
-`num_processes` (which `check_text` reads when no world size is given). The comment takes the command-line options
-of `grpo validate`, so a file says how it is meant to be checked:
-
-    # grpo: --world-size 8 --profile open-r1 --hardware 8xH100-80GB
-
-It may stand on any line that is only a comment; several such lines add up. A bad option is reported as a
-diagnostic on that line (GRPO-Y... codes stay the loader's; these use the `grpo:` comment's own message).
+They are defaults, below everything the file says: what a file declares (a `# grpo: --world-size N --profile P`
+comment, read by the engine, grpo_schema.engine.infile, exactly as `grpo validate` reads it; then its own
+`num_processes`) wins, so the editor and the command line give one answer. The editor's `worldSize` applies only
+to a file that declares none; its `profiles` only to a file whose comment names none. `filePatterns` says which
+documents are GRPO configs whatever their content (grpo_schema.lsp.detect).
 """
 
 from __future__ import annotations
 
-import argparse
-import re
-import shlex
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
-COMMENT = re.compile(r"^\s*#\s*grpo:(?P<args>.*)$")
 DEFAULT_DEBOUNCE_MS = 10
+# Documents checked as GRPO configs whatever their content (besides a modeline or GRPO keys, see detect.py).
+DEFAULT_FILE_PATTERNS = ("*.grpo.yaml", "*.grpo.yml", "**/recipes/**/*.yaml", "**/recipes/**/*.yml")
 
 
 @dataclass(frozen=True)
@@ -30,20 +24,7 @@ class Settings:
     hardware: str | None = None
     allow_env: tuple[str, ...] = ()
     debounce_ms: int = DEFAULT_DEBOUNCE_MS
-    world_size_from: str = ""  # where the world size was declared, for the hover text
-
-
-@dataclass(frozen=True)
-class CommentProblem:
-    line: int  # 0-based
-    message: str
-
-
-@dataclass(frozen=True)
-class FileSettings:
-    settings: Settings
-    problems: tuple[CommentProblem, ...] = ()
-    lines: tuple[int, ...] = field(default=())  # 0-based lines holding a `# grpo:` comment
+    file_patterns: tuple[str, ...] = DEFAULT_FILE_PATTERNS
 
 
 def from_client(options: Any, base: Settings | None = None) -> Settings:
@@ -58,9 +39,9 @@ def from_client(options: Any, base: Settings | None = None) -> Settings:
     out = base
     world = section.get("worldSize", section.get("world_size"))
     if isinstance(world, int) and not isinstance(world, bool) and world >= 1:
-        out = replace(out, world_size=world, world_size_from="the editor's settings")
+        out = replace(out, world_size=world)
     elif world is None and ("worldSize" in section or "world_size" in section):
-        out = replace(out, world_size=None, world_size_from="")
+        out = replace(out, world_size=None)
     profiles = section.get("profiles", section.get("profile"))
     if isinstance(profiles, str):
         profiles = [profiles]
@@ -69,58 +50,15 @@ def from_client(options: Any, base: Settings | None = None) -> Settings:
     hardware = section.get("hardware")
     if (hardware is None or isinstance(hardware, str)) and "hardware" in section:
         out = replace(out, hardware=hardware or None)
-        if hardware and out.world_size is None:
-            out = replace(out, world_size_from=f"the GPUs of the hardware setting {hardware}")
     allow_env = section.get("allowEnv", section.get("allow_env"))
     if isinstance(allow_env, list) and all(isinstance(p, str) for p in allow_env):
         out = replace(out, allow_env=tuple(allow_env))
     debounce = section.get("debounceMs")
     if isinstance(debounce, int) and not isinstance(debounce, bool) and 0 <= debounce <= 5_000:
         out = replace(out, debounce_ms=debounce)
+    patterns = section.get("filePatterns", section.get("file_patterns"))
+    if isinstance(patterns, str):
+        patterns = [patterns]
+    if isinstance(patterns, list) and all(isinstance(p, str) for p in patterns):
+        out = replace(out, file_patterns=tuple(patterns))
     return out
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> Any:  # raise instead of printing and exiting
-        raise ValueError(message)
-
-
-def _parser() -> _Parser:
-    parser = _Parser(prog="# grpo:", add_help=False)
-    parser.add_argument("--world-size", type=int)
-    parser.add_argument("--profile", action="append", default=[])
-    parser.add_argument("--hardware")
-    parser.add_argument("--allow-env", action="append", default=[])
-    return parser
-
-
-def from_text(text: str, base: Settings) -> FileSettings:
-    """`base` with every `# grpo:` comment of the file applied over it."""
-    out, problems, lines = base, [], []
-    parser = _parser()
-    for number, line in enumerate(text.splitlines()):
-        if "grpo:" not in line:
-            continue
-        match = COMMENT.match(line)
-        if not match:
-            continue
-        lines.append(number)
-        try:
-            args = parser.parse_args(shlex.split(match["args"]))
-        except ValueError as exc:
-            problems.append(CommentProblem(number, f"`# grpo:` comment: {exc}"))
-            continue
-        if args.world_size is not None:
-            if args.world_size < 1:
-                problems.append(CommentProblem(number, "`# grpo:` comment: --world-size must be at least 1"))
-            else:
-                out = replace(out, world_size=args.world_size, world_size_from=f"`# grpo:` comment, line {number + 1}")
-        if args.profile:
-            out = replace(out, profiles=tuple(args.profile))
-        if args.hardware:
-            out = replace(out, hardware=args.hardware)
-            if out.world_size is None:  # the check derives it from the GPUs declared
-                out = replace(out, world_size_from=f"the GPUs of `--hardware {args.hardware}`")
-        if args.allow_env:
-            out = replace(out, allow_env=out.allow_env + tuple(args.allow_env))
-    return FileSettings(out, tuple(problems), tuple(lines))

@@ -5,6 +5,7 @@ About 2 min of CPU time (nine fresh processes); marked slow."""
 
 import json
 import os
+from pathlib import Path
 import subprocess
 import sys
 
@@ -23,6 +24,11 @@ SHAPES = [dict(batch=2, prompt=16, completion=16), dict(batch=4, prompt=32, comp
 PARTS = {"weights": "weights", "reference": "reference", "gradients": "gradients", "optimizer": "optimizer",
          "activations": "activations", "logits": "logits", "scoring": "log-prob pass"}
 NOISE = 4e6
+# The planner models grpo_runtime's chunked LM head (training/lm_head.py). A runtime without it still holds the full
+# logits: then the head's parts (and the total that includes them) are not what the planner models, and only the
+# other parts are compared.
+CHUNKED_HEAD = (Path(__file__).resolve().parents[2] / "grpo_runtime" / "training" / "lm_head.py").is_file()
+HEAD_PARTS = {"logits", "scoring"}
 
 
 def _device() -> str:
@@ -62,11 +68,15 @@ def test_estimate_matches_grpo_runtime(model, shape, request):
     setup = Setup(world_size=1, micro_batch=shape["batch"], prompt_length=shape["prompt"],
                   completion_length=shape["completion"], generation_rows=shape["batch"],
                   gradient_accumulation_steps=2, weight_bytes=4, compute_bytes=4, optim="adamw_torch",
-                  activation_checkpointing=False, reference=True, device="cpu")
+                  activation_checkpointing=False, reference=True, device="cpu", engine="grpo_runtime")
     estimate = estimate_memory(facts, setup)
     report = {}
     for probe_name, part in PARTS.items():
+        if probe_name in HEAD_PARTS and not CHUNKED_HEAD:
+            continue
         ours, theirs = estimate.part(part), got[probe_name]
         report[probe_name] = (round(ours / 1e6, 1), round(theirs / 1e6, 1))
         assert abs(ours - theirs) <= max(0.15 * theirs, NOISE), (probe_name, report)
+    if not CHUNKED_HEAD:
+        return
     assert abs(estimate.total - got["total"]) <= 0.20 * got["total"], (estimate.total, got["total"], report)

@@ -54,9 +54,36 @@ def test_vllm_colocate_share_and_sleep_mode():
     assert asleep.total < colocate.total
 
 
-def test_logits_grow_with_the_micro_batch_and_completion_length():
-    small = parts(BASE).part("logits")
-    assert parts(replace(BASE, micro_batch=8)).part("logits") == pytest.approx(2 * small, rel=0.01)
+def test_chunked_head_never_holds_the_full_logits():
+    # TRL 1.16's fused head and grpo_runtime's chunked head: a fixed tile plus per-token and fp32 accumulators,
+    # far below the [rows, C, V] logits, and growing only with the [N, H] parts when the batch doubles.
+    from grpo_schema.engine.hardware.memory import TRL_TOKEN_TILE, TRL_VOCAB_TILE, runtime_chunk_tokens
+
+    N, H, V = BASE.micro_batch * BASE.completion_length, MODEL.hidden_size, MODEL.vocab_size
+    vocab_grad = V * H * (4 + 2)  # fp32 accumulator and its bf16 cast
+    full = N * V * 4
+    for engine in ("trl", "grpo_runtime"):
+        small = parts(replace(BASE, engine=engine)).part("logits")
+        big = parts(replace(BASE, engine=engine, micro_batch=8)).part("logits")
+        assert small - vocab_grad < full / 4 and small < big < 1.2 * small
+    per_token = N * H * 2 + 8 * N * 4 + N * H * 4
+    assert parts(BASE).part("logits") == TRL_TOKEN_TILE * TRL_VOCAB_TILE * 2 + per_token + vocab_grad
+    runtime = parts(replace(BASE, engine="grpo_runtime")).part("logits")
+    assert runtime == 4 * runtime_chunk_tokens(V) * V * 4 + per_token + vocab_grad
+
+
+def test_ddp_buckets_copy_the_gradients_unless_bucket_view():
+    est = parts(BASE)
+    assert est.part("ddp buckets") == 2 * MODEL.total_params()  # 14.2 GiB for a 7B model in bf16
+    assert parts(replace(BASE, gradient_as_bucket_view=True)).part("ddp buckets") == 0
+    assert parts(replace(BASE, world_size=1)).part("ddp buckets") == 0
+    assert parts(replace(BASE, strategy="zero2")).part("ddp buckets") == 0
+
+
+def test_no_autocast_copies_under_deepspeed():
+    fp32 = replace(BASE, weight_bytes=4, compute_bytes=2, autocast=True)
+    assert parts(fp32).part("autocast copies") > 0
+    assert parts(replace(fp32, strategy="zero2")).part("autocast copies") == 0
 
 
 def test_training_flops_are_about_six_n_per_token():

@@ -11,8 +11,11 @@ from grpo_schema.cli import main
 from grpo_schema.commands.plan import check_for_hardware
 from tests.conftest import corpus_files
 
+# `grpo plan` exits 1 when the config itself has errors, so both name a dataset and a reward.
 SMALL = textwrap.dedent("""\
     model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct
+    dataset_name: trl-lib/DeepMath-103K
+    reward_funcs: [accuracy_reward]
     dtype: bfloat16
     per_device_train_batch_size: 4
     gradient_accumulation_steps: 4
@@ -22,6 +25,8 @@ SMALL = textwrap.dedent("""\
 # A 7B model trained in full on one 80 GB GPU with vLLM colocated: does not fit as written.
 BIG = textwrap.dedent("""\
     model_name_or_path: Qwen/Qwen2.5-7B-Instruct
+    dataset_name: trl-lib/DeepMath-103K
+    reward_funcs: [accuracy_reward]
     dtype: bfloat16
     per_device_train_batch_size: 16
     gradient_accumulation_steps: 4
@@ -91,19 +96,39 @@ def test_hardware_section_is_read_and_flagged_for_trl(capsys, tmp_path):
     code, out = _plan(capsys, SMALL + "hardware: 2x8xA100-40GB\n", tmp_path, "--format", "json")
     doc = json.loads(out.out)["files"][0]
     assert doc["hardware"]["gpus"] == 16 and doc["world_size"] == 16
-    assert "GRPO-H006" in {d["code"] for d in doc["diagnostics"]}
+    # the config's own check flags the section (as grpo validate and the service do), not the fit
+    assert "GRPO-H006" in {d["code"] for d in doc["config_diagnostics"]}
     assert not [d for d in doc["config_diagnostics"] if d["code"] == "GRPO-K001"]
 
 
 def test_bad_spec_is_a_usage_error(capsys, tmp_path):
     code, out = _plan(capsys, SMALL, tmp_path, "--hardware", "8xNOPE")
-    assert code == 2 and "unknown accelerator" in out.err
+    assert code == 2 and "unknown accelerator" in out.err and "GRPO-H008" in out.err
 
 
-def test_unknown_model_is_an_info_not_a_crash(capsys, tmp_path):
+def test_unknown_model_is_a_coded_usage_error_not_a_crash(capsys, tmp_path):
+    # Deliberate change: an estimate that cannot be made is a usage error (exit 2) with the fix, not exit 0.
     code, out = _plan(capsys, SMALL.replace("Qwen/Qwen2.5-0.5B-Instruct", "acme/Secret-9B"), tmp_path,
                       "--hardware", "8xH100-80GB")
-    assert code == 0 and "GRPO-H005" in out.out and "config.json" in out.out
+    assert code == 2 and "GRPO-H005" in out.err and "config.json" in out.err and "Traceback" not in out.err
+
+
+def test_unknown_engine_is_a_coded_usage_error(capsys, tmp_path):
+    code, out = _plan(capsys, SMALL, tmp_path, "--hardware", "8xH100-80GB", "--engine", "deepspeed-chat")
+    assert code == 2 and "GRPO-H009" in out.err and "grpo_runtime" in out.err
+
+
+def test_config_errors_exit_1(capsys, tmp_path):
+    code, out = _plan(capsys, SMALL.replace("reward_funcs: [accuracy_reward]\n", ""), tmp_path,
+                      "--hardware", "8xH100-80GB")
+    assert code == 1 and "the config itself has 1 error" in out.out
+
+
+def test_json_names_the_engine(capsys, tmp_path):
+    for engine in ("trl", "grpo_runtime"):
+        code, out = _plan(capsys, SMALL, tmp_path, "--hardware", "8xH100-80GB", "--format", "json",
+                          "--engine", engine)
+        assert json.loads(out.out)["files"][0]["engine"] == engine
 
 
 def test_corpus_plans_without_traceback():
@@ -113,8 +138,35 @@ def test_corpus_plans_without_traceback():
     run = subprocess.run([sys.executable, "-m", "grpo_schema", "plan", *map(str, files), "--hardware",
                           "8xH100-80GB", "--profile", "open-r1", "--format", "json"],
                          capture_output=True, text=True, timeout=300)
-    assert "Traceback" not in run.stderr and run.returncode in (0, 1), run.stderr[-2000:]
+    assert "Traceback" not in run.stderr and run.returncode in (0, 1, 2), run.stderr[-2000:]
+    # exit 2 only for models neither the catalogue nor a local config.json describes (fine-tunes under own names)
+    assert all("GRPO-H005" in line for line in run.stderr.splitlines() if "error" in line), run.stderr[-2000:]
     docs = json.loads(run.stdout)["files"]
     assert len(docs) == len(files)
     assert all(d["fits"] in (True, False, None) for d in docs)
     assert any(d["fits"] is False for d in docs) and any(d["fits"] is True for d in docs)
+
+
+def test_lm_head_tile_is_the_runtimes_when_it_has_one():
+    # One named constant (memory.RUNTIME_TILE_ELEMENTS) mirrors grpo_runtime's chunked head; read the runtime's own
+    # value from its source (grpo_schema never imports torch) once training/lm_head.py exists.
+    import ast
+    from pathlib import Path
+
+    from grpo_schema.engine.hardware.memory import RUNTIME_TILE_ELEMENTS
+
+    source = Path(__file__).resolve().parents[2] / "grpo_runtime" / "training" / "lm_head.py"
+    if not source.is_file():
+        pytest.skip("grpo_runtime has no chunked LM head yet")
+    tree = ast.parse(source.read_text())
+    values = [node.value for node in tree.body if isinstance(node, ast.Assign)
+              and any(getattr(t, "id", None) == "TILE_ELEMENTS" for t in node.targets)]
+    assert values and eval(compile(ast.Expression(values[0]), str(source), "eval")) == RUNTIME_TILE_ELEMENTS
+
+
+def test_web_plan_defaults_to_grpo_runtime():
+    from grpo_web.api import plan as api
+
+    import inspect
+
+    assert inspect.signature(api.plan).parameters["engine"].default == "grpo_runtime"

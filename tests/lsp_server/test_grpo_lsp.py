@@ -143,8 +143,9 @@ def test_a_grpo_comment_sets_the_world_size_and_a_bad_one_is_reported(server, tm
     assert "**Schedule at world size 7** (`# grpo:` comment, line 1)" in server.hover(at_7, 8, 2)
     bad = open_text(server, tmp_path, "bad-comment.yaml", "# grpo: --world-size eight\nnum_generations: 8\n")
     found = server.wait_publish(bad)
-    assert [d["range"]["start"]["line"] for d in found if d["code"] == "grpo-settings"] == [0]
-    assert "--world-size" in found[0]["message"] and found[0]["code"] == "grpo-settings"
+    # The engine's warning, the same one `grpo validate` prints for this file.
+    assert [d["range"]["start"]["line"] for d in found if d["code"] == "GRPO-Y015"] == [0]
+    assert "--world-size" in found[0]["message"] and found[0]["code"] == "GRPO-Y015"
     unknown = open_text(server, tmp_path, "bad-profile.yaml", "# grpo: --profile nope\nnum_generations: 8\n")
     assert "unknown profile" in server.wait_publish(unknown)[0]["message"]
 
@@ -212,4 +213,4 @@ def test_declared_hardware_sets_the_world_size_and_checks_the_fit(server, tmp_pa
     server.wait_publish(uri)
     assert "**Schedule at world size 8** (the GPUs of `--hardware 8xH100-80GB`)" in server.hover(uri, 8, 2)
     uri = open_text(server, tmp_path, "hw-bad.yaml", "# grpo: --hardware 8xFOO\n" + text)
-    assert [d["range"]["start"]["line"] for d in server.wait_publish(uri) if d["code"] == "grpo-settings"] == [0]
+    assert [d["range"]["start"]["line"] for d in server.wait_publish(uri) if d["code"] == "GRPO-Y015"] == [0]

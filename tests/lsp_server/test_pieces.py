@@ -9,7 +9,8 @@ import pytest
 pytest.importorskip("lsprotocol", reason="grpo lsp needs the lsp extra (pip install 'grpo-config[lsp]')")
 
 from grpo_schema.lsp.edits import text_edits  # noqa: E402
-from grpo_schema.lsp.settings import Settings, from_client, from_text  # noqa: E402
+from grpo_schema.engine.infile import read_file_settings  # noqa: E402
+from grpo_schema.lsp.settings import Settings, from_client  # noqa: E402
 from tests.lsp_server.conftest import apply_edits  # noqa: E402
 
 
@@ -62,11 +63,11 @@ def test_text_edits_reproduce_random_line_edits():
 
 def test_the_grpo_comment_takes_validate_options_and_reports_bad_ones():
     text = "# grpo: --world-size 8\nbeta: 0.0\n  # grpo: --profile open-r1 --allow-env LD_PRELOAD\n# grpo: --nope\n"
-    found = from_text(text, Settings(world_size=2))
-    assert found.settings.world_size == 8 and found.settings.profiles == ("open-r1",)
-    assert found.settings.allow_env == ("LD_PRELOAD",) and found.lines == (0, 2, 3)
-    assert [(p.line, "unrecognized arguments: --nope" in p.message) for p in found.problems] == [(3, True)]
-    assert from_text("a: 1  # grpo: --world-size 8\n", Settings()).settings.world_size is None  # only whole lines
+    found = read_file_settings(text)  # the engine's reading, the one `grpo validate` uses (1-based lines)
+    assert found.world_size == 8 and found.profiles == ("open-r1",)
+    assert found.allow_env == ("LD_PRELOAD",) and found.lines == (1, 3, 4)
+    assert [(p.line, "unrecognized arguments: --nope" in p.message) for p in found.problems] == [(4, True)]
+    assert read_file_settings("a: 1  # grpo: --world-size 8\n").world_size is None  # only whole lines
 
 
 def test_client_settings_read_the_grpo_section_and_ignore_ill_typed_values():

@@ -77,6 +77,7 @@ class Service:
     process: subprocess.Popen | None = None
     port: int = 0
     output: list[Path] = field(default_factory=list)
+    cwd: Path | None = None  # the folder `grpo serve` starts in (relative model and dataset paths are read there)
 
     @property
     def url(self) -> str:
@@ -91,7 +92,7 @@ class Service:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "grpo_schema", "serve", "--port", str(self.port), "--runs-dir",
                  str(self.runs_dir), "--log-level", "warning", *(["--enable-runs"] if self.runs else [])],
-                env=env, stdout=handle, stderr=subprocess.STDOUT)
+                env=env, stdout=handle, stderr=subprocess.STDOUT, cwd=self.cwd)
         wait_for(self._healthy, 60, "the service to answer /healthz")
         return self
 
@@ -166,8 +167,8 @@ def make_service(tmp_path):
     started: list[Service] = []
     runs_dir = tmp_path / "runs"
 
-    def make(**env: str) -> Service:
-        service = Service(runs_dir, {k: str(v) for k, v in env.items()}).start()
+    def make(cwd: Path | None = None, **env: str) -> Service:
+        service = Service(runs_dir, {k: str(v) for k, v in env.items()}, cwd=cwd).start()
         started.append(service)
         return service
 

@@ -184,6 +184,18 @@ def test_log_completions_writes_every_completion_with_its_rewards(tmp_path, tiny
     assert len(lines) == 2 * 4 and {x["step"] for x in lines} == {0, 1}
     assert set(lines[0]["rewards"]) == {"target_word_reward"} and lines[0]["prompt"][0]["role"] == "user"
     assert isinstance(lines[0]["completion"][0]["content"], str)
+    for line in lines:
+        assert line["reward"] == pytest.approx(line["rewards"]["target_word_reward"])
+        assert 0 < line["length"] <= 4 and isinstance(line["truncated"], bool) and "advantage" in line
+    assert not (out / "completions-sample.jsonl").exists()
+
+
+def test_without_log_completions_a_small_sample_is_kept(tmp_path, tiny_model_dir):
+    out = run(tmp_path, tiny_model_dir, "sample", max_steps=2)
+    assert not (out / "completions.jsonl").exists()
+    lines = [json.loads(x) for x in (out / "completions-sample.jsonl").read_text().splitlines()]
+    assert lines and {x["step"] for x in lines} <= {0, 1}
+    assert {"step", "prompt", "completion", "rewards", "reward", "advantage", "length", "truncated"} <= set(lines[0])
 
 
 def test_resume_values_that_mean_no_resume_start_fresh_in_any_case(tmp_path):

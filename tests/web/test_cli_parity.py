@@ -58,3 +58,29 @@ def test_explain_has_the_interface_fields(http):
                 "old_logprobs_needed", "optimizer_steps_per_epoch"}
     assert required <= set(body["derived"])
     assert body["schedule"] and body["schedule"][0]["generates"] is True
+
+
+def test_a_hardware_comment_asks_the_cli_and_the_service_for_the_same_fit(tmp_path):
+    """`# grpo: --hardware SPEC` makes both check the memory fit; a bare hardware: section makes neither."""
+    import json
+    import subprocess
+    import sys
+
+    from fastapi.testclient import TestClient
+
+    from grpo_web.app import create_app
+    from grpo_web.settings import Settings
+
+    body = ("# grpo: --hardware 1xH100-80GB\nmodel_name_or_path: Qwen/Qwen2.5-7B-Instruct\n"
+            "dataset_name: trl-lib/DeepMath-103K\nreward_funcs: [accuracy_reward]\nper_device_train_batch_size: 8\n"
+            "num_generations: 8\nmax_completion_length: 4096\n")
+    client = TestClient(create_app(Settings()))
+    for text in (body, body.replace("# grpo: --hardware 1xH100-80GB\n", "hardware: 1xH100-80GB\n")):
+        path = tmp_path / "run.yaml"
+        path.write_text(text)
+        cli = json.loads(subprocess.run([sys.executable, "-m", "grpo_schema", "validate", str(path), "--format",
+                                         "json"], capture_output=True, text=True).stdout)["files"][0]
+        served = client.post("/api/v1/validate", content=text, headers={"content-type": "application/yaml"}).json()
+        codes = [d["code"] for d in cli["diagnostics"]]
+        assert codes == [d["code"] for d in served["diagnostics"]]
+        assert ("GRPO-H001" in codes) == text.startswith("# grpo:")  # 7B full training does not fit one H100

@@ -9,6 +9,7 @@ from fastapi.concurrency import run_in_threadpool
 
 from grpo_schema import CheckResult, check_mapping, check_text
 from grpo_schema.commands.explain import explain_result
+from grpo_schema.engine.infile import read_file_settings
 from grpo_schema.engine.policy import service_policy
 from grpo_web.api.body import ConfigBody, config_body
 from grpo_web.api.docs import ERRORS, FileResultDoc, config_body_doc
@@ -24,9 +25,21 @@ async def run_check(body: ConfigBody, params: CheckParams, inline: bool = False)
     """The same call the CLI makes: YAML bytes through check_text, a JSON object through check_mapping. In the
     thread pool, unless the caller knows the body is small enough to check on the event loop (`inline`)."""
     check, config = (check_text, body.yaml) if body.yaml is not None else (check_mapping, body.mapping)
+    if body.yaml is not None and b"--hardware" in body.yaml and read_file_settings(body.yaml).hardware:
+        check = with_fit  # the file's `# grpo: --hardware SPEC` asks for the fit, as in `grpo validate`
     if inline:
         return check(config, **params.options())
     return await run_in_threadpool(check, config, **params.options())
+
+
+def with_fit(text: bytes, path: str = "<request>", **options) -> CheckResult:
+    """check_text plus the memory fit for the hardware the file's `# grpo:` comment names (one engine: plan_fit)."""
+    from grpo_schema.commands.plan import check_for_hardware
+    from grpo_schema.engine.check import _finish
+
+    result, report = check_for_hardware(text, path, read_file_settings(text).hardware, **options)
+    result.diagnostics = result.diagnostics + report.diagnostics
+    return _finish(result)
 
 
 @router.post("/validate", summary="Validate a config", response_class=ConfigJSONResponse,

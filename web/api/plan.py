@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Query
 from fastapi.concurrency import run_in_threadpool
@@ -21,13 +21,15 @@ Hardware = Annotated[str | None, Query(max_length=100, description="e.g. 8xH100-
                                        " the config's hardware: section")]
 PromptLength = Annotated[int | None, Query(ge=1, le=1 << 24, description="longest prompt in tokens")]
 Mfu = Annotated[float | None, Query(gt=0, le=1, description="model-FLOPs utilisation for the time estimate")]
+Engine = Annotated[Literal["trl", "grpo_runtime"], Query(description="whose code the estimate models: grpo_runtime "
+                                                         "(what the form and `grpo launch` run) or trl (`trl grpo`)")]
 
 
 @router.post("/plan", summary="Will it fit: per-GPU memory and run time", response_class=ConfigJSONResponse,
              responses={200: {"description": "fits, the per-GPU parts, the time and the diagnostics"}, **ERRORS},
              openapi_extra=config_body_doc())
 async def plan(body: Body, params: Params, hardware: Hardware = None, prompt_length: PromptLength = None,
-               mfu: Mfu = None) -> ConfigJSONResponse:
+               mfu: Mfu = None, engine: Engine = "grpo_runtime") -> ConfigJSONResponse:
     """The same engine as `grpo plan FILE --hardware SPEC --format json`. The model's facts come from the
     built-in catalogue only: the service never reads a path a client names."""
     if hardware:
@@ -39,6 +41,6 @@ async def plan(body: Body, params: Params, hardware: Hardware = None, prompt_len
     options = params.options()
     result, report = await run_in_threadpool(
         check_for_hardware, data, options.pop("path"), hardware, world_size=options.pop("world_size"),
-        prompt_length=prompt_length, mfu=mfu, local_files=False, batch_fixes=False,
+        prompt_length=prompt_length, mfu=mfu, local_files=False, batch_fixes=False, engine=engine,
         **options)
     return ConfigJSONResponse(plan_document(result, report))

@@ -62,6 +62,8 @@ def summary(run: Run, store: Store) -> dict[str, Any]:
         "slurm": {"job_id": run.slurm_job_id, "state": run.slurm_state, "reason": run.slurm_reason}
         if run.backend == "slurm" else None,
         "progress": progress(run, latest),
+        "error": run.error, "replaced_by": run.replaced_by,
+        "resolved_paths": json.loads(run.overrides or "{}"),
     }
 
 
@@ -71,13 +73,15 @@ def detail(run: Run, store: Store, metrics_after: int | None = None) -> dict[str
         "config": run.config_text, "config_format": run.config_format,
         "diagnostics": json.loads(run.warnings),
         # the ones a resume can start from: a checkpoint still being written, or cut short by a cancel, is left out
-        "checkpoints": [c.name for c in outputs.checkpoints(run.output_dir) if outputs.complete(c)],
+        "checkpoints": [] if run.replaced_by else
+        [c.name for c in outputs.checkpoints(run.output_dir) if outputs.complete(c)],
         "log_size": outputs.log_size(run),
         "metrics": store.metrics(run.id, metrics_after),
     }
 
 
 def created(run: Run) -> dict[str, Any]:
-    return {"id": run.id, "state": run.state, "output_dir": run.output_dir,
+    return {"id": run.id, "state": run.state, "output_dir": run.output_dir, "resumed_from": run.resumed_from,
+            "resolved_paths": json.loads(run.overrides or "{}"),
             "url": f"/api/v1/runs/{run.id}", "logs": f"/api/v1/runs/{run.id}/logs", "page": f"/runs#run={run.id}"}
 

@@ -50,9 +50,11 @@ def yaml_string(value: str) -> str:
 
 
 def launch_command(config: Path, world_size: int, output_dir: str, resume: str | None,
-                   allow_env: tuple[str, ...] = ()) -> list[str]:
+                   allow_env: tuple[str, ...] = (), overrides: dict[str, str] | None = None) -> list[str]:
     command = [sys.executable, "-m", "grpo_schema", "launch", str(config), "--num-processes", str(world_size),
                "--set", f"output_dir={yaml_string(output_dir)}"]
+    for name, value in (overrides or {}).items():  # paths the service resolved when it validated the config
+        command += ["--set", f"{name}={yaml_string(value)}"]
     if resume:
         command += ["--set", f"resume_from_checkpoint={yaml_string(resume)}"]
     for name in allow_env:  # the operator's allow-list, so the child validates the posted env: as the service did
@@ -67,9 +69,10 @@ def child_environment() -> dict[str, str]:
 
 
 def start(run_dir: Path, config_format: str, world_size: int, output_dir: str, resume: str | None,
-          allow_env: tuple[str, ...] = ()) -> Started:
+          allow_env: tuple[str, ...] = (), overrides: dict[str, str] | None = None) -> Started:
     """Start the run's process group; stdout and stderr go to RUN_DIR/run.log, which the child keeps open."""
-    launch = launch_command(config_file(run_dir, config_format), world_size, output_dir, resume, allow_env)
+    launch = launch_command(config_file(run_dir, config_format), world_size, output_dir, resume, allow_env,
+                            overrides)
     command = [sys.executable, "-m", "grpo_web.runs.wrapper", str(run_dir), "--", *launch]
     for stale in (EXIT_FILE, PROCESS_FILE):
         (run_dir / stale).unlink(missing_ok=True)

@@ -9,8 +9,10 @@ escalates a cancel to SIGKILL after the grace period, then starts queued runs wh
 from __future__ import annotations
 
 import fcntl
+import json
 import logging
 import secrets
+import shutil
 import signal
 import subprocess
 import threading
@@ -40,11 +42,23 @@ class OutputBusy(Exception):
         self.run_id, self.output_dir = run_id, output_dir
 
 
+class OutputOwned(Exception):
+    """output_dir belongs to a finished run: a new run would overwrite its checkpoints and model."""
+
+    def __init__(self, owner: Run, output_dir: str):
+        super().__init__(owner.id)
+        self.owner, self.output_dir = owner, output_dir
+
+
+EXISTING_OUTPUT = ("resume", "overwrite")  # what a request may ask for an output_dir another run owns
+
+
 class RunManager:
     def __init__(self, settings: RunsSettings):
         self.settings = settings
         self.runs_dir = settings.runs_dir.expanduser().resolve()
         self.runs_dir.mkdir(parents=True, exist_ok=True)
+        self.base_dir = Path.cwd().resolve()  # relative model and dataset paths are read from here (paths.py)
         self._owner = _lock_directory(self.runs_dir)
         self.store = Store(settings.runs_db_path)
         self._lock = threading.RLock()
@@ -86,9 +100,13 @@ class RunManager:
     # --- requests --------------------------------------------------------------------------------------------------
     def submit(self, config_text: str, config_format: str, world_size: int, output_dir: Path | None,
                resume_checkpoint: Path | None, warnings: str = "[]", resuming: bool = False,
-               parent: Run | None = None) -> Run:
-        """Queue a run. A run that resumes appends to its output_dir's metrics.jsonl: only the lines it adds are
-        its own, after its parent's records up to the checkpoint (when the parent is known)."""
+               parent: Run | None = None, existing: str | None = None, overrides: dict | None = None) -> Run:
+        """Queue a run. A run owns its output_dir: it is RUNS_DIR/<id>/output unless the config names one, and
+        a named one that another run wrote (and that was not overwritten since) is refused with OutputOwned,
+        unless this run resumes that run (`resuming`, `parent`, or existing="resume": from its last complete
+        checkpoint) or replaces its outputs (existing="overwrite": the old output_dir is deleted). A run that
+        resumes appends to its output_dir's metrics.jsonl: only the lines it adds are its own, after its
+        parent's records up to the checkpoint (when the parent is known)."""
         with self._lock:
             if len(self.store.queued()) >= self.settings.runs_max_queued:
                 raise QueueFull(f"{self.settings.runs_max_queued} runs are already queued; try again later")
@@ -96,12 +114,32 @@ class RunManager:
             run_dir = self.runs_dir / run_id
             output = str(output_dir or run_dir / "output")
             self._refuse_busy(output)
+            owners = self.store.owners(output)
+            replaced: list[Run] = []
+            if owners and parent is None:
+                if existing == "resume" or (resuming and existing is None):
+                    parent = owners[0]
+                    if existing == "resume":
+                        resume_checkpoint = outputs.last_complete_checkpoint(output)
+                        if resume_checkpoint is None:
+                            raise RunConflict(f"run {parent.id} has no complete checkpoint in {output} to resume "
+                                              "from; ask for existing_output=overwrite to start again there")
+                elif existing == "overwrite":
+                    replaced = owners
+                else:
+                    raise OutputOwned(owners[0], output)
             launcher.write_config(run_dir, config_text, config_format)
+            for old in replaced:  # the request asked for it: the old outputs go, the old run says so
+                self.store.update(old.id, replaced_by=run_id)
+                _note(old, f"output_dir {output} overwritten by run {run_id} (existing_output=overwrite)")
+            if replaced:
+                shutil.rmtree(output, ignore_errors=True)
             run = self.store.insert(id=run_id, state="queued", config_text=config_text, config_format=config_format,
                                     backend=self.settings.runs_backend, world_size=world_size, output_dir=output,
                                     run_dir=str(run_dir),
                                     resume_checkpoint=str(resume_checkpoint) if resume_checkpoint else None,
-                                    resumed_from=parent.id if parent else None, warnings=warnings)
+                                    resumed_from=parent.id if parent else None, warnings=warnings,
+                                    overrides=json.dumps(overrides or {}))
             if resuming or parent:
                 outputs.skip_existing_metrics(self.store, run)
             if parent and resume_checkpoint:
@@ -135,11 +173,14 @@ class RunManager:
                 return None
             if not parent.finished:
                 raise RunConflict(f"run {run_id} is still {parent.state}; cancel it before resuming")
+            if parent.replaced_by:
+                raise RunConflict(f"run {run_id}'s output_dir was overwritten by run {parent.replaced_by}; "
+                                  "there is nothing of it to resume")
             checkpoint = outputs.last_complete_checkpoint(parent.output_dir)
             if checkpoint is None:
                 raise RunConflict(f"run {run_id} has no complete checkpoint in {parent.output_dir} to resume from")
             return self.submit(parent.config_text, parent.config_format, parent.world_size, Path(parent.output_dir),
-                               checkpoint, parent.warnings, parent=parent)
+                               checkpoint, parent.warnings, parent=parent, overrides=json.loads(parent.overrides))
 
     # --- internals -------------------------------------------------------------------------------------------------
     def _refuse_busy(self, output_dir: str) -> None:
@@ -166,7 +207,8 @@ class RunManager:
     def _start(self, run: Run) -> None:
         try:
             started = launcher.start(Path(run.run_dir), run.config_format, run.world_size, run.output_dir,
-                                     run.resume_checkpoint, tuple(self.settings.runs_env_allowlist))
+                                     run.resume_checkpoint, tuple(self.settings.runs_env_allowlist),
+                                     json.loads(run.overrides or "{}"))
         except OSError as error:
             self._finish(run, "failed", None, f"the run could not be started: {error}")
             return
@@ -216,8 +258,10 @@ class RunManager:
             self._finish(run, "failed", code, f"{describe_exit(code)}; the log says why")
 
     def _finish(self, run: Run, state: str, code: int | None, reason: str | None) -> None:
+        error = outputs.failure_cause(run) if state == "failed" else None  # before the service's own note
         _note(run, f"run {state}" + (f": {reason}" if reason else ""))  # before the state: a log follower
-        self.store.update(run.id, state=state, exit_code=code, reason=reason, finished_at=time.time())  # reads it
+        self.store.update(run.id, state=state, exit_code=code, reason=reason, error=error,  # reads it
+                          finished_at=time.time())
         self._popens.pop(run.id, None)
         self._killed.discard(run.id)
         log.info("run %s %s%s", run.id, state, f" ({reason})" if reason else "")

@@ -101,3 +101,40 @@ def complete(checkpoint: Path) -> bool:
 
 def last_complete_checkpoint(output_dir: str | Path) -> Path | None:
     return next((c for c in reversed(checkpoints(output_dir)) if complete(c)), None)
+
+
+# A failed run's cause, read from the end of its log: the last exception a traceback ends with, else the lines
+# with diagnostic codes (`grpo launch` refusing the config), else the last line a process printed.
+CAUSE_TAIL_BYTES = 64 << 10
+CAUSE_MAX_CHARS = 2000
+_EXCEPTION = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning)\b(?::.*)?$")
+_WRAPPER = re.compile(r"CalledProcessError|returned non-zero exit status")  # accelerate's launcher, not the cause
+CAUSE_MAX_LINES = 12
+_CODED = re.compile(r"\bGRPO-[A-Z]\d{3}\b")
+_NOISE = re.compile(r"^(?:\[grpo-config [^\]]*\]|\$ |Traceback |\s*File \"|\s*\^+\s*$|\s*~+\s*$|grpo: [^:]*\d+ steps?)")
+
+
+def failure_cause(run: Run) -> str | None:
+    """What the log says went wrong: the exception line (and the message lines after it), the diagnostics, or
+    the last line; None when the log says nothing."""
+    size = log_size(run)
+    data = read_log(run, max(size - CAUSE_TAIL_BYTES, 0), CAUSE_TAIL_BYTES).decode("utf-8", "replace")
+    lines = [line[line.rfind("\r") + 1:].rstrip() for line in data.splitlines()]
+    lines = [line for line in lines if line.strip() and not line.startswith("[grpo-config ")]
+    found = [i for i, line in enumerate(lines) if _EXCEPTION.match(line.strip()) and not _WRAPPER.search(line)]
+    if found:  # the last real exception, with the lines of its message (up to the next traceback or note)
+        index, message = found[-1], []
+        for line in lines[index:index + CAUSE_MAX_LINES]:
+            if message and (line.startswith(("Traceback ", "python -m ", "grpo launch", "grpo: ", " "))):
+                break
+            message.append(line.strip())
+        return _cut("\n".join(message))
+    coded = [line.strip() for line in lines if _CODED.search(line)]
+    if coded:
+        return _cut("\n".join(dict.fromkeys(coded)))
+    tail = [line.strip() for line in lines if not _NOISE.match(line)]
+    return _cut(tail[-1]) if tail else None
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= CAUSE_MAX_CHARS else text[:CAUSE_MAX_CHARS] + "…"

@@ -41,7 +41,10 @@ CREATE TABLE IF NOT EXISTS runs (
     backend TEXT NOT NULL DEFAULT 'local',
     slurm_job_id TEXT,
     slurm_state TEXT,
-    slurm_reason TEXT
+    slurm_reason TEXT,
+    error TEXT,
+    replaced_by TEXT,
+    overrides TEXT NOT NULL DEFAULT '{}'
 );
 CREATE INDEX IF NOT EXISTS runs_state ON runs (state);
 CREATE TABLE IF NOT EXISTS metrics (
@@ -55,7 +58,8 @@ CREATE TABLE IF NOT EXISTS metrics (
 
 # Columns added after the first release, for databases created before them.
 ADDED_COLUMNS = {"backend": "TEXT NOT NULL DEFAULT 'local'", "slurm_job_id": "TEXT", "slurm_state": "TEXT",
-                 "slurm_reason": "TEXT"}
+                 "slurm_reason": "TEXT", "error": "TEXT", "replaced_by": "TEXT",
+                 "overrides": "TEXT NOT NULL DEFAULT '{}'"}
 
 ACTIVE = ("queued", "running")
 FINISHED = ("succeeded", "failed", "cancelled")
@@ -88,6 +92,9 @@ class Run:
     slurm_job_id: str | None = None
     slurm_state: str | None = None  # Slurm's JobState when last asked
     slurm_reason: str | None = None  # and its Reason
+    error: str | None = None  # a failed run's cause, read from its log (the exception, the diagnostics)
+    replaced_by: str | None = None  # the run that overwrote this run's output_dir (its outputs are gone)
+    overrides: str = "{}"  # JSON {field: value}: paths resolved at validation, passed as --set to the run
 
     @property
     def finished(self) -> bool:
@@ -145,6 +152,13 @@ class Store:
         clause = f"WHERE {' AND '.join(where)}" if where else ""
         rows = self._rows(f"SELECT {', '.join(COLUMNS)} FROM runs {clause} ORDER BY seq DESC LIMIT ?",
                           (*(states or ()), *([backend] if backend else []), limit))
+        return [Run(*row) for row in rows]
+
+    def owners(self, output_dir: str) -> list[Run]:
+        """The runs that wrote `output_dir` and were not overwritten since, newest first (a run and the runs that
+        resumed it)."""
+        rows = self._rows(f"SELECT {', '.join(COLUMNS)} FROM runs WHERE output_dir = ? AND replaced_by IS NULL "
+                          "ORDER BY seq DESC", (output_dir,))
         return [Run(*row) for row in rows]
 
     def queued(self) -> list[Run]:

@@ -52,7 +52,9 @@ FIELDS: dict[str, Support] = {
         "1.16 counts nothing; num_tokens is logged either way"),
     "load_best_model_at_end": honoured("train.load_best_model: the best checkpoint's weights before the final save "
                                        "(sharded runs too); best.keep_only_best with save_total_limit 1"),
-    "log_completions": honoured("train.log_completions (completions.jsonl)"),
+    "log_completions": honoured("train.log_completions (completions.jsonl: every row, with each reward function's "
+                                "score, the total reward, advantage, length and truncation); when off, the "
+                                "first 2 prompt groups of each logged step still go to completions-sample.jsonl"),
     "log_completions_hub_repo": refused("uploading the logged completions to a Hub dataset is not run",
                                         "remove log_completions_hub_repo; completions.jsonl holds them", U_HUB),
     "log_level": honoured("train.set_log_levels (transformers and datasets logging on the main process)"),

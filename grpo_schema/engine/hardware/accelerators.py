@@ -23,44 +23,50 @@ class Accelerator:
     memory_gib: float
     peak_tflops: float | None  # dense bf16; None when unknown (no time estimate then)
     note: str = ""
+    bandwidth_tbs: float | None = None  # HBM/GDDR bandwidth, TB/s (decoding is bound by it)
 
 
 CATALOGUE: dict[str, Accelerator] = {}
 
 
-def register_accelerator(name: str, memory_gib: float, peak_tflops: float | None, note: str = "") -> Accelerator:
+def register_accelerator(name: str, memory_gib: float, peak_tflops: float | None, note: str = "",
+                         bandwidth_tbs: float | None = None) -> Accelerator:
     """Add (or replace) an accelerator; `name` is matched case-insensitively, e.g. 'H100-80GB' or 'MI300X'."""
-    accelerator = Accelerator(name, float(memory_gib), None if peak_tflops is None else float(peak_tflops), note)
+    accelerator = Accelerator(name, float(memory_gib), None if peak_tflops is None else float(peak_tflops), note,
+                              None if bandwidth_tbs is None else float(bandwidth_tbs))
     CATALOGUE[name.upper()] = accelerator
     return accelerator
 
 
-for _name, _memory, _tflops, _note in (
-    ("H100-80GB", 80, 989.4, "SXM; the PCIe card peaks at 756"),
-    ("H100-PCIE-80GB", 80, 756.0, ""),
-    ("H100-NVL-94GB", 94, 835.0, ""),
-    ("H200-141GB", 141, 989.4, ""),
-    ("H20-96GB", 96, 148.0, ""),
-    ("GH200-96GB", 96, 989.4, ""),
-    ("B200-180GB", 180, 2250.0, ""),
-    ("A100-80GB", 80, 312.0, ""),
-    ("A100-40GB", 40, 312.0, ""),
-    ("A800-80GB", 80, 312.0, ""),
-    ("A10G-24GB", 24, 70.0, "AWS g5 (125 TFLOP/s is the A10's sparse-free peak at a higher clock)"),
-    ("A10-24GB", 24, 125.0, ""),
-    ("L40S-48GB", 48, 362.0, ""),
-    ("L4-24GB", 24, 121.0, ""),
-    ("A6000-48GB", 48, 154.8, "RTX A6000"),
-    ("RTX4090-24GB", 24, 165.2, ""),
-    ("RTX3090-24GB", 24, 71.0, ""),
-    ("V100-32GB", 32, 125.0, "no bf16: fp16 peak"),
-    ("V100-16GB", 16, 125.0, "no bf16: fp16 peak"),
-    ("T4-16GB", 16, 65.0, "no bf16: fp16 peak"),
-    ("MI300X-192GB", 192, 1307.4, ""),
-    ("MI250X-128GB", 128, 383.0, "both dies of one package"),
-    ("GAUDI2-96GB", 96, 432.0, ""),
+for _name, _memory, _tflops, _bw, _note in (
+    ("H100-80GB", 80, 989.4, 3.35, "SXM; the PCIe card peaks at 756"),
+    ("H100-PCIE-80GB", 80, 756.0, 2.0, ""),
+    ("H100-NVL-94GB", 94, 835.0, 3.9, ""),
+    ("H200-141GB", 141, 989.4, 4.8, ""),
+    ("H20-96GB", 96, 148.0, 4.0, ""),
+    ("GH200-96GB", 96, 989.4, 4.0, ""),
+    ("B200-180GB", 180, 2250.0, 8.0, ""),
+    ("A100-80GB", 80, 312.0, 2.039, ""),
+    ("A100-40GB", 40, 312.0, 1.555, ""),
+    ("A800-80GB", 80, 312.0, 2.039, ""),
+    ("A40-48GB", 48, 149.7, 0.696, ""),
+    ("A10G-24GB", 24, 70.0, 0.6, "AWS g5 (125 TFLOP/s is the A10's sparse-free peak at a higher clock)"),
+    ("A10-24GB", 24, 125.0, 0.6, ""),
+    ("L40S-48GB", 48, 362.0, 0.864, ""),
+    ("L4-24GB", 24, 121.0, 0.3, ""),
+    ("A6000-48GB", 48, 154.8, 0.768, "RTX A6000"),
+    ("RTX6000-ADA-48GB", 48, 364.2, 0.96, ""),
+    ("RTX-PRO-6000-96GB", 96, 503.8, 1.79, "RTX PRO 6000 Blackwell"),
+    ("RTX4090-24GB", 24, 165.2, 1.008, ""),
+    ("RTX3090-24GB", 24, 71.0, 0.936, ""),
+    ("V100-32GB", 32, 125.0, 0.9, "no bf16: fp16 peak"),
+    ("V100-16GB", 16, 125.0, 0.9, "no bf16: fp16 peak"),
+    ("T4-16GB", 16, 65.0, 0.32, "no bf16: fp16 peak"),
+    ("MI300X-192GB", 192, 1307.4, 5.3, ""),
+    ("MI250X-128GB", 128, 383.0, 3.2, "both dies of one package"),
+    ("GAUDI2-96GB", 96, 432.0, 2.45, ""),
 ):
-    register_accelerator(_name, _memory, _tflops, _note)
+    register_accelerator(_name, _memory, _tflops, _note, _bw)
 
 # A bare family name means its usual (largest common) memory size.
 ALIASES = {"H100": "H100-80GB", "H200": "H200-141GB", "B200": "B200-180GB", "A100": "A100-80GB",
@@ -68,7 +74,8 @@ ALIASES = {"H100": "H100-80GB", "H200": "H200-141GB", "B200": "B200-180GB", "A10
            "H20": "H20-96GB", "GH200": "GH200-96GB", "MI300X": "MI300X-192GB", "MI250X": "MI250X-128GB",
            "A6000": "A6000-48GB", "RTX4090": "RTX4090-24GB", "4090": "RTX4090-24GB", "RTX3090": "RTX3090-24GB",
            "V100": "V100-32GB", "T4": "T4-16GB", "GAUDI2": "GAUDI2-96GB", "H100-SXM": "H100-80GB",
-           "H100-PCIE": "H100-PCIE-80GB", "H100-NVL": "H100-NVL-94GB"}
+           "H100-PCIE": "H100-PCIE-80GB", "H100-NVL": "H100-NVL-94GB", "A40": "A40-48GB",
+           "RTX6000-ADA": "RTX6000-ADA-48GB", "RTX-PRO-6000": "RTX-PRO-6000-96GB"}
 
 
 @dataclass(frozen=True)
@@ -95,7 +102,7 @@ class Hardware:
     def to_dict(self) -> dict:
         return {"spec": self.spec, "nodes": self.nodes, "gpus_per_node": self.gpus_per_node, "gpus": self.gpus,
                 "accelerator": self.accelerator.name, "memory_gib": self.accelerator.memory_gib,
-                "peak_tflops": self.accelerator.peak_tflops}
+                "peak_tflops": self.accelerator.peak_tflops, "bandwidth_tbs": self.accelerator.bandwidth_tbs}
 
 
 class HardwareError(ValueError):

@@ -39,10 +39,6 @@ H_VLLM_NO_ROOM = declare("GRPO-H004", "error", "vLLM's share cannot hold the mod
 H_UNKNOWN_MODEL = declare("GRPO-H005", "info", "model unknown: no memory estimate",
                           "The model is not a local directory, not in the Hub cache and not in the built-in "
                           "catalogue. Pass its config.json (--model-config PATH) for an estimate.")
-H_SECTION = declare("GRPO-H006", "warning", "`hardware:` is read by grpo-config only",
-                    "`trl grpo --config` does not know a `hardware:` key: it passes it on to `accelerate launch`, "
-                    "which stops. grpo train/launch ignore it; for `trl grpo`, pass --hardware on grpo's command "
-                    "line instead, or remove the section from the copy TRL reads.")
 H_TOO_FEW_GPUS = declare("GRPO-H007", "error", "more processes than declared GPUs",
                          "The world size (training processes) is larger than the GPUs the hardware declares.")
 H_BAD_SECTION = declare("GRPO-H008", "error", "invalid hardware declaration",
@@ -53,6 +49,9 @@ NO_FIX_HINT = ("no edit of the file (up to 4 together) makes it fit: declare lar
                "(offload_optimizer in the hardware: section), or train a smaller model")
 SECTION_KEYS = {"spec", "model_config", "strategy", "offload_optimizer", "offload_params", "prompt_length", "mfu",
                 "memory_gib", "peak_tflops"}
+H_BAD_ENGINE = declare("GRPO-H009", "error", "unknown engine",
+                       "The planner models the engine that runs the config: `trl` (TRL 1.16's GRPOTrainer: `trl grpo`, "
+                       "`grpo plan`'s default) or `grpo_runtime` (`grpo train`, `grpo launch`, the form).")
 
 
 @dataclass
@@ -64,6 +63,7 @@ class FitReport:
     time: TimeEstimate | None
     diagnostics: list[Diagnostic] = field(default_factory=list)
     assumptions: list[str] = field(default_factory=list)
+    engine: str = "trl"
 
     @property
     def capacity(self) -> float:
@@ -86,7 +86,7 @@ class FitReport:
                        "at_peak": [p.name for p in mem.at_peak()],
                        "vllm_kv_cache_tokens": mem.kv_cache_tokens,
                        "vllm_kv_cache_tokens_needed": mem.kv_cache_tokens_needed}
-        return {"fits": self.fits, "hardware": self.hardware.to_dict() if self.hardware else None,
+        return {"fits": self.fits, "engine": self.engine, "hardware": self.hardware.to_dict() if self.hardware else None,
                 "model": self.model.to_dict() if self.model else None,
                 "settings": _settings_dict(self.setup), "per_gpu": per_gpu,
                 "time": self.time.to_dict() if self.time else None, "assumptions": list(self.assumptions),
@@ -131,7 +131,7 @@ def hardware_of(result: Any, spec: str | None) -> tuple[Hardware | None, list[Di
 
 def estimate_fit(result: Any, hardware: str | Hardware | None = None, *, model_config: str | None = None,
                  prompt_length: int | None = None, mfu: float | None = None, strategy: str | None = None,
-                 dataset_size: int | None = None, local_files: bool = True) -> FitReport:
+                 dataset_size: int | None = None, local_files: bool = True, engine: str | None = None) -> FitReport:
     """The estimate and its verdict for one checked config, without the search for edits that make it fit
     (grpo_schema.engine.hardware.advise adds those). Never raises on bad input: problems become diagnostics."""
     diagnostics: list[Diagnostic] = []
@@ -141,15 +141,19 @@ def estimate_fit(result: Any, hardware: str | Hardware | None = None, *, model_c
         hw, diagnostics = hardware_of(result, hardware)
     if "hardware" in getattr(result, "raw", {}):
         extra = set(section_of(result)) - SECTION_KEYS
-        diagnostics.append(Diagnostic(H_SECTION, "warning", "the hardware: section is read by grpo-config only; "
-                                      "`trl grpo --config` would hand it to `accelerate launch`, which stops",
-                                      fields=("hardware",), hint="pass --hardware on grpo's command line instead, or "
-                                      "drop the section from the copy `trl grpo` reads"))
         if extra:
             diagnostics.append(Diagnostic(H_BAD_SECTION, "error", f"unknown key(s) in hardware: {sorted(extra)}",
                                           fields=("hardware",), hint=f"known keys: {', '.join(sorted(SECTION_KEYS))}"))
     report = FitReport(hw, None, None, None, None, diagnostics)
     config = result.config
+    from grpo_schema.engine.hardware.memory import ENGINES
+
+    engine = engine or "trl"
+    report.engine = engine
+    if engine not in ENGINES:
+        report.diagnostics.append(Diagnostic(H_BAD_ENGINE, "error", f"unknown engine {engine!r}",
+                                             hint=f"use one of: {', '.join(ENGINES)}"))
+        return report
     if config is None or hw is None:
         return report
     section = section_of(result)
@@ -170,7 +174,7 @@ def estimate_fit(result: Any, hardware: str | Hardware | None = None, *, model_c
                                              hint="pass --model-config PATH/config.json"))
         return report
     report.setup, report.assumptions = setup_from(result, hw, prompt_length=prompt_length or section.get(
-        "prompt_length"), strategy=strategy or section.get("strategy"), section=section)
+        "prompt_length"), strategy=strategy or section.get("strategy"), section=section, engine=engine)
     if report.setup is None:
         return report
     if report.setup.world_size > hw.gpus:
@@ -180,9 +184,16 @@ def estimate_fit(result: Any, hardware: str | Hardware | None = None, *, model_c
             hint=f"declare at least {report.setup.world_size} GPUs, or run on {hw.gpus} processes"))
     report.memory = estimate_memory(report.model, report.setup, hw.memory_bytes)
     report.time = estimate_time(report.model, report.setup, result.plan, hw, mfu or section.get("mfu") or
-                                DEFAULT_MFU, config.max_steps if config.max_steps > 0 else None)
+                                DEFAULT_MFU, config.max_steps if config.max_steps > 0 else None,
+                                kv_rounds=_kv_rounds(report.memory))
     report.diagnostics += verdict(report)
     return report
+
+
+def _kv_rounds(mem: MemoryEstimate) -> int:
+    if mem.kv_cache_tokens and mem.kv_cache_tokens_needed and mem.kv_cache_tokens < mem.kv_cache_tokens_needed:
+        return math.ceil(mem.kv_cache_tokens_needed / mem.kv_cache_tokens)
+    return 1
 
 
 def verdict(report: FitReport) -> list[Diagnostic]:

@@ -9,8 +9,12 @@ training code keeps alive (see grpo_runtime.launch.memprobe, which measures the 
 - activations are the tensors each decoder layer saves for backward, per token (RMSNorm keeps fp32 copies; the
   attention keeps q, k, v, its output and its input to o_proj; the gated MLP keeps four intermediate-wide
   tensors); with activation checkpointing only each layer's input, plus one layer recomputed in backward;
-- the logits head keeps the [rows, completion + 1, vocab] logits and fp32 copies for the temperature, the
-  log-softmax and, for the entropy, its exp and product;
+- the logits head follows the engine that runs the config (`Setup.engine`): TRL 1.16 scores completions through
+  its fused, chunked LM head (a [4096 tokens, 32768 vocab] tile in the compute dtype, fp32 accumulators for the
+  gradients of the hidden states and of the vocabulary matrix); grpo_runtime through its chunked head (a few fp32
+  [chunk_tokens, vocab] tiles, the same accumulators); neither ever holds the full logits (docs/planner.md);
+- plain DDP keeps a second copy of the gradients in its communication buckets (accelerate's default,
+  gradient_as_bucket_view off); under DeepSpeed bf16 the module itself is cast, so no autocast copies exist;
 - phases do not overlap: the per-GPU peak is the parts held throughout plus the largest of training, generation
   (KV cache, weights gathered under ZeRO-3) and scoring (the no-grad old/reference log-prob pass).
 """
@@ -30,6 +34,23 @@ DEFAULT_LORA_TARGETS = ("q_proj", "v_proj")  # PEFT's default for Llama/Qwen/Mis
 ALL_LINEAR = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 OPTIMIZER_STATES = {"sgd": 0, "adafactor": 0, "adagrad": 1, "rmsprop": 1, "lion_32bit": 1, "lion_8bit": 0.25}
 PHASES = ("held", "training", "generation", "scoring")
+ENGINES = ("trl", "grpo_runtime")
+
+# The LM heads' tiles: the one place the planner states them (docs/planner.md).
+# TRL 1.16 (trl.trainer.utils._CHUNKED_LOGPROB_CHUNK_SIZE, trl.kernels.chunked_logprob.TOKEN_CHUNK_SIZE): the
+# projection runs on [min(N, 4096), 32768] tiles in the compute dtype; fp32 accumulators hold the gradients.
+TRL_TOKEN_TILE = 4096
+TRL_VOCAB_TILE = 32768
+# grpo_runtime (grpo_runtime.training.lm_head.TILE_ELEMENTS): one fp32 [chunk_tokens, vocab] tile of 2**23
+# elements; the forward holds about 3 such tiles at once, the backward about 4.
+RUNTIME_TILE_ELEMENTS = 1 << 23
+RUNTIME_FORWARD_TILES = 3
+RUNTIME_BACKWARD_TILES = 4
+
+
+def runtime_chunk_tokens(vocab: int) -> int:
+    """Tokens in one of grpo_runtime's head chunks (as grpo_runtime.training.lm_head.tokens_per_chunk)."""
+    return max(1, RUNTIME_TILE_ELEMENTS // vocab)
 
 
 @dataclass(frozen=True)
@@ -66,6 +87,11 @@ class Setup:
     liger_loss: bool = False
     lm_head_fp32: bool = False
     device: str = "gpu"  # "cpu": no framework allowance (the runtime's own measurement)
+    engine: str = "trl"  # trl | grpo_runtime: whose LM head and DDP settings
+    # DDP's buckets are the gradients (no second copy). Neither engine sets it: transformers' Trainer passes
+    # ddp_bucket_cap_mb (and broadcast_buffers, find_unused_parameters) to accelerate's DistributedDataParallelKwargs,
+    # grpo_runtime the same keys (setup.new_accelerator), and the kwargs' default is False.
+    gradient_as_bucket_view: bool = False
 
     @property
     def sequence_length(self) -> int:
@@ -185,15 +211,45 @@ def activations(model: ModelFacts, s: Setup) -> float:
     return model.num_layers * layer + final
 
 
+def head_tokens(s: Setup, rows: int) -> int:
+    """Positions scored by the head: the completion tokens of `rows` sequences (TRL scores only labelled ones)."""
+    return rows * s.completion_length
+
+
 def logits(model: ModelFacts, s: Setup, rows: int, grad: bool) -> float:
-    """The logits head: [rows, C + 1, V] logits, then fp32 [rows, C, V] buffers (temperature-scaled, log-softmax,
-    and with the entropy its exp and product; in training the backward of each)."""
-    C, V = s.completion_length, model.vocab_size
-    head = rows * (C + 1) * V * (4 if s.lm_head_fp32 else s.compute_bytes)
-    if s.liger_loss:  # the fused linear + loss never materialises the full logits: a few chunks of them
-        return head / 8
-    buffers = 4 if (s.entropy and grad) else 2
-    return head + buffers * 4 * rows * C * V
+    """The LM head's transient memory over `rows` sequences: never the full [rows, C, V] logits (docs/planner.md).
+
+    TRL 1.16: one [min(N, 4096), 32768] tile in the compute dtype, the hidden states of the scored positions, and
+    in training fp32 accumulators for their gradient ([N, H]) and, when the head is trained, the vocabulary
+    matrix's ([V, H]) plus its cast back. grpo_runtime: 3 (forward) or 4 (backward) fp32 [chunk_tokens, V] tiles
+    and the same accumulators."""
+    N, V, H = head_tokens(s, rows), model.vocab_size, model.hidden_size
+    a = 4 if s.lm_head_fp32 else s.compute_bytes
+    if s.liger_loss:  # liger's fused linear + loss: a few chunks of the logits
+        return rows * (s.completion_length + 1) * V * a / 8
+    if s.engine == "grpo_runtime":
+        tile = min(N, runtime_chunk_tokens(V)) * V * 4
+        tiles = (RUNTIME_BACKWARD_TILES if grad else RUNTIME_FORWARD_TILES) * tile
+    else:
+        tiles = min(N, TRL_TOKEN_TILE) * min(V, TRL_VOCAB_TILE) * a
+    selected = N * H * a  # hidden[mask]: the scored positions, gathered
+    per_token = 8 * N * 4  # running max, sums, log Z, entropy, target logit ... (fp32 [N] each)
+    if not grad:
+        return tiles + selected + per_token
+    head_trained = not s.use_peft
+    cast_back = s.weight_bytes if s.weight_bytes != 4 else 0  # the fp32 accumulator cast to the weights' dtype
+    accumulators = N * H * 4 + (V * H * (4 + cast_back) if head_trained else 0)
+    return tiles + selected + per_token + accumulators
+
+
+def ddp_buckets(model: ModelFacts, s: Setup) -> float:
+    """DDP's reducer copies every gradient into flat buckets (ddp_bucket_cap_mb each; together all of them) unless
+    gradient_as_bucket_view makes the gradients views of the buckets. Only plain DDP on more than one process."""
+    if s.strategy != "ddp" or s.world_size <= 1 or s.gradient_as_bucket_view:
+        return 0.0
+    if s.use_peft:
+        return 4 * lora_params(model, s)
+    return s.weight_bytes * model.total_params()
 
 
 def estimate_memory(model: ModelFacts, s: Setup, capacity: float | None = None) -> MemoryEstimate:
@@ -223,9 +279,13 @@ def estimate_memory(model: ModelFacts, s: Setup, capacity: float | None = None) 
     accumulating = held_grads and not s.use_peft and not s.deepspeed
     transient = model.embedding_params() * s.weight_bytes if accumulating else 0
     add("logits", max(head, transient), "training",
-        f"{s.micro_batch} x {s.completion_length + 1} x {model.vocab_size} logits and their fp32 buffers"
+        f"{s.engine} chunked LM head over {s.micro_batch} x {s.completion_length} tokens (never the full logits)"
         + (" (here the vocabulary matrix's new gradient is larger)" if transient > head else ""))
-    if s.autocast and s.compute_bytes == 2:
+    buckets = ddp_buckets(model, s)
+    if buckets:
+        add("ddp buckets", buckets, "held", "DDP's gradient buckets: a second copy of the gradients "
+            "(gradient_as_bucket_view off, accelerate's default; ddp_bucket_cap_mb sizes each, not the total)")
+    if s.autocast and s.compute_bytes == 2 and not s.deepspeed:  # DeepSpeed bf16 casts the module: no copies
         add("autocast copies", 2 * model.total_params() / (s.world_size if s.strategy in ("zero3", "fsdp") else 1),
             "training", "bf16 copies of fp32 weights cached by autocast during the forward pass")
     one_layer = layer_activation_bytes(model, s, s.micro_batch * s.sequence_length)

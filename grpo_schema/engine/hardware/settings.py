@@ -7,7 +7,9 @@ from typing import Any
 from grpo_schema.engine.hardware.accelerators import Hardware
 from grpo_schema.engine.hardware.memory import Setup
 
-DEFAULT_PROMPT_LENGTH = 512  # tokens, when neither the file nor the command line says
+DEFAULT_PROMPT_LENGTH = 512  # tokens, when neither --prompt-length, the hardware: section nor a local dataset says
+CHARS_PER_TOKEN = 4  # a local dataset's prompts: characters per token (English and maths text, BPE tokenizers)
+DATASET_ROWS_READ = 2000  # rows of a local dataset file read for its longest prompt
 
 HALF = {"bfloat16", "float16", "bf16", "fp16", "half"}
 ACCELERATE_STRATEGIES = {"zero1": "zero1", "zero2": "zero2", "zero3": "zero3", "fsdp": "fsdp", "fsdp1": "fsdp",
@@ -79,19 +81,65 @@ def world_size_of(result: Any, hardware: Hardware) -> tuple[int, str | None]:
     return hardware.gpus, None
 
 
+def dataset_prompt_length(result: Any) -> tuple[int | None, str | None]:
+    """The longest prompt of a local dataset file (JSON lines, JSON or CSV) in tokens, estimated from its
+    characters; (None, None) when dataset_name is not a readable local file."""
+    import csv
+    import json
+    from pathlib import Path
+
+    name = _get(result.config, "dataset_name")
+    column = str(_written(result, "dataset_prompt_column") or "prompt")
+    if not isinstance(name, str) or not name:
+        return None, None
+    path = Path(name).expanduser()
+    try:
+        if path.is_dir():
+            files = sorted(p for p in path.iterdir() if p.suffix in (".jsonl", ".json", ".csv"))
+            path = files[0] if files else path
+        if not path.is_file() or path.suffix not in (".jsonl", ".json", ".csv"):
+            return None, None
+        rows: list[Any] = []
+        with path.open(encoding="utf-8") as handle:
+            if path.suffix == ".csv":
+                rows = [r for _, r in zip(range(DATASET_ROWS_READ), csv.DictReader(handle))]
+            elif path.suffix == ".jsonl":
+                rows = [json.loads(line) for _, line in zip(range(DATASET_ROWS_READ), handle) if line.strip()]
+            else:
+                data = json.load(handle)
+                rows = (data if isinstance(data, list) else [])[:DATASET_ROWS_READ]
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None, None
+
+    def chars(value: Any) -> int:
+        if isinstance(value, str):
+            return len(value)
+        if isinstance(value, list):  # conversational: [{"role", "content"}, ...] plus the template's markers
+            return sum(chars(m.get("content", "")) + 16 if isinstance(m, dict) else chars(m) for m in value)
+        return 0
+
+    lengths = [chars(r.get(column)) for r in rows if isinstance(r, dict)]
+    if not lengths or max(lengths) == 0:
+        return None, None
+    tokens = -(-max(lengths) // CHARS_PER_TOKEN)
+    return tokens, f"prompts up to {tokens} tokens (the longest of {len(lengths)} rows of {path}, at " \
+                   f"{CHARS_PER_TOKEN} characters a token; pass --prompt-length to say)"
+
+
 def setup_from(result: Any, hardware: Hardware, *, prompt_length: int | None = None, strategy: str | None = None,
-               section: dict | None = None, model_dtype: str = "bfloat16") -> tuple[Setup | None, list[str]]:
+               section: dict | None = None, model_dtype: str = "bfloat16",
+               engine: str = "trl") -> tuple[Setup | None, list[str]]:
     config, plan, section = result.config, result.plan, section or {}
-    notes: list[str] = []
+    notes: list[str] = [f"engine {engine}"]
     world = result.world_size
-    written_prompt = _written(result, "max_prompt_length")
-    if prompt_length is None:
-        if isinstance(written_prompt, int) and not isinstance(written_prompt, bool) and written_prompt > 0:
-            prompt_length = written_prompt
-            notes.append(f"prompts up to max_prompt_length = {prompt_length} tokens (from the file)")
-        else:
+    if prompt_length is None:  # TRL 1.16 does not truncate prompts: max_prompt_length is never read
+        prompt_length, note = dataset_prompt_length(result)
+        if prompt_length is None:
             prompt_length = DEFAULT_PROMPT_LENGTH
-            notes.append(f"prompts of {prompt_length} tokens (assumed; pass --prompt-length)")
+            note = f"prompts of {prompt_length} tokens (assumed; pass --prompt-length)"
+        notes.append(note)
+    else:
+        notes.append(f"prompts of {prompt_length} tokens (given)")
     b = int(config.per_device_train_batch_size)
     rows = plan.generation_batch_size // max(world, 1) if plan is not None else b * config.gradient_accumulation_steps
     dtype = weight_dtype(result, model_dtype)
@@ -123,6 +171,6 @@ def setup_from(result: Any, hardware: Hardware, *, prompt_length: int | None = N
         vllm_tensor_parallel_size=int(_get(config, "vllm_tensor_parallel_size") or 1),
         vllm_sleep=bool(_get(config, "vllm_enable_sleep_mode")),
         liger_loss=bool(_get(config, "use_liger_kernel")) or bool(_get(config, "use_liger_loss")),
-        lm_head_fp32=bool(_get(config, "cast_lm_head_to_fp32")))
+        lm_head_fp32=bool(_get(config, "cast_lm_head_to_fp32")), engine=engine)
     notes.append(f"weights in {dtype}" + (" with bf16/fp16 autocast" if setup.autocast else ""))
     return setup, notes

@@ -7,6 +7,8 @@
 import { lineChart, series } from "./chart.js";
 import { ask, el } from "./dom.js";
 import { call, explainError, getToken, setToken, takeTokenFromUrl } from "./runs-api.js";
+import { refreshCompletions, resetCompletions, setupCompletions } from "./completions.js";
+import { compareRuns } from "./compare.js";
 
 const $ = (id) => document.getElementById(id);
 const CHARTS = ["reward", "loss", "kl"];
@@ -14,6 +16,7 @@ const LOG_KEEP = 256 * 1024; // characters of log kept in the page
 const LOG_LINES = 400;
 const ACTIVE = new Set(["queued", "running"]);
 let view = null; // the selected run: { id, metrics, lastStep, logOffset, logText, decoder, detail }
+const picked = new Set(); // runs ticked for the compare view
 
 function selectedFromUrl() {
   const found = location.hash.match(/(?:^#|&)run=([0-9a-f]{12})/);
@@ -26,6 +29,35 @@ function select(id) {
   if (id) history.replaceState(null, "", `/runs#run=${id}`);
   $("log").textContent = "";
   $("charts").replaceChildren();
+  resetCompletions(id);
+  for (const [link, path] of [["dl-csv", "metrics.csv"], ["dl-jsonl", "metrics.jsonl"], ["dl-completions", "completions.jsonl"]]) {
+    $(link).dataset.path = id ? `/${id}/${path}` : "";
+  }
+}
+
+// Downloads need the token header, so they are fetched and handed to the browser as a file.
+async function download(event) {
+  event.preventDefault();
+  const path = event.currentTarget.dataset.path;
+  if (!path) return;
+  try {
+    const response = await call(path, { raw: true });
+    const name = (response.headers.get("Content-Disposition") || "").match(/filename="([^"]+)"/)?.[1] || "download";
+    const url = URL.createObjectURL(await response.blob());
+    const link = el("a", { href: url, download: name });
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  } catch (error) {
+    $("message").hidden = false;
+    $("message").textContent = explainError(error);
+  }
+}
+
+function updateCompare() {
+  $("compare-open").disabled = picked.size < 2;
+  $("compare-count").textContent = picked.size < 2 ? "tick two or more runs to compare them" : `${picked.size} runs ticked`;
 }
 
 const when = (iso) => (iso ? new Date(iso).toLocaleString() : "");
@@ -69,14 +101,21 @@ function rowKeys(event, id) {
 function renderList(runs) {
   $("runs-empty").hidden = runs.length > 0;
   const focused = document.activeElement?.closest?.("tr[data-run-id]")?.dataset.runId;
+  for (const id of [...picked]) if (!runs.some((run) => run.id === id)) picked.delete(id);
   $("runs-body").replaceChildren(...runs.map((run) => el("tr", {
     "data-run-id": run.id, "data-state": run.state, class: view && view.id === run.id ? "selected" : "",
     tabindex: "0", "aria-selected": String(Boolean(view && view.id === run.id)),
     "aria-label": `run ${run.id}, ${run.state}, ${progressText(run)}`,
     onclick: () => open(run.id), onkeydown: (event) => rowKeys(event, run.id),
-  }, el("td", {}, el("code", { text: run.id })), el("td", {}, el("span", { class: `state ${run.state}`, text: run.state })),
+  }, el("td", {}, el("input", { type: "checkbox", class: "pick", "aria-label": `compare run ${run.id}`,
+      checked: picked.has(run.id), onclick: (event) => event.stopPropagation(),
+      onkeydown: (event) => event.stopPropagation(),
+      onchange: (event) => { if (event.target.checked) picked.add(run.id); else picked.delete(run.id); updateCompare(); } })),
+     el("td", {}, el("code", { text: run.id })), el("td", {}, el("span", { class: `state ${run.state}`, text: run.state })),
      progressCell(run), el("td", { text: num(run.latest?.reward) }), el("td", { text: short(run.created_at), title: when(run.created_at) }))));
-  if (focused) document.querySelector(`tr[data-run-id="${focused}"]`)?.focus();
+  const pick = document.activeElement?.classList?.contains("pick") ? focused : null;
+  if (pick) document.querySelector(`tr[data-run-id="${pick}"] input.pick`)?.focus();
+  else if (focused) document.querySelector(`tr[data-run-id="${focused}"]`)?.focus();
 }
 
 function renderDetail(run) {
@@ -86,11 +125,15 @@ function renderDetail(run) {
   state.textContent = run.state + (run.cancel_requested && ACTIVE.has(run.state) ? " (cancelling…)" : "");
   state.className = `state ${run.state}`;
   state.dataset.state = run.state;
-  const facts = [["output_dir", run.output_dir], ["world size", run.world_size], ["exit code", run.exit_code],
-    ["reason", run.reason], ["resumed from", run.resumed_from], ["started", when(run.started_at)],
+  const paths = Object.entries(run.resolved_paths || {}).map(([name, path]) => [name, path]);
+  const facts = [["output_dir", run.output_dir], ...paths, ["world size", run.world_size], ["exit code", run.exit_code],
+    ["reason", run.reason], ["error", run.error],
+    ["replaced by", run.replaced_by && `run ${run.replaced_by} overwrote this run's output_dir`],
+    ["resumed from", run.resumed_from], ["started", when(run.started_at)],
     ["finished", when(run.finished_at)], ["checkpoints", run.checkpoints.join(", ")]];
   $("run-facts").replaceChildren(...facts.filter(([, v]) => v !== null && v !== undefined && v !== "")
-    .map(([k, v]) => el("div", { class: "fact" }, el("dt", { text: k }), el("dd", { text: String(v) }))));
+    .map(([k, v]) => el("div", { class: k === "error" ? "fact error" : "fact", "data-fact": k },
+      el("dt", { text: k }), el("dd", { text: String(v) }))));
   $("cancel").disabled = !ACTIVE.has(run.state) || run.cancel_requested;
   view.detail = run;
   const bar = $("run-progress");
@@ -125,6 +168,7 @@ async function refreshSelected() {
   current.logText = (current.logText + current.decoder.decode(bytes, { stream: true })).slice(-LOG_KEEP);
   renderDetail(run);
   renderLog();
+  refreshCompletions();
 }
 
 async function refresh() {
@@ -190,6 +234,9 @@ function main() {
   $("token-form").addEventListener("submit", (event) => { event.preventDefault(); setToken($("token").value); refresh(); });
   $("cancel").addEventListener("click", confirmCancel);
   $("resume").addEventListener("click", () => act("resume"));
+  $("compare-open").addEventListener("click", () => compareRuns([...picked]));
+  for (const link of ["dl-csv", "dl-jsonl", "dl-completions"]) { $(link).href = "#"; $(link).addEventListener("click", download); }
+  setupCompletions();
   refresh();
   setInterval(refresh, 1000);
 }

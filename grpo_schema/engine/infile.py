@@ -1,0 +1,112 @@
+"""In-file settings: how a file says it is meant to be checked, in a `# grpo:` comment.
+
+    # grpo: --world-size 8 --profile open-r1 --hardware 8xH100-80GB --allow-env HF_TOKEN
+
+The comment takes `grpo validate`'s own options. It may stand on any line that is only a comment; several such
+lines add up (a later --world-size or --profile replaces an earlier one, --allow-env names accumulate). Every
+surface reads it through this module, via `check_text` (the CLI, the service, the form and the language server),
+so they all check a file at the same world size:
+
+    command-line flag / query parameter  >  `# grpo:` comment  >  num_processes in the file  >  1
+
+`with_file_settings` puts the comment's values under the caller's explicit options; what it cannot read is kept
+as a `Problem` (reported by the check as GRPO-Y015 on that line). Nothing here resolves a profile or imports
+anything: a comment names registered profiles only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shlex
+from dataclasses import dataclass
+from typing import Any
+
+COMMENT = re.compile(r"^\s*#\s*grpo:(?P<args>.*)$")
+# Where result.sources["world_size"] says a world size came from, when not from num_processes ("file").
+FROM_COMMENT = "comment"
+OPTIONS_HELP = "the comment takes --world-size N, --profile NAME, --hardware SPEC, --allow-env NAME"
+
+
+@dataclass(frozen=True)
+class Problem:
+    line: int  # 1-based
+    message: str
+
+
+@dataclass(frozen=True)
+class FileSettings:
+    world_size: int | None = None
+    world_size_line: int | None = None  # 1-based line of the comment that set it
+    profiles: tuple[str, ...] = ()
+    profiles_line: int | None = None
+    hardware: str | None = None
+    hardware_line: int | None = None
+    allow_env: tuple[str, ...] = ()
+    lines: tuple[int, ...] = ()  # 1-based lines holding a `# grpo:` comment
+    problems: tuple[Problem, ...] = ()
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # raise instead of printing and exiting
+        raise ValueError(message)
+
+
+def _parser() -> _Parser:
+    parser = _Parser(prog="# grpo:", add_help=False, allow_abbrev=False)
+    parser.add_argument("--world-size", type=int)
+    parser.add_argument("--profile", action="append", default=[])
+    parser.add_argument("--hardware")
+    parser.add_argument("--allow-env", action="append", default=[])
+    return parser
+
+
+def read_file_settings(text: str | bytes) -> FileSettings:
+    """Every `# grpo:` comment of the file, applied in order."""
+    if isinstance(text, bytes):
+        if b"grpo:" not in text:
+            return FileSettings()
+        text = text.decode("utf-8", "replace")
+    if "grpo:" not in text:
+        return FileSettings()
+    values: dict[str, Any] = {"allow_env": (), "lines": (), "problems": ()}
+    parser = _parser()
+    for number, line in enumerate(text.splitlines(), start=1):
+        if "grpo:" not in line:
+            continue
+        match = COMMENT.match(line)
+        if not match:
+            continue
+        values["lines"] += (number,)
+        try:
+            args = parser.parse_args(shlex.split(match["args"]))
+        except ValueError as exc:
+            values["problems"] += (Problem(number, f"`# grpo:` comment: {exc}"),)
+            continue
+        if args.world_size is not None:
+            if args.world_size < 1:
+                values["problems"] += (Problem(number, "`# grpo:` comment: --world-size must be at least 1"),)
+            else:
+                values.update(world_size=args.world_size, world_size_line=number)
+        if args.profile:
+            values.update(profiles=tuple(args.profile), profiles_line=number)
+        if args.hardware:
+            values.update(hardware=args.hardware, hardware_line=number)
+        values["allow_env"] += tuple(args.allow_env)
+    return FileSettings(**values)
+
+
+def with_file_settings(settings: FileSettings, options: dict[str, Any]) -> dict[str, Any]:
+    """`options` (check_text's keyword arguments) with the file's settings under them: an explicit world size or
+    profile list wins; allowed env names add up. Applying it twice changes nothing."""
+    out = dict(options)
+    if out.get("world_size") is None and settings.world_size is not None:
+        out["world_size"] = settings.world_size
+        out["world_size_source"] = FROM_COMMENT
+    if not out.get("profiles") and settings.profiles:
+        out["profiles"] = settings.profiles
+        out["profiles_from_comment"] = True
+    if settings.allow_env:
+        given = tuple(out.get("allow_env") or ())
+        out["allow_env"] = given + tuple(name for name in settings.allow_env if name not in given)
+    return out

@@ -1,0 +1,97 @@
+"""A run owns its output (two runs never write the same output_dir unless one resumes the other), paths are
+resolved when the config is validated, and a failed run says why. Real `grpo serve --enable-runs`, real runs of
+the tiny local model."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.runs.conftest import run_yaml
+
+pytestmark = pytest.mark.slow
+
+
+def post(service, text: str, **params):
+    with service.client() as client:
+        return client.post("/api/v1/runs", content=text, params=params, headers={"Content-Type": "application/yaml"})
+
+
+def test_a_run_owns_its_output_dir(make_service, assets):
+    service = make_service()
+    # no output_dir: each run gets a folder of its own
+    first, second = service.launch(run_yaml(assets, max_steps=2)), service.launch(run_yaml(assets, max_steps=2))
+    assert first["output_dir"] != second["output_dir"]
+    assert first["output_dir"].endswith(f"{first['id']}/output")
+
+    named = run_yaml(assets, output_dir="demo/output", max_steps=2, save_steps=2)
+    owner = service.launch(named)
+    busy = post(service, named)  # still queued or running
+    assert busy.status_code == 422 and busy.json()["diagnostics"][-1]["code"] == "GRPO-X007"
+    service.wait_state(owner["id"], ("succeeded",))
+
+    refused = post(service, named)  # finished: it still owns its checkpoints and model
+    assert refused.status_code == 422, refused.text
+    diag = refused.json()["diagnostics"][-1]
+    assert diag["code"] == "GRPO-X007" and owner["id"] in diag["message"] and "existing_output" in diag["hint"]
+    assert diag["line"] is not None and diag["fields"] == ["output_dir"]
+
+    bad = post(service, named, existing_output="replace")
+    assert bad.status_code == 422 and "existing_output" in bad.text
+
+    resumed = post(service, run_yaml(assets, output_dir="demo/output", max_steps=4, save_steps=2),
+                   existing_output="resume")
+    assert resumed.status_code == 201, resumed.text
+    assert resumed.json()["resumed_from"] == owner["id"]
+    done = service.wait_state(resumed.json()["id"], ("succeeded",))
+    assert done["resume_from_checkpoint"].endswith("checkpoint-2")
+    assert done["checkpoints"] == ["checkpoint-2", "checkpoint-4"]
+
+    again = post(service, named)  # the newest owner is named now
+    assert again.status_code == 422 and resumed.json()["id"] in again.json()["diagnostics"][-1]["message"]
+
+    fresh = post(service, named, existing_output="overwrite")
+    assert fresh.status_code == 201, fresh.text
+    old = service.run(owner["id"])
+    assert old["replaced_by"] == fresh.json()["id"] and old["checkpoints"] == []
+    assert "overwritten by run" in service.run_log(owner["id"])
+    with service.client() as client:
+        assert client.post(f"/api/v1/runs/{owner['id']}/resume").status_code == 409
+    service.wait_state(fresh.json()["id"], ("succeeded",))
+    assert service.run(fresh.json()["id"])["checkpoints"] == ["checkpoint-2"]
+
+
+def test_relative_paths_are_read_from_the_service_folder(make_service, assets, tmp_path):
+    folder = tmp_path / "service-folder"
+    shutil.copytree(assets.model, folder / "demo" / "model")
+    shutil.copytree(assets.data, folder / "demo" / "data")
+    service = make_service(cwd=folder)
+    text = run_yaml(assets, max_steps=1).replace(str(assets.model), "./demo/model").replace(str(assets.data),
+                                                                                          "demo/data")
+    assert "./demo/model" in text and "demo/data" in text
+    created = service.launch(text)
+    expected = {"model_name_or_path": str((folder / "demo" / "model").resolve()),
+                "dataset_name": str((folder / "demo" / "data").resolve())}
+    assert created["resolved_paths"] == expected
+    done = service.wait_state(created["id"], ("succeeded", "failed"))
+    assert done["state"] == "succeeded", service.run_log(created["id"])
+    assert done["resolved_paths"] == expected and done["config"] == text  # the posted text, kept as posted
+
+
+def test_a_failed_run_says_why(make_service, assets, tmp_path):
+    broken = tmp_path / "broken-model"
+    broken.mkdir()
+    (broken / "config.json").write_text(json.dumps({"model_type": "no-such-architecture"}))
+    service = make_service()
+    created = service.launch(run_yaml(assets, model_name_or_path=str(broken), max_steps=1))
+    done = service.wait_state(created["id"], ("failed",))
+    assert done["reason"].startswith("exited with code")
+    error = done["error"]
+    assert error and error.startswith(("ValueError", "OSError", "KeyError")), (error, service.run_log(created["id"]))
+    assert "CalledProcessError" not in error and "the log says why" not in error
+    with service.client() as client:  # the list says it too
+        listed = client.get("/api/v1/runs").json()["runs"]
+    assert [r["error"] for r in listed if r["id"] == created["id"]] == [error]

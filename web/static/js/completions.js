@@ -1,0 +1,173 @@
+// The completions view of the selected run: per logged step, each prompt with its group of completions, each
+// reward function's score, the total reward, advantage, length and truncation. Sort and filter in the page;
+// the best and worst of each group are marked. "Follow" moves to the newest step as it arrives. Every text from
+// the run is set as textContent; a completion the service cut (over 20,000 characters) has "show all".
+
+import { el } from "./dom.js";
+import { call } from "./runs-api.js";
+
+const $ = (id) => document.getElementById(id);
+let state = null; // { id, step, steps, rows, follow, busy }
+
+const num = (v) => (typeof v === "number" ? Number(v.toPrecision(4)).toString() : "–");
+
+export function resetCompletions(id) {
+  state = id ? { id, full: new Map(), signature: null, step: null, steps: [], rows: [], follow: true, busy: false, source: null, skipped: 0 } : null;
+  $("completions-list").replaceChildren();
+  $("completions-step").replaceChildren();
+  $("completions-note").textContent = "";
+}
+
+export async function refreshCompletions() {
+  const current = state;
+  if (!current || current.busy) return;
+  current.busy = true;
+  try {
+    const head = await call(`/${current.id}/completions?limit=1`);
+    const latest = head.steps.length ? head.steps[head.steps.length - 1] : null;
+    const target = current.follow || current.step == null ? latest : current.step;
+    const page = target == null ? head : await call(`/${current.id}/completions?limit=200&step=${target}`);
+    if (state !== current) return;
+    current.steps = head.steps;
+    current.step = target;
+    const signature = `${target}|${page.total}|${page.skipped}|${page.steps.length}|${page.rows.map((r) => r.index).join()}`;
+    if (signature === current.signature) return; // nothing new: keep the page (focus, scroll, shown texts) as it is
+    current.signature = signature;
+    current.rows = page.rows;
+    current.source = page.source;
+    current.skipped = page.skipped;
+    current.total = page.total;
+    render();
+  } catch (error) {
+    $("completions-note").textContent = `Completions could not be read: ${error.message}`;
+  } finally {
+    current.busy = false;
+  }
+}
+
+function renderSteps() {
+  const select = $("completions-step");
+  const wanted = state.steps.map(String);
+  const have = [...select.options].map((o) => o.value);
+  if (wanted.join() !== have.join()) {
+    select.replaceChildren(...state.steps.map((s) => el("option", { value: String(s), text: `step ${s}` })));
+  }
+  if (state.step != null) select.value = String(state.step);
+  $("completions-follow").checked = state.follow;
+  const functions = [...new Set(state.rows.flatMap((r) => Object.keys(r.rewards || {})))];
+  const sort = $("completions-sort");
+  const options = [["order", "file order"], ["reward-desc", "reward, highest first"], ["reward-asc", "reward, lowest first"],
+    ["advantage-desc", "advantage, highest first"], ["length-desc", "length, longest first"],
+    ...functions.map((f) => [`fn:${f}`, `${f}, highest first`])];
+  if ([...sort.options].map((o) => o.value).join() !== options.map(([v]) => v).join()) {
+    const keep = sort.value;
+    sort.replaceChildren(...options.map(([value, text]) => el("option", { value, text })));
+    sort.value = options.some(([v]) => v === keep) ? keep : "order";
+  }
+  const fn = $("completions-function");
+  const fnOptions = ["", ...functions];
+  if ([...fn.options].map((o) => o.value).join() !== fnOptions.join()) {
+    const keep = fn.value;
+    fn.replaceChildren(...fnOptions.map((f) => el("option", { value: f, text: f || "total reward" })));
+    fn.value = fnOptions.includes(keep) ? keep : "";
+  }
+}
+
+function score(row, fn) { return fn ? row.rewards?.[fn] : row.reward; }
+
+function groups(rows) { // consecutive rows of one step and prompt form a group
+  const out = [];
+  for (const row of rows) {
+    const last = out[out.length - 1];
+    if (last && last.step === row.step && last.prompt === row.prompt) last.rows.push(row);
+    else out.push({ step: row.step, prompt: row.prompt, promptCut: row.prompt_cut, rows: [row] });
+  }
+  return out;
+}
+
+function sortRows(rows, how) {
+  const key = how === "reward-desc" || how === "reward-asc" ? (r) => r.reward
+    : how === "advantage-desc" ? (r) => r.advantage : how === "length-desc" ? (r) => r.length
+    : how.startsWith("fn:") ? (r) => r.rewards?.[how.slice(3)] : null;
+  if (!key) return rows;
+  const sign = how === "reward-asc" ? 1 : -1;
+  return [...rows].sort((a, b) => sign * ((key(a) ?? -Infinity) - (key(b) ?? -Infinity)));
+}
+
+async function showAll(row, pre, button) {
+  button.disabled = true;
+  try {
+    const page = await call(`/${state.id}/completions?limit=1&offset=${row.index}&full=1`);
+    const text = page.rows[0]?.completion;
+    if (typeof text === "string") { state.full.set(row.index, text); pre.textContent = text; }
+    button.remove();
+    pre.focus();
+  } catch (error) {
+    button.disabled = false;
+    button.textContent = `show all (failed: ${error.message})`;
+  }
+}
+
+function completionItem(row, marks) {
+  const whole = state.full.get(row.index);
+  const pre = el("pre", { class: "completion-text", tabindex: "0", text: whole ?? row.completion });
+  const fns = Object.entries(row.rewards || {}).map(([name, value]) =>
+    el("span", { class: "score", "data-function": name, text: `${name} ${num(value)}` }));
+  const mark = marks.best ? "best" : marks.worst ? "worst" : null;
+  const item = el("li", { class: `completion${mark ? ` ${mark}` : ""}`, "data-index": String(row.index),
+                          "data-truncated": String(Boolean(row.truncated)) },
+    el("div", { class: "completion-meta" },
+      mark ? el("span", { class: `mark ${mark}`, text: mark }) : null,
+      el("span", { class: "total", text: `reward ${num(row.reward)}` }), ...fns,
+      el("span", { text: `advantage ${num(row.advantage)}` }),
+      el("span", { text: `length ${row.length ?? "–"}` }),
+      row.truncated ? el("span", { class: "truncated", text: "truncated" }) : null),
+    pre);
+  if (row.completion_cut && whole === undefined) {
+    const button = el("button", { type: "button", class: "show-all",
+      text: `show all (${row.completion_chars.toLocaleString()} characters)` });
+    button.addEventListener("click", () => showAll(row, pre, button));
+    item.append(button);
+  }
+  return item;
+}
+
+function render() {
+  renderSteps();
+  const query = $("completions-search").value.trim().toLowerCase();
+  const truncatedOnly = $("completions-truncated").checked;
+  const fn = $("completions-function").value;
+  const min = $("completions-min").value === "" ? null : Number($("completions-min").value);
+  const how = $("completions-sort").value || "order";
+  const shown = groups(state.rows).map((group) => {
+    const values = group.rows.map((r) => score(r, fn)).filter((v) => typeof v === "number");
+    const best = values.length > 1 ? Math.max(...values) : null;
+    const worst = values.length > 1 ? Math.min(...values) : null;
+    const rows = sortRows(group.rows.filter((r) => (!truncatedOnly || r.truncated)
+      && (min == null || (typeof score(r, fn) === "number" && score(r, fn) >= min))
+      && (!query || r.completion.toLowerCase().includes(query) || group.prompt.toLowerCase().includes(query))), how);
+    return { group, rows, best, worst };
+  }).filter(({ rows }) => rows.length);
+  $("completions-list").replaceChildren(...shown.map(({ group, rows, best, worst }) =>
+    el("li", { class: "group" },
+      el("div", { class: "prompt-label", text: `step ${group.step}: prompt` }),
+      el("pre", { class: "prompt-text", text: group.prompt }),
+      el("ol", { class: "completions", "aria-label": `completions of this prompt (${rows.length})` },
+        ...rows.map((r) => completionItem(r, { best: best != null && best !== worst && score(r, fn) === best,
+                                               worst: worst != null && best !== worst && score(r, fn) === worst }))))));
+  const source = state.source === "completions-sample.jsonl" ? " (a sample: log_completions is off)" : "";
+  const skipped = state.skipped ? `; ${state.skipped} unreadable line(s) skipped` : "";
+  $("completions-note").textContent = state.source
+    ? `${state.rows.length} completion(s) of step ${state.step}${source}${skipped}` : "No completions logged yet.";
+}
+
+export function setupCompletions() {
+  $("completions-step").addEventListener("change", (event) => {
+    state.follow = false; state.step = Number(event.target.value); refreshCompletions();
+  });
+  $("completions-follow").addEventListener("change", (event) => { state.follow = event.target.checked; refreshCompletions(); });
+  for (const id of ["completions-search", "completions-truncated", "completions-function", "completions-min", "completions-sort"]) {
+    $(id).addEventListener("input", () => state && render());
+    $(id).addEventListener("change", () => state && render());
+  }
+}
