@@ -126,8 +126,27 @@ def lsp(section: dict) -> list[str]:
     return render_lsp(section)
 
 
+def runtime_memory(section: dict) -> list[str]:
+    s = section["settings"]
+    lines = ["## 7. Runtime memory: peak RSS of one optimizer step, grpo_runtime vs TRL GRPOTrainer (CPU)", "",
+             f"Tiny local model (grpo_runtime.launch.tiny) widened to a {section['vocab']:,}-token vocabulary, fp32, "
+             f"{s['per_device_train_batch_size']} completions per step ({s['num_generations']} per prompt, one "
+             f"micro-batch), every completion exactly N tokens (min_new_tokens = N), loss {s['loss_type']}, beta "
+             f"{s['beta']}, one torch thread. Peak RSS of each process (imports, load, generation, scoring, "
+             "backward, optimizer step); baseline = RSS after the imports.", "",
+             "| completion tokens | grpo_runtime GiB | TRL 1.16 GiB | ratio | baselines GiB | load average (ours, TRL) |",
+             "|---|---|---|---|---|---|"]
+    for r in section["rows"]:
+        o, t = r["ours"], r["trl"]
+        lines.append(f"| {r['length']} | {fmt(o['peak_rss_gib'], 2)} | {fmt(t['peak_rss_gib'], 2)} "
+                     f"| {fmt(r['ratio'], 2)} | {fmt(o['baseline_rss_gib'], 2)} / {fmt(t['baseline_rss_gib'], 2)} "
+                     f"| {o['load_before'][0]}, {t['load_before'][0]} |")
+    return lines + [""]
+
+
 RENDERERS = {"validate": cold, "inprocess": inproc, "service": service, "runtime": runtime,
-             "runtime_cuda": runtime, "imports": imports, "lsp": lsp}
+             "runtime_cuda": runtime, "imports": imports, "lsp": lsp,
+             "runtime_memory": runtime_memory}
 
 
 def render(results: dict) -> str:

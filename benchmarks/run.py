@@ -1,10 +1,11 @@
 """Run the grpo-config benchmarks side by side with TRL 1.16 and write benchmarks/results/latest.{md,json}.
 
-    python benchmarks/run.py [--quick] [--only validate,service,runtime,imports] [--device cpu,cuda] [--out DIR]
+    python benchmarks/run.py [--quick] [--only validate,service,runtime,runtime-memory,imports] [--device cpu,cuda] [--out DIR]
 
 validate = cold whole-process `grpo validate` (1) and in-process throughput (2); service = HTTP load on loopback
 (3); runtime = grpo_runtime vs GRPOTrainer (4; the cuda variant says so and is skipped where there is no GPU);
-imports = the import-time budget (5); lsp = `grpo lsp` keystroke latency (6). --quick is for checking the harness: fewer runs, shorter loads.
+imports = the import-time budget (5); lsp = `grpo lsp` keystroke latency (6); runtime-memory = peak RSS of one
+optimizer step, grpo_runtime vs GRPOTrainer, at 512/1024/2048-token completions (7; CPU, minutes, not in the default run). --quick is for checking the harness: fewer runs, shorter loads.
 """
 
 from __future__ import annotations
@@ -18,16 +19,19 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `python benchmarks/run.py` from anywhere
 
-from benchmarks import cold, imports, inproc, lsp, machine, report, runtime, service  # noqa: E402
+from benchmarks import cold, imports, inproc, lsp, machine, memory, report, runtime, service  # noqa: E402
 from benchmarks.common import EXAMPLES, REPO, benchmark_files  # noqa: E402
 
-GROUPS = ("validate", "service", "runtime", "imports", "lsp")
+GROUPS = ("validate", "service", "runtime", "imports", "lsp", "runtime-memory")
+# Long (about ten CPU minutes): run only when asked for with --only.
+DEFAULT_GROUPS = [g for g in GROUPS if g != "runtime-memory"]
 # Run sizes: (full, quick).
 COLD_RUNS, COLD_WARMUP = (9, 2), (2, 0)
 INPROC_SECONDS = (3.0, 0.3)
 SERVICE_SECONDS, SERVICE_MAX_REQUESTS = (6.0, 1.0), (60000, 5000)
 RUNTIME_STEPS, RUNTIME_REPEATS = (10, 4), (5, 1)
 LSP_EDITS = (1000, 100)
+MEMORY_LENGTHS = (memory.LENGTHS, (64,))
 
 
 def sections(args) -> dict:
@@ -43,6 +47,7 @@ def sections(args) -> dict:
                     for device in args.device},
         "imports": {"imports": lambda: imports.measure(EXAMPLES / "grpo-no-kl.yaml")},
         "lsp": {"lsp": lambda: lsp.measure(LSP_EDITS[q])},
+        "runtime-memory": {"runtime_memory": lambda: memory.measure(MEMORY_LENGTHS[q])},
     }
     return {name: fn for group in args.only for name, fn in chosen[group].items()}
 
@@ -50,7 +55,7 @@ def sections(args) -> dict:
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer runs and shorter loads (harness check)")
-    parser.add_argument("--only", type=lambda s: s.split(","), default=list(GROUPS),
+    parser.add_argument("--only", type=lambda s: s.split(","), default=DEFAULT_GROUPS,
                         help=f"comma-separated groups out of {','.join(GROUPS)}")
     parser.add_argument("--device", type=lambda s: s.split(","), default=["cpu", "cuda"],
                         help="runtime devices (cuda is skipped, and says so, where there is no GPU)")
@@ -67,7 +72,8 @@ def parse_args(argv):
 
 def flag_if_busy(section: dict, busy: bool) -> dict:
     """On a busy machine a target is reported as not met, whatever was measured (the number is kept)."""
-    if busy:
+    # peak memory counts bytes, which other processes' load does not change (runtime-memory says so)
+    if busy and section.get("load_sensitive", True):
         for got in section.get("targets", {}).values():
             got["met"], got["busy"] = False, True
     return section

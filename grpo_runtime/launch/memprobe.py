@@ -3,7 +3,9 @@
 One case = a Llama-architecture model built locally (random init) and one micro-batch shape. The parts are
 measured the way they arise in the runtime: the policy's weights, the reference copy, the no-grad log-prob pass
 (old/reference log-probs), the trunk's saved activations, the training step's peak through `completion_logps`
-(the logits head included), the gradients and the optimizer states after the first step.
+(the logits head included: since the head is chunked, training/lm_head.py, its `logits` part is a few
+[tokens-per-chunk, vocab] tiles and the fp32 gradient accumulators, whatever the number of tokens), the gradients
+and the optimizer states after the first step.
 
 On CPU the numbers are resident-set deltas: run in a fresh process with MALLOC_MMAP_THRESHOLD_ set low
 (`python -m grpo_runtime.launch.memprobe`), so freed tensors go back to the system, and the peak is read from VmHWM

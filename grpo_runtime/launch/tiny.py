@@ -21,12 +21,15 @@ CHAT_TEMPLATE = (
 )
 
 
-def build_tokenizer():
-    """A fast tokenizer over VOCABULARY: pad id 0, eos `<|im_end|>` (id 3), left padding, a chat template."""
+def build_tokenizer(vocab_size: int | None = None):
+    """A fast tokenizer over VOCABULARY: pad id 0, eos `<|im_end|>` (id 3), left padding, a chat template.
+    With `vocab_size`, filler words `w29`, `w30`, ... widen it to that size, so a model with a real-sized
+    vocabulary (and LM head) can decode whatever it samples."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
-    vocab = {word: i for i, word in enumerate(VOCABULARY)}
+    words = VOCABULARY + [f"w{i}" for i in range(len(VOCABULARY), vocab_size or 0)]
+    vocab = {word: i for i, word in enumerate(words)}
     core = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
     core.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     core.decoder = decoders.WordPiece(prefix="##")  # joins words with single spaces
@@ -42,7 +45,8 @@ def build_tokenizer():
     return tokenizer
 
 
-def build_model(tokenizer, hidden_size: int = 64, num_layers: int = 2, seed: int = 0, num_heads: int = 4):
+def build_model(tokenizer, hidden_size: int = 64, num_layers: int = 2, seed: int = 0, num_heads: int = 4,
+                max_positions: int = 256):
     """A random-init Llama-architecture causal LM sized for the tokenizer; the same seed gives the same weights.
     Its head size is hidden_size / num_heads (16 by default; vLLM's CPU attention needs 64, see VLLM_SHAPE).
 
@@ -59,7 +63,7 @@ def build_model(tokenizer, hidden_size: int = 64, num_layers: int = 2, seed: int
         num_hidden_layers=num_layers,
         num_attention_heads=num_heads,
         num_key_value_heads=max(num_heads // 2, 1),
-        max_position_embeddings=256,
+        max_position_embeddings=max_positions,
         tie_word_embeddings=False,
         pad_token_id=tokenizer.pad_token_id,
         eos_token_id=tokenizer.eos_token_id,
@@ -77,11 +81,11 @@ VLLM_SHAPE = dict(hidden_size=128, num_heads=2)
 
 
 def save_tiny_model(directory: str | Path, hidden_size: int = 64, num_layers: int = 2, seed: int = 0,
-                    num_heads: int = 4) -> Path:
+                    num_heads: int = 4, vocab_size: int | None = None, max_positions: int = 256) -> Path:
     """Build the tokenizer and model and save both to `directory` (loadable with `from_pretrained`)."""
     directory = Path(directory)
-    tokenizer = build_tokenizer()
-    model = build_model(tokenizer, hidden_size, num_layers, seed, num_heads)
+    tokenizer = build_tokenizer(vocab_size)
+    model = build_model(tokenizer, hidden_size, num_layers, seed, num_heads, max_positions)
     model.save_pretrained(directory)
     tokenizer.save_pretrained(directory)
     return directory

@@ -208,6 +208,7 @@ def cast_lm_head_to_fp32(model) -> None:
             return torch.nn.functional.linear(hidden_states.float(), head.weight.float(), bias)
 
     head.forward = forward
+    head.grpo_fp32_head = True  # the chunked head (training/lm_head.py) reads it: project in fp32 too
     if embeddings is not None and embeddings.weight is head.weight:
         embeddings.register_forward_hook(lambda module, args, output: output.to(original_dtype))
 

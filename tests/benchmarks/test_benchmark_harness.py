@@ -25,3 +25,20 @@ def test_quick_validate_run_writes_results(tmp_path):
     assert results["machine"]["cores"] >= 1 and results["machine"]["versions"]["trl"] == "1.16.0"
     markdown = (tmp_path / "latest.md").read_text()
     assert "## 1. Cold whole-process validation" in markdown and "## Targets" in markdown
+
+
+@pytest.mark.slow
+def test_quick_runtime_memory_run_measures_both_trainers(tmp_path):
+    """One 64-token case (--quick): both trainers run a whole optimizer step in their own process and report a
+    peak RSS above their post-import baseline; the section is rendered with its ratio."""
+    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "run.py"), "--quick", "--only",
+                           "runtime-memory", "--out", str(tmp_path)], cwd=REPO, capture_output=True, text=True,
+                          timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    section = json.loads((tmp_path / "latest.json").read_text())["sections"]["runtime_memory"]
+    (row,) = section["rows"]
+    assert row["length"] == 64 and section["vocab"] == 151_936
+    for side in ("ours", "trl"):
+        assert row[side]["peak_rss_gib"] > row[side]["baseline_rss_gib"] > 0
+    assert row["ratio"] == pytest.approx(row["ours"]["peak_rss_gib"] / row["trl"]["peak_rss_gib"])
+    assert "## 7. Runtime memory" in (tmp_path / "latest.md").read_text()
