@@ -45,22 +45,10 @@ def measured(case: dict, device: str) -> dict:
     return json.loads(run.stdout.strip().splitlines()[-1])
 
 
-# Measured with grpo_runtime's chunked head: its peak is 2 fp32 [chunk_tokens, V] tiles in the no-grad pass and
-# 2 tiles plus the fp32 accumulators ([V, H] and [N, H]) in training; the estimate counts 3 and 4 tiles, so the
-# `logits` part (and, from b4 on, the `scoring` part) is over-estimated by more than 15% in these cases (e.g. b8-small
-# logits 148.5 MB estimated, 82.1 measured; scoring 103.9 / 67.4). They pass again once the planner's tile counts
-# follow the measurement (grpo_schema/engine/hardware/memory.py, owned by the planner).
-OVER_ESTIMATED_HEAD = {"b2-small", "b2-medium", "b4-small", "b4-medium", "b4-large", "b8-small", "b8-medium",
-                       "b8-large"}
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("model", MODELS, ids=["small", "medium", "large"])
 @pytest.mark.parametrize("shape", SHAPES, ids=["b2", "b4", "b8"])
 def test_estimate_matches_grpo_runtime(model, shape, request):
-    if request.node.callspec.id in OVER_ESTIMATED_HEAD:
-        request.applymarker(pytest.mark.xfail(reason="the planner counts 3/4 head tiles, the runtime holds 2",
-                                              strict=False))
     device = _device()
     got = measured({**model, **shape}, device)
     facts = ModelFacts("probe", model["hidden"], model["layers"], model["intermediate"], model["heads"],

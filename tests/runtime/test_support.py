@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_every_field_and_launch_key_has_one_entry():
-    facts = json.loads((ROOT / "grpo_schema" / "compiled_models.json").read_text())
+    facts = json.loads((ROOT / "grpo_schema" / "engine" / "compiled_models.json").read_text())
     assert set(CONFIG_FIELDS) == set(facts["config"]["fields"]) and len(CONFIG_FIELDS) == 221
     assert set(LAUNCH_FIELDS) == set(facts["launch"]["fields"])
     for name, entry in {**CONFIG_FIELDS, **LAUNCH_FIELDS}.items():

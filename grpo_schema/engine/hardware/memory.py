@@ -42,10 +42,11 @@ ENGINES = ("trl", "grpo_runtime")
 TRL_TOKEN_TILE = 4096
 TRL_VOCAB_TILE = 32768
 # grpo_runtime (grpo_runtime.training.lm_head.TILE_ELEMENTS): one fp32 [chunk_tokens, vocab] tile of 2**23
-# elements; the forward holds about 3 such tiles at once, the backward about 4.
+# elements; forward and backward each hold 2 such tiles at once (the logits and their softmax, measured with
+# memprobe: tests/hardware/test_measured.py).
 RUNTIME_TILE_ELEMENTS = 1 << 23
-RUNTIME_FORWARD_TILES = 3
-RUNTIME_BACKWARD_TILES = 4
+RUNTIME_FORWARD_TILES = 2
+RUNTIME_BACKWARD_TILES = 2
 
 
 def runtime_chunk_tokens(vocab: int) -> int:
@@ -221,7 +222,7 @@ def logits(model: ModelFacts, s: Setup, rows: int, grad: bool) -> float:
 
     TRL 1.16: one [min(N, 4096), 32768] tile in the compute dtype, the hidden states of the scored positions, and
     in training fp32 accumulators for their gradient ([N, H]) and, when the head is trained, the vocabulary
-    matrix's ([V, H]) plus its cast back. grpo_runtime: 3 (forward) or 4 (backward) fp32 [chunk_tokens, V] tiles
+    matrix's ([V, H]) plus its cast back. grpo_runtime: 2 fp32 [chunk_tokens, V] tiles (forward or backward)
     and the same accumulators."""
     N, V, H = head_tokens(s, rows), model.vocab_size, model.hidden_size
     a = 4 if s.lm_head_fp32 else s.compute_bytes
