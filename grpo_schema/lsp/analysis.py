@@ -123,8 +123,9 @@ def _world_size_from(result: CheckResult, infile: FileSettings, hardware: str | 
 def _check(text: str, hardware: str | None, hardware_line: int | None, options: dict[str, Any],
            extra: list[Diagnostic]) -> CheckResult:
     result = check_text(text, path="<editor>", **options)
-    wanted = hardware or (result.raw.get("hardware") if isinstance(result.raw, dict) else None)
-    if not wanted or not result.raw:
+    # The fit when asked for (the comment's --hardware, or the editor's setting), as `grpo validate` and the
+    # service check it; a hardware: section alone is for `grpo plan` and the form's memory bar.
+    if not hardware or not result.raw:
         return result
     # The same path as `grpo validate --hardware`: the fit's diagnostics added to the check at that world size.
     from grpo_schema.engine.hardware.accelerators import HardwareError, parse_hardware

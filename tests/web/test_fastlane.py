@@ -101,8 +101,10 @@ def test_the_lane_takes_only_the_plain_case():
     plain = {"type": "http", "method": "POST", "path": "/api/v1/validate", "query_string": b"world_size=2",
              "headers": [(b"content-type", b"application/yaml"), (b"content-length", b"10")],
              "app": create_app(SETTINGS)}
+    version, source = Settings().judged_trl()  # the release the service judges by, as the route would
     assert fastlane._plain_request(plain) == ("application/yaml", {"path": "<request>", "world_size": 2,
-                                                                   "profiles": ()})
+                                                                   "profiles": (), "trl_version": version,
+                                                                   "trl_version_source": source})
     for change in ({"method": "PUT"}, {"query_string": b"profile=open-r1"},
                    {"headers": [(b"content-type", b"application/yaml")]},
                    {"headers": [(b"content-type", b"application/yaml"), (b"transfer-encoding", b"chunked")]},
