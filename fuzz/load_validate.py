@@ -47,11 +47,14 @@ def expected_answer(body: bytes, content_type: str) -> object:
     """What the service must answer: grpo_schema's file object, serialized the way the service does."""
     from grpo_schema import check_mapping, check_text
     from grpo_web.api.responses import dumps
+    from grpo_web.settings import Settings
 
+    version, source = Settings().judged_trl()  # the release the service judges by when a request names none
+    judged = {"trl_version": version, "trl_version_source": source}
     if content_type == "application/json":
-        result = check_mapping(json.loads(body), path="<request>")
+        result = check_mapping(json.loads(body), path="<request>", **judged)
     else:
-        result = check_text(body, path="<request>")
+        result = check_text(body, path="<request>", **judged)
     return json.loads(dumps(result.to_dict()))
 
 

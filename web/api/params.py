@@ -38,7 +38,10 @@ class CheckParams:
                 "trl_version": self.trl_version, "trl_version_source": self.trl_version_source}
 
 
-TrlVersion = Annotated[str | None, Query(max_length=32, pattern=r"^v?\d+\.\d+(\.\d+)?$",
+# Releases with `trl grpo`: 0.14 on (a newer one than the tables is judged as the newest).
+RELEASE_PATTERN = r"^v?(0\.(1[4-9]|[2-9][0-9]|[1-9][0-9]{2,})|[1-9][0-9]*\.[0-9]+)(\.[0-9]+)?$"
+TrlVersion = Annotated[str | None, Query(max_length=32, json_schema_extra={"pattern": RELEASE_PATTERN},  # the
+                                         # check itself is trl_version_of's: its 422 names the supported range
                                          description="the TRL release to judge against (0.14 on), e.g. 0.19.1; "
                                                      "default: the service's (grpo serve --trl-version, else the "
                                                      "installed trl, else 1.16)")]
