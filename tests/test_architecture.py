@@ -79,3 +79,32 @@ def test_the_architecture_page_and_picture_match_the_code():
     run = subprocess.run([sys.executable, str(REPO / "scripts" / "architecture.py"), "--check"], cwd=REPO,
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
+
+
+@pytest.mark.parametrize("path, names", [
+    ("grpo_schema", ["check_file", "check_text", "check_mapping", "CheckResult", "Override", "GRPORunConfig",
+                     "Diagnostic", "Fix", "RunPlan", "derive_plan", "TrlArgs", "TrlUnavailableError"]),
+    ("grpo_schema.cli", ["main"]),
+    ("grpo_schema.compiled", ["compiled"]),
+    ("grpo_schema.explain", ["explain_result"]),
+    ("grpo_schema.export", ["export_schema", "with_modeline", "schema_text"]),
+    ("grpo_schema.hardware", ["register_accelerator"]),
+    ("grpo_schema.profiles", ["Profile", "get_profile"]),
+    ("grpo_runtime.train", ["main"]),
+    ("grpo_runtime.support", ["assess", "enforce", "CannotRun"]),
+    ("grpo_runtime.reward_library", ["target_word_reward", "accuracy_reward", "think_format_reward"]),
+    ("grpo_runtime.memprobe", ["main"]),
+])
+def test_the_public_import_paths_still_work(path, names):
+    """What the README, interface.md and users' configs name keeps importing from where it always did."""
+    import importlib
+
+    module = importlib.import_module(path)
+    assert [name for name in names if not hasattr(module, name)] == []
+
+
+def test_the_worker_entry_and_the_module_commands_run():
+    for argv in (["-m", "grpo_schema", "codes", "GRPO-B001"], ["-m", "grpo_runtime", "--help"],
+                 ["-m", "grpo_runtime.memprobe", "--help"]):
+        done = subprocess.run([sys.executable, *argv], capture_output=True, text=True, timeout=120, cwd=REPO)
+        assert done.returncode == 0, (argv, done.stderr[-2000:])

@@ -107,9 +107,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def release_defaults_block(text: str, written_for: str) -> tuple[str, list[str]]:
+def release_defaults_block(text: str, written_for: str, original: dict | None = None) -> tuple[str, list[str]]:
     """The text with the defaults of `written_for` that TRL 1.16 changed written out (for keys the file leaves
-    out), and one line per key written."""
+    out, before and after its migration: a key moved to its new name already carries the setting), and one line
+    per key written."""
     from grpo_schema.engine.compiled import compiled
     from grpo_schema.engine.release import release_defaults, release_surface
 
@@ -119,7 +120,8 @@ def release_defaults_block(text: str, written_for: str) -> tuple[str, list[str]]
         return text, []
     model, facts = compiled("config"), compiled("config").fields
     lines, done = [], []
-    for name, value in release_defaults(release, loaded.data, facts).items():
+    written = {**(original or {}), **loaded.data}
+    for name, value in release_defaults(release, written, facts).items():
         written = model.validate({name: value})[name]  # as TRL 1.16 reads it (true -> 'group' for scale_rewards)
         if written is None:
             continue  # no value to write that 1.16 reads as the old default
@@ -181,7 +183,7 @@ def migrate_command(argv: list[str]) -> int:
             return EXIT_USAGE
         checked = check_text(text, path=path, profiles=profiles, suggest_fixes=False)  # batch fixes: not ours
         new, done, failed = migrate_text(text, checked.diagnostics)
-        new, defaults_done = release_defaults_block(new, old_release)
+        new, defaults_done = release_defaults_block(new, old_release, loaded.data)
         done += defaults_done
         for line in cannot_keep(checked.diagnostics):
             print(f"{path}: cannot keep: {line}", file=sys.stderr)

@@ -178,3 +178,39 @@ def test_the_language_server_takes_the_release(tmp_path):
             assert ("GRPO-K002" in found) == renamed_is_an_error, found
         finally:
             client.close()
+
+
+CORPUS = REPO.parent / "shared" / "grpo-corpus" / "valid"
+
+
+def test_migrate_from_0_19_on_the_corpus_keeps_what_it_can_and_flags_the_rest(tmp_path):
+    """Every real config, read as TRL 0.19 reads it, migrated to 1.16: the old names it reads are gone, 0.19's
+    defaults that 1.16 changed are written out (so 1.16 reads the same values 0.19 did), and what 1.16 cannot
+    keep is listed."""
+    if not CORPUS.is_dir():
+        pytest.skip(f"{CORPUS} is absent (the shared corpus sits beside the project)")
+    from grpo_schema import check_file
+    from grpo_schema.engine.migrations import MIGRATIONS
+
+    checked = 0
+    for source in sorted(CORPUS.glob("*.yaml")):
+        path = tmp_path / source.name
+        path.write_text(source.read_text())
+        before = check_file(path, trl_version="0.19.1", world_size=8)
+        done = grpo("migrate", str(path), "--from", "0.19.1", "--write")
+        assert done.returncode in (0, 1), (source.name, done.stderr)
+        after = check_file(path, trl_version="1.16.0", world_size=8)
+        if before.config is None or after.config is None:
+            continue
+        checked += 1
+        migrated = yaml.safe_load(path.read_text())
+        # nothing 1.16 renamed or removed is left, unless 1.16 can read neither (then it is listed)
+        left = [k for k in migrated if k in MIGRATIONS]
+        assert all(f"cannot keep: {k}" in done.stderr or MIGRATIONS[k].kind == "removed" for k in left), source.name
+        # what 0.19 read (its defaults included) is what 1.16 reads now, for the settings both have (a value
+        # 0.19's parser refuses, T013, was never read by it)
+        refused = {f for d in before.diagnostics if d.code == "GRPO-T013" for f in d.fields}
+        for name in {"loss_type", "beta", "scale_rewards", "max_completion_length", "temperature", "vllm_mode",
+                     "gradient_checkpointing", "num_generations", "learning_rate"} - refused:
+            assert getattr(after.config, name) == getattr(before.config, name), (source.name, name)
+    assert checked >= 40

@@ -501,3 +501,35 @@ def test_the_offline_yaml_writer_reads_back_as_the_same_config(page):
     assert loaded.ok, loaded.diagnostics
     assert loaded.data == TRICKY and list(loaded.data) == list(TRICKY)
     assert "eps: 1.0e-07" in text  # JavaScript writes 1e-7, which YAML 1.1 reads as text
+
+
+OLD_RELEASE_RECIPE = """model_name_or_path: Qwen/Qwen2.5-1.5B-Instruct
+torch_dtype: bfloat16
+dataset_name: trl-lib/DeepMath-103K
+reward_funcs: [accuracy_reward]
+max_prompt_length: 512
+per_device_train_batch_size: 8
+num_generations: 8
+"""
+
+
+def test_the_release_picker_judges_the_config_as_that_trl_release(page):
+    """A file written for TRL 0.19: invalid for 1.16 (old names), valid once 0.19 is picked; the choice survives a
+    reload, and the schema behind the form is 0.19's (torch_dtype is one of its fields)."""
+    import_text(page, OLD_RELEASE_RECIPE)
+    wait_status(page, "^Invalid")
+    assert "GRPO-K002" in page.inner_text("#diag-list")
+    options = page.eval_on_selector_all("#trl-version option", "os => os.map(o => o.value)")
+    assert "0.19.1" in options and options[0] == ""
+    before = validations(page)
+    page.select_option("#trl-version", "0.19.1")
+    wait_validated(page, before)
+    wait_status(page, "^Valid")
+    assert "GRPO-K002" not in page.inner_text("#diag-list")
+    page.fill("#search", "torch_dtype")
+    assert page.locator("#in-torch_dtype").count() == 1  # a field of 0.19's schema
+    page.fill("#search", "")
+    shots(page, "trl-release")
+    open_form(page)
+    assert page.input_value("#trl-version") == "0.19.1"
+    wait_status(page, "^Valid")
