@@ -22,25 +22,35 @@ function thin(points) {
 }
 
 export function lineChart(name, points, { width = 320, height = 130 } = {}) {
+  const last = points.length ? points[points.length - 1] : null;
+  const caption = last ? `${name}  ${short(last.y)}  (step ${last.x})` : `${name}  (no values yet)`;
+  return plotLines(name, caption, [{ points, colour: "#2457c5" }], { width, height });
+}
+
+// Several series on one pair of axes: lines of {points: [{x, y}], colour, id?}; the shared range on the left.
+export function plotLines(name, captionText, lines, { width = 320, height = 130, label = captionText } = {}) {
   const figure = document.createElement("figure");
   figure.className = "chart";
   figure.dataset.metric = name;
-  const last = points.length ? points[points.length - 1] : null;
   const caption = document.createElement("figcaption");
-  caption.textContent = last ? `${name}  ${short(last.y)}  (step ${last.x})` : `${name}  (no values yet)`;
-  const plot = svg("svg", { viewBox: `0 0 ${width} ${height}`, width, height, role: "img", "aria-label": caption.textContent });
+  caption.textContent = captionText;
+  const plot = svg("svg", { viewBox: `0 0 ${width} ${height}`, width, height, role: "img", "aria-label": label });
   const pad = { left: 46, right: 8, top: 8, bottom: 18 };
   plot.append(svg("rect", { x: pad.left, y: pad.top, width: width - pad.left - pad.right,
     height: height - pad.top - pad.bottom, fill: "#fbfcfe", stroke: "#d9dde5" }));
-  if (points.length) {
-    const xs = points.map((p) => p.x), ys = points.map((p) => p.y);
+  const all = lines.flatMap((l) => l.points);
+  if (all.length) {
+    const xs = all.map((p) => p.x), ys = all.map((p) => p.y);
     const [x0, x1] = [Math.min(...xs), Math.max(...xs)];
     let [y0, y1] = [Math.min(...ys), Math.max(...ys)];
     if (y0 === y1) { y0 -= 0.5; y1 += 0.5; }
     const px = (x) => pad.left + (x1 === x0 ? 0.5 : (x - x0) / (x1 - x0)) * (width - pad.left - pad.right);
     const py = (y) => height - pad.bottom - ((y - y0) / (y1 - y0)) * (height - pad.top - pad.bottom);
-    const line = thin(points).map((p) => `${px(p.x).toFixed(1)},${py(p.y).toFixed(1)}`).join(" ");
-    plot.append(svg("polyline", { points: line, fill: "none", stroke: "#2457c5", "stroke-width": 1.6 }));
+    for (const line of lines.filter((l) => l.points.length)) {
+      const drawn = thin(line.points).map((p) => `${px(p.x).toFixed(1)},${py(p.y).toFixed(1)}`).join(" ");
+      plot.append(svg("polyline", { points: drawn, fill: "none", stroke: line.colour, "stroke-width": 1.6,
+                                    ...(line.id ? { "data-run-id": line.id } : {}) }));
+    }
     plot.append(svg("text", { x: pad.left - 4, y: pad.top + 9, "text-anchor": "end", "font-size": 10, fill: "#5b6475" }, short(y1)));
     plot.append(svg("text", { x: pad.left - 4, y: height - pad.bottom, "text-anchor": "end", "font-size": 10, fill: "#5b6475" }, short(y0)));
     plot.append(svg("text", { x: pad.left, y: height - 4, "font-size": 10, fill: "#5b6475" }, `step ${x0}`));
