@@ -126,7 +126,8 @@ def lsp(section: dict) -> list[str]:
 
 
 RENDERERS = {"validate": cold, "inprocess": inproc, "service": service, "runtime": runtime,
-             "runtime_cuda": runtime, "imports": imports, "lsp": lsp}
+             "runtime_cuda": runtime, "imports": imports, "lsp": lsp,
+             "smoke": lambda section: __import__("benchmarks.smoke", fromlist=["render"]).render(section)}
 
 
 def render(results: dict) -> str:

@@ -303,7 +303,7 @@ def substitute_dataset(config, raw: dict, reward_funcs: list, plan: SmokePlan, w
     plan.overrides.update(dataset_name=str(data), dataset_config=None, dataset_train_split="train",
                           dataset_test_split="test")
     if config.datasets:
-        plan.overrides.update(datasets=None, test_split_size=None)
+        plan.overrides.update(datasets=[], test_split_size=None)
 
 
 # --- settings that need a GPU, the network or a long time ----------------------------------------------------------
@@ -393,6 +393,12 @@ def choose_world_size(path: str, user_overrides: list[str], plan: SmokePlan, dec
     """The declared world size when this machine can run that many CPU processes, else the smallest world size
     whose batch schedule (per process, unchanged) is valid. `checked(size)` validates the smoke's config."""
     limit = cpu_process_limit()
+    at_declared = checked(declared)
+    if not at_declared.valid:  # the substitutions broke the config: say which diagnostics, not a world size
+        errors = [f"{d.code} {', '.join(d.fields)}: {d.message}" for d in at_declared.diagnostics
+                  if d.severity == "error"]
+        raise SmokeRefused("substitution", "the config with the smoke's substitutions does not validate: "
+                           + "; ".join(errors[:5]))
     if declared <= limit:
         plan.add("world size", EXERCISED, f"{declared} CPU process(es) as declared")
         return declared

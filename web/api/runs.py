@@ -198,3 +198,6 @@ async def _follow(request: Request, manager: RunManager, run_id: str, offset: in
         if run.finished:
             return
         await asyncio.sleep(0.25)
+
+
+from grpo_web.api import smoke as _smoke  # noqa: E402,F401 - POST /api/v1/runs/smoke, on this router
