@@ -73,7 +73,8 @@ def smoke(args) -> dict:
     report = base_report(args)
     quiet = io.StringIO()
     with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
-        result = check(args.file, args.overrides, None, args.allow_env, args.profiles)
+        # as --dry-run: a file that declares no world size is checked at the smallest one its batch fits
+        result = check(args.file, args.overrides, None, args.allow_env, args.profiles, dry_run=True)
     if isinstance(result, int):
         if args.format == "text":
             sys.stderr.write(quiet.getvalue())
