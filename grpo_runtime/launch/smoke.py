@@ -167,7 +167,7 @@ def prepare(args, result, plan, workdir: Path):
         return check_file(args.file, world_size=size, overrides=sets, allow_env=args.allow_env, profiles=profiles,
                           allow_profile_import=True)
 
-    plan.world_size = choose_world_size(args.file, args.overrides, plan, result.world_size, checked)
+    plan.world_size = choose_world_size(args.file, config, plan, result.world_size, checked)
     if "num_processes" in result.launch or plan.world_size != result.world_size:
         plan.overrides["num_processes"] = plan.world_size
     written_groups(config, result.plan, plan, args.steps, [reward_name(f) for f in funcs] or ["the reward model"])

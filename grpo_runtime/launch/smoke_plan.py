@@ -20,6 +20,7 @@ COMPLETION_CAP = 32  # tokens: enough for a reward to see a real completion, sho
 SMALL_MODEL_PARAMS = 60e6  # a local model this small runs as it is
 MAX_CPU_PROCESSES = 2
 SYNTHETIC_ROWS = 64
+SYNTHETIC_TEST_ROWS = 4  # evaluation reads the whole test split, every step: a few prompts
 EXERCISED, SUBSTITUTED, NOT_EXERCISED = "exercised", "substituted", "not_exercised"
 # The keyword arguments every reward function receives that are not dataset columns.
 REWARD_CALL_ARGS = {"prompts", "completions", "completion_ids", "trainer_state", "log_extra", "log_metric", "self"}
@@ -293,12 +294,12 @@ def substitute_dataset(config, raw: dict, reward_funcs: list, plan: SmokePlan, w
     data = workdir / "data"
     data.mkdir(parents=True, exist_ok=True)
     rows = synthetic_rows(prompt_column, prompt_column == "prompt", sorted(needed), SYNTHETIC_ROWS)
-    for split in ("train", "test"):
+    for split, count in (("train", SYNTHETIC_ROWS), ("test", SYNTHETIC_TEST_ROWS)):
         with (data / f"{split}.jsonl").open("w", encoding="utf-8") as handle:
-            for row in rows:
+            for row in rows[:count]:
                 handle.write(json.dumps(row) + "\n")
     shown = ", ".join([prompt_column, *(f"{c} (read by {who})" for c, who in sorted(needed.items()))])
-    plan.add("dataset", SUBSTITUTED, f"{SYNTHETIC_ROWS} synthetic rows with the columns {shown}, instead of "
+    plan.add("dataset", SUBSTITUTED, f"{SYNTHETIC_ROWS} synthetic rows ({SYNTHETIC_TEST_ROWS} in the test split) with the columns {shown}, instead of "
              f"{', '.join(remote)} (not on disk or in the cache; nothing is downloaded)")
     plan.overrides.update(dataset_name=str(data), dataset_config=None, dataset_train_split="train",
                           dataset_test_split="test")
@@ -389,7 +390,7 @@ def substitute_settings(config, raw: dict, plan: SmokePlan, workdir: Path) -> No
 
 # --- the world size ------------------------------------------------------------------------------------------------
 
-def choose_world_size(path: str, user_overrides: list[str], plan: SmokePlan, declared: int, checked) -> int:
+def choose_world_size(path: str, config, plan: SmokePlan, declared: int, checked) -> int:
     """The declared world size when this machine can run that many CPU processes, else the smallest world size
     whose batch schedule (per process, unchanged) is valid. `checked(size)` validates the smoke's config."""
     limit = cpu_process_limit()
@@ -408,6 +409,23 @@ def choose_world_size(path: str, user_overrides: list[str], plan: SmokePlan, dec
                      "per-process batch schedule (this machine runs at most "
                      f"{limit} CPU process(es))")
             return size
+    # No world size this machine runs keeps whole groups with the per-process batch as written (a recipe for 7 or
+    # 8 processes): one group per micro-batch instead, said so.
+    changed = {"per_device_train_batch_size": config.num_generations}
+    if config.generation_batch_size is not None:
+        changed["generation_batch_size"] = None
+    if config.eval_strategy not in (None, "no"):
+        changed["per_device_eval_batch_size"] = config.num_generations_eval or config.num_generations
+    plan.overrides.update(changed)
+    for size in range(1, limit + 1):
+        if checked(size).valid:
+            was = f"per_device_train_batch_size {config.per_device_train_batch_size}"
+            plan.add("world size", SUBSTITUTED, f"{size} CPU process(es) instead of {declared}; no world size up to "
+                     f"{limit} keeps whole groups with the per-process batch as written, so "
+                     f"per_device_train_batch_size is {config.num_generations} (one group; was {was.split()[-1]})")
+            return size
+    for key in changed:
+        plan.overrides.pop(key)
     raise SmokeRefused("world size", f"{path} needs {declared} processes and no world size up to {limit} (what this "
                        f"machine's {os.cpu_count()} CPU core(s) run) keeps its batch schedule valid", "num_processes")
 
