@@ -156,8 +156,8 @@ def substitute_model(config, plan: SmokePlan, workdir: Path) -> None:
             facts = read_config_json(folder / "config.json", name)
         except Exception:  # noqa: BLE001 - only used to decide whether the model is small
             facts = None
-        if facts is not None and facts.total_params <= SMALL_MODEL_PARAMS:
-            plan.add("model", EXERCISED, f"{name} as it is ({facts.total_params / 1e6:.1f}M parameters, local)")
+        if facts is not None and facts.total_params() <= SMALL_MODEL_PARAMS:
+            plan.add("model", EXERCISED, f"{name} as it is ({facts.total_params() / 1e6:.1f}M parameters, local)")
             plan.add("tokenizer and chat template", EXERCISED, f"the model's own tokenizer ({folder})")
             return
         source = f"its config.json ({folder})"
