@@ -318,7 +318,10 @@ def installed(module: str) -> bool:
 def substitute_settings(config, raw: dict, plan: SmokePlan, workdir: Path) -> None:
     overrides = plan.overrides
     overrides.update(use_cpu=True, output_dir=str(workdir / "output"), logging_steps=1, disable_tqdm=True)
-    plan.add("device", SUBSTITUTED, "CPU processes (use_cpu: true)" if not config.use_cpu else "CPU, as written")
+    if config.use_cpu:
+        plan.add("device", EXERCISED, "CPU, as written")
+    else:
+        plan.add("device", SUBSTITUTED, "CPU processes (use_cpu: true) instead of GPUs")
     length = config.max_completion_length
     if length is not None and length > COMPLETION_CAP:
         overrides["max_completion_length"] = COMPLETION_CAP

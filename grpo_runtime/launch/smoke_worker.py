@@ -243,7 +243,7 @@ def run_trl_phase(spec: dict, extra: list[str]):
     quiet_library_progress_bars()
     config = result.config
     script = script_of(result)
-    _, training_args, model_args, _ = config.to_trl()
+    _, training_args, model_args, _ = config.to_model().to_trl()
     open_r1_args = script[1] if script is not None and script[0] == "open-r1" else None
     try:
         train = prompts(config, open_r1_args, "train")
