@@ -103,7 +103,7 @@ def smoke(args) -> dict:
 
         report["groups"] = [g.to_dict() for g in plan.groups]
         report.update(exit_code=EXIT_CANNOT_RUN, component=refused.component, error=str(refused),
-                      config_line=config_line(args.file, refused.key))
+                      config_line=config_line(args.file, refused.key, refused.needle))
     finally:
         if not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -142,7 +142,7 @@ def reward_functions(result) -> list:
             funcs.append(resolve_reward_func(name))
         except Exception as error:  # noqa: BLE001 - an import error of the user's module, named
             raise SmokeRefused(f"reward function {name}", f"cannot import the reward function {name}: "
-                               f"{type(error).__name__}: {error}", "reward_funcs") from None
+                               f"{type(error).__name__}: {error}", "reward_funcs", name) from None
     return funcs
 
 

@@ -31,9 +31,9 @@ NETWORK_REPORTERS = {"wandb", "trackio", "mlflow", "comet_ml", "neptune", "clear
 class SmokeRefused(Exception):
     """A named problem found before anything starts (exit 3): `component` is what it is about, `key` its field."""
 
-    def __init__(self, component: str, message: str, key: str | None = None):
+    def __init__(self, component: str, message: str, key: str | None = None, needle: str | None = None):
         super().__init__(message)
-        self.component, self.key = component, key
+        self.component, self.key, self.needle = component, key, needle
 
 
 @dataclass
