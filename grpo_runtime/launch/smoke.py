@@ -214,7 +214,8 @@ def run_workers(args, result, plan, workdir: Path) -> dict:
     failed = [r for r in results if not r["passed"]]
     if failed:
         first = failed[0]
-        return {"exit_code": EXIT_FAILED, "component": first["component"], "error": first["error"],
+        return {"exit_code": EXIT_CANNOT_RUN if first.get("refused") else EXIT_FAILED,
+                "component": first["component"], "error": first["error"],
                 "phase": first["phase"], "rank": first["rank"],
                 "traceback": [f"{f['file']}:{f['line']} in {f['function']}: {f['code']}" for f in first["traceback"]],
                 "config_line": config_line(args.file, first.get("key"), first.get("needle"))}

@@ -173,7 +173,9 @@ def classify(error: BaseException, phase: str, config) -> dict:
         key = "save_only_model" if getattr(config, "save_only_model", False) else "save_steps"
         return dict(component="checkpoint resume", error=f"the checkpoint saved after step 1 cannot be resumed: {text}",
                     key=key)
-    if any(n.endswith("data/datasets.py") or n.endswith("data/open_r1.py") for n in names) or "column" in str(error):
+    dataset_words = ("column", "training set", "prompts", "dataset", "split")
+    if any(n.endswith("data/datasets.py") or n.endswith("data/open_r1.py") for n in names) or \
+            (type(error).__name__ == "CannotRun" and any(word in str(error) for word in dataset_words)):
         key = "datasets" if getattr(config, "datasets", None) else "dataset_name"
         return dict(component="dataset", error=text, key=key)
     if any(n.endswith("model/loading.py") for n in names):
@@ -283,6 +285,14 @@ def run_trl_phase(spec: dict, extra: list[str]):
     return result
 
 
+def fresh_accelerate_state() -> None:
+    """The first phase ended its run (`end_training` destroys the process group): the resumed run starts as a new
+    process would, with accelerate's shared state cleared so that the next Accelerator sets it up again."""
+    from accelerate.state import AcceleratorState
+
+    AcceleratorState._reset_state(reset_partial_state=True)
+
+
 def run(spec: dict) -> dict:
     rank = int(os.environ.get("RANK", "0"))
     output_dir = Path(spec["workdir"]) / "output"
@@ -290,6 +300,8 @@ def run(spec: dict) -> dict:
     try:
         for phase, extra in phases(spec["steps"]):
             extra = [e.replace("CHECKPOINT", str(output_dir / "checkpoint-1")) for e in extra]
+            if phase == "resume":
+                fresh_accelerate_state()
             if spec["engine"] == "trl":
                 result = run_trl_phase(spec, extra)
             else:
@@ -304,7 +316,8 @@ def run(spec: dict) -> dict:
             with contextlib.suppress(Exception):
                 config = checked_config(spec, []).config
         found = classify(error, phase, config)
-        return dict(rank=rank, passed=False, phase=phase, traceback=frames(error), **found)
+        refused = any(type(e).__name__ == "CannotRun" for e in chain_of(error))  # as `grpo train`: exit 3
+        return dict(rank=rank, passed=False, phase=phase, refused=refused, traceback=frames(error), **found)
     return dict(rank=rank, passed=True)
 
 

@@ -54,3 +54,18 @@ def test_a_checkpoint_that_cannot_be_resumed_is_named(workspace):
     code, report = run_smoke(workspace(save_only_model=True))
     assert code == 4 and report["component"] == "checkpoint resume", report
     assert report["phase"] == "resume" and report["config_line"]["text"] == "save_only_model: true"
+
+
+def test_two_declared_processes_run_as_two_cpu_processes(workspace):
+    from grpo_runtime.launch.smoke_plan import cpu_process_limit
+
+    if cpu_process_limit() < 2:
+        pytest.skip("this machine runs one CPU process")
+    code, report = run_smoke(workspace(num_processes=2, per_device_train_batch_size=4))
+    assert code == 0 and report["world_size"] == 2, report
+    assert {g["group"]: g["status"] for g in report["groups"]}["world size"] == "exercised"
+
+
+def test_a_dataset_too_small_for_one_generation_is_refused_as_the_runtime_refuses_it(workspace):
+    code, report = run_smoke(workspace(per_device_train_batch_size=16))  # 8 distinct prompts, the data has 4
+    assert code == 3 and report["component"] == "dataset", report
