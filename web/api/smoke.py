@@ -1,6 +1,6 @@
 """POST /api/v1/runs/smoke: `grpo smoke` for a config, from the service and the form.
 
-The route is on the runs router (grpo_web.api.runs imports this module last). Allowed exactly where a run is: behind the runs token, only while runs are on, after the same checks as POST
+Installed with the runs router (grpo_web.runs.service.install_runs). Allowed exactly where a run is: behind the runs token, only while runs are on, after the same checks as POST
 /api/v1/runs (validate, the service policy, what grpo_runtime can run). The smoke runs as the operator's own `grpo
 smoke` subprocess, in a scratch folder under the runs directory, offline (nothing is downloaded), with the runs'
 environment allow-list, one at a time, and is stopped after `timeout` seconds. The answer is the `grpo smoke
@@ -18,7 +18,7 @@ import threading
 from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import Depends, HTTPException, Query, Request
+from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.concurrency import run_in_threadpool
 
 from grpo_schema.engine.policy import service_policy
@@ -26,7 +26,12 @@ from grpo_web.api.body import ConfigBody, config_body
 from grpo_web.api.docs import config_body_doc
 from grpo_web.api.params import PATH_MAX_CHARS
 from grpo_web.api.responses import ConfigJSONResponse
-from grpo_web.api.runs import Manager, _check, _refused, _stored_text, router
+from grpo_web.api.runs import Manager, _check, _refused, _stored_text
+from grpo_web.runs.auth import require_token
+
+router = APIRouter(prefix="/api/v1/runs", tags=["runs"], dependencies=[Depends(require_token)],
+                   responses={401: {"description": "no valid bearer token"},
+                              403: {"description": "runs are disabled on this service"}})
 
 SMOKE_TIMEOUT_S = 600
 _one_at_a_time = threading.Lock()
