@@ -10,27 +10,24 @@ with every diagnostic. The runtime's warnings are kept with the run.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 import time
-from pathlib import Path as Path_
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response, StreamingResponse
 
 from grpo_schema import CheckResult, check_mapping, check_text
-from grpo_schema.engine.check import bounded
 from grpo_schema.engine.policy import output_dir_busy, resolve_under, service_policy
 from grpo_schema.engine.resume import resume_target
 from grpo_web.api.body import ConfigBody, config_body
 from grpo_web.api.docs import config_body_doc
 from grpo_web.api.params import PATH_MAX_CHARS
 from grpo_web.api.responses import ConfigJSONResponse
-from grpo_web.runs import documents, outputs, paths
+from grpo_web.runs import documents, outputs
 from grpo_web.runs.auth import require_token
-from grpo_web.runs.manager import OutputBusy, OutputOwned, QueueFull, RunConflict, RunManager
+from grpo_web.runs.manager import OutputBusy, QueueFull, RunConflict, RunManager
 from grpo_web.runs.store import Run
 
 router = APIRouter(prefix="/api/v1/runs", tags=["runs"], dependencies=[Depends(require_token)],
@@ -78,18 +75,6 @@ def _refused(result: CheckResult, extra: list) -> ConfigJSONResponse:
     return ConfigJSONResponse(document, status_code=422)
 
 
-def _output_owned(result: CheckResult, owned: OutputOwned):
-    """X007 for an output_dir a finished run owns: a second run would overwrite its checkpoints and model."""
-    owner = owned.owner
-    diag = output_dir_busy(result, owner.id, Path_(owned.output_dir))
-    return bounded(dataclasses.replace(
-        diag, message=f"output_dir {owned.output_dir!r} belongs to run {owner.id} ({owner.state}); a new run there "
-                      "would overwrite its checkpoints and model",
-        hint=f"leave output_dir unset (each run gets a folder of its own) or choose another; or launch with "
-             f"?existing_output=resume to continue run {owner.id} from its last checkpoint, or "
-             f"?existing_output=overwrite to delete its outputs and start again"))
-
-
 def _warnings(result: CheckResult) -> str:
     return json.dumps([d.to_dict() for d in result.diagnostics], default=str)
 
@@ -104,13 +89,8 @@ async def create_run(
                                                                "from the config, else 1)")] = None,
     profile: Annotated[list[str], Query(description="refused for runs (GRPO-X005)")] = [],
     path: Annotated[str, Query(max_length=PATH_MAX_CHARS)] = "<request>",
-    existing_output: Annotated[Literal["resume", "overwrite"] | None, Query(
-        description="when output_dir belongs to another (finished) run: `resume` continues that run from its last "
-                    "complete checkpoint, `overwrite` deletes its outputs first; otherwise the launch is refused "
-                    "(422, GRPO-X007)")] = None,
 ) -> Any:
-    """Validate, apply the service policy, then queue the run; it starts when a slot is free. A run owns its
-    output_dir: two runs never write the same one unless one resumes the other."""
+    """Validate, apply the service policy, then queue the run; it starts when a slot is free."""
     settings = request.app.state.settings
     if world_size is not None and world_size > settings.max_world_size:
         raise HTTPException(422, f"world_size must be at most {settings.max_world_size}")
@@ -132,16 +112,11 @@ async def create_run(
     resume_path = resolve_under(policy.runs_dir, resume, policy.allow_outside_runs_dir) \
         if isinstance(resume, str) else None
     text, config_format = _stored_text(body)
-    reads = paths.resolve_reads(config, manager.base_dir)
     try:
         run = await run_in_threadpool(manager.submit, text, config_format, result.world_size, output_dir,
-                                      resume_path, _warnings(result), resuming, None, existing_output, reads)
+                                      resume_path, _warnings(result), resuming)
     except OutputBusy as busy:
         return _refused(result, [output_dir_busy(result, busy.run_id, busy.output_dir)])
-    except OutputOwned as owned:
-        return _refused(result, [_output_owned(result, owned)])
-    except RunConflict as conflict:
-        raise HTTPException(409, str(conflict))
     except QueueFull as full:
         raise HTTPException(429, str(full))
     return ConfigJSONResponse(documents.created(run), status_code=201,
