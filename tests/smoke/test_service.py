@@ -24,9 +24,10 @@ def test_the_service_smoke_tests_a_config_and_names_a_failure(make_service, asse
     report = answer.json()
     assert report["passed"] and report["exit_code"] == 0 and report["file"] == "<request>", report
     assert {g["group"]: g["status"] for g in report["groups"]}["checkpoint save and resume"] == "exercised"
-    failing = smoke(service, run_yaml(assets, reward_funcs=["grpo_runtime.data.reward_library.accuracy_reward"]))
+    failing = smoke(service, run_yaml(assets, reward_funcs=["accuracy_reward"]))
     report = failing.json()
-    assert failing.status_code == 200 and report["exit_code"] == 4 and report["component"] == "dataset column"
+    assert failing.status_code == 200, failing.text
+    assert report["exit_code"] == 4 and report["component"] == "dataset column"
     assert "'solution'" in report["error"]
 
 
@@ -35,3 +36,5 @@ def test_the_service_smoke_needs_the_token_and_a_valid_config(make_service, asse
     assert smoke(service, run_yaml(assets), token="wrong-token-" + "y" * 20).status_code == 401
     refused = smoke(service, run_yaml(assets, loss_type="no_such_loss"))
     assert refused.status_code == 422 and refused.json()["valid"] is False
+    imported = smoke(service, run_yaml(assets, reward_funcs=["my_module.reward"]))  # the run policy: no imports
+    assert imported.status_code == 422 and imported.json()["diagnostics"][0]["code"] == "GRPO-X001"
