@@ -175,11 +175,11 @@ def substitute_model(config, plan: SmokePlan, workdir: Path) -> None:
             tokenizer.pad_token = tokenizer.eos_token
         plan.add("tokenizer and chat template", EXERCISED, f"the real tokenizer and chat template ({folder})")
     else:
-        from grpo_runtime.launch.tiny import build_byte_tokenizer, build_tokenizer
+        from grpo_runtime.launch.tiny import build_byte_tokenizer
 
-        tokenizer, what = build_byte_tokenizer(), "a byte-level tokenizer"
+        tokenizer = build_byte_tokenizer()
         plan.add("tokenizer and chat template", SUBSTITUTED,
-                 f"{what} of {len(tokenizer)} tokens with a ChatML chat template (the real tokenizer of {name} is "
+                 f"a byte-level tokenizer of {len(tokenizer)} tokens with a ChatML chat template (the real tokenizer of {name} is "
                  "not on disk; a profile's chat_template still applies)")
     shrunk = shrink(model_config, len(tokenizer), tokenizer)
     import torch
@@ -448,7 +448,7 @@ def written_groups(config, run_plan, plan: SmokePlan, steps: int, reward_names: 
              f"{run_plan.steps_per_generation}, gradient_accumulation_steps {config.gradient_accumulation_steps}")
     plan.add("reward functions", EXERCISED, f"{', '.join(reward_names)} on real generated completions")
     if steps >= 2:
-        plan.add("checkpoint save and resume", EXERCISED, f"saved after step 1, resumed for step 2"
+        plan.add("checkpoint save and resume", EXERCISED, "saved after step 1, resumed for step 2"
                  + (f" to step {steps}" if steps > 2 else ""))
     else:
         plan.add("checkpoint save and resume", NOT_EXERCISED, "--steps 1: saved, never resumed")
