@@ -144,9 +144,15 @@ def runtime_memory(section: dict) -> list[str]:
     return lines + [""]
 
 
+def smoke(section: dict) -> list[str]:
+    from benchmarks.smoke import render as render_smoke
+
+    return render_smoke(section)
+
+
 RENDERERS = {"validate": cold, "inprocess": inproc, "service": service, "runtime": runtime,
              "runtime_cuda": runtime, "imports": imports, "lsp": lsp,
-             "runtime_memory": runtime_memory}
+             "runtime_memory": runtime_memory, "smoke": smoke}
 
 
 def render(results: dict) -> str:

@@ -1,11 +1,14 @@
 """Run the grpo-config benchmarks side by side with TRL 1.16 and write benchmarks/results/latest.{md,json}.
 
-    python benchmarks/run.py [--quick] [--only validate,service,runtime,runtime-memory,imports] [--device cpu,cuda] [--out DIR]
+    python benchmarks/run.py [--quick] [--only validate,service,runtime,runtime-memory,imports,smoke] [--device cpu,cuda]
+                             [--out DIR]
 
 validate = cold whole-process `grpo validate` (1) and in-process throughput (2); service = HTTP load on loopback
 (3); runtime = grpo_runtime vs GRPOTrainer (4; the cuda variant says so and is skipped where there is no GPU);
 imports = the import-time budget (5); lsp = `grpo lsp` keystroke latency (6); runtime-memory = peak RSS of one
-optimizer step, grpo_runtime vs GRPOTrainer, at 512/1024/2048-token completions (7; CPU, minutes, not in the default run). --quick is for checking the harness: fewer runs, shorter loads.
+optimizer step, grpo_runtime vs GRPOTrainer, at 512/1024/2048-token completions (7; CPU, minutes, not in the
+default run); smoke = `grpo smoke` on every example (8; minutes, not in the default run). --quick is for checking
+the harness: fewer runs, shorter loads.
 """
 
 from __future__ import annotations
@@ -19,12 +22,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `python benchmarks/run.py` from anywhere
 
-from benchmarks import cold, imports, inproc, lsp, machine, memory, report, runtime, service  # noqa: E402
+from benchmarks import cold, imports, inproc, lsp, machine, memory, report, runtime, service, smoke  # noqa: E402
 from benchmarks.common import EXAMPLES, REPO, benchmark_files  # noqa: E402
 
-GROUPS = ("validate", "service", "runtime", "imports", "lsp", "runtime-memory")
-# Long (about ten CPU minutes): run only when asked for with --only.
-DEFAULT_GROUPS = [g for g in GROUPS if g != "runtime-memory"]
+GROUPS = ("validate", "service", "runtime", "imports", "lsp", "runtime-memory", "smoke")
+# Long (minutes of CPU each): run only when asked for with --only.
+DEFAULT_GROUPS = [g for g in GROUPS if g not in ("runtime-memory", "smoke")]
 # Run sizes: (full, quick).
 COLD_RUNS, COLD_WARMUP = (9, 2), (2, 0)
 INPROC_SECONDS = (3.0, 0.3)
@@ -48,6 +51,7 @@ def sections(args) -> dict:
         "imports": {"imports": lambda: imports.measure(EXAMPLES / "grpo-no-kl.yaml")},
         "lsp": {"lsp": lambda: lsp.measure(LSP_EDITS[q])},
         "runtime-memory": {"runtime_memory": lambda: memory.measure(MEMORY_LENGTHS[q])},
+        "smoke": {"smoke": lambda: smoke.measure(files=[EXAMPLES / "grpo.yaml"] if args.quick else None)},
     }
     return {name: fn for group in args.only for name, fn in chosen[group].items()}
 

@@ -354,6 +354,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         ("train", "grpo_runtime.launch.cli", "train_command", "runtime", "train on this machine, one process"),
         ("launch", "grpo_runtime.launch.cli", "launch_command", "runtime", "train with accelerate launch"),
         ("demo", "grpo_runtime.launch.cli", "demo_command", "runtime", "write a tiny offline demo run"),
+        ("smoke", "grpo_runtime.launch.smoke", "smoke_command", "runtime", "run the first optimizer steps on this "
+         "CPU, with a checkpoint resumed: does the config get past them"),
         ("slurm", "grpo_runtime.launch.slurm.cli", "slurm_command", "",
          "status, logs, cancel and resume of jobs from `grpo launch --slurm`"),
         ("explain", "grpo_schema.commands.explain", "explain_command", "", "show the batch schedule, micro-step by micro-step"),
@@ -399,7 +401,7 @@ def split_trl_tokens(argv: list[str]) -> tuple[list[str], list[str]]:
     return ours, trl
 
 
-_PASSTHROUGH = {"serve", "train", "launch", "demo", "explain", "migrate", "plan", "slurm", "lsp"}
+_PASSTHROUGH = {"serve", "train", "launch", "demo", "smoke", "explain", "migrate", "plan", "slurm", "lsp"}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

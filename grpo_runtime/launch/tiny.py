@@ -89,3 +89,28 @@ def save_tiny_model(directory: str | Path, hidden_size: int = 64, num_layers: in
     model.save_pretrained(directory)
     tokenizer.save_pretrained(directory)
     return directory
+
+
+# ChatML, as Qwen's templates write it (`grpo smoke`'s stand-in when a model's real tokenizer is not on disk).
+CHATML_TEMPLATE = (
+    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+def build_byte_tokenizer():
+    """A byte-level BPE tokenizer without merges (one token per byte, so any text survives) plus `<|endoftext|>`
+    (pad), `<|im_end|>` (eos) and `<|im_start|>`, with a ChatML chat template. Unlike the word-level tokenizer it
+    reloads unchanged as Qwen2's own tokenizer class, which `AutoTokenizer` picks for a saved Qwen2/Qwen3 model."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {char: i for i, char in enumerate(sorted(pre_tokenizers.ByteLevel.alphabet()))}
+    core = Tokenizer(models.BPE(vocab=vocab, merges=[]))
+    core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    core.decoder = decoders.ByteLevel()
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=core, padding_side="left", truncation_side="left")
+    tokenizer.add_special_tokens({"pad_token": "<|endoftext|>", "eos_token": "<|im_end|>",
+                                  "additional_special_tokens": ["<|im_start|>"]})
+    tokenizer.chat_template = CHATML_TEMPLATE
+    return tokenizer

@@ -57,7 +57,8 @@ def run_validate(env: dict[str, str], cwd: Path, **inputs: str) -> subprocess.Co
 def test_the_action_declares_a_composite_with_a_slim_install():
     assert ACTION["runs"]["using"] == "composite"
     assert [s.get("uses", "").split("@")[0] for s in ACTION["runs"]["steps"]][0] == "actions/setup-python"
-    assert len(shell_steps()) == 2
+    assert len(shell_steps()) == 3  # install, validate, and the optional smoke test
+    assert shell_steps()[2]["if"] == "${{ inputs.smoke == 'true' }}" and ACTION["inputs"]["smoke"]["default"] == "false"
 
 
 def test_valid_recipes_pass(runner_env, tmp_path):

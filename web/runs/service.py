@@ -13,7 +13,7 @@ from typing import Iterator
 from fastapi import APIRouter, FastAPI
 from fastapi.responses import FileResponse
 
-from grpo_web.api import run_views, runs
+from grpo_web.api import run_views, runs, smoke
 from grpo_web.pages import PAGE_HEADERS, STATIC_DIR
 from grpo_web.runs.auth import configure_token
 from grpo_web.runs.manager import RunManager
@@ -36,6 +36,7 @@ def install_runs(app: FastAPI, settings: Settings) -> None:
     app.state.runs_manager, app.state.runs_error = None, None
     app.include_router(run_views.router)  # first: /compare before /{run_id}
     app.include_router(runs.router)
+    app.include_router(smoke.router)  # POST /api/v1/runs/smoke (docs/smoke.md)
     app.include_router(page_router)
 
 

@@ -3,6 +3,7 @@
 
 import { el } from "./dom.js";
 import { explainError, getToken, launch, setToken } from "./runs-api.js";
+import { setupSmoke } from "./smoke.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -17,6 +18,7 @@ export function setupLaunch(currentConfig, currentWorldSize) {
   const dialog = $("launch-dialog");
   const message = $("launch-error");
   const list = $("launch-diagnostics");
+  setupSmoke(currentConfig);
   $("launch-open").addEventListener("click", () => {
     message.textContent = "";
     list.replaceChildren();

@@ -1,0 +1,273 @@
+"""`grpo smoke FILE [--steps N] [--engine grpo_runtime|trl] [--set K=V]... [--format text|json]`: prove on a CPU,
+in about a minute, that a config gets past its first optimizer steps.
+
+The config runs as written through the ordinary run path (check, support.assess, train.main) for N optimizer steps
+(default 2: a checkpoint is saved after step 1 and resumed for step 2), substituting only what cannot run here
+(grpo_runtime.launch.smoke_plan states each substitution). The processes run in a scratch folder
+(grpo_runtime.launch.smoke_worker); their outcome becomes one report: a line per setting group, the time, and on
+failure the component that failed with the user's own frames first and the config line that set it up.
+
+Exit codes: 0 passed, 1 invalid config, 2 bad usage, 3 refused by the runtime (or a named problem found before
+anything starts), 4 failed while running.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from grpo_runtime.launch.checking import EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_INVALID, EXIT_OK, EXIT_USAGE, check
+
+REPORT_VERSION = 1
+WORKER_TIMEOUT_S = 900
+GRACE_AFTER_FAILURE_S = 15
+
+
+def parser() -> argparse.ArgumentParser:
+    out = argparse.ArgumentParser(prog="grpo smoke", description=__doc__.split("\n\n")[0])
+    out.add_argument("file")
+    out.add_argument("--steps", type=int, default=2, help="optimizer steps (default 2: save after 1, resume for 2)")
+    out.add_argument("--engine", choices=("grpo_runtime", "trl"), default="grpo_runtime")
+    out.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
+    out.add_argument("--allow-env", dest="allow_env", action="append", default=[], metavar="NAME")
+    out.add_argument("--profile", dest="profiles", action="append", default=[], metavar="P")
+    out.add_argument("--format", choices=("text", "json"), default="text")
+    out.add_argument("--keep", metavar="DIR", help="run in DIR and keep it (default: a temporary folder, removed)")
+    out.add_argument("--timeout", type=float, default=WORKER_TIMEOUT_S, help="seconds before the run is stopped")
+    return out
+
+
+def smoke_command(argv: list[str]) -> int:
+    args = parser().parse_args(argv)
+    if args.steps < 1:
+        print("grpo smoke: --steps must be at least 1", file=sys.stderr)
+        return EXIT_USAGE
+    report = smoke(args)
+    if args.format == "json":
+        print(json.dumps(report, indent=1))
+    else:
+        print(render_text(report))
+    return report["exit_code"]
+
+
+def base_report(args) -> dict:
+    return {"version": REPORT_VERSION, "file": args.file, "engine": args.engine, "steps": args.steps,
+            "passed": False, "exit_code": EXIT_FAILED, "groups": [], "world_size": None}
+
+
+def smoke(args) -> dict:
+    """The whole smoke test; returns the report (see docs/smoke.md)."""
+    from grpo_runtime.launch.smoke_plan import SmokePlan, SmokeRefused
+
+    started = time.perf_counter()
+    report = base_report(args)
+    quiet = io.StringIO()
+    with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
+        # as --dry-run: a file that declares no world size is checked at the smallest one its batch fits
+        result = check(args.file, args.overrides, None, args.allow_env, args.profiles, dry_run=True)
+    if isinstance(result, int):
+        if args.format == "text":
+            sys.stderr.write(quiet.getvalue())
+        report.update(exit_code=EXIT_INVALID if result == EXIT_INVALID else result, component="config",
+                      error=f"{args.file} is not a valid config" if result == EXIT_INVALID else
+                      f"cannot read {args.file}", log=quiet.getvalue()[-4000:])
+        return finish(report, started)
+    if args.engine == "trl" and not installed("trl"):
+        report.update(exit_code=EXIT_USAGE, component="engine", error="--engine trl needs TRL installed")
+        return finish(report, started)
+    workdir = Path(args.keep).expanduser().resolve() if args.keep else Path(tempfile.mkdtemp(prefix="grpo-smoke-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    plan = SmokePlan()
+    try:
+        with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
+            prepared = prepare(args, result, plan, workdir)
+        report["groups"] = [g.to_dict() for g in plan.groups]
+        report["world_size"] = plan.world_size
+        if isinstance(prepared, dict):
+            report.update(prepared, log=quiet.getvalue()[-4000:])
+            return finish(report, started)
+        outcome = run_workers(args, prepared, plan, workdir)
+        report.update(outcome)
+    except SmokeRefused as refused:
+        from grpo_runtime.launch.smoke_plan import config_line
+
+        report["groups"] = [g.to_dict() for g in plan.groups]
+        report.update(exit_code=EXIT_CANNOT_RUN, component=refused.component, error=str(refused),
+                      config_line=config_line(args.file, refused.key, refused.needle))
+    finally:
+        if not args.keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+    return finish(report, started)
+
+
+def finish(report: dict, started: float) -> dict:
+    report["passed"] = report["exit_code"] == EXIT_OK
+    report["seconds"] = round(time.perf_counter() - started, 1)
+    return report
+
+
+def installed(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
+
+
+def reward_functions(result) -> list:
+    """The configured reward functions, imported (an import that fails is named before anything starts)."""
+    from grpo_runtime.data.rewards import resolve_reward_func
+    from grpo_runtime.launch.smoke_plan import SmokeRefused
+    from grpo_runtime.support import script_of
+
+    script = script_of(result)
+    if script is not None and script[0] == "open-r1":
+        import grpo_runtime.data.open_r1 as open_r1
+
+        try:
+            return open_r1.reward_funcs(result.config, script[1])
+        except Exception as error:  # noqa: BLE001 - named
+            raise SmokeRefused("reward function", str(error), "reward_funcs") from None
+    funcs = []
+    for name in result.config.reward_funcs or []:
+        try:
+            funcs.append(resolve_reward_func(name))
+        except Exception as error:  # noqa: BLE001 - an import error of the user's module, named
+            raise SmokeRefused(f"reward function {name}", f"cannot import the reward function {name}: "
+                               f"{type(error).__name__}: {error}", "reward_funcs", name) from None
+    return funcs
+
+
+def prepare(args, result, plan, workdir: Path):
+    """Fill `plan`; returns the checked smoke config, or a report update when it stops before running."""
+    from grpo_schema import check_file
+
+    from grpo_runtime.data.rewards import reward_name
+    from grpo_runtime.launch.smoke_plan import (choose_world_size, substitute_dataset, substitute_model,
+                                                substitute_settings, written_groups)
+    from grpo_runtime.support import assess
+
+    config, raw = result.config, result.raw if isinstance(result.raw, dict) else {}
+    profiles = list(args.profiles or result.profile_args)
+    funcs = reward_functions(result)
+    substitute_model(config, plan, workdir)
+    substitute_dataset(config, raw, funcs, plan, workdir)
+    substitute_settings(config, raw, plan, workdir)
+
+    def checked(size):
+        sets = [*args.overrides, *plan.set_strings(), f"num_processes={size}"]
+        return check_file(args.file, world_size=size, overrides=sets, allow_env=args.allow_env, profiles=profiles,
+                          allow_profile_import=True)
+
+    plan.world_size = choose_world_size(args.file, config, plan, result.world_size, checked)
+    if "num_processes" in result.launch or plan.world_size != result.world_size:
+        plan.overrides["num_processes"] = plan.world_size
+    written_groups(config, result.plan, plan, args.steps, [reward_name(f) for f in funcs] or ["the reward model"])
+    smoke_result = check(args.file, [*args.overrides, *plan.set_strings()], plan.world_size, args.allow_env, profiles)
+    if isinstance(smoke_result, int):
+        return {"exit_code": EXIT_CANNOT_RUN, "component": "substitution",
+                "error": "the config with the smoke's substitutions does not validate (see the log)"}
+    if args.engine == "grpo_runtime":
+        refusals = [d for d in assess(smoke_result, "launch") if d.severity == "error"]
+        if refusals:
+            return {"exit_code": EXIT_CANNOT_RUN, "component": "runtime",
+                    "error": "grpo_runtime cannot run it as written: " + "; ".join(
+                        f"{d.code} {', '.join(d.fields)}: {d.message}" for d in refusals)}
+    return smoke_result
+
+
+def run_workers(args, result, plan, workdir: Path) -> dict:
+    """Start the smoke's processes and wait; returns the report's outcome fields."""
+    from grpo_runtime.launch.smoke_plan import config_line
+
+    spec = {"file": args.file, "overrides": [*args.overrides, *plan.set_strings()], "world_size": plan.world_size,
+            "allow_env": list(args.allow_env), "profiles": list(args.profiles or result.profile_args),
+            "steps": args.steps, "engine": args.engine, "workdir": str(workdir)}
+    spec_path = workdir / "spec.json"
+    spec_path.write_text(json.dumps(spec), encoding="utf-8")
+    module = ["-m", "grpo_runtime.launch.smoke_worker", str(spec_path)]
+    if plan.world_size == 1:
+        command = [sys.executable, *module]
+    else:
+        from grpo_runtime.launch.cli import default_launch_args, launch_arguments
+
+        flags = launch_arguments(result.launch, [])
+        command = [sys.executable, "-m", "accelerate.commands.launch", "--num_processes", str(plan.world_size),
+                   *flags, *default_launch_args(flags, plan.world_size, result.config), *module]
+    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
+               PYTHONPATH=os.pathsep.join([os.getcwd(), *filter(None, [os.environ.get("PYTHONPATH")])]),
+               OMP_NUM_THREADS=str(max(1, (os.cpu_count() or 1) // plan.world_size)))
+    log_path = workdir / "worker.log"
+    with log_path.open("w", encoding="utf-8") as log:
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        code = wait(process, workdir, args.timeout)
+    log_text = log_path.read_text(encoding="utf-8", errors="replace")
+    results = [json.loads(p.read_text()) for p in sorted(workdir.glob("result-*.json"))]
+    failed = [r for r in results if not r["passed"]]
+    if failed:
+        first = failed[0]
+        return {"exit_code": EXIT_CANNOT_RUN if first.get("refused") else EXIT_FAILED,
+                "component": first["component"], "error": first["error"],
+                "phase": first["phase"], "rank": first["rank"],
+                "traceback": [f"{f['file']}:{f['line']} in {f['function']}: {f['code']}" for f in first["traceback"]],
+                "config_line": config_line(args.file, first.get("key"), first.get("needle"))}
+    if code == 0 and len(results) == plan.world_size:
+        return {"exit_code": EXIT_OK}
+    reason = "timed out" if code is None else f"exited with {code}"
+    return {"exit_code": EXIT_FAILED, "component": "process", "error": f"the smoke process {reason} without a report",
+            "log": log_text[-4000:]}
+
+
+def wait(process, workdir: Path, timeout: float):
+    """The exit code, or None after a timeout. A failed rank leaves the others waiting in a collective: they are
+    stopped after a short grace."""
+    deadline, failed_at = time.monotonic() + timeout, None
+    while True:
+        code = process.poll()
+        if code is not None:
+            return code
+        now = time.monotonic()
+        if failed_at is None and any(not json.loads(p.read_text() or "{}").get("passed", True)
+                                     for p in workdir.glob("result-*.json") if p.stat().st_size):
+            failed_at = now
+        if now > deadline or (failed_at is not None and now - failed_at > GRACE_AFTER_FAILURE_S):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGTERM)
+            try:
+                return process.wait(10) if failed_at is not None else None
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+                return None
+        time.sleep(0.2)
+
+
+SYMBOLS = {"exercised": "ok ", "substituted": "sub", "not_exercised": "-- "}
+
+
+def render_text(report: dict) -> str:
+    lines = [f"grpo smoke {report['file']} ({report['engine']}, {report['steps']} step(s)"
+             + (f", {report['world_size']} process(es)" if report.get("world_size") else "") + ")"]
+    for group in report["groups"]:
+        lines.append(f"  {SYMBOLS[group['status']]} {group['group']}: {group['detail']}")
+    if report["passed"]:
+        lines.append(f"passed in {report['seconds']}s")
+        return "\n".join(lines)
+    lines.append(f"FAILED ({report.get('component')}) after {report['seconds']}s: {report.get('error')}")
+    where = report.get("config_line")
+    if where:
+        lines.append(f"  configured at {report['file']}:{where['line']}: {where['text']}")
+    for frame in report.get("traceback", [])[:12]:
+        lines.append(f"    {frame}")
+    if report.get("log") and not report.get("traceback"):
+        lines.append(report["log"][-2000:])
+    return "\n".join(lines)
