@@ -70,29 +70,20 @@ def _add_check_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_trl_version(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--trl-version", metavar="X.Y[.Z]", default=None,
-                        help="judge against this TRL release (0.14 on; default: the trl installed beside this "
-                             "Python, else a pin in the repository's requirements, else 1.16)")
+    from grpo_schema.commands.trl_release import add_trl_version
+
+    add_trl_version(parser)
 
 
 def trl_options(flag: str | None, path: str | None) -> dict:
-    """trl_version and where it came from, for a config at `path` (flag > installed trl > repository pin > 1.16).
-    A version that cannot be judged is a usage error naming the supported range; a newer one than the tables is
-    judged as the newest, with a warning."""
-    import warnings
-
-    from grpo_schema.versions import NewerThanTablesWarning, VersionError, default_version, surface
+    """trl_version and where it came from for a config at `path` (grpo_schema.commands.trl_release), or a
+    UsageError naming the supported range."""
+    from grpo_schema.commands.trl_release import judged_release
 
     try:
-        found = default_version(None if path in (None, "-") else path, flag)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", NewerThanTablesWarning)
-            surface(found.version)
-    except VersionError as exc:
-        raise UsageError(f"--trl-version: {exc}" if flag is not None else f"the trl version found: {exc}")
-    for warning in caught:
-        print(f"grpo: warning: {warning.message}", file=sys.stderr)
-    return {"trl_version": found.version, "trl_version_source": found.source}
+        return judged_release(flag, path)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _expand(paths: Sequence[str]) -> list[str]:
@@ -145,7 +136,6 @@ def _profiles(names: list[str]) -> tuple:
 def cmd_validate(args: argparse.Namespace, rest: list[str]) -> int:
     from grpo_schema.engine.validate import check_text
     from grpo_schema.engine.diagnostics import has_errors
-    from grpo_schema.engine.infile import read_file_settings
     from grpo_schema.engine.overrides import OverrideError, parse_trl_args
 
     try:
@@ -166,7 +156,7 @@ def cmd_validate(args: argparse.Namespace, rest: list[str]) -> int:
         result = check_text(data, path=shown, **file_options)  # reads the file's `# grpo:` comment under the flags
         # The fit is checked when asked for (--hardware, or the file's `# grpo: --hardware` comment); a hardware:
         # section alone is what `grpo plan` and the form's memory bar read, as the service and the editor do.
-        hardware = args.hardware or read_file_settings(data).hardware
+        hardware = args.hardware or _comment_hardware(data)
         if hardware:
             result = _with_fit(data, shown, hardware, file_options, from_flag=bool(args.hardware))
         if args.fix:
@@ -185,6 +175,15 @@ def cmd_validate(args: argparse.Namespace, rest: list[str]) -> int:
             raise UsageError(str(exc))
     _emit(results, sources, args.format)
     return EXIT_INVALID if any(has_errors(r.diagnostics, strict=args.strict) for r in results) else EXIT_OK
+
+
+def _comment_hardware(data: bytes) -> str | None:
+    """The hardware a `# grpo: --hardware SPEC` comment names (the comment reader loads only for a comment)."""
+    if b"grpo:" not in data:
+        return None
+    from grpo_schema.engine.infile import read_file_settings
+
+    return read_file_settings(data).hardware
 
 
 def _with_fit(data: bytes, path: str, hardware: str | None, options: dict, from_flag: bool = True):

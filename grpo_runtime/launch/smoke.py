@@ -42,6 +42,8 @@ def parser() -> argparse.ArgumentParser:
     out.add_argument("--allow-env", dest="allow_env", action="append", default=[], metavar="NAME")
     out.add_argument("--profile", dest="profiles", action="append", default=[], metavar="P")
     out.add_argument("--format", choices=("text", "json"), default="text")
+    out.add_argument("--trl-version", metavar="X.Y[.Z]", help="the TRL release the file is written for: it is "
+                     "validated as that release reads it first (default: the installed trl, a repository pin, 1.16)")
     out.add_argument("--keep", metavar="DIR", help="run in DIR and keep it (default: a temporary folder, removed)")
     out.add_argument("--timeout", type=float, default=WORKER_TIMEOUT_S, help="seconds before the run is stopped")
     return out
@@ -52,12 +54,39 @@ def smoke_command(argv: list[str]) -> int:
     if args.steps < 1:
         print("grpo smoke: --steps must be at least 1", file=sys.stderr)
         return EXIT_USAGE
-    report = smoke(args)
+    from grpo_schema.commands.trl_release import judged_release
+
+    try:
+        release = judged_release(args.trl_version, args.file)
+    except ValueError as exc:
+        print(f"grpo smoke: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    stopped = release_check(args, release)
+    report = stopped if stopped is not None else smoke(args)
+    report.update(trl_version=release["trl_version"], trl_version_source=release["trl_version_source"])
     if args.format == "json":
         print(json.dumps(report, indent=1))
     else:
         print(render_text(report))
     return report["exit_code"]
+
+
+def release_check(args, release: dict) -> dict | None:
+    """A file written for an older TRL release is first validated as that release reads it: its errors stop the
+    smoke test (exit 1). The steps themselves run grpo_runtime, which follows TRL 1.16 (`grpo migrate --from`
+    writes out an older release's defaults, so the smoke test runs what that release would)."""
+    if release["trl_version"].startswith("1.16"):
+        return None
+    from grpo_schema import check_file
+
+    judged = check_file(args.file, **release)
+    if judged.valid:
+        return None
+    report = base_report(args)
+    errors = [d for d in judged.diagnostics if d.severity == "error"]
+    report.update(exit_code=EXIT_INVALID, component="config", error=f"{args.file} is not valid for TRL "
+                  f"{release['trl_version']}: " + "; ".join(f"{d.code} {d.message}" for d in errors[:5]))
+    return finish(report, time.perf_counter())
 
 
 def base_report(args) -> dict:

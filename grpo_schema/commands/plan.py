@@ -95,6 +95,7 @@ def render_text(result: Any, report: FitReport) -> str:
 def plan_document(result: Any, report: FitReport) -> dict[str, Any]:
     out = report.to_dict()
     out.update(path=result.path, valid=result.valid, world_size=result.world_size, derived=result.derived,
+               trl_version=result.trl_version, trl_version_source=result.trl_version_source,
                config_diagnostics=[d.to_dict() for d in result.diagnostics])
     return out
 
@@ -118,6 +119,9 @@ def plan_command(argv: list[str]) -> int:
     parser.add_argument("--strategy", choices=("ddp", "zero1", "zero2", "zero3", "fsdp", "fsdp_grad_op"),
                         help="distributed strategy (default: read from the file's launch keys)")
     parser.add_argument("--mfu", type=float, default=None, help="model-FLOPs utilisation for the time (0.15)")
+    from grpo_schema.commands.trl_release import add_trl_version, judged_release
+
+    add_trl_version(parser)
     args = parser.parse_args(argv)
     if args.hardware:
         try:
@@ -152,7 +156,12 @@ def plan_command(argv: list[str]) -> int:
         except OSError as exc:
             print(f"grpo plan: error: cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
             return EXIT_USAGE
-        result, report = check_for_hardware(data, path, args.hardware, world_size=args.world_size,
+        try:
+            release = judged_release(args.trl_version, path)
+        except ValueError as exc:
+            print(f"grpo plan: error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        result, report = check_for_hardware(data, path, args.hardware, world_size=args.world_size, **release,
                                             profiles=profiles, model_config=args.model_config,
                                             prompt_length=args.prompt_length, mfu=args.mfu, strategy=args.strategy,
                                             engine=args.engine, batch_fixes=False)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterable, Sequence, cast
+from typing import TYPE_CHECKING, Any, Iterable, Sequence, cast
 
 from pydantic_core import ValidationError
 
@@ -21,7 +21,6 @@ from grpo_schema.engine.compiled import CompiledModel, compiled
 from grpo_schema.engine.diagnostics import Diagnostic, Fix, has_errors
 from grpo_schema.engine.env import check_env
 from grpo_schema.engine.fielderrors import field_diagnostics
-from grpo_schema.engine.infile import OPTIONS_HELP, FileSettings, read_file_settings, with_file_settings
 from grpo_schema.engine.keys import sort_keys
 from grpo_schema.engine.loader import Positions, load_yaml, value_problem
 from grpo_schema.engine.plan import RunPlan, derive_plan
@@ -29,6 +28,9 @@ from grpo_schema.engine.profiles import Profile, get_profile
 from grpo_schema.engine.release import Reading, as_release_reads, read_as, release_surface
 from grpo_schema.engine.rules import RuleContext, run_rules
 from grpo_schema.engine.view import ConfigView
+
+if TYPE_CHECKING:
+    from grpo_schema.engine.infile import FileSettings
 
 DEFAULT_TRL = "1.16.0"
 
@@ -118,6 +120,11 @@ def file_options(text: str | bytes, options: dict[str, Any],
                  settings: FileSettings | None = None) -> tuple[dict[str, Any], list[Diagnostic]]:
     """check_text's options with the file's `# grpo:` settings under the explicit ones, and what of the comment
     could not be used (GRPO-Y015). A comment names registered profiles only: it never imports a module."""
+    has_comment = b"grpo:" in text if isinstance(text, bytes) else "grpo:" in text
+    if settings is None and not has_comment:
+        return dict(options), []  # no comment (most files): the comment reader is not even loaded
+    from grpo_schema.engine.infile import OPTIONS_HELP, read_file_settings, with_file_settings
+
     settings = read_file_settings(text) if settings is None else settings
     out = with_file_settings(settings, options)
     problems = [Diagnostic(codes.Y_COMMENT, "warning", p.message, line=p.line, column=1, hint=OPTIONS_HELP)

@@ -20,14 +20,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from grpo_schema.engine import codes
 from grpo_schema.engine.compiled import compiled
 from grpo_schema.engine.diagnostics import Diagnostic, Fix, yaml_value
 from grpo_schema.engine.keys import is_launch_key
 from grpo_schema.engine.migrations import MIGRATIONS
-from grpo_schema.versions import ReleaseSurface, VersionError, parse_version, surface
+
+if TYPE_CHECKING:
+    from grpo_schema.versions import ReleaseSurface
 
 REFERENCE = "1.16"  # the release the engine's own tables describe
 
@@ -58,8 +60,10 @@ class Reading:
 @lru_cache(maxsize=64)  # every request of the service names its release: look it up once
 def release_surface(version: str | None) -> ReleaseSurface | None:
     """The table to judge by, or None when the engine's own 1.16 tables are the release's."""
-    if version is None:
-        return None
+    if version is None or version.removeprefix("v").split(".")[:2] == REFERENCE.split("."):
+        return None  # the engine's own tables (and no need to load the others: `grpo validate` starts faster)
+    from grpo_schema.versions import parse_version, surface
+
     table = surface(version)  # a release newer than every table is judged by the newest, 1.16
     return None if parse_version(table.release)[:2] == parse_version(REFERENCE)[:2] else table
 
@@ -207,6 +211,8 @@ def check_version(version: str | None) -> str | None:
     """An error message for a version the tables cannot judge (VersionError's text), else None."""
     if version is None:
         return None
+    from grpo_schema.versions import VersionError, parse_version
+
     try:
         parse_version(version)
     except VersionError as exc:

@@ -8,23 +8,14 @@ wheels' source); never imports torch, transformers or trl.
 
 from __future__ import annotations
 
-from .tables import (
-    MINIMUM,
-    FieldInfo,
-    FrontEnd,
-    NewerThanTablesWarning,
-    ReleaseSurface,
-    VersionError,
-    newest,
-    parse_version,
-    releases,
-    surface,
-)
 
-# detect (reading the environment) and diff (for grpo migrate) load on first use: `grpo validate` needs neither
-# to judge a file by its tables, and every millisecond of its start counts.
+# Every name loads its module on first use: `grpo validate` of a file for TRL 1.16 (the engine's own tables)
+# needs none of them but the installed trl's version, and every millisecond of its start counts.
 _LAZY = {name: "detect" for name in ("DEFAULT", "Detected", "default_version", "installed_version",
                                       "pinned_version", "resolve_specifier")}
+_LAZY.update({name: "tables" for name in ("MINIMUM", "FieldInfo", "FrontEnd", "NewerThanTablesWarning",
+                                           "ReleaseSurface", "VersionError", "newest", "parse_version", "releases",
+                                           "surface")})
 _LAZY.update({name: "differences" for name in ("RENAMES", "DefaultChange", "SurfaceDiff", "diff")})
 
 

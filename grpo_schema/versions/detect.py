@@ -9,7 +9,17 @@ import sys
 from pathlib import Path
 from typing import Iterable, NamedTuple, Sequence
 
-from .tables import Version, parse_release, parse_version, releases
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .tables import Version
+
+
+def _tables():
+    """The release tables, loaded only when a flag or a pin needs them (an installed trl does not)."""
+    from . import tables
+
+    return tables
 
 DEFAULT = "1.16.0"
 PIN_FILES = ("pyproject.toml", "setup.py", "setup.cfg")
@@ -58,9 +68,15 @@ def _metadata_version(path: str) -> str | None:
 
 # --- requirement specifiers ---------------------------------------------------------------------------------------
 
-_NAME = re.compile(r"""(?<![\w.\-])trl(?P<extras>\s*\[[^\]]*\])?\s*(?P<spec>(?:[<>=!~]=?=?\s*[\w.*+!\-]+\s*,?\s*)*)(?=$|[\s;"',#\]\)])""", re.I)
-_CLAUSE = re.compile(r"(===|==|!=|~=|>=|<=|>|<)\s*([\w.*+!\-]+)")
-_POETRY = re.compile(r"""^\s*trl\s*=\s*(?:"(?P<plain>[^"]*)"|\{[^}]*version\s*=\s*"(?P<table>[^"]*)")""", re.I | re.M)
+# Compiled when a pin is read (not for an installed trl: `grpo validate` starts without them).
+_PATTERNS = {"name": r"""(?<![\w.\-])trl(?P<extras>\s*\[[^\]]*\])?\s*(?P<spec>(?:[<>=!~]=?=?\s*[\w.*+!\-]+\s*,?\s*)*)(?=$|[\s;"',#\]\)])""",
+             "clause": r"(===|==|!=|~=|>=|<=|>|<)\s*([\w.*+!\-]+)",
+             "poetry": r"""^\s*trl\s*=\s*(?:"(?P<plain>[^"]*)"|\{[^}]*version\s*=\s*"(?P<table>[^"]*)")"""}
+_FLAGS = {"name": re.I, "clause": 0, "poetry": re.I | re.M}
+
+
+def _pattern(name: str) -> re.Pattern:
+    return re.compile(_PATTERNS[name], _FLAGS[name])  # re caches compiled patterns
 
 
 def _satisfies(v: Version, op: str, target: str) -> bool:
@@ -68,7 +84,7 @@ def _satisfies(v: Version, op: str, target: str) -> bool:
         prefix = tuple(int(p) for p in target[:-2].split("."))
         same = v[: len(prefix)] == prefix
         return same if op == "==" else (not same if op == "!=" else False)
-    t = parse_release(target)
+    t = _tables().parse_release(target)
     if op in ("==", "==="):
         return v == t
     if op == "!=":
@@ -90,18 +106,18 @@ def _satisfies(v: Version, op: str, target: str) -> bool:
 
 def resolve_specifier(spec: str) -> str | None:
     """The release a specifier pins: `==X` gives X itself; a range gives the newest covered release inside it."""
-    clauses = _CLAUSE.findall(spec)
+    clauses = _pattern("clause").findall(spec)
     if not clauses:
         return None
     exact = [t for op, t in clauses if op in ("==", "===") and not t.endswith(".*")]
     if len(clauses) == 1 and exact:
         try:
-            parse_release(exact[0])
+            _tables().parse_release(exact[0])
         except ValueError:
             return None
         return exact[0]
     try:
-        inside = [r for r in releases() if all(_satisfies(parse_release(r), op, t) for op, t in clauses)]
+        inside = [r for r in _tables().releases() if all(_satisfies(_tables().parse_release(r), op, t) for op, t in clauses)]
     except ValueError:
         return None
     return inside[-1] if inside else None
@@ -115,28 +131,28 @@ def pins_in_text(text: str, kind: str) -> list[str]:
             line = line.split(" #", 1)[0].strip()
             if not line or line.startswith(("#", "-")):
                 continue
-            m = _NAME.match(line)
+            m = _pattern("name").match(line)
             if m and m.group("spec").strip():
                 found.append(m.group("spec").strip())
         return found
     if kind == "pyproject":
-        for m in _POETRY.finditer(text):
+        for m in _pattern("poetry").finditer(text):
             spec = (m.group("plain") or m.group("table") or "").strip()
             if spec and spec[0].isdigit():
                 spec = "==" + spec
             elif spec.startswith("^"):  # poetry caret: same major (same minor below 1.0)
-                base = parse_release(spec[1:])
+                base = _tables().parse_release(spec[1:])
                 upper = f"{base[0] + 1}.0.0" if base[0] else f"0.{base[1] + 1}.0"
                 spec = f">={spec[1:]},<{upper}"
             if spec:
                 found.append(spec)
     for m in re.finditer(r"""["']\s*(trl\b[^"']*)["']""", text, re.I):
-        inner = _NAME.match(m.group(1).strip())
+        inner = _pattern("name").match(m.group(1).strip())
         if inner and inner.group("spec").strip():
             found.append(inner.group("spec").strip())
     if kind == "setup.cfg":
         for line in text.splitlines():
-            inner = _NAME.match(line.strip())
+            inner = _pattern("name").match(line.strip())
             if inner and inner.group("spec").strip():
                 found.append(inner.group("spec").strip())
     return found
@@ -184,7 +200,7 @@ def default_version(
     setup.cfg in the config's folder or its parents up to the repository root; else 1.16.0.
     """
     if flag is not None:
-        parse_version(flag)  # VersionError for text that is no version or too old a release
+        _tables().parse_version(flag)  # VersionError for text that is no version or too old a release
         return Detected(flag, "flag", None)
     found = installed_version(search_path)
     if found is not None:

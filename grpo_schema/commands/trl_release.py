@@ -1,0 +1,40 @@
+"""`--trl-version`: the option every command takes, and the release a config is judged against when it is not
+given (the installed trl, a pin in the repository, else 1.16: grpo_schema.versions.detect)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def add_trl_version(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--trl-version", metavar="X.Y[.Z]", default=None,
+                        help="judge against this TRL release (0.14 on; default: the trl installed beside this "
+                             "Python, else a pin in the repository's requirements, else 1.16)")
+
+
+def _warn_if_newer(version: str) -> None:
+    import warnings
+
+    from grpo_schema.versions.tables import NewerThanTablesWarning, surface
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", NewerThanTablesWarning)
+        surface(version)
+    for warning in caught:
+        print(f"grpo: warning: {warning.message}", file=sys.stderr)
+
+
+def judged_release(flag: str | None, path: str | None) -> dict:
+    """trl_version and where it came from, for a config at `path` (flag > installed trl > repository pin > 1.16).
+    A version that cannot be judged is a ValueError naming the supported range; a newer one than the tables is
+    judged as the newest, with a warning."""
+    from grpo_schema.versions.detect import default_version
+
+    try:
+        found = default_version(None if path in (None, "-") else path, flag)
+        if not found.version.startswith("1.16"):  # 1.16 is the engine's own: no table to look up
+            _warn_if_newer(found.version)
+    except ValueError as exc:  # VersionError: not a version, or older than GRPO
+        raise ValueError(f"--trl-version: {exc}" if flag is not None else f"the trl version found: {exc}") from None
+    return {"trl_version": found.version, "trl_version_source": found.source}
