@@ -291,6 +291,11 @@ def fresh_accelerate_state() -> None:
     from accelerate.state import AcceleratorState
 
     AcceleratorState._reset_state(reset_partial_state=True)
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        # A second process group on the launcher's store would read the first one's keys and hang in its first
+        # collective: the resumed run rendezvouses on a store of its own, on the next port (the same on every rank).
+        os.environ["TORCHELASTIC_USE_AGENT_STORE"] = "False"
+        os.environ["MASTER_PORT"] = str(int(os.environ.get("MASTER_PORT", "29500")) + 1)
 
 
 def run(spec: dict) -> dict:
