@@ -57,7 +57,8 @@ def test_vllm_colocate_share_and_sleep_mode():
 def test_chunked_head_never_holds_the_full_logits():
     # TRL 1.16's fused head and grpo_runtime's chunked head: a fixed tile plus per-token and fp32 accumulators,
     # far below the [rows, C, V] logits, and growing only with the [N, H] parts when the batch doubles.
-    from grpo_schema.engine.hardware.memory import TRL_TOKEN_TILE, TRL_VOCAB_TILE, runtime_chunk_tokens
+    from grpo_schema.engine.hardware.memory import (RUNTIME_BACKWARD_TILES, TRL_TOKEN_TILE, TRL_VOCAB_TILE,
+                                                    runtime_chunk_tokens)
 
     N, H, V = BASE.micro_batch * BASE.completion_length, MODEL.hidden_size, MODEL.vocab_size
     vocab_grad = V * H * (4 + 2)  # fp32 accumulator and its bf16 cast
@@ -69,7 +70,8 @@ def test_chunked_head_never_holds_the_full_logits():
     per_token = N * H * 2 + 8 * N * 4 + N * H * 4
     assert parts(BASE).part("logits") == TRL_TOKEN_TILE * TRL_VOCAB_TILE * 2 + per_token + vocab_grad
     runtime = parts(replace(BASE, engine="grpo_runtime")).part("logits")
-    assert runtime == 4 * runtime_chunk_tokens(V) * V * 4 + per_token + vocab_grad
+    assert RUNTIME_BACKWARD_TILES == 2  # as memprobe measures the chunked head (tests/hardware/test_measured.py)
+    assert runtime == RUNTIME_BACKWARD_TILES * runtime_chunk_tokens(V) * V * 4 + per_token + vocab_grad
 
 
 def test_ddp_buckets_copy_the_gradients_unless_bucket_view():

@@ -22,7 +22,8 @@ def open_run(page, service, run_id: str) -> None:
 
 def test_completions_while_running_and_after_reload(page, make_service, assets):
     service = make_service()
-    run = service.launch(run_yaml(assets, max_steps=30, save_steps=30, log_completions=True))
+    # long enough to be seen running on a busy machine too (the page polls, the browser starts first)
+    run = service.launch(run_yaml(assets, max_steps=80, save_steps=80, log_completions=True))
     open_run(page, service, run["id"])
     page.wait_for_selector("#completions-list .completion [data-function=target_word_reward]", timeout=120_000)
     assert service.run(run["id"])["state"] == "running"  # seen while it runs
@@ -31,7 +32,7 @@ def test_completions_while_running_and_after_reload(page, make_service, assets):
                            timeout=60_000)  # it follows new steps
     assert page.locator("#completions-list .group").count() >= 1
     shot(page, "completions-running")
-    service.wait_state(run["id"], ("succeeded",))
+    service.wait_state(run["id"], ("succeeded",), timeout=600)
     page.reload()
     page.wait_for_selector("#completions-list .completion [data-function=target_word_reward]", timeout=30_000)
     text = page.inner_text("#completions-list")

@@ -1,4 +1,4 @@
-"""POST /api/v1/runs/smoke on a real `grpo serve --enable-runs`: the token, the runs switch and the run checks
+"""POST /api/v1/smoke on a real `grpo serve --enable-runs`: the token, the runs switch and the run checks
 apply as for a run, and the answer is the `grpo smoke --format json` report."""
 
 import pytest
@@ -13,7 +13,7 @@ pytestmark = pytest.mark.slow
 def smoke(service, text, token=TOKEN, **params):
     with service.client(token) as client:
         client.timeout = 600
-        return client.post("/api/v1/runs/smoke", content=text, params=params,
+        return client.post("/api/v1/smoke", content=text, params=params,
                            headers={"Content-Type": "application/yaml"})
 
 

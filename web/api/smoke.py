@@ -1,4 +1,5 @@
-"""POST /api/v1/runs/smoke: `grpo smoke` for a config, from the service and the form.
+"""POST /api/v1/smoke: `grpo smoke` for a config, from the service and the form (beside /api/v1/runs, whose
+/{run_id} routes would also answer to /runs/smoke).
 
 Installed with the runs router (grpo_web.runs.service.install_runs). Allowed exactly where a run is: behind the runs token, only while runs are on, after the same checks as POST
 /api/v1/runs (validate, the service policy, what grpo_runtime can run). The smoke runs as the operator's own `grpo
@@ -29,7 +30,7 @@ from grpo_web.api.responses import ConfigJSONResponse
 from grpo_web.api.runs import Manager, _check, _refused, _stored_text
 from grpo_web.runs.auth import require_token
 
-router = APIRouter(prefix="/api/v1/runs", tags=["runs"], dependencies=[Depends(require_token)],
+router = APIRouter(prefix="/api/v1", tags=["runs"], dependencies=[Depends(require_token)],
                    responses={401: {"description": "no valid bearer token"},
                               403: {"description": "runs are disabled on this service"}})
 

@@ -36,7 +36,7 @@ def install_runs(app: FastAPI, settings: Settings) -> None:
     app.state.runs_manager, app.state.runs_error = None, None
     app.include_router(run_views.router)  # first: /compare before /{run_id}
     app.include_router(runs.router)
-    app.include_router(smoke.router)  # POST /api/v1/runs/smoke (docs/smoke.md)
+    app.include_router(smoke.router)  # POST /api/v1/smoke (docs/smoke.md)
     app.include_router(page_router)
 
 

@@ -22,12 +22,16 @@ export async function refreshCompletions() {
   const current = state;
   if (!current || current.busy) return;
   current.busy = true;
+  const asked = { follow: current.follow, step: current.step };
+  let again = false;
   try {
     const head = await call(`/${current.id}/completions?limit=1`);
     const latest = head.steps.length ? head.steps[head.steps.length - 1] : null;
     const target = current.follow || current.step == null ? latest : current.step;
     const page = target == null ? head : await call(`/${current.id}/completions?limit=200&step=${target}`);
     if (state !== current) return;
+    // the user picked a step (or followed again) while this was on its way: their choice wins, read it instead
+    if (current.follow !== asked.follow || current.step !== asked.step) { again = true; return; }
     current.steps = head.steps;
     current.step = target;
     const signature = `${target}|${page.total}|${page.skipped}|${page.steps.length}|${page.rows.map((r) => r.index).join()}`;
@@ -42,6 +46,7 @@ export async function refreshCompletions() {
     $("completions-note").textContent = `Completions could not be read: ${error.message}`;
   } finally {
     current.busy = false;
+    if (again) refreshCompletions();
   }
 }
 
@@ -163,7 +168,9 @@ function render() {
 
 export function setupCompletions() {
   $("completions-step").addEventListener("change", (event) => {
-    state.follow = false; state.step = Number(event.target.value); refreshCompletions();
+    state.follow = false; state.step = Number(event.target.value);
+    $("completions-follow").checked = false;  // at once: picking a step stops following
+    refreshCompletions();
   });
   $("completions-follow").addEventListener("change", (event) => { state.follow = event.target.checked; refreshCompletions(); });
   for (const id of ["completions-search", "completions-truncated", "completions-function", "completions-min", "completions-sort"]) {

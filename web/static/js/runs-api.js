@@ -23,7 +23,8 @@ export class RunsError extends Error {
 }
 
 export async function call(path, { method = "GET", body, headers = {}, raw = false } = {}) {
-  const response = await fetch(`/api/v1/runs${path}`, {
+  const url = path.startsWith("/api/") ? path : `/api/v1/runs${path}`;  // a runs-family route outside /runs
+  const response = await fetch(url, {
     method, body, cache: "no-store", headers: { ...headers, Authorization: `Bearer ${getToken()}` },
   });
   if (!response.ok) {

@@ -1,4 +1,4 @@
-// Smoke test: post the config in the form to POST /api/v1/runs/smoke (the same token and run policy as Launch)
+// Smoke test: post the config in the form to POST /api/v1/smoke (the same token and run policy as Launch)
 // and show the report in the Launch dialog: one line per setting group, then what failed and where.
 // The button and the report are added to the dialog here, so the page itself needs no markup for them.
 
@@ -33,7 +33,7 @@ export function setupSmoke(currentConfig) {
     button.disabled = true;
     output.replaceChildren(el("p", { class: "muted", text: "Running the first optimizer steps on the service's CPU…" }));
     try {
-      const report = await call("/smoke", {
+      const report = await call("/api/v1/smoke", {
         method: "POST", body: JSON.stringify(currentConfig()), headers: { "Content-Type": "application/json" },
       });
       renderSmokeReport(output, report);
