@@ -205,16 +205,3 @@ def as_release_reads(diagnostics: list[Diagnostic], release: ReleaseSurface) -> 
                            d.fields, d.line, d.column, d.hint, d.fix, d.origin, d.alternatives)
         adjusted.append(d)
     return adjusted
-
-
-def check_version(version: str | None) -> str | None:
-    """An error message for a version the tables cannot judge (VersionError's text), else None."""
-    if version is None:
-        return None
-    from grpo_schema.versions import VersionError, parse_version
-
-    try:
-        parse_version(version)
-    except VersionError as exc:
-        return str(exc)
-    return None
