@@ -2,6 +2,7 @@
 
 import functools
 import math
+import sys
 
 import pytest
 import torch
@@ -44,6 +45,7 @@ def test_soft_overlong_punishment_of_the_trl_script():
 def test_names_dotted_paths_and_unknown_names(tmp_path, monkeypatch):
     (tmp_path / "my_rewards.py").write_text("def shout(completions, **kw):\n    return [1.0] * len(completions)\n")
     monkeypatch.chdir(tmp_path)  # dotted paths are imported with the current directory on sys.path, like TRL
+    monkeypatch.delitem(sys.modules, "my_rewards", raising=False)  # restored (or dropped) after the test
     assert resolve_reward_func("my_rewards.shout")(completions=["a", "b"]) == [1.0, 1.0]
     assert resolve_reward_func("think_format_reward") is lib.think_format_reward
     with pytest.raises(ValueError, match="unknown reward function 'nope'"):

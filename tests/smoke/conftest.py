@@ -2,6 +2,7 @@
 user reward module, all in a temporary folder that is the working directory."""
 
 import json
+import sys
 import textwrap
 
 import pytest
@@ -53,7 +54,7 @@ def failing_template_model(tmp_path_factory):
 
 
 @pytest.fixture
-def workspace(tmp_path, monkeypatch, smoke_model):
+def workspace(tmp_path, monkeypatch, request, smoke_model):
     """Returns write(name, **settings) -> path of a config in tmp_path (the working directory)."""
     (tmp_path / "my_rewards.py").write_text(textwrap.dedent(REWARDS))
     rows = [{"prompt": [{"role": "user", "content": f"say {word}"}], "kind": kind}
@@ -61,6 +62,9 @@ def workspace(tmp_path, monkeypatch, smoke_model):
     (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
+    # Other tests import modules of this name from their own folders; this test's file must be the one imported.
+    monkeypatch.delitem(sys.modules, "my_rewards", raising=False)
+    request.addfinalizer(lambda: sys.modules.pop("my_rewards", None))
 
     def write(name="run.yaml", **settings):
         config = dict(model_name_or_path=str(smoke_model), dataset_name=str(tmp_path / "data.jsonl"),
