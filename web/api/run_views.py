@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Query
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import FileResponse, Response
+from fastapi.responses import Response, StreamingResponse
 
 from grpo_schema.engine.loader import load_yaml
 from grpo_web.api.runs import Manager, RunId, run_of
@@ -120,11 +120,16 @@ def metrics_csv(manager: Manager, run_id: RunId) -> Response:
     return _download(out.getvalue(), f"{run.id}-metrics.csv", "text/csv; charset=utf-8")
 
 
-@router.get("/{run_id}/completions.jsonl", summary="Download the run's completions file as it is")
+@router.get("/{run_id}/completions.jsonl", summary="Download the run's completions as JSON lines")
 def completions_jsonl(manager: Manager, run_id: RunId) -> Response:
+    """Every completion row of the file, each line as the run wrote it. Lines that are not completion rows (a
+    damaged line, a last line still being written) are left out, so any JSON-lines reader takes the download;
+    `X-Skipped-Lines` says how many."""
     run = run_of(manager, run_id)
-    path = completions.source(run.output_dir)
-    if path is None:
+    found = completions.readable_lines(run.output_dir)
+    if found is None:
         raise HTTPException(404, f"run {run.id} has logged no completions yet")
-    return FileResponse(path, media_type="application/x-ndjson", filename=f"{run.id}-{path.name}",
-                        headers={"Cache-Control": "no-store"})
+    path, skipped, lines = found
+    return StreamingResponse(lines, media_type="application/x-ndjson",
+                             headers={"Content-Disposition": f'attachment; filename="{run.id}-{path.name}"',
+                                      "Cache-Control": "no-store", "X-Skipped-Lines": str(skipped)})

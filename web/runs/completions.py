@@ -1,14 +1,24 @@
 """Reading a run's completions: OUTPUT_DIR/completions.jsonl (log_completions), else the runtime's small sample
 (completions-sample.jsonl). grpo_runtime.outputs.completions writes them; this reader never imports the runtime.
 
-Reading is bounded and forgiving: rows come a page at a time, each text cut to MAX_CHARS unless one row is asked
-for in full, and a line that is not a complete JSON object of the expected shape (a run killed mid-write, a
-hand-edited file) is skipped and counted, never an error.
+Reading is bounded and forgiving:
+- Each file has an index of its rows (byte offset and length of every complete line, its step), built once and
+  extended as the file grows (only the new bytes are read), rebuilt when the file is replaced or rewritten (another
+  inode, a shorter file, or the same size with another modification time). A page reads only its own lines.
+- A line of up to LINE_CAP_BYTES is read when its page is asked for. A longer one (a completion of megabytes) is
+  read once, while it is indexed, and its row is kept already cut; only `full=1` (one row, asked for by the view's
+  "show all") reads it whole again. A line over MAX_LINE_BYTES is never read whole: it is skipped, and counted.
+- Each text is cut to MAX_CHARS unless one row is asked for in full, and a line that is not a complete JSON object
+  of the expected shape (a run killed mid-write, a hand-edited file) is skipped and counted, never an error.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import threading
+from array import array
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
@@ -17,6 +27,10 @@ FILES = ("completions.jsonl", "completions-sample.jsonl")
 MAX_CHARS = 20_000
 MAX_LIMIT = 200
 MAX_SKIP_NOTES = 20
+LINE_CAP_BYTES = 512 << 10  # a line read with its page; longer ones are read once, when indexed
+MAX_LINE_BYTES = 64 << 20  # a longer line is never read whole: skipped
+SCAN_CHUNK = 1 << 20  # indexing reads the file in slices of this size
+MAX_INDEXED_FILES = 64
 
 
 @dataclass
@@ -64,7 +78,8 @@ def _number(value: Any) -> float | None:
 
 def normalise(record: Any) -> dict | None:
     """The row the API serves, or None when the record is not a completion row."""
-    if not isinstance(record, dict) or not isinstance(record.get("step"), int) or "completion" not in record:
+    if not isinstance(record, dict) or not isinstance(record.get("step"), int) or isinstance(record.get("step"), bool) \
+            or "completion" not in record:
         return None
     rewards = record.get("rewards") if isinstance(record.get("rewards"), dict) else {}
     rewards = {str(k): _number(v) for k, v in rewards.items()}
@@ -79,33 +94,13 @@ def normalise(record: Any) -> dict | None:
             "truncated": record.get("truncated") if isinstance(record.get("truncated"), bool) else None}
 
 
-def _lines(path: Path) -> Iterator[tuple[int, bytes, bool]]:
-    """(line number, bytes, complete) for each line; the last one is incomplete when it has no newline."""
-    with path.open("rb") as handle:
-        for number, line in enumerate(handle, 1):
-            yield number, line, line.endswith(b"\n")
-
-
-def records(path: Path, page: Page) -> Iterator[dict]:
-    for number, line, complete in _lines(path):
-        if not line.strip():
-            continue
-        reason = None
-        row = None
-        if not complete:
-            reason = "incomplete last line (still being written, or cut short)"
-        else:
-            try:
-                row = normalise(json.loads(line))
-                reason = None if row is not None else "not a completion row (needs step and completion)"
-            except ValueError as error:
-                reason = f"not JSON: {str(error)[:120]}"
-        if reason:
-            page.skipped += 1
-            if len(page.skip_notes) < MAX_SKIP_NOTES:
-                page.skip_notes.append({"line": number, "reason": reason})
-            continue
-        yield row
+def parse_line(line: bytes) -> tuple[dict | None, str | None]:
+    """(row, None), or (None, why the line is not a completion row)."""
+    try:
+        row = normalise(json.loads(line))
+    except (ValueError, RecursionError) as error:
+        return None, f"not JSON: {str(error)[:120]}"
+    return (row, None) if row is not None else (None, "not a completion row (needs step and completion)")
 
 
 def cut(row: dict, chars: int | None) -> dict:
@@ -119,19 +114,176 @@ def cut(row: dict, chars: int | None) -> dict:
     return out
 
 
+class LineIndex:
+    """The rows of one completions file: where each complete line is, and its step; the lines skipped."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.lock = threading.Lock()
+        self._reset(None)
+
+    def _reset(self, status: os.stat_result | None) -> None:
+        self.inode = status.st_ino if status else None
+        self.size = 0  # bytes looked at: the end of the last complete line
+        self.mtime_ns = None
+        self.lines = 0  # complete lines seen
+        self.offsets, self.lengths = array("q"), array("q")
+        self.by_step: dict[int, array] = {}
+        self.big: dict[int, dict] = {}  # row index -> its row, already cut (lines over LINE_CAP_BYTES)
+        self.skipped = 0
+        self.skip_notes: list[dict] = []
+        self.tail: dict | None = None  # the incomplete last line, when there is one
+
+    def refresh(self) -> None:
+        """Bring the index up to date with the file: read only what was appended since the last look."""
+        try:
+            status = self.path.stat()
+        except OSError:
+            self._reset(None)
+            return
+        if status.st_ino != self.inode or status.st_size < self.size or \
+                (status.st_size == self.size and status.st_mtime_ns != self.mtime_ns and self.mtime_ns is not None
+                 and self.tail is None):
+            self._reset(status)
+        if status.st_size != self.size or self.mtime_ns is None:
+            self._scan(status.st_size)
+        self.mtime_ns = status.st_mtime_ns
+
+    def _skip(self, line_number: int, reason: str) -> None:
+        self.skipped += 1
+        if len(self.skip_notes) < MAX_SKIP_NOTES:
+            self.skip_notes.append({"line": line_number, "reason": reason})
+
+    def _scan(self, size: int) -> None:
+        self.tail = None
+        with self.path.open("rb") as handle:
+            handle.seek(self.size)
+            position = start = self.size  # where the chunk starts; where the current line starts
+            pending, too_long = bytearray(), False
+            while chunk := handle.read(SCAN_CHUNK):
+                at = 0
+                while True:
+                    newline = chunk.find(b"\n", at)
+                    piece = chunk[at:] if newline < 0 else chunk[at:newline + 1]
+                    if not too_long:
+                        too_long = len(pending) + len(piece) > MAX_LINE_BYTES
+                        if too_long:
+                            pending = bytearray()
+                        else:
+                            pending += piece
+                    if newline < 0:
+                        break
+                    end = position + newline + 1
+                    self._add(start, end - start, bytes(pending), too_long)
+                    start, pending, too_long = end, bytearray(), False
+                    at = newline + 1
+                position += len(chunk)
+            self.size = start
+            if start < max(position, size):  # no newline yet: still being written, or cut short
+                self.tail = {"line": self.lines + 1,
+                             "reason": "incomplete last line (still being written, or cut short)"}
+
+    def _add(self, offset: int, length: int, line: bytes, too_long: bool) -> None:
+        self.lines += 1
+        if too_long:
+            self._skip(self.lines, f"line of over {MAX_LINE_BYTES >> 20} MiB")
+            return
+        if not line.strip():
+            return
+        row, reason = parse_line(line)
+        if row is None:
+            self._skip(self.lines, reason)
+            return
+        if not -(1 << 63) <= row["step"] < 1 << 63:
+            self._skip(self.lines, "step out of range")
+            return
+        index = len(self.offsets)
+        self.offsets.append(offset)
+        self.lengths.append(length)
+        self.by_step.setdefault(row["step"], array("q")).append(index)
+        if length > LINE_CAP_BYTES:
+            self.big[index] = cut(row, MAX_CHARS)
+
+    def read_row(self, handle, index: int, full: bool) -> dict | None:
+        length = self.lengths[index]
+        if length > LINE_CAP_BYTES and not full:
+            return dict(self.big[index])
+        handle.seek(self.offsets[index])
+        row, _ = parse_line(handle.read(length))
+        return cut(row, None if full else MAX_CHARS) if row is not None else None
+
+
+_indexes: "OrderedDict[str, LineIndex]" = OrderedDict()
+_indexes_lock = threading.Lock()
+
+
+def index_of(path: Path) -> LineIndex:
+    """The file's index, up to date (kept for the MAX_INDEXED_FILES files looked at last)."""
+    key = str(path)
+    with _indexes_lock:
+        index = _indexes.pop(key, None) or LineIndex(path)
+        _indexes[key] = index
+        while len(_indexes) > MAX_INDEXED_FILES:
+            _indexes.popitem(last=False)
+    with index.lock:
+        index.refresh()
+    return index
+
+
+def _notes(index: LineIndex) -> tuple[int, list[dict]]:
+    notes = list(index.skip_notes)
+    skipped = index.skipped
+    if index.tail is not None:
+        skipped += 1
+        if len(notes) < MAX_SKIP_NOTES:
+            notes.append(dict(index.tail))
+    return skipped, notes
+
+
 def read_page(output_dir: str | Path, step: int | None, limit: int, offset: int, full: bool = False) -> Page:
     page = Page()
     path = source(output_dir)
     if path is None:
         return page
     page.source = path.name
-    steps: set[int] = set()
-    for index, row in enumerate(records(path, page)):  # index: the row's place in the whole file's rows
-        steps.add(row["step"])
-        if step is not None and row["step"] != step:
-            continue
-        if offset <= page.total < offset + limit:
-            page.rows.append(cut(row, None if full else MAX_CHARS) | {"index": index})
-        page.total += 1
-    page.steps = sorted(steps)
+    index = index_of(path)
+    with index.lock:
+        chosen = index.by_step.get(step, array("q")) if step is not None else range(len(index.offsets))
+        page.total = len(chosen)
+        page.steps = sorted(index.by_step)
+        page.skipped, page.skip_notes = _notes(index)
+        wanted = list(chosen[offset:offset + limit])
+        try:
+            with path.open("rb") as handle:
+                for row_index in wanted:  # row_index: the row's place among the whole file's rows
+                    row = index.read_row(handle, row_index, full)
+                    if row is not None:
+                        page.rows.append(row | {"index": row_index})
+        except OSError:
+            pass
     return page
+
+
+def readable_lines(output_dir: str | Path) -> tuple[Path, int, Iterator[bytes]] | None:
+    """The file, how many of its lines are not completion rows, and its completion rows' lines as the run wrote
+    them, in slices of at most SCAN_CHUNK (the download: JSON lines any reader takes, whatever damage the file has)."""
+    path = source(output_dir)
+    if path is None:
+        return None
+    index = index_of(path)
+    with index.lock:
+        skipped, _ = _notes(index)
+        spans = list(zip(index.offsets.tolist(), index.lengths.tolist()))
+    return path, skipped, _slices(path, spans)
+
+
+def _slices(path: Path, spans: list[tuple[int, int]]) -> Iterator[bytes]:
+    with path.open("rb") as handle:
+        for offset, length in spans:
+            handle.seek(offset)
+            while length > 0:
+                data = handle.read(min(length, SCAN_CHUNK))
+                if not data:
+                    return
+                length -= len(data)
+                yield data

@@ -1,6 +1,7 @@
 // The completions view of the selected run: per logged step, each prompt with its group of completions, each
 // reward function's score, the total reward, advantage, length and truncation. Sort and filter in the page;
-// the best and worst of each group are marked. "Follow" moves to the newest step as it arrives. Every text from
+// the best and worst of each group are marked. "Follow" moves to the newest step as it arrives. A step's rows come
+// 200 at a time ("Load more"; the note says how many of the step's rows are loaded). Every text from
 // the run is set as textContent; a completion the service cut (over 20,000 characters) has "show all".
 
 import { el } from "./dom.js";
@@ -16,7 +17,12 @@ export function resetCompletions(id) {
   $("completions-list").replaceChildren();
   $("completions-step").replaceChildren();
   $("completions-note").textContent = "";
+  $("completions-more").hidden = true;
 }
+
+const PAGE = 200; // rows per request (the service's most); "Load more" asks for the next ones
+
+const signatureOf = (step, total, skipped, steps, rows) => `${step}|${total}|${skipped}|${steps}|${rows.map((r) => r.index).join()}`;
 
 export async function refreshCompletions() {
   const current = state;
@@ -28,16 +34,20 @@ export async function refreshCompletions() {
     const head = await call(`/${current.id}/completions?limit=1`);
     const latest = head.steps.length ? head.steps[head.steps.length - 1] : null;
     const target = current.follow || current.step == null ? latest : current.step;
-    const page = target == null ? head : await call(`/${current.id}/completions?limit=200&step=${target}`);
+    const page = target == null ? head : await call(`/${current.id}/completions?limit=${PAGE}&step=${target}`);
     if (state !== current) return;
     // the user picked a step (or followed again) while this was on its way: their choice wins, read it instead
     if (current.follow !== asked.follow || current.step !== asked.step) { again = true; return; }
     current.steps = head.steps;
+    // rows loaded beyond the first page (Load more) stay while the first page is the same: a file only grows
+    const kept = current.step === target && current.rows.length > page.rows.length
+      && page.rows.every((row, i) => current.rows[i].index === row.index);
+    const rows = kept ? current.rows : page.rows;
     current.step = target;
-    const signature = `${target}|${page.total}|${page.skipped}|${page.steps.length}|${page.rows.map((r) => r.index).join()}`;
+    const signature = signatureOf(target, page.total, page.skipped, page.steps.length, rows);
     if (signature === current.signature) return; // nothing new: keep the page (focus, scroll, shown texts) as it is
     current.signature = signature;
-    current.rows = page.rows;
+    current.rows = rows;
     current.source = page.source;
     current.skipped = page.skipped;
     current.total = page.total;
@@ -47,6 +57,35 @@ export async function refreshCompletions() {
   } finally {
     current.busy = false;
     if (again) refreshCompletions();
+  }
+}
+
+// The next rows of the step shown, after those already loaded.
+async function loadMore() {
+  const current = state;
+  while (current?.busy) await new Promise((done) => setTimeout(done, 50)); // a poll on its way ends first
+  if (!current || state !== current || current.step == null || current.rows.length >= current.total) return;
+  current.busy = true;
+  const button = $("completions-more");
+  button.disabled = true;
+  const step = current.step;
+  const first = current.rows.length;
+  try {
+    const page = await call(`/${current.id}/completions?limit=${PAGE}&offset=${first}&step=${step}`);
+    if (state !== current || current.step !== step) return;
+    current.rows = current.rows.concat(page.rows);
+    current.total = page.total;
+    current.skipped = page.skipped;
+    current.signature = signatureOf(step, page.total, page.skipped, page.steps.length, current.rows);
+    render();
+    if (button.hidden) { // all loaded: the focus goes to the first new completion
+      document.querySelector(`#completions-list .completion[data-index="${page.rows[0]?.index}"] .completion-text`)?.focus();
+    }
+  } catch (error) {
+    $("completions-note").textContent = `More completions could not be read: ${error.message}`;
+  } finally {
+    current.busy = false;
+    button.disabled = false;
   }
 }
 
@@ -162,11 +201,19 @@ function render() {
                                                worst: worst != null && best !== worst && score(r, fn) === worst }))))));
   const source = state.source === "completions-sample.jsonl" ? " (a sample: log_completions is off)" : "";
   const skipped = state.skipped ? `; ${state.skipped} unreadable line(s) skipped` : "";
+  const total = state.total ?? state.rows.length;
+  const partial = state.rows.length < total ? "; sort and filters apply to the rows loaded" : "";
   $("completions-note").textContent = state.source
-    ? `${state.rows.length} completion(s) of step ${state.step}${source}${skipped}` : "No completions logged yet.";
+    ? `${state.rows.length} of ${total} completion(s) of step ${state.step}${source}${skipped}${partial}`
+    : "No completions logged yet.";
+  const more = $("completions-more");
+  const left = total - state.rows.length;
+  more.hidden = !state.source || left <= 0;
+  more.textContent = `Load ${Math.min(PAGE, left)} more (${left} not loaded yet)`;
 }
 
 export function setupCompletions() {
+  $("completions-more").addEventListener("click", loadMore);
   $("completions-step").addEventListener("change", (event) => {
     state.follow = false; state.step = Number(event.target.value);
     $("completions-follow").checked = false;  // at once: picking a step stops following
