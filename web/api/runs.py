@@ -21,7 +21,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response, StreamingResponse
 
 from grpo_schema import CheckResult, check_mapping, check_text
-from grpo_schema.engine.check import bounded
+from grpo_schema.engine.check import Override, bounded
 from grpo_schema.engine.policy import output_dir_busy, resolve_under, service_policy
 from grpo_schema.engine.resume import resume_target
 from grpo_web.api.body import ConfigBody, config_body
@@ -58,11 +58,30 @@ def run_of(manager: RunManager, run_id: str) -> Run:
     return run
 
 
-def _check(body: ConfigBody, world_size: int | None, path: str, allow_env: list[str]) -> CheckResult:
-    """Validate as `grpo launch` will, with the operator's env allow-list as its --allow-env names."""
+def _check(body: ConfigBody, world_size: int | None, path: str, allow_env: list[str],
+           overrides: dict[str, str] | None = None, trl_version: tuple[str, str] | None = None) -> CheckResult:
+    """Validate as `grpo launch` will, with the operator's env allow-list as its --allow-env names and the paths
+    the service resolved as its --set values."""
+    options: dict[str, Any] = {"path": path, "world_size": world_size, "allow_env": allow_env}
+    if overrides:
+        options["overrides"] = [Override(name, value, f"--set {name}=... (resolved from the service's folder)")
+                                for name, value in overrides.items()]
+    if trl_version is not None:
+        options["trl_version"], options["trl_version_source"] = trl_version
     if body.yaml is not None:
-        return check_text(body.yaml, path=path, world_size=world_size, allow_env=allow_env)
-    return check_mapping(body.mapping, path=path, world_size=world_size, allow_env=allow_env)
+        return check_text(body.yaml, **options)
+    return check_mapping(body.mapping, **options)
+
+
+def check_resolved(body: ConfigBody, world_size: int | None, path: str, allow_env: list[str], base: Path_,
+                   trl_version: tuple[str, str] | None = None) -> tuple[CheckResult, dict[str, str]]:
+    """Validate the config as it will run: its relative paths resolved against the service's folder
+    (grpo_web.runs.paths), then checked again with them when there were any. Returns the result and the paths."""
+    result = _check(body, world_size, path, allow_env, trl_version=trl_version)
+    reads = paths.resolve_reads(result.config, base, result.launch) if result.config is not None else {}
+    if reads:
+        result = _check(body, world_size, path, allow_env, reads, trl_version)
+    return result, reads
 
 
 def _stored_text(body: ConfigBody) -> tuple[str, str]:
@@ -71,10 +90,11 @@ def _stored_text(body: ConfigBody) -> tuple[str, str]:
     return json.dumps(body.mapping, indent=1, ensure_ascii=False) + "\n", "json"
 
 
-def _refused(result: CheckResult, extra: list) -> ConfigJSONResponse:
+def _refused(result: CheckResult, extra: list, resolved: dict[str, str] | None = None) -> ConfigJSONResponse:
     document = result.to_dict()
     document["diagnostics"] += [d.to_dict() for d in extra]
     document["valid"] = False
+    document["resolved_paths"] = resolved or {}
     return ConfigJSONResponse(document, status_code=422)
 
 
@@ -114,7 +134,8 @@ async def create_run(
     settings = request.app.state.settings
     if world_size is not None and world_size > settings.max_world_size:
         raise HTTPException(422, f"world_size must be at most {settings.max_world_size}")
-    result = await run_in_threadpool(_check, body, world_size, path, settings.runs_env_allowlist)
+    result, reads = await run_in_threadpool(check_resolved, body, world_size, path, settings.runs_env_allowlist,
+                                            manager.base_dir)
     policy = settings.service_policy()
     refusals = service_policy(result, policy, profile)
     from grpo_runtime.support import assess  # torch-free, and loaded only once a run is asked for
@@ -122,7 +143,7 @@ async def create_run(
     runtime = assess(result, "service")
     refusals += [d for d in runtime if d.severity == "error"]
     if not result.valid or refusals or result.plan is None:
-        return _refused(result, refusals)
+        return _refused(result, refusals, reads)
     result.diagnostics += runtime  # its warnings, stored with the run
     config = result.config
     output_dir = resolve_under(policy.runs_dir, str(config.output_dir), policy.allow_outside_runs_dir) \
@@ -132,14 +153,13 @@ async def create_run(
     resume_path = resolve_under(policy.runs_dir, resume, policy.allow_outside_runs_dir) \
         if isinstance(resume, str) else None
     text, config_format = _stored_text(body)
-    reads = paths.resolve_reads(config, manager.base_dir)
     try:
         run = await run_in_threadpool(manager.submit, text, config_format, result.world_size, output_dir,
                                       resume_path, _warnings(result), resuming, None, existing_output, reads)
     except OutputBusy as busy:
-        return _refused(result, [output_dir_busy(result, busy.run_id, busy.output_dir)])
+        return _refused(result, [output_dir_busy(result, busy.run_id, busy.output_dir)], reads)
     except OutputOwned as owned:
-        return _refused(result, [_output_owned(result, owned)])
+        return _refused(result, [_output_owned(result, owned)], reads)
     except RunConflict as conflict:
         raise HTTPException(409, str(conflict))
     except QueueFull as full:

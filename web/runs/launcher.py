@@ -12,10 +12,12 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from grpo_web.runs import procs
 
@@ -49,23 +51,55 @@ def yaml_string(value: str) -> str:
     return json.dumps(value)
 
 
-def launch_command(config: Path, world_size: int, output_dir: str, resume: str | None,
-                   allow_env: tuple[str, ...] = (), overrides: dict[str, str] | None = None) -> list[str]:
-    command = [sys.executable, "-m", "grpo_schema", "launch", str(config), "--num-processes", str(world_size),
-               "--set", f"output_dir={yaml_string(output_dir)}"]
-    for name, value in (overrides or {}).items():  # paths the service resolved when it validated the config
+def path_arguments(overrides: dict[str, str] | None) -> list[str]:
+    """`--set NAME=PATH` for the paths the service resolved when it validated the config."""
+    command: list[str] = []
+    for name, value in (overrides or {}).items():
         command += ["--set", f"{name}={yaml_string(value)}"]
-    if resume:
-        command += ["--set", f"resume_from_checkpoint={yaml_string(resume)}"]
-    for name in allow_env:  # the operator's allow-list, so the child validates the posted env: as the service did
-        command += ["--allow-env", name]
     return command
 
 
-def child_environment() -> dict[str, str]:
+def allow_env_arguments(allow_env: tuple[str, ...] | list[str]) -> list[str]:
+    """The operator's allow-list, so the child validates the posted env: as the service did."""
+    return [part for name in allow_env for part in ("--allow-env", name)]
+
+
+def launch_command(config: Path, world_size: int, output_dir: str, resume: str | None,
+                   allow_env: tuple[str, ...] = (), overrides: dict[str, str] | None = None) -> list[str]:
+    command = [sys.executable, "-m", "grpo_schema", "launch", str(config), "--num-processes", str(world_size),
+               "--set", f"output_dir={yaml_string(output_dir)}", *path_arguments(overrides)]
+    if resume:
+        command += ["--set", f"resume_from_checkpoint={yaml_string(resume)}"]
+    return command + allow_env_arguments(allow_env)
+
+
+def child_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(PRIVATE_PREFIXES)}
     env["PYTHONUNBUFFERED"] = "1"  # log lines reach run.log as they are printed
+    env.update(extra or {})
     return env
+
+
+def spawn(command: list[str], cwd: Path, stdout: Any, stderr: Any = subprocess.STDOUT,
+          env: dict[str, str] | None = None) -> subprocess.Popen:
+    """A process the service starts for a client (a run, a smoke test): in a session of its own (so a cancel or a
+    time limit reaches every process below it), no stdin, and the service's environment without its own
+    GRPO_WEB_* settings and token (plus `env`)."""
+    return subprocess.Popen(command, cwd=cwd, env=child_environment(env), stdin=subprocess.DEVNULL,
+                            stdout=stdout, stderr=stderr, start_new_session=True)
+
+
+def stop(popen: subprocess.Popen, started: int | None, grace_s: float = 5.0) -> None:
+    """End a spawned process (started at `started`, procs.start_time) and everything below it: SIGTERM, then
+    SIGKILL after `grace_s`. Nothing is signalled once the process has ended (its pid may be another's by then)."""
+    for sig, wait in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 10.0)):
+        if popen.poll() is not None:
+            return
+        procs.signal_run(popen.pid, started, sig)
+        try:
+            popen.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            continue
 
 
 def start(run_dir: Path, config_format: str, world_size: int, output_dir: str, resume: str | None,
@@ -79,8 +113,7 @@ def start(run_dir: Path, config_format: str, world_size: int, output_dir: str, r
     with open(run_dir / LOG_FILE, "ab") as log:
         log.write(f"$ {shlex.join(launch)}\n".encode())
         log.flush()
-        popen = subprocess.Popen(command, cwd=run_dir, env=child_environment(), stdin=subprocess.DEVNULL,
-                                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        popen = spawn(command, run_dir, stdout=log)
     return Started(popen.pid, procs.start_time(popen.pid), popen)
 
 
