@@ -7,6 +7,7 @@ import io
 import json
 from pathlib import Path
 
+import pandas
 import pytest
 
 from tests.runs.conftest import run_yaml
@@ -21,10 +22,11 @@ def get(service, path: str, **params):
 
 @pytest.fixture
 def finished(make_service, assets):
-    """A service with two finished runs: one logging every completion, one with the runtime's sample."""
+    """A service with two finished runs: one logging every completion, one with the runtime's sample and a KL
+    penalty (beta > 0: a reference model, and a kl curve)."""
     service = make_service()
     logged = service.launch(run_yaml(assets, max_steps=3, log_completions=True))
-    sampled = service.launch(run_yaml(assets, max_steps=3, learning_rate=0.02))
+    sampled = service.launch(run_yaml(assets, max_steps=3, learning_rate=0.02, beta=0.04))
     for run in (logged, sampled):
         service.wait_state(run["id"], ("succeeded",))
     return service, logged["id"], sampled["id"]
@@ -69,6 +71,18 @@ def test_completions_pages_bounds_malformed_lines_and_downloads(finished):
     whole = get(service, f"/{run_id}/completions", step=7, limit=1, full=1).json()["rows"][0]
     assert whole["completion"] == huge["completion"] and not whole["completion_cut"]
 
+    # paging past the most one request serves (200): a step of 450 rows, appended to the file the run wrote
+    with path.open("a") as handle:
+        handle.write("\n")  # ends the cut-short line: now a damaged line in the middle of the file
+        for i in range(450):
+            handle.write(json.dumps({"step": 20, "prompt": f"p{i // 8}", "completion": f"c{i}",
+                                     "rewards": {"f": i / 450}, "advantage": 0.0}) + "\n")
+    pages = [get(service, f"/{run_id}/completions", step=20, limit=200, offset=offset).json()
+             for offset in (0, 200, 400)]
+    assert [p["total"] for p in pages] == [450] * 3 and [len(p["rows"]) for p in pages] == [200, 200, 50]
+    assert [r["completion"] for p in pages for r in p["rows"]] == [f"c{i}" for i in range(450)]
+    assert pages[2]["rows"][-1]["index"] == 24 + 1 + 449 and pages[0]["steps"] == [0, 1, 2, 7, 20]
+
     answer = get(service, f"/{run_id}/metrics.csv")
     assert answer.status_code == 200 and 'attachment; filename="' in answer.headers["content-disposition"]
     rows = list(csv.DictReader(io.StringIO(answer.text)))
@@ -77,15 +91,18 @@ def test_completions_pages_bounds_malformed_lines_and_downloads(finished):
     assert [x["step"] for x in lines] == [1, 2, 3]
     download = get(service, f"/{run_id}/completions.jsonl")
     assert download.status_code == 200 and "attachment" in download.headers["content-disposition"]
-    assert download.content == path.read_bytes()
-    try:
-        import pandas
-    except ImportError:
-        pytest.skip("pandas is not installed: the CSV and JSONL were read with the standard library above")
+    assert download.headers["x-skipped-lines"] == "3"  # the damaged lines are left out of the download
+    written = path.read_bytes().splitlines(keepends=True)
+    assert download.content == b"".join(written[i] for i in range(len(written)) if i not in (24, 25, 27))
+
+    # the downloads open in pandas, the damaged completions file too
     frame = pandas.read_csv(io.StringIO(answer.text))
-    assert list(frame["step"]) == [1, 2, 3] and "reward" in frame.columns
-    assert list(pandas.read_json(io.StringIO(get(service, f"/{run_id}/metrics.jsonl").text), lines=True)["step"]) \
-        == [1, 2, 3]
+    assert list(frame["step"]) == [1, 2, 3] and "reward" in frame.columns and frame["reward"].notna().all()
+    metrics = pandas.read_json(io.StringIO(get(service, f"/{run_id}/metrics.jsonl").text), lines=True)
+    assert list(metrics["step"]) == [1, 2, 3] and list(metrics["reward"]) == list(frame["reward"])
+    rows = pandas.read_json(io.BytesIO(download.content), lines=True)
+    assert len(rows) == 24 + 1 + 450 and list(rows["step"].drop_duplicates()) == [0, 1, 2, 7, 20]
+    assert rows["completion"].iloc[24] == huge["completion"] and rows["completion"].iloc[-1] == "c449"
 
 
 def test_compare_two_runs(finished):
@@ -97,7 +114,12 @@ def test_compare_two_runs(finished):
     for run in found["runs"]:
         assert [point[0] for point in run["curves"]["reward"]] == [1, 2, 3]
         assert run["curves"]["completions/mean_length"]
-    assert found["config_differences"] == {"learning_rate": {first: 0.01, second: 0.02},
+    # the run with beta > 0 has a KL curve; the one without a KL penalty logs none
+    assert [point[0] for point in found["runs"][1]["curves"]["kl"]] == [1, 2, 3]
+    assert all(value >= 0 for _, value in found["runs"][1]["curves"]["kl"])
+    assert found["runs"][0]["curves"]["kl"] == []
+    assert found["config_differences"] == {"beta": {first: 0.0, second: 0.04},
+                                           "learning_rate": {first: 0.01, second: 0.02},
                                            "log_completions": {first: True, second: None}}
     for bad in (first, f"{first},nope", f"{first},{first}", ",".join([first] * 9), ""):
         answer = get(service, "/compare", ids=bad)
