@@ -7,21 +7,28 @@
 
 Like TRL 1.16's fused LM head, the full [rows, C, vocab] logits are never held: the model's own forward runs with
 `logits_to_keep=1` (one position per row), the trunk's last hidden states are taken from the backbone's output,
-and the head is applied a chunk of tokens at a time (training/lm_head.py). Where that cannot reproduce the model's
-own head (see `chunkable_head`), the full logits are computed as before.
+and the head is applied a chunk of tokens at a time (training/lm_head.py), also for a sharded head (FSDP2, ZeRO-3)
+and for LoRA or modules_to_save on lm_head (training/head_site.py). Where that cannot reproduce the model's own
+head (see `chunkable_head`), the full logits are computed as before.
 """
 
 from __future__ import annotations
 
 import contextlib
+from collections import Counter
 
 import torch
 
+from grpo_runtime.training import head_site
 from grpo_runtime.training.lm_head import HeadMath, chunked_logps
 
 # Config fields by which a model rescales its logits after the head in ways not reproduced here (Cohere's
 # logit_scale, Granite's logits_scaling, Falcon-H1's lm_head_multiplier, ...): such models take the full-logits path.
 UNHANDLED_SCALING = ("logit_scale", "logits_scaling", "output_multiplier", "lm_head_multiplier")
+
+# completion_logps calls by the path taken ("chunked" / "full"), per process: the tests read it to know which ran
+HEAD_PATHS: Counter = Counter()
+SHARDED_CHUNKED = False  # WIP gate: ZeRO-3 / FSDP2 heads take the full path until their tests land
 
 
 def completion_logps(
@@ -45,13 +52,14 @@ def completion_logps(
     input_ids = torch.cat([prompt_ids, completion_ids], dim=1)  # [B, P+C]
     attention_mask = torch.cat([prompt_mask, completion_mask], dim=1)  # [B, P+C]
     step = rows_per_chunk or input_ids.size(0)
-    score = _score_chunked if chunkable_head(model) else _score_full
+    head = _chunkable(model)
+    HEAD_PATHS["full" if head is None else "chunked"] += 1
     logps, entropies, router_losses = [], [], []
     for start in range(0, input_ids.size(0), step):
         rows = slice(start, start + step)
-        logp, entropy, router_loss = score(model, input_ids[rows], attention_mask[rows], completion_ids[rows],
-                                           completion_mask[rows].bool(), temperature, with_entropy, autocast,
-                                           with_router_loss)
+        args = (model, input_ids[rows], attention_mask[rows], completion_ids[rows], completion_mask[rows].bool(),
+                temperature, with_entropy, autocast, with_router_loss)
+        logp, entropy, router_loss = _score_full(*args) if head is None else _score_chunked(head, *args)
         logps.append(logp)
         entropies.append(entropy)
         router_losses.append(router_loss)
@@ -80,49 +88,67 @@ def _score_full(model, input_ids, attention_mask, completion_ids, active, temper
     return token_logps.masked_fill(~active, 0.0), entropy, output.aux_loss if with_router_loss else None
 
 
-def _score_chunked(model, input_ids, attention_mask, completion_ids, active, temperature, with_entropy, autocast,
-                   with_router_loss):
-    """The chunked path: the model's forward through the wrapper (DDP, PEFT, router loss all as usual) with one
-    kept logit per row, the backbone's hidden states captured on the way, then the head on active tokens only."""
+def _score_chunked(head: head_site.Head, model, input_ids, attention_mask, completion_ids, active, temperature,
+                   with_entropy, autocast, with_router_loss):
+    """The chunked path: the model's forward through the wrapper (DDP, DeepSpeed, FSDP2, PEFT, router loss all as
+    usual) with one kept logit per row, the backbone's hidden states captured on the way, then the head on active
+    tokens only, where its weight is whole (training/head_site.py)."""
     base = _causal_lm(model)
     width = completion_ids.size(1)
-    with _captured_output(base.base_model) as captured:
+    targets = completion_ids[active]  # [n]
+    fsdp_root = head_site.fsdp_root(model)
+    scored = {}
+
+    def compute(hidden):  # hidden [n, H] -> (log-probs [n],) or (log-probs [n], entropies [n])
+        weight, bias = head.weight_and_bias()  # read here: only here is a sharded weight whole
+        math = _head_math(base, head.module, weight, temperature, hidden.device)
+        with torch.autocast(hidden.device.type, enabled=False):  # the dtype is chosen by `math`, forward and backward
+            logp, entropy = chunked_logps(hidden, weight, bias, targets, math, with_entropy)
+        return (logp, entropy) if with_entropy else (logp,)
+
+    def on_backbone(hidden_states):  # [b, P+C, H]
+        scored["hidden"] = hidden = hidden_states[:, -width - 1:-1][active]  # [n, H]: position t predicts t+1
+        if head_site.zero3(head):  # inside the model's forward, so DeepSpeed's module order is the same each step
+            scored["out"] = head_site.call_as_module(head.module, compute, hidden)
+
+    with _captured_output(base.base_model, on_backbone):
         output = _forward(model, input_ids, attention_mask, 1, with_router_loss, autocast)
-    hidden = captured["hidden"][:, -width - 1:-1]  # [b, C, H]: position t predicts token t+1
-    head = base.get_output_embeddings()
-    with autocast():
-        math = _head_math(base, head, temperature, hidden.device)
-    with torch.autocast(hidden.device.type, enabled=False):  # the dtype is chosen by `math`, in forward and backward
-        logp, entropy = chunked_logps(hidden[active], head.weight, head.bias, completion_ids[active], math,
-                                      with_entropy)  # [n], [n] or None
+    if "out" not in scored:
+        with autocast():
+            if fsdp_root is not None:
+                scored["out"] = head_site.call_in_fsdp_root(fsdp_root, lambda: compute(scored["hidden"]))
+            else:
+                scored["out"] = compute(scored["hidden"])
+    hidden, out = scored["hidden"], scored["out"]
     # masked_scatter keeps the result attached to the graph even when no token is active
-    logps = hidden.new_zeros(active.shape, dtype=torch.float32).masked_scatter(active, logp)  # [b, C]
+    logps = hidden.new_zeros(active.shape, dtype=torch.float32).masked_scatter(active, out[0])  # [b, C]
     entropies = None
     if with_entropy:
-        entropies = hidden.new_zeros(active.shape, dtype=torch.float32).masked_scatter(active, entropy)
+        entropies = hidden.new_zeros(active.shape, dtype=torch.float32).masked_scatter(active, out[1])
     return logps, entropies, output.aux_loss if with_router_loss else None
 
 
-def _head_math(base, head, temperature: float, device) -> HeadMath:
+def _head_math(base, module, weight, temperature: float, device) -> HeadMath:
     """The head's dtype as the full path would run it: fp32 for cast_lm_head_to_fp32, else autocast's, else the
-    weight's."""
-    if getattr(head, "grpo_fp32_head", False):
+    weight's (for LoRA, that of the effective weight: peft runs an fp32 adapter in fp32)."""
+    fp32 = getattr(module, "grpo_fp32_head", False) or \
+        getattr(getattr(module, "base_layer", None), "grpo_fp32_head", False)
+    if fp32:
         dtype = torch.float32
     elif torch.is_autocast_enabled(device.type):
         dtype = torch.get_autocast_dtype(device.type)
     else:
-        dtype = head.weight.dtype
+        dtype = weight.dtype
     softcap = getattr(base.config.get_text_config(), "final_logit_softcapping", None)
     return HeadMath(temperature=temperature, softcap=softcap, compute_dtype=dtype)
 
 
 @contextlib.contextmanager
-def _captured_output(module):
-    """Yields a dict that holds `module`'s last_hidden_state after its next forward."""
-    captured = {}
-    handle = module.register_forward_hook(lambda mod, args, out: captured.__setitem__("hidden", out[0]))
+def _captured_output(module, receive):
+    """Calls receive(last_hidden_state) at the end of `module`'s forward while in the context."""
+    handle = module.register_forward_hook(lambda mod, args, out: receive(out[0]))
     try:
-        yield captured
+        yield
     finally:
         handle.remove()
 
@@ -134,31 +160,31 @@ def _causal_lm(model):
 
 
 def chunkable_head(model) -> bool:
-    """Whether the chunked head reproduces the model's own head exactly. It does not, and the full-logits path is
-    taken, when:
-    * the head is not a plain nn.Linear: a LoRA adapter or modules_to_save on lm_head (peft wraps it), or a
-      quantised head (bitsandbytes' layers subclass nn.Linear, hence the exact type check);
-    * the weight is sharded (FSDP2 DTensor, DeepSpeed ZeRO-3): it is only whole inside the head's own forward,
-      and its gradient is reduced by the sharding framework's hooks there;
+    """Whether the chunked head reproduces the model's own head exactly (see `_chunkable`)."""
+    return _chunkable(model) is not None
+
+
+def _chunkable(model) -> head_site.Head | None:
+    """The head to apply in chunks, or None for the full-logits path, which is taken when:
+    * the head is neither a plain nn.Linear nor peft's LoRA / modules_to_save wrapper around one: a quantised head
+      (bitsandbytes' layers subclass nn.Linear, hence exact type checks), or LoRA with an active dropout or a
+      variant such as DoRA (head_site.resolve);
+    * LoRA or modules_to_save on lm_head under ZeRO-3 or FSDP2, or a head that is an FSDP2 unit of its own, or
+      FSDP2 applied below a root that is not sharded (head_site);
     * the model rescales its logits in a way HeadMath does not reproduce, or has no separate backbone."""
     base = _causal_lm(model)
-    head = base.get_output_embeddings() if hasattr(base, "get_output_embeddings") else None
-    if type(head) is not torch.nn.Linear or base.base_model is base:
-        return False
-    if _sharded(model, base, head.weight):
-        return False
+    module = base.get_output_embeddings() if hasattr(base, "get_output_embeddings") else None
+    head = head_site.resolve(module)
+    if head is None or base.base_model is base:
+        return None
     text_config = base.config.get_text_config()
-    return all(getattr(text_config, name, None) in (None, 1.0) for name in UNHANDLED_SCALING)
-
-
-def _sharded(model, base, weight) -> bool:
-    from torch.distributed.tensor import DTensor
-
-    if isinstance(weight, DTensor) or hasattr(weight, "ds_id"):
-        return True
-    try:
-        from torch.distributed.fsdp import FSDPModule
-    except ImportError:  # a torch without FSDP2
-        return False
-    # between a no-grad forward and the next backward FSDP2 may leave the root's weights unsharded (plain tensors)
-    return isinstance(model, FSDPModule) or any(isinstance(m, FSDPModule) for m in base.modules())
+    if any(getattr(text_config, name, None) not in (None, 1.0) for name in UNHANDLED_SCALING):
+        return None
+    if head_site.fsdp_elsewhere(model, base, module):
+        return None
+    sharded = head_site.zero3(head) or head_site.fsdp_root(model) is not None
+    if sharded and head.module is not module:  # a peft wrapper around a sharded head: not exercised, full path
+        return None
+    if sharded and not SHARDED_CHUNKED:
+        return None
+    return head

@@ -244,13 +244,105 @@ def test_lora_on_other_modules_keeps_the_chunked_head(tiny_policy):
     assert_matches_model(model)
 
 
-def test_lora_on_lm_head_falls_back_to_the_full_logits(tiny_policy):
+def lora_model(tiny_policy, **lora):
     from peft import LoraConfig, get_peft_model
 
-    model = get_peft_model(copy.deepcopy(tiny_policy[0]), LoraConfig(r=2, target_modules=["q_proj", "lm_head"],
-                                                                     lora_dropout=0.0, init_lora_weights=False))
-    assert not logprobs.chunkable_head(model)
+    settings = dict(r=2, target_modules=["q_proj", "lm_head"], lora_dropout=0.0, init_lora_weights=False)
+    settings.update(lora)
+    return get_peft_model(copy.deepcopy(tiny_policy[0]), LoraConfig(**settings))
+
+
+@pytest.mark.parametrize("lora_bias", [False, True])
+def test_lora_on_lm_head_is_chunked_and_matches_its_logits(tiny_policy, lora_bias):
+    """The chunked head on W + scale * B @ A (and the scaled B bias): values and the gradients of A and B (the
+    trained parameters) equal those through peft's own forward and the full logits."""
+    model = lora_model(tiny_policy, lora_bias=lora_bias, lora_alpha=6)  # scale 3: a wrong scale would show
+    head = model.get_base_model().lm_head
+    assert head.scaling["default"] == 3.0 and (head.lora_B["default"].bias is not None) == lora_bias
+    if lora_bias:  # the base head has no bias of its own: give it one, so the two biases add
+        with torch.no_grad():
+            head.lora_B["default"].bias.normal_()
+    assert logprobs.chunkable_head(model)
+    before = logprobs.HEAD_PATHS["chunked"]
+    assert_matches_model(model, rows_per_chunk=2)
+    assert logprobs.HEAD_PATHS["chunked"] == before + 1
+    assert any("lm_head.lora_B" in name for name, p in model.named_parameters() if p.requires_grad)
+
+
+def test_two_active_lora_adapters_on_lm_head_add_up(tiny_policy):
+    from peft import LoraConfig
+
+    model = lora_model(tiny_policy)
+    model.add_adapter("second", LoraConfig(r=3, target_modules=["lm_head"], lora_dropout=0.0,
+                                           init_lora_weights=False))
+    model.base_model.set_adapter(["default", "second"])
+    assert model.get_base_model().lm_head.active_adapters == ["default", "second"]
+    assert logprobs.chunkable_head(model)
     assert_matches_model(model)
+
+
+def test_lora_dropout_on_lm_head_keeps_the_full_logits(tiny_policy):
+    """peft computes base(x) + B(A(dropout(x))) * scale: with an active dropout that is no weight sum."""
+    model = lora_model(tiny_policy, lora_dropout=0.1)
+    assert not logprobs.chunkable_head(model)
+    before = logprobs.HEAD_PATHS["full"]
+    logprobs.completion_logps(model, *batch(model.config.vocab_size), 1.0)
+    assert logprobs.HEAD_PATHS["full"] == before + 1
+    model.eval()  # the dropout is then the identity: chunked again
+    assert logprobs.chunkable_head(model)
+
+
+def test_dora_on_lm_head_keeps_the_full_logits(tiny_policy):
+    model = lora_model(tiny_policy, use_dora=True)
+    assert not logprobs.chunkable_head(model)
+
+
+def modules_to_save_model(tiny_policy):
+    """modules_to_save on lm_head, the trained copy moved away from the original so that using the wrong one shows."""
+    from peft import LoraConfig, get_peft_model
+
+    model = get_peft_model(copy.deepcopy(tiny_policy[0]), LoraConfig(r=2, target_modules=["q_proj"],
+                                                                     modules_to_save=["lm_head"],
+                                                                     lora_dropout=0.0, init_lora_weights=False))
+    with torch.no_grad():
+        model.get_base_model().lm_head.modules_to_save["default"].weight.add_(0.5)
+    return model
+
+
+def test_modules_to_save_on_lm_head_is_chunked_and_uses_the_trained_copy(tiny_policy):
+    model = modules_to_save_model(tiny_policy)
+    wrapper = model.get_base_model().lm_head
+    assert logprobs.chunkable_head(model)
+    assert wrapper.modules_to_save["default"].weight.requires_grad
+    assert not wrapper.original_module.weight.requires_grad
+    assert_matches_model(model)  # compares the copy's weight gradient too
+    with model.disable_adapter():  # the reference policy under PEFT: the original head
+        assert logprobs.chunkable_head(model)
+        tensors = batch(model.config.vocab_size)
+        logp, _, _ = logprobs.completion_logps(model, *tensors, 0.8)
+        torch.testing.assert_close(logp, from_model_logits(model, *tensors, 0.8)[0], atol=TOL, rtol=0)
+    assert (logp - logprobs.completion_logps(model, *tensors, 0.8)[0]).abs().max() > 1e-3  # the two heads differ
+
+
+@pytest.mark.oracle
+def test_modules_to_save_equals_trl_add_fused_lm_head(tiny_policy):
+    """TRL 1.16's fused head reads lm_head.weight, which peft's ModulesToSaveWrapper forwards to the active copy.
+    (A LoRA adapter on lm_head has no TRL oracle: GRPOTrainer refuses it, and the fused head would read the base
+    weight only.)"""
+    from trl.trainer.utils import add_fused_lm_head
+
+    model = modules_to_save_model(tiny_policy)
+    trl_model = copy.deepcopy(model)
+    add_fused_lm_head(trl_model.get_base_model(), temperature=0.7, outputs=("log_probs", "entropy"))
+    prompt_ids, prompt_mask, completion_ids, completion_mask = batch(model.config.vocab_size)
+    ids, mask = torch.cat([prompt_ids, completion_ids], 1), torch.cat([prompt_mask, completion_mask], 1)
+    labels = ids.masked_fill(mask == 0, -100)
+    labels[:, :prompt_ids.size(1)] = -100
+    trl = trl_model.get_base_model()(input_ids=ids, attention_mask=mask, labels=labels, fused_lm_head=True)
+    logp, entropy, _ = logprobs.completion_logps(model, prompt_ids, prompt_mask, completion_ids, completion_mask, 0.7)
+    c = completion_ids.size(1)
+    torch.testing.assert_close(logp, trl.log_probs[:, -c:], atol=TOL, rtol=0)
+    torch.testing.assert_close(entropy, trl.entropy[:, -c:], atol=TOL, rtol=0)
 
 
 def test_a_rescaling_model_falls_back(tiny_policy):
