@@ -8,7 +8,13 @@ file, or when an edit cannot be made in the text, the canonical writer (grpo_web
 Either way the first line is the schema modeline for editors (added above an imported file that has none).
 
 `world_size`: the toolbar's world size. Written as `num_processes` (the key `accelerate launch`, `grpo validate`
-and `grpo launch` read) unless the caller asks not to; either way a note says what the file declares.
+and `grpo launch` read) unless the caller asks not to; either way a note says what the file declares (a
+`# grpo: --world-size N` comment counts: `grpo validate` reads it).
+
+Comments that state numbers (a recipe's "# World size: 8 training processes", "4 x 8 x 2 = 64 completions") are
+kept only while the values they describe are unchanged: a comment block attached to a key whose value the form
+changed, or naming such a key, and holding a number, is dropped, and a note says so. A modeline that names the
+schema by a relative path (which resolves only beside the schema file) is replaced by `schema_url`.
 """
 
 from __future__ import annotations
@@ -16,8 +22,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import re
+
 from grpo_schema.engine.diagnostics import Fix
-from grpo_schema.api.modeline import modeline
+from grpo_schema.api.modeline import MODELINE_PREFIX, modeline
+from grpo_schema.engine.infile import read_file_settings
 from grpo_schema.engine.loader import load_yaml
 from grpo_schema.engine.yamledit import EditError, apply_fix_to_text
 from grpo_web.yamltext import config_yaml
@@ -47,10 +56,15 @@ def same_value(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-def with_world_size(config: dict[str, Any], world_size: int | None, write: bool) -> tuple[dict[str, Any], list[str]]:
-    """The config with num_processes for the toolbar's world size (when asked), and what the file declares."""
+def with_world_size(config: dict[str, Any], world_size: int | None, write: bool,
+                    commented: int | None = None) -> tuple[dict[str, Any], list[str]]:
+    """The config with num_processes for the toolbar's world size (when asked), and what the file declares.
+    `commented`: the world size of the file's `# grpo: --world-size N` comment, if any."""
     declared = config.get("num_processes")
     if world_size is None:
+        if commented is not None:
+            return config, [f"World size {commented}: the file's `# grpo: --world-size {commented}` comment declares "
+                            f"it (grpo validate reads it; pass --num_processes {commented} to accelerate launch)."]
         if isinstance(declared, int) and not isinstance(declared, bool):
             return config, [f"World size {declared}: num_processes is in the file."]
         return config, ["No world size in the file: grpo validate and accelerate launch assume 1 process."]
@@ -75,21 +89,120 @@ def edit_of(old: dict[str, Any], new: dict[str, Any], renames: dict[str, str]) -
     return Fix(rename=rename, unset=unset, set=changed, safe=True, title="the form's edits")
 
 
+# Keys whose values the batch arithmetic in a comment is made of: a comment that computes with one of them
+# ("4 x 8 x 2 = 64") describes them all.
+BATCH_KEYS = frozenset({"per_device_train_batch_size", "num_processes", "gradient_accumulation_steps",
+                        "num_generations", "steps_per_generation", "generation_batch_size"})
+_TOP_KEY = re.compile(r"^([A-Za-z_][A-Za-z0-9_.-]*)\s*:(?:\s|$)")
+_NUMBER = re.compile(r"(?<![A-Za-z_])\d")
+_ARITHMETIC = re.compile(r"\d\s*(?:x|\u00d7|\*|/|=)\s*\d")
+_WORLD_WORDS = re.compile(r"world size|\bGPUs?\b|training process", re.IGNORECASE)
+
+
+def _trailing_comment(line: str) -> int | None:
+    """Where a `# comment` after a plain value starts on a `key: value` line, or None (quotes are respected)."""
+    quote = None
+    for i, char in enumerate(line):
+        if quote:
+            if char == quote:
+                quote = None
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and i > 0 and line[i - 1] in " \t":
+            return i
+    return None
+
+
+def _keys_named(text: str, known: set[str]) -> set[str]:
+    named = {word for word in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text) if word in known}
+    if _WORLD_WORDS.search(text):
+        named.add("num_processes")
+    if named & BATCH_KEYS and _ARITHMETIC.search(text):
+        named |= BATCH_KEYS
+    return named
+
+
+def stale_comments(source: str, changed: set[str], known: set[str]) -> list[tuple[int, int | None]]:
+    """The comments of `source` whose numbers describe values the form changed: (line index, column) pairs,
+    column None for a whole comment line, else where a trailing comment starts. A block of comment lines goes
+    with the key right below it (no blank line between); a block at the top of the file, before the first key,
+    is judged line by line (a recipe's title and description stay unless a line of it is stale)."""
+    lines = source.split("\n")
+    stale: list[tuple[int, int | None]] = []
+    block: list[int] = []
+    seen_key = False
+    for index, line in enumerate(lines):
+        stripped = line.strip()
+        if stripped.startswith("#"):
+            if not stripped.startswith(MODELINE_PREFIX) and not stripped.startswith("# grpo:"):
+                block.append(index)
+            continue
+        key = _TOP_KEY.match(line)
+        if block:
+            text = " ".join(lines[i] for i in block)
+            if not seen_key:  # the file's header: line by line, attached to no key
+                stale += [(i, None) for i in block if _NUMBER.search(lines[i]) and _keys_named(lines[i], known) & changed]
+            elif _NUMBER.search(text) and (_keys_named(text, known) | ({key.group(1)} if key else set())) & changed:
+                stale += [(i, None) for i in block]
+            block = []
+        if key:
+            seen_key = True
+            at = _trailing_comment(line)
+            if at is not None and _NUMBER.search(line[at:]) and \
+                    (_keys_named(line[at:], known) | {key.group(1)}) & changed:
+                stale.append((index, at))
+    return stale
+
+
+def drop_comments(source: str, stale: list[tuple[int, int | None]]) -> str:
+    lines = source.split("\n")
+    for index, column in sorted(stale, reverse=True):
+        if column is None:
+            del lines[index]
+        else:
+            lines[index] = lines[index][:column].rstrip()
+    return "\n".join(lines)
+
+
+def _relative_modeline(line: str) -> bool:
+    """A modeline naming its schema by a relative path: it resolves only beside that file, not in a download."""
+    if not line.startswith(MODELINE_PREFIX):
+        return False
+    target = line[len(MODELINE_PREFIX):].strip()
+    return not re.match(r"^[a-z][a-z0-9+.-]*://", target) and not target.startswith("/")
+
+
 def export_config(config: dict[str, Any], schema_url: str, source: str | None = None,
                   renames: dict[str, str] | None = None, world_size: int | None = None,
-                  write_world_size: bool = True) -> Exported:
-    config, notes = with_world_size(config, world_size, write_world_size)
+                  write_world_size: bool = True, source_kind: str = "file", source_name: str | None = None,
+                  known_keys: set[str] | None = None) -> Exported:
+    """`source_kind`: where `source` came from, "file" (imported) or "recipe" (a recipe the form started from,
+    named `source_name`); the notes say which."""
+    commented = read_file_settings(source).world_size if source else None
+    config, notes = with_world_size(config, world_size, write_world_size, commented)
     if source:
         loaded = load_yaml(source)
         if loaded.ok and isinstance(loaded.data, dict):
             try:
-                text = apply_fix_to_text(source, edit_of(loaded.data, config, renames or {}))
-                if "yaml-language-server:" not in text.split("\n", 1)[0]:  # editors find the schema from it
+                fix = edit_of(loaded.data, config, renames or {})
+                changed = set(fix.set) | set(fix.unset)
+                stale = stale_comments(source, changed, set(known_keys or ()) | set(loaded.data) | set(config))
+                text = apply_fix_to_text(drop_comments(source, stale) if stale else source, fix)
+                first = text.split("\n", 1)[0]
+                if _relative_modeline(first):  # editors find the schema from it, wherever the file is saved
+                    text = modeline(schema_url) + "\n" + text.split("\n", 1)[1]
+                elif "yaml-language-server:" not in first:
                     text = modeline(schema_url) + "\n" + text
-                return Exported(text, ["Written into the imported file: its comments and key order are kept.",
-                                       *notes], kept_source=True)
+                what = ("Written into the recipe's text" + (f" ({source_name})" if source_name else "")
+                        if source_kind == "recipe" else "Written into the imported file")
+                kept = [f"{what}: its comments and key order are kept."]
+                if stale:
+                    kept.append(f"Dropped {len(stale)} comment line{'s' if len(stale) != 1 else ''} whose numbers "
+                                "described values changed since (they would contradict the file).")
+                return Exported(text, [*kept, *notes], kept_source=True)
             except (EditError, TypeError, ValueError) as exc:  # EditError says why
-                notes.insert(0, f"The imported file's comments could not be kept ({exc}); the config is written anew.")
+                notes.insert(0, f"The {'recipe' if source_kind == 'recipe' else 'imported file'}'s comments could "
+                                f"not be kept ({exc}); the config is written anew.")
         else:
             notes.insert(0, "The imported text is not a YAML mapping; the config is written anew.")
     return Exported(config_yaml(config, schema_url), notes)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query, Request
+from dataclasses import dataclass
+
+from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.concurrency import run_in_threadpool
 
 from grpo_schema import CheckResult, check_mapping, check_text
@@ -21,23 +24,62 @@ Body = Annotated[ConfigBody, Depends(config_body)]
 Params = Annotated[CheckParams, Depends(check_params)]
 
 
-async def run_check(body: ConfigBody, params: CheckParams, inline: bool = False) -> CheckResult:
+@dataclass(frozen=True)
+class FileSettingsParams:
+    """What a file's `# grpo:` comment says, for a config sent as a JSON object (the form sends the mapping it
+    edits, which has no comments): the names `--allow-env` allows, and `--hardware` (the memory fit is checked,
+    as `grpo validate` does for a file whose comment names hardware)."""
+
+    allow_env: tuple[str, ...] = ()
+    hardware: str | None = None
+
+
+async def file_settings_params(
+    allow_env: Annotated[list[str], Query(max_length=200, description="an environment variable name the config "
+                                          "may set in `env:` (repeatable), as --allow-env or a file's "
+                                          "`# grpo: --allow-env NAME`")] = [],
+    hardware: Annotated[str | None, Query(max_length=100, description="also check the memory fit on this "
+                                          "hardware (e.g. 8xH100-80GB), as a file's `# grpo: --hardware SPEC` "
+                                          "comment makes `grpo validate` do")] = None,
+) -> FileSettingsParams:
+    if hardware:
+        from grpo_schema.engine.hardware.accelerators import HardwareError, parse_hardware
+
+        try:
+            parse_hardware(hardware)
+        except HardwareError as exc:
+            raise HTTPException(422, str(exc))
+    return FileSettingsParams(tuple(allow_env), hardware or None)
+
+
+FileParams = Annotated[FileSettingsParams, Depends(file_settings_params)]
+
+
+async def run_check(body: ConfigBody, params: CheckParams, inline: bool = False,
+                    extra: FileSettingsParams | None = None) -> CheckResult:
     """The same call the CLI makes: YAML bytes through check_text, a JSON object through check_mapping. In the
     thread pool, unless the caller knows the body is small enough to check on the event loop (`inline`)."""
     check, config = (check_text, body.yaml) if body.yaml is not None else (check_mapping, body.mapping)
+    options = params.options()
     if body.yaml is not None and b"--hardware" in body.yaml and read_file_settings(body.yaml).hardware:
         check = with_fit  # the file's `# grpo: --hardware SPEC` asks for the fit, as in `grpo validate`
+    if extra is not None and extra.allow_env:
+        options["allow_env"] = extra.allow_env
+    if extra is not None and extra.hardware:
+        check = partial(with_fit, hardware=extra.hardware)
     if inline:
-        return check(config, **params.options())
-    return await run_in_threadpool(check, config, **params.options())
+        return check(config, **options)
+    return await run_in_threadpool(check, config, **options)
 
 
-def with_fit(text: bytes, path: str = "<request>", **options) -> CheckResult:
-    """check_text plus the memory fit for the hardware the file's `# grpo:` comment names (one engine: plan_fit)."""
+def with_fit(data: bytes | dict, path: str = "<request>", hardware: str | None = None, **options) -> CheckResult:
+    """The check plus the memory fit for the hardware the file's `# grpo:` comment names, or `hardware` (one
+    engine: plan_fit)."""
     from grpo_schema.commands.plan import check_for_hardware
     from grpo_schema.engine.check import _finish
 
-    result, report = check_for_hardware(text, path, read_file_settings(text).hardware, **options)
+    spec = hardware or read_file_settings(data).hardware
+    result, report = check_for_hardware(data, path, spec, **options)
     result.diagnostics = result.diagnostics + report.diagnostics
     return _finish(result)
 
@@ -46,9 +88,9 @@ def with_fit(text: bytes, path: str = "<request>", **options) -> CheckResult:
              responses={200: {"model": FileResultDoc, "description": "the file object, also for an invalid config"},
                         **ERRORS},
              openapi_extra=config_body_doc())
-async def validate(body: Body, params: Params) -> ConfigJSONResponse:
+async def validate(body: Body, params: Params, extra: FileParams) -> ConfigJSONResponse:
     """Every diagnostic at once and the derived batch schedule: `grpo validate --format json`'s file object."""
-    result = await run_check(body, params)
+    result = await run_check(body, params, extra=extra)
     return ConfigJSONResponse(result.to_dict())
 
 
@@ -58,10 +100,10 @@ async def validate(body: Body, params: Params) -> ConfigJSONResponse:
 async def explain(request: Request, body: Body, params: Params, dataset_size: DatasetSize = None,
                   launch: Annotated[bool, Query(description="also list what the service's run policy would refuse "
                                                             "(`launch_diagnostics`; only when runs are on)")] = False,
-                  ) -> ConfigJSONResponse:
+                  extra: FileParams = FileSettingsParams()) -> ConfigJSONResponse:
     """`grpo explain --format json`: the file object's fields, the derived schedule with its sources and formulas,
     the micro-step walk (which micro-steps generate, reuse the buffer, end in an optimizer step) and notes."""
-    result = await run_check(body, params)
+    result = await run_check(body, params, extra=extra)
     document = await run_in_threadpool(explain_result, result, dataset_size)
     settings = request.app.state.settings
     if launch and getattr(settings, "runs", False):

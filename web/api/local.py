@@ -3,7 +3,8 @@ and in folders under the service's working directory) and GET /api/v1/local/prev
 local dataset).
 
 Only names are listed, and only the working directory and the Hub cache are looked at (two levels deep, a bounded
-number of entries). A preview reads data files (JSON Lines, JSON, CSV, Parquet) under the working directory only:
+number of entries). A folder is offered as a model when its config.json is a model's (model_type or architectures),
+as a dataset when it has a dataset's markers or data files of rows; a data file of rows is offered by itself. A preview reads data files (JSON Lines, JSON, CSV, Parquet) under the working directory only:
 paths that lead elsewhere (absolute, `..`, symlinks out) are refused, so the service cannot be asked for any other
 file on the machine.
 """
@@ -52,24 +53,92 @@ def _folders(root: Path) -> Iterator[Path]:
                     yield grandchild
 
 
+MODEL_KEYS = ("model_type", "architectures")
+DATASET_MARKERS = ("dataset_info.json", "dataset_dict.json", "state.json")
+PEEK_BYTES = 65536
+
+
+def _is_model(folder: Path) -> bool:
+    """A folder transformers can load a model from: a config.json that is a model's (it names model_type or
+    architectures). A run's folder also has a config.json, the GRPO config it ran: not a model."""
+    config = folder / "config.json"
+    if not config.is_file() or config.stat().st_size > 1_000_000:
+        return False
+    try:
+        data = json.loads(config.read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return False
+    return isinstance(data, dict) and any(key in data for key in MODEL_KEYS)
+
+
+def _records(path: Path) -> bool:
+    """Whether a data file holds rows a dataset loader reads: JSON Lines of objects, a JSON list of objects (or
+    {"data": [...]}), a CSV with a header and a row, a Parquet file. Settings, caches and logs are not datasets."""
+    try:
+        if path.suffix == ".parquet":
+            with path.open("rb") as handle:
+                return handle.read(4) == b"PAR1"
+        with path.open(encoding="utf-8", errors="strict") as handle:
+            head = handle.read(PEEK_BYTES)
+    except (OSError, UnicodeDecodeError):
+        return False
+    if path.suffix == ".jsonl":
+        first = next((line for line in head.splitlines() if line.strip()), "")
+        try:
+            return isinstance(json.loads(first), dict)
+        except ValueError:
+            return False
+    if path.suffix == ".csv":
+        rows = list(itertools.islice(csv.reader(head.splitlines()), 2))
+        return len(rows) == 2 and len(rows[0]) >= 1 and all(cell.strip() for cell in rows[0])
+    text = head.lstrip()
+    if text.startswith("{"):
+        return '"data"' in text[:2000] and "[" in text[:2000]
+    return text.startswith("[") and text[1:].lstrip().startswith("{")
+
+
+def _data_files(folder: Path) -> list[Path]:
+    return [p for p in itertools.islice(sorted(folder.iterdir()), 50)
+            if p.is_file() and p.suffix in DATA_SUFFIXES and p.name not in ("config.json", "tokenizer.json",
+                                                                               "tokenizer_config.json")]
+
+
 def _is_dataset(folder: Path) -> bool:
-    return (folder / "dataset_info.json").exists() or any(
-        p.suffix in DATA_SUFFIXES and p.name not in ("config.json", "tokenizer.json", "tokenizer_config.json")
-        for p in itertools.islice(folder.iterdir(), 50)) and not (folder / "config.json").exists()
+    """A folder `datasets.load_dataset` or `load_from_disk` reads: its markers, or data files of rows (in it or in
+    its data/ folder), and no model config."""
+    if any((folder / marker).is_file() for marker in DATASET_MARKERS):
+        return True
+    if (folder / "config.json").exists():
+        return False
+    files = _data_files(folder) + (_data_files(folder / "data") if (folder / "data").is_dir() else [])
+    return bool(files) and all(_records(p) for p in files[:5])
 
 
 def local_entries(root: Path) -> dict[str, list[dict[str, str]]]:
     models, datasets = _hub("models"), _hub("datasets")
     try:
+        found: list[str] = []
         for folder in _folders(root):
             name = f"./{folder.relative_to(root).as_posix()}"
-            if (folder / "config.json").exists():
+            if any(name.startswith(f + "/") for f in found):
+                continue  # inside a model or a dataset already offered (a dataset's data/ folder)
+            if _is_model(folder):
                 models.append({"name": name, "where": "local folder"})
+                found.append(name)
             elif _is_dataset(folder):
                 datasets.append({"name": name, "where": "local folder"})
+                found.append(name)
+        # Loose data files beside them (./prompts.jsonl), when they hold rows.
+        for folder in [root, *(f for f in _folders(root) if f.parent == root)]:
+            name = "." if folder == root else f"./{folder.relative_to(root).as_posix()}"
+            if name in found or any(name.startswith(f + "/") for f in found):
+                continue
+            for path in _data_files(folder)[:20]:
+                if _records(path):
+                    datasets.append({"name": f"./{path.relative_to(root).as_posix()}", "where": "local file"})
     except OSError:
         pass  # a folder that cannot be read is simply not offered
-    return {"models": models, "datasets": datasets}
+    return {"models": models[:MAX_ENTRIES], "datasets": datasets[:MAX_ENTRIES]}
 
 
 def resolve_local(root: Path, value: str) -> Path:

@@ -11,7 +11,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import PlainTextResponse
 
 from grpo_schema import check_text
-from grpo_schema.api.modeline import schema_url
+from grpo_schema.api.modeline import base_url, schema_url
 from grpo_schema.engine.loader import load_yaml
 from grpo_schema.engine.profiles import Profile, suggest_profiles
 from grpo_web.api.body import ConfigBody, config_body, media_type, parse_json_object, read_limited
@@ -51,7 +51,10 @@ _EXPORT_BODY = {"requestBody": {"required": True, "content": {"application/json"
         "renames": {"type": ["object", "null"], "additionalProperties": {"type": "string"}},
         "world_size": {"type": ["integer", "null"], "minimum": 1,
                        "maximum": Settings.model_fields["max_world_size"].default},
-        "write_world_size": {"type": "boolean", "default": True}}}}}}}
+        "write_world_size": {"type": "boolean", "default": True},
+        "source_kind": {"type": "string", "enum": ["file", "recipe"], "default": "file",
+                        "description": "where `source` came from: an imported file or a recipe"},
+        "source_name": {"type": ["string", "null"], "maxLength": 200, "description": "the recipe's title"}}}}}}}
 
 
 def _export_request(body: dict[str, Any], max_world_size: int) -> dict[str, Any]:
@@ -71,8 +74,26 @@ def _export_request(body: dict[str, Any], max_world_size: int) -> dict[str, Any]
         raise HTTPException(422, f"world_size must be a whole number from 1 to {max_world_size}")
     if not isinstance(write, bool):
         raise HTTPException(422, "write_world_size must be true or false")
+    kind, name = body.get("source_kind", "file"), body.get("source_name")
+    if kind not in ("file", "recipe"):
+        raise HTTPException(422, "source_kind must be file or recipe")
+    if name is not None and (not isinstance(name, str) or len(name) > 200):
+        raise HTTPException(422, "source_name must be a short text or null")
     return {"config": config, "source": source, "renames": renames, "world_size": world_size,
-            "write_world_size": write}
+            "write_world_size": write, "source_kind": kind, "source_name": name}
+
+
+def download_schema_url(request: Request, settings: Settings, profiles: tuple[Profile, ...]) -> str:
+    """The modeline of a file the form hands over for download: it lands anywhere (a Downloads folder), where a
+    schema named by a relative path does not exist. The operator's URL, else the published folder
+    (GRPO_SCHEMA_BASE_URL), else this service's own schema endpoint, an absolute URL that resolves while the
+    service runs."""
+    if settings.schema_url:
+        return settings.schema_url
+    if base_url():
+        return schema_url(profiles=[p.name for p in profiles])
+    query = "?" + "&".join(f"profile={p.name}" for p in profiles) if profiles else ""
+    return f"{str(request.base_url).rstrip('/')}/api/v1/schema{query}"
 
 
 @router.post("/export", summary="Export the form's config, keeping the imported file's comments",
@@ -87,7 +108,7 @@ async def export(request: Request, settings: Annotated[Settings, Depends(current
         raise HTTPException(415, "send a JSON object (application/json)")
     body = parse_json_object(await read_limited(request, settings.max_body_bytes, settings.body_timeout_s))
     wanted = _export_request(body, settings.max_world_size)
-    url = settings.schema_url or schema_url(profiles=[p.name for p in profiles])
+    url = download_schema_url(request, settings, profiles)
     exported = await run_in_threadpool(export_config, schema_url=url, **wanted)
     return exported.to_dict()
 
@@ -100,7 +121,7 @@ async def load(body: Annotated[ConfigBody, Depends(config_body)]) -> ConfigJSONR
     """A file as the JSON object the form edits, plus what `grpo validate` says of the file itself."""
     if body.mapping is not None:
         return ConfigJSONResponse({"config": body.mapping, "diagnostics": [],
-                                   "profiles": suggest_profiles(body.mapping)})
+                                   "profiles": suggest_profiles(body.mapping), "settings": None})
     return ConfigJSONResponse(await run_in_threadpool(_load_yaml, body.yaml))
 
 
@@ -109,5 +130,25 @@ def _load_yaml(data: bytes) -> dict[str, Any]:
     config = loaded.data if loaded.ok and isinstance(loaded.data, dict) else None
     # What only the text shows (duplicate keys, tags, syntax); the form validates the mapping itself next.
     diagnostics = loaded.diagnostics if config is not None else check_text(data, path="<import>").diagnostics
+    file_settings, problems = settings_of(data)
+    if config is not None:
+        diagnostics = [*problems, *diagnostics]
     return {"config": config, "diagnostics": [d.to_dict() for d in diagnostics],
-            "profiles": suggest_profiles(config) if config is not None else []}
+            "profiles": suggest_profiles(config) if config is not None else [], "settings": file_settings}
+
+
+def settings_of(data: bytes) -> tuple[dict[str, Any] | None, list]:
+    """The file's `# grpo:` settings (how `grpo validate` checks it: world size, profiles, hardware, allowed env
+    names, TRL release) for the form to check it the same way, and what of the comment cannot be used (Y015)."""
+    if b"grpo:" not in data:
+        return None, []
+    from grpo_schema.engine.check import file_options
+    from grpo_schema.engine.infile import read_file_settings
+
+    found = read_file_settings(data)
+    if not found.lines:
+        return None, []
+    _, problems = file_options(data, {}, found)
+    return {"world_size": found.world_size, "profiles": list(found.profiles), "hardware": found.hardware,
+            "allow_env": list(found.allow_env), "trl_version": found.trl_version,
+            "lines": list(found.lines)}, problems

@@ -21,8 +21,12 @@ export const getJSON = (url) => fetch(url).then((r) => answer(r));
 // True when the server could not be reached at all (as opposed to an answer that refused something).
 export const unreachable = (error) => error instanceof TypeError || (error instanceof ApiError && error.status >= 502);
 
-function checkQuery({ worldSize, profile, datasetSize, launch, trlVersion } = {}) {
+// allowEnv and hardware: what the imported file's `# grpo:` comment declares (--allow-env, --hardware), so the
+// mapping the form sends is checked as `grpo validate` checks the file.
+function checkQuery({ worldSize, profile, datasetSize, launch, trlVersion, allowEnv, hardware } = {}) {
   const q = new URLSearchParams();
+  for (const name of allowEnv || []) q.append("allow_env", name);
+  if (hardware) q.set("hardware", hardware);
   if (worldSize) q.set("world_size", worldSize);
   if (profile) q.append("profile", profile);
   if (trlVersion) q.set("trl_version", trlVersion);

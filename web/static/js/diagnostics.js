@@ -32,18 +32,50 @@ export function worldSizesIn(text) {
 // "validate with --profile open-r1" -> "open-r1"
 const profileIn = (text) => /--profile ([A-Za-z0-9_.-]+)/.exec(text || "")?.[1];
 
+// The field a fix changes (where the keyboard focus goes after it): what it sets, renames to, or removes.
+function changedKey(fix) {
+  const keys = [...Object.keys(fix.set || {}), ...Object.values(fix.rename || {}), ...(fix.unset || [])];
+  return keys.length ? topKey(keys[0]) : null;
+}
+
 export class DiagnosticsView {
-  constructor({ form, list, status, onFix, onWorldSize, onProfile }) {
+  constructor({ form, list, status, onFix, onWorldSize, onProfile, fileNotes }) {
     this.form = form;
     this.list = list;
     this.status = status;
     this.onFix = onFix;
     this.onWorldSize = onWorldSize;
     this.onProfile = onProfile;
+    this.fileNotes = fileNotes || (() => []); // what only the imported text shows (duplicate keys, ...)
     this.stale = false;
     this.byKey = new Map();
-    this.fileNotes = [];
+    this.pendingFocus = null;
+    this.verdict = { errors: 0, refused: 0, blocking: [] };
     this.setForm(form);
+  }
+
+  // After a fix the button that was pressed is gone (the diagnostics are redrawn): the focus goes to the field
+  // the fix changed, else (the field is gone too) to the diagnostic that now stands where this one stood.
+  afterFix(fix, button) {
+    if (button.closest("dialog")) return; // the dialog keeps the focus (the launch dialog redraws itself)
+    const key = changedKey(fix);
+    const inList = this.list.contains(button);
+    const index = inList ? [...this.list.children].indexOf(button.closest("li")) : -1;
+    const row = key ? this.form.reveal(key) : null;
+    if (row && document.activeElement === row.input) return;
+    this.pendingFocus = { index: Math.max(index, 0) };
+    this.focusPending();
+  }
+
+  focusPending() {
+    if (!this.pendingFocus) return;
+    const items = [...this.list.children].filter((li) => !li.classList.contains("notes-title"));
+    const item = items[Math.min(this.pendingFocus.index, items.length - 1)];
+    const target = item?.querySelector("button:not([disabled])") || item;
+    if (!target) return;
+    if (target === item) item.setAttribute("tabindex", "-1");
+    target.focus();
+    if (document.activeElement === target) this.pendingFocus = null;
   }
 
   // A new form (the profile changed the schema): draw the last diagnostics into it.
@@ -75,10 +107,15 @@ export class DiagnosticsView {
     const buttons = [
       ...fixes.map((fix) => el("button", {
         type: "button", class: "fix", text: `Fix: ${fixLabel(fix)}`, disabled: this.stale,
-        title: fix.safe ? "safe fix" : "changes meaning", onclick: () => this.onFix(fix) })),
+        title: fix.safe ? "safe fix" : "changes meaning",
+        onclick: (event) => { const button = event.currentTarget; this.onFix(fix); this.afterFix(fix, button); } })),
       ...sizes.map((n) => el("button", { type: "button", class: "fix world", text: `Use world size ${n}`,
         "data-world-size": n, disabled: this.stale, title: "sets the toolbar's world size",
-        onclick: () => this.onWorldSize(n) })),
+        onclick: (event) => {
+          const inDialog = event.currentTarget.closest("dialog");
+          this.onWorldSize(n);
+          if (!inDialog) document.getElementById("world-size").focus();
+        } })),
       profile && this.onProfile ? el("button", { type: "button", class: "fix profile", disabled: this.stale,
         text: `Use the ${profile} profile`, "data-profile": profile, onclick: () => this.onProfile(profile) }) : null,
     ].filter(Boolean);
@@ -125,6 +162,7 @@ export class DiagnosticsView {
     this.form.applyVisibility();
     this.renderList(diagnostics);
     this.renderStatus(result, diagnostics);
+    this.focusPending();
     this.form.updateCounts(this.sectionCounts(diagnostics));
     this.markStale(false);
     const safe = this.safeFixes().length;
@@ -170,22 +208,28 @@ export class DiagnosticsView {
 
   renderList(diagnostics) {
     const items = diagnostics.map((d) => this.listItem(d, false));
-    const notes = this.fileNotes.map((d) => this.listItem(d, true));
+    const notes = this.fileNotes().map((d) => this.listItem(d, true));
     if (notes.length) items.push(el("li", { class: "notes-title", text: "From the imported file:" }), ...notes);
     if (!items.length) items.push(el("li", { class: "muted", text: "No diagnostics: nothing to fix." }));
     this.list.replaceChildren(...items);
   }
 
+  // One count: every diagnostic the list shows, the imported text's own (a duplicate key) included.
   renderStatus(result, diagnostics) {
-    const own = diagnostics.filter((d) => !d.launch);
+    const own = [...diagnostics.filter((d) => !d.launch), ...this.fileNotes()];
     const count = (sev) => own.filter((d) => d.severity === sev).length;
     const [errors, warnings] = [count("error"), count("warning")];
-    const refused = diagnostics.filter((d) => d.launch && d.severity === "error").length;
+    const refusals = diagnostics.filter((d) => d.launch && d.severity === "error");
+    const refused = refusals.length;
     const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
-    this.status.className = `status ${result.valid && !refused ? "ok" : "bad"}`;
-    this.status.textContent = `${result.valid ? "Valid" : "Invalid"} at world size ${result.world_size}: ` +
+    const valid = result.valid && errors === 0;
+    this.verdict = { errors, refused, worldSize: result.world_size,
+                     blocking: [...own.filter((d) => d.severity === "error"), ...refusals] };
+    this.status.className = `status ${valid && !refused ? "ok" : "bad"}`;
+    this.status.textContent = `${valid ? "Valid" : "Invalid"} at world size ${result.world_size}: ` +
       `${plural(errors, "error")}, ${plural(warnings, "warning")}` +
       (refused ? `; Launch would be refused: ${plural(refused, "problem")} with the service's run policy` : "");
+    this.onVerdict?.(this.verdict);
   }
 
   sectionCounts(diagnostics) {

@@ -8,11 +8,22 @@ import { toYaml, withWorldSize } from "./yamlwrite.js";
 
 const $ = (id) => document.getElementById(id);
 
-// onImported(config, diagnostics, text, profiles): `profiles` are those whose keys or reward names the file uses.
-export function setupImport(onImported) {
+// hooks.onImported(config, diagnostics, text, profiles, settings): `profiles` are those whose keys or reward names
+// the file uses, `settings` what its `# grpo:` comment declares. The dialog asks before replacing a config that has
+// settings, as a recipe does: it says what will be replaced and its button says "Replace"; Undo follows.
+export function setupImport(hooks) {
   const dialog = $("import-dialog");
   const error = $("import-error");
-  $("import-open").addEventListener("click", () => { error.textContent = ""; dialog.showModal(); });
+  const warning = $("import-replaces");
+  $("import-open").addEventListener("click", () => {
+    error.textContent = "";
+    const count = hooks.settingsCount();
+    warning.hidden = count === 0;
+    warning.textContent = count ? `Importing replaces the ${count} setting${count === 1 ? "" : "s"} in the form ` +
+      "(and takes the file's world size). You can undo it right after." : "";
+    $("import-apply").textContent = count ? "Replace my config" : "Import";
+    dialog.showModal();
+  });
   $("import-cancel").addEventListener("click", () => dialog.close());
   $("import-file").addEventListener("change", async (event) => {
     const file = event.target.files[0];
@@ -29,8 +40,9 @@ export function setupImport(onImported) {
         return;
       }
       const isJson = text.trimStart().startsWith("{");
-      onImported(loaded.config, loaded.diagnostics, isJson ? null : text, loaded.profiles || []);
       dialog.close();
+      hooks.onImported(loaded.config, loaded.diagnostics, isJson ? null : text, loaded.profiles || [],
+                       loaded.settings || null);
     } catch (exc) {
       error.textContent = api.unreachable(exc) ? "could not import: the server is unreachable (importing reads " +
         "the file with the validator's own YAML loader); try again when it is back" : `could not import: ${exc.message}`;
@@ -67,7 +79,9 @@ export function setupExport(current) {
     const { state, profile, worldSize, schemaId } = current();
     note.textContent = "";
     const request = { config: state.toObject(), source: state.source, renames: state.renames,
-                      world_size: worldSize ?? null, write_world_size: writeWorld.checked };
+                      world_size: worldSize ?? null, write_world_size: writeWorld.checked,
+                      source_kind: state.origin?.kind === "recipe" ? "recipe" : "file",
+                      source_name: state.origin?.kind === "recipe" ? state.origin.title ?? null : null };
     $("export-world-row").hidden = !worldSize;
     writeWorld.nextElementSibling.textContent = `Write the toolbar's world size ${worldSize ?? ""} as num_processes`;
     let answer;
@@ -95,26 +109,37 @@ export function setupExport(current) {
 }
 
 // Recipes: asks before replacing a config that has settings, offers Undo, and adapts the recipe to the active
-// profile (the server maps reward names to the profile's registry and says so).
+// profile (the server maps reward names to the profile's registry and says so). A recipe is applied by an
+// explicit action only: picking it with the mouse, Enter on the select, or the Apply button. Moving through the
+// choices with the arrow keys only shows them (the select would otherwise apply each recipe it passes). After
+// that the select shows the recipe the config came from.
 // hooks: { state, profile(), onPreset(preset), onUndo(snapshot), announce(node) }
 export async function setupPresets(hooks) {
   const select = $("preset");
+  const apply = $("preset-apply");
+  let browsing = false;
+  const applied = () => (hooks.state.origin?.kind === "recipe" ? hooks.state.origin.name : "");
+  const sync = () => {
+    if ([...select.options].some((o) => o.value === applied())) select.value = applied();
+    apply.disabled = !select.value;
+    apply.textContent = select.value && select.value === applied() ? "Apply again" : "Apply";
+  };
   const load = async () => {
     try {
       for (const preset of await api.getJSON("/api/v1/presets")) {
         select.append(el("option", { value: preset.name, text: preset.title, title: preset.description }));
       }
     } catch { select.title = "recipes need the server; they come back when it answers"; }
+    sync();
   };
-  select.addEventListener("change", async () => {
+  const run = async () => {
     const name = select.value;
     const title = select.selectedOptions[0]?.text;
-    select.value = "";
     if (!name) return;
     const count = hooks.state.values.size;
     if (count && !(await ask({ title: `Start from ${title}?`, confirm: "Replace", cancel: "Keep my config",
       text: `This replaces the ${count} setting${count === 1 ? "" : "s"} you have with the recipe. ` +
-        "You can undo it right after." }))) return;
+        "You can undo it right after." }))) { sync(); return; }
     const profile = hooks.profile();
     let preset;
     try {
@@ -122,14 +147,35 @@ export async function setupPresets(hooks) {
         (profile ? `?profile=${encodeURIComponent(profile)}` : ""));
     } catch (exc) {
       hooks.announce(el("span", { text: `Could not load the recipe: ${exc.message}` }));
+      sync();
       return;
     }
     const before = hooks.state.snapshot();
-    hooks.onPreset(preset);
+    hooks.onPreset({ ...preset, name, title });
+    sync();
     const undo = el("button", { type: "button", id: "undo-preset", text: "Undo",
-      onclick: () => { hooks.onUndo(before); hooks.announce(el("span", { text: `Back to your config from before ${title}.` })); } });
+      onclick: () => { hooks.onUndo(before); sync(); hooks.announce(el("span", { text: `Back to your config from before ${title}.` })); } });
     hooks.announce(el("span", {}, `Started from ${title}${profile ? ` (for ${profile})` : ""}. `,
       ...(preset.notes || []).map((n) => el("span", { class: "muted", text: `${n}. ` })), undo));
+  };
+  const NAVIGATION = ["ArrowUp", "ArrowDown", "ArrowLeft", "ArrowRight", "Home", "End", "PageUp", "PageDown"];
+  select.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && select.value && select.value !== applied()) { event.preventDefault(); run(); return; }
+    browsing = NAVIGATION.includes(event.key) || event.key.length === 1; // type-ahead moves the choice too
   });
+  select.addEventListener("keyup", () => { browsing = false; });
+  select.addEventListener("blur", () => { browsing = false; });
+  select.addEventListener("change", () => {
+    apply.disabled = !select.value;
+    apply.textContent = select.value && select.value === applied() ? "Apply again" : "Apply";
+    if (browsing) {
+      const title = select.selectedOptions[0]?.text;
+      if (select.value) hooks.announce(el("span", { text: `${title}: press Enter or Apply to start from it.` }));
+      return;
+    }
+    run();
+  });
+  apply.addEventListener("click", run);
+  hooks.state.onChange((keys, source) => { if (["import", "preset", "undo", "restore"].includes(source)) sync(); });
   await load();
 }

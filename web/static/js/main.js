@@ -33,6 +33,9 @@ function positiveOption(input, max = Number.MAX_SAFE_INTEGER) {
 const profileName = () => $("profile").value || undefined;
 const trlVersion = () => $("trl-version").value || undefined;
 const worldSize = () => positiveOption($("world-size"), 4096);
+// The values the model and dataset pickers remember: committed ones only (change, blur, launch), never each
+// keystroke of a name being typed.
+const REMEMBERED = ["model_name_or_path", "dataset_name"];
 
 function schemaFor(profile, release) {
   const key = `${profile || ""} ${release || ""}`;
@@ -95,7 +98,40 @@ function showResult(app, result, error, { offline } = {}) {
 
 function draftOf(app) {
   return { ...app.state.snapshot(), worldSize: $("world-size").value, profile: $("profile").value,
-           datasetSize: $("dataset-size").value, trlVersion: $("trl-version").value };
+           datasetSize: $("dataset-size").value, trlVersion: $("trl-version").value,
+           hardware: $("hardware")?.value ?? app.pendingHardware ?? "" };
+}
+
+// The world size the config is checked at, as `grpo validate` picks it for the file: the toolbar's (a flag),
+// else the file's `# grpo: --world-size N` comment, else num_processes in the config (the server reads that).
+function effectiveWorldSize(app) {
+  return worldSize() ?? app.state.fileSettings?.world_size ?? undefined;
+}
+
+// The toolbar's placeholder says what an empty world size means for this config.
+function showWorldSizeSource(app) {
+  const commented = app.state.fileSettings?.world_size;
+  const declared = app.state.get("num_processes");
+  $("world-size").placeholder = commented ? `${commented} (# grpo: comment)`
+    : Number.isInteger(declared) ? `${declared} (num_processes)` : "auto (1)";
+}
+
+// The settings a file's `# grpo:` comment declares, taken by the form's own controls: its profile and TRL release
+// (when the form knows them). The world size and hardware are read from the state where they are needed.
+function takeFileSettings(settings) {
+  if (!settings) return false;
+  let changed = false;
+  const profile = settings.profiles?.[0];
+  if (profile && profile !== $("profile").value && [...$("profile").options].some((o) => o.value === profile)) {
+    $("profile").value = profile;
+    changed = true;
+  }
+  const release = settings.trl_version;
+  if (release && release !== $("trl-version").value && [...$("trl-version").options].some((o) => o.value === release)) {
+    $("trl-version").value = release;
+    changed = true;
+  }
+  return changed;
 }
 
 async function setProfile(app, name) {
@@ -115,11 +151,13 @@ async function setProfile(app, name) {
   app.checker.run();
 }
 
-// The profiles a file uses, as a button each (the validator's own CLI flag is --profile NAME).
-function offerProfiles(app, found) {
+// The profiles a file uses, as a button each (the validator's own CLI flag is --profile NAME); `keep`: added to
+// what the notice says already.
+function offerProfiles(app, found, keep = false) {
   const wanted = found.filter((p) => p.name !== profileName());
   if (!wanted.length) return;
-  announce(el("span", {}, ...wanted.map((p) => el("span", { class: "offer" },
+  const previous = keep ? [...$("notice").childNodes] : [];
+  announce(el("span", {}, ...previous, ...wanted.map((p) => el("span", { class: "offer" },
     `This file uses ${p.name}'s ${[p.keys.length ? `script keys (${p.keys.slice(0, 4).join(", ")})` : "",
       p.reward_funcs.length ? `reward names (${p.reward_funcs.join(", ")})` : ""].filter(Boolean).join(" and ")}. `,
     el("button", { type: "button", class: "primary", id: `use-profile-${p.name}`, text: `Use the ${p.name} profile`,
@@ -135,25 +173,59 @@ function wireControls(app) {
   for (const id of ["world-size", "dataset-size"]) {
     $(id).addEventListener("input", () => { app.save(); app.checker.schedule(); });
   }
+  // A model or dataset name is remembered once it is committed: the field loses the focus or Enter is pressed
+  // (the browser's change event), or a suggestion is picked.
+  $("sections").addEventListener("change", (event) => {
+    const key = REMEMBERED.find((k) => event.target.id === `in-${k}`);
+    if (key) { rememberValue(key, app.state.get(key)); app.form.rows.get(key)?.refreshPicker?.(); }
+  });
   $("profile").addEventListener("change", () => setProfile(app, $("profile").value));
   $("trl-version").addEventListener("change", () => setProfile(app, $("profile").value));  // the release's schema
   $("apply-safe").addEventListener("click", () => {
     for (const fix of app.diags.safeFixes()) app.state.applyFix(fix);
   });
-  setupImport((config, notes, text, profiles) => {
-    app.diags.fileNotes = notes;
-    app.state.replace(config, "import", text);
-    app.form.refreshAll();
-    announce(null);
-    offerProfiles(app, profiles);
+  setupImport({
+    settingsCount: () => app.state.values.size,
+    onImported: (config, notes, text, profiles, settings) => {
+      const before = { snapshot: app.state.snapshot(), worldSize: $("world-size").value, profile: $("profile").value,
+                       trlVersion: $("trl-version").value };
+      // The file's world size, not the toolbar's old one: empty means num_processes (or its # grpo: comment).
+      $("world-size").value = "";
+      app.state.replace(config, "import", text, {}, { origin: { kind: "file" }, fileSettings: settings || null,
+                                                       fileNotes: notes });
+      $("preset").value = "";
+      app.form.refreshAll();
+      const controls = takeFileSettings(settings);
+      if (controls) setProfile(app, $("profile").value);
+      const count = Object.keys(config).length;
+      const undo = el("button", { type: "button", id: "undo-import", text: "Undo", onclick: async () => {
+        $("world-size").value = before.worldSize;
+        const reload = before.profile !== $("profile").value || before.trlVersion !== $("trl-version").value;
+        $("profile").value = before.profile;
+        $("trl-version").value = before.trlVersion;
+        app.state.restore(before.snapshot, "undo");
+        app.form.refreshAll();
+        if (reload) await setProfile(app, before.profile);
+        else app.checker.run();
+        announce(el("span", { text: "Back to your config from before the import." }));
+      } });
+      announce(el("span", {}, `Imported a file with ${count} setting${count === 1 ? "" : "s"}` +
+        (settings?.world_size ? ` (world size ${settings.world_size} from its # grpo: comment)` : "") + ". ", undo));
+      offerProfiles(app, profiles, true);
+    },
   });
   setupExport(() => ({ state: app.state, profile: profileName(), worldSize: worldSize(), schemaId: app.schemaId }));
-  setupLaunch(() => app.state.toObject(), worldSize);
-  setupTools(app, { worldSize, profile: profileName, announce });
+  setupLaunch({
+    config: () => app.state.toObject(), worldSize: () => effectiveWorldSize(app), diags: app.diags,
+    checker: app.checker,
+    onLaunched: (config) => { for (const key of REMEMBERED) rememberValue(key, config[key]); },
+  });
+  setupTools(app, { worldSize: () => effectiveWorldSize(app), profile: profileName, announce });
 }
 
 function restoreDraft(app, draft) {
   if (!draft) return;
+  app.pendingHardware = draft.hardware || "";
   $("world-size").value = draft.worldSize || "";
   $("dataset-size").value = draft.datasetSize || "";
   if ([...$("profile").options].some((o) => o.value === draft.profile)) $("profile").value = draft.profile;
@@ -188,7 +260,7 @@ async function main() {
   app.profile = $("profile").value;
   await buildForm(app);
   app.diags = new DiagnosticsView({
-    form: app.form, list: $("diag-list"), status: $("status"),
+    form: app.form, list: $("diag-list"), status: $("status"), fileNotes: () => app.state.fileNotes,
     onFix: (fix) => {
       // A fix that declares the world size moves the toolbar's too, so both say the same.
       if (fix.set && Number.isInteger(fix.set.num_processes) && $("world-size").value) {
@@ -201,8 +273,10 @@ async function main() {
   });
   app.checker = new Checker({
     state: app.state, metrics,
-    options: () => ({ worldSize: worldSize(), profile: profileName(), datasetSize: positiveOption($("dataset-size")),
-                      launch: app.capabilities.runs, trlVersion: trlVersion() }),
+    options: () => ({ worldSize: effectiveWorldSize(app), profile: profileName(),
+                      datasetSize: positiveOption($("dataset-size")), launch: app.capabilities.runs,
+                      trlVersion: trlVersion(), allowEnv: app.state.fileSettings?.allow_env,
+                      hardware: app.state.fileSettings?.hardware }),
     onResult: (result, error, how) => showResult(app, result, error, how),
     onBusy: (busy) => document.body.classList.toggle("busy", busy),
   });
@@ -210,7 +284,10 @@ async function main() {
     if (source === "input") metrics.lastEditAt = performance.now();
     app.form.update(keys, source);
     app.save();
-    for (const key of ["model_name_or_path", "dataset_name"]) if (keys.has(key)) rememberValue(key, app.state.get(key));
+    for (const key of REMEMBERED) {
+      if (source === "pick" && keys.has(key)) { rememberValue(key, app.state.get(key)); app.form.rows.get(key)?.refreshPicker(); }
+    }
+    showWorldSizeSource(app);
     app.checker.schedule(source === "input" ? undefined : 0);
   });
   if (draft && draft.entries.length) {
@@ -220,14 +297,21 @@ async function main() {
       "this browser)." }));
   }
   app.memory = new MemoryBar({ root: $("memory-panel"), getConfig: () => app.state.toObject(),
-                               getOptions: () => ({ worldSize: positiveOption($("world-size"), 4096),
-                                                    profile: profileName() }) });
+                               getOptions: () => ({ worldSize: effectiveWorldSize(app), profile: profileName(),
+                                                    fileHardware: app.state.fileSettings?.hardware }),
+                               hardware: app.pendingHardware || "", onChange: () => app.save(),
+                               onFix: (fix) => app.state.applyFix(fix) });
+  showWorldSizeSource(app);
   wireControls(app);
   await Promise.all([
     setupPresets({
       state: app.state, profile: profileName, announce,
-      onPreset: (preset) => { app.diags.fileNotes = []; app.state.replace(preset.config, "preset", preset.yaml);
-                              app.form.refreshAll(); },
+      onPreset: (preset) => {
+        app.state.replace(preset.config, "preset", preset.yaml, {},
+                          { origin: { kind: "recipe", name: preset.name, title: preset.title },
+                            fileSettings: preset.settings || null });
+        app.form.refreshAll();
+      },
       onUndo: (snapshot) => { app.state.restore(snapshot, "undo"); app.form.refreshAll(); },
     }),
     app.checker.run()]);

@@ -1,6 +1,8 @@
 // Per-GPU memory bar: POST /api/v1/plan with the config being edited and the declared hardware, then draw one
 // bar whose segments are the parts held at the peak (weights, gradients, optimizer, activations, logits, ...),
-// scaled to the GPU's memory. Redrawn after every validation (the checker already debounces edits).
+// scaled to the GPU's memory, and the plan's diagnostics (more processes than GPUs, ...). Redrawn after every
+// validation (the checker already debounces edits). The hardware is, first that applies: what is typed here (kept
+// with the draft), the file's `# grpo: --hardware` comment, the config's own `hardware:` section, else a default.
 
 import { el } from "./dom.js";
 
@@ -11,6 +13,7 @@ const COLORS = {
 };
 
 const gib = (bytes) => (bytes / 2 ** 30).toFixed(1);
+export const DEFAULT_HARDWARE = "8xH100-80GB";
 
 // Styles through the CSSOM: the page's Content-Security-Policy refuses style attributes.
 function styled(node, styles) {
@@ -19,47 +22,92 @@ function styled(node, styles) {
 }
 
 export class MemoryBar {
-  constructor({ root, getConfig, getOptions }) {
-    Object.assign(this, { root, getConfig, getOptions });
+  constructor({ root, getConfig, getOptions, hardware = "", onChange = () => {}, onFix = null }) {
+    Object.assign(this, { root, getConfig, getOptions, onChange, onFix });
     this.controller = null;
-    this.input = el("input", { id: "hardware", type: "text", value: "8xH100-80GB", autocomplete: "off",
-                               spellcheck: "false", "aria-describedby": "memory-summary" });
+    this.input = el("input", { id: "hardware", type: "text", value: hardware, autocomplete: "off",
+                               spellcheck: "false", placeholder: DEFAULT_HARDWARE,
+                               "aria-describedby": "memory-summary" });
     this.summary = el("p", { id: "memory-summary", class: "muted", "aria-live": "polite" });
     this.bar = el("div", { id: "memory-bar", class: "memory-bar", role: "img" });
     this.legend = el("ul", { id: "memory-legend", class: "memory-legend" });
+    this.diags = el("ul", { id: "memory-diagnostics", class: "memory-diags" });
     root.replaceChildren(
       el("div", { class: "inline-field" }, [el("label", { for: "hardware", text: "Hardware (e.g. 8xH100-80GB)" }),
                                              this.input]),
-      this.bar, this.summary, this.legend);
-    this.input.addEventListener("input", () => { clearTimeout(this.timer); this.timer = setTimeout(() => this.refresh(), 300); });
+      this.bar, this.summary, this.diags, this.legend);
+    this.input.addEventListener("input", () => {
+      this.onChange();
+      clearTimeout(this.timer);
+      this.timer = setTimeout(() => this.refresh(), 300);
+    });
+  }
+
+  // [spec or null, where it comes from]; null: the config's hardware: section (the server reads it).
+  hardware() {
+    const typed = this.input.value.trim();
+    if (typed) return [typed, "typed here"];
+    const { fileHardware } = this.getOptions();
+    if (fileHardware) return [fileHardware, "the file's # grpo: comment"];
+    const section = this.getConfig().hardware;
+    if (section !== undefined && section !== null) return [null, "the config's hardware: section"];
+    return [DEFAULT_HARDWARE, "the default; type yours above"];
+  }
+
+  placeholder() {
+    const [spec, where] = this.hardware();
+    const section = this.getConfig().hardware;
+    const shown = spec ?? (typeof section === "string" ? section : "hardware:");
+    this.input.placeholder = this.input.value.trim() ? DEFAULT_HARDWARE : `${shown} (${where})`;
   }
 
   async refresh() {
     this.controller?.abort();
     const controller = new AbortController();
     this.controller = controller;
-    const q = new URLSearchParams({ hardware: this.input.value.trim() || "8xH100-80GB" });
+    const [spec, where] = this.hardware();
+    this.placeholder();
+    const q = new URLSearchParams();
+    if (spec) q.set("hardware", spec);
     const { worldSize, profile } = this.getOptions();
     if (worldSize) q.set("world_size", worldSize);
     if (profile) q.set("profile", profile);
     try {
-      const response = await fetch(`/api/v1/plan?${q}`, { method: "POST", signal: controller.signal,
-        headers: { "Content-Type": "application/json" }, body: JSON.stringify(this.getConfig()) });
+      const response = await fetch(`/api/v1/plan${q.toString() ? `?${q}` : ""}`, { method: "POST",
+        signal: controller.signal, headers: { "Content-Type": "application/json" },
+        body: JSON.stringify(this.getConfig()) });
       const doc = await response.json();
-      if (controller === this.controller) this.draw(response.ok ? doc : null, response.ok ? null : doc.detail);
+      if (controller === this.controller) this.draw(response.ok ? doc : null, response.ok ? null : doc.detail, where);
     } catch (exc) {
-      if (exc.name !== "AbortError") this.draw(null, exc.message);
+      if (exc.name !== "AbortError") this.draw(null, exc.message, where);
     }
   }
 
-  draw(doc, error) {
+  // The plan's own diagnostics (H007: more processes than the declared GPUs, ...), with their fixes.
+  drawDiagnostics(doc) {
+    const list = (doc?.diagnostics || []).filter((d) => d.code !== "GRPO-H005" || this.getConfig().model_name_or_path);
+    this.diags.replaceChildren(...list.map((d) => el("li", {}, el("div", {
+      class: `diag ${d.severity}`, "data-code": d.code },
+      el("span", { class: "sev", text: d.severity }), " ", el("span", { class: "code", text: d.code }), " ",
+      el("span", { class: "msg", text: d.message }),
+      d.hint ? el("div", { class: "hint", text: d.hint }) : null,
+      d.fix && this.onFix ? el("div", { class: "fixes" }, el("button", { type: "button", class: "fix",
+        text: `Fix: ${d.fix.title || Object.entries(d.fix.set || {}).map(([k, v]) => `set ${k}: ${JSON.stringify(v)}`).join(", ") || "apply"}`,
+        onclick: () => this.onFix(d.fix) })) : null))));
+  }
+
+  draw(doc, error, where = "") {
     const perGpu = doc?.per_gpu;
     this.root.dataset.fits = doc ? String(doc.fits) : "unknown";
+    this.drawDiagnostics(doc);
     if (!perGpu) {
-      const info = doc?.diagnostics?.[0]?.message;
+      const model = this.getConfig().model_name_or_path;
+      const info = doc?.diagnostics?.find((d) => d.severity !== "info" || d.code === "GRPO-H005")?.message;
       this.bar.replaceChildren();
       this.legend.replaceChildren();
-      this.summary.textContent = error ? `No estimate: ${error}` : `No estimate${info ? `: ${info}` : ""}`;
+      this.summary.textContent = error ? `No estimate: ${error}`
+        : !model ? "No estimate yet: set model_name_or_path (a model of the built-in catalogue, e.g. Qwen/Qwen2.5-1.5B-Instruct)."
+        : `No estimate${info ? `: ${info}` : ""}`;
       return;
     }
     const capacity = perGpu.capacity_bytes;
@@ -74,7 +122,8 @@ export class MemoryBar {
     this.bar.classList.toggle("over", !doc.fits);
     const verdict = doc.fits ? "fits" : `does not fit (${gib(perGpu.total_bytes - capacity)} GiB short)`;
     const time = doc.time?.step_seconds ? `; about ${doc.time.step_seconds.toFixed(1)} s a step` : "";
-    this.summary.textContent = `${gib(perGpu.total_bytes)} of ${gib(capacity)} GiB per GPU: ${verdict}${time}`;
+    const on = doc.hardware?.spec ? `; on ${doc.hardware.spec}${where ? ` (${where})` : ""}` : "";
+    this.summary.textContent = `${gib(perGpu.total_bytes)} of ${gib(capacity)} GiB per GPU: ${verdict}${time}${on}`;
     this.legend.replaceChildren(...parts.map((p) => el("li", {}, [
       styled(el("span", { class: "swatch" }), { background: COLORS[p.name] || "#999" }),
       el("span", { text: `${p.name} ${gib(p.bytes)} GiB` })])));

@@ -35,10 +35,15 @@ export async function call(path, { method = "GET", body, headers = {}, raw = fal
   return raw ? response : response.json();
 }
 
-export const launch = (config, worldSize) =>
-  call(worldSize ? `?world_size=${worldSize}` : "", {
+// existing: "resume" or "overwrite" when the output_dir belongs to another run (GRPO-X007), else undefined.
+export function launch(config, worldSize, existing) {
+  const q = new URLSearchParams();
+  if (worldSize) q.set("world_size", worldSize);
+  if (existing) q.set("existing_output", existing);
+  return call(q.toString() ? `?${q}` : "", {
     method: "POST", body: JSON.stringify(config), headers: { "Content-Type": "application/json" },
   });
+}
 
 // What to tell a person when a runs call fails.
 export function explainError(error) {

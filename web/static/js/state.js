@@ -1,7 +1,10 @@
 // The config being edited: only keys the user (or an import, preset or fix) set explicitly, in insertion
 // order, so an imported file keeps its order on export. Listeners hear which top-level keys changed.
 // `source` is the imported file's text and `renames` the keys renamed since: the export writes the edits into
-// that text, so its comments and order stay.
+// that text, so its comments and order stay. `origin` says where that text came from ({kind: "file"} or
+// {kind: "recipe", name, title}), `fileSettings` what its `# grpo:` comment declares (world size, hardware, ...:
+// the form checks the config as `grpo validate` checks the file) and `fileNotes` what only the text showed
+// (duplicate keys, an unreadable comment).
 
 export function topKey(fieldName) {
   return String(fieldName).split(/[.[]/)[0];
@@ -23,6 +26,9 @@ export class ConfigState {
     this.listeners = [];
     this.source = null;
     this.renames = {};
+    this.origin = null;
+    this.fileSettings = null;
+    this.fileNotes = [];
   }
 
   onChange(listener) { this.listeners.push(listener); }
@@ -39,21 +45,29 @@ export class ConfigState {
     this.emit([key], source);
   }
 
-  // A new config (import, recipe, restore); `file` is the imported text, or null when there is none.
-  replace(mapping, source = "import", file = null, renames = {}) {
+  // A new config (import, recipe, restore); `file` is the imported text, or null when there is none; `meta`:
+  // { origin, fileSettings, fileNotes } of that text.
+  replace(mapping, source = "import", file = null, renames = {}, meta = {}) {
     const before = [...this.values.keys()];
     this.values = new Map(Array.isArray(mapping) ? mapping : Object.entries(mapping || {}));
     this.source = file;
     this.renames = { ...renames };
+    this.origin = file === null ? null : meta.origin ?? null;
+    this.fileSettings = file === null ? null : meta.fileSettings ?? null;
+    this.fileNotes = Array.isArray(meta.fileNotes) ? meta.fileNotes : [];
     this.emit([...before, ...this.values.keys()], source);
   }
 
   // Everything needed to come back to this exact state (undo, the saved draft).
   snapshot() {
-    return { entries: structuredClone([...this.values.entries()]), source: this.source, renames: { ...this.renames } };
+    return { entries: structuredClone([...this.values.entries()]), source: this.source, renames: { ...this.renames },
+             origin: this.origin, fileSettings: this.fileSettings, fileNotes: this.fileNotes };
   }
 
-  restore(snap, source = "restore") { this.replace(snap.entries, source, snap.source ?? null, snap.renames || {}); }
+  restore(snap, source = "restore") {
+    this.replace(snap.entries, source, snap.source ?? null, snap.renames || {},
+                 { origin: snap.origin, fileSettings: snap.fileSettings, fileNotes: snap.fileNotes });
+  }
 
   toObject() { return Object.fromEntries(this.values); }
 

@@ -77,13 +77,36 @@ function setupCommand(app, { worldSize, profile }) {
   const dialog = $("command-dialog");
   $("command-open").addEventListener("click", () => {
     const list = commands(app.state.toObject(), worldSize(), profile());
-    $("command-list").replaceChildren(...list.map(({ what, line }) => el("li", {},
-      el("p", { class: "muted small", text: what }), el("pre", { class: "command", tabindex: "0", text: line }))));
+    $("command-list").replaceChildren(...list.map(({ what, line }, i) => el("li", {},
+      el("p", { class: "muted small", text: what }),
+      el("div", { class: "command-row" }, el("pre", { class: "command", tabindex: "0", text: line }),
+        el("button", { type: "button", class: "copy", "data-line": i, text: "Copy", "aria-label": `Copy: ${what}`,
+                       onclick: async (event) => {
+                         const button = event.currentTarget;
+                         await copyText(line);
+                         button.textContent = "Copied";
+                         $("command-note").textContent = `Copied: ${line}`;
+                         setTimeout(() => { button.textContent = "Copy"; }, 1500);
+                       } })))));
     $("command-note").textContent = `Export the config as ${FILE} first; the world size is ` +
       `${worldSize() ? "the toolbar's" : "num_processes from the config, else 1"}.`;
     dialog.showModal();
   });
   $("command-close").addEventListener("click", () => dialog.close());
+}
+
+// The clipboard API needs a secure context (localhost is one) and permission; else the old way, from a click.
+async function copyText(text) {
+  try {
+    await navigator.clipboard.writeText(text);
+  } catch {
+    const area = el("textarea", { class: "visually-hidden" });
+    area.value = text;
+    $("command-dialog").append(area);
+    area.select();
+    document.execCommand("copy");
+    area.remove();
+  }
 }
 
 // --- named configs -----------------------------------------------------------------------------------------------

@@ -7,14 +7,16 @@ function shown(value) {
   return value === undefined ? "" : typeof value === "string" ? value : JSON.stringify(value);
 }
 
+// What applies when the field is left out, said the same way whether or not it has a value now.
 function defaultLabel(field) {
-  if (!field.hasDefault) return "not set";
-  return field.default === null ? "not set (null)" : `default: ${shown(field.default)}`;
+  if (!field.hasDefault) return "no default";
+  return field.default === null ? "default: none" : `default: ${shown(field.default)}`;
 }
 
 function choiceInput(field, id, describedBy) {
   const select = el("select", { id, "aria-describedby": describedBy });
-  select.append(el("option", { value: "", text: `— ${defaultLabel(field)} —` }));
+  const unset = !field.hasDefault || field.default === null ? "not set" : `not set: ${defaultLabel(field)}`;
+  select.append(el("option", { value: "", text: `— ${unset} —` }));
   field.choices.forEach((choice, i) => {
     // enumDescriptions follow the enum's order, and enum values come first among the choices.
     const doc = field.enumDocs ? field.enumDocs[i] : undefined;
@@ -47,14 +49,12 @@ function showValue(field, input, value) {
 }
 
 // Picks under a field: "toggle" chips add or remove a name in a list (reward_funcs from the active registry);
-// "datalist" offers values to type over (recent values, local models and datasets).
-function pickerFor(field, suggestion, input, state) {
-  if (!suggestion || !suggestion.values.length) return null;
-  if (suggestion.kind === "datalist") {
-    const id = idFor("list", field.name);
-    input.setAttribute("list", id);
-    return el("datalist", { id }, suggestion.values.map((v) => el("option", { value: v.value ?? v, label: v.label })));
-  }
+// "datalist" offers values to type over (recent values, local models and datasets), and says so under the field
+// with a button that shows them all (a datalist alone is invisible until one types).
+function pickerFor(field, suggest, input, state) {
+  const suggestion = suggest?.(field);
+  if (!suggestion || (suggestion.kind !== "datalist" && !suggestion.values.length)) return null;
+  if (suggestion.kind === "datalist") return suggestionBox(field, suggest, input, state);
   const current = () => { const v = state.get(field.name); return Array.isArray(v) ? v : v === undefined ? [] : [v]; };
   const chips = suggestion.values.map((name) => el("button", {
     type: "button", class: "chip", text: name, "data-value": name, "aria-pressed": "false",
@@ -69,6 +69,39 @@ function pickerFor(field, suggestion, input, state) {
     const list = current();
     for (const chip of chips) chip.setAttribute("aria-pressed", String(list.includes(chip.dataset.value)));
   };
+  return box;
+}
+
+function suggestionBox(field, suggest, input, state) {
+  const listId = idFor("list", field.name);
+  const panelId = idFor("suggest", field.name);
+  const datalist = el("datalist", { id: listId });
+  input.setAttribute("list", listId);
+  const toggle = el("button", { type: "button", class: "link suggest-toggle", "aria-expanded": "false",
+                                "aria-controls": panelId });
+  const panel = el("ul", { id: panelId, class: "suggest-list", hidden: true });
+  const box = el("div", { class: "suggest" }, toggle, panel, datalist);
+  const draw = () => {
+    const values = suggest(field)?.values || [];
+    datalist.replaceChildren(...values.map((v) => el("option", { value: v.value, label: v.label })));
+    panel.replaceChildren(...values.map((v) => el("li", {},
+      el("button", { type: "button", class: "chip", text: v.value, "data-value": v.value,
+                     "aria-label": `Use ${v.value} (${v.label})`, onclick: () => {
+          state.set(field.name, v.value, "pick");
+          panel.hidden = true;
+          toggle.setAttribute("aria-expanded", "false");
+          input.focus();
+        } }), " ", el("span", { class: "muted", text: v.label }))));
+    const kinds = [...new Set(values.map((v) => v.label))];
+    box.hidden = values.length === 0;
+    toggle.textContent = `${values.length} suggestion${values.length === 1 ? "" : "s"} (${kinds.join(", ")})`;
+  };
+  toggle.addEventListener("click", () => {
+    panel.hidden = !panel.hidden;
+    toggle.setAttribute("aria-expanded", String(!panel.hidden));
+  });
+  box.redraw = draw;
+  draw();
   return box;
 }
 
@@ -95,7 +128,7 @@ export function buildFieldRow(field, { state, onReset, suggest }) {
     input, help, el("div", { class: "field-diags", id: diagId }));
   const choiceDoc = field.enumDocs ? el("p", { class: "choice-doc" }) : null;
   if (choiceDoc) help.before(choiceDoc);
-  const picker = pickerFor(field, suggest?.(field), input, state);
+  const picker = pickerFor(field, suggest, input, state);
   if (picker) input.after(picker);
 
   return {
@@ -107,5 +140,6 @@ export function buildFieldRow(field, { state, onReset, suggest }) {
       row.classList.toggle("is-set", state.has(field.name));
       picker?.refresh?.();
     },
+    refreshPicker() { picker?.redraw?.(); },
   };
 }
