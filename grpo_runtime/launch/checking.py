@@ -29,16 +29,18 @@ def report(result, diagnostics=None) -> None:
 
 
 def check(path: str, overrides: list[str], world_size: int | None, allow_env: list[str] = (),
-          profiles: list[str] = (), dry_run: bool = False):
+          profiles: list[str] = (), dry_run: bool = False, release: dict | None = None):
     """Validate `path` at `world_size` (None: the file's num_processes, else 1) and print its diagnostics.
     Returns the CheckResult, or an exit code: 1 when the config is invalid, 2 when it cannot be read.
     With `dry_run`, a file that declares no world size and whose batch only fits other world sizes is checked at
-    the smallest one that fits (recipes are written for N GPUs without saying so): the answer names it."""
+    the smallest one that fits (recipes are written for N GPUs without saying so): the answer names it.
+    `release`: {trl_version, trl_version_source} to judge the file as (default: the file's comment, else 1.16)."""
     from grpo_schema import check_file
 
     def checked(size, active=None):
         return check_file(path, world_size=size, overrides=overrides or None, allow_env=allow_env,
-                          profiles=list(profiles if active is None else active), allow_profile_import=True)
+                          profiles=list(profiles if active is None else active), allow_profile_import=True,
+                          **(release or {}))
 
     try:
         result = checked(world_size)

@@ -62,7 +62,19 @@ def smoke_command(argv: list[str]) -> int:
         print(f"grpo smoke: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     stopped = release_check(args, release)
-    report = stopped if stopped is not None else smoke(args)
+    original = args.file
+    translated = None if stopped is not None else translate_for_runtime(args, release)
+    try:
+        if translated is not None:
+            args.file = translated["file"]
+        report = stopped if stopped is not None else smoke(args)
+    finally:
+        args.file = original
+        if translated is not None:
+            Path(translated["file"]).unlink(missing_ok=True)
+    report["file"] = original
+    if translated is not None:
+        report["groups"] = translated["groups"] + report["groups"]
     report.update(trl_version=release["trl_version"], trl_version_source=release["trl_version_source"])
     if args.format == "json":
         print(json.dumps(report, indent=1))
@@ -71,22 +83,69 @@ def smoke_command(argv: list[str]) -> int:
     return report["exit_code"]
 
 
-def release_check(args, release: dict) -> dict | None:
-    """A file written for an older TRL release is first validated as that release reads it: its errors stop the
-    smoke test (exit 1). The steps themselves run grpo_runtime, which follows TRL 1.16 (`grpo migrate --from`
-    writes out an older release's defaults, so the smoke test runs what that release would)."""
-    if release["trl_version"].startswith("1.16"):
-        return None
-    from grpo_schema import check_file
+def is_reference(version: str) -> bool:
+    """The runtime's own release (TRL 1.16), whose files run as written."""
+    from grpo_schema.engine.release import release_surface
 
-    judged = check_file(args.file, **release)
-    if judged.valid:
+    return release_surface(version) is None
+
+
+def release_check(args, release: dict) -> dict | None:
+    """A file written for another TRL release is first validated as that release reads it (at the world size the
+    smoke picks, under the training script's profile it is written for, as the smoke's own check does): its errors
+    stop the smoke test (exit 1), and a file valid for it is not held to TRL 1.16's names."""
+    if is_reference(release["trl_version"]):
         return None
+    started = time.perf_counter()
+    quiet = io.StringIO()
+    with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
+        judged = check(args.file, args.overrides, None, args.allow_env, args.profiles, dry_run=True, release=release)
+    if not isinstance(judged, int):
+        if not args.profiles and judged.profile_args:
+            args.profiles = list(judged.profile_args)  # the script's profile the file is written for, found here
+        return None
+    if args.format == "text":
+        sys.stderr.write(quiet.getvalue())
     report = base_report(args)
-    errors = [d for d in judged.diagnostics if d.severity == "error"]
-    report.update(exit_code=EXIT_INVALID, component="config", error=f"{args.file} is not valid for TRL "
-                  f"{release['trl_version']}: " + "; ".join(f"{d.code} {d.message}" for d in errors[:5]))
-    return finish(report, time.perf_counter())
+    report.update(exit_code=judged, component="config", log=quiet.getvalue()[-4000:],
+                  error=f"{args.file} is not valid for TRL {release['trl_version']}" if judged == EXIT_INVALID else
+                  f"cannot read {args.file}")
+    return finish(report, started)
+
+
+def translate_for_runtime(args, release: dict) -> dict | None:
+    """grpo_runtime follows TRL 1.16: a file written for another release runs as `grpo migrate --from R` rewrites
+    it (old names under their new ones, R's defaults that 1.16 changed written out), so the steps train what R
+    would. The rewritten file sits beside the original (relative paths stay the file's) for the smoke's length.
+    Returns {"file": its path, "groups": the report lines saying so}, or None for a 1.16 file."""
+    if is_reference(release["trl_version"]):
+        return None
+    from grpo_schema.commands.migrate import migrate_config
+    from grpo_schema.render.text import release_reason
+
+    from grpo_runtime.launch.smoke_plan import NOT_EXERCISED, SUBSTITUTED
+
+    source = Path(args.file)
+    text = source.read_bytes().decode("utf-8")
+    migrated = migrate_config(text, str(source), list(args.profiles), release["trl_version"])
+    target = source.with_name(f".{source.stem}.grpo-smoke-trl{migrated.target}{source.suffix or '.yaml'}")
+    try:
+        target.write_text(migrated.text, encoding="utf-8")
+    except OSError:  # a read-only folder: a scratch file (a relative dataset path then reads from the cwd)
+        handle, name = tempfile.mkstemp(prefix=f"{source.stem}.grpo-smoke-", suffix=source.suffix or ".yaml")
+        os.close(handle)
+        target = Path(name)
+        target.write_text(migrated.text, encoding="utf-8")
+    written = f"written for {release_reason(release['trl_version'], release['trl_version_source'])}"
+    changes = "; ".join(migrated.done) if migrated.done else "nothing to rewrite"
+    groups = [{"group": "TRL release", "status": SUBSTITUTED,
+               "detail": f"{written}; run by grpo_runtime (TRL {migrated.target}'s terms) as `grpo migrate --from "
+                         f"{release['trl_version']}` rewrites it, keeping its release's behaviour: {changes}"}]
+    if migrated.cannot_keep or migrated.failed:
+        groups.append({"group": f"TRL {release['trl_version']} behaviour", "status": NOT_EXERCISED,
+                       "detail": f"TRL {migrated.target} cannot keep: " + "; ".join(
+                           migrated.cannot_keep + migrated.failed)})
+    return {"file": str(target), "groups": groups}
 
 
 def base_report(args) -> dict:
@@ -286,6 +345,10 @@ SYMBOLS = {"exercised": "ok ", "substituted": "sub", "not_exercised": "-- "}
 def render_text(report: dict) -> str:
     lines = [f"grpo smoke {report['file']} ({report['engine']}, {report['steps']} step(s)"
              + (f", {report['world_size']} process(es)" if report.get("world_size") else "") + ")"]
+    if report.get("trl_version"):
+        from grpo_schema.render.text import release_reason
+
+        lines.append(f"  judged as {release_reason(report['trl_version'], report['trl_version_source'])}")
     for group in report["groups"]:
         lines.append(f"  {SYMBOLS[group['status']]} {group['group']}: {group['detail']}")
     if report["passed"]:

@@ -72,7 +72,9 @@ def catalog_text(base: str = "") -> str:
     entry = {"name": "grpo-config", "description": "GRPO training config for TRL `trl grpo --config` (grpo-config)",
              "fileMatch": list(FILE_MATCH), "url": schema_url("07", (), True, base=base),
              "versions": {"strict": schema_url("07", base=base), "strict-2020-12": schema_url(base=base),
-                          "open-r1": schema_url("2020-12", ("open-r1",), base=base)}}
+                          "open-r1": schema_url("2020-12", ("open-r1",), base=base),
+                          # a config written for an older TRL release: that release's keys, types and defaults
+                          **{name.split("/")[0]: (base or "") + name for name in release_names()}}}
     catalog = {"$schema": "https://json.schemastore.org/schema-catalog.json", "version": 1, "schemas": [entry]}
     return json.dumps(catalog, indent=2) + "\n"
 
@@ -88,6 +90,24 @@ def release_schema_text(version: str) -> str:
         return schema_text()
     schema = release_schema(export_schema(), release, launch_keys())
     return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
+
+
+def release_schema_name(version: str) -> str:
+    """The schema file (relative to schemas/) for configs written for TRL `version`: trl-X.Y.Z/grpo-config.schema.json
+    for the table that release is judged by, the main grpo-config.schema.json for 1.16 (and newer)."""
+    from grpo_schema.engine.release import release_surface
+
+    release = release_surface(version)
+    return SCHEMA_FILE if release is None else release_schema_filename(release.release)
+
+
+def release_names() -> list[str]:
+    """trl-X.Y.Z/grpo-config.schema.json for every older release table, oldest first."""
+    from grpo_schema.engine.release import release_surface
+    from grpo_schema.versions import parse_version, releases, surface
+
+    tables = {surface(r).release for r in releases() if release_surface(r) is not None}
+    return [release_schema_filename(r) for r in sorted(tables, key=parse_version)]
 
 
 def release_texts() -> dict[str, str]:

@@ -15,15 +15,20 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import re
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from grpo_schema.engine.diagnostics import Diagnostic, Fix
 from grpo_schema.engine.loader import load_yaml
 from grpo_schema.engine.migrations import MIGRATIONS
 from grpo_schema.engine.yamledit import EditError, apply_fix_to_text
+from grpo_schema.render.text import RELEASE_SOURCES
 
 EXIT_OK, EXIT_CHANGES, EXIT_USAGE = 0, 1, 2
+# Why a release was chosen, in the words the text output uses (grpo_schema.versions.detect's sources).
+SOURCES = {"flag": "--from"}
 MIGRATION_CODES = ("GRPO-K002", "GRPO-K003", "GRPO-K008")  # K008: a profile key nothing reads
 EPILOG = """exit status:
   0  nothing to migrate (or, with --write, every migration was written)
@@ -103,7 +108,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the TRL release the file was written for (default: the installed trl, else the "
                              "repository's pin, else 1.16: only renamed and removed keys)")
     parser.add_argument("--to", dest="to_version", metavar="X.Y[.Z]", default=None,
-                        help="the release to migrate to: 1.16, the newest release grpo-config knows (the default)")
+                        help="the release to migrate to: any release from the one the file is written for up to 1.16, the newest "
+                             "grpo-config knows (the default)")
     return parser
 
 
@@ -147,16 +153,196 @@ def _yaml_scalar(value) -> str:
     return yaml.safe_dump(value, default_flow_style=True, width=10_000).strip().removesuffix("...").strip()
 
 
-def written_for(args: argparse.Namespace, path: str) -> str | None:
-    """The release the file was written for (None: 1.16), or a UsageError."""
-    from grpo_schema.cli import UsageError, trl_options
-    from grpo_schema.versions import newest, parse_version
+def written_for(args: argparse.Namespace, path: str) -> dict:
+    """The release the file was written for and where that came from ({"trl_version", "trl_version_source"}), or a
+    UsageError."""
+    from grpo_schema.cli import trl_options
 
-    if args.to_version is not None and parse_version(args.to_version)[:2] != parse_version(newest())[:2]:
-        raise UsageError(f"--to {args.to_version}: grpo migrate writes configs for TRL {newest()} (the newest "
-                         "release it knows); validate for an older release with grpo validate --trl-version")
-    found = trl_options(args.from_version, path)
-    return found["trl_version"]
+    return trl_options(args.from_version, path)
+
+
+def target_release(to_version: str | None, from_version: str | None) -> str | None:
+    """The release to migrate to (None: 1.16, the engine's own), or a UsageError: it must be a release the tables
+    know and not older than the one the file is written for."""
+    from grpo_schema.cli import UsageError
+    from grpo_schema.engine.release import REFERENCE
+    from grpo_schema.versions import VersionError, newest, parse_version, surface
+
+    if to_version is None:
+        return None
+    try:
+        target = surface(to_version)
+    except VersionError as exc:
+        raise UsageError(f"--to: {exc}") from None
+    if from_version is not None and parse_version(target.release)[:2] < parse_version(from_version)[:2]:
+        raise UsageError(f"--to {to_version} is older than the release the file is written for (TRL {from_version}): "
+                         f"grpo migrate goes forward only, from {from_version} to any release up to {newest()}")
+    return None if parse_version(target.release)[:2] == parse_version(REFERENCE)[:2] else to_version
+
+
+@dataclass
+class Migrated:
+    """A config rewritten for a target release: the new text, what was done, what could not be applied, and what the
+    target release cannot keep of the old one's behaviour."""
+
+    text: str
+    done: list[str]
+    failed: list[str]
+    cannot_keep: list[str]
+    written_for: str | None  # None: the file was already TRL 1.16's
+    target: str  # the release written for
+
+
+def migrate_config(text: str, path: str, profiles: list, from_release: str | None,
+                   to_release: str | None = None) -> Migrated:
+    """`grpo migrate --from A --to B` on one file's text. B None (or 1.16): the engine's own migrations and A's
+    defaults that 1.16 changed; an older B: the renames, removals and changed defaults between A's and B's tables."""
+    from grpo_schema.engine.release import REFERENCE
+    from grpo_schema.engine.validate import check_text
+
+    if to_release is not None:
+        migrated = migrate_between(text, from_release or REFERENCE, to_release)
+    else:
+        loaded = load_yaml(text)
+        # judged as 1.16 (the target), whatever the file's `# grpo: --trl-version` comment says; batch fixes: not ours
+        checked = check_text(retarget_comments(text, REFERENCE), path=path, profiles=profiles, suggest_fixes=False,
+                             trl_version=REFERENCE, trl_version_source="flag")
+        new, done, failed = migrate_text(text, checked.diagnostics)
+        new, defaults_done = release_defaults_block(new, from_release, loaded.data)
+        migrated = Migrated(new, done + defaults_done, failed, cannot_keep(checked.diagnostics), from_release,
+                            REFERENCE)
+    retargeted = retarget_comments(migrated.text, migrated.target)
+    if retargeted != migrated.text:
+        migrated.done.append(f"the file's `# grpo: --trl-version` comment or schema modeline now names TRL "
+                             f"{migrated.target}")
+        migrated.text = retargeted
+    return migrated
+
+
+_TRL_VERSION_OPTION = re.compile(r"(--trl-version(?:=|\s+))(\S+)")
+_SCHEMA_NAME = re.compile(r"(?:trl-\d+\.\d+\.\d+/)?(grpo-config(?:\.[\w-]+)*\.schema\.json)")
+
+
+def retarget_comments(text: str, target: str) -> str:
+    """The file's own statements of its release, moved to `target`: `--trl-version A` in a `# grpo:` comment, and
+    a yaml-language-server modeline naming grpo-config's schema, which then names `target`'s schema
+    (schemas/trl-X.Y.Z/grpo-config.schema.json for an older release, the main schema for 1.16)."""
+    from grpo_schema.api.modeline import MODELINE_PREFIX, SCHEMA_FILE
+    from grpo_schema.commands.export import release_schema_name
+    from grpo_schema.engine.infile import COMMENT
+
+    schema = release_schema_name(target)
+    out = []
+    for line in text.splitlines(keepends=True):
+        if COMMENT.match(line):
+            line = _TRL_VERSION_OPTION.sub(lambda m: m.group(1) + target, line)
+        elif line.lstrip().startswith(MODELINE_PREFIX) and SCHEMA_FILE.removesuffix(".schema.json") in line:
+            # only the strict main schema has a per-release copy; a variant (lenient, open-r1, draft-07) stays
+            line = _SCHEMA_NAME.sub(lambda m: schema if m.group(1) == SCHEMA_FILE else m.group(0), line)
+        out.append(line)
+    return "".join(out)
+
+
+def migrate_between(text: str, from_release: str, to_release: str) -> Migrated:
+    """From release A to an older-than-1.16 release B, with both releases' own tables: a key B reads under a new
+    name is renamed, a key B does not read is removed (and listed: B cannot keep it), and every default that changed
+    between A and B for a key the file leaves out is written out as A's value."""
+    from grpo_schema.versions import diff, surface
+
+    a, b = surface(from_release), surface(to_release)
+    changes = diff(a, b)
+    loaded = load_yaml(text)
+    data = dict(loaded.data) if isinstance(loaded.data, dict) else {}
+    done, failed, lost = [], [], []
+    renamed = dict(changes.renamed)
+    for key in list(data):
+        if key == "env" or key in b.fields or key not in a.fields:
+            continue  # kept; a key neither release reads is grpo validate's to report
+        new_name = renamed.get(key)
+        if new_name is not None:
+            fix = (Fix(unset=(key,), safe=True, title=f"remove {key} ({new_name} is set)") if new_name in data else
+                   Fix(rename={key: new_name}, safe=True, title=f"rename {key} to {new_name}"))
+        else:
+            note = MIGRATIONS[key].note if key in MIGRATIONS else "no key of that release carries the setting"
+            fix = Fix(unset=(key,), safe=False, title=f"remove {key}")
+            lost.append(f"{key}: TRL {b.release} does not read it ({note})")
+        try:
+            text = apply_fix_to_text(text, fix)
+        except EditError as exc:
+            failed.append(f"{key}: {exc}")
+            continue
+        done.append(fix.title)
+    kept = {**data, **{new: data[old] for old, new in renamed.items() if old in data}}
+    lines = []
+    for name, value in carried_defaults(a, b, kept).items():
+        lines.append(f"{name}: {_yaml_scalar(value)}  # {_what(a, name)}; TRL {b.release}'s default is "
+                     f"{_yaml_scalar(_plain_default(b.fields[name]))}")
+        done.append(f"wrote {name}: {_yaml_scalar(value)} ({_what(a, name)})")
+    text = _append_block(text, f"# Defaults of TRL {a.release} that TRL {b.release} changed, written out by grpo "
+                         "migrate so the run keeps its behaviour:", lines)
+    return Migrated(text, done, failed, lost, from_release, b.release)
+
+
+def carried_defaults(a, b, mapping: dict) -> dict:
+    """For keys the file leaves out: A's value where B's default differs (and B's types can hold it), and what A did
+    before a key existed (grpo_schema.engine.release.BEFORE_THE_KEY) where B's default is something else."""
+    from grpo_schema.engine.release import BEFORE_THE_KEY
+
+    out = {}
+    for name, info in b.fields.items():
+        if name in mapping or info.required or info.default_expr is not None:
+            continue
+        old = a.fields.get(name)
+        if old is None:
+            value = BEFORE_THE_KEY.get(name)
+            if value is None or _same_setting(name, value, _plain_default(info)):
+                continue
+        else:
+            if old.required or old.default_expr is not None:
+                continue
+            value = old.default
+            if _same_setting(name, value, _plain_default(info)):
+                continue
+        if value is None and not info.nullable:
+            continue  # nothing B's types take that means A's 'unset'
+        out[name] = _as_written_for(info, value)
+    return out
+
+
+def _plain_default(info):
+    return None if info.required else info.default
+
+
+def _same_setting(name: str, x, y) -> bool:
+    from grpo_schema.engine.release import _off
+
+    x, y = (_scale_word(v) if name == "scale_rewards" else v for v in (x, y))
+    if isinstance(x, bool) or isinstance(y, bool):
+        return (type(x) is type(y) and x == y) or (_off(x) and _off(y))
+    return bool(x == y) or (_off(x) and _off(y))
+
+
+def _scale_word(value):
+    return {True: "group", False: "none"}.get(value, value) if isinstance(value, bool) else value
+
+
+def _as_written_for(info, value):
+    """A's value in B's type (a boolean scale_rewards becomes the word B reads it as)."""
+    if info.type == "str" and isinstance(value, bool):
+        return _scale_word(value)
+    return value
+
+
+def _what(a, name: str) -> str:
+    return (f"TRL {a.release}'s default" if name in a.fields else f"what TRL {a.release} did before {name} existed")
+
+
+def _append_block(text: str, heading: str, lines: list[str]) -> str:
+    if not lines:
+        return text
+    newline = "\r\n" if "\r\n" in text else "\n"
+    head = text if text.endswith(("\n", "\r\n")) or not text else text + newline
+    return head + newline.join([heading, *lines]) + newline
 
 
 def migrate_command(argv: list[str]) -> int:
@@ -177,15 +363,18 @@ def migrate_command(argv: list[str]) -> int:
             print(f"grpo migrate: error: {path} is not a YAML mapping; run grpo validate {path}", file=sys.stderr)
             return EXIT_USAGE
         try:
-            old_release = written_for(args, path)
+            found = written_for(args, path)
+            old_release = found["trl_version"]
+            new_release = target_release(args.to_version, old_release)
         except (UsageError, ValueError) as exc:
             print(f"grpo migrate: error: {exc}", file=sys.stderr)
             return EXIT_USAGE
-        checked = check_text(text, path=path, profiles=profiles, suggest_fixes=False)  # batch fixes: not ours
-        new, done, failed = migrate_text(text, checked.diagnostics)
-        new, defaults_done = release_defaults_block(new, old_release, loaded.data)
-        done += defaults_done
-        for line in cannot_keep(checked.diagnostics):
+        migrated = migrate_config(text, path, profiles, old_release, new_release)
+        why = SOURCES.get(found["trl_version_source"]) or RELEASE_SOURCES.get(found["trl_version_source"], "")
+        print(f"{path}: written for TRL {old_release} ({why}); migrated to TRL {migrated.target}"
+              + (" (--to)" if args.to_version else " (the default target)"), file=sys.stderr)
+        new, done, failed = migrated.text, migrated.done, migrated.failed
+        for line in migrated.cannot_keep:
             print(f"{path}: cannot keep: {line}", file=sys.stderr)
         for line in failed:
             print(f"{path}: not migrated: {line}", file=sys.stderr)

@@ -25,12 +25,30 @@ def _warn_if_newer(version: str) -> None:
         print(f"grpo: warning: {warning.message}", file=sys.stderr)
 
 
+def _comment_version(path: str) -> str | None:
+    """The release a file's `# grpo: --trl-version X` comment names (None: no comment, or one that cannot be read;
+    the check then reports the comment's problem on its line)."""
+    from grpo_schema.engine.infile import read_file_settings
+
+    try:
+        with open(path, "rb") as handle:
+            return read_file_settings(handle.read()).trl_version
+    except (OSError, ValueError):
+        return None
+
+
 def judged_release(flag: str | None, path: str | None) -> dict:
-    """trl_version and where it came from, for a config at `path` (flag > installed trl > repository pin > 1.16).
+    """trl_version and where it came from, for a config at `path` (flag > the file's `# grpo:` comment > installed
+    trl > repository pin > 1.16).
     A version that cannot be judged is a ValueError naming the supported range; a newer one than the tables is
     judged as the newest, with a warning."""
     from grpo_schema.versions.detect import default_version
 
+    if flag is None and path not in (None, "-"):
+        written = _comment_version(path)
+        if written is not None:  # the file's `# grpo: --trl-version X` comment: below the flag, above detection
+            _warn_if_newer(written)
+            return {"trl_version": written, "trl_version_source": "comment"}
     try:
         found = default_version(None if path in (None, "-") else path, flag)
         if not found.version.startswith("1.16"):  # 1.16 is the engine's own: no table to look up

@@ -206,7 +206,10 @@ def diagnostic_lines(document: dict[str, Any]) -> list[str]:
 def render_explain(document: dict[str, Any], source: str = "") -> str:
     d = document["derived"]
     where = d.get("inputs", {}).get("world_size", {}).get("source", "default")
-    blocks = [[f"grpo explain: {document['path']} at world size {document['world_size']} ({where})"]]
+    from grpo_schema.render.text import release_reason
+
+    judged = release_reason(document.get("trl_version", "1.16.0"), document.get("trl_version_source", "default"))
+    blocks = [[f"grpo explain: {document['path']} at world size {document['world_size']} ({where}); judged as {judged}"]]
     if "inputs" in d:
         blocks += [settings(d), consequences(d), walk_lines(document), why_lines(d)]
     if document["notes"]:

@@ -68,14 +68,33 @@ def summary(result: CheckResult) -> str:
     if refused and all(d.code.startswith("GRPO-U") for d in refused):  # the runtime's refusals of a valid config
         verdict = (f"valid at world size {result.world_size}, but grpo_runtime refuses {len(refused)} "
                    f"setting{'s' if len(refused) != 1 else ''}")
-    return f"{printable(result.path)}: {verdict}{judged_for(result)}" + (f" ({', '.join(words)})" if words else "")
+    return (f"{printable(result.path)}: {verdict}" + (f" ({', '.join(words)})" if words else "")
+            + judged_for(result))
+
+
+# Why a release was the one judged against, in the words every text output uses (grpo_schema.versions.detect and
+# the check's own sources).
+RELEASE_SOURCES = {
+    "flag": "--trl-version",
+    "installed": "the trl installed beside this Python",
+    "requirements": "the trl pinned in the repository's requirements",
+    "comment": "the file's `# grpo: --trl-version` comment",
+    "editor settings": "the editor's settings",
+    "context": "the validation context",
+    "form": "the version picked in the form",
+    "default": "grpo-config's default release: none was named, installed or pinned",
+}
+
+
+def release_reason(version: str, source: str) -> str:
+    """'TRL 0.19.1 (the trl installed beside this Python)'."""
+    return f"TRL {version} ({RELEASE_SOURCES.get(source, source)})"
 
 
 def judged_for(result: CheckResult) -> str:
-    """' for TRL 0.19.1 (installed)' when the release judged against is not simply this tool's own 1.16."""
-    if result.trl_version.startswith("1.16") and result.trl_version_source in ("default", "installed"):
-        return ""
-    return f" for TRL {result.trl_version} ({result.trl_version_source})"
+    """'; judged as TRL 0.19.1 (the trl installed beside this Python)': always said, 1.16 included, so that a
+    reader knows which release's rules the verdict is (and which release to name when it is not theirs)."""
+    return f"; judged as {release_reason(result.trl_version, result.trl_version_source)}"
 
 
 def render(results: list[CheckResult], sources: dict[str, str], stream: TextIO = sys.stdout) -> str:

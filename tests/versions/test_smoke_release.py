@@ -1,0 +1,155 @@
+"""`grpo smoke --trl-version R` (and a file whose `# grpo:` comment names R): the file is judged as R, and run by
+grpo_runtime (TRL 1.16's terms) as `grpo migrate --from R` rewrites it, R's defaults written out, the report saying
+so. A 0.19-era recipe (open-r1's generation: torch_dtype, max_prompt_length, warmup_ratio, overwrite_output_dir, a
+boolean scale_rewards) is valid for 0.19 and not for 1.16."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import sys
+import textwrap
+
+import pytest
+
+RECIPE_0_19 = """\
+# A GRPO recipe pinned to trl==0.19.1, as open-r1's forks wrote them
+model_name_or_path: {model}
+model_revision: main
+torch_dtype: float32
+attn_implementation: eager
+dataset_name: {data}
+reward_funcs:
+- my_rewards_019.length
+bf16: false
+use_cpu: true
+do_eval: false
+gradient_accumulation_steps: 1
+gradient_checkpointing: false
+learning_rate: 1.0e-03
+log_completions: false
+logging_steps: 1
+lr_scheduler_type: cosine
+max_prompt_length: 64
+max_completion_length: 4
+max_steps: 10
+num_generations: 2
+num_train_epochs: 1
+output_dir: {out}
+overwrite_output_dir: true
+per_device_train_batch_size: 8
+report_to:
+- none
+save_strategy: steps
+save_steps: 5
+scale_rewards: false
+seed: 42
+warmup_ratio: 0.1
+"""
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory):
+    from grpo_runtime.launch.tiny import save_tiny_model
+
+    return save_tiny_model(tmp_path_factory.mktemp("smoke-release") / "model")
+
+
+@pytest.fixture
+def recipe(tmp_path, monkeypatch, tiny_model, request):
+    (tmp_path / "my_rewards_019.py").write_text(textwrap.dedent('''
+        def length(completions, **kwargs):
+            return [float(len(str(c))) for c in completions]
+    '''))
+    rows = [{"prompt": [{"role": "user", "content": f"say {w}"}]} for w in ("cat", "dog", "star", "sun")]
+    (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    request.addfinalizer(lambda: sys.modules.pop("my_rewards_019", None))
+    path = tmp_path / "recipe.yaml"
+    path.write_text(RECIPE_0_19.format(model=tiny_model, data=tmp_path / "data.jsonl", out=tmp_path / "out"))
+    return path
+
+
+def smoke(*argv) -> tuple[int, dict]:
+    from grpo_runtime.launch.smoke import smoke_command
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        code = smoke_command([*map(str, argv), "--format", "json"])
+    return code, json.loads(out.getvalue())
+
+
+def test_the_recipe_is_valid_for_0_19_and_not_for_1_16(recipe):
+    from grpo_schema import check_file
+
+    assert check_file(recipe, trl_version="0.19").valid
+    as_116 = check_file(recipe, trl_version="1.16")
+    assert not as_116.valid and {"GRPO-K002", "GRPO-K003"} <= {d.code for d in as_116.diagnostics}
+
+
+def test_the_file_runs_translated_with_0_19_defaults_written_out(recipe):
+    from grpo_schema import check_file
+    from grpo_runtime.launch.smoke import parser, translate_for_runtime
+
+    args = parser().parse_args([str(recipe), "--trl-version", "0.19"])
+    translated = translate_for_runtime(args, {"trl_version": "0.19", "trl_version_source": "flag"})
+    try:
+        copy = check_file(translated["file"])  # as the runtime's 1.16 reads it
+        assert copy.valid, [d.message for d in copy.diagnostics if d.severity == "error"]
+        assert (copy.config.loss_type, copy.config.dtype, copy.config.scale_rewards) == ("bnpo", "float32", "none")
+        assert copy.config.warmup_steps == 0.1 and copy.config.optim == "adamw_torch"
+        # the same run as 0.19 reads the original file
+        original = check_file(recipe, trl_version="0.19")
+        for key in ("loss_type", "beta", "temperature", "max_completion_length", "optim", "scale_rewards", "top_k",
+                    "vllm_mode", "dtype", "warmup_steps"):
+            assert getattr(copy.config, key) == getattr(original.config, key), key
+        # 1.16's name for it, which the runtime reads before the deprecated one
+        assert copy.config.activation_checkpointing is False and original.config.gradient_checkpointing is False
+    finally:
+        from pathlib import Path
+
+        Path(translated["file"]).unlink()
+    [release, lost] = translated["groups"]
+    assert release["status"] == "substituted" and "loss_type: bnpo" in release["detail"]
+    assert "rename torch_dtype to dtype" in release["detail"]
+    assert lost["status"] == "not_exercised" and "max_prompt_length" in lost["detail"]
+
+
+def test_a_1_16_file_is_not_translated(recipe):
+    from grpo_runtime.launch.smoke import parser, translate_for_runtime
+
+    args = parser().parse_args([str(recipe)])
+    assert translate_for_runtime(args, {"trl_version": "1.16.0", "trl_version_source": "installed"}) is None
+
+
+def test_smoke_with_trl_version_0_19_passes_and_says_what_it_ran(recipe):
+    code, report = smoke(recipe, "--trl-version", "0.19")
+    assert code == 0 and report["passed"], report
+    assert (report["trl_version"], report["trl_version_source"], report["file"]) == ("0.19", "flag", str(recipe))
+    groups = {g["group"]: g for g in report["groups"]}
+    assert groups["TRL release"]["status"] == "substituted" and "bnpo" in groups["TRL release"]["detail"]
+    assert groups["loss"]["detail"].startswith("bnpo")  # 0.19's default loss ran, not 1.16's dapo
+    assert sorted(p.name for p in recipe.parent.iterdir() if p.name.startswith(".")) == []  # the copy is gone
+
+
+def test_smoke_judges_a_file_invalid_for_its_release_as_that_release(recipe):
+    recipe.write_text(recipe.read_text().replace("scale_rewards: false", "scale_rewards: group"))
+    code, report = smoke(recipe, "--trl-version", "0.19")  # 0.19's parser refuses the word
+    assert code == 1 and report["component"] == "config" and "TRL 0.19" in report["error"]
+    assert "GRPO-T013" in report["log"]
+
+
+def test_the_files_comment_names_the_release_for_smoke_and_train(recipe, capsys):
+    from grpo_schema import check_file
+    from grpo_schema.commands.trl_release import judged_release
+
+    recipe.write_text("# grpo: --trl-version 0.19\n" + recipe.read_text())
+    assert judged_release(None, str(recipe)) == {"trl_version": "0.19", "trl_version_source": "comment"}
+    assert judged_release("1.16", str(recipe))["trl_version"] == "1.16"  # the flag wins
+    # grpo train --dry-run reads the same comment: valid, and its config carries 0.19's meaning
+    from grpo_runtime.launch.cli import train_command
+
+    assert train_command([str(recipe), "--dry-run"]) == 0
+    assert check_file(recipe).config.loss_type == "bnpo"
