@@ -53,8 +53,9 @@ def test_completions_while_running_and_after_reload(page, make_service, assets):
 
 def test_two_runs_overlaid_and_hostile_completion_is_text(page, make_service, assets):
     service = make_service()
-    first = service.launch(run_yaml(assets, max_steps=3, log_completions=True))
-    second = service.launch(run_yaml(assets, max_steps=3, learning_rate=0.05))
+    # both with a KL penalty (beta > 0), so both have a KL curve
+    first = service.launch(run_yaml(assets, max_steps=3, log_completions=True, beta=0.04))
+    second = service.launch(run_yaml(assets, max_steps=3, learning_rate=0.05, beta=0.1))
     for run in (first, second):
         service.wait_state(run["id"], ("succeeded",))
     path = Path(service.run(first["id"])["output_dir"]) / "completions.jsonl"
@@ -84,9 +85,120 @@ def test_two_runs_overlaid_and_hostile_completion_is_text(page, make_service, as
     page.focus("#compare-open")
     page.keyboard.press("Enter")
     page.wait_for_selector(f"#compare-charts figure[data-metric=reward] polyline[data-run-id='{second['id']}']")
-    assert page.locator("#compare-charts figure[data-metric=reward] polyline").count() == 2
+    for metric in ("reward", "kl"):  # one line per run on the reward and on the KL chart
+        lines = page.locator(f"#compare-charts figure[data-metric={metric}] polyline")
+        assert sorted(lines.nth(i).get_attribute("data-run-id") for i in range(lines.count())) == \
+            sorted([first["id"], second["id"]]), metric
+        assert all(len(lines.nth(i).get_attribute("points").split()) == 3 for i in range(2)), metric  # 3 steps
     rows = page.locator("#compare-diff tbody tr")
     keys = [rows.nth(i).get_attribute("data-key") for i in range(rows.count())]
-    assert keys == ["learning_rate", "log_completions"]
+    assert keys == ["beta", "learning_rate", "log_completions"]
     assert "0.05" in page.inner_text("#compare-diff tr[data-key=learning_rate]")
+    cells = page.locator("#compare-diff tr[data-key=beta] td")
+    assert [cells.nth(i).inner_text() for i in range(2)] == ["0.04", "0.1"]
     shot(page, "compare")
+
+
+# Controlled completions for one step: two prompts of four completions, two reward functions, some rows
+# truncated. By total reward the best of the groups are rows 2 and 6 and the worst 3 and 5; by fa alone 0 and 6,
+# and 1 and 5.
+STEP0 = [  # (fa, fb, truncated)
+    (1.0, 0.0, False), (0.0, 0.5, True), (0.2, 1.5, False), (0.1, 0.0, True),
+    (0.5, 0.5, False), (0.0, 0.0, False), (1.0, 1.0, True), (0.3, 0.0, False),
+]
+STEP1_ROWS = 450  # more than one request serves (200)
+
+
+def controlled_completions(path: Path) -> None:
+    """A hand-written completions.jsonl: step 0 as above, step 1 with 450 rows, two unreadable lines."""
+    with path.open("w") as handle:
+        for i, (fa, fb, truncated) in enumerate(STEP0):
+            handle.write(json.dumps({"step": 0, "prompt": f"prompt {'AB'[i // 4]}", "completion": f"answer {i}",
+                                     "rewards": {"fa": fa, "fb": fb}, "reward": fa + fb, "advantage": fa + fb - 1,
+                                     "length": 3 + i, "truncated": truncated}) + "\n")
+        handle.write("{this line is damaged\n")
+        for i in range(STEP1_ROWS):
+            handle.write(json.dumps({"step": 1, "prompt": f"prompt {i // 10}", "completion": f"row {i}",
+                                     "rewards": {"fa": i / STEP1_ROWS, "fb": 0.0}, "reward": i / STEP1_ROWS,
+                                     "advantage": 0.0, "length": 2, "truncated": False}) + "\n")
+        handle.write('{"step": 1, "prompt": "cut sh')  # a last line cut short
+
+
+def shown_indexes(page, selector: str = "#completions-list .completion") -> list[int]:
+    return [int(x) for x in page.eval_on_selector_all(selector, "items => items.map(i => i.dataset.index)")]
+
+
+def test_marks_sort_filters_paging_skipped_lines_and_downloads(page, make_service, assets, tmp_path):
+    service = make_service()
+    run = service.launch(run_yaml(assets, max_steps=1, save_steps=1))
+    service.wait_state(run["id"], ("succeeded",))
+    controlled_completions(Path(service.run(run["id"])["output_dir"]) / "completions.jsonl")
+    open_run(page, service, run["id"])
+
+    # following the newest step: step 1, 200 of its 450 rows, then the rest with "Load more"
+    page.wait_for_function("() => /200 of 450 completion\\(s\\) of step 1/.test("
+                           "document.getElementById('completions-note').textContent)", timeout=30_000)
+    assert "2 unreadable line(s) skipped" in page.inner_text("#completions-note")
+    assert shown_indexes(page) == list(range(8, 208))
+    page.click("#completions-more")
+    page.wait_for_function("() => document.querySelectorAll('#completions-list .completion').length === 400")
+    assert "400 of 450" in page.inner_text("#completions-note")
+    page.focus("#completions-more")
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => document.querySelectorAll('#completions-list .completion').length === 450")
+    assert "450 of 450" in page.inner_text("#completions-note") and page.locator("#completions-more").is_hidden()
+    assert shown_indexes(page) == list(range(8, 458))
+    page.wait_for_timeout(1500)  # a poll or two later the loaded rows are still there
+    assert len(shown_indexes(page)) == 450
+
+    page.select_option("#completions-step", "0")
+    page.wait_for_function("() => /8 of 8 completion\\(s\\) of step 0/.test("
+                           "document.getElementById('completions-note').textContent)")
+    assert shown_indexes(page) == list(range(8))
+    assert page.locator("#completions-more").is_hidden()
+    assert shown_indexes(page, ".completion.best") == [2, 6] and shown_indexes(page, ".completion.worst") == [3, 5]
+    assert page.locator(".completion[data-index='2'] .mark.best").text_content() == "best"
+    assert page.inner_text(".completion[data-index='1'] [data-function=fb]") == "fb 0.5"
+
+    page.select_option("#completions-sort", "reward-desc")
+    page.wait_for_function("() => document.querySelector('#completions-list .completion').dataset.index === '2'")
+    assert shown_indexes(page) == [2, 0, 1, 3, 6, 4, 7, 5]
+    page.select_option("#completions-sort", "fn:fb")
+    page.wait_for_function("() => document.querySelector('#completions-list .completion').dataset.index === '2'")
+    assert shown_indexes(page) == [2, 1, 0, 3, 6, 4, 5, 7]
+    page.select_option("#completions-sort", "order")
+
+    page.select_option("#completions-function", "fa")  # the marks follow the reward function picked
+    page.wait_for_function("() => document.querySelector('.completion.best').dataset.index === '0'")
+    assert shown_indexes(page, ".completion.best") == [0, 6] and shown_indexes(page, ".completion.worst") == [1, 5]
+    page.fill("#completions-min", "0.5")  # at least 0.5 of fa
+    page.wait_for_function("() => document.querySelectorAll('#completions-list .completion').length === 3")
+    assert shown_indexes(page) == [0, 4, 6]
+    page.select_option("#completions-function", "")  # at least 0.5 of the total reward
+    page.wait_for_function("() => document.querySelectorAll('#completions-list .completion').length === 5")
+    assert shown_indexes(page) == [0, 1, 2, 4, 6]
+    page.fill("#completions-min", "")
+    page.check("#completions-truncated")
+    page.wait_for_function("() => document.querySelectorAll('#completions-list .completion').length === 3")
+    assert shown_indexes(page) == [1, 3, 6]
+    assert page.eval_on_selector_all("#completions-list .completion", "xs => xs.map(x => x.dataset.truncated)") \
+        == ["true"] * 3
+    page.uncheck("#completions-truncated")
+    page.wait_for_function("() => document.querySelectorAll('#completions-list .completion').length === 8")
+    shot(page, "completions-controlled")
+
+    # downloads: the file the browser saves opens in pandas (the completions without the two damaged lines)
+    pandas = pytest.importorskip("pandas")
+    saved = {}
+    for link in ("dl-completions", "dl-csv", "dl-jsonl"):
+        with page.expect_download() as info:
+            page.click(f"#{link}")
+        saved[link] = tmp_path / info.value.suggested_filename
+        info.value.save_as(saved[link])
+    assert saved["dl-completions"].name == f"{run['id']}-completions.jsonl"
+    frame = pandas.read_json(saved["dl-completions"], lines=True)
+    assert len(frame) == len(STEP0) + STEP1_ROWS and list(frame["completion"][:2]) == ["answer 0", "answer 1"]
+    assert set(frame.columns) >= {"step", "prompt", "completion", "rewards", "reward", "truncated"}
+    metrics = pandas.read_csv(saved["dl-csv"])
+    assert list(metrics["step"]) == [1] and "reward" in metrics.columns
+    assert list(pandas.read_json(saved["dl-jsonl"], lines=True)["step"]) == [1]
