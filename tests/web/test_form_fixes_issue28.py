@@ -13,8 +13,8 @@ import httpx
 import pytest
 
 from tests.web.chromium import sync_api_or_skip
-from tests.web.test_form_flow import (  # noqa: F401  (server and browser are this module's fixtures too)
-    TOKEN, browser, cli_validate, fill_field, import_text, open_export, open_form, ready, server, shots, state,
+from tests.web.test_form_flow import (  # noqa: F401  (browser is this module's fixture too)
+    TOKEN, Server, browser, cli_validate, fill_field, import_text, open_export, open_form, ready, shots, state,
     validations, wait_status, wait_validated,
 )
 
@@ -29,6 +29,26 @@ reward_funcs: [accuracy_reward]
 per_device_train_batch_size: 8
 num_generations: 8
 """
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """test_form_flow's server, allowing runs of up to 4 processes (a "use world size N" fix can then launch)."""
+    import os
+
+    from grpo_web.settings import Settings
+    from tests.runs.conftest import stop_runs
+
+    runs_dir = tmp_path_factory.mktemp("form-fixes-runs")
+    saved = {k: os.environ.get(k) for k in ("HF_HUB_OFFLINE", "OMP_NUM_THREADS")}
+    os.environ.update(HF_HUB_OFFLINE="1", OMP_NUM_THREADS="1")  # a launched run fails at once, offline
+    live = Server(Settings(runs=True, token=TOKEN, runs_dir=runs_dir, runs_poll_s=0.2, runs_max_processes=4))
+    live.start()
+    yield live
+    live.stop()
+    stop_runs(runs_dir)
+    for key, value in saved.items():
+        os.environ.pop(key, None) if value is None else os.environ.__setitem__(key, value)
 
 
 @pytest.fixture
@@ -205,7 +225,7 @@ def test_enter_on_a_fix_button_moves_the_focus_to_the_changed_field(page):
     page.wait_for_timeout(200)
     now = active(page)
     assert now["tag"] != "BODY", label
-    changed = label.split("set ", 1)[1].split(":")[0]
+    changed = label.split("Fix: ", 1)[1].split(" ")[0]  # "Fix: per_device_train_batch_size 8 -> 9"
     assert now["id"] == f"in-{changed}", (label, now)
 
     # a fix that removes a key of "Other keys" takes its row away: the focus goes to the next diagnostic
@@ -295,7 +315,7 @@ def test_rough_text_copy_buttons_and_skip_links(page):
     assert page.evaluate("navigator.clipboard.readText()") == first_line
     page.click("#command-close")
 
-    page.evaluate("document.activeElement.blur()")
+    open_form(page)  # Tab from the top of the page
     page.keyboard.press("Tab")
     assert active(page)["text"] == "Skip to the fields"
     page.keyboard.press("Tab")
