@@ -138,6 +138,9 @@ def _workspace(root: Path) -> None:
     (root / "my-model" / "config.json").write_text(json.dumps({"model_type": "qwen2", "hidden_size": 8}))
     (root / "runs" / "0a1b2c").mkdir(parents=True)  # a run's folder: its GRPO config saved as config.json
     (root / "runs" / "0a1b2c" / "config.json").write_text(json.dumps({"num_generations": 8}))
+    (root / "runs" / "0a1b2c" / "run.log").write_text("")
+    (root / "runs" / "3d4e5f").mkdir()  # another, before its log was written
+    (root / "runs" / "3d4e5f" / "config.json").write_text(json.dumps({"model_name_or_path": "x", "beta": 0.0}))
     (root / "chrome-profile" / "Default").mkdir(parents=True)  # a browser profile: settings, not rows
     (root / "chrome-profile" / "Default" / "Preferences.json").write_text(json.dumps({"browser": {"x": 1}}))
     (root / "chrome-profile" / "Default" / "history.csv").write_text("")

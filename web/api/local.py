@@ -3,8 +3,9 @@ and in folders under the service's working directory) and GET /api/v1/local/prev
 local dataset).
 
 Only names are listed, and only the working directory and the Hub cache are looked at (two levels deep, a bounded
-number of entries). A folder is offered as a model when its config.json is a model's (model_type or architectures),
-as a dataset when it has a dataset's markers or data files of rows; a data file of rows is offered by itself. A preview reads data files (JSON Lines, JSON, CSV, Parquet) under the working directory only:
+number of entries). A folder is offered as a model when its config.json is a model's (not a run's GRPO config),
+as a dataset when it has a dataset's markers or data files of rows; a data file of rows is offered by itself.
+A preview reads data files (JSON Lines, JSON, CSV, Parquet) under the working directory only:
 paths that lead elsewhere (absolute, `..`, symlinks out) are refused, so the service cannot be asked for any other
 file on the machine.
 """
@@ -53,22 +54,28 @@ def _folders(root: Path) -> Iterator[Path]:
                     yield grandchild
 
 
-MODEL_KEYS = ("model_type", "architectures")
+# A run's folder (the service's runs, `grpo launch`): its config.json is the GRPO config it ran, not a model's.
+RUN_MARKERS = ("process.json", "run.log", "exit.json", "run_info.json", "metrics.jsonl")
+# Keys a GRPO config has and a model's config.json never does.
+GRPO_KEYS = ("model_name_or_path", "num_generations", "per_device_train_batch_size", "reward_funcs", "output_dir",
+             "learning_rate", "dataset_name", "num_processes")
 DATASET_MARKERS = ("dataset_info.json", "dataset_dict.json", "state.json")
 PEEK_BYTES = 65536
 
 
 def _is_model(folder: Path) -> bool:
-    """A folder transformers can load a model from: a config.json that is a model's (it names model_type or
-    architectures). A run's folder also has a config.json, the GRPO config it ran: not a model."""
+    """A folder transformers can load a model from: a config.json that is a model's. A run's folder has a
+    config.json too, the GRPO config it ran (with its log and process files beside it): not a model."""
     config = folder / "config.json"
     if not config.is_file() or config.stat().st_size > 1_000_000:
+        return False
+    if any((folder / marker).exists() for marker in RUN_MARKERS):
         return False
     try:
         data = json.loads(config.read_text(encoding="utf-8"))
     except (OSError, ValueError, UnicodeDecodeError):
         return False
-    return isinstance(data, dict) and any(key in data for key in MODEL_KEYS)
+    return isinstance(data, dict) and not any(key in data for key in GRPO_KEYS)
 
 
 def _records(path: Path) -> bool:
