@@ -95,3 +95,53 @@ def test_a_failed_run_says_why(make_service, assets, tmp_path):
     with service.client() as client:  # the list says it too
         listed = client.get("/api/v1/runs").json()["runs"]
     assert [r["error"] for r in listed if r["id"] == created["id"]] == [error]
+
+
+def output_files(folder: Path) -> dict[str, str]:
+    """Every file under a run's output_dir with the hash of its bytes."""
+    import hashlib
+
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_two_launches_of_the_demo_recipe_keep_both_runs_outputs(make_service, assets, tmp_path):
+    """The shipped Demo recipe, launched twice from the service's folder (where `grpo demo demo` wrote demo/),
+    shortened to two steps: both runs finish, each in a folder of its own, and the first run's checkpoints and
+    model are byte for byte what they were when it finished."""
+    folder = tmp_path / "service-folder"
+    shutil.copytree(assets.model, folder / "demo" / "model")
+    shutil.copytree(assets.data, folder / "demo" / "data")
+    recipe = (Path(__file__).resolve().parents[2] / "examples" / "demo.yaml").read_text()
+    assert "output_dir" not in "".join(line for line in recipe.splitlines() if not line.startswith("#"))
+    text = recipe.replace("max_steps: 60", "max_steps: 2").replace("save_steps: 30", "save_steps: 1")
+    assert "max_steps: 2" in text and "save_steps: 1" in text
+    service = make_service(cwd=folder)
+
+    first = service.launch(text)
+    done = service.wait_state(first["id"], ("succeeded", "failed"), timeout=300)
+    assert done["state"] == "succeeded", service.run_log(first["id"])
+    first_out = Path(done["output_dir"])
+    before = output_files(first_out)
+
+    second = service.launch(text)  # the same config again: accepted, into its own folder
+    again = service.wait_state(second["id"], ("succeeded", "failed"), timeout=300)
+    assert again["state"] == "succeeded", service.run_log(second["id"])
+    second_out = Path(again["output_dir"])
+    assert first_out != second_out and first_out.is_relative_to(service.runs_dir / first["id"])
+    assert second_out.is_relative_to(service.runs_dir / second["id"])
+
+    after = output_files(first_out)
+    assert after == before  # nothing of the first run was touched
+    for out, files, run in ((first_out, after, done), (second_out, output_files(second_out), again)):
+        assert run["checkpoints"] == ["checkpoint-1", "checkpoint-2"]
+        for step in (1, 2):
+            assert f"checkpoint-{step}/runtime_state.json" in files
+            assert any(name.startswith(f"checkpoint-{step}/") and name.endswith((".safetensors", ".bin"))
+                       for name in files), sorted(files)
+        assert any("/" not in name and name.endswith((".safetensors", ".bin")) for name in files), sorted(files)
+        assert "config.json" in files  # the final model
+        metrics = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+        assert [m["step"] for m in metrics] == [1, 2]  # each run's own records only
+    listed = {r["id"]: r for r in service.client().get("/api/v1/runs").json()["runs"]}
+    assert listed[first["id"]]["replaced_by"] is None
