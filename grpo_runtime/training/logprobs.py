@@ -28,7 +28,6 @@ UNHANDLED_SCALING = ("logit_scale", "logits_scaling", "output_multiplier", "lm_h
 
 # completion_logps calls by the path taken ("chunked" / "full"), per process: the tests read it to know which ran
 HEAD_PATHS: Counter = Counter()
-SHARDED_CHUNKED = False  # WIP gate: ZeRO-3 / FSDP2 heads take the full path until their tests land
 
 
 def completion_logps(
@@ -184,7 +183,5 @@ def _chunkable(model) -> head_site.Head | None:
         return None
     sharded = head_site.zero3(head) or head_site.fsdp_root(model) is not None
     if sharded and head.module is not module:  # a peft wrapper around a sharded head: not exercised, full path
-        return None
-    if sharded and not SHARDED_CHUNKED:
         return None
     return head
