@@ -215,6 +215,28 @@ def test_arrow_keys_on_start_from_only_browse_and_the_select_shows_the_applied_r
     page.click("#ask-dialog-cancel")
 
 
+def test_arrow_keys_on_the_sharding_and_profile_selects_act_only_once_the_choice_is_committed(page):
+    page.focus("#sharding")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowDown")
+    page.wait_for_timeout(400)
+    assert "deepspeed" not in state(page)  # browsing wrote nothing
+    choice = page.input_value("#sharding")
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => window.grpoState().deepspeed !== undefined")
+    assert f"zero{state(page)['deepspeed']['zero_optimization']['stage']}" == choice
+    schema_requests: list[str] = []
+    page.on("request", lambda r: schema_requests.append(r.url) if "/api/v1/schema" in r.url else None)
+    page.focus("#profile")
+    page.keyboard.press("ArrowDown")
+    page.wait_for_timeout(400)
+    assert schema_requests == []  # no schema reload while browsing
+    before = validations(page)
+    page.keyboard.press("Tab")  # leaving the select commits the choice
+    wait_validated(page, before)
+    assert schema_requests and page.input_value("#profile") != ""
+
+
 # --- 8 -------------------------------------------------------------------------------------------------------------
 
 def test_enter_on_a_fix_button_moves_the_focus_to_the_changed_field(page):

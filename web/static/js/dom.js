@@ -48,3 +48,24 @@ export function ask({ title, text, confirm = "OK", cancel = "Cancel", id = "ask-
     dialog.querySelector(`#${id}-cancel`).focus();
   });
 }
+
+// A select that acts only on a committed choice: a pick with the mouse, or Enter or leaving the select after
+// moving through the choices with the keyboard (the arrow keys change a closed select's value at once, and each
+// change would otherwise act: reload a schema, rewrite the sharding keys).
+export function onCommittedChange(select, act) {
+  const NAVIGATION = ["ArrowUp", "ArrowDown", "ArrowLeft", "ArrowRight", "Home", "End", "PageUp", "PageDown"];
+  let browsing = false;
+  let pending = false;
+  const commit = () => { if (pending) { pending = false; act(); } };
+  select.addEventListener("keydown", (event) => {
+    if (event.key === "Enter") { commit(); return; }
+    browsing = NAVIGATION.includes(event.key) || event.key.length === 1;
+  });
+  select.addEventListener("keyup", () => { browsing = false; });
+  select.addEventListener("blur", () => { browsing = false; commit(); });
+  select.addEventListener("change", () => {
+    if (browsing) { pending = true; return; }
+    pending = false;
+    act();
+  });
+}

@@ -6,7 +6,7 @@ import * as api from "./api.js";
 import { Checker } from "./checker.js";
 import { renderDerived, renderTimeline } from "./derived.js";
 import { DiagnosticsView } from "./diagnostics.js";
-import { el } from "./dom.js";
+import { el, onCommittedChange } from "./dom.js";
 import { sectionsFromSchema } from "./fields.js";
 import { setupExport, setupImport, setupPresets } from "./files.js";
 import { setupLaunch } from "./launch.js";
@@ -179,8 +179,8 @@ function wireControls(app) {
     const key = REMEMBERED.find((k) => event.target.id === `in-${k}`);
     if (key) { rememberValue(key, app.state.get(key)); app.form.rows.get(key)?.refreshPicker?.(); }
   });
-  $("profile").addEventListener("change", () => setProfile(app, $("profile").value));
-  $("trl-version").addEventListener("change", () => setProfile(app, $("profile").value));  // the release's schema
+  onCommittedChange($("profile"), () => setProfile(app, $("profile").value));
+  onCommittedChange($("trl-version"), () => setProfile(app, $("profile").value));  // the release's schema
   $("apply-safe").addEventListener("click", () => {
     for (const fix of app.diags.safeFixes()) app.state.applyFix(fix);
   });

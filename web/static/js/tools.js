@@ -4,7 +4,7 @@
 // datasets, a few rows of a local dataset).
 
 import * as api from "./api.js";
-import { ask, el } from "./dom.js";
+import { ask, el, onCommittedChange } from "./dom.js";
 import { deleteConfig, recentValues, saveConfig, savedConfigs } from "./persist.js";
 
 const $ = (id) => document.getElementById(id);
@@ -89,7 +89,8 @@ function setupCommand(app, { worldSize, profile }) {
                          setTimeout(() => { button.textContent = "Copy"; }, 1500);
                        } })))));
     $("command-note").textContent = `Export the config as ${FILE} first; the world size is ` +
-      `${worldSize() ? "the toolbar's" : "num_processes from the config, else 1"}.`;
+      `${$("world-size").value ? "the toolbar's" : worldSize() ? "the file's # grpo: comment's"
+        : "num_processes from the config, else 1"}.`;
     dialog.showModal();
   });
   $("command-close").addEventListener("click", () => dialog.close());
@@ -203,7 +204,7 @@ function setupSharding(app) {
     if (select.value === "custom") return;
     app.state.applyFix(shardingFix(select.value, offload.checked));
   };
-  select.addEventListener("change", write);
+  onCommittedChange(select, write);
   offload.addEventListener("change", write);
   app.state.onChange((keys) => { if (["deepspeed", "fsdp", "fsdp_config"].some((k) => keys.has(k))) show(); });
   show();
