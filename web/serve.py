@@ -45,7 +45,12 @@ def check_trl_version(settings: Settings) -> None:
     if settings.trl_version is not None:
         from grpo_schema.versions import parse_version
 
-        parse_version(settings.trl_version)  # VersionError is a ValueError
+        from grpo_schema.versions import VersionError
+
+        try:
+            parse_version(settings.trl_version)
+        except VersionError as exc:  # as every command says it
+            raise ValueError(f"--trl-version: {exc}") from None
 
 
 def exposure_warning(settings: Settings) -> str | None:

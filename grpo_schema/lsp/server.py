@@ -234,8 +234,9 @@ def lsp_command(argv: list[str]) -> int:
 
         try:
             parse_version(args.trl_version)
-        except VersionError as exc:
-            parser.error(str(exc))
+        except VersionError as exc:  # as every command says it (exit 2)
+            print(f"grpo lsp: error: --trl-version: {exc}", file=sys.stderr)
+            return 2
         server.state.settings = replace(server.state.settings, trl_version=args.trl_version)
     server.start_io(sys.stdin.buffer, sys.stdout.buffer)
     return 0

@@ -38,16 +38,22 @@ def _fmt(v: tuple[int, ...]) -> str:
     return ".".join(str(p) for p in v)
 
 
+def supported_range() -> str:
+    """'supported releases are 0.14.0 to 1.16.0': every message about a version that cannot be judged says it."""
+    return f"supported releases are {_fmt(MINIMUM)} to {newest()}"
+
+
 def _parse(text: VersionLike) -> Version:
     if isinstance(text, tuple):
         if not 2 <= len(text) <= 3 or not all(isinstance(p, int) and p >= 0 for p in text):
-            raise VersionError(f"not a TRL version: {text!r} (expected a tuple like (0, 19, 1))")
+            raise VersionError(f"not a TRL version: {text!r} (expected a tuple like (0, 19, 1); {supported_range()})")
         return (text[0], text[1], text[2] if len(text) == 3 else 0)
     if not isinstance(text, str):
-        raise VersionError(f"not a TRL version: {text!r}")
+        raise VersionError(f"not a TRL version: {text!r} ({supported_range()})")
     m = _VERSION.match(text)
     if m is None:
-        raise VersionError(f"not a TRL version: {text!r} (expected MAJOR.MINOR[.PATCH], e.g. 0.19.1 or 1.16)")
+        raise VersionError(f"not a TRL version: {text!r} (expected MAJOR.MINOR[.PATCH], e.g. 0.19.1 or 1.16; "
+                           f"{supported_range()})")
     return (int(m["major"]), int(m["minor"]), int(m["patch"] or 0))
 
 
@@ -60,8 +66,7 @@ def parse_version(text: VersionLike) -> Version:
     v = _parse(text)
     if v < MINIMUM:
         raise VersionError(
-            f"TRL {_fmt(v)} has no GRPOTrainer / `trl grpo`: supported releases are "
-            f"{_fmt(MINIMUM)} to {newest()} (GRPO appeared in TRL 0.14.0)"
+            f"TRL {_fmt(v)} has no GRPOTrainer / `trl grpo`: {supported_range()} (GRPO appeared in TRL 0.14.0)"
         )
     if v[:2] > parse_release(newest())[:2]:
         warnings.warn(
