@@ -108,12 +108,16 @@ function effectiveWorldSize(app) {
   return worldSize() ?? app.state.fileSettings?.world_size ?? undefined;
 }
 
-// The toolbar's placeholder says what an empty world size means for this config.
+// The toolbar's placeholder shows what an empty world size means for this config; its description says where
+// that number comes from.
 function showWorldSizeSource(app) {
   const commented = app.state.fileSettings?.world_size;
   const declared = app.state.get("num_processes");
-  $("world-size").placeholder = commented ? `${commented} (# grpo: comment)`
-    : Number.isInteger(declared) ? `${declared} (num_processes)` : "auto (1)";
+  const [value, where] = commented ? [commented, "the file's # grpo: --world-size comment"]
+    : Number.isInteger(declared) ? [declared, "num_processes in the config"] : [1, "nothing declares one"];
+  $("world-size").placeholder = String(value);
+  $("world-size").title = `empty: ${value} (${where})`;
+  $("world-size-help").textContent = `Training processes over all machines; empty: ${value}, from ${where}`;
 }
 
 // The settings a file's `# grpo:` comment declares, taken by the form's own controls: its profile and TRL release

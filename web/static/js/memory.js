@@ -54,11 +54,11 @@ export class MemoryBar {
     return [DEFAULT_HARDWARE, "the default; type yours above"];
   }
 
+  // The placeholder shows the hardware an empty input stands for (the summary says where it comes from).
   placeholder() {
-    const [spec, where] = this.hardware();
+    const [spec] = this.hardware();
     const section = this.getConfig().hardware;
-    const shown = spec ?? (typeof section === "string" ? section : "hardware:");
-    this.input.placeholder = this.input.value.trim() ? DEFAULT_HARDWARE : `${shown} (${where})`;
+    this.input.placeholder = spec ?? (typeof section === "string" ? section : section?.spec ?? "hardware:");
   }
 
   async refresh() {
@@ -120,7 +120,9 @@ export class MemoryBar {
     styled(el("span", { class: "memory-capacity" }), { left: `${(100 * capacity / scale).toFixed(2)}%` }));
     this.bar.setAttribute("aria-label", parts.map((p) => `${p.name} ${gib(p.bytes)} GiB`).join(", "));
     this.bar.classList.toggle("over", !doc.fits);
-    const verdict = doc.fits ? "fits" : `does not fit (${gib(perGpu.total_bytes - capacity)} GiB short)`;
+    const verdict = doc.fits ? "fits" : perGpu.total_bytes > capacity
+      ? `does not fit (${gib(perGpu.total_bytes - capacity)} GiB short)`
+      : "fits in memory, but the plan has a problem (below)";
     const time = doc.time?.step_seconds ? `; about ${doc.time.step_seconds.toFixed(1)} s a step` : "";
     const on = doc.hardware?.spec ? `; on ${doc.hardware.spec}${where ? ` (${where})` : ""}` : "";
     this.summary.textContent = `${gib(perGpu.total_bytes)} of ${gib(capacity)} GiB per GPU: ${verdict}${time}${on}`;

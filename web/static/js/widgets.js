@@ -15,7 +15,7 @@ function defaultLabel(field) {
 
 function choiceInput(field, id, describedBy) {
   const select = el("select", { id, "aria-describedby": describedBy });
-  const unset = !field.hasDefault || field.default === null ? "not set" : `not set: ${defaultLabel(field)}`;
+  const unset = !field.hasDefault || field.default === null ? "not set" : defaultLabel(field);
   select.append(el("option", { value: "", text: `— ${unset} —` }));
   field.choices.forEach((choice, i) => {
     // enumDescriptions follow the enum's order, and enum values come first among the choices.
