@@ -253,6 +253,15 @@ def test_enter_on_a_fix_button_moves_the_focus_to_the_changed_field(page):
     changed = label.split("Fix: ", 1)[1].split(" ")[0]  # "Fix: per_device_train_batch_size 8 -> 9"
     assert now["id"] == f"in-{changed}", (label, now)
 
+    # "Apply safe fixes" goes away once applied: the focus goes to the diagnostics left
+    import_text(page, "torch_dtype: bfloat16\nper_device_train_batch_size: 8\nnum_generations: 3\n")
+    page.locator("#apply-safe").focus()
+    before = validations(page)
+    page.keyboard.press("Enter")
+    wait_validated(page, before)
+    page.wait_for_function("() => document.activeElement !== document.body")
+    assert page.evaluate("document.getElementById('diag-list').contains(document.activeElement)")
+
     # a fix that removes a key of "Other keys" takes its row away: the focus goes to the next diagnostic
     import_text(page, "per_device_train_batch_size: 8\nnum_generations: 8\nnum_generation: 4\nlearning_rat: 1\n")
     fix = page.locator("#diag-list .diag[data-code='GRPO-K001'] button.fix").first

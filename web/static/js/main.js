@@ -187,6 +187,8 @@ function wireControls(app) {
   onCommittedChange($("trl-version"), () => setProfile(app, $("profile").value));  // the release's schema
   $("apply-safe").addEventListener("click", () => {
     for (const fix of app.diags.safeFixes()) app.state.applyFix(fix);
+    // The button goes away with the fixes: the focus goes to the first diagnostic left (or the empty list's note).
+    app.diags.pendingFocus = { index: 0 };
   });
   setupImport({
     settingsCount: () => app.state.values.size,
