@@ -7,7 +7,7 @@ validate = cold whole-process `grpo validate` (1) and in-process throughput (2);
 (3); runtime = grpo_runtime vs GRPOTrainer (4; the cuda variant says so and is skipped where there is no GPU);
 imports = the import-time budget (5); lsp = `grpo lsp` keystroke latency (6); runtime-memory = peak RSS of one
 optimizer step, grpo_runtime vs GRPOTrainer, at 512/1024/2048-token completions (7; CPU, minutes, not in the
-default run); smoke = `grpo smoke` on every example (8; minutes, not in the default run). --quick is for checking
+default run); smoke = `grpo smoke` on every example and corpus recipe (minutes, not in the default run). --quick is for checking
 the harness: fewer runs, shorter loads.
 """
 
@@ -51,7 +51,7 @@ def sections(args) -> dict:
         "imports": {"imports": lambda: imports.measure(EXAMPLES / "grpo-no-kl.yaml")},
         "lsp": {"lsp": lambda: lsp.measure(LSP_EDITS[q])},
         "runtime-memory": {"runtime_memory": lambda: memory.measure(MEMORY_LENGTHS[q])},
-        "smoke": {"smoke": lambda: smoke.measure(files=[EXAMPLES / "grpo.yaml"] if args.quick else None)},
+        "smoke": {"smoke": lambda: smoke.measure(files=[EXAMPLES / "grpo.yaml"] if args.quick else None, corpus=not args.quick)},
     }
     return {name: fn for group in args.only for name, fn in chosen[group].items()}
 
