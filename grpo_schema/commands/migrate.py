@@ -223,6 +223,20 @@ _TRL_VERSION_OPTION = re.compile(r"(--trl-version(?:=|\s+))(\S+)")
 _SCHEMA_NAME = re.compile(r"(?:trl-\d+\.\d+\.\d+/)?(grpo-config(?:\.[\w-]+)*\.schema\.json)")
 
 
+def _same_table(version: str, target: str) -> bool:
+    """Whether `version` is judged by the same table as `target` (then a comment naming it stays as written)."""
+    import warnings
+
+    from grpo_schema.versions import VersionError, surface
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return surface(version).release == surface(target).release
+        except VersionError:
+            return False
+
+
 def retarget_comments(text: str, target: str) -> str:
     """The file's own statements of its release, moved to `target`: `--trl-version A` in a `# grpo:` comment, and
     a yaml-language-server modeline naming grpo-config's schema, which then names `target`'s schema
@@ -235,7 +249,8 @@ def retarget_comments(text: str, target: str) -> str:
     out = []
     for line in text.splitlines(keepends=True):
         if COMMENT.match(line):
-            line = _TRL_VERSION_OPTION.sub(lambda m: m.group(1) + target, line)
+            line = _TRL_VERSION_OPTION.sub(lambda m: m.group(0) if _same_table(m.group(2), target)
+                                           else m.group(1) + target, line)
         elif line.lstrip().startswith(MODELINE_PREFIX) and SCHEMA_FILE.removesuffix(".schema.json") in line:
             # only the strict main schema has a per-release copy; a variant (lenient, open-r1, draft-07) stays
             line = _SCHEMA_NAME.sub(lambda m: schema if m.group(1) == SCHEMA_FILE else m.group(0), line)
