@@ -145,3 +145,34 @@ def test_two_launches_of_the_demo_recipe_keep_both_runs_outputs(make_service, as
         assert [m["step"] for m in metrics] == [1, 2]  # each run's own records only
     listed = {r["id"]: r for r in service.client().get("/api/v1/runs").json()["runs"]}
     assert listed[first["id"]]["replaced_by"] is None
+
+
+def test_every_path_a_run_reads_is_resolved_before_validation(make_service, assets, tmp_path):
+    """DeepSpeed and accelerate config files, the reward model: resolved against the service's folder like the model
+    and dataset, before the config is validated; a refusal says which paths it judged."""
+    folder = tmp_path / "service-folder"
+    shutil.copytree(assets.model, folder / "demo" / "model")
+    (folder / "ds.json").write_text(json.dumps({"zero_optimization": {"stage": 2}}))
+    (folder / "accelerate.yaml").write_text("distributed_type: NO\n")
+    service = make_service(cwd=folder)
+    text = run_yaml(assets, deepspeed="./ds.json", config_file="accelerate.yaml",
+                    reward_model_name_or_path="demo/model").replace(str(assets.model), "demo/model")
+    expected = {"model_name_or_path": str((folder / "demo" / "model").resolve()),
+                "reward_model_name_or_path": str((folder / "demo" / "model").resolve()),
+                "deepspeed": str((folder / "ds.json").resolve()),
+                "config_file": str((folder / "accelerate.yaml").resolve())}
+    refused = post(service, text.replace("loss_type: dapo", "loss_type: no_such_loss"))
+    assert refused.status_code == 422, refused.text  # a refusal says which paths it judged
+    assert refused.json()["resolved_paths"] == expected
+    assert [d["fields"] for d in refused.json()["diagnostics"] if d["severity"] == "error"] == [["loss_type"]]
+    hub = post(service, run_yaml(assets, model_name_or_path="Qwen/Qwen2.5-0.5B", deepspeed="./ds.json",
+                                 loss_type="no_such_loss"))
+    assert hub.json()["resolved_paths"] == {"deepspeed": str((folder / "ds.json").resolve())}  # a Hub name stays
+    created = post(service, text)
+    assert created.status_code == 201, created.text
+    assert created.json()["resolved_paths"] == expected  # what the run gets as --set overrides
+    with service.client() as client:
+        client.post(f"/api/v1/runs/{created.json()['id']}/cancel")
+    service.wait_state(created.json()["id"], ("cancelled", "failed", "succeeded"))
+    command = service.run_log(created.json()["id"]).splitlines()[0]  # `$ python -m grpo_schema launch ...`
+    assert all(f'{name}="{path}"' in command for name, path in expected.items()), command
