@@ -102,6 +102,14 @@ def test_import_asks_before_replacing_offers_undo_and_takes_the_files_world_size
     assert "num_processes: 8" in exported and "num_processes: 2" not in exported
     assert cli_validate(exported, tmp_path)["world_size"] == 8
 
+    # the comment's profile: the form picks it, as grpo validate reads it (open-r1's reward name is valid there)
+    text = "# grpo: --profile open-r1\nreward_funcs: [accuracy]\nper_device_train_batch_size: 8\nnum_generations: 8\n"
+    cli = cli_validate(text, tmp_path)
+    assert cli["valid"] and not cli_validate(text.split("\n", 1)[1], tmp_path)["valid"]
+    import_text(page, text)
+    page.wait_for_function("() => document.getElementById('profile').value === 'open-r1'")
+    wait_status(page, "^Valid at world size 1")
+
     before = validations(page)
     page.click("#undo-import")
     wait_validated(page, before)
