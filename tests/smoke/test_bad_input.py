@@ -66,3 +66,13 @@ def test_the_text_report_names_the_failure(workspace, capsys):
     code = smoke_command([str(workspace(dataset_name="./nowhere/data.jsonl"))])
     out = capsys.readouterr().out
     assert code == 3 and "FAILED (dataset)" in out and "configured at" in out and "Traceback" not in out
+
+
+@pytest.mark.parametrize("bad", ["abc", "0.9"])
+def test_a_version_that_cannot_be_judged_is_a_usage_error_before_anything_starts(workspace, capsys, bad):
+    from grpo_runtime.launch.smoke import smoke_command
+
+    code = smoke_command([str(workspace()), "--trl-version", bad, "--format", "json"])
+    captured = capsys.readouterr()
+    assert code == 2 and captured.out == ""  # no report: nothing ran
+    assert "grpo smoke: error: --trl-version:" in captured.err and "supported releases are 0.14.0 to" in captured.err
