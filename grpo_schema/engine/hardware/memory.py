@@ -49,6 +49,26 @@ RUNTIME_FORWARD_TILES = 2
 RUNTIME_BACKWARD_TILES = 2
 
 
+# When grpo_runtime scores through the full [rows, C + 1, V] logits instead of its chunked head: the planner's copy
+# of grpo_runtime.training.logprobs._chunkable's rules that a config can express (grpo_schema never imports the
+# runtime; tests/hardware/test_runtime_head_rule.py builds each case and holds the two equal). Each is
+# (rule, reason). The chunked head runs under DDP, FSDP2 and ZeRO-3, and for LoRA on lm_head without dropout.
+# Not modelled (no config key says them): a quantised lm_head, DoRA on lm_head, models that rescale their logits.
+RUNTIME_FULL_LOGITS = (
+    ("lora_head_dropout", "LoRA on lm_head with lora_dropout > 0: peft computes x @ W.T + B(A(dropout(x))), "
+                          "which no single weight reproduces"),
+    ("adapted_sharded_head", "LoRA on lm_head under ZeRO-3 or FSDP"),
+)
+
+
+def runtime_full_logits(s: Setup) -> str | None:
+    """The rule by which grpo_runtime takes the full-logits path for this setup, or None (its chunked head)."""
+    head_adapted = s.use_peft and "lm_head" in lora_target_names(s)
+    holds = {"lora_head_dropout": head_adapted and s.lora_dropout > 0,
+             "adapted_sharded_head": head_adapted and s.strategy in ("zero3", "fsdp")}
+    return next((rule for rule, _ in RUNTIME_FULL_LOGITS if holds[rule]), None)
+
+
 def runtime_chunk_tokens(vocab: int) -> int:
     """Tokens in one of grpo_runtime's head chunks (as grpo_runtime.training.lm_head.tokens_per_chunk)."""
     return max(1, RUNTIME_TILE_ELEMENTS // vocab)
@@ -79,6 +99,7 @@ class Setup:
     use_peft: bool = False
     lora_r: int = 16
     lora_targets: tuple[str, ...] | None = None
+    lora_dropout: float = 0.05  # TRL's default; > 0 makes peft keep a dropped copy of each adapted input
     use_vllm: bool = False
     vllm_mode: str = "colocate"
     vllm_memory_utilization: float = 0.3
@@ -89,6 +110,11 @@ class Setup:
     lm_head_fp32: bool = False
     device: str = "gpu"  # "cpu": no framework allowance (the runtime's own measurement)
     engine: str = "trl"  # trl | grpo_runtime: whose LM head and DDP settings
+    # DeepSpeed ZeRO-3's defaults (deepspeed.runtime.zero.config, also what accelerate's bundled zero3 config and
+    # TRL's leave in place): the gradient reduction bucket, in elements, and the parameters kept gathered
+    # (stage3_max_live_parameters, with stage3_max_reuse_distance at its default 1e9 every parameter qualifies).
+    reduce_bucket_size: int = 500_000_000
+    max_live_parameters: int = 1_000_000_000
     # DDP's buckets are the gradients (no second copy). Neither engine sets it: transformers' Trainer passes
     # ddp_bucket_cap_mb (and broadcast_buffers, find_unused_parameters) to accelerate's DistributedDataParallelKwargs,
     # grpo_runtime the same keys (setup.new_accelerator), and the kwargs' default is False.
@@ -141,11 +167,14 @@ class MemoryEstimate:
         return sum(p.bytes for p in self.parts if p.name == name)
 
 
+def lora_target_names(setup: Setup) -> tuple[str, ...]:
+    targets = setup.lora_targets or DEFAULT_LORA_TARGETS
+    return ALL_LINEAR if targets in (("all-linear",), ("all_linear",)) else targets
+
+
 def lora_params(model: ModelFacts, setup: Setup) -> int:
     """Adapter parameters: r x (in + out) per targeted linear, per layer (MLP targets once per expert)."""
-    targets = setup.lora_targets or DEFAULT_LORA_TARGETS
-    if targets in (("all-linear",), ("all_linear",)):
-        targets = ALL_LINEAR
+    targets = lora_target_names(setup)
     shapes = model.linear_shapes()
     experts = max(model.num_experts, 1)
     per_layer = sum(setup.lora_r * (shapes[t][0] + shapes[t][1]) * (experts if t.endswith(("gate_proj", "up_proj",
@@ -178,7 +207,14 @@ def model_states(model: ModelFacts, s: Setup) -> tuple[float, float, float, str]
         grads = (2 * trainable / P if s.strategy == "zero2" else 2 * trainable) + 4 * trainable / P
         return 2 * N, grads, (4 + 4 * k) * trainable / P, f"ZeRO-{s.strategy[-1]}: fp32 master and moments sharded"
     wb = s.weight_bytes
-    if s.strategy in ("zero3", "fsdp"):
+    if s.strategy == "zero3":
+        # DeepSpeed with weights already in the optimizer's dtype keeps no separate master copy (stage3.py: "we
+        # don't need another copy of the weights"), but it holds two gradient partitions: the flat buffer the
+        # reduce-scatter writes (grad_partitions_flat_buffer) and the one the optimizer reads (gradient_buffer)
+        weights = wb * N / P + wb * largest
+        return weights, 2 * 4 * trainable / P, k * 4 * trainable / P, \
+            "ZeRO-3: sharded, no master copy in full precision; gradients partitioned twice"
+    if s.strategy == "fsdp":
         weights = wb * N / P + wb * largest
         return weights, wb * trainable / P, k * wb * trainable / P, "fully sharded; one layer gathered"
     if s.strategy in ("zero1", "zero2", "fsdp_grad_op"):
@@ -195,11 +231,27 @@ def layer_activation_bytes(model: ModelFacts, s: Setup, tokens: int) -> float:
     attention = a * (3 * q + 2 * kv) + 4 * model.num_heads  # q, k, v, output, o_proj input; log-sum-exp
     if s.attention == "sdpa" and kv < q:
         attention += a * 2 * q  # the SDPA path repeats k and v to every head when a padding mask is passed
+    if s.attention == "sdpa":
+        # the padding mask ([rows, 1, T, T] booleans; GRPO's prompts are left-padded) is converted to the compute
+        # dtype inside each layer's SDPA call and saved for its backward: T numbers per token, per layer
+        attention += a * s.sequence_length
     if s.attention == "eager":
         attention += (8 + a) * model.num_heads * s.sequence_length  # scores and probabilities, per token
     experts = model.experts_per_token or 1
     mlp = 4 * a * model.intermediate_size * experts
-    return tokens * (model.norms_per_layer * norm + attention + mlp)
+    return tokens * (model.norms_per_layer * norm + attention + mlp + lora_activation_bytes(model, s))
+
+
+def lora_activation_bytes(model: ModelFacts, s: Setup) -> float:
+    """Per token and layer, what peft's LoRA layers save besides the base layer's tensors: A's output (r wide,
+    saved by B) and, with lora_dropout > 0 in train mode, the dropped copy of the input (saved by A) and its
+    1-byte mask, for each adapted projection (peft drops each module's input separately)."""
+    if not s.use_peft:
+        return 0.0
+    a, shapes = s.compute_bytes, model.linear_shapes()
+    adapted = [shapes[t] for t in lora_target_names(s) if t in shapes]
+    dropped = sum(width for width, _ in adapted) * (a + 1) if s.lora_dropout > 0 else 0
+    return dropped + len(adapted) * s.lora_r * a
 
 
 def activations(model: ModelFacts, s: Setup) -> float:
@@ -228,6 +280,8 @@ def logits(model: ModelFacts, s: Setup, rows: int, grad: bool) -> float:
     a = 4 if s.lm_head_fp32 else s.compute_bytes
     if s.liger_loss:  # liger's fused linear + loss: a few chunks of the logits
         return rows * (s.completion_length + 1) * V * a / 8
+    if s.engine == "grpo_runtime" and runtime_full_logits(s):
+        return full_logits(model, s, rows, grad)
     if s.engine == "grpo_runtime":
         tile = min(N, runtime_chunk_tokens(V)) * V * 4
         tiles = (RUNTIME_BACKWARD_TILES if grad else RUNTIME_FORWARD_TILES) * tile
@@ -241,6 +295,38 @@ def logits(model: ModelFacts, s: Setup, rows: int, grad: bool) -> float:
     cast_back = s.weight_bytes if s.weight_bytes != 4 else 0  # the fp32 accumulator cast to the weights' dtype
     accumulators = N * H * 4 + (V * H * (4 + cast_back) if head_trained else 0)
     return tiles + selected + per_token + accumulators
+
+
+def _zero3_buffers(model: ModelFacts, s: Setup, add) -> None:
+    """What DeepSpeed ZeRO-3 holds besides the model states of its own estimate (measured: memprobe, ZeRO-3 on 2
+    CPU processes).
+
+    * live parameters: a module's gathered weights are released after its forward only when their next use is
+      more than stage3_max_reuse_distance away or more than stage3_max_live_parameters are gathered; at the
+      defaults (1e9 both) every parameter of a model under 1e9 stays gathered from its first use to the end of
+      the backward. The model states already count the largest layer gathered.
+    * the reduction bucket (contiguous_gradients): reduce_bucket_size elements in the gradients' dtype, allocated
+      at start on a GPU; on the CPU only the pages the gradients pass through (at most the model) are resident."""
+    N = model.total_params()
+    param_bytes = 2 if s.compute_bytes == 2 else s.weight_bytes
+    live = max(min(N, s.max_live_parameters) - model.largest_layer_params(), 0)
+    add("live parameters", param_bytes * live, "training",
+        f"ZeRO-3 keeps up to stage3_max_live_parameters ({s.max_live_parameters:.0e}) gathered through the step")
+    if s.use_peft:
+        return
+    bucket = s.reduce_bucket_size if s.device == "gpu" else min(s.reduce_bucket_size, N)
+    add("reduce bucket", param_bytes * bucket, "held",
+        f"ZeRO-3's gradient reduction bucket (reduce_bucket_size {s.reduce_bucket_size:.0e} elements)")
+
+
+def full_logits(model: ModelFacts, s: Setup, rows: int, grad: bool) -> float:
+    """grpo_runtime's full-logits path (training/logprobs.py _score_full): the model's [rows, C + 1, V] logits in
+    the head's dtype, then fp32 [rows, C, V] tensors: the temperature-scaled logits and the log-softmax, and in
+    training with the entropy its exp and product, each with a backward buffer (measured with memprobe)."""
+    C, V = s.completion_length, model.vocab_size
+    head = rows * (C + 1) * V * (4 if s.lm_head_fp32 else s.compute_bytes)
+    buffers = 4 if (s.entropy and grad) else 2
+    return head + buffers * 4 * rows * C * V
 
 
 def ddp_buckets(model: ModelFacts, s: Setup) -> float:
@@ -282,6 +368,8 @@ def estimate_memory(model: ModelFacts, s: Setup, capacity: float | None = None) 
     add("logits", max(head, transient), "training",
         f"{s.engine} chunked LM head over {s.micro_batch} x {s.completion_length} tokens (never the full logits)"
         + (" (here the vocabulary matrix's new gradient is larger)" if transient > head else ""))
+    if s.strategy == "zero3":
+        _zero3_buffers(model, s, add)
     buckets = ddp_buckets(model, s)
     if buckets:
         add("ddp buckets", buckets, "held", "DDP's gradient buckets: a second copy of the gradients "

@@ -164,6 +164,7 @@ def setup_from(result: Any, hardware: Hardware, *, prompt_length: int | None = N
         reference=float(_get(config, "beta") or 0.0) != 0.0,
         old_logprobs=bool(plan.old_logprobs_needed) if plan is not None else False,
         use_peft=bool(_get(config, "use_peft")), lora_r=int(_get(config, "lora_r") or 16),
+        lora_dropout=float(0.05 if _get(config, "lora_dropout") is None else _get(config, "lora_dropout")),
         lora_targets=tuple(targets) if isinstance(targets, (list, tuple)) else ((targets,) if targets else None),
         use_vllm=bool(_get(config, "use_vllm")), vllm_mode=str(_get(config, "vllm_mode") or "colocate"),
         vllm_memory_utilization=float(_get(config, "vllm_gpu_memory_utilization") or 0.3),
