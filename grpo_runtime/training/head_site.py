@@ -15,11 +15,12 @@ Where. The weight must be whole while the head runs and its gradient must reach 
 reduction as the full path's does:
 * DeepSpeed ZeRO-3: the head module itself is called, with its forward replaced for that one call by the chunked
   head. DeepSpeed's module hooks then do what they do for the model's own lm_head call: gather the weight before
-  the forward, gather it again before the backward (the pre-backward function on the outputs), and its
-  post-accumulate-grad hook reduces the full [V, H] gradient while the weight is still gathered (autograd runs a
-  leaf's AccumulateGrad before the rest of the ready nodes). The call is made inside the backbone's forward hook,
-  i.e. inside the model's forward, so DeepSpeed's recorded module order (its prefetch trace) is the same each step.
-  Tied embeddings share one parameter and one gradient hook, as in the full path.
+  the forward, gather it again before the backward (the pre-backward function on the outputs) and release it after
+  (the post-backward function on the input); the full [V, H] gradient the backward returns goes to the
+  parameter's AccumulateGrad, whose post-accumulate-grad hook is where DeepSpeed reduces and partitions it. The
+  call is made inside the backbone's forward hook, i.e. inside the model's forward, so it sits at the same place in
+  the module order DeepSpeed records for prefetching every step. Tied embeddings share one parameter and one
+  gradient hook, as in the full path.
 * FSDP2 (fully_shard): the root's parameters (embeddings, final norm, lm_head) are whole only between the root's
   pre- and post-forward. The head runs in a method of the root registered with `register_fsdp_forward_method`
   (torch's public hook for extra forward methods): FSDP2 unshards the root's parameters before it, reshards after

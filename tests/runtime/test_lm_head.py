@@ -349,3 +349,24 @@ def test_a_rescaling_model_falls_back(tiny_policy):
     model = copy.deepcopy(tiny_policy[0])
     model.config.logits_scaling = 4.0  # Granite-style: the model divides its logits, which HeadMath does not do
     assert not logprobs.chunkable_head(model)
+
+
+def test_calling_the_head_as_a_module_runs_its_hooks_and_keeps_its_own_forward():
+    """ZeRO-3's path (head_site.call_as_module): the module's hooks wrap the chunked head as they wrap its own
+    forward (DeepSpeed gathers there), and an instance forward (cast_lm_head_to_fp32's) is put back after."""
+    from grpo_runtime.training import head_site
+
+    head = torch.nn.Linear(4, 9)
+    own = head.forward = lambda x: "own"
+    calls = []
+    head.register_forward_pre_hook(lambda module, args: calls.append(("pre", tuple(args[0].shape))))
+    head.register_forward_hook(lambda module, args, out: calls.append(("post", len(out))))
+    hidden, targets = torch.randn(5, 4), torch.randint(0, 9, (5,))
+    out = head_site.call_as_module(head, lambda h: chunked_logps(h, head.weight, head.bias, targets, HeadMath()),
+                                   hidden)
+    assert calls == [("pre", (5, 4)), ("post", 2)]
+    torch.testing.assert_close(out[0], full_head(hidden, head.weight, head.bias, targets)[0], atol=TOL, rtol=0)
+    assert head.forward is own
+    del head.forward
+    head_site.call_as_module(head, lambda h: (h,), hidden)
+    assert "forward" not in head.__dict__  # the class's forward again
