@@ -29,8 +29,11 @@ reduction as the full path's does:
   reduce dtype and no_sync accumulation, exactly as for the model's own lm_head call. The method takes no tensor
   arguments (FSDP2 would otherwise register its post-backward on them and reduce the root's gradients before the
   embedding's arrived) and its outputs are read from before FSDP2's output_dtype cast.
-* LoRA / modules_to_save under ZeRO-3 or FSDP2, and a head that is itself a separate FSDP2 unit, keep the
-  full-logits path: not exercised here.
+* modules_to_save on a sharded lm_head: the active copy is a plain nn.Linear with ZeRO-3 hooks of its own, or
+  among the FSDP2 root's parameters, so it takes the path of a plain head.
+* LoRA on lm_head under ZeRO-3 or FSDP2 keeps the full-logits path: under ZeRO-3 its base, A and B weights are
+  gathered by three modules' hooks, none of which the chunked head's call would run; not built for FSDP2 either,
+  to keep one rule for both (nothing here exercises it). So does a head that is an FSDP2 unit of its own.
 """
 
 from __future__ import annotations

@@ -168,8 +168,8 @@ def _chunkable(model) -> head_site.Head | None:
     * the head is neither a plain nn.Linear nor peft's LoRA / modules_to_save wrapper around one: a quantised head
       (bitsandbytes' layers subclass nn.Linear, hence exact type checks), or LoRA with an active dropout or a
       variant such as DoRA (head_site.resolve);
-    * LoRA or modules_to_save on lm_head under ZeRO-3 or FSDP2, or a head that is an FSDP2 unit of its own, or
-      FSDP2 applied below a root that is not sharded (head_site);
+    * LoRA on lm_head under ZeRO-3 or FSDP2, or a head that is an FSDP2 unit of its own, or FSDP2 applied below a
+      root that is not sharded (head_site);
     * the model rescales its logits in a way HeadMath does not reproduce, or has no separate backbone."""
     base = _causal_lm(model)
     module = base.get_output_embeddings() if hasattr(base, "get_output_embeddings") else None
@@ -182,6 +182,6 @@ def _chunkable(model) -> head_site.Head | None:
     if head_site.fsdp_elsewhere(model, base, module):
         return None
     sharded = head_site.zero3(head) or head_site.fsdp_root(model) is not None
-    if sharded and head.module is not module:  # a peft wrapper around a sharded head: not exercised, full path
+    if sharded and head.lora:  # its three weights are gathered by three modules' hooks: not reproduced, full path
         return None
     return head

@@ -18,14 +18,27 @@ TEMPERATURE = 0.8
 TOKENS_PER_CHUNK = 3  # several chunks per micro-batch, as with a real vocabulary
 
 
-def build(tied: bool, vocab: int = 96):
+def build(tied: bool, vocab: int = 96, modules_to_save: bool = False):
     from transformers import LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(0)  # the same weights on every rank
     config = LlamaConfig(vocab_size=vocab, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                          num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
                          tie_word_embeddings=tied, pad_token_id=0)
-    return LlamaForCausalLM(config).train()
+    model = LlamaForCausalLM(config).train()
+    if modules_to_save:  # LoRA on the projections, lm_head trained in full as a copy moved away from the original
+        from peft import LoraConfig, get_peft_model
+
+        model = get_peft_model(model, LoraConfig(r=2, target_modules=["q_proj"], modules_to_save=["lm_head"],
+                                                 lora_dropout=0.0, init_lora_weights=False))
+        with torch.no_grad():
+            model.get_base_model().lm_head.modules_to_save["default"].weight.add_(0.5)
+        model.train()
+    return model
+
+
+def layers(model):
+    return model.get_base_model().model.layers if hasattr(model, "get_base_model") else model.model.layers
 
 
 def batch(vocab: int, rank: int, b: int = 3, p: int = 4, c: int = 7):
@@ -102,13 +115,13 @@ def fsdp2(rank: int, world: int, port: int, out: str, cases: list) -> None:
 
     init(rank, world, port)
     for case in cases:
-        model = build(tied=case["tied"])
+        model = build(tied=case["tied"], modules_to_save=case.get("modules_to_save", False))
         vocab = model.config.vocab_size
         mp = MixedPrecisionPolicy()
         if case.get("bf16"):  # accelerate's policy for mixed_precision bf16
             mp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.bfloat16,
                                       output_dtype=torch.bfloat16)
-        for layer in model.model.layers:  # accelerate's TRANSFORMER_BASED_WRAP, then the root
+        for layer in layers(model):  # accelerate's TRANSFORMER_BASED_WRAP, then the root
             fully_shard(layer, reshard_after_forward=True, mp_policy=mp)
         fully_shard(model, reshard_after_forward=True, mp_policy=mp)
         head = model.get_output_embeddings()
@@ -119,7 +132,7 @@ def fsdp2(rank: int, world: int, port: int, out: str, cases: list) -> None:
 
         result = two_paths(model, head, vocab, rank, grads, lambda: model.zero_grad(set_to_none=True))
         summary = report(result)
-        summary.update(chunkable=chunked, sharded=type(model.lm_head.weight).__name__)
+        summary.update(chunkable=chunked, sharded=type(head.weight).__name__)
         Path(out, f"{case['name']}-{rank}.json").write_text(json.dumps(summary))
 
 
@@ -130,7 +143,7 @@ def zero3(rank: int, world: int, port: int, out: str, cases: list) -> None:
     init(rank, world, port)
     deepspeed.init_distributed(dist_backend="gloo")
     for case in cases:
-        model = build(tied=case["tied"])
+        model = build(tied=case["tied"], modules_to_save=case.get("modules_to_save", False))
         vocab = model.config.vocab_size
         config = {
             "train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 1,
@@ -139,7 +152,7 @@ def zero3(rank: int, world: int, port: int, out: str, cases: list) -> None:
                                   "stage3_prefetch_bucket_size": 0},
             "zero_allow_untested_optimizer": True,
         }
-        optimizer = torch.optim.SGD(model.parameters(), lr=0.0)
+        optimizer = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=0.0)
         engine, *_ = deepspeed.initialize(model=model, optimizer=optimizer, config=config)
         head = engine.module.get_output_embeddings()
         chunked = logprobs._chunkable(engine) is not None

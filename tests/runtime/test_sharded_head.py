@@ -1,9 +1,10 @@
 """The chunked LM head under sharding, on 2 CPU processes (gloo): FSDP2 (fully_shard, the root holding lm_head
-as a sharded DTensor, with and without tied embeddings, and under accelerate's bf16 mixed-precision policy) and
-DeepSpeed ZeRO-3 (every parameter partitioned, tied and untied). Each process scores its own rows through
-completion_logps with the chunked head and with the full logits; the log-probs, entropies and every parameter's
-reduced whole gradient must agree, the chunked path must have been the one taken (counted, and lm_head never
-returned more than the one kept position per row), and the weight must really have been sharded."""
+as a sharded DTensor, with and without tied embeddings, and under accelerate's bf16 mixed-precision policy),
+DeepSpeed ZeRO-3 (every parameter partitioned, tied and untied), and peft's modules_to_save on lm_head under both.
+Each process scores its own rows through completion_logps with the chunked head and with the full logits; the
+log-probs, entropies and every parameter's reduced whole gradient must agree, the chunked path must have been the
+one taken (counted, and lm_head never returned more than the one kept position per row), and the weight must
+really have been sharded."""
 
 import importlib.util
 import json
@@ -42,7 +43,7 @@ def assert_chunked_equal(seen: dict, tol: float) -> None:
 
 def test_fsdp2_sharded_head_is_chunked_and_equals_the_full_logits(tmp_path):
     cases = [dict(name="untied", tied=False), dict(name="tied", tied=True),
-             dict(name="bf16", tied=False, bf16=True)]
+             dict(name="bf16", tied=False, bf16=True), dict(name="modules_to_save", tied=False, modules_to_save=True)]
     results = run(worker.fsdp2, tmp_path, cases)
     for (name, rank), seen in results.items():
         assert seen["sharded"] == "DTensor"  # outside the root's forward lm_head.weight is a shard
@@ -57,7 +58,8 @@ def test_fsdp2_sharded_head_is_chunked_and_equals_the_full_logits(tmp_path):
 
 @pytest.mark.skipif(importlib.util.find_spec("deepspeed") is None, reason="deepspeed not installed")
 def test_zero3_partitioned_head_is_chunked_and_equals_the_full_logits(tmp_path):
-    results = run(worker.zero3, tmp_path, [dict(name="untied", tied=False), dict(name="tied", tied=True)])
+    results = run(worker.zero3, tmp_path, [dict(name="untied", tied=False), dict(name="tied", tied=True),
+                                           dict(name="modules_to_save", tied=False, modules_to_save=True)])
     for seen in results.values():
         assert seen["partitioned"]
         assert_chunked_equal(seen, TOL)
