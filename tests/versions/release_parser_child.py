@@ -3,8 +3,11 @@
     python release_parser_child.py OUT.json CONFIG.yaml...
 
 Writes {"release", "transformers", "parser_defaults": {key: default}, "files": {path: {"unknown": [...],
-"verdict": "parses" | "error: ...", "parsed": {key: value}}}}. Machine-only settings are neutralised first
-(use_cpu: true, report_to: none, no tf32), as the corpus README describes. Imports only what that venv has.
+"verdict": "parses" | "error: ...", "parsed": {key: value}, "derived": {key: value}}}}: `parsed` holds the keys the
+file (and the neutralising below) leaves out, `derived` what the GRPO config holds after parsing for the values
+its __post_init__ computes or normalises (DERIVED), where the release has them. Machine-only settings are
+neutralised first (use_cpu: true, report_to: none, no tf32), as the corpus README describes. Imports only what
+that venv has.
 """
 
 from __future__ import annotations
@@ -21,6 +24,13 @@ import tempfile
 import warnings
 
 import yaml
+
+
+# The values a release's GRPO config computes or normalises when parsed, compared with grpo's for that release.
+DERIVED = ("generation_batch_size", "steps_per_generation", "loss_type", "beta", "scale_rewards", "temperature",
+           "max_completion_length", "num_iterations", "epsilon", "epsilon_high", "top_k", "top_p", "vllm_mode",
+           "gradient_checkpointing", "importance_sampling_level", "max_prompt_length", "num_generations",
+           "per_device_train_batch_size", "gradient_accumulation_steps", "bf16", "learning_rate", "logging_steps")
 
 
 def plain(value):
@@ -64,6 +74,7 @@ def main() -> int:
         "parser_defaults": defaults,
         "files": {},
     }
+    scratch = tempfile.mkdtemp(prefix="trl-oracle-")  # output_dir of a file that names none (nothing is written)
     for path in files:
         with open(path) as fh:
             config = yaml.safe_load(fh) or {}
@@ -73,7 +84,7 @@ def main() -> int:
         entry["unknown"] = sorted(s[2:] for s in remaining[::2])
         neutral = {k: v for k, v in config.items() if k not in ("tf32",)}
         neutral.update({"use_cpu": True, "report_to": "none"})
-        neutral.setdefault("output_dir", tempfile.mkdtemp(prefix="trl-oracle-"))
+        neutral.setdefault("output_dir", scratch)
         with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as tmp:
             yaml.safe_dump(neutral, tmp)
         err = io.StringIO()
@@ -82,16 +93,19 @@ def main() -> int:
                 parsed = parser().parse_args_and_config(["--config", tmp.name], **call_kwargs)
             if call_kwargs.get("return_remaining_strings"):
                 parsed = parsed[:-1]
-            values = {}
+            values, derived = {}, {}
             for obj in parsed:
+                if type(obj).__name__ == "GRPOConfig":
+                    derived = {name: plain(getattr(obj, name)) for name in DERIVED if hasattr(obj, name)}
                 for name in getattr(obj, "__dataclass_fields__", {}):
-                    if name not in config:
+                    if name not in neutral:
                         try:
                             values[name] = plain(getattr(obj, name))
                         except Exception as exc:  # a property that needs a device
                             values[name] = f"<{type(exc).__name__}>"
             entry["verdict"] = "parses"
             entry["parsed"] = values
+            entry["derived"] = derived
         except BaseException as exc:  # argparse exits; TRL raises ValueError; recipes may hit ZeroDivisionError
             said = (err.getvalue().strip().splitlines() or [""])[-1] if isinstance(exc, SystemExit) else str(exc)
             entry["verdict"] = f"error: {type(exc).__name__}: {said[:300]}"

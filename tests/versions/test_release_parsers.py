@@ -1,55 +1,142 @@
-"""Oracle: real TRL releases' own `trl grpo` parsers against the per-release tables (marker `trl_release`).
+"""Oracle: real TRL releases' own `trl grpo` parsers against the per-release tables and `grpo validate
+--trl-version R` (marker `trl_release`).
 
-Each release runs in its own venv, .venv-trl/<release> (scripts/trl-release-venvs.sh builds them), on the real
-configs in ../shared/grpo-corpus/valid. Recorded per file: the verdict (parses, or the error), the keys the parser
-does not know, and the values of the keys the file leaves out. Compared with the tables: the unknown keys must be
-exactly the keys the table does not list; the parser's defaults must be the table's. A summary per release goes to
+Each release runs in its own venv, .venv-trl/<release> (scripts/trl-release-venvs.sh builds them; TRL 1.16.0 is
+the main .venv's own), on the real configs in ../shared/grpo-corpus/valid (when that folder is there) and on
+seeded random configs drawn from the release's table (random_configs.py: its keys with valid and invalid values,
+other releases' keys, keys nobody reads, batch geometries that do and do not divide). Per file the release's parser
+gives its verdict (parses, or the error), the keys it does not know, the values of the keys the file leaves out and
+the values its GRPO config derives. grpo must give the same verdict, the same unknown keys and the same derived
+values; the table must give the parser's defaults. A summary per release goes to
 test-artifacts/trl-release-oracle/<release>.json.
+
+Under CI (CI=true) a release environment scripts/test.sh builds must be there: a missing one fails the test rather
+than skipping it, so that a broken build is noticed (SKIP_TRL_RELEASES=1 skips them on purpose).
 """
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
+import os
+import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
 from grpo_schema.versions import surface
+from tests.versions.random_configs import generate
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT.parent / "shared" / "grpo-corpus" / "valid"
 CHILD = Path(__file__).with_name("release_parser_child.py")
 RELEASES = ["0.16.1", "0.19.1", "0.23.1", "0.29.1", "1.8.0", "1.16.0"]
+# What scripts/test.sh builds (scripts/trl-release-venvs.sh with no arguments), and the main .venv's own trl.
+BUILT_BY_TEST_SH = ("0.16.1", "0.19.1", "0.23.1", "1.8.0")
+MAIN_VENV_RELEASE = "1.16.0"
+RANDOM_CONFIGS = int(os.environ.get("GRPO_ORACLE_RANDOM", "300"))
+RANDOM_SEED = int(os.environ.get("GRPO_ORACLE_SEED", "0"))
 
 # The parser's default where it is not the dataclass default the table records: HfArgumentParser gives a field
 # typed as a list (`debug: str | list[DebugOption] = ""`) nargs="+" and no default of its own.
 PARSER_DEFAULT_DIFFERENCES = {"debug": ("", None)}
+# TrainingArguments fields whose value after parsing is not the dataclass default the table records: its
+# __post_init__ fills them in from other fields or the machine (none of them is a GRPO setting grpo judges by).
+NORMALISED_AFTER_PARSING = {
+    "accelerator_config": "None becomes an AcceleratorConfig object",
+    "dataloader_pin_memory": "switched off on a machine without an accelerator",
+    "debug": "'' becomes a list of DebugOption",
+    "disable_tqdm": "None becomes a choice from the log level",
+    "fsdp": "'' becomes a list of FSDPOption",
+    "fsdp_config": "None becomes a dict of FSDP defaults",
+    "local_rank": "read from the LOCAL_RANK environment variable",
+    "logging_dir": "None becomes output_dir/runs/<time>_<host>",
+    "run_name": "None becomes output_dir",
+    "report_to": "None becomes every installed integration (transformers 4.x)",
+    "greater_is_better": "None becomes a choice from metric_for_best_model",
+    "eval_strategy": "set from evaluation_strategy, its old name, which the file wrote (transformers 4.x)",
+    "average_tokens_across_devices": "switched off when there is one process (transformers 4.56)",
+    "activation_checkpointing": "set from gradient_checkpointing, its deprecated alias (TRL 1.x)",
+    "activation_checkpointing_kwargs": "set from gradient_checkpointing_kwargs, its deprecated alias (TRL 1.x)",
+}
 
 pytestmark = pytest.mark.trl_release
 
 
-def run_release(release: str, tmp_path: Path) -> dict:
-    python = ROOT / ".venv-trl" / release / "bin" / "python"
-    if not CORPUS.is_dir():
-        pytest.skip(f"{CORPUS} is absent (the shared corpus sits beside the project)")
-    if not python.exists():
-        pytest.skip(f".venv-trl/{release} is absent (scripts/trl-release-venvs.sh {release})")
-    out = tmp_path / f"{release}.json"
-    files = sorted(str(p) for p in CORPUS.glob("*.yaml"))
-    proc = subprocess.run([str(python), str(CHILD), str(out), *files], capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(out.read_text())
+def interpreter(release: str) -> Path | None:
+    venv = ROOT / ".venv-trl" / release / "bin" / "python"
+    if venv.exists():
+        return venv
+    if release == MAIN_VENV_RELEASE:
+        try:
+            if importlib.metadata.version("trl") == release:  # metadata only: trl is not imported here
+                return Path(sys.executable)
+        except importlib.metadata.PackageNotFoundError:
+            pass
+    return None
+
+
+def missing(release: str) -> None:
+    """Skip, or under CI fail: a release environment scripts/test.sh should have built is not there."""
+    why = (f".venv-trl/{release} is absent (scripts/trl-release-venvs.sh {release})" if release != MAIN_VENV_RELEASE
+           else f"trl {release} is not installed in this interpreter (pip install -e '.[test]')")
+    expected = release in BUILT_BY_TEST_SH or release == MAIN_VENV_RELEASE
+    if os.environ.get("CI") == "true" and expected and os.environ.get("SKIP_TRL_RELEASES") != "1":
+        pytest.fail(f"{why}: scripts/test.sh builds it for CI, so its build failed (see the build's log)")
+    pytest.skip(why)
+
+
+@pytest.fixture(scope="module")
+def oracle(tmp_path_factory):
+    """release -> {"result": the child's output, "corpus": [paths], "random": [paths]}; each release's parser runs
+    once per module, on the corpus and the random configs together."""
+    runs: dict[str, dict] = {}
+
+    def run(release: str) -> dict:
+        if release in runs:
+            return runs[release]
+        python = interpreter(release)
+        if python is None:
+            missing(release)
+        folder = tmp_path_factory.mktemp(f"oracle-{release}")
+        random_paths = []
+        for i, config in enumerate(generate(release, RANDOM_CONFIGS, RANDOM_SEED)):
+            path = folder / f"random-{i:04d}.yaml"
+            path.write_text(yaml.safe_dump(config, sort_keys=False))
+            random_paths.append(str(path))
+        corpus = sorted(str(p) for p in CORPUS.glob("*.yaml")) if CORPUS.is_dir() else []
+        out = folder / "result.json"
+        proc = subprocess.run([str(python), str(CHILD), str(out), *corpus, *random_paths], capture_output=True,
+                              text=True, timeout=900)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        runs[release] = {"result": json.loads(out.read_text()), "corpus": corpus, "random": random_paths}
+        assert runs[release]["result"]["release"] == release
+        return runs[release]
+
+    return run
+
+
+def write_summary(release: str, **values) -> None:
+    artifacts = ROOT / "test-artifacts" / "trl-release-oracle"
+    artifacts.mkdir(parents=True, exist_ok=True)
+    path = artifacts / f"{release}.json"
+    summary = json.loads(path.read_text()) if path.is_file() else {}
+    summary.update(values, release=release)
+    path.write_text(json.dumps(summary, indent=1, sort_keys=True, default=repr) + "\n")
+
+
+def config_of(path: str) -> dict:
+    return yaml.safe_load(Path(path).read_text()) or {}
 
 
 @pytest.mark.parametrize("release", RELEASES)
-def test_release_parser_agrees_with_its_table(release, tmp_path):
-    result = run_release(release, tmp_path)
-    assert result["release"] == release
+def test_release_parser_agrees_with_its_table(release, oracle):
+    run = oracle(release)
+    result = run["result"]
     table = surface(release)
-    summary: dict = {"release": release, "transformers": result["transformers"], "table": table.release,
-                     "table_transformers": table.transformers, "files": len(result["files"])}
 
     # the key set and the parser's defaults
     parser_defaults = result["parser_defaults"]
@@ -61,72 +148,95 @@ def test_release_parser_agrees_with_its_table(release, tmp_path):
             continue
         if value != field.default or type(value) is not type(field.default):
             differing[name] = (field.default, value)
-    summary["parser_defaults_equal"] = f"{len(parser_defaults) - len(differing)}/{len(parser_defaults)}"
-    summary["parser_defaults_differing"] = differing
 
-    # per file: the unknown keys, the verdict, the values of keys left out
-    unknown_agree, defaults_agree, parses, rewritten, compared = 0, 0, 0, {}, 0
-    mismatched = {}
+    # per file: the unknown keys, and the values of the keys left out
+    unknown_agree, parses, compared, rewritten, mismatched = 0, 0, 0, {}, {}
     for path, entry in sorted(result["files"].items()):
-        config = yaml.safe_load(Path(path).read_text()) or {}
-        predicted = sorted(table.unknown(k for k in config if k != "env"))
+        predicted = sorted(table.unknown(k for k in config_of(path) if k != "env"))
         if predicted == entry["unknown"]:
             unknown_agree += 1
         else:
             mismatched[Path(path).name] = {"table": predicted, "release": entry["unknown"]}
-        if entry["verdict"] == "parses":
-            parses += 1
-            off = [n for n, v in entry["parsed"].items()
-                   if n in table.fields and not table.fields[n].post_init and not table.fields[n].default_expr
-                   and v != table.fields[n].default]
-            compared += sum(1 for n in entry["parsed"] if n in table.fields and not table.fields[n].post_init
-                            and not table.fields[n].default_expr)
-            for n in off:
-                rewritten[n] = rewritten.get(n, 0) + 1
-            defaults_agree += not off
-    summary.update({
-        "unknown_keys_equal": f"{unknown_agree}/{len(result['files'])}",
-        "unknown_keys_mismatched": mismatched,
-        "parse_at_world_size_1": f"{parses}/{len(result['files'])}",
-        "verdicts": {Path(p).name: e["verdict"][:200] for p, e in sorted(result["files"].items())},
-        # files that parse and whose every left-out key has the table's default; the rest differ only in keys
-        # TrainingArguments.__post_init__ fills in (output_dir, logging_dir, accelerator_config, ...), listed here
-        "parsed_defaults_equal": f"{defaults_agree}/{parses}",
-        "left_out_values_equal": f"{compared - sum(rewritten.values())}/{compared}",
-        "rewritten_after_parsing": dict(sorted(rewritten.items())),
-    })
-    artifacts = ROOT / "test-artifacts" / "trl-release-oracle"
-    artifacts.mkdir(parents=True, exist_ok=True)
-    (artifacts / f"{release}.json").write_text(json.dumps(summary, indent=1, sort_keys=True, default=repr) + "\n")
-    print(json.dumps({k: summary[k] for k in ("release", "unknown_keys_equal", "parser_defaults_equal",
-                                               "parse_at_world_size_1", "left_out_values_equal")}))
+        if entry["verdict"] != "parses":
+            continue
+        parses += 1
+        for name, value in entry["parsed"].items():
+            field = table.fields.get(name)
+            if field is None or field.post_init or field.default_expr:
+                continue
+            compared += 1
+            if value != field.default:
+                rewritten.setdefault(name, []).append(Path(path).name)
+    unexplained = {n: files[:3] for n, files in rewritten.items() if n not in NORMALISED_AFTER_PARSING}
+    left_out_equal = compared - sum(len(files) for files in rewritten.values())
+    files = len(result["files"])
+    write_summary(release, transformers=result["transformers"], table=table.release,
+                  table_transformers=table.transformers, files=files, corpus_files=len(run["corpus"]),
+                  random_files=len(run["random"]), random_seed=RANDOM_SEED,
+                  parser_defaults_equal=f"{len(parser_defaults) - len(differing)}/{len(parser_defaults)}",
+                  parser_defaults_differing=differing, unknown_keys_equal=f"{unknown_agree}/{files}",
+                  unknown_keys_mismatched=mismatched, parse_at_world_size_1=f"{parses}/{files}",
+                  left_out_values_equal=f"{left_out_equal}/{compared}",
+                  rewritten_after_parsing={n: len(f) for n, f in sorted(rewritten.items())},
+                  rewritten_unexplained=unexplained)
+    print(f"{release}: unknown keys {unknown_agree}/{files}, left-out values {left_out_equal}/{compared}")
 
     assert mismatched == {}
     assert differing == {k: v for k, v in PARSER_DEFAULT_DIFFERENCES.items() if k in parser_defaults}
+    # every left-out key has the table's default after parsing, but for the fields __post_init__ fills in
+    assert unexplained == {}
+    assert parses > 0 and compared > 0
 
 
 # What a release's parser stops on: keys it does not read (unknown, a downstream script's, launch keys before 0.29,
-# old names it no longer reads, 1.16's newer keys), a string its types refuse, and, from 0.18, the batch geometry.
+# old names it no longer reads, 1.16's newer keys), a string its types refuse, a fractional save/logging/eval step
+# count above 1 (TrainingArguments), and, from 0.18, the batch geometry (GEOMETRY_AT_PARSE).
 PARSE_TIME = {"GRPO-K001", "GRPO-K002", "GRPO-K003", "GRPO-K004", "GRPO-K006", "GRPO-K009", "GRPO-K010", "GRPO-T013",
-              "GRPO-T005"}
+              "GRPO-T005", "GRPO-O002"}
+# whole groups per generation and per eval batch, generation_batch_size with steps_per_generation, a generation
+# batch that is not a whole number of micro-batches
+ENUM_TYPES = re.compile(r"SchedulerType|IntervalStrategy|SaveStrategy|HubStrategy|OptimizerNames")
+GEOMETRY_AT_PARSE = {"GRPO-B001", "GRPO-B002", "GRPO-B003", "GRPO-B004", "GRPO-B005"}
 NOT_READ = {"GRPO-K001", "GRPO-K002", "GRPO-K003", "GRPO-K006", "GRPO-K009", "GRPO-K010"}
 
 
+def stops_at_parse(diagnostics, config: dict, table) -> list[str]:
+    """The codes of grpo's errors that the release's parser would stop on."""
+    geometry = GEOMETRY_AT_PARSE if table.front_end.batch_divisibility_at_parse else set()
+    out = []
+    for d in diagnostics:
+        if d.severity != "error":
+            continue
+        # TRL 1.16's own tables report a string its argparse types refuse as a type error (T001), as for any
+        # value of the wrong type; the parser converts only strings, so only these stop it
+        converted = d.code == "GRPO-T001" and d.fields and isinstance(config.get(d.fields[0]), str)
+        # TrainingArguments turns its enum-typed choices (lr_scheduler_type, *_strategy, optim) into their enums
+        # when parsed, so an unknown one stops the parser; GRPOConfig's choices wait for the trainer
+        field = table.fields.get(d.fields[0]) if d.fields else None
+        enum = d.code == "GRPO-T003" and field is not None and ENUM_TYPES.search(field.annotation or "")
+        # fewer than 2 generations per prompt is refused with the batch geometry
+        single = d.code == "GRPO-T002" and d.fields == ("num_generations",) and geometry
+        if d.code in PARSE_TIME | geometry or converted or enum or single:
+            out.append(d.code)
+    return out
+
+
 @pytest.mark.parametrize("release", RELEASES)
-def test_grpo_validate_gives_the_release_parsers_verdict_and_unknown_keys(release, tmp_path):
+def test_grpo_validate_gives_the_release_parsers_verdict_and_unknown_keys(release, oracle):
     """`grpo validate --trl-version R` against R's own parser, file by file (at world size 1, as the parser runs):
     the same verdict (parses / stops), and the same keys it does not read."""
     from grpo_schema import check_file
     from grpo_schema.engine.keys import is_launch_key
 
-    result = run_release(release, tmp_path)
+    run = oracle(release)
+    result = run["result"]
     table = surface(release)
-    geometry = {"GRPO-B001", "GRPO-B004"} if table.front_end.batch_divisibility_at_parse else set()
     verdicts, unknown = {}, {}
     launcher = table.front_end.unknown_keys == "accelerate"
     for path, entry in sorted(result["files"].items()):
+        config = config_of(path)
         checked = check_file(path, trl_version=release, world_size=1)
-        stops = [d.code for d in checked.diagnostics if d.severity == "error" and d.code in PARSE_TIME | geometry]
+        stops = stops_at_parse(checked.diagnostics, config, table)
         ours = "parses" if not stops else "stops"
         if launcher:  # from 0.29 `trl grpo` hands the keys its parser leaves to `accelerate launch`, which takes
             # its own options and exits on the rest
@@ -137,7 +247,100 @@ def test_grpo_validate_gives_the_release_parsers_verdict_and_unknown_keys(releas
         not_read = sorted({f for d in checked.diagnostics if d.code in NOT_READ for f in d.fields})
         if not_read != entry["unknown"]:
             unknown[Path(path).name] = (not_read, entry["unknown"])
-    print(f"{release}: verdicts agree on {len(result['files']) - len(verdicts)}/{len(result['files'])}, "
-          f"unknown keys on {len(result['files']) - len(unknown)}/{len(result['files'])}")
+    files = len(result["files"])
+    random_names = {Path(p).name for p in run["random"]}
+    write_summary(release, verdicts_equal=f"{files - len(verdicts)}/{files}",
+                  verdicts_equal_random=f"{len(random_names) - len(random_names & set(verdicts))}/{len(random_names)}",
+                  verdicts_differing=verdicts, unknown_reported_equal=f"{files - len(unknown)}/{files}",
+                  unknown_reported_differing=unknown)
+    print(f"{release}: verdicts agree on {files - len(verdicts)}/{files}, unknown keys on {files - len(unknown)}/{files}")
     assert verdicts == {}
     assert unknown == {}
+
+
+def grpo_value(result, name: str):
+    """What grpo says the release's GRPO config holds for `name` after parsing, in the release's own terms."""
+    if name in ("generation_batch_size", "steps_per_generation"):
+        return getattr(result.plan, name)
+    return getattr(result.config, name)
+
+
+def same(name: str, theirs, ours) -> bool:
+    if name == "scale_rewards" and isinstance(theirs, bool):  # up to 0.21: a boolean; grpo says it in 1.16's words
+        theirs = "group" if theirs else "none"
+    if name == "top_k" and theirs is None:  # before 1.x None meant no top-k filtering, which 1.16 writes 0
+        theirs = 0
+    if isinstance(theirs, bool) or isinstance(ours, bool):
+        return type(theirs) is type(ours) and theirs == ours
+    if isinstance(theirs, (int, float)) and isinstance(ours, (int, float)):
+        return abs(theirs - ours) <= 1e-9 * max(1.0, abs(theirs))
+    return theirs == ours
+
+
+# Derived values grpo does not model as the release does (each with the reason), compared for the rest.
+NOT_COMPARED = {
+    "bf16": "a None left by the file becomes `not fp16` in the release; grpo keeps 1.16's None (auto)",
+    "max_prompt_length": "a release-only key: 1.16's config has no such field; grpo type-checks it as the release",
+}
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_grpo_derives_what_the_release_parser_derives(release, oracle):
+    """For every file the release parses: the values its GRPO config computes or normalises when parsed (the
+    generation batch and steps per generation where the release has them, and the defaults of loss_type, beta,
+    scale_rewards, temperature, ... a file leaves out) equal grpo's for that release."""
+    from grpo_schema import check_file
+
+    run = oracle(release)
+    differing: dict[str, list] = {}
+    compared = agreeing = 0
+    for path, entry in sorted(run["result"]["files"].items()):
+        if entry["verdict"] != "parses":
+            continue
+        checked = check_file(path, trl_version=release, world_size=1)
+        plan_names = {"generation_batch_size", "steps_per_generation"} & set(entry["derived"])
+        if checked.config is None or checked.plan is None and plan_names:  # the release computed a schedule
+            differing.setdefault("<no plan>", []).append(Path(path).name)
+            continue
+        refused = {f for d in checked.diagnostics if d.severity == "error" for f in d.fields}
+        for name, theirs in entry["derived"].items():
+            if name in NOT_COMPARED or not hasattr(checked.config, name) and name not in plan_names:
+                continue
+            if name in refused:  # grpo refuses the value (loss_type: bogus), which the release keeps until its
+                continue  # trainer starts: grpo's config then holds the default, nothing to compare
+            compared += 1
+            ours = grpo_value(checked, name)
+            if same(name, theirs, ours):
+                agreeing += 1
+            else:
+                differing.setdefault(name, []).append((Path(path).name, theirs, ours))
+    write_summary(release, derived_values_equal=f"{agreeing}/{compared}",
+                  derived_values_differing={n: v[:5] for n, v in differing.items()})
+    print(f"{release}: derived values agree {agreeing}/{compared}")
+    assert compared > 0
+    assert differing == {}
+
+
+def test_the_oracle_expects_what_scripts_build():
+    """The releases scripts/test.sh builds (trl-release-venvs.sh's default) are the ones the oracle fails without
+    under CI, and each is one the oracle runs."""
+    script = (ROOT / "scripts" / "trl-release-venvs.sh").read_text()
+    default = re.search(r"\|\| releases=\(([^)]*)\)", script)
+    assert default is not None
+    assert tuple(default.group(1).split()) == BUILT_BY_TEST_SH
+    assert set(BUILT_BY_TEST_SH) | {MAIN_VENV_RELEASE} <= set(RELEASES)
+
+
+def test_a_missing_release_environment_fails_under_ci(monkeypatch):
+    monkeypatch.setenv("CI", "true")
+    monkeypatch.delenv("SKIP_TRL_RELEASES", raising=False)
+    with pytest.raises(pytest.fail.Exception, match="build failed"):
+        missing("0.19.1")
+    with pytest.raises(pytest.skip.Exception):
+        missing("0.29.1")  # not built by scripts/test.sh: skipped
+    monkeypatch.setenv("SKIP_TRL_RELEASES", "1")
+    with pytest.raises(pytest.skip.Exception):
+        missing("0.19.1")
+    monkeypatch.delenv("CI")
+    with pytest.raises(pytest.skip.Exception):
+        missing("0.19.1")
