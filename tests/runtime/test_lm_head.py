@@ -370,3 +370,23 @@ def test_calling_the_head_as_a_module_runs_its_hooks_and_keeps_its_own_forward()
     del head.forward
     head_site.call_as_module(head, lambda h: (h,), hidden)
     assert "forward" not in head.__dict__  # the class's forward again
+
+
+def test_lora_on_a_bf16_lm_head_agrees_with_peft_to_bf16_rounding(tiny_policy):
+    """peft keeps the adapter in fp32 on a bf16 model, adds its term to the bf16 base logits in fp32 and rounds the
+    sum to bf16; the chunked head projects through W + scale * B @ A in fp32 (the wider dtype), which differs from
+    that by the bf16 rounding of the logits only (a bf16 projection of the sum would be ~4x further off)."""
+    from peft import LoraConfig, get_peft_model
+
+    model = get_peft_model(copy.deepcopy(tiny_policy[0]).to(torch.bfloat16), LoraConfig(
+        r=2, target_modules=["lm_head"], lora_dropout=0.0, init_lora_weights=False))
+    head = model.get_base_model().lm_head
+    assert head.lora_A["default"].weight.dtype == torch.float32 and head.base_layer.weight.dtype == torch.bfloat16
+    assert logprobs.chunkable_head(model)
+    tensors = batch(model.config.vocab_size)
+    logp, entropy, _ = logprobs.completion_logps(model, *tensors, 1.0)
+    ref_logp, ref_entropy = from_model_logits(model, *tensors, 1.0)
+    torch.testing.assert_close(logp, ref_logp, atol=1e-2, rtol=0)  # 5e-3 measured
+    torch.testing.assert_close(entropy, ref_entropy, atol=1e-2, rtol=0)
+    weight, _ = logprobs._chunkable(model).weight_and_bias()
+    assert weight.dtype == torch.float32
