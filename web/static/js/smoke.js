@@ -22,7 +22,8 @@ export function renderSmokeReport(target, report) {
 }
 
 export function setupSmoke(currentConfig) {
-  const actions = document.querySelector("#launch-dialog .dialog-actions");
+  // beside Launch (the dialog has another, hidden, row of actions: the ways on when output_dir is another run's)
+  const actions = $("launch-apply")?.closest(".dialog-actions");
   if (!actions || $("smoke-apply")) return;
   const button = el("button", { id: "smoke-apply", type: "button", text: "Smoke test" });
   const output = el("div", { id: "smoke-report", role: "status" });
