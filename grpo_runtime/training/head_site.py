@@ -6,10 +6,12 @@ Which weight. The module the model's forward would call for its logits, resolved
 * peft `ModulesToSaveWrapper` (modules_to_save on lm_head): the copy its forward would call (the active adapter's,
   or the original module when adapters are disabled or the active one has no copy);
 * peft LoRA `Linear` on lm_head: the effective weight W + sum_a scale_a * B_a @ A_a (and bias b + scale_a * b_B when
-  lora_bias), built once per call as a differentiable tensor, so A and B receive their gradients through it. peft
+  lora_bias), built once per call as a differentiable tensor, so A and B receive their gradients through it (one
+  [V, H] tensor, in the wider of the base's and the adapter's dtypes, kept from the forward to the backward). peft
   computes base(x) + B(A(dropout(x))) * scale: that is x @ W_eff.T only while the dropout is the identity (p = 0,
-  or the module in eval mode); with an active dropout, a DoRA / other LoRA variant, or a merged-then-disabled
-  adapter the full-logits path is kept.
+  or the module in eval mode); with an active dropout or a DoRA / other LoRA variant the full-logits path is kept.
+  With the adapters disabled (the reference policy under PEFT) or merged, peft calls the base layer alone: so does
+  the chunked head (disabled while merged, where peft's forward unmerges first, keeps the full path).
 
 Where. The weight must be whole while the head runs and its gradient must reach the sharding framework's
 reduction as the full path's does:
@@ -68,9 +70,12 @@ def resolve(head: torch.nn.Module | None) -> Head | None:
     wrapped = _modules_to_save_target(head)
     if wrapped is not None:
         return Head(wrapped) if type(wrapped) is torch.nn.Linear else None
-    if _plain_lora(head):
-        return Head(head, lora=True)
-    return None
+    if not _lora_linear(head):
+        return None
+    base = head.get_base_layer()
+    if head.disable_adapters or head.merged:  # peft's forward: the base layer alone
+        return Head(base) if type(base) is torch.nn.Linear and not (head.disable_adapters and head.merged) else None
+    return Head(head, lora=True) if _plain_lora(head) else None
 
 
 def _modules_to_save_target(head) -> torch.nn.Module | None:
@@ -87,15 +92,18 @@ def _modules_to_save_target(head) -> torch.nn.Module | None:
     return head.modules_to_save[active[0]]
 
 
-def _plain_lora(head) -> bool:
+def _lora_linear(head) -> bool:
     try:
         from peft.tuners.lora import Linear as LoraLinear
     except ImportError:
         return False
-    if type(head) is not LoraLinear or type(head.get_base_layer()) is not torch.nn.Linear:
+    return type(head) is LoraLinear
+
+
+def _plain_lora(head) -> bool:
+    """Active adapters whose forward is x @ (B A).T * scale on a plain nn.Linear."""
+    if type(head.get_base_layer()) is not torch.nn.Linear or getattr(head, "fan_in_fan_out", False):
         return False
-    if head.disable_adapters or head.merged or getattr(head, "fan_in_fan_out", False):
-        return False  # disabled-while-merged unmerges inside forward; merged weights already hold the deltas
     for name in _active_lora(head):
         if name in getattr(head, "lora_variant", {}):  # DoRA and other variants change the forward
             return False

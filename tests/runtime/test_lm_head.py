@@ -148,6 +148,16 @@ def assert_matches_model(model, temperature=0.8, **kwargs):
             torch.testing.assert_close(a, b, atol=TOL, rtol=0)
 
 
+def assert_values_match(model, temperature=0.8):
+    """Log-probs and entropies only (where no parameter in use is trained)."""
+    tensors = batch(model.config.vocab_size)
+    logp, entropy, _ = logprobs.completion_logps(model, *tensors, temperature)
+    ref_logp, ref_entropy = from_model_logits(model, *tensors, temperature)
+    torch.testing.assert_close(logp, ref_logp, atol=TOL, rtol=0)
+    torch.testing.assert_close(entropy, ref_entropy, atol=TOL, rtol=0)
+    return logp
+
+
 def test_tiny_qwen2_takes_the_chunked_path_and_matches_its_logits(tiny_policy):
     model, _ = tiny_policy
     assert logprobs.chunkable_head(model)
@@ -288,8 +298,22 @@ def test_lora_dropout_on_lm_head_keeps_the_full_logits(tiny_policy):
     before = logprobs.HEAD_PATHS["full"]
     logprobs.completion_logps(model, *batch(model.config.vocab_size), 1.0)
     assert logprobs.HEAD_PATHS["full"] == before + 1
+    with model.disable_adapter():  # the reference policy under PEFT: peft calls the base layer alone, so can we
+        assert logprobs.chunkable_head(model)
+        assert_values_match(model)
     model.eval()  # the dropout is then the identity: chunked again
     assert logprobs.chunkable_head(model)
+
+
+def test_a_merged_lora_on_lm_head_is_the_base_layer(tiny_policy):
+    model = lora_model(tiny_policy)
+    tensors = batch(model.config.vocab_size)
+    unmerged = logprobs.completion_logps(model, *tensors, 1.0)[0]
+    model.merge_adapter()  # W += scale * B @ A, and peft's forward calls the base layer alone
+    head = logprobs._chunkable(model)
+    assert head is not None and not head.lora and head.module is model.get_base_model().lm_head.base_layer
+    assert_values_match(model)
+    torch.testing.assert_close(logprobs.completion_logps(model, *tensors, 1.0)[0], unmerged, atol=TOL, rtol=0)
 
 
 def test_dora_on_lm_head_keeps_the_full_logits(tiny_policy):
