@@ -75,12 +75,28 @@ def smoke_command(argv: list[str]) -> int:
     report["file"] = original
     if translated is not None:
         report["groups"] = translated["groups"] + report["groups"]
+        report["config_line"] = in_original(original, report.get("config_line"))
     report.update(trl_version=release["trl_version"], trl_version_source=release["trl_version_source"])
     if args.format == "json":
         print(json.dumps(report, indent=1))
     else:
         print(render_text(report))
     return report["exit_code"]
+
+
+def in_original(path: str, where: dict | None) -> dict | None:
+    """A line found in the rewritten copy, at its place in the user's own file (the rewrite moves lines: a removed
+    key, the defaults written at the end); a line the file does not have (a default written out) stays as found."""
+    if not where:
+        return where
+    try:
+        lines = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return where
+    for number, line in enumerate(lines, 1):
+        if line.strip() == where["text"]:
+            return {"line": number, "text": where["text"]}
+    return {**where, "written_out": True}
 
 
 def is_reference(version: str) -> bool:

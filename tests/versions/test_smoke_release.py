@@ -153,3 +153,14 @@ def test_the_files_comment_names_the_release_for_smoke_and_train(recipe, capsys)
 
     assert train_command([str(recipe), "--dry-run"]) == 0
     assert check_file(recipe).config.loss_type == "bnpo"
+
+
+def test_a_failure_names_the_line_of_the_users_own_file(recipe):
+    # a reward module that cannot be imported, below the keys the rewrite removes or renames
+    text = recipe.read_text().replace("reward_funcs:\n- my_rewards_019.length\n", "")
+    text += "reward_funcs:\n- no_such_module_019.reward\n"  # after max_prompt_length, which the rewrite removes
+    recipe.write_text(text)
+    code, report = smoke(recipe, "--trl-version", "0.19")
+    assert code == 3 and report["component"] == "reward function no_such_module_019.reward", report
+    number = text.splitlines().index("- no_such_module_019.reward") + 1
+    assert report["config_line"] == {"line": number, "text": "- no_such_module_019.reward"}
