@@ -45,7 +45,8 @@ status=0
 if [ "${SKIP_VLLM:-0}" != 1 ]; then
   bash scripts/setup-vllm.sh
   vstatus=0
-  "${VLLM_VENV:-.venv-vllm}/bin/python" -m pytest -q -m vllm tests/runtime/test_vllm.py || vstatus=$?
+  "${VLLM_VENV:-.venv-vllm}/bin/python" -m pytest -q -m vllm tests/runtime/test_vllm.py \
+      tests/hardware/test_measured_vllm.py || vstatus=$?
   # The training loop again under the transformers version the vLLM extra pins (older than the test extra's).
   "${VLLM_VENV:-.venv-vllm}/bin/python" -m pytest -q tests/runtime/test_train_e2e.py \
       tests/runtime/test_continuous_batching.py tests/runtime/test_peft.py || vstatus=$?

@@ -16,13 +16,17 @@ max_memory_allocated.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
+import socket
+import subprocess
 import sys
 from types import SimpleNamespace
 
 import torch
 
-from grpo_runtime.training.logprobs import completion_logps
+from grpo_runtime.training.logprobs import _causal_lm, chunkable_head, completion_logps
 from grpo_runtime.training.optim import build_optimizer
 
 
@@ -91,36 +95,64 @@ def measure(case: dict, device: str = "cpu") -> dict:
     with torch.no_grad():
         completion_logps(warm, prompt_ids % 64, prompt_mask, completion_ids % 64, completion_mask, 1.0)
     del warm
+    if "vllm" in case:
+        _prepare_vllm(case, device, dtype)
+    shape = (case["hidden"], case["layers"], case["intermediate"], case["heads"], case["kv_heads"], vocab)
+    accelerator = None
+    if case.get("strategy") == "zero3":
+        if case.get("reference", True):
+            # the runtime's reference under ZeRO-3 is meant to be whole (sharding.unsharded_loading), but accelerate
+            # 1.15 keeps transformers' zero.Init on there, so it comes out partitioned and is never gathered
+            raise SystemExit("memprobe: a ZeRO-3 case runs without a reference (\"reference\": false)")
+        accelerator = zero3_accelerator(case)
     start = meter.now()
     meter.reset_peak()
-    model = build(case["hidden"], case["layers"], case["intermediate"], case["heads"], case["kv_heads"], vocab,
-                  device, dtype)
+    model = build(*shape, device, dtype)  # under ZeRO-3 built partitioned (zero.Init), as from_pretrained is
+    if case.get("lora"):
+        model = lora_wrapped(model, case["lora"])
     out["weights"] = meter.now() - start
     before = meter.now()
-    reference = build(case["hidden"], case["layers"], case["intermediate"], case["heads"], case["kv_heads"], vocab,
-                      device, dtype).eval()
+    scorer, scoring_context = None, contextlib.nullcontext
+    if not case.get("reference", True):  # beta 0 (TRL's default): no reference and no log-prob pass
+        pass
+    elif case.get("lora"):  # the reference is the policy with its adapter disabled (model.loading.reference_context)
+        scorer, scoring_context = model, model.disable_adapter
+    else:
+        scorer = build(*shape, device, dtype).eval()
     out["reference"] = meter.now() - before
+    if "vllm" in case:  # the colocated engine lives beside the policy for the whole run
+        engine = vllm_engine(case, model, meter, out)  # noqa: F841  (held to the end, as in a run)
     entropy = case.get("entropy", True)
     args = (prompt_ids, prompt_mask, completion_ids, completion_mask, 1.0)
 
-    with torch.no_grad():  # once unmeasured: the allocator's first use of these sizes is not the pass's own
-        completion_logps(reference, *args, with_entropy=False)
-    before = meter.now()
-    meter.reset_peak()
-    with torch.no_grad():
-        completion_logps(reference, *args, with_entropy=False)
-    out["scoring"] = meter.peak() - before
-
-    ids = torch.cat([prompt_ids, completion_ids], 1)
-    mask = torch.cat([prompt_mask, completion_mask], 1)
-    before = meter.now()
-    hidden = model.model(input_ids=ids, attention_mask=mask).last_hidden_state
-    out["activations"] = meter.now() - before  # what the decoder trunk keeps for backward (and its output)
-    del hidden
+    out["scoring"] = 0
+    if scorer is not None:
+        with torch.no_grad(), scoring_context():  # once unmeasured: the allocator's first use of these sizes
+            completion_logps(scorer, *args, with_entropy=False)
+        before = meter.now()
+        meter.reset_peak()
+        with torch.no_grad(), scoring_context():
+            completion_logps(scorer, *args, with_entropy=False)
+        out["scoring"] = meter.peak() - before
 
     optimizer = build_optimizer(model, SimpleNamespace(weight_decay=0.0, learning_rate=1e-5, optim="adamw_torch",
                                                        optim_args=None, adam_beta1=0.9, adam_beta2=0.999,
                                                        adam_epsilon=1e-8))
+    if accelerator is not None:  # the engine gathers each layer's shards in its forward: prepared first
+        before = meter.now()
+        model, optimizer = accelerator.prepare(model, optimizer)
+        out["states"] = meter.now() - before
+    ids = torch.cat([prompt_ids, completion_ids], 1)
+    mask = torch.cat([prompt_mask, completion_mask], 1)
+    before = meter.now()
+    trunk = _causal_lm(model).model  # the decoder under DeepSpeed's engine or a PEFT wrapper
+    hidden = trunk(input_ids=ids, attention_mask=mask).last_hidden_state
+    out["activations"] = meter.now() - before  # what the decoder trunk keeps for backward (and its output)
+    del hidden
+
+    out["chunked_head"] = int(chunkable_head(model))
+    if accelerator is not None:
+        return _measure_deepspeed(accelerator, model, args, entropy, meter, start, out)
     step = lambda: _micro_step(model, args, entropy)  # noqa: E731
     before = meter.now()
     step()
@@ -139,11 +171,117 @@ def measure(case: dict, device: str = "cpu") -> dict:
     return out
 
 
+def _measure_deepspeed(accelerator, model, args, entropy, meter, start, out) -> dict:
+    """ZeRO-3: accelerate's prepare built DeepSpeed's engine, whose optimizer allocates the fp32 partitions, the
+    gradient partitions and Adam's moments at once (the `states` part). The window is two micro-steps through the
+    runtime's own backward (sharding.backward: DeepSpeed steps at the boundary)."""
+    from grpo_runtime.distributed.sharding import backward
+
+    def step(last: bool) -> None:
+        logps, entropies, _ = completion_logps(model, *args, with_entropy=entropy)
+        loss = -(logps.sum() + (entropies.sum() * 1e-3 if entropies is not None else 0)) / logps.numel()
+        backward(accelerator, model, loss, last)
+
+    step(False)
+    step(True)  # the first optimizer step
+    out["held"] = meter.now() - start  # everything kept between steps: shards, states, DeepSpeed's buffers
+    before = meter.now()
+    meter.reset_peak()  # the steady state
+    step(False)
+    step(True)
+    out["logits"] = meter.peak() - before - out["activations"]
+    out["total"] = meter.peak() - start
+    return out
+
+
+def _prepare_vllm(case: dict, device: str, dtype) -> None:
+    """Outside the measurement: vLLM's modules imported, and the policy's initial weights saved where the engine
+    loads them from (model_name_or_path); the tokenizer is never read (the engine runs on token ids)."""
+    import tempfile
+
+    import vllm  # noqa: F401
+    from vllm.model_executor.models import llama  # noqa: F401
+
+    folder = tempfile.mkdtemp(prefix="memprobe-vllm-")
+    build(case["hidden"], case["layers"], case["intermediate"], case["heads"], case["kv_heads"], case["vocab"],
+          device, dtype).save_pretrained(folder)
+    case["vllm_model_dir"] = folder
+
+
+def vllm_engine(case: dict, model, meter, out: dict):
+    """The runtime's colocated engine (generation.vllm_colocate.ColocateBackend) built from a run config, as
+    build_parts builds it; `vllm` is what it holds, `generation` the peak above that of loading the policy's weights
+    into it and generating one batch (batch prompts x completion tokens, ignoring end-of-sequence)."""
+    import yaml
+    from grpo_schema import check_text
+
+    from grpo_runtime.generation.vllm_colocate import ColocateBackend
+    from grpo_runtime.setup import new_accelerator
+
+    settings = dict(
+        model_name_or_path=case["vllm_model_dir"], dataset_name="memprobe.jsonl", output_dir="memprobe-out",
+        reward_funcs=["grpo_runtime.data.reward_library.target_word_reward"],
+        per_device_train_batch_size=case["batch"], num_generations=case["batch"], gradient_accumulation_steps=2,
+        max_completion_length=case["completion"], use_cpu=True, bf16=False, activation_checkpointing=False,
+        optim="adamw_torch", report_to="none", use_vllm=True, vllm_mode="colocate",
+        generation_kwargs={"ignore_eos": True, "min_tokens": case["completion"]})
+    settings.update(case["vllm"] if isinstance(case["vllm"], dict) else {})
+    result = check_text(yaml.safe_dump(settings), world_size=1)
+    if not result.valid or result.plan is None:
+        raise SystemExit(f"memprobe: the vLLM config does not validate: {result.diagnostics}")
+    parts = SimpleNamespace(accelerator=new_accelerator(result.config, result.plan), model=model, eos_ids=[])
+    before = meter.now()
+    backend = ColocateBackend(result.config, result.plan, parts)
+    out["vllm"] = meter.now() - before
+    prompts = [list(range(1, case["prompt"] + 1))] * case["batch"]
+    before = meter.now()
+    meter.reset_peak()
+    samples = backend.generate(prompts, case["batch"], step=0)
+    out["generation"] = meter.peak() - before
+    out["generated_tokens"] = sum(len(ids) for ids in samples.completions)
+    return backend
+
+
+def lora_wrapped(model, lora: dict):
+    """The policy wrapped as the runtime wraps it (model.loading.wrap_lora), with TRL's LoRA defaults."""
+    from grpo_runtime.model.loading import wrap_lora
+
+    r = lora.get("r", 16)
+    return wrap_lora(model, SimpleNamespace(
+        lora_task_type="CAUSAL_LM", lora_r=r, lora_alpha=lora.get("alpha", 2 * r),
+        lora_dropout=lora.get("dropout", 0.05), lora_target_modules=lora.get("targets"), use_rslora=False,
+        use_dora=False, lora_modules_to_save=None, lora_target_parameters=None))
+
+
+def zero3_accelerator(case: dict):
+    """The runtime's Accelerator (setup.new_accelerator) for a config with DeepSpeed ZeRO-3 in its `deepspeed`
+    field, in this process of a WORLD_SIZE-process job."""
+    import yaml
+    from grpo_schema import check_text
+
+    from grpo_runtime.setup import new_accelerator
+
+    world = int(os.environ["WORLD_SIZE"])
+    settings = dict(
+        model_name_or_path="memprobe", dataset_name="memprobe.jsonl", output_dir="memprobe-out",
+        reward_funcs=["grpo_runtime.data.reward_library.target_word_reward"],
+        per_device_train_batch_size=case["batch"], num_generations=2, gradient_accumulation_steps=2,
+        max_completion_length=case["completion"], use_cpu=True, bf16=False, activation_checkpointing=False,
+        optim="adamw_torch", learning_rate=1e-5, report_to="none",
+        deepspeed={"zero_optimization": {"stage": 3}, "train_micro_batch_size_per_gpu": "auto",
+                   "gradient_accumulation_steps": "auto"})
+    result = check_text(yaml.safe_dump(settings), world_size=world)
+    if not result.valid or result.plan is None:
+        raise SystemExit(f"memprobe: the ZeRO-3 config does not validate: {result.diagnostics}")
+    return new_accelerator(result.config, result.plan)
+
+
+
 def _import_optional_libraries() -> None:
     import importlib
     import importlib.util
 
-    for name in ("bitsandbytes",):
+    for name in ("bitsandbytes", "peft"):  # peft: its import is not the adapters' memory
         if importlib.util.find_spec(name) is not None:
             importlib.import_module(name)
 
@@ -158,10 +296,35 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("case", help="the case as a JSON object")
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--rank", type=int, default=None, help=argparse.SUPPRESS)  # one process of a job
     args = parser.parse_args(argv)
+    case = json.loads(args.case)
+    world = int(case.get("world_size", 1))
+    if world > 1 and args.rank is None:
+        print(json.dumps(run_ranks(args.case, world, args.device)))
+        return 0
     torch.set_num_threads(1)
-    print(json.dumps(measure(json.loads(args.case), args.device)))
+    print(json.dumps(measure(case, args.device)))
     return 0
+
+
+def run_ranks(case: str, world: int, device: str) -> dict:
+    """`world` fresh processes of one job (the environment torchrun / accelerate launch set), each measuring its
+    own parts; {"ranks": [rank 0's parts, rank 1's, ...]}."""
+    with socket.socket() as handle:
+        handle.bind(("127.0.0.1", 0))
+        port = handle.getsockname()[1]
+    procs = []
+    for rank in range(world):
+        env = {**os.environ, "RANK": str(rank), "LOCAL_RANK": str(rank), "WORLD_SIZE": str(world),
+               "LOCAL_WORLD_SIZE": str(world), "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)}
+        procs.append(subprocess.Popen([sys.executable, "-m", "grpo_runtime.launch.memprobe", case, "--device", device,
+                                       "--rank", str(rank)], env=env, stdout=subprocess.PIPE, text=True))
+    outputs = [proc.communicate()[0] for proc in procs]
+    failed = [rank for rank, proc in enumerate(procs) if proc.returncode]
+    if failed:
+        raise SystemExit(f"memprobe: rank(s) {failed} failed")
+    return {"ranks": [json.loads(text.strip().splitlines()[-1]) for text in outputs]}
 
 
 if __name__ == "__main__":

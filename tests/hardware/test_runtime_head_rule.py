@@ -1,6 +1,6 @@
 """The planner's copy of grpo_runtime's head rule (memory.RUNTIME_FULL_LOGITS) against the runtime's own
 (training.logprobs.chunkable_head) on real models: plain, LoRA on the projections, LoRA on lm_head with and without
-dropout. The sharded cases are held by the ZeRO-3 calibration case (test_measured.py), which reports the path its
+dropout, each with its adapters on (the policy) and off (a LoRA run's reference pass). The sharded cases are held by the ZeRO-3 calibration case (test_measured.py), which reports the path its
 processes took."""
 
 from types import SimpleNamespace
@@ -42,8 +42,12 @@ def test_planner_rule_matches_chunkable_head(targets, dropout):
 
     setup = Setup(world_size=1, micro_batch=1, prompt_length=8, completion_length=8, generation_rows=1,
                   engine="grpo_runtime", use_peft=targets is not None, lora_targets=targets, lora_dropout=dropout)
-    runtime_chunked = chunkable_head(runtime_model(targets, dropout))
-    assert runtime_chunked == (runtime_full_logits(setup) is None), (targets, dropout, runtime_full_logits(setup))
+    model = runtime_model(targets, dropout)
+    assert chunkable_head(model) == (runtime_full_logits(setup) is None), (targets, dropout)
+    if targets is not None:  # the reference pass of a LoRA run: the adapters disabled (model.loading)
+        with model.disable_adapter():
+            reference_chunked = chunkable_head(model)
+        assert reference_chunked == (runtime_full_logits(setup, adapters=False) is None), (targets, dropout)
 
 
 def test_rules_name_their_reason():

@@ -61,9 +61,11 @@ RUNTIME_FULL_LOGITS = (
 )
 
 
-def runtime_full_logits(s: Setup) -> str | None:
-    """The rule by which grpo_runtime takes the full-logits path for this setup, or None (its chunked head)."""
-    head_adapted = s.use_peft and "lm_head" in lora_target_names(s)
+def runtime_full_logits(s: Setup, adapters: bool = True) -> str | None:
+    """The rule by which grpo_runtime takes the full-logits path for this setup, or None (its chunked head).
+    `adapters`: False for the reference pass of a LoRA run, which disables the adapters: peft then calls lm_head's
+    base layer alone, and the chunked head runs on it."""
+    head_adapted = s.use_peft and adapters and "lm_head" in lora_target_names(s)
     holds = {"lora_head_dropout": head_adapted and s.lora_dropout > 0,
              "adapted_sharded_head": head_adapted and s.strategy in ("zero3", "fsdp")}
     return next((rule for rule, _ in RUNTIME_FULL_LOGITS if holds[rule]), None)
@@ -106,6 +108,9 @@ class Setup:
     vllm_max_model_length: int | None = None
     vllm_tensor_parallel_size: int = 1
     vllm_sleep: bool = False
+    # On a CPU vLLM sizes its KV cache by VLLM_CPU_KVCACHE_SPACE (GiB), not by a share of the device: grpo_runtime
+    # sets it to 1 unless the environment does (generation/vllm_colocate.py), vLLM's own default is 4.
+    vllm_cpu_kv_cache_gib: float = 1.0
     liger_loss: bool = False
     lm_head_fp32: bool = False
     device: str = "gpu"  # "cpu": no framework allowance (the runtime's own measurement)
@@ -179,7 +184,8 @@ def lora_params(model: ModelFacts, setup: Setup) -> int:
     experts = max(model.num_experts, 1)
     per_layer = sum(setup.lora_r * (shapes[t][0] + shapes[t][1]) * (experts if t.endswith(("gate_proj", "up_proj",
                     "down_proj")) else 1) for t in targets if t in shapes)
-    return model.num_layers * per_layer
+    head = setup.lora_r * (model.hidden_size + model.vocab_size) if "lm_head" in targets else 0
+    return model.num_layers * per_layer + head
 
 
 def optimizer_states(optim: str) -> float:
@@ -269,7 +275,7 @@ def head_tokens(s: Setup, rows: int) -> int:
     return rows * s.completion_length
 
 
-def logits(model: ModelFacts, s: Setup, rows: int, grad: bool) -> float:
+def logits(model: ModelFacts, s: Setup, rows: int, grad: bool, adapters: bool = True) -> float:
     """The LM head's transient memory over `rows` sequences: never the full [rows, C, V] logits (docs/planner.md).
 
     TRL 1.16: one [min(N, 4096), 32768] tile in the compute dtype, the hidden states of the scored positions, and
@@ -280,7 +286,7 @@ def logits(model: ModelFacts, s: Setup, rows: int, grad: bool) -> float:
     a = 4 if s.lm_head_fp32 else s.compute_bytes
     if s.liger_loss:  # liger's fused linear + loss: a few chunks of the logits
         return rows * (s.completion_length + 1) * V * a / 8
-    if s.engine == "grpo_runtime" and runtime_full_logits(s):
+    if s.engine == "grpo_runtime" and runtime_full_logits(s, adapters):
         return full_logits(model, s, rows, grad)
     if s.engine == "grpo_runtime":
         tile = min(N, runtime_chunk_tokens(V)) * V * 4
@@ -379,7 +385,12 @@ def estimate_memory(model: ModelFacts, s: Setup, capacity: float | None = None) 
             "training", "bf16 copies of fp32 weights cached by autocast during the forward pass")
     one_layer = layer_activation_bytes(model, s, s.micro_batch * s.sequence_length)
     if s.reference or s.old_logprobs:
-        add("log-prob pass", logits(model, s, s.micro_batch, grad=False) + one_layer / 4, "scoring",
+        # a no-grad forward frees each layer's intermediates before the next: the trunk's transient and the head's
+        # tiles never coexist (measured: batch 32 x 64 tokens, the sum over-counted by a fifth)
+        # the old log-probs come from the policy (adapters on); a LoRA run's reference from it with them off
+        adapters = s.old_logprobs or not s.use_peft
+        add("log-prob pass", max(logits(model, s, s.micro_batch, grad=False, adapters=adapters), one_layer / 4),
+            "scoring",
             "no-grad forward for old/reference log-probs, per_device_train_batch_size rows at a time")
     _generation(model, s, est, capacity, add)
     if s.device == "gpu":
@@ -396,6 +407,17 @@ def kv_bytes_per_token(model: ModelFacts, dtype_bytes: int = 2) -> int:
 
 def _generation(model: ModelFacts, s: Setup, est: MemoryEstimate, capacity: float | None, add) -> None:
     rows, length = s.generation_rows, s.sequence_length
+    if s.use_vllm and s.vllm_mode == "colocate" and s.device == "cpu":
+        # vLLM's CPU backend: its own copy of the weights in the checkpoint's dtype and a KV cache of
+        # VLLM_CPU_KVCACHE_SPACE, written in full when the engine starts (measured: memprobe in .venv-vllm)
+        est.vllm_weights = s.weight_bytes * model.total_params()
+        cache = s.vllm_cpu_kv_cache_gib * GIB
+        est.kv_cache_tokens = int(cache // kv_bytes_per_token(model, s.weight_bytes))
+        est.kv_cache_tokens_needed = rows * (s.vllm_max_model_length or length)
+        add("vllm", est.vllm_weights + cache, "held",
+            f"vLLM on the CPU: weights {est.vllm_weights / GIB:.2f} GiB, KV cache {s.vllm_cpu_kv_cache_gib} GiB "
+            "(VLLM_CPU_KVCACHE_SPACE)")
+        return
     if s.use_vllm and s.vllm_mode == "colocate":
         tp = max(s.vllm_tensor_parallel_size, 1)
         share = s.vllm_memory_utilization * (capacity or 0)
