@@ -59,19 +59,19 @@ def test_launch_from_the_form_and_watch_it_finish(page, make_service, assets):
     page.goto(service.url + "/")
     page.wait_for_selector("body[data-ready=true]", timeout=30_000)
 
-    # a config the service refuses to run shows its diagnostics in the dialog; a wrong token says so
+    # a config the service would refuse: the dialog shows why and keeps Launch off
     import_config(page, run_yaml(assets, trust_remote_code=True))
-    press_launch(page, "not-the-token")
-    page.wait_for_function("() => /refused the token/.test(document.getElementById('launch-error').textContent)")
-    page.fill("#launch-token", TOKEN)
-    page.click("#launch-apply")
+    page.click("#launch-open")
     page.wait_for_selector("#launch-diagnostics li")
-    assert "GRPO-X003" in page.inner_text("#launch-diagnostics")
+    assert "GRPO-X003" in page.inner_text("#launch-diagnostics") and page.is_disabled("#launch-apply")
     shot(page, "launch-refused")
     page.click("#launch-cancel")
 
     import_config(page, run_yaml(assets, max_steps=20, save_steps=10))
-    press_launch(page, TOKEN)
+    press_launch(page, "not-the-token")  # a wrong token says so
+    page.wait_for_function("() => /refused the token/.test(document.getElementById('launch-error').textContent)")
+    page.fill("#launch-token", TOKEN)
+    page.click("#launch-apply")
     page.wait_for_url("**/runs#run=*", timeout=15_000)
     run_id = page.url.rsplit("=", 1)[1]
     assert page.locator("#token-form").is_hidden()  # the tab kept the token the dialog was given
