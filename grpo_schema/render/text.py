@@ -82,7 +82,7 @@ RELEASE_SOURCES = {
     "editor settings": "the editor's settings",
     "context": "the validation context",
     "form": "the version picked in the form",
-    "default": "grpo-config's default release: none was named, installed or pinned",
+    "default": "grpo-config's default release",
 }
 
 
