@@ -146,3 +146,15 @@ def test_the_catalogue_and_the_editor_docs_list_every_release_schema():
             f"trl-{surface(release).release}/grpo-config.schema.json"
         assert release_schema_name(release) == expected
         assert re.match(r"^(trl-[\d.]+/)?grpo-config\.schema\.json$", expected)
+
+
+@pytest.mark.parametrize("version, schema", [("0.19", "trl-0.19.1/grpo-config.schema.json"),
+                                             ("1.4", "trl-1.0.0/grpo-config.schema.json"),
+                                             ("1.16", "grpo-config.schema.json")])
+def test_grpo_schema_for_a_release_names_its_modeline(capsys, version, schema):
+    assert main(["schema", "--trl-version", version]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["title"].lower().startswith(("grpo-config", "grpo training config"))
+    assert f"# yaml-language-server: $schema={schema}" in captured.err
+    if schema.startswith("trl-"):  # the file it names is the one committed
+        assert (ROOT / "schemas" / schema).read_text() == captured.out
