@@ -2,9 +2,12 @@
 # Build virtual environments with real TRL releases under .venv-trl/<release>, for the test-only oracle
 # (tests/versions/test_release_parsers.py, marker `trl_release`).
 #
-#   scripts/trl-release-venvs.sh                 # 0.16.1, 0.19.1, 0.23.1 and 1.8.0
+#   scripts/trl-release-venvs.sh                 # 0.16.1, 0.19.1, 0.23.1 and 1.8.0 (what scripts/test.sh builds)
 #   scripts/trl-release-venvs.sh 0.16.1 1.8.0    # the named releases (0.16.1 0.19.1 0.23.1 0.29.1 1.8.0 1.16.0)
 #
+# TRL 1.16.0 needs no environment of its own: the oracle runs it from the main .venv (its test extra). Under
+# CI=true the oracle fails, rather than skips, when one of the default releases here is missing: keep this default
+# list and BUILT_BY_TEST_SH in tests/versions/test_release_parsers.py the same (a test checks it).
 # torch 2.13.0 goes in first (pip resolves it to the CPU build from the local wheel folder; never a CUDA torch).
 # TRL up to 0.23 imports and parses only with the transformers release that came before it (with transformers 5.x
 # their optional-import checks misfire and try to import vllm), with datasets < 5 and `requests` installed by hand.
