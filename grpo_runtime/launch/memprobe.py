@@ -7,6 +7,14 @@ measured the way they arise in the runtime: the policy's weights, the reference 
 [tokens-per-chunk, vocab] tiles and the fp32 gradient accumulators, whatever the number of tokens), the gradients
 and the optimizer states after the first step.
 
+Optional case keys, each run through the runtime's own code: `lora` ({"r", "targets", "dropout"}: model.loading's
+wrap_lora; the reference is then the policy with its adapters disabled), `reference: false` (beta 0: no reference,
+no log-prob pass), `world_size: 2, strategy: "zero3"` (that many fresh processes with torchrun's environment, each
+building setup.new_accelerator for a config with DeepSpeed ZeRO-3 in its `deepspeed` field and stepping through
+sharding.backward; {"ranks": [each process's parts]}, with `held`: what stays between steps), `vllm` (run config
+overrides: generation.vllm_colocate.ColocateBackend beside the policy, `vllm` what it holds, `generation` the peak
+of loading the weights and decoding one batch; needs the vLLM environment).
+
 On CPU the numbers are resident-set deltas: run in a fresh process with MALLOC_MMAP_THRESHOLD_ set low
 (`python -m grpo_runtime.launch.memprobe`), so freed tensors go back to the system, and the peak is read from VmHWM
 after resetting it through /proc/self/clear_refs. On a GPU they come from torch.cuda.memory_allocated and

@@ -7,7 +7,7 @@ vocabulary (151,936) with completions long enough for several head chunks, a lar
 and MLP projection, LoRA on lm_head too (the runtime's full-logits path), and DeepSpeed ZeRO-3 on 2 CPU processes
 (each process's peak). vLLM colocate runs in tests/hardware/test_measured_vllm.py (vLLM's own environment).
 On CPU the probe reads resident-set deltas in fresh processes; with a GPU, torch.cuda.max_memory_allocated.
-About 3 min of CPU time (fifteen fresh processes, two of them at once); marked slow."""
+About 3.7 min of CPU time (sixteen fresh processes, the two ZeRO-3 ones at once); marked slow."""
 
 import json
 import os
