@@ -68,6 +68,20 @@ def check(path: str, overrides: list[str], world_size: int | None, allow_env: li
     return result
 
 
+def release_of(path: str, prog: str) -> dict | int:
+    """The TRL release the file is judged and run as, as `grpo validate` and `grpo smoke` find it (the file's
+    `# grpo: --trl-version` comment, the installed trl, a pin in the repository, else 1.16): a file written for
+    TRL 0.19 keeps 0.19's meaning (its defaults stand for the keys it leaves out). Exit 2 for one that cannot be
+    judged."""
+    from grpo_schema.commands.trl_release import judged_release
+
+    try:
+        return judged_release(None, path)
+    except ValueError as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
 def written_for_a_profile(result, checked, path: str):
     """A file written for a known training script (open-r1's keys or reward names) and not valid without it is
     run under that script's profile, as `--profile NAME` would: grpo_runtime honours the script's arguments.

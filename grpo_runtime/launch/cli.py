@@ -17,7 +17,8 @@ import os
 import subprocess
 import sys
 
-from grpo_runtime.launch.checking import EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK, EXIT_USAGE, apply_env, check, runnable
+from grpo_runtime.launch.checking import (EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK, EXIT_USAGE, apply_env, check,
+                                          release_of, runnable)
 
 
 def _config_arguments(parser: argparse.ArgumentParser) -> None:
@@ -66,8 +67,11 @@ def train_command(argv: list[str], prog: str = "grpo train") -> int:
         print(f"{prog}: --world-size {args.world_size} but {running} process(es) are running; "
               f"use `grpo launch FILE --num-processes {args.world_size}` for a multi-process run", file=sys.stderr)
         return EXIT_USAGE
+    release = release_of(args.file, prog)
+    if isinstance(release, int):
+        return release
     result = check(args.file, args.overrides, running if launched or args.world_size else None, args.allow_env,
-                   args.profiles, dry_run=args.dry_run)
+                   args.profiles, dry_run=args.dry_run, release=release)
     if isinstance(result, int):
         return result
     repeat = [item for value in args.overrides for item in ("--set", value)]
@@ -127,7 +131,11 @@ def launch_command(argv: list[str]) -> int:
     overrides = list(args.overrides)
     if args.num_processes is not None and file_processes(args.file) not in (None, args.num_processes):
         overrides.append(f"num_processes={args.num_processes}")  # the command line wins, in every process too
-    result = check(args.file, overrides, args.num_processes, args.allow_env, args.profiles, dry_run=args.dry_run)
+    release = release_of(args.file, "grpo launch")
+    if isinstance(release, int):
+        return release
+    result = check(args.file, overrides, args.num_processes, args.allow_env, args.profiles, dry_run=args.dry_run,
+                   release=release)
     if isinstance(result, int):
         return result
     stopped = runnable(result, "launch", "grpo launch", args.dry_run)

@@ -164,3 +164,18 @@ def test_a_failure_names_the_line_of_the_users_own_file(recipe):
     assert code == 3 and report["component"] == "reward function no_such_module_019.reward", report
     number = text.splitlines().index("- no_such_module_019.reward") + 1
     assert report["config_line"] == {"line": number, "text": "- no_such_module_019.reward"}
+
+
+@pytest.mark.parametrize("installed, code", [("0.19.1", 0), ("1.16.0", 1)])
+def test_train_dry_run_judges_the_file_as_the_installed_trl(recipe, monkeypatch, capsys, installed, code):
+    """A user whose environment pins trl 0.19 gets the same answer from `grpo train --dry-run` as from `grpo
+    validate` and `grpo smoke`: the 0.19 recipe is valid for 0.19 (and runs with 0.19's defaults), not for 1.16."""
+    import grpo_schema.versions.detect as detect
+    from grpo_runtime.launch.cli import train_command
+
+    monkeypatch.setattr(detect, "installed_version", lambda search_path=None: (installed, "METADATA"))
+    assert train_command([str(recipe), "--dry-run"]) == code
+    said = capsys.readouterr()
+    if code:
+        assert f"judged as TRL {installed} (the trl installed beside this Python)" in said.err
+        assert "GRPO-K003" in said.err
