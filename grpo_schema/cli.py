@@ -273,8 +273,7 @@ def cmd_schema(args: argparse.Namespace, rest: list[str]) -> int:
         from grpo_schema.commands.export import release_schema_text
 
         text = release_schema_text(args.trl_version)
-        from grpo_schema.api.modeline import modeline
-        from grpo_schema.commands.export import release_schema_name
+        from grpo_schema.commands.export import modeline, release_schema_name
 
         print(f"grpo schema: configs for TRL {args.trl_version} name it in their modeline (relative to a copy of "
               f"schemas/): {modeline(release_schema_name(args.trl_version))}", file=sys.stderr)
