@@ -93,6 +93,11 @@ def generate(release: str, count: int, seed: int = 0) -> list[dict[str, Any]]:
             config["steps_per_generation"] = rng.choice([1, 2, 4])
         elif shape < 0.43 and "steps_per_generation" in table.fields:  # both: refused at parse time
             config.update(generation_batch_size=8, steps_per_generation=2)
+        if rng.random() < 0.15:  # evaluation: whole groups per eval batch too (checked at parse from 0.18)
+            config.update(eval_strategy="steps", eval_steps=rng.choice([10, 50]),
+                          per_device_eval_batch_size=rng.choice([1, 2, 3, 4, 8]))
+            if "num_generations_eval" in table.fields and rng.random() < 0.5:
+                config["num_generations_eval"] = rng.choice([1, 2, 4])
         for name in rng.sample(own, k=min(len(own), rng.choice([0, 1, 2, 3, 4, 6]))):
             config[name] = _value(rng, name, table.fields[name], invalid=rng.random() < 0.15)
         if foreign and rng.random() < 0.3:  # a key another release reads: renamed, removed, or not yet there

@@ -57,6 +57,7 @@ NORMALISED_AFTER_PARSING = {
     "run_name": "None becomes output_dir",
     "report_to": "None becomes every installed integration (transformers 4.x)",
     "greater_is_better": "None becomes a choice from metric_for_best_model",
+    "do_eval": "switched on when eval_strategy is not 'no'",
     "eval_strategy": "set from evaluation_strategy, its old name, which the file wrote (transformers 4.x)",
     "average_tokens_across_devices": "switched off when there is one process (transformers 4.56)",
     "activation_checkpointing": "set from gradient_checkpointing, its deprecated alias (TRL 1.x)",
