@@ -146,16 +146,16 @@ def build_parts(config, plan, assessed: bool = False, launch: dict | None = None
 
         open_r1.apply_tokenizer_settings(tokenizer, open_r1_args)
     policy = load_policy(config, tokenizer).train()  # train mode throughout, generation included, as in TRL
-    with sharding.unsharded_loading(accelerator):
-        reference = load_reference(config, policy)
-    if reference is not None:
-        reference.to(accelerator.device)
+    reference = load_reference(config, policy)
     dataset = prompts(config, open_r1_args)
     eval_dataset = prompts(config, open_r1_args, "test") if config.eval_strategy != "no" else None
     steps = total_steps(len(dataset), plan, config.max_steps, config.num_train_epochs)
     optimizer = build_optimizer(policy, config)
     scheduler = build_scheduler(optimizer, config, steps)
     model, optimizer = accelerator.prepare(policy, optimizer)
+    # after the policy: accelerate has filled the DeepSpeed config's remaining "auto" values, which the reference's
+    # engine (ZeRO-3) starts from
+    reference = sharding.prepare_reference(accelerator, reference)
     funcs = build_reward_funcs(config, accelerator.device, script)
     eos_ids = eos_token_ids(tokenizer, policy)
     parts = Parts(

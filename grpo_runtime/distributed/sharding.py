@@ -7,7 +7,9 @@
   scales the loss for accumulation (as for DDP), so DeepSpeed must not scale it again;
 * whole-model state for `save_pretrained` and checkpoints: FSDP2 gathers full (unsharded) model and optimizer
   state dicts, keyed by parameter name, so a checkpoint resumes under any number of processes; DeepSpeed writes
-  its own per-process optimizer partitions next to the model.
+  its own per-process optimizer partitions next to the model;
+* the frozen reference model (beta != 0): partitioned under ZeRO-3 and run by a DeepSpeed engine of its own,
+  mixed with the policy (sync_ref_model) one gathered parameter pair at a time.
 
 Generation needs every weight: under FSDP2 and ZeRO-3 each forward gathers the layers it runs, and transformers'
 `generate` keeps every process stepping until all are done (synced_gpus), so processes whose completions end
@@ -17,6 +19,7 @@ early still take part in the others' gathers.
 from __future__ import annotations
 
 import contextlib
+import copy
 import os
 from pathlib import Path
 
@@ -132,12 +135,57 @@ def describe(accelerator) -> str:
     return "none"
 
 
-def unsharded_loading(accelerator):
-    """A context in which from_pretrained builds a whole model even under ZeRO-3 (the reference model: it is only
-    read, so every process keeps a full copy rather than gathering it layer by layer)."""
-    if zero_stage(accelerator) == 3:
-        return accelerator.state.deepspeed_plugin.zero3_init_context_manager(enable=False)
-    return contextlib.nullcontext()
+def prepare_reference(accelerator, reference):
+    """The frozen reference model, placed for the run's sharding; every process calls this, after the policy has
+    been prepared.
+
+    Under ZeRO-3 the reference is partitioned like the policy: it is loaded the way the policy is (transformers
+    builds it under zero.Init: accelerate 1.15 keeps transformers' ZeRO-3 switch on whatever zero3_init_flag says,
+    so a whole load cannot be had from accelerate's context), and a whole copy on every process would cost the
+    memory ZeRO-3 was chosen to save (the planner counts it divided by the processes, as TRL 1.16 holds it).
+    Partitioned parameters are empty outside a forward, so the model is handed to a DeepSpeed engine without an
+    optimizer: the engine's module hooks gather each layer's parameters before it runs and free them after. The
+    module is returned (the loop scores with modules, as it does with the policy); it keeps its engine alive,
+    because the engine removes its hooks when it is collected. Elsewhere the reference is a whole copy on the
+    process's device, FSDP2 included."""
+    if reference is None:
+        return None
+    if zero_stage(accelerator) != 3:
+        return reference.to(accelerator.device)
+    import deepspeed
+
+    settings = copy.deepcopy(accelerator.state.deepspeed_plugin.deepspeed_config)
+    # nothing to train: an optimizer block (and its CPU offload) would build an optimizer, a scheduler block one
+    # with nothing to attach to
+    settings.pop("optimizer", None)
+    settings.pop("scheduler", None)
+    zero = settings["zero_optimization"]
+    zero.pop("offload_optimizer", None)
+    # tuning values accelerate left "auto" (it fills them from the policy's hidden size in prepare; a model without
+    # one keeps them): DeepSpeed's defaults, as these only size communication buckets
+    for key in [key for key, value in zero.items() if value == "auto"]:
+        del zero[key]
+    engine, *_ = deepspeed.initialize(model=reference, config=settings)
+    engine.eval()
+    module = engine.module
+    object.__setattr__(module, "_grpo_reference_engine", engine)  # not registered as a submodule (no cycle)
+    return module
+
+
+def parameter_pairs(reference, policy):
+    """(reference parameter, policy parameter), each whole while its pair is in hand, for mixing the policy into
+    the reference (sync_ref_model); every process iterates it to the end. Under ZeRO-3 one pair at a time is
+    gathered, so a mix never holds more than one whole parameter of each model; what is written into the reference
+    parameter on the main process is broadcast and partitioned again when the next pair is taken."""
+    for ref_param, param in zip(reference.parameters(), full_parameters(policy), strict=True):
+        if not hasattr(ref_param, "ds_id"):
+            yield ref_param, param
+            continue
+        import deepspeed
+
+        with deepspeed.zero.GatheredParameters([param], modifier_rank=None), \
+                deepspeed.zero.GatheredParameters([ref_param], modifier_rank=0):
+            yield ref_param, param
 
 
 def accumulating(accelerator, model, last: bool):

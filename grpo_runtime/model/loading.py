@@ -6,7 +6,8 @@
 * `use_peft` wraps the policy in a LoRA adapter (needs the `peft` package); the reference policy is then the
   model with the adapter disabled;
 * otherwise, with `beta != 0`, the reference is a second copy loaded from the same checkpoint on disk, in eval
-  mode, and `sync_ref_model` mixes the policy into it every `ref_model_sync_steps` optimizer steps;
+  mode, and `sync_ref_model` mixes the policy into it every `ref_model_sync_steps` optimizer steps; it is loaded
+  as the policy is (under ZeRO-3 partitioned by zero.Init; distributed.sharding.prepare_reference places it);
 * `neftune_noise_alpha` adds uniform noise to the input embeddings of every forward pass in train mode, as the
   HF trainer does for TRL: sampling and scoring too (the model stays in train mode), never in evaluation;
 * 4/8-bit quantisation (bitsandbytes) is not supported.
@@ -240,8 +241,9 @@ def reference_context(policy, reference):
 
 @torch.no_grad()
 def mix_into_reference(policy, reference, alpha: float) -> None:
-    """sync_ref_model: theta_ref <- alpha * theta + (1 - alpha) * theta_ref, parameter by parameter."""
-    from grpo_runtime.distributed.sharding import full_parameters
+    """sync_ref_model: theta_ref <- alpha * theta + (1 - alpha) * theta_ref, parameter by parameter (every process
+    calls this: sharded parameters are gathered, see sharding.parameter_pairs)."""
+    from grpo_runtime.distributed.sharding import parameter_pairs
 
-    for ref_param, param in zip(reference.parameters(), full_parameters(policy)):
+    for ref_param, param in parameter_pairs(reference, policy):
         ref_param.mul_(1.0 - alpha).add_(param.detach().to(ref_param.dtype), alpha=alpha)

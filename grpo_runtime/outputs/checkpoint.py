@@ -100,12 +100,12 @@ def save_checkpoint(directory: Path, *, accelerator, model, tokenizer, optimizer
     sharding.save_model(accelerator, model, directory)  # gathers sharded weights: every process takes part
     if not save_only_model:
         sharding.save_training_state(accelerator, model, optimizer, directory)
+        if reference is not None:  # gathered from its partitions under ZeRO-3: every process takes part
+            sharding.save_model(accelerator, reference, directory / "reference")
     if accelerator.is_main_process:
         tokenizer.save_pretrained(directory)
         if not save_only_model:
             torch.save(scheduler.state_dict(), directory / "scheduler.pt")
-            if reference is not None:
-                reference.save_pretrained(directory / "reference")
     accelerator.wait_for_everyone()
     if save_only_model:
         return
@@ -156,7 +156,7 @@ def load_checkpoint(directory: Path, *, accelerator, model, optimizer, scheduler
     sharding.load_training_state(accelerator, model, optimizer, directory, load_weights)
     scheduler.load_state_dict(torch.load(directory / "scheduler.pt", weights_only=False))
     if reference is not None and (directory / "reference").exists():
-        load_weights(reference, directory / "reference")
+        sharding.load_model_state(accelerator, reference, directory / "reference", load_weights)
     progress = read_progress(directory)
     restore_rng(torch.load(directory / f"rng_state_{rank}.pth", weights_only=False))
     buffer_file = directory / f"rollout_buffer_{rank}.pt"

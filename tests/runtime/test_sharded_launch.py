@@ -1,7 +1,7 @@
 """Sharded training on 2 CPU processes (gloo), end to end through `grpo launch`: FSDP2 from the config's `fsdp`
 field (train, checkpoint, resume bit-equal to the uninterrupted run, the same losses as DDP) and DeepSpeed ZeRO-2 /
-ZeRO-3 (from the `deepspeed` field and from `accelerate_config: zero3`; ZeRO-3 resumes bit-equal). run_info.json
-says what really ran."""
+ZeRO-3 (from the `deepspeed` field and from `accelerate_config: zero3`; ZeRO-3 resumes bit-equal), and ZeRO-3 with
+the KL term's reference model (scored and mixed as under DDP). run_info.json says what really ran."""
 
 import json
 import os
@@ -131,3 +131,48 @@ def test_load_best_model_at_end_puts_the_best_sharded_weights_back(launch_dir, t
     final, best, last = weights(out), weights(out / "checkpoint-1"), weights(out / "checkpoint-2")
     assert all(torch.equal(final[name], best[name]) for name in final)
     assert not all(torch.equal(final[name], last[name]) for name in final)
+
+
+@pytest.mark.skipif(__import__("importlib").util.find_spec("deepspeed") is None, reason="deepspeed not installed")
+def test_zero3_reference_model_scores_and_mixes_like_ddp(launch_dir, tiny_model_dir):
+    """beta != 0 under ZeRO-3: the reference is partitioned and run by a DeepSpeed engine of its own
+    (sharding.prepare_reference); before, it was built partitioned with nothing to gather it, and its first forward
+    failed ("'weight' must be 2-D"). sync_ref_model mixes the policy into it every step."""
+    tmp = launch_dir
+    fields = dict(max_steps=2, save_steps=1, beta=0.04, sync_ref_model=True, ref_model_sync_steps=1,
+                  ref_model_mixup_alpha=0.5)
+    assert launch(tmp, settings_for(tmp, tiny_model_dir, "ref-zero3", accelerate_config="zero3", **fields)) == 0
+    assert launch(tmp, settings_for(tmp, tiny_model_dir, "ref-ddp", **fields)) == 0
+    zero3, ddp = tmp / "ref-zero3", tmp / "ref-ddp"
+    assert run_info(zero3)["sharding"] == "DeepSpeed ZeRO-3" and run_info(ddp)["distributed_type"] == "MULTI_CPU"
+    mine, theirs = read_metrics(zero3), read_metrics(ddp)
+    # step 1 scores completions of the unchanged policy: k3 = exp(d) - d - 1 is zero only where the reference's
+    # log-prob equals the policy's, so a zero mean says every token's reference log-prob was the policy's
+    assert mine[0]["kl"] == theirs[0]["kl"] == 0.0
+    for a, b in zip(mine, theirs, strict=True):
+        assert a["reward"] == b["reward"]  # the same completions were sampled
+        # step 2's reference is the mixed one. ZeRO-3's reduce-scatter and DDP's all-reduce sum the gradients in
+        # different orders; Adam's first step (about lr * sign(g)) turns that fp32 rounding into weight differences
+        # up to 5e-5 on near-zero gradient entries: the KL terms then differ by 1.1e-4 relative (measured)
+        assert a["kl"] == pytest.approx(b["kl"], rel=1e-3, abs=1e-9)
+        assert a["loss"] == pytest.approx(b["loss"], rel=1e-3, abs=1e-9)
+    assert mine[1]["kl"] > 1e-4  # the policy moved away from the reference
+    # the reference each checkpoint gathered from the partitions is the mix of the whole weights, computed in fp32
+    # as here: equal up to rounding of the same operations
+    previous = weights(tiny_model_dir)
+    for step in (1, 2):
+        policy, reference = weights(zero3 / f"checkpoint-{step}"), weights(zero3 / f"checkpoint-{step}" / "reference")
+        assert reference.keys() == policy.keys()
+        for name in reference:
+            assert torch.allclose(reference[name], 0.5 * policy[name] + 0.5 * previous[name], atol=1e-7), name
+        assert any(not torch.equal(reference[name], previous[name]) for name in reference)
+        previous = reference
+    assert all(torch.allclose(previous[name], tensor, atol=1e-4)
+               for name, tensor in weights(ddp / "checkpoint-2" / "reference").items())
+    # resuming puts checkpoint-1's reference back into the partitions: step 2 mixes it again, bit-equal
+    resumed = settings_for(tmp, tiny_model_dir, "ref-zero3-resumed", accelerate_config="zero3",
+                           resume_from_checkpoint=str(zero3 / "checkpoint-1"), **fields)
+    assert launch(tmp, resumed) == 0
+    again = weights(tmp / "ref-zero3-resumed" / "checkpoint-2" / "reference")
+    assert all(torch.equal(again[name], previous[name]) for name in previous)
+    assert read_metrics(tmp / "ref-zero3-resumed")[0]["kl"] == mine[1]["kl"]
