@@ -109,8 +109,8 @@ def measure(case: dict, device: str = "cpu") -> dict:
     accelerator = None
     if case.get("strategy") == "zero3":
         if case.get("reference", True):
-            # the runtime's reference under ZeRO-3 is meant to be whole (sharding.unsharded_loading), but accelerate
-            # 1.15 keeps transformers' zero.Init on there, so it comes out partitioned and is never gathered
+            # the runtime partitions the reference under its own optimizer-less DeepSpeed engine
+            # (sharding.prepare_reference); the probe does not build that engine yet
             raise SystemExit("memprobe: a ZeRO-3 case runs without a reference (\"reference\": false)")
         accelerator = zero3_accelerator(case)
     start = meter.now()

@@ -39,6 +39,15 @@ def test_reference_model_only_with_beta_and_not_with_lora():
     assert 0 < lora.part("lora") < 0.01 * parts(BASE).part("optimizer")
 
 
+def test_the_reference_is_partitioned_as_each_engine_places_it():
+    # ZeRO-3: both engines partition it; FSDP: TRL shards it, grpo_runtime keeps a whole copy on every process
+    whole = 2 * MODEL.total_params()
+    for engine in ("trl", "grpo_runtime"):
+        assert parts(replace(BASE, reference=True, strategy="zero3", engine=engine)).part("reference") == whole / 8
+    assert parts(replace(BASE, reference=True, strategy="fsdp", engine="trl")).part("reference") == whole / 8
+    assert parts(replace(BASE, reference=True, strategy="fsdp", engine="grpo_runtime")).part("reference") == whole
+
+
 def test_checkpointing_cuts_activations():
     off = parts(replace(BASE, activation_checkpointing=False)).part("activations")
     on = parts(BASE).part("activations")

@@ -361,9 +361,12 @@ def estimate_memory(model: ModelFacts, s: Setup, capacity: float | None = None) 
             f"{adapters / 1e6:.1f}M adapter parameters (fp32 weights, gradients and optimizer states)")
     if s.reference and not s.use_peft:
         ref_bytes = 2 if s.deepspeed and s.compute_bytes == 2 else s.weight_bytes
-        sharded = s.strategy in ("zero3", "fsdp")
+        # Under ZeRO-3 both engines partition the reference (a DeepSpeed engine without an optimizer). Under FSDP
+        # TRL shards it too, while grpo_runtime keeps a whole frozen copy on every process.
+        sharded = s.strategy == "zero3" or (s.strategy == "fsdp" and s.engine == "trl")
         add("reference", ref_bytes * model.total_params() / (s.world_size if sharded else 1), "held",
-            "a frozen copy of the policy for the KL term (beta != 0)")
+            "a frozen copy of the policy for the KL term (beta != 0)"
+            + (", whole on every process" if s.strategy == "fsdp" and not sharded else ""))
     add("activations", activations(model, s), "training",
         "checkpointed: layer inputs plus one layer" if s.activation_checkpointing else "every layer's saved tensors")
     head = logits(model, s, s.micro_batch, grad=True)
