@@ -8,6 +8,7 @@ state, at 800 and 1920 px wide, go to test-artifacts/screenshots/form-*.png for 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -90,19 +91,28 @@ class Server:
         self.thread.join(timeout=20)
 
 
+@contextlib.contextmanager
+def offline_runs_server(runs_dir, **settings):
+    """A live service with runs on, whose launched runs fail at once (offline: no model can be fetched)."""
+    from tests.runs.conftest import stop_runs
+
+    saved_env = {k: os.environ.get(k) for k in ("HF_HUB_OFFLINE", "OMP_NUM_THREADS")}
+    os.environ.update(HF_HUB_OFFLINE="1", OMP_NUM_THREADS="1")
+    live = Server(Settings(runs=True, token=TOKEN, runs_dir=runs_dir, runs_poll_s=0.2, **settings))
+    live.start()
+    try:
+        yield live
+    finally:
+        live.stop()
+        stop_runs(runs_dir)
+        for key, value in saved_env.items():
+            os.environ.pop(key, None) if value is None else os.environ.__setitem__(key, value)
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    runs_dir = tmp_path_factory.mktemp("form-runs")
-    saved_env = {k: os.environ.get(k) for k in ("HF_HUB_OFFLINE", "OMP_NUM_THREADS")}
-    os.environ.update(HF_HUB_OFFLINE="1", OMP_NUM_THREADS="1")  # the launched run fails at once, offline
-    live = Server(Settings(runs=True, token=TOKEN, runs_dir=runs_dir, runs_poll_s=0.2))
-    live.start()
-    yield live
-    live.stop()
-    from tests.runs.conftest import stop_runs
-    stop_runs(runs_dir)
-    for key, value in saved_env.items():
-        os.environ.pop(key, None) if value is None else os.environ.__setitem__(key, value)
+    with offline_runs_server(tmp_path_factory.mktemp("form-runs")) as live:
+        yield live
 
 
 @pytest.fixture(scope="module")

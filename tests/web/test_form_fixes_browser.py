@@ -1,6 +1,7 @@
-"""Issue 28's form defects, each reproduced in headless Chromium (Debian's /usr/bin/chromium driven by Playwright;
+"""The form's import, memory panel, suggestions, recipe select, fix focus, export, error count, launch and rough-text
+defects, each reproduced in headless Chromium (Debian's /usr/bin/chromium driven by Playwright;
 never `playwright install`) against a real uvicorn with runs turned on, as a user drives the form: mouse, keyboard,
-reload. One test per item; each fails on the form as it was before the fix.
+reload. One test per defect; each fails on the form as it was before the fix.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ import pytest
 
 from tests.web.chromium import sync_api_or_skip
 from tests.web.test_form_flow import (  # noqa: F401  (browser is this module's fixture too)
-    TOKEN, Server, browser, cli_validate, fill_field, import_text, open_export, open_form, ready, shots, state,
-    validations, wait_status, wait_validated,
+    TOKEN, browser, cli_validate, fill_field, import_text, open_export, open_form, ready, shots, state,
+    offline_runs_server, validations, wait_status, wait_validated,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -34,21 +35,8 @@ num_generations: 8
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     """test_form_flow's server, allowing runs of up to 4 processes (a "use world size N" fix can then launch)."""
-    import os
-
-    from grpo_web.settings import Settings
-    from tests.runs.conftest import stop_runs
-
-    runs_dir = tmp_path_factory.mktemp("form-fixes-runs")
-    saved = {k: os.environ.get(k) for k in ("HF_HUB_OFFLINE", "OMP_NUM_THREADS")}
-    os.environ.update(HF_HUB_OFFLINE="1", OMP_NUM_THREADS="1")  # a launched run fails at once, offline
-    live = Server(Settings(runs=True, token=TOKEN, runs_dir=runs_dir, runs_poll_s=0.2, runs_max_processes=4))
-    live.start()
-    yield live
-    live.stop()
-    stop_runs(runs_dir)
-    for key, value in saved.items():
-        os.environ.pop(key, None) if value is None else os.environ.__setitem__(key, value)
+    with offline_runs_server(tmp_path_factory.mktemp("form-fixes-runs"), runs_max_processes=4) as live:
+        yield live
 
 
 @pytest.fixture
@@ -80,8 +68,6 @@ def diagnostics(page) -> list[dict]:
     return page.evaluate("window.grpoLastResult.diagnostics")
 
 
-# --- 4 -------------------------------------------------------------------------------------------------------------
-
 def test_import_asks_before_replacing_offers_undo_and_takes_the_files_world_size(page, tmp_path):
     fill_field(page, "learning_rate", "5e-7")
     page.fill("#world-size", "2")
@@ -102,22 +88,21 @@ def test_import_asks_before_replacing_offers_undo_and_takes_the_files_world_size
     assert "num_processes: 8" in exported and "num_processes: 2" not in exported
     assert cli_validate(exported, tmp_path)["world_size"] == 8
 
+    before = validations(page)
+    page.click("#undo-import")  # back to the config and the toolbar as they were before the import
+    wait_validated(page, before)
+    assert state(page) == mine and page.input_value("#world-size") == "2"
+    wait_status(page, "world size 2")
+
     # the comment's profile: the form picks it, as grpo validate reads it (open-r1's reward name is valid there)
-    text = "# grpo: --profile open-r1\nreward_funcs: [accuracy]\nper_device_train_batch_size: 8\nnum_generations: 8\n"
+    text = ("# grpo: --profile open-r1\ndataset_name: open-r1/OpenR1-Math-220k\nreward_funcs: [accuracy]\n"
+            "per_device_train_batch_size: 8\nnum_generations: 8\n")
     cli = cli_validate(text, tmp_path)
     assert cli["valid"] and not cli_validate(text.split("\n", 1)[1], tmp_path)["valid"]
     import_text(page, text)
     page.wait_for_function("() => document.getElementById('profile').value === 'open-r1'")
     wait_status(page, "^Valid at world size 1")
 
-    before = validations(page)
-    page.click("#undo-import")
-    wait_validated(page, before)
-    assert state(page) == mine and page.input_value("#world-size") == "2"
-    wait_status(page, "world size 2")
-
-
-# --- 5 -------------------------------------------------------------------------------------------------------------
 
 def test_memory_bar_keeps_the_hardware_reads_the_configs_section_and_shows_the_plans_diagnostics(page):
     summary = page.text_content("#memory-summary")
@@ -136,10 +121,8 @@ def test_memory_bar_keeps_the_hardware_reads_the_configs_section_and_shows_the_p
     page.wait_for_function("() => document.getElementById('memory-summary').textContent.includes('1xH100-80GB')")
     assert "hardware: section" in page.text_content("#memory-summary")
     page.locator("#memory-panel").scroll_into_view_if_needed()
-    shots(page, "issue28-memory-h007")
+    shots(page, "form-memory-h007")
 
-
-# --- 6 -------------------------------------------------------------------------------------------------------------
 
 def _workspace(root: Path) -> None:
     (root / "my-model").mkdir()
@@ -189,10 +172,8 @@ def test_recent_values_are_committed_ones_and_local_folders_look_like_models_or_
     assert not [d for d in datasets if "chrome" in d or "runs" in d or "my-model" in d]
     page.locator("#suggest-dataset_name button.chip[data-value='./prompts']").click()  # a pick is committed too
     assert state(page)["dataset_name"] == "./prompts" and recent()["dataset_name"] == ["./prompts"]
-    shots(page, "issue28-suggestions")
+    shots(page, "form-suggestions")
 
-
-# --- 7 -------------------------------------------------------------------------------------------------------------
 
 def test_arrow_keys_on_start_from_only_browse_and_the_select_shows_the_applied_recipe(page):
     fill_field(page, "learning_rate", "5e-7")
@@ -245,8 +226,6 @@ def test_arrow_keys_on_the_sharding_and_profile_selects_act_only_once_the_choice
     assert schema_requests and page.input_value("#profile") != ""
 
 
-# --- 8 -------------------------------------------------------------------------------------------------------------
-
 def test_enter_on_a_fix_button_moves_the_focus_to_the_changed_field(page):
     import_text(page, "per_device_train_batch_size: 8\nnum_generations: 3\n")
     fix = page.locator("#diag-list .diag[data-code='GRPO-B001'] button.fix:not(.world)").first
@@ -281,8 +260,6 @@ def test_enter_on_a_fix_button_moves_the_focus_to_the_changed_field(page):
     assert active(page)["tag"] != "BODY"
 
 
-# --- 9 -------------------------------------------------------------------------------------------------------------
-
 def test_a_recipe_export_drops_comments_that_contradict_its_values_and_its_modeline_resolves(page, tmp_path):
     page.select_option("#preset", "grpo")
     page.wait_for_function("() => window.grpoState().beta !== undefined")
@@ -305,8 +282,6 @@ def test_a_recipe_export_drops_comments_that_contradict_its_values_and_its_model
     assert result["valid"] and result["world_size"] == 1, result["diagnostics"]
 
 
-# --- 10 ------------------------------------------------------------------------------------------------------------
-
 def test_the_status_counts_every_error_the_list_shows(page):
     import_text(page, "per_device_train_batch_size: 8\nnum_generations: 3\nlearning_rate: -1\nbeta: 0.1\n"
                       "beta: 0.2\nlerning_rate: 1\n")
@@ -319,8 +294,6 @@ def test_the_status_counts_every_error_the_list_shows(page):
     wait_status(page, f"{shown} errors")  # the same count after a reload
 
 
-# --- 11 ------------------------------------------------------------------------------------------------------------
-
 def test_launch_stays_off_for_a_config_that_would_be_refused_and_offers_the_world_size_fix(page):
     import_text(page, LAUNCHABLE.replace("num_generations: 8", "num_generations: 16"))
     wait_status(page, "^Invalid at world size 1")
@@ -330,15 +303,13 @@ def test_launch_stays_off_for_a_config_that_would_be_refused_and_offers_the_worl
     sizes = page.locator("#launch-diagnostics button.fix.world")
     assert sizes.count() >= 1
     size = sizes.first.get_attribute("data-world-size")
-    shots(page, "issue28-launch-blocked")
+    shots(page, "form-launch-blocked")
     sizes.first.click()
     page.wait_for_function("() => !document.getElementById('launch-apply').disabled", timeout=15_000)
     assert page.input_value("#world-size") == size and page.inner_text("#launch-blocked") == ""
     page.click("#launch-cancel")
     wait_status(page, f"^Valid at world size {size}")
 
-
-# --- 12 ------------------------------------------------------------------------------------------------------------
 
 def test_rough_text_copy_buttons_and_skip_links(page):
     fill_field(page, "max_steps", "10")
@@ -370,8 +341,6 @@ def test_rough_text_copy_buttons_and_skip_links(page):
         assert page.locator("a.skip", has_text=name).count() == 1
 
 
-# --- 14 (the form's part) ------------------------------------------------------------------------------------------
-
 def test_a_files_grpo_comment_gives_the_form_the_clis_verdict(page, tmp_path):
     text = "# grpo: --world-size 8\nper_device_train_batch_size: 1\nnum_generations: 8\n"
     cli = cli_validate(text, tmp_path)
@@ -389,8 +358,6 @@ def test_a_files_grpo_comment_gives_the_form_the_clis_verdict(page, tmp_path):
     assert "# grpo: --world-size 8" in page.inner_text("#export-notes")
     assert cli_validate(exported, tmp_path)["world_size"] == 8
 
-
-# --- 1 (the form's part) -------------------------------------------------------------------------------------------
 
 def _wait_finished(client: httpx.Client, run_id: str) -> dict:
     deadline = time.monotonic() + 240
@@ -420,7 +387,7 @@ def test_a_launch_into_another_runs_output_dir_offers_resume_overwrite_or_a_new_
         assert owner in page.inner_text("#launch-error")
         assert "existing_output" not in page.inner_text("#launch-dialog")  # buttons, not query parameters
         assert page.locator("#launch-overwrite").is_visible() and page.locator("#launch-new-folder").is_visible()
-        shots(page, "issue28-output-owned")
+        shots(page, "form-output-owned")
 
         page.click("#launch-resume")  # the failed run has no checkpoint to resume from: said so
         page.wait_for_function("() => /Cannot resume/.test(document.getElementById('launch-error').textContent)")

@@ -1,6 +1,6 @@
-"""Issue 28, the server side of the form's fixes: what an export keeps of a recipe's comments (item 9), the modeline
+"""The server side of the form's fixes: what an export keeps of a recipe's comments, the modeline
 of a downloaded export, the note about where the text came from, and a file's `# grpo:` settings read by
-/api/v1/load and honoured by /api/v1/explain as `grpo validate` honours them in the file (item 14)."""
+/api/v1/load and honoured by /api/v1/explain as `grpo validate` honours them in the file."""
 
 from __future__ import annotations
 
