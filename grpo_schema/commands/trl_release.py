@@ -28,12 +28,18 @@ def _warn_if_newer(version: str) -> None:
 def _comment_version(path: str) -> str | None:
     """The release a file's `# grpo: --trl-version X` comment names (None: no comment, or one that cannot be read;
     the check then reports the comment's problem on its line)."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    if b"grpo:" not in data:  # most files: the comment reader is not even loaded
+        return None
     from grpo_schema.engine.infile import read_file_settings
 
     try:
-        with open(path, "rb") as handle:
-            return read_file_settings(handle.read()).trl_version
-    except (OSError, ValueError):
+        return read_file_settings(data).trl_version
+    except ValueError:
         return None
 
 
