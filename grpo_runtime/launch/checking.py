@@ -82,6 +82,25 @@ def release_of(path: str, prog: str) -> dict | int:
         return EXIT_USAGE
 
 
+def warn_release_behaviour(path: str, release: dict, profiles, prog: str) -> None:
+    """A file written for another TRL release runs in grpo_runtime, which follows TRL 1.16: what that release did
+    and 1.16 cannot keep (max_prompt_length's truncation, say) is said once, as `grpo migrate --from` and
+    `grpo smoke` say it, rather than dropped without a word."""
+    from grpo_schema.commands.migrate import migrate_config
+    from grpo_schema.engine.release import release_surface
+
+    if release_surface(release["trl_version"]) is None:  # TRL 1.16 itself: the file runs as written
+        return
+    try:
+        with open(path, encoding="utf-8") as handle:
+            migrated = migrate_config(handle.read(), path, list(profiles), release["trl_version"])
+    except (OSError, UnicodeDecodeError, ValueError):
+        return  # the check has already reported a file it cannot read
+    for line in migrated.cannot_keep + migrated.failed:
+        print(f"{prog}: warning: written for TRL {release['trl_version']}; grpo_runtime follows TRL 1.16 and cannot "
+              f"keep: {line}", file=sys.stderr)
+
+
 def written_for_a_profile(result, checked, path: str):
     """A file written for a known training script (open-r1's keys or reward names) and not valid without it is
     run under that script's profile, as `--profile NAME` would: grpo_runtime honours the script's arguments.

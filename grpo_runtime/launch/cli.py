@@ -18,7 +18,7 @@ import subprocess
 import sys
 
 from grpo_runtime.launch.checking import (EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK, EXIT_USAGE, apply_env, check,
-                                          release_of, runnable)
+                                          release_of, runnable, warn_release_behaviour)
 
 
 def _config_arguments(parser: argparse.ArgumentParser) -> None:
@@ -74,6 +74,7 @@ def train_command(argv: list[str], prog: str = "grpo train") -> int:
                    args.profiles, dry_run=args.dry_run, release=release)
     if isinstance(result, int):
         return result
+    warn_release_behaviour(args.file, release, result.profile_args, prog)
     repeat = [item for value in args.overrides for item in ("--set", value)]
     repeat += [item for name in args.allow_env for item in ("--allow-env", name)]
     repeat += [item for name in args.profiles or list(result.profile_args) for item in ("--profile", name)]
@@ -138,6 +139,7 @@ def launch_command(argv: list[str]) -> int:
                    release=release)
     if isinstance(result, int):
         return result
+    warn_release_behaviour(args.file, release, result.profile_args, "grpo launch")
     stopped = runnable(result, "launch", "grpo launch", args.dry_run)
     if stopped is not None:
         return stopped

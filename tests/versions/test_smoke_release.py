@@ -179,3 +179,18 @@ def test_train_dry_run_judges_the_file_as_the_installed_trl(recipe, monkeypatch,
     if code:
         assert f"judged as TRL {installed} (the trl installed beside this Python)" in said.err
         assert "GRPO-K003" in said.err
+
+
+def test_grpo_train_says_what_an_older_release_did_that_the_runtime_cannot_keep(tmp_path, capsys):
+    from grpo_runtime.launch.cli import train_command
+
+    path = tmp_path / "old.yaml"
+    path.write_text("# grpo: --trl-version 0.19\nmodel_name_or_path: Qwen/Qwen2.5-0.5B-Instruct\n"
+                    "dataset_name: trl-lib/tldr\nreward_funcs: [think_format_reward]\nmax_prompt_length: 256\n"
+                    "per_device_train_batch_size: 8\nnum_generations: 8\n")
+    assert train_command([str(path), "--dry-run"]) == 0
+    err = capsys.readouterr().err
+    assert "written for TRL 0.19" in err and "max_prompt_length" in err
+    path.write_text(path.read_text().replace("max_prompt_length: 256\n", ""))  # nothing 1.16 cannot keep: no warning
+    assert train_command([str(path), "--dry-run"]) == 0
+    assert "cannot keep" not in capsys.readouterr().err
