@@ -24,7 +24,8 @@ from grpo_web.settings import Settings
 SETTINGS = Settings(max_body_bytes=64_000, max_world_size=64, cors_origins=["https://example.org"])
 QUERIES = ["", "world_size=2", "world_size=64", "world_size=65", "world_size=0", "world_size=08", "world_size=abc",
            "world_size=", "world_size=2&world_size=3", "path=my.yaml", "path=" + "a" * 1001, "path=%C3%A9&x=1",
-           "profile=open-r1", "profile=nope", "unknown=1", "world_size=4&path=a%20b"]
+           "profile=open-r1", "profile=nope", "unknown=1", "world_size=4&path=a%20b", "hardware=8xH100-80GB",
+           "hardware=nope", "world_size=8&hardware=1xA100-40GB", "allow_env=HF_HOME", "allow_env=HF_HOME&path=x"]
 CONTENT_TYPES = ["application/yaml", "text/plain; charset=utf-8", "TEXT/YAML", "application/x-yaml",
                  "application/json", "application/xml", ""]
 
@@ -82,6 +83,9 @@ def test_the_lane_answers_every_corpus_file_as_the_route_does(clients):
 @pytest.mark.parametrize("query", QUERIES)
 def test_queries_are_answered_as_the_route_answers_them(clients, query):
     same(clients, b"num_generations: 3\nper_device_train_batch_size: 4\n", query=query)
+    # a memory fit and an `env:` section, which ?hardware= and ?allow_env= change (the lane once ignored both)
+    same(clients, b"model_name_or_path: Qwen/Qwen2.5-7B\nper_device_train_batch_size: 8\nnum_generations: 8\n"
+                  b"env:\n  HF_HOME: /data/hf\n", query=query)
 
 
 @pytest.mark.parametrize("content_type", CONTENT_TYPES)
