@@ -13,6 +13,7 @@ import grpo_schema
 from grpo_web.api import catalog, check, health, local, plan, yaml_io
 from grpo_web.api.errors import install_error_handlers
 from grpo_web.api.fastlane import FastValidate
+from grpo_web.api.memo import AnswerCache
 from grpo_web.pages import mount_pages
 from grpo_web.runs.service import install_runs, runs_supervision
 from grpo_web.settings import Settings, get_settings
@@ -36,6 +37,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
     app = FastAPI(title="grpo-config", version=grpo_schema.__version__, description=DESCRIPTION, lifespan=_lifespan)
     app.state.settings = settings
+    app.state.answers = AnswerCache(int(settings.validate_cache_mib * 2**20))
     for module in (health, catalog, check, plan, yaml_io, local):
         app.include_router(module.router)
     install_runs(app, settings)

@@ -25,6 +25,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--trl-version", dest="trl_version", metavar="X.Y[.Z]",
                         help="judge configs against this TRL release unless a request names one (or "
                              "GRPO_WEB_TRL_VERSION; default: the trl installed beside the service, else 1.16)")
+    parser.add_argument("--validate-cache-mib", dest="validate_cache_mib", type=float, metavar="MIB",
+                        help="MiB of validation answers kept for bodies sent again (default 32, or "
+                             "GRPO_WEB_VALIDATE_CACHE_MIB; 0 checks every request anew)")
     parser.add_argument("--workers", type=int, default=1,
                         help="server processes sharing the port (default 1); validation is CPU-bound, so one per core "
                              "serves more requests; not with --enable-runs (runs need one supervising process)")

@@ -34,6 +34,8 @@ class Settings(RunsSettings, BaseSettings):
                                                      "reference relative to the YAML file that resolves offline "
                                                      "beside `grpo schema --write DIR`)")
     log_level: str = Field("info", description="uvicorn log level")
+    validate_cache_mib: float = Field(32.0, ge=0, description="MiB of POST /api/v1/validate answers kept for bodies "
+                                                              "sent again (0: every request is checked anew)")
     trl_version: str | None = Field(None, description="the TRL release configs are judged against unless a request "
                                                       "names one (default: the trl installed beside the service, "
                                                       "else 1.16)")
