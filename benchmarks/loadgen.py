@@ -1,11 +1,12 @@
 """Load generator (its own process): C keep-alive HTTP/1.1 connections POSTing one config, each request sent as
 soon as the previous answer on that connection is read (closed loop). Bounded by time and by request count.
 
-    python -m benchmarks.loadgen PORT CONNECTIONS SECONDS MAX_REQUESTS FILE|DIR|-
+    python -m benchmarks.loadgen PORT CONNECTIONS SECONDS MAX_REQUESTS FILE|DIR|- [unique]
 
 FILE is POSTed to /api/v1/validate; a DIR's *.yaml files are POSTed in turn (distinct bodies: each connection
 cycles through them from its own starting point); `-` sends GET /healthz instead (the framework floor: no
-validation work).
+validation work). With `unique`, every request's body ends in a comment no other request has (`# request C.N`),
+so the service can never answer from the answers it keeps for bodies sent again: each request is checked anew.
 Prints one JSON line: requests, errors, seconds, requests/s and latency percentiles (ms). A hand-written client on
 asyncio streams, because httpx's per-request overhead would cost the server much of the 2 shared cores.
 Loopback only: the host is fixed to 127.0.0.1.
@@ -45,7 +46,9 @@ async def read_response(reader: asyncio.StreamReader) -> int:
     return status
 
 
-async def connection(port: int, payloads: list[bytes], until: float, budget: list[int], out: dict) -> None:
+async def connection(port: int, bodies: list[bytes | None], until: float, budget: list[int], out: dict,
+                     unique: str | None = None) -> None:
+    payloads = [request_bytes(body) for body in bodies]
     reader, writer = await asyncio.open_connection(HOST, port)
     count_after = time.perf_counter() + WARMUP_SECONDS
     try:
@@ -53,8 +56,11 @@ async def connection(port: int, payloads: list[bytes], until: float, budget: lis
             if budget[0] <= 0 or time.perf_counter() >= until:
                 break
             budget[0] -= 1
+            body = bodies[sent % len(bodies)]
+            payload = (payloads[sent % len(payloads)] if unique is None or body is None
+                       else request_bytes(body + f"\n# request {unique}.{sent}\n".encode()))
             started = time.perf_counter()
-            writer.write(payloads[sent % len(payloads)])
+            writer.write(payload)
             status = await read_response(reader)
             if started >= count_after:
                 out["latencies"].append(time.perf_counter() - started)
@@ -63,13 +69,14 @@ async def connection(port: int, payloads: list[bytes], until: float, budget: lis
         writer.close()
 
 
-async def main(port: int, connections: int, seconds: float, max_requests: int, bodies: list[bytes | None]) -> dict:
+async def main(port: int, connections: int, seconds: float, max_requests: int, bodies: list[bytes | None],
+               unique: bool = False) -> dict:
     out = {"latencies": [], "errors": 0}
-    payloads = [request_bytes(body) for body in bodies]
     start = time.perf_counter()
     until = start + WARMUP_SECONDS + seconds
     budget = [max_requests]
-    await asyncio.gather(*(connection(port, rotated(payloads, i * len(payloads) // connections), until, budget, out)
+    await asyncio.gather(*(connection(port, rotated(bodies, i * len(bodies) // connections), until, budget, out,
+                                      f"{time.time_ns()}.{i}" if unique else None)
                            for i in range(connections)))
     measured = max(time.perf_counter() - start - WARMUP_SECONDS, 1e-9)
     latencies = sorted(x * 1000 for x in out["latencies"])
@@ -92,4 +99,4 @@ def read_bodies(source: str) -> list[bytes | None]:
 
 if __name__ == "__main__":
     port, conns, secs, cap, source = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
-    print(json.dumps(asyncio.run(main(port, conns, secs, cap, read_bodies(source)))))
+    print(json.dumps(asyncio.run(main(port, conns, secs, cap, read_bodies(source), sys.argv[6:] == ["unique"]))))

@@ -42,3 +42,17 @@ def test_quick_runtime_memory_run_measures_both_trainers(tmp_path):
         assert row[side]["peak_rss_gib"] > row[side]["baseline_rss_gib"] > 0
     assert row["ratio"] == pytest.approx(row["ours"]["peak_rss_gib"] / row["trl"]["peak_rss_gib"])
     assert "## 7. Runtime memory" in (tmp_path / "latest.md").read_text()
+
+
+@pytest.mark.slow
+def test_quick_service_run_loads_a_real_server(tmp_path):
+    """`grpo serve` under the load generator: every row answered without an error, the checked-anew row included
+    (every body new, so none is answered from the kept answers)."""
+    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "run.py"), "--quick", "--only", "service",
+                           "--out", str(tmp_path), "--wait-idle", "0"], cwd=REPO, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    section = json.loads((tmp_path / "latest.json").read_text())["sections"]["service"]
+    rows = section["rows"] + [section["checked_anew"], section["corpus_mix"], section["healthz_floor"]]
+    assert all(r["requests"] > 0 and r["errors"] == 0 for r in rows), rows
+    assert "checked anew" in (tmp_path / "latest.md").read_text()
