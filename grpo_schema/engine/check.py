@@ -9,6 +9,7 @@ are searched for above this module (grpo_schema.engine.validate): the search re-
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Sequence, cast
@@ -100,6 +101,8 @@ class Override:
 
 
 def resolve_profiles(names: Iterable[str | Profile], allow_import: bool = False) -> tuple[Profile, ...]:
+    if not names:  # the usual check: no profile
+        return ()
     return tuple(p if isinstance(p, Profile) else get_profile(p, allow_import=allow_import) for p in names)
 
 
@@ -196,7 +199,7 @@ def _check(data: Any, path: str, positions: Positions, diagnostics: list[Diagnos
     in_file = launch.get("num_processes") if isinstance(launch.get("num_processes"), int) else None
     declared = world_size or in_file
     result.world_size = declared or default_world_size or 1
-    result.sources = {**{k: "file" for k in keys.fields}, **{k: "command line" for k in origins}}
+    result.sources = {**dict.fromkeys(keys.fields, "file"), **dict.fromkeys(origins, "command line")}
     if declared:
         result.sources["world_size"] = (world_size_source or "command line") if world_size else "file"
     elif default_world_size:  # an editor's default: below everything the file or the command line says
@@ -268,13 +271,13 @@ def _validate(model: CompiledModel, given: dict[str, Any]) -> tuple[ConfigView, 
     context: dict[str, Any] = {}
     try:
         values = model.validate(given, context)
-        return ConfigView(values, model.nested), set(), _notes(context)
+        return ConfigView(values, model.nested, owned=True), set(), _notes(context)
     except ValidationError as exc:
         diagnostics, failed = field_diagnostics(model.fields, cast("list[dict[str, Any]]", exc.errors(include_url=False)),
                                                  given)
     context = {}
     values = model.validate({k: v for k, v in given.items() if k not in failed}, context)
-    return ConfigView(values, model.nested), failed, diagnostics + _notes(context)
+    return ConfigView(values, model.nested, owned=True), failed, diagnostics + _notes(context)
 
 
 def _notes(context: dict[str, Any]) -> list[Diagnostic]:
@@ -305,16 +308,25 @@ def _validate_profiles(active: tuple[Profile, ...],
 
 
 def _rule_context(result: CheckResult, active: tuple[Profile, ...], explicit: frozenset[str]) -> RuleContext:
+    names, dotted, defaults, profile_names = _reward_registry(active)
+    return RuleContext(world_size=result.world_size, plan=result.plan, explicit=explicit, reward_names=names,
+                       allows_dotted_rewards=dotted, default_reward_funcs=defaults, profile_names=profile_names,
+                       launch=result.launch)
+
+
+@functools.lru_cache(maxsize=64)
+def _reward_registry(active: tuple[Profile, ...]) -> tuple[frozenset[str], bool, tuple[str, ...] | None,
+                                                          tuple[str, ...]]:
+    """What the active profiles (frozen, hashed by identity) make of reward names, the same at every check under
+    them: the names the registry resolves, whether dotted paths are allowed, the default reward_funcs, and the
+    profile names."""
     replacing = [p for p in active if p.replaces_builtin_rewards]
     names = set() if replacing else set(TRL_REWARD_FUNCS)
     for profile in active:
         names |= set(profile.reward_funcs)
     defaults = next((p.default_reward_funcs for p in active if p.default_reward_funcs is not None), None)
-    return RuleContext(world_size=result.world_size, plan=result.plan, explicit=explicit,
-                       reward_names=frozenset(names),
-                       allows_dotted_rewards=all(p.allows_dotted_rewards for p in replacing),
-                       default_reward_funcs=defaults, profile_names=tuple(p.name for p in active),
-                       launch=result.launch)
+    return (frozenset(names), all(p.allows_dotted_rewards for p in replacing), defaults,
+            tuple(p.name for p in active))
 
 
 def path_of(name: str) -> tuple[str | int, ...]:
@@ -333,12 +345,10 @@ def _place(result: CheckResult, written_as: dict[str, str], origins: dict[str, s
     """Rename fields to the keys as written, then give each diagnostic its line and origin."""
     placed = []
     for diag in result.diagnostics:
-        fields = tuple(written_as.get(f, f) for f in diag.fields)
+        fields = tuple(written_as.get(f, f) for f in diag.fields) if written_as else tuple(diag.fields)
         line, column, origin = diag.line, diag.column, diag.origin
         for name in fields:
-            top = name.split(".")[0].split("[")[0]
-            key = name if name in origins else top
-            if key in origins:
+            if origins and _set_on_command_line(name, origins):
                 origin = "cli"
                 break
             # A top-level key written with '.' or '[' (model.name: x) is found as written, not as a path.
@@ -350,6 +360,11 @@ def _place(result: CheckResult, written_as: dict[str, str], origins: dict[str, s
         placed.append(Diagnostic(diag.code, diag.severity, diag.message, fields, line, column, diag.hint, diag.fix,
                                  origin, diag.alternatives))
     result.diagnostics = placed
+
+
+def _set_on_command_line(name: str, origins: dict[str, str]) -> bool:
+    """Whether the key a field belongs to ('datasets' for 'datasets[0].path') came from the command line."""
+    return (name if name in origins else name.split(".")[0].split("[")[0]) in origins
 
 
 _PHASE = {"Y": 0, "K": 1, "T": 2, "E": 3}

@@ -18,11 +18,18 @@ import heapq
 from typing import Sequence
 
 
+# A misspelt reward name is matched again at every check of the file (by two rules each time): the answers for a
+# word are kept, bounded in entries and in the word's length, as the loader keeps scalar values.
+MEMO_CHARS = 200
+MEMO_ENTRIES = 1024
+
+
 class PreparedCandidates:
     """Candidate strings with their (character, occurrence) masks; build once, match many words."""
 
     def __init__(self, words: Sequence[str]):
         self.words = tuple(words)
+        self.memo: dict[tuple[str, int, float], tuple[str, ...]] = {}
         self.bits: dict[tuple[str, int], int] = {}
         # length -> [(candidate, mask)]: a whole length is skipped when even a full match could not reach the cutoff
         self.by_length: dict[int, list[tuple[str, int, dict[str, int]]]] = {}
@@ -49,6 +56,17 @@ class PreparedCandidates:
             raise ValueError(f"n must be > 0: {n!r}")
         if not 0.0 <= cutoff <= 1.0:
             raise ValueError(f"cutoff must be in [0.0, 1.0]: {cutoff!r}")
+        key = (word, n, cutoff)
+        known = self.memo.get(key) if len(word) <= MEMO_CHARS else None
+        if known is None:
+            known = tuple(self._close_matches(word, n, cutoff))
+            if len(word) <= MEMO_CHARS:
+                if len(self.memo) >= MEMO_ENTRIES:
+                    self.memo.clear()
+                self.memo[key] = known
+        return list(known)  # a new list each time: callers may change theirs
+
+    def _close_matches(self, word: str, n: int, cutoff: float) -> list[str]:
         word_mask, size = self._mask(word, grow=False), len(word)
         matcher = difflib.SequenceMatcher()
         matcher.set_seq2(word)

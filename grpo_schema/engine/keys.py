@@ -25,11 +25,11 @@ LAUNCH_PREFIXES = ("fsdp_", "deepspeed_", "dynamo_", "megatron_lm_", "tpu_", "ip
 
 
 def field_names() -> frozenset[str]:
-    return frozenset(compiled("config").fields)
+    return compiled("config").names
 
 
 def launch_keys() -> frozenset[str]:
-    return frozenset(compiled("launch").fields)
+    return compiled("launch").names
 
 
 def is_launch_key(key: str) -> bool:

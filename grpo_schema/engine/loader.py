@@ -11,6 +11,7 @@ Scalars are resolved exactly as `yaml.safe_load` resolves them (YAML 1.1: `1e-6`
 
 from __future__ import annotations
 
+import codecs
 import datetime
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -21,9 +22,19 @@ from grpo_schema.engine import codes
 from grpo_schema.engine.diagnostics import Diagnostic
 
 try:  # the C parser when available: same events, faster
-    _Loader = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover - PyYAML without libyaml
-    _Loader = yaml.SafeLoader
+    from yaml.cyaml import CParser as _Parser
+except ImportError:  # pragma: no cover - PyYAML without libyaml
+    from yaml import SafeLoader as _Parser
+
+
+class _ScalarLoader(yaml.constructor.SafeConstructor, yaml.resolver.Resolver):
+    """The resolver and constructor of yaml.safe_load (those of yaml.CSafeLoader and yaml.SafeLoader), without a
+    parser: made only for a scalar the memo does not know, which most documents do not hold."""
+
+    def __init__(self) -> None:
+        yaml.constructor.SafeConstructor.__init__(self)
+        yaml.resolver.Resolver.__init__(self)
+
 
 MAX_BYTES = 1_000_000
 MAX_DEPTH = 50
@@ -73,9 +84,9 @@ def _error(code: str, message: str, mark: Any = None, hint: str = "", fields: tu
     return Diagnostic(code, "error", message, fields=fields, line=line, column=column, hint=hint)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Frame:
-    kind: str  # "map" or "seq"
+    is_map: bool  # a mapping, else a sequence
     value: Any
     path: Path
     anchor: str | None
@@ -93,19 +104,33 @@ class _Frame:
 # (PyYAML itself returns one shared object for every .nan).
 MEMO_CHARS = 200
 MEMO_ENTRIES = 4096
-_SCALAR_MEMO: dict[tuple, tuple[Any]] = {}
+_SCALAR_MEMO: dict[tuple, Any] = {}
+_UNKNOWN = object()  # what the memo answers for a scalar it does not hold (None is a value it holds)
 _IMMUTABLE = (str, int, float, type(None), datetime.date)
+
+# The parser emits the classes of yaml.events themselves (never subclasses), so the event loop dispatches on the
+# exact class: one identity test for a scalar, most of the events, instead of a chain of isinstance calls.
+_SCALAR_EVENT = yaml.ScalarEvent
+_OPENS = {yaml.MappingStartEvent: True, yaml.SequenceStartEvent: False}  # start event -> opens a mapping
+_CLOSES = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
 
 
 def _memoizable(value: Any) -> bool:
     return isinstance(value, _IMMUTABLE)
 
 
+def _too_many(n: int, mark: Any) -> _Refused:
+    return _Refused(_error(codes.Y_ALIAS_BOMB if n > 1 else codes.Y_TOO_MANY_KEYS,
+                           f"the document expands to more than {MAX_VALUES} values", mark,
+                           "remove the anchors and aliases that multiply the content"))
+
+
 class _Builder:
     """Builds values from events; keeps positions and enforces the limits."""
 
-    def __init__(self, loader: Any):
-        self.loader = loader
+    def __init__(self, parser: Any):
+        self.parser = parser
+        self.scalar_loader: _ScalarLoader | None = None
         self.positions = Positions()
         self.diagnostics: list[Diagnostic] = []
         self.anchors: dict[str, tuple[Any, int]] = {}
@@ -115,27 +140,36 @@ class _Builder:
     def count(self, n: int, mark: Any) -> None:
         self.total += n
         if self.total > MAX_VALUES:
-            raise _Refused(_error(codes.Y_ALIAS_BOMB if n > 1 else codes.Y_TOO_MANY_KEYS,
-                                  f"the document expands to more than {MAX_VALUES} values", mark,
-                                  "remove the anchors and aliases that multiply the content"))
+            raise _too_many(n, mark)
 
     def scalar(self, event: Any) -> Any:
-        """The value of a scalar event, as yaml.safe_load would build it (memoized: see _SCALAR_MEMO)."""
-        key = (event.tag, event.value, event.implicit)
-        known = _SCALAR_MEMO.get(key) if len(event.value) <= MEMO_CHARS else None
-        if known is not None:
-            return known[0]
-        value = self.construct_scalar(event)
-        if len(event.value) <= MEMO_CHARS and _memoizable(value):
-            if len(_SCALAR_MEMO) >= MEMO_ENTRIES:
-                _SCALAR_MEMO.clear()
-            _SCALAR_MEMO[key] = (value,)
+        """The value of a scalar event, as yaml.safe_load would build it (memoized: see _SCALAR_MEMO); counted,
+        and kept under its anchor. The most frequent event: count() is written out here."""
+        self.total += 1
+        if self.total > MAX_VALUES:
+            raise _too_many(1, event.start_mark)
+        text = event.value
+        key = (event.tag, text, event.implicit)
+        value = _SCALAR_MEMO.get(key, _UNKNOWN)  # a text too long to be kept is simply not found
+        if value is _UNKNOWN:
+            value = self.construct_scalar(event)
+            if len(text) <= MEMO_CHARS and _memoizable(value):
+                if len(_SCALAR_MEMO) >= MEMO_ENTRIES:
+                    _SCALAR_MEMO.clear()
+                _SCALAR_MEMO[key] = value
+        if event.anchor:
+            self.anchors[event.anchor] = (value, 1)
         return value
+
+    def constructor(self) -> _ScalarLoader:
+        if self.scalar_loader is None:
+            self.scalar_loader = _ScalarLoader()
+        return self.scalar_loader
 
     def construct_scalar(self, event: Any) -> Any:
         tag = event.tag
         if tag is None or tag == "!":
-            tag = self.loader.resolve(yaml.ScalarNode, event.value, event.implicit)
+            tag = self.constructor().resolve(yaml.ScalarNode, event.value, event.implicit)
         if tag == "tag:yaml.org,2002:merge":
             return "<<"
         if tag not in _SCALAR_TAGS:
@@ -147,7 +181,7 @@ class _Builder:
                                   "config", event.start_mark, "write a smaller number"))
         node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
         try:
-            value = self.loader.construct_object(node)
+            value = self.constructor().construct_object(node)
         except yaml.YAMLError as exc:
             raise _Refused(_error(codes.Y_SYNTAX, f"cannot read the value {_clip(event.value)!r}: {exc}",
                                   event.start_mark))
@@ -163,66 +197,68 @@ class _Builder:
         stack: list[_Frame] = []
         root: Any = None
         docs = 0
+        get_event = self.parser.get_event
         while True:
-            event = self.loader.get_event()
-            if isinstance(event, yaml.StreamEndEvent):
+            event = get_event()
+            kind = type(event)
+            if kind is _SCALAR_EVENT:
+                value, size, mark = self.scalar(event), 1, event.start_mark
+            elif kind in _OPENS:
+                self.open(event, stack, _OPENS[kind])
+                continue
+            elif kind in _CLOSES:
+                frame = stack.pop()
+                value, size, mark = self.close(frame), frame.size, frame.mark
+            elif kind is yaml.AliasEvent:
+                value, size = self.alias(event)
+                mark = event.start_mark
+            elif kind is yaml.StreamEndEvent:
                 return root
-            if isinstance(event, yaml.DocumentStartEvent):
+            elif kind is yaml.DocumentStartEvent:
                 docs += 1
                 if docs > 1:
                     raise _Refused(_error(codes.Y_MULTI_DOC, "the file holds more than one YAML document",
                                           event.start_mark, "keep one document; remove the extra '---'"))
                 continue
-            if isinstance(event, (yaml.StreamStartEvent, yaml.DocumentEndEvent)):
+            else:  # StreamStartEvent, DocumentEndEvent: nothing to build
                 continue
-            if isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
-                frame = stack.pop()
-                value = self.finish(frame)
-                size = frame.size
-                if frame.anchor:
-                    self.open_anchors.discard(frame.anchor)
-                    self.anchors[frame.anchor] = (value, size)
-                if stack:
-                    self.attach(stack, value, frame.mark, size)
-                else:
-                    root = value
-                continue
-            value, size, is_node_start = self.value_of(event, stack)
-            if is_node_start:
-                continue
-            if stack:
-                self.attach(stack, value, event.start_mark, size)
-            else:
+            if not stack:
                 root = value
+                continue
+            top = stack[-1]
+            top.size += size
+            if top.is_map and not top.has_key:  # a mapping's key: held until its value is built
+                top.key, top.key_mark, top.has_key = value, mark, True
+            else:
+                self.attach(top, value, mark)
 
-    def value_of(self, event: Any, stack: list[_Frame]) -> tuple[Any, int, bool]:
-        if isinstance(event, yaml.AliasEvent):
-            if event.anchor in self.open_anchors:
-                raise _Refused(_error(codes.Y_ALIAS_BOMB, f"the alias *{event.anchor} refers to itself",
-                                      event.start_mark, "recursive structures are not allowed in a config"))
-            if event.anchor not in self.anchors:
-                raise _Refused(_error(codes.Y_SYNTAX, f"undefined alias *{event.anchor}", event.start_mark))
-            value, size = self.anchors[event.anchor]
-            self.count(size, event.start_mark)
-            return value, size, False
-        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
-            if len(stack) >= MAX_DEPTH:
-                raise _Refused(_error(codes.Y_TOO_DEEP, f"values are nested more than {MAX_DEPTH} levels deep",
-                                      event.start_mark, "flatten the structure"))
-            self.check_collection_tag(event)
-            self.count(1, event.start_mark)
-            is_map = isinstance(event, yaml.MappingStartEvent)
-            path = self.child_path(stack)
-            stack.append(_Frame("map" if is_map else "seq", {} if is_map else [], path, event.anchor,
-                                event.start_mark))
-            if event.anchor:
-                self.open_anchors.add(event.anchor)
-            return None, 0, True
+    def alias(self, event: Any) -> tuple[Any, int]:
+        if event.anchor in self.open_anchors:
+            raise _Refused(_error(codes.Y_ALIAS_BOMB, f"the alias *{event.anchor} refers to itself",
+                                  event.start_mark, "recursive structures are not allowed in a config"))
+        if event.anchor not in self.anchors:
+            raise _Refused(_error(codes.Y_SYNTAX, f"undefined alias *{event.anchor}", event.start_mark))
+        value, size = self.anchors[event.anchor]
+        self.count(size, event.start_mark)
+        return value, size
+
+    def open(self, event: Any, stack: list[_Frame], is_map: bool) -> None:
+        """A mapping or sequence starts: checked, counted and pushed; its value is built when it ends."""
+        if len(stack) >= MAX_DEPTH:
+            raise _Refused(_error(codes.Y_TOO_DEEP, f"values are nested more than {MAX_DEPTH} levels deep",
+                                  event.start_mark, "flatten the structure"))
+        self.check_collection_tag(event)
         self.count(1, event.start_mark)
-        value = self.scalar(event)
+        stack.append(_Frame(is_map, {} if is_map else [], self.child_path(stack), event.anchor, event.start_mark))
         if event.anchor:
-            self.anchors[event.anchor] = (value, 1)
-        return value, 1, False
+            self.open_anchors.add(event.anchor)
+
+    def close(self, frame: _Frame) -> Any:
+        value = self.finish(frame)
+        if frame.anchor:
+            self.open_anchors.discard(frame.anchor)
+            self.anchors[frame.anchor] = (value, frame.size)
+        return value
 
     def check_collection_tag(self, event: Any) -> None:
         if event.tag and event.tag not in ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq", "!"):
@@ -234,22 +270,18 @@ class _Builder:
         if not stack:
             return ()
         top = stack[-1]
-        if top.kind == "seq":
+        if not top.is_map:
             return top.path + (len(top.value),)
         return top.path + (top.key if isinstance(top.key, (str, int)) else str(top.key),)
 
-    def attach(self, stack: list[_Frame], value: Any, mark: Any, size: int) -> None:
-        top = stack[-1]
-        top.size += size
-        if top.kind == "seq":
+    def attach(self, top: _Frame, value: Any, mark: Any) -> None:
+        """Add a built value to the innermost open collection: a sequence item, or the value of the pending key."""
+        if not top.is_map:
             self.positions.values.setdefault(top.path + (len(top.value),), (mark.line + 1, mark.column + 1))
             top.value.append(value)
-            return
-        if not top.has_key:
-            top.key, top.key_mark, top.has_key = value, mark, True
-            return
-        self.put(top, top.key, top.key_mark, value, mark)
-        top.key, top.has_key = None, False
+        else:
+            self.put(top, top.key, top.key_mark, value, mark)
+            top.key, top.has_key = None, False
 
     def put(self, frame: _Frame, key: Any, key_mark: Any, value: Any, value_mark: Any) -> None:
         if key == "<<" and isinstance(key, str):
@@ -281,7 +313,7 @@ class _Builder:
         frame.value[key] = value
 
     def finish(self, frame: _Frame) -> Any:
-        if frame.kind != "map" or not frame.merges:
+        if not frame.is_map or not frame.merges:
             return frame.value
         merged: dict[Any, Any] = {}
         for source, mark in frame.merges:
@@ -346,21 +378,27 @@ def _tab_at(text: str, mark: Any) -> bool:
     return "\t" in line[: len(line) - len(line.lstrip(" \t"))]
 
 
+def _decode(data: bytes) -> str:
+    """data.decode("utf-8-sig"), whose codec is Python code (~2 us a call); the same in C: one leading BOM
+    dropped, then strict UTF-8, an error's offset counted after the BOM as that codec counts it."""
+    return (data[3:] if data.startswith(codecs.BOM_UTF8) else data).decode("utf-8")
+
+
 def load_yaml(text: str | bytes) -> LoadResult:
     """Parse one YAML document into plain values and key positions; never raises on bad input."""
     if isinstance(text, bytes):
         if len(text) > MAX_BYTES:
             return _refuse(_error(codes.Y_TOO_LARGE, f"the file is {len(text)} bytes; the limit is {MAX_BYTES}"))
         try:
-            text = text.decode("utf-8-sig")
+            text = _decode(text)
         except UnicodeDecodeError as exc:
             return _refuse(_error(codes.Y_ENCODING, f"the file is not UTF-8 text ({exc.reason} at byte {exc.start})"))
     if len(text) > MAX_BYTES:
         return _refuse(_error(codes.Y_TOO_LARGE, f"the file is {len(text)} characters; the limit is {MAX_BYTES}"))
     if "\x00" in text:
         return _refuse(_error(codes.Y_ENCODING, "the file contains NUL bytes; it is not a text file"))
-    loader = _Loader(text)
-    builder = _Builder(loader)
+    parser = _Parser(text)
+    builder = _Builder(parser)
     try:
         data = builder.build()
     except _Refused as refused:
@@ -370,7 +408,7 @@ def load_yaml(text: str | bytes) -> LoadResult:
     except RecursionError:  # pragma: no cover - the builder is iterative; kept as a last guard
         return _refuse(_error(codes.Y_TOO_DEEP, "values are nested too deeply"))
     finally:
-        loader.dispose()
+        parser.dispose()
     return LoadResult(data=data, positions=builder.positions, diagnostics=builder.diagnostics)
 
 

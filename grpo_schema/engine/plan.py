@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 from dataclasses import dataclass, field, fields
 from typing import Any, Mapping
 
@@ -42,9 +43,22 @@ class Geometry:
 
     @classmethod
     def of(cls, config: Any) -> "Geometry":
-        return cls(config.per_device_train_batch_size, config.num_generations, config.gradient_accumulation_steps,
-                   config.num_iterations, config.generation_batch_size, config.steps_per_generation,
-                   eval_enabled(config), config.per_device_eval_batch_size, config.num_generations_eval)
+        values = (config.per_device_train_batch_size, config.num_generations, config.gradient_accumulation_steps,
+                  config.num_iterations, config.generation_batch_size, config.steps_per_generation,
+                  eval_enabled(config), config.per_device_eval_batch_size, config.num_generations_eval)
+        if cls is Geometry:
+            try:
+                return _geometry(*values)
+            except TypeError:  # an unhashable value (never in a validated config): built, not shared
+                pass
+        return cls(*values)
+
+
+# derive_plan and the batch rules ask for the geometry of the same config, and building this frozen dataclass costs
+# ~2 us: the same values give the same immutable Geometry. typed=True keeps 8 and 8.0 (and True and 1) apart.
+@functools.lru_cache(maxsize=1024, typed=True)
+def _geometry(*values: Any) -> Geometry:
+    return Geometry(*values)
 
 
 def eval_enabled(config: Any) -> bool:
@@ -147,10 +161,14 @@ class RunPlan:
     def to_dict(self) -> dict[str, Any]:
         # Not dataclasses.asdict, which deep-copies every leaf (about 150 us here, a quarter of a whole check_text;
         # 10 us this way). The leaves are scalars and strings: only the two dict fields need copying.
-        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out = {name: getattr(self, name) for name in _PLAN_FIELDS}
         out["inputs"] = {name: dict(entry) for name, entry in self.inputs.items()}
         out["formulas"] = dict(self.formulas)
         return out
+
+
+# The field names in order, listed once: dataclasses.fields() filters the class's fields anew at every call.
+_PLAN_FIELDS = tuple(f.name for f in fields(RunPlan))
 
 
 def derive_plan(config: Any, world_size: int, *, dataset_size: int | None = None,
@@ -199,7 +217,7 @@ def derive_plan(config: Any, world_size: int, *, dataset_size: int | None = None
     core.update(_lengths(config, b, s, max_prompt_length))
     if dataset_size is not None:
         core.update(_epoch_figures(config, dataset_size, gbs // G, every, GA))
-    core["inputs"] = _inputs(config, core, dict(sources or {}))
+    core["inputs"] = _inputs(config, core, sources or {})
     core["formulas"] = _formulas(core, config)
     return RunPlan(**core)
 
@@ -247,7 +265,7 @@ _INPUTS = ("per_device_train_batch_size", "num_generations", "gradient_accumulat
            "num_train_epochs", "seed", "shuffle_dataset")
 
 
-def _inputs(config: Any, plan: dict[str, Any], sources: dict[str, str]) -> dict[str, dict[str, Any]]:
+def _inputs(config: Any, plan: dict[str, Any], sources: Mapping[str, str]) -> dict[str, dict[str, Any]]:
     out = {"world_size": {"value": plan["world_size"], "source": sources.get("world_size", "default")}}
     for name in _INPUTS:
         out[name] = {"value": getattr(config, name), "source": sources.get(name, "default")}
@@ -260,31 +278,17 @@ def _inputs(config: Any, plan: dict[str, Any], sources: dict[str, str]) -> dict[
     return out
 
 
+_FORMULA_INPUTS = operator.itemgetter("per_device_train_batch_size", "world_size", "steps_per_generation",
+                                      "num_generations", "gradient_accumulation_steps", "num_iterations",
+                                      "generation_batch_size", "generate_every_micro_steps")
+
+
 def _formulas(plan: dict[str, Any], config: Any) -> dict[str, str]:
-    b, P, s, G, GA, mu = (plan[k] for k in ("per_device_train_batch_size", "world_size", "steps_per_generation",
-                                             "num_generations", "gradient_accumulation_steps", "num_iterations"))
-    gbs, every = plan["generation_batch_size"], plan["generate_every_micro_steps"]
-    if config.generation_batch_size is not None:
-        steps = f"generation_batch_size / (per_device_train_batch_size x world_size) = {gbs} / ({b} x {P}) = {s}"
-        batch = f"set in the file: {gbs}"
-    else:
-        source = "steps_per_generation" if config.steps_per_generation is not None else "gradient_accumulation_steps"
-        default = source == "gradient_accumulation_steps"
-        steps = f"{source} = {s}" + (" (the default: one generation per optimizer step)" if default else "")
-        batch = f"per_device_train_batch_size x world_size x steps_per_generation = {b} x {P} x {s} = {gbs}"
-    out = {
-        "steps_per_generation": steps,
-        "generation_batch_size": batch,
-        "prompts_per_generation": f"generation_batch_size / num_generations = {gbs} / {G} = {gbs // G}",
-        "generate_every_micro_steps": f"steps_per_generation x num_iterations = {s} x {mu} = {every}",
-        "completions_per_optimizer_step": f"per_device_train_batch_size x world_size x gradient_accumulation_steps"
-                                          f" = {b} x {P} x {GA} = {b * P * GA}",
-        "optimizer_steps_per_generation": f"generate_every_micro_steps / gradient_accumulation_steps = {every} / {GA}",
-        "old_logprobs_needed": f"gradient_accumulation_steps % (steps_per_generation x num_iterations) = {GA} % "
-                               f"{every} = {GA % every}" + (", or vLLM importance-sampling correction on"
-                                                            if config.use_vllm else ""),
-    }
+    out = dict(_batch_formulas(*_FORMULA_INPUTS(plan), config.generation_batch_size is not None,
+                               config.steps_per_generation is not None, bool(config.use_vllm)))
     if plan.get("micro_steps_per_epoch") is not None:
+        gbs, G, GA, every = (plan[k] for k in ("generation_batch_size", "num_generations",
+                                               "gradient_accumulation_steps", "generate_every_micro_steps"))
         out["micro_steps_per_epoch"] = (f"(dataset_size // prompts_per_generation) x generate_every_micro_steps = "
                                         f"({plan['dataset_size']} // {gbs // G}) x {every} = "
                                         f"{plan['micro_steps_per_epoch']}")
@@ -292,3 +296,31 @@ def _formulas(plan: dict[str, Any], config: Any) -> dict[str, str]:
                                             f"ceil({plan['micro_steps_per_epoch']} / {GA}) = "
                                             f"{plan['optimizer_steps_per_epoch']}")
     return out
+
+
+# The texts depend on these numbers and flags alone, and most checks of a service or an editor repeat the same
+# few geometries: formatted once per geometry (~3 us each time otherwise). typed=True keeps 2 and 2.0 apart.
+@functools.lru_cache(maxsize=1024, typed=True)
+def _batch_formulas(b: int, P: int, s: int, G: int, GA: int, mu: int, gbs: int, every: int, gbs_set: bool,
+                    steps_set: bool, vllm: bool) -> tuple[tuple[str, str], ...]:
+    if gbs_set:
+        steps = f"generation_batch_size / (per_device_train_batch_size x world_size) = {gbs} / ({b} x {P}) = {s}"
+        batch = f"set in the file: {gbs}"
+    else:
+        source = "steps_per_generation" if steps_set else "gradient_accumulation_steps"
+        default = source == "gradient_accumulation_steps"
+        steps = f"{source} = {s}" + (" (the default: one generation per optimizer step)" if default else "")
+        batch = f"per_device_train_batch_size x world_size x steps_per_generation = {b} x {P} x {s} = {gbs}"
+    return (
+        ("steps_per_generation", steps),
+        ("generation_batch_size", batch),
+        ("prompts_per_generation", f"generation_batch_size / num_generations = {gbs} / {G} = {gbs // G}"),
+        ("generate_every_micro_steps", f"steps_per_generation x num_iterations = {s} x {mu} = {every}"),
+        ("completions_per_optimizer_step", f"per_device_train_batch_size x world_size x gradient_accumulation_steps"
+                                           f" = {b} x {P} x {GA} = {b * P * GA}"),
+        ("optimizer_steps_per_generation", f"generate_every_micro_steps / gradient_accumulation_steps = {every} / "
+                                           f"{GA}"),
+        ("old_logprobs_needed", f"gradient_accumulation_steps % (steps_per_generation x num_iterations) = {GA} % "
+                                f"{every} = {GA % every}" + (", or vLLM importance-sampling correction on"
+                                                             if vllm else "")),
+    )

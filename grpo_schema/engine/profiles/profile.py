@@ -49,4 +49,4 @@ class Profile:
 
     @property
     def keys(self) -> frozenset[str]:
-        return frozenset(self.validator.fields)
+        return self.validator.names

@@ -70,7 +70,8 @@ def generation_batch_is_whole_micro_batches(config: Any, ctx: RuleContext) -> It
     A generation batch is served as whole micro-batches of per_device_train_batch_size completions on every
     process; steps_per_generation = generation_batch_size / (per_device_train_batch_size x world size).
     """
-    if _find(config, ctx, "not_per_device_multiple"):
+    # Only a generation_batch_size that is set can miss (plan.problems): most configs skip the geometry here.
+    if config.generation_batch_size is not None and _find(config, ctx, "not_per_device_multiple"):
         global_micro = config.per_device_train_batch_size * ctx.world_size
         yield Finding(f"generation_batch_size ({config.generation_batch_size}) is not a multiple of "
                       f"per_device_train_batch_size x world size ({config.per_device_train_batch_size} x "

@@ -19,8 +19,10 @@ def generation_kwargs_shadow_fields(config: Any, ctx: RuleContext) -> Iterator[F
     Keys in generation_kwargs are applied after the dedicated fields (temperature, top_p, ...), so the dedicated
     field silently loses. Keep each setting in one place.
     """
+    if not config.generation_kwargs:  # most configs: nothing to look through
+        return
     for key, field_name in _SHADOWED.items():
-        if config.generation_kwargs and key in config.generation_kwargs:
+        if key in config.generation_kwargs:
             yield Finding(f"generation_kwargs.{key} ({config.generation_kwargs[key]!r}) overrides {field_name} "
                           f"({getattr(config, field_name)!r})", ("generation_kwargs", field_name),
                           hint=f"set {field_name} and drop {key} from generation_kwargs")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from grpo_schema.engine.diagnostics import Fix
-from grpo_schema.engine.rules import Finding, RuleContext, explicitly_set, has_or_have, rule
+from grpo_schema.engine.rules import Finding, RuleContext, has_or_have, rule
 
 _CLIPPED = ("grpo", "bnpo", "dr_grpo", "dapo", "luspo")
 
@@ -123,7 +123,7 @@ def kl_settings_without_kl(config: Any, ctx: RuleContext) -> Iterator[Finding]:
 
     With beta 0 the KL term and the reference model are skipped, so reference-model settings have no effect.
     """
-    unused = [n for n in ("ref_model_mixup_alpha", "ref_model_sync_steps") if explicitly_set(ctx, n)]
+    unused = [n for n in ("ref_model_mixup_alpha", "ref_model_sync_steps") if n in ctx.explicit]
     if config.beta == 0 and unused:
         yield Finding(f"{', '.join(unused)} {has_or_have(unused)} no effect with beta 0 (no reference model)", tuple(unused),
                       hint="set beta > 0 to use a reference model, or remove these keys")

@@ -52,8 +52,8 @@ def step_intervals_well_formed(config: Any, ctx: RuleContext) -> Iterator[Findin
                       hint="set logging_steps to 1 or more, or logging_strategy: 'no'")
     for strategy, name in (("logging_strategy", "logging_steps"), ("eval_strategy", "eval_steps"),
                            ("save_strategy", "save_steps")):
-        problem = _step_value_problem(name, getattr(config, name))
-        if getattr(config, strategy) == "steps" and problem:
+        problem = getattr(config, strategy) == "steps" and _step_value_problem(name, getattr(config, name))
+        if problem:
             yield Finding(problem, (name,), hint=f"write {name}: {round(getattr(config, name))}",
                           fix=Fix(set={name: round(getattr(config, name))}, safe=False, title="round it"))
 

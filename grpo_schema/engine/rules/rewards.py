@@ -43,8 +43,11 @@ def one_weight_per_reward_source(config: Any, ctx: RuleContext) -> Iterator[Find
     Sources are the reward model (reward_model_name_or_path, when set) followed by each entry of reward_funcs.
     TRL only finds a mismatch when the trainer starts.
     """
-    weights, sources = config.reward_weights, reward_sources(config, ctx)
-    if weights is not None and len(weights) != len(sources):
+    weights = config.reward_weights
+    if weights is None:  # most configs: no weights to count
+        return
+    sources = reward_sources(config, ctx)
+    if len(weights) != len(sources):
         names = ", ".join(sources) or "none"
         yield Finding(f"reward_weights has {len(weights)} weight(s) but there are {len(sources)} reward source(s) "
                       f"({names})", ("reward_weights", "reward_funcs"),
@@ -60,12 +63,6 @@ def _owner(name: str, ctx: RuleContext) -> str | None:
                  and p.name not in ctx.profile_names), None)
 
 
-def _for_another_script(name: str, ctx: RuleContext) -> bool:
-    # Decided by the name alone: a name a known project registers (and no active profile does) is a warning; any
-    # other unknown name is an error, whatever else the file holds.
-    return _owner(name, ctx) is not None
-
-
 def _unresolved_names(config: Any, ctx: RuleContext, foreign: bool) -> Iterator[Finding]:
     first = {}
     for index, name in enumerate(config.reward_funcs or []):
@@ -73,10 +70,12 @@ def _unresolved_names(config: Any, ctx: RuleContext, foreign: bool) -> Iterator[
     for name, index in first.items():  # each distinct name once, at its first entry; its fix replaces every copy
         if name in ctx.reward_names or ("." in name and ctx.allows_dotted_rewards):
             continue
-        if _for_another_script(name, ctx) != foreign:
+        owner = _owner(name, ctx)
+        # For another script or not is decided by the name alone: a name a known project registers (and no active
+        # profile does) is a warning; any other unknown name is an error, whatever else the file holds.
+        if (owner is not None) != foreign:
             continue
         known = ", ".join(sorted(ctx.reward_names)) or "none"
-        owner = _owner(name, ctx)
         match = prepared(frozenset(ctx.reward_names)).close_matches(name, n=1, cutoff=0.6)  # = difflib's
         if owner:
             hint = f"{name!r} is a reward of {owner}: validate with --profile {owner}"
