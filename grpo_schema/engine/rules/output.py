@@ -52,10 +52,13 @@ def step_intervals_well_formed(config: Any, ctx: RuleContext) -> Iterator[Findin
                       hint="set logging_steps to 1 or more, or logging_strategy: 'no'")
     for strategy, name in (("logging_strategy", "logging_steps"), ("eval_strategy", "eval_steps"),
                            ("save_strategy", "save_steps")):
-        problem = getattr(config, strategy) == "steps" and _step_value_problem(name, getattr(config, name))
+        value = getattr(config, name)
+        if name == "eval_steps" and value is None:  # TRL gives an unset eval_steps the logging_steps value
+            value = config.logging_steps
+        problem = getattr(config, strategy) == "steps" and _step_value_problem(name, value)
         if problem:
-            yield Finding(problem, (name,), hint=f"write {name}: {round(getattr(config, name))}",
-                          fix=Fix(set={name: round(getattr(config, name))}, safe=False, title="round it"))
+            yield Finding(problem, (name,), hint=f"write {name}: {round(value)}",
+                          fix=Fix(set={name: round(value)}, safe=False, title="round it"))
 
 
 @rule("GRPO-O003", "error", ("load_best_model_at_end", "eval_strategy", "save_strategy", "eval_steps",
