@@ -33,6 +33,11 @@ def hub_completions_need_logging(config: Any, ctx: RuleContext) -> Iterator[Find
                       fix=Fix(set={"log_completions": True}, title="turn on log_completions"))
 
 
+def _eval_steps(config: Any) -> float | None:
+    """eval_steps as TRL uses it: unset, it takes the logging_steps value."""
+    return config.logging_steps if config.eval_steps is None else config.eval_steps
+
+
 def _step_value_problem(name: str, value: float | None) -> str | None:
     if value is not None and value > 1 and not float(value).is_integer():
         return f"{name} ({value:g}) above 1 must be a whole number of steps"
@@ -52,9 +57,7 @@ def step_intervals_well_formed(config: Any, ctx: RuleContext) -> Iterator[Findin
                       hint="set logging_steps to 1 or more, or logging_strategy: 'no'")
     for strategy, name in (("logging_strategy", "logging_steps"), ("eval_strategy", "eval_steps"),
                            ("save_strategy", "save_steps")):
-        value = getattr(config, name)
-        if name == "eval_steps" and value is None:  # TRL gives an unset eval_steps the logging_steps value
-            value = config.logging_steps
+        value = _eval_steps(config) if name == "eval_steps" else getattr(config, name)
         problem = getattr(config, strategy) == "steps" and _step_value_problem(name, value)
         if problem:
             yield Finding(problem, (name,), hint=f"write {name}: {round(value)}",
@@ -77,8 +80,13 @@ def best_model_needs_matching_strategies(config: Any, ctx: RuleContext) -> Itera
                       ("load_best_model_at_end", "eval_strategy", "save_strategy"),
                       hint=f"set eval_strategy: {config.save_strategy}")
     elif config.save_strategy == "steps":
-        eval_steps = config.eval_steps or config.logging_steps
-        if eval_steps and (config.save_steps % eval_steps) and (config.save_steps >= 1) == (eval_steps >= 1):
+        eval_steps = _eval_steps(config)
+        if eval_steps and (config.save_steps >= 1) != (eval_steps >= 1):
+            yield Finding(f"save_steps ({config.save_steps:g}) and eval_steps ({eval_steps:g}) mix a ratio of the "
+                          "run with a number of steps, so load_best_model_at_end cannot be sure every checkpoint "
+                          "has an evaluation", ("save_steps", "eval_steps", "load_best_model_at_end"),
+                          hint="write both as numbers of steps, or both as ratios")
+        elif eval_steps and (config.save_steps % eval_steps):
             yield Finding(f"save_steps ({config.save_steps:g}) must be a multiple of eval_steps ({eval_steps:g}) "
                           "for load_best_model_at_end", ("save_steps", "eval_steps", "load_best_model_at_end"),
                           hint=f"set save_steps to a multiple of {eval_steps:g}")
