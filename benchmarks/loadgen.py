@@ -1,5 +1,7 @@
 """Load generator (its own process): C keep-alive HTTP/1.1 connections POSTing one config, each request sent as
-soon as the previous answer on that connection is read (closed loop). Bounded by time and by request count.
+soon as the previous answer on that connection is read (closed loop). Bounded by time and by the count of
+measured requests: the warm-up half second spends none of that count, so a fast server cannot use it all up
+before measuring starts.
 
     python -m benchmarks.loadgen PORT CONNECTIONS SECONDS MAX_REQUESTS FILE|DIR|- [unique]
 
@@ -55,14 +57,15 @@ async def connection(port: int, bodies: list[bytes | None], until: float, budget
         for sent in itertools.count():
             if budget[0] <= 0 or time.perf_counter() >= until:
                 break
-            budget[0] -= 1
+            counted = time.perf_counter() >= count_after
+            budget[0] -= counted
             body = bodies[sent % len(bodies)]
             payload = (payloads[sent % len(payloads)] if unique is None or body is None
                        else request_bytes(body + f"\n# request {unique}.{sent}\n".encode()))
             started = time.perf_counter()
             writer.write(payload)
             status = await read_response(reader)
-            if started >= count_after:
+            if counted:
                 out["latencies"].append(time.perf_counter() - started)
                 out["errors"] += status != 200
     finally:
@@ -80,6 +83,8 @@ async def main(port: int, connections: int, seconds: float, max_requests: int, b
                            for i in range(connections)))
     measured = max(time.perf_counter() - start - WARMUP_SECONDS, 1e-9)
     latencies = sorted(x * 1000 for x in out["latencies"])
+    if not latencies:
+        raise SystemExit(f"no request was answered after the {WARMUP_SECONDS} s warm-up at {connections} connections")
     return {"connections": connections, "requests": len(latencies), "errors": out["errors"], "seconds": measured,
             "requests_per_s": len(latencies) / measured, "p50_ms": percentile(latencies, 50),
             "p90_ms": percentile(latencies, 90), "p99_ms": percentile(latencies, 99),
