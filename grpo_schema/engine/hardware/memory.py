@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from grpo_schema.engine.hardware import quantization
 from grpo_schema.engine.hardware.models import ModelFacts
 
 GIB = 1024 ** 3
@@ -113,6 +114,10 @@ class Setup:
     vllm_cpu_kv_cache_gib: float = 1.0
     liger_loss: bool = False
     lm_head_fp32: bool = False
+    # bitsandbytes' quantised base (load_in_4bit: "nf4" | "fp4", load_in_8bit: "int8"; None: not quantised) and
+    # nested quantisation of the 4-bit constants (use_bnb_nested_quant); grpo_schema.engine.hardware.quantization
+    quantization: str | None = None
+    nested_quant: bool = False
     device: str = "gpu"  # "cpu": no framework allowance (the runtime's own measurement)
     engine: str = "trl"  # trl | grpo_runtime: whose LM head and DDP settings
     # DeepSpeed ZeRO-3's defaults (deepspeed.runtime.zero.config, also what accelerate's bundled zero3 config and
@@ -201,6 +206,12 @@ def model_states(model: ModelFacts, s: Setup) -> tuple[float, float, float, str]
     N, P, largest = model.total_params(), s.world_size, model.largest_layer_params()
     trainable = 0 if s.use_peft else N
     k = optimizer_states(s.optim)
+    if s.quantization:  # QLoRA: the frozen base at bitsandbytes' storage, the rest in the loaded dtype
+        stored = quantization.weight_bytes(model, s.quantization, s.nested_quant, s.weight_bytes)
+        what = quantization.describe(s.quantization, s.nested_quant)
+        if s.strategy in ("zero3", "fsdp"):
+            return stored / P + s.weight_bytes * largest, 0, 0, f"{what}; sharded, one layer gathered"
+        return stored, 0, 0, f"{what}; embeddings, lm_head and norms in {s.weight_bytes}-byte numbers"
     if s.deepspeed and (s.compute_bytes == 2):  # DeepSpeed mixed precision: fp32 master + moments in the optimizer
         if s.strategy == "zero3":
             weights = (0 if s.offload_params else 2 * N / P) + 2 * largest
@@ -357,8 +368,17 @@ def estimate_memory(model: ModelFacts, s: Setup, capacity: float | None = None) 
     add("optimizer", optim, "held", f"{s.optim}" + (" (offloaded to CPU)" if s.offload_optimizer else ""))
     if s.use_peft:
         adapters = lora_params(model, s)
-        add("lora", adapters * (4 + 4 + 4 * optimizer_states(s.optim)), "held",
-            f"{adapters / 1e6:.1f}M adapter parameters (fp32 weights, gradients and optimizer states)")
+        if s.quantization:  # both engines cast the adapters of a quantised base to bf16 (the QLoRA paper's choice)
+            states = 4 * optimizer_states(s.optim) if "8bit" in s.optim.lower() else 2 * optimizer_states(s.optim)
+            add("lora", adapters * (2 + 2 + states), "held",
+                f"{adapters / 1e6:.1f}M adapter parameters (bf16 on a quantised base: weights, gradients, states)")
+        else:
+            add("lora", adapters * (4 + 4 + 4 * optimizer_states(s.optim)), "held",
+                f"{adapters / 1e6:.1f}M adapter parameters (fp32 weights, gradients and optimizer states)")
+    if s.quantization:
+        add("dequantised weight", quantization.dequantized_transient(model, s.compute_bytes), "held",
+            "each quantised layer's forward and backward rebuild its [out, in] weight in the compute dtype, "
+            "one layer at a time (the largest)")
     if s.reference and not s.use_peft:
         ref_bytes = 2 if s.deepspeed and s.compute_bytes == 2 else s.weight_bytes
         # Under ZeRO-3 both engines partition the reference (a DeepSpeed engine without an optimizer). Under FSDP
@@ -384,7 +404,8 @@ def estimate_memory(model: ModelFacts, s: Setup, capacity: float | None = None) 
         add("ddp buckets", buckets, "held", "DDP's gradient buckets: a second copy of the gradients "
             "(gradient_as_bucket_view off, accelerate's default; ddp_bucket_cap_mb sizes each, not the total)")
     if s.autocast and s.compute_bytes == 2 and not s.deepspeed:  # DeepSpeed bf16 casts the module: no copies
-        add("autocast copies", 2 * model.total_params() / (s.world_size if s.strategy in ("zero3", "fsdp") else 1),
+        cast = model.total_params() - (quantization.quantized_params(model) if s.quantization else 0)
+        add("autocast copies", 2 * cast / (s.world_size if s.strategy in ("zero3", "fsdp") else 1),
             "training", "bf16 copies of fp32 weights cached by autocast during the forward pass")
     one_layer = layer_activation_bytes(model, s, s.micro_batch * s.sequence_length)
     if s.reference or s.old_logprobs:

@@ -35,6 +35,26 @@ def weight_dtype(result: Any, model_dtype: str) -> str:
     return model_dtype if value == "auto" else value
 
 
+def quantization_of(result: Any) -> tuple[str | None, bool]:
+    """bitsandbytes' quantisation of the base model: load_in_4bit (bnb_4bit_quant_type, use_bnb_nested_quant) or
+    load_in_8bit, as `trl grpo` builds its BitsAndBytesConfig, or a quantization_config mapping in
+    model_init_kwargs (bnb's own key names)."""
+    config = result.config
+    kwargs = _get(config, "model_init_kwargs") or {}
+    mapping = kwargs.get("quantization_config") if isinstance(kwargs, dict) else None
+    if isinstance(mapping, dict):
+        if mapping.get("load_in_4bit"):
+            return str(mapping.get("bnb_4bit_quant_type") or "fp4").lower(), bool(
+                mapping.get("bnb_4bit_use_double_quant"))
+        if mapping.get("load_in_8bit"):
+            return "int8", False
+    if _get(config, "load_in_4bit"):
+        return str(_get(config, "bnb_4bit_quant_type") or "nf4").lower(), bool(_get(config, "use_bnb_nested_quant"))
+    if _get(config, "load_in_8bit"):
+        return "int8", False
+    return None, False
+
+
 def strategy_of(result: Any, section: dict, given: str | None) -> tuple[str, bool, bool, str]:
     """(strategy, offload optimizer, offload params, where it came from)."""
     launch, config = result.launch, result.config
@@ -153,6 +173,7 @@ def setup_from(result: Any, hardware: Hardware, *, prompt_length: int | None = N
     if checkpointing is None:
         checkpointing = _get(config, "gradient_checkpointing", True)
     targets = _get(config, "lora_target_modules")
+    quantized, nested = quantization_of(result)
     setup = Setup(
         world_size=world, micro_batch=b, prompt_length=int(prompt_length),
         completion_length=int(config.max_completion_length or 256), generation_rows=max(int(rows), 1),
@@ -172,6 +193,12 @@ def setup_from(result: Any, hardware: Hardware, *, prompt_length: int | None = N
         vllm_tensor_parallel_size=int(_get(config, "vllm_tensor_parallel_size") or 1),
         vllm_sleep=bool(_get(config, "vllm_enable_sleep_mode")),
         liger_loss=bool(_get(config, "use_liger_kernel")) or bool(_get(config, "use_liger_loss")),
-        lm_head_fp32=bool(_get(config, "cast_lm_head_to_fp32")), engine=engine)
+        lm_head_fp32=bool(_get(config, "cast_lm_head_to_fp32")), quantization=quantized, nested_quant=nested,
+        engine=engine)
     notes.append(f"weights in {dtype}" + (" with bf16/fp16 autocast" if setup.autocast else ""))
+    if quantized:
+        from grpo_schema.engine.hardware.quantization import describe
+
+        notes.append(f"base projections quantised by bitsandbytes: {describe(quantized, nested)} "
+                     f"({'load_in_8bit' if quantized == 'int8' else 'load_in_4bit'})")
     return setup, notes
