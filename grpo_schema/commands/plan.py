@@ -36,7 +36,7 @@ def check_for_hardware(data: Any, path: str, hardware: str | None, *, world_size
 
     check = check_mapping if isinstance(data, dict) else check_text
     plan_options = {k: options.pop(k) for k in ("model_config", "prompt_length", "mfu", "strategy", "local_files",
-                                                "engine")
+                                                "engine", "offload")
                     if k in options}
     options.pop("dataset_size", None)
     batch_fixes = options.pop("batch_fixes", True)
@@ -120,6 +120,9 @@ def plan_command(argv: list[str]) -> int:
                         "(default; `trl grpo`) or grpo_runtime (`grpo train`, `grpo launch`, the form)")
     parser.add_argument("--strategy", choices=("ddp", "zero1", "zero2", "zero3", "fsdp", "fsdp_grad_op"),
                         help="distributed strategy (default: read from the file's launch keys)")
+    parser.add_argument("--offload", choices=("none", "optimizer", "params", "both"), default=None,
+                        help="CPU offload of the optimizer states and/or the parameters (default: read from the "
+                        "deepspeed file, the accelerate config the launch names, or the hardware: section)")
     parser.add_argument("--mfu", type=float, default=None, help="model-FLOPs utilisation for the time (0.15)")
     from grpo_schema.commands.trl_release import add_trl_version, judged_release
 
@@ -166,7 +169,7 @@ def plan_command(argv: list[str]) -> int:
         result, report = check_for_hardware(data, path, args.hardware, world_size=args.world_size, **release,
                                             profiles=profiles, model_config=args.model_config,
                                             prompt_length=args.prompt_length, mfu=args.mfu, strategy=args.strategy,
-                                            engine=args.engine, batch_fixes=False)
+                                            engine=args.engine, offload=args.offload, batch_fixes=False)
         if report.hardware is None and not report.diagnostics and not section_of(result):
             print(f"grpo plan: error: {path}: no hardware declared: pass --hardware SPEC (e.g. 8xH100-80GB)",
                   file=sys.stderr)

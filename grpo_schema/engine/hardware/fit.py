@@ -131,7 +131,8 @@ def hardware_of(result: Any, spec: str | None) -> tuple[Hardware | None, list[Di
 
 def estimate_fit(result: Any, hardware: str | Hardware | None = None, *, model_config: str | None = None,
                  prompt_length: int | None = None, mfu: float | None = None, strategy: str | None = None,
-                 dataset_size: int | None = None, local_files: bool = True, engine: str | None = None) -> FitReport:
+                 dataset_size: int | None = None, local_files: bool = True, engine: str | None = None,
+                 offload: str | None = None) -> FitReport:
     """The estimate and its verdict for one checked config, without the search for edits that make it fit
     (grpo_schema.engine.hardware.advise adds those). Never raises on bad input: problems become diagnostics."""
     diagnostics: list[Diagnostic] = []
@@ -178,7 +179,8 @@ def estimate_fit(result: Any, hardware: str | Hardware | None = None, *, model_c
                                              hint="pass --model-config PATH/config.json"))
         return report
     report.setup, report.assumptions = setup_from(result, hw, prompt_length=prompt_length or section.get(
-        "prompt_length"), strategy=strategy or section.get("strategy"), section=section, engine=engine)
+        "prompt_length"), strategy=strategy, section=section, engine=engine, offload=offload,
+        local_files=local_files)
     if report.setup is None:
         return report
     if report.setup.world_size > hw.gpus:

@@ -123,7 +123,7 @@ class Setup:
     # DeepSpeed ZeRO-3's defaults (deepspeed.runtime.zero.config, also what accelerate's bundled zero3 config and
     # TRL's leave in place): the gradient reduction bucket, in elements, and the parameters kept gathered
     # (stage3_max_live_parameters, with stage3_max_reuse_distance at its default 1e9 every parameter qualifies).
-    reduce_bucket_size: int = 500_000_000
+    reduce_bucket_size: int = 500_000_000  # 0: "auto" in a DeepSpeed JSON (transformers: hidden_size squared)
     max_live_parameters: int = 1_000_000_000
     # DDP's buckets are the gradients (no second copy). Neither engine sets it: transformers' Trainer passes
     # ddp_bucket_cap_mb (and broadcast_buffers, find_unused_parameters) to accelerate's DistributedDataParallelKwargs,
@@ -331,9 +331,10 @@ def _zero3_buffers(model: ModelFacts, s: Setup, add) -> None:
         f"ZeRO-3 keeps up to stage3_max_live_parameters ({s.max_live_parameters:.0e}) gathered through the step")
     if s.use_peft:
         return
-    bucket = s.reduce_bucket_size if s.device == "gpu" else min(s.reduce_bucket_size, N)
+    size = s.reduce_bucket_size or model.hidden_size ** 2  # 0: a DeepSpeed JSON's "auto", hidden_size squared
+    bucket = size if s.device == "gpu" else min(size, N)
     add("reduce bucket", param_bytes * bucket, "held",
-        f"ZeRO-3's gradient reduction bucket (reduce_bucket_size {s.reduce_bucket_size:.0e} elements)")
+        f"ZeRO-3's gradient reduction bucket (reduce_bucket_size {size:.0e} elements)")
 
 
 def full_logits(model: ModelFacts, s: Setup, rows: int, grad: bool) -> float:

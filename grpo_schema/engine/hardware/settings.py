@@ -55,40 +55,28 @@ def quantization_of(result: Any) -> tuple[str | None, bool]:
     return None, False
 
 
-def strategy_of(result: Any, section: dict, given: str | None) -> tuple[str, bool, bool, str]:
-    """(strategy, offload optimizer, offload params, where it came from)."""
-    launch, config = result.launch, result.config
-    offload_opt = bool(section.get("offload_optimizer")) or str(launch.get("offload_optimizer_device")) in (
-        "cpu", "nvme")
-    offload_params = bool(section.get("offload_params")) or str(launch.get("offload_param_device")) in (
-        "cpu", "nvme") or bool(launch.get("fsdp_offload_params"))
-    if given:
-        return given, offload_opt, offload_params, "declared"
-    if isinstance(launch.get("zero_stage"), int):
-        return f"zero{launch['zero_stage']}" if launch["zero_stage"] else "ddp", offload_opt, offload_params, \
-            "zero_stage"
-    named = str(launch.get("accelerate_config") or launch.get("config_file") or "").lower()
-    for key, strategy in ACCELERATE_STRATEGIES.items():
-        if key in named.rsplit("/", 1)[-1]:
-            return strategy, offload_opt, offload_params, "accelerate_config"
-    deepspeed = _get(config, "deepspeed")
-    if isinstance(deepspeed, dict):
-        zero = deepspeed.get("zero_optimization") or {}
-        stage = zero.get("stage", 0) if isinstance(zero, dict) else 0
-        offload_opt |= str((zero.get("offload_optimizer") or {}).get("device", "none")) in ("cpu", "nvme")
-        offload_params |= str((zero.get("offload_param") or {}).get("device", "none")) in ("cpu", "nvme")
-        return (f"zero{stage}" if stage else "ddp"), offload_opt, offload_params, "deepspeed"
-    if isinstance(deepspeed, str):
-        for stage in ("3", "2", "1"):
-            if f"zero{stage}" in deepspeed.lower() or f"zero_{stage}" in deepspeed.lower():
-                return f"zero{stage}", offload_opt, offload_params, "deepspeed file name"
-    fsdp = _get(config, "fsdp")
-    text = " ".join(fsdp) if isinstance(fsdp, list) else str(fsdp or "")
-    if "shard_grad_op" in text:
-        return "fsdp_grad_op", offload_opt, "offload" in text or offload_params, "fsdp"
-    if "full_shard" in text or "hybrid_shard" in text or fsdp is True or launch.get("use_fsdp"):
-        return "fsdp", offload_opt, "offload" in text or offload_params, "fsdp"
-    return "ddp", offload_opt, offload_params, "default"
+def strategy_of(result: Any, section: dict, given: str | None, *, offload: str | None = None,
+                local_files: bool = True) -> tuple[str, bool, bool, str, Any]:
+    """(strategy, offload optimizer, offload params, where the strategy came from, the LaunchFacts)."""
+    from grpo_schema.engine.hardware.launch import read_launch
+
+    facts = read_launch(result, section, strategy=given, offload=offload, local_files=local_files)
+    if facts.strategy is None:  # a file named but not read here: its name usually says the strategy
+        launch, deepspeed = result.launch, _get(result.config, "deepspeed")
+        named = str(launch.get("accelerate_config") or launch.get("config_file") or "").lower().rsplit("/", 1)[-1]
+        for key, strategy in ACCELERATE_STRATEGIES.items():
+            if key in named:
+                facts.set("strategy", strategy, f"the accelerate config's file name {named!r} (not read)")
+                break
+        if facts.strategy is None and isinstance(deepspeed, str):
+            for stage in ("3", "2", "1"):
+                if f"zero{stage}" in deepspeed.lower() or f"zero_{stage}" in deepspeed.lower():
+                    facts.set("strategy", f"zero{stage}", f"the deepspeed file's name {deepspeed!r} (not read)")
+                    break
+    if facts.strategy is None:
+        facts.set("strategy", "ddp", "default")
+    return (facts.strategy, bool(facts.offload_optimizer), bool(facts.offload_params), facts.sources["strategy"],
+            facts)
 
 
 def world_size_of(result: Any, hardware: Hardware) -> tuple[int, str | None]:
@@ -147,8 +135,8 @@ def dataset_prompt_length(result: Any) -> tuple[int | None, str | None]:
 
 
 def setup_from(result: Any, hardware: Hardware, *, prompt_length: int | None = None, strategy: str | None = None,
-               section: dict | None = None, model_dtype: str = "bfloat16",
-               engine: str = "trl") -> tuple[Setup | None, list[str]]:
+               section: dict | None = None, model_dtype: str = "bfloat16", engine: str = "trl",
+               offload: str | None = None, local_files: bool = True) -> tuple[Setup | None, list[str]]:
     config, plan, section = result.config, result.plan, section or {}
     notes: list[str] = [f"engine {engine}"]
     world = result.world_size
@@ -165,10 +153,24 @@ def setup_from(result: Any, hardware: Hardware, *, prompt_length: int | None = N
     dtype = weight_dtype(result, model_dtype)
     mixed = bool(_get(config, "bf16")) or bool(_get(config, "fp16")) or _get(config, "bf16") is None
     weight_bytes = 2 if dtype in HALF else 4
-    chosen, offload_opt, offload_params, origin = strategy_of(result, section, strategy)
+    chosen, offload_opt, offload_params, origin, launch = strategy_of(result, section, strategy, offload=offload,
+                                                                      local_files=local_files)
     if chosen not in STRATEGIES:
         chosen = "ddp"
-    notes.append(f"distributed strategy {chosen} ({origin})" + (", optimizer offloaded" if offload_opt else ""))
+    notes.append(f"distributed strategy {chosen} ({origin})")
+    if chosen != "ddp":
+        for fact, what in (("offload_optimizer", "optimizer states"), ("offload_params", "parameters")):
+            state = "offloaded to the CPU" if getattr(launch, fact) else "on the GPU"
+            notes.append(f"{what} {state} ({launch.sources.get(fact, 'default')})")
+    for fact in ("reduce_bucket_size", "max_live_parameters", "mixed_precision"):
+        if fact in launch.sources:
+            notes.append(f"{fact.replace('_', ' ')} {getattr(launch, fact) or 'auto'} ({launch.sources[fact]})")
+    notes += [f"launch file {problem}" for problem in launch.problems]
+    extra: dict[str, Any] = {}
+    if launch.reduce_bucket_size is not None:
+        extra["reduce_bucket_size"] = launch.reduce_bucket_size
+    if launch.max_live_parameters:  # "auto" leaves DeepSpeed's default
+        extra["max_live_parameters"] = launch.max_live_parameters
     checkpointing = _get(config, "activation_checkpointing")
     if checkpointing is None:
         checkpointing = _get(config, "gradient_checkpointing", True)
@@ -194,7 +196,7 @@ def setup_from(result: Any, hardware: Hardware, *, prompt_length: int | None = N
         vllm_sleep=bool(_get(config, "vllm_enable_sleep_mode")),
         liger_loss=bool(_get(config, "use_liger_kernel")) or bool(_get(config, "use_liger_loss")),
         lm_head_fp32=bool(_get(config, "cast_lm_head_to_fp32")), quantization=quantized, nested_quant=nested,
-        engine=engine)
+        engine=engine, **extra)
     notes.append(f"weights in {dtype}" + (" with bf16/fp16 autocast" if setup.autocast else ""))
     if quantized:
         from grpo_schema.engine.hardware.quantization import describe
