@@ -32,6 +32,8 @@ from grpo_runtime.outputs.metrics import MetricWindow, loss_metrics, open_sinks
 from grpo_runtime.outputs.reporters import requested_reporters
 from grpo_runtime.model.loading import mix_into_reference
 from grpo_runtime.data.rewards import RunState
+from grpo_runtime.generation.backend import GenerationError
+from grpo_runtime.outputs.health import LiveHealth
 from grpo_runtime.outputs.run_info import write_run_info
 from grpo_runtime.training.sampler import optimizer_windows, process_rows
 from grpo_runtime.setup import build_parts
@@ -47,8 +49,6 @@ def main(config, plan, assessed: bool = False, launch: dict | None = None, scrip
     parts = build_parts(config, plan, assessed, launch, script)
     set_log_levels(config, parts.accelerator)
     parts.output_dir.mkdir(parents=True, exist_ok=True)
-    if parts.accelerator.is_main_process:
-        write_run_info(config, parts)
     pusher = HubPusher(config, parts.output_dir, parts.accelerator.is_main_process)
     pusher.start()
     progress, buffer = Progress(entropy_coef=config.entropy_coef), None
@@ -60,21 +60,31 @@ def main(config, plan, assessed: bool = False, launch: dict | None = None, scrip
         best.forget_missing_best(progress)
     else:  # a fresh run starts fresh logs; a resumed one appends to them
         start_fresh_logs(parts)
+    start_step = progress.global_step
+    health = LiveHealth(config, parts.accelerator.is_main_process)
+    if parts.accelerator.is_main_process:
+        write_run_info(config, parts, resumed_from=None if resume is None else
+                       {"checkpoint": str(resume), "step": start_step})
+    if resume is not None:
+        health.resumed(resume, start_step, parts.total_steps)
     sinks = []
     if parts.accelerator.is_main_process:
         write_resolved_config(config, parts.output_dir)
         sinks = open_sinks(parts.output_dir, requested_reporters(config.report_to),
                            config.model_dump(mode="json"), config.run_name, config.project)
+    sinks.append(health)
     if config.eval_on_start and parts.eval_dataset is not None and progress.global_step == 0:
         write_record(parts, sinks, {"step": 0, "epoch": 0.0, **evaluate(config, plan, parts, progress, 0.0)})
     try:
         with JitCheckpoint(config.enable_jit_checkpoint) as stop:
-            train_loop(config, plan, parts, progress, buffer, sinks, stop, pusher)
+            train_loop(config, plan, parts, progress, buffer, sinks, stop, pusher, health)
     finally:
         parts.backend.close()
         if parts.accelerator.is_main_process:
             for sink in sinks:
                 sink.close()
+    if resume is not None:
+        health.resumed(resume, start_step, parts.total_steps, progress.global_step - start_step)
     parts.accelerator.wait_for_everyone()
     load_best_model(config, parts, progress)
     sharding.save_model(parts.accelerator, parts.model, parts.output_dir)
@@ -86,7 +96,8 @@ def main(config, plan, assessed: bool = False, launch: dict | None = None, scrip
     return progress
 
 
-def train_loop(config, plan, parts: Parts, progress: Progress, buffer, sinks, stop=None, pusher=None) -> None:
+def train_loop(config, plan, parts: Parts, progress: Progress, buffer, sinks, stop=None, pusher=None,
+               health: LiveHealth | None = None) -> None:
     window_metrics = MetricWindow()
     sync_each_batch = parts.accelerator.gradient_state.plugin_kwargs.get("sync_each_batch", False)
     window_metrics.load_state_dict(progress.metric_window or window_metrics.state_dict())
@@ -98,7 +109,8 @@ def train_loop(config, plan, parts: Parts, progress: Progress, buffer, sinks, st
             data_loader_seed_draw()
         for micro in window.micro_steps:
             if buffer is None or micro % plan.generate_every_micro_steps == 0:
-                buffer, reward = new_generation(config, plan, parts, progress, micro, window, window_metrics)
+                buffer, reward = generation_or_divergence(config, plan, parts, progress, micro, window,
+                                                          window_metrics, health)
             last = micro == window.micro_steps[-1]
             with sharding.accumulating(parts.accelerator, parts.model, last or sync_each_batch):
                 out = micro_step_loss(config, parts, buffer[micro % plan.steps_per_generation], progress,
@@ -127,8 +139,29 @@ def train_loop(config, plan, parts: Parts, progress: Progress, buffer, sinks, st
             if parts.accelerator.is_main_process:
                 print(f"grpo: SIGTERM: saved checkpoint-{progress.global_step} and stopped", file=sys.stderr)
             break
+        if health is not None and health.should_stop(parts.accelerator):
+            if parts.accelerator.is_main_process:
+                print(f"grpo: stopped after step {progress.global_step} on a fatal run-health finding "
+                      f"(--stop-on-fatal); the last checkpoint before it is the one to resume", file=sys.stderr)
+            break
     if bar is not None:
         bar.close()
+
+
+def generation_or_divergence(config, plan, parts, progress, micro, window, window_metrics, health):
+    """The next generation; weights that diverged (NaN or infinite probabilities: sampling cannot go on) end the
+    run with the run-health finding GRPO-A005 instead of torch's sampling traceback."""
+    try:
+        return new_generation(config, plan, parts, progress, micro, window, window_metrics)
+    except RuntimeError as exc:
+        if "probability tensor contains" not in str(exc):
+            raise
+        step = progress.global_step + 1
+        if health is not None:
+            health.diverged(step, str(exc).splitlines()[0], parts.output_dir)
+        raise GenerationError(
+            f"the model's next-token probabilities are NaN or infinite at step {step}: its weights diverged "
+            f"(GRPO-A005); lower learning_rate and resume from a checkpoint before step {step}") from None
 
 
 def new_generation(config, plan, parts: Parts, progress: Progress, micro: int, window, window_metrics):

@@ -246,6 +246,7 @@ def cmd_codes(args: argparse.Namespace, rest: list[str]) -> int:
     import grpo_schema.engine.hardware.fit  # noqa: F401  (declares the H codes)
     import grpo_schema.engine.policy  # noqa: F401  (declares the service policy's codes)
     import grpo_schema.engine.profiles.open_r1  # noqa: F401  (declares the profile's codes)
+    import grpo_schema.health.rundir  # noqa: F401  (declares the run-health codes)
 
     if args.code:
         code = args.code.upper() if args.code.upper().startswith("GRPO-") else "GRPO-" + args.code.upper()
@@ -365,6 +366,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         ("migrate", "grpo_schema.commands.migrate", "migrate_command", "", "rewrite renamed and removed keys for TRL 1.16"),
         ("plan", "grpo_schema.commands.plan", "plan_command", "", "per-GPU memory and run time on declared "
          "hardware: will it fit"),
+        ("health", "grpo_schema.commands.health", "health_command", "", "judge runs from what they logged: "
+         "flat groups, bad rewards, clipped completions, NaN, drift"),
         ("lsp", "grpo_schema.lsp.server", "lsp_command", "lsp", "language server over stdio: diagnostics, quick "
          "fixes, hover and completion in the editor"),
     ):
@@ -404,7 +407,7 @@ def split_trl_tokens(argv: list[str]) -> tuple[list[str], list[str]]:
     return ours, trl
 
 
-_PASSTHROUGH = {"serve", "train", "launch", "demo", "smoke", "explain", "migrate", "plan", "slurm", "lsp"}
+_PASSTHROUGH = {"serve", "train", "launch", "demo", "smoke", "explain", "migrate", "plan", "slurm", "lsp", "health"}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -12,8 +12,10 @@ import asyncio
 import functools
 import importlib
 import inspect
+import math
 import os
 import sys
+import time
 from dataclasses import dataclass
 from typing import Callable
 
@@ -105,21 +107,27 @@ class RunState:
     num_input_tokens_seen: int = 0
 
 
-def _check_length(name: str, values: list, expected: int) -> list[float]:
+def _check_length(name: str, values: list, expected: int, audit: dict | None = None) -> list[float]:
     if len(values) != expected:
         raise ValueError(
             f"the reward function {name!r} returned {len(values)} rewards but {expected} were expected "
             f"(one per completion)"
         )
-    return [float("nan") if v is None else float(v) for v in values]
+    scores = [float("nan") if v is None else float(v) for v in values]
+    if audit is not None:  # run health tells a None (does not apply) from a NaN (a bug)
+        none = sum(v is None for v in values)
+        audit.setdefault(name, {}).update(none=none, nan=sum(math.isnan(v) for v in scores) - none)
+    return scores
 
 
-def score(funcs, prompts, completions, completion_lists, columns: dict, state: RunState, log_metric) -> torch.Tensor:
+def score(funcs, prompts, completions, completion_lists, columns: dict, state: RunState, log_metric,
+          audit: dict | None = None) -> torch.Tensor:
     """Call every reward function on this process's rows.  Returns [rows, functions] float32, NaN for None.
 
     `columns` holds the extra dataset columns (one list per column); they arrive as keyword arguments, together
     with `trainer_state`, `log_extra` (accepted and ignored) and `log_metric(name, value)`. Async reward functions
-    run concurrently."""
+    run concurrently. `audit`, when given, receives per function name its None and NaN counts and the seconds its
+    call took (async ones: the time of the whole concurrent batch)."""
     kwargs = dict(columns, trainer_state=state, log_extra=lambda column, values: None, log_metric=log_metric)
     call = dict(prompts=prompts, completions=completions, completion_ids=completion_lists, **kwargs)
     rewards = torch.full((len(prompts), len(funcs)), float("nan"))
@@ -128,12 +136,22 @@ def score(funcs, prompts, completions, completion_lists, columns: dict, state: R
         if inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(getattr(func, "__call__", None)):
             pending[k] = func(**call)
         else:
-            rewards[:, k] = torch.tensor(_check_length(reward_name(func), func(**call), len(prompts)))
+            started = time.perf_counter()
+            values = func(**call)
+            _timed(audit, reward_name(func), time.perf_counter() - started)
+            rewards[:, k] = torch.tensor(_check_length(reward_name(func), values, len(prompts), audit))
     if pending:
+        started = time.perf_counter()
         results = asyncio.run(_gather(list(pending.values())))
         for k, values in zip(pending, results):
-            rewards[:, k] = torch.tensor(_check_length(reward_name(funcs[k]), values, len(prompts)))
+            _timed(audit, reward_name(funcs[k]), time.perf_counter() - started)
+            rewards[:, k] = torch.tensor(_check_length(reward_name(funcs[k]), values, len(prompts), audit))
     return rewards
+
+
+def _timed(audit: dict | None, name: str, seconds: float) -> None:
+    if audit is not None:
+        audit.setdefault(name, {})["seconds"] = seconds
 
 
 async def _gather(coroutines):

@@ -31,6 +31,16 @@ def _config_arguments(parser: argparse.ArgumentParser) -> None:
                         help="validate and say whether grpo_runtime can run the config as written; load nothing")
     parser.add_argument("--profile", dest="profiles", action="append", default=[], metavar="P",
                         help="a training script's profile (e.g. open-r1): its keys are validated and honoured")
+    parser.add_argument("--stop-on-fatal", action="store_true",
+                        help="stop the run after the step where a fatal run-health finding (a NaN loss) appears")
+
+
+def stop_on_fatal(args) -> None:
+    """Every process of the run reads it from the environment (grpo_runtime.outputs.health)."""
+    if args.stop_on_fatal:
+        from grpo_runtime.outputs.health import STOP_ENV
+
+        os.environ[STOP_ENV] = "1"
 
 
 def quiet_unused_kernel_notice(config) -> None:
@@ -61,6 +71,7 @@ def train_command(argv: list[str], prog: str = "grpo train") -> int:
     parser.add_argument("--world-size", type=int, default=None,
                         help="must equal the number of processes actually running (1 for grpo train)")
     args = parser.parse_args(argv)
+    stop_on_fatal(args)
     launched = "WORLD_SIZE" in os.environ
     running = int(os.environ.get("WORLD_SIZE", "1"))
     if args.world_size is not None and args.world_size != running:
@@ -129,6 +140,7 @@ def launch_command(argv: list[str]) -> int:
     parser.add_argument("--slurm", action="store_true", help="submit to Slurm instead; options: grpo launch FILE "
                                                             "--slurm --help")
     args, accelerate_args = parser.parse_known_args(argv)
+    stop_on_fatal(args)
     overrides = list(args.overrides)
     if args.num_processes is not None and file_processes(args.file) not in (None, args.num_processes):
         overrides.append(f"num_processes={args.num_processes}")  # the command line wins, in every process too

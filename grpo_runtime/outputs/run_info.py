@@ -56,6 +56,12 @@ def run_info(config, accelerator, model_dtype=None) -> dict:
     }
 
 
-def write_run_info(config, parts) -> None:
-    text = json.dumps(run_info(config, parts.accelerator, parts.policy.dtype), indent=1)
+def write_run_info(config, parts, resumed_from: dict | None = None) -> None:
+    """run_info.json, also with `total_steps` and, for a resumed run, `resumed_from` {"checkpoint", "step"} (the
+    run-health rules read it: a resume at or past the last step trains nothing)."""
+    info = run_info(config, parts.accelerator, parts.policy.dtype)
+    info["total_steps"] = parts.total_steps
+    if resumed_from is not None:
+        info["resumed_from"] = resumed_from
+    text = json.dumps(info, indent=1)
     (parts.output_dir / "run_info.json").write_text(text + "\n", encoding="utf-8")

@@ -98,8 +98,9 @@ def generate_batch(parts, config, plan, rows: list[dict], state: RunState, group
             scores["sampling_ratio"], sampling_metrics = sampling_correction(parts, config, rollout, scores)
 
     reward_log: dict[str, list[float]] = {}
+    audit: dict[str, dict] = {}
     local = score(parts.reward_funcs, prompts, completions, completion_lists, reward_columns(rows), state,
-                  lambda name, value: reward_log.setdefault(name, []).append(float(value)))
+                  lambda name, value: reward_log.setdefault(name, []).append(float(value)), audit)
     rewards = parts.gather(local.to(parts.device)).cpu()  # [B_gen, K] in rank order
     result = compute_advantages(rewards, parts.reward_weights, grouping.num_generations, config.scale_rewards,
                                 config.multi_objective_aggregation)
@@ -110,6 +111,7 @@ def generate_batch(parts, config, plan, rows: list[dict], state: RunState, group
     metrics = completion_metrics(lengths, parts.gather(rollout.truncated.to(parts.device)).cpu())
     metrics.update(reward_metrics(rewards, parts.reward_weights, parts.reward_names, result))
     metrics.update(logged_by_rewards(parts, reward_log))
+    metrics.update(reward_audit_metrics(parts, audit, len(rows)))
     metrics.update(sampling_metrics)
     batch = dict(
         prompt_ids=rollout.prompt_ids, prompt_mask=rollout.prompt_mask, completion_ids=rollout.completion_ids,
@@ -165,6 +167,24 @@ def logged_by_rewards(parts, reward_log: dict[str, list[float]]) -> dict[str, fl
         values = reward_log.get(name, [])
         total, count = parts.gather(torch.tensor([[sum(values), len(values)]], device=parts.device)).sum(0).tolist()
         metrics[name] = total / count if count else float("nan")
+    return metrics
+
+
+def reward_audit_metrics(parts, audit: dict[str, dict], rows: int) -> dict[str, float]:
+    """Per reward function, over every process: the share of its scores that were None and NaN, and the
+    slowest process's seconds for its call. Not logged by TRL; the run-health rules read them (GRPO-A002-A004)."""
+    names = parts.reward_names
+    if not names:
+        return {}
+    local = torch.tensor([[audit.get(n, {}).get("none", 0), audit.get(n, {}).get("nan", 0), rows,
+                           audit.get(n, {}).get("seconds", 0.0)] for n in names], dtype=torch.float64)
+    every = parts.gather(local.unsqueeze(0).to(parts.device)).cpu().reshape(-1, len(names), 4)  # [P, K, 4]
+    metrics = {}
+    for k, name in enumerate(names):
+        counted = every[:, k, 2].sum().item()
+        metrics[f"rewards/{name}/none_frac"] = every[:, k, 0].sum().item() / counted if counted else 0.0
+        metrics[f"rewards/{name}/nan_frac"] = every[:, k, 1].sum().item() / counted if counted else 0.0
+        metrics[f"rewards/{name}/seconds"] = every[:, k, 3].max().item()
     return metrics
 
 

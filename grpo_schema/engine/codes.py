@@ -6,7 +6,7 @@ L loss, I importance sampling, V vLLM, R rewards, P precision, M model/PEFT/quan
 evaluation and checkpoints, S datasets and script arguments, W world size and launch, E the `env:` section,
 D deprecated keys, X the service's policy for configs posted over HTTP, H hardware (grpo plan: memory per GPU),
 U what grpo_runtime (`grpo train`, `grpo launch`, the service's runs) can run: valid for TRL, but not run by this
-trainer as written.
+trainer as written. A run health (grpo_schema.health): findings on a run's logged metrics, not on its config.
 
 Loader, key and type codes are declared here; each cross-field rule declares its own code with `@rule`
 (grpo_schema.engine.rules), and both end up in the same table, which `grpo codes` prints.
@@ -26,6 +26,7 @@ AREAS = {
     "D": "deprecated keys", "X": "service policy (configs posted to the service)",
     "H": "hardware: will the run fit the declared GPUs (grpo plan)",
     "U": "what grpo_runtime runs (train, launch, service runs)",
+    "A": "run health: what a run's metrics and completions show while and after it trains (grpo health)",
 }
 
 

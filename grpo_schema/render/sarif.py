@@ -31,6 +31,7 @@ def code_catalogue() -> dict[str, Any]:
     from grpo_schema.engine.rules import load_rules
 
     load_rules()
+    import grpo_schema.health.rundir  # noqa: F401  (declares the run-health codes)
     known_profiles()  # imports the built-in profiles, which declare their codes
     return dict(sorted(CODES.items()))
 
