@@ -519,11 +519,11 @@ def sampler_drift(history: RunHistory, settings: HealthSettings):
 # --- the run as a whole ------------------------------------------------------------------------------------------
 @health_rule("GRPO-A014", "error")
 def resume_trains_nothing(history: RunHistory, settings: HealthSettings):
-    """a resumed run trains no step.
+    """a resumed run has no step left to train.
 
     The run resumed from a checkpoint at or past its last step (max_steps, or the epochs' steps), so it loads,
-    saves and ends without training: usually max_steps was not raised for a continued run, or
-    resume_from_checkpoint names the final checkpoint."""
+    saves and ends without training (TRL's trainer runs one step past max_steps and stops): usually max_steps
+    was not raised for a continued run, or resume_from_checkpoint names the final checkpoint."""
     for event in history.events:
         if event.get("kind") != "resume":
             continue
@@ -532,8 +532,10 @@ def resume_trains_nothing(history: RunHistory, settings: HealthSettings):
         if not isinstance(start, int) or not isinstance(total, int):
             continue
         if start >= total or trained == 0:
+            past = f" (the trainer still ran {trained} step{'s' if trained != 1 else ''} past it)" \
+                if isinstance(trained, int) and trained > 0 else ""
             yield finding("GRPO-A014", "error",
-                          f"the run resumed at step {start} of {total} and trained no step",
+                          f"the run resumed at step {start} of {total}: it had no step left to train{past}",
                           f"raise max_steps above {start} (or num_train_epochs) to continue training, or resume "
                           "from an earlier checkpoint",
                           steps=(start, start), values=[start, total], fields=("max_steps", "resume_from_checkpoint"),

@@ -28,7 +28,7 @@ def zero_reward(completions, **kwargs):
 
 
 def build_trainer(model_dir, output_dir, reward_funcs=(zero_reward,), dataset=None, eval_dataset=None,
-                  **overrides) -> GRPOTrainer:
+                  callbacks=None, **overrides) -> GRPOTrainer:
     """A CPU GRPOTrainer on the tiny saved model; `overrides` are GRPOConfig fields."""
     from transformers import AutoTokenizer
 
@@ -42,7 +42,7 @@ def build_trainer(model_dir, output_dir, reward_funcs=(zero_reward,), dataset=No
     return GRPOTrainer(
         model=str(model_dir), reward_funcs=list(reward_funcs), args=GRPOConfig(**settings),
         train_dataset=dataset if dataset is not None else prompt_dataset(), eval_dataset=eval_dataset,
-        processing_class=tokenizer,
+        processing_class=tokenizer, callbacks=callbacks,
     )
 
 
