@@ -13,7 +13,7 @@ from typing import Iterator
 from fastapi import APIRouter, FastAPI
 from fastapi.responses import FileResponse
 
-from grpo_web.api import run_views, runs, smoke
+from grpo_web.api import run_health, run_views, runs, smoke
 from grpo_web.pages import PAGE_HEADERS, STATIC_DIR
 from grpo_web.runs.auth import configure_token
 from grpo_web.runs.manager import RunManager
@@ -35,6 +35,7 @@ def install_runs(app: FastAPI, settings: Settings) -> None:
     configure_token(app, settings)
     app.state.runs_manager, app.state.runs_error = None, None
     app.include_router(run_views.router)  # first: /compare before /{run_id}
+    app.include_router(run_health.router)
     app.include_router(runs.router)
     app.include_router(smoke.router)  # POST /api/v1/smoke (docs/smoke.md)
     app.include_router(page_router)

@@ -21,14 +21,17 @@ function thin(points) {
   return points.filter((_, i) => i % every === 0 || i === points.length - 1);
 }
 
-export function lineChart(name, points, { width = 320, height = 130 } = {}) {
+export function lineChart(name, points, { width = 320, height = 130, marks = [] } = {}) {
   const last = points.length ? points[points.length - 1] : null;
   const caption = last ? `${name}  ${short(last.y)}  (step ${last.x})` : `${name}  (no values yet)`;
-  return plotLines(name, caption, [{ points, colour: "#2457c5" }], { width, height });
+  return plotLines(name, caption, [{ points, colour: "#2457c5" }], { width, height, marks });
 }
 
+const MARK_COLOURS = { error: "#c62828", warning: "#e08a00", info: "#5b6475" };
+
 // Several series on one pair of axes: lines of {points: [{x, y}], colour, id?}; the shared range on the left.
-export function plotLines(name, captionText, lines, { width = 320, height = 130, label = captionText } = {}) {
+// `marks`: step ranges to shade, each {from, to, code, severity} (run-health findings), labelled with the code.
+export function plotLines(name, captionText, lines, { width = 320, height = 130, label = captionText, marks = [] } = {}) {
   const figure = document.createElement("figure");
   figure.className = "chart";
   figure.dataset.metric = name;
@@ -46,6 +49,16 @@ export function plotLines(name, captionText, lines, { width = 320, height = 130,
     if (y0 === y1) { y0 -= 0.5; y1 += 0.5; }
     const px = (x) => pad.left + (x1 === x0 ? 0.5 : (x - x0) / (x1 - x0)) * (width - pad.left - pad.right);
     const py = (y) => height - pad.bottom - ((y - y0) / (y1 - y0)) * (height - pad.top - pad.bottom);
+    for (const mark of marks) {
+      const left = px(Math.max(mark.from, x0)), right = px(Math.min(mark.to, x1));
+      const colour = MARK_COLOURS[mark.severity] || MARK_COLOURS.info;
+      const band = svg("rect", { x: Math.min(left, right) - 2, y: pad.top, width: Math.abs(right - left) + 4,
+        height: height - pad.top - pad.bottom, fill: colour, "fill-opacity": 0.14, stroke: colour, "stroke-opacity": 0.5,
+        class: "health-mark", "data-code": mark.code, "data-from": mark.from, "data-to": mark.to });
+      band.append(svg("title", {}, `${mark.code} at step${mark.from === mark.to ? ` ${mark.from}` : `s ${mark.from}-${mark.to}`}`));
+      plot.append(band, svg("text", { x: Math.min(left, right) + 2, y: pad.top + 10, "font-size": 9, fill: colour },
+                            mark.code.replace("GRPO-", "")));
+    }
     for (const line of lines.filter((l) => l.points.length)) {
       const drawn = thin(line.points).map((p) => `${px(p.x).toFixed(1)},${py(p.y).toFixed(1)}`).join(" ");
       plot.append(svg("polyline", { points: drawn, fill: "none", stroke: line.colour, "stroke-width": 1.6,

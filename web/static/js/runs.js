@@ -9,6 +9,7 @@ import { ask, el } from "./dom.js";
 import { call, explainError, getToken, setToken, takeTokenFromUrl } from "./runs-api.js";
 import { refreshCompletions, resetCompletions, setupCompletions } from "./completions.js";
 import { compareRuns } from "./compare.js";
+import { findingMetrics, marksFor, refreshHealth, resetHealth } from "./health.js";
 
 const $ = (id) => document.getElementById(id);
 const CHARTS = ["reward", "loss", "kl"];
@@ -30,6 +31,7 @@ function select(id) {
   $("log").textContent = "";
   $("charts").replaceChildren();
   resetCompletions(id);
+  resetHealth(id);
   for (const [link, path] of [["dl-csv", "metrics.csv"], ["dl-jsonl", "metrics.jsonl"], ["dl-completions", "completions.jsonl"]]) {
     $(link).dataset.path = id ? `/${id}/${path}` : "";
   }
@@ -143,7 +145,9 @@ function renderDetail(run) {
   $("resume").disabled = ACTIVE.has(run.state) || run.checkpoints.length === 0;
   $("config").textContent = run.config;
   const names = CHARTS.filter((name) => name !== "kl" || view.metrics.some((r) => typeof r.kl === "number"));
-  $("charts").replaceChildren(...names.map((name) => lineChart(name, series(view.metrics, name))));
+  // a run-health finding is shown on its metric's chart, added when it is not one of the usual three
+  for (const metric of findingMetrics()) if (!names.includes(metric) && series(view.metrics, metric).length) names.push(metric);
+  $("charts").replaceChildren(...names.map((name) => lineChart(name, series(view.metrics, name), { marks: marksFor(name) })));
 }
 
 // Progress bars redraw one line with carriage returns: show what the line says last.
@@ -166,6 +170,8 @@ async function refreshSelected() {
   if (run.metrics.length) current.lastStep = run.metrics[run.metrics.length - 1].step;
   current.logOffset = Number(response.headers.get("X-Log-Offset"));
   current.logText = (current.logText + current.decoder.decode(bytes, { stream: true })).slice(-LOG_KEEP);
+  await refreshHealth(call, run);
+  if (view !== current) return;
   renderDetail(run);
   renderLog();
   refreshCompletions();
