@@ -6,7 +6,8 @@ written (the arguments are typed by grpo_schema.engine.profiles.open_r1_args).
   `split`, cut to its `columns`, shuffled with the mixture's `seed` and cut to `weight` of its rows, then all
   concatenated and shuffled with that seed; `test_split_size` holds out a seeded test split;
 * every row becomes a conversation: the `system_prompt` (when set) and the user message taken from
-  `dataset_prompt_column`; a `messages` column is dropped;
+  `dataset_prompt_column`; a column that already holds a conversation is kept as it is, after the system prompt
+  (unless it starts with a system message of its own); a `messages` column is dropped;
 * `reward_funcs` are names from open-r1's registry (default: accuracy, format, tag_count) built with the script's
   parameters (cosine_*, repetition_*, max_completion_len, soft_punish_cache, code_language). The rewards that
   run completions in a remote code sandbox (e2b, morph, piston) are refused before the run starts.
@@ -111,7 +112,11 @@ def load_prompts(config, args, split: str = "train"):
 
     def conversation(row):
         messages = [{"role": "system", "content": args.system_prompt}] if args.system_prompt is not None else []
-        return {"prompt": messages + [{"role": "user", "content": row[column]}]}
+        value = row[column]
+        if is_conversation(value):  # already a conversation: the system prompt goes first (unless it has one)
+            has_system = bool(value) and value[0].get("role") == "system"
+            return {"prompt": (messages if not has_system else []) + [dict(m) for m in value]}
+        return {"prompt": messages + [{"role": "user", "content": value}]}
 
     dataset = dataset.map(conversation)
     if "messages" in dataset.column_names:
@@ -119,6 +124,13 @@ def load_prompts(config, args, split: str = "train"):
     if config.remove_unused_columns:
         dataset = dataset.select_columns(["prompt"])
     return dataset
+
+
+def is_conversation(value) -> bool:
+    """A prompt column that already holds chat messages (a list of {"role", "content"}), as TRL's conversational
+    datasets do. open-r1 nests such a list as one user message's content, which Arrow cannot store beside a
+    system prompt's text; it is kept as the conversation instead."""
+    return isinstance(value, list) and all(isinstance(m, dict) and "role" in m and "content" in m for m in value)
 
 
 def apply_tokenizer_settings(tokenizer, args) -> None:

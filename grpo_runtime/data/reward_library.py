@@ -16,6 +16,9 @@ import importlib.util
 import re
 
 MATH_VERIFY_AVAILABLE = importlib.util.find_spec("math_verify") is not None
+# math_verify's limit (seconds of wall-clock time) on parsing or comparing one answer, so that a pathological
+# answer cannot hang a run; `grpo smoke` raises it, its verdict must not depend on how busy the machine is.
+MATH_VERIFY_TIMEOUT_S = 5
 
 
 def completion_text(completion) -> str:
@@ -66,15 +69,16 @@ def _math_verify_match(gold: str, content: str) -> float | None:
     from latex2sympy2_extended import NormalizationConfig
     from math_verify import LatexExtractionConfig, parse, verify
 
-    parsed_gold = parse(gold)
+    parsed_gold = parse(gold, parsing_timeout=MATH_VERIFY_TIMEOUT_S)
     if not parsed_gold:
         return None
     # the answer must be proper LaTeX; a boxed answer is looked for first
     extraction = LatexExtractionConfig(
         normalization_config=NormalizationConfig(units=True), boxed_match_priority=0, try_extract_without_anchor=False
     )
-    parsed = parse(content, extraction_config=[extraction], extraction_mode="first_match")
-    return float(verify(parsed_gold, parsed))
+    parsed = parse(content, extraction_config=[extraction], extraction_mode="first_match",
+                   parsing_timeout=MATH_VERIFY_TIMEOUT_S)
+    return float(verify(parsed_gold, parsed, timeout_seconds=MATH_VERIFY_TIMEOUT_S))
 
 
 def accuracy_reward(completions, solution, **kwargs) -> list[float | None]:

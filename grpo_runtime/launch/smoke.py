@@ -18,6 +18,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -46,6 +47,9 @@ def parser() -> argparse.ArgumentParser:
                      "validated as that release reads it first (default: the installed trl, a repository pin, 1.16)")
     out.add_argument("--keep", metavar="DIR", help="run in DIR and keep it (default: a temporary folder, removed)")
     out.add_argument("--timeout", type=float, default=WORKER_TIMEOUT_S, help="seconds before the run is stopped")
+    out.add_argument("--strict-paths", dest="strict_paths", action="store_true",
+                     help="refuse a dataset, model, reward model or DeepSpeed config path that does not exist on "
+                     "this machine (default: a path of another machine is replaced by a stand-in, and said so)")
     return out
 
 
@@ -171,7 +175,7 @@ def base_report(args) -> dict:
 
 def smoke(args) -> dict:
     """The whole smoke test; returns the report (see docs/smoke.md)."""
-    from grpo_runtime.launch.smoke_plan import SmokePlan, SmokeRefused
+    from grpo_runtime.launch.smoke_plan import SmokePlan, SmokeRefused, content_seed
 
     started = time.perf_counter()
     report = base_report(args)
@@ -191,7 +195,9 @@ def smoke(args) -> dict:
         return finish(report, started)
     workdir = Path(args.keep).expanduser().resolve() if args.keep else Path(tempfile.mkdtemp(prefix="grpo-smoke-"))
     workdir.mkdir(parents=True, exist_ok=True)
-    plan = SmokePlan()
+    plan = SmokePlan(seed=content_seed(args.file, args.overrides, list(args.profiles or result.profile_args)),
+                     strict_paths=args.strict_paths)
+    report["seed"] = plan.seed
     try:
         with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
             prepared = prepare(args, result, plan, workdir)
@@ -255,15 +261,16 @@ def prepare(args, result, plan, workdir: Path):
     from grpo_schema import check_file
 
     from grpo_runtime.data.rewards import reward_name
-    from grpo_runtime.launch.smoke_plan import (choose_world_size, substitute_dataset, substitute_model,
-                                                substitute_settings, written_groups)
-    from grpo_runtime.support import assess
+    from grpo_runtime.launch.smoke_plan import (choose_world_size, strict_paths_check, substitute_dataset,
+                                                substitute_model, substitute_settings, written_groups)
+    from grpo_runtime.support import assess, script_of
 
     config, raw = result.config, result.raw if isinstance(result.raw, dict) else {}
     profiles = list(args.profiles or result.profile_args)
+    strict_paths_check(config, plan, script_of(result))
     funcs = reward_functions(result)
     substitute_model(config, plan, workdir)
-    substitute_dataset(config, raw, funcs, plan, workdir)
+    substitute_dataset(config, raw, funcs, plan, workdir, script_of(result))
     substitute_settings(config, raw, plan, workdir)
 
     def checked(size):
@@ -294,7 +301,7 @@ def run_workers(args, result, plan, workdir: Path) -> dict:
 
     spec = {"file": args.file, "overrides": [*args.overrides, *plan.set_strings()], "world_size": plan.world_size,
             "allow_env": list(args.allow_env), "profiles": list(args.profiles or result.profile_args),
-            "steps": args.steps, "engine": args.engine, "workdir": str(workdir)}
+            "steps": args.steps, "engine": args.engine, "workdir": str(workdir), "seed": plan.seed}
     spec_path = workdir / "spec.json"
     spec_path.write_text(json.dumps(spec), encoding="utf-8")
     module = ["-m", "grpo_runtime.launch.smoke_worker", str(spec_path)]
@@ -308,7 +315,8 @@ def run_workers(args, result, plan, workdir: Path) -> dict:
                    *flags, *default_launch_args(flags, plan.world_size, result.config), *module]
     env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
                PYTHONPATH=os.pathsep.join([os.getcwd(), *filter(None, [os.environ.get("PYTHONPATH")])]),
-               OMP_NUM_THREADS=str(max(1, (os.cpu_count() or 1) // plan.world_size)))
+               OMP_NUM_THREADS=str(max(1, (os.cpu_count() or 1) // plan.world_size)),
+               PYTHONHASHSEED=str(plan.seed))  # set and dict orders of the run: those of this file, every time
     log_path = workdir / "worker.log"
     with log_path.open("w", encoding="utf-8") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
@@ -316,18 +324,66 @@ def run_workers(args, result, plan, workdir: Path) -> dict:
     log_text = log_path.read_text(encoding="utf-8", errors="replace")
     results = [json.loads(p.read_text()) for p in sorted(workdir.glob("result-*.json"))]
     failed = [r for r in results if not r["passed"]]
+    generated = generated_completions(workdir / "output")
     if failed:
         first = failed[0]
-        return {"exit_code": EXIT_CANNOT_RUN if first.get("refused") else EXIT_FAILED,
-                "component": first["component"], "error": first["error"],
+        return {**generated, "exit_code": EXIT_CANNOT_RUN if first.get("refused") else EXIT_FAILED,
+                "component": first["component"], "error": first["error"], "exception": first.get("exception"),
                 "phase": first["phase"], "rank": first["rank"],
                 "traceback": [f"{f['file']}:{f['line']} in {f['function']}: {f['code']}" for f in first["traceback"]],
+                "frame_owners": [f.get("owner", "user" if f.get("user") else "library") for f in first["traceback"]],
                 "config_line": config_line(args.file, first.get("key"), first.get("needle"))}
     if code == 0 and len(results) == plan.world_size:
-        return {"exit_code": EXIT_OK}
+        return {**generated, "exit_code": EXIT_OK}
     reason = "timed out" if code is None else f"exited with {code}"
-    return {"exit_code": EXIT_FAILED, "component": "process", "error": f"the smoke process {reason} without a report",
+    return {**generated, "exit_code": EXIT_FAILED, "component": "process",
+            "error": f"the smoke process {reason} without a report", "exception": last_exception(log_text),
             "log": log_text[-4000:]}
+
+
+SHOWN_COMPLETIONS = 4
+EXCEPTION_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Invalid|Fault)):\s?(.*)$")
+
+
+def generated_completions(output: Path) -> dict:
+    """What the run generated, for the report: the first completions of the first generation (text, rewards) and
+    a digest of every completion and reward it logged, so that two runs of the same file can be compared."""
+    import hashlib
+
+    from grpo_runtime.outputs.completions import COMPLETIONS_FILE, SAMPLE_FILE
+
+    rows = []
+    for name in (COMPLETIONS_FILE, SAMPLE_FILE):
+        path = output / name
+        if path.is_file():
+            for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+                with contextlib.suppress(ValueError):
+                    rows.append(json.loads(line))
+            break
+    if not rows:
+        return {}
+    digest = hashlib.sha256()
+    for row in rows:
+        digest.update(json.dumps([row.get("step"), row.get("completion"), row.get("rewards")], sort_keys=True,
+                                 default=str).encode())
+    shown = [{"step": row.get("step"), "completion": completion_text(row.get("completion"))[:200],
+              "rewards": row.get("rewards")} for row in rows[:SHOWN_COMPLETIONS]]
+    return {"completions": shown, "completions_logged": len(rows), "completions_digest": digest.hexdigest()[:16]}
+
+
+def completion_text(completion) -> str:
+    if isinstance(completion, list) and completion and isinstance(completion[-1], dict):
+        return str(completion[-1].get("content", ""))
+    return str(completion)
+
+
+def last_exception(log: str) -> dict | None:
+    """The last exception a log's traceback ends with: {"type", "message"}, or None."""
+    for line in reversed(log.splitlines()):
+        found = EXCEPTION_LINE.match(line.strip())
+        if found:
+            return {"type": found.group(1), "message": found.group(2)}
+    return None
 
 
 def wait(process, workdir: Path, timeout: float):
@@ -356,6 +412,7 @@ def wait(process, workdir: Path, timeout: float):
 
 
 SYMBOLS = {"exercised": "ok ", "substituted": "sub", "not_exercised": "-- "}
+OWNER_LABELS = {"user": "yours", "ours": "grpo", "library": "library"}
 
 
 def render_text(report: dict) -> str:
@@ -371,11 +428,17 @@ def render_text(report: dict) -> str:
         lines.append(f"passed in {report['seconds']}s")
         return "\n".join(lines)
     lines.append(f"FAILED ({report.get('component')}) after {report['seconds']}s: {report.get('error')}")
+    exception = report.get("exception")
+    if exception:
+        lines.append(f"  {exception['type']}: {exception['message']}"[:400]
+                     + (f" (in the {report['phase']} phase)" if report.get("phase") else ""))
     where = report.get("config_line")
     if where:
         lines.append(f"  configured at {report['file']}:{where['line']}: {where['text']}")
-    for frame in report.get("traceback", [])[:12]:
-        lines.append(f"    {frame}")
+    owners = report.get("frame_owners") or []
+    for k, frame in enumerate(report.get("traceback", [])[:12]):
+        owner = owners[k] if k < len(owners) else ""
+        lines.append(f"    [{OWNER_LABELS.get(owner, owner)}] {frame}" if owner else f"    {frame}")
     if report.get("log") and not report.get("traceback"):
         lines.append(report["log"][-2000:])
     return "\n".join(lines)

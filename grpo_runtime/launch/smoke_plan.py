@@ -52,12 +52,29 @@ class SmokePlan:
     groups: list[Group] = field(default_factory=list)
     world_size: int = 1
     env: dict = field(default_factory=dict)
+    seed: int = 0  # the stand-ins' seed, drawn from the file's content (content_seed): the same file, the same run
+    strict_paths: bool = False  # --strict-paths: a path that does not exist here is refused, never substituted
 
     def add(self, group: str, status: str, detail: str) -> None:
         self.groups.append(Group(group, status, detail))
 
     def set_strings(self) -> list[str]:
         return [f"{key}={json.dumps(value)}" for key, value in self.overrides.items()]
+
+
+def content_seed(path: str, overrides: list[str], profiles: list[str]) -> int:
+    """The seed of everything the smoke makes up (the stand-in model's weights, the synthetic rows): drawn from
+    the file's bytes and the command's --set and --profile, so the same file smokes the same way on every run."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    try:
+        digest.update(Path(path).read_bytes())
+    except OSError:
+        digest.update(str(path).encode())
+    for item in [*overrides, "--profile", *profiles]:
+        digest.update(b"\0" + str(item).encode())
+    return int.from_bytes(digest.digest()[:4], "big")
 
 
 def cpu_process_limit() -> int:
@@ -136,9 +153,42 @@ def local_tokenizer(folder: Path | None):
         return None
 
 
+ELSEWHERE = "path of another machine"
+
+
+def another_machines(path) -> bool:
+    """A path (absolute, ./, ~, or with more than one slash) that does not exist on this machine: written on the
+    cluster the file comes from."""
+    return isinstance(path, str) and looks_local(path) and not Path(path).expanduser().exists()
+
+
+def refuse_strict(plan: SmokePlan, component: str, what: str, path: str, key: str) -> None:
+    if plan.strict_paths:
+        raise SmokeRefused(component, f"the {what} path {path} does not exist on this machine (--strict-paths: a "
+                           "path of another machine is refused, not substituted)", key)
+
+
+def strict_paths_check(config, plan: SmokePlan, script=None) -> None:
+    """--strict-paths: every path of another machine is refused before anything is built."""
+    if not plan.strict_paths:
+        return
+    for source in dataset_sources(config, script):
+        if another_machines(source):
+            refuse_strict(plan, "dataset", "dataset", source, "datasets" if config.datasets else "dataset_name")
+    for key, what, component in (("model_name_or_path", "model", "model"),
+                                 ("reward_model_name_or_path", "reward model", "reward model"),
+                                 ("deepspeed", "DeepSpeed config", "sharding")):
+        value = getattr(config, key, None)
+        if another_machines(value):
+            refuse_strict(plan, component, what, value, key)
+
+
 def substitute_model(config, plan: SmokePlan, workdir: Path) -> None:
     name = str(config.model_name_or_path)
-    folder = model_folder(name, config.model_revision)
+    elsewhere = another_machines(name)
+    if elsewhere:
+        refuse_strict(plan, "model", "model", name, "model_name_or_path")
+    folder = None if elsewhere else model_folder(name, config.model_revision)
     facts = None
     if folder is not None:
         from transformers import AutoConfig
@@ -162,13 +212,16 @@ def substitute_model(config, plan: SmokePlan, workdir: Path) -> None:
             return
         source = f"its config.json ({folder})"
     else:
-        model_config, facts = catalogue_config(name)
+        model_config, facts = catalogue_config(Path(name).name if elsewhere else name)
         source = "the built-in catalogue's facts"
+        if elsewhere:
+            source = f"{ELSEWHERE}: {name} is not on this machine; " + (
+                f"the catalogue's facts for {Path(name).name}" if model_config is not None else "")
         if model_config is None:
             from transformers import LlamaConfig
 
-            model_config, source = LlamaConfig(tie_word_embeddings=False), "nothing (not on disk, not in the " \
-                                                                            "catalogue): a Llama-class model"
+            model_config = LlamaConfig(tie_word_embeddings=False)
+            source = (source if elsewhere else "") + "nothing (not on disk, not in the catalogue): a Llama-class model"
     tokenizer = local_tokenizer(folder)
     if tokenizer is not None:
         if tokenizer.pad_token is None:
@@ -185,7 +238,7 @@ def substitute_model(config, plan: SmokePlan, workdir: Path) -> None:
     import torch
     from transformers import AutoModelForCausalLM
 
-    torch.manual_seed(0)
+    torch.manual_seed(plan.seed)
     try:
         model = AutoModelForCausalLM.from_config(shrunk, dtype=torch.float32,
                                                  trust_remote_code=config.trust_remote_code)
@@ -202,6 +255,34 @@ def substitute_model(config, plan: SmokePlan, workdir: Path) -> None:
     layers = f"2 layers, hidden 64, 4 heads, MLP 128, vocab {len(tokenizer)}"
     plan.add("model", SUBSTITUTED, f"a random-init {type(model).__name__} ({layers}; from {source}) instead of {name}")
     plan.overrides.update(model_name_or_path=str(target), model_revision=None)
+    substitute_reward_model(config, plan, workdir, shrunk, tokenizer)
+
+
+def substitute_reward_model(config, plan: SmokePlan, workdir: Path, shrunk, tokenizer) -> None:
+    """reward_model_name_or_path: a random-init sequence classifier (one label) of the stand-in's sizes when the
+    reward model is not on this machine (a path of another machine, or a Hub model that is not cached)."""
+    name = config.reward_model_name_or_path
+    if not name:
+        return
+    elsewhere = another_machines(str(name))
+    if elsewhere:
+        refuse_strict(plan, "reward model", "reward model", str(name), "reward_model_name_or_path")
+    elif Path(str(name)).expanduser().exists() or model_folder(str(name), None) is not None:
+        plan.add("reward model", EXERCISED, f"{name} as it is (local or cached)")
+        return
+    import torch
+    from transformers import AutoModelForSequenceClassification
+
+    torch.manual_seed(plan.seed + 1)
+    classifier = AutoModelForSequenceClassification.from_config(shrunk, num_labels=1, dtype=torch.float32)
+    classifier.config.pad_token_id = tokenizer.pad_token_id
+    target = workdir / "reward_model"
+    classifier.save_pretrained(target)
+    tokenizer.save_pretrained(target)
+    why = f"{ELSEWHERE}: {name} is not on this machine" if elsewhere else f"{name} is not on disk or in the cache"
+    plan.add("reward model", SUBSTITUTED, f"a random-init {type(classifier).__name__} of the stand-in's sizes "
+             f"({why}; nothing is downloaded)")
+    plan.overrides["reward_model_name_or_path"] = str(target)
 
 
 def check_tokenizer_reloads(folder: Path, tokenizer) -> None:
@@ -232,10 +313,37 @@ def dataset_cached(name: str) -> bool:
     return any(path.is_dir() for path in hub) or (datasets_cache / name.replace("/", "___")).is_dir()
 
 
-def dataset_sources(config) -> list[str]:
+LOADERS = {"json", "csv", "parquet", "text", "arrow", "pandas", "imagefolder", "audiofolder", "webdataset"}
+
+
+def entry_sources(entry) -> list[str]:
+    """What one `datasets:` entry reads: its data files for a loader name (`path: json`), else its path."""
+    if str(entry.path) in LOADERS and entry.data_files:
+        files = entry.data_files
+        if isinstance(files, dict):
+            files = [f for value in files.values() for f in ([value] if isinstance(value, str) else value)]
+        return [str(f) for f in ([files] if isinstance(files, str) else files)]
+    return [str(entry.path)]
+
+
+def dataset_sources(config, script=None) -> list[str]:
     if config.datasets:
-        return [str(entry.path) for entry in config.datasets]
+        return [source for entry in config.datasets for source in entry_sources(entry)]
+    mixture = open_r1_mixture(script)
+    if mixture is not None:
+        return [str(entry.id) for entry in mixture.datasets]
     return [str(config.dataset_name)] if config.dataset_name else []
+
+
+def open_r1_mixture(script):
+    if script is None or script[0] != "open-r1":
+        return None
+    return getattr(script[1], "dataset_mixture", None)
+
+
+def available(source: str) -> bool:
+    """On this machine: a path that exists, or a Hub dataset in the cache."""
+    return Path(source).expanduser().exists() or (not looks_local(source) and dataset_cached(source))
 
 
 def reward_columns(reward_funcs: list) -> dict[str, str]:
@@ -256,55 +364,121 @@ def reward_columns(reward_funcs: list) -> dict[str, str]:
     return columns
 
 
-QUESTIONS = [("What is 1 + 1?", "2"), ("What is 2 + 3?", "5"), ("What is 3 * 3?", "9"), ("What is 10 - 4?", "6")]
+QUESTIONS = [("What is 1 + 1?", "2"), ("What is 2 + 3?", "5"), ("What is 3 * 3?", "9"), ("What is 10 - 4?", "6"),
+             ("What is 7 + 8?", "15"), ("What is 12 / 4?", "3"), ("What is 6 * 7?", "42"), ("What is 9 - 9?", "0")]
 
 
-def synthetic_rows(prompt_column: str, conversational: bool, columns: list[str], count: int) -> list[dict]:
-    rows = []
-    for i in range(count):
-        question, answer = QUESTIONS[i % len(QUESTIONS)]
+@dataclass
+class RowShape:
+    """The shape the real dataset's rows would have, as the config's pipeline reads them.
+
+    `prompt_column` holds a string when a training script builds the conversation from it (open-r1: the system
+    prompt and a user message with the column's text), else TRL's conversational prompt (a list of messages).
+    `columns` are the other columns: those the reward functions take and those a mixture keeps."""
+
+    prompt_column: str = "prompt"
+    conversational: bool = True
+    columns: tuple = ()
+
+    def row(self, index: int, question: str, answer: str) -> dict:
         text = f"{question} Put the final answer in \\boxed{{}}."
-        row = {prompt_column: [{"role": "user", "content": text}] if conversational else text}
-        for column in columns:
-            row[column] = f"${answer}$" if column == "solution" else answer
-        rows.append(row)
-    return rows
+        out = {self.prompt_column: [{"role": "user", "content": text}] if self.conversational else text}
+        for column in self.columns:
+            out[column] = f"${answer}$" if column == "solution" else answer
+        return out
 
 
-def substitute_dataset(config, raw: dict, reward_funcs: list, plan: SmokePlan, workdir: Path) -> None:
-    sources = dataset_sources(config)
+def synthetic_rows(shape: RowShape, count: int, seed: int) -> list[dict]:
+    """`count` rows of `shape`, the questions drawn in an order seeded from the file (content_seed)."""
+    import random
+
+    order = random.Random(seed)
+    return [shape.row(i, *QUESTIONS[order.randrange(len(QUESTIONS))]) for i in range(count)]
+
+
+def write_rows(path: Path, rows: list[dict]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as handle:
+        for row in rows:
+            handle.write(json.dumps(row) + "\n")
+
+
+def substitute_dataset(config, raw: dict, reward_funcs: list, plan: SmokePlan, workdir: Path, script=None) -> None:
+    """Synthetic rows, of the shape the real data would have, for a dataset that is not on this machine: a Hub
+    dataset that is not cached, or a path of another machine (refused under --strict-paths). A mixture stays a
+    mixture (one synthetic file per entry, with the columns it keeps), so its own loading runs as written."""
+    sources = dataset_sources(config, script)
     if not sources:
         return  # the runtime names the missing dataset itself
-    missing = [s for s in sources if looks_local(s) and not Path(s).expanduser().exists()]
-    if missing:
-        key = "datasets" if config.datasets else "dataset_name"
-        raise SmokeRefused("dataset", f"the dataset path {missing[0]} does not exist", key)
-    remote = [s for s in sources if not Path(s).expanduser().exists() and not dataset_cached(s)]
+    key = "datasets" if config.datasets else ("dataset_mixture" if open_r1_mixture(script) else "dataset_name")
+    elsewhere = [s for s in sources if looks_local(s) and not Path(s).expanduser().exists()]
+    if elsewhere and plan.strict_paths:
+        raise SmokeRefused("dataset", f"the dataset path {elsewhere[0]} does not exist on this machine "
+                           "(--strict-paths: a path of another machine is refused, not substituted)", key)
+    remote = [s for s in sources if not available(s)]
     if not remote:
         plan.add("dataset", EXERCISED, f"{', '.join(sources)} as written (local or cached; read offline)")
         return
-    prompt_column = str(raw.get("dataset_prompt_column") or "prompt")
+    open_r1 = script is not None and script[0] == "open-r1"
+    prompt_column = str(getattr(script[1], "dataset_prompt_column", None) or "prompt") if open_r1 else \
+        str(raw.get("dataset_prompt_column") or "prompt")
     needed = reward_columns(reward_funcs)
-    if config.datasets:  # a mixture keeps the columns it names
-        for entry in config.datasets:
+    mixture = open_r1_mixture(script)
+    if mixture is not None:  # open-r1's mixture is cut to each entry's columns before the prompt is built
+        for entry in mixture.datasets:
             for column in entry.columns or []:
-                if column != prompt_column:
-                    needed.setdefault(str(column), "the mixture's columns")
+                needed.setdefault(str(column), "the mixture's columns")
     needed.pop(prompt_column, None)
+    why = []
+    if elsewhere:
+        why.append(f"path of another machine: {', '.join(elsewhere)} not on this machine")
+    hub = [s for s in remote if s not in elsewhere]
+    if hub:
+        why.append(("" if not elsewhere else f"{', '.join(hub)} ") + "not on disk or in the cache; nothing is "
+                   "downloaded")
     data = workdir / "data"
-    data.mkdir(parents=True, exist_ok=True)
-    rows = synthetic_rows(prompt_column, prompt_column == "prompt", sorted(needed), SYNTHETIC_ROWS)
-    for split, count in (("train", SYNTHETIC_ROWS), ("test", SYNTHETIC_TEST_ROWS)):
-        with (data / f"{split}.jsonl").open("w", encoding="utf-8") as handle:
-            for row in rows[:count]:
-                handle.write(json.dumps(row) + "\n")
-    shown = ", ".join([prompt_column, *(f"{c} (read by {who})" for c, who in sorted(needed.items()))])
-    plan.add("dataset", SUBSTITUTED, f"{SYNTHETIC_ROWS} synthetic rows ({SYNTHETIC_TEST_ROWS} in the test split) with the columns {shown}, instead of "
-             f"{', '.join(remote)} (not on disk or in the cache; nothing is downloaded)")
+    if config.datasets:
+        substitute_mixture(config, needed, plan, data, "; ".join(why))
+        return
+    shape = RowShape(prompt_column, conversational=not open_r1, columns=tuple(sorted(needed)))
+    rows = synthetic_rows(shape, SYNTHETIC_ROWS, plan.seed)
+    write_rows(data / "train.jsonl", rows)
+    write_rows(data / "test.jsonl", rows[:SYNTHETIC_TEST_ROWS])
+    form = "text (open-r1 builds the conversation" + (", with the system prompt" if getattr(
+        script[1], "system_prompt", None) is not None else "") + ")" if open_r1 else "a conversation"
+    shown = ", ".join([f"{prompt_column} ({form})", *(f"{c} (read by {who})" for c, who in sorted(needed.items()))])
+    plan.add("dataset", SUBSTITUTED, f"{SYNTHETIC_ROWS} synthetic rows ({SYNTHETIC_TEST_ROWS} in the test split) "
+             f"with the columns {shown}, instead of {', '.join(remote)} ({'; '.join(why)})")
     plan.overrides.update(dataset_name=str(data), dataset_config=None, dataset_train_split="train",
                           dataset_test_split="test")
-    if config.datasets:
-        plan.overrides.update(datasets=[], test_split_size=None)
+    if mixture is not None:
+        plan.overrides["dataset_mixture"] = None
+
+
+def substitute_mixture(config, needed: dict, plan: SmokePlan, data: Path, why: str) -> None:
+    """One synthetic JSONL per `datasets:` entry: the prompt, the columns the entry keeps (all of them when it
+    names none: the prompt and what the rewards read); split, columns, fraction and test_split_size as written."""
+    entries, shown = [], []
+    for number, entry in enumerate(config.datasets):
+        kept = [str(c) for c in entry.columns] if entry.columns is not None else ["prompt", *sorted(needed)]
+        shape = RowShape("prompt", conversational=True, columns=tuple(c for c in kept if c != "prompt"))
+        rows = synthetic_rows(shape, SYNTHETIC_ROWS, plan.seed + number)
+        if "prompt" not in kept and entry.columns is not None:
+            for row in rows:  # the entry keeps no prompt: its rows have none (the runtime says so)
+                row.pop("prompt", None)
+        path = data / f"mixture-{number}.jsonl"
+        write_rows(path, rows)
+        new = {"path": "json", "data_files": str(path), "split": "train"}
+        if entry.columns is not None:
+            new["columns"] = list(entry.columns)
+        if entry.fraction is not None:
+            new["fraction"] = entry.fraction
+        entries.append(new)
+        shown.append(f"{entry.path} ({', '.join(kept)})")
+    plan.add("dataset", SUBSTITUTED, f"a mixture of {len(entries)} synthetic datasets of {SYNTHETIC_ROWS} rows, "
+             f"each with the columns its entry keeps: {'; '.join(shown)} ({why}); the mixture's columns, "
+             "fractions and test_split_size as written")
+    plan.overrides["datasets"] = entries
 
 
 # --- settings that need a GPU, the network or a long time ----------------------------------------------------------
@@ -384,11 +558,36 @@ def substitute_settings(config, raw: dict, plan: SmokePlan, workdir: Path) -> No
         what = [f"LoRA r={config.lora_r} on {config.lora_target_modules or 'the default modules'}"] if lora else []
         what += ["4-bit" if config.load_in_4bit else "8-bit"] if quantised else []
         plan.add("PEFT and quantisation", EXERCISED, ", ".join(what))
+    substitute_deepspeed(config, plan, workdir)
     sharded = config.deepspeed or config.fsdp or raw.get("accelerate_config") or raw.get("use_deepspeed") \
         or raw.get("use_fsdp")
     if sharded:
         what = raw.get("accelerate_config") or config.deepspeed or config.fsdp or "as written"
         plan.add("sharding", EXERCISED, f"{what} on gloo")
+
+
+def zero_stage_of(name: str) -> int:
+    """The ZeRO stage a DeepSpeed config's file name says (zero3.json, ds_z2_offload.json, stage1.json), else 2."""
+    found = re.search(r"(?:zero|stage|z)[_-]?([0-3])", Path(name).name.lower())
+    return int(found.group(1)) if found else 2
+
+
+def substitute_deepspeed(config, plan: SmokePlan, workdir: Path) -> None:
+    """`deepspeed: PATH` of another machine: a DeepSpeed config of the ZeRO stage its name says, every batch and
+    precision value "auto" (filled from the config, as for the bundled ones)."""
+    path = config.deepspeed
+    if not isinstance(path, str) or not another_machines(path):
+        return
+    refuse_strict(plan, "sharding", "DeepSpeed config", path, "deepspeed")
+    stage = zero_stage_of(path)
+    stand_in = {"zero_optimization": {"stage": stage}, "train_batch_size": "auto",
+                "train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto",
+                "gradient_clipping": "auto", "bf16": {"enabled": "auto"}, "fp16": {"enabled": "auto"}}
+    target = workdir / "deepspeed.json"
+    target.write_text(json.dumps(stand_in, indent=1), encoding="utf-8")
+    plan.overrides["deepspeed"] = str(target)
+    plan.add("DeepSpeed config", SUBSTITUTED, f"ZeRO stage {stage} (as its name says), every batch and precision "
+             f"value auto, instead of {path} ({ELSEWHERE}: not on this machine)")
 
 
 # --- the world size ------------------------------------------------------------------------------------------------

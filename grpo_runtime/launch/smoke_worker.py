@@ -19,7 +19,8 @@ import traceback
 from pathlib import Path
 
 OUR_PACKAGES = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).resolve().parents[2] / "grpo_schema")]
-LIBRARY_DIRS = {sysconfig.get_paths()[name] for name in ("stdlib", "platstdlib", "purelib", "platlib")}
+LIBRARY_DIRS = {os.path.realpath(sysconfig.get_paths()[name])
+                for name in ("stdlib", "platstdlib", "purelib", "platlib")}
 MISSING_ARGUMENT = re.compile(r"missing \d+ required (?:positional|keyword-only) arguments?: (.+)")
 
 
@@ -58,7 +59,10 @@ def checked_reward(func, name: str, columns_key: str):
             raise reward_fault(func, name, kwargs, completions, error) from error
         except SmokeFault:
             raise
-        except Exception as error:  # noqa: BLE001 - attributed to the reward below
+        except (KeyboardInterrupt, SystemExit, GeneratorExit):
+            raise
+        except BaseException as error:  # noqa: BLE001 - attributed to the reward below (math_verify's
+            # TimeoutException, for one, is a BaseException)
             raise reward_fault(func, name, kwargs, completions, error) from error
         if values is None or isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
             raise SmokeFault(f"reward function {name}", f"the reward function {name} returned {values!r} instead of "
@@ -89,7 +93,9 @@ def reward_fault(func, name: str, kwargs: dict, completions: list, error: Except
                for key, value in kwargs.items()}
         try:
             func(**one)
-        except Exception:  # noqa: BLE001 - this completion is the one
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException:  # noqa: BLE001 - this completion is the one
             text = completion_text(completions[k])
             return SmokeFault(f"reward function {name}", f"the reward function {name} raised "
                               f"{type(error).__name__}: {error} on completion {k} ({text[:120]!r})",
@@ -119,15 +125,32 @@ def wrap_rewards(funcs: list, columns_key: str) -> list:
 
 # --- classifying a failure ------------------------------------------------------------------------------------------
 
+def frame_owner(filename: str) -> str:
+    """Whose code a frame runs: "user" (the user's own files), "ours" (grpo_runtime, grpo_schema) or "library"
+    (the standard library, installed packages, and compiled code whose frames name no file on this machine, such
+    as pyarrow's `array.pxi`)."""
+    if filename.startswith("<") or not os.path.isabs(filename) or not os.path.isfile(filename):
+        return "library"
+    path = os.path.realpath(filename)
+    if any(path.startswith(d + os.sep) for d in OUR_PACKAGES):
+        return "ours"
+    parts = Path(path).parts
+    if "site-packages" in parts or "dist-packages" in parts or \
+            any(path.startswith(d + os.sep) for d in LIBRARY_DIRS if d):
+        return "library"
+    return "user"
+
+
 def is_user_frame(filename: str) -> bool:
-    path = os.path.abspath(filename)
-    if filename.startswith("<") or any(path.startswith(d) for d in OUR_PACKAGES):
-        return False
-    return not any(path.startswith(d) for d in LIBRARY_DIRS if d)
+    return frame_owner(filename) == "user"
+
+
+OWNER_ORDER = {"user": 0, "ours": 1, "library": 2}
 
 
 def frames(error: BaseException) -> list[dict]:
-    """The traceback's frames of the whole chain (causes first), the user's own before ours and the libraries'."""
+    """The traceback's frames of the whole chain (causes first), ordered: the user's own code first, then
+    grpo_runtime's and grpo_schema's, then the libraries' (each group in call order)."""
     chain, seen = [], set()
     current = error
     while current is not None and id(current) not in seen:
@@ -137,9 +160,21 @@ def frames(error: BaseException) -> list[dict]:
     found = []
     for link in reversed(chain):
         for frame in traceback.extract_tb(link.__traceback__):
+            owner = frame_owner(frame.filename)
             found.append({"file": frame.filename, "line": frame.lineno, "function": frame.name,
-                          "code": frame.line or "", "user": is_user_frame(frame.filename)})
-    return [f for f in found if f["user"]] + [f for f in found if not f["user"]]
+                          "code": frame.line or "", "owner": owner, "user": owner == "user"})
+    return sorted(found, key=lambda f: OWNER_ORDER[f["owner"]])
+
+
+def exception_of(error: BaseException) -> dict:
+    """The exception that failed the run, as the report carries it: its type and message. A failure already
+    attributed (SmokeFault) reports the exception it was raised from."""
+    fault = error
+    while isinstance(fault, SmokeFault) and (fault.__cause__ or fault.__context__) is not None:
+        fault = fault.__cause__ or fault.__context__
+    kind = type(fault)
+    name = kind.__name__ if kind.__module__ in ("builtins", "__main__") else f"{kind.__module__}.{kind.__qualname__}"
+    return {"type": name, "message": str(fault)}
 
 
 def chain_of(error: BaseException) -> list[BaseException]:
@@ -322,8 +357,24 @@ def run(spec: dict) -> dict:
                 config = checked_config(spec, []).config
         found = classify(error, phase, config)
         refused = any(type(e).__name__ == "CannotRun" for e in chain_of(error))  # as `grpo train`: exit 3
-        return dict(rank=rank, passed=False, phase=phase, refused=refused, traceback=frames(error), **found)
+        return dict(rank=rank, passed=False, phase=phase, refused=refused, traceback=frames(error),
+                    exception=exception_of(error), **found)
     return dict(rank=rank, passed=True)
+
+
+SMOKE_MATH_VERIFY_TIMEOUT_S = 300
+
+
+def steady(seed: int) -> None:
+    """What would make two smokes of one file differ, fixed: math_verify's wall-clock limit on an answer (5 s,
+    which a busy machine's first parse can take; a timed-out answer scores None) is raised, and Python's `random`
+    starts from the file's seed (the parent sets PYTHONHASHSEED to it as well)."""
+    import grpo_runtime.data.reward_library as reward_library
+
+    reward_library.MATH_VERIFY_TIMEOUT_S = SMOKE_MATH_VERIFY_TIMEOUT_S
+    import random
+
+    random.seed(seed)
 
 
 def main(argv: list[str]) -> int:
@@ -331,9 +382,12 @@ def main(argv: list[str]) -> int:
     for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
         os.environ[name] = "1"  # never download
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    steady(int(spec.get("seed", 0)))
     outcome = run(spec)
     path = Path(spec["workdir"]) / f"result-{outcome['rank']}.json"
-    path.write_text(json.dumps(outcome, default=str), encoding="utf-8")
+    partial = path.with_name(path.name + ".part")  # the parent polls these files: each appears whole, or not at all
+    partial.write_text(json.dumps(outcome, default=str), encoding="utf-8")
+    os.replace(partial, path)
     if not outcome["passed"]:
         print(f"grpo smoke: {outcome['component']}: {outcome['error']}", file=sys.stderr)
     return 0 if outcome["passed"] else 4

@@ -21,10 +21,20 @@ def test_a_reward_module_that_cannot_be_imported_is_named(workspace):
     assert report["config_line"]["text"] == "- no_such_module.reward" and "traceback" not in report
 
 
-def test_a_dataset_path_that_does_not_exist_is_named(workspace, tmp_path):
-    code, report = run_smoke(workspace(dataset_name=str(tmp_path / "missing" / "train.jsonl")))
+def test_a_dataset_path_of_another_machine_is_refused_under_strict_paths(workspace, tmp_path):
+    code, report = run_smoke(workspace(dataset_name=str(tmp_path / "missing" / "train.jsonl")), "--strict-paths")
     assert code == 3 and report["component"] == "dataset", report
     assert "does not exist" in report["error"] and report["config_line"]["text"].startswith("dataset_name:")
+    assert "traceback" not in report and report["seconds"] < 30  # refused before anything is built
+
+
+def test_a_model_and_deepspeed_path_of_another_machine_are_refused_under_strict_paths(workspace):
+    code, report = run_smoke(workspace(model_name_or_path="/home/alice/models/Qwen2.5-0.5B-Instruct"),
+                             "--strict-paths")
+    assert code == 3 and report["component"] == "model" and "/home/alice/models" in report["error"], report
+    code, report = run_smoke(workspace(deepspeed="/home/alice/ds/zero3.json"), "--strict-paths")
+    assert code == 3 and report["component"] == "sharding" and "zero3.json" in report["error"], report
+    assert report["config_line"]["text"].startswith("deepspeed:")
 
 
 def test_an_architecture_transformers_does_not_know_is_named(workspace, tmp_path):
@@ -63,7 +73,7 @@ def test_a_world_size_the_machine_cannot_run_is_substituted_and_stated():
 def test_the_text_report_names_the_failure(workspace, capsys):
     from grpo_runtime.launch.smoke import smoke_command
 
-    code = smoke_command([str(workspace(dataset_name="./nowhere/data.jsonl"))])
+    code = smoke_command([str(workspace(dataset_name="./nowhere/data.jsonl")), "--strict-paths"])
     out = capsys.readouterr().out
     assert code == 3 and "FAILED (dataset)" in out and "configured at" in out and "Traceback" not in out
 

@@ -24,6 +24,11 @@ def test_a_reward_raising_on_one_completion_is_named_with_the_completion(workspa
     assert "on completion" in report["error"] and "cannot score this row" in report["error"]
     assert report["traceback"][0].split(":")[0].endswith("my_rewards.py")  # the user's own frame first
     assert report["config_line"]["text"] == "- my_rewards.picky"
+    assert report["exception"] == {"type": "ValueError", "message": "cannot score this row"}
+    assert report["phase"] == "first"
+    owners = report["frame_owners"]  # the user's frames, then grpo's, then the libraries'
+    assert owners[0] == "user" and "ours" in owners
+    assert owners == sorted(owners, key=["user", "ours", "library"].index)
 
 
 def test_a_reward_returning_none_is_named(workspace):
