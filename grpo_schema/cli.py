@@ -368,6 +368,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
          "hardware: will it fit"),
         ("health", "grpo_schema.commands.health", "health_command", "", "judge runs from what they logged: "
          "flat groups, bad rewards, clipped completions, NaN, drift"),
+        ("doctor", "grpo_schema.commands.doctor", "doctor_command", "", "check the environment that will run a "
+         "config: package versions against its TRL release, known-bad combinations and the config's features"),
         ("lsp", "grpo_schema.lsp.server", "lsp_command", "lsp", "language server over stdio: diagnostics, quick "
          "fixes, hover and completion in the editor"),
     ):
@@ -407,7 +409,7 @@ def split_trl_tokens(argv: list[str]) -> tuple[list[str], list[str]]:
     return ours, trl
 
 
-_PASSTHROUGH = {"serve", "train", "launch", "demo", "smoke", "explain", "migrate", "plan", "slurm", "lsp", "health"}
+_PASSTHROUGH = {"serve", "train", "launch", "demo", "smoke", "explain", "migrate", "plan", "slurm", "lsp", "health", "doctor"}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

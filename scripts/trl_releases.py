@@ -13,6 +13,11 @@ Usage:
     python scripts/trl_releases.py                # download what is missing into the cache, write the tables
     python scripts/trl_releases.py --check        # exit 1 if the committed tables differ from a regeneration
     python scripts/trl_releases.py --offline      # use the cache only (fail if a wheel is missing)
+    python scripts/trl_releases.py --only requirements   # only requirements.json (needs the trl wheels only)
+
+requirements.json holds, for every release above, what its wheel's METADATA declares (install_requires and each
+extra, as requirement strings with the extra's own marker removed), its console scripts and whether it ships the
+`trl vllm-serve` script: `grpo doctor` judges an environment against them.
 
 Wheels are cached in $TRL_WHEEL_CACHE (default /tmp/trl-wheels): trl-*.whl there, transformers-*.whl in
 transformers/. The output is deterministic: sorted keys, no timestamps other than the wheels' own build dates.
@@ -24,6 +29,7 @@ import argparse
 import ast
 import json
 import os
+import re
 import subprocess
 import sys
 import zipfile
@@ -471,6 +477,65 @@ def surface(version: str, tf_version: str, offline: bool) -> dict[str, Any]:
     }
 
 
+# --- requirements ------------------------------------------------------------------------------------------------
+
+_EXTRA_MARKER = re.compile(r"""\s*(?:and\s+)?extra\s*==\s*["']([^"']+)["']\s*(?:and\s+)?""")
+
+
+def _strip_extra(marker: str) -> tuple[str | None, str]:
+    """('vllm', 'python_version < "3.13"') from 'python_version < "3.13" and extra == "vllm"'."""
+    m = _EXTRA_MARKER.search(marker)
+    if m is None:
+        return None, marker.strip()
+    rest = (marker[: m.start()] + " " + marker[m.end():]).strip()
+    rest = re.sub(r"^\s*and\s+|\s+and\s*$", "", rest).strip()
+    return m.group(1), rest
+
+
+def release_requirements(version: str, offline: bool) -> dict[str, Any]:
+    """What one release's wheel declares: install_requires, extras, console scripts, `trl vllm-serve`."""
+    with zipfile.ZipFile(wheel("trl", version, offline)) as zf:
+        names = zf.namelist()
+        meta_name = next(n for n in names if n.endswith(".dist-info/METADATA"))
+        metadata = zf.read(meta_name).decode("utf-8")
+        ep_name = next((n for n in names if n.endswith(".dist-info/entry_points.txt")), None)
+        entry_points = zf.read(ep_name).decode("utf-8") if ep_name else ""
+        vllm_serve = "trl/scripts/vllm_serve.py" in names
+    requires: list[str] = []
+    extras: dict[str, list[str]] = {}
+    python = None
+    for line in metadata.split("\n\n", 1)[0].splitlines():
+        if line.startswith("Requires-Python:"):
+            python = line.split(":", 1)[1].strip()
+        if line.startswith("Provides-Extra:"):
+            extras.setdefault(line.split(":", 1)[1].strip(), [])
+        if not line.startswith("Requires-Dist:"):
+            continue
+        text = line.split(":", 1)[1].strip()
+        req, _, marker = text.partition(";")
+        extra, marker = _strip_extra(marker)
+        entry = req.strip().replace(" ", "") + (f"; {marker}" if marker else "")
+        if extra is None:
+            requires.append(entry)
+        else:
+            extras.setdefault(extra, []).append(entry)
+    scripts: list[str] = []
+    section = ""
+    for line in entry_points.splitlines():
+        line = line.strip()
+        if line.startswith("["):
+            section = line.strip("[]")
+        elif section == "console_scripts" and "=" in line:
+            scripts.append(line.split("=", 1)[0].strip())
+    return {"requires": requires, "extras": {k: extras[k] for k in sorted(extras) if k != "dev"},
+            "requires_python": python, "console_scripts": sorted(scripts), "vllm_serve": vllm_serve}
+
+
+def requirements_file(offline: bool) -> str:
+    return dump({"format": 1, "source": "each release's wheel METADATA and entry_points.txt",
+                 "releases": {v: release_requirements(v, offline) for v in sorted(RELEASES, key=vkey)}})
+
+
 def dump(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n"
 
@@ -501,6 +566,7 @@ def build(offline: bool) -> dict[str, str]:
             "unknown_keys": table["front_end"]["unknown_keys"],
         })
     files["index.json"] = dump({"format": 1, "minimum": "0.14.0", "releases": index})
+    files["requirements.json"] = requirements_file(offline)
     return files
 
 
@@ -509,7 +575,13 @@ def main() -> int:
     ap.add_argument("--check", action="store_true", help="compare with the committed tables; write nothing")
     ap.add_argument("--offline", action="store_true", help="use the wheel cache only")
     ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--only", choices=["requirements"], help="write only requirements.json (trl wheels only)")
     args = ap.parse_args()
+    if args.only == "requirements":
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "requirements.json").write_text(requirements_file(args.offline))
+        print(f"wrote {args.out / 'requirements.json'}")
+        return 0
     files = build(args.offline or args.check)
     if args.check:
         committed = {p.name: p.read_text() for p in args.out.glob("*.json")}

@@ -240,7 +240,10 @@ def test_tables_are_compact_sorted_json():
         data = json.loads(text)
         assert text == json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n", path.name
     index = json.loads((RELEASES_DIR / "index.json").read_text())
-    assert {e["file"] for e in index["releases"]} == {p.name for p in RELEASES_DIR.glob("*.json")} - {"index.json"}
+    assert {e["file"] for e in index["releases"]} == {p.name for p in RELEASES_DIR.glob("*.json")} - {
+        "index.json", "requirements.json"}
+    requirements = json.loads((RELEASES_DIR / "requirements.json").read_text())["releases"]
+    assert sorted(requirements) == sorted(e["release"] for e in index["releases"])
 
 
 def _script():
@@ -265,6 +268,18 @@ def test_committed_tables_equal_a_regeneration_from_the_cached_wheels():
     committed = {p.name: p.read_text() for p in RELEASES_DIR.glob("*.json")}
     assert sorted(files) == sorted(committed)
     assert [n for n in files if files[n] != committed[n]] == []
+
+
+def test_committed_requirements_equal_a_regeneration_from_the_cached_trl_wheels():
+    """requirements.json (what `grpo doctor` judges environments against) is what each release's wheel declares."""
+    script = _script()
+    missing = [v for v in script.RELEASES if not (script.CACHE / f"trl-{v}-py3-none-any.whl").exists()]
+    if missing:
+        pytest.skip(f"{len(missing)} trl wheels not cached under {script.CACHE} (run scripts/trl_releases.py once)")
+    assert script.requirements_file(offline=True) == (RELEASES_DIR / "requirements.json").read_text()
+    table = json.loads((RELEASES_DIR / "requirements.json").read_text())["releases"]
+    assert "vllm<=0.31.0,>=0.22.0" in table["1.16.0"]["extras"]["vllm"]
+    assert table["0.15.2"]["vllm_serve"] is False and table["0.16.1"]["vllm_serve"] is True
 
 
 # --- 1.16 against grpo_schema's committed facts (read-only) -------------------------------------------------------

@@ -1,0 +1,135 @@
+"""`grpo doctor [FILE] [--python PATH | --freeze FILE | --requirements FILE] [--format text|json|github|sarif]`:
+the environment that will run a config, judged against its TRL release and the config's features.
+
+Exit codes as `grpo validate`: 0 no errors (warnings allowed unless --strict), 1 errors, 2 bad usage or something
+that cannot be read (no such interpreter, an unreadable file)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, Sequence
+
+from grpo_schema.cli import EXIT_INVALID, EXIT_OK, EXIT_USAGE, UsageError, _Formatter, trl_options
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="grpo doctor", formatter_class=_Formatter,
+                                     description="Check the environment that will run a config: its packages "
+                                     "(read from metadata, never imported) against the TRL release's requirements, "
+                                     "known-bad combinations and the features the config uses.")
+    parser.add_argument("file", nargs="?", metavar="FILE", help="the config (optional: without it, the "
+                        "environment alone is checked against its TRL release)")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--python", metavar="PATH", help="the interpreter that will run (or its venv folder); "
+                       "default: this one")
+    where.add_argument("--freeze", metavar="FILE", help="a `pip freeze` output or lock file (uv.lock, "
+                       "poetry.lock, pip-tools) of that environment")
+    where.add_argument("--requirements", metavar="FILE", help="a requirements file the environment is built from")
+    parser.add_argument("--format", choices=("text", "json", "github", "sarif"), default="text")
+    parser.add_argument("--strict", action="store_true", help="warnings fail too (exit 1)")
+    from grpo_schema.commands.trl_release import add_trl_version
+
+    add_trl_version(parser)
+    return parser
+
+
+def run(file: str | None, python: str | None = None, freeze: str | None = None, requirements: str | None = None,
+        trl_version: str | None = None):
+    """(report, results): the doctor report and the CheckResults the renderers print (the config's, and the freeze
+    or requirements file's when some of its lines were not understood). UsageError for what cannot be read."""
+    from grpo_schema.doctor import EnvironmentError_, diagnose, read
+    from grpo_schema.engine.check import CheckResult, _finish
+
+    try:
+        env = read(python=python, freeze=freeze, requirements=requirements)
+    except EnvironmentError_ as exc:
+        raise UsageError(str(exc)) from None
+    config: dict[str, Any] = {}
+    position = None
+    loaded = None
+    if file is not None:
+        from pathlib import Path
+
+        from grpo_schema.engine.validate import check_text
+
+        try:
+            data = Path(file).read_bytes()
+        except OSError as exc:
+            raise UsageError(f"cannot read {file}: {exc.strerror or exc}") from None
+        options = trl_options(trl_version, file)
+        loaded = check_text(data, path=file, suggest_fixes=False, **options)
+        config = dict(loaded.raw or {})
+        positions = loaded.positions
+
+        def position(key: str):
+            return positions.of((key,))
+
+        release, source = loaded.trl_version, loaded.trl_version_source
+    elif trl_version is not None:
+        release, source = trl_options(trl_version, None)["trl_version"], "flag"
+    else:
+        release, source = None, "default"
+    report = diagnose(env, config, file, release, source, position)
+    unreadable = [d for d in (loaded.diagnostics if loaded else []) if d.code.startswith("GRPO-Y")
+                  and d.severity == "error"]
+    main = CheckResult(path=file or f"<environment: {env.origin}>", world_size=1,
+                       diagnostics=unreadable + report.diagnostics,
+                       trl_version=report.release or report.file_release, trl_version_source=report.file_release_source)
+    results = [_finish(main)]
+    if report.file_diagnostics:
+        results.append(_finish(CheckResult(path=env.origin, world_size=1, diagnostics=list(report.file_diagnostics),
+                                           trl_version=main.trl_version, trl_version_source=main.trl_version_source)))
+    return report, results
+
+
+def _summary(report) -> str:
+    env = report.environment
+    lines = [f"environment: {env.origin} ({env.source}" + (f", Python {env.python_version})" if env.python_version
+                                                          else ")")]
+    shown = ", ".join(f"{name} {version}" for name, version in env.summary().items() if version)
+    missing = ", ".join(name for name, version in env.summary().items() if not version)
+    lines.append(f"  installed: {shown or 'none of the packages TRL runs with'}")
+    if missing:
+        lines.append(f"  not installed: {missing}")
+    if report.release:
+        lines.append(f"  judged as TRL {report.release}" + (f"; features: {', '.join(report.features)}"
+                                                           if report.features else ""))
+    return "\n".join(lines) + "\n"
+
+
+def doctor_command(argv: Sequence[str]) -> int:
+    args = build_parser().parse_args(list(argv))
+    try:
+        report, results = run(args.file, args.python, args.freeze, args.requirements, args.trl_version)
+    except UsageError as exc:
+        print(f"grpo doctor: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.format == "json":
+        from grpo_schema.render.machine import dumps
+
+        doc = {"version": 1, **report.to_dict(), "files": [r.to_dict() for r in results]}
+        sys.stdout.write(dumps(doc, indent=2) + "\n")
+    elif args.format == "github":
+        from grpo_schema.render.machine import render_github
+
+        sys.stdout.write(render_github(results))
+    elif args.format == "sarif":
+        from grpo_schema.render.sarif import render_sarif
+
+        sys.stdout.write(render_sarif(results))
+    else:
+        from grpo_schema.render.text import render
+
+        sources = {}
+        for result in results:
+            try:
+                with open(result.path, encoding="utf-8", errors="replace") as handle:
+                    sources[result.path] = handle.read()
+            except OSError:
+                pass
+        sys.stdout.write(_summary(report))
+        sys.stdout.write(render(results, sources, sys.stdout))
+    failing = [d for r in results for d in r.diagnostics
+               if d.severity == "error" or (args.strict and d.severity == "warning")]
+    return EXIT_INVALID if failing else EXIT_OK

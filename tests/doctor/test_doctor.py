@@ -1,0 +1,139 @@
+"""`grpo doctor` on bad input (clear messages, exit 2, never a traceback), freeze and lock file reading, the
+known-bad table's shape, and the formats."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from grpo_schema.doctor import diagnose
+from grpo_schema.doctor.environment import from_file, torch_build, flash_attn_build
+from grpo_schema.doctor.known_bad import ROWS
+from grpo_schema.engine.codes import CODES
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def grpo(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    done = subprocess.run([sys.executable, "-m", "grpo_schema", *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=120)
+    assert "Traceback" not in done.stderr + done.stdout, done.stderr
+    return done
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--python", "/no/such/python"], "no such interpreter"),
+    (["--python", "/etc/hostname"], "--python /etc/hostname: "),
+    (["--freeze", "/no/such/freeze.txt"], "no such file"),
+    (["--requirements", "/"], "a folder"),
+    (["/no/such/config.yaml"], "cannot read"),
+    (["--python", "/bin/false"], "failed to read its packages"),
+])
+def test_what_cannot_be_read_is_a_usage_error(args, words):
+    done = grpo("doctor", *args)
+    assert done.returncode == 2 and words in done.stderr and done.stderr.startswith("grpo doctor: error:")
+
+
+def test_garbage_lines_are_reported_by_line_and_the_rest_is_judged(tmp_path):
+    frozen = tmp_path / "freeze.txt"
+    frozen.write_text("# a comment\ntrl==0.19.1\n\x00\x01 binary junk\ntransformers==5.23.0\n"
+                      "accelerate==1.16.0 \\\n    --hash=sha256:abc\n!!!\ndatasets==4.8.5\ntorch==2.6.0+cu124\n")
+    done = grpo("doctor", "--freeze", str(frozen), "--format", "json")
+    doc = json.loads(done.stdout)
+    unread = [d for f in doc["files"] for d in f["diagnostics"] if d["code"] == "GRPO-C015"]
+    assert [d["line"] for d in unread] == [3, 7]
+    assert doc["environment"]["packages"]["accelerate"] == "1.16.0"  # joined across the --hash continuation
+    assert any("KB01" in d["message"] for d in doc["diagnostics"])
+    assert done.returncode == 1
+
+
+def test_lock_files_and_url_lines(tmp_path):
+    lock = tmp_path / "uv.lock"
+    lock.write_text('version = 1\n[[package]]\nname = "trl"\nversion = "1.16.0"\n'
+                    '[[package]]\nname = "Torch"\nversion = "2.6.0"\n[[package]]\nname = "nvidia-cuda-runtime-cu12"\n'
+                    'version = "12.4.127"\n')
+    env = from_file(str(lock), "freeze")
+    assert env.version("trl") == "1.16.0" and torch_build(env)["cuda"] == "12.4"
+    frozen = tmp_path / "f.txt"
+    frozen.write_text("torch==2.5.1+cu121\nflash-attn @ https://example.org/flash_attn-2.7.4.post1+cu12torch2.6"
+                      "cxx11abiFALSE-cp311-cp311-linux_x86_64.whl\n")
+    env = from_file(str(frozen), "freeze")
+    assert env.version("flash-attn") == "2.7.4.post1+cu12torch2.6cxx11abiFALSE"
+    assert flash_attn_build(env) == {"torch": "2.6", "cuda": "12"}
+    assert torch_build(env) == {"version": "2.5.1+cu121", "base": "2.5.1", "cuda": "12.1", "kind": "cuda"}
+    report = diagnose(env, {"attn_implementation": "flash_attention_2"})
+    [fa] = [d for d in report.diagnostics if d.code == "GRPO-C008"]
+    assert "built for torch 2.6" in fa.message and "flash-attn==2.7.4.post1" in fa.hint
+
+
+def test_requirements_file_ranges_are_not_guessed(tmp_path):
+    req = tmp_path / "requirements.txt"
+    req.write_text("trl==1.16.0\ntorch>=2.4\nliger-kernel\n")
+    report = diagnose(from_file(str(req), "requirements"), {"use_liger_kernel": True})
+    codes = {d.code for d in report.diagnostics}
+    assert "GRPO-C017" in codes  # liger-kernel listed without a version: say so, with the pin
+    assert "GRPO-C006" not in codes
+
+
+def test_server_mode_needs_the_vllm_serve_command_and_its_packages(tmp_path):
+    frozen = tmp_path / "f.txt"
+    frozen.write_text("trl==0.15.2\ntorch==2.5.1\nvllm==0.7.2\n")
+    report = diagnose(from_file(str(frozen), "freeze"), {"use_vllm": True})
+    assert not any(d.code == "GRPO-C010" for d in report.diagnostics)  # 0.15 runs its own vLLM: no server
+    report = diagnose(from_file(str(frozen), "freeze"), {"use_vllm": True, "vllm_mode": "server"})
+    assert any(d.code == "GRPO-C010" and "trl>=0.16.1" in d.hint for d in report.diagnostics)
+    frozen.write_text("trl==1.16.0\ntorch==2.13.0\nvllm==0.30.0\n")
+    report = diagnose(from_file(str(frozen), "freeze"), {"use_vllm": True, "vllm_mode": "server"})
+    serve = [d for d in report.diagnostics if d.code == "GRPO-C010"]
+    assert {d.hint.split("`")[1] for d in serve} == {"aiohttp>=3.13.3", "requests"}
+
+
+def test_reward_module_paths(tmp_path):
+    (tmp_path / "my_rewards.py").write_text("def fmt(completions, **kw):\n    return [0.0] * len(completions)\n")
+    frozen = tmp_path / "f.txt"
+    frozen.write_text("trl==1.16.0\n")
+    env = from_file(str(frozen), "freeze")
+    report = diagnose(env, {"reward_funcs": ["my_rewards.fmt", "missing_mod.fn", "accuracy_reward"]},
+                      config_path=str(tmp_path / "c.yaml"))
+    [missing] = [d for d in report.diagnostics if d.code == "GRPO-C011"]
+    assert "'missing_mod'" in missing.message and "reward_funcs[1]" in missing.message
+
+
+def test_the_known_bad_table_has_sources_and_pins():
+    assert len(ROWS) >= 15
+    assert len({r.id for r in ROWS}) == len(ROWS)
+    for row in ROWS:
+        assert row.source and row.failure and row.problem
+        public = row.source.startswith("https://github.com/") or "PR#" in row.source
+        assert public, row.id
+    from packaging.requirements import Requirement
+
+    for row in ROWS:
+        if row.pin:
+            Requirement(row.pin)  # requirements syntax
+
+
+def test_every_c_code_is_documented():
+    text = (ROOT / "docs" / "doctor.md").read_text()
+    for code in (c for c in CODES if c.startswith("GRPO-C")):
+        assert code in text, code
+    for row in ROWS:
+        assert row.id in text and row.source.split(" ")[0] in text
+
+
+@pytest.mark.parametrize("fmt", ["text", "github", "sarif", "json"])
+def test_formats(tmp_path, fmt):
+    frozen = tmp_path / "freeze.txt"
+    frozen.write_text("trl==0.19.1\ntransformers==5.23.0\naccelerate==1.16.0\ndatasets==4.8.5\ntorch==2.6.0\n")
+    done = grpo("doctor", "--freeze", str(frozen), "--format", fmt)
+    assert done.returncode == 1
+    if fmt == "sarif":
+        assert json.loads(done.stdout)["runs"][0]["results"][0]["ruleId"] == "GRPO-C003"
+    elif fmt == "github":
+        assert "title=GRPO-C003" in done.stdout
+    elif fmt == "text":
+        assert "transformers<5" in done.stdout and "judged as TRL 0.19.1" in done.stdout
