@@ -159,6 +159,10 @@ def cmd_validate(args: argparse.Namespace, rest: list[str]) -> int:
         hardware = args.hardware or _comment_hardware(data)
         if hardware:
             result = _with_fit(data, shown, hardware, file_options, from_flag=bool(args.hardware))
+        if args.doctor:  # this interpreter's packages against the release and the features the file uses
+            from grpo_schema.commands.doctor import add_doctor
+
+            result = add_doctor(result, shown)
         if args.fix:
             from grpo_schema.commands.autofix import fix_file
 
@@ -328,6 +332,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                           "and show where the config is valid (text or json); exit 1 if any is invalid")
     validate.add_argument("--hardware", metavar="SPEC", help="also check that the config fits this hardware "
                           "(e.g. 8xH100-80GB); `grpo plan` shows the memory by part")
+    validate.add_argument("--doctor", action="store_true", help="also check this interpreter's packages against "
+                          "the file's TRL release and the features it uses (grpo doctor)")
     _add_check_options(validate)
     validate.set_defaults(run=cmd_validate)
     if only == "validate":
@@ -382,7 +388,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 # Options of our own that take a value; everything else starting with -- is TRL's `--key value` form.
 _VALUE_OPTIONS = {"--hardware", "--world-size", "--trl-version", "--profile", "--set", "--allow-env", "--format", "--output", "-o", "--draft",
                   "--dataset-size", "--world-sizes", "--max-prompt-length", "--micro-steps"}
-_FLAG_OPTIONS = {"--strict", "--fix", "--write", "-h", "--help", "--diff"}
+_FLAG_OPTIONS = {"--strict", "--fix", "--doctor", "--write", "-h", "--help", "--diff"}
 
 
 def split_trl_tokens(argv: list[str]) -> tuple[list[str], list[str]]:

@@ -81,6 +81,7 @@ def smoke_command(argv: list[str]) -> int:
         report["groups"] = translated["groups"] + report["groups"]
         report["config_line"] = in_original(original, report.get("config_line"))
     report.update(trl_version=release["trl_version"], trl_version_source=release["trl_version_source"])
+    report["doctor"] = doctor_section(original, args.trl_version)
     if args.format == "json":
         print(json.dumps(report, indent=1))
     else:
@@ -415,6 +416,21 @@ SYMBOLS = {"exercised": "ok ", "substituted": "sub", "not_exercised": "-- "}
 OWNER_LABELS = {"user": "yours", "ours": "grpo", "library": "library"}
 
 
+def doctor_section(path: str, trl_version: str | None) -> dict:
+    """`grpo doctor`'s findings on this interpreter for the file: whether the environment the smoke test ran in
+    could run the config under TRL (its release's requirements, known-bad combinations, the features used).
+    Reported beside the smoke result; it does not change the exit code."""
+    from grpo_schema.cli import UsageError
+    from grpo_schema.commands.doctor import run
+
+    try:
+        report, results = run(path, trl_version=trl_version)
+    except UsageError as exc:
+        return {"ok": False, "error": str(exc), "diagnostics": []}
+    return {"ok": report.ok, "trl_release": report.release, "packages": report.environment.summary(),
+            "diagnostics": [d.to_dict() for r in results for d in r.diagnostics if d.code.startswith("GRPO-C")]}
+
+
 def render_text(report: dict) -> str:
     lines = [f"grpo smoke {report['file']} ({report['engine']}, {report['steps']} step(s)"
              + (f", {report['world_size']} process(es)" if report.get("world_size") else "") + ")"]
@@ -424,6 +440,10 @@ def render_text(report: dict) -> str:
         lines.append(f"  judged as {release_reason(report['trl_version'], report['trl_version_source'])}")
     for group in report["groups"]:
         lines.append(f"  {SYMBOLS[group['status']]} {group['group']}: {group['detail']}")
+    doctor = report.get("doctor") or {}
+    for diag in doctor.get("diagnostics", []):
+        lines.append(f"  environment (grpo doctor): {diag['severity']}[{diag['code']}] {diag['message']}"
+                     + (f" ({diag['hint']})" if diag.get("hint") else ""))
     if report["passed"]:
         lines.append(f"passed in {report['seconds']}s")
         return "\n".join(lines)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, Sequence
+from typing import Sequence
 
 from grpo_schema.cli import EXIT_INVALID, EXIT_OK, EXIT_USAGE, UsageError, _Formatter, trl_options
 
@@ -34,19 +34,31 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def judge(env, loaded=None, path: str | None = None, trl_version: str | None = None, local_files: bool = True):
+    """The doctor report for an environment and (optionally) a config already checked by the engine (`loaded`, a
+    CheckResult: its loaded mapping, key positions and the release it was judged for)."""
+    from grpo_schema.doctor import diagnose
+
+    if loaded is not None:
+        positions = loaded.positions
+        return diagnose(env, dict(loaded.raw or {}), path, loaded.trl_version, loaded.trl_version_source,
+                        lambda key: positions.of((key,)), local_files)
+    if trl_version is not None:
+        return diagnose(env, None, None, trl_options(trl_version, None)["trl_version"], "flag")
+    return diagnose(env)
+
+
 def run(file: str | None, python: str | None = None, freeze: str | None = None, requirements: str | None = None,
         trl_version: str | None = None):
     """(report, results): the doctor report and the CheckResults the renderers print (the config's, and the freeze
     or requirements file's when some of its lines were not understood). UsageError for what cannot be read."""
-    from grpo_schema.doctor import EnvironmentError_, diagnose, read
+    from grpo_schema.doctor import EnvironmentError_, read
     from grpo_schema.engine.check import CheckResult, _finish
 
     try:
         env = read(python=python, freeze=freeze, requirements=requirements)
     except EnvironmentError_ as exc:
         raise UsageError(str(exc)) from None
-    config: dict[str, Any] = {}
-    position = None
     loaded = None
     if file is not None:
         from pathlib import Path
@@ -59,18 +71,7 @@ def run(file: str | None, python: str | None = None, freeze: str | None = None, 
             raise UsageError(f"cannot read {file}: {exc.strerror or exc}") from None
         options = trl_options(trl_version, file)
         loaded = check_text(data, path=file, suggest_fixes=False, **options)
-        config = dict(loaded.raw or {})
-        positions = loaded.positions
-
-        def position(key: str):
-            return positions.of((key,))
-
-        release, source = loaded.trl_version, loaded.trl_version_source
-    elif trl_version is not None:
-        release, source = trl_options(trl_version, None)["trl_version"], "flag"
-    else:
-        release, source = None, "default"
-    report = diagnose(env, config, file, release, source, position)
+    report = judge(env, loaded, file, trl_version)
     unreadable = [d for d in (loaded.diagnostics if loaded else []) if d.code.startswith("GRPO-Y")
                   and d.severity == "error"]
     main = CheckResult(path=file or f"<environment: {env.origin}>", world_size=1,
@@ -133,3 +134,20 @@ def doctor_command(argv: Sequence[str]) -> int:
     failing = [d for r in results for d in r.diagnostics
                if d.severity == "error" or (args.strict and d.severity == "warning")]
     return EXIT_INVALID if failing else EXIT_OK
+
+
+_CURRENT = None
+
+
+def add_doctor(result, path: str | None):
+    """`grpo validate --doctor`: the file's CheckResult with this interpreter's doctor findings added (the
+    environment is read once per command)."""
+    global _CURRENT
+    from grpo_schema.doctor import current
+    from grpo_schema.engine.check import _finish
+
+    if _CURRENT is None:
+        _CURRENT = current()
+    report = judge(_CURRENT, result, None if path in (None, "<stdin>") else path)
+    result.diagnostics = list(result.diagnostics) + report.diagnostics
+    return _finish(result)

@@ -9,7 +9,7 @@ from typing import Any
 
 from grpo_schema.engine.diagnostics import Diagnostic
 
-from .environment import Environment, EnvironmentError_, read
+from .environment import Environment, EnvironmentError_, current, read
 
 
 @dataclass
@@ -35,7 +35,7 @@ class DoctorReport:
 
 def diagnose(env: Environment, config: dict[str, Any] | None = None, config_path: str | None = None,
              file_release: str | None = None, file_release_source: str = "default",
-             position: Any = None) -> DoctorReport:
+             position: Any = None, local_files: bool = True) -> DoctorReport:
     """Every doctor rule over one environment and (optionally) one loaded config.
 
     `file_release` / `file_release_source`: the release the file is judged for and where that came from (as
@@ -50,7 +50,8 @@ def diagnose(env: Environment, config: dict[str, Any] | None = None, config_path
     release = rules.tabled_release(installed) if installed else rules.tabled_release(file_release)
     ctx = rules.Context(env=env, release=release, file_release=file_release,
                         file_release_source=file_release_source, config=dict(config or {}),
-                        config_path=config_path, position=position or (lambda key: None))
+                        config_path=config_path, position=position or (lambda key: None),
+                        local_files=local_files)
     diagnostics: list[Diagnostic] = []
     seen: set[tuple[str, str]] = set()
     for rule in rules.RULES:
@@ -64,4 +65,4 @@ def diagnose(env: Environment, config: dict[str, Any] | None = None, config_path
                         sorted(rules.features(ctx)))
 
 
-__all__ = ["DoctorReport", "Environment", "EnvironmentError_", "diagnose", "read"]
+__all__ = ["DoctorReport", "Environment", "EnvironmentError_", "current", "diagnose", "read"]

@@ -74,6 +74,7 @@ class Context:
     config: dict[str, Any] = field(default_factory=dict)  # the config as loaded (empty: environment only)
     config_path: str | None = None
     position: Callable[[str], tuple[int, int] | None] = lambda key: None
+    local_files: bool = True  # False (the service): never read or look up a path the config names
 
     def diag(self, code: str, message: str, keys: tuple[str, ...] = (), pin: str = "", hint: str = "") -> Diagnostic:
         pos = None
@@ -198,6 +199,8 @@ def deepspeed_stage(ctx: Context) -> int | None:
                 data = json.loads(text)
             except ValueError:
                 return 0
+        elif not ctx.local_files:
+            return 0
         else:
             path = Path(text)
             if not path.is_absolute() and ctx.config_path:
@@ -435,6 +438,8 @@ def feature_flash_attn(ctx: Context) -> Iterator[Diagnostic]:
 
 
 def reward_modules(ctx: Context) -> Iterator[Diagnostic]:
+    if not ctx.local_files:
+        return
     funcs = ctx.config.get("reward_funcs")
     if isinstance(funcs, str):
         funcs = [funcs]

@@ -137,3 +137,42 @@ def test_formats(tmp_path, fmt):
         assert "title=GRPO-C003" in done.stdout
     elif fmt == "text":
         assert "transformers<5" in done.stdout and "judged as TRL 0.19.1" in done.stdout
+
+
+def test_validate_doctor_adds_this_interpreters_findings_to_the_check(tmp_path):
+    from importlib import metadata
+
+    config = tmp_path / "c.yaml"
+    config.write_text("model_name_or_path: Qwen/Qwen3-0.6B\ndataset_name: d\noutput_dir: out\n"
+                      "reward_funcs: [accuracy_reward]\nuse_liger_kernel: true\n")
+    plain = json.loads(grpo("validate", str(config), "--format", "json").stdout)["files"][0]
+    done = grpo("validate", str(config), "--doctor", "--format", "json")
+    doc = json.loads(done.stdout)["files"][0]
+    try:
+        metadata.version("liger-kernel")
+        missing = False
+    except metadata.PackageNotFoundError:
+        missing = True
+    added = [d for d in doc["diagnostics"] if d["code"].startswith("GRPO-C")]
+    assert not any(d["code"].startswith("GRPO-C") for d in plain["diagnostics"])
+    assert [d["code"] for d in doc["diagnostics"] if not d["code"].startswith("GRPO-C")] == \
+        [d["code"] for d in plain["diagnostics"]]
+    assert any(d["code"] == "GRPO-C006" and d["line"] == 5 for d in added) == missing
+    assert done.returncode == (1 if missing or not plain["valid"] else 0)
+
+
+def test_smoke_reports_carry_the_doctor_findings(tmp_path):
+    pytest.importorskip("torch", reason="grpo smoke is part of the runtime extra")
+    from grpo_runtime.launch.smoke import doctor_section, render_text
+
+    config = tmp_path / "c.yaml"
+    config.write_text("model_name_or_path: Qwen/Qwen3-0.6B\ndataset_name: d\noutput_dir: out\n"
+                      "reward_funcs: [accuracy_reward, no_such_module.fn]\n")
+    section = doctor_section(str(config), None)
+    [missing] = [d for d in section["diagnostics"] if d["code"] == "GRPO-C011"]
+    assert "'no_such_module'" in missing["message"] and section["ok"] is False
+    assert section["packages"]["trl"]
+    text = render_text({"file": str(config), "engine": "grpo_runtime", "steps": 1, "groups": [], "passed": True,
+                        "seconds": 1.0, "doctor": section})
+    assert "environment (grpo doctor): error[GRPO-C011]" in text
+    assert doctor_section(str(tmp_path / "absent.yaml"), None)["error"].startswith("cannot read")
