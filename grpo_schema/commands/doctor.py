@@ -99,6 +99,30 @@ def _summary(report) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _render_text(results, report) -> str:
+    from grpo_schema.render.text import printable, render_diagnostic, use_color
+
+    color = use_color(sys.stdout)
+    blocks = []
+    for index, result in enumerate(results):
+        try:
+            with open(result.path, encoding="utf-8", errors="replace") as handle:
+                lines = handle.read().splitlines()
+        except OSError:
+            lines = []
+        blocks += [render_diagnostic(d, result.path, lines, color) for d in result.diagnostics]
+        counts = {s: sum(d.severity == s for d in result.diagnostics) for s in ("error", "warning", "info")}
+        words = ", ".join(f"{n} {s}{'s' if n != 1 else ''}" for s, n in counts.items() if n)
+        if index == 0:
+            verdict = ("the environment cannot run it as it is" if counts["error"] else "the environment can run it")
+            if result.path.startswith("<environment"):
+                verdict = ("the environment has problems" if counts["error"] else "no problems found")
+        else:
+            verdict = "lines of this file were left out of the check"
+        blocks.append(f"{printable(result.path)}: {verdict}" + (f" ({words})" if words else ""))
+    return "\n\n".join(blocks) + "\n"
+
+
 def doctor_command(argv: Sequence[str]) -> int:
     args = build_parser().parse_args(list(argv))
     try:
@@ -120,17 +144,8 @@ def doctor_command(argv: Sequence[str]) -> int:
 
         sys.stdout.write(render_sarif(results))
     else:
-        from grpo_schema.render.text import render
-
-        sources = {}
-        for result in results:
-            try:
-                with open(result.path, encoding="utf-8", errors="replace") as handle:
-                    sources[result.path] = handle.read()
-            except OSError:
-                pass
         sys.stdout.write(_summary(report))
-        sys.stdout.write(render(results, sources, sys.stdout))
+        sys.stdout.write(_render_text(results, report))
     failing = [d for r in results for d in r.diagnostics
                if d.severity == "error" or (args.strict and d.severity == "warning")]
     return EXIT_INVALID if failing else EXIT_OK

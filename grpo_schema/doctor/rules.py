@@ -473,8 +473,10 @@ def reward_modules(ctx: Context) -> Iterator[Diagnostic]:
 def file_problems(ctx: Context) -> Iterator[Diagnostic]:
     for line, text, problem in ctx.env.problems:
         if line is not None:
+            kept = "pins exact versions" in problem  # listed, but its version is open
             yield Diagnostic(codes.C_UNREAD_LINE, "warning", f"line {line}: {text!r}: {problem}", line=line,
-                             column=1, hint="fix or delete the line; it is left out of the check")
+                             column=1, hint="write the version installed, as pip freeze does (NAME==VERSION)" if kept
+                             else "fix or delete the line; it is left out of the check")
         else:
             yield Diagnostic(codes.C_NO_METADATA, "warning", f"{text}: {problem}",
                              hint="reinstall the package with pip so that its metadata is written")

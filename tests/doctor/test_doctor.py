@@ -176,3 +176,23 @@ def test_smoke_reports_carry_the_doctor_findings(tmp_path):
                         "seconds": 1.0, "doctor": section})
     assert "environment (grpo doctor): error[GRPO-C011]" in text
     assert doctor_section(str(tmp_path / "absent.yaml"), None)["error"].startswith("cannot read")
+
+
+def test_deepspeed_file_flash_attn_and_zero3_rows(tmp_path):
+    (tmp_path / "ds.json").write_text('{"zero_optimization": {"stage": 3}}')
+    frozen = tmp_path / "f.txt"
+    frozen.write_text("trl==1.16.0\ntorch==2.13.0+cpu\ntransformers==5.1.0\n")
+    config = {"deepspeed": "ds.json", "attn_implementation": "flash_attention_2"}
+    report = diagnose(from_file(str(frozen), "freeze"), config, config_path=str(tmp_path / "c.yaml"))
+    ds = sorted(d.hint.split("`")[1] for d in report.diagnostics if d.code == "GRPO-C009")
+    assert ds == ["deepspeed>=0.18.6", "transformers!=5.1.0"] and "zero3" in report.features
+    [fa] = [d for d in report.diagnostics if d.code == "GRPO-C008"]
+    assert "not installed" in fa.message and fa.fields == ("attn_implementation",)
+    frozen.write_text("trl==1.8.0\ntorch==2.13.0+cpu\nflash-attn==2.8.3\nvllm==0.20.0\ndeepspeed==0.18.6\n")
+    report = diagnose(from_file(str(frozen), "freeze"), {**config, "use_vllm": True},
+                      config_path=str(tmp_path / "c.yaml"))
+    found = {d.code: d for d in report.diagnostics}
+    assert "CPU-only build" in found["GRPO-C008"].message
+    assert any("KB15" in d.message for d in report.diagnostics if d.code == "GRPO-C004")
+    assert not any("KB20" in d.message for d in report.diagnostics)  # vLLM 0.20 with torch 2.13: not that row
+    assert "CPU-only build" in found["GRPO-C005"].message  # vllm 0.20.0 is inside 1.8's range, torch is not CUDA
