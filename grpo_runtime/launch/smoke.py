@@ -262,8 +262,9 @@ def prepare(args, result, plan, workdir: Path):
     from grpo_schema import check_file
 
     from grpo_runtime.data.rewards import reward_name
-    from grpo_runtime.launch.smoke_plan import (choose_world_size, strict_paths_check, substitute_dataset,
-                                                substitute_model, substitute_settings, written_groups)
+    from grpo_runtime.launch.smoke_plan import (bound_batch, cap_generation_kwargs, choose_world_size,
+                                                strict_paths_check, substitute_dataset, substitute_model,
+                                                substitute_settings, written_groups)
     from grpo_runtime.support import assess, script_of
 
     config, raw = result.config, result.raw if isinstance(result.raw, dict) else {}
@@ -280,6 +281,8 @@ def prepare(args, result, plan, workdir: Path):
                           allow_profile_import=True)
 
     plan.world_size = choose_world_size(args.file, config, plan, result.world_size, checked)
+    bound_batch(config, plan, checked)
+    cap_generation_kwargs(config, plan)
     if "num_processes" in result.launch or plan.world_size != result.world_size:
         plan.overrides["num_processes"] = plan.world_size
     written_groups(config, result.plan, plan, args.steps, [reward_name(f) for f in funcs] or ["the reward model"])
@@ -309,9 +312,15 @@ def run_workers(args, result, plan, workdir: Path) -> dict:
     if plan.world_size == 1:
         command = [sys.executable, *module]
     else:
+        from grpo_runtime.distributed.accelerate import launch_mode, prebuild_deepspeed_ops
         from grpo_runtime.launch.cli import default_launch_args, launch_arguments
 
         flags = launch_arguments(result.launch, [])
+        if result.config.deepspeed or launch_mode(result.launch) == "DEEPSPEED" or "--use_deepspeed" in flags:
+            with contextlib.redirect_stdout(sys.stderr):
+                prebuild_deepspeed_ops()  # once, as `grpo launch` does: ranks building it together can break it
+        if "--main_process_port" not in flags:  # never accelerate's fixed 29500, which another run may hold
+            flags = [*flags, "--main_process_port", str(free_port())]
         command = [sys.executable, "-m", "accelerate.commands.launch", "--num_processes", str(plan.world_size),
                    *flags, *default_launch_args(flags, plan.world_size, result.config), *module]
     env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
@@ -385,6 +394,14 @@ def last_exception(log: str) -> dict | None:
         if found:
             return {"type": found.group(1), "message": found.group(2)}
     return None
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
 
 def wait(process, workdir: Path, timeout: float):

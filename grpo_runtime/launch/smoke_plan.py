@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 COMPLETION_CAP = 32  # tokens: enough for a reward to see a real completion, short enough for a CPU
+ROWS_PER_OPTIMIZER_STEP = 64  # completions a process trains on per optimizer step, at most (bound_batch)
 SMALL_MODEL_PARAMS = 60e6  # a local model this small runs as it is
 MAX_CPU_PROCESSES = 2
 SYNTHETIC_ROWS = 64
@@ -630,6 +631,65 @@ def choose_world_size(path: str, config, plan: SmokePlan, declared: int, checked
         plan.overrides.pop(key)
     raise SmokeRefused("world size", f"{path} needs {declared} processes and no world size up to {limit} (what this "
                        f"machine's {os.cpu_count()} CPU core(s) run) keeps its batch schedule valid", "num_processes")
+
+
+def bound_batch(config, plan: SmokePlan, checked) -> None:
+    """Bound the work of an optimizer step, keeping the schedule's shape: when a process's micro-batches over an
+    optimizer step hold more than ROWS_PER_OPTIMIZER_STEP rows, per_device_train_batch_size becomes the largest
+    value under that bound (at least the smallest) whose generation batch still holds whole groups of
+    num_generations, with steps_per_generation, num_iterations and gradient_accumulation_steps as written (so generation happens on the same micro-steps, the
+    optimizer steps on the same ones, and the off-policy pattern (GA % (steps_per_generation * num_iterations))
+    is the same). A generation_batch_size set in the file is scaled with it."""
+    import math
+
+    world = plan.world_size
+    before = checked(world)
+    spg = getattr(before.plan, "steps_per_generation", None) if getattr(before, "plan", None) else None
+    generations = config.num_generations
+    batch = plan.overrides.get("per_device_train_batch_size", config.per_device_train_batch_size)
+    if not spg or not generations or not batch:
+        return
+    step = generations // math.gcd(generations, spg * world)  # the batch sizes that keep whole groups
+    accumulation = max(1, config.gradient_accumulation_steps or 1)
+    smallest = step * max(1, (ROWS_PER_OPTIMIZER_STEP // accumulation) // step)
+    if smallest >= batch:
+        return
+    changed = {"per_device_train_batch_size": smallest}
+    if config.generation_batch_size is not None:
+        changed["generation_batch_size"] = smallest * spg * world
+    kept = {key: plan.overrides.get(key) for key in changed}
+    plan.overrides.update(changed)
+    after = checked(world)
+    if not after.valid or getattr(after.plan, "steps_per_generation", None) != spg:
+        for key, value in kept.items():  # the schedule would not keep its shape: as written
+            if value is None:
+                plan.overrides.pop(key, None)
+            else:
+                plan.overrides[key] = value
+        return
+    groups = smallest * spg * world // generations
+    plan.add("batch size", SUBSTITUTED, f"per_device_train_batch_size {smallest} (was {batch}): {groups} group(s) of "
+             f"{generations} completions per generation instead of {batch * spg * world // generations}, with "
+             f"steps_per_generation {spg}, num_iterations {config.num_iterations} and gradient_accumulation_steps "
+             f"{config.gradient_accumulation_steps} as written (the same schedule, less work per micro-step)")
+
+
+def cap_generation_kwargs(config, plan: SmokePlan) -> None:
+    """generation_kwargs win over max_completion_length: a max_new_tokens there is capped too, and a max_time (a
+    wall-clock limit, which a busy machine would reach at another token) is dropped."""
+    kwargs = dict(config.generation_kwargs or {})
+    if not kwargs:
+        return
+    changed = []
+    if isinstance(kwargs.get("max_new_tokens"), int) and kwargs["max_new_tokens"] > COMPLETION_CAP:
+        changed.append(f"max_new_tokens capped at {COMPLETION_CAP} (was {kwargs['max_new_tokens']})")
+        kwargs["max_new_tokens"] = COMPLETION_CAP
+    if "max_time" in kwargs:
+        kwargs.pop("max_time")
+        changed.append("max_time dropped (a wall-clock limit would stop at another token on a busy machine)")
+    if changed:
+        plan.overrides["generation_kwargs"] = kwargs
+        plan.add("generation_kwargs", SUBSTITUTED, "; ".join(changed))
 
 
 # --- the groups that run as written --------------------------------------------------------------------------------
