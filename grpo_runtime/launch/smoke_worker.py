@@ -18,7 +18,8 @@ import sysconfig
 import traceback
 from pathlib import Path
 
-OUR_PACKAGES = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).resolve().parents[2] / "grpo_schema")]
+OUR_PACKAGES = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).resolve().parents[2] / "grpo_schema"),
+                str(Path(__file__).resolve().parents[2] / "web"), str(Path(__file__).resolve().parents[2] / "grpo_web")]
 LIBRARY_DIRS = {os.path.realpath(sysconfig.get_paths()[name])
                 for name in ("stdlib", "platstdlib", "purelib", "platlib")}
 MISSING_ARGUMENT = re.compile(r"missing \d+ required (?:positional|keyword-only) arguments?: (.+)")

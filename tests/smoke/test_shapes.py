@@ -118,3 +118,18 @@ def test_a_dataset_path_of_another_machine_is_substituted_and_said_so(workspace)
     dataset = next(g for g in report["groups"] if g["group"] == "dataset")
     assert dataset["status"] == "substituted" and "path of another machine" in dataset["detail"]
     assert "/workspace/cluster-only/math/train.jsonl" in dataset["detail"]
+
+
+def test_frames_are_ordered_the_users_then_ours_then_the_libraries(tmp_path):
+    """A compiled library's frames name files that are not on this machine (pyarrow's `array.pxi`): they are the
+    library's, never put first as the user's own."""
+    import json as json_module
+
+    from grpo_runtime.launch import smoke_worker
+
+    user_file = tmp_path / "my_rewards.py"
+    user_file.write_text("x = 1\n")
+    assert smoke_worker.frame_owner("pyarrow/array.pxi") == "library"
+    assert smoke_worker.frame_owner(json_module.__file__) == "library"
+    assert smoke_worker.frame_owner(smoke_worker.__file__) == "ours"
+    assert smoke_worker.frame_owner(str(user_file)) == "user"
