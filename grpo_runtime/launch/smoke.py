@@ -305,7 +305,8 @@ def run_workers(args, result, plan, workdir: Path) -> dict:
 
     spec = {"file": args.file, "overrides": [*args.overrides, *plan.set_strings()], "world_size": plan.world_size,
             "allow_env": list(args.allow_env), "profiles": list(args.profiles or result.profile_args),
-            "steps": args.steps, "engine": args.engine, "workdir": str(workdir), "seed": plan.seed}
+            "steps": args.steps, "engine": args.engine, "workdir": str(workdir), "seed": plan.seed,
+            "resume_port": free_port() if plan.world_size > 1 else None}
     spec_path = workdir / "spec.json"
     spec_path.write_text(json.dumps(spec), encoding="utf-8")
     module = ["-m", "grpo_runtime.launch.smoke_worker", str(spec_path)]
@@ -320,7 +321,10 @@ def run_workers(args, result, plan, workdir: Path) -> dict:
             with contextlib.redirect_stdout(sys.stderr):
                 prebuild_deepspeed_ops()  # once, as `grpo launch` does: ranks building it together can break it
         if "--main_process_port" not in flags:  # never accelerate's fixed 29500, which another run may hold
-            flags = [*flags, "--main_process_port", str(free_port())]
+            port = free_port()
+            while port == spec["resume_port"]:
+                port = free_port()
+            flags = [*flags, "--main_process_port", str(port)]
         command = [sys.executable, "-m", "accelerate.commands.launch", "--num_processes", str(plan.world_size),
                    *flags, *default_launch_args(flags, plan.world_size, result.config), *module]
     env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1",

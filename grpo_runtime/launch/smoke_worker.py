@@ -321,7 +321,7 @@ def run_trl_phase(spec: dict, extra: list[str]):
     return result
 
 
-def fresh_accelerate_state() -> None:
+def fresh_accelerate_state(resume_port: int | None = None) -> None:
     """The first phase ended its run (`end_training` destroys the process group): the resumed run starts as a new
     process would, with accelerate's shared state cleared so that the next Accelerator sets it up again."""
     from accelerate.state import AcceleratorState
@@ -329,9 +329,10 @@ def fresh_accelerate_state() -> None:
     AcceleratorState._reset_state(reset_partial_state=True)
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:
         # A second process group on the launcher's store would read the first one's keys and hang in its first
-        # collective: the resumed run rendezvouses on a store of its own, on the next port (the same on every rank).
+        # collective: the resumed run rendezvouses on a store of its own, on a port the smoke chose free (the same
+        # on every rank; a fixed one could be another run's).
         os.environ["TORCHELASTIC_USE_AGENT_STORE"] = "False"
-        os.environ["MASTER_PORT"] = str(int(os.environ.get("MASTER_PORT", "29500")) + 1)
+        os.environ["MASTER_PORT"] = str(resume_port or int(os.environ.get("MASTER_PORT", "29500")) + 1)
 
 
 def run(spec: dict) -> dict:
@@ -342,7 +343,7 @@ def run(spec: dict) -> dict:
         for phase, extra in phases(spec["steps"]):
             extra = [e.replace("CHECKPOINT", str(output_dir / "checkpoint-1")) for e in extra]
             if phase == "resume":
-                fresh_accelerate_state()
+                fresh_accelerate_state(spec.get("resume_port"))
             if spec["engine"] == "trl":
                 result = run_trl_phase(spec, extra)
             else:
