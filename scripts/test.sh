@@ -8,6 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export VENV=${VENV:-.venv}
 bash scripts/setup.sh all,test,deepspeed
+# SkyPilot and dstack, to load the specs of `grpo launch --emit` in their own libraries (tests/emit)
+bash scripts/setup-emit.sh
 PY="$VENV/bin/python"
 if [ "${SKIP_SYSTEM:-0}" != 1 ]; then
   if ! [ -x /usr/bin/chromium ] && command -v apt-get >/dev/null; then

@@ -130,6 +130,10 @@ def launch_command(argv: list[str]) -> int:
     (default: num_processes from the file, else 1), export `env:`, then `accelerate launch` N copies of
     `python -m grpo_runtime FILE` (they inherit the env). The file's launch keys (num_machines,
     main_process_ip, ...) become accelerate flags; flags on the command line win."""
+    if any(item == "--emit" or item.startswith("--emit=") for item in argv):  # print a scheduler's spec
+        from grpo_runtime.launch.emit import emit_command
+
+        return emit_command(argv)
     if "--slurm" in argv:  # submit to the cluster's scheduler instead (grpo_runtime.launch.slurm, docs/runs.md)
         from grpo_runtime.launch.slurm.cli import launch_slurm
 

@@ -1,0 +1,285 @@
+"""`grpo launch --emit skypilot|dstack|kubernetes FILE`: a scheduler's task or manifest from the validated config.
+
+The shape comes from the config, as for `grpo launch --slurm` (grpo_runtime.launch.slurm.layout): training nodes
+and processes per node from `num_machines` / `num_processes` and the declared `hardware:` (NODESxGPUSxACCELERATOR),
+the accelerator type from `hardware:`, one extra node for `trl vllm-serve` when the config generates through a
+server it does not name. Every training node runs `grpo launch` as one accelerate machine (machine rank = the
+node's rank, the rank-0 node's address and the config's main_process_port as the rendezvous). Checkpoints go to
+output_dir on a mounted volume; a restarted task goes on from the newest complete checkpoint found there.
+The config is validated at the emitted world size before anything is printed; nothing is submitted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import PurePosixPath
+from typing import Any
+
+import yaml
+
+from grpo_runtime.launch.slurm.layout import Layout, LayoutError, plan_layout, wants_vllm_server
+
+TARGETS = ("skypilot", "dstack", "kubernetes")
+K8S_FORMS = ("pytorchjob", "trainjob", "jobset", "indexed-job")
+VOLUME = "/checkpoints"  # where the checkpoint volume is mounted in every target
+WORKDIR = "/workspace"  # where the project and the config are in every node
+DEFAULT_PORT = 29500
+# Scheduler names of the accelerators in grpo-config's catalogue (family before the memory size).
+_GPU_NAMES = {"H100-PCIE": "H100", "H100-NVL": "H100-NVL", "RTX6000-ADA": "RTX6000-Ada", "A6000": "RTXA6000"}
+
+
+def emit_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="grpo launch --emit",
+                                     description="Print a scheduler's task or manifest for a validated run.")
+    parser.add_argument("file", help="the run config (YAML or JSON)")
+    parser.add_argument("--emit", choices=TARGETS, required=True, help="the scheduler to write for")
+    parser.add_argument("--k8s-form", choices=K8S_FORMS, default="pytorchjob",
+                        help="the Kubernetes object (default pytorchjob: Kubeflow's PyTorchJob)")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--allow-env", dest="allow_env", action="append", default=[], metavar="NAME")
+    parser.add_argument("--nodes", type=int, help="training nodes (default: from num_machines / hardware:)")
+    parser.add_argument("--gpus-per-node", type=int, help="GPUs per node (default: from hardware:)")
+    parser.add_argument("--image", default="nvcr.io/nvidia/pytorch:24.10-py3",
+                        help="container image (dstack, Kubernetes; SkyPilot runs on the cloud's image)")
+    parser.add_argument("--name", help="the job's name (default grpo-CONFIG)")
+    parser.add_argument("--volume", default="grpo-checkpoints",
+                        help="the checkpoint volume (name of a SkyPilot/dstack volume or a Kubernetes PVC)")
+    parser.add_argument("--output", "-o", help="write the spec to this file instead of printing it")
+    return parser
+
+
+def hardware_of(raw: Any) -> tuple[int, int, str | None]:
+    """(nodes, GPUs per node, scheduler accelerator name) from the config's `hardware:`; (0, 0, None) if absent."""
+    from grpo_schema.engine.hardware.accelerators import HardwareError, parse_hardware
+
+    spec = raw.get("hardware") if isinstance(raw, dict) else None
+    if isinstance(spec, dict):
+        spec = spec.get("spec") or spec.get("gpus")
+    if not isinstance(spec, str):
+        return 0, 0, None
+    try:
+        hardware = parse_hardware(spec)
+    except HardwareError:
+        return 0, 0, None
+    if hardware.accelerator.peak_tflops is None:  # a plain memory size names no GPU type
+        return hardware.nodes, hardware.gpus_per_node, None
+    family = hardware.accelerator.name.upper().rpartition("-")[0] or hardware.accelerator.name
+    return hardware.nodes, hardware.gpus_per_node, _GPU_NAMES.get(family, family)
+
+
+def plan(declared, nodes: int | None, gpus_per_node: int | None) -> tuple[Layout, str | None]:
+    hw_nodes, hw_gpus, accelerator = hardware_of(declared.raw)
+    gpus = gpus_per_node if gpus_per_node is not None else hw_gpus
+    server = wants_vllm_server(declared.config)
+    launch = dict(declared.launch)
+    if nodes is None and not launch.get("num_machines"):
+        world = launch.get("num_processes")
+        if world and gpus:
+            nodes = max(world // gpus, 1)
+        elif hw_nodes:
+            nodes = max(hw_nodes - (1 if server and hw_nodes > 1 else 0), 1)
+    if launch.get("num_processes") and gpus and nodes and launch["num_processes"] < nodes * gpus:
+        processes = launch["num_processes"] // nodes  # fewer processes than GPUs: the rest serve vLLM (colocate TP)
+        return plan_layout(launch, nodes=nodes, processes_per_node=processes, gpus_per_node=gpus,
+                           vllm_server=server), accelerator
+    return plan_layout(launch, nodes=nodes, gpus_per_node=gpus or 0, vllm_server=server), accelerator
+
+
+class Job:
+    """Everything the targets share: the layout, the command each node runs, the environment."""
+
+    def __init__(self, args, result, layout: Layout, accelerator: str | None):
+        self.layout, self.accelerator, self.args = layout, accelerator, args
+        self.name = (args.name or f"grpo-{PurePosixPath(args.file).stem}").lower().replace("_", "-")[:50]
+        self.config_name = PurePosixPath(args.file).name
+        self.port = int(result.launch.get("main_process_port") or DEFAULT_PORT)
+        self.output_dir = f"{VOLUME}/{self.name}"
+        self.env = {str(k): str(v) for k, v in (result.env or {}).items()}
+        config = result.config
+        self.model = str(config.model_name_or_path)
+        self.vllm_port = int(getattr(config, "vllm_server_port", 8000) or 8000)
+        self.vllm_tp = int(getattr(config, "vllm_tensor_parallel_size", 1) or 1) if layout.vllm_server else 1
+        self.overrides = [o for o in args.overrides if not o.startswith("output_dir=")]
+
+    def train_command(self, rank: str, main_ip: str, vllm_host: str | None) -> str:
+        """The shell line of one training node; rank, main_ip and vllm_host are shell expressions."""
+        layout = self.layout
+        words = ["grpo", "launch", shlex.quote(self.args.file),
+                 "--num-processes", str(layout.world_size)]
+        if layout.nodes > 1:
+            words += ["--num_machines", str(layout.nodes), "--machine_rank", rank,
+                      "--main_process_ip", main_ip, "--main_process_port", str(self.port)]
+        words += ["--set", shlex.quote(f"output_dir={self.output_dir}")]
+        if vllm_host:
+            words += ["--set", f'"vllm_server_host={vllm_host}"']
+        for override in self.overrides:
+            words += ["--set", shlex.quote(override)]
+        for name in self.args.allow_env:
+            words += ["--allow-env", shlex.quote(name)]
+        words.append('"${RESUME[@]}"')
+        return " ".join(words)
+
+    def resume_lines(self) -> list[str]:
+        """After a preemption the node starts again: go on from the newest complete checkpoint on the volume."""
+        return ["RESUME=()",
+                f'if compgen -G "{self.output_dir}/checkpoint-*/runtime_state.json" > /dev/null; then '
+                "RESUME=(--set resume_from_checkpoint=true); fi"]
+
+    def vllm_command(self) -> str:
+        return (f"trl vllm-serve --model {shlex.quote(self.model)} --tensor-parallel-size {self.vllm_tp} "
+                f"--data-parallel-size {max(self.layout.gpus_per_node // self.vllm_tp, 1)} "
+                f"--host 0.0.0.0 --port {self.vllm_port}")
+
+    def script(self, rank: str, main_ip: str, vllm_host: str | None) -> str:
+        """The whole per-node script: the vLLM node (rank = training nodes) serves, the others train."""
+        lines = ["set -euo pipefail", f"mkdir -p {self.output_dir}", *self.resume_lines()]
+        train = self.train_command(rank, main_ip, vllm_host)
+        if self.layout.vllm_server:
+            lines += [f'if [ "{rank}" -eq {self.layout.nodes} ]; then', f"  exec {self.vllm_command()}", "fi",
+                      f'until curl -sf "http://{vllm_host}:{self.vllm_port}/health/" > /dev/null; do sleep 10; done']
+        lines.append(f"exec {train}")
+        return "\n".join(lines) + "\n"
+
+    @property
+    def gpus(self) -> int:
+        return self.layout.gpus_per_node
+
+
+# --- the targets -------------------------------------------------------------------------------------------------
+def skypilot(job: Job) -> dict:
+    layout = job.layout
+    resources: dict[str, Any] = {}
+    if job.gpus:
+        resources["accelerators"] = f"{job.accelerator or 'H100'}:{job.gpus}"
+    resources["ports"] = [job.port] + ([job.vllm_port] if layout.vllm_server else [])
+    vllm_host = f"$(echo \"$SKYPILOT_NODE_IPS\" | sed -n {layout.nodes + 1}p)" if layout.vllm_server else None
+    return {
+        "name": job.name, "num_nodes": layout.total_nodes, "resources": resources,
+        "workdir": ".", "envs": dict(job.env),
+        "volumes": {VOLUME: job.args.volume},
+        "setup": "pip install -e '.[runtime]'",
+        "run": ('MAIN_IP=$(echo "$SKYPILOT_NODE_IPS" | head -n1)\n'
+                + job.script("$SKYPILOT_NODE_RANK", '"$MAIN_IP"', vllm_host)),
+    }
+
+
+def dstack(job: Job) -> dict:
+    layout = job.layout
+    spec: dict[str, Any] = {"type": "task", "name": job.name, "nodes": layout.total_nodes, "image": job.args.image,
+                            "env": [f"{k}={v}" for k, v in job.env.items()],
+                            "volumes": [{"name": job.args.volume, "path": VOLUME}],
+                            "retry": {"on_events": ["interruption", "error"]}}
+    if job.gpus:
+        spec["resources"] = {"gpu": f"{job.accelerator or 'H100'}:{job.gpus}", "shm_size": "24GB"}
+    vllm_host = f'$(echo "$DSTACK_NODES_IPS" | sed -n {layout.nodes + 1}p)' if layout.vllm_server else None
+    spec["commands"] = ["pip install -e '.[runtime]'",
+                        job.script("$DSTACK_NODE_RANK", '"$DSTACK_MASTER_NODE_IP"', vllm_host)]
+    return spec
+
+
+def _container(job: Job, script: str, gpus: int, name: str = "trainer") -> dict:
+    container: dict[str, Any] = {
+        "name": name, "image": job.args.image, "workingDir": WORKDIR, "command": ["bash", "-c", script],
+        "env": [{"name": k, "value": v} for k, v in job.env.items()],
+        "ports": [{"containerPort": job.port, "name": "rendezvous"}],
+        "volumeMounts": [{"name": "checkpoints", "mountPath": VOLUME}, {"name": "shm", "mountPath": "/dev/shm"}],
+    }
+    if gpus:
+        container["resources"] = {"limits": {"nvidia.com/gpu": str(gpus)}}  # a Kubernetes quantity
+    return container
+
+
+def _pod(job: Job, script: str, restart: str = "OnFailure", extra: dict | None = None) -> dict:
+    spec: dict[str, Any] = {
+        "restartPolicy": restart, "containers": [_container(job, script, job.gpus)],
+        "volumes": [{"name": "checkpoints", "persistentVolumeClaim": {"claimName": job.args.volume}},
+                    {"name": "shm", "emptyDir": {"medium": "Memory"}}]}
+    if job.accelerator:
+        spec["nodeSelector"] = {"nvidia.com/gpu.product": job.accelerator}
+    spec.update(extra or {})
+    return {"metadata": {"labels": {"app": job.name}}, "spec": spec}
+
+
+def kubernetes(job: Job) -> list[dict]:
+    """The chosen form, plus a headless Service for the rendezvous (and the vLLM server) where the form needs one."""
+    form, layout = job.args.k8s_form, job.layout
+    service = f"{job.name}-nodes"
+    vllm_host = f"{job.name}-0-{layout.nodes}.{service}" if layout.vllm_server else None
+    if form == "pytorchjob":
+        rank = "$((${RANK:-0}))"
+        script = job.script(rank, '"$MASTER_ADDR"', vllm_host and f"{job.name}-worker-{layout.total_nodes - 2}")
+        replicas: dict[str, Any] = {"Master": {"replicas": 1, "restartPolicy": "OnFailure",
+                                               "template": _pod(job, script)}}
+        if layout.total_nodes > 1:
+            replicas["Worker"] = {"replicas": layout.total_nodes - 1, "restartPolicy": "OnFailure",
+                                  "template": _pod(job, script)}
+        return [{"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": job.name},
+                 "spec": {"runPolicy": {"backoffLimit": 10}, "pytorchReplicaSpecs": replicas}}]
+    if form == "trainjob":
+        script = job.script("$PET_NODE_RANK", '"$PET_MASTER_ADDR"', vllm_host)
+        container = _container(job, script, job.gpus)
+        return [{"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob", "metadata": {"name": job.name},
+                 "spec": {"runtimeRef": {"name": "torch-distributed"},
+                          "trainer": {"image": job.args.image, "command": container["command"],
+                                      "numNodes": layout.total_nodes,
+                                      "numProcPerNode": layout.processes_per_node or 1,
+                                      "env": container["env"],
+                                      **({"resourcesPerNode": container["resources"]} if job.gpus else {})}}}]
+    headless = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": service},
+                "spec": {"clusterIP": "None", "selector": {"app": job.name}, "ports": [
+                    {"name": "rendezvous", "port": job.port}]
+                    + ([{"name": "vllm", "port": job.vllm_port}] if layout.vllm_server else [])}}
+    main_ip = f"{job.name}-0-0.{service}" if form == "jobset" else f"{job.name}-0.{service}"
+    if form == "indexed-job":
+        vllm_host = f"{job.name}-{layout.nodes}.{service}" if layout.vllm_server else None
+    script = job.script("$JOB_COMPLETION_INDEX", main_ip, vllm_host)
+    pod = _pod(job, script, restart="Never", extra={"subdomain": service})
+    indexed = {"completions": layout.total_nodes, "parallelism": layout.total_nodes, "completionMode": "Indexed",
+               "backoffLimitPerIndex": 3, "template": pod}
+    if form == "indexed-job":
+        pod["spec"]["restartPolicy"] = "Never"
+        return [headless, {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": job.name},
+                           "spec": indexed}]
+    return [headless, {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": job.name},
+                       "spec": {"network": {"subdomain": service}, "failurePolicy": {"maxRestarts": 10},
+                                "replicatedJobs": [{"name": "0", "replicas": 1,
+                                                    "template": {"spec": indexed}}]}}]
+
+
+def emit(args, result, layout: Layout, accelerator: str | None) -> str:
+    job = Job(args, result, layout, accelerator)
+    if args.emit == "skypilot":
+        return yaml.safe_dump(skypilot(job), sort_keys=False)
+    if args.emit == "dstack":
+        return yaml.safe_dump(dstack(job), sort_keys=False)
+    return yaml.safe_dump_all(kubernetes(job), sort_keys=False)
+
+
+def emit_command(argv: list[str]) -> int:
+    args = emit_parser().parse_args(argv)
+    from grpo_runtime.launch.checking import check
+    from grpo_schema import check_file
+
+    try:
+        declared = check_file(args.file, overrides=args.overrides or None, allow_env=args.allow_env)
+    except OSError as error:
+        print(f"grpo: cannot read {args.file}: {error}", file=sys.stderr)
+        return 2
+    try:
+        layout, accelerator = plan(declared, args.nodes, args.gpus_per_node)
+    except LayoutError as error:
+        print(f"grpo launch --emit: error: {error}", file=sys.stderr)
+        return 2
+    result = check(args.file, args.overrides, layout.world_size, args.allow_env)
+    if isinstance(result, int):
+        return result
+    text = emit(args, result, layout, accelerator)
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        print(f"grpo: wrote {args.output} ({args.emit}: {layout.describe()})", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
