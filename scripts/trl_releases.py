@@ -14,10 +14,13 @@ Usage:
     python scripts/trl_releases.py --check        # exit 1 if the committed tables differ from a regeneration
     python scripts/trl_releases.py --offline      # use the cache only (fail if a wheel is missing)
     python scripts/trl_releases.py --only requirements   # only requirements.json (needs the trl wheels only)
+    python scripts/trl_releases.py --only trainer        # only trainer.json (needs the trl wheels only)
 
 requirements.json holds, for every release above, what its wheel's METADATA declares (install_requires and each
 extra, as requirement strings with the extra's own marker removed), its console scripts and whether it ships the
-`trl vllm-serve` script: `grpo doctor` judges an environment against them.
+`trl vllm-serve` script: `grpo doctor` judges an environment against them. trainer.json holds, for every release,
+the values of each choice-like field (loss_type, importance_sampling_level, scale_rewards, ...) its trainer accepts,
+read from its grpo_trainer.py and grpo_config.py: the checks that refuse any other value.
 
 Wheels are cached in $TRL_WHEEL_CACHE (default /tmp/trl-wheels): trl-*.whl there, transformers-*.whl in
 transformers/. The output is deterministic: sorted keys, no timestamps other than the wheels' own build dates.
@@ -477,6 +480,93 @@ def surface(version: str, tf_version: str, offline: bool) -> dict[str, Any]:
     }
 
 
+# --- trainer facts -----------------------------------------------------------------------------------------------
+# What a release's trainer accepts after parsing: the string values of each choice-like field that its GRPOConfig
+# and GRPOTrainer let through before an unconditional `raise` (at init, or at the first step's loss).
+
+TRAINER_FILES = ("trl/trainer/grpo_trainer.py", "trl/trainer/grpo_config.py")
+
+
+def _field_of(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _strings(node: ast.AST) -> set[str] | None:
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        if all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts):
+            return {e.value for e in node.elts}  # type: ignore[attr-defined]
+        return None
+    return {node.value} if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def _comparison(test: ast.AST) -> tuple[str, set[str], bool] | None:
+    """(field, values, negated) for `x.f == 's'`, `x.f in [...]`, `x.f != 's'`, `x.f not in [...]`."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    name, values, op = _field_of(test.left), _strings(test.comparators[0]), test.ops[0]
+    if name is None or values is None:
+        return None
+    if isinstance(op, (ast.Eq, ast.In)):
+        return name, values, False
+    return (name, values, True) if isinstance(op, (ast.NotEq, ast.NotIn)) else None
+
+
+def _raises(body: list[ast.stmt]) -> bool:
+    return any(isinstance(s, ast.Raise) for s in body)
+
+
+def source_choices(src: str) -> dict[str, list[str]]:
+    """The string values each check not itself under a condition lets through before its `raise` (an if/elif chain
+    on one field whose else raises, or `if field not in (...): raise`): what the trainer refuses whatever else the
+    config says. A value must pass every such check of its field."""
+    tree = ast.parse(src)
+    ifs = [n for n in ast.walk(tree) if isinstance(n, ast.If)]
+    elifs = {id(n.orelse[0]) for n in ifs if len(n.orelse) == 1 and isinstance(n.orelse[0], ast.If)}
+    nested: set[int] = set()
+    for n in ifs:
+        for child in n.body + [x for x in n.orelse if id(x) not in elifs]:
+            nested |= {id(d) for d in ast.walk(child)}
+    checks: dict[str, list[set[str]]] = {}
+    for node in ifs:
+        if id(node) in elifs or id(node) in nested:
+            continue
+        first = _comparison(node.test)
+        if first is None:
+            continue
+        name, seen, negated = first
+        if negated:
+            if _raises(node.body):
+                checks.setdefault(name, []).append(set(seen))
+            continue
+        seen, current = set(seen), node
+        while len(current.orelse) == 1 and isinstance(current.orelse[0], ast.If):
+            nxt = _comparison(current.orelse[0].test)
+            if nxt is None or nxt[0] != name or nxt[2]:
+                break
+            seen |= nxt[1]
+            current = current.orelse[0]
+        else:
+            if current.orelse and _raises(current.orelse):
+                checks.setdefault(name, []).append(seen)
+    return {name: sorted(set.intersection(*sets)) for name, sets in checks.items()}
+
+
+def trainer_facts(version: str, offline: bool) -> dict[str, Any]:
+    sources, _ = read_sources(wheel("trl", version, offline), TRAINER_FILES)
+    result: dict[str, list[str]] = {}
+    for name in TRAINER_FILES:
+        for f, values in source_choices(sources.get(name, "")).items():
+            result[f] = sorted(set(result[f]) & set(values)) if f in result else values
+    return {"choices": dict(sorted(result.items()))}
+
+
+def trainer_file(offline: bool) -> str:
+    return dump({"format": 1, "source": "each release's trl/trainer/grpo_trainer.py and grpo_config.py",
+                 "releases": {v: trainer_facts(v, offline) for v in sorted(RELEASES, key=vkey)}})
+
+
 # --- requirements ------------------------------------------------------------------------------------------------
 
 _EXTRA_MARKER = re.compile(r"""\s*(?:and\s+)?extra\s*==\s*["']([^"']+)["']\s*(?:and\s+)?""")
@@ -567,6 +657,7 @@ def build(offline: bool) -> dict[str, str]:
         })
     files["index.json"] = dump({"format": 1, "minimum": "0.14.0", "releases": index})
     files["requirements.json"] = requirements_file(offline)
+    files["trainer.json"] = trainer_file(offline)
     return files
 
 
@@ -575,8 +666,14 @@ def main() -> int:
     ap.add_argument("--check", action="store_true", help="compare with the committed tables; write nothing")
     ap.add_argument("--offline", action="store_true", help="use the wheel cache only")
     ap.add_argument("--out", type=Path, default=OUT)
-    ap.add_argument("--only", choices=["requirements"], help="write only requirements.json (trl wheels only)")
+    ap.add_argument("--only", choices=["requirements", "trainer"],
+                    help="write only requirements.json or trainer.json (trl wheels only)")
     args = ap.parse_args()
+    if args.only == "trainer":
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "trainer.json").write_text(trainer_file(args.offline))
+        print(f"wrote {args.out / 'trainer.json'}")
+        return 0
     if args.only == "requirements":
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "requirements.json").write_text(requirements_file(args.offline))

@@ -85,6 +85,9 @@ def read_as(mapping: dict[str, Any], release: ReleaseSurface, profile_keys: froz
         if problem is not None:
             reading.diagnostics.append(problem)
             continue
+        refused = trainer_refuses(key, value, release)  # read by the parser, refused when the trainer starts
+        if refused is not None:
+            reading.diagnostics.append(refused)
         if key in fields_116:
             reading.mapping[key] = value
         elif key in MIGRATIONS:  # read under its old name: checked under the new one, where 1.16 reads it
@@ -181,6 +184,18 @@ def parser_refuses(key: str, value: Any, release: ReleaseSurface) -> Diagnostic 
                       f"its parser refuses {yaml_value(value)}", fields=(key,),
                       hint=f"write {kind} for TRL {release.release}" +
                       (" (true = 'group', false = 'none'; the words came with TRL 0.22)" if key == "scale_rewards" else ""))
+
+
+def trainer_refuses(key: str, value: Any, release: ReleaseSurface) -> Diagnostic | None:
+    """A value the release parses but its trainer refuses (`loss_type: cispo` in 0.19, whose trainer knows grpo,
+    bnpo and dr_grpo and raises "Unknown loss type" for the rest)."""
+    allowed = release.choices.get(key)
+    if not allowed or not isinstance(value, str) or value in allowed:
+        return None
+    listed = ", ".join(allowed)
+    return Diagnostic(codes.T_CHOICE, "error", f"{key}: TRL {release.release}'s trainer accepts {listed}, and refuses "
+                      f"{yaml_value(value)}", fields=(key,),
+                      hint=f"use one of {listed} for TRL {release.release}, or run a TRL release that has {value}")
 
 
 def _converts(text: str, kind: type) -> bool:

@@ -9,6 +9,8 @@ hands them on (0.29 and later). Built from grpo_schema.versions' tables, which c
 from __future__ import annotations
 
 import copy
+import json
+import re
 from typing import Any
 
 from grpo_schema.versions import FieldInfo, ReleaseSurface
@@ -30,6 +32,9 @@ def release_schema(base: dict[str, Any], release: ReleaseSurface, launch_keys: f
             del properties[name]
     for name, info in release.fields.items():
         properties[name] = _property(properties.get(name), info, release.release)
+        if name in release.choices:
+            _restrict(properties[name], release.choices[name])
+        _without_deprecation(properties[name])
     if not takes_launch_keys:
         schema.pop("patternProperties", None)
     schema["title"] = f"grpo-config for TRL {release.release}"
@@ -56,9 +61,57 @@ def _property(prop: dict[str, Any] | None, info: FieldInfo, release: str) -> dic
         prop["enum"] = list(info.choices) + ([None] if info.nullable else [])
     if not info.required and info.default_expr is None and info.post_init is None:
         prop["default"] = info.default
+        if isinstance(prop.get("markdownDescription"), str):  # the hover text says the release's default
+            said = f"**Default:** `{_yaml(info.default)}`"
+            prop["markdownDescription"] = re.sub(r"\*\*Default:\*\* `[^`]*`", lambda _: said, prop["markdownDescription"])
     else:
         prop.pop("default", None)
     return prop
+
+
+def _yaml(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _restrict(prop: dict[str, Any], allowed: tuple[str, ...]) -> None:
+    """Offer only the string values the release's trainer accepts (0.19: grpo, bnpo, dr_grpo of 1.16's eight)."""
+    for node in [prop, *[o for o in prop.get("anyOf", []) if isinstance(o, dict)]]:
+        if "enum" not in node:
+            continue
+        size = len(node["enum"])
+        keep = [i for i, v in enumerate(node["enum"]) if not isinstance(v, str) or v in allowed]
+        for key in ("enum", "enumDescriptions", "markdownEnumDescriptions"):
+            if isinstance(node.get(key), list) and len(node[key]) == size:
+                node[key] = [node[key][i] for i in keep]
+    if "markdownDescription" in prop:  # the value list of the hover text: `- `cispo`: ...` lines
+        lines = prop["markdownDescription"].split("\n")
+        prop["markdownDescription"] = "\n".join(
+            line for line in lines
+            if not (line.startswith("- `") and "`:" in line and line[3:line.index("`:")] not in allowed
+                    and line[3:line.index("`:")] not in ("true", "false")))
+    for key in ("examples", "defaultSnippets"):
+        if isinstance(prop.get(key), list):
+            kept = [e for e in prop[key] if not isinstance(e, str) or e in allowed]
+            if kept:
+                prop[key] = kept
+            else:
+                prop.pop(key)
+
+
+def _without_deprecation(prop: dict[str, Any]) -> None:
+    """TRL 1.16's deprecations are 1.16's: an older release's schema does not carry them (the checker drops them for
+    older releases too), so renaming a key as told never names a key the release lacks."""
+    for key in ("deprecated", "deprecationMessage", "markdownDeprecationMessage"):
+        prop.pop(key, None)
+    if "markdownDescription" in prop:
+        text = prop["markdownDescription"]
+        prop["markdownDescription"] = "\n\n".join(p for p in text.split("\n\n")
+                                                    if not (p.startswith("**Checked with other fields by:** `GRPO-D")
+                                                            and p.count("`GRPO-") == 1))
 
 
 def _json_types(prop: dict[str, Any]) -> set[str]:

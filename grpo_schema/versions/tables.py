@@ -154,6 +154,9 @@ class ReleaseSurface:
     transformers: str  # the transformers release its TrainingArguments came from
     fields: Mapping[str, FieldInfo] = field(repr=False)
     front_end: FrontEnd = field(repr=False)
+    # The string values the release's trainer accepts for each choice-like field (loss_type, scale_rewards, ...),
+    # read from its grpo_trainer.py / grpo_config.py (trainer.json); a field not named here has no such check.
+    choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
 
     @property
     def version(self) -> Version:
@@ -197,7 +200,16 @@ def _load(file: str) -> ReleaseSurface:
         transformers=data["transformers"],
         fields={n: FieldInfo.from_json(n, d) for n, d in sorted(data["fields"].items())},
         front_end=FrontEnd.from_json(data["front_end"]),
+        choices={n: tuple(v) for n, v in _trainer()["releases"].get(data["release"], {}).get("choices", {}).items()},
     )
+
+
+@lru_cache(maxsize=1)
+def _trainer() -> dict[str, Any]:
+    """trainer.json: what each release's trainer accepts after parsing (releases sharing a table agree; a test checks)."""
+    with open(RELEASES_DIR / "trainer.json", encoding="utf-8") as fh:
+        data: dict[str, Any] = json.load(fh)
+    return data
 
 
 def _entry_for(v: Version) -> dict[str, Any]:

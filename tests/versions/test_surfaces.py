@@ -138,6 +138,28 @@ def test_schema_per_release(tmp_path):
     assert json.loads(committed.read_text()) == schema
 
 
+def test_the_trainer_choices_are_the_release_s_on_the_cli_and_in_its_schema(recipe):
+    """0.19's trainer knows grpo, bnpo and dr_grpo ("Unknown loss type" for the rest); 0.26's also dapo, cispo, sapo."""
+    recipe.write_text(OLD_RECIPE + "loss_type: cispo\n")
+    old = file_object(str(recipe), "--trl-version", "0.19")
+    refused = [d for d in old["diagnostics"] if d["code"] == "GRPO-T003"]
+    assert not old["valid"] and len(refused) == 1 and refused[0]["fields"] == ["loss_type"]
+    assert "bnpo, dr_grpo, grpo" in refused[0]["message"] and "cispo" in refused[0]["message"]
+    assert "GRPO-T003" not in codes(file_object(str(recipe), "--trl-version", "0.26"))
+    recipe.write_text(OLD_RECIPE + "loss_type: dr_grpo\nmax_completion_length: 256\n")
+    assert file_object(str(recipe), "--trl-version", "0.19")["valid"]
+    schema = json.loads((REPO / "schemas" / "trl-0.19.1" / "grpo-config.schema.json").read_text())["properties"]
+    assert sorted(schema["loss_type"]["enum"]) == ["bnpo", "dr_grpo", "grpo"]
+    assert len(schema["loss_type"]["enumDescriptions"]) == 3
+    assert "**Default:** `bnpo`" in schema["loss_type"]["markdownDescription"]
+    assert "cispo" not in schema["loss_type"]["markdownDescription"].split("**Default")[0]
+    # 1.16's deprecations are not 0.19's: no schema of an older release tells the user to rename into a key it lacks
+    assert "deprecationMessage" not in schema["gradient_checkpointing"]
+    assert "activation_checkpointing" not in schema
+    newest = json.loads((REPO / "schemas" / "grpo-config.schema.json").read_text())["properties"]
+    assert "deprecationMessage" in newest["gradient_checkpointing"] and len(newest["loss_type"]["enum"]) == 8
+
+
 def test_the_service_and_the_pydantic_api_take_the_release(recipe):
     import pydantic
     from fastapi.testclient import TestClient

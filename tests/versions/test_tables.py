@@ -241,7 +241,7 @@ def test_tables_are_compact_sorted_json():
         assert text == json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n", path.name
     index = json.loads((RELEASES_DIR / "index.json").read_text())
     assert {e["file"] for e in index["releases"]} == {p.name for p in RELEASES_DIR.glob("*.json")} - {
-        "index.json", "requirements.json"}
+        "index.json", "requirements.json", "trainer.json"}
     requirements = json.loads((RELEASES_DIR / "requirements.json").read_text())["releases"]
     assert sorted(requirements) == sorted(e["release"] for e in index["releases"])
 
@@ -280,6 +280,46 @@ def test_committed_requirements_equal_a_regeneration_from_the_cached_trl_wheels(
     table = json.loads((RELEASES_DIR / "requirements.json").read_text())["releases"]
     assert "vllm<=0.31.0,>=0.22.0" in table["1.16.0"]["extras"]["vllm"]
     assert table["0.15.2"]["vllm_serve"] is False and table["0.16.1"]["vllm_serve"] is True
+
+
+def test_committed_trainer_facts_equal_a_regeneration_from_the_cached_trl_wheels():
+    """trainer.json (the values each release's trainer accepts) is read from each release's own trainer source."""
+    script = _script()
+    missing = [v for v in script.RELEASES if not (script.CACHE / f"trl-{v}-py3-none-any.whl").exists()]
+    if missing:
+        pytest.skip(f"{len(missing)} trl wheels not cached under {script.CACHE} (run scripts/trl_releases.py once)")
+    assert script.trainer_file(offline=True) == (RELEASES_DIR / "trainer.json").read_text()
+
+
+def test_trainer_choices_per_release():
+    """0.19's trainer raises 'Unknown loss type' past grpo, bnpo and dr_grpo; the set grew release by release; the
+    releases that share a parser table share their trainer's choices (the table carries them)."""
+    facts = json.loads((RELEASES_DIR / "trainer.json").read_text())["releases"]
+    assert facts["0.16.1"]["choices"] == {}  # no loss_type yet
+    assert facts["0.19.1"]["choices"]["loss_type"] == ["bnpo", "dr_grpo", "grpo"]
+    assert facts["0.23.1"]["choices"]["loss_type"] == ["bnpo", "dapo", "dr_grpo", "grpo"]
+    assert "luspo" in facts["0.28.0"]["choices"]["loss_type"] and "vespo" not in facts["0.28.0"]["choices"]["loss_type"]
+    assert len(facts["1.16.0"]["choices"]["loss_type"]) == 8
+    assert facts["0.20.0"]["choices"]["importance_sampling_level"] == ["sequence", "token"]
+    assert facts["0.23.1"]["choices"]["scale_rewards"] == ["batch", "group", "none"]
+    index = json.loads((RELEASES_DIR / "index.json").read_text())["releases"]
+    for entry in index:
+        table = surface(entry["release"])
+        assert dict(table.choices) == {k: tuple(v) for k, v in facts[entry["release"]]["choices"].items()}, entry
+
+
+def test_the_source_reader_takes_only_unconditional_checks():
+    script = _script()
+    source = (
+        "def f(self):\n"
+        "    if self.use_liger and self.loss_type != 'bnpo':\n        raise ValueError\n"
+        "    if self.use_liger:\n        if self.loss_type != 'bnpo':\n            raise ValueError\n"
+        "    if self.loss_type == 'grpo':\n        a = 1\n    elif self.loss_type in ['bnpo', 'dr_grpo']:\n        a = 2\n"
+        "    else:\n        raise ValueError('Unknown loss type')\n"
+        "    if self.mode == 'a':\n        a = 1\n    elif self.mode == 'b':\n        a = 2\n"  # no raise: no fact
+        "    if self.level not in ('token', 'sequence'):\n        raise ValueError\n"
+    )
+    assert script.source_choices(source) == {"loss_type": ["bnpo", "dr_grpo", "grpo"], "level": ["sequence", "token"]}
 
 
 # --- 1.16 against grpo_schema's committed facts (read-only) -------------------------------------------------------
