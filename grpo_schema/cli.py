@@ -210,6 +210,9 @@ def _with_fit(data: bytes, path: str, hardware: str | None, options: dict, from_
     if comment_problem is not None:
         result.diagnostics = [comment_problem] + result.diagnostics
     result.diagnostics = result.diagnostics + report.diagnostics
+    from grpo_schema.commands.plan import memory_lines
+
+    result.memory_lines = memory_lines(report)
     return _finish(result)
 
 

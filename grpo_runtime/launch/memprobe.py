@@ -11,7 +11,8 @@ Optional case keys, each run through the runtime's own code: `lora` ({"r", "targ
 wrap_lora; the reference is then the policy with its adapters disabled), `reference: false` (beta 0: no reference,
 no log-prob pass), `world_size: 2, strategy: "zero3"` (that many fresh processes with torchrun's environment, each
 building setup.new_accelerator for a config with DeepSpeed ZeRO-3 in its `deepspeed` field and stepping through
-sharding.backward; {"ranks": [each process's parts]}, with `held`: what stays between steps), `vllm` (run config
+sharding.backward; {"ranks": [each process's parts]}, with `held`: what stays between steps; `offload`:
+"optimizer", "params" or "both" turns on DeepSpeed's CPU offload of those states), `vllm` (run config
 overrides: generation.vllm_colocate.ColocateBackend beside the policy, `vllm` what it holds, `generation` the peak
 of loading the weights and decoding one batch; needs the vLLM environment).
 
@@ -276,13 +277,23 @@ def zero3_accelerator(case: dict):
         per_device_train_batch_size=case["batch"], num_generations=2, gradient_accumulation_steps=2,
         max_completion_length=case["completion"], use_cpu=True, bf16=False, activation_checkpointing=False,
         optim="adamw_torch", learning_rate=1e-5, report_to="none",
-        deepspeed={"zero_optimization": {"stage": 3}, "train_micro_batch_size_per_gpu": "auto",
-                   "gradient_accumulation_steps": "auto"})
+        deepspeed={"zero_optimization": {"stage": 3, **_offload(case.get("offload"))},
+                   "train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto"})
     result = check_text(yaml.safe_dump(settings), world_size=world)
     if not result.valid or result.plan is None:
         raise SystemExit(f"memprobe: the ZeRO-3 config does not validate: {result.diagnostics}")
     return new_accelerator(result.config, result.plan)
 
+
+
+def _offload(which: str | None) -> dict:
+    """DeepSpeed's CPU offload of the optimizer states ("optimizer"), the parameters ("params") or both."""
+    out = {}
+    if which in ("optimizer", "both"):
+        out["offload_optimizer"] = {"device": "cpu", "pin_memory": True}
+    if which in ("params", "both"):
+        out["offload_param"] = {"device": "cpu", "pin_memory": True}
+    return out
 
 
 def _import_optional_libraries() -> None:

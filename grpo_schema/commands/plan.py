@@ -36,7 +36,7 @@ def check_for_hardware(data: Any, path: str, hardware: str | None, *, world_size
 
     check = check_mapping if isinstance(data, dict) else check_text
     plan_options = {k: options.pop(k) for k in ("model_config", "prompt_length", "mfu", "strategy", "local_files",
-                                                "engine", "offload")
+                                                "engine", "offload", "host_ram")
                     if k in options}
     options.pop("dataset_size", None)
     batch_fixes = options.pop("batch_fixes", True)
@@ -82,6 +82,7 @@ def render_text(result: Any, report: FitReport) -> str:
         if mem.kv_cache_tokens is not None:
             lines.append(f"  vLLM KV cache: {mem.kv_cache_tokens:,} tokens; a generation batch needs "
                          f"{mem.kv_cache_tokens_needed:,}")
+    lines += host_lines(report)
     if report.time is not None:
         lines.append(f"  time: {report.time.describe()}")
     for diag in report.diagnostics:
@@ -94,9 +95,53 @@ def render_text(result: Any, report: FitReport) -> str:
     return "\n".join(lines) + "\n"
 
 
+# The assumptions that come from the launch files, the quantisation and the data: shown by every surface.
+SOURCED_NOTES = ("distributed strategy", "optimizer states", "parameters ", "reduce bucket size", "max live parameters",
+                 "mixed precision", "launch file", "base projections", "prompts")
+
+
+def memory_lines(report: FitReport) -> list[str]:
+    """The fit in a few lines: the per-GPU total, where the sharding, quantisation and prompt length came from,
+    and the host RAM of a node. grpo validate --hardware prints them, the form's memory panel shows them."""
+    mem = report.memory
+    if mem is None:
+        return []
+    verdict = "fits" if report.fits else "does NOT fit"
+    lines = [f"memory per GPU: {mem.total / GIB:.1f} of {report.capacity / GIB:.0f} GiB ({verdict}; peak while "
+             f"{mem.peak_phase})"]
+    lines += [f"assumes {note}" for note in report.assumptions if note.startswith(SOURCED_NOTES)]
+    host = host_lines(report, indent="")
+    if host:
+        lines.append(host[0])
+        lines += [line.strip() for line in host if line.lstrip().startswith("(DeepSpeed")]
+    return lines
+
+
+def host_lines(report: FitReport, indent: str = "  ") -> list[str]:
+    """The host-RAM line of one node and its parts (the same text for grpo plan and grpo validate --hardware)."""
+    host = report.host
+    if host is None:
+        return []
+    if report.host_capacity is not None:
+        verdict = (f" of {report.host_capacity / GIB:.0f} GiB ({report.host_capacity_source}; "
+                   + ("fits" if host.total <= report.host_capacity else "does NOT fit") + ")")
+    else:
+        verdict = " (no host RAM declared: --host-ram GIB, or a node such as p5.48xlarge)"
+    phase = "loading the model" if host.peak_phase == "loading" else "training"
+    lines = [f"{indent}host RAM per node: {host.total / GIB:.1f} GiB{verdict}; peak while {phase}, "
+             f"{host.processes} process(es)"]
+    for part in host.parts:
+        marker = " " if part.phase in ("always", host.peak_phase) else "~"
+        lines.append(f"{indent} {marker}{part.name:<18}  {part.bytes / GIB:7.2f} GiB  {part.note}")
+    if host.deepspeed_estimate is not None:
+        lines.append(f"{indent}  (DeepSpeed's own estimator, with its 1.5x buffer factor: "
+                     f"{host.deepspeed_estimate / GIB:.1f} GiB of CPU RAM a node)")
+    return lines
+
+
 def plan_document(result: Any, report: FitReport) -> dict[str, Any]:
     out = report.to_dict()
-    out.update(path=result.path, valid=result.valid, world_size=result.world_size, derived=result.derived,
+    out.update(memory_lines=memory_lines(report), path=result.path, valid=result.valid, world_size=result.world_size, derived=result.derived,
                trl_version=result.trl_version, trl_version_source=result.trl_version_source,
                config_diagnostics=[d.to_dict() for d in result.diagnostics])
     return out
@@ -123,6 +168,9 @@ def plan_command(argv: list[str]) -> int:
     parser.add_argument("--offload", choices=("none", "optimizer", "params", "both"), default=None,
                         help="CPU offload of the optimizer states and/or the parameters (default: read from the "
                         "deepspeed file, the accelerate config the launch names, or the hardware: section)")
+    parser.add_argument("--host-ram", type=float, default=None, metavar="GIB", help="one node's host RAM in GiB "
+                        "(default: the hardware: section's host_ram_gib, or the node a spec such as p5.48xlarge "
+                        "names); gives a host-RAM verdict")
     parser.add_argument("--mfu", type=float, default=None, help="model-FLOPs utilisation for the time (0.15)")
     from grpo_schema.commands.trl_release import add_trl_version, judged_release
 
@@ -143,6 +191,9 @@ def plan_command(argv: list[str]) -> int:
         return EXIT_USAGE
     if args.prompt_length is not None and args.prompt_length < 1:
         print("grpo plan: error: --prompt-length must be at least 1", file=sys.stderr)
+        return EXIT_USAGE
+    if args.host_ram is not None and not 0 < args.host_ram <= 1 << 20:
+        print("grpo plan: error: --host-ram must be a size in GiB above 0", file=sys.stderr)
         return EXIT_USAGE
     if args.mfu is not None and not 0 < args.mfu <= 1:
         print("grpo plan: error: --mfu must be in (0, 1]", file=sys.stderr)
@@ -169,7 +220,8 @@ def plan_command(argv: list[str]) -> int:
         result, report = check_for_hardware(data, path, args.hardware, world_size=args.world_size, **release,
                                             profiles=profiles, model_config=args.model_config,
                                             prompt_length=args.prompt_length, mfu=args.mfu, strategy=args.strategy,
-                                            engine=args.engine, offload=args.offload, batch_fixes=False)
+                                            engine=args.engine, offload=args.offload, host_ram=args.host_ram,
+                                            batch_fixes=False)
         if report.hardware is None and not report.diagnostics and not section_of(result):
             print(f"grpo plan: error: {path}: no hardware declared: pass --hardware SPEC (e.g. 8xH100-80GB)",
                   file=sys.stderr)

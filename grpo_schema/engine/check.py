@@ -64,6 +64,9 @@ class CheckResult:
     # default: grpo_schema.versions.default_version).
     trl_version: str = DEFAULT_TRL
     trl_version_source: str = "default"
+    # With a memory fit (--hardware): its summary lines, the same text grpo validate prints and the form shows
+    # (grpo_schema.commands.plan.memory_lines).
+    memory_lines: list[str] = field(default_factory=list)
 
     @property
     def valid(self) -> bool:
@@ -79,7 +82,8 @@ class CheckResult:
         return {"path": self.path, "valid": self.valid, "world_size": self.world_size,
                 "trl_version": self.trl_version, "trl_version_source": self.trl_version_source,
                 "world_size_source": self.sources.get("world_size", "default"),
-                "diagnostics": [d.to_dict() for d in self.diagnostics], "derived": self.derived}
+                "diagnostics": [d.to_dict() for d in self.diagnostics], "derived": self.derived,
+                **({"memory_lines": list(self.memory_lines)} if self.memory_lines else {})}
 
 
 @dataclass(frozen=True)

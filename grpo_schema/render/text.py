@@ -103,5 +103,5 @@ def render(results: list[CheckResult], sources: dict[str, str], stream: TextIO =
     for result in results:
         lines = sources.get(result.path, "").splitlines()
         blocks += [render_diagnostic(d, result.path, lines, color) for d in result.diagnostics]
-        blocks.append(summary(result))
+        blocks.append(summary(result) + "".join(f"\n  {printable(line)}" for line in result.memory_lines))
     return "\n\n".join(blocks) + "\n"

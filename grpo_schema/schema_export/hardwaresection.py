@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 _SPEC = {"type": "string", "description": "Accelerators as NODESxGPUSxMODEL-MEMORY, GPUSxMODEL-MEMORY or a memory "
-         "size: 8xH100-80GB, 2x8xA100-40GB, 80GB.", "examples": ["8xH100-80GB", "2x8xA100-40GB", "80GB"]}
+         "size: 8xH100-80GB, 2x8xA100-40GB, 80GB; or a node such as p5.48xlarge or 2xp4d.24xlarge (its host RAM too).",
+         "examples": ["8xH100-80GB", "2x8xA100-40GB", "80GB"]}
 
 
 def hardware_property() -> dict[str, Any]:
@@ -31,6 +32,8 @@ def hardware_property() -> dict[str, Any]:
                                                           "in the catalogue or on disk)."},
         "mfu": {"type": "number", "exclusiveMinimum": 0, "maximum": 1,
                 "description": "Model FLOPs utilisation to assume for the run time."},
+        "host_ram_gib": {"type": "number", "exclusiveMinimum": 0,
+                         "description": "Host RAM of one node, GiB (for the host-RAM verdict)."},
     }}
     return {"title": "Hardware", "description": description, "markdownDescription": description,
             "anyOf": [_SPEC, mapping]}

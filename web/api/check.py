@@ -78,8 +78,12 @@ def with_fit(data: bytes | dict, path: str = "<request>", hardware: str | None =
     from grpo_schema.engine.check import _finish
 
     spec = hardware or read_file_settings(data).hardware
+    from grpo_schema.commands.plan import memory_lines
+
+    options.setdefault("local_files", False)  # the service reads no path a client names (model, launch, data)
     result, report = check_for_hardware(data, path, spec, **options)
     result.diagnostics = result.diagnostics + report.diagnostics
+    result.memory_lines = memory_lines(report)
     return _finish(result)
 
 

@@ -1,7 +1,8 @@
 """Declared hardware: a catalogue of accelerators and the `--hardware` spec that names a cluster.
 
 A spec is `[NODES x] [GPUS x] ACCELERATOR` or a plain memory size:
-`8xH100-80GB`, `2x8xA100-40GB` (2 nodes of 8), `H200`, `8x80GB`, `24GiB`. Sizes in GB mean what the vendors
+`8xH100-80GB`, `2x8xA100-40GB` (2 nodes of 8), `H200`, `8x80GB`, `24GiB`, or a node of the catalogue
+(`p5.48xlarge`, `2xp4d.24xlarge`, `colab-t4`), which also gives the node's host RAM. Sizes in GB mean what the vendors
 print on the box (80GB is an 80 GiB part: an H100 has 80 GiB usable minus the driver's share, which the
 framework allowance covers). Nothing here probes the local machine.
 
@@ -78,6 +79,22 @@ ALIASES = {"H100": "H100-80GB", "H200": "H200-141GB", "B200": "B200-180GB", "A10
            "RTX6000-ADA": "RTX6000-ADA-48GB", "RTX-PRO-6000": "RTX-PRO-6000-96GB"}
 
 
+# Common nodes: (GPUs per node, accelerator, host RAM GiB), from each provider's instance tables. A spec may name
+# one ("p5.48xlarge", "2xp5.48xlarge" for two of them); the host RAM gives `grpo plan` a host-RAM verdict.
+NODES: dict[str, tuple[int, str, float]] = {
+    "P5.48XLARGE": (8, "H100-80GB", 2048), "P5E.48XLARGE": (8, "H200-141GB", 2048),
+    "P4D.24XLARGE": (8, "A100-40GB", 1152), "P4DE.24XLARGE": (8, "A100-80GB", 1152),
+    "G5.XLARGE": (1, "A10G-24GB", 16), "G5.2XLARGE": (1, "A10G-24GB", 32), "G5.12XLARGE": (4, "A10G-24GB", 192),
+    "G5.48XLARGE": (8, "A10G-24GB", 768), "G6.XLARGE": (1, "L4-24GB", 16), "G6E.XLARGE": (1, "L40S-48GB", 32),
+    "G4DN.XLARGE": (1, "T4-16GB", 16), "G4DN.12XLARGE": (4, "T4-16GB", 192),
+    "A2-HIGHGPU-1G": (1, "A100-40GB", 85), "A2-HIGHGPU-8G": (8, "A100-40GB", 680),
+    "A2-ULTRAGPU-8G": (8, "A100-80GB", 1360), "A3-HIGHGPU-8G": (8, "H100-80GB", 1872),
+    "ND96ISR-H100-V5": (8, "H100-80GB", 1900), "ND96ASR-V4": (8, "A100-40GB", 900),
+    "ND96AMSR-A100-V4": (8, "A100-80GB", 1900), "DGX-H100": (8, "H100-80GB", 2048),
+    "DGX-A100": (8, "A100-80GB", 2048), "COLAB-T4": (1, "T4-16GB", 12.7), "KAGGLE-T4X2": (2, "T4-16GB", 29),
+}
+
+
 @dataclass(frozen=True)
 class Hardware:
     """What the run is declared to run on: nodes x GPUs per node of one accelerator."""
@@ -86,6 +103,8 @@ class Hardware:
     gpus_per_node: int
     accelerator: Accelerator
     spec: str = ""
+    host_ram_gib: float | None = None  # one node's RAM, when the spec names a node or --host-ram says it
+    node: str = ""  # the catalogue's node name, when the spec names one
 
     @property
     def gpus(self) -> int:
@@ -102,7 +121,8 @@ class Hardware:
     def to_dict(self) -> dict:
         return {"spec": self.spec, "nodes": self.nodes, "gpus_per_node": self.gpus_per_node, "gpus": self.gpus,
                 "accelerator": self.accelerator.name, "memory_gib": self.accelerator.memory_gib,
-                "peak_tflops": self.accelerator.peak_tflops, "bandwidth_tbs": self.accelerator.bandwidth_tbs}
+                "peak_tflops": self.accelerator.peak_tflops, "bandwidth_tbs": self.accelerator.bandwidth_tbs,
+                "host_ram_gib": self.host_ram_gib, "node": self.node or None}
 
 
 class HardwareError(ValueError):
@@ -126,6 +146,13 @@ def parse_hardware(spec: str) -> Hardware:
         rest = match.group(2).strip()
     if any(c < 1 for c in counts):
         raise HardwareError(f"hardware spec {spec!r}: counts must be at least 1")
+    node = NODES.get(rest.replace("_", "-"))
+    if node is not None:  # a named node: the count, if any, is how many of them
+        if len(counts) > 1:
+            raise HardwareError(f"hardware spec {spec!r}: a node name takes one count (how many nodes)")
+        per_node, accelerator, ram = node
+        return Hardware(counts[0] if counts else 1, per_node, accelerator_named(accelerator, spec), spec=str(spec),
+                        host_ram_gib=ram, node=rest.lower())
     nodes, per_node = (counts + [1, 1])[:2] if len(counts) == 2 else (1, counts[0] if counts else 1)
     if nodes * per_node > MAX_GPUS:
         raise HardwareError(f"hardware spec {spec!r}: more than {MAX_GPUS} GPUs")

@@ -48,7 +48,12 @@ H_BAD_SECTION = declare("GRPO-H008", "error", "invalid hardware declaration",
 NO_FIX_HINT = ("no edit of the file (up to 4 together) makes it fit: declare larger GPUs, offload the optimizer "
                "(offload_optimizer in the hardware: section), or train a smaller model")
 SECTION_KEYS = {"spec", "model_config", "strategy", "offload_optimizer", "offload_params", "prompt_length", "mfu",
-                "memory_gib", "peak_tflops"}
+                "memory_gib", "peak_tflops", "host_ram_gib"}
+H_HOST_NO_FIT = declare("GRPO-H010", "error", "does not fit in host RAM",
+                        "One node's host RAM (--host-ram, the hardware: section's host_ram_gib, or the node the "
+                        "spec names) is smaller than what its training processes keep there: the states DeepSpeed "
+                        "offloads to the CPU, the model as each process loads it, dataloader workers and the "
+                        "processes themselves. The kernel's OOM killer (or Ray's memory monitor) ends the run.")
 H_BAD_ENGINE = declare("GRPO-H009", "error", "unknown engine",
                        "The planner models the engine that runs the config: `trl` (TRL 1.16's GRPOTrainer: `trl grpo`, "
                        "`grpo plan`'s default) or `grpo_runtime` (`grpo train`, `grpo launch`, the form).")
@@ -64,6 +69,9 @@ class FitReport:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     assumptions: list[str] = field(default_factory=list)
     engine: str = "trl"
+    host: Any = None  # HostEstimate: one node's host RAM
+    host_capacity: float | None = None  # bytes, when declared
+    host_capacity_source: str = ""
 
     @property
     def capacity(self) -> float:
@@ -90,6 +98,7 @@ class FitReport:
                 "model": self.model.to_dict() if self.model else None,
                 "settings": _settings_dict(self.setup), "per_gpu": per_gpu,
                 "time": self.time.to_dict() if self.time else None, "assumptions": list(self.assumptions),
+                "host_per_node": self.host.to_dict(self.host_capacity) if self.host is not None else None,
                 "diagnostics": [d.to_dict() for d in self.diagnostics]}
 
 
@@ -132,7 +141,7 @@ def hardware_of(result: Any, spec: str | None) -> tuple[Hardware | None, list[Di
 def estimate_fit(result: Any, hardware: str | Hardware | None = None, *, model_config: str | None = None,
                  prompt_length: int | None = None, mfu: float | None = None, strategy: str | None = None,
                  dataset_size: int | None = None, local_files: bool = True, engine: str | None = None,
-                 offload: str | None = None) -> FitReport:
+                 offload: str | None = None, host_ram: float | None = None) -> FitReport:
     """The estimate and its verdict for one checked config, without the search for edits that make it fit
     (grpo_schema.engine.hardware.advise adds those). Never raises on bad input: problems become diagnostics."""
     diagnostics: list[Diagnostic] = []
@@ -189,11 +198,36 @@ def estimate_fit(result: Any, hardware: str | Hardware | None = None, *, model_c
             f"{hw.gpus} GPUs", fields=("num_processes",) if "num_processes" in result.raw else (),
             hint=f"declare at least {report.setup.world_size} GPUs, or run on {hw.gpus} processes"))
     report.memory = estimate_memory(report.model, report.setup, hw.memory_bytes)
+    _host(report, config, hw, section, host_ram)
     report.time = estimate_time(report.model, report.setup, result.plan, hw, mfu or section.get("mfu") or
                                 DEFAULT_MFU, config.max_steps if config.max_steps > 0 else None,
                                 kv_rounds=_kv_rounds(report.memory))
     report.diagnostics += verdict(report)
     return report
+
+
+def _host(report: FitReport, config: Any, hw: Hardware, section: dict, host_ram: float | None) -> None:
+    from grpo_schema.engine.hardware.host import estimate_host
+
+    s = report.setup
+    processes = max(min(s.world_size, hw.gpus_per_node), 1)
+    report.host = estimate_host(report.model, s, processes, nodes=hw.nodes,
+                                workers=int(getattr(config, "dataloader_num_workers", 0) or 0))
+    for value, source in ((host_ram, "--host-ram"), (section.get("host_ram_gib"), "hardware: host_ram_gib"),
+                          (hw.host_ram_gib, f"the node {hw.node}")):
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+            report.host_capacity, report.host_capacity_source = float(value) * GIB, source
+            break
+    if report.host_capacity is not None and report.host.total > report.host_capacity:
+        top = ", ".join(f"{p.name} {p.bytes / GIB:.1f}" for p in sorted(report.host.parts, key=lambda p: -p.bytes)
+                        if p.bytes > 0 and p.phase in ("always", report.host.peak_phase))
+        report.diagnostics.append(Diagnostic(
+            H_HOST_NO_FIT, "error", f"needs about {report.host.total / GIB:.1f} GiB of host RAM per node "
+            f"({report.host_capacity_source}: {report.host_capacity / GIB:.0f} GiB; peak while "
+            f"{'loading the model' if report.host.peak_phase == 'loading' else 'training'}: {top} GiB)",
+            fields=("deepspeed",) if getattr(config, "deepspeed", None) else (),
+            hint="offload less (keep the parameters on the GPU: --offload optimizer), spread the run over more "
+                 "nodes, or declare a node with more RAM (--host-ram GIB)"))
 
 
 def _kv_rounds(mem: MemoryEstimate) -> int:

@@ -228,7 +228,10 @@ def model_states(model: ModelFacts, s: Setup) -> tuple[float, float, float, str]
         # DeepSpeed with weights already in the optimizer's dtype keeps no separate master copy (stage3.py: "we
         # don't need another copy of the weights"), but it holds two gradient partitions: the flat buffer the
         # reduce-scatter writes (grad_partitions_flat_buffer) and the one the optimizer reads (gradient_buffer)
-        weights = wb * N / P + wb * largest
+        weights = (0 if s.offload_params else wb * N / P) + wb * largest
+        if s.offload_optimizer:  # the master copy, one gradient partition and the moments go to the host
+            return weights, 4 * trainable / P, 0, "ZeRO-3: sharded, optimizer offloaded; one gradient partition " \
+                "stays on the device"
         return weights, 2 * 4 * trainable / P, k * 4 * trainable / P, \
             "ZeRO-3: sharded, no master copy in full precision; gradients partitioned twice"
     if s.strategy == "fsdp":

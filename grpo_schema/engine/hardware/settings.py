@@ -141,7 +141,7 @@ def setup_from(result: Any, hardware: Hardware, *, prompt_length: int | None = N
     notes: list[str] = [f"engine {engine}"]
     world = result.world_size
     if prompt_length is None:  # TRL 1.16 does not truncate prompts: max_prompt_length is never read
-        prompt_length, note = dataset_prompt_length(result)
+        prompt_length, note = dataset_prompt_length(result) if local_files else (None, None)
         if prompt_length is None:
             prompt_length = DEFAULT_PROMPT_LENGTH
             note = f"prompts of {prompt_length} tokens (assumed; pass --prompt-length)"

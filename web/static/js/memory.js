@@ -32,10 +32,13 @@ export class MemoryBar {
     this.bar = el("div", { id: "memory-bar", class: "memory-bar", role: "img" });
     this.legend = el("ul", { id: "memory-legend", class: "memory-legend" });
     this.diags = el("ul", { id: "memory-diagnostics", class: "memory-diags" });
+    // The plan's summary lines (the same text as `grpo validate --hardware`): where the sharding, quantisation and
+    // prompt length came from, and the host RAM of a node.
+    this.notes = el("ul", { id: "memory-lines", class: "memory-lines muted" });
     root.replaceChildren(
       el("div", { class: "inline-field" }, [el("label", { for: "hardware", text: "Hardware (e.g. 8xH100-80GB)" }),
                                              this.input]),
-      this.bar, this.summary, this.diags, this.legend);
+      this.bar, this.summary, this.diags, this.legend, this.notes);
     this.input.addEventListener("input", () => {
       this.onChange();
       clearTimeout(this.timer);
@@ -100,6 +103,7 @@ export class MemoryBar {
     const perGpu = doc?.per_gpu;
     this.root.dataset.fits = doc ? String(doc.fits) : "unknown";
     this.drawDiagnostics(doc);
+    this.notes.replaceChildren(...(doc?.memory_lines || []).slice(1).map((line) => el("li", { text: line })));
     if (!perGpu) {
       const model = this.getConfig().model_name_or_path;
       const info = doc?.diagnostics?.find((d) => d.severity !== "info" || d.code === "GRPO-H005")?.message;
