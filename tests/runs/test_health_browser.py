@@ -24,6 +24,7 @@ def test_a_finding_is_shown_at_its_chart_and_steps(page, make_service, assets, c
     with service.client() as client:
         report = client.get(f"/api/v1/runs/{run['id']}/health").json()
         assert client.get(f"/api/v1/runs/{run['id']}/health", headers={"Authorization": "Bearer no"}).status_code == 401
+    assert "grpo health: GRPO-A001 warning" in service.run_log(run["id"])  # live, in grpo launch's output
     codes = {f["code"] for f in report["findings"]}
     assert {"GRPO-A001", "GRPO-A009", "GRPO-A007"} <= codes and report["healthy"] is False
 
