@@ -28,3 +28,14 @@ def test_plan_endpoint_refuses_bad_hardware_and_never_reads_local_paths(live_ser
                             headers={"Content-Type": "application/yaml"}).json()
     assert bad.status_code == 422
     assert local["model"] is None and any(d["code"] == "GRPO-H005" for d in local["diagnostics"])
+
+
+def test_plan_endpoint_gives_the_memory_lines_grpo_validate_prints(live_server):
+    from grpo_schema.commands.plan import check_for_hardware, memory_lines
+
+    with live_server.client() as client:
+        doc = client.post("/api/v1/plan", params={"hardware": "p4d.24xlarge", "engine": "trl"}, content=SMALL,
+                          headers={"Content-Type": "application/yaml"}).json()
+    _, report = check_for_hardware(SMALL, "<request>", "p4d.24xlarge", local_files=False, batch_fixes=False)
+    assert doc["memory_lines"] == memory_lines(report)
+    assert any(line.startswith("host RAM per node:") and "1152 GiB" in line for line in doc["memory_lines"])
