@@ -203,8 +203,10 @@ async def hover(ls: GrpoLanguageServer, params: lsp.HoverParams) -> lsp.Hover | 
 
 
 @server.feature(lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=[":", " ", "-"]))
-async def completion(ls: GrpoLanguageServer, params: lsp.CompletionParams) -> lsp.CompletionList:
+async def completion(ls: GrpoLanguageServer, params: lsp.CompletionParams) -> lsp.CompletionList | None:
     uri = params.text_document.uri
+    if uri not in ls.workspace.text_documents:
+        return None  # a file the client never opened: nothing to complete, as hover answers (not a read from disk)
     text = ls.workspace.get_text_document(uri).source
     analysis = await ls.analyse(uri)  # for the active profiles, which may come from a `# grpo:` comment
     if analysis is not None and not analysis.is_config:

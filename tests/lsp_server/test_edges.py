@@ -47,3 +47,13 @@ def test_unreadable_params_get_invalid_params_and_the_server_keeps_serving(serve
     uri = open_text(server, tmp_path, "after.yaml", CONFIG)
     server.wait_publish(uri)
     assert server.hover(uri, 4, 2).startswith("**num_generations**")
+
+
+def test_completion_on_a_file_never_opened_answers_null_like_hover(server, tmp_path):
+    uri = (tmp_path / "never-opened.yaml").as_uri()  # not on disk either: the server must not read it
+    position = {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}}
+    assert server.request("textDocument/completion", position) is None
+    assert server.request("textDocument/hover", position) is None
+    opened = open_text(server, tmp_path, "opened.yaml", CONFIG)
+    server.wait_publish(opened)
+    assert server.hover(opened, 4, 2).startswith("**num_generations**")
