@@ -371,6 +371,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
          "CPU, with a checkpoint resumed: does the config get past them"),
         ("slurm", "grpo_runtime.launch.slurm.cli", "slurm_command", "",
          "status, logs, cancel and resume of jobs from `grpo launch --slurm`"),
+        ("ray", "grpo_runtime.launch.raycluster", "ray_command", "ray",
+         "status, logs, cancel and resume of jobs from `grpo launch --ray`"),
         ("explain", "grpo_schema.commands.explain", "explain_command", "", "show the batch schedule, micro-step by micro-step"),
         ("migrate", "grpo_schema.commands.migrate", "migrate_command", "", "rewrite renamed and removed keys for TRL 1.16"),
         ("plan", "grpo_schema.commands.plan", "plan_command", "", "per-GPU memory and run time on declared "
@@ -418,7 +420,7 @@ def split_trl_tokens(argv: list[str]) -> tuple[list[str], list[str]]:
     return ours, trl
 
 
-_PASSTHROUGH = {"serve", "train", "launch", "demo", "smoke", "explain", "migrate", "plan", "slurm", "lsp", "health", "doctor"}
+_PASSTHROUGH = {"serve", "train", "launch", "demo", "smoke", "explain", "migrate", "plan", "slurm", "ray", "lsp", "health", "doctor"}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

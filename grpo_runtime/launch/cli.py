@@ -134,6 +134,10 @@ def launch_command(argv: list[str]) -> int:
         from grpo_runtime.launch.emit import emit_command
 
         return emit_command(argv)
+    if any(item == "--ray" or item.startswith("--ray=") for item in argv):  # a Ray job (Ray's Jobs API)
+        from grpo_runtime.launch.raycluster import launch_ray
+
+        return launch_ray(argv)
     if "--slurm" in argv:  # submit to the cluster's scheduler instead (grpo_runtime.launch.slurm, docs/runs.md)
         from grpo_runtime.launch.slurm.cli import launch_slurm
 

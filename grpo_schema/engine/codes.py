@@ -208,6 +208,15 @@ U_NOTHING_TO_TRAIN = declare("GRPO-U010", "error", "no model to train",
                              "has nothing to train; grpo_runtime refuses it before loading anything. Add them to "
                              "the file or pass them with --set.")
 
+U_RAY_UNREACHABLE = declare("GRPO-U011", "error", "Ray cluster not reachable",
+                            "`grpo launch --ray ADDRESS` found no Ray Jobs API (the dashboard, port 8265 by "
+                            "default) at the address; nothing was submitted. Start the cluster or give its "
+                            "dashboard address (http://HEAD:8265).")
+U_RAY_UNPLACEABLE = declare("GRPO-U012", "error", "Ray cluster cannot place the world size",
+                            "No node of the Ray cluster has the GPUs (or CPUs) that the config's world size asks "
+                            "for, so the job would wait forever; it is refused before submission. Use a smaller "
+                            "world size, fewer resources per process, or a larger cluster."
+                            )
 
 # --- the environment (grpo doctor) -----------------------------------------------------------------------------------
 C_NO_TRL = declare("GRPO-C001", "error", "trl is not installed in the environment",
