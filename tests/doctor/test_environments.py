@@ -2,8 +2,9 @@
 `pip install --no-deps` of the releases named (metadata-bearing wheels; pip's cache makes a rebuild take seconds).
 torch is not reinstalled in each: a folder holding links to this venv's own torch installation (its files and its
 .dist-info) is put on each environment's path with a .pth file, so the environment has a real torch with its real
-metadata. vLLM's wheel is over 300 MB, so the vLLM-range case is a real `pip freeze` of a real TRL 1.16
-environment with the vllm line added (the one case judged from a freeze file written here).
+metadata. The vLLM-range case runs twice: in a real environment with vllm 0.32.0's wheel (326 MB, installed
+without its dependencies, ~15 s from pip's cache) beside TRL 1.16, and from freeze files of TRL 1.16's environment
+with a vllm line added on each side of the range.
 
 Environments are built once per session under a temporary folder."""
 
@@ -152,6 +153,24 @@ def test_trl_116_with_a_vllm_outside_its_range(build, tmp_path):
     frozen.write_text("\n".join(lines + cuda_torch + ["vllm==0.30.0"]) + "\n")
     rc, doc, _ = doctor(str(config), "--freeze", str(frozen))
     assert rc == 0 and doc["diagnostics"] == [], doc["diagnostics"]
+
+
+@pytest.mark.slow
+def test_trl_116_with_a_real_vllm_outside_its_range_installed(build, tmp_path):
+    """The same case in a real environment: vllm 0.32.0's wheel installed (without its dependencies) beside TRL
+    1.16's; the interpreter and the environment's own pip freeze give the same finding and pin."""
+    build("trl116", TRL_116)
+    env = build("trl116-vllm", ["vllm==0.32.0"], over="trl116")
+    config = tmp_path / "vllm.yaml"
+    config.write_text("model_name_or_path: Qwen/Qwen3-0.6B\ndataset_name: d\noutput_dir: out\nuse_vllm: true\n"
+                      "vllm_mode: colocate\n")
+    rc, doc, _ = doctor(str(config), "--python", str(env / "bin" / "python"))
+    [v] = [d for d in doc["diagnostics"] if d["code"] == "GRPO-C005" and "vllm 0.32.0" in d["message"]]
+    assert rc == 1 and "`vllm<=0.31.0,>=0.22.0`" in v["hint"], v
+    frozen = tmp_path / "freeze.txt"
+    frozen.write_text(freeze(env))
+    rc2, doc2, _ = doctor(str(config), "--freeze", str(frozen))
+    assert rc2 == 1 and [d["hint"] for d in doc2["diagnostics"] if "vllm 0.32.0" in d["message"]] == [v["hint"]]
 
 
 def test_package_files_without_metadata_are_reported(build):
