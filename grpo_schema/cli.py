@@ -160,7 +160,9 @@ def cmd_validate(args: argparse.Namespace, rest: list[str]) -> int:
         if hardware:
             result = _with_fit(data, shown, hardware, file_options, from_flag=bool(args.hardware))
         if args.doctor:  # this interpreter's packages against the release and the features the file uses
-            from grpo_schema.commands.doctor import add_doctor
+            import importlib  # by name, as the other commands are: commands.doctor imports this module
+
+            add_doctor = importlib.import_module("grpo_schema.commands.doctor").add_doctor
 
             result = add_doctor(result, shown)
         if args.fix:
