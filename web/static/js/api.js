@@ -56,3 +56,7 @@ export const healthy = () => fetch("/healthz", { cache: "no-store" }).then((r) =
 export const loadFile = (text) =>
   fetch("/api/v1/load", { method: "POST", headers: { "Content-Type": "application/yaml" }, body: text })
     .then((r) => answer(r));
+
+// grpo doctor on the service's own interpreter (the one its runs use), for the features this config uses.
+export const doctor = (config, options) =>
+  postJSON(`/api/v1/doctor${checkQuery(options)}`, config).then((r) => answer(r));

@@ -7,6 +7,7 @@
 
 import { ask, el } from "./dom.js";
 import { explainError, getToken, launch, setToken } from "./runs-api.js";
+import { setupDoctor } from "./doctor.js";
 import { setupSmoke } from "./smoke.js";
 
 const $ = (id) => document.getElementById(id);
@@ -16,7 +17,7 @@ const OWNED = "GRPO-X007";
 // to resume or overwrite.
 const ownerIn = (diag) => /belongs to run ([0-9a-f]+)/.exec(diag.message || "")?.[1] || null;
 
-// hooks: { config(), worldSize(), diags (DiagnosticsView), checker, onLaunched(config) }
+// hooks: { config(), worldSize(), trlVersion(), diags (DiagnosticsView), checker, onLaunched(config) }
 export function setupLaunch(hooks) {
   const dialog = $("launch-dialog");
   const message = $("launch-error");
@@ -26,6 +27,7 @@ export function setupLaunch(hooks) {
   const apply = $("launch-apply");
   let refusal = null; // the service's last 422 while the dialog is open
   setupSmoke(hooks.config);
+  setupDoctor(hooks);
 
   const showList = (diagnostics) => {
     list.replaceChildren(...diagnostics.slice(0, 20).map((d) => el("li", {}, hooks.diags.diagNode(d))));

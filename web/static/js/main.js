@@ -222,7 +222,7 @@ function wireControls(app) {
   });
   setupExport(() => ({ state: app.state, profile: profileName(), worldSize: worldSize(), schemaId: app.schemaId }));
   setupLaunch({
-    config: () => app.state.toObject(), worldSize: () => effectiveWorldSize(app), diags: app.diags,
+    config: () => app.state.toObject(), worldSize: () => effectiveWorldSize(app), trlVersion, diags: app.diags,
     checker: app.checker,
     onLaunched: (config) => { for (const key of REMEMBERED) rememberValue(key, config[key]); },
   });
