@@ -7,10 +7,11 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from grpo_schema.health.findings import HealthFinding
-from grpo_schema.health.history import RunHistory, add_completion_rows, is_training_record, normalise
+from grpo_schema.health.history import (
+    MetricPoint, RewardStats, RunHistory, add_completion_rows, is_training_record, normalise,
+)
 from grpo_schema.health.rules import run_health_rules
 from grpo_schema.health.settings import HealthSettings
-from grpo_schema.health.history import MetricPoint, RewardStats
 
 
 class HealthMonitor:

@@ -199,6 +199,20 @@ def reward_names(history: RunHistory) -> list[str]:
     return sorted(names)
 
 
+def _bad_scores(history: RunHistory, kind: str, threshold: float, code: str, what: Callable[[str, str], str],
+                hint: Callable[[str], str]):
+    """One finding per reward function whose share of `kind` ("none" or "nan") scores is over the threshold;
+    what(name, source) names the scores, hint(name) is the fix."""
+    for name in reward_names(history):
+        share, counted, steps, source = _reward_share(history, name, kind)
+        if counted and share > threshold:
+            yield finding(code, "warning",
+                          f"reward function {name} returned {what(name, source)} for {percent(share)} of completions"
+                          + (f" (at {steps_text(*steps)})" if steps else ""),
+                          hint(name), metric=f"rewards/{name}/{kind}_frac", steps=steps, values=[share],
+                          fields=("reward_funcs",), subject=name)
+
+
 @health_rule("GRPO-A002", "warning")
 def reward_returns_none(history: RunHistory, settings: HealthSettings):
     """a reward function returns None for many completions.
@@ -206,18 +220,12 @@ def reward_returns_none(history: RunHistory, settings: HealthSettings):
     TRL treats None as "this function does not apply to this row" and leaves it out of the sum, so a row whose
     every function returned None gets NaN and no advantage. A function meant for every row that returns None
     often (a parse that fails, an answer column missing) silently drops its signal."""
-    for name in reward_names(history):
-        share, counted, steps, source = _reward_share(history, name, "none")
-        if counted and share > settings.reward_none_rate:
-            yield finding("GRPO-A002", "warning",
-                          f"reward function {name} returned None"
-                          + (" or NaN" if history.none_includes_nan and source == "completions" else "")
-                          + f" for {percent(share)} of completions"
-                          + (f" (at {steps_text(*steps)})" if steps else ""),
-                          f"make {name} return a number for every completion it can judge (0.0 for a wrong "
-                          "answer); None is for rows a function does not apply to",
-                          metric=f"rewards/{name}/none_frac", steps=steps, values=[share], fields=("reward_funcs",),
-                          subject=name)
+    # TRL's completion tables write a None score as NaN: there the two cannot be told apart
+    yield from _bad_scores(
+        history, "none", settings.reward_none_rate, "GRPO-A002",
+        lambda name, source: "None or NaN" if history.none_includes_nan and source == "completions" else "None",
+        lambda name: f"make {name} return a number for every completion it can judge (0.0 for a wrong answer); "
+                     "None is for rows a function does not apply to")
 
 
 @health_rule("GRPO-A003", "warning")
@@ -227,16 +235,10 @@ def reward_returns_nan(history: RunHistory, settings: HealthSettings):
     A NaN reward is never meaningful: TRL's nan-aware sums drop it like a None, so the row silently loses that
     function's signal, and a reward NaN in every function makes the row's advantage NaN. It usually comes from a
     division by zero or a float('nan') default in the reward function."""
-    for name in reward_names(history):
-        share, counted, steps, source = _reward_share(history, name, "nan")
-        if counted and share > settings.reward_nan_rate:
-            yield finding("GRPO-A003", "warning",
-                          f"reward function {name} returned NaN for {percent(share)} of completions"
-                          + (f" (at {steps_text(*steps)})" if steps else ""),
-                          f"find where {name} computes NaN (a 0/0, a float('nan') default) and return a number, "
-                          "or None for a row it does not apply to",
-                          metric=f"rewards/{name}/nan_frac", steps=steps, values=[share], fields=("reward_funcs",),
-                          subject=name)
+    yield from _bad_scores(
+        history, "nan", settings.reward_nan_rate, "GRPO-A003", lambda name, source: "NaN",
+        lambda name: f"find where {name} computes NaN (a 0/0, a float('nan') default) and return a number, "
+                     "or None for a row it does not apply to")
 
 
 @health_rule("GRPO-A004", "warning")
