@@ -8,9 +8,14 @@ a line saying how many such comparisons were not made; everything else runs on t
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+
+# A service with runs on writes the Demo recipe's demo/ into its folder when it starts; the tests' services start in
+# the checkout or in folders the tests fill themselves. The test of that start turns it back on for its own service.
+os.environ.setdefault("GRPO_WEB_RUNS_PREPARE_DEMO", "0")
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"

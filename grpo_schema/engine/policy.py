@@ -58,6 +58,15 @@ X_NODES = declare(
     "A service that submits runs to Slurm gives every node the same number of training processes, set by its "
     "operator: a run's world size must be a whole number of nodes (or fit on one), and at most the operator's "
     "number of nodes.")
+X_MISSING_PATH = declare(
+    "GRPO-X010", "error", "local model or dataset path that does not exist",
+    "A model or dataset written as a local path (absolute, `./`, `../`, `~`, or the demo's `demo/model` and "
+    "`demo/data`) is read from the service's folder. When nothing is there, the run would take the value for a "
+    "Hub name and fail after minutes of retries; the service refuses it at launch and says how to make it.")
+
+# The paths `grpo demo demo` writes, as the Demo recipe (examples/demo.yaml) names them.
+DEMO_READS = {"model_name_or_path": "demo/model", "dataset_name": "demo/data"}
+LOCAL_READS = ("model_name_or_path", "dataset_name", "reward_model_name_or_path")
 
 
 @dataclass(frozen=True)
@@ -235,6 +244,34 @@ def _push(result: CheckResult, policy: ServicePolicy) -> Iterator[Diagnostic]:
                          fields=("push_to_hub",), hint="set push_to_hub: false and upload the run's output_dir "
                          "yourself; the operator can allow pushing with GRPO_WEB_RUNS_ALLOW_PUSH_TO_HUB",
                          fix=Fix(set={"push_to_hub": False}, safe=False, title="set push_to_hub: false"))
+
+
+def missing_local_paths(result: CheckResult, base: Path, resolved: dict[str, str]) -> list[Diagnostic]:
+    """X010 for each model or dataset field written as a local path that names nothing: `resolved` holds the
+    fields the service resolved against its folder `base` (grpo_web.runs.paths). The one check of this module that
+    looks at the file system, and only to see whether the path exists."""
+    if result.config is None:
+        return []
+    found = []
+    for name in LOCAL_READS:
+        value = getattr(result.config, name, None)
+        if not isinstance(value, str) or not value or "\x00" in value:
+            continue
+        demo = DEMO_READS.get(name) == value
+        local = name in resolved or demo or value.startswith(("/", "~", "./", "../"))
+        path = Path(resolved.get(name) or os.path.expanduser(value))
+        if local and not (path if path.is_absolute() else base / path).exists():
+            found.append(_placed(result, _missing(name, value, base, demo)))
+    return found
+
+
+def _missing(name: str, value: str, base: Path, demo: bool) -> Diagnostic:
+    where = "" if os.path.isabs(os.path.expanduser(value)) else f" (read from the service's folder {str(base)!r})"
+    hint = (f"make the demo's model and prompts: run `grpo demo demo` in {str(base)!r} (a service with runs on "
+            "does that when it starts unless GRPO_WEB_RUNS_PREPARE_DEMO=0)") if demo else \
+        "write the path of an existing local folder, or a Hub name (`org/name`)"
+    return Diagnostic(X_MISSING_PATH, "error", f"{name} {value!r} is a local path that does not exist{where}; "
+                      "the run would take it for a Hub name and fail", fields=(name,), hint=hint)
 
 
 def _placed(result: CheckResult, diag: Diagnostic) -> Diagnostic:

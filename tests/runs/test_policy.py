@@ -6,7 +6,8 @@ import pytest
 
 from grpo_schema import check_mapping, check_text
 from grpo_schema.engine.codes import CODES
-from grpo_schema.engine.policy import ServicePolicy, output_dir_busy, resolve_under, service_policy
+from grpo_schema.engine.policy import (ServicePolicy, missing_local_paths, output_dir_busy, resolve_under,
+                                       service_policy)
 
 BASE = "model_name_or_path: m\ndataset_name: d\n"  # line 3 onwards: the reward, then the text under test
 
@@ -153,3 +154,25 @@ def test_push_to_hub_is_refused_unless_the_operator_allows_it(policy):
     diag = only(refusals("push_to_hub: true\nhub_model_id: me/model\n", policy), "GRPO-X009")
     assert diag["fields"] == ["push_to_hub"] and diag["line"] == 4 and "Hub token" in diag["message"]
     assert refusals("push_to_hub: true\n", ServicePolicy(policy.runs_dir, allow_push_to_hub=True)) == []
+
+
+def missing(text: str, base, resolved=None) -> list[dict]:
+    return [d.to_dict() for d in missing_local_paths(check_text(text), base, resolved or {})]
+
+
+def test_a_local_model_or_dataset_path_that_names_nothing_is_refused_with_how_to_make_it(tmp_path):
+    demo = "model_name_or_path: demo/model\ndataset_name: demo/data\nreward_funcs: [accuracy_reward]\n"
+    found = missing(demo, tmp_path)
+    assert [(d["code"], d["fields"], d["line"]) for d in found] == [
+        ("GRPO-X010", ["model_name_or_path"], 1), ("GRPO-X010", ["dataset_name"], 2)]
+    assert "'demo/model'" in found[0]["message"] and str(tmp_path) in found[0]["message"]
+    assert "grpo demo demo" in found[0]["hint"] and CODES["GRPO-X010"].explanation
+    (tmp_path / "demo" / "model").mkdir(parents=True)
+    assert [d["fields"] for d in missing(demo, tmp_path)] == [["dataset_name"]]
+    # ./ and absolute paths are local too; a Hub name (org/name) is never looked for on disk
+    other = f"model_name_or_path: ./nowhere\ndataset_name: {tmp_path}/none\nreward_funcs: [accuracy_reward]\n"
+    found = missing(other, tmp_path, {"model_name_or_path": str(tmp_path / "nowhere")})
+    assert [d["fields"] for d in found] == [["model_name_or_path"], ["dataset_name"]]
+    assert "grpo demo demo" not in found[0]["hint"] and "Hub name" in found[0]["hint"]
+    assert missing("model_name_or_path: Qwen/Qwen2.5-0.5B\ndataset_name: trl-lib/tldr\n"
+                   "reward_funcs: [accuracy_reward]\n", tmp_path) == []

@@ -22,13 +22,13 @@ from fastapi.responses import Response, StreamingResponse
 
 from grpo_schema import CheckResult, check_mapping, check_text
 from grpo_schema.engine.check import Override, bounded
-from grpo_schema.engine.policy import output_dir_busy, resolve_under, service_policy
+from grpo_schema.engine.policy import missing_local_paths, output_dir_busy, resolve_under, service_policy
 from grpo_schema.engine.resume import resume_target
 from grpo_web.api.body import ConfigBody, config_body
 from grpo_web.api.docs import config_body_doc
 from grpo_web.api.params import PATH_MAX_CHARS
 from grpo_web.api.responses import ConfigJSONResponse
-from grpo_web.runs import documents, outputs, paths
+from grpo_web.runs import demo_assets, documents, outputs, paths
 from grpo_web.runs.auth import require_token
 from grpo_web.runs.manager import OutputBusy, OutputOwned, QueueFull, RunConflict, RunManager
 from grpo_web.runs.store import Run
@@ -84,6 +84,24 @@ def check_resolved(body: ConfigBody, world_size: int | None, path: str, allow_en
     return result, reads
 
 
+async def check_for_run(request: Request, body: ConfigBody, world_size: int | None, path: str, base: Path_,
+                        trl_version: tuple[str, str] | None = None) -> tuple[CheckResult, dict[str, str], list]:
+    """check_resolved for a run or a smoke test, plus GRPO-X010 for local model and dataset paths that name
+    nothing. A config that reads the demo's paths waits while the service still writes them (demo_assets.py)."""
+    allow_env = request.app.state.settings.runs_env_allowlist
+    result, reads = await run_in_threadpool(check_resolved, body, world_size, path, allow_env, base, trl_version)
+    demo = getattr(request.app.state, "demo_assets", None)
+    if demo is not None and result.config is not None and demo_assets.names_demo(result.config) \
+            and demo_assets.missing(base):
+        await run_in_threadpool(demo.wait)
+        result, reads = await run_in_threadpool(check_resolved, body, world_size, path, allow_env, base, trl_version)
+    missing = missing_local_paths(result, base, reads)
+    if demo is not None and demo.error:  # why the service could not write them itself
+        missing = [dataclasses.replace(d, hint=f"{d.hint}; the service tried: {demo.error}")
+                   if "grpo demo demo" in (d.hint or "") else d for d in missing]
+    return result, reads, [bounded(d) for d in missing]
+
+
 def _stored_text(body: ConfigBody) -> tuple[str, str]:
     if body.yaml is not None:
         return body.yaml.decode("utf-8"), "yaml"  # check_text accepted it, so it is UTF-8
@@ -134,10 +152,9 @@ async def create_run(
     settings = request.app.state.settings
     if world_size is not None and world_size > settings.max_world_size:
         raise HTTPException(422, f"world_size must be at most {settings.max_world_size}")
-    result, reads = await run_in_threadpool(check_resolved, body, world_size, path, settings.runs_env_allowlist,
-                                            manager.base_dir)
+    result, reads, missing = await check_for_run(request, body, world_size, path, manager.base_dir)
     policy = settings.service_policy()
-    refusals = service_policy(result, policy, profile)
+    refusals = service_policy(result, policy, profile) + missing
     from grpo_runtime.support import assess  # torch-free, and loaded only once a run is asked for
 
     runtime = assess(result, "service")

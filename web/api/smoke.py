@@ -28,7 +28,7 @@ from grpo_web.api.body import ConfigBody, config_body
 from grpo_web.api.docs import config_body_doc
 from grpo_web.api.params import PATH_MAX_CHARS, TrlVersion, trl_version_of
 from grpo_web.api.responses import ConfigJSONResponse
-from grpo_web.api.runs import Manager, _refused, _stored_text, check_resolved
+from grpo_web.api.runs import Manager, _refused, _stored_text, check_for_run
 from grpo_web.runs import launcher, procs
 from grpo_web.runs.auth import require_token
 
@@ -101,9 +101,8 @@ async def smoke_run(
     `grpo smoke --trl-version`)."""
     settings = request.app.state.settings
     release = trl_version_of(trl_version, settings) if trl_version is not None else None
-    result, reads = await run_in_threadpool(check_resolved, body, None, path, settings.runs_env_allowlist,
-                                            manager.base_dir, release)
-    refusals = service_policy(result, settings.service_policy(), [])
+    result, reads, missing = await check_for_run(request, body, None, path, manager.base_dir, release)
+    refusals = service_policy(result, settings.service_policy(), []) + missing
     from grpo_runtime.support import assess
 
     refusals += [d for d in assess(result, "service") if d.severity == "error"]

@@ -16,6 +16,7 @@ from fastapi.responses import FileResponse
 from grpo_web.api import run_health, run_views, runs, smoke
 from grpo_web.pages import PAGE_HEADERS, STATIC_DIR
 from grpo_web.runs.auth import configure_token
+from grpo_web.runs.demo_assets import DemoAssets
 from grpo_web.runs.manager import RunManager
 from grpo_web.settings import Settings
 
@@ -33,7 +34,7 @@ def runs_page() -> FileResponse:
 
 def install_runs(app: FastAPI, settings: Settings) -> None:
     configure_token(app, settings)
-    app.state.runs_manager, app.state.runs_error = None, None
+    app.state.runs_manager, app.state.runs_error, app.state.demo_assets = None, None, None
     app.include_router(run_views.router)  # first: /compare before /{run_id}
     app.include_router(run_health.router)
     app.include_router(runs.router)
@@ -49,6 +50,8 @@ def runs_supervision(app: FastAPI) -> Iterator[None]:
         return
     try:
         app.state.runs_manager = RunManager(settings).open()
+        if settings.runs_prepare_demo:  # the form's Demo recipe trains on its first launch (demo_assets.py)
+            app.state.demo_assets = DemoAssets(app.state.runs_manager.base_dir).start()
     except (OSError, RuntimeError) as error:  # the service still validates; the runs endpoints answer 503
         app.state.runs_error = f"runs are unavailable: {error}"
         log.error(app.state.runs_error)

@@ -41,6 +41,9 @@ class RunsSettings(BaseSettings):
     runs_allow_trust_remote_code: bool = Field(False, description="allow trust_remote_code: true")
     runs_allow_push_to_hub: bool = Field(False, description="allow push_to_hub: true (runs push with the "
                                                             "service's own Hub token, HF_TOKEN)")
+    runs_prepare_demo: bool = Field(True, description="write the Demo recipe's demo/model and demo/data (`grpo demo "
+                                                      "demo`) in the service's folder when runs start and they are "
+                                                      "missing")
     runs_allow_outside_dir: bool = Field(False, description="allow output_dir and resume_from_checkpoint "
                                                             "anywhere (absolute paths, '..')")
 
