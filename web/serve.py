@@ -9,6 +9,7 @@ import argparse
 import os
 import secrets
 import sys
+from pathlib import Path
 from typing import Sequence
 
 from grpo_web.settings import Settings
@@ -81,6 +82,16 @@ def with_runs_token(settings: Settings, url: str) -> Settings:
     return settings
 
 
+def announce_demo(settings: Settings) -> None:
+    """Say where the service writes the Demo recipe's model and prompts (grpo_web.runs.demo_assets)."""
+    from grpo_web.runs import demo_assets
+
+    base = Path.cwd().resolve()  # where the runs manager reads relative paths from
+    if settings.runs_prepare_demo and demo_assets.missing(base):
+        print(f"runs are on: writing the Demo recipe's model and prompts in {base / demo_assets.DEMO_DIR} "
+              "(grpo demo demo; GRPO_WEB_RUNS_PREPARE_DEMO=0 turns this off)", file=sys.stderr)
+
+
 def serve_command(argv: Sequence[str]) -> int:
     args = build_parser().parse_args(list(argv))
     try:
@@ -101,6 +112,7 @@ def serve_command(argv: Sequence[str]) -> int:
     print(f"grpo-config form and API on http://{shown}:{settings.port}/  (OpenAPI: /docs)", file=sys.stderr)
     if settings.runs:
         settings = with_runs_token(settings, f"http://{shown}:{settings.port}")
+        announce_demo(settings)
     # A log follower (GET /api/v1/runs/{id}/logs?follow=true) must not hold a shutdown open for minutes.
     options = dict(host=settings.host, port=settings.port, log_level=settings.log_level, timeout_graceful_shutdown=5)
     if args.workers == 1:

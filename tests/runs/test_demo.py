@@ -30,7 +30,7 @@ def test_without_demo_the_demo_recipe_is_refused_at_once_with_how_to_make_it(mak
             assert "grpo demo demo" in found[0]["hint"]
             assert found[0]["line"] == DEMO.read_text().splitlines().index("model_name_or_path: demo/model") + 1
         assert client.get("/api/v1/runs").json()["runs"] == []  # nothing was queued
-    assert not (fresh / "demo").exists()
+    assert not (fresh / "demo").exists() and "Demo recipe" not in service.log_text()
 
 
 @pytest.mark.browser
@@ -41,6 +41,7 @@ def test_the_demo_recipe_trains_on_its_first_launch_in_a_fresh_folder(page, make
     fresh.mkdir()
     service = make_service(cwd=fresh, GRPO_WEB_RUNS_PREPARE_DEMO="1")
     started = time.monotonic()
+    assert f"writing the Demo recipe's model and prompts in {fresh / 'demo'}" in service.log_text()
     page.goto(service.url + "/")
     page.wait_for_selector("body[data-ready=true]", timeout=30_000)
     page.wait_for_selector("#preset option[value=demo]", state="attached")
