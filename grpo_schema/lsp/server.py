@@ -9,6 +9,7 @@ check of the current text, or run one off the loop when there is none.
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -46,10 +47,47 @@ class _Unanswerable:
     jsonrpc = None
 
 
+@dataclass(frozen=True)
+class _InvalidRequest:
+    """A JSON-RPC object that is neither a request, a notification nor a response (only an id, say)."""
+
+    id: int | str | None
+    why: str
+    jsonrpc = None
+
+
+def _id_of(data: object) -> int | str | None:
+    value = data.get("id") if isinstance(data, dict) else None
+    return value if isinstance(value, (int, str)) and not isinstance(value, bool) else None
+
+
 class GrpoProtocol(LanguageServerProtocol):
+    def send_error(self, msg_id: int | str | None, code: int, message: str) -> None:
+        """A JSON-RPC 2.0 error response, written as a plain object so that an unknown id is `"id": null`."""
+        self._send_data({"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}})
+
+    def handle_message(self, message) -> None:  # type: ignore[override]
+        """pygls drops what is not a request, notification or response with a log line, and the client waits: answer
+        Invalid Request (-32600), as JSON-RPC 2.0 says, and go on serving."""
+        if isinstance(message, _InvalidRequest):
+            self.send_error(message.id, -32600, f"Invalid Request: {message.why}")
+        elif isinstance(message, _Unanswerable):
+            return  # its InvalidParams error is sent
+        elif not hasattr(message, "jsonrpc"):  # a JSON value that is no object with "jsonrpc", e.g. [] or 5
+            self.send_error(_id_of(message), -32600, 'Invalid Request: not a JSON-RPC 2.0 object ("jsonrpc": "2.0" '
+                                                     'with a method, a result or an error)')
+        else:
+            super().handle_message(message)
+
     def structure_message(self, data: dict):  # type: ignore[override]
         """pygls raises on a request whose params do not fit the method's type, and the request is then never
-        answered (the client waits forever): answer it with InvalidParams (-32602), as JSON-RPC says."""
+        answered (the client waits forever): answer it with InvalidParams (-32602), as JSON-RPC says. (Called by
+        json.loads for every object of a message, innermost first: only the envelope has "jsonrpc".)"""
+        if "jsonrpc" in data and not {"method", "result", "error"} & data.keys():
+            return _InvalidRequest(_id_of(data), "a message needs a method (a request or notification), or a "
+                                                 "result or an error (a response)")
+        if data.get("jsonrpc", "2.0") != "2.0":
+            return _InvalidRequest(_id_of(data), f'"jsonrpc" must be "2.0", not {data["jsonrpc"]!r}')
         try:
             return super().structure_message(data)
         except (JsonRpcInvalidParams, JsonRpcInternalError) as exc:
@@ -68,6 +106,14 @@ class GrpoLanguageServer(LanguageServer):
         self.state = State()
         # One worker: checks of one file are sequential anyway, and a second thread only fights for the GIL.
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="grpo-check")
+
+    def report_server_error(self, error: Exception, source) -> None:  # type: ignore[override]
+        """A body that is not JSON (or not UTF-8) reaches here from pygls' reader: answer Parse error (-32700) with
+        a null id, as JSON-RPC 2.0 says (the id cannot be read), instead of a pop-up and no answer."""
+        if isinstance(error, (json.JSONDecodeError, UnicodeDecodeError)):
+            self.protocol.send_error(None, -32700, f"Parse error: {error}")
+            return
+        super().report_server_error(error, source)
 
     def doc(self, uri: str) -> DocumentState:
         return self.state.documents.setdefault(uri, DocumentState())

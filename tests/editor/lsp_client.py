@@ -179,6 +179,19 @@ class StdioLspClient:
     def notify(self, method: str, params: Any) -> None:
         self._send({"jsonrpc": "2.0", "method": method, "params": params})
 
+    def send_raw(self, body: bytes, answer_id: Any = None) -> dict[str, Any]:
+        """Send `body` as one message whatever it holds (not JSON, say) and return the response with `answer_id`
+        (None: the JSON-RPC error answer to a message whose id cannot be read)."""
+        with self._lock:
+            self._proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            self._proc.stdin.flush()
+        deadline = time.monotonic() + self.timeout
+        with self._arrived:
+            while answer_id not in self._responses:
+                if not self._arrived.wait(timeout=max(0.0, deadline - time.monotonic())):
+                    raise LspError(f"no answer with id {answer_id!r} to {body[:60]!r} within {self.timeout}s")
+            return self._responses.pop(answer_id)
+
     def _position(self, uri: str, line: int, character: int) -> dict[str, Any]:
         return {"textDocument": {"uri": uri}, "position": {"line": line, "character": character}}
 
