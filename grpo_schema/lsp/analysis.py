@@ -49,13 +49,14 @@ def not_a_config(text: str) -> Analysis:
     return Analysis(text, FileSettings(), CheckResult("<editor>", 1), [], is_config=False)
 
 
-def check_document(text: str, settings: Settings, with_fixes: bool = False, uri: str = "") -> Analysis:
+def check_document(text: str, settings: Settings, with_fixes: bool = True, uri: str = "") -> Analysis:
     """Check `text` as `grpo validate` would: check_text reads the file's `# grpo:` comment itself (the same
     precedence as the CLI), and the editor's settings are the defaults below it (its world size applies only when
     the file declares none). A document that is not a GRPO config (detect.py) gets no diagnostics at all.
 
-    Without `with_fixes` the search for the smallest batch edits (it checks the file again per candidate, a few
-    times the cost of the check) is left out: diagnostics while typing do not need it, quick fixes ask for it."""
+    With `with_fixes` (the server's every check) the batch rules carry their smallest edits, and so the hint
+    `grpo validate` prints ("smallest edits: ... As written, the config is valid for world sizes ..."): one text
+    from the engine on both surfaces. Without it (benchmarks of the bare check) the hint is the rule's own."""
     if uri and not is_grpo_config(uri, text, settings.file_patterns):
         return not_a_config(text)
     infile = read_file_settings(text)

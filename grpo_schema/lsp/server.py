@@ -3,7 +3,8 @@
 Validation never runs on the message loop: a change (re)starts a short debounce timer per document when changes come
 in a burst (see `schedule`), then the check runs in a worker thread, and its diagnostics are published only if the
 document has not changed meanwhile (a stale result is dropped, the newer edit has its own check on the way). Hover, completion and code actions reuse the last
-check of the current text, or run one off the loop when there is none.
+check of the current text, or run one off the loop when there is none. Every check is `grpo validate`'s, fix search
+included: the editor shows the CLI's hints word for word.
 """
 
 from __future__ import annotations
@@ -151,9 +152,11 @@ class GrpoLanguageServer(LanguageServer):
         self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
             uri=uri, diagnostics=analysis.diagnostics, version=self._client_version(uri)))
 
-    async def analyse(self, uri: str, version: int | None = None, with_fixes: bool = False) -> Analysis | None:
-        """The check of the document's current text (cached per version), computed in the worker thread; with
-        `with_fixes`, one that has searched for the batch rules' smallest edits."""
+    async def analyse(self, uri: str, version: int | None = None, with_fixes: bool = True) -> Analysis | None:
+        """The check of the document's current text (cached per version), computed in the worker thread. It has
+        searched for the batch rules' smallest edits, as `grpo validate` does, so that a published diagnostic's
+        hint is the CLI's text ("smallest edits: ..."), not a shorter one of the editor's own (the search costs
+        about 1.5 ms on a file with a batch error, nothing on one without)."""
         state = self.state.documents.get(uri)
         if state is None:
             return None
@@ -218,7 +221,7 @@ def did_close(ls: GrpoLanguageServer, params: lsp.DidCloseTextDocumentParams) ->
     lsp.CodeActionKind.QuickFix, edits.FIX_ALL_SAFE, edits.MIGRATE]))
 async def code_action(ls: GrpoLanguageServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
     uri = params.text_document.uri
-    analysis = await ls.analyse(uri, with_fixes=True)
+    analysis = await ls.analyse(uri)
     if analysis is None or not analysis.is_config:
         return []
     version = ls._client_version(uri)
