@@ -37,8 +37,8 @@ class Settings(RunsSettings, BaseSettings):
     validate_cache_mib: float = Field(32.0, ge=0, description="MiB of POST /api/v1/validate answers kept for bodies "
                                                               "sent again (0: every request is checked anew)")
     trl_version: str | None = Field(None, description="the TRL release configs are judged against unless a request "
-                                                      "names one (default: the trl installed beside the service, "
-                                                      "else 1.16)")
+                                                      "or the file's `# grpo: --trl-version` comment names one "
+                                                      "(default: the trl installed beside the service, else 1.16)")
 
     @property
     def is_loopback(self) -> bool:
@@ -51,9 +51,14 @@ class Settings(RunsSettings, BaseSettings):
 
 @lru_cache(maxsize=8)
 def _judged_trl(flag: str | None) -> tuple[str, str]:
+    """`grpo serve --trl-version` is the service's standing default, as the editor's trlVersion is the editor's: a
+    file's `# grpo: --trl-version` comment outranks it, a request's ?trl_version= outranks both
+    (grpo_schema.engine.infile.judged_release)."""
     from grpo_schema.versions import default_version
 
-    found = default_version(None, flag)  # reads the installed trl's metadata once per process
+    if flag is not None:
+        return default_version(None, flag).version, "service settings"  # default_version refuses a bad one
+    found = default_version(None)  # reads the installed trl's metadata once per process
     return found.version, found.source
 
 

@@ -44,21 +44,24 @@ def _comment_version(path: str) -> str | None:
 
 
 def judged_release(flag: str | None, path: str | None) -> dict:
-    """trl_version and where it came from, for a config at `path` (flag > the file's `# grpo:` comment > installed
-    trl > repository pin > 1.16).
-    A version that cannot be judged is a ValueError naming the supported range; a newer one than the tables is
-    judged as the newest, with a warning."""
-    from grpo_schema.versions.detect import default_version
+    """trl_version and where it came from, for a config at `path`, in the order every surface uses
+    (grpo_schema.engine.infile.judged_release: flag > the file's `# grpo:` comment > installed trl > repository pin >
+    1.16). A version that cannot be judged is a ValueError naming the supported range; a newer one than the tables
+    is judged as the newest, with a warning."""
+    from grpo_schema.engine.infile import judged_release as ordered
 
-    if flag is None and path not in (None, "-"):
-        written = _comment_version(path)
-        if written is not None:  # the file's `# grpo: --trl-version X` comment: below the flag, above detection
-            _warn_if_newer(written)
-            return {"trl_version": written, "trl_version_source": "comment"}
+    file = None if path in (None, "-") else path
+    if flag is not None:
+        from grpo_schema.versions import VersionError, parse_version
+
+        try:
+            parse_version(flag)
+        except VersionError as exc:
+            raise ValueError(f"--trl-version: {exc}") from None
     try:
-        found = default_version(None if path in (None, "-") else path, flag)
-        if not found.version.startswith("1.16"):  # 1.16 is the engine's own: no table to look up
-            _warn_if_newer(found.version)
-    except ValueError as exc:  # VersionError: not a version, or older than GRPO
-        raise ValueError(f"--trl-version: {exc}" if flag is not None else f"the trl version found: {exc}") from None
-    return {"trl_version": found.version, "trl_version_source": found.source}
+        found = ordered(_comment_version(file) if flag is None and file else None, flag, "flag", file)
+    except ValueError as exc:  # VersionError: the installed trl or a pin is no version, or older than GRPO
+        raise ValueError(f"the trl version found: {exc}") from None
+    if not found["trl_version"].startswith("1.16"):  # 1.16 is the engine's own: no table to look up
+        _warn_if_newer(found["trl_version"])
+    return found

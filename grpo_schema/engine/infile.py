@@ -9,7 +9,15 @@ so they all check a file at the same world size:
 
     command-line flag / query parameter  >  `# grpo:` comment  >  num_processes in the file  >  1
 
-and likewise for the TRL release: a flag > the comment > the installed trl, a repository pin or 1.16.
+and likewise for the TRL release (`judged_release`, the one place that orders it):
+
+    a choice for this one check (`--trl-version`, `?trl_version=` and the form's picker, a validation context)
+      >  `# grpo: --trl-version` comment  >  a standing default (the editor's trlVersion, `grpo lsp --trl-version`,
+      `grpo serve --trl-version`)  >  the installed trl  >  a repository pin  >  1.16
+
+The comment describes the file and travels with it, so it outranks any default set for a whole editor or service
+(which cannot know each file, as the editor's worldSize yields to the file's); a flag is asked for the one check
+it is given to ("how does this file fare on 0.19?"), so it outranks the comment.
 
 `with_file_settings` puts the comment's values under the caller's explicit options; what it cannot read is kept
 as a `Problem` (reported by the check as GRPO-Y015 on that line). Nothing here resolves a profile or imports
@@ -29,6 +37,11 @@ COMMENT = re.compile(r"^\s*#\s*grpo:(?P<args>.*)$")
 FROM_COMMENT = "comment"
 OPTIONS_HELP = ("the comment takes --world-size N, --profile NAME, --hardware SPEC, --allow-env NAME, "
                 "--trl-version X.Y")
+
+
+# Release sources a `# grpo: --trl-version` comment yields to: choices made for the one check (every other source,
+# a standing default or what was detected, yields to the comment).
+CHOSEN_FOR_THE_CHECK = ("flag", "context", "form")
 
 
 @dataclass(frozen=True)
@@ -120,10 +133,27 @@ def with_file_settings(settings: FileSettings, options: dict[str, Any]) -> dict[
     if not out.get("profiles") and settings.profiles:
         out["profiles"] = settings.profiles
         out["profiles_from_comment"] = True
-    if settings.trl_version and out.get("trl_version_source") in (None, "default", "installed", "requirements",
-                                                                       "editor settings"):
-        out["trl_version"], out["trl_version_source"] = settings.trl_version, FROM_COMMENT
+    if settings.trl_version:
+        out.update(judged_release(settings.trl_version, out.get("trl_version"), out.get("trl_version_source")))
     if settings.allow_env:
         given = tuple(out.get("allow_env") or ())
         out["allow_env"] = given + tuple(name for name in settings.allow_env if name not in given)
     return out
+
+
+def judged_release(comment: str | None, given: str | None = None, given_source: str | None = None,
+                   path: str | None = None) -> dict[str, str]:
+    """{"trl_version", "trl_version_source"} a check judges by, for every surface (module docstring): `given` when
+    chosen for this check (its source in CHOSEN_FOR_THE_CHECK), else the file's `comment`, else `given` (a standing
+    default: "editor settings", "service settings", or what a caller detected), else the installed trl, a pin in
+    the repository of `path`, or 1.16. Versions are taken as valid (each surface refuses a bad one in its way)."""
+    if given and given_source in CHOSEN_FOR_THE_CHECK:
+        return {"trl_version": given, "trl_version_source": given_source}
+    if comment:
+        return {"trl_version": comment, "trl_version_source": FROM_COMMENT}
+    if given:
+        return {"trl_version": given, "trl_version_source": given_source or "default"}
+    from grpo_schema.versions import default_version
+
+    found = default_version(path)
+    return {"trl_version": found.version, "trl_version_source": found.source}

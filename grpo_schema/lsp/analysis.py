@@ -62,7 +62,7 @@ def check_document(text: str, settings: Settings, with_fixes: bool = True, uri: 
     infile = read_file_settings(text)
     extra: list[Diagnostic] = []
     options: dict[str, Any] = {"allow_env": settings.allow_env, "suggest_fixes": with_fixes,
-                               **judged_release(settings, uri)}
+                               **judged_release(settings, uri, infile)}
     profiles: tuple[Profile, ...] = ()
     if not infile.profiles:
         try:
@@ -86,16 +86,14 @@ def check_document(text: str, settings: Settings, with_fixes: bool = True, uri: 
                     _world_size_from(result, infile, hardware))
 
 
-def judged_release(settings: Settings, uri: str) -> dict[str, Any]:
-    """The TRL release to judge by: the editor's setting, else the trl installed beside the server, else a pin in
-    the document's repository, else 1.16 (a `# grpo: --trl-version` comment in the file wins over all of them)."""
-    from grpo_schema.versions import default_version
+def judged_release(settings: Settings, uri: str, infile: FileSettings) -> dict[str, Any]:
+    """The TRL release to judge by, in the order of every surface (grpo_schema.engine.infile.judged_release): the
+    file's `# grpo: --trl-version` comment, else the editor's trlVersion (or `grpo lsp --trl-version`), else the trl
+    installed beside the server, else a pin in the document's repository, else 1.16."""
+    from grpo_schema.engine.infile import judged_release as ordered
 
-    if settings.trl_version:
-        return {"trl_version": settings.trl_version, "trl_version_source": "editor settings"}
     path = uri.removeprefix("file://") if uri.startswith("file://") else None
-    found = default_version(path)
-    return {"trl_version": found.version, "trl_version_source": found.source}
+    return ordered(infile.trl_version, settings.trl_version, "editor settings", path)
 
 
 def _known(names: tuple[str, ...]) -> list[Profile]:

@@ -80,6 +80,7 @@ RELEASE_SOURCES = {
     "requirements": "the trl pinned in the repository's requirements",
     "comment": "the file's `# grpo: --trl-version` comment",
     "editor settings": "the editor's settings",
+    "service settings": "the service's --trl-version",
     "context": "the validation context",
     "form": "the version picked in the form",
     "default": "grpo-config's default release",
