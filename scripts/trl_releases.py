@@ -14,13 +14,14 @@ Usage:
     python scripts/trl_releases.py --check        # exit 1 if the committed tables differ from a regeneration
     python scripts/trl_releases.py --offline      # use the cache only (fail if a wheel is missing)
     python scripts/trl_releases.py --only requirements   # only requirements.json (needs the trl wheels only)
-    python scripts/trl_releases.py --only trainer        # only trainer.json (needs the trl wheels only)
+    python scripts/trl_releases.py --only trainer        # only trainer.json
 
 requirements.json holds, for every release above, what its wheel's METADATA declares (install_requires and each
 extra, as requirement strings with the extra's own marker removed), its console scripts and whether it ships the
 `trl vllm-serve` script: `grpo doctor` judges an environment against them. trainer.json holds, for every release,
 the values of each choice-like field (loss_type, importance_sampling_level, scale_rewards, ...) its trainer accepts,
-read from its grpo_trainer.py and grpo_config.py: the checks that refuse any other value.
+read from its grpo_trainer.py and grpo_config.py: the checks that refuse any other value; and the keys it warns
+are deprecated (its GRPOConfig, trainer and TrainingArguments), with the key it says to use instead.
 
 Wheels are cached in $TRL_WHEEL_CACHE (default /tmp/trl-wheels): trl-*.whl there, transformers-*.whl in
 transformers/. The output is deterministic: sorted keys, no timestamps other than the wheels' own build dates.
@@ -553,17 +554,84 @@ def source_choices(src: str) -> dict[str, list[str]]:
     return {name: sorted(set.intersection(*sets)) for name, sets in checks.items()}
 
 
+# A deprecation: a key whose setting makes the release warn that it is deprecated (GRPOConfig's or
+# TrainingArguments' __post_init__, the trainer's init), with the key the warning says to use instead when the
+# release reads that key. Only warnings that open with the key count: "Passing `fsdp` as a string is deprecated"
+# and "The value `None` for `top_k` is deprecated" are about a value, not the key.
+DEPRECATION_FILES = ("trl/trainer/grpo_config.py", "trl/trainer/base_config.py", "trl/trainer/grpo_trainer.py")
+_DEPRECATED = re.compile(r"(?:^|[.!]\s+)(?:The\s+|Parameter\s+)?`(?P<key>[A-Za-z_]\w*)(?:=[^`]*)?`"
+                         r"(?:\s+(?:argument|parameter))?\s+is deprecated")
+_NAMED = re.compile(r"`([A-Za-z_]\w*)")
+
+
+def _message(node: ast.AST, env: dict[str, str]) -> str:
+    """A warning's text, with f-string names bound by an enclosing `for old, new in ((...), ...)` loop."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(_message(v, env) for v in node.values)
+    if isinstance(node, ast.FormattedValue):
+        return env.get(node.value.id, "{?}") if isinstance(node.value, ast.Name) else "{?}"
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _message(node.left, env) + _message(node.right, env)
+    return ""
+
+
+def _warnings(body: list[ast.stmt], env: dict[str, str]) -> list[str]:
+    calls = [s.value for s in body if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)]
+    return [_message(c.args[0], env) for c in calls
+            if c.args and ast.unparse(c.func).split(".")[-1] in ("warn", "warning", "warning_once")]
+
+
+def _loop_bindings(node: ast.For) -> list[dict[str, str]]:
+    """[{'old': 'gradient_checkpointing', 'new': 'activation_checkpointing'}, ...] for a loop over literal pairs."""
+    if not isinstance(node.target, ast.Tuple) or not all(isinstance(t, ast.Name) for t in node.target.elts):
+        return []
+    try:
+        rows = ast.literal_eval(node.iter)
+    except ValueError:
+        return []
+    names = [t.id for t in node.target.elts]  # type: ignore[attr-defined]
+    return [dict(zip(names, row)) for row in rows if isinstance(row, tuple) and len(row) == len(names)]
+
+
+def source_deprecations(src: str, fields: set[str]) -> dict[str, str | None]:
+    """{deprecated key: the key to use instead (None when the release reads none)} from one source file."""
+    tree = ast.parse(src)
+    found: dict[str, str | None] = {}
+    scopes: list[tuple[ast.AST, dict[str, str]]] = [(tree, {})]
+    scopes += [(n, env) for n in ast.walk(tree) if isinstance(n, ast.For) for env in _loop_bindings(n)]
+    for scope, env in scopes:
+        for node in ast.walk(scope):
+            if not isinstance(node, ast.If):
+                continue
+            for text in _warnings(node.body, env):
+                match = _DEPRECATED.search(text)
+                if match is None or match["key"] not in fields:
+                    continue
+                after = [k for k in _NAMED.findall(text[match.end():]) if k in fields and k != match["key"]]
+                found[match["key"]] = after[0] if after else found.get(match["key"])
+    return found
+
+
 def trainer_facts(version: str, offline: bool) -> dict[str, Any]:
-    sources, _ = read_sources(wheel("trl", version, offline), TRAINER_FILES)
+    sources, _ = read_sources(wheel("trl", version, offline), TRAINER_FILES + DEPRECATION_FILES[1:])
     result: dict[str, list[str]] = {}
     for name in TRAINER_FILES:
         for f, values in source_choices(sources.get(name, "")).items():
             result[f] = sorted(set(result[f]) & set(values)) if f in result else values
-    return {"choices": dict(sorted(result.items()))}
+    fields = set(surface(version, RELEASES[version], offline)["fields"])
+    tf_sources, _ = read_sources(wheel("transformers", RELEASES[version], offline), ("transformers/training_args.py",))
+    deprecated: dict[str, str | None] = {}
+    for text in [sources.get(n, "") for n in DEPRECATION_FILES] + list(tf_sources.values()):
+        deprecated.update(source_deprecations(text, fields))
+    return {"choices": dict(sorted(result.items())),
+            "deprecations": {k: {"use": v} for k, v in sorted(deprecated.items())}}
 
 
 def trainer_file(offline: bool) -> str:
-    return dump({"format": 1, "source": "each release's trl/trainer/grpo_trainer.py and grpo_config.py",
+    return dump({"format": 1, "source": "each release's trl/trainer/grpo_trainer.py, grpo_config.py and base_config.py, "
+                                             "and its transformers' training_args.py",
                  "releases": {v: trainer_facts(v, offline) for v in sorted(RELEASES, key=vkey)}})
 
 
@@ -667,7 +735,7 @@ def main() -> int:
     ap.add_argument("--offline", action="store_true", help="use the wheel cache only")
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--only", choices=["requirements", "trainer"],
-                    help="write only requirements.json or trainer.json (trl wheels only)")
+                    help="write only requirements.json (trl wheels only) or trainer.json")
     args = ap.parse_args()
     if args.only == "trainer":
         args.out.mkdir(parents=True, exist_ok=True)

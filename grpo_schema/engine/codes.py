@@ -126,6 +126,10 @@ K_LAUNCH_NOT_IN_RELEASE = declare("GRPO-K010", "error", "launch key the chosen T
                                   "An `accelerate launch` option (num_processes, ...) in the config. From TRL 0.29 "
                                   "`trl grpo` hands such keys to `accelerate launch`; earlier releases' parsers "
                                   "read only their own dataclasses, and stop on the key (0.19-0.21) or ignore it.")
+D_IN_RELEASE = declare("GRPO-D006", "warning", "key the chosen TRL release says is deprecated",
+                       "The release the config is judged against (--trl-version, the installed trl, or the "
+                       "repository's pin) still reads the key, and warns that it is deprecated when it is set. The "
+                       "hint names the key that release reads instead, where it has one.")
 # The hardware: section is grpo-config's own (grpo plan reads it); every check says TRL does not.
 H_SECTION = declare("GRPO-H006", "warning", "`hardware:` is read by grpo-config only",
                     "`trl grpo --config` does not know a `hardware:` key: it passes it on to `accelerate launch`, "

@@ -18,7 +18,8 @@ the 1.16 checker in 1.16's terms:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -98,6 +99,7 @@ def read_as(mapping: dict[str, Any], release: ReleaseSurface, profile_keys: froz
         # any other key only this release reads has been type-checked above; 1.16 has no rule about it
     reading.diagnostics += [required(name, release) for name, info in release.fields.items()
                             if info.required and name not in mapping]
+    reading.diagnostics += deprecated_in_release(mapping, release)
     reading.implicit = release_defaults(release, mapping, fields_116)
     return reading
 
@@ -206,17 +208,160 @@ def _converts(text: str, kind: type) -> bool:
     return True
 
 
+@lru_cache(maxsize=1)
+def reference_deprecations() -> dict[str, str | None]:
+    """TRL 1.16's deprecations (the keys the engine's GRPO-D rules are about), from its own source."""
+    from grpo_schema.versions import surface
+
+    return dict(surface(REFERENCE).deprecations)
+
+
+def deprecated_in_release(mapping: dict[str, Any], release: ReleaseSurface) -> list[Diagnostic]:
+    """The release's own deprecations that no 1.16 rule speaks for (max_prompt_length in 0.26, use_liger_loss in
+    0.25-0.27, ...), for each key the file sets to something other than the release's default: the release warns
+    then (its checks are `if self.key` / `is not None`)."""
+    found = []
+    for key, use in release.deprecations.items():
+        if key in reference_deprecations() or key not in mapping:
+            continue
+        default = release.fields[key].default
+        if mapping[key] == default or (_off(mapping[key]) and _off(default)):
+            continue
+        found.append(deprecation(key, use, release, codes.D_IN_RELEASE, written=mapping))
+    return found
+
+
+def deprecation(key: str, use: str | None, release: ReleaseSurface, code: str,
+                written: Any = (), severity: str = "warning") -> Diagnostic:
+    """`key is deprecated in TRL X`, with the key that release reads instead (never one it lacks)."""
+    r = release.release
+    if use is None:
+        return Diagnostic(code, severity, f"{key} is deprecated in TRL {r}, which reads no other key in its place",
+                          fields=(key,), hint=f"TRL {r} still reads {key}; keep it for that release, or remove it "
+                                              f"if you do not need the setting")
+    fix = None if use in written else Fix(rename={key: use}, safe=False, title=f"rename to {use}")
+    return Diagnostic(code, severity, f"{key} is deprecated in TRL {r}; use {use}", fields=(key,),
+                      hint=f"write {use} instead (TRL {r} reads it)", fix=fix)
+
+
+def _deprecation_for_release(d: Diagnostic, release: ReleaseSurface) -> Diagnostic | None:
+    """A 1.16 GRPO-D diagnostic as it holds for `release`: gone where the release does not warn about the key,
+    unchanged where it says to use what 1.16 says, else re-said with the release's own replacement."""
+    key = d.fields[0] if d.fields else ""
+    if key not in release.deprecations:
+        return None  # 1.16's rule, or a key this release does not deprecate (local_rank, GRPO-D005, is 1.16's)
+    use = release.deprecations[key]
+    if use == reference_deprecations().get(key):
+        return d
+    said = deprecation(key, use, release, d.code, severity=d.severity)
+    return replace(d, message=said.message, hint=said.hint, fix=said.fix, alternatives=())
+
+
 def as_release_reads(diagnostics: list[Diagnostic], release: ReleaseSurface) -> list[Diagnostic]:
     """The checker's diagnostics as they hold for this release: keys it does not read as its front end treats them
-    (a warning where it ignores them), and without TRL 1.16's deprecations (area D), which an older release's keys
-    did not have yet."""
+    (a warning where it ignores them), and TRL 1.16's deprecations (area D) only where the release has them too,
+    with a fix the release accepts."""
     stops, how = front_end_verdict(release)
     adjusted = []
     for d in diagnostics:
-        if d.code.startswith("GRPO-D"):
+        if d.code.startswith("GRPO-D") and d.code != codes.D_IN_RELEASE:
+            kept = _deprecation_for_release(d, release)
+            if kept is not None:
+                adjusted.append(kept)
             continue
         if d.code in IGNORED_WHEN_UNREAD and not stops:
             d = Diagnostic(d.code, "warning", f"{d.message}: TRL {release.release} {how.removeprefix('it ')}",
                            d.fields, d.line, d.column, d.hint, d.fix, d.origin, d.alternatives)
         adjusted.append(d)
     return adjusted
+
+
+# --- what a surface says about a key, for the release ------------------------------------------------------------
+# The fields' texts (descriptions, the rules that read a field) are written for TRL 1.16. For another release a
+# sentence is left out when it names a key that release lacks, or tells of a deprecation it does not have: renaming
+# as told must never name a key the release's parser stops on.
+
+_KEYISH = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
+_SENTENCE = re.compile(r"(?<=[.;!?)])\s+(?=[A-Z(`'\"])")
+_DEPRECATION_WORDS = re.compile(r"^\(?(?:Deprecated|Older name)\b|deprecated alias", re.IGNORECASE)
+_VALUE_LINE = re.compile(r"^(- )?`[^`]*`: ")
+CHECKED = "**Checked with other fields by:** "
+
+
+@lru_cache(maxsize=1)
+def known_keys() -> frozenset[str]:
+    """Every key some release reads, and every key of TRL 1.16's models."""
+    from grpo_schema.versions import releases, surface
+
+    keys = set(compiled("config").fields)
+    for name in releases():
+        keys |= set(surface(name).fields)
+    return frozenset(keys)
+
+
+@lru_cache(maxsize=64)
+def _lacking_in(version: str) -> frozenset[str]:
+    from grpo_schema.versions import surface
+
+    return known_keys() - set(surface(version).fields)
+
+
+def _lacking(release: ReleaseSurface) -> frozenset[str]:
+    return _lacking_in(release.release)
+
+
+def holds_for(sentence: str, key: str, release: ReleaseSurface) -> bool:
+    """Whether a sentence about `key` names only keys the release reads, and no deprecation it lacks."""
+    if any(token in _lacking(release) for token in _KEYISH.findall(sentence)):
+        return False
+    return key in release.deprecations or not _DEPRECATION_WORDS.search(sentence)
+
+
+def _sentences(text: str, key: str, release: ReleaseSurface) -> str:
+    prefix = _VALUE_LINE.match(text)  # `- \`steps\`: ...`: the value stays, its explanation is filtered
+    head = prefix.group(0) if prefix else ""
+    kept = " ".join(s for s in _SENTENCE.split(text[len(head):]) if holds_for(s, key, release))
+    return head + kept if kept else head.rstrip().rstrip(":")
+
+
+def _checked(paragraph: str, key: str, release: ReleaseSurface) -> str:
+    """The rules paragraph: a rule stays when its text holds for the release (a GRPO-D rule only where the release
+    deprecates the key)."""
+    body, tail = paragraph[len(CHECKED):], ""
+    cut = body.rfind(". `grpo codes")
+    if cut >= 0:
+        body, tail = body[:cut], body[cut:]
+    kept = [item for item in body.split("; ") if holds_for(item, key, release)
+            and not (item.startswith("`GRPO-D") and key not in release.deprecations)]
+    return CHECKED + "; ".join(kept) + tail if kept else ""
+
+
+def for_release(text: str, key: str, release: ReleaseSurface, fallback: str = "") -> str:
+    """1.16's text about `key`, as it holds for `release` (`fallback` stands in for a first paragraph left empty)."""
+    paragraphs = []
+    for index, paragraph in enumerate(text.split("\n\n")):
+        if paragraph.startswith(CHECKED):
+            said = _checked(paragraph, key, release)
+        elif paragraph.startswith("**"):  # **Default:** ... (the release's own, written by the surface)
+            said = paragraph
+        else:
+            said = "\n".join(line for line in (_sentences(x, key, release) for x in paragraph.split("\n")) if line)
+        if index == 0 and not said:
+            said = fallback
+        if said:
+            paragraphs.append(said)
+    return "\n\n".join(paragraphs)
+
+
+def status(key: str, release: ReleaseSurface) -> str:
+    """Whether the release reads `key`, whether it deprecates it, and from which later release it is not read."""
+    from grpo_schema.versions import parse_version, releases, surface
+
+    r = release.release
+    if key not in release.fields:
+        return f"not read by TRL {r}"
+    said = f"read by TRL {r} ({release.fields[key].source or 'its parser'})"
+    if key in release.deprecations:
+        said += "; " + deprecation(key, release.deprecations[key], release, codes.D_IN_RELEASE).message
+    later = [n for n in releases() if parse_version(n) > release.version and key not in surface(n).fields]
+    return said + (f"; not read from TRL {later[0]} on" if later else "")

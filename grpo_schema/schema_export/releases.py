@@ -2,8 +2,8 @@
 
 TRL 1.16's schema, documented and laid out as the form reads it, made to say what that release reads: its keys
 (old names such as torch_dtype and max_prompt_length included, 1.16's newer keys left out), its types and defaults
-(scale_rewards a boolean up to 0.21, loss_type bnpo in 0.19), and `accelerate launch` keys only where its `trl grpo`
-hands them on (0.29 and later). Built from grpo_schema.versions' tables, which come from each release's source.
+(scale_rewards a boolean up to 0.21, loss_type bnpo in 0.19), its own deprecations (and none of 1.16's it lacks),
+texts that name no key it lacks, and `accelerate launch` keys only where its `trl grpo` hands them on (0.29 on). Built from grpo_schema.versions' tables, which come from each release's source.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ import json
 import re
 from typing import Any
 
+from grpo_schema.engine.codes import D_IN_RELEASE
+from grpo_schema.engine.release import deprecation, for_release
 from grpo_schema.versions import FieldInfo, ReleaseSurface
 
 JSON_TYPES = {"bool": "boolean", "int": "integer", "float": "number", "str": "string", "list": "array",
@@ -34,7 +36,7 @@ def release_schema(base: dict[str, Any], release: ReleaseSurface, launch_keys: f
         properties[name] = _property(properties.get(name), info, release.release)
         if name in release.choices:
             _restrict(properties[name], release.choices[name])
-        _without_deprecation(properties[name])
+        _said_for_release(properties[name], name, release)
     if not takes_launch_keys:
         schema.pop("patternProperties", None)
     schema["title"] = f"grpo-config for TRL {release.release}"
@@ -102,16 +104,21 @@ def _restrict(prop: dict[str, Any], allowed: tuple[str, ...]) -> None:
                 prop.pop(key)
 
 
-def _without_deprecation(prop: dict[str, Any]) -> None:
-    """TRL 1.16's deprecations are 1.16's: an older release's schema does not carry them (the checker drops them for
-    older releases too), so renaming a key as told never names a key the release lacks."""
+def _said_for_release(prop: dict[str, Any], name: str, release: ReleaseSurface) -> None:
+    """The texts as they hold for the release (engine.release.for_release: no key it lacks, no deprecation it does
+    not have), and the deprecation marks of the release's own deprecations, each naming what it reads instead."""
     for key in ("deprecated", "deprecationMessage", "markdownDeprecationMessage"):
         prop.pop(key, None)
-    if "markdownDescription" in prop:
-        text = prop["markdownDescription"]
-        prop["markdownDescription"] = "\n\n".join(p for p in text.split("\n\n")
-                                                    if not (p.startswith("**Checked with other fields by:** `GRPO-D")
-                                                            and p.count("`GRPO-") == 1))
+    fallback = f"Read by TRL {release.release} ({release.fields[name].source})."
+    for key in ("description", "markdownDescription"):
+        if isinstance(prop.get(key), str):
+            prop[key] = for_release(prop[key], name, release, fallback)
+    for key in ("enumDescriptions", "markdownEnumDescriptions"):
+        if isinstance(prop.get(key), list):
+            prop[key] = [for_release(t, name, release) if isinstance(t, str) else t for t in prop[key]]
+    if name in release.deprecations:
+        prop["deprecated"] = True
+        prop["deprecationMessage"] = deprecation(name, release.deprecations[name], release, D_IN_RELEASE).message
 
 
 def _json_types(prop: dict[str, Any]) -> set[str]:

@@ -157,6 +157,9 @@ class ReleaseSurface:
     # The string values the release's trainer accepts for each choice-like field (loss_type, scale_rewards, ...),
     # read from its grpo_trainer.py / grpo_config.py (trainer.json); a field not named here has no such check.
     choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
+    # The keys the release warns are deprecated when set (its GRPOConfig, trainer or TrainingArguments), each with
+    # the key it says to use instead, None where it names none this release reads (trainer.json).
+    deprecations: Mapping[str, str | None] = field(default_factory=dict, repr=False)
 
     @property
     def version(self) -> Version:
@@ -194,13 +197,15 @@ def _load(file: str) -> ReleaseSurface:
     with open(RELEASES_DIR / file, encoding="utf-8") as fh:
         data = json.load(fh)
     sharing = tuple(r["release"] for r in _index()["releases"] if r["file"] == file)
+    trainer = _trainer()["releases"].get(data["release"], {})  # the table's own release stands for those sharing it
     return ReleaseSurface(
         release=data["release"],
         releases=sharing,
         transformers=data["transformers"],
         fields={n: FieldInfo.from_json(n, d) for n, d in sorted(data["fields"].items())},
         front_end=FrontEnd.from_json(data["front_end"]),
-        choices={n: tuple(v) for n, v in _trainer()["releases"].get(data["release"], {}).get("choices", {}).items()},
+        choices={n: tuple(v) for n, v in trainer.get("choices", {}).items()},
+        deprecations={n: d["use"] for n, d in trainer.get("deprecations", {}).items()},
     )
 
 
