@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
@@ -13,6 +13,10 @@ from grpo_schema.engine.compiled import compiled
 from grpo_schema.engine.diagnostics import yaml_value
 from grpo_schema.engine.migrations import MIGRATIONS, describe
 from grpo_schema.engine.plan import Geometry, problems
+from grpo_schema.engine.release import for_release, release_surface, status
+
+if TYPE_CHECKING:
+    from grpo_schema.versions import FieldInfo, ReleaseSurface
 
 _KEY_LINE = re.compile(r"^(?P<indent>\s*)(?P<key>[A-Za-z_][\w.\-]*)\s*:")
 SCHEDULE = (("generation batch", "generation_batch_size"), ("prompts per generation", "prompts_per_generation"),
@@ -59,8 +63,48 @@ def history(key: str) -> str:
     return "; ".join(f"renamed from `{m.key}` in {m.origin} {m.since}" for m in renamed_from)
 
 
+def judged_as(result: CheckResult | None) -> ReleaseSurface | None:
+    """The table of the release the file was judged for (None: TRL 1.16, the engine's own)."""
+    return release_surface(result.trl_version) if result is not None else None
+
+
+_EXPECTS = {"bool": "true or false", "int": "an integer", "float": "a number", "str": "a string", "list": "a list",
+            "dict": "a mapping"}
+
+
+def _release_facts(name: str, info: FieldInfo, release: ReleaseSurface) -> tuple[str, str, list[str]]:
+    """(default, what it expects, its choices) as the release reads the key."""
+    choices = [str(c) for c in (release.choices.get(name) or info.choices or ())]
+    if info.required:
+        default = "none: the parser requires it"
+    elif info.default_expr is not None or info.post_init is not None:
+        default = "set when the config is built"
+    else:
+        default = f"`{yaml_value(info.default)}`"
+    expects = ("one of " + ", ".join(choices)) if choices else _EXPECTS.get(info.type, "a value")
+    return default, expects + (" or null" if info.nullable else ""), choices
+
+
+def release_hover(key: str, release: ReleaseSurface, result: CheckResult | None, world_size_from: str) -> str:
+    """The hover for a file judged for an older release: its default, choices and status, and 1.16's description
+    as it holds there."""
+    info = release.fields.get(key)
+    parts = [f"**{key}** (TRL {release.release})"]
+    if info is not None:
+        said = for_release(descriptions().get(key, ""), key, release, f"Read by TRL {release.release} ({info.source}).")
+        default, expects, _ = _release_facts(key, info, release)
+        parts += [said or f"Read by TRL {release.release} ({info.source}).", f"Default: {default} · expects {expects}"]
+    parts.append(f"Status: {status(key, release)}")
+    if info is not None and (key in BATCH_INPUTS or key == "num_processes"):
+        parts.append(schedule_text(result, world_size_from))
+    return "\n\n".join(parts)
+
+
 def hover_text(key: str, result: CheckResult | None, profiles: tuple[Any, ...] = (),
                world_size_from: str = "") -> str | None:
+    release = judged_as(result)
+    if release is not None and (key in release.fields or key in compiled("config").fields):
+        return release_hover(key, release, result, world_size_from)
     fields = compiled("config").fields
     launch = compiled("launch").fields
     facts = fields.get(key) or launch.get(key)
@@ -116,20 +160,23 @@ def _number(value: Any) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def completions(text: str, line: int, character: int, profiles: tuple[Any, ...]) -> list[lsp.CompletionItem]:
+def completions(text: str, line: int, character: int, profiles: tuple[Any, ...],
+                release: ReleaseSurface | None = None) -> list[lsp.CompletionItem]:
+    """Keys not yet written, a key's values, reward names; the release's keys, defaults and values when the file
+    is judged for an older release."""
     lines = text.splitlines()
     current = lines[line] if line < len(lines) else ""
     before = current[:character]
     match = _KEY_LINE.match(before)
     if match and not match["indent"]:
-        return _values(match["key"], before[match.end():], profiles)
+        return _values(match["key"], before[match.end():], profiles, release)
     if before.lstrip().startswith("-") and _list_owner(lines, line) == "reward_funcs":
         return _reward_items(profiles)
     if before.strip() and not re.fullmatch(r"[A-Za-z_][\w.\-]*", before):
         return []
     if before != before.lstrip():  # nested: keys of a mapping value are not offered here
         return []
-    return _keys(profiles, written=_written(lines))
+    return _keys(profiles, written=_written(lines), release=release)
 
 
 def _written(lines: list[str]) -> set[str]:
@@ -144,17 +191,26 @@ def _list_owner(lines: list[str], line: int) -> str | None:
     return None
 
 
-def _keys(profiles: tuple[Any, ...], written: set[str]) -> list[lsp.CompletionItem]:
+def _key_items(written: set[str], release: ReleaseSurface | None) -> list[lsp.CompletionItem]:
     docs = descriptions()
-    items = []
-    for name, facts in compiled("config").fields.items():
-        if name in written:
-            continue
-        default = yaml_value(facts["default"])
-        items.append(lsp.CompletionItem(
-            label=name, kind=lsp.CompletionItemKind.Property, detail=f"default {default}",
-            documentation=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=docs.get(name, "")),
-            insert_text=f"{name}: ", sort_text=("0" if name in BATCH_INPUTS else "1") + name))
+    found: list[tuple[str, str, str]] = []  # (key, default, documentation)
+    if release is None:
+        found = [(n, yaml_value(f["default"]), docs.get(n, "")) for n, f in compiled("config").fields.items()]
+    else:
+        for name, info in release.fields.items():
+            fallback = f"Read by TRL {release.release} ({info.source})."
+            found.append((name, _release_facts(name, info, release)[0].strip("`"),
+                          for_release(docs.get(name, ""), name, release, fallback) or fallback))
+    return [lsp.CompletionItem(
+        label=name, kind=lsp.CompletionItemKind.Property, detail=f"default {default}",
+        documentation=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=doc),
+        insert_text=f"{name}: ", sort_text=("0" if name in BATCH_INPUTS else "1") + name)
+        for name, default, doc in found if name not in written]
+
+
+def _keys(profiles: tuple[Any, ...], written: set[str],
+          release: ReleaseSurface | None = None) -> list[lsp.CompletionItem]:
+    items = _key_items(written, release)
     extra = _profile_descriptions(profiles)
     for profile in profiles:
         for name, facts in profile.validator.fields.items():
@@ -181,9 +237,17 @@ def _reward_items(profiles: tuple[Any, ...]) -> list[lsp.CompletionItem]:
             for name in _reward_names(profiles)]
 
 
-def _values(key: str, typed: str, profiles: tuple[Any, ...]) -> list[lsp.CompletionItem]:
+def _values(key: str, typed: str, profiles: tuple[Any, ...],
+            release: ReleaseSurface | None = None) -> list[lsp.CompletionItem]:
     if key == "reward_funcs":
         return _reward_items(profiles)
+    if release is not None and key in release.fields:
+        info = release.fields[key]
+        default, _, choices = _release_facts(key, info, release)
+        choices += ["true", "false"] if info.type == "bool" else []
+        return [lsp.CompletionItem(label=c, kind=lsp.CompletionItemKind.EnumMember,
+                                   detail="default" if f"`{c}`" == default else None, preselect=f"`{c}`" == default)
+                for c in choices]
     facts = compiled("config").fields.get(key)
     if facts is None:
         for profile in profiles:

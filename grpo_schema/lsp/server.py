@@ -264,7 +264,8 @@ async def completion(ls: GrpoLanguageServer, params: lsp.CompletionParams) -> ls
     lines = text.splitlines()
     line = params.position.line
     character = from_utf16(lines[line], params.position.character) if line < len(lines) else 0
-    items = info.completions(text, line, character, profiles)
+    release = info.judged_as(analysis.result) if analysis is not None else None
+    items = info.completions(text, line, character, profiles, release)
     return lsp.CompletionList(is_incomplete=False, items=items)
 
 
