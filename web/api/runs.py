@@ -49,6 +49,13 @@ def manager_of(request: Request) -> RunManager:
 
 
 Manager = Annotated[RunManager, Depends(manager_of)]
+WorldSize = Annotated[int | None, Query(ge=1, description="training processes (default: num_processes from the config, "
+                                                           "else 1)")]
+
+
+def within_max_world_size(world_size: int | None, settings) -> None:
+    if world_size is not None and world_size > settings.max_world_size:
+        raise HTTPException(422, f"world_size must be at most {settings.max_world_size}")
 
 
 def run_of(manager: RunManager, run_id: str) -> Run:
@@ -138,8 +145,7 @@ def _warnings(result: CheckResult) -> str:
                         429: {"description": "the queue is full"}})
 async def create_run(
     request: Request, manager: Manager, body: Annotated[ConfigBody, Depends(config_body)],
-    world_size: Annotated[int | None, Query(ge=1, description="training processes (default: num_processes "
-                                                               "from the config, else 1)")] = None,
+    world_size: WorldSize = None,
     profile: Annotated[list[str], Query(description="refused for runs (GRPO-X005)")] = [],
     path: Annotated[str, Query(max_length=PATH_MAX_CHARS)] = "<request>",
     existing_output: Annotated[Literal["resume", "overwrite"] | None, Query(
@@ -150,8 +156,7 @@ async def create_run(
     """Validate, apply the service policy, then queue the run; it starts when a slot is free. A run owns its
     output_dir: two runs never write the same one unless one resumes the other."""
     settings = request.app.state.settings
-    if world_size is not None and world_size > settings.max_world_size:
-        raise HTTPException(422, f"world_size must be at most {settings.max_world_size}")
+    within_max_world_size(world_size, settings)
     result, reads, missing = await check_for_run(request, body, world_size, path, manager.base_dir)
     policy = settings.service_policy()
     refusals = service_policy(result, policy, profile) + missing

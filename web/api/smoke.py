@@ -28,7 +28,7 @@ from grpo_web.api.body import ConfigBody, config_body
 from grpo_web.api.docs import config_body_doc
 from grpo_web.api.params import PATH_MAX_CHARS, TrlVersion, trl_version_of
 from grpo_web.api.responses import ConfigJSONResponse
-from grpo_web.api.runs import Manager, _refused, _stored_text, check_for_run
+from grpo_web.api.runs import Manager, WorldSize, _refused, _stored_text, check_for_run, within_max_world_size
 from grpo_web.runs import launcher, procs
 from grpo_web.runs.auth import require_token
 
@@ -42,11 +42,14 @@ _one_at_a_time = threading.Lock()
 
 
 def smoke_command(config: Path, steps: int, engine: str, timeout: float, allow_env: list[str],
-                  overrides: dict[str, str] | None = None, trl_version: str | None = None) -> list[str]:
-    """`grpo smoke` as a run's `grpo launch` is built: the resolved paths as --set, the operator's allow-list."""
+                  overrides: dict[str, str] | None = None, trl_version: str | None = None,
+                  world_size: int | None = None) -> list[str]:
+    """`grpo smoke` as a run's `grpo launch` is built: the resolved paths as --set, the operator's allow-list, and
+    the world size the service checked (as `grpo launch --num-processes` gets it) as num_processes."""
+    sizing = ["--set", f"num_processes={world_size}"] if world_size is not None else []
     command = [sys.executable, "-m", "grpo_schema.cli", "smoke", str(config), "--format", "json",
                "--steps", str(steps), "--engine", engine, "--timeout", str(timeout),
-               *launcher.path_arguments(overrides), *launcher.allow_env_arguments(allow_env)]
+               *launcher.path_arguments(overrides), *sizing, *launcher.allow_env_arguments(allow_env)]
     return command + (["--trl-version", trl_version] if trl_version else [])
 
 
@@ -57,7 +60,7 @@ def _failed(error: str, exit_code: int = 4) -> dict:
 
 def smoke_subprocess(text: str, suffix: str, runs_dir: Path, steps: int, engine: str, allow_env: list[str],
                      timeout: float, overrides: dict[str, str] | None = None,
-                     trl_version: str | None = None) -> dict:
+                     trl_version: str | None = None, world_size: int | None = None) -> dict:
     """Run `grpo smoke` on the config text in a scratch folder under the runs directory; the JSON report. It is
     started as a run is (grpo_web.runs.launcher.spawn: a session of its own, no GRPO_WEB_* variables, so never
     the token), offline, and stopped with everything below it when it outlives its time."""
@@ -65,7 +68,7 @@ def smoke_subprocess(text: str, suffix: str, runs_dir: Path, steps: int, engine:
     with _one_at_a_time, tempfile.TemporaryDirectory(prefix="smoke-", dir=runs_dir) as scratch:
         path = Path(scratch) / f"config.{suffix}"
         path.write_text(text, encoding="utf-8")
-        command = smoke_command(path, steps, engine, timeout, allow_env, overrides, trl_version)
+        command = smoke_command(path, steps, engine, timeout, allow_env, overrides, trl_version, world_size)
         popen = launcher.spawn(command, Path(scratch), stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=OFFLINE)
         started = procs.start_time(popen.pid)
         try:
@@ -91,17 +94,19 @@ def smoke_subprocess(text: str, suffix: str, runs_dir: Path, steps: int, engine:
                         422: {"description": "the validate file object with every diagnostic"}})
 async def smoke_run(
     request: Request, manager: Manager, body: Annotated[ConfigBody, Depends(config_body)],
+    world_size: WorldSize = None,
     steps: Annotated[int, Query(ge=1, le=4)] = 2,
     engine: Annotated[str, Query(pattern="^(grpo_runtime|trl)$")] = "grpo_runtime",
     path: Annotated[str, Query(max_length=PATH_MAX_CHARS)] = "<request>",
     trl_version: TrlVersion = None,
 ) -> Any:
-    """Checked as POST /api/v1/runs checks a config (relative paths resolved against the service's folder, the
-    service policy, what grpo_runtime can run), with ?trl_version= as the check endpoints take it (passed on to
-    `grpo smoke --trl-version`)."""
+    """Checked as POST /api/v1/runs checks a config (at the same ?world_size=, relative paths resolved against the
+    service's folder, the service policy, what grpo_runtime can run), with ?trl_version= as the check endpoints
+    take it (passed on to `grpo smoke --trl-version`)."""
     settings = request.app.state.settings
+    within_max_world_size(world_size, settings)
     release = trl_version_of(trl_version, settings) if trl_version is not None else None
-    result, reads, missing = await check_for_run(request, body, None, path, manager.base_dir, release)
+    result, reads, missing = await check_for_run(request, body, world_size, path, manager.base_dir, release)
     refusals = service_policy(result, settings.service_policy(), []) + missing
     from grpo_runtime.support import assess
 
@@ -114,5 +119,5 @@ async def smoke_run(
         raise HTTPException(429, "a smoke test is already running; try again when it is done")
     report = await run_in_threadpool(smoke_subprocess, text, config_format, runs_dir, steps, engine,
                                      list(settings.runs_env_allowlist), SMOKE_TIMEOUT_S, reads,
-                                     release[0] if release else None)
+                                     release[0] if release else None, world_size)
     return ConfigJSONResponse(report, status_code=200)

@@ -17,7 +17,8 @@ const OWNED = "GRPO-X007";
 // to resume or overwrite.
 const ownerIn = (diag) => /belongs to run ([0-9a-f]+)/.exec(diag.message || "")?.[1] || null;
 
-// hooks: { config(), worldSize(), trlVersion(), diags (DiagnosticsView), checker, onLaunched(config) }
+// hooks: { config(), worldSize(), trlVersion(), diags (DiagnosticsView), checker, onLaunched(config),
+//          onConfigChange(listener) }
 export function setupLaunch(hooks) {
   const dialog = $("launch-dialog");
   const message = $("launch-error");
@@ -26,7 +27,7 @@ export function setupLaunch(hooks) {
   const choices = $("launch-choices");
   const apply = $("launch-apply");
   let refusal = null; // the service's last 422 while the dialog is open
-  setupSmoke(hooks.config);
+  setupSmoke(hooks);
   setupDoctor(hooks);
 
   const showList = (diagnostics) => {

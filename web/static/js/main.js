@@ -225,6 +225,10 @@ function wireControls(app) {
     config: () => app.state.toObject(), worldSize: () => effectiveWorldSize(app), trlVersion, diags: app.diags,
     checker: app.checker,
     onLaunched: (config) => { for (const key of REMEMBERED) rememberValue(key, config[key]); },
+    onConfigChange: (listener) => {
+      app.state.onChange(listener);
+      $("world-size").addEventListener("input", listener);
+    },
   });
   setupTools(app, { worldSize: () => effectiveWorldSize(app), profile: profileName, announce });
 }
