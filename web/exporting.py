@@ -29,7 +29,7 @@ from grpo_schema.api.modeline import MODELINE_PREFIX, modeline
 from grpo_schema.engine.infile import read_file_settings
 from grpo_schema.engine.loader import load_yaml
 from grpo_schema.engine.yamledit import EditError, apply_fix_to_text
-from grpo_web.yamltext import config_yaml
+from grpo_web.yamltext import config_body, config_yaml
 
 
 @dataclass
@@ -206,3 +206,38 @@ def export_config(config: dict[str, Any], schema_url: str, source: str | None = 
         else:
             notes.insert(0, "The imported text is not a YAML mapping; the config is written anew.")
     return Exported(config_yaml(config, schema_url), notes)
+
+
+def config_text(config: dict[str, Any], source: str | None = None, renames: dict[str, str] | None = None) -> str:
+    """The form's config as the file a command reads: the imported text with the form's edits made in place (its
+    comments and key order kept), else the config written anew (no modeline: nothing is downloaded)."""
+    if source:
+        loaded = load_yaml(source)
+        if loaded.ok and isinstance(loaded.data, dict):
+            try:
+                return apply_fix_to_text(source, edit_of(loaded.data, config, renames or {}))
+            except (EditError, TypeError, ValueError):
+                pass  # an edit the text cannot take: the config is written anew
+    return config_body(config)
+
+
+def migrate_form_config(config: dict[str, Any], source: str | None, renames: dict[str, str] | None,
+                        written_for: str, target: str | None, profiles: tuple = ()) -> dict[str, Any]:
+    """`grpo migrate --from written_for [--to target]` on the form's config (the engine's migrate_config, so the
+    form and the CLI write the same file): the migrated text and mapping, what was done, what failed and what the
+    target release cannot keep. A release that cannot be judged, or a target older than `written_for`, is a
+    ValueError."""
+    from grpo_schema.cli import UsageError
+    from grpo_schema.commands.migrate import migrate_config, target_release
+    from grpo_schema.versions import VersionError, parse_version
+
+    try:
+        parse_version(written_for)
+        to_release = target_release(target, written_for)
+    except (UsageError, VersionError) as exc:
+        raise ValueError(str(exc)) from None
+    migrated = migrate_config(config_text(config, source, renames), "<form>", list(profiles), written_for, to_release)
+    loaded = load_yaml(migrated.text)
+    return {"yaml": migrated.text, "config": loaded.data if loaded.ok else None, "done": migrated.done,
+            "failed": migrated.failed, "cannot_keep": migrated.cannot_keep, "written_for": written_for,
+            "target": migrated.target}

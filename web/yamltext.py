@@ -29,6 +29,10 @@ _Dumper.add_representer(str, _text)
 
 
 def config_yaml(mapping: dict[str, Any], schema_url: str) -> str:
-    body = yaml.dump(mapping, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True,
+    return modeline(schema_url) + "\n" + config_body(mapping)
+
+
+def config_body(mapping: dict[str, Any]) -> str:
+    """The mapping as YAML, without the modeline."""
+    return yaml.dump(mapping, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True,
                      width=120)
-    return modeline(schema_url) + "\n" + body

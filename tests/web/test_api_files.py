@@ -115,3 +115,42 @@ def test_presets_differ_where_the_recipes_differ(http):
     assert config["dr-grpo"]["loss_type"] == "dr_grpo" and config["dr-grpo"]["scale_rewards"] == "none"
     assert config["gspo"]["importance_sampling_level"] == "sequence"
     assert config["grpo"]["beta"] > 0 and config["grpo-no-kl"]["beta"] == 0
+
+
+MIGRATE_0_19 = """\
+# grpo: --trl-version 0.19.1
+model_name_or_path: Qwen/Qwen2.5-1.5B-Instruct
+torch_dtype: bfloat16  # as stored
+dataset_name: trl-lib/DeepMath-103K
+reward_funcs: [think_format_reward]
+max_prompt_length: 512
+per_device_train_batch_size: 8
+num_generations: 8
+"""
+
+
+def test_migrate_writes_what_grpo_migrate_writes_with_the_forms_edits_in_the_file(http, tmp_path):
+    edited = {**load_yaml(MIGRATE_0_19).data, "learning_rate": 3e-6}  # an edit made in the form after the import
+    response = http.post("/api/v1/migrate", json={"config": edited, "source": MIGRATE_0_19, "from": "0.19.1"})
+    assert response.status_code == 200, response.text
+    answer = response.json()
+    path = tmp_path / "recipe.yaml"
+    path.write_text(MIGRATE_0_19 + "learning_rate: 3.0e-06\n")
+    done = subprocess.run([sys.executable, "-m", "grpo_schema", "migrate", "--write", "--from", "0.19.1", str(path)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert answer["config"] == load_yaml(path.read_text()).data and answer["config"]["loss_type"] == "bnpo"
+    assert "# as stored" in answer["yaml"] and answer["settings"]["trl_version"] == "1.16"
+    assert [line.split(":")[0] for line in answer["cannot_keep"]] == ["max_prompt_length"]
+    assert answer["written_for"] == "0.19.1" and answer["target"] == "1.16"
+
+
+def test_migrate_goes_forward_only_and_refuses_what_is_not_a_release(http):
+    config = load_yaml(MIGRATE_0_19).data
+    backwards = http.post("/api/v1/migrate", json={"config": config, "from": "0.19.1", "to": "0.17.0"})
+    assert backwards.status_code == 422 and "forward only" in backwards.json()["detail"]
+    assert http.post("/api/v1/migrate", json={"config": config, "from": "nineteen"}).status_code == 422
+    assert http.post("/api/v1/migrate", json={"config": [1], "from": "0.19.1"}).status_code == 422
+    between = http.post("/api/v1/migrate", json={"config": config, "from": "0.19.1", "to": "0.24.0"}).json()
+    assert between["target"] == "0.24.0" and between["config"]["loss_type"] == "bnpo"
+    assert "max_prompt_length" in between["config"]  # 0.24 still reads it

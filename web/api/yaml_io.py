@@ -1,6 +1,7 @@
 """The form's file operations: POST /api/v1/yaml (JSON object -> canonical YAML), POST /api/v1/export (the form's
-config written into the imported file, keeping its comments) and POST /api/v1/load (a YAML or JSON file -> the
-JSON object the form edits, with the file's diagnostics and the profiles its keys belong to)."""
+config written into the imported file, keeping its comments), POST /api/v1/migrate (the form's config moved to a
+newer TRL release, as `grpo migrate --from A --to B` moves a file) and POST /api/v1/load (a YAML or JSON file ->
+the JSON object the form edits, with the file's diagnostics and the profiles its keys belong to)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from grpo_web.api.docs import ERRORS, TYPO_JSON, VALID_JSON, config_body_doc, js
 from grpo_web.api.params import profile_params
 from grpo_web.api.responses import ConfigJSONResponse
 from grpo_web.settings import Settings, current_settings
-from grpo_web.exporting import export_config
+from grpo_web.exporting import export_config, migrate_form_config
 from grpo_web.yamltext import config_yaml
 
 router = APIRouter(prefix="/api/v1", tags=["files"])
@@ -111,6 +112,49 @@ async def export(request: Request, settings: Annotated[Settings, Depends(current
     url = download_schema_url(request, settings, profiles)
     exported = await run_in_threadpool(export_config, schema_url=url, **wanted)
     return exported.to_dict()
+
+
+_MIGRATE_BODY = {"requestBody": {"required": True, "content": {"application/json": {"schema": {
+    "type": "object", "required": ["config", "from"], "properties": {
+        "config": {"type": "object", "additionalProperties": True},
+        "source": {"type": ["string", "null"], "description": "the imported file's text"},
+        "renames": {"type": ["object", "null"], "additionalProperties": {"type": "string"}},
+        "from": {"type": "string", "description": "the TRL release the config was written for"},
+        "to": {"type": ["string", "null"], "description": "the release to migrate to (default: 1.16)"}}}}}}}
+
+
+def _migrate_request(body: dict[str, Any]) -> dict[str, Any]:
+    config, source, renames = body.get("config"), body.get("source"), body.get("renames") or {}
+    written_for, target = body.get("from"), body.get("to")
+    if not isinstance(config, dict):
+        raise HTTPException(422, "config must be a JSON object")
+    if source is not None and not isinstance(source, str):
+        raise HTTPException(422, "source must be the imported file's text or null")
+    if not isinstance(renames, dict) or not all(isinstance(v, str) for v in renames.values()):
+        raise HTTPException(422, "renames must map old key names to new ones")
+    if not isinstance(written_for, str) or (target is not None and not isinstance(target, str)):
+        raise HTTPException(422, "from (and to, when given) must be TRL versions such as 0.19.1")
+    return {"config": config, "source": source, "renames": renames, "written_for": written_for, "target": target}
+
+
+@router.post("/migrate", summary="Migrate the form's config to a newer TRL release, as grpo migrate does",
+             responses={200: {"description": "`yaml` and `config`: the migrated file and its mapping; `settings`: "
+                                             "its `# grpo:` comment; `done`, `failed`, `cannot_keep`: what "
+                                             "grpo migrate prints"}, **ERRORS},
+             openapi_extra=_MIGRATE_BODY)
+async def migrate(request: Request, settings: Annotated[Settings, Depends(current_settings)],
+                  profiles: Annotated[tuple[Profile, ...], Depends(profile_params)]) -> dict[str, Any]:
+    """`grpo migrate --from A [--to B]` on the form's config, written into the imported file when there is one:
+    renamed and removed keys rewritten, and A's defaults that B changed written out, so the run trains as it did."""
+    if media_type(request) != "application/json":
+        raise HTTPException(415, "send a JSON object (application/json)")
+    body = parse_json_object(await read_limited(request, settings.max_body_bytes, settings.body_timeout_s))
+    try:
+        migrated = await run_in_threadpool(migrate_form_config, profiles=profiles, **_migrate_request(body))
+    except ValueError as exc:
+        raise HTTPException(422, str(exc)) from None
+    migrated["settings"] = settings_of(migrated["yaml"].encode("utf-8"))[0]
+    return migrated
 
 
 @router.post("/load", summary="Read a config file for the form", response_class=ConfigJSONResponse,

@@ -51,6 +51,10 @@ export const toYaml = (config, profile) =>
 export const exportYaml = (request, profile) =>
   postJSON(`/api/v1/export${checkQuery({ profile })}`, request).then((r) => answer(r));
 
+// `grpo migrate --from A --to B` on the form's config: {yaml, config, settings, done, failed, cannot_keep, target}.
+export const migrate = (request, profile) =>
+  postJSON(`/api/v1/migrate${checkQuery({ profile })}`, request).then((r) => answer(r));
+
 export const healthy = () => fetch("/healthz", { cache: "no-store" }).then((r) => r.ok, () => false);
 
 export const loadFile = (text) =>

@@ -12,6 +12,7 @@ import { setupExport, setupImport, setupPresets } from "./files.js";
 import { setupLaunch } from "./launch.js";
 import { MemoryBar } from "./memory.js";
 import { loadDraft, rememberValue, saveDraft } from "./persist.js";
+import { ReleaseMove } from "./release.js";
 import { loadLocal, setupTools, suggestions } from "./tools.js";
 import { FormView } from "./sections.js";
 import { ConfigState } from "./state.js";
@@ -184,7 +185,12 @@ function wireControls(app) {
     if (key) { rememberValue(key, app.state.get(key)); app.form.rows.get(key)?.refreshPicker?.(); }
   });
   onCommittedChange($("profile"), () => setProfile(app, $("profile").value));
-  onCommittedChange($("trl-version"), () => setProfile(app, $("profile").value));  // the release's schema
+  onCommittedChange($("trl-version"), async () => {  // the release's schema, then the offer to migrate forward
+    const from = app.release;
+    app.release = $("trl-version").value;
+    await setProfile(app, $("profile").value);
+    app.releaseMove.offer(from, app.release);
+  });
   $("apply-safe").addEventListener("click", () => {
     for (const fix of app.diags.safeFixes()) app.state.applyFix(fix);
     // The button goes away with the fixes: the focus goes to the first diagnostic left (or the empty list's note).
@@ -202,6 +208,7 @@ function wireControls(app) {
       $("preset").value = "";
       app.form.refreshAll();
       const controls = takeFileSettings(settings);
+      app.release = $("trl-version").value;
       if (controls) setProfile(app, $("profile").value);
       const count = Object.keys(config).length;
       const undo = el("button", { type: "button", id: "undo-import", text: "Undo", onclick: async () => {
@@ -209,6 +216,7 @@ function wireControls(app) {
         const reload = before.profile !== $("profile").value || before.trlVersion !== $("trl-version").value;
         $("profile").value = before.profile;
         $("trl-version").value = before.trlVersion;
+        app.release = before.trlVersion;
         app.state.restore(before.snapshot, "undo");
         app.form.refreshAll();
         if (reload) await setProfile(app, before.profile);
@@ -268,6 +276,9 @@ async function main() {
   for (const p of profiles) $("profile").append(el("option", { value: p.name, text: p.name, title: p.description }));
   restoreDraft(app, draft);
   app.profile = $("profile").value;
+  app.release = $("trl-version").value;
+  app.releaseMove = new ReleaseMove({ state: app.state, versions, profile: profileName, announce,
+                                      refresh: () => app.form.refreshAll() });
   await buildForm(app);
   app.diags = new DiagnosticsView({
     form: app.form, list: $("diag-list"), status: $("status"), fileNotes: () => app.state.fileNotes,

@@ -1,0 +1,75 @@
+"""The form honours the TRL release picked in it, in headless Chromium (Debian's /usr/bin/chromium driven by
+Playwright; never `playwright install`) against a real uvicorn: moving a config to a newer release migrates it as
+`grpo migrate --from A` does, the choices, reward names and texts are the picked release's, and the memory panel
+and the schedule count what that release runs. Each test fails on the form as it was before its fix.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from grpo_schema.engine.loader import load_yaml
+from tests.web.chromium import sync_api_or_skip
+from tests.web.test_form_flow import (  # noqa: F401  (browser, server and page are this module's fixtures too)
+    ROOT, browser, import_text, open_export, page, server, state, validations, wait_status, wait_validated,
+)
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+sync_api = sync_api_or_skip()
+
+# A recipe written for TRL 0.19.1, as its `# grpo:` comment says: an old key name, a key 1.16 no longer reads, and
+# defaults left out that 1.16 changed (loss_type, vllm_mode, optim, average_tokens_across_devices).
+RECIPE_0_19 = """\
+# grpo: --trl-version 0.19.1
+model_name_or_path: Qwen/Qwen2.5-1.5B-Instruct
+torch_dtype: bfloat16  # the model's weights as stored
+dataset_name: trl-lib/DeepMath-103K
+reward_funcs: [think_format_reward]
+max_prompt_length: 512
+per_device_train_batch_size: 8
+num_generations: 8
+use_vllm: true
+"""
+
+
+def cli_migrate(text: str, tmp_path, *options: str) -> tuple[str, str]:
+    """`grpo migrate --write` on the text: (the migrated file, what it printed)."""
+    path = tmp_path / "recipe.yaml"
+    path.write_text(text)
+    done = subprocess.run([sys.executable, "-m", "grpo_schema", "migrate", "--write", *options, str(path)],
+                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    return path.read_text(), done.stderr
+
+
+def test_moving_a_0_19_recipe_to_1_16_migrates_it_as_grpo_migrate_does(page, tmp_path):
+    import_text(page, RECIPE_0_19)
+    page.wait_for_function("() => document.getElementById('trl-version').value === '0.19.1'")
+    wait_status(page, "^Valid")
+    before = validations(page)
+    page.select_option("#trl-version", "")  # the service's release: 1.16
+    wait_validated(page, before)
+    offer = page.locator("#migrate-release")
+    offer.wait_for(timeout=15_000)
+    assert "0.19.1" in offer.inner_text()
+
+    expected, printed = cli_migrate(RECIPE_0_19, tmp_path, "--from", "0.19.1")
+    before = validations(page)
+    offer.click()
+    wait_validated(page, before)
+    assert state(page) == load_yaml(expected).data  # loss_type bnpo, vllm_mode server, optim, ... written out
+    notice = page.inner_text("#notice")
+    assert "cannot keep" in notice and "max_prompt_length" in notice and "max_prompt_length" in printed
+    assert "loss_type: bnpo" in notice
+    exported = open_export(page)
+    page.click("#export-close")
+    assert load_yaml(exported).data == load_yaml(expected).data
+    assert "# the model's weights as stored" in exported and "--trl-version 1.16" in exported
+
+    before = validations(page)
+    page.click("#undo-migrate")
+    wait_validated(page, before)
+    assert state(page) == load_yaml(RECIPE_0_19).data
