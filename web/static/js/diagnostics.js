@@ -23,6 +23,21 @@ function fixLabel(fix) {
   return parts.join(", ") || "apply fix";
 }
 
+const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
+// What the banner says of the memory panel: its findings by code and hardware, that it fits, or why it cannot say.
+function memoryClause(memory, counted) {
+  if (memory.state !== "done") return "; checking memory…";
+  const on = memory.spec ? ` on ${memory.spec}${memory.source ? ` (${memory.source})` : ""}` : "";
+  if (counted.length) {
+    const codes = [...new Set(counted.map((d) => d.code))].join(", ");
+    return `; ${counted.length} of them from the memory panel: ${codes}${on}`;
+  }
+  if (memory.fits === true) return `; fits in memory${on}`;
+  if (memory.fits === false) return `; does not fit in memory${on} (see the memory panel)`;
+  return "; no memory estimate (see the memory panel)";
+}
+
 // "valid for world sizes 7, 14, 21" -> [7, 14, 21]
 export function worldSizesIn(text) {
   const found = /world sizes? ((?:\d+(?:, | or | and |, or )?)+)/.exec(text || "");
@@ -51,7 +66,14 @@ export class DiagnosticsView {
     this.byKey = new Map();
     this.pendingFocus = null;
     this.verdict = { errors: 0, refused: 0, blocking: [] };
+    this.memory = { state: "checking" }; // what the memory panel finds (MemoryBar's onVerdict)
     this.setForm(form);
+  }
+
+  // The memory panel's latest finding: the banner counts it with the config's own diagnostics.
+  setMemory(memory) {
+    this.memory = memory;
+    if (this.lastResult && !this.stale) this.renderStatus(this.lastResult, this.lastDiagnostics);
   }
 
   // After a fix the button that was pressed is gone (the diagnostics are redrawn): the focus goes to the field
@@ -161,6 +183,7 @@ export class DiagnosticsView {
     this.form.flagged = new Set(this.rendered);
     this.form.applyVisibility();
     this.renderList(diagnostics);
+    this.lastDiagnostics = diagnostics;
     this.renderStatus(result, diagnostics);
     this.focusPending();
     this.form.updateCounts(this.sectionCounts(diagnostics));
@@ -214,20 +237,22 @@ export class DiagnosticsView {
     this.list.replaceChildren(...items);
   }
 
-  // One count: every diagnostic the list shows, the imported text's own (a duplicate key) included.
+  // One count: every diagnostic the list shows, the imported text's own (a duplicate key) included, and what the
+  // memory panel finds on its hardware (the banner says which of them are the panel's).
   renderStatus(result, diagnostics) {
     const own = [...diagnostics.filter((d) => !d.launch), ...this.fileNotes()];
-    const count = (sev) => own.filter((d) => d.severity === sev).length;
+    const memory = this.memory.state === "done" ? this.memory.diagnostics.filter((d) => d.severity !== "info") : [];
+    const count = (sev) => [...own, ...memory].filter((d) => d.severity === sev).length;
     const [errors, warnings] = [count("error"), count("warning")];
     const refusals = diagnostics.filter((d) => d.launch && d.severity === "error");
     const refused = refusals.length;
-    const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
     const valid = result.valid && errors === 0;
+    // Launch is blocked by what the service itself refuses; the memory panel's hardware may not be the service's.
     this.verdict = { errors, refused, worldSize: result.world_size,
                      blocking: [...own.filter((d) => d.severity === "error"), ...refusals] };
     this.status.className = `status ${valid && !refused ? "ok" : "bad"}`;
     this.status.textContent = `${valid ? "Valid" : "Invalid"} at world size ${result.world_size}: ` +
-      `${plural(errors, "error")}, ${plural(warnings, "warning")}` +
+      `${plural(errors, "error")}, ${plural(warnings, "warning")}${memoryClause(this.memory, memory)}` +
       (refused ? `; Launch would be refused: ${plural(refused, "problem")} with the service's run policy` : "");
     this.onVerdict?.(this.verdict);
   }

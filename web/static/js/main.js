@@ -321,7 +321,8 @@ async function main() {
                                getOptions: () => ({ worldSize: effectiveWorldSize(app), profile: profileName(),
                                                     fileHardware: app.state.fileSettings?.hardware }),
                                hardware: app.pendingHardware || "", onChange: () => app.save(),
-                               onFix: (fix) => app.state.applyFix(fix) });
+                               onFix: (fix) => app.state.applyFix(fix),
+                               onVerdict: (memory) => app.diags.setMemory(memory) });
   showWorldSizeSource(app);
   wireControls(app);
   await Promise.all([

@@ -12,6 +12,11 @@ const COLORS = {
   "log-prob pass": "#8cd17d", "autocast copies": "#d4a6c8", "generation logits": "#86bcb6", framework: "#79706e",
 };
 
+// Where the hardware comes from, as the status banner says it (it stands outside this panel).
+const BANNER_SOURCE = {
+  "typed here": "typed in the memory panel", "the default; type yours above": "the default hardware",
+};
+
 const gib = (bytes) => (bytes / 2 ** 30).toFixed(1);
 export const DEFAULT_HARDWARE = "8xH100-80GB";
 
@@ -22,8 +27,11 @@ function styled(node, styles) {
 }
 
 export class MemoryBar {
-  constructor({ root, getConfig, getOptions, hardware = "", onChange = () => {}, onFix = null }) {
-    Object.assign(this, { root, getConfig, getOptions, onChange, onFix });
+  // onVerdict(verdict): what the panel finds, for the form's status banner (one verdict for the whole form):
+  // {state: "checking"} while an answer is on its way, then {state: "done", diagnostics, fits, spec, source}.
+  constructor({ root, getConfig, getOptions, hardware = "", onChange = () => {}, onFix = null,
+                onVerdict = () => {} }) {
+    Object.assign(this, { root, getConfig, getOptions, onChange, onFix, onVerdict });
     this.controller = null;
     this.input = el("input", { id: "hardware", type: "text", value: hardware, autocomplete: "off",
                                spellcheck: "false", placeholder: DEFAULT_HARDWARE,
@@ -70,6 +78,7 @@ export class MemoryBar {
     this.controller = controller;
     const [spec, where] = this.hardware();
     this.placeholder();
+    this.onVerdict({ state: "checking" });
     const q = new URLSearchParams();
     if (spec) q.set("hardware", spec);
     const { worldSize, profile } = this.getOptions();
@@ -86,9 +95,14 @@ export class MemoryBar {
     }
   }
 
+  // The plan's diagnostics the panel shows: an unknown model (H005) only once a model is named.
+  shownDiagnostics(doc) {
+    return (doc?.diagnostics || []).filter((d) => d.code !== "GRPO-H005" || this.getConfig().model_name_or_path);
+  }
+
   // The plan's own diagnostics (H007: more processes than the declared GPUs, ...), with their fixes.
   drawDiagnostics(doc) {
-    const list = (doc?.diagnostics || []).filter((d) => d.code !== "GRPO-H005" || this.getConfig().model_name_or_path);
+    const list = this.shownDiagnostics(doc);
     this.diags.replaceChildren(...list.map((d) => el("li", {}, el("div", {
       class: `diag ${d.severity}`, "data-code": d.code },
       el("span", { class: "sev", text: d.severity }), " ", el("span", { class: "code", text: d.code }), " ",
@@ -103,6 +117,8 @@ export class MemoryBar {
     const perGpu = doc?.per_gpu;
     this.root.dataset.fits = doc ? String(doc.fits) : "unknown";
     this.drawDiagnostics(doc);
+    this.onVerdict({ state: "done", diagnostics: this.shownDiagnostics(doc), fits: doc ? doc.fits : null,
+                     spec: doc?.hardware?.spec || null, source: BANNER_SOURCE[where] || where });
     this.notes.replaceChildren(...(doc?.memory_lines || []).slice(1).map((line) => el("li", { text: line })));
     if (!perGpu) {
       const model = this.getConfig().model_name_or_path;
