@@ -75,7 +75,7 @@ def _profile_fields(properties: dict[str, Any], defs: dict[str, Any], active: tu
         _document(extra, _value_docs(model))
         defs.update(extra_defs)
         properties.update(extra)  # a profile's own key wins (open-r1 still reads wandb_log_unique_prompts)
-        group = (f"profile-{profile.name}", f"{profile.name} script arguments", profile.description)
+        group = (f"{layout.PROFILE_GROUP_PREFIX}{profile.name}", f"{profile.name} script arguments", profile.description)
         layout.place(properties, group, groups, list(extra))
 
 

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+# A profile's script keys form the section `profile-NAME` (open-r1's system_prompt, ...).
+PROFILE_GROUP_PREFIX = "profile-"
+
 # The fields shown unfolded in each section; everything else is `x-advanced`.
 ESSENTIAL = frozenset({
     "model_name_or_path", "dtype", "attn_implementation",

@@ -15,6 +15,7 @@ from typing import Any
 
 from grpo_schema.engine.codes import D_IN_RELEASE
 from grpo_schema.engine.release import deprecation, for_release
+from grpo_schema.schema_export.layout import PROFILE_GROUP_PREFIX
 from grpo_schema.versions import FieldInfo, ReleaseSurface
 
 JSON_TYPES = {"bool": "boolean", "int": "integer", "float": "number", "str": "string", "list": "array",
@@ -28,11 +29,13 @@ def release_schema(base: dict[str, Any], release: ReleaseSurface, launch_keys: f
     properties: dict[str, Any] = schema["properties"]
     takes_launch_keys = release.front_end.unknown_keys == "accelerate"
     for name in list(properties):
-        if name in OWN_SECTIONS or (name in launch_keys and takes_launch_keys):
+        if name in OWN_SECTIONS or (name in launch_keys and takes_launch_keys) or _script_key(properties[name]):
             continue
         if name not in release.fields:
             del properties[name]
     for name, info in release.fields.items():
+        if _script_key(properties.get(name)):  # a profile's own key wins, as in the 1.16 schema
+            continue
         properties[name] = _property(properties.get(name), info, release.release)
         if name in release.choices:
             _restrict(properties[name], release.choices[name])
@@ -45,6 +48,12 @@ def release_schema(base: dict[str, Any], release: ReleaseSurface, launch_keys: f
     schema["x-trl-release"] = release.release
     schema["allOf"] = [rule for rule in schema.get("allOf", []) if _mentions_only(rule, properties)]
     return schema
+
+
+def _script_key(prop: dict[str, Any] | None) -> bool:
+    """A key of a profile's script (open-r1's system_prompt, ...): its script reads it at every TRL release, and
+    every release's check takes it under that profile."""
+    return isinstance(prop, dict) and str(prop.get("x-group", "")).startswith(PROFILE_GROUP_PREFIX)
 
 
 def _property(prop: dict[str, Any] | None, info: FieldInfo, release: str) -> dict[str, Any]:

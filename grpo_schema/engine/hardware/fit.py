@@ -72,6 +72,9 @@ class FitReport:
     host: Any = None  # HostEstimate: one node's host RAM
     host_capacity: float | None = None  # bytes, when declared
     host_capacity_source: str = ""
+    # Why there is no estimate (the diagnostic that stopped it, or what is missing); None once there is one.
+    # Every surface says this reason, not the first warning it finds among the diagnostics.
+    stopped_by: Diagnostic | None = None
 
     @property
     def capacity(self) -> float:
@@ -99,7 +102,21 @@ class FitReport:
                 "settings": _settings_dict(self.setup), "per_gpu": per_gpu,
                 "time": self.time.to_dict() if self.time else None, "assumptions": list(self.assumptions),
                 "host_per_node": self.host.to_dict(self.host_capacity) if self.host is not None else None,
+                "no_estimate": self.no_estimate(),
                 "diagnostics": [d.to_dict() for d in self.diagnostics]}
+
+    def no_estimate(self) -> dict[str, Any] | None:
+        """{code, message, hint} saying why there is no per-GPU estimate, None when there is one."""
+        if self.memory is not None:
+            return None
+        if self.stopped_by is not None:
+            d = self.stopped_by
+            return {"code": d.code, "message": d.message, "hint": d.hint}
+        if self.hardware is None:
+            return {"code": None, "message": "no hardware declared",
+                    "hint": "pass --hardware SPEC (e.g. 8xH100-80GB) or add a hardware: section"}
+        return {"code": None, "message": "the config has errors that stop the estimate",
+                "hint": "fix the config's errors first"}
 
 
 def _settings_dict(setup: Setup | None) -> dict[str, Any] | None:
@@ -165,9 +182,12 @@ def estimate_fit(result: Any, hardware: str | Hardware | None = None, *, model_c
     engine = engine or "trl"
     report.engine = engine
     if engine not in ENGINES:
-        report.diagnostics.append(Diagnostic(H_BAD_ENGINE, "error", f"unknown engine {engine!r}",
-                                             hint=f"use one of: {', '.join(ENGINES)}"))
+        report.stopped_by = Diagnostic(H_BAD_ENGINE, "error", f"unknown engine {engine!r}",
+                                       hint=f"use one of: {', '.join(ENGINES)}")
+        report.diagnostics.append(report.stopped_by)
         return report
+    if hw is None:
+        report.stopped_by = next((d for d in report.diagnostics if d.code == H_BAD_SECTION), None)
     if config is None or hw is None:
         return report
     section = section_of(result)
@@ -184,8 +204,9 @@ def estimate_fit(result: Any, hardware: str | Hardware | None = None, *, model_c
             report.model = read_config_json(path) if path else resolve_model(config.model_name_or_path,
                                                                              config.model_revision)
     except UnknownModel as exc:
-        report.diagnostics.append(Diagnostic(H_UNKNOWN_MODEL, "info", str(exc), fields=("model_name_or_path",),
-                                             hint="pass --model-config PATH/config.json"))
+        report.stopped_by = Diagnostic(H_UNKNOWN_MODEL, "info", str(exc), fields=("model_name_or_path",),
+                                       hint="pass --model-config PATH/config.json")
+        report.diagnostics.append(report.stopped_by)
         return report
     report.setup, report.assumptions = setup_from(result, hw, prompt_length=prompt_length or section.get(
         "prompt_length"), strategy=strategy, section=section, engine=engine, offload=offload,

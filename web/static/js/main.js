@@ -77,11 +77,27 @@ function announce(node) {
   $("notice").hidden = !node;
 }
 
+// Everything drawn from the server's last answer: the schedule, its notes and world sizes, the memory estimate.
+const DERIVED_PANELS = ["derived", "timeline", "derived-notes", "memory-panel"];
+
+// Offline, the panels keep their last drawing, marked stale (with a note, and their buttons off) like the
+// diagnostics; the next answer clears the marks.
+function markDerivedStale(stale) {
+  for (const id of DERIVED_PANELS) {
+    $(id).dataset.stale = String(stale);
+    $(id).classList.toggle("stale", stale);
+    $(id).querySelectorAll("button").forEach((b) => { b.disabled = stale; });
+  }
+  $("derived-stale").hidden = !stale;
+  $("memory-stale").hidden = !stale;
+}
+
 function showResult(app, result, error, { offline } = {}) {
   if (error) {
     if (offline) {
       app.diags.markStale(true, "The server is unreachable: the diagnostics below are stale (from an earlier " +
         "version of the config) and their fixes are off. Editing and Export still work; retrying…");
+      markDerivedStale(true);
       document.body.dataset.offline = "true";
       return;
     }
@@ -90,11 +106,23 @@ function showResult(app, result, error, { offline } = {}) {
     return;
   }
   delete document.body.dataset.offline;
+  markDerivedStale(false);
   window.grpoLastResult = result; // read by the browser tests and handy in the console
+  showJudgedRelease(result);
   app.diags.show(result);
   renderDerived($("derived"), $("derived-notes"), result, (n) => app.setWorldSize(n));
   renderTimeline($("timeline"), result);
   app.memory?.refresh();
+}
+
+// The header names the release the last check judged the config for (the engine's choice, with where it came from).
+const RELEASE_SOURCES = { flag: "the release picker", form: "the release picker",
+                          comment: "the file's # grpo: --trl-version comment" };
+function showJudgedRelease(result) {
+  if (!result?.trl_version) return;
+  const where = RELEASE_SOURCES[result.trl_version_source] || `the service's default (${result.trl_version_source})`;
+  $("judged-release").textContent = `TRL ${result.trl_version}`;
+  $("judged-release").title = `judged as TRL ${result.trl_version}: ${where}`;
 }
 
 function draftOf(app) {
@@ -153,7 +181,16 @@ async function setProfile(app, name) {
     return;
   }
   app.profile = name || "";
+  withdrawOffer(name);
   app.checker.run();
+}
+
+// The notice's "Use the NAME profile" offer is done with once that profile is in use, whichever button or select
+// applied it; the rest of the notice (the import and its Undo) stays.
+function withdrawOffer(name) {
+  if (!name) return;
+  document.getElementById(`use-profile-${name}`)?.closest(".offer")?.remove();
+  if (!$("notice").textContent.trim()) announce(null);
 }
 
 // The profiles a file uses, as a button each (the validator's own CLI flag is --profile NAME); `keep`: added to

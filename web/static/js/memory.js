@@ -91,7 +91,8 @@ export class MemoryBar {
       const doc = await response.json();
       if (controller === this.controller) this.draw(response.ok ? doc : null, response.ok ? null : doc.detail, where);
     } catch (exc) {
-      if (exc.name !== "AbortError") this.draw(null, exc.message, where);
+      // no answer (the server is away): the form marks the last estimate stale and redraws it once it answers
+      if (exc.name !== "AbortError" && !(exc instanceof TypeError)) this.draw(null, exc.message, where);
     }
   }
 
@@ -122,12 +123,13 @@ export class MemoryBar {
     this.notes.replaceChildren(...(doc?.memory_lines || []).slice(1).map((line) => el("li", { text: line })));
     if (!perGpu) {
       const model = this.getConfig().model_name_or_path;
-      const info = doc?.diagnostics?.find((d) => d.severity !== "info" || d.code === "GRPO-H005")?.message;
+      // the planner's own reason (doc.no_estimate), never the first warning of its list
+      const why = doc?.no_estimate;
       this.bar.replaceChildren();
       this.legend.replaceChildren();
       this.summary.textContent = error ? `No estimate: ${error}`
         : !model ? "No estimate yet: set model_name_or_path (a model of the built-in catalogue, e.g. Qwen/Qwen2.5-1.5B-Instruct)."
-        : `No estimate${info ? `: ${info}` : ""}`;
+        : `No estimate${why ? `: ${why.message}${why.hint ? ` (${why.hint})` : ""}` : ""}`;
       return;
     }
     const capacity = perGpu.capacity_bytes;

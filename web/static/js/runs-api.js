@@ -45,8 +45,16 @@ export function launch(config, worldSize, existing) {
   });
 }
 
+// No answer at all: fetch() rejects with a TypeError ("Failed to fetch") when the service is down or the network
+// is; a proxy in front of a stopped service answers 502-504.
+const unreachable = (error) => error instanceof TypeError || (error.status >= 502 && error.status <= 504);
+
 // What to tell a person when a runs call fails.
 export function explainError(error) {
+  if (unreachable(error)) {
+    return "The service cannot be reached: it has stopped, or the network is down. Start it again " +
+      "(grpo serve --enable-runs) and try again; your config is kept in this browser.";
+  }
   if (error.status === 401) return "The service refused the token. Paste the token `grpo serve` printed.";
   if (error.status === 403) return error.message;
   return `Runs request failed: ${error.message}`;
