@@ -243,12 +243,13 @@ def retarget_comments(text: str, target: str) -> str:
     (schemas/trl-X.Y.Z/grpo-config.schema.json for an older release, the main schema for 1.16)."""
     from grpo_schema.api.modeline import MODELINE_PREFIX, SCHEMA_FILE
     from grpo_schema.commands.export import release_schema_name
-    from grpo_schema.engine.infile import COMMENT
+    from grpo_schema.engine.infile import COMMENT, comment_lines
 
     schema = release_schema_name(target)
+    directives = {number for number, line in comment_lines(text) if COMMENT.match(line)}  # not a script's text
     out = []
-    for line in text.splitlines(keepends=True):
-        if COMMENT.match(line):
+    for number, line in enumerate(text.splitlines(keepends=True), start=1):
+        if number in directives:
             line = _TRL_VERSION_OPTION.sub(lambda m: m.group(0) if _same_table(m.group(2), target)
                                            else m.group(1) + target, line)
         elif line.lstrip().startswith(MODELINE_PREFIX) and SCHEMA_FILE.removesuffix(".schema.json") in line:

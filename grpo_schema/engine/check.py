@@ -25,6 +25,7 @@ from grpo_schema.engine.fielderrors import field_diagnostics
 from grpo_schema.engine.keys import sort_keys
 from grpo_schema.engine.loader import Positions, load_yaml, value_problem
 from grpo_schema.engine.plan import RunPlan, derive_plan
+from grpo_schema.engine.recognise import not_a_grpo_config, other_kind, other_kind_of_keys
 from grpo_schema.engine.profiles import Profile, get_profile
 from grpo_schema.engine.release import Reading, as_release_reads, read_as, release_surface
 from grpo_schema.engine.rules import RuleContext, run_rules
@@ -152,7 +153,11 @@ def file_options(text: str | bytes, options: dict[str, Any],
 
 
 def check_text_as(text: str | bytes, path: str, problems: Sequence[Diagnostic] = (), **options: Any) -> CheckResult:
-    """check_text with its options already resolved (file_options), plus the comment's problems."""
+    """check_text with its options already resolved (file_options), plus the comment's problems. A file recognised
+    as another kind (an accelerate config, an SFT recipe, a workflow: grpo_schema.engine.recognise) gets one note."""
+    skipped = other_kind(text)
+    if skipped is not None:
+        return _finish(_unread(path, [not_a_grpo_config(skipped)], options))
     loaded = load_yaml(text)
     if not loaded.ok:
         failed = _unread(path, list(problems) + loaded.diagnostics, options)
@@ -174,6 +179,9 @@ def check_mapping(mapping: Any, path: str = "<mapping>", **options: Any) -> Chec
     refused = value_problem(mapping)
     if refused is not None:
         return _finish(_unread(path, [refused], options))
+    skipped = other_kind_of_keys(mapping) if isinstance(mapping, dict) else None
+    if skipped is not None:
+        return _finish(_unread(path, [not_a_grpo_config(skipped)], options))
     return _check(mapping, path, Positions(), [], **options)
 
 

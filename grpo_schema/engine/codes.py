@@ -88,6 +88,11 @@ Y_COMMENT = declare("GRPO-Y015", "warning", "unreadable `# grpo:` comment",
                     "A `# grpo: --world-size N --profile NAME ...` comment says how the file is meant to be checked; "
                     "this one names an unknown option, profile or value, so that part of it is ignored and the "
                     "file is checked without it.")
+Y_NOT_GRPO = declare("GRPO-Y016", "info", "not a GRPO config",
+                     "The file is recognised as another kind of file (an accelerate or DeepSpeed config, an SFT "
+                     "config, a workflow, ...): it has that kind's own top-level keys and none that only a GRPO "
+                     "config has, so it gets this one note instead of a GRPO check. A top-level `# grpo:` comment "
+                     "line makes it a GRPO config whatever its keys.")
 
 # --- keys ------------------------------------------------------------------------------------------------------------
 K_UNKNOWN = declare("GRPO-K001", "error", "unknown key",

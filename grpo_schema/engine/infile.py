@@ -2,8 +2,9 @@
 
     # grpo: --world-size 8 --profile open-r1 --hardware 8xH100-80GB --allow-env HF_TOKEN --trl-version 0.19
 
-The comment takes `grpo validate`'s own options. It may stand on any line that is only a comment; several such
-lines add up (a later --world-size or --profile replaces an earlier one, --allow-env names accumulate). Every
+The comment takes `grpo validate`'s own options. It may stand on any line that is only a comment at the top level
+of the document (`comment_lines`): not inside a block scalar (a `run: |` script that prints `# grpo:` is text, not a
+comment) nor under a nested key (a workflow step's comment says nothing about the file). Several such lines add up (a later --world-size or --profile replaces an earlier one, --allow-env names accumulate). Every
 surface reads it through this module, via `check_text` (the CLI, the service, the form and the language server),
 so they all check a file at the same world size:
 
@@ -30,9 +31,11 @@ import argparse
 import re
 import shlex
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator
 
 COMMENT = re.compile(r"^\s*#\s*grpo:(?P<args>.*)$")
+# A line (its comment cut off) that opens a block scalar: `key: |`, `- >-`, `key: !!str |2`.
+_BLOCK_SCALAR = re.compile(r"(?:^|:\s+|(?:^|\s)-\s+)(?:!\S*\s+)?[|>][-+0-9]{0,2}$")
 # Where result.sources["world_size"] says a world size came from, when not from num_processes ("file").
 FROM_COMMENT = "comment"
 OPTIONS_HELP = ("the comment takes --world-size N, --profile NAME, --hardware SPEC, --allow-env NAME, "
@@ -79,8 +82,33 @@ def _parser() -> _Parser:
     return parser
 
 
+def comment_lines(text: str) -> Iterator[tuple[int, str]]:
+    """(1-based line, line) of every whole-line comment at the top level of the document: at column 0, or indented
+    where the last content line is a top-level key with its value on that line. A line inside a block scalar is
+    its text, and a comment under a nested key (a workflow step) belongs to that key: neither is yielded."""
+    block_indent: int | None = None  # the indentation of the line that opened the block scalar we are in
+    nested = False  # the last content line is indented, or a top-level key whose value is a nested block
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.lstrip(" \t")
+        indent = len(line) - len(stripped)
+        if block_indent is not None:
+            if not stripped or indent > block_indent:
+                continue
+            block_indent = None
+        if not stripped:
+            continue
+        if stripped.startswith("#"):
+            if indent == 0 or not nested:
+                yield number, line
+            continue
+        content = stripped.split(" #", 1)[0].rstrip()
+        nested = indent > 0 or content.endswith(":")
+        if _BLOCK_SCALAR.search(content):
+            block_indent = indent
+
+
 def read_file_settings(text: str | bytes) -> FileSettings:
-    """Every `# grpo:` comment of the file, applied in order."""
+    """Every `# grpo:` comment of the file (a top-level comment line, `comment_lines`), applied in order."""
     if isinstance(text, bytes):
         if b"grpo:" not in text:
             return FileSettings()
@@ -89,7 +117,7 @@ def read_file_settings(text: str | bytes) -> FileSettings:
         return FileSettings()
     values: dict[str, Any] = {"allow_env": (), "lines": (), "problems": ()}
     parser = _parser()
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in comment_lines(text):
         if "grpo:" not in line:
             continue
         match = COMMENT.match(line)

@@ -19,7 +19,7 @@ from grpo_schema.engine.diagnostics import Diagnostic
 from grpo_schema.engine.infile import OPTIONS_HELP, FileSettings, read_file_settings
 from grpo_schema.engine.profiles import Profile
 from grpo_schema.engine.validate import check_text
-from grpo_schema.lsp.detect import is_grpo_config
+from grpo_schema.lsp.detect import CHECK, NOTE, SKIP, attachment
 from grpo_schema.lsp.settings import Settings
 
 SOURCE = "grpo"
@@ -42,23 +42,30 @@ class Analysis:
     with_fixes: bool = False
     profiles: tuple[Profile, ...] = ()  # the active ones: the comment's, else the editor's
     world_size_from: str = ""  # where the world size was declared, for the hover text
-    is_config: bool = True  # False: not a GRPO config (detect.py); nothing is reported for it
+    is_config: bool = True  # False: not a GRPO config (detect.py); at most the engine's note on it
 
 
-def not_a_config(text: str) -> Analysis:
-    return Analysis(text, FileSettings(), CheckResult("<editor>", 1), [], is_config=False)
+def not_a_config(text: str, result: CheckResult | None = None) -> Analysis:
+    """No hover, completion or actions; with `result`, its diagnostics (the engine's one GRPO-Y016 note)."""
+    result = result or CheckResult("<editor>", 1)
+    lines = text.splitlines()
+    return Analysis(text, FileSettings(), result, [to_lsp(d, lines) for d in result.diagnostics], is_config=False)
 
 
 def check_document(text: str, settings: Settings, with_fixes: bool = True, uri: str = "") -> Analysis:
     """Check `text` as `grpo validate` would: check_text reads the file's `# grpo:` comment itself (the same
     precedence as the CLI), and the editor's settings are the defaults below it (its world size applies only when
-    the file declares none). A document that is not a GRPO config (detect.py) gets no diagnostics at all.
+    the file declares none). A document that is not a GRPO config (detect.py) gets no diagnostics, or, where the
+    editor's file patterns expected a config, the one note `grpo validate` gives it.
 
     With `with_fixes` (the server's every check) the batch rules carry their smallest edits, and so the hint
     `grpo validate` prints ("smallest edits: ... As written, the config is valid for world sizes ..."): one text
     from the engine on both surfaces. Without it (benchmarks of the bare check) the hint is the rule's own."""
-    if uri and not is_grpo_config(uri, text, settings.file_patterns):
+    attach = attachment(uri, text, settings.file_patterns) if uri else CHECK
+    if attach == SKIP:
         return not_a_config(text)
+    if attach == NOTE:
+        return not_a_config(text, check_text(text, path="<editor>", suggest_fixes=False))
     infile = read_file_settings(text)
     extra: list[Diagnostic] = []
     options: dict[str, Any] = {"allow_env": settings.allow_env, "suggest_fixes": with_fixes,

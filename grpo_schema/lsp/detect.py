@@ -1,16 +1,17 @@
-"""Is this YAML document a GRPO config? Editors attach `grpo lsp` to every YAML file (a GitHub workflow, a
-docker-compose file, an action.yml); the server checks only the configs and publishes nothing for the rest.
+"""Does `grpo lsp` check this YAML document? Editors attach it to every YAML file (a GitHub workflow, a docker-compose
+file, an accelerate config beside the recipes); the server checks the GRPO configs and says nothing of the rest.
 
-In order, the first that applies decides:
+What the file is decides first, as on every surface (grpo_schema.engine.recognise: a top-level `# grpo:` line or a
+grpo `$schema` modeline, GRPO-only keys, another kind's keys). Then:
 
-1. a modeline: `# grpo: ...` (the in-file settings comment) or `# yaml-language-server: $schema=...grpo...` says
-   yes; a `$schema=` modeline naming another schema says no;
-2. the file's path matches one of `grpo.filePatterns` (default `*.grpo.yaml`, `*.grpo.yml`, `**/recipes/**/*.yaml`,
-   `**/recipes/**/*.yml`; a pattern without `/` matches the file name, one with `/` the end of the path, `**`
-   any folders): yes;
-3. its top-level keys: yes when at least two of them are keys a GRPO config has (TRL's GRPO fields, their old
-   names, `accelerate launch` options, a known profile's script keys, `env`, `hardware`) and more than half of them
-   are; a file of one top-level key counts when that key is one. Otherwise no.
+- a GRPO config: checked;
+- another kind of file: not checked; when its path matches `grpo.filePatterns` (where the user expects a config)
+  it gets the one GRPO-Y016 note `grpo validate` gives it, so the silence is explained, else nothing;
+- undecided (no GRPO-only key, no other kind's signature): checked when its path matches `grpo.filePatterns`
+  (default `*.grpo.yaml`, `*.grpo.yml`, `**/recipes/**/*.yaml`, `**/recipes/**/*.yml`; a pattern without `/`
+  matches the file name, one with `/` the end of the path, `**` any folders), or when at least two of its
+  top-level keys are keys a GRPO config has (TRL's fields, their old names, `accelerate launch` options, a known
+  profile's script keys, `env`, `hardware`) and more than half are (one key: when it is one); otherwise not.
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ import functools
 import re
 from urllib.parse import unquote, urlparse
 
-_MODELINE = re.compile(r"^\s*#\s*yaml-language-server\s*:\s*\$schema\s*=\s*(?P<schema>\S+)")
-_GRPO_COMMENT = re.compile(r"^\s*#\s*grpo:")
-_TOP_KEY = re.compile(r"""^(?:"(?P<dq>[^"]*)"|'(?P<sq>[^']*)'|(?P<plain>[^\s#:'"\-?][^:#]*?))\s*:(?:\s|$)""")
+from grpo_schema.engine.recognise import recognise, top_level_keys
+
+CHECK, NOTE, SKIP = "check", "note", "skip"  # what the server does with a document
 
 
 @functools.lru_cache(maxsize=1)
@@ -70,43 +71,21 @@ def matches(path: str, patterns: tuple[str, ...]) -> bool:
     return any(_pattern(p[2:] if p.startswith("./") else p).search(path) for p in patterns)
 
 
-def top_level_keys(text: str) -> list[str]:
-    keys = []
-    for line in text.splitlines():
-        if not line or line[0] in " \t#-" or line.startswith(("---", "...")):
-            continue
-        match = _TOP_KEY.match(line)
-        if match:
-            keys.append(match["dq"] if match["dq"] is not None else match["sq"] if match["sq"] is not None
-                        else match["plain"].strip())
-    return keys
-
-
-def modeline_says(text: str) -> bool | None:
-    """True for a GRPO modeline, False for a schema modeline naming something else, None without one."""
-    for line in text.splitlines():
-        if "#" not in line:
-            continue
-        if _GRPO_COMMENT.match(line):
-            return True
-        found = _MODELINE.match(line)
-        if found:
-            return "grpo" in found["schema"].lower()
-    return None
-
-
 def by_content(text: str) -> bool:
-    keys = top_level_keys(text)
+    """An undecided document whose top-level keys are mostly keys a GRPO config may have."""
+    keys = [key for key, _ in top_level_keys(text)]
     known = sum(1 for key in keys if key in known_keys())
     if len(keys) == 1:
         return known == 1
     return known >= 2 and 2 * known > len(keys)
 
 
-def is_grpo_config(uri: str, text: str, patterns: tuple[str, ...]) -> bool:
-    said = modeline_says(text)
-    if said is not None:
-        return said
-    if matches(path_of(uri), patterns):
-        return True
-    return by_content(text)
+def attachment(uri: str, text: str, patterns: tuple[str, ...]) -> str:
+    """CHECK, NOTE (another kind of file where a config was expected: the engine's one note) or SKIP."""
+    kind = recognise(text).is_grpo
+    if kind:
+        return CHECK
+    expected = matches(path_of(uri), patterns)
+    if kind is False:
+        return NOTE if expected else SKIP
+    return CHECK if expected or by_content(text) else SKIP

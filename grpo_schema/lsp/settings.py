@@ -3,8 +3,8 @@
 They are defaults, below everything the file says: what a file declares (a `# grpo: --world-size N --profile P`
 comment, read by the engine, grpo_schema.engine.infile, exactly as `grpo validate` reads it; then its own
 `num_processes`) wins, so the editor and the command line give one answer. The editor's `worldSize` applies only
-to a file that declares none; its `profiles` only to a file whose comment names none. `filePatterns` says which
-documents are GRPO configs whatever their content (grpo_schema.lsp.detect).
+to a file that declares none; its `profiles` only to a file whose comment names none. `filePatterns` says where
+configs are expected: a file there that nothing recognises as one kind or another is checked (grpo_schema.lsp.detect).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 DEFAULT_DEBOUNCE_MS = 10
-# Documents checked as GRPO configs whatever their content (besides a modeline or GRPO keys, see detect.py).
+# Where configs are expected: an undecided file there is checked, another kind gets its note (see detect.py).
 DEFAULT_FILE_PATTERNS = ("*.grpo.yaml", "*.grpo.yml", "**/recipes/**/*.yaml", "**/recipes/**/*.yml")
 
 

@@ -246,11 +246,13 @@ class StdioLspClient:
 class YamlLanguageServer(StdioLspClient):
     """Red Hat's yaml-language-server (npm), with SchemaStore off."""
 
-    def __init__(self, root: Path, timeout: float = 20.0):
+    def __init__(self, root: Path, timeout: float = 20.0, schemas: dict[str, list[str]] | None = None):
+        """`schemas`: an editor's `yaml.schemas` association (schema -> file globs), else none but the modelines."""
+        self.settings = {**YAML_SETTINGS, "schemas": dict(schemas or {})}
         super().__init__(["node", str(SERVER_BIN), "--stdio"], root, timeout, env={"NODE_NO_WARNINGS": "1"})
-        self.notify("workspace/didChangeConfiguration", {"settings": {"yaml": YAML_SETTINGS}})
+        self.notify("workspace/didChangeConfiguration", {"settings": {"yaml": self.settings}})
 
     def _answer(self, method: str, params: Any) -> Any:
         if method == "workspace/configuration":
-            return [YAML_SETTINGS if item.get("section") == "yaml" else None for item in params.get("items", [])]
+            return [self.settings if item.get("section") == "yaml" else None for item in params.get("items", [])]
         return None

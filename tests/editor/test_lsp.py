@@ -6,11 +6,15 @@ descriptions, hover text, and diagnostics on the right lines.
 
 from __future__ import annotations
 
+import json
+import re
+import textwrap
 from pathlib import Path
 
 import pytest
 
 from grpo_schema.engine.params.loss import LOSS_TYPE_DOCS, LOSS_TYPES
+from tests.conftest import REPO
 from tests.editor.conftest import DATA, SCHEMAS
 
 COMPLETE = DATA / "complete.grpo.yaml"
@@ -143,3 +147,29 @@ def test_a_file_the_service_exports_resolves_its_schema_offline(lsp, tmp_path):
     assert lsp.schemas_applied(uri) == [(tmp_path / "grpo-config.schema.json").resolve().as_uri()]
     line = next(i for i, text in enumerate(exported.splitlines()) if text.startswith("num_generations"))
     assert [d["range"]["start"]["line"] for d in lsp.wait_diagnostics(uri)] == [line]
+
+
+def documented_association() -> dict[str, list[str]]:
+    """The `yaml.schemas` block the VS Code section of docs/editors.md tells users to write."""
+    page = (REPO / "docs" / "editors.md").read_text()
+    block = next(b for b in re.findall(r"```json\n(.*?)```", page, re.S) if '"yaml.schemas"' in b)
+    return json.loads(textwrap.dedent(block))["yaml.schemas"]
+
+
+def test_the_documented_association_leaves_a_recipes_folders_accelerate_and_sft_files_alone():
+    """yaml-language-server goes by file names alone: the documented globs must name only GRPO recipes, so open-r1's
+    recipes/accelerate_configs/*.yaml and recipes/*/sft/*.yaml get no GRPO schema while recipes/*/grpo/ do."""
+    from tests.editor.lsp_client import YamlLanguageServer, missing_reason
+    from tests.schema.test_recognise import ACCELERATE, DDP, GRPO_RECIPE, SFT
+
+    if missing_reason():
+        pytest.skip(missing_reason())
+    server = YamlLanguageServer(REPO, schemas=documented_association())  # "./schemas/..." from the workspace root
+    try:
+        recipe = [d["message"] for d in server.wait_diagnostics(server.open(GRPO_RECIPE))]
+        # the open-r1 schema applies: its reward registry does not know TRL's names, a sign the schema is in use
+        assert recipe and all("GRPO-R002" in m for m in recipe), recipe
+        for path in (ACCELERATE, DDP, SFT):
+            assert server.wait_diagnostics(server.open(path)) == [], path
+    finally:
+        server.close()

@@ -63,8 +63,12 @@ def test_a_config_is_recognised_by_modeline_pattern_or_keys(server, tmp_path):
     assert "GRPO-K001" in codes(server.wait_publish(server.open(write(tmp_path, "recipes/a/b.yaml", odd))))
     modeline = "# yaml-language-server: $schema=../schemas/grpo-config.schema.json\n" + odd
     assert "GRPO-K001" in codes(server.wait_publish(server.open(write(tmp_path, "m.yaml", modeline))))
-    other = "# yaml-language-server: $schema=https://json.schemastore.org/github-workflow.json\n" + CONFIG
-    assert server.wait_publish(server.open(write(tmp_path, "w.yml", other))) == []
+    other = "# yaml-language-server: $schema=https://json.schemastore.org/github-workflow.json\n"
+    assert server.wait_publish(server.open(write(tmp_path, "w.yml", other + odd))) == []
+    # GRPO-only keys outrank a modeline naming another schema (the form's download names the service's URL)
+    assert "GRPO-B001" in codes(server.wait_publish(server.open(write(tmp_path, "w2.yml", other + CONFIG))))
+    served = "# yaml-language-server: $schema=http://127.0.0.1:8000/api/v1/schema\n" + odd
+    assert "GRPO-K001" in codes(server.wait_publish(server.open(write(tmp_path, "dl.yaml", served))))
     assert "GRPO-K001" in codes(server.wait_publish(server.open(write(tmp_path, "c.yaml", "# grpo:\n" + odd))))
     by_keys = server.wait_publish(server.open(write(tmp_path, "mine.yaml", CONFIG + "typo_key: 1\n")))
     assert "GRPO-K001" in codes(by_keys)  # GRPO keys, one typo: a config with a problem

@@ -80,6 +80,18 @@ def test_load_of_something_without_a_mapping_says_why(http, text):
     assert body["config"] is None and body["diagnostics"][0]["severity"] == "error"
 
 
+def test_load_of_an_accelerate_config_or_an_sft_recipe_says_what_it_is_instead_of_filling_the_form(http):
+    from tests.schema.test_recognise import ACCELERATE, GRPO_RECIPE, SFT
+
+    for path, kind in ((ACCELERATE, "an accelerate config"), (SFT, "an SFT config")):
+        body = http.post("/api/v1/load", content=path.read_bytes(), headers={"content-type": "text/yaml"}).json()
+        assert body["config"] is None, path  # the form shows the note (files.js) and keeps what it had
+        assert [(d["code"], d["severity"]) for d in body["diagnostics"]] == [("GRPO-Y016", "info")]
+        assert f"not a GRPO config: {kind}" in body["diagnostics"][0]["message"]
+    body = http.post("/api/v1/load", content=GRPO_RECIPE.read_bytes(), headers={"content-type": "text/yaml"}).json()
+    assert body["config"] == load_yaml(GRPO_RECIPE.read_bytes()).data and body["diagnostics"] == []
+
+
 def test_load_of_a_corpus_file_gives_its_mapping(http, corpus):
     path = next((corpus / "valid").glob("*.yaml"))
     body = http.post("/api/v1/load", content=path.read_bytes(), headers={"content-type": "text/yaml"}).json()

@@ -14,6 +14,7 @@ from fastapi.responses import PlainTextResponse
 from grpo_schema import check_text
 from grpo_schema.api.modeline import base_url, schema_url
 from grpo_schema.engine.loader import load_yaml
+from grpo_schema.engine.recognise import not_a_grpo_config, other_kind
 from grpo_schema.engine.profiles import Profile, suggest_profiles
 from grpo_web.api.body import ConfigBody, config_body, media_type, parse_json_object, read_limited
 from grpo_web.api.docs import ERRORS, TYPO_JSON, VALID_JSON, config_body_doc, json_errors
@@ -170,6 +171,10 @@ async def load(body: Annotated[ConfigBody, Depends(config_body)]) -> ConfigJSONR
 
 
 def _load_yaml(data: bytes) -> dict[str, Any]:
+    skipped = other_kind(data)  # an accelerate config, an SFT recipe...: said so, not put into the form
+    if skipped is not None:
+        return {"config": None, "diagnostics": [not_a_grpo_config(skipped).to_dict()], "profiles": [],
+                "settings": None}
     loaded = load_yaml(data)
     config = loaded.data if loaded.ok and isinstance(loaded.data, dict) else None
     # What only the text shows (duplicate keys, tags, syntax); the form validates the mapping itself next.
