@@ -40,6 +40,8 @@ BEFORE_THE_KEY = {
     "steps_per_generation": 1,  # each micro-step generated its own completions (TRL < 0.18)
     "vllm_mode": "server",  # vLLM ran on a GPU of its own (vllm_device), outside the training processes
     "scale_rewards": True,  # rewards were always divided by the group's standard deviation
+    # no correction for the vLLM sampler's mismatch (TRL < 0.23): on-policy, old log-probs were not computed
+    "vllm_importance_sampling_correction": False,
 }
 # Keys the release does not read: unknown, a downstream script's, or renamed / removed before it. A front end that
 # ignores keys it does not read makes each of these a warning (the setting has no effect), not an error.

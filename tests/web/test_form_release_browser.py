@@ -6,6 +6,7 @@ and the schedule count what that release runs. Each test fails on the form as it
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -73,3 +74,65 @@ def test_moving_a_0_19_recipe_to_1_16_migrates_it_as_grpo_migrate_does(page, tmp
     page.click("#undo-migrate")
     wait_validated(page, before)
     assert state(page) == load_yaml(RECIPE_0_19).data
+
+
+# On-policy with vLLM: one generation per optimizer step. TRL 1.16 runs vLLM inside the training processes by
+# default (colocate) and computes old log-probs for its importance-sampling correction; TRL 0.19.1 runs vLLM as a
+# server on GPUs of its own and has no such correction, so it skips that forward pass.
+VLLM_ON_POLICY = """\
+model_name_or_path: Qwen/Qwen2.5-1.5B-Instruct
+dataset_name: trl-lib/DeepMath-103K
+reward_funcs: [think_format_reward]
+per_device_train_batch_size: 8
+num_generations: 8
+use_vllm: true
+"""
+
+
+def cli_json(command: str, text: str, tmp_path, *options: str) -> dict:
+    path = tmp_path / "config.yaml"
+    path.write_text(text)
+    done = subprocess.run([sys.executable, "-m", "grpo_schema", command, "--format", "json", *options, str(path)],
+                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+    document = json.loads(done.stdout)
+    return document["files"][0] if "files" in document else document
+
+
+def pick_release(page, release: str) -> None:
+    before = validations(page)
+    page.select_option("#trl-version", release)
+    wait_validated(page, before)
+
+
+def memory_summary(page, total_gib: str) -> str:
+    page.wait_for_function("(t) => document.getElementById('memory-summary').textContent.startsWith(t)",
+                           arg=f"{total_gib} of", timeout=15_000)
+    return page.inner_text("#memory-summary")
+
+
+def test_the_memory_panel_counts_what_the_picked_release_runs(page, tmp_path):
+    import_text(page, VLLM_ON_POLICY)
+    gib = lambda plan: f"{plan['per_gpu']['total_bytes'] / 2**30:.1f}"  # noqa: E731  (as the panel prints it)
+    # the service plans for the runtime its runs use
+    at_116 = cli_json("plan", VLLM_ON_POLICY, tmp_path, "--hardware", "8xH100-80GB", "--engine", "grpo_runtime")
+    memory_summary(page, gib(at_116))
+    assert page.locator("#memory-bar [data-part=vllm]").count() == 1  # 1.16: vLLM colocated on the training GPUs
+
+    pick_release(page, "0.19.1")
+    at_019 = cli_json("plan", VLLM_ON_POLICY, tmp_path, "--hardware", "8xH100-80GB", "--engine", "grpo_runtime",
+                      "--trl-version", "0.19.1")
+    assert gib(at_019) != gib(at_116)
+    memory_summary(page, gib(at_019))
+    assert page.locator("#memory-bar [data-part=vllm]").count() == 0  # 0.19.1: vLLM is a server of its own
+
+
+def test_the_schedule_says_old_log_probs_as_the_picked_release_computes_them(page, tmp_path):
+    import_text(page, VLLM_ON_POLICY)
+    shown = lambda: page.inner_text("#derived [data-key=old_logprobs_needed] dd")  # noqa: E731
+    assert shown() == "yes"  # 1.16: computed for vLLM's importance-sampling correction
+    assert cli_json("explain", VLLM_ON_POLICY, tmp_path)["derived"]["old_logprobs_needed"] is True
+    pick_release(page, "0.19.1")
+    explained = cli_json("explain", VLLM_ON_POLICY, tmp_path, "--trl-version", "0.19.1")
+    assert explained["derived"]["old_logprobs_needed"] is False  # 0.19.1 has no correction: on-policy, skipped
+    page.wait_for_function("() => document.querySelector('#derived [data-key=old_logprobs_needed] dd')"
+                           ".textContent === 'no'", timeout=15_000)

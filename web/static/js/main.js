@@ -356,6 +356,7 @@ async function main() {
   }
   app.memory = new MemoryBar({ root: $("memory-panel"), getConfig: () => app.state.toObject(),
                                getOptions: () => ({ worldSize: effectiveWorldSize(app), profile: profileName(),
+                                                    trlVersion: trlVersion(),
                                                     fileHardware: app.state.fileSettings?.hardware }),
                                hardware: app.pendingHardware || "", onChange: () => app.save(),
                                onFix: (fix) => app.state.applyFix(fix),

@@ -3,6 +3,7 @@
 // scaled to the GPU's memory, and the plan's diagnostics (more processes than GPUs, ...). Redrawn after every
 // validation (the checker already debounces edits). The hardware is, first that applies: what is typed here (kept
 // with the draft), the file's `# grpo: --hardware` comment, the config's own `hardware:` section, else a default.
+// The plan is the TRL release's picked in the toolbar, as the diagnostics are.
 
 import { el } from "./dom.js";
 
@@ -81,9 +82,11 @@ export class MemoryBar {
     this.onVerdict({ state: "checking" });
     const q = new URLSearchParams();
     if (spec) q.set("hardware", spec);
-    const { worldSize, profile } = this.getOptions();
+    const { worldSize, profile, trlVersion } = this.getOptions();
     if (worldSize) q.set("world_size", worldSize);
     if (profile) q.set("profile", profile);
+    // The release's defaults change what runs where (vLLM colocated by default from TRL 1.0 on, a server on GPUs of its own before).
+    if (trlVersion) q.set("trl_version", trlVersion);
     try {
       const response = await fetch(`/api/v1/plan${q.toString() ? `?${q}` : ""}`, { method: "POST",
         signal: controller.signal, headers: { "Content-Type": "application/json" },
