@@ -19,6 +19,7 @@ from grpo_schema.engine.check import CheckResult, bounded, path_of
 from grpo_schema.engine.codes import declare
 from grpo_schema.engine.diagnostics import Diagnostic, Fix
 from grpo_schema.engine.resume import resume_target
+from grpo_schema.engine.words import plural
 
 X_REWARD_IMPORT = declare(
     "GRPO-X001", "error", "reward function imported by dotted path",
@@ -202,16 +203,24 @@ def _paths(result: CheckResult, policy: ServicePolicy) -> Iterator[Diagnostic]:
 def _profiles(profiles: Iterable[str]) -> Iterator[Diagnostic]:
     for name in profiles:
         kind = "a profile named by module path" if ":" in name else f"profile {name!r}"
+        # "without a profile": the form offers its one-click "Use no profile" for these words.
         yield Diagnostic(X_PROFILE, "error", f"{kind} cannot be used for a service run: runs train with "
-                         "grpo_runtime, which reads TRL's keys only", hint="launch without ?profile=")
+                         "grpo_runtime, which reads TRL's keys only",
+                         hint="check and launch the config without a profile (no ?profile=)")
 
 
 def _processes(result: CheckResult, policy: ServicePolicy) -> Iterator[Diagnostic]:
     if result.world_size > policy.max_processes:
+        most = policy.max_processes
         fields = ("num_processes",) if "num_processes" in result.raw else ()
-        yield Diagnostic(X_PROCESSES, "error", f"the run asks for {result.world_size} processes; this service "
-                         f"starts at most {policy.max_processes}", fields=fields,
-                         hint=f"use a world size of at most {policy.max_processes} (GRPO_WEB_RUNS_MAX_PROCESSES)")
+        # The hint names "world size N" (the form's world-size button); a file that declares num_processes gets
+        # the edit of it as the fix.
+        yield Diagnostic(X_PROCESSES, "error", f"the run asks for {plural(result.world_size, 'process')}; this "
+                         f"service starts at most {most}", fields=fields,
+                         hint=f"use world size {most} or fewer (the operator sets the limit: "
+                              "GRPO_WEB_RUNS_MAX_PROCESSES)",
+                         fix=Fix(set={"num_processes": most}, safe=False,
+                                 title=f"set num_processes: {most}") if fields else None)
 
 
 def slurm_nodes(world_size: int, node_processes: int) -> int | None:

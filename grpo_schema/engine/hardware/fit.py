@@ -13,13 +13,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from grpo_schema.engine.codes import H_SECTION, declare
-from grpo_schema.engine.diagnostics import Diagnostic
+from grpo_schema.engine.diagnostics import Diagnostic, Fix
 from grpo_schema.engine.hardware.accelerators import GIB, Hardware, HardwareError, parse_hardware
 from grpo_schema.engine.hardware.memory import MemoryEstimate, Setup, estimate_memory
 from grpo_schema.engine.hardware.models import ModelFacts, UnknownModel, read_config_json
 from grpo_schema.engine.hardware.resolve import resolve_model
 from grpo_schema.engine.hardware.settings import setup_from
 from grpo_schema.engine.hardware.timing import DEFAULT_MFU, TimeEstimate, estimate_time
+from grpo_schema.engine.words import plural
 
 H_NO_FIT = declare("GRPO-H001", "error", "does not fit in GPU memory",
                    "The per-GPU tensors alone (weights, gradients, optimizer states, activations, logits, reference "
@@ -155,6 +156,17 @@ def hardware_of(result: Any, spec: str | None) -> tuple[Hardware | None, list[Di
     return hardware, []
 
 
+def too_few_gpus(world_size: int, hw: Hardware, declared: bool) -> Diagnostic:
+    """H007. The hint names "world size N" (the form's world-size button); a file that declares num_processes gets
+    the edit of it as the fix."""
+    return Diagnostic(
+        H_TOO_FEW_GPUS, "error", f"{plural(world_size, 'training process')} but {hw.describe()} has "
+        f"{plural(hw.gpus, 'GPU')}", fields=("num_processes",) if declared else (),
+        hint=f"declare at least {plural(world_size, 'GPU')}, or use world size {hw.gpus}",
+        fix=Fix(set={"num_processes": hw.gpus}, safe=False, title=f"set num_processes: {hw.gpus}")
+        if declared else None)
+
+
 def estimate_fit(result: Any, hardware: str | Hardware | None = None, *, model_config: str | None = None,
                  prompt_length: int | None = None, mfu: float | None = None, strategy: str | None = None,
                  dataset_size: int | None = None, local_files: bool = True, engine: str | None = None,
@@ -214,10 +226,7 @@ def estimate_fit(result: Any, hardware: str | Hardware | None = None, *, model_c
     if report.setup is None:
         return report
     if report.setup.world_size > hw.gpus:
-        report.diagnostics.append(Diagnostic(
-            H_TOO_FEW_GPUS, "error", f"{report.setup.world_size} training processes but {hw.describe()} has "
-            f"{hw.gpus} GPUs", fields=("num_processes",) if "num_processes" in result.raw else (),
-            hint=f"declare at least {report.setup.world_size} GPUs, or run on {hw.gpus} processes"))
+        report.diagnostics.append(too_few_gpus(report.setup.world_size, hw, "num_processes" in result.raw))
     report.memory = estimate_memory(report.model, report.setup, hw.memory_bytes)
     _host(report, config, hw, section, host_ram)
     report.time = estimate_time(report.model, report.setup, result.plan, hw, mfu or section.get("mfu") or

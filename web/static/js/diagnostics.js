@@ -44,8 +44,11 @@ export function worldSizesIn(text) {
   return found ? [...found[1].matchAll(/\d+/g)].map((m) => Number(m[0])).filter((n) => n >= 1) : [];
 }
 
-// "validate with --profile open-r1" -> "open-r1"
-const profileIn = (text) => /--profile ([A-Za-z0-9_.-]+)/.exec(text || "")?.[1];
+// "validate with --profile open-r1" -> "open-r1"; "... without a profile ..." -> "" (no profile)
+function profileIn(text) {
+  if (/\bwithout a profile\b/.test(text || "")) return "";
+  return /--profile ([A-Za-z0-9_.-]+)/.exec(text || "")?.[1];
+}
 
 // The field a fix changes (where the keyboard focus goes after it): what it sets, renames to, or removes.
 function changedKey(fix) {
@@ -125,7 +128,7 @@ export class DiagnosticsView {
     // a few sizes, not one a fix already offers as num_processes
     const offered = new Set(fixes.map((f) => f.set?.num_processes).filter(Boolean));
     const sizes = worldSizesIn(diag.hint).filter((n) => !offered.has(n)).slice(0, 4);
-    const profile = profileIn(diag.hint);
+    const profile = profileIn(diag.hint); // a name, "" for none, or undefined
     const buttons = [
       ...fixes.map((fix) => el("button", {
         type: "button", class: "fix", text: `Fix: ${fixLabel(fix)}`, disabled: this.stale,
@@ -138,8 +141,9 @@ export class DiagnosticsView {
           this.onWorldSize(n);
           if (!inDialog) document.getElementById("world-size").focus();
         } })),
-      profile && this.onProfile ? el("button", { type: "button", class: "fix profile", disabled: this.stale,
-        text: `Use the ${profile} profile`, "data-profile": profile, onclick: () => this.onProfile(profile) }) : null,
+      profile !== undefined && this.onProfile ? el("button", { type: "button", class: "fix profile",
+        disabled: this.stale, text: profile ? `Use the ${profile} profile` : "Use no profile", "data-profile": profile,
+        onclick: () => this.onProfile(profile) }) : null,
     ].filter(Boolean);
     return buttons.length ? el("div", { class: "fixes" }, buttons) : null;
   }

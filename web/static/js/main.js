@@ -359,7 +359,7 @@ async function main() {
                                                     trlVersion: trlVersion(),
                                                     fileHardware: app.state.fileSettings?.hardware }),
                                hardware: app.pendingHardware || "", onChange: () => app.save(),
-                               onFix: (fix) => app.state.applyFix(fix),
+                               diagNode: (diag) => app.diags.diagNode(diag),
                                onVerdict: (memory) => app.diags.setMemory(memory) });
   showWorldSizeSource(app);
   wireControls(app);

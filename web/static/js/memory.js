@@ -30,9 +30,10 @@ function styled(node, styles) {
 export class MemoryBar {
   // onVerdict(verdict): what the panel finds, for the form's status banner (one verdict for the whole form):
   // {state: "checking"} while an answer is on its way, then {state: "done", diagnostics, fits, spec, source}.
-  constructor({ root, getConfig, getOptions, hardware = "", onChange = () => {}, onFix = null,
-                onVerdict = () => {} }) {
-    Object.assign(this, { root, getConfig, getOptions, onChange, onFix, onVerdict });
+  // diagNode(diag): a diagnostic as the diagnostics list draws it, with a button for its fix, each alternative
+  // and each world size its hint names.
+  constructor({ root, getConfig, getOptions, hardware = "", onChange = () => {}, diagNode, onVerdict = () => {} }) {
+    Object.assign(this, { root, getConfig, getOptions, onChange, diagNode, onVerdict });
     this.controller = null;
     this.input = el("input", { id: "hardware", type: "text", value: hardware, autocomplete: "off",
                                spellcheck: "false", placeholder: DEFAULT_HARDWARE,
@@ -107,14 +108,7 @@ export class MemoryBar {
   // The plan's own diagnostics (H007: more processes than the declared GPUs, ...), with their fixes.
   drawDiagnostics(doc) {
     const list = this.shownDiagnostics(doc);
-    this.diags.replaceChildren(...list.map((d) => el("li", {}, el("div", {
-      class: `diag ${d.severity}`, "data-code": d.code },
-      el("span", { class: "sev", text: d.severity }), " ", el("span", { class: "code", text: d.code }), " ",
-      el("span", { class: "msg", text: d.message }),
-      d.hint ? el("div", { class: "hint", text: d.hint }) : null,
-      d.fix && this.onFix ? el("div", { class: "fixes" }, el("button", { type: "button", class: "fix",
-        text: `Fix: ${d.fix.title || Object.entries(d.fix.set || {}).map(([k, v]) => `set ${k}: ${JSON.stringify(v)}`).join(", ") || "apply"}`,
-        onclick: () => this.onFix(d.fix) })) : null))));
+    this.diags.replaceChildren(...list.map((d) => el("li", {}, this.diagNode(d))));
   }
 
   draw(doc, error, where = "") {
