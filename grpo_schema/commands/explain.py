@@ -15,7 +15,8 @@ from typing import Any
 
 from grpo_schema.engine.check import CheckResult
 from grpo_schema.engine.coerce import INT64_MAX
-from grpo_schema.engine.plan import Geometry, derive_plan, valid_world_sizes
+from grpo_schema.engine.plan import Geometry, derive_plan, relations, valid_world_sizes
+from grpo_schema.engine.rules.batch import PROBLEM_CODES
 from grpo_schema.engine.schedule import Order, walk
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
@@ -52,9 +53,26 @@ def explain_result(result: CheckResult, dataset_size: int | None = None, micro_s
         "notes": notes(result, plan),
         "diagnostics": [d.to_dict() for d in result.diagnostics],
     }
+    if plan is not None:
+        from grpo_schema.render.explain_text import why_lines
+
+        title, *lines = why_lines(document["derived"])
+        document["why"] = {"title": title, "lines": [line.strip() for line in lines]}
     if result.config is not None:
-        document["valid_world_sizes"] = valid_world_sizes(Geometry.of(result.config))
+        geometry = Geometry.of(result.config)
+        document["relations"] = relation_dicts(geometry, result.world_size)
+        document["valid_world_sizes"] = valid_world_sizes(geometry)
     return document
+
+
+def relation_dicts(geometry: Geometry, world_size: int) -> list[dict[str, Any]]:
+    """The batch relations with their numbers; a failed one names the code of the diagnostic that reports it."""
+    out = []
+    for relation in relations(geometry, world_size):
+        entry = relation.to_dict()
+        entry["code"] = None if relation.holds else PROBLEM_CODES[relation.problem]
+        out.append(entry)
+    return out
 
 
 def notes(result: CheckResult, plan: Any) -> list[str]:

@@ -90,6 +90,74 @@ def problems(geo: Geometry, world_size: int) -> list[Problem]:
     return found
 
 
+@dataclass(frozen=True)
+class Relation:
+    """One relation of the batch arithmetic at a world size, with its numbers: what the form and `grpo explain`
+    show, so that a refused geometry is still a derivation with the step that breaks, not a missing schedule."""
+
+    name: str  # what it gives or checks: a derived quantity's name, or "whole_groups", "eval_whole_groups", ...
+    says: str  # the relation in words
+    formula: str  # the relation with this config's numbers
+    holds: bool
+    problem: str | None = None  # the Problem kind it is when it fails (the batch rules report it)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "says": self.says, "formula": self.formula, "holds": self.holds,
+                "problem": self.problem}
+
+
+def relations(geo: Geometry, world_size: int) -> list[Relation]:
+    """The relations TRL's batch checks rest on, in the order it derives them, each marked holding or not.
+
+    Whether one holds is read from `problems()`, the only place the checks are made; this adds the numbers. The
+    list stops where a failed step leaves nothing to derive from (both set; a steps_per_generation that is not
+    whole); the evaluation batch is independent and always listed when evaluation is on.
+    """
+    failing = {p.kind for p in problems(geo, world_size)}
+    b, P, G = geo.per_device_train_batch_size, world_size, geo.num_generations
+    if "both_set" in failing:
+        return [Relation("generation_batch_size", "set generation_batch_size or steps_per_generation, not both: "
+                         "each one determines the other", f"generation_batch_size = {geo.generation_batch_size}, "
+                         f"steps_per_generation = {geo.steps_per_generation}: both set", False, "both_set")]
+    gbs = _generation_batch_size(geo, P)
+    out = [_steps_relation(geo, P, "not_per_device_multiple" not in failing)]
+    if out[0].holds:
+        out.append(Relation("prompts_per_generation", "generation_batch_size is a multiple of num_generations: "
+                            "every prompt's group of completions in one generation",
+                            f"generation_batch_size % num_generations = {gbs} % {G} = {gbs % G}",
+                            "partial_groups" not in failing, "partial_groups"))
+    if geo.eval_enabled:
+        g_eval, e = geo.num_generations_eval or G, geo.per_device_eval_batch_size
+        out.append(Relation("eval_whole_groups", "per_device_eval_batch_size x world_size is a multiple of "
+                            "num_generations_eval (num_generations when unset): whole groups per evaluation batch",
+                            f"(per_device_eval_batch_size x world_size) % num_generations_eval = ({e} x {P}) % "
+                            f"{g_eval} = {e * P % g_eval}", "eval_partial_groups" not in failing,
+                            "eval_partial_groups"))
+    return out
+
+
+def _steps_relation(geo: Geometry, P: int, holds: bool) -> Relation:
+    """How the generation batch and steps_per_generation follow from each other (TRL derives the unset one)."""
+    b = geo.per_device_train_batch_size
+    if geo.generation_batch_size is not None:
+        gbs = geo.generation_batch_size
+        return Relation("steps_per_generation", "generation_batch_size is a multiple of per_device_train_batch_size"
+                        " x world_size: steps_per_generation is their quotient, whole micro-batches on every process",
+                        f"generation_batch_size / (per_device_train_batch_size x world_size) = {gbs} / ({b} x {P}) "
+                        f"= {_quotient(gbs, b * P)}", holds, "not_per_device_multiple")
+    unset = "" if geo.steps_per_generation is not None else " (steps_per_generation unset: gradient_accumulation_steps)"
+    s = geo.steps_per_generation or geo.gradient_accumulation_steps
+    return Relation("generation_batch_size", "generation_batch_size = per_device_train_batch_size x world_size x "
+                    f"steps_per_generation{unset}",
+                    f"per_device_train_batch_size x world_size x steps_per_generation = {b} x {P} x {s} = {b * P * s}",
+                    True)
+
+
+def _quotient(numerator: int, denominator: int) -> str:
+    whole, left = divmod(numerator, denominator)
+    return str(whole) if not left else f"{numerator / denominator:.3g}, not whole (remainder {left})"
+
+
 def _generation_batch_size(geo: Geometry, world_size: int) -> int:
     if geo.generation_batch_size is not None:
         return geo.generation_batch_size
@@ -315,6 +383,9 @@ def _batch_formulas(b: int, P: int, s: int, G: int, GA: int, mu: int, gbs: int, 
         ("steps_per_generation", steps),
         ("generation_batch_size", batch),
         ("prompts_per_generation", f"generation_batch_size / num_generations = {gbs} / {G} = {gbs // G}"),
+        ("completions_per_process_per_generation", f"per_device_train_batch_size x steps_per_generation = {b} x {s}"
+                                                   f" = {b * s}, cut into {s} slice{'s' if s != 1 else ''} of "
+                                                   f"{b}: one per micro-step"),
         ("generate_every_micro_steps", f"steps_per_generation x num_iterations = {s} x {mu} = {every}"),
         ("completions_per_optimizer_step", f"per_device_train_batch_size x world_size x gradient_accumulation_steps"
                                            f" = {b} x {P} x {GA} = {b * P * GA}"),

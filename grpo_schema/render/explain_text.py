@@ -196,6 +196,15 @@ def why_lines(d: dict[str, Any]) -> list[str]:
     ]
 
 
+def relation_lines(document: dict[str, Any]) -> list[str]:
+    """A refused geometry: the derivation as far as it goes, the relation that fails and the code that reports it."""
+    out = ["The batch relations TRL checks (the one marked FAILS is why there is no schedule)"]
+    for relation in document.get("relations", []):
+        mark = "holds" if relation["holds"] else f"FAILS [{relation['code']}]"
+        out.append(f"  {mark:<18} {relation['formula']}: {relation['says']}")
+    return out if len(out) > 1 else []
+
+
 def diagnostic_lines(document: dict[str, Any]) -> list[str]:
     shown = [d for d in document["diagnostics"] if d["severity"] != "info"]
     out = [f"  {d['severity']}[{d['code']}] {d['message']}" + (f"\n    help: {d['hint']}" if d["hint"] else "")
@@ -212,6 +221,8 @@ def render_explain(document: dict[str, Any], source: str = "") -> str:
     blocks = [[f"grpo explain: {document['path']} at world size {document['world_size']} ({where}); judged as {judged}"]]
     if "inputs" in d:
         blocks += [settings(d), consequences(d), walk_lines(document), why_lines(d)]
+    else:
+        blocks.append(relation_lines(document))
     if document["notes"]:
         blocks.append(["Notes"] + [f"  - {note}" for note in document["notes"]])
     sizes = document.get("valid_world_sizes")

@@ -10,6 +10,10 @@ from grpo_schema.engine.rules import Finding, RuleContext, explicitly_set, has_o
 _GEOMETRY = ("per_device_train_batch_size", "num_generations", "gradient_accumulation_steps",
              "generation_batch_size", "steps_per_generation", "num_iterations")
 _EVAL = ("eval_strategy", "per_device_eval_batch_size", "num_generations_eval")
+# The code each of plan.problems()'s failed checks is reported under (the rules below), so that a view of the
+# relations (grpo explain, the form's schedule) names the diagnostic that carries the fix.
+PROBLEM_CODES = {"partial_groups": "GRPO-B001", "both_set": "GRPO-B002", "not_per_device_multiple": "GRPO-B003",
+                 "eval_partial_groups": "GRPO-B004"}
 
 
 def _world_sizes_hint(config: Any) -> str:

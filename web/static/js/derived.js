@@ -1,5 +1,6 @@
 // The derived-values panel and the micro-step timeline, drawn from the server's `derived` object and the explain
-// document. Nothing is computed here: the numbers are the CLI's.
+// document. Nothing is computed here: the numbers, their formulas, the relations TRL checks (and which one fails),
+// the walk and the "why" are the engine's, as `grpo explain` prints them.
 
 import { el } from "./dom.js";
 
@@ -8,6 +9,10 @@ const ROWS = [
   ["generation_batch_size", "Generation batch", "completions generated at once, all processes"],
   ["prompts_per_generation", "Prompts per generation", "unique prompts in one generation batch"],
   ["steps_per_generation", "Steps per generation", "micro-steps that one generation batch feeds"],
+  ["completions_per_process_per_generation", "Buffer per process", "completions each process generates and holds; " +
+    "each micro-step trains on one slice of it"],
+  ["per_device_train_batch_size", "Slice per micro-step", "completions each process trains on in one micro-step"],
+  ["num_iterations", "Passes over each generation", "num_iterations: how often the slices of one buffer are trained on"],
   ["generate_every_micro_steps", "Generate every", "micro-steps between two generations"],
   ["optimizer_steps_per_generation", "Optimizer steps per generation", "updates made from one generation batch"],
   ["completions_per_optimizer_step", "Completions per optimizer step", "over all processes"],
@@ -32,52 +37,107 @@ function worldSizes(sizes, current, onPick) {
     sizes.length > 12 ? el("span", { class: "muted small", text: " …" }) : null);
 }
 
-// The explain document: derived numbers; valid world sizes and notes go to `notesBox`.
-export function renderDerived(container, notesBox, doc, onWorldSize = () => {}) {
-  const derived = doc?.derived;
-  const notes = (doc?.notes || []).map((n) => el("li", { text: n }));
-  notesBox.replaceChildren(worldSizes(doc?.valid_world_sizes, doc?.world_size, onWorldSize) || "",
-                           notes.length ? el("ul", { class: "notes" }, notes) : "");
-  if (!derived || derived.generation_batch_size === undefined) {
-    container.replaceChildren(el("p", { class: "muted", text: "No schedule: the batch settings are not valid at " +
-      `world size ${derived?.world_size ?? 1}. Fix the batch errors to see it.` }));
-    return;
-  }
+// The relations TRL's batch checks rest on, each holding or failing; a failing one with its diagnostic (code,
+// message, hint and fix buttons, drawn by `diagNode`) found by the code the engine names.
+// `checksOnly`: a valid batch lists the checks (its derivation is in the numbers above), a refused one every step.
+function relationsList(doc, diagNode, checksOnly) {
+  const relations = (Array.isArray(doc?.relations) ? doc.relations : []).filter((r) => !checksOnly || r.problem);
+  if (!relations.length) return null;
+  return el("ul", { class: "relations", "aria-label": "Relations TRL checks" }, relations.map((r) => {
+    const diags = r.holds ? [] : (doc.diagnostics || []).filter((d) => d.code === r.code);
+    return el("li", { class: `relation ${r.holds ? "holds" : "fails"}`, "data-name": r.name, title: r.says },
+      el("span", { class: "mark", text: r.holds ? "✓" : "✗", "aria-label": r.holds ? "holds" : "fails" }), " ",
+      el("code", { class: "formula", text: r.formula }),
+      r.holds ? null : el("span", { class: "code", text: ` fails: ${r.code}` }),
+      r.holds ? null : el("div", { class: "says small", text: r.says }),
+      diags.map((d) => (diagNode ? diagNode(d) : el("div", { class: "diag error", "data-code": d.code,
+                                                              text: `${d.code} ${d.message}` }))));
+  }));
+}
+
+// grpo explain's "why steps_per_generation appears twice", as the engine words it.
+function whyBlock(why) {
+  if (!why?.lines?.length) return null;
+  return el("div", { id: "schedule-why", class: "why" }, el("p", { class: "why-title", text: why.title }),
+    why.lines.map((line) => el("p", { class: "small", text: line })));
+}
+
+function derivedList(derived) {
+  const formulas = derived.formulas || {};
   const list = el("dl", { class: "derived-list" });
   for (const [key, label, help] of ROWS) {
     if (derived[key] === undefined || derived[key] === null) continue;
     list.append(el("div", { class: "derived-item", "data-key": key, title: help },
-      el("dt", { text: label }), el("dd", { text: shown(derived[key]) })));
+      el("dt", { text: label }), el("dd", { text: shown(derived[key]) }),
+      formulas[key] ? el("dd", { class: "formula", text: formulas[key] }) : null));
   }
-  container.replaceChildren(list);
+  return list;
 }
 
-// Micro-step entries from the explain document, as [{generates, optimizer_step}].
+// The explain document: derived numbers with their formulas and the relations they rest on; valid world sizes and
+// notes go to `notesBox`. A batch TRL refuses is shown as its relations, the failing one with its fix.
+export function renderDerived(container, notesBox, doc, onWorldSize = () => {}, diagNode = null) {
+  const derived = doc?.derived;
+  const notes = (doc?.notes || []).map((n) => el("li", { text: n }));
+  notesBox.replaceChildren(worldSizes(doc?.valid_world_sizes, doc?.world_size, onWorldSize) || "",
+                           notes.length ? el("ul", { class: "notes" }, notes) : "");
+  const valid = derived && derived.generation_batch_size !== undefined;
+  const relations = relationsList(doc, diagNode, valid);
+  if (!valid) {
+    const at = `world size ${derived?.world_size ?? doc?.world_size ?? 1}`;
+    container.replaceChildren(relations
+      ? el("p", { class: "schedule-refused", text: `TRL refuses this batch at ${at}: the derivation stops at the ` +
+                  "relation marked ✗ (its diagnostic and fixes are below it)." })
+      : el("p", { class: "muted", text: `No schedule at ${at}: the config's fields have errors to fix first.` }),
+      relations || "");
+    return;
+  }
+  container.replaceChildren(derivedList(derived),
+    relations ? el("p", { class: "relations-title muted small", text: "The relations TRL checks:" }) : "",
+    relations || "", whyBlock(doc.why) || "");
+}
+
+// Micro-step entries from the explain document, as the engine walked them.
 export function timelineOf(doc) {
   const raw = Array.isArray(doc?.schedule) ? doc.schedule : [];
-  // optimizer_step: the number of the optimizer step that follows this micro-step, or null
-  return raw.filter((s) => s && typeof s === "object")
-    .map((s) => ({ generates: Boolean(s.generates), optimizerStep: s.optimizer_step != null && s.optimizer_step !== false }));
+  return raw.filter((s) => s && typeof s === "object").map((s) => ({
+    n: s.micro_step, generates: Boolean(s.generates), generation: s.generation, copyOf: s.copy_of,
+    slice: s.buffer_slice, pass: s.iteration, optimizerStep: s.optimizer_step ?? null, window: s.window,
+  }));
 }
 
 function describe(steps) {
-  const at = (pred) => steps.map((s, i) => (pred(s) ? i + 1 : null)).filter((i) => i !== null);
+  const at = (pred) => steps.filter(pred).map((s) => s.n);
   return `${steps.length} micro-steps: generation at ${at((s) => s.generates).join(", ") || "none"}; ` +
-    `optimizer step after ${at((s) => s.optimizerStep).join(", ") || "none"}; the others reuse the buffer`;
+    `optimizer step after ${at((s) => s.optimizerStep !== null).join(", ") || "none"}; the others reuse the buffer`;
+}
+
+// One micro-step in words, as `grpo explain` walks it: generate or reuse, the slice and pass trained on, the
+// optimizer step it completes.
+function walkLine(s, perGeneration, passes) {
+  const what = s.generates ? `generate (generation ${s.generation + 1})` : `reuse the buffer of micro-step ${s.copyOf}`;
+  const step = s.optimizerStep !== null
+    ? ` · then optimizer step ${s.optimizerStep} (${s.window} micro-step${s.window === 1 ? "" : "s"} accumulated)` : "";
+  return `micro-step ${s.n}: ${what} · train on slice ${s.slice + 1} of ${perGeneration} · ` +
+    `pass ${s.pass} of ${passes}${step}`;
 }
 
 export function renderTimeline(container, doc) {
   const steps = timelineOf(doc);
   if (!steps.length) { container.replaceChildren(); return; }
-  const cells = steps.map((s, i) => el("span", {
-    class: `tick ${s.generates ? "gen" : "reuse"}${s.optimizerStep ? " step" : ""}`,
-    title: `micro-step ${i + 1}: ${s.generates ? "generate" : "reuse buffer"}${s.optimizerStep ? ", then optimizer step" : ""}`,
-    text: s.generates ? "G" : "·",
+  const perGeneration = doc.derived.steps_per_generation;
+  const passes = doc.derived.num_iterations;
+  const cells = steps.map((s) => el("span", {
+    class: `tick ${s.generates ? "gen" : "reuse"}${s.optimizerStep !== null ? " step" : ""}`,
+    title: walkLine(s, perGeneration, passes), text: s.generates ? "G" : "·",
   }));
   container.replaceChildren(
     el("p", { class: "timeline-title", text: `The first ${steps.length} micro-steps (process 0)` }),
     el("div", { class: "ticks", role: "img", "aria-label": describe(steps) }, cells),
     el("p", { class: "legend" }, el("span", { class: "tick gen", text: "G" }), " generate ",
       el("span", { class: "tick reuse", text: "·" }), " reuse buffer ",
-      el("span", { class: "tick reuse step legend-step", text: "·" }), " optimizer step after"));
+      el("span", { class: "tick reuse step legend-step", text: "·" }), " optimizer step after"),
+    el("details", { class: "walk-box", open: true }, el("summary", { class: "small", text: "Micro-step by micro-step" }),
+      el("ol", { class: "walk small", "aria-label": "Micro-step by micro-step" },
+        steps.map((s) => el("li", { class: s.generates ? "gen" : "reuse", text: walkLine(s, perGeneration, passes) })))));
 }

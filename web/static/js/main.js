@@ -110,7 +110,7 @@ function showResult(app, result, error, { offline } = {}) {
   window.grpoLastResult = result; // read by the browser tests and handy in the console
   showJudgedRelease(result);
   app.diags.show(result);
-  renderDerived($("derived"), $("derived-notes"), result, (n) => app.setWorldSize(n));
+  renderDerived($("derived"), $("derived-notes"), result, (n) => app.setWorldSize(n), (d) => app.diags.diagNode(d));
   renderTimeline($("timeline"), result);
   app.memory?.refresh();
 }
