@@ -122,3 +122,26 @@ def test_a_line_over_the_hard_limit_is_skipped_and_damage_is_counted(folder, mon
     pandas = pytest.importorskip("pandas")
     frame = pandas.read_json(io.BytesIO(b"".join(lines)), lines=True)
     assert skipped == 3 and list(frame["completion"]) == ["completion 0", "completion 2"]
+
+
+def test_sort_filters_and_marks_act_on_every_row_of_the_step(folder):
+    from grpo_web.runs.completion_query import Query
+
+    path = folder / "completions.jsonl"
+    # step 1: 12 groups of 4 (prompt i // 4), f = i / 10; every third row truncated; row 45 says "needle"
+    path.write_text("".join(row(0, i) for i in range(4)) + "".join(
+        row(1, i, truncated=i % 3 == 0, **({"completion": "a needle here"} if i == 45 else {})) for i in range(48)))
+    best = completions.read_page(folder, 1, 6, 0, query=Query(sort="fn:f"))
+    assert [r["index"] for r in best.rows] == [51, 50, 49, 48, 47, 46]  # the last group first, its best row first
+    assert (best.total, best.total_unfiltered, best.functions) == (48, 48, ["f"])
+    assert [r["mark"] for r in best.rows] == ["best", None, None, "worst", "best", None]
+    low = completions.read_page(folder, 1, 2, 0, query=Query(sort="reward-asc"))
+    assert [r["index"] for r in low.rows] == [4, 5]  # no total reward: the sum of the functions' scores
+    kept = completions.read_page(folder, 1, 200, 0, query=Query(min_score=4.0, score="f", truncated_only=True))
+    assert [r["index"] for r in kept.rows] == [4 + i for i in range(40, 48) if i % 3 == 0]
+    assert kept.total == 2 and kept.total_unfiltered == 48
+    found = completions.read_page(folder, 1, 200, 0, query=Query(text="NEEDLE"))
+    assert [r["index"] for r in found.rows] == [49] and found.rows[0]["completion"] == "a needle here"
+    assert completions.read_page(folder, 1, 200, 0, query=Query(text="no such text")).total == 0
+    plain = completions.read_page(folder, 1, 4, 0)
+    assert [r["mark"] for r in plain.rows] == ["worst", None, None, "best"]

@@ -1,6 +1,6 @@
 """The runs page as a new user meets it (issue 42), in headless Chromium (Debian's /usr/bin/chromium through
 Playwright) against a real `grpo serve --enable-runs` and real runs of the tiny local model: the page on a phone's
-width."""
+width; the completions view's sort, filters and counter over every row of a step, not the rows loaded."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import pytest
 
 from tests.runs.conftest import TOKEN, run_yaml
 from tests.runs.test_browser import page, shot  # noqa: F401  (page: the fixture)
+from tests.runs.test_views_browser import controlled_completions, shown_indexes
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -65,3 +66,51 @@ def test_the_runs_page_fits_a_390_px_phone_without_scrolling_sideways(page, make
     shot(page, "narrow-390-compare")
     wider = page.evaluate(WIDER_THAN_PAGE)
     assert wider == [], "\n".join(wider)
+
+
+def note(page) -> str:
+    return page.inner_text("#completions-note")
+
+
+def test_completions_sort_and_filter_act_on_every_row_of_the_step_and_the_counter_says_what_matches(
+        page, make_service, assets):
+    service = make_service()
+    run = service.launch(run_yaml(assets, max_steps=1, save_steps=1))
+    service.wait_state(run["id"], ("succeeded",), timeout=240)
+    # step 1: 450 rows in 45 groups of 10 (prompt i // 10), reward i / 450: the best rows are the last ones,
+    # beyond the first 200 the page loads
+    controlled_completions(Path(service.run(run["id"])["output_dir"]) / "completions.jsonl")
+    open_run(page, service, run["id"])
+    page.wait_for_function("() => /200 of 450 completion\\(s\\) of step 1/.test("
+                           "document.getElementById('completions-note').textContent)", timeout=30_000)
+
+    page.select_option("#completions-sort", "reward-desc")  # the best group of the step first, best row first
+    page.wait_for_function("() => document.querySelector('#completions-list .completion').dataset.index === '457'",
+                           timeout=10_000)
+    assert shown_indexes(page)[:11] == [457, 456, 455, 454, 453, 452, 451, 450, 449, 448, 447]
+    assert page.inner_text("#completions-list .group .prompt-text") == "prompt 44"
+    assert "200 of 450 completion(s) of step 1" in note(page)
+    page.select_option("#completions-sort", "order")
+
+    page.fill("#completions-min", "0.9")  # a total reward of at least 0.9: rows 405 to 449, all beyond the first 200
+    page.wait_for_function("() => document.querySelectorAll('#completions-list .completion').length === 45",
+                           timeout=10_000)
+    assert shown_indexes(page) == list(range(8 + 405, 8 + 450))
+    assert "45 of 45 completion(s) of step 1 match the filters (450 in the step)" in note(page), note(page)
+    assert page.locator("#completions-more").is_hidden()
+
+    page.fill("#completions-min", "")
+    page.fill("#completions-search", "row 44")  # "row 44" and "row 440" to "row 449": 11 rows
+    page.wait_for_function("() => document.querySelectorAll('#completions-list .completion').length === 11",
+                           timeout=10_000)
+    assert "11 of 11 completion(s) of step 1 match the filters" in note(page), note(page)
+    page.fill("#completions-search", "zzz-no-such-text")
+    page.wait_for_function("() => /No completion of step 1 matches the filters/.test("
+                           "document.getElementById('completions-note').textContent)", timeout=10_000)
+    assert page.locator("#completions-list .completion").count() == 0
+    assert "450 in the step" in note(page)
+    shot(page, "completions-none-match")
+    page.fill("#completions-search", "")
+    page.wait_for_function("() => /^200 of 450 completion\\(s\\) of step 1; 2 unreadable line/.test("
+                           "document.getElementById('completions-note').textContent)", timeout=10_000)
+    assert "match" not in note(page)

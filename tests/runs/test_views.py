@@ -45,7 +45,8 @@ def test_completions_pages_bounds_malformed_lines_and_downloads(finished):
     assert [r["index"] for r in get(service, f"/{run_id}/completions", step=1, limit=2, offset=1).json()["rows"]] \
         == [9, 10]
     assert {r["step"] for r in get(service, f"/{run_id}/completions", step=1).json()["rows"]} == {1}
-    for bad in (dict(limit=201), dict(limit=0), dict(offset=-1), dict(step="x"), dict(full=1, limit=2)):
+    for bad in (dict(limit=201), dict(limit=0), dict(offset=-1), dict(step="x"), dict(full=1, limit=2),
+                dict(sort="best"), dict(min="nan"), dict(min="inf"), dict(q="x" * 501)):
         answer = get(service, f"/{run_id}/completions", **bad)
         assert answer.status_code == 422 and "detail" in answer.json(), bad
     assert get(service, "/ffffffffffff/completions").status_code == 404

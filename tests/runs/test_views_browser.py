@@ -160,9 +160,9 @@ def test_marks_sort_filters_paging_skipped_lines_and_downloads(page, make_servic
     assert page.locator(".completion[data-index='2'] .mark.best").text_content() == "best"
     assert page.inner_text(".completion[data-index='1'] [data-function=fb]") == "fb 0.5"
 
-    page.select_option("#completions-sort", "reward-desc")
-    page.wait_for_function("() => document.querySelector('#completions-list .completion').dataset.index === '2'")
-    assert shown_indexes(page) == [2, 0, 1, 3, 6, 4, 7, 5]
+    page.select_option("#completions-sort", "reward-desc")  # the group with the best row first (B: 2.0, A: 1.7)
+    page.wait_for_function("() => document.querySelector('#completions-list .completion').dataset.index === '6'")
+    assert shown_indexes(page) == [6, 4, 7, 5, 2, 0, 1, 3]
     page.select_option("#completions-sort", "fn:fb")
     page.wait_for_function("() => document.querySelector('#completions-list .completion').dataset.index === '2'")
     assert shown_indexes(page) == [2, 1, 0, 3, 6, 4, 5, 7]

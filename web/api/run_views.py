@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import re
 from typing import Annotated, Any
 
@@ -17,7 +18,7 @@ from fastapi.responses import Response, StreamingResponse
 
 from grpo_schema.engine.loader import load_yaml
 from grpo_web.api.runs import Manager, RunId, run_of
-from grpo_web.runs import completions
+from grpo_web.runs import completion_query, completions
 from grpo_web.runs.auth import require_token
 from grpo_web.runs.store import Run
 
@@ -84,14 +85,29 @@ async def run_completions(
     limit: Annotated[int, Query(ge=1, le=completions.MAX_LIMIT)] = 50,
     offset: Annotated[int, Query(ge=0, le=10**9)] = 0,
     full: Annotated[bool, Query(description="texts uncut; only with limit=1")] = False,
+    sort: Annotated[str, Query(pattern=completion_query.SORT_PATTERN, description=(
+        "order (the file's), reward-desc, reward-asc, advantage-desc, length-desc, or fn:NAME (that reward "
+        "function, highest first); groups stay whole, ordered by their best row"))] = "order",
+    score: Annotated[str | None, Query(max_length=200, description="the reward function that `min` and the "
+                                                                    "best/worst marks read (default: the total "
+                                                                    "reward)")] = None,
+    min_score: Annotated[float | None, Query(alias="min", description="only rows whose score is at least this")] = None,
+    truncated: Annotated[bool, Query(description="only truncated completions")] = False,
+    q: Annotated[str, Query(max_length=completion_query.MAX_SEARCH_CHARS,
+                            description="only rows whose prompt or completion contains this (any case)")] = "",
 ) -> Any:
     """Rows of completions.jsonl (or, without log_completions, the runtime's sample), each text cut to 20,000
     characters (`completion_cut`) unless `full=1` asks for one row whole. Lines that cannot be read are skipped
-    and counted (`skipped`, `skipped_lines`)."""
+    and counted (`skipped`, `skipped_lines`). Sort and filters act on every row of the step (or file): `total`
+    counts the rows they keep, `total_unfiltered` all; each row's `mark` is best or worst of its group by `score`."""
     if full and limit != 1:
         raise HTTPException(422, "full=1 serves one row whole: ask with limit=1 (and offset= the row's index)")
+    if min_score is not None and not math.isfinite(min_score):
+        raise HTTPException(422, "min must be a finite number")
     run = run_of(manager, run_id)
-    page = await run_in_threadpool(completions.read_page, run.output_dir, step, limit, offset, full)
+    query = completion_query.Query(sort=sort, score=score or None, min_score=min_score, truncated_only=truncated,
+                                   text=q.strip())
+    page = await run_in_threadpool(completions.read_page, run.output_dir, step, limit, offset, full, query)
     return {**page.to_dict(), "limit": limit, "offset": offset, "state": run.state}
 
 

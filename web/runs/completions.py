@@ -2,7 +2,8 @@
 (completions-sample.jsonl). grpo_runtime.outputs.completions writes them; this reader never imports the runtime.
 
 Reading is bounded and forgiving:
-- Each file has an index of its rows (byte offset and length of every complete line, its step), built once and
+- Each file has an index of its rows (byte offset and length of every complete line, its step, its group and the
+  scores it is filtered and sorted by: completion_query), built once and
   extended as the file grows (only the new bytes are read), rebuilt when the file is replaced or rewritten (another
   inode, a shorter file, or the same size with another modification time). A page reads only its own lines.
 - A line of up to LINE_CAP_BYTES is read when its page is asked for. A longer one (a completion of megabytes) is
@@ -23,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
+from grpo_web.runs.completion_query import Facts, Query, functions, mark, select
+
 FILES = ("completions.jsonl", "completions-sample.jsonl")
 MAX_CHARS = 20_000
 MAX_LIMIT = 200
@@ -41,10 +44,13 @@ class Page:
     skip_notes: list[dict] = field(default_factory=list)
     steps: list[int] = field(default_factory=list)
     source: str | None = None
+    total_unfiltered: int = 0  # rows of the step (or file) before the filters
+    functions: list[str] = field(default_factory=list)  # the reward functions scored in the step
 
     def to_dict(self) -> dict[str, Any]:
-        return {"rows": self.rows, "total": self.total, "skipped": self.skipped, "skipped_lines": self.skip_notes,
-                "steps": self.steps, "source": self.source}
+        return {"rows": self.rows, "total": self.total, "total_unfiltered": self.total_unfiltered,
+                "skipped": self.skipped, "skipped_lines": self.skip_notes, "steps": self.steps,
+                "source": self.source, "functions": self.functions}
 
 
 def source(output_dir: str | Path) -> Path | None:
@@ -129,6 +135,9 @@ class LineIndex:
         self.lines = 0  # complete lines seen
         self.offsets, self.lengths = array("q"), array("q")
         self.by_step: dict[int, array] = {}
+        self.facts: list[Facts] = []  # per row: what it is filtered, sorted and marked by
+        self.groups: list[array] = []  # group -> its rows (consecutive rows of one step with one prompt)
+        self._last_prompt: dict[int, tuple[int, int]] = {}  # step -> (its last row's prompt hash, group)
         self.big: dict[int, dict] = {}  # row index -> its row, already cut (lines over LINE_CAP_BYTES)
         self.skipped = 0
         self.skip_notes: list[dict] = []
@@ -201,8 +210,30 @@ class LineIndex:
         self.offsets.append(offset)
         self.lengths.append(length)
         self.by_step.setdefault(row["step"], array("q")).append(index)
+        self._add_facts(index, row)
         if length > LINE_CAP_BYTES:
             self.big[index] = cut(row, MAX_CHARS)
+
+    def _add_facts(self, index: int, row: dict) -> None:
+        prompt = hash(row["prompt"])
+        last = self._last_prompt.get(row["step"])
+        if last is None or last[0] != prompt:
+            last = (prompt, len(self.groups))
+            self._last_prompt[row["step"]] = last
+            self.groups.append(array("q"))
+        self.groups[last[1]].append(index)
+        self.facts.append(Facts(last[1], row["reward"], row["advantage"], row["length"], row["truncated"],
+                                row["rewards"]))
+
+    def texts(self, handle, index: int) -> tuple[str, str]:
+        """The row's prompt and completion, whole (cut for a line over LINE_CAP_BYTES), for the text search."""
+        length = self.lengths[index]
+        if length > LINE_CAP_BYTES:
+            row = self.big[index]
+        else:
+            handle.seek(self.offsets[index])
+            row, _ = parse_line(handle.read(length))
+        return (row["prompt"], row["completion"]) if row is not None else ("", "")
 
     def read_row(self, handle, index: int, full: bool) -> dict | None:
         length = self.lengths[index]
@@ -240,7 +271,11 @@ def _notes(index: LineIndex) -> tuple[int, list[dict]]:
     return skipped, notes
 
 
-def read_page(output_dir: str | Path, step: int | None, limit: int, offset: int, full: bool = False) -> Page:
+def read_page(output_dir: str | Path, step: int | None, limit: int, offset: int, full: bool = False,
+              query: Query = Query()) -> Page:
+    """The rows of a step (or of the file) that the query shows, in its order, from `offset`; `total` counts
+    them all, `total_unfiltered` the step's rows. Each row is marked best or worst of its group by the query's
+    score."""
     page = Page()
     path = source(output_dir)
     if path is None:
@@ -248,17 +283,23 @@ def read_page(output_dir: str | Path, step: int | None, limit: int, offset: int,
     page.source = path.name
     index = index_of(path)
     with index.lock:
-        chosen = index.by_step.get(step, array("q")) if step is not None else range(len(index.offsets))
-        page.total = len(chosen)
+        rows = index.by_step.get(step, array("q")) if step is not None else range(len(index.offsets))
+        page.total_unfiltered = len(rows)
         page.steps = sorted(index.by_step)
         page.skipped, page.skip_notes = _notes(index)
-        wanted = list(chosen[offset:offset + limit])
+        page.functions = functions(rows, index.facts)
+        page.total = len(rows)
         try:
             with path.open("rb") as handle:
-                for row_index in wanted:  # row_index: the row's place among the whole file's rows
+                shown = rows if query == Query() else \
+                    select(rows, index.facts, query, lambda row_index: index.texts(handle, row_index))
+                page.total = len(shown)
+                for row_index in shown[offset:offset + limit]:  # row_index: the row's place among the file's rows
                     row = index.read_row(handle, row_index, full)
                     if row is not None:
-                        page.rows.append(row | {"index": row_index})
+                        members = index.groups[index.facts[row_index].group]
+                        page.rows.append(row | {"index": row_index,
+                                                "mark": mark(row_index, index.facts, members, query.score)})
         except OSError:
             pass
     return page

@@ -1,19 +1,22 @@
 // The completions view of the selected run: per logged step, each prompt with its group of completions, each
-// reward function's score, the total reward, advantage, length and truncation. Sort and filter in the page;
-// the best and worst of each group are marked. "Follow" moves to the newest step as it arrives. A step's rows come
-// 200 at a time ("Load more"; the note says how many of the step's rows are loaded). Every text from
-// the run is set as textContent; a completion the service cut (over 20,000 characters) has "show all".
+// reward function's score, the total reward, advantage, length and truncation, the best and worst of each group
+// marked. Sort and filters are asked of the service, which applies them to every row of the step (never to the
+// rows loaded here) and marks the groups. "Follow" moves to the newest step as it arrives. A step's rows come
+// 200 at a time ("Load more"; the note says how many of the rows that match are loaded, and how many the step
+// has). Every text from the run is set as textContent; a completion the service cut (over 20,000 characters) has
+// "show all".
 
 import { el } from "./dom.js";
 import { call } from "./runs-api.js";
 
 const $ = (id) => document.getElementById(id);
-let state = null; // { id, step, steps, rows, follow, busy }
+let state = null; // { id, step, steps, rows, follow, busy, query, functions }
 
 const num = (v) => (typeof v === "number" ? Number(v.toPrecision(4)).toString() : "–");
 
 export function resetCompletions(id) {
-  state = id ? { id, full: new Map(), signature: null, step: null, steps: [], rows: [], follow: true, busy: false, source: null, skipped: 0 } : null;
+  state = id ? { id, full: new Map(), signature: null, step: null, steps: [], rows: [], follow: true, busy: false,
+                 source: null, skipped: 0, query: queryOf(), functions: [] } : null;
   $("completions-list").replaceChildren();
   $("completions-step").replaceChildren();
   $("completions-note").textContent = "";
@@ -22,35 +25,60 @@ export function resetCompletions(id) {
 
 const PAGE = 200; // rows per request (the service's most); "Load more" asks for the next ones
 
-const signatureOf = (step, total, skipped, steps, rows) => `${step}|${total}|${skipped}|${steps}|${rows.map((r) => r.index).join()}`;
+const signatureOf = (query, step, total, skipped, steps, rows) =>
+  `${query}|${step}|${total}|${skipped}|${steps}|${rows.map((r) => r.index).join()}`;
+
+// The sort and filters in the controls, as the service's query parameters ("" when none is set).
+function queryOf() {
+  const q = new URLSearchParams();
+  const sort = $("completions-sort").value || "order";
+  if (sort !== "order") q.set("sort", sort);
+  if ($("completions-function").value) q.set("score", $("completions-function").value);
+  const min = $("completions-min").value;
+  if (min !== "" && Number.isFinite(Number(min))) q.set("min", min);
+  if ($("completions-truncated").checked) q.set("truncated", "true");
+  const text = $("completions-search").value.trim();
+  if (text) q.set("q", text);
+  return q.toString();
+}
+
+const filtered = (query) => /(^|&)(min|truncated|q)=/.test(query);
 
 export async function refreshCompletions() {
   const current = state;
   if (!current || current.busy) return;
   current.busy = true;
-  const asked = { follow: current.follow, step: current.step };
+  const asked = { follow: current.follow, step: current.step, query: current.query };
   let again = false;
   try {
     const head = await call(`/${current.id}/completions?limit=1`);
     const latest = head.steps.length ? head.steps[head.steps.length - 1] : null;
     const target = current.follow || current.step == null ? latest : current.step;
-    const page = target == null ? head : await call(`/${current.id}/completions?limit=${PAGE}&step=${target}`);
+    const query = asked.query ? `&${asked.query}` : "";
+    const page = target == null ? head : await call(`/${current.id}/completions?limit=${PAGE}&step=${target}${query}`);
     if (state !== current) return;
-    // the user picked a step (or followed again) while this was on its way: their choice wins, read it instead
-    if (current.follow !== asked.follow || current.step !== asked.step) { again = true; return; }
+    // the user picked a step, followed again or changed the sort or filters while this was on its way: their
+    // choice wins, read it instead
+    if (current.follow !== asked.follow || current.step !== asked.step || current.query !== asked.query) {
+      again = true;
+      return;
+    }
     current.steps = head.steps;
     // rows loaded beyond the first page (Load more) stay while the first page is the same: a file only grows
-    const kept = current.step === target && current.rows.length > page.rows.length
+    const kept = current.step === target && current.shownQuery === asked.query && current.rows.length > page.rows.length
       && page.rows.every((row, i) => current.rows[i].index === row.index);
     const rows = kept ? current.rows : page.rows;
     current.step = target;
-    const signature = signatureOf(target, page.total, page.skipped, page.steps.length, rows);
+    const signature = signatureOf(asked.query, target, page.total, page.skipped, page.steps.length, rows);
     if (signature === current.signature) return; // nothing new: keep the page (focus, scroll, shown texts) as it is
     current.signature = signature;
     current.rows = rows;
     current.source = page.source;
     current.skipped = page.skipped;
     current.total = page.total;
+    current.unfiltered = page.total_unfiltered ?? page.total;
+    current.functions = page.functions || [];
+    current.shownQuery = asked.query;
     render();
   } catch (error) {
     $("completions-note").textContent = `Completions could not be read: ${error.message}`;
@@ -69,14 +97,16 @@ async function loadMore() {
   const button = $("completions-more");
   button.disabled = true;
   const step = current.step;
+  const query = current.shownQuery;
   const first = current.rows.length;
   try {
-    const page = await call(`/${current.id}/completions?limit=${PAGE}&offset=${first}&step=${step}`);
-    if (state !== current || current.step !== step) return;
+    const page = await call(`/${current.id}/completions?limit=${PAGE}&offset=${first}&step=${step}${query ? `&${query}` : ""}`);
+    if (state !== current || current.step !== step || current.query !== query) return;
     current.rows = current.rows.concat(page.rows);
     current.total = page.total;
+    current.unfiltered = page.total_unfiltered ?? page.total;
     current.skipped = page.skipped;
-    current.signature = signatureOf(step, page.total, page.skipped, page.steps.length, current.rows);
+    current.signature = signatureOf(query, step, page.total, page.skipped, page.steps.length, current.rows);
     render();
     if (button.hidden) { // all loaded: the focus goes to the first new completion
       document.querySelector(`#completions-list .completion[data-index="${page.rows[0]?.index}"] .completion-text`)?.focus();
@@ -98,7 +128,7 @@ function renderSteps() {
   }
   if (state.step != null) select.value = String(state.step);
   $("completions-follow").checked = state.follow;
-  const functions = [...new Set(state.rows.flatMap((r) => Object.keys(r.rewards || {})))];
+  const functions = state.functions;
   const sort = $("completions-sort");
   const options = [["order", "file order"], ["reward-desc", "reward, highest first"], ["reward-asc", "reward, lowest first"],
     ["advantage-desc", "advantage, highest first"], ["length-desc", "length, longest first"],
@@ -117,8 +147,6 @@ function renderSteps() {
   }
 }
 
-function score(row, fn) { return fn ? row.rewards?.[fn] : row.reward; }
-
 function groups(rows) { // consecutive rows of one step and prompt form a group
   const out = [];
   for (const row of rows) {
@@ -127,15 +155,6 @@ function groups(rows) { // consecutive rows of one step and prompt form a group
     else out.push({ step: row.step, prompt: row.prompt, promptCut: row.prompt_cut, rows: [row] });
   }
   return out;
-}
-
-function sortRows(rows, how) {
-  const key = how === "reward-desc" || how === "reward-asc" ? (r) => r.reward
-    : how === "advantage-desc" ? (r) => r.advantage : how === "length-desc" ? (r) => r.length
-    : how.startsWith("fn:") ? (r) => r.rewards?.[how.slice(3)] : null;
-  if (!key) return rows;
-  const sign = how === "reward-asc" ? 1 : -1;
-  return [...rows].sort((a, b) => sign * ((key(a) ?? -Infinity) - (key(b) ?? -Infinity)));
 }
 
 async function showAll(row, pre, button) {
@@ -152,12 +171,12 @@ async function showAll(row, pre, button) {
   }
 }
 
-function completionItem(row, marks) {
+function completionItem(row) {
   const whole = state.full.get(row.index);
   const pre = el("pre", { class: "completion-text", tabindex: "0", text: whole ?? row.completion });
   const fns = Object.entries(row.rewards || {}).map(([name, value]) =>
     el("span", { class: "score", "data-function": name, text: `${name} ${num(value)}` }));
-  const mark = marks.best ? "best" : marks.worst ? "worst" : null;
+  const mark = row.mark === "best" || row.mark === "worst" ? row.mark : null; // of its group, as the service marked it
   const item = el("li", { class: `completion${mark ? ` ${mark}` : ""}`, "data-index": String(row.index),
                           "data-truncated": String(Boolean(row.truncated)) },
     el("div", { class: "completion-meta" },
@@ -176,40 +195,43 @@ function completionItem(row, marks) {
   return item;
 }
 
-function render() {
-  renderSteps();
-  const query = $("completions-search").value.trim().toLowerCase();
-  const truncatedOnly = $("completions-truncated").checked;
-  const fn = $("completions-function").value;
-  const min = $("completions-min").value === "" ? null : Number($("completions-min").value);
-  const how = $("completions-sort").value || "order";
-  const shown = groups(state.rows).map((group) => {
-    const values = group.rows.map((r) => score(r, fn)).filter((v) => typeof v === "number");
-    const best = values.length > 1 ? Math.max(...values) : null;
-    const worst = values.length > 1 ? Math.min(...values) : null;
-    const rows = sortRows(group.rows.filter((r) => (!truncatedOnly || r.truncated)
-      && (min == null || (typeof score(r, fn) === "number" && score(r, fn) >= min))
-      && (!query || r.completion.toLowerCase().includes(query) || group.prompt.toLowerCase().includes(query))), how);
-    return { group, rows, best, worst };
-  }).filter(({ rows }) => rows.length);
-  $("completions-list").replaceChildren(...shown.map(({ group, rows, best, worst }) =>
-    el("li", { class: "group" },
-      el("div", { class: "prompt-label", text: `step ${group.step}: prompt` }),
-      el("pre", { class: "prompt-text", text: group.prompt }),
-      el("ol", { class: "completions", "aria-label": `completions of this prompt (${rows.length})` },
-        ...rows.map((r) => completionItem(r, { best: best != null && best !== worst && score(r, fn) === best,
-                                               worst: worst != null && best !== worst && score(r, fn) === worst }))))));
+// What the note says: how many of the rows that match are loaded, how many the step has, and when none match.
+function noteText() {
+  if (!state.source) return "No completions logged yet.";
   const source = state.source === "completions-sample.jsonl" ? " (a sample: log_completions is off)" : "";
   const skipped = state.skipped ? `; ${state.skipped} unreadable line(s) skipped` : "";
   const total = state.total ?? state.rows.length;
-  const partial = state.rows.length < total ? "; sort and filters apply to the rows loaded" : "";
-  $("completions-note").textContent = state.source
-    ? `${state.rows.length} of ${total} completion(s) of step ${state.step}${source}${skipped}${partial}`
-    : "No completions logged yet.";
+  if (!filtered(state.shownQuery || "")) {
+    return `${state.rows.length} of ${total} completion(s) of step ${state.step}${source}${skipped}`;
+  }
+  const inStep = `${state.unfiltered} in the step`;
+  return total === 0
+    ? `No completion of step ${state.step} matches the filters (${inStep})${source}${skipped}. Clear a filter to see more.`
+    : `${state.rows.length} of ${total} completion(s) of step ${state.step} match the filters (${inStep})${source}${skipped}`;
+}
+
+function render() {
+  renderSteps();
+  $("completions-list").replaceChildren(...groups(state.rows).map((group) =>
+    el("li", { class: "group" },
+      el("div", { class: "prompt-label", text: `step ${group.step}: prompt` }),
+      el("pre", { class: "prompt-text", text: group.prompt }),
+      el("ol", { class: "completions", "aria-label": `completions of this prompt (${group.rows.length})` },
+        ...group.rows.map(completionItem)))));
+  $("completions-note").textContent = noteText();
   const more = $("completions-more");
-  const left = total - state.rows.length;
+  const left = (state.total ?? state.rows.length) - state.rows.length;
   more.hidden = !state.source || left <= 0;
   more.textContent = `Load ${Math.min(PAGE, left)} more (${left} not loaded yet)`;
+}
+
+// The sort or a filter changed: the service is asked again for the step's first rows in the new order.
+function queryChanged() {
+  if (!state) return;
+  const query = queryOf();
+  if (query === state.query) return;
+  state.query = query;
+  refreshCompletions();
 }
 
 export function setupCompletions() {
@@ -220,8 +242,9 @@ export function setupCompletions() {
     refreshCompletions();
   });
   $("completions-follow").addEventListener("change", (event) => { state.follow = event.target.checked; refreshCompletions(); });
+  let typing = null; // the search and the minimum ask once the typing pauses, not at every key
   for (const id of ["completions-search", "completions-truncated", "completions-function", "completions-min", "completions-sort"]) {
-    $(id).addEventListener("input", () => state && render());
-    $(id).addEventListener("change", () => state && render());
+    $(id).addEventListener("input", () => { clearTimeout(typing); typing = setTimeout(queryChanged, 250); });
+    $(id).addEventListener("change", () => { clearTimeout(typing); queryChanged(); });
   }
 }
