@@ -1,6 +1,7 @@
 """The runs page as a new user meets it (issue 42), in headless Chromium (Debian's /usr/bin/chromium through
 Playwright) against a real `grpo serve --enable-runs` and real runs of the tiny local model: the page on a phone's
-width; the completions view's sort, filters and counter over every row of a step, not the rows loaded."""
+width; the completions view's sort, filters and counter over every row of a step, not the rows loaded; a run
+whose output_dir another launch overwrote keeps its own completions, metrics file and health."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.runs.conftest import TOKEN, run_yaml
-from tests.runs.test_browser import page, shot  # noqa: F401  (page: the fixture)
+from tests.runs.test_browser import import_config, page, press_launch, shot  # noqa: F401  (page: the fixture)
 from tests.runs.test_views_browser import controlled_completions, shown_indexes
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -114,3 +115,55 @@ def test_completions_sort_and_filter_act_on_every_row_of_the_step_and_the_counte
     page.wait_for_function("() => /^200 of 450 completion\\(s\\) of step 1; 2 unreadable line/.test("
                            "document.getElementById('completions-note').textContent)", timeout=10_000)
     assert "match" not in note(page)
+
+
+def completion_texts(service, run_id: str) -> list[str]:
+    with service.client() as client:
+        answer = client.get(f"/api/v1/runs/{run_id}/completions.jsonl")
+    assert answer.status_code == 200, answer.text
+    return [json.loads(line)["completion"] for line in answer.text.splitlines()]
+
+
+def test_after_overwrite_the_replaced_run_keeps_its_own_completions(page, make_service, assets):
+    service = make_service()
+    text = run_yaml(assets, max_steps=2, save_steps=2, log_completions=True, output_dir="shared/output")
+    first = service.launch(text)["id"]
+    service.wait_state(first, ("succeeded",), timeout=240)
+    output = Path(service.run(first)["output_dir"])
+    with (output / "completions.jsonl").open("a") as handle:  # a row only the first run has
+        handle.write(json.dumps({"step": 7, "prompt": "the first run's", "completion": "first run's own row",
+                                 "rewards": {"target_word_reward": 1.0}}) + "\n")
+    own = completion_texts(service, first)
+
+    # the same output_dir from the form: Overwrite, after a question that says what goes and what stays
+    page.goto(service.url + "/")
+    page.wait_for_selector("body[data-ready=true]", timeout=30_000)
+    import_config(page, text.replace("max_steps: 2", "max_steps: 3"))
+    press_launch(page, TOKEN)
+    page.wait_for_selector("#launch-choices #launch-overwrite", timeout=30_000)
+    page.click("#launch-overwrite")
+    page.wait_for_selector("#overwrite-dialog[open]")
+    question = page.inner_text("#overwrite-dialog")
+    assert "checkpoints and model" in question and "completions" in question.split("deleted")[-1], question
+    page.click("#overwrite-dialog-confirm")
+    page.wait_for_url("**/runs#run=*", timeout=30_000)
+    second = page.url.rsplit("=", 1)[1]
+    assert second != first
+    service.wait_state(second, ("succeeded",), timeout=240)
+    assert "first run's own row" not in completion_texts(service, second)
+
+    # the replaced run: its own completions in the view and the download, its page says what was deleted
+    assert completion_texts(service, first) == own
+    page.goto("about:blank")
+    open_run(page, service, first)
+    page.wait_for_function("() => [...document.getElementById('completions-step').options].some(o => o.value === '7')",
+                           timeout=30_000)
+    page.select_option("#completions-step", "7")
+    page.wait_for_selector("#completions-list .completion-text")
+    assert page.inner_text("#completions-list .completion-text") == "first run's own row"
+    replaced = page.text_content("#run-facts [data-fact='replaced by'] dd")
+    assert second in replaced and "checkpoints and model" in replaced and "completions" in replaced, replaced
+    with service.client() as client:  # its health is of its own records, not of the second run's 3 steps
+        health = {run_id: client.get(f"/api/v1/runs/{run_id}/health").json() for run_id in (first, second)}
+    assert health[second]["steps"] == 3 and health[first]["steps"] != 3, health
+    shot(page, "overwritten-keeps-completions")

@@ -34,7 +34,8 @@ def progress(run: Run, latest: dict | None) -> dict[str, Any]:
     checkpoint."""
     step = latest.get("step") if latest else None
     total = _max_steps(run.id, run.config_text)
-    done = [outputs.checkpoint_step(c) for c in outputs.checkpoints(run.output_dir) if outputs.complete(c)]
+    done = [] if run.replaced_by else \
+        [outputs.checkpoint_step(c) for c in outputs.checkpoints(run.output_dir) if outputs.complete(c)]
     resumed = Path(run.resume_checkpoint).name if run.resume_checkpoint else ""
     start = outputs.checkpoint_step(Path(resumed)) if outputs.CHECKPOINT.match(resumed) else 0
     eta = None

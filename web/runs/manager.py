@@ -131,8 +131,11 @@ class RunManager:
             launcher.write_config(run_dir, config_text, config_format)
             for old in replaced:  # the request asked for it: the old outputs go, the old run says so
                 self.store.update(old.id, replaced_by=run_id)
-                _note(old, f"output_dir {output} overwritten by run {run_id} (existing_output=overwrite)")
+                _note(old, f"output_dir {output} overwritten by run {run_id} (existing_output=overwrite): its "
+                           f"checkpoints and model deleted, its metrics, completions and log kept in "
+                           f"{Path(old.run_dir) / outputs.KEPT}")
             if replaced:
+                outputs.keep_records(output, replaced)
                 shutil.rmtree(output, ignore_errors=True)
             run = self.store.insert(id=run_id, state="queued", config_text=config_text, config_format=config_format,
                                     backend=self.settings.runs_backend, world_size=world_size, output_dir=output,

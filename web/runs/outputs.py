@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 from pathlib import Path
 
+from grpo_web.runs import completions
 from grpo_web.runs.launcher import LOG_FILE
 from grpo_web.runs.store import Run, Store
 
@@ -15,6 +17,10 @@ CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
 # the two equal.
 RUNTIME_STATE_FILE = "runtime_state.json"
 MAX_INGEST_BYTES = 4 << 20  # per look: a huge file is taken in slices, never read whole
+# What a run's page reads from its output_dir besides checkpoints: its metrics file (run health), what really ran,
+# its completions. An overwrite keeps them, in the run's own folder, under KEPT.
+RECORDS = ("metrics.jsonl", "run_info.json", *completions.FILES)
+KEPT = "replaced-output"
 
 
 def ingest_metrics(store: Store, run: Run) -> int:
@@ -60,6 +66,29 @@ def _record(line: bytes) -> dict | None:
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
+
+
+def keep_records(output_dir: str | Path, runs: list[Run]) -> None:
+    """Before an overwrite deletes output_dir: each replaced run keeps its records (RECORDS) in RUNS_DIR/<id>/KEPT,
+    so its completions, metrics file and health stay its own and never become the new run's. A hard link costs
+    nothing; a copy is made where the output_dir is on another file system."""
+    for name in RECORDS:
+        found = Path(output_dir) / name
+        if not found.is_file():
+            continue
+        for run in runs:
+            kept = Path(run.run_dir) / KEPT
+            kept.mkdir(parents=True, exist_ok=True)
+            (kept / name).unlink(missing_ok=True)
+            try:
+                os.link(found, kept / name)
+            except OSError:
+                shutil.copy2(found, kept / name)
+
+
+def records_folder(run: Run) -> Path:
+    """Where the run's records are read: its output_dir, or once another run overwrote it, what it kept."""
+    return Path(run.run_dir) / KEPT if run.replaced_by else Path(run.output_dir)
 
 
 def log_path(run: Run) -> Path:

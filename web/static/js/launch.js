@@ -89,7 +89,8 @@ export function setupLaunch(hooks) {
       buttons.push(el("button", { type: "button", id: "launch-overwrite", text: "Overwrite", onclick: async () => {
         if (await ask({ id: "overwrite-dialog", title: `Overwrite run ${owner}'s outputs?`, confirm: "Overwrite",
           cancel: "Keep them", text: `The checkpoints and model of run ${owner} in this output_dir are deleted ` +
-            "before the new run starts there. Its metrics and log stay on the runs page." })) go("overwrite");
+            "before the new run starts there. Its metrics, completions, health and log stay its own on the runs page." }))
+          go("overwrite");
       } }));
     }
     buttons.push(el("button", { type: "button", id: "launch-new-folder", text: "Use a new folder",

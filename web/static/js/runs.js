@@ -130,7 +130,8 @@ function renderDetail(run) {
   const paths = Object.entries(run.resolved_paths || {}).map(([name, path]) => [name, path]);
   const facts = [["output_dir", run.output_dir], ...paths, ["world size", run.world_size], ["exit code", run.exit_code],
     ["reason", run.reason], ["error", run.error],
-    ["replaced by", run.replaced_by && `run ${run.replaced_by} overwrote this run's output_dir`],
+    ["replaced by", run.replaced_by && `run ${run.replaced_by} overwrote this run's output_dir: its checkpoints ` +
+      "and model were deleted; its metrics, completions, health and log shown here are its own"],
     ["resumed from", run.resumed_from], ["started", when(run.started_at)],
     ["finished", when(run.finished_at)], ["checkpoints", run.checkpoints.join(", ")]];
   $("run-facts").replaceChildren(...facts.filter(([, v]) => v !== null && v !== undefined && v !== "")
