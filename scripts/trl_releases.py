@@ -21,7 +21,8 @@ extra, as requirement strings with the extra's own marker removed), its console 
 `trl vllm-serve` script: `grpo doctor` judges an environment against them. trainer.json holds, for every release,
 the values of each choice-like field (loss_type, importance_sampling_level, scale_rewards, ...) its trainer accepts,
 read from its grpo_trainer.py and grpo_config.py: the checks that refuse any other value; and the keys it warns
-are deprecated (its GRPOConfig, trainer and TrainingArguments), with the key it says to use instead.
+are deprecated (its GRPOConfig, trainer and TrainingArguments), with the key it says to use instead; and the reward
+names its `trl grpo` script resolves without an import (the keys of trl/scripts/grpo.py's reward registry).
 
 Wheels are cached in $TRL_WHEEL_CACHE (default /tmp/trl-wheels): trl-*.whl there, transformers-*.whl in
 transformers/. The output is deterministic: sorted keys, no timestamps other than the wheels' own build dates.
@@ -614,8 +615,22 @@ def source_deprecations(src: str, fields: set[str]) -> dict[str, str | None]:
     return found
 
 
+SCRIPT_FILE = "trl/scripts/grpo.py"
+
+
+def source_reward_names(src: str) -> list[str]:
+    """The reward names `trl grpo` resolves without an import: the string keys of the script's
+    `reward_funcs_registry` dict (at module level, or inside main() from 1.0 on), in the script's order; none where
+    the script has no registry (before 0.18 it took only a reward model)."""
+    for node in ast.walk(ast.parse(src)) if src else ():
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict) and any(
+                isinstance(t, ast.Name) and t.id == "reward_funcs_registry" for t in node.targets):
+            return [k.value for k in node.value.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+    return []
+
+
 def trainer_facts(version: str, offline: bool) -> dict[str, Any]:
-    sources, _ = read_sources(wheel("trl", version, offline), TRAINER_FILES + DEPRECATION_FILES[1:])
+    sources, _ = read_sources(wheel("trl", version, offline), TRAINER_FILES + DEPRECATION_FILES[1:] + (SCRIPT_FILE,))
     result: dict[str, list[str]] = {}
     for name in TRAINER_FILES:
         for f, values in source_choices(sources.get(name, "")).items():
@@ -626,12 +641,13 @@ def trainer_facts(version: str, offline: bool) -> dict[str, Any]:
     for text in [sources.get(n, "") for n in DEPRECATION_FILES] + list(tf_sources.values()):
         deprecated.update(source_deprecations(text, fields))
     return {"choices": dict(sorted(result.items())),
-            "deprecations": {k: {"use": v} for k, v in sorted(deprecated.items())}}
+            "deprecations": {k: {"use": v} for k, v in sorted(deprecated.items())},
+            "reward_funcs": source_reward_names(sources.get(SCRIPT_FILE, ""))}
 
 
 def trainer_file(offline: bool) -> str:
     return dump({"format": 1, "source": "each release's trl/trainer/grpo_trainer.py, grpo_config.py and base_config.py, "
-                                             "and its transformers' training_args.py",
+                                             "trl/scripts/grpo.py, and its transformers' training_args.py",
                  "releases": {v: trainer_facts(v, offline) for v in sorted(RELEASES, key=vkey)}})
 
 

@@ -33,6 +33,7 @@ from grpo_schema.engine.view import ConfigView
 
 if TYPE_CHECKING:
     from grpo_schema.engine.infile import FileSettings
+    from grpo_schema.versions import ReleaseSurface
 
 DEFAULT_TRL = "1.16.0"
 
@@ -235,7 +236,7 @@ def _check(data: Any, path: str, positions: Positions, diagnostics: list[Diagnos
                      if not rule_failed & BATCH_INPUTS else None)
     explicit = frozenset(keys.fields) | frozenset(keys.renamed)
     result.migrated = rule_config
-    ctx = _rule_context(result, active, explicit - rule_failed)
+    ctx = _rule_context(result, active, explicit - rule_failed, release)
     ctx.plan = rule_plan
     ctx.foreign_script = any(d.code in (codes.K_UNKNOWN, codes.K_PROFILE) for d in keys.diagnostics)
     ctx.foreign_profiles = tuple(keys.foreign_profiles)
@@ -319,21 +320,23 @@ def _validate_profiles(active: tuple[Profile, ...],
     return parsed, diagnostics
 
 
-def _rule_context(result: CheckResult, active: tuple[Profile, ...], explicit: frozenset[str]) -> RuleContext:
-    names, dotted, defaults, profile_names = _reward_registry(active)
+def _rule_context(result: CheckResult, active: tuple[Profile, ...], explicit: frozenset[str],
+                  release: ReleaseSurface | None = None) -> RuleContext:
+    builtins = release.reward_funcs if release is not None else TRL_REWARD_FUNCS
+    names, dotted, defaults, profile_names = _reward_registry(active, builtins)
     return RuleContext(world_size=result.world_size, plan=result.plan, explicit=explicit, reward_names=names,
                        allows_dotted_rewards=dotted, default_reward_funcs=defaults, profile_names=profile_names,
-                       launch=result.launch)
+                       launch=result.launch, trl_release=release.release if release is not None else None)
 
 
 @functools.lru_cache(maxsize=64)
-def _reward_registry(active: tuple[Profile, ...]) -> tuple[frozenset[str], bool, tuple[str, ...] | None,
-                                                          tuple[str, ...]]:
+def _reward_registry(active: tuple[Profile, ...], builtins: tuple[str, ...] = TRL_REWARD_FUNCS
+                     ) -> tuple[frozenset[str], bool, tuple[str, ...] | None, tuple[str, ...]]:
     """What the active profiles (frozen, hashed by identity) make of reward names, the same at every check under
-    them: the names the registry resolves, whether dotted paths are allowed, the default reward_funcs, and the
-    profile names."""
+    them: the names the registry resolves (`builtins`: those of the judged release's `trl grpo` script, unless a
+    profile replaces them), whether dotted paths are allowed, the default reward_funcs, and the profile names."""
     replacing = [p for p in active if p.replaces_builtin_rewards]
-    names = set() if replacing else set(TRL_REWARD_FUNCS)
+    names = set() if replacing else set(builtins)
     for profile in active:
         names |= set(profile.reward_funcs)
     defaults = next((p.default_reward_funcs for p in active if p.default_reward_funcs is not None), None)

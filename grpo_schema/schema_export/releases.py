@@ -39,6 +39,8 @@ def release_schema(base: dict[str, Any], release: ReleaseSurface, launch_keys: f
         properties[name] = _property(properties.get(name), info, release.release)
         if name in release.choices:
             _restrict(properties[name], release.choices[name])
+        if name == "reward_funcs":
+            _release_rewards(properties[name], release)
         _said_for_release(properties[name], name, release)
     if not takes_launch_keys:
         schema.pop("patternProperties", None)
@@ -111,6 +113,40 @@ def _restrict(prop: dict[str, Any], allowed: tuple[str, ...]) -> None:
                 prop[key] = kept
             else:
                 prop.pop(key)
+
+
+# 1.16's text names its script's registry: "(TRL's script: accuracy_reward, ..., get_soft_overlong_punishment)".
+_SCRIPT_NAMES = re.compile(r"\(TRL's script: [^)]*\)")
+
+
+def _release_rewards(prop: dict[str, Any], release: ReleaseSurface) -> None:
+    """The reward names of the release's own `trl grpo` script (0.19: think_format_reward alone), in the names
+    offered and in the texts; another project's names stay (they are GRPO-R007 at every release)."""
+    from grpo_schema.engine.check import TRL_REWARD_FUNCS
+    from grpo_schema.engine.profiles import known_profiles
+
+    kept = set(release.reward_funcs).union(*(p.reward_funcs for p in known_profiles().values()))
+    gone = set(TRL_REWARD_FUNCS) - kept
+    for branch in prop.get("anyOf", [prop]):
+        for item in (branch.get("items") or {}).get("anyOf", []):
+            if isinstance(item.get("enum"), list):
+                item["enum"] = [n for n in item["enum"] if n not in gone]
+    names = ", ".join(release.reward_funcs) or "none: it takes only reward_model_name_or_path"
+    example = list(release.reward_funcs[:2])
+    for key in ("description", "markdownDescription"):
+        if isinstance(prop.get(key), str):
+            prop[key] = _SCRIPT_NAMES.sub(lambda _: f"(TRL {release.release}'s script: {names})", prop[key])
+    if isinstance(prop.get("markdownDescription"), str) and example:  # the hover's example: names it resolves
+        said = f"**Example:** `reward_funcs: {json.dumps(example)}`"
+        prop["markdownDescription"] = re.sub(r"\*\*Example:\*\* `reward_funcs: [^`]*`",
+                                             lambda m: said if any(n in m.group(0) for n in gone) else m.group(0),
+                                             prop["markdownDescription"])
+    if isinstance(prop.get("examples"), list):
+        kept_examples = [e for e in prop["examples"] if not (isinstance(e, list) and set(e) & gone)]
+        if kept_examples or example:
+            prop["examples"] = kept_examples or [example]
+        else:
+            prop.pop("examples")
 
 
 def _said_for_release(prop: dict[str, Any], name: str, release: ReleaseSurface) -> None:

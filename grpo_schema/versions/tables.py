@@ -160,6 +160,9 @@ class ReleaseSurface:
     # The keys the release warns are deprecated when set (its GRPOConfig, trainer or TrainingArguments), each with
     # the key it says to use instead, None where it names none this release reads (trainer.json).
     deprecations: Mapping[str, str | None] = field(default_factory=dict, repr=False)
+    # The reward names the release's `trl grpo` script resolves without an import, in its order (trainer.json):
+    # think_format_reward alone from 0.18 to 0.21; none before 0.18, whose script took only a reward model.
+    reward_funcs: tuple[str, ...] = field(default=(), repr=False)
 
     @property
     def version(self) -> Version:
@@ -206,6 +209,7 @@ def _load(file: str) -> ReleaseSurface:
         front_end=FrontEnd.from_json(data["front_end"]),
         choices={n: tuple(v) for n, v in trainer.get("choices", {}).items()},
         deprecations={n: d["use"] for n, d in trainer.get("deprecations", {}).items()},
+        reward_funcs=tuple(trainer.get("reward_funcs", ())),
     )
 
 

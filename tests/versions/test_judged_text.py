@@ -9,7 +9,7 @@ from grpo_schema.cli import main
 
 RECIPE = """model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct
 dataset_name: trl-lib/tldr
-reward_funcs: [accuracy_reward]
+reward_funcs: [think_format_reward]  # 0.19.1's script registers only this one
 per_device_train_batch_size: 8
 num_generations: 8
 """

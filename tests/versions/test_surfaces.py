@@ -17,7 +17,7 @@ from tests.conftest import REPO
 OLD_RECIPE = """model_name_or_path: Qwen/Qwen2.5-1.5B-Instruct
 torch_dtype: bfloat16
 dataset_name: trl-lib/DeepMath-103K
-reward_funcs: [accuracy_reward]
+reward_funcs: [think_format_reward]  # 0.19.1's script registers only this one
 max_prompt_length: 512
 warmup_ratio: 0.1
 scale_rewards: true

@@ -291,6 +291,24 @@ def test_committed_trainer_facts_equal_a_regeneration_from_the_cached_trl_wheels
     assert script.trainer_file(offline=True) == (RELEASES_DIR / "trainer.json").read_text()
 
 
+def test_each_releases_script_registers_its_own_reward_names():
+    """`trl grpo` resolves by name only what its trl/scripts/grpo.py registers: none before 0.18 (a reward model
+    only), think_format_reward alone up to 0.21, then get_soft_overlong_punishment, accuracy_reward (0.24) and
+    reasoning_accuracy_reward (0.26); 1.16's four are the engine's own."""
+    from grpo_schema.engine.check import TRL_REWARD_FUNCS
+
+    facts = json.loads((RELEASES_DIR / "trainer.json").read_text())["releases"]
+    assert facts["0.17.0"]["reward_funcs"] == []
+    assert facts["0.19.1"]["reward_funcs"] == ["think_format_reward"]
+    assert facts["0.22.2"]["reward_funcs"] == ["think_format_reward", "get_soft_overlong_punishment"]
+    assert "accuracy_reward" in facts["0.24.0"]["reward_funcs"] and len(facts["0.24.0"]["reward_funcs"]) == 3
+    assert sorted(facts["1.16.0"]["reward_funcs"]) == sorted(TRL_REWARD_FUNCS)
+    assert surface("0.19").reward_funcs == ("think_format_reward",)
+    script = _script()  # what the table script reads from a release's source: the registry's keys, in its order
+    assert script.source_reward_names("def main():\n    reward_funcs_registry = {'a': f, \"b\": g(1)}\n") == ["a", "b"]
+    assert script.source_reward_names("x = 1\n") == [] and script.source_reward_names("") == []
+
+
 def test_trainer_choices_per_release():
     """0.19's trainer raises 'Unknown loss type' past grpo, bnpo and dr_grpo; the set grew release by release; the
     releases that share a parser table share their trainer's choices (the table carries them)."""

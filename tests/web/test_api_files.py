@@ -166,3 +166,9 @@ def test_migrate_goes_forward_only_and_refuses_what_is_not_a_release(http):
     between = http.post("/api/v1/migrate", json={"config": config, "from": "0.19.1", "to": "0.24.0"}).json()
     assert between["target"] == "0.24.0" and between["config"]["loss_type"] == "bnpo"
     assert "max_prompt_length" in between["config"]  # 0.24 still reads it
+
+
+def test_the_reward_names_are_the_releases_scripts(http):
+    assert http.get("/api/v1/rewards", params={"trl_version": "0.19.1"}).json() == ["think_format_reward"]
+    assert len(http.get("/api/v1/rewards").json()) == 4  # the service's own release: 1.16
+    assert http.get("/api/v1/rewards", params={"trl_version": "0.9"}).status_code == 422

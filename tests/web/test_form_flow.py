@@ -516,7 +516,7 @@ def test_the_offline_yaml_writer_reads_back_as_the_same_config(page):
 OLD_RELEASE_RECIPE = """model_name_or_path: Qwen/Qwen2.5-1.5B-Instruct
 torch_dtype: bfloat16
 dataset_name: trl-lib/DeepMath-103K
-reward_funcs: [accuracy_reward]
+reward_funcs: [think_format_reward]  # 0.19.1's script registers only this one
 max_prompt_length: 512
 per_device_train_batch_size: 8
 num_generations: 8

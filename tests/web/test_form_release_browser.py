@@ -136,3 +136,32 @@ def test_the_schedule_says_old_log_probs_as_the_picked_release_computes_them(pag
     assert explained["derived"]["old_logprobs_needed"] is False  # 0.19.1 has no correction: on-policy, skipped
     page.wait_for_function("() => document.querySelector('#derived [data-key=old_logprobs_needed] dd')"
                            ".textContent === 'no'", timeout=15_000)
+
+
+def test_at_0_19_the_form_offers_0_19s_losses_and_reward_names_and_r007_names_its_registry(page, tmp_path):
+    """0.19.1's trainer knows grpo, bnpo and dr_grpo (bnpo the default); its `trl grpo` script registers only
+    think_format_reward. A name of open-r1's registry (format) is GRPO-R007, naming 0.19.1's registry."""
+    text = VLLM_ON_POLICY.replace("[think_format_reward]", "[format]")
+    import_text(page, text)
+    pick_release(page, "0.19.1")
+    page.fill("#search", "loss_type")
+    losses = page.eval_on_selector_all("#in-loss_type option", "os => os.map(o => o.textContent)")
+    assert losses == ["— default: bnpo —", "grpo", "dr_grpo", "bnpo"]
+
+    cli = cli_json("validate", text, tmp_path, "--trl-version", "0.19.1")
+    r007 = [d for d in cli["diagnostics"] if d["code"] == "GRPO-R007"]
+    assert len(r007) == 1 and "TRL 0.19.1's built-ins (think_format_reward)" in r007[0]["message"], r007
+    assert [d["code"] for d in page.evaluate("window.grpoLastResult.diagnostics")] == [d["code"] for d in cli["diagnostics"]]
+    assert r007[0]["message"] in page.inner_text("#diag-list")
+
+    page.fill("#search", "reward_funcs")
+    picker = page.locator(".picker[aria-label*='built-in rewards']")
+    assert picker.get_attribute("aria-label") == "TRL 0.19.1's built-in rewards"
+    assert picker.locator(".chip").all_inner_texts() == ["think_format_reward"]
+    accuracy_at_019 = cli_json("validate", VLLM_ON_POLICY.replace("[think_format_reward]", "[accuracy_reward]"), tmp_path,
+                       "--trl-version", "0.19.1")
+    assert [d["code"] for d in accuracy_at_019["diagnostics"] if d["code"].startswith("GRPO-R")] == ["GRPO-R002"]
+
+    pick_release(page, "")  # back to the service's 1.16: its four names
+    page.fill("#search", "reward_funcs")
+    assert page.locator(".picker[aria-label*='built-in rewards'] .chip").count() == 4

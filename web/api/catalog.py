@@ -59,9 +59,14 @@ def profiles() -> list[dict[str, Any]]:
              "default_reward_funcs": list(p.default_reward_funcs or [])} for p in known_profiles().values()]
 
 
-@router.get("/rewards", summary="Reward names TRL's `trl grpo` resolves without a profile")
-def rewards() -> list[str]:
-    return list(TRL_REWARD_FUNCS)
+@router.get("/rewards", summary="Reward names TRL's `trl grpo` resolves without a profile",
+            responses={422: {"description": "a TRL release the tables cannot judge"}})
+def rewards(request: Request, trl_version: TrlVersion = None) -> list[str]:
+    """The names the release's `trl grpo` script registers (0.19: think_format_reward alone); without
+    ?trl_version=, the service's own release's."""
+    version, _ = trl_version_of(trl_version, request.app.state.settings)
+    release = release_surface(version)
+    return list(TRL_REWARD_FUNCS if release is None else release.reward_funcs)
 
 
 @router.get("/capabilities", summary="What this service offers the form")

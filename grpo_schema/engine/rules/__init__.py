@@ -38,6 +38,9 @@ class RuleContext:
     plan: RunPlan | None
     explicit: frozenset[str]  # keys the user set (file or command line), under their TRL names
     reward_names: frozenset[str]  # names the active reward registry resolves
+    # The TRL release the config is judged as, where it is not the engine's own 1.16 (its script's registry is
+    # the built-in one): the diagnostics name it.
+    trl_release: str | None = None
     allows_dotted_rewards: bool = True
     default_reward_funcs: tuple[str, ...] | None = None
     profile_names: tuple[str, ...] = ()

@@ -21,6 +21,7 @@ const $ = (id) => document.getElementById(id);
 const metrics = (window.grpoMetrics = { readyAt: null, validations: [] });
 const FIRST_OPEN = ["model", "batch"];
 const schemas = new Map(); // profile -> schema; a failed request is forgotten, so it is asked again
+const rewardNames = new Map(); // release -> its script's reward names, kept the same way
 
 // A positive whole number from an optional input, else undefined (and the input is marked invalid).
 function positiveOption(input, max = Number.MAX_SAFE_INTEGER) {
@@ -50,13 +51,26 @@ function schemaFor(profile, release) {
   return schemas.get(key);
 }
 
+// The reward names the release's `trl grpo` resolves (the reward_funcs picker), asked once per release.
+function rewardsFor(release) {
+  const key = release || "";
+  if (!rewardNames.has(key)) {
+    const url = `/api/v1/rewards${release ? `?trl_version=${encodeURIComponent(release)}` : ""}`;
+    rewardNames.set(key, api.getJSON(url).catch((exc) => { rewardNames.delete(key); throw exc; }));
+  }
+  return rewardNames.get(key);
+}
+
 function currentFilter() {
   return { query: $("search").value, onlyChanged: $("only-changed").checked };
 }
 
 // The form for the active profile's schema (a profile adds its script keys as a section).
 async function buildForm(app) {
-  const schema = await schemaFor(profileName(), trlVersion());
+  const [schema, names] = await Promise.all([schemaFor(profileName(), trlVersion()),
+                                             rewardsFor(trlVersion()).catch(() => app.trlRewards || [])]);
+  app.trlRewards = names;
+  app.trlRelease = trlVersion();
   const sections = sectionsFromSchema(schema);
   // The offline export's modeline: the schema file by its name, as the server writes it (relative to the YAML).
   const profile = profileName();
@@ -305,7 +319,7 @@ async function main() {
   schemaFor(draft?.profile || undefined, draft?.trlVersion || undefined); // fetch it while the profiles arrive
   const [profiles, capabilities, rewards, versions] = await Promise.all([
     api.getJSON("/api/v1/profiles"), api.getJSON("/api/v1/capabilities").catch(() => ({ runs: false })),
-    api.getJSON("/api/v1/rewards").catch(() => []),
+    rewardsFor(draft?.trlVersion || undefined).catch(() => []),
     api.getJSON("/api/v1/trl-versions").catch(() => ({ default: { version: "1.16.0", source: "default" }, releases: [] })),
     loadLocal(app)]);
   fillReleases(versions);

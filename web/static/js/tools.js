@@ -16,7 +16,8 @@ export function suggestions(app, field) {
   if (field.name === "reward_funcs") {
     const profile = app.profiles.find((p) => p.name === ($("profile").value || undefined));
     const names = profile ? profile.reward_funcs : app.trlRewards;
-    return { kind: "toggle", label: profile ? `${profile.name}'s rewards` : "TRL's built-in rewards", values: names };
+    const trl = app.trlRelease ? `TRL ${app.trlRelease}'s` : "TRL's";  // the picked release's script's names
+    return { kind: "toggle", label: profile ? `${profile.name}'s rewards` : `${trl} built-in rewards`, values: names };
   }
   if (field.name === "model_name_or_path" || field.name === "dataset_name") {
     const local = (app.local?.[field.name === "dataset_name" ? "datasets" : "models"] || []);
