@@ -5,6 +5,7 @@ the JSON object the form edits, with the file's diagnostics and the profiles its
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Request
@@ -18,7 +19,7 @@ from grpo_schema.engine.recognise import not_a_grpo_config, other_kind
 from grpo_schema.engine.profiles import Profile, suggest_profiles
 from grpo_web.api.body import ConfigBody, config_body, media_type, parse_json_object, read_limited
 from grpo_web.api.docs import ERRORS, TYPO_JSON, VALID_JSON, config_body_doc, json_errors
-from grpo_web.api.params import profile_params
+from grpo_web.api.params import RELEASE_PATTERN, profile_params
 from grpo_web.api.responses import ConfigJSONResponse
 from grpo_web.settings import Settings, current_settings
 from grpo_web.exporting import export_config, migrate_form_config
@@ -120,12 +121,20 @@ _MIGRATE_BODY = {"requestBody": {"required": True, "content": {"application/json
         "config": {"type": "object", "additionalProperties": True},
         "source": {"type": ["string", "null"], "description": "the imported file's text"},
         "renames": {"type": ["object", "null"], "additionalProperties": {"type": "string"}},
-        "from": {"type": "string", "description": "the TRL release the config was written for"},
-        "to": {"type": ["string", "null"], "description": "the release to migrate to (default: 1.16)"}}}}}}}
+        "from": {"type": "string", "maxLength": 32, "pattern": RELEASE_PATTERN,
+                 "description": "the TRL release the config was written for"},
+        "to": {"type": ["string", "null"], "maxLength": 32, "pattern": RELEASE_PATTERN,
+               "description": "the release to migrate to (default: 1.16); one older than `from` is a 422"}}}}}}}
+
+
+def _is_release(value: Any) -> bool:
+    # the body schema's own test (JSON Schema's pattern is a search), so the schema and the service agree
+    return isinstance(value, str) and len(value) <= 32 and re.search(RELEASE_PATTERN, value) is not None
 
 
 def _migrate_request(body: dict[str, Any]) -> dict[str, Any]:
-    config, source, renames = body.get("config"), body.get("source"), body.get("renames") or {}
+    config, source, renames = body.get("config"), body.get("source"), body.get("renames")
+    renames = {} if renames is None else renames
     written_for, target = body.get("from"), body.get("to")
     if not isinstance(config, dict):
         raise HTTPException(422, "config must be a JSON object")
@@ -133,8 +142,8 @@ def _migrate_request(body: dict[str, Any]) -> dict[str, Any]:
         raise HTTPException(422, "source must be the imported file's text or null")
     if not isinstance(renames, dict) or not all(isinstance(v, str) for v in renames.values()):
         raise HTTPException(422, "renames must map old key names to new ones")
-    if not isinstance(written_for, str) or (target is not None and not isinstance(target, str)):
-        raise HTTPException(422, "from (and to, when given) must be TRL versions such as 0.19.1")
+    if not _is_release(written_for) or (target is not None and not _is_release(target)):
+        raise HTTPException(422, "from (and to, when given) must be TRL versions such as 0.19.1, from 0.14 on")
     return {"config": config, "source": source, "renames": renames, "written_for": written_for, "target": target}
 
 
