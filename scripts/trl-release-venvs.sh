@@ -22,8 +22,8 @@ pins_for() {
     0.16.1) echo "transformers==4.50.3 datasets<5 requests" ;;
     0.19.1) echo "transformers==4.53.1 datasets<5 requests" ;;
     0.23.1) echo "transformers==4.56.2 datasets<5 requests" ;;
-    0.29.1) echo "requests" ;;
-    1.8.0|1.16.0) echo "" ;;
+    0.29.1|1.8.0) echo "requests" ;;  # the trainer oracle's step imports it; TRL does not declare it
+    1.16.0) echo "" ;;
     *) echo "unknown release $1 (known: 0.16.1 0.19.1 0.23.1 0.29.1 1.8.0 1.16.0)" >&2; return 1 ;;
   esac
 }
@@ -32,6 +32,8 @@ for release in "${releases[@]}"; do
   pins=$(pins_for "$release")
   venv=".venv-trl/$release"
   if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c "import importlib.metadata as m; assert m.version('trl') == '$release'" 2>/dev/null; then
+    # shellcheck disable=SC2086
+    [ -z "$pins" ] || "$venv/bin/python" -m pip install -q $pins  # a pin added since the environment was built
     echo "$venv: trl $release already there"; continue
   fi
   echo "== $venv"
