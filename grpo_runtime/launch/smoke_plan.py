@@ -563,7 +563,9 @@ def substitute_settings(config, raw: dict, plan: SmokePlan, workdir: Path) -> No
     sharded = config.deepspeed or config.fsdp or raw.get("accelerate_config") or raw.get("use_deepspeed") \
         or raw.get("use_fsdp")
     if sharded:
-        what = raw.get("accelerate_config") or config.deepspeed or config.fsdp or "as written"
+        # a substituted DeepSpeed path is not what ran: name the stand-in, not the other machine's file
+        stand_in = "the DeepSpeed stand-in" if "deepspeed" in plan.overrides else None
+        what = raw.get("accelerate_config") or stand_in or config.deepspeed or config.fsdp or "as written"
         plan.add("sharding", EXERCISED, f"{what} on gloo")
 
 
