@@ -258,6 +258,9 @@ REGISTRY = {
 
 
 def reward_funcs(config, args) -> list:
+    refused = refusals(config, args)
+    if refused:  # open-r1 has these names: say why they do not run here, never that they do not exist
+        raise ValueError(f"reward_funcs: {refused[0]}")
     funcs = []
     for name in reward_names(config):
         if name not in REGISTRY:

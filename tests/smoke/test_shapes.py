@@ -133,3 +133,15 @@ def test_frames_are_ordered_the_users_then_ours_then_the_libraries(tmp_path):
     assert smoke_worker.frame_owner(json_module.__file__) == "library"
     assert smoke_worker.frame_owner(smoke_worker.__file__) == "ours"
     assert smoke_worker.frame_owner(str(user_file)) == "user"
+
+
+@pytest.mark.parametrize("name, said", [("code", "remote code sandbox"), ("cf_code", "Piston"),
+                                        ("think_format", "experiment branches")])
+def test_an_open_r1_reward_that_cannot_run_here_is_refused_with_why_not_as_unknown(name, said):
+    """open-r1 registers these names; the refusal says why they do not run here (it said 'not in open-r1's
+    registry', which sends the user looking for a typo)."""
+    import grpo_runtime.data.open_r1 as open_r1
+
+    with pytest.raises(ValueError) as refused:
+        open_r1.reward_funcs(SimpleNamespace(reward_funcs=[name]), open_r1_args())
+    assert said in str(refused.value) and "not in open-r1's registry" not in str(refused.value)
