@@ -10,7 +10,8 @@ Sources, in the order `trl grpo` uses them:
 Streaming datasets are not supported (the prompt order needs the dataset length).
 
 Rows must have a `prompt` column: a string, or a list of chat messages. Every other column is passed to the reward
-functions (unless `remove_unused_columns` is set, which keeps only `prompt`, `image` and `images`).
+functions (unless `remove_unused_columns` is set, which keeps only `prompt`). Image columns (`image`, `images`: a
+vision-language model's prompts) are refused, never dropped (model/modality.py).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from grpo_runtime.common import CannotRun
+from grpo_runtime.model.modality import refuse_images
 
 FILE_BUILDERS = {".jsonl": "json", ".json": "json", ".csv": "csv", ".parquet": "parquet"}
 
@@ -113,8 +115,9 @@ def load_prompts(config, split: str = "train"):
     dataset = load_split(config, split)
     if "prompt" not in dataset.column_names:
         raise CannotRun(f"the {split} data has no 'prompt' column (columns: {dataset.column_names})")
+    refuse_images(dataset, split)
     if config.remove_unused_columns:
-        dataset = dataset.select_columns([c for c in ("prompt", "image", "images") if c in dataset.column_names])
+        dataset = dataset.select_columns(["prompt"])
     return dataset
 
 

@@ -20,6 +20,7 @@ import re
 
 import grpo_runtime.data.reward_library as reward_library
 from grpo_runtime.data.reward_library import answers_match, completion_text
+from grpo_runtime.model.modality import refuse_images
 
 DEFAULT_REWARDS = ("accuracy", "format", "tag_count")
 SANDBOX_REWARDS = ("code", "binary_code", "ioi_code", "cf_code", "weighted_binary_code_reward")
@@ -109,6 +110,7 @@ def load_prompts(config, args, split: str = "train"):
     if column not in dataset.column_names:
         raise ValueError(f"dataset_prompt_column {column!r} is not a column of the {split} data "
                          f"(columns: {dataset.column_names})")
+    refuse_images(dataset, split)
 
     def conversation(row):
         messages = [{"role": "system", "content": args.system_prompt}] if args.system_prompt is not None else []

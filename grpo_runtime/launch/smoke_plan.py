@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grpo_runtime.model.modality import named_vision_language, vision_language_class
+
 COMPLETION_CAP = 32  # tokens: enough for a reward to see a real completion, short enough for a CPU
 ROWS_PER_OPTIMIZER_STEP = 64  # completions a process trains on per optimizer step, at most (bound_batch)
 SMALL_MODEL_PARAMS = 60e6  # a local model this small runs as it is
@@ -201,6 +203,7 @@ def substitute_model(config, plan: SmokePlan, workdir: Path) -> None:
             raise SmokeRefused("model", f"the model {name} ({folder / 'config.json'}) has an architecture that "
                                f"transformers does not know: {str(error).splitlines()[0]}",
                                "model_name_or_path") from None
+        refuse_vision_language(name, vision_language_class(model_config), "its config.json")
         from grpo_schema.engine.hardware.models import read_config_json
 
         try:
@@ -213,6 +216,7 @@ def substitute_model(config, plan: SmokePlan, workdir: Path) -> None:
             return
         source = f"its config.json ({folder})"
     else:
+        refuse_vision_language(name, named_vision_language(name), "its name")
         model_config, facts = catalogue_config(Path(name).name if elsewhere else name)
         source = "the built-in catalogue's facts"
         if elsewhere:
@@ -257,6 +261,15 @@ def substitute_model(config, plan: SmokePlan, workdir: Path) -> None:
     plan.add("model", SUBSTITUTED, f"a random-init {type(model).__name__} ({layers}; from {source}) instead of {name}")
     plan.overrides.update(model_name_or_path=str(target), model_revision=None)
     substitute_reward_model(config, plan, workdir, shrunk, tokenizer)
+
+
+def refuse_vision_language(name: str, found: str | None, how: str) -> None:
+    """A vision-language policy is refused, not stood in for by a text model: a smoke that passed on text alone
+    would say nothing of the run, which trains on the dataset's images."""
+    if found is not None:
+        raise SmokeRefused("model", f"{name} is a vision-language model ({how} says {found}): grpo_runtime trains "
+                           "text-only causal LMs and the smoke builds no vision-language stand-in; TRL's trainer "
+                           "(`trl grpo`) trains such models on the dataset's images", "model_name_or_path")
 
 
 def substitute_reward_model(config, plan: SmokePlan, workdir: Path, shrunk, tokenizer) -> None:

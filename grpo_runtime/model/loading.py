@@ -10,7 +10,8 @@
   as the policy is (under ZeRO-3 partitioned by zero.Init; distributed.sharding.prepare_reference places it);
 * `neftune_noise_alpha` adds uniform noise to the input embeddings of every forward pass in train mode, as the
   HF trainer does for TRL: sampling and scoring too (the model stays in train mode), never in evaluation;
-* 4/8-bit quantisation (bitsandbytes) is not supported.
+* 4/8-bit quantisation (bitsandbytes) is not supported;
+* a vision-language checkpoint is refused before it loads (model/modality.py).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import contextlib
 import torch
 
 from grpo_runtime.model.attention import loadable
+from grpo_runtime.model.modality import refuse_vision_language
 from grpo_runtime.common import CannotRun
 
 
@@ -67,6 +69,7 @@ def load_policy(config, tokenizer):
             raise CannotRun("quantization_config is set in model_init_kwargs and by load_in_4bit / load_in_8bit; "
                             "keep one of them")
         kwargs["quantization_config"] = quantization
+    refuse_vision_language(config)
     model = AutoModelForCausalLM.from_pretrained(config.model_name_or_path, **kwargs)
     model.config.get_text_config().pad_token_id = tokenizer.pad_token_id
     model.generation_config.pad_token_id = tokenizer.pad_token_id

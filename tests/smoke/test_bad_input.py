@@ -86,3 +86,14 @@ def test_a_version_that_cannot_be_judged_is_a_usage_error_before_anything_starts
     captured = capsys.readouterr()
     assert code == 2 and captured.out == ""  # no report: nothing ran
     assert "grpo smoke: error: --trl-version:" in captured.err and "supported releases are 0.14.0 to" in captured.err
+
+
+def test_a_vision_language_model_is_refused_not_smoked_as_a_text_model(workspace, tmp_path):
+    code, report = run_smoke(workspace(model_name_or_path="Qwen/Qwen2.5-VL-3B-Instruct"))
+    assert code == 3 and report["component"] == "model", report
+    assert "is a vision-language model (its name says VL)" in report["error"] and "traceback" not in report
+    from transformers import Qwen2VLConfig
+
+    Qwen2VLConfig().save_pretrained(tmp_path / "local-vl")  # on disk: judged by its config, whatever its name
+    code, report = run_smoke(workspace(model_name_or_path=str(tmp_path / "local-vl")))
+    assert code == 3 and "(its config.json says Qwen2VLForConditionalGeneration)" in report["error"], report
