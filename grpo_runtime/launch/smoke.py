@@ -42,6 +42,9 @@ def parser() -> argparse.ArgumentParser:
     out.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
     out.add_argument("--allow-env", dest="allow_env", action="append", default=[], metavar="NAME")
     out.add_argument("--profile", dest="profiles", action="append", default=[], metavar="P")
+    out.add_argument("--world-size", dest="world_size", type=int, metavar="N",
+                     help="the world size the run is for, as grpo validate takes it (the file's num_processes "
+                     "otherwise); the smoke runs it on this machine's CPUs, or the nearest size they can run")
     out.add_argument("--format", choices=("text", "json"), default="text")
     out.add_argument("--trl-version", metavar="X.Y[.Z]", help="the TRL release the file is written for: it is "
                      "validated as that release reads it first (default: the installed trl, a repository pin, 1.16)")
@@ -55,9 +58,11 @@ def parser() -> argparse.ArgumentParser:
 
 def smoke_command(argv: list[str]) -> int:
     args = parser().parse_args(argv)
-    if args.steps < 1:
-        print("grpo smoke: --steps must be at least 1", file=sys.stderr)
+    if args.steps < 1 or (args.world_size is not None and args.world_size < 1):
+        print(f"grpo smoke: {'--steps' if args.steps < 1 else '--world-size'} must be at least 1", file=sys.stderr)
         return EXIT_USAGE
+    if args.world_size is not None:  # the launch key the service and grpo launch pass it as
+        args.overrides.append(f"num_processes={args.world_size}")
     from grpo_schema.commands.trl_release import judged_release
 
     try:
