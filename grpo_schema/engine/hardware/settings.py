@@ -55,6 +55,14 @@ def quantization_of(result: Any) -> tuple[str | None, bool]:
     return None, False
 
 
+def attention_of(config: Any) -> str:
+    """The attention implementation the model is loaded with: model_init_kwargs' wins over attn_implementation (as
+    `trl grpo` builds its model_init_kwargs); transformers' default is sdpa."""
+    kwargs = _get(config, "model_init_kwargs") or {}
+    chosen = kwargs.get("attn_implementation") if isinstance(kwargs, dict) else None
+    return str(chosen or _get(config, "attn_implementation") or "sdpa")
+
+
 def strategy_of(result: Any, section: dict, given: str | None, *, offload: str | None = None,
                 local_files: bool = True) -> tuple[str, bool, bool, str, Any]:
     """(strategy, offload optimizer, offload params, where the strategy came from, the LaunchFacts)."""
@@ -183,7 +191,7 @@ def setup_from(result: Any, hardware: Hardware, *, prompt_length: int | None = N
         compute_bytes=2 if (mixed or weight_bytes == 2) else 4, autocast=mixed and weight_bytes == 4,
         strategy=chosen, offload_optimizer=offload_opt, offload_params=offload_params,
         optim=str(_get(config, "optim") or "adamw_torch"), activation_checkpointing=bool(checkpointing),
-        attention=str(_get(config, "attn_implementation") or "sdpa"), entropy=True,
+        attention=attention_of(config), mixed_precision=mixed, entropy=True,
         reference=float(_get(config, "beta") or 0.0) != 0.0,
         old_logprobs=bool(plan.old_logprobs_needed) if plan is not None else False,
         use_peft=bool(_get(config, "use_peft")), lora_r=int(_get(config, "lora_r") or 16),
