@@ -10,7 +10,8 @@ and the optimizer states after the first step.
 Optional case keys, each run through the runtime's own code: `lora` ({"r", "targets", "dropout"}: model.loading's
 wrap_lora; the reference is then the policy with its adapters disabled), `attention` (the attn_implementation the
 model is built with: "sdpa", the default, or "eager"), `checkpointing: true` (model.loading's activation
-checkpointing, as load_policy turns it on), `dtype` ("float32", the default, or "bfloat16"), `reference: false`
+checkpointing, as load_policy turns it on), `dtype` ("float32", the default, or "bfloat16"), `accumulation: 1`
+(one micro-step a window: the steady step's peak with no gradient held from a previous micro-step), `reference: false`
 (beta 0: no reference, no log-prob pass), `world_size: 2, strategy: "zero3"` (that many fresh processes with
 torchrun's environment, each building setup.new_accelerator for a config with DeepSpeed ZeRO-3 in its `deepspeed`
 field and stepping through sharding.backward; {"ranks": [each process's parts]}, with `held`: what stays between
@@ -176,6 +177,13 @@ def measure(case: dict, device: str = "cpu") -> dict:
     optimizer.step()  # the first step creates the optimizer states
     out["optimizer"] = meter.now() - before
     optimizer.zero_grad(set_to_none=True)
+    if case.get("accumulation", 2) == 1:  # each micro-step its own window: no gradient held while the next builds
+        meter.reset_peak()
+        step()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        out["total"] = meter.peak() - start
+        return out
     meter.reset_peak()  # the steady state: a window of two micro-steps with the optimizer states held
     step()
     before = meter.now()

@@ -34,7 +34,9 @@ FRAMEWORK_COMM = 0.5 * GIB  # NCCL buffers when there is more than one process
 FRAGMENTATION = 0.05  # the caching allocator rounds and fragments: a share of the tensors' peak
 VLLM_RESERVE = 1.0 * GIB  # vLLM's CUDA graphs and profiled activations, taken from its share before the KV cache
 OPTIMIZER_STATES = {"sgd": 0, "adafactor": 0, "adagrad": 1, "rmsprop": 1, "lion_32bit": 1, "lion_8bit": 0.25}
-PHASES = ("held", "training", "generation", "scoring")
+# "update": the end of a backward that accumulates nothing (gradient_accumulation_steps 1, outside DeepSpeed): every
+# gradient is built and every saved tensor freed, for autograd frees each layer's tensors as it builds its gradients
+PHASES = ("held", "training", "update", "generation", "scoring")
 ENGINES = ("trl", "grpo_runtime")
 
 # The LM heads' tiles: the one place the planner states them (docs/planner.md).
@@ -349,8 +351,9 @@ def estimate_memory(model: ModelFacts, s: Setup, capacity: float | None = None) 
     weights, grads, optim, note = model_states(model, s)
     add("weights", weights, "held", note)
     held_grads = s.gradient_accumulation_steps > 1 or s.deepspeed
-    add("gradients", grads, "held" if held_grads else "training",
-        "kept across the accumulation window" if held_grads else "")
+    add("gradients", grads, "held" if held_grads else "update",
+        "kept across the accumulation window" if held_grads else
+        "built as the backward frees the saved tensors: at its end, not beside them")
     add("optimizer", optim, "held", f"{s.optim}" + (" (offloaded to CPU)" if s.offload_optimizer else ""))
     if s.use_peft:
         adapters = lora_params(model, s)
