@@ -159,9 +159,10 @@ def plan_command(argv: list[str]) -> int:
     parser.add_argument("--profile", action="append", default=[])
     parser.add_argument("--model-config", metavar="PATH", help="the model's config.json (else the local "
                         "directory, the Hub cache, then the built-in catalogue)")
-    parser.add_argument("--prompt-length", type=int, default=None, help="longest prompt in tokens (default: the "
-                        "hardware: section's prompt_length, a local dataset's longest row, else 512; TRL 1.16 does "
-                        "not read max_prompt_length)")
+    parser.add_argument("--prompt-length", type=int, default=None, help="prompt length in tokens to plan for "
+                        "(default: the hardware: section's prompt_length, else the 95th percentile of the dataset's "
+                        "prompts when it is on this machine, counted with the model's tokenizer, else 512; TRL 1.16 "
+                        "does not read max_prompt_length)")
     parser.add_argument("--engine", default=None, metavar="ENGINE", help="whose code runs the config: trl "
                         "(default; `trl grpo`) or grpo_runtime (`grpo train`, `grpo launch`, the form)")
     parser.add_argument("--strategy", choices=("ddp", "zero1", "zero2", "zero3", "fsdp", "fsdp_grad_op"),
