@@ -8,13 +8,16 @@ measured the way they arise in the runtime: the policy's weights, the reference 
 and the optimizer states after the first step.
 
 Optional case keys, each run through the runtime's own code: `lora` ({"r", "targets", "dropout"}: model.loading's
-wrap_lora; the reference is then the policy with its adapters disabled), `reference: false` (beta 0: no reference,
-no log-prob pass), `world_size: 2, strategy: "zero3"` (that many fresh processes with torchrun's environment, each
-building setup.new_accelerator for a config with DeepSpeed ZeRO-3 in its `deepspeed` field and stepping through
-sharding.backward; {"ranks": [each process's parts]}, with `held`: what stays between steps; `offload`:
-"optimizer", "params" or "both" turns on DeepSpeed's CPU offload of those states), `vllm` (run config
-overrides: generation.vllm_colocate.ColocateBackend beside the policy, `vllm` what it holds, `generation` the peak
-of loading the weights and decoding one batch; needs the vLLM environment).
+wrap_lora; the reference is then the policy with its adapters disabled), `attention` (the attn_implementation the
+model is built with: "sdpa", the default, or "eager"), `checkpointing: true` (model.loading's activation
+checkpointing, as load_policy turns it on), `dtype` ("float32", the default, or "bfloat16"), `accumulation: 1`
+(one micro-step a window: the steady step's peak with no gradient held from a previous micro-step), `reference: false`
+(beta 0: no reference, no log-prob pass), `world_size: 2, strategy: "zero3"` (that many fresh processes with
+torchrun's environment, each building setup.new_accelerator for a config with DeepSpeed ZeRO-3 in its `deepspeed`
+field and stepping through sharding.backward; {"ranks": [each process's parts]}, with `held`: what stays between
+steps; `offload`: "optimizer", "params" or "both" turns on DeepSpeed's CPU offload of those states), `vllm` (run
+config overrides: generation.vllm_colocate.ColocateBackend beside the policy, `vllm` what it holds, `generation` the
+peak of loading the weights and decoding one batch; needs the vLLM environment).
 
 On CPU the numbers are resident-set deltas: run in a fresh process with MALLOC_MMAP_THRESHOLD_ set low
 (`python -m grpo_runtime.launch.memprobe`), so freed tensors go back to the system, and the peak is read from VmHWM
@@ -74,12 +77,12 @@ class Meter:
 
 
 def build(hidden: int, layers: int, intermediate: int, heads: int, kv_heads: int, vocab: int, device: str,
-          dtype: torch.dtype):
+          dtype: torch.dtype, attention: str = "sdpa"):
     from transformers import AutoModelForCausalLM, LlamaConfig
 
     config = LlamaConfig(vocab_size=vocab, hidden_size=hidden, intermediate_size=intermediate,
                          num_hidden_layers=layers, num_attention_heads=heads, num_key_value_heads=kv_heads,
-                         max_position_embeddings=4096, tie_word_embeddings=False, attn_implementation="sdpa")
+                         max_position_embeddings=4096, tie_word_embeddings=False, attn_implementation=attention)
     torch.manual_seed(0)
     model = AutoModelForCausalLM.from_config(config, dtype=dtype).to(device)
     model.config.use_cache = False
@@ -116,9 +119,13 @@ def measure(case: dict, device: str = "cpu") -> dict:
         accelerator = zero3_accelerator(case)
     start = meter.now()
     meter.reset_peak()
-    model = build(*shape, device, dtype)  # under ZeRO-3 built partitioned (zero.Init), as from_pretrained is
+    attention = case.get("attention", "sdpa")
+    model = build(*shape, device, dtype, attention)  # under ZeRO-3 partitioned (zero.Init), as from_pretrained is
     if case.get("lora"):
         model = lora_wrapped(model, case["lora"])
+    if case.get("checkpointing"):
+        checkpointed(model, bool(case.get("lora")))
+    model.train()
     out["weights"] = meter.now() - start
     before = meter.now()
     scorer, scoring_context = None, contextlib.nullcontext
@@ -127,7 +134,7 @@ def measure(case: dict, device: str = "cpu") -> dict:
     elif case.get("lora"):  # the reference is the policy with its adapter disabled (model.loading.reference_context)
         scorer, scoring_context = model, model.disable_adapter
     else:
-        scorer = build(*shape, device, dtype).eval()
+        scorer = build(*shape, device, dtype, attention).eval()
     out["reference"] = meter.now() - before
     if "vllm" in case:  # the colocated engine lives beside the policy for the whole run
         engine = vllm_engine(case, model, meter, out)  # noqa: F841  (held to the end, as in a run)
@@ -170,6 +177,13 @@ def measure(case: dict, device: str = "cpu") -> dict:
     optimizer.step()  # the first step creates the optimizer states
     out["optimizer"] = meter.now() - before
     optimizer.zero_grad(set_to_none=True)
+    if case.get("accumulation", 2) == 1:  # each micro-step its own window: no gradient held while the next builds
+        meter.reset_peak()
+        step()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        out["total"] = meter.peak() - start
+        return out
     meter.reset_peak()  # the steady state: a window of two micro-steps with the optimizer states held
     step()
     before = meter.now()
@@ -260,6 +274,18 @@ def lora_wrapped(model, lora: dict):
         lora_task_type="CAUSAL_LM", lora_r=r, lora_alpha=lora.get("alpha", 2 * r),
         lora_dropout=lora.get("dropout", 0.05), lora_target_modules=lora.get("targets"), use_rslora=False,
         use_dora=False, lora_modules_to_save=None, lora_target_parameters=None))
+
+
+def checkpointed(model, lora: bool) -> None:
+    """Activation checkpointing as the runtime's load_policy turns it on (model.loading.enable_checkpointing with
+    transformers' defaults; under LoRA the embeddings' output is made to require a gradient, or the frozen
+    embeddings would cut the checkpointed graph)."""
+    from grpo_runtime.model.loading import enable_checkpointing
+
+    model.config.use_cache = False
+    enable_checkpointing(model, None)
+    if lora:
+        model.enable_input_require_grads()
 
 
 def zero3_accelerator(case: dict):

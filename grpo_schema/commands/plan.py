@@ -22,6 +22,7 @@ from grpo_schema.engine.hardware.advise import plan_fit
 from grpo_schema.engine.hardware.fit import FitReport, section_of
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
+PHASE_WORDS = {"update": "updating (every gradient built)"}
 USAGE_CODES = ("GRPO-H005", "GRPO-H008", "GRPO-H009")  # unknown model, hardware that does not parse, unknown engine
 
 
@@ -73,7 +74,7 @@ def render_text(result: Any, report: FitReport) -> str:
         cap = report.capacity / GIB
         verdict = "fits" if report.fits else "does NOT fit"
         lines.append(f"  per GPU: {mem.total / GIB:.1f} GiB of {cap:.0f} GiB ({verdict}; peak while "
-                     f"{mem.peak_phase})")
+                     f"{PHASE_WORDS.get(mem.peak_phase, mem.peak_phase)})")
         width = max(len(p.name) for p in mem.parts)
         for part in mem.parts:
             marker = " " if part.phase in ("held", mem.peak_phase) else "~"
@@ -108,7 +109,7 @@ def memory_lines(report: FitReport) -> list[str]:
         return []
     verdict = "fits" if report.fits else "does NOT fit"
     lines = [f"memory per GPU: {mem.total / GIB:.1f} of {report.capacity / GIB:.0f} GiB ({verdict}; peak while "
-             f"{mem.peak_phase})"]
+             f"{PHASE_WORDS.get(mem.peak_phase, mem.peak_phase)})"]
     lines += [f"assumes {note}" for note in report.assumptions if note.startswith(SOURCED_NOTES)]
     host = host_lines(report, indent="")
     if host:
@@ -158,9 +159,10 @@ def plan_command(argv: list[str]) -> int:
     parser.add_argument("--profile", action="append", default=[])
     parser.add_argument("--model-config", metavar="PATH", help="the model's config.json (else the local "
                         "directory, the Hub cache, then the built-in catalogue)")
-    parser.add_argument("--prompt-length", type=int, default=None, help="longest prompt in tokens (default: the "
-                        "hardware: section's prompt_length, a local dataset's longest row, else 512; TRL 1.16 does "
-                        "not read max_prompt_length)")
+    parser.add_argument("--prompt-length", type=int, default=None, help="prompt length in tokens to plan for "
+                        "(default: the hardware: section's prompt_length, else the 95th percentile of the dataset's "
+                        "prompts when it is on this machine, counted with the model's tokenizer, else 512; TRL 1.16 "
+                        "does not read max_prompt_length)")
     parser.add_argument("--engine", default=None, metavar="ENGINE", help="whose code runs the config: trl "
                         "(default; `trl grpo`) or grpo_runtime (`grpo train`, `grpo launch`, the form)")
     parser.add_argument("--strategy", choices=("ddp", "zero1", "zero2", "zero3", "fsdp", "fsdp_grad_op"),

@@ -64,6 +64,34 @@ def test_offload_read_from_an_accelerate_config_file():
     assert back.memory.total == on_gpu.memory.total
 
 
+# open-r1's recipes/accelerate_configs/zero3.yaml (huggingface/open-r1 at e450a6fb) and the zero3.yaml TRL 1.16
+# installs are the same bytes: the installed file is read here as the real open-r1 config.
+OPEN_R1_ZERO3_SHA256 = "54ddc70d2c449ff582bd8a4c2f8b6158eedca6bd8ddfd5700098ccbcfb707f11"
+
+
+def test_offload_turned_on_in_the_real_open_r1_zero3_config_changes_the_plan(tmp_path):
+    """open-r1's zero3.yaml with its two offload keys set to cpu, as a user turns offload on in that file."""
+    import hashlib
+
+    import yaml
+
+    real = trl_bundled("zero3")
+    if hashlib.sha256(real.read_bytes()).hexdigest() != OPEN_R1_ZERO3_SHA256:
+        pytest.skip("the installed TRL's zero3.yaml is no longer open-r1's: pin trl==1.16.0 (the test extra)")
+    settings = yaml.safe_load(real.read_text())
+    assert settings["deepspeed_config"]["offload_optimizer_device"] == "none"
+    settings["deepspeed_config"].update(offload_optimizer_device="cpu", offload_param_device="cpu")
+    edited = tmp_path / "zero3.yaml"
+    edited.write_text(yaml.safe_dump(settings))
+    as_shipped, offloaded = plan({"accelerate_config": str(real)}), plan({"accelerate_config": str(edited)})
+    assert (as_shipped.setup.offload_optimizer, as_shipped.setup.offload_params) == (False, False)
+    assert (offloaded.setup.offload_optimizer, offloaded.setup.offload_params) == (True, True)
+    assert offloaded.memory.part("optimizer") == 0 < as_shipped.memory.part("optimizer")
+    assert offloaded.memory.total < as_shipped.memory.total - 10 * GIB
+    assert offloaded.host.part("offloaded states") > 0 == as_shipped.host.part("offloaded states")
+    assert any("offload_param_device cpu" in n and str(edited) in n for n in offloaded.assumptions)
+
+
 def test_a_relative_path_is_found_beside_the_config():
     report = plan({"accelerate_config": "tests/fixtures/launch/zero3_offload.yaml"})
     assert report.setup.offload_params

@@ -1,5 +1,6 @@
 """POST /api/v1/plan against a real server: the same document as `grpo plan --format json`."""
 
+from grpo_schema.commands.plan import check_for_hardware
 from tests.hardware.test_plan_surfaces import BIG, SMALL
 
 
@@ -39,3 +40,21 @@ def test_plan_endpoint_gives_the_memory_lines_grpo_validate_prints(live_server):
     _, report = check_for_hardware(SMALL, "<request>", "p4d.24xlarge", local_files=False, batch_fixes=False)
     assert doc["memory_lines"] == memory_lines(report)
     assert any(line.startswith("host RAM per node:") and "1152 GiB" in line for line in doc["memory_lines"])
+
+
+def test_plan_endpoint_reads_no_dataset_a_client_names(live_server, tmp_path):
+    """A local dataset path is a file a client names: the service plans at its default prompt length and says so,
+    where `grpo plan` on this machine would read the data."""
+    import json
+
+    data = tmp_path / "train.jsonl"
+    data.write_text("".join(json.dumps({"prompt": "x" * 40000}) + "\n" for _ in range(3)))
+    config = SMALL.replace("trl-lib/DeepMath-103K", str(data))
+    with live_server.client() as client:
+        doc = client.post("/api/v1/plan", params={"hardware": "8xH100-80GB"}, content=config,
+                          headers={"Content-Type": "application/yaml"}).json()
+    assert doc["prompt_lengths"] is None and doc["settings"]["prompt_length"] == 512
+    assert any(line.startswith("assumes prompts of 512 tokens (a default: the service reads no dataset")
+               for line in doc["memory_lines"])
+    _, local = check_for_hardware(config, "run.yaml", "8xH100-80GB", batch_fixes=False)
+    assert local.prompts is not None and local.setup.prompt_length == 10000  # 40,000 characters at 4 a token

@@ -19,7 +19,8 @@ Body = Annotated[ConfigBody, Depends(config_body)]
 Params = Annotated[CheckParams, Depends(check_params)]
 Hardware = Annotated[str | None, Query(max_length=100, description="e.g. 8xH100-80GB, 2x8xA100-40GB, 80GB; default:"
                                        " the config's hardware: section")]
-PromptLength = Annotated[int | None, Query(ge=1, le=1 << 24, description="longest prompt in tokens")]
+PromptLength = Annotated[int | None, Query(ge=1, le=1 << 24, description="prompt length in tokens to plan for "
+                                           "(default 512: the service reads no dataset)")]
 Mfu = Annotated[float | None, Query(gt=0, le=1, description="model-FLOPs utilisation for the time estimate")]
 Engine = Annotated[Literal["trl", "grpo_runtime"], Query(description="whose code the estimate models: grpo_runtime "
                                                          "(what the form and `grpo launch` run) or trl (`trl grpo`)")]

@@ -55,6 +55,10 @@ H_HOST_NO_FIT = declare("GRPO-H010", "error", "does not fit in host RAM",
                         "spec names) is smaller than what its training processes keep there: the states DeepSpeed "
                         "offloads to the CPU, the model as each process loads it, dataloader workers and the "
                         "processes themselves. The kernel's OOM killer (or Ray's memory monitor) ends the run.")
+H_LONGEST_PROMPT = declare("GRPO-H011", "warning", "the longest prompts do not fit",
+                           "The plan uses the 95th percentile of the dataset's prompt lengths; at its longest prompt "
+                           "the same step needs more than the GPU has, so the step that draws such a prompt runs out "
+                           "of memory (TRL 1.16 does not truncate prompts).")
 H_BAD_ENGINE = declare("GRPO-H009", "error", "unknown engine",
                        "The planner models the engine that runs the config: `trl` (TRL 1.16's GRPOTrainer: `trl grpo`, "
                        "`grpo plan`'s default) or `grpo_runtime` (`grpo train`, `grpo launch`, the form).")
@@ -73,6 +77,7 @@ class FitReport:
     host: Any = None  # HostEstimate: one node's host RAM
     host_capacity: float | None = None  # bytes, when declared
     host_capacity_source: str = ""
+    prompts: Any = None  # PromptLengths: the dataset's prompt lengths, when read from a local copy
     # Why there is no estimate (the diagnostic that stopped it, or what is missing); None once there is one.
     # Every surface says this reason, not the first warning it finds among the diagnostics.
     stopped_by: Diagnostic | None = None
@@ -103,6 +108,7 @@ class FitReport:
                 "settings": _settings_dict(self.setup), "per_gpu": per_gpu,
                 "time": self.time.to_dict() if self.time else None, "assumptions": list(self.assumptions),
                 "host_per_node": self.host.to_dict(self.host_capacity) if self.host is not None else None,
+                "prompt_lengths": self.prompts.to_dict() if self.prompts is not None else None,
                 "no_estimate": self.no_estimate(),
                 "diagnostics": [d.to_dict() for d in self.diagnostics]}
 
@@ -220,9 +226,14 @@ def estimate_fit(result: Any, hardware: str | Hardware | None = None, *, model_c
                                        hint="pass --model-config PATH/config.json")
         report.diagnostics.append(report.stopped_by)
         return report
-    report.setup, report.assumptions = setup_from(result, hw, prompt_length=prompt_length or section.get(
-        "prompt_length"), strategy=strategy, section=section, engine=engine, offload=offload,
-        local_files=local_files)
+    given = prompt_length or section.get("prompt_length")
+    if given is None and local_files:  # the service reads no dataset, as it reads no file a client names
+        from grpo_schema.engine.hardware.settings import prompt_lengths_of
+
+        report.prompts = prompt_lengths_of(result)
+    report.setup, report.assumptions = setup_from(result, hw, prompt_length=given, strategy=strategy,
+                                                  section=section, engine=engine, offload=offload,
+                                                  local_files=local_files, lengths=report.prompts)
     if report.setup is None:
         return report
     if report.setup.world_size > hw.gpus:
@@ -233,7 +244,26 @@ def estimate_fit(result: Any, hardware: str | Hardware | None = None, *, model_c
                                 DEFAULT_MFU, config.max_steps if config.max_steps > 0 else None,
                                 kv_rounds=_kv_rounds(report.memory))
     report.diagnostics += verdict(report)
+    report.diagnostics += longest_prompt(report)
     return report
+
+
+def longest_prompt(report: FitReport) -> list[Diagnostic]:
+    """GRPO-H011 when the plan, made at the data's 95th percentile prompt, fits but the longest prompt does not:
+    the step that draws it runs out of memory."""
+    lengths, s = report.prompts, report.setup
+    if lengths is None or report.memory is None or lengths.longest <= s.prompt_length or not report.fits:
+        return []
+    from dataclasses import replace
+
+    longest = estimate_memory(report.model, replace(s, prompt_length=lengths.longest), report.capacity)
+    if longest.total <= report.capacity:
+        return []
+    return [Diagnostic(H_LONGEST_PROMPT, "warning", f"fits at the data's 95th-percentile prompt ({s.prompt_length} "
+                       f"tokens) but not at its longest ({lengths.longest} tokens): about {longest.total / GIB:.1f} "
+                       f"GiB per GPU of {report.capacity / GIB:.0f} GiB", fields=("per_device_train_batch_size",),
+                       hint="drop or shorten the longest prompts, or plan for them: --prompt-length "
+                       f"{lengths.longest}")]
 
 
 def _host(report: FitReport, config: Any, hw: Hardware, section: dict, host_ram: float | None) -> None:

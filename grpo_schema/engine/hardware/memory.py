@@ -24,6 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from grpo_schema.engine.hardware import quantization
+from grpo_schema.engine.hardware.activations import (autocast_forward, layer_bytes_per_token, lora_adapter_bytes,
+                                                     lora_target_names, trunk_bytes)
 from grpo_schema.engine.hardware.models import ModelFacts
 
 GIB = 1024 ** 3
@@ -31,10 +33,10 @@ FRAMEWORK_BASE = 1.0 * GIB  # CUDA context, cuBLAS/cuDNN workspaces, the allocat
 FRAMEWORK_COMM = 0.5 * GIB  # NCCL buffers when there is more than one process
 FRAGMENTATION = 0.05  # the caching allocator rounds and fragments: a share of the tensors' peak
 VLLM_RESERVE = 1.0 * GIB  # vLLM's CUDA graphs and profiled activations, taken from its share before the KV cache
-DEFAULT_LORA_TARGETS = ("q_proj", "v_proj")  # PEFT's default for Llama/Qwen/Mistral families
-ALL_LINEAR = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 OPTIMIZER_STATES = {"sgd": 0, "adafactor": 0, "adagrad": 1, "rmsprop": 1, "lion_32bit": 1, "lion_8bit": 0.25}
-PHASES = ("held", "training", "generation", "scoring")
+# "update": the end of a backward that accumulates nothing (gradient_accumulation_steps 1, outside DeepSpeed): every
+# gradient is built and every saved tensor freed, for autograd frees each layer's tensors as it builds its gradients
+PHASES = ("held", "training", "update", "generation", "scoring")
 ENGINES = ("trl", "grpo_runtime")
 
 # The LM heads' tiles: the one place the planner states them (docs/planner.md).
@@ -96,6 +98,8 @@ class Setup:
     optim: str = "adamw_torch_fused"
     activation_checkpointing: bool = True
     attention: str = "sdpa"  # sdpa | flash_attention_2 | eager | ...
+    # bf16/fp16 on: both engines run the forward under accelerator.autocast() (DeepSpeed casts the module instead)
+    mixed_precision: bool = False
     entropy: bool = True  # the entropy of each token's distribution is computed (TRL logs it)
     reference: bool = False  # beta != 0: reference log-probs are needed
     old_logprobs: bool = False
@@ -177,11 +181,6 @@ class MemoryEstimate:
         return sum(p.bytes for p in self.parts if p.name == name)
 
 
-def lora_target_names(setup: Setup) -> tuple[str, ...]:
-    targets = setup.lora_targets or DEFAULT_LORA_TARGETS
-    return ALL_LINEAR if targets in (("all-linear",), ("all_linear",)) else targets
-
-
 def lora_params(model: ModelFacts, setup: Setup) -> int:
     """Adapter parameters: r x (in + out) per targeted linear, per layer (MLP targets once per expert)."""
     targets = lora_target_names(setup)
@@ -244,44 +243,14 @@ def model_states(model: ModelFacts, s: Setup) -> tuple[float, float, float, str]
 
 
 def layer_activation_bytes(model: ModelFacts, s: Setup, tokens: int) -> float:
-    """Bytes one decoder layer saves for backward over `tokens` tokens of `rows`-long sequences."""
-    a, h = s.compute_bytes, model.hidden_size
-    norm = 8 * h + (a * h if a < 4 else 0)  # fp32 input copy and normalised value, plus its cast back
-    q, kv = model.q_width, model.kv_width
-    attention = a * (3 * q + 2 * kv) + 4 * model.num_heads  # q, k, v, output, o_proj input; log-sum-exp
-    if s.attention == "sdpa" and kv < q:
-        attention += a * 2 * q  # the SDPA path repeats k and v to every head when a padding mask is passed
-    if s.attention == "sdpa":
-        # the padding mask ([rows, 1, T, T] booleans; GRPO's prompts are left-padded) is converted to the compute
-        # dtype inside each layer's SDPA call and saved for its backward: T numbers per token, per layer
-        attention += a * s.sequence_length
-    if s.attention == "eager":
-        attention += (8 + a) * model.num_heads * s.sequence_length  # scores and probabilities, per token
-    experts = model.experts_per_token or 1
-    mlp = 4 * a * model.intermediate_size * experts
-    return tokens * (model.norms_per_layer * norm + attention + mlp + lora_activation_bytes(model, s))
+    """Bytes one decoder layer saves for backward over `tokens` tokens (grpo_schema.engine.hardware.activations)."""
+    return tokens * layer_bytes_per_token(model, s)
 
 
-def lora_activation_bytes(model: ModelFacts, s: Setup) -> float:
-    """Per token and layer, what peft's LoRA layers save besides the base layer's tensors: A's output (r wide,
-    saved by B) and, with lora_dropout > 0 in train mode, the dropped copy of the input (saved by A) and its
-    1-byte mask, for each adapted projection (peft drops each module's input separately)."""
-    if not s.use_peft:
-        return 0.0
-    a, shapes = s.compute_bytes, model.linear_shapes()
-    adapted = [shapes[t] for t in lora_target_names(s) if t in shapes]
-    dropped = sum(width for width, _ in adapted) * (a + 1) if s.lora_dropout > 0 else 0
-    return dropped + len(adapted) * s.lora_r * a
-
-
-def activations(model: ModelFacts, s: Setup) -> float:
-    tokens = s.micro_batch * s.sequence_length
-    a, h = s.compute_bytes, model.hidden_size
-    layer = layer_activation_bytes(model, s, tokens)
-    final = tokens * (8 * h + (a * h if a < 4 else 0) + a * h)  # final norm and the trunk's output
-    if s.activation_checkpointing:
-        return model.num_layers * tokens * a * h + layer + final
-    return model.num_layers * layer + final
+def activations(model: ModelFacts, s: Setup, head: float = 0.0) -> float:
+    """The trunk's saved tensors at the step's peak; `head`: the LM head's buffers, freed before a checkpointed
+    layer is recomputed."""
+    return trunk_bytes(model, s, s.micro_batch * s.sequence_length, head)
 
 
 def head_tokens(s: Setup, rows: int) -> int:
@@ -340,6 +309,21 @@ def _zero3_buffers(model: ModelFacts, s: Setup, add) -> None:
         f"ZeRO-3's gradient reduction bucket (reduce_bucket_size {size:.0e} elements)")
 
 
+def autocast_copies(model: ModelFacts, s: Setup) -> float:
+    """Half-precision copies of fp32 parameters under bf16/fp16 autocast, kept for the backward: the fp32 weights
+    (sharded under ZeRO-3/FSDP; a quantised projection is dequantised by bitsandbytes instead) and LoRA's fp32
+    adapters on a 16-bit base. DeepSpeed's bf16 engine casts the module itself: none."""
+    if not autocast_forward(s):
+        return 0.0
+    copies = 0.0
+    if s.autocast:
+        cast = model.total_params() - (quantization.quantized_params(model) if s.quantization else 0)
+        copies += 2 * cast / (s.world_size if s.strategy in ("zero3", "fsdp") else 1)
+    if s.use_peft and lora_adapter_bytes(s) == 4:
+        copies += 2 * lora_params(model, s)
+    return copies
+
+
 def full_logits(model: ModelFacts, s: Setup, rows: int, grad: bool) -> float:
     """grpo_runtime's full-logits path (training/logprobs.py _score_full): the model's [rows, C + 1, V] logits in
     the head's dtype, then fp32 [rows, C, V] tensors: the temperature-scaled logits and the log-softmax, and in
@@ -367,8 +351,9 @@ def estimate_memory(model: ModelFacts, s: Setup, capacity: float | None = None) 
     weights, grads, optim, note = model_states(model, s)
     add("weights", weights, "held", note)
     held_grads = s.gradient_accumulation_steps > 1 or s.deepspeed
-    add("gradients", grads, "held" if held_grads else "training",
-        "kept across the accumulation window" if held_grads else "")
+    add("gradients", grads, "held" if held_grads else "update",
+        "kept across the accumulation window" if held_grads else
+        "built as the backward frees the saved tensors: at its end, not beside them")
     add("optimizer", optim, "held", f"{s.optim}" + (" (offloaded to CPU)" if s.offload_optimizer else ""))
     if s.use_peft:
         adapters = lora_params(model, s)
@@ -391,13 +376,14 @@ def estimate_memory(model: ModelFacts, s: Setup, capacity: float | None = None) 
         add("reference", ref_bytes * model.total_params() / (s.world_size if sharded else 1), "held",
             "a frozen copy of the policy for the KL term (beta != 0)"
             + (", whole on every process" if s.strategy == "fsdp" and not sharded else ""))
-    add("activations", activations(model, s), "training",
-        "checkpointed: layer inputs plus one layer" if s.activation_checkpointing else "every layer's saved tensors")
     head = logits(model, s, s.micro_batch, grad=True)
     # Accumulating into held gradients, backward first builds each parameter's new gradient: the vocabulary
     # matrix's is the largest such transient, and with a large vocabulary it can exceed the logits' buffers.
     accumulating = held_grads and not s.use_peft and not s.deepspeed
     transient = model.embedding_params() * s.weight_bytes if accumulating else 0
+    add("activations", activations(model, s, max(head, transient)), "training",
+        "checkpointed: each layer's input, and the layer recomputed in the backward where it exceeds the LM "
+        "head's buffers (freed by then)" if s.activation_checkpointing else "every layer's saved tensors")
     add("logits", max(head, transient), "training",
         f"{s.engine} chunked LM head over {s.micro_batch} x {s.completion_length} tokens (never the full logits)"
         + (" (here the vocabulary matrix's new gradient is larger)" if transient > head else ""))
@@ -407,10 +393,10 @@ def estimate_memory(model: ModelFacts, s: Setup, capacity: float | None = None) 
     if buckets:
         add("ddp buckets", buckets, "held", "DDP's gradient buckets: a second copy of the gradients "
             "(gradient_as_bucket_view off, accelerate's default; ddp_bucket_cap_mb sizes each, not the total)")
-    if s.autocast and s.compute_bytes == 2 and not s.deepspeed:  # DeepSpeed bf16 casts the module: no copies
-        cast = model.total_params() - (quantization.quantized_params(model) if s.quantization else 0)
-        add("autocast copies", 2 * cast / (s.world_size if s.strategy in ("zero3", "fsdp") else 1),
-            "training", "bf16 copies of fp32 weights cached by autocast during the forward pass")
+    copies = autocast_copies(model, s)
+    if copies:
+        add("autocast copies", copies, "training", "bf16 copies of fp32 weights (and of fp32 LoRA adapters) that "
+            "autocast makes in the forward pass and the backward keeps")
     one_layer = layer_activation_bytes(model, s, s.micro_batch * s.sequence_length)
     if s.reference or s.old_logprobs:
         # a no-grad forward frees each layer's intermediates before the next: the trunk's transient and the head's

@@ -7,9 +7,7 @@ from typing import Any
 from grpo_schema.engine.hardware.accelerators import Hardware
 from grpo_schema.engine.hardware.memory import Setup
 
-DEFAULT_PROMPT_LENGTH = 512  # tokens, when neither --prompt-length, the hardware: section nor a local dataset says
-CHARS_PER_TOKEN = 4  # a local dataset's prompts: characters per token (English and maths text, BPE tokenizers)
-DATASET_ROWS_READ = 2000  # rows of a local dataset file read for its longest prompt
+DEFAULT_PROMPT_LENGTH = 512  # tokens, when neither --prompt-length, the hardware: section nor the data says
 
 HALF = {"bfloat16", "float16", "bf16", "fp16", "half"}
 ACCELERATE_STRATEGIES = {"zero1": "zero1", "zero2": "zero2", "zero3": "zero3", "fsdp": "fsdp", "fsdp1": "fsdp",
@@ -55,6 +53,14 @@ def quantization_of(result: Any) -> tuple[str | None, bool]:
     return None, False
 
 
+def attention_of(config: Any) -> str:
+    """The attention implementation the model is loaded with: model_init_kwargs' wins over attn_implementation (as
+    `trl grpo` builds its model_init_kwargs); transformers' default is sdpa."""
+    kwargs = _get(config, "model_init_kwargs") or {}
+    chosen = kwargs.get("attn_implementation") if isinstance(kwargs, dict) else None
+    return str(chosen or _get(config, "attn_implementation") or "sdpa")
+
+
 def strategy_of(result: Any, section: dict, given: str | None, *, offload: str | None = None,
                 local_files: bool = True) -> tuple[str, bool, bool, str, Any]:
     """(strategy, offload optimizer, offload params, where the strategy came from, the LaunchFacts)."""
@@ -89,65 +95,44 @@ def world_size_of(result: Any, hardware: Hardware) -> tuple[int, str | None]:
     return hardware.gpus, None
 
 
-def dataset_prompt_length(result: Any) -> tuple[int | None, str | None]:
-    """The longest prompt of a local dataset file (JSON lines, JSON or CSV) in tokens, estimated from its
-    characters; (None, None) when dataset_name is not a readable local file."""
-    import csv
-    import json
-    from pathlib import Path
+def prompt_lengths_of(result: Any):
+    """The prompt lengths of the config's dataset when its rows are on this machine (grpo_schema.engine.hardware.
+    prompts), read as the engine reads them: TRL 1.16's `prompt` column and chat_template_kwargs; under the open-r1
+    profile its recipe's dataset_prompt_column, system_prompt and chat_template. None otherwise."""
+    from grpo_schema.engine.hardware.prompts import data_prompt_lengths
 
-    name = _get(result.config, "dataset_name")
-    column = str(_written(result, "dataset_prompt_column") or "prompt")
-    if not isinstance(name, str) or not name:
-        return None, None
-    path = Path(name).expanduser()
-    try:
-        if path.is_dir():
-            files = sorted(p for p in path.iterdir() if p.suffix in (".jsonl", ".json", ".csv"))
-            path = files[0] if files else path
-        if not path.is_file() or path.suffix not in (".jsonl", ".json", ".csv"):
-            return None, None
-        rows: list[Any] = []
-        with path.open(encoding="utf-8") as handle:
-            if path.suffix == ".csv":
-                rows = [r for _, r in zip(range(DATASET_ROWS_READ), csv.DictReader(handle))]
-            elif path.suffix == ".jsonl":
-                rows = [json.loads(line) for _, line in zip(range(DATASET_ROWS_READ), handle) if line.strip()]
-            else:
-                data = json.load(handle)
-                rows = (data if isinstance(data, list) else [])[:DATASET_ROWS_READ]
-    except (OSError, ValueError, UnicodeDecodeError):
-        return None, None
-
-    def chars(value: Any) -> int:
-        if isinstance(value, str):
-            return len(value)
-        if isinstance(value, list):  # conversational: [{"role", "content"}, ...] plus the template's markers
-            return sum(chars(m.get("content", "")) + 16 if isinstance(m, dict) else chars(m) for m in value)
-        return 0
-
-    lengths = [chars(r.get(column)) for r in rows if isinstance(r, dict)]
-    if not lengths or max(lengths) == 0:
-        return None, None
-    tokens = -(-max(lengths) // CHARS_PER_TOKEN)
-    return tokens, f"prompts up to {tokens} tokens (the longest of {len(lengths)} rows of {path}, at " \
-                   f"{CHARS_PER_TOKEN} characters a token; pass --prompt-length to say)"
+    config = result.config
+    recipe = (getattr(result, "profile_args", None) or {}).get("open-r1")
+    kwargs = _get(config, "chat_template_kwargs")
+    return data_prompt_lengths(
+        _get(config, "dataset_name"), config_name=_get(config, "dataset_config"),
+        split=_get(config, "dataset_train_split") or "train",
+        column=str(_get(recipe, "dataset_prompt_column") or "prompt") if recipe is not None else "prompt",
+        system_prompt=_get(recipe, "system_prompt") if recipe is not None else None,
+        chat_template=_get(recipe, "chat_template") if recipe is not None else None,
+        model=_get(config, "model_name_or_path"), revision=_get(config, "model_revision"),
+        template_kwargs=kwargs if isinstance(kwargs, dict) else None)
 
 
 def setup_from(result: Any, hardware: Hardware, *, prompt_length: int | None = None, strategy: str | None = None,
                section: dict | None = None, model_dtype: str = "bfloat16", engine: str = "trl",
-               offload: str | None = None, local_files: bool = True) -> tuple[Setup | None, list[str]]:
+               offload: str | None = None, local_files: bool = True, lengths: Any = None
+               ) -> tuple[Setup | None, list[str]]:
+    """The estimate's settings and every assumption behind them. `lengths`: the dataset's prompt lengths
+    (prompt_lengths_of), planned at their 95th percentile when no prompt length is given."""
     config, plan, section = result.config, result.plan, section or {}
     notes: list[str] = [f"engine {engine}"]
     world = result.world_size
-    if prompt_length is None:  # TRL 1.16 does not truncate prompts: max_prompt_length is never read
-        prompt_length, note = dataset_prompt_length(result) if local_files else (None, None)
-        if prompt_length is None:
-            prompt_length = DEFAULT_PROMPT_LENGTH
-            note = f"prompts of {prompt_length} tokens (assumed; pass --prompt-length)"
-        notes.append(note)
-    else:
+    if prompt_length is not None:
         notes.append(f"prompts of {prompt_length} tokens (given)")
+    elif lengths is not None:  # TRL 1.16 does not truncate prompts: max_prompt_length is never read
+        prompt_length = lengths.p95
+        notes.append(lengths.describe())
+    else:
+        prompt_length = DEFAULT_PROMPT_LENGTH
+        notes.append(f"prompts of {prompt_length} tokens (a default: " + (
+            "the dataset is not on this machine; pass --prompt-length" if local_files
+            else "the service reads no dataset; pass prompt_length") + ")")
     b = int(config.per_device_train_batch_size)
     rows = plan.generation_batch_size // max(world, 1) if plan is not None else b * config.gradient_accumulation_steps
     dtype = weight_dtype(result, model_dtype)
@@ -183,7 +168,7 @@ def setup_from(result: Any, hardware: Hardware, *, prompt_length: int | None = N
         compute_bytes=2 if (mixed or weight_bytes == 2) else 4, autocast=mixed and weight_bytes == 4,
         strategy=chosen, offload_optimizer=offload_opt, offload_params=offload_params,
         optim=str(_get(config, "optim") or "adamw_torch"), activation_checkpointing=bool(checkpointing),
-        attention=str(_get(config, "attn_implementation") or "sdpa"), entropy=True,
+        attention=attention_of(config), mixed_precision=mixed, entropy=True,
         reference=float(_get(config, "beta") or 0.0) != 0.0,
         old_logprobs=bool(plan.old_logprobs_needed) if plan is not None else False,
         use_peft=bool(_get(config, "use_peft")), lora_r=int(_get(config, "lora_r") or 16),
