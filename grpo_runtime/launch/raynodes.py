@@ -157,10 +157,10 @@ def place(args: argparse.Namespace):
 
 
 def drive(args: argparse.Namespace) -> int:
+    os.environ.setdefault("RAY_DEDUP_LOGS", "0")  # every machine's lines, not "[repeated 2x across cluster]"
     import ray
     from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
-    os.environ.setdefault("RAY_DEDUP_LOGS", "0")  # every machine's lines, not "[repeated 2x across cluster]"
     ray.init(log_to_driver=True)
     group = place(args)
     if group is None:

@@ -5,6 +5,7 @@ port is chosen free, so suites running beside each other do not collide. The dem
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml
 
 pytest.importorskip("ray", reason="Ray is the `ray` extra (pip install -e '.[ray]')")
 
@@ -92,14 +94,35 @@ def ray_cluster(tmp_path_factory):
 
         _wait_for(lambda: JobSubmissionClient(cluster.address).list_jobs() is not None, cluster.processes,
                   "the Ray head did not start")
-        cluster.processes.append(_start(["--address", cluster.gcs, "--node-ip-address", "127.0.0.1"],
-                                        logs / "worker.log"))
+        # a folder of its own, as on another machine: nodes sharing one would each send every line to the job's log
+        cluster.processes.append(_start(["--address", cluster.gcs, "--node-ip-address", "127.0.0.1", "--temp-dir",
+                                         f"{temp}-w"], logs / "worker.log"))
         _wait_for(lambda: len(cluster.nodes()) == 2, cluster.processes, "the Ray worker did not join the head")
     except RuntimeError as error:
         _stop(cluster.processes)
+        for folder in (temp, Path(f"{temp}-w")):
+            shutil.rmtree(folder, ignore_errors=True)
         pytest.fail(f"{error}\n" + "\n".join(p.read_text(errors="replace")[-2000:] for p in logs.iterdir()))
     yield cluster
     _stop(cluster.processes)
+    for folder in (temp, Path(f"{temp}-w")):
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def no_jobs_left(ray_cluster):
+    """After the test, even a failed one: stop the cluster's jobs that still run, so none trains on."""
+    yield
+    from ray.job_submission import JobSubmissionClient
+
+    client = JobSubmissionClient(ray_cluster.address)
+    running = [job.submission_id for job in client.list_jobs() if not job.status.is_terminal()]
+    for job in running:
+        client.stop_job(job)
+    deadline = time.time() + 60
+    while running and time.time() < deadline:
+        running = [job for job in running if not client.get_job_status(job).is_terminal()]
+        time.sleep(1)
 
 
 @pytest.fixture(scope="package")
@@ -107,3 +130,16 @@ def demo(tmp_path_factory) -> Path:
     directory = tmp_path_factory.mktemp("demo")
     subprocess.run([*GRPO, "demo", str(directory)], check=True, env=ENV, capture_output=True)
     return directory / "config.yaml"
+
+
+def ray_service_env(cluster: RayCluster, **more: str) -> dict[str, str]:
+    """A service whose runs are jobs of the test cluster (GRPO_WEB_RUNS_BACKEND=ray)."""
+    return {"GRPO_WEB_RUNS_BACKEND": "ray", "GRPO_WEB_RUNS_RAY_ADDRESS": cluster.address,
+            "GRPO_WEB_RUNS_MAX_PROCESSES": "4", "GRPO_WEB_RUNS_RAY_POLL_S": "1", **more}
+
+
+def demo_text(demo: Path, **overrides) -> str:
+    """The demo's config for the service: its output_dir left for the service to place under its runs folder."""
+    config = yaml.safe_load(demo.read_text())
+    config.pop("output_dir")
+    return yaml.safe_dump({**config, **overrides}, sort_keys=False)

@@ -67,7 +67,7 @@ def test_an_unreachable_cluster_is_a_coded_diagnostic(demo):
 
 
 @pytest.mark.slow
-def test_the_demo_trains_to_completion_as_a_ray_job_on_two_processes(ray_cluster, demo, tmp_path):
+def test_the_demo_trains_to_completion_as_a_ray_job_on_two_processes(ray_cluster, demo, tmp_path, no_jobs_left):
     out = tmp_path / "out"
     done = grpo("launch", str(demo), "--ray", ray_cluster.address, "--num-processes", "2", "--python", sys.executable,
                 "--set", "max_steps=4", "--set", "save_steps=2", "--set", f"output_dir={out}",
@@ -87,7 +87,7 @@ def test_the_demo_trains_to_completion_as_a_ray_job_on_two_processes(ray_cluster
 
 
 @pytest.mark.slow
-def test_a_cancelled_ray_job_resumes_from_its_checkpoint(ray_cluster, demo, tmp_path):
+def test_a_cancelled_ray_job_resumes_from_its_checkpoint(ray_cluster, demo, tmp_path, no_jobs_left):
     out, job = tmp_path / "out", tmp_path / "job"
     done = grpo("launch", str(demo), "--ray", ray_cluster.address, "--num-processes", "2", "--python", sys.executable,
                 "--set", "max_steps=40", "--set", "save_steps=2", "--set", f"output_dir={out}", "--run-dir", str(job))
