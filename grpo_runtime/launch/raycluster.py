@@ -26,7 +26,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from grpo_schema.engine.codes import U_RAY_UNPLACEABLE, U_RAY_UNREACHABLE
+from grpo_schema.engine.codes import U_RAY_NO_VLLM_SERVER, U_RAY_UNPLACEABLE, U_RAY_UNREACHABLE
 from grpo_schema.engine.resume import complete_checkpoints
 
 RECORD = "ray_job.json"
@@ -122,6 +122,19 @@ def placement(nodes: list[dict], world: int, cpus: float, gpus: float,
     return None
 
 
+def without_server(config) -> Refused | None:
+    """A config whose trainers would wait for a vLLM server that nobody starts (the Slurm and --emit layouts bring
+    one on a node of their own; a Ray job does not)."""
+    from grpo_runtime.launch.slurm.layout import wants_vllm_server
+
+    if not wants_vllm_server(config):
+        return None
+    return Refused(U_RAY_NO_VLLM_SERVER, "the config generates through a vLLM server it does not name "
+                   "(use_vllm: true, vllm_mode: server, no vllm_server_base_url), and a Ray job starts none; "
+                   "nothing was submitted", "start `trl vllm-serve --model MODEL` on a node of the cluster and set "
+                   "vllm_server_base_url: http://NODE:8000, or use vllm_mode: colocate")
+
+
 def plan(address: str, world: int, cpus: float, gpus: float | None,
          per_machine: int | None = None) -> Placement | Refused:
     """Where the run would sit on the cluster now, or the coded reason it cannot be submitted."""
@@ -162,6 +175,8 @@ def launch_ray(argv: list[str]) -> int:
     result = check(args.file, overrides, args.num_processes, args.allow_env)
     if isinstance(result, int):
         return result
+    if (refused := without_server(result.config)) is not None:
+        return diagnostic(refused)
     placed = plan(args.ray, result.world_size, args.cpus_per_process, args.gpus_per_process,
                   args.processes_per_node)
     if isinstance(placed, Refused):

@@ -111,3 +111,11 @@ def test_a_cancelled_ray_job_resumes_from_its_checkpoint(ray_cluster, demo, tmp_
     assert record["jobs"][-1]["resume"].endswith(resumed_from)
     steps = [json.loads(line)["step"] for line in (out / "metrics.jsonl").read_text().splitlines()]
     assert steps[-1] == 40 and (out / "checkpoint-40").is_dir()
+
+
+def test_a_config_that_needs_a_vllm_server_node_is_refused_before_asking_the_cluster():
+    """A Ray job starts no `trl vllm-serve`: trainers that would wait for one are refused, saying what to do."""
+    done = grpo("launch", str(ROOT / "examples" / "vllm-server-node.yaml"), "--ray",
+                f"http://127.0.0.1:{free_port()}", timeout=120)
+    assert done.returncode == 2 and "GRPO-U013" in done.stderr and "vllm_server_base_url" in done.stderr
+    assert "Traceback" not in done.stderr

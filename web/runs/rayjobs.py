@@ -79,7 +79,7 @@ def refusals(settings: RunsSettings, result) -> list:
     unable to place its world size. Empty when it can (the check is repeated at submission)."""
     from grpo_schema.engine.policy import cluster_refusal
 
-    found = plan(settings, result.world_size)
+    found = _cluster().without_server(result.config) or plan(settings, result.world_size)
     if isinstance(found, _cluster().Refused):
         return [cluster_refusal(result, found.code, found.message, found.fix)]
     return []
