@@ -295,13 +295,27 @@ def kubernetes(job: Job) -> list[dict]:
     return K8S_WRITERS[job.args.k8s_form](job)
 
 
+class _Dumper(yaml.SafeDumper):
+    """YAML as people write these files: every object spelled out (no &anchors), scripts as literal blocks."""
+
+    def ignore_aliases(self, data) -> bool:
+        return True
+
+
+def _text(dumper: yaml.SafeDumper, value: str):
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|" if "\n" in value else None)
+
+
+_Dumper.add_representer(str, _text)
+
+
 def emit(args, result, layout: Layout, accelerator: str | None) -> str:
     job = Job(args, result, layout, accelerator)
     if args.emit == "skypilot":
-        return yaml.safe_dump(skypilot(job), sort_keys=False)
+        return yaml.dump(skypilot(job), Dumper=_Dumper, sort_keys=False, width=120)
     if args.emit == "dstack":
-        return yaml.safe_dump(dstack(job), sort_keys=False)
-    return yaml.safe_dump_all(kubernetes(job), sort_keys=False)
+        return yaml.dump(dstack(job), Dumper=_Dumper, sort_keys=False, width=120)
+    return yaml.dump_all(kubernetes(job), Dumper=_Dumper, sort_keys=False, width=120)
 
 
 def emit_command(argv: list[str]) -> int:
