@@ -1,6 +1,6 @@
 """`grpo launch --ray`: the demo as a Ray job on the real local Ray cluster of tests/ray (a head and a worker of 1
-CPU each): 2 processes placed as 2 accelerate machines, one on each node; cancelled and resumed from its
-checkpoint; and the coded refusals before submission."""
+CPU each): 2 processes placed as 2 accelerate machines, one on each node; cancelled mid-run and resumed from its
+checkpoint to completion; and the coded refusals before submission."""
 
 from __future__ import annotations
 
@@ -67,31 +67,12 @@ def test_an_unreachable_cluster_is_a_coded_diagnostic(demo):
 
 
 @pytest.mark.slow
-def test_the_demo_trains_to_completion_as_a_ray_job_on_two_processes(ray_cluster, demo, tmp_path, no_jobs_left):
-    out = tmp_path / "out"
-    done = grpo("launch", str(demo), "--ray", ray_cluster.address, "--num-processes", "2", "--python", sys.executable,
-                "--set", "max_steps=4", "--set", "save_steps=2", "--set", f"output_dir={out}",
-                "--run-dir", str(tmp_path / "job"), "--wait")
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    assert "SUCCEEDED" in done.stdout
-    assert "2 machine(s) x 1 process(es) = world size 2" in done.stdout
-    placed = re.search(r"machines on nodes 0: \S+ \((\w+)\), 1: \S+ \((\w+)\)", done.stdout)
-    assert placed, done.stdout[-3000:]  # one machine on each node of the cluster: the placement group spread them
-    assert set(placed.groups()) == {node["node_id"] for node in ray_cluster.nodes()}
-    assert "--num_machines 2 --machine_rank 1 --main_process_ip" in done.stdout
-    steps = [json.loads(line)["step"] for line in (out / "metrics.jsonl").read_text().splitlines()]
-    assert steps[-1] == 4
-    assert (out / "checkpoint-2").is_dir() and (out / "checkpoint-4").is_dir()
-    status = json.loads(grpo("ray", "status", str(tmp_path / "job"), "--format", "json").stdout)
-    assert status["state"] == "SUCCEEDED" and status["world_size"] == 2 and "checkpoint-4" in status["checkpoints"]
-
-
-@pytest.mark.slow
 def test_a_cancelled_ray_job_resumes_from_its_checkpoint(ray_cluster, demo, tmp_path, no_jobs_left):
     out, job = tmp_path / "out", tmp_path / "job"
     done = grpo("launch", str(demo), "--ray", ray_cluster.address, "--num-processes", "2", "--python", sys.executable,
                 "--set", "max_steps=40", "--set", "save_steps=2", "--set", f"output_dir={out}", "--run-dir", str(job))
     assert done.returncode == 0, done.stderr[-3000:]
+    assert "2 machine(s) x 1 process(es) = world size 2" in done.stdout
     deadline = time.time() + 240
     while not (out / "checkpoint-2" / "runtime_state.json").exists():
         assert time.time() < deadline, grpo("ray", "logs", str(job)).stdout[-3000:]
@@ -106,11 +87,18 @@ def test_a_cancelled_ray_job_resumes_from_its_checkpoint(ray_cluster, demo, tmp_
     stopped_at = int(resumed_from.split("-")[1])
     assert stopped_at < 40
     done = grpo("ray", "resume", str(job), "--wait")
-    assert done.returncode == 0, grpo("ray", "logs", str(job)).stdout[-3000:]
+    log = grpo("ray", "logs", str(job)).stdout
+    assert done.returncode == 0 and "SUCCEEDED" in done.stdout, log[-3000:]
+    placed = re.search(r"machines on nodes 0: \S+ \((\w+)\), 1: \S+ \((\w+)\)", log)
+    assert placed, log[-3000:]  # one machine on each node of the cluster: the placement group spread them
+    assert set(placed.groups()) == {node["node_id"] for node in ray_cluster.nodes()}
+    assert "--num_machines 2 --machine_rank 1 --main_process_ip" in log
     record = json.loads((job / "ray_job.json").read_text())
     assert record["jobs"][-1]["resume"].endswith(resumed_from)
     steps = [json.loads(line)["step"] for line in (out / "metrics.jsonl").read_text().splitlines()]
-    assert steps[-1] == 40 and (out / "checkpoint-40").is_dir()
+    assert steps[-1] == 40 and (out / "checkpoint-40").is_dir()  # trained to completion: metrics and checkpoints
+    status = json.loads(grpo("ray", "status", str(job), "--format", "json").stdout)
+    assert status["state"] == "SUCCEEDED" and status["world_size"] == 2 and status["machines"] == 2
 
 
 def test_a_config_that_needs_a_vllm_server_node_is_refused_before_asking_the_cluster():

@@ -19,7 +19,7 @@ from grpo_schema import CheckResult, check_mapping, check_text
 from grpo_schema.engine.check import Override
 from grpo_schema.engine.profiles import Profile
 from grpo_web.api.body import ConfigBody, config_body
-from grpo_web.api.docs import config_body_doc
+from grpo_web.api.docs import config_body_doc, json_errors
 from grpo_web.api.params import profile_params
 from grpo_web.api.responses import ConfigJSONResponse
 
@@ -59,10 +59,12 @@ def emitted(body: ConfigBody, arguments: list[str], world_size: int | None,
 
 @router.post("/emit", summary="A scheduler's task or manifest for a config (grpo launch --emit)",
              response_class=PlainTextResponse, openapi_extra=config_body_doc(),
-             responses={200: {"content": {"application/yaml": {"schema": {"type": "string"}}},
+             responses={**json_errors(),
+                        200: {"content": {"application/yaml": {"schema": {"type": "string"}}},
                               "description": "the spec; X-Grpo-Layout says its nodes and world size"},
-                        422: {"description": "the validate file object with every diagnostic, or a layout that "
-                                               "does not split"}})
+                        422: {"content": {"application/json": {"schema": {"type": "object"}}},
+                              "description": "the validate file object with every diagnostic, {detail} for a layout "
+                                             "that does not split, or unusable query values"}})
 async def emit_spec(
     body: Annotated[ConfigBody, Depends(config_body)],
     profiles: Annotated[tuple[Profile, ...], Depends(profile_params)],
