@@ -332,14 +332,13 @@ def _wait(run_dir: Path, follow: bool) -> int:
 def ray_command(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="grpo ray", description="Follow jobs from `grpo launch --ray`.")
     sub = parser.add_subparsers(dest="action", required=True)
-    status = sub.add_parser("status", help="the job's state, exit reason and checkpoints")
-    status.add_argument("--format", choices=("text", "json"), default="text")
-    logs = sub.add_parser("logs", help="the job's output")
-    logs.add_argument("--follow", "-f", action="store_true")
+    status_parser = sub.add_parser("status", help="the job's state, exit reason and checkpoints")
+    status_parser.add_argument("--format", choices=("text", "json"), default="text")
+    sub.add_parser("logs", help="the job's output").add_argument("--follow", "-f", action="store_true")
     sub.add_parser("wait", help="wait for the job to end; exit 0 if it succeeded")
     sub.add_parser("cancel", help="stop the job (its checkpoints stay)")
-    resume = sub.add_parser("resume", help="submit the job again from its newest complete checkpoint")
-    resume.add_argument("--wait", action="store_true")
+    sub.add_parser("resume", help="submit the job again from its newest complete checkpoint").add_argument(
+        "--wait", action="store_true")
     for command in sub.choices.values():
         command.add_argument("run_dir", help="the job's folder (printed by grpo launch --ray)")
     args = parser.parse_args(argv)

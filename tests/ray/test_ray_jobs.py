@@ -87,8 +87,10 @@ def test_a_cancelled_ray_job_resumes_from_its_checkpoint(ray_cluster, demo, tmp_
     stopped_at = int(resumed_from.split("-")[1])
     assert stopped_at < 40
     done = grpo("ray", "resume", str(job), "--wait")
-    log = grpo("ray", "logs", str(job)).stdout
+    logs = grpo("ray", "logs", str(job))
+    log = logs.stdout
     assert done.returncode == 0 and "SUCCEEDED" in done.stdout, log[-3000:]
+    assert logs.returncode == 0, logs.stderr[-3000:]
     placed = re.search(r"machines on nodes 0: \S+ \((\w+)\), 1: \S+ \((\w+)\)", log)
     assert placed, log[-3000:]  # one machine on each node of the cluster: the placement group spread them
     assert set(placed.groups()) == {node["node_id"] for node in ray_cluster.nodes()}
