@@ -16,18 +16,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import shlex
 import shutil
 import sys
 import time
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 
-from grpo_schema.engine.codes import U_RAY_NO_VLLM_SERVER, U_RAY_UNPLACEABLE, U_RAY_UNREACHABLE
 from grpo_schema.engine.resume import complete_checkpoints
+from grpo_runtime.launch.rayplace import Placement, Refused, plan, server_for
 
 RECORD = "ray_job.json"
 FINISHED = {"SUCCEEDED", "FAILED", "STOPPED"}
@@ -51,6 +49,10 @@ def launch_parser() -> argparse.ArgumentParser:
     parser.add_argument("--processes-per-node", type=int, default=None, metavar="P",
                         help="training processes per accelerate machine (one placement bundle, on one node); "
                              "default: the most that the cluster's nodes can hold")
+    parser.add_argument("--vllm-gpus", type=int, default=None, metavar="N",
+                        help="GPUs of the vLLM server a config in the open-r1 layout generates through (vllm_mode: "
+                             "server, no vllm_server_base_url); default: its vllm_tensor_parallel_size on a cluster "
+                             "with GPUs, else 0")
     parser.add_argument("--placement-timeout", type=float, default=600.0, metavar="S",
                         help="seconds the job waits for its placement group before it fails (default 600)")
     parser.add_argument("--python", default="python", help="the interpreter on the cluster's nodes")
@@ -60,109 +62,9 @@ def launch_parser() -> argparse.ArgumentParser:
     return parser
 
 
-@dataclass(frozen=True)
-class Refused:
-    """Why nothing was submitted: a coded diagnostic (GRPO-U011 / GRPO-U012) with what to do."""
-    code: str
-    message: str
-    fix: str
-
-    def __str__(self) -> str:
-        return f"error[{self.code}] {self.message}\n  fix: {self.fix}"
-
-
-@dataclass(frozen=True)
-class Placement:
-    """How a run sits on the cluster: `machines` accelerate machines of `per_machine` processes, each one bundle
-    of per_machine x (cpus, gpus)."""
-    machines: int
-    per_machine: int
-    cpus: float  # per process
-    gpus: float
-
-    def describe(self) -> str:
-        return (f"{self.machines} machine(s) x {self.per_machine} process(es) = world size "
-                f"{self.machines * self.per_machine}, {self.cpus:g} CPU and {self.gpus:g} GPU per process")
-
-
 def diagnostic(refused: Refused) -> int:
     print(f"grpo launch --ray: {refused}", file=sys.stderr)
     return 2
-
-
-def nodes_of(address: str) -> list[dict] | str:
-    """The cluster's live nodes and their total resources, or why it cannot be reached."""
-    try:
-        from ray.util.state import list_nodes
-
-        nodes = list_nodes(address=address, filters=[("state", "=", "ALIVE")], timeout=20, raise_on_missing_output=False)
-    except Exception as error:  # noqa: BLE001 - any failure to reach it is the diagnostic
-        return f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
-    return [{"id": node.node_id, "ip": node.node_ip, "resources": dict(node.resources_total or {})} for node in nodes]
-
-
-def _holds(nodes: list[dict], count: int, cpus: float, gpus: float) -> bool:
-    """Whether `count` bundles of (cpus, gpus) fit the nodes, each bundle on one node."""
-    held = 0
-    for node in nodes:
-        have = node["resources"]
-        fits = [math.floor(have.get(name, 0) / need + 1e-9) for name, need in (("CPU", cpus), ("GPU", gpus)) if need]
-        held += min(fits) if fits else count
-    return held >= count
-
-
-def placement(nodes: list[dict], world: int, cpus: float, gpus: float,
-              per_machine: int | None = None) -> Placement | None:
-    """The fewest machines of equal size whose bundles the live nodes hold (accelerate runs the same number of
-    processes on every machine): the whole run on one node when one has room, else split over several."""
-    sizes = [per_machine] if per_machine else [size for size in range(world, 0, -1) if world % size == 0]
-    for size in sizes:
-        if world % size == 0 and _holds(nodes, world // size, size * cpus, size * gpus):
-            return Placement(world // size, size, cpus, gpus)
-    return None
-
-
-def without_server(config) -> Refused | None:
-    """A config whose trainers would wait for a vLLM server that nobody starts (the Slurm and --emit layouts bring
-    one on a node of their own; a Ray job does not)."""
-    from grpo_runtime.launch.slurm.layout import wants_vllm_server
-
-    if not wants_vllm_server(config):
-        return None
-    return Refused(U_RAY_NO_VLLM_SERVER, "the config generates through a vLLM server it does not name "
-                   "(use_vllm: true, vllm_mode: server, no vllm_server_base_url), and a Ray job starts none; "
-                   "nothing was submitted", "start `trl vllm-serve --model MODEL` on a node of the cluster and set "
-                   "vllm_server_base_url: http://NODE:8000, or use vllm_mode: colocate")
-
-
-def plan(address: str, world: int, cpus: float, gpus: float | None,
-         per_machine: int | None = None) -> Placement | Refused:
-    """Where the run would sit on the cluster now, or the coded reason it cannot be submitted."""
-    nodes = nodes_of(address)
-    if isinstance(nodes, str):
-        return Refused(U_RAY_UNREACHABLE, f"no Ray cluster answers at {address} ({nodes}); nothing submitted",
-                       "start it (`ray start --head`) or give its dashboard address, e.g. http://HEAD:8265")
-    if not nodes:
-        return Refused(U_RAY_UNREACHABLE, f"the Ray cluster at {address} has no live node", "start a node")
-    if gpus is None:
-        gpus = 1.0 if any(n["resources"].get("GPU", 0) for n in nodes) else 0.0
-    if cpus <= 0 and gpus <= 0:
-        return Refused(U_RAY_UNPLACEABLE, "a process that asks for no CPU and no GPU cannot be placed",
-                       "give --cpus-per-process or --gpus-per-process above 0")
-    found = placement(nodes, world, cpus, gpus, per_machine)
-    if found is not None:
-        return found
-    have = "; ".join(f"{n['ip']}: {n['resources'].get('CPU', 0):g} CPU, {n['resources'].get('GPU', 0):g} GPU"
-                     for n in nodes)
-    total = [sum(n["resources"].get(name, 0) for n in nodes) for name in ("CPU", "GPU")]
-    split = f"machines of {per_machine} process(es)" if per_machine else "any split into machines of equal size"
-    return Refused(U_RAY_UNPLACEABLE,
-                   f"world size {world} asks {world * cpus:g} CPU and {world * gpus:g} GPU ({cpus:g} CPU, "
-                   f"{gpus:g} GPU per process), but the cluster's {len(nodes)} live node(s) have {have} "
-                   f"({total[0]:g} CPU, {total[1]:g} GPU in all) and hold no {split}; the job would wait "
-                   "forever, so nothing was submitted",
-                   "a smaller world size (the config is validated for it), fewer CPUs or GPUs per process, "
-                   "or more nodes")
 
 
 def launch_ray(argv: list[str]) -> int:
@@ -175,10 +77,8 @@ def launch_ray(argv: list[str]) -> int:
     result = check(args.file, overrides, args.num_processes, args.allow_env)
     if isinstance(result, int):
         return result
-    if (refused := without_server(result.config)) is not None:
-        return diagnostic(refused)
     placed = plan(args.ray, result.world_size, args.cpus_per_process, args.gpus_per_process,
-                  args.processes_per_node)
+                  args.processes_per_node, server_for(result.config, args.python, args.vllm_gpus))
     if isinstance(placed, Refused):
         return diagnostic(placed)
     output_dir = Path(str(result.config.output_dir or "trainer_output")).expanduser().resolve()
@@ -207,7 +107,7 @@ def new_record(address: str, config: str, placed: Placement, python: str, output
             "machines": placed.machines, "processes_per_machine": placed.per_machine,
             "cpus_per_process": placed.cpus, "gpus_per_process": placed.gpus, "python": python,
             "output_dir": output_dir, "overrides": list(overrides), "allow_env": list(allow_env), "port": port,
-            "placement_timeout": placement_timeout, "jobs": []}
+            "placement_timeout": placement_timeout, "server": placed.server, "jobs": []}
 
 
 def _new_run_dir(output_dir: Path) -> Path:
@@ -228,7 +128,8 @@ def entrypoint(record: dict, resume: str | None) -> str:
              "--cpus", f"{per_machine * record['cpus_per_process']:g}",
              "--gpus", f"{per_machine * record['gpus_per_process']:g}",
              "--placement-timeout", f"{record.get('placement_timeout', 600):g}",
-             *(["--port", str(record["port"])] if record.get("port") else []), "--",
+             *(["--port", str(record["port"])] if record.get("port") else []), *server_arguments(record.get("server")),
+             "--",
              python, "-m", "grpo_schema", "launch", record["config"], "--num-processes", str(record["world_size"]),
              "--set", f"output_dir={json.dumps(record['output_dir'])}"]
     if resume:
@@ -238,6 +139,15 @@ def entrypoint(record: dict, resume: str | None) -> str:
     for name in record["allow_env"]:
         words += ["--allow-env", name]
     return " ".join(shlex.quote(word) for word in words)
+
+
+def server_arguments(server: dict | None) -> list[str]:
+    """The driver's options for the vLLM server's bundle and command (the open-r1 layout)."""
+    if not server:
+        return []
+    return ["--server-cpus", f"{server['cpus']:g}", "--server-gpus", f"{server['gpus']:g}", "--server-port",
+            str(server["port"]), "--server-timeout", f"{server['timeout']:g}", "--server-command",
+            json.dumps(server["command"])]
 
 
 def _client(address: str):
@@ -373,10 +283,10 @@ def ray_command(argv: list[str]) -> int:
             print(f"grpo ray: no complete checkpoint in {record['output_dir']} to resume from", file=sys.stderr)
             return 2
         placed = plan(record["address"], record["world_size"], record["cpus_per_process"],
-                      record["gpus_per_process"])
+                      record["gpus_per_process"], server=record.get("server"))
         if isinstance(placed, Refused):
             return diagnostic(placed)
-        record.update(machines=placed.machines, processes_per_machine=placed.per_machine)
+        record.update(machines=placed.machines, processes_per_machine=placed.per_machine, server=placed.server)
         job = submit(run_dir, record, resume=str(checkpoints[-1]))
         print(f"grpo: submitted Ray job {job} from {checkpoints[-1]}", flush=True)
         return 0 if not args.wait else _wait(run_dir, follow=False)

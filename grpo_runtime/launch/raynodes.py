@@ -9,7 +9,9 @@ in its bundle that runs the launch command with `--num_machines M --machine_rank
 The first machine that fails stops the others and the job fails with its exit status; stopping the job (SIGTERM
 from Ray) stops every machine. A group the cluster cannot place within --placement-timeout ends the job with what
 it waited for, never a job that waits forever. A watcher beside each machine's processes ends them if the actor
-dies without stopping them (its node lost, the driver killed).
+dies without stopping them (its node lost, the driver killed). A config in the open-r1 layout brings one more
+bundle, for the vLLM server: it starts first, the machines start once its /health/ answers (they get its address
+as vllm_server_host), and it is stopped when they end; a server that exits stops them.
 
 Ray is imported where it is used: the watcher (`--watch`) runs without it.
 """
@@ -17,6 +19,7 @@ Ray is imported where it is used: the watcher (`--watch`) runs without it.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shlex
 import signal
@@ -38,6 +41,12 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--gpus", type=float, default=0.0, help="GPUs of one machine (its bundle)")
     parser.add_argument("--port", type=int, help="the rendezvous port (default: a free port on machine 0's node)")
     parser.add_argument("--placement-timeout", type=float, default=600.0)
+    parser.add_argument("--server-command", type=json.loads, default=None,
+                        help="the vLLM server's command (a JSON list), run in one more bundle before the machines")
+    parser.add_argument("--server-cpus", type=float, default=1.0)
+    parser.add_argument("--server-gpus", type=float, default=0.0)
+    parser.add_argument("--server-port", type=int, default=8000)
+    parser.add_argument("--server-timeout", type=float, default=240.0, help="seconds to wait for its /health/")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- the launch command of every machine")
     args = parser.parse_args(argv)
     args.command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -130,6 +139,9 @@ class Machine:
     def wait(self) -> int:
         return self.child.wait() if self.child else EXIT_FAILED
 
+    def running(self) -> bool:
+        return self.child is not None and self.child.poll() is None
+
     def stop(self) -> None:
         """SIGTERM now to every process of the machine, SIGKILL after the grace (in the background: the driver
         has seconds before Ray kills it; if the actor goes with it, the watcher finishes the job)."""
@@ -139,21 +151,84 @@ class Machine:
             threading.Thread(target=end, args=(pids,), daemon=True).start()
 
 
+def wanted(args: argparse.Namespace) -> list[dict[str, float]]:
+    """Every bundle of the group: the machines', then the vLLM server's."""
+    server = [{"CPU": args.server_cpus, **({"GPU": args.server_gpus} if args.server_gpus else {})}] \
+        if args.server_command else []
+    return bundles(args.machines, args.cpus, args.gpus) + server
+
+
 def place(args: argparse.Namespace):
     """The run's placement group once the cluster has placed it, or None after the timeout (removed again)."""
     from ray.util.placement_group import placement_group, remove_placement_group
 
-    wanted = bundles(args.machines, args.cpus, args.gpus)
-    group = placement_group(wanted, strategy="PACK")
-    print(f"[grpo-config] placing {args.machines} machine(s) of {wanted[0]} each (placement group, PACK)",
+    asked = wanted(args)
+    group = placement_group(asked, strategy="PACK")
+    print(f"[grpo-config] placing {args.machines} machine(s) of {asked[0]} each"
+          + (f" and a vLLM server of {asked[-1]}" if args.server_command else "") + " (placement group, PACK)",
           flush=True)
     if group.wait(timeout_seconds=args.placement_timeout):
         return group
     remove_placement_group(group)
-    print(f"[grpo-config] error: the cluster did not place {args.machines} bundle(s) of {wanted[0]} within "
-          f"{args.placement_timeout:g} s (its resources are taken, or a node left); nothing was started. "
-          "Resubmit when they are free, or ask for fewer processes.", flush=True)
+    print(f"[grpo-config] error: the cluster did not place the bundles {asked} within {args.placement_timeout:g} s "
+          "(its resources are taken, or a node left); nothing was started. Resubmit when they are free, or ask for "
+          "fewer processes.", flush=True)
     return None
+
+
+def healthy(url: str) -> bool:
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url, timeout=5) as answer:
+            return answer.status == 200
+    except OSError:
+        return False
+
+
+def serve(ray, server, args: argparse.Namespace, stopping: list[int]) -> str | None:
+    """Start the vLLM server in its bundle and wait for its /health/; its node's address, or None (said why)."""
+    address = ray.get(server.address.remote())[0]
+    print(f"[grpo-config] vLLM server on {address}: {shlex.join(args.server_command)}", flush=True)
+    ray.get(server.start.remote(args.server_command))
+    url, deadline = f"http://{address}:{args.server_port}/health/", time.monotonic() + args.server_timeout
+    while not stopping and time.monotonic() < deadline:
+        if not ray.get(server.running.remote()):
+            print("[grpo-config] error: the vLLM server exited before it answered (its log is above)", flush=True)
+            return None
+        if healthy(url):
+            print(f"[grpo-config] vLLM server ready at {url}", flush=True)
+            return address
+        time.sleep(2)
+    if not stopping:
+        print(f"[grpo-config] error: the vLLM server did not answer {url} within {args.server_timeout:g} s "
+              "(vllm_server_timeout)", flush=True)
+    return None
+
+
+def follow(ray, machines: list, server, stopping: list[int]) -> int:
+    """Wait for every machine (and watch the server): the first failure stops the others."""
+    waiting = {m.wait.remote(): rank for rank, m in enumerate(machines)}
+    if server is not None:
+        waiting[server.wait.remote()] = "server"
+    while any(rank != "server" for rank in waiting.values()) and not stopping:
+        done, _ = ray.wait(list(waiting), num_returns=1, timeout=1.0)
+        for ref in done:
+            rank = waiting.pop(ref)
+            try:
+                code = ray.get(ref)
+            except ray.exceptions.RayError as error:  # the actor died: its node was lost
+                print(f"[grpo-config] machine {rank} was lost: {type(error).__name__}", flush=True)
+                code = EXIT_FAILED
+            if rank == "server":
+                print(f"[grpo-config] the vLLM server exited with status {code}; stopping the machines", flush=True)
+                code = code or EXIT_FAILED
+            if code != 0:
+                if rank != "server":
+                    print(f"[grpo-config] machine {rank} exited with status {code}; stopping the others", flush=True)
+                ray.get([m.stop.remote() for m in machines], timeout=60)
+                return code
+    return EXIT_STOPPED if stopping else 0
 
 
 def drive(args: argparse.Namespace) -> int:
@@ -166,9 +241,13 @@ def drive(args: argparse.Namespace) -> int:
     if group is None:
         return EXIT_UNPLACED
     actor = ray.remote(max_concurrency=3)(Machine)
-    machines = [actor.options(num_cpus=args.cpus, num_gpus=args.gpus or None, scheduling_strategy=
-                              PlacementGroupSchedulingStrategy(group, placement_group_bundle_index=rank)).remote()
-                for rank in range(args.machines)]
+
+    def in_bundle(index: int, cpus: float, gpus: float):
+        return actor.options(num_cpus=cpus, num_gpus=gpus or None, scheduling_strategy=
+                             PlacementGroupSchedulingStrategy(group, placement_group_bundle_index=index)).remote()
+
+    machines = [in_bundle(rank, args.cpus, args.gpus) for rank in range(args.machines)]
+    server = in_bundle(args.machines, args.server_cpus, args.server_gpus) if args.server_command else None
     nodes = ray.get([m.address.remote() for m in machines])
     address, port = nodes[0][0], args.port or nodes[0][1]
     print("[grpo-config] machines on nodes " + ", ".join(f"{rank}: {ip} ({node})" for rank, (ip, _, node)
@@ -177,30 +256,26 @@ def drive(args: argparse.Namespace) -> int:
     stopping: list[int] = []
     for sig in (signal.SIGTERM, signal.SIGINT):  # Ray stops a job with SIGTERM, and SIGKILL 3 s later
         signal.signal(sig, lambda signum, _frame: stopping.append(signum))
-    commands = [args.command + machine_flags(rank, args.machines, address, port) for rank in range(args.machines)]
+    extra: list[str] = []
+    if server is not None:
+        host = serve(ray, server, args, stopping)
+        if host is None:
+            ray.get(server.stop.remote(), timeout=10)
+            return EXIT_STOPPED if stopping else EXIT_FAILED
+        extra = ["--set", f"vllm_server_host={host}", "--set", f"vllm_server_port={args.server_port}"]
+    commands = [args.command + extra + machine_flags(rank, args.machines, address, port)
+                for rank in range(args.machines)]
     for rank, command in enumerate(commands):
         print(f"[grpo-config] machine {rank}: {shlex.join(command)}", flush=True)
     ray.get([m.start.remote(command) for m, command in zip(machines, commands)])
-    waiting = {m.wait.remote(): rank for rank, m in enumerate(machines)}
-    while waiting and not stopping:
-        done, _ = ray.wait(list(waiting), num_returns=1, timeout=1.0)
-        for ref in done:
-            rank = waiting.pop(ref)
-            try:
-                code = ray.get(ref)
-            except ray.exceptions.RayError as error:  # the actor died: its node was lost
-                print(f"[grpo-config] machine {rank} was lost: {type(error).__name__}", flush=True)
-                code = EXIT_FAILED
-            if code != 0:
-                print(f"[grpo-config] machine {rank} exited with status {code}; stopping the others", flush=True)
-                ray.get([m.stop.remote() for m in machines], timeout=60)
-                return code
+    code = follow(ray, machines, server, stopping)
+    everything = machines + ([server] if server is not None else [])
+    ray.get([m.stop.remote() for m in everything], timeout=2 if stopping else 60)
     if stopping:
-        ray.get([m.stop.remote() for m in machines], timeout=2)
         print("[grpo-config] stopped on request: every machine's processes were ended", flush=True)
-        return EXIT_STOPPED
-    print(f"[grpo-config] all {args.machines} machine(s) finished", flush=True)
-    return 0
+    elif code == 0:
+        print(f"[grpo-config] all {args.machines} machine(s) finished", flush=True)
+    return code
 
 
 def main(argv: list[str]) -> int:

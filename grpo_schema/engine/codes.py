@@ -226,11 +226,6 @@ U_RAY_UNPLACEABLE = declare("GRPO-U012", "error", "Ray cluster cannot place the 
                             "of the GPUs or CPUs of their processes, each on one node) for the config's world size, "
                             "so the job would wait forever; it is refused before submission. Use a smaller world "
                             "size, fewer resources per process, or a larger cluster.")
-U_RAY_NO_VLLM_SERVER = declare("GRPO-U013", "error", "Ray job without the vLLM server the config generates through",
-                               "The config generates through a vLLM server it does not name (use_vllm, vllm_mode: "
-                               "server, no vllm_server_base_url); a Ray job of grpo-config starts no server, so its "
-                               "trainers would wait for one and fail. Start `trl vllm-serve` on the cluster and set "
-                               "vllm_server_base_url, or generate with vllm_mode: colocate.")
 
 # --- the environment (grpo doctor) -----------------------------------------------------------------------------------
 C_NO_TRL = declare("GRPO-C001", "error", "trl is not installed in the environment",

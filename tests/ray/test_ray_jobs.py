@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import subprocess
 import sys
 import time
@@ -103,9 +104,57 @@ def test_a_cancelled_ray_job_resumes_from_its_checkpoint(ray_cluster, demo, tmp_
     assert status["state"] == "SUCCEEDED" and status["world_size"] == 2 and status["machines"] == 2
 
 
-def test_a_config_that_needs_a_vllm_server_node_is_refused_before_asking_the_cluster():
-    """A Ray job starts no `trl vllm-serve`: trainers that would wait for one are refused, saying what to do."""
-    done = grpo("launch", str(ROOT / "examples" / "vllm-server-node.yaml"), "--ray",
-                f"http://127.0.0.1:{free_port()}", timeout=120)
-    assert done.returncode == 2 and "GRPO-U013" in done.stderr and "vllm_server_base_url" in done.stderr
-    assert "Traceback" not in done.stderr
+# A stand-in for a training machine: it reads the vLLM server's address the driver gave it and asks its /health/.
+TRAINER = """
+import json, sys, urllib.request
+args = sys.argv[2:]
+sets = dict(args[i + 1].split("=", 1) for i, word in enumerate(args) if word == "--set")
+rank = args[args.index("--machine_rank") + 1]
+url = "http://%s:%s/health/" % (sets["vllm_server_host"], sets["vllm_server_port"])
+status = urllib.request.urlopen(url, timeout=10).status
+open("%s/machine-%s.json" % (sys.argv[1], rank), "w").write(json.dumps({"url": url, "status": status}))
+"""
+
+
+def driver_job(cluster, folder: Path, server: list[str], port: int) -> tuple[str, str]:
+    """The job driver of `grpo launch --ray` with 2 machines and a server bundle, on the cluster; (state, log)."""
+    from ray.job_submission import JobSubmissionClient
+
+    import grpo_runtime
+    import grpo_schema
+
+    work = folder / "work"
+    (work / "health").mkdir(parents=True)
+    (work / "health" / "index.html").write_text("ok")  # what a stand-in server answers at /health/
+    (work / "trainer.py").write_text(TRAINER)
+    entrypoint = [sys.executable, "-m", "grpo_runtime.launch.raynodes", "--machines", "2", "--cpus", "0.5",
+                  "--server-cpus", "0.5", "--server-port", str(port), "--server-timeout", "60",
+                  "--server-command", json.dumps(server), "--", sys.executable, "trainer.py", str(folder)]
+    client = JobSubmissionClient(cluster.address)
+    job = client.submit_job(entrypoint=" ".join(shlex.quote(word) for word in entrypoint), runtime_env={
+        "working_dir": str(work), "py_modules": [str(Path(m.__file__).parent) for m in (grpo_runtime, grpo_schema)]})
+    deadline = time.time() + 240
+    while not client.get_job_status(job).is_terminal():
+        assert time.time() < deadline, client.get_job_logs(job)[-3000:]
+        time.sleep(1)
+    return str(client.get_job_status(job).value), client.get_job_logs(job)
+
+
+@pytest.mark.slow
+def test_the_driver_serves_vllm_from_a_bundle_of_its_own_before_the_machines(ray_cluster, tmp_path, no_jobs_left):
+    """The open-r1 layout on Ray: the server's bundle starts first, the machines get its address once its /health/
+    answers, and it is stopped when they end; a server that exits early fails the job before any machine starts."""
+    port = free_port()
+    state, log = driver_job(ray_cluster, tmp_path, [sys.executable, "-m", "http.server", str(port)], port)
+    assert state == "SUCCEEDED", log[-3000:]
+    assert "and a vLLM server of {'CPU': 0.5}" in log and f"vLLM server ready at http://" in log
+    for rank in (0, 1):
+        answer = json.loads((tmp_path / f"machine-{rank}.json").read_text())
+        assert answer["status"] == 200 and answer["url"].endswith(f":{port}/health/")
+    wait_until_gone(f"http.server {port}")  # stopped with the machines
+
+    failing = tmp_path / "failing"
+    failing.mkdir()
+    state, log = driver_job(ray_cluster, failing, [sys.executable, "-c", "raise SystemExit(3)"], free_port())
+    assert state == "FAILED" and "the vLLM server exited before it answered" in log, log[-3000:]
+    assert not list(failing.glob("machine-*.json")) and "machine 0:" not in log  # no machine was started

@@ -55,7 +55,7 @@ class JobStatus:
 def _cluster():
     from grpo_runtime.launch import raycluster
 
-    return raycluster
+    return raycluster  # it re-exports rayplace's Refused and Placement
 
 
 def available() -> str | None:
@@ -67,11 +67,19 @@ def available() -> str | None:
     return None
 
 
-def plan(settings: RunsSettings, world_size: int):
-    """Where a run of `world_size` would sit on the cluster now (raycluster.Placement), or why it cannot be
-    submitted (raycluster.Refused, with its GRPO-U011 / GRPO-U012 code)."""
-    return _cluster().plan(settings.runs_ray_address, world_size, settings.runs_ray_cpus_per_process,
-                           settings.runs_ray_gpus_per_process, settings.runs_ray_processes_per_node)
+def plan(settings: RunsSettings, world_size: int, config):
+    """Where a run of `world_size` would sit on the cluster now (rayplace.Placement, with the vLLM server a config
+    in the open-r1 layout generates through), or why it cannot be submitted (rayplace.Refused, with its GRPO-U011 /
+    GRPO-U012 code)."""
+    from grpo_runtime.launch import rayplace
+
+    server = rayplace.server_for(config, python(settings), settings.runs_ray_vllm_gpus)
+    return rayplace.plan(settings.runs_ray_address, world_size, settings.runs_ray_cpus_per_process,
+                         settings.runs_ray_gpus_per_process, settings.runs_ray_processes_per_node, server)
+
+
+def python(settings: RunsSettings) -> str:
+    return settings.runs_ray_python or sys.executable
 
 
 def refusals(settings: RunsSettings, result) -> list:
@@ -79,7 +87,7 @@ def refusals(settings: RunsSettings, result) -> list:
     unable to place its world size. Empty when it can (the check is repeated at submission)."""
     from grpo_schema.engine.policy import cluster_refusal
 
-    found = _cluster().without_server(result.config) or plan(settings, result.world_size)
+    found = plan(settings, result.world_size, result.config)
     if isinstance(found, _cluster().Refused):
         return [cluster_refusal(result, found.code, found.message, found.fix)]
     return []
@@ -89,19 +97,20 @@ def submit(run: Run, settings: RunsSettings) -> tuple[str, str]:
     """Place and submit the run as one Ray job: (the job id, how it is placed). Raises ValueError with the coded
     diagnostic when the cluster cannot take it, RayUnavailable when it refused the job."""
     raycluster = _cluster()
-    placed = plan(settings, run.world_size)
-    if isinstance(placed, raycluster.Refused):
-        raise ValueError(str(placed))
-    run_dir = Path(run.run_dir)
-    sets = [f"{name}={launcher.yaml_string(value)}" for name, value in json.loads(run.overrides or "{}").items()]
     from grpo_schema import check_text
 
     checked = check_text(run.config_text.encode(), world_size=run.world_size,
                          allow_env=list(settings.runs_env_allowlist))
-    port = checked.launch.get("main_process_port") if checked.config is not None else None
+    if checked.config is None:
+        raise ValueError("the run's config no longer validates")
+    placed = plan(settings, run.world_size, checked.config)
+    if isinstance(placed, raycluster.Refused):
+        raise ValueError(str(placed))
+    run_dir = Path(run.run_dir)
+    sets = [f"{name}={launcher.yaml_string(value)}" for name, value in json.loads(run.overrides or "{}").items()]
     record = raycluster.new_record(settings.runs_ray_address, launcher.config_file(run_dir, run.config_format).name,
-                                   placed, settings.runs_ray_python or sys.executable, run.output_dir, sets,
-                                   list(settings.runs_env_allowlist), port, settings.runs_ray_placement_timeout_s)
+                                   placed, python(settings), run.output_dir, sets, list(settings.runs_env_allowlist),
+                                   checked.launch.get("main_process_port"), settings.runs_ray_placement_timeout_s)
     try:
         return raycluster.submit(run_dir, record, resume=run.resume_checkpoint), placed.describe()
     except raycluster.RayJobError as error:

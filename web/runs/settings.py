@@ -77,6 +77,9 @@ class RunsSettings(BaseSettings):
     runs_ray_processes_per_node: int | None = Field(None, ge=1, description="training processes per accelerate "
                                                     "machine, one placement bundle on one node (default: the most "
                                                     "the cluster's nodes hold)")
+    runs_ray_vllm_gpus: int | None = Field(None, ge=0, description="GPUs of the vLLM server of a config in the "
+                                           "open-r1 layout (default: its tensor parallel size on a cluster with "
+                                           "GPUs, else 0)")
     runs_ray_python: str | None = Field(None, description="the interpreter with grpo-config's dependencies on the "
                                                           "cluster's nodes (default: the service's own)")
     runs_ray_placement_timeout_s: float = Field(600.0, gt=0, description="seconds a job waits for its placement "
