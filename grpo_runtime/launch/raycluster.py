@@ -1,15 +1,15 @@
 """`grpo launch FILE --ray ADDRESS` and `grpo ray status|logs|wait|cancel|resume RUN_DIR`: a run as one Ray job.
 
-The config is validated at its world size, then the cluster is asked (through the dashboard's state API) for its
-live nodes. The run is split into the fewest accelerate machines of equal size that those nodes can hold, each
-machine one placement bundle of its processes' CPUs and GPUs (on one node when one has room, else spread). If the
-cluster cannot be reached (GRPO-U011) or no split fits its nodes (GRPO-U012), nothing is submitted. Otherwise one
-job goes in through Ray's Jobs API: its runtime environment carries the project's packages (py_modules) and the
-job's folder with the config (working_dir); its entrypoint is the driver (grpo_runtime.launch.raynodes), which
-reserves the bundles as one placement group and runs `grpo launch` as each machine with the rendezvous of machine
-0. The job's record lives in the job's folder (RUN_DIR/ray_job.json), as for `grpo launch --slurm`; resume submits
-a new job from the newest complete checkpoint. The service's Ray backend (grpo_web.runs.rayjobs) submits and
-follows its runs with these same functions. Ray is the `ray` extra; nothing else imports it.
+The config is validated at its world size, then placed (grpo_runtime.launch.rayplace): the fewest accelerate
+machines of equal size the cluster's live nodes hold, each one placement bundle, plus the vLLM server's bundle for
+a config in the open-r1 layout; a cluster that cannot be reached (GRPO-U011) or cannot hold them (GRPO-U012) gets
+nothing. Otherwise one job goes in through Ray's Jobs API: its runtime environment carries the project's packages
+(py_modules) and the job's folder with the config (working_dir); its entrypoint is the driver
+(grpo_runtime.launch.raynodes), which reserves the bundles as one placement group and runs `grpo launch` as each
+machine with the rendezvous of machine 0. The job's record lives in the job's folder (RUN_DIR/ray_job.json), as
+for `grpo launch --slurm`; resume submits a new job from the newest complete checkpoint. The service's Ray backend
+(grpo_web.runs.rayjobs) submits and follows its runs with these same functions. Ray is the `ray` extra; nothing
+else imports it.
 """
 
 from __future__ import annotations
