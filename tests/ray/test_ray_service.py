@@ -1,17 +1,18 @@
 """The service's Ray backend (GRPO_WEB_RUNS_BACKEND=ray) on the real local Ray cluster of tests/ray: POST
 /api/v1/runs submits the demo at 2 processes as one Ray job (a machine on each node), which trains to success with
-its metrics, checkpoints and log served as for a local run; a world size the cluster cannot place, and a cluster
+its metrics, checkpoints and log served as for a local run, followed again by a service restarted after a SIGKILL; a world size the cluster cannot place, and a cluster
 that does not answer, are refused with their coded diagnostic before anything is queued or submitted."""
 
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 
 import pytest
 
 from tests.ray.conftest import ENV, GRPO, demo_text, free_port, ray_service_env
-from tests.runs.conftest import make_service  # noqa: F401  (the fixture: a real `grpo serve --enable-runs`)
+from tests.runs.conftest import make_service, wait_for  # noqa: F401  (make_service: a real `grpo serve`)
 
 pytestmark = pytest.mark.slow
 
@@ -41,8 +42,14 @@ def test_a_run_from_the_service_is_a_ray_job_that_trains_to_success(ray_cluster,
     assert jobs(ray_cluster) == before  # nothing submitted
 
     run = service.launch(text, world_size=2)
+    service.wait_state(run["id"], ("running", "succeeded"), 300)
+    wait_for(lambda: "machine 1:" in service.run_log(run["id"]), 120, "the machines to start")
+    service.stop(signal.SIGKILL)  # the job goes on without the service; a new one follows it again by its id
+    service = make_service(**ray_service_env(ray_cluster))
     done = service.wait_state(run["id"], ("succeeded", "failed", "cancelled"), 400)
     log = service.run_log(run["id"])
+    assert "service restarted: following Ray job" in log
+    assert log.count("[grpo-config] machine 1:") == 1  # the job's output copied once, across the restart
     assert (done["state"], done["exit_code"]) == ("succeeded", 0), log[-4000:]
     assert done["backend"] == "ray" and done["world_size"] == 2
     ray = done["ray"]
