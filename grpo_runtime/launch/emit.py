@@ -12,6 +12,7 @@ The config is validated at the emitted world size before anything is printed; no
 from __future__ import annotations
 
 import argparse
+import contextlib
 import shlex
 import sys
 from pathlib import PurePosixPath
@@ -26,6 +27,7 @@ K8S_FORMS = ("pytorchjob", "trainjob", "jobset", "indexed-job")
 VOLUME = "/checkpoints"  # where the checkpoint volume is mounted in every target
 WORKDIR = "/workspace"  # where the project and the config are in every node
 DEFAULT_PORT = 29500
+DONE_MARKER = ".grpo-training-done"  # in output_dir: the training has ended well, the vLLM node stops serving
 # Scheduler names of the accelerators in grpo-config's catalogue (family before the memory size).
 _GPU_NAMES = {"H100-PCIE": "H100", "H100-NVL": "H100-NVL", "RTX6000-ADA": "RTX6000-Ada", "A6000": "RTXA6000"}
 
@@ -41,6 +43,8 @@ def emit_parser() -> argparse.ArgumentParser:
     parser.add_argument("--allow-env", dest="allow_env", action="append", default=[], metavar="NAME")
     parser.add_argument("--nodes", type=int, help="training nodes (default: from num_machines / hardware:)")
     parser.add_argument("--gpus-per-node", type=int, help="GPUs per node (default: from hardware:)")
+    parser.add_argument("--hardware", metavar="SPEC", help="the nodes and GPUs to write for, as hardware: says "
+                                                          "them (e.g. 2x8xH100-80GB); default: the config's")
     parser.add_argument("--image", default="nvcr.io/nvidia/pytorch:24.10-py3",
                         help="container image (dstack, Kubernetes; SkyPilot runs on the cloud's image)")
     parser.add_argument("--name", help="the job's name (default grpo-CONFIG)")
@@ -50,18 +54,21 @@ def emit_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def hardware_of(raw: Any) -> tuple[int, int, str | None]:
-    """(nodes, GPUs per node, scheduler accelerator name) from the config's `hardware:`; (0, 0, None) if absent."""
+def hardware_of(raw: Any, given: str | None = None) -> tuple[int, int, str | None]:
+    """(nodes, GPUs per node, scheduler accelerator name) from `given` (--hardware) or the config's `hardware:`;
+    (0, 0, None) if absent."""
     from grpo_schema.engine.hardware.accelerators import HardwareError, parse_hardware
 
-    spec = raw.get("hardware") if isinstance(raw, dict) else None
+    spec = given or (raw.get("hardware") if isinstance(raw, dict) else None)
     if isinstance(spec, dict):
         spec = spec.get("spec") or spec.get("gpus")
     if not isinstance(spec, str):
         return 0, 0, None
     try:
         hardware = parse_hardware(spec)
-    except HardwareError:
+    except HardwareError as error:
+        if given:  # the config's own hardware: is judged by the validator; a typed one is refused here
+            raise LayoutError(f"--hardware {given!r}: {error}") from error
         return 0, 0, None
     if hardware.accelerator.peak_tflops is None:  # a plain memory size names no GPU type
         return hardware.nodes, hardware.gpus_per_node, None
@@ -69,8 +76,9 @@ def hardware_of(raw: Any) -> tuple[int, int, str | None]:
     return hardware.nodes, hardware.gpus_per_node, _GPU_NAMES.get(family, family)
 
 
-def plan(declared, nodes: int | None, gpus_per_node: int | None) -> tuple[Layout, str | None]:
-    hw_nodes, hw_gpus, accelerator = hardware_of(declared.raw)
+def plan(declared, nodes: int | None, gpus_per_node: int | None,
+         hardware: str | None = None) -> tuple[Layout, str | None]:
+    hw_nodes, hw_gpus, accelerator = hardware_of(declared.raw, hardware)
     gpus = gpus_per_node if gpus_per_node is not None else hw_gpus
     server = wants_vllm_server(declared.config)
     launch = dict(declared.launch)
@@ -136,10 +144,19 @@ class Job:
         """The whole per-node script: the vLLM node (rank = training nodes) serves, the others train."""
         lines = ["set -euo pipefail", f"mkdir -p {self.output_dir}", *self.resume_lines()]
         train = self.train_command(rank, main_ip, vllm_host)
-        if self.layout.vllm_server:
-            lines += [f'if [ "{rank}" -eq {self.layout.nodes} ]; then', f"  exec {self.vllm_command()}", "fi",
-                      f'until curl -sf "http://{vllm_host}:{self.vllm_port}/health/" > /dev/null; do sleep 10; done']
-        lines.append(f"exec {train}")
+        if not self.layout.vllm_server:
+            return "\n".join([*lines, f"exec {train}"]) + "\n"
+        done = f"{self.output_dir}/{DONE_MARKER}"
+        lines += [f'if [ "{rank}" -eq {self.layout.nodes} ]; then',
+                  "  # the vLLM node serves until the training leaves its marker on the volume (newer than this start)",
+                  "  STARTED=$(mktemp)", f"  {self.vllm_command()} &", "  SERVER=$!",
+                  '  while kill -0 "$SERVER" 2> /dev/null; do',
+                  f'    if [ "{done}" -nt "$STARTED" ]; then kill "$SERVER"; wait "$SERVER" || true; exit 0; fi',
+                  '    sleep "${GRPO_VLLM_POLL_S:-30}"', "  done", '  wait "$SERVER"', "fi",
+                  f'until curl -sf "http://{vllm_host}:{self.vllm_port}/health/" > /dev/null; do sleep 10; done',
+                  f"status=0; {train} || status=$?",
+                  f'if [ "$status" -eq 0 ] && [ "{rank}" -eq 0 ]; then touch "{done}"; fi  # the vLLM node may stop',
+                  'exit "$status"']
         return "\n".join(lines) + "\n"
 
     @property
@@ -179,11 +196,18 @@ def dstack(job: Job) -> dict:
     return spec
 
 
-def _container(job: Job, script: str, gpus: int, name: str = "trainer") -> dict:
+# The container the Kubeflow training operator fills in for a PyTorchJob (MASTER_ADDR, RANK, WORLD_SIZE), and the
+# port name it reads MASTER_PORT from; the Kubeflow Trainer's torch runtime runs its trainer as the JobSet's "node"
+# job (hostnames NAME-node-0-INDEX.NAME). A JobSet pod is JOBSET-REPLICATEDJOB-JOBINDEX-PODINDEX.SUBDOMAIN, an
+# indexed Job's pod JOB-INDEX.SERVICE.
+PYTORCH_CONTAINER, PYTORCH_PORT, TRAINER_JOB = "pytorch", "pytorchjob-port", "node"
+
+
+def _container(job: Job, script: str, gpus: int, name: str = "trainer", port_name: str = "rendezvous") -> dict:
     container: dict[str, Any] = {
         "name": name, "image": job.args.image, "workingDir": WORKDIR, "command": ["bash", "-c", script],
         "env": [{"name": k, "value": v} for k, v in job.env.items()],
-        "ports": [{"containerPort": job.port, "name": "rendezvous"}],
+        "ports": [{"containerPort": job.port, "name": port_name}],
         "volumeMounts": [{"name": "checkpoints", "mountPath": VOLUME}, {"name": "shm", "mountPath": "/dev/shm"}],
     }
     if gpus:
@@ -191,9 +215,10 @@ def _container(job: Job, script: str, gpus: int, name: str = "trainer") -> dict:
     return container
 
 
-def _pod(job: Job, script: str, restart: str = "OnFailure", extra: dict | None = None) -> dict:
+def _pod(job: Job, script: str, restart: str = "OnFailure", extra: dict | None = None,
+         container: dict | None = None) -> dict:
     spec: dict[str, Any] = {
-        "restartPolicy": restart, "containers": [_container(job, script, job.gpus)],
+        "restartPolicy": restart, "containers": [container or _container(job, script, job.gpus)],
         "volumes": [{"name": "checkpoints", "persistentVolumeClaim": {"claimName": job.args.volume}},
                     {"name": "shm", "emptyDir": {"medium": "Memory"}}]}
     if job.accelerator:
@@ -202,59 +227,95 @@ def _pod(job: Job, script: str, restart: str = "OnFailure", extra: dict | None =
     return {"metadata": {"labels": {"app": job.name}}, "spec": spec}
 
 
-def kubernetes(job: Job) -> list[dict]:
-    """The chosen form, plus a headless Service for the rendezvous (and the vLLM server) where the form needs one."""
-    form, layout = job.args.k8s_form, job.layout
-    service = f"{job.name}-nodes"
-    vllm_host = f"{job.name}-0-{layout.nodes}.{service}" if layout.vllm_server else None
-    if form == "pytorchjob":
-        rank = "$((${RANK:-0}))"
-        script = job.script(rank, '"$MASTER_ADDR"', vllm_host and f"{job.name}-worker-{layout.total_nodes - 2}")
-        replicas: dict[str, Any] = {"Master": {"replicas": 1, "restartPolicy": "OnFailure",
-                                               "template": _pod(job, script)}}
-        if layout.total_nodes > 1:
-            replicas["Worker"] = {"replicas": layout.total_nodes - 1, "restartPolicy": "OnFailure",
-                                  "template": _pod(job, script)}
-        return [{"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": job.name},
-                 "spec": {"runPolicy": {"backoffLimit": 10}, "pytorchReplicaSpecs": replicas}}]
-    if form == "trainjob":
-        script = job.script("$PET_NODE_RANK", '"$PET_MASTER_ADDR"', vllm_host)
-        container = _container(job, script, job.gpus)
-        return [{"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob", "metadata": {"name": job.name},
-                 "spec": {"runtimeRef": {"name": "torch-distributed"},
-                          "trainer": {"image": job.args.image, "command": container["command"],
-                                      "numNodes": layout.total_nodes,
-                                      "numProcPerNode": layout.processes_per_node or 1,
-                                      "env": container["env"],
-                                      **({"resourcesPerNode": container["resources"]} if job.gpus else {})}}}]
+def pytorchjob(job: Job) -> list[dict]:
+    """Kubeflow's PyTorchJob: a Master and nodes - 1 Workers (Worker i has RANK i + 1); the last serves vLLM."""
+    layout = job.layout
+    vllm_host = f"{job.name}-worker-{layout.total_nodes - 2}" if layout.vllm_server else None
+    script = job.script("$((${RANK:-0}))", '"$MASTER_ADDR"', vllm_host)
+    pod = _pod(job, script, container=_container(job, script, job.gpus, PYTORCH_CONTAINER, PYTORCH_PORT))
+    replicas: dict[str, Any] = {"Master": {"replicas": 1, "restartPolicy": "OnFailure", "template": pod}}
+    if layout.total_nodes > 1:
+        replicas["Worker"] = {"replicas": layout.total_nodes - 1, "restartPolicy": "OnFailure", "template": pod}
+    return [{"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": job.name},
+             "spec": {"runPolicy": {"backoffLimit": 10}, "pytorchReplicaSpecs": replicas}}]
+
+
+def trainjob(job: Job) -> list[dict]:
+    """Kubeflow Trainer's TrainJob on the torch-distributed runtime: PET_NODE_RANK and PET_MASTER_ADDR per node."""
+    layout = job.layout
+    vllm_host = f"{job.name}-{TRAINER_JOB}-0-{layout.nodes}.{job.name}" if layout.vllm_server else None
+    container = _container(job, job.script("$PET_NODE_RANK", '"$PET_MASTER_ADDR"', vllm_host), job.gpus)
+    return [{"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob", "metadata": {"name": job.name},
+             "spec": {"runtimeRef": {"name": "torch-distributed"},
+                      "trainer": {"image": job.args.image, "command": container["command"],
+                                  "numNodes": layout.total_nodes, "numProcPerNode": layout.processes_per_node or 1,
+                                  "env": container["env"],
+                                  **({"resourcesPerNode": container["resources"]} if job.gpus else {})}}}]
+
+
+def _indexed(job: Job, pod: dict) -> dict:
+    nodes = job.layout.total_nodes
+    return {"completions": nodes, "parallelism": nodes, "completionMode": "Indexed", "backoffLimitPerIndex": 3,
+            "template": pod}
+
+
+def jobset(job: Job) -> list[dict]:
+    """A JobSet of one indexed Job ("node"); the JobSet makes the headless Service of its subdomain itself."""
+    subdomain, layout = f"{job.name}-nodes", job.layout
+    host = f"{job.name}-{TRAINER_JOB}-0-{{}}.{subdomain}"
+    script = job.script("$JOB_COMPLETION_INDEX", host.format(0), host.format(layout.nodes) if layout.vllm_server
+                        else None)
+    pod = _pod(job, script, restart="Never")
+    return [{"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": job.name},
+             "spec": {"network": {"enableDNSHostnames": True, "subdomain": subdomain},
+                      "failurePolicy": {"maxRestarts": 10},
+                      "replicatedJobs": [{"name": TRAINER_JOB, "replicas": 1,
+                                          "template": {"spec": _indexed(job, pod)}}]}}]
+
+
+def indexed_job(job: Job) -> list[dict]:
+    """A plain batch/v1 Job in Indexed mode and the headless Service that gives its pods their names."""
+    service, layout = f"{job.name}-nodes", job.layout
+    host = f"{job.name}-{{}}.{service}"
+    script = job.script("$JOB_COMPLETION_INDEX", host.format(0), host.format(layout.nodes) if layout.vllm_server
+                        else None)
+    ports = [{"name": "rendezvous", "port": job.port}] + \
+        ([{"name": "vllm", "port": job.vllm_port}] if layout.vllm_server else [])
     headless = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": service},
-                "spec": {"clusterIP": "None", "selector": {"app": job.name}, "ports": [
-                    {"name": "rendezvous", "port": job.port}]
-                    + ([{"name": "vllm", "port": job.vllm_port}] if layout.vllm_server else [])}}
-    main_ip = f"{job.name}-0-0.{service}" if form == "jobset" else f"{job.name}-0.{service}"
-    if form == "indexed-job":
-        vllm_host = f"{job.name}-{layout.nodes}.{service}" if layout.vllm_server else None
-    script = job.script("$JOB_COMPLETION_INDEX", main_ip, vllm_host)
+                "spec": {"clusterIP": "None", "selector": {"app": job.name}, "ports": ports}}
     pod = _pod(job, script, restart="Never", extra={"subdomain": service})
-    indexed = {"completions": layout.total_nodes, "parallelism": layout.total_nodes, "completionMode": "Indexed",
-               "backoffLimitPerIndex": 3, "template": pod}
-    if form == "indexed-job":
-        pod["spec"]["restartPolicy"] = "Never"
-        return [headless, {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": job.name},
-                           "spec": indexed}]
-    return [headless, {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": job.name},
-                       "spec": {"network": {"subdomain": service}, "failurePolicy": {"maxRestarts": 10},
-                                "replicatedJobs": [{"name": "0", "replicas": 1,
-                                                    "template": {"spec": indexed}}]}}]
+    return [headless, {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": job.name},
+                       "spec": _indexed(job, pod)}]
+
+
+K8S_WRITERS = {"pytorchjob": pytorchjob, "trainjob": trainjob, "jobset": jobset, "indexed-job": indexed_job}
+
+
+def kubernetes(job: Job) -> list[dict]:
+    return K8S_WRITERS[job.args.k8s_form](job)
+
+
+class _Dumper(yaml.SafeDumper):
+    """YAML as people write these files: every object spelled out (no &anchors), scripts as literal blocks."""
+
+    def ignore_aliases(self, data) -> bool:
+        return True
+
+
+def _text(dumper: yaml.SafeDumper, value: str):
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|" if "\n" in value else None)
+
+
+_Dumper.add_representer(str, _text)
 
 
 def emit(args, result, layout: Layout, accelerator: str | None) -> str:
     job = Job(args, result, layout, accelerator)
     if args.emit == "skypilot":
-        return yaml.safe_dump(skypilot(job), sort_keys=False)
+        return yaml.dump(skypilot(job), Dumper=_Dumper, sort_keys=False, width=120)
     if args.emit == "dstack":
-        return yaml.safe_dump(dstack(job), sort_keys=False)
-    return yaml.safe_dump_all(kubernetes(job), sort_keys=False)
+        return yaml.dump(dstack(job), Dumper=_Dumper, sort_keys=False, width=120)
+    return yaml.dump_all(kubernetes(job), Dumper=_Dumper, sort_keys=False, width=120)
 
 
 def emit_command(argv: list[str]) -> int:
@@ -268,11 +329,12 @@ def emit_command(argv: list[str]) -> int:
         print(f"grpo: cannot read {args.file}: {error}", file=sys.stderr)
         return 2
     try:
-        layout, accelerator = plan(declared, args.nodes, args.gpus_per_node)
+        layout, accelerator = plan(declared, args.nodes, args.gpus_per_node, args.hardware)
     except LayoutError as error:
         print(f"grpo launch --emit: error: {error}", file=sys.stderr)
         return 2
-    result = check(args.file, args.overrides, layout.world_size, args.allow_env)
+    with contextlib.redirect_stdout(sys.stderr):  # the check's report: stdout is the spec, for a pipe or a file
+        result = check(args.file, args.overrides, layout.world_size, args.allow_env)
     if isinstance(result, int):
         return result
     text = emit(args, result, layout, accelerator)

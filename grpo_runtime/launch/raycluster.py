@@ -1,18 +1,22 @@
 """`grpo launch FILE --ray ADDRESS` and `grpo ray status|logs|wait|cancel|resume RUN_DIR`: a run as one Ray job.
 
-The config is validated at its world size, then the cluster is asked (through the dashboard's state API) for its
-live nodes: if it cannot be reached (GRPO-U011) or no node has the CPUs and GPUs that world size x the resources per
-process ask for (GRPO-U012), nothing is submitted. Otherwise one job goes in through Ray's Jobs API: its runtime
-environment carries the project's packages (py_modules) and the job's folder with the config (working_dir), and its
-entrypoint, placed by Ray with all those resources, runs `grpo launch` at that world size. The job's record lives
-in the job's folder (RUN_DIR/ray_job.json), as for `grpo launch --slurm`; resume submits a new job from the newest
-complete checkpoint. Ray is the `ray` extra; nothing else imports it.
+The config is validated at its world size, then placed (grpo_runtime.launch.rayplace): the fewest accelerate
+machines of equal size the cluster's live nodes hold, each one placement bundle, plus the vLLM server's bundle for
+a config in the open-r1 layout; a cluster that cannot be reached (GRPO-U011) or cannot hold them (GRPO-U012) gets
+nothing. Otherwise one job goes in through Ray's Jobs API: its runtime environment carries the project's packages
+(py_modules) and the job's folder with the config (working_dir); its entrypoint is the driver
+(grpo_runtime.launch.raynodes), which reserves the bundles as one placement group and runs `grpo launch` as each
+machine with the rendezvous of machine 0. The job's record lives in the job's folder (RUN_DIR/ray_job.json), as
+for `grpo launch --slurm`; resume submits a new job from the newest complete checkpoint. The service's Ray backend
+(grpo_web.runs.rayjobs) submits and follows its runs with these same functions. Ray is the `ray` extra; nothing
+else imports it.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import shutil
 import sys
@@ -20,12 +24,14 @@ import time
 import uuid
 from pathlib import Path
 
-from grpo_schema.engine.codes import U_RAY_UNPLACEABLE, U_RAY_UNREACHABLE
 from grpo_schema.engine.resume import complete_checkpoints
+from grpo_runtime.launch.rayplace import Placement, Refused, plan, server_for
 
 RECORD = "ray_job.json"
 FINISHED = {"SUCCEEDED", "FAILED", "STOPPED"}
-PACKAGES = ("grpo_schema", "grpo_runtime")
+# Set in the submitting environment, passed on to the job: where models come from and how libraries behave.
+FORWARDED_ENV = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_ENDPOINT", "HF_HOME",
+                 "TRANSFORMERS_VERBOSITY", "TOKENIZERS_PARALLELISM", "OMP_NUM_THREADS")
 
 
 def launch_parser() -> argparse.ArgumentParser:
@@ -40,6 +46,15 @@ def launch_parser() -> argparse.ArgumentParser:
     parser.add_argument("--gpus-per-process", type=float, default=None,
                         help="GPUs each training process asks (default 1 on a cluster with GPUs, else 0)")
     parser.add_argument("--cpus-per-process", type=float, default=1.0, help="CPUs each training process asks")
+    parser.add_argument("--processes-per-node", type=int, default=None, metavar="P",
+                        help="training processes per accelerate machine (one placement bundle, on one node); "
+                             "default: the most that the cluster's nodes can hold")
+    parser.add_argument("--vllm-gpus", type=int, default=None, metavar="N",
+                        help="GPUs of the vLLM server a config in the open-r1 layout generates through (vllm_mode: "
+                             "server, no vllm_server_base_url); default: its vllm_tensor_parallel_size on a cluster "
+                             "with GPUs, else 0")
+    parser.add_argument("--placement-timeout", type=float, default=600.0, metavar="S",
+                        help="seconds the job waits for its placement group before it fails (default 600)")
     parser.add_argument("--python", default="python", help="the interpreter on the cluster's nodes")
     parser.add_argument("--run-dir", help="the job's folder (default OUTPUT_DIR/ray/UTC-TIMESTAMP)")
     parser.add_argument("--wait", action="store_true", help="follow the job's log until it ends; exit 0 if it "
@@ -47,51 +62,9 @@ def launch_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def diagnostic(code: str, message: str, fix: str) -> int:
-    print(f"grpo launch --ray: error[{code}] {message}\n  fix: {fix}", file=sys.stderr)
+def diagnostic(refused: Refused) -> int:
+    print(f"grpo launch --ray: {refused}", file=sys.stderr)
     return 2
-
-
-def nodes_of(address: str) -> list[dict] | str:
-    """The cluster's live nodes and their total resources, or why it cannot be reached."""
-    try:
-        from ray.util.state import list_nodes
-
-        nodes = list_nodes(address=address, filters=[("state", "=", "ALIVE")], timeout=20, raise_on_missing_output=False)
-    except Exception as error:  # noqa: BLE001 - any failure to reach it is the diagnostic
-        return f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
-    return [{"id": node.node_id, "ip": node.node_ip, "resources": dict(node.resources_total or {})} for node in nodes]
-
-
-def placement(nodes: list[dict], world: int, cpus: float, gpus: float) -> dict | None:
-    """The first live node with world x (cpus, gpus): the job's entrypoint starts every process there."""
-    for node in nodes:
-        have = node["resources"]
-        if have.get("CPU", 0) >= world * cpus and have.get("GPU", 0) >= world * gpus:
-            return node
-    return None
-
-
-def preflight(address: str, world: int, cpus: float, gpus: float | None) -> tuple[float, float] | int:
-    """(cpus, gpus) per process the cluster can place, or the exit code after a coded diagnostic."""
-    nodes = nodes_of(address)
-    if isinstance(nodes, str):
-        return diagnostic(U_RAY_UNREACHABLE, f"no Ray cluster answers at {address} ({nodes}); nothing submitted",
-                          "start it (`ray start --head`) or give its dashboard address, e.g. http://HEAD:8265")
-    if not nodes:
-        return diagnostic(U_RAY_UNREACHABLE, f"the Ray cluster at {address} has no live node", "start a node")
-    if gpus is None:
-        gpus = 1.0 if any(n["resources"].get("GPU", 0) for n in nodes) else 0.0
-    if placement(nodes, world, cpus, gpus) is None:
-        largest = ", ".join(f"{n['ip']}: {n['resources'].get('CPU', 0):g} CPU, {n['resources'].get('GPU', 0):g} GPU"
-                            for n in nodes)
-        return diagnostic(U_RAY_UNPLACEABLE,
-                          f"world size {world} asks {world * cpus:g} CPU and {world * gpus:g} GPU on one node "
-                          f"({cpus:g} CPU, {gpus:g} GPU per process), but the cluster's nodes have {largest}; "
-                          "the job would wait forever, so nothing was submitted",
-                          "a smaller --num-processes (the config's world size changes with it), fewer "
-                          "--cpus-per-process / --gpus-per-process, or a node that has them")
-    return cpus, gpus
 
 
 def launch_ray(argv: list[str]) -> int:
@@ -104,22 +77,37 @@ def launch_ray(argv: list[str]) -> int:
     result = check(args.file, overrides, args.num_processes, args.allow_env)
     if isinstance(result, int):
         return result
-    world = result.world_size
-    placed = preflight(args.ray, world, args.cpus_per_process, args.gpus_per_process)
-    if isinstance(placed, int):
-        return placed
+    placed = plan(args.ray, result.world_size, args.cpus_per_process, args.gpus_per_process,
+                  args.processes_per_node, server_for(result.config, args.python, args.vllm_gpus))
+    if isinstance(placed, Refused):
+        return diagnostic(placed)
     output_dir = Path(str(result.config.output_dir or "trainer_output")).expanduser().resolve()
     run_dir = Path(args.run_dir).resolve() if args.run_dir else _new_run_dir(output_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     source = Path(args.file)
     config = "config.json" if source.suffix == ".json" else "config.yaml"
     shutil.copyfile(source, run_dir / config)
-    record = {"address": args.ray, "config": config, "world_size": world, "cpus_per_process": placed[0],
-              "gpus_per_process": placed[1], "python": args.python, "output_dir": str(output_dir),
-              "overrides": [o for o in overrides if not o.startswith("output_dir=")], "allow_env": args.allow_env,
-              "jobs": []}
-    code = _submit(run_dir, record, resume=None)
-    return code if code or not args.wait else _wait(run_dir, follow=True)
+    record = new_record(args.ray, config, placed, args.python, str(output_dir),
+                        [o for o in overrides if not o.startswith("output_dir=")], args.allow_env,
+                        result.launch.get("main_process_port"), args.placement_timeout)
+    try:
+        job = submit(run_dir, record, resume=None)
+    except RayJobError as error:
+        print(f"grpo launch --ray: {error}", file=sys.stderr)
+        return 2
+    print(f"grpo: submitted Ray job {job}: {placed.describe()}\n  follow: grpo ray status {run_dir}  |  "
+          f"grpo ray logs {run_dir} --follow  |  grpo ray cancel {run_dir}", flush=True)
+    return 0 if not args.wait else _wait(run_dir, follow=True)
+
+
+def new_record(address: str, config: str, placed: Placement, python: str, output_dir: str, overrides: list[str],
+               allow_env: list[str], port: int | None = None, placement_timeout: float = 600.0) -> dict:
+    """What a run's jobs are submitted from (RUN_DIR/ray_job.json): `jobs` gets one entry per submission."""
+    return {"address": address, "config": config, "world_size": placed.machines * placed.per_machine,
+            "machines": placed.machines, "processes_per_machine": placed.per_machine,
+            "cpus_per_process": placed.cpus, "gpus_per_process": placed.gpus, "python": python,
+            "output_dir": output_dir, "overrides": list(overrides), "allow_env": list(allow_env), "port": port,
+            "placement_timeout": placement_timeout, "server": placed.server, "jobs": []}
 
 
 def _new_run_dir(output_dir: Path) -> Path:
@@ -132,8 +120,18 @@ def _new_run_dir(output_dir: Path) -> Path:
 
 
 def entrypoint(record: dict, resume: str | None) -> str:
-    words = [record["python"], "-m", "grpo_schema", "launch", record["config"], "--num-processes",
-             str(record["world_size"]), "--set", f"output_dir={json.dumps(record['output_dir'])}"]
+    """The driver (grpo_runtime.launch.raynodes) with its machines, then the `grpo launch` every machine runs."""
+    python = record["python"]
+    machines = record.get("machines", 1)  # a record written before runs were split over machines
+    per_machine = record.get("processes_per_machine", record["world_size"])
+    words = [python, "-m", "grpo_runtime.launch.raynodes", "--machines", str(machines),
+             "--cpus", f"{per_machine * record['cpus_per_process']:g}",
+             "--gpus", f"{per_machine * record['gpus_per_process']:g}",
+             "--placement-timeout", f"{record.get('placement_timeout', 600):g}",
+             *(["--port", str(record["port"])] if record.get("port") else []), *server_arguments(record.get("server")),
+             "--",
+             python, "-m", "grpo_schema", "launch", record["config"], "--num-processes", str(record["world_size"]),
+             "--set", f"output_dir={json.dumps(record['output_dir'])}"]
     if resume:
         words += ["--set", f"resume_from_checkpoint={json.dumps(resume)}"]
     for override in record["overrides"]:
@@ -143,36 +141,54 @@ def entrypoint(record: dict, resume: str | None) -> str:
     return " ".join(shlex.quote(word) for word in words)
 
 
+def server_arguments(server: dict | None) -> list[str]:
+    """The driver's options for the vLLM server's bundle and command (the open-r1 layout)."""
+    if not server:
+        return []
+    return ["--server-cpus", f"{server['cpus']:g}", "--server-gpus", f"{server['gpus']:g}", "--server-port",
+            str(server["port"]), "--server-timeout", f"{server['timeout']:g}", "--server-command",
+            json.dumps(server["command"])]
+
+
 def _client(address: str):
     from ray.job_submission import JobSubmissionClient
 
     return JobSubmissionClient(address)
 
 
-def _submit(run_dir: Path, record: dict, resume: str | None) -> int:
+class RayJobError(RuntimeError):
+    """The cluster refused a submission or did not answer; the message says which and Ray's words."""
+
+
+def job_environment() -> dict[str, str]:
+    """The library settings of the submitting environment that the job's processes should share (the cluster's
+    own environment is theirs otherwise). Never a token: a runtime environment is shown by Ray's dashboard."""
+    env = {name: os.environ[name] for name in FORWARDED_ENV if name in os.environ}
+    env.setdefault("TOKENIZERS_PARALLELISM", "false")
+    return env
+
+
+def submit(run_dir: Path, record: dict, resume: str | None) -> str:
+    """Submit one job of the run (RUN_DIR's config, as the job's working_dir) and record it in RUN_DIR/ray_job.json;
+    its id. Raises RayJobError."""
     import grpo_runtime
     import grpo_schema
 
     modules = [str(Path(grpo_schema.__file__).parent), str(Path(grpo_runtime.__file__).parent)]
-    world = record["world_size"]
+    # the job's working_dir is RUN_DIR: only its config travels (a service's run folder holds the log and output)
+    excludes = [f"/{entry.name}" for entry in run_dir.iterdir() if entry.name != record["config"]]
     submission = f"grpo-{run_dir.name}-{len(record['jobs'])}-{uuid.uuid4().hex[:8]}"  # unique in the cluster
     try:
         job_id = _client(record["address"]).submit_job(
             entrypoint=entrypoint(record, resume), submission_id=submission,
-            runtime_env={"working_dir": str(run_dir), "py_modules": modules,
-                         "excludes": ["ray_job.json", "checkpoint-*"],
-                         "env_vars": {"HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}},
-            entrypoint_num_cpus=world * record["cpus_per_process"],
-            entrypoint_num_gpus=world * record["gpus_per_process"] or None,
-            metadata={"grpo_run_dir": str(run_dir), "world_size": str(world)})
+            runtime_env={"working_dir": str(run_dir), "py_modules": modules, "excludes": excludes,
+                         "env_vars": job_environment()},
+            metadata={"grpo_run_dir": str(run_dir), "world_size": str(record["world_size"])})
     except Exception as error:  # noqa: BLE001 - a refusal by the cluster is reported, not raised
-        print(f"grpo launch --ray: the cluster refused the job: {error}", file=sys.stderr)
-        return 2
+        raise RayJobError(f"the cluster at {record['address']} refused the job: {error}") from error
     record["jobs"].append({"submission_id": job_id, "resume": resume})
     (run_dir / RECORD).write_text(json.dumps(record, indent=2))
-    print(f"grpo: submitted Ray job {job_id} ({world} process(es))\n  follow: grpo ray status {run_dir}  |  "
-          f"grpo ray logs {run_dir} --follow  |  grpo ray cancel {run_dir}", flush=True)
-    return 0
+    return job_id
 
 
 def load(run_dir: Path) -> dict:
@@ -187,9 +203,23 @@ def describe(run_dir: Path) -> dict:
     state = str(getattr(info.status, "value", info.status))
     return {"job_id": job, "run_dir": str(run_dir), "state": state, "finished": state in FINISHED,
             "reason": info.message, "exit_code": getattr(info, "driver_exit_code", None),
-            "world_size": record["world_size"], "restarts": len(record["jobs"]) - 1,
+            "world_size": record["world_size"], "machines": record.get("machines", 1),
+            "processes_per_machine": record.get("processes_per_machine", record["world_size"]),
+            "restarts": len(record["jobs"]) - 1,
             "output_dir": record["output_dir"],
             "checkpoints": [c.name for c in complete_checkpoints(record["output_dir"])]}
+
+
+def logs(run_dir: Path) -> str:
+    """The output of the run's newest job so far (the driver's lines and every machine's)."""
+    record = load(run_dir)
+    return _client(record["address"]).get_job_logs(record["jobs"][-1]["submission_id"])
+
+
+def stop(run_dir: Path) -> None:
+    """Ask Ray to stop the newest job: SIGTERM to the driver, which ends every machine; its checkpoints stay."""
+    record = load(run_dir)
+    _client(record["address"]).stop_job(record["jobs"][-1]["submission_id"])
 
 
 def _wait(run_dir: Path, follow: bool) -> int:
@@ -212,14 +242,13 @@ def _wait(run_dir: Path, follow: bool) -> int:
 def ray_command(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="grpo ray", description="Follow jobs from `grpo launch --ray`.")
     sub = parser.add_subparsers(dest="action", required=True)
-    status = sub.add_parser("status", help="the job's state, exit reason and checkpoints")
-    status.add_argument("--format", choices=("text", "json"), default="text")
-    logs = sub.add_parser("logs", help="the job's output")
-    logs.add_argument("--follow", "-f", action="store_true")
+    status_parser = sub.add_parser("status", help="the job's state, exit reason and checkpoints")
+    status_parser.add_argument("--format", choices=("text", "json"), default="text")
+    sub.add_parser("logs", help="the job's output").add_argument("--follow", "-f", action="store_true")
     sub.add_parser("wait", help="wait for the job to end; exit 0 if it succeeded")
     sub.add_parser("cancel", help="stop the job (its checkpoints stay)")
-    resume = sub.add_parser("resume", help="submit the job again from its newest complete checkpoint")
-    resume.add_argument("--wait", action="store_true")
+    sub.add_parser("resume", help="submit the job again from its newest complete checkpoint").add_argument(
+        "--wait", action="store_true")
     for command in sub.choices.values():
         command.add_argument("run_dir", help="the job's folder (printed by grpo launch --ray)")
     args = parser.parse_args(argv)
@@ -241,20 +270,26 @@ def ray_command(argv: list[str]) -> int:
         if args.action == "logs":
             if args.follow:
                 return _wait(run_dir, follow=True)
-            print(_client(record["address"]).get_job_logs(job), end="")
+            print(logs(run_dir), end="")
             return 0
         if args.action == "wait":
             return _wait(run_dir, follow=False)
         if args.action == "cancel":
-            _client(record["address"]).stop_job(job)
+            stop(run_dir)
             print(f"grpo: stop requested for Ray job {job}")
             return 0
         checkpoints = complete_checkpoints(record["output_dir"])
         if not checkpoints:
             print(f"grpo ray: no complete checkpoint in {record['output_dir']} to resume from", file=sys.stderr)
             return 2
-        code = _submit(run_dir, record, resume=str(checkpoints[-1]))
-        return code if code or not args.wait else _wait(run_dir, follow=False)
+        placed = plan(record["address"], record["world_size"], record["cpus_per_process"],
+                      record["gpus_per_process"], server=record.get("server"))
+        if isinstance(placed, Refused):
+            return diagnostic(placed)
+        record.update(machines=placed.machines, processes_per_machine=placed.per_machine, server=placed.server)
+        job = submit(run_dir, record, resume=str(checkpoints[-1]))
+        print(f"grpo: submitted Ray job {job} from {checkpoints[-1]}", flush=True)
+        return 0 if not args.wait else _wait(run_dir, follow=False)
     except Exception as error:  # noqa: BLE001 - a cluster that went away is a message, not a traceback
         print(f"grpo ray: {type(error).__name__}: {error}", file=sys.stderr)
         return 2

@@ -222,10 +222,10 @@ U_RAY_UNREACHABLE = declare("GRPO-U011", "error", "Ray cluster not reachable",
                             "default) at the address; nothing was submitted. Start the cluster or give its "
                             "dashboard address (http://HEAD:8265).")
 U_RAY_UNPLACEABLE = declare("GRPO-U012", "error", "Ray cluster cannot place the world size",
-                            "No node of the Ray cluster has the GPUs (or CPUs) that the config's world size asks "
-                            "for, so the job would wait forever; it is refused before submission. Use a smaller "
-                            "world size, fewer resources per process, or a larger cluster."
-                            )
+                            "The Ray cluster's live nodes cannot hold the run's accelerate machines (equal bundles "
+                            "of the GPUs or CPUs of their processes, each on one node) for the config's world size, "
+                            "so the job would wait forever; it is refused before submission. Use a smaller world "
+                            "size, fewer resources per process, or a larger cluster.")
 
 # --- the environment (grpo doctor) -----------------------------------------------------------------------------------
 C_NO_TRL = declare("GRPO-C001", "error", "trl is not installed in the environment",

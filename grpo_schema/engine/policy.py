@@ -104,6 +104,12 @@ def output_dir_busy(result: CheckResult, run_id: str, output_dir: Path) -> Diagn
     return _placed(result, diag)
 
 
+def cluster_refusal(result: CheckResult, code: str, message: str, hint: str) -> Diagnostic:
+    """A cluster that cannot take the run (a Ray cluster not reached, GRPO-U011, or too small for the world
+    size, GRPO-U012), at the file's num_processes when it names one."""
+    return _placed(result, Diagnostic(code, "error", message, fields=("num_processes",), hint=hint))
+
+
 def resolve_under(runs_dir: Path, value: str, allow_outside: bool = False) -> Path | None:
     """Where `value` leads for a service run: relative paths under runs_dir. None when that is not allowed:
     absolute, `~`, `..`, or a symlink that resolves outside (or onto) runs_dir."""

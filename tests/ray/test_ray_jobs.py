@@ -1,11 +1,12 @@
-"""`grpo launch --ray`: the demo as a Ray job on a real local Ray cluster started here (a head of 2 CPUs, stopped
-after the module), cancelled and resumed from its checkpoint, and the coded refusals before submission."""
+"""`grpo launch --ray`: the demo as a Ray job on the real local Ray cluster of tests/ray (a head and a worker of 1
+CPU each): 2 processes placed as 2 accelerate machines, one on each node; cancelled mid-run and resumed from its
+checkpoint to completion; and the coded refusals before submission."""
 
 from __future__ import annotations
 
 import json
-import os
-import socket
+import re
+import shlex
 import subprocess
 import sys
 import time
@@ -13,68 +14,52 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("ray", reason="Ray is the `ray` extra (pip install -e '.[ray]')")
+from tests.ray.conftest import ENV, GRPO, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
-GRPO = [sys.executable, "-m", "grpo_schema"]
-ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", "RAY_USAGE_STATS_ENABLED": "0"}
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    """A real Ray head in the foreground (--block), so stopping its process stops the cluster."""
-    dashboard, gcs = free_port(), free_port()
-    temp = Path("/tmp") / f"grpo-ray-{os.getpid()}"
-    head = subprocess.Popen([str(Path(sys.executable).parent / "ray"), "start", "--head", "--block", "--num-cpus",
-                             "2", "--port", str(gcs), "--dashboard-port", str(dashboard), "--include-dashboard",
-                             "true", "--dashboard-host", "127.0.0.1", "--temp-dir", str(temp),
-                             "--disable-usage-stats"], env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    address = f"http://127.0.0.1:{dashboard}"
-    from ray.job_submission import JobSubmissionClient
-
-    deadline = time.time() + 120
-    while True:
+def training_processes(marker: str) -> list[str]:
+    """Command lines of this machine's processes that name `marker` (the run's output_dir)."""
+    found = []
+    for entry in Path("/proc").glob("[0-9]*"):
         try:
-            JobSubmissionClient(address).list_jobs()
-            break
-        except Exception:  # noqa: BLE001 - not up yet
-            if time.time() > deadline or head.poll() is not None:
-                head.kill()
-                pytest.fail("the Ray head did not start in 120 s")
-            time.sleep(1)
-    yield address
-    head.terminate()
-    try:
-        head.wait(60)
-    except subprocess.TimeoutExpired:
-        head.kill()
+            line = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if marker in line and "pytest" not in line:
+            found.append(f"{entry.name}: {line[:200]}")
+    return found
 
 
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    directory = tmp_path_factory.mktemp("demo")
-    subprocess.run([*GRPO, "demo", str(directory)], check=True, env=ENV, capture_output=True)
-    return directory / "config.yaml"
+def wait_until_gone(marker: str, timeout: float = 60) -> None:
+    deadline = time.time() + timeout
+    while (left := training_processes(marker)) and time.time() < deadline:
+        time.sleep(1)
+    assert not left, left
 
 
 def grpo(*args, timeout=400):
     return subprocess.run([*GRPO, *args], capture_output=True, text=True, env=ENV, timeout=timeout, cwd=ROOT)
 
 
-def test_an_unplaceable_world_size_is_refused_before_submission(cluster, demo):
+@pytest.mark.parametrize("world", [3, 8])
+def test_an_unplaceable_world_size_is_refused_before_submission(ray_cluster, demo, world):
+    """3 processes of 1 CPU: neither one node (1 CPU) nor the two together (2 CPU) hold them."""
     from ray.job_submission import JobSubmissionClient
 
-    before = len(JobSubmissionClient(cluster).list_jobs())
-    done = grpo("launch", str(demo), "--ray", cluster, "--num-processes", "8")
-    assert done.returncode == 2
-    assert "GRPO-U012" in done.stderr and "8 CPU" in done.stderr and "2 CPU" in done.stderr
-    assert len(JobSubmissionClient(cluster).list_jobs()) == before  # nothing submitted
+    before = len(JobSubmissionClient(ray_cluster.address).list_jobs())
+    done = grpo("launch", str(demo), "--ray", ray_cluster.address, "--num-processes", str(world))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "GRPO-U012" in done.stderr and f"world size {world} asks {world} CPU" in done.stderr
+    assert "2 live node(s)" in done.stderr and "(2 CPU, 0 GPU in all)" in done.stderr
+    assert len(JobSubmissionClient(ray_cluster.address).list_jobs()) == before  # nothing submitted
+
+
+def test_machines_of_a_fixed_size_that_no_node_holds_are_refused(ray_cluster, demo):
+    done = grpo("launch", str(demo), "--ray", ray_cluster.address, "--num-processes", "2",
+                "--processes-per-node", "2")
+    assert done.returncode == 2 and "GRPO-U012" in done.stderr and "machines of 2 process(es)" in done.stderr
 
 
 def test_an_unreachable_cluster_is_a_coded_diagnostic(demo):
@@ -83,26 +68,12 @@ def test_an_unreachable_cluster_is_a_coded_diagnostic(demo):
 
 
 @pytest.mark.slow
-def test_the_demo_trains_to_completion_as_a_ray_job_on_two_processes(cluster, demo, tmp_path):
-    out = tmp_path / "out"
-    done = grpo("launch", str(demo), "--ray", cluster, "--num-processes", "2", "--python", sys.executable,
-                "--set", "max_steps=4", "--set", "save_steps=2", "--set", f"output_dir={out}",
-                "--run-dir", str(tmp_path / "job"), "--wait")
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    assert "SUCCEEDED" in done.stdout
-    steps = [json.loads(line)["step"] for line in (out / "metrics.jsonl").read_text().splitlines()]
-    assert steps[-1] == 4
-    assert (out / "checkpoint-2").is_dir() and (out / "checkpoint-4").is_dir()
-    status = json.loads(grpo("ray", "status", str(tmp_path / "job"), "--format", "json").stdout)
-    assert status["state"] == "SUCCEEDED" and status["world_size"] == 2 and "checkpoint-4" in status["checkpoints"]
-
-
-@pytest.mark.slow
-def test_a_cancelled_ray_job_resumes_from_its_checkpoint(cluster, demo, tmp_path):
+def test_a_cancelled_ray_job_resumes_from_its_checkpoint(ray_cluster, demo, tmp_path, no_jobs_left):
     out, job = tmp_path / "out", tmp_path / "job"
-    done = grpo("launch", str(demo), "--ray", cluster, "--num-processes", "2", "--python", sys.executable,
+    done = grpo("launch", str(demo), "--ray", ray_cluster.address, "--num-processes", "2", "--python", sys.executable,
                 "--set", "max_steps=40", "--set", "save_steps=2", "--set", f"output_dir={out}", "--run-dir", str(job))
     assert done.returncode == 0, done.stderr[-3000:]
+    assert "2 machine(s) x 1 process(es) = world size 2" in done.stdout
     deadline = time.time() + 240
     while not (out / "checkpoint-2" / "runtime_state.json").exists():
         assert time.time() < deadline, grpo("ray", "logs", str(job)).stdout[-3000:]
@@ -111,12 +82,79 @@ def test_a_cancelled_ray_job_resumes_from_its_checkpoint(cluster, demo, tmp_path
     assert grpo("ray", "wait", str(job)).returncode == 4
     status = json.loads(grpo("ray", "status", str(job), "--format", "json").stdout)
     assert status["state"] == "STOPPED" and status["finished"]
+    wait_until_gone(str(out))  # both machines' processes ended, none trains on
+
     resumed_from = status["checkpoints"][-1]
     stopped_at = int(resumed_from.split("-")[1])
     assert stopped_at < 40
     done = grpo("ray", "resume", str(job), "--wait")
-    assert done.returncode == 0, grpo("ray", "logs", str(job)).stdout[-3000:]
+    logs = grpo("ray", "logs", str(job))
+    log = logs.stdout
+    assert done.returncode == 0 and "SUCCEEDED" in done.stdout, log[-3000:]
+    assert logs.returncode == 0, logs.stderr[-3000:]
+    placed = re.search(r"machines on nodes 0: \S+ \((\w+)\), 1: \S+ \((\w+)\)", log)
+    assert placed, log[-3000:]  # one machine on each node of the cluster: the placement group spread them
+    assert set(placed.groups()) == {node["node_id"] for node in ray_cluster.nodes()}
+    assert "--num_machines 2 --machine_rank 1 --main_process_ip" in log
     record = json.loads((job / "ray_job.json").read_text())
     assert record["jobs"][-1]["resume"].endswith(resumed_from)
     steps = [json.loads(line)["step"] for line in (out / "metrics.jsonl").read_text().splitlines()]
-    assert steps[-1] == 40 and (out / "checkpoint-40").is_dir()
+    assert steps[-1] == 40 and (out / "checkpoint-40").is_dir()  # trained to completion: metrics and checkpoints
+    status = json.loads(grpo("ray", "status", str(job), "--format", "json").stdout)
+    assert status["state"] == "SUCCEEDED" and status["world_size"] == 2 and status["machines"] == 2
+
+
+# A stand-in for a training machine: it reads the vLLM server's address the driver gave it and asks its /health/.
+TRAINER = """
+import json, sys, urllib.request
+args = sys.argv[2:]
+sets = dict(args[i + 1].split("=", 1) for i, word in enumerate(args) if word == "--set")
+rank = args[args.index("--machine_rank") + 1]
+url = "http://%s:%s/health/" % (sets["vllm_server_host"], sets["vllm_server_port"])
+status = urllib.request.urlopen(url, timeout=10).status
+open("%s/machine-%s.json" % (sys.argv[1], rank), "w").write(json.dumps({"url": url, "status": status}))
+"""
+
+
+def driver_job(cluster, folder: Path, server: list[str], port: int) -> tuple[str, str]:
+    """The job driver of `grpo launch --ray` with 2 machines and a server bundle, on the cluster; (state, log)."""
+    from ray.job_submission import JobSubmissionClient
+
+    import grpo_runtime
+    import grpo_schema
+
+    work = folder / "work"
+    (work / "health").mkdir(parents=True)
+    (work / "health" / "index.html").write_text("ok")  # what a stand-in server answers at /health/
+    (work / "trainer.py").write_text(TRAINER)
+    entrypoint = [sys.executable, "-m", "grpo_runtime.launch.raynodes", "--machines", "2", "--cpus", "0.5",
+                  "--server-cpus", "0.5", "--server-port", str(port), "--server-timeout", "60",
+                  "--server-command", json.dumps(server), "--", sys.executable, "trainer.py", str(folder)]
+    client = JobSubmissionClient(cluster.address)
+    job = client.submit_job(entrypoint=" ".join(shlex.quote(word) for word in entrypoint), runtime_env={
+        "working_dir": str(work), "py_modules": [str(Path(m.__file__).parent) for m in (grpo_runtime, grpo_schema)]})
+    deadline = time.time() + 240
+    while not client.get_job_status(job).is_terminal():
+        assert time.time() < deadline, client.get_job_logs(job)[-3000:]
+        time.sleep(1)
+    return str(client.get_job_status(job).value), client.get_job_logs(job)
+
+
+@pytest.mark.slow
+def test_the_driver_serves_vllm_from_a_bundle_of_its_own_before_the_machines(ray_cluster, tmp_path, no_jobs_left):
+    """The open-r1 layout on Ray: the server's bundle starts first, the machines get its address once its /health/
+    answers, and it is stopped when they end; a server that exits early fails the job before any machine starts."""
+    port = free_port()
+    state, log = driver_job(ray_cluster, tmp_path, [sys.executable, "-m", "http.server", str(port)], port)
+    assert state == "SUCCEEDED", log[-3000:]
+    assert "and a vLLM server of {'CPU': 0.5}" in log and f"vLLM server ready at http://" in log
+    for rank in (0, 1):
+        answer = json.loads((tmp_path / f"machine-{rank}.json").read_text())
+        assert answer["status"] == 200 and answer["url"].endswith(f":{port}/health/")
+    wait_until_gone(f"http.server {port}")  # stopped with the machines
+
+    failing = tmp_path / "failing"
+    failing.mkdir()
+    state, log = driver_job(ray_cluster, failing, [sys.executable, "-c", "raise SystemExit(3)"], free_port())
+    assert state == "FAILED" and "the vLLM server exited before it answered" in log, log[-3000:]
+    assert not list(failing.glob("machine-*.json")) and "machine 0:" not in log  # no machine was started

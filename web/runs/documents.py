@@ -62,6 +62,8 @@ def summary(run: Run, store: Store) -> dict[str, Any]:
         "step": latest.get("step") if latest else None, "latest": latest, "backend": run.backend,
         "slurm": {"job_id": run.slurm_job_id, "state": run.slurm_state, "reason": run.slurm_reason}
         if run.backend == "slurm" else None,
+        "ray": {"job_id": run.ray_job_id, "state": run.ray_state, "reason": run.ray_reason}
+        if run.backend == "ray" else None,
         "progress": progress(run, latest),
         "error": run.error, "replaced_by": run.replaced_by,
         "resolved_paths": json.loads(run.overrides or "{}"),

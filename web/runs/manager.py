@@ -19,7 +19,7 @@ import threading
 import time
 from pathlib import Path
 
-from grpo_web.runs import launcher, outputs, procs, slurm
+from grpo_web.runs import launcher, outputs, procs, rayjobs, slurm
 from grpo_web.runs.settings import RunsSettings
 from grpo_web.runs.store import ACTIVE, Run, Store
 
@@ -55,6 +55,12 @@ EXISTING_OUTPUT = ("resume", "overwrite")  # what a request may ask for an outpu
 
 class RunManager:
     def __init__(self, settings: RunsSettings):
+        if settings.runs_backend == "ray":  # refused at start, not at the first launch
+            missing = None if settings.runs_ray_address else \
+                "the ray backend needs the cluster's address (GRPO_WEB_RUNS_RAY_ADDRESS=http://HEAD:8265)"
+            missing = missing or rayjobs.available()
+            if missing:
+                raise RuntimeError(missing)
         self.settings = settings
         self.runs_dir = settings.runs_dir.expanduser().resolve()
         self.runs_dir.mkdir(parents=True, exist_ok=True)
@@ -64,7 +70,7 @@ class RunManager:
         self._lock = threading.RLock()
         self._popens: dict[str, subprocess.Popen] = {}  # runs this process started (others: by pid)
         self._killed: set[str] = set()
-        self._asked: dict[str, float] = {}  # when Slurm was last asked about each job
+        self._asked: dict[str, float] = {}  # when Slurm or Ray was last asked about each job
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._supervise, name="runs-supervisor", daemon=True)
 
@@ -157,7 +163,7 @@ class RunManager:
                 return None
             if run.finished:
                 raise RunConflict(f"run {run_id} has already {run.state}")
-            if run.slurm_job_id is not None:
+            if run.job_id is not None:
                 self._cancel_job(run)
             elif run.state == "queued":
                 self._finish(run, "cancelled", None, "cancelled before it started")
@@ -192,20 +198,22 @@ class RunManager:
                 raise OutputBusy(other.id, output_dir)
 
     def _submitted(self) -> list[Run]:
-        """Queued runs that are already Slurm jobs (pending in Slurm's queue)."""
-        return [run for run in self.store.queued() if run.slurm_job_id is not None]
+        """Queued runs that are already jobs of a scheduler (pending in Slurm's queue, or Ray's)."""
+        return [run for run in self.store.queued() if run.job_id is not None]
 
     def _pump(self) -> None:
         """Start the oldest queued runs while fewer than runs_max_concurrent are running. With the Slurm backend
-        every queued run is submitted at once: Slurm's queue decides when it starts."""
+        every queued run is submitted at once: Slurm's queue decides when it starts. Ray jobs are submitted while
+        fewer than runs_max_concurrent are: Ray has no queue, a job would wait for its placement group."""
         if self.settings.runs_backend == "slurm":
             for run in self.store.queued():
                 if run.slurm_job_id is None:
                     self._submit_job(run)
             return
-        free = self.settings.runs_max_concurrent - len(self.store.list(("running",)))
-        for run in self.store.queued()[:max(free, 0)]:
-            self._start(run)
+        waiting = [run for run in self.store.queued() if run.job_id is None]
+        free = self.settings.runs_max_concurrent - len(self.store.list(("running",))) - len(self._submitted())
+        for run in waiting[:max(free, 0)]:
+            self._submit_ray(run) if self.settings.runs_backend == "ray" else self._start(run)
 
     def _start(self, run: Run) -> None:
         try:
@@ -223,6 +231,9 @@ class RunManager:
     def _watch(self, run: Run) -> None:
         if run.backend == "slurm":
             self._watch_job(run)
+            return
+        if run.backend == "ray":
+            self._watch_ray(run)
             return
         outputs.ingest_metrics(self.store, run)
         ended, code = self._exit_status(run)
@@ -281,14 +292,17 @@ class RunManager:
         log.info("run %s submitted to Slurm as job %s", run.id, job_id)
 
     def _cancel_job(self, run: Run) -> None:
-        """scancel; Slurm signals every task and kills what is left after its KillWait. The end is Slurm's."""
+        """scancel, or Ray's stop_job: the scheduler signals every process (Slurm kills what is left after its
+        KillWait, the Ray job's driver ends every machine). The end is the scheduler's."""
         self.store.update(run.id, cancel_requested_at=run.cancel_requested_at or time.time())
+        backend, failed = (rayjobs, rayjobs.RayUnavailable) if run.backend == "ray" else (slurm, slurm.SlurmError)
         try:
-            slurm.cancel(run)
-        except slurm.SlurmError as error:  # e.g. the job ended meanwhile: the next look settles the run
+            backend.cancel(run)
+        except failed as error:  # e.g. the job ended meanwhile: the next look settles the run
             _note(run, f"cancel requested: {error}")
             return
-        _note(run, f"cancel requested: scancel {run.slurm_job_id}")
+        _note(run, f"cancel requested: scancel {run.slurm_job_id}" if run.backend == "slurm" else
+              f"cancel requested: Ray asked to stop job {run.ray_job_id}")
         self._asked.pop(run.id, None)  # look again at once
 
     def _watch_job(self, run: Run) -> None:
@@ -317,11 +331,57 @@ class RunManager:
         state, code, reason = slurm.outcome(found, run.cancel_requested_at is not None)
         self._finish(self.store.get(run.id), state, code, reason)
 
+    # --- Ray jobs (grpo_web.runs.rayjobs) -----------------------------------------------------------------------------
+    def _submit_ray(self, run: Run) -> None:
+        try:
+            job_id, placed = rayjobs.submit(run, self.settings)
+        except (rayjobs.RayUnavailable, ValueError, OSError) as error:
+            self._finish(run, "failed", None, f"the run could not be submitted to Ray: {error}")
+            return
+        self.store.update(run.id, ray_job_id=job_id, ray_state="PENDING")
+        _note(run, f"submitted to the Ray cluster at {self.settings.runs_ray_address} as job {job_id}: {placed}")
+        log.info("run %s submitted to Ray as job %s", run.id, job_id)
+
+    def _watch_ray(self, run: Run) -> None:
+        outputs.ingest_metrics(self.store, run)
+        if run.job_id is None:
+            return
+        now = time.monotonic()
+        if now - self._asked.get(run.id, -1e9) < self.settings.runs_ray_poll_s:
+            return
+        self._asked[run.id] = now
+        try:
+            rayjobs.copy_output(run)
+            found = rayjobs.status(run)
+        except rayjobs.RayUnavailable as error:  # the cluster did not answer: ask again later, decide nothing
+            log.warning("run %s: %s", run.id, error)
+            return
+        if found is None:
+            self._finish(run, "failed", None, rayjobs.forgotten(run))
+            return
+        if (found.state, found.message) != (run.ray_state, run.ray_reason):
+            self.store.update(run.id, ray_state=found.state, ray_reason=found.message)
+            _note(run, found.describe())
+        if not found.finished:
+            if found.state == "RUNNING" and run.state == "queued":
+                self.store.update(run.id, state="running", started_at=time.time())
+            return
+        try:
+            rayjobs.copy_output(run)  # the last lines, written as the job ended
+        except rayjobs.RayUnavailable:
+            pass
+        outputs.ingest_metrics(self.store, self.store.get(run.id))
+        self._asked.pop(run.id, None)
+        state, code, reason = rayjobs.outcome(found, run.cancel_requested_at is not None)
+        self._finish(self.store.get(run.id), state, code, reason)
+
     def _recover(self) -> None:
-        """Runs marked running by a service that is gone: re-attach to the living, settle the rest. Slurm jobs
-        are followed again by their job id."""
-        for run in self._submitted() + self.store.list(("running",), backend="slurm"):
-            _note(run, f"service restarted: following Slurm job {run.slurm_job_id} again")
+        """Runs marked running by a service that is gone: re-attach to the living, settle the rest. Slurm and
+        Ray jobs are followed again by their job id."""
+        for run in self._submitted() + self.store.list(("running",), backend="slurm") \
+                + self.store.list(("running",), backend="ray"):
+            _note(run, f"service restarted: following {'Slurm' if run.backend == 'slurm' else 'Ray'} job "
+                       f"{run.job_id} again")
         for run in self.store.list(("running",), backend="local"):
             if run.pid is None:  # the service died between starting the process and recording it
                 pid, started = launcher.recorded_process(Path(run.run_dir))

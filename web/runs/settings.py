@@ -49,8 +49,9 @@ class RunsSettings(BaseSettings):
 
     # Slurm: runs become batch jobs of the operator's cluster (grpo_web.runs.slurm). Clients choose only the world
     # size; every sbatch option is the operator's.
-    runs_backend: Literal["local", "slurm"] = Field("local", description="where runs train: 'local' processes "
-                                                    "of this machine, or 'slurm' jobs (sbatch)")
+    runs_backend: Literal["local", "slurm", "ray"] = Field("local", description="where runs train: 'local' "
+                                                           "processes of this machine, 'slurm' jobs (sbatch) or "
+                                                           "'ray' jobs (Ray's Jobs API)")
     runs_slurm_partition: str | None = Field(None, description="sbatch --partition")
     runs_slurm_account: str | None = Field(None, description="sbatch --account")
     runs_slurm_qos: str | None = Field(None, description="sbatch --qos")
@@ -66,6 +67,24 @@ class RunsSettings(BaseSettings):
     runs_slurm_sbatch_args: list[str] = Field(default_factory=list, description="more #SBATCH options for "
                                               "every run (JSON list, e.g. [\"--constraint=h100\"])")
     runs_slurm_poll_s: float = Field(5.0, gt=0, description="how often Slurm is asked about each job")
+
+    # Ray: runs become jobs of the operator's Ray cluster (grpo_web.runs.rayjobs). Clients choose only the world size.
+    runs_ray_address: str | None = Field(None, description="the Ray cluster's dashboard (Jobs API) address, e.g. "
+                                                           "http://HEAD:8265 (required with the ray backend)")
+    runs_ray_cpus_per_process: float = Field(1.0, ge=0, description="CPUs each training process asks of Ray")
+    runs_ray_gpus_per_process: float | None = Field(None, ge=0, description="GPUs each training process asks "
+                                                    "(default: 1 on a cluster with GPUs, else 0)")
+    runs_ray_processes_per_node: int | None = Field(None, ge=1, description="training processes per accelerate "
+                                                    "machine, one placement bundle on one node (default: the most "
+                                                    "the cluster's nodes hold)")
+    runs_ray_vllm_gpus: int | None = Field(None, ge=0, description="GPUs of the vLLM server of a config in the "
+                                           "open-r1 layout (default: its tensor parallel size on a cluster with "
+                                           "GPUs, else 0)")
+    runs_ray_python: str | None = Field(None, description="the interpreter with grpo-config's dependencies on the "
+                                                          "cluster's nodes (default: the service's own)")
+    runs_ray_placement_timeout_s: float = Field(600.0, gt=0, description="seconds a job waits for its placement "
+                                                "group before it fails")
+    runs_ray_poll_s: float = Field(2.0, gt=0, description="how often Ray is asked about each job and its output")
 
     @property
     def runs_slurm_node_processes(self) -> int:

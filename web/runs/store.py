@@ -44,7 +44,10 @@ CREATE TABLE IF NOT EXISTS runs (
     slurm_reason TEXT,
     error TEXT,
     replaced_by TEXT,
-    overrides TEXT NOT NULL DEFAULT '{}'
+    overrides TEXT NOT NULL DEFAULT '{}',
+    ray_job_id TEXT,
+    ray_state TEXT,
+    ray_reason TEXT
 );
 CREATE INDEX IF NOT EXISTS runs_state ON runs (state);
 CREATE TABLE IF NOT EXISTS metrics (
@@ -59,7 +62,8 @@ CREATE TABLE IF NOT EXISTS metrics (
 # Columns added after the first release, for databases created before them.
 ADDED_COLUMNS = {"backend": "TEXT NOT NULL DEFAULT 'local'", "slurm_job_id": "TEXT", "slurm_state": "TEXT",
                  "slurm_reason": "TEXT", "error": "TEXT", "replaced_by": "TEXT",
-                 "overrides": "TEXT NOT NULL DEFAULT '{}'"}
+                 "overrides": "TEXT NOT NULL DEFAULT '{}'", "ray_job_id": "TEXT", "ray_state": "TEXT",
+                 "ray_reason": "TEXT"}
 
 ACTIVE = ("queued", "running")
 FINISHED = ("succeeded", "failed", "cancelled")
@@ -88,13 +92,21 @@ class Run:
     cancel_requested_at: float | None
     metrics_inode: int | None
     metrics_offset: int
-    backend: str = "local"  # "slurm": a batch job, followed by its job id (grpo_web.runs.slurm)
+    backend: str = "local"  # "slurm": a batch job (grpo_web.runs.slurm); "ray": a Ray job (grpo_web.runs.rayjobs)
     slurm_job_id: str | None = None
     slurm_state: str | None = None  # Slurm's JobState when last asked
     slurm_reason: str | None = None  # and its Reason
     error: str | None = None  # a failed run's cause, read from its log (the exception, the diagnostics)
     replaced_by: str | None = None  # the run that overwrote this run's output_dir (its outputs are gone)
     overrides: str = "{}"  # JSON {field: value}: paths resolved at validation, passed as --set to the run
+    ray_job_id: str | None = None  # backend "ray": the job's submission id (grpo_web.runs.rayjobs)
+    ray_state: str | None = None  # Ray's job status when last asked (PENDING, RUNNING, SUCCEEDED, FAILED, STOPPED)
+    ray_reason: str | None = None  # and its message
+
+    @property
+    def job_id(self) -> str | None:
+        """The scheduler's id of the run's job (Slurm or Ray), None for a local run or one not yet submitted."""
+        return self.slurm_job_id if self.backend == "slurm" else self.ray_job_id if self.backend == "ray" else None
 
     @property
     def finished(self) -> bool:

@@ -8,6 +8,7 @@
 import { ask, el } from "./dom.js";
 import { explainError, getToken, launch, setToken } from "./runs-api.js";
 import { setupDoctor } from "./doctor.js";
+import { setupEmit } from "./emitspec.js";
 import { setupSmoke } from "./smoke.js";
 
 const $ = (id) => document.getElementById(id);
@@ -17,8 +18,8 @@ const OWNED = "GRPO-X007";
 // to resume or overwrite.
 const ownerIn = (diag) => /belongs to run ([0-9a-f]+)/.exec(diag.message || "")?.[1] || null;
 
-// hooks: { config(), worldSize(), trlVersion(), diags (DiagnosticsView), checker, onLaunched(config),
-//          onConfigChange(listener) }
+// hooks: { config(), worldSize(), trlVersion(), profile(), hardware(), diags (DiagnosticsView), checker,
+//          onLaunched(config), onConfigChange(listener) }
 export function setupLaunch(hooks) {
   const dialog = $("launch-dialog");
   const message = $("launch-error");
@@ -29,6 +30,7 @@ export function setupLaunch(hooks) {
   let refusal = null; // the service's last 422 while the dialog is open
   setupSmoke(hooks);
   setupDoctor(hooks);
+  setupEmit(hooks);
 
   const showList = (diagnostics) => {
     list.replaceChildren(...diagnostics.slice(0, 20).map((d) => el("li", {}, hooks.diags.diagNode(d))));

@@ -282,7 +282,11 @@ function wireControls(app) {
   setupExport(() => ({ state: app.state, profile: profileName(), worldSize: worldSize(), schemaId: app.schemaId }));
   setupLaunch({
     config: () => app.state.toObject(), worldSize: () => effectiveWorldSize(app), trlVersion, diags: app.diags,
-    checker: app.checker,
+    checker: app.checker, profile: profileName,
+    hardware: () => { // what the memory panel plans for, unless it is only its default
+      const [spec, from] = app.memory.hardware();
+      return from.startsWith("the default") ? undefined : spec ?? undefined;
+    },
     onLaunched: (config) => { for (const key of REMEMBERED) rememberValue(key, config[key]); },
     onConfigChange: (listener) => {
       app.state.onChange(listener);

@@ -120,6 +120,15 @@ function renderList(runs) {
   else if (focused) document.querySelector(`tr[data-run-id="${focused}"]`)?.focus();
 }
 
+// Where a run trains when it is not a local process: the scheduler's job id, its state and reason in its words.
+export function schedulerFacts(run) {
+  const job = run.backend === "ray" ? run.ray : run.backend === "slurm" ? run.slurm : null;
+  if (!job) return [];
+  const name = run.backend === "ray" ? "Ray" : "Slurm";
+  return [["backend", run.backend], [`${name} job`, job.job_id || "not submitted yet"], [`${name} state`, job.state],
+    [`${name} reason`, job.reason]];
+}
+
 function renderDetail(run) {
   $("detail").hidden = false;
   $("run-title").textContent = `Run ${run.id}`;
@@ -128,7 +137,8 @@ function renderDetail(run) {
   state.className = `state ${run.state}`;
   state.dataset.state = run.state;
   const paths = Object.entries(run.resolved_paths || {}).map(([name, path]) => [name, path]);
-  const facts = [["output_dir", run.output_dir], ...paths, ["world size", run.world_size], ["exit code", run.exit_code],
+  const facts = [...schedulerFacts(run), ["output_dir", run.output_dir], ...paths, ["world size", run.world_size],
+    ["exit code", run.exit_code],
     ["reason", run.reason], ["error", run.error],
     ["replaced by", run.replaced_by && `run ${run.replaced_by} overwrote this run's output_dir: its checkpoints ` +
       "and model were deleted; its metrics, completions, health and log shown here are its own"],
