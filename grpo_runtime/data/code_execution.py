@@ -129,10 +129,11 @@ def rlimits(limits: Limits, user: tuple[int, int] | None) -> dict:
     return found
 
 
-def run(argv: list[str], stdin: str | bytes = "", cwd: Path | str = ".", limits: Limits = Limits(),
+def run(argv: list[str], stdin: str | bytes, cwd: Path | str, limits: Limits = Limits(),
         as_sandbox_user: bool = True) -> Outcome:
-    """Run `argv` in `cwd` with `stdin` and `limits`; never raises for what the program does, never hangs."""
-    cwd = Path(cwd)
+    """Run `argv` in the scratch folder `cwd` with `stdin` and `limits`; never raises for what the program does,
+    never hangs. Its stdin, stdout and stderr are files in a folder beside `cwd`, removed afterwards."""
+    cwd = Path(cwd).resolve()
     user = sandbox_user() if as_sandbox_user else None
     spec = {"limits": rlimits(limits, user), "user": list(user) if user else None}
     io = Path(cwd.parent, f".{cwd.name}.io")  # beside the working folder, where the program does not write

@@ -48,7 +48,7 @@ def python_runs_as_sandbox_user() -> bool:
     if sandbox_user() is None:
         return True
     with workspace() as space:
-        return run([sys.executable, "-c", "pass"], cwd=space.folder(), limits=Limits(time_s=30.0)).ok
+        return run([sys.executable, "-c", "pass"], "", space.folder(), Limits(time_s=30.0)).ok
 
 
 class Workspace:
@@ -97,7 +97,7 @@ def cpp_program(space: Workspace, files: dict[str, str], compile_args: list[str]
     """`files` written, then `g++ COMPILE_ARGS` run once in their folder; the program is `binary` there."""
     folder = space.folder()
     space.write(folder, files)
-    compiled = run([gxx(), *compile_args], cwd=folder, limits=COMPILE_LIMITS)
+    compiled = run([gxx(), *compile_args], "", folder, COMPILE_LIMITS)
     error = None if compiled.ok else (compiled.stderr or compiled.stdout or compiled.status)[-4000:]
     return Program((str(folder / binary),), folder, True, error)
 

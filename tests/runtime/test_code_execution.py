@@ -93,7 +93,8 @@ FORK_PY = ("import os, time\nn = 0\ntry:\n    for i in range(40):\n        if os
 
 
 def test_a_program_that_cannot_start_is_an_error_outcome(tmp_path):
-    outcome = run([str(tmp_path / "no-such-program")], cwd=tmp_path, limits=SMALL)
+    (tmp_path / "work").mkdir()
+    outcome = run([str(tmp_path / "no-such-program")], "", tmp_path / "work", SMALL)
     assert outcome.status == "error" and "no-such-program" in outcome.stderr
 
 
