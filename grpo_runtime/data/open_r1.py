@@ -67,7 +67,8 @@ def sandbox_description(name: str, args) -> str:
 
 
 def runs_locally(name: str, args) -> bool:
-    """The recipe asks for this machine's executor (open-r1 lists `local` among code_provider's choices)."""
+    """The recipe asks for this machine's executor (open-r1 lists `local` among code_provider's choices, though its
+    own get_provider has no provider of that name)."""
     return name in ("code", "binary_code") and sandbox_of(name, args) == "local"
 
 

@@ -189,5 +189,6 @@ def rows_note(funcs: list) -> str:
     kind = code_kind(funcs)
     if kind is None:
         return ""
-    return (f", small real programming problems in {SHAPES[kind]} shape whose reference solutions pass their "
-            "tests")
+    languages = " (Python and C++ rows, by its language column)" if kind == "cf_code" else ""
+    return (f", small real programming problems in {SHAPES[kind]} shape{languages} whose reference solutions pass "
+            "their tests")
