@@ -63,7 +63,7 @@ def measure(files=None, steps: int = 2, corpus: bool = True) -> dict:
                      "component": report.get("component"), "world_size": report.get("world_size")})
     slowest = max((r["seconds"] for r in rows), default=0.0)
     slowest_file = max(rows, key=lambda r: r["seconds"])["file"] if rows else None
-    # exit 3: refused before anything starts, and said why (a reward that needs a remote code sandbox, ...)
+    # exit 3: refused before anything starts, and said why (a reward of an open-r1 experiment branch, ...)
     refused = [r for r in rows if r["exit_code"] == 3]
     failed = [r for r in rows if not r["passed"] and r["exit_code"] != 3]
     return {"rows": rows, "slowest": {"file": slowest_file, "seconds": slowest}, "load_average": os.getloadavg(),

@@ -9,22 +9,35 @@ written (the arguments are typed by grpo_schema.engine.profiles.open_r1_args).
   `dataset_prompt_column`; a column that already holds a conversation is kept as it is, after the system prompt
   (unless it starts with a system message of its own); a `messages` column is dropped;
 * `reward_funcs` are names from open-r1's registry (default: accuracy, format, tag_count) built with the script's
-  parameters (cosine_*, repetition_*, max_completion_len, soft_punish_cache, code_language). The rewards that
-  run completions in a remote code sandbox (e2b, morph, piston) are refused before the run starts.
+  parameters (cosine_*, repetition_*, max_completion_len, soft_punish_cache, code_language, code_eval_*,
+  parallel_code_exec_per_proc). The rewards that run completions' code (code, binary_code, cf_code, ioi_code) run
+  on this machine's local executor (grpo_runtime.data.code_execution) when the recipe asks for it
+  (`code_provider: local`, for code and binary_code); one that asks for a remote sandbox (E2B, MorphCloud, Piston)
+  is refused before the run starts: there is no client for those here. `grpo smoke` substitutes the local
+  executor for the remote sandbox, and says so (`local_sandbox`).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 
 import grpo_runtime.data.reward_library as reward_library
+from grpo_runtime.data.cf_scoring import CodeforcesReward
+from grpo_runtime.data.code_rewards import BinaryCodeReward, CodeReward
+from grpo_runtime.data.ioi_scoring import IOIReward
 from grpo_runtime.data.reward_library import answers_match, completion_text
 from grpo_runtime.model.modality import refuse_images
 
 DEFAULT_REWARDS = ("accuracy", "format", "tag_count")
-SANDBOX_REWARDS = ("code", "binary_code", "ioi_code", "cf_code", "weighted_binary_code_reward")
-BRANCH_REWARDS = ("soft_format", "think_format", "think_accuracy", "think_code_format")
+SANDBOX_REWARDS = ("code", "binary_code", "ioi_code", "cf_code")  # run completions' code
+BRANCH_REWARDS = ("soft_format", "think_format", "think_accuracy", "think_code_format", "weighted_binary_code_reward")
+
+
+# True in `grpo smoke`'s worker processes only: the local executor stands in for every remote code sandbox (the
+# smoke states it in its report), as the parent's own checks pass local_sandbox=True.
+SANDBOX_STAND_IN = False
 
 
 def reward_names(config) -> list[str]:
@@ -46,17 +59,41 @@ def sandbox_of(name: str, args) -> str:
     return getattr(args, "code_provider", None) or "e2b"
 
 
-def refusals(config, args) -> list[str]:
-    found = []
+def sandbox_description(name: str, args) -> str:
+    """The remote sandbox reward `name` asks for, in words (with the router a recipe names, when it names one)."""
+    service = sandbox_of(name, args)
+    router = getattr(args, f"{service}_router_url", None) if service in ("e2b", "morph") else None
+    where = SANDBOXES.get(service, service)
+    return f"{where}, through the router at {router}" if router else where
+
+
+def runs_locally(name: str, args) -> bool:
+    """The recipe asks for this machine's executor (open-r1 lists `local` among code_provider's choices, though its
+    own get_provider has no provider of that name)."""
+    return name in ("code", "binary_code") and sandbox_of(name, args) == "local"
+
+
+def refusals(config, args, local_sandbox: bool = False) -> list[str]:
+    """Why each reward cannot run here. `local_sandbox` (grpo smoke): the local executor stands in for a remote
+    sandbox, so a sandboxed reward is not refused."""
+    found, local_sandbox = [], local_sandbox or SANDBOX_STAND_IN
     for name in reward_names(config):
-        if name in SANDBOX_REWARDS:
-            where = SANDBOXES.get(sandbox_of(name, args), sandbox_of(name, args))
+        if name in SANDBOX_REWARDS and not (local_sandbox or runs_locally(name, args)):
+            where = sandbox_description(name, args)
             found.append(f"open-r1's {name!r} reward runs each completion's code remotely in {where}, a remote "
-                         "code sandbox grpo_runtime does not provide; run this recipe with open-r1")
+                         "code sandbox grpo_runtime has no client for; run this recipe with open-r1"
+                         + (", or set code_provider: local to run the code on this machine's local executor"
+                            if name in ("code", "binary_code") else ""))
         elif name in BRANCH_REWARDS:
             found.append(f"{name!r} exists only on open-r1's experiment branches; grpo_runtime "
                          "builds the rewards of its main branch")
     return found
+
+
+def substituted_sandboxes(config, args) -> dict[str, str]:
+    """{reward name: the remote sandbox it asks for} for the sandboxed rewards `grpo smoke` runs locally instead."""
+    return {name: sandbox_description(name, args) for name in reward_names(config)
+            if name in SANDBOX_REWARDS and not runs_locally(name, args)}
 
 
 # --- data ------------------------------------------------------------------------------------------------------
@@ -233,16 +270,24 @@ class RepetitionPenaltyReward:
 
 
 class CodeFormatReward:
-    """format_reward with a fenced block of `code_language` inside the answer."""
+    """format_reward with a fenced block of `code_language` inside the answer; a `language` column (open-r1/
+    codeforces has one) names each row's language instead."""
 
     __name__ = "code_format_reward"
 
     def __init__(self, args):
-        self.pattern = re.compile(rf"^<think>\n.*?\n</think>\n<answer>\n.*?```{re.escape(args.code_language)}.*?```"
-                                  r".*?\n</answer>$", re.DOTALL | re.MULTILINE)
+        self.language = args.code_language
 
     def __call__(self, completions, **kwargs) -> list[float]:
-        return [1.0 if self.pattern.match(text) else 0.0 for text in texts(completions)]
+        languages = kwargs["language"] if "language" in kwargs else [self.language] * len(completions)
+        return [1.0 if code_format(language).match(text) else 0.0
+                for text, language in zip(texts(completions), languages, strict=True)]
+
+
+@functools.lru_cache(maxsize=16)
+def code_format(language) -> re.Pattern:
+    return re.compile(rf"^<think>\n.*?\n</think>\n<answer>\n.*?```{re.escape(str(language))}.*?```.*?\n</answer>$",
+                      re.DOTALL | re.MULTILINE)
 
 
 REGISTRY = {
@@ -254,13 +299,17 @@ REGISTRY = {
     "cosine": CosineScaledReward,
     "repetition_penalty": RepetitionPenaltyReward,
     "code_format": CodeFormatReward,
+    "code": CodeReward,
+    "binary_code": BinaryCodeReward,
+    "cf_code": CodeforcesReward,
+    "ioi_code": IOIReward,
     "soft_overlong_punishment": lambda args: reward_library.get_soft_overlong_punishment(args.max_completion_len,
                                                                                          args.soft_punish_cache),
 }
 
 
-def reward_funcs(config, args) -> list:
-    refused = refusals(config, args)
+def reward_funcs(config, args, local_sandbox: bool = False) -> list:
+    refused = refusals(config, args, local_sandbox)
     if refused:  # open-r1 has these names: say why they do not run here, never that they do not exist
         raise ValueError(f"reward_funcs: {refused[0]}")
     funcs = []

@@ -248,8 +248,8 @@ def reward_functions(result) -> list:
     if script is not None and script[0] == "open-r1":
         import grpo_runtime.data.open_r1 as open_r1
 
-        try:
-            return open_r1.reward_funcs(result.config, script[1])
+        try:  # a remote code sandbox is substituted by the local executor (grpo_runtime.launch.smoke_code)
+            return open_r1.reward_funcs(result.config, script[1], local_sandbox=True)
         except Exception as error:  # noqa: BLE001 - named
             raise SmokeRefused("reward function", str(error), "reward_funcs") from None
     funcs = []
@@ -267,6 +267,7 @@ def prepare(args, result, plan, workdir: Path):
     from grpo_schema import check_file
 
     from grpo_runtime.data.rewards import reward_name
+    from grpo_runtime.launch.smoke_code import state_code_execution
     from grpo_runtime.launch.smoke_plan import (bound_batch, cap_generation_kwargs, choose_world_size,
                                                 strict_paths_check, substitute_dataset, substitute_model,
                                                 substitute_settings, written_groups)
@@ -278,6 +279,7 @@ def prepare(args, result, plan, workdir: Path):
     funcs = reward_functions(result)
     substitute_model(config, plan, workdir)
     substitute_dataset(config, raw, funcs, plan, workdir, script_of(result))
+    state_code_execution(config, script_of(result), funcs, plan)
     substitute_settings(config, raw, plan, workdir)
 
     def checked(size):
@@ -296,12 +298,28 @@ def prepare(args, result, plan, workdir: Path):
         return {"exit_code": EXIT_CANNOT_RUN, "component": "substitution",
                 "error": "the config with the smoke's substitutions does not validate (see the log)"}
     if args.engine == "grpo_runtime":
-        refusals = [d for d in assess(smoke_result, "launch") if d.severity == "error"]
+        substituted = substituted_refusals(smoke_result)
+        refusals = [d for d in assess(smoke_result, "launch") if d.severity == "error"
+                    and d.message not in substituted]
         if refusals:
             return {"exit_code": EXIT_CANNOT_RUN, "component": "runtime",
                     "error": "grpo_runtime cannot run it as written: " + "; ".join(
                         f"{d.code} {', '.join(d.fields)}: {d.message}" for d in refusals)}
     return smoke_result
+
+
+def substituted_refusals(result) -> set[str]:
+    """The refusals `grpo train` gives for open-r1's sandboxed code rewards, which the smoke runs on the local
+    executor instead (stated in the "code execution" group)."""
+    from grpo_runtime.support import script_of
+
+    script = script_of(result)
+    if script is None or script[0] != "open-r1":
+        return set()
+    import grpo_runtime.data.open_r1 as open_r1
+
+    kept = set(open_r1.refusals(result.config, script[1], local_sandbox=True))
+    return {f"reward_funcs: {m}" for m in open_r1.refusals(result.config, script[1]) if m not in kept}
 
 
 def run_workers(args, result, plan, workdir: Path) -> dict:
@@ -311,7 +329,8 @@ def run_workers(args, result, plan, workdir: Path) -> dict:
     spec = {"file": args.file, "overrides": [*args.overrides, *plan.set_strings()], "world_size": plan.world_size,
             "allow_env": list(args.allow_env), "profiles": list(args.profiles or result.profile_args),
             "steps": args.steps, "engine": args.engine, "workdir": str(workdir), "seed": plan.seed,
-            "resume_port": free_port() if plan.world_size > 1 else None}
+            "resume_port": free_port() if plan.world_size > 1 else None,
+            "local_sandbox": any(g.group == "code execution" for g in plan.groups)}
     spec_path = workdir / "spec.json"
     spec_path.write_text(json.dumps(spec), encoding="utf-8")
     module = ["-m", "grpo_runtime.launch.smoke_worker", str(spec_path)]

@@ -455,13 +455,17 @@ def substitute_dataset(config, raw: dict, reward_funcs: list, plan: SmokePlan, w
         substitute_mixture(config, needed, plan, data, "; ".join(why))
         return
     shape = RowShape(prompt_column, conversational=not open_r1, columns=tuple(sorted(needed)))
-    rows = synthetic_rows(shape, SYNTHETIC_ROWS, plan.seed)
+    from grpo_runtime.launch.smoke_problems import code_rows, rows_note  # rows a code reward can run
+
+    rows = code_rows(reward_funcs, shape, SYNTHETIC_ROWS, plan.seed) or \
+        synthetic_rows(shape, SYNTHETIC_ROWS, plan.seed)
     write_rows(data / "train.jsonl", rows)
     write_rows(data / "test.jsonl", rows[:SYNTHETIC_TEST_ROWS])
     form = "text (open-r1 builds the conversation" + (", with the system prompt" if getattr(
         script[1], "system_prompt", None) is not None else "") + ")" if open_r1 else "a conversation"
     shown = ", ".join([f"{prompt_column} ({form})", *(f"{c} (read by {who})" for c, who in sorted(needed.items()))])
-    plan.add("dataset", SUBSTITUTED, f"{SYNTHETIC_ROWS} synthetic rows ({SYNTHETIC_TEST_ROWS} in the test split) "
+    plan.add("dataset", SUBSTITUTED, f"{SYNTHETIC_ROWS} synthetic rows{rows_note(reward_funcs)} ("
+             f"{SYNTHETIC_TEST_ROWS} in the test split) "
              f"with the columns {shown}, instead of {', '.join(remote)} ({'; '.join(why)})")
     plan.overrides.update(dataset_name=str(data), dataset_config=None, dataset_train_split="train",
                           dataset_test_split="test")

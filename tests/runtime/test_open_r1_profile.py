@@ -109,6 +109,21 @@ def test_sandbox_rewards_are_refused_before_loading(tmp_path, capsys):
                 in capsys.readouterr().err)
 
 
+@pytest.mark.slow
+def test_code_provider_local_runs_the_code_reward_on_this_machine(tmp_path, tiny_model_dir):
+    """The recipe asks for local execution: `grpo train` runs open-r1's `code` reward on the local executor."""
+    info = {"language": "python", "test_cases": [{"input": "1 2\n", "output": "3\n", "type": "stdin_stdout"}]}
+    data = write_rows(tmp_path / "code.jsonl", [{"problem": f"add {i}", "verification_info": info}
+                                                for i in range(8)])
+    settings = recipe(tmp_path, tiny_model_dir, dataset_name=str(data), reward_funcs=["code", "format"],
+                      code_provider="local", parallel_code_exec_per_proc=2)
+    config = tmp_path / "recipe.yaml"
+    config.write_text(yaml.safe_dump(settings))
+    assert train_command([str(config), "--profile", "open-r1"]) == 0
+    lines = [json.loads(x) for x in (tmp_path / "out" / "completions.jsonl").read_text().splitlines()]
+    assert lines and all(set(line["rewards"]) == {"code_reward", "format_reward"} for line in lines)
+
+
 def test_each_sandboxed_reward_names_the_service_its_script_arguments_choose():
     from types import SimpleNamespace
 
@@ -116,3 +131,8 @@ def test_each_sandboxed_reward_names_the_service_its_script_arguments_choose():
     found = open_r1.refusals(config, SimpleNamespace(code_provider="morph", ioi_provider="morph"))
     assert len(found) == 3 and "MorphCloud" in found[0] and "MorphCloud" in found[1] and "Piston" in found[2]
     assert "E2B" in open_r1.refusals(SimpleNamespace(reward_funcs=["code"]), SimpleNamespace(code_provider=None))[0]
+    routed = open_r1.refusals(config, SimpleNamespace(code_provider="e2b", e2b_router_url="10.0.0.1:8000"))[0]
+    assert "through the router at 10.0.0.1:8000" in routed and "code_provider: local" in routed
+    local = SimpleNamespace(code_provider="local", ioi_provider="piston")
+    assert [m.split("'")[2] for m in open_r1.refusals(config, local)] == ["ioi_code", "cf_code"]  # no local option
+    assert open_r1.refusals(config, local, local_sandbox=True) == []  # grpo smoke's stand-in

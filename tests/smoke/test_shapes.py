@@ -136,12 +136,20 @@ def test_frames_are_ordered_the_users_then_ours_then_the_libraries(tmp_path):
 
 
 @pytest.mark.parametrize("name, said", [("code", "remote code sandbox"), ("cf_code", "Piston"),
-                                        ("think_format", "experiment branches")])
+                                        ("think_format", "experiment branches"),
+                                        ("soft_format", "experiment branches")])
 def test_an_open_r1_reward_that_cannot_run_here_is_refused_with_why_not_as_unknown(name, said):
-    """open-r1 registers these names; the refusal says why they do not run here (it said 'not in open-r1's
-    registry', which sends the user looking for a typo)."""
+    """open-r1 registers these names; `grpo train` says why they do not run here (it said 'not in open-r1's
+    registry', which sends the user looking for a typo). `grpo smoke` runs the sandboxed ones on the local executor
+    (tests/smoke/test_code_stand_in.py); a reward of an experiment branch stays refused there too."""
     import grpo_runtime.data.open_r1 as open_r1
 
+    config = SimpleNamespace(reward_funcs=[name])
     with pytest.raises(ValueError) as refused:
-        open_r1.reward_funcs(SimpleNamespace(reward_funcs=[name]), open_r1_args())
+        open_r1.reward_funcs(config, open_r1_args())
     assert said in str(refused.value) and "not in open-r1's registry" not in str(refused.value)
+    if said == "experiment branches":
+        with pytest.raises(ValueError, match=said):
+            open_r1.reward_funcs(config, open_r1_args(), local_sandbox=True)
+    else:
+        assert type(open_r1.reward_funcs(config, open_r1_args(), local_sandbox=True)[0]).__name__.endswith("Reward")
