@@ -3,7 +3,7 @@ in about a minute, that a config gets past its first optimizer steps.
 
 The config runs as written through the ordinary run path (check, support.assess, train.main) for N optimizer steps
 (default 2: a checkpoint is saved after step 1 and resumed for step 2), substituting only what cannot run here
-(grpo_runtime.launch.smoke_plan states each substitution). The processes run in a scratch folder
+(grpo_runtime.launch.smoke_plan and its part modules state each substitution). The processes run in a scratch folder
 (grpo_runtime.launch.smoke_worker); their outcome becomes one report: a line per setting group, the time, and on
 failure the component that failed with the user's own frames first and the config line that set it up.
 
@@ -268,9 +268,10 @@ def prepare(args, result, plan, workdir: Path):
 
     from grpo_runtime.data.rewards import reward_name
     from grpo_runtime.launch.smoke_code import state_code_execution
-    from grpo_runtime.launch.smoke_plan import (bound_batch, cap_generation_kwargs, choose_world_size,
-                                                strict_paths_check, substitute_dataset, substitute_model,
-                                                substitute_settings, written_groups)
+    from grpo_runtime.launch.smoke_data import strict_paths_check, substitute_dataset
+    from grpo_runtime.launch.smoke_model import substitute_model
+    from grpo_runtime.launch.smoke_settings import (bound_batch, cap_generation_kwargs, choose_world_size,
+                                                    substitute_settings, written_groups)
     from grpo_runtime.support import assess, script_of
 
     config, raw = result.config, result.raw if isinstance(result.raw, dict) else {}

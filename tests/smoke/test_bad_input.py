@@ -49,7 +49,8 @@ def test_an_architecture_transformers_does_not_know_is_named(workspace, tmp_path
 
 
 def test_more_processes_than_the_machine_runs_is_named_when_no_smaller_world_size_fits():
-    from grpo_runtime.launch.smoke_plan import SmokePlan, SmokeRefused, choose_world_size
+    from grpo_runtime.launch.smoke_plan import SmokePlan, SmokeRefused
+    from grpo_runtime.launch.smoke_settings import choose_world_size
 
     config = SimpleNamespace(num_generations=8, generation_batch_size=None, eval_strategy="no",
                              num_generations_eval=None, per_device_train_batch_size=1)
@@ -61,7 +62,8 @@ def test_more_processes_than_the_machine_runs_is_named_when_no_smaller_world_siz
 
 
 def test_a_world_size_the_machine_cannot_run_is_substituted_and_stated():
-    from grpo_runtime.launch.smoke_plan import SmokePlan, choose_world_size
+    from grpo_runtime.launch.smoke_plan import SmokePlan
+    from grpo_runtime.launch.smoke_settings import choose_world_size
 
     config = SimpleNamespace(num_generations=8, generation_batch_size=None, eval_strategy="no",
                              num_generations_eval=None, per_device_train_batch_size=8)

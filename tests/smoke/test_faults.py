@@ -63,7 +63,7 @@ def test_a_checkpoint_that_cannot_be_resumed_is_named(workspace):
 
 def test_two_declared_processes_run_as_two_cpu_processes(workspace):
     """Declared as grpo validate takes it (--world-size, which wins over the file's num_processes)."""
-    from grpo_runtime.launch.smoke_plan import cpu_process_limit
+    from grpo_runtime.launch.smoke_settings import cpu_process_limit
 
     if cpu_process_limit() < 2:
         pytest.skip("this machine runs one CPU process")

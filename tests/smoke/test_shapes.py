@@ -7,8 +7,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from grpo_runtime.launch.smoke_plan import (RowShape, SmokePlan, bound_batch, content_seed, substitute_mixture,
-                                            synthetic_rows)
+from grpo_runtime.launch.smoke_data import RowShape, substitute_mixture, synthetic_rows
+from grpo_runtime.launch.smoke_plan import SmokePlan, content_seed
+from grpo_runtime.launch.smoke_settings import bound_batch
 
 from .conftest import run_smoke
 
