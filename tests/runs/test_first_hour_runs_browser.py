@@ -196,6 +196,13 @@ def test_the_eta_keeps_the_wall_clock_pace_of_steps_that_also_evaluate(page, mak
     took = (page.evaluate("performance.now()") - clock) / 1000
     shot(page, "eta")
     assert 0.5 <= eta / took <= 2, f"at step {step}: about {eta} s left, and the last step came {took:.1f} s later"
+    # the list's reward is the last training reward, though the last record is an evaluation's
+    done = service.wait_state(run, ("succeeded",), timeout=120)
+    assert "eval_reward" in done["metrics"][-1] and "reward" not in done["metrics"][-1]
+    last = [record["reward"] for record in done["metrics"] if "reward" in record][-1]
+    cell = f"tr[data-run-id='{run}'] td:nth-child(5)"
+    page.wait_for_function(f"() => document.querySelector(\"{cell}\").textContent !== ''")
+    assert float(page.inner_text(cell)) == pytest.approx(last, rel=1e-2)
 
 
 def test_completions_are_numbered_as_the_charts_number_steps_and_an_empty_one_says_so(page, make_service, assets):

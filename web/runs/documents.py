@@ -53,6 +53,7 @@ def summary(run: Run, store: Store) -> dict[str, Any]:
         "resumed_from": run.resumed_from, "resume_from_checkpoint": run.resume_checkpoint,
         "cancel_requested": run.cancel_requested_at is not None,
         "step": latest.get("step") if latest else None, "latest": latest, "backend": run.backend,
+        "reward": store.latest_value(run.id, "reward"),  # the last training reward (the latest may be an eval's)
         "slurm": {"job_id": run.slurm_job_id, "state": run.slurm_state, "reason": run.slurm_reason}
         if run.backend == "slurm" else None,
         "progress": progress(run, latest, store.pace(run.id) if run.state == "running" else None),

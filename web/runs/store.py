@@ -224,6 +224,13 @@ class Store:
         (step, seen), (first_step, first_seen) = rows[-1], anchor
         return (seen - first_seen) / (step - first_step) if seen > first_seen and step > first_step else None
 
+    def latest_value(self, run_id: str, key: str) -> Any:
+        """The last value logged under `key` (an evaluation record after a step has no training reward)."""
+        rows = self._rows("SELECT json_extract(record, ?) FROM metrics WHERE run_id = ? AND "
+                          "json_type(record, ?) IN ('integer', 'real') ORDER BY seq DESC LIMIT 1",
+                          (f'$."{key}"', run_id, f'$."{key}"'))
+        return rows[0][0] if rows else None
+
     def latest_metrics(self, run_id: str) -> dict | None:
         rows = self._rows("SELECT record FROM metrics WHERE run_id = ? ORDER BY seq DESC LIMIT 1", (run_id,))
         return json.loads(rows[0][0]) if rows else None

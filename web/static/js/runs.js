@@ -124,7 +124,7 @@ function renderList(runs) {
       onkeydown: (event) => event.stopPropagation(),
       onchange: (event) => { if (event.target.checked) picked.add(run.id); else picked.delete(run.id); updateCompare(); } })),
      el("td", {}, el("code", { text: run.id })), el("td", {}, el("span", { class: `state ${run.state}`, text: run.state })),
-     progressCell(run), el("td", { text: num(run.latest?.reward) }), el("td", { text: short(run.created_at), title: when(run.created_at) }))));
+     progressCell(run), el("td", { text: num(run.reward ?? run.latest?.reward) }), el("td", { text: short(run.created_at), title: when(run.created_at) }))));
   const pick = document.activeElement?.classList?.contains("pick") ? focused : null;
   if (pick) document.querySelector(`tr[data-run-id="${pick}"] input.pick`)?.focus();
   else if (focused) document.querySelector(`tr[data-run-id="${focused}"]`)?.focus();
