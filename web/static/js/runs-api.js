@@ -30,7 +30,7 @@ function forgetRefusedToken() {
   sessionStorage.removeItem(ACCEPTED);
 }
 export const STALE_TOKEN = "The service no longer accepts the token this tab had: it was started again with a " +
-  "new one. Paste the token `grpo serve` printed at its last start (or open the link it printed).";
+  "new one. Paste the token that grpo serve printed at its last start (or open the link it printed).";
 
 // Whether the service takes the tab's token: "ok", "refused" (then it is forgotten), "none" (the tab has none) or
 // "unknown" (no answer).
@@ -88,9 +88,9 @@ export function explainError(error) {
       "(grpo serve --enable-runs) and try again; your config is kept in this browser.";
   }
   if (error.status === 401) {
-    return "The service refused the token: it is not the one this service started with. Paste the token " +
-      "`grpo serve` printed at its last start (a service started without GRPO_WEB_TOKEN keeps it in the file " +
-      "`token` of its runs directory).";
+    return "The service refused the token: it is not the one this service started with. Paste the token that " +
+      "grpo serve printed at its last start (a service started without GRPO_WEB_TOKEN keeps it in the file " +
+      "named token in its runs directory).";
   }
   if (error.status === 403) return error.message;
   if (error.status === 404) return `Not on this service: ${error.message}. Pick a run from the list.`;
