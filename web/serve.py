@@ -64,15 +64,43 @@ def exposure_warning(settings: Settings) -> str | None:
             "plain HTTP; put it behind TLS and access control, or bind 127.0.0.1")
 
 
+TOKEN_FILE = "token"  # in the runs directory: the generated token, kept for the next start
+
+
+def kept_token(runs_dir: Path) -> tuple[str, str]:
+    """The token in RUNS_DIR/token, else a new random one written there (mode 0600, only this user reads it), so a
+    restart keeps the token every open tab and script holds. A file others could read is not trusted: a new token
+    replaces it. Returns the token and what was done."""
+    path = runs_dir.expanduser() / TOKEN_FILE
+    note = f"new, kept in {path}"
+    try:
+        if (path.stat().st_mode & 0o077) != 0:
+            note = f"new: the one in {path} could be read by other users"
+        elif len(token := path.read_text(encoding="utf-8").strip()) >= 32:
+            return token, f"kept in {path}"
+    except (OSError, UnicodeDecodeError):
+        pass
+    token = secrets.token_urlsafe(32)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.unlink(missing_ok=True)
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        handle.write(token + "\n")
+    return token, note
+
+
 def with_runs_token(settings: Settings, url: str) -> Settings:
-    """Runs are on: use GRPO_WEB_TOKEN, or generate a token and print it (with a link that hands it to the page
-    in the URL fragment, which browsers never send to the server)."""
+    """Runs are on: use GRPO_WEB_TOKEN, or the token kept in the runs directory (made at the first start), and print
+    it with links that hand it to the form and the runs page in the URL fragment, which browsers never send to the
+    server."""
     from pydantic import SecretStr
 
     if settings.token is None or not settings.token.get_secret_value():
-        token = secrets.token_urlsafe(32)
+        token, where = kept_token(settings.runs_dir)
         settings = settings.model_copy(update={"token": SecretStr(token)})
-        print(f"runs are on; bearer token for this start: {token}", file=sys.stderr)
+        print(f"runs are on; bearer token: {token} ({where}: a restart keeps it; delete the file for a new one)",
+              file=sys.stderr)
+        print(f"form, with the token for Launch: {url}/#token={token}", file=sys.stderr)
         print(f"runs page: {url}/runs#token={token}", file=sys.stderr)
     else:
         print(f"runs are on (token from GRPO_WEB_TOKEN); runs page: {url}/runs", file=sys.stderr)

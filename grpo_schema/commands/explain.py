@@ -18,6 +18,7 @@ from grpo_schema.engine.coerce import INT64_MAX
 from grpo_schema.engine.plan import Geometry, derive_plan, relations, valid_world_sizes
 from grpo_schema.engine.rules.batch import PROBLEM_CODES
 from grpo_schema.engine.schedule import Order, walk
+from grpo_schema.engine.words import plural, times
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 
@@ -81,10 +82,11 @@ def notes(result: CheckResult, plan: Any) -> list[str]:
         return [f"TRL 1.16 refuses this batch geometry at world size {result.world_size}, so there is no schedule; "
                 "see the diagnostics for the smallest edits"] if result.config is not None else []
     every, GA = plan.generate_every_micro_steps, plan.gradient_accumulation_steps
-    out = [f"the sampler emits each chunk of {plan.prompts_per_generation} prompts {every} times "
+    repeats = "the trainer generates from it" if every == 1 else \
+        f"the trainer generates from the first copy and ignores the {plural(every - 1, 'copy', 'copies')} after it"
+    out = [f"the sampler emits each chunk of {plural(plan.prompts_per_generation, 'prompt')} {times(every)} "
            f"(steps_per_generation x num_iterations) and each process's dataloader batch holds "
-           f"{plan.sampler_batch_size} rows (per_device_train_batch_size x steps_per_generation): the trainer generates from the first copy "
-           f"and ignores the {every - 1} copies that follow" + ("" if every > 1 else " (none here)")]
+           f"{plural(plan.sampler_batch_size, 'row')} (per_device_train_batch_size x steps_per_generation): {repeats}"]
     if not plan.clipping_active:
         out.append(f"training is on-policy: gradient_accumulation_steps ({GA}) is a multiple of steps_per_generation"
                    f" x num_iterations ({every}), so the weights never change between generating a batch and training"
@@ -97,11 +99,14 @@ def notes(result: CheckResult, plan: Any) -> list[str]:
                    f"{plan.completions_per_prompt_per_optimizer_step:g} of the {plan.num_generations} completions of "
                    "a prompt (advantages were computed over the whole group first)")
     if plan.dataset_size is not None and plan.generations_per_epoch == 0:
-        out.append(f"the dataset ({plan.dataset_size} prompts) is smaller than one generation "
-                   f"({plan.prompts_per_generation} prompts): the sampler yields nothing and training cannot start")
+        out.append(f"the dataset ({plural(plan.dataset_size, 'prompt')}) is smaller than one generation "
+                   f"({plural(plan.prompts_per_generation, 'prompt')}): the sampler yields nothing and training "
+                   "cannot start")
     elif plan.prompts_dropped_per_epoch:
-        out.append(f"{plan.prompts_dropped_per_epoch} prompts are left out of each epoch (the remainder after "
-                   f"{plan.generations_per_epoch} chunks of {plan.prompts_per_generation}); the shuffle changes which")
+        dropped = plan.prompts_dropped_per_epoch
+        out.append(f"{plural(dropped, 'prompt')} {'is' if dropped == 1 else 'are'} left out of each epoch (the "
+                   f"remainder after {plural(plan.generations_per_epoch, 'chunk')} of "
+                   f"{plan.prompts_per_generation}); the shuffle changes which")
     return out
 
 

@@ -51,7 +51,7 @@ def consequences(d: dict[str, Any]) -> list[str]:
     steps = (f"{_ratio(per_gen)} optimizer step{'s' if per_gen != 1 else ''} per generation" if per_gen >= 1 else
              f"{_ratio(d['generations_per_optimizer_step'])} generations per optimizer step")
     out = ["What they give",
-           f"  generation batch  {f['generation_batch_size']} completions = {U} prompts x {G} completions",
+           f"  generation batch  {f['generation_batch_size']} completions = {_count(U, 'prompt')} x {_count(G, 'completion')}",
            f"  per process       {d['completions_per_process_per_generation']} completions per generation "
            f"({_count(d['prompts_per_process_per_generation'], 'prompt')})",
            f"  generation        every {every} micro-step{'s' if every != 1 else ''} "
@@ -68,13 +68,13 @@ def consequences(d: dict[str, Any]) -> list[str]:
         out.append(f"  vLLM (colocate)   max_num_seqs {d['vllm_max_num_seqs']} (per_device_train_batch_size x "
                    "vllm_tensor_parallel_size x steps_per_generation); TRL fixes max_num_batched_tokens at 4096")
     if d.get("dataset_size") is not None:
-        out.append(f"  per epoch         {d['dataset_size']} prompts -> "
+        out.append(f"  per epoch         {_count(d['dataset_size'], 'prompt')} -> "
                    f"{_count(d['generations_per_epoch'], 'generation')}, "
                    f"{_count(d['micro_steps_per_epoch'], 'micro-step')}, "
                    f"{_count(d['optimizer_steps_per_epoch'], 'optimizer step')} "
-                   f"({d['unique_prompts_per_epoch']} prompts used, {d['prompts_dropped_per_epoch']} left out)")
+                   f"({_count(d['unique_prompts_per_epoch'], 'prompt')} used, {d['prompts_dropped_per_epoch']} left out)")
         epochs = d.get("epochs")
-        out.append(f"  whole run         {d['total_optimizer_steps']} optimizer steps"
+        out.append(f"  whole run         {_count(d['total_optimizer_steps'], 'optimizer step')}"
                    + (f" ({_ratio(epochs)} epoch{'s' if epochs != 1 else ''})" if epochs else ""))
     return out
 
@@ -134,7 +134,8 @@ def _generation_lines(step: dict[str, Any], d: dict[str, Any]) -> list[str]:
             continue
         p = processes[rank]
         prompts = prompt_text(p["prompts"], G)
-        out.append(f"      process {rank} gets sampler batch {p['sampler_batch']}: prompts {prompts}")
+        word = "prompt" if len(p["prompts"]) == 1 else "prompts"
+        out.append(f"      process {rank} gets sampler batch {p['sampler_batch']}: {word} {prompts}")
     rows = d["sampler_batch_size"]
     old = "; old log-probs are computed" if d["old_logprobs_needed"] else ""
     out.append(f"      each process generates and scores its {rows} completions; rewards are gathered so every group "
@@ -185,13 +186,21 @@ def walk_lines(document: dict[str, Any]) -> list[str]:
 def why_lines(d: dict[str, Any]) -> list[str]:
     s, mu, b, every = d["steps_per_generation"], d["num_iterations"], d["per_device_train_batch_size"], \
         d["generate_every_micro_steps"]
+    ahead = "the next micro-step trains on" if s == 1 else f"the next {s} micro-steps train on"
+    if every == 1:
+        between = "with one micro-step to a generation the trainer asks for a new batch each time, so there is " \
+                  "no copy to ignore."
+    else:
+        waits = "the micro-step" if every == 2 else f"each of the {every - 1} micro-steps"
+        between = f"the trainer still asks for a batch on {waits} before the next generation: the sampler serves " \
+                  f"{'a copy' if every == 2 else 'copies'} of the same prompts and the trainer ignores " \
+                  f"{'it' if every == 2 else 'them'}."
     return [
         "Why steps_per_generation appears twice in the sampler",
         f"  In the dataloader's batch size (per_device_train_batch_size x steps_per_generation = {b} x {s} = {b * s}) "
-        f"it fetches, in one batch, everything the next {s} micro-steps train on, so it can be generated at once.",
+        f"it fetches, in one batch, everything {ahead}, so it can be generated at once.",
         f"  In the sampler's repeat count (steps_per_generation x num_iterations = {s} x {mu} = {every}) it keeps the "
-        f"dataloader in step with the trainer, which still asks for a batch on each of the {every - 1} micro-steps "
-        "until the next generation: the sampler serves copies of the same prompts and the trainer ignores them.",
+        f"dataloader in step with the trainer: {between}",
         "  The two cancel: every prompt of an epoch gets its num_generations completions generated exactly once.",
     ]
 

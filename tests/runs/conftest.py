@@ -83,8 +83,9 @@ class Service:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self) -> "Service":
-        self.port = free_port()
+    def start(self, port: int | None = None) -> "Service":
+        """Start the service (on `port`: a restart where the browser's tabs are, else on a free port)."""
+        self.port = port or free_port()
         log = self.runs_dir.parent / f"service-{len(list(self.runs_dir.parent.glob('service-*.log')))}.log"
         self.output.append(log)
         env = {**os.environ, **CHILD_ENV, "GRPO_WEB_TOKEN": TOKEN, "GRPO_WEB_RUNS_POLL_S": "0.2", **self.env}

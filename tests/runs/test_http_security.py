@@ -145,16 +145,30 @@ def test_nothing_was_started_by_the_refused_requests(service):
     assert [p.name for p in service.runs_dir.iterdir() if p.is_dir()] == []
 
 
-def test_without_a_configured_token_one_is_generated_and_printed(tmp_path):
+def test_without_a_configured_token_one_is_generated_printed_and_kept_for_the_next_start(tmp_path):
     started = Service(tmp_path / "runs", {"GRPO_WEB_TOKEN": ""}).start()
     try:
         wait_for(lambda: "runs page:" in started.log_text(), 10, "the token to be printed")
-        token = re.search(r"bearer token for this start: (\S+)", started.log_text()).group(1)
+        token = re.search(r"bearer token: (\S+) \(new, kept in ", started.log_text()).group(1)
         assert len(token) >= 32 and f"/runs#token={token}" in started.log_text()
+        assert f"/#token={token}" in started.log_text()  # the form's link
+        kept = tmp_path / "runs" / "token"
+        assert kept.read_text().strip() == token and kept.stat().st_mode & 0o777 == 0o600
         with started.client(token) as client:
             assert client.get("/api/v1/runs").status_code == 200
         with started.client() as client:  # the test token is not this service's
             assert client.get("/api/v1/runs").status_code == 401
+        started.stop()
+        started.start()  # a restart takes the kept token
+        assert re.findall(r"bearer token: (\S+) \(kept in ", started.log_text()) == [token]
+        with started.client(token) as client:
+            assert client.get("/api/v1/runs").status_code == 200
+        started.stop()
+        kept.chmod(0o644)  # readable by others: not trusted, a new one replaces it
+        started.start()
+        fresh = re.findall(r"bearer token: (\S+) \(new: the one in .* could be read by other users", started.log_text())
+        assert fresh and fresh[0] != token and kept.read_text().strip() == fresh[0]
+        assert kept.stat().st_mode & 0o777 == 0o600
     finally:
         started.stop()
 

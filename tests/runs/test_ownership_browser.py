@@ -49,7 +49,9 @@ def test_relative_paths_a_refused_second_launch_and_a_failed_run_on_the_runs_pag
     page.wait_for_selector("#launch-choices #launch-resume", timeout=30_000)
     refusal = page.inner_text("#launch-error")
     assert f"belongs to run {owner}" in refusal, refusal
-    assert page.get_attribute("#launch-resume", "title") == f"continue run {owner} from its last complete checkpoint"
+    # it trained all its steps: nothing to resume (GRPO-A014), so a new run comes first and Resume says why not
+    assert page.locator("#launch-resume").is_disabled()
+    assert "no step left to train" in page.get_attribute("#launch-resume", "title")
     assert page.url.endswith("/")  # still on the form: nothing was launched
     shot(page, "output-owned")
     page.click("#launch-cancel")

@@ -213,3 +213,35 @@ def test_the_operators_env_allow_list_reaches_the_launched_validation(tmp_path):
 
     text = "model_name_or_path: m\ndataset_name: d\nreward_funcs: [accuracy_reward]\nenv:\n  HF_TOKEN: x\n"
     assert not check_text(text).valid and check_text(text, allow_env=["HF_TOKEN"]).valid
+
+
+def _checkpoints(output, *steps) -> None:
+    for step in steps:
+        (output / f"checkpoint-{step}").mkdir(parents=True)
+        (output / f"checkpoint-{step}" / "runtime_state.json").write_text("{}")
+
+
+@pytest.mark.parametrize("state,config,logged,possible", [
+    ("succeeded", "max_steps: 4\n", 4, False),  # every step trained: a resume trains nothing (GRPO-A014)
+    ("succeeded", "num_train_epochs: 2\n", 4, False),  # by epochs: its last logged step was its last
+    ("succeeded", "max_steps: 8\n", 4, True),  # stopped early (a fatal health finding): steps are left
+    ("failed", "max_steps: 4\n", 4, True),  # failed after its last checkpoint: a resume still saves the model
+    ("cancelled", "max_steps: 10\n", 4, True),
+])
+def test_a_resume_is_offered_only_where_it_trains_something(runs_dir, state, config, logged, possible):
+    from grpo_web.runs import resumable
+
+    output = runs_dir / "out"
+    _checkpoints(output, 2, 4)
+    store = Store(runs_dir / "runs.sqlite3")
+    run = store.insert(id="aaaaaaaaaaa9", state=state, config_text=config, config_format="yaml", world_size=1,
+                       output_dir=str(output), run_dir=str(runs_dir / "aaaaaaaaaaa9"))
+    judged = resumable.judge(run, logged)
+    assert judged.possible is possible and judged.checkpoint == "checkpoint-4"
+    if not possible:
+        assert "no step left to train" in judged.reason and "GRPO-A014" in judged.reason
+        assert judged.max_steps == 8 and "(e.g. 8) to train 4 more steps" in judged.reason
+    # a launch that resumes it with more steps goes on; with as many, it is refused the same way
+    assert resumable.judge(run, logged, "max_steps: 6\n").possible
+    assert resumable.judge(run, logged, "max_steps: 4\n").possible is (state != "succeeded")
+    store.close()

@@ -82,7 +82,7 @@ def test_completions_sort_and_filter_act_on_every_row_of_the_step_and_the_counte
     # beyond the first 200 the page loads
     controlled_completions(Path(service.run(run["id"])["output_dir"]) / "completions.jsonl")
     open_run(page, service, run["id"])
-    page.wait_for_function("() => /200 of 450 completion\\(s\\) of step 1/.test("
+    page.wait_for_function("() => /200 of 450 completions of step 2/.test("
                            "document.getElementById('completions-note').textContent)", timeout=30_000)
 
     page.select_option("#completions-sort", "reward-desc")  # the best group of the step first, best row first
@@ -90,29 +90,29 @@ def test_completions_sort_and_filter_act_on_every_row_of_the_step_and_the_counte
                            timeout=10_000)
     assert shown_indexes(page)[:11] == [457, 456, 455, 454, 453, 452, 451, 450, 449, 448, 447]
     assert page.inner_text("#completions-list .group .prompt-text") == "prompt 44"
-    assert "200 of 450 completion(s) of step 1" in note(page)
+    assert "200 of 450 completions of step 2" in note(page)
     page.select_option("#completions-sort", "order")
 
     page.fill("#completions-min", "0.9")  # a total reward of at least 0.9: rows 405 to 449, all beyond the first 200
     page.wait_for_function("() => document.querySelectorAll('#completions-list .completion').length === 45",
                            timeout=10_000)
     assert shown_indexes(page) == list(range(8 + 405, 8 + 450))
-    assert "45 of 45 completion(s) of step 1 match the filters (450 in the step)" in note(page), note(page)
+    assert "45 of 45 completions of step 2 match the filters (450 in the step)" in note(page), note(page)
     assert page.locator("#completions-more").is_hidden()
 
     page.fill("#completions-min", "")
     page.fill("#completions-search", "row 44")  # "row 44" and "row 440" to "row 449": 11 rows
     page.wait_for_function("() => document.querySelectorAll('#completions-list .completion').length === 11",
                            timeout=10_000)
-    assert "11 of 11 completion(s) of step 1 match the filters" in note(page), note(page)
+    assert "11 of 11 completions of step 2 match the filters" in note(page), note(page)
     page.fill("#completions-search", "zzz-no-such-text")
-    page.wait_for_function("() => /No completion of step 1 matches the filters/.test("
+    page.wait_for_function("() => /No completion of step 2 matches the filters/.test("
                            "document.getElementById('completions-note').textContent)", timeout=10_000)
     assert page.locator("#completions-list .completion").count() == 0
     assert "450 in the step" in note(page)
     shot(page, "completions-none-match")
     page.fill("#completions-search", "")
-    page.wait_for_function("() => /^200 of 450 completion\\(s\\) of step 1; 2 unreadable line/.test("
+    page.wait_for_function("() => /^200 of 450 completions of step 2; 2 unreadable line/.test("
                            "document.getElementById('completions-note').textContent)", timeout=10_000)
     assert "match" not in note(page)
 

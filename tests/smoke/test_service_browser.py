@@ -27,7 +27,7 @@ def test_the_smoke_button_shows_a_passed_report_and_a_named_failure(page, make_s
 
     import_config(page, run_yaml(assets))
     report = smoke_from_the_dialog(page)
-    assert report.startswith("Passed: 2 optimizer step(s)"), report
+    assert report.startswith("Passed: 2 optimizer steps"), report
     assert page.locator("#smoke-report li.smoke-exercised").count() >= 1
     assert "checkpoint save and resume" in page.inner_text("#smoke-report li.smoke-exercised >> nth=-1") or \
         "checkpoint save and resume" in page.inner_text("#smoke-report ul")

@@ -389,8 +389,10 @@ def test_a_launch_into_another_runs_output_dir_offers_resume_overwrite_or_a_new_
         assert page.locator("#launch-overwrite").is_visible() and page.locator("#launch-new-folder").is_visible()
         shots(page, "form-output-owned")
 
-        page.click("#launch-resume")  # the failed run has no checkpoint to resume from: said so
-        page.wait_for_function("() => /Cannot resume/.test(document.getElementById('launch-error').textContent)")
+        # the failed run has no checkpoint to resume from: Resume is off and says so, a new run comes first
+        assert page.locator("#launch-resume").is_disabled()
+        assert "no complete checkpoint" in page.inner_text("#launch-resume-why")
+        assert page.evaluate("document.activeElement.id") == "launch-new-folder"
 
         page.click("#launch-overwrite")
         page.wait_for_selector("#overwrite-dialog[open]")

@@ -28,7 +28,7 @@ from grpo_web.api.body import ConfigBody, config_body
 from grpo_web.api.docs import config_body_doc
 from grpo_web.api.params import PATH_MAX_CHARS
 from grpo_web.api.responses import ConfigJSONResponse
-from grpo_web.runs import demo_assets, documents, outputs, paths, rayjobs
+from grpo_web.runs import demo_assets, documents, outputs, paths, rayjobs, resumable
 from grpo_web.runs.auth import require_token
 from grpo_web.runs.manager import OutputBusy, OutputOwned, QueueFull, RunConflict, RunManager
 from grpo_web.runs.store import Run
@@ -115,12 +115,21 @@ def _stored_text(body: ConfigBody) -> tuple[str, str]:
     return json.dumps(body.mapping, indent=1, ensure_ascii=False) + "\n", "json"
 
 
-def _refused(result: CheckResult, extra: list, resolved: dict[str, str] | None = None) -> ConfigJSONResponse:
+def _refused(result: CheckResult, extra: list, resolved: dict[str, str] | None = None,
+             **more: Any) -> ConfigJSONResponse:
     document = result.to_dict()
     document["diagnostics"] += [d.to_dict() for d in extra]
     document["valid"] = False
     document["resolved_paths"] = resolved or {}
+    document.update(more)
     return ConfigJSONResponse(document, status_code=422)
+
+
+def _owner(manager: RunManager, owned: OutputOwned, config_text: str) -> dict[str, Any]:
+    """The run that owns the output_dir, and whether this config could resume it (the form's choices read it)."""
+    owner = owned.owner
+    verdict = resumable.judge(owner, resumable.logged_step(manager.store, owner), config_text)
+    return {"id": owner.id, "state": owner.state, "resume": verdict.to_dict()}
 
 
 def _output_owned(result: CheckResult, owned: OutputOwned):
@@ -183,7 +192,7 @@ async def create_run(
     except OutputBusy as busy:
         return _refused(result, [output_dir_busy(result, busy.run_id, busy.output_dir)], reads)
     except OutputOwned as owned:
-        return _refused(result, [_output_owned(result, owned)], reads)
+        return _refused(result, [_output_owned(result, owned)], reads, output_owner=_owner(manager, owned, text))
     except RunConflict as conflict:
         raise HTTPException(409, str(conflict))
     except QueueFull as full:
@@ -220,12 +229,15 @@ def cancel_run(manager: Manager, run_id: RunId) -> dict:
 
 
 @router.post("/{run_id}/resume", status_code=201, summary="Resume a run from its last checkpoint",
-             responses={409: {"description": "still running, or no complete checkpoint"}})
-def resume_run(manager: Manager, run_id: RunId) -> Any:
+             responses={409: {"description": "still running, no complete checkpoint, or no step left to train"}})
+def resume_run(manager: Manager, run_id: RunId,
+               max_steps: Annotated[int | None, Query(ge=1, le=1 << 40, description=(
+                   "train to this step: max_steps raised in the resumed run's config (a run that trained all its "
+                   "steps goes on)"))] = None) -> Any:
     """A new run with the same config and output_dir, resume_from_checkpoint set to the last complete one."""
     run_of(manager, run_id)
     try:
-        run = manager.resume(run_id)
+        run = manager.resume(run_id, max_steps)
     except RunConflict as conflict:
         raise HTTPException(409, str(conflict))
     except OutputBusy as busy:

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import datetime
-import functools
 import json
 import time
 from pathlib import Path
 from typing import Any
 
-from grpo_schema.engine.loader import load_yaml
-from grpo_web.runs import outputs
+from grpo_web.runs import outputs, resumable
 from grpo_web.runs.store import Run, Store
 
 
@@ -20,20 +18,14 @@ def _when(stamp: float | None) -> str | None:
     return datetime.datetime.fromtimestamp(stamp, datetime.timezone.utc).isoformat(timespec="seconds")
 
 
-@functools.lru_cache(maxsize=256)
-def _max_steps(run_id: str, config_text: str) -> int | None:
-    """max_steps from the run's config (a run's config never changes), None when it trains by epochs."""
-    loaded = load_yaml(config_text)
-    value = loaded.data.get("max_steps") if loaded.ok and isinstance(loaded.data, dict) else None
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
-
-
-def progress(run: Run, latest: dict | None) -> dict[str, Any]:
-    """How far the run is: total steps (max_steps), the fraction done, an ETA (from the runtime's logged step_time,
-    else from the pace since the start, model loading included), and the steps a cancel would lose since the last
-    checkpoint."""
+def progress(run: Run, latest: dict | None, pace: float | None = None) -> dict[str, Any]:
+    """How far the run is: total steps (max_steps), the fraction done, an ETA and the steps a cancel would lose
+    since the last checkpoint. The ETA goes at the run's wall-clock `pace` (seconds a step, as the service saw the
+    steps arrive: logging, evaluation and checkpoints included), else at the runtime's logged step_time (the
+    training alone, until two reads of the metrics are apart), else at the pace since the start (model loading
+    included)."""
     step = latest.get("step") if latest else None
-    total = _max_steps(run.id, run.config_text)
+    total = resumable.max_steps(run.config_text)
     done = [] if run.replaced_by else \
         [outputs.checkpoint_step(c) for c in outputs.checkpoints(run.output_dir) if outputs.complete(c)]
     resumed = Path(run.resume_checkpoint).name if run.resume_checkpoint else ""
@@ -41,8 +33,9 @@ def progress(run: Run, latest: dict | None) -> dict[str, Any]:
     eta = None
     if total and step and step > start and run.started_at and run.state == "running":
         logged = latest.get("step_time")
-        pace = logged if isinstance(logged, (int, float)) and logged > 0 else \
-            (time.time() - run.started_at) / (step - start)
+        if pace is None:
+            pace = logged if isinstance(logged, (int, float)) and logged > 0 else \
+                (time.time() - run.started_at) / (step - start)
         eta = round(max(total - step, 0) * pace, 1)
     last = max(done) if done else None
     fraction = round(min(step / total, 1.0), 4) if total and step else (0.0 if total else None)
@@ -60,11 +53,12 @@ def summary(run: Run, store: Store) -> dict[str, Any]:
         "resumed_from": run.resumed_from, "resume_from_checkpoint": run.resume_checkpoint,
         "cancel_requested": run.cancel_requested_at is not None,
         "step": latest.get("step") if latest else None, "latest": latest, "backend": run.backend,
+        "reward": store.latest_value(run.id, "reward"),  # the last training reward (the latest may be an eval's)
         "slurm": {"job_id": run.slurm_job_id, "state": run.slurm_state, "reason": run.slurm_reason}
         if run.backend == "slurm" else None,
         "ray": {"job_id": run.ray_job_id, "state": run.ray_state, "reason": run.ray_reason}
         if run.backend == "ray" else None,
-        "progress": progress(run, latest),
+        "progress": progress(run, latest, store.pace(run.id) if run.state == "running" else None),
         "error": run.error, "replaced_by": run.replaced_by,
         "resolved_paths": json.loads(run.overrides or "{}"),
     }
@@ -78,6 +72,8 @@ def detail(run: Run, store: Store, metrics_after: int | None = None) -> dict[str
         # the ones a resume can start from: a checkpoint still being written, or cut short by a cancel, is left out
         "checkpoints": [] if run.replaced_by else
         [c.name for c in outputs.checkpoints(run.output_dir) if outputs.complete(c)],
+        # whether POST .../resume would train anything, and why not (the runs page's Resume button says it)
+        "resume": resumable.judge(run, resumable.logged_step(store, run)).to_dict(),
         "log_size": outputs.log_size(run),
         "metrics": store.metrics(run.id, metrics_after),
     }

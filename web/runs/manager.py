@@ -19,7 +19,7 @@ import threading
 import time
 from pathlib import Path
 
-from grpo_web.runs import launcher, outputs, procs, rayjobs, slurm
+from grpo_web.runs import launcher, outputs, procs, rayjobs, resumable, slurm
 from grpo_web.runs.settings import RunsSettings
 from grpo_web.runs.store import ACTIVE, Run, Store
 
@@ -126,10 +126,11 @@ class RunManager:
                 if existing == "resume" or (resuming and existing is None):
                     parent = owners[0]
                     if existing == "resume":
-                        resume_checkpoint = outputs.last_complete_checkpoint(output)
-                        if resume_checkpoint is None:
-                            raise RunConflict(f"run {parent.id} has no complete checkpoint in {output} to resume "
-                                              "from; ask for existing_output=overwrite to start again there")
+                        judged = resumable.judge(parent, resumable.logged_step(self.store, parent), config_text)
+                        if not judged.possible:
+                            raise RunConflict(f"{judged.reason}; or ask for existing_output=overwrite to start "
+                                              "again there")
+                        resume_checkpoint = resumable.checkpoint_path(parent, judged)
                 elif existing == "overwrite":
                     replaced = owners
                 else:
@@ -174,24 +175,29 @@ class RunManager:
                 _note(run, f"cancel requested: {first.name} sent to the run's processes")
             return self.store.get(run_id)
 
-    def resume(self, run_id: str) -> Run | None:
-        """A new run of the same config in the same output_dir, from the last complete checkpoint."""
+    def resume(self, run_id: str, max_steps: int | None = None) -> Run | None:
+        """A new run of the same config in the same output_dir, from the last complete checkpoint; `max_steps`:
+        with max_steps raised to that (a run that trained all its steps goes on)."""
         with self._lock:
             parent = self.store.get(run_id)
             if parent is None:
                 return None
-            if not parent.finished:
-                raise RunConflict(f"run {run_id} is still {parent.state}; cancel it before resuming")
-            if parent.replaced_by:
-                raise RunConflict(f"run {run_id}'s output_dir was overwritten by run {parent.replaced_by}; "
-                                  "there is nothing of it to resume")
-            checkpoint = outputs.last_complete_checkpoint(parent.output_dir)
-            if checkpoint is None:
-                raise RunConflict(f"run {run_id} has no complete checkpoint in {parent.output_dir} to resume from")
-            return self.submit(parent.config_text, parent.config_format, parent.world_size, Path(parent.output_dir),
+            try:
+                text = parent.config_text if max_steps is None else \
+                    resumable.with_max_steps(parent.config_text, parent.config_format, max_steps)
+            except ValueError as error:  # the YAML editor's EditError, or JSON that no longer reads
+                raise RunConflict(f"max_steps could not be set in run {run_id}'s config ({error}); open it in the "
+                                  "form, raise max_steps there and launch it into the same output_dir") from None
+            judged = resumable.judge(parent, resumable.logged_step(self.store, parent),
+                                     None if max_steps is None else text)
+            if not judged.possible:
+                raise RunConflict(judged.reason)
+            checkpoint = resumable.checkpoint_path(parent, judged)
+            return self.submit(text, parent.config_format, parent.world_size, Path(parent.output_dir),
                                checkpoint, parent.warnings, parent=parent, overrides=json.loads(parent.overrides))
 
     # --- internals -------------------------------------------------------------------------------------------------
+
     def _refuse_busy(self, output_dir: str) -> None:
         for other in self.store.list(ACTIVE):
             if other.output_dir == output_dir:

@@ -55,6 +55,7 @@ CREATE TABLE IF NOT EXISTS metrics (
     seq INTEGER NOT NULL,
     step INTEGER,
     record TEXT NOT NULL,
+    seen REAL,
     PRIMARY KEY (run_id, seq)
 );
 """
@@ -64,6 +65,10 @@ ADDED_COLUMNS = {"backend": "TEXT NOT NULL DEFAULT 'local'", "slurm_job_id": "TE
                  "slurm_reason": "TEXT", "error": "TEXT", "replaced_by": "TEXT",
                  "overrides": "TEXT NOT NULL DEFAULT '{}'", "ray_job_id": "TEXT", "ray_state": "TEXT",
                  "ray_reason": "TEXT"}
+
+# ... and to the metrics: when the service read each record (a run's wall-clock pace, for its ETA)
+ADDED_METRICS_COLUMNS = {"seen": "REAL"}
+PACE_WINDOW = 200  # the latest records the pace is measured over
 
 ACTIVE = ("queued", "running")
 FINISHED = ("succeeded", "failed", "cancelled")
@@ -131,6 +136,10 @@ class Store:
         for name, kind in ADDED_COLUMNS.items():
             if name not in present:
                 self._db.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")
+        present = {row[1] for row in self._db.execute("PRAGMA table_info(metrics)")}
+        for name, kind in ADDED_METRICS_COLUMNS.items():
+            if name not in present:
+                self._db.execute(f"ALTER TABLE metrics ADD COLUMN {name} {kind}")
 
     def close(self) -> None:
         with self._lock:
@@ -184,9 +193,10 @@ class Store:
             try:
                 start = self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM metrics WHERE run_id = ?",
                                          (run_id,)).fetchone()[0]
+                seen = time.time()
                 self._db.executemany(
-                    "INSERT INTO metrics (run_id, seq, step, record) VALUES (?, ?, ?, ?)",
-                    [(run_id, start + i + 1, _step(r), json.dumps(r)) for i, r in enumerate(records)])
+                    "INSERT INTO metrics (run_id, seq, step, record, seen) VALUES (?, ?, ?, ?, ?)",
+                    [(run_id, start + i + 1, _step(r), json.dumps(r), seen) for i, r in enumerate(records)])
                 self._db.execute("UPDATE runs SET metrics_offset = ?, metrics_inode = ? WHERE id = ?",
                                  (offset, inode, run_id))
                 self._db.execute("COMMIT")
@@ -213,6 +223,25 @@ class Store:
         with self._lock:
             self._db.execute("INSERT INTO metrics (run_id, seq, step, record) SELECT ?, seq, step, record "
                              "FROM metrics WHERE run_id = ? AND step <= ?", (target, source, until_step))
+
+    def pace(self, run_id: str) -> float | None:
+        """Wall-clock seconds a step, over the run's latest records as the service read them: from the last record
+        of the first batch read in that window to the last record read. Everything a step costs counts (logging,
+        evaluation, checkpoints), which the runtime's own step_time leaves out. None until two reads apart."""
+        rows = self._rows("SELECT step, seen FROM metrics WHERE run_id = ? AND seen IS NOT NULL AND step IS NOT NULL "
+                          "ORDER BY seq DESC LIMIT ?", (run_id, PACE_WINDOW))[::-1]
+        if len(rows) < 2:
+            return None
+        anchor = [row for row in rows if row[1] == rows[0][1]][-1]
+        (step, seen), (first_step, first_seen) = rows[-1], anchor
+        return (seen - first_seen) / (step - first_step) if seen > first_seen and step > first_step else None
+
+    def latest_value(self, run_id: str, key: str) -> Any:
+        """The last value logged under `key` (an evaluation record after a step has no training reward)."""
+        rows = self._rows("SELECT json_extract(record, ?) FROM metrics WHERE run_id = ? AND "
+                          "json_type(record, ?) IN ('integer', 'real') ORDER BY seq DESC LIMIT 1",
+                          (f'$."{key}"', run_id, f'$."{key}"'))
+        return rows[0][0] if rows else None
 
     def latest_metrics(self, run_id: str) -> dict | None:
         rows = self._rows("SELECT record FROM metrics WHERE run_id = ? ORDER BY seq DESC LIMIT 1", (run_id,))

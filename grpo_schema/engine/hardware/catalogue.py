@@ -102,6 +102,19 @@ MODELS: dict[str, ModelFacts] = {m.name.lower(): m for m in (
                norms_per_layer=4, published_params=0.268 * _E),
 )}
 
+# `grpo demo demo`'s model (grpo_runtime.launch.tiny), which the CLI and a service with runs on write as demo/model:
+# known by that path, so the Demo recipe gets its estimate from the service, which reads no model file a client
+# names. A test holds these numbers to the config.json the demo writes.
+DEMO_MODEL_PATH = "demo/model"
+DEMO_MODEL = ModelFacts("grpo demo's tiny model (demo/model)", 64, 2, 128, 4, 2, 29, head_dim=16,
+                        torch_dtype="float32")
+
+
+def demo_model(name_or_path: str) -> ModelFacts | None:
+    """The demo's model for its path as the Demo recipe writes it (demo/model, ./demo/model), else None."""
+    return DEMO_MODEL if name_or_path.strip().rstrip("/").removeprefix("./") == DEMO_MODEL_PATH else None
+
+
 # The Hub's safetensors total for these stores the tied embedding twice (as lm_head too): compare it with the
 # computed total plus one embedding matrix.
 HUB_TOTAL_COUNTS_TIED_HEAD = {"qwen3-1.7b"}

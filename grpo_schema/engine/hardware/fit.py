@@ -212,9 +212,10 @@ def estimate_fit(result: Any, hardware: str | Hardware | None = None, *, model_c
     try:
         path = model_config or section.get("model_config")
         if not local_files:  # the service: the built-in catalogue only, never a path a client names
-            from grpo_schema.engine.hardware.catalogue import lookup
+            from grpo_schema.engine.hardware.catalogue import demo_model, lookup
 
-            report.model = lookup(str(config.model_name_or_path or ""))
+            name = str(config.model_name_or_path or "")
+            report.model = lookup(name) or demo_model(name)
             if report.model is None:
                 raise UnknownModel(f"unknown model {config.model_name_or_path!r}: the service knows the built-in "
                                    "catalogue only; run `grpo plan --model-config PATH` locally")

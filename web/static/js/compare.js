@@ -2,7 +2,7 @@
 // a legend in text) and the config keys that differ between them. Every value is set as text.
 
 import { plotLines } from "./chart.js";
-import { el } from "./dom.js";
+import { count, el } from "./dom.js";
 import { call } from "./runs-api.js";
 
 const COLOURS = ["#2457c5", "#c5412a", "#1f8a4c", "#8a3fc5", "#b8860b", "#0e7c86", "#c52a86", "#555"];
@@ -36,7 +36,7 @@ export async function compareRuns(ids) {
         ...found.runs.map((run) => el("th", { scope: "col" }, el("code", { text: run.id }))))),
       el("tbody", {}, ...keys.map((key) => el("tr", { "data-key": key }, el("th", { scope: "row" }, el("code", { text: key })),
         ...found.runs.map((run) => el("td", { text: show(found.config_differences[key][run.id]) }))))));
-    $("compare-note").textContent = keys.length ? `${keys.length} config key(s) differ.` : "The configs are the same.";
+    $("compare-note").textContent = keys.length ? `${count(keys.length, "config key")} ${keys.length === 1 ? "differs" : "differ"}.` : "The configs are the same.";
     $("compare-title").focus();
   } catch (error) {
     $("compare-note").textContent = `Compare failed: ${error.message}`;

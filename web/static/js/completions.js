@@ -6,13 +6,17 @@
 // has). Every text from the run is set as textContent; a completion the service cut (over 20,000 characters) has
 // "show all".
 
-import { el } from "./dom.js";
+import { count, el } from "./dom.js";
 import { call } from "./runs-api.js";
 
 const $ = (id) => document.getElementById(id);
 let state = null; // { id, step, steps, rows, follow, busy, query, functions }
 
 const num = (v) => (typeof v === "number" ? Number(v.toPrecision(4)).toString() : "–");
+// The runtime numbers a generation by the optimizer steps done before it (0 for the one step 1 trains on); the
+// charts number steps from 1. The view says the step the charts say: the file's step + 1 (a generation that feeds
+// several steps is shown at the first).
+const chartStep = (fileStep) => fileStep + 1;
 
 export function resetCompletions(id) {
   state = id ? { id, full: new Map(), signature: null, step: null, steps: [], rows: [], follow: true, busy: false,
@@ -124,7 +128,7 @@ function renderSteps() {
   const wanted = state.steps.map(String);
   const have = [...select.options].map((o) => o.value);
   if (wanted.join() !== have.join()) {
-    select.replaceChildren(...state.steps.map((s) => el("option", { value: String(s), text: `step ${s}` })));
+    select.replaceChildren(...state.steps.map((s) => el("option", { value: String(s), text: `step ${chartStep(s)}` })));
   }
   if (state.step != null) select.value = String(state.step);
   $("completions-follow").checked = state.follow;
@@ -173,7 +177,14 @@ async function showAll(row, pre, button) {
 
 function completionItem(row) {
   const whole = state.full.get(row.index);
-  const pre = el("pre", { class: "completion-text", tabindex: "0", text: whole ?? row.completion });
+  const text = whole ?? row.completion;
+  const pre = el("pre", { class: "completion-text", tabindex: "0", text });
+  if (typeof text === "string" && !text.trim()) { // nothing to see would read as nothing logged: say what is there
+    pre.classList.add("empty");
+    pre.dataset.empty = "true";
+    pre.textContent = text ? `(only whitespace: ${count(text.length, "character")})`
+      : `(empty: no text${row.truncated ? "" : ", the model ended the completion at once"})`;
+  }
   const fns = Object.entries(row.rewards || {}).map(([name, value]) =>
     el("span", { class: "score", "data-function": name, text: `${name} ${num(value)}` }));
   const mark = row.mark === "best" || row.mark === "worst" ? row.mark : null; // of its group, as the service marked it
@@ -199,22 +210,24 @@ function completionItem(row) {
 function noteText() {
   if (!state.source) return "No completions logged yet.";
   const source = state.source === "completions-sample.jsonl" ? " (a sample: log_completions is off)" : "";
-  const skipped = state.skipped ? `; ${state.skipped} unreadable line(s) skipped` : "";
+  const skipped = state.skipped ? `; ${count(state.skipped, "unreadable line")} skipped` : "";
+  const step = chartStep(state.step);
   const total = state.total ?? state.rows.length;
   if (!filtered(state.shownQuery || "")) {
-    return `${state.rows.length} of ${total} completion(s) of step ${state.step}${source}${skipped}`;
+    return `${state.rows.length} of ${count(total, "completion")} of step ${step}${source}${skipped}`;
   }
   const inStep = `${state.unfiltered} in the step`;
   return total === 0
-    ? `No completion of step ${state.step} matches the filters (${inStep})${source}${skipped}. Clear a filter to see more.`
-    : `${state.rows.length} of ${total} completion(s) of step ${state.step} match the filters (${inStep})${source}${skipped}`;
+    ? `No completion of step ${step} matches the filters (${inStep})${source}${skipped}. Clear a filter to see more.`
+    : `${state.rows.length} of ${count(total, "completion")} of step ${step} ${total === 1 ? "matches" : "match"} the ` +
+      `filters (${inStep})${source}${skipped}`;
 }
 
 function render() {
   renderSteps();
   $("completions-list").replaceChildren(...groups(state.rows).map((group) =>
     el("li", { class: "group" },
-      el("div", { class: "prompt-label", text: `step ${group.step}: prompt` }),
+      el("div", { class: "prompt-label", text: `step ${chartStep(group.step)}: prompt` }),
       el("pre", { class: "prompt-text", text: group.prompt }),
       el("ol", { class: "completions", "aria-label": `completions of this prompt (${group.rows.length})` },
         ...group.rows.map(completionItem)))));

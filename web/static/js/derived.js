@@ -2,18 +2,20 @@
 // document. Nothing is computed here: the numbers, their formulas, the relations TRL checks (and which one fails),
 // the walk and the "why" are the engine's, as `grpo explain` prints them.
 
-import { el } from "./dom.js";
+import { count, el } from "./dom.js";
 
+// [key, label, what it means, its unit where the label does not say it (a number without one is ambiguous)]
 const ROWS = [
-  ["world_size", "World size", "training processes the schedule assumes"],
-  ["generation_batch_size", "Generation batch", "completions generated at once, all processes"],
+  ["world_size", "World size", "training processes the schedule assumes", "process"],
+  ["generation_batch_size", "Generation batch", "completions generated at once, all processes", "completion"],
   ["prompts_per_generation", "Prompts per generation", "unique prompts in one generation batch"],
-  ["steps_per_generation", "Steps per generation", "micro-steps that one generation batch feeds"],
+  ["steps_per_generation", "Steps per generation", "micro-steps that one generation batch feeds", "micro-step"],
   ["completions_per_process_per_generation", "Buffer per process", "completions each process generates and holds; " +
-    "each micro-step trains on one slice of it"],
-  ["per_device_train_batch_size", "Slice per micro-step", "completions each process trains on in one micro-step"],
+    "each micro-step trains on one slice of it", "completion"],
+  ["per_device_train_batch_size", "Slice per micro-step", "completions each process trains on in one micro-step",
+    "completion"],
   ["num_iterations", "Passes over each generation", "num_iterations: how often the slices of one buffer are trained on"],
-  ["generate_every_micro_steps", "Generate every", "micro-steps between two generations"],
+  ["generate_every_micro_steps", "Generate every", "micro-steps between two generations", "micro-step"],
   ["optimizer_steps_per_generation", "Optimizer steps per generation", "updates made from one generation batch"],
   ["completions_per_optimizer_step", "Completions per optimizer step", "over all processes"],
   ["old_logprobs_needed", "Old log-probs needed", "an extra forward pass; the clipped ratio is active"],
@@ -65,10 +67,12 @@ function whyBlock(why) {
 function derivedList(derived) {
   const formulas = derived.formulas || {};
   const list = el("dl", { class: "derived-list" });
-  for (const [key, label, help] of ROWS) {
+  for (const [key, label, help, unit] of ROWS) {
     if (derived[key] === undefined || derived[key] === null) continue;
+    const value = unit && Number.isInteger(derived[key])
+      ? count(derived[key], unit, unit === "process" ? "processes" : undefined) : shown(derived[key]);
     list.append(el("div", { class: "derived-item", "data-key": key, title: help },
-      el("dt", { text: label }), el("dd", { text: shown(derived[key]) }),
+      el("dt", { text: label }), el("dd", { text: value }),
       formulas[key] ? el("dd", { class: "formula", text: formulas[key] }) : null));
   }
   return list;

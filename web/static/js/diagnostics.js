@@ -6,6 +6,7 @@
 
 import { el } from "./dom.js";
 import { topKey } from "./state.js";
+import { formatNumber } from "./values.js";
 
 const SEVERITY_RANK = { error: 0, warning: 1, info: 2 };
 
@@ -18,7 +19,7 @@ function fixLabel(fix) {
   const parts = [
     ...Object.entries(fix.rename || {}).map(([a, b]) => `rename ${a} to ${b}`),
     ...(fix.unset || []).map((k) => `remove ${k}`),
-    ...Object.entries(fix.set || {}).map(([k, v]) => `set ${k}: ${JSON.stringify(v)}`),
+    ...Object.entries(fix.set || {}).map(([k, v]) => `set ${k}: ${typeof v === "number" ? formatNumber(v) : JSON.stringify(v)}`),
   ];
   return parts.join(", ") || "apply fix";
 }

@@ -28,7 +28,8 @@ export function renderDoctor(target, report, diagNode) {
   target.replaceChildren(
     el("h3", { text: "Environment (grpo doctor)" }),
     el("p", { class: errors ? "error-text" : "muted", text: summary }),
-    diagnostics.length ? el("ul", { class: "diag-list" }, ...diagnostics.map((d) => el("li", {}, diagNode(d)))) : null);
+    // (replaceChildren writes a null as the text "null": an empty list is left out, not written)
+    diagnostics.length ? el("ul", { class: "diag-list" }, ...diagnostics.map((d) => el("li", {}, diagNode(d)))) : "");
   target.dataset.state = errors ? "error" : diagnostics.length ? "warning" : "ok";
 }
 

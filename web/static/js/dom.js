@@ -19,6 +19,11 @@ export function el(tag, attrs = {}, ...children) {
   return node;
 }
 
+// "1 row", "3 rows", "1 copy", "2 copies": a number with its noun, never "1 rows" or "row(s)".
+export function count(n, word, many = `${word}s`) {
+  return `${n} ${n === 1 ? word : many}`;
+}
+
 // `code` spans in descriptions become <code>; everything else stays text.
 export function richText(text) {
   return text.split(/(`[^`]+`)/).map((part) =>

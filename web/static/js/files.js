@@ -8,8 +8,8 @@ import { toYaml, withWorldSize } from "./yamlwrite.js";
 
 const $ = (id) => document.getElementById(id);
 
-// hooks.onImported(config, diagnostics, text, profiles, settings): `profiles` are those whose keys or reward names
-// the file uses, `settings` what its `# grpo:` comment declares. The dialog asks before replacing a config that has
+// hooks.onImported(config, diagnostics, text, profiles, settings, what): `profiles` are those whose keys or reward
+// names the file uses, `settings` what its `# grpo:` comment declares, `what` what the notice calls the text. The dialog asks before replacing a config that has
 // settings, as a recipe does: it says what will be replaced and its button says "Replace"; Undo follows.
 export function setupImport(hooks) {
   const dialog = $("import-dialog");
@@ -31,23 +31,29 @@ export function setupImport(hooks) {
   });
   $("import-apply").addEventListener("click", async () => {
     error.textContent = "";
-    const text = $("import-text").value;
     try {
-      const loaded = await api.loadFile(text);
-      if (loaded.config === null) {
-        const first = loaded.diagnostics[0];
-        error.textContent = first ? `${first.message}${first.line ? ` (line ${first.line})` : ""}` : "no config found";
-        return;
-      }
-      const isJson = text.trimStart().startsWith("{");
+      const why = await importText($("import-text").value);
+      if (why) { error.textContent = why; return; }
       dialog.close();
-      hooks.onImported(loaded.config, loaded.diagnostics, isJson ? null : text, loaded.profiles || [],
-                       loaded.settings || null);
     } catch (exc) {
       error.textContent = api.unreachable(exc) ? "could not import: the server is unreachable (importing reads " +
         "the file with the validator's own YAML loader); try again when it is back" : `could not import: ${exc.message}`;
     }
   });
+  // Read a file's text as the validator does and put it in the form (`what`: what the notice calls it). Returns
+  // why nothing was imported, or "".
+  async function importText(text, what) {
+    const loaded = await api.loadFile(text);
+    if (loaded.config === null) {
+      const first = loaded.diagnostics[0];
+      return first ? `${first.message}${first.line ? ` (line ${first.line})` : ""}` : "no config found";
+    }
+    const isJson = text.trimStart().startsWith("{");
+    hooks.onImported(loaded.config, loaded.diagnostics, isJson ? null : text, loaded.profiles || [],
+                     loaded.settings || null, what);
+    return "";
+  }
+  return { importText };
 }
 
 function download(text, name) {
@@ -113,7 +119,7 @@ export function setupExport(current) {
 // explicit action only: picking it with the mouse, Enter on the select, or the Apply button. Moving through the
 // choices with the arrow keys only shows them (the select would otherwise apply each recipe it passes). After
 // that the select shows the recipe the config came from.
-// hooks: { state, profile(), onPreset(preset), onUndo(snapshot), announce(node) }
+// hooks: { state, profile(), onPreset(preset) -> {say, undo()} | null, onUndo(snapshot), announce(node) }
 export async function setupPresets(hooks) {
   const select = $("preset");
   const apply = $("preset-apply");
@@ -151,12 +157,13 @@ export async function setupPresets(hooks) {
       return;
     }
     const before = hooks.state.snapshot();
-    hooks.onPreset({ ...preset, name, title });
+    const taken = hooks.onPreset({ ...preset, name, title }); // what else it changed: {say, undo()} or null
     sync();
     const undo = el("button", { type: "button", id: "undo-preset", text: "Undo",
-      onclick: () => { hooks.onUndo(before); sync(); hooks.announce(el("span", { text: `Back to your config from before ${title}.` })); } });
+      onclick: () => { hooks.onUndo(before); taken?.undo(); sync(); hooks.announce(el("span", { text: `Back to your config from before ${title}.` })); } });
     hooks.announce(el("span", {}, `Started from ${title}${profile ? ` (for ${profile})` : ""}. `,
-      ...(preset.notes || []).map((n) => el("span", { class: "muted", text: `${n}. ` })), undo));
+      ...(preset.notes || []).map((n) => el("span", { class: "muted", text: `${n}. ` })),
+      taken ? el("span", { id: "hardware-taken", text: taken.say }) : "", undo));
   };
   const NAVIGATION = ["ArrowUp", "ArrowDown", "ArrowLeft", "ArrowRight", "Home", "End", "PageUp", "PageDown"];
   select.addEventListener("keydown", (event) => {

@@ -6,7 +6,8 @@
 // that run, overwrite its outputs, or give this run a folder of its own.
 
 import { ask, el } from "./dom.js";
-import { explainError, getToken, launch, setToken } from "./runs-api.js";
+import { STALE_TOKEN, checkToken, explainError, getToken, launch, setToken, takeTokenFromUrl,
+         tokenWasRefused } from "./runs-api.js";
 import { setupDoctor } from "./doctor.js";
 import { setupEmit } from "./emitspec.js";
 import { setupSmoke } from "./smoke.js";
@@ -72,41 +73,79 @@ export function setupLaunch(hooks) {
     refusal = null;
   };
 
+  // The token: the tab's (from the link `grpo serve` printed, or pasted before), checked with the service as the
+  // dialog opens; one it refuses (the service was started again with a new one) is cleared and asked for once.
+  const tokenState = $("launch-token-state");
+  const askForToken = (why) => {
+    $("launch-token").value = "";
+    tokenState.textContent = why;
+    tokenState.className = "error-text small";
+    $("launch-token").focus();
+  };
+  const showToken = async () => {
+    $("launch-token").value = getToken();
+    tokenState.className = "muted small";
+    tokenState.textContent = getToken() ? "" : "Paste the token that grpo serve --enable-runs printed (opening " +
+      "the link it printed hands it to this page).";
+    if (tokenWasRefused() && !getToken()) { askForToken(STALE_TOKEN); return; }
+    const verdict = await checkToken();
+    if (!dialog.open) return;
+    if (verdict === "ok") tokenState.textContent = "The service accepts the token this tab has.";
+    if (verdict === "refused") {
+      askForToken(tokenWasRefused() ? STALE_TOKEN : "The service refuses the token this tab has: paste the one " +
+        "grpo serve printed at its last start.");
+    }
+  };
+  takeTokenFromUrl();
   $("launch-open").addEventListener("click", () => {
     reset();
-    $("launch-token").value = getToken();
     dialog.showModal();
+    showToken();
     drawVerdict();
   });
   $("launch-cancel").addEventListener("click", () => dialog.close());
   dialog.addEventListener("close", reset);
 
-  // The ways on when the output_dir is another run's.
-  const offerChoices = (diag) => {
-    const owner = ownerIn(diag);
-    const buttons = [];
-    if (owner) {
-      buttons.push(el("button", { type: "button", id: "launch-resume", class: "primary", text: "Resume that run",
-        title: `continue run ${owner} from its last complete checkpoint`, onclick: () => go("resume") }));
-      buttons.push(el("button", { type: "button", id: "launch-overwrite", text: "Overwrite", onclick: async () => {
-        if (await ask({ id: "overwrite-dialog", title: `Overwrite run ${owner}'s outputs?`, confirm: "Overwrite",
-          cancel: "Keep them", text: `The checkpoints and model of run ${owner} in this output_dir are deleted ` +
-            "before the new run starts there. Its metrics, completions, health and log stay its own on the runs page." }))
-          go("overwrite");
-      } }));
-    }
-    buttons.push(el("button", { type: "button", id: "launch-new-folder", text: "Use a new folder",
-      title: "leave output_dir unset: the run trains into a folder of its own under the runs directory",
-      onclick: () => { hooks.diags.onFix({ unset: ["output_dir"] }); go(undefined); } }));
-    choices.replaceChildren(...buttons);
+  // The ways on when the output_dir is another run's: resume it (first, when that trains anything), overwrite its
+  // outputs, or launch this run into a folder of its own. A run that trained all its steps has nothing to resume
+  // (GRPO-A014): a new run comes first, Resume says why it is off, and raising max_steps to go on is one click.
+  // `owner`: the service's output_owner ({id, state, resume: {possible, reason, max_steps}}), when it sent one.
+  const offerChoices = (diag, owner) => {
+    const id = owner?.id || ownerIn(diag);
+    const resume = owner?.resume;
+    const kept = hooks.config().output_dir;
+    const fresh = el("button", { type: "button", id: "launch-new-folder", text: "Launch into a new folder",
+      title: `this run only: it trains into a folder of its own under the runs directory; the form keeps ` +
+        `output_dir: ${kept}`, onclick: () => go(undefined, { newFolder: true }) });
+    if (!id) { choices.replaceChildren(fresh); choices.hidden = false; fresh.focus(); return; }
+    const resumeButton = el("button", { type: "button", id: "launch-resume", text: "Resume that run",
+      title: resume?.possible === false ? resume.reason : `continue run ${id} from its last complete checkpoint` +
+        (resume?.checkpoint ? ` (${resume.checkpoint})` : ""),
+      disabled: resume?.possible === false, onclick: () => go("resume") });
+    const overwrite = el("button", { type: "button", id: "launch-overwrite", text: "Overwrite", onclick: async () => {
+      if (await ask({ id: "overwrite-dialog", title: `Overwrite run ${id}'s outputs?`, confirm: "Overwrite",
+        cancel: "Keep them", text: `The checkpoints and model of run ${id} in this output_dir are deleted ` +
+          "before the new run starts there. Its metrics, completions, health and log stay its own on the runs page." }))
+        go("overwrite");
+    } });
+    const stuck = resume?.possible === false;
+    const buttons = stuck ? [fresh, overwrite, resumeButton] : [resumeButton, overwrite, fresh];
+    buttons[0].classList.add("primary");
+    const why = stuck ? el("p", { id: "launch-resume-why", class: "muted small" }, `Resume is off: ${resume.reason}.`,
+      resume.max_steps ? el("button", { type: "button", id: "launch-continue", class: "link",
+        text: `Set max_steps to ${resume.max_steps} and resume run ${id}`,
+        onclick: () => { hooks.diags.onFix({ set: { max_steps: resume.max_steps } }); go("resume"); } }) : null) : null;
+    choices.replaceChildren(...buttons, why || "");
     choices.hidden = false;
     buttons[0].focus();
   };
 
-  const go = async (existing) => {
+  // newFolder: this run only trains into a folder of its own (the form's output_dir stays as it is).
+  const go = async (existing, { newFolder = false } = {}) => {
     message.textContent = "";
     setToken($("launch-token").value);
     const config = hooks.config();
+    if (newFolder) delete config.output_dir;
     try {
       const created = await launch(config, hooks.worldSize(), existing);
       hooks.onLaunched?.(config);
@@ -120,9 +159,10 @@ export function setupLaunch(hooks) {
           "there would overwrite its checkpoints and model. Choose how to go on:" : "Another run is writing to " +
           "this output_dir now. Give this run a folder of its own:") : "The service will not run this config:";
         showList(owned ? errors.filter((d) => d !== owned) : errors);
-        if (owned) offerChoices(owned);
+        if (owned) offerChoices(owned, error.body.output_owner);
       } else {
         message.textContent = error.status === 409 ? `Cannot resume: ${error.message}` : explainError(error);
+        if (error.status === 401) askForToken("Paste the token again: the one given was refused.");
       }
     }
   };

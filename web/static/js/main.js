@@ -12,6 +12,7 @@ import { setupExport, setupImport, setupPresets } from "./files.js";
 import { setupLaunch } from "./launch.js";
 import { MemoryBar } from "./memory.js";
 import { loadDraft, rememberValue, saveDraft } from "./persist.js";
+import { call, explainError } from "./runs-api.js";
 import { ReleaseMove } from "./release.js";
 import { loadLocal, setupTools, suggestions } from "./tools.js";
 import { FormView } from "./sections.js";
@@ -85,9 +86,21 @@ async function buildForm(app) {
   if (app.diags) app.diags.setForm(app.form);
 }
 
+// A config that declares its own hardware (a hardware: section, a # grpo: --hardware comment) takes the memory panel
+// over what was typed there: the typed value goes, and the notice says so; its undo() brings the typed value back.
+function yieldTypedHardware(app, config, settings) {
+  const typed = $("hardware").value.trim();
+  const own = settings?.hardware ?? config?.hardware;
+  if (!typed || own === undefined || own === null) return null;
+  app.memory.setTyped("");
+  const spec = typeof own === "string" ? own : own.spec ?? "its hardware: section";
+  return { say: `Its hardware (${spec}) replaces the ${typed} typed in the memory panel. `,
+           undo: () => app.memory.setTyped(typed) };
+}
+
 // A short message above the diagnostics (recipe started, profile detected, draft restored), with its buttons.
 function announce(node) {
-  $("notice").replaceChildren(node);
+  $("notice").replaceChildren(...(node ? [node] : []));  // (a null would be written as the text "null")
   $("notice").hidden = !node;
 }
 
@@ -247,11 +260,12 @@ function wireControls(app) {
     // The button goes away with the fixes: the focus goes to the first diagnostic left (or the empty list's note).
     app.diags.pendingFocus = { index: 0 };
   });
-  setupImport({
+  app.importer = setupImport({
     settingsCount: () => app.state.values.size,
-    onImported: (config, notes, text, profiles, settings) => {
+    onImported: (config, notes, text, profiles, settings, what = "a file") => {
       const before = { snapshot: app.state.snapshot(), worldSize: $("world-size").value, profile: $("profile").value,
                        trlVersion: $("trl-version").value };
+      const taken = yieldTypedHardware(app, config, settings);
       // The file's world size, not the toolbar's old one: empty means num_processes (or its # grpo: comment).
       $("world-size").value = "";
       app.state.replace(config, "import", text, {}, { origin: { kind: "file" }, fileSettings: settings || null,
@@ -268,14 +282,16 @@ function wireControls(app) {
         $("profile").value = before.profile;
         $("trl-version").value = before.trlVersion;
         app.release = before.trlVersion;
+        taken?.undo();
         app.state.restore(before.snapshot, "undo");
         app.form.refreshAll();
         if (reload) await setProfile(app, before.profile);
         else app.checker.run();
         announce(el("span", { text: "Back to your config from before the import." }));
       } });
-      announce(el("span", {}, `Imported a file with ${count} setting${count === 1 ? "" : "s"}` +
-        (settings?.world_size ? ` (world size ${settings.world_size} from its # grpo: comment)` : "") + ". ", undo));
+      announce(el("span", {}, `Imported ${what} with ${count} setting${count === 1 ? "" : "s"}` +
+        (settings?.world_size ? ` (world size ${settings.world_size} from its # grpo: comment)` : "") + ". ",
+        taken ? el("span", { id: "hardware-taken", text: taken.say }) : "", undo));
       offerProfiles(app, profiles, true);
     },
   });
@@ -385,16 +401,37 @@ async function main() {
     setupPresets({
       state: app.state, profile: profileName, announce,
       onPreset: (preset) => {
+        const taken = yieldTypedHardware(app, preset.config, preset.settings);
         app.state.replace(preset.config, "preset", preset.yaml, {},
                           { origin: { kind: "recipe", name: preset.name, title: preset.title },
                             fileSettings: preset.settings || null });
         app.form.refreshAll();
+        return taken;
       },
       onUndo: (snapshot) => { app.state.restore(snapshot, "undo"); app.form.refreshAll(); },
     }),
     app.checker.run()]);
   metrics.readyAt = performance.now();
   document.body.dataset.ready = "true";
+  openRunFromAddress(app);
+}
+
+// "Edit in the form" on the runs page opens /#edit-run=ID: the run's config comes into the form as an import (with
+// Undo), at the run's world size, to be changed and launched again. The address loses the fragment at once.
+async function openRunFromAddress(app) {
+  const id = location.hash.match(/(?:^#|&)edit-run=([0-9a-f]{12})/)?.[1];
+  if (!id) return;
+  history.replaceState(null, "", location.pathname + location.search);
+  try {
+    const run = await call(`/${id}`);
+    const why = await app.importer.importText(run.config, `run ${id}'s config`);
+    if (why) throw new Error(why);
+    const declared = app.state.get("num_processes");
+    if (run.world_size !== (Number.isInteger(declared) ? declared : 1)) app.setWorldSize(run.world_size);
+  } catch (error) {
+    const why = error.status || error instanceof TypeError ? explainError(error) : error.message;
+    announce(el("span", { class: "error-text", text: `Could not open run ${id}'s config: ${why}` }));
+  }
 }
 
 main().catch((exc) => {

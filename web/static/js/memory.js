@@ -56,6 +56,14 @@ export class MemoryBar {
     });
   }
 
+  // Put a value in the typed hardware (a config with its own hardware clears it; Undo brings it back), kept and
+  // checked as if typed.
+  setTyped(value) {
+    this.input.value = value;
+    this.onChange();
+    this.refresh();
+  }
+
   // [spec or null, where it comes from]; null: the config's hardware: section (the server reads it).
   hardware() {
     const typed = this.input.value.trim();

@@ -12,7 +12,37 @@ export function takeTokenFromUrl() {
 }
 
 export const getToken = () => sessionStorage.getItem(KEY) || "";
-export const setToken = (token) => sessionStorage.setItem(KEY, token.trim());
+export const setToken = (token) => {
+  sessionStorage.setItem(KEY, token.trim());
+  sessionStorage.removeItem(REFUSED);
+  sessionStorage.removeItem(ACCEPTED);
+};
+
+// A token the service refuses is forgotten at once (never sent again). When the service had taken it before, the
+// tab remembers that: the token went stale (the service was started again with a new one), and the form and the
+// runs page say so when they ask for the new one.
+const ACCEPTED = "grpo-runs-token-accepted";
+const REFUSED = "grpo-runs-token-stale";
+export const tokenWasRefused = () => sessionStorage.getItem(REFUSED) === "1";
+function forgetRefusedToken() {
+  if (sessionStorage.getItem(ACCEPTED) === "1") sessionStorage.setItem(REFUSED, "1");
+  sessionStorage.removeItem(KEY);
+  sessionStorage.removeItem(ACCEPTED);
+}
+export const STALE_TOKEN = "The service no longer accepts the token this tab had: it was started again with a " +
+  "new one. Paste the token that grpo serve printed at its last start (or open the link it printed).";
+
+// Whether the service takes the tab's token: "ok", "refused" (then it is forgotten), "none" (the tab has none) or
+// "unknown" (no answer).
+export async function checkToken() {
+  if (!getToken()) return "none";
+  try {
+    await call("?limit=1");
+    return "ok";
+  } catch (error) {
+    return error.status === 401 ? "refused" : "unknown";
+  }
+}
 
 export class RunsError extends Error {
   constructor(status, detail, body) {
@@ -27,7 +57,9 @@ export async function call(path, { method = "GET", body, headers = {}, raw = fal
   const response = await fetch(url, {
     method, body, cache: "no-store", headers: { ...headers, Authorization: `Bearer ${getToken()}` },
   });
+  if (response.ok && getToken()) sessionStorage.setItem(ACCEPTED, "1");
   if (!response.ok) {
+    if (response.status === 401 && getToken()) forgetRefusedToken();
     let payload = null;
     try { payload = await response.json(); } catch { /* not JSON */ }
     throw new RunsError(response.status, payload?.detail ?? response.statusText, payload);
@@ -55,7 +87,12 @@ export function explainError(error) {
     return "The service cannot be reached: it has stopped, or the network is down. Start it again " +
       "(grpo serve --enable-runs) and try again; your config is kept in this browser.";
   }
-  if (error.status === 401) return "The service refused the token. Paste the token `grpo serve` printed.";
+  if (error.status === 401) {
+    return "The service refused the token: it is not the one this service started with. Paste the token that " +
+      "grpo serve printed at its last start (a service started without GRPO_WEB_TOKEN keeps it in the file " +
+      "named token in its runs directory).";
+  }
   if (error.status === 403) return error.message;
+  if (error.status === 404) return `Not on this service: ${error.message}. Pick a run from the list.`;
   return `Runs request failed: ${error.message}`;
 }

@@ -6,7 +6,7 @@
 
 import { lineChart, series } from "./chart.js";
 import { ask, el } from "./dom.js";
-import { call, explainError, getToken, setToken, takeTokenFromUrl } from "./runs-api.js";
+import { STALE_TOKEN, call, explainError, getToken, setToken, takeTokenFromUrl, tokenWasRefused } from "./runs-api.js";
 import { refreshCompletions, resetCompletions, setupCompletions } from "./completions.js";
 import { compareRuns } from "./compare.js";
 import { findingMetrics, marksFor, refreshHealth, resetHealth } from "./health.js";
@@ -24,10 +24,13 @@ function selectedFromUrl() {
   return found ? found[1] : null;
 }
 
-function select(id) {
+// The address names the run shown: opening one adds a history entry (Back goes to the run before, not off the
+// page); the first pick (from the address, or the newest run) replaces the entry instead.
+function select(id, { push = false } = {}) {
   if (view && view.id === id) return;
   view = id ? { id, metrics: [], lastStep: null, logOffset: 0, logText: "", decoder: new TextDecoder() } : null;
-  if (id) history.replaceState(null, "", `/runs#run=${id}`);
+  if (id && selectedFromUrl() !== id) history[push ? "pushState" : "replaceState"](null, "", `/runs#run=${id}`);
+  $("detail").hidden = true; // until the run's answer comes: never another run's facts under this one's address
   $("log").textContent = "";
   $("charts").replaceChildren();
   resetCompletions(id);
@@ -91,7 +94,14 @@ function progressCell(run) {
     el("span", { class: "pct", text: `${run.step ?? 0}/${p.total_steps}` }));
 }
 
-function open(id) { select(id); refresh(); }
+function open(id) { select(id, { push: true }); refresh(); }
+
+// An edited address (#run=ID typed in), Back and Forward: show the run the address names.
+function followAddress() {
+  takeTokenFromUrl();
+  const id = selectedFromUrl();
+  if (id && id !== view?.id) { select(id); refresh(); }
+}
 
 function rowKeys(event, id) {
   const row = event.currentTarget;
@@ -114,7 +124,7 @@ function renderList(runs) {
       onkeydown: (event) => event.stopPropagation(),
       onchange: (event) => { if (event.target.checked) picked.add(run.id); else picked.delete(run.id); updateCompare(); } })),
      el("td", {}, el("code", { text: run.id })), el("td", {}, el("span", { class: `state ${run.state}`, text: run.state })),
-     progressCell(run), el("td", { text: num(run.latest?.reward) }), el("td", { text: short(run.created_at), title: when(run.created_at) }))));
+     progressCell(run), el("td", { text: num(run.reward ?? run.latest?.reward) }), el("td", { text: short(run.created_at), title: when(run.created_at) }))));
   const pick = document.activeElement?.classList?.contains("pick") ? focused : null;
   if (pick) document.querySelector(`tr[data-run-id="${pick}"] input.pick`)?.focus();
   else if (focused) document.querySelector(`tr[data-run-id="${focused}"]`)?.focus();
@@ -153,7 +163,21 @@ function renderDetail(run) {
   bar.hidden = !run.progress?.total_steps;
   bar.value = run.progress?.fraction || 0;
   $("run-progress-text").textContent = progressText(run);
-  $("resume").disabled = ACTIVE.has(run.state) || run.checkpoints.length === 0;
+  // Resume only where it trains something: the service says why not (no checkpoint, no step left: GRPO-A014).
+  const resume = run.resume || { possible: false };
+  $("resume").disabled = !resume.possible;
+  $("resume").title = resume.possible ? `a new run from ${resume.checkpoint}, the last complete checkpoint`
+    : resume.reason || "";
+  $("resume-why").hidden = resume.possible || ACTIVE.has(run.state) || !resume.reason;
+  $("resume-why").textContent = resume.reason ? `Resume is off: ${resume.reason}.` : "";
+  // nothing left to train: going on is one click (max_steps raised in the resumed run's config), and so is a new
+  // run from this config (Edit in the form), the first thing offered for a run that finished
+  const more = $("resume-more");
+  more.hidden = resume.possible || !resume.max_steps;
+  more.textContent = resume.max_steps ? `Continue to step ${resume.max_steps}` : "";
+  more.title = resume.max_steps ? `resume from ${resume.checkpoint} with max_steps ${resume.max_steps}: ` +
+    `${resume.max_steps - resume.step} more steps in the same output_dir` : "";
+  $("edit-in-form").classList.toggle("primary", run.state === "succeeded");
   $("config").textContent = run.config;
   const names = CHARTS.filter((name) => name !== "kl" || view.metrics.some((r) => typeof r.kl === "number"));
   // a run-health finding is shown on its metric's chart, added when it is not one of the usual three
@@ -193,6 +217,10 @@ async function refresh() {
     $("token-needed").hidden = false;
     $("token-form").hidden = false;
     $("runs-empty").hidden = true;
+    if (tokenWasRefused()) { // said until a new token is given: the one this tab had is not taken any more
+      $("message").hidden = false;
+      $("message").textContent = STALE_TOKEN;
+    }
     document.body.dataset.ready = "true";
     return;
   }
@@ -217,7 +245,7 @@ async function refresh() {
 async function act(action) {
   try {
     const answer = await call(`/${view.id}/${action}`, { method: "POST" });
-    if (action === "resume") select(answer.id);
+    if (action.startsWith("resume")) select(answer.id, { push: true });
     await refresh();
   } catch (error) {
     $("message").hidden = false;
@@ -248,9 +276,16 @@ function main() {
   takeTokenFromUrl();
   select(selectedFromUrl());
   $("token").value = getToken();
+  window.addEventListener("hashchange", followAddress);
+  window.addEventListener("popstate", followAddress);
   $("token-form").addEventListener("submit", (event) => { event.preventDefault(); setToken($("token").value); refresh(); });
   $("cancel").addEventListener("click", confirmCancel);
   $("resume").addEventListener("click", () => act("resume"));
+  $("resume-more").addEventListener("click", () => {
+    const steps = view?.detail?.resume?.max_steps;
+    if (steps) act(`resume?max_steps=${steps}`);
+  });
+  $("edit-in-form").addEventListener("click", () => { if (view) location.assign(`/#edit-run=${view.id}`); });
   $("compare-open").addEventListener("click", () => compareRuns([...picked]));
   for (const link of ["dl-csv", "dl-jsonl", "dl-completions"]) { $(link).href = "#"; $(link).addEventListener("click", download); }
   setupCompletions();

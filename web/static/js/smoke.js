@@ -4,7 +4,7 @@
 // The smoke runs at the world size Launch uses (the toolbar's, else the file's), and its report is for that
 // config at that size only: it goes away when either changes (another config opened, an edit, a fix).
 
-import { el } from "./dom.js";
+import { count, el } from "./dom.js";
 import { call, explainError, setToken } from "./runs-api.js";
 
 const $ = (id) => document.getElementById(id);
@@ -12,7 +12,7 @@ const MARK = { exercised: "ran", substituted: "substituted", not_exercised: "not
 
 export function renderSmokeReport(target, report) {
   const verdict = report.passed
-    ? `Passed: ${report.steps} optimizer step(s) in ${report.seconds}s`
+    ? `Passed: ${count(report.steps, "optimizer step")} in ${report.seconds}s`
     : `Failed (${report.component ?? "?"}) after ${report.seconds ?? "?"}s: ${report.error ?? ""}`;
   const where = report.config_line ? el("div", { class: "hint", text: `configured at line ${report.config_line.line}: ${report.config_line.text}` }) : null;
   const rows = (report.groups ?? []).map((g) => el("li", { class: `smoke-${g.status}` },

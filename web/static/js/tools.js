@@ -112,6 +112,18 @@ async function copyText(text) {
 }
 
 // --- named configs -----------------------------------------------------------------------------------------------
+// Put a saved config (or the one from before it was opened, for Undo) in the form: its settings, world size and
+// profile (the form reloads its schema for another profile).
+function openSaved(app, saved, source = "restore") {
+  app.state.restore(saved, source);
+  $("world-size").value = saved.worldSize || "";
+  app.form.refreshAll();
+  if ((saved.profile || "") !== $("profile").value) {
+    $("profile").value = saved.profile || "";
+    $("profile").dispatchEvent(new Event("change"));
+  }
+}
+
 function setupSaved(app, { announce }) {
   const dialog = $("saved-dialog");
   const draw = () => {
@@ -123,15 +135,14 @@ function setupSaved(app, { announce }) {
       el("button", { type: "button", class: "load", text: "Open", "aria-label": `Open ${name}`, onclick: async () => {
         if (app.state.values.size && !(await ask({ title: `Open ${name}?`, confirm: "Open", cancel: "Keep my config",
           text: "This replaces the config in the form. Save it first if you want to keep it." }))) return;
-        app.state.restore(all[name], "restore");
-        $("world-size").value = all[name].worldSize || "";
-        app.form.refreshAll();
-        if ((all[name].profile || "") !== $("profile").value) { // its profile too (the form reloads its schema)
-          $("profile").value = all[name].profile || "";
-          $("profile").dispatchEvent(new Event("change"));
-        }
+        const before = { ...app.state.snapshot(), worldSize: $("world-size").value, profile: $("profile").value };
+        openSaved(app, all[name]);
         dialog.close();
-        announce(el("span", { text: `Opened ${name}.` }));
+        announce(el("span", {}, `Opened ${name} (${all[name].entries.length} settings). `,
+          el("button", { type: "button", id: "undo-open", text: "Undo", onclick: () => {
+            openSaved(app, before, "undo");
+            announce(el("span", { text: `Back to your config from before opening ${name}.` }));
+          } })));
       } }), " ",
       el("button", { type: "button", class: "delete", text: "Delete", "aria-label": `Delete ${name}`, onclick: async () => {
         if (await ask({ title: `Delete ${name}?`, text: "The saved config is removed from this browser.", confirm: "Delete" })) {

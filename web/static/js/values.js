@@ -68,14 +68,23 @@ export function parseText(field, text) {
   }
 }
 
+// A number as people write it in a config: 3e-6 for a learning rate, not JavaScript's 0.000003 (which it writes
+// for anything from 1e-6 on); whole numbers and ordinary fractions as they are.
+export function formatNumber(value) {
+  if (!Number.isFinite(value) || value === 0 || Number.isInteger(value)) return String(value);
+  const magnitude = Math.abs(value);
+  return magnitude < 1e-4 || magnitude >= 1e21 ? value.toExponential().replace("e+", "e") : String(value);
+}
+
 export function formatValue(field, value) {
   if (value === undefined) return "";
+  if (typeof value === "number") return formatNumber(value);
   if (field.kind === "map" && value && typeof value === "object" && !Array.isArray(value)) {
     return Object.entries(value).map(([k, v]) => `${k}=${v}`).join("\n");
   }
   const scalarList = Array.isArray(value) && value.every((v) => v === null || typeof v !== "object");
   if (field.kind === "list" && scalarList && value.every((v) => !String(v).includes(","))) {
-    return value.map(String).join(", ");
+    return value.map((v) => (typeof v === "number" ? formatNumber(v) : String(v))).join(", ");
   }
   if (value !== null && typeof value === "object") return JSON.stringify(value);
   if (field.kind === "json" && typeof value === "string") return value;

@@ -1,9 +1,10 @@
 // One row per field: label, input, default, description and the field's diagnostics.
 
 import { el, idFor, richText } from "./dom.js";
-import { decodeChoice, encodeChoice, formatValue, parseText } from "./values.js";
+import { decodeChoice, encodeChoice, formatNumber, formatValue, parseText } from "./values.js";
 
 function shown(value) {
+  if (typeof value === "number") return formatNumber(value);
   return value === undefined ? "" : typeof value === "string" ? value : JSON.stringify(value);
 }
 
