@@ -118,7 +118,7 @@ def test_a_link_out_of_the_folder_is_a_path_outside_it(service, folder, tmp_path
     assert plan(service, text, token=TOKEN, hardware="8GB")["prompt_lengths"]["rows"] == 64
 
 
-def test_a_hub_dataset_is_read_from_the_services_caches_only(make_service, folder, tmp_path):
+def test_hub_names_are_read_from_the_services_caches_only(make_service, folder, tmp_path):
     snapshot = tmp_path / "hf" / "hub" / "datasets--acme--words" / "snapshots" / "f00" / "data"
     snapshot.mkdir(parents=True)
     shutil.copy(folder / "demo" / "data" / "train.jsonl", snapshot / "train.jsonl")
@@ -131,6 +131,12 @@ def test_a_hub_dataset_is_read_from_the_services_caches_only(make_service, folde
                   hardware="8GB")
     assert prompt_line(absent["memory_lines"]) == (f"{PROMPT_LINE}512 tokens (a default: the dataset is not on this "
                                                     "machine; pass prompt_length)")
+    unknown = plan(service, DEMO.read_text().replace("model_name_or_path: demo/model",
+                                                     "model_name_or_path: acme/unknown-model"), hardware="8GB")
+    h005 = next(d for d in unknown["diagnostics"] if d["code"] == "GRPO-H005")
+    assert h005["message"] == ("unknown model 'acme/unknown-model': no model folder the service reads, its Hugging "
+                               "Face cache nor the built-in catalogue has it; run `grpo plan --model-config PATH` "
+                               "where its config.json is")
 
 
 def test_with_runs_off_nothing_is_read_and_the_plan_says_how_to_get_the_lengths(folder, tmp_path):
@@ -152,3 +158,20 @@ def runs_off(service) -> None:
     local_model = plan(service, DEMO.read_text(), hardware="8GB")
     assert any(d["code"] == "GRPO-H005" and "reads no model folder while its runs are off" in d["message"]
                for d in local_model["diagnostics"])
+
+
+def test_validate_planning_for_hardware_reads_what_the_plan_reads(service, folder):
+    """POST /api/v1/validate with a `# grpo: --hardware` comment (a body small enough for the fast lane) and with
+    ?hardware= give the memory lines `grpo validate --hardware` prints, so the form's diagnostics and its memory
+    panel agree."""
+    small = ("# grpo: --hardware 8GB\nmodel_name_or_path: demo/model\ndataset_name: demo/data\n"
+             "reward_funcs: [grpo_runtime.data.reward_library.target_word_reward]\nper_device_train_batch_size: 32\n"
+             "num_generations: 8\nmax_completion_length: 6\nuse_cpu: true\nbf16: false\n")
+    cli = validate(folder, small, "8GB")["memory_lines"]
+    assert "of 64 rows of demo/data/train.jsonl" in prompt_line(cli)
+    with service.client(None) as client:
+        for params, text in (({}, small), ({"hardware": "8GB"}, DEMO.read_text())):
+            answer = client.post("/api/v1/validate", params=params, content=text,
+                                 headers={"Content-Type": "application/yaml"})
+            assert answer.status_code == 200, answer.text
+            assert prompt_line(answer.json()["memory_lines"]) == prompt_line(cli), params

@@ -8,22 +8,18 @@ GRPO-H011, the lines `grpo validate --hardware` prints for the same file in the 
 
 from __future__ import annotations
 
-from functools import partial
-from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
+from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.concurrency import run_in_threadpool
 
 from grpo_schema.engine.hardware.accelerators import HardwareError, parse_hardware
 from grpo_schema.commands.plan import check_for_hardware, plan_document
-from grpo_schema.engine.hardware.reads import LocalReads
 from grpo_web.api.body import ConfigBody, config_body
 from grpo_web.api.docs import ERRORS, config_body_doc
 from grpo_web.api.params import CheckParams, check_params
 from grpo_web.api.responses import ConfigJSONResponse
-from grpo_web.runs.auth import holds_token
-from grpo_web.runs.paths import RUNS_OFF, plan_reads
+from grpo_web.api.service_reads import service_reads
 
 router = APIRouter(prefix="/api/v1", tags=["config"])
 Body = Annotated[ConfigBody, Depends(config_body)]
@@ -42,8 +38,8 @@ Engine = Annotated[Literal["trl", "grpo_runtime"], Query(description="whose code
              responses={200: {"description": "fits, the per-GPU parts, the time and the diagnostics"}, **ERRORS},
              openapi_extra=config_body_doc())
 async def plan(request: Request, body: Body, params: Params, hardware: Hardware = None,
-               prompt_length: PromptLength = None, mfu: Mfu = None, engine: Engine = "grpo_runtime",
-               authorization: Annotated[str | None, Header(include_in_schema=False)] = None) -> ConfigJSONResponse:
+               prompt_length: PromptLength = None, mfu: Mfu = None,
+               engine: Engine = "grpo_runtime") -> ConfigJSONResponse:
     """The same engine as `grpo plan FILE --hardware SPEC --format json`. With runs off the model's facts come
     from the built-in catalogue and no dataset is read; with runs on, the model folder and dataset a run would
     read (a path outside the service's folder only for a client that sends the runs token)."""
@@ -57,18 +53,5 @@ async def plan(request: Request, body: Body, params: Params, hardware: Hardware 
     result, report = await run_in_threadpool(
         check_for_hardware, data, options.pop("path"), hardware, world_size=options.pop("world_size"),
         prompt_length=prompt_length, mfu=mfu, local_files=False, batch_fixes=False, engine=engine,
-        reads=service_reads(request, authorization), **options)
+        reads=service_reads(request), **options)
     return ConfigJSONResponse(plan_document(result, report))
-
-
-def service_reads(request: Request, authorization: str | None) -> Any:
-    """What the planner may read for this request: nothing with runs off, else a function of the checked config
-    (its model and dataset values) giving what a run of this client would read."""
-    manager = getattr(request.app.state, "runs_manager", None)
-    if not request.app.state.settings.runs or manager is None:
-        return RUNS_OFF
-    return partial(_reads_for, base=manager.base_dir, token_holder=holds_token(request, authorization))
-
-
-def _reads_for(result: Any, base: Path, token_holder: bool) -> LocalReads:
-    return plan_reads(result.config, base, token_holder)

@@ -174,6 +174,12 @@ def too_few_gpus(world_size: int, hw: Hardware, declared: bool) -> Diagnostic:
         if declared else None)
 
 
+# What the service says of a model it found nowhere it may look (the hardware: section's model_config is a path it
+# does not read).
+SERVICE_FIX = ("no model folder the service reads, its Hugging Face cache nor the built-in catalogue has it; run "
+               "`grpo plan --model-config PATH` where its config.json is")
+
+
 def estimate_fit(result: Any, hardware: str | Hardware | None = None, *, model_config: str | None = None,
                  prompt_length: int | None = None, mfu: float | None = None, strategy: str | None = None,
                  dataset_size: int | None = None, local_files: bool = True, engine: str | None = None,
@@ -219,7 +225,8 @@ def estimate_fit(result: Any, hardware: str | Hardware | None = None, *, model_c
         if local_files and path:
             report.model = read_config_json(path)
         elif reads.model:
-            report.model = resolve_model(config.model_name_or_path, config.model_revision, reads.base)
+            report.model = resolve_model(config.model_name_or_path, config.model_revision, reads.base, **(
+                {} if local_files else {"fix": SERVICE_FIX}))
         else:  # the built-in catalogue only, never a path a client names
             from grpo_schema.engine.hardware.catalogue import lookup
 

@@ -14,9 +14,13 @@ from grpo_schema.engine.hardware.models import ModelFacts, UnknownModel, find_lo
 from grpo_schema.engine.hardware.reads import shown
 
 
-def resolve_model(name_or_path: str | None, revision: str | None = None, base: Path | None = None) -> ModelFacts:
+CLI_FIX = "pass its config.json (--model-config PATH, or model_config: PATH in the hardware: section)"
+
+
+def resolve_model(name_or_path: str | None, revision: str | None = None, base: Path | None = None,
+                  fix: str = CLI_FIX) -> ModelFacts:
     """The facts of a model: local config.json (a relative path read from `base`, else the working directory),
-    then the Hub cache, then the catalogue. Raises UnknownModel."""
+    then the Hub cache, then the catalogue. Raises UnknownModel, saying `fix` when none knows the model."""
     if not name_or_path or not isinstance(name_or_path, str):
         raise UnknownModel("model_name_or_path is not set: pass the model's config.json (--model-config PATH)")
     path = find_local_config(name_or_path, revision, base)
@@ -25,6 +29,5 @@ def resolve_model(name_or_path: str | None, revision: str | None = None, base: P
         return replace(facts, source=shown(path, base)) if base is not None else facts
     facts = lookup(name_or_path)
     if facts is None:
-        raise UnknownModel(f"unknown model {name_or_path!r}: pass its config.json (--model-config PATH, or "
-                           "model_config: PATH in the hardware: section)")
+        raise UnknownModel(f"unknown model {name_or_path!r}: {fix}")
     return facts
