@@ -152,6 +152,8 @@ def find_local_config(name_or_path: str, revision: str | None = None, base: Path
     for cache in hub_cache_dirs():
         repo = cache / ("models--" + name_or_path.replace("/", "--"))
         try:
+            if ".." in Path(revision or "main").parts:  # a revision names a ref in the cache, never a path out of it
+                raise OSError("not a revision")
             ref = (repo / "refs" / (revision or "main")).read_text().strip()
             path = repo / "snapshots" / ref / "config.json"
             if path.is_file():
