@@ -175,3 +175,18 @@ def test_validate_planning_for_hardware_reads_what_the_plan_reads(service, folde
                                  headers={"Content-Type": "application/yaml"})
             assert answer.status_code == 200, answer.text
             assert prompt_line(answer.json()["memory_lines"]) == prompt_line(cli), params
+
+
+def test_a_chat_template_written_in_the_config_is_rendered_only_for_the_runs_token(service):
+    """An open-r1 recipe's chat_template is the client's own jinja: the sandbox bounds what it may touch, not how
+    long it runs, so the service renders it (once a row) only for a client it would launch runs for."""
+    text = DEMO.read_text() + "chat_template: \"{% for m in messages %}{{ m['content'] }} {% endfor %}\"\n"
+    anyone = plan(service, text, hardware="8GB", profile="open-r1")
+    holder = plan(service, text, token=TOKEN, hardware="8GB", profile="open-r1")
+    assert anyone["prompt_lengths"]["counted"].endswith(
+        "(the service renders a chat_template written in the config only for a client that sends the runs token; "
+        "the model's own was used)")
+    assert anyone["prompt_lengths"] == plan(service, DEMO.read_text(), hardware="8GB")["prompt_lengths"] | {
+        "counted": anyone["prompt_lengths"]["counted"]}  # the model's own template: the demo's counts
+    assert holder["prompt_lengths"]["counted"].endswith("after its chat template")
+    assert holder["prompt_lengths"]["max"] < anyone["prompt_lengths"]["max"]  # the recipe's: no role markers

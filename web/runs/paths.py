@@ -19,7 +19,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from grpo_schema.engine.hardware.reads import DATASET, MODEL, LocalReads
+from grpo_schema.engine.hardware.reads import DATASET, MODEL, TEMPLATE, LocalReads
 
 READ_FIELDS = ("model_name_or_path", "dataset_name", "reward_model_name_or_path", "deepspeed", "fsdp_config")
 LAUNCH_READ_FIELDS = ("config_file", "accelerate_config")  # `accelerate launch` keys of the file
@@ -67,7 +67,8 @@ def plan_reads(config: Any, base: Path, token_holder: bool) -> LocalReads:
     read, found where a run finds it (resolve_reads: a relative path from the service's folder `base`, a Hub name
     in the Hugging Face caches, never downloaded). A path that leads out of `base` (absolute, `..`, a link) is read
     only for a client that holds the runs token, as only such a client launches a run that reads it; `~` never,
-    as a run does not expand it. Each field not read has its reason, which the plan's assumptions state."""
+    as a run does not expand it; a chat template written in the config (an open-r1 recipe's) is rendered for that
+    client only. Each thing not read has its reason, which the plan's assumptions state."""
     refused: dict[str, str] = {}
     for name in PLAN_READS:
         value = getattr(config, name, None)
@@ -75,6 +76,9 @@ def plan_reads(config: Any, base: Path, token_holder: bool) -> LocalReads:
         if why:
             shown = value if len(value) <= 120 else value[:117] + "..."
             refused[name] = f"the service does not read {name} {shown!r}: {why}"
+    if not token_holder:  # jinja's sandbox bounds what a template may touch, not how long it runs
+        refused[TEMPLATE] = ("the service renders a chat_template written in the config only for a client that "
+                             "sends the runs token; the model's own was used")
     return LocalReads(model=MODEL not in refused, dataset=DATASET not in refused, base=base, refused=refused,
                       prompt_option="prompt_length")
 

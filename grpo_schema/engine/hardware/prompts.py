@@ -30,7 +30,7 @@ import json
 import math
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Hashable, Iterable
@@ -79,9 +79,10 @@ def percentile(sorted_values: list[int], share: float) -> int:
 def data_prompt_lengths(name: Any, *, config_name: Any = None, split: Any = "train", column: str = "prompt",
                         system_prompt: str | None = None, model: Any = None, revision: Any = None,
                         chat_template: str | None = None, template_kwargs: dict | None = None,
-                        reads: LocalReads = EVERYTHING) -> PromptLengths | None:
+                        reads: LocalReads = EVERYTHING, template_note: str | None = None) -> PromptLengths | None:
     """The prompt lengths of dataset `name` when its rows are on this machine, else None. `reads`: where relative
-    paths are read from, and whether the model's tokenizer may be read."""
+    paths are read from, and whether the model's tokenizer may be read; `template_note`: why a template written in
+    the config was not rendered (said in the line)."""
     if not isinstance(name, str) or not name.strip():
         return None
     split = str(split or "train")
@@ -89,10 +90,13 @@ def data_prompt_lengths(name: Any, *, config_name: Any = None, split: Any = "tra
     if not files:
         return None
     tokenizer = tokenizer_files(model, revision, reads) if reads.model else None
-    key = _key(files, tokenizer, column, system_prompt, chat_template, template_kwargs, reads)
+    key = _key(files, tokenizer, column, system_prompt, chat_template, template_kwargs, reads) + (template_note,)
     kept = COUNTS.get(key)  # (the count,): a dataset without prompts is kept too
     if kept is None:
-        kept = (_count(files, tokenizer, column, system_prompt, chat_template, template_kwargs or {}, reads),)
+        found = _count(files, tokenizer, column, system_prompt, chat_template, template_kwargs or {}, reads)
+        if found is not None and template_note:
+            found = replace(found, counted=f"{found.counted} ({template_note})")
+        kept = (found,)
         COUNTS.put(key, kept)
     return kept[0]
 

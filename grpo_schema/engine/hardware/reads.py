@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Mapping
 
 MODEL, DATASET = "model_name_or_path", "dataset_name"
+TEMPLATE = "chat_template"  # a template written in the config (an open-r1 recipe's): rendered only where allowed
 
 
 @dataclass(frozen=True)
@@ -20,7 +21,7 @@ class LocalReads:
     model: bool = True  # model_name_or_path's config.json and tokenizer (a local folder, else the Hub cache)
     dataset: bool = True  # dataset_name's rows (a local file or folder, else the Hugging Face caches)
     base: Path | None = None  # relative paths are read from here, and named relative to it; None: the working dir
-    refused: Mapping[str, str] = field(default_factory=dict)  # field -> why it was not read
+    refused: Mapping[str, str] = field(default_factory=dict)  # field (or TEMPLATE) -> why it was not read
     prompt_option: str = "--prompt-length"  # how a prompt length is given where the plan is shown
 
     def where(self, value: str) -> Path:

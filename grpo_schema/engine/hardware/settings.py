@@ -6,7 +6,7 @@ from typing import Any
 
 from grpo_schema.engine.hardware.accelerators import Hardware
 from grpo_schema.engine.hardware.memory import Setup
-from grpo_schema.engine.hardware.reads import DATASET, EVERYTHING, NOTHING, LocalReads
+from grpo_schema.engine.hardware.reads import DATASET, EVERYTHING, NOTHING, TEMPLATE, LocalReads
 
 DEFAULT_PROMPT_LENGTH = 512  # tokens, when neither --prompt-length, the hardware: section nor the data says
 
@@ -104,17 +104,19 @@ def prompt_lengths_of(result: Any, reads: LocalReads | None = None):
     the working directory."""
     from grpo_schema.engine.hardware.prompts import data_prompt_lengths
 
-    config = result.config
+    config, reads = result.config, reads or EVERYTHING
     recipe = (getattr(result, "profile_args", None) or {}).get("open-r1")
     kwargs = _get(config, "chat_template_kwargs")
+    template = _get(recipe, "chat_template") if recipe is not None else None
+    unrendered = reads.refused.get(TEMPLATE) if template else None  # the model's own template is used instead
     return data_prompt_lengths(
         _get(config, "dataset_name"), config_name=_get(config, "dataset_config"),
         split=_get(config, "dataset_train_split") or "train",
         column=str(_get(recipe, "dataset_prompt_column") or "prompt") if recipe is not None else "prompt",
         system_prompt=_get(recipe, "system_prompt") if recipe is not None else None,
-        chat_template=_get(recipe, "chat_template") if recipe is not None else None,
+        chat_template=None if unrendered else template, template_note=unrendered,
         model=_get(config, "model_name_or_path"), revision=_get(config, "model_revision"),
-        template_kwargs=kwargs if isinstance(kwargs, dict) else None, reads=reads or EVERYTHING)
+        template_kwargs=kwargs if isinstance(kwargs, dict) else None, reads=reads)
 
 
 def no_data_reason(reads: LocalReads | None, local_files: bool) -> str:
