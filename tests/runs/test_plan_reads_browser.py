@@ -1,7 +1,8 @@
 """The form's memory panel shows the data's prompt lengths and GRPO-H011 as `grpo validate --hardware` prints them
 for the same file in the service's folder: the Demo recipe picked from the recipes, a file whose longest prompt
-does not fit, imported, and a dataset outside the service's folder once the tab holds the runs token (headless Chromium, Debian's /usr/bin/chromium through Playwright, a real
-`grpo serve --enable-runs`). Screenshots go to test-artifacts/screenshots/runs-*.png."""
+does not fit, imported, and a dataset outside the service's folder once the tab holds the runs token (headless
+Chromium, Debian's /usr/bin/chromium through Playwright, a real `grpo serve --enable-runs`). Screenshots go to
+test-artifacts/screenshots/runs-*.png."""
 
 from __future__ import annotations
 

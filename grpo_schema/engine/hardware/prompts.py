@@ -63,7 +63,8 @@ class PromptLengths:
         rows = f"{self.rows} rows" if self.whole else (
             f"the first {self.rows} rows (the first {PROMPT_CHARS:,} characters of prompts)")
         return (f"prompts of {self.p95} tokens: the 95th percentile of {rows} of {self.source} (p50 {self.p50}, "
-                f"p95 {self.p95}, max {self.longest}; {self.counted}; prompt_length in the hardware: section plans for another)")
+                f"p95 {self.p95}, max {self.longest}; {self.counted}; prompt_length in the hardware: section plans "
+                "for another)")
 
     def to_dict(self) -> dict[str, Any]:
         return {"p50": self.p50, "p95": self.p95, "max": self.longest, "rows": self.rows, "all_rows_read": self.whole,
