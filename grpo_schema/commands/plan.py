@@ -31,17 +31,20 @@ def check_for_hardware(data: Any, path: str, hardware: str | None, *, world_size
     """Check a config (YAML text/bytes or a mapping) at the world size the hardware implies, then plan the fit.
 
     Without --world-size or num_processes in the file, the world size is the number of declared GPUs (less a
-    vLLM server's GPUs), so the batch schedule is the one the run will have."""
+    vLLM server's GPUs), so the batch schedule is the one the run will have. `reads`: what the plan may read of the
+    files the config names (grpo_schema.engine.hardware.reads), or a function of the checked config giving it."""
     from grpo_schema.engine.validate import check_mapping, check_text
     from grpo_schema.engine.hardware.settings import world_size_of
 
     check = check_mapping if isinstance(data, dict) else check_text
     plan_options = {k: options.pop(k) for k in ("model_config", "prompt_length", "mfu", "strategy", "local_files",
-                                                "engine", "offload", "host_ram")
+                                                "engine", "offload", "host_ram", "reads")
                     if k in options}
     options.pop("dataset_size", None)
     batch_fixes = options.pop("batch_fixes", True)
     result = check(data, path=path, world_size=world_size, suggest_fixes=False, **options)
+    if callable(plan_options.get("reads")):  # the service decides what it reads from the config's own values
+        plan_options["reads"] = plan_options["reads"](result)
     report = plan_fit(result, hardware, suggest_fixes=False, **plan_options)
     world = result.world_size
     if report.hardware is not None and not result.sources.get("world_size") and result.config is not None:

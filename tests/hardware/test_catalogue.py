@@ -8,7 +8,7 @@ import pytest
 from grpo_schema.engine.hardware import parse_hardware, read_config_json, resolve_model
 from grpo_schema.engine.hardware.accelerators import HardwareError
 from grpo_schema.engine.hardware.catalogue import HUB_TOTAL_COUNTS_TIED_HEAD, MODELS, VISION_TOWER_PARAMS, lookup
-from grpo_schema.engine.hardware.models import UnknownModel
+from grpo_schema.engine.hardware.models import UnknownModel, find_local_config
 
 
 @pytest.mark.parametrize("key", sorted(MODELS))
@@ -71,6 +71,12 @@ def test_hub_cache_is_read_when_present(tmp_path, monkeypatch):
                                                       "num_attention_heads": 4, "vocab_size": 100}))
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
     assert resolve_model("acme/Tiny").num_layers == 2
+    # a revision names a ref inside the cache: one that climbs out of it reads nothing there (the service plans
+    # with the revision a client sends)
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "ref").write_text("../../elsewhere")  # were it read: snapshots/../../elsewhere
+    (tmp_path / "elsewhere" / "config.json").write_text("{}")
+    assert find_local_config("acme/Tiny", "../../elsewhere/ref") == snapshot / "config.json"
 
 
 @pytest.mark.parametrize("spec, nodes, per_node, memory", [

@@ -188,3 +188,20 @@ def test_grpo_validate_hardware_prints_the_prompt_line_and_never_imports_torch(m
              "print(r.prompts.p95, 'torch' in sys.modules, 'transformers' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert out.stdout.split()[1:] == ["False", "False"], out.stdout + out.stderr
+
+
+def test_a_tokenizer_json_that_truncates_does_not_cap_the_count(model_dir, tmp_path):
+    """A tokenizer.json saved with truncation on (some Hub tokenizers carry a max_length) is counted whole, as
+    transformers counts it (it turns the saved truncation off unless a call asks for it)."""
+    import shutil
+
+    from tokenizers import Tokenizer
+
+    folder = tmp_path / "truncating"
+    shutil.copytree(model_dir, folder)
+    core = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    core.enable_truncation(max_length=8)
+    core.save(str(folder / "tokenizer.json"))
+    rows = conversations(20)
+    got = data_prompt_lengths(str(write_jsonl(tmp_path / "train.jsonl", rows)), model=str(folder))
+    assert (got.p50, got.p95, got.longest) == oracle(folder, rows) and got.longest > 8

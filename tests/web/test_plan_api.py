@@ -37,14 +37,18 @@ def test_plan_endpoint_gives_the_memory_lines_grpo_validate_prints(live_server):
     with live_server.client() as client:
         doc = client.post("/api/v1/plan", params={"hardware": "p4d.24xlarge", "engine": "trl"}, content=SMALL,
                           headers={"Content-Type": "application/yaml"}).json()
-    _, report = check_for_hardware(SMALL, "<request>", "p4d.24xlarge", local_files=False, batch_fixes=False)
+    from grpo_web.runs.paths import RUNS_OFF
+
+    _, report = check_for_hardware(SMALL, "<request>", "p4d.24xlarge", local_files=False, batch_fixes=False,
+                                   reads=RUNS_OFF)  # what a service with runs off reads: nothing a client names
     assert doc["memory_lines"] == memory_lines(report)
     assert any(line.startswith("host RAM per node:") and "1152 GiB" in line for line in doc["memory_lines"])
 
 
 def test_plan_endpoint_reads_no_dataset_a_client_names(live_server, tmp_path):
-    """A local dataset path is a file a client names: the service plans at its default prompt length and says so,
-    where `grpo plan` on this machine would read the data."""
+    """With runs off, a local dataset path is a file a client names: the service plans at its default prompt length
+    and says so, and how to get the data's, where `grpo plan` on this machine would read the data
+    (tests/runs/test_plan_reads.py: with runs on)."""
     import json
 
     data = tmp_path / "train.jsonl"
@@ -54,7 +58,7 @@ def test_plan_endpoint_reads_no_dataset_a_client_names(live_server, tmp_path):
         doc = client.post("/api/v1/plan", params={"hardware": "8xH100-80GB"}, content=config,
                           headers={"Content-Type": "application/yaml"}).json()
     assert doc["prompt_lengths"] is None and doc["settings"]["prompt_length"] == 512
-    assert any(line.startswith("assumes prompts of 512 tokens (a default: the service reads no dataset")
-               for line in doc["memory_lines"])
+    assert any(line.startswith("assumes prompts of 512 tokens (a default: the service reads no dataset while its "
+                               "runs are off") and "grpo serve --enable-runs" in line for line in doc["memory_lines"])
     _, local = check_for_hardware(config, "run.yaml", "8xH100-80GB", batch_fixes=False)
     assert local.prompts is not None and local.setup.prompt_length == 10000  # 40,000 characters at 4 a token

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.concurrency import run_in_threadpool
@@ -17,6 +17,7 @@ from grpo_web.api.body import ConfigBody, config_body
 from grpo_web.api.docs import ERRORS, FileResultDoc, config_body_doc
 from grpo_web.api.params import CheckParams, DatasetSize, check_params
 from grpo_web.api.responses import ConfigJSONResponse
+from grpo_web.api.service_reads import may_read, service_reads
 
 router = APIRouter(prefix="/api/v1", tags=["config"])
 Body = Annotated[ConfigBody, Depends(config_body)]
@@ -55,33 +56,36 @@ FileParams = Annotated[FileSettingsParams, Depends(file_settings_params)]
 
 
 async def run_check(body: ConfigBody, params: CheckParams, inline: bool = False,
-                    extra: FileSettingsParams | None = None) -> CheckResult:
+                    extra: FileSettingsParams | None = None, reads: Any = None) -> CheckResult:
     """The same call the CLI makes: YAML bytes through check_text, a JSON object through check_mapping. In the
-    thread pool, unless the caller knows the body is small enough to check on the event loop (`inline`)."""
+    thread pool, unless the caller knows the body is small enough to check on the event loop (`inline`) and the
+    memory fit it may ask for reads no file. `reads`: what that fit may read (service_reads)."""
     check, config = (check_text, body.yaml) if body.yaml is not None else (check_mapping, body.mapping)
     options = params.options()
     if body.yaml is not None and b"--hardware" in body.yaml and read_file_settings(body.yaml).hardware:
-        check = with_fit  # the file's `# grpo: --hardware SPEC` asks for the fit, as in `grpo validate`
+        check = partial(with_fit, reads=reads)  # the file's `# grpo: --hardware SPEC` asks for the fit
     if extra is not None and extra.allow_env:
         options["allow_env"] = extra.allow_env
     if extra is not None and extra.hardware:
-        check = partial(with_fit, hardware=extra.hardware)
-    if inline:
+        check = partial(with_fit, hardware=extra.hardware, reads=reads)
+    plans = check not in (check_text, check_mapping)
+    if inline and not (plans and may_read(reads)):
         return check(config, **options)
     return await run_in_threadpool(check, config, **options)
 
 
-def with_fit(data: bytes | dict, path: str = "<request>", hardware: str | None = None, **options) -> CheckResult:
+def with_fit(data: bytes | dict, path: str = "<request>", hardware: str | None = None, reads: Any = None,
+             **options) -> CheckResult:
     """The check plus the memory fit for the hardware the file's `# grpo:` comment names, or `hardware` (one
-    engine: plan_fit)."""
+    engine: plan_fit), reading what `reads` allows (the plan's own: POST /api/v1/plan gives the same lines)."""
     from grpo_schema.commands.plan import check_for_hardware
     from grpo_schema.engine.check import _finish
 
     spec = hardware or read_file_settings(data).hardware
     from grpo_schema.commands.plan import memory_lines
 
-    options.setdefault("local_files", False)  # the service reads no path a client names (model, launch, data)
-    result, report = check_for_hardware(data, path, spec, **options)
+    options.setdefault("local_files", False)  # the service reads no launch file; model and data as `reads` allows
+    result, report = check_for_hardware(data, path, spec, reads=reads, **options)
     result.diagnostics = result.diagnostics + report.diagnostics
     result.memory_lines = memory_lines(report)
     return _finish(result)
@@ -91,9 +95,9 @@ def with_fit(data: bytes | dict, path: str = "<request>", hardware: str | None =
              responses={200: {"model": FileResultDoc, "description": "the file object, also for an invalid config"},
                         **ERRORS},
              openapi_extra=config_body_doc())
-async def validate(body: Body, params: Params, extra: FileParams) -> ConfigJSONResponse:
+async def validate(request: Request, body: Body, params: Params, extra: FileParams) -> ConfigJSONResponse:
     """Every diagnostic at once and the derived batch schedule: `grpo validate --format json`'s file object."""
-    result = await run_check(body, params, extra=extra)
+    result = await run_check(body, params, extra=extra, reads=service_reads(request))
     return ConfigJSONResponse(result.to_dict())
 
 
@@ -106,7 +110,7 @@ async def explain(request: Request, body: Body, params: Params, dataset_size: Da
                   extra: FileParams = FileSettingsParams()) -> ConfigJSONResponse:
     """`grpo explain --format json`: the file object's fields, the derived schedule with its sources and formulas,
     the micro-step walk (which micro-steps generate, reuse the buffer, end in an optimizer step) and notes."""
-    result = await run_check(body, params, extra=extra)
+    result = await run_check(body, params, extra=extra, reads=service_reads(request))
     document = await run_in_threadpool(explain_result, result, dataset_size)
     settings = request.app.state.settings
     if launch and getattr(settings, "runs", False):

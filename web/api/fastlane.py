@@ -34,6 +34,7 @@ from grpo_web.api.errors import http_error
 from grpo_web.api.memo import AnswerCache
 from grpo_web.api.params import PATH_MAX_CHARS, CheckParams
 from grpo_web.api.responses import ConfigJSONResponse
+from grpo_web.api.service_reads import service_reads
 from grpo_web.settings import Settings
 
 PATH = "/api/v1/validate"
@@ -76,7 +77,7 @@ async def _answer(scope: Scope, receive: Receive, media_type: str, options: dict
         kept = answers.get(key)
         if kept is not None:  # the same bytes were checked before: the same answer (web/api/memo.py)
             return Response(kept, media_type=ConfigJSONResponse.media_type)
-        result = await _check(body, media_type, options)
+        result = await _check(body, media_type, options, service_reads(Request(scope)))
     except HTTPException as refused:
         return await http_error(Request(scope, receive), refused)
     response = ConfigJSONResponse(result.to_dict())
@@ -165,7 +166,7 @@ async def _receive_all(receive: Receive) -> bytes:
             return b"".join(m.get("body", b"") for m in messages)
 
 
-async def _check(body: bytes, media_type: str, options: dict[str, Any]) -> CheckResult:
-    """The route's check (grpo_web.api.check.run_check) on the raw body."""
+async def _check(body: bytes, media_type: str, options: dict[str, Any], reads: Any) -> CheckResult:
+    """The route's check (grpo_web.api.check.run_check) on the raw body, with the route's reads for a memory fit."""
     config = ConfigBody(mapping=parse_json_object(body)) if media_type in JSON_TYPES else ConfigBody(yaml=body)
-    return await run_check(config, CheckParams(**options), inline=len(body) <= INLINE_MAX_BYTES)
+    return await run_check(config, CheckParams(**options), inline=len(body) <= INLINE_MAX_BYTES, reads=reads)

@@ -37,6 +37,15 @@ def _unauthorized(detail: str, error: str | None = None) -> HTTPException:
     return HTTPException(401, detail, headers={"WWW-Authenticate": challenge})
 
 
+def holds_token(request: Request, authorization: str | None) -> bool:
+    """Whether the request carries this service's runs token (for an endpoint open to every client that does more
+    for a token holder: the planner reads what that client's runs would read)."""
+    scheme, _, given = (authorization or "").partition(" ")
+    expected = getattr(request.app.state, "runs_token", None)
+    return (scheme.lower() == "bearer" and bool(given.strip()) and expected is not None
+            and hmac.compare_digest(given.strip().encode(), expected.encode()))
+
+
 def require_token(request: Request, authorization: str | None = Header(None, include_in_schema=False)) -> None:
     """Dependency of every runs endpoint (declared on the router, so it runs before the body is read)."""
     scheme, _, given = (authorization or "").partition(" ")

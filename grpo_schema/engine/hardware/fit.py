@@ -17,6 +17,7 @@ from grpo_schema.engine.diagnostics import Diagnostic, Fix
 from grpo_schema.engine.hardware.accelerators import GIB, Hardware, HardwareError, parse_hardware
 from grpo_schema.engine.hardware.memory import MemoryEstimate, Setup, estimate_memory
 from grpo_schema.engine.hardware.models import ModelFacts, UnknownModel, read_config_json
+from grpo_schema.engine.hardware.reads import EVERYTHING, MODEL, NOTHING, LocalReads
 from grpo_schema.engine.hardware.resolve import resolve_model
 from grpo_schema.engine.hardware.settings import setup_from
 from grpo_schema.engine.hardware.timing import DEFAULT_MFU, TimeEstimate, estimate_time
@@ -173,12 +174,22 @@ def too_few_gpus(world_size: int, hw: Hardware, declared: bool) -> Diagnostic:
         if declared else None)
 
 
+# What the service says of a model it found nowhere it may look (the hardware: section's model_config is a path it
+# does not read).
+SERVICE_FIX = ("no model folder the service reads, its Hugging Face cache nor the built-in catalogue has it; run "
+               "`grpo plan --model-config PATH` where its config.json is")
+
+
 def estimate_fit(result: Any, hardware: str | Hardware | None = None, *, model_config: str | None = None,
                  prompt_length: int | None = None, mfu: float | None = None, strategy: str | None = None,
                  dataset_size: int | None = None, local_files: bool = True, engine: str | None = None,
-                 offload: str | None = None, host_ram: float | None = None) -> FitReport:
+                 offload: str | None = None, host_ram: float | None = None,
+                 reads: LocalReads | None = None) -> FitReport:
     """The estimate and its verdict for one checked config, without the search for edits that make it fit
-    (grpo_schema.engine.hardware.advise adds those). Never raises on bad input: problems become diagnostics."""
+    (grpo_schema.engine.hardware.advise adds those). Never raises on bad input: problems become diagnostics.
+    `local_files` False: the service, which reads no launch file, and only the model folder and dataset `reads`
+    allows (none without it)."""
+    reads = reads or (EVERYTHING if local_files else NOTHING)
     diagnostics: list[Diagnostic] = []
     if isinstance(hardware, Hardware):
         hw = hardware
@@ -211,30 +222,33 @@ def estimate_fit(result: Any, hardware: str | Hardware | None = None, *, model_c
     section = section_of(result)
     try:
         path = model_config or section.get("model_config")
-        if not local_files:  # the service: the built-in catalogue only, never a path a client names
+        if local_files and path:
+            report.model = read_config_json(path)
+        elif reads.model:
+            report.model = resolve_model(config.model_name_or_path, config.model_revision, reads.base, **(
+                {} if local_files else {"fix": SERVICE_FIX}))
+        else:  # the built-in catalogue only, never a path a client names
             from grpo_schema.engine.hardware.catalogue import demo_model, lookup
 
             name = str(config.model_name_or_path or "")
             report.model = lookup(name) or demo_model(name)
             if report.model is None:
                 raise UnknownModel(f"unknown model {config.model_name_or_path!r}: the service knows the built-in "
-                                   "catalogue only; run `grpo plan --model-config PATH` locally")
-        else:
-            report.model = read_config_json(path) if path else resolve_model(config.model_name_or_path,
-                                                                             config.model_revision)
+                                   f"catalogue only ({reads.refused.get(MODEL, 'it reads no model folder')}); "
+                                   "run `grpo plan --model-config PATH` locally")
     except UnknownModel as exc:
         report.stopped_by = Diagnostic(H_UNKNOWN_MODEL, "info", str(exc), fields=("model_name_or_path",),
                                        hint="pass --model-config PATH/config.json")
         report.diagnostics.append(report.stopped_by)
         return report
     given = prompt_length or section.get("prompt_length")
-    if given is None and local_files:  # the service reads no dataset, as it reads no file a client names
+    if given is None and reads.dataset:
         from grpo_schema.engine.hardware.settings import prompt_lengths_of
 
-        report.prompts = prompt_lengths_of(result)
+        report.prompts = prompt_lengths_of(result, reads)
     report.setup, report.assumptions = setup_from(result, hw, prompt_length=given, strategy=strategy,
                                                   section=section, engine=engine, offload=offload,
-                                                  local_files=local_files, lengths=report.prompts)
+                                                  local_files=local_files, lengths=report.prompts, reads=reads)
     if report.setup is None:
         return report
     if report.setup.world_size > hw.gpus:
@@ -263,8 +277,8 @@ def longest_prompt(report: FitReport) -> list[Diagnostic]:
     return [Diagnostic(H_LONGEST_PROMPT, "warning", f"fits at the data's 95th-percentile prompt ({s.prompt_length} "
                        f"tokens) but not at its longest ({lengths.longest} tokens): about {longest.total / GIB:.1f} "
                        f"GiB per GPU of {report.capacity / GIB:.0f} GiB", fields=("per_device_train_batch_size",),
-                       hint="drop or shorten the longest prompts, or plan for them: --prompt-length "
-                       f"{lengths.longest}")]
+                       hint="drop or shorten the longest prompts, or plan for them: prompt_length: "
+                       f"{lengths.longest} in the hardware: section")]
 
 
 def _host(report: FitReport, config: Any, hw: Hardware, section: dict, host_ram: float | None) -> None:

@@ -134,9 +134,12 @@ def hub_cache_dirs() -> list[Path]:
     return [home / "hub"]
 
 
-def find_local_config(name_or_path: str, revision: str | None = None) -> Path | None:
-    """config.json of a local directory, or of a model already in the Hub cache; None otherwise."""
+def find_local_config(name_or_path: str, revision: str | None = None, base: Path | None = None) -> Path | None:
+    """config.json of a local directory (a relative one read from `base`, else the working directory), or of a
+    model already in the Hub cache; None otherwise."""
     candidate = Path(name_or_path).expanduser()
+    if base is not None and not candidate.is_absolute():
+        candidate = base / candidate
     try:
         if candidate.is_file() and candidate.name.endswith(".json"):
             return candidate
@@ -149,6 +152,8 @@ def find_local_config(name_or_path: str, revision: str | None = None) -> Path | 
     for cache in hub_cache_dirs():
         repo = cache / ("models--" + name_or_path.replace("/", "--"))
         try:
+            if ".." in Path(revision or "main").parts:  # a revision names a ref in the cache, never a path out of it
+                raise OSError("not a revision")
             ref = (repo / "refs" / (revision or "main")).read_text().strip()
             path = repo / "snapshots" / ref / "config.json"
             if path.is_file():

@@ -1,11 +1,9 @@
 """Prompt lengths from the data: the distribution, in tokens, of the prompts a run will see, when the dataset is on
 this machine, counted the way the trainer counts them.
 
-Where the rows come from, in order: `dataset_name` as a local file (.jsonl, .json, .csv, .parquet, .arrow) or folder
-(a `datasets` save_to_disk folder, a DatasetDict's split folder, or data files, the split's first), else the local
-Hugging Face caches: the datasets cache (what `load_dataset` prepared: HF_DATASETS_CACHE, HF_HOME/datasets) and the
-Hub cache's dataset snapshots (HF_HUB_CACHE, HF_HOME/hub). Nothing is downloaded. The split is
-`dataset_train_split` (TRL's default "train"), the configuration `dataset_config`.
+Where the rows come from: prompt_rows.py (a local file or folder, else the Hugging Face caches; nothing is
+downloaded, and a large file is read only as far as its first rows). The split is `dataset_train_split` (TRL's
+default "train"), the configuration `dataset_config`.
 
 What a prompt is: TRL 1.16's GRPOTrainer reads the `prompt` column. A conversation (a list of {"role", "content"})
 goes through the tokenizer's chat template with the generation prompt added (`chat_template_kwargs` passed on) and
@@ -18,28 +16,35 @@ Hub cache) through the `tokenizers` package, and the chat template rendered with
 (trim_blocks, lstrip_blocks, a sandbox); each is imported only here and only when installed (neither imports
 torch). Without them, or without the tokenizer on this machine, 4 characters a token (16 characters a message for
 the template's markers), said as such.
+
+How long it takes: the prompts are counted in row order until PROMPT_CHARS characters (about 250,000 tokens,
+about a second), and the line says when that stopped the count before the rows read ran out. A count is kept for
+the same files (path, size, modification time), tokenizer and settings, so the service's memory panel, which plans
+again after every edit, counts a dataset once.
 """
+
 
 from __future__ import annotations
 
-import csv
 import json
 import math
-import os
-import re
-from dataclasses import dataclass
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Hashable, Iterable
 
 from grpo_schema.engine.hardware.models import find_local_config
+from grpo_schema.engine.hardware.prompt_rows import dataset_files, first_rows
+from grpo_schema.engine.hardware.reads import EVERYTHING, MODEL, LocalReads, shown
 
-ROWS_READ = 5000  # rows read from the start of the split
+PROMPT_CHARS = 1_000_000  # characters of prompts counted at most (about 250,000 tokens)
 CHARS_PER_TOKEN = 4  # the estimate without a tokenizer (English and maths text, BPE tokenizers)
 TEMPLATE_CHARS = 16  # the estimate's allowance for a chat template's markers, per message
-MAX_TEXT_FILE = 512 << 20  # a .json/.csv file larger than this is read only as far as ROWS_READ rows
-SUFFIXES = (".jsonl", ".json", ".csv", ".parquet", ".arrow")
-HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+KEPT_COUNTS = 32  # counts kept, newest used last out
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja")
+NO_TOKENIZER = "the model's tokenizer is not on this machine"
 
 
 @dataclass(frozen=True)
@@ -49,17 +54,21 @@ class PromptLengths:
     p50: int
     p95: int
     longest: int
-    rows: int
+    rows: int  # rows counted
     source: str  # where the rows came from
     counted: str  # how the tokens were counted
+    whole: bool = True  # False: PROMPT_CHARS ended the count before the rows read ran out
 
     def describe(self) -> str:
-        return (f"prompts of {self.p95} tokens: the 95th percentile of {self.rows} rows of {self.source} (p50 "
-                f"{self.p50}, p95 {self.p95}, max {self.longest}; {self.counted}; pass --prompt-length to say)")
+        rows = f"{self.rows} rows" if self.whole else (
+            f"the first {self.rows} rows (the first {PROMPT_CHARS:,} characters of prompts)")
+        return (f"prompts of {self.p95} tokens: the 95th percentile of {rows} of {self.source} (p50 {self.p50}, "
+                f"p95 {self.p95}, max {self.longest}; {self.counted}; prompt_length in the hardware: section plans "
+                "for another)")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"p50": self.p50, "p95": self.p95, "max": self.longest, "rows": self.rows, "source": self.source,
-                "counted": self.counted}
+        return {"p50": self.p50, "p95": self.p95, "max": self.longest, "rows": self.rows, "all_rows_read": self.whole,
+                "source": self.source, "counted": self.counted}
 
 
 def percentile(sorted_values: list[int], share: float) -> int:
@@ -70,21 +79,55 @@ def percentile(sorted_values: list[int], share: float) -> int:
 
 def data_prompt_lengths(name: Any, *, config_name: Any = None, split: Any = "train", column: str = "prompt",
                         system_prompt: str | None = None, model: Any = None, revision: Any = None,
-                        chat_template: str | None = None, template_kwargs: dict | None = None
-                        ) -> PromptLengths | None:
-    """The prompt lengths of dataset `name` when its rows are on this machine, else None."""
-    found = dataset_rows(name, config_name, str(split or "train"))
-    if found is None:
+                        chat_template: str | None = None, template_kwargs: dict | None = None,
+                        reads: LocalReads = EVERYTHING, template_note: str | None = None) -> PromptLengths | None:
+    """The prompt lengths of dataset `name` when its rows are on this machine, else None. `reads`: where relative
+    paths are read from, and whether the model's tokenizer may be read; `template_note`: why a template written in
+    the config was not rendered (said in the line)."""
+    if not isinstance(name, str) or not name.strip():
         return None
-    rows, source = found
-    prompts = [prompt_of(row, column, system_prompt) for row in rows if isinstance(row, dict)]
-    prompts = [p for p in prompts if p]
+    split = str(split or "train")
+    files = dataset_files(name, config_name if isinstance(config_name, str) else None, split, reads.where(name))
+    if not files:
+        return None
+    tokenizer = tokenizer_files(model, revision, reads) if reads.model else None
+    key = _key(files, tokenizer, column, system_prompt, chat_template, template_kwargs, reads) + (template_note,)
+    kept = COUNTS.get(key)  # (the count,): a dataset without prompts is kept too
+    if kept is None:
+        found = _count(files, tokenizer, column, system_prompt, chat_template, template_kwargs or {}, reads)
+        if found is not None and template_note:
+            found = replace(found, counted=f"{found.counted} ({template_note})")
+        kept = (found,)
+        COUNTS.put(key, kept)
+    return kept[0]
+
+
+def _count(files, tokenizer, column, system_prompt, chat_template, kwargs, reads) -> PromptLengths | None:
+    prompts, whole = within_budget(prompt_of(row, column, system_prompt) for row in first_rows(files, column))
     if not prompts:
         return None
-    counter, counted = token_counter(model, revision, chat_template, template_kwargs or {})
+    why_not = reads.refused.get(MODEL) if not reads.model else None
+    counter, counted = token_counter(tokenizer, chat_template, kwargs, reads.base, why_not)
     lengths = sorted(counter(p) for p in prompts)
+    source = shown(files[0], reads.base) if len(files) == 1 else \
+        f"{shown(files[0].parent, reads.base)} ({len(files)} files)"
     return PromptLengths(percentile(lengths, 0.5), percentile(lengths, 0.95), lengths[-1], len(lengths), source,
-                         counted)
+                         counted, whole)
+
+
+def within_budget(prompts: Iterable) -> tuple[list, bool]:
+    """(the prompts from the first until their text reaches PROMPT_CHARS, the first always; whether none was left
+    out for it). Rows without a prompt are passed over."""
+    taken: list = []
+    total = 0
+    for prompt in prompts:
+        if not prompt:
+            continue
+        total += len(prompt) if isinstance(prompt, str) else sum(len(str(m.get("content", ""))) for m in prompt)
+        if total > PROMPT_CHARS and taken:
+            return taken, False
+        taken.append(prompt)
+    return taken, True
 
 
 def prompt_of(row: dict, column: str, system_prompt: str | None) -> str | list | None:
@@ -100,136 +143,56 @@ def prompt_of(row: dict, column: str, system_prompt: str | None) -> str | list |
     return value
 
 
-# --- where the rows are ---------------------------------------------------------------------------------------------
+# --- counts kept ----------------------------------------------------------------------------------------------------
 
-def dataset_rows(name: Any, config_name: Any, split: str) -> tuple[list, str] | None:
-    if not isinstance(name, str) or not name.strip():
-        return None
-    files = local_files(Path(name).expanduser(), split)
-    if not files and HUB_ID.match(name) and ".." not in name:
-        files = cached_files(name, config_name if isinstance(config_name, str) else None, split)
-    if not files:
-        return None
-    rows: list = []
-    for path in files:
-        try:
-            rows += read_rows(path, ROWS_READ - len(rows))
-        except (OSError, ValueError, UnicodeDecodeError, ImportError):
-            continue
-        if len(rows) >= ROWS_READ:
-            break
-    return (rows, str(files[0]) if len(files) == 1 else f"{files[0].parent} ({len(files)} files)") if rows else None
+class KeptCounts:
+    """Counts by what they were made from, least recently used out first (the service's threads share it)."""
+
+    def __init__(self, size: int) -> None:
+        self.size, self.lock, self.entries = size, threading.Lock(), OrderedDict()
+
+    def get(self, key: Hashable) -> Any:
+        with self.lock:
+            if key not in self.entries:
+                return None
+            self.entries.move_to_end(key)
+            return self.entries[key]
+
+    def put(self, key: Hashable, value: Any) -> None:
+        with self.lock:
+            self.entries[key] = value
+            while len(self.entries) > self.size:
+                self.entries.popitem(last=False)
 
 
-def local_files(path: Path, split: str) -> list[Path]:
-    """The data files of a local dataset: a file, a save_to_disk folder (a DatasetDict's split folder), or a folder
-    of data files (the split's own when their names say it)."""
+COUNTS = KeptCounts(KEPT_COUNTS)
+
+
+def _stamp(path: Path) -> tuple:
     try:
-        if path.is_file():
-            return [path] if path.suffix in SUFFIXES else []
-        if not path.is_dir():
-            return []
-        if (path / "dataset_dict.json").is_file() and (path / split).is_dir():
-            path = path / split
-        if (path / "state.json").is_file():  # save_to_disk: the state names its arrow files in order
-            state = json.loads((path / "state.json").read_text(encoding="utf-8"))
-            return [path / f["filename"] for f in state.get("_data_files", []) if (path / f["filename"]).is_file()]
-        return split_files(sorted(p for p in path.rglob("*") if p.suffix in SUFFIXES and p.is_file()
-                                  and p.name not in ("dataset_info.json", "state.json", "dataset_dict.json")), split)
-    except (OSError, ValueError, KeyError, TypeError):
-        return []
+        stat = path.stat()
+        return str(path), stat.st_size, stat.st_mtime_ns
+    except OSError:
+        return str(path), None, None
 
 
-def split_files(files: list[Path], split: str) -> list[Path]:
-    """The files of `split` when some file's path names it, else all of them."""
-    named = [p for p in files if re.search(rf"(^|[^a-z]){re.escape(split)}([^a-z]|$)", str(p).lower())]
-    return named or files
-
-
-def cache_roots() -> tuple[list[Path], list[Path]]:
-    """(datasets caches, Hub caches) from the usual variables; read only, never created."""
-    home = Path(os.environ.get("HF_HOME") or Path.home() / ".cache" / "huggingface")
-    datasets = Path(os.environ["HF_DATASETS_CACHE"]) if os.environ.get("HF_DATASETS_CACHE") else home / "datasets"
-    hub = Path(os.environ["HF_HUB_CACHE"]) if os.environ.get("HF_HUB_CACHE") else home / "hub"
-    return [datasets], [hub]
-
-
-def cached_files(name: str, config_name: str | None, split: str) -> list[Path]:
-    """The split's files of Hub dataset `name` in the datasets cache (arrow files load_dataset prepared), else the
-    data files of its newest snapshot in the Hub cache."""
-    org, repo = name.split("/")
-    datasets, hubs = cache_roots()
-    for root in datasets:
-        base = root / f"{org}___{repo}"
-        configs = [base / config_name] if config_name else sorted(base.glob("*"))
-        for folder in configs:
-            arrows = sorted(folder.glob(f"*/*/{repo}-{split}*.arrow")) if folder.is_dir() else []
-            if arrows:
-                newest = max(arrows, key=lambda p: p.stat().st_mtime).parent
-                return sorted(p for p in arrows if p.parent == newest)
-    for root in hubs:
-        snapshots = sorted((root / f"datasets--{org}--{repo}" / "snapshots").glob("*"),
-                           key=lambda p: p.stat().st_mtime)
-        for snapshot in reversed(snapshots):
-            files = local_files(snapshot / config_name if config_name and (snapshot / config_name).is_dir()
-                                else snapshot, split)
-            if files:
-                return files
-    return []
-
-
-def read_rows(path: Path, limit: int) -> list:
-    if limit <= 0:
-        return []
-    if path.suffix == ".jsonl":
-        with path.open(encoding="utf-8") as handle:
-            return [json.loads(line) for _, line in zip(range(limit), (l for l in handle if l.strip()))]
-    if path.suffix == ".csv":
-        with path.open(encoding="utf-8", newline="") as handle:
-            return [dict(r) for _, r in zip(range(limit), csv.DictReader(handle))]
-    if path.suffix == ".json":
-        if path.stat().st_size > MAX_TEXT_FILE:
-            return []
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if isinstance(data, dict):  # {"data": [...]} or {"column": [values]}
-            data = data.get("data", data)
-        if isinstance(data, dict):
-            columns = [k for k, v in data.items() if isinstance(v, list)]
-            data = [dict(zip(columns, values)) for values in zip(*(data[c] for c in columns))]
-        return list(data[:limit]) if isinstance(data, list) else []
-    return arrow_rows(path, limit)
-
-
-def arrow_rows(path: Path, limit: int) -> list:
-    """Rows of a parquet or arrow file through pyarrow, when it is installed (ImportError otherwise)."""
-    import pyarrow as pa
-
-    if path.suffix == ".parquet":
-        import pyarrow.parquet as pq
-
-        batches: Iterable = pq.ParquetFile(path).iter_batches(batch_size=min(limit, 1024))
-    else:
-        try:
-            batches = pa.ipc.open_stream(path)  # what `datasets` writes
-        except pa.ArrowInvalid:
-            batches = (b for reader in [pa.ipc.open_file(path)] for b in
-                       (reader.get_batch(i) for i in range(reader.num_record_batches)))
-    rows: list = []
-    for batch in batches:
-        rows += batch.to_pylist()[: limit - len(rows)]
-        if len(rows) >= limit:
-            break
-    return rows
+def _key(files, tokenizer, column, system_prompt, chat_template, kwargs, reads) -> tuple:
+    """What a count depends on: the files as they are now, the tokenizer's files, the settings."""
+    folder = tokenizer[0] if tokenizer else None
+    return (tuple(_stamp(p) for p in files), tuple(_stamp(folder / n) for n in TOKENIZER_FILES) if folder else None,
+            column, system_prompt, chat_template, json.dumps(kwargs or {}, sort_keys=True, default=str),
+            str(reads.base), reads.refused.get("model_name_or_path") if not reads.model else None)
 
 
 # --- how the tokens are counted -------------------------------------------------------------------------------------
 
-def token_counter(model: Any, revision: Any, chat_template: str | None, kwargs: dict):
-    """(count(prompt) -> tokens, how it counts)."""
-    found = tokenizer_files(model, revision)
+def token_counter(found: tuple[Path, dict] | None, chat_template: str | None, kwargs: dict, base: Path | None = None,
+                  why_not: str | None = None):
+    """(count(prompt) -> tokens, how it counts) with the tokenizer `found` (tokenizer_files), else the estimate;
+    `why_not`: why the model's folder was not read."""
     estimate = (estimated_tokens, f"estimated at {CHARS_PER_TOKEN} characters a token")
     if found is None:
-        return estimate[0], estimate[1] + " (the model's tokenizer is not on this machine)"
+        return estimate[0], estimate[1] + f" ({why_not or NO_TOKENIZER})"
     folder, settings = found
     try:
         from tokenizers import Tokenizer
@@ -238,10 +201,12 @@ def token_counter(model: Any, revision: Any, chat_template: str | None, kwargs: 
     try:
         tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
     except Exception as exc:  # the tokenizers library raises its own exception types
-        return estimate[0], estimate[1] + f" ({folder / 'tokenizer.json'} does not load: {exc})"
+        return estimate[0], estimate[1] + f" ({shown(folder / 'tokenizer.json', base)} does not load: {exc})"
+    tokenizer.no_truncation()  # a tokenizer.json may carry a max_length; transformers turns it off unless asked
+    tokenizer.no_padding()
     template = chat_template or template_of(folder, settings)
     render = template_renderer(template, settings, kwargs)
-    how = f"counted with the tokenizer in {folder}"
+    how = f"counted with the tokenizer in {shown(folder, base)}"
 
     def count(prompt) -> int:
         if isinstance(prompt, str):
@@ -267,13 +232,13 @@ def estimated_tokens(prompt) -> int:
     return -(-chars // CHARS_PER_TOKEN)
 
 
-def tokenizer_files(model: Any, revision: Any) -> tuple[Path, dict] | None:
+def tokenizer_files(model: Any, revision: Any, reads: LocalReads = EVERYTHING) -> tuple[Path, dict] | None:
     """(the folder holding tokenizer.json, its tokenizer_config.json) for a local model folder or a model in the Hub
     cache; None when there is no tokenizer.json."""
     if not isinstance(model, str) or not model:
         return None
-    config = find_local_config(model, revision if isinstance(revision, str) else None)
-    folder = config.parent if config is not None else Path(model).expanduser()
+    config = find_local_config(model, revision if isinstance(revision, str) else None, base=reads.base)
+    folder = config.parent if config is not None else reads.where(model)
     try:
         if not (folder / "tokenizer.json").is_file():
             return None

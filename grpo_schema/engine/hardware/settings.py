@@ -6,6 +6,7 @@ from typing import Any
 
 from grpo_schema.engine.hardware.accelerators import Hardware
 from grpo_schema.engine.hardware.memory import Setup
+from grpo_schema.engine.hardware.reads import DATASET, EVERYTHING, NOTHING, TEMPLATE, LocalReads
 
 DEFAULT_PROMPT_LENGTH = 512  # tokens, when neither --prompt-length, the hardware: section nor the data says
 
@@ -95,31 +96,44 @@ def world_size_of(result: Any, hardware: Hardware) -> tuple[int, str | None]:
     return hardware.gpus, None
 
 
-def prompt_lengths_of(result: Any):
+def prompt_lengths_of(result: Any, reads: LocalReads | None = None):
     """The prompt lengths of the config's dataset when its rows are on this machine (grpo_schema.engine.hardware.
     prompts), read as the engine reads them: TRL 1.16's `prompt` column and chat_template_kwargs; under the open-r1
-    profile its recipe's dataset_prompt_column, system_prompt and chat_template. None otherwise."""
+    profile its recipe's dataset_prompt_column, system_prompt and chat_template. None otherwise. `reads`
+    (LocalReads): where relative paths are read from and whether the model's tokenizer may be; default: all, from
+    the working directory."""
     from grpo_schema.engine.hardware.prompts import data_prompt_lengths
 
-    config = result.config
+    config, reads = result.config, reads or EVERYTHING
     recipe = (getattr(result, "profile_args", None) or {}).get("open-r1")
     kwargs = _get(config, "chat_template_kwargs")
+    template = _get(recipe, "chat_template") if recipe is not None else None
+    unrendered = reads.refused.get(TEMPLATE) if template else None  # the model's own template is used instead
     return data_prompt_lengths(
         _get(config, "dataset_name"), config_name=_get(config, "dataset_config"),
         split=_get(config, "dataset_train_split") or "train",
         column=str(_get(recipe, "dataset_prompt_column") or "prompt") if recipe is not None else "prompt",
         system_prompt=_get(recipe, "system_prompt") if recipe is not None else None,
-        chat_template=_get(recipe, "chat_template") if recipe is not None else None,
+        chat_template=None if unrendered else template, template_note=unrendered,
         model=_get(config, "model_name_or_path"), revision=_get(config, "model_revision"),
-        template_kwargs=kwargs if isinstance(kwargs, dict) else None)
+        template_kwargs=kwargs if isinstance(kwargs, dict) else None, reads=reads)
+
+
+def no_data_reason(reads: LocalReads | None, local_files: bool) -> str:
+    """Why the plan has no prompt lengths from the data, and how to give one."""
+    reads = reads or (EVERYTHING if local_files else NOTHING)
+    why = reads.refused.get(DATASET) or "the dataset is not on this machine"
+    return f"{why}; pass {reads.prompt_option}"
 
 
 def setup_from(result: Any, hardware: Hardware, *, prompt_length: int | None = None, strategy: str | None = None,
                section: dict | None = None, model_dtype: str = "bfloat16", engine: str = "trl",
-               offload: str | None = None, local_files: bool = True, lengths: Any = None
+               offload: str | None = None, local_files: bool = True, lengths: Any = None,
+               reads: LocalReads | None = None
                ) -> tuple[Setup | None, list[str]]:
     """The estimate's settings and every assumption behind them. `lengths`: the dataset's prompt lengths
-    (prompt_lengths_of), planned at their 95th percentile when no prompt length is given."""
+    (prompt_lengths_of), planned at their 95th percentile when no prompt length is given; `reads` (LocalReads):
+    what was read, for the reason a default prompt length is used."""
     config, plan, section = result.config, result.plan, section or {}
     notes: list[str] = [f"engine {engine}"]
     world = result.world_size
@@ -130,9 +144,7 @@ def setup_from(result: Any, hardware: Hardware, *, prompt_length: int | None = N
         notes.append(lengths.describe())
     else:
         prompt_length = DEFAULT_PROMPT_LENGTH
-        notes.append(f"prompts of {prompt_length} tokens (a default: " + (
-            "the dataset is not on this machine; pass --prompt-length" if local_files
-            else "the service reads no dataset; pass prompt_length") + ")")
+        notes.append(f"prompts of {prompt_length} tokens (a default: {no_data_reason(reads, local_files)})")
     b = int(config.per_device_train_batch_size)
     rows = plan.generation_batch_size // max(world, 1) if plan is not None else b * config.gradient_accumulation_steps
     dtype = weight_dtype(result, model_dtype)

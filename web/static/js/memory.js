@@ -6,6 +6,7 @@
 // The plan is the TRL release's picked in the toolbar, as the diagnostics are.
 
 import { el } from "./dom.js";
+import { getToken } from "./runs-api.js";
 
 const COLORS = {
   weights: "#4e79a7", gradients: "#f28e2b", optimizer: "#e15759", activations: "#76b7b2", logits: "#59a14f",
@@ -97,9 +98,12 @@ export class MemoryBar {
     // The release's defaults change what runs where (vLLM colocated by default from TRL 1.0 on, a server on GPUs of its own before).
     if (trlVersion) q.set("trl_version", trlVersion);
     try {
+      // The runs token, when this tab has one: with runs on, the service then reads the dataset and model a run of
+      // ours would read even outside its folder (without it, only what lies inside), so the prompt lengths are the data's.
+      const token = getToken();
+      const headers = { "Content-Type": "application/json", ...(token ? { Authorization: `Bearer ${token}` } : {}) };
       const response = await fetch(`/api/v1/plan${q.toString() ? `?${q}` : ""}`, { method: "POST",
-        signal: controller.signal, headers: { "Content-Type": "application/json" },
-        body: JSON.stringify(this.getConfig()) });
+        signal: controller.signal, headers, body: JSON.stringify(this.getConfig()) });
       const doc = await response.json();
       if (controller === this.controller) this.draw(response.ok ? doc : null, response.ok ? null : doc.detail, where);
     } catch (exc) {
