@@ -155,7 +155,10 @@ def runs_off(service) -> None:
     assert doc["prompt_lengths"] is None and line.startswith(
         f"{PROMPT_LINE}512 tokens (a default: the service reads no dataset while its runs are off"), line
     assert "grpo serve --enable-runs" in line
-    local_model = plan(service, DEMO.read_text(), hardware="8GB")
+    demo = plan(service, DEMO.read_text(), hardware="8GB")  # the Demo's own model is known by its path
+    assert not any(d["code"] == "GRPO-H005" for d in demo["diagnostics"]), demo["diagnostics"]
+    local_model = plan(service, DEMO.read_text().replace("model_name_or_path: demo/model",
+                                                         "model_name_or_path: models/mine"), hardware="8GB")
     assert any(d["code"] == "GRPO-H005" and "reads no model folder while its runs are off" in d["message"]
                for d in local_model["diagnostics"])
 
