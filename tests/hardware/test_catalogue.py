@@ -106,3 +106,19 @@ def test_the_demos_model_is_known_by_its_path_as_grpo_demo_writes_it(tmp_path):
     assert DEMO_MODEL.total_params() == written.total_params()
     assert demo_model("demo/model") is demo_model("./demo/model/") is DEMO_MODEL
     assert demo_model("my/demo/model") is None and lookup("demo/model") is None  # by its path only
+
+
+def test_the_demos_model_is_known_before_it_is_written_and_read_from_its_folder_once_it_is(tmp_path):
+    # a service with runs on writes demo/model in a thread as it starts: the Demo recipe has an estimate meanwhile
+    from grpo_schema.engine.hardware.catalogue import DEMO_MODEL
+    from grpo_schema.engine.hardware.resolve import resolve_model
+
+    assert resolve_model("demo/model", base=tmp_path) is DEMO_MODEL
+    (tmp_path / "demo" / "model").mkdir(parents=True)
+    (tmp_path / "demo" / "model" / "config.json").write_text(
+        '{"model_type": "llama", "hidden_size": 128, "num_hidden_layers": 3, "intermediate_size": 256, '
+        '"num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 50}')
+    read = resolve_model("demo/model", base=tmp_path)
+    assert (read.hidden_size, read.num_layers, read.source) == (128, 3, "demo/model/config.json")
+    with pytest.raises(UnknownModel):
+        resolve_model("my/demo/model", base=tmp_path)

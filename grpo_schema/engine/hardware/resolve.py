@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from grpo_schema.engine.hardware.catalogue import lookup
+from grpo_schema.engine.hardware.catalogue import demo_model, lookup
 from grpo_schema.engine.hardware.models import ModelFacts, UnknownModel, find_local_config, read_config_json
 from grpo_schema.engine.hardware.reads import shown
 
@@ -27,7 +27,8 @@ def resolve_model(name_or_path: str | None, revision: str | None = None, base: P
     if path is not None:
         facts = read_config_json(path, name_or_path)
         return replace(facts, source=shown(path, base)) if base is not None else facts
-    facts = lookup(name_or_path)
+    # demo/model before `grpo demo` (or the service, as it starts) has written it: the catalogue knows it by path
+    facts = lookup(name_or_path) or demo_model(name_or_path)
     if facts is None:
         raise UnknownModel(f"unknown model {name_or_path!r}: {fix}")
     return facts
