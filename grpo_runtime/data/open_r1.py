@@ -13,8 +13,9 @@ written (the arguments are typed by grpo_schema.engine.profiles.open_r1_args).
   parallel_code_exec_per_proc). The rewards that run completions' code (code, binary_code, cf_code, ioi_code) run
   on this machine's local executor (grpo_runtime.data.code_execution) when the recipe asks for it
   (`code_provider: local`, for code and binary_code); one that asks for a remote sandbox (E2B, MorphCloud, Piston)
-  is refused before the run starts: there is no client for those here. `grpo smoke` substitutes the local
-  executor for the remote sandbox, and says so (`local_sandbox`).
+  is refused before the run starts: there is no client for those here, as are the rewards of open-r1's experiment
+  branches. `grpo smoke` gives both a stand-in (the local executor for the remote sandbox,
+  grpo_runtime.data.branch_rewards for a branch's reward) and says so (`stand_ins`).
 """
 
 from __future__ import annotations
@@ -35,9 +36,10 @@ SANDBOX_REWARDS = ("code", "binary_code", "ioi_code", "cf_code")  # run completi
 BRANCH_REWARDS = ("soft_format", "think_format", "think_accuracy", "think_code_format", "weighted_binary_code_reward")
 
 
-# True in `grpo smoke`'s worker processes only: the local executor stands in for every remote code sandbox (the
-# smoke states it in its report), as the parent's own checks pass local_sandbox=True.
-SANDBOX_STAND_IN = False
+# True in `grpo smoke`'s worker processes only: the local executor stands in for every remote code sandbox and
+# grpo_runtime.data.branch_rewards for an experiment branch's reward (the smoke states both in its report), as the
+# parent's own checks pass stand_ins=True.
+SMOKE_STAND_INS = False
 
 
 def reward_names(config) -> list[str]:
@@ -73,18 +75,18 @@ def runs_locally(name: str, args) -> bool:
     return name in ("code", "binary_code") and sandbox_of(name, args) == "local"
 
 
-def refusals(config, args, local_sandbox: bool = False) -> list[str]:
-    """Why each reward cannot run here. `local_sandbox` (grpo smoke): the local executor stands in for a remote
-    sandbox, so a sandboxed reward is not refused."""
-    found, local_sandbox = [], local_sandbox or SANDBOX_STAND_IN
+def refusals(config, args, stand_ins: bool = False) -> list[str]:
+    """Why each reward cannot run here. `stand_ins` (grpo smoke): the local executor stands in for a remote
+    sandbox and a stand-in for a branch's reward, so neither is refused."""
+    found, stand_ins = [], stand_ins or SMOKE_STAND_INS
     for name in reward_names(config):
-        if name in SANDBOX_REWARDS and not (local_sandbox or runs_locally(name, args)):
+        if name in SANDBOX_REWARDS and not (stand_ins or runs_locally(name, args)):
             where = sandbox_description(name, args)
             found.append(f"open-r1's {name!r} reward runs each completion's code remotely in {where}, a remote "
                          "code sandbox grpo_runtime has no client for; run this recipe with open-r1"
                          + (", or set code_provider: local to run the code on this machine's local executor"
                             if name in ("code", "binary_code") else ""))
-        elif name in BRANCH_REWARDS:
+        elif name in BRANCH_REWARDS and not stand_ins:
             found.append(f"{name!r} exists only on open-r1's experiment branches; grpo_runtime "
                          "builds the rewards of its main branch")
     return found
@@ -308,13 +310,18 @@ REGISTRY = {
 }
 
 
-def reward_funcs(config, args, local_sandbox: bool = False) -> list:
-    refused = refusals(config, args, local_sandbox)
+def reward_funcs(config, args, stand_ins: bool = False) -> list:
+    refused = refusals(config, args, stand_ins)
     if refused:  # open-r1 has these names: say why they do not run here, never that they do not exist
         raise ValueError(f"reward_funcs: {refused[0]}")
+    registry = dict(REGISTRY)
+    if stand_ins or SMOKE_STAND_INS:
+        from grpo_runtime.data.branch_rewards import stand_ins as branch_stand_ins
+
+        registry.update(branch_stand_ins())
     funcs = []
     for name in reward_names(config):
-        if name not in REGISTRY:
+        if name not in registry:
             raise ValueError(f"reward_funcs: {name!r} is not in open-r1's registry ({', '.join(REGISTRY)})")
-        funcs.append(REGISTRY[name](args))
+        funcs.append(registry[name](args))
     return funcs

@@ -238,38 +238,15 @@ def installed(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
-def reward_functions(result) -> list:
-    """The configured reward functions, imported (an import that fails is named before anything starts)."""
-    from grpo_runtime.data.rewards import resolve_reward_func
-    from grpo_runtime.launch.smoke_plan import SmokeRefused
-    from grpo_runtime.support import script_of
-
-    script = script_of(result)
-    if script is not None and script[0] == "open-r1":
-        import grpo_runtime.data.open_r1 as open_r1
-
-        try:  # a remote code sandbox is substituted by the local executor (grpo_runtime.launch.smoke_code)
-            return open_r1.reward_funcs(result.config, script[1], local_sandbox=True)
-        except Exception as error:  # noqa: BLE001 - named
-            raise SmokeRefused("reward function", str(error), "reward_funcs") from None
-    funcs = []
-    for name in result.config.reward_funcs or []:
-        try:
-            funcs.append(resolve_reward_func(name))
-        except Exception as error:  # noqa: BLE001 - an import error of the user's module, named
-            raise SmokeRefused(f"reward function {name}", f"cannot import the reward function {name}: "
-                               f"{type(error).__name__}: {error}", "reward_funcs", name) from None
-    return funcs
-
-
 def prepare(args, result, plan, workdir: Path):
     """Fill `plan`; returns the checked smoke config, or a report update when it stops before running."""
     from grpo_schema import check_file
 
-    from grpo_runtime.data.rewards import reward_name
     from grpo_runtime.launch.smoke_code import state_code_execution
     from grpo_runtime.launch.smoke_data import strict_paths_check, substitute_dataset
     from grpo_runtime.launch.smoke_model import substitute_model
+    from grpo_runtime.launch.smoke_rewards import (exercised_names, reward_functions, state_branch_rewards,
+                                                   substituted_refusals)
     from grpo_runtime.launch.smoke_settings import (bound_batch, cap_generation_kwargs, choose_world_size,
                                                     substitute_settings, written_groups)
     from grpo_runtime.support import assess, script_of
@@ -281,6 +258,7 @@ def prepare(args, result, plan, workdir: Path):
     substitute_model(config, plan, workdir)
     substitute_dataset(config, raw, funcs, plan, workdir, script_of(result))
     state_code_execution(config, script_of(result), funcs, plan)
+    state_branch_rewards(config, script_of(result), plan)
     substitute_settings(config, raw, plan, workdir)
 
     def checked(size):
@@ -293,7 +271,7 @@ def prepare(args, result, plan, workdir: Path):
     cap_generation_kwargs(config, plan)
     if "num_processes" in result.launch or plan.world_size != result.world_size:
         plan.overrides["num_processes"] = plan.world_size
-    written_groups(config, result.plan, plan, args.steps, [reward_name(f) for f in funcs] or ["the reward model"])
+    written_groups(config, result.plan, plan, args.steps, exercised_names(funcs) if funcs else ["the reward model"])
     smoke_result = check(args.file, [*args.overrides, *plan.set_strings()], plan.world_size, args.allow_env, profiles)
     if isinstance(smoke_result, int):
         return {"exit_code": EXIT_CANNOT_RUN, "component": "substitution",
@@ -309,20 +287,6 @@ def prepare(args, result, plan, workdir: Path):
     return smoke_result
 
 
-def substituted_refusals(result) -> set[str]:
-    """The refusals `grpo train` gives for open-r1's sandboxed code rewards, which the smoke runs on the local
-    executor instead (stated in the "code execution" group)."""
-    from grpo_runtime.support import script_of
-
-    script = script_of(result)
-    if script is None or script[0] != "open-r1":
-        return set()
-    import grpo_runtime.data.open_r1 as open_r1
-
-    kept = set(open_r1.refusals(result.config, script[1], local_sandbox=True))
-    return {f"reward_funcs: {m}" for m in open_r1.refusals(result.config, script[1]) if m not in kept}
-
-
 def run_workers(args, result, plan, workdir: Path) -> dict:
     """Start the smoke's processes and wait; returns the report's outcome fields."""
     from grpo_runtime.launch.smoke_plan import config_line
@@ -330,8 +294,7 @@ def run_workers(args, result, plan, workdir: Path) -> dict:
     spec = {"file": args.file, "overrides": [*args.overrides, *plan.set_strings()], "world_size": plan.world_size,
             "allow_env": list(args.allow_env), "profiles": list(args.profiles or result.profile_args),
             "steps": args.steps, "engine": args.engine, "workdir": str(workdir), "seed": plan.seed,
-            "resume_port": free_port() if plan.world_size > 1 else None,
-            "local_sandbox": any(g.group == "code execution" for g in plan.groups)}
+            "resume_port": free_port() if plan.world_size > 1 else None}
     spec_path = workdir / "spec.json"
     spec_path.write_text(json.dumps(spec), encoding="utf-8")
     module = ["-m", "grpo_runtime.launch.smoke_worker", str(spec_path)]

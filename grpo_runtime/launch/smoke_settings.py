@@ -237,7 +237,8 @@ def written_groups(config, run_plan, plan: SmokePlan, steps: int, reward_names: 
         plan.add("reference model", NOT_EXERCISED, "beta 0: the config has no reference model")
     plan.add("schedule", EXERCISED, f"num_iterations {config.num_iterations}, steps_per_generation "
              f"{run_plan.steps_per_generation}, gradient_accumulation_steps {config.gradient_accumulation_steps}")
-    plan.add("reward functions", EXERCISED, f"{', '.join(reward_names)} on real generated completions")
+    if reward_names:  # none when every reward is a stand-in (stated on its own line)
+        plan.add("reward functions", EXERCISED, f"{', '.join(reward_names)} on real generated completions")
     if steps >= 2:
         plan.add("checkpoint save and resume", EXERCISED, "saved after step 1, resumed for step 2"
                  + (f" to step {steps}" if steps > 2 else ""))

@@ -385,10 +385,9 @@ def main(argv: list[str]) -> int:
         os.environ[name] = "1"  # never download
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     steady(int(spec.get("seed", 0)))
-    if spec.get("local_sandbox"):  # the parent stated it: this process's runs use the local executor
-        import grpo_runtime.data.open_r1 as open_r1
+    import grpo_runtime.data.open_r1 as open_r1
 
-        open_r1.SANDBOX_STAND_IN = True
+    open_r1.SMOKE_STAND_INS = True  # the parent stated each stand-in in its report (grpo_runtime.launch.smoke_rewards)
     outcome = run(spec)
     path = Path(spec["workdir"]) / f"result-{outcome['rank']}.json"
     partial = path.with_name(path.name + ".part")  # the parent polls these files: each appears whole, or not at all

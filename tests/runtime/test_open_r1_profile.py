@@ -135,4 +135,4 @@ def test_each_sandboxed_reward_names_the_service_its_script_arguments_choose():
     assert "through the router at 10.0.0.1:8000" in routed and "code_provider: local" in routed
     local = SimpleNamespace(code_provider="local", ioi_provider="piston")
     assert [m.split("'")[2] for m in open_r1.refusals(config, local)] == ["ioi_code", "cf_code"]  # no local option
-    assert open_r1.refusals(config, local, local_sandbox=True) == []  # grpo smoke's stand-in
+    assert open_r1.refusals(config, local, stand_ins=True) == []  # grpo smoke's stand-in

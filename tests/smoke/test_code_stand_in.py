@@ -26,7 +26,7 @@ def recipe(tmp_path, names: list[str], **values):
     args = open_r1_args(**values)
     config = SimpleNamespace(reward_funcs=names, dataset_name="open-r1/x", dataset_config=None,
                              dataset_train_split="train", dataset_test_split="test", remove_unused_columns=False)
-    funcs = open_r1.reward_funcs(config, args, local_sandbox=True)
+    funcs = open_r1.reward_funcs(config, args, stand_ins=True)
     shape = RowShape(args.dataset_prompt_column, conversational=False, columns=())
     write_rows(tmp_path / "data" / "train.jsonl", code_rows(funcs, shape, 16, seed=5))
     plan = SmokePlan(seed=5)

@@ -141,16 +141,42 @@ def test_frames_are_ordered_the_users_then_ours_then_the_libraries(tmp_path):
                                         ("soft_format", "experiment branches")])
 def test_an_open_r1_reward_that_cannot_run_here_is_refused_with_why_not_as_unknown(name, said):
     """open-r1 registers these names; `grpo train` says why they do not run here (it said 'not in open-r1's
-    registry', which sends the user looking for a typo). `grpo smoke` runs the sandboxed ones on the local executor
-    (tests/smoke/test_code_stand_in.py); a reward of an experiment branch stays refused there too."""
+    registry', which sends the user looking for a typo). `grpo smoke` gives each a stand-in: the local executor
+    for a sandboxed one (tests/smoke/test_code_stand_in.py), grpo_runtime.data.branch_rewards for a branch's."""
     import grpo_runtime.data.open_r1 as open_r1
 
     config = SimpleNamespace(reward_funcs=[name])
     with pytest.raises(ValueError) as refused:
         open_r1.reward_funcs(config, open_r1_args())
     assert said in str(refused.value) and "not in open-r1's registry" not in str(refused.value)
+    built = open_r1.reward_funcs(config, open_r1_args(), stand_ins=True)[0]
     if said == "experiment branches":
-        with pytest.raises(ValueError, match=said):
-            open_r1.reward_funcs(config, open_r1_args(), local_sandbox=True)
+        assert built.stand_in_for == name
     else:
-        assert type(open_r1.reward_funcs(config, open_r1_args(), local_sandbox=True)[0]).__name__.endswith("Reward")
+        assert type(built).__name__.endswith("Reward") and not hasattr(built, "stand_in_for")
+
+
+def test_the_branch_stand_ins_score_what_their_kind_scores():
+    from grpo_runtime.data import branch_rewards
+
+    def said(text):
+        return [{"role": "assistant", "content": text}]
+
+    loose, strict = said("<think>so</think> <answer>4</answer>"), said("<think>\nso\n</think>\n<answer>\n4\n</answer>")
+    assert branch_rewards.soft_format_stand_in([loose, strict, said("4")]) == [1.0, 1.0, 0.0]
+    assert branch_rewards.think_format_stand_in([said("<think>a</think>"), said("<think>a")]) == [1.0, 0.0]
+    # the answer after the thinking counts, not a number inside it
+    right, wrong = said("<think>$5$</think> $\\boxed{4}$"), said("<think>$4$</think> $\\boxed{5}$")
+    assert branch_rewards.think_accuracy_stand_in([right, wrong], solution=["$4$", "$4$"]) == [1.0, 0.0]
+
+
+@pytest.mark.slow
+def test_an_experiment_branch_reward_is_scored_by_a_stand_in_and_said_so(workspace):
+    """An open-r1 recipe of an experiment branch (corpus 11 names soft_format) smokes; grpo train still refuses."""
+    path = workspace(reward_funcs=["accuracy", "soft_format"], dataset_name="open-r1/OpenR1-Math-220k")
+    code, report = run_smoke(path, "--profile", "open-r1")
+    assert code == 0 and report["passed"], report
+    rewards = [g for g in report["groups"] if g["group"] == "reward functions"]
+    assert [g["status"] for g in rewards] == ["substituted", "exercised"], rewards
+    assert "soft_format -> a loose" in rewards[0]["detail"] and "grpo train refuses" in rewards[0]["detail"]
+    assert rewards[1]["detail"].startswith("accuracy_reward on real generated completions"), rewards
