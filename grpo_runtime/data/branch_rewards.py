@@ -34,17 +34,15 @@ def think_accuracy_stand_in(completions, solution, **kwargs) -> list[float | Non
     return [answers_match(gold, text) for text, gold in zip(answers, solution, strict=True)]
 
 
-def stand_ins() -> dict:
-    """{branch reward name: factory(args) -> reward function}, as open-r1's registry is written; each function
-    built carries `stand_in_for` (the name it stands in for), so the smoke's report can tell it apart."""
-    from grpo_runtime.data.code_rewards import BinaryCodeReward
-    from grpo_runtime.data.open_r1 import CodeFormatReward
-
+def stand_ins(main: dict) -> dict:
+    """{branch reward name: factory(args) -> reward function}, as open-r1's registry is written; `main` is open-r1's
+    main-branch registry (passed in, so this module needs nothing of open_r1's). Each function built carries
+    `stand_in_for` (the name it stands in for), so the smoke's report can tell it apart."""
     made = {"soft_format": lambda args: soft_format_stand_in,
             "think_format": lambda args: think_format_stand_in,
             "think_accuracy": lambda args: think_accuracy_stand_in,
-            "think_code_format": CodeFormatReward,
-            "weighted_binary_code_reward": BinaryCodeReward}
+            "think_code_format": main["code_format"],
+            "weighted_binary_code_reward": main["binary_code"]}
     return {name: _tagged(name, factory) for name, factory in made.items()}
 
 

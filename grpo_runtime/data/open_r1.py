@@ -318,7 +318,7 @@ def reward_funcs(config, args, stand_ins: bool = False) -> list:
     if stand_ins or SMOKE_STAND_INS:
         from grpo_runtime.data.branch_rewards import stand_ins as branch_stand_ins
 
-        registry.update(branch_stand_ins())
+        registry.update(branch_stand_ins(REGISTRY))
     funcs = []
     for name in reward_names(config):
         if name not in registry:

@@ -36,9 +36,11 @@ def page(make_service):  # closed before the services stop, so its polling never
     assert problems == [], problems
 
 
-def shot(page, name: str) -> None:
+def shot(page, name: str, full_page: bool = True) -> None:
+    """A screenshot for people to look at; full_page=False where the page holds megabytes of text (a full-page
+    picture of it is tens of thousands of pixels tall and can take Chromium longer than the timeout)."""
     SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"runs-{name}.png"), full_page=True)
+    page.screenshot(path=str(SHOTS / f"runs-{name}.png"), full_page=full_page)
 
 
 def import_config(page, text: str) -> None:

@@ -77,7 +77,7 @@ def test_two_runs_overlaid_and_hostile_completion_is_text(page, make_service, as
     page.wait_for_function("() => document.querySelector('#completions-list .completion-text').textContent.length > 5000000",
                            timeout=60_000)
     assert page.evaluate("() => window.pwned") is None
-    shot(page, "completions-hostile")
+    shot(page, "completions-hostile", full_page=False)
 
     for run in (first, second):  # keyboard: tick both, then compare
         page.focus(f"tr[data-run-id='{run['id']}'] input.pick")
@@ -96,7 +96,7 @@ def test_two_runs_overlaid_and_hostile_completion_is_text(page, make_service, as
     assert "0.05" in page.inner_text("#compare-diff tr[data-key=learning_rate]")
     cells = page.locator("#compare-diff tr[data-key=beta] td")
     assert [cells.nth(i).inner_text() for i in range(2)] == ["0.04", "0.1"]
-    shot(page, "compare")
+    shot(page, "compare", full_page=False)
 
 
 # Controlled completions for one step: two prompts of four completions, two reward functions, some rows
