@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import heavy
+
 # A service with runs on writes the Demo recipe's demo/ into its folder when it starts; the tests' services start in
 # the checkout or in folders the tests fill themselves. The test of that start turns it back on for its own service.
 os.environ.setdefault("GRPO_WEB_RUNS_PREPARE_DEMO", "0")
@@ -48,9 +50,12 @@ def needs_shared(item: pytest.Item) -> bool:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "shared: compares against the reference material in ../shared")
+    config.addinivalue_line("markers", "heavy: one of the slowest end-to-end tests; a bare run takes a third of them "
+                            "(tests/heavy.py)")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    heavy.select(config, items, check_entries=SHARED.is_dir())
     if SHARED.is_dir():
         return
     left_out = [item for item in items if needs_shared(item)]
@@ -64,6 +69,8 @@ _LEFT_OUT = pytest.StashKey[int]()
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:
+    if heavy.summary(config):
+        terminalreporter.write_line(heavy.summary(config))
     count = config.stash.get(_LEFT_OUT, 0)
     if count:
         terminalreporter.write_line(
