@@ -60,20 +60,20 @@ HEAVY = (
 _SUMMARY = pytest.StashKey[str]()
 
 
-def heavy_entry(nodeid: str) -> str | None:
-    return next((entry for entry in HEAVY if nodeid.startswith(entry)), None)
+def is_heavy(nodeid: str) -> bool:
+    return nodeid.startswith(HEAVY)
 
 
-def chosen_slice() -> int | None:
-    """None: every heavy test; -1: none; else the slice this commit runs."""
+def chosen_slices() -> set[int]:
+    """The slices a bare run keeps: this commit's one, or what GRPO_TEST_HEAVY asks for."""
     asked = os.environ.get("GRPO_TEST_HEAVY", "").strip().lower()
     if asked == "all":
-        return None
+        return set(range(SLICES))
     if asked == "none":
-        return -1
+        return set()
     if asked.isdigit():
-        return int(asked) % SLICES
-    return commit_number() % SLICES
+        return {int(asked) % SLICES}
+    return {commit_number() % SLICES}
 
 
 def commit_number() -> int:
@@ -85,34 +85,27 @@ def commit_number() -> int:
         return 0  # not a git checkout: the first slice
 
 
-def in_slice(nodeid: str, chosen: int) -> bool:
-    return zlib.crc32(nodeid.encode()) % SLICES == chosen
-
-
 def select(config: pytest.Config, items: list[pytest.Item], check_entries: bool) -> None:
-    """Mark the heavy tests; in a bare whole-suite run keep only this commit's slice of them."""
-    heavy = [item for item in items if heavy_entry(item.nodeid)]
+    """Mark the heavy tests; in a bare whole-suite run keep only the chosen slices of them."""
+    heavy = [item for item in items if is_heavy(item.nodeid)]
     for item in heavy:
         item.add_marker(pytest.mark.heavy)
     if config.args_source != pytest.Config.ArgsSource.TESTPATHS or "heavy" in (config.option.markexpr or ""):
         return
-    if check_entries:
+    collected_cleanly = not (items and items[0].session.testsfailed)  # a module that failed to import is said first
+    if check_entries and collected_cleanly:
         unmatched = [entry for entry in HEAVY if not any(item.nodeid.startswith(entry) for item in heavy)]
         if unmatched:
             raise pytest.UsageError(f"tests/heavy.py names tests that do not exist (renamed?): {unmatched}")
-    chosen = chosen_slice()
-    if chosen is None:
-        config.stash[_SUMMARY] = f"heavy tests: all {len(heavy)} run (GRPO_TEST_HEAVY=all)"
-        return
-    left_out = [item for item in heavy if chosen < 0 or not in_slice(item.nodeid, chosen)]
+    keep = chosen_slices()
+    left_out = [item for item in heavy if zlib.crc32(item.nodeid.encode()) % SLICES not in keep]
     if left_out:
         dropped = {id(item) for item in left_out}
         items[:] = [item for item in items if id(item) not in dropped]
         config.hook.pytest_deselected(items=left_out)
-    config.stash[_SUMMARY] = (
-        f"heavy tests: {len(heavy) - len(left_out)} of {len(heavy)} run (slice {chosen} of {SLICES}, chosen by the "
-        "commit; GRPO_TEST_HEAVY=all runs every one, tests/heavy.py lists them)" if chosen >= 0 else
-        f"heavy tests: none of {len(heavy)} run (GRPO_TEST_HEAVY=none)")
+    config.stash[_SUMMARY] = (f"heavy tests: {len(heavy) - len(left_out)} of {len(heavy)} run (slices "
+                              f"{sorted(keep)} of {SLICES}; by default one, chosen by the commit; "
+                              "GRPO_TEST_HEAVY=all runs every one, tests/heavy.py lists them)")
 
 
 def summary(config: pytest.Config) -> str | None:
