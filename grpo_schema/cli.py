@@ -67,6 +67,8 @@ def _add_check_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--allow-env", action="append", default=[], metavar="NAME",
                         help="allow an env: variable that is refused by default (LD_PRELOAD, *_TOKEN, ...)")
     _add_trl_version(parser)
+    parser.add_argument("--dialect", choices=("trl", "verl"), default=None,
+                        help="read the file as TRL's YAML or as a verl launch script / YAML (default: by content)")
 
 
 def _add_trl_version(parser: argparse.ArgumentParser) -> None:
@@ -137,6 +139,7 @@ def cmd_validate(args: argparse.Namespace, rest: list[str]) -> int:
     from grpo_schema.engine.validate import check_text
     from grpo_schema.engine.diagnostics import has_errors
     from grpo_schema.engine.overrides import OverrideError, parse_trl_args
+    from grpo_schema.commands.verl import check_verl, is_verl
 
     try:
         config_paths, trl_overrides = parse_trl_args(rest)
@@ -152,6 +155,11 @@ def cmd_validate(args: argparse.Namespace, rest: list[str]) -> int:
     for path in paths:
         data = _read(path)
         shown = "<stdin>" if path == "-" else path
+        if is_verl(args.dialect, data, path):  # verl's launch scripts and YAML: their own checker
+            sources[shown], result = data.decode("utf-8", "replace"), check_verl(data, shown)
+            results.append(result)
+            files.append((shown, data))
+            continue
         file_options = {**options, **trl_options(args.trl_version, path)}
         result = check_text(data, path=shown, **file_options)  # reads the file's `# grpo:` comment under the flags
         # The fit is checked when asked for (--hardware, or the file's `# grpo: --hardware` comment); a hardware:
@@ -376,6 +384,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         ("ray", "grpo_runtime.launch.raycluster", "ray_command", "ray",
          "status, logs, cancel and resume of jobs from `grpo launch --ray`"),
         ("explain", "grpo_schema.commands.explain", "explain_command", "", "show the batch schedule, micro-step by micro-step"),
+        ("convert", "grpo_schema.commands.verl", "convert_command", "", "write a config in the other dialect "
+         "(TRL <-> verl), naming what does not carry over"),
         ("migrate", "grpo_schema.commands.migrate", "migrate_command", "", "rewrite renamed and removed keys for TRL 1.16"),
         ("plan", "grpo_schema.commands.plan", "plan_command", "", "per-GPU memory and run time on declared "
          "hardware: will it fit"),
@@ -393,7 +403,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 # Options of our own that take a value; everything else starting with -- is TRL's `--key value` form.
-_VALUE_OPTIONS = {"--hardware", "--world-size", "--trl-version", "--profile", "--set", "--allow-env", "--format", "--output", "-o", "--draft",
+_VALUE_OPTIONS = {"--dialect", "--hardware", "--world-size", "--trl-version", "--profile", "--set", "--allow-env", "--format", "--output", "-o", "--draft",
                   "--dataset-size", "--world-sizes", "--max-prompt-length", "--micro-steps"}
 _FLAG_OPTIONS = {"--strict", "--fix", "--doctor", "--write", "-h", "--help", "--diff"}
 
@@ -422,7 +432,7 @@ def split_trl_tokens(argv: list[str]) -> tuple[list[str], list[str]]:
     return ours, trl
 
 
-_PASSTHROUGH = {"serve", "train", "launch", "demo", "smoke", "explain", "migrate", "plan", "slurm", "ray", "lsp", "health", "doctor"}
+_PASSTHROUGH = {"serve", "train", "launch", "demo", "smoke", "explain", "convert", "migrate", "plan", "slurm", "ray", "lsp", "health", "doctor"}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

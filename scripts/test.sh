@@ -57,6 +57,10 @@ if [ "${SKIP_TRL_RELEASES:-0}" != 1 ]; then
   bash scripts/trl-release-venvs.sh \
     || echo "warning: could not build the TRL release environments; their oracle tests fail under CI=true (skipped otherwise)" >&2
 fi
+# verl 0.9.1 in an environment of its own (.venv-verl), the oracle of the verl dialect's tests (tests/verl, marker
+# verl_oracle): its own compose + validate_config on generated override sets and on ../shared/verl-corpus.
+bash scripts/setup-verl.sh \
+  || echo "warning: could not build .venv-verl; the verl oracle tests fail under CI=true (skipped otherwise)" >&2
 status=0
 "$PY" -m pytest "$@" || status=$?
 # vLLM generation runs against a real engine in its own environment (scripts/setup-vllm.sh; the tests take

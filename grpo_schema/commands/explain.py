@@ -154,6 +154,10 @@ def explain_command(argv: list[str]) -> int:
         print(f"grpo explain: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     shown = "<stdin>" if args.path == "-" else args.path
+    from grpo_schema.commands.verl import explain_verl, is_verl
+
+    if is_verl(args.dialect, data, shown):  # a verl launch script or YAML: its card in verl's names
+        return explain_verl(data, shown, args.format)
     result = check_text(data, path=shown, **options)
     document = explain_result(result, args.dataset_size, args.micro_steps, args.max_prompt_length)
     if args.format == "json":

@@ -24,9 +24,17 @@ def verdict(case, compose, validate_config, need_reference_policy, need_critic):
             cfg = compose(config_name=case.get("config_name", "ppo_trainer"), overrides=case["overrides"])
             validate_config(cfg, need_reference_policy(cfg), need_critic(cfg))
     except BaseException as exc:  # noqa: BLE001 - every failure is a verdict
-        text = str(exc).strip().splitlines()
-        return {"ok": False, "error": type(exc).__name__, "message": text[0] if text else ""}
+        return {"ok": False, "error": type(exc).__name__, "message": _chain(exc)}
     return {"ok": True}
+
+
+def _chain(exc):
+    """The exception's text with its causes' (Hydra wraps a dataclass's refusal in an InstantiationException)."""
+    parts = []
+    while exc is not None and len(parts) < 4:
+        parts.append(str(exc).strip())
+        exc = exc.__cause__ or exc.__context__
+    return " | ".join(p for p in parts if p)[:1000]
 
 
 def chunk_verdict(length, chunks):

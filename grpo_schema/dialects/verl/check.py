@@ -13,7 +13,7 @@ from typing import Any
 
 from grpo_schema.dialects.verl import codes
 from grpo_schema.dialects.verl.config import VerlConfig, build
-from grpo_schema.dialects.verl.fields import FieldTable, table
+from grpo_schema.dialects.verl.fields import FieldTable, release, table
 from grpo_schema.dialects.verl.launch import Run, Setting, runs_in_script
 from grpo_schema.dialects.verl.rules import VerlContext, load_verl_rules
 from grpo_schema.dialects.verl.yamlfile import read_yaml
@@ -55,7 +55,7 @@ def check_verl_text(text: str | bytes, path: str = "<string>") -> CheckResult:
     if isinstance(text, bytes):
         text = text.decode("utf-8", "replace")
     runs, diagnostics = read_runs(text, path)
-    result = CheckResult(path=path, world_size=8)
+    result = CheckResult(path=path, world_size=8, trl_version=release(), trl_version_source="verl")
     if not runs and not any(d.severity == "error" for d in diagnostics):
         diagnostics.append(Diagnostic(codes.NOT_A_LAUNCH, "error", "no launch of verl's trainer found",
                                       line=1, column=1, hint="a verl launch is `python3 -m verl.trainer.main_ppo "
@@ -125,8 +125,10 @@ def _script_notes(run: Run, fields: FieldTable) -> list[Diagnostic]:
             notes.append(Diagnostic(codes.SCRIPT_NOTE, "info", f"{setting.key}: {note}", fields=(setting.key,),
                                     line=setting.line, column=setting.column))
     for word, why in run.unread:
-        notes.append(Diagnostic(codes.UNREAD_WORD, "warning", why, line=word.line or run.line,
-                                column=word.column or 1))
+        code, severity = (codes.UNREAD_WORD, "warning") if word.text is None else (codes.BAD_OVERRIDE, "error")
+        shown = f"{word.text!r}: {why}" if word.text is not None else why
+        notes.append(Diagnostic(code, severity, shown, line=word.line or run.line, column=word.column or 1,
+                                hint="" if word.text is None else "write key=value (a dotted key of verl's config)"))
     return notes
 
 
@@ -180,7 +182,27 @@ def _did_you_mean(key: str, fields: FieldTable) -> str:
 _PYTHON_TYPES = {"int": (int,), "float": (int, float), "bool": (bool,)}
 
 
+def _unbalanced(text: str) -> bool:
+    depth, quote = 0, ""
+    for ch in text:
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "[{(":
+            depth += 1
+        elif ch in "]})":
+            depth -= 1
+            if depth < 0:
+                return True
+    return depth != 0 or bool(quote)
+
+
 def _value_problem(setting: Setting, fields: FieldTable) -> Diagnostic | None:
+    if setting.known and setting.text and _unbalanced(setting.text):
+        return Diagnostic(codes.BAD_OVERRIDE, "error", f"the value of {setting.key}, {setting.text!r}, does not "
+                          "parse: a bracket or quote is not closed", line=setting.line, column=setting.column,
+                          fields=(setting.key,), hint="quote the whole override for the shell: 'key=[a,b]'")
     field = fields.get(setting.key)
     if field is None or not setting.known or field.type not in _PYTHON_TYPES:
         return None

@@ -51,3 +51,7 @@ WORKER_DATACLASS_KEY = _once("GRPO-F022", "error", "key added to a section a wor
                              "reward, algorithm, ...) becomes a config dataclass when its worker builds it on the "
                              "cluster, and the dataclass refuses a field it does not declare. A key of a fork of "
                              "verl (Search-R1's rollout.n_agent, ...) needs that fork's code.")
+BAD_OVERRIDE = _once("GRPO-F023", "error", "override Hydra cannot parse",
+                     "Every word after the entry point is a Hydra override (`key=value`, `+key=value`, `~key`) or a "
+                     "Hydra option; this one is neither, or its value's brackets or quotes do not close. Hydra stops "
+                     "on it before anything runs.")

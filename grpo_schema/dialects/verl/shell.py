@@ -119,6 +119,7 @@ class _Scanner:
     def until_matching(self, opener: str, closer: str) -> str:
         """The text up to the closer that matches an opener already taken (quotes respected)."""
         depth, start = 1, self.i
+        opened_at = (self.line, max(1, self.col - 1))
         while self.i < len(self.text):
             ch = self.peek()
             if ch == "\\":
@@ -137,11 +138,13 @@ class _Scanner:
                     self.take()
                     return body
             self.take()
-        raise _Unclosed(closer)
+        raise _Unclosed(closer, *opened_at)
 
 
 class _Unclosed(Exception):
-    pass
+    def __init__(self, closer: str, line: int = 0, column: int = 0) -> None:
+        super().__init__(closer)
+        self.closer, self.line, self.column = closer, line, column
 
 
 @dataclass
@@ -190,7 +193,8 @@ def scan(text: str) -> tuple[list[tuple[list[_Raw], int]], list[ShellProblem]]:
         try:
             words.append(_word(s))
         except _Unclosed as exc:
-            problems.append(ShellProblem(s.line, s.col, f"unclosed {exc} before the end of the script"))
+            problems.append(ShellProblem(exc.line or s.line, exc.column or s.col,
+                                         f"the {exc.closer} opened here is not closed before the end of the script"))
             break
     if words:
         commands.append((words, start_line))
@@ -247,7 +251,7 @@ def _double_quoted(s: _Scanner) -> list[tuple[str, str]]:
     while True:
         ch = s.peek()
         if ch == "":
-            raise _Unclosed('"')
+            raise _Unclosed('"', s.line, s.col)
         if ch == '"':
             s.take()
             return pieces
@@ -441,8 +445,8 @@ def read_script(text: str) -> Script:
         if not words:
             continue
         first = words[0].plain() if words[0].pieces else ""
-        if first in _OPENERS or first == "function":
-            blocks.append(("function or { } group" if first in ("{", "function") else first, line))
+        if first in _OPENERS:  # a function's body is its `{ ... }` group
+            blocks.append(("function or { } group" if first == "{" else first, line))
         if first in _CLOSERS and blocks:
             blocks.pop()
             continue
@@ -489,6 +493,10 @@ def _assign(raw: _Raw, env: Env, block: str) -> None:
     if word.known:
         before = env.get(name)
         env.values[name] = (before if append and isinstance(before, str) else "") + (word.text or "")
+        if word.notes:  # a default taken on the way: said wherever the variable is used
+            env.maybe[name] = "; ".join(word.notes)
+        else:
+            env.maybe.pop(name, None)
     else:
         env.values[name] = Unknown(word.why)
 

@@ -57,7 +57,15 @@ def batch_divides_minimal_batch(config: Any, ctx: Any) -> Iterator[Finding]:
     ppo_micro_batch_size_per_gpu under Megatron. verl's validate_config checks it before Ray starts (without
     dynamic batch size): `real_train_batch_size ... must be divisible by minimal possible batch size`.
     """
-    if config.dynamic or not megatron_divides(config) or batch_divides(config):
+    if config.dynamic or not megatron_divides(config):
+        return
+    if config.megatron and config[A + "ppo_micro_batch_size_per_gpu"] is None:
+        yield finding("under Megatron verl's minimal batch is DP x actor.ppo_micro_batch_size_per_gpu, which is not "
+                      "set: verl fails computing it (the deprecated global ppo_micro_batch_size does not count)",
+                      (A + "ppo_micro_batch_size_per_gpu", A + "ppo_micro_batch_size"),
+                      hint="set actor.ppo_micro_batch_size_per_gpu")
+        return
+    if batch_divides(config):
         return
     samples = int(config["data.train_batch_size"]) * config.n
     fields = ("data.train_batch_size", R + "n") + _GPUS
