@@ -264,6 +264,9 @@ def cmd_codes(args: argparse.Namespace, rest: list[str]) -> int:
     import grpo_schema.engine.policy  # noqa: F401  (declares the service policy's codes)
     import grpo_schema.engine.profiles.open_r1  # noqa: F401  (declares the profile's codes)
     import grpo_schema.health.rundir  # noqa: F401  (declares the run-health codes)
+    from grpo_schema.dialects.verl import declare_codes
+
+    declare_codes()  # verl's dialect (GRPO-F)
 
     if args.code:
         code = args.code.upper() if args.code.upper().startswith("GRPO-") else "GRPO-" + args.code.upper()
