@@ -104,3 +104,11 @@ def _to_trl(data: bytes, path: str) -> tuple[str, str]:
         return "", "the verl config is not valid (grpo validate --dialect verl shows why)"
     conversion = verl_to_trl(config)
     return (trl_yaml(conversion), "") if conversion.ok else ("", conversion.refused)
+
+
+def verl_schema_text() -> str:
+    import json
+
+    from grpo_schema.dialects.verl.schema import verl_json_schema
+
+    return json.dumps(verl_json_schema(), indent=1) + "\n"

@@ -137,3 +137,14 @@ def test_corpus_file_gets_verls_verdict(oracle: dict[str, Any], name: str) -> No
     for diagnostic in result.diagnostics:
         if diagnostic.code in CLUSTER:
             assert diagnostic.line is not None and diagnostic.line >= 1
+
+
+def test_field_table_is_the_installed_wheels() -> None:
+    """fields.json is what scripts/verl_release.py writes from verl 0.9.1's own config files and dataclasses."""
+    import subprocess
+
+    from tests.verl.oracle import ROOT, require_verl
+
+    done = subprocess.run([str(require_verl()), str(ROOT / "scripts" / "verl_release.py"), "--check"],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr[-2000:]
