@@ -24,6 +24,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.verl_oracle]
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "verl-corpus"
 CORPUS_FILES = sorted(p for p in CORPUS.glob("[0-9][0-9]_*") if p.is_file()) if CORPUS.is_dir() else []
+KEY_ERRORS = {"GRPO-F003", "GRPO-F004", "GRPO-F005", "GRPO-F021", "GRPO-F022", "GRPO-F023"}
 CLUSTER = {"GRPO-F030", "GRPO-F031", "GRPO-F032", "GRPO-F033", "GRPO-F034", "GRPO-F035", "GRPO-F036", "GRPO-F037"}
 
 
@@ -72,15 +73,37 @@ def oracle() -> dict[str, Any]:
         _, config = check_run(runs[0])
         checked.append((case, result, config, _cluster_queries(config)))
     corpus = {path.name: _corpus_case(path) for path in CORPUS_FILES}
+    converted = _converted_recipes()
     questions = [case for case, *_ in checked]
     questions += [{k: v} for *_, queries in checked for k, v in queries.items()]
     questions += [case for runs in corpus.values() for case, _, _ in runs]
+    questions += [{"overrides": overrides, "config_name": "ppo_trainer"} for _, overrides, _ in converted]
     answers = iter(ask(questions))
     verdicts = [next(answers) for _ in checked]
     cluster = [{k: next(answers) for k in queries} for *_, queries in checked]
     corpus_verdicts = {name: [next(answers) for _ in runs] for name, runs in corpus.items()}
+    conversions = [(name, overrides, trl, next(answers)) for name, overrides, trl in converted]
     return {"checked": checked, "verdicts": verdicts, "cluster": cluster, "corpus": corpus,
-            "corpus_verdicts": corpus_verdicts}
+            "corpus_verdicts": corpus_verdicts, "conversions": conversions}
+
+
+def _converted_recipes() -> list[tuple[str, list[str], dict[str, int]]]:
+    """The repository's TRL example recipes that have a verl equivalent, converted (grpo convert --to verl)."""
+    from grpo_schema.dialects.verl.convert import _text, trl_to_verl
+    from grpo_schema.engine.validate import check_text
+
+    out = []
+    for path in sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.yaml")):
+        result = check_text(path.read_bytes(), path=str(path))
+        if not result.valid or result.config is None:
+            continue
+        config = result.migrated or result.config
+        conversion = trl_to_verl(config, result.world_size)
+        if conversion.ok:
+            trl = {"completions_per_optimizer_step": config.per_device_train_batch_size * result.world_size
+                   * config.gradient_accumulation_steps}
+            out.append((path.name, [f"{k}={_text(v)}" for k, v in conversion.settings.items()], trl))
+    return out
 
 
 def test_generated_override_sets_get_verls_verdict(oracle: dict[str, Any]) -> None:
@@ -105,6 +128,8 @@ def test_cluster_rules_agree_with_verls_own_code(oracle: dict[str, Any]) -> None
     compared = {"chunk": 0, "micro": 0, "split": 0}
     for (case, result, config, queries), answers in zip(oracle["checked"], oracle["cluster"]):
         codes = _errors(result.diagnostics)
+        if codes & KEY_ERRORS:
+            continue  # Hydra refuses the override set itself: the rules reading the refused keys are skipped
         if "chunk" in answers:
             compared["chunk"] += 1
             assert answers["chunk"]["ok"] == ("GRPO-F033" not in codes), (case["overrides"], answers["chunk"])
@@ -116,7 +141,20 @@ def test_cluster_rules_agree_with_verls_own_code(oracle: dict[str, Any]) -> None
             splits = samples % config.dp == 0 and samples >= config.dp
             compared["split"] += 1
             assert splits == ("GRPO-F030" not in codes), case["overrides"]
-    assert min(compared.values()) >= 100, compared
+    assert min(compared.values()) >= 80, compared
+
+
+def test_trl_recipes_converted_are_accepted_by_verl(oracle: dict[str, Any]) -> None:
+    """Each example recipe with a verl equivalent: verl 0.9.1 accepts the converted overrides, grpo finds nothing
+    wrong with them, and an optimizer step holds the same completions as in TRL."""
+    assert len(oracle["conversions"]) >= 5
+    for name, overrides, trl, verdict in oracle["conversions"]:
+        assert verdict["ok"], (name, verdict)
+        values = dict(o.split("=", 1) for o in overrides)
+        mini, n = int(values["actor_rollout_ref.actor.ppo_mini_batch_size"]), int(values["actor_rollout_ref.rollout.n"])
+        assert mini * n == trl["completions_per_optimizer_step"], name
+        script = " \\\n  ".join(["python3 -m verl.trainer.main_ppo", *overrides]) + "\n"
+        assert check_verl_text(script, name + ".sh").valid, name
 
 
 @pytest.mark.parametrize("name", [p.name for p in CORPUS_FILES] or ["(no corpus)"])

@@ -117,6 +117,10 @@ def _script_notes(run: Run, fields: FieldTable) -> list[Diagnostic]:
         notes.append(Diagnostic(codes.SCRIPT_NOTE, "info", f"the base config {run.config_name!r} comes from "
                                 f"{run.config_path or 'a --config-path folder'}; keys are checked against verl's "
                                 f"{fields.base}", line=run.line, column=1))
+    if run.entry.endswith("main_ppo_v0"):
+        notes.append(Diagnostic(codes.SCRIPT_NOTE, "info", "main_ppo_v0 is verl's legacy path: it runs verl's own "
+                                "checks inside Ray, after the cluster is allocated, not before", line=run.line,
+                                column=1))
     if run.block:
         notes.append(Diagnostic(codes.SCRIPT_NOTE, "info", f"the launch sits inside {run.block}; it is checked as "
                                 "if that branch runs", line=run.line, column=1))

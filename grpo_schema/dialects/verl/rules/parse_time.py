@@ -15,7 +15,7 @@ from grpo_schema.dialects.verl.rules import Finding, edits, finding, gpu_hint, r
 _GPUS = ("trainer.n_gpus_per_node", "trainer.nnodes")
 _MEGATRON = (A + "strategy", A + "megatron.tensor_model_parallel_size", A + "megatron.pipeline_model_parallel_size",
              A + "megatron.context_parallel_size")
-LOSS_AGG_MODES = ("token-mean", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-token-sum-norm")
+LOSS_AGG_MODES = ("token-mean", "token-sum", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-token-sum-norm")
 
 
 def megatron_divides(config: Any) -> bool:
