@@ -22,6 +22,20 @@ def is_verl(dialect: str | None, data: bytes, path: str) -> bool:
     return looks_like_verl(data.decode("utf-8", "replace"))
 
 
+def options_not_for_verl(args: argparse.Namespace, trl_overrides: Any = None) -> str | None:
+    """The validate options that have no meaning for a verl file (refused, never silently dropped)."""
+    given = [name for name, value in (("--set", getattr(args, "overrides", None) or trl_overrides),
+                                      ("--world-size", getattr(args, "world_size", None)),
+                                      ("--hardware", getattr(args, "hardware", None)),
+                                      ("--fix", getattr(args, "fix", False)), ("--doctor", getattr(args, "doctor", False)),
+                                      ("--world-sizes", getattr(args, "world_sizes", None)),
+                                      ("--profile", getattr(args, "profile", None))) if value]
+    if not given:
+        return None
+    return (f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} not read for verl files: the GPUs are the "
+            "file's trainer.n_gpus_per_node x trainer.nnodes, and overrides go in the script")
+
+
 def check_verl(data: bytes, path: str) -> Any:
     from grpo_schema.dialects.verl.check import check_verl_text
 

@@ -141,3 +141,9 @@ def test_convert_refuses_dynamic_batches_to_trl(tmp_path: Path, capsys: pytest.C
     path = _write(tmp_path, "run.sh", text.replace("trainer.nnodes=1\n", "trainer.nnodes=1 \\\n"))
     assert main(["convert", path, "--to", "trl"]) == 1
     assert "use_dynamic_bsz packs micro-batches by tokens" in capsys.readouterr().err
+
+
+def test_options_without_meaning_for_verl_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _write(tmp_path, "run.sh", ISSUE_1524)
+    assert main(["validate", "--world-size", "4", path]) == 2
+    assert "--world-size is not read for verl files" in capsys.readouterr().err
