@@ -27,7 +27,8 @@ def options_not_for_verl(args: argparse.Namespace, trl_overrides: Any = None) ->
     given = [name for name, value in (("--set", getattr(args, "overrides", None) or trl_overrides),
                                       ("--world-size", getattr(args, "world_size", None)),
                                       ("--hardware", getattr(args, "hardware", None)),
-                                      ("--fix", getattr(args, "fix", False)), ("--doctor", getattr(args, "doctor", False)),
+                                      ("--fix", getattr(args, "fix", False)),
+                                      ("--doctor", getattr(args, "doctor", False)),
                                       ("--world-sizes", getattr(args, "world_sizes", None)),
                                       ("--profile", getattr(args, "profile", None))) if value]
     if not given:

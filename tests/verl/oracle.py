@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -65,4 +64,4 @@ def ask(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [cache[k] for k in keys]
 
 
-__all__ = ["ask", "require_verl", "verl_python", "sys"]
+__all__ = ["ask", "require_verl", "verl_python"]

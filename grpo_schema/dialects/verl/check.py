@@ -174,7 +174,8 @@ def _not_a_dataclass_field(setting: Setting, fields: FieldTable, parent: str, wh
     actor = parent.startswith("actor_rollout_ref.actor")
     when = "before Ray starts" if actor else "when its worker builds it, on the cluster"
     hint = _did_you_mean(setting.key, fields) or f"{parent} takes only the fields of its config class"
-    return Diagnostic(codes.DATACLASS_KEY if actor else codes.WORKER_DATACLASS_KEY, "error", f"{setting.key}: verl builds {parent} as a config dataclass, "
+    code = codes.DATACLASS_KEY if actor else codes.WORKER_DATACLASS_KEY
+    return Diagnostic(code, "error", f"{setting.key}: verl builds {parent} as a config dataclass, "
                       f"which has no field {setting.key.rsplit('.', 1)[1]!r}; it fails {when}", **where, hint=hint)
 
 
@@ -262,4 +263,4 @@ def results_by_run(text: str, path: str) -> list[tuple[Run, list[Diagnostic], Ve
     return [(run, *check_run(run)) for run in runs]
 
 
-__all__ = ["check_verl_text", "looks_like_verl", "results_by_run", "check_run", "read_runs", "Any"]
+__all__ = ["check_verl_text", "looks_like_verl", "results_by_run", "check_run", "read_runs"]

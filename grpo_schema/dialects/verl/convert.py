@@ -141,7 +141,8 @@ def verl_to_trl(config: VerlConfig) -> Conversion:
     trl = sched["trl"]
     out = Conversion()
     s = out.settings
-    s.update({"num_generations": trl["num_generations"], "per_device_train_batch_size": trl["per_device_train_batch_size"],
+    s.update({"num_generations": trl["num_generations"],
+              "per_device_train_batch_size": trl["per_device_train_batch_size"],
               "gradient_accumulation_steps": trl["gradient_accumulation_steps"],
               "steps_per_generation": trl["steps_per_generation"], "num_iterations": trl["num_iterations"],
               "num_processes": trl["world_size"]})
@@ -152,7 +153,8 @@ def verl_to_trl(config: VerlConfig) -> Conversion:
     _verl_loss_to_trl(config, out)
     for name, lost in (("the rollout's tensor parallel size", config[R + "tensor_model_parallel_size"] != 1),
                        ("the log-prob micro-batch size", True),
-                       ("DAPO's group filter (algorithm.filter_groups)", bool(config["algorithm.filter_groups.enable"])),
+                       ("DAPO's group filter (algorithm.filter_groups)",
+                        bool(config["algorithm.filter_groups.enable"])),
                        ("actor.shuffle", bool(config[A + "shuffle"]))):
         if lost:
             out.lossy.append(f"{name}: no TRL field, dropped")

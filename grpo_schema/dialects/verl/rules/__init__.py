@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from grpo_schema.engine.diagnostics import Fix
 from grpo_schema.engine.rules import Finding, Rule, rule as engine_rule
@@ -88,5 +88,5 @@ def load_verl_rules() -> list[Rule]:
     return VERL_RULES
 
 
-__all__ = ["VERL_RULES", "VerlContext", "rule", "finding", "edits", "gpu_hint", "gpu_counts_where",
-           "load_verl_rules", "Iterator"]
+__all__ = ["VERL_RULES", "VerlContext", "Finding", "rule", "finding", "edits", "gpu_hint", "gpu_counts_where",
+           "load_verl_rules"]

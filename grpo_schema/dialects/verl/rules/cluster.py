@@ -171,7 +171,8 @@ def worker_needs_per_gpu_micro_batches(config: Any, ctx: Any) -> Iterator[Findin
                           hint=f"set {key} to the samples per GPU and remove {old}")
 
 
-@rule("GRPO-F036", "error", ("trainer.use_v1", "trainer.v1.trainer_mode", "trainer.v1.separate_async.parameter_sync_step",
+@rule("GRPO-F036", "error", ("trainer.use_v1", "trainer.v1.trainer_mode",
+                             "trainer.v1.separate_async.parameter_sync_step",
                              "data.train_batch_size", A + "ppo_mini_batch_size"))
 def separate_async_sync_step(config: Any, ctx: Any) -> Iterator[Finding]:
     """In the v1 separate-async trainer, data.train_batch_size must equal parameter_sync_step x ppo_mini_batch_size.

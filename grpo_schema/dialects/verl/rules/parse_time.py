@@ -203,7 +203,8 @@ def log_prob_micro_batch_set_once(config: Any, ctx: Any) -> Iterator[Finding]:
         return
     sections = (("rollout", R),) + ((("ref", REF),) if _needs_reference(config) else ())
     for name, prefix in sections:
-        glob, per_gpu = config[prefix + "log_prob_micro_batch_size"], config[prefix + "log_prob_micro_batch_size_per_gpu"]
+        glob = config[prefix + "log_prob_micro_batch_size"]
+        per_gpu = config[prefix + "log_prob_micro_batch_size_per_gpu"]
         fields = (prefix + "log_prob_micro_batch_size_per_gpu", prefix + "log_prob_micro_batch_size")
         if glob is None and per_gpu is None:
             yield finding(f"{name}.log_prob_micro_batch_size_per_gpu is not set (nor the deprecated "
