@@ -47,6 +47,8 @@ CASES: dict[str, tuple[list[str], list[str]]] = {
     "GRPO-F037": (["algorithm.filter_groups.enable=True", "algorithm.filter_groups.metric=null"],
                   ["algorithm.filter_groups.enable=True", "algorithm.filter_groups.metric=acc"]),
     "GRPO-F050": ([R + "n=1"], [R + "n=2"]),
+    "GRPO-F053": ([A + "use_dynamic_bsz=True", A + "ppo_mini_batch_size=512"],
+                  [A + "use_dynamic_bsz=True", A + "ppo_mini_batch_size=64"]),
     "GRPO-F051": (["trainer.total_training_steps=100"], ["trainer.total_training_steps=100",
                                                           A + "ppo_mini_batch_size=64"]),
     "GRPO-F052": ([A + "use_dynamic_bsz=True", A + "ppo_max_token_len_per_gpu=1000"],

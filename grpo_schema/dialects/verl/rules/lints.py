@@ -70,3 +70,27 @@ def dynamic_token_budget_holds_a_sample(config: Any, ctx: Any) -> Iterator[Findi
                       (A + "ppo_max_token_len_per_gpu", "data.max_prompt_length", "data.max_response_length"),
                       fixes=(Fix(set={A + "ppo_max_token_len_per_gpu": 2 * sample}, safe=False,
                                  title=f"set ppo_max_token_len_per_gpu={2 * sample}"),))
+
+
+@rule("GRPO-F053", "error", ("data.train_batch_size", A + "ppo_mini_batch_size", A + "use_dynamic_bsz", R + "n"))
+def mini_batch_within_train_batch_when_dynamic(config: Any, ctx: Any) -> Iterator[Finding]:
+    """With dynamic batch size too, ppo_mini_batch_size must not exceed data.train_batch_size.
+
+    verl skips its own check (GRPO-F014) when use_dynamic_bsz is on, but the worker still cuts the RL step into
+    mini-batches of ppo_mini_batch_size x rollout.n samples: a mini-batch larger than the whole step makes no whole
+    mini-batch, so no optimizer step and no LR tick. Recipes written when the mini-batch counted samples (verl 0.2
+    and earlier) have this shape.
+    """
+    if not config.dynamic:
+        return
+    prompts, mini, n = int(config["data.train_batch_size"]), int(config[A + "ppo_mini_batch_size"]), config.n
+    if mini > prompts:
+        old = n > 1 and mini % n == 0 and mini // n <= prompts
+        fixes = ((Fix(set={A + "ppo_mini_batch_size": mini // n}, safe=False,
+                      title=f"set ppo_mini_batch_size={mini // n}"),) if old else ()) + (
+            Fix(set={A + "ppo_mini_batch_size": prompts}, safe=False, title=f"set ppo_mini_batch_size={prompts}"),)
+        yield finding(f"actor.ppo_mini_batch_size ({mini} prompts) is larger than data.train_batch_size ({prompts}): "
+                      "an RL step holds no whole mini-batch, so no optimizer step (verl does not check this with "
+                      "use_dynamic_bsz)", (A + "ppo_mini_batch_size", "data.train_batch_size"),
+                      hint=(f"written for the old meaning? {mini} samples are {mini // n} prompts at rollout.n={n}"
+                            if old else "the mini-batch counts prompts, as train_batch_size does"), fixes=fixes)
