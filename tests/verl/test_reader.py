@@ -109,3 +109,14 @@ def test_yaml_with_defaults_has_positions() -> None:
 
 def test_trl_yaml_is_not_taken_for_verl() -> None:
     assert not looks_like_verl("num_generations: 8\nper_device_train_batch_size: 4\n")
+
+
+def test_separators_inside_an_array_and_huge_numbers_end_quickly() -> None:
+    import time
+
+    start = time.monotonic()
+    text = ("A=( ; | data.train_batch_size=99999999 )\npython3 -m verl.trainer.main_ppo \"${A[@]}\" "
+            "actor_rollout_ref.rollout.n=7 trainer.n_gpus_per_node=7\n")
+    result = check_verl_text(text, "run.sh")
+    assert time.monotonic() - start < 5 and not result.valid
+    assert any(d.code == "GRPO-F012" for d in result.diagnostics)

@@ -242,7 +242,10 @@ def _array_items(s: _Scanner) -> list[_Raw]:
             while s.peek() not in ("\n", ""):
                 s.take()
         else:
+            start = s.i
             items.append(_word(s))
+            if s.i == start:  # a separator inside the parentheses (`;`, `|`, ...): not an item
+                s.take()
     raise _Unclosed(")")
 
 

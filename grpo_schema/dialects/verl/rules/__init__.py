@@ -9,6 +9,7 @@ declared GPUs. lints: what verl does not check at all.
 from __future__ import annotations
 
 import functools
+from collections import ChainMap
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -52,14 +53,15 @@ def gpu_hint(config: Any, holds: Callable[[Any], bool]) -> str:
 def _with(config: Any, changes: dict[str, Any]) -> Any:
     from grpo_schema.dialects.verl.config import VerlConfig
 
-    return VerlConfig(config.table, {**config.values, **changes}, config.settings, config.unknown)
+    return VerlConfig(config.table, ChainMap(changes, config.values), config.settings, config.unknown)  # type: ignore
 
 
 def smallest_value(config: Any, key: str, holds: Callable[[Any], bool], upward: bool = True,
                    limit: int = 1 << 16) -> int | None:
     """The value of `key` nearest to its current one (searching up, else down) that makes `holds` true."""
     current = int(config[key])
-    candidates = range(current + 1, min(limit, current * 64 + 64)) if upward else range(current - 1, 0, -1)
+    # a bounded search: the edits worth proposing are near the value written
+    candidates = range(current + 1, min(limit, current * 4 + 64)) if upward else range(current - 1, 0, -1)
     for value in candidates:
         if holds(_with(config, {key: value})):
             return value
