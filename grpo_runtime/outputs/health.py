@@ -15,7 +15,7 @@ import torch
 
 from grpo_schema.health import HealthMonitor
 from grpo_schema.health.rundir import EVENTS_FILE
-from grpo_schema.health.text import finding_line
+from grpo_schema.health.text import cleared_line, finding_line
 
 STOP_ENV = "GRPO_HEALTH_STOP_ON_FATAL"
 
@@ -52,7 +52,10 @@ class LiveHealth:
         self.report()
 
     def report(self) -> None:
-        for finding in self.monitor.new_findings():
+        fresh, cleared = self.monitor.changes()
+        for finding in cleared:  # it held on the steps so far, no longer: said, so the last word is the batch's
+            print(cleared_line(finding, self.monitor.history.last_step()), file=self.stream, flush=True)
+        for finding in fresh:
             print(finding_line(finding), file=self.stream, flush=True)
             self.fatal = self.fatal or finding.fatal
 

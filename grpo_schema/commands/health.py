@@ -124,18 +124,22 @@ def finished(path: str) -> bool:
 
 def follow(args, settings, config) -> int:
     from grpo_schema.health import check_run_dir
-    from grpo_schema.health.text import finding_line
+    from grpo_schema.health.text import cleared_line, finding_line
 
-    seen: dict[str, set] = {path: set() for path in args.paths}
+    seen: dict[str, dict] = {path: {} for path in args.paths}
     started = time.monotonic()
     reports = []
     try:
         while True:
             reports = [check_run_dir(path, settings, config) for path in args.paths]
             for report, path in zip(reports, args.paths):
+                keys = {finding.key for finding in report.findings}
+                for key in [key for key in seen[path] if key not in keys]:
+                    line = cleared_line(seen[path].pop(key), report.steps)
+                    print(f"{path}: " + line.removeprefix("grpo health: "), flush=True)
                 for finding in report.findings:
                     if finding.key not in seen[path]:
-                        seen[path].add(finding.key)
+                        seen[path][finding.key] = finding
                         print(f"{path}: " + finding_line(finding).removeprefix("grpo health: "), flush=True)
             if all(finished(path) for path in args.paths):
                 break

@@ -30,7 +30,7 @@ from transformers import TrainerCallback
 
 from grpo_schema.health.monitor import HealthMonitor
 from grpo_schema.health.settings import HealthSettings
-from grpo_schema.health.text import finding_line
+from grpo_schema.health.text import cleared_line, finding_line
 
 logger = logging.getLogger("grpo_schema.health")
 
@@ -42,6 +42,7 @@ class RunHealthCallback(TrainerCallback):
         self.stream = stream if stream is not None else sys.stderr
         self.monitor = HealthMonitor(self.settings)
         self.reported: list = []  # every finding printed, in order
+        self.cleared: list = []  # findings printed that later stopped holding, in order
         self.stopped_at: int | None = None
         self._step = 0
         self._start_step: int | None = None
@@ -142,6 +143,7 @@ class RunHealthCallback(TrainerCallback):
 
     # --- reporting -----------------------------------------------------------------------------------------------
     def findings(self) -> list:
+        """The findings on the run so far: on a finished run, those `grpo health` gives on its output_dir."""
         return self.monitor.findings()
 
     def _read_completion_tables(self) -> None:
@@ -166,7 +168,11 @@ class RunHealthCallback(TrainerCallback):
             self.monitor.observe_completions(trl_rows(table, {"step", "prompt", "completion", "advantage", "image"}))
 
     def _report(self, control) -> None:
-        for finding in self.monitor.new_findings():
+        fresh, cleared = self.monitor.changes()
+        for finding in cleared:
+            self.cleared.append(finding)
+            self._say(cleared_line(finding, self._step))
+        for finding in fresh:
             self.reported.append(finding)
             self._say(finding_line(finding))
             if finding.fatal and self.stop_on_fatal:

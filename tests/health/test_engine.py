@@ -90,8 +90,13 @@ def test_a_blip_shorter_than_min_steps_is_noise_and_min_steps_is_a_setting():
 
 
 def test_clipped_completions_while_the_reward_rises_are_left_alone():
-    rising = [{**healthy(s), "completions/clipped_ratio": 1.0, "reward": 0.05 * s} for s in range(1, 30)]
-    assert "GRPO-A006" not in codes_for(rising)
+    def rising(step: int, clipped: float) -> dict:
+        return {**healthy(step), "completions/clipped_ratio": clipped, "reward": 0.05 * step,
+                "rewards/acc/mean": 0.05 * step}
+    brief = [rising(s, 1.0 if 10 <= s < 20 else 0.2) for s in range(1, 30)]
+    assert "GRPO-A006" not in codes_for(brief)
+    most = codes_for([rising(s, 1.0) for s in range(1, 30)])  # cut on most of the run: said, as information
+    assert most["GRPO-A006"].severity == "info" and "acc rose" in most["GRPO-A006"].diagnostic.message
     flat = [{**healthy(s), "completions/clipped_ratio": 1.0, "reward": 0.3} for s in range(1, 30)]
     assert "GRPO-A006" in codes_for(flat, config={"max_completion_length": 512})
     assert codes_for(flat, config={"max_completion_length": 512})["GRPO-A006"].diagnostic.fix.set == {
@@ -166,10 +171,10 @@ def test_a_trl_directory_with_older_metric_names(tmp_path, capsys):
         {"global_step": 5, "max_steps": 5, "log_history": history}))
     report = check_run_dir(run)
     assert report.source == "trl" and report.steps == 5 and not report.errors
-    assert {f.code for f in report.findings} == {"GRPO-A007"}
+    assert {f.code for f in report.findings} == {"GRPO-A007", "GRPO-A009"}  # 0.0 at every step: a dead function
     assert health_command([str(run), "--format", "sarif"]) == 0
     sarif = json.loads(capsys.readouterr().out)
-    assert sarif["runs"][0]["results"][0]["ruleId"] == "GRPO-A007"
+    assert {result["ruleId"] for result in sarif["runs"][0]["results"]} == {"GRPO-A007", "GRPO-A009"}
     broken = tmp_path / "broken"
     broken.mkdir()
     (broken / "trainer_state.json").write_text("{not json")

@@ -6,11 +6,13 @@ import math
 
 from grpo_schema.engine.diagnostics import Fix
 from grpo_schema.health.history import RunHistory
-from grpo_schema.health.rules.base import config_value, finding, health_rule, steps_text, sustained
+from grpo_schema.health.rules.base import (
+    config_value, extent_of, finding, health_rule, logging_interval, scan, steps_text,
+)
 from grpo_schema.health.settings import HealthSettings
 
 
-@health_rule("GRPO-A005", "error")
+@health_rule("GRPO-A005", "error", reads=("loss", "grad_norm"))
 def nan_loss(history: RunHistory, settings: HealthSettings):
     """the loss or the gradient norm is NaN or infinite.
 
@@ -29,26 +31,63 @@ def nan_loss(history: RunHistory, settings: HealthSettings):
                           metric="generation", steps=(event["step"], event["step"]), values=[str(event.get("error"))],
                           fields=("learning_rate", "max_grad_norm"), fix=fix, fatal=True, subject="generation")
             return
-    for metric in ("loss", "grad_norm"):
-        bad = [(s, v, line) for s, v, line in history.series(metric) if not math.isfinite(v)]
-        if not bad:
+    loss = non_finite(history, "loss", 1)
+    grad = non_finite(history, "grad_norm", settings.min_steps)
+    for metric, found in (("loss", loss), ("grad_norm", grad)):
+        if found is None:
             continue
-        step, _, line = bad[0]
+        start = found.first if metric == "loss" else found.first_lasting(settings.min_steps)
+        how = "" if metric == "loss" else (
+            f"; {settings.min_steps} or more logged steps in a row: not a loss scaler's skipped step")
         yield finding("GRPO-A005", "error",
-                      f"{metric} is {_spell(bad[0][1])} from step {step} ({len(bad)} logged step"
-                      f"{'s' if len(bad) != 1 else ''})",
+                      f"{metric} is {_spell(found.held[0][1])} from step {start}, {found.text()}{how}",
                       "lower learning_rate, keep max_grad_norm on (1.0), prefer bf16 to fp16; resume from the last "
                       "checkpoint before the first NaN",
-                      metric=metric, steps=(step, bad[-1][0]), values=[_spell(v) for _, v, _ in bad],
-                      fields=("learning_rate", "max_grad_norm"), fix=fix, fatal=True, line=line, subject=metric)
+                      metric=metric, values=[_spell(v) for v in found.values],
+                      fields=("learning_rate", "max_grad_norm"), fix=fix, fatal=True, subject=metric,
+                      steps=(start, found.last), extent=found)
         return  # the grad norm follows the loss: one finding says it
+
+
+def non_finite(history: RunHistory, metric: str, min_steps: int):
+    """The extent of NaN or infinite values of `metric` (a NaN here is a value, not a missing log)."""
+    return extent_of(history.series(metric), lambda v: not math.isfinite(v), min_steps, badness=lambda v: 0.0)
 
 
 def _spell(value: float) -> str:
     return "NaN" if math.isnan(value) else ("inf" if value > 0 else "-inf")
 
 
-@health_rule("GRPO-A012", "warning")
+@health_rule("GRPO-A018", "warning", reads=("grad_norm",))
+def skipped_overflow(history: RunHistory, settings: HealthSettings):
+    """the gradient overflowed on some steps and they were skipped.
+
+    A NaN or infinite grad_norm on a step whose loss is finite, with finite grad norms again after it, is what a
+    mixed-precision loss scaler does when fp16 overflows: it skips that optimizer step and halves its scale, and
+    the weights never see the NaN. One such step is routine on fp16 (a T4 has no bf16); many mean the scale
+    keeps overflowing. It becomes GRPO-A005 when the loss itself goes non-finite or the grad norm stays
+    non-finite for min_steps logged steps."""
+    if any(not math.isfinite(v) for _, v, _ in history.series("loss")) or any(
+            e.get("kind") == "diverged" for e in history.events):
+        return  # GRPO-A005 says it
+    if non_finite(history, "grad_norm", settings.min_steps) is not None:
+        return
+    found = non_finite(history, "grad_norm", 1)
+    if found is None:
+        return
+    fp16 = history.config.get("fp16")
+    why = ("the fp16 loss scaler skipped those optimizer steps" if fp16 is True else
+           "as an fp16 loss scaler does when a step overflows, those optimizer steps were skipped")
+    yield finding("GRPO-A018", "warning",
+                  f"grad_norm was {_spell(found.held[0][1])} {found.text()} while the loss stayed finite: {why}, "
+                  "and the weights did not take them",
+                  "nothing to do for a few skips; if they recur, lower learning_rate or warm it up longer, keep "
+                  "max_grad_norm on, and use bf16 instead of fp16 where the GPU has it (Ampere or newer)",
+                  metric="grad_norm", values=[_spell(v) for v in found.values],
+                  fields=("fp16", "learning_rate", "max_grad_norm"), subject="grad_norm", extent=found)
+
+
+@health_rule("GRPO-A012", "warning", reads=("learning_rate",))
 def zero_learning_rate(history: RunHistory, settings: HealthSettings):
     """the learning rate is 0.
 
@@ -72,19 +111,41 @@ def zero_learning_rate(history: RunHistory, settings: HealthSettings):
                   if warmup else None, line=zeros[0][2])
 
 
-@health_rule("GRPO-A007", "warning")
+@health_rule("GRPO-A007", "warning", reads=("grad_norm",))
 def no_gradient(history: RunHistory, settings: HealthSettings):
     """the optimizer receives no gradient.
 
     grad_norm is 0 on several consecutive steps: no parameter moves. With GRPO this usually follows from
     advantages that are all 0 (GRPO-A001) and a KL term that is off (beta 0); it also happens when every
-    completion token is masked (mask_truncated_completions with every completion truncated)."""
-    found = sustained(history, "grad_norm", lambda v: v == 0.0, settings.min_steps)
+    completion token is masked (mask_truncated_completions with every completion truncated). With
+    logging_steps above 1 the trainer logs one step's grad norm per window: a 0 there counts only where the
+    window's own numbers agree (every group flat, or a reward std of 0)."""
+    points, _ = zero_gradient_points(history, settings)
+    found = extent_of(points, lambda v: v == 0.0, settings.min_steps)
     if found is None:
         return
-    first, last, values, line = found
     yield finding("GRPO-A007", "warning",
-                  f"grad_norm is 0 at {steps_text(first, last)}: the model does not change",
+                  f"grad_norm is 0 {found.text()}: the model does not change",
                   "see the other findings for the cause (groups with equal rewards, every completion masked); "
                   "the run is spending its compute on nothing",
-                  metric="grad_norm", steps=(first, last), values=values, line=line)
+                  metric="grad_norm", extent=found)
+
+
+def zero_gradient_points(history: RunHistory, settings: HealthSettings) -> tuple[list, list]:
+    """(grad_norm points the rule judges, zero grad norms it sets aside as one step's sample of a logging window
+    whose means say the run was learning)."""
+    points = [(s, v, line) for s, v, line in history.series("grad_norm") if not math.isnan(v)]
+    if logging_interval(history) <= 1:
+        return points, []
+    by_step = {p.step: p.values for p in history.points}
+    kept, set_aside = [], []
+    for point in points:
+        values = by_step.get(point[0], {})
+        flat = values.get("frac_reward_zero_std", math.nan) >= settings.zero_std_fraction or \
+            values.get("reward_std", math.nan) == 0.0
+        if point[1] == 0.0 and not flat:
+            set_aside.append(point)
+            kept.append((point[0], math.nan, point[2]))  # not evidence either way: it breaks a stretch
+        else:
+            kept.append(point)
+    return kept, set_aside

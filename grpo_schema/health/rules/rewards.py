@@ -9,12 +9,12 @@ from typing import Callable
 from grpo_schema.engine.diagnostics import Fix
 from grpo_schema.health.history import RunHistory
 from grpo_schema.health.rules.base import (
-    config_value, finding, health_rule, percent, share_range, steps_text, sustained,
+    extent_of, finding, health_rule, percent, reward_names, scan, share_range, steps_text,
 )
 from grpo_schema.health.settings import HealthSettings
 
 
-@health_rule("GRPO-A001", "warning")
+@health_rule("GRPO-A001", "warning", reads=("frac_reward_zero_std", "rows"))
 def zero_variance_groups(history: RunHistory, settings: HealthSettings):
     """prompt groups with no learning signal.
 
@@ -24,45 +24,36 @@ def zero_variance_groups(history: RunHistory, settings: HealthSettings):
     grad_norm near 0). Usual causes: too few completions per prompt, sampling that is not diverse, prompts that
     are all too easy or all too hard for the model, or a reward that cannot tell completions apart."""
     metric = "frac_reward_zero_std"
-    found = sustained(history, metric, lambda v: v >= settings.zero_std_fraction, settings.min_steps)
+    found = scan(history, metric, lambda v: v >= settings.zero_std_fraction, settings.min_steps)
     if found is None:
-        found = _flat_groups_from_rows(history, settings)
         metric = "completions (groups with equal rewards)"
+        found = extent_of(flat_group_shares(history), lambda v: v >= settings.zero_std_fraction, settings.min_steps)
         if found is None:
             return
-    first, last, values, line = found
-    generations = int(config_value(history, "num_generations", 8))
-    temperature = float(config_value(history, "temperature", 1.0))
-    fixes = (Fix(set={"num_generations": generations * 2}, safe=False,
-                  title=f"num_generations {generations} -> {generations * 2}: more completions per prompt"),
-             Fix(set={"temperature": round(min(temperature + 0.3, 1.5), 2)}, safe=False,
-                 title="a higher temperature: more diverse completions"))
+    fixes = []
+    generations = history.config.get("num_generations")
+    if isinstance(generations, int) and generations > 0:
+        fixes.append(Fix(set={"num_generations": generations * 2}, safe=False,
+                         title=f"num_generations {generations} -> {generations * 2}: more completions per prompt"))
+    temperature = history.config.get("temperature")
+    if isinstance(temperature, (int, float)) and temperature < 1.5:
+        higher = round(min(temperature + 0.3, 1.5), 2)
+        fixes.append(Fix(set={"temperature": higher}, safe=False,
+                         title=f"temperature {temperature:g} -> {higher:g}: more diverse completions"))
     yield finding("GRPO-A001", "warning",
-                  f"{share_range(values)} of prompt groups gave every completion the same "
-                  f"reward at {steps_text(first, last)}: their advantages are 0 and they teach the model nothing",
+                  f"{share_range(found.values)} of prompt groups gave every completion the same reward "
+                  f"{found.text()}: their advantages are 0 and they teach the model nothing",
                   "give each prompt more completions (num_generations), sample more diversely (temperature), "
                   "filter out prompts the model always or never solves (DAPO-style dynamic sampling: TRL has no "
                   "option for it, so filter the data), or check that the reward can tell completions apart",
-                  metric=metric, steps=(first, last), values=values, fields=("num_generations", "temperature"),
-                  fix=fixes[0], alternatives=fixes[1:], line=line)
+                  metric=metric, fields=("num_generations", "temperature"), fix=fixes[0] if fixes else None,
+                  alternatives=tuple(fixes[1:]), extent=found)
 
 
-def _flat_groups_from_rows(history: RunHistory, settings: HealthSettings):
-    stretch: list[tuple[int, float]] = []
-    for step in sorted(history.completions):
-        stats = history.completions[step]
-        if not stats.groups:
-            continue
-        share = stats.flat_groups / stats.groups
-        if share >= settings.zero_std_fraction:
-            stretch.append((step, share))
-        elif len(stretch) >= settings.min_steps:
-            break
-        else:
-            stretch = []
-    if len(stretch) < settings.min_steps:
-        return None
-    return stretch[0][0], stretch[-1][0], [s for _, s in stretch], None
+def flat_group_shares(history: RunHistory) -> list:
+    """(step, share of groups whose rewards are all equal, None) per step of completion rows."""
+    return [(step, stats.flat_groups / stats.groups, None) for step, stats in sorted(history.completions.items())
+            if stats.groups]
 
 
 def _reward_share(history: RunHistory, name: str, kind: str) -> tuple[float, int, tuple[int, int] | None, str]:
@@ -81,15 +72,6 @@ def _reward_share(history: RunHistory, name: str, kind: str) -> tuple[float, int
     return count / stats.scores, stats.scores, steps, "completions"
 
 
-def reward_names(history: RunHistory) -> list[str]:
-    names = set(history.rewards)
-    for metric in history.metric_names():
-        parts = metric.split("/")
-        if len(parts) >= 3 and parts[0] == "rewards":
-            names.add("/".join(parts[1:-1]))
-    return sorted(names)
-
-
 def _bad_scores(history: RunHistory, kind: str, threshold: float, code: str, what: Callable[[str, str], str],
                 hint: Callable[[str], str]):
     """One finding per reward function whose share of `kind` ("none" or "nan") scores is over the threshold;
@@ -104,7 +86,7 @@ def _bad_scores(history: RunHistory, kind: str, threshold: float, code: str, wha
                           fields=("reward_funcs",), subject=name)
 
 
-@health_rule("GRPO-A002", "warning")
+@health_rule("GRPO-A002", "warning", reads=("rewards/*/none_frac", "rows", "calls"))
 def reward_returns_none(history: RunHistory, settings: HealthSettings):
     """a reward function returns None for many completions.
 
@@ -119,7 +101,7 @@ def reward_returns_none(history: RunHistory, settings: HealthSettings):
                      "None is for rows a function does not apply to")
 
 
-@health_rule("GRPO-A003", "warning")
+@health_rule("GRPO-A003", "warning", reads=("rewards/*/nan_frac", "rows", "calls"))
 def reward_returns_nan(history: RunHistory, settings: HealthSettings):
     """a reward function returns NaN.
 
@@ -132,7 +114,7 @@ def reward_returns_nan(history: RunHistory, settings: HealthSettings):
                      "or None for a row it does not apply to")
 
 
-@health_rule("GRPO-A004", "warning")
+@health_rule("GRPO-A004", "warning", reads=("rewards/*/seconds", "calls"))
 def slow_reward(history: RunHistory, settings: HealthSettings):
     """a reward function is slow.
 
@@ -157,25 +139,33 @@ def slow_reward(history: RunHistory, settings: HealthSettings):
                       fields=("reward_funcs",), subject=name)
 
 
-@health_rule("GRPO-A009", "warning")
+@health_rule("GRPO-A009", "warning", reads=("rewards/*/std", "rewards/*/mean"))
 def constant_reward(history: RunHistory, settings: HealthSettings):
     """a reward function gives every completion the same score.
 
     Its std is 0 on every logged step: it cannot tell completions apart, so it adds nothing to the advantages
     (and, alone, makes every group flat: GRPO-A001). A function that is constant by mistake: the wrong column,
-    a format check the model never (or always) passes, a score rounded away."""
+    a format check the model never (or always) passes, a score rounded away. TRL before 0.17 logs only each
+    function's mean: a mean that is the same number on every logged step is the same finding."""
     for name in reward_names(history):
-        series = [v for _, v, _ in history.series(f"rewards/{name}/std") if not math.isnan(v)]
-        means = [v for _, v, _ in history.series(f"rewards/{name}/mean") if not math.isnan(v)]
-        steps = [s for s, v, _ in history.series(f"rewards/{name}/std") if not math.isnan(v)]
-        if len(series) < settings.min_steps or any(v > 1e-12 for v in series):
-            continue
-        constant = len(set(round(m, 9) for m in means)) == 1
-        what = f"the same score ({means[0]:g})" if constant and means else "one score per step"
+        stds = [(s, v, line) for s, v, line in history.series(f"rewards/{name}/std") if not math.isnan(v)]
+        means = [(s, v, line) for s, v, line in history.series(f"rewards/{name}/mean") if not math.isnan(v)]
+        if stds:
+            found = extent_of(stds, lambda v: v <= 1e-12, settings.min_steps)
+            if found is None or len(found.held) < len(stds):  # it varied once: it can tell completions apart
+                continue
+            how = "its std is 0"
+        else:
+            found = extent_of(means, lambda v: round(v, 9) == round(means[0][1], 9), settings.min_steps)
+            if found is None or len(found.held) < len(means):
+                continue
+            how = "no std is logged: judged from its mean, the same number at every logged step"
+        constant = len({round(v, 9) for _, v, _ in means}) == 1
+        what = f"the same score ({means[0][1]:g})" if constant and means else "one score per step"
         yield finding("GRPO-A009", "warning",
-                      f"reward function {name} gave every completion {what} at {steps_text(steps[0], steps[-1])} "
-                      "(its std is 0)",
+                      f"reward function {name} gave every completion {what} {found.text()} ({how})",
                       f"check what {name} reads (the dataset column, the completion's format) and that it can "
-                      "score two completions differently",
-                      metric=f"rewards/{name}/std", steps=(steps[0], steps[-1]), values=means or series,
-                      fields=("reward_funcs",), subject=name)
+                      "score two completions differently; a function that never varies only shifts every reward",
+                      metric=f"rewards/{name}/{'std' if stds else 'mean'}",
+                      values=[v for _, v, _ in means] or found.values, fields=("reward_funcs",), subject=name,
+                      extent=found)
