@@ -24,7 +24,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Iterable
 
 from transformers import TrainerCallback
 
@@ -146,11 +146,20 @@ class RunHealthCallback(TrainerCallback):
         """The findings on the run so far: on a finished run, those `grpo health` gives on its output_dir."""
         return self.monitor.findings()
 
+    def report(self):
+        """The run so far as `grpo health` reports it (verdict, era, findings, notes), from what the callback saw."""
+        from grpo_schema.health.rundir import HealthReport, judge_coverage
+
+        report = HealthReport(str(self._output_dir or ""), "trl", steps=self.monitor.history.last_step(),
+                              findings=self.monitor.findings())
+        judge_coverage(report, self.monitor)
+        return report
+
     def _read_completion_tables(self) -> None:
         """TRL writes a log's completion table just after the log's callbacks: read each new one on the next."""
         if self._output_dir is None or not (self._output_dir / "completions").is_dir():
             return
-        from grpo_schema.health.rundir import trl_rows
+        from grpo_schema.health.trl_files import trl_rows
 
         try:
             import pyarrow.parquet as pq

@@ -77,6 +77,8 @@ def test_a_nan_loss_or_a_grad_norm_that_stays_non_finite_is_still_fatal():
         stuck[index]["grad_norm"] = math.inf
     fatal = [f for f in monitor_of(stuck).findings() if f.code == "GRPO-A005"]
     assert fatal and fatal[0].fatal and fatal[0].steps == (51, 61) and "from step 51" in fatal[0].diagnostic.message
+    no_scaler = [f for f in monitor_of(records, {"fp16": False}).findings() if f.code in ("GRPO-A005", "GRPO-A018")]
+    assert [(f.code, f.steps[0]) for f in no_scaler] == [("GRPO-A005", 23)]  # bf16/fp32: the NaN is applied
 
 
 def test_the_trl_callback_with_stop_on_fatal_skips_an_overflow_but_stops_on_a_nan_loss(tmp_path):
@@ -84,7 +86,7 @@ def test_the_trl_callback_with_stop_on_fatal_skips_an_overflow_but_stops_on_a_na
 
     from grpo_schema.health.trl import RunHealthCallback
 
-    args = TrainingArguments(output_dir=str(tmp_path), report_to=[])
+    args = TrainingArguments(output_dir=str(tmp_path), report_to=[], fp16=True)
     records = [r for r in state("trl-1.x-fp16-overflow")["log_history"] if "loss" in r]
     callback, control, trainer_state = RunHealthCallback(stop_on_fatal=True, stream=io.StringIO()), \
         TrainerControl(), TrainerState()
@@ -264,8 +266,9 @@ def test_the_callback_s_verdict_equals_the_batch_report_and_a_finding_that_clear
         trainer_state.global_step = record["step"]
         callback.on_log(args, trainer_state, control, logs=dict(record))
     callback.on_train_end(args, trainer_state, control)
-    batch = check_run_dir(folder)
-    assert [f.to_dict() for f in callback.findings()] == [f.to_dict() for f in batch.findings
-                                                            if f.code not in ("GRPO-A091", "GRPO-A092")]
+    batch, live = check_run_dir(folder), callback.report()
+    assert [f.to_dict() for f in live.findings] == [f.to_dict() for f in batch.findings]
+    assert live.verdict == batch.verdict == "unhealthy" and live.era == batch.era and live.notes == batch.notes
+    assert {f.key for f in callback.reported} - {f.key for f in callback.cleared} == {f.key for f in batch.findings}
     assert [f.code for f in callback.cleared] == ["GRPO-A009"]
     assert "GRPO-A009 cleared" in callback.stream.getvalue()

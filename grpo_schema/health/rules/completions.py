@@ -4,6 +4,7 @@ or empty."""
 from __future__ import annotations
 
 import math
+import statistics
 
 from grpo_schema.engine.diagnostics import Fix
 from grpo_schema.health.history import RunHistory
@@ -40,7 +41,7 @@ def clipped_completions(history: RunHistory, settings: HealthSettings):
     length_text = f", mean length {number_range(lengths)} tokens" if lengths else ""
     shares = [v for s, v, _ in history.series("completions/clipped_ratio")
               if not math.isnan(v) and found.first <= s <= found.last] or found.values
-    fixes = clipped_fixes(history, cap, shares, lengths)
+    fixes = clipped_fixes(history, cap, shares, found.values, lengths)
     yield finding("GRPO-A006", severity,
                   f"{share_range(shares)} of completions were cut at max_completion_length{cap_text} "
                   f"{found.text()}{length_text}{why}",
@@ -83,10 +84,12 @@ def cut_shares(history: RunHistory, cap: tuple[int, str] | None) -> list:
 def cut_reward_rise(history: RunHistory, last: int, settings: HealthSettings) -> str:
     """How the reward of the cut completions rose up to step `last` ("" when it did not): from completion rows
     that say which were cut, else from the reward functions that do not saturate, else from the total."""
-    cut = [(step, sum(stats.cut_rewards) / len(stats.cut_rewards)) for step, stats in sorted(history.completions.items())
+    cut = [stats.cut_rewards for step, stats in sorted(history.completions.items())
            if step <= last and stats.cut_rewards]
     if cut:
-        return "the reward of the cut completions rose" if rose([v for _, v in cut], None, settings) else ""
+        means = [sum(rewards) / len(rewards) for rewards in cut]
+        stds = [statistics.pstdev(rewards) for rewards in cut if len(rewards) > 1]
+        return "the reward of the cut completions rose" if rose(means, stds, settings) else ""
     names = [name for name in reward_names(history) if history.series(f"rewards/{name}/mean")]
     if names:
         risen = [name for name in names if not saturated(history, name, last) and rose(
@@ -124,13 +127,13 @@ def rose(values: list[float], stds: list[float] | None, settings: HealthSettings
     return gain > settings.reward_gain * max(scale, 1e-6)
 
 
-def clipped_fixes(history: RunHistory, cap: tuple[int, str] | None, shares: list[float],
+def clipped_fixes(history: RunHistory, cap: tuple[int, str] | None, shares: list[float], at_cap: list[float],
                   lengths: list[float]) -> list[Fix]:
-    """A longer cap sized from the one the run used and how many it cut (twice the cap when nearly all were cut,
-    half as much again when fewer were), and masking cut completions when the run does not already."""
+    """A longer cap sized from the one the run used and how many reached it (twice the cap when nearly all did,
+    half as much again when fewer did), and masking cut completions when the run does not already."""
     fixes = []
     if cap:
-        share = sorted(shares)[len(shares) // 2]
+        share = sorted(at_cap)[len(at_cap) // 2]  # the share cut, counting those that ended on the cap's last token
         longer = cap[0] * 2 if share >= 0.9 else math.ceil(cap[0] * 1.5)
         if longer >= 64:
             longer = math.ceil(longer / 64) * 64

@@ -7,7 +7,7 @@ import math
 from grpo_schema.engine.diagnostics import Fix
 from grpo_schema.health.history import RunHistory
 from grpo_schema.health.rules.base import (
-    config_value, extent_of, finding, health_rule, logging_interval, scan, steps_text,
+    config_value, extent_of, finding, health_rule, logging_interval, scan,
 )
 from grpo_schema.health.settings import HealthSettings
 
@@ -32,13 +32,15 @@ def nan_loss(history: RunHistory, settings: HealthSettings):
                           fields=("learning_rate", "max_grad_norm"), fix=fix, fatal=True, subject="generation")
             return
     loss = non_finite(history, "loss", 1)
-    grad = non_finite(history, "grad_norm", settings.min_steps)
+    lasting = settings.min_steps if scaler_may_skip(history) else 1
+    grad = non_finite(history, "grad_norm", lasting)
     for metric, found in (("loss", loss), ("grad_norm", grad)):
         if found is None:
             continue
-        start = found.first if metric == "loss" else found.first_lasting(settings.min_steps)
+        start = found.first if metric == "loss" else found.first_lasting(lasting)
         how = "" if metric == "loss" else (
-            f"; {settings.min_steps} or more logged steps in a row: not a loss scaler's skipped step")
+            f"; {settings.min_steps} or more logged steps in a row: not a loss scaler's skipped step"
+            if scaler_may_skip(history) else "; the run is not fp16, so no loss scaler skipped the step")
         yield finding("GRPO-A005", "error",
                       f"{metric} is {_spell(found.held[0][1])} from step {start}, {found.text()}{how}",
                       "lower learning_rate, keep max_grad_norm on (1.0), prefer bf16 to fp16; resume from the last "
@@ -47,6 +49,13 @@ def nan_loss(history: RunHistory, settings: HealthSettings):
                       fields=("learning_rate", "max_grad_norm"), fix=fix, fatal=True, subject=metric,
                       steps=(start, found.last), extent=found)
         return  # the grad norm follows the loss: one finding says it
+
+
+def scaler_may_skip(history: RunHistory) -> bool:
+    """Whether a loss scaler may have skipped a step whose gradient overflowed: an fp16 run, or one whose
+    precision is not known (a trainer state read without its config). bf16 and fp32 runs have none: their
+    optimizer applies a NaN gradient."""
+    return history.config.get("fp16") is not False
 
 
 def non_finite(history: RunHistory, metric: str, min_steps: int):
@@ -66,12 +75,12 @@ def skipped_overflow(history: RunHistory, settings: HealthSettings):
     mixed-precision loss scaler does when fp16 overflows: it skips that optimizer step and halves its scale, and
     the weights never see the NaN. One such step is routine on fp16 (a T4 has no bf16); many mean the scale
     keeps overflowing. It becomes GRPO-A005 when the loss itself goes non-finite or the grad norm stays
-    non-finite for min_steps logged steps."""
+    non-finite for min_steps logged steps, and in a run known not to be fp16 (no scaler: the NaN is applied)."""
     if any(not math.isfinite(v) for _, v, _ in history.series("loss")) or any(
             e.get("kind") == "diverged" for e in history.events):
         return  # GRPO-A005 says it
-    if non_finite(history, "grad_norm", settings.min_steps) is not None:
-        return
+    if not scaler_may_skip(history) or non_finite(history, "grad_norm", settings.min_steps) is not None:
+        return  # GRPO-A005 says it
     found = non_finite(history, "grad_norm", 1)
     if found is None:
         return
@@ -93,22 +102,22 @@ def zero_learning_rate(history: RunHistory, settings: HealthSettings):
 
     Every logged step so far had learning_rate 0: the optimizer steps but nothing changes. Usually a warmup
     longer than the run (warmup_steps or warmup_ratio against max_steps), or learning_rate 0 itself."""
-    series = [(s, v, line) for s, v, line in history.series("learning_rate") if not math.isnan(v)]
-    zeros = []
-    for item in series:
-        if item[1] != 0.0:
-            break
-        zeros.append(item)
-    if len(zeros) < settings.min_steps:
+    found = scan(history, "learning_rate", lambda v: v == 0.0, settings.min_steps)
+    if found is None:
         return
+    from_start = found.first == history.series("learning_rate")[0][0] and found.counts[0] >= settings.min_steps
+    if not from_start and len(found.held) * 2 <= found.of:
+        return  # cosine and linear schedules end at 0: not a defect while it is the end of the run
     warmup = config_value(history, "warmup_steps", 0)
-    yield finding("GRPO-A012", "warning",
-                  f"learning_rate is 0 at {steps_text(zeros[0][0], zeros[-1][0])}",
-                  "shorten the warmup (warmup_steps, warmup_ratio) below the run's length, or set learning_rate",
-                  metric="learning_rate", steps=(zeros[0][0], zeros[-1][0]), values=[v for _, v, _ in zeros],
-                  fields=("warmup_steps", "warmup_ratio", "learning_rate"),
+    why = "" if from_start else "; the schedule reached 0 early and those steps trained nothing (information)"
+    yield finding("GRPO-A012", "warning" if from_start else "info",
+                  f"learning_rate is 0 {found.text()}{why}",
+                  "shorten the warmup (warmup_steps, warmup_ratio) below the run's length, or set learning_rate"
+                  if from_start else "end the run where the schedule reaches 0 (max_steps), or use a schedule that "
+                  "does not decay to 0 before it ends",
+                  metric="learning_rate", fields=("warmup_steps", "warmup_ratio", "learning_rate"),
                   fix=Fix(set={"warmup_steps": 0}, unset=("warmup_ratio",), safe=False, title="no warmup")
-                  if warmup else None, line=zeros[0][2])
+                  if warmup and from_start else None, extent=found)
 
 
 @health_rule("GRPO-A007", "warning", reads=("grad_norm",))

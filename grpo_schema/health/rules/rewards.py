@@ -150,11 +150,16 @@ def constant_reward(history: RunHistory, settings: HealthSettings):
     for name in reward_names(history):
         stds = [(s, v, line) for s, v, line in history.series(f"rewards/{name}/std") if not math.isnan(v)]
         means = [(s, v, line) for s, v, line in history.series(f"rewards/{name}/mean") if not math.isnan(v)]
+        severity = "warning"
         if stds:
             found = extent_of(stds, lambda v: v <= 1e-12, settings.min_steps)
-            if found is None or len(found.held) < len(stds):  # it varied once: it can tell completions apart
+            if found is None:
                 continue
             how = "its std is 0"
+            if len(found.held) < len(stds):  # it varied: it can tell completions apart, and the model learned it
+                if len(found.held) * 2 <= len(stds):
+                    continue
+                severity, how = "info", "its std is 0 since the model learned it: it no longer adds to the advantages"
         else:
             found = extent_of(means, lambda v: round(v, 9) == round(means[0][1], 9), settings.min_steps)
             if found is None or len(found.held) < len(means):
@@ -162,7 +167,7 @@ def constant_reward(history: RunHistory, settings: HealthSettings):
             how = "no std is logged: judged from its mean, the same number at every logged step"
         constant = len({round(v, 9) for _, v, _ in means}) == 1
         what = f"the same score ({means[0][1]:g})" if constant and means else "one score per step"
-        yield finding("GRPO-A009", "warning",
+        yield finding("GRPO-A009", severity,
                       f"reward function {name} gave every completion {what} {found.text()} ({how})",
                       f"check what {name} reads (the dataset column, the completion's format) and that it can "
                       "score two completions differently; a function that never varies only shifts every reward",
