@@ -129,9 +129,9 @@ def check_run_dir(path: str | Path, settings: HealthSettings | None = None,
 def judge_coverage(report: HealthReport, monitor: HealthMonitor) -> None:
     """What the log let the rules judge: too short, not GRPO, the era and the rules it cannot show, artefacts."""
     history = monitor.history
-    steps = coverage.logged_steps(history)
+    steps = max(coverage.logged_steps(history), len(history.completions))
     report.era = "grpo_runtime" if report.source == "grpo_runtime" else coverage.era(history)
-    if steps <= 1 and not history.completions:
+    if steps <= 1:
         report.judged = "nothing logged" if steps == 0 else "too short to judge"
         what = "no logged training step: nothing to judge" if steps == 0 else "1 logged step: too short to judge"
         report.findings.append(HealthFinding(Diagnostic(
