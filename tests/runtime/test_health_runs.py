@@ -93,8 +93,9 @@ def test_completions_cut_at_a_tiny_limit_are_found(demo, capsys):
 
 
 def test_every_completion_at_a_2_token_cap_gets_the_clipping_finding(demo, capsys):
-    # the demo's own reward: 78-100% of completions cut, the rest end on the cap's last token
-    code, out, err = train(demo, "capped", capsys, "max_completion_length=2", max_steps=6)
+    # the demo's own reward, and no completion can end (min_new_tokens past the cap)
+    code, out, err = train(demo, "capped", capsys, "max_completion_length=2", "generation_kwargs={min_new_tokens: 3}",
+                           max_steps=6)
     assert code == 0 and "GRPO-A006" in live_codes(err), err[-2000:]
     _, report, codes = health(out, capsys)
     a006 = next(f for f in report["findings"] if f["code"] == "GRPO-A006")

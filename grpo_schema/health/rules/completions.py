@@ -25,7 +25,7 @@ def clipped_completions(history: RunHistory, settings: HealthSettings):
     where the budget is the canvas) is left alone, unless the cut lasts most of the run: then it is information.
     A reward function that saturates (a format check every completion passes) is no sign of learning."""
     cap = completion_cap(history)
-    points = cut_shares(history, cap)
+    points = cut_shares(history)
     found = extent_of(points, lambda v: v >= settings.clipped_fraction, settings.min_steps)
     if found is None:
         return
@@ -39,9 +39,8 @@ def clipped_completions(history: RunHistory, settings: HealthSettings):
     lengths = [v for s, v, _ in history.series("completions/mean_length")
                if not math.isnan(v) and found.first <= s <= found.last]
     length_text = f", mean length {number_range(lengths)} tokens" if lengths else ""
-    shares = [v for s, v, _ in history.series("completions/clipped_ratio")
-              if not math.isnan(v) and found.first <= s <= found.last] or found.values
-    fixes = clipped_fixes(history, cap, shares, found.values, lengths)
+    shares = found.values
+    fixes = clipped_fixes(history, cap, shares, lengths)
     yield finding("GRPO-A006", severity,
                   f"{share_range(shares)} of completions were cut at max_completion_length{cap_text} "
                   f"{found.text()}{length_text}{why}",
@@ -63,18 +62,11 @@ def completion_cap(history: RunHistory) -> tuple[int, str] | None:
     return (int(max(longest)), "log") if longest and max(longest) >= 1 else None
 
 
-def cut_shares(history: RunHistory, cap: tuple[int, str] | None) -> list:
+def cut_shares(history: RunHistory) -> list:
     """(step, share, line) of completions cut per logged step: completions/clipped_ratio, or the share from
-    completion rows that say whether they were cut. A step whose mean length is within 5% of a known cap counts
-    as cut from half its completions on: the others ended on the cap's last token, with no room to finish."""
-    lengths = {s: v for s, v, _ in history.series("completions/mean_length") if not math.isnan(v)}
-    points = []
-    for step, share, line in history.series("completions/clipped_ratio"):
-        if math.isnan(share):
-            continue
-        if cap and share >= 0.5 and lengths.get(step, 0.0) >= 0.95 * cap[0]:
-            share = max(share, lengths[step] / cap[0])
-        points.append((step, share, line))
+    completion rows that say whether they were cut."""
+    points = [(step, share, line) for step, share, line in history.series("completions/clipped_ratio")
+              if not math.isnan(share)]
     if points:
         return points
     return [(step, stats.truncated / stats.truncation_known, None)
@@ -127,13 +119,13 @@ def rose(values: list[float], stds: list[float] | None, settings: HealthSettings
     return gain > settings.reward_gain * max(scale, 1e-6)
 
 
-def clipped_fixes(history: RunHistory, cap: tuple[int, str] | None, shares: list[float], at_cap: list[float],
+def clipped_fixes(history: RunHistory, cap: tuple[int, str] | None, shares: list[float],
                   lengths: list[float]) -> list[Fix]:
-    """A longer cap sized from the one the run used and how many reached it (twice the cap when nearly all did,
-    half as much again when fewer did), and masking cut completions when the run does not already."""
+    """A longer cap sized from the one the run used and how many it cut (twice the cap when nearly all were cut,
+    half as much again when fewer were), and masking cut completions when the run does not already."""
     fixes = []
     if cap:
-        share = sorted(at_cap)[len(at_cap) // 2]  # the share cut, counting those that ended on the cap's last token
+        share = sorted(shares)[len(shares) // 2]
         longer = cap[0] * 2 if share >= 0.9 else math.ceil(cap[0] * 1.5)
         if longer >= 64:
             longer = math.ceil(longer / 64) * 64
