@@ -35,6 +35,16 @@ def live_codes(err: str) -> set[str]:
     return {line.split()[2] for line in err.splitlines() if line.startswith("grpo health: GRPO-")}
 
 
+def standing(err: str) -> set[str]:
+    """The codes the live lines leave standing: each one printed, less those printed as cleared after it."""
+    codes: set[str] = set()
+    for line in err.splitlines():
+        if line.startswith("grpo health: GRPO-"):
+            code = line.split()[2]
+            (codes.discard if line.split()[3] == "cleared" else codes.add)(code)
+    return codes
+
+
 def health(out, capsys, *args):
     before = sorted((str(p), p.stat().st_mtime_ns) for p in out.rglob("*"))
     code = health_command([str(out), "--format", "json", *args])
@@ -60,7 +70,7 @@ def test_a_constant_reward_is_found_by_code(demo, capsys):
     assert {"GRPO-A001", "GRPO-A009", "GRPO-A007"} <= live_codes(err), err[-2000:]
     status, report, codes = health(out, capsys)
     assert status == 0 and not report["healthy"]  # warnings: exit 0 unless --strict
-    assert {"GRPO-A001", "GRPO-A009", "GRPO-A007"} <= codes
+    assert {"GRPO-A001", "GRPO-A009", "GRPO-A007"} <= codes and standing(err) == codes  # live = batch
     a001 = next(f for f in report["findings"] if f["code"] == "GRPO-A001")
     assert a001["steps"] == [1, 4] and a001["values"] == [1.0] * 4 and a001["metric"] == "frac_reward_zero_std"
     assert a001["fix"]["set"] == {"num_generations": 16} and a001["line"] == 1
