@@ -1,0 +1,183 @@
+"""A .py script or an .ipynb notebook as one Python module to read, with where each line came from.
+
+A notebook's code cells are read in order as one module (a constant set in an earlier cell is seen by a later
+one, as when the notebook runs top to bottom); IPython's `!shell` and `%magic` lines are blanked, keeping every
+line where it was, and a cell that is not Python is left out with a diagnostic naming its cell and line.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import warnings
+from dataclasses import dataclass, field
+
+MAX_BYTES = 5_000_000  # notebooks with outputs run to megabytes; the code in them rarely passes 200 KB
+MAX_CELLS = 5_000
+_PASSTHROUGH_CELL_MAGICS = ("%%capture", "%%time", "%%timeit")
+
+
+@dataclass
+class Problem:
+    message: str
+    line: int | None = None  # in the module as read (see Source.place)
+    column: int | None = None
+    hint: str = ""
+    cell: int | None = None
+    cell_line: int | None = None
+
+
+@dataclass
+class Source:
+    """The module text, and for a notebook the (cell, line in cell) of every module line."""
+
+    text: str
+    notebook: bool = False
+    lines: list[tuple[int, int]] = field(default_factory=list)  # module line - 1 -> (cell index, 1-based line)
+    cells: dict[int, str] = field(default_factory=dict)  # code cell index -> its source as written
+    raw: str = ""  # every line as written, magics included (where install lines are)
+    tree: ast.Module | None = None
+    problems: list[Problem] = field(default_factory=list)
+
+    def place(self, line: int | None) -> tuple[int | None, int | None]:
+        """(cell, line in the cell) of a module line; (None, line) for a script."""
+        if line is None or not self.notebook:
+            return None, line
+        if 1 <= line <= len(self.lines):
+            return self.lines[line - 1]
+        return None, None
+
+
+def read_source(data: bytes | str, path: str) -> Source:
+    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+    if len(text) > MAX_BYTES:
+        source = Source("", notebook=path.endswith(".ipynb"))
+        source.problems.append(Problem(f"the file is {len(text):,} characters, more than the {MAX_BYTES:,} read",
+                                       line=1, column=1, hint="clear the notebook's outputs (they hold most of "
+                                       "its size), or check the GRPOConfig call from a smaller file"))
+        return source
+    if path.endswith(".ipynb"):
+        return _parsed(_notebook(text))
+    return _parsed(Source(text, raw=text))
+
+
+def _notebook(text: str) -> Source:
+    source = Source("", notebook=True, raw="")
+    try:
+        document = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        source.problems.append(Problem(f"the notebook is not valid JSON: {exc}", line=1, column=1,
+                                       hint="open and save it in Jupyter, or check the file was not cut short"))
+        return source
+    cells = document.get("cells") if isinstance(document, dict) else None
+    if not isinstance(cells, list):
+        source.problems.append(Problem("the notebook has no `cells` list (not a Jupyter notebook of format 4)",
+                                       line=1, column=1, hint="save it with a current Jupyter"))
+        return source
+    if len(cells) > MAX_CELLS:
+        source.problems.append(Problem(f"the notebook has {len(cells):,} cells; only the first {MAX_CELLS:,} are read",
+                                       line=1, column=1, hint="split the notebook"))
+    out: list[str] = []
+    raw: list[str] = []
+    for index, cell in enumerate(cells[:MAX_CELLS]):
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        body = cell.get("source", "")
+        body = "".join(str(s) for s in body) if isinstance(body, list) else str(body)
+        source.cells[index] = body
+        raw.append(body)
+        for number, line in enumerate(_python_lines(body), start=1):
+            out.append(line)
+            source.lines.append((index, number))
+    source.text = "\n".join(out) + "\n"
+    source.raw = "\n".join(raw)
+    return source
+
+
+def _python_lines(body: str) -> list[str]:
+    """The cell's lines with IPython's own syntax blanked (same number of lines, so positions hold)."""
+    lines = body.split("\n")
+    if lines and lines[0].lstrip().startswith("%%") and not lines[0].lstrip().startswith(_PASSTHROUGH_CELL_MAGICS):
+        return ["" for _ in lines]  # %%bash, %%writefile ...: the cell is not Python
+    out = []
+    continued = False
+    for line in lines:
+        stripped = line.lstrip()
+        if continued or stripped.startswith(("!", "%")) or (stripped.endswith("?") and not stripped.startswith("#")):
+            indent = line[: len(line) - len(stripped)]
+            out.append(indent + "pass" if indent else "")
+            continued = stripped.endswith("\\") and (continued or stripped.startswith(("!", "%")))
+            continue
+        out.append(line)
+    return out
+
+
+def _parsed(source: Source) -> Source:
+    if source.problems and not source.text:
+        return source
+    tree, problem = _parse(source.text)
+    if tree is not None:
+        source.tree = tree
+        return source
+    if not source.notebook or problem is None:
+        source.problems.append(problem or Problem("the file could not be parsed as Python"))
+        return source
+    # A notebook with one broken cell: read every other cell, and say which one was left out.
+    source.problems.append(problem)
+    bad_cell = source.place(problem.line)[0]
+    kept = [line if cell != bad_cell else "" for line, (cell, _) in zip(source.text.split("\n"), source.lines)]
+    tree, again = _parse("\n".join(kept) + "\n")
+    if tree is None and again is not None:
+        source.problems.append(again)
+    source.tree = tree
+    return source
+
+
+def _parse(text: str) -> tuple[ast.Module | None, Problem | None]:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escape sequences in user strings are not our finding
+            return ast.parse(text), None
+    except SyntaxError as exc:
+        return None, Problem(f"Python syntax error: {exc.msg}", line=exc.lineno, column=exc.offset,
+                             hint="fix the syntax (the file cannot run as written); the GRPOConfig calls are read "
+                                  "once it parses")
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return None, Problem(f"the file cannot be read as Python: {type(exc).__name__}", line=1, column=1,
+                             hint="check the file is Python source text")
+
+
+# --- the TRL release a file installs ---------------------------------------------------------------------------------
+_INSTALL = re.compile(r"pip\s+install|Tested with|uv\s+add", re.I)
+_TRL_PIN = re.compile(r"""(?<![\w.-])trl(?:\[[^\]]*\])?\s*(==|>=|<=|~=|!=|<|>)\s*v?(\d+(?:\.\d+){1,2})""", re.I)
+_UNSLOTH_PIN = re.compile(r"""(?<![\w.-])unsloth\s*==\s*(\d{4})\.(\d{1,2})""", re.I)
+
+
+@dataclass(frozen=True)
+class InstallPin:
+    spec: str  # '==0.22.2'
+    line: int  # in Source.raw
+    text: str  # the line as written
+
+
+def install_pins(raw: str) -> list[InstallPin]:
+    """The `trl` specifiers on the file's install lines (`!pip install trl==0.22.2`, an exported
+    `get_ipython().system('pip install ...')`, a 'Tested with trl==X' comment), in file order."""
+    found = []
+    for number, line in enumerate(raw.split("\n"), start=1):
+        if not _INSTALL.search(line):
+            continue
+        for match in _TRL_PIN.finditer(line):
+            found.append(InstallPin(match.group(1) + match.group(2), number, line.strip()[:200]))
+    return found
+
+
+def unsloth_release_pin(raw: str) -> tuple[int, int] | None:
+    """(year, month) of an `unsloth==YYYY.M.x` install pin: Unsloth's own trl requirement follows its date."""
+    for line in raw.split("\n"):
+        if _INSTALL.search(line):
+            match = _UNSLOTH_PIN.search(line)
+            if match:
+                return int(match.group(1)), int(match.group(2))
+    return None
