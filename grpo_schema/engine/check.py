@@ -216,8 +216,9 @@ def _check(data: Any, path: str, positions: Positions, diagnostics: list[Diagnos
     keys.written_as.update(reading.written_as)
     result.diagnostics += reading.diagnostics + keys.diagnostics
     if unknown:  # set to values known only at run time: validated by nothing, judged by no rule, never a default
+        unknown = unknown | {k for k in (*keys.fields, *keys.renamed) if keys.written_as.get(k) in unknown}
         keys.fields = {k: v for k, v in keys.fields.items() if k not in unknown}
-        keys.renamed = {k: v for k, v in keys.renamed.items() if keys.written_as.get(k, k) not in unknown}
+        keys.renamed = {k: v for k, v in keys.renamed.items() if k not in unknown}
         keys.launch = {k: v for k, v in keys.launch.items() if k not in unknown}
     config, failed, field_diags = _validate(compiled("config"), {**reading.implicit, **keys.fields})
     failed |= unknown

@@ -94,9 +94,17 @@ def check_python(data: bytes | str, path: str = "<python>", **options: Any) -> P
                                    trl_version_source=options.get("trl_version_source") or "default"))
         results[0].diagnostics = diag
         texts[path] = source.text if not source.notebook else ""
-    # Problems of the file as a whole go with its first call (or the file's only result).
-    first = results[0]
-    first.diagnostics = list(_placed_file_diags(file_diags, source, first.path, path)) + first.diagnostics
+    # Problems of the file as a whole go with its first call (or the file's only result); in a notebook, with
+    # the result of their cell (one is made for a cell that has no call).
+    for diag in file_diags:
+        cell, line = source.place(diag.line) if source.notebook and source.lines else (None, diag.line)
+        target = results[0] if cell is None else next((r for r in results if r.path == _shown(path, cell)), None)
+        if target is None:
+            target = CheckResult(_shown(path, cell), results[0].world_size, trl_version=results[0].trl_version,
+                                 trl_version_source=results[0].trl_version_source)
+            results.append(target)
+            texts[target.path] = source.cells.get(cell, "")
+        target.diagnostics = [replace(diag, line=line)] + target.diagnostics
     for result in results:
         _finish(result)
     return PythonCheck(path, source, module, readings, results, texts, unsloth)
@@ -104,16 +112,6 @@ def check_python(data: bytes | str, path: str = "<python>", **options: Any) -> P
 
 def _shown(path: str, cell: int | None) -> str:
     return path if cell is None else f"{path}[cell {cell}]"
-
-
-def _placed_file_diags(diags: list[Diagnostic], source: Source, shown: str, path: str):
-    for diag in diags:
-        if source.notebook and diag.line is not None and source.lines:
-            cell, line = source.place(diag.line)
-            if cell is not None:
-                yield replace(diag, message=f"cell {cell} line {line}: {diag.message}")
-                continue
-        yield diag
 
 
 # --- the file ------------------------------------------------------------------------------------------------------
@@ -196,18 +194,19 @@ def _as_python(result: CheckResult, reading: CallReading) -> list[Diagnostic]:
     written = set(reading.mapping)
     script = script_only_keys(result.trl_version)
     out = []
+    for name in reading.mapping:
+        if name in script:
+            line, column = reading.positions.keys[(name,)]
+            out.append(Diagnostic(pycodes.SCRIPT_ONLY, "error", f"{name} is an argument of TRL's `trl grpo` script, "
+                                  "not of GRPOConfig: GRPOConfig(...) raises TypeError", fields=(name,), line=line,
+                                  column=column, hint="give it to GRPOTrainer (the model, train_dataset, "
+                                  "reward_funcs) or remove it", fix=Fix(unset=(name,), safe=False,
+                                                                        title=f"remove {name}")))
     for diag in result.diagnostics:
-        if diag.code in SCRIPT_LEVEL or (diag.fields and not written & set(diag.fields) and
-                                         set(diag.fields) <= script):
-            continue  # the model, data and rewards are given to GRPOTrainer, not to GRPOConfig
+        if diag.code in SCRIPT_LEVEL or (diag.fields and set(diag.fields) <= script):
+            continue  # the model, data and rewards are given to GRPOTrainer, not to GRPOConfig (F007 above)
         name = diag.fields[0] if diag.fields else None
-        if name in written and name in script and diag.code != pycodes.SCRIPT_ONLY:
-            diag = replace(diag, code=pycodes.SCRIPT_ONLY, severity="error",
-                           message=f"{name} is an argument of TRL's `trl grpo` script, not of GRPOConfig: "
-                                   f"GRPOConfig(...) raises TypeError", hint="give it to GRPOTrainer (the model, "
-                           "train_dataset, reward_funcs) or remove it", fix=Fix(unset=(name,), safe=False,
-                                                                                title=f"remove {name}"))
-        elif diag.code in NOT_AN_ARGUMENT and name in written and diag.severity != "error":
+        if diag.code in NOT_AN_ARGUMENT and name in written and diag.severity != "error":
             diag = replace(diag, severity="error", message=_as_type_error(diag.message, result.trl_version))
         if diag.line is None:
             diag = replace(diag, line=reading.line, column=reading.column)

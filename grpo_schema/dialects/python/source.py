@@ -181,3 +181,35 @@ def unsloth_release_pin(raw: str) -> tuple[int, int] | None:
             if match:
                 return int(match.group(1)), int(match.group(2))
     return None
+
+
+# --- notebook positions in the .ipynb file itself (for SARIF and GitHub annotations) --------------------------------
+_CELL_PATH = re.compile(r"^(?P<file>.*\.ipynb)\[cell (?P<cell>\d+)\]$")
+
+
+def split_cell_path(path: str) -> tuple[str, int | None]:
+    """'nb.ipynb[cell 5]' -> ('nb.ipynb', 5); any other path -> (path, None)."""
+    match = _CELL_PATH.match(path)
+    return (match.group("file"), int(match.group("cell"))) if match else (path, None)
+
+
+def file_line(text: str, cell: int, line: int) -> int | None:
+    """The line of the .ipynb file that holds line `line` of cell `cell`'s source, where the notebook is written
+    one source line a JSON line (as Jupyter writes it); None where it is not."""
+    try:
+        cells = json.loads(text)["cells"]
+        body = cells[cell]["source"]
+    except (ValueError, KeyError, IndexError, TypeError, RecursionError):
+        return None
+    lines = text.split("\n")
+    found = -1
+    for _ in range(cell + 1):  # the n-th "source" key is the n-th cell's (Jupyter writes it once a cell)
+        found = next((i for i in range(found + 1, len(lines)) if lines[i].lstrip().startswith('"source"')), -1)
+        if found < 0:
+            return None
+    if not isinstance(body, list) or not body:
+        return found + 1
+    target = found + line  # `"source": [` then one element a line
+    if target < len(lines) and json.dumps(body[line - 1])[:40] in lines[target]:
+        return target + 1
+    return None

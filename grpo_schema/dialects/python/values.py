@@ -191,17 +191,22 @@ class Evaluator:
             if not ordered and len(candidates) > 1:
                 return Unknown(name, f"bound {len(candidates)} times in {scope.name}: which one holds is decided "
                                      "at run time")
-            if last.conditional or (ordered and any(b.conditional for b in candidates)):
-                return Unknown(name, f"bound under a condition or loop in {scope.name} (line {last.line})")
             if last.value is None:
                 return Unknown(name, f"{last.how} (line {last.line})")
-            self._following.add(name)
-            try:
-                value = self.value(last.value, depth)
-            finally:
-                self._following.discard(name)
+            if last.conditional or (ordered and any(b.conditional for b in candidates)):
+                value = self._following_value(name, last.value, depth)
+                return value.within(name) if isinstance(value, Unknown) else Unknown(
+                    name, f"bound under a condition or loop in {scope.name} (line {last.line})")
+            value = self._following_value(name, last.value, depth)
             return value.within(name) if isinstance(value, Unknown) else value
         return Unknown(name, "not defined in this file")
+
+    def _following_value(self, name: str, node: ast.expr, depth: int) -> Any:
+        self._following.add(name)
+        try:
+            return self.value(node, depth)
+        finally:
+            self._following.discard(name)
 
     def _dict(self, node: ast.Dict, depth: int) -> Any:
         out: dict[Any, Any] = {}

@@ -1,0 +1,3 @@
+from trl import GRPOConfig
+
+config = GRPOConfig(output_dir="out", num_generations=4

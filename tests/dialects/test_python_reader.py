@@ -1,0 +1,141 @@
+"""GRPOConfig(...) in Python scripts and notebooks (grpo_schema.dialects.python), on the repository's own small
+files (tests/dialects/python_files): calls, values, positions, unknowns, bad input, and the same codes as the
+equivalent YAML."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from grpo_schema.dialects.python import check_python
+from grpo_schema.engine.check import check_text
+
+FILES = Path(__file__).parent / "python_files"
+
+
+def checked(name: str, **options):
+    options.setdefault("trl_version", "1.16.0")
+    options.setdefault("trl_version_source", "flag")
+    return check_python((FILES / name).read_bytes(), str(FILES / name), **options)
+
+
+def codes(result, severity=None) -> list[str]:
+    return sorted(d.code for d in result.diagnostics if severity is None or d.severity == severity)
+
+
+def at(result, code: str):
+    return next(d for d in result.diagnostics if d.code == code)
+
+
+def test_every_call_is_read_with_its_values_through_aliases_modules_constants_and_dicts():
+    check = checked("aliases.py")
+    assert [(c.call.callee, c.line) for c in check.calls] == [("Config", 10), ("trl.GRPOConfig", 20)]
+    assert check.calls[0].mapping == {"output_dir": "out-a", "per_device_train_batch_size": 4,
+                                      "gradient_accumulation_steps": 2, "num_generations": 8,
+                                      "max_completion_length": 768, "learning_rate": 5e-6, "logging_steps": 5,
+                                      "report_to": "none"}
+    assert check.calls[1].mapping == {"output_dir": "out-b", "num_generations": 3, "per_device_train_batch_size": 4}
+    first, second = check.results
+    assert first.valid and first.plan.per_device_train_batch_size == 4
+    # Each call judged on its own: the second's batch (4 vs 3) is its own error, at the dict key that sets it.
+    assert not second.valid and codes(second, "error") == ["GRPO-B001"]
+    assert (at(second, "GRPO-B001").line, at(second, "GRPO-B001").column) == (20, 37)
+    assert (first.positions.keys[("num_generations",)]) == (14, 5)
+
+
+def test_values_known_only_at_run_time_are_unknown_never_a_default():
+    check = checked("runtime_values.py")
+    (result,) = check.results
+    unknown = at(result, "GRPO-F003")
+    assert unknown.line == 15 and unknown.fields == ("learning_rate",)
+    assert "args.lr" in unknown.message and "cannot judge statically" in unknown.message
+    opaque = at(result, "GRPO-F004")
+    assert opaque.line == 17 and "**extra" in opaque.message and "read from a file" in opaque.message
+    # Whatever **extra sets may be the batch: no schedule is derived from defaults.
+    assert result.plan is None and "GRPO-B001" not in codes(result)
+
+
+def test_bad_input_gets_a_diagnostic_never_a_traceback():
+    (result,) = checked("broken.py").results
+    assert codes(result) == ["GRPO-F001"] and at(result, "GRPO-F001").line == 3
+    check = checked("subclass.py")
+    assert [c.call.callee for c in check.calls] == ["GRPOConfig"]  # MyConfig(...) is not guessed at
+    assert {"GRPO-F005", "GRPO-F003"} <= set(codes(check.results[0]))
+    assert at(check.results[0], "GRPO-F005").line == 7
+    for data in (b"", b"\xff\xfe garbage (", b"{not json", b'{"cells": 3}', b"x = (" * 5000):
+        for name in ("x.py", "x.ipynb"):
+            result = check_python(data, name).results[0]
+            assert result.diagnostics and all(d.code.startswith("GRPO-F") for d in result.diagnostics)
+
+
+def test_a_notebook_is_read_cell_by_cell_with_its_install_line_as_the_release():
+    check = check_python((FILES / "notebook.ipynb").read_bytes(), "nb.ipynb")
+    by_path = {r.path: r for r in check.results}
+    call = by_path["nb.ipynb[cell 5]"]
+    assert call.trl_version == "0.19.1" and "install line" in call.trl_version_source
+    assert check.calls[0].mapping["max_completion_length"] == 768  # constants from an earlier cell
+    assert check.calls[0].mapping["seed"] == 3407
+    assert (at(call, "GRPO-B001").line, at(call, "GRPO-B001").column) == (5, 5)  # cell 5, line 5
+    broken = by_path["nb.ipynb[cell 4]"]  # the broken cell is named, the others still read
+    assert codes(broken) == ["GRPO-F001"] and at(broken, "GRPO-F001").line == 1
+
+
+def test_unsloth_rewrites_the_batch_and_says_so_with_the_code_the_yaml_gets():
+    (plain,) = checked("plain_batch.py", trl_version="0.22.2").results
+    (unsloth,) = checked("unsloth_batch.py", trl_version="0.22.2").results
+    yaml = check_text("output_dir: outputs\nper_device_train_batch_size: 1\ngradient_accumulation_steps: 1\n"
+                      "num_generations: 4\n", trl_version="0.22.2")
+    assert "GRPO-B001" in codes(yaml, "error") and codes(plain, "error") == ["GRPO-B001"]
+    rewrite = at(unsloth, "GRPO-B001")
+    assert unsloth.valid and rewrite.severity == "warning" and rewrite.line == 6
+    assert "Unsloth replaces per_device_train_batch_size=1 by num_generations=4" in rewrite.message
+    assert unsloth.plan.per_device_train_batch_size == 4  # what the run really trains with
+    assert unsloth.sources["per_device_train_batch_size"] == "Unsloth's rewrite"
+    assert unsloth.profile_args["unsloth"].unsloth_num_chunks == 2  # Unsloth's own key, typed
+
+
+def test_unsloth_without_a_pin_is_judged_at_its_trl_range():
+    check = check_python((FILES / "unsloth_batch.py").read_bytes(), "u.py", trl_version="1.16.0",
+                         trl_version_source="default")
+    assert check.results[0].trl_version.startswith("0.24") and "unsloth" in check.results[0].trl_version_source
+
+
+@pytest.mark.parametrize("release,key,code", [
+    ("1.16.0", "max_prompt_length", "GRPO-K003"),  # removed in 0.28
+    ("0.22.2", "vllm_importance_sampling_correction", "GRPO-K009"),  # not yet in 0.22
+])
+def test_a_key_gives_the_code_the_equivalent_yaml_gets_and_an_error_for_the_constructor(release, key, code):
+    (result,) = checked("keys.py", trl_version=release).results
+    yaml = check_text("output_dir: outputs\nmax_prompt_length: 512\nper_device_train_batch_size: 4\n"
+                      "num_generations: 4\nvllm_importance_sampling_correction: true\n", trl_version=release)
+    found = [d for d in result.diagnostics if d.fields[:1] == (key,)]
+    assert [d.code for d in found] == [d.code for d in yaml.diagnostics if d.fields[:1] == (key,)] == [code]
+    assert found[0].severity == "error"  # GRPOConfig(...) raises TypeError where `trl grpo` may only warn
+    script_key = at(result, "GRPO-F007")
+    assert script_key.fields == ("model_name_or_path",) and script_key.line == 9
+
+
+def test_validate_reports_python_files_in_every_format(capsys):
+    from grpo_schema.cli import main
+
+    path = str(FILES / "plain_batch.py")
+    assert main(["validate", path, "--trl-version", "0.22.2"]) == 1
+    text = capsys.readouterr().out
+    assert f"{path}:7:5: error[GRPO-B001]" in text and "    num_generations=4," in text
+    assert main(["validate", path, "--trl-version", "0.22.2", "--format", "github"]) == 1
+    assert f"::error file={path},line=7,col=5,title=GRPO-B001::" in capsys.readouterr().out
+    import json
+
+    assert main(["validate", str(FILES / "notebook.ipynb"), "--format", "sarif"]) == 1
+    sarif = json.loads(capsys.readouterr().out)
+    # SARIF names the notebook file and the line of the .ipynb that holds the cell's line; the message the cell.
+    found = {r["message"]["text"].split(":")[0]: r["locations"][0]["physicalLocation"]
+             for r in sarif["runs"][0]["results"]}
+    assert found["cell 5 line 5"]["artifactLocation"]["uri"].endswith("python_files/notebook.ipynb")
+    ipynb = (FILES / "notebook.ipynb").read_text().split("\n")
+    assert "num_generations=8" in ipynb[found["cell 5 line 5"]["region"]["startLine"] - 1]
+    assert "def broken(" in ipynb[found["cell 4 line 1"]["region"]["startLine"] - 1]
+    assert main(["validate", str(FILES / "aliases.py"), "--format", "json", "--trl-version", "0.22.2"]) == 1
+    document = json.loads(capsys.readouterr().out)
+    assert [r["valid"] for r in document["files"]] == [True, False]
