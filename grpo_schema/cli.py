@@ -402,6 +402,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
          "status, logs, cancel and resume of jobs from `grpo launch --ray`"),
         ("explain", "grpo_schema.commands.explain", "explain_command", "", "show the batch schedule, micro-step by micro-step"),
         ("migrate", "grpo_schema.commands.migrate", "migrate_command", "", "rewrite renamed and removed keys for TRL 1.16"),
+        ("export", "grpo_schema.commands.pyexport", "export_command", "", "write a GRPOConfig(...) call of a Python "
+         "script or notebook as a flat YAML config"),
         ("plan", "grpo_schema.commands.plan", "plan_command", "", "per-GPU memory and run time on declared "
          "hardware: will it fit"),
         ("health", "grpo_schema.commands.health", "health_command", "", "judge runs from what they logged: "
@@ -447,7 +449,8 @@ def split_trl_tokens(argv: list[str]) -> tuple[list[str], list[str]]:
     return ours, trl
 
 
-_PASSTHROUGH = {"serve", "train", "launch", "demo", "smoke", "explain", "migrate", "plan", "slurm", "ray", "lsp", "health", "doctor"}
+_PASSTHROUGH = {"serve", "train", "launch", "demo", "smoke", "explain", "migrate", "plan", "slurm", "ray", "lsp", "health", "doctor",
+                "export"}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -139,3 +139,45 @@ def test_validate_reports_python_files_in_every_format(capsys):
     assert main(["validate", str(FILES / "aliases.py"), "--format", "json", "--trl-version", "0.22.2"]) == 1
     document = json.loads(capsys.readouterr().out)
     assert [r["valid"] for r in document["files"]] == [True, False]
+
+
+COMPARED = ("plain_batch.py", "unsloth_batch.py", "keys.py", "aliases.py", "notebook.ipynb", "runtime_values.py")
+
+
+@pytest.mark.parametrize("name", COMPARED)
+def test_export_gives_yaml_on_which_validate_finds_the_same_codes(name, tmp_path, capsys):
+    from grpo_schema.cli import main
+
+    path = FILES / name
+    check = checked(name, trl_version="0.22.2")
+    for index, result in enumerate(check.results[:len(check.calls)]):
+        out = tmp_path / f"call{index}.yaml"
+        assert main(["export", str(path), "--call", str(index + 1), "-o", str(out), "--trl-version", "0.22.2"]) == 0
+        text = out.read_text()
+        yaml_result = check_text(text, path=str(out))
+        assert yaml_result.trl_version == "0.22.2"  # from the exported `# grpo:` comment
+        python_only = ("GRPO-F", "GRPO-S006")
+        same = lambda r: sorted(d.code for d in r.diagnostics if not d.code.startswith(python_only))  # noqa: E731
+        if name == "keys.py":  # the script's own key is left out of the YAML, in a comment saying why
+            assert "# model_name_or_path is an argument of the `trl grpo` script" in text
+        if name == "unsloth_batch.py":  # TRL alone refuses what Unsloth rewrites: the same code, an error
+            assert [d.severity for d in yaml_result.diagnostics if d.code == "GRPO-B001"] == ["error"]
+        if name == "runtime_values.py":  # unknowns said, never invented
+            assert "# learning_rate:   # = args.lr" in text and "learning_rate" not in yaml_result.raw
+            continue
+        assert same(yaml_result) == same(result), text
+    capsys.readouterr()
+
+
+def test_explain_shows_the_batch_unsloth_really_trains_with(capsys):
+    from grpo_schema.cli import main
+
+    assert main(["explain", str(FILES / "unsloth_batch.py"), "--trl-version", "0.22.2", "--format", "json"]) == 0
+    import json
+
+    document = json.loads(capsys.readouterr().out)
+    assert document["derived"]["per_device_train_batch_size"] == 4
+    assert document["notes"][0].startswith("Unsloth trains with per_device_train_batch_size=4, not the 1 written")
+    assert main(["explain", str(FILES / "aliases.py"), "--trl-version", "0.22.2", "--format", "json"]) == 1
+    calls = json.loads(capsys.readouterr().out)["calls"]
+    assert [c["valid"] for c in calls] == [True, False] and calls[0]["derived"]["num_generations"] == 8
