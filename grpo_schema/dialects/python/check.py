@@ -208,6 +208,9 @@ def _as_python(result: CheckResult, reading: CallReading) -> list[Diagnostic]:
         name = diag.fields[0] if diag.fields else None
         if diag.code in NOT_AN_ARGUMENT and name in written and diag.severity != "error":
             diag = replace(diag, severity="error", message=_as_type_error(diag.message, result.trl_version))
+        elif diag.code == codes.T_MISSING and "parser requires" in diag.message:
+            diag = replace(diag, message=f"GRPOConfig(...) of TRL {result.trl_version} requires {name}: it raises "
+                                         "TypeError (a missing argument) without it", hint=f"give {name}=...")
         if diag.line is None:
             diag = replace(diag, line=reading.line, column=reading.column)
         out.append(diag)
@@ -215,10 +218,13 @@ def _as_python(result: CheckResult, reading: CallReading) -> list[Diagnostic]:
 
 
 def _as_type_error(message: str, release: str) -> str:
-    for tail in ("it ignores the key, so the setting has no effect", "ignores the key, so the setting has no effect"):
+    """The front end's verdict on a key it does not read, as GRPOConfig(...) has it: an unexpected keyword."""
+    said = f"GRPOConfig(...) of TRL {release} raises TypeError on it"
+    for tail in (f"TRL {release} ignores the key, so the setting has no effect",
+                 "it ignores the key, so the setting has no effect"):
         if tail in message:
-            return message.replace(tail, f"GRPOConfig(...) of TRL {release} raises TypeError on it")
-    return f"{message}; GRPOConfig(...) of TRL {release} raises TypeError on it"
+            return message.replace(tail, said)
+    return f"{message}; {said}"
 
 
 @lru_cache(maxsize=32)
