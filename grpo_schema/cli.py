@@ -281,6 +281,7 @@ def cmd_codes(args: argparse.Namespace, rest: list[str]) -> int:
     import grpo_schema.engine.policy  # noqa: F401  (declares the service policy's codes)
     import grpo_schema.engine.profiles.open_r1  # noqa: F401  (declares the profile's codes)
     import grpo_schema.health.rundir  # noqa: F401  (declares the run-health codes)
+    import grpo_schema.dialects.python.codes  # noqa: F401  (declares the codes of Python files)
 
     if args.code:
         code = args.code.upper() if args.code.upper().startswith("GRPO-") else "GRPO-" + args.code.upper()

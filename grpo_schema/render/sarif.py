@@ -32,6 +32,7 @@ def code_catalogue() -> dict[str, Any]:
 
     load_rules()
     import grpo_schema.health.rundir  # noqa: F401  (declares the run-health codes)
+    import grpo_schema.dialects.python.codes  # noqa: F401  (declares the codes of Python files)
     known_profiles()  # imports the built-in profiles, which declare their codes
     return dict(sorted(CODES.items()))
 
