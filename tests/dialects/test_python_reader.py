@@ -181,3 +181,52 @@ def test_explain_shows_the_batch_unsloth_really_trains_with(capsys):
     assert main(["explain", str(FILES / "aliases.py"), "--trl-version", "0.22.2", "--format", "json"]) == 1
     calls = json.loads(capsys.readouterr().out)["calls"]
     assert [c["valid"] for c in calls] == [True, False] and calls[0]["derived"]["num_generations"] == 8
+
+
+MIGRATED = '''from trl import GRPOConfig
+
+EXTRA = {"max_prompt_length": 512, "report_to": "none"}
+args = GRPOConfig(
+    output_dir="out",  # where to save
+    max_prompt_length=256,  # the prompt budget
+    warmup_ratio=0.1,
+    num_generations=4, per_device_train_batch_size=4, vllm_device="cuda:1",
+    **EXTRA,
+)
+'''
+
+
+def test_migrate_rewrites_each_keyword_where_it_is_written_keeping_the_rest(tmp_path, capsys):
+    from grpo_schema.cli import main
+
+    path = tmp_path / "train.py"
+    path.write_text(MIGRATED)
+    assert main(["migrate", str(path)]) == 1 and path.read_text() == MIGRATED  # a diff, nothing written
+    assert "+    warmup_steps=0.1," in capsys.readouterr().out
+    assert main(["migrate", str(path), "--write"]) == 0
+    assert path.read_text() == MIGRATED.replace('"max_prompt_length": 512, ', "").replace(
+        "    max_prompt_length=256,  # the prompt budget", "    # grpo migrate removed (no longer read by the target "
+        "TRL release): max_prompt_length=256,  # the prompt budget").replace(
+        "warmup_ratio=0.1", "warmup_steps=0.1").replace(', vllm_device="cuda:1",', ",")
+    capsys.readouterr()
+    assert main(["validate", str(path)]) == 0  # nothing left to migrate, and valid
+    capsys.readouterr()
+
+
+def test_migrate_edits_a_notebook_cell_and_leaves_the_json_as_jupyter_wrote_it(tmp_path, capsys):
+    import json
+
+    from grpo_schema.cli import main
+
+    cells = [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+              "source": ["from trl import GRPOConfig\n", "args = GRPOConfig(output_dir='o', max_prompt_length=64,\n",
+                         "                  num_generations=4, per_device_train_batch_size=4)"]}]
+    original = json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n"
+    path = tmp_path / "nb.ipynb"
+    path.write_text(original)
+    assert main(["migrate", str(path), "--write"]) == 0
+    new = path.read_text()
+    assert json.loads(new)["cells"][0]["source"][1] == "args = GRPOConfig(output_dir='o',\n"
+    assert [line for line in new.split("\n") if line not in original.split("\n")] == [
+        '    "args = GRPOConfig(output_dir=\'o\',\\n",']
+    capsys.readouterr()
