@@ -230,3 +230,28 @@ def test_migrate_edits_a_notebook_cell_and_leaves_the_json_as_jupyter_wrote_it(t
     assert [line for line in new.split("\n") if line not in original.split("\n")] == [
         '    "args = GRPOConfig(output_dir=\'o\',\\n",']
     capsys.readouterr()
+
+
+def test_plan_reads_the_call_with_the_batch_and_model_it_trains_with(capsys):
+    import json
+
+    from grpo_schema.cli import main
+
+    path = str(FILES / "unsloth_batch.py")
+    assert main(["plan", path, "--hardware", "1xH100-80GB", "--trl-version", "0.22.2", "--format", "json"]) == 0
+    (document,) = json.loads(capsys.readouterr().out)["files"]
+    assert document["derived"]["per_device_train_batch_size"] == 4  # Unsloth's rewrite, not the 1 written
+    assert document["model"]["name"] == "Qwen2.5-0.5B"  # from_pretrained(model_name=...) in the file
+    assert main(["plan", str(FILES / "runtime_values.py"), "--hardware", "1xH100-80GB"]) == 2
+    assert "values known only at run time: learning_rate = args.lr" in capsys.readouterr().err
+
+
+def test_doctor_judges_the_environment_against_the_release_the_notebook_installs(capsys):
+    import json
+
+    from grpo_schema.cli import main
+
+    main(["doctor", str(FILES / "notebook.ipynb"), "--format", "json"])
+    document = json.loads(capsys.readouterr().out)
+    assert (document["file_trl_version"], document["file_trl_version_source"]) == (
+        "0.19.1", "the file's install line (trl==0.19.1)")

@@ -242,3 +242,24 @@ def _is_dict_call(node: ast.expr) -> bool:
 
 def _span(node: ast.expr) -> tuple[int, int, int, int]:
     return (node.lineno, node.col_offset + 1, node.end_lineno or node.lineno, (node.end_col_offset or 0) + 1)
+
+
+def model_name(tree: ast.Module) -> str | None:
+    """The model the file trains, where it is a literal or module constant: GRPOTrainer(model="...") or a
+    from_pretrained("...") / from_pretrained(model_name="...") (Unsloth's FastLanguageModel, transformers)."""
+    module_scope = scope_of(tree.body)
+    for call, scopes in _calls(tree, [module_scope]):
+        func = call.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if name == "GRPOTrainer":
+            nodes = [kw.value for kw in call.keywords if kw.arg == "model"]
+        elif name == "from_pretrained":
+            nodes = [kw.value for kw in call.keywords if kw.arg in ("model_name", "pretrained_model_name_or_path")]
+            nodes += call.args[:1]
+        else:
+            continue
+        for node in nodes:
+            value = Evaluator(scopes, call.lineno, in_function=len(scopes) > 1).value(node)
+            if isinstance(value, str) and value:
+                return value
+    return None

@@ -217,6 +217,13 @@ def _as_python(result: CheckResult, reading: CallReading) -> list[Diagnostic]:
     return out
 
 
+def script_level(result: CheckResult) -> list[Diagnostic]:
+    """The findings of a `trl grpo` YAML that do not apply to GRPOConfig(...) (the model, data and rewards are
+    given to GRPOTrainer), for surfaces that judge a call's YAML (grpo plan)."""
+    script = script_only_keys(result.trl_version)
+    return [d for d in result.diagnostics if d.code in SCRIPT_LEVEL or (d.fields and set(d.fields) <= script)]
+
+
 def _as_type_error(message: str, release: str) -> str:
     """The front end's verdict on a key it does not read, as GRPOConfig(...) has it: an unexpected keyword."""
     said = f"GRPOConfig(...) of TRL {release} raises TypeError on it"

@@ -12,7 +12,19 @@ from grpo_schema.dialects.python.check import CallReading, PythonCheck, script_o
 from grpo_schema.engine.check import CheckResult
 
 
-def export_yaml(check: PythonCheck, index: int = 0) -> str:
+def trained_yaml(check: PythonCheck, index: int) -> tuple[str | None, str]:
+    """(YAML of what the run trains with, '') for `grpo plan` and `grpo doctor`: the call's values with Unsloth's
+    rewrite applied; (None, why) when a value is only known at run time (a plan would be a guess)."""
+    reading = check.calls[index]
+    missing = [f"{name} = {value.source}" for name, value in reading.unknown.items()]
+    missing += [f"{part.source}" for part in reading.call.opaque]
+    if missing:
+        return None, (f"call {index + 1} (line {reading.line}) has values known only at run time: "
+                      f"{'; '.join(missing[:5])}; `grpo export` writes the call as YAML to fill them in")
+    return export_yaml(check, index, as_trained=True), ""
+
+
+def export_yaml(check: PythonCheck, index: int = 0, as_trained: bool = False) -> str:
     reading: CallReading = check.calls[index]
     result: CheckResult = check.results[index]
     settings = [f"--trl-version {result.trl_version}"]
@@ -46,6 +58,14 @@ def export_yaml(check: PythonCheck, index: int = 0) -> str:
                          f"TypeError on it): {_one_line(yaml.safe_dump(value, default_flow_style=True).strip())}")
             continue
         body[name] = value
+    if as_trained and result.sources.get("per_device_train_batch_size") == "Unsloth's rewrite":
+        body["per_device_train_batch_size"] = result.config.per_device_train_batch_size
+    if as_trained and check.source.tree is not None and "model_name_or_path" not in body:
+        from grpo_schema.dialects.python.calls import model_name
+
+        model = model_name(check.source.tree)  # the planner sizes the model GRPOTrainer is given
+        if model:
+            body = {"model_name_or_path": model, **body}
     text = "\n".join(lines) + "\n"
     if body:
         text += yaml.safe_dump(body, sort_keys=False, default_flow_style=False, allow_unicode=True, width=120)

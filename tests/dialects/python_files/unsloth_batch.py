@@ -8,3 +8,4 @@ args = GRPOConfig(
     num_generations=4,
     unsloth_num_chunks=2,
 )
+model, tokenizer = FastLanguageModel.from_pretrained(model_name="Qwen/Qwen2.5-0.5B-Instruct")
