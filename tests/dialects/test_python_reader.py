@@ -63,7 +63,9 @@ def test_bad_input_gets_a_diagnostic_never_a_traceback():
     assert [c.call.callee for c in check.calls] == ["GRPOConfig"]  # MyConfig(...) is not guessed at
     assert {"GRPO-F005", "GRPO-F003"} <= set(codes(check.results[0]))
     assert at(check.results[0], "GRPO-F005").line == 7
-    for data in (b"", b"\xff\xfe garbage (", b"{not json", b'{"cells": 3}', b"x = (" * 5000):
+    deep = b"GRPOConfig(" + b"[" * 200_000  # nesting past what the parser takes
+    for data in (b"", b"GRPOConfig(\xff\xfe garbage (", b"{not json GRPOConfig", b'{"cells": 3, "GRPOConfig": 1}',
+                 deep, b"GRPOConfig(" + b"x = (" * 5000, b"\x00GRPOConfig()"):
         for name in ("x.py", "x.ipynb"):
             result = check_python(data, name).results[0]
             assert result.diagnostics and all(d.code.startswith("GRPO-F") for d in result.diagnostics)
@@ -255,3 +257,23 @@ def test_doctor_judges_the_environment_against_the_release_the_notebook_installs
     document = json.loads(capsys.readouterr().out)
     assert (document["file_trl_version"], document["file_trl_version_source"]) == (
         "0.19.1", "the file's install line (trl==0.19.1)")
+
+
+def test_the_pre_commit_hook_for_python_and_notebooks_fails_on_errors_only(tmp_path, capsys):
+    import shlex
+
+    import yaml
+
+    from grpo_schema.cli import main
+    from tests.conftest import REPO
+
+    hooks = {h["id"]: h for h in yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())}
+    hook = hooks["grpo-validate-python"]
+    assert hook["types_or"] == ["python", "jupyter"]
+    command = shlex.split(hook["entry"])[1:]
+    other = tmp_path / "utils.py"
+    other.write_text("def f(:\n")  # no GRPOConfig in it: not even parsed
+    assert main([*command, str(other), str(FILES / "aliases.py")]) == 1  # aliases.py's second call
+    assert "aliases.py:20:37: error[GRPO-B001]" in capsys.readouterr().out
+    assert main([*command, str(other), str(FILES / "unsloth_batch.py"), "--trl-version", "0.22.2"]) == 0
+    capsys.readouterr()
