@@ -185,10 +185,29 @@ def _judge(reading: CallReading, shown: str, options: dict[str, Any], unsloth: b
     if reading.opaque:  # any key may be set in what is not seen: nothing is assumed of the batch
         unknown |= {k for k in BATCH_INPUTS if k not in reading.mapping}
     result = check_read(dict(reading.mapping), shown, reading.positions, unknown=unknown, **options)
+    _attach_fixes(result, reading, options)
     if unsloth:
         result = _unsloth_batch(reading, result, shown, options, unknown)
     result.diagnostics = _as_python(result, reading) + _reader_diagnostics(reading, result, unknown)
     return result
+
+
+def _attach_fixes(result: CheckResult, reading: CallReading, options: dict[str, Any]) -> None:
+    """The smallest edits of a broken batch, as `grpo validate` gives a YAML file (grpo_schema.engine.fixes),
+    searched over the values the call sets (what is unknown is no candidate's business)."""
+    from grpo_schema.engine.validate import BATCH_FIX_CODES
+
+    if result.config is None or not any(d.code in BATCH_FIX_CODES for d in result.diagnostics):
+        return
+    from grpo_schema.engine.check import resolve_profiles
+    from grpo_schema.engine.fixes import attach_batch_fixes
+
+    raw = result.raw
+    result.raw = {k: v for k, v in raw.items() if k not in reading.unknown}
+    try:
+        attach_batch_fixes(result, resolve_profiles(options.get("profiles", ())), tuple(options.get("allow_env", ())))
+    finally:
+        result.raw = raw
 
 
 def _as_python(result: CheckResult, reading: CallReading) -> list[Diagnostic]:

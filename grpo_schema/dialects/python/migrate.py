@@ -158,3 +158,46 @@ def _apply(text: str, edits: list[_Edit]) -> str:
         b = starts[edit.end[0] - 1] + edit.end[1]
         out = out[:a] + edit.new + out[b:]
     return out
+
+
+def fix_text(text: str, reading: CallReading, fix: Fix) -> str | None:
+    """A script's text with one engine fix applied to the call it is about (the language server's quick fix), or
+    None when it is not an edit of the call as written (a value built at run time)."""
+    lines = text.split("\n")
+    keywords = {kw.name: kw for kw in reading.call.keywords}
+    edits: list[_Edit] = []
+    settable = {k: v for k, v in fix.set.items() if not (fix.unset and k not in keywords)}
+    if fix.rename or fix.unset:
+        for name in [*fix.rename, *fix.unset]:
+            keyword = keywords.get(name)
+            if keyword is None or keyword.key_span is None or keyword.span is None:
+                return None
+            edit = _edit(keyword, Fix(set={k: v for k, v in fix.set.items() if k not in keywords},
+                                      unset=fix.unset, rename=fix.rename), lines, 0)
+            if isinstance(edit, str):
+                return None
+            edits += edit
+        settable = {k: v for k, v in fix.set.items() if k in keywords}
+    for name, value in settable.items():
+        keyword = keywords.get(name)
+        if keyword is not None:
+            if keyword.span is None:
+                return None
+            edits.append(_Edit(*_range(keyword.span, lines, 0), repr(value)))
+        else:
+            edits.append(_insertion(reading, name, value, lines))
+    return _apply(text, edits) if edits else None
+
+
+def _insertion(reading: CallReading, name: str, value: Any, lines: list[str]) -> _Edit:
+    """`name=value` added to the call: on a line of its own before the closing parenthesis of a call written over
+    several lines (indented as its last argument), else before the parenthesis."""
+    call = reading.call
+    close = (call.end_line, _chars(lines[call.end_line - 1], call.end_column - 2))
+    written = [kw for kw in call.keywords if kw.key_span is not None and kw.line >= call.line]
+    if call.end_line > call.line and written and not lines[call.end_line - 1][:close[1]].strip():
+        indent = lines[written[-1].line - 1][:_chars(lines[written[-1].line - 1], written[-1].column - 1)]
+        return _Edit((call.end_line, 0), (call.end_line, 0), f"{indent}{name}={value!r},\n")
+    before = lines[close[0] - 1][:close[1]].rstrip()
+    separator = "" if before.endswith(("(", ",")) else ", "
+    return _Edit(close, close, f"{separator}{name}={value!r}")
