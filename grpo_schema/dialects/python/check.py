@@ -188,6 +188,7 @@ def _judge(reading: CallReading, shown: str, options: dict[str, Any], unsloth: b
     _attach_fixes(result, reading, options)
     if unsloth:
         result = _unsloth_batch(reading, result, shown, options, unknown)
+        result.diagnostics += _unsloth_other(reading)
     result.diagnostics = _as_python(result, reading) + _reader_diagnostics(reading, result, unknown)
     return result
 
@@ -322,6 +323,21 @@ def _listed(items: list[str]) -> str:
 
 
 # --- Unsloth -------------------------------------------------------------------------------------------------------
+
+def _unsloth_other(reading: CallReading) -> list[Diagnostic]:
+    """The rewrites of UnslothGRPOConfig other than the batch, which depend on Unsloth's version: said where the
+    call is exposed to them, never applied (grpo-config does not know them release by release)."""
+    if reading.mapping.get("loss_type") != "dapo":
+        return []
+    line, column = reading.positions.keys[("loss_type",)]
+    unset = [k for k in ("epsilon_high", "mask_truncated_completions") if k not in reading.mapping]
+    if not unset:
+        return []
+    return [Diagnostic(pycodes.UNSLOTH_REWRITE, "info", f"loss_type='dapo' under Unsloth: its config class may set "
+                       f"{' and '.join(unset)} for DAPO where the call leaves them out, depending on Unsloth's "
+                       "version; they are judged here at TRL's defaults", fields=("loss_type",), line=line,
+                       column=column, hint=f"write {' and '.join(unset)} to have the values you mean judged")]
+
 
 def _unsloth_batch(reading: CallReading, result: CheckResult, shown: str, options: dict[str, Any],
                    unknown: set[str]) -> CheckResult:
