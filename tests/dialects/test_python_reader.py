@@ -256,7 +256,7 @@ def test_doctor_judges_the_environment_against_the_release_the_notebook_installs
     main(["doctor", str(FILES / "notebook.ipynb"), "--format", "json"])
     document = json.loads(capsys.readouterr().out)
     assert (document["file_trl_version"], document["file_trl_version_source"]) == (
-        "0.19.1", "the file's install line (trl==0.19.1)")
+        "0.19.1", "the file's install line: trl==0.19.1")
 
 
 def test_the_pre_commit_hook_for_python_and_notebooks_fails_on_errors_only(tmp_path, capsys):

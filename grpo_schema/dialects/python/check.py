@@ -151,7 +151,7 @@ def _release(source: Source, module: ModuleReading | None, options: dict[str, An
     for pin in install_pins(source.raw):
         version = resolve_specifier(pin.spec)
         if version is not None:
-            return {"trl_version": version, "trl_version_source": f"the file's install line (trl{pin.spec})"}
+            return {"trl_version": version, "trl_version_source": f"the file's install line: trl{pin.spec}"}
     if module is not None and module.imports_unsloth:
         from grpo_schema.engine.profiles.unsloth import TRL_RANGE, trl_range_of
 
@@ -160,7 +160,7 @@ def _release(source: Source, module: ModuleReading | None, options: dict[str, An
         version = resolve_specifier(spec) if spec else None
         if version is not None and given_source in ("default", None):
             what = f"unsloth=={dated[0]}.{dated[1]}" if dated else "unsloth"
-            return {"trl_version": version, "trl_version_source": f"the trl range {what} requires (trl{spec})"}
+            return {"trl_version": version, "trl_version_source": f"the trl range {what} requires: trl{spec}"}
     return {"trl_version": given, "trl_version_source": given_source or "default"}
 
 
