@@ -277,3 +277,33 @@ def test_the_pre_commit_hook_for_python_and_notebooks_fails_on_errors_only(tmp_p
     assert "aliases.py:20:37: error[GRPO-B001]" in capsys.readouterr().out
     assert main([*command, str(other), str(FILES / "unsloth_batch.py"), "--trl-version", "0.22.2"]) == 0
     capsys.readouterr()
+
+
+def test_newer_syntax_and_shell_continuations_leave_only_their_lines_out():
+    script = ('from trl import GRPOConfig\nd = {"q": 1}\nprompt = (\n    f"{d["q"]} and more"\n)\n'
+              'args = GRPOConfig(output_dir="o", num_generations=4, per_device_train_batch_size=4)\n')
+    check = check_python(script, "new.py", trl_version="1.16.0", trl_version_source="flag")
+    (result,) = check.results
+    assert [c.line for c in check.calls] == [6] and result.valid
+    newer = at(result, "GRPO-F009")
+    assert newer.severity == "warning" and newer.line == 4
+    import json
+
+    cell = ["import os\n", "if True:\n", "    !uv pip install -qqq \\\n", "        unsloth vllm \\\n",
+            "        trl==0.22.2\n", "from trl import GRPOConfig\n", "args = GRPOConfig(output_dir='o')\n"]
+    notebook = json.dumps({"cells": [{"cell_type": "code", "source": cell, "metadata": {}, "outputs": []}],
+                           "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+    check = check_python(notebook, "nb.ipynb")
+    assert [(c.cell, c.line) for c in check.calls] == [(0, 7)] and codes(check.results[0]) == []
+    assert check.results[0].trl_version == "0.22.2"  # from the continued install line
+
+
+def test_an_unsloth_of_the_trl_015_era_rewrote_on_per_device_train_batch_size_alone():
+    script = ("from unsloth import FastLanguageModel\nfrom trl import GRPOConfig\n"
+              "args = GRPOConfig(output_dir='o', per_device_train_batch_size=1, gradient_accumulation_steps=4, "
+              "num_generations=4)\n")
+    (old,) = check_python(script, "u.py", trl_version="0.15.2", trl_version_source="flag").results
+    rewrite = at(old, "GRPO-B001")
+    assert old.valid and "looked at it alone" in rewrite.message and old.plan.per_device_train_batch_size == 4
+    (current,) = check_python(script, "u.py", trl_version="0.22.2", trl_version_source="flag").results
+    assert current.valid and current.plan.per_device_train_batch_size == 1  # 4 x 1 x 1 divides: left alone

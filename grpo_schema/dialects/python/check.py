@@ -8,6 +8,7 @@ the `trl grpo` script's own keys are no GRPOConfig arguments, and Unsloth's conf
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
@@ -81,9 +82,10 @@ def check_python(data: bytes | str, path: str = "<python>", **options: Any) -> P
     file_diags = comment_problems + _file_diagnostics(source, module)
     readings = [_reading(call, source) for call in (module.calls if module else [])]
     results, texts = [], {}
+    era = _unsloth_era(source, options.get("trl_version")) if unsloth else None
     for reading in readings:
         shown = _shown(path, reading.cell)
-        result = _judge(reading, shown, options, unsloth)
+        result = _judge(reading, shown, options, era)
         results.append(result)
         texts[shown] = source.cells.get(reading.cell, "") if reading.cell is not None else source.text
     if not results:
@@ -119,7 +121,12 @@ def _shown(path: str, cell: int | None) -> str:
 # --- the file ------------------------------------------------------------------------------------------------------
 
 def _file_diagnostics(source: Source, module: ModuleReading | None) -> list[Diagnostic]:
-    out = [Diagnostic(pycodes.UNREADABLE, "error", p.message, line=p.line, column=p.column, hint=p.hint)
+    out = [Diagnostic(pycodes.NEWER_SYNTAX, "warning", f"{p.message}: this line is left out (Python "
+                      f"{sys.version_info[0]}.{sys.version_info[1]}'s parser; Python 3.12 allows such f-strings), "
+                      "the rest of the file is read", line=p.line, column=p.column,
+                      hint="run grpo-config on Python 3.12 or later to have this line read too")
+           if p.newer else
+           Diagnostic(pycodes.UNREADABLE, "error", p.message, line=p.line, column=p.column, hint=p.hint)
            for p in source.problems]
     if module is None:
         return out
@@ -180,14 +187,29 @@ def _reading(call: ConfigCall, source: Source) -> CallReading:
     return reading
 
 
-def _judge(reading: CallReading, shown: str, options: dict[str, Any], unsloth: bool) -> CheckResult:
+def _unsloth_era(source: Source, release: str | None) -> str:
+    """'before-2025-11' where the file's Unsloth checked per_device_train_batch_size alone: its `unsloth==YYYY.M`
+    pin is older than that, or the TRL it runs is older than the 0.18.2 every later Unsloth requires."""
+    dated = unsloth_release_pin(source.raw)
+    if dated is not None:
+        return "before-2025-11" if dated < (2025, 11) else "current"
+    from grpo_schema.versions import parse_version
+
+    try:
+        old = release is not None and parse_version(release)[:3] < (0, 18, 2)
+    except Exception:  # noqa: BLE001 - a release the tables cannot read was reported by the check itself
+        old = False
+    return "before-2025-11" if old else "current"
+
+
+def _judge(reading: CallReading, shown: str, options: dict[str, Any], unsloth: str | None) -> CheckResult:
     unknown = set(reading.unknown)
     if reading.opaque:  # any key may be set in what is not seen: nothing is assumed of the batch
         unknown |= {k for k in BATCH_INPUTS if k not in reading.mapping}
     result = check_read(dict(reading.mapping), shown, reading.positions, unknown=unknown, **options)
     _attach_fixes(result, reading, options)
     if unsloth:
-        result = _unsloth_batch(reading, result, shown, options, unknown)
+        result = _unsloth_batch(reading, result, shown, options, unknown, unsloth)
         result.diagnostics += _unsloth_other(reading)
     result.diagnostics = _as_python(result, reading) + _reader_diagnostics(reading, result, unknown)
     return result
@@ -340,7 +362,7 @@ def _unsloth_other(reading: CallReading) -> list[Diagnostic]:
 
 
 def _unsloth_batch(reading: CallReading, result: CheckResult, shown: str, options: dict[str, Any],
-                   unknown: set[str]) -> CheckResult:
+                   unknown: set[str], era: str = "current") -> CheckResult:
     """UnslothGRPOConfig sets per_device_train_batch_size = num_generations when neither steps_per_generation nor
     generation_batch_size is given and gradient_accumulation_steps x world size x per_device_train_batch_size is
     not a multiple of num_generations (Unsloth releases before 2025-11-19 looked at per_device_train_batch_size
@@ -357,16 +379,25 @@ def _unsloth_batch(reading: CallReading, result: CheckResult, shown: str, option
     config = result.config
     pdb, ga, ng = (getattr(config, n) for n in names)
     set_elsewhere = any(reading.mapping.get(k) is not None for k in ("steps_per_generation", "generation_batch_size"))
-    if set_elsewhere or not ng or (ga * result.world_size * pdb) % ng == 0:
+    if era == "before-2025-11":  # that Unsloth looked at per_device_train_batch_size alone
+        if not ng or pdb % ng == 0:
+            return result
+    elif set_elsewhere or not ng or (ga * result.world_size * pdb) % ng == 0:
         return result
     rewritten = dict(reading.mapping, per_device_train_batch_size=ng)
     fixed = check_read(rewritten, shown, reading.positions, unknown=unknown, **options)
     fixed.sources["per_device_train_batch_size"] = "Unsloth's rewrite"
     fixed.raw = dict(reading.mapping)
-    before = f"gradient_accumulation_steps ({ga}) x world size ({result.world_size}) x per_device_train_batch_size ({pdb})"
-    what = (f"Unsloth replaces per_device_train_batch_size={pdb} by num_generations={ng}: {before} = "
-            f"{ga * result.world_size * pdb} is not a multiple of num_generations ({ng}), so the run trains with "
-            f"{ng} completions per device per micro-step, {ng // max(pdb, 1)}x the batch written")
+    if era == "before-2025-11":
+        because = (f"per_device_train_batch_size ({pdb}) is not a multiple of num_generations ({ng}) (Unsloth before "
+                   "2025-11 looked at it alone)")
+    else:
+        because = (f"gradient_accumulation_steps ({ga}) x world size ({result.world_size}) x "
+                   f"per_device_train_batch_size ({pdb}) = {ga * result.world_size * pdb} is not a multiple of "
+                   f"num_generations ({ng})")
+    scale = f"{ng / max(pdb, 1):g}x the batch written"
+    what = (f"Unsloth replaces per_device_train_batch_size={pdb} by num_generations={ng}: {because}, so the run "
+            f"trains with {ng} completions per device per micro-step, {scale}")
     kept = {(d.code, d.message) for d in fixed.diagnostics}
     batch = [d for d in result.diagnostics if d.code.startswith("GRPO-B") and d.severity == "error"
              and (d.code, d.message) not in kept]

@@ -39,6 +39,10 @@ if "GRPO-F001" not in CODES:  # declared once, however the module is reached
     UNSLOTH_REWRITE = declare("GRPO-F008", "info", "Unsloth's rewrite of the config",
                               "UnslothGRPOConfig changes some values before TRL sees them. grpo-config applies the "
                               "rewrite it knows (the batch) and says which others depend on Unsloth's version.")
+    NEWER_SYNTAX = declare("GRPO-F009", "warning", "line of newer Python syntax left out",
+                           "The line does not parse with the Python grpo-config runs on (an f-string that reuses its "
+                           "quotes, which Python 3.12 allows). The line is left out and the rest of the file is read; "
+                           "a GRPOConfig call on that line is not seen.")
 else:
-    UNREADABLE, NO_CALL, NOT_STATIC, OPAQUE, SUBCLASS, DUPLICATE, SCRIPT_ONLY, UNSLOTH_REWRITE = (
-        f"GRPO-F00{i}" for i in range(1, 9))
+    UNREADABLE, NO_CALL, NOT_STATIC, OPAQUE, SUBCLASS, DUPLICATE, SCRIPT_ONLY, UNSLOTH_REWRITE, NEWER_SYNTAX = (
+        f"GRPO-F00{i}" for i in range(1, 10))

@@ -26,6 +26,7 @@ class Problem:
     hint: str = ""
     cell: int | None = None
     cell_line: int | None = None
+    newer: bool = False  # a line of syntax newer than this Python's parser: left out, the rest read
 
 
 @dataclass
@@ -104,33 +105,50 @@ def _python_lines(body: str) -> list[str]:
     continued = False
     for line in lines:
         stripped = line.lstrip()
-        if continued or stripped.startswith(("!", "%")) or (stripped.endswith("?") and not stripped.startswith("#")):
+        if continued:  # the rest of a shell command continued with a backslash
+            out.append("")
+            continued = stripped.endswith("\\")
+            continue
+        if stripped.startswith(("!", "%")) or (stripped.endswith("?") and not stripped.startswith("#")):
             indent = line[: len(line) - len(stripped)]
             out.append(indent + "pass" if indent else "")
-            continued = stripped.endswith("\\") and (continued or stripped.startswith(("!", "%")))
+            continued = stripped.endswith("\\")
             continue
         out.append(line)
     return out
 
 
+MAX_LEFT_OUT = 50  # lines or cells left out before the file is given up as unreadable
+
+
 def _parsed(source: Source) -> Source:
+    """The module parsed; what this Python cannot parse is left out and said, the rest still read: a line of
+    newer syntax (an f-string Python 3.12 allows), or a notebook's broken cell."""
     if source.problems and not source.text:
         return source
-    tree, problem = _parse(source.text)
-    if tree is not None:
-        source.tree = tree
-        return source
-    if not source.notebook or problem is None:
-        source.problems.append(problem or Problem("the file could not be parsed as Python"))
-        return source
-    # A notebook with one broken cell: read every other cell, and say which one was left out.
-    source.problems.append(problem)
-    bad_cell = source.place(problem.line)[0]
-    kept = [line if cell != bad_cell else "" for line, (cell, _) in zip(source.text.split("\n"), source.lines)]
-    tree, again = _parse("\n".join(kept) + "\n")
-    if tree is None and again is not None:
-        source.problems.append(again)
-    source.tree = tree
+    lines = source.text.split("\n")
+    for _ in range(MAX_LEFT_OUT):
+        tree, problem = _parse("\n".join(lines))
+        if tree is not None:
+            source.tree = tree
+            return source
+        if problem is None or problem.line is None or not 1 <= problem.line <= len(lines):
+            break
+        if problem.message.startswith("Python syntax error: f-string"):  # newer syntax: only this line goes
+            problem.newer = True
+            line = lines[problem.line - 1]
+            # An empty string stands in: valid as a statement and inside an expression (a concatenation, an item).
+            tail = "," if line.rstrip().endswith(",") else ""
+            lines[problem.line - 1] = line[: len(line) - len(line.lstrip())] + '""' + tail
+        elif source.notebook:  # a broken cell: the other cells are read
+            cell = source.place(problem.line)[0]
+            lines = [text if owner != cell else "" for text, (owner, _) in zip(lines, source.lines)]
+        else:
+            source.problems.append(problem)
+            return source
+        source.problems.append(problem)
+    source.problems.append(Problem("the file could not be parsed as Python", line=1, column=1,
+                                   hint="check it runs with `python -m py_compile`"))
     return source
 
 
@@ -165,7 +183,7 @@ def install_pins(raw: str) -> list[InstallPin]:
     """The `trl` specifiers on the file's install lines (`!pip install trl==0.22.2`, an exported
     `get_ipython().system('pip install ...')`, a 'Tested with trl==X' comment), in file order."""
     found = []
-    for number, line in enumerate(raw.split("\n"), start=1):
+    for number, line in _logical_lines(raw):
         if not _INSTALL.search(line):
             continue
         for match in _TRL_PIN.finditer(line):
@@ -173,9 +191,26 @@ def install_pins(raw: str) -> list[InstallPin]:
     return found
 
 
+def _logical_lines(raw: str) -> list[tuple[int, str]]:
+    """(first line number, text) of each command, a line continued with a backslash joined to the next."""
+    out: list[tuple[int, str]] = []
+    pending: tuple[int, str] | None = None
+    for number, line in enumerate(raw.split("\n"), start=1):
+        start, text = pending if pending else (number, "")
+        text += line.rstrip()
+        if text.endswith("\\") and len(text) < 10_000:
+            pending = (start, text[:-1] + " ")
+            continue
+        pending = None
+        out.append((start, text))
+    if pending:
+        out.append(pending)
+    return out
+
+
 def unsloth_release_pin(raw: str) -> tuple[int, int] | None:
     """(year, month) of an `unsloth==YYYY.M.x` install pin: Unsloth's own trl requirement follows its date."""
-    for line in raw.split("\n"):
+    for _, line in _logical_lines(raw):
         if _INSTALL.search(line):
             match = _UNSLOTH_PIN.search(line)
             if match:
