@@ -307,3 +307,9 @@ def test_an_unsloth_of_the_trl_015_era_rewrote_on_per_device_train_batch_size_al
     assert old.valid and "looked at it alone" in rewrite.message and old.plan.per_device_train_batch_size == 4
     (current,) = check_python(script, "u.py", trl_version="0.22.2", trl_version_source="flag").results
     assert current.valid and current.plan.per_device_train_batch_size == 1  # 4 x 1 x 1 divides: left alone
+
+
+def test_rules_about_the_reward_functions_are_not_judged_from_the_scripts_defaults():
+    script = "from trl import GRPOConfig\nargs = GRPOConfig(output_dir='o', reward_weights=[1.0, 2.0])\n"
+    (result,) = check_python(script, "w.py", trl_version="1.16.0", trl_version_source="flag").results
+    assert result.valid and "GRPO-R001" not in codes(result)  # the functions are GRPOTrainer's argument

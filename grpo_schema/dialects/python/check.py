@@ -29,6 +29,7 @@ SCRIPT_SOURCES = frozenset({"ModelConfig", "ScriptArguments", "GRPOScriptArgumen
 # A key TRL's front end ignores (a warning for YAML) is a TypeError for GRPOConfig(...).
 NOT_AN_ARGUMENT = frozenset({codes.K_UNKNOWN, codes.K_RENAMED, codes.K_REMOVED, codes.K_NOT_IN_RELEASE})
 SCRIPT_LEVEL = frozenset({"GRPO-S006"})
+REWARD_SOURCES = ("reward_funcs", "reward_model_name_or_path")
 MAX_LISTED = 8
 
 
@@ -204,6 +205,9 @@ def _unsloth_era(source: Source, release: str | None) -> str:
 
 def _judge(reading: CallReading, shown: str, options: dict[str, Any], unsloth: str | None) -> CheckResult:
     unknown = set(reading.unknown)
+    # The model, data and reward functions are GRPOTrainer's arguments: unknown to the call, so the rules that
+    # compare with them (reward_weights against the reward functions, ...) are not judged from `trl grpo` defaults.
+    unknown |= {k for k in REWARD_SOURCES if k not in reading.mapping}
     if reading.opaque:  # any key may be set in what is not seen: nothing is assumed of the batch
         unknown |= {k for k in BATCH_INPUTS if k not in reading.mapping}
     result = check_read(dict(reading.mapping), shown, reading.positions, unknown=unknown, **options)
