@@ -197,6 +197,9 @@ def _check_python(data: bytes, shown: str, options: dict, args: argparse.Namespa
     if args.world_sizes or args.hardware:
         raise UsageError(f"{shown}: --world-sizes and --hardware take a YAML config; `grpo export {shown}` writes "
                          "one from its GRPOConfig(...) call")
+    if args.fix:
+        raise UsageError(f"{shown}: --fix edits YAML configs; `grpo migrate {shown} --write` rewrites the keywords "
+                         "of a Python file in place, and the language server offers each fix at its keyword")
     from grpo_schema.dialects.python import check_python
 
     checked = check_python(data, shown, **options)

@@ -313,3 +313,12 @@ def test_rules_about_the_reward_functions_are_not_judged_from_the_scripts_defaul
     script = "from trl import GRPOConfig\nargs = GRPOConfig(output_dir='o', reward_weights=[1.0, 2.0])\n"
     (result,) = check_python(script, "w.py", trl_version="1.16.0", trl_version_source="flag").results
     assert result.valid and "GRPO-R001" not in codes(result)  # the functions are GRPOTrainer's argument
+
+
+def test_options_that_take_a_yaml_config_are_refused_for_a_python_file_with_the_way_to_do_it(capsys):
+    from grpo_schema.cli import main
+
+    for option in (["--fix"], ["--hardware", "1xH100-80GB"], ["--world-sizes", "1-8"]):
+        assert main(["validate", str(FILES / "keys.py"), *option]) == 2
+        said = capsys.readouterr().err
+        assert ("grpo migrate" if option == ["--fix"] else "grpo export") in said
