@@ -18,7 +18,7 @@ from grpo_schema.dialects.python.check import PythonCheck, script_only_keys
 from grpo_schema.dialects.python.source import file_line, split_cell_path
 from grpo_schema.engine.diagnostics import Diagnostic
 from grpo_schema.engine.infile import read_file_settings
-from grpo_schema.lsp.analysis import Analysis, judged_release, to_lsp
+from grpo_schema.lsp.analysis import Analysis, judged_release, to_lsp, utf16
 from grpo_schema.lsp.settings import Settings
 
 SUFFIXES = (".py", ".ipynb")
@@ -56,7 +56,8 @@ def _to_lsp(diag: Diagnostic, result_path: str, text: str, lines: list[str]) -> 
         start = (diag.column or 1) - 1
         match = _WORD.match(line, start)
         end = match.end() if match else start + 1
-        out.range = lsp.Range(lsp.Position(diag.line - 1, start), lsp.Position(diag.line - 1, end))
+        out.range = lsp.Range(lsp.Position(diag.line - 1, utf16(line, start)),  # LSP counts UTF-16 units
+                              lsp.Position(diag.line - 1, utf16(line, end)))
     return out
 
 

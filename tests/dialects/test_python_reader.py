@@ -322,3 +322,10 @@ def test_options_that_take_a_yaml_config_are_refused_for_a_python_file_with_the_
         assert main(["validate", str(FILES / "keys.py"), *option]) == 2
         said = capsys.readouterr().err
         assert ("grpo migrate" if option == ["--fix"] else "grpo export") in said
+
+
+def test_columns_count_characters_not_bytes():
+    script = 'from trl import GRPOConfig\nc = GRPOConfig(run_name="é€", num_generations=3, per_device_train_batch_size=4)\n'
+    (result,) = check_python(script, "u.py", trl_version="1.16.0", trl_version_source="flag").results
+    b001 = at(result, "GRPO-B001")
+    assert script.split("\n")[1][b001.column - 1:].startswith("num_generations")

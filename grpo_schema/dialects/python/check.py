@@ -174,7 +174,22 @@ def _release(source: Source, module: ModuleReading | None, options: dict[str, An
 
 # --- one call ------------------------------------------------------------------------------------------------------
 
+def _characters(source: Source, line: int, column: int) -> int:
+    """ast's 1-based column (counted in UTF-8 bytes) as a 1-based column in characters, what editors count."""
+    lines = source.text.split("\n")
+    if not 1 <= line <= len(lines) or lines[line - 1].isascii():
+        return column
+    return len(lines[line - 1].encode("utf-8")[:column - 1].decode("utf-8", "ignore")) + 1
+
+
+def _in_characters(call: ConfigCall, source: Source) -> None:
+    call.column = _characters(source, call.line, call.column)
+    for item in [*call.keywords, *call.opaque]:
+        item.column = _characters(source, item.line, item.column)  # the same objects as in duplicates
+
+
 def _reading(call: ConfigCall, source: Source) -> CallReading:
+    _in_characters(call, source)
     cell, line = source.place(call.line)
     reading = CallReading(call, cell, line=line or call.line, column=call.column)
     for kw in call.keywords:
