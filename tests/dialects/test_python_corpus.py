@@ -131,3 +131,29 @@ def test_a_world_size_the_literal_relies_on():
     (path,) = CORPUS.glob("19_*")
     result = check_python(path.read_bytes(), path.name, trl_version="0.24.0", trl_version_source="flag").results[0]
     assert [d.code for d in result.diagnostics if d.severity == "error"] == ["GRPO-B001"]  # 2 x 1 x 2 vs 8
+
+
+@pytest.mark.shared
+def test_export_of_every_corpus_call_validates_with_the_same_codes():
+    """What the YAML can carry gives what the call gives: the Python-only findings (F codes, the script's own
+    keys, Unsloth's rewrite as a warning) aside, the same codes at the same release."""
+    from grpo_schema.dialects.python import check_python
+    from grpo_schema.dialects.python.export import export_yaml
+    from grpo_schema.engine.check import check_text
+
+    compared = 0
+    for number, (release, world) in {1: ("0.22.2", 1), 2: ("0.22.2", 1), 4: ("0.22.2", 1), 13: ("0.21.0", 1),
+                                     17: ("0.18.2", 1), 24: ("0.29.0", 1), 29: ("0.18.0", 1),
+                                     31: ("0.26.2", 1)}.items():
+        (path,) = CORPUS.glob(f"{number:02d}_*")
+        check = check_python(path.read_bytes(), path.name, trl_version=release, trl_version_source="flag")
+        text = export_yaml(check, 0)
+        yaml_result = check_text(text, path="export.yaml")
+        python_only = ("GRPO-F", "GRPO-S006", "GRPO-R004")
+        ours = sorted(d.code for d in check.results[0].diagnostics if not d.code.startswith(python_only)
+                      and d.fields[:1] not in [(k,) for k in check.calls[0].unknown])
+        theirs = sorted(d.code for d in yaml_result.diagnostics if not d.code.startswith(python_only)
+                        and not set(d.fields) & set(check.calls[0].unknown))
+        assert yaml_result.trl_version == release and ours == theirs, (number, ours, theirs, text)
+        compared += 1
+    assert compared == 8
