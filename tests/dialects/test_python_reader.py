@@ -57,7 +57,8 @@ def test_values_known_only_at_run_time_are_unknown_never_a_default():
 
 
 def test_bad_input_gets_a_diagnostic_never_a_traceback():
-    (result,) = checked("broken.py").results
+    broken = 'from trl import GRPOConfig\n\nconfig = GRPOConfig(output_dir="out", num_generations=4\n'
+    (result,) = check_python(broken, "broken.py").results
     assert codes(result) == ["GRPO-F001"] and at(result, "GRPO-F001").line == 3
     check = checked("subclass.py")
     assert [c.call.callee for c in check.calls] == ["GRPOConfig"]  # MyConfig(...) is not guessed at
