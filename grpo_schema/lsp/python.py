@@ -3,7 +3,8 @@
 is written, and hover on a keyword (its facts) or on the call (the batch schedule it trains with).
 
 A notebook arrives as its .ipynb JSON text: a finding is placed on the JSON line that holds its cell's line, and
-its message names the cell and line. Quick fixes are offered on scripts (a notebook's JSON is edited by Jupyter).
+its message names the cell and line. A quick fix in a notebook rewrites the changed lines of the cell, each on its
+own JSON line, and is offered where it changes no line count (a new keyword line is left to the notebook's editor).
 """
 
 from __future__ import annotations
@@ -61,12 +62,50 @@ def _to_lsp(diag: Diagnostic, result_path: str, text: str, lines: list[str]) -> 
     return out
 
 
-def _call_at(checked: PythonCheck, line: int) -> int | None:
-    """The index of the call whose text covers 1-based `line` (a script's lines)."""
+def _call_at(checked: PythonCheck, line: int, text: str = "") -> int | None:
+    """The index of the call whose text covers 1-based `line` of the document (for a notebook, a line of the
+    .ipynb that holds a line of the call's cell)."""
     for index, reading in enumerate(checked.calls):
-        if reading.cell is None and reading.call.line <= line <= reading.call.end_line:
+        first, last = reading.call.line, reading.call.end_line
+        if reading.cell is not None:
+            if not text:
+                continue
+            offset = reading.call.line - reading.line
+            first = file_line(text, reading.cell, first - offset) or 0
+            last = file_line(text, reading.cell, last - offset) or 0
+        if first <= line <= last:
             return index
     return None
+
+
+def _notebook_fix(text: str, checked: PythonCheck, index: int, fix) -> str | None:
+    """The .ipynb text with a fix made in a cell: each changed line of the cell rewritten on its own JSON line,
+    the rest of the file as Jupyter wrote it (a fix that adds or removes lines is not offered)."""
+    import json
+
+    from grpo_schema.dialects.python.migrate import fix_text
+
+    reading = checked.calls[index]
+    cell_text = checked.source.cells[reading.cell]
+    edited = fix_text(cell_text, reading, fix, reading.call.line - reading.line)
+    if edited is None:
+        return None
+    old, new = cell_text.split("\n"), edited.split("\n")
+    if len(old) != len(new):
+        return None
+    document = text.split("\n")
+    for number, (before, after) in enumerate(zip(old, new), start=1):
+        if before == after:
+            continue
+        at = file_line(text, reading.cell, number)
+        if at is None:
+            return None
+        written = document[at - 1]
+        indent = written[: len(written) - len(written.lstrip())]
+        ending = "\n" if number < len(old) else ""
+        comma = "," if written.rstrip().endswith(",") else ""
+        document[at - 1] = f"{indent}{json.dumps(after + ending, ensure_ascii=False)}{comma}"
+    return "\n".join(document)
 
 
 def hover(analysis: Analysis, line: int, character: int) -> str | None:
@@ -91,18 +130,16 @@ def hover(analysis: Analysis, line: int, character: int) -> str | None:
 
 
 def quick_fixes(uri: str, version: int | None, analysis: Analysis, near: list[lsp.Diagnostic]) -> list[lsp.CodeAction]:
-    """Each fix of each diagnostic in range, as an edit of the keyword where it is written (scripts only)."""
+    """Each fix of each diagnostic in range, as an edit of the keyword where it is written."""
     from grpo_schema.dialects.python.migrate import fix_text
     from grpo_schema.engine.diagnostics import Fix
     from grpo_schema.engine.keys import is_launch_key
     from grpo_schema.lsp.edits import _workspace_edit
 
     checked: PythonCheck = analysis.python
-    if checked.source.notebook:
-        return []
     actions: list[lsp.CodeAction] = []
     for diag in near:
-        index = _call_at(checked, diag.range.start.line + 1)
+        index = _call_at(checked, diag.range.start.line + 1, analysis.text)
         if index is None:
             continue
         data = diag.data if isinstance(diag.data, dict) else {}
@@ -111,7 +148,8 @@ def quick_fixes(uri: str, version: int | None, analysis: Analysis, near: list[ls
         for number, fix in enumerate(fixes):
             if set(fix.set) & refused or any(is_launch_key(name) for name in fix.set):
                 continue  # the world size is the launcher's, the model and data GRPOTrainer's
-            edited = fix_text(analysis.text, checked.calls[index], fix)
+            edited = (_notebook_fix(analysis.text, checked, index, fix) if checked.source.notebook
+                      else fix_text(analysis.text, checked.calls[index], fix))
             if edited is None or edited == analysis.text:
                 continue
             actions.append(lsp.CodeAction(title=f"{diag.code}: {fix.title}" + ("" if fix.safe else " (review)"),

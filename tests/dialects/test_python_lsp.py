@@ -18,6 +18,10 @@ from tests.lsp_server.conftest import apply_edits  # noqa: E402
 FILES = Path(__file__).parent / "python_files"
 
 
+def analysed_text(text: str, name: str, release: str = "0.22.2"):
+    return check_document(text, Settings(trl_version=release), uri=f"file:///work/{name}")
+
+
 def analysed(name: str, release: str = "0.22.2"):
     text = (FILES / name).read_text()
     return text, check_document(text, Settings(trl_version=release), uri=f"file:///work/{name}")
@@ -59,4 +63,14 @@ def test_a_notebook_gets_its_diagnostics_on_the_json_line_of_the_cells_line():
     assert "num_generations=8" in lines[batch.range.start.line]
     assert lines[batch.range.start.line][batch.range.start.character:].startswith("num_generations")
     assert "def broken(" in lines[found["GRPO-F001"].range.start.line]
-    assert lsp_python.quick_fixes("file:///work/notebook.ipynb", 1, analysis, analysis.diagnostics) == []
+    actions = lsp_python.quick_fixes("file:///work/notebook.ipynb", 1, analysis, [batch])
+    chosen = next(a for a in actions if a.title.startswith("GRPO-B001: per_device_train_batch_size 2 -> 8"))
+    edits = [e for changes in chosen.edit.document_changes for e in changes.edits]
+    fixed = apply_edits(text, [{"range": {"start": {"line": e.range.start.line, "character": e.range.start.character},
+                                          "end": {"line": e.range.end.line, "character": e.range.end.character}},
+                                "newText": e.new_text} for e in edits])
+    import json
+
+    cell = "".join(json.loads(fixed)["cells"][5]["source"])
+    assert "    per_device_train_batch_size=8,\n" in cell and fixed.count("\n") == text.count("\n")
+    assert not any(d.code == "GRPO-B001" for d in analysed_text(fixed, "notebook.ipynb").diagnostics)

@@ -160,9 +160,10 @@ def _apply(text: str, edits: list[_Edit]) -> str:
     return out
 
 
-def fix_text(text: str, reading: CallReading, fix: Fix) -> str | None:
-    """A script's text with one engine fix applied to the call it is about (the language server's quick fix), or
-    None when it is not an edit of the call as written (a value built at run time)."""
+def fix_text(text: str, reading: CallReading, fix: Fix, offset: int = 0) -> str | None:
+    """A script's text (or a notebook cell's, whose first line is module line `offset` + 1) with one engine fix
+    applied to the call it is about (the language server's quick fix), or None when it is not an edit of the call
+    as written (a value built at run time)."""
     lines = text.split("\n")
     keywords = {kw.name: kw for kw in reading.call.keywords}
     edits: list[_Edit] = []
@@ -173,7 +174,7 @@ def fix_text(text: str, reading: CallReading, fix: Fix) -> str | None:
             if keyword is None or keyword.key_span is None or keyword.span is None:
                 return None
             edit = _edit(keyword, Fix(set={k: v for k, v in fix.set.items() if k not in keywords},
-                                      unset=fix.unset, rename=fix.rename), lines, 0)
+                                      unset=fix.unset, rename=fix.rename), lines, offset)
             if isinstance(edit, str):
                 return None
             edits += edit
@@ -183,7 +184,9 @@ def fix_text(text: str, reading: CallReading, fix: Fix) -> str | None:
         if keyword is not None:
             if keyword.span is None:
                 return None
-            edits.append(_Edit(*_range(keyword.span, lines, 0), repr(value)))
+            edits.append(_Edit(*_range(keyword.span, lines, offset), repr(value)))
+        elif offset:
+            return None  # a new line in a notebook cell: left to the notebook's editor
         else:
             edits.append(_insertion(reading, name, value, lines))
     return _apply(text, edits) if edits else None
