@@ -70,6 +70,9 @@ def test_bad_input_gets_a_diagnostic_never_a_traceback():
         for name in ("x.py", "x.ipynb"):
             result = check_python(data, name).results[0]
             assert result.diagnostics and all(d.code.startswith("GRPO-F") for d in result.diagnostics)
+    huge = b'{"cells": [{"cell_type": "code", "source": "GRPOConfig()", "outputs": ["' + b"x" * 6_000_000 + b'"]}]}'
+    (result,) = check_python(huge, "big.ipynb").results
+    assert codes(result) == ["GRPO-F001"] and "more than the 5,000,000 read" in result.diagnostics[0].message
 
 
 def test_a_notebook_is_read_cell_by_cell_with_its_install_line_as_the_release():
