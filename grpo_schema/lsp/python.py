@@ -16,6 +16,7 @@ from lsprotocol import types as lsp
 
 from grpo_schema.dialects.python import check_python
 from grpo_schema.dialects.python.check import PythonCheck, script_only_keys
+from grpo_schema.dialects.python.codes import NO_CALL
 from grpo_schema.dialects.python.source import file_line, split_cell_path
 from grpo_schema.engine.diagnostics import Diagnostic
 from grpo_schema.engine.infile import read_file_settings
@@ -38,7 +39,9 @@ def check_python_document(text: str, settings: Settings, uri: str) -> Analysis:
         options["default_world_size"] = settings.world_size
     checked = check_python(text, path, **options)
     lines = text.splitlines()
-    diagnostics = [_to_lsp(d, result.path, text, lines) for result in checked.results for d in result.diagnostics]
+    # A Python file without a call is most Python files an editor opens: nothing to say about it there.
+    diagnostics = [_to_lsp(d, result.path, text, lines) for result in checked.results for d in result.diagnostics
+                   if d.code != NO_CALL]
     return Analysis(text, infile, checked.results[0], diagnostics, True, (), python=checked)
 
 

@@ -74,3 +74,9 @@ def test_a_notebook_gets_its_diagnostics_on_the_json_line_of_the_cells_line():
     cell = "".join(json.loads(fixed)["cells"][5]["source"])
     assert "    per_device_train_batch_size=8,\n" in cell and fixed.count("\n") == text.count("\n")
     assert not any(d.code == "GRPO-B001" for d in analysed_text(fixed, "notebook.ipynb").diagnostics)
+
+
+def test_a_python_file_without_a_call_gets_nothing_in_the_editor():
+    assert analysed_text("import os\nprint(os.getcwd())\n", "util.py").diagnostics == []
+    assert analysed_text("from trl import GRPOConfig, HfArgumentParser\nHfArgumentParser(GRPOConfig)\n",
+                         "cli.py").diagnostics == []
