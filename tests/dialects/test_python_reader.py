@@ -333,3 +333,12 @@ def test_columns_count_characters_not_bytes():
     (result,) = check_python(script, "u.py", trl_version="1.16.0", trl_version_source="flag").results
     b001 = at(result, "GRPO-B001")
     assert script.split("\n")[1][b001.column - 1:].startswith("num_generations")
+
+
+def test_unsloths_rewrite_is_said_on_its_own_where_trl_alone_has_no_batch_error():
+    script = ("# !pip install unsloth==2025.6.1 trl==0.19.1\nfrom unsloth import FastLanguageModel\n"
+              "from trl import GRPOConfig\nargs = GRPOConfig(output_dir='o', per_device_train_batch_size=1,\n"
+              "                  gradient_accumulation_steps=4, num_generations=4)\n")
+    (result,) = check_python(script, "u.py").results
+    assert result.trl_version == "0.19.1" and codes(result) == ["GRPO-F010"]
+    assert at(result, "GRPO-F010").line == 4 and result.plan.per_device_train_batch_size == 4

@@ -428,7 +428,7 @@ def _unsloth_batch(reading: CallReading, result: CheckResult, shown: str, option
                              title=f"write per_device_train_batch_size={ng}"), alternatives=())
              for d in batch[:1]]
     if not notes:
-        notes = [Diagnostic(pycodes.UNSLOTH_REWRITE, "warning", what, fields=("per_device_train_batch_size",),
+        notes = [Diagnostic(pycodes.UNSLOTH_BATCH, "warning", what, fields=("per_device_train_batch_size",),
                             line=at[0], column=at[1], hint=f"write per_device_train_batch_size={ng} to say so")]
     fixed.diagnostics = notes + fixed.diagnostics
     return fixed

@@ -43,6 +43,12 @@ if "GRPO-F001" not in CODES:  # declared once, however the module is reached
                            "The line does not parse with the Python grpo-config runs on (an f-string that reuses its "
                            "quotes, which Python 3.12 allows). The line is left out and the rest of the file is read; "
                            "a GRPOConfig call on that line is not seen.")
+    UNSLOTH_BATCH = declare("GRPO-F010", "warning", "Unsloth replaces per_device_train_batch_size",
+                            "UnslothGRPOConfig sets per_device_train_batch_size to num_generations where the batch "
+                            "is not a multiple of it, and the release judged has no batch error of its own to carry "
+                            "the news (where it has, that finding keeps its code as a warning saying so). The run "
+                            "trains with the rewritten batch: explain and plan show it.")
 else:
     UNREADABLE, NO_CALL, NOT_STATIC, OPAQUE, SUBCLASS, DUPLICATE, SCRIPT_ONLY, UNSLOTH_REWRITE, NEWER_SYNTAX = (
         f"GRPO-F00{i}" for i in range(1, 10))
+    UNSLOTH_BATCH = "GRPO-F010"
