@@ -1,6 +1,7 @@
 """HealthMonitor: the run-health engine fed as a run goes (the runtime's loop, the TRL callback, `grpo health
 --follow`) or all at once (a finished run's directory). It keeps the run's history and runs every rule over it
-on demand; `new_findings` gives each finding once, when it first appears, for live surfaces."""
+on demand; for live surfaces `changes` gives each finding once, when it first appears, and each one given that
+no longer holds (`new_findings`: the first half)."""
 
 from __future__ import annotations
 
