@@ -34,6 +34,12 @@ class LiveHealth:
     def close(self) -> None:
         pass
 
+    def completions(self, rows: list[dict], sampled: bool) -> None:
+        """The completion rows written this generation (completions.jsonl or its sample), as `grpo health` reads
+        them back: identical completions and the reward of cut ones are judged live too."""
+        if self.monitor is not None:
+            self.monitor.observe_completions(json.loads(json.dumps(rows)), sampled=sampled)
+
     def resumed(self, checkpoint, from_step: int, total_steps: int, trained_steps: int | None = None) -> None:
         if self.monitor is not None:
             self.monitor.observe_event("resume", checkpoint=str(checkpoint), from_step=from_step,
