@@ -17,6 +17,8 @@ import os
 import subprocess
 import sys
 
+from grpo_schema.commands.options import add_world_size
+
 from grpo_runtime.launch.checking import (EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK, EXIT_USAGE, apply_env, check,
                                           release_of, runnable, warn_release_behaviour)
 
@@ -68,8 +70,7 @@ def train_command(argv: list[str], prog: str = "grpo train") -> int:
     the file's num_processes is the world size checked, and more than one is refused with the command to run."""
     parser = argparse.ArgumentParser(prog=prog)
     _config_arguments(parser)
-    parser.add_argument("--world-size", type=int, default=None,
-                        help="must equal the number of processes actually running (1 for grpo train)")
+    add_world_size(parser, help="must equal the number of processes actually running (1 for grpo train)")
     args = parser.parse_args(argv)
     stop_on_fatal(args)
     launched = "WORLD_SIZE" in os.environ
@@ -147,6 +148,10 @@ def launch_command(argv: list[str]) -> int:
     parser.add_argument("--num-processes", "--num_processes", dest="num_processes", type=int, default=None)
     parser.add_argument("--slurm", action="store_true", help="submit to Slurm instead; options: grpo launch FILE "
                                                             "--slurm --help")
+    parser.add_argument("--ray", metavar="ADDRESS", help="submit a Ray job to the cluster at ADDRESS instead (e.g. "
+                        "http://head:8265); options: grpo launch FILE --ray ADDRESS --help")
+    parser.add_argument("--emit", metavar="SCHEDULER", help="print a scheduler's task or manifest for the run "
+                        "instead of starting it; options: grpo launch FILE --emit SCHEDULER --help")
     args, accelerate_args = parser.parse_known_args(argv)
     stop_on_fatal(args)
     overrides = list(args.overrides)

@@ -226,7 +226,7 @@ def to_lsp(diag: Diagnostic, lines: list[str]) -> lsp.Diagnostic:
 
 def _description(code: str) -> str:
     """What `grpo codes CODE` prints."""
-    from grpo_schema.engine.codes import CODES
+    from grpo_schema.catalogue import all_codes
     from grpo_schema.engine.rules import describe_code
 
-    return describe_code(code) if code in CODES else ""
+    return describe_code(code) if code in all_codes() else ""
