@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from grpo_schema.commands import codes, schema, validate
-from grpo_schema.commands.options import (CONFIG_SUFFIXES, EXIT_INVALID, EXIT_OK, EXIT_USAGE, Formatter,  # noqa: F401
+from grpo_schema.commands.options import (CONFIG_SUFFIXES, EXIT_INVALID, EXIT_OK, EXIT_USAGE, Formatter,
                                           UsageError, split_trl_tokens)
 
 __all__ = ["COMMANDS", "CONFIG_SUFFIXES", "EXIT_INVALID", "EXIT_OK", "EXIT_USAGE", "UsageError", "build_parser", "main"]

@@ -117,7 +117,7 @@ def run_training(result, prog: str) -> int:
     except (PushFailed, GenerationError) as exc:  # a failed final push (saved locally first), a lost vLLM server
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return EXIT_FAILED
-    except Exception:  # noqa: BLE001 - a failed run: the traceback is the report
+    except Exception:  # a failed run: the traceback is the report
         import traceback
 
         traceback.print_exc()

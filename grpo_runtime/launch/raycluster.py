@@ -184,7 +184,7 @@ def submit(run_dir: Path, record: dict, resume: str | None) -> str:
             runtime_env={"working_dir": str(run_dir), "py_modules": modules, "excludes": excludes,
                          "env_vars": job_environment()},
             metadata={"grpo_run_dir": str(run_dir), "world_size": str(record["world_size"])})
-    except Exception as error:  # noqa: BLE001 - a refusal by the cluster is reported, not raised
+    except Exception as error:  # a refusal by the cluster is reported, not raised
         raise RayJobError(f"the cluster at {record['address']} refused the job: {error}") from error
     record["jobs"].append({"submission_id": job_id, "resume": resume})
     (run_dir / RECORD).write_text(json.dumps(record, indent=2))
@@ -290,6 +290,6 @@ def ray_command(argv: list[str]) -> int:
         job = submit(run_dir, record, resume=str(checkpoints[-1]))
         print(f"grpo: submitted Ray job {job} from {checkpoints[-1]}", flush=True)
         return 0 if not args.wait else _wait(run_dir, follow=False)
-    except Exception as error:  # noqa: BLE001 - a cluster that went away is a message, not a traceback
+    except Exception as error:  # a cluster that went away is a message, not a traceback
         print(f"grpo ray: {type(error).__name__}: {error}", file=sys.stderr)
         return 2

@@ -62,7 +62,7 @@ def checked_reward(func, name: str, columns_key: str):
             raise
         except (KeyboardInterrupt, SystemExit, GeneratorExit):
             raise
-        except BaseException as error:  # noqa: BLE001 - attributed to the reward below (math_verify's
+        except BaseException as error:  # attributed to the reward below (math_verify's
             # TimeoutException, for one, is a BaseException)
             raise reward_fault(func, name, kwargs, completions, error) from error
         if values is None or isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
@@ -96,7 +96,7 @@ def reward_fault(func, name: str, kwargs: dict, completions: list, error: Except
             func(**one)
         except (KeyboardInterrupt, SystemExit):
             raise
-        except BaseException:  # noqa: BLE001 - this completion is the one
+        except BaseException:  # this completion is the one
             text = completion_text(completions[k])
             return SmokeFault(f"reward function {name}", f"the reward function {name} raised "
                               f"{type(error).__name__}: {error} on completion {k} ({text[:120]!r})",
@@ -117,7 +117,7 @@ def wrap_rewards(funcs: list, columns_key: str) -> list:
     wrapped = []
     for func in funcs:
         if isinstance(func, RewardModel) or inspect.iscoroutinefunction(func) or \
-                inspect.iscoroutinefunction(getattr(func, "__call__", None)):
+                (callable(func) and inspect.iscoroutinefunction(func.__call__)):
             wrapped.append(func)
         else:
             wrapped.append(checked_reward(func, reward_name(func), columns_key))
@@ -286,7 +286,7 @@ def run_trl_phase(spec: dict, extra: list[str]):
     try:
         train = prompts(config, open_r1_args, "train")
         test = prompts(config, open_r1_args, "test") if config.eval_strategy not in (None, "no") else None
-    except Exception as error:  # noqa: BLE001 - named below
+    except Exception as error:  # named below
         raise SmokeFault("dataset", f"{type(error).__name__}: {error}",
                          "datasets" if config.datasets else "dataset_name") from error
     if script is not None and script[0] == "open-r1":
@@ -351,7 +351,7 @@ def run(spec: dict) -> dict:
             config = result.config
             if phase == "first" and not (output_dir / "checkpoint-1").is_dir():
                 raise SmokeFault("checkpoint save", f"no checkpoint-1 in {output_dir} after step 1", "save_steps")
-    except BaseException as error:  # noqa: BLE001 - the report names it
+    except BaseException as error:  # the report names it
         if isinstance(error, KeyboardInterrupt):
             raise
         if config is None:

@@ -359,8 +359,6 @@ def _append_block(text: str, heading: str, lines: list[str]) -> str:
 
 
 def migrate_command(argv: list[str]) -> int:
-    from grpo_schema.engine.validate import check_text
-
     args = build_parser().parse_args(argv)
     status = EXIT_OK
     for path in args.paths:
