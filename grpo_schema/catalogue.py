@@ -38,9 +38,14 @@ DECLARING_MODULES = (
 )
 
 
+_imported: list[bool] = []
+
+
 def all_codes() -> dict[str, CodeInfo]:
-    """Every declared code, sorted, whatever was imported before."""
-    for module in DECLARING_MODULES:
-        importlib.import_module(module)
+    """Every declared code, sorted, whatever was imported before (a plugin's rules included, once imported)."""
+    if not _imported:
+        for module in DECLARING_MODULES:
+            importlib.import_module(module)
+        _imported.append(True)
     return dict(sorted(CODES.items()))
 
