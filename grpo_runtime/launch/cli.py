@@ -17,7 +17,7 @@ import os
 import subprocess
 import sys
 
-from grpo_schema.commands.options import add_world_size
+from grpo_schema.commands.options import add_profiles, add_world_size
 
 from grpo_runtime.launch.checking import (EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK, EXIT_USAGE, apply_env, check,
                                           release_of, runnable, warn_release_behaviour)
@@ -33,8 +33,8 @@ def _config_arguments(parser: argparse.ArgumentParser) -> None:
                         help="allow an env: variable that is refused by default (LD_PRELOAD, *_TOKEN, ...)")
     parser.add_argument("--dry-run", action="store_true",
                         help="validate and say whether grpo_runtime can run the config as written; load nothing")
-    parser.add_argument("--profile", dest="profiles", action="append", default=[], metavar="P",
-                        help="a training script's profile (e.g. open-r1): its keys are validated and honoured")
+    add_profiles(parser, help="a training script's profile (e.g. open-r1): its keys are validated and honoured",
+                 dest="profiles")
     parser.add_argument("--stop-on-fatal", action="store_true",
                         help="stop the run after the step where a fatal run-health finding (a NaN loss) appears")
 

@@ -24,6 +24,7 @@ import time
 import uuid
 from pathlib import Path
 
+from grpo_schema.commands.options import add_format
 from grpo_schema.engine.resume import complete_checkpoints
 from grpo_runtime.clusters.ray.placement import Placement, Refused, plan, server_for
 
@@ -243,7 +244,7 @@ def ray_command(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="grpo ray", description="Follow jobs from `grpo launch --ray`.")
     sub = parser.add_subparsers(dest="action", required=True)
     status_parser = sub.add_parser("status", help="the job's state, exit reason and checkpoints")
-    status_parser.add_argument("--format", choices=("text", "json"), default="text")
+    add_format(status_parser, ("text", "json"))
     sub.add_parser("logs", help="the job's output").add_argument("--follow", "-f", action="store_true")
     sub.add_parser("wait", help="wait for the job to end; exit 0 if it succeeded")
     sub.add_parser("cancel", help="stop the job (its checkpoints stay)")
