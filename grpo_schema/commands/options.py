@@ -173,7 +173,3 @@ def split_trl_tokens(argv: list[str], parser: argparse.ArgumentParser) -> tuple[
                 i += 1
     return ours, trl
 
-
-def report_usage(command: str, exc: Exception) -> int:
-    print(f"grpo {command}: error: {exc}", file=sys.stderr)
-    return EXIT_USAGE
