@@ -35,6 +35,7 @@ DECLARING_MODULES = (
     "grpo_schema.health.rules",
     "grpo_schema.health.rundir",
     "grpo_schema.doctor.rules",
+    "grpo_schema.dialects.python.codes",
 )
 
 

@@ -50,6 +50,11 @@ def cmd_validate(args: argparse.Namespace, rest: list[str]) -> int:
         data = read_config(path)
         shown = "<stdin>" if path == "-" else path
         file_options = {**options, **trl_options(args.trl_version, path)}
+        if _is_python(path):  # GRPOConfig(...) calls in a script or notebook: a result per call
+            checked = _check_python(data, shown, file_options, args)
+            results += checked.results
+            sources.update(checked.texts)
+            continue
         result = check_text(data, path=shown, **file_options)  # reads the file's `# grpo:` comment under the flags
         # The fit is checked when asked for (--hardware, or the file's `# grpo: --hardware` comment); a hardware:
         # section alone is what `grpo plan` and the form's memory bar read, as the service and the editor do.
@@ -76,6 +81,28 @@ def cmd_validate(args: argparse.Namespace, rest: list[str]) -> int:
             raise UsageError(str(exc)) from None
     _emit(results, sources, args.format)
     return EXIT_INVALID if any(has_errors(r.diagnostics, strict=args.strict) for r in results) else EXIT_OK
+
+
+def _is_python(path: str) -> bool:
+    return path.endswith((".py", ".ipynb"))
+
+
+def _check_python(data: bytes, shown: str, options: dict, args: argparse.Namespace):
+    """The calls of a Python file judged (grpo_schema.dialects.python); --fix rewrites keywords in place."""
+    if args.world_sizes or args.hardware:
+        raise UsageError(f"{shown}: --world-sizes and --hardware take a YAML config; `grpo export {shown}` writes "
+                         "one from its GRPOConfig(...) call")
+    if args.fix:
+        raise UsageError(f"{shown}: --fix edits YAML configs; `grpo migrate {shown} --write` rewrites the keywords "
+                         "of a Python file in place, and the language server offers each fix at its keyword")
+    from grpo_schema.dialects.python import check_python
+
+    checked = check_python(data, shown, **options)
+    if args.doctor:
+        from grpo_schema.commands.doctor import add_doctor
+
+        checked.results = [add_doctor(result, shown) for result in checked.results]
+    return checked
 
 
 def _comment_hardware(data: bytes) -> str | None:

@@ -9,7 +9,7 @@ import pytest
 from grpo_schema.cli import COMMANDS, main
 
 # Every command that takes --world-size, with the arguments it needs besides.
-WORLD_SIZE_COMMANDS = ("validate", "explain", "plan", "train", "smoke")
+WORLD_SIZE_COMMANDS = ("validate", "explain", "plan", "export", "train", "smoke")
 RUNTIME = {"train", "smoke"}
 
 
