@@ -10,8 +10,10 @@ trainer as written, C the environment that will run the config (`grpo doctor`: i
 metadata, against the TRL release and the features the config uses). A run health (grpo_schema.health):
 findings on a run's logged metrics, not on its config.
 
-Loader, key and type codes are declared here; each cross-field rule declares its own code with `@rule`
-(grpo_schema.engine.rules), and both end up in the same table, which `grpo codes` prints.
+Loader, key, type and runtime codes are declared here; each cross-field rule declares its own code with `@rule`
+(grpo_schema.engine.rules), each run-health rule with `@health_rule`, each environment rule with `@doctor_rule`.
+All end up in one table, CODES; grpo_schema.catalogue.all_codes() imports every module that declares codes, and
+`grpo codes`, SARIF and the language server read the table through it.
 """
 
 from __future__ import annotations
