@@ -14,7 +14,8 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
-EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
+from grpo_schema.commands.options import EXIT_INVALID, EXIT_OK, EXIT_USAGE, FORMATS, add_format
+
 WEIGHTS = ("model.safetensors", "pytorch_model.bin", "adapter_model.safetensors", "model.safetensors.index.json")
 
 
@@ -24,7 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
                                      "log-probs, NaN, a resume that trains nothing.")
     parser.add_argument("paths", nargs="+", metavar="RUN_DIR", help="a run's output_dir (grpo_runtime or TRL), or "
                         "its metrics.jsonl / trainer_state.json")
-    parser.add_argument("--format", choices=("text", "json", "github", "sarif"), default="text")
+    add_format(parser, FORMATS)
     parser.add_argument("--strict", action="store_true", help="warnings fail too (exit 1)")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="change a threshold (docs/health.md lists them), e.g. --set min_steps=5")
