@@ -13,14 +13,14 @@ import argparse
 import sys
 from typing import Any
 
+from grpo_schema.commands.options import (EXIT_INVALID, EXIT_OK, EXIT_USAGE, UsageError, add_check_options,
+                                          add_format, check_options, read_config, split_trl_tokens, trl_options)
 from grpo_schema.engine.check import CheckResult
 from grpo_schema.engine.coerce import INT64_MAX
 from grpo_schema.engine.plan import Geometry, derive_plan, relations, valid_world_sizes
 from grpo_schema.engine.rules.batch import PROBLEM_CODES
 from grpo_schema.engine.schedule import Order, walk
 from grpo_schema.engine.words import plural, times
-
-EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 
 
 def declared_prompt_length(result: CheckResult, given: int | None) -> tuple[int | None, str]:
@@ -78,6 +78,21 @@ def relation_dicts(geometry: Geometry, world_size: int) -> list[dict[str, Any]]:
 
 def notes(result: CheckResult, plan: Any) -> list[str]:
     """Plain sentences about what the numbers mean for this run."""
+    rewritten = _rewrite_note(result)
+    return ([rewritten] if rewritten else []) + _plan_notes(result, plan)
+
+
+def _rewrite_note(result: CheckResult) -> str | None:
+    """What a wrapper's config class changed before TRL saw the config (Unsloth's batch rewrite)."""
+    if result.sources.get("per_device_train_batch_size") != "Unsloth's rewrite" or result.config is None:
+        return None
+    written = result.raw.get("per_device_train_batch_size", "its default")
+    return (f"Unsloth trains with per_device_train_batch_size={result.config.per_device_train_batch_size}, not the "
+            f"{written} written: its config class replaces it by num_generations when the generation batch is not a "
+            "multiple of num_generations; the schedule shown is the one it runs")
+
+
+def _plan_notes(result: CheckResult, plan: Any) -> list[str]:
     if plan is None:
         return [f"TRL 1.16 refuses this batch geometry at world size {result.world_size}, so there is no schedule; "
                 "see the diagnostics for the smallest edits"] if result.config is not None else []
@@ -118,8 +133,6 @@ def _positive(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from grpo_schema.cli import _add_check_options
-
     parser = argparse.ArgumentParser(
         prog="grpo explain", description="Show how a config's batch settings turn into generations, micro-steps "
         "and optimizer steps, process by process (as the chosen TRL release runs it; default 1.16).",
@@ -132,28 +145,30 @@ def build_parser() -> argparse.ArgumentParser:
                         "truncates prompts): gives the context length generation needs")
     parser.add_argument("--micro-steps", type=_positive, help="how many micro-steps to walk (default: two "
                         "generations and at least one optimizer step)")
-    parser.add_argument("--format", choices=("text", "json"), default="text")
-    _add_check_options(parser)
+    add_format(parser, ("text", "json"))
+    add_check_options(parser)
     return parser
 
 
 def explain_command(argv: list[str]) -> int:
     from grpo_schema.engine.validate import check_text
-    from grpo_schema.cli import UsageError, _check_options, _read, split_trl_tokens, trl_options
     from grpo_schema.engine.overrides import OverrideError, parse_trl_args
 
-    ours, trl = split_trl_tokens(argv)
-    args = build_parser().parse_args(ours)
+    parser = build_parser()
+    ours, trl = split_trl_tokens(argv, parser)
+    args = parser.parse_args(ours)
     try:
         paths, trl_overrides = parse_trl_args(trl)
         if paths:
             raise UsageError("give the config as FILE, not --config")
-        options = {**_check_options(args, trl_overrides), **trl_options(args.trl_version, args.path)}
-        data = _read(args.path)
+        options = {**check_options(args, trl_overrides), **trl_options(args.trl_version, args.path)}
+        data = read_config(args.path)
     except (UsageError, OverrideError) as exc:
         print(f"grpo explain: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     shown = "<stdin>" if args.path == "-" else args.path
+    if shown.endswith((".py", ".ipynb")):  # a schedule for each GRPOConfig(...) call of the file
+        return _explain_python(data, shown, options, args)
     from grpo_schema.commands.verl import explain_verl, is_verl
 
     if is_verl(args.dialect, data, shown):  # a verl launch script or YAML: its card in verl's names
@@ -169,3 +184,22 @@ def explain_command(argv: list[str]) -> int:
 
         sys.stdout.write(render_explain(document, data.decode("utf-8", "replace")))
     return EXIT_OK if result.valid else EXIT_INVALID
+
+
+def _explain_python(data: bytes, shown: str, options: dict, args: argparse.Namespace) -> int:
+    from grpo_schema.dialects.python import check_python
+
+    checked = check_python(data, shown, **options)
+    documents = [explain_result(r, args.dataset_size, args.micro_steps, args.max_prompt_length)
+                 for r in checked.results]
+    if args.format == "json":
+        from grpo_schema.render.machine import dumps
+
+        answer = documents[0] if len(documents) == 1 else {"version": 1, "path": shown, "calls": documents}
+        sys.stdout.write(dumps(answer, indent=2) + "\n")
+    else:
+        from grpo_schema.render.explain_text import render_explain
+
+        sys.stdout.write("\n".join(render_explain(document, checked.texts.get(result.path, ""))
+                                   for document, result in zip(documents, checked.results)))
+    return EXIT_OK if all(r.valid for r in checked.results) else EXIT_INVALID

@@ -17,11 +17,12 @@ import json
 import sys
 from typing import Any
 
+from grpo_schema.commands.options import (EXIT_INVALID, EXIT_OK, EXIT_USAGE, UsageError, add_format, add_profiles,
+                                          add_trl_version, add_world_size, chosen_profiles, trl_options)
 from grpo_schema.engine.hardware.accelerators import GIB, HardwareError, parse_hardware
 from grpo_schema.engine.hardware.advise import plan_fit
 from grpo_schema.engine.hardware.fit import FitReport, section_of
 
-EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 PHASE_WORDS = {"update": "updating (every gradient built)"}
 USAGE_CODES = ("GRPO-H005", "GRPO-H008", "GRPO-H009")  # unknown model, hardware that does not parse, unknown engine
 
@@ -157,9 +158,9 @@ def plan_command(argv: list[str]) -> int:
     parser.add_argument("paths", nargs="+", metavar="FILE")
     parser.add_argument("--hardware", metavar="SPEC", help="e.g. 8xH100-80GB, 2x8xA100-40GB, 80GB (default: the "
                         "file's hardware: section)")
-    parser.add_argument("--format", choices=("text", "json"), default="text")
-    parser.add_argument("--world-size", type=int, default=None)
-    parser.add_argument("--profile", action="append", default=[])
+    add_format(parser, ("text", "json"))
+    add_world_size(parser)
+    add_profiles(parser)
     parser.add_argument("--model-config", metavar="PATH", help="the model's config.json (else the local "
                         "directory, the Hub cache, then the built-in catalogue)")
     parser.add_argument("--prompt-length", type=int, default=None, help="prompt length in tokens to plan for "
@@ -177,8 +178,6 @@ def plan_command(argv: list[str]) -> int:
                         "(default: the hardware: section's host_ram_gib, or the node a spec such as p5.48xlarge "
                         "names); gives a host-RAM verdict")
     parser.add_argument("--mfu", type=float, default=None, help="model-FLOPs utilisation for the time (0.15)")
-    from grpo_schema.commands.trl_release import add_trl_version, judged_release
-
     add_trl_version(parser)
     args = parser.parse_args(argv)
     if args.hardware:
@@ -203,12 +202,10 @@ def plan_command(argv: list[str]) -> int:
     if args.mfu is not None and not 0 < args.mfu <= 1:
         print("grpo plan: error: --mfu must be in (0, 1]", file=sys.stderr)
         return EXIT_USAGE
-    from grpo_schema.engine.check import resolve_profiles
-
     try:
-        profiles = resolve_profiles(args.profile, allow_import=True)
-    except (KeyError, ImportError, AttributeError) as exc:
-        print(f"grpo plan: error: unknown profile {exc}", file=sys.stderr)
+        profiles = chosen_profiles(args.profile)
+    except UsageError as exc:
+        print(f"grpo plan: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     documents, failed, usage_error = [], False, False
     for path in args.paths:
@@ -218,10 +215,16 @@ def plan_command(argv: list[str]) -> int:
             print(f"grpo plan: error: cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
             return EXIT_USAGE
         try:
-            release = judged_release(args.trl_version, path)
-        except ValueError as exc:
+            release = trl_options(args.trl_version, path)
+        except UsageError as exc:
             print(f"grpo plan: error: {exc}", file=sys.stderr)
             return EXIT_USAGE
+        written = data
+        if path.endswith((".py", ".ipynb")):  # the first GRPOConfig(...) call, with the values it trains with
+            data, release, problem = _python_config(data, path, release, args.world_size)
+            if problem:
+                print(f"grpo plan: error: {path}: {problem}", file=sys.stderr)
+                return EXIT_USAGE
         result, report = check_for_hardware(data, path, args.hardware, world_size=args.world_size, **release,
                                             profiles=profiles, model_config=args.model_config,
                                             prompt_length=args.prompt_length, mfu=args.mfu, strategy=args.strategy,
@@ -231,6 +234,15 @@ def plan_command(argv: list[str]) -> int:
             print(f"grpo plan: error: {path}: no hardware declared: pass --hardware SPEC (e.g. 8xH100-80GB)",
                   file=sys.stderr)
             return EXIT_USAGE
+        if path.endswith((".py", ".ipynb")):
+            from grpo_schema.dialects.python.check import script_level
+
+            dropped = script_level(result)
+            result.diagnostics = [d for d in result.diagnostics if d not in dropped]
+            if _code_setup(written):
+                print(f"grpo plan: note: {path} sets up LoRA or quantisation in code, outside GRPOConfig: the plan "
+                      "sizes the call as written (full fine-tuning); `grpo export` it and add use_peft / "
+                      "load_in_4bit to plan that", file=sys.stderr)
         usage = [d for d in report.diagnostics if d.code in USAGE_CODES and (d.code != "GRPO-H008"
                                                                             or report.hardware is None)]
         if usage:
@@ -247,3 +259,23 @@ def plan_command(argv: list[str]) -> int:
     if args.format == "json":
         sys.stdout.write(json.dumps({"version": 1, "files": documents}, indent=2, default=str) + "\n")
     return EXIT_USAGE if usage_error else EXIT_INVALID if failed else EXIT_OK
+
+
+def _python_config(data: bytes, path: str, release: dict, world_size: int | None) -> tuple[bytes, dict, str]:
+    """A Python file's first GRPOConfig(...) call as the YAML the planner reads (Unsloth's rewrite applied), the
+    release it was judged at, or why it cannot be planned (no call; values known only at run time)."""
+    from grpo_schema.dialects.python import check_python
+    from grpo_schema.dialects.python.export import trained_yaml
+
+    options = dict(release, **({"world_size": world_size} if world_size else {}))
+    checked = check_python(data, path, **options)
+    if not checked.calls:
+        return data, release, "no GRPOConfig(...) call to plan"
+    text, problem = trained_yaml(checked, 0)
+    judged = {"trl_version": checked.results[0].trl_version,
+              "trl_version_source": checked.results[0].trl_version_source}
+    return (text or "").encode("utf-8"), judged, problem
+
+
+def _code_setup(data: bytes) -> bool:
+    return any(word in data for word in (b"get_peft_model", b"LoraConfig", b"load_in_4bit", b"BitsAndBytesConfig"))

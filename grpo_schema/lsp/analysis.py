@@ -43,6 +43,7 @@ class Analysis:
     profiles: tuple[Profile, ...] = ()  # the active ones: the comment's, else the editor's
     world_size_from: str = ""  # where the world size was declared, for the hover text
     is_config: bool = True  # False: not a GRPO config (detect.py); at most the engine's note on it
+    python: Any = None  # a Python script or notebook: every call's check (grpo_schema.dialects.python.PythonCheck)
 
 
 def not_a_config(text: str, result: CheckResult | None = None) -> Analysis:
@@ -61,6 +62,10 @@ def check_document(text: str, settings: Settings, with_fixes: bool = True, uri: 
     With `with_fixes` (the server's every check) the batch rules carry their smallest edits, and so the hint
     `grpo validate` prints ("smallest edits: ... As written, the config is valid for world sizes ..."): one text
     from the engine on both surfaces. Without it (benchmarks of the bare check) the hint is the rule's own."""
+    if uri.endswith((".py", ".ipynb")):  # GRPOConfig(...) calls in a script or notebook (grpo_schema.lsp.python)
+        from grpo_schema.lsp.python import check_python_document
+
+        return check_python_document(text, settings, uri)
     from grpo_schema.dialects.verl.check import check_verl_text, looks_like_verl
 
     if looks_like_verl(text):  # a verl launch script or YAML: verl's checker, diagnostics only (no TRL hover)
@@ -232,7 +237,10 @@ def to_lsp(diag: Diagnostic, lines: list[str]) -> lsp.Diagnostic:
 
 def _description(code: str) -> str:
     """What `grpo codes CODE` prints."""
+    from grpo_schema.catalogue import all_codes
     from grpo_schema.engine.codes import CODES
     from grpo_schema.engine.rules import describe_code
 
+    if code not in CODES:  # declared by a module nothing has imported yet (the registry imports them all)
+        all_codes()
     return describe_code(code) if code in CODES else ""

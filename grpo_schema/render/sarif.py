@@ -24,16 +24,10 @@ LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 
 
 def code_catalogue() -> dict[str, Any]:
-    """Every declared code: the fixed ones, the rules' and those of the env section and built-in profiles."""
-    import grpo_schema.engine.env  # noqa: F401  (declares the E codes)
-    from grpo_schema.engine.codes import CODES
-    from grpo_schema.engine.profiles import known_profiles
-    from grpo_schema.engine.rules import load_rules
+    """Every declared code (grpo_schema.catalogue: the list `grpo codes` prints)."""
+    from grpo_schema.catalogue import all_codes
 
-    load_rules()
-    import grpo_schema.health.rundir  # noqa: F401  (declares the run-health codes)
-    known_profiles()  # imports the built-in profiles, which declare their codes
-    return dict(sorted(CODES.items()))
+    return all_codes()
 
 
 def _rule(info: Any) -> dict[str, Any]:
@@ -64,15 +58,18 @@ def _fingerprint(path: str, code: str, fields: tuple[str, ...]) -> str:
 
 
 def _result(result: CheckResult, diag: Any, rule_index: dict[str, int]) -> dict[str, Any]:
-    uri, base = artifact_uri(result.path)
+    from grpo_schema.render.notebooks import in_file
+
+    path, line, column, prefix = in_file(result.path, diag.line, diag.column)
+    uri, base = artifact_uri(path)
     location: dict[str, Any] = {"uri": uri}
     if base:
         location["uriBaseId"] = base
-    text = diag.message + (f" ({diag.hint})" if diag.hint else "")
+    text = prefix + diag.message + (f" ({diag.hint})" if diag.hint else "")
     out: dict[str, Any] = {
         "ruleId": diag.code, "level": LEVELS[diag.severity], "message": {"text": text},
         "locations": [{"physicalLocation": {"artifactLocation": location,
-                                            "region": {"startLine": diag.line or 1, "startColumn": diag.column or 1}}}],
+                                            "region": {"startLine": line or 1, "startColumn": column or 1}}}],
         "partialFingerprints": {"grpoConfigFinding/v1": _fingerprint(result.path, diag.code, tuple(diag.fields))},
         "properties": {"fields": list(diag.fields), "hint": diag.hint,
                        "fix": diag.fix.to_dict() if diag.fix else None},

@@ -27,7 +27,7 @@ def card_lines(s: dict[str, Any]) -> list[str]:
         per_rank = s["samples_per_rank_per_optimizer_step"]
         lines.append(f"  over {dp} data-parallel ranks ({s['gpus']} GPUs): "
                      + (f"{per_rank} completions per GPU" if per_rank else
-                        f"{s['samples_per_optimizer_step']} does not split over them (GRPO-F030)"))
+                        f"{s['samples_per_optimizer_step']} does not split over them (GRPO-Q030)"))
         if s["dynamic_batch"]:
             lines.append("  micro-batches: packed by tokens (use_dynamic_bsz), so their number varies")
         elif s["micro_steps_per_optimizer_step"]:
@@ -37,9 +37,9 @@ def card_lines(s: dict[str, Any]) -> list[str]:
                          f"gradient_accumulation_steps={trl['gradient_accumulation_steps']})")
         elif per_rank and s["micro_batch_per_gpu"]:
             lines.append(f"  {per_rank} completions per GPU is not a multiple of ppo_micro_batch_size_per_gpu "
-                         f"{s['micro_batch_per_gpu']} (GRPO-F031)")
+                         f"{s['micro_batch_per_gpu']} (GRPO-Q031)")
     else:
-        lines.append("  the GPUs do not split into whole model-parallel groups (GRPO-F030)")
+        lines.append("  the GPUs do not split into whole model-parallel groups (GRPO-Q030)")
     if s["off_policy_from_mini_batch"]:
         lines.append(f"Off-policy: from the 2nd of the {s['optimizer_steps_per_rl_step']} optimizer steps on, the "
                      "policy has moved since generation (the clip ratio acts)")

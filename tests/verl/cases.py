@@ -16,19 +16,19 @@ R = "actor_rollout_ref.rollout."
 REF = "actor_rollout_ref.ref."
 
 # Parse-time codes: the dialect says verl refuses before Ray starts exactly when one of these is an error.
-PARSE_TIME = frozenset({"GRPO-F004", "GRPO-F005", "GRPO-F010", "GRPO-F011", "GRPO-F012", "GRPO-F013", "GRPO-F014",
-                        "GRPO-F015", "GRPO-F016", "GRPO-F017", "GRPO-F018", "GRPO-F019", "GRPO-F020", "GRPO-F021"})
+PARSE_TIME = frozenset({"GRPO-Q004", "GRPO-Q005", "GRPO-Q010", "GRPO-Q011", "GRPO-Q012", "GRPO-Q013", "GRPO-Q014",
+                        "GRPO-Q015", "GRPO-Q016", "GRPO-Q017", "GRPO-Q018", "GRPO-Q019", "GRPO-Q020", "GRPO-Q021"})
 
 # verl's refusal (exception text, causes included) -> the code that says the same; first match wins.
 REFUSALS = (
-    ("Could not override", "GRPO-F004"), ("Could not append", "GRPO-F005"),
-    ("must be divisible by model_parallel_size", "GRPO-F010"), ("real_train_batch_size", "GRPO-F011"),
-    ("unsupported operand type(s) for *: 'int' and 'NoneType'", "GRPO-F011"),
-    ("Invalid loss_agg_mode", "GRPO-F013"), ("[critic]", "GRPO-F019"), ("critic.ppo", "GRPO-F019"),
-    ("must be >= actor.ppo_mini_batch_size", "GRPO-F014"), ("must be >= n_gpus", "GRPO-F015"),
-    ("must be divisible by ppo_micro_batch_size", "GRPO-F015"), ("use_remove_padding", "GRPO-F016"),
-    ("log_prob_micro_batch_size", "GRPO-F017"), ("ppo_micro_batch_size", "GRPO-F012"),
-    ("validation gen temperature", "GRPO-F018"), ("lora_rank", "GRPO-F020"),
+    ("Could not override", "GRPO-Q004"), ("Could not append", "GRPO-Q005"),
+    ("must be divisible by model_parallel_size", "GRPO-Q010"), ("real_train_batch_size", "GRPO-Q011"),
+    ("unsupported operand type(s) for *: 'int' and 'NoneType'", "GRPO-Q011"),
+    ("Invalid loss_agg_mode", "GRPO-Q013"), ("[critic]", "GRPO-Q019"), ("critic.ppo", "GRPO-Q019"),
+    ("must be >= actor.ppo_mini_batch_size", "GRPO-Q014"), ("must be >= n_gpus", "GRPO-Q015"),
+    ("must be divisible by ppo_micro_batch_size", "GRPO-Q015"), ("use_remove_padding", "GRPO-Q016"),
+    ("log_prob_micro_batch_size", "GRPO-Q017"), ("ppo_micro_batch_size", "GRPO-Q012"),
+    ("validation gen temperature", "GRPO-Q018"), ("lora_rank", "GRPO-Q020"),
 )
 # Refusals that come from the oracle's environment rather than the config (verl imports vLLM to check a LoRA rank).
 # A critic (gae) loads critic.model.path's config files first, which the oracle does not have.

@@ -56,7 +56,7 @@ def test_validate_text_and_exit_code(tmp_path: Path, capsys: pytest.CaptureFixtu
     bad = _write(tmp_path, "run.sh", ISSUE_1524.replace("rollout.n=5", "rollout.n=1"))
     assert main(["validate", bad]) == 1
     out = capsys.readouterr().out
-    assert "error[GRPO-F050]" in out and "judged as verl 0.9.1" in out
+    assert "error[GRPO-Q050]" in out and "judged as verl 0.9.1" in out
     assert main(["validate", _write(tmp_path, "ok.sh", ISSUE_1524)]) == 0
 
 
@@ -66,19 +66,19 @@ def test_validate_machine_formats(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert main(["validate", "--format", fmt, path]) == 1
     out = capsys.readouterr().out
     if fmt == "json":
-        (found,) = [d for d in json.loads(out)["files"][0]["diagnostics"] if d["code"] == "GRPO-F031"]
+        (found,) = [d for d in json.loads(out)["files"][0]["diagnostics"] if d["code"] == "GRPO-Q031"]
         assert (found["line"], found["column"]) == (3, 53)
         assert "160 samples per optimizer step, not a multiple of ppo_micro_batch_size_per_gpu (64)" in found["message"]
     elif fmt == "sarif":
-        assert "GRPO-F031" in {r["ruleId"] for r in json.loads(out)["runs"][0]["results"]}
+        assert "GRPO-Q031" in {r["ruleId"] for r in json.loads(out)["runs"][0]["results"]}
     else:
-        assert "::error file=" in out and "GRPO-F031" in out
+        assert "::error file=" in out and "GRPO-Q031" in out
 
 
 def test_dialect_flag_reads_an_unrecognised_file_as_verl(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = _write(tmp_path, "notes.txt", "echo nothing here\n")
     assert main(["validate", "--dialect", "verl", path]) == 1
-    assert "GRPO-F001" in capsys.readouterr().out
+    assert "GRPO-Q001" in capsys.readouterr().out
 
 
 def test_explain_answers_verl_1524(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -11,15 +11,15 @@ from grpo_schema.dialects.verl.check import check_verl_text
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "verl-corpus"
 FILES = sorted(p for p in CORPUS.glob("[0-9][0-9]_*") if p.is_file()) if CORPUS.is_dir() else []
-BEYOND_PARSE_TIME = {"F030", "F031", "F032", "F033", "F034", "F035", "F036", "F037", "F050", "F051", "F052", "F053"}
+BEYOND_PARSE_TIME = {"Q030", "Q031", "Q032", "Q033", "Q034", "Q035", "Q036", "Q037", "Q050", "Q051", "Q052", "Q053"}
 # What each file gets beyond verl's parse-time checks (the files not listed get none):
 EXPECTED = {
-    "19": {"F050"},  # verl's SkyPilot tutorial: adv_estimator=grpo with rollout.n=1
-    "21": {"F050"},  # atropos: grpo without rollout.n (verl's default 1; the groups come from its own API)
-    "23": {"F035"},  # vendored verl 0.1 recipes: only the deprecated global micro-batch sizes
-    "24": {"F035", "F050"},  # Search-R1: its group is rollout.n_agent, which mainline verl does not read
-    "25": {"F035"},
-    "30": {"F053"},  # ToRL: ppo_mini_batch_size 1024 > train_batch_size 128 under dynamic batch size
+    "19": {"Q050"},  # verl's SkyPilot tutorial: adv_estimator=grpo with rollout.n=1
+    "21": {"Q050"},  # atropos: grpo without rollout.n (verl's default 1; the groups come from its own API)
+    "23": {"Q035"},  # vendored verl 0.1 recipes: only the deprecated global micro-batch sizes
+    "24": {"Q035", "Q050"},  # Search-R1: its group is rollout.n_agent, which mainline verl does not read
+    "25": {"Q035"},
+    "30": {"Q053"},  # ToRL: ppo_mini_batch_size 1024 > train_batch_size 128 under dynamic batch size
 }
 
 
@@ -28,7 +28,7 @@ def test_corpus_file_findings(path: Path | None) -> None:
     if path is None:
         pytest.skip(f"{CORPUS} is not there (the checkout's parent has shared/ in CI)")
     result = check_verl_text(path.read_text(), path.name)
-    found = {d.code[5:] for d in result.diagnostics if d.code[5:] in BEYOND_PARSE_TIME - {"F051"}}
+    found = {d.code[5:] for d in result.diagnostics if d.code[5:] in BEYOND_PARSE_TIME - {"Q051"}}
     assert found == EXPECTED.get(path.name[:2], set())
     assert all(d.line for d in result.diagnostics if d.code[5:] in found)
 

@@ -24,8 +24,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.verl_oracle]
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "verl-corpus"
 CORPUS_FILES = sorted(p for p in CORPUS.glob("[0-9][0-9]_*") if p.is_file()) if CORPUS.is_dir() else []
-KEY_ERRORS = {"GRPO-F003", "GRPO-F004", "GRPO-F005", "GRPO-F021", "GRPO-F022", "GRPO-F023"}
-CLUSTER = {"GRPO-F030", "GRPO-F031", "GRPO-F032", "GRPO-F033", "GRPO-F034", "GRPO-F035", "GRPO-F036", "GRPO-F037"}
+KEY_ERRORS = {"GRPO-Q003", "GRPO-Q004", "GRPO-Q005", "GRPO-Q021", "GRPO-Q022", "GRPO-Q023"}
+CLUSTER = {"GRPO-Q030", "GRPO-Q031", "GRPO-Q032", "GRPO-Q033", "GRPO-Q034", "GRPO-Q035", "GRPO-Q036", "GRPO-Q037"}
 
 
 def _errors(diagnostics: list[Any]) -> set[str]:
@@ -133,15 +133,15 @@ def test_cluster_rules_agree_with_verls_own_code(oracle: dict[str, Any]) -> None
             continue  # Hydra refuses the override set itself: the rules reading the refused keys are skipped
         if "chunk" in answers:
             compared["chunk"] += 1
-            assert answers["chunk"]["ok"] == ("GRPO-F033" not in codes), (case["overrides"], answers["chunk"])
+            assert answers["chunk"]["ok"] == ("GRPO-Q033" not in codes), (case["overrides"], answers["chunk"])
         if "micro" in answers:
             compared["micro"] += 1
-            assert answers["micro"]["ok"] == ("GRPO-F031" not in codes), (case["overrides"], answers["micro"])
+            assert answers["micro"]["ok"] == ("GRPO-Q031" not in codes), (case["overrides"], answers["micro"])
         if "chunk" in queries:  # the worker's mini-batch split needs a process group: its formula, written out
             samples = int(config["actor_rollout_ref.actor.ppo_mini_batch_size"]) * config.n
             splits = samples % config.dp == 0 and samples >= config.dp
             compared["split"] += 1
-            assert splits == ("GRPO-F030" not in codes), case["overrides"]
+            assert splits == ("GRPO-Q030" not in codes), case["overrides"]
     assert min(compared.values()) >= 80, compared
 
 

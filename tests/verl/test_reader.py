@@ -44,13 +44,13 @@ def test_overrides_keep_line_column_and_variables() -> None:
 def test_a_valid_script_is_valid_at_its_declared_gpus() -> None:
     result = check_verl_text(GOOD, "run.sh")
     assert result.valid and result.world_size == 16
-    assert {d.code for d in result.diagnostics} == {"GRPO-F008", "GRPO-F006"}  # default taken; +data.my_note
+    assert {d.code for d in result.diagnostics} == {"GRPO-Q008", "GRPO-Q006"}  # default taken; +data.my_note
 
 
 def test_an_unset_variable_is_unknown_and_its_rules_skipped() -> None:
     text = GOOD.replace("ppo_mini_batch_size=$MINI", "ppo_mini_batch_size=$FROM_ENV")
     result = check_verl_text(text, "run.sh")
-    (note,) = [d for d in result.diagnostics if d.code == "GRPO-F002"]
+    (note,) = [d for d in result.diagnostics if d.code == "GRPO-Q002"]
     assert note.line == 8 and "FROM_ENV is not set in the script" in note.message
     assert result.valid
 
@@ -59,7 +59,7 @@ def test_command_substitution_loop_and_function_leave_values_unknown() -> None:
     text = ("N=$(nproc)\nfor i in 1 2; do\n  P=$i\ndone\npython3 -m verl.trainer.main_ppo data.train_batch_size=$P "
             "actor_rollout_ref.rollout.n=$N\n")
     result = check_verl_text(text, "run.sh")
-    unknown = {d.fields[0]: d.message for d in result.diagnostics if d.code == "GRPO-F002"}
+    unknown = {d.fields[0]: d.message for d in result.diagnostics if d.code == "GRPO-Q002"}
     assert "assigned only inside a `for` at line 2" in unknown["data.train_batch_size"]
     assert "the command substitution $(nproc) is not run" in unknown["actor_rollout_ref.rollout.n"]
 
@@ -67,7 +67,7 @@ def test_command_substitution_loop_and_function_leave_values_unknown() -> None:
 def test_several_runs_are_told_apart() -> None:
     text = ("python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.n=1 algorithm.adv_estimator=grpo\n"
             "python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.n=4 algorithm.adv_estimator=grpo\n")
-    found = [d for d in check_verl_text(text, "run.sh").diagnostics if d.code == "GRPO-F050"]
+    found = [d for d in check_verl_text(text, "run.sh").diagnostics if d.code == "GRPO-Q050"]
     assert len(found) == 1 and found[0].message.startswith("run 1 (line 1):") and found[0].line == 1
 
 
@@ -78,14 +78,14 @@ def test_config_name_and_path_are_read() -> None:
 
 
 @pytest.mark.parametrize("text, code, line", [
-    ("echo hello\nls -l\n", "GRPO-F001", 1),
-    ("python3 -m verl.trainer.main_ppo data.train_batch_size='12\n", "GRPO-F009", 1),
-    ("python3 -m verl.trainer.main_ppo \\\n  trainer.logger=[console\n", "GRPO-F023", 2),
-    ("python3 -m verl.trainer.main_ppo \\\n  justaword\n", "GRPO-F023", 2),
-    ("python3 -m verl.trainer.main_ppo \\\n  data.train_batch_sise=8\n", "GRPO-F004", 2),
-    ("python3 -m verl.trainer.main_ppo \\\n  +data.train_batch_size=8\n", "GRPO-F005", 2),
-    ("python3 -m verl.trainer.main_ppo \\\n  +actor_rollout_ref.actor.not_a_field=1\n", "GRPO-F021", 2),
-    ("python3 -m verl.trainer.main_ppo \\\n  data.train_batch_size=lots\n", "GRPO-F003", 2),
+    ("echo hello\nls -l\n", "GRPO-Q001", 1),
+    ("python3 -m verl.trainer.main_ppo data.train_batch_size='12\n", "GRPO-Q009", 1),
+    ("python3 -m verl.trainer.main_ppo \\\n  trainer.logger=[console\n", "GRPO-Q023", 2),
+    ("python3 -m verl.trainer.main_ppo \\\n  justaword\n", "GRPO-Q023", 2),
+    ("python3 -m verl.trainer.main_ppo \\\n  data.train_batch_sise=8\n", "GRPO-Q004", 2),
+    ("python3 -m verl.trainer.main_ppo \\\n  +data.train_batch_size=8\n", "GRPO-Q005", 2),
+    ("python3 -m verl.trainer.main_ppo \\\n  +actor_rollout_ref.actor.not_a_field=1\n", "GRPO-Q021", 2),
+    ("python3 -m verl.trainer.main_ppo \\\n  data.train_batch_size=lots\n", "GRPO-Q003", 2),
 ])
 def test_bad_input_is_a_diagnostic_with_its_line(text: str, code: str, line: int) -> None:
     result = check_verl_text(text, "run.sh")
@@ -95,7 +95,7 @@ def test_bad_input_is_a_diagnostic_with_its_line(text: str, code: str, line: int
 
 def test_unknown_key_suggests_the_close_one() -> None:
     (d,) = [d for d in check_verl_text("python3 -m verl.trainer.main_ppo data.train_batch_sise=8\n", "r.sh")
-            .diagnostics if d.code == "GRPO-F004"]
+            .diagnostics if d.code == "GRPO-Q004"]
     assert d.fix is not None and d.fix.rename == {"data.train_batch_sise": "data.train_batch_size"}
 
 
@@ -103,7 +103,7 @@ def test_yaml_with_defaults_has_positions() -> None:
     text = ("defaults:\n  - ppo_trainer\n  - _self_\nalgorithm:\n  adv_estimator: grpo\nactor_rollout_ref:\n"
             "  rollout:\n    n: 1\n")
     assert looks_like_verl(text)
-    (d,) = [d for d in check_verl_text(text, "c.yaml").diagnostics if d.code == "GRPO-F050"]
+    (d,) = [d for d in check_verl_text(text, "c.yaml").diagnostics if d.code == "GRPO-Q050"]
     assert (d.line, d.column) == (8, 5)
 
 
@@ -119,4 +119,4 @@ def test_separators_inside_an_array_and_huge_numbers_end_quickly() -> None:
             "actor_rollout_ref.rollout.n=7 trainer.n_gpus_per_node=7\n")
     result = check_verl_text(text, "run.sh")
     assert time.monotonic() - start < 5 and not result.valid
-    assert any(d.code == "GRPO-F012" for d in result.diagnostics)
+    assert any(d.code == "GRPO-Q012" for d in result.diagnostics)

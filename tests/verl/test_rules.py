@@ -18,40 +18,40 @@ MEGATRON = ["--config-name", "ppo_megatron_trainer", A + "megatron.tensor_model_
 
 # code -> (overrides added to BASE that break it, overrides added that fix it)
 CASES: dict[str, tuple[list[str], list[str]]] = {
-    "GRPO-F010": (MEGATRON + ["trainer.n_gpus_per_node=3"], MEGATRON + ["trainer.n_gpus_per_node=4"]),
-    "GRPO-F011": (["data.train_batch_size=63", R + "n=1"], ["data.train_batch_size=64", R + "n=1"]),
-    "GRPO-F012": ([A + "ppo_micro_batch_size=32"], []),
-    "GRPO-F013": ([A + "loss_agg_mode=sum"], [A + "loss_agg_mode=token-mean"]),
-    "GRPO-F014": ([A + "ppo_mini_batch_size=128"], [A + "ppo_mini_batch_size=64"]),
-    "GRPO-F015": ([A + "ppo_micro_batch_size_per_gpu=null", A + "ppo_micro_batch_size=6"],
+    "GRPO-Q010": (MEGATRON + ["trainer.n_gpus_per_node=3"], MEGATRON + ["trainer.n_gpus_per_node=4"]),
+    "GRPO-Q011": (["data.train_batch_size=63", R + "n=1"], ["data.train_batch_size=64", R + "n=1"]),
+    "GRPO-Q012": ([A + "ppo_micro_batch_size=32"], []),
+    "GRPO-Q013": ([A + "loss_agg_mode=sum"], [A + "loss_agg_mode=token-mean"]),
+    "GRPO-Q014": ([A + "ppo_mini_batch_size=128"], [A + "ppo_mini_batch_size=64"]),
+    "GRPO-Q015": ([A + "ppo_micro_batch_size_per_gpu=null", A + "ppo_micro_batch_size=6"],
                   [A + "ppo_micro_batch_size_per_gpu=null", A + "ppo_micro_batch_size=8"]),
-    "GRPO-F016": ([A + "ulysses_sequence_parallel_size=2", "actor_rollout_ref.model.use_remove_padding=False"],
+    "GRPO-Q016": ([A + "ulysses_sequence_parallel_size=2", "actor_rollout_ref.model.use_remove_padding=False"],
                   [A + "ulysses_sequence_parallel_size=2", "actor_rollout_ref.model.use_remove_padding=True"]),
-    "GRPO-F017": ([R + "log_prob_micro_batch_size=64"], []),
-    "GRPO-F018": ([R + "val_kwargs.do_sample=True", R + "temperature=0"],
+    "GRPO-Q017": ([R + "log_prob_micro_batch_size=64"], []),
+    "GRPO-Q018": ([R + "val_kwargs.do_sample=True", R + "temperature=0"],
                   [R + "val_kwargs.do_sample=True", R + "temperature=0.6"]),
-    "GRPO-F019": (["algorithm.adv_estimator=gae"],
+    "GRPO-Q019": (["algorithm.adv_estimator=gae"],
                   ["algorithm.adv_estimator=gae", "critic.ppo_micro_batch_size_per_gpu=4"]),
-    "GRPO-F020": (["actor_rollout_ref.model.lora_rank=1024", R + "name=vllm"],
+    "GRPO-Q020": (["actor_rollout_ref.model.lora_rank=1024", R + "name=vllm"],
                   ["actor_rollout_ref.model.lora_rank=1024", R + "name=sglang"]),
-    "GRPO-F030": (["trainer.n_gpus_per_node=6"], ["trainer.n_gpus_per_node=4"]),
-    "GRPO-F031": ([A + "ppo_micro_batch_size_per_gpu=5"], [A + "ppo_micro_batch_size_per_gpu=8"]),
-    "GRPO-F032": (["trainer.n_gpus_per_node=1", R + "n=8", "data.train_batch_size=16"],
+    "GRPO-Q030": (["trainer.n_gpus_per_node=6"], ["trainer.n_gpus_per_node=4"]),
+    "GRPO-Q031": ([A + "ppo_micro_batch_size_per_gpu=5"], [A + "ppo_micro_batch_size_per_gpu=8"]),
+    "GRPO-Q032": (["trainer.n_gpus_per_node=1", R + "n=8", "data.train_batch_size=16"],
                   ["trainer.n_gpus_per_node=1", R + "tensor_model_parallel_size=1"]),
-    "GRPO-F033": ([A + "use_dynamic_bsz=True", "data.train_batch_size=33", R + "n=1", A + "ppo_mini_batch_size=8"],
+    "GRPO-Q033": ([A + "use_dynamic_bsz=True", "data.train_batch_size=33", R + "n=1", A + "ppo_mini_batch_size=8"],
                   [A + "use_dynamic_bsz=True", "data.train_batch_size=32", R + "n=1", A + "ppo_mini_batch_size=8"]),
-    "GRPO-F034": ([R + "log_prob_use_dynamic_bsz=True"], [A + "use_dynamic_bsz=True"]),
-    "GRPO-F035": ([A + "ppo_micro_batch_size_per_gpu=null", A + "ppo_micro_batch_size=16"], []),
-    "GRPO-F036": (["trainer.v1.trainer_mode=separate_async", "trainer.v1.separate_async.parameter_sync_step=2"],
+    "GRPO-Q034": ([R + "log_prob_use_dynamic_bsz=True"], [A + "use_dynamic_bsz=True"]),
+    "GRPO-Q035": ([A + "ppo_micro_batch_size_per_gpu=null", A + "ppo_micro_batch_size=16"], []),
+    "GRPO-Q036": (["trainer.v1.trainer_mode=separate_async", "trainer.v1.separate_async.parameter_sync_step=2"],
                   ["trainer.v1.trainer_mode=separate_async", "trainer.v1.separate_async.parameter_sync_step=4"]),
-    "GRPO-F037": (["algorithm.filter_groups.enable=True", "algorithm.filter_groups.metric=null"],
+    "GRPO-Q037": (["algorithm.filter_groups.enable=True", "algorithm.filter_groups.metric=null"],
                   ["algorithm.filter_groups.enable=True", "algorithm.filter_groups.metric=acc"]),
-    "GRPO-F050": ([R + "n=1"], [R + "n=2"]),
-    "GRPO-F053": ([A + "use_dynamic_bsz=True", A + "ppo_mini_batch_size=512"],
+    "GRPO-Q050": ([R + "n=1"], [R + "n=2"]),
+    "GRPO-Q053": ([A + "use_dynamic_bsz=True", A + "ppo_mini_batch_size=512"],
                   [A + "use_dynamic_bsz=True", A + "ppo_mini_batch_size=64"]),
-    "GRPO-F051": (["trainer.total_training_steps=100"], ["trainer.total_training_steps=100",
+    "GRPO-Q051": (["trainer.total_training_steps=100"], ["trainer.total_training_steps=100",
                                                           A + "ppo_mini_batch_size=64"]),
-    "GRPO-F052": ([A + "use_dynamic_bsz=True", A + "ppo_max_token_len_per_gpu=1000"],
+    "GRPO-Q052": ([A + "use_dynamic_bsz=True", A + "ppo_max_token_len_per_gpu=1000"],
                   [A + "use_dynamic_bsz=True", A + "ppo_max_token_len_per_gpu=4096"]),
 }
 
@@ -83,7 +83,7 @@ def test_rule_fires_on_bad_and_not_on_fixed(code: str) -> None:
 
 
 def test_cluster_findings_give_the_gpu_counts_and_smallest_edits() -> None:
-    (d,) = _found(["trainer.n_gpus_per_node=6"], "GRPO-F030")
+    (d,) = _found(["trainer.n_gpus_per_node=6"], "GRPO-Q030")
     assert "not a multiple of the 6 data-parallel ranks" in d.message
     assert d.hint.startswith("holds at 1, 2, 4, 8, 16, 32, 64, 128 GPUs")
     assert d.fix is not None and d.fix.set == {A + "ppo_mini_batch_size": 18}
@@ -91,11 +91,11 @@ def test_cluster_findings_give_the_gpu_counts_and_smallest_edits() -> None:
 
 
 def test_old_meaning_of_mini_is_named() -> None:
-    (d,) = _found([A + "ppo_mini_batch_size=512"], "GRPO-F014")
+    (d,) = _found([A + "ppo_mini_batch_size=512"], "GRPO-Q014")
     assert "512 samples are 64 prompts at rollout.n=8" in d.hint and d.fix.set == {A + "ppo_mini_batch_size": 64}
 
 
 def test_one_gpu_with_the_default_rollout_tp() -> None:
-    (d,) = _found(["trainer.n_gpus_per_node=1", "data.train_batch_size=16"], "GRPO-F032")
+    (d,) = _found(["trainer.n_gpus_per_node=1", "data.train_batch_size=16"], "GRPO-Q032")
     assert "verl's default 2: it is not set" in d.message
     assert d.fix.set == {R + "tensor_model_parallel_size": 1}

@@ -23,13 +23,13 @@ def test_http_validate_judges_a_verl_script() -> None:
         response = client.post("/api/v1/validate", content=SCRIPT, headers={"content-type": "application/yaml"})
     assert response.status_code == 200
     document = response.json()
-    found = [d for d in document["diagnostics"] if d["code"] == "GRPO-F050"]
+    found = [d for d in document["diagnostics"] if d["code"] == "GRPO-Q050"]
     assert not document["valid"] and found and found[0]["line"] == 3 and document["world_size"] == 8
 
 
 def test_language_server_diagnostics_on_a_verl_script() -> None:
     analysis = check_document(SCRIPT.decode(), EditorSettings(), uri="file:///w/run.sh")
-    (found,) = [d for d in analysis.diagnostics if d.code == "GRPO-F050"]
+    (found,) = [d for d in analysis.diagnostics if d.code == "GRPO-Q050"]
     assert found.range.start.line == 2 and found.range.start.character == 4  # 0-based: line 3, column 5
     assert not analysis.is_config  # TRL's hover and completion stay off
 

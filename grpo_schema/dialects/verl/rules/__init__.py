@@ -1,5 +1,5 @@
 """verl's rules, in the engine's shape: small named functions registered with the engine's `@rule` (each with a
-stable GRPO-F code in the one codes table), run by the engine's `run_rules` on verl configs only.
+stable GRPO-Q code in the one codes table), run by the engine's `run_rules` on verl configs only.
 
 parse_time: the checks verl itself runs before Ray starts (validate_config and its config dataclasses), with
 verl's verdict. cluster: the checks verl runs only inside Ray workers, moved before launch and computed from the

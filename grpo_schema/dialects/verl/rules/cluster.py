@@ -47,7 +47,7 @@ def chunks_equal(config: Any) -> bool:
     return parallel_fits(config) and (int(config["data.train_batch_size"]) * config.n) % config.dp == 0
 
 
-@rule("GRPO-F030", "error", _MINI + _GPUS + _PARALLEL)
+@rule("GRPO-Q030", "error", _MINI + _GPUS + _PARALLEL)
 def mini_batch_fills_data_parallel_ranks(config: Any, ctx: Any) -> Iterator[Finding]:
     """ppo_mini_batch_size x rollout.n must be a multiple of the data-parallel size, and at least it.
 
@@ -73,7 +73,7 @@ def mini_batch_fills_data_parallel_ranks(config: Any, ctx: Any) -> Iterator[Find
                               ("trainer.n_gpus_per_node", False)))
 
 
-@rule("GRPO-F031", "error", _MINI + _GPUS + _PARALLEL + (A + "ppo_micro_batch_size_per_gpu", A + "use_dynamic_bsz"))
+@rule("GRPO-Q031", "error", _MINI + _GPUS + _PARALLEL + (A + "ppo_micro_batch_size_per_gpu", A + "use_dynamic_bsz"))
 def micro_batch_divides_rank_mini_batch(config: Any, ctx: Any) -> Iterator[Finding]:
     """A rank's share of the mini-batch must be a whole number of micro-batches of ppo_micro_batch_size_per_gpu.
 
@@ -94,7 +94,7 @@ def micro_batch_divides_rank_mini_batch(config: Any, ctx: Any) -> Iterator[Findi
                               (A + "ppo_mini_batch_size", True)))
 
 
-@rule("GRPO-F032", "error", _GPUS + (R + "tensor_model_parallel_size", R + "data_parallel_size",
+@rule("GRPO-Q032", "error", _GPUS + (R + "tensor_model_parallel_size", R + "data_parallel_size",
                                      R + "pipeline_model_parallel_size"))
 def rollout_parallel_divides_gpus(config: Any, ctx: Any) -> Iterator[Finding]:
     """The GPUs must be a multiple of the rollout's TP x DP x PP.
@@ -115,7 +115,7 @@ def rollout_parallel_divides_gpus(config: Any, ctx: Any) -> Iterator[Finding]:
                               ("trainer.n_gpus_per_node", True)))
 
 
-@rule("GRPO-F033", "error", ("data.train_batch_size", R + "n") + _GPUS + _PARALLEL + (A + "use_dynamic_bsz",))
+@rule("GRPO-Q033", "error", ("data.train_batch_size", R + "n") + _GPUS + _PARALLEL + (A + "use_dynamic_bsz",))
 def batch_splits_into_equal_chunks(config: Any, ctx: Any) -> Iterator[Finding]:
     """data.train_batch_size x rollout.n must split into equal chunks over the actor's data-parallel ranks.
 
@@ -132,7 +132,7 @@ def batch_splits_into_equal_chunks(config: Any, ctx: Any) -> Iterator[Finding]:
                   fixes=edits(config, chunks_equal, ("data.train_batch_size", True)))
 
 
-@rule("GRPO-F034", "error", (A + "use_dynamic_bsz", R + "log_prob_use_dynamic_bsz"))
+@rule("GRPO-Q034", "error", (A + "use_dynamic_bsz", R + "log_prob_use_dynamic_bsz"))
 def dynamic_batch_on_actor_and_rollout_alike(config: Any, ctx: Any) -> Iterator[Finding]:
     """actor.use_dynamic_bsz and rollout.log_prob_use_dynamic_bsz must agree.
 
@@ -152,7 +152,7 @@ def edits_set(key: str, value: Any) -> tuple[Any, ...]:
     return (Fix(set={key: value}, safe=False, title=f"set {key}={value}"),)
 
 
-@rule("GRPO-F035", "error", (A + "use_dynamic_bsz", A + "ppo_micro_batch_size_per_gpu", A + "ppo_micro_batch_size",
+@rule("GRPO-Q035", "error", (A + "use_dynamic_bsz", A + "ppo_micro_batch_size_per_gpu", A + "ppo_micro_batch_size",
                              R + "log_prob_micro_batch_size_per_gpu", R + "log_prob_micro_batch_size"))
 def worker_needs_per_gpu_micro_batches(config: Any, ctx: Any) -> Iterator[Finding]:
     """Without dynamic batch size, verl 0.9's worker needs the per-GPU micro-batch sizes themselves.
@@ -171,7 +171,7 @@ def worker_needs_per_gpu_micro_batches(config: Any, ctx: Any) -> Iterator[Findin
                           hint=f"set {key} to the samples per GPU and remove {old}")
 
 
-@rule("GRPO-F036", "error", ("trainer.use_v1", "trainer.v1.trainer_mode",
+@rule("GRPO-Q036", "error", ("trainer.use_v1", "trainer.v1.trainer_mode",
                              "trainer.v1.separate_async.parameter_sync_step",
                              "data.train_batch_size", A + "ppo_mini_batch_size"))
 def separate_async_sync_step(config: Any, ctx: Any) -> Iterator[Finding]:
@@ -189,7 +189,7 @@ def separate_async_sync_step(config: Any, ctx: Any) -> Iterator[Finding]:
                        A + "ppo_mini_batch_size"), fixes=edits_set("data.train_batch_size", step * mini))
 
 
-@rule("GRPO-F037", "error", ("algorithm.filter_groups.enable", "algorithm.filter_groups.metric", "trainer.use_v1"))
+@rule("GRPO-Q037", "error", ("algorithm.filter_groups.enable", "algorithm.filter_groups.metric", "trainer.use_v1"))
 def dapo_filter_needs_metric(config: Any, ctx: Any) -> Iterator[Finding]:
     """DAPO's group filtering (algorithm.filter_groups.enable) needs algorithm.filter_groups.metric.
 

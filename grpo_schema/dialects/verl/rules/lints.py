@@ -9,7 +9,7 @@ from grpo_schema.dialects.verl.rules import Finding, finding, rule
 from grpo_schema.engine.diagnostics import Fix
 
 
-@rule("GRPO-F050", "error", ("algorithm.adv_estimator", R + "n"))
+@rule("GRPO-Q050", "error", ("algorithm.adv_estimator", R + "n"))
 def group_estimator_needs_groups(config: Any, ctx: Any) -> Iterator[Finding]:
     """A group-relative advantage estimator (grpo, rloo, ...) needs rollout.n > 1.
 
@@ -27,7 +27,7 @@ def group_estimator_needs_groups(config: Any, ctx: Any) -> Iterator[Finding]:
                       fixes=(Fix(set={R + "n": 8}, safe=False, title="set rollout.n=8"),))
 
 
-@rule("GRPO-F051", "info", ("trainer.total_training_steps", A + "optim.lr_warmup_steps", "data.train_batch_size",
+@rule("GRPO-Q051", "info", ("trainer.total_training_steps", A + "optim.lr_warmup_steps", "data.train_batch_size",
                             A + "ppo_mini_batch_size", A + "ppo_epochs"))
 def steps_count_rl_steps(config: Any, ctx: Any) -> Iterator[Finding]:
     """trainer.total_training_steps and actor.optim.lr_warmup_steps count RL steps, not optimizer steps.
@@ -49,7 +49,7 @@ def steps_count_rl_steps(config: Any, ctx: Any) -> Iterator[Finding]:
                                f"{'max_steps' if 'total' in key else 'warmup_steps'}={value * per_rl_step}")
 
 
-@rule("GRPO-F052", "warning", (A + "use_dynamic_bsz", A + "ppo_max_token_len_per_gpu", "data.max_prompt_length",
+@rule("GRPO-Q052", "warning", (A + "use_dynamic_bsz", A + "ppo_max_token_len_per_gpu", "data.max_prompt_length",
                                "data.max_response_length", A + "ulysses_sequence_parallel_size",
                                A + "fsdp_config.ulysses_sequence_parallel_size"))
 def dynamic_token_budget_holds_a_sample(config: Any, ctx: Any) -> Iterator[Finding]:
@@ -72,11 +72,11 @@ def dynamic_token_budget_holds_a_sample(config: Any, ctx: Any) -> Iterator[Findi
                                  title=f"set ppo_max_token_len_per_gpu={2 * sample}"),))
 
 
-@rule("GRPO-F053", "error", ("data.train_batch_size", A + "ppo_mini_batch_size", A + "use_dynamic_bsz", R + "n"))
+@rule("GRPO-Q053", "error", ("data.train_batch_size", A + "ppo_mini_batch_size", A + "use_dynamic_bsz", R + "n"))
 def mini_batch_within_train_batch_when_dynamic(config: Any, ctx: Any) -> Iterator[Finding]:
     """With dynamic batch size too, ppo_mini_batch_size must not exceed data.train_batch_size.
 
-    verl skips its own check (GRPO-F014) when use_dynamic_bsz is on, but the worker still cuts the RL step into
+    verl skips its own check (GRPO-Q014) when use_dynamic_bsz is on, but the worker still cuts the RL step into
     mini-batches of ppo_mini_batch_size x rollout.n samples: a mini-batch larger than the whole step makes no whole
     mini-batch, so no optimizer step and no LR tick. Recipes written when the mini-batch counted samples (verl 0.2
     and earlier) have this shape.

@@ -34,7 +34,7 @@ def batch_divides(config: Any) -> bool:
     return minimal > 0 and (int(config["data.train_batch_size"]) * config.n) % minimal == 0
 
 
-@rule("GRPO-F010", "error", _GPUS + _MEGATRON + (A + "use_dynamic_bsz",))
+@rule("GRPO-Q010", "error", _GPUS + _MEGATRON + (A + "use_dynamic_bsz",))
 def megatron_parallel_divides_gpus(config: Any, ctx: Any) -> Iterator[Finding]:
     """Under Megatron, the GPUs must be a multiple of TP x PP x CP.
 
@@ -48,7 +48,7 @@ def megatron_parallel_divides_gpus(config: Any, ctx: Any) -> Iterator[Finding]:
                       fixes=edits(config, megatron_divides, ("trainer.n_gpus_per_node", True)))
 
 
-@rule("GRPO-F011", "error", _GPUS + _MEGATRON + ("data.train_batch_size", R + "n", A + "use_dynamic_bsz",
+@rule("GRPO-Q011", "error", _GPUS + _MEGATRON + ("data.train_batch_size", R + "n", A + "use_dynamic_bsz",
                                                  A + "ppo_micro_batch_size_per_gpu"))
 def batch_divides_minimal_batch(config: Any, ctx: Any) -> Iterator[Finding]:
     """data.train_batch_size x rollout.n must be a multiple of verl's minimal batch.
@@ -77,7 +77,7 @@ def batch_divides_minimal_batch(config: Any, ctx: Any) -> Iterator[Finding]:
                                                                                         False)))
 
 
-@rule("GRPO-F012", "error", (A + "ppo_micro_batch_size", A + "ppo_micro_batch_size_per_gpu", A + "use_dynamic_bsz"))
+@rule("GRPO-Q012", "error", (A + "ppo_micro_batch_size", A + "ppo_micro_batch_size_per_gpu", A + "use_dynamic_bsz"))
 def actor_micro_batch_set_once(config: Any, ctx: Any) -> Iterator[Finding]:
     """Set exactly one of actor.ppo_micro_batch_size_per_gpu and the deprecated actor.ppo_micro_batch_size.
 
@@ -105,7 +105,7 @@ def _unset(key: str) -> Any:
     return Fix(unset=(key,), safe=True, title=f"remove {key}")
 
 
-@rule("GRPO-F013", "error", (A + "loss_agg_mode",))
+@rule("GRPO-Q013", "error", (A + "loss_agg_mode",))
 def loss_agg_mode_known(config: Any, ctx: Any) -> Iterator[Finding]:
     """actor.loss_agg_mode must be one of the modes verl implements.
 
@@ -117,7 +117,7 @@ def loss_agg_mode_known(config: Any, ctx: Any) -> Iterator[Finding]:
                       (A + "loss_agg_mode",), hint="token-mean is verl's default")
 
 
-@rule("GRPO-F014", "error", ("data.train_batch_size", A + "ppo_mini_batch_size", A + "use_dynamic_bsz"))
+@rule("GRPO-Q014", "error", ("data.train_batch_size", A + "ppo_mini_batch_size", A + "use_dynamic_bsz"))
 def mini_batch_within_train_batch(config: Any, ctx: Any) -> Iterator[Finding]:
     """data.train_batch_size must be at least actor.ppo_mini_batch_size.
 
@@ -147,7 +147,7 @@ def _set(key: str, value: Any) -> Any:
     return Fix(set={key: value}, safe=False, title=f"set {key}={value}")
 
 
-@rule("GRPO-F015", "error", (A + "ppo_micro_batch_size", A + "ppo_mini_batch_size", A + "use_dynamic_bsz",
+@rule("GRPO-Q015", "error", (A + "ppo_micro_batch_size", A + "ppo_mini_batch_size", A + "use_dynamic_bsz",
                              A + "ulysses_sequence_parallel_size") + _GPUS)
 def deprecated_micro_batch_fits(config: Any, ctx: Any) -> Iterator[Finding]:
     """The deprecated global actor.ppo_micro_batch_size must divide the mini-batch and cover the GPUs.
@@ -171,7 +171,7 @@ def deprecated_micro_batch_fits(config: Any, ctx: Any) -> Iterator[Finding]:
                       hint="use actor.ppo_micro_batch_size_per_gpu instead (samples per GPU)")
 
 
-@rule("GRPO-F016", "error", (A + "ulysses_sequence_parallel_size", A + "strategy",
+@rule("GRPO-Q016", "error", (A + "ulysses_sequence_parallel_size", A + "strategy",
                              "actor_rollout_ref.model.use_remove_padding"))
 def sequence_parallel_needs_remove_padding(config: Any, ctx: Any) -> Iterator[Finding]:
     """Ulysses sequence parallelism on the actor needs model.use_remove_padding=True.
@@ -189,7 +189,7 @@ def _needs_reference(config: Any) -> bool:
     return bool(config["algorithm.use_kl_in_reward"]) or bool(config[A + "use_kl_loss"])
 
 
-@rule("GRPO-F017", "error", (REF + "log_prob_micro_batch_size", REF + "log_prob_micro_batch_size_per_gpu",
+@rule("GRPO-Q017", "error", (REF + "log_prob_micro_batch_size", REF + "log_prob_micro_batch_size_per_gpu",
                              R + "log_prob_micro_batch_size", R + "log_prob_micro_batch_size_per_gpu",
                              A + "use_dynamic_bsz", A + "use_kl_loss", "algorithm.use_kl_in_reward"))
 def log_prob_micro_batch_set_once(config: Any, ctx: Any) -> Iterator[Finding]:
@@ -216,7 +216,7 @@ def log_prob_micro_batch_set_once(config: Any, ctx: Any) -> Iterator[Finding]:
                           fixes=(_unset(prefix + "log_prob_micro_batch_size"),))
 
 
-@rule("GRPO-F018", "error", (R + "val_kwargs.do_sample", R + "temperature"))
+@rule("GRPO-Q018", "error", (R + "val_kwargs.do_sample", R + "temperature"))
 def validation_sampling_needs_temperature(config: Any, ctx: Any) -> Iterator[Finding]:
     """Sampling during validation (rollout.val_kwargs.do_sample) needs rollout.temperature > 0.
 
@@ -238,7 +238,7 @@ _CRITIC = ("critic.enable", "algorithm.adv_estimator", "critic.use_dynamic_bsz",
            "critic.ulysses_sequence_parallel_size", "critic.strategy") + _GPUS
 
 
-@rule("GRPO-F019", "error", _CRITIC)
+@rule("GRPO-Q019", "error", _CRITIC)
 def critic_batch_sizes(config: Any, ctx: Any) -> Iterator[Finding]:
     """When a critic is trained (critic.enable, or the gae estimator), its batch sizes pass verl's critic checks.
 
@@ -276,7 +276,7 @@ _LORA = ("actor_rollout_ref.model.lora_rank", "actor_rollout_ref.model.lora.rank
 VLLM_MAX_LORA_RANK = 512
 
 
-@rule("GRPO-F020", "error", _LORA)
+@rule("GRPO-Q020", "error", _LORA)
 def vllm_lora_rank_supported(config: Any, ctx: Any) -> Iterator[Finding]:
     """With vLLM rollouts, the LoRA rank must be one vLLM serves (at most 512).
 
