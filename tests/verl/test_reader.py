@@ -120,3 +120,10 @@ def test_separators_inside_an_array_and_huge_numbers_end_quickly() -> None:
     result = check_verl_text(text, "run.sh")
     assert time.monotonic() - start < 5 and not result.valid
     assert any(d.code == "GRPO-Q012" for d in result.diagnostics)
+
+
+def test_an_array_built_only_in_a_branch_is_a_launch_part_not_read() -> None:
+    text = ('if [ -n "$X" ]; then\n  A=(data.train_batch_size=8)\nfi\n'
+            'python3 -m verl.trainer.main_ppo "${A[@]}" actor_rollout_ref.rollout.n=4\n')
+    (d,) = [d for d in check_verl_text(text, "run.sh").diagnostics if d.code == "GRPO-Q007"]
+    assert d.severity == "warning" and "A is assigned only inside a `if` at line 1" in d.message and d.line == 4
