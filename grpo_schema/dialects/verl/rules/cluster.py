@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from grpo_schema.dialects.verl.config import A, R
-from grpo_schema.dialects.verl.rules import Finding, edits, finding, gpu_hint, rule
+from grpo_schema.dialects.verl.rules.base import Finding, edits, finding, gpu_hint, rule
 
 _GPUS = ("trainer.n_gpus_per_node", "trainer.nnodes")
 _PARALLEL = (A + "strategy", A + "megatron.tensor_model_parallel_size", A + "megatron.pipeline_model_parallel_size",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from grpo_schema.dialects.verl.config import A, GROUP_ESTIMATORS, R
-from grpo_schema.dialects.verl.rules import Finding, finding, rule
+from grpo_schema.dialects.verl.rules.base import Finding, finding, rule
 from grpo_schema.engine.diagnostics import Fix
 
 

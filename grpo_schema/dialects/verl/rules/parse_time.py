@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from grpo_schema.dialects.verl.config import A, R, REF
-from grpo_schema.dialects.verl.rules import Finding, edits, finding, gpu_hint, rule
+from grpo_schema.dialects.verl.rules.base import Finding, edits, finding, gpu_hint, rule
 
 _GPUS = ("trainer.n_gpus_per_node", "trainer.nnodes")
 _MEGATRON = (A + "strategy", A + "megatron.tensor_model_parallel_size", A + "megatron.pipeline_model_parallel_size",
