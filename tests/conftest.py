@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 
 from tests import heavy
+from tests.support.browser import close_shared_browser
+from tests.support.fixtures import assets, browser, make_service, tiny_model_dir  # noqa: F401  (every folder's)
 
 # A service with runs on writes the Demo recipe's demo/ into its folder when it starts; the tests' services start in
 # the checkout or in folders the tests fill themselves. The test of that start turns it back on for its own service.
@@ -66,6 +68,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 _LEFT_OUT = pytest.StashKey[int]()
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    close_shared_browser()
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:

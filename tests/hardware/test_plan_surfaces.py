@@ -164,6 +164,7 @@ def test_lm_head_tile_is_the_runtimes_when_it_has_one():
 
 
 def test_web_plan_defaults_to_grpo_runtime():
+    pytest.importorskip("fastapi", reason="the service needs the web extra (pip install -e '.[web]')")
     from grpo_web.api import plan as api
 
     import inspect

@@ -7,14 +7,15 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.ray.conftest import ENV, GRPO, free_port
+from tests.ray.conftest import ENV
+from tests.support.cli import grpo as grpo_command
+from tests.support.env import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -40,7 +41,7 @@ def wait_until_gone(marker: str, timeout: float = 60) -> None:
 
 
 def grpo(*args, timeout=400):
-    return subprocess.run([*GRPO, *args], capture_output=True, text=True, env=ENV, timeout=timeout, cwd=ROOT)
+    return grpo_command(*args, env=ENV, timeout=timeout, cwd=ROOT, subprocess=True)
 
 
 @pytest.mark.parametrize("world", [3, 8])

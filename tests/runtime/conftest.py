@@ -1,4 +1,5 @@
-"""Shared fixtures for the runtime tests: everything is built locally, nothing is downloaded."""
+"""Shared fixtures for the runtime tests: everything is built locally, nothing is downloaded (the saved tiny model,
+`tiny_model_dir`, is the run's: tests/support/fixtures.py)."""
 
 import os
 
@@ -17,18 +18,10 @@ pytest.importorskip("transformers", reason="the runtime tests need transformers 
 torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
 
 
-@pytest.fixture(scope="session")
-def tiny_model_dir(tmp_path_factory):
-    """A saved random-init tiny Qwen2 + word-level tokenizer (grpo_runtime.launch.tiny), shared by the session."""
-    from grpo_runtime.launch.tiny import save_tiny_model
-
-    return save_tiny_model(tmp_path_factory.mktemp("tiny") / "model")
-
-
 @pytest.fixture(scope="module")
 def tiny_policy():
     """(the tiny random-init model in train mode, as while training; its tokenizer), built in memory."""
-    from grpo_runtime.launch.tiny import build_model, build_tokenizer
+    from tests.support.tiny import build_model, build_tokenizer
 
     tokenizer = build_tokenizer()
     return build_model(tokenizer).train(), tokenizer
