@@ -8,11 +8,10 @@ from __future__ import annotations
 import pytest
 
 from tests.ray.conftest import demo_text, ray_service_env
-from tests.ray.test_ray_jobs import wait_until_gone
-from tests.support.env import wait_for
+from tests.support.browser import open_page, sync_api_or_skip
+from tests.support.env import wait_for, wait_until_gone
 from tests.support.runs_page import SHOTS
 from tests.support.service import TOKEN
-from tests.support.browser import open_page, sync_api_or_skip
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 sync_api = sync_api_or_skip()

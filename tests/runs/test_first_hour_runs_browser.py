@@ -131,7 +131,7 @@ def printed_token(service) -> str:
 
 
 def test_a_restart_keeps_the_token_and_a_stale_one_is_asked_for_once_never_used(page, tmp_path, assets):
-    from tests.runs.conftest import Service, stop_runs
+    from tests.support.service import Service, stop_runs
 
     service = Service(tmp_path / "runs", {"GRPO_WEB_TOKEN": ""})  # as `bash scripts/serve.sh --enable-runs` starts
     try:

@@ -14,16 +14,9 @@ from grpo_schema.engine.check import check_mapping
 from grpo_schema.engine.infile import comment_lines, read_file_settings
 from grpo_schema.engine.recognise import GRPO, recognise
 from grpo_schema.engine.validate import check_text
-from tests.conftest import FIXTURES, REPO
-
-FOLDER = FIXTURES / "recognise"
-ACCELERATE = FOLDER / "recipes" / "accelerate_configs" / "zero3.yaml"
-DDP = FOLDER / "recipes" / "accelerate_configs" / "ddp.yaml"
-SFT = FOLDER / "recipes" / "Tiny-Math-1B" / "sft" / "config_distill.yaml"
-GRPO_RECIPE = FOLDER / "recipes" / "Tiny-Math-1B" / "grpo" / "config_demo.yaml"
-WORKFLOW = FOLDER / ".github" / "workflows" / "train.yml"
-FORK = FOLDER / "configs" / "fork_run.yaml"
-DEEPSPEED = FOLDER / "deepspeed" / "ds_zero2.json"
+from tests.conftest import REPO
+from tests.support.configs import ACCELERATE, DDP, DEEPSPEED, FORK, GRPO_RECIPE, SFT, WORKFLOW
+from tests.support.configs import RECOGNISE as FOLDER
 
 
 def validate(*paths) -> tuple[int, dict[str, dict]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import socket
 import time
+from pathlib import Path
 from typing import Callable
 
 # Nothing reaches the model hub, and the tiny models run fastest on one intra-op thread: on a busy 2-core machine
@@ -33,3 +34,23 @@ def wait_for(predicate: Callable[[], bool], timeout: float, what: str, explain: 
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}\n{explain()}")
         time.sleep(every)
+
+
+def training_processes(marker: str) -> list[str]:
+    """Command lines of this machine's processes that name `marker` (the run's output_dir)."""
+    found = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            line = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if marker in line and "pytest" not in line:
+            found.append(f"{entry.name}: {line[:200]}")
+    return found
+
+
+def wait_until_gone(marker: str, timeout: float = 60) -> None:
+    deadline = time.time() + timeout
+    while (left := training_processes(marker)) and time.time() < deadline:
+        time.sleep(1)
+    assert not left, left

@@ -190,7 +190,7 @@ def test_the_service_and_the_pydantic_api_take_the_release(recipe):
 
 
 def test_the_language_server_takes_the_release(tmp_path):
-    from tests.lsp_server.conftest import start_server
+    from tests.support.lsp import start_server
 
     path = tmp_path / "run.grpo.yaml"
     path.write_text(OLD_RECIPE)

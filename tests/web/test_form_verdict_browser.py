@@ -9,8 +9,8 @@ import re
 
 import pytest
 
-from tests.hardware.test_plan_surfaces import BIG, SMALL
 from tests.support.browser import open_page, sync_api_or_skip
+from tests.support.configs import BIG, SMALL
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 sync_api = sync_api_or_skip()

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.hardware.test_plan_surfaces import BIG, SMALL
 from tests.support.browser import open_page, sync_api_or_skip
+from tests.support.configs import BIG, SMALL
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "test-artifacts" / "screenshots"

@@ -1,7 +1,10 @@
-"""`grpo lsp` started as a real subprocess and driven over stdio, as an editor does."""
+"""`grpo lsp` started as a real subprocess and driven over stdio, as an editor does, and the edits and positions its
+tests read back."""
 
 from __future__ import annotations
 
+import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,6 +15,7 @@ from tests.conftest import REPO
 from tests.editor.lsp_client import StdioLspClient
 
 QWEN = REPO / "tests" / "docs" / "files" / "qwen-grpo.yaml"  # the B001 example of the README
+EDITORS_PAGE = REPO / "docs" / "editors.md"
 
 
 def start_server(initialization_options: Any = None) -> StdioLspClient:
@@ -56,3 +60,22 @@ def open_text(client: StdioLspClient, tmp_path: Path, name: str, text: str) -> s
     path = tmp_path / name
     path.write_text(text, encoding="utf-8")
     return client.open(path, text)
+
+
+def codes(diagnostics) -> list[str]:
+    return [d["code"] for d in diagnostics]
+
+
+def validate(path: Path) -> dict:
+    """`grpo validate --format json PATH`'s file object: what the language server's verdict must equal."""
+    from tests.support.cli import grpo
+
+    return json.loads(grpo("validate", "--format", "json", str(path), cwd=REPO).stdout)["files"][0]
+
+
+def snippet(marker: str) -> str:
+    """The code block of docs/editors.md marked `<!-- marker -->`."""
+    page = EDITORS_PAGE.read_text(encoding="utf-8")
+    found = re.search(rf"<!-- {re.escape(marker)} -->\n```\w+\n(.*?)\n```", page, re.S)
+    assert found, f"docs/editors.md has no snippet marked {marker}"
+    return found.group(1) + "\n"
