@@ -22,7 +22,7 @@ def _profiles(text: str) -> list:
 
 
 def _demo_model(cwd: Path) -> None:
-    """demo/model as `grpo demo demo` writes it (grpo_runtime.launch.tiny: hidden 64, 2 layers, 4 heads)."""
+    """demo/model as `grpo demo demo` writes it (grpo_runtime.model.tiny: hidden 64, 2 layers, 4 heads)."""
     from tests.support.tiny import VOCABULARY
 
     (cwd / "demo" / "model").mkdir(parents=True)

@@ -83,7 +83,7 @@ def run_smoke(path, *extra):
     import contextlib
     import io
 
-    from grpo_runtime.launch.smoke import smoke_command
+    from grpo_runtime.smoke.command import smoke_command
 
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
