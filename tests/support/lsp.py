@@ -24,14 +24,6 @@ def start_server(initialization_options: Any = None) -> StdioLspClient:
                           env={"PYTHONPATH": str(REPO)}, initialization_options=initialization_options)
 
 
-@pytest.fixture(scope="module")
-def server():
-    """One server for a test module (starting one costs about a second); documents get distinct URIs."""
-    client = start_server()
-    yield client
-    client.close()
-
-
 def apply_edits(text: str, edits: list[dict[str, Any]]) -> str:
     """Apply LSP TextEdits (each against the original text) as an editor does: from the last to the first."""
     lines = text.splitlines(keepends=True)

@@ -1,0 +1,15 @@
+"""`grpo lsp` started as a real subprocess and driven over stdio, as an editor does (tests/support/lsp.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.lsp import start_server
+
+
+@pytest.fixture(scope="module")
+def server():
+    """One server for a test module (starting one costs about a second); documents get distinct URIs."""
+    client = start_server()
+    yield client
+    client.close()
