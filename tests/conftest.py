@@ -13,9 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from tests import heavy
-from tests.support.browser import close_shared_browser
-from tests.support.fixtures import assets, browser, make_service, tiny_model_dir  # noqa: F401  (every folder's)
+pytest.register_assert_rewrite("tests.support")  # the shared fixtures' and helpers' asserts explain themselves too
+
+from tests import heavy  # noqa: E402
+from tests.support.browser import close_shared_browser  # noqa: E402
+from tests.support.fixtures import assets, browser, make_service, tiny_model_dir  # noqa: E402,F401  (every folder's)
 
 # A service with runs on writes the Demo recipe's demo/ into its folder when it starts; the tests' services start in
 # the checkout or in folders the tests fill themselves. The test of that start turns it back on for its own service.
