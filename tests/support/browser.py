@@ -8,6 +8,7 @@ here; the run closes it at the end (tests/conftest.py).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from pathlib import Path
 
@@ -40,8 +41,27 @@ def shared_browser(sync_api=None):
     return _STARTED["browser"]
 
 
+def _loop():
+    return getattr(_STARTED.get("manager"), "_loop", None)
+
+
+def resume_loop() -> None:
+    """Mark Playwright's event loop as this thread's running loop again, as its sync API keeps it between calls."""
+    loop = _loop()
+    if loop is not None and not loop.is_closed():
+        asyncio._set_running_loop(loop)
+
+
+def suspend_loop() -> None:
+    """Between tests, no running loop: Playwright's sync API leaves its loop marked as running in this thread after
+    every call, and the tests after a browser test that call asyncio.run() (or start a loop) would be refused."""
+    if _loop() is not None:
+        asyncio._set_running_loop(None)
+
+
 def close_shared_browser() -> None:
     """Close the run's Chromium and Playwright, if they were started."""
+    resume_loop()
     browser, playwright = _STARTED.pop("browser", None), _STARTED.pop("playwright", None)
     _STARTED.pop("manager", None)
     with contextlib.suppress(Exception):

@@ -16,6 +16,20 @@ def tiny_model_dir(tmp_path_factory):
     return save_tiny_model(tmp_path_factory.mktemp("tiny") / "model")
 
 
+@pytest.fixture(autouse=True)
+def playwright_loop_only_in_browser_tests(request):
+    """The run's Playwright marks its event loop as running between its calls; only a test that uses the browser
+    sees it so, the others can run event loops of their own (tests/support/browser.py)."""
+    if "browser" not in request.fixturenames:
+        yield
+        return
+    from tests.support.browser import resume_loop, suspend_loop
+
+    resume_loop()
+    yield
+    suspend_loop()
+
+
 @pytest.fixture(scope="session")
 def browser():
     """The run's headless Chromium (tests/support/browser.py); open a context per test and close it."""
