@@ -20,7 +20,7 @@ TOKEN = "form-test-token-" + "y" * 16
 
 pytest.importorskip("fastapi", reason="the form tests need the web extra")
 pytest.importorskip("uvicorn", reason="the form tests need uvicorn")
-sync_api = sync_api_or_skip()
+sync_api_or_skip()  # the form tests skip, saying why, without playwright or Chromium
 
 # An open-r1 recipe as people have them: comments everywhere, a key TRL renamed, floats written as 1.0.
 OPEN_R1_TEXT = """\
