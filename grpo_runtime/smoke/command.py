@@ -26,6 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from grpo_schema.commands.options import add_format, add_profiles, add_world_size
+
 from grpo_runtime.launch.checking import EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_INVALID, EXIT_OK, EXIT_USAGE, check
 from grpo_runtime.smoke.report import doctor_section, generated_completions, last_exception, render_text
 
@@ -41,11 +43,10 @@ def parser() -> argparse.ArgumentParser:
     out.add_argument("--engine", choices=("grpo_runtime", "trl"), default="grpo_runtime")
     out.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
     out.add_argument("--allow-env", dest="allow_env", action="append", default=[], metavar="NAME")
-    out.add_argument("--profile", dest="profiles", action="append", default=[], metavar="P")
-    out.add_argument("--world-size", dest="world_size", type=int, metavar="N",
-                     help="the world size the run is for, as grpo validate takes it (the file's num_processes "
-                     "otherwise); the smoke runs it on this machine's CPUs, or the nearest size they can run")
-    out.add_argument("--format", choices=("text", "json"), default="text")
+    add_profiles(out, help="a training script's profile (e.g. open-r1), as grpo train takes it", dest="profiles")
+    add_world_size(out, help="the world size the run is for, as grpo validate takes it (the file's num_processes "
+                   "otherwise); the smoke runs it on this machine's CPUs, or the nearest size they can run")
+    add_format(out, ("text", "json"))
     out.add_argument("--trl-version", metavar="X.Y[.Z]", help="the TRL release the file is written for: it is "
                      "validated as that release reads it first (default: the installed trl, a repository pin, 1.16)")
     out.add_argument("--keep", metavar="DIR", help="run in DIR and keep it (default: a temporary folder, removed)")
@@ -58,8 +59,8 @@ def parser() -> argparse.ArgumentParser:
 
 def smoke_command(argv: list[str]) -> int:
     args = parser().parse_args(argv)
-    if args.steps < 1 or (args.world_size is not None and args.world_size < 1):
-        print(f"grpo smoke: {'--steps' if args.steps < 1 else '--world-size'} must be at least 1", file=sys.stderr)
+    if args.steps < 1:
+        print("grpo smoke: --steps must be at least 1", file=sys.stderr)
         return EXIT_USAGE
     if args.world_size is not None:  # the launch key the service and grpo launch pass it as
         args.overrides.append(f"num_processes={args.world_size}")

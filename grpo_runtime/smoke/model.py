@@ -79,7 +79,7 @@ def local_tokenizer(folder: Path | None):
 
     try:
         return AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
-    except Exception:  # noqa: BLE001 - an unreadable tokenizer is replaced and said so
+    except Exception:  # an unreadable tokenizer is replaced and said so
         return None
 def substitute_model(config, plan: SmokePlan, workdir: Path) -> None:
     name = str(config.model_name_or_path)
@@ -103,7 +103,7 @@ def substitute_model(config, plan: SmokePlan, workdir: Path) -> None:
 
         try:
             facts = read_config_json(folder / "config.json", name)
-        except Exception:  # noqa: BLE001 - only used to decide whether the model is small
+        except Exception:  # only used to decide whether the model is small
             facts = None
         if facts is not None and facts.total_params() <= SMALL_MODEL_PARAMS:
             plan.add("model", EXERCISED, f"{name} as it is ({facts.total_params() / 1e6:.1f}M parameters, local)")
