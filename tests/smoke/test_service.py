@@ -9,8 +9,8 @@ import pytest
 
 pytest.importorskip("fastapi", reason="the service tests need the web extra")
 
-from tests.support.run_config import run_yaml  # noqa: E402
-from tests.support.service import TOKEN  # noqa: E402
+from tests.support.run_config import run_yaml
+from tests.support.service import TOKEN
 
 pytestmark = pytest.mark.slow
 

@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("fastapi", reason="the form tests need the web extra")
 
-from tests.support.form_page import (  # noqa: E402,F401  (page: the fixture)
+from tests.support.form_page import (  # noqa: F401  (page: the fixture)
     TOKEN, fill_field, import_text, offline_runs_server, page, wait_validated, validations,
 )
 

@@ -4,8 +4,6 @@ explain --format json`, for every example, fixture and reference-corpus file (on
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
