@@ -48,7 +48,7 @@ def newest_trainer_state(directory: Path, report: HealthReport) -> Path | None:
         report.errors += [problem for _, problem in broken]
         return None
     newer = [(path, problem) for path, problem in broken if checkpoint_number(path) > checkpoint_number(best)]
-    for path, problem in newer:
+    for _, problem in newer:
         report.notes.append(f"{problem}; read {best.relative_to(directory)} (step {best_step}) instead: the run "
                             f"is judged up to step {best_step}")
     return best

@@ -165,7 +165,8 @@ def test_a_grad_norm_logged_once_every_10_steps_is_not_evidence_of_no_gradient(t
 def test_one_logged_step_is_too_short_to_judge_and_an_sft_state_is_not_a_grpo_run(tmp_path, capsys):
     short = check_run_dir(run_dir(tmp_path, "trl-one-step"))
     assert short.verdict == "too short to judge" and not short.healthy
-    assert any("1 logged step: too short to judge" in f.diagnostic.message for f in short.findings)
+    assert any(f.code == "GRPO-A092" and "1 logged step: too short to judge" in f.diagnostic.message
+               for f in short.findings)
     sft = check_run_dir(run_dir(tmp_path, "trl-sft"))
     assert sft.verdict == "not a GRPO run" and not sft.healthy
     assert any("no GRPO metric" in f.diagnostic.message for f in sft.findings)

@@ -161,7 +161,8 @@ def constant_reward(history: RunHistory, settings: HealthSettings):
                     continue
                 severity, how = "info", "its std is 0 since the model learned it: it no longer adds to the advantages"
         else:
-            found = extent_of(means, lambda v: round(v, 9) == round(means[0][1], 9), settings.min_steps)
+            first = round(means[0][1], 9) if means else None
+            found = extent_of(means, lambda v, first=first: round(v, 9) == first, settings.min_steps)
             if found is None or len(found.held) < len(means):
                 continue
             how = "no std is logged: judged from its mean, the same number at every logged step"
