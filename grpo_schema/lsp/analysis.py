@@ -62,10 +62,6 @@ def check_document(text: str, settings: Settings, with_fixes: bool = True, uri: 
     With `with_fixes` (the server's every check) the batch rules carry their smallest edits, and so the hint
     `grpo validate` prints ("smallest edits: ... As written, the config is valid for world sizes ..."): one text
     from the engine on both surfaces. Without it (benchmarks of the bare check) the hint is the rule's own."""
-    if uri.endswith((".py", ".ipynb")):  # GRPOConfig(...) calls in a script or notebook (grpo_schema.lsp.python)
-        from grpo_schema.lsp.python import check_python_document
-
-        return check_python_document(text, settings, uri)
     from grpo_schema.dialects.verl.check import check_verl_text, looks_like_verl
 
     if looks_like_verl(text):  # a verl launch script or YAML: verl's checker, diagnostics only (no TRL hover)
