@@ -169,7 +169,10 @@ class RunManager:
                 self._finish(run, "cancelled", None, "cancelled before it started")
             elif run.cancel_requested_at is None:  # the end is the job's: the next look settles the run
                 self.store.update(run_id, cancel_requested_at=time.time())
-                _note(run, self._backend_of(run).cancel(self.store.get(run_id)))
+                try:
+                    _note(run, self._backend_of(run).cancel(self.store.get(run_id)))
+                except BackendUnavailable as error:  # e.g. the job ended meanwhile: the next look settles it
+                    _note(run, f"cancel requested: {error}")
                 self._asked.pop(run.id, None)  # look again at once
             return self.store.get(run_id)
 
