@@ -20,6 +20,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from grpo_schema.commands.options import add_format
+
 
 class JobFolderError(Exception):
     """RUN_DIR is not a job's folder (or its job was never submitted): the message says which."""
@@ -82,7 +84,7 @@ def follow_command(backend: ClusterBackend, argv: list[str]) -> int:
              "wait": "wait for the job to end; exit 0 if it completed", "cancel": "stop the job (its checkpoints stay)",
              "resume": "submit the job again from its newest complete checkpoint", **backend.help}
     commands = {action: sub.add_parser(action, help=text) for action, text in helps.items()}
-    commands["status"].add_argument("--format", choices=("text", "json"), default="text")
+    add_format(commands["status"], ("text", "json"))
     commands["logs"].add_argument("--follow", "-f", action="store_true", help="keep printing until the job ends")
     backend.resume_options(commands["resume"])
     for command in commands.values():

@@ -185,7 +185,7 @@ def submit(run_dir: Path, record: dict, resume: str | None) -> str:
             runtime_env={"working_dir": str(run_dir), "py_modules": modules, "excludes": excludes,
                          "env_vars": job_environment()},
             metadata={"grpo_run_dir": str(run_dir), "world_size": str(record["world_size"])})
-    except Exception as error:  # noqa: BLE001 - a refusal by the cluster is reported, not raised
+    except Exception as error:  # a refusal by the cluster is reported, not raised
         raise RayJobError(f"the cluster at {record['address']} refused the job: {error}") from error
     record["jobs"].append({"submission_id": job_id, "resume": resume})
     (run_dir / RECORD).write_text(json.dumps(record, indent=2))
