@@ -16,6 +16,7 @@ from typing import Any
 from grpo_schema.engine.check import CheckResult
 from grpo_schema.engine.coerce import INT64_MAX
 from grpo_schema.engine.plan import Geometry, derive_plan, relations, valid_world_sizes
+from grpo_schema.engine.release import batch_meaning
 from grpo_schema.engine.rules.batch import PROBLEM_CODES
 from grpo_schema.engine.schedule import Order, walk
 from grpo_schema.engine.words import plural, times
@@ -45,7 +46,7 @@ def explain_result(result: CheckResult, dataset_size: int | None = None, micro_s
         sources = {**result.sources, "max_prompt_length": length_source,
                    **({"dataset_size": "command line"} if dataset_size is not None else {})}
         plan = derive_plan(result.config, result.world_size, dataset_size=dataset_size,
-                           max_prompt_length=prompt_length, sources=sources)
+                           max_prompt_length=prompt_length, sources=sources, meaning=batch_meaning(result.trl_version))
     document: dict[str, Any] = {
         "version": 1, "path": result.path, "valid": result.valid, "world_size": result.world_size,
         "trl_version": result.trl_version, "trl_version_source": result.trl_version_source,
@@ -60,7 +61,7 @@ def explain_result(result: CheckResult, dataset_size: int | None = None, micro_s
         title, *lines = why_lines(document["derived"])
         document["why"] = {"title": title, "lines": [line.strip() for line in lines]}
     if result.config is not None:
-        geometry = Geometry.of(result.config)
+        geometry = Geometry.of(result.config, batch_meaning(result.trl_version))
         document["relations"] = relation_dicts(geometry, result.world_size)
         document["valid_world_sizes"] = valid_world_sizes(geometry)
     return document
@@ -79,9 +80,12 @@ def relation_dicts(geometry: Geometry, world_size: int) -> list[dict[str, Any]]:
 def notes(result: CheckResult, plan: Any) -> list[str]:
     """Plain sentences about what the numbers mean for this run."""
     if plan is None:
-        return [f"TRL 1.16 refuses this batch geometry at world size {result.world_size}, so there is no schedule; "
+        return [f"TRL {judged_release(result)} refuses this batch geometry at world size {result.world_size}, so there "
+                "is no schedule; "
                 "see the diagnostics for the smallest edits"] if result.config is not None else []
     every, GA = plan.generate_every_micro_steps, plan.gradient_accumulation_steps
+    if plan.per_device_unit == "prompts":
+        return _prompt_notes(result, plan)
     repeats = "the trainer generates from it" if every == 1 else \
         f"the trainer generates from the first copy and ignores the {plural(every - 1, 'copy', 'copies')} after it"
     out = [f"the sampler emits each chunk of {plural(plan.prompts_per_generation, 'prompt')} {times(every)} "
@@ -165,3 +169,19 @@ def explain_command(argv: list[str]) -> int:
 
         sys.stdout.write(render_explain(document, data.decode("utf-8", "replace")))
     return EXIT_OK if result.valid else EXIT_INVALID
+
+
+def judged_release(result: CheckResult) -> str:
+    """The release the file is judged as, as the messages name it (its table's release, 1.16 for the engine's)."""
+    from grpo_schema.engine.release import release_surface
+
+    release = release_surface(result.trl_version)
+    return release.release if release is not None else "1.16"
+
+
+def _prompt_notes(result: CheckResult, plan: Any) -> list[str]:
+    """TRL 0.14: no repeating sampler; each process takes per_device_train_batch_size prompts per micro-step."""
+    b, G = plan.per_device_train_batch_size, plan.num_generations
+    return [f"TRL {judged_release(result)} counts per_device_train_batch_size in prompts: each process takes "
+            f"{plural(b, 'prompt')} per micro-step and generates {G} completions of each "
+            f"({plan.completions_per_micro_batch} completions), with no divisibility check"]

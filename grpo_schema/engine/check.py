@@ -224,7 +224,8 @@ def _check(data: Any, path: str, positions: Positions, diagnostics: list[Diagnos
     renamed_diags = _validate(compiled("config"), keys.renamed)[2] if keys.renamed else []
     result.diagnostics += field_diags + renamed_diags + launch_diags + profile_diags
     if not failed & BATCH_INPUTS:
-        result.plan = derive_plan(config, result.world_size, sources=result.sources)
+        result.plan = derive_plan(config, result.world_size, sources=result.sources,
+                                  meaning=release.batch if release is not None else None)
     # The cross-field rules judge the config as it will be once its renamed and removed keys are migrated: a value
     # written under an old name still conflicts with the rest (TRL 1.16 ignores the old name, hence K002/K003).
     rule_config, rule_failed, rule_plan = config, failed, result.plan
@@ -326,7 +327,8 @@ def _rule_context(result: CheckResult, active: tuple[Profile, ...], explicit: fr
     names, dotted, defaults, profile_names = _reward_registry(active, builtins)
     return RuleContext(world_size=result.world_size, plan=result.plan, explicit=explicit, reward_names=names,
                        allows_dotted_rewards=dotted, default_reward_funcs=defaults, profile_names=profile_names,
-                       launch=result.launch, trl_release=release.release if release is not None else None)
+                       launch=result.launch, trl_release=release.release if release is not None else None,
+                       batch=release.batch if release is not None else None)
 
 
 @functools.lru_cache(maxsize=64)

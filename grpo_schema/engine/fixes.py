@@ -126,7 +126,9 @@ def candidates(code: str, result: Any) -> list[Candidate]:
     config = result.migrated or result.config  # the values the rules judged
     found = list(_GENERATORS[code](config, result.world_size))
     if code in _WORLD_SIZE_CODES:
-        geometry = Geometry.of(config)
+        from grpo_schema.engine.release import batch_meaning
+
+        geometry = Geometry.of(config, batch_meaning(result.trl_version))
         ok = set(valid_world_sizes(geometry))
         found += [_world(result, p) for p in nearest(lambda p: p in ok and not problems(geometry, p),
                                                      result.world_size, high=max(ok, default=1))]

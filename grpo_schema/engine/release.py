@@ -37,12 +37,30 @@ REFERENCE = "1.16"  # the release the engine's own tables describe
 # What a release did before the key existed, where that differs from 1.16's default for it.
 BEFORE_THE_KEY = {
     "loss_type": "grpo",  # the per-sequence mean of token losses, averaged over sequences (TRL < 0.17)
-    "steps_per_generation": 1,  # each micro-step generated its own completions (TRL < 0.18)
+    "steps_per_generation": 1,  # each micro-step generated its own completions (TRL < 0.17; see before_the_key)
     "vllm_mode": "server",  # vLLM ran on a GPU of its own (vllm_device), outside the training processes
     "scale_rewards": True,  # rewards were always divided by the group's standard deviation
     # no correction for the vLLM sampler's mismatch (TRL < 0.23): on-policy, old log-probs were not computed
     "vllm_importance_sampling_correction": False,
 }
+
+
+def before_the_key(release: ReleaseSurface) -> dict[str, Any]:
+    """BEFORE_THE_KEY for one release: TRL 0.17 generated once per gradient_accumulation_steps micro-steps (its
+    trainer checks per_device x processes x gradient_accumulation_steps, the batch it generates at once), which is
+    1.16's default when steps_per_generation is unset: no value stands in for the key there."""
+    train = release.batch.train_check
+    if train is not None and "gradient_accumulation_steps" in train.product:
+        return {k: v for k, v in BEFORE_THE_KEY.items() if k != "steps_per_generation"}
+    return BEFORE_THE_KEY
+
+
+def batch_meaning(version: str | None) -> Any:
+    """The judged release's BatchMeaning (what per_device_train_batch_size counts, its checks), None for 1.16."""
+    release = release_surface(version)
+    return release.batch if release is not None else None
+
+
 # Keys the release does not read: unknown, a downstream script's, or renamed / removed before it. A front end that
 # ignores keys it does not read makes each of these a warning (the setting has no effect), not an error.
 IGNORED_WHEN_UNREAD = {codes.K_UNKNOWN, codes.K_PROFILE, codes.K_RENAMED, codes.K_REMOVED}
@@ -116,13 +134,14 @@ def release_defaults(release: ReleaseSurface, mapping: dict[str, Any], fields_11
     """The release's value for each 1.16 key the file leaves out, where it differs from 1.16's default."""
     implicit: dict[str, Any] = {}
     model = compiled("config")
+    before = before_the_key(release)
     for name, facts in fields_116.items():
         if name in mapping:
             continue
         info = release.fields.get(name)
         if info is None:
-            if name in BEFORE_THE_KEY:
-                implicit[name] = BEFORE_THE_KEY[name]
+            if name in before:
+                implicit[name] = before[name]
             continue
         if info.required or info.default_expr is not None or info.post_init is not None:
             continue  # computed at run time: the tables cannot say

@@ -13,7 +13,7 @@ from grpo_schema.engine.compiled import compiled
 from grpo_schema.engine.diagnostics import yaml_value
 from grpo_schema.engine.migrations import MIGRATIONS, describe
 from grpo_schema.engine.plan import Geometry, problems
-from grpo_schema.engine.release import for_release, release_surface, status
+from grpo_schema.engine.release import batch_meaning, for_release, release_surface, status
 
 if TYPE_CHECKING:
     from grpo_schema.versions import FieldInfo, ReleaseSurface
@@ -137,7 +137,7 @@ def schedule_text(result: CheckResult | None, world_size_from: str = "") -> str:
     plan = result.plan
     if plan is None:
         config = result.migrated or result.config
-        found = problems(Geometry.of(config), world)
+        found = problems(Geometry.of(config, batch_meaning(result.trl_version)), world)
         reasons = "; ".join(_problem(p, config) for p in found) or "a batch input is invalid"
         return f"{head}: none, TRL would refuse this geometry: {reasons}."
     rows = [f"| {label} | {_number(getattr(plan, name))} | {plan.formulas.get(name, '')} |" for label, name in SCHEDULE]

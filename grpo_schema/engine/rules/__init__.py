@@ -52,6 +52,8 @@ class RuleContext:
     foreign_profiles: tuple[str, ...] = ()
     # Every top-level key as written, including the ones TRL no longer reads (vllm_device, ...).
     written: frozenset[str] = frozenset()
+    # The judged release's batch meaning (grpo_schema.versions' BatchMeaning), None for TRL 1.16's own.
+    batch: Any = None
 
 
 RuleFn = Callable[[Any, RuleContext], Iterable[Finding]]
