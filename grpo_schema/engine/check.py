@@ -201,7 +201,7 @@ def _check(data: Any, path: str, positions: Positions, diagnostics: list[Diagnos
     mapping, origins = _apply_overrides(dict(data), overrides or [])
     result.raw = mapping
     release = release_surface(trl_version)
-    reading = (read_as(mapping, release, frozenset().union(*(p.keys for p in active)))
+    reading = (read_as(mapping, release, frozenset().union(*(p.keys | p.script_reads for p in active)))
                if release is not None else Reading(mapping))
     keys = sort_keys(reading.mapping, active)
     keys.written_as.update(reading.written_as)
@@ -324,7 +324,8 @@ def _validate_profiles(active: tuple[Profile, ...],
 def _rule_context(result: CheckResult, active: tuple[Profile, ...], explicit: frozenset[str],
                   release: ReleaseSurface | None = None) -> RuleContext:
     builtins = release.reward_funcs if release is not None else TRL_REWARD_FUNCS
-    names, dotted, defaults, profile_names = _reward_registry(active, builtins)
+    names, dotted, defaults, profile_names = _reward_registry(active, builtins,
+                                                              release.release if release is not None else None)
     return RuleContext(world_size=result.world_size, plan=result.plan, explicit=explicit, reward_names=names,
                        allows_dotted_rewards=dotted, default_reward_funcs=defaults, profile_names=profile_names,
                        launch=result.launch, trl_release=release.release if release is not None else None,
@@ -332,8 +333,8 @@ def _rule_context(result: CheckResult, active: tuple[Profile, ...], explicit: fr
 
 
 @functools.lru_cache(maxsize=64)
-def _reward_registry(active: tuple[Profile, ...], builtins: tuple[str, ...] = TRL_REWARD_FUNCS
-                     ) -> tuple[frozenset[str], bool, tuple[str, ...] | None, tuple[str, ...]]:
+def _reward_registry(active: tuple[Profile, ...], builtins: tuple[str, ...] = TRL_REWARD_FUNCS,
+                     release: str | None = None) -> tuple[frozenset[str], bool, tuple[str, ...] | None, tuple[str, ...]]:
     """What the active profiles (frozen, hashed by identity) make of reward names, the same at every check under
     them: the names the registry resolves (`builtins`: those of the judged release's `trl grpo` script, unless a
     profile replaces them), whether dotted paths are allowed, the default reward_funcs, and the profile names."""
@@ -341,7 +342,7 @@ def _reward_registry(active: tuple[Profile, ...], builtins: tuple[str, ...] = TR
     names = set() if replacing else set(builtins)
     for profile in active:
         names |= set(profile.reward_funcs)
-    defaults = next((p.default_reward_funcs for p in active if p.default_reward_funcs is not None), None)
+    defaults = next((p.default_rewards_at(release) for p in active if p.default_reward_funcs is not None), None)
     return (frozenset(names), all(p.allows_dotted_rewards for p in replacing), defaults,
             tuple(p.name for p in active))
 
