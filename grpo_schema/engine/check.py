@@ -329,7 +329,8 @@ def _rule_context(result: CheckResult, active: tuple[Profile, ...], explicit: fr
     return RuleContext(world_size=result.world_size, plan=result.plan, explicit=explicit, reward_names=names,
                        allows_dotted_rewards=dotted, default_reward_funcs=defaults, profile_names=profile_names,
                        launch=result.launch, trl_release=release.release if release is not None else None,
-                       batch=release.batch if release is not None else None)
+                       batch=release.batch if release is not None else None,
+                       release_fields=frozenset(release.fields) if release is not None else None)
 
 
 @functools.lru_cache(maxsize=64)

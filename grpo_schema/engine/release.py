@@ -86,7 +86,11 @@ def release_surface(version: str | None) -> ReleaseSurface | None:
     from grpo_schema.versions import parse_version, surface
 
     table = surface(version)  # a release newer than every table is judged by the newest, 1.16
-    return None if parse_version(table.release)[:2] == parse_version(REFERENCE)[:2] else table
+    if parse_version(table.release)[:2] == parse_version(REFERENCE)[:2]:
+        return None
+    judged = next((r for r in table.releases if parse_version(r)[:2] == parse_version(version)[:2]), table.release)
+    # Releases with identical surfaces share one table (1.0-1.5 read 1.0.0's): the messages name the judged one.
+    return table if judged == table.release else replace(table, release=judged)
 
 
 def read_as(mapping: dict[str, Any], release: ReleaseSurface, profile_keys: frozenset[str]) -> Reading:
