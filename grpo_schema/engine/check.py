@@ -10,16 +10,18 @@ are searched for above this module (grpo_schema.engine.validate): the search re-
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Sequence, cast
 
+import yaml
 from pydantic_core import ValidationError
 
 from grpo_schema.engine import codes
 from grpo_schema.engine.coerce import NOTES
 from grpo_schema.engine.compiled import CompiledModel, compiled
-from grpo_schema.engine.diagnostics import Diagnostic, Fix, has_errors
+from grpo_schema.engine.diagnostics import Diagnostic, Fix, has_errors, yaml_value
 from grpo_schema.engine.env import check_env
 from grpo_schema.engine.fielderrors import field_diagnostics
 from grpo_schema.engine.keys import sort_keys
@@ -199,6 +201,7 @@ def _check(data: Any, path: str, positions: Positions, diagnostics: list[Diagnos
         return _finish(result)
     active = resolve_profiles(profiles, allow_import=allow_profile_import)
     mapping, origins = _apply_overrides(dict(data), overrides or [])
+    result.diagnostics += pasted_annotations(mapping)
     result.raw = mapping
     release = release_surface(trl_version)
     reading = (read_as(mapping, release, frozenset().union(*(p.keys | p.script_reads for p in active)))
@@ -208,6 +211,9 @@ def _check(data: Any, path: str, positions: Positions, diagnostics: list[Diagnos
     result.diagnostics += reading.diagnostics + keys.diagnostics
     config, failed, field_diags = _validate(compiled("config"), {**reading.implicit, **keys.fields})
     launch, launch_diags = _validate_launch(keys.launch)
+    not_taken = {d.fields[0] for d in reading.diagnostics if d.code == codes.K_LAUNCH_NOT_IN_RELEASE}
+    # one finding per cause: a launch key the release's `trl grpo` does not take is not also one it forwards
+    launch_diags = [d for d in launch_diags if not (d.code == codes.K_LAUNCH and d.fields[0] in not_taken)]
     result.launch = launch
     in_file = launch.get("num_processes") if isinstance(launch.get("num_processes"), int) else None
     declared = world_size or in_file
@@ -253,6 +259,32 @@ def _check(data: Any, path: str, positions: Positions, diagnostics: list[Diagnos
         result.diagnostics = as_release_reads(result.diagnostics, release)
     _place(result, keys.written_as, origins)
     return _finish(result)
+
+
+_ANNOTATION = re.compile(r"^\s*(?P<type>(?:typing\.)?(?:bool|int|float|str|list|dict|tuple|Any|Optional|Union|"
+                         r"Literal|List|Dict|Tuple)\b[^=]*?)\s*=\s*(?P<value>.+?)\s*$")
+
+
+def pasted_annotations(mapping: dict[str, Any]) -> list[Diagnostic]:
+    """`use_vllm_server: bool = True`, a dataclass field pasted as YAML: one diagnostic, and the default it names
+    stands for the value from here on (so the same line does not also earn a type error)."""
+    found = []
+    for key, value in list(mapping.items()):
+        match = _ANNOTATION.match(value) if isinstance(value, str) else None
+        if match is None:
+            continue
+        written = match["value"]
+        try:
+            meant = yaml.safe_load({"True": "true", "False": "false", "None": "null"}.get(written, written))
+        except yaml.YAMLError:
+            meant = written
+        shown = yaml_value(meant)
+        found.append(Diagnostic(codes.Y_ANNOTATION, "error", f"{key}: {yaml_value(value)} is a Python annotation "
+                                f"with a default ({match['type'].strip()} = {written}), not a YAML value",
+                                fields=(key,), hint=f"write {key}: {shown}",
+                                fix=Fix(set={key: meant}, safe=True, title=f"write {key}: {shown}")))
+        mapping[key] = meant
+    return found
 
 
 def _not_a_mapping(data: Any) -> Diagnostic:

@@ -97,6 +97,7 @@ def read_as(mapping: dict[str, Any], release: ReleaseSurface, profile_keys: froz
     fields_116 = compiled("config").fields
     reading = Reading({})
     launcher_reads = release.front_end.unknown_keys == "accelerate"
+    refused_keys: set[str] = set()
     for key, value in mapping.items():
         if is_launch_key(key) and key not in release.fields and not launcher_reads:
             reading.diagnostics.append(launch_key_not_read(key, release))  # still the declared world size
@@ -112,7 +113,11 @@ def read_as(mapping: dict[str, Any], release: ReleaseSurface, profile_keys: froz
             continue
         refused = trainer_refuses(key, value, release)  # read by the parser, refused when the trainer starts
         if refused is not None:
+            # one finding per cause: the checker judges the rest with the release's default, not this value (its
+            # own choice check and the rules about the value would speak of it again)
             reading.diagnostics.append(refused)
+            refused_keys.add(key)
+            continue
         if key in fields_116:
             reading.mapping[key] = value
         elif key in MIGRATIONS:  # read under its old name: checked under the new one, where 1.16 reads it
@@ -124,7 +129,8 @@ def read_as(mapping: dict[str, Any], release: ReleaseSurface, profile_keys: froz
     reading.diagnostics += [required(name, release) for name, info in release.fields.items()
                             if info.required and name not in mapping]
     reading.diagnostics += deprecated_in_release(mapping, release)
-    reading.implicit = release_defaults(release, mapping, fields_116)
+    reading.implicit = release_defaults(release, {k: v for k, v in mapping.items() if k not in refused_keys},
+                                        fields_116)
     return reading
 
 
