@@ -369,11 +369,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         ("train", "grpo_runtime.launch.cli", "train_command", "runtime", "train on this machine, one process"),
         ("launch", "grpo_runtime.launch.cli", "launch_command", "runtime", "train with accelerate launch"),
         ("demo", "grpo_runtime.launch.cli", "demo_command", "runtime", "write a tiny offline demo run"),
-        ("smoke", "grpo_runtime.launch.smoke", "smoke_command", "runtime", "run the first optimizer steps on this "
+        ("smoke", "grpo_runtime.smoke.command", "smoke_command", "runtime", "run the first optimizer steps on this "
          "CPU, with a checkpoint resumed: does the config get past them"),
-        ("slurm", "grpo_runtime.launch.slurm.cli", "slurm_command", "",
+        ("slurm", "grpo_runtime.clusters.slurm.cli", "slurm_command", "",
          "status, logs, cancel and resume of jobs from `grpo launch --slurm`"),
-        ("ray", "grpo_runtime.launch.raycluster", "ray_command", "ray",
+        ("ray", "grpo_runtime.clusters.ray.cli", "ray_command", "ray",
          "status, logs, cancel and resume of jobs from `grpo launch --ray`"),
         ("explain", "grpo_schema.commands.explain", "explain_command", "", "show the batch schedule, micro-step by micro-step"),
         ("migrate", "grpo_schema.commands.migrate", "migrate_command", "", "rewrite renamed and removed keys for TRL 1.16"),
