@@ -169,11 +169,27 @@ def _off(value: Any) -> bool:
     return value is None or value is False or value in ("", "no", "none") or value == {} or value == []
 
 
+def older_name(key: str, release: ReleaseSurface) -> str | None:
+    """The name under which the release reads a setting TRL 1.16 calls `key` (torch_dtype for dtype in 0.19,
+    gradient_checkpointing for activation_checkpointing), from the renames and 1.16's own deprecations."""
+    olds = [m.key for m in MIGRATIONS.values() if m.kind == "renamed" and m.replacement == key]
+    olds += [old for old, new in reference_deprecations().items() if new == key]
+    return next((old for old in olds if old in release.fields), None)
+
+
 def not_read(key: str, release: ReleaseSurface) -> Diagnostic:
-    """A key TRL 1.16 reads but this release does not, as the release's front end treats it."""
+    """A key TRL 1.16 reads but this release does not, as the release's front end treats it; renamed back where the
+    release reads the setting under an older name (removing it would drop the setting)."""
     stops, how = front_end_verdict(release)
+    severity = "error" if stops else "warning"
+    back = older_name(key, release)
+    if back is not None:
+        return Diagnostic(codes.K_NOT_IN_RELEASE, severity, f"{key} is not read by TRL {release.release}, which "
+                          f"reads the setting as {back}; {how}", fields=(key,),
+                          hint=f"write {back} for TRL {release.release}",
+                          fix=Fix(rename={key: back}, safe=True, title=f"rename {key} to {back}"))
     message = f"{key} is not read by TRL {release.release} (it came in a later release); {how}"
-    return Diagnostic(codes.K_NOT_IN_RELEASE, "error" if stops else "warning", message, fields=(key,),
+    return Diagnostic(codes.K_NOT_IN_RELEASE, severity, message, fields=(key,),
                       hint=f"remove {key}, or run a TRL release that reads it",
                       fix=Fix(unset=(key,), safe=False, title=f"remove {key}"))
 
