@@ -45,3 +45,15 @@ def test_a_1_16_key_is_renamed_back_for_0_19():
     fixes = {d.fields[0]: d.fix for d in result.diagnostics if d.code == "GRPO-K009"}
     assert fixes["dtype"].rename == {"dtype": "torch_dtype"} and not fixes["dtype"].unset
     assert fixes["activation_checkpointing"].rename == {"activation_checkpointing": "gradient_checkpointing"}
+
+
+def test_reward_completion_offers_the_release_s_own_names():
+    from grpo_schema.engine.release import release_surface
+    from grpo_schema.lsp.info import completions
+
+    def offered(release):
+        return [c.label for c in completions("reward_funcs:\n  - ", 1, 4, (), release_surface(release))]
+
+    assert offered("0.16") == [] and offered("0.19") == ["think_format_reward"]
+    assert "reasoning_accuracy_reward" not in offered("0.24") and "accuracy_reward" in offered("0.24")
+    assert "reasoning_accuracy_reward" in offered("1.16")
