@@ -398,15 +398,16 @@ _VALUE_OPTIONS = {"--hardware", "--world-size", "--trl-version", "--profile", "-
 _FLAG_OPTIONS = {"--strict", "--fix", "--doctor", "--write", "-h", "--help", "--diff"}
 
 
-def split_trl_tokens(argv: list[str]) -> tuple[list[str], list[str]]:
-    """Separate our own options and paths from TRL-style `--key value...` tokens (kept in order)."""
+def split_trl_tokens(argv: list[str], value_options: frozenset[str] = frozenset()) -> tuple[list[str], list[str]]:
+    """Separate our own options and paths from TRL-style `--key value...` tokens (kept in order); `value_options`:
+    a command's own options that take a value, beside the common ones."""
     ours: list[str] = []
     trl: list[str] = []
     i = 0
     while i < len(argv):
         token = argv[i]
         name = token.split("=", 1)[0]
-        if name in _VALUE_OPTIONS:
+        if name in _VALUE_OPTIONS or name in value_options:
             take = 1 if "=" in token else 2
             ours += argv[i:i + take]
             i += take
