@@ -25,12 +25,23 @@ EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 
 
 def declared_prompt_length(result: CheckResult, given: int | None) -> tuple[int | None, str]:
-    """The longest prompt the user declares: --max-prompt-length, else the file's (removed) max_prompt_length."""
+    """The longest prompt the run sees: --max-prompt-length, else max_prompt_length where the judged release
+    truncates prompts to it (the file's, else the release's default), else the file's value as the user's word for
+    it where the release no longer reads the key."""
+    from grpo_schema.engine.release import release_surface
+
     if given is not None:
         return given, "command line"
+    release = release_surface(result.trl_version)
+    truncates = release is not None and "max_prompt_length" in release.fields
     old = result.raw.get("max_prompt_length")
     if isinstance(old, int) and not isinstance(old, bool) and old > 0:
-        return old, "file (max_prompt_length, no longer read by TRL 1.16)"
+        if truncates:
+            return old, f"file (max_prompt_length: TRL {release.release} truncates prompts to it)"
+        return old, f"file (max_prompt_length, no longer read by TRL {judged_release(result)})"
+    default = release.fields["max_prompt_length"].default if truncates else None
+    if isinstance(default, int) and not isinstance(default, bool) and default > 0:
+        return default, f"TRL {release.release}'s default max_prompt_length (it truncates prompts to it)"
     return None, "unknown"
 
 

@@ -355,7 +355,7 @@ def _lengths(config: Any, b: int, s: int, max_prompt_length: int | None) -> dict
     elif max_prompt_length is None:
         needed = None
         note = (f"the longest prompt plus max_completion_length ({completion}); the prompt length is unknown "
-                "(TRL 1.16 never truncates prompts): pass --max-prompt-length to get a number")
+                "(the release judged does not truncate prompts): pass --max-prompt-length to get a number")
     else:
         needed = max_prompt_length + completion
         note = f"max prompt length ({max_prompt_length}) + max_completion_length ({completion}) = {needed}"

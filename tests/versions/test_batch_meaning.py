@@ -115,3 +115,20 @@ def test_migrating_017_keeps_one_generation_per_accumulation(tmp_path, capsys):
     assert "steps_per_generation" not in capsys.readouterr().out
     main(["migrate", str(path), "--from", "0.16", "--to", "1.16"])
     assert "+steps_per_generation: 1" in capsys.readouterr().out
+
+
+def test_explain_sizes_prompts_by_the_release_s_truncation(tmp_path, capsys):
+    """0.14-0.27 truncate prompts to max_prompt_length (512 by default); 1.16 keeps them whole."""
+    path = tmp_path / "r.yaml"
+    path.write_text("".join(f"{k}: {v}\n" for k, v in RECIPE.items()))
+
+    def lengths(release):
+        main(["explain", str(path), "--trl-version", release, "--format", "json"])
+        derived = json.loads(capsys.readouterr().out)["derived"]
+        return derived["context_length_needed"], derived["inputs"].get("max_prompt_length", {}).get("source", "")
+
+    assert lengths("0.19") == (512 + 256, "TRL 0.19.1's default max_prompt_length (it truncates prompts to it)")
+    assert lengths("1.16")[0] is None
+    path.write_text(path.read_text() + "max_prompt_length: 10000\n")
+    assert lengths("0.19")[0] == 10000 + 256
+    assert "no longer read by TRL 1.16" in lengths("1.16")[1]
