@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.schema.test_architecture import import_cycles
+from tests.support.imports import import_cycles
 
 importlinter = pytest.importorskip("importlinter", reason="import-linter is in the test extra")
 grimp = pytest.importorskip("grimp", reason="grimp comes with import-linter")
@@ -75,12 +75,6 @@ def test_a_seeded_upward_import_breaks_its_contract(options, graph, importer, im
     results = contract_results(options, seeded)
     assert results[broken] is False
     assert contract_results(options, graph)[broken] is True
-
-
-def test_the_architecture_page_and_picture_match_the_code():
-    run = subprocess.run([sys.executable, str(REPO / "scripts" / "architecture.py"), "--check"], cwd=REPO,
-                         capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stderr
 
 
 @pytest.mark.parametrize("path, names", [

@@ -17,11 +17,12 @@ import json
 import sys
 from typing import Any
 
+from grpo_schema.commands.options import (EXIT_INVALID, EXIT_OK, EXIT_USAGE, UsageError, add_format, add_profiles,
+                                          add_trl_version, add_world_size, chosen_profiles, trl_options)
 from grpo_schema.engine.hardware.accelerators import GIB, HardwareError, parse_hardware
 from grpo_schema.engine.hardware.advise import plan_fit
 from grpo_schema.engine.hardware.fit import FitReport, section_of
 
-EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 PHASE_WORDS = {"update": "updating (every gradient built)"}
 USAGE_CODES = ("GRPO-H005", "GRPO-H008", "GRPO-H009")  # unknown model, hardware that does not parse, unknown engine
 
@@ -151,10 +152,6 @@ def plan_document(result: Any, report: FitReport) -> dict[str, Any]:
     return out
 
 
-_PLAN_VALUE_OPTIONS = frozenset({"--model-config", "--prompt-length", "--engine", "--strategy", "--offload",
-                                 "--host-ram", "--mfu"})
-
-
 def _overrides(sets: list[str], trl: list[str]) -> list[Any] | str:
     """--set KEY=VALUE and TRL-style `--key value` tokens as overrides (grpo validate's reading), or the error."""
     from grpo_schema.engine.check import Override
@@ -174,9 +171,9 @@ def plan_command(argv: list[str]) -> int:
     parser.add_argument("paths", nargs="+", metavar="FILE")
     parser.add_argument("--hardware", metavar="SPEC", help="e.g. 8xH100-80GB, 2x8xA100-40GB, 80GB (default: the "
                         "file's hardware: section)")
-    parser.add_argument("--format", choices=("text", "json"), default="text")
-    parser.add_argument("--world-size", type=int, default=None)
-    parser.add_argument("--profile", action="append", default=[])
+    add_format(parser, ("text", "json"))
+    add_world_size(parser)
+    add_profiles(parser)
     parser.add_argument("--model-config", metavar="PATH", help="the model's config.json (else the local "
                         "directory, the Hub cache, then the built-in catalogue)")
     parser.add_argument("--prompt-length", type=int, default=None, help="prompt length in tokens to plan for "
@@ -197,12 +194,10 @@ def plan_command(argv: list[str]) -> int:
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="overrides",
                         help="override a config key (repeatable); TRL-style `--key value` works as well, as in "
                              "grpo validate (`--vllm_mode colocate`)")
-    from grpo_schema.commands.trl_release import add_trl_version, judged_release
-
     add_trl_version(parser)
-    from grpo_schema.cli import split_trl_tokens
+    from grpo_schema.commands.options import split_trl_tokens
 
-    ours, trl = split_trl_tokens(argv, _PLAN_VALUE_OPTIONS)
+    ours, trl = split_trl_tokens(argv, parser)
     args = parser.parse_args(ours)
     overrides = _overrides(args.overrides, trl)
     if isinstance(overrides, str):
@@ -230,12 +225,10 @@ def plan_command(argv: list[str]) -> int:
     if args.mfu is not None and not 0 < args.mfu <= 1:
         print("grpo plan: error: --mfu must be in (0, 1]", file=sys.stderr)
         return EXIT_USAGE
-    from grpo_schema.engine.check import resolve_profiles
-
     try:
-        profiles = resolve_profiles(args.profile, allow_import=True)
-    except (KeyError, ImportError, AttributeError) as exc:
-        print(f"grpo plan: error: unknown profile {exc}", file=sys.stderr)
+        profiles = chosen_profiles(args.profile)
+    except UsageError as exc:
+        print(f"grpo plan: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     documents, failed, usage_error = [], False, False
     for path in args.paths:
@@ -245,8 +238,8 @@ def plan_command(argv: list[str]) -> int:
             print(f"grpo plan: error: cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
             return EXIT_USAGE
         try:
-            release = judged_release(args.trl_version, path)
-        except ValueError as exc:
+            release = trl_options(args.trl_version, path)
+        except UsageError as exc:
             print(f"grpo plan: error: {exc}", file=sys.stderr)
             return EXIT_USAGE
         written = data

@@ -13,7 +13,7 @@ pytest.importorskip("lsprotocol", reason="the language server needs the lsp extr
 from grpo_schema.lsp import python as lsp_python  # noqa: E402
 from grpo_schema.lsp.analysis import check_document  # noqa: E402
 from grpo_schema.lsp.settings import Settings  # noqa: E402
-from tests.lsp_server.conftest import apply_edits  # noqa: E402
+from tests.support.lsp import apply_edits  # noqa: E402
 
 FILES = Path(__file__).parent / "python_files"
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.runs.conftest import wait_for
+from tests.support.env import wait_for
 from grpo_web.runs import outputs, procs
 from grpo_web.runs.launcher import launch_command
 from grpo_web.runs.manager import QueueFull, RunConflict, RunManager, describe_exit
