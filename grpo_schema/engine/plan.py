@@ -152,8 +152,8 @@ def relations(geo: Geometry, world_size: int) -> list[Relation]:
     elif not geo.checked:  # TRL 0.14: rows are prompts, each given num_generations completions; nothing to check
         out = [Relation("generation_batch_size", "per_device_train_batch_size counts prompts; each process generates"
                         " num_generations completions for each (no divisibility check)",
-                        f"per_device_train_batch_size x num_generations x world_size = {b} x {G} x {P} = {gbs}",
-                        True)]
+                        f"per_device_train_batch_size x num_generations x world_size = "
+                        f"{geo.per_device_train_batch_size} x {G} x {P} = {gbs}", True)]
     else:
         out = [_steps_relation(geo, P, "not_per_device_multiple" not in failing)]
     if out[0].holds and geo.checked == ("generation_batch_size",):
