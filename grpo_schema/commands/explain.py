@@ -18,18 +18,30 @@ from grpo_schema.commands.options import (EXIT_INVALID, EXIT_OK, EXIT_USAGE, Usa
 from grpo_schema.engine.check import CheckResult
 from grpo_schema.engine.coerce import INT64_MAX
 from grpo_schema.engine.plan import Geometry, derive_plan, relations, valid_world_sizes
+from grpo_schema.engine.release import batch_meaning
 from grpo_schema.engine.rules.batch import PROBLEM_CODES
 from grpo_schema.engine.schedule import Order, walk
 from grpo_schema.engine.words import plural, times
 
 
 def declared_prompt_length(result: CheckResult, given: int | None) -> tuple[int | None, str]:
-    """The longest prompt the user declares: --max-prompt-length, else the file's (removed) max_prompt_length."""
+    """The longest prompt the run sees: --max-prompt-length, else max_prompt_length where the judged release
+    truncates prompts to it (the file's, else the release's default), else the file's value as the user's word for
+    it where the release no longer reads the key."""
+    from grpo_schema.engine.release import release_surface
+
     if given is not None:
         return given, "command line"
+    release = release_surface(result.trl_version)
+    truncates = release is not None and "max_prompt_length" in release.fields
     old = result.raw.get("max_prompt_length")
     if isinstance(old, int) and not isinstance(old, bool) and old > 0:
-        return old, "file (max_prompt_length, no longer read by TRL 1.16)"
+        if truncates:
+            return old, f"file (max_prompt_length: TRL {release.release} truncates prompts to it)"
+        return old, f"file (max_prompt_length, no longer read by TRL {judged_release(result)})"
+    default = release.fields["max_prompt_length"].default if truncates else None
+    if isinstance(default, int) and not isinstance(default, bool) and default > 0:
+        return default, f"TRL {release.release}'s default max_prompt_length (it truncates prompts to it)"
     return None, "unknown"
 
 
@@ -45,7 +57,7 @@ def explain_result(result: CheckResult, dataset_size: int | None = None, micro_s
         sources = {**result.sources, "max_prompt_length": length_source,
                    **({"dataset_size": "command line"} if dataset_size is not None else {})}
         plan = derive_plan(result.config, result.world_size, dataset_size=dataset_size,
-                           max_prompt_length=prompt_length, sources=sources)
+                           max_prompt_length=prompt_length, sources=sources, meaning=batch_meaning(result.trl_version))
     document: dict[str, Any] = {
         "version": 1, "path": result.path, "valid": result.valid, "world_size": result.world_size,
         "trl_version": result.trl_version, "trl_version_source": result.trl_version_source,
@@ -60,7 +72,7 @@ def explain_result(result: CheckResult, dataset_size: int | None = None, micro_s
         title, *lines = why_lines(document["derived"])
         document["why"] = {"title": title, "lines": [line.strip() for line in lines]}
     if result.config is not None:
-        geometry = Geometry.of(result.config)
+        geometry = Geometry.of(result.config, batch_meaning(result.trl_version))
         document["relations"] = relation_dicts(geometry, result.world_size)
         document["valid_world_sizes"] = valid_world_sizes(geometry)
     return document
@@ -94,9 +106,12 @@ def _rewrite_note(result: CheckResult) -> str | None:
 
 def _plan_notes(result: CheckResult, plan: Any) -> list[str]:
     if plan is None:
-        return [f"TRL 1.16 refuses this batch geometry at world size {result.world_size}, so there is no schedule; "
+        return [f"TRL {judged_release(result)} refuses this batch geometry at world size {result.world_size}, so there "
+                "is no schedule; "
                 "see the diagnostics for the smallest edits"] if result.config is not None else []
     every, GA = plan.generate_every_micro_steps, plan.gradient_accumulation_steps
+    if plan.per_device_unit == "prompts":
+        return _prompt_notes(result, plan)
     repeats = "the trainer generates from it" if every == 1 else \
         f"the trainer generates from the first copy and ignores the {plural(every - 1, 'copy', 'copies')} after it"
     out = [f"the sampler emits each chunk of {plural(plan.prompts_per_generation, 'prompt')} {times(every)} "
@@ -184,6 +199,22 @@ def explain_command(argv: list[str]) -> int:
 
         sys.stdout.write(render_explain(document, data.decode("utf-8", "replace")))
     return EXIT_OK if result.valid else EXIT_INVALID
+
+
+def judged_release(result: CheckResult) -> str:
+    """The release the file is judged as, as the messages name it (its table's release, 1.16 for the engine's)."""
+    from grpo_schema.engine.release import release_surface
+
+    release = release_surface(result.trl_version)
+    return release.release if release is not None else "1.16"
+
+
+def _prompt_notes(result: CheckResult, plan: Any) -> list[str]:
+    """TRL 0.14: no repeating sampler; each process takes per_device_train_batch_size prompts per micro-step."""
+    b, G = plan.per_device_train_batch_size, plan.num_generations
+    return [f"TRL {judged_release(result)} counts per_device_train_batch_size in prompts: each process takes "
+            f"{plural(b, 'prompt')} per micro-step and generates {G} completions of each "
+            f"({plan.completions_per_micro_batch} completions), with no divisibility check"]
 
 
 def _explain_python(data: bytes, shown: str, options: dict, args: argparse.Namespace) -> int:

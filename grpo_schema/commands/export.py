@@ -85,10 +85,13 @@ def release_schema_text(version: str) -> str:
     from grpo_schema.engine.release import release_surface
     from grpo_schema.schema_export.releases import release_schema
 
+    from grpo_schema.versions import surface
+
     release = release_surface(version)
     if release is None:
         return schema_text()
-    schema = release_schema(export_schema(), release, launch_keys())
+    # one schema per table (releases sharing a table share its file, named by the table's release)
+    schema = release_schema(export_schema(), surface(release.release), launch_keys())
     return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -97,8 +100,10 @@ def release_schema_name(version: str) -> str:
     for the table that release is judged by, the main grpo-config.schema.json for 1.16 (and newer)."""
     from grpo_schema.engine.release import release_surface
 
-    release = release_surface(version)
-    return SCHEMA_FILE if release is None else release_schema_filename(release.release)
+    from grpo_schema.versions import surface
+
+    release = release_surface(version)  # named as the judged release: the file is its table's
+    return SCHEMA_FILE if release is None else release_schema_filename(surface(release.release).release)
 
 
 def release_names() -> list[str]:

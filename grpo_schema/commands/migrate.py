@@ -118,14 +118,20 @@ def release_defaults_block(text: str, written_for: str, original: dict | None = 
     out, before and after its migration: a key moved to its new name already carries the setting), and one line
     per key written."""
     from grpo_schema.engine.compiled import compiled
-    from grpo_schema.engine.release import release_defaults, release_surface
+    from grpo_schema.engine.release import REFERENCE, release_defaults, release_surface
 
     release = release_surface(written_for)
     loaded = load_yaml(text)
     if release is None or not loaded.ok or not isinstance(loaded.data, dict):
         return text, []
+    from grpo_schema.versions import surface
+
+    done: list[str] = []
+    failed: list[str] = []
+    text = _batch_unit(text, {**(original or {}), **loaded.data}, release, surface(REFERENCE), done, failed)
+    done += [f"could not rewrite {problem}" for problem in failed]
     model, facts = compiled("config"), compiled("config").fields
-    lines, done = [], []
+    lines = []
     written = {**(original or {}), **loaded.data}
     for name, value in release_defaults(release, written, facts).items():
         written = model.validate({name: value})[name]  # as TRL 1.16 reads it (true -> 'group' for scale_rewards)
@@ -139,7 +145,7 @@ def release_defaults_block(text: str, written_for: str, original: dict | None = 
                      f"{_yaml_scalar(facts[name].get('default'))}")
         done.append(f"wrote {name}: {_yaml_scalar(written)} ({what})")
     if not lines:
-        return text, []
+        return text, done
     newline = "\r\n" if "\r\n" in text else "\n"
     head = text if text.endswith(("\n", "\r\n")) or not text else text + newline
     block = [f"# Defaults of TRL {release.release} that TRL 1.16 changed, written out by grpo migrate so the run "
@@ -285,6 +291,7 @@ def migrate_between(text: str, from_release: str, to_release: str) -> Migrated:
             failed.append(f"{key}: {exc}")
             continue
         done.append(fix.title)
+    text = _batch_unit(text, data, a, b, done, failed)
     kept = {**data, **{new: data[old] for old, new in renamed.items() if old in data}}
     lines = []
     for name, value in carried_defaults(a, b, kept).items():
@@ -296,10 +303,32 @@ def migrate_between(text: str, from_release: str, to_release: str) -> Migrated:
     return Migrated(text, done, failed, lost, from_release, b.release)
 
 
+def _batch_unit(text: str, data: dict, a, b, done: list[str], failed: list[str]) -> str:
+    """A per_device_train_batch_size in prompts (TRL 0.14) written in completions for B: the same run trains on
+    per_device_train_batch_size x num_generations completions per process per micro-step."""
+    if a.batch.unit == b.batch.unit or a.batch.unit != "prompts":
+        return text
+    b_info, g_info = a.fields["per_device_train_batch_size"], a.fields["num_generations"]
+    prompts, groups = data.get("per_device_train_batch_size", b_info.default), data.get("num_generations",
+                                                                                       g_info.default)
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (prompts, groups)):
+        return text  # a value the checker reports on its own
+    title = (f"per_device_train_batch_size: {prompts} -> {prompts * groups} (TRL {a.release} counted prompts, "
+             f"TRL {b.release} counts completions: {prompts} x num_generations {groups})")
+    try:
+        text = apply_fix_to_text(text, Fix(set={"per_device_train_batch_size": prompts * groups}, safe=True,
+                                           title=title))
+    except EditError as exc:
+        failed.append(f"per_device_train_batch_size: {exc}")
+        return text
+    done.append(title)
+    return text
+
+
 def carried_defaults(a, b, mapping: dict) -> dict:
     """For keys the file leaves out: A's value where B's default differs (and B's types can hold it), and what A did
     before a key existed (grpo_schema.engine.release.BEFORE_THE_KEY) where B's default is something else."""
-    from grpo_schema.engine.release import BEFORE_THE_KEY
+    from grpo_schema.engine.release import before_the_key
 
     out = {}
     for name, info in b.fields.items():
@@ -307,7 +336,7 @@ def carried_defaults(a, b, mapping: dict) -> dict:
             continue
         old = a.fields.get(name)
         if old is None:
-            value = BEFORE_THE_KEY.get(name)
+            value = before_the_key(a).get(name)
             if value is None or _same_setting(name, value, _plain_default(info)):
                 continue
         else:

@@ -152,6 +152,19 @@ def plan_document(result: Any, report: FitReport) -> dict[str, Any]:
     return out
 
 
+def _overrides(sets: list[str], trl: list[str]) -> list[Any] | str:
+    """--set KEY=VALUE and TRL-style `--key value` tokens as overrides (grpo validate's reading), or the error."""
+    from grpo_schema.engine.check import Override
+    from grpo_schema.engine.overrides import OverrideError, parse_trl_args
+
+    try:
+        paths, from_trl = parse_trl_args(trl)
+        found = [Override.parse(text) for text in sets] + from_trl
+    except (OverrideError, ValueError) as exc:
+        return str(exc)
+    return "give the config as FILE, not --config" if paths else found
+
+
 def plan_command(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="grpo plan", description="Per-GPU memory by part, whether it fits, "
                                      "the smallest fixes, and the run time, on declared hardware.")
@@ -178,8 +191,18 @@ def plan_command(argv: list[str]) -> int:
                         "(default: the hardware: section's host_ram_gib, or the node a spec such as p5.48xlarge "
                         "names); gives a host-RAM verdict")
     parser.add_argument("--mfu", type=float, default=None, help="model-FLOPs utilisation for the time (0.15)")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="overrides",
+                        help="override a config key (repeatable); TRL-style `--key value` works as well, as in "
+                             "grpo validate (`--vllm_mode colocate`)")
     add_trl_version(parser)
-    args = parser.parse_args(argv)
+    from grpo_schema.commands.options import split_trl_tokens
+
+    ours, trl = split_trl_tokens(argv, parser)
+    args = parser.parse_args(ours)
+    overrides = _overrides(args.overrides, trl)
+    if isinstance(overrides, str):
+        print(f"grpo plan: error: {overrides}", file=sys.stderr)
+        return EXIT_USAGE
     if args.hardware:
         try:
             parse_hardware(args.hardware)
@@ -229,7 +252,7 @@ def plan_command(argv: list[str]) -> int:
                                             profiles=profiles, model_config=args.model_config,
                                             prompt_length=args.prompt_length, mfu=args.mfu, strategy=args.strategy,
                                             engine=args.engine, offload=args.offload, host_ram=args.host_ram,
-                                            batch_fixes=False)
+                                            batch_fixes=False, overrides=overrides)
         if report.hardware is None and not report.diagnostics and not section_of(result):
             print(f"grpo plan: error: {path}: no hardware declared: pass --hardware SPEC (e.g. 8xH100-80GB)",
                   file=sys.stderr)

@@ -358,8 +358,39 @@ def _lock_toml(text: str) -> dict[str, str] | None:
     return out
 
 
+MAX_INCLUDE_DEPTH = 8
+
+
+def _conda_pip(text: str, path: str, flag: str) -> str | None:
+    """The pip section of a conda environment file as requirements lines, None when the text is not YAML-shaped
+    (a freeze or requirements file); a YAML, JSON or TOML file that is neither a conda environment nor a lock file is
+    refused, never read as a list of (missing) packages."""
+    head = next((ln.strip() for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")), "")
+    if head.startswith(("{", "[")):
+        raise EnvironmentError_(f"{flag} {path}: a JSON or TOML file (not a lock file with [[package]] tables) is "
+                                "not read; give a pip freeze, a requirements file, a uv/poetry lock or a conda "
+                                "environment.yml")
+    if not re.match(r"^[A-Za-z_][\w-]*\s*:(\s|$)", head):
+        return None
+    import yaml
+
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        data = None
+    if not isinstance(data, dict) or not isinstance(data.get("dependencies"), list):
+        raise EnvironmentError_(f"{flag} {path}: a YAML file that is not a conda environment (no dependencies: "
+                                "list) is not read; give a pip freeze, a requirements file or a conda environment.yml")
+    lines: list[str] = []
+    for item in data["dependencies"]:
+        if isinstance(item, dict) and isinstance(item.get("pip"), list):
+            lines += [str(x) for x in item["pip"]]
+    return "\n".join(lines) + "\n"
+
+
 def from_file(path: str, kind: str) -> Environment:
-    """A freeze / lock file (kind 'freeze') or a requirements file (kind 'requirements')."""
+    """A freeze / lock file (kind 'freeze'), a requirements file (kind 'requirements', its `-r` includes followed)
+    or a conda environment file (its pip section, read as requirements whatever the flag)."""
     flag = "--freeze" if kind == "freeze" else "--requirements"
     text = _read_text(path, flag)
     env = Environment(source=kind, origin=str(path))
@@ -368,25 +399,88 @@ def from_file(path: str, kind: str) -> Environment:
         for name, version in locked.items():
             env.packages[name] = Package(name, version)
         return env
+    conda = _conda_pip(text, path, flag)
+    if conda is not None:  # pip installs these with their own requirements: a requirements file, not a freeze
+        env.source, kind, text = "requirements", "requirements", conda
+    _read_lines(env, text, Path(path), kind, None, {Path(path).resolve()})
+    if kind == "requirements":
+        _implied(env)
+    return env
+
+
+def _implied(env: Environment) -> None:
+    """What pip installs with a pinned trl (its install_requires, and the extras the line asks for): listed without
+    a version, so they count as present but are never judged by a version the file does not pin."""
+    trl = env.get("trl")
+    if trl is None or trl.version is None:
+        return
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    from grpo_schema.versions.tables import RELEASES_DIR, parse_release
+
+    with open(RELEASES_DIR / "requirements.json", encoding="utf-8") as fh:
+        table = json.load(fh)["releases"]
+    try:
+        minor = parse_release(trl.version)[:2]
+    except ValueError:
+        return
+    release = next((v for v in table if parse_release(v)[:2] == minor), None)
+    if release is None:
+        return
+    data = table[release]
+    lines = list(data["requires"]) + [r for extra in trl.extra.get("extras", ()) for r in data["extras"].get(extra, [])]
+    for text in lines:
+        try:
+            name = canonical(Requirement(text).name)
+        except InvalidRequirement:
+            continue
+        if name not in env.packages:
+            env.packages[name] = Package(name, None, extra={"implied_by": f"trl {trl.version}"})
+
+
+def _read_lines(env: Environment, text: str, path: Path, kind: str, at: int | None, seen: set[Path]) -> None:
+    """The requirement lines of one file into `env`; `at`: the top file's `-r` line an included file is listed on
+    (its packages are reported there)."""
     for number, line in _logical_lines(text):
         if not line:
             continue
+        where = at if at is not None else number
+        include = re.match(r"^(?:-r|--requirement)(?:\s+|=)(?P<file>\S+)$", line)
+        if include is not None:
+            _include(env, path.parent / include["file"], kind, where, line, seen)
+            continue
         if line.startswith("-") and not line.startswith(("-e ", "--editable")):
-            continue  # -i / --index-url / --extra-index-url / -f / -c / -r: options, not packages
+            continue  # -i / --index-url / --extra-index-url / -f / -c: options and constraints, not packages
         parsed = _parse_line(line)
         if isinstance(parsed, str):
-            env.problems.append((number, line[:200], parsed))
+            env.problems.append((where, line[:200], parsed))
             continue
         name, version, spec, url = parsed
         if kind == "freeze" and version is None and url is None:
-            env.problems.append((number, line[:200], f"{name}: a freeze file pins exact versions (NAME==VERSION); "
+            env.problems.append((where, line[:200], f"{name}: a freeze file pins exact versions (NAME==VERSION); "
                                  f"this line gives {spec or 'none'}; use --requirements for a requirements file"))
         if name in env.packages:
-            env.problems.append((number, line[:200], f"{name} is listed twice (first on line "
+            env.problems.append((where, line[:200], f"{name} is listed twice (first on line "
                                  f"{env.packages[name].line}); the first is used"))
             continue
-        env.packages[name] = Package(name, version, line=number, spec=spec, url=url)
-    return env
+        extras = _REQ.match(line)
+        wanted = [e.strip() for e in (extras["extras"] or "").split(",") if e.strip()] if extras else []
+        env.packages[name] = Package(name, version, line=where, spec=spec, url=url,
+                                     extra={"extras": wanted} if wanted else {})
+
+
+def _include(env: Environment, target: Path, kind: str, where: int, line: str, seen: set[Path]) -> None:
+    """`-r other.txt`: its packages are this file's, as pip reads them (relative to the including file)."""
+    resolved = target.resolve()
+    if resolved in seen or len(seen) > MAX_INCLUDE_DEPTH:
+        env.problems.append((where, line[:200], f"{target.name} is included again (or too deeply); read once"))
+        return
+    try:
+        text = _read_text(str(target), "-r")
+    except EnvironmentError_ as exc:
+        env.problems.append((where, line[:200], f"{exc}: its packages are not judged"))
+        return
+    _read_lines(env, text, target, kind, where, seen | {resolved})
 
 
 def read(python: str | None = None, freeze: str | None = None, requirements: str | None = None) -> Environment:

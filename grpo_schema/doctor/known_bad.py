@@ -24,6 +24,10 @@ class KnownBad:
     pin: str  # the line to write in requirements syntax
     source: str  # the public issue, pull request or release note
     note: str = ""
+    # How strong the source is: "reproduced" (here, or in the issue with a traceback), "maintainers" (a statement or
+    # change of the projects involved), "metadata" (a wheel's declared requirement), or "report" (a single user's
+    # or another project's account, unconfirmed). A single report never makes a row an error (fails=False).
+    evidence: str = "maintainers"
 
 
 ROWS: tuple[KnownBad, ...] = (
@@ -33,7 +37,7 @@ ROWS: tuple[KnownBad, ...] = (
              "training", "transformers<5",
              "grpo-config's release oracle (scripts/trl-release-venvs.sh: TRL 0.16.1, 0.19.1 and 0.23.1 import only "
              "with the transformers release before them); TRL PR#6108 and PR#6153 date TRL's transformers v5 "
-             "support", "reproduced here, not a TRL issue thread"),
+             "support", "reproduced here, not a TRL issue thread", evidence="reproduced"),
     KnownBad("KB02", {"trl": ">=0.17", "vllm": "<0.8.3"}, ("vllm",), True,
              "`trl vllm-serve` passes worker_extension_cls, which vLLM before 0.8.3 does not take",
              "TypeError: EngineArgs.__init__() got an unexpected keyword argument 'worker_extension_cls'",
@@ -54,10 +58,11 @@ ROWS: tuple[KnownBad, ...] = (
              "TRL 1.9 dropped vLLM 0.14 to 0.16",
              "the trainer's weight sync and generation calls no longer match those vLLM releases",
              "vllm>=0.17.0", "https://github.com/axolotl-ai-cloud/axolotl/pull/3875"),
-    KnownBad("KB07", {"triton": "==3.2.0"}, ("vllm",), True,
+    KnownBad("KB07", {"triton": "==3.2.0"}, ("vllm",), False,
              "Triton 3.2.0 breaks GRPO with vLLM generation",
              "the reference-model forward pass fails inside the training step (reported under Axolotl)",
-             "triton!=3.2.0", "https://github.com/axolotl-ai-cloud/axolotl/issues/2526"),
+             "triton!=3.2.0", "https://github.com/axolotl-ai-cloud/axolotl/issues/2526",
+             "one report, under another trainer: a warning", evidence="report"),
     KnownBad("KB08", {"trl": ">=0.25,<1.0"}, ("vllm_colocate", "vllm_sleep_mode"), False,
              "colocated vLLM with vllm_enable_sleep_mode: the weights dropped by sleep level 2 were not synced back",
              "silent: training runs, but generation uses stale weights (importance-sampling ratios near 0)",
@@ -81,11 +86,12 @@ ROWS: tuple[KnownBad, ...] = (
              "vLLM generates from the merged weights, which differ from the trained model by rounding: "
              "'may get different generations'", "",
              "https://github.com/huggingface/trl/issues/2698"),
-    KnownBad("KB13", {"trl": ">=0.18,<0.20", "vllm": ">=0.9"}, ("vllm",), True,
+    KnownBad("KB13", {"trl": ">=0.18,<0.20", "vllm": ">=0.9"}, ("vllm",), False,
              "TRL 0.18/0.19 GRPO with vLLM 0.9 or newer",
              "dstack's open-r1 example pins vLLM 0.8.5.post1 'as latest vLLM causes TRL's GRPO to fail' (trl#3608)",
              "vllm==0.8.5.post1",
-             "https://github.com/dstackai/dstack/blob/master/examples/distributed-training/open-r1/README.md"),
+             "https://github.com/dstackai/dstack/blob/master/examples/distributed-training/open-r1/README.md",
+             "one project's note, not confirmed in the TRL issue it names: a warning", evidence="report"),
     KnownBad("KB14", {"vllm": "==0.9.1"}, ("vllm_server",), False,
              "vLLM 0.9.1 in server mode across nodes",
              "the trainer cannot connect to the `trl vllm-serve` server on multi-node Slurm; closed as outdated "

@@ -10,16 +10,18 @@ are searched for above this module (grpo_schema.engine.validate): the search re-
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Sequence, cast
 
+import yaml
 from pydantic_core import ValidationError
 
 from grpo_schema.engine import codes
 from grpo_schema.engine.coerce import NOTES
 from grpo_schema.engine.compiled import CompiledModel, compiled
-from grpo_schema.engine.diagnostics import Diagnostic, Fix, has_errors
+from grpo_schema.engine.diagnostics import Diagnostic, Fix, has_errors, yaml_value
 from grpo_schema.engine.env import check_env
 from grpo_schema.engine.fielderrors import field_diagnostics
 from grpo_schema.engine.keys import sort_keys
@@ -208,9 +210,10 @@ def _check(data: Any, path: str, positions: Positions, diagnostics: list[Diagnos
         return _finish(result)
     active = resolve_profiles(profiles, allow_import=allow_profile_import)
     mapping, origins = _apply_overrides(dict(data), overrides or [])
+    result.diagnostics += pasted_annotations(mapping)
     result.raw = mapping
     release = release_surface(trl_version)
-    reading = (read_as(mapping, release, frozenset().union(*(p.keys for p in active)))
+    reading = (read_as(mapping, release, frozenset().union(*(p.keys | p.script_reads for p in active)))
                if release is not None else Reading(mapping))
     keys = sort_keys(reading.mapping, active)
     keys.written_as.update(reading.written_as)
@@ -223,6 +226,9 @@ def _check(data: Any, path: str, positions: Positions, diagnostics: list[Diagnos
     config, failed, field_diags = _validate(compiled("config"), {**reading.implicit, **keys.fields})
     failed |= unknown
     launch, launch_diags = _validate_launch(keys.launch)
+    not_taken = {d.fields[0] for d in reading.diagnostics if d.code == codes.K_LAUNCH_NOT_IN_RELEASE}
+    # one finding per cause: a launch key the release's `trl grpo` does not take is not also one it forwards
+    launch_diags = [d for d in launch_diags if not (d.code == codes.K_LAUNCH and d.fields[0] in not_taken)]
     result.launch = launch
     in_file = launch.get("num_processes") if isinstance(launch.get("num_processes"), int) else None
     declared = world_size or in_file
@@ -239,7 +245,8 @@ def _check(data: Any, path: str, positions: Positions, diagnostics: list[Diagnos
     renamed_diags = _validate(compiled("config"), keys.renamed)[2] if keys.renamed else []
     result.diagnostics += field_diags + renamed_diags + launch_diags + profile_diags
     if not failed & BATCH_INPUTS:
-        result.plan = derive_plan(config, result.world_size, sources=result.sources)
+        result.plan = derive_plan(config, result.world_size, sources=result.sources,
+                                  meaning=release.batch if release is not None else None)
     # The cross-field rules judge the config as it will be once its renamed and removed keys are migrated: a value
     # written under an old name still conflicts with the rest (TRL 1.16 ignores the old name, hence K002/K003).
     rule_config, rule_failed, rule_plan = config, failed, result.plan
@@ -268,6 +275,32 @@ def _check(data: Any, path: str, positions: Positions, diagnostics: list[Diagnos
         result.diagnostics = as_release_reads(result.diagnostics, release)
     _place(result, keys.written_as, origins)
     return _finish(result)
+
+
+_ANNOTATION = re.compile(r"^\s*(?P<type>(?:typing\.)?(?:bool|int|float|str|list|dict|tuple|Any|Optional|Union|"
+                         r"Literal|List|Dict|Tuple)\b[^=]*?)\s*=\s*(?P<value>.+?)\s*$")
+
+
+def pasted_annotations(mapping: dict[str, Any]) -> list[Diagnostic]:
+    """`use_vllm_server: bool = True`, a dataclass field pasted as YAML: one diagnostic, and the default it names
+    stands for the value from here on (so the same line does not also earn a type error)."""
+    found = []
+    for key, value in list(mapping.items()):
+        match = _ANNOTATION.match(value) if isinstance(value, str) else None
+        if match is None:
+            continue
+        written = match["value"]
+        try:
+            meant = yaml.safe_load({"True": "true", "False": "false", "None": "null"}.get(written, written))
+        except yaml.YAMLError:
+            meant = written
+        shown = yaml_value(meant)
+        found.append(Diagnostic(codes.Y_ANNOTATION, "error", f"{key}: {yaml_value(value)} is a Python annotation "
+                                f"with a default ({match['type'].strip()} = {written}), not a YAML value",
+                                fields=(key,), hint=f"write {key}: {shown}",
+                                fix=Fix(set={key: meant}, safe=True, title=f"write {key}: {shown}")))
+        mapping[key] = meant
+    return found
 
 
 def _not_a_mapping(data: Any) -> Diagnostic:
@@ -339,15 +372,18 @@ def _validate_profiles(active: tuple[Profile, ...],
 def _rule_context(result: CheckResult, active: tuple[Profile, ...], explicit: frozenset[str],
                   release: ReleaseSurface | None = None) -> RuleContext:
     builtins = release.reward_funcs if release is not None else TRL_REWARD_FUNCS
-    names, dotted, defaults, profile_names = _reward_registry(active, builtins)
+    names, dotted, defaults, profile_names = _reward_registry(active, builtins,
+                                                              release.release if release is not None else None)
     return RuleContext(world_size=result.world_size, plan=result.plan, explicit=explicit, reward_names=names,
                        allows_dotted_rewards=dotted, default_reward_funcs=defaults, profile_names=profile_names,
-                       launch=result.launch, trl_release=release.release if release is not None else None)
+                       launch=result.launch, trl_release=release.release if release is not None else None,
+                       batch=release.batch if release is not None else None,
+                       release_fields=frozenset(release.fields) if release is not None else None)
 
 
 @functools.lru_cache(maxsize=64)
-def _reward_registry(active: tuple[Profile, ...], builtins: tuple[str, ...] = TRL_REWARD_FUNCS
-                     ) -> tuple[frozenset[str], bool, tuple[str, ...] | None, tuple[str, ...]]:
+def _reward_registry(active: tuple[Profile, ...], builtins: tuple[str, ...] = TRL_REWARD_FUNCS,
+                     release: str | None = None) -> tuple[frozenset[str], bool, tuple[str, ...] | None, tuple[str, ...]]:
     """What the active profiles (frozen, hashed by identity) make of reward names, the same at every check under
     them: the names the registry resolves (`builtins`: those of the judged release's `trl grpo` script, unless a
     profile replaces them), whether dotted paths are allowed, the default reward_funcs, and the profile names."""
@@ -355,7 +391,7 @@ def _reward_registry(active: tuple[Profile, ...], builtins: tuple[str, ...] = TR
     names = set() if replacing else set(builtins)
     for profile in active:
         names |= set(profile.reward_funcs)
-    defaults = next((p.default_reward_funcs for p in active if p.default_reward_funcs is not None), None)
+    defaults = next((p.default_rewards_at(release) for p in active if p.default_reward_funcs is not None), None)
     return (frozenset(names), all(p.allows_dotted_rewards for p in replacing), defaults,
             tuple(p.name for p in active))
 

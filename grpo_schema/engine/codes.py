@@ -100,6 +100,11 @@ Y_NOT_GRPO = declare("GRPO-Y016", "info", "not a GRPO config",
                      "config has, so it gets this one note instead of a GRPO check. A top-level `# grpo:` comment "
                      "line makes it a GRPO config whatever its keys.")
 
+Y_ANNOTATION = declare("GRPO-Y017", "error", "a Python annotation as the value",
+                       "The value reads like a dataclass field pasted from Python (`use_vllm: bool = True`): YAML "
+                       "takes `bool = True` as one string, which a boolean or number field refuses and a text field "
+                       "keeps as it is. Write the value alone (`use_vllm: true`).")
+
 # --- keys ------------------------------------------------------------------------------------------------------------
 K_UNKNOWN = declare("GRPO-K001", "error", "unknown key",
                     "The key is not a field of TRL 1.16's `trl grpo` surface, of the active profiles or of "

@@ -56,8 +56,27 @@ def _world(result: Any, new: int) -> Candidate:
     cost = abs(new - result.world_size) / result.world_size + WORLD_SIZE_PENALTY
     if result.sources.get("world_size") not in (None, "file"):  # declared outside the mapping: num_processes loses
         return Candidate(None, new, cost, f"run on {new} processes")
+    if not _takes_launch_keys(result):  # TRL < 0.29 refuses or ignores num_processes in the file
+        return Candidate(None, new, cost, f"run on {new} processes (accelerate launch --num_processes {new})")
     fix = Fix(set={"num_processes": new}, safe=False, title=f"world size {result.world_size} -> {new}")
     return Candidate(fix, None, cost, f"set num_processes: {new} (run on {new} processes)")
+
+
+def _release(result: Any) -> Any:
+    from grpo_schema.engine.release import release_surface
+
+    return release_surface(result.trl_version)
+
+
+def _takes_launch_keys(result: Any) -> bool:
+    release = _release(result)
+    return release is None or release.front_end.unknown_keys == "accelerate"
+
+
+def _reads(result: Any, candidate: Candidate) -> bool:
+    """Whether the judged release reads every key the candidate sets (steps_per_generation came in 0.18)."""
+    release = _release(result)
+    return release is None or candidate.fix is None or all(k in release.fields for k in candidate.fix.set)
 
 
 def _geometry(config: Any, world_size: int) -> tuple[int, int, int, int | None, int | None]:
@@ -124,9 +143,11 @@ def candidates(code: str, result: Any) -> list[Candidate]:
     from grpo_schema.engine.plan import Geometry, problems, valid_world_sizes
 
     config = result.migrated or result.config  # the values the rules judged
-    found = list(_GENERATORS[code](config, result.world_size))
+    found = [c for c in _GENERATORS[code](config, result.world_size) if _reads(result, c)]
     if code in _WORLD_SIZE_CODES:
-        geometry = Geometry.of(config)
+        from grpo_schema.engine.release import batch_meaning
+
+        geometry = Geometry.of(config, batch_meaning(result.trl_version))
         ok = set(valid_world_sizes(geometry))
         found += [_world(result, p) for p in nearest(lambda p: p in ok and not problems(geometry, p),
                                                      result.world_size, high=max(ok, default=1))]
@@ -151,7 +172,8 @@ def recheck(result: Any, candidate: Candidate, profiles: tuple, allow_env: tuple
         return None
     declared = result.world_size if result.sources.get("world_size") not in (None, "file") else None
     return check_mapping(mapping, path=result.path, world_size=candidate.world_size or declared,
-                         profiles=profiles, allow_env=allow_env)
+                         profiles=profiles, allow_env=allow_env, trl_version=result.trl_version,
+                         trl_version_source=result.trl_version_source)
 
 
 def accepted(result: Any, code: str, profiles: tuple, allow_env: tuple) -> list[Candidate]:

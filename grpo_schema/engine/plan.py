@@ -40,12 +40,22 @@ class Geometry:
     eval_enabled: bool = False
     per_device_eval_batch_size: int = 8
     num_generations_eval: int | None = None
+    # The release's batch meaning (grpo_schema.versions' BatchMeaning; TRL 1.16's when none is given): what
+    # per_device_train_batch_size counts, the product its trainer checks against num_generations, and whether it
+    # checks the evaluation batch.
+    unit: str = "completions"  # "prompts": TRL 0.14, each row a prompt with num_generations completions
+    checked: tuple[str, ...] = ("generation_batch_size",)  # () where no check is made
+    eval_checked: bool = True
 
     @classmethod
-    def of(cls, config: Any) -> "Geometry":
+    def of(cls, config: Any, meaning: Any = None) -> "Geometry":
+        """The geometry of a config as a release reads it (`meaning`: its BatchMeaning, None for TRL 1.16)."""
         values = (config.per_device_train_batch_size, config.num_generations, config.gradient_accumulation_steps,
                   config.num_iterations, config.generation_batch_size, config.steps_per_generation,
                   eval_enabled(config), config.per_device_eval_batch_size, config.num_generations_eval)
+        if meaning is not None:
+            train, evaluation = meaning.train_check, meaning.eval_check
+            values += (meaning.unit, train.product if train is not None else (), evaluation is not None)
         if cls is Geometry:
             try:
                 return _geometry(*values)
@@ -73,8 +83,21 @@ class Problem:
     generation_batch_size: int | None = None
 
 
+def checked_product(geo: Geometry, world_size: int) -> int:
+    """The batch the release checks against num_generations (the generation batch from TRL 0.18 on; the global
+    micro-batch in 0.15-0.16; per_device x processes x gradient_accumulation_steps in 0.17)."""
+    values = {"per_device_train_batch_size": geo.per_device_train_batch_size, "world_size": world_size,
+              "gradient_accumulation_steps": geo.gradient_accumulation_steps,
+              "steps_per_generation": geo.steps_per_generation or geo.gradient_accumulation_steps}
+    product = 1
+    for name in geo.checked:
+        product *= _generation_batch_size(geo, world_size) if name == "generation_batch_size" else values[name]
+    return product
+
+
 def problems(geo: Geometry, world_size: int) -> list[Problem]:
-    """Every batch check TRL makes at this world size; [] means TRL accepts the geometry."""
+    """Every batch check the release makes at this world size; [] means it accepts the geometry (TRL 0.14 makes
+    none: each process generates num_generations completions for each of its prompts)."""
     b, P = geo.per_device_train_batch_size, world_size
     found: list[Problem] = []
     if geo.generation_batch_size is not None and geo.steps_per_generation is not None:
@@ -82,10 +105,10 @@ def problems(geo: Geometry, world_size: int) -> list[Problem]:
     gbs = _generation_batch_size(geo, P)
     if geo.generation_batch_size is not None and geo.generation_batch_size % (b * P):
         found.append(Problem("not_per_device_multiple", gbs))
-    elif gbs % geo.num_generations:
-        found.append(Problem("partial_groups", gbs))
+    elif geo.checked and checked_product(geo, P) % geo.num_generations:
+        found.append(Problem("partial_groups", checked_product(geo, P)))
     g_eval = geo.num_generations_eval or geo.num_generations
-    if geo.eval_enabled and (geo.per_device_eval_batch_size * P) % g_eval:
+    if geo.eval_enabled and geo.eval_checked and (geo.per_device_eval_batch_size * P) % g_eval:
         found.append(Problem("eval_partial_groups", geo.per_device_eval_batch_size * P))
     return found
 
@@ -120,13 +143,25 @@ def relations(geo: Geometry, world_size: int) -> list[Relation]:
                          "each one determines the other", f"generation_batch_size = {geo.generation_batch_size}, "
                          f"steps_per_generation = {geo.steps_per_generation}: both set", False, "both_set")]
     gbs = _generation_batch_size(geo, P)
-    out = [_steps_relation(geo, P, "not_per_device_multiple" not in failing)]
-    if out[0].holds:
+    if geo.checked and "generation_batch_size" not in geo.checked:  # TRL 0.15-0.17: the trainer's own product
+        names = " x ".join("world_size" if n == "world_size" else n for n in geo.checked)
+        out = [Relation("prompts_per_generation", f"{names} is a multiple of num_generations: every prompt's group"
+                        " of completions in one batch (checked by the trainer when the run starts)",
+                        f"({names}) % num_generations = {checked_product(geo, P)} % {G} = "
+                        f"{checked_product(geo, P) % G}", "partial_groups" not in failing, "partial_groups")]
+    elif not geo.checked:  # TRL 0.14: rows are prompts, each given num_generations completions; nothing to check
+        out = [Relation("generation_batch_size", "per_device_train_batch_size counts prompts; each process generates"
+                        " num_generations completions for each (no divisibility check)",
+                        f"per_device_train_batch_size x num_generations x world_size = "
+                        f"{geo.per_device_train_batch_size} x {G} x {P} = {gbs}", True)]
+    else:
+        out = [_steps_relation(geo, P, "not_per_device_multiple" not in failing)]
+    if out[0].holds and geo.checked == ("generation_batch_size",):
         out.append(Relation("prompts_per_generation", "generation_batch_size is a multiple of num_generations: "
                             "every prompt's group of completions in one generation",
                             f"generation_batch_size % num_generations = {gbs} % {G} = {gbs % G}",
                             "partial_groups" not in failing, "partial_groups"))
-    if geo.eval_enabled:
+    if geo.eval_enabled and geo.eval_checked:
         g_eval, e = geo.num_generations_eval or G, geo.per_device_eval_batch_size
         out.append(Relation("eval_whole_groups", "per_device_eval_batch_size x world_size is a multiple of "
                             "num_generations_eval (num_generations when unset): whole groups per evaluation batch",
@@ -158,11 +193,19 @@ def _quotient(numerator: int, denominator: int) -> str:
     return str(whole) if not left else f"{numerator / denominator:.3g}, not whole (remainder {left})"
 
 
+def rows_per_micro_batch(geo: Geometry) -> int:
+    """Completions each process trains on per micro-step: per_device_train_batch_size, or that many prompts'
+    groups where the release counts prompts (TRL 0.14)."""
+    b = geo.per_device_train_batch_size
+    return b * geo.num_generations if geo.unit == "prompts" else b
+
+
 def _generation_batch_size(geo: Geometry, world_size: int) -> int:
+    """Completions in one generation."""
     if geo.generation_batch_size is not None:
         return geo.generation_batch_size
     steps = geo.steps_per_generation or geo.gradient_accumulation_steps
-    return geo.per_device_train_batch_size * world_size * steps
+    return rows_per_micro_batch(geo) * world_size * steps
 
 
 def valid_world_sizes(geo: Geometry, limit: int = MAX_WORLD_SIZE_HINT) -> list[int]:
@@ -198,6 +241,10 @@ class RunPlan:
     clipping_active: bool
     steps_per_generation_source: str
     generation_batch_size_source: str
+    # What per_device_train_batch_size counts in the judged release ("prompts" in TRL 0.14, whose trainer generates
+    # num_generations completions for each), and the completions each process trains on per micro-step.
+    per_device_unit: str = "completions"
+    completions_per_micro_batch: int = 0
     # The sampler and the buffer (grpo-runtime.md §2.1-2.3).
     prompts_per_process_per_generation: float = 0.0
     sampler_batch_size: int = 0  # rows per process per dataloader batch (b x s)
@@ -240,17 +287,21 @@ _PLAN_FIELDS = tuple(f.name for f in fields(RunPlan))
 
 
 def derive_plan(config: Any, world_size: int, *, dataset_size: int | None = None,
-                max_prompt_length: int | None = None, sources: Mapping[str, str] | None = None) -> RunPlan | None:
+                max_prompt_length: int | None = None, sources: Mapping[str, str] | None = None,
+                meaning: Any = None) -> RunPlan | None:
     """The schedule at `world_size`, or None when TRL would reject the batch geometry there.
+
+    `meaning` is the judged release's BatchMeaning (None: TRL 1.16's): where per_device_train_batch_size counts
+    prompts (TRL 0.14) the schedule is in completions, per_device_train_batch_size x num_generations per micro-step.
 
     `dataset_size` (prompts in the training split) adds the per-epoch figures; `max_prompt_length` (the longest
     prompt, in tokens, as the user declares it) gives the context length generation needs; `sources` maps input
     names (and "world_size") to where they came from ("file", "command line"); unnamed inputs are defaults.
     """
-    geo = Geometry.of(config)
+    geo = Geometry.of(config, meaning)
     if any(p.kind != "eval_partial_groups" for p in problems(geo, world_size)):
         return None
-    b, G, GA, mu, P = (geo.per_device_train_batch_size, geo.num_generations, geo.gradient_accumulation_steps,
+    b, G, GA, mu, P = (rows_per_micro_batch(geo), geo.num_generations, geo.gradient_accumulation_steps,
                        geo.num_iterations, world_size)
     gbs = _generation_batch_size(geo, P)
     s = gbs // (b * P)
@@ -259,7 +310,8 @@ def derive_plan(config: Any, world_size: int, *, dataset_size: int | None = None
     # Completions one optimizer step trains on: GA micro-batches of b per process (repeats counted).
     per_step = b * P * GA
     core: dict[str, Any] = dict(
-        world_size=P, per_device_train_batch_size=b, num_generations=G, gradient_accumulation_steps=GA,
+        world_size=P, per_device_train_batch_size=geo.per_device_train_batch_size, per_device_unit=geo.unit,
+        completions_per_micro_batch=b, num_generations=G, gradient_accumulation_steps=GA,
         steps_per_generation=s, num_iterations=mu, generation_batch_size=gbs, prompts_per_generation=gbs // G,
         completions_per_process_per_generation=b * s, generate_every_micro_steps=every,
         optimizer_steps_per_generation=_ratio(every, GA),
@@ -303,7 +355,7 @@ def _lengths(config: Any, b: int, s: int, max_prompt_length: int | None) -> dict
     elif max_prompt_length is None:
         needed = None
         note = (f"the longest prompt plus max_completion_length ({completion}); the prompt length is unknown "
-                "(TRL 1.16 never truncates prompts): pass --max-prompt-length to get a number")
+                "(the release judged does not truncate prompts): pass --max-prompt-length to get a number")
     else:
         needed = max_prompt_length + completion
         note = f"max prompt length ({max_prompt_length}) + max_completion_length ({completion}) = {needed}"
@@ -346,7 +398,7 @@ def _inputs(config: Any, plan: dict[str, Any], sources: Mapping[str, str]) -> di
     return out
 
 
-_FORMULA_INPUTS = operator.itemgetter("per_device_train_batch_size", "world_size", "steps_per_generation",
+_FORMULA_INPUTS = operator.itemgetter("completions_per_micro_batch", "world_size", "steps_per_generation",
                                       "num_generations", "gradient_accumulation_steps", "num_iterations",
                                       "generation_batch_size", "generate_every_micro_steps")
 
@@ -354,6 +406,8 @@ _FORMULA_INPUTS = operator.itemgetter("per_device_train_batch_size", "world_size
 def _formulas(plan: dict[str, Any], config: Any) -> dict[str, str]:
     out = dict(_batch_formulas(*_FORMULA_INPUTS(plan), config.generation_batch_size is not None,
                                config.steps_per_generation is not None, bool(config.use_vllm)))
+    if plan["per_device_unit"] == "prompts":
+        out.update(_prompt_formulas(plan))
     if plan.get("micro_steps_per_epoch") is not None:
         gbs, G, GA, every = (plan[k] for k in ("generation_batch_size", "num_generations",
                                                "gradient_accumulation_steps", "generate_every_micro_steps"))
@@ -364,6 +418,24 @@ def _formulas(plan: dict[str, Any], config: Any) -> dict[str, str]:
                                             f"ceil({plan['micro_steps_per_epoch']} / {GA}) = "
                                             f"{plan['optimizer_steps_per_epoch']}")
     return out
+
+
+def _prompt_formulas(plan: dict[str, Any]) -> dict[str, str]:
+    """TRL 0.14's batch: per_device_train_batch_size prompts per process, num_generations completions each, one
+    generation per micro-step (no sampler repeats, no steps_per_generation)."""
+    b, G, P, rows = (plan[k] for k in ("per_device_train_batch_size", "num_generations", "world_size",
+                                       "completions_per_micro_batch"))
+    return {
+        "steps_per_generation": "1: the release generates on every micro-step (it has no steps_per_generation)",
+        "generation_batch_size": f"per_device_train_batch_size (prompts) x num_generations x world_size = {b} x {G} "
+                                 f"x {P} = {rows * P}",
+        "prompts_per_generation": f"per_device_train_batch_size x world_size = {b} x {P} = {b * P} prompts",
+        "completions_per_process_per_generation": f"per_device_train_batch_size (prompts) x num_generations = {b} x "
+                                                  f"{G} = {rows}",
+        "completions_per_optimizer_step": f"per_device_train_batch_size x num_generations x world_size x "
+                                          f"gradient_accumulation_steps = {b} x {G} x {P} x "
+                                          f"{plan['gradient_accumulation_steps']} = {plan['completions_per_optimizer_step']}",
+    }
 
 
 # The texts depend on these numbers and flags alone, and most checks of a service or an editor repeat the same

@@ -37,12 +37,30 @@ REFERENCE = "1.16"  # the release the engine's own tables describe
 # What a release did before the key existed, where that differs from 1.16's default for it.
 BEFORE_THE_KEY = {
     "loss_type": "grpo",  # the per-sequence mean of token losses, averaged over sequences (TRL < 0.17)
-    "steps_per_generation": 1,  # each micro-step generated its own completions (TRL < 0.18)
+    "steps_per_generation": 1,  # each micro-step generated its own completions (TRL < 0.17; see before_the_key)
     "vllm_mode": "server",  # vLLM ran on a GPU of its own (vllm_device), outside the training processes
     "scale_rewards": True,  # rewards were always divided by the group's standard deviation
     # no correction for the vLLM sampler's mismatch (TRL < 0.23): on-policy, old log-probs were not computed
     "vllm_importance_sampling_correction": False,
 }
+
+
+def before_the_key(release: ReleaseSurface) -> dict[str, Any]:
+    """BEFORE_THE_KEY for one release: TRL 0.17 generated once per gradient_accumulation_steps micro-steps (its
+    trainer checks per_device x processes x gradient_accumulation_steps, the batch it generates at once), which is
+    1.16's default when steps_per_generation is unset: no value stands in for the key there."""
+    train = release.batch.train_check
+    if train is not None and "gradient_accumulation_steps" in train.product:
+        return {k: v for k, v in BEFORE_THE_KEY.items() if k != "steps_per_generation"}
+    return BEFORE_THE_KEY
+
+
+def batch_meaning(version: str | None) -> Any:
+    """The judged release's BatchMeaning (what per_device_train_batch_size counts, its checks), None for 1.16."""
+    release = release_surface(version)
+    return release.batch if release is not None else None
+
+
 # Keys the release does not read: unknown, a downstream script's, or renamed / removed before it. A front end that
 # ignores keys it does not read makes each of these a warning (the setting has no effect), not an error.
 IGNORED_WHEN_UNREAD = {codes.K_UNKNOWN, codes.K_PROFILE, codes.K_RENAMED, codes.K_REMOVED}
@@ -68,13 +86,18 @@ def release_surface(version: str | None) -> ReleaseSurface | None:
     from grpo_schema.versions import parse_version, surface
 
     table = surface(version)  # a release newer than every table is judged by the newest, 1.16
-    return None if parse_version(table.release)[:2] == parse_version(REFERENCE)[:2] else table
+    if parse_version(table.release)[:2] == parse_version(REFERENCE)[:2]:
+        return None
+    judged = next((r for r in table.releases if parse_version(r)[:2] == parse_version(version)[:2]), table.release)
+    # Releases with identical surfaces share one table (1.0-1.5 read 1.0.0's): the messages name the judged one.
+    return table if judged == table.release else replace(table, release=judged)
 
 
 def read_as(mapping: dict[str, Any], release: ReleaseSurface, profile_keys: frozenset[str]) -> Reading:
     fields_116 = compiled("config").fields
     reading = Reading({})
     launcher_reads = release.front_end.unknown_keys == "accelerate"
+    refused_keys: set[str] = set()
     for key, value in mapping.items():
         if is_launch_key(key) and key not in release.fields and not launcher_reads:
             reading.diagnostics.append(launch_key_not_read(key, release))  # still the declared world size
@@ -90,7 +113,11 @@ def read_as(mapping: dict[str, Any], release: ReleaseSurface, profile_keys: froz
             continue
         refused = trainer_refuses(key, value, release)  # read by the parser, refused when the trainer starts
         if refused is not None:
+            # one finding per cause: the checker judges the rest with the release's default, not this value (its
+            # own choice check and the rules about the value would speak of it again)
             reading.diagnostics.append(refused)
+            refused_keys.add(key)
+            continue
         if key in fields_116:
             reading.mapping[key] = value
         elif key in MIGRATIONS:  # read under its old name: checked under the new one, where 1.16 reads it
@@ -102,7 +129,8 @@ def read_as(mapping: dict[str, Any], release: ReleaseSurface, profile_keys: froz
     reading.diagnostics += [required(name, release) for name, info in release.fields.items()
                             if info.required and name not in mapping]
     reading.diagnostics += deprecated_in_release(mapping, release)
-    reading.implicit = release_defaults(release, mapping, fields_116)
+    reading.implicit = release_defaults(release, {k: v for k, v in mapping.items() if k not in refused_keys},
+                                        fields_116)
     return reading
 
 
@@ -116,13 +144,14 @@ def release_defaults(release: ReleaseSurface, mapping: dict[str, Any], fields_11
     """The release's value for each 1.16 key the file leaves out, where it differs from 1.16's default."""
     implicit: dict[str, Any] = {}
     model = compiled("config")
+    before = before_the_key(release)
     for name, facts in fields_116.items():
         if name in mapping:
             continue
         info = release.fields.get(name)
         if info is None:
-            if name in BEFORE_THE_KEY:
-                implicit[name] = BEFORE_THE_KEY[name]
+            if name in before:
+                implicit[name] = before[name]
             continue
         if info.required or info.default_expr is not None or info.post_init is not None:
             continue  # computed at run time: the tables cannot say
@@ -140,11 +169,27 @@ def _off(value: Any) -> bool:
     return value is None or value is False or value in ("", "no", "none") or value == {} or value == []
 
 
+def older_name(key: str, release: ReleaseSurface) -> str | None:
+    """The name under which the release reads a setting TRL 1.16 calls `key` (torch_dtype for dtype in 0.19,
+    gradient_checkpointing for activation_checkpointing), from the renames and 1.16's own deprecations."""
+    olds = [m.key for m in MIGRATIONS.values() if m.kind == "renamed" and m.replacement == key]
+    olds += [old for old, new in reference_deprecations().items() if new == key]
+    return next((old for old in olds if old in release.fields), None)
+
+
 def not_read(key: str, release: ReleaseSurface) -> Diagnostic:
-    """A key TRL 1.16 reads but this release does not, as the release's front end treats it."""
+    """A key TRL 1.16 reads but this release does not, as the release's front end treats it; renamed back where the
+    release reads the setting under an older name (removing it would drop the setting)."""
     stops, how = front_end_verdict(release)
+    severity = "error" if stops else "warning"
+    back = older_name(key, release)
+    if back is not None:
+        return Diagnostic(codes.K_NOT_IN_RELEASE, severity, f"{key} is not read by TRL {release.release}, which "
+                          f"reads the setting as {back}; {how}", fields=(key,),
+                          hint=f"write {back} for TRL {release.release}",
+                          fix=Fix(rename={key: back}, safe=True, title=f"rename {key} to {back}"))
     message = f"{key} is not read by TRL {release.release} (it came in a later release); {how}"
-    return Diagnostic(codes.K_NOT_IN_RELEASE, "error" if stops else "warning", message, fields=(key,),
+    return Diagnostic(codes.K_NOT_IN_RELEASE, severity, message, fields=(key,),
                       hint=f"remove {key}, or run a TRL release that reads it",
                       fix=Fix(unset=(key,), safe=False, title=f"remove {key}"))
 

@@ -13,7 +13,7 @@ from grpo_schema.engine.compiled import compiled
 from grpo_schema.engine.diagnostics import yaml_value
 from grpo_schema.engine.migrations import MIGRATIONS, describe
 from grpo_schema.engine.plan import Geometry, problems
-from grpo_schema.engine.release import for_release, release_surface, status
+from grpo_schema.engine.release import batch_meaning, for_release, release_surface, status
 
 if TYPE_CHECKING:
     from grpo_schema.versions import FieldInfo, ReleaseSurface
@@ -137,7 +137,7 @@ def schedule_text(result: CheckResult | None, world_size_from: str = "") -> str:
     plan = result.plan
     if plan is None:
         config = result.migrated or result.config
-        found = problems(Geometry.of(config), world)
+        found = problems(Geometry.of(config, batch_meaning(result.trl_version)), world)
         reasons = "; ".join(_problem(p, config) for p in found) or "a batch input is invalid"
         return f"{head}: none, TRL would refuse this geometry: {reasons}."
     rows = [f"| {label} | {_number(getattr(plan, name))} | {plan.formulas.get(name, '')} |" for label, name in SCHEDULE]
@@ -171,7 +171,7 @@ def completions(text: str, line: int, character: int, profiles: tuple[Any, ...],
     if match and not match["indent"]:
         return _values(match["key"], before[match.end():], profiles, release)
     if before.lstrip().startswith("-") and _list_owner(lines, line) == "reward_funcs":
-        return _reward_items(profiles)
+        return _reward_items(profiles, release)
     if before.strip() and not re.fullmatch(r"[A-Za-z_][\w.\-]*", before):
         return []
     if before != before.lstrip():  # nested: keys of a mapping value are not offered here
@@ -223,24 +223,27 @@ def _keys(profiles: tuple[Any, ...], written: set[str],
     return items
 
 
-def _reward_names(profiles: tuple[Any, ...]) -> list[str]:
+def _reward_names(profiles: tuple[Any, ...], release: ReleaseSurface | None = None) -> list[str]:
+    """The names the script resolves: the judged release's `trl grpo` registry (none before 0.18, think_format_reward
+    alone up to 0.21), or the profiles' own registries."""
     replacing = any(p.replaces_builtin_rewards for p in profiles)
-    names = [] if replacing else list(TRL_REWARD_FUNCS)
+    builtins = list(release.reward_funcs) if release is not None else list(TRL_REWARD_FUNCS)
+    names = [] if replacing else builtins
     for profile in profiles:
         names += [n for n in profile.reward_funcs if n not in names]
     return names
 
 
-def _reward_items(profiles: tuple[Any, ...]) -> list[lsp.CompletionItem]:
-    source = ", ".join(p.name for p in profiles) or "TRL"
+def _reward_items(profiles: tuple[Any, ...], release: ReleaseSurface | None = None) -> list[lsp.CompletionItem]:
+    source = ", ".join(p.name for p in profiles) or (f"TRL {release.release}" if release is not None else "TRL")
     return [lsp.CompletionItem(label=name, kind=lsp.CompletionItemKind.Function, detail=f"reward of {source}")
-            for name in _reward_names(profiles)]
+            for name in _reward_names(profiles, release)]
 
 
 def _values(key: str, typed: str, profiles: tuple[Any, ...],
             release: ReleaseSurface | None = None) -> list[lsp.CompletionItem]:
     if key == "reward_funcs":
-        return _reward_items(profiles)
+        return _reward_items(profiles, release)
     if release is not None and key in release.fields:
         info = release.fields[key]
         default, _, choices = _release_facts(key, info, release)

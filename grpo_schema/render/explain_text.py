@@ -29,9 +29,13 @@ def settings(derived: dict[str, Any]) -> list[str]:
     rows = [(name, inputs[name]) for name in _MEANING if name in inputs]
     width = max(len(name) for name, _ in rows)
     out = ["The settings that shape the batch"]
+    meaning = dict(_MEANING)
+    if derived.get("per_device_unit") == "prompts":  # TRL 0.14: rows are prompts, the trainer samples each group
+        meaning["per_device_train_batch_size"] = ("prompts each process takes per micro-step (num_generations "
+                                                  "completions each)")
     for name, entry in rows:
         label = "world size" if name == "world_size" else name
-        out.append(f"  {label:<{width}}  {entry['value']!s:>5}  {_source(entry):<12}  {_MEANING[name]}")
+        out.append(f"  {label:<{width}}  {entry['value']!s:>5}  {_source(entry):<12}  {meaning[name]}")
     return out
 
 
@@ -125,7 +129,8 @@ def _shown_ranks(count: int) -> list[int | None]:
 
 
 def _generation_lines(step: dict[str, Any], d: dict[str, Any]) -> list[str]:
-    G, s, b = d["num_generations"], d["steps_per_generation"], d["per_device_train_batch_size"]
+    G, s = d["num_generations"], d["steps_per_generation"]
+    b = d.get("completions_per_micro_batch") or d["per_device_train_batch_size"]
     processes = step["processes"]
     out = []
     for rank in _shown_ranks(len(processes)):
@@ -184,6 +189,16 @@ def walk_lines(document: dict[str, Any]) -> list[str]:
 
 
 def why_lines(d: dict[str, Any]) -> list[str]:
+    if d.get("per_device_unit") == "prompts":
+        b, G = d["per_device_train_batch_size"], d["num_generations"]
+        return [
+            "Why per_device_train_batch_size counts prompts here",
+            f"  This release's dataloader hands each process {b} prompt{'s' if b != 1 else ''} per micro-step and "
+            f"its trainer samples num_generations ({G}) completions of each: {b} x {G} = {b * G} completions per "
+            "process per micro-step.",
+            "  It has no repeating sampler and no steps_per_generation: every micro-step generates its own "
+            "completions, and no divisibility by num_generations is checked (groups never straddle processes).",
+        ]
     s, mu, b, every = d["steps_per_generation"], d["num_iterations"], d["per_device_train_batch_size"], \
         d["generate_every_micro_steps"]
     ahead = "the next micro-step trains on" if s == 1 else f"the next {s} micro-steps train on"

@@ -146,6 +146,39 @@ class FrontEnd:
 
 
 @dataclass(frozen=True)
+class BatchCheck:
+    """One divisibility by num_generations the release makes: the product of fields it checks, and where."""
+
+    product: tuple[str, ...]  # e.g. ('per_device_train_batch_size', 'world_size', 'gradient_accumulation_steps')
+    where: str  # 'trainer' (GRPOTrainer.__init__, when the run starts) | 'config' (GRPOConfig.__post_init__, parsing)
+    eval: bool = False  # the evaluation batch's check (made when evaluation is on)
+
+
+@dataclass(frozen=True)
+class BatchMeaning:
+    """What per_device_train_batch_size counts in a release, and its batch checks (trainer.json's `batch`)."""
+
+    unit: str = "completions"  # 'prompts' (0.14: each row is a prompt, num_generations completions each)
+    checks: tuple[BatchCheck, ...] = (BatchCheck(("generation_batch_size",), "config"),
+                                      BatchCheck(("per_device_eval_batch_size", "world_size"), "config", True))
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any] | None) -> BatchMeaning:
+        if data is None:
+            return cls()
+        return cls(data["unit"], tuple(BatchCheck(tuple(c["product"]), c["where"], bool(c["eval"]))
+                                       for c in data["checks"]))
+
+    @property
+    def train_check(self) -> BatchCheck | None:
+        return next((c for c in self.checks if not c.eval), None)
+
+    @property
+    def eval_check(self) -> BatchCheck | None:
+        return next((c for c in self.checks if c.eval), None)
+
+
+@dataclass(frozen=True)
 class ReleaseSurface:
     """Every key one TRL release's `trl grpo` parser reads, with its type and default."""
 
@@ -163,6 +196,8 @@ class ReleaseSurface:
     # The reward names the release's `trl grpo` script resolves without an import, in its order (trainer.json):
     # think_format_reward alone from 0.18 to 0.21; none before 0.18, whose script took only a reward model.
     reward_funcs: tuple[str, ...] = field(default=(), repr=False)
+    # What per_device_train_batch_size counts and the batch checks the release makes (trainer.json).
+    batch: BatchMeaning = field(default_factory=BatchMeaning, repr=False)
 
     @property
     def version(self) -> Version:
@@ -210,6 +245,7 @@ def _load(file: str) -> ReleaseSurface:
         choices={n: tuple(v) for n, v in trainer.get("choices", {}).items()},
         deprecations={n: d["use"] for n, d in trainer.get("deprecations", {}).items()},
         reward_funcs=tuple(trainer.get("reward_funcs", ())),
+        batch=BatchMeaning.from_json(trainer.get("batch")),
     )
 
 

@@ -49,6 +49,13 @@ H_BAD_SECTION = declare("GRPO-H008", "error", "invalid hardware declaration",
 
 NO_FIX_HINT = ("no edit of the file (up to 4 together) makes it fit: declare larger GPUs, offload the optimizer "
                "(offload_optimizer in the hardware: section), or train a smaller model")
+# Under plain DDP there is nothing to offload to (offload is DeepSpeed's): the hint names the strategies that can.
+NO_FIX_HINT_DDP = ("no edit of the file (up to 4 together) makes it fit: declare larger GPUs, shard the states (a "
+                   "ZeRO or FSDP launch, where the optimizer can also be offloaded), or train a smaller model")
+
+
+def no_fit_hint(strategy: str) -> str:
+    return NO_FIX_HINT_DDP if strategy == "ddp" else NO_FIX_HINT
 SECTION_KEYS = {"spec", "model_config", "strategy", "offload_optimizer", "offload_params", "prompt_length", "mfu",
                 "memory_gib", "peak_tflops", "host_ram_gib"}
 H_HOST_NO_FIT = declare("GRPO-H010", "error", "does not fit in host RAM",
@@ -56,6 +63,11 @@ H_HOST_NO_FIT = declare("GRPO-H010", "error", "does not fit in host RAM",
                         "spec names) is smaller than what its training processes keep there: the states DeepSpeed "
                         "offloads to the CPU, the model as each process loads it, dataloader workers and the "
                         "processes themselves. The kernel's OOM killer (or Ray's memory monitor) ends the run.")
+H_SERVER_GPU = declare("GRPO-H012", "error", "no GPU left for the vLLM server",
+                       "With vllm_mode: server, `trl vllm-serve` runs on GPUs of its own (vllm_tensor_parallel_size of "
+                       "them); the training processes must leave them free. World size plus the server's GPUs is more "
+                       "than the hardware declares, so the server would share a GPU with a training process, which "
+                       "neither the plan nor the run expects.")
 H_LONGEST_PROMPT = declare("GRPO-H011", "warning", "the longest prompts do not fit",
                            "The plan uses the 95th percentile of the dataset's prompt lengths; at its longest prompt "
                            "the same step needs more than the GPU has, so the step that draws such a prompt runs out "
@@ -174,6 +186,19 @@ def too_few_gpus(world_size: int, hw: Hardware, declared: bool) -> Diagnostic:
         if declared else None)
 
 
+def server_gpus(world_size: int, server: int, hw: Hardware) -> list[Diagnostic]:
+    """H012: server-mode vLLM needs GPUs the training processes leave free."""
+    if world_size + server <= hw.gpus:
+        return []
+    free = max(hw.gpus - server, 0)
+    return [Diagnostic(H_SERVER_GPU, "error", f"vllm_mode server needs {plural(server, 'GPU')} of its own for "
+                       f"`trl vllm-serve`, but {plural(world_size, 'training process')} on {hw.describe()} leave "
+                       f"{plural(max(hw.gpus - world_size, 0), 'GPU')} free", fields=("vllm_mode",),
+                       hint=(f"use world size {free} and run the server on the other {plural(server, 'GPU')}"
+                             if free else f"declare at least {plural(world_size + server, 'GPU')}")
+                       + ", or set vllm_mode: colocate")]
+
+
 # What the service says of a model it found nowhere it may look (the hardware: section's model_config is a path it
 # does not read).
 SERVICE_FIX = ("no model folder the service reads, its Hugging Face cache nor the built-in catalogue has it; run "
@@ -253,6 +278,8 @@ def estimate_fit(result: Any, hardware: str | Hardware | None = None, *, model_c
         return report
     if report.setup.world_size > hw.gpus:
         report.diagnostics.append(too_few_gpus(report.setup.world_size, hw, "num_processes" in result.raw))
+    elif report.setup.use_vllm and report.setup.vllm_mode == "server":
+        report.diagnostics += server_gpus(report.setup.world_size, report.setup.vllm_tensor_parallel_size, hw)
     report.memory = estimate_memory(report.model, report.setup, hw.memory_bytes)
     _host(report, config, hw, section, host_ram)
     report.time = estimate_time(report.model, report.setup, result.plan, hw, mfu or section.get("mfu") or
@@ -334,11 +361,11 @@ def verdict(report: FitReport) -> list[Diagnostic]:
     if mem.tensors_total() > cap:
         out.append(Diagnostic(H_NO_FIT, "error", f"needs about {need:.1f} GiB per GPU on {hw.describe()}: "
                               f"{tensors - cap / GIB:.1f} GiB short before any framework allowance "
-                              f"({top} GiB)", fields=_fit_fields(report), hint=NO_FIX_HINT))
+                              f"({top} GiB)", fields=_fit_fields(report), hint=no_fit_hint(s.strategy)))
     elif mem.total > cap:
         out.append(Diagnostic(H_TIGHT, "warning", f"needs about {need:.1f} GiB per GPU of {cap / GIB:.0f} GiB "
                               f"({need - cap / GIB:.1f} GiB short with the framework allowance; {top} GiB)",
-                              fields=_fit_fields(report), hint=NO_FIX_HINT))
+                              fields=_fit_fields(report), hint=no_fit_hint(s.strategy)))
     return out
 
 

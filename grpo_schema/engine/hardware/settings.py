@@ -146,6 +146,10 @@ def setup_from(result: Any, hardware: Hardware, *, prompt_length: int | None = N
         prompt_length = DEFAULT_PROMPT_LENGTH
         notes.append(f"prompts of {prompt_length} tokens (a default: {no_data_reason(reads, local_files)})")
     b = int(config.per_device_train_batch_size)
+    if plan is not None and plan.per_device_unit == "prompts":  # TRL 0.14: each of the b prompts gets G rows
+        b = plan.completions_per_micro_batch
+        notes.append(f"per_device_train_batch_size counts prompts in this release: {b} completions per micro-step "
+                     f"({plan.per_device_train_batch_size} x num_generations {plan.num_generations})")
     rows = plan.generation_batch_size // max(world, 1) if plan is not None else b * config.gradient_accumulation_steps
     dtype = weight_dtype(result, model_dtype)
     mixed = bool(_get(config, "bf16")) or bool(_get(config, "fp16")) or _get(config, "bf16") is None

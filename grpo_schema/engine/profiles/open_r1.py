@@ -44,6 +44,13 @@ OPEN_R1 = Profile(
     compiled_key="open-r1",
     reward_funcs=REWARD_FUNCS,
     default_reward_funcs=("accuracy", "format", "tag_count"),
+    # Its GRPOScriptArguments read reward_funcs at every pin (trl@main in January 2025, 0.16.0, the 0.17 commits,
+    # 0.18.0), looked up in its own registry (a KeyError for any other name).
+    script_reads=frozenset({"reward_funcs"}),
+    # ["accuracy", "format"] while it pinned TRL's main up to 2025-02-22 (0.14-0.15); tag_count joined the defaults
+    # with the pin of 2025-02-26 (TRL 0.16's development) and stayed.
+    default_reward_funcs_by_release=(("0.14.0", ("accuracy", "format")),
+                                     ("0.16.0", ("accuracy", "format", "tag_count"))),
     reward_equivalents={"accuracy_reward": "accuracy", "reasoning_accuracy_reward": "accuracy",
                         "think_format_reward": "format", "get_soft_overlong_punishment": "soft_overlong_punishment"},
     checks=(_dataset_source, _mixture_columns),

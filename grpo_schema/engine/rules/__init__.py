@@ -52,6 +52,15 @@ class RuleContext:
     foreign_profiles: tuple[str, ...] = ()
     # Every top-level key as written, including the ones TRL no longer reads (vllm_device, ...).
     written: frozenset[str] = frozenset()
+    # The judged release's batch meaning (grpo_schema.versions' BatchMeaning), None for TRL 1.16's own.
+    batch: Any = None
+    # The keys the judged release reads (None: TRL 1.16's own tables).
+    release_fields: frozenset[str] | None = None
+
+    @property
+    def judged(self) -> str:
+        """The release the messages speak of."""
+        return self.trl_release or "1.16"
 
 
 RuleFn = Callable[[Any, RuleContext], Iterable[Finding]]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from grpo_schema.engine.plan import Geometry, RunPlan, eval_enabled, problems, valid_world_sizes
+from grpo_schema.engine.plan import Geometry, RunPlan, checked_product, eval_enabled, problems, valid_world_sizes
 from grpo_schema.engine.rules import Finding, RuleContext, explicitly_set, has_or_have, rule
 
 _GEOMETRY = ("per_device_train_batch_size", "num_generations", "gradient_accumulation_steps",
@@ -16,15 +16,23 @@ PROBLEM_CODES = {"partial_groups": "GRPO-B001", "both_set": "GRPO-B002", "not_pe
                  "eval_partial_groups": "GRPO-B004"}
 
 
-def _world_sizes_hint(config: Any) -> str:
-    sizes = valid_world_sizes(Geometry.of(config))
+def _world_sizes_hint(config: Any, ctx: RuleContext) -> str:
+    sizes = valid_world_sizes(Geometry.of(config, ctx.batch))
     if not sizes:
         return "no world size up to 64 makes this valid"
     shown = ", ".join(map(str, sizes[:12])) + (", ..." if len(sizes) > 12 else "")
     return f"valid for world sizes {shown}"
 
 
-def _generation_formula(config: Any, world_size: int) -> str:
+def _generation_formula(config: Any, ctx: RuleContext) -> str:
+    world_size = ctx.world_size
+    geo = Geometry.of(config, ctx.batch)
+    if geo.checked and "generation_batch_size" not in geo.checked:  # TRL 0.15-0.17: the trainer's own product
+        values = {"per_device_train_batch_size": config.per_device_train_batch_size, "world_size": world_size,
+                  "gradient_accumulation_steps": config.gradient_accumulation_steps}
+        factors = " x ".join(f"{n.replace('_', ' ') if n == 'world_size' else n} ({values[n]})" for n in geo.checked)
+        return (f"the batch {factors} = {checked_product(geo, world_size)}, which TRL {ctx.trl_release}'s trainer "
+                "checks when the run starts,")
     if config.generation_batch_size is not None:
         return f"generation_batch_size ({config.generation_batch_size})"
     steps_name = "steps_per_generation" if config.steps_per_generation is not None else "gradient_accumulation_steps"
@@ -35,7 +43,7 @@ def _generation_formula(config: Any, world_size: int) -> str:
 
 
 def _find(config: Any, ctx: RuleContext, kind: str) -> bool:
-    return any(p.kind == kind for p in problems(Geometry.of(config), ctx.world_size))
+    return any(p.kind == kind for p in problems(Geometry.of(config, ctx.batch), ctx.world_size))
 
 
 @rule("GRPO-B001", "error", _GEOMETRY + _EVAL)
@@ -47,10 +55,10 @@ def generation_batch_holds_whole_groups(config: Any, ctx: RuleContext) -> Iterat
     on the world size: a recipe written for 8 GPUs can fail on 7.
     """
     if _find(config, ctx, "partial_groups"):
-        yield Finding(f"{_generation_formula(config, ctx.world_size)} is not a multiple of num_generations "
+        yield Finding(f"{_generation_formula(config, ctx)} is not a multiple of num_generations "
                       f"({config.num_generations})",
                       ("generation_batch_size", "num_generations", "per_device_train_batch_size"),
-                      hint=_world_sizes_hint(config))
+                      hint=_world_sizes_hint(config, ctx))
 
 
 @rule("GRPO-B002", "error", ("generation_batch_size", "steps_per_generation"))
@@ -80,7 +88,7 @@ def generation_batch_is_whole_micro_batches(config: Any, ctx: RuleContext) -> It
         yield Finding(f"generation_batch_size ({config.generation_batch_size}) is not a multiple of "
                       f"per_device_train_batch_size x world size ({config.per_device_train_batch_size} x "
                       f"{ctx.world_size} = {global_micro})",
-                      ("generation_batch_size", "per_device_train_batch_size"), hint=_world_sizes_hint(config))
+                      ("generation_batch_size", "per_device_train_batch_size"), hint=_world_sizes_hint(config, ctx))
 
 
 @rule("GRPO-B004", "error", _GEOMETRY + _EVAL)
@@ -96,7 +104,7 @@ def eval_batch_holds_whole_groups(config: Any, ctx: RuleContext) -> Iterator[Fin
         yield Finding(f"global eval batch = per_device_eval_batch_size ({config.per_device_eval_batch_size}) x world "
                       f"size ({ctx.world_size}) = {config.per_device_eval_batch_size * ctx.world_size}, which is "
                       f"not a multiple of {name} ({g_eval})",
-                      ("per_device_eval_batch_size", name, "eval_strategy"), hint=_world_sizes_hint(config))
+                      ("per_device_eval_batch_size", name, "eval_strategy"), hint=_world_sizes_hint(config, ctx))
 
 
 @rule("GRPO-B005", "error", ("auto_find_batch_size",))

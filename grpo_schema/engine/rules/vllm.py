@@ -34,13 +34,13 @@ def mode_specific_settings(config: Any, ctx: RuleContext) -> Iterator[Finding]:
     Server settings (host, port, base URL, timeouts) are only read in server mode; memory, tensor-parallel and
     sleep settings only in colocate mode.
     """
-    if not config.use_vllm:
-        return
+    if not config.use_vllm or ctx.release_fields is not None and "vllm_mode" not in ctx.release_fields:
+        return  # before vllm_mode (TRL < 0.18) each release reads the vLLM keys it has: no other mode to speak of
     other = SERVER_ONLY if config.vllm_mode == "colocate" else COLOCATE_ONLY
     names = [n for n in other if n in ctx.explicit]
     if names:
         mode = (f"vllm_mode {config.vllm_mode}" if "vllm_mode" in ctx.explicit else
-                f"vllm_mode {config.vllm_mode} (TRL 1.16's default when vllm_mode is not set)")
+                f"vllm_mode {config.vllm_mode} (TRL {ctx.judged}'s default when vllm_mode is not set)")
         other_mode = "server" if config.vllm_mode == "colocate" else "colocate"
         yield Finding(f"{names_phrase(names)} {has_or_have(names)} no effect in {mode}", tuple(names) + ("vllm_mode",),
                       hint=f"remove {'it' if len(names) == 1 else 'them'}, or set vllm_mode: {other_mode}")
@@ -113,11 +113,11 @@ def server_era_recipe_now_colocates(config: Any, ctx: RuleContext) -> Iterator[F
     or gives vLLM more than half of a GPU's memory, was written for a GPU of its own; colocated, it runs out of
     memory (and a GPU kept out of num_processes sits idle). Set vllm_mode explicitly.
     """
-    if not config.use_vllm or "vllm_mode" in ctx.explicit:
-        return
+    if not config.use_vllm or "vllm_mode" in ctx.explicit or config.vllm_mode != "colocate":
+        return  # the judged release's default is server mode (TRL 0.18-0.29) or it has no vllm_mode at all
     signs = _server_era_signs(config, ctx)
     if signs:
-        yield Finding(f"use_vllm is on without vllm_mode, so TRL 1.16 colocates vLLM in every training process, but "
+        yield Finding(f"use_vllm is on without vllm_mode, so TRL {ctx.judged} colocates vLLM in every training process, but "
                       f"this recipe looks written for a separate vLLM GPU ({', '.join(signs)})",
                       ("use_vllm",) + (("vllm_gpu_memory_utilization",) if any(
                           s.startswith("vllm_gpu") for s in signs) else ()),
