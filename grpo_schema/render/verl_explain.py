@@ -12,7 +12,7 @@ def card_lines(s: dict[str, Any]) -> list[str]:
                 "the file leaves some of them to the environment."]
     trl = s["trl"]
     dp = s["data_parallel"]
-    lines = [f"Per RL step (one data.train_batch_size of prompts; TRL: one generation batch):",
+    lines = ["Per RL step (one data.train_batch_size of prompts; TRL: one generation batch):",
              f"  prompts               {s['prompts_per_rl_step']}  (data.train_batch_size: prompts, not samples)",
              f"  completions           {s['samples_per_rl_step']}  = {s['prompts_per_rl_step']} prompts x rollout.n "
              f"{s['group_size']}  (TRL generation_batch_size={trl['generation_batch_size']}, "

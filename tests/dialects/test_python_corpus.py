@@ -20,7 +20,6 @@ def row(number, where, release, verdict, values=None, unknown=(), world=1, codes
                         id=f"{number:02d}")
 
 
-ENGINE_014 = "the engine applies the 0.18 batch rule to TRL 0.14, which had none (release facts, not this reader)"
 WARMUP_029 = ("the 0.29 table reads TrainingArguments of transformers 5.24, where warmup_ratio is gone; the repository "
               "runs transformers 4.x (release facts, not this reader)")
 
@@ -50,8 +49,7 @@ ROWS = [
         codes=("GRPO-D006",)),
     row(15, (11, 8), "0.15.2", "valid", {"per_device_train_batch_size": 8, "num_generations": 8,
         "overwrite_output_dir": True, "hub_model_id": "anakin87/qwen-scheduler-7b-grpo"}),
-    row(16, (11, 4), "0.14.0", "valid", {"num_generations": 4, "gradient_accumulation_steps": 16},
-        xfail=ENGINE_014),
+    row(16, (11, 4), "0.14.0", "valid", {"num_generations": 4, "gradient_accumulation_steps": 16}),
     row(17, 12, "0.18.2", "valid", {"vllm_mode": "colocate", "per_device_train_batch_size": 4, "report_to": None}),
     row(18, 177, "0.17.0", "valid", {"per_device_train_batch_size": 8, "num_generations": 4, "beta": 0.001}),
     row(19, 133, "0.24.0", "valid", {"per_device_train_batch_size": 2, "gradient_accumulation_steps": 2}, world=8),
