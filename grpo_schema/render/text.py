@@ -9,6 +9,7 @@ from typing import TextIO
 
 from grpo_schema.engine.check import CheckResult
 from grpo_schema.engine.diagnostics import Diagnostic, Fix, yaml_value
+from grpo_schema.engine.lines import split_lines
 
 _COLORS = {"error": "31", "warning": "33", "info": "36", "dim": "2", "bold": "1"}
 
@@ -102,7 +103,7 @@ def render(results: list[CheckResult], sources: dict[str, str], stream: TextIO =
     color = use_color(stream)
     blocks = []
     for result in results:
-        lines = sources.get(result.path, "").splitlines()
+        lines = split_lines(sources.get(result.path, ""))
         blocks += [render_diagnostic(d, result.path, lines, color) for d in result.diagnostics]
         blocks.append(summary(result) + "".join(f"\n  {printable(line)}" for line in result.memory_lines))
     return "\n\n".join(blocks) + "\n"

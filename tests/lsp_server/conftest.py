@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from grpo_schema.engine.lines import split_lines
 from tests.conftest import REPO
 from tests.editor.lsp_client import StdioLspClient
 
@@ -30,7 +31,7 @@ def server():
 
 def apply_edits(text: str, edits: list[dict[str, Any]]) -> str:
     """Apply LSP TextEdits (each against the original text) as an editor does: from the last to the first."""
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text, keepends=True)  # as LSP counts lines: \n, \r\n, \r and nothing else
     starts = [0]
     for line in lines:
         starts.append(starts[-1] + len(line))
@@ -49,7 +50,7 @@ def apply_edits(text: str, edits: list[dict[str, Any]]) -> str:
 
 
 def line_of(text: str, prefix: str) -> int:
-    return next(i for i, line in enumerate(text.splitlines()) if line.startswith(prefix))
+    return next(i for i, line in enumerate(split_lines(text)) if line.startswith(prefix))
 
 
 def open_text(client: StdioLspClient, tmp_path: Path, name: str, text: str) -> str:
