@@ -30,7 +30,8 @@ def page(make_service):  # closed before the services stop, so its polling never
         page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
         page.on("console", lambda msg: problems.append(msg.text) if msg.type == "error" and
                 "401" not in msg.text and "422" not in msg.text  # refusals the test asks for
-                and not ("404" in msg.text and getattr(page, "expect_404", False)) else None)
+                and not ("404" in msg.text and getattr(page, "expect_404", False))
+                and not ("409" in msg.text and getattr(page, "expect_409", False)) else None)
         yield page
         browser.close()
     assert problems == [], problems

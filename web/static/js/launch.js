@@ -6,7 +6,7 @@
 // that run, overwrite its outputs, or give this run a folder of its own.
 
 import { ask, el } from "./dom.js";
-import { STALE_TOKEN, checkToken, explainError, getToken, launch, setToken, takeTokenFromUrl,
+import { checkToken, explainError, getToken, launch, refusedTokenText, setToken, takeTokenFromUrl,
          tokenWasRefused } from "./runs-api.js";
 import { setupDoctor } from "./doctor.js";
 import { setupEmit } from "./emitspec.js";
@@ -87,12 +87,12 @@ export function setupLaunch(hooks) {
     tokenState.className = "muted small";
     tokenState.textContent = getToken() ? "" : "Paste the token that grpo serve --enable-runs printed (opening " +
       "the link it printed hands it to this page).";
-    if (tokenWasRefused() && !getToken()) { askForToken(STALE_TOKEN); return; }
+    if (tokenWasRefused() && !getToken()) { askForToken(refusedTokenText()); return; }
     const verdict = await checkToken();
     if (!dialog.open) return;
     if (verdict === "ok") tokenState.textContent = "The service accepts the token this tab has.";
     if (verdict === "refused") {
-      askForToken(tokenWasRefused() ? STALE_TOKEN : "The service refuses the token this tab has: paste the one " +
+      askForToken(tokenWasRefused() ? refusedTokenText() : "The service refuses the token this tab has: paste the one " +
         "grpo serve printed at its last start.");
     }
   };
