@@ -20,6 +20,7 @@ from grpo_schema.engine import codes
 from grpo_schema.engine.codes import CODES
 from grpo_schema.engine.diagnostics import Diagnostic
 from grpo_schema.versions.tables import RELEASES_DIR
+from grpo_schema.versions.detect import source_words
 
 from .environment import Environment, canonical, flash_attn_build, torch_build
 from .known_bad import ROWS, KnownBad
@@ -277,7 +278,7 @@ def trl_installed(ctx: Context) -> Iterator[Diagnostic]:
     if ctx.env.get("trl") is None:
         pin = f"trl=={ctx.file_release}"
         yield ctx.diag(codes.C_NO_TRL, f"trl is not installed in {_where(ctx)}; the file is for TRL "
-                       f"{ctx.file_release} ({ctx.file_release_source})", (), pin)
+                       f"{ctx.file_release} ({source_words(ctx.file_release_source)})", (), pin)
 
 
 def same_release(ctx: Context) -> Iterator[Diagnostic]:
@@ -287,7 +288,7 @@ def same_release(ctx: Context) -> Iterator[Diagnostic]:
     a, b = _v(installed), _v(ctx.file_release)
     if a is not None and b is not None and a.release[:2] != b.release[:2]:
         yield ctx.diag(codes.C_OTHER_RELEASE, f"{_where(ctx)} has trl {installed}; the file is judged for TRL "
-                       f"{ctx.file_release} ({ctx.file_release_source})", (), f"trl=={ctx.file_release}",
+                       f"{ctx.file_release} ({source_words(ctx.file_release_source)})", (), f"trl=={ctx.file_release}",
                        "or judge the file as the installed release (--trl-version " + installed + ")")
 
 

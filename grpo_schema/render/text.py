@@ -10,6 +10,7 @@ from typing import TextIO
 from grpo_schema.engine.check import CheckResult
 from grpo_schema.engine.diagnostics import Diagnostic, Fix, yaml_value
 from grpo_schema.engine.lines import split_lines
+from grpo_schema.versions.detect import RELEASE_SOURCES  # why a release was judged, in words (migrate reads it here)
 
 _COLORS = {"error": "31", "warning": "33", "info": "36", "dim": "2", "bold": "1"}
 
@@ -71,21 +72,6 @@ def summary(result: CheckResult) -> str:
                    f"setting{'s' if len(refused) != 1 else ''}")
     return (f"{printable(result.path)}: {verdict}" + (f" ({', '.join(words)})" if words else "")
             + judged_for(result))
-
-
-# Why a release was the one judged against, in the words every text output uses (grpo_schema.versions.detect and
-# the check's own sources).
-RELEASE_SOURCES = {
-    "flag": "--trl-version",
-    "installed": "the trl installed beside this Python",
-    "requirements": "the trl pinned in the repository's requirements",
-    "comment": "the file's `# grpo: --trl-version` comment",
-    "editor settings": "the editor's settings",
-    "service settings": "the service's --trl-version",
-    "context": "the validation context",
-    "form": "the version picked in the form",
-    "default": "grpo-config's default release",
-}
 
 
 def release_reason(version: str, source: str) -> str:
