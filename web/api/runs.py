@@ -211,8 +211,12 @@ def list_runs(manager: Manager, state: Annotated[list[str], Query()] = [],
 
 @router.get("/{run_id}", summary="A run: state, config, checkpoints and metrics so far")
 def get_run(manager: Manager, run_id: RunId,
-            metrics_after: Annotated[int | None, Query(description="only metrics of later steps")] = None) -> Any:
-    return ConfigJSONResponse(documents.detail(run_of(manager, run_id), manager.store, metrics_after))
+            metrics_after: Annotated[int | None, Query(description="only metrics of later steps")] = None,
+            metrics_until: Annotated[int | None, Query(description="only metrics up to this step")] = None,
+            metrics: Annotated[bool, Query(description="false: no metrics (the run's summary at once, however "
+                                                       "long it ran)")] = True) -> Any:
+    return ConfigJSONResponse(documents.detail(run_of(manager, run_id), manager.store, metrics_after, metrics_until,
+                                               metrics))
 
 
 @router.post("/{run_id}/cancel", status_code=202, summary="Cancel a run",

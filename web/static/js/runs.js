@@ -16,6 +16,7 @@ const CHARTS = ["reward", "loss", "kl"];
 const LOG_KEEP = 256 * 1024; // characters of log kept in the page
 const LOG_LINES = 400;
 const ACTIVE = new Set(["queued", "running"]);
+const RANGE_STEPS = 1000; // metrics are loaded this many steps at a time when a run is opened
 let view = null; // the selected run: { id, metrics, lastStep, logOffset, logText, decoder, detail, missing }
 const picked = new Set(); // runs ticked for the compare view
 
@@ -28,9 +29,11 @@ function selectedFromUrl() {
 // page); the first pick (from the address, or the newest run) replaces the entry instead.
 function select(id, { push = false } = {}) {
   if (view && view.id === id) return;
-  view = id ? { id, metrics: [], lastStep: null, logOffset: 0, logText: "", decoder: new TextDecoder() } : null;
+  view = id ? { id, metrics: [], lastStep: null, logOffset: 0, logText: "", decoder: new TextDecoder(), loaded: false,
+                loading: false } : null;
   if (id && selectedFromUrl() !== id) history[push ? "pushState" : "replaceState"](null, "", `/runs#run=${id}`);
   $("detail").hidden = true; // until the run's answer comes: never another run's facts under this one's address
+  $("metrics-loading").hidden = true;
   $("log").textContent = "";
   $("charts").replaceChildren();
   resetCompletions(id);
@@ -191,6 +194,10 @@ function renderDetail(run) {
     `${resume.max_steps - resume.step} more steps in the same output_dir` : "";
   $("edit-in-form").classList.toggle("primary", run.state === "succeeded");
   $("config").textContent = run.config;
+  renderCharts();
+}
+
+function renderCharts() {
   const names = CHARTS.filter((name) => name !== "kl" || view.metrics.some((r) => typeof r.kl === "number"));
   // a run-health finding is shown on its metric's chart, added when it is not one of the usual three
   for (const metric of findingMetrics()) if (!names.includes(metric) && series(view.metrics, metric).length) names.push(metric);
@@ -214,13 +221,45 @@ function runMissing(current, error) {
     "have. Pick a run from the list.");
 }
 
+function addMetrics(current, records) {
+  current.metrics.push(...records);
+  for (const record of records) if (typeof record.step === "number") current.lastStep = Math.max(current.lastStep ?? 0, record.step);
+}
+
+// Opening a run: its summary first (state, progress, facts, resume: one small answer however long it ran), then
+// its metrics RANGE_STEPS steps at a time, the charts drawn after each range, with a loading line meanwhile.
+async function openRun(current) {
+  current.loading = true;
+  try {
+    const run = await call(`/${current.id}?metrics=false`);
+    if (view !== current) return;
+    renderDetail(run);
+    const last = run.step ?? 0;
+    const status = $("metrics-loading");
+    for (let done = -1; done < last; done += RANGE_STEPS) {
+      status.hidden = false;
+      status.textContent = `Loading metrics: steps ${Math.max(done + 1, 0)}-${Math.min(done + RANGE_STEPS, last)} of ${last}…`;
+      const part = await call(`/${current.id}?metrics_after=${done}&metrics_until=${done + RANGE_STEPS}`);
+      if (view !== current) return;
+      addMetrics(current, part.metrics);
+      current.detail = part;
+      renderCharts();
+    }
+    status.hidden = true;
+    current.loaded = true;
+    refreshHealth(call, run).then(() => { if (view === current) renderCharts(); });
+  } finally {
+    current.loading = false;
+  }
+}
+
 async function refreshSelected() {
   const current = view;
-  if (current.missing) return;
-  const after = current.lastStep === null ? "" : `?metrics_after=${current.lastStep}`;
+  if (current.missing || current.loading) return;
   let run;
   try {
-    run = await call(`/${current.id}${after}`);
+    if (!current.loaded) { await openRun(current); return; }
+    run = await call(`/${current.id}?metrics_after=${current.lastStep ?? -1}`);
   } catch (error) {
     if (error.status === 404 && view === current) { runMissing(current, error); return; }
     throw error;
@@ -228,15 +267,13 @@ async function refreshSelected() {
   const response = await call(`/${current.id}/logs?offset=${current.logOffset}`, { raw: true });
   const bytes = await response.arrayBuffer();
   if (view !== current) return; // another run was selected meanwhile
-  current.metrics.push(...run.metrics);
-  if (run.metrics.length) current.lastStep = run.metrics[run.metrics.length - 1].step;
+  addMetrics(current, run.metrics);
   current.logOffset = Number(response.headers.get("X-Log-Offset"));
   current.logText = (current.logText + current.decoder.decode(bytes, { stream: true })).slice(-LOG_KEEP);
-  await refreshHealth(call, run);
-  if (view !== current) return;
   renderDetail(run);
   renderLog();
   refreshCompletions();
+  refreshHealth(call, run).then(() => { if (view === current) renderCharts(); });
 }
 
 async function refresh() {
