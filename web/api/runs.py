@@ -129,7 +129,24 @@ def _owner(manager: RunManager, owned: OutputOwned, config_text: str) -> dict[st
     """The run that owns the output_dir, and whether this config could resume it (the form's choices read it)."""
     owner = owned.owner
     verdict = resumable.judge(owner, resumable.logged_step(manager.store, owner), config_text)
-    return {"id": owner.id, "state": owner.state, "resume": verdict.to_dict()}
+    return {"id": owner.id, "state": owner.state, "resume": verdict.to_dict(),
+            "differences": config_differences(config_text, owner.config_text)}
+
+
+# Keys a resume sets or that name the folder itself: not a difference between two runs' settings.
+_SAME_RUN_KEYS = frozenset({"output_dir", "resume_from_checkpoint"})
+
+
+def config_differences(this: str, that: str) -> list[dict[str, Any]]:
+    """The top-level keys where the config `this` differs from the config `that` (a resume trains on with this
+    one's settings from that run's checkpoint): [{key, this, that}], a key one of them leaves out as null."""
+    from grpo_schema.engine.loader import load_yaml
+
+    mine, theirs = (load_yaml(text).data for text in (this, that))
+    mine, theirs = (value if isinstance(value, dict) else {} for value in (mine, theirs))
+    return [{"key": key, "this": mine.get(key), "that": theirs.get(key)}
+            for key in sorted(set(mine) | set(theirs))
+            if key not in _SAME_RUN_KEYS and mine.get(key) != theirs.get(key)]
 
 
 def _output_owned(result: CheckResult, owned: OutputOwned):
