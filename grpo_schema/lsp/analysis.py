@@ -68,7 +68,7 @@ def check_document(text: str, settings: Settings, with_fixes: bool = True, uri: 
     if attach == NOTE:
         return not_a_config(text, check_text(text, path="<editor>", suggest_fixes=False))
     infile = read_file_settings(text)
-    extra: list[Diagnostic] = []
+    extra = [Diagnostic(SETTINGS_CODE, severity, message, hint=hint) for severity, message, hint in settings.problems]
     options: dict[str, Any] = {"allow_env": settings.allow_env, "suggest_fixes": with_fixes,
                                **judged_release(settings, uri, infile)}
     profiles: tuple[Profile, ...] = ()

@@ -70,6 +70,7 @@ export function setupLaunch(hooks) {
     list.replaceChildren();
     choices.replaceChildren();
     choices.hidden = true;
+    apply.classList.add("primary");
     refusal = null;
   };
 
@@ -136,6 +137,7 @@ export function setupLaunch(hooks) {
         text: `Set max_steps to ${resume.max_steps} and resume run ${id}`,
         onclick: () => { hooks.diags.onFix({ set: { max_steps: resume.max_steps } }); go("resume"); } }) : null) : null;
     choices.replaceChildren(...buttons, why || "", differencesNote(id, owner?.differences));
+    apply.classList.remove("primary"); // one primary button: the first way on, not a Launch that is refused again
     choices.hidden = false;
     buttons[0].focus();
   };
