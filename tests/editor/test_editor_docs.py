@@ -149,3 +149,56 @@ def test_the_emacs_snippet_shows_grpo_lsp_s_diagnostics(tmp_path, marker, packag
     assert out.exists(), (done.stdout, done.stderr)
     found = json.loads(out.read_text())
     assert found["mode"] == "grpo-yaml-mode" and sorted(found["codes"]) == EXPECTED, (found, done.stderr[-2000:])
+
+
+# K and <C-x><C-o> pressed as a user presses them, in the buffer the snippet attached: a hover window opens with the
+# key's text, and the completion menu offers keys.
+DRIVE_KEYS = r"""
+vim.cmd("edit " .. FILE)
+local buf = vim.api.nvim_get_current_buf()
+vim.wait(30000, function() return #vim.diagnostic.get(buf) > 0 end, 50)
+vim.api.nvim_win_set_cursor(0, { 5, 3 })  -- on num_generations
+vim.api.nvim_feedkeys("K", "x", false)
+local hover = ""
+vim.wait(10000, function()
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    if vim.api.nvim_win_get_config(win).relative ~= "" then
+      hover = table.concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(win), 0, -1, false), "\n")
+      return true
+    end
+  end
+  return false
+end, 50)
+vim.cmd("only")
+vim.api.nvim_buf_set_lines(buf, -1, -1, false, { "" })
+vim.api.nvim_win_set_cursor(0, { vim.api.nvim_buf_line_count(buf), 0 })
+local function finish(items)
+  vim.fn.writefile({ vim.fn.json_encode({ hover = hover, items = items, omnifunc = vim.bo[buf].omnifunc }) }, OUT)
+  vim.cmd("qa!")
+end
+-- the keys are typed once this script returns, as the editor's main loop reads them; the menu's items end the run
+vim.api.nvim_create_autocmd("CompleteChanged", { callback = function()
+  local items = {}
+  for _, item in ipairs(vim.fn.complete_info({ "items" }).items) do table.insert(items, item.word) end
+  vim.schedule(function() finish(items) end)
+end })
+vim.defer_fn(function() finish({}) end, 15000)
+vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes("A<C-x><C-o>", true, false, true), "t", false)
+"""
+
+
+def test_the_neovim_0_7_snippet_gives_hover_on_k_and_completion(tmp_path):
+    able = [binary for version, binary in neovims() if version >= (0, 7)]
+    if not able:
+        pytest.skip("no Neovim 0.7 or later")
+    binary = able[0]  # the oldest: the release the snippet is for
+    config, out = tmp_path / "run.grpo.yaml", tmp_path / "out.json"
+    config.write_text(CONFIG)
+    (tmp_path / "init.lua").write_text(snippet("neovim-0.7"))
+    (tmp_path / "drive.lua").write_text(f"FILE = {json.dumps(str(config))}\nOUT = {json.dumps(str(out))}\n" + DRIVE_KEYS)
+    done = subprocess.run([binary, "--headless", "-n", "-i", "NONE", "-u", "init.lua", "-c", "luafile drive.lua"],
+                          capture_output=True, text=True, timeout=90, cwd=tmp_path, env=editor_env(tmp_path))
+    assert out.exists(), (done.stdout, done.stderr)
+    found = json.loads(out.read_text())
+    assert "num_generations" in found["hover"], found  # the server's hover, not :Man
+    assert "learning_rate: " in found["items"] and "num_generations: " not in found["items"], found  # unwritten keys
