@@ -45,7 +45,7 @@ def build_tokenizer(directory: Path):
     from transformers import PreTrainedTokenizerFast
 
     from grpo_runtime.launch.demo import demo_rows
-    from grpo_runtime.launch.tiny import FILLER_WORDS, TARGET_WORDS
+    from grpo_runtime.model.tiny import FILLER_WORDS, TARGET_WORDS
 
     core = Tokenizer(models.BPE())
     core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)

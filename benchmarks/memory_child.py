@@ -39,7 +39,7 @@ def settings_for(length: int, output_dir: Path) -> dict:
 
 def prepare(workdir: Path) -> dict:
     from grpo_runtime.launch.demo import demo_rows
-    from grpo_runtime.launch.tiny import save_tiny_model
+    from grpo_runtime.model.tiny import save_tiny_model
 
     save_tiny_model(workdir / "model", vocab_size=VOCAB, max_positions=4096)
     with (workdir / "train.jsonl").open("w", encoding="utf-8") as handle:

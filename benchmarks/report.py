@@ -81,7 +81,7 @@ def runtime(section: dict) -> list[str]:
     s = section["settings"]
     return [
         title, "",
-        f"Tiny local model (grpo_runtime.launch.tiny), {s['per_device_train_batch_size']} completions per step "
+        f"Tiny local model (grpo_runtime.model.tiny), {s['per_device_train_batch_size']} completions per step "
         f"({s['num_generations']} per prompt), {s['max_completion_length']} tokens each, loss {s['loss_type']}, "
         f"beta {s['beta']}, seed {s['seed']}, {section['threads']} torch thread(s); median over "
         f"{o['steady_steps']} / {t['steady_steps']} steady-state steps of {o['runs']} runs each.", "",
@@ -128,7 +128,7 @@ def lsp(section: dict) -> list[str]:
 def runtime_memory(section: dict) -> list[str]:
     s = section["settings"]
     lines = ["## 7. Runtime memory: peak RSS of one optimizer step, grpo_runtime vs TRL GRPOTrainer (CPU)", "",
-             f"Tiny local model (grpo_runtime.launch.tiny) widened to a {section['vocab']:,}-token vocabulary, fp32, "
+             f"Tiny local model (grpo_runtime.model.tiny) widened to a {section['vocab']:,}-token vocabulary, fp32, "
              f"{s['per_device_train_batch_size']} completions per step ({s['num_generations']} per prompt, one "
              f"micro-batch), every completion exactly N tokens (min_new_tokens = N), loss {s['loss_type']}, beta "
              f"{s['beta']}, one torch thread. Peak RSS of each process (imports, load, generation, scoring, "

@@ -3,7 +3,7 @@
     python -m benchmarks.runtime_child prepare WORKDIR
     python -m benchmarks.runtime_child ours|trl WORKDIR --device cpu|cuda --steps N [--profile FILE]
 
-`prepare` writes the tiny model (grpo_runtime.launch.tiny) and the demo prompts once, so both trainers load the very same
+`prepare` writes the tiny model (grpo_runtime.model.tiny) and the demo prompts once, so both trainers load the very same
 files. Both trainers get the same settings (SETTINGS), seed and thread count (--threads, default THREADS);
 `min_new_tokens` equal to max_completion_length makes every completion full length, so both do the same token
 work whatever they sample.
@@ -35,7 +35,7 @@ THREADS = 1
 
 def prepare(workdir: Path) -> dict:
     from grpo_runtime.launch.demo import demo_rows
-    from grpo_runtime.launch.tiny import save_tiny_model
+    from grpo_runtime.model.tiny import save_tiny_model
 
     save_tiny_model(workdir / "model")
     with (workdir / "train.jsonl").open("w", encoding="utf-8") as handle:

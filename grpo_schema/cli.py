@@ -153,6 +153,11 @@ def cmd_validate(args: argparse.Namespace, rest: list[str]) -> int:
         data = _read(path)
         shown = "<stdin>" if path == "-" else path
         file_options = {**options, **trl_options(args.trl_version, path)}
+        if _is_python(path):  # GRPOConfig(...) calls in a script or notebook: a result per call
+            checked = _check_python(data, shown, file_options, args)
+            results += checked.results
+            sources.update(checked.texts)
+            continue
         result = check_text(data, path=shown, **file_options)  # reads the file's `# grpo:` comment under the flags
         # The fit is checked when asked for (--hardware, or the file's `# grpo: --hardware` comment); a hardware:
         # section alone is what `grpo plan` and the form's memory bar read, as the service and the editor do.
@@ -181,6 +186,29 @@ def cmd_validate(args: argparse.Namespace, rest: list[str]) -> int:
             raise UsageError(str(exc))
     _emit(results, sources, args.format)
     return EXIT_INVALID if any(has_errors(r.diagnostics, strict=args.strict) for r in results) else EXIT_OK
+
+
+def _is_python(path: str) -> bool:
+    return path.endswith((".py", ".ipynb"))
+
+
+def _check_python(data: bytes, shown: str, options: dict, args: argparse.Namespace):
+    """The calls of a Python file judged (grpo_schema.dialects.python); --fix rewrites keywords in place."""
+    if args.world_sizes or args.hardware:
+        raise UsageError(f"{shown}: --world-sizes and --hardware take a YAML config; `grpo export {shown}` writes "
+                         "one from its GRPOConfig(...) call")
+    if args.fix:
+        raise UsageError(f"{shown}: --fix edits YAML configs; `grpo migrate {shown} --write` rewrites the keywords "
+                         "of a Python file in place, and the language server offers each fix at its keyword")
+    from grpo_schema.dialects.python import check_python
+
+    checked = check_python(data, shown, **options)
+    if args.doctor:
+        import importlib
+
+        add_doctor = importlib.import_module("grpo_schema.commands.doctor").add_doctor
+        checked.results = [add_doctor(result, shown) for result in checked.results]
+    return checked
 
 
 def _comment_hardware(data: bytes) -> str | None:
@@ -256,6 +284,7 @@ def cmd_codes(args: argparse.Namespace, rest: list[str]) -> int:
     import grpo_schema.engine.policy  # noqa: F401  (declares the service policy's codes)
     import grpo_schema.engine.profiles.open_r1  # noqa: F401  (declares the profile's codes)
     import grpo_schema.health.rundir  # noqa: F401  (declares the run-health codes)
+    import grpo_schema.dialects.python.codes  # noqa: F401  (declares the codes of Python files)
 
     if args.code:
         code = args.code.upper() if args.code.upper().startswith("GRPO-") else "GRPO-" + args.code.upper()
@@ -369,14 +398,16 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         ("train", "grpo_runtime.launch.cli", "train_command", "runtime", "train on this machine, one process"),
         ("launch", "grpo_runtime.launch.cli", "launch_command", "runtime", "train with accelerate launch"),
         ("demo", "grpo_runtime.launch.cli", "demo_command", "runtime", "write a tiny offline demo run"),
-        ("smoke", "grpo_runtime.launch.smoke", "smoke_command", "runtime", "run the first optimizer steps on this "
+        ("smoke", "grpo_runtime.smoke.command", "smoke_command", "runtime", "run the first optimizer steps on this "
          "CPU, with a checkpoint resumed: does the config get past them"),
-        ("slurm", "grpo_runtime.launch.slurm.cli", "slurm_command", "",
+        ("slurm", "grpo_runtime.clusters.slurm.cli", "slurm_command", "",
          "status, logs, cancel and resume of jobs from `grpo launch --slurm`"),
-        ("ray", "grpo_runtime.launch.raycluster", "ray_command", "ray",
+        ("ray", "grpo_runtime.clusters.ray.cli", "ray_command", "ray",
          "status, logs, cancel and resume of jobs from `grpo launch --ray`"),
         ("explain", "grpo_schema.commands.explain", "explain_command", "", "show the batch schedule, micro-step by micro-step"),
         ("migrate", "grpo_schema.commands.migrate", "migrate_command", "", "rewrite renamed and removed keys for TRL 1.16"),
+        ("export", "grpo_schema.commands.pyexport", "export_command", "", "write a GRPOConfig(...) call of a Python "
+         "script or notebook as a flat YAML config"),
         ("plan", "grpo_schema.commands.plan", "plan_command", "", "per-GPU memory and run time on declared "
          "hardware: will it fit"),
         ("health", "grpo_schema.commands.health", "health_command", "", "judge runs from what they logged: "
@@ -422,7 +453,8 @@ def split_trl_tokens(argv: list[str]) -> tuple[list[str], list[str]]:
     return ours, trl
 
 
-_PASSTHROUGH = {"serve", "train", "launch", "demo", "smoke", "explain", "migrate", "plan", "slurm", "ray", "lsp", "health", "doctor"}
+_PASSTHROUGH = {"serve", "train", "launch", "demo", "smoke", "explain", "migrate", "plan", "slurm", "ray", "lsp", "health", "doctor",
+                "export"}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -19,6 +19,8 @@ import sys
 
 from grpo_runtime.launch.checking import (EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK, EXIT_USAGE, apply_env, check,
                                           release_of, runnable, warn_release_behaviour)
+from grpo_runtime.launch.process import (default_launch_args, launch_arguments, quiet_library_progress_bars,
+                                         quiet_unused_kernel_notice)
 
 
 def _config_arguments(parser: argparse.ArgumentParser) -> None:
@@ -41,25 +43,6 @@ def stop_on_fatal(args) -> None:
         from grpo_runtime.outputs.health import STOP_ENV
 
         os.environ[STOP_ENV] = "1"
-
-
-def quiet_unused_kernel_notice(config) -> None:
-    """peft imports bitsandbytes, whose CPU backend logs "Failed to load CPU gemm_4bit_forward" when the optional
-    `kernels` package is missing: a speed notice about 4-bit matmuls on CPU. Keep it for runs that load 4-bit
-    weights; for every other run it reads like a failure and means nothing."""
-    import logging
-
-    if not config.load_in_4bit:
-        logging.getLogger("bitsandbytes.backends.cpu.ops").setLevel(logging.ERROR)
-
-
-def quiet_library_progress_bars() -> None:
-    """Loading weights and reading data print their own bars; the run's bar is the one that matters."""
-    import datasets
-    import transformers
-
-    transformers.utils.logging.disable_progress_bar()
-    datasets.disable_progress_bars()
 
 
 def train_command(argv: list[str], prog: str = "grpo train") -> int:
@@ -131,15 +114,15 @@ def launch_command(argv: list[str]) -> int:
     `python -m grpo_runtime FILE` (they inherit the env). The file's launch keys (num_machines,
     main_process_ip, ...) become accelerate flags; flags on the command line win."""
     if any(item == "--emit" or item.startswith("--emit=") for item in argv):  # print a scheduler's spec
-        from grpo_runtime.launch.emit import emit_command
+        from grpo_runtime.clusters.emit import emit_command
 
         return emit_command(argv)
     if any(item == "--ray" or item.startswith("--ray=") for item in argv):  # a Ray job (Ray's Jobs API)
-        from grpo_runtime.launch.raycluster import launch_ray
+        from grpo_runtime.clusters.ray.cli import launch_ray
 
         return launch_ray(argv)
-    if "--slurm" in argv:  # submit to the cluster's scheduler instead (grpo_runtime.launch.slurm, docs/runs.md)
-        from grpo_runtime.launch.slurm.cli import launch_slurm
+    if "--slurm" in argv:  # submit to the cluster's scheduler instead (grpo_runtime.clusters.slurm, docs/runs.md)
+        from grpo_runtime.clusters.slurm.cli import launch_slurm
 
         return launch_slurm(argv)
     parser = argparse.ArgumentParser(prog="grpo launch")
@@ -197,42 +180,6 @@ def file_processes(path: str):
     except OSError:
         return None
     return loaded.data.get("num_processes") if loaded.ok and isinstance(loaded.data, dict) else None
-
-
-def launch_arguments(launch: dict, given: list[str]) -> list[str]:
-    """`accelerate launch` flags for the launch keys of the file that the command line does not set. On/off keys
-    become bare flags when true; num_processes is passed on its own; the sharding keys (accelerate_config,
-    use_deepspeed, zero_stage, use_fsdp, config_file) become accelerate's flags through grpo_runtime.distributed.accelerate."""
-    from grpo_runtime.distributed.accelerate import LAUNCH_FLAGS, SHARDING_LAUNCH_KEYS, launcher_flags
-
-    named = {item.split("=", 1)[0].lstrip("-").replace("-", "_") for item in given if item.startswith("--")}
-    flags = launcher_flags(launch, given)
-    for key, value in launch.items():
-        if key == "num_processes" or key in SHARDING_LAUNCH_KEYS or key in named or value is None:
-            continue
-        if key in LAUNCH_FLAGS:
-            flags += [f"--{key}"] if value else []
-        else:
-            flags += [f"--{key}", str(value)]
-    return flags
-
-
-def default_launch_args(accelerate_args: list[str], num_processes: int, config) -> list[str]:
-    """Launcher flags nobody gave: the config's mixed precision and, for several processes without an
-    accelerate config file, accelerate's multi-process launcher (torchrun). Despite its name, `--multi_gpu` is
-    the flag that selects it; on a machine without GPUs the processes use the CPU and the gloo backend."""
-    from grpo_runtime.distributed.accelerate import BUNDLED_DIR
-    from grpo_runtime.distributed.precision import mixed_precision
-
-    given = " ".join(accelerate_args)
-    if "--config_file" in given and str(BUNDLED_DIR) not in given:  # the user's accelerate config decides all
-        return []
-    defaults = {"--num_machines": "1", "--dynamo_backend": "no", "--mixed_precision": mixed_precision(config)}
-    extra = [item for flag, value in defaults.items() if flag not in given for item in (flag, value)]
-    modes = ("--multi_gpu", "--use_deepspeed", "--use_fsdp", "--cpu", "--tpu", "--config_file")
-    if num_processes > 1 and not any(mode in given for mode in modes):
-        extra.append("--multi_gpu")
-    return extra
 
 
 def demo_command(argv: list[str]) -> int:

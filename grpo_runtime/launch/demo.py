@@ -68,7 +68,7 @@ def write_demo(directory: str | Path, vllm: bool = False) -> Path:
     """Write DIR/model (tokenizer + random-init model), DIR/data/train.jsonl, DIR/config.yaml and the JSON Schema
     its modeline names. With `vllm`,
     the model has vLLM's CPU head size (64) and the config generates with a colocated vLLM engine."""
-    from grpo_runtime.launch.tiny import VLLM_SHAPE, save_tiny_model
+    from grpo_runtime.model.tiny import VLLM_SHAPE, save_tiny_model
 
     root = Path(directory).expanduser().resolve()
     (root / "data").mkdir(parents=True, exist_ok=True)

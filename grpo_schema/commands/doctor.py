@@ -70,7 +70,12 @@ def run(file: str | None, python: str | None = None, freeze: str | None = None, 
         except OSError as exc:
             raise UsageError(f"cannot read {file}: {exc.strerror or exc}") from None
         options = trl_options(trl_version, file)
-        loaded = check_text(data, path=file, suggest_fixes=False, **options)
+        if file.endswith((".py", ".ipynb")):  # the features of the file's first GRPOConfig(...) call
+            from grpo_schema.dialects.python import check_python
+
+            loaded = check_python(data, file, **options).results[0]
+        else:
+            loaded = check_text(data, path=file, suggest_fixes=False, **options)
     report = judge(env, loaded, file, trl_version)
     unreadable = [d for d in (loaded.diagnostics if loaded else []) if d.code.startswith("GRPO-Y")
                   and d.severity == "error"]

@@ -78,6 +78,21 @@ def relation_dicts(geometry: Geometry, world_size: int) -> list[dict[str, Any]]:
 
 def notes(result: CheckResult, plan: Any) -> list[str]:
     """Plain sentences about what the numbers mean for this run."""
+    rewritten = _rewrite_note(result)
+    return ([rewritten] if rewritten else []) + _plan_notes(result, plan)
+
+
+def _rewrite_note(result: CheckResult) -> str | None:
+    """What a wrapper's config class changed before TRL saw the config (Unsloth's batch rewrite)."""
+    if result.sources.get("per_device_train_batch_size") != "Unsloth's rewrite" or result.config is None:
+        return None
+    written = result.raw.get("per_device_train_batch_size", "its default")
+    return (f"Unsloth trains with per_device_train_batch_size={result.config.per_device_train_batch_size}, not the "
+            f"{written} written: its config class replaces it by num_generations when the generation batch is not a "
+            "multiple of num_generations; the schedule shown is the one it runs")
+
+
+def _plan_notes(result: CheckResult, plan: Any) -> list[str]:
     if plan is None:
         return [f"TRL 1.16 refuses this batch geometry at world size {result.world_size}, so there is no schedule; "
                 "see the diagnostics for the smallest edits"] if result.config is not None else []
@@ -154,6 +169,8 @@ def explain_command(argv: list[str]) -> int:
         print(f"grpo explain: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     shown = "<stdin>" if args.path == "-" else args.path
+    if shown.endswith((".py", ".ipynb")):  # a schedule for each GRPOConfig(...) call of the file
+        return _explain_python(data, shown, options, args)
     result = check_text(data, path=shown, **options)
     document = explain_result(result, args.dataset_size, args.micro_steps, args.max_prompt_length)
     if args.format == "json":
@@ -165,3 +182,22 @@ def explain_command(argv: list[str]) -> int:
 
         sys.stdout.write(render_explain(document, data.decode("utf-8", "replace")))
     return EXIT_OK if result.valid else EXIT_INVALID
+
+
+def _explain_python(data: bytes, shown: str, options: dict, args: argparse.Namespace) -> int:
+    from grpo_schema.dialects.python import check_python
+
+    checked = check_python(data, shown, **options)
+    documents = [explain_result(r, args.dataset_size, args.micro_steps, args.max_prompt_length)
+                 for r in checked.results]
+    if args.format == "json":
+        from grpo_schema.render.machine import dumps
+
+        answer = documents[0] if len(documents) == 1 else {"version": 1, "path": shown, "calls": documents}
+        sys.stdout.write(dumps(answer, indent=2) + "\n")
+    else:
+        from grpo_schema.render.explain_text import render_explain
+
+        sys.stdout.write("\n".join(render_explain(document, checked.texts.get(result.path, ""))
+                                   for document, result in zip(documents, checked.results)))
+    return EXIT_OK if all(r.valid for r in checked.results) else EXIT_INVALID

@@ -369,6 +369,12 @@ def migrate_command(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     status = EXIT_OK
     for path in args.paths:
+        if path.endswith((".py", ".ipynb")):  # GRPOConfig(...) keywords rewritten where they are written
+            found = _migrate_python(path, args)
+            if found == EXIT_USAGE:
+                return EXIT_USAGE
+            status = max(status, found)
+            continue
         try:
             text = Path(path).read_bytes().decode("utf-8")  # bytes: keep CRLF line ends as they are
             profiles = _profiles(args.profile)
@@ -407,3 +413,28 @@ def migrate_command(argv: list[str]) -> int:
         else:
             status = max(status, EXIT_CHANGES if failed else EXIT_OK)
     return status
+
+
+def _migrate_python(path: str, args: argparse.Namespace) -> int:
+    from grpo_schema.cli import UsageError
+    from grpo_schema.dialects.python.migrate import migrate_python
+
+    try:
+        data = Path(path).read_bytes()
+        target = target_release(args.to_version, None) or "1.16.0"
+        migrated = migrate_python(data, path, trl_version=target, trl_version_source="flag")
+    except (OSError, UnicodeDecodeError, ValueError, UsageError) as exc:
+        print(f"grpo migrate: error: {path}: {getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
+        return EXIT_USAGE
+    text = data.decode("utf-8")
+    for line in migrated.failed:
+        print(f"{path}: not migrated: {line}", file=sys.stderr)
+    if migrated.text == text:
+        return EXIT_CHANGES if migrated.failed else EXIT_OK
+    if args.write:
+        Path(path).write_bytes(migrated.text.encode("utf-8"))
+        print(f"{path}: {len(migrated.done)} change{'s' if len(migrated.done) != 1 else ''}: "
+              + "; ".join(migrated.done), file=sys.stderr)
+        return EXIT_CHANGES if migrated.failed else EXIT_OK
+    sys.stdout.write(unified_diff(text, migrated.text, path))
+    return EXIT_CHANGES

@@ -222,6 +222,12 @@ def plan_command(argv: list[str]) -> int:
         except ValueError as exc:
             print(f"grpo plan: error: {exc}", file=sys.stderr)
             return EXIT_USAGE
+        written = data
+        if path.endswith((".py", ".ipynb")):  # the first GRPOConfig(...) call, with the values it trains with
+            data, release, problem = _python_config(data, path, release, args.world_size)
+            if problem:
+                print(f"grpo plan: error: {path}: {problem}", file=sys.stderr)
+                return EXIT_USAGE
         result, report = check_for_hardware(data, path, args.hardware, world_size=args.world_size, **release,
                                             profiles=profiles, model_config=args.model_config,
                                             prompt_length=args.prompt_length, mfu=args.mfu, strategy=args.strategy,
@@ -231,6 +237,15 @@ def plan_command(argv: list[str]) -> int:
             print(f"grpo plan: error: {path}: no hardware declared: pass --hardware SPEC (e.g. 8xH100-80GB)",
                   file=sys.stderr)
             return EXIT_USAGE
+        if path.endswith((".py", ".ipynb")):
+            from grpo_schema.dialects.python.check import script_level
+
+            dropped = script_level(result)
+            result.diagnostics = [d for d in result.diagnostics if d not in dropped]
+            if _code_setup(written):
+                print(f"grpo plan: note: {path} sets up LoRA or quantisation in code, outside GRPOConfig: the plan "
+                      "sizes the call as written (full fine-tuning); `grpo export` it and add use_peft / "
+                      "load_in_4bit to plan that", file=sys.stderr)
         usage = [d for d in report.diagnostics if d.code in USAGE_CODES and (d.code != "GRPO-H008"
                                                                             or report.hardware is None)]
         if usage:
@@ -247,3 +262,23 @@ def plan_command(argv: list[str]) -> int:
     if args.format == "json":
         sys.stdout.write(json.dumps({"version": 1, "files": documents}, indent=2, default=str) + "\n")
     return EXIT_USAGE if usage_error else EXIT_INVALID if failed else EXIT_OK
+
+
+def _python_config(data: bytes, path: str, release: dict, world_size: int | None) -> tuple[bytes, dict, str]:
+    """A Python file's first GRPOConfig(...) call as the YAML the planner reads (Unsloth's rewrite applied), the
+    release it was judged at, or why it cannot be planned (no call; values known only at run time)."""
+    from grpo_schema.dialects.python import check_python
+    from grpo_schema.dialects.python.export import trained_yaml
+
+    options = dict(release, **({"world_size": world_size} if world_size else {}))
+    checked = check_python(data, path, **options)
+    if not checked.calls:
+        return data, release, "no GRPOConfig(...) call to plan"
+    text, problem = trained_yaml(checked, 0)
+    judged = {"trl_version": checked.results[0].trl_version,
+              "trl_version_source": checked.results[0].trl_version_source}
+    return (text or "").encode("utf-8"), judged, problem
+
+
+def _code_setup(data: bytes) -> bool:
+    return any(word in data for word in (b"get_peft_model", b"LoraConfig", b"load_in_4bit", b"BitsAndBytesConfig"))

@@ -45,7 +45,10 @@ def diagnose(env: Environment, config: dict[str, Any] | None = None, config_path
     from . import rules
 
     installed = env.version("trl")
-    if file_release_source not in ("flag", "comment", "requirements") or file_release is None:
+    # A Python file's own install line (`!pip install trl==X`) and Unsloth's range declare a release as a pin does.
+    declared = file_release_source in ("flag", "comment", "requirements") or file_release_source.startswith(
+        ("the file's install line", "the trl range"))
+    if not declared or file_release is None:
         file_release, file_release_source = (installed, "environment") if installed else (DEFAULT, "default")
     release = rules.tabled_release(installed) if installed else rules.tabled_release(file_release)
     ctx = rules.Context(env=env, release=release, file_release=file_release,

@@ -186,8 +186,17 @@ def check_mapping(mapping: Any, path: str = "<mapping>", **options: Any) -> Chec
     return _check(mapping, path, Positions(), [], **options)
 
 
+def check_read(data: dict[str, Any], path: str, positions: Positions, diagnostics: Sequence[Diagnostic] = (), *,
+               unknown: Iterable[str] = (), **options: Any) -> CheckResult:
+    """The check of a config another reader produced (a GRPOConfig(...) call in Python: grpo_schema.dialects), with
+    the key positions it kept. `unknown` names keys that are set to values only known at run time: they count as
+    set, are never validated or replaced by a default, and every rule that reads one is skipped, as for a key
+    that failed validation (the reader says so at the key)."""
+    return _check(data, path, positions, list(diagnostics), unknown=frozenset(unknown), **options)
+
+
 def _check(data: Any, path: str, positions: Positions, diagnostics: list[Diagnostic], *,
-           world_size: int | None = None, profiles: Sequence[str | Profile] = (),
+           unknown: frozenset[str] = frozenset(), world_size: int | None = None, profiles: Sequence[str | Profile] = (),
            overrides: Sequence[Override | str] | None = None, allow_env: Iterable[str] = (),
            allow_profile_import: bool = False, world_size_source: str | None = None,
            default_world_size: int | None = None, trl_version: str | None = None,
@@ -206,7 +215,13 @@ def _check(data: Any, path: str, positions: Positions, diagnostics: list[Diagnos
     keys = sort_keys(reading.mapping, active)
     keys.written_as.update(reading.written_as)
     result.diagnostics += reading.diagnostics + keys.diagnostics
+    if unknown:  # set to values known only at run time: validated by nothing, judged by no rule, never a default
+        unknown = unknown | {k for k in (*keys.fields, *keys.renamed) if keys.written_as.get(k) in unknown}
+        keys.fields = {k: v for k, v in keys.fields.items() if k not in unknown}
+        keys.renamed = {k: v for k, v in keys.renamed.items() if k not in unknown}
+        keys.launch = {k: v for k, v in keys.launch.items() if k not in unknown}
     config, failed, field_diags = _validate(compiled("config"), {**reading.implicit, **keys.fields})
+    failed |= unknown
     launch, launch_diags = _validate_launch(keys.launch)
     result.launch = launch
     in_file = launch.get("num_processes") if isinstance(launch.get("num_processes"), int) else None
@@ -232,9 +247,10 @@ def _check(data: Any, path: str, positions: Positions, diagnostics: list[Diagnos
     # reads were read under their new names already): it ignores them, and so do the rules.
     if keys.renamed and release is None:
         rule_config, rule_failed, _ = _validate(compiled("config"), {**reading.implicit, **keys.renamed, **keys.fields})
+        rule_failed |= unknown
         rule_plan = (derive_plan(rule_config, result.world_size, sources=result.sources)
                      if not rule_failed & BATCH_INPUTS else None)
-    explicit = frozenset(keys.fields) | frozenset(keys.renamed)
+    explicit = frozenset(keys.fields) | frozenset(keys.renamed) | unknown
     result.migrated = rule_config
     ctx = _rule_context(result, active, explicit - rule_failed, release)
     ctx.plan = rule_plan

@@ -30,6 +30,7 @@ AREAS = {
     "U": "what grpo_runtime runs (train, launch, service runs)",
     "A": "run health: what a run's metrics and completions show while and after it trains (grpo health)",
     "C": "the environment that will run the config (grpo doctor)",
+    "F": "Python files: GRPOConfig(...) calls in scripts and notebooks",
 }
 
 

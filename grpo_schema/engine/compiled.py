@@ -31,13 +31,14 @@ MODELS = {
     "config": "grpo_schema.api.config:GRPORunConfig",
     "launch": "grpo_schema.engine.params.launch:LaunchParams",
     "open-r1": "grpo_schema.engine.profiles.open_r1_args:OpenR1ScriptArgs",
+    "unsloth": "grpo_schema.engine.profiles.unsloth_args:UnslothArgs",
 }
 # pydantic's internal bound checks (emitted as partials) -> our equivalents in grpo_schema.engine.coerce.
 _BOUND_FUNCTIONS = {"greater_than_validator": "bound_gt", "greater_than_or_equal_validator": "bound_ge",
                     "less_than_validator": "bound_lt", "less_than_or_equal_validator": "bound_le"}
 _ALLOWED_MODULES = ("grpo_schema.", "builtins")
 _PACKAGE = Path(__file__).parent
-_SOURCES = ("params/*.py", "profiles/open_r1_args.py", "../api/config.py", "types.py", "coerce.py", "fielderrors.py")
+_SOURCES = ("params/*.py", "profiles/open_r1_args.py", "profiles/unsloth_args.py", "../api/config.py", "types.py", "coerce.py", "fielderrors.py")
 
 
 def _source_files() -> list[Path]:

@@ -44,6 +44,7 @@ class Analysis:
     profiles: tuple[Profile, ...] = ()  # the active ones: the comment's, else the editor's
     world_size_from: str = ""  # where the world size was declared, for the hover text
     is_config: bool = True  # False: not a GRPO config (detect.py); at most the engine's note on it
+    python: Any = None  # a Python script or notebook: every call's check (grpo_schema.dialects.python.PythonCheck)
 
 
 def not_a_config(text: str, result: CheckResult | None = None) -> Analysis:
@@ -62,6 +63,10 @@ def check_document(text: str, settings: Settings, with_fixes: bool = True, uri: 
     With `with_fixes` (the server's every check) the batch rules carry their smallest edits, and so the hint
     `grpo validate` prints ("smallest edits: ... As written, the config is valid for world sizes ..."): one text
     from the engine on both surfaces. Without it (benchmarks of the bare check) the hint is the rule's own."""
+    if uri.endswith((".py", ".ipynb")):  # GRPOConfig(...) calls in a script or notebook (grpo_schema.lsp.python)
+        from grpo_schema.lsp.python import check_python_document
+
+        return check_python_document(text, settings, uri)
     attach = attachment(uri, text, settings.file_patterns) if uri else CHECK
     if attach == SKIP:
         return not_a_config(text)

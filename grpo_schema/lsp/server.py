@@ -284,6 +284,11 @@ async def code_action(ls: GrpoLanguageServer, params: lsp.CodeActionParams) -> l
     version = ls._client_version(uri)
     only = [str(kind) for kind in params.context.only] if params.context.only else None
     actions: list[lsp.CodeAction] = []
+    if analysis.python is not None:  # a script: fixes edit the keyword where it is written
+        from grpo_schema.lsp import python
+
+        near = [d for d in analysis.diagnostics if edits.in_range(d, params.range)]
+        return python.quick_fixes(uri, version, analysis, near)
     if not only or any(str(k).startswith(lsp.CodeActionKind.QuickFix) for k in only):
         near = [d for d in analysis.diagnostics if edits.in_range(d, params.range)]
         actions += edits.quick_fixes(uri, version, analysis.text, near)
@@ -299,6 +304,12 @@ async def hover(ls: GrpoLanguageServer, params: lsp.HoverParams) -> lsp.Hover | 
         return None
     lines = split_lines(analysis.text)
     line = params.position.line
+    if analysis.python is not None:  # a keyword's facts, or on the call its schedule
+        from grpo_schema.lsp import python
+
+        column = from_utf16(lines[line], params.position.character) if line < len(lines) else 0
+        shown = python.hover(analysis, line, column) if line < len(lines) else None
+        return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=shown)) if shown else None
     key = info.key_at(lines[line], from_utf16(lines[line], params.position.character)) if line < len(lines) else None
     if key is None:
         return None
@@ -315,7 +326,7 @@ async def completion(ls: GrpoLanguageServer, params: lsp.CompletionParams) -> ls
         return None  # a file the client never opened: nothing to complete, as hover answers (not a read from disk)
     text = ls.workspace.get_text_document(uri).source
     analysis = await ls.analyse(uri)  # for the active profiles, which may come from a `# grpo:` comment
-    if analysis is not None and not analysis.is_config:
+    if analysis is not None and (not analysis.is_config or analysis.python is not None):  # no YAML keys to offer
         return lsp.CompletionList(is_incomplete=False, items=[])
     profiles = analysis.profiles if analysis is not None else ()
     lines = split_lines(text)

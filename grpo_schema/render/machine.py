@@ -48,10 +48,13 @@ def render_github(results: list[CheckResult]) -> str:
     lines = []
     for result in results:
         for diag in result.diagnostics:
-            props = [f"file={_escape_property(printable(result.path))}"]
-            if diag.line:
-                props += [f"line={diag.line}", f"col={diag.column or 1}"]
+            from grpo_schema.render.notebooks import in_file
+
+            path, line, column, prefix = in_file(result.path, diag.line, diag.column)
+            props = [f"file={_escape_property(printable(path))}"]
+            if line:
+                props += [f"line={line}", f"col={column or 1}"]
             props.append(f"title={_escape_property(diag.code)}")
-            message = printable(diag.message + (f" ({diag.hint})" if diag.hint else ""))  # no ESC in the log
+            message = printable(prefix + diag.message + (f" ({diag.hint})" if diag.hint else ""))  # no ESC in the log
             lines.append(f"::{_GITHUB_LEVEL[diag.severity]} {','.join(props)}::{_escape_data(message)}")
     return "\n".join(lines) + ("\n" if lines else "")

@@ -32,6 +32,7 @@ def code_catalogue() -> dict[str, Any]:
 
     load_rules()
     import grpo_schema.health.rundir  # noqa: F401  (declares the run-health codes)
+    import grpo_schema.dialects.python.codes  # noqa: F401  (declares the codes of Python files)
     known_profiles()  # imports the built-in profiles, which declare their codes
     return dict(sorted(CODES.items()))
 
@@ -64,15 +65,18 @@ def _fingerprint(path: str, code: str, fields: tuple[str, ...]) -> str:
 
 
 def _result(result: CheckResult, diag: Any, rule_index: dict[str, int]) -> dict[str, Any]:
-    uri, base = artifact_uri(result.path)
+    from grpo_schema.render.notebooks import in_file
+
+    path, line, column, prefix = in_file(result.path, diag.line, diag.column)
+    uri, base = artifact_uri(path)
     location: dict[str, Any] = {"uri": uri}
     if base:
         location["uriBaseId"] = base
-    text = diag.message + (f" ({diag.hint})" if diag.hint else "")
+    text = prefix + diag.message + (f" ({diag.hint})" if diag.hint else "")
     out: dict[str, Any] = {
         "ruleId": diag.code, "level": LEVELS[diag.severity], "message": {"text": text},
         "locations": [{"physicalLocation": {"artifactLocation": location,
-                                            "region": {"startLine": diag.line or 1, "startColumn": diag.column or 1}}}],
+                                            "region": {"startLine": line or 1, "startColumn": column or 1}}}],
         "partialFingerprints": {"grpoConfigFinding/v1": _fingerprint(result.path, diag.code, tuple(diag.fields))},
         "properties": {"fields": list(diag.fields), "hint": diag.hint,
                        "fix": diag.fix.to_dict() if diag.fix else None},

@@ -51,7 +51,8 @@ def render_diagnostic(diag: Diagnostic, path: str, lines: list[str], color: bool
         text = printable(raw)
         out.append(_paint(gutter, "dim", color) + text)
         start = len(printable(raw[:max((diag.column or 1) - 1, 0)]))  # the caret under the escaped text
-        key_width = max(len(text[start:].split(":", 1)[0].rstrip()), 1)
+        # The key: up to its ':' in YAML, its '=' for a Python keyword argument.
+        key_width = max(len(re.split(r"[:=]", text[start:], maxsplit=1)[0].rstrip()), 1)
         out.append(_paint(" " * 6 + "| ", "dim", color) + " " * start + _paint("^" * key_width, diag.severity, color))
     if diag.hint:
         out.append(f"  help: {printable(diag.hint)}")

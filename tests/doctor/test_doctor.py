@@ -163,7 +163,7 @@ def test_validate_doctor_adds_this_interpreters_findings_to_the_check(tmp_path):
 
 def test_smoke_reports_carry_the_doctor_findings(tmp_path):
     pytest.importorskip("torch", reason="grpo smoke is part of the runtime extra")
-    from grpo_runtime.launch.smoke_report import doctor_section, render_text
+    from grpo_runtime.smoke.report import doctor_section, render_text
 
     config = tmp_path / "c.yaml"
     config.write_text("model_name_or_path: Qwen/Qwen3-0.6B\ndataset_name: d\noutput_dir: out\n"

@@ -24,7 +24,7 @@ def run_hook(hook: dict, args: list[str], files: list[str]) -> int:
 
 
 def test_hooks_are_declared():
-    assert set(HOOKS) == {"grpo-validate", "grpo-schema-fresh"}
+    assert set(HOOKS) == {"grpo-validate", "grpo-validate-python", "grpo-schema-fresh"}
     for hook in HOOKS.values():
         assert hook["language"] == "python" and hook["name"] and hook["description"]
 

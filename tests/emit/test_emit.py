@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from grpo_runtime.launch.emit import K8S_FORMS, emit_command
+from grpo_runtime.clusters.emit import K8S_FORMS, emit_command
 from grpo_schema import check_file
 
 ROOT = Path(__file__).resolve().parents[2]

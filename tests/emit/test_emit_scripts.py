@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from grpo_runtime.launch.emit import DONE_MARKER, K8S_FORMS, VOLUME, emit_command
+from grpo_runtime.clusters.emit import DONE_MARKER, K8S_FORMS, VOLUME, emit_command
 from tests.emit.test_emit import MULTI
 
 BASH = shutil.which("bash")

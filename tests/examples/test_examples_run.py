@@ -19,7 +19,7 @@ ROWS = [{"prompt": f"say cat {i}", "solution": "$cat$", "target": "cat"} for i i
 
 @pytest.fixture(scope="module")
 def tiny_model_dir(tmp_path_factory):
-    from grpo_runtime.launch.tiny import save_tiny_model
+    from grpo_runtime.model.tiny import save_tiny_model
 
     return save_tiny_model(tmp_path_factory.mktemp("tiny") / "model")
 

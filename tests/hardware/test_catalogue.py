@@ -96,7 +96,7 @@ def test_bad_hardware_specs_say_what_is_accepted(spec):
 
 def test_the_demos_model_is_known_by_its_path_as_grpo_demo_writes_it(tmp_path):
     pytest.importorskip("torch", reason="grpo demo writes its model with transformers")
-    from grpo_runtime.launch.tiny import save_tiny_model
+    from grpo_runtime.model.tiny import save_tiny_model
     from grpo_schema.engine.hardware.catalogue import DEMO_MODEL, demo_model
 
     written = read_config_json(save_tiny_model(tmp_path / "model") / "config.json")

@@ -1,4 +1,4 @@
-"""The estimate against measurement: grpo_runtime's own training step (grpo_runtime.launch.memprobe) against the
+"""The estimate against measurement: grpo_runtime's own training step (grpo_runtime.memprobe) against the
 planner's grpo_runtime figures, each main part within 15% (or 4 MB, the resident-set noise floor on CPU) and the
 total within 15%.
 
@@ -80,7 +80,7 @@ def _device() -> str:
 
 def measured(case: dict, device: str) -> dict:
     env = {**os.environ, "MALLOC_MMAP_THRESHOLD_": "65536", "MALLOC_TRIM_THRESHOLD_": "0"}
-    run = subprocess.run([sys.executable, "-m", "grpo_runtime.launch.memprobe", json.dumps(case), "--device", device],
+    run = subprocess.run([sys.executable, "-m", "grpo_runtime.memprobe", json.dumps(case), "--device", device],
                          capture_output=True, text=True, env=env, timeout=600)
     assert run.returncode == 0, run.stderr[-2000:]
     return json.loads(run.stdout.strip().splitlines()[-1])

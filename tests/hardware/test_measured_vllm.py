@@ -1,6 +1,6 @@
 """The estimate against measurement with a colocated vLLM engine (vllm_mode: colocate): grpo_runtime's own
 ColocateBackend built from a run config beside the policy, one generation (weights loaded into the engine, a
-batch decoded), then the training step (grpo_runtime.launch.memprobe). The planner's `vllm` part and the total
+batch decoded), then the training step (grpo_runtime.memprobe). The planner's `vllm` part and the total
 within 15%.
 
 Needs a real vLLM engine: it runs in the vLLM environment (scripts/setup-vllm.sh builds .venv-vllm; scripts/test.sh

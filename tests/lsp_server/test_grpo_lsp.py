@@ -231,3 +231,14 @@ def test_a_bad_release_in_the_editors_settings_is_said_on_every_document(server,
         assert "trlVersion" in found[0]["message"]
     finally:
         server.notify("workspace/didChangeConfiguration", {"settings": {"grpo": {}}})
+
+
+def test_a_python_script_gets_diagnostics_fixes_and_hover_through_the_server(server, tmp_path):
+    """The handlers' path for .py documents (the answers themselves: tests/dialects/test_python_lsp.py)."""
+    text = (REPO / "tests" / "dialects" / "python_files" / "plain_batch.py").read_text()
+    uri = open_text(server, tmp_path, "train.py", text)
+    (b001,) = server.wait_publish(uri)
+    assert b001["code"] == "GRPO-B001" and b001["range"]["start"] == {"line": 6, "character": 4}
+    actions = server.code_actions(uri, (6, 4), (6, 10))
+    assert actions and actions[0]["title"].startswith("GRPO-B001: per_device_train_batch_size 1 -> 4")
+    assert "Schedule at world size 1" in server.hover(uri, 2, 9)

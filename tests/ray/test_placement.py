@@ -1,4 +1,4 @@
-"""How `grpo launch --ray` splits a run over a cluster's nodes (grpo_runtime.launch.rayplace), on node lists as Ray
+"""How `grpo launch --ray` splits a run over a cluster's nodes (grpo_runtime.clusters.ray.placement), on node lists as Ray
 reports them: the fewest equal machines the nodes hold, the vLLM server's bundle of the open-r1 layout counted, and
 `trl vllm-serve` as Slurm's vLLM node runs it. (tests/ray/test_ray_jobs.py places runs on a real cluster.)"""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from grpo_runtime.launch.rayplace import _sized, holds, placement, server_for
+from grpo_runtime.clusters.ray.placement import _sized, holds, placement, server_for
 
 
 def nodes(*shapes: tuple[float, float]) -> list[dict]:

@@ -127,7 +127,7 @@ def driver_job(cluster, folder: Path, server: list[str], port: int) -> tuple[str
     (work / "health").mkdir(parents=True)
     (work / "health" / "index.html").write_text("ok")  # what a stand-in server answers at /health/
     (work / "trainer.py").write_text(TRAINER)
-    entrypoint = [sys.executable, "-m", "grpo_runtime.launch.raynodes", "--machines", "2", "--cpus", "0.5",
+    entrypoint = [sys.executable, "-m", "grpo_runtime.clusters.ray.driver", "--machines", "2", "--cpus", "0.5",
                   "--server-cpus", "0.5", "--server-port", str(port), "--server-timeout", "60",
                   "--server-command", json.dumps(server), "--", sys.executable, "trainer.py", str(folder)]
     client = JobSubmissionClient(cluster.address)

@@ -38,10 +38,10 @@ class Assets:
 
 @pytest.fixture(scope="session")
 def assets(tmp_path_factory) -> Assets:
-    """The tiny random-init model and the demo prompts (grpo_runtime.launch.tiny / grpo_runtime.launch.demo)."""
+    """The tiny random-init model and the demo prompts (grpo_runtime.model.tiny / grpo_runtime.launch.demo)."""
     pytest.importorskip("torch", reason="runs train with grpo_runtime, which needs torch")
     from grpo_runtime.launch.demo import demo_rows
-    from grpo_runtime.launch.tiny import save_tiny_model
+    from grpo_runtime.model.tiny import save_tiny_model
 
     root = tmp_path_factory.mktemp("assets")
     (root / "data").mkdir()

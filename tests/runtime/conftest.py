@@ -19,8 +19,8 @@ torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
 
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory):
-    """A saved random-init tiny Qwen2 + word-level tokenizer (grpo_runtime.launch.tiny), shared by the session."""
-    from grpo_runtime.launch.tiny import save_tiny_model
+    """A saved random-init tiny Qwen2 + word-level tokenizer (grpo_runtime.model.tiny), shared by the session."""
+    from grpo_runtime.model.tiny import save_tiny_model
 
     return save_tiny_model(tmp_path_factory.mktemp("tiny") / "model")
 
@@ -28,7 +28,7 @@ def tiny_model_dir(tmp_path_factory):
 @pytest.fixture(scope="module")
 def tiny_policy():
     """(the tiny random-init model in train mode, as while training; its tokenizer), built in memory."""
-    from grpo_runtime.launch.tiny import build_model, build_tokenizer
+    from grpo_runtime.model.tiny import build_model, build_tokenizer
 
     tokenizer = build_tokenizer()
     return build_model(tokenizer).train(), tokenizer

@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from grpo_runtime.data import open_r1
-from grpo_runtime.launch import smoke_problems as bank
+from grpo_runtime.smoke import problems as bank
 
 needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
 

@@ -33,7 +33,7 @@ import grpo_runtime.train
 from grpo_runtime.launch.demo import demo_rows
 from grpo_runtime.distributed.accelerate import LAUNCH_FLAGS
 from grpo_runtime.support.fields import CONFIG_FIELDS, LAUNCH_FIELDS
-from grpo_runtime.launch.tiny import save_tiny_model
+from grpo_runtime.model.tiny import save_tiny_model
 
 from .helpers import validated, write_prompts
 

@@ -23,7 +23,7 @@ grpo_trainer_module = pytest.importorskip("trl.trainer.grpo_trainer")
 
 def fixed_completions(eos):
     """8 rows (b * s): some stop at EOS, some run to max_completion_length, rewards differ within groups."""
-    cat, star = 7, 14  # the demo's target words (grpo_runtime.launch.tiny.VOCABULARY)
+    cat, star = 7, 14  # the demo's target words (grpo_runtime.model.tiny.VOCABULARY)
     return torch.tensor([[cat, cat, eos, 0, 0], [13, cat, 14, 15, 16], [star, eos, 0, 0, 0], [20, 21, 22, star, 12],
                          [cat, 17, 17, eos, 0], [12, 17, 12, 17, 12], [eos, 0, 0, 0, 0], [18, star, star, 13, eos]])
 

@@ -108,7 +108,7 @@ def test_a_time_limit_kill_is_reported_with_slurms_reason(killed, time_limited):
     waited = grpo("slurm", "wait", str(time_limited))
     assert waited.returncode == 2 and "time limit" in waited.stderr
     # this cluster has no slurmdbd: sacct's accounting answers nothing, the job completion log has the job
-    from grpo_runtime.launch.slurm import scheduler
+    from grpo_runtime.clusters.slurm import scheduler
 
     assert scheduler._from_sacct(killed["job_id"], None, completion=False) is None
     logged = scheduler._from_sacct(killed["job_id"], None, completion=True)

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from grpo_runtime.launch.slurm import scheduler
-from grpo_runtime.launch.slurm.layout import Layout, LayoutError, plan_layout, wants_vllm_server
-from grpo_runtime.launch.slurm.script import JobSpec, render
+from grpo_runtime.clusters.slurm import scheduler
+from grpo_runtime.clusters.slurm.layout import Layout, LayoutError, plan_layout, wants_vllm_server
+from grpo_runtime.clusters.slurm.script import JobSpec, render
 from grpo_schema import check_text
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,4 +1,4 @@
-"""A local config for the smoke tests: the tiny word-level model (grpo_runtime.launch.tiny), a 4-row dataset and a
+"""A local config for the smoke tests: the tiny word-level model (grpo_runtime.model.tiny), a 4-row dataset and a
 user reward module, all in a temporary folder that is the working directory."""
 
 import json
@@ -36,14 +36,14 @@ FAILING_TEMPLATE = ("{% if messages[0]['role'] != 'system' %}{{ raise_exception(
 
 @pytest.fixture(scope="session")
 def smoke_model(tmp_path_factory):
-    from grpo_runtime.launch.tiny import save_tiny_model
+    from grpo_runtime.model.tiny import save_tiny_model
 
     return save_tiny_model(tmp_path_factory.mktemp("smoke-tiny") / "model")
 
 
 @pytest.fixture(scope="session")
 def failing_template_model(tmp_path_factory):
-    from grpo_runtime.launch.tiny import build_model, build_tokenizer
+    from grpo_runtime.model.tiny import build_model, build_tokenizer
 
     directory = tmp_path_factory.mktemp("smoke-template") / "model"
     tokenizer = build_tokenizer()
@@ -85,7 +85,7 @@ def run_smoke(path, *extra):
     import contextlib
     import io
 
-    from grpo_runtime.launch.smoke import smoke_command
+    from grpo_runtime.smoke.command import smoke_command
 
     out = io.StringIO()
     with contextlib.redirect_stdout(out):

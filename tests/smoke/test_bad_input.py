@@ -49,8 +49,8 @@ def test_an_architecture_transformers_does_not_know_is_named(workspace, tmp_path
 
 
 def test_more_processes_than_the_machine_runs_is_named_when_no_smaller_world_size_fits():
-    from grpo_runtime.launch.smoke_plan import SmokePlan, SmokeRefused
-    from grpo_runtime.launch.smoke_settings import choose_world_size
+    from grpo_runtime.smoke.plan import SmokePlan, SmokeRefused
+    from grpo_runtime.smoke.settings import choose_world_size
 
     config = SimpleNamespace(num_generations=8, generation_batch_size=None, eval_strategy="no",
                              num_generations_eval=None, per_device_train_batch_size=1)
@@ -62,8 +62,8 @@ def test_more_processes_than_the_machine_runs_is_named_when_no_smaller_world_siz
 
 
 def test_a_world_size_the_machine_cannot_run_is_substituted_and_stated():
-    from grpo_runtime.launch.smoke_plan import SmokePlan
-    from grpo_runtime.launch.smoke_settings import choose_world_size
+    from grpo_runtime.smoke.plan import SmokePlan
+    from grpo_runtime.smoke.settings import choose_world_size
 
     config = SimpleNamespace(num_generations=8, generation_batch_size=None, eval_strategy="no",
                              num_generations_eval=None, per_device_train_batch_size=8)
@@ -73,7 +73,7 @@ def test_a_world_size_the_machine_cannot_run_is_substituted_and_stated():
 
 
 def test_the_text_report_names_the_failure(workspace, capsys):
-    from grpo_runtime.launch.smoke import smoke_command
+    from grpo_runtime.smoke.command import smoke_command
 
     code = smoke_command([str(workspace(dataset_name="./nowhere/data.jsonl")), "--strict-paths"])
     out = capsys.readouterr().out
@@ -82,7 +82,7 @@ def test_the_text_report_names_the_failure(workspace, capsys):
 
 @pytest.mark.parametrize("bad", ["abc", "0.9"])
 def test_a_version_that_cannot_be_judged_is_a_usage_error_before_anything_starts(workspace, capsys, bad):
-    from grpo_runtime.launch.smoke import smoke_command
+    from grpo_runtime.smoke.command import smoke_command
 
     code = smoke_command([str(workspace()), "--trl-version", bad, "--format", "json"])
     captured = capsys.readouterr()

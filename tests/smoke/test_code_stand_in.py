@@ -9,10 +9,10 @@ import shutil
 import pytest
 
 from grpo_runtime.data import open_r1
-from grpo_runtime.launch.smoke_code import state_code_execution
-from grpo_runtime.launch.smoke_data import RowShape, write_rows
-from grpo_runtime.launch.smoke_plan import SmokePlan, SmokeRefused
-from grpo_runtime.launch.smoke_problems import code_rows
+from grpo_runtime.smoke.code import state_code_execution
+from grpo_runtime.smoke.data import RowShape, write_rows
+from grpo_runtime.smoke.plan import SmokePlan, SmokeRefused
+from grpo_runtime.smoke.problems import code_rows
 
 from .test_shapes import open_r1_args
 

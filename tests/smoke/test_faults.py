@@ -63,11 +63,11 @@ def test_a_checkpoint_that_cannot_be_resumed_is_named(workspace):
 
 def test_two_declared_processes_run_as_two_cpu_processes(workspace):
     """Declared as grpo validate takes it (--world-size, which wins over the file's num_processes)."""
-    from grpo_runtime.launch.smoke_settings import cpu_process_limit
+    from grpo_runtime.smoke.settings import cpu_process_limit
 
     if cpu_process_limit() < 2:
         pytest.skip("this machine runs one CPU process")
-    from grpo_runtime.launch.smoke import smoke_command
+    from grpo_runtime.smoke.command import smoke_command
 
     assert smoke_command([str(workspace()), "--world-size", "0"]) == 2  # usage
     code, report = run_smoke(workspace(num_processes=7, per_device_train_batch_size=4), "--world-size", "2")

@@ -7,9 +7,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from grpo_runtime.launch.smoke_data import RowShape, substitute_mixture, synthetic_rows
-from grpo_runtime.launch.smoke_plan import SmokePlan, content_seed
-from grpo_runtime.launch.smoke_settings import bound_batch
+from grpo_runtime.smoke.data import RowShape, substitute_mixture, synthetic_rows
+from grpo_runtime.smoke.plan import SmokePlan, content_seed
+from grpo_runtime.smoke.settings import bound_batch
 
 from .conftest import run_smoke
 
@@ -126,14 +126,14 @@ def test_frames_are_ordered_the_users_then_ours_then_the_libraries(tmp_path):
     library's, never put first as the user's own."""
     import json as json_module
 
-    from grpo_runtime.launch import smoke_worker
+    from grpo_runtime.smoke import faults
 
     user_file = tmp_path / "my_rewards.py"
     user_file.write_text("x = 1\n")
-    assert smoke_worker.frame_owner("pyarrow/array.pxi") == "library"
-    assert smoke_worker.frame_owner(json_module.__file__) == "library"
-    assert smoke_worker.frame_owner(smoke_worker.__file__) == "ours"
-    assert smoke_worker.frame_owner(str(user_file)) == "user"
+    assert faults.frame_owner("pyarrow/array.pxi") == "library"
+    assert faults.frame_owner(json_module.__file__) == "library"
+    assert faults.frame_owner(faults.__file__) == "ours"
+    assert faults.frame_owner(str(user_file)) == "user"
 
 
 @pytest.mark.parametrize("name, said", [("code", "remote code sandbox"), ("cf_code", "Piston"),

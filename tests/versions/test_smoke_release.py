@@ -51,7 +51,7 @@ warmup_ratio: 0.1
 
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory):
-    from grpo_runtime.launch.tiny import save_tiny_model
+    from grpo_runtime.model.tiny import save_tiny_model
 
     return save_tiny_model(tmp_path_factory.mktemp("smoke-release") / "model")
 
@@ -73,7 +73,7 @@ def recipe(tmp_path, monkeypatch, tiny_model, request):
 
 
 def smoke(*argv) -> tuple[int, dict]:
-    from grpo_runtime.launch.smoke import smoke_command
+    from grpo_runtime.smoke.command import smoke_command
 
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
@@ -91,7 +91,7 @@ def test_the_recipe_is_valid_for_0_19_and_not_for_1_16(recipe):
 
 def test_the_file_runs_translated_with_0_19_defaults_written_out(recipe):
     from grpo_schema import check_file
-    from grpo_runtime.launch.smoke import parser, translate_for_runtime
+    from grpo_runtime.smoke.command import parser, translate_for_runtime
 
     args = parser().parse_args([str(recipe), "--trl-version", "0.19"])
     translated = translate_for_runtime(args, {"trl_version": "0.19", "trl_version_source": "flag"})
@@ -118,7 +118,7 @@ def test_the_file_runs_translated_with_0_19_defaults_written_out(recipe):
 
 
 def test_a_1_16_file_is_not_translated(recipe):
-    from grpo_runtime.launch.smoke import parser, translate_for_runtime
+    from grpo_runtime.smoke.command import parser, translate_for_runtime
 
     args = parser().parse_args([str(recipe)])
     assert translate_for_runtime(args, {"trl_version": "1.16.0", "trl_version_source": "installed"}) is None

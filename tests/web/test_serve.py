@@ -133,6 +133,6 @@ def test_the_slurm_backend_imports_no_torch():
     code = ("import sys; import grpo_web.runs.slurm as s; from grpo_web.settings import Settings;"
             "s.layout_for(Settings(runs_backend='slurm'), 1, None); s._scheduler();"
             "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'transformers'));"
-            "print(bad); sys.exit(1 if bad or 'grpo_runtime.launch.slurm.scheduler' not in sys.modules else 0)")
+            "print(bad); sys.exit(1 if bad or 'grpo_runtime.clusters.slurm.scheduler' not in sys.modules else 0)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ})
     assert done.returncode == 0, done.stdout + done.stderr

@@ -1,5 +1,5 @@
 """POST /api/v1/emit: the SkyPilot task, dstack task or Kubernetes manifest of a config, as `grpo launch --emit`
-writes it (grpo_runtime.launch.emit: the same parser, layout and writer), for the form's Launch dialog.
+writes it (grpo_runtime.clusters.emit: the same parser, layout and writer), for the form's Launch dialog.
 
 The config is checked at its own world size, laid out over nodes (`num_machines`, `hardware:`, the vLLM server
 node), then checked again at the layout's world size; a config that is invalid there is a 422 with every
@@ -41,7 +41,7 @@ def emitted(body: ConfigBody, arguments: list[str], world_size: int | None,
             profiles: list[str]) -> tuple[str, str] | CheckResult:
     """(the spec, its layout in words), or the CheckResult that refuses it. Raises ValueError for a layout that
     does not split."""
-    from grpo_runtime.launch.emit import LayoutError, emit, emit_parser, plan
+    from grpo_runtime.clusters.emit import LayoutError, emit, emit_parser, plan
 
     args = emit_parser().parse_args(arguments)
     declared = _check(body, args.file, None, world_size, profiles)

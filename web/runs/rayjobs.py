@@ -1,6 +1,6 @@
 """The service's Ray backend: a run is one job of the operator's Ray cluster (GRPO_WEB_RUNS_BACKEND=ray).
 
-Placement, submission and following are grpo_runtime.launch.raycluster's, exactly as for `grpo launch --ray`: the
+Placement, submission and following are grpo_runtime.clusters.ray.cli's, exactly as for `grpo launch --ray`: the
 run's folder RUNS_DIR/<id> is the job's folder (its ray_job.json, so `grpo ray status RUNS_DIR/<id>` answers for a
 service run too) and the job's working_dir (only the config travels). The cluster is asked whether it can place
 the world size before the run is queued (GRPO-U011 / GRPO-U012 in the 422) and again when it is submitted. The
@@ -8,7 +8,7 @@ job's state, exit reason and output come from Ray's Jobs API; its output is copi
 grows, so the log, the metrics and the checkpoints (output_dir on a filesystem the service shares with the
 cluster's nodes) are read as for a local run.
 
-grpo_runtime.launch.raycluster (and Ray) is imported when a Ray run is checked, submitted or followed, so a service
+grpo_runtime.clusters.ray.cli (and Ray) is imported when a Ray run is checked, submitted or followed, so a service
 with another backend loads neither.
 """
 
@@ -53,7 +53,7 @@ class JobStatus:
 
 
 def _cluster():
-    from grpo_runtime.launch import raycluster
+    from grpo_runtime.clusters.ray import cli as raycluster
 
     return raycluster  # it re-exports rayplace's Refused and Placement
 
@@ -71,7 +71,7 @@ def plan(settings: RunsSettings, world_size: int, config):
     """Where a run of `world_size` would sit on the cluster now (rayplace.Placement, with the vLLM server a config
     in the open-r1 layout generates through), or why it cannot be submitted (rayplace.Refused, with its GRPO-U011 /
     GRPO-U012 code)."""
-    from grpo_runtime.launch import rayplace
+    from grpo_runtime.clusters.ray import placement as rayplace
 
     server = rayplace.server_for(config, python(settings), settings.runs_ray_vllm_gpus)
     return rayplace.plan(settings.runs_ray_address, world_size, settings.runs_ray_cpus_per_process,

@@ -1,12 +1,12 @@
 """The service's Slurm backend: a run is a batch job of the operator's cluster.
 
-The run's folder gets the same batch script `grpo launch --slurm` writes (grpo_runtime.launch.slurm.script), with every
+The run's folder gets the same batch script `grpo launch --slurm` writes (grpo_runtime.clusters.slurm.script), with every
 sbatch option from the operator's settings; the client chose only the config and its world size, which the
 policy (GRPO-X008) has already matched to whole nodes. The job's output file is the run's log, so logs, metrics
 and checkpoints are read exactly as for a local run. The job is followed by its id (stored before anyone is
 told), so a restarted service re-attaches to it; its end comes from Slurm with Slurm's state and reason.
 
-The engine (grpo_runtime.launch.slurm: standard library only) is imported when a Slurm run is submitted or followed, so
+The engine (grpo_runtime.clusters.slurm: standard library only) is imported when a Slurm run is submitted or followed, so
 a service that runs locally loads nothing of grpo_runtime.
 """
 
@@ -23,9 +23,9 @@ from grpo_web.runs.settings import RunsSettings
 from grpo_web.runs.store import Run
 
 if TYPE_CHECKING:
-    from grpo_runtime.launch.slurm.layout import Layout
-    from grpo_runtime.launch.slurm.scheduler import JobStatus
-    from grpo_runtime.launch.slurm.script import JobSpec
+    from grpo_runtime.clusters.slurm.layout import Layout
+    from grpo_runtime.clusters.slurm.scheduler import JobStatus
+    from grpo_runtime.clusters.slurm.script import JobSpec
 
 
 class SlurmError(RuntimeError):
@@ -33,14 +33,14 @@ class SlurmError(RuntimeError):
 
 
 def _scheduler():
-    from grpo_runtime.launch.slurm import scheduler
+    from grpo_runtime.clusters.slurm import scheduler
 
     return scheduler
 
 
 def layout_for(settings: RunsSettings, world_size: int, config) -> Layout:
     """Whole nodes of the operator's shape, or one node holding a smaller run."""
-    from grpo_runtime.launch.slurm.layout import Layout, wants_vllm_server
+    from grpo_runtime.clusters.slurm.layout import Layout, wants_vllm_server
 
     per_node = settings.runs_slurm_node_processes
     nodes = slurm_nodes(world_size, per_node)
@@ -52,7 +52,7 @@ def layout_for(settings: RunsSettings, world_size: int, config) -> Layout:
 
 
 def job_spec(run: Run, settings: RunsSettings) -> JobSpec:
-    from grpo_runtime.launch.slurm.script import JobSpec
+    from grpo_runtime.clusters.slurm.script import JobSpec
 
     allow_env = tuple(settings.runs_env_allowlist)
     result = check_text(run.config_text.encode(), world_size=run.world_size, allow_env=list(allow_env))
@@ -75,7 +75,7 @@ def job_spec(run: Run, settings: RunsSettings) -> JobSpec:
 def submit(run: Run, settings: RunsSettings) -> tuple[str, JobSpec]:
     """Write RUN_DIR/job.sbatch and submit it. sbatch gets the child environment (no GRPO_WEB_* secrets); the
     job inherits it, as a local run does. Raises SlurmError or ValueError with what went wrong."""
-    from grpo_runtime.launch.slurm.script import write
+    from grpo_runtime.clusters.slurm.script import write
 
     spec = job_spec(run, settings)
     script = write(spec)

@@ -102,7 +102,7 @@ MODELS: dict[str, ModelFacts] = {m.name.lower(): m for m in (
                norms_per_layer=4, published_params=0.268 * _E),
 )}
 
-# `grpo demo demo`'s model (grpo_runtime.launch.tiny), which the CLI and a service with runs on write as demo/model:
+# `grpo demo demo`'s model (grpo_runtime.model.tiny), which the CLI and a service with runs on write as demo/model:
 # known by that path, so the Demo recipe gets its estimate from the service, which reads no model file a client
 # names. A test holds these numbers to the config.json the demo writes.
 DEMO_MODEL_PATH = "demo/model"

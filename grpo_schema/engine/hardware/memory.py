@@ -1,7 +1,7 @@
 """Per-GPU memory of a GRPO run, part by part, in bytes.
 
 Each part is a formula over the model's architecture and the run's settings (`Setup`), written from what the
-training code keeps alive (see grpo_runtime.launch.memprobe, which measures the same parts of grpo_runtime's step):
+training code keeps alive (see grpo_runtime.memprobe, which measures the same parts of grpo_runtime's step):
 
 - model states follow DeepSpeed's own accounting for ZeRO (mixed precision: 2-byte weights, fp32 master copy and
   Adam moments sharded over the world size), torch's for plain data parallel (states in the weights' dtype) and

@@ -118,3 +118,7 @@ def _load_builtin() -> None:
         from grpo_schema.engine.profiles.open_r1 import OPEN_R1
 
         _REGISTRY.setdefault(OPEN_R1.name, OPEN_R1)
+    if "unsloth" not in _REGISTRY:
+        from grpo_schema.engine.profiles.unsloth import UNSLOTH
+
+        _REGISTRY.setdefault(UNSLOTH.name, UNSLOTH)

@@ -4,7 +4,7 @@ The remote sandbox a recipe sends completions' code to (E2B, MorphCloud, Piston 
 a cluster's paths are not: the smoke runs the same rewards on this machine's local executor instead, and says so in
 the report's "code execution" group (`code_provider: local` asks for that executor: then it is exercised as
 written). Synthetic rows for such a reward are small real problems in the shape of the dataset it reads
-(grpo_runtime.launch.smoke_problems), and before the run each kind of row's reference solution is scored, so a
+(grpo_runtime.smoke.problems), and before the run each kind of row's reference solution is scored, so a
 machine that cannot run the code (no g++, limits too tight) is named before anything starts, not as a reward of 0.
 """
 
@@ -14,8 +14,8 @@ import json
 from pathlib import Path
 
 from grpo_runtime.data.code_programs import CodeUnavailable
-from grpo_runtime.launch.smoke_plan import EXERCISED, SUBSTITUTED, SmokePlan, SmokeRefused
-from grpo_runtime.launch.smoke_problems import kind_of, reference_completion
+from grpo_runtime.smoke.plan import EXERCISED, SUBSTITUTED, SmokePlan, SmokeRefused
+from grpo_runtime.smoke.problems import kind_of, reference_completion
 
 EXECUTOR = ("this machine's local executor: each completion's code in a subprocess with time, memory and process "
             "limits")

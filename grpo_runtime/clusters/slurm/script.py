@@ -14,7 +14,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grpo_runtime.launch.slurm.layout import Layout
+from grpo_runtime.clusters.slurm.layout import Layout
 
 SCRIPT_FILE = "job.sbatch"
 LOG_FILE = "run.log"

@@ -13,7 +13,7 @@ its tests and reference solutions (Python and C++) that pass them, in the shape 
 
 Each column holds one type in every row, so Arrow stores them (datasets' map fails on a column mixing lists and
 strings). `code_rows` picks the shape from the configured reward's type; `reference_completion` is what
-grpo_runtime.launch.smoke_code scores before the run.
+grpo_runtime.smoke.code scores before the run.
 """
 
 from __future__ import annotations

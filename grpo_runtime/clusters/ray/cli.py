@@ -1,11 +1,11 @@
 """`grpo launch FILE --ray ADDRESS` and `grpo ray status|logs|wait|cancel|resume RUN_DIR`: a run as one Ray job.
 
-The config is validated at its world size, then placed (grpo_runtime.launch.rayplace): the fewest accelerate
+The config is validated at its world size, then placed (grpo_runtime.clusters.ray.placement): the fewest accelerate
 machines of equal size the cluster's live nodes hold, each one placement bundle, plus the vLLM server's bundle for
 a config in the open-r1 layout; a cluster that cannot be reached (GRPO-U011) or cannot hold them (GRPO-U012) gets
 nothing. Otherwise one job goes in through Ray's Jobs API: its runtime environment carries the project's packages
 (py_modules) and the job's folder with the config (working_dir); its entrypoint is the driver
-(grpo_runtime.launch.raynodes), which reserves the bundles as one placement group and runs `grpo launch` as each
+(grpo_runtime.clusters.ray.driver), which reserves the bundles as one placement group and runs `grpo launch` as each
 machine with the rendezvous of machine 0. The job's record lives in the job's folder (RUN_DIR/ray_job.json), as
 for `grpo launch --slurm`; resume submits a new job from the newest complete checkpoint. The service's Ray backend
 (grpo_web.runs.rayjobs) submits and follows its runs with these same functions. Ray is the `ray` extra; nothing
@@ -25,7 +25,7 @@ import uuid
 from pathlib import Path
 
 from grpo_schema.engine.resume import complete_checkpoints
-from grpo_runtime.launch.rayplace import Placement, Refused, plan, server_for
+from grpo_runtime.clusters.ray.placement import Placement, Refused, plan, server_for
 
 RECORD = "ray_job.json"
 FINISHED = {"SUCCEEDED", "FAILED", "STOPPED"}
@@ -120,11 +120,11 @@ def _new_run_dir(output_dir: Path) -> Path:
 
 
 def entrypoint(record: dict, resume: str | None) -> str:
-    """The driver (grpo_runtime.launch.raynodes) with its machines, then the `grpo launch` every machine runs."""
+    """The driver (grpo_runtime.clusters.ray.driver) with its machines, then the `grpo launch` every machine runs."""
     python = record["python"]
     machines = record.get("machines", 1)  # a record written before runs were split over machines
     per_machine = record.get("processes_per_machine", record["world_size"])
-    words = [python, "-m", "grpo_runtime.launch.raynodes", "--machines", str(machines),
+    words = [python, "-m", "grpo_runtime.clusters.ray.driver", "--machines", str(machines),
              "--cpus", f"{per_machine * record['cpus_per_process']:g}",
              "--gpus", f"{per_machine * record['gpus_per_process']:g}",
              "--placement-timeout", f"{record.get('placement_timeout', 600):g}",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grpo_runtime.launch.smoke_plan import (ELSEWHERE, EXERCISED, SUBSTITUTED, SmokePlan, SmokeRefused,
+from grpo_runtime.smoke.plan import (ELSEWHERE, EXERCISED, SUBSTITUTED, SmokePlan, SmokeRefused,
                                             another_machines, refuse_strict)
 from grpo_runtime.model.modality import named_vision_language, vision_language_class
 
@@ -128,7 +128,7 @@ def substitute_model(config, plan: SmokePlan, workdir: Path) -> None:
             tokenizer.pad_token = tokenizer.eos_token
         plan.add("tokenizer and chat template", EXERCISED, f"the real tokenizer and chat template ({folder})")
     else:
-        from grpo_runtime.launch.tiny import build_byte_tokenizer
+        from grpo_runtime.model.tiny import build_byte_tokenizer
 
         tokenizer = build_byte_tokenizer()
         plan.add("tokenizer and chat template", SUBSTITUTED,

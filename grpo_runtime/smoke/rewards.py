@@ -1,11 +1,11 @@
 """`grpo smoke` and the config's reward functions: imported before anything starts (an import that fails is named),
 with the stand-ins the smoke gives what cannot run here: the local executor for an open-r1 recipe's remote code
-sandbox (grpo_runtime.launch.smoke_code states it) and grpo_runtime.data.branch_rewards for a reward of open-r1's
+sandbox (grpo_runtime.smoke.code states it) and grpo_runtime.data.branch_rewards for a reward of open-r1's
 experiment branches (stated here, in the report's "reward functions" group)."""
 
 from __future__ import annotations
 
-from grpo_runtime.launch.smoke_plan import SUBSTITUTED, SmokePlan, SmokeRefused
+from grpo_runtime.smoke.plan import SUBSTITUTED, SmokePlan, SmokeRefused
 
 
 def reward_functions(result) -> list:

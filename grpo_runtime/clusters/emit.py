@@ -1,6 +1,6 @@
 """`grpo launch --emit skypilot|dstack|kubernetes FILE`: a scheduler's task or manifest from the validated config.
 
-The shape comes from the config, as for `grpo launch --slurm` (grpo_runtime.launch.slurm.layout): training nodes
+The shape comes from the config, as for `grpo launch --slurm` (grpo_runtime.clusters.slurm.layout): training nodes
 and processes per node from `num_machines` / `num_processes` and the declared `hardware:` (NODESxGPUSxACCELERATOR),
 the accelerator type from `hardware:`, one extra node for `trl vllm-serve` when the config generates through a
 server it does not name. Every training node runs `grpo launch` as one accelerate machine (machine rank = the
@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from grpo_runtime.launch.slurm.layout import Layout, LayoutError, plan_layout, wants_vllm_server
+from grpo_runtime.clusters.slurm.layout import Layout, LayoutError, plan_layout, wants_vllm_server
 
 TARGETS = ("skypilot", "dstack", "kubernetes")
 K8S_FORMS = ("pytorchjob", "trainjob", "jobset", "indexed-job")

@@ -35,7 +35,7 @@ STOP_GRACE_S = 10.0
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m grpo_runtime.launch.raynodes")
+    parser = argparse.ArgumentParser(prog="python -m grpo_runtime.clusters.ray.driver")
     parser.add_argument("--machines", type=int, required=True, help="accelerate machines (bundles) of the run")
     parser.add_argument("--cpus", type=float, required=True, help="CPUs of one machine (its bundle)")
     parser.add_argument("--gpus", type=float, default=0.0, help="GPUs of one machine (its bundle)")
@@ -132,7 +132,7 @@ class Machine:
     def start(self, command: list[str]) -> int:
         sys.stdout.flush()
         self.child = subprocess.Popen(command, stdin=subprocess.DEVNULL, start_new_session=True)
-        subprocess.Popen([sys.executable, "-m", "grpo_runtime.launch.raynodes", "--watch", str(os.getpid()),
+        subprocess.Popen([sys.executable, "-m", "grpo_runtime.clusters.ray.driver", "--watch", str(os.getpid()),
                           str(self.child.pid)], stdin=subprocess.DEVNULL, start_new_session=True)
         return self.child.pid
 

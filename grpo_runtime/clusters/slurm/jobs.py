@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from grpo_runtime.launch.slurm.layout import Layout
-from grpo_runtime.launch.slurm.script import JobSpec
+from grpo_runtime.clusters.slurm.layout import Layout
+from grpo_runtime.clusters.slurm.script import JobSpec
 
 RECORD_FILE = "job.json"
 

@@ -9,7 +9,7 @@ import os
 import re
 from pathlib import Path
 
-from grpo_runtime.launch.smoke_plan import (ELSEWHERE, EXERCISED, NOT_EXERCISED, SUBSTITUTED, SmokePlan,
+from grpo_runtime.smoke.plan import (ELSEWHERE, EXERCISED, NOT_EXERCISED, SUBSTITUTED, SmokePlan,
                                             SmokeRefused, another_machines, refuse_strict)
 
 COMPLETION_CAP = 32  # tokens: enough for a reward to see a real completion, short enough for a CPU

@@ -50,7 +50,7 @@ def server_for(config, python: str, gpus: int | None = None) -> dict | None:
     """The `trl vllm-serve` a config in the open-r1 layout generates through (vllm_mode: server, no
     vllm_server_base_url), as Slurm's vLLM node runs it; None when the config needs none. `gpus` None: decided by
     plan() (the tensor parallel size on a cluster with GPUs, else none)."""
-    from grpo_runtime.launch.slurm.layout import wants_vllm_server
+    from grpo_runtime.clusters.slurm.layout import wants_vllm_server
 
     if not wants_vllm_server(config):
         return None

@@ -15,9 +15,9 @@ import sys
 import time
 from pathlib import Path
 
-from grpo_runtime.launch.slurm import jobs, scheduler
-from grpo_runtime.launch.slurm.layout import LayoutError, plan_layout, wants_vllm_server
-from grpo_runtime.launch.slurm.script import JobSpec, write
+from grpo_runtime.clusters.slurm import jobs, scheduler
+from grpo_runtime.clusters.slurm.layout import LayoutError, plan_layout, wants_vllm_server
+from grpo_runtime.clusters.slurm.script import JobSpec, write
 from grpo_schema.engine.resume import complete_checkpoints
 
 POLL_S = float(os.environ.get("GRPO_SLURM_POLL_S", "2"))

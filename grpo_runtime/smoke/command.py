@@ -3,8 +3,8 @@ in about a minute, that a config gets past its first optimizer steps.
 
 The config runs as written through the ordinary run path (check, support.assess, train.main) for N optimizer steps
 (default 2: a checkpoint is saved after step 1 and resumed for step 2), substituting only what cannot run here
-(grpo_runtime.launch.smoke_plan and its part modules state each substitution). The processes run in a scratch folder
-(grpo_runtime.launch.smoke_worker); their outcome becomes one report: a line per setting group, the time, and on
+(grpo_runtime.smoke.plan and its part modules state each substitution). The processes run in a scratch folder
+(grpo_runtime.smoke.worker); their outcome becomes one report: a line per setting group, the time, and on
 failure the component that failed with the user's own frames first and the config line that set it up.
 
 Exit codes: 0 passed, 1 invalid config, 2 bad usage, 3 refused by the runtime (or a named problem found before
@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from grpo_runtime.launch.checking import EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_INVALID, EXIT_OK, EXIT_USAGE, check
-from grpo_runtime.launch.smoke_report import doctor_section, generated_completions, last_exception, render_text
+from grpo_runtime.smoke.report import doctor_section, generated_completions, last_exception, render_text
 
 REPORT_VERSION = 1
 WORKER_TIMEOUT_S = 900
@@ -149,7 +149,7 @@ def translate_for_runtime(args, release: dict) -> dict | None:
     from grpo_schema.commands.migrate import migrate_config
     from grpo_schema.render.text import release_reason
 
-    from grpo_runtime.launch.smoke_plan import NOT_EXERCISED, SUBSTITUTED
+    from grpo_runtime.smoke.plan import NOT_EXERCISED, SUBSTITUTED
 
     source = Path(args.file)
     text = source.read_bytes().decode("utf-8")
@@ -181,7 +181,7 @@ def base_report(args) -> dict:
 
 def smoke(args) -> dict:
     """The whole smoke test; returns the report (see docs/smoke.md)."""
-    from grpo_runtime.launch.smoke_plan import SmokePlan, SmokeRefused, content_seed
+    from grpo_runtime.smoke.plan import SmokePlan, SmokeRefused, content_seed
 
     started = time.perf_counter()
     report = base_report(args)
@@ -215,7 +215,7 @@ def smoke(args) -> dict:
         outcome = run_workers(args, prepared, plan, workdir)
         report.update(outcome)
     except SmokeRefused as refused:
-        from grpo_runtime.launch.smoke_plan import config_line
+        from grpo_runtime.smoke.plan import config_line
 
         report["groups"] = [g.to_dict() for g in plan.groups]
         report.update(exit_code=EXIT_CANNOT_RUN, component=refused.component, error=str(refused),
@@ -242,12 +242,12 @@ def prepare(args, result, plan, workdir: Path):
     """Fill `plan`; returns the checked smoke config, or a report update when it stops before running."""
     from grpo_schema import check_file
 
-    from grpo_runtime.launch.smoke_code import state_code_execution
-    from grpo_runtime.launch.smoke_data import strict_paths_check, substitute_dataset
-    from grpo_runtime.launch.smoke_model import substitute_model
-    from grpo_runtime.launch.smoke_rewards import (exercised_names, reward_functions, state_branch_rewards,
+    from grpo_runtime.smoke.code import state_code_execution
+    from grpo_runtime.smoke.data import strict_paths_check, substitute_dataset
+    from grpo_runtime.smoke.model import substitute_model
+    from grpo_runtime.smoke.rewards import (exercised_names, reward_functions, state_branch_rewards,
                                                    substituted_refusals)
-    from grpo_runtime.launch.smoke_settings import (bound_batch, cap_generation_kwargs, choose_world_size,
+    from grpo_runtime.smoke.settings import (bound_batch, cap_generation_kwargs, choose_world_size,
                                                     substitute_settings, written_groups)
     from grpo_runtime.support import assess, script_of
 
@@ -289,7 +289,7 @@ def prepare(args, result, plan, workdir: Path):
 
 def run_workers(args, result, plan, workdir: Path) -> dict:
     """Start the smoke's processes and wait; returns the report's outcome fields."""
-    from grpo_runtime.launch.smoke_plan import config_line
+    from grpo_runtime.smoke.plan import config_line
 
     spec = {"file": args.file, "overrides": [*args.overrides, *plan.set_strings()], "world_size": plan.world_size,
             "allow_env": list(args.allow_env), "profiles": list(args.profiles or result.profile_args),
@@ -297,12 +297,12 @@ def run_workers(args, result, plan, workdir: Path) -> dict:
             "resume_port": free_port() if plan.world_size > 1 else None}
     spec_path = workdir / "spec.json"
     spec_path.write_text(json.dumps(spec), encoding="utf-8")
-    module = ["-m", "grpo_runtime.launch.smoke_worker", str(spec_path)]
+    module = ["-m", "grpo_runtime.smoke.worker", str(spec_path)]
     if plan.world_size == 1:
         command = [sys.executable, *module]
     else:
         from grpo_runtime.distributed.accelerate import launch_mode, prebuild_deepspeed_ops
-        from grpo_runtime.launch.cli import default_launch_args, launch_arguments
+        from grpo_runtime.launch.process import default_launch_args, launch_arguments
 
         flags = launch_arguments(result.launch, [])
         if result.config.deepspeed or launch_mode(result.launch) == "DEEPSPEED" or "--use_deepspeed" in flags:

@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from grpo_runtime.launch.smoke_plan import (EXERCISED, SUBSTITUTED, SmokePlan, SmokeRefused, another_machines,
+from grpo_runtime.smoke.plan import (EXERCISED, SUBSTITUTED, SmokePlan, SmokeRefused, another_machines,
                                             looks_local, refuse_strict)
 
 SYNTHETIC_ROWS = 64
@@ -169,7 +169,7 @@ def substitute_dataset(config, raw: dict, reward_funcs: list, plan: SmokePlan, w
         substitute_mixture(config, needed, plan, data, "; ".join(why))
         return
     shape = RowShape(prompt_column, conversational=not open_r1, columns=tuple(sorted(needed)))
-    from grpo_runtime.launch.smoke_problems import code_rows, rows_note  # rows a code reward can run
+    from grpo_runtime.smoke.problems import code_rows, rows_note  # rows a code reward can run
 
     rows = code_rows(reward_funcs, shape, SYNTHETIC_ROWS, plan.seed) or \
         synthetic_rows(shape, SYNTHETIC_ROWS, plan.seed)

@@ -1,0 +1,434 @@
+"""GRPOConfig(...) calls judged by the engine, each on its own, with positions at the keyword arguments.
+
+Each call becomes the mapping the engine judges (grpo_schema.engine.check.check_read): literal values as they are,
+values known only at run time as unknown (never a default, never a guess). What differs from a YAML file is said
+here and only here: a keyword GRPOConfig does not take raises TypeError (a YAML key TRL ignores is a warning),
+the `trl grpo` script's own keys are no GRPOConfig arguments, and Unsloth's config class rewrites the batch.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from typing import Any
+
+from grpo_schema.dialects.python import codes as pycodes
+from grpo_schema.dialects.python.calls import ConfigCall, ModuleReading, read_module
+from grpo_schema.dialects.python.source import Source, install_pins, read_source, unsloth_release_pin
+from grpo_schema.dialects.python.values import Unknown
+from grpo_schema.engine import codes
+from grpo_schema.engine.check import BATCH_INPUTS, CheckResult, _finish, check_read, file_options
+from grpo_schema.engine.diagnostics import Diagnostic, Fix
+from grpo_schema.engine.loader import Positions
+
+SUFFIXES = (".py", ".ipynb")
+# The classes of a release table whose keys `trl grpo` reads besides GRPOConfig's: not GRPOConfig arguments.
+SCRIPT_SOURCES = frozenset({"ModelConfig", "ScriptArguments", "GRPOScriptArguments", "DatasetMixtureConfig",
+                            "DatasetConfig"})
+# A key TRL's front end ignores (a warning for YAML) is a TypeError for GRPOConfig(...).
+NOT_AN_ARGUMENT = frozenset({codes.K_UNKNOWN, codes.K_RENAMED, codes.K_REMOVED, codes.K_NOT_IN_RELEASE})
+SCRIPT_LEVEL = frozenset({"GRPO-S006"})
+REWARD_SOURCES = ("reward_funcs", "reward_model_name_or_path")
+MAX_LISTED = 8
+
+
+def is_python_path(path: str) -> bool:
+    return path.endswith(SUFFIXES)
+
+
+@dataclass
+class CallReading:
+    """One call as the engine sees it: the mapping, where each key is, what is unknown."""
+
+    call: ConfigCall
+    cell: int | None
+    mapping: dict[str, Any] = field(default_factory=dict)
+    positions: Positions = field(default_factory=Positions)
+    unknown: dict[str, Unknown] = field(default_factory=dict)
+    spans: dict[str, tuple[int, int, int, int] | None] = field(default_factory=dict)  # value spans, as lines of the file
+    key_spans: dict[str, tuple[int, int, int, int] | None] = field(default_factory=dict)
+    line: int = 0  # of the call, in its cell for a notebook
+    column: int = 0
+    opaque: bool = False
+
+
+@dataclass
+class PythonCheck:
+    """Every call of a file judged: one CheckResult a call, and the text each result's lines count in."""
+
+    path: str
+    source: Source
+    module: ModuleReading | None
+    calls: list[CallReading]
+    results: list[CheckResult]
+    texts: dict[str, str]  # result path -> the text its lines number (the file, or a notebook's cell)
+    unsloth: bool = False
+
+
+def check_python(data: bytes | str, path: str = "<python>", **options: Any) -> PythonCheck:
+    if ("GRPOConfig" not in data) if isinstance(data, str) else (b"GRPOConfig" not in data):
+        data = ""  # no call can be there: not even parsed (a pre-commit hook sees every Python file of a repository)
+    source = read_source(data, path)
+    module = read_module(source.tree) if source.tree is not None else None
+    options, comment_problems = file_options(source.raw, options)
+    options.update(_release(source, module, options, path))
+    unsloth = bool(module and module.imports_unsloth)
+    if unsloth:
+        from grpo_schema.engine.profiles import get_profile
+
+        given = tuple(options.get("profiles") or ())
+        if not any(getattr(p, "name", p) == "unsloth" for p in given):
+            options["profiles"] = given + (get_profile("unsloth"),)
+    file_diags = comment_problems + _file_diagnostics(source, module)
+    readings = [_reading(call, source) for call in (module.calls if module else [])]
+    results, texts = [], {}
+    era = _unsloth_era(source, options.get("trl_version")) if unsloth else None
+    for reading in readings:
+        shown = _shown(path, reading.cell)
+        result = _judge(reading, shown, options, era)
+        results.append(result)
+        texts[shown] = source.cells.get(reading.cell, "") if reading.cell is not None else source.text
+    if not results:
+        diag = ([] if any(d.code == pycodes.UNREADABLE for d in file_diags) else
+                [Diagnostic(pycodes.NO_CALL, "info", "no GRPOConfig(...) call in this file", line=1, column=1,
+                            hint="nothing to judge; a config read with HfArgumentParser(GRPOConfig) is checked from "
+                                 "the YAML or JSON file it reads")])
+        results.append(CheckResult(path, options.get("world_size") or 1,
+                                   trl_version=options.get("trl_version") or "1.16.0",
+                                   trl_version_source=options.get("trl_version_source") or "default"))
+        results[0].diagnostics = diag
+        texts[path] = source.text if not source.notebook else ""
+    # Problems of the file as a whole go with its first call (or the file's only result); in a notebook, with
+    # the result of their cell (one is made for a cell that has no call).
+    for diag in file_diags:
+        cell, line = source.place(diag.line) if source.notebook and source.lines else (None, diag.line)
+        target = results[0] if cell is None else next((r for r in results if r.path == _shown(path, cell)), None)
+        if target is None:
+            target = CheckResult(_shown(path, cell), results[0].world_size, trl_version=results[0].trl_version,
+                                 trl_version_source=results[0].trl_version_source)
+            results.append(target)
+            texts[target.path] = source.cells.get(cell, "")
+        target.diagnostics = [replace(diag, line=line)] + target.diagnostics
+    for result in results:
+        _finish(result)
+    return PythonCheck(path, source, module, readings, results, texts, unsloth)
+
+
+def _shown(path: str, cell: int | None) -> str:
+    return path if cell is None else f"{path}[cell {cell}]"
+
+
+# --- the file ------------------------------------------------------------------------------------------------------
+
+def _file_diagnostics(source: Source, module: ModuleReading | None) -> list[Diagnostic]:
+    out = [Diagnostic(pycodes.NEWER_SYNTAX, "warning", f"{p.message}: this line is left out (Python "
+                      f"{sys.version_info[0]}.{sys.version_info[1]}'s parser; Python 3.12 allows such f-strings), "
+                      "the rest of the file is read", line=p.line, column=p.column,
+                      hint="run grpo-config on Python 3.12 or later to have this line read too")
+           if p.newer else
+           Diagnostic(pycodes.UNREADABLE, "error", p.message, line=p.line, column=p.column, hint=p.hint)
+           for p in source.problems]
+    if module is None:
+        return out
+    for sub in module.subclasses:
+        out.append(Diagnostic(pycodes.SUBCLASS, "warning", f"class {sub.name} derives from GRPOConfig: its own "
+                              "fields, defaults and __post_init__ are code, so its calls are not judged statically",
+                              line=sub.line, column=sub.column,
+                              hint="check the values with GRPOConfig itself, or export them to YAML"))
+    for call in module.subclass_calls:
+        out.append(Diagnostic(pycodes.NOT_STATIC, "info", f"{call.callee}(...): unknown: cannot judge statically "
+                              f"(a GRPOConfig subclass defined in this file)", line=call.line, column=call.column))
+    return out
+
+
+def _release(source: Source, module: ModuleReading | None, options: dict[str, Any], path: str) -> dict[str, str]:
+    """The release to judge by: a flag or `# grpo:` comment, else a pin of the repository, else the file's own
+    install line (`!pip install trl==0.22.2`), else Unsloth's trl range when the file imports unsloth, else the
+    usual order (installed trl, 1.16)."""
+    given, given_source = options.get("trl_version"), options.get("trl_version_source")
+    if given is None:
+        from grpo_schema.engine.infile import judged_release
+
+        found = judged_release(None, None, None, None if path.startswith("<") else path)
+        given, given_source = found["trl_version"], found["trl_version_source"]
+    if given_source in ("flag", "context", "form", "comment", "requirements"):
+        return {"trl_version": given, "trl_version_source": given_source}
+    from grpo_schema.versions.detect import resolve_specifier
+
+    for pin in install_pins(source.raw):
+        version = resolve_specifier(pin.spec)
+        if version is not None:
+            return {"trl_version": version, "trl_version_source": f"the file's install line: trl{pin.spec}"}
+    if module is not None and module.imports_unsloth:
+        from grpo_schema.engine.profiles.unsloth import TRL_RANGE, trl_range_of
+
+        dated = unsloth_release_pin(source.raw)
+        spec = trl_range_of(*dated) if dated else TRL_RANGE
+        version = resolve_specifier(spec) if spec else None
+        if version is not None and given_source in ("default", None):
+            what = f"unsloth=={dated[0]}.{dated[1]}" if dated else "unsloth"
+            return {"trl_version": version, "trl_version_source": f"the trl range {what} requires: trl{spec}"}
+    return {"trl_version": given, "trl_version_source": given_source or "default"}
+
+
+# --- one call ------------------------------------------------------------------------------------------------------
+
+def _characters(source: Source, line: int, column: int) -> int:
+    """ast's 1-based column (counted in UTF-8 bytes) as a 1-based column in characters, what editors count."""
+    lines = source.text.split("\n")
+    if not 1 <= line <= len(lines) or lines[line - 1].isascii():
+        return column
+    return len(lines[line - 1].encode("utf-8")[:column - 1].decode("utf-8", "ignore")) + 1
+
+
+def _in_characters(call: ConfigCall, source: Source) -> None:
+    call.column = _characters(source, call.line, call.column)
+    for item in [*call.keywords, *call.opaque]:
+        item.column = _characters(source, item.line, item.column)  # the same objects as in duplicates
+
+
+def _reading(call: ConfigCall, source: Source) -> CallReading:
+    _in_characters(call, source)
+    cell, line = source.place(call.line)
+    reading = CallReading(call, cell, line=line or call.line, column=call.column)
+    for kw in call.keywords:
+        reading.mapping[kw.name] = kw.value
+        if isinstance(kw.value, Unknown):
+            reading.unknown[kw.name] = kw.value
+        reading.positions.keys[(kw.name,)] = (source.place(kw.line)[1] or kw.line, kw.column)
+        reading.spans[kw.name] = kw.span
+        reading.key_spans[kw.name] = kw.key_span
+    reading.opaque = bool(call.opaque)
+    return reading
+
+
+def _unsloth_era(source: Source, release: str | None) -> str:
+    """'before-2025-11' where the file's Unsloth checked per_device_train_batch_size alone: its `unsloth==YYYY.M`
+    pin is older than that, or the TRL it runs is older than the 0.18.2 every later Unsloth requires."""
+    dated = unsloth_release_pin(source.raw)
+    if dated is not None:
+        return "before-2025-11" if dated < (2025, 11) else "current"
+    from grpo_schema.versions import parse_version
+
+    try:
+        old = release is not None and parse_version(release)[:3] < (0, 18, 2)
+    except Exception:  # noqa: BLE001 - a release the tables cannot read was reported by the check itself
+        old = False
+    return "before-2025-11" if old else "current"
+
+
+def _judge(reading: CallReading, shown: str, options: dict[str, Any], unsloth: str | None) -> CheckResult:
+    unknown = set(reading.unknown)
+    # The model, data and reward functions are GRPOTrainer's arguments: unknown to the call, so the rules that
+    # compare with them (reward_weights against the reward functions, ...) are not judged from `trl grpo` defaults.
+    unknown |= {k for k in REWARD_SOURCES if k not in reading.mapping}
+    if reading.opaque:  # any key may be set in what is not seen: nothing is assumed of the batch
+        unknown |= {k for k in BATCH_INPUTS if k not in reading.mapping}
+    result = check_read(dict(reading.mapping), shown, reading.positions, unknown=unknown, **options)
+    _attach_fixes(result, reading, options)
+    if unsloth:
+        result = _unsloth_batch(reading, result, shown, options, unknown, unsloth)
+        result.diagnostics += _unsloth_other(reading)
+    result.diagnostics = _as_python(result, reading) + _reader_diagnostics(reading, result, unknown)
+    return result
+
+
+def _attach_fixes(result: CheckResult, reading: CallReading, options: dict[str, Any]) -> None:
+    """The smallest edits of a broken batch, as `grpo validate` gives a YAML file (grpo_schema.engine.fixes),
+    searched over the values the call sets (what is unknown is no candidate's business)."""
+    from grpo_schema.engine.validate import BATCH_FIX_CODES
+
+    if result.config is None or not any(d.code in BATCH_FIX_CODES for d in result.diagnostics):
+        return
+    from grpo_schema.engine.check import resolve_profiles
+    from grpo_schema.engine.fixes import attach_batch_fixes
+
+    raw = result.raw
+    result.raw = {k: v for k, v in raw.items() if k not in reading.unknown}
+    try:
+        attach_batch_fixes(result, resolve_profiles(options.get("profiles", ())), tuple(options.get("allow_env", ())))
+    finally:
+        result.raw = raw
+
+
+def _as_python(result: CheckResult, reading: CallReading) -> list[Diagnostic]:
+    """The engine's findings as they apply to GRPOConfig(...) in Python."""
+    written = set(reading.mapping)
+    script = script_only_keys(result.trl_version)
+    out = []
+    for name in reading.mapping:
+        if name in script:
+            line, column = reading.positions.keys[(name,)]
+            out.append(Diagnostic(pycodes.SCRIPT_ONLY, "error", f"{name} is an argument of TRL's `trl grpo` script, "
+                                  "not of GRPOConfig: GRPOConfig(...) raises TypeError", fields=(name,), line=line,
+                                  column=column, hint="give it to GRPOTrainer (the model, train_dataset, "
+                                  "reward_funcs) or remove it", fix=Fix(unset=(name,), safe=False,
+                                                                        title=f"remove {name}")))
+    for diag in result.diagnostics:
+        if diag.code in SCRIPT_LEVEL or (diag.fields and set(diag.fields) <= script):
+            continue  # the model, data and rewards are given to GRPOTrainer, not to GRPOConfig (F007 above)
+        name = diag.fields[0] if diag.fields else None
+        if diag.code in NOT_AN_ARGUMENT and name in written and diag.severity != "error":
+            diag = replace(diag, severity="error", message=_as_type_error(diag.message, result.trl_version))
+        elif diag.code == codes.T_MISSING and "parser requires" in diag.message:
+            diag = replace(diag, message=f"GRPOConfig(...) of TRL {result.trl_version} requires {name}: it raises "
+                                         "TypeError (a missing argument) without it", hint=f"give {name}=...")
+        if diag.line is None:
+            diag = replace(diag, line=reading.line, column=reading.column)
+        out.append(diag)
+    return out
+
+
+def script_level(result: CheckResult) -> list[Diagnostic]:
+    """The findings of a `trl grpo` YAML that do not apply to GRPOConfig(...) (the model, data and rewards are
+    given to GRPOTrainer), for surfaces that judge a call's YAML (grpo plan)."""
+    script = script_only_keys(result.trl_version)
+    return [d for d in result.diagnostics if d.code in SCRIPT_LEVEL or (d.fields and set(d.fields) <= script)]
+
+
+def _as_type_error(message: str, release: str) -> str:
+    """The front end's verdict on a key it does not read, as GRPOConfig(...) has it: an unexpected keyword."""
+    said = f"GRPOConfig(...) of TRL {release} raises TypeError on it"
+    for tail in (f"TRL {release} ignores the key, so the setting has no effect",
+                 "it ignores the key, so the setting has no effect"):
+        if tail in message:
+            return message.replace(tail, said)
+    return f"{message}; {said}"
+
+
+@lru_cache(maxsize=32)
+def script_only_keys(version: str) -> frozenset[str]:
+    """Keys the release's `trl grpo` reads that GRPOConfig does not take (ModelConfig, ScriptArguments, ...)."""
+    from grpo_schema.engine.keys import is_launch_key
+    from grpo_schema.versions import surface
+
+    try:
+        table = surface(version)
+    except Exception:  # noqa: BLE001 - a version the tables cannot judge: the engine already said so
+        return frozenset()
+    script = {name for name, info in table.fields.items() if getattr(info, "source", None) in SCRIPT_SOURCES}
+    from grpo_schema.engine.compiled import compiled
+
+    script |= {name for name in compiled("config").fields if name not in table.fields and is_launch_key(name)}
+    return frozenset(script)
+
+
+def _reader_diagnostics(reading: CallReading, result: CheckResult, unknown: set[str]) -> list[Diagnostic]:
+    out = []
+    skipped = _skipped_rules(unknown, result)
+    for name, value in reading.unknown.items():
+        line, column = reading.positions.keys[(name,)]
+        not_judged = skipped.get(name, [])
+        tail = f"; not judged: {_listed(not_judged)}" if not_judged else ""
+        out.append(Diagnostic(pycodes.NOT_STATIC, "info", f"{name} = {value.source}: unknown: cannot judge "
+                              f"statically ({value.why}){tail}", fields=(name,), line=line, column=column,
+                              hint="write it as a literal or a module constant to have it checked"))
+    call = reading.call
+    for part in call.opaque:
+        batch = sorted(k for k in BATCH_INPUTS if k not in reading.mapping)
+        out.append(Diagnostic(pycodes.OPAQUE, "warning", f"{part.source}: unknown: cannot judge statically "
+                              f"({part.reason}); any GRPOConfig argument may be set there, so the batch "
+                              f"({', '.join(batch)}) is not judged", line=_line(reading, part.line),
+                              column=part.column, hint="write the keyword arguments in the call, or check the file "
+                              "the values come from"))
+    for dup in call.duplicates:
+        out.append(Diagnostic(pycodes.DUPLICATE, "error", f"{dup.name} is given twice (the second from "
+                              f"{dup.via or 'a keyword'}): GRPOConfig(...) raises TypeError",
+                              fields=(dup.name,), line=_line(reading, dup.line), column=dup.column,
+                              hint=f"give {dup.name} once"))
+    return out
+
+
+def _line(reading: CallReading, module_line: int) -> int:
+    """A module line in the numbering of the call's result (its cell's, for a notebook)."""
+    return reading.line + (module_line - reading.call.line)
+
+
+def _skipped_rules(unknown: set[str], result: CheckResult) -> dict[str, list[str]]:
+    from grpo_schema.engine.rules import load_rules
+
+    out: dict[str, list[str]] = {}
+    for rule in load_rules():
+        for name in unknown:
+            if name in rule.reads or (rule.needs_plan and name in BATCH_INPUTS and result.plan is None):
+                out.setdefault(name, [])
+                if rule.code not in out[name]:
+                    out[name].append(rule.code)
+    return out
+
+
+def _listed(items: list[str]) -> str:
+    shown = ", ".join(items[:MAX_LISTED])
+    return shown + (f" and {len(items) - MAX_LISTED} more" if len(items) > MAX_LISTED else "")
+
+
+# --- Unsloth -------------------------------------------------------------------------------------------------------
+
+def _unsloth_other(reading: CallReading) -> list[Diagnostic]:
+    """The rewrites of UnslothGRPOConfig other than the batch, which depend on Unsloth's version: said where the
+    call is exposed to them, never applied (grpo-config does not know them release by release)."""
+    if reading.mapping.get("loss_type") != "dapo":
+        return []
+    line, column = reading.positions.keys[("loss_type",)]
+    unset = [k for k in ("epsilon_high", "mask_truncated_completions") if k not in reading.mapping]
+    if not unset:
+        return []
+    return [Diagnostic(pycodes.UNSLOTH_REWRITE, "info", f"loss_type='dapo' under Unsloth: its config class may set "
+                       f"{' and '.join(unset)} for DAPO where the call leaves them out, depending on Unsloth's "
+                       "version; they are judged here at TRL's defaults", fields=("loss_type",), line=line,
+                       column=column, hint=f"write {' and '.join(unset)} to have the values you mean judged")]
+
+
+def _unsloth_batch(reading: CallReading, result: CheckResult, shown: str, options: dict[str, Any],
+                   unknown: set[str], era: str = "current") -> CheckResult:
+    """UnslothGRPOConfig sets per_device_train_batch_size = num_generations when neither steps_per_generation nor
+    generation_batch_size is given and gradient_accumulation_steps x world size x per_device_train_batch_size is
+    not a multiple of num_generations (Unsloth releases before 2025-11-19 looked at per_device_train_batch_size
+    alone). The run trains with the rewritten batch: it is judged and explained with it, and the batch finding
+    TRL alone would make is kept, as a warning that says what Unsloth does."""
+    names = ("per_device_train_batch_size", "gradient_accumulation_steps", "num_generations")
+    at = reading.positions.keys.get(("per_device_train_batch_size",)) or (reading.line, reading.column)
+    if unknown & set(names) or result.config is None:
+        note = Diagnostic(pycodes.UNSLOTH_REWRITE, "info", "Unsloth may replace per_device_train_batch_size by "
+                          "num_generations; whether it does cannot be judged statically (the batch depends on values "
+                          "known at run time)", fields=("per_device_train_batch_size",), line=at[0], column=at[1])
+        result.diagnostics.append(note)
+        return result
+    config = result.config
+    pdb, ga, ng = (getattr(config, n) for n in names)
+    set_elsewhere = any(reading.mapping.get(k) is not None for k in ("steps_per_generation", "generation_batch_size"))
+    if era == "before-2025-11":  # that Unsloth looked at per_device_train_batch_size alone
+        if not ng or pdb % ng == 0:
+            return result
+    elif set_elsewhere or not ng or (ga * result.world_size * pdb) % ng == 0:
+        return result
+    rewritten = dict(reading.mapping, per_device_train_batch_size=ng)
+    fixed = check_read(rewritten, shown, reading.positions, unknown=unknown, **options)
+    fixed.sources["per_device_train_batch_size"] = "Unsloth's rewrite"
+    fixed.raw = dict(reading.mapping)
+    if era == "before-2025-11":
+        because = (f"per_device_train_batch_size ({pdb}) is not a multiple of num_generations ({ng}) (Unsloth before "
+                   "2025-11 looked at it alone)")
+    else:
+        because = (f"gradient_accumulation_steps ({ga}) x world size ({result.world_size}) x "
+                   f"per_device_train_batch_size ({pdb}) = {ga * result.world_size * pdb} is not a multiple of "
+                   f"num_generations ({ng})")
+    scale = f"{ng / max(pdb, 1):g}x the batch written"
+    what = (f"Unsloth replaces per_device_train_batch_size={pdb} by num_generations={ng}: {because}, so the run "
+            f"trains with {ng} completions per device per micro-step, {scale}")
+    kept = {(d.code, d.message) for d in fixed.diagnostics}
+    batch = [d for d in result.diagnostics if d.code.startswith("GRPO-B") and d.severity == "error"
+             and (d.code, d.message) not in kept]
+    notes = [replace(d, severity="warning", message=f"{what} (TRL alone: {d.message})",
+                     fields=("per_device_train_batch_size",), line=at[0], column=at[1],
+                     hint=f"write per_device_train_batch_size={ng}, the batch Unsloth trains with, or a batch whose "
+                          "generation batch is a multiple of num_generations",
+                     fix=Fix(set={"per_device_train_batch_size": ng}, safe=False,
+                             title=f"write per_device_train_batch_size={ng}"), alternatives=())
+             for d in batch[:1]]
+    if not notes:
+        notes = [Diagnostic(pycodes.UNSLOTH_BATCH, "warning", what, fields=("per_device_train_batch_size",),
+                            line=at[0], column=at[1], hint=f"write per_device_train_batch_size={ng} to say so")]
+    fixed.diagnostics = notes + fixed.diagnostics
+    return fixed
