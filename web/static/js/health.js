@@ -33,10 +33,12 @@ const RANK = { error: 0, warning: 1, info: 2 };
 export const findings = () => [...(state.report?.findings || [])]
   .sort((a, b) => (RANK[a.severity] ?? 3) - (RANK[b.severity] ?? 3));
 
-// Every stretch of steps where a finding held ([first, last] pairs): the engine's `stretches` where it gives them,
-// else the one stretch of `steps`.
-const stretchesOf = (f) => (Array.isArray(f.stretches) && f.stretches.length ? f.stretches
-  : Array.isArray(f.steps) ? [f.steps] : []);
+// Every stretch of steps where a finding held ([first, last] pairs): the engine's `extent.stretches` where it gives
+// them, else the one stretch of `steps`.
+const stretchesOf = (f) => {
+  const given = f.extent?.stretches ?? f.stretches;
+  return Array.isArray(given) && given.length ? given : Array.isArray(f.steps) ? [f.steps] : [];
+};
 
 // The marks for one chart: every finding about that metric, over each stretch where it held.
 export const marksFor = (metric) => findings()
@@ -54,9 +56,12 @@ function stepsText(finding) {
   if (!stretches.length) return "";
   const [first] = stretches;
   if (stretches.length === 1) return first[0] === first[1] ? `step ${first[0]}` : `steps ${span(first)}`;
-  const count = finding.steps_held ?? stretches.reduce((sum, [from, to]) => sum + to - from + 1, 0);
   const shown = stretches.slice(0, 4).map(span).join(", ") + (stretches.length > 4 ? ", …" : "");
-  return `steps ${shown} (${count} steps in ${stretches.length} stretches)`;
+  const held = finding.extent?.logged_steps;
+  const of = finding.extent?.of;
+  const count = held != null && of != null ? `${held} of ${of} logged steps`
+    : `${stretches.reduce((sum, [from, to]) => sum + to - from + 1, 0)} steps`;
+  return `steps ${shown} (${count}, in ${stretches.length} stretches)`;
 }
 
 function fixText(fix) {
