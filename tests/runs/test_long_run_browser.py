@@ -5,6 +5,7 @@ service's database (written with its Store before the service starts, as a finis
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -70,3 +71,44 @@ def test_a_5000_step_run_shows_its_summary_first_and_its_metrics_by_range(page, 
     assert "metrics_after=4999&metrics_until=5999" in ranges
     drawn = page.get_attribute("figure[data-metric=reward] polyline", "points")
     assert len(drawn.split()) > 100  # the whole run is on the chart
+
+
+def health_run(runs_dir) -> str:
+    """A finished run whose records give a warning on two stretches of steps (every group flat on steps 1-5 and
+    11-20) and an error (it resumed at its last step, GRPO-A014), in the files a run writes."""
+    output = runs_dir / "flat" / "output"
+    output.mkdir(parents=True)
+    records = [{"step": step, "loss": 0.0, "reward": 0.1, "reward_std": 0.0 if step <= 5 or step > 10 else 0.3,
+                "frac_reward_zero_std": 1.0 if step <= 5 or step > 10 else 0.2, "grad_norm": 0.5, "kl": 0.0,
+                "learning_rate": 1e-5} for step in range(1, 21)]
+    (output / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    (output / "run_info.json").write_text(json.dumps({"resumed_from": {"step": 20, "checkpoint": "checkpoint-20"},
+                                                      "total_steps": 20}))
+    store = Store(runs_dir / "runs.sqlite3")
+    store.insert(id="f1a7f1a7f1a7", state="succeeded", config_text="max_steps: 20\n", config_format="yaml",
+                 world_size=1, output_dir=str(output), run_dir=str(runs_dir / "f1a7f1a7f1a7"), warnings="[]",
+                 created_at=time.time() - 600, started_at=time.time() - 590, finished_at=time.time() - 60, exit_code=0)
+    store.add_metrics("f1a7f1a7f1a7", records, 0, None)  # as the service ingested them while it ran
+    store.close()
+    return "f1a7f1a7f1a7"
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_health_lists_the_error_first_and_marks_every_stretch_a_finding_held(page, make_service, tmp_path):
+    run_id = health_run(tmp_path / "runs")
+    service = make_service()
+    with service.client() as client:
+        report = client.get(f"/api/v1/runs/{run_id}/health").json()
+    flat = next(f for f in report["findings"] if f["code"] == "GRPO-A001")
+    stretches = (flat.get("extent") or {}).get("stretches") or [flat["steps"]]
+    page.goto(f"{service.url}/runs#token={TOKEN}&run={run_id}")
+    page.wait_for_selector("#health-list li[data-code='GRPO-A001']", timeout=30_000)
+    codes = page.eval_on_selector_all("#health-list li", "(items) => items.map((i) => i.dataset.code)")
+    assert codes[0] == "GRPO-A014" and "GRPO-A001" in codes[1:], codes  # the error before the warnings
+    item = page.locator("#health-list li[data-code='GRPO-A001']")
+    assert item.get_attribute("data-steps") == ",".join(f"{a}-{b}" for a, b in stretches)
+    page.wait_for_selector("figure[data-metric='frac_reward_zero_std'] rect.health-mark")
+    marks = page.eval_on_selector_all("figure[data-metric='frac_reward_zero_std'] rect.health-mark",
+                                      "(rects) => rects.map((r) => [Number(r.dataset.from), Number(r.dataset.to)])")
+    assert marks == [list(s) for s in stretches], marks
