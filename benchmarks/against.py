@@ -21,8 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import PYTHON, REPO, run_json_child  # noqa: E402
-from benchmarks.service import BODY_FILE  # noqa: E402
+from benchmarks.common import PYTHON, REPO, run_json_child
+from benchmarks.service import BODY_FILE
 
 CHILD = Path(__file__).resolve().parent / "against_child.py"
 # Import names of our packages -> their folder in a checkout (the service was `web` before it was `grpo_web`).

@@ -60,7 +60,7 @@ def _stats(runs) -> dict:
 def _report(files: dict, samples: dict) -> dict:
     floor = _stats(samples["floor"])
     rows = []
-    for name, (path, profiles) in files.items():
+    for name, (_path, profiles) in files.items():
         ours, trl = _stats(samples[f"ours:{name}"]), _stats(samples[f"trl:{name}"])
         rows.append({
             "file": name, "profiles": list(profiles), "ours": ours, "trl": trl,

@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import EXAMPLES, REPO  # noqa: E402
+from benchmarks.common import EXAMPLES, REPO
 
 TARGET_MS = 50.0
 LINES = 200

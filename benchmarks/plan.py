@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import CORPUS  # noqa: E402
+from benchmarks.common import CORPUS
 
 TARGET_S = 2.0
 

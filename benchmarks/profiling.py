@@ -19,8 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import PYTHON, REPO, run_json_child  # noqa: E402
-from benchmarks.runtime import child  # noqa: E402
+from benchmarks.common import PYTHON, REPO, run_json_child
+from benchmarks.runtime import child
 
 OUT = REPO / "benchmarks" / "results"
 # (label, file suffix, function) whose cumulative time is one part of a training step.

@@ -22,8 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `python benchmarks/run.py` from anywhere
 
-from benchmarks import cold, imports, inproc, lsp, machine, memory, report, runtime, service, smoke  # noqa: E402
-from benchmarks.common import EXAMPLES, REPO, benchmark_files  # noqa: E402
+from benchmarks import cold, imports, inproc, lsp, machine, memory, report, runtime, service, smoke
+from benchmarks.common import EXAMPLES, REPO, benchmark_files
 
 GROUPS = ("validate", "service", "runtime", "imports", "lsp", "runtime-memory", "smoke")
 # Long (minutes of CPU each): run only when asked for with --only.

@@ -152,7 +152,7 @@ def generation_or_divergence(config, plan, parts, progress, micro, window, windo
     """The next generation; weights that diverged (NaN or infinite probabilities: sampling cannot go on) end the
     run with the run-health finding GRPO-A005 instead of torch's sampling traceback."""
     try:
-        return new_generation(config, plan, parts, progress, micro, window, window_metrics)
+        return new_generation(config, plan, parts, progress, micro, window, window_metrics, health)
     except RuntimeError as exc:
         if "probability tensor contains" not in str(exc):
             raise
@@ -164,7 +164,8 @@ def generation_or_divergence(config, plan, parts, progress, micro, window, windo
             f"(GRPO-A005); lower learning_rate and resume from a checkpoint before step {step}") from None
 
 
-def new_generation(config, plan, parts: Parts, progress: Progress, micro: int, window, window_metrics):
+def new_generation(config, plan, parts: Parts, progress: Progress, micro: int, window, window_metrics,
+                   health: LiveHealth | None = None):
     """Generate and score the next generation batch; return its micro-batches (shuffled, split) and its reward."""
     generation = micro // plan.generate_every_micro_steps
     indices = process_rows(parts.order.chunk(generation), plan.num_generations, parts.rank,
@@ -176,10 +177,10 @@ def new_generation(config, plan, parts: Parts, progress: Progress, micro: int, w
     log_assignment(parts, dict(generation=generation, micro_step=micro, step=progress.global_step, rows=indices,
                                rewards=rewards, advantages=generated.batch["advantages"].tolist()))
     if config.log_completions:
-        log_completions(config, parts, progress.global_step, generated, rewards)
+        log_completions(config, parts, progress.global_step, generated, rewards, health=health)
     elif parts.accelerator.is_main_process and should_log(config, progress.global_step + 1, parts.total_steps, window):
         log_completions(config, parts, progress.global_step, generated, rewards,
-                        sample=completions.SAMPLE_GROUPS * plan.num_generations)
+                        sample=completions.SAMPLE_GROUPS * plan.num_generations, health=health)
     progress.num_input_tokens_seen += generated.tokens
     window_metrics.add(generated.metrics)
     window_metrics.set("num_tokens", progress.num_input_tokens_seen)
@@ -361,7 +362,8 @@ def log_assignment(parts: Parts, line: dict) -> None:
         handle.write(json.dumps(line) + "\n")
 
 
-def log_completions(config, parts: Parts, step: int, generated, rewards: list[list], sample: int = 0) -> None:
+def log_completions(config, parts: Parts, step: int, generated, rewards: list[list], sample: int = 0,
+                    health: LiveHealth | None = None) -> None:
     """log_completions: every prompt and completion of the generation with its rewards, total reward, advantage,
     length and truncation, gathered from all processes into completions.jsonl. `sample` > 0: only this many of
     the main process's rows, into completions-sample.jsonl, with no gathering (outputs/completions.py)."""
@@ -374,10 +376,14 @@ def log_completions(config, parts: Parts, step: int, generated, rewards: list[li
                                        truncated)
     if sample:
         completions.append_rows(parts.output_dir, rows[:sample], sample=True)
+        if health is not None:  # run health reads the rows live as `grpo health` reads the file
+            health.completions(rows[:sample], sampled=True)
         return
     rows = parts.gather_object(rows)
     if parts.accelerator.is_main_process:
         completions.append_rows(parts.output_dir, rows)
+        if health is not None:
+            health.completions(rows, sampled=False)
 
 
 def write_resolved_config(config, directory) -> None:

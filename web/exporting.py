@@ -227,7 +227,7 @@ def migrate_form_config(config: dict[str, Any], source: str | None, renames: dic
     form and the CLI write the same file): the migrated text and mapping, what was done, what failed and what the
     target release cannot keep. A release that cannot be judged, or a target older than `written_for`, is a
     ValueError."""
-    from grpo_schema.cli import UsageError
+    from grpo_schema.commands.options import UsageError
     from grpo_schema.commands.migrate import migrate_config, target_release
     from grpo_schema.versions import VersionError, parse_version
 

@@ -133,7 +133,7 @@ def score(funcs, prompts, completions, completion_lists, columns: dict, state: R
     rewards = torch.full((len(prompts), len(funcs)), float("nan"))
     pending = {}
     for k, func in enumerate(funcs):
-        if inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(getattr(func, "__call__", None)):
+        if inspect.iscoroutinefunction(func) or (callable(func) and inspect.iscoroutinefunction(func.__call__)):
             pending[k] = func(**call)
         else:
             started = time.perf_counter()

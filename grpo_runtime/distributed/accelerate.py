@@ -291,7 +291,7 @@ def prebuild_deepspeed_ops() -> None:
     starting them (a no-op when torch's extension cache already holds it; scripts/setup.sh builds it too)."""
     if not deepspeed_installed():
         return
-    import deepspeed.ops  # noqa: F401  (fills __compatible_ops__)
+    import deepspeed.ops  # fills __compatible_ops__
     from deepspeed.accelerator import get_accelerator
 
     builder = get_accelerator().create_op_builder("ShareMemCommBuilder")

@@ -208,7 +208,7 @@ class ServerBackend:
             return action()
         except GenerationError as error:
             return ("error", str(error))
-        except Exception as error:  # noqa: BLE001 - e.g. an answer without the expected fields
+        except Exception as error:  # e.g. an answer without the expected fields
             return ("error", f"vLLM server mode failed: {type(error).__name__}: {error}")
 
     def call_collectively(self, action) -> None:

@@ -17,6 +17,8 @@ import os
 import subprocess
 import sys
 
+from grpo_schema.commands.options import add_profiles, add_world_size
+
 from grpo_runtime.launch.checking import (EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK, EXIT_USAGE, apply_env, check,
                                           release_of, runnable, warn_release_behaviour)
 from grpo_runtime.launch.process import (default_launch_args, launch_arguments, quiet_library_progress_bars,
@@ -31,8 +33,8 @@ def _config_arguments(parser: argparse.ArgumentParser) -> None:
                         help="allow an env: variable that is refused by default (LD_PRELOAD, *_TOKEN, ...)")
     parser.add_argument("--dry-run", action="store_true",
                         help="validate and say whether grpo_runtime can run the config as written; load nothing")
-    parser.add_argument("--profile", dest="profiles", action="append", default=[], metavar="P",
-                        help="a training script's profile (e.g. open-r1): its keys are validated and honoured")
+    add_profiles(parser, help="a training script's profile (e.g. open-r1): its keys are validated and honoured",
+                 dest="profiles")
     parser.add_argument("--stop-on-fatal", action="store_true",
                         help="stop the run after the step where a fatal run-health finding (a NaN loss) appears")
 
@@ -51,8 +53,7 @@ def train_command(argv: list[str], prog: str = "grpo train") -> int:
     the file's num_processes is the world size checked, and more than one is refused with the command to run."""
     parser = argparse.ArgumentParser(prog=prog)
     _config_arguments(parser)
-    parser.add_argument("--world-size", type=int, default=None,
-                        help="must equal the number of processes actually running (1 for grpo train)")
+    add_world_size(parser, help="must equal the number of processes actually running (1 for grpo train)")
     args = parser.parse_args(argv)
     stop_on_fatal(args)
     launched = "WORLD_SIZE" in os.environ
@@ -99,7 +100,7 @@ def run_training(result, prog: str) -> int:
     except (PushFailed, GenerationError) as exc:  # a failed final push (saved locally first), a lost vLLM server
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return EXIT_FAILED
-    except Exception:  # noqa: BLE001 - a failed run: the traceback is the report
+    except Exception:  # a failed run: the traceback is the report
         import traceback
 
         traceback.print_exc()
@@ -130,6 +131,10 @@ def launch_command(argv: list[str]) -> int:
     parser.add_argument("--num-processes", "--num_processes", dest="num_processes", type=int, default=None)
     parser.add_argument("--slurm", action="store_true", help="submit to Slurm instead; options: grpo launch FILE "
                                                             "--slurm --help")
+    parser.add_argument("--ray", metavar="ADDRESS", help="submit a Ray job to the cluster at ADDRESS instead (e.g. "
+                        "http://head:8265); options: grpo launch FILE --ray ADDRESS --help")
+    parser.add_argument("--emit", metavar="SCHEDULER", help="print a scheduler's task or manifest for the run "
+                        "instead of starting it; options: grpo launch FILE --emit SCHEDULER --help")
     args, accelerate_args = parser.parse_known_args(argv)
     stop_on_fatal(args)
     overrides = list(args.overrides)

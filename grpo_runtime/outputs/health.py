@@ -15,7 +15,7 @@ import torch
 
 from grpo_schema.health import HealthMonitor
 from grpo_schema.health.rundir import EVENTS_FILE
-from grpo_schema.health.text import finding_line
+from grpo_schema.health.text import cleared_line, finding_line
 
 STOP_ENV = "GRPO_HEALTH_STOP_ON_FATAL"
 
@@ -33,6 +33,12 @@ class LiveHealth:
 
     def close(self) -> None:
         pass
+
+    def completions(self, rows: list[dict], sampled: bool) -> None:
+        """The completion rows written this generation (completions.jsonl or its sample), as `grpo health` reads
+        them back: identical completions and the reward of cut ones are judged live too."""
+        if self.monitor is not None:
+            self.monitor.observe_completions(json.loads(json.dumps(rows)), sampled=sampled)
 
     def resumed(self, checkpoint, from_step: int, total_steps: int, trained_steps: int | None = None) -> None:
         if self.monitor is not None:
@@ -52,7 +58,10 @@ class LiveHealth:
         self.report()
 
     def report(self) -> None:
-        for finding in self.monitor.new_findings():
+        fresh, cleared = self.monitor.changes()
+        for finding in cleared:  # it held on the steps so far, no longer: said, so the last word is the batch's
+            print(cleared_line(finding, self.monitor.history.last_step()), file=self.stream, flush=True)
+        for finding in fresh:
             print(finding_line(finding), file=self.stream, flush=True)
             self.fatal = self.fatal or finding.fatal
 

@@ -57,7 +57,7 @@ class HubPusher:
             self.repo_id = url.repo_id
             if self.revision:
                 self.api.create_branch(self.repo_id, branch=self.revision, exist_ok=True)
-        except Exception as error:  # noqa: BLE001  (any failure of the Hub: report it, keep training)
+        except Exception as error:  # any failure of the Hub: report it, keep training
             self.report(f"could not create the Hub repository {self.repo_id!r}", error)
 
     def after_save(self, checkpoint: Path, step: int, epoch: float) -> None:
@@ -91,7 +91,7 @@ class HubPusher:
         self.collect()
         try:
             self.upload(self.output_dir, "End of training", None, background=False)
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:
             raise PushFailed(f"the final push to the Hub repository {self.repo_id!r} failed "
                              f"({type(error).__name__}: {first_line(error)}); the trained model is saved in "
                              f"{self.output_dir}: upload it with `hf upload {self.repo_id} {self.output_dir}`") \

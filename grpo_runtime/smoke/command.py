@@ -18,6 +18,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -25,6 +26,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from grpo_schema.commands.options import add_format, add_profiles, add_world_size
 
 from grpo_runtime.launch.checking import EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_INVALID, EXIT_OK, EXIT_USAGE, check
 from grpo_runtime.smoke.report import doctor_section, generated_completions, last_exception, render_text
@@ -41,11 +44,10 @@ def parser() -> argparse.ArgumentParser:
     out.add_argument("--engine", choices=("grpo_runtime", "trl"), default="grpo_runtime")
     out.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
     out.add_argument("--allow-env", dest="allow_env", action="append", default=[], metavar="NAME")
-    out.add_argument("--profile", dest="profiles", action="append", default=[], metavar="P")
-    out.add_argument("--world-size", dest="world_size", type=int, metavar="N",
-                     help="the world size the run is for, as grpo validate takes it (the file's num_processes "
-                     "otherwise); the smoke runs it on this machine's CPUs, or the nearest size they can run")
-    out.add_argument("--format", choices=("text", "json"), default="text")
+    add_profiles(out, help="a training script's profile (e.g. open-r1), as grpo train takes it", dest="profiles")
+    add_world_size(out, help="the world size the run is for, as grpo validate takes it (the file's num_processes "
+                   "otherwise); the smoke runs it on this machine's CPUs, or the nearest size they can run")
+    add_format(out, ("text", "json"))
     out.add_argument("--trl-version", metavar="X.Y[.Z]", help="the TRL release the file is written for: it is "
                      "validated as that release reads it first (default: the installed trl, a repository pin, 1.16)")
     out.add_argument("--keep", metavar="DIR", help="run in DIR and keep it (default: a temporary folder, removed)")
@@ -58,11 +60,9 @@ def parser() -> argparse.ArgumentParser:
 
 def smoke_command(argv: list[str]) -> int:
     args = parser().parse_args(argv)
-    if args.steps < 1 or (args.world_size is not None and args.world_size < 1):
-        print(f"grpo smoke: {'--steps' if args.steps < 1 else '--world-size'} must be at least 1", file=sys.stderr)
+    if args.steps < 1:
+        print("grpo smoke: --steps must be at least 1", file=sys.stderr)
         return EXIT_USAGE
-    if args.world_size is not None:  # the launch key the service and grpo launch pass it as
-        args.overrides.append(f"num_processes={args.world_size}")
     from grpo_schema.commands.trl_release import judged_release
 
     try:
@@ -70,7 +70,9 @@ def smoke_command(argv: list[str]) -> int:
     except ValueError as exc:
         print(f"grpo smoke: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    stopped = release_check(args, release)
+    stopped = release_check(args, release)  # at --world-size, never a num_processes key the release may refuse
+    if args.world_size is not None:  # the launch key grpo_runtime (TRL 1.16's terms) takes it as
+        args.overrides.append(f"num_processes={args.world_size}")
     original = args.file
     translated = None if stopped is not None else translate_for_runtime(args, release)
     try:
@@ -85,6 +87,9 @@ def smoke_command(argv: list[str]) -> int:
     if translated is not None:
         report["groups"] = translated["groups"] + report["groups"]
         report["config_line"] = in_original(original, report.get("config_line"))
+        for key in ("error", "log"):
+            if report.get(key):
+                report[key] = lines_of_original(report[key], translated["file"], translated["text"], original)
     report.update(trl_version=release["trl_version"], trl_version_source=release["trl_version_source"])
     report["doctor"] = doctor_section(original, args.trl_version)
     if args.format == "json":
@@ -109,6 +114,38 @@ def in_original(path: str, where: dict | None) -> dict | None:
     return {**where, "written_out": True}
 
 
+def lines_of_original(text: str, copy: str, copy_text: str, original: str) -> str:
+    """Diagnostics printed for the rewritten copy, pointed at the user's own file: `copy:N:C` and an excerpt's
+    `N |` gutter become the line of the original with the same text; a line the original lacks (a default written
+    out) is said to be the rewrite's."""
+    copy_lines = copy_text.splitlines()
+    try:
+        mine = Path(original).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        mine = []
+    stripped = [line.strip() for line in mine]
+
+    def line_in_original(number: int) -> int | None:
+        if 0 < number <= len(copy_lines) and copy_lines[number - 1].strip() in stripped:
+            return stripped.index(copy_lines[number - 1].strip()) + 1
+        return None
+
+    def located(match: re.Match) -> str:
+        found = line_in_original(int(match.group(1)))
+        if found is None:
+            return f"{original} (a line the TRL 1.16 rewrite added: {copy_lines[int(match.group(1)) - 1].strip()}):"
+        return f"{original}:{found}:{match.group(2)}"
+
+    text = re.sub(rf"{re.escape(copy)}:(\d+):(\d+)", located, text)
+
+    def gutter(match: re.Match) -> str:
+        found = line_in_original(int(match.group(2)))
+        return f"{match.group(1)}{found if found is not None else '+'} |"  # +: the rewrite's own line
+
+    text = re.sub(r"^(\s*)(\d+) \|", gutter, text, flags=re.MULTILINE)
+    return text.replace(copy, original)
+
+
 def is_reference(version: str) -> bool:
     """The runtime's own release (TRL 1.16), whose files run as written."""
     from grpo_schema.engine.release import release_surface
@@ -125,10 +162,12 @@ def release_check(args, release: dict) -> dict | None:
     started = time.perf_counter()
     quiet = io.StringIO()
     with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
-        judged = check(args.file, args.overrides, None, args.allow_env, args.profiles, dry_run=True, release=release)
+        judged = check(args.file, args.overrides, args.world_size, args.allow_env, args.profiles, dry_run=True,
+                       release=release)
     if not isinstance(judged, int):
         if not args.profiles and judged.profile_args:
             args.profiles = list(judged.profile_args)  # the script's profile the file is written for, found here
+        args.ignored_keys = ignored_keys(judged)
         return None
     if args.format == "text":
         sys.stderr.write(quiet.getvalue())
@@ -136,7 +175,39 @@ def release_check(args, release: dict) -> dict | None:
     report.update(exit_code=judged, component="config", log=quiet.getvalue()[-4000:],
                   error=f"{args.file} is not valid for TRL {release['trl_version']}" if judged == EXIT_INVALID else
                   f"cannot read {args.file}")
+    if judged == EXIT_INVALID:
+        written_for_another_trainer(args, report, release)
     return finish(report, started)
+
+
+# What a release's front end does not read, and ignores (a warning): unknown keys, a downstream script's, keys
+# renamed, removed or added after it, launch keys its `trl grpo` does not take.
+UNREAD = {"GRPO-K001", "GRPO-K002", "GRPO-K003", "GRPO-K006", "GRPO-K009", "GRPO-K010"}
+
+
+def ignored_keys(judged) -> list[str]:
+    """The file's top-level keys the judged release ignores: the run leaves them out, as the release would."""
+    raw = judged.raw if isinstance(judged.raw, dict) else {}
+    return list(dict.fromkeys(d.fields[0] for d in judged.diagnostics if d.code in UNREAD and d.fields
+                              and d.severity != "error" and d.fields[0] in raw))
+
+
+def written_for_another_trainer(args, report: dict, release: dict | None) -> None:
+    """Keys and rewards that no release and no known script reads: the file is another trainer's, which grpo_runtime
+    cannot run (exit 3, the keys named), not a config to correct."""
+    from grpo_schema import check_file
+
+    from grpo_runtime.launch.checking import another_trainer
+
+    try:
+        result = check_file(args.file, world_size=args.world_size, overrides=args.overrides or None,
+                            allow_env=args.allow_env, profiles=list(args.profiles), allow_profile_import=True,
+                            **(release or {}))
+    except (OSError, KeyError, ImportError, AttributeError):
+        return
+    reason = another_trainer(result).lstrip(".\n")
+    if reason:
+        report.update(exit_code=EXIT_CANNOT_RUN, component="trainer", error=f"{args.file}: {reason}")
 
 
 def translate_for_runtime(args, release: dict) -> dict | None:
@@ -153,7 +224,10 @@ def translate_for_runtime(args, release: dict) -> dict | None:
 
     source = Path(args.file)
     text = source.read_bytes().decode("utf-8")
+    dropped = getattr(args, "ignored_keys", [])
+    text = without_keys(text, dropped)
     migrated = migrate_config(text, str(source), list(args.profiles), release["trl_version"])
+    migrated.text, migrated.done = without_unused_vllm_mode(text, migrated.text, migrated.done)
     target = source.with_name(f".{source.stem}.grpo-smoke-trl{migrated.target}{source.suffix or '.yaml'}")
     try:
         target.write_text(migrated.text, encoding="utf-8")
@@ -162,6 +236,12 @@ def translate_for_runtime(args, release: dict) -> dict | None:
         os.close(handle)
         target = Path(name)
         target.write_text(migrated.text, encoding="utf-8")
+    if dropped:
+        groups_dropped = [{"group": f"keys TRL {release['trl_version']} ignores", "status": NOT_EXERCISED,
+                           "detail": f"{', '.join(dropped)}: left out of the run, as TRL {release['trl_version']} "
+                                     "ignores them (the setting has no effect there)"}]
+    else:
+        groups_dropped = []
     written = f"written for {release_reason(release['trl_version'], release['trl_version_source'])}"
     changes = "; ".join(migrated.done) if migrated.done else "nothing to rewrite"
     groups = [{"group": "TRL release", "status": SUBSTITUTED,
@@ -171,7 +251,31 @@ def translate_for_runtime(args, release: dict) -> dict | None:
         groups.append({"group": f"TRL {release['trl_version']} behaviour", "status": NOT_EXERCISED,
                        "detail": f"TRL {migrated.target} cannot keep: " + "; ".join(
                            migrated.cannot_keep + migrated.failed)})
-    return {"file": str(target), "groups": groups}
+    return {"file": str(target), "text": migrated.text, "groups": groups + groups_dropped}
+
+
+def without_keys(text: str, keys: list[str]) -> str:
+    from grpo_schema.engine.diagnostics import Fix
+    from grpo_schema.engine.yamledit import EditError, apply_fix_to_text
+
+    for key in keys:
+        try:
+            text = apply_fix_to_text(text, Fix(unset=(key,), title=f"remove {key}"))
+        except EditError:
+            continue
+    return text
+
+
+def without_unused_vllm_mode(text: str, migrated: str, done: list[str]) -> tuple[str, list[str]]:
+    """The release's vllm_mode written out by the rewrite, where the file neither names it nor uses vLLM: nothing of
+    the run, only a warning the user's file never earned."""
+    from grpo_schema.engine.yamledit import load_yaml
+
+    mine, rewritten = load_yaml(text).data, load_yaml(migrated).data
+    if not isinstance(mine, dict) or not isinstance(rewritten, dict) or "vllm_mode" in mine \
+            or "vllm_mode" not in rewritten or rewritten.get("use_vllm") is True:
+        return migrated, done
+    return without_keys(migrated, ["vllm_mode"]), [d for d in done if not d.startswith("wrote vllm_mode")]
 
 
 def base_report(args) -> dict:
@@ -195,6 +299,8 @@ def smoke(args) -> dict:
         report.update(exit_code=EXIT_INVALID if result == EXIT_INVALID else result, component="config",
                       error=f"{args.file} is not a valid config" if result == EXIT_INVALID else
                       f"cannot read {args.file}", log=quiet.getvalue()[-4000:])
+        if result == EXIT_INVALID:
+            written_for_another_trainer(args, report, None)
         return finish(report, started)
     if args.engine == "trl" and not installed("trl"):
         report.update(exit_code=EXIT_USAGE, component="engine", error="--engine trl needs TRL installed")

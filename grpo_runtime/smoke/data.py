@@ -78,7 +78,7 @@ def reward_columns(reward_funcs: list) -> dict[str, str]:
     """The dataset columns the reward functions take (their named parameters), each with the reward asking."""
     columns = {}
     for func in reward_funcs:
-        target = func if inspect.isfunction(func) or inspect.ismethod(func) else getattr(func, "__call__", func)
+        target = func if inspect.isfunction(func) or inspect.ismethod(func) else (func.__call__ if callable(func) else func)
         try:
             parameters = inspect.signature(target).parameters.values()
         except (TypeError, ValueError):

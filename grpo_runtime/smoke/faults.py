@@ -57,7 +57,7 @@ def checked_reward(func, name: str, columns_key: str):
             raise
         except (KeyboardInterrupt, SystemExit, GeneratorExit):
             raise
-        except BaseException as error:  # noqa: BLE001 - attributed to the reward below (math_verify's
+        except BaseException as error:  # attributed to the reward below (math_verify's
             # TimeoutException, for one, is a BaseException)
             raise reward_fault(func, name, kwargs, completions, error) from error
         if values is None or isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
@@ -91,7 +91,7 @@ def reward_fault(func, name: str, kwargs: dict, completions: list, error: Except
             func(**one)
         except (KeyboardInterrupt, SystemExit):
             raise
-        except BaseException:  # noqa: BLE001 - this completion is the one
+        except BaseException:  # this completion is the one
             text = completion_text(completions[k])
             return SmokeFault(f"reward function {name}", f"the reward function {name} raised "
                               f"{type(error).__name__}: {error} on completion {k} ({text[:120]!r})",
@@ -112,7 +112,7 @@ def wrap_rewards(funcs: list, columns_key: str) -> list:
     wrapped = []
     for func in funcs:
         if isinstance(func, RewardModel) or inspect.iscoroutinefunction(func) or \
-                inspect.iscoroutinefunction(getattr(func, "__call__", None)):
+                (callable(func) and inspect.iscoroutinefunction(func.__call__)):
             wrapped.append(func)
         else:
             wrapped.append(checked_reward(func, reward_name(func), columns_key))

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from grpo_runtime.smoke.plan import (ELSEWHERE, EXERCISED, SUBSTITUTED, SmokePlan, SmokeRefused,
                                             another_machines, refuse_strict)
+from grpo_runtime.smoke.cpu import cpu_description
 from grpo_runtime.model.modality import named_vision_language, vision_language_class
 
 SMALL_MODEL_PARAMS = 60e6  # a local model this small runs as it is
@@ -45,13 +46,31 @@ def catalogue_config(name: str):
     return config, facts
 
 
-def shrink(config, vocab_size: int, tokenizer):
-    """The same architecture class at toy sizes: 2 layers, hidden 64, 4 heads (2 key/value heads), MLP 128."""
-    sizes = dict(num_hidden_layers=2, hidden_size=64, intermediate_size=128, num_attention_heads=4,
-                 num_key_value_heads=2, head_dim=16, max_position_embeddings=4096, max_window_layers=2,
+# A head size every engine's CPU attention has a kernel for on every instruction set: vLLM builds its CPU attention
+# for head sizes 32, 64, ..., 256 on each ISA (AMX, AVX-512, generic vectors, NEON), and 80 and 112 on one only; 16
+# is refused ("Unsupported CPU attention configuration") on a CPU with AVX-512 or AMX.
+HEAD_DIM = 32
+MIN_CONTEXT = 4096  # positions the stand-in has at least; a recipe's context length raises it
+
+
+def context_length(config) -> int:
+    """Positions the stand-in must hold: the recipe's vLLM context length, its prompt plus completion lengths."""
+    declared = [getattr(config, key, None) for key in ("vllm_max_model_length", "vllm_max_model_len")]
+    prompt, completion = (getattr(config, key, None) for key in ("max_prompt_length", "max_completion_length"))
+    if isinstance(prompt, int) and isinstance(completion, int):
+        declared.append(prompt + completion)
+    return max([MIN_CONTEXT, *(n for n in declared if isinstance(n, int) and not isinstance(n, bool))])
+
+
+def shrink(config, vocab_size: int, tokenizer, positions: int = MIN_CONTEXT):
+    """The same architecture class at toy sizes: 2 layers, hidden 64, 2 heads of HEAD_DIM (1 key/value head), MLP
+    128, at least `positions` positions."""
+    sizes = dict(num_hidden_layers=2, hidden_size=64, intermediate_size=128, num_attention_heads=64 // HEAD_DIM,
+                 num_key_value_heads=1, head_dim=HEAD_DIM, max_position_embeddings=positions, max_window_layers=2,
                  moe_intermediate_size=64, shared_expert_intermediate_size=64, num_experts=4, n_routed_experts=4,
                  num_local_experts=4, num_experts_per_tok=2, first_k_dense_replace=0, kv_lora_rank=16,
-                 q_lora_rank=16, qk_rope_head_dim=8, qk_nope_head_dim=8, v_head_dim=16)
+                 q_lora_rank=16, qk_rope_head_dim=HEAD_DIM // 2, qk_nope_head_dim=HEAD_DIM // 2,
+                 v_head_dim=HEAD_DIM)
     text = getattr(config, "text_config", None)
     for target in [config] + ([text] if text is not None and text is not config else []):
         for key, value in sizes.items():
@@ -79,9 +98,11 @@ def local_tokenizer(folder: Path | None):
 
     try:
         return AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
-    except Exception:  # noqa: BLE001 - an unreadable tokenizer is replaced and said so
+    except Exception:  # an unreadable tokenizer is replaced and said so
         return None
 def substitute_model(config, plan: SmokePlan, workdir: Path) -> None:
+    plan.add("CPU", EXERCISED, f"{cpu_description()} (a stand-in's head size, {HEAD_DIM}, has a CPU attention "
+             "kernel on every instruction set)")
     name = str(config.model_name_or_path)
     elsewhere = another_machines(name)
     if elsewhere:
@@ -103,7 +124,7 @@ def substitute_model(config, plan: SmokePlan, workdir: Path) -> None:
 
         try:
             facts = read_config_json(folder / "config.json", name)
-        except Exception:  # noqa: BLE001 - only used to decide whether the model is small
+        except Exception:  # only used to decide whether the model is small
             facts = None
         if facts is not None and facts.total_params() <= SMALL_MODEL_PARAMS:
             plan.add("model", EXERCISED, f"{name} as it is ({facts.total_params() / 1e6:.1f}M parameters, local)")
@@ -134,7 +155,7 @@ def substitute_model(config, plan: SmokePlan, workdir: Path) -> None:
         plan.add("tokenizer and chat template", SUBSTITUTED,
                  f"a byte-level tokenizer of {len(tokenizer)} tokens with a ChatML chat template (the real tokenizer of {name} is "
                  "not on disk; a profile's chat_template still applies)")
-    shrunk = shrink(model_config, len(tokenizer), tokenizer)
+    shrunk = shrink(model_config, len(tokenizer), tokenizer, context_length(config))
     import torch
     from transformers import AutoModelForCausalLM
 
@@ -152,8 +173,10 @@ def substitute_model(config, plan: SmokePlan, workdir: Path) -> None:
     tokenizer.save_pretrained(target)
     if folder is None:
         check_tokenizer_reloads(target, tokenizer)
-    layers = f"2 layers, hidden 64, 4 heads, MLP 128, vocab {len(tokenizer)}"
+    layers = (f"2 layers, hidden 64, {64 // HEAD_DIM} heads of {HEAD_DIM}, MLP 128, vocab {len(tokenizer)}, "
+              f"{shrunk.max_position_embeddings} positions")
     plan.add("model", SUBSTITUTED, f"a random-init {type(model).__name__} ({layers}; from {source}) instead of {name}")
+
     plan.overrides.update(model_name_or_path=str(target), model_revision=None)
     substitute_reward_model(config, plan, workdir, shrunk, tokenizer)
 

@@ -62,7 +62,7 @@ def doctor_section(path: str, trl_version: str | None) -> dict:
     """`grpo doctor`'s findings on this interpreter for the file: whether the environment the smoke test ran in
     could run the config under TRL (its release's requirements, known-bad combinations, the features used).
     Reported beside the smoke result; it does not change the exit code."""
-    from grpo_schema.cli import UsageError
+    from grpo_schema.commands.options import UsageError
     from grpo_schema.commands.doctor import run
 
     try:

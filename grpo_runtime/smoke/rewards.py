@@ -19,13 +19,13 @@ def reward_functions(result) -> list:
 
         try:
             return open_r1.reward_funcs(result.config, script[1], stand_ins=True)
-        except Exception as error:  # noqa: BLE001 - named
+        except Exception as error:  # named
             raise SmokeRefused("reward function", str(error), "reward_funcs") from None
     funcs = []
     for name in result.config.reward_funcs or []:
         try:
             funcs.append(resolve_reward_func(name))
-        except Exception as error:  # noqa: BLE001 - an import error of the user's module, named
+        except Exception as error:  # an import error of the user's module, named
             raise SmokeRefused(f"reward function {name}", f"cannot import the reward function {name}: "
                                f"{type(error).__name__}: {error}", "reward_funcs", name) from None
     return funcs

@@ -82,7 +82,7 @@ def run_trl_phase(spec: dict, extra: list[str]):
     try:
         train = prompts(config, open_r1_args, "train")
         test = prompts(config, open_r1_args, "test") if config.eval_strategy not in (None, "no") else None
-    except Exception as error:  # noqa: BLE001 - named below
+    except Exception as error:  # named below
         raise SmokeFault("dataset", f"{type(error).__name__}: {error}",
                          "datasets" if config.datasets else "dataset_name") from error
     if script is not None and script[0] == "open-r1":
@@ -147,7 +147,7 @@ def run(spec: dict) -> dict:
             config = result.config
             if phase == "first" and not (output_dir / "checkpoint-1").is_dir():
                 raise SmokeFault("checkpoint save", f"no checkpoint-1 in {output_dir} after step 1", "save_steps")
-    except BaseException as error:  # noqa: BLE001 - the report names it
+    except BaseException as error:  # the report names it
         if isinstance(error, KeyboardInterrupt):
             raise
         if config is None:

@@ -104,7 +104,7 @@ def _profile_script_class(config: GRPORunConfig, base: type) -> type:
     if not profiles:
         return base
     specs: list[tuple[str, Any, Any]] = []
-    for name, view in profiles.items():
+    for view in profiles.values():
         for key, value in view.model_dump().items():
             default = dataclasses.field(default_factory=_copier(value))
             specs.append((key, Any, default))

@@ -10,11 +10,12 @@ import argparse
 import sys
 from typing import Sequence
 
-from grpo_schema.cli import EXIT_INVALID, EXIT_OK, EXIT_USAGE, UsageError, _Formatter, trl_options
+from grpo_schema.commands.options import (EXIT_INVALID, EXIT_OK, EXIT_USAGE, FORMATS, Formatter, UsageError,
+                                          add_format, add_trl_version, trl_options)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="grpo doctor", formatter_class=_Formatter,
+    parser = argparse.ArgumentParser(prog="grpo doctor", formatter_class=Formatter,
                                      description="Check the environment that will run a config: its packages "
                                      "(read from metadata, never imported) against the TRL release's requirements, "
                                      "known-bad combinations and the features the config uses.")
@@ -26,10 +27,8 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--freeze", metavar="FILE", help="a `pip freeze` output or lock file (uv.lock, "
                        "poetry.lock, pip-tools) of that environment")
     where.add_argument("--requirements", metavar="FILE", help="a requirements file the environment is built from")
-    parser.add_argument("--format", choices=("text", "json", "github", "sarif"), default="text")
+    add_format(parser, FORMATS)
     parser.add_argument("--strict", action="store_true", help="warnings fail too (exit 1)")
-    from grpo_schema.commands.trl_release import add_trl_version
-
     add_trl_version(parser)
     return parser
 

@@ -13,14 +13,14 @@ import argparse
 import sys
 from typing import Any
 
+from grpo_schema.commands.options import (EXIT_INVALID, EXIT_OK, EXIT_USAGE, UsageError, add_check_options,
+                                          add_format, check_options, read_config, split_trl_tokens, trl_options)
 from grpo_schema.engine.check import CheckResult
 from grpo_schema.engine.coerce import INT64_MAX
 from grpo_schema.engine.plan import Geometry, derive_plan, relations, valid_world_sizes
 from grpo_schema.engine.rules.batch import PROBLEM_CODES
 from grpo_schema.engine.schedule import Order, walk
 from grpo_schema.engine.words import plural, times
-
-EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 
 
 def declared_prompt_length(result: CheckResult, given: int | None) -> tuple[int | None, str]:
@@ -133,8 +133,6 @@ def _positive(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from grpo_schema.cli import _add_check_options
-
     parser = argparse.ArgumentParser(
         prog="grpo explain", description="Show how a config's batch settings turn into generations, micro-steps "
         "and optimizer steps, process by process (as the chosen TRL release runs it; default 1.16).",
@@ -147,24 +145,24 @@ def build_parser() -> argparse.ArgumentParser:
                         "truncates prompts): gives the context length generation needs")
     parser.add_argument("--micro-steps", type=_positive, help="how many micro-steps to walk (default: two "
                         "generations and at least one optimizer step)")
-    parser.add_argument("--format", choices=("text", "json"), default="text")
-    _add_check_options(parser)
+    add_format(parser, ("text", "json"))
+    add_check_options(parser)
     return parser
 
 
 def explain_command(argv: list[str]) -> int:
     from grpo_schema.engine.validate import check_text
-    from grpo_schema.cli import UsageError, _check_options, _read, split_trl_tokens, trl_options
     from grpo_schema.engine.overrides import OverrideError, parse_trl_args
 
-    ours, trl = split_trl_tokens(argv)
-    args = build_parser().parse_args(ours)
+    parser = build_parser()
+    ours, trl = split_trl_tokens(argv, parser)
+    args = parser.parse_args(ours)
     try:
         paths, trl_overrides = parse_trl_args(trl)
         if paths:
             raise UsageError("give the config as FILE, not --config")
-        options = {**_check_options(args, trl_overrides), **trl_options(args.trl_version, args.path)}
-        data = _read(args.path)
+        options = {**check_options(args, trl_overrides), **trl_options(args.trl_version, args.path)}
+        data = read_config(args.path)
     except (UsageError, OverrideError) as exc:
         print(f"grpo explain: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -14,7 +14,8 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
-EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
+from grpo_schema.commands.options import EXIT_INVALID, EXIT_OK, EXIT_USAGE, FORMATS, add_format
+
 WEIGHTS = ("model.safetensors", "pytorch_model.bin", "adapter_model.safetensors", "model.safetensors.index.json")
 
 
@@ -24,7 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
                                      "log-probs, NaN, a resume that trains nothing.")
     parser.add_argument("paths", nargs="+", metavar="RUN_DIR", help="a run's output_dir (grpo_runtime or TRL), or "
                         "its metrics.jsonl / trainer_state.json")
-    parser.add_argument("--format", choices=("text", "json", "github", "sarif"), default="text")
+    add_format(parser, FORMATS)
     parser.add_argument("--strict", action="store_true", help="warnings fail too (exit 1)")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="change a threshold (docs/health.md lists them), e.g. --set min_steps=5")
@@ -124,18 +125,22 @@ def finished(path: str) -> bool:
 
 def follow(args, settings, config) -> int:
     from grpo_schema.health import check_run_dir
-    from grpo_schema.health.text import finding_line
+    from grpo_schema.health.text import cleared_line, finding_line
 
-    seen: dict[str, set] = {path: set() for path in args.paths}
+    seen: dict[str, dict] = {path: {} for path in args.paths}
     started = time.monotonic()
     reports = []
     try:
         while True:
             reports = [check_run_dir(path, settings, config) for path in args.paths]
             for report, path in zip(reports, args.paths):
+                keys = {finding.key for finding in report.findings}
+                for key in [key for key in seen[path] if key not in keys]:
+                    line = cleared_line(seen[path].pop(key), report.steps)
+                    print(f"{path}: " + line.removeprefix("grpo health: "), flush=True)
                 for finding in report.findings:
                     if finding.key not in seen[path]:
-                        seen[path].add(finding.key)
+                        seen[path][finding.key] = finding
                         print(f"{path}: " + finding_line(finding).removeprefix("grpo health: "), flush=True)
             if all(finished(path) for path in args.paths):
                 break

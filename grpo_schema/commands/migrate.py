@@ -20,6 +20,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from grpo_schema.commands.options import EXIT_OK, EXIT_USAGE, UsageError, add_profiles, chosen_profiles, trl_options
 from grpo_schema.engine.diagnostics import Diagnostic, Fix
 from grpo_schema.engine.loader import load_yaml
 from grpo_schema.engine.migrations import MIGRATIONS
@@ -27,7 +28,7 @@ from grpo_schema.engine.yamledit import EditError, apply_fix_to_text
 from grpo_schema.render.text import RELEASE_SOURCES
 from grpo_schema.engine.lines import split_lines
 
-EXIT_OK, EXIT_CHANGES, EXIT_USAGE = 0, 1, 2
+EXIT_CHANGES = 1  # a diff to apply, or a key that could not be migrated
 # Why a release was chosen, in the words the text output uses (grpo_schema.versions.detect's sources).
 SOURCES = {"flag": "--from"}
 MIGRATION_CODES = ("GRPO-K002", "GRPO-K003", "GRPO-K008")  # K008: a profile key nothing reads
@@ -103,8 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "order and formatting. Prints a unified diff unless --write is given.")
     parser.add_argument("paths", nargs="+", metavar="FILE", help="config files (YAML or JSON)")
     parser.add_argument("--write", action="store_true", help="write the migrated files in place")
-    parser.add_argument("--profile", action="append", default=[], metavar="NAME",
-                        help="treat a downstream project's script keys as known (e.g. open-r1)")
+    add_profiles(parser, help="treat a downstream project's script keys as known (e.g. open-r1)")
     parser.add_argument("--from", dest="from_version", metavar="X.Y[.Z]",
                         help="the TRL release the file was written for (default: the installed trl, else the "
                              "repository's pin, else 1.16: only renamed and removed keys)")
@@ -157,15 +157,12 @@ def _yaml_scalar(value) -> str:
 def written_for(args: argparse.Namespace, path: str) -> dict:
     """The release the file was written for and where that came from ({"trl_version", "trl_version_source"}), or a
     UsageError."""
-    from grpo_schema.cli import trl_options
-
     return trl_options(args.from_version, path)
 
 
 def target_release(to_version: str | None, from_version: str | None) -> str | None:
     """The release to migrate to (None: 1.16, the engine's own), or a UsageError: it must be a release the tables
     know and not older than the one the file is written for."""
-    from grpo_schema.cli import UsageError
     from grpo_schema.engine.release import REFERENCE
     from grpo_schema.versions import VersionError, newest, parse_version, surface
 
@@ -363,9 +360,6 @@ def _append_block(text: str, heading: str, lines: list[str]) -> str:
 
 
 def migrate_command(argv: list[str]) -> int:
-    from grpo_schema.engine.validate import check_text
-    from grpo_schema.cli import UsageError, _profiles
-
     args = build_parser().parse_args(argv)
     status = EXIT_OK
     for path in args.paths:
@@ -377,7 +371,7 @@ def migrate_command(argv: list[str]) -> int:
             continue
         try:
             text = Path(path).read_bytes().decode("utf-8")  # bytes: keep CRLF line ends as they are
-            profiles = _profiles(args.profile)
+            profiles = chosen_profiles(args.profile)
         except (OSError, UnicodeDecodeError, UsageError) as exc:
             print(f"grpo migrate: error: cannot read {path}: {getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
             return EXIT_USAGE
@@ -416,7 +410,6 @@ def migrate_command(argv: list[str]) -> int:
 
 
 def _migrate_python(path: str, args: argparse.Namespace) -> int:
-    from grpo_schema.cli import UsageError
     from grpo_schema.dialects.python.migrate import migrate_python
 
     try:

@@ -17,11 +17,12 @@ import json
 import sys
 from typing import Any
 
+from grpo_schema.commands.options import (EXIT_INVALID, EXIT_OK, EXIT_USAGE, UsageError, add_format, add_profiles,
+                                          add_trl_version, add_world_size, chosen_profiles, trl_options)
 from grpo_schema.engine.hardware.accelerators import GIB, HardwareError, parse_hardware
 from grpo_schema.engine.hardware.advise import plan_fit
 from grpo_schema.engine.hardware.fit import FitReport, section_of
 
-EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 PHASE_WORDS = {"update": "updating (every gradient built)"}
 USAGE_CODES = ("GRPO-H005", "GRPO-H008", "GRPO-H009")  # unknown model, hardware that does not parse, unknown engine
 
@@ -157,9 +158,9 @@ def plan_command(argv: list[str]) -> int:
     parser.add_argument("paths", nargs="+", metavar="FILE")
     parser.add_argument("--hardware", metavar="SPEC", help="e.g. 8xH100-80GB, 2x8xA100-40GB, 80GB (default: the "
                         "file's hardware: section)")
-    parser.add_argument("--format", choices=("text", "json"), default="text")
-    parser.add_argument("--world-size", type=int, default=None)
-    parser.add_argument("--profile", action="append", default=[])
+    add_format(parser, ("text", "json"))
+    add_world_size(parser)
+    add_profiles(parser)
     parser.add_argument("--model-config", metavar="PATH", help="the model's config.json (else the local "
                         "directory, the Hub cache, then the built-in catalogue)")
     parser.add_argument("--prompt-length", type=int, default=None, help="prompt length in tokens to plan for "
@@ -177,8 +178,6 @@ def plan_command(argv: list[str]) -> int:
                         "(default: the hardware: section's host_ram_gib, or the node a spec such as p5.48xlarge "
                         "names); gives a host-RAM verdict")
     parser.add_argument("--mfu", type=float, default=None, help="model-FLOPs utilisation for the time (0.15)")
-    from grpo_schema.commands.trl_release import add_trl_version, judged_release
-
     add_trl_version(parser)
     args = parser.parse_args(argv)
     if args.hardware:
@@ -203,12 +202,10 @@ def plan_command(argv: list[str]) -> int:
     if args.mfu is not None and not 0 < args.mfu <= 1:
         print("grpo plan: error: --mfu must be in (0, 1]", file=sys.stderr)
         return EXIT_USAGE
-    from grpo_schema.engine.check import resolve_profiles
-
     try:
-        profiles = resolve_profiles(args.profile, allow_import=True)
-    except (KeyError, ImportError, AttributeError) as exc:
-        print(f"grpo plan: error: unknown profile {exc}", file=sys.stderr)
+        profiles = chosen_profiles(args.profile)
+    except UsageError as exc:
+        print(f"grpo plan: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     documents, failed, usage_error = [], False, False
     for path in args.paths:
@@ -218,8 +215,8 @@ def plan_command(argv: list[str]) -> int:
             print(f"grpo plan: error: cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
             return EXIT_USAGE
         try:
-            release = judged_release(args.trl_version, path)
-        except ValueError as exc:
+            release = trl_options(args.trl_version, path)
+        except UsageError as exc:
             print(f"grpo plan: error: {exc}", file=sys.stderr)
             return EXIT_USAGE
         written = data

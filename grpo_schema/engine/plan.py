@@ -114,7 +114,7 @@ def relations(geo: Geometry, world_size: int) -> list[Relation]:
     whole); the evaluation batch is independent and always listed when evaluation is on.
     """
     failing = {p.kind for p in problems(geo, world_size)}
-    b, P, G = geo.per_device_train_batch_size, world_size, geo.num_generations
+    P, G = world_size, geo.num_generations
     if "both_set" in failing:
         return [Relation("generation_batch_size", "set generation_batch_size or steps_per_generation, not both: "
                          "each one determines the other", f"generation_batch_size = {geo.generation_batch_size}, "

@@ -128,7 +128,7 @@ def release_defaults(release: ReleaseSurface, mapping: dict[str, Any], fields_11
             continue  # computed at run time: the tables cannot say
         try:
             mine, reference = (model.validate({name: v})[name] for v in (info.default, facts.get("default")))
-        except Exception:  # noqa: BLE001 - a release default 1.16's types cannot hold: nothing to carry over
+        except Exception:  # a release default 1.16's types cannot hold: nothing to carry over
             continue
         if mine != reference and not (_off(mine) and _off(reference)):
             implicit[name] = info.default

@@ -18,6 +18,9 @@ class HealthFinding:
     subject: str = ""  # what the finding is about beyond its code (a reward function's name): identity
     fatal: bool = False  # the run cannot learn on: a live surface may stop it
     extra: dict[str, Any] = field(default_factory=dict)
+    # how much of the run it covers: {"logged_steps": where it held, "of": logged steps of its metric,
+    # "stretches": [[first, last], ...], "first": step, "worst": step, "worst_value": number}
+    extent: dict[str, Any] | None = None
 
     @property
     def code(self) -> str:
@@ -34,7 +37,7 @@ class HealthFinding:
     def to_dict(self) -> dict[str, Any]:
         out = self.diagnostic.to_dict()
         out.update(metric=self.metric, steps=list(self.steps) if self.steps else None, values=list(self.values),
-                   fatal=self.fatal)
+                   fatal=self.fatal, extent=self.extent)
         out.update(self.extra)
         return out
 

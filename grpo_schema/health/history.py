@@ -100,6 +100,7 @@ class StepCompletions:
     identical_groups: int = 0  # every completion text of the group equal
     truncated: int = 0
     truncation_known: int = 0
+    cut_rewards: list[float] = field(default_factory=list)  # total rewards of the rows that were cut
 
 
 @dataclass
@@ -113,6 +114,7 @@ class RunHistory:
     completions_sampled: bool = False  # completion rows are a sample (grpo_runtime without log_completions)
     reward_counts_from_calls: bool = False  # rewards counted at the call (callback wrapper): rows add none
     none_includes_nan: bool = False  # TRL's completion tables hold NaN for None: the two cannot be told apart
+    raw_names: set[str] = field(default_factory=set)  # metric names as logged, before normalise: the TRL era
 
     def series(self, name: str) -> list[tuple[int, float, int | None]]:
         return [(p.step, p.values[name], p.line) for p in self.points if name in p.values]
@@ -155,6 +157,9 @@ def _add_group(history: RunHistory, group: list[dict[str, Any]]) -> None:
         if isinstance(row.get("truncated"), bool):
             stats.truncation_known += 1
             stats.truncated += row["truncated"]
+            reward = row.get("reward")
+            if row["truncated"] and isinstance(reward, (int, float)) and math.isfinite(reward):
+                stats.cut_rewards.append(float(reward))
         if not history.reward_counts_from_calls:
             for name, value in (row.get("rewards") or {}).items():
                 history.rewards.setdefault(name, RewardStats()).add(step, value)

@@ -1,6 +1,7 @@
 """HealthMonitor: the run-health engine fed as a run goes (the runtime's loop, the TRL callback, `grpo health
 --follow`) or all at once (a finished run's directory). It keeps the run's history and runs every rule over it
-on demand; `new_findings` gives each finding once, when it first appears, for live surfaces."""
+on demand; for live surfaces `changes` gives each finding once, when it first appears, and each one given that
+no longer holds (`new_findings`: the first half)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ class HealthMonitor:
     def __init__(self, settings: HealthSettings | None = None, config: dict[str, Any] | None = None):
         self.settings = settings or HealthSettings()
         self.history = RunHistory(config=dict(config or {}))
-        self._reported: set[tuple[str, str]] = set()
+        self._shown: dict[tuple[str, str], HealthFinding] = {}  # given by new_findings and still holding
 
     def observe_metrics(self, record: dict[str, Any], line: int | None = None, step: int | None = None) -> bool:
         """One logged record (metrics.jsonl line, an entry of TRL's log_history, the logs of on_log). Returns
@@ -29,6 +30,7 @@ class HealthMonitor:
         if not isinstance(at, (int, float)) or isinstance(at, bool):
             return False
         self.history.points.append(MetricPoint(int(at), normalise(record), line))
+        self.history.raw_names.update(str(name).removeprefix("train/") for name in record)
         return True
 
     def observe_completions(self, rows: Iterable[dict[str, Any]], sampled: bool = False) -> None:
@@ -58,7 +60,16 @@ class HealthMonitor:
         return run_health_rules(self.history, self.settings)
 
     def new_findings(self) -> list[HealthFinding]:
-        """Findings not given before (by code and subject), each once."""
-        fresh = [f for f in self.findings() if f.key not in self._reported]
-        self._reported.update(f.key for f in fresh)
-        return fresh
+        """Findings not given before (by code and subject), each once while it holds."""
+        return self.changes()[0]
+
+    def changes(self) -> tuple[list[HealthFinding], list[HealthFinding]]:
+        """(findings that appeared since the last call, findings given before that no longer hold on the run so
+        far: a reward whose std was 0 on its first steps and then varied). A live surface shows both, so that
+        what it showed last is what `grpo health` says of the finished run."""
+        current = self.findings()
+        keys = {f.key for f in current}
+        fresh = [f for f in current if f.key not in self._shown]
+        cleared = [self._shown.pop(key) for key in list(self._shown) if key not in keys]
+        self._shown.update((f.key, f) for f in fresh)
+        return fresh, cleared

@@ -12,29 +12,33 @@ its newest checkpoint, and completions/completions_*.parquet (log_completions).
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from grpo_schema.engine.codes import declare
 from grpo_schema.engine.diagnostics import Diagnostic
+from grpo_schema.health import coverage
 from grpo_schema.health.findings import HealthFinding
 from grpo_schema.health.monitor import HealthMonitor
 from grpo_schema.health.settings import HealthSettings
+from grpo_schema.health.trl_files import (  # noqa: F401  (trl_rows: read by the TRL callback too)
+    TRAINER_STATE, broken_json, newest_trainer_state, read_trainer_state, read_trl_completions, trl_rows,
+)
 
 A_BAD_LINE = declare("GRPO-A090", "warning", "metrics line that is not a record",
                      "A line of the run's metrics file is not a JSON object (a truncated write, a disk that "
                      "filled, two writers at once). The line is skipped; the other lines are judged.")
-A_NO_METRICS = declare("GRPO-A091", "info", "no metric the health rules read",
-                       "The run logged records, but none of the metrics the health rules read (reward, "
-                       "frac_reward_zero_std, loss, grad_norm, completions/*). The run may be from a trainer that "
-                       "names them differently, or have logged nothing yet.")
+A_NO_METRICS = declare("GRPO-A091", "info", "not a GRPO run: no GRPO metric logged",
+                       "The run logged training records, but none of the metrics a GRPO trainer logs (reward, "
+                       "rewards/NAME, frac_reward_zero_std, completions/*, kl, clip_ratio): an SFT or other "
+                       "trainer's run, or one that names them differently. Only the optimizer's rules judged it.")
+A_TOO_SHORT = declare("GRPO-A092", "info", "too short to judge",
+                      "The run logged no training step, or one: the rules over a metric need min_steps logged "
+                      "steps in a row, so the run is neither healthy nor unhealthy yet.")
 
 METRICS_FILE = "metrics.jsonl"
 EVENTS_FILE = "run_events.jsonl"  # grpo_runtime: what happened to the run beside its metrics (a divergence)
-TRAINER_STATE = "trainer_state.json"
-KNOWN = ("loss", "grad_norm", "reward", "frac_reward_zero_std", "completions/mean_length", "learning_rate")
 
 
 @dataclass
@@ -47,10 +51,23 @@ class HealthReport:
     notes: list[str] = field(default_factory=list)  # what was read partly, and why
     metrics_file: str | None = None
     live: bool = False  # the run's last line was still being written
+    era: str = ""  # "grpo_runtime", or the TRL releases whose metric names the log uses
+    not_judged: list[dict] = field(default_factory=list)  # rules that cannot fire: nothing they read was logged
+    judged: str = "judged"  # or "nothing logged", "too short to judge", "not a GRPO run"
+
+    @property
+    def verdict(self) -> str:
+        """healthy, unhealthy, or what kept the run from being judged (never "healthy" for a run too short to
+        judge or one that is not GRPO)."""
+        if self.errors:
+            return "not read"
+        if any(f.severity in ("error", "warning") for f in self.findings):
+            return "unhealthy"
+        return "healthy" if self.judged == "judged" else self.judged
 
     @property
     def healthy(self) -> bool:
-        return not self.errors and not any(f.severity in ("error", "warning") for f in self.findings)
+        return self.verdict == "healthy"
 
     @property
     def diagnostics(self) -> list[Diagnostic]:  # for the github and sarif renderers
@@ -58,14 +75,15 @@ class HealthReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "source": self.source, "steps": self.steps, "healthy": self.healthy,
-                "live": self.live, "metrics_file": self.metrics_file,
+                "verdict": self.verdict, "era": self.era, "live": self.live, "metrics_file": self.metrics_file,
                 "findings": [f.to_dict() for f in self.findings], "errors": list(self.errors),
-                "notes": list(self.notes)}
+                "notes": list(self.notes), "not_judged": list(self.not_judged)}
 
 
 def check_run_dir(path: str | Path, settings: HealthSettings | None = None,
                   config: dict[str, Any] | None = None) -> HealthReport:
-    """Judge the run in `path` (a run directory, or its metrics.jsonl / trainer_state.json)."""
+    """Judge the run in `path`: a run directory, or a metrics file or trainer state given by path (read as what
+    its content is, whatever its name)."""
     path = Path(path)
     report = HealthReport(str(path), "")
     if not path.exists():
@@ -75,33 +93,89 @@ def check_run_dir(path: str | Path, settings: HealthSettings | None = None,
     monitor = HealthMonitor(settings, config)
     extra: list[HealthFinding] = []
     try:
-        if (path.is_file() and path.name != TRAINER_STATE) or (directory / METRICS_FILE).is_file():
+        kind = file_kind(path, report) if path.is_file() else (
+            "metrics" if (directory / METRICS_FILE).is_file() else "state")
+        if kind is None:
+            return report
+        if kind == "metrics":
             report.source = "grpo_runtime"
             metrics = path if path.is_file() else directory / METRICS_FILE
             report.metrics_file = str(metrics)
             extra += read_metrics_jsonl(metrics, monitor, report)
             read_runtime_extras(directory, monitor, report, config is None)
         else:
-            state = path if path.is_file() else newest_trainer_state(directory)
+            state = path if path.is_file() else newest_trainer_state(directory, report)
             if state is None:
-                report.errors.append(
-                    f"{path}: not a run directory: it has no {METRICS_FILE} (grpo_runtime) and no {TRAINER_STATE} "
-                    f"in it or in a checkpoint-*/ folder (TRL); point at the run's output_dir")
+                if not report.errors:
+                    report.errors.append(
+                        f"{path}: not a run directory: it has no {METRICS_FILE} (grpo_runtime) and no "
+                        f"{TRAINER_STATE} in it or in a checkpoint-*/ folder (TRL); point at the run's output_dir")
                 return report
             report.source = "trl"
             report.metrics_file = str(state)
             read_trainer_state(state, monitor, report)
+            if report.errors:
+                return report
             read_trl_completions(directory, monitor, report)
     except OSError as exc:
         report.errors.append(f"{path}: cannot read: {exc.strerror or exc}")
         return report
     report.steps = monitor.history.last_step()
     report.findings = extra + monitor.findings()
-    if monitor.history.points and not any(name in monitor.history.metric_names() for name in KNOWN):
-        report.findings.append(HealthFinding(Diagnostic(
-            A_NO_METRICS, "info", f"none of the metrics the health rules read were logged ({', '.join(KNOWN)})",
-            hint="run health judges runs of grpo_runtime and of TRL's GRPOTrainer")))
+    judge_coverage(report, monitor)
     return report
+
+
+def judge_coverage(report: HealthReport, monitor: HealthMonitor) -> None:
+    """What the log let the rules judge: too short, not GRPO, the era and the rules it cannot show, artefacts."""
+    history = monitor.history
+    steps = max(coverage.logged_steps(history), len(history.completions))
+    report.era = "grpo_runtime" if report.source == "grpo_runtime" else coverage.era(history)
+    if steps <= 1:
+        report.judged = "nothing logged" if steps == 0 else "too short to judge"
+        what = "no logged training step: nothing to judge" if steps == 0 else "1 logged step: too short to judge"
+        report.findings.append(HealthFinding(Diagnostic(
+            A_TOO_SHORT, "info", f"{what} (the rules over a metric need {monitor.settings.min_steps} logged steps "
+            "in a row)", hint="judge the run again once it has logged more steps")))
+    elif not coverage.is_grpo(history):
+        report.judged = "not a GRPO run"
+        report.findings.append(HealthFinding(Diagnostic(
+            A_NO_METRICS, "info", f"no GRPO metric on any of {steps} logged steps (reward, rewards/NAME, "
+            "frac_reward_zero_std, completions/..., kl): not a GRPO run; only the optimizer's rules judged it",
+            hint="run health judges runs of grpo_runtime and of TRL's GRPOTrainer")))
+    if report.judged == "judged":
+        report.not_judged = coverage.not_judged(history)
+        note = coverage.not_judged_note(report.not_judged, report.era if report.source == "trl" else "")
+        if note:
+            report.notes.append(note)
+    report.notes += coverage.artefact_notes(history, monitor.settings)
+
+
+def file_kind(path: Path, report: HealthReport) -> str | None:
+    """"state" (a TRL trainer state: one JSON object with log_history) or "metrics" (grpo_runtime's JSON lines),
+    by content; None, with the error said, when it is neither (a truncated state names the byte it breaks at)."""
+    data = path.read_bytes()
+    text = data.lstrip()
+    if not text:
+        report.errors.append(f"{path}: empty file: neither a trainer state nor a metrics file")
+        return None
+    try:
+        whole = json.loads(data)
+    except (ValueError, UnicodeDecodeError) as exc:
+        first = data.split(b"\n", 1)[0]
+        try:
+            if isinstance(json.loads(first), dict):
+                return "metrics"  # JSON lines: one record a line
+        except (ValueError, UnicodeDecodeError):
+            pass
+        report.errors.append(broken_json(path, exc, len(data)))
+        return None
+    if isinstance(whole, dict) and isinstance(whole.get("log_history"), list):
+        return "state"
+    if isinstance(whole, dict) and data.strip().count(b"\n") == 0:
+        return "metrics"  # a metrics file of one record
+    report.errors.append(f"{path}: JSON, but not a trainer state (no log_history list) nor metrics lines")
+    return None
 
 
 def read_metrics_jsonl(metrics: Path, monitor: HealthMonitor, report: HealthReport) -> list[HealthFinding]:
@@ -145,7 +219,12 @@ def read_runtime_extras(directory: Path, monitor: HealthMonitor, report: HealthR
             values = yaml.safe_load((directory / "grpo_config.yaml").read_text(encoding="utf-8"))
         except (yaml.YAMLError, UnicodeDecodeError):
             values = None
-        if isinstance(values, dict):
+        if isinstance(values, dict):  # it holds the values that differ from TRL 1.16's defaults: the rest are those
+            from grpo_schema.engine.compiled import compiled
+
+            fields = compiled("config").fields
+            monitor.history.config.update({name: fact.get("default") for name, fact in fields.items()
+                                           if fact.get("default") is not None})
             monitor.history.config.update(values)
     info = read_json(directory / "run_info.json")
     if isinstance(info, dict) and isinstance(info.get("resumed_from"), dict):
@@ -185,66 +264,4 @@ def read_jsonl_rows(path: Path, report: HealthReport) -> list[dict[str, Any]]:
             rows.append(row)
     if skipped:
         report.notes.append(f"{path}: {skipped} line(s) that are not JSON were skipped")
-    return rows
-
-
-def newest_trainer_state(directory: Path) -> Path | None:
-    """The trainer_state.json with the most steps: the directory's own (written at the end) or its newest
-    checkpoint's (a run still training, or one that saved no final state)."""
-    candidates = [directory / TRAINER_STATE] + sorted(directory.glob(f"checkpoint-*/{TRAINER_STATE}"))
-    best, best_step = None, -1
-    for candidate in candidates:
-        state = read_json(candidate) if candidate.is_file() else None
-        if isinstance(state, dict) and isinstance(state.get("log_history"), list):
-            step = state.get("global_step") if isinstance(state.get("global_step"), int) else 0
-            if step > best_step:
-                best, best_step = candidate, step
-    return best
-
-
-def read_trainer_state(state_path: Path, monitor: HealthMonitor, report: HealthReport) -> None:
-    state = read_json(state_path)  # Python's json reads TRL's NaN and Infinity
-    if not isinstance(state, dict) or not isinstance(state.get("log_history"), list):
-        report.errors.append(f"{state_path}: not a trainer state (no log_history list)")
-        return
-    for record in state["log_history"]:
-        monitor.observe_metrics(record)
-    if isinstance(state.get("max_steps"), int):
-        monitor.history.config.setdefault("max_steps", state["max_steps"])
-
-
-def read_trl_completions(directory: Path, monitor: HealthMonitor, report: HealthReport) -> None:
-    files = sorted((directory / "completions").glob("completions_*.parquet"))
-    if not files:
-        return
-    try:
-        import pyarrow.parquet as pq
-    except ImportError:
-        report.notes.append(f"{directory / 'completions'}: {len(files)} parquet file(s) not read: pyarrow is not "
-                            "installed (pip install pyarrow)")
-        return
-    fixed = {"step", "prompt", "completion", "advantage", "image", "images"}
-    for path in files:
-        try:
-            table = pq.read_table(path).to_pylist()
-        except Exception as exc:  # a file TRL was still writing, or not parquet: say so and read the others
-            report.notes.append(f"{path}: not read ({type(exc).__name__}: {exc})")
-            continue
-        monitor.history.none_includes_nan = True
-        monitor.observe_completions(trl_rows(table, fixed))
-
-
-def trl_rows(table: list[dict[str, Any]], fixed: set[str]) -> list[dict[str, Any]]:
-    """TRL's completion table (a column per reward function, no total) in grpo_runtime's row shape. The total is
-    the sum of the finite scores: weights are not in the table, and a group is flat exactly when every
-    function's scores are equal across it, which the unweighted sum keeps."""
-    rows = []
-    for record in table:
-        rewards = {name: value for name, value in record.items()
-                   if name not in fixed and (value is None or isinstance(value, (int, float)))}
-        finite = [v for v in rewards.values() if isinstance(v, (int, float)) and not math.isnan(v)]
-        rewards = {name: None if value is None or math.isnan(value) else value for name, value in rewards.items()}
-        rows.append({"step": record.get("step"), "prompt": str(record.get("prompt")),
-                     "completion": str(record.get("completion")), "rewards": rewards,
-                     "reward": sum(finite) if finite else None})
     return rows

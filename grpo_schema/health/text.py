@@ -11,6 +11,8 @@ def finding_line(finding: HealthFinding) -> str:
     if finding.steps:
         first, last = finding.steps
         where = f" at step {first}" if first == last else f" at steps {first}-{last}"
+        if finding.extent and len(finding.extent.get("stretches") or ()) > 1:
+            where = f" from step {first}"  # the message lists its stretches
     diagnostic = finding.diagnostic
     text = f"grpo health: {diagnostic.code} {diagnostic.severity}{where}: {diagnostic.message}"
     if diagnostic.hint:
@@ -18,6 +20,12 @@ def finding_line(finding: HealthFinding) -> str:
     if diagnostic.fix is not None and (diagnostic.fix.set or diagnostic.fix.unset):
         text += f" (fix: {fix_text(diagnostic.fix)})"
     return text
+
+
+def cleared_line(finding: HealthFinding, step: int) -> str:
+    """`grpo health: GRPO-A009 cleared at step 12: no longer holds on the run so far (was: ...)`"""
+    return (f"grpo health: {finding.code} cleared at step {step}: no longer holds on the run so far "
+            f"(was: {finding.diagnostic.message})")
 
 
 def fix_text(fix) -> str:
@@ -31,10 +39,11 @@ def render_report(reports: list) -> str:
         if report.errors:
             lines += [f"{report.path}: error: {message}" for message in report.errors]
             continue
-        state = "healthy" if report.healthy else "unhealthy"
         count = len(report.findings)
-        lines.append(f"{report.path} ({report.source}, {report.steps} step{'s' if report.steps != 1 else ''}"
-                     f"{', still running' if report.live else ''}): {state}, {count} finding{'s' if count != 1 else ''}")
+        era = f", {report.era}" if report.era and report.era != report.source else ""
+        lines.append(f"{report.path} ({report.source}{era}, {report.steps} step{'s' if report.steps != 1 else ''}"
+                     f"{', still running' if report.live else ''}): {report.verdict}, "
+                     f"{count} finding{'s' if count != 1 else ''}")
         for finding in report.findings:
             lines.append("  " + finding_line(finding).removeprefix("grpo health: "))
             if finding.values:

@@ -24,13 +24,13 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Iterable
 
 from transformers import TrainerCallback
 
 from grpo_schema.health.monitor import HealthMonitor
 from grpo_schema.health.settings import HealthSettings
-from grpo_schema.health.text import finding_line
+from grpo_schema.health.text import cleared_line, finding_line
 
 logger = logging.getLogger("grpo_schema.health")
 
@@ -42,6 +42,7 @@ class RunHealthCallback(TrainerCallback):
         self.stream = stream if stream is not None else sys.stderr
         self.monitor = HealthMonitor(self.settings)
         self.reported: list = []  # every finding printed, in order
+        self.cleared: list = []  # findings printed that later stopped holding, in order
         self.stopped_at: int | None = None
         self._step = 0
         self._start_step: int | None = None
@@ -142,13 +143,23 @@ class RunHealthCallback(TrainerCallback):
 
     # --- reporting -----------------------------------------------------------------------------------------------
     def findings(self) -> list:
+        """The findings on the run so far: on a finished run, those `grpo health` gives on its output_dir."""
         return self.monitor.findings()
+
+    def report(self):
+        """The run so far as `grpo health` reports it (verdict, era, findings, notes), from what the callback saw."""
+        from grpo_schema.health.rundir import HealthReport, judge_coverage
+
+        report = HealthReport(str(self._output_dir or ""), "trl", steps=self.monitor.history.last_step(),
+                              findings=self.monitor.findings())
+        judge_coverage(report, self.monitor)
+        return report
 
     def _read_completion_tables(self) -> None:
         """TRL writes a log's completion table just after the log's callbacks: read each new one on the next."""
         if self._output_dir is None or not (self._output_dir / "completions").is_dir():
             return
-        from grpo_schema.health.rundir import trl_rows
+        from grpo_schema.health.trl_files import trl_rows
 
         try:
             import pyarrow.parquet as pq
@@ -166,7 +177,11 @@ class RunHealthCallback(TrainerCallback):
             self.monitor.observe_completions(trl_rows(table, {"step", "prompt", "completion", "advantage", "image"}))
 
     def _report(self, control) -> None:
-        for finding in self.monitor.new_findings():
+        fresh, cleared = self.monitor.changes()
+        for finding in cleared:
+            self.cleared.append(finding)
+            self._say(cleared_line(finding, self._step))
+        for finding in fresh:
             self.reported.append(finding)
             self._say(finding_line(finding))
             if finding.fatal and self.stop_on_fatal:

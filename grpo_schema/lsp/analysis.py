@@ -253,7 +253,10 @@ def to_lsp(diag: Diagnostic, lines: list[str]) -> lsp.Diagnostic:
 
 def _description(code: str) -> str:
     """What `grpo codes CODE` prints."""
+    from grpo_schema.catalogue import all_codes
     from grpo_schema.engine.codes import CODES
     from grpo_schema.engine.rules import describe_code
 
+    if code not in CODES:  # declared by a module nothing has imported yet (the registry imports them all)
+        all_codes()
     return describe_code(code) if code in CODES else ""

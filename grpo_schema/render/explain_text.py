@@ -146,7 +146,7 @@ def _generation_lines(step: dict[str, Any], d: dict[str, Any]) -> list[str]:
 
 
 def _step_line(step: dict[str, Any], d: dict[str, Any]) -> str:
-    P, s, mu = d["world_size"], d["steps_per_generation"], d["num_iterations"]
+    s, mu = d["steps_per_generation"], d["num_iterations"]
     parts = [f"  micro-step {step['micro_step']}"]
     if step["generates"]:
         parts.append(f"generation {step['generation'] + 1}: GENERATE")

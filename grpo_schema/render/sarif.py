@@ -24,17 +24,10 @@ LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 
 
 def code_catalogue() -> dict[str, Any]:
-    """Every declared code: the fixed ones, the rules' and those of the env section and built-in profiles."""
-    import grpo_schema.engine.env  # noqa: F401  (declares the E codes)
-    from grpo_schema.engine.codes import CODES
-    from grpo_schema.engine.profiles import known_profiles
-    from grpo_schema.engine.rules import load_rules
+    """Every declared code (grpo_schema.catalogue: the list `grpo codes` prints)."""
+    from grpo_schema.catalogue import all_codes
 
-    load_rules()
-    import grpo_schema.health.rundir  # noqa: F401  (declares the run-health codes)
-    import grpo_schema.dialects.python.codes  # noqa: F401  (declares the codes of Python files)
-    known_profiles()  # imports the built-in profiles, which declare their codes
-    return dict(sorted(CODES.items()))
+    return all_codes()
 
 
 def _rule(info: Any) -> dict[str, Any]:

@@ -211,3 +211,41 @@ def test_generation_kwargs_vllm_does_not_know_are_named():
     assert sampling_params(SamplingParams, {"n": 2, "seed": 4, "structured_outputs": {"regex": "a+"}}).n == 2
     with pytest.raises(GenerationError, match="generation_kwargs.*max_new_tokens"):
         sampling_params(SamplingParams, {"n": 1, "max_new_tokens": 4})
+
+
+STAND_IN_ON_VLLM = """
+import sys
+from pathlib import Path
+
+from grpo_schema import check_file
+from grpo_runtime.smoke.model import substitute_model
+from grpo_runtime.smoke.plan import SmokePlan
+from vllm import LLM, SamplingParams
+
+config = check_file(sys.argv[1]).config
+workdir = Path(sys.argv[2])
+plan = SmokePlan()
+substitute_model(config, plan, workdir)
+print("groups:", [(g.group, g.detail) for g in plan.groups])
+llm = LLM(model=str(workdir / "model"), max_model_len=config.vllm_max_model_length, enforce_eager=True,
+          max_num_seqs=2, max_num_batched_tokens=config.vllm_max_model_length, skip_tokenizer_init=True, seed=0)
+outputs = llm.generate([{"prompt_token_ids": [2, 6, 26, 3]}] * 2,
+                       SamplingParams(max_tokens=4, ignore_eos=True, detokenize=False))
+print("generated:", [len(o.outputs[0].token_ids) for o in outputs])
+"""
+
+
+def test_the_smoke_stand_in_starts_vllm_on_this_cpu(tmp_path):
+    """The stand-in `grpo smoke` builds for a recipe with a 6144-token vLLM context starts vLLM's CPU engine and
+    generates: its head size has a CPU attention kernel on this CPU's instruction set (16 was refused with AVX-512
+    or AMX), and its positions hold the recipe's max_model_len."""
+    recipe = tmp_path / "recipe.yaml"
+    recipe.write_text("model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct\ndataset_name: x/y\nreward_funcs: [accuracy]\n"
+                      "use_vllm: true\nvllm_mode: colocate\nvllm_max_model_length: 6144\n")
+    env = {**child_env(), "VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_CPU_OMP_THREADS_BIND": "nobind",
+           "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run([sys.executable, "-c", STAND_IN_ON_VLLM, str(recipe), str(tmp_path)], capture_output=True,
+                          text=True, timeout=600, env=env, cwd=REPO)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    assert "generated: [4, 4]" in done.stdout and "Unsupported CPU attention" not in done.stderr
+    assert "('CPU', " in done.stdout and "6144 positions" in done.stdout

@@ -4,16 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from grpo_schema.engine.compiled import CACHE_PATH, cache_text, compiled
+from grpo_schema.engine.compiled import compiled
 from grpo_schema.api.config import GRPORunConfig
 
 from tests.schema.helpers import check, codes, only
-
-
-def test_compiled_cache_is_fresh():
-    assert CACHE_PATH.read_text() == cache_text(), (
-        "grpo_schema/engine/compiled_models.json is stale: run "
-        "python -c 'from grpo_schema.engine.compiled import write_cache; write_cache()'")
 
 
 def test_defaults_of_the_pydantic_model_match_the_compiled_validator():

@@ -103,8 +103,9 @@ def test_the_file_runs_translated_with_0_19_defaults_written_out(recipe):
         # the same run as 0.19 reads the original file
         original = check_file(recipe, trl_version="0.19")
         for key in ("loss_type", "beta", "temperature", "max_completion_length", "optim", "scale_rewards", "top_k",
-                    "vllm_mode", "dtype", "warmup_steps"):
+                    "dtype", "warmup_steps"):
             assert getattr(copy.config, key) == getattr(original.config, key), key
+        assert "vllm_mode" not in copy.raw  # 0.19's server default is not written for a file without vLLM
         # 1.16's name for it, which the runtime reads before the deprecated one
         assert copy.config.activation_checkpointing is False and original.config.gradient_checkpointing is False
     finally:
@@ -125,8 +126,9 @@ def test_a_1_16_file_is_not_translated(recipe):
 
 
 def test_smoke_with_trl_version_0_19_passes_and_says_what_it_ran(recipe):
-    code, report = smoke(recipe, "--trl-version", "0.19")
-    assert code == 0 and report["passed"], report
+    # --world-size is 0.19's check's world size, never a num_processes key (0.19's `trl grpo` stops on it)
+    code, report = smoke(recipe, "--trl-version", "0.19", "--world-size", "1")
+    assert code == 0 and report["passed"] and report["world_size"] == 1, report
     assert (report["trl_version"], report["trl_version_source"], report["file"]) == ("0.19", "flag", str(recipe))
     groups = {g["group"]: g for g in report["groups"]}
     assert groups["TRL release"]["status"] == "substituted" and "bnpo" in groups["TRL release"]["detail"]
@@ -194,3 +196,60 @@ def test_grpo_train_says_what_an_older_release_did_that_the_runtime_cannot_keep(
     path.write_text(path.read_text().replace("max_prompt_length: 256\n", ""))  # nothing 1.16 cannot keep: no warning
     assert train_command([str(path), "--dry-run"]) == 0
     assert "cannot keep" not in capsys.readouterr().err
+
+
+def test_keys_the_release_ignores_are_left_out_of_the_run_and_said(recipe):
+    """TRL 0.22 ignores a key it does not read (a warning): the run leaves it out rather than hold it to 1.16, where
+    it is an error (an unknown key) or a setting 0.22 never had; the vllm_mode 0.22 defaulted to is not written
+    for a file that does not use vLLM (it would only earn a warning the user's file never had)."""
+    from pathlib import Path
+
+    from grpo_schema import check_file
+    from grpo_runtime.smoke.command import parser, release_check, translate_for_runtime
+
+    recipe.write_text(recipe.read_text() + "vllm_importance_sampling_cap: 3.0\nsomeone_elses_key: 1\n")
+    release = {"trl_version": "0.22", "trl_version_source": "flag"}
+    args = parser().parse_args([str(recipe), "--trl-version", "0.22"])
+    assert release_check(args, release) is None
+    translated = translate_for_runtime(args, release)
+    try:
+        copy = check_file(translated["file"])
+        assert copy.valid, [d.message for d in copy.diagnostics if d.severity == "error"]
+        assert not [d.code for d in copy.diagnostics if d.severity != "info"], copy.diagnostics
+        assert "vllm_mode" not in copy.raw and "someone_elses_key" not in copy.raw
+    finally:
+        Path(translated["file"]).unlink()
+    said = {g["group"]: g for g in translated["groups"]}["keys TRL 0.22 ignores"]
+    assert said["status"] == "not_exercised"
+    assert "vllm_importance_sampling_cap, someone_elses_key" in said["detail"]
+    assert "vllm_mode" not in translated["groups"][0]["detail"]
+
+
+def test_another_trainers_keys_are_refused_with_the_reason(recipe):
+    recipe.write_text(recipe.read_text() + "critic_warmup: 0\nppo_mini_batch_size: 4\n")
+    code, report = smoke(recipe, "--trl-version", "0.19")  # 0.19's parser stops on keys it does not know
+    assert code == 3 and report["component"] == "trainer", report
+    assert "critic_warmup, ppo_mini_batch_size" in report["error"] and "another trainer" in report["error"]
+
+
+def test_diagnostics_of_the_rewritten_copy_point_at_the_users_lines(recipe):
+    from grpo_runtime.smoke.command import lines_of_original, parser, release_check, translate_for_runtime
+    from pathlib import Path
+
+    release = {"trl_version": "0.19", "trl_version_source": "flag"}
+    args = parser().parse_args([str(recipe), "--trl-version", "0.19"])
+    assert release_check(args, release) is None
+    translated = translate_for_runtime(args, release)
+    Path(translated["file"]).unlink()
+    copy_lines = translated["text"].splitlines()
+    at = next(n for n, line in enumerate(copy_lines, 1) if line.startswith("seed:"))
+    added = next(n for n, line in enumerate(copy_lines, 1) if line.startswith("loss_type:"))
+    log = (f"{translated['file']}:{at}:1: error[X] about seed\n  {at} | seed: 42\n"
+           f"{translated['file']}:{added}:1: warning[Y] about loss_type\n")
+    mine = recipe.read_text().splitlines().index("seed: 42") + 1
+    assert at != mine  # the rewrite moved the line
+    shown = lines_of_original(log, translated["file"], translated["text"], str(recipe))
+    assert f"{recipe}:{mine}:1: error[X]" in shown and f"  {mine} | seed: 42" in shown
+    assert f"{recipe} (a line the TRL 1.16 rewrite added: loss_type: bnpo" in shown
+    assert ".grpo-smoke" not in shown
+

@@ -12,7 +12,6 @@ from fastapi import APIRouter, Depends
 from fastapi.concurrency import run_in_threadpool
 
 from grpo_schema import check_mapping, check_text
-from grpo_schema.engine import codes
 from grpo_web.api.body import ConfigBody, config_body
 from grpo_web.api.docs import ERRORS, config_body_doc
 from grpo_web.api.params import CheckParams, check_params
@@ -25,7 +24,7 @@ Params = Annotated[CheckParams, Depends(check_params)]
 
 # What `grpo doctor` says about trl itself: the service's runs train with grpo_runtime (`grpo launch`), which does not
 # import trl, so trl missing, another trl release or trl's own requirements do not stop them.
-TRL_ONLY = frozenset({codes.C_NO_TRL, codes.C_OTHER_RELEASE, codes.C_RELEASE_REQUIREMENT})
+TRL_ONLY = frozenset({"GRPO-C001", "GRPO-C014", "GRPO-C002"})  # no trl, another trl release, trl's requirements
 RUNS_WITH = "grpo_runtime"
 
 

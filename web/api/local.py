@@ -177,7 +177,7 @@ def _resolve_local(root: Path, value: str) -> Path:
 def _rows(path: Path) -> list[Any]:
     if path.suffix == ".jsonl":
         with path.open(encoding="utf-8") as handle:
-            return [json.loads(line) for line in itertools.islice((l for l in handle if l.strip()), PREVIEW_ROWS)]
+            return [json.loads(line) for line in itertools.islice((row for row in handle if row.strip()), PREVIEW_ROWS)]
     if path.suffix == ".csv":
         with path.open(encoding="utf-8", newline="") as handle:
             return list(itertools.islice(csv.DictReader(handle), PREVIEW_ROWS))

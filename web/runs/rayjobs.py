@@ -122,7 +122,7 @@ def status(run: Run) -> JobStatus | None:
     was restarted). Raises RayUnavailable when it does not answer."""
     try:
         found = _cluster().describe(Path(run.run_dir))
-    except Exception as error:  # noqa: BLE001 - whatever Ray raised, the supervisor asks again later
+    except Exception as error:  # whatever Ray raised, the supervisor asks again later
         if "does not exist" in str(error):
             return None
         raise RayUnavailable(f"{type(error).__name__}: {error}") from error
@@ -132,7 +132,7 @@ def status(run: Run) -> JobStatus | None:
 def cancel(run: Run) -> None:
     try:
         _cluster().stop(Path(run.run_dir))
-    except Exception as error:  # noqa: BLE001
+    except Exception as error:
         raise RayUnavailable(f"{type(error).__name__}: {error}") from error
 
 
@@ -145,7 +145,7 @@ def copy_output(run: Run) -> int:
     try:
         text = raycluster.logs(run_dir)
         record = raycluster.load(run_dir)
-    except Exception as error:  # noqa: BLE001
+    except Exception as error:
         raise RayUnavailable(f"{type(error).__name__}: {error}") from error
     copied = int(record.get(LOG_COPIED, 0))
     if len(text) <= copied:

@@ -24,6 +24,7 @@ import time
 import uuid
 from pathlib import Path
 
+from grpo_schema.commands.options import add_format
 from grpo_schema.engine.resume import complete_checkpoints
 from grpo_runtime.clusters.ray.placement import Placement, Refused, plan, server_for
 
@@ -184,7 +185,7 @@ def submit(run_dir: Path, record: dict, resume: str | None) -> str:
             runtime_env={"working_dir": str(run_dir), "py_modules": modules, "excludes": excludes,
                          "env_vars": job_environment()},
             metadata={"grpo_run_dir": str(run_dir), "world_size": str(record["world_size"])})
-    except Exception as error:  # noqa: BLE001 - a refusal by the cluster is reported, not raised
+    except Exception as error:  # a refusal by the cluster is reported, not raised
         raise RayJobError(f"the cluster at {record['address']} refused the job: {error}") from error
     record["jobs"].append({"submission_id": job_id, "resume": resume})
     (run_dir / RECORD).write_text(json.dumps(record, indent=2))
@@ -243,7 +244,7 @@ def ray_command(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="grpo ray", description="Follow jobs from `grpo launch --ray`.")
     sub = parser.add_subparsers(dest="action", required=True)
     status_parser = sub.add_parser("status", help="the job's state, exit reason and checkpoints")
-    status_parser.add_argument("--format", choices=("text", "json"), default="text")
+    add_format(status_parser, ("text", "json"))
     sub.add_parser("logs", help="the job's output").add_argument("--follow", "-f", action="store_true")
     sub.add_parser("wait", help="wait for the job to end; exit 0 if it succeeded")
     sub.add_parser("cancel", help="stop the job (its checkpoints stay)")
@@ -290,6 +291,6 @@ def ray_command(argv: list[str]) -> int:
         job = submit(run_dir, record, resume=str(checkpoints[-1]))
         print(f"grpo: submitted Ray job {job} from {checkpoints[-1]}", flush=True)
         return 0 if not args.wait else _wait(run_dir, follow=False)
-    except Exception as error:  # noqa: BLE001 - a cluster that went away is a message, not a traceback
+    except Exception as error:  # a cluster that went away is a message, not a traceback
         print(f"grpo ray: {type(error).__name__}: {error}", file=sys.stderr)
         return 2

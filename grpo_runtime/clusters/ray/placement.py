@@ -80,7 +80,7 @@ def nodes_of(address: str) -> list[dict] | str:
         from ray.util.state import list_nodes
 
         nodes = list_nodes(address=address, filters=[("state", "=", "ALIVE")], timeout=20, raise_on_missing_output=False)
-    except Exception as error:  # noqa: BLE001 - any failure to reach it is the diagnostic
+    except Exception as error:  # any failure to reach it is the diagnostic
         return f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
     return [{"id": node.node_id, "ip": node.node_ip, "resources": dict(node.resources_total or {})} for node in nodes]
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from grpo_runtime.clusters.slurm import jobs, scheduler
 from grpo_runtime.clusters.slurm.layout import LayoutError, plan_layout, wants_vllm_server
 from grpo_runtime.clusters.slurm.script import JobSpec, write
+from grpo_schema.commands.options import add_format
 from grpo_schema.engine.resume import complete_checkpoints
 
 POLL_S = float(os.environ.get("GRPO_SLURM_POLL_S", "2"))
@@ -136,7 +137,7 @@ def slurm_command(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="grpo slurm", description="Follow jobs from `grpo launch --slurm`.")
     sub = parser.add_subparsers(dest="action", required=True)
     status = sub.add_parser("status", help="the job's state, exit code and reason, checkpoints and last metrics")
-    status.add_argument("--format", choices=("text", "json"), default="text")
+    add_format(status, ("text", "json"))
     logs = sub.add_parser("logs", help="the job's output (stdout and stderr of every task)")
     logs.add_argument("--follow", "-f", action="store_true", help="keep printing until the job ends")
     sub.add_parser("wait", help="wait for the job to end; exit 0 if it completed")

@@ -213,7 +213,7 @@ def _unsloth_era(source: Source, release: str | None) -> str:
 
     try:
         old = release is not None and parse_version(release)[:3] < (0, 18, 2)
-    except Exception:  # noqa: BLE001 - a release the tables cannot read was reported by the check itself
+    except Exception:  # a release the tables cannot read was reported by the check itself
         old = False
     return "before-2025-11" if old else "current"
 
@@ -305,7 +305,7 @@ def script_only_keys(version: str) -> frozenset[str]:
 
     try:
         table = surface(version)
-    except Exception:  # noqa: BLE001 - a version the tables cannot judge: the engine already said so
+    except Exception:  # a version the tables cannot judge: the engine already said so
         return frozenset()
     script = {name for name, info in table.fields.items() if getattr(info, "source", None) in SCRIPT_SOURCES}
     from grpo_schema.engine.compiled import compiled

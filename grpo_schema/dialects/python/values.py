@@ -343,6 +343,6 @@ def _call_reason(node: ast.Call) -> str:
 def _source(node: ast.AST) -> str:
     try:
         text = ast.unparse(node)
-    except Exception:  # noqa: BLE001 - unparse of a very deep tree: the kind of node is enough
+    except Exception:  # unparse of a very deep tree: the kind of node is enough
         text = type(node).__name__
     return text if len(text) <= 120 else text[:117] + "..."

@@ -1,0 +1,166 @@
+"""`grpo validate PATH...`: check config files and report every problem at once (interface.md §4)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from grpo_schema.commands.options import (EXIT_INVALID, EXIT_OK, FORMATS, Formatter, UsageError, add_check_options,
+                                          add_format, check_options, expand_paths, read_config, trl_options)
+
+
+def add_arguments(validate: argparse.ArgumentParser) -> None:
+    validate.add_argument("paths", nargs="*", metavar="PATH", help="files, directories or - for stdin")
+    add_format(validate, FORMATS)
+    validate.add_argument("--strict", action="store_true", help="warnings fail too (exit 1)")
+    validate.add_argument("--fix", action="store_true", help="apply the safe fixes in place (comments and "
+                          "formatting kept), then report what is left")
+    validate.add_argument("--world-sizes", metavar="SIZES", help="check at each world size (e.g. 1-64, 1,2,4,8) "
+                          "and show where the config is valid (text or json); exit 1 if any is invalid")
+    validate.add_argument("--hardware", metavar="SPEC", help="also check that the config fits this hardware "
+                          "(e.g. 8xH100-80GB); `grpo plan` shows the memory by part")
+    validate.add_argument("--doctor", action="store_true", help="also check this interpreter's packages against "
+                          "the file's TRL release and the features it uses (grpo doctor)")
+    add_check_options(validate)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="grpo validate", formatter_class=Formatter)
+    add_arguments(parser)
+    return parser
+
+
+def cmd_validate(args: argparse.Namespace, rest: list[str]) -> int:
+    from grpo_schema.engine.diagnostics import has_errors
+    from grpo_schema.engine.overrides import OverrideError, parse_trl_args
+    from grpo_schema.engine.validate import check_text
+
+    try:
+        config_paths, trl_overrides = parse_trl_args(rest)
+    except OverrideError as exc:
+        raise UsageError(str(exc)) from None
+    paths = expand_paths(list(args.paths) + config_paths)
+    if not paths:
+        raise UsageError("no config file given (a path, a directory, '-' for stdin, or --config FILE)")
+    options = check_options(args, trl_overrides)
+    if args.fix and "-" in paths:
+        raise UsageError("--fix edits files in place; it cannot fix stdin")
+    results, sources, files = [], {}, []
+    for path in paths:
+        data = read_config(path)
+        shown = "<stdin>" if path == "-" else path
+        file_options = {**options, **trl_options(args.trl_version, path)}
+        if _is_python(path):  # GRPOConfig(...) calls in a script or notebook: a result per call
+            checked = _check_python(data, shown, file_options, args)
+            results += checked.results
+            sources.update(checked.texts)
+            continue
+        result = check_text(data, path=shown, **file_options)  # reads the file's `# grpo:` comment under the flags
+        # The fit is checked when asked for (--hardware, or the file's `# grpo: --hardware` comment); a hardware:
+        # section alone is what `grpo plan` and the form's memory bar read, as the service and the editor do.
+        hardware = args.hardware or _comment_hardware(data)
+        if hardware:
+            result = _with_fit(data, shown, hardware, file_options, from_flag=bool(args.hardware))
+        if args.doctor:  # this interpreter's packages against the release and the features the file uses
+            from grpo_schema.commands.doctor import add_doctor
+
+            result = add_doctor(result, shown)
+        if args.fix:
+            from grpo_schema.commands.autofix import fix_file
+
+            data, result = fix_file(path, data, result, file_options)
+        sources[shown] = data.decode("utf-8", "replace")
+        results.append(result)
+        files.append((shown, data))
+    if args.world_sizes:
+        from grpo_schema.commands.matrix import emit_matrix
+
+        try:
+            return emit_matrix(files, results, options, args.world_sizes, args.format)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    _emit(results, sources, args.format)
+    return EXIT_INVALID if any(has_errors(r.diagnostics, strict=args.strict) for r in results) else EXIT_OK
+
+
+def _is_python(path: str) -> bool:
+    return path.endswith((".py", ".ipynb"))
+
+
+def _check_python(data: bytes, shown: str, options: dict, args: argparse.Namespace):
+    """The calls of a Python file judged (grpo_schema.dialects.python); --fix rewrites keywords in place."""
+    if args.world_sizes or args.hardware:
+        raise UsageError(f"{shown}: --world-sizes and --hardware take a YAML config; `grpo export {shown}` writes "
+                         "one from its GRPOConfig(...) call")
+    if args.fix:
+        raise UsageError(f"{shown}: --fix edits YAML configs; `grpo migrate {shown} --write` rewrites the keywords "
+                         "of a Python file in place, and the language server offers each fix at its keyword")
+    from grpo_schema.dialects.python import check_python
+
+    checked = check_python(data, shown, **options)
+    if args.doctor:
+        from grpo_schema.commands.doctor import add_doctor
+
+        checked.results = [add_doctor(result, shown) for result in checked.results]
+    return checked
+
+
+def _comment_hardware(data: bytes) -> str | None:
+    """The hardware a `# grpo: --hardware SPEC` comment names (the comment reader loads only for a comment)."""
+    if b"grpo:" not in data:
+        return None
+    from grpo_schema.engine.infile import read_file_settings
+
+    return read_file_settings(data).hardware
+
+
+def _with_fit(data: bytes, path: str, hardware: str | None, options: dict, from_flag: bool = True):
+    """The check at the world size the hardware implies, with the fit's diagnostics added (one engine: plan_fit).
+    `hardware` is --hardware's, else the `# grpo: --hardware SPEC` comment's (a bad one there is GRPO-Y015)."""
+    from grpo_schema.commands.plan import check_for_hardware, memory_lines
+    from grpo_schema.engine.check import _finish
+    from grpo_schema.engine.hardware.accelerators import HardwareError, parse_hardware
+
+    comment_problem = None
+    if hardware:
+        try:
+            parse_hardware(hardware)
+        except HardwareError as exc:
+            if from_flag:
+                raise UsageError(f"--hardware: {exc}") from None
+            comment_problem = _comment_problem(data, f"`# grpo:` comment: --hardware {hardware!r}: {exc}")
+            hardware = None
+    result, report = check_for_hardware(data, path, hardware, **options)
+    if comment_problem is not None:
+        result.diagnostics = [comment_problem] + result.diagnostics
+    result.diagnostics = result.diagnostics + report.diagnostics
+    result.memory_lines = memory_lines(report)
+    return _finish(result)
+
+
+def _comment_problem(data: bytes, message: str):
+    from grpo_schema.engine import codes
+    from grpo_schema.engine.diagnostics import Diagnostic
+    from grpo_schema.engine.infile import OPTIONS_HELP, read_file_settings
+
+    line = read_file_settings(data).hardware_line
+    return Diagnostic(codes.Y_COMMENT, "warning", message, line=line, column=1 if line else None, hint=OPTIONS_HELP)
+
+
+def _emit(results: list, sources: dict[str, str], fmt: str) -> None:
+    if fmt == "json":
+        from grpo_schema.render.machine import render_json
+
+        sys.stdout.write(render_json(results))
+    elif fmt == "github":
+        from grpo_schema.render.machine import render_github
+
+        sys.stdout.write(render_github(results))
+    elif fmt == "sarif":
+        from grpo_schema.render.sarif import render_sarif
+
+        sys.stdout.write(render_sarif(results))
+    else:
+        from grpo_schema.render.text import render
+
+        sys.stdout.write(render(results, sources, sys.stdout))
