@@ -67,6 +67,12 @@ def _export(argv: list[str]) -> int:
     return export_command(argv)
 
 
+def _convert(argv: list[str]) -> int:
+    from grpo_schema.commands.verl import convert_command
+
+    return convert_command(argv)
+
+
 def _plan(argv: list[str]) -> int:
     from grpo_schema.commands.plan import plan_command
 
@@ -104,6 +110,8 @@ COMMANDS: tuple[Command, ...] = (
             _elsewhere("grpo_runtime.clusters.ray.cli", "ray_command", "ray")),
     Command("explain", "show the batch schedule, micro-step by micro-step", _explain),
     Command("migrate", "rewrite renamed and removed keys for TRL 1.16", _migrate),
+    Command("convert", "write a config in the other dialect (TRL <-> verl), naming what does not carry over",
+            _convert),
     Command("export", "write a GRPOConfig(...) call of a Python script or notebook as a flat YAML config", _export),
     Command("plan", "per-GPU memory and run time on declared hardware: will it fit", _plan),
     Command("health", "judge runs from what they logged: flat groups, bad rewards, clipped completions, NaN, drift",

@@ -13,7 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from tests import heavy
+pytest.register_assert_rewrite("tests.support")  # the shared fixtures' and helpers' asserts explain themselves too
+
+from tests import heavy  # noqa: E402
+from tests.support.browser import close_shared_browser  # noqa: E402
+from tests.support.fixtures import (  # noqa: E402,F401  (every folder's fixtures)
+    assets, browser, make_service, playwright_loop_only_in_browser_tests, tiny_model_dir,
+)
 
 # A service with runs on writes the Demo recipe's demo/ into its folder when it starts; the tests' services start in
 # the checkout or in folders the tests fill themselves. The test of that start turns it back on for its own service.
@@ -66,6 +72,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 _LEFT_OUT = pytest.StashKey[int]()
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    close_shared_browser()
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:

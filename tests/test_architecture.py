@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.schema.test_architecture import import_cycles
+from tests.support.imports import import_cycles
 
 importlinter = pytest.importorskip("importlinter", reason="import-linter is in the test extra")
 grimp = pytest.importorskip("grimp", reason="grimp comes with import-linter")

@@ -118,14 +118,11 @@ def launch_command(argv: list[str]) -> int:
         from grpo_runtime.clusters.emit import emit_command
 
         return emit_command(argv)
-    if any(item == "--ray" or item.startswith("--ray=") for item in argv):  # a Ray job (Ray's Jobs API)
-        from grpo_runtime.clusters.ray.cli import launch_ray
+    from grpo_runtime.clusters.backends import chosen
 
-        return launch_ray(argv)
-    if "--slurm" in argv:  # submit to the cluster's scheduler instead (grpo_runtime.clusters.slurm, docs/runs.md)
-        from grpo_runtime.clusters.slurm.cli import launch_slurm
-
-        return launch_slurm(argv)
+    cluster = chosen(argv)  # --slurm, --ray ADDRESS: a job of that cluster instead (grpo_runtime.clusters)
+    if cluster is not None:
+        return cluster.submit(argv)
     parser = argparse.ArgumentParser(prog="grpo launch")
     _config_arguments(parser)
     parser.add_argument("--num-processes", "--num_processes", dest="num_processes", type=int, default=None)

@@ -169,6 +169,10 @@ def explain_command(argv: list[str]) -> int:
     shown = "<stdin>" if args.path == "-" else args.path
     if shown.endswith((".py", ".ipynb")):  # a schedule for each GRPOConfig(...) call of the file
         return _explain_python(data, shown, options, args)
+    from grpo_schema.commands.verl import explain_verl, is_verl
+
+    if is_verl(args.dialect, data, shown):  # a verl launch script or YAML: its card in verl's names
+        return explain_verl(data, shown, args.format)
     result = check_text(data, path=shown, **options)
     document = explain_result(result, args.dataset_size, args.micro_steps, args.max_prompt_length)
     if args.format == "json":

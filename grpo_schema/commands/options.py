@@ -87,6 +87,8 @@ def add_check_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--allow-env", action="append", default=[], metavar="NAME",
                         help="allow an env: variable that is refused by default (LD_PRELOAD, *_TOKEN, ...)")
     add_trl_version(parser)
+    parser.add_argument("--dialect", choices=("trl", "verl"), default=None,
+                        help="read the file as TRL's YAML or as a verl launch script / YAML (default: by content)")
 
 
 def check_options(args: argparse.Namespace, extra_overrides: list) -> dict:

@@ -17,6 +17,7 @@ def add_arguments(schema: argparse.ArgumentParser) -> None:
     schema.add_argument("--lenient", action="store_true",
                         help="accept unknown keys (the SchemaStore variant); the default refuses them")
     schema.add_argument("--check", action="store_true", help="exit 1 if --output PATH is not up to date")
+    schema.add_argument("--dialect", choices=("trl", "verl"), default="trl", help="verl: the schema of verl YAML")
     add_trl_version(schema)
     schema.add_argument("--write", metavar="DIR",
                         help="write every schema variant and a SchemaStore catalog into DIR (configs there whose "
@@ -38,6 +39,10 @@ def cmd_schema(args: argparse.Namespace, rest: list[str]) -> int:
         text = release_schema_text(args.trl_version)
         print(f"grpo schema: configs for TRL {args.trl_version} name it in their modeline (relative to a copy of "
               f"schemas/): {modeline(release_schema_name(args.trl_version))}", file=sys.stderr)
+    elif args.dialect == "verl":  # verl's YAML, from the dialect's field table
+        from grpo_schema.commands.verl import verl_schema_text
+
+        text = verl_schema_text()
     else:
         text = schema_text(draft=args.draft, profiles=chosen_profiles(args.profile), lenient=args.lenient)
     if args.check:  # for pre-commit: is the schema written at --output up to date?

@@ -34,6 +34,7 @@ def cmd_validate(args: argparse.Namespace, rest: list[str]) -> int:
     from grpo_schema.engine.diagnostics import has_errors
     from grpo_schema.engine.overrides import OverrideError, parse_trl_args
     from grpo_schema.engine.validate import check_text
+    from grpo_schema.commands.verl import check_verl, is_verl, options_not_for_verl
 
     try:
         config_paths, trl_overrides = parse_trl_args(rest)
@@ -50,6 +51,13 @@ def cmd_validate(args: argparse.Namespace, rest: list[str]) -> int:
         data = read_config(path)
         shown = "<stdin>" if path == "-" else path
         file_options = {**options, **trl_options(args.trl_version, path)}
+        if is_verl(args.dialect, data, path):  # verl's launch scripts and YAML: their own checker
+            if options_not_for_verl(args, trl_overrides):
+                raise UsageError(f"{shown}: {options_not_for_verl(args, trl_overrides)}")
+            sources[shown], result = data.decode("utf-8", "replace"), check_verl(data, shown)
+            results.append(result)
+            files.append((shown, data))
+            continue
         if _is_python(path):  # GRPOConfig(...) calls in a script or notebook: a result per call
             checked = _check_python(data, shown, file_options, args)
             results += checked.results

@@ -7,7 +7,8 @@ evaluation and checkpoints, S datasets and script arguments, W world size and la
 D deprecated keys, X the service's policy for configs posted over HTTP, H hardware (grpo plan: memory per GPU),
 U what grpo_runtime (`grpo train`, `grpo launch`, the service's runs) can run: valid for TRL, but not run by this
 trainer as written, C the environment that will run the config (`grpo doctor`: its packages, read from
-metadata, against the TRL release and the features the config uses). A run health (grpo_schema.health):
+metadata, against the TRL release and the features the config uses), Q verl's configs (grpo_schema.dialects.verl).
+A run health (grpo_schema.health):
 findings on a run's logged metrics, not on its config.
 
 Loader, key, type and runtime codes are declared here; each cross-field rule declares its own code with `@rule`
@@ -33,6 +34,8 @@ AREAS = {
     "A": "run health: what a run's metrics and completions show while and after it trains (grpo health)",
     "C": "the environment that will run the config (grpo doctor)",
     "F": "Python files: GRPOConfig(...) calls in scripts and notebooks",
+    "Q": "verl configs (launch scripts and YAML): verl's own checks, the ones verl runs only on the cluster, "
+         "and what verl does not check",
 }
 
 

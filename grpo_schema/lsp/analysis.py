@@ -63,10 +63,12 @@ def check_document(text: str, settings: Settings, with_fixes: bool = True, uri: 
     With `with_fixes` (the server's every check) the batch rules carry their smallest edits, and so the hint
     `grpo validate` prints ("smallest edits: ... As written, the config is valid for world sizes ..."): one text
     from the engine on both surfaces. Without it (benchmarks of the bare check) the hint is the rule's own."""
-    if uri.endswith((".py", ".ipynb")):  # GRPOConfig(...) calls in a script or notebook (grpo_schema.lsp.python)
-        from grpo_schema.lsp.python import check_python_document
+    from grpo_schema.dialects.verl.check import check_verl_text, looks_like_verl
 
-        return check_python_document(text, settings, uri)
+    if looks_like_verl(text):  # a verl launch script or YAML: verl's checker, diagnostics only (no TRL hover)
+        verl = check_verl_text(text, "<editor>")
+        return Analysis(text, FileSettings(), verl, [to_lsp(d, text.splitlines()) for d in verl.diagnostics],
+                        is_config=False)
     attach = attachment(uri, text, settings.file_patterns) if uri else CHECK
     if attach == SKIP:
         return not_a_config(text)

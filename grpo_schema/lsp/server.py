@@ -25,7 +25,7 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.workspace import TextDocument, Workspace
 
 from grpo_schema import __version__
-from grpo_schema.lsp import edits, info
+from grpo_schema.lsp import edits, info, python
 from grpo_schema.lsp.analysis import Analysis, check_document, from_utf16
 from grpo_schema.lsp.settings import Settings, from_client
 from grpo_schema.engine.lines import split_lines
@@ -222,8 +222,11 @@ class GrpoLanguageServer(LanguageServer):
             return cached
         text = self.workspace.get_text_document(uri).source
         settings = self.state.settings
-        analysis = await asyncio.get_running_loop().run_in_executor(self.executor, check_document, text, settings,
-                                                                    with_fixes, uri)
+        loop = asyncio.get_running_loop()
+        if python.is_python(uri):  # GRPOConfig(...) calls in a script or notebook
+            analysis = await loop.run_in_executor(self.executor, python.check_python_document, text, settings, uri)
+        else:
+            analysis = await loop.run_in_executor(self.executor, check_document, text, settings, with_fixes, uri)
         if state.version == version:
             state.analysis, state.analysed_version = analysis, version
         return analysis
@@ -285,8 +288,6 @@ async def code_action(ls: GrpoLanguageServer, params: lsp.CodeActionParams) -> l
     only = [str(kind) for kind in params.context.only] if params.context.only else None
     actions: list[lsp.CodeAction] = []
     if analysis.python is not None:  # a script: fixes edit the keyword where it is written
-        from grpo_schema.lsp import python
-
         near = [d for d in analysis.diagnostics if edits.in_range(d, params.range)]
         return python.quick_fixes(uri, version, analysis, near)
     if not only or any(str(k).startswith(lsp.CodeActionKind.QuickFix) for k in only):
@@ -305,8 +306,6 @@ async def hover(ls: GrpoLanguageServer, params: lsp.HoverParams) -> lsp.Hover | 
     lines = split_lines(analysis.text)
     line = params.position.line
     if analysis.python is not None:  # a keyword's facts, or on the call its schedule
-        from grpo_schema.lsp import python
-
         column = from_utf16(lines[line], params.position.character) if line < len(lines) else 0
         shown = python.hover(analysis, line, column) if line < len(lines) else None
         return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=shown)) if shown else None

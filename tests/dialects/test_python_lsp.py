@@ -11,20 +11,20 @@ import pytest
 pytest.importorskip("lsprotocol", reason="the language server needs the lsp extra")
 
 from grpo_schema.lsp import python as lsp_python  # noqa: E402
-from grpo_schema.lsp.analysis import check_document  # noqa: E402
+from grpo_schema.lsp.python import check_python_document  # noqa: E402
 from grpo_schema.lsp.settings import Settings  # noqa: E402
-from tests.lsp_server.conftest import apply_edits  # noqa: E402
+from tests.support.lsp import apply_edits  # noqa: E402
 
 FILES = Path(__file__).parent / "python_files"
 
 
 def analysed_text(text: str, name: str, release: str = "0.22.2"):
-    return check_document(text, Settings(trl_version=release), uri=f"file:///work/{name}")
+    return check_python_document(text, Settings(trl_version=release), f"file:///work/{name}")
 
 
 def analysed(name: str, release: str = "0.22.2"):
     text = (FILES / name).read_text()
-    return text, check_document(text, Settings(trl_version=release), uri=f"file:///work/{name}")
+    return text, check_python_document(text, Settings(trl_version=release), f"file:///work/{name}")
 
 
 def test_a_script_gets_the_diagnostics_at_the_keyword_and_fixes_that_edit_it():
@@ -41,7 +41,7 @@ def test_a_script_gets_the_diagnostics_at_the_keyword_and_fixes_that_edit_it():
                                           "end": {"line": e.range.end.line, "character": e.range.end.character}},
                                 "newText": e.new_text} for e in edits])
     assert "    per_device_train_batch_size=4,\n" in fixed and fixed.count("\n") == text.count("\n")
-    again = check_document(fixed, Settings(trl_version="0.22.2"), uri="file:///work/plain_batch.py")
+    again = check_python_document(fixed, Settings(trl_version="0.22.2"), "file:///work/plain_batch.py")
     assert again.diagnostics == []
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -18,6 +17,7 @@ import pytest
 
 from tests.conftest import REPO
 from tests.docs.readme import Block, read_blocks
+from tests.support.env import free_port
 
 README = REPO / "README.md"
 FILES = Path(__file__).parent / "files"
@@ -27,12 +27,6 @@ TO_RUN = [block for block in BLOCKS if "not-run" not in block.options]
 
 def block_id(block: Block) -> str:
     return f"line{block.line}-{block.language}"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def environment(work: Path) -> dict[str, str]:

@@ -14,13 +14,13 @@ from grpo_schema.doctor import diagnose
 from grpo_schema.doctor.environment import from_file, torch_build, flash_attn_build
 from grpo_schema.doctor.known_bad import ROWS
 from grpo_schema.engine.codes import CODES
+from tests.support.cli import grpo as grpo_command
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def grpo(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
-    done = subprocess.run([sys.executable, "-m", "grpo_schema", *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=120)
+def grpo(*args: str, cwd: Path = ROOT):
+    done = grpo_command(*args, cwd=cwd)
     assert "Traceback" not in done.stderr + done.stdout, done.stderr
     return done
 

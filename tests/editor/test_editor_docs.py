@@ -17,6 +17,7 @@ import pytest
 
 from grpo_schema.engine.validate import check_text
 from tests.conftest import REPO
+from tests.support.lsp import snippet
 
 pytest.importorskip("pygls", reason="grpo lsp needs the lsp extra")
 
@@ -25,12 +26,6 @@ BIN = Path(sys.executable).parent  # where `grpo` is installed beside this Pytho
 CONFIG = ("model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct\ndataset_name: trl-lib/DeepMath-103K\n"
           "reward_funcs: [accuracy_reward]\nper_device_train_batch_size: 4\nnum_generations: 6\n")
 EXPECTED = sorted([d.code, d.line] for d in check_text(CONFIG).diagnostics)  # [["GRPO-B001", 5]]
-
-
-def snippet(marker: str) -> str:
-    found = re.search(rf"<!-- {re.escape(marker)} -->\n```\w+\n(.*?)\n```", PAGE.read_text(encoding="utf-8"), re.S)
-    assert found, f"docs/editors.md has no snippet marked {marker}"
-    return found.group(1) + "\n"
 
 
 def editor_env(tmp_path: Path) -> dict[str, str]:

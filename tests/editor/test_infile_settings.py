@@ -5,14 +5,13 @@ command-line flag / query parameter > the comment > num_processes in the file > 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from grpo_schema.engine.infile import read_file_settings
 from grpo_schema.engine.validate import check_text
 from tests.conftest import REPO
+from tests.support.cli import grpo
 
 # 4 x 8 x 1 = 32 completions: whole groups of 8 at world size 8 (and 2, 4), not at 3 nor at 1 with G=6 below.
 CONFIG = ("model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct\ndataset_name: trl-lib/DeepMath-103K\n"
@@ -21,8 +20,7 @@ COMMENTED = "# grpo: --world-size 3\n" + CONFIG  # 4 x 3 = 12: whole groups of 6
 
 
 def validate_json(path, *flags: str) -> dict:
-    done = subprocess.run([sys.executable, "-m", "grpo_schema", "validate", "--format", "json", str(path), *flags],
-                          capture_output=True, text=True, timeout=120, cwd=REPO, env={"PYTHONPATH": str(REPO)})
+    done = grpo("validate", "--format", "json", str(path), *flags, cwd=REPO)
     assert done.returncode in (0, 1), done.stderr
     return json.loads(done.stdout)["files"][0]
 

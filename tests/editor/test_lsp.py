@@ -160,7 +160,7 @@ def test_the_documented_association_leaves_a_recipes_folders_accelerate_and_sft_
     """yaml-language-server goes by file names alone: the documented globs must name only GRPO recipes, so open-r1's
     recipes/accelerate_configs/*.yaml and recipes/*/sft/*.yaml get no GRPO schema while recipes/*/grpo/ do."""
     from tests.editor.lsp_client import YamlLanguageServer, missing_reason
-    from tests.schema.test_recognise import ACCELERATE, DDP, GRPO_RECIPE, SFT
+    from tests.support.configs import ACCELERATE, DDP, GRPO_RECIPE, SFT
 
     if missing_reason():
         pytest.skip(missing_reason())

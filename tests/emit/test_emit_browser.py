@@ -11,9 +11,9 @@ import sys
 import pytest
 
 from tests.emit.test_emit import EXAMPLES
-from tests.web.chromium import sync_api_or_skip
-from tests.web.test_form_flow import (  # noqa: F401  (browser, page and server are this module's fixtures too)
-    browser, import_text, page, server, shots,
+from tests.support.browser import sync_api_or_skip
+from tests.support.form_page import (  # noqa: F401  (page and server: the fixtures)
+    import_text, page, server, shots,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

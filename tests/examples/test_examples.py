@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +12,7 @@ import pytest
 from grpo_schema import check_file
 from grpo_web.presets import PRESET_DIR as EXAMPLES
 from grpo_web.presets import read_preset
+from tests.support.cli import grpo
 
 FILES = sorted(EXAMPLES.glob("*.yaml"))
 COVERED = {  # what people run, by the key that makes each recipe what it is
@@ -27,9 +26,9 @@ COVERED = {  # what people run, by the key that makes each recipe what it is
 
 
 def derived(path: Path, profiles: list[str]) -> dict:
-    args = [sys.executable, "-m", "grpo_schema", "explain", str(path), "--format", "json"]
+    args = ["explain", str(path), "--format", "json"]
     args += [arg for name in profiles for arg in ("--profile", name)]
-    done = subprocess.run(args, capture_output=True, text=True, timeout=60)
+    done = grpo(*args)
     assert done.returncode == 0, done.stdout + done.stderr
     return json.loads(done.stdout)["derived"]
 

@@ -18,13 +18,6 @@ ROWS = [{"prompt": f"say cat {i}", "solution": "$cat$", "target": "cat"} for i i
 
 
 @pytest.fixture(scope="module")
-def tiny_model_dir(tmp_path_factory):
-    from grpo_runtime.model.tiny import save_tiny_model
-
-    return save_tiny_model(tmp_path_factory.mktemp("tiny") / "model")
-
-
-@pytest.fixture(scope="module")
 def local_data(tmp_path_factory):
     root = tmp_path_factory.mktemp("examples-data")
     for split in ("train", "test"):

@@ -1,4 +1,5 @@
-"""`grpo explain`, `grpo validate --fix` and `grpo validate --world-sizes` through `python -m grpo_schema`."""
+"""`grpo explain`, `grpo validate --fix` and `grpo validate --world-sizes` (in process; the usage errors' exit status
+through `python -m grpo_schema`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import sys
 import pytest
 
 from tests.conftest import CORPUS, REPO
+from tests.support.cli import grpo as grpo_command
 
 VALID = """\
 # a small run
@@ -24,9 +26,8 @@ INTERFACE_KEYS = {"world_size", "generation_batch_size", "steps_per_generation",
                   "old_logprobs_needed"}
 
 
-def grpo(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "grpo_schema", *args], capture_output=True, text=True, cwd=REPO,
-                          input=stdin)
+def grpo(*args: str, stdin: str | None = None):
+    return grpo_command(*args, stdin=stdin, cwd=REPO)
 
 
 @pytest.fixture

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
 from grpo_schema import check_text
 from grpo_schema.commands.migrate import migrate_text
 from tests.conftest import REPO, corpus_files
+from tests.support.cli import grpo
 
 MIGRATION_CODES = {"GRPO-K002", "GRPO-K003"}
 
@@ -47,9 +45,8 @@ def test_removal_that_needs_a_decision_leaves_a_comment():
     assert new.endswith("seed: 1\n")
 
 
-def run(*args: str, cwd=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "grpo_schema", "migrate", *args], capture_output=True, text=True,
-                          cwd=cwd or REPO)
+def run(*args: str, cwd=None):
+    return grpo("migrate", *args, cwd=cwd or REPO)
 
 
 def test_cli_diff_then_write_round_trips(shared_dir, tmp_path):

@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.runs.conftest import Service, assets, run_yaml, stop_runs, wait_for  # noqa: F401  (a fixture)
+from tests.support.env import wait_for
+from tests.support.run_config import run_yaml
+from tests.support.service import Service, stop_runs
 
 pytest.importorskip("uvicorn", reason="the service needs the web extra")
 

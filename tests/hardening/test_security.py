@@ -99,7 +99,7 @@ def test_the_operator_switches_lift_the_new_refusals(policy):
 def test_a_nul_byte_in_a_path_is_a_422_over_http(tmp_path):
     """The finding end to end: POST /api/v1/runs with output_dir "a\\u0000b" answered 500."""
     pytest.importorskip("uvicorn", reason="the service needs the web extra")
-    from tests.runs.conftest import TOKEN, Service
+    from tests.support.service import TOKEN, Service
 
     service = Service(tmp_path / "runs").start()
     try:

@@ -94,12 +94,10 @@ def test_bad_hardware_specs_say_what_is_accepted(spec):
         parse_hardware(spec)
 
 
-def test_the_demos_model_is_known_by_its_path_as_grpo_demo_writes_it(tmp_path):
-    pytest.importorskip("torch", reason="grpo demo writes its model with transformers")
-    from grpo_runtime.model.tiny import save_tiny_model
+def test_the_demos_model_is_known_by_its_path_as_grpo_demo_writes_it(tiny_model_dir):
     from grpo_schema.engine.hardware.catalogue import DEMO_MODEL, demo_model
 
-    written = read_config_json(save_tiny_model(tmp_path / "model") / "config.json")
+    written = read_config_json(tiny_model_dir / "config.json")  # the tiny model as grpo demo writes it
     for fact in ("hidden_size", "num_layers", "intermediate_size", "num_heads", "num_kv_heads", "vocab_size",
                  "dim_head", "tie_word_embeddings", "torch_dtype"):
         assert getattr(DEMO_MODEL, fact) == getattr(written, fact), fact

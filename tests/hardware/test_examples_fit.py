@@ -23,7 +23,7 @@ def _profiles(text: str) -> list:
 
 def _demo_model(cwd: Path) -> None:
     """demo/model as `grpo demo demo` writes it (grpo_runtime.model.tiny: hidden 64, 2 layers, 4 heads)."""
-    from grpo_runtime.model.tiny import VOCABULARY
+    from tests.support.tiny import VOCABULARY
 
     (cwd / "demo" / "model").mkdir(parents=True)
     (cwd / "demo" / "model" / "config.json").write_text(json.dumps({

@@ -3,39 +3,13 @@
 import json
 import subprocess
 import sys
-import textwrap
 
 import pytest
 
 from grpo_schema.cli import main
 from grpo_schema.commands.plan import check_for_hardware
 from tests.conftest import corpus_files
-
-# `grpo plan` exits 1 when the config itself has errors, so both name a dataset and a reward.
-SMALL = textwrap.dedent("""\
-    model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct
-    dataset_name: trl-lib/DeepMath-103K
-    reward_funcs: [accuracy_reward]
-    dtype: bfloat16
-    per_device_train_batch_size: 4
-    gradient_accumulation_steps: 4
-    num_generations: 8
-    max_completion_length: 512
-    """)
-# A 7B model trained in full on one 80 GB GPU with vLLM colocated: does not fit as written.
-BIG = textwrap.dedent("""\
-    model_name_or_path: Qwen/Qwen2.5-7B-Instruct
-    dataset_name: trl-lib/DeepMath-103K
-    reward_funcs: [accuracy_reward]
-    dtype: bfloat16
-    per_device_train_batch_size: 16
-    gradient_accumulation_steps: 4
-    num_generations: 16
-    max_completion_length: 1024
-    use_vllm: true
-    vllm_gpu_memory_utilization: 0.5
-    gradient_checkpointing: false
-    """)
+from tests.support.configs import BIG, SMALL
 
 
 def _plan(capsys, text, tmp_path, *args):
@@ -174,6 +148,7 @@ def test_lm_head_tile_is_the_runtimes_when_it_has_one():
 
 
 def test_web_plan_defaults_to_grpo_runtime():
+    pytest.importorskip("fastapi", reason="the service needs the web extra (pip install -e '.[web]')")
     from grpo_web.api import plan as api
 
     import inspect

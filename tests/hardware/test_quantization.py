@@ -19,9 +19,9 @@ def _bnb():
 
 def stored_bytes(kind: str, out: int, inp: int, nested: bool) -> int:
     """What bitsandbytes keeps for one [out, in] bf16 weight, in bytes."""
+    F = _bnb()  # skips, saying why, before torch is imported
     import torch
 
-    F = _bnb()
     weight = torch.randn(out, inp, dtype=torch.bfloat16)
     if kind == "int8":
         data, scales, _ = F.int8_vectorwise_quant(weight)

@@ -1,24 +1,11 @@
-"""`grpo lsp` started as a real subprocess and driven over stdio, as an editor does."""
+"""`grpo lsp` started as a real subprocess and driven over stdio, as an editor does (tests/support/lsp.py)."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-from typing import Any
-
 import pytest
 
-from grpo_schema.engine.lines import split_lines
-from tests.conftest import REPO
-from tests.editor.lsp_client import StdioLspClient
-
-QWEN = REPO / "tests" / "docs" / "files" / "qwen-grpo.yaml"  # the B001 example of the README
-
-
-def start_server(initialization_options: Any = None) -> StdioLspClient:
-    pytest.importorskip("pygls", reason="grpo lsp needs the lsp extra (pip install 'grpo-config[lsp]')")
-    return StdioLspClient([sys.executable, "-m", "grpo_schema", "lsp"], REPO, timeout=30.0,
-                          env={"PYTHONPATH": str(REPO)}, initialization_options=initialization_options)
+from tests.support.lsp import start_server
+from tests.support.lsp import QWEN, apply_edits, line_of, open_text  # noqa: F401  (import these from tests.support.lsp)
 
 
 @pytest.fixture(scope="module")
@@ -27,33 +14,3 @@ def server():
     client = start_server()
     yield client
     client.close()
-
-
-def apply_edits(text: str, edits: list[dict[str, Any]]) -> str:
-    """Apply LSP TextEdits (each against the original text) as an editor does: from the last to the first."""
-    lines = split_lines(text, keepends=True)  # as LSP counts lines: \n, \r\n, \r and nothing else
-    starts = [0]
-    for line in lines:
-        starts.append(starts[-1] + len(line))
-
-    def offset(position: dict[str, int]) -> int:
-        line = position["line"]
-        return starts[min(line, len(lines))] + (position["character"] if line < len(lines) else 0)
-
-    # Inserts at one position appear in the order of the array: apply the later ones first.
-    ordered = sorted(enumerate(edits), reverse=True,
-                     key=lambda ie: (offset(ie[1]["range"]["start"]), offset(ie[1]["range"]["end"]), ie[0]))
-    for _, edit in ordered:
-        start, end = offset(edit["range"]["start"]), offset(edit["range"]["end"])
-        text = text[:start] + edit["newText"] + text[end:]
-    return text
-
-
-def line_of(text: str, prefix: str) -> int:
-    return next(i for i, line in enumerate(split_lines(text)) if line.startswith(prefix))
-
-
-def open_text(client: StdioLspClient, tmp_path: Path, name: str, text: str) -> str:
-    path = tmp_path / name
-    path.write_text(text, encoding="utf-8")
-    return client.open(path, text)

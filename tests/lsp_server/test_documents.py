@@ -4,32 +4,19 @@ pattern, or GRPO keys), everything else gets an empty publish; and what it says 
 
 from __future__ import annotations
 
-import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import REPO
-from tests.lsp_server.conftest import start_server
+from tests.support.lsp import codes, start_server, validate
 
 WORKFLOW = ("name: CI\non:\n  push:\n    branches: [main]\njobs:\n  test:\n    runs-on: ubuntu-latest\n"
             "    steps:\n      - uses: actions/checkout@v4\n")
 COMPOSE = "services:\n  web:\n    image: nginx\n    ports: ['80:80']\nvolumes:\n  data: {}\n"
 CONFIG = ("model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct\ndataset_name: trl-lib/DeepMath-103K\n"
           "reward_funcs: [accuracy_reward]\nper_device_train_batch_size: 4\nnum_generations: 6\n")
-
-
-def codes(diagnostics) -> list[str]:
-    return [d["code"] for d in diagnostics]
-
-
-def validate(path: Path) -> dict:
-    done = subprocess.run([sys.executable, "-m", "grpo_schema", "validate", "--format", "json", str(path)],
-                          capture_output=True, text=True, timeout=120, cwd=REPO, env={"PYTHONPATH": str(REPO)})
-    return json.loads(done.stdout)["files"][0]
 
 
 def write(tmp_path: Path, name: str, text: str) -> Path:
@@ -110,7 +97,7 @@ def test_a_files_declared_world_size_wins_over_the_editor_default(editor, tmp_pa
 def test_the_documented_neovim_setup_changes_no_verdict(tmp_path):
     """The Neovim snippets of docs/editors.md (run in Neovim by tests/editor/test_editor_docs.py) set no default
     that changes a verdict: with their init_options the project's examples get what validate says."""
-    from tests.editor.test_editor_docs import snippet
+    from tests.support.lsp import snippet
 
     blocks = [snippet("neovim-0.7"), snippet("neovim-0.11")]
     for block in blocks:

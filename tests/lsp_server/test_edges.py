@@ -8,7 +8,7 @@ import pytest
 
 from grpo_schema.engine.validate import check_text
 from tests.editor.lsp_client import LspError
-from tests.lsp_server.conftest import apply_edits, line_of, open_text
+from tests.support.lsp import apply_edits, line_of, open_text
 
 CONFIG = ("model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct\ndataset_name: trl-lib/DeepMath-103K\n"
           "reward_funcs: [accuracy_reward]\nper_device_train_batch_size: 4\nnum_generations: 6\n")

@@ -10,7 +10,7 @@ import pytest
 
 from grpo_schema.engine.validate import check_text
 from tests.conftest import REPO
-from tests.lsp_server.conftest import QWEN, apply_edits, line_of, open_text, start_server
+from tests.support.lsp import QWEN, apply_edits, line_of, open_text, start_server
 
 ERROR, WARNING = 1, 2
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.lsp_server.conftest import open_text
+from tests.support.lsp import open_text
 
 CONFIG = "model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct\nper_device_train_batch_size: 4\nnum_generations: 6\n"
 

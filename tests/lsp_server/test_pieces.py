@@ -11,7 +11,7 @@ pytest.importorskip("lsprotocol", reason="grpo lsp needs the lsp extra (pip inst
 from grpo_schema.lsp.edits import text_edits  # noqa: E402
 from grpo_schema.engine.infile import read_file_settings  # noqa: E402
 from grpo_schema.lsp.settings import Settings, from_client  # noqa: E402
-from tests.lsp_server.conftest import apply_edits  # noqa: E402
+from tests.support.lsp import apply_edits  # noqa: E402
 
 
 def edits_as_dicts(old: str, new: str) -> list[dict]:

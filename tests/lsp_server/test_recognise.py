@@ -5,8 +5,8 @@ a file by what the file is, not by the folder it sits in. An accelerate config o
 
 from __future__ import annotations
 
-from tests.lsp_server.test_documents import codes, validate
-from tests.schema.test_recognise import ACCELERATE, DDP, FORK, GRPO_RECIPE, SFT, WORKFLOW
+from tests.support.configs import ACCELERATE, DDP, FORK, GRPO_RECIPE, SFT, WORKFLOW
+from tests.support.lsp import codes, validate
 
 INFORMATION = 3
 

@@ -8,7 +8,7 @@ import re
 
 from grpo_schema.engine.release import known_keys
 from grpo_schema.versions import surface
-from tests.lsp_server.conftest import line_of, open_text
+from tests.support.lsp import line_of, open_text
 
 TEXT = """# grpo: --trl-version 0.19
 model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
-from tests.lsp_server.conftest import QWEN
+from tests.support.lsp import QWEN
 
 BASE = "model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct\ndataset_name: trl-lib/DeepMath-103K\nreward_funcs: [accuracy_reward]\n"
 FILES = {

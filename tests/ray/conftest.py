@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -16,18 +15,13 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.support.env import free_port, offline_env
+
 pytest.importorskip("ray", reason="Ray is the `ray` extra (pip install -e '.[ray]')")
 
 GRPO = [sys.executable, "-m", "grpo_schema"]
-ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", "RAY_USAGE_STATS_ENABLED": "0",
-       "TOKENIZERS_PARALLELISM": "false", "TRANSFORMERS_VERBOSITY": "error"}
+ENV = offline_env(RAY_USAGE_STATS_ENABLED="0")
 RAY = str(Path(sys.executable).parent / "ray")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def node_ports() -> list[str]:

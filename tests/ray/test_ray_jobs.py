@@ -7,40 +7,21 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.ray.conftest import ENV, GRPO, free_port
+from tests.ray.conftest import ENV
+from tests.support.cli import grpo as grpo_command
+from tests.support.env import free_port, wait_until_gone
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def training_processes(marker: str) -> list[str]:
-    """Command lines of this machine's processes that name `marker` (the run's output_dir)."""
-    found = []
-    for entry in Path("/proc").glob("[0-9]*"):
-        try:
-            line = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if marker in line and "pytest" not in line:
-            found.append(f"{entry.name}: {line[:200]}")
-    return found
-
-
-def wait_until_gone(marker: str, timeout: float = 60) -> None:
-    deadline = time.time() + timeout
-    while (left := training_processes(marker)) and time.time() < deadline:
-        time.sleep(1)
-    assert not left, left
-
-
 def grpo(*args, timeout=400):
-    return subprocess.run([*GRPO, *args], capture_output=True, text=True, env=ENV, timeout=timeout, cwd=ROOT)
+    return grpo_command(*args, env=ENV, timeout=timeout, cwd=ROOT, subprocess=True)
 
 
 @pytest.mark.parametrize("world", [3, 8])

@@ -11,8 +11,8 @@ import subprocess
 
 import pytest
 
-from tests.ray.conftest import ENV, GRPO, demo_text, free_port, ray_service_env
-from tests.runs.conftest import make_service, wait_for  # noqa: F401  (make_service: a real `grpo serve`)
+from tests.ray.conftest import ENV, GRPO, demo_text, ray_service_env
+from tests.support.env import free_port, wait_for
 
 pytestmark = pytest.mark.slow
 

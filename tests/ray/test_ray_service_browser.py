@@ -8,19 +8,18 @@ from __future__ import annotations
 import pytest
 
 from tests.ray.conftest import demo_text, ray_service_env
-from tests.ray.test_ray_jobs import wait_until_gone
-from tests.runs.conftest import TOKEN, make_service, wait_for  # noqa: F401  (make_service: the fixture)
-from tests.runs.test_browser import SHOTS
-from tests.web.chromium import chromium, sync_api_or_skip
+from tests.support.browser import open_page, sync_api_or_skip
+from tests.support.env import wait_for, wait_until_gone
+from tests.support.runs_page import SHOTS
+from tests.support.service import TOKEN
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 sync_api = sync_api_or_skip()
 
 
 @pytest.fixture
-def page(make_service):  # closed before the services stop, so its polling never meets a stopped service
-    with chromium(sync_api) as browser:
-        page = browser.new_page(viewport={"width": 1366, "height": 900})
+def page(browser, make_service):  # closed before the services stop, so its polling never meets a stopped service
+    with open_page(browser, viewport={"width": 1366, "height": 900}) as page:
         problems: list[str] = []
         page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
         page.on("console", lambda msg: problems.append(msg.text) if msg.type == "error" else None)

@@ -1,61 +1,17 @@
-"""Launch from the web form and watch the run finish on the runs page, in headless Chromium (Debian's
-/usr/bin/chromium through Playwright's executable_path; never `playwright install`). Screenshots go to
-test-artifacts/screenshots/runs-*.png for a person to look at."""
+"""Launch from the web form and watch the run finish on the runs page, in the run's headless Chromium
+(tests/support/browser.py). Screenshots go to test-artifacts/screenshots/runs-*.png for a person to look at."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from tests.runs.conftest import TOKEN, run_yaml
-
-ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = Path("/usr/bin/chromium")
-SHOTS = ROOT / "test-artifacts" / "screenshots"
+from tests.support.browser import sync_api_or_skip
+from tests.support.run_config import run_yaml
+from tests.support.runs_page import import_config, page, press_launch, shot  # noqa: F401  (page: the fixture)
+from tests.support.service import TOKEN
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-sync_api = pytest.importorskip("playwright.sync_api", reason="the browser tests need playwright")
-if not CHROMIUM.exists():
-    pytest.skip(f"the browser tests need Debian's chromium at {CHROMIUM}", allow_module_level=True)
-
-
-@pytest.fixture
-def page(make_service):  # closed before the services stop, so its polling never meets a stopped service
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM),
-                                             args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
-        page = browser.new_page(viewport={"width": 1366, "height": 900})
-        problems: list[str] = []
-        page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
-        page.on("console", lambda msg: problems.append(msg.text) if msg.type == "error" and
-                "401" not in msg.text and "422" not in msg.text  # refusals the test asks for
-                and not ("404" in msg.text and getattr(page, "expect_404", False))
-                and not ("409" in msg.text and getattr(page, "expect_409", False)) else None)
-        yield page
-        browser.close()
-    assert problems == [], problems
-
-
-def shot(page, name: str, full_page: bool = True) -> None:
-    """A screenshot for people to look at; full_page=False where the page holds megabytes of text (a full-page
-    picture of it is tens of thousands of pixels tall and can take Chromium longer than the timeout)."""
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"runs-{name}.png"), full_page=full_page)
-
-
-def import_config(page, text: str) -> None:
-    page.click("#import-open")
-    page.fill("#import-text", text)
-    page.click("#import-apply")
-    page.wait_for_function("() => !document.getElementById('import-dialog').open")
-    page.wait_for_function("() => /Valid/.test(document.getElementById('status').textContent)", timeout=15_000)
-
-
-def press_launch(page, token: str) -> None:
-    page.click("#launch-open")
-    page.fill("#launch-token", token)
-    page.click("#launch-apply")
+sync_api_or_skip()
 
 
 def test_launch_from_the_form_and_watch_it_finish(page, make_service, assets):

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.runs.conftest import TOKEN
-from tests.runs.test_browser import page, press_launch, shot  # noqa: F401  (page is a fixture)
+from tests.support.runs_page import page, press_launch, shot  # noqa: F401  (page: the fixture)
+from tests.support.service import TOKEN
 
 DEMO = Path(__file__).resolve().parents[2] / "examples" / "demo.yaml"
 

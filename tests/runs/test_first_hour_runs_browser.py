@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.runs.conftest import TOKEN, run_yaml
-from tests.runs.test_browser import import_config, page, press_launch, shot  # noqa: F401  (page: the fixture)
+from tests.support.run_config import run_yaml
+from tests.support.runs_page import import_config, page, press_launch, shot  # noqa: F401  (page: the fixture)
+from tests.support.service import TOKEN
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -130,7 +131,7 @@ def printed_token(service) -> str:
 
 
 def test_a_restart_keeps_the_token_and_a_stale_one_is_asked_for_once_never_used(page, tmp_path, assets):
-    from tests.runs.conftest import Service, stop_runs
+    from tests.support.service import Service, stop_runs
 
     service = Service(tmp_path / "runs", {"GRPO_WEB_TOKEN": ""})  # as `bash scripts/serve.sh --enable-runs` starts
     try:

@@ -9,8 +9,9 @@ import json
 import pytest
 
 from grpo_schema.commands.health import health_command
-from tests.runs.conftest import TOKEN, run_yaml
-from tests.runs.test_browser import page, shot  # noqa: F401  (the page fixture: Chromium, no page errors)
+from tests.support.run_config import run_yaml
+from tests.support.runs_page import page, shot  # noqa: F401  (page: the fixture)
+from tests.support.service import TOKEN
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

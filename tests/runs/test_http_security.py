@@ -8,7 +8,8 @@ import re
 
 import pytest
 
-from tests.runs.conftest import TOKEN, Service, wait_for
+from tests.support.env import wait_for
+from tests.support.service import TOKEN, Service
 from grpo_web.serve import with_runs_token
 from grpo_web.settings import Settings
 

@@ -10,7 +10,8 @@ import threading
 
 import pytest
 
-from tests.runs.conftest import run_yaml, wait_for
+from tests.support.env import wait_for
+from tests.support.run_config import run_yaml
 from grpo_web.runs import procs
 
 pytestmark = pytest.mark.slow

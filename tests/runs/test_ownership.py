@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.runs.conftest import run_yaml
+from tests.support.run_config import run_yaml
 
 pytestmark = pytest.mark.slow
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.runs.conftest import TOKEN, Service
+from tests.support.service import TOKEN, Service
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "examples" / "demo.yaml"

@@ -17,10 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.runs.conftest import wait_for
+from tests.support.env import wait_for
 from grpo_web.runs import outputs, procs
 from grpo_web.runs.launcher import launch_command
-from grpo_web.runs.manager import QueueFull, RunConflict, RunManager, describe_exit
+from grpo_web.runs.local import describe_exit
+from grpo_web.runs.manager import QueueFull, RunConflict, RunManager
 from grpo_web.runs.store import Store
 from grpo_web.settings import Settings
 

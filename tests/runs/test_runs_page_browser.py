@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.runs.conftest import TOKEN, run_yaml
-from tests.runs.test_browser import import_config, page, press_launch, shot  # noqa: F401  (page: the fixture)
+from tests.support.run_config import run_yaml
+from tests.support.runs_page import import_config, page, press_launch, shot  # noqa: F401  (page: the fixture)
+from tests.support.service import TOKEN
 from tests.runs.test_views_browser import controlled_completions, shown_indexes
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

@@ -10,7 +10,7 @@ import torch
 from grpo_runtime.data.datasets import dataset_rows, load_prompts, mixture_shares, reward_columns
 from grpo_runtime.training.optim import build_optimizer, build_scheduler, decayed_parameter_names, warmup_steps
 from grpo_runtime.generation.rollout import crop_after_first_eos, decode_completions, eos_token_ids, pad_rows, tokenize_prompts
-from grpo_runtime.model.tiny import build_model, build_tokenizer
+from tests.support.tiny import build_model, build_tokenizer
 
 from .helpers import base_settings, validated
 

@@ -33,7 +33,8 @@ import grpo_runtime.train
 from grpo_runtime.launch.demo import demo_rows
 from grpo_runtime.distributed.accelerate import LAUNCH_FLAGS
 from grpo_runtime.support.fields import CONFIG_FIELDS, LAUNCH_FIELDS
-from grpo_runtime.model.tiny import save_tiny_model
+
+from tests.support.tiny import save_tiny_model
 
 from .helpers import validated, write_prompts
 
@@ -348,8 +349,8 @@ WARNED: dict[str, tuple[Any, dict]] = {
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory):
-    """Model, data and output folders shared by the module."""
+def world(tmp_path_factory, tiny_model_dir):
+    """Model, data and output folders shared by the module (the model: the run's tiny one)."""
     import datasets
 
     root = tmp_path_factory.mktemp("sweep")
@@ -361,8 +362,7 @@ def world(tmp_path_factory):
                                                        "test": str(data / "test.jsonl")})
     splits.save_to_disk(str(root / "saved"))
     datasets.load_dataset("json", data_files=str(other), split="train").save_to_disk(str(root / "saved_other"))
-    model = save_tiny_model(root / "model")
-    paths = {"@model": str(model), "@other_model": str(save_tiny_model(root / "model2", seed=1)),
+    paths = {"@model": str(tiny_model_dir), "@other_model": str(save_tiny_model(root / "model2", seed=1)),
              "@data": str(root / "saved"), "@json_data": str(data), "@train_file": str(data / "train.jsonl"),
              "@other_data": str(root / "saved_other"), "@other_file": str(other),
              "@other_output": str(root / "elsewhere")}

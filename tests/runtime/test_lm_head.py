@@ -220,7 +220,7 @@ def test_gemma_softcapping_is_reproduced():
 def test_cast_lm_head_to_fp32_projects_in_fp32():
     """A bf16 model under cast_lm_head_to_fp32: the chunked head also projects in fp32, so it agrees with the
     full path to fp32 precision, not bf16's."""
-    from grpo_runtime.model.tiny import build_model, build_tokenizer
+    from tests.support.tiny import build_model, build_tokenizer
     from grpo_runtime.model.loading import cast_lm_head_to_fp32
 
     model = build_model(build_tokenizer()).to(torch.bfloat16)

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from grpo_runtime.model.loading import cast_lm_head_to_fp32
-from grpo_runtime.model.tiny import build_model, build_tokenizer
+from tests.support.tiny import build_model, build_tokenizer
 
 from .helpers import base_settings, read_metrics, validated, write_prompts
 

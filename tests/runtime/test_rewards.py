@@ -80,7 +80,7 @@ def test_score_calls_every_function_with_columns_and_turns_none_into_nan():
 def test_reward_model_scores_prompt_plus_completion(tmp_path):
     from transformers import AutoModelForSequenceClassification, LlamaConfig
 
-    from grpo_runtime.model.tiny import build_tokenizer
+    from tests.support.tiny import build_tokenizer
 
     tokenizer = build_tokenizer()
     torch.manual_seed(0)

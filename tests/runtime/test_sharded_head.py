@@ -8,21 +8,16 @@ really have been sharded."""
 
 import importlib.util
 import json
-import socket
 
 import pytest
 import torch.multiprocessing as mp
+
+from tests.support.env import free_port
 
 from . import sharded_head_worker as worker
 
 pytestmark = pytest.mark.slow
 TOL = 1e-5
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def run(target, tmp_path, cases) -> dict:

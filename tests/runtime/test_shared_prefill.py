@@ -10,7 +10,7 @@ import torch
 from grpo_runtime.generation.decode import Route
 from grpo_runtime.generation.prefill import Sharing, stochastic_forward
 from grpo_runtime.generation.rollout import crop_after_first_eos, eos_token_ids, generation_config, sample_completions
-from grpo_runtime.model.tiny import build_model
+from tests.support.tiny import build_model
 
 from .helpers import generation_settings as settings
 from .helpers import prompt_batch

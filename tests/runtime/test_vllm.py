@@ -8,13 +8,14 @@ module fixture. Server-mode failure paths that need no engine run everywhere (te
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+
+from tests.support.env import free_port
 
 pytest.importorskip("vllm", reason="vLLM tests need the vllm extra (scripts/setup-vllm.sh builds .venv-vllm)")
 torch = pytest.importorskip("torch")
@@ -25,12 +26,6 @@ REPO = Path(__file__).resolve().parents[2]
 
 def metrics_of(output: Path) -> list[dict]:
     return [json.loads(line) for line in (output / "metrics.jsonl").read_text().splitlines()]
-
-
-def free_port() -> int:
-    with socket.socket() as handle:
-        handle.bind(("127.0.0.1", 0))
-        return handle.getsockname()[1]
 
 
 def child_env() -> dict:

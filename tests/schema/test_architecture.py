@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
+from tests.support.imports import import_cycles
 
 pytest.importorskip("importlinter", reason="import-linter is not installed (pip install 'grpo-config[test]')")
 pytest.importorskip("grimp", reason="grimp (import-linter's graph) is not installed")
@@ -25,44 +26,6 @@ pytest.importorskip("grimp", reason="grimp (import-linter's graph) is not instal
 # The bottom of the engine importing the top surface: an upward import, and a cycle (cli imports the engine).
 SEEDED_MODULE = "grpo_schema/engine/diagnostics.py"
 SEEDED_IMPORT = "\nimport grpo_schema.cli  # noqa: E402,F401  (seeded by the architecture test)\n"
-
-
-def import_cycles(package: str) -> list[list[str]]:
-    """The strongly connected components (more than one module) of `package`'s import graph (Tarjan's)."""
-    import grimp
-
-    graph = grimp.build_graph(package, exclude_type_checking_imports=True)
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found: list[list[str]] = []
-
-    def visit(module: str) -> None:  # recursion depth is bounded by the longest import chain
-        index[module] = low[module] = len(index)
-        stack.append(module)
-        on_stack.add(module)
-        for imported in graph.find_modules_directly_imported_by(module):
-            if imported not in index:
-                visit(imported)
-                low[module] = min(low[module], low[imported])
-            elif imported in on_stack:
-                low[module] = min(low[module], index[imported])
-        if low[module] == index[module]:
-            component = []
-            while True:
-                member = stack.pop()
-                on_stack.discard(member)
-                component.append(member)
-                if member == module:
-                    break
-            if len(component) > 1:
-                found.append(sorted(component))
-
-    for module in sorted(graph.modules):
-        if module not in index:
-            visit(module)
-    return found
 
 
 def _run(code: str, cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -1,4 +1,5 @@
-"""`grpo validate` and `grpo codes` as a user runs them: a real subprocess, real files, exit codes and formats."""
+"""`grpo validate` and `grpo codes` as a user runs them: real files, exit codes and formats (in process; the first
+test and the import test as real processes)."""
 
 from __future__ import annotations
 
@@ -9,13 +10,9 @@ import sys
 import pytest
 
 from tests.conftest import CORPUS
+from tests.support.cli import grpo
 
 GOOD = "model_name_or_path: m\ndataset_name: d\nreward_funcs: [accuracy_reward]\nper_device_train_batch_size: 8\n"
-
-
-def grpo(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "grpo_schema", *args], input=stdin, capture_output=True,
-                          text=True, timeout=60)
 
 
 @pytest.fixture
@@ -26,7 +23,7 @@ def good_file(tmp_path):
 
 
 def test_valid_file_exits_zero_with_a_summary(good_file):
-    done = grpo("validate", str(good_file))
+    done = grpo("validate", str(good_file), subprocess=True, timeout=60)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "valid at world size 1" in done.stdout
 

@@ -5,8 +5,6 @@ one GRPO-Y016 note for a file of another kind, the full check for a GRPO config 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -14,21 +12,14 @@ from grpo_schema.engine.check import check_mapping
 from grpo_schema.engine.infile import comment_lines, read_file_settings
 from grpo_schema.engine.recognise import GRPO, recognise
 from grpo_schema.engine.validate import check_text
-from tests.conftest import FIXTURES, REPO
-
-FOLDER = FIXTURES / "recognise"
-ACCELERATE = FOLDER / "recipes" / "accelerate_configs" / "zero3.yaml"
-DDP = FOLDER / "recipes" / "accelerate_configs" / "ddp.yaml"
-SFT = FOLDER / "recipes" / "Tiny-Math-1B" / "sft" / "config_distill.yaml"
-GRPO_RECIPE = FOLDER / "recipes" / "Tiny-Math-1B" / "grpo" / "config_demo.yaml"
-WORKFLOW = FOLDER / ".github" / "workflows" / "train.yml"
-FORK = FOLDER / "configs" / "fork_run.yaml"
-DEEPSPEED = FOLDER / "deepspeed" / "ds_zero2.json"
+from tests.conftest import REPO
+from tests.support.cli import grpo
+from tests.support.configs import ACCELERATE, DDP, DEEPSPEED, FORK, GRPO_RECIPE, SFT, WORKFLOW
+from tests.support.configs import RECOGNISE as FOLDER
 
 
 def validate(*paths) -> tuple[int, dict[str, dict]]:
-    done = subprocess.run([sys.executable, "-m", "grpo_schema", "validate", "--format", "json", *map(str, paths)],
-                          capture_output=True, text=True, timeout=120, cwd=REPO, env={"PYTHONPATH": str(REPO)})
+    done = grpo("validate", "--format", "json", *map(str, paths), cwd=REPO)
     assert done.returncode in (0, 1), done.stderr
     return done.returncode, {f["path"]: f for f in json.loads(done.stdout)["files"]}
 

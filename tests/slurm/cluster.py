@@ -18,6 +18,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests.support.env import free_port
+
 DAEMONS = ("munged", "slurmctld", "slurmd")
 CLIENTS = ("sbatch", "squeue", "scontrol", "scancel", "sacct", "srun")
 SBIN = ("/usr/sbin", "/usr/bin", "/sbin")
@@ -41,12 +43,6 @@ def why_unavailable() -> str | None:
     except KeyError:
         return "the munge user does not exist (install the munge package)"
     return None
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _binary(name: str) -> str:

@@ -5,17 +5,15 @@ root, which slurmd needs) are missing; scripts/test.sh installs Debian's package
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.runs.conftest import make_service  # noqa: F401  (a real `grpo serve`, as the runs tests start it)
 from tests.slurm.cluster import Cluster, why_unavailable
+from tests.support.cli import grpo as grpo_command
+from tests.support.env import OFFLINE_ENV
 
-CHILD_ENV = {"HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1", "TRANSFORMERS_VERBOSITY": "error",
-             "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1", "GRPO_SLURM_POLL_S": "1"}
+CHILD_ENV = {**OFFLINE_ENV, "GRPO_SLURM_POLL_S": "1"}
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +45,6 @@ def demo(tmp_path_factory) -> Path:
     return write_demo(tmp_path_factory.mktemp("demo"))
 
 
-def grpo(*args: str, timeout: float = 300, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    """The `grpo` command, as a user runs it."""
-    return subprocess.run([sys.executable, "-m", "grpo_schema", *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=cwd)
+def grpo(*args: str, timeout: float = 300, cwd: Path | None = None):
+    """The `grpo` command, as a user runs it (a process: the jobs it submits outlive it)."""
+    return grpo_command(*args, timeout=timeout, cwd=cwd, subprocess=True)

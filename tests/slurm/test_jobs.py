@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.runs.conftest import wait_for
+from tests.support.env import wait_for
 from tests.slurm.conftest import grpo
 
 pytestmark = pytest.mark.slow

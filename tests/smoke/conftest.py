@@ -1,4 +1,4 @@
-"""A local config for the smoke tests: the tiny word-level model (grpo_runtime.model.tiny), a 4-row dataset and a
+"""A local config for the smoke tests: the run's tiny word-level model (tests/support/tiny.py), a 4-row dataset and a
 user reward module, all in a temporary folder that is the working directory."""
 
 import json
@@ -35,15 +35,13 @@ FAILING_TEMPLATE = ("{% if messages[0]['role'] != 'system' %}{{ raise_exception(
 
 
 @pytest.fixture(scope="session")
-def smoke_model(tmp_path_factory):
-    from grpo_runtime.model.tiny import save_tiny_model
-
-    return save_tiny_model(tmp_path_factory.mktemp("smoke-tiny") / "model")
+def smoke_model(tiny_model_dir):
+    return tiny_model_dir
 
 
 @pytest.fixture(scope="session")
 def failing_template_model(tmp_path_factory):
-    from grpo_runtime.model.tiny import build_model, build_tokenizer
+    from tests.support.tiny import build_model, build_tokenizer
 
     directory = tmp_path_factory.mktemp("smoke-template") / "model"
     tokenizer = build_tokenizer()

@@ -7,12 +7,11 @@ processes, ZeRO-3 with vLLM); GRPO_SMOKE_ALL=1 runs every example."""
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
 from tests.conftest import EXAMPLES, REPO
+from tests.support.cli import grpo as grpo_command
 
 pytestmark = pytest.mark.slow
 REPRESENTATIVE = ["grpo.yaml", "lora-single-gpu.yaml", "dataset-mixture.yaml", "open-r1.yaml",
@@ -21,9 +20,9 @@ EVERY = sorted(p.name for p in EXAMPLES.glob("*.yaml"))
 
 
 def grpo(*args, cwd):
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
-    return subprocess.run([sys.executable, "-m", "grpo_schema.cli", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=600)
+    """A process per recipe: each smoke trains in a torch of its own (threads, seeds, caches)."""
+    pythonpath = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+    return grpo_command(*args, cwd=cwd, env={"PYTHONPATH": pythonpath}, timeout=600, subprocess=True)
 
 
 @pytest.mark.parametrize("name", EVERY if os.environ.get("GRPO_SMOKE_ALL") else REPRESENTATIVE)

@@ -9,7 +9,8 @@ import pytest
 
 pytest.importorskip("fastapi", reason="the service tests need the web extra")
 
-from tests.runs.conftest import TOKEN, assets, make_service, run_yaml  # noqa: E402,F401 - fixtures
+from tests.support.run_config import run_yaml
+from tests.support.service import TOKEN
 
 pytestmark = pytest.mark.slow
 

@@ -5,8 +5,9 @@ import pytest
 
 pytest.importorskip("fastapi", reason="the service tests need the web extra")
 
-from tests.runs.conftest import TOKEN, assets, make_service, run_yaml  # noqa: E402,F401 - fixtures
-from tests.runs.test_browser import import_config, page, shot  # noqa: E402,F401 - the page fixture
+from tests.support.run_config import run_yaml
+from tests.support.runs_page import import_config, page, shot  # noqa: F401  (page: the fixture)
+from tests.support.service import TOKEN
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

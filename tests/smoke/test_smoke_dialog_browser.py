@@ -8,8 +8,8 @@ import pytest
 
 pytest.importorskip("fastapi", reason="the form tests need the web extra")
 
-from tests.web.test_form_flow import (  # noqa: E402,F401 - browser and page are this module's fixtures too
-    TOKEN, browser, fill_field, import_text, offline_runs_server, page, wait_validated, validations,
+from tests.support.form_page import (  # noqa: F401  (page: the fixture)
+    TOKEN, fill_field, import_text, offline_runs_server, page, wait_validated, validations,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

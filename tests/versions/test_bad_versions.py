@@ -22,6 +22,10 @@ def recipe(tmp_path):
     return str(path)
 
 
+# The commands that start only with their extra installed (each refuses to start without it, before any option).
+EXTRAS = {"lsp": ("pygls", "lsp"), "serve": ("fastapi", "web")}
+
+
 def commands(recipe: str) -> dict:
     return {
         "validate": ["validate", recipe], "explain": ["explain", recipe], "plan": ["plan", recipe],
@@ -34,6 +38,10 @@ def commands(recipe: str) -> dict:
 @pytest.mark.parametrize("command", ["validate", "explain", "plan", "schema", "smoke", "lsp", "serve"])
 def test_a_bad_version_is_a_usage_error_naming_the_range(recipe, command, bad, said, capsys):
     from grpo_schema.cli import main
+
+    if command in EXTRAS:
+        module, extra = EXTRAS[command]
+        pytest.importorskip(module, reason=f"grpo {command} needs the {extra} extra (pip install -e '.[{extra}]')")
 
     argv = commands(recipe)[command]
     code = main([*argv, "--trl-version", bad])

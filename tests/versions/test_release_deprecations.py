@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 
 import pytest
 
 from grpo_schema.engine.release import known_keys
 from grpo_schema.versions import surface
 from tests.conftest import REPO
+from tests.support.cli import grpo
 
 SCHEMAS = sorted((REPO / "schemas").glob("trl-*/grpo-config.schema.json"))
 KEYISH = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
@@ -83,8 +82,7 @@ def test_validate_says_a_deprecation_only_for_the_releases_that_have_it(tmp_path
 
     def said(version, text=RECIPE):
         path.write_text(text)
-        done = subprocess.run([sys.executable, "-m", "grpo_schema", "validate", "--format", "json", str(path),
-                               "--trl-version", version], capture_output=True, text=True, timeout=120, cwd=REPO)
+        done = grpo("validate", "--format", "json", str(path), "--trl-version", version, cwd=REPO)
         return {d["fields"][0]: d for d in json.loads(done.stdout)["files"][0]["diagnostics"]
                 if d["code"].startswith("GRPO-D")}
 

@@ -77,6 +77,7 @@ def test_the_language_server_puts_its_release_under_the_file_s_comment(tmp_path,
 
 
 def test_the_service_puts_its_release_under_the_comment_and_a_request_s_over_it():
+    pytest.importorskip("fastapi", reason="the service needs the web extra (pip install -e '.[web]')")
     from fastapi.testclient import TestClient
 
     from grpo_web.app import create_app

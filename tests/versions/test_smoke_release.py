@@ -50,10 +50,9 @@ warmup_ratio: 0.1
 
 
 @pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory):
-    from grpo_runtime.model.tiny import save_tiny_model
-
-    return save_tiny_model(tmp_path_factory.mktemp("smoke-release") / "model")
+def tiny_model(tiny_model_dir):
+    """The run's tiny model (skips, saying why, without torch)."""
+    return tiny_model_dir
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from tests.conftest import REPO
+from tests.support.cli import grpo as grpo_command
 
 # Written for TRL 0.19: old names 0.19 reads, its boolean scale_rewards, defaults left to 0.19.
 OLD_RECIPE = """model_name_or_path: Qwen/Qwen2.5-1.5B-Instruct
@@ -26,9 +27,8 @@ num_generations: 8
 """
 
 
-def grpo(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "grpo_schema", *args], capture_output=True, text=True, timeout=120,
-                          cwd=cwd)
+def grpo(*args: str, cwd: Path = REPO):
+    return grpo_command(*args, cwd=cwd)
 
 
 def file_object(*args: str) -> dict:
@@ -161,6 +161,7 @@ def test_the_trainer_choices_are_the_release_s_on_the_cli_and_in_its_schema(reci
 
 
 def test_the_service_and_the_pydantic_api_take_the_release(recipe):
+    pytest.importorskip("fastapi", reason="the service needs the web extra (pip install -e '.[web]')")
     import pydantic
     from fastapi.testclient import TestClient
 
@@ -189,7 +190,7 @@ def test_the_service_and_the_pydantic_api_take_the_release(recipe):
 
 
 def test_the_language_server_takes_the_release(tmp_path):
-    from tests.lsp_server.conftest import start_server
+    from tests.support.lsp import start_server
 
     path = tmp_path / "run.grpo.yaml"
     path.write_text(OLD_RECIPE)

@@ -254,6 +254,7 @@ def _script():
     return module
 
 
+@pytest.mark.slow  # parses every cached release wheel: a minute on 2 cores
 def test_committed_tables_equal_a_regeneration_from_the_cached_wheels():
     script = _script()
     missing = [
@@ -282,6 +283,7 @@ def test_committed_requirements_equal_a_regeneration_from_the_cached_trl_wheels(
     assert table["0.15.2"]["vllm_serve"] is False and table["0.16.1"]["vllm_serve"] is True
 
 
+@pytest.mark.slow  # parses every cached release wheel: a minute on 2 cores
 def test_committed_trainer_facts_equal_a_regeneration_from_the_cached_trl_wheels():
     """trainer.json (the values each release's trainer accepts) is read from each release's own trainer source."""
     script = _script()

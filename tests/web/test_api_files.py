@@ -81,7 +81,7 @@ def test_load_of_something_without_a_mapping_says_why(http, text):
 
 
 def test_load_of_an_accelerate_config_or_an_sft_recipe_says_what_it_is_instead_of_filling_the_form(http):
-    from tests.schema.test_recognise import ACCELERATE, GRPO_RECIPE, SFT
+    from tests.support.configs import ACCELERATE, GRPO_RECIPE, SFT
 
     for path, kind in ((ACCELERATE, "an accelerate config"), (SFT, "an SFT config")):
         body = http.post("/api/v1/load", content=path.read_bytes(), headers={"content-type": "text/yaml"}).json()

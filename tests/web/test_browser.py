@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.web.chromium import chromium, sync_api_or_skip
+from tests.support.browser import sync_api_or_skip
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "test-artifacts" / "screenshots"
@@ -25,10 +25,10 @@ pytestmark = pytest.mark.browser
 sync_api = sync_api_or_skip()
 
 
-@pytest.fixture(scope="module")
-def browser():
-    with chromium(sync_api) as launched:
-        yield launched
+@pytest.fixture(scope="module", autouse=True)
+def timings_written():
+    """The page timings this module measured, written for a person to read when it ends."""
+    yield
     if TIMINGS:
         (ROOT / "test-artifacts").mkdir(exist_ok=True)
         (ROOT / "test-artifacts" / "web-timings.json").write_text(json.dumps(TIMINGS, indent=2) + "\n")

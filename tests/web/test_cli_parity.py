@@ -4,13 +4,12 @@ explain --format json`, for every example, fixture and reference-corpus file (on
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import conformance_files
+from tests.support.cli import grpo
 
 
 @pytest.fixture(scope="module")
@@ -20,7 +19,7 @@ def http(live_server):
 
 
 def cli_json(*args: str) -> dict:
-    done = subprocess.run([sys.executable, "-m", "grpo_schema", *args], capture_output=True, text=True, timeout=120)
+    done = grpo(*args)
     assert done.returncode in (0, 1), done.stderr
     return json.loads(done.stdout)
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.web.chromium import sync_api_or_skip
-from tests.web.test_form_flow import (  # noqa: F401  (browser and server are this module's fixtures too)
-    ROOT, TOKEN, browser, import_text, page, server, shots,
+from tests.support.browser import sync_api_or_skip
+from tests.support.form_page import (  # noqa: F401  (page and server: the fixtures)
+    ROOT, TOKEN, import_text, page, server, shots,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

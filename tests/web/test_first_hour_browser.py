@@ -10,9 +10,9 @@ import re
 
 import pytest
 
-from tests.web.chromium import sync_api_or_skip
-from tests.web.test_form_flow import (  # noqa: F401  (browser is this module's fixture too)
-    browser, fill_field, import_text, offline_runs_server, open_form, ready, state, validations, wait_status,
+from tests.support.browser import sync_api_or_skip
+from tests.support.form_page import (
+    fill_field, import_text, offline_runs_server, open_form, ready, state, validations, wait_status,
     wait_validated,
 )
 

@@ -14,7 +14,7 @@ from grpo_schema.commands.migrate import migrate_text
 from grpo_web.api.local import local_entries, preview
 from grpo_web.exporting import edit_of, export_config, same_value
 from grpo_web.settings import Settings
-from tests.web.conftest import start_server
+from tests.support.service import start_server
 
 SOURCE = """\
 # the model

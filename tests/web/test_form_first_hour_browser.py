@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.web.chromium import sync_api_or_skip
-from tests.web.test_form_flow import (  # noqa: F401  (browser, server and page are this module's fixtures too)
-    OPEN_R1_TEXT, TOKEN, browser, import_text, page, server, shots, validations, wait_status, wait_validated,
+from tests.support.browser import sync_api_or_skip
+from tests.support.form_page import (  # noqa: F401  (page and server: the fixtures)
+    OPEN_R1_TEXT, TOKEN, import_text, page, server, shots, validations, wait_status, wait_validated,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

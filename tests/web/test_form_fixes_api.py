@@ -5,12 +5,11 @@ of a downloaded export, the note about where the text came from, and a file's `#
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 from grpo_schema.engine.loader import load_yaml
 from grpo_web.exporting import export_config, stale_comments
+from tests.support.cli import grpo
 
 ROOT = Path(__file__).resolve().parents[2]
 RECIPE = (ROOT / "examples" / "grpo.yaml").read_text()
@@ -19,8 +18,7 @@ RECIPE = (ROOT / "examples" / "grpo.yaml").read_text()
 def cli(text: str, tmp_path: Path) -> dict:
     path = tmp_path / "config.yaml"
     path.write_text(text)
-    done = subprocess.run([sys.executable, "-m", "grpo_schema", "validate", "--format", "json", str(path)],
-                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    done = grpo("validate", "--format", "json", str(path), cwd=ROOT)
     return json.loads(done.stdout)["files"][0]
 
 

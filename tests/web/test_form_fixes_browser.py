@@ -13,9 +13,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.web.chromium import sync_api_or_skip
-from tests.web.test_form_flow import (  # noqa: F401  (browser is this module's fixture too)
-    TOKEN, browser, cli_validate, fill_field, import_text, open_export, open_form, ready, shots, state,
+from tests.support.browser import sync_api_or_skip
+from tests.support.form_page import (
+    TOKEN, cli_validate, fill_field, import_text, open_export, open_form, ready, shots, state,
     offline_runs_server, validations, wait_status, wait_validated,
 )
 

@@ -1,223 +1,25 @@
-"""The web form carries a config from idea to job without losing work, in headless Chromium (Debian's
-/usr/bin/chromium driven by Playwright; never `playwright install`).
+"""The web form carries a config from idea to job without losing work, in the run's headless Chromium
+(tests/support/browser.py).
 
-One browser and one real uvicorn server (runs turned on, a temp runs directory) serve the whole module; the server
-is stopped and started again on the same port to check the form offline and its recovery. Screenshots of each
-state, at 800 and 1920 px wide, go to test-artifacts/screenshots/form-*.png for a person to look at.
+One real uvicorn server (runs turned on, a temp runs directory) serves the whole module; the server is stopped and
+started again on the same port to check the form offline and its recovery. Screenshots of each state, at 800 and
+1920 px wide, go to test-artifacts/screenshots/form-*.png for a person to look at. The form's fixtures and steps
+are tests/support/form_page.py's.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
-import os
-import socket
-import subprocess
-import sys
-import threading
-import time
-from pathlib import Path
-
 import pytest
 
 from grpo_schema import check_text
-from grpo_schema.engine.loader import load_yaml
 from grpo_schema.commands.migrate import migrate_text
-from tests.web.chromium import chromium, sync_api_or_skip
-
-pytest.importorskip("fastapi", reason="the form tests need the web extra")
-uvicorn = pytest.importorskip("uvicorn", reason="the form tests need uvicorn")
-
-from grpo_web.app import create_app  # noqa: E402
-from grpo_web.settings import Settings  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[2]
-SHOTS = ROOT / "test-artifacts" / "screenshots"
-TOKEN = "form-test-token-" + "y" * 16
+from grpo_schema.engine.loader import load_yaml
+from tests.support.form_page import (  # noqa: F401  (page and server: the fixtures)
+    OPEN_R1_TEXT, TOKEN, cli_validate, fill_field, import_text, one_scroll_at_800, open_export, open_form, page,
+    ready, server, shots, state, validations, wait_status, wait_validated,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-sync_api = sync_api_or_skip()
-
-# An open-r1 recipe as people have them: comments everywhere, a key TRL renamed, floats written as 1.0.
-OPEN_R1_TEXT = """\
-# Model arguments
-model_name_or_path: Qwen/Qwen2.5-1.5B-Instruct
-torch_dtype: bfloat16  # renamed to dtype in TRL 1.16
-
-# Data training arguments
-dataset_name: open-r1/OpenR1-Math-220k
-dataset_prompt_column: problem
-system_prompt: "You are a helpful assistant."
-
-# GRPO trainer config
-learning_rate: 1.0e-06
-num_generations: 8
-per_device_train_batch_size: 8
-reward_funcs:
-- accuracy
-- format
-reward_weights:
-- 1.0
-- 1.0
-temperature: 1.0  # sampling
-max_grad_norm: 0.2
-"""
-
-
-class Server:
-    """A real uvicorn in a thread, on a fixed port so that it can be stopped and started again at the same URL."""
-
-    def __init__(self, settings: Settings):
-        self.settings = settings
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            self.port = sock.getsockname()[1]
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.server = self.thread = None
-
-    def start(self) -> None:
-        config = uvicorn.Config(create_app(self.settings), host="127.0.0.1", port=self.port, log_level="warning")
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True, name="uvicorn-form-test")
-        self.thread.start()
-        deadline = time.monotonic() + 30
-        while not self.server.started:
-            if time.monotonic() > deadline or not self.thread.is_alive():
-                raise RuntimeError("uvicorn did not start")
-            time.sleep(0.05)
-
-    def stop(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=20)
-
-
-@contextlib.contextmanager
-def offline_runs_server(runs_dir, **settings):
-    """A live service with runs on, whose launched runs fail at once (offline: no model can be fetched)."""
-    from tests.runs.conftest import stop_runs
-
-    saved_env = {k: os.environ.get(k) for k in ("HF_HUB_OFFLINE", "OMP_NUM_THREADS")}
-    os.environ.update(HF_HUB_OFFLINE="1", OMP_NUM_THREADS="1")
-    live = Server(Settings(runs=True, token=TOKEN, runs_dir=runs_dir, runs_poll_s=0.2, **settings))
-    live.start()
-    try:
-        yield live
-    finally:
-        live.stop()
-        stop_runs(runs_dir)
-        for key, value in saved_env.items():
-            os.environ.pop(key, None) if value is None else os.environ.__setitem__(key, value)
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    with offline_runs_server(tmp_path_factory.mktemp("form-runs")) as live:
-        yield live
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium(sync_api) as launched:
-        yield launched
-
-
-@pytest.fixture
-def page(browser, server):
-    context = browser.new_context(viewport={"width": 1366, "height": 800}, accept_downloads=True)
-    page = context.new_page()
-    problems: list[str] = []
-    page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
-    page.on("console", lambda msg: problems.append(msg.text) if msg.type == "error" and not page.expect_offline
-            else None)
-    page.expect_offline = False
-    page.server = server
-    open_form(page)
-    yield page
-    context.close()
-    assert problems == [], problems
-
-
-def open_form(page) -> None:
-    page.goto(page.server.url + "/")
-    ready(page)
-
-
-def ready(page) -> None:
-    page.wait_for_selector("body[data-ready=true]", timeout=20_000)
-
-
-def shots(page, name: str, widths=(800, 1920)) -> None:
-    """The page at each width (the height stays), then back to the test's own size."""
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    size = page.viewport_size
-    for width in widths:
-        page.set_viewport_size({"width": width, "height": 900})
-        page.wait_for_timeout(150)
-        page.screenshot(path=str(SHOTS / f"form-{name}-{width}.png"))
-    page.set_viewport_size(size)
-
-
-def one_scroll_at_800(page) -> None:
-    """At 800 px the page scrolls as one: no pane is a scroll box of its own."""
-    size = page.viewport_size
-    page.set_viewport_size({"width": 800, "height": 900})
-    page.wait_for_timeout(150)
-    boxes = page.evaluate("""() => ['.form-pane', '.side-pane', '.runs-list', '.run-detail']
-        .map(s => document.querySelector(s)).filter(Boolean)
-        .filter(n => n.scrollHeight > n.clientHeight + 2 && getComputedStyle(n).overflowY !== 'visible')
-        .map(n => n.className)""")
-    assert boxes == []
-    assert page.evaluate("document.documentElement.scrollHeight > window.innerHeight")
-    assert page.evaluate("document.documentElement.scrollWidth") <= 800
-    page.set_viewport_size(size)
-
-
-def validations(page) -> int:
-    return int(page.evaluate("document.body.dataset.validations || 0"))
-
-
-def wait_validated(page, after: int) -> None:
-    page.wait_for_function("(n) => Number(document.body.dataset.validations || 0) > n", arg=after, timeout=15_000)
-
-
-def wait_status(page, pattern: str) -> None:
-    page.wait_for_function("(p) => new RegExp(p).test(document.getElementById('status').textContent)", arg=pattern,
-                           timeout=15_000)
-
-
-def state(page) -> dict:
-    return page.evaluate("window.grpoState()")
-
-
-def fill_field(page, name: str, text: str) -> None:
-    page.fill("#search", name)
-    before = validations(page)
-    page.fill(f"#in-{name}", text)
-    wait_validated(page, before)
-    page.fill("#search", "")
-
-
-def import_text(page, text: str) -> None:
-    before = validations(page)
-    page.click("#import-open")
-    page.fill("#import-text", text)
-    page.click("#import-apply")
-    page.wait_for_selector("#import-dialog", state="hidden")
-    wait_validated(page, before)
-
-
-def open_export(page) -> str:
-    page.click("#export-open")
-    page.wait_for_function("() => document.getElementById('export-text').value.length > 0")
-    return page.input_value("#export-text")
-
-
-def cli_validate(text: str, tmp_path: Path, *options: str) -> dict:
-    path = tmp_path / "exported.yaml"
-    path.write_text(text)
-    done = subprocess.run([sys.executable, "-m", "grpo_schema", "validate", "--format", "json", *options, str(path)],
-                          capture_output=True, text=True, timeout=60, cwd=ROOT)
-    return json.loads(done.stdout)["files"][0]
 
 
 def test_the_config_survives_reload_back_the_runs_link_and_launch_back(page):

@@ -13,9 +13,9 @@ import sys
 import pytest
 
 from grpo_schema.engine.loader import load_yaml
-from tests.web.chromium import sync_api_or_skip
-from tests.web.test_form_flow import (  # noqa: F401  (browser, server and page are this module's fixtures too)
-    ROOT, browser, import_text, open_export, page, server, state, validations, wait_status, wait_validated,
+from tests.support.browser import sync_api_or_skip
+from tests.support.form_page import (  # noqa: F401  (page and server: the fixtures)
+    ROOT, import_text, open_export, page, server, state, validations, wait_status, wait_validated,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

@@ -9,17 +9,16 @@ import re
 
 import pytest
 
-from tests.hardware.test_plan_surfaces import BIG, SMALL
-from tests.web.chromium import chromium, sync_api_or_skip
+from tests.support.browser import open_page, sync_api_or_skip
+from tests.support.configs import BIG, SMALL
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 sync_api = sync_api_or_skip()
 
 
 @pytest.fixture
-def page(live_server):
-    with chromium(sync_api) as browser:
-        page = browser.new_page(viewport={"width": 1366, "height": 900})
+def page(browser, live_server):
+    with open_page(browser, viewport={"width": 1366, "height": 900}) as page:
         problems: list[str] = []
         page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
         page.on("console", lambda m: problems.append(f"console: {m.text}") if m.type == "error" else None)

@@ -1,7 +1,7 @@
 """POST /api/v1/plan against a real server: the same document as `grpo plan --format json`."""
 
 from grpo_schema.commands.plan import check_for_hardware
-from tests.hardware.test_plan_surfaces import BIG, SMALL
+from tests.support.configs import BIG, SMALL
 
 
 def test_plan_endpoint_fits(live_server):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.web.chromium import chromium, sync_api_or_skip
+from tests.support.browser import open_page, sync_api_or_skip
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -32,9 +32,8 @@ NOT_MICRO_BATCHES = "per_device_train_batch_size: 4\nnum_generations: 2\ngenerat
 
 
 @pytest.fixture
-def page(live_server):
-    with chromium(sync_api) as browser:
-        page = browser.new_page(viewport={"width": 1366, "height": 900})
+def page(browser, live_server):
+    with open_page(browser, viewport={"width": 1366, "height": 900}) as page:
         problems: list[str] = []
         page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
         page.on("console", lambda m: problems.append(f"console: {m.text}") if m.type == "error" else None)

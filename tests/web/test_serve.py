@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -15,12 +14,7 @@ import pytest
 from grpo_web.pages import STATIC_DIR
 from grpo_web.serve import exposure_warning, serve_command
 from grpo_web.settings import Settings, is_loopback_host
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+from tests.support.env import free_port
 
 
 def test_grpo_serve_starts_the_service_on_loopback():

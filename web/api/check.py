@@ -10,6 +10,7 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.concurrency import run_in_threadpool
 
 from grpo_schema import CheckResult, check_mapping, check_text
+from grpo_schema.dialects.verl.check import check_verl_text, looks_like_verl
 from grpo_schema.commands.explain import explain_result
 from grpo_schema.engine.infile import read_file_settings
 from grpo_schema.engine.policy import service_policy
@@ -61,6 +62,8 @@ async def run_check(body: ConfigBody, params: CheckParams, inline: bool = False,
     thread pool, unless the caller knows the body is small enough to check on the event loop (`inline`) and the
     memory fit it may ask for reads no file. `reads`: what that fit may read (service_reads)."""
     check, config = (check_text, body.yaml) if body.yaml is not None else (check_mapping, body.mapping)
+    if body.yaml is not None and looks_like_verl(body.yaml.decode("utf-8", "replace")):
+        return await run_in_threadpool(check_verl_text, body.yaml, "<request>")  # a verl script or YAML
     options = params.options()
     if body.yaml is not None and b"--hardware" in body.yaml and read_file_settings(body.yaml).hardware:
         check = partial(with_fit, reads=reads)  # the file's `# grpo: --hardware SPEC` asks for the fit

@@ -28,7 +28,7 @@ from grpo_web.api.body import ConfigBody, config_body
 from grpo_web.api.docs import config_body_doc
 from grpo_web.api.params import PATH_MAX_CHARS
 from grpo_web.api.responses import ConfigJSONResponse
-from grpo_web.runs import demo_assets, documents, outputs, paths, rayjobs, resumable
+from grpo_web.runs import demo_assets, documents, outputs, paths, resumable
 from grpo_web.runs.auth import require_token
 from grpo_web.runs.manager import OutputBusy, OutputOwned, QueueFull, RunConflict, RunManager
 from grpo_web.runs.store import Run
@@ -190,8 +190,8 @@ async def create_run(
 
     runtime = assess(result, "service")
     refusals += [d for d in runtime if d.severity == "error"]
-    if settings.runs_backend == "ray" and result.valid and not refusals and result.plan is not None:
-        refusals += await run_in_threadpool(rayjobs.refusals, settings, result)  # the cluster can place it
+    if result.valid and not refusals and result.plan is not None:  # e.g. whether a Ray cluster can place it
+        refusals += await run_in_threadpool(manager.backend.refusals, result)
     if not result.valid or refusals or result.plan is None:
         return _refused(result, refusals, reads)
     result.diagnostics += runtime  # its warnings, stored with the run

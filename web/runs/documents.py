@@ -44,6 +44,14 @@ def progress(run: Run, latest: dict | None, pace: float | None = None) -> dict[s
             "steps_since_checkpoint": (step - (last or start)) if step is not None else None}
 
 
+def job(run: Run) -> dict[str, Any] | None:
+    """Where a run that is not a process of this machine trains: its job's id, state and reason in the backend's
+    words (the job id is None until it is submitted)."""
+    if run.backend == "local":
+        return None
+    return {"job_id": run.job_id, "state": run.job_state, "reason": run.job_reason}
+
+
 def summary(run: Run, store: Store) -> dict[str, Any]:
     latest = store.latest_metrics(run.id)
     return {
@@ -54,10 +62,9 @@ def summary(run: Run, store: Store) -> dict[str, Any]:
         "cancel_requested": run.cancel_requested_at is not None,
         "step": latest.get("step") if latest else None, "latest": latest, "backend": run.backend,
         "reward": store.latest_value(run.id, "reward"),  # the last training reward (the latest may be an eval's)
-        "slurm": {"job_id": run.slurm_job_id, "state": run.slurm_state, "reason": run.slurm_reason}
-        if run.backend == "slurm" else None,
-        "ray": {"job_id": run.ray_job_id, "state": run.ray_state, "reason": run.ray_reason}
-        if run.backend == "ray" else None,
+        "job": job(run),  # the backend's job, whichever backend; `slurm` and `ray` repeat it under their names
+        "slurm": job(run) if run.backend == "slurm" else None,
+        "ray": job(run) if run.backend == "ray" else None,
         "progress": progress(run, latest, store.pace(run.id) if run.state == "running" else None),
         "error": run.error, "replaced_by": run.replaced_by,
         "resolved_paths": json.loads(run.overrides or "{}"),

@@ -15,6 +15,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -135,3 +136,21 @@ def recorded_exit(run_dir: Path) -> int | None:
 def recorded_process(run_dir: Path) -> tuple[int | None, int | None]:
     found = read_json(run_dir / PROCESS_FILE) or {}
     return found.get("pid"), found.get("start_time")
+
+
+def note(run_dir: Path, text: str) -> None:
+    """A line from the service in the run's log, so the log tells the whole story (appends interleave safely)."""
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+    try:
+        with open(run_dir / LOG_FILE, "ab+") as handle:
+            prefix = "" if _ends_line(handle) else "\n"  # after a progress bar's carriage returns
+            handle.write(f"{prefix}[grpo-config {stamp}] {text}\n".encode())
+    except OSError:
+        pass
+
+
+def _ends_line(handle) -> bool:
+    if handle.seek(0, 2) == 0:
+        return True
+    handle.seek(-1, 2)
+    return handle.read(1) == b"\n"

@@ -1,9 +1,11 @@
 """The run queue and its supervisor: start queued runs, watch running ones, cancel, resume, recover.
 
 One RunManager per service process owns a runs directory (an exclusive lock file makes sure of that). Its state
-lives in the Store; in memory it keeps only the Popen objects of the runs it started itself. A supervisor thread
-looks at every running run each `runs_poll_s`: it copies new metrics, notices the end of the process and
-escalates a cancel to SIGKILL after the grace period, then starts queued runs while slots are free.
+lives in the Store. Where runs train is the business of one run backend (grpo_web.runs.backend: this machine,
+Slurm, Ray, or any other registered in grpo_web.runs.backends), which the manager reaches only through the
+backend's interface. A supervisor thread looks at every running run each `runs_poll_s`: it copies new metrics,
+asks the backend about the job (as often as the backend wants), settles the runs whose job ended, then submits
+queued runs while slots are free.
 """
 
 from __future__ import annotations
@@ -13,13 +15,12 @@ import json
 import logging
 import secrets
 import shutil
-import signal
-import subprocess
 import threading
 import time
 from pathlib import Path
 
-from grpo_web.runs import launcher, outputs, procs, rayjobs, resumable, slurm
+from grpo_web.runs import backends, launcher, outputs, resumable
+from grpo_web.runs.backend import BackendUnavailable, JobState, SubmitRefused
 from grpo_web.runs.settings import RunsSettings
 from grpo_web.runs.store import ACTIVE, Run, Store
 
@@ -55,12 +56,14 @@ EXISTING_OUTPUT = ("resume", "overwrite")  # what a request may ask for an outpu
 
 class RunManager:
     def __init__(self, settings: RunsSettings):
-        if settings.runs_backend == "ray":  # refused at start, not at the first launch
-            missing = None if settings.runs_ray_address else \
-                "the ray backend needs the cluster's address (GRPO_WEB_RUNS_RAY_ADDRESS=http://HEAD:8265)"
-            missing = missing or rayjobs.available()
-            if missing:
-                raise RuntimeError(missing)
+        try:
+            self.backend = backends.backend(settings.runs_backend, settings)
+        except ValueError as error:
+            raise RuntimeError(str(error)) from None
+        missing = self.backend.available()  # refused at start, not at the first launch
+        if missing:
+            raise RuntimeError(missing)
+        self._others: dict[str, object] = {}  # backends of runs a service with another backend left running
         self.settings = settings
         self.runs_dir = settings.runs_dir.expanduser().resolve()
         self.runs_dir.mkdir(parents=True, exist_ok=True)
@@ -68,9 +71,7 @@ class RunManager:
         self._owner = _lock_directory(self.runs_dir)
         self.store = Store(settings.runs_db_path)
         self._lock = threading.RLock()
-        self._popens: dict[str, subprocess.Popen] = {}  # runs this process started (others: by pid)
-        self._killed: set[str] = set()
-        self._asked: dict[str, float] = {}  # when Slurm or Ray was last asked about each job
+        self._asked: dict[str, float] = {}  # when the backend was last asked about each job
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._supervise, name="runs-supervisor", daemon=True)
 
@@ -164,15 +165,15 @@ class RunManager:
                 return None
             if run.finished:
                 raise RunConflict(f"run {run_id} has already {run.state}")
-            if run.job_id is not None:
-                self._cancel_job(run)
-            elif run.state == "queued":
+            if run.state == "queued" and run.job_id is None:
                 self._finish(run, "cancelled", None, "cancelled before it started")
-            elif run.cancel_requested_at is None:
+            elif run.cancel_requested_at is None:  # the end is the job's: the next look settles the run
                 self.store.update(run_id, cancel_requested_at=time.time())
-                first = signal.SIGKILL if self.settings.runs_cancel_grace_s == 0 else signal.SIGTERM
-                procs.signal_run(run.pid, run.pid_start, first)
-                _note(run, f"cancel requested: {first.name} sent to the run's processes")
+                try:
+                    _note(run, self._backend_of(run).cancel(self.store.get(run_id)))
+                except BackendUnavailable as error:  # e.g. the job ended meanwhile: the next look settles it
+                    _note(run, f"cancel requested: {error}")
+                self._asked.pop(run.id, None)  # look again at once
             return self.store.get(run_id)
 
     def resume(self, run_id: str, max_steps: int | None = None) -> Run | None:
@@ -208,227 +209,103 @@ class RunManager:
         return [run for run in self.store.queued() if run.job_id is not None]
 
     def _pump(self) -> None:
-        """Start the oldest queued runs while fewer than runs_max_concurrent are running. With the Slurm backend
-        every queued run is submitted at once: Slurm's queue decides when it starts. Ray jobs are submitted while
-        fewer than runs_max_concurrent are: Ray has no queue, a job would wait for its placement group."""
-        if self.settings.runs_backend == "slurm":
-            for run in self.store.queued():
-                if run.slurm_job_id is None:
-                    self._submit_job(run)
-            return
+        """Submit the oldest queued runs: all of them to a backend with a queue of its own (Slurm's decides when
+        each starts), else while fewer than runs_max_concurrent are running or submitted (Ray has no queue)."""
         waiting = [run for run in self.store.queued() if run.job_id is None]
-        free = self.settings.runs_max_concurrent - len(self.store.list(("running",))) - len(self._submitted())
-        for run in waiting[:max(free, 0)]:
-            self._submit_ray(run) if self.settings.runs_backend == "ray" else self._start(run)
+        if not self.backend.queues:
+            free = self.settings.runs_max_concurrent - len(self.store.list(("running",))) - len(self._submitted())
+            waiting = waiting[:max(free, 0)]
+        for run in waiting:
+            self._submit_job(run)
 
-    def _start(self, run: Run) -> None:
+    def _backend_of(self, run: Run):
+        """The backend a run was submitted to (a service restarted with another backend still follows it)."""
+        if run.backend == self.backend.name:
+            return self.backend
+        if run.backend not in self._others:
+            self._others[run.backend] = backends.backend(run.backend, self.settings)
+        return self._others[run.backend]
+
+    def _submit_job(self, run: Run) -> None:
+        backend = self.backend
         try:
-            started = launcher.start(Path(run.run_dir), run.config_format, run.world_size, run.output_dir,
-                                     run.resume_checkpoint, tuple(self.settings.runs_env_allowlist),
-                                     json.loads(run.overrides or "{}"))
-        except OSError as error:
-            self._finish(run, "failed", None, f"the run could not be started: {error}")
+            submitted = backend.resume(run) if run.resume_checkpoint else backend.submit(run)
+        except (SubmitRefused, ValueError, OSError) as error:
+            self._finish(run, "failed", None, str(error))
             return
-        self._popens[run.id] = started.popen
-        self.store.update(run.id, state="running", started_at=time.time(), pid=started.pid,
-                          pid_start=started.start_time)
-        log.info("run %s started (pid %s)", run.id, started.pid)
+        values = dict(job_id=submitted.job_id, job_state=submitted.state, job_reason=None)
+        if submitted.process is not None:
+            values.update(pid=submitted.process[0], pid_start=submitted.process[1])
+        if submitted.started:
+            values.update(state="running", started_at=time.time())
+        self.store.update(run.id, **values)
+        _note(run, submitted.note)
+        log.info("run %s: %s", run.id, submitted.note)
 
     def _watch(self, run: Run) -> None:
-        if run.backend == "slurm":
-            self._watch_job(run)
-            return
-        if run.backend == "ray":
-            self._watch_ray(run)
-            return
         outputs.ingest_metrics(self.store, run)
-        ended, code = self._exit_status(run)
-        if not ended:
-            self._escalate_cancel(run)
+        backend = self._backend_of(run)
+        now = time.monotonic()
+        if now - self._asked.get(run.id, -1e9) < backend.poll_s():
             return
+        self._asked[run.id] = now
+        try:
+            backend.logs(run)
+            found = backend.status(run)
+        except BackendUnavailable as error:  # no answer: ask again later, decide nothing
+            log.warning("run %s: %s", run.id, error)
+            return
+        if found is None:
+            self._finish(run, "failed", None, backend.forgotten(run))
+            return
+        self._record(run, found)
+        if not found.finished:
+            if found.started and run.state == "queued":
+                self.store.update(run.id, state="running", started_at=time.time())
+            return
+        try:
+            backend.logs(run)  # the last lines, written as the job ended
+        except BackendUnavailable:
+            pass
         outputs.ingest_metrics(self.store, self.store.get(run.id))  # the lines written just before the end
-        self._finish_exited(self.store.get(run.id), code)
+        self._asked.pop(run.id, None)
+        run = self.store.get(run.id)
+        state, code, reason = backend.outcome(run, found)
+        self._finish(run, state, code, reason)
 
-    def _exit_status(self, run: Run) -> tuple[bool, int | None]:
-        popen = self._popens.get(run.id)
-        if popen is not None:
-            code = popen.poll()
-            return code is not None, code
-        if procs.alive(run.pid, run.pid_start):
-            return False, None
-        return True, launcher.recorded_exit(Path(run.run_dir))
-
-    def _escalate_cancel(self, run: Run) -> None:
-        if run.cancel_requested_at is None or run.id in self._killed:
-            return
-        if time.time() - run.cancel_requested_at >= self.settings.runs_cancel_grace_s:
-            if procs.signal_run(run.pid, run.pid_start, signal.SIGKILL):
-                _note(run, f"still running {self.settings.runs_cancel_grace_s:g} s after the cancel: SIGKILL sent")
-            self._killed.add(run.id)
-
-    def _finish_exited(self, run: Run, code: int | None) -> None:
-        if run.cancel_requested_at is not None:
-            self._finish(run, "cancelled", code, "cancelled on request")
-        elif code == 0:
-            self._finish(run, "succeeded", 0, None)
-        elif code is None:
-            self._finish(run, "failed", None, "the run's process ended while the service was not running and "
-                                              "left no exit status")
-        else:
-            self._finish(run, "failed", code, f"{describe_exit(code)}; the log says why")
+    def _record(self, run: Run, found: JobState) -> None:
+        """The job's state and reason as the backend gives them, and a line in the log when they change."""
+        if (found.state, found.reason) != (run.job_state, run.job_reason):
+            self.store.update(run.id, job_state=found.state, job_reason=found.reason)
+            if found.note:
+                _note(run, found.note)
 
     def _finish(self, run: Run, state: str, code: int | None, reason: str | None) -> None:
         error = outputs.failure_cause(run) if state == "failed" else None  # before the service's own note
         _note(run, f"run {state}" + (f": {reason}" if reason else ""))  # before the state: a log follower
         self.store.update(run.id, state=state, exit_code=code, reason=reason, error=error,  # reads it
                           finished_at=time.time())
-        self._popens.pop(run.id, None)
-        self._killed.discard(run.id)
         log.info("run %s %s%s", run.id, state, f" ({reason})" if reason else "")
 
-    # --- Slurm jobs (grpo_web.runs.slurm) ---------------------------------------------------------------------------
-    def _submit_job(self, run: Run) -> None:
-        try:
-            job_id, spec = slurm.submit(run, self.settings)
-        except (slurm.SlurmError, ValueError, OSError) as error:
-            self._finish(run, "failed", None, f"the run could not be submitted to Slurm: {error}")
-            return
-        self.store.update(run.id, slurm_job_id=job_id, slurm_state="PENDING")
-        _note(run, f"submitted to Slurm as job {job_id}: {spec.layout.describe()} (script {spec.script_path})")
-        log.info("run %s submitted to Slurm as job %s", run.id, job_id)
-
-    def _cancel_job(self, run: Run) -> None:
-        """scancel, or Ray's stop_job: the scheduler signals every process (Slurm kills what is left after its
-        KillWait, the Ray job's driver ends every machine). The end is the scheduler's."""
-        self.store.update(run.id, cancel_requested_at=run.cancel_requested_at or time.time())
-        backend, failed = (rayjobs, rayjobs.RayUnavailable) if run.backend == "ray" else (slurm, slurm.SlurmError)
-        try:
-            backend.cancel(run)
-        except failed as error:  # e.g. the job ended meanwhile: the next look settles the run
-            _note(run, f"cancel requested: {error}")
-            return
-        _note(run, f"cancel requested: scancel {run.slurm_job_id}" if run.backend == "slurm" else
-              f"cancel requested: Ray asked to stop job {run.ray_job_id}")
-        self._asked.pop(run.id, None)  # look again at once
-
-    def _watch_job(self, run: Run) -> None:
-        outputs.ingest_metrics(self.store, run)
-        now = time.monotonic()
-        if now - self._asked.get(run.id, -1e9) < self.settings.runs_slurm_poll_s:
-            return
-        self._asked[run.id] = now
-        try:
-            found = slurm.status(run)
-        except slurm.SlurmError as error:  # the controller did not answer: ask again later, decide nothing
-            log.warning("run %s: %s", run.id, error)
-            return
-        if found is None:
-            self._finish(run, "failed", None, slurm.forgotten(run))
-            return
-        if (found.state, found.reason) != (run.slurm_state, run.slurm_reason):
-            self.store.update(run.id, slurm_state=found.state, slurm_reason=found.reason)
-            _note(run, found.describe())
-        if not found.finished:
-            if not found.pending and run.state == "queued":
-                self.store.update(run.id, state="running", started_at=time.time())
-            return
-        outputs.ingest_metrics(self.store, self.store.get(run.id))
-        self._asked.pop(run.id, None)
-        state, code, reason = slurm.outcome(found, run.cancel_requested_at is not None)
-        self._finish(self.store.get(run.id), state, code, reason)
-
-    # --- Ray jobs (grpo_web.runs.rayjobs) -----------------------------------------------------------------------------
-    def _submit_ray(self, run: Run) -> None:
-        try:
-            job_id, placed = rayjobs.submit(run, self.settings)
-        except (rayjobs.RayUnavailable, ValueError, OSError) as error:
-            self._finish(run, "failed", None, f"the run could not be submitted to Ray: {error}")
-            return
-        self.store.update(run.id, ray_job_id=job_id, ray_state="PENDING")
-        _note(run, f"submitted to the Ray cluster at {self.settings.runs_ray_address} as job {job_id}: {placed}")
-        log.info("run %s submitted to Ray as job %s", run.id, job_id)
-
-    def _watch_ray(self, run: Run) -> None:
-        outputs.ingest_metrics(self.store, run)
-        if run.job_id is None:
-            return
-        now = time.monotonic()
-        if now - self._asked.get(run.id, -1e9) < self.settings.runs_ray_poll_s:
-            return
-        self._asked[run.id] = now
-        try:
-            rayjobs.copy_output(run)
-            found = rayjobs.status(run)
-        except rayjobs.RayUnavailable as error:  # the cluster did not answer: ask again later, decide nothing
-            log.warning("run %s: %s", run.id, error)
-            return
-        if found is None:
-            self._finish(run, "failed", None, rayjobs.forgotten(run))
-            return
-        if (found.state, found.message) != (run.ray_state, run.ray_reason):
-            self.store.update(run.id, ray_state=found.state, ray_reason=found.message)
-            _note(run, found.describe())
-        if not found.finished:
-            if found.state == "RUNNING" and run.state == "queued":
-                self.store.update(run.id, state="running", started_at=time.time())
-            return
-        try:
-            rayjobs.copy_output(run)  # the last lines, written as the job ended
-        except rayjobs.RayUnavailable:
-            pass
-        outputs.ingest_metrics(self.store, self.store.get(run.id))
-        self._asked.pop(run.id, None)
-        state, code, reason = rayjobs.outcome(found, run.cancel_requested_at is not None)
-        self._finish(self.store.get(run.id), state, code, reason)
-
     def _recover(self) -> None:
-        """Runs marked running by a service that is gone: re-attach to the living, settle the rest. Slurm and
-        Ray jobs are followed again by their job id."""
-        for run in self._submitted() + self.store.list(("running",), backend="slurm") \
-                + self.store.list(("running",), backend="ray"):
-            _note(run, f"service restarted: following {'Slurm' if run.backend == 'slurm' else 'Ray'} job "
-                       f"{run.job_id} again")
-        for run in self.store.list(("running",), backend="local"):
-            if run.pid is None:  # the service died between starting the process and recording it
-                pid, started = launcher.recorded_process(Path(run.run_dir))
-                self.store.update(run.id, pid=pid, pid_start=started)
+        """Runs marked running (or submitted) by a service that is gone: each backend re-attaches to its job,
+        and the first look settles the jobs that ended meanwhile."""
+        for run in self._submitted() + self.store.list(("running",)):
+            backend = self._backend_of(run)
+            if run.state == "running" and run.pid is None and run.job_id is None:
+                pid, started = backend.recorded_process(run)  # the service died before recording it
+                self.store.update(run.id, pid=pid, pid_start=started, job_id=None if pid is None else str(pid))
                 run = self.store.get(run.id)
-            if procs.alive(run.pid, run.pid_start):
-                _note(run, f"service restarted: re-attached to the run's process (pid {run.pid})")
-                log.info("run %s re-attached (pid %s)", run.id, run.pid)
-                continue
-            outputs.ingest_metrics(self.store, run)
-            self._finish_exited(self.store.get(run.id), launcher.recorded_exit(Path(run.run_dir)))
-
-
-def describe_exit(code: int) -> str:
-    """The wrapper's status: the command's exit code, 128+N when it was killed by signal N, or -N when the
-    wrapper itself was."""
-    number = -code if code < 0 else code - 128 if code > 128 else None
-    if number:
-        try:
-            return f"killed by {signal.Signals(number).name}"
-        except ValueError:
-            pass
-    return f"exited with code {code}"
+            line = backend.reattach(run)
+            if line:
+                _note(run, line)
+                log.info("run %s: %s", run.id, line)
+            self._watch(run)
 
 
 def _note(run: Run, text: str) -> None:
-    """A line from the service in the run's log, so the log tells the whole story (appends interleave safely)."""
-    stamp = time.strftime("%Y-%m-%d %H:%M:%S")
-    try:
-        with open(Path(run.run_dir) / launcher.LOG_FILE, "ab+") as handle:
-            prefix = "" if _ends_line(handle) else "\n"  # after a progress bar's carriage returns
-            handle.write(f"{prefix}[grpo-config {stamp}] {text}\n".encode())
-    except OSError:
-        pass
-
-
-def _ends_line(handle) -> bool:
-    if handle.seek(0, 2) == 0:
-        return True
-    handle.seek(-1, 2)
-    return handle.read(1) == b"\n"
+    """A line from the service in the run's log, so the log tells the whole story."""
+    launcher.note(Path(run.run_dir), text)
 
 
 def _lock_directory(runs_dir: Path):

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grpo_web.runs import launcher
+from grpo_web.runs.backend import BackendUnavailable, JobState, RunBackend, SubmitRefused, Submitted
 from grpo_web.runs.settings import RunsSettings
 from grpo_web.runs.store import Run
 
@@ -172,5 +173,61 @@ def outcome(found: JobStatus, cancel_requested: bool) -> tuple[str, int | None, 
 
 
 def forgotten(run: Run) -> str:
-    return (f"the Ray cluster no longer knows job {run.ray_job_id} (its head was restarted?); its last known state "
-            f"was {run.ray_state or 'unknown'}; resume it from its last complete checkpoint")
+    return (f"the Ray cluster no longer knows job {run.job_id} (its head was restarted?); its last known state "
+            f"was {run.job_state or 'unknown'}; resume it from its last complete checkpoint")
+
+
+class RayBackend(RunBackend):
+    """Runs as Ray jobs: submitted while fewer than runs_max_concurrent are (Ray has no queue: a job would wait
+    for its placement group), asked about every runs_ray_poll_s, their output copied into RUN_DIR/run.log,
+    cancelled with Ray's stop_job (the job's driver ends every machine)."""
+
+    name, label = "ray", "Ray"
+
+    def available(self) -> str | None:
+        if not self.settings.runs_ray_address:
+            return "the ray backend needs the cluster's address (GRPO_WEB_RUNS_RAY_ADDRESS=http://HEAD:8265)"
+        return available()
+
+    def refusals(self, result) -> list:
+        return refusals(self.settings, result)
+
+    def poll_s(self) -> float:
+        return self.settings.runs_ray_poll_s
+
+    def submit(self, run: Run) -> Submitted:
+        try:
+            job_id, placed = submit(run, self.settings)
+        except (RayUnavailable, ValueError, OSError) as error:
+            raise SubmitRefused(f"the run could not be submitted to Ray: {error}") from error
+        return Submitted(job_id, "PENDING", f"submitted to the Ray cluster at {self.settings.runs_ray_address} as "
+                                            f"job {job_id}: {placed}")
+
+    def status(self, run: Run) -> JobState | None:
+        try:
+            found = status(run)
+        except RayUnavailable as error:
+            raise BackendUnavailable(str(error)) from error
+        if found is None:
+            return None
+        return JobState(found.state, found.message, started=found.state != "PENDING", finished=found.finished,
+                        exit_code=found.exit_code, note=found.describe(), detail=found)
+
+    def logs(self, run: Run) -> None:
+        try:
+            copy_output(run)
+        except RayUnavailable as error:
+            raise BackendUnavailable(str(error)) from error
+
+    def cancel(self, run: Run) -> str:
+        try:
+            cancel(run)
+        except RayUnavailable as error:  # e.g. the job ended meanwhile: the next look settles the run
+            return f"cancel requested: {error}"
+        return f"cancel requested: Ray asked to stop job {run.job_id}"
+
+    def outcome(self, run: Run, found: JobState) -> tuple[str, int | None, str | None]:
+        return outcome(found.detail, run.cancel_requested_at is not None)
+
+    def forgotten(self, run: Run) -> str:
+        return forgotten(run)

@@ -6,7 +6,6 @@ Everything a client could use to run its own code is off by default; each allowa
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
 
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings
@@ -49,9 +48,10 @@ class RunsSettings(BaseSettings):
 
     # Slurm: runs become batch jobs of the operator's cluster (grpo_web.runs.slurm). Clients choose only the world
     # size; every sbatch option is the operator's.
-    runs_backend: Literal["local", "slurm", "ray"] = Field("local", description="where runs train: 'local' "
-                                                           "processes of this machine, 'slurm' jobs (sbatch) or "
-                                                           "'ray' jobs (Ray's Jobs API)")
+    runs_backend: str = Field("local", pattern=r"^[a-z][a-z0-9_-]*$",
+                              description="where runs train: 'local' processes of this machine, 'slurm' jobs "
+                                          "(sbatch), 'ray' jobs (Ray's Jobs API), or a backend registered in "
+                                          "grpo_web.runs.backends")
     runs_slurm_partition: str | None = Field(None, description="sbatch --partition")
     runs_slurm_account: str | None = Field(None, description="sbatch --account")
     runs_slurm_qos: str | None = Field(None, description="sbatch --qos")

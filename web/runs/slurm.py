@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from grpo_schema import check_text
 from grpo_schema.engine.policy import slurm_nodes
 from grpo_web.runs import launcher
+from grpo_web.runs.backend import BackendUnavailable, JobState, RunBackend, SubmitRefused, Submitted
 from grpo_web.runs.settings import RunsSettings
 from grpo_web.runs.store import Run
 
@@ -83,11 +84,11 @@ def submit(run: Run, settings: RunsSettings) -> tuple[str, JobSpec]:
 
 
 def status(run: Run) -> JobStatus | None:
-    return _calling(lambda scheduler: scheduler.query(run.slurm_job_id))
+    return _calling(lambda scheduler: scheduler.query(run.job_id))
 
 
 def cancel(run: Run) -> None:
-    _calling(lambda scheduler: scheduler.cancel(run.slurm_job_id))
+    _calling(lambda scheduler: scheduler.cancel(run.job_id))
 
 
 def _calling(command):
@@ -111,5 +112,47 @@ def outcome(found: JobStatus, cancel_requested: bool) -> tuple[str, int | None, 
 
 
 def forgotten(run: Run) -> str:
-    return (f"Slurm no longer knows job {run.slurm_job_id} and has no accounting record of it; its last known "
-            f"state was {run.slurm_state or 'unknown'}")
+    return (f"Slurm no longer knows job {run.job_id} and has no accounting record of it; its last known "
+            f"state was {run.job_state or 'unknown'}")
+
+
+class SlurmBackend(RunBackend):
+    """Runs as batch jobs of the operator's cluster: every queued run is submitted at once (Slurm's queue decides
+    when it starts), asked about every runs_slurm_poll_s, cancelled with scancel (Slurm kills what is left after
+    its KillWait). The job writes RUN_DIR/run.log itself, on the shared file system."""
+
+    name, label, queues = "slurm", "Slurm", True
+
+    def poll_s(self) -> float:
+        return self.settings.runs_slurm_poll_s
+
+    def submit(self, run: Run) -> Submitted:
+        try:
+            job_id, spec = submit(run, self.settings)
+        except (SlurmError, ValueError, OSError) as error:
+            raise SubmitRefused(f"the run could not be submitted to Slurm: {error}") from error
+        return Submitted(job_id, "PENDING", f"submitted to Slurm as job {job_id}: {spec.layout.describe()} "
+                                            f"(script {spec.script_path})")
+
+    def status(self, run: Run) -> JobState | None:
+        try:
+            found = status(run)
+        except SlurmError as error:
+            raise BackendUnavailable(str(error)) from error
+        if found is None:
+            return None
+        return JobState(found.state, found.reason, started=not found.pending, finished=found.finished,
+                        exit_code=found.exit_code, note=found.describe(), detail=found)
+
+    def cancel(self, run: Run) -> str:
+        try:
+            cancel(run)
+        except SlurmError as error:  # e.g. the job ended meanwhile: the next look settles the run
+            return f"cancel requested: {error}"
+        return f"cancel requested: scancel {run.job_id}"
+
+    def outcome(self, run: Run, found: JobState) -> tuple[str, int | None, str | None]:
+        return outcome(found.detail, run.cancel_requested_at is not None)
+
+    def forgotten(self, run: Run) -> str:
+        return forgotten(run)

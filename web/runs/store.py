@@ -39,15 +39,12 @@ CREATE TABLE IF NOT EXISTS runs (
     metrics_inode INTEGER,
     metrics_offset INTEGER NOT NULL DEFAULT 0,
     backend TEXT NOT NULL DEFAULT 'local',
-    slurm_job_id TEXT,
-    slurm_state TEXT,
-    slurm_reason TEXT,
     error TEXT,
     replaced_by TEXT,
     overrides TEXT NOT NULL DEFAULT '{}',
-    ray_job_id TEXT,
-    ray_state TEXT,
-    ray_reason TEXT
+    job_id TEXT,
+    job_state TEXT,
+    job_reason TEXT
 );
 CREATE INDEX IF NOT EXISTS runs_state ON runs (state);
 CREATE TABLE IF NOT EXISTS metrics (
@@ -61,10 +58,13 @@ CREATE TABLE IF NOT EXISTS metrics (
 """
 
 # Columns added after the first release, for databases created before them.
-ADDED_COLUMNS = {"backend": "TEXT NOT NULL DEFAULT 'local'", "slurm_job_id": "TEXT", "slurm_state": "TEXT",
-                 "slurm_reason": "TEXT", "error": "TEXT", "replaced_by": "TEXT",
-                 "overrides": "TEXT NOT NULL DEFAULT '{}'", "ray_job_id": "TEXT", "ray_state": "TEXT",
-                 "ray_reason": "TEXT"}
+ADDED_COLUMNS = {"backend": "TEXT NOT NULL DEFAULT 'local'", "error": "TEXT", "replaced_by": "TEXT",
+                 "overrides": "TEXT NOT NULL DEFAULT '{}'", "job_id": "TEXT", "job_state": "TEXT",
+                 "job_reason": "TEXT"}
+# A backend's job once had columns of its own: (backend, its id, state and reason columns). A database written
+# then is migrated once, when it is opened: the values move to job_*, the old columns go.
+BACKEND_COLUMNS = (("slurm", "slurm_job_id", "slurm_state", "slurm_reason"),
+                   ("ray", "ray_job_id", "ray_state", "ray_reason"))
 
 # ... and to the metrics: when the service read each record (a run's wall-clock pace, for its ETA)
 ADDED_METRICS_COLUMNS = {"seen": "REAL"}
@@ -97,21 +97,13 @@ class Run:
     cancel_requested_at: float | None
     metrics_inode: int | None
     metrics_offset: int
-    backend: str = "local"  # "slurm": a batch job (grpo_web.runs.slurm); "ray": a Ray job (grpo_web.runs.rayjobs)
-    slurm_job_id: str | None = None
-    slurm_state: str | None = None  # Slurm's JobState when last asked
-    slurm_reason: str | None = None  # and its Reason
+    backend: str = "local"  # the run backend's name (grpo_web.runs.backends): local, slurm, ray, ...
     error: str | None = None  # a failed run's cause, read from its log (the exception, the diagnostics)
     replaced_by: str | None = None  # the run that overwrote this run's output_dir (its outputs are gone)
     overrides: str = "{}"  # JSON {field: value}: paths resolved at validation, passed as --set to the run
-    ray_job_id: str | None = None  # backend "ray": the job's submission id (grpo_web.runs.rayjobs)
-    ray_state: str | None = None  # Ray's job status when last asked (PENDING, RUNNING, SUCCEEDED, FAILED, STOPPED)
-    ray_reason: str | None = None  # and its message
-
-    @property
-    def job_id(self) -> str | None:
-        """The scheduler's id of the run's job (Slurm or Ray), None for a local run or one not yet submitted."""
-        return self.slurm_job_id if self.backend == "slurm" else self.ray_job_id if self.backend == "ray" else None
+    job_id: str | None = None  # the backend's id of the run's job (a Slurm job, a Ray submission, a local pid)
+    job_state: str | None = None  # the job's state in the backend's words when last asked (PENDING, RUNNING, ...)
+    job_reason: str | None = None  # and the backend's reason or message
 
     @property
     def finished(self) -> bool:
@@ -136,6 +128,7 @@ class Store:
         for name, kind in ADDED_COLUMNS.items():
             if name not in present:
                 self._db.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")
+        _move_backend_columns(self._db, present)
         present = {row[1] for row in self._db.execute("PRAGMA table_info(metrics)")}
         for name, kind in ADDED_METRICS_COLUMNS.items():
             if name not in present:
@@ -249,6 +242,29 @@ class Store:
     def latest_metrics(self, run_id: str) -> dict | None:
         rows = self._rows("SELECT record FROM metrics WHERE run_id = ? ORDER BY seq DESC LIMIT 1", (run_id,))
         return json.loads(rows[0][0]) if rows else None
+
+def _move_backend_columns(db: sqlite3.Connection, present: set[str]) -> None:
+    """The one-time migration of a database written when Slurm and Ray had columns of their own: each run's
+    job moves to job_id / job_state / job_reason, a local run's job id becomes its pid, the old columns are
+    dropped; all in one transaction, so a crash leaves the old shape to migrate again."""
+    old = [names for names in BACKEND_COLUMNS if names[1] in present]
+    if not old:
+        return
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        for backend, job_id, state, reason in old:
+            db.execute(f"UPDATE runs SET job_id = {job_id}, job_state = {state}, job_reason = {reason} "
+                       "WHERE backend = ? AND job_id IS NULL", (backend,))
+        db.execute("UPDATE runs SET job_id = CAST(pid AS TEXT) WHERE backend = 'local' AND job_id IS NULL "
+                   "AND pid IS NOT NULL")
+        for names in old:
+            for column in names[1:]:
+                db.execute(f"ALTER TABLE runs DROP COLUMN {column}")
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+
 
 def _step(record: dict) -> int | None:
     step = record.get("step")

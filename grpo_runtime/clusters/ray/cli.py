@@ -24,8 +24,8 @@ import time
 import uuid
 from pathlib import Path
 
-from grpo_schema.commands.options import add_format
 from grpo_schema.engine.resume import complete_checkpoints
+from grpo_runtime.clusters.backend import ClusterBackend, JobFolderError, follow_command
 from grpo_runtime.clusters.ray.placement import Placement, Refused, plan, server_for
 
 RECORD = "ray_job.json"
@@ -240,45 +240,42 @@ def _wait(run_dir: Path, follow: bool) -> int:
     return 0 if status["state"] == "SUCCEEDED" else 4
 
 
-def ray_command(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="grpo ray", description="Follow jobs from `grpo launch --ray`.")
-    sub = parser.add_subparsers(dest="action", required=True)
-    status_parser = sub.add_parser("status", help="the job's state, exit reason and checkpoints")
-    add_format(status_parser, ("text", "json"))
-    sub.add_parser("logs", help="the job's output").add_argument("--follow", "-f", action="store_true")
-    sub.add_parser("wait", help="wait for the job to end; exit 0 if it succeeded")
-    sub.add_parser("cancel", help="stop the job (its checkpoints stay)")
-    sub.add_parser("resume", help="submit the job again from its newest complete checkpoint").add_argument(
-        "--wait", action="store_true")
-    for command in sub.choices.values():
-        command.add_argument("run_dir", help="the job's folder (printed by grpo launch --ray)")
-    args = parser.parse_args(argv)
-    run_dir = Path(args.run_dir).resolve()
-    try:
-        record = load(run_dir)
-    except (OSError, ValueError) as error:
-        print(f"grpo ray: {args.run_dir} is not a job folder written by grpo launch --ray ({error})",
-              file=sys.stderr)
-        return 2
-    job = record["jobs"][-1]["submission_id"]
-    try:
-        if args.action == "status":
-            status = describe(run_dir)
-            print(json.dumps(status, indent=2) if args.format == "json" else
-                  f"Ray job {job}: {status['state']}" + (f" ({status['reason']})" if status["reason"] else "")
-                  + f"\n  checkpoints: {', '.join(status['checkpoints']) or 'none'}")
-            return 0
-        if args.action == "logs":
-            if args.follow:
-                return _wait(run_dir, follow=True)
-            print(logs(run_dir), end="")
-            return 0
-        if args.action == "wait":
-            return _wait(run_dir, follow=False)
-        if args.action == "cancel":
-            stop(run_dir)
-            print(f"grpo: stop requested for Ray job {job}")
-            return 0
+class RayBackend(ClusterBackend):
+    """Ray behind the cluster interface: a job is RUN_DIR/ray_job.json, its newest submission the job."""
+
+    name, label, errors = "ray", "Ray", (Exception,)  # whatever Ray raised: a cluster that went away
+    help = {"wait": "wait for the job to end; exit 0 if it succeeded"}
+
+    def submit(self, argv: list[str]) -> int:
+        return launch_ray(argv)
+
+    def load(self, run_dir: Path, action: str) -> Path:
+        run_dir = run_dir.resolve()
+        try:
+            load(run_dir)
+        except (OSError, ValueError) as error:
+            raise JobFolderError(f"{run_dir} is not a job folder written by grpo launch --ray ({error})") from None
+        return run_dir
+
+    def status(self, job: Path) -> dict:
+        return describe(job)
+
+    def status_text(self, job: Path, found: dict) -> str:
+        return (f"Ray job {found['job_id']}: {found['state']}" + (f" ({found['reason']})" if found["reason"] else "")
+                + f"\n  checkpoints: {', '.join(found['checkpoints']) or 'none'}")
+
+    def logs(self, job: Path) -> str:
+        return logs(job)
+
+    def wait(self, job: Path, follow: bool) -> int:
+        return _wait(job, follow)
+
+    def cancel(self, job: Path) -> str:
+        stop(job)
+        return f"stop requested for Ray job {load(job)['jobs'][-1]['submission_id']}"
+
+    def resume(self, job: Path, args) -> int:
+        record = load(job)
         checkpoints = complete_checkpoints(record["output_dir"])
         if not checkpoints:
             print(f"grpo ray: no complete checkpoint in {record['output_dir']} to resume from", file=sys.stderr)
@@ -288,9 +285,16 @@ def ray_command(argv: list[str]) -> int:
         if isinstance(placed, Refused):
             return diagnostic(placed)
         record.update(machines=placed.machines, processes_per_machine=placed.per_machine, server=placed.server)
-        job = submit(run_dir, record, resume=str(checkpoints[-1]))
-        print(f"grpo: submitted Ray job {job} from {checkpoints[-1]}", flush=True)
-        return 0 if not args.wait else _wait(run_dir, follow=False)
-    except Exception as error:  # a cluster that went away is a message, not a traceback
-        print(f"grpo ray: {type(error).__name__}: {error}", file=sys.stderr)
-        return 2
+        submitted = submit(job, record, resume=str(checkpoints[-1]))
+        print(f"grpo: submitted Ray job {submitted} from {checkpoints[-1]}", flush=True)
+        return 0 if not args.wait else _wait(job, follow=False)
+
+    def outcome(self, found: dict) -> int:
+        return 0 if found["state"] == "SUCCEEDED" else 4
+
+    def error_text(self, error: BaseException) -> str:
+        return f"{type(error).__name__}: {error}"
+
+
+def ray_command(argv: list[str]) -> int:
+    return follow_command(RayBackend(), argv)

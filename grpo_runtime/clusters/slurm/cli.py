@@ -15,10 +15,10 @@ import sys
 import time
 from pathlib import Path
 
+from grpo_runtime.clusters.backend import ClusterBackend, JobFolderError, follow_command
 from grpo_runtime.clusters.slurm import jobs, scheduler
 from grpo_runtime.clusters.slurm.layout import LayoutError, plan_layout, wants_vllm_server
 from grpo_runtime.clusters.slurm.script import JobSpec, write
-from grpo_schema.commands.options import add_format
 from grpo_schema.engine.resume import complete_checkpoints
 
 POLL_S = float(os.environ.get("GRPO_SLURM_POLL_S", "2"))
@@ -133,48 +133,66 @@ def _submit(spec: JobSpec, no_submit: bool, wait: bool) -> int:
 
 
 # --- grpo slurm ... ----------------------------------------------------------------------------------------------
+class SlurmBackend(ClusterBackend):
+    """Slurm behind the cluster interface: a job is RUN_DIR/job.json (its id and JobSpec), followed by its id."""
+
+    name, label, errors = "slurm", "Slurm", (scheduler.SlurmError,)
+    help = {"status": "the job's state, exit code and reason, checkpoints and last metrics",
+            "logs": "the job's output (stdout and stderr of every task)",
+            "cancel": "scancel the job (its checkpoints stay)"}
+
+    def submit(self, argv: list[str]) -> int:
+        return launch_slurm(argv)
+
+    def load(self, run_dir: Path, action: str) -> tuple[JobSpec, str | None]:
+        try:
+            record, spec = jobs.load(run_dir)
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            raise JobFolderError(f"{run_dir} is not a job folder written by grpo launch --slurm ({error})") from None
+        job_id = record.get("job_id")
+        if job_id is None and action != "resume":
+            raise JobFolderError(f"{run_dir} was written but never submitted (sbatch {spec.script_path})")
+        return spec, job_id
+
+    def status(self, job) -> dict:
+        return describe(*job)
+
+    def status_text(self, job, found: dict) -> str:
+        latest = found["latest"] or {}
+        return (f"{found['description']}\n  world size {found['world_size']}, {found['steps']} logged step(s)"
+                + (f", last step {latest.get('step')} reward {latest.get('reward')}" if latest else "")
+                + f"\n  checkpoints: {', '.join(found['checkpoints']) or 'none'}\n  log: {found['log']}")
+
+    def logs(self, job) -> str:
+        spec, _ = job
+        try:
+            return spec.log_path.read_text(errors="replace")
+        except OSError:
+            print(f"grpo slurm: no log yet at {spec.log_path} (the job has not started)", file=sys.stderr)
+            return ""
+
+    def wait(self, job, follow: bool) -> int:
+        spec, job_id = job
+        return _wait(spec.run_dir, job_id, follow)
+
+    def cancel(self, job) -> str:
+        scheduler.cancel(job[1])
+        return f"cancel requested for Slurm job {job[1]}"
+
+    def resume_options(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--time", help="a new time limit")
+        parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
+        parser.add_argument("--wait", action="store_true")
+
+    def resume(self, job, args) -> int:
+        return _resume(job[0], args)
+
+    def outcome(self, found: dict) -> int:
+        return 0 if found["state"] == "COMPLETED" else 2
+
+
 def slurm_command(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="grpo slurm", description="Follow jobs from `grpo launch --slurm`.")
-    sub = parser.add_subparsers(dest="action", required=True)
-    status = sub.add_parser("status", help="the job's state, exit code and reason, checkpoints and last metrics")
-    add_format(status, ("text", "json"))
-    logs = sub.add_parser("logs", help="the job's output (stdout and stderr of every task)")
-    logs.add_argument("--follow", "-f", action="store_true", help="keep printing until the job ends")
-    sub.add_parser("wait", help="wait for the job to end; exit 0 if it completed")
-    sub.add_parser("cancel", help="scancel the job (its checkpoints stay)")
-    resume = sub.add_parser("resume", help="submit the job again from its newest complete checkpoint")
-    resume.add_argument("--time", help="a new time limit")
-    resume.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
-    resume.add_argument("--wait", action="store_true")
-    for command in (status, logs, resume, *(sub.choices[name] for name in ("wait", "cancel"))):
-        command.add_argument("run_dir", help="the job's folder (printed by grpo launch --slurm)")
-    args = parser.parse_args(argv)
-    try:
-        record, spec = jobs.load(Path(args.run_dir))
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        print(f"grpo slurm: {args.run_dir} is not a job folder written by grpo launch --slurm ({error})",
-              file=sys.stderr)
-        return 2
-    job_id = record.get("job_id")
-    if job_id is None and args.action != "resume":
-        print(f"grpo slurm: {args.run_dir} was written but never submitted (sbatch {spec.script_path})",
-              file=sys.stderr)
-        return 2
-    try:
-        if args.action == "status":
-            return _status(spec, job_id, args.format)
-        if args.action == "logs":
-            return _wait(spec.run_dir, job_id, follow=True) if args.follow else _print_log(spec)
-        if args.action == "wait":
-            return _wait(spec.run_dir, job_id, follow=False)
-        if args.action == "cancel":
-            scheduler.cancel(job_id)
-            print(f"grpo: cancel requested for Slurm job {job_id}")
-            return 0
-        return _resume(spec, args)
-    except scheduler.SlurmError as error:
-        print(f"grpo slurm: {error}", file=sys.stderr)
-        return 2
+    return follow_command(SlurmBackend(), argv)
 
 
 def describe(spec: JobSpec, job_id: str) -> dict:
@@ -205,27 +223,6 @@ def _metrics(output_dir: Path) -> list[dict]:
         except ValueError:
             pass  # a line still being written
     return records
-
-
-def _status(spec: JobSpec, job_id: str, fmt: str) -> int:
-    found = describe(spec, job_id)
-    if fmt == "json":
-        print(json.dumps(found, indent=1))
-        return 0
-    print(found["description"])
-    latest = found["latest"] or {}
-    print(f"  world size {found['world_size']}, {found['steps']} logged step(s)"
-          + (f", last step {latest.get('step')} reward {latest.get('reward')}" if latest else ""))
-    print(f"  checkpoints: {', '.join(found['checkpoints']) or 'none'}\n  log: {found['log']}")
-    return 0
-
-
-def _print_log(spec: JobSpec) -> int:
-    try:
-        sys.stdout.write(spec.log_path.read_text(errors="replace"))
-    except OSError:
-        print(f"grpo slurm: no log yet at {spec.log_path} (the job has not started)", file=sys.stderr)
-    return 0
 
 
 def _wait(run_dir: Path, job_id: str, follow: bool) -> int:

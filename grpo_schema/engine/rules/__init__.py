@@ -75,13 +75,15 @@ _AREAS = ("batch", "generation", "loss", "importance_sampling", "vllm", "rewards
           "data", "distributed", "deprecated")
 
 
-def rule(code: str, severity: Severity, reads: tuple[str, ...], needs_plan: bool = False) -> Callable[[RuleFn], RuleFn]:
-    """Register a rule. The first docstring line is the code's title, the rest its explanation."""
+def rule(code: str, severity: Severity, reads: tuple[str, ...], needs_plan: bool = False,
+         into: list[Rule] | None = None) -> Callable[[RuleFn], RuleFn]:
+    """Register a rule. The first docstring line is the code's title, the rest its explanation. `into` is the list
+    of another dialect's rules (verl's): same shape and codes table, run only on that dialect's configs."""
 
     def register(fn: RuleFn) -> RuleFn:
         doc = (fn.__doc__ or fn.__name__).strip().splitlines()
         declare(code, severity, doc[0].rstrip("."), " ".join(line.strip() for line in doc[1:]) or doc[0])
-        RULES.append(Rule(code, severity, reads, needs_plan, fn))
+        (RULES if into is None else into).append(Rule(code, severity, reads, needs_plan, fn))
         return fn
 
     return register
@@ -98,9 +100,9 @@ def load_rules() -> list[Rule]:
     return RULES
 
 
-def run_rules(config: Any, ctx: RuleContext, failed: set[str]) -> list[Diagnostic]:
+def run_rules(config: Any, ctx: RuleContext, failed: set[str], rules: list[Rule] | None = None) -> list[Diagnostic]:
     out: list[Diagnostic] = []
-    for item in load_rules():
+    for item in load_rules() if rules is None else rules:
         if (failed and not failed.isdisjoint(item.reads)) or (item.needs_plan and ctx.plan is None):
             continue
         # A rule yields one finding per offending item, and a finding's fix may carry the whole list: 20,000

@@ -147,9 +147,9 @@ function renderList(runs) {
 
 // Where a run trains when it is not a local process: the scheduler's job id, its state and reason in its words.
 export function schedulerFacts(run) {
-  const job = run.backend === "ray" ? run.ray : run.backend === "slurm" ? run.slurm : null;
+  const job = run.job ?? (run.backend === "ray" ? run.ray : run.backend === "slurm" ? run.slurm : null);
   if (!job) return [];
-  const name = run.backend === "ray" ? "Ray" : "Slurm";
+  const name = { ray: "Ray", slurm: "Slurm" }[run.backend] ?? run.backend;
   return [["backend", run.backend], [`${name} job`, job.job_id || "not submitted yet"], [`${name} state`, job.state],
     [`${name} reason`, job.reason]];
 }

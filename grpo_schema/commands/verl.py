@@ -1,0 +1,129 @@
+"""The verl dialect on the command line: which files are verl's, `grpo explain` of a verl run, and `grpo convert`.
+
+`grpo validate` and `grpo explain` take verl launch scripts and YAML when `--dialect verl` says so or the file's
+content shows it (a `python3 -m verl.trainer.main_ppo` launch, or YAML with verl's sections); everything else is
+TRL's as before.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
+
+
+def is_verl(dialect: str | None, data: bytes, path: str) -> bool:
+    if dialect in ("trl", "verl"):
+        return dialect == "verl"
+    from grpo_schema.dialects.verl.check import looks_like_verl
+
+    return looks_like_verl(data.decode("utf-8", "replace"))
+
+
+def options_not_for_verl(args: argparse.Namespace, trl_overrides: Any = None) -> str | None:
+    """The validate options that have no meaning for a verl file (refused, never silently dropped)."""
+    given = [name for name, value in (("--set", getattr(args, "overrides", None) or trl_overrides),
+                                      ("--world-size", getattr(args, "world_size", None)),
+                                      ("--hardware", getattr(args, "hardware", None)),
+                                      ("--fix", getattr(args, "fix", False)),
+                                      ("--doctor", getattr(args, "doctor", False)),
+                                      ("--world-sizes", getattr(args, "world_sizes", None)),
+                                      ("--profile", getattr(args, "profile", None))) if value]
+    if not given:
+        return None
+    return (f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} not read for verl files: the GPUs are the "
+            "file's trainer.n_gpus_per_node x trainer.nnodes, and overrides go in the script")
+
+
+def check_verl(data: bytes, path: str) -> Any:
+    from grpo_schema.dialects.verl.check import check_verl_text
+
+    return check_verl_text(data, path)
+
+
+def explain_verl(data: bytes, path: str, fmt: str = "text") -> int:
+    from grpo_schema.dialects.verl.check import results_by_run
+    from grpo_schema.dialects.verl.schedule import schedule
+    from grpo_schema.render.verl_explain import render_verl_explain
+
+    runs = results_by_run(data.decode("utf-8", "replace"), path)
+    if not runs:
+        print(f"grpo explain: {path}: no verl launch found", file=sys.stderr)
+        return EXIT_INVALID
+    shown = []
+    invalid = False
+    for run, diagnostics, config in runs:
+        errors = [d for d in diagnostics if d.severity == "error"]
+        invalid = invalid or bool(errors)
+        notes = [f"{d.severity} {d.code} line {d.line}: {d.message}" for d in diagnostics if d.severity != "info"]
+        shown.append((run.line, schedule(config) if config is not None else {"complete": False}, notes))
+    if fmt == "json":
+        from grpo_schema.render.machine import dumps
+
+        sys.stdout.write(dumps([{"line": line, "schedule": s, "problems": p} for line, s, p in shown], indent=2)
+                         + "\n")
+    else:
+        sys.stdout.write(render_verl_explain(shown))
+    return EXIT_INVALID if invalid else EXIT_OK
+
+
+def convert_command(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="grpo convert", description="write a config in the other dialect: a TRL "
+                                     "config as a verl launch script, a verl script or YAML as a TRL config")
+    parser.add_argument("path", metavar="FILE")
+    parser.add_argument("--to", choices=("verl", "trl"), required=True)
+    parser.add_argument("--world-size", type=int, default=None, help="TRL's world size (default: the file's)")
+    parser.add_argument("--output", "-o", metavar="PATH")
+    args = parser.parse_args(argv)
+    try:
+        with open(args.path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        print(f"grpo convert: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    text, problem = (_to_verl(data, args) if args.to == "verl" else _to_trl(data, args.path))
+    if problem:
+        print(f"grpo convert: {args.path}: no {args.to} equivalent: {problem}", file=sys.stderr)
+        return EXIT_INVALID
+    if args.output:
+        with open(args.output, "w") as handle:
+            handle.write(text)
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
+def _to_verl(data: bytes, args: argparse.Namespace) -> tuple[str, str]:
+    from grpo_schema.dialects.verl.convert import trl_to_verl, verl_script
+    from grpo_schema.engine.validate import check_text
+
+    options = {"world_size": args.world_size} if args.world_size else {}
+    result = check_text(data, path=args.path, **options)
+    if not result.valid or result.config is None:
+        return "", "the TRL config is not valid (grpo validate shows why)"
+    conversion = trl_to_verl(result.migrated or result.config, result.world_size)
+    return (verl_script(conversion), "") if conversion.ok else ("", conversion.refused)
+
+
+def _to_trl(data: bytes, path: str) -> tuple[str, str]:
+    from grpo_schema.dialects.verl.check import results_by_run
+    from grpo_schema.dialects.verl.convert import trl_yaml, verl_to_trl
+
+    runs = results_by_run(data.decode("utf-8", "replace"), path)
+    if len(runs) != 1:
+        return "", f"the file has {len(runs)} verl launches; convert one at a time"
+    _, diagnostics, config = runs[0]
+    if config is None or any(d.severity == "error" for d in diagnostics):
+        return "", "the verl config is not valid (grpo validate --dialect verl shows why)"
+    conversion = verl_to_trl(config)
+    return (trl_yaml(conversion), "") if conversion.ok else ("", conversion.refused)
+
+
+def verl_schema_text() -> str:
+    import json
+
+    from grpo_schema.dialects.verl.schema import verl_json_schema
+
+    return json.dumps(verl_json_schema(), indent=1) + "\n"

@@ -1,0 +1,266 @@
+"""check_verl_text: a verl launch script or YAML -> every diagnostic at once, in the engine's CheckResult.
+
+The pipeline: read the runs (a script's launches, or the YAML's one config) -> for each run, sort its keys against
+verl's field table (unknown, added, typed) -> the config with verl's defaults under it -> verl's rules on the values
+that are known and well typed -> positions. Nothing raises on bad input; nothing looks at the local machine.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Any
+
+from grpo_schema.dialects.verl import codes
+from grpo_schema.dialects.verl.config import VerlConfig, build
+from grpo_schema.dialects.verl.fields import FieldTable, release, table
+from grpo_schema.dialects.verl.launch import Run, Setting, runs_in_script
+from grpo_schema.dialects.verl.rules import VerlContext, load_verl_rules
+from grpo_schema.dialects.verl.yamlfile import read_yaml
+from grpo_schema.engine.check import CheckResult
+from grpo_schema.engine.diagnostics import Diagnostic, Fix
+from grpo_schema.engine.rules import run_rules
+
+_LAUNCH_HINT = re.compile(r"(-m\s+[\w.]*main_\w+|main_ppo)")
+_YAML_MARKERS = ("actor_rollout_ref", "algorithm", "trainer", "data")
+
+
+def looks_like_verl(text: str) -> bool:
+    """Whether a file is verl's dialect by its content: a verl launch, or YAML with verl's sections."""
+    if _LAUNCH_HINT.search(text) and ("verl" in text or "actor_rollout_ref" in text):
+        return True
+    return bool(re.search(r"^actor_rollout_ref:\s*$", text, re.M)) and bool(re.search(r"^(algorithm|trainer|data):",
+                                                                                      text, re.M))
+
+
+def is_yaml(text: str, path: str) -> bool:
+    if path.endswith((".yaml", ".yml")):
+        return True
+    if path.endswith(".sh"):
+        return False
+    return bool(re.search(r"^(actor_rollout_ref|defaults|run):", text, re.M)) and "python" not in text.split("\n")[0]
+
+
+def read_runs(text: str, path: str) -> tuple[list[Run], list[Diagnostic]]:
+    if is_yaml(text, path):
+        runs, problems, _ = read_yaml(text)
+        return runs, problems
+    runs, script = runs_in_script(text)
+    problems = [Diagnostic(codes.SHELL_SYNTAX, "error", p.message, line=p.line, column=p.column,
+                           hint="close it; the rest of the script is not read") for p in script.problems]
+    return runs, problems
+
+
+def check_verl_text(text: str | bytes, path: str = "<string>") -> CheckResult:
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    runs, diagnostics = read_runs(text, path)
+    result = CheckResult(path=path, world_size=8, trl_version=release(), trl_version_source="verl")
+    if not runs and not any(d.severity == "error" for d in diagnostics):
+        diagnostics.append(Diagnostic(codes.NOT_A_LAUNCH, "error", "no launch of verl's trainer found",
+                                      line=1, column=1, hint="a verl launch is `python3 -m verl.trainer.main_ppo "
+                                      "key=value ...`; for a TRL config, validate without --dialect verl"))
+    for index, run in enumerate(runs):
+        found, config = check_run(run)
+        if index == 0 and config is not None and declared_gpus(config) is not None:
+            result.world_size = declared_gpus(config) or 0
+        diagnostics.extend(_labelled(found, index, run) if len(runs) > 1 else found)
+    result.diagnostics = sorted(diagnostics, key=lambda d: (d.line or 0, d.column or 0))
+    result.sources["world_size"] = "trainer.n_gpus_per_node x trainer.nnodes"
+    return result
+
+
+def declared_gpus(config: VerlConfig) -> int | None:
+    """trainer.n_gpus_per_node x trainer.nnodes when both are known whole numbers."""
+    per_node, nodes = config["trainer.n_gpus_per_node"], config["trainer.nnodes"]
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in (per_node, nodes)):
+        return per_node * nodes
+    return None
+
+
+def _labelled(found: list[Diagnostic], index: int, run: Run) -> list[Diagnostic]:
+    return [replace(d, message=f"run {index + 1} (line {run.line}): {d.message}") for d in found]
+
+
+def base_table(run: Run) -> FieldTable:
+    engine = run.last("model_engine")
+    name = "ppo_megatron_trainer" if engine is not None and engine.text == "megatron" else run.config_name
+    return table(name)
+
+
+def check_run(run: Run) -> tuple[list[Diagnostic], VerlConfig | None]:
+    fields = base_table(run)
+    found: list[Diagnostic] = list(_script_notes(run, fields))
+    failed: set[str] = set()
+    current = fields.defaults()
+    for setting in run.settings:
+        problem = _key_problem(setting, fields, current) or _value_problem(setting, fields)
+        current[setting.key] = setting.value if setting.known else current.get(setting.key)
+        if problem is not None:
+            found.append(problem)
+            if problem.severity == "error":
+                failed.add(setting.key)
+    config = build(run, fields)
+    failed |= set(config.unknown)
+    found.extend(_unknown_notes(config))
+    rule_found = run_rules(config, VerlContext(), failed, rules=load_verl_rules())  # type: ignore[arg-type]
+    found.extend(_place(d, config, run) for d in rule_found)
+    return found, config
+
+
+def _script_notes(run: Run, fields: FieldTable) -> list[Diagnostic]:
+    notes = []
+    if run.passthrough:
+        notes.append(Diagnostic(codes.SCRIPT_NOTE, "info", "the launch passes the script's own arguments on ($@): "
+                                "overrides given when the script runs are not known here", line=run.line, column=1))
+    if run.config_name.removesuffix(".yaml") != fields.base:
+        notes.append(Diagnostic(codes.SCRIPT_NOTE, "info", f"the base config {run.config_name!r} comes from "
+                                f"{run.config_path or 'a --config-path folder'}; keys are checked against verl's "
+                                f"{fields.base}", line=run.line, column=1))
+    if run.entry.endswith("main_ppo_v0"):
+        notes.append(Diagnostic(codes.SCRIPT_NOTE, "info", "main_ppo_v0 is verl's legacy path: it runs verl's own "
+                                "checks inside Ray, after the cluster is allocated, not before", line=run.line,
+                                column=1))
+    if run.block:
+        notes.append(Diagnostic(codes.SCRIPT_NOTE, "info", f"the launch sits inside {run.block}; it is checked as "
+                                "if that branch runs", line=run.line, column=1))
+    for setting in run.settings:
+        for note in setting.notes:
+            notes.append(Diagnostic(codes.SCRIPT_NOTE, "info", f"{setting.key}: {note}", fields=(setting.key,),
+                                    line=setting.line, column=setting.column))
+    for word, why in run.unread:
+        code, severity = (codes.UNREAD_WORD, "warning") if word.text is None else (codes.BAD_OVERRIDE, "error")
+        shown = f"{word.text!r}: {why}" if word.text is not None else why
+        notes.append(Diagnostic(code, severity, shown, line=word.line or run.line, column=word.column or 1,
+                                hint="" if word.text is None else "write key=value (a dotted key of verl's config)"))
+    return notes
+
+
+def _key_problem(setting: Setting, fields: FieldTable, current: dict[str, Any]) -> Diagnostic | None:
+    """Hydra's verdict on the key: an override must name an existing key; `+` adds one, and may fill a key whose
+    value is null, but not replace a value."""
+    known = fields.get(setting.key) is not None
+    where = {"line": setting.line, "column": setting.column, "fields": (setting.key,)}
+    if setting.op == "+" and known and (current.get(setting.key) is not None or fields.get(setting.key).type == "dict"):
+        return Diagnostic(codes.APPEND_EXISTING, "error", f"+{setting.key} adds a key verl already has", **where,
+                          hint=f"write {setting.key}={setting.text}", fix=Fix(set={setting.key: setting.value},
+                                                                               title="override instead of adding"))
+    if known or setting.op == "~":
+        return None
+    if setting.op == "":
+        return _unknown_key(setting, fields, where)
+    parent = fields.nearest_parent(setting.key)
+    if fields.is_dataclass_node(parent):
+        return _not_a_dataclass_field(setting, fields, parent, where)
+    if fields.inside_dataclass(setting.key):
+        return None  # a key of a free-form mapping inside a section (engine_kwargs, ...): read as given
+    how = "the file adds it" if setting.op == "file" else f"`{setting.op}` adds it"
+    return Diagnostic(codes.ADDED_KEY, "warning", f"{setting.key} is not a key of verl {fields.release}'s "
+                      f"{fields.base} config ({how}); verl's trainer does not read it", **where,
+                      hint=_did_you_mean(setting.key, fields) or "a recipe or fork of verl may read it")
+
+
+def _unknown_key(setting: Setting, fields: FieldTable, where: dict[str, Any]) -> Diagnostic:
+    suggestion = fields.suggestion(setting.key)
+    return Diagnostic(codes.UNKNOWN_KEY, "error", f"{setting.key} is not a key of verl {fields.release}'s "
+                      f"{fields.base} config: Hydra refuses the override", **where,
+                      hint=(f"did you mean {suggestion}? " if suggestion else "") +
+                      f"to add a key of your own, write +{setting.key}=...",
+                      fix=Fix(rename={setting.key: suggestion}, safe=False, title=f"rename to {suggestion}")
+                      if suggestion else None)
+
+
+def _not_a_dataclass_field(setting: Setting, fields: FieldTable, parent: str, where: dict[str, Any]) -> Diagnostic:
+    actor = parent.startswith("actor_rollout_ref.actor")
+    when = "before Ray starts" if actor else "when its worker builds it, on the cluster"
+    hint = _did_you_mean(setting.key, fields) or f"{parent} takes only the fields of its config class"
+    code = codes.DATACLASS_KEY if actor else codes.WORKER_DATACLASS_KEY
+    return Diagnostic(code, "error", f"{setting.key}: verl builds {parent} as a config dataclass, "
+                      f"which has no field {setting.key.rsplit('.', 1)[1]!r}; it fails {when}", **where, hint=hint)
+
+
+def _did_you_mean(key: str, fields: FieldTable) -> str:
+    suggestion = fields.suggestion(key)
+    return f"did you mean {suggestion}?" if suggestion else ""
+
+
+_PYTHON_TYPES = {"int": (int,), "float": (int, float), "bool": (bool,)}
+
+
+def _unbalanced(text: str) -> bool:
+    depth, quote = 0, ""
+    for ch in text:
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "[{(":
+            depth += 1
+        elif ch in "]})":
+            depth -= 1
+            if depth < 0:
+                return True
+    return depth != 0 or bool(quote)
+
+
+def _value_problem(setting: Setting, fields: FieldTable) -> Diagnostic | None:
+    if setting.known and setting.text and _unbalanced(setting.text):
+        return Diagnostic(codes.BAD_OVERRIDE, "error", f"the value of {setting.key}, {setting.text!r}, does not "
+                          "parse: a bracket or quote is not closed", line=setting.line, column=setting.column,
+                          fields=(setting.key,), hint="quote the whole override for the shell: 'key=[a,b]'")
+    field = fields.get(setting.key)
+    if field is None or not setting.known or field.type not in _PYTHON_TYPES:
+        return None
+    value = setting.value
+    if value is None and field.nullable:
+        return None
+    wanted = _PYTHON_TYPES[field.type]
+    if isinstance(value, wanted) and not (isinstance(value, bool) and field.type != "bool"):
+        return None
+    if field.type == "float" and isinstance(value, str) and _float_text(value):
+        return None
+    return Diagnostic(codes.BAD_VALUE, "error", f"{setting.key} is {setting.text!r}, not {_article(field.type)}",
+                      line=setting.line, column=setting.column, fields=(setting.key,),
+                      hint=f"verl's default is {field.default!r}" if field.default is not None else "")
+
+
+def _float_text(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _article(kind: str) -> str:
+    return {"int": "a whole number", "float": "a number", "bool": "true or false"}[kind]
+
+
+def _unknown_notes(config: VerlConfig) -> list[Diagnostic]:
+    read = {key for rule in load_verl_rules() for key in rule.reads}
+    out = []
+    for key, why in config.unknown.items():
+        setting = config.settings.get(key)
+        if key in read and setting is not None:
+            out.append(Diagnostic(codes.UNKNOWN_VALUE, "info", f"{key} is not known: {why}; the checks that read it "
+                                  "are skipped", fields=(key,), line=setting.line, column=setting.column,
+                                  hint="pass --set to give it a value, or set it in the script"))
+    return out
+
+
+def _place(diagnostic: Diagnostic, config: VerlConfig, run: Run) -> Diagnostic:
+    """A rule's diagnostic at the first of its fields the run writes, else at the launch."""
+    for key in diagnostic.fields:
+        setting = config.settings.get(key)
+        if setting is not None:
+            return diagnostic.with_position(setting.line, setting.column)
+    return diagnostic.with_position(run.line, 1)
+
+
+def results_by_run(text: str, path: str) -> list[tuple[Run, list[Diagnostic], VerlConfig | None]]:
+    """Each run with its own diagnostics and config (grpo explain and convert read them one run at a time)."""
+    runs, _ = read_runs(text, path)
+    return [(run, *check_run(run)) for run in runs]
+
+
+__all__ = ["check_verl_text", "looks_like_verl", "results_by_run", "check_run", "read_runs"]

@@ -1,0 +1,107 @@
+"""The field table of verl's trainer config (fields.json, written by scripts/verl_release.py from the verl wheel).
+
+For each base config (`ppo_trainer`, `ppo_megatron_trainer`): every key as a dotted path with its default and type
+(a mapping key is a field too: its children are). Keys under a mapping verl leaves open (a `dict` default of
+`{}`, `engine_kwargs`, ...) are free; everywhere else an override of a key the table lacks is refused, as Hydra's
+struct mode refuses it (`+key=` adds it).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass, field as dataclass_field
+from pathlib import Path
+from typing import Any
+
+from grpo_schema.engine.closematch import suggest
+
+TABLE = Path(__file__).with_name("fields.json")
+
+
+@dataclass(frozen=True)
+class Field:
+    key: str
+    type: str  # int, float, bool, str, list, dict, any (a null default with no declared type)
+    default: Any
+    nullable: bool
+    choices: tuple[Any, ...] = ()
+    follows: str | None = None  # the key whose value this one takes unless it is set (a Hydra interpolation)
+
+
+@dataclass
+class FieldTable:
+    release: str
+    base: str
+    fields: dict[str, Field]
+    children: dict[str, tuple[str, ...]] = dataclass_field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        index: dict[str, list[str]] = {}
+        for name in self.fields:
+            if "." in name:
+                index.setdefault(name.rsplit(".", 1)[0], []).append(name)
+        self.children = {k: tuple(v) for k, v in index.items()}
+
+    def get(self, key: str) -> Field | None:
+        return self.fields.get(key)
+
+    def nearest_parent(self, key: str) -> str:
+        """The nearest enclosing key the table has ('' for the top level)."""
+        parts = key.split(".")
+        for end in range(len(parts) - 1, 0, -1):
+            parent = ".".join(parts[:end])
+            if parent in self.fields:
+                return parent
+        return ""
+
+    def is_dataclass_node(self, key: str) -> bool:
+        """Whether verl builds this section as a config dataclass (it names one with `_target_`): a dataclass
+        refuses keys it does not declare."""
+        return f"{key}._target_" in self.fields if key else False
+
+    def inside_dataclass(self, key: str) -> bool:
+        parts = key.split(".")
+        return any(self.is_dataclass_node(".".join(parts[:end])) for end in range(1, len(parts)))
+
+    def suggestion(self, key: str) -> str | None:
+        """The closest known key with the same parent, else the closest anywhere (did-you-mean)."""
+        parent = key.rsplit(".", 1)[0] if "." in key else ""
+        siblings = frozenset(self.children.get(parent, ())) if parent else frozenset(
+            k for k in self.fields if "." not in k)
+        for pool in (siblings, frozenset(self.fields)):
+            if not pool:
+                continue
+            found = suggest(key, pool)
+            if found:
+                return found
+        tail = key.rsplit(".", 1)[-1]
+        same_tail = [k for k in self.fields if k.endswith("." + tail)]
+        return same_tail[0] if len(same_tail) == 1 else None
+
+    def defaults(self) -> dict[str, Any]:
+        return {k: f.default for k, f in self.fields.items() if f.type != "dict"}
+
+
+@functools.lru_cache(maxsize=None)
+def _raw() -> dict[str, Any]:
+    return json.loads(TABLE.read_text())
+
+
+def release() -> str:
+    return str(_raw()["verl"])
+
+
+def bases() -> tuple[str, ...]:
+    return tuple(_raw()["bases"])
+
+
+@functools.lru_cache(maxsize=None)
+def table(base: str = "ppo_trainer") -> FieldTable:
+    raw = _raw()
+    name = base[:-5] if base.endswith(".yaml") else base
+    entries = raw["bases"].get(name) or raw["bases"]["ppo_trainer"]
+    choices = raw.get("choices", {})
+    fields = {key: Field(key, e["type"], e.get("default"), bool(e.get("nullable")), tuple(choices.get(key, ())),
+                         e.get("follows")) for key, e in entries.items()}
+    return FieldTable(str(raw["verl"]), name if name in raw["bases"] else "ppo_trainer", fields)

@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""Regenerate grpo_schema/dialects/verl/fields.json: the trainer config of the installed verl release, as a table.
+
+Run with the verl environment's interpreter (scripts/setup-verl.sh builds .venv-verl):
+
+    .venv-verl/bin/python scripts/verl_release.py            # write the table
+    .venv-verl/bin/python scripts/verl_release.py --check    # exit 1 if the committed table differs
+
+For each base config (`ppo_trainer`, `ppo_megatron_trainer`) it composes verl's own Hydra config with no overrides and
+walks it: every key as a dotted path, with its default (interpolations resolved where they resolve) and its type
+(from the config dataclass a section names with `_target_`, else from the default). The choices of
+algorithm.adv_estimator come from verl's AdvantageEstimator. Only these derived facts are written, no verl text.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib
+import json
+import os
+import re
+import sys
+import typing
+from pathlib import Path
+from typing import Any
+
+OUT = Path(__file__).resolve().parent.parent / "grpo_schema" / "dialects" / "verl" / "fields.json"
+BASES = ("ppo_trainer", "ppo_megatron_trainer")
+
+
+def compose(name: str) -> Any:
+    from hydra import compose as hydra_compose, initialize_config_dir
+
+    import verl.trainer.config as config_package
+
+    with initialize_config_dir(config_dir=os.path.dirname(config_package.__file__), version_base=None):
+        return hydra_compose(config_name=name)
+
+
+def _type_name(annotation: Any) -> tuple[str, bool]:
+    """A dataclass annotation as (int|float|bool|str|list|dict|any, nullable)."""
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin is typing.Union or str(origin) == "types.UnionType":
+        inner = [a for a in args if a is not type(None)]
+        name, _ = _type_name(inner[0]) if len(inner) == 1 else ("any", True)
+        return name, True
+    for python, name in ((bool, "bool"), (int, "int"), (float, "float"), (str, "str")):
+        if annotation is python:
+            return name, False
+    if origin in (list, tuple) or annotation in (list, tuple):
+        return "list", False
+    if origin is dict or annotation is dict or dataclasses.is_dataclass(annotation):
+        return "dict", False
+    return "any", False
+
+
+def _value_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, str):
+        return "str"
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, dict):
+        return "dict"
+    return "any"
+
+
+def _dataclass_types(target: Any) -> dict[str, tuple[str, bool]]:
+    if not isinstance(target, str) or "." not in target:
+        return {}
+    module, _, name = target.rpartition(".")
+    try:
+        cls = getattr(importlib.import_module(module), name)
+        hints = typing.get_type_hints(cls)
+    except Exception:  # a section whose class cannot be imported here: types come from the defaults
+        return {}
+    if not dataclasses.is_dataclass(cls):
+        return {}
+    return {f.name: _type_name(hints.get(f.name, Any)) for f in dataclasses.fields(cls) if not f.name.startswith("_")}
+
+
+def walk(node: Any, path: str, out: dict[str, Any]) -> None:
+    from omegaconf import DictConfig, ListConfig, OmegaConf
+
+    typed = _dataclass_types(node.get("_target_")) if isinstance(node, DictConfig) else {}
+    for key in node.keys():
+        dotted = f"{path}.{key}" if path else str(key)
+        try:
+            child = node[key]
+        except Exception:  # an interpolation that does not resolve without a run (e.g. an env variable)
+            child = OmegaConf.to_container(node, resolve=False)[key]
+        if isinstance(child, DictConfig):
+            out[dotted] = {"type": "dict", "default": None}
+            walk(child, dotted, out)
+            continue
+        value = OmegaConf.to_container(child, resolve=True) if isinstance(child, ListConfig) else child
+        kind, nullable = typed.get(str(key), (_value_type(value), value is None))
+        if kind == "any" and value is not None:
+            kind = _value_type(value)
+        entry = {"type": kind, "default": value}
+        raw = OmegaConf.to_container(node, resolve=False).get(key)
+        follows = re.fullmatch(r"\$\{(?:oc\.select:)?([\w.]+)(?:,[^{}]*)?\}", raw) if isinstance(raw, str) else None
+        if follows:  # the value follows another key (an interpolation): kept as a reference, resolved per run
+            entry["follows"] = _absolute(follows.group(1), path)
+        if nullable or value is None:
+            entry["nullable"] = True
+        out[dotted] = entry
+
+
+def _absolute(reference: str, path: str) -> str:
+    """A Hydra interpolation's key as an absolute dotted path (a leading dot is relative to the node)."""
+    if not reference.startswith("."):
+        return reference
+    dots = len(reference) - len(reference.lstrip("."))
+    parts = path.split(".") if path else []
+    base = parts[:len(parts) - (dots - 1)] if dots > 1 else parts
+    return ".".join(base + [reference.lstrip(".")])
+
+
+def table() -> dict[str, Any]:
+    import verl
+    from verl.trainer.ppo.core_algos import AdvantageEstimator
+
+    bases: dict[str, Any] = {}
+    for base in BASES:
+        fields: dict[str, Any] = {}
+        walk(compose(base), "", fields)
+        bases[base] = dict(sorted(fields.items()))
+    choices = {"algorithm.adv_estimator": sorted(e.value for e in AdvantageEstimator)}
+    return {"verl": verl.__version__, "bases": bases, "choices": choices}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 if the committed table is stale")
+    args = parser.parse_args(argv)
+    os.environ.setdefault("VERL_USE_EXTERNAL_PLUGINS", "none")
+    text = json.dumps(table(), indent=1, sort_keys=False, default=str) + "\n"
+    if args.check:
+        same = OUT.exists() and OUT.read_text() == text
+        print("fields.json is up to date" if same else "fields.json is stale: run scripts/verl_release.py")
+        return 0 if same else 1
+    OUT.write_text(text)
+    print(f"wrote {OUT} ({len(text)} bytes)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,88 @@
+"""Run by the verl environment's interpreter (.venv-verl): verl 0.9.1's own verdict on many override sets at once.
+
+Reads a JSON list of cases from stdin, each {"overrides": [...], "config_name": "ppo_trainer"}; writes a JSON list
+of verdicts: {"ok": true} or {"ok": false, "error": exception class, "message": first line}. One process and one
+Hydra initialisation for all cases: verl's import takes ~11 s, a compose + validate_config under a second.
+Also answers {"chunk": [length, chunks]} with DataProto.chunk and {"micro": [size, micro]} with
+prepare_micro_batches, verl's cluster-time code that runs on the CPU.
+"""
+
+import contextlib
+import io
+import json
+import os
+import sys
+import warnings
+
+os.environ.setdefault("VERL_USE_EXTERNAL_PLUGINS", "none")
+warnings.filterwarnings("ignore")
+
+
+def verdict(case, compose, validate_config, need_reference_policy, need_critic):
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            cfg = compose(config_name=case.get("config_name", "ppo_trainer"), overrides=case["overrides"])
+            validate_config(cfg, need_reference_policy(cfg), need_critic(cfg))
+    except BaseException as exc:  # noqa: BLE001 - every failure is a verdict
+        return {"ok": False, "error": type(exc).__name__, "message": _chain(exc)}
+    return {"ok": True}
+
+
+def _chain(exc):
+    """The exception's text with its causes' (Hydra wraps a dataclass's refusal in an InstantiationException)."""
+    parts = []
+    while exc is not None and len(parts) < 4:
+        parts.append(str(exc).strip())
+        exc = exc.__cause__ or exc.__context__
+    return " | ".join(p for p in parts if p)[:1000]
+
+
+def chunk_verdict(length, chunks):
+    import torch
+    from verl.protocol import DataProto
+
+    data = DataProto.from_dict(tensors={"x": torch.zeros(length, 1)})
+    try:
+        data.chunk(chunks)
+    except BaseException as exc:  # noqa: BLE001
+        return {"ok": False, "error": type(exc).__name__, "message": str(exc).splitlines()[0] if str(exc) else ""}
+    return {"ok": True}
+
+
+def micro_verdict(size, micro):
+    import torch
+    from tensordict import TensorDict
+    from verl.utils import tensordict_utils as tu
+    from verl.workers.engine.utils import prepare_micro_batches
+
+    data = TensorDict({"x": torch.zeros(size, 1)}, batch_size=[size])
+    tu.assign_non_tensor(data, use_dynamic_bsz=False, micro_batch_size_per_gpu=micro)
+    try:
+        batches, _ = prepare_micro_batches(data)
+    except BaseException as exc:  # noqa: BLE001
+        return {"ok": False, "error": type(exc).__name__, "message": str(exc).splitlines()[0] if str(exc) else ""}
+    return {"ok": True, "batches": len(batches)}
+
+
+def main():
+    from hydra import compose, initialize_config_dir
+
+    import verl.trainer.config as config_package
+    from verl.trainer.ppo.utils import need_critic, need_reference_policy
+    from verl.utils.config import validate_config
+
+    cases = json.load(sys.stdin)
+    out = []
+    with initialize_config_dir(config_dir=os.path.dirname(config_package.__file__), version_base=None):
+        for case in cases:
+            if "chunk" in case:
+                out.append(chunk_verdict(*case["chunk"]))
+            elif "micro" in case:
+                out.append(micro_verdict(*case["micro"]))
+            else:
+                out.append(verdict(case, compose, validate_config, need_reference_policy, need_critic))
+    json.dump(out, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()
