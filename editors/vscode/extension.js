@@ -14,7 +14,9 @@ function settings() {
       profiles: config.get("profiles"),
       hardware: config.get("hardware"),
       allowEnv: config.get("allowEnv"),
+      trlVersion: config.get("trlVersion"),
       debounceMs: config.get("debounceMs"),
+      filePatterns: config.get("files"), // the documents the client sends are the ones the server expects configs in
     },
   };
 }

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from typing import Sequence
+from grpo_schema.engine.lines import split_lines
 
 SCHEMA_FILE = "grpo-config.schema.json"
 BASE_URL_VARIABLE = "GRPO_SCHEMA_BASE_URL"
@@ -45,6 +46,6 @@ def modeline(schema: str = SCHEMA_FILE) -> str:
 
 def with_modeline(text: str, schema: str = SCHEMA_FILE) -> str:
     """`text` starting with the modeline (replacing an existing one): it must come before any YAML content."""
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text, keepends=True)
     kept = [line for line in lines if not line.lstrip().startswith(MODELINE_PREFIX)]
     return modeline(schema) + "\n" + "".join(kept)

@@ -26,6 +26,7 @@ from grpo_schema.engine.loader import load_yaml
 from grpo_schema.engine.migrations import MIGRATIONS
 from grpo_schema.engine.yamledit import EditError, apply_fix_to_text
 from grpo_schema.render.text import RELEASE_SOURCES
+from grpo_schema.engine.lines import split_lines
 
 EXIT_CHANGES = 1  # a diff to apply, or a key that could not be migrated
 # Why a release was chosen, in the words the text output uses (grpo_schema.versions.detect's sources).
@@ -70,7 +71,7 @@ def migrate_text(text: str, diagnostics: list[Diagnostic]) -> tuple[str, list[st
             failed.append(f"{diag.code} {diag.fields[0] if diag.fields else ''}: {exc}")
             continue
         if decision is not None:
-            lines = text.splitlines(keepends=True)
+            lines = split_lines(text, keepends=True)
             newline = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
             lines.insert(decision[0], decision[1] + newline)
             text = "".join(lines)
@@ -91,7 +92,7 @@ def cannot_keep(diagnostics: list[Diagnostic]) -> list[str]:
 
 def unified_diff(old: str, new: str, path: str) -> str:
     name = path.lstrip("/")
-    lines = difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True), fromfile=f"a/{name}",
+    lines = difflib.unified_diff(split_lines(old, keepends=True), split_lines(new, keepends=True), fromfile=f"a/{name}",
                                  tofile=f"b/{name}")
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
 
@@ -251,7 +252,7 @@ def retarget_comments(text: str, target: str) -> str:
     schema = release_schema_name(target)
     directives = {number for number, line in comment_lines(text) if COMMENT.match(line)}  # not a script's text
     out = []
-    for number, line in enumerate(text.splitlines(keepends=True), start=1):
+    for number, line in enumerate(split_lines(text, keepends=True), start=1):
         if number in directives:
             line = _TRL_VERSION_OPTION.sub(lambda m: m.group(0) if _same_table(m.group(2), target)
                                            else m.group(1) + target, line)

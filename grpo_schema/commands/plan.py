@@ -134,7 +134,7 @@ def host_lines(report: FitReport, indent: str = "  ") -> list[str]:
         verdict = " (no host RAM declared: --host-ram GIB, or a node such as p5.48xlarge)"
     phase = "loading the model" if host.peak_phase == "loading" else "training"
     lines = [f"{indent}host RAM per node: {host.total / GIB:.1f} GiB{verdict}; peak while {phase}, "
-             f"{host.processes} process(es)"]
+             f"{host.processes} process{'es' if host.processes != 1 else ''}"]
     for part in host.parts:
         marker = " " if part.phase in ("always", host.peak_phase) else "~"
         lines.append(f"{indent} {marker}{part.name:<18}  {part.bytes / GIB:7.2f} GiB  {part.note}")

@@ -24,6 +24,7 @@ from packaging.version import InvalidVersion, Version
 from grpo_schema.engine.codes import CODES, declare
 from grpo_schema.engine.diagnostics import Diagnostic, Severity
 from grpo_schema.versions.tables import RELEASES_DIR
+from grpo_schema.versions.detect import source_words
 
 from .environment import Environment, canonical, flash_attn_build, torch_build
 from .known_bad import ROWS, KnownBad
@@ -307,7 +308,7 @@ def trl_installed(ctx: Context) -> Iterator[Diagnostic]:
     if ctx.env.get("trl") is None:
         pin = f"trl=={ctx.file_release}"
         yield ctx.diag("GRPO-C001", f"trl is not installed in {_where(ctx)}; the file is for TRL "
-                       f"{ctx.file_release} ({ctx.file_release_source})", (), pin)
+                       f"{ctx.file_release} ({source_words(ctx.file_release_source)})", (), pin)
 
 
 @doctor_rule("GRPO-C014", "error")
@@ -322,7 +323,7 @@ def same_release(ctx: Context) -> Iterator[Diagnostic]:
     a, b = _v(installed), _v(ctx.file_release)
     if a is not None and b is not None and a.release[:2] != b.release[:2]:
         yield ctx.diag("GRPO-C014", f"{_where(ctx)} has trl {installed}; the file is judged for TRL "
-                       f"{ctx.file_release} ({ctx.file_release_source})", (), f"trl=={ctx.file_release}",
+                       f"{ctx.file_release} ({source_words(ctx.file_release_source)})", (), f"trl=={ctx.file_release}",
                        "or judge the file as the installed release (--trl-version " + installed + ")")
 
 

@@ -32,6 +32,7 @@ import re
 import shlex
 from dataclasses import dataclass
 from typing import Any, Iterator
+from grpo_schema.engine.lines import split_lines
 
 COMMENT = re.compile(r"^\s*#\s*grpo:(?P<args>.*)$")
 # A line (its comment cut off) that opens a block scalar: `key: |`, `- >-`, `key: !!str |2`.
@@ -88,7 +89,7 @@ def comment_lines(text: str) -> Iterator[tuple[int, str]]:
     its text, and a comment under a nested key (a workflow step) belongs to that key: neither is yielded."""
     block_indent: int | None = None  # the indentation of the line that opened the block scalar we are in
     nested = False  # the last content line is indented, or a top-level key whose value is a nested block
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(split_lines(text), start=1):
         stripped = line.lstrip(" \t")
         indent = len(line) - len(stripped)
         if block_indent is not None:

@@ -20,6 +20,7 @@ import yaml
 
 from grpo_schema.engine import codes
 from grpo_schema.engine.diagnostics import Diagnostic
+from grpo_schema.engine.lines import YAML_ONLY_BREAKS, YamlToEditorLines, line_starts, split_yaml_lines
 
 try:  # the C parser when available: same events, faster
     from yaml.cyaml import CParser as _Parser
@@ -136,6 +137,7 @@ class _Builder:
         self.anchors: dict[str, tuple[Any, int]] = {}
         self.open_anchors: set[str] = set()
         self.total = 0
+        self.editor_line = lambda line: line  # PyYAML's 1-based line -> the editor's, for line numbers in messages
 
     def count(self, n: int, mark: Any) -> None:
         self.total += n
@@ -296,7 +298,7 @@ class _Builder:
         path = frame.path + (key,)
         if key in frame.value:
             first = self.positions.keys.get(path)
-            where = f" (first at line {first[0]})" if first else ""
+            where = f" (first at line {self.editor_line(first[0])})" if first else ""
             if frame.value[key] == value:
                 self.diagnostics.append(Diagnostic(
                     codes.Y_DUPLICATE_SAME, "warning", f"the key {key!r} appears twice with the same value{where}",
@@ -362,16 +364,32 @@ def _syntax_diagnostic(exc: yaml.YAMLError, text: str) -> Diagnostic:
         return _error(codes.Y_TOO_DEEP, "values are nested too deeply", mark, "flatten the structure")
     context = getattr(exc, "context", None)
     message = f"YAML syntax error: {problem}" + (f" ({context})" if context else "")
-    found = _error(codes.Y_SYNTAX, message, mark, "fix the YAML syntax at this position")
-    lines = text.splitlines()
+    found = _error(codes.Y_SYNTAX, message, mark, _odd_break_hint(text, mark) or "fix the YAML syntax at this position")
+    lines = split_yaml_lines(text)  # the parser's mark counts lines as YAML does
     if found.line is not None and lines and found.line > len(lines):
         # The parser stops past the last line at the end of the file: report it at the end of the last line.
         found = replace(found, line=len(lines), column=len(lines[-1]) + 1)
     return found
 
 
+_BREAK_NAMES = {"\u2028": "U+2028 (line separator)", "\u2029": "U+2029 (paragraph separator)",
+                "\x85": "U+0085 (next line)"}
+
+
+def _odd_break_hint(text: str, mark: Any) -> str:
+    """When the parser stopped on a line YAML 1.1 started at a character editors show inside a line: say so."""
+    if mark is None:
+        return ""
+    index = min(getattr(mark, "index", 0), len(text)) - mark.column
+    odd = text[index - 1] if 0 < index <= len(text) else ""
+    if odd not in _BREAK_NAMES:
+        return ""
+    return (f"YAML 1.1 (PyYAML, which trl reads configs with) ends a line at the {_BREAK_NAMES[odd]} here, where "
+            "editors show none: remove it, or write it as an escape (\\u2028) inside a double-quoted string")
+
+
 def _tab_at(text: str, mark: Any) -> bool:
-    lines = text.splitlines()
+    lines = split_yaml_lines(text)
     if mark.line >= len(lines):
         return False
     line = lines[mark.line]
@@ -385,20 +403,57 @@ def _decode(data: bytes) -> str:
 
 
 def load_yaml(text: str | bytes) -> LoadResult:
-    """Parse one YAML document into plain values and key positions; never raises on bad input."""
+    """Parse one YAML document into plain values and key positions; never raises on bad input. Lines are
+    counted as editors count them (grpo_schema.engine.lines), also where YAML 1.1 counts more breaks."""
     if isinstance(text, bytes):
         if len(text) > MAX_BYTES:
             return _refuse(_error(codes.Y_TOO_LARGE, f"the file is {len(text)} bytes; the limit is {MAX_BYTES}"))
         try:
             text = _decode(text)
         except UnicodeDecodeError as exc:
-            return _refuse(_error(codes.Y_ENCODING, f"the file is not UTF-8 text ({exc.reason} at byte {exc.start})"))
+            return _refuse(_not_utf8(text, exc))
+    convert = YamlToEditorLines(text) if YAML_ONLY_BREAKS.search(text) else None
+    result = _load(text, convert)
+    if convert is not None:
+        _reline(result, convert)
+    return result
+
+
+def _not_utf8(data: bytes, exc: UnicodeDecodeError) -> Diagnostic:
+    """Where the first byte that is not UTF-8 is: its line and column (in characters of the valid text before it),
+    so that the editor, which shows the file decoded some other way (Latin-1, cp1252), marks the same place."""
+    start = exc.start + (3 if data.startswith(codecs.BOM_UTF8) else 0)
+    before = data[:start].decode("utf-8", "replace")
+    starts = line_starts(before)
+    line, column = len(starts), len(before) - starts[-1] + 1
+    return Diagnostic(codes.Y_ENCODING, "error", f"the file is not UTF-8 text ({exc.reason} at byte {exc.start}: "
+                      f"{data[start:start + 1]!r}); trl reads configs as UTF-8", line=line, column=column,
+                      hint="save the file as UTF-8 (in the editor: reopen with the encoding it was written in, then "
+                           "save with UTF-8)")
+
+
+def _reline(result: LoadResult, convert: YamlToEditorLines) -> None:
+    """Positions and diagnostics from PyYAML's line count to the editor's (U+2028 and the like end no line)."""
+    def moved(line: int, column: int | None) -> tuple[int, int]:
+        line, column = convert(line - 1, (column or 1) - 1)
+        return line + 1, column + 1
+
+    for table in (result.positions.keys, result.positions.values):
+        for path, (line, column) in table.items():
+            table[path] = moved(line, column)
+    result.diagnostics = [d if d.line is None else replace(d, **dict(zip(("line", "column"), moved(d.line, d.column))))
+                          for d in result.diagnostics]
+
+
+def _load(text: str, convert: YamlToEditorLines | None) -> LoadResult:
     if len(text) > MAX_BYTES:
         return _refuse(_error(codes.Y_TOO_LARGE, f"the file is {len(text)} characters; the limit is {MAX_BYTES}"))
     if "\x00" in text:
         return _refuse(_error(codes.Y_ENCODING, "the file contains NUL bytes; it is not a text file"))
     parser = _Parser(text)
     builder = _Builder(parser)
+    if convert is not None:
+        builder.editor_line = lambda line: convert(line - 1, 0)[0] + 1
     try:
         data = builder.build()
     except _Refused as refused:

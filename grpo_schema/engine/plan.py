@@ -409,10 +409,10 @@ def _formulas(plan: dict[str, Any], config: Any) -> dict[str, str]:
     if plan["per_device_unit"] == "prompts":
         out.update(_prompt_formulas(plan))
     if plan.get("micro_steps_per_epoch") is not None:
-        gbs, G, GA, every = (plan[k] for k in ("generation_batch_size", "num_generations",
-                                               "gradient_accumulation_steps", "generate_every_micro_steps"))
-        out["micro_steps_per_epoch"] = (f"(dataset_size // prompts_per_generation) x generate_every_micro_steps = "
-                                        f"({plan['dataset_size']} // {gbs // G}) x {every} = "
+        gbs, G, GA = (plan[k] for k in ("generation_batch_size", "num_generations", "gradient_accumulation_steps"))
+        out["micro_steps_per_epoch"] = (f"(dataset_size // prompts_per_generation) x steps_per_generation x "
+                                        f"num_iterations = ({plan['dataset_size']} // {gbs // G}) x "
+                                        f"{plan['steps_per_generation']} x {plan['num_iterations']} = "
                                         f"{plan['micro_steps_per_epoch']}")
         out["optimizer_steps_per_epoch"] = (f"ceil(micro_steps_per_epoch / gradient_accumulation_steps) = "
                                             f"ceil({plan['micro_steps_per_epoch']} / {GA}) = "
@@ -457,12 +457,13 @@ def _batch_formulas(b: int, P: int, s: int, G: int, GA: int, mu: int, gbs: int, 
         ("prompts_per_generation", f"generation_batch_size / num_generations = {gbs} / {G} = {gbs // G}"),
         ("completions_per_process_per_generation", f"per_device_train_batch_size x steps_per_generation = {b} x {s}"
                                                    f" = {b * s}, cut into {s} slice{'s' if s != 1 else ''} of "
-                                                   f"{b}: one per micro-step"),
+                                                   f"{b}: one per micro-step"
+                                                   f"{f' of each of the {mu} passes' if mu > 1 else ''}"),
         ("generate_every_micro_steps", f"steps_per_generation x num_iterations = {s} x {mu} = {every}"),
         ("completions_per_optimizer_step", f"per_device_train_batch_size x world_size x gradient_accumulation_steps"
                                            f" = {b} x {P} x {GA} = {b * P * GA}"),
-        ("optimizer_steps_per_generation", f"generate_every_micro_steps / gradient_accumulation_steps = {every} / "
-                                           f"{GA}"),
+        ("optimizer_steps_per_generation", f"steps_per_generation x num_iterations / gradient_accumulation_steps = "
+                                           f"{s} x {mu} / {GA}"),
         ("old_logprobs_needed", f"gradient_accumulation_steps % (steps_per_generation x num_iterations) = {GA} % "
                                 f"{every} = {GA % every}" + (", or vLLM importance-sampling correction on"
                                                              if vllm else "")),

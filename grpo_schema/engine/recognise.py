@@ -27,6 +27,7 @@ from typing import Iterable, Sequence
 from grpo_schema.engine import codes
 from grpo_schema.engine.diagnostics import Diagnostic
 from grpo_schema.engine.infile import COMMENT, comment_lines
+from grpo_schema.engine.lines import split_lines
 
 GRPO = "GRPO config"
 _MODELINE = re.compile(r"^\s*#\s*yaml-language-server\s*:\s*\$schema\s*=\s*(?P<schema>\S+)")
@@ -97,7 +98,7 @@ def top_level_keys(text: str) -> list[tuple[str, int]]:
     if text.lstrip().startswith("{"):
         return _json_keys(text)
     keys = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(split_lines(text), start=1):
         if not line or line[0] in " \t#-" or line.startswith(("---", "...")):
             continue
         match = _TOP_KEY.match(line)
@@ -114,7 +115,7 @@ def _json_keys(text: str) -> list[tuple[str, int]]:
         return []
     if not isinstance(data, dict):
         return []
-    lines = text.splitlines()
+    lines = split_lines(text)
     return [(key, next((n for n, line in enumerate(lines, 1) if f'"{key}"' in line), 1)) for key in data]
 
 

@@ -22,6 +22,7 @@ import yaml
 
 from grpo_schema.engine.diagnostics import Fix
 from grpo_schema.engine.loader import load_yaml
+from grpo_schema.engine.lines import split_yaml_lines
 
 
 try:  # libyaml's composer when available: the same nodes and marks, much faster
@@ -122,7 +123,7 @@ class _Document:
     """The lines of a YAML file plus the spans of the entries of its top-level mapping (and of env)."""
 
     def __init__(self, text: str):
-        self.lines = text.splitlines(keepends=True)
+        self.lines = split_yaml_lines(text, keepends=True)  # indexed by PyYAML's marks
         try:
             root = yaml.compose(text, Loader=_Loader)
         except yaml.YAMLError as exc:

@@ -21,6 +21,7 @@ from grpo_schema.engine.profiles import Profile
 from grpo_schema.engine.validate import check_text
 from grpo_schema.lsp.detect import CHECK, NOTE, SKIP, attachment
 from grpo_schema.lsp.settings import Settings
+from grpo_schema.engine.lines import split_lines
 
 SOURCE = "grpo"
 CODES_URL = "https://github.com/grpo-config/grpo-config#validate"
@@ -49,7 +50,7 @@ class Analysis:
 def not_a_config(text: str, result: CheckResult | None = None) -> Analysis:
     """No hover, completion or actions; with `result`, its diagnostics (the engine's one GRPO-Y016 note)."""
     result = result or CheckResult("<editor>", 1)
-    lines = text.splitlines()
+    lines = split_lines(text)
     return Analysis(text, FileSettings(), result, [to_lsp(d, lines) for d in result.diagnostics], is_config=False)
 
 
@@ -74,7 +75,7 @@ def check_document(text: str, settings: Settings, with_fixes: bool = True, uri: 
     if attach == NOTE:
         return not_a_config(text, check_text(text, path="<editor>", suggest_fixes=False))
     infile = read_file_settings(text)
-    extra: list[Diagnostic] = []
+    extra = [Diagnostic(SETTINGS_CODE, severity, message, hint=hint) for severity, message, hint in settings.problems]
     options: dict[str, Any] = {"allow_env": settings.allow_env, "suggest_fixes": with_fixes,
                                **judged_release(settings, uri, infile)}
     profiles: tuple[Profile, ...] = ()
@@ -91,13 +92,34 @@ def check_document(text: str, settings: Settings, with_fixes: bool = True, uri: 
                                else (settings.hardware, None))
     if settings.world_size and not hardware:
         options["default_world_size"] = settings.world_size
-    result = _check(text, hardware, hardware_line, options, extra)
+    on_disk = _not_utf8_on_disk(uri, text)
+    result = (check_text(on_disk, path="<editor>", **options) if on_disk is not None
+              else _check(text, hardware, hardware_line, options, extra))
     if infile.profiles:
         profiles = tuple(p for p in _known(infile.profiles))
-    lines = text.splitlines()
+    lines = split_lines(text)
     diagnostics = [to_lsp(d, lines) for d in extra + result.diagnostics]
     return Analysis(text, infile, result, diagnostics, with_fixes, profiles,
                     _world_size_from(result, infile, hardware))
+
+
+def _not_utf8_on_disk(uri: str, text: str) -> bytes | None:
+    """The file's bytes when the editor shows a file that is not UTF-8 (decoded as Latin-1, say): `grpo validate`
+    and trl read those bytes, and refuse them, so the editor must say so too. Only a text with a character past
+    ASCII can have come from such a file."""
+    if not uri.startswith("file://") or text.isascii():
+        return None
+    from urllib.parse import unquote
+
+    try:
+        with open(unquote(uri.removeprefix("file://")), "rb") as handle:
+            data = handle.read(2_000_000)
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data
+    except OSError:
+        pass
+    return None
 
 
 def judged_release(settings: Settings, uri: str, infile: FileSettings) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from grpo_schema.lsp.analysis import utf16
 from grpo_schema.commands.migrate import migrate_text
 from grpo_schema.render.text import describe_fix
 from grpo_schema.engine.yamledit import EditError, apply_fix_to_text, apply_fixes_to_text
+from grpo_schema.engine.lines import split_lines
 
 FIX_ALL_SAFE = "source.fixAll.grpo"
 MIGRATE = "source.grpo.migrate"
@@ -20,7 +21,7 @@ MIGRATE = "source.grpo.migrate"
 def text_edits(old: str, new: str) -> list[lsp.TextEdit]:
     """The edits turning `old` into `new`: changed characters within a changed line, whole lines where lines are
     added or removed; each is against the original text, as LSP applies them."""
-    a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    a, b = split_lines(old, keepends=True), split_lines(new, keepends=True)
     edits: list[lsp.TextEdit] = []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         if tag == "equal":

@@ -13,6 +13,7 @@ from grpo_schema.engine.compiled import compiled
 from grpo_schema.engine.diagnostics import yaml_value
 from grpo_schema.engine.migrations import MIGRATIONS, describe
 from grpo_schema.engine.plan import Geometry, problems
+from grpo_schema.engine.lines import split_lines
 from grpo_schema.engine.release import batch_meaning, for_release, release_surface, status
 
 if TYPE_CHECKING:
@@ -164,7 +165,7 @@ def completions(text: str, line: int, character: int, profiles: tuple[Any, ...],
                 release: ReleaseSurface | None = None) -> list[lsp.CompletionItem]:
     """Keys not yet written, a key's values, reward names; the release's keys, defaults and values when the file
     is judged for an older release."""
-    lines = text.splitlines()
+    lines = split_lines(text)
     current = lines[line] if line < len(lines) else ""
     before = current[:character]
     match = _KEY_LINE.match(before)

@@ -18,6 +18,7 @@ from grpo_schema.dialects.python import check_python
 from grpo_schema.dialects.python.check import PythonCheck, script_only_keys
 from grpo_schema.dialects.python.codes import NO_CALL
 from grpo_schema.dialects.python.source import file_line, split_cell_path
+from grpo_schema.engine.lines import split_lines
 from grpo_schema.engine.diagnostics import Diagnostic
 from grpo_schema.engine.infile import read_file_settings
 from grpo_schema.lsp.analysis import Analysis, judged_release, to_lsp, utf16
@@ -38,7 +39,7 @@ def check_python_document(text: str, settings: Settings, uri: str) -> Analysis:
     if settings.world_size:
         options["default_world_size"] = settings.world_size
     checked = check_python(text, path, **options)
-    lines = text.splitlines()
+    lines = split_lines(text)  # Python counts lines as editors do: \n, \r\n, \r
     # A Python file without a call is most Python files an editor opens: nothing to say about it there.
     diagnostics = [_to_lsp(d, result.path, text, lines) for result in checked.results for d in result.diagnostics
                    if d.code != NO_CALL]
@@ -120,7 +121,7 @@ def hover(analysis: Analysis, line: int, character: int) -> str | None:
     if index is None:
         return None
     reading, result = checked.calls[index], checked.results[index]
-    text = analysis.text.splitlines()[line]
+    text = split_lines(analysis.text)[line]
     words = [m for m in _WORD.finditer(text) if m.start() <= character <= m.end()]
     word = words[0].group(0).strip("\"'") if words else ""
     if word in reading.mapping:

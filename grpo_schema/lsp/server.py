@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -19,12 +20,15 @@ from dataclasses import dataclass, field
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
+from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
 from pygls.protocol import LanguageServerProtocol
+from pygls.workspace import TextDocument, Workspace
 
 from grpo_schema import __version__
 from grpo_schema.lsp import edits, info, python
 from grpo_schema.lsp.analysis import Analysis, check_document, from_utf16
 from grpo_schema.lsp.settings import Settings, from_client
+from grpo_schema.engine.lines import split_lines
 
 
 @dataclass
@@ -62,6 +66,40 @@ def _id_of(data: object) -> int | str | None:
     return value if isinstance(value, (int, str)) and not isinstance(value, bool) else None
 
 
+class EditorLinesDocument(TextDocument):
+    """pygls splits a document with str.splitlines, which also breaks at U+2028, U+2029, U+0085 and form feeds
+    where the client does not: every edit after such a character would land on the wrong line of our copy.
+    Lines here are the protocol's: \n, \r\n or \r."""
+
+    @property
+    def lines(self) -> list[str]:
+        return split_lines(self.source, keepends=True)
+
+
+class EditorLinesWorkspace(Workspace):
+    def _create_text_document(self, doc_uri, source=None, version=None, language_id=None) -> TextDocument:
+        return EditorLinesDocument(doc_uri, source=source, version=version, language_id=language_id,
+                                   sync_kind=self._sync_kind, position_codec=self._position_codec)
+
+
+# The longest message body read: a config is at most 1 MB (the loader's limit), sent as JSON with escapes.
+MAX_BODY_BYTES = 64 * 1024 * 1024
+_OVERSIZED = "grpo/oversizedBody"
+
+
+class BoundedReader(StdinAsyncReader):
+    """A Content-Length past MAX_BODY_BYTES is not read (reading 10**12 bytes ends the process): the reader answers
+    a marker body instead, the protocol answers it with an error, and the loop reads on, skipping what follows
+    until the next message's header."""
+
+    def readexactly(self, n: int):
+        if n <= MAX_BODY_BYTES:
+            return super().readexactly(n)
+        marker = asyncio.get_running_loop().create_future()
+        marker.set_result(json.dumps({"jsonrpc": "2.0", _OVERSIZED: n}).encode())
+        return marker
+
+
 class GrpoProtocol(LanguageServerProtocol):
     def send_error(self, msg_id: int | str | None, code: int, message: str) -> None:
         """A JSON-RPC 2.0 error response, written as a plain object so that an unknown id is `"id": null`."""
@@ -84,6 +122,9 @@ class GrpoProtocol(LanguageServerProtocol):
         """pygls raises on a request whose params do not fit the method's type, and the request is then never
         answered (the client waits forever): answer it with InvalidParams (-32602), as JSON-RPC says. (Called by
         json.loads for every object of a message, innermost first: only the envelope has "jsonrpc".)"""
+        if _OVERSIZED in data:
+            return _InvalidRequest(None, f"a Content-Length of {data[_OVERSIZED]} bytes is over the limit of "
+                                         f"{MAX_BODY_BYTES}; the message was skipped")
         if "jsonrpc" in data and not {"method", "result", "error"} & data.keys():
             return _InvalidRequest(_id_of(data), "a message needs a method (a request or notification), or a "
                                                  "result or an error (a response)")
@@ -115,6 +156,21 @@ class GrpoLanguageServer(LanguageServer):
             self.protocol.send_error(None, -32700, f"Parse error: {error}")
             return
         super().report_server_error(error, source)
+
+    def _start_io_async(self, stdin=None, stdout=None) -> None:  # type: ignore[override]
+        """pygls' own, with a reader that refuses an oversized Content-Length instead of trying to read it."""
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        reader = BoundedReader(stdin or sys.stdin.buffer, self.thread_pool)
+        try:
+            asyncio.run(run_async(stop_event=self._stop_event, reader=reader, protocol=self.protocol,
+                                  error_handler=self.report_server_error))
+        except BrokenPipeError:
+            pass  # the client went away
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
 
     def doc(self, uri: str) -> DocumentState:
         return self.state.documents.setdefault(uri, DocumentState())
@@ -188,6 +244,7 @@ server = GrpoLanguageServer()
 
 @server.feature(lsp.INITIALIZE)
 def initialize(ls: GrpoLanguageServer, params: lsp.InitializeParams) -> None:
+    ls.protocol._workspace.__class__ = EditorLinesWorkspace  # made by pygls just before: its documents, our lines
     ls.state.settings = from_client(params.initialization_options, ls.state.settings)
 
 
@@ -246,7 +303,7 @@ async def hover(ls: GrpoLanguageServer, params: lsp.HoverParams) -> lsp.Hover | 
     analysis = await ls.analyse(uri)
     if analysis is None or not analysis.is_config:
         return None
-    lines = analysis.text.splitlines()
+    lines = split_lines(analysis.text)
     line = params.position.line
     if analysis.python is not None:  # a keyword's facts, or on the call its schedule
         column = from_utf16(lines[line], params.position.character) if line < len(lines) else 0
@@ -271,7 +328,7 @@ async def completion(ls: GrpoLanguageServer, params: lsp.CompletionParams) -> ls
     if analysis is not None and (not analysis.is_config or analysis.python is not None):  # no YAML keys to offer
         return lsp.CompletionList(is_incomplete=False, items=[])
     profiles = analysis.profiles if analysis is not None else ()
-    lines = text.splitlines()
+    lines = split_lines(text)
     line = params.position.line
     character = from_utf16(lines[line], params.position.character) if line < len(lines) else 0
     release = info.judged_as(analysis.result) if analysis is not None else None

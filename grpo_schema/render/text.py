@@ -9,6 +9,8 @@ from typing import TextIO
 
 from grpo_schema.engine.check import CheckResult
 from grpo_schema.engine.diagnostics import Diagnostic, Fix, yaml_value
+from grpo_schema.engine.lines import split_lines
+from grpo_schema.versions.detect import RELEASE_SOURCES  # why a release was judged, in words (migrate reads it here)
 
 _COLORS = {"error": "31", "warning": "33", "info": "36", "dim": "2", "bold": "1"}
 
@@ -73,21 +75,6 @@ def summary(result: CheckResult) -> str:
             + judged_for(result))
 
 
-# Why a release was the one judged against, in the words every text output uses (grpo_schema.versions.detect and
-# the check's own sources).
-RELEASE_SOURCES = {
-    "flag": "--trl-version",
-    "installed": "the trl installed beside this Python",
-    "requirements": "the trl pinned in the repository's requirements",
-    "comment": "the file's `# grpo: --trl-version` comment",
-    "editor settings": "the editor's settings",
-    "service settings": "the service's --trl-version",
-    "context": "the validation context",
-    "form": "the version picked in the form",
-    "default": "grpo-config's default release",
-}
-
-
 def release_reason(version: str, source: str) -> str:
     """'TRL 0.19.1 (the trl installed beside this Python)'."""
     return f"TRL {version} ({RELEASE_SOURCES.get(source, source)})"
@@ -105,7 +92,7 @@ def render(results: list[CheckResult], sources: dict[str, str], stream: TextIO =
     color = use_color(stream)
     blocks = []
     for result in results:
-        lines = sources.get(result.path, "").splitlines()
+        lines = split_lines(sources.get(result.path, ""))
         blocks += [render_diagnostic(d, result.path, lines, color) for d in result.diagnostics]
         blocks.append(summary(result) + "".join(f"\n  {printable(line)}" for line in result.memory_lines))
     return "\n\n".join(blocks) + "\n"

@@ -22,6 +22,26 @@ def _tables():
     return tables
 
 DEFAULT = "1.16.0"
+
+# Why a release was the one judged against, in the words every text output uses (detection's sources and the
+# check's own).
+RELEASE_SOURCES = {
+    "flag": "--trl-version",
+    "installed": "the trl installed beside this Python",
+    "environment": "the trl installed in the environment",
+    "requirements": "the trl pinned in the repository's requirements",
+    "comment": "the file's `# grpo: --trl-version` comment",
+    "editor settings": "the editor's settings",
+    "service settings": "the service's --trl-version",
+    "context": "the validation context",
+    "form": "the version picked in the form",
+    "default": "grpo-config's default release",
+}
+
+
+def source_words(source: str) -> str:
+    """'flag' -> '--trl-version': where a judged release came from, as a reader says it."""
+    return RELEASE_SOURCES.get(source, source)
 PIN_FILES = ("pyproject.toml", "setup.py", "setup.cfg")
 ROOT_MARKERS = (".git", ".hg")
 

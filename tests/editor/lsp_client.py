@@ -182,14 +182,18 @@ class StdioLspClient:
     def send_raw(self, body: bytes, answer_id: Any = None) -> dict[str, Any]:
         """Send `body` as one message whatever it holds (not JSON, say) and return the response with `answer_id`
         (None: the JSON-RPC error answer to a message whose id cannot be read)."""
+        return self.send_bytes(b"Content-Length: %d\r\n\r\n" % len(body) + body, answer_id)
+
+    def send_bytes(self, data: bytes, answer_id: Any = None) -> dict[str, Any]:
+        """Write `data` as it is (headers included) and return the response with `answer_id`."""
         with self._lock:
-            self._proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            self._proc.stdin.write(data)
             self._proc.stdin.flush()
         deadline = time.monotonic() + self.timeout
         with self._arrived:
             while answer_id not in self._responses:
                 if not self._arrived.wait(timeout=max(0.0, deadline - time.monotonic())):
-                    raise LspError(f"no answer with id {answer_id!r} to {body[:60]!r} within {self.timeout}s")
+                    raise LspError(f"no answer with id {answer_id!r} to {data[:60]!r} within {self.timeout}s")
             return self._responses.pop(answer_id)
 
     def _position(self, uri: str, line: int, character: int) -> dict[str, Any]:

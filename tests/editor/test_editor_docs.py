@@ -144,3 +144,103 @@ def test_the_emacs_snippet_shows_grpo_lsp_s_diagnostics(tmp_path, marker, packag
     assert out.exists(), (done.stdout, done.stderr)
     found = json.loads(out.read_text())
     assert found["mode"] == "grpo-yaml-mode" and sorted(found["codes"]) == EXPECTED, (found, done.stderr[-2000:])
+
+
+# K and <C-x><C-o> pressed as a user presses them, in the buffer the snippet attached: a hover window opens with the
+# key's text, and the completion menu offers keys.
+DRIVE_KEYS = r"""
+vim.cmd("edit " .. FILE)
+local buf = vim.api.nvim_get_current_buf()
+vim.wait(30000, function() return #vim.diagnostic.get(buf) > 0 end, 50)
+vim.api.nvim_win_set_cursor(0, { 5, 3 })  -- on num_generations
+vim.api.nvim_feedkeys("K", "x", false)
+local hover = ""
+vim.wait(10000, function()
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    if vim.api.nvim_win_get_config(win).relative ~= "" then
+      hover = table.concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(win), 0, -1, false), "\n")
+      return true
+    end
+  end
+  return false
+end, 50)
+vim.cmd("only")
+vim.api.nvim_buf_set_lines(buf, -1, -1, false, { "" })
+vim.api.nvim_win_set_cursor(0, { vim.api.nvim_buf_line_count(buf), 0 })
+local function finish(items)
+  vim.fn.writefile({ vim.fn.json_encode({ hover = hover, items = items, omnifunc = vim.bo[buf].omnifunc }) }, OUT)
+  vim.cmd("qa!")
+end
+-- the keys are typed once this script returns, as the editor's main loop reads them; the menu's items end the run
+vim.api.nvim_create_autocmd("CompleteChanged", { callback = function()
+  local items = {}
+  for _, item in ipairs(vim.fn.complete_info({ "items" }).items) do table.insert(items, item.word) end
+  vim.schedule(function() finish(items) end)
+end })
+vim.defer_fn(function() finish({}) end, 15000)
+vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes("A<C-x><C-o>", true, false, true), "t", false)
+"""
+
+
+def test_the_neovim_0_7_snippet_gives_hover_on_k_and_completion(tmp_path):
+    able = [binary for version, binary in neovims() if version >= (0, 7)]
+    if not able:
+        pytest.skip("no Neovim 0.7 or later")
+    binary = able[0]  # the oldest: the release the snippet is for
+    config, out = tmp_path / "run.grpo.yaml", tmp_path / "out.json"
+    config.write_text(CONFIG)
+    (tmp_path / "init.lua").write_text(snippet("neovim-0.7"))
+    (tmp_path / "drive.lua").write_text(f"FILE = {json.dumps(str(config))}\nOUT = {json.dumps(str(out))}\n" + DRIVE_KEYS)
+    done = subprocess.run([binary, "--headless", "-n", "-i", "NONE", "-u", "init.lua", "-c", "luafile drive.lua"],
+                          capture_output=True, text=True, timeout=90, cwd=tmp_path, env=editor_env(tmp_path))
+    assert out.exists(), (done.stdout, done.stderr)
+    found = json.loads(out.read_text())
+    assert "num_generations" in found["hover"], found  # the server's hover, not :Man
+    assert "learning_rate: " in found["items"] and "num_generations: " not in found["items"], found  # unwritten keys
+
+
+DRIVE_BOTH = r"""
+(find-file FILE)
+(run-hooks 'post-command-hook)
+(mapc #'timer-event-handler (copy-sequence timer-idle-list))
+(defun grpo-test-servers ()
+  (sort (mapcar (lambda (w) (symbol-name (lsp--client-server-id (lsp--workspace-client w)))) (lsp-workspaces)) #'string<))
+(defun grpo-test-sources ()
+  (let (out) (maphash (lambda (_ v) (dolist (d v) (push (lsp-get d :source) out))) (lsp-diagnostics t)) out))
+(let ((deadline (+ (float-time) 40)))
+  (while (and (< (float-time) deadline)
+              (not (and (member "grpo" (grpo-test-sources))
+                        (seq-some (lambda (s) (and s (string-prefix-p "yaml-schema" s))) (grpo-test-sources)))))
+    (accept-process-output nil 0.1)))
+(let ((found (json-encode (list (cons 'servers (vconcat (grpo-test-servers)))
+                                (cons 'sources (vconcat (delete-dups (delq nil (grpo-test-sources)))))))))
+  (with-temp-file OUT (insert found)))
+(kill-emacs 0)
+"""
+
+
+@pytest.mark.slow
+def test_the_lsp_mode_snippet_lets_yaml_language_server_serve_the_buffer_too(tmp_path):
+    emacs = shutil.which("emacs")
+    server = shutil.which("yaml-language-server", path=str(REPO / "tests" / "lsp" / "node_modules" / ".bin")) \
+        or shutil.which("yaml-language-server")
+    env = editor_env(tmp_path)
+    if emacs is None or server is None or subprocess.run(
+            [emacs, "--batch", "--eval", "(kill-emacs (if (require 'lsp-mode nil t) 0 1))"], capture_output=True,
+            timeout=60, env=env).returncode != 0:
+        pytest.skip("needs Emacs with lsp-mode and yaml-language-server (tests/lsp: npm ci)")
+    env["PATH"] = f"{Path(server).parent}{os.pathsep}{env['PATH']}"
+    (tmp_path / "schemas").mkdir()
+    shutil.copy(REPO / "schemas" / "grpo-config.schema.json", tmp_path / "schemas")
+    config, out = tmp_path / "run.grpo.yaml", tmp_path / "out.json"
+    config.write_text("# yaml-language-server: $schema=schemas/grpo-config.schema.json\n" + CONFIG
+                      + "loss_type: bogus\n")
+    (tmp_path / "init.el").write_text(snippet("emacs-lsp-mode"))
+    (tmp_path / "drive.el").write_text(f"(setq FILE {json.dumps(str(config))} OUT {json.dumps(str(out))})\n"
+                                       "(setq lsp-auto-guess-root t lsp-enable-snippet nil)\n" + DRIVE_BOTH)
+    done = subprocess.run([emacs, "--batch", "-l", "init.el", "-l", "drive.el"], capture_output=True, text=True,
+                          timeout=90, cwd=tmp_path, env=env)
+    assert out.exists(), (done.stdout, done.stderr[-2000:])
+    found = json.loads(out.read_text())
+    assert found["servers"] == ["grpo", "yamlls"], (found, done.stderr[-2000:])
+    assert "grpo" in found["sources"] and any(s.startswith("yaml-schema") for s in found["sources"]), found

@@ -47,14 +47,24 @@ def test_no_fit_is_an_error_with_checked_fixes(capsys, tmp_path):
 
 def test_smaller_batch_keeps_the_generation_batch(tmp_path):
     text = BIG.replace("use_vllm: true\n", "").replace("vllm_gpu_memory_utilization: 0.5\n", "")
-    result, report = check_for_hardware(text, "x", "1xA100-40GB")
+    result, report = check_for_hardware(text, "x", "1xA100-80GB")  # a smaller batch is one of the ways to fit
     assert report.fits is False
     offered = [d for d in report.diagnostics if d.code in ("GRPO-H001", "GRPO-H002")][0]
     edits = [offered.fix, *offered.alternatives]
     batch = [f for f in edits if "per_device_train_batch_size" in f.set]
+    assert batch
     for fix in batch:
         b, ga = fix.set["per_device_train_batch_size"], fix.set["gradient_accumulation_steps"]
         assert b * ga == 16 * 4
+        assert all(key in fix.title for key in fix.set), fix.title  # the title names every key it changes
+
+
+def test_host_ram_line_counts_one_process_in_the_singular(capsys, tmp_path):
+    path = tmp_path / "one.yaml"
+    path.write_text(BIG)
+    main(["validate", str(path), "--hardware", "1xA100-80GB"])
+    out = capsys.readouterr().out
+    assert "1 process" in out and "process(es)" not in out and "worker(s)" not in out
 
 
 def test_validate_with_hardware_reports_h_codes(capsys, tmp_path):

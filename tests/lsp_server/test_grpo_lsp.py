@@ -6,6 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from grpo_schema.engine.validate import check_text
 from tests.conftest import REPO
 from tests.support.lsp import QWEN, apply_edits, line_of, open_text, start_server
@@ -214,6 +216,21 @@ def test_declared_hardware_sets_the_world_size_and_checks_the_fit(server, tmp_pa
     assert "**Schedule at world size 8** (the GPUs of `--hardware 8xH100-80GB`)" in server.hover(uri, 8, 2)
     uri = open_text(server, tmp_path, "hw-bad.yaml", "# grpo: --hardware 8xFOO\n" + text)
     assert [d["range"]["start"]["line"] for d in server.wait_publish(uri) if d["code"] == "GRPO-Y015"] == [0]
+
+
+@pytest.mark.parametrize(("release", "severity", "says"), [
+    ("banana", ERROR, "not a TRL version: 'banana'"),
+    ("9.0", WARNING, "newer than the newest table (1.16.0); judging it as 1.16.0"),  # what grpo validate warns
+])
+def test_a_bad_release_in_the_editors_settings_is_said_on_every_document(server, tmp_path, release, severity, says):
+    server.notify("workspace/didChangeConfiguration", {"settings": {"grpo": {"trlVersion": release}}})
+    try:
+        uri = open_text(server, tmp_path, f"release-{release}.yaml", QWEN.read_text())
+        found = [d for d in server.wait_publish(uri) if d["code"] == "grpo-settings"]
+        assert [d["severity"] for d in found] == [severity] and says in found[0]["message"], found
+        assert "trlVersion" in found[0]["message"]
+    finally:
+        server.notify("workspace/didChangeConfiguration", {"settings": {"grpo": {}}})
 
 
 def test_a_python_script_gets_diagnostics_fixes_and_hover_through_the_server(server, tmp_path):

@@ -88,8 +88,8 @@ def test_every_setting_of_the_vscode_extension_is_read_by_the_server():
     manifest = json.loads((REPO / "editors" / "vscode" / "package.json").read_text())
     properties = manifest["contributes"]["configuration"]["properties"]
     samples = {"worldSize": 8, "profiles": ["open-r1"], "hardware": "8xH100-80GB", "allowEnv": ["HF_TOKEN"],
-               "debounceMs": 40}
-    client_side = {"command", "files"}  # used by the extension itself to start the server and pick files
+               "debounceMs": 40, "trlVersion": "0.19"}
+    client_side = {"command", "files"}  # the extension's own: it starts the server, and picks files (sent as filePatterns)
     assert {name.split(".", 1)[1] for name in properties} == set(samples) | client_side
     for key, value in samples.items():
         assert from_client({"grpo": {key: value}}) != Settings(), key

@@ -121,8 +121,8 @@ def test_the_address_names_the_run_shown_edits_switch_runs_and_back_goes_to_the_
     assert page.get_attribute(f"tr[data-run-id='{third}']", "aria-selected") == "true"
     page.expect_404 = True
     page.evaluate("location.hash = '#run=0123456789ab'")  # a run this service does not have: said, nothing stale
-    page.wait_for_function("() => /Not on this service: no run 0123456789ab/.test("
-                           "document.getElementById('message').textContent)")
+    page.wait_for_function("() => /There is no run 0123456789ab on this service/.test("
+                           "document.getElementById('notice-text').textContent)")
     assert page.locator("#detail").is_hidden()
 
 

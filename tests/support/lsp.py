@@ -13,6 +13,7 @@ import pytest
 
 from tests.conftest import REPO
 from tests.editor.lsp_client import StdioLspClient
+from grpo_schema.engine.lines import split_lines
 
 QWEN = REPO / "tests" / "docs" / "files" / "qwen-grpo.yaml"  # the B001 example of the README
 EDITORS_PAGE = REPO / "docs" / "editors.md"
@@ -26,7 +27,7 @@ def start_server(initialization_options: Any = None) -> StdioLspClient:
 
 def apply_edits(text: str, edits: list[dict[str, Any]]) -> str:
     """Apply LSP TextEdits (each against the original text) as an editor does: from the last to the first."""
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text, keepends=True)  # as LSP counts lines: \n, \r\n, \r and nothing else
     starts = [0]
     for line in lines:
         starts.append(starts[-1] + len(line))
@@ -45,7 +46,7 @@ def apply_edits(text: str, edits: list[dict[str, Any]]) -> str:
 
 
 def line_of(text: str, prefix: str) -> int:
-    return next(i for i, line in enumerate(text.splitlines()) if line.startswith(prefix))
+    return next(i for i, line in enumerate(split_lines(text)) if line.startswith(prefix))
 
 
 def open_text(client: StdioLspClient, tmp_path: Path, name: str, text: str) -> str:

@@ -38,7 +38,17 @@ def test_validate_file_objects_equal_the_cli_for_every_file(http, options):
         response = http.post("/api/v1/validate", content=path.read_bytes(),
                              headers={"content-type": "application/yaml"}, params={**params, "path": str(path)})
         assert response.status_code == 200
-        assert response.json() == file_object, path.name
+        assert without_read_note(response.json()) == without_read_note(file_object), path.name
+
+
+def without_read_note(file_object: dict) -> dict:
+    """The file object less why the prompt length is a default: the CLI finds no dataset on this machine, the
+    service (runs off) reads none by policy; the estimate is the same (a file whose `# grpo: --hardware` comment
+    asks for the fit, such as the Demo recipe, has these lines)."""
+    lines = file_object.get("memory_lines")
+    if not lines:
+        return file_object
+    return {**file_object, "memory_lines": [line for line in lines if not line.startswith("assumes prompts of")]}
 
 
 def test_explain_equals_the_cli(http):

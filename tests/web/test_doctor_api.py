@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from grpo_web.api.doctor import TRL_ONLY
+
 ROOT = Path(__file__).resolve().parents[2]
 LIGER = "model_name_or_path: Qwen/Qwen3-0.6B\ndataset_name: d\noutput_dir: out\nuse_liger_kernel: true\n"
 
@@ -21,7 +23,29 @@ def test_get_doctor_is_the_cli_on_the_same_interpreter(live_server):
                                     capture_output=True, text=True, cwd=ROOT, timeout=120).stdout)
     assert doc["environment"]["packages"] == cli["environment"]["packages"]
     assert doc["environment"]["origin"] == sys.executable and doc["trl_release"] == cli["trl_release"]
-    assert {d["code"] for d in doc["diagnostics"]} == {d["code"] for d in cli["diagnostics"]}
+    # the service's runs train with grpo_runtime: what concerns trl itself is left out, the rest is the CLI's
+    assert doc["runs_with"] == "grpo_runtime"
+    assert {d["code"] for d in doc["diagnostics"]} == {d["code"] for d in cli["diagnostics"]} - TRL_ONLY
+
+
+def test_the_launch_dialog_judges_the_runtime_the_service_runs_not_trl(tmp_path, capsys):
+    """An environment without trl (as `bash scripts/serve.sh` installs the service) runs grpo_runtime: no "trl is
+    not installed", while `grpo doctor` on the same environment, judging for `trl grpo`, says it with its source
+    in words, not "(flag)"."""
+    from grpo_schema.cli import main
+    from grpo_schema.doctor import read
+    from grpo_web.api.doctor import service_runs_document
+
+    freeze = tmp_path / "freeze.txt"
+    freeze.write_text("torch==2.13.0\ntransformers==5.2.0\naccelerate==1.10.0\ndatasets==4.0.0\n")
+    config = tmp_path / "demo.yaml"
+    config.write_text(LIGER.replace("use_liger_kernel: true\n", ""))
+    doc = service_runs_document(read(freeze=str(freeze)))
+    assert [d["code"] for d in doc["diagnostics"]] == [] and doc["ok"] is True and doc["runs_with"] == "grpo_runtime"
+    main(["doctor", str(config), "--freeze", str(freeze), "--trl-version", "0.19", "--format", "json"])
+    cli = json.loads(capsys.readouterr().out)
+    no_trl = [d for d in cli["diagnostics"] if d["code"] == "GRPO-C001"]
+    assert no_trl and no_trl[0]["message"].endswith("the file is for TRL 0.19 (--trl-version)"), no_trl
 
 
 def test_post_doctor_judges_the_config_features_and_reads_no_client_path(live_server, tmp_path):

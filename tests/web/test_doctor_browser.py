@@ -39,12 +39,17 @@ def installed(name: str) -> bool:
 
 
 def cli_doctor(text: str, tmp_path: Path) -> dict:
-    """`grpo doctor FILE --format json` on the interpreter the service runs in (this one)."""
+    """`grpo doctor FILE --format json` on the interpreter the service runs in (this one), less what concerns trl
+    itself (the service's runs train with grpo_runtime)."""
+    from grpo_web.api.doctor import TRL_ONLY
+
     path = tmp_path / "run.yaml"
     path.write_text(text)
     done = subprocess.run([sys.executable, "-m", "grpo_schema", "doctor", "--format", "json", str(path)],
                           capture_output=True, text=True, timeout=120, cwd=ROOT)
-    return json.loads(done.stdout)
+    doc = json.loads(done.stdout)
+    doc["diagnostics"] = [d for d in doc["diagnostics"] if d["code"] not in TRL_ONLY]
+    return doc
 
 
 def open_launch(page) -> dict:

@@ -150,7 +150,7 @@ def test_a_recipe_with_its_own_hardware_takes_the_memory_panel_from_the_typed_on
     page.wait_for_function("() => /1xH100-80GB \\(typed here\\)/.test(document.getElementById('memory-summary')"
                            ".textContent) || /No estimate/.test(document.getElementById('memory-summary').textContent)",
                            timeout=15_000)
-    page.select_option("#preset", "demo")  # examples/demo.yaml says hardware: 8GB
+    page.select_option("#preset", "demo")  # examples/demo.yaml says `# grpo: --hardware 8GB`
     page.wait_for_selector("#undo-preset")
     assert page.input_value("#hardware") == ""
     said = page.inner_text("#hardware-taken")
@@ -212,7 +212,10 @@ def test_the_demo_recipe_gets_a_memory_estimate_on_its_own_hardware(page):
     page.wait_for_function("() => /per GPU: fits/.test(document.getElementById('memory-summary').textContent)",
                            timeout=15_000)
     summary = page.inner_text("#memory-summary")
-    assert "of 8.0 GiB per GPU: fits" in summary and "on 8GB (the config's hardware: section)" in summary, summary
+    assert "of 8.0 GiB per GPU: fits" in summary and "on 8GB (the file's # grpo: comment)" in summary, summary
+    # the recipe opens clean: no warning (its hardware is a `# grpo:` comment, which trl never reads)
+    assert page.locator("#diag-list .diag.warning, #diag-list .diag.error").count() == 0
+    assert re.search(r"0 errors, 0 warnings", page.text_content("#status")), page.text_content("#status")
     assert "No estimate" not in summary and "GRPO-H005" not in page.inner_text("#memory-panel")
 
 

@@ -26,6 +26,8 @@ def test_no_estimate_names_the_unknown_model_not_the_hardware_section_warning(pa
     assert "unknown model 'my-org/my-unknown-model'" in summary, summary
     assert "read by grpo-config only" not in summary, summary
     assert "--model-config" in summary  # what to do about it
+    page.wait_for_function("() => !/checking memory/.test(document.getElementById('status').textContent)")
+    assert "no memory estimate" in page.text_content("#status")  # the banner says there is none, too
 
 
 def test_the_open_r1_offer_goes_once_the_profile_is_in_use_and_its_keys_leave_other_at_any_release(page):

@@ -165,3 +165,14 @@ def test_at_0_19_the_form_offers_0_19s_losses_and_reward_names_and_r007_names_it
     pick_release(page, "")  # back to the service's 1.16: its four names
     page.fill("#search", "reward_funcs")
     assert page.locator(".picker[aria-label*='built-in rewards'] .chip").count() == 4
+
+
+def test_the_picker_lists_each_release_once_and_a_filter_counts_in_the_singular(page):
+    options = page.eval_on_selector_all("#trl-version option", "(nodes) => nodes.map((n) => [n.value, n.textContent])")
+    default = options[0][1].split(" ")[0]
+    assert [value for value, _ in options[1:]].count(default) == 0  # the service's release is the first option alone
+    assert len({value for value, _ in options}) == len(options)
+    assert "(the service's: " in options[0][1] and not options[0][1].endswith(("installed)", "default)")), options[0]
+    page.fill("#search", "ds3_gather_for_generation")  # one field has this name, and no other description says it
+    page.wait_for_function("() => /matching field/.test(document.getElementById('filter-count').textContent)")
+    assert page.text_content("#filter-count") == "1 matching field"

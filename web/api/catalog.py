@@ -48,8 +48,10 @@ async def schema(request: Request, profiles: Annotated[tuple[Profile, ...], Depe
 def trl_versions(request: Request) -> dict[str, Any]:
     """Every release with a table (the last patch of each minor since 0.14), and the service's default with where
     it came from (`grpo serve --trl-version`, the installed trl, or 1.16)."""
+    from grpo_schema.versions.detect import source_words
+
     version, source = request.app.state.settings.judged_trl()
-    return {"default": {"version": version, "source": source}, "releases": releases()}
+    return {"default": {"version": version, "source": source, "says": source_words(source)}, "releases": releases()}
 
 
 @router.get("/profiles", summary="Known downstream script profiles")
@@ -87,7 +89,10 @@ def preset(name: str, profiles: Annotated[tuple[Profile, ...], Depends(profile_p
     found = all_presets().get(name)
     if found is None:
         raise HTTPException(404, f"no preset {name!r}; known: {', '.join(all_presets())}")
-    document = {**found.document(), "notes": []}
+    from grpo_web.api.yaml_io import settings_of
+
+    # the recipe's `# grpo:` comment (the Demo's --hardware), as an imported file's is read
+    document = {**found.document(), "notes": [], "settings": settings_of(found.text.encode())[0]}
     for profile in profiles:
         document["config"], notes = adapt_rewards(document["config"], profile)
         document["notes"] += notes

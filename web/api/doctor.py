@@ -1,7 +1,8 @@
-"""The environment the service's runs use (its own interpreter: runs start `sys.executable -m grpo_schema launch`),
-judged as `grpo doctor` judges one: GET /api/v1/doctor for the environment against its TRL release, POST
-/api/v1/doctor with a config for the features that config uses too. Packages are read from metadata, never
-imported; the answer is `grpo doctor --format json`'s document."""
+"""The environment the service's runs use (its own interpreter: runs start `sys.executable -m grpo_schema launch`,
+which trains with grpo_runtime, not trl), judged as `grpo doctor` judges one, less what concerns trl itself:
+GET /api/v1/doctor for the environment against its TRL release, POST /api/v1/doctor with a config for the
+features that config uses too. Packages are read from metadata, never imported; the answer is `grpo doctor
+--format json`'s document with `runs_with: "grpo_runtime"`."""
 
 from __future__ import annotations
 
@@ -21,19 +22,31 @@ Body = Annotated[ConfigBody, Depends(config_body)]
 Params = Annotated[CheckParams, Depends(check_params)]
 
 
-def _document(result: Any = None) -> dict[str, Any]:
+# What `grpo doctor` says about trl itself: the service's runs train with grpo_runtime (`grpo launch`), which does not
+# import trl, so trl missing, another trl release or trl's own requirements do not stop them.
+TRL_ONLY = frozenset({"GRPO-C001", "GRPO-C014", "GRPO-C002"})  # no trl, another trl release, trl's requirements
+RUNS_WITH = "grpo_runtime"
+
+
+def service_runs_document(env: Any, result: Any = None) -> dict[str, Any]:
+    """grpo doctor's document for `env` as the service's runs use it: with `runs_with`, and without the
+    diagnostics about trl itself (TRL_ONLY); the config's loader errors first when there is a config."""
     from grpo_schema.commands.doctor import judge
+
+    report = judge(env, result, None, local_files=False)
+    doc = {"version": 1, **report.to_dict(), "runs_with": RUNS_WITH}
+    doc["diagnostics"] = [d for d in doc["diagnostics"] if d["code"] not in TRL_ONLY]
+    if result is not None:
+        doc["diagnostics"] = [d.to_dict() for d in result.diagnostics
+                              if d.code.startswith("GRPO-Y") and d.severity == "error"] + doc["diagnostics"]
+    doc["ok"] = not any(d["severity"] == "error" for d in doc["diagnostics"])
+    return doc
+
+
+def _document(result: Any = None) -> dict[str, Any]:
     from grpo_schema.doctor import current
 
-    env = current()
-    report = judge(env, result, None, local_files=False)
-    if result is None:
-        return {"version": 1, **report.to_dict()}
-    loader_errors = [d.to_dict() for d in result.diagnostics if d.code.startswith("GRPO-Y") and d.severity == "error"]
-    doc = {"version": 1, **report.to_dict()}
-    doc["diagnostics"] = loader_errors + doc["diagnostics"]
-    doc["ok"] = doc["ok"] and not loader_errors
-    return doc
+    return service_runs_document(current(), result)
 
 
 @router.get("/doctor", summary="The environment the service's runs use, against its TRL release",

@@ -129,7 +129,24 @@ def _owner(manager: RunManager, owned: OutputOwned, config_text: str) -> dict[st
     """The run that owns the output_dir, and whether this config could resume it (the form's choices read it)."""
     owner = owned.owner
     verdict = resumable.judge(owner, resumable.logged_step(manager.store, owner), config_text)
-    return {"id": owner.id, "state": owner.state, "resume": verdict.to_dict()}
+    return {"id": owner.id, "state": owner.state, "resume": verdict.to_dict(),
+            "differences": config_differences(config_text, owner.config_text)}
+
+
+# Keys a resume sets or that name the folder itself: not a difference between two runs' settings.
+_SAME_RUN_KEYS = frozenset({"output_dir", "resume_from_checkpoint"})
+
+
+def config_differences(this: str, that: str) -> list[dict[str, Any]]:
+    """The top-level keys where the config `this` differs from the config `that` (a resume trains on with this
+    one's settings from that run's checkpoint): [{key, this, that}], a key one of them leaves out as null."""
+    from grpo_schema.engine.loader import load_yaml
+
+    mine, theirs = (load_yaml(text).data for text in (this, that))
+    mine, theirs = (value if isinstance(value, dict) else {} for value in (mine, theirs))
+    return [{"key": key, "this": mine.get(key), "that": theirs.get(key)}
+            for key in sorted(set(mine) | set(theirs))
+            if key not in _SAME_RUN_KEYS and mine.get(key) != theirs.get(key)]
 
 
 def _output_owned(result: CheckResult, owned: OutputOwned):
@@ -211,8 +228,12 @@ def list_runs(manager: Manager, state: Annotated[list[str], Query()] = [],
 
 @router.get("/{run_id}", summary="A run: state, config, checkpoints and metrics so far")
 def get_run(manager: Manager, run_id: RunId,
-            metrics_after: Annotated[int | None, Query(description="only metrics of later steps")] = None) -> Any:
-    return ConfigJSONResponse(documents.detail(run_of(manager, run_id), manager.store, metrics_after))
+            metrics_after: Annotated[int | None, Query(description="only metrics of later steps")] = None,
+            metrics_until: Annotated[int | None, Query(description="only metrics up to this step")] = None,
+            metrics: Annotated[bool, Query(description="false: no metrics (the run's summary at once, however "
+                                                       "long it ran)")] = True) -> Any:
+    return ConfigJSONResponse(documents.detail(run_of(manager, run_id), manager.store, metrics_after, metrics_until,
+                                               metrics))
 
 
 @router.post("/{run_id}/cancel", status_code=202, summary="Cancel a run",

@@ -71,7 +71,10 @@ def summary(run: Run, store: Store) -> dict[str, Any]:
     }
 
 
-def detail(run: Run, store: Store, metrics_after: int | None = None) -> dict[str, Any]:
+def detail(run: Run, store: Store, metrics_after: int | None = None, metrics_until: int | None = None,
+           with_metrics: bool = True) -> dict[str, Any]:
+    """The summary, config, checkpoints and resume choice, and the metrics of the steps after `metrics_after` up
+    to `metrics_until` (without `with_metrics`, none: a page shows the run at once, then loads them by range)."""
     return {
         **summary(run, store),
         "config": run.config_text, "config_format": run.config_format,
@@ -82,7 +85,7 @@ def detail(run: Run, store: Store, metrics_after: int | None = None) -> dict[str
         # whether POST .../resume would train anything, and why not (the runs page's Resume button says it)
         "resume": resumable.judge(run, resumable.logged_step(store, run)).to_dict(),
         "log_size": outputs.log_size(run),
-        "metrics": store.metrics(run.id, metrics_after),
+        "metrics": store.metrics(run.id, metrics_after, metrics_until) if with_metrics else [],
     }
 
 

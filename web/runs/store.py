@@ -205,10 +205,13 @@ class Store:
             self._db.execute("UPDATE runs SET metrics_offset = 0, metrics_inode = NULL WHERE id = ?", (run_id,))
             self._db.execute("COMMIT")
 
-    def metrics(self, run_id: str, after_step: int | None = None) -> list[dict]:
-        """The run's records in logging order (append-only: a record once served never changes)."""
-        rows = self._rows("SELECT record FROM metrics WHERE run_id = ? AND COALESCE(step, 0) > ? ORDER BY seq",
-                          (run_id, -1 if after_step is None else after_step))
+    def metrics(self, run_id: str, after_step: int | None = None, until_step: int | None = None) -> list[dict]:
+        """The run's records in logging order (append-only: a record once served never changes), of the steps
+        after `after_step` and up to `until_step` (a record without a step counts as step 0)."""
+        rows = self._rows("SELECT record FROM metrics WHERE run_id = ? AND COALESCE(step, 0) > ? "
+                          "AND COALESCE(step, 0) <= ? ORDER BY seq",
+                          (run_id, -1 if after_step is None else after_step,
+                           (1 << 62) if until_step is None else until_step))
         return [json.loads(record) for (record,) in rows]
 
     def copy_metrics(self, source: str, target: str, until_step: int) -> None:

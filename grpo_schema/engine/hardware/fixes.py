@@ -30,7 +30,11 @@ def _batch_candidates(result: Any) -> Iterator[Candidate]:
                 edit["steps_per_generation"] = s * factor
             text = (f"set per_device_train_batch_size: {smaller} and gradient_accumulation_steps: {GA * factor} "
                     "(same optimizer and generation batches)")
-            yield Candidate(Fix(set=edit, safe=False, title=f"per_device_train_batch_size {b} -> {smaller}"),
+            # the title names every key the fix changes: the accumulation keeps the optimizer batch the same
+            title = ", ".join(f"{key} {was} -> {now}" for key, was, now in (
+                ("per_device_train_batch_size", b, smaller), ("gradient_accumulation_steps", GA, GA * factor),
+                ("steps_per_generation", s, s * factor if s is not None else None)) if now is not None)
+            yield Candidate(Fix(set=edit, safe=False, title=title),
                             None, 0.2 + (b - smaller) / b, text)
         smaller //= 2
 

@@ -113,9 +113,9 @@ def estimate_host(model: ModelFacts, s: Setup, processes: int, nodes: int = 1,
         add("vllm sleep", 0, "held", "sleep(level=2) discards the weights and KV cache: nothing copied to RAM")
     if workers:
         add("dataloader workers", WORKER * workers * processes, "held",
-            f"{workers} worker(s) a process (an allowance of 0.5 GiB each)")
+            f"{workers} worker{'s' if workers != 1 else ''} a process (an allowance of 0.5 GiB each)")
     if s.device == "gpu":
         base = (PROCESS_BASE + (VLLM_PROCESS if s.use_vllm and s.vllm_mode == "colocate" else 0)) * processes
-        add("processes", base, "always", f"{processes} training process(es): Python, torch, CUDA's host side "
+        add("processes", base, "always", f"{processes} training process{'es' if processes != 1 else ''}: Python, torch, CUDA's host side "
             "(an allowance)")
     return est

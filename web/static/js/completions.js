@@ -213,13 +213,13 @@ function noteText() {
   const skipped = state.skipped ? `; ${count(state.skipped, "unreadable line")} skipped` : "";
   const step = chartStep(state.step);
   const total = state.total ?? state.rows.length;
-  if (!filtered(state.shownQuery || "")) {
-    return `${state.rows.length} of ${count(total, "completion")} of step ${step}${source}${skipped}`;
-  }
+  const shown = state.rows.length === total ? count(total, "completion") // every one: "16 completions", not "16 of 16"
+    : `${state.rows.length} of ${count(total, "completion")}`;
+  if (!filtered(state.shownQuery || "")) return `${shown} of step ${step}${source}${skipped}`;
   const inStep = `${state.unfiltered} in the step`;
   return total === 0
     ? `No completion of step ${step} matches the filters (${inStep})${source}${skipped}. Clear a filter to see more.`
-    : `${state.rows.length} of ${count(total, "completion")} of step ${step} ${total === 1 ? "matches" : "match"} the ` +
+    : `${shown} of step ${step} ${total === 1 ? "matches" : "match"} the ` +
       `filters (${inStep})${source}${skipped}`;
 }
 

@@ -9,16 +9,18 @@ const ROWS = [
   ["world_size", "World size", "training processes the schedule assumes", "process"],
   ["generation_batch_size", "Generation batch", "completions generated at once, all processes", "completion"],
   ["prompts_per_generation", "Prompts per generation", "unique prompts in one generation batch"],
-  ["steps_per_generation", "Steps per generation", "micro-steps that one generation batch feeds", "micro-step"],
+  ["steps_per_generation", "Steps per generation", "micro-steps one pass over a generation batch takes (times the " +
+    "passes: the micro-steps between two generations)", "micro-step"],
   ["completions_per_process_per_generation", "Buffer per process", "completions each process generates and holds; " +
     "each micro-step trains on one slice of it", "completion"],
   ["per_device_train_batch_size", "Slice per micro-step", "completions each process trains on in one micro-step",
     "completion"],
-  ["num_iterations", "Passes over each generation", "num_iterations: how often the slices of one buffer are trained on"],
+  ["num_iterations", "Passes over each generation", "how often each slice of a generation is trained on"],
   ["generate_every_micro_steps", "Generate every", "micro-steps between two generations", "micro-step"],
   ["optimizer_steps_per_generation", "Optimizer steps per generation", "updates made from one generation batch"],
   ["completions_per_optimizer_step", "Completions per optimizer step", "over all processes"],
-  ["old_logprobs_needed", "Old log-probs needed", "an extra forward pass; the clipped ratio is active"],
+  ["old_logprobs_needed", "Old log-probs needed", "yes: an extra forward pass computes them, and the clipped ratio " +
+    "can act (the weights change before a generation is used up)"],
   ["optimizer_steps_per_epoch", "Optimizer steps per epoch", "with the dataset size given"],
 ];
 

@@ -32,7 +32,8 @@ function memoryClause(memory, counted) {
   const on = memory.spec ? ` on ${memory.spec}${memory.source ? ` (${memory.source})` : ""}` : "";
   if (counted.length) {
     const codes = [...new Set(counted.map((d) => d.code))].join(", ");
-    return `; ${counted.length} of them from the memory panel: ${codes}${on}`;
+    const none = memory.fits === true || memory.fits === false ? "" : "; no memory estimate";
+    return `; ${counted.length} of them from the memory panel: ${codes}${on}${none}`;
   }
   if (memory.fits === true) return `; fits in memory${on}`;
   if (memory.fits === false) return `; does not fit in memory${on} (see the memory panel)`;

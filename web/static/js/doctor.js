@@ -20,11 +20,12 @@ export function renderDoctor(target, report, diagNode) {
   const diagnostics = report.diagnostics || [];
   const errors = diagnostics.filter((d) => d.severity === "error").length;
   const packages = packagesLine(report.environment);
+  const runsWith = report.runs_with ? `, where runs train with ${report.runs_with}` : "";
   const summary = diagnostics.length
-    ? `The service's environment${packages ? ` (${packages})` : ""}: ${plural(diagnostics.length, "problem")} ` +
+    ? `The service's environment${runsWith}${packages ? ` (${packages})` : ""}: ${plural(diagnostics.length, "problem")} ` +
       `for this config${errors ? "; a run is likely to fail when it starts" : ""}. Install the pins named below, ` +
       "or change the config."
-    : `The service's environment${packages ? ` (${packages})` : ""} has what this config uses.`;
+    : `The service's environment${runsWith}${packages ? ` (${packages})` : ""} has what this config uses.`;
   target.replaceChildren(
     el("h3", { text: "Environment (grpo doctor)" }),
     el("p", { class: errors ? "error-text" : "muted", text: summary }),

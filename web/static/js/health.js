@@ -28,17 +28,41 @@ export async function refreshHealth(call, run) {
   render();
 }
 
-export const findings = () => state.report?.findings || [];
+// Errors first, then warnings, then notes; the engine's order within each.
+const RANK = { error: 0, warning: 1, info: 2 };
+export const findings = () => [...(state.report?.findings || [])]
+  .sort((a, b) => (RANK[a.severity] ?? 3) - (RANK[b.severity] ?? 3));
 
-// The marks for one chart: every finding about that metric, over its steps.
+// Every stretch of steps where a finding held ([first, last] pairs): the engine's `extent.stretches` where it gives
+// them, else the one stretch of `steps`.
+const stretchesOf = (f) => {
+  const given = f.extent?.stretches ?? f.stretches;
+  return Array.isArray(given) && given.length ? given : Array.isArray(f.steps) ? [f.steps] : [];
+};
+
+// The marks for one chart: every finding about that metric, over each stretch where it held.
 export const marksFor = (metric) => findings()
-  .filter((f) => f.metric === metric && Array.isArray(f.steps))
-  .map((f) => ({ from: f.steps[0], to: f.steps[1], code: f.code, severity: f.severity }));
+  .filter((f) => f.metric === metric)
+  .flatMap((f) => stretchesOf(f).map(([from, to]) => ({ from, to, code: f.code, severity: f.severity })));
 
 // Metrics that have a finding and a chart to show it on (numbers logged under that name).
 export const findingMetrics = () => [...new Set(findings().map((f) => f.metric).filter(Boolean))];
 
-const stepsText = (steps) => (!steps ? "" : steps[0] === steps[1] ? `step ${steps[0]}` : `steps ${steps[0]}-${steps[1]}`);
+const span = ([from, to]) => (from === to ? `${from}` : `${from}-${to}`);
+
+// "steps 67-69", or every stretch: "steps 67-69, 80-1482 (1406 steps in 2 stretches)"
+function stepsText(finding) {
+  const stretches = stretchesOf(finding);
+  if (!stretches.length) return "";
+  const [first] = stretches;
+  if (stretches.length === 1) return first[0] === first[1] ? `step ${first[0]}` : `steps ${span(first)}`;
+  const shown = stretches.slice(0, 4).map(span).join(", ") + (stretches.length > 4 ? ", …" : "");
+  const held = finding.extent?.logged_steps;
+  const of = finding.extent?.of;
+  const count = held != null && of != null ? `${held} of ${of} logged steps`
+    : `${stretches.reduce((sum, [from, to]) => sum + to - from + 1, 0)} steps`;
+  return `steps ${shown} (${count}, in ${stretches.length} stretches)`;
+}
 
 function fixText(fix) {
   if (!fix) return "";
@@ -50,10 +74,10 @@ function fixText(fix) {
 function item(finding) {
   const values = (finding.values || []).slice(0, 8).map((v) => (typeof v === "number" ? Number(v.toPrecision(3)) : v));
   return el("li", { class: `finding ${finding.severity}`, "data-code": finding.code,
-                    "data-steps": finding.steps ? finding.steps.join("-") : "" },
+                    "data-steps": stretchesOf(finding).map((s) => s.join("-")).join(",") },
     el("div", { class: "finding-head" },
       el("code", { text: finding.code }), el("span", { class: "severity", text: finding.severity }),
-      el("span", { class: "where muted", text: stepsText(finding.steps) })),
+      el("span", { class: "where muted", text: stepsText(finding) })),
     el("div", { class: "message", text: finding.message }),
     finding.metric ? el("div", { class: "muted small", text: `${finding.metric}: ${values.join(", ")}` }) : "",
     finding.hint ? el("div", { class: "hint", text: finding.hint }) : "",
@@ -66,7 +90,7 @@ function render() {
   if (!box || !summary) return;
   const report = state.report;
   if (!report) { summary.textContent = "no health report yet"; box.replaceChildren(); return; }
-  const list = report.findings || [];
+  const list = findings();
   const errors = report.errors || [];
   summary.textContent = errors.length && !list.length ? "nothing logged yet to judge"
     : list.length ? `${list.length} finding${list.length === 1 ? "" : "s"}${report.live ? " so far" : ""}`

@@ -6,7 +6,7 @@
 // that run, overwrite its outputs, or give this run a folder of its own.
 
 import { ask, el } from "./dom.js";
-import { STALE_TOKEN, checkToken, explainError, getToken, launch, setToken, takeTokenFromUrl,
+import { checkToken, explainError, getToken, launch, refusedTokenText, setToken, takeTokenFromUrl,
          tokenWasRefused } from "./runs-api.js";
 import { setupDoctor } from "./doctor.js";
 import { setupEmit } from "./emitspec.js";
@@ -70,6 +70,7 @@ export function setupLaunch(hooks) {
     list.replaceChildren();
     choices.replaceChildren();
     choices.hidden = true;
+    apply.classList.add("primary");
     refusal = null;
   };
 
@@ -87,12 +88,12 @@ export function setupLaunch(hooks) {
     tokenState.className = "muted small";
     tokenState.textContent = getToken() ? "" : "Paste the token that grpo serve --enable-runs printed (opening " +
       "the link it printed hands it to this page).";
-    if (tokenWasRefused() && !getToken()) { askForToken(STALE_TOKEN); return; }
+    if (tokenWasRefused() && !getToken()) { askForToken(refusedTokenText()); return; }
     const verdict = await checkToken();
     if (!dialog.open) return;
     if (verdict === "ok") tokenState.textContent = "The service accepts the token this tab has.";
     if (verdict === "refused") {
-      askForToken(tokenWasRefused() ? STALE_TOKEN : "The service refuses the token this tab has: paste the one " +
+      askForToken(tokenWasRefused() ? refusedTokenText() : "The service refuses the token this tab has: paste the one " +
         "grpo serve printed at its last start.");
     }
   };
@@ -135,9 +136,26 @@ export function setupLaunch(hooks) {
       resume.max_steps ? el("button", { type: "button", id: "launch-continue", class: "link",
         text: `Set max_steps to ${resume.max_steps} and resume run ${id}`,
         onclick: () => { hooks.diags.onFix({ set: { max_steps: resume.max_steps } }); go("resume"); } }) : null) : null;
-    choices.replaceChildren(...buttons, why || "");
+    choices.replaceChildren(...buttons, why || "", differencesNote(id, owner?.differences));
+    apply.classList.remove("primary"); // one primary button: the first way on, not a Launch that is refused again
     choices.hidden = false;
     buttons[0].focus();
+  };
+
+  // A resume trains on from that run's checkpoint with the form's settings: say where they differ from that run's.
+  const differencesNote = (id, differences) => {
+    if (!Array.isArray(differences)) return "";
+    const shown = (value) => (value === null || value === undefined ? "not set" : JSON.stringify(value));
+    if (!differences.length) {
+      return el("p", { id: "launch-differences", class: "muted small", text: `This config is run ${id}'s config.` });
+    }
+    const keys = differences.length === 1 ? "1 key" : `${differences.length} keys`;
+    return el("div", { id: "launch-differences", class: "small" },
+      el("p", { text: `Resume trains on from run ${id}'s checkpoint with this form's config, which differs from ` +
+        `that run's in ${keys}:` }),
+      el("ul", {}, ...differences.slice(0, 12).map((d) => el("li", { "data-key": d.key },
+        el("code", { text: d.key }), `: ${shown(d.this)} here, ${shown(d.that)} in run ${id}`))),
+      differences.length > 12 ? el("p", { class: "muted", text: `and ${differences.length - 12} more` }) : "");
   };
 
   // newFolder: this run only trains into a folder of its own (the form's output_dir stays as it is).

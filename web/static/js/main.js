@@ -6,7 +6,7 @@ import * as api from "./api.js";
 import { Checker } from "./checker.js";
 import { renderDerived, renderTimeline } from "./derived.js";
 import { DiagnosticsView } from "./diagnostics.js";
-import { el, onCommittedChange } from "./dom.js";
+import { count, el, onCommittedChange } from "./dom.js";
 import { sectionsFromSchema } from "./fields.js";
 import { setupExport, setupImport, setupPresets } from "./files.js";
 import { setupLaunch } from "./launch.js";
@@ -79,7 +79,7 @@ async function buildForm(app) {
     : profile ? `grpo-config.${profile}.schema.json` : "grpo-config.schema.json";
   const opened = app.form ? app.form.sections.filter((s) => s.node.open).map((s) => s.id) : FIRST_OPEN;
   app.form = new FormView($("sections"), sections, app.state, currentFilter(), (field) => suggestions(app, field));
-  app.form.onFiltered = (shown, active) => { $("filter-count").textContent = active ? `${shown} matching fields` : ""; };
+  app.form.onFiltered = (shown, active) => { $("filter-count").textContent = active ? count(shown, "matching field") : ""; };
   for (const s of app.form.sections) if (opened.includes(s.id)) s.node.open = true;
   app.form.applyVisibility();
   app.form.updateCounts();
@@ -323,10 +323,10 @@ function restoreDraft(app, draft) {
 
 // The release picker: every table, the service's default named first.
 function fillReleases(versions) {
-  const { version, source } = versions.default;
-  $("trl-version").options[0].textContent = `${version} (the service's: ${source})`;
-  for (const release of [...versions.releases].reverse()) {
-    $("trl-version").append(el("option", { value: release, text: release }));
+  const { version, source, says } = versions.default;
+  $("trl-version").options[0].textContent = `${version} (the service's: ${says || source})`;
+  for (const release of [...versions.releases].reverse()) { // the default's own release is the first option already
+    if (release !== version) $("trl-version").append(el("option", { value: release, text: release }));
   }
 }
 

@@ -18,19 +18,26 @@ export const setToken = (token) => {
   sessionStorage.removeItem(ACCEPTED);
 };
 
-// A token the service refuses is forgotten at once (never sent again). When the service had taken it before, the
-// tab remembers that: the token went stale (the service was started again with a new one), and the form and the
-// runs page say so when they ask for the new one.
+// A token the service refuses is forgotten at once (never sent again), and the tab remembers why it has none: the
+// token went stale (the service had taken it, then was started again with a new one), or it was never the service's
+// (a link or a paste from an earlier start): the form and the runs page say which, and what to do, until a new
+// token is given.
 const ACCEPTED = "grpo-runs-token-accepted";
 const REFUSED = "grpo-runs-token-stale";
-export const tokenWasRefused = () => sessionStorage.getItem(REFUSED) === "1";
+export const tokenWasRefused = () => Boolean(sessionStorage.getItem(REFUSED));
 function forgetRefusedToken() {
-  if (sessionStorage.getItem(ACCEPTED) === "1") sessionStorage.setItem(REFUSED, "1");
+  sessionStorage.setItem(REFUSED, sessionStorage.getItem(ACCEPTED) === "1" ? "stale" : "wrong");
   sessionStorage.removeItem(KEY);
   sessionStorage.removeItem(ACCEPTED);
 }
 export const STALE_TOKEN = "The service no longer accepts the token this tab had: it was started again with a " +
   "new one. Paste the token that grpo serve printed at its last start (or open the link it printed).";
+export const WRONG_TOKEN = "The service refused the token this tab was given: it is not the one the service was " +
+  "started with (a link or token from an earlier start of grpo serve?). Paste the token that grpo serve printed " +
+  "at its last start (or open the link it printed then); a service started without GRPO_WEB_TOKEN keeps it in " +
+  "the file named token in its runs directory.";
+// What to say while the tab has no token because the service refused the one it had ("" when none was refused).
+export const refusedTokenText = () => ({ stale: STALE_TOKEN, wrong: WRONG_TOKEN })[sessionStorage.getItem(REFUSED)] || "";
 
 // Whether the service takes the tab's token: "ok", "refused" (then it is forgotten), "none" (the tab has none) or
 // "unknown" (no answer).

@@ -6,7 +6,7 @@
 
 import { lineChart, series } from "./chart.js";
 import { ask, el } from "./dom.js";
-import { STALE_TOKEN, call, explainError, getToken, setToken, takeTokenFromUrl, tokenWasRefused } from "./runs-api.js";
+import { call, explainError, getToken, refusedTokenText, setToken, takeTokenFromUrl } from "./runs-api.js";
 import { refreshCompletions, resetCompletions, setupCompletions } from "./completions.js";
 import { compareRuns } from "./compare.js";
 import { findingMetrics, marksFor, refreshHealth, resetHealth } from "./health.js";
@@ -16,7 +16,8 @@ const CHARTS = ["reward", "loss", "kl"];
 const LOG_KEEP = 256 * 1024; // characters of log kept in the page
 const LOG_LINES = 400;
 const ACTIVE = new Set(["queued", "running"]);
-let view = null; // the selected run: { id, metrics, lastStep, logOffset, logText, decoder, detail }
+const RANGE_STEPS = 1000; // metrics are loaded this many steps at a time when a run is opened
+let view = null; // the selected run: { id, metrics, lastStep, logOffset, logText, decoder, detail, missing }
 const picked = new Set(); // runs ticked for the compare view
 
 function selectedFromUrl() {
@@ -28,9 +29,11 @@ function selectedFromUrl() {
 // page); the first pick (from the address, or the newest run) replaces the entry instead.
 function select(id, { push = false } = {}) {
   if (view && view.id === id) return;
-  view = id ? { id, metrics: [], lastStep: null, logOffset: 0, logText: "", decoder: new TextDecoder() } : null;
+  view = id ? { id, metrics: [], lastStep: null, logOffset: 0, logText: "", decoder: new TextDecoder(), loaded: false,
+                loading: false } : null;
   if (id && selectedFromUrl() !== id) history[push ? "pushState" : "replaceState"](null, "", `/runs#run=${id}`);
   $("detail").hidden = true; // until the run's answer comes: never another run's facts under this one's address
+  $("metrics-loading").hidden = true;
   $("log").textContent = "";
   $("charts").replaceChildren();
   resetCompletions(id);
@@ -55,9 +58,21 @@ async function download(event) {
     link.remove();
     setTimeout(() => URL.revokeObjectURL(url), 10_000);
   } catch (error) {
-    $("message").hidden = false;
-    $("message").textContent = explainError(error);
+    notify(explainError(error));
   }
+}
+
+// What the user did and the service refused (a 409 on Resume or Cancel, a failed download), or an address naming no
+// run: shown until dismissed, never cleared by the once-a-second refresh as the list's own status line is.
+function notify(text) {
+  $("notice-text").textContent = text;
+  $("notice").hidden = false;
+  $("notice-dismiss").focus({ preventScroll: true });
+}
+
+function dismiss() {
+  $("notice").hidden = true;
+  $("notice-text").textContent = "";
 }
 
 function updateCompare() {
@@ -179,6 +194,10 @@ function renderDetail(run) {
     `${resume.max_steps - resume.step} more steps in the same output_dir` : "";
   $("edit-in-form").classList.toggle("primary", run.state === "succeeded");
   $("config").textContent = run.config;
+  renderCharts();
+}
+
+function renderCharts() {
   const names = CHARTS.filter((name) => name !== "kl" || view.metrics.some((r) => typeof r.kl === "number"));
   // a run-health finding is shown on its metric's chart, added when it is not one of the usual three
   for (const metric of findingMetrics()) if (!names.includes(metric) && series(view.metrics, metric).length) names.push(metric);
@@ -194,22 +213,67 @@ function renderLog() {
   if (atBottom) box.scrollTop = box.scrollHeight;
 }
 
+// A run the service does not have (an old or mistyped #run= address): said once, and not asked for again.
+function runMissing(current, error) {
+  current.missing = true;
+  $("detail").hidden = true;
+  notify(`There is no run ${current.id} on this service (${error.message}): the address names a run it does not ` +
+    "have. Pick a run from the list.");
+}
+
+function addMetrics(current, records) {
+  current.metrics.push(...records);
+  for (const record of records) if (typeof record.step === "number") current.lastStep = Math.max(current.lastStep ?? 0, record.step);
+}
+
+// Opening a run: its summary first (state, progress, facts, resume: one small answer however long it ran), then
+// its metrics RANGE_STEPS steps at a time, the charts drawn after each range, with a loading line meanwhile.
+async function openRun(current) {
+  current.loading = true;
+  try {
+    const run = await call(`/${current.id}?metrics=false`);
+    if (view !== current) return;
+    renderDetail(run);
+    const last = run.step ?? 0;
+    const status = $("metrics-loading");
+    for (let done = -1; done < last; done += RANGE_STEPS) {
+      status.hidden = false;
+      status.textContent = `Loading metrics: steps ${Math.max(done + 1, 0)}-${Math.min(done + RANGE_STEPS, last)} of ${last}…`;
+      const part = await call(`/${current.id}?metrics_after=${done}&metrics_until=${done + RANGE_STEPS}`);
+      if (view !== current) return;
+      addMetrics(current, part.metrics);
+      current.detail = part;
+      renderCharts();
+    }
+    status.hidden = true;
+    current.loaded = true;
+    refreshHealth(call, run).then(() => { if (view === current) renderCharts(); });
+  } finally {
+    current.loading = false;
+  }
+}
+
 async function refreshSelected() {
   const current = view;
-  const after = current.lastStep === null ? "" : `?metrics_after=${current.lastStep}`;
-  const run = await call(`/${current.id}${after}`);
+  if (current.missing || current.loading) return;
+  let run;
+  try {
+    if (!current.loaded) { await openRun(current); return; }
+    run = await call(`/${current.id}?metrics_after=${current.lastStep ?? -1}`);
+  } catch (error) {
+    if (error.status === 404 && view === current) { runMissing(current, error); return; }
+    throw error;
+  }
   const response = await call(`/${current.id}/logs?offset=${current.logOffset}`, { raw: true });
   const bytes = await response.arrayBuffer();
   if (view !== current) return; // another run was selected meanwhile
-  current.metrics.push(...run.metrics);
-  if (run.metrics.length) current.lastStep = run.metrics[run.metrics.length - 1].step;
+  addMetrics(current, run.metrics);
   current.logOffset = Number(response.headers.get("X-Log-Offset"));
   current.logText = (current.logText + current.decoder.decode(bytes, { stream: true })).slice(-LOG_KEEP);
-  await refreshHealth(call, run);
-  if (view !== current) return;
   renderDetail(run);
   renderLog();
   refreshCompletions();
+  refreshHealth(call, run).then(() => { if (view === current) renderCharts(); });
 }
 
 async function refresh() {
@@ -217,10 +281,9 @@ async function refresh() {
     $("token-needed").hidden = false;
     $("token-form").hidden = false;
     $("runs-empty").hidden = true;
-    if (tokenWasRefused()) { // said until a new token is given: the one this tab had is not taken any more
-      $("message").hidden = false;
-      $("message").textContent = STALE_TOKEN;
-    }
+    const refused = refusedTokenText(); // said until a new token is given: why the tab has none, and what to do
+    $("message").hidden = !refused;
+    $("message").textContent = refused;
     document.body.dataset.ready = "true";
     return;
   }
@@ -234,7 +297,7 @@ async function refresh() {
     if (view) await refreshSelected();
   } catch (error) {
     $("message").hidden = false;
-    $("message").textContent = explainError(error);
+    $("message").textContent = (error.status === 401 && refusedTokenText()) || explainError(error);
     $("token-form").hidden = error.status !== 401;
     $("runs-empty").hidden = true; // unknown, not empty
   } finally {
@@ -245,11 +308,12 @@ async function refresh() {
 async function act(action) {
   try {
     const answer = await call(`/${view.id}/${action}`, { method: "POST" });
+    dismiss();
     if (action.startsWith("resume")) select(answer.id, { push: true });
     await refresh();
   } catch (error) {
-    $("message").hidden = false;
-    $("message").textContent = explainError(error);
+    const what = action.startsWith("resume") ? "Resume" : "Cancel";
+    notify(error.status === 409 ? `${what} was refused: ${error.message}.` : explainError(error));
   }
 }
 
@@ -260,6 +324,10 @@ async function confirmCancel() {
   try { // the latest step and checkpoint, not those of the last poll
     run = await call(`/${view.id}?metrics_after=${Number.MAX_SAFE_INTEGER}`);
   } catch { /* the last poll's numbers will do */ }
+  if (!ACTIVE.has(run.state)) { // it ended since the last poll: nothing to ask about
+    notify(`Run ${run.id} has already ${run.state}: there is nothing to cancel.`);
+    return;
+  }
   const p = run.progress || {};
   const since = p.steps_since_checkpoint;
   const lost = run.state === "queued" ? "It has not started: nothing is lost."
@@ -287,6 +355,7 @@ function main() {
   });
   $("edit-in-form").addEventListener("click", () => { if (view) location.assign(`/#edit-run=${view.id}`); });
   $("compare-open").addEventListener("click", () => compareRuns([...picked]));
+  $("notice-dismiss").addEventListener("click", dismiss);
   for (const link of ["dl-csv", "dl-jsonl", "dl-completions"]) { $(link).href = "#"; $(link).addEventListener("click", download); }
   setupCompletions();
   refresh();
