@@ -22,6 +22,13 @@ if [ "${1:-}" = --fast ]; then
     tests/schema tests/explain tests/health tests/versions tests/hardware tests/doctor tests/lsp_server tests/editor
 fi
 bash scripts/setup.sh all,test,deepspeed
+# The vLLM environment (scripts/setup-vllm.sh, its tests run last) builds in the background meanwhile: it is mostly
+# downloads and unpacking, which the main suite's CPU-bound tests leave room for. Its log is printed when it is used.
+if [ "${SKIP_VLLM:-0}" != 1 ]; then
+  VLLM_SETUP_LOG=$(mktemp)
+  bash scripts/setup-vllm.sh >"$VLLM_SETUP_LOG" 2>&1 &
+  VLLM_SETUP_PID=$!
+fi
 # SkyPilot and dstack, to load the specs of `grpo launch --emit` in their own libraries (tests/emit)
 # (its own VENV: the main one is exported above, and SkyPilot's pins must not reach it)
 VENV=.venv-emit bash scripts/setup-emit.sh \
@@ -81,8 +88,13 @@ status=0
 # ~10 min on 2 busy cores, mostly three engine starts).
 #   SKIP_VLLM=1   skip it
 if [ "${SKIP_VLLM:-0}" != 1 ]; then
-  bash scripts/setup-vllm.sh
   vstatus=0
+  wait "$VLLM_SETUP_PID" || vstatus=$?
+  cat "$VLLM_SETUP_LOG"
+  if [ "$vstatus" != 0 ]; then
+    echo "error: could not build the vLLM environment (scripts/setup-vllm.sh exited $vstatus)" >&2
+    exit "$vstatus"
+  fi
   "${VLLM_VENV:-.venv-vllm}/bin/python" -m pytest -q "$DURATIONS" -m vllm tests/runtime/test_vllm.py \
       tests/hardware/test_measured_vllm.py || vstatus=$?
   # The training loop again under the transformers version the vLLM extra pins (older than the test extra's).
