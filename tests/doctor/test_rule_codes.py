@@ -29,7 +29,7 @@ def test_the_environment_that_meets_the_release_has_no_finding():
 def test_no_trl_pins_the_release_the_file_is_for():
     [diag] = found(diagnose(env({"trl": None}), {}, None, "0.19.1", "flag"), "GRPO-C001")
     assert diag.severity == "error" and "trl is not installed in requirements.lock" in diag.message
-    assert "the file is for TRL 0.19.1 (flag)" in diag.message and "trl==0.19.1" in diag.hint
+    assert "the file is for TRL 0.19.1 (--trl-version)" in diag.message and "trl==0.19.1" in diag.hint
 
 
 def test_a_requirement_of_the_release_below_its_range():
@@ -64,7 +64,7 @@ def test_no_torch():
 
 def test_the_installed_release_differs_from_the_one_the_file_is_for():
     [diag] = found(diagnose(env({"trl": "0.19.1"}), {}, None, "1.16.0", "flag"), "GRPO-C014")
-    assert "has trl 0.19.1; the file is judged for TRL 1.16.0 (flag)" in diag.message
+    assert "has trl 0.19.1; the file is judged for TRL 1.16.0 (--trl-version)" in diag.message
     assert "trl==1.16.0" in diag.hint and "--trl-version 0.19.1" in diag.hint
     assert not found(diagnose(env({"trl": "0.19.1"})), "GRPO-C014")  # judged as what is installed: no finding
 

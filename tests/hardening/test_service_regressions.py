@@ -53,7 +53,7 @@ def test_the_openapi_document_lists_what_the_service_accepts(client):
     world_size had no documented maximum; POST /api/v1/yaml documented its JSON errors as text/plain."""
     document = client.get("/openapi.json").json()
     parameters = {p["name"]: p["schema"] for p in document["paths"]["/api/v1/validate"]["post"]["parameters"]}
-    assert parameters["profile"]["items"]["enum"] == ["open-r1"]
+    assert parameters["profile"]["items"]["enum"] == ["open-r1", "unsloth"]
     assert parameters["world_size"]["maximum"] == Settings().max_world_size
     errors = document["paths"]["/api/v1/yaml"]["post"]["responses"]["415"]["content"]
     assert list(errors) == ["application/json"]

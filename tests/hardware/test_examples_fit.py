@@ -9,6 +9,7 @@ import pytest
 
 from grpo_schema.commands.plan import check_for_hardware
 from grpo_schema.engine.hardware.fit import section_of
+from grpo_schema.engine.infile import read_file_settings
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 FILES = sorted(EXAMPLES.glob("*.yaml"))
@@ -39,9 +40,10 @@ def test_example_fits_its_declared_hardware(path, engine, tmp_path, monkeypatch)
     if path.stem == "demo":
         _demo_model(tmp_path)
         monkeypatch.chdir(tmp_path)
-    result, report = check_for_hardware(text, str(path), None, profiles=_profiles(text), engine=engine,
+    declared = read_file_settings(text).hardware  # a `# grpo: --hardware SPEC` comment, as the demo's
+    result, report = check_for_hardware(text, str(path), declared, profiles=_profiles(text), engine=engine,
                                         batch_fixes=False)
-    assert section_of(result).get("spec"), f"{path.name} declares no hardware: section"
+    assert section_of(result).get("spec") or declared, f"{path.name} declares no hardware (section or comment)"
     assert result.valid, [d.message for d in result.diagnostics if d.severity == "error"]
     errors = [d.message for d in report.diagnostics if d.severity == "error" or d.code in ("GRPO-H002",)]
     assert report.fits is True and not errors, (path.name, errors, report.memory and
