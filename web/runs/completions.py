@@ -271,11 +271,20 @@ def _notes(index: LineIndex) -> tuple[int, list[dict]]:
     return skipped, notes
 
 
+def _rows_until(index: LineIndex, step: int | None, until_step: int | None):
+    """The rows of `step` (or of the file), none past `until_step`: the last step the run can call its own."""
+    if until_step is None:
+        return index.by_step.get(step, array("q")) if step is not None else range(len(index.offsets))
+    if step is not None:
+        return index.by_step.get(step, array("q")) if step <= until_step else array("q")
+    return array("q", sorted(row for at, rows in index.by_step.items() if at <= until_step for row in rows))
+
+
 def read_page(output_dir: str | Path, step: int | None, limit: int, offset: int, full: bool = False,
-              query: Query = Query()) -> Page:
+              query: Query = Query(), until_step: int | None = None) -> Page:
     """The rows of a step (or of the file) that the query shows, in its order, from `offset`; `total` counts
     them all, `total_unfiltered` the step's rows. Each row is marked best or worst of its group by the query's
-    score."""
+    score. `until_step`: no row (and no step listed) past it, the rows a run's successor wrote in its output_dir."""
     page = Page()
     path = source(output_dir)
     if path is None:
@@ -283,9 +292,9 @@ def read_page(output_dir: str | Path, step: int | None, limit: int, offset: int,
     page.source = path.name
     index = index_of(path)
     with index.lock:
-        rows = index.by_step.get(step, array("q")) if step is not None else range(len(index.offsets))
+        rows = _rows_until(index, step, until_step)
         page.total_unfiltered = len(rows)
-        page.steps = sorted(index.by_step)
+        page.steps = sorted(at for at in index.by_step if until_step is None or at <= until_step)
         page.skipped, page.skip_notes = _notes(index)
         page.functions = functions(rows, index.facts)
         page.total = len(rows)
@@ -305,7 +314,7 @@ def read_page(output_dir: str | Path, step: int | None, limit: int, offset: int,
     return page
 
 
-def readable_lines(output_dir: str | Path) -> tuple[Path, int, Iterator[bytes]] | None:
+def readable_lines(output_dir: str | Path, until_step: int | None = None) -> tuple[Path, int, Iterator[bytes]] | None:
     """The file, how many of its lines are not completion rows, and its completion rows' lines as the run wrote
     them, in slices of at most SCAN_CHUNK (the download: JSON lines any reader takes, whatever damage the file has)."""
     path = source(output_dir)
@@ -314,7 +323,7 @@ def readable_lines(output_dir: str | Path) -> tuple[Path, int, Iterator[bytes]] 
     index = index_of(path)
     with index.lock:
         skipped, _ = _notes(index)
-        spans = list(zip(index.offsets.tolist(), index.lengths.tolist()))
+        spans = [(index.offsets[row], index.lengths[row]) for row in _rows_until(index, None, until_step)]
     return path, skipped, _slices(path, spans)
 
 
