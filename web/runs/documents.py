@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from grpo_web.runs import outputs, resumable
+from grpo_web.runs import completions, outputs, resumable
 from grpo_web.runs.store import Run, Store
 
 
@@ -31,6 +31,14 @@ def own_last_step(run: Run, latest: dict | None) -> int | None:
         return None
     step = latest.get("step") if latest else None
     return step if isinstance(step, int) else start_step(run)
+
+
+def own_completions(run: Run, latest: dict | None) -> completions.Bound:
+    """Which rows of the completions file are the run's: all until a successor resumes it; then none past its last
+    step, nor from where the successor began appending."""
+    if not run.resumed_by:
+        return completions.Bound()
+    return completions.Bound(own_last_step(run, latest), run.completions_end)
 
 
 def own_checkpoints(run: Run, latest: dict | None) -> list[Path]:

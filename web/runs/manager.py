@@ -152,7 +152,7 @@ class RunManager:
                                     resumed_from=parent.id if parent else None, warnings=warnings,
                                     overrides=json.dumps(overrides or {}))
             if parent:  # the line goes on in this run: what is written there from now on is not the parent's
-                self.store.update(parent.id, resumed_by=run_id)
+                self.store.update(parent.id, resumed_by=run_id, completions_end=outputs.completions_size(output))
             if resuming or parent:
                 outputs.skip_existing_metrics(self.store, run)
             if parent and resume_checkpoint:

@@ -66,9 +66,9 @@ def judge(run: Run, last_step: int | None, config_text: str | None = None, newes
     if run.resumed_by:
         newest_id = newest.id if newest else run.resumed_by
         then = "" if newest_id == run.resumed_by else f", and the newest run of that line is run {newest_id}"
-        return Resumable(False, f"run {run.id} was already resumed by run {run.resumed_by}, which trains on in the same "
-                                f"output_dir{then}: resume run {newest_id} instead (its checkpoints are that run's, "
-                                "not this one's)", instead=newest_id)
+        return Resumable(False, f"run {run.id} was already resumed by run {run.resumed_by}, which trained on in the "
+                                f"same output_dir{then}: resume run {newest_id} instead (the newest checkpoints there "
+                                f"are not run {run.id}'s)", instead=newest_id)
     if not run.finished:
         return Resumable(False, f"run {run.id} is still {run.state}; cancel it before resuming")
     if run.replaced_by:

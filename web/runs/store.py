@@ -45,7 +45,8 @@ CREATE TABLE IF NOT EXISTS runs (
     job_id TEXT,
     job_state TEXT,
     job_reason TEXT,
-    resumed_by TEXT
+    resumed_by TEXT,
+    completions_end INTEGER
 );
 CREATE INDEX IF NOT EXISTS runs_state ON runs (state);
 CREATE TABLE IF NOT EXISTS metrics (
@@ -61,7 +62,8 @@ CREATE TABLE IF NOT EXISTS metrics (
 # Columns added after the first release, for databases created before them.
 ADDED_COLUMNS = {"backend": "TEXT NOT NULL DEFAULT 'local'", "error": "TEXT", "replaced_by": "TEXT",
                  "overrides": "TEXT NOT NULL DEFAULT '{}'", "job_id": "TEXT", "job_state": "TEXT",
-                 "job_reason": "TEXT", "resumed_by": "TEXT"}
+                 "job_reason": "TEXT", "resumed_by": "TEXT",
+                 "completions_end": "INTEGER"}
 # A backend's job once had columns of its own: (backend, its id, state and reason columns). A database written
 # then is migrated once, when it is opened: the values move to job_*, the old columns go.
 BACKEND_COLUMNS = (("slurm", "slurm_job_id", "slurm_state", "slurm_reason"),
@@ -107,6 +109,8 @@ class Run:
     job_reason: str | None = None  # and the backend's reason or message
     resumed_by: str | None = None  # the run that resumed this one (its successor in the same output_dir): a run's
     # line is resumed_from back, resumed_by on; whatever the successor writes there is not this run's
+    completions_end: int | None = None  # the size of the output_dir's completions file when the successor was
+    # queued: this run's rows end there (the successor appends its own, from its first step, after them)
 
     @property
     def finished(self) -> bool:
