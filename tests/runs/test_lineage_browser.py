@@ -7,13 +7,13 @@ from __future__ import annotations
 import pytest
 
 from tests.runs.conftest import TOKEN
-from tests.runs.test_browser import page  # noqa: F401  (the page fixture: Chromium, no page errors)
+from tests.runs.test_browser import page  # noqa: F401, F811  (the page fixture: Chromium, no page errors)
 from tests.runs.test_lineage import CHILD, PARENT, seed_line
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
-def test_a_resumed_run_offers_the_newest_of_its_line_instead_of_resume(page, make_service, tmp_path):
+def test_a_resumed_run_offers_the_newest_of_its_line_instead_of_resume(page, make_service, tmp_path):  # noqa: F811
     store, _ = seed_line(tmp_path / "runs")
     store.close()
     service = make_service()
