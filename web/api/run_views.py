@@ -18,7 +18,7 @@ from fastapi.responses import Response, StreamingResponse
 
 from grpo_schema.engine.loader import load_yaml
 from grpo_web.api.runs import Manager, RunId, run_of
-from grpo_web.runs import completion_query, completions, outputs
+from grpo_web.runs import completion_query, completions, documents, outputs
 from grpo_web.runs.auth import require_token
 from grpo_web.runs.store import Run
 
@@ -107,8 +107,14 @@ async def run_completions(
     run = run_of(manager, run_id)
     query = completion_query.Query(sort=sort, score=score or None, min_score=min_score, truncated_only=truncated,
                                    text=q.strip())
-    page = await run_in_threadpool(completions.read_page, outputs.records_folder(run), step, limit, offset, full, query)
+    page = await run_in_threadpool(completions.read_page, outputs.records_folder(run), step, limit, offset, full, query,
+                                   _own_rows(manager, run))
     return {**page.to_dict(), "limit": limit, "offset": offset, "state": run.state}
+
+
+def _own_rows(manager, run: Run) -> completions.Bound:
+    """The completions that are the run's (a successor's in the same output_dir are shown on the successor's page)."""
+    return documents.own_completions(run, manager.store.latest_metrics(run.id))
 
 
 def _download(data: bytes | str, name: str, media_type: str) -> Response:
@@ -142,7 +148,7 @@ def completions_jsonl(manager: Manager, run_id: RunId) -> Response:
     damaged line, a last line still being written) are left out, so any JSON-lines reader takes the download;
     `X-Skipped-Lines` says how many."""
     run = run_of(manager, run_id)
-    found = completions.readable_lines(outputs.records_folder(run))
+    found = completions.readable_lines(outputs.records_folder(run), _own_rows(manager, run))
     if found is None:
         raise HTTPException(404, f"run {run.id} has logged no completions yet")
     path, skipped, lines = found

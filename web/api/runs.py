@@ -128,7 +128,7 @@ def _refused(result: CheckResult, extra: list, resolved: dict[str, str] | None =
 def _owner(manager: RunManager, owned: OutputOwned, config_text: str) -> dict[str, Any]:
     """The run that owns the output_dir, and whether this config could resume it (the form's choices read it)."""
     owner = owned.owner
-    verdict = resumable.judge(owner, resumable.logged_step(manager.store, owner), config_text)
+    verdict = resumable.verdict(manager.store, owner, config_text)
     return {"id": owner.id, "state": owner.state, "resume": verdict.to_dict(),
             "differences": config_differences(config_text, owner.config_text)}
 

@@ -271,11 +271,30 @@ def _notes(index: LineIndex) -> tuple[int, list[dict]]:
     return skipped, notes
 
 
+@dataclass(frozen=True)
+class Bound:
+    """The rows that are one run's in a file its line shares: none past its last step (`step`), none from the
+    byte where its successor began appending (`end`, when the service knows it)."""
+    step: int | None = None
+    end: int | None = None
+
+
+def _rows_until(index: LineIndex, step: int | None, bound: Bound):
+    rows = index.by_step.get(step, array("q")) if step is not None else range(len(index.offsets))
+    if bound == Bound():
+        return rows
+    if step is not None and bound.step is not None and step > bound.step:
+        return array("q")
+    if step is None and bound.step is not None:
+        rows = sorted(row for at, found in index.by_step.items() if at <= bound.step for row in found)
+    return array("q", [row for row in rows if bound.end is None or index.offsets[row] < bound.end])
+
+
 def read_page(output_dir: str | Path, step: int | None, limit: int, offset: int, full: bool = False,
-              query: Query = Query()) -> Page:
+              query: Query = Query(), bound: Bound = Bound()) -> Page:
     """The rows of a step (or of the file) that the query shows, in its order, from `offset`; `total` counts
     them all, `total_unfiltered` the step's rows. Each row is marked best or worst of its group by the query's
-    score."""
+    score. `bound`: only the rows that are the run's own (none its successor wrote in the same output_dir)."""
     page = Page()
     path = source(output_dir)
     if path is None:
@@ -283,9 +302,10 @@ def read_page(output_dir: str | Path, step: int | None, limit: int, offset: int,
     page.source = path.name
     index = index_of(path)
     with index.lock:
-        rows = index.by_step.get(step, array("q")) if step is not None else range(len(index.offsets))
+        rows = _rows_until(index, step, bound)
         page.total_unfiltered = len(rows)
-        page.steps = sorted(index.by_step)
+        page.steps = sorted(at for at, found in index.by_step.items() if (bound.step is None or at <= bound.step)
+                            and (bound.end is None or index.offsets[found[0]] < bound.end))
         page.skipped, page.skip_notes = _notes(index)
         page.functions = functions(rows, index.facts)
         page.total = len(rows)
@@ -305,7 +325,7 @@ def read_page(output_dir: str | Path, step: int | None, limit: int, offset: int,
     return page
 
 
-def readable_lines(output_dir: str | Path) -> tuple[Path, int, Iterator[bytes]] | None:
+def readable_lines(output_dir: str | Path, bound: Bound = Bound()) -> tuple[Path, int, Iterator[bytes]] | None:
     """The file, how many of its lines are not completion rows, and its completion rows' lines as the run wrote
     them, in slices of at most SCAN_CHUNK (the download: JSON lines any reader takes, whatever damage the file has)."""
     path = source(output_dir)
@@ -314,7 +334,7 @@ def readable_lines(output_dir: str | Path) -> tuple[Path, int, Iterator[bytes]] 
     index = index_of(path)
     with index.lock:
         skipped, _ = _notes(index)
-        spans = list(zip(index.offsets.tolist(), index.lengths.tolist()))
+        spans = [(index.offsets[row], index.lengths[row]) for row in _rows_until(index, None, bound)]
     return path, skipped, _slices(path, spans)
 
 

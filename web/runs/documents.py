@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from grpo_web.runs import outputs, resumable
+from grpo_web.runs import completions, outputs, resumable
 from grpo_web.runs.store import Run, Store
 
 
@@ -16,6 +16,39 @@ def _when(stamp: float | None) -> str | None:
     if stamp is None:
         return None
     return datetime.datetime.fromtimestamp(stamp, datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def start_step(run: Run) -> int:
+    """The step the run starts at: its resume checkpoint's, else 0."""
+    resumed = Path(run.resume_checkpoint).name if run.resume_checkpoint else ""
+    return outputs.checkpoint_step(Path(resumed)) if outputs.CHECKPOINT.match(resumed) else 0
+
+
+def own_last_step(run: Run, latest: dict | None) -> int | None:
+    """The last step that is the run's own to show: None (no bound) until a successor resumes it; then the last step
+    it logged (or the step it started at): what its successor writes in the same output_dir is not this run's."""
+    if not run.resumed_by:
+        return None
+    step = latest.get("step") if latest else None
+    return step if isinstance(step, int) else start_step(run)
+
+
+def own_completions(run: Run, latest: dict | None) -> completions.Bound:
+    """Which rows of the completions file are the run's: all until a successor resumes it; then none past its last
+    step, nor from where the successor began appending."""
+    if not run.resumed_by:
+        return completions.Bound()
+    return completions.Bound(own_last_step(run, latest), run.completions_end)
+
+
+def own_checkpoints(run: Run, latest: dict | None) -> list[Path]:
+    """The complete checkpoints the run can show: none once its output_dir was overwritten, none past its own last
+    step once a successor trains on there."""
+    if run.replaced_by:
+        return []
+    bound = own_last_step(run, latest)
+    return [c for c in outputs.checkpoints(run.output_dir) if outputs.complete(c)
+            and (bound is None or outputs.checkpoint_step(c) <= bound)]
 
 
 def progress(run: Run, latest: dict | None, pace: float | None = None) -> dict[str, Any]:
@@ -26,10 +59,8 @@ def progress(run: Run, latest: dict | None, pace: float | None = None) -> dict[s
     included)."""
     step = latest.get("step") if latest else None
     total = resumable.max_steps(run.config_text)
-    done = [] if run.replaced_by else \
-        [outputs.checkpoint_step(c) for c in outputs.checkpoints(run.output_dir) if outputs.complete(c)]
-    resumed = Path(run.resume_checkpoint).name if run.resume_checkpoint else ""
-    start = outputs.checkpoint_step(Path(resumed)) if outputs.CHECKPOINT.match(resumed) else 0
+    done = [outputs.checkpoint_step(c) for c in own_checkpoints(run, latest)]
+    start = start_step(run)
     eta = None
     if total and step and step > start and run.started_at and run.state == "running":
         logged = latest.get("step_time")
@@ -58,7 +89,7 @@ def summary(run: Run, store: Store) -> dict[str, Any]:
         "id": run.id, "state": run.state, "reason": run.reason, "exit_code": run.exit_code,
         "created_at": _when(run.created_at), "started_at": _when(run.started_at),
         "finished_at": _when(run.finished_at), "world_size": run.world_size, "output_dir": run.output_dir,
-        "resumed_from": run.resumed_from, "resume_from_checkpoint": run.resume_checkpoint,
+        "resumed_from": run.resumed_from, "resumed_by": run.resumed_by, "resume_from_checkpoint": run.resume_checkpoint,
         "cancel_requested": run.cancel_requested_at is not None,
         "step": latest.get("step") if latest else None, "latest": latest, "backend": run.backend,
         "reward": store.latest_value(run.id, "reward"),  # the last training reward (the latest may be an eval's)
@@ -75,22 +106,38 @@ def detail(run: Run, store: Store, metrics_after: int | None = None, metrics_unt
            with_metrics: bool = True) -> dict[str, Any]:
     """The summary, config, checkpoints and resume choice, and the metrics of the steps after `metrics_after` up
     to `metrics_until` (without `with_metrics`, none: a page shows the run at once, then loads them by range)."""
+    latest = store.latest_metrics(run.id)
     return {
         **summary(run, store),
+        "line": line(run, store),
         "config": run.config_text, "config_format": run.config_format,
         "diagnostics": json.loads(run.warnings),
         # the ones a resume can start from: a checkpoint still being written, or cut short by a cancel, is left out
-        "checkpoints": [] if run.replaced_by else
-        [c.name for c in outputs.checkpoints(run.output_dir) if outputs.complete(c)],
+        "checkpoints": [c.name for c in own_checkpoints(run, latest)],
         # whether POST .../resume would train anything, and why not (the runs page's Resume button says it)
-        "resume": resumable.judge(run, resumable.logged_step(store, run)).to_dict(),
+        "resume": resumable.verdict(store, run).to_dict(),
         "log_size": outputs.log_size(run),
         "metrics": store.metrics(run.id, metrics_after, metrics_until) if with_metrics else [],
     }
 
 
+def line(run: Run, store: Store) -> list[str]:
+    """The ids of the run's line, oldest first: the runs it resumes (resumed_from back) and those that resumed it
+    (resumed_by on), all writing one output_dir."""
+    before, seen, at = [], {run.id}, run
+    while at.resumed_from and at.resumed_from not in seen and (at := store.get(at.resumed_from)) is not None:
+        before.append(at.id)
+        seen.add(at.id)
+    after, at = [], run
+    while at.resumed_by and at.resumed_by not in seen and (at := store.get(at.resumed_by)) is not None:
+        after.append(at.id)
+        seen.add(at.id)
+    return [*reversed(before), run.id, *after]
+
+
 def created(run: Run) -> dict[str, Any]:
     return {"id": run.id, "state": run.state, "output_dir": run.output_dir, "resumed_from": run.resumed_from,
+            "resumed_by": run.resumed_by,
             "resolved_paths": json.loads(run.overrides or "{}"),
             "url": f"/api/v1/runs/{run.id}", "logs": f"/api/v1/runs/{run.id}/logs", "page": f"/runs#run={run.id}"}
 

@@ -127,7 +127,7 @@ class RunManager:
                 if existing == "resume" or (resuming and existing is None):
                     parent = owners[0]
                     if existing == "resume":
-                        judged = resumable.judge(parent, resumable.logged_step(self.store, parent), config_text)
+                        judged = resumable.verdict(self.store, parent, config_text)
                         if not judged.possible:
                             raise RunConflict(f"{judged.reason}; or ask for existing_output=overwrite to start "
                                               "again there")
@@ -151,6 +151,8 @@ class RunManager:
                                     resume_checkpoint=str(resume_checkpoint) if resume_checkpoint else None,
                                     resumed_from=parent.id if parent else None, warnings=warnings,
                                     overrides=json.dumps(overrides or {}))
+            if parent:  # the line goes on in this run: what is written there from now on is not the parent's
+                self.store.update(parent.id, resumed_by=run_id, completions_end=outputs.completions_size(output))
             if resuming or parent:
                 outputs.skip_existing_metrics(self.store, run)
             if parent and resume_checkpoint:
@@ -189,8 +191,7 @@ class RunManager:
             except ValueError as error:  # the YAML editor's EditError, or JSON that no longer reads
                 raise RunConflict(f"max_steps could not be set in run {run_id}'s config ({error}); open it in the "
                                   "form, raise max_steps there and launch it into the same output_dir") from None
-            judged = resumable.judge(parent, resumable.logged_step(self.store, parent),
-                                     None if max_steps is None else text)
+            judged = resumable.verdict(self.store, parent, None if max_steps is None else text)
             if not judged.possible:
                 raise RunConflict(judged.reason)
             checkpoint = resumable.checkpoint_path(parent, judged)

@@ -91,6 +91,15 @@ def records_folder(run: Run) -> Path:
     return Path(run.run_dir) / KEPT if run.replaced_by else Path(run.output_dir)
 
 
+def completions_size(output_dir: str | Path) -> int | None:
+    """The size of the output_dir's completions file now (None: there is none yet)."""
+    found = completions.source(output_dir)
+    try:
+        return found.stat().st_size if found else None
+    except OSError:
+        return None
+
+
 def log_path(run: Run) -> Path:
     return Path(run.run_dir) / LOG_FILE
 

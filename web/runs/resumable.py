@@ -43,18 +43,32 @@ class Resumable:
     step: int | None = None  # that checkpoint's step
     total_steps: int | None = None  # the steps the resumed run would train to
     max_steps: int | None = None  # the max_steps that would give it steps to train (the fix), when none are left
+    instead: str | None = None  # the run to resume instead: the newest of the line, when this run has a successor
 
     def to_dict(self) -> dict:
         return {"possible": self.possible, "reason": self.reason, "checkpoint": self.checkpoint, "step": self.step,
-                "total_steps": self.total_steps, "max_steps": self.max_steps}
+                "total_steps": self.total_steps, "max_steps": self.max_steps, "instead": self.instead}
 
 
-def judge(run: Run, last_step: int | None, config_text: str | None = None) -> Resumable:
+def verdict(store: Store, run: Run, config_text: str | None = None) -> Resumable:
+    """judge() with what the store knows: the run's last logged step and the newest run of its line."""
+    newest = store.newest_of_line(run) if run.resumed_by else None
+    return judge(run, logged_step(store, run), config_text, newest)
+
+
+def judge(run: Run, last_step: int | None, config_text: str | None = None, newest: Run | None = None) -> Resumable:
     """Can `run`'s output_dir be resumed by a run of `config_text` (default: the run's own config)?
 
     `last_step` is the last step the run logged: for a run that succeeded by epochs (no max_steps), the steps it
     had to train. Nothing is left when the run succeeded and its last complete checkpoint is at or past the steps
-    the config trains."""
+    the config trains. A run that was resumed already (`newest`: the last run of its line) is refused: its
+    output_dir holds its successor's checkpoints, which a second resume would start from as if they were its own."""
+    if run.resumed_by:
+        newest_id = newest.id if newest else run.resumed_by
+        then = "" if newest_id == run.resumed_by else f", and the newest run of that line is run {newest_id}"
+        return Resumable(False, f"run {run.id} was already resumed by run {run.resumed_by}, which trained on in the "
+                                f"same output_dir{then}: resume run {newest_id} instead (the newest checkpoints there "
+                                f"are not run {run.id}'s)", instead=newest_id)
     if not run.finished:
         return Resumable(False, f"run {run.id} is still {run.state}; cancel it before resuming")
     if run.replaced_by:

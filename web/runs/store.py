@@ -44,7 +44,9 @@ CREATE TABLE IF NOT EXISTS runs (
     overrides TEXT NOT NULL DEFAULT '{}',
     job_id TEXT,
     job_state TEXT,
-    job_reason TEXT
+    job_reason TEXT,
+    resumed_by TEXT,
+    completions_end INTEGER
 );
 CREATE INDEX IF NOT EXISTS runs_state ON runs (state);
 CREATE TABLE IF NOT EXISTS metrics (
@@ -60,7 +62,8 @@ CREATE TABLE IF NOT EXISTS metrics (
 # Columns added after the first release, for databases created before them.
 ADDED_COLUMNS = {"backend": "TEXT NOT NULL DEFAULT 'local'", "error": "TEXT", "replaced_by": "TEXT",
                  "overrides": "TEXT NOT NULL DEFAULT '{}'", "job_id": "TEXT", "job_state": "TEXT",
-                 "job_reason": "TEXT"}
+                 "job_reason": "TEXT", "resumed_by": "TEXT",
+                 "completions_end": "INTEGER"}
 # A backend's job once had columns of its own: (backend, its id, state and reason columns). A database written
 # then is migrated once, when it is opened: the values move to job_*, the old columns go.
 BACKEND_COLUMNS = (("slurm", "slurm_job_id", "slurm_state", "slurm_reason"),
@@ -104,6 +107,10 @@ class Run:
     job_id: str | None = None  # the backend's id of the run's job (a Slurm job, a Ray submission, a local pid)
     job_state: str | None = None  # the job's state in the backend's words when last asked (PENDING, RUNNING, ...)
     job_reason: str | None = None  # and the backend's reason or message
+    resumed_by: str | None = None  # the run that resumed this one (its successor in the same output_dir): a run's
+    # line is resumed_from back, resumed_by on; whatever the successor writes there is not this run's
+    completions_end: int | None = None  # the size of the output_dir's completions file when the successor was
+    # queued: this run's rows end there (the successor appends its own, from its first step, after them)
 
     @property
     def finished(self) -> bool:
@@ -129,6 +136,8 @@ class Store:
             if name not in present:
                 self._db.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")
         _move_backend_columns(self._db, present)
+        if "resumed_by" not in present:
+            _link_successors(self._db)
         present = {row[1] for row in self._db.execute("PRAGMA table_info(metrics)")}
         for name, kind in ADDED_METRICS_COLUMNS.items():
             if name not in present:
@@ -167,6 +176,17 @@ class Store:
         rows = self._rows(f"SELECT {', '.join(COLUMNS)} FROM runs {clause} ORDER BY seq DESC LIMIT ?",
                           (*(states or ()), *([backend] if backend else []), limit))
         return [Run(*row) for row in rows]
+
+    def newest_of_line(self, run: Run) -> Run:
+        """The last run of `run`'s line (the successor of its successor ..., or `run` itself)."""
+        seen = {run.id}
+        while run.resumed_by and run.resumed_by not in seen:
+            successor = self.get(run.resumed_by)
+            if successor is None:
+                break
+            seen.add(successor.id)
+            run = successor
+        return run
 
     def owners(self, output_dir: str) -> list[Run]:
         """The runs that wrote `output_dir` and were not overwritten since, newest first (a run and the runs that
@@ -260,6 +280,19 @@ def _move_backend_columns(db: sqlite3.Connection, present: set[str]) -> None:
         for names in old:
             for column in names[1:]:
                 db.execute(f"ALTER TABLE runs DROP COLUMN {column}")
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+
+
+def _link_successors(db: sqlite3.Connection) -> None:
+    """The one-time migration of a database written before runs named their successor: each run that another
+    run resumed (its resumed_from) gets resumed_by, the newest such run; in one transaction."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        db.execute("UPDATE runs SET resumed_by = (SELECT child.id FROM runs AS child WHERE "
+                   "child.resumed_from = runs.id ORDER BY child.seq DESC LIMIT 1) WHERE resumed_by IS NULL")
         db.execute("COMMIT")
     except BaseException:
         db.execute("ROLLBACK")

@@ -167,7 +167,8 @@ function renderDetail(run) {
     ["reason", run.reason], ["error", run.error],
     ["replaced by", run.replaced_by && `run ${run.replaced_by} overwrote this run's output_dir: its checkpoints ` +
       "and model were deleted; its metrics, completions, health and log shown here are its own"],
-    ["resumed from", run.resumed_from], ["started", when(run.started_at)],
+    ["resumed from", run.resumed_from], ["resumed by", run.resumed_by && `run ${run.resumed_by} trains on in ` +
+      "this output_dir: its checkpoints and completions are on its own page, not here"], ["started", when(run.started_at)],
     ["finished", when(run.finished_at)], ["checkpoints", run.checkpoints.join(", ")]];
   $("run-facts").replaceChildren(...facts.filter(([, v]) => v !== null && v !== undefined && v !== "")
     .map(([k, v]) => el("div", { class: k === "error" ? "fact error" : "fact", "data-fact": k },
@@ -192,6 +193,11 @@ function renderDetail(run) {
   more.textContent = resume.max_steps ? `Continue to step ${resume.max_steps}` : "";
   more.title = resume.max_steps ? `resume from ${resume.checkpoint} with max_steps ${resume.max_steps}: ` +
     `${resume.max_steps - resume.step} more steps in the same output_dir` : "";
+  // resumed already: its line goes on in a newer run, which is the one to open (and resume)
+  const newest = $("resume-newest");
+  newest.hidden = !resume.instead;
+  newest.textContent = resume.instead ? `Open run ${resume.instead} (newest of this line)` : "";
+  newest.dataset.run = resume.instead || "";
   $("edit-in-form").classList.toggle("primary", run.state === "succeeded");
   $("config").textContent = run.config;
   renderCharts();
@@ -349,6 +355,9 @@ function main() {
   $("token-form").addEventListener("submit", (event) => { event.preventDefault(); setToken($("token").value); refresh(); });
   $("cancel").addEventListener("click", confirmCancel);
   $("resume").addEventListener("click", () => act("resume"));
+  $("resume-newest").addEventListener("click", (event) => {
+    if (event.currentTarget.dataset.run) select(event.currentTarget.dataset.run, { push: true });
+  });
   $("resume-more").addEventListener("click", () => {
     const steps = view?.detail?.resume?.max_steps;
     if (steps) act(`resume?max_steps=${steps}`);
