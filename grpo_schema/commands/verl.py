@@ -96,15 +96,11 @@ def convert_command(argv: list[str]) -> int:
 
 
 def _to_verl(data: bytes, args: argparse.Namespace) -> tuple[str, str]:
-    from grpo_schema.dialects.verl.convert import trl_to_verl, verl_script
     from grpo_schema.engine.validate import check_text
 
     options = {"world_size": args.world_size} if args.world_size else {}
-    result = check_text(data, path=args.path, **options)
-    if not result.valid or result.config is None:
-        return "", "the TRL config is not valid (grpo validate shows why)"
-    conversion = trl_to_verl(result.migrated or result.config, result.world_size)
-    return (verl_script(conversion), "") if conversion.ok else ("", conversion.refused)
+    text, _, problem = trl_to_verl_script(check_text(data, path=args.path, **options))
+    return text, problem
 
 
 def _to_trl(data: bytes, path: str) -> tuple[str, str]:
@@ -171,3 +167,41 @@ def _one_config(data: bytes, path: str) -> tuple[Any, str]:
     if config is None or any(d.severity == "error" for d in diagnostics):
         return None, "the verl config is not valid (grpo validate --dialect verl shows why)"
     return config, ""
+
+
+def verl_import(data: bytes, path: str = "<import>") -> dict[str, Any]:
+    """A verl file for the form: its diagnostics (lines in the verl file), each run's schedule card in verl's
+    names with the TRL equivalents, and the conversion to TRL (`grpo convert --to trl`'s): the mapping the form
+    edits and its YAML with the lossy mappings as comments, or why there is none. The same calls the CLI makes."""
+    from grpo_schema.dialects.verl.check import check_verl_text, results_by_run
+    from grpo_schema.dialects.verl.convert import trl_yaml, verl_to_trl
+    from grpo_schema.dialects.verl.schedule import schedule
+    from grpo_schema.render.verl_explain import card_lines
+
+    text = data.decode("utf-8", "replace")
+    diagnostics = [d.to_dict() for d in check_verl_text(text, path).diagnostics]
+    cards = [{"line": run.line, "lines": card_lines(schedule(config) if config is not None else {"complete": False})}
+             for run, _, config in results_by_run(text, path)]
+    config, refused = _one_config(data, path)
+    conversion = verl_to_trl(config) if config is not None else None
+    if conversion is not None and not conversion.ok:
+        refused = conversion.refused
+    converted = conversion is not None and conversion.ok
+    return {"dialect": "verl", "diagnostics": diagnostics, "cards": cards, "refused": refused,
+            "config": dict(conversion.settings) if converted else None,
+            "lossy": list(conversion.lossy) if converted else [],
+            "trl_yaml": trl_yaml(conversion) if converted else None}
+
+
+def trl_to_verl_script(result: Any) -> tuple[str, list[str], str]:
+    """A checked TRL config as a verl launch script (`grpo convert --to verl`), its lossy mappings, or why not."""
+    from grpo_schema.dialects.verl.convert import trl_to_verl, verl_script
+
+    errors = [d for d in result.diagnostics if d.severity == "error"]
+    if errors or result.config is None:
+        first = f" ({errors[0].code}: {errors[0].message})" if errors else ""
+        return "", [], f"the TRL config is not valid{first}; grpo validate shows every problem"
+    conversion = trl_to_verl(result.migrated or result.config, result.world_size)
+    if not conversion.ok:
+        return "", [], conversion.refused
+    return verl_script(conversion), list(conversion.lossy), ""
