@@ -287,6 +287,8 @@ def plan_command(argv: list[str]) -> int:
         failed |= any(d.severity == "error" for d in result.diagnostics)
         if args.format == "json":
             documents.append(plan_document(result, report))
+            if implied:
+                documents[-1]["verl_notes"] = implied["notes"]
         else:
             sys.stdout.write(render_text(result, report))
     if args.format == "json":
@@ -326,9 +328,10 @@ def _verl_config(data: bytes, path: str, args: argparse.Namespace, overrides: li
     text, implied, notes, problem = planned_as_trl(data, path)
     if problem:
         return b"", {}, f"not planned: {problem}"
-    for note in notes:  # on stdout beside the plan; JSON keeps stdout to the document
-        print(f"grpo plan: note: {note}", file=sys.stderr if args.format == "json" else sys.stdout)
-    return text, implied, ""
+    if args.format != "json":  # beside the plan; the JSON document has them as verl_notes
+        for note in notes:
+            print(f"grpo plan: note: {note}")
+    return text, {**implied, "notes": notes}, ""
 
 
 def _code_setup(data: bytes) -> bool:

@@ -141,7 +141,8 @@ def planned_as_trl(data: bytes, path: str) -> tuple[bytes, dict[str, Any], list[
              "vllm_gpu_memory_utilization": float(config[R + "gpu_memory_utilization"])}
     notes = [f"{path} is a verl run: planned as its TRL equivalent (grpo convert --to trl) with TRL's memory "
              f"model, FSDP full sharding, and the {config[R + 'name']} rollout colocated on the training GPUs "
-             f"with gpu_memory_utilization {extra['vllm_gpu_memory_utilization']}"]
+             f"with gpu_memory_utilization {extra['vllm_gpu_memory_utilization']}; TRL's reward_funcs and "
+             "dataset_name are not asked for (the verl file names its own reward and data)"]
     if int(config[R + "tensor_model_parallel_size"] or 1) > 1:
         extra["vllm_tensor_parallel_size"] = int(config[R + "tensor_model_parallel_size"])
     if int(config["actor_rollout_ref.model.lora_rank"] or 0) > 0:

@@ -30,4 +30,5 @@ export function showVerlCard(loaded) {
   $("verl-schedule").replaceChildren(...loaded.cards.map((c) => el("pre", { class: "verl-schedule",
     text: (loaded.cards.length > 1 ? `run at line ${c.line}\n` : "") + c.lines.join("\n") })));
   $("verl-lossy").replaceChildren(...loaded.lossy.map((l) => el("li", { text: `lossy: ${l}` })));
+  if (!loaded.config) $("verl-title").focus(); // nothing changed in the form: the card is the answer
 }
