@@ -16,7 +16,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]  # the module's live servic
 sync_api_or_skip()
 
 
-def test_verl_script_imported_explained_and_exported_in_both_dialects(page) -> None:
+def test_verl_script_imported_explained_and_exported_in_both_dialects(page) -> None:  # noqa: F811 (the fixture)
     open_form(page)
     import_text(page, RUN)
     card = page.locator("#verl-card")
