@@ -39,6 +39,8 @@ async def convert(request: Request, settings: Annotated[Settings, Depends(curren
     config, to, world_size = body.get("config"), body.get("to"), body.get("world_size")
     if not isinstance(config, dict):
         raise HTTPException(422, "config must be a JSON object")
+    if isinstance(world_size, float) and world_size.is_integer():  # 8.0 is an integer to JSON Schema
+        world_size = int(world_size)
     if to != "verl":
         raise HTTPException(422, "to must be verl (a verl file comes into the form through POST /api/v1/load)")
     if world_size is not None and (isinstance(world_size, bool) or not isinstance(world_size, int)
