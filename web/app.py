@@ -10,7 +10,7 @@ from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
 import grpo_schema
-from grpo_web.api import catalog, check, doctor, emit, health, local, plan, yaml_io
+from grpo_web.api import catalog, check, doctor, emit, health, local, plan, verl, yaml_io
 from grpo_web.api.errors import install_error_handlers
 from grpo_web.api.fastlane import FastValidate
 from grpo_web.api.memo import AnswerCache
@@ -38,7 +38,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app = FastAPI(title="grpo-config", version=grpo_schema.__version__, description=DESCRIPTION, lifespan=_lifespan)
     app.state.settings = settings
     app.state.answers = AnswerCache(int(settings.validate_cache_mib * 2**20))
-    for module in (health, catalog, check, plan, doctor, yaml_io, emit, local):
+    for module in (health, catalog, check, plan, doctor, yaml_io, verl, emit, local):
         app.include_router(module.router)
     install_runs(app, settings)
     app.add_middleware(FastValidate)  # added first, so innermost: CORS and the page headers wrap it too

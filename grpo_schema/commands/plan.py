@@ -24,6 +24,7 @@ from grpo_schema.engine.hardware.advise import plan_fit
 from grpo_schema.engine.hardware.fit import FitReport, section_of
 
 PHASE_WORDS = {"update": "updating (every gradient built)"}
+VERL_NAMES_ITS_OWN = ("GRPO-R004", "GRPO-S002")  # no reward_funcs / no dataset_name: TRL keys a verl run lacks
 USAGE_CODES = ("GRPO-H005", "GRPO-H008", "GRPO-H009")  # unknown model, hardware that does not parse, unknown engine
 
 
@@ -248,15 +249,24 @@ def plan_command(argv: list[str]) -> int:
             if problem:
                 print(f"grpo plan: error: {path}: {problem}", file=sys.stderr)
                 return EXIT_USAGE
+        strategy, offload, implied = args.strategy, args.offload, {}
+        if _is_verl(data, path):  # planned as its TRL equivalent, or refused with the reason
+            data, implied, problem = _verl_config(data, path, args, overrides)
+            if problem:
+                print(f"grpo plan: error: {path}: {problem}", file=sys.stderr)
+                return EXIT_USAGE
+            strategy, offload = strategy or implied["strategy"], offload or implied["offload"]
         result, report = check_for_hardware(data, path, args.hardware, world_size=args.world_size, **release,
                                             profiles=profiles, model_config=args.model_config,
-                                            prompt_length=args.prompt_length, mfu=args.mfu, strategy=args.strategy,
-                                            engine=args.engine, offload=args.offload, host_ram=args.host_ram,
+                                            prompt_length=args.prompt_length, mfu=args.mfu, strategy=strategy,
+                                            engine=args.engine, offload=offload, host_ram=args.host_ram,
                                             batch_fixes=False, overrides=overrides)
         if report.hardware is None and not report.diagnostics and not section_of(result):
             print(f"grpo plan: error: {path}: no hardware declared: pass --hardware SPEC (e.g. 8xH100-80GB)",
                   file=sys.stderr)
             return EXIT_USAGE
+        if implied:  # the data and the reward are the verl file's own (data.train_files, its reward settings)
+            result.diagnostics = [d for d in result.diagnostics if d.code not in VERL_NAMES_ITS_OWN]
         if path.endswith((".py", ".ipynb")):
             from grpo_schema.dialects.python.check import script_level
 
@@ -277,6 +287,8 @@ def plan_command(argv: list[str]) -> int:
         failed |= any(d.severity == "error" for d in result.diagnostics)
         if args.format == "json":
             documents.append(plan_document(result, report))
+            if implied:
+                documents[-1]["verl_notes"] = implied["notes"]
         else:
             sys.stdout.write(render_text(result, report))
     if args.format == "json":
@@ -298,6 +310,28 @@ def _python_config(data: bytes, path: str, release: dict, world_size: int | None
     judged = {"trl_version": checked.results[0].trl_version,
               "trl_version_source": checked.results[0].trl_version_source}
     return (text or "").encode("utf-8"), judged, problem
+
+
+def _is_verl(data: bytes, path: str) -> bool:
+    from grpo_schema.commands.verl import is_verl
+
+    return not path.endswith((".py", ".ipynb")) and is_verl(None, data, path)
+
+
+def _verl_config(data: bytes, path: str, args: argparse.Namespace, overrides: list) -> tuple[bytes, dict, str]:
+    """A verl file through the conversion to TRL (the note on stderr says so), or why it is not planned."""
+    from grpo_schema.commands.verl import planned_as_trl
+
+    if args.world_size or overrides or args.profile:
+        return b"", {}, ("--world-size, --set and --profile are not read for verl files: the GPUs are the file's "
+                         "trainer.n_gpus_per_node x trainer.nnodes, and overrides go in the script")
+    text, implied, notes, problem = planned_as_trl(data, path)
+    if problem:
+        return b"", {}, f"not planned: {problem}"
+    if args.format != "json":  # beside the plan; the JSON document has them as verl_notes
+        for note in notes:
+            print(f"grpo plan: note: {note}")
+    return text, {**implied, "notes": notes}, ""
 
 
 def _code_setup(data: bytes) -> bool:

@@ -14,6 +14,8 @@ from fastapi.responses import PlainTextResponse
 
 from grpo_schema import check_text
 from grpo_schema.api.modeline import base_url, schema_url
+from grpo_schema.commands.verl import verl_import
+from grpo_schema.dialects.verl.check import looks_like_verl
 from grpo_schema.engine.loader import load_yaml
 from grpo_schema.engine.recognise import not_a_grpo_config, other_kind
 from grpo_schema.engine.profiles import Profile, suggest_profiles
@@ -180,6 +182,8 @@ async def load(body: Annotated[ConfigBody, Depends(config_body)]) -> ConfigJSONR
 
 
 def _load_yaml(data: bytes) -> dict[str, Any]:
+    if looks_like_verl(data.decode("utf-8", "replace")):  # converted to TRL for the form, as grpo convert does
+        return {**verl_import(data), "profiles": [], "settings": None}
     skipped = other_kind(data)  # an accelerate config, an SFT recipe...: said so, not put into the form
     if skipped is not None:
         return {"config": None, "diagnostics": [not_a_grpo_config(skipped).to_dict()], "profiles": [],

@@ -64,3 +64,6 @@ export const loadFile = (text) =>
 // grpo doctor on the service's own interpreter (the one its runs use), for the features this config uses.
 export const doctor = (config, options) =>
   postJSON(`/api/v1/doctor${checkQuery(options)}`, config).then((r) => answer(r));
+
+// `grpo convert --to verl` on the form's config: {text, lossy, refused, world_size}.
+export const convertToVerl = (request) => postJSON("/api/v1/convert", request).then((r) => answer(r));

@@ -44,6 +44,11 @@ export function setupImport(hooks) {
   // why nothing was imported, or "".
   async function importText(text, what) {
     const loaded = await api.loadFile(text);
+    hooks.onVerl(loaded.dialect === "verl" ? loaded : null);
+    if (loaded.dialect === "verl") { // the card says why when there is no TRL equivalent
+      if (loaded.config) hooks.onImported(loaded.config, [], loaded.trl_yaml, [], null, what ?? "a verl run as TRL");
+      return "";
+    }
     if (loaded.config === null) {
       const first = loaded.diagnostics[0];
       return first ? `${first.message}${first.line ? ` (line ${first.line})` : ""}` : "no config found";
@@ -81,6 +86,7 @@ export function setupExport(current) {
   const note = $("export-note");
   const notes = $("export-notes");
   const writeWorld = $("export-world-size");
+  const dialect = $("export-dialect");
   const render = async () => {
     const { state, profile, worldSize, schemaId } = current();
     note.textContent = "";
@@ -91,11 +97,13 @@ export function setupExport(current) {
     $("export-world-row").hidden = !worldSize;
     writeWorld.nextElementSibling.textContent = `Write the toolbar's world size ${worldSize ?? ""} as num_processes`;
     let answer;
+    const verl = dialect.value === "verl";
     try {
-      answer = await api.exportYaml(request, profile);
+      answer = verl ? await verlAnswer(request) : await api.exportYaml(request, profile);
       dialog.dataset.mode = "server";
     } catch (exc) {
       if (!api.unreachable(exc)) { note.textContent = `could not export: ${exc.message}`; return; }
+      if (verl) { text.value = ""; note.textContent = "converting to verl needs the server: export again when it is back"; return; }
       const [config, worldNotes] = withWorldSize(request.config, worldSize, writeWorld.checked);
       const modeline = schemaId ? `# yaml-language-server: $schema=${schemaId}\n` : "";
       answer = { yaml: modeline + toYaml(config), notes: ["The server is unreachable: this YAML was written by the form. " +
@@ -105,13 +113,26 @@ export function setupExport(current) {
     }
     text.value = answer.yaml;
     notes.replaceChildren(...answer.notes.map((n) => el("li", { text: n,
-      class: /NOT in this file|unreachable|could not be kept/.test(n) ? "warn" : "" })));
+      class: /NOT in this file|unreachable|could not be kept|No verl script/.test(n) ? "warn" : "" })));
   };
   $("export-open").addEventListener("click", () => { text.value = ""; dialog.showModal(); render(); });
   writeWorld.addEventListener("change", render);
+  dialect.addEventListener("change", render);
   $("export-close").addEventListener("click", () => dialog.close());
-  $("export-download").addEventListener("click", () => { download(text.value, "grpo-config.yaml"); note.textContent = "Downloaded grpo-config.yaml"; });
+  $("export-download").addEventListener("click", () => {
+    const name = dialect.value === "verl" ? "run_verl.sh" : "grpo-config.yaml";
+    download(text.value, name);
+    note.textContent = `Downloaded ${name}`;
+  });
   $("export-copy").addEventListener("click", async () => { await copy(text.value, text); note.textContent = "Copied to the clipboard"; });
+}
+
+// The form's config as a verl launch script (`grpo convert --to verl`): the lossy mappings as notes, or why not.
+async function verlAnswer(request) {
+  const converted = await api.convertToVerl({ config: request.config, to: "verl", world_size: request.world_size });
+  if (converted.refused) return { yaml: "", notes: [`No verl script: ${converted.refused}`] };
+  return { yaml: converted.text, notes: [`verl launch script at world size ${converted.world_size} ` +
+    "(trainer.n_gpus_per_node); run it where verl is installed.", ...converted.lossy.map((l) => `lossy: ${l}`)] };
 }
 
 // Recipes: asks before replacing a config that has settings, offers Undo, and adapts the recipe to the active

@@ -9,6 +9,7 @@ import { DiagnosticsView } from "./diagnostics.js";
 import { count, el, onCommittedChange } from "./dom.js";
 import { sectionsFromSchema } from "./fields.js";
 import { setupExport, setupImport, setupPresets } from "./files.js";
+import { showVerlCard } from "./verl.js";
 import { setupLaunch } from "./launch.js";
 import { MemoryBar } from "./memory.js";
 import { loadDraft, rememberValue, saveDraft } from "./persist.js";
@@ -262,6 +263,7 @@ function wireControls(app) {
   });
   app.importer = setupImport({
     settingsCount: () => app.state.values.size,
+    onVerl: showVerlCard,
     onImported: (config, notes, text, profiles, settings, what = "a file") => {
       const before = { snapshot: app.state.snapshot(), worldSize: $("world-size").value, profile: $("profile").value,
                        trlVersion: $("trl-version").value };
