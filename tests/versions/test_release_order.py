@@ -91,4 +91,5 @@ def test_the_service_puts_its_release_under_the_comment_and_a_request_s_over_it(
     assert (plain["trl_version"], plain["trl_version_source"], plain["valid"]) == ("1.16", "service settings", False)
     asked = client.post("/api/v1/validate?trl_version=1.16", content=COMMENTED, headers=yaml_type).json()
     assert asked["trl_version_source"] == "flag" and not asked["valid"]
-    assert client.get("/api/v1/trl-versions").json()["default"] == {"version": "1.16", "source": "service settings"}
+    assert client.get("/api/v1/trl-versions").json()["default"] == {"version": "1.16", "source": "service settings",
+                                                                      "says": "the service's --trl-version"}

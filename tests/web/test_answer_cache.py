@@ -28,7 +28,8 @@ def test_a_body_sent_again_gets_the_same_bytes_without_a_new_check():
             first = post(lane, body)
             hits = cache.hits
             assert post(lane, body) == first == post(route, body)
-            assert cache.hits == hits + 1, body[:80]
+            kept = b"--hardware" not in body  # an answer that read model configs from disk is never kept (memo.py)
+            assert cache.hits == hits + kept, body[:80]
 
 
 def test_options_and_media_types_never_share_an_answer():
