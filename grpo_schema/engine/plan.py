@@ -50,9 +50,10 @@ class Geometry:
     @classmethod
     def of(cls, config: Any, meaning: Any = None) -> "Geometry":
         """The geometry of a config as a release reads it (`meaning`: its BatchMeaning, None for TRL 1.16)."""
-        values = (config.per_device_train_batch_size, config.num_generations, config.gradient_accumulation_steps,
-                  config.num_iterations, config.generation_batch_size, config.steps_per_generation,
-                  eval_enabled(config), config.per_device_eval_batch_size, config.num_generations_eval)
+        values: tuple[Any, ...] = (config.per_device_train_batch_size, config.num_generations,
+                                   config.gradient_accumulation_steps, config.num_iterations, config.generation_batch_size,
+                                   config.steps_per_generation, eval_enabled(config),
+                                   config.per_device_eval_batch_size, config.num_generations_eval)
         if meaning is not None:
             train, evaluation = meaning.train_check, meaning.eval_check
             values += (meaning.unit, train.product if train is not None else (), evaluation is not None)
