@@ -51,8 +51,8 @@ class Geometry:
     def of(cls, config: Any, meaning: Any = None) -> "Geometry":
         """The geometry of a config as a release reads it (`meaning`: its BatchMeaning, None for TRL 1.16)."""
         values: tuple[Any, ...] = (config.per_device_train_batch_size, config.num_generations,
-                                   config.gradient_accumulation_steps, config.num_iterations, config.generation_batch_size,
-                                   config.steps_per_generation, eval_enabled(config),
+                                   config.gradient_accumulation_steps, config.num_iterations,
+                                   config.generation_batch_size, config.steps_per_generation, eval_enabled(config),
                                    config.per_device_eval_batch_size, config.num_generations_eval)
         if meaning is not None:
             train, evaluation = meaning.train_check, meaning.eval_check
