@@ -69,7 +69,9 @@ def test_two_declared_processes_run_as_two_cpu_processes(workspace):
         pytest.skip("this machine runs one CPU process")
     from grpo_runtime.smoke.command import smoke_command
 
-    assert smoke_command([str(workspace()), "--world-size", "0"]) == 2  # usage
+    with pytest.raises(SystemExit) as refused:  # usage, as every command refuses it (argparse: exit 2)
+        smoke_command([str(workspace()), "--world-size", "0"])
+    assert refused.value.code == 2
     code, report = run_smoke(workspace(num_processes=7, per_device_train_batch_size=4), "--world-size", "2")
     assert code == 0 and report["world_size"] == 2, report
     assert {g["group"]: g["status"] for g in report["groups"]}["world size"] == "exercised"
