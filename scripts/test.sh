@@ -30,8 +30,8 @@ if [ "${SKIP_VLLM:-0}" != 1 ]; then
   VLLM_SETUP_PID=$!
 fi
 # SkyPilot and dstack, to load the specs of `grpo launch --emit` in their own libraries (tests/emit)
-# (its own VENV: the main one is exported above, and SkyPilot's pins must not reach it)
-VENV=.venv-emit bash scripts/setup-emit.sh \
+# (in .venv-emit: SkyPilot's pins must not reach the main environment)
+bash scripts/setup-emit.sh \
   || echo "warning: could not build .venv-emit; the SkyPilot and dstack loader tests will be skipped" >&2
 PY="$VENV/bin/python"
 if [ "${SKIP_SYSTEM:-0}" != 1 ]; then
