@@ -27,15 +27,22 @@ from typing import Any
 
 OUT = Path(__file__).resolve().parent.parent / "grpo_schema" / "dialects" / "verl" / "fields.json"
 BASES = ("ppo_trainer", "ppo_megatron_trainer")
+# ppo_trainer with another model_engine (verl's own _generated_ppo_<engine>_trainer.yaml names them so): the actor,
+# ref and critic sections take that engine's config
+ENGINES = ("veomni", "torchtitan")
 
 
-def compose(name: str) -> Any:
-    from hydra import compose as hydra_compose, initialize_config_dir
-
+def config_dir() -> str:
     import verl.trainer.config as config_package
 
-    with initialize_config_dir(config_dir=os.path.dirname(config_package.__file__), version_base=None):
-        return hydra_compose(config_name=name)
+    return os.path.dirname(config_package.__file__)
+
+
+def compose(name: str, overrides: tuple[str, ...] = ()) -> Any:
+    from hydra import compose as hydra_compose, initialize_config_dir
+
+    with initialize_config_dir(config_dir=config_dir(), version_base=None):
+        return hydra_compose(config_name=name, overrides=list(overrides))
 
 
 def _type_name(annotation: Any) -> tuple[str, bool]:
@@ -72,18 +79,42 @@ def _value_type(value: Any) -> str:
     return "any"
 
 
-def _dataclass_types(target: Any) -> dict[str, tuple[str, bool]]:
+def _dataclass(target: Any) -> tuple[Any, dict[str, Any]]:
     if not isinstance(target, str) or "." not in target:
-        return {}
+        return None, {}
     module, _, name = target.rpartition(".")
     try:
         cls = getattr(importlib.import_module(module), name)
         hints = typing.get_type_hints(cls)
     except Exception:  # a section whose class cannot be imported here: types come from the defaults
-        return {}
-    if not dataclasses.is_dataclass(cls):
+        return None, {}
+    return (cls, hints) if dataclasses.is_dataclass(cls) else (None, {})
+
+
+def _dataclass_types(target: Any) -> dict[str, tuple[str, bool]]:
+    cls, hints = _dataclass(target)
+    if cls is None:
         return {}
     return {f.name: _type_name(hints.get(f.name, Any)) for f in dataclasses.fields(cls) if not f.name.startswith("_")}
+
+
+def _absent_fields(target: Any, present: set[str], path: str, out: dict[str, Any]) -> None:
+    """Fields the config dataclass declares but verl's YAML leaves out: Hydra refuses `key=` on them (the composed
+    config lacks them), `+key=` adds them and the dataclass takes them."""
+    cls, hints = _dataclass(target)
+    if cls is None:
+        return
+    for item in dataclasses.fields(cls):
+        if item.name.startswith("_") or item.name in present or not item.init:
+            continue
+        kind, nullable = _type_name(hints.get(item.name, Any))
+        default = item.default if item.default is not dataclasses.MISSING else None
+        if not isinstance(default, (bool, int, float, str, type(None))):
+            default = None
+        entry = {"type": kind, "default": default, "absent": True}
+        if nullable or default is None:
+            entry["nullable"] = True
+        out[f"{path}.{item.name}"] = entry
 
 
 def walk(node: Any, path: str, out: dict[str, Any]) -> None:
@@ -112,6 +143,8 @@ def walk(node: Any, path: str, out: dict[str, Any]) -> None:
         if nullable or value is None:
             entry["nullable"] = True
         out[dotted] = entry
+    if isinstance(node, DictConfig) and path:
+        _absent_fields(node.get("_target_"), {str(k) for k in node.keys()}, path, out)
 
 
 def _absolute(reference: str, path: str) -> str:
@@ -124,16 +157,26 @@ def _absolute(reference: str, path: str) -> str:
     return ".".join(base + [reference.lstrip(".")])
 
 
+def difference(base: dict[str, Any], variant: dict[str, Any]) -> dict[str, Any]:
+    return {"extends": "ppo_trainer", "set": {k: v for k, v in variant.items() if base.get(k) != v},
+            "drop": sorted(k for k in base if k not in variant)}
+
+
 def table() -> dict[str, Any]:
     import verl
     from verl.trainer.ppo.core_algos import AdvantageEstimator
 
     bases: dict[str, Any] = {}
-    for base in BASES:
+    variants = [(base, base, ()) for base in BASES]
+    variants += [(f"ppo_{engine}_trainer", "ppo_trainer", (f"model_engine={engine}",)) for engine in ENGINES]
+    for name, base, overrides in variants:
         fields: dict[str, Any] = {}
-        walk(compose(base), "", fields)
-        bases[base] = dict(sorted(fields.items()))
-    choices = {"algorithm.adv_estimator": sorted(e.value for e in AdvantageEstimator)}
+        walk(compose(base, overrides), "", fields)
+        bases[name] = dict(sorted(fields.items()))
+    for engine in ENGINES:  # written as what differs from ppo_trainer, which they extend
+        bases[f"ppo_{engine}_trainer"] = difference(bases["ppo_trainer"], bases[f"ppo_{engine}_trainer"])
+    engines = sorted(p.stem for p in Path(config_dir(), "model_engine").glob("*.yaml"))
+    choices = {"algorithm.adv_estimator": sorted(e.value for e in AdvantageEstimator), "model_engine": engines}
     return {"verl": verl.__version__, "bases": bases, "choices": choices}
 
 

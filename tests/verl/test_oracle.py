@@ -17,7 +17,7 @@ import pytest
 
 from grpo_schema.dialects.verl.check import base_table, check_run, check_verl_text, read_runs
 from grpo_schema.dialects.verl.launch import Run
-from tests.verl.cases import ENVIRONMENT, PARSE_TIME, as_script, code_of, generated
+from tests.verl.cases import ENVIRONMENT, PARSE_TIME, as_script, code_of, generated, patterns
 from tests.verl.oracle import ask, require_verl
 
 pytestmark = [pytest.mark.slow, pytest.mark.verl_oracle]
@@ -79,12 +79,14 @@ def oracle() -> dict[str, Any]:
     questions += [{k: v} for *_, queries in checked for k, v in queries.items()]
     questions += [case for runs in corpus.values() for case, _, _ in runs]
     questions += [{"overrides": overrides, "config_name": "ppo_trainer"} for _, overrides, _ in converted]
+    questions += [case for case, _ in patterns()]
     answers = iter(ask(questions))
     verdicts = [next(answers) for _ in checked]
     cluster = [{k: next(answers) for k in queries} for *_, queries in checked]
     corpus_verdicts = {name: [next(answers) for _ in runs] for name, runs in corpus.items()}
     conversions = [(name, overrides, trl, next(answers)) for name, overrides, trl in converted]
-    return {"checked": checked, "verdicts": verdicts, "cluster": cluster, "corpus": corpus,
+    pattern_verdicts = [(case, code, next(answers)) for case, code in patterns()]
+    return {"patterns": pattern_verdicts, "checked": checked, "verdicts": verdicts, "cluster": cluster, "corpus": corpus,
             "corpus_verdicts": corpus_verdicts, "conversions": conversions}
 
 
@@ -123,6 +125,15 @@ def test_generated_override_sets_get_verls_verdict(oracle: dict[str, Any]) -> No
     assert len(oracle["checked"]) >= 300
     assert accepted >= 60 and refused >= 60, (accepted, refused)  # both verdicts are exercised
     assert not mismatches, f"{len(mismatches)} disagreements, first: {mismatches[:3]}"
+
+
+def test_patterns_of_real_scripts_get_verls_verdict(oracle: dict[str, Any]) -> None:
+    """The reading and key patterns held-out launch scripts showed (model engines, fields added with +, Hydra's
+    grammar, a LoRA run without a rollout engine): verl's verdict, and grpo's code for it."""
+    for case, expected, verdict in oracle["patterns"]:
+        ours = _errors(check_verl_text(as_script(case), "case.sh").diagnostics) & PARSE_TIME
+        assert (code_of(verdict["message"]) if not verdict["ok"] else None) == expected, (case, verdict)
+        assert ours == ({expected} if expected else set()), (case["overrides"][-1], sorted(ours))
 
 
 def test_cluster_rules_agree_with_verls_own_code(oracle: dict[str, Any]) -> None:

@@ -13,11 +13,13 @@ from typing import Any
 
 from grpo_schema.dialects.verl import codes
 from grpo_schema.dialects.verl.config import VerlConfig, build
-from grpo_schema.dialects.verl.fields import FieldTable, release, table
+from grpo_schema.dialects.verl.fields import FieldTable, engine_base, release, table
+from grpo_schema.dialects.verl.hydra_grammar import value_problem
 from grpo_schema.dialects.verl.launch import Run, Setting, runs_in_script
 from grpo_schema.dialects.verl.rules import VerlContext, load_verl_rules
 from grpo_schema.dialects.verl.yamlfile import read_yaml
 from grpo_schema.engine.check import CheckResult
+from grpo_schema.engine.closematch import suggest
 from grpo_schema.engine.diagnostics import Diagnostic, Fix
 from grpo_schema.engine.rules import run_rules
 
@@ -83,14 +85,32 @@ def _labelled(found: list[Diagnostic], index: int, run: Run) -> list[Diagnostic]
 
 
 def base_table(run: Run) -> FieldTable:
+    """The keys of the config the run composes: its base config, or ppo_trainer with the model_engine it picks."""
     engine = run.last("model_engine")
-    name = "ppo_megatron_trainer" if engine is not None and engine.text == "megatron" else run.config_name
-    return table(name)
+    name = engine_base(engine.text) if engine is not None and engine.text else None
+    return table(name or run.config_name)
+
+
+def _engine_problem(run: Run, fields: FieldTable) -> Diagnostic | None:
+    """model_engine picks a config group option (verl's model_engine/<name>.yaml); Hydra stops on one it lacks."""
+    engine = run.last("model_engine")
+    choices = fields.get("model_engine").choices if fields.get("model_engine") else ()
+    if engine is None or not engine.known or not choices or engine.text in choices:
+        return None
+    suggestion = suggest(engine.text or "", frozenset(choices))
+    return Diagnostic(codes.UNKNOWN_ENGINE, "error", f"model_engine={engine.text}: verl {fields.release} has no "
+                      f"model engine {engine.text!r} (it has {', '.join(choices)}); Hydra stops composing the config",
+                      line=engine.line, column=engine.column, fields=("model_engine",),
+                      hint=(f"did you mean {suggestion}? " if suggestion else "") + "a newer verl release, or a "
+                      "fork, may have it: check the release the script is for")
 
 
 def check_run(run: Run) -> tuple[list[Diagnostic], VerlConfig | None]:
     fields = base_table(run)
     found: list[Diagnostic] = list(_script_notes(run, fields))
+    engine = _engine_problem(run, fields)
+    if engine is not None:
+        found.append(engine)
     failed: set[str] = set()
     current = fields.defaults()
     for setting in run.settings:
@@ -139,8 +159,11 @@ def _script_notes(run: Run, fields: FieldTable) -> list[Diagnostic]:
 def _key_problem(setting: Setting, fields: FieldTable, current: dict[str, Any]) -> Diagnostic | None:
     """Hydra's verdict on the key: an override must name an existing key; `+` adds one, and may fill a key whose
     value is null, but not replace a value."""
-    known = fields.get(setting.key) is not None
+    field = fields.get(setting.key)
+    known = field is not None
     where = {"line": setting.line, "column": setting.column, "fields": (setting.key,)}
+    if field is not None and field.absent:
+        return None if setting.op != "" else _absent_key(setting, fields, where)
     if setting.op == "+" and known and (current.get(setting.key) is not None or fields.get(setting.key).type == "dict"):
         return Diagnostic(codes.APPEND_EXISTING, "error", f"+{setting.key} adds a key verl already has", **where,
                           hint=f"write {setting.key}={setting.text}", fix=Fix(set={setting.key: setting.value},
@@ -158,6 +181,12 @@ def _key_problem(setting: Setting, fields: FieldTable, current: dict[str, Any]) 
     return Diagnostic(codes.ADDED_KEY, "warning", f"{setting.key} is not a key of verl {fields.release}'s "
                       f"{fields.base} config ({how}); verl's trainer does not read it", **where,
                       hint=_did_you_mean(setting.key, fields) or "a recipe or fork of verl may read it")
+
+
+def _absent_key(setting: Setting, fields: FieldTable, where: dict[str, Any]) -> Diagnostic:
+    return Diagnostic(codes.UNKNOWN_KEY, "error", f"{setting.key} is a field of verl {fields.release}'s config class "
+                      f"but not of its {fields.base} YAML, so Hydra refuses to override it", **where,
+                      hint=f"add it: +{setting.key}={setting.text}")
 
 
 def _unknown_key(setting: Setting, fields: FieldTable, where: dict[str, Any]) -> Diagnostic:
@@ -187,27 +216,13 @@ def _did_you_mean(key: str, fields: FieldTable) -> str:
 _PYTHON_TYPES = {"int": (int,), "float": (int, float), "bool": (bool,)}
 
 
-def _unbalanced(text: str) -> bool:
-    depth, quote = 0, ""
-    for ch in text:
-        if quote:
-            quote = "" if ch == quote else quote
-        elif ch in "'\"":
-            quote = ch
-        elif ch in "[{(":
-            depth += 1
-        elif ch in "]})":
-            depth -= 1
-            if depth < 0:
-                return True
-    return depth != 0 or bool(quote)
-
-
 def _value_problem(setting: Setting, fields: FieldTable) -> Diagnostic | None:
-    if setting.known and setting.text and _unbalanced(setting.text):
+    grammar = value_problem(setting.text) if setting.known and setting.text and setting.op != "file" else None
+    if grammar is not None:
         return Diagnostic(codes.BAD_OVERRIDE, "error", f"the value of {setting.key}, {setting.text!r}, does not "
-                          "parse: a bracket or quote is not closed", line=setting.line, column=setting.column,
-                          fields=(setting.key,), hint="quote the whole override for the shell: 'key=[a,b]'")
+                          f"parse as a Hydra override: {grammar}", line=setting.line, column=setting.column,
+                          fields=(setting.key,), hint="quote the value for Hydra inside the shell's quotes: "
+                          "'key=\"a value\"', and lists as 'key=[a,b]'")
     field = fields.get(setting.key)
     if field is None or not setting.known or field.type not in _PYTHON_TYPES:
         return None

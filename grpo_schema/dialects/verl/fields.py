@@ -27,6 +27,8 @@ class Field:
     nullable: bool
     choices: tuple[Any, ...] = ()
     follows: str | None = None  # the key whose value this one takes unless it is set (a Hydra interpolation)
+    # a field of the section's config class that verl's YAML leaves out: `+key=` adds it, `key=` is refused
+    absent: bool = False
 
 
 @dataclass
@@ -80,7 +82,7 @@ class FieldTable:
         return same_tail[0] if len(same_tail) == 1 else None
 
     def defaults(self) -> dict[str, Any]:
-        return {k: f.default for k, f in self.fields.items() if f.type != "dict"}
+        return {k: f.default for k, f in self.fields.items() if f.type != "dict" and not f.absent}
 
 
 @functools.lru_cache(maxsize=None)
@@ -96,12 +98,28 @@ def bases() -> tuple[str, ...]:
     return tuple(_raw()["bases"])
 
 
+def _entries(bases: dict[str, Any], name: str) -> dict[str, Any]:
+    """A base's keys; a variant (ppo_trainer with another model_engine) is stored as what differs from its base."""
+    entries = bases[name]
+    if "extends" not in entries:
+        return dict(entries)
+    merged = {k: v for k, v in _entries(bases, entries["extends"]).items() if k not in set(entries["drop"])}
+    merged.update(entries["set"])
+    return merged
+
+
+def engine_base(engine: str) -> str | None:
+    """The table for ppo_trainer with model_engine=<engine> (megatron has its own base config)."""
+    name = "ppo_megatron_trainer" if engine == "megatron" else f"ppo_{engine}_trainer"
+    return name if name in _raw()["bases"] else None
+
+
 @functools.lru_cache(maxsize=None)
 def table(base: str = "ppo_trainer") -> FieldTable:
     raw = _raw()
     name = base[:-5] if base.endswith(".yaml") else base
-    entries = raw["bases"].get(name) or raw["bases"]["ppo_trainer"]
+    name = name if name in raw["bases"] else "ppo_trainer"
     choices = raw.get("choices", {})
     fields = {key: Field(key, e["type"], e.get("default"), bool(e.get("nullable")), tuple(choices.get(key, ())),
-                         e.get("follows")) for key, e in entries.items()}
-    return FieldTable(str(raw["verl"]), name if name in raw["bases"] else "ppo_trainer", fields)
+                         e.get("follows"), bool(e.get("absent"))) for key, e in _entries(raw["bases"], name).items()}
+    return FieldTable(str(raw["verl"]), name, fields)
