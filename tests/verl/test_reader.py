@@ -127,3 +127,54 @@ def test_an_array_built_only_in_a_branch_is_a_launch_part_not_read() -> None:
             'python3 -m verl.trainer.main_ppo "${A[@]}" actor_rollout_ref.rollout.n=4\n')
     (d,) = [d for d in check_verl_text(text, "run.sh").diagnostics if d.code == "GRPO-Q007"]
     assert d.severity == "warning" and "A is assigned only inside a `if` at line 1" in d.message and d.line == 4
+
+
+HELD_IN_A_STRING = """\
+#!/bin/bash
+GPUS=8
+CMD="python3 -m verl.trainer.main_ppo \\
+    algorithm.adv_estimator=grpo \\
+    data.train_batch_size=$((GPUS * 8)) \\
+    actor_rollout_ref.rollout.n=8 \\
+    trainer.project_name=\\"reasoning\\" \\
+    trainer.n_gpus_per_node=$GPUS"
+if [ "$FP8" = true ]; then
+    CMD="$CMD +actor_rollout_ref.actor.optim.eight_bit=True"
+fi
+CMD="$CMD actor_rollout_ref.actor.ppo_mini_batch_sise=16"
+eval $CMD
+"""
+
+
+def test_a_launch_held_in_a_variable_and_run_by_eval() -> None:
+    runs, _ = runs_in_script(HELD_IN_A_STRING)
+    (run,) = runs
+    assert run.last("data.train_batch_size").value == 64 and run.last("trainer.project_name").text == "reasoning"
+    assert (run.last("trainer.n_gpus_per_node").line, run.last("trainer.n_gpus_per_node").column) == (8, 5)
+    assert run.last("actor_rollout_ref.actor.optim.eight_bit") is None  # only inside the branch
+    found = check_verl_text(HELD_IN_A_STRING, "run.sh").diagnostics
+    (typo,) = [d for d in found if d.code == "GRPO-Q004"]
+    assert typo.line == 12 and "ppo_mini_batch_size" in typo.hint  # the piece CMD="$CMD ..." added
+    assert any(d.code == "GRPO-Q008" and "CMD is changed inside a `if` at line 9" in d.message for d in found)
+    for runner in ('bash -c "$CMD"', "$CMD", 'eval "${CMD}"'):
+        assert len(runs_in_script(HELD_IN_A_STRING.replace("eval $CMD", runner))[0]) == 1, runner
+
+
+def test_here_documents_are_text_not_script() -> None:
+    text = """\
+cat > check.py <<'PYEOF'
+print(f"it's {1}")
+PYEOF
+python3 - << "EOF"
+print("don't")
+EOF
+cat <<-END
+\tit's indented
+\tEND
+python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo \\
+    actor_rollout_ref.rollout.n=1 <<< 'a here-string'
+"""
+    found = check_verl_text(text, "run.sh").diagnostics
+    assert not [d for d in found if d.code == "GRPO-Q009"]
+    (group,) = [d for d in found if d.code == "GRPO-Q050"]
+    assert (group.line, group.column) == (11, 5)

@@ -49,7 +49,9 @@ def read_runs(text: str, path: str) -> tuple[list[Run], list[Diagnostic]]:
         return runs, problems
     runs, script = runs_in_script(text)
     problems = [Diagnostic(codes.SHELL_SYNTAX, "error", p.message, line=p.line, column=p.column,
-                           hint="close it; the rest of the script is not read") for p in script.problems]
+                           hint="close it; the rest of the script is not read") if p.severity == "error" else
+                Diagnostic(codes.SCRIPT_NOTE, p.severity, p.message, line=p.line, column=p.column)
+                for p in script.problems]
     return runs, problems
 
 
