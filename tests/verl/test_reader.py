@@ -178,3 +178,28 @@ python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo \\
     assert not [d for d in found if d.code == "GRPO-Q009"]
     (group,) = [d for d in found if d.code == "GRPO-Q050"]
     assert (group.line, group.column) == (11, 5)
+
+
+def test_a_brace_group_runs_and_a_function_body_does_not() -> None:
+    text = """\
+#!/bin/bash
+{
+    nodes=${NNODES:-2}
+    mini=32
+    wait_for_cluster() {
+        mini=999
+    }
+    function cleanup {
+        mini=998
+    }
+    if [[ $RANK -eq 0 ]]; then
+        ray job submit --address="http://127.0.0.1:8265" -- python3 -m recipe.dapo.main_dapo \\
+            actor_rollout_ref.actor.ppo_mini_batch_size=${mini} trainer.nnodes="${nodes}"
+    fi
+}
+"""
+    (run,) = runs_in_script(text)[0]
+    assert run.entry == "recipe.dapo.main_dapo" and run.block == "a `if` at line 11"
+    assert run.last("trainer.nnodes").value == 2
+    mini = run.last(A + "ppo_mini_batch_size")
+    assert mini.value == 32 and "inside a `function cleanup` at line 8" in mini.notes[0]

@@ -187,6 +187,10 @@ def scan(text: str, line: int = 1, col: int = 1) -> tuple[list[tuple[list[_Raw],
             while s.peek() not in ("\n", ""):
                 s.take()
             continue
+        if ch == "(" and words and re.match(r"\(\s*\)", s.text[s.i:]):  # `name()`: a function header
+            s.take(re.match(r"\(\s*\)", s.text[s.i:]).end())  # type: ignore[union-attr]
+            words.append(_Raw([("literal", "()")], s.line, s.col, source="()"))
+            continue
         if ch in _SEPARATORS:
             s.take()
             if ch == "\n":
@@ -484,6 +488,16 @@ def _evaluate(node: ast.AST) -> int:
 
 # --- running the script's assignments ---------------------------------------------------------------------------
 
+def _function_header(words: list[_Raw]) -> tuple[str, list[_Raw]] | None:
+    """`name()` or `function name`: the function's name and the words after the header (its `{`, if on the line)."""
+    if len(words) >= 2 and words[1].source == "()":
+        return words[0].plain(), words[2:]
+    if words[0].plain() == "function" and len(words) >= 2:
+        rest = words[2:]
+        return words[1].plain(), rest[1:] if rest and rest[0].source == "()" else rest
+    return None
+
+
 @dataclass
 class Fragment:
     """A piece of a variable's value as written, where it starts in the script (its quotes removed)."""
@@ -506,7 +520,10 @@ class _Reader:
     def __init__(self, script: Script) -> None:
         self.script = script
         self.env = Env()
-        self.blocks: list[tuple[str, int]] = []
+        # what the script is inside: (kind, line, runs); a plain `{ ... }` group runs in turn, a function body and a
+        # branch or loop are not run
+        self.blocks: list[tuple[str, int, bool]] = []
+        self.function: str | None = None  # a function header (`name()`) whose `{` body comes next
 
     def take(self, words: list[_Raw], line: int) -> None:
         while words and words[0].plain() in _KEYWORDS and len(words[0].pieces) == 1:
@@ -514,12 +531,27 @@ class _Reader:
         if not words:
             return
         first = words[0].plain() if words[0].pieces else ""
-        if first in _OPENERS:  # a function's body is its `{ ... }` group
-            self.blocks.append(("function or { } group" if first == "{" else first, line))
+        header = _function_header(words)
+        if header is not None:
+            self.function, words = header
+            if not words:
+                return
+            first = words[0].plain()
+        if first == "{":
+            kind = f"function {self.function}" if self.function else "{ } group"
+            self.blocks.append((kind, line, self.function is None))
+            self.function = None
+            words = words[1:]
+            if not words:
+                return
+            first = words[0].plain() if words[0].pieces else ""
+        elif first in _OPENERS:
+            self.blocks.append((first, line, False))
         if first in _CLOSERS and self.blocks:
             self.blocks.pop()
             return
-        block = f"a `{self.blocks[-1][0]}` at line {self.blocks[-1][1]}" if self.blocks else ""
+        shut = [b for b in self.blocks if not b[2]]
+        block = f"a `{shut[-1][0]}` at line {shut[-1][1]}" if shut else ""
         held = _command_in_variable(words, self.env)
         if held is not None:
             name = _variable_only(words[0]) or _variable_only(words[-len(held[1]) - 1])
@@ -529,7 +561,7 @@ class _Reader:
             return
         expanded = _assign_or_expand(words, self.env, block)
         if expanded is not None:
-            self.script.commands.append(Command(expanded, line, len(self.blocks), block))
+            self.script.commands.append(Command(expanded, line, len(shut), block))
 
     def evaluate(self, fragments: list[Fragment], extra: list[_Raw]) -> None:
         """`eval $CMD` (or `$CMD ...`, `bash -c "$CMD"`): the command the variable holds, read where it is written;
