@@ -30,6 +30,9 @@ BASES = ("ppo_trainer", "ppo_megatron_trainer")
 # ppo_trainer with another model_engine (verl's own _generated_ppo_<engine>_trainer.yaml names them so): the actor,
 # ref and critic sections take that engine's config
 ENGINES = ("veomni", "torchtitan")
+# configs of verl's other trainers that extend a base (its fully async trainer): name -> (package of its folder, base)
+EXTENDED = {"fully_async_ppo_trainer": ("verl.experimental.fully_async_policy", "ppo_trainer"),
+            "fully_async_ppo_megatron_trainer": ("verl.experimental.fully_async_policy", "ppo_megatron_trainer")}
 
 
 def config_dir() -> str:
@@ -38,11 +41,27 @@ def config_dir() -> str:
     return os.path.dirname(config_package.__file__)
 
 
-def compose(name: str, overrides: tuple[str, ...] = ()) -> Any:
+def compose(name: str, overrides: tuple[str, ...] = (), folder: str | None = None) -> Any:
     from hydra import compose as hydra_compose, initialize_config_dir
 
-    with initialize_config_dir(config_dir=config_dir(), version_base=None):
-        return hydra_compose(config_name=name, overrides=list(overrides))
+    import verl
+
+    here = os.getcwd()
+    os.chdir(Path(verl.__file__).parent.parent)  # a config's searchpath may name verl's folders relative to it
+    try:
+        with initialize_config_dir(config_dir=folder or config_dir(), version_base=None):
+            return hydra_compose(config_name=name, overrides=list(overrides))
+    finally:
+        os.chdir(here)
+
+
+def package_dir(package: str) -> str | None:
+    """The `config` folder beside a package of verl's (None when the release has no such package)."""
+    try:
+        folder = Path(importlib.import_module(package).__file__ or "").parent / "config"
+    except ImportError:
+        return None
+    return str(folder) if folder.is_dir() else None
 
 
 def _type_name(annotation: Any) -> tuple[str, bool]:
@@ -157,8 +176,8 @@ def _absolute(reference: str, path: str) -> str:
     return ".".join(base + [reference.lstrip(".")])
 
 
-def difference(base: dict[str, Any], variant: dict[str, Any]) -> dict[str, Any]:
-    return {"extends": "ppo_trainer", "set": {k: v for k, v in variant.items() if base.get(k) != v},
+def difference(base: dict[str, Any], variant: dict[str, Any], name: str = "ppo_trainer") -> dict[str, Any]:
+    return {"extends": name, "set": {k: v for k, v in variant.items() if base.get(k) != v},
             "drop": sorted(k for k in base if k not in variant)}
 
 
@@ -173,6 +192,12 @@ def table() -> dict[str, Any]:
         fields: dict[str, Any] = {}
         walk(compose(base, overrides), "", fields)
         bases[name] = dict(sorted(fields.items()))
+    for name, (package, base) in EXTENDED.items():
+        folder = package_dir(package)
+        if folder is not None:
+            fields = {}
+            walk(compose(name, folder=folder), "", fields)
+            bases[name] = difference(bases[base], dict(sorted(fields.items())), base)
     for engine in ENGINES:  # written as what differs from ppo_trainer, which they extend
         bases[f"ppo_{engine}_trainer"] = difference(bases["ppo_trainer"], bases[f"ppo_{engine}_trainer"])
     engines = sorted(p.stem for p in Path(config_dir(), "model_engine").glob("*.yaml"))

@@ -72,15 +72,26 @@ def main():
     from verl.utils.config import validate_config
 
     cases = json.load(sys.stdin)
-    out = []
-    with initialize_config_dir(config_dir=os.path.dirname(config_package.__file__), version_base=None):
-        for case in cases:
-            if "chunk" in case:
-                out.append(chunk_verdict(*case["chunk"]))
-            elif "micro" in case:
-                out.append(micro_verdict(*case["micro"]))
-            else:
-                out.append(verdict(case, compose, validate_config, need_reference_policy, need_critic))
+    out = [None] * len(cases)
+    trainer = os.path.dirname(config_package.__file__)
+    # verl's fully async trainer keeps its configs beside it; they extend ppo_trainer through Hydra's searchpath,
+    # which names verl's folders relative to the folder verl is installed in
+    fully_async = os.path.join(os.path.dirname(os.path.dirname(trainer)), "experimental", "fully_async_policy", "config")
+    os.chdir(os.path.dirname(os.path.dirname(os.path.dirname(trainer))))
+    for folder in (trainer, fully_async):
+        todo = [i for i, case in enumerate(cases)
+                if case.get("config_name", "").startswith("fully_async") == (folder == fully_async)]
+        if not todo:
+            continue
+        with initialize_config_dir(config_dir=folder, version_base=None):
+            for i in todo:
+                case = cases[i]
+                if "chunk" in case:
+                    out[i] = chunk_verdict(*case["chunk"])
+                elif "micro" in case:
+                    out[i] = micro_verdict(*case["micro"])
+                else:
+                    out[i] = verdict(case, compose, validate_config, need_reference_policy, need_critic)
     json.dump(out, sys.stdout)
 
 

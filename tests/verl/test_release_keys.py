@@ -72,3 +72,22 @@ def test_values_hydras_grammar_reads() -> None:
     assert [d.code for d in _diagnostics(tail)] == ["GRPO-Q006"]  # the added note: not a problem of grammar
     for text in ("[a, 'b c']", "{a:1,b:[2,3]}", "x@y|z%*?:w", "int(3)", "'a=b'", "a\\,b"):
         assert value_problem(text) is None, text
+
+
+def test_verls_fully_async_trainer_is_read_with_its_own_config() -> None:
+    text = """\
+python -m verl.experimental.fully_async_policy.fully_async_main \\
+    algorithm.adv_estimator=grpo \\
+    data.train_batch_size=0 \\
+    actor_rollout_ref.rollout.n=8 \\
+    actor_rollout_ref.rollout.name=vllm \\
+    actor_rollout_ref.actor.ppo_mini_batch_size=32 \\
+    actor_rollout_ref.actor.use_dynamic_bsz=True \\
+    async_training.require_batches=4 \\
+    async_training.staleness_threshold=0.5 \\
+    rollout.nnodes=1 rollout.n_gpus_per_node=4 \\
+    trainer.n_gpus_per_node=4 trainer.nnodes=1
+"""
+    found = check_verl_text(text, "async.sh").diagnostics
+    assert [d.code for d in found if d.severity != "info"] == []  # its keys known; train_batch_size 0 is its way
+    assert any("fully async trainer" in d.message for d in found if d.code == "GRPO-Q008")

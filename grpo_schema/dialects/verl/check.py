@@ -15,7 +15,7 @@ from grpo_schema.dialects.verl import codes
 from grpo_schema.dialects.verl.config import VerlConfig, build
 from grpo_schema.dialects.verl.fields import FieldTable, engine_base, release, table
 from grpo_schema.dialects.verl.hydra_grammar import value_problem
-from grpo_schema.dialects.verl.launch import Run, Setting, runs_in_script
+from grpo_schema.dialects.verl.launch import UNKNOWN, Run, Setting, runs_in_script
 from grpo_schema.dialects.verl.rules import VerlContext, load_verl_rules
 from grpo_schema.dialects.verl.yamlfile import read_yaml
 from grpo_schema.engine.check import CheckResult
@@ -123,6 +123,12 @@ def check_run(run: Run) -> tuple[list[Diagnostic], VerlConfig | None]:
             if problem.severity == "error":
                 failed.add(setting.key)
     config = build(run, fields)
+    if run.entry.endswith("fully_async_main") and "async_training.require_batches" in fields.fields:
+        # the fully async trainer's step is async_training.require_batches mini-batches; data.train_batch_size
+        # (0 in verl's own recipes) does not size it, so the rules that read it are left out
+        config.values["data.train_batch_size"] = UNKNOWN
+        config.unknown["data.train_batch_size"] = ("the fully async trainer sizes its step by "
+                                                   "async_training.require_batches x ppo_mini_batch_size")
     failed |= set(config.unknown)
     found.extend(_unknown_notes(config))
     rule_found = run_rules(config, VerlContext(), failed, rules=load_verl_rules())  # type: ignore[arg-type]
@@ -139,6 +145,10 @@ def _script_notes(run: Run, fields: FieldTable) -> list[Diagnostic]:
         notes.append(Diagnostic(codes.SCRIPT_NOTE, "info", f"the base config {run.config_name!r} comes from "
                                 f"{run.config_path or 'a --config-path folder'}; keys are checked against verl's "
                                 f"{fields.base}", line=run.line, column=1))
+    if run.entry.endswith("fully_async_main"):
+        notes.append(Diagnostic(codes.SCRIPT_NOTE, "info", "fully_async_main is verl's fully async trainer: it runs "
+                                "verl's own checks inside Ray, after the cluster is allocated; the rules here judge its "
+                                "config as verl's trainer would", line=run.line, column=1))
     if run.entry.endswith("main_ppo_v0"):
         notes.append(Diagnostic(codes.SCRIPT_NOTE, "info", "main_ppo_v0 is verl's legacy path: it runs verl's own "
                                 "checks inside Ray, after the cluster is allocated, not before", line=run.line,
