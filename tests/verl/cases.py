@@ -146,3 +146,45 @@ PATTERNS: tuple[tuple[list[str], str | None], ...] = (
 
 def patterns() -> list[tuple[dict[str, Any], str | None]]:
     return [({"overrides": _PATTERN_BASE + extra, "config_name": "ppo_trainer"}, code) for extra, code in PATTERNS]
+
+
+def critic_cases(count: int = 48, seed: int = 20261208) -> list[dict[str, Any]]:
+    """Override sets that train a critic (gae, or critic.enable), for GRPO-Q019 against verl's critic config class."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(count):
+        o: dict[str, Any] = {"trainer.n_gpus_per_node": _pick(rng, 1, 2, 4, 8), "trainer.nnodes": _pick(rng, 1, 1, 2),
+                             "data.train_batch_size": _pick(rng, 8, 16, 32, 64),
+                             "critic.ppo_mini_batch_size": _pick(rng, 8, 16, 32, 64, 128)}
+        if rng.random() < 0.3:
+            o.update({"algorithm.adv_estimator": "grpo", "critic.enable": True})
+        else:
+            o["algorithm.adv_estimator"] = "gae"
+        micro = rng.random()
+        if micro < 0.45:
+            o["critic.ppo_micro_batch_size_per_gpu"] = _pick(rng, 1, 2, 4)
+        elif micro < 0.8:
+            o["critic.ppo_micro_batch_size"] = _pick(rng, 2, 4, 6, 8, 16)
+        elif micro < 0.9:
+            o["critic.ppo_micro_batch_size"], o["critic.ppo_micro_batch_size_per_gpu"] = 8, 2
+        if rng.random() < 0.15:
+            o["critic.use_dynamic_bsz"] = True
+        out.append({"overrides": [f"{k}={_text(v)}" for k, v in o.items()], "config_name": "ppo_trainer"})
+    return out
+
+
+def lora_cases() -> list[dict[str, Any]]:
+    """LoRA settings for GRPO-Q020 and GRPO-Q025: which ones make validate_config ask vLLM for its LoRA ranks."""
+    out = []
+    for name in ("vllm", "sglang"):
+        for rank in (0, 8):
+            for old_rank in (0, 16):
+                for merge in (False, True):
+                    overrides = [R + f"name={name}", f"actor_rollout_ref.model.lora.rank={rank}",
+                                 f"actor_rollout_ref.model.lora_rank={old_rank}",
+                                 f"actor_rollout_ref.model.lora.merge={_text(merge)}"]
+                    out.append({"overrides": _PATTERN_BASE + overrides, "config_name": "ppo_trainer"})
+    return out
+
+
+LORA_RANKS = (1, 8, 320, 512, 513, 1024, 100_000)
