@@ -6,6 +6,12 @@ Run with the verl environment's interpreter (scripts/setup-verl.sh builds .venv-
     .venv-verl/bin/python scripts/verl_release.py            # write the table
     .venv-verl/bin/python scripts/verl_release.py --check    # exit 1 if the committed table differs
 
+An older release's table comes from its source at the release tag, first on the path (its configs and dataclasses;
+the environment's Hydra, OmegaConf and torch serve):
+
+    git -C verl archive v0.8.0 verl | tar -x -C /tmp/verl-0.8.0
+    PYTHONPATH=/tmp/verl-0.8.0 .venv-verl/bin/python scripts/verl_release.py --release 0.8.0   # fields-0.8.0.json
+
 For each base config (`ppo_trainer`, `ppo_megatron_trainer`) it composes verl's own Hydra config with no overrides and
 walks it: every key as a dotted path, with its default (interpolations resolved where they resolve) and its type
 (from the config dataclass a section names with `_target_`, else from the default). The choices of
@@ -26,10 +32,11 @@ from pathlib import Path
 from typing import Any
 
 OUT = Path(__file__).resolve().parent.parent / "grpo_schema" / "dialects" / "verl" / "fields.json"
+NEWEST = "0.9.1"  # the release fields.json is for (the oracle's); older ones go to fields-X.Y.Z.json
 BASES = ("ppo_trainer", "ppo_megatron_trainer")
 # ppo_trainer with another model_engine (verl's own _generated_ppo_<engine>_trainer.yaml names them so): the actor,
-# ref and critic sections take that engine's config
-ENGINES = ("veomni", "torchtitan")
+# ref and critic sections take that engine's config. Every model_engine option of the release but these two:
+PLAIN_ENGINES = ("dp", "megatron")  # dp is ppo_trainer itself; megatron has its own base config
 # configs of verl's other trainers that extend a base (its fully async trainer): name -> (package of its folder, base)
 EXTENDED = {"fully_async_ppo_trainer": ("verl.experimental.fully_async_policy", "ppo_trainer"),
             "fully_async_ppo_megatron_trainer": ("verl.experimental.fully_async_policy", "ppo_megatron_trainer")}
@@ -187,7 +194,9 @@ def table() -> dict[str, Any]:
 
     bases: dict[str, Any] = {}
     variants = [(base, base, ()) for base in BASES]
-    variants += [(f"ppo_{engine}_trainer", "ppo_trainer", (f"model_engine={engine}",)) for engine in ENGINES]
+    engines = sorted(p.stem for p in Path(config_dir(), "model_engine").glob("*.yaml"))
+    extra = [engine for engine in engines if engine not in PLAIN_ENGINES]
+    variants += [(f"ppo_{engine}_trainer", "ppo_trainer", (f"model_engine={engine}",)) for engine in extra]
     for name, base, overrides in variants:
         fields: dict[str, Any] = {}
         walk(compose(base, overrides), "", fields)
@@ -198,9 +207,8 @@ def table() -> dict[str, Any]:
             fields = {}
             walk(compose(name, folder=folder), "", fields)
             bases[name] = difference(bases[base], dict(sorted(fields.items())), base)
-    for engine in ENGINES:  # written as what differs from ppo_trainer, which they extend
+    for engine in extra:  # written as what differs from ppo_trainer, which they extend
         bases[f"ppo_{engine}_trainer"] = difference(bases["ppo_trainer"], bases[f"ppo_{engine}_trainer"])
-    engines = sorted(p.stem for p in Path(config_dir(), "model_engine").glob("*.yaml"))
     choices = {"algorithm.adv_estimator": sorted(e.value for e in AdvantageEstimator), "model_engine": engines}
     return {"verl": verl.__version__, "bases": bases, "choices": choices}
 
@@ -208,15 +216,24 @@ def table() -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if the committed table is stale")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="where to write (default: fields.json for the newest release, fields-X.Y.Z.json for an "
+                             "older one, e.g. verl's source at a release tag first on PYTHONPATH)")
+    parser.add_argument("--release", default=None,
+                        help="the release the table is for, when verl's own version says otherwise (a release tag's "
+                             "source says 0.8.0.dev)")
     args = parser.parse_args(argv)
     os.environ.setdefault("VERL_USE_EXTERNAL_PLUGINS", "none")
-    text = json.dumps(table(), indent=1, sort_keys=False, default=str) + "\n"
+    data = table()
+    data["verl"] = args.release or data["verl"]
+    out = args.out or (OUT if data["verl"] == NEWEST else OUT.with_name(f"fields-{data['verl']}.json"))
+    text = json.dumps(data, indent=1, sort_keys=False, default=str) + "\n"
     if args.check:
-        same = OUT.exists() and OUT.read_text() == text
-        print("fields.json is up to date" if same else "fields.json is stale: run scripts/verl_release.py")
+        same = out.exists() and out.read_text() == text
+        print(f"{out.name} is up to date" if same else f"{out.name} is stale: run scripts/verl_release.py")
         return 0 if same else 1
-    OUT.write_text(text)
-    print(f"wrote {OUT} ({len(text)} bytes)")
+    out.write_text(text)
+    print(f"wrote {out} ({len(text)} bytes)")
     return 0
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from grpo_schema.dialects.verl import codes
 from grpo_schema.dialects.verl.config import VerlConfig, build
-from grpo_schema.dialects.verl.fields import FieldTable, engine_base, release, table
+from grpo_schema.dialects.verl.fields import FieldTable, engine_base, release, releases, resolve, table
 from grpo_schema.dialects.verl.hydra_grammar import value_problem
 from grpo_schema.dialects.verl.launch import UNKNOWN, Run, Setting, runs_in_script
 from grpo_schema.dialects.verl.rules import VerlContext, load_verl_rules
@@ -55,17 +55,43 @@ def read_runs(text: str, path: str) -> tuple[list[Run], list[Diagnostic]]:
     return runs, problems
 
 
-def check_verl_text(text: str | bytes, path: str = "<string>") -> CheckResult:
+_PIN = re.compile(r"\bverl\s*==\s*v?(\d+\.\d+(?:\.\d+)?)")
+_COMMENT = re.compile(r"^\s*#\s*grpo:.*--verl-version[= ]\s*v?(\S+)", re.M)
+
+
+def declared_release(text: str, flag: str | None = None) -> tuple[str, str, Diagnostic | None]:
+    """The verl release a file is judged at and how it was declared: --verl-version (flag), a `# grpo:
+    --verl-version X` comment, a pin in the file (`pip install verl==0.8.0`: requirements), else the newest
+    release the dialect knows (default). A release with no table is said, and the newest judges it."""
+    found = ((flag, "flag"),) if flag else ()
+    comment, pin = _COMMENT.search(text), _PIN.search(text)
+    found += ((comment.group(1), "comment"),) if comment else ()
+    found += ((pin.group(1), "requirements"),) if pin else ()
+    for declared, source in found[:1]:
+        version = resolve(declared)
+        if version is not None:
+            return version, source, None
+        line = text[:(comment or pin).start()].count("\n") + 1 if source != "flag" and (comment or pin) else 1
+        return release(), "default", Diagnostic(
+            codes.SCRIPT_NOTE, "warning", f"verl {declared} ({source}) has no field table here; judged as verl "
+            f"{release()}", line=line, column=1, hint=f"the releases known: {', '.join(releases())}")
+    return release(), "default", None
+
+
+def check_verl_text(text: str | bytes, path: str = "<string>", verl_version: str | None = None) -> CheckResult:
     if isinstance(text, bytes):
         text = text.decode("utf-8", "replace")
+    version, source, unknown_release = declared_release(text, verl_version)
     runs, diagnostics = read_runs(text, path)
-    result = CheckResult(path=path, world_size=8, trl_version=release(), trl_version_source="verl")
+    diagnostics += [unknown_release] if unknown_release else []
+    result = CheckResult(path=path, world_size=8, trl_version=version, trl_version_source="verl")
+    result.sources["verl_version"] = source
     if not runs and not any(d.severity == "error" for d in diagnostics):
         diagnostics.append(Diagnostic(codes.NOT_A_LAUNCH, "error", "no launch of verl's trainer found",
                                       line=1, column=1, hint="a verl launch is `python3 -m verl.trainer.main_ppo "
                                       "key=value ...`; for a TRL config, validate without --dialect verl"))
     for index, run in enumerate(runs):
-        found, config = check_run(run)
+        found, config = check_run(run, version)
         if index == 0 and config is not None and declared_gpus(config) is not None:
             result.world_size = declared_gpus(config) or 0
         diagnostics.extend(_labelled(found, index, run) if len(runs) > 1 else found)
@@ -86,11 +112,12 @@ def _labelled(found: list[Diagnostic], index: int, run: Run) -> list[Diagnostic]
     return [replace(d, message=f"run {index + 1} (line {run.line}): {d.message}") for d in found]
 
 
-def base_table(run: Run) -> FieldTable:
-    """The keys of the config the run composes: its base config, or ppo_trainer with the model_engine it picks."""
+def base_table(run: Run, version: str | None = None) -> FieldTable:
+    """The keys of the config the run composes at a release: its base config, or ppo_trainer with the model_engine
+    it picks."""
     engine = run.last("model_engine")
-    name = engine_base(engine.text) if engine is not None and engine.text else None
-    return table(name or run.config_name)
+    name = engine_base(engine.text, version) if engine is not None and engine.text else None
+    return table(name or run.config_name, version)
 
 
 def _engine_problem(run: Run, fields: FieldTable) -> Diagnostic | None:
@@ -107,8 +134,8 @@ def _engine_problem(run: Run, fields: FieldTable) -> Diagnostic | None:
                       "fork, may have it: check the release the script is for")
 
 
-def check_run(run: Run) -> tuple[list[Diagnostic], VerlConfig | None]:
-    fields = base_table(run)
+def check_run(run: Run, version: str | None = None) -> tuple[list[Diagnostic], VerlConfig | None]:
+    fields = base_table(run, version)
     found: list[Diagnostic] = list(_script_notes(run, fields))
     engine = _engine_problem(run, fields)
     if engine is not None:
@@ -145,6 +172,11 @@ def _script_notes(run: Run, fields: FieldTable) -> list[Diagnostic]:
         notes.append(Diagnostic(codes.SCRIPT_NOTE, "info", f"the base config {run.config_name!r} comes from "
                                 f"{run.config_path or 'a --config-path folder'}; keys are checked against verl's "
                                 f"{fields.base}", line=run.line, column=1))
+    if _before(fields.release, (0, 9)) and not run.entry.endswith("main_ppo_v0"):
+        notes.append(Diagnostic(codes.SCRIPT_NOTE, "info", f"verl {fields.release} runs its own config checks "
+                                "(validate_config) inside Ray, after the cluster is allocated (0.9.0 moved them before "
+                                "Ray): the parse-time findings here are found there on the cluster", line=run.line,
+                                column=1))
     if run.entry.endswith("fully_async_main"):
         notes.append(Diagnostic(codes.SCRIPT_NOTE, "info", "fully_async_main is verl's fully async trainer: it runs "
                                 "verl's own checks inside Ray, after the cluster is allocated; the rules here judge its "
@@ -166,6 +198,11 @@ def _script_notes(run: Run, fields: FieldTable) -> list[Diagnostic]:
         notes.append(Diagnostic(code, severity, shown, line=word.line or run.line, column=word.column or 1,
                                 hint="" if word.text is None else "write key=value (a dotted key of verl's config)"))
     return notes
+
+
+def _before(version: str, line: tuple[int, int]) -> bool:
+    parts = tuple(int(p) for p in version.split(".")[:2] if p.isdigit())
+    return parts < line
 
 
 def _key_problem(setting: Setting, fields: FieldTable, current: dict[str, Any]) -> Diagnostic | None:
@@ -284,10 +321,12 @@ def _place(diagnostic: Diagnostic, config: VerlConfig, run: Run) -> Diagnostic:
     return diagnostic.with_position(run.line, 1)
 
 
-def results_by_run(text: str, path: str) -> list[tuple[Run, list[Diagnostic], VerlConfig | None]]:
+def results_by_run(text: str, path: str, verl_version: str | None = None
+                   ) -> list[tuple[Run, list[Diagnostic], VerlConfig | None]]:
     """Each run with its own diagnostics and config (grpo explain and convert read them one run at a time)."""
     runs, _ = read_runs(text, path)
-    return [(run, *check_run(run)) for run in runs]
+    version, _, _ = declared_release(text, verl_version)
+    return [(run, *check_run(run, version)) for run in runs]
 
 
 __all__ = ["check_verl_text", "looks_like_verl", "results_by_run", "check_run", "read_runs"]

@@ -16,7 +16,7 @@ from typing import Any
 
 from grpo_schema.engine.closematch import suggest
 
-TABLE = Path(__file__).with_name("fields.json")
+TABLE = Path(__file__).with_name("fields.json")  # the newest release's; older ones are fields-X.Y.Z.json
 
 
 @dataclass(frozen=True)
@@ -86,12 +86,34 @@ class FieldTable:
 
 
 @functools.lru_cache(maxsize=None)
-def _raw() -> dict[str, Any]:
-    return json.loads(TABLE.read_text())
+def _raw(version: str | None = None) -> dict[str, Any]:
+    path = TABLE if version is None or version == release() else TABLE.with_name(f"fields-{version}.json")
+    return json.loads(path.read_text())
 
 
+@functools.lru_cache(maxsize=None)
 def release() -> str:
-    return str(_raw()["verl"])
+    """The newest release the dialect knows (the oracle's), and the one a file is judged at unless it says."""
+    return str(json.loads(TABLE.read_text())["verl"])
+
+
+def releases() -> tuple[str, ...]:
+    """Every release with a field table, newest first."""
+    older = sorted((p.name[len("fields-"):-len(".json")] for p in TABLE.parent.glob("fields-*.json")),
+                   key=lambda v: tuple(int(x) for x in v.split(".") if x.isdigit()), reverse=True)
+    return (release(), *older)
+
+
+def resolve(declared: str) -> str | None:
+    """The table for a declared release: the same release, or the table of its minor line (0.9.0 is judged with
+    0.9.1's, whose config keys it shares); None when the dialect has no table for it."""
+    parts = declared.strip().lstrip("v").split(".")
+    if len(parts) < 2 or not all(p.isdigit() for p in parts[:2]):
+        return None
+    for known in releases():
+        if known.split(".")[:2] == parts[:2]:
+            return known
+    return None
 
 
 def bases() -> tuple[str, ...]:
@@ -108,15 +130,16 @@ def _entries(bases: dict[str, Any], name: str) -> dict[str, Any]:
     return merged
 
 
-def engine_base(engine: str) -> str | None:
+def engine_base(engine: str, version: str | None = None) -> str | None:
     """The table for ppo_trainer with model_engine=<engine> (megatron has its own base config)."""
     name = "ppo_megatron_trainer" if engine == "megatron" else f"ppo_{engine}_trainer"
-    return name if name in _raw()["bases"] else None
+    return name if name in _raw(version)["bases"] else None
 
 
 @functools.lru_cache(maxsize=None)
-def table(base: str = "ppo_trainer") -> FieldTable:
-    raw = _raw()
+def table(base: str = "ppo_trainer", version: str | None = None) -> FieldTable:
+    """A base config's keys at a release (the newest unless given; see releases())."""
+    raw = _raw(version)
     name = base[:-5] if base.endswith(".yaml") else base
     name = name if name in raw["bases"] else "ppo_trainer"
     choices = raw.get("choices", {})
