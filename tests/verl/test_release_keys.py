@@ -91,3 +91,10 @@ python -m verl.experimental.fully_async_policy.fully_async_main \\
     found = check_verl_text(text, "async.sh").diagnostics
     assert [d.code for d in found if d.severity != "info"] == []  # its keys known; train_batch_size 0 is its way
     assert any("fully async trainer" in d.message for d in found if d.code == "GRPO-Q008")
+
+
+def test_ray_init_arguments_are_passed_on_not_warned() -> None:
+    added = ("    +ray_kwargs.ray_init.include_dashboard=False \\\n"
+             "    +ray_kwargs.ray_init.object_store_memory=1073741824")
+    assert _diagnostics(added) == []
+    assert [d.code for d in _diagnostics("    +ray_kwargs.my_note=1")] == ["GRPO-Q006"]

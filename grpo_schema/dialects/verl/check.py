@@ -200,6 +200,10 @@ def _script_notes(run: Run, fields: FieldTable) -> list[Diagnostic]:
     return notes
 
 
+# mappings verl hands on whole to another library, whose keys it does not list: ray.init's keyword arguments
+_PASSED_ON = ("ray_kwargs.ray_init.",)
+
+
 def _before(version: str, line: tuple[int, int]) -> bool:
     parts = tuple(int(p) for p in version.split(".")[:2] if p.isdigit())
     return parts < line
@@ -224,8 +228,8 @@ def _key_problem(setting: Setting, fields: FieldTable, current: dict[str, Any]) 
     parent = fields.nearest_parent(setting.key)
     if fields.is_dataclass_node(parent):
         return _not_a_dataclass_field(setting, fields, parent, where)
-    if fields.inside_dataclass(setting.key):
-        return None  # a key of a free-form mapping inside a section (engine_kwargs, ...): read as given
+    if fields.inside_dataclass(setting.key) or setting.key.startswith(_PASSED_ON):
+        return None  # a key of a free-form mapping (engine_kwargs, ray.init's arguments, ...): read as given
     how = "the file adds it" if setting.op == "file" else f"`{setting.op}` adds it"
     return Diagnostic(codes.ADDED_KEY, "warning", f"{setting.key} is not a key of verl {fields.release}'s "
                       f"{fields.base} config ({how}); verl's trainer does not read it", **where,
