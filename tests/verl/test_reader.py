@@ -203,3 +203,36 @@ def test_a_brace_group_runs_and_a_function_body_does_not() -> None:
     assert run.last("trainer.nnodes").value == 2
     mini = run.last(A + "ppo_mini_batch_size")
     assert mini.value == 32 and "inside a `function cleanup` at line 8" in mini.notes[0]
+
+
+def test_an_unquoted_variable_of_several_overrides_is_split_into_words() -> None:
+    text = """\
+n_resp=8
+ROLLOUT_CONFIG="
+    actor_rollout_ref.rollout.name=vllm \\
+    actor_rollout_ref.rollout.n=$n_resp \\
+    actor_rollout_ref.rollout.val_kwargs.top_p=0.7"
+EXTRA=(
+    model_engine=dp
+    $ROLLOUT_CONFIG
+)
+python -m verl.trainer.main_ppo algorithm.adv_estimator=grpo "${EXTRA[@]}" $ROLLOUT_CONFIG
+"""
+    (run,) = runs_in_script(text)[0]
+    n = run.last("actor_rollout_ref.rollout.n")
+    assert (n.value, n.line, n.column) == (8, 4, 5)
+    assert [s.key for s in run.settings].count("actor_rollout_ref.rollout.name") == 2 and not run.unread
+    # quoted, it is one word, as the shell passes it: not an override Hydra reads
+    (quoted,) = runs_in_script(text.replace('"${EXTRA[@]}" $ROLLOUT_CONFIG', '"${EXTRA[@]}" "$ROLLOUT_CONFIG"'))[0]
+    assert len(quoted.settings) == 5 and len(quoted.unread) == 1
+
+
+def test_a_recipes_own_config_under_the_fully_async_entry() -> None:
+    text = """\
+ray job submit --no-wait -- python3 -m verl.experimental.fully_async_policy.fully_async_main \\
+    --config-path=config --config-name='fully_async_dapo_trainer.yaml' \\
+    data.train_batch_size=0 actor_rollout_ref.actor.ppo_mini_batch_size=32 actor_rollout_ref.rollout.n=16 \\
+    actor_rollout_ref.actor.use_dynamic_bsz=True async_training.require_batches=4
+"""
+    found = check_verl_text(text, "run.sh").diagnostics
+    assert [d.code for d in found if d.severity != "info"] == []  # async_training is known; no train_batch_size rule

@@ -15,7 +15,7 @@ from grpo_schema.dialects.verl import codes
 from grpo_schema.dialects.verl.config import VerlConfig, build
 from grpo_schema.dialects.verl.fields import FieldTable, engine_base, release, releases, resolve, table
 from grpo_schema.dialects.verl.hydra_grammar import value_problem
-from grpo_schema.dialects.verl.launch import UNKNOWN, Run, Setting, runs_in_script
+from grpo_schema.dialects.verl.launch import UNKNOWN, Run, Setting, entry_config, runs_in_script
 from grpo_schema.dialects.verl.rules import VerlContext, load_verl_rules
 from grpo_schema.dialects.verl.yamlfile import read_yaml
 from grpo_schema.engine.check import CheckResult
@@ -117,6 +117,8 @@ def base_table(run: Run, version: str | None = None) -> FieldTable:
     it picks."""
     engine = run.last("model_engine")
     name = engine_base(engine.text, version) if engine is not None and engine.text else None
+    if name is None and table(run.config_name, version).base != run.config_name.removesuffix(".yaml"):
+        name = entry_config(run.entry)  # a recipe's own config (--config-path): judged as its entry's base
     return table(name or run.config_name, version)
 
 
@@ -150,7 +152,7 @@ def check_run(run: Run, version: str | None = None) -> tuple[list[Diagnostic], V
             if problem.severity == "error":
                 failed.add(setting.key)
     config = build(run, fields)
-    if run.entry.endswith("fully_async_main") and "async_training.require_batches" in fields.fields:
+    if run.entry.endswith("fully_async_main"):
         # the fully async trainer's step is async_training.require_batches mini-batches; data.train_batch_size
         # (0 in verl's own recipes) does not size it, so the rules that read it are left out
         config.values["data.train_batch_size"] = UNKNOWN

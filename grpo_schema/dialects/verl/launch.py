@@ -107,7 +107,7 @@ def _run_of(command: Command) -> Run | None:
         return None
     index, entry = found
     run = Run(entry, command.line, block=command.block)
-    run.config_name = DEFAULT_CONFIG.get(_ENTRY.match(entry).group(1), run.config_name)  # type: ignore[union-attr]
+    run.config_name = entry_config(entry)
     words = command.words[index + 1:]
     i = 0
     while i < len(words):
@@ -133,6 +133,12 @@ def _run_of(command: Command) -> Run | None:
                 run.unread.append((word, setting))
         i += 1
     return run
+
+
+def entry_config(entry: str) -> str:
+    """The config an entry point composes unless --config-name says otherwise."""
+    match = _ENTRY.match(entry)
+    return DEFAULT_CONFIG.get(match.group(1), "ppo_trainer") if match else "ppo_trainer"
 
 
 def _config_option(run: Run, option: str, word: Word) -> None:

@@ -150,7 +150,8 @@ class _Unclosed(Exception):
 
 @dataclass
 class _Raw:
-    """A word as written: its pieces before expansion, as (kind, text) with kind literal/single/double/dollar."""
+    """A word as written: its pieces before expansion, as (kind, text) with kind literal, single (quoted text),
+    dollar (an expansion outside quotes, which the shell splits into words) or qdollar (one inside double quotes)."""
 
     pieces: list[tuple[str, str]]
     line: int
@@ -312,7 +313,7 @@ def _double_quoted(s: _Scanner) -> list[tuple[str, str]]:
             if escaped != "\n":
                 pieces.append(("single", escaped))
         elif ch in "$`":
-            pieces.append(("dollar", _dollar(s)))
+            pieces.append(("qdollar", _dollar(s)))
         else:
             pieces.append(("single", s.take()))
 
@@ -359,12 +360,37 @@ class Env:
 
 def expand(raw: _Raw, env: Env) -> list[Word]:
     """A raw word expanded: usually one word; "${ARR[@]}" gives one word per item, at the item's position."""
-    if len(raw.pieces) == 1 and raw.pieces[0][0] == "dollar":
+    if len(raw.pieces) == 1 and raw.pieces[0][0] in ("dollar", "qdollar"):
         items = _array_items_of(raw.pieces[0][1], env)
         if items is not None:
             return items
+    if len(raw.pieces) == 1 and raw.pieces[0][0] == "dollar":
+        words = _split_unquoted(raw.pieces[0][1], env)
+        if words is not None:
+            return words
     parts = [_expand_piece(kind, text, env) for kind, text in raw.pieces]
     return [Word(parts, raw.line, raw.column)]
+
+
+def _split_unquoted(text: str, env: Env) -> list[Word] | None:
+    """An unquoted `$VAR` whose value holds several words (OPTS="a=1 b=2"; cmd $OPTS): the shell splits it into
+    words; each is read where the script writes it, so it keeps its line and column. None when the variable is one
+    word, or its text is not known."""
+    match = re.fullmatch(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))", text)
+    name = (match.group(1) or match.group(2)) if match else None
+    fragments = env.written.get(name or "")
+    value = env.get(name or "")
+    if not fragments or isinstance(value, list) or (isinstance(value, str) and len(value.split()) < 2):
+        return None
+    words: list[Word] = []
+    for fragment in fragments:
+        commands, _ = scan(fragment.text, fragment.line, fragment.column)
+        for raw_words, _line in commands:
+            for raw in raw_words:
+                if _variable_only(raw) == name:
+                    continue  # the variable inside its own value: not followed
+                words.extend(expand(raw, env))
+    return words
 
 
 def _array_items_of(text: str, env: Env) -> list[Word] | None:
@@ -385,7 +411,7 @@ def _array_items_of(text: str, env: Env) -> list[Word] | None:
 
 
 def _expand_piece(kind: str, text: str, env: Env) -> Part:
-    if kind != "dollar":
+    if kind not in ("dollar", "qdollar"):
         return Part(text, literal=True)
     if text.startswith("$((") and text.endswith("))"):
         return _arithmetic(text[3:-2], env)
@@ -601,7 +627,7 @@ _VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_
 
 def _variable_only(raw: _Raw) -> str | None:
     """The name of the variable a word is made of alone (`$CMD`, `"${CMD}"`), else None."""
-    if len(raw.pieces) != 1 or raw.pieces[0][0] != "dollar":
+    if len(raw.pieces) != 1 or raw.pieces[0][0] not in ("dollar", "qdollar"):
         return None
     match = _VARIABLE.fullmatch(raw.pieces[0][1])
     return (match.group(1) or match.group(2)) if match else None
