@@ -236,3 +236,9 @@ ray job submit --no-wait -- python3 -m verl.experimental.fully_async_policy.full
 """
     found = check_verl_text(text, "run.sh").diagnostics
     assert [d.code for d in found if d.severity != "info"] == []  # async_training is known; no train_batch_size rule
+
+
+def test_an_assignment_of_a_variable_of_several_words_is_not_split() -> None:
+    text = 'OPTS="trainer.nnodes=2 trainer.n_gpus_per_node=4"\nALL=$OPTS\npython3 -m verl.trainer.main_ppo $ALL\n'
+    (run,) = runs_in_script(text)[0]
+    assert (run.last("trainer.nnodes").value, run.last("trainer.n_gpus_per_node").value) == (2, 4)  # both words

@@ -358,13 +358,13 @@ class Env:
         return self.values.get(name)
 
 
-def expand(raw: _Raw, env: Env) -> list[Word]:
+def expand(raw: _Raw, env: Env, split: bool = True) -> list[Word]:
     """A raw word expanded: usually one word; "${ARR[@]}" gives one word per item, at the item's position."""
     if len(raw.pieces) == 1 and raw.pieces[0][0] in ("dollar", "qdollar"):
         items = _array_items_of(raw.pieces[0][1], env)
         if items is not None:
             return items
-    if len(raw.pieces) == 1 and raw.pieces[0][0] == "dollar":
+    if split and len(raw.pieces) == 1 and raw.pieces[0][0] == "dollar":
         words = _split_unquoted(raw.pieces[0][1], env)
         if words is not None:
             return words
@@ -709,4 +709,4 @@ def _value_word(raw: _Raw, prefix: int, env: Env) -> Word:
             if not text:
                 continue
         pieces.append((kind, text))
-    return expand(_Raw(pieces, raw.line, raw.column), env)[0]
+    return expand(_Raw(pieces, raw.line, raw.column), env, split=False)[0]  # an assignment's value is not split
