@@ -38,7 +38,7 @@ for release in "${releases[@]}"; do
   fi
   echo "== $venv"
   "$PY" -m venv "$venv"
-  "$venv/bin/python" -m pip install -q "torch==2.13.0"
+  bash scripts/torch-into.sh "$venv"  # its own copy, or the main environment's through a .pth (TORCH_FROM)
   # shellcheck disable=SC2086
   "$venv/bin/python" -m pip install -q "trl==$release" "torch==2.13.0" $pins pyyaml
   "$venv/bin/python" -c "import torch, importlib.metadata as m; assert '+cu' not in torch.__version__, torch.__version__; print('trl', m.version('trl'), 'transformers', m.version('transformers'), 'torch', torch.__version__)"
