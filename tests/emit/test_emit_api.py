@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.emit.test_emit import EXAMPLES, MULTI
+from tests.support.multi_node import EXAMPLES, MULTI
 
 pytest.importorskip("fastapi", reason="the service tests need the web extra")
 from fastapi.testclient import TestClient  # noqa: E402

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from tests.emit.test_emit import EXAMPLES
+from tests.support.multi_node import EXAMPLES
 from tests.support.browser import sync_api_or_skip
 from tests.support.form_page import (  # noqa: F401  (page and server: the fixtures)
     import_text, page, server, shots,

@@ -9,6 +9,7 @@ lines together, held within 20% of each process's measured peak."""
 import importlib
 import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -16,8 +17,9 @@ from grpo_schema.commands.plan import check_for_hardware, memory_lines
 from grpo_schema.engine.hardware.accelerators import GIB, parse_hardware
 from grpo_schema.engine.hardware.host import estimate_host
 from grpo_schema.engine.hardware.memory import estimate_memory
-from tests.hardware.test_launch_files import FIXTURES, REPO
 
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "tests" / "fixtures" / "launch"
 BASE = {"model_name_or_path": "Qwen/Qwen2.5-7B-Instruct", "dataset_name": "trl-lib/DeepMath-103K",
         "reward_funcs": ["accuracy_reward"], "dtype": "bfloat16", "bf16": True, "per_device_train_batch_size": 4,
         "num_generations": 8, "max_completion_length": 1024}
@@ -108,7 +110,7 @@ def test_zero3_offload_host_ram_on_two_cpu_processes():
     """~30 s on an idle 2-core machine (2 fresh processes; more under load). Never skipped under CI."""
     from dataclasses import replace
 
-    from tests.hardware.test_measured import ZERO3, facts_of, measured, setup_of
+    from tests.support.memprobe import ZERO3, facts_of, measured, setup_of
 
     required("deepspeed", reason="the calibration runs DeepSpeed's CPU offload")
     case = {**ZERO3, "offload": "both"}
