@@ -14,6 +14,7 @@ import pytest
 from grpo_schema import check_text
 from grpo_schema.engine.loader import load_yaml
 from tests.hardening.invariants import assert_explains, assert_structured, time_limit
+from tests.support.cli import grpo
 
 
 CRASHES = sorted((Path(__file__).parent / "crashes").glob("*"))
@@ -179,17 +180,13 @@ def test_json_outputs_stay_strict_json_with_non_finite_values(text, tmp_path):
     """Found by the large property-test budget: a scalar-for-list fix wraps the value ([.nan]), so
     `grpo validate --format json` / `--format sarif` and `grpo explain --format json` printed NaN or Infinity,
     which JSON parsers refuse. Every JSON output now writes them as their YAML spelling, as the service does."""
-    import subprocess
-    import sys
-
     from tests.hardening.invariants import strict_json
 
     config = tmp_path / "run.yaml"
     config.write_text(text)
     for argv in (["validate", "--format", "json"], ["validate", "--format", "sarif"], ["explain", "--format", "json"],
                  ["validate", "--format", "json", "--world-sizes", "1-4"]):
-        done = subprocess.run([sys.executable, "-m", "grpo_schema", argv[0], str(config), *argv[1:]],
-                              capture_output=True, text=True, timeout=60)
+        done = grpo(argv[0], str(config), *argv[1:])
         assert "Traceback" not in done.stderr, done.stderr[-500:]
         strict_json(done.stdout)
         assert ".nan" in done.stdout or ".inf" in done.stdout

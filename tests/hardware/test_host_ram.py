@@ -17,6 +17,7 @@ from grpo_schema.commands.plan import check_for_hardware, memory_lines
 from grpo_schema.engine.hardware.accelerators import GIB, parse_hardware
 from grpo_schema.engine.hardware.host import estimate_host
 from grpo_schema.engine.hardware.memory import estimate_memory
+from tests.support.cli import grpo
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "launch"
@@ -73,15 +74,11 @@ def test_host_ram_verdict_and_the_node_catalogue():
 
 
 def test_grpo_validate_hardware_prints_the_memory_lines(tmp_path):
-    import subprocess
-    import sys
-
     import yaml
 
     path = tmp_path / "run.yaml"
     path.write_text(yaml.safe_dump(OFFLOADED))
-    run = subprocess.run([sys.executable, "-m", "grpo_schema", "validate", str(path), "--hardware", "p4d.24xlarge"],
-                         capture_output=True, text=True, timeout=120)
+    run = grpo("validate", str(path), "--hardware", "p4d.24xlarge")
     assert run.returncode == 0, run.stderr
     _, report = check_for_hardware(path.read_bytes(), str(path), "p4d.24xlarge", batch_fixes=False)
     for line in memory_lines(report):

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support.cli import grpo
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "examples" / "demo.yaml"
@@ -35,8 +35,7 @@ def validate(folder: Path, text: str, hardware: str) -> dict:
     """`grpo validate FILE --hardware SPEC --format json` run in the service's folder: its file object."""
     path = folder / "run.yaml"
     path.write_text(text)
-    run = subprocess.run([sys.executable, "-m", "grpo_schema", "validate", "run.yaml", "--hardware", hardware,
-                          "--format", "json"], cwd=folder, capture_output=True, text=True, timeout=120)
+    run = grpo("validate", "run.yaml", "--hardware", hardware, "--format", "json", cwd=folder)
     assert run.returncode in (0, 1), run.stderr
     return json.loads(run.stdout)["files"][0]
 

@@ -5,13 +5,12 @@ batch TRL refuses is still shown, with the relation that fails, its diagnostic's
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.support.browser import open_page, sync_api_or_skip
+from tests.support.cli import grpo
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -56,8 +55,7 @@ def import_yaml(page, text: str) -> None:
 def cli_explain_text(text: str, tmp_path: Path) -> str:
     path = tmp_path / "run.yaml"
     path.write_text(text)
-    done = subprocess.run([sys.executable, "-m", "grpo_schema", "explain", str(path)], capture_output=True,
-                          text=True, timeout=60, cwd=ROOT)
+    done = grpo("explain", str(path), cwd=ROOT)
     return done.stdout
 
 
