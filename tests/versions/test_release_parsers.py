@@ -26,7 +26,7 @@ import pytest
 import yaml
 
 from grpo_schema.versions import surface
-from tests.support.trl_releases import BUILT_BY_TEST_SH, MAIN_VENV_RELEASE, interpreter, missing
+from tests.support.release_envs import BUILT_BY_TEST_SH, MAIN_VENV_RELEASE, interpreter, missing
 from tests.versions.random_configs import generate
 
 ROOT = Path(__file__).resolve().parents[2]
