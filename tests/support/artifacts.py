@@ -24,8 +24,9 @@ def locked(path: Path):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def merge_json(path: Path, entries: dict) -> None:
-    """Add `entries` to the JSON object in `path` (created when absent), keeping what other processes wrote."""
+def merge_json(path: Path, entries: dict, **dump) -> None:
+    """Add `entries` to the JSON object in `path` (created when absent), keeping what other processes wrote; `dump`:
+    json.dumps's options (indent 2 unless given)."""
     with locked(path):
         try:
             found = json.loads(path.read_text())
@@ -33,5 +34,5 @@ def merge_json(path: Path, entries: dict) -> None:
             found = {}
         found = found if isinstance(found, dict) else {}
         temporary = path.with_name(f"{path.name}.{os.getpid()}")
-        temporary.write_text(json.dumps({**found, **entries}, indent=2) + "\n")
+        temporary.write_text(json.dumps({**found, **entries}, **{"indent": 2, **dump}) + "\n")
         temporary.replace(path)

@@ -26,6 +26,7 @@ import pytest
 import yaml
 
 from grpo_schema.versions import surface
+from tests.support.artifacts import ARTIFACTS, merge_json
 from tests.support.release_envs import BUILT_BY_TEST_SH, MAIN_VENV_RELEASE, interpreter, missing
 from tests.versions.random_configs import generate
 
@@ -94,12 +95,9 @@ def oracle(tmp_path_factory):
 
 
 def write_summary(release: str, **values) -> None:
-    artifacts = ROOT / "test-artifacts" / "trl-release-oracle"
-    artifacts.mkdir(parents=True, exist_ok=True)
-    path = artifacts / f"{release}.json"
-    summary = json.loads(path.read_text()) if path.is_file() else {}
-    summary.update(values, release=release)
-    path.write_text(json.dumps(summary, indent=1, sort_keys=True, default=repr) + "\n")
+    """The release's summary file gains `values` (each of three tests adds its own, maybe from another worker)."""
+    merge_json(ARTIFACTS / "trl-release-oracle" / f"{release}.json", {**values, "release": release}, indent=1,
+               sort_keys=True, default=repr)
 
 
 def config_of(path: str) -> dict:
