@@ -82,6 +82,7 @@ def test_integers_past_64_bits_are_a_range_diagnostic(mapping):
 @pytest.mark.parametrize(("text", "fields", "line", "column"), [
     ("num_generations: 8\nmodel.name: x\n", ("model.name",), 2, 1),  # a dotted key, as if YAML nested it
     ("a[0]: 1\n", ("a[0]",), 1, 1),
+    ("a[²]: 1\n", ("a[²]",), 1, 1),  # found by test_fuzzed_config_objects_are_always_200: '²' passes isdigit()
     ("env:\n  A.B: x\n", ("env.A.B",), 2, 3),  # used to point at 'env' (1:1), the first part of 'A.B'
     ("datasets:\n  - path: x\n    Split: train\n", ("datasets[0].Split",), 3, 5),  # was reported as key '0'
     ("datasets: [{Path: x}]\n", ("datasets[0].Path",), 1, 13),
