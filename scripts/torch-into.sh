@@ -11,12 +11,16 @@ if [ -n "${TORCH_FROM:-}" ] && "$TORCH_FROM/bin/python" -c \
     "import importlib.metadata as m; assert m.version('torch').split('+')[0] == '2.13.0'" 2>/dev/null; then
   from_site=$(cd "$(site "$TORCH_FROM")" && pwd -P)
   link="$(dirname "$(cd "$TORCH_FROM" && pwd -P)")/.venv-torch-link"  # torch alone, not the rest of that site
-  if ! [ -e "$link/torch" ]; then
-    mkdir -p "$link"
-    for name in "$from_site"/torch "$from_site"/torchgen "$from_site"/functorch "$from_site"/torch-*.dist-info; do
-      [ -e "$name" ] && ln -sfn "$name" "$link/$(basename "$name")"
-    done
-  fi
+  (  # environments built side by side make the folder once, under a lock
+    flock 9
+    if ! [ -e "$link/torch" ]; then
+      mkdir -p "$link.new"
+      for name in "$from_site"/torch "$from_site"/torchgen "$from_site"/functorch "$from_site"/torch-*.dist-info; do
+        [ ! -e "$name" ] || ln -sfn "$name" "$link.new/$(basename "$name")"
+      done
+      rm -rf "$link" && mv "$link.new" "$link"
+    fi
+  ) 9>"$link.lock"
   echo "$link" > "$(site "$env")/zz_torch_link.pth"
   "$env/bin/python" -m pip install -q "torch==2.13.0"  # installs only what torch needs beside it
 else
