@@ -212,7 +212,7 @@ def test_trl_recipes_converted_are_accepted_by_verl(oracle: dict[str, Any]) -> N
 def test_corpus_file_gets_verls_verdict(oracle: dict[str, Any], name: str) -> None:
     if not CORPUS_FILES:
         pytest.skip(f"{CORPUS} is not there (the checkout's parent has shared/ in CI)")
-    for (case, ours, run), verdict in zip(oracle["corpus"][name], oracle["corpus_verdicts"][name]):
+    for (_case, ours, run), verdict in zip(oracle["corpus"][name], oracle["corpus_verdicts"][name]):
         if not verdict["ok"] and any(text in verdict["message"] for text in ENVIRONMENT):
             continue  # verl imports vLLM to check the LoRA rank; the oracle has no vLLM
         parse_time = ours & PARSE_TIME
