@@ -98,3 +98,10 @@ def test_ray_init_arguments_are_passed_on_not_warned() -> None:
              "    +ray_kwargs.ray_init.object_store_memory=1073741824")
     assert _diagnostics(added) == []
     assert [d.code for d in _diagnostics("    +ray_kwargs.my_note=1")] == ["GRPO-Q006"]
+
+
+def test_keys_added_to_the_reward_section_are_read_as_given() -> None:
+    added = ("    +reward.reward_kwargs.overlong_buffer_cfg.enable=True \\\n"
+             "    +reward.reward_kwargs.max_resp_len=4096")
+    assert _diagnostics(added) == []  # added, and read by verl's reward loop: not refused
+    assert [d.code for d in _diagnostics("    +actor_rollout_ref.rollout.tree_depth=4")] == ["GRPO-Q022"]
