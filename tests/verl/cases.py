@@ -148,7 +148,7 @@ def patterns() -> list[tuple[dict[str, Any], str | None]]:
     return [({"overrides": _PATTERN_BASE + extra, "config_name": "ppo_trainer"}, code) for extra, code in PATTERNS]
 
 
-def critic_cases(count: int = 48, seed: int = 20261208) -> list[dict[str, Any]]:
+def critic_cases(count: int = 24, seed: int = 20261208) -> list[dict[str, Any]]:
     """Override sets that train a critic (gae, or critic.enable), for GRPO-Q019 against verl's critic config class."""
     rng = random.Random(seed)
     out = []

@@ -149,7 +149,7 @@ def test_critic_rule_is_verls_critic_config(oracle: dict[str, Any]) -> None:
         ours = "GRPO-Q019" in _errors(check_verl_text(as_script(case), "case.sh").diagnostics)
         assert ours == (not verdict["ok"]), (case["overrides"], verdict)
         refused += not verdict["ok"]
-    assert 10 <= refused <= len(oracle["critic"]) - 10, refused  # both verdicts are exercised
+    assert 6 <= refused <= len(oracle["critic"]) - 6, refused  # both verdicts are exercised
 
 
 def test_lora_rules_are_verls_lora_check(oracle: dict[str, Any]) -> None:
