@@ -9,7 +9,7 @@ import { DiagnosticsView } from "./diagnostics.js";
 import { count, el, onCommittedChange } from "./dom.js";
 import { sectionsFromSchema } from "./fields.js";
 import { setupExport, setupImport, setupPresets } from "./files.js";
-import { showVerlCard } from "./verl.js";
+import { showVerlCard, verlCardState } from "./verl.js";
 import { setupLaunch } from "./launch.js";
 import { MemoryBar } from "./memory.js";
 import { loadDraft, rememberValue, saveDraft } from "./persist.js";
@@ -266,7 +266,7 @@ function wireControls(app) {
     onVerl: showVerlCard,
     onImported: (config, notes, text, profiles, settings, what = "a file") => {
       const before = { snapshot: app.state.snapshot(), worldSize: $("world-size").value, profile: $("profile").value,
-                       trlVersion: $("trl-version").value };
+                       trlVersion: $("trl-version").value, verl: verlCardState() };
       const taken = yieldTypedHardware(app, config, settings);
       // The file's world size, not the toolbar's old one: empty means num_processes (or its # grpo: comment).
       $("world-size").value = "";
@@ -285,6 +285,10 @@ function wireControls(app) {
         $("trl-version").value = before.trlVersion;
         app.release = before.trlVersion;
         taken?.undo();
+        // The card of a verl file imported before this one comes back; else the card stays (the verl file's
+        // diagnostics are still its answer), saying its conversion is no longer in the form.
+        const card = before.verl.loaded ? before.verl : verlCardState();
+        if (card.loaded) showVerlCard(card.loaded, { inForm: before.verl.loaded ? before.verl.inForm : false });
         app.state.restore(before.snapshot, "undo");
         app.form.refreshAll();
         if (reload) await setProfile(app, before.profile);
