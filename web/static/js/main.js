@@ -222,7 +222,7 @@ function withdrawOffer(name) {
 }
 
 // The profiles a file uses, as a button each (the validator's own CLI flag is --profile NAME); `keep`: added to
-// what the notice says already.
+// what the notice says already. An offer, not the page's primary button (Export stays the one).
 function offerProfiles(app, found, keep = false) {
   const wanted = found.filter((p) => p.name !== profileName());
   if (!wanted.length) return;
@@ -230,7 +230,7 @@ function offerProfiles(app, found, keep = false) {
   announce(el("span", {}, ...previous, ...wanted.map((p) => el("span", { class: "offer" },
     `This file uses ${p.name}'s ${[p.keys.length ? `script keys (${p.keys.slice(0, 4).join(", ")})` : "",
       p.reward_funcs.length ? `reward names (${p.reward_funcs.join(", ")})` : ""].filter(Boolean).join(" and ")}. `,
-    el("button", { type: "button", class: "primary", id: `use-profile-${p.name}`, text: `Use the ${p.name} profile`,
+    el("button", { type: "button", id: `use-profile-${p.name}`, text: `Use the ${p.name} profile`,
                    onclick: () => { announce(null); setProfile(app, p.name); } })))));
 }
 

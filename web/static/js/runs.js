@@ -198,7 +198,11 @@ function renderDetail(run) {
   newest.hidden = !resume.instead;
   newest.textContent = resume.instead ? `Open run ${resume.instead} (newest of this line)` : "";
   newest.dataset.run = resume.instead || "";
-  $("edit-in-form").classList.toggle("primary", run.state === "succeeded");
+  // one primary button, the next step: resume; else open the newest run of the line; else a new run from this
+  // config (a running run has none: Cancel loses work, and nothing else is to be done but watch)
+  const next = ACTIVE.has(run.state) ? null : resume.possible ? "resume" : resume.instead ? "resume-newest"
+    : "edit-in-form";
+  for (const id of ["resume", "resume-newest", "edit-in-form"]) $(id).classList.toggle("primary", id === next);
   $("config").textContent = run.config;
   renderCharts();
 }
