@@ -124,6 +124,8 @@ function openSaved(app, saved, source = "restore") {
   }
 }
 
+const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
 function setupSaved(app, { announce }) {
   const dialog = $("saved-dialog");
   const draw = () => {
@@ -131,14 +133,14 @@ function setupSaved(app, { announce }) {
     const names = Object.keys(all).sort();
     $("saved-list").replaceChildren(...(names.length ? names.map((name) => el("li", { "data-name": name },
       el("strong", { text: name }), " ",
-      el("span", { class: "muted small", text: `${all[name].entries.length} settings, ${new Date(all[name].savedAt).toLocaleString()}` }), " ",
+      el("span", { class: "muted small", text: `${plural(all[name].entries.length, "setting")}, ${new Date(all[name].savedAt).toLocaleString()}` }), " ",
       el("button", { type: "button", class: "load", text: "Open", "aria-label": `Open ${name}`, onclick: async () => {
         if (app.state.values.size && !(await ask({ title: `Open ${name}?`, confirm: "Open", cancel: "Keep my config",
           text: "This replaces the config in the form. Save it first if you want to keep it." }))) return;
         const before = { ...app.state.snapshot(), worldSize: $("world-size").value, profile: $("profile").value };
         openSaved(app, all[name]);
         dialog.close();
-        announce(el("span", {}, `Opened ${name} (${all[name].entries.length} settings). `,
+        announce(el("span", {}, `Opened ${name} (${plural(all[name].entries.length, "setting")}). `,
           el("button", { type: "button", id: "undo-open", text: "Undo", onclick: () => {
             openSaved(app, before, "undo");
             announce(el("span", { text: `Back to your config from before opening ${name}.` }));
