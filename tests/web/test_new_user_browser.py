@@ -1,11 +1,11 @@
 """What a first-time user met in the form, in headless Chromium against a live service, each fixed and kept fixed:
-counts that agree with their noun."""
+counts that agree with their noun; the sharding select saying how the config shards, whichever keys say it."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.support.form_page import fill_field, page, server  # noqa: F401  (the fixtures)
+from tests.support.form_page import fill_field, import_text, page, server, state  # noqa: F401  (page, server: fixtures)
 
 pytestmark = [pytest.mark.browser]
 
@@ -23,3 +23,18 @@ def test_a_saved_config_of_one_setting_says_one_setting(page) -> None:  # noqa: 
     page.click("#ask-dialog-confirm")
     page.wait_for_function("() => /Opened mine/.test(document.getElementById('notice').textContent)")
     assert "(1 setting)" in page.inner_text("#notice")
+
+
+def test_the_sharding_select_reads_a_recipe_that_shards_with_accelerate_launch_keys(page) -> None:  # noqa: F811
+    page.select_option("#preset", "multinode-zero3")  # accelerate_config: zero3, no deepspeed field
+    page.wait_for_function("() => window.grpoState().accelerate_config === 'zero3'")
+    assert page.input_value("#sharding") == "zero3"  # was "none (DDP: a full copy per process)"
+    page.select_option("#sharding", "zero2")  # a choice replaces the launch key: one place says how it shards
+    page.wait_for_function("() => window.grpoState().deepspeed?.zero_optimization?.stage === 2")
+    assert "accelerate_config" not in state(page)
+    import_text(page, "model_name_or_path: m\nuse_fsdp: true\n")
+    assert page.input_value("#sharding") == "fsdp"
+    import_text(page, "model_name_or_path: m\naccelerate_config: my-accelerate.yaml\n")
+    assert page.input_value("#sharding") == "custom"
+    import_text(page, "model_name_or_path: m\naccelerate_config: multi_gpu\n")
+    assert page.input_value("#sharding") == "none"

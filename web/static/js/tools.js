@@ -178,8 +178,30 @@ function deepspeedConfig(stage, offload) {
            train_micro_batch_size_per_gpu: "auto", gradient_accumulation_steps: "auto", gradient_clipping: "auto" };
 }
 
+// The `accelerate launch` keys a recipe may shard with instead of deepspeed / fsdp (trl grpo forwards them to the
+// launcher; grpo_runtime.distributed.accelerate's SHARDING_LAUNCH_KEYS less config_file, a file of the user's own
+// that may say more than the sharding). A choice in the select replaces them: one place says how the run shards.
+const LAUNCH_SHARDING_KEYS = ["accelerate_config", "use_deepspeed", "zero_stage", "use_fsdp"];
+
+// What the launch keys say: the bundled accelerate configs by name (zero1..zero3, fsdp1, fsdp2), or
+// use_deepspeed / zero_stage, or use_fsdp; null when they say nothing about sharding.
+function launchSharding(config) {
+  const named = typeof config.accelerate_config === "string" ? config.accelerate_config : "";
+  if (/^zero[123]$/.test(named)) return { choice: named, offload: false };
+  if (/^fsdp[12]$/.test(named)) return { choice: "fsdp", offload: false };
+  if (named && !["single_gpu", "multi_gpu"].includes(named)) return { choice: "custom", offload: false };
+  if (config.zero_stage !== undefined && config.zero_stage !== null) {
+    return { choice: [1, 2, 3].includes(config.zero_stage) ? `zero${config.zero_stage}` : "custom", offload: false };
+  }
+  if (config.use_deepspeed === true) return { choice: "custom", offload: false };
+  if (config.use_fsdp === true) return { choice: "fsdp", offload: false };
+  return null;
+}
+
 // The sharding the config has now: "none", "zero1".."zero3", "fsdp", or "custom" (set by hand in another way).
 export function shardingOf(config) {
+  const launched = launchSharding(config);
+  if (launched && !config.deepspeed && !config.fsdp) return launched;
   if (config.deepspeed && typeof config.deepspeed === "object") {
     const stage = config.deepspeed.zero_optimization?.stage;
     const offload = Boolean(config.deepspeed.zero_optimization?.offload_optimizer);
@@ -194,12 +216,14 @@ export function shardingOf(config) {
 }
 
 export function shardingFix(choice, offload) {
-  if (choice === "none") return { unset: ["deepspeed", "fsdp", "fsdp_config"] };
+  const launch = LAUNCH_SHARDING_KEYS;
+  if (choice === "none") return { unset: ["deepspeed", "fsdp", "fsdp_config", ...launch] };
   if (choice.startsWith("zero")) {
-    return { set: { deepspeed: deepspeedConfig(Number(choice.slice(4)), offload) }, unset: ["fsdp", "fsdp_config"] };
+    return { set: { deepspeed: deepspeedConfig(Number(choice.slice(4)), offload) },
+             unset: ["fsdp", "fsdp_config", ...launch] };
   }
   return { set: { fsdp: `full_shard auto_wrap${offload ? " offload" : ""}`,
-                  fsdp_config: { fsdp_version: 2, reshard_after_forward: true } }, unset: ["deepspeed"] };
+                  fsdp_config: { fsdp_version: 2, reshard_after_forward: true } }, unset: ["deepspeed", ...launch] };
 }
 
 function setupSharding(app) {
@@ -208,7 +232,7 @@ function setupSharding(app) {
   const show = () => {
     const now = shardingOf(app.state.toObject());
     if (now.choice === "custom" && ![...select.options].some((o) => o.value === "custom")) {
-      select.append(el("option", { value: "custom", text: "custom (set in the deepspeed field)", disabled: true }));
+      select.append(el("option", { value: "custom", text: "custom (set in the config's own keys)", disabled: true }));
     }
     select.value = now.choice;
     offload.checked = now.offload;
@@ -220,7 +244,9 @@ function setupSharding(app) {
   };
   onCommittedChange(select, write);
   offload.addEventListener("change", write);
-  app.state.onChange((keys) => { if (["deepspeed", "fsdp", "fsdp_config"].some((k) => keys.has(k))) show(); });
+  app.state.onChange((keys) => {
+    if (["deepspeed", "fsdp", "fsdp_config", ...LAUNCH_SHARDING_KEYS].some((k) => keys.has(k))) show();
+  });
   show();
 }
 
