@@ -1,11 +1,14 @@
 """What a first-time user met in the form, in headless Chromium against a live service, each fixed and kept fixed:
-counts that agree with their noun; the sharding select saying how the config shards, whichever keys say it."""
+counts that agree with their noun; the sharding select saying how the config shards, whichever keys say it; a
+recipe's own world size taking the toolbar over, as an import's does."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.support.form_page import fill_field, import_text, page, server, state  # noqa: F401  (page, server: fixtures)
+from tests.support.form_page import (  # noqa: F401  (page, server: the fixtures)
+    fill_field, import_text, page, server, state, validations, wait_status, wait_validated,
+)
 
 pytestmark = [pytest.mark.browser]
 
@@ -38,3 +41,16 @@ def test_the_sharding_select_reads_a_recipe_that_shards_with_accelerate_launch_k
     assert page.input_value("#sharding") == "custom"
     import_text(page, "model_name_or_path: m\naccelerate_config: multi_gpu\n")
     assert page.input_value("#sharding") == "none"
+
+
+def test_a_recipe_that_declares_its_world_size_takes_the_toolbar_over_as_an_import_does(page) -> None:  # noqa: F811
+    before = validations(page)
+    page.fill("#world-size", "2")
+    wait_validated(page, before)
+    page.select_option("#preset", "multinode-zero3")  # num_processes: 16
+    wait_status(page, "at world size 16")  # was judged at the 2 typed before, for a recipe of 2 nodes x 8 GPUs
+    assert page.input_value("#world-size") == ""
+    assert "world size (16) replaces the 2 typed" in page.inner_text("#notice")
+    page.click("#undo-preset")
+    wait_status(page, "at world size 2")
+    assert page.input_value("#world-size") == "2"

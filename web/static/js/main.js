@@ -99,6 +99,23 @@ function yieldTypedHardware(app, config, settings) {
            undo: () => app.memory.setTyped(typed) };
 }
 
+// A recipe that declares its world size (num_processes, a # grpo: --world-size comment) takes the toolbar over what
+// was typed there, as an import does: the typed value goes, and the notice says so; its undo() brings it back.
+function yieldTypedWorldSize(config, settings) {
+  const typed = $("world-size").value.trim();
+  const own = settings?.world_size ?? config?.num_processes;
+  if (!typed || !Number.isInteger(own) || String(own) === typed) return null;
+  $("world-size").value = "";
+  return { say: `Its world size (${own}) replaces the ${typed} typed in the toolbar. `,
+           undo: () => { $("world-size").value = typed; } };
+}
+
+// What a recipe or import took over from what was typed, as one {say, undo()} (or null: nothing).
+function joinTaken(...taken) {
+  const found = taken.filter(Boolean);
+  return found.length ? { say: found.map((t) => t.say).join(""), undo: () => found.forEach((t) => t.undo()) } : null;
+}
+
 // A short message above the diagnostics (recipe started, profile detected, draft restored), with its buttons.
 function announce(node) {
   $("notice").replaceChildren(...(node ? [node] : []));  // (a null would be written as the text "null")
@@ -407,7 +424,8 @@ async function main() {
     setupPresets({
       state: app.state, profile: profileName, announce,
       onPreset: (preset) => {
-        const taken = yieldTypedHardware(app, preset.config, preset.settings);
+        const taken = joinTaken(yieldTypedHardware(app, preset.config, preset.settings),
+                                yieldTypedWorldSize(preset.config, preset.settings));
         app.state.replace(preset.config, "preset", preset.yaml, {},
                           { origin: { kind: "recipe", name: preset.name, title: preset.title },
                             fileSettings: preset.settings || null });
