@@ -54,3 +54,18 @@ def test_a_recipe_that_declares_its_world_size_takes_the_toolbar_over_as_an_impo
     page.click("#undo-preset")
     wait_status(page, "at world size 2")
     assert page.input_value("#world-size") == "2"
+
+
+def test_the_form_and_its_dialogs_keep_a_phones_width(page) -> None:  # noqa: F811 (the fixture)
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.select_option("#preset", "demo")
+    page.wait_for_function("() => /Started from Demo/.test(document.getElementById('notice').textContent)")
+    widths = {"the form": page.evaluate("document.documentElement.scrollWidth")}
+    for dialog in ("launch", "export", "import"):
+        page.click(f"#{dialog}-open")
+        page.wait_for_selector(f"#{dialog}-dialog[open]")
+        widths[dialog] = page.evaluate("document.documentElement.scrollWidth")
+        page.keyboard.press("Escape")
+    assert all(width <= 390 for width in widths.values()), widths  # the release picker's text made it 448
+    box = page.locator("#trl-version").bounding_box()
+    assert box["x"] + box["width"] <= 390
