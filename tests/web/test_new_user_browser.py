@@ -69,3 +69,15 @@ def test_the_form_and_its_dialogs_keep_a_phones_width(page) -> None:  # noqa: F8
     assert all(width <= 390 for width in widths.values()), widths  # the release picker's text made it 448
     box = page.locator("#trl-version").bounding_box()
     assert box["x"] + box["width"] <= 390
+
+
+def test_exporting_an_invalid_config_says_it_is_not_valid(page) -> None:  # noqa: F811 (the fixture)
+    fill_field(page, "num_generations", "7")  # 8 x 1 x 1 = 8 is not a multiple of 7: B001
+    page.click("#export-open")
+    page.wait_for_function("() => document.getElementById('export-text').value.includes('num_generations: 7')")
+    assert "NOT valid: 1 error at world size 1" in page.inner_text("#export-notes")
+    page.click("#export-close")
+    fill_field(page, "num_generations", "8")
+    page.click("#export-open")
+    page.wait_for_function("() => document.getElementById('export-text').value.includes('num_generations: 8')")
+    assert page.locator("#export-invalid").count() == 0

@@ -90,7 +90,7 @@ export function setupExport(current) {
   const writeWorld = $("export-world-size");
   const dialect = $("export-dialect");
   const render = async () => {
-    const { state, profile, worldSize, schemaId } = current();
+    const { state, profile, worldSize, schemaId, verdict } = current();
     note.textContent = "";
     const request = { config: state.toObject(), source: state.source, renames: state.renames,
                       world_size: worldSize ?? null, write_world_size: writeWorld.checked,
@@ -115,7 +115,12 @@ export function setupExport(current) {
       dialog.dataset.mode = "offline";
     }
     text.value = answer.yaml;
-    notes.replaceChildren(...answer.notes.map((n) => el("li", { text: n,
+    // an invalid config is written as it is (to be fixed elsewhere), never without a word: the first note says so
+    const errors = verdict?.errors || 0;
+    const invalid = errors && text.value ? [el("li", { class: "warn", id: "export-invalid", text: `This config is ` +
+      `NOT valid: ${errors} error${errors === 1 ? "" : "s"} at world size ${verdict.worldSize ?? 1} (see ` +
+      "Diagnostics); grpo validate reports them, and a run of it is refused." })] : [];
+    notes.replaceChildren(...invalid, ...answer.notes.map((n) => el("li", { text: n,
       class: /NOT in this file|unreachable|could not be kept|No verl script/.test(n) ? "warn" : "" })));
   };
   $("export-open").addEventListener("click", () => { text.value = ""; dialog.showModal(); render(); });

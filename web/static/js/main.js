@@ -318,7 +318,8 @@ function wireControls(app) {
       offerProfiles(app, profiles, true);
     },
   });
-  setupExport(() => ({ state: app.state, profile: profileName(), worldSize: worldSize(), schemaId: app.schemaId }));
+  setupExport(() => ({ state: app.state, profile: profileName(), worldSize: worldSize(), schemaId: app.schemaId,
+                       verdict: app.diags.verdict }));
   setupLaunch({
     config: () => app.state.toObject(), worldSize: () => effectiveWorldSize(app), trlVersion, diags: app.diags,
     checker: app.checker, profile: profileName,
