@@ -322,7 +322,7 @@ function wireControls(app) {
                        verdict: app.diags.verdict }));
   setupLaunch({
     config: () => app.state.toObject(), worldSize: () => effectiveWorldSize(app), trlVersion, diags: app.diags,
-    checker: app.checker, profile: profileName,
+    checker: app.checker, profile: profileName, runsOn: () => app.capabilities?.runs !== false,
     hardware: () => { // what the memory panel plans for, unless it is only its default
       const [spec, from] = app.memory.hardware();
       return from.startsWith("the default") ? undefined : spec ?? undefined;

@@ -350,7 +350,17 @@ async function confirmCancel() {
                   id: "cancel-dialog" })) act("cancel");
 }
 
-function main() {
+// Whether the service has runs on (GET /api/v1/capabilities); when it cannot say, it is asked as if they were.
+async function runsAreOn() {
+  try {
+    const answer = await fetch("/api/v1/capabilities");
+    return !answer.ok || (await answer.json()).runs !== false;
+  } catch {
+    return true;
+  }
+}
+
+async function main() {
   takeTokenFromUrl();
   select(selectedFromUrl());
   $("token").value = getToken();
@@ -371,6 +381,12 @@ function main() {
   $("notice-dismiss").addEventListener("click", dismiss);
   for (const link of ["dl-csv", "dl-jsonl", "dl-completions"]) { $(link).href = "#"; $(link).addEventListener("click", download); }
   setupCompletions();
+  if (!(await runsAreOn())) { // no token was ever printed: say how runs are turned on, and ask for nothing
+    $("runs-off").hidden = false;
+    $("runs-empty").hidden = true;
+    document.body.dataset.ready = "true";
+    return;
+  }
   refresh();
   setInterval(refresh, 1000);
 }
