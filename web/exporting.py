@@ -189,10 +189,11 @@ def export_config(config: dict[str, Any], schema_url: str, source: str | None = 
                 stale = stale_comments(source, changed, set(known_keys or ()) | set(loaded.data) | set(config))
                 text = apply_fix_to_text(drop_comments(source, stale) if stale else source, fix)
                 first = text.split("\n", 1)[0]
-                if _relative_modeline(first):  # editors find the schema from it, wherever the file is saved
-                    text = modeline(schema_url) + "\n" + text.split("\n", 1)[1]
+                eol = "\r\n" if "\r\n" in source else "\n"  # the file's own line ending: never a mixed file
+                if _relative_modeline(first.rstrip("\r")):  # editors find the schema from it, wherever it is saved
+                    text = modeline(schema_url) + eol + text.split("\n", 1)[1]
                 elif "yaml-language-server:" not in first:
-                    text = modeline(schema_url) + "\n" + text
+                    text = modeline(schema_url) + eol + text
                 what = ("Written into the recipe's text" + (f" ({source_name})" if source_name else "")
                         if source_kind == "recipe" else "Written into the imported file")
                 kept = [f"{what}: its comments and key order are kept."]
