@@ -178,6 +178,8 @@ def export_config(config: dict[str, Any], schema_url: str, source: str | None = 
                   known_keys: set[str] | None = None) -> Exported:
     """`source_kind`: where `source` came from, "file" (imported) or "recipe" (a recipe the form started from,
     named `source_name`); the notes say which."""
+    bom = "\ufeff" if source and source.startswith("\ufeff") else ""  # stays the file's first character, above
+    source = source[len(bom):] if source else source  # the modeline: a BOM inside a YAML file is a syntax error
     commented = read_file_settings(source).world_size if source else None
     config, notes = with_world_size(config, world_size, write_world_size, commented)
     if source:
@@ -200,7 +202,7 @@ def export_config(config: dict[str, Any], schema_url: str, source: str | None = 
                 if stale:
                     kept.append(f"Dropped {len(stale)} comment line{'s' if len(stale) != 1 else ''} whose numbers "
                                 "described values changed since (they would contradict the file).")
-                return Exported(text, [*kept, *notes], kept_source=True)
+                return Exported(bom + text, [*kept, *notes], kept_source=True)
             except (EditError, TypeError, ValueError) as exc:  # EditError says why
                 notes.insert(0, f"The {'recipe' if source_kind == 'recipe' else 'imported file'}'s comments could "
                                 f"not be kept ({exc}); the config is written anew.")

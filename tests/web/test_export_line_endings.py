@@ -1,5 +1,6 @@
 """Export keeps the imported file's line endings: a file written on Windows (CRLF) comes back CRLF on every line, the
-schema modeline the export adds above it and the keys it appends included; never a file of mixed line endings."""
+schema modeline the export adds above it and the keys it appends included; never a file of mixed line endings. A
+byte order mark stays the file's first character, above the modeline."""
 
 from __future__ import annotations
 
@@ -22,3 +23,15 @@ def test_a_crlf_file_is_exported_crlf_on_every_line(live_server):
     text = httpx.post(f"{live_server.url}/api/v1/export", json=body, timeout=30).json()["yaml"]
     assert text.startswith("# yaml-language-server: $schema=http") and text.endswith("\r\nmodel_name_or_path: n\r\n")
     assert "grpo-config.schema.json\r" not in text  # the relative modeline was replaced, not kept beside the new one
+
+
+def test_a_file_with_a_byte_order_mark_exports_as_a_file_yaml_reads(live_server):
+    from grpo_schema.engine.loader import load_yaml
+
+    body = {"config": {"model_name_or_path": "m", "num_generations": 16}, "renames": {}, "world_size": None,
+            "source": "\ufeffmodel_name_or_path: m\nnum_generations: 8\n", "write_world_size": False,
+            "source_kind": "file"}
+    text = httpx.post(f"{live_server.url}/api/v1/export", json=body, timeout=30).json()["yaml"]
+    assert text.startswith("\ufeff# yaml-language-server:") and text.count("\ufeff") == 1  # was mid-file
+    loaded = load_yaml(text)
+    assert loaded.ok and loaded.data == {"model_name_or_path": "m", "num_generations": 16}
