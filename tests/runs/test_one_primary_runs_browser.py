@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import pytest
 
-from grpo_web.runs.store import Store
 from tests.runs.test_lineage import CHILD, PARENT, seed_line
 from tests.web.test_one_primary_browser import PRIMARIES
 

@@ -45,11 +45,11 @@ PRIMARIES = """() => {
 }"""
 
 
-def primaries(page) -> list[str]:
+def primaries(page) -> list[str]:  # noqa: F811 (a page, not the fixture)
     return page.evaluate(PRIMARIES)
 
 
-def one_primary(page, state: str) -> str:
+def one_primary(page, state: str) -> str:  # noqa: F811 (a page, not the fixture)
     found = primaries(page)
     assert len(found) == 1, f"{state}: {found}"
     return found[0]

@@ -64,7 +64,8 @@ export function plotLines(name, captionText, lines, { width = 320, height = 130,
       if (labelled.has(mark.code) || at < labelEnd) continue;
       labelled.add(mark.code);
       labelEnd = at + code.length * 6 + 4; // 9px digits and capitals are under 6px wide
-      plot.append(svg("text", { x: at, y: pad.top + 10, "font-size": 9, fill: colour, class: "health-mark-label" }, code));
+      plot.append(svg("text", { x: at, y: pad.top + 10, "font-size": 9, fill: colour, class: "health-mark-label" },
+                      code));
     }
     for (const line of lines.filter((l) => l.points.length)) {
       const drawn = thin(line.points).map((p) => `${px(p.x).toFixed(1)},${py(p.y).toFixed(1)}`).join(" ");

@@ -133,7 +133,9 @@ function setupSaved(app, { announce }) {
     const names = Object.keys(all).sort();
     $("saved-list").replaceChildren(...(names.length ? names.map((name) => el("li", { "data-name": name },
       el("strong", { text: name }), " ",
-      el("span", { class: "muted small", text: `${plural(all[name].entries.length, "setting")}, ${new Date(all[name].savedAt).toLocaleString()}` }), " ",
+      el("span", { class: "muted small",
+                   text: `${plural(all[name].entries.length, "setting")}, ${new Date(all[name].savedAt).toLocaleString()}` }),
+      " ",
       el("button", { type: "button", class: "load", text: "Open", "aria-label": `Open ${name}`, onclick: async () => {
         if (app.state.values.size && !(await ask({ title: `Open ${name}?`, confirm: "Open", cancel: "Keep my config",
           text: "This replaces the config in the form. Save it first if you want to keep it." }))) return;
