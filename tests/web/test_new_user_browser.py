@@ -1,6 +1,7 @@
 """What a first-time user met in the form, in headless Chromium against a live service, each fixed and kept fixed:
 counts that agree with their noun; the sharding select saying how the config shards, whichever keys say it; a
-recipe's own world size taking the toolbar over, as an import's does."""
+recipe's own world size taking the toolbar over, as an import's does; a saved config opening at the release and
+hardware it was saved with."""
 
 from __future__ import annotations
 
@@ -81,3 +82,32 @@ def test_exporting_an_invalid_config_says_it_is_not_valid(page) -> None:  # noqa
     page.click("#export-open")
     page.wait_for_function("() => document.getElementById('export-text').value.includes('num_generations: 8')")
     assert page.locator("#export-invalid").count() == 0
+
+
+def test_a_saved_config_opens_at_the_release_and_hardware_it_was_saved_with(page) -> None:  # noqa: F811
+    before = validations(page)
+    page.select_option("#trl-version", "0.19.1")
+    wait_validated(page, before)
+    fill_field(page, "num_generations", "4")
+    page.fill("#hardware", "1xA100-80GB")
+    page.press("#hardware", "Enter")
+    page.click("#saved-open")
+    page.fill("#saved-name", "old-release")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#saved-list li[data-name='old-release']")
+    page.keyboard.press("Escape")
+    before = validations(page)
+    page.select_option("#trl-version", "")  # the service's release, and other hardware
+    wait_validated(page, before)
+    page.fill("#hardware", "8xH100-80GB")
+    page.press("#hardware", "Enter")
+    page.click("#saved-open")
+    page.click("#saved-list li[data-name='old-release'] button.load")
+    page.click("#ask-dialog-confirm")
+    page.wait_for_function("() => /Opened old-release/.test(document.getElementById('notice').textContent)")
+    page.wait_for_function("() => /TRL 0\\.19\\.1/.test(document.getElementById('judged-release').textContent)")
+    assert page.input_value("#trl-version") == "0.19.1"  # was left at the service's release: another verdict
+    assert page.input_value("#hardware") == "1xA100-80GB"
+    page.click("#undo-open")
+    page.wait_for_function("() => document.getElementById('trl-version').value === ''")
+    assert page.input_value("#hardware") == "8xH100-80GB"

@@ -357,6 +357,7 @@ function fillReleases(versions) {
 async function main() {
   const app = { state: new ConfigState() };
   window.grpoState = () => app.state.toObject();
+  app.draft = () => draftOf(app); // what a saved config keeps: the settings and every control that judges them
   app.save = () => saveDraft(draftOf(app));
   app.setWorldSize = (n) => { $("world-size").value = String(n); app.save(); app.checker.run(); };
   const draft = loadDraft();

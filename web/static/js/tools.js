@@ -112,13 +112,24 @@ async function copyText(text) {
 }
 
 // --- named configs -----------------------------------------------------------------------------------------------
-// Put a saved config (or the one from before it was opened, for Undo) in the form: its settings, world size and
-// profile (the form reloads its schema for another profile).
+// Put a saved config (or the one from before it was opened, for Undo) in the form: its settings, world size,
+// profile, TRL release, typed hardware and dataset size, so it is judged as it was when saved (the form reloads
+// its schema for another profile or release). A config saved before the release and hardware were kept keeps the
+// form's.
 function openSaved(app, saved, source = "restore") {
   app.state.restore(saved, source);
   $("world-size").value = saved.worldSize || "";
+  if ("datasetSize" in saved) $("dataset-size").value = saved.datasetSize || "";
+  if ("hardware" in saved && saved.hardware !== $("hardware").value) app.memory.setTyped(saved.hardware || "");
   app.form.refreshAll();
-  if ((saved.profile || "") !== $("profile").value) {
+  const release = saved.trlVersion ?? $("trl-version").value;
+  const newRelease = release !== $("trl-version").value &&
+    [...$("trl-version").options].some((o) => o.value === release);
+  if (newRelease) {
+    $("trl-version").value = release;
+    app.release = release;
+  }
+  if ((saved.profile || "") !== $("profile").value || newRelease) {
     $("profile").value = saved.profile || "";
     $("profile").dispatchEvent(new Event("change"));
   }
@@ -139,7 +150,7 @@ function setupSaved(app, { announce }) {
       el("button", { type: "button", class: "load", text: "Open", "aria-label": `Open ${name}`, onclick: async () => {
         if (app.state.values.size && !(await ask({ title: `Open ${name}?`, confirm: "Open", cancel: "Keep my config",
           text: "This replaces the config in the form. Save it first if you want to keep it." }))) return;
-        const before = { ...app.state.snapshot(), worldSize: $("world-size").value, profile: $("profile").value };
+        const before = app.draft();
         openSaved(app, all[name]);
         dialog.close();
         announce(el("span", {}, `Opened ${name} (${plural(all[name].entries.length, "setting")}). `,
@@ -163,7 +174,7 @@ function setupSaved(app, { announce }) {
     if (!name) return;
     if (savedConfigs()[name] && !(await ask({ title: `Replace ${name}?`, confirm: "Replace",
       text: "A saved config has this name already." }))) return;
-    saveConfig(name, { ...app.state.snapshot(), worldSize: $("world-size").value, profile: $("profile").value });
+    saveConfig(name, app.draft());
     draw();
   });
 }
