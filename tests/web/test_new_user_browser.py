@@ -1,7 +1,7 @@
 """What a first-time user met in the form, in headless Chromium against a live service, each fixed and kept fixed:
 counts that agree with their noun; the sharding select saying how the config shards, whichever keys say it; a
 recipe's own world size taking the toolbar over, as an import's does; a saved config opening at the release and
-hardware it was saved with."""
+hardware it was saved with; a typed number that cannot be used said beside it, never silently dropped."""
 
 from __future__ import annotations
 
@@ -111,3 +111,21 @@ def test_a_saved_config_opens_at_the_release_and_hardware_it_was_saved_with(page
     page.click("#undo-open")
     page.wait_for_function("() => document.getElementById('trl-version').value === ''")
     assert page.input_value("#hardware") == "8xH100-80GB"
+
+
+def test_a_world_size_or_dataset_size_that_cannot_be_used_is_said_beside_it(page) -> None:  # noqa: F811
+    for typed in ("0", "-1", "1.5", "5000"):
+        before = validations(page)
+        page.fill("#world-size", typed)
+        wait_validated(page, before)
+        error = page.locator("#world-size-error")
+        assert error.is_visible() and f'"{typed}" is not a whole number from 1 to 4096' in error.inner_text()
+        assert "world size 1" in page.inner_text("#status")  # judged without it, and the line above says why
+    before = validations(page)
+    page.fill("#world-size", "4")
+    wait_validated(page, before)
+    assert page.locator("#world-size-error").is_hidden() and "world size 4" in page.inner_text("#status")
+    before = validations(page)
+    page.fill("#dataset-size", "-5")
+    wait_validated(page, before)
+    assert '"-5" is not a whole number of 1 or more' in page.inner_text("#dataset-size-error")

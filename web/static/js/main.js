@@ -26,11 +26,19 @@ const schemas = new Map(); // profile -> schema; a failed request is forgotten, 
 const rewardNames = new Map(); // release -> its script's reward names, kept the same way
 
 // A positive whole number from an optional input, else undefined (and the input is marked invalid).
+// A number typed in the toolbar or the schedule panel: a whole number from 1 to max, else not used, and the line
+// beside it (INPUT-error) says so, rather than a verdict "at world size 1" that silently drops what was typed.
 function positiveOption(input, max = Number.MAX_SAFE_INTEGER) {
   const text = input.value.trim();
   const value = Number(text);
   const ok = text === "" || (Number.isInteger(value) && value >= 1 && value <= max);
   input.setAttribute("aria-invalid", ok ? "false" : "true");
+  const error = document.getElementById(`${input.id}-error`);
+  if (error) {
+    error.hidden = ok;
+    error.textContent = ok ? "" : `${JSON.stringify(text)} is not a whole number ` +
+      `${max === Number.MAX_SAFE_INTEGER ? "of 1 or more" : `from 1 to ${max}`}: not used until it is one`;
+  }
   return ok && text !== "" ? value : undefined;
 }
 
