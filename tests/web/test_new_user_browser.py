@@ -1,7 +1,8 @@
 """What a first-time user met in the form, in headless Chromium against a live service, each fixed and kept fixed:
 counts that agree with their noun; the sharding select saying how the config shards, whichever keys say it; a
 recipe's own world size taking the toolbar over, as an import's does; a saved config opening at the release and
-hardware it was saved with; a typed number that cannot be used said beside it, never silently dropped."""
+hardware it was saved with; a typed number that cannot be used said beside it, never silently dropped; the focus
+kept after an Undo by keyboard."""
 
 from __future__ import annotations
 
@@ -129,3 +130,17 @@ def test_a_world_size_or_dataset_size_that_cannot_be_used_is_said_beside_it(page
     page.fill("#dataset-size", "-5")
     wait_validated(page, before)
     assert '"-5" is not a whole number of 1 or more' in page.inner_text("#dataset-size-error")
+
+
+def test_undo_by_keyboard_keeps_the_focus_on_the_notice(page) -> None:  # noqa: F811 (the fixture)
+    import_text(page, "learning_rate: 3.0e-06\n")
+    page.focus("#undo-import")
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => /Back to your config/.test(document.getElementById('notice').textContent)")
+    assert page.evaluate("document.activeElement.id") == "notice"  # was the page's body: Tab started over
+    page.select_option("#preset", "demo")
+    page.wait_for_selector("#undo-preset")
+    page.focus("#undo-preset")
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => /Back to your config/.test(document.getElementById('notice').textContent)")
+    assert page.evaluate("document.activeElement.id") == "notice"
