@@ -3,7 +3,7 @@ columns; metrics without the time they were read) opens with its runs, in the AP
 resumed then shows each run its own completions: where the successor began appending is worked out once from the
 completions file (where the steps went back), so a step both runs trained is shown by each with its own rows.
 
-The line on disk is tests/runs/test_lineage.py's: a run cancelled at step 1482, resumed from checkpoint-1000 by a
+The line on disk is tests/support/run_line.py's: a run cancelled at step 1482, resumed from checkpoint-1000 by a
 run that trained to 5000 in the same output_dir."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from grpo_web.runs.store import Store
-from tests.runs.test_lineage import CHILD, PARENT, seed_line
+from tests.support.run_line import CHILD, PARENT, seed_line
 
 pytest.importorskip("uvicorn", reason="the service tests need uvicorn")
 httpx = pytest.importorskip("httpx", reason="the service tests need httpx")

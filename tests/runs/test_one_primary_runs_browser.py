@@ -2,14 +2,14 @@
 service: the token form, and a finished run's page (resume it when it can be resumed; open the newest run of its line
 when it was resumed already; a new run from its config when it trained all its steps). A running run offers no
 primary button: Cancel loses work, and nothing else is to be done but watch. The cancel question is a dialog with
-one. The runs are seeded in the runs database as the service leaves them (tests/runs/test_lineage.py's line)."""
+one. The runs are seeded in the runs database as the service leaves them (tests/support/run_line.py's line)."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.runs.test_lineage import CHILD, PARENT, seed_line
-from tests.web.test_one_primary_browser import PRIMARIES
+from tests.support.primary_buttons import primaries
+from tests.support.run_line import CHILD, PARENT, seed_line
 
 pytestmark = [pytest.mark.browser]
 pytest.importorskip("uvicorn", reason="the service tests need uvicorn")
@@ -40,7 +40,7 @@ def primary_of(page, url: str, state: str) -> str:
     run_id = url.rsplit("run=", 1)[1]
     page.wait_for_function("(id) => document.getElementById('run-title').textContent.includes(id)", arg=run_id)
     page.wait_for_selector(f"#run-state[data-state={state}]")
-    found = page.evaluate(PRIMARIES)
+    found = primaries(page)
     assert len(found) == 1, f"{url}: {found}"
     return found[0]
 
@@ -53,7 +53,7 @@ def test_a_finished_run_and_the_token_form_have_one_primary_button(browser, serv
         page.on("pageerror", lambda exc: problems.append(str(exc)))
         page.goto(f"{service.url}/runs")
         page.wait_for_selector("#token-form", state="visible")
-        assert page.evaluate(PRIMARIES) == ["Use token"]
+        assert primaries(page) == ["Use token"]
         assert primary_of(page, f"{service.url}/runs#token={TOKEN}&run={RESUMABLE}", "cancelled") == "resume"
         assert primary_of(page, f"{service.url}/runs#run={PARENT}", "cancelled") == "resume-newest"
         assert primary_of(page, f"{service.url}/runs#run={CHILD}", "succeeded") == "edit-in-form"

@@ -15,11 +15,18 @@ from grpo_web.runs.store import Store
 from tests.support.form_page import (  # noqa: F401  (page: the fixture)
     OPEN_R1_TEXT, TOKEN, import_text, offline_runs_server, page, validations, wait_status, wait_validated,
 )
-from tests.web.test_form_fixes_browser import LAUNCHABLE
+from tests.support.primary_buttons import primaries
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 OWNED = "one-primary-out"  # an output_dir a finished run wrote, under the runs directory
+LAUNCHABLE = """\
+model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct
+dataset_name: trl-lib/DeepMath-103K
+reward_funcs: [accuracy_reward]
+per_device_train_batch_size: 8
+num_generations: 8
+"""
 
 
 @pytest.fixture(scope="module")
@@ -34,19 +41,6 @@ def server(tmp_path_factory):
     store.close()
     with offline_runs_server(runs_dir) as live:
         yield live
-
-
-PRIMARIES = """() => {
-  const open = [...document.querySelectorAll('dialog[open]')];
-  const layer = open.length ? open[open.length - 1] : document.body;
-  return [...layer.querySelectorAll('button.primary')]
-    .filter((b) => b.checkVisibility() && (open.length || !b.closest('dialog')))
-    .map((b) => b.id || b.textContent.trim());
-}"""
-
-
-def primaries(page) -> list[str]:  # noqa: F811 (a page, not the fixture)
-    return page.evaluate(PRIMARIES)
 
 
 def one_primary(page, state: str) -> str:  # noqa: F811 (a page, not the fixture)
