@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from grpo_schema.engine.words import plural
+
 
 def fmt(value: float, digits: int = 1) -> str:
     return "n/a" if value != value else f"{value:,.{digits}f}"
@@ -83,7 +85,7 @@ def runtime(section: dict) -> list[str]:
         title, "",
         f"Tiny local model (grpo_runtime.model.tiny), {s['per_device_train_batch_size']} completions per step "
         f"({s['num_generations']} per prompt), {s['max_completion_length']} tokens each, loss {s['loss_type']}, "
-        f"beta {s['beta']}, seed {s['seed']}, {section['threads']} torch thread(s); median over "
+        f"beta {s['beta']}, seed {s['seed']}, {plural(section['threads'], 'torch thread')}; median over "
         f"{o['steady_steps']} / {t['steady_steps']} steady-state steps of {o['runs']} runs each.", "",
         "| | grpo_runtime | TRL 1.16 | ratio |", "|---|---|---|---|",
         f"| s / optimizer step | {fmt(o['s_per_step'], 3)} | {fmt(t['s_per_step'], 3)} | {fmt(section['speedup_vs_trl'], 2)}x |",

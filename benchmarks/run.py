@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `python bench
 
 from benchmarks import cold, imports, inproc, lsp, machine, memory, report, runtime, service, smoke
 from benchmarks.common import EXAMPLES, REPO, benchmark_files
+from grpo_schema.engine.words import noun
 
 GROUPS = ("validate", "service", "runtime", "imports", "lsp", "runtime-memory", "smoke")
 # Long (minutes of CPU each): run only when asked for with --only.
@@ -70,7 +71,7 @@ def parse_args(argv):
     args = parser.parse_args(argv)
     unknown = set(args.only) - set(GROUPS) or set(args.device) - {"cpu", "cuda"}
     if unknown:
-        parser.error(f"unknown choice(s): {', '.join(sorted(unknown))}")
+        parser.error(f"unknown {noun(len(unknown), 'choice')}: {', '.join(sorted(unknown))}")
     return args
 
 

@@ -38,6 +38,8 @@ from types import SimpleNamespace
 
 import torch
 
+from grpo_schema.engine.words import noun
+
 from grpo_runtime.training.logprobs import _causal_lm, chunkable_head, completion_logps
 from grpo_runtime.training.optim import build_optimizer
 
@@ -368,7 +370,7 @@ def run_ranks(case: str, world: int, device: str) -> dict:
     outputs = [proc.communicate()[0] for proc in procs]
     failed = [rank for rank, proc in enumerate(procs) if proc.returncode]
     if failed:
-        raise SystemExit(f"memprobe: rank(s) {failed} failed")
+        raise SystemExit(f"memprobe: {noun(len(failed), 'rank')} {failed} failed")
     return {"ranks": [json.loads(text.strip().splitlines()[-1]) for text in outputs]}
 
 

@@ -224,7 +224,8 @@ def _deepspeed_unreadable(config, launch) -> str | None:
     own = [key for key in ("optimizer", "scheduler") if key in settings]
     if own:
         return (f"deepspeed: the DeepSpeed config defines its own {' and '.join(own)}; grpo_runtime builds them "
-                "from the run config: remove the section(s) and set optim / lr_scheduler_type instead")
+                f"from the run config: remove {'that section' if len(own) == 1 else 'those sections'} and set optim / "
+                "lr_scheduler_type instead")
     for key, field in (("train_micro_batch_size_per_gpu", "per_device_train_batch_size"),
                        ("gradient_accumulation_steps", "gradient_accumulation_steps")):
         given = settings.get(key, HF_AUTO)

@@ -9,6 +9,8 @@ import os
 import sys
 from dataclasses import replace
 
+from grpo_schema.engine.words import noun, plural
+
 EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_CANNOT_RUN, EXIT_FAILED = 0, 1, 2, 3, 4
 
 
@@ -50,7 +52,7 @@ def check(path: str, overrides: list[str], world_size: int | None, allow_env: li
         if sizes and (refit := checked(sizes[0])).valid:
             shown = ", ".join(map(str, sizes[:8])) + (", ..." if len(sizes) > 8 else "")
             print(f"grpo: {path} declares no world size (num_processes, --num-processes) and its batch does not fit "
-                  f"{result.world_size} process(es); checked at {sizes[0]}, the smallest world size it fits "
+                  f"{plural(result.world_size, 'process')}; checked at {sizes[0]}, the smallest world size it fits "
                   f"(fits {shown})")
             result = refit
     except OSError as error:
@@ -62,7 +64,7 @@ def check(path: str, overrides: list[str], world_size: int | None, allow_env: li
     if result.diagnostics or not result.valid:
         report(result)
     if not result.valid or result.plan is None:
-        print(f"grpo: {path} is not a valid config for {result.world_size} process(es); nothing was run"
+        print(f"grpo: {path} is not a valid config for {plural(result.world_size, 'process')}; nothing was run"
               + another_trainer(result), file=sys.stderr)
         return EXIT_INVALID
     return result
@@ -129,10 +131,12 @@ def another_trainer(result) -> str:
                if isinstance(listed, list) and item.startswith("reward_funcs[")]
     if not keys and not rewards:
         return ""
-    named = [f"{len(keys)} key(s) ({', '.join(keys[:3])}{', ...' if len(keys) > 3 else ''})"] if keys else []
-    named += [f"reward function(s) {', '.join(rewards[:3])}"] if rewards else []
-    return (f".\n{' and '.join(named)} belong to no TRL 1.16 field and no known training script's arguments: the "
-            "file looks written for another trainer, whose code grpo_runtime does not have (a known script's "
+    more = ", ..." if len(keys) > 3 else ""
+    named = [f"{plural(len(keys), 'key')} ({', '.join(keys[:3])}{more})"] if keys else []
+    named += [f"{noun(len(rewards), 'reward function')} {', '.join(rewards[:3])}"] if rewards else []
+    belong = "belongs" if len(keys) + len(rewards) == 1 else "belong"
+    return (f".\n{' and '.join(named)} {belong} to no TRL 1.16 field and no known training script's arguments: "
+            "the file looks written for another trainer, whose code grpo_runtime does not have (a known script's "
             "profile: --profile NAME or MODULE:ATTR)")
 
 
@@ -178,14 +182,14 @@ def runnable(result, command: str, prog: str, dry_run: bool, launch_with: list[s
     if several and not dry_run:
         print(f"{prog}: start it with:  {launch}", file=sys.stderr)
     if refusals:
-        print(f"{prog}: grpo_runtime cannot run {result.path} as written ({len(refusals)} refused setting(s)); "
+        print(f"{prog}: grpo_runtime cannot run {result.path} as written ({plural(len(refusals), 'refused setting')}); "
               "nothing was run", file=sys.stderr)
         return EXIT_CANNOT_RUN
     if dry_run:
-        warned = f" ({len(found)} warning(s) above)" if found else ""
+        warned = f" ({plural(len(found), 'warning')} above)" if found else ""
         started = f", started with:  {launch}" if several else ""
-        print(f"{prog}: grpo_runtime can run {result.path} as written at {result.world_size} process(es){started}"
-              f"{warned}; nothing was loaded (--dry-run)")
+        print(f"{prog}: grpo_runtime can run {result.path} as written at {plural(result.world_size, 'process')}"
+              f"{started}{warned}; nothing was loaded (--dry-run)")
         return EXIT_OK
     return None
 

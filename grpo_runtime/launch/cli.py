@@ -18,6 +18,7 @@ import subprocess
 import sys
 
 from grpo_schema.commands.options import add_profiles, add_world_size
+from grpo_schema.engine.words import plural
 
 from grpo_runtime.launch.checking import (EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK, EXIT_USAGE, apply_env, check,
                                           release_of, runnable, warn_release_behaviour)
@@ -59,7 +60,8 @@ def train_command(argv: list[str], prog: str = "grpo train") -> int:
     launched = "WORLD_SIZE" in os.environ
     running = int(os.environ.get("WORLD_SIZE", "1"))
     if args.world_size is not None and args.world_size != running:
-        print(f"{prog}: --world-size {args.world_size} but {running} process(es) are running; "
+        print(f"{prog}: --world-size {args.world_size} but {plural(running, 'process')} "
+              f"{'is' if running == 1 else 'are'} running; "
               f"use `grpo launch FILE --num-processes {args.world_size}` for a multi-process run", file=sys.stderr)
         return EXIT_USAGE
     release = release_of(args.file, prog)

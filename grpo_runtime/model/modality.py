@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from grpo_schema.engine.words import noun
+
 from grpo_runtime.common import CannotRun
 
 IMAGE_COLUMNS = ("image", "images")
@@ -58,6 +60,6 @@ def refuse_images(dataset, split: str) -> None:
     """CannotRun for prompt data with image columns: training on the text alone would drop the images."""
     found = [c for c in IMAGE_COLUMNS if c in dataset.column_names]
     if found:
-        raise CannotRun(f"the {split} data has the image column(s) {', '.join(found)}: these are prompts for a "
-                        f"vision-language model, and grpo_runtime has no image path (it would train on the text "
-                        f"alone); {ELSEWHERE}")
+        raise CannotRun(f"the {split} data has the image {noun(len(found), 'column')} {', '.join(found)}: these are "
+                        "prompts for a vision-language model, and grpo_runtime has no image path (it would train on "
+                        f"the text alone); {ELSEWHERE}")

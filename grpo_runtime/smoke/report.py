@@ -8,6 +8,8 @@ import json
 import re
 from pathlib import Path
 
+from grpo_schema.engine.words import plural
+
 
 SHOWN_COMPLETIONS = 4
 EXCEPTION_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Invalid|Fault)):\s?(.*)$")
@@ -74,8 +76,8 @@ def doctor_section(path: str, trl_version: str | None) -> dict:
 
 
 def render_text(report: dict) -> str:
-    lines = [f"grpo smoke {report['file']} ({report['engine']}, {report['steps']} step(s)"
-             + (f", {report['world_size']} process(es)" if report.get("world_size") else "") + ")"]
+    lines = [f"grpo smoke {report['file']} ({report['engine']}, {plural(report['steps'], 'step')}"
+             + (f", {plural(report['world_size'], 'process')}" if report.get("world_size") else "") + ")"]
     if report.get("trl_version"):
         from grpo_schema.render.text import release_reason
 

@@ -9,6 +9,8 @@ import os
 import re
 from pathlib import Path
 
+from grpo_schema.engine.words import plural
+
 from grpo_runtime.smoke.plan import (ELSEWHERE, EXERCISED, NOT_EXERCISED, SUBSTITUTED, SmokePlan,
                                             SmokeRefused, another_machines, refuse_strict)
 
@@ -140,13 +142,13 @@ def choose_world_size(path: str, config, plan: SmokePlan, declared: int, checked
         raise SmokeRefused("substitution", "the config with the smoke's substitutions does not validate: "
                            + "; ".join(errors[:5]))
     if declared <= limit:
-        plan.add("world size", EXERCISED, f"{declared} CPU process(es) as declared")
+        plan.add("world size", EXERCISED, f"{plural(declared, 'CPU process')} as declared")
         return declared
     for size in range(1, limit + 1):
         if checked(size).valid:
-            plan.add("world size", SUBSTITUTED, f"{size} CPU process(es) instead of {declared}, with the same "
+            plan.add("world size", SUBSTITUTED, f"{plural(size, 'CPU process')} instead of {declared}, with the same "
                      "per-process batch schedule (this machine runs at most "
-                     f"{limit} CPU process(es))")
+                     f"{plural(limit, 'CPU process')})")
             return size
     # No world size this machine runs keeps whole groups with the per-process batch as written (a recipe for 7 or
     # 8 processes): one group per micro-batch instead, said so.
@@ -159,14 +161,15 @@ def choose_world_size(path: str, config, plan: SmokePlan, declared: int, checked
     for size in range(1, limit + 1):
         if checked(size).valid:
             was = f"per_device_train_batch_size {config.per_device_train_batch_size}"
-            plan.add("world size", SUBSTITUTED, f"{size} CPU process(es) instead of {declared}; no world size up to "
-                     f"{limit} keeps whole groups with the per-process batch as written, so "
+            plan.add("world size", SUBSTITUTED, f"{plural(size, 'CPU process')} instead of {declared}; no world "
+                     f"size up to {limit} keeps whole groups with the per-process batch as written, so "
                      f"per_device_train_batch_size is {config.num_generations} (one group; was {was.split()[-1]})")
             return size
     for key in changed:
         plan.overrides.pop(key)
     raise SmokeRefused("world size", f"{path} needs {declared} processes and no world size up to {limit} (what this "
-                       f"machine's {os.cpu_count()} CPU core(s) run) keeps its batch schedule valid", "num_processes")
+                       f"machine's {plural(os.cpu_count() or 1, 'CPU core')} run) keeps its batch schedule valid",
+                       "num_processes")
 
 
 def bound_batch(config, plan: SmokePlan, checked) -> None:
@@ -204,8 +207,9 @@ def bound_batch(config, plan: SmokePlan, checked) -> None:
                 plan.overrides[key] = value
         return
     groups = smallest * spg * world // generations
-    plan.add("batch size", SUBSTITUTED, f"per_device_train_batch_size {smallest} (was {batch}): {groups} group(s) of "
-             f"{generations} completions per generation instead of {batch * spg * world // generations}, with "
+    plan.add("batch size", SUBSTITUTED, f"per_device_train_batch_size {smallest} (was {batch}): "
+             f"{plural(groups, 'group')} of {generations} completions per generation instead of "
+             f"{batch * spg * world // generations}, with "
              f"steps_per_generation {spg}, num_iterations {config.num_iterations} and gradient_accumulation_steps "
              f"{config.gradient_accumulation_steps} as written (the same schedule, less work per micro-step)")
 

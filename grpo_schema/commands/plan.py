@@ -22,6 +22,7 @@ from grpo_schema.commands.options import (EXIT_INVALID, EXIT_OK, EXIT_USAGE, Usa
 from grpo_schema.engine.hardware.accelerators import GIB, HardwareError, parse_hardware
 from grpo_schema.engine.hardware.advise import plan_fit
 from grpo_schema.engine.hardware.fit import FitReport, section_of
+from grpo_schema.engine.words import plural
 
 PHASE_WORDS = {"update": "updating (every gradient built)"}
 VERL_NAMES_ITS_OWN = ("GRPO-R004", "GRPO-S002")  # no reward_funcs / no dataset_name: TRL keys a verl run lacks
@@ -97,7 +98,8 @@ def render_text(result: Any, report: FitReport) -> str:
             lines.append(f"    {diag.hint}")
     errors = [d for d in result.diagnostics if d.severity == "error"]
     if errors:
-        lines.append(f"  the config itself has {len(errors)} error(s): `grpo validate` lists them")
+        them = "it" if len(errors) == 1 else "them"
+        lines.append(f"  the config itself has {plural(len(errors), 'error')}: `grpo validate` lists {them}")
     return "\n".join(lines) + "\n"
 
 

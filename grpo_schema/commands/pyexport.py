@@ -12,6 +12,7 @@ from pathlib import Path
 
 from grpo_schema.commands.options import (EXIT_OK, EXIT_USAGE, UsageError, add_trl_version, add_world_size,
                                           read_config, trl_options)
+from grpo_schema.engine.words import plural
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -50,7 +51,7 @@ def export_command(argv: list[str]) -> int:
             raise UsageError(f"{args.path} has {count} GRPOConfig(...) calls ({lines}); choose one with --call N")
         index = (args.call or 1) - 1
         if not 0 <= index < count:
-            raise UsageError(f"--call {args.call}: {args.path} has {count} GRPOConfig(...) call(s)")
+            raise UsageError(f"--call {args.call}: {args.path} has {plural(count, 'GRPOConfig(...) call')}")
     except UsageError as exc:
         print(f"grpo export: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -18,6 +18,7 @@ from typing import Any
 
 from grpo_schema.engine.codes import declare
 from grpo_schema.engine.diagnostics import Diagnostic
+from grpo_schema.engine.words import plural
 from grpo_schema.health import coverage
 from grpo_schema.health.findings import HealthFinding
 from grpo_schema.health.monitor import HealthMonitor
@@ -263,5 +264,6 @@ def read_jsonl_rows(path: Path, report: HealthReport) -> list[dict[str, Any]]:
         if isinstance(row, dict):
             rows.append(row)
     if skipped:
-        report.notes.append(f"{path}: {skipped} line(s) that are not JSON were skipped")
+        report.notes.append(f"{path}: {plural(skipped, 'line')} that {'is' if skipped == 1 else 'are'} not JSON "
+                            f"{'was' if skipped == 1 else 'were'} skipped")
     return rows

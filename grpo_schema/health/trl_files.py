@@ -9,6 +9,8 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from grpo_schema.engine.words import plural
+
 if TYPE_CHECKING:
     from grpo_schema.health.monitor import HealthMonitor
     from grpo_schema.health.rundir import HealthReport
@@ -93,8 +95,8 @@ def read_trl_completions(directory: Path, monitor: HealthMonitor, report: Health
     try:
         import pyarrow.parquet as pq
     except ImportError:
-        report.notes.append(f"{directory / 'completions'}: {len(files)} parquet file(s) not read: pyarrow is not "
-                            "installed (pip install pyarrow)")
+        report.notes.append(f"{directory / 'completions'}: {plural(len(files), 'parquet file')} not read: "
+                            "pyarrow is not installed (pip install pyarrow)")
         return
     fixed = {"step", "prompt", "completion", "advantage", "image", "images"}
     for path in files:

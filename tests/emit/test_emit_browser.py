@@ -48,7 +48,7 @@ def test_the_launch_dialog_writes_the_spec_grpo_launch_emit_prints(page, tmp_pat
     page.select_option("#emit-k8s-form", "jobset")
     write_spec(page)
     layout = page.inner_text("#emit-layout")
-    assert "2 node(s) x 8 process(es) = world size 16" in layout and f"Save the config as {NAME}" in layout
+    assert "2 nodes x 8 processes = world size 16" in layout and f"Save the config as {NAME}" in layout
     expected = cli(tmp_path, "kubernetes", "--k8s-form", "jobset")
     with page.expect_download() as download:
         page.click("#emit-download")
@@ -63,5 +63,5 @@ def test_the_launch_dialog_writes_the_spec_grpo_launch_emit_prints(page, tmp_pat
     page.expect_offline = True  # the 422 is the answer asked for; the browser logs it as a failed load
     write_spec(page)
     assert page.locator("#emit-text").is_hidden()
-    assert "No spec: num_processes 15 in the config, but the job has 2 node(s)" in page.inner_text("#emit-layout")
+    assert "No spec: num_processes 15 in the config, but the job has 2 nodes" in page.inner_text("#emit-layout")
     page.expect_offline = False

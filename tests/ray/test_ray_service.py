@@ -57,7 +57,7 @@ def test_a_run_from_the_service_is_a_ray_job_that_trains_to_success(ray_cluster,
     assert [m["step"] for m in done["metrics"]] == [1, 2, 3, 4]
     assert done["checkpoints"] == ["checkpoint-2", "checkpoint-4"]
     # the job's output is the run's log, as a local run's: both machines' lines, without Ray's actor prefix
-    assert f"submitted to the Ray cluster at {ray_cluster.address} as job {ray['job_id']}: 2 machine(s)" in log
+    assert f"submitted to the Ray cluster at {ray_cluster.address} as job {ray['job_id']}: 2 machines" in log
     assert "--num_machines 2 --machine_rank 1" in log and "(Machine pid=" not in log
     assert f"Ray job {ray['job_id']} SUCCEEDED" in log and log.rstrip().endswith("run succeeded")
     # the run's folder is the job's folder: `grpo ray status` answers for it too

@@ -101,8 +101,24 @@ def test_dry_run_of_a_multi_process_file_names_the_command_that_runs_it(demo_fil
     path = demo_file(num_processes=2)
     assert train_command([path, "--dry-run"]) == 0
     captured = capsys.readouterr()
-    assert f"can run {path} as written at 2 process(es), started with:  grpo launch {path};" in captured.out
+    assert f"can run {path} as written at 2 processes, started with:  grpo launch {path};" in captured.out
     assert "GRPO-U006" not in captured.out + captured.err
+
+
+def test_counts_read_one_process_and_two_processes_never_process_es(demo_file, no_loading, capsys):
+    """The two lines a user meets first: `grpo launch --dry-run`'s verdict and the Slurm job's layout."""
+    from grpo_runtime.clusters.slurm.layout import plan_layout
+
+    path = demo_file()
+    assert launch_command([path, "--dry-run", "--num-processes", "1"]) == 0
+    one = capsys.readouterr().out
+    assert f"can run {path} as written at 1 process; nothing was loaded" in one
+    assert launch_command([path, "--dry-run", "--num-processes", "2"]) == 0
+    two = capsys.readouterr().out
+    assert f"can run {path} as written at 2 processes; nothing was loaded" in two
+    assert "(s)" not in one + two and "(es)" not in one + two
+    assert plan_layout({}, nodes=1, processes_per_node=1).describe() == "1 node x 1 process = world size 1"
+    assert plan_layout({}, nodes=2, processes_per_node=2).describe() == "2 nodes x 2 processes = world size 4"
 
 
 def test_dry_run_checks_a_recipe_at_the_smallest_world_size_its_batch_fits(demo_file, no_loading, capsys):
@@ -113,7 +129,7 @@ def test_dry_run_checks_a_recipe_at_the_smallest_world_size_its_batch_fits(demo_
     out = capsys.readouterr().out
     assert "declares no world size" in out and "checked at 3, the smallest world size it fits (fits 3, 6, 9" in out
     assert f"started with:  grpo launch {path} --num-processes 3;" in out
-    assert launch_command([path, "--dry-run"]) == 0 and "at 3 process(es)" in capsys.readouterr().out
+    assert launch_command([path, "--dry-run"]) == 0 and "at 3 processes" in capsys.readouterr().out
     assert launch_command([path, "--dry-run", "--num-processes", "2"]) == 1
     assert train_command([path]) == 1  # a real `grpo train` runs one process, where the batch does not fit
     assert "GRPO-B001" in capsys.readouterr().err
@@ -136,7 +152,7 @@ def test_a_file_for_another_trainer_is_refused_naming_what_nobody_here_knows(dem
     path = demo_file(advantage="gopo", token_broadcast=True)
     assert train_command([path, "--dry-run"]) == 1
     err = capsys.readouterr().err
-    assert "2 key(s) (advantage, token_broadcast)" in err and "written for another trainer" in err
+    assert "2 keys (advantage, token_broadcast) belong" in err and "written for another trainer" in err
 
 
 def test_a_bitsandbytes_optimizer_without_its_package_names_it(demo_file, no_loading, capsys, monkeypatch):

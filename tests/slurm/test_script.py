@@ -179,7 +179,7 @@ def test_launch_slurm_writes_the_script_without_submitting(tmp_path):
 def test_launch_slurm_refuses_before_writing_anything(tmp_path):
     (tmp_path / "run.yaml").write_text(CONFIG + "num_processes: 8\n")
     answer = launch("run.yaml", "--slurm", "--nodes", "2", "--gpus-per-node", "8", "--run-dir", "job", cwd=tmp_path)
-    assert answer.returncode == 2 and "num_processes 8 in the config, but the job has 2 node(s)" in answer.stderr
+    assert answer.returncode == 2 and "num_processes 8 in the config, but the job has 2 nodes" in answer.stderr
     (tmp_path / "bad.yaml").write_text(CONFIG.replace("num_generations: 4", "num_generations: 3"))
     answer = launch("bad.yaml", "--slurm", "--nodes", "1", "--processes-per-node", "2", "--run-dir", "job",
                     cwd=tmp_path)

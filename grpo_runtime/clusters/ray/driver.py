@@ -30,6 +30,8 @@ import threading
 import time
 from pathlib import Path
 
+from grpo_schema.engine.words import plural
+
 EXIT_FAILED, EXIT_UNPLACED, EXIT_STOPPED = 4, 5, 143
 STOP_GRACE_S = 10.0
 
@@ -164,7 +166,7 @@ def place(args: argparse.Namespace):
 
     asked = wanted(args)
     group = placement_group(asked, strategy="PACK")
-    print(f"[grpo-config] placing {args.machines} machine(s) of {asked[0]} each"
+    print(f"[grpo-config] placing {plural(args.machines, 'machine')} of {asked[0]} each"
           + (f" and a vLLM server of {asked[-1]}" if args.server_command else "") + " (placement group, PACK)",
           flush=True)
     if group.wait(timeout_seconds=args.placement_timeout):
@@ -274,7 +276,8 @@ def drive(args: argparse.Namespace) -> int:
     if stopping:
         print("[grpo-config] stopped on request: every machine's processes were ended", flush=True)
     elif code == 0:
-        print(f"[grpo-config] all {args.machines} machine(s) finished", flush=True)
+        finished = "the machine" if args.machines == 1 else f"all {args.machines} machines"
+        print(f"[grpo-config] {finished} finished", flush=True)
     return code
 
 

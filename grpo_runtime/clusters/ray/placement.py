@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grpo_schema.engine.codes import U_RAY_UNPLACEABLE, U_RAY_UNREACHABLE
+from grpo_schema.engine.words import plural
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,7 @@ class Placement:
     server: dict | None = None  # server_for(), its GPUs decided
 
     def describe(self) -> str:
-        text = (f"{self.machines} machine(s) x {self.per_machine} process(es) = world size "
+        text = (f"{plural(self.machines, 'machine')} x {plural(self.per_machine, 'process')} = world size "
                 f"{self.machines * self.per_machine}, {self.cpus:g} CPU and {self.gpus:g} GPU per process")
         if self.server:
             text += f", plus a vLLM server of {self.server['gpus']:g} GPU on port {self.server['port']}"
@@ -133,11 +134,13 @@ def plan(address: str, world: int, cpus: float, gpus: float | None, per_machine:
     have = "; ".join(f"{n['ip']}: {n['resources'].get('CPU', 0):g} CPU, {n['resources'].get('GPU', 0):g} GPU"
                      for n in nodes)
     total = [sum(n["resources"].get(name, 0) for n in nodes) for name in ("CPU", "GPU")]
-    split = f"machines of {per_machine} process(es)" if per_machine else "any split into machines of equal size"
+    split = f"machines of {plural(per_machine, 'process')}" if per_machine else \
+        "any split into machines of equal size"
     served = f" and a vLLM server of {server['cpus']:g} CPU, {server['gpus']:g} GPU" if server else ""
     return Refused(U_RAY_UNPLACEABLE,
                    f"world size {world} asks {world * cpus:g} CPU and {world * gpus:g} GPU ({cpus:g} CPU, "
-                   f"{gpus:g} GPU per process){served}, but the cluster's {len(nodes)} live node(s) have {have} "
+                   f"{gpus:g} GPU per process){served}, but the cluster's {plural(len(nodes), 'live node')} "
+                   f"{'has' if len(nodes) == 1 else 'have'} {have} "
                    f"({total[0]:g} CPU, {total[1]:g} GPU in all) and hold no {split}; the job would wait "
                    "forever, so nothing was submitted",
                    "a smaller world size (the config is validated for it), fewer CPUs or GPUs per process, "

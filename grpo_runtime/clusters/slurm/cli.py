@@ -20,6 +20,7 @@ from grpo_runtime.clusters.slurm import jobs, scheduler
 from grpo_runtime.clusters.slurm.layout import LayoutError, plan_layout, wants_vllm_server
 from grpo_runtime.clusters.slurm.script import JobSpec, write
 from grpo_schema.engine.resume import complete_checkpoints
+from grpo_schema.engine.words import plural
 
 POLL_S = float(os.environ.get("GRPO_SLURM_POLL_S", "2"))
 
@@ -159,7 +160,8 @@ class SlurmBackend(ClusterBackend):
 
     def status_text(self, job, found: dict) -> str:
         latest = found["latest"] or {}
-        return (f"{found['description']}\n  world size {found['world_size']}, {found['steps']} logged step(s)"
+        return (f"{found['description']}\n  world size {found['world_size']}, "
+                f"{plural(found['steps'], 'logged step')}"
                 + (f", last step {latest.get('step')} reward {latest.get('reward')}" if latest else "")
                 + f"\n  checkpoints: {', '.join(found['checkpoints']) or 'none'}\n  log: {found['log']}")
 

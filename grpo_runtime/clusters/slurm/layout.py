@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from grpo_schema.engine.words import plural
+
 
 class LayoutError(ValueError):
     """Options that do not make a job (world size, divisibility): refused before anything is written."""
@@ -45,7 +47,8 @@ class Layout:
         return max(self.gpus_per_node // self.vllm_tensor_parallel_size, 1)
 
     def describe(self) -> str:
-        text = (f"{self.nodes} node(s) x {self.processes_per_node} process(es) = world size {self.world_size}"
+        text = (f"{plural(self.nodes, 'node')} x {plural(self.processes_per_node, 'process')} "
+                f"= world size {self.world_size}"
                 + (f", {self.tasks_per_node} launchers per node" if self.tasks_per_node > 1 else ""))
         return text + (", plus 1 vLLM server node" if self.vllm_server else "")
 

@@ -21,7 +21,7 @@ from grpo_schema.engine.hardware.reads import EVERYTHING, MODEL, NOTHING, LocalR
 from grpo_schema.engine.hardware.resolve import resolve_model
 from grpo_schema.engine.hardware.settings import setup_from
 from grpo_schema.engine.hardware.timing import DEFAULT_MFU, TimeEstimate, estimate_time
-from grpo_schema.engine.words import plural
+from grpo_schema.engine.words import noun, plural
 
 H_NO_FIT = declare("GRPO-H001", "error", "does not fit in GPU memory",
                    "The per-GPU tensors alone (weights, gradients, optimizer states, activations, logits, reference "
@@ -227,7 +227,8 @@ def estimate_fit(result: Any, hardware: str | Hardware | None = None, *, model_c
                                       fields=("hardware",), hint="pass --hardware on grpo's command line instead, or "
                                       "drop the section from the copy `trl grpo` reads"))
         if extra:
-            diagnostics.append(Diagnostic(H_BAD_SECTION, "error", f"unknown key(s) in hardware: {sorted(extra)}",
+            diagnostics.append(Diagnostic(H_BAD_SECTION, "error",
+                                          f"unknown {noun(len(extra), 'key')} in hardware: {sorted(extra)}",
                                           fields=("hardware",), hint=f"known keys: {', '.join(sorted(SECTION_KEYS))}"))
     report = FitReport(hw, None, None, None, None, diagnostics)
     config = result.config

@@ -9,6 +9,7 @@ from grpo_schema.engine.closematch import prepared
 from grpo_schema.engine.diagnostics import Fix
 from grpo_schema.engine.profiles import known_profiles
 from grpo_schema.engine.rules import Finding, RuleContext, explicitly_set, rule
+from grpo_schema.engine.words import plural
 
 _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
 
@@ -49,9 +50,10 @@ def one_weight_per_reward_source(config: Any, ctx: RuleContext) -> Iterator[Find
     sources = reward_sources(config, ctx)
     if len(weights) != len(sources):
         names = ", ".join(sources) or "none"
-        yield Finding(f"reward_weights has {len(weights)} weight(s) but there are {len(sources)} reward source(s) "
-                      f"({names})", ("reward_weights", "reward_funcs"),
-                      hint=f"give {len(sources)} weight(s), one per source in this order: {names}")
+        yield Finding(f"reward_weights has {plural(len(weights), 'weight')} but there "
+                      f"{'is' if len(sources) == 1 else 'are'} {plural(len(sources), 'reward source')} ({names})",
+                      ("reward_weights", "reward_funcs"),
+                      hint=f"give {plural(len(sources), 'weight')}, one per source in this order: {names}")
 
 
 MAX_LIST_IN_FIX = 64
