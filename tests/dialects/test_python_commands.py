@@ -1,0 +1,102 @@
+"""The commands on Python scripts and notebooks: `grpo validate DIR` judges the scripts and notebooks under it that
+build a GRPOConfig (and only those), and plan, doctor and explain judge every call of a file, one picked with
+--call N as `grpo export` picks it. In process (grpo_schema.cli.main), on files written here."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.support.cli import grpo
+
+BAD_BATCH = """from trl import GRPOConfig
+
+args = GRPOConfig(
+    output_dir="out",
+    per_device_train_batch_size=3,
+    num_generations=4,
+)
+"""
+GOOD = """from trl import GRPOConfig
+
+args = GRPOConfig(output_dir="out", per_device_train_batch_size=4, num_generations=4)
+"""
+TWO_CALLS = """from trl import GRPOConfig
+
+small = GRPOConfig(output_dir="small", per_device_train_batch_size=4, num_generations=4,
+                   max_completion_length=256)
+large = GRPOConfig(output_dir="large", per_device_train_batch_size=8, num_generations=8,
+                   gradient_accumulation_steps=2, max_completion_length=1024)
+"""
+NO_CALL = "import os\nprint(os.getcwd())\n"
+PARSER_ONLY = "from trl import GRPOConfig, TrlParser\n\nparser = TrlParser((GRPOConfig,))\n"
+YAML = "model_name_or_path: Qwen/Qwen2.5-0.5B\ndataset_name: trl-lib/tldr\nreward_funcs: [accuracy_reward]\n" \
+       "per_device_train_batch_size: 4\nnum_generations: 4\n"
+
+
+def notebook(*cells: str) -> str:
+    return json.dumps({"cells": [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+                                  "source": cell.splitlines(keepends=True)} for cell in cells],
+                       "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "run.yaml").write_text(YAML)
+    (tmp_path / "train.py").write_text(BAD_BATCH)
+    (tmp_path / "notes.ipynb").write_text(notebook("!pip install trl==0.22.2", "N = 4",
+                                                  "from trl import GRPOConfig\n"
+                                                  "cfg = GRPOConfig(output_dir='o', per_device_train_batch_size=N,\n"
+                                                  "                 num_generations=N)"))
+    (tmp_path / "utils.py").write_text(NO_CALL)
+    (tmp_path / "cli_args.py").write_text(PARSER_ONLY)
+    installed = tmp_path / ".venv" / "lib" / "site-packages" / "trl"
+    installed.mkdir(parents=True)
+    (installed / "example.py").write_text(BAD_BATCH.replace("out", "installed"))
+    return tmp_path
+
+
+def test_a_directory_walk_judges_its_scripts_and_notebooks_that_build_a_config(project):
+    done = grpo("validate", project, "--trl-version", "1.16.0", "--format", "json")
+    files = json.loads(done.stdout)["files"]
+    shown = sorted(Path(f["path"]).relative_to(project).as_posix() for f in files)
+    # utils.py and cli_args.py build no config and are left out without a word; .venv is installed code.
+    assert shown == ["configs/run.yaml", "notes.ipynb[cell 2]", "train.py"]
+    by_path = {Path(f["path"]).name: f for f in files}
+    assert [d["code"] for d in by_path["train.py"]["diagnostics"] if d["severity"] == "error"] == ["GRPO-B001"]
+    assert by_path["notes.ipynb[cell 2]"]["valid"] and by_path["run.yaml"]["valid"]
+    assert done.returncode == 1 and done.stderr == ""
+
+
+def test_the_walk_in_text_and_sarif_and_the_exit_code_of_a_valid_tree(project):
+    (project / "train.py").write_text(GOOD)
+    text = grpo("validate", project, "--trl-version", "1.16.0")
+    assert text.returncode == 0 and "train.py" in text.stdout and "notes.ipynb" in text.stdout
+    assert "utils.py" not in text.stdout and "cli_args.py" not in text.stdout and "installed" not in text.stdout
+    (project / "train.py").write_text(BAD_BATCH)
+    sarif = json.loads(grpo("validate", project, "--trl-version", "1.16.0", "--format", "sarif").stdout)
+    located = [(r["ruleId"], r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+                r["locations"][0]["physicalLocation"]["region"]["startLine"]) for r in sarif["runs"][0]["results"]
+               if r["level"] == "error"]
+    assert [(code, uri.rsplit("/", 1)[-1], line) for code, uri, line in located] == [("GRPO-B001", "train.py", 6)]
+
+
+def test_a_file_named_on_the_command_line_is_always_answered(project):
+    done = grpo("validate", project / "utils.py", "--trl-version", "1.16.0", "--format", "json")
+    (only,) = json.loads(done.stdout)["files"]
+    assert [d["code"] for d in only["diagnostics"]] == ["GRPO-F002"] and done.returncode == 0
+
+
+def test_a_tree_with_no_config_is_a_usage_error(tmp_path):
+    (tmp_path / "utils.py").write_text(NO_CALL)
+    done = grpo("validate", tmp_path)
+    assert done.returncode == 2 and "no config file under" in done.stderr
+
+
+def test_yaml_only_options_walk_yaml_and_say_what_they_left_out(project):
+    done = grpo("validate", project, "--trl-version", "1.16.0", "--world-sizes", "1,2", "--format", "json")
+    assert "2 Python script(s)/notebook(s) with GRPOConfig(...) not checked: --world-sizes takes YAML" in done.stderr
+    assert "train.py" not in done.stdout and done.returncode == 0
