@@ -100,3 +100,51 @@ def test_yaml_only_options_walk_yaml_and_say_what_they_left_out(project):
     done = grpo("validate", project, "--trl-version", "1.16.0", "--world-sizes", "1,2", "--format", "json")
     assert "2 Python script(s)/notebook(s) with GRPOConfig(...) not checked: --world-sizes takes YAML" in done.stderr
     assert "train.py" not in done.stdout and done.returncode == 0
+
+
+@pytest.fixture
+def two_configs(tmp_path: Path) -> Path:
+    path = tmp_path / "two.py"
+    path.write_text('from transformers import AutoModelForCausalLM\n'
+                    'model = AutoModelForCausalLM.from_pretrained("Qwen/Qwen2.5-0.5B")\n' + TWO_CALLS)
+    return path
+
+
+def test_plan_judges_every_call_and_call_picks_one(two_configs):
+    done = grpo("plan", two_configs, "--hardware", "1xH100-80GB", "--trl-version", "1.16.0", "--format", "json")
+    files = json.loads(done.stdout)["files"]
+    assert [(f["call"], f["call_line"], f["derived"]["per_device_train_batch_size"],
+             f["derived"]["gradient_accumulation_steps"]) for f in files] == [(1, 5, 4, 1), (2, 7, 8, 2)]
+    assert done.returncode == 0
+    text = grpo("plan", two_configs, "--hardware", "1xH100-80GB", "--trl-version", "1.16.0", "--call", "2")
+    assert "(GRPOConfig call 2 of 2, line 7):" in text.stdout and "call 1 of 2" not in text.stdout
+    wrong = grpo("plan", two_configs, "--hardware", "1xH100-80GB", "--call", "3")
+    assert wrong.returncode == 2 and "--call 3: " in wrong.stderr and "has 2 GRPOConfig(...) calls (1: line 5, " \
+        "2: line 7)" in wrong.stderr
+
+
+def test_plan_plans_the_calls_it_can_and_refuses_the_others_by_name(tmp_path):
+    path = tmp_path / "mixed.py"
+    path.write_text(TWO_CALLS.replace("max_completion_length=1024", "max_completion_length=int(input())")
+                    .replace("from trl", 'import transformers\nm = transformers.AutoModelForCausalLM.from_pretrained('
+                                         '"Qwen/Qwen2.5-0.5B")\nfrom trl'))
+    done = grpo("plan", path, "--hardware", "1xH100-80GB", "--trl-version", "1.16.0", "--format", "json")
+    (planned,) = json.loads(done.stdout)["files"]
+    assert planned["call"] == 1 and done.returncode == 2
+    assert "call 2 (line 7) has values known only at run time: max_completion_length = int(input())" in done.stderr
+
+
+def test_explain_and_doctor_take_every_call_or_the_one_named(two_configs):
+    both = json.loads(grpo("explain", two_configs, "--trl-version", "1.16.0", "--format", "json").stdout)["calls"]
+    assert [(c["call"], c["line"], c["derived"]["generation_batch_size"]) for c in both] == [(1, 5, 4), (2, 7, 16)]
+    one = json.loads(grpo("explain", two_configs, "--call", "2", "--format", "json").stdout)
+    assert (one["call"], one["derived"]["generation_batch_size"]) == (2, 16)
+    text = grpo("explain", two_configs, "--trl-version", "1.16.0").stdout
+    assert "GRPOConfig call 1 of 2, line 5:" in text and "GRPOConfig call 2 of 2, line 7:" in text
+    doctor = json.loads(grpo("doctor", two_configs, "--trl-version", "1.16.0", "--format", "json").stdout)
+    assert [c["call"] for c in doctor["calls"]] == ["call 1 of 2, line 5", "call 2 of 2, line 7"]
+    assert grpo("doctor", two_configs, "--call", "5").returncode == 2
+    yaml = two_configs.with_suffix(".yaml")
+    yaml.write_text(YAML)
+    refused = grpo("explain", yaml, "--call", "1")
+    assert refused.returncode == 2 and "--call picks a GRPOConfig(...) call of a .py or .ipynb file" in refused.stderr
