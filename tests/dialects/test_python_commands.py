@@ -148,3 +148,24 @@ def test_explain_and_doctor_take_every_call_or_the_one_named(two_configs):
     yaml.write_text(YAML)
     refused = grpo("explain", yaml, "--call", "1")
     assert refused.returncode == 2 and "--call picks a GRPOConfig(...) call of a .py or .ipynb file" in refused.stderr
+
+
+def test_a_transformers_key_the_release_reads_with_the_transformers_it_accepts_is_a_warning(tmp_path):
+    """TRL 0.29 accepts transformers>=4.56.2; warmup_ratio is read up to transformers 5.14 (the table's 5.24 has
+    none): a warning naming both, the same code for the script and the YAML, never a TypeError verdict."""
+    script = tmp_path / "train.py"
+    script.write_text("from trl import GRPOConfig\n\nWARMUP = 0.05\nargs = GRPOConfig(\n    output_dir='o',\n"
+                      "    warmup_ratio=WARMUP,\n    per_device_train_batch_size=4,\n    num_generations=4,\n)\n")
+    config = tmp_path / "run.yaml"
+    config.write_text(YAML + "warmup_ratio: 0.05\n")
+    found = {}
+    for path in (script, config):
+        done = grpo("validate", path, "--trl-version", "0.29.1", "--format", "json")
+        (result,) = json.loads(done.stdout)["files"]
+        (diag,) = [d for d in result["diagnostics"] if "warmup_ratio" in d["fields"]]
+        found[path.suffix] = (diag["code"], diag["severity"], done.returncode)
+        assert "transformers>=4.56.2" in diag["message"] and diag["fix"]["set"] == {"warmup_steps": 0.05}
+    assert found == {".py": ("GRPO-D006", "warning", 0), ".yaml": ("GRPO-D006", "warning", 0)}
+    # TRL 1.16 is judged with its own transformers (5.23), which has no warmup_ratio: still the removed key there.
+    assert json.loads(grpo("validate", script, "--trl-version", "1.16.0", "--format", "json").stdout)["files"][0][
+        "diagnostics"][0]["code"] == "GRPO-K003"
