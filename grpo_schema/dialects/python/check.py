@@ -30,6 +30,8 @@ SCRIPT_SOURCES = frozenset({"ModelConfig", "ScriptArguments", "GRPOScriptArgumen
 NOT_AN_ARGUMENT = frozenset({codes.K_UNKNOWN, codes.K_RENAMED, codes.K_REMOVED, codes.K_NOT_IN_RELEASE})
 SCRIPT_LEVEL = frozenset({"GRPO-S006"})
 REWARD_SOURCES = ("reward_funcs", "reward_model_name_or_path")
+# The evaluation side of the batch rules: unknown there, the training batch is still judged on its own.
+EVAL_SIDE = frozenset({"per_device_eval_batch_size", "eval_strategy", "do_eval", "eval_steps", "eval_on_start"})
 MAX_LISTED = 8
 
 
@@ -226,12 +228,29 @@ def _judge(reading: CallReading, shown: str, options: dict[str, Any], unsloth: s
     if reading.opaque:  # any key may be set in what is not seen: nothing is assumed of the batch
         unknown |= {k for k in BATCH_INPUTS if k not in reading.mapping}
     result = check_read(dict(reading.mapping), shown, reading.positions, unknown=unknown, **options)
+    result.diagnostics += _train_batch_alone(reading, result, shown, options, unknown)
     _attach_fixes(result, reading, options)
     if unsloth:
         result = _unsloth_batch(reading, result, shown, options, unknown, unsloth)
         result.diagnostics += _unsloth_other(reading)
     result.diagnostics = _as_python(result, reading) + _reader_diagnostics(reading, result, unknown)
     return result
+
+
+def _train_batch_alone(reading: CallReading, result: CheckResult, shown: str, options: dict[str, Any],
+                       unknown: set[str]) -> list[Diagnostic]:
+    """The training batch's findings where only the evaluation side is unknown (per_device_eval_batch_size=
+    args.eval_batch_size): the batch rules read both sides, so the unknown would leave a training batch that no
+    eval batch can mend unjudged. Judged with evaluation off, only the findings about the training batch kept."""
+    eval_unknown = unknown & EVAL_SIDE
+    if not eval_unknown or unknown & BATCH_INPUTS or result.config is None:
+        return []
+    mapping = {k: v for k, v in reading.mapping.items() if k not in EVAL_SIDE}
+    alone = check_read(dict(mapping, eval_strategy="no"), shown, reading.positions, unknown=unknown - EVAL_SIDE,
+                       **options)
+    said = {(d.code, d.message) for d in result.diagnostics}
+    return [d for d in alone.diagnostics if d.code.startswith("GRPO-B") and not set(d.fields) & EVAL_SIDE
+            and (d.code, d.message) not in said]
 
 
 def _attach_fixes(result: CheckResult, reading: CallReading, options: dict[str, Any]) -> None:

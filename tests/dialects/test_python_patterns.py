@@ -1,0 +1,165 @@
+"""Patterns met in real scripts and notebooks outside the corpus, each in a small file written here: a PEP 723
+`# /// script` header that pins trl, a marimo notebook whose cells pass names to each other, a GRPOConfig that is
+the project's own class, an evaluation batch known only at run time beside a literal training batch, and the
+notebook idioms (magics, values from earlier cells, **dict, f-strings, PatchFastRL)."""
+
+from __future__ import annotations
+
+import json
+
+from grpo_schema.dialects.python import check_python
+
+
+def check(text: str, name: str = "train.py", **options):
+    options.setdefault("trl_version", "1.16.0")
+    options.setdefault("trl_version_source", "default")
+    return check_python(text, name, **options)
+
+
+def codes(result, severity=None):
+    return sorted(d.code for d in result.diagnostics if severity is None or d.severity == severity)
+
+
+SCRIPT_HEADER = '''# /// script
+# requires-python = ">=3.10"
+# dependencies = [
+#     "unsloth",
+#     "trl==0.26.2",
+# ]
+# ///
+from unsloth import FastLanguageModel
+from trl import GRPOConfig
+
+args = GRPOConfig(output_dir="o", per_device_train_batch_size=4, num_generations=4)
+'''
+
+
+def test_a_pep_723_header_pins_the_release_the_script_runs_with():
+    result = check(SCRIPT_HEADER).results[0]
+    assert (result.trl_version, result.trl_version_source) == ("0.26.2", "the file's install line: trl==0.26.2")
+
+
+MARIMO = '''import marimo
+
+app = marimo.App()
+
+
+@app.cell
+def _():
+    max_seq_length = 2048
+    max_prompt_length = 512
+    generations = 4
+    _scratch = 1
+    return generations, max_prompt_length, max_seq_length
+
+
+@app.cell
+def _(generations, max_prompt_length, max_seq_length):
+    from trl import GRPOConfig
+
+    training_args = GRPOConfig(
+        output_dir="outputs",
+        per_device_train_batch_size=1,
+        gradient_accumulation_steps=2,
+        num_generations=generations,
+        max_completion_length=max_seq_length - max_prompt_length,
+    )
+    return (training_args,)
+
+
+@app.cell
+def _(_scratch):
+    return
+
+
+if __name__ == "__main__":
+    app.run()
+'''
+
+
+def test_a_marimo_notebooks_cells_pass_their_names_to_the_cell_that_builds_the_config():
+    checked = check(MARIMO, "notebook.py")
+    (call,) = checked.calls
+    assert call.mapping["max_completion_length"] == 1536 and call.mapping["num_generations"] == 4
+    assert not call.unknown
+    result = checked.results[0]
+    assert codes(result, "error") == ["GRPO-B001"]  # 1 x 1 x 2 = 2 is not a multiple of 4
+    assert result.diagnostics[0].line == 23  # at num_generations, in the file's own numbering
+
+
+def test_a_cell_parameter_no_cell_defines_stays_unknown():
+    text = MARIMO.replace("    generations = 4\n", "").replace("return generations, ", "return ")
+    (call,) = check(text, "notebook.py").calls
+    assert "num_generations" in call.unknown and "parameter of _()" in call.unknown["num_generations"].why
+
+
+def test_a_grpoconfig_of_the_projects_own_is_not_judged_as_trls():
+    own_class = '''from dataclasses import dataclass
+
+
+@dataclass
+class GRPOConfig:
+    batch_size: int = 8
+    group_size: int = 4
+
+
+config = GRPOConfig(batch_size=3, group_size=4)
+'''
+    other_module = "from grpo_trainer import GRPOConfig\n\nconfig = GRPOConfig(batch_size=3, group_size=4)\n"
+    relative = "from .configs import GRPOConfig\n\nconfig = GRPOConfig(batch_size=3, group_size=4)\n"
+    for text in (own_class, other_module, relative):
+        checked = check(text)
+        assert checked.calls == [] and codes(checked.results[0]) == ["GRPO-F002"], text
+    # TRL's own, beside the project's: the TRL one is judged
+    both = "import trl\nfrom my_rl import GRPOConfig\n\na = GRPOConfig(batch_size=3)\nb = trl.GRPOConfig(" \
+           "output_dir='o', per_device_train_batch_size=3, num_generations=4)\n"
+    (call,) = check(both).calls
+    assert call.line == 5
+
+
+def test_an_evaluation_batch_known_at_run_time_leaves_the_training_batch_judged():
+    text = '''import argparse
+from trl import GRPOConfig
+
+args = argparse.ArgumentParser().parse_args()
+config = GRPOConfig(
+    output_dir="o",
+    per_device_train_batch_size=1,
+    gradient_accumulation_steps=4,
+    num_generations=8,
+    eval_strategy="steps",
+    per_device_eval_batch_size=args.eval_batch_size,
+)
+'''
+    plain = check(text, trl_version="0.15.2", trl_version_source="flag").results[0]
+    assert codes(plain, "error") == ["GRPO-B001"]  # 1 process x 1 is not a multiple of 8, whatever the eval batch
+    assert "per_device_eval_batch_size" in {f for d in plain.diagnostics if d.code == "GRPO-F003" for f in d.fields}
+    unsloth = check("from unsloth import FastLanguageModel, PatchFastRL\nPatchFastRL('GRPO', FastLanguageModel)\n"
+                    + text, trl_version="0.15.2", trl_version_source="flag").results[0]
+    rewrite = next(d for d in unsloth.diagnostics if d.code == "GRPO-B001")
+    assert unsloth.valid and rewrite.severity == "warning" and "Unsloth replaces" in rewrite.message
+
+
+def notebook(*cells: str) -> str:
+    return json.dumps({"cells": [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+                                  "source": cell.splitlines(keepends=True)} for cell in cells],
+                       "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+
+
+def test_notebook_idioms_magics_earlier_cells_dicts_and_fstrings():
+    text = notebook("%%capture\n!pip install unsloth vllm\n%pip install --no-deps trl==0.22.2",
+                    "from unsloth import FastLanguageModel, PatchFastRL\nPatchFastRL('GRPO', FastLanguageModel)",
+                    "MODEL = 'qwen'\nmax_seq_length = 1024\nmax_prompt_length = 256\n"
+                    "common = dict(logging_steps=1, report_to='none')",
+                    "from trl import GRPOConfig\ntraining_args = GRPOConfig(\n    output_dir=f'outputs/{MODEL}',\n"
+                    "    per_device_train_batch_size=1,\n    num_generations=6,\n"
+                    "    max_completion_length=max_seq_length - max_prompt_length,\n    **common,\n)",
+                    "training_args.learning_rate  # inspecting it afterwards changes nothing")
+    checked = check(text, "nb.ipynb")
+    (call,) = checked.calls
+    assert (call.cell, call.line) == (3, 2)
+    assert call.mapping == {"output_dir": "outputs/qwen", "per_device_train_batch_size": 1, "num_generations": 6,
+                            "max_completion_length": 768, "logging_steps": 1, "report_to": "none"}
+    result = checked.results[0]
+    assert (result.trl_version, checked.unsloth) == ("0.22.2", True)
+    assert result.plan.per_device_train_batch_size == 6  # Unsloth's rewrite, said as a warning
