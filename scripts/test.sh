@@ -9,6 +9,7 @@
 #   SKIP_SYSTEM=1    skip apt-get (Chromium, Slurm) and npm (yaml-language-server) installs
 #   SKIP_VLLM=1      skip the vLLM environment and its tests (run last, with .venv-vllm's interpreter)
 #   SKIP_TRL_RELEASES=1  skip the environments with older TRL releases (tests/versions' release oracle)
+#   TEST_WORKERS=N   pytest-xdist workers for the main suite (default 2, one per core; 1 runs in one process)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export VENV=${VENV:-.venv}
@@ -82,8 +83,18 @@ fi
 # verl_oracle): its own compose + validate_config on generated override sets and on ../shared/verl-corpus.
 bash scripts/setup-verl.sh \
   || echo "warning: could not build .venv-verl; the verl oracle tests fail under CI=true (skipped otherwise)" >&2
+# Every test runs, the heavy end-to-end ones included (tests/heavy.py), in two workers: much of the suite waits on
+# processes it starts (trainers, services, Chromium, clusters), so two workers keep both cores busy. Each file stays on
+# one worker (tests/conftest.py), the longest files first. One thread per torch process: two workers' processes
+# share the two cores, and more threads than cores only make them wait on each other.
+WORKERS=${TEST_WORKERS:-2}
+PARALLEL=()
+if [ "$WORKERS" -gt 1 ]; then
+  PARALLEL=(-n "$WORKERS" --dist loadgroup)
+  export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
+fi
 status=0
-"$PY" -m pytest "$DURATIONS" "$@" || status=$?
+"$PY" -m pytest "$DURATIONS" "${PARALLEL[@]}" "$@" || status=$?
 # vLLM generation runs against a real engine in its own environment (scripts/setup-vllm.sh; the tests take
 # ~10 min on 2 busy cores, mostly three engine starts).
 #   SKIP_VLLM=1   skip it
