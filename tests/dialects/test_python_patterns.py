@@ -163,3 +163,23 @@ def test_notebook_idioms_magics_earlier_cells_dicts_and_fstrings():
     result = checked.results[0]
     assert (result.trl_version, checked.unsloth) == ("0.22.2", True)
     assert result.plan.per_device_train_batch_size == 6  # Unsloth's rewrite, said as a warning
+
+
+def test_unsloth_imported_by_another_module_of_the_repository(tmp_path):
+    """The entry script imports unsloth, the module that builds the config only trl: the repository's
+    requirements say so beside the batch error, and --profile unsloth judges it as Unsloth runs it."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "requirements.txt").write_text("unsloth\ntrl\n")
+    (tmp_path / "training").mkdir()
+    path = tmp_path / "training" / "train.py"
+    path.write_text("from trl import GRPOConfig\n\n\ndef train():\n    return GRPOConfig(output_dir='o', "
+                    "per_device_train_batch_size=1, num_generations=4)\n")
+    plain = check_python(path.read_bytes(), str(path), trl_version="0.19.1", trl_version_source="flag").results[0]
+    assert codes(plain) == ["GRPO-B001", "GRPO-F008"] and "installs unsloth" in plain.diagnostics[-1].message
+    profiled = check_python(path.read_bytes(), str(path), trl_version="0.19.1", trl_version_source="flag",
+                            profiles=("unsloth",))
+    result = profiled.results[0]
+    assert result.valid and profiled.unsloth and result.plan.per_device_train_batch_size == 4
+    (tmp_path / "requirements.txt").write_text("trl\n")
+    alone = check_python(path.read_bytes(), str(path), trl_version="0.19.1", trl_version_source="flag").results[0]
+    assert codes(alone) == ["GRPO-B001"]

@@ -8,6 +8,7 @@ the `trl grpo` script's own keys are no GRPOConfig arguments, and Unsloth's conf
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -33,6 +34,7 @@ REWARD_SOURCES = ("reward_funcs", "reward_model_name_or_path")
 # The evaluation side of the batch rules: unknown there, the training batch is still judged on its own.
 EVAL_SIDE = frozenset({"per_device_eval_batch_size", "eval_strategy", "do_eval", "eval_steps", "eval_on_start"})
 MAX_LISTED = 8
+MAX_PARENTS = 12  # folders walked up looking for the repository's requirements
 
 
 def is_python_path(path: str) -> bool:
@@ -75,20 +77,23 @@ def check_python(data: bytes | str, path: str = "<python>", **options: Any) -> P
     module = read_module(source.tree) if source.tree is not None else None
     options, comment_problems = file_options(source.raw, options)
     options.update(_release(source, module, options, path))
-    unsloth = bool(module and module.imports_unsloth)
-    if unsloth:
+    given = tuple(options.get("profiles") or ())
+    named = any(getattr(p, "name", p) == "unsloth" for p in given)  # --profile unsloth: imported elsewhere
+    unsloth = bool(module and module.imports_unsloth) or named
+    if unsloth and not named:
         from grpo_schema.engine.profiles import get_profile
 
-        given = tuple(options.get("profiles") or ())
-        if not any(getattr(p, "name", p) == "unsloth" for p in given):
-            options["profiles"] = given + (get_profile("unsloth"),)
+        options["profiles"] = given + (get_profile("unsloth"),)
     file_diags = comment_problems + _file_diagnostics(source, module)
     readings = [_reading(call, source) for call in (module.calls if module else [])]
     results, texts = [], {}
     era = _unsloth_era(source, options.get("trl_version")) if unsloth else None
+    elsewhere = not unsloth and readings and _repository_installs_unsloth(path)
     for reading in readings:
         shown = _shown(path, reading.cell)
         result = _judge(reading, shown, options, era)
+        if elsewhere:
+            result.diagnostics += _unsloth_elsewhere(result)
         results.append(result)
         texts[shown] = source.cells.get(reading.cell, "") if reading.cell is not None else source.text
     if not results:
@@ -383,6 +388,47 @@ def _listed(items: list[str]) -> str:
 
 
 # --- Unsloth -------------------------------------------------------------------------------------------------------
+
+_UNSLOTH_WORD = re.compile(r"(?<![\w.-])unsloth(?![\w-])", re.I)
+
+
+def _repository_installs_unsloth(path: str) -> bool:
+    """Whether a requirements*.txt, pyproject.toml or setup.py of the file's folder or a parent (up to the
+    repository's root) names unsloth: its program may import unsloth in another module before this one."""
+    if path.startswith("<"):
+        return False
+    from pathlib import Path
+
+    from grpo_schema.versions.detect import ROOT_MARKERS
+
+    folder = Path(path).resolve().parent
+    for _ in range(MAX_PARENTS):
+        names = [*sorted(folder.glob("requirements*.txt")), folder / "pyproject.toml", folder / "setup.py"]
+        for candidate in names:
+            try:
+                if candidate.is_file() and _UNSLOTH_WORD.search(candidate.read_text("utf-8", "replace")[:200_000]):
+                    return True
+            except OSError:
+                continue
+        if any((folder / marker).exists() for marker in ROOT_MARKERS) or folder.parent == folder:
+            return False
+        folder = folder.parent
+    return False
+
+
+def _unsloth_elsewhere(result: CheckResult) -> list[Diagnostic]:
+    """The batch error of a file that does not import unsloth, in a repository that installs it: where the program
+    imports unsloth first (its entry script, another module), GRPOConfig is Unsloth's, which rewrites the batch."""
+    batch = next((d for d in result.diagnostics if d.code == "GRPO-B001" and d.severity == "error"), None)
+    if batch is None:
+        return []
+    return [Diagnostic(pycodes.UNSLOTH_REWRITE, "info", "the repository installs unsloth but this file does not "
+                       "import it: where the program imports unsloth before trl (in its entry script or another "
+                       "module), GRPOConfig is Unsloth's, which replaces per_device_train_batch_size by "
+                       "num_generations instead of failing", fields=batch.fields, line=batch.line,
+                       column=batch.column, hint="validate with --profile unsloth to judge the batch as Unsloth "
+                       "runs it")]
+
 
 def _unsloth_other(reading: CallReading) -> list[Diagnostic]:
     """The rewrites of UnslothGRPOConfig other than the batch, which depend on Unsloth's version: said where the
