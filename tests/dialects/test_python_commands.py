@@ -165,7 +165,33 @@ def test_a_transformers_key_the_release_reads_with_the_transformers_it_accepts_i
         (diag,) = [d for d in result["diagnostics"] if "warmup_ratio" in d["fields"]]
         found[path.suffix] = (diag["code"], diag["severity"], done.returncode)
         assert "transformers>=4.56.2" in diag["message"] and diag["fix"]["set"] == {"warmup_steps": 0.05}
-    assert found == {".py": ("GRPO-D006", "warning", 0), ".yaml": ("GRPO-D006", "warning", 0)}
+    assert found == {".py": ("GRPO-K011", "warning", 0), ".yaml": ("GRPO-K011", "warning", 0)}
     # TRL 1.16 is judged with its own transformers (5.23), which has no warmup_ratio: still the removed key there.
     assert json.loads(grpo("validate", script, "--trl-version", "1.16.0", "--format", "json").stdout)["files"][0][
         "diagnostics"][0]["code"] == "GRPO-K003"
+
+
+def test_a_transformers_key_added_inside_the_range_the_release_accepts_is_a_warning(tmp_path):
+    """TRL 0.23 accepts transformers>=4.56.1; project and trackio_space_id are TrainingArguments fields of
+    transformers 4.57 (the 0.23 table's 4.56.2 has neither): read when 4.57 is installed, so not a TypeError verdict."""
+    script = tmp_path / "train.py"
+    script.write_text("from trl import GRPOConfig\n\nargs = GRPOConfig(output_dir='o', report_to='trackio', "
+                      "project='grpo', trackio_space_id='me/grpo')\n")
+    done = grpo("validate", script, "--trl-version", "0.23.1", "--format", "json")
+    (result,) = json.loads(done.stdout)["files"]
+    assert [(d["code"], d["severity"], d["fields"]) for d in result["diagnostics"] if d["code"] == "GRPO-K011"] == [
+        ("GRPO-K011", "warning", ["project"]), ("GRPO-K011", "warning", ["trackio_space_id"])]
+    assert done.returncode == 0
+    # A key no transformers that TRL 0.23 accepts has (a TRL field of later releases) is still K009.
+    script.write_text("from trl import GRPOConfig\n\nargs = GRPOConfig(output_dir='o', vllm_max_model_length=4096)\n")
+    later = json.loads(grpo("validate", script, "--trl-version", "0.23.1", "--format", "json").stdout)["files"][0]
+    assert [d["code"] for d in later["diagnostics"] if d["severity"] == "error"] == ["GRPO-K009"]
+
+
+def test_unsloths_trl_range_comes_before_the_installed_trl(tmp_path, monkeypatch):
+    """A notebook that imports unsloth and pins no trl runs where Unsloth installs it, not in this environment."""
+    from grpo_schema.dialects.python import check_python
+
+    text = "import unsloth\nfrom trl import GRPOConfig\nc = GRPOConfig(output_dir='o')\n"
+    result = check_python(text, "nb.py", trl_version="1.16.0", trl_version_source="installed").results[0]
+    assert result.trl_version_source.startswith("the trl range unsloth requires")

@@ -50,7 +50,7 @@ ROWS = [
     row(19, 133, "0.24.0", "valid", {"per_device_train_batch_size": 2, "gradient_accumulation_steps": 2}, world=8),
     # warmup_ratio: TRL 0.29 accepts transformers>=4.56.2 and the repository locks 5.3.0, which still reads it
     row(20, 296, "0.29.0", "depends", {"temperature": 1.0}, ("num_generations", "per_device_train_batch_size"),
-        codes=("GRPO-D006",)),
+        codes=("GRPO-K011",)),
     row(21, 28, "1.5.1", "depends", {}, ("output_dir",), codes=("GRPO-F004",)),
     row(22, 59, "0.14.0", "invalid", {"learning_rate": 2e-5, "max_length": 256}, ("batch_size", "group_size"),
         codes=("GRPO-K001",)),
@@ -61,7 +61,7 @@ ROWS = [
         ("gradient_accumulation_steps", "num_generations")),
     row(26, 10, "0.15.2", "valid", {"output_dir": "Qwen2-0.5B-GRPO", "logging_steps": 10}, world=7),
     row(27, 308, "0.29.1", "valid", {"per_device_train_batch_size": 2, "gradient_accumulation_steps": 8,
-        "num_generations": 4, "vllm_mode": "colocate", "warmup_ratio": 0.05}, codes=("GRPO-D006",)),
+        "num_generations": 4, "vllm_mode": "colocate", "warmup_ratio": 0.05}, codes=("GRPO-K011",)),
     row(28, 11, "0.15.2", "depends", {}, ("per_device_train_batch_size", "num_generations", "vllm_device")),
     row(29, 93, "0.18.0", "invalid", {"generation_batch_size": 1, "num_generations": 4}, codes=("GRPO-B001",)),
     row(30, 220, "0.24.0", "valid", {"per_device_train_batch_size": 1, "gradient_accumulation_steps": 8,

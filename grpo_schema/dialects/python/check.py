@@ -173,7 +173,8 @@ def _release(source: Source, module: ModuleReading | None, options: dict[str, An
         dated = unsloth_release_pin(source.raw)
         spec = trl_range_of(*dated) if dated else TRL_RANGE
         version = resolve_specifier(spec) if spec else None
-        if version is not None and given_source in ("default", None):
+        # Before the installed trl: the notebook runs where Unsloth installs it, not in this environment.
+        if version is not None and given_source in ("default", "installed", None):
             what = f"unsloth=={dated[0]}.{dated[1]}" if dated else "unsloth"
             return {"trl_version": version, "trl_version_source": f"the trl range {what} requires: trl{spec}"}
     return {"trl_version": given, "trl_version_source": given_source or "default"}
