@@ -126,7 +126,7 @@ def trl_options(flag: str | None, path: str | None) -> dict:
 
 def expand_paths(paths: Sequence[str], python: bool = False) -> list[str]:
     """Files as given, directories as the config files under them, '-' for stdin; a missing path is a UsageError.
-    With `python`, a directory's .py scripts and .ipynb notebooks too, outside installed packages (see walked_python)."""
+    With `python`, a directory's .py scripts and .ipynb notebooks too, outside installed packages (walked_python)."""
     out: list[str] = []
     for raw in paths:
         path = Path(raw)

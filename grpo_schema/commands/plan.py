@@ -65,7 +65,8 @@ def check_for_hardware(data: Any, path: str, hardware: str | None, *, world_size
 def render_text(result: Any, report: FitReport, call: str = "") -> str:
     from grpo_schema.render.text import release_reason
 
-    lines = [f"{result.path}" + (f" (GRPOConfig {call})" if call else "") + ":", f"  judged as {release_reason(result.trl_version, result.trl_version_source)}"]
+    lines = [f"{result.path}" + (f" (GRPOConfig {call})" if call else "") + ":",
+             f"  judged as {release_reason(result.trl_version, result.trl_version_source)}"]
     if report.hardware is None:
         lines.append("  no hardware declared (pass --hardware SPEC, e.g. 8xH100-80GB)")
     else:

@@ -126,8 +126,8 @@ def _say_python_left_out(given: list[str], args: argparse.Namespace) -> None:
                        and b"GRPOConfig(" in p.read_bytes())
             if left:
                 print(f"grpo validate: note: {raw}: {left} Python script(s)/notebook(s) with GRPOConfig(...) not "
-                      f"checked: {flag} takes YAML configs (`grpo export FILE.py` writes one; `grpo migrate FILE.py --write` fixes keywords)",
-                      file=sys.stderr)
+                      f"checked: {flag} takes YAML configs (`grpo export FILE.py` writes one; `grpo migrate FILE.py "
+                      "--write` fixes keywords)", file=sys.stderr)
 
 
 def _check_python(data: bytes, shown: str, options: dict, args: argparse.Namespace):

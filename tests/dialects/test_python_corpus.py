@@ -136,7 +136,7 @@ def test_export_of_every_corpus_call_validates_with_the_same_codes():
     from grpo_schema.engine.check import check_text
 
     compared = 0
-    for number, (release, world) in {1: ("0.22.2", 1), 2: ("0.22.2", 1), 4: ("0.22.2", 1), 13: ("0.21.0", 1),
+    for number, (release, _world) in {1: ("0.22.2", 1), 2: ("0.22.2", 1), 4: ("0.22.2", 1), 13: ("0.21.0", 1),
                                      17: ("0.18.2", 1), 24: ("0.29.0", 1), 29: ("0.18.0", 1),
                                      31: ("0.26.2", 1)}.items():
         (path,) = CORPUS.glob(f"{number:02d}_*")
