@@ -151,3 +151,15 @@ def test_export_of_every_corpus_call_validates_with_the_same_codes():
         assert yaml_result.trl_version == release and ours == theirs, (number, ours, theirs, text)
         compared += 1
     assert compared == 8
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("number,release", [(8, "1.10.0"), (20, "0.29.0"), (23, "0.16.1")])
+def test_argparse_driven_files_are_judged_with_their_defaults_as_an_information(number, release):
+    """The corpus README's reading of these files: valid with the parser's defaults (said, never the verdict)."""
+    from grpo_schema.dialects.python import check_python
+
+    (path,) = CORPUS.glob(f"{number:02d}_*")
+    result = check_python(path.read_bytes(), path.name, trl_version=release, trl_version_source="flag").results[0]
+    (defaults,) = [d for d in result.diagnostics if d.code == "GRPO-F011"]
+    assert "num_generations=" in defaults.message and ": valid at world size 1" in defaults.message

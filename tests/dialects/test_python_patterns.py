@@ -183,3 +183,52 @@ def test_unsloth_imported_by_another_module_of_the_repository(tmp_path):
     (tmp_path / "requirements.txt").write_text("trl\n")
     alone = check_python(path.read_bytes(), str(path), trl_version="0.19.1", trl_version_source="flag").results[0]
     assert codes(alone) == ["GRPO-B001"]
+
+
+ARGPARSE = '''import argparse
+
+from trl import GRPOConfig
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--batch-size", type=int, default=3)
+parser.add_argument("--num_generations", type=int, default=4)
+parser.add_argument("--lr", type=float, default=5e-6)
+parser.add_argument("--no-vllm", action="store_false", dest="use_vllm")
+args = parser.parse_args()
+generations = args.num_generations
+
+config = GRPOConfig(
+    output_dir="out",
+    per_device_train_batch_size=args.batch_size,
+    num_generations=generations,
+    learning_rate=args.lr * 2,
+    use_vllm=args.use_vllm,
+    bf16=not args.use_vllm,
+)
+'''
+
+
+def test_argparse_defaults_are_said_and_judged_as_an_information_never_as_the_verdict():
+    checked = check(ARGPARSE)
+    (call,) = checked.calls
+    assert set(call.unknown) == {"per_device_train_batch_size", "num_generations", "learning_rate", "use_vllm",
+                                 "bf16"}
+    assert call.defaults == {"per_device_train_batch_size": ("--batch-size", 3),
+                             "num_generations": ("--num_generations", 4), "use_vllm": ("--no-vllm", True)}
+    result = checked.results[0]
+    assert result.valid  # the run may pass anything: nothing is guessed for the verdict
+    batch = next(d for d in result.diagnostics if d.code == "GRPO-F003" and d.fields == ("num_generations",))
+    assert "the script's parser gives 4 when --num_generations is not passed" in batch.message
+    (defaults,) = [d for d in result.diagnostics if d.code == "GRPO-F011"]
+    assert defaults.severity == "info" and "per_device_train_batch_size=3" in defaults.message
+    assert "GRPO-B001" in defaults.message  # 3 x 1 x 1 is not a multiple of 4
+    assert "bf16, learning_rate still unknown" in defaults.message  # computed from the option: not substituted
+    fixed = check(ARGPARSE.replace("default=3", "default=8")).results[0]
+    assert "valid at world size 1" in next(d for d in fixed.diagnostics if d.code == "GRPO-F011").message
+
+
+def test_an_option_two_parsers_declare_differently_has_no_default():
+    text = ARGPARSE.replace('parser.add_argument("--lr"', 'other = argparse.ArgumentParser()\n'
+                            'other.add_argument("--num_generations", type=int, default=8)\nparser.add_argument("--lr"')
+    (call,) = check(text).calls
+    assert "num_generations" not in call.defaults and "per_device_train_batch_size" in call.defaults

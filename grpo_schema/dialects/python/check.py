@@ -52,6 +52,8 @@ class CallReading:
     unknown: dict[str, Unknown] = field(default_factory=dict)
     spans: dict[str, tuple[int, int, int, int] | None] = field(default_factory=dict)  # value spans, as lines of the file
     key_spans: dict[str, tuple[int, int, int, int] | None] = field(default_factory=dict)
+    # name -> (option, default) for an unknown read from the script's own argparse parser (`--lr`, 5e-06)
+    defaults: dict[str, tuple[str, Any]] = field(default_factory=dict)
     line: int = 0  # of the call, in its cell for a notebook
     column: int = 0
     opaque: bool = False
@@ -86,6 +88,8 @@ def check_python(data: bytes | str, path: str = "<python>", **options: Any) -> P
         options["profiles"] = given + (get_profile("unsloth"),)
     file_diags = comment_problems + _file_diagnostics(source, module)
     readings = [_reading(call, source) for call in (module.calls if module else [])]
+    if any(r.unknown for r in readings) and source.tree is not None:
+        _with_command_line_defaults(readings, source)
     results, texts = [], {}
     era = _unsloth_era(source, options.get("trl_version")) if unsloth else None
     elsewhere = not unsloth and readings and _repository_installs_unsloth(path)
@@ -240,7 +244,43 @@ def _judge(reading: CallReading, shown: str, options: dict[str, Any], unsloth: s
         result = _unsloth_batch(reading, result, shown, options, unknown, unsloth)
         result.diagnostics += _unsloth_other(reading)
     result.diagnostics = _as_python(result, reading) + _reader_diagnostics(reading, result, unknown)
+    result.diagnostics += _judged_with_defaults(reading, result, shown, options, unknown)
     return result
+
+
+def _with_command_line_defaults(readings: list[CallReading], source: Source) -> None:
+    from grpo_schema.dialects.python.cli_defaults import command_line_defaults, default_for
+
+    defaults = command_line_defaults(source.tree)  # type: ignore[arg-type]
+    if not defaults:
+        return
+    for reading in readings:
+        for name, value in reading.unknown.items():
+            found = default_for(value, defaults)
+            if found is not None:
+                reading.defaults[name] = found
+
+
+def _judged_with_defaults(reading: CallReading, result: CheckResult, shown: str, options: dict[str, Any],
+                          unknown: set[str]) -> list[Diagnostic]:
+    """GRPO-F011: the call judged with the script's own command-line defaults for the unknowns that have one. An
+    information: the run may pass other values, so the verdict stays the one above."""
+    if not reading.defaults or reading.opaque:
+        return []
+    still = sorted(set(reading.unknown) - set(reading.defaults))
+    mapping = dict(reading.mapping, **{name: default for name, (_, default) in reading.defaults.items()})
+    hypothetical = check_read(mapping, shown, reading.positions, unknown=unknown - set(reading.defaults), **options)
+    said = {(d.code, d.message) for d in result.diagnostics}
+    new = [d for d in _as_python(hypothetical, reading) if d.severity == "error" and (d.code, d.message) not in said]
+    given = ", ".join(f"{name}={default!r}" for name, (_, default) in reading.defaults.items())
+    verdict = (f"{new[0].code} {new[0].message}" + (f" (and {len(new) - 1} more)" if len(new) > 1 else "")
+               if new else f"valid at world size {hypothetical.world_size}")
+    if still:
+        verdict += f" ({_listed(still)} still unknown)"
+    return [Diagnostic(pycodes.WITH_DEFAULTS, "info", f"with the command line's defaults ({given}): {verdict}",
+                       fields=tuple(reading.defaults), line=reading.line, column=reading.column,
+                       hint="the run may pass other values: check the command that launches it"
+                       if not new else "change the parser's default, or pass a value that fixes it at launch")]
 
 
 def _train_batch_alone(reading: CallReading, result: CheckResult, shown: str, options: dict[str, Any],
@@ -346,6 +386,9 @@ def _reader_diagnostics(reading: CallReading, result: CheckResult, unknown: set[
         line, column = reading.positions.keys[(name,)]
         not_judged = skipped.get(name, [])
         tail = f"; not judged: {_listed(not_judged)}" if not_judged else ""
+        if name in reading.defaults:
+            option, default = reading.defaults[name]
+            tail = f"; the script's parser gives {default!r} when {option} is not passed" + tail
         out.append(Diagnostic(pycodes.NOT_STATIC, "info", f"{name} = {value.source}: unknown: cannot judge "
                               f"statically ({value.why}){tail}", fields=(name,), line=line, column=column,
                               hint="write it as a literal or a module constant to have it checked"))
