@@ -232,3 +232,9 @@ def test_an_option_two_parsers_declare_differently_has_no_default():
                             'other.add_argument("--num_generations", type=int, default=8)\nparser.add_argument("--lr"')
     (call,) = check(text).calls
     assert "num_generations" not in call.defaults and "per_device_train_batch_size" in call.defaults
+
+
+def test_the_defaults_are_judged_as_unsloth_runs_them():
+    result = check("import unsloth\n" + ARGPARSE, trl_version="0.22.2", trl_version_source="flag").results[0]
+    (defaults,) = [d for d in result.diagnostics if d.code == "GRPO-F011"]
+    assert ": valid at world size 1" in defaults.message  # Unsloth trains the 3 as 4: no error with the defaults

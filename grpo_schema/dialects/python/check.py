@@ -244,7 +244,7 @@ def _judge(reading: CallReading, shown: str, options: dict[str, Any], unsloth: s
         result = _unsloth_batch(reading, result, shown, options, unknown, unsloth)
         result.diagnostics += _unsloth_other(reading)
     result.diagnostics = _as_python(result, reading) + _reader_diagnostics(reading, result, unknown)
-    result.diagnostics += _judged_with_defaults(reading, result, shown, options, unknown)
+    result.diagnostics += _judged_with_defaults(reading, result, shown, options, unknown, unsloth)
     return result
 
 
@@ -262,14 +262,18 @@ def _with_command_line_defaults(readings: list[CallReading], source: Source) -> 
 
 
 def _judged_with_defaults(reading: CallReading, result: CheckResult, shown: str, options: dict[str, Any],
-                          unknown: set[str]) -> list[Diagnostic]:
+                          unknown: set[str], unsloth: str | None) -> list[Diagnostic]:
     """GRPO-F011: the call judged with the script's own command-line defaults for the unknowns that have one. An
     information: the run may pass other values, so the verdict stays the one above."""
     if not reading.defaults or reading.opaque:
         return []
     still = sorted(set(reading.unknown) - set(reading.defaults))
     mapping = dict(reading.mapping, **{name: default for name, (_, default) in reading.defaults.items()})
-    hypothetical = check_read(mapping, shown, reading.positions, unknown=unknown - set(reading.defaults), **options)
+    known = unknown - set(reading.defaults)
+    hypothetical = check_read(mapping, shown, reading.positions, unknown=known, **options)
+    if unsloth:  # judged as Unsloth runs it, as the call itself is
+        assumed = replace(reading, mapping=mapping, unknown={})
+        hypothetical = _unsloth_batch(assumed, hypothetical, shown, options, known, unsloth)
     said = {(d.code, d.message) for d in result.diagnostics}
     new = [d for d in _as_python(hypothetical, reading) if d.severity == "error" and (d.code, d.message) not in said]
     given = ", ".join(f"{name}={default!r}" for name, (_, default) in reading.defaults.items())
