@@ -238,3 +238,26 @@ def test_the_defaults_are_judged_as_unsloth_runs_them():
     result = check("import unsloth\n" + ARGPARSE, trl_version="0.22.2", trl_version_source="flag").results[0]
     (defaults,) = [d for d in result.diagnostics if d.code == "GRPO-F011"]
     assert ": valid at world size 1" in defaults.message  # Unsloth trains the 3 as 4: no error with the defaults
+
+
+def test_the_defaults_of_a_dataclass_given_to_trlparser():
+    text = '''from dataclasses import dataclass, field
+
+from trl import GRPOConfig, TrlParser
+
+
+@dataclass
+class RunArguments:
+    group: int = 8
+    batch: int = field(default=6, metadata={"help": "prompts per device"})
+    name: str = field(default_factory=lambda: "run")
+
+
+def main():
+    (run_args,) = TrlParser((RunArguments,)).parse_args_and_config()
+    return GRPOConfig(output_dir="o", num_generations=run_args.group, per_device_train_batch_size=run_args.batch)
+'''
+    (call,) = check(text).calls
+    assert call.defaults == {"num_generations": ("--group", 8), "per_device_train_batch_size": ("--batch", 6)}
+    result = check(text).results[0]
+    assert "GRPO-B001" in next(d for d in result.diagnostics if d.code == "GRPO-F011").message  # 6 vs 8
