@@ -17,8 +17,8 @@ _ACTION_DEFAULTS = {"store_true": False, "store_false": True}
 
 def command_line_defaults(tree: ast.Module) -> dict[str, tuple[str, Any]]:
     """dest -> (option as written, default) of every `parser.add_argument(...)` of the module, and every field of a
-    dataclass of its own given to HfArgumentParser / TrlParser, whose default is a static value. A dest declared twice with different defaults (two parsers) is left out: which one the run uses
-    is not known."""
+    dataclass of its own given to HfArgumentParser / TrlParser, whose default is a static value. A dest declared
+    twice with different defaults (two parsers) is left out: which one the run uses is not known."""
     evaluator = Evaluator([scope_of(tree.body)], line=10**9, in_function=True)
     found: dict[str, tuple[str, Any]] = {}
     clashing: set[str] = set()
