@@ -163,7 +163,8 @@ def test_export_gives_yaml_on_which_validate_finds_the_same_codes(name, tmp_path
         yaml_result = check_text(text, path=str(out))
         assert yaml_result.trl_version == "0.22.2"  # from the exported `# grpo:` comment
         python_only = ("GRPO-F", "GRPO-S006")
-        same = lambda r, skip=python_only: sorted(d.code for d in r.diagnostics if not d.code.startswith(skip))  # noqa: E731
+        same = lambda r, skip=python_only: sorted(  # noqa: E731
+            d.code for d in r.diagnostics if not d.code.startswith(skip))
         if name == "keys.py":  # the script's own key is left out of the YAML, in a comment saying why
             assert "# model_name_or_path is an argument of the `trl grpo` script" in text
         if name == "unsloth_batch.py":  # TRL alone refuses what Unsloth rewrites: the same code, an error
