@@ -261,3 +261,16 @@ def main():
     assert call.defaults == {"num_generations": ("--group", 8), "per_device_train_batch_size": ("--batch", 6)}
     result = check(text).results[0]
     assert "GRPO-B001" in next(d for d in result.diagnostics if d.code == "GRPO-F011").message  # 6 vs 8
+
+
+def test_a_fix_for_a_value_known_at_run_time_renames_the_keyword_and_json_carries_it(tmp_path, capsys):
+    """warmup_ratio=args.warmup_ratio at TRL 1.16 (removed key): the fix moves the expression to warmup_steps by a
+    rename; no value known only at run time reaches a fix (the JSON output once failed on it)."""
+    from grpo_schema.cli import main
+
+    path = tmp_path / "train.py"
+    path.write_text(ARGPARSE.replace("    bf16=not args.use_vllm,\n", "    warmup_ratio=args.lr,\n"))
+    assert main(["validate", str(path), "--trl-version", "1.16.0", "--format", "json"]) == 1
+    (result,) = json.loads(capsys.readouterr().out)["files"]
+    (removed,) = [d for d in result["diagnostics"] if d["code"] == "GRPO-K003"]
+    assert removed["fix"]["rename"] == {"warmup_ratio": "warmup_steps"} and removed["fix"]["set"] == {}

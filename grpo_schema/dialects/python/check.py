@@ -345,8 +345,26 @@ def _as_python(result: CheckResult, reading: CallReading) -> list[Diagnostic]:
                                          "TypeError (a missing argument) without it", hint=f"give {name}=...")
         if diag.line is None:
             diag = replace(diag, line=reading.line, column=reading.column)
-        out.append(diag)
+        out.append(_static_fix(diag, reading))
     return out
+
+
+def _static_fix(diag: Diagnostic, reading: CallReading) -> Diagnostic:
+    """A fix that would write a value known only at run time (warmup_ratio=args.warmup_ratio moved to
+    warmup_steps) as the keyword's rename, which keeps the expression as written; else no fix, the hint stays."""
+    fix = diag.fix
+    if fix is None or not any(isinstance(v, Unknown) for v in [*fix.set.values(), *_alternative_values(diag)]):
+        return diag
+    if len(fix.set) == 1 and len(fix.unset) == 1 and not fix.rename:
+        (new, value), (old,) = next(iter(fix.set.items())), fix.unset
+        if isinstance(value, Unknown) and reading.mapping.get(old) is value:
+            return replace(diag, fix=Fix(rename={old: new}, safe=False, title=f"rename {old} to {new}"),
+                           alternatives=())
+    return replace(diag, fix=None, alternatives=())
+
+
+def _alternative_values(diag: Diagnostic) -> list[Any]:
+    return [v for alt in (diag.alternatives or ()) for v in getattr(alt, "set", {}).values()]
 
 
 def script_level(result: CheckResult) -> list[Diagnostic]:
