@@ -274,3 +274,19 @@ def test_a_fix_for_a_value_known_at_run_time_renames_the_keyword_and_json_carrie
     (result,) = json.loads(capsys.readouterr().out)["files"]
     (removed,) = [d for d in result["diagnostics"] if d["code"] == "GRPO-K003"]
     assert removed["fix"]["rename"] == {"warmup_ratio": "warmup_steps"} and removed["fix"]["set"] == {}
+
+
+def test_a_script_is_judged_at_its_repositorys_lock_before_the_installed_trl(tmp_path):
+    """A repository whose pyproject says trl>=0.16 and whose uv.lock resolved 0.29.0: the script runs with 0.29.0,
+    whatever trl the checking environment has installed."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\ndependencies = ["trl[vllm]>=0.16.0"]\n')
+    (tmp_path / "uv.lock").write_text('version = 1\n\n[[package]]\nname = "transformers"\nversion = "5.3.0"\n\n'
+                                      '[[package]]\nname = "trl"\nversion = "0.29.0"\nsource = { registry = '
+                                      '"https://pypi.org/simple" }\n')
+    path = tmp_path / "train.py"
+    path.write_text("from trl import GRPOConfig\nargs = GRPOConfig(output_dir='o', warmup_ratio=0.1)\n")
+    result = check_python(path.read_bytes(), str(path), trl_version="1.16.0", trl_version_source="installed")
+    judged = result.results[0]
+    assert (judged.trl_version, judged.trl_version_source) == ("0.29.0", "requirements")
+    assert codes(judged, "warning") == ["GRPO-K011"]  # read by the transformers 5.3 the lock resolved

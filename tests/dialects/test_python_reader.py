@@ -253,12 +253,14 @@ def test_plan_reads_the_call_with_the_batch_and_model_it_trains_with(capsys):
     assert "values known only at run time: learning_rate = args.lr" in capsys.readouterr().err
 
 
-def test_doctor_judges_the_environment_against_the_release_the_notebook_installs(capsys):
+def test_doctor_judges_the_environment_against_the_release_the_notebook_installs(tmp_path, capsys):
     import json
 
     from grpo_schema.cli import main
 
-    main(["doctor", str(FILES / "notebook.ipynb"), "--format", "json"])
+    notebook = tmp_path / "notebook.ipynb"  # outside this repository, whose own pyproject pins trl
+    notebook.write_bytes((FILES / "notebook.ipynb").read_bytes())
+    main(["doctor", str(notebook), "--format", "json"])
     document = json.loads(capsys.readouterr().out)
     assert (document["file_trl_version"], document["file_trl_version_source"]) == (
         "0.19.1", "the file's install line: trl==0.19.1")

@@ -154,9 +154,11 @@ def _file_diagnostics(source: Source, module: ModuleReading | None) -> list[Diag
 
 
 def _release(source: Source, module: ModuleReading | None, options: dict[str, Any], path: str) -> dict[str, str]:
-    """The release to judge by: a flag or `# grpo:` comment, else a pin of the repository, else the file's own
-    install line (`!pip install trl==0.22.2`), else Unsloth's trl range when the file imports unsloth, else the
-    usual order (installed trl, 1.16)."""
+    """The release to judge by: a flag or `# grpo:` comment, else a pin of the repository (a lock file's release
+    first), else the file's own install line (`!pip install trl==0.22.2`, a PEP 723 header), else Unsloth's trl
+    range when the file imports unsloth, else the installed trl, else 1.16. A script or notebook runs where its
+    repository or its install line puts trl (a Colab, a cluster), seldom in the environment that checks it: those
+    come before the installed trl."""
     given, given_source = options.get("trl_version"), options.get("trl_version_source")
     if given is None:
         from grpo_schema.engine.infile import judged_release
@@ -165,6 +167,12 @@ def _release(source: Source, module: ModuleReading | None, options: dict[str, An
         given, given_source = found["trl_version"], found["trl_version_source"]
     if given_source in ("flag", "context", "form", "comment", "requirements"):
         return {"trl_version": given, "trl_version_source": given_source}
+    if given_source == "installed" and _on_disk(path):
+        from grpo_schema.versions.detect import pinned_version
+
+        pinned = pinned_version(path)
+        if pinned is not None:
+            return {"trl_version": pinned[0], "trl_version_source": "requirements"}
     from grpo_schema.versions.detect import resolve_specifier
 
     for pin in install_pins(source.raw):
@@ -177,11 +185,19 @@ def _release(source: Source, module: ModuleReading | None, options: dict[str, An
         dated = unsloth_release_pin(source.raw)
         spec = trl_range_of(*dated) if dated else TRL_RANGE
         version = resolve_specifier(spec) if spec else None
-        # Before the installed trl: the notebook runs where Unsloth installs it, not in this environment.
         if version is not None and given_source in ("default", "installed", None):
             what = f"unsloth=={dated[0]}.{dated[1]}" if dated else "unsloth"
             return {"trl_version": version, "trl_version_source": f"the trl range {what} requires: trl{spec}"}
     return {"trl_version": given, "trl_version_source": given_source or "default"}
+
+
+def _on_disk(path: str) -> bool:
+    from pathlib import Path
+
+    try:
+        return not path.startswith("<") and Path(path).is_file()
+    except (OSError, ValueError):
+        return False
 
 
 # --- one call ------------------------------------------------------------------------------------------------------
