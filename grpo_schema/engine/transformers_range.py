@@ -111,7 +111,7 @@ def read_by_other_transformers(key: str, value: Any, mapping: dict[str, Any],
         return None
     migration = MIGRATIONS.get(key)
     if migration is not None and migration.origin == "transformers":
-        removed = _version(migration.since)
+        removed = _removed_in(migration)
         if removed is not None and accepted.floor < removed <= table:
             return _removed(key, value, mapping, release, accepted, removed)
         return None
@@ -121,6 +121,15 @@ def read_by_other_transformers(key: str, value: Any, mapping: dict[str, Any],
     if added is not None and table < added and added[:1] == table[:1] and accepted.admits(added):
         return _added(key, release, accepted, added)
     return None
+
+
+def _removed_in(migration: Any) -> Version | None:
+    """The transformers release that no longer reads the key: a removal's own version, a rename's "old name
+    removed in X" (its `since` is when the new name came)."""
+    if migration.kind == "removed":
+        return _version(migration.since)
+    match = re.search(r"removed in (\d+(?:\.\d+)*)", migration.since)
+    return _version(match.group(1)) if match else None
 
 
 def _removed(key: str, value: Any, mapping: dict[str, Any], release: ReleaseSurface, accepted: Accepted,
@@ -134,7 +143,9 @@ def _removed(key: str, value: Any, mapping: dict[str, Any], release: ReleaseSurf
                       f"{key} is read by transformers before {at} and refused from {at} on: TRL {release.release} "
                       f"accepts {accepted.text}, so whether the run reads it depends on the transformers installed "
                       f"(its table's is {release.transformers})", fields=(key,),
-                      hint=f"{migration.note}; or pin transformers<{at}", fix=fix)
+                      hint=(f"write {migration.replacement}, as every transformers it accepts reads it"
+                            if migration.kind == "renamed" else migration.note) + f"; or pin transformers<{at}",
+                      fix=fix)
 
 
 def _added(key: str, release: ReleaseSurface, accepted: Accepted, added: Version) -> Diagnostic:
