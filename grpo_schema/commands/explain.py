@@ -13,6 +13,7 @@ import argparse
 import sys
 from typing import Any
 
+from grpo_schema.commands.pycalls import add_call, call_name, chosen_calls, refuse_call_for_yaml
 from grpo_schema.commands.options import (EXIT_INVALID, EXIT_OK, EXIT_USAGE, UsageError, add_check_options,
                                           add_format, check_options, read_config, split_trl_tokens, trl_options)
 from grpo_schema.engine.check import CheckResult
@@ -161,6 +162,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--micro-steps", type=_positive, help="how many micro-steps to walk (default: two "
                         "generations and at least one optimizer step)")
     add_format(parser, ("text", "json"))
+    add_call(parser)
     add_check_options(parser)
     return parser
 
@@ -178,12 +180,13 @@ def explain_command(argv: list[str]) -> int:
             raise UsageError("give the config as FILE, not --config")
         options = {**check_options(args, trl_overrides), **trl_options(args.trl_version, args.path)}
         data = read_config(args.path)
+        refuse_call_for_yaml(args.call, args.path)
+        shown = "<stdin>" if args.path == "-" else args.path
+        if shown.endswith((".py", ".ipynb")):  # a schedule for each GRPOConfig(...) call of the file
+            return _explain_python(data, shown, options, args)
     except (UsageError, OverrideError) as exc:
         print(f"grpo explain: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    shown = "<stdin>" if args.path == "-" else args.path
-    if shown.endswith((".py", ".ipynb")):  # a schedule for each GRPOConfig(...) call of the file
-        return _explain_python(data, shown, options, args)
     from grpo_schema.commands.verl import explain_verl, is_verl
 
     if is_verl(args.dialect, data, shown):  # a verl launch script or YAML: its card in verl's names
@@ -221,8 +224,14 @@ def _explain_python(data: bytes, shown: str, options: dict, args: argparse.Names
     from grpo_schema.dialects.python import check_python
 
     checked = check_python(data, shown, **options)
-    documents = [explain_result(r, args.dataset_size, args.micro_steps, args.max_prompt_length)
-                 for r in checked.results]
+    # Every call, or the one --call names; a file with no call has its one result (why there is none).
+    chosen = chosen_calls(checked, args.call, shown) if checked.calls else list(range(len(checked.results)))
+    results = [checked.results[i] for i in chosen]
+    documents = [explain_result(r, args.dataset_size, args.micro_steps, args.max_prompt_length) for r in results]
+    if checked.calls:
+        for index, document in zip(chosen, documents):
+            reading = checked.calls[index]
+            document.update(call=index + 1, line=reading.line, cell=reading.cell)
     if args.format == "json":
         from grpo_schema.render.machine import dumps
 
@@ -231,6 +240,10 @@ def _explain_python(data: bytes, shown: str, options: dict, args: argparse.Names
     else:
         from grpo_schema.render.explain_text import render_explain
 
-        sys.stdout.write("\n".join(render_explain(document, checked.texts.get(result.path, ""))
-                                   for document, result in zip(documents, checked.results)))
-    return EXIT_OK if all(r.valid for r in checked.results) else EXIT_INVALID
+        blocks = []
+        for index, document, result in zip(chosen, documents, results):
+            name = call_name(checked, index) if checked.calls else ""
+            blocks.append((f"GRPOConfig {name}:\n" if name else "")
+                          + render_explain(document, checked.texts.get(result.path, "")))
+        sys.stdout.write("\n".join(blocks))
+    return EXIT_OK if all(r.valid for r in results) else EXIT_INVALID

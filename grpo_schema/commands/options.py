@@ -127,20 +127,36 @@ def trl_options(flag: str | None, path: str | None) -> dict:
         raise UsageError(str(exc)) from None
 
 
-def expand_paths(paths: Sequence[str]) -> list[str]:
-    """Files as given, directories as the config files under them, '-' for stdin; a missing path is a UsageError."""
+def expand_paths(paths: Sequence[str], python: bool = False) -> list[str]:
+    """Files as given, directories as the config files under them, '-' for stdin; a missing path is a UsageError.
+    With `python`, a directory's .py scripts and .ipynb notebooks too, outside installed packages (walked_python)."""
     out: list[str] = []
     for raw in paths:
         path = Path(raw)
         if raw == "-":
             out.append(raw)
         elif path.is_dir():
-            out.extend(sorted(str(p) for p in path.rglob("*") if p.suffix in CONFIG_SUFFIXES and p.is_file()))
+            out.extend(sorted(str(p) for p in path.rglob("*") if p.is_file() and (
+                p.suffix in CONFIG_SUFFIXES or (python and walked_python(p, path)))))
         elif path.is_file():
             out.append(raw)
         else:
             raise UsageError(f"cannot read {raw}: no such file or directory")
     return out
+
+
+PYTHON_SUFFIXES = (".py", ".ipynb")
+# Folders of installed or generated code, not the user's: their Python files are left out of a directory walk.
+NOT_WALKED = frozenset({"site-packages", "node_modules", "__pycache__", ".ipynb_checkpoints"})
+
+
+def walked_python(path: Path, root: Path) -> bool:
+    """A script or notebook of the user's under `root`: not in a hidden folder (.venv, .git, .tox) or an installed
+    package's folder, where the GRPOConfig calls are TRL's own or a checkpoint's copy."""
+    if path.suffix not in PYTHON_SUFFIXES:
+        return False
+    parts = path.relative_to(root).parts[:-1]
+    return not any(part.startswith(".") or part in NOT_WALKED for part in parts)
 
 
 def read_config(path: str) -> bytes:

@@ -15,10 +15,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from grpo_schema.commands.options import (EXIT_INVALID, EXIT_OK, EXIT_USAGE, UsageError, add_format, add_profiles,
                                           add_trl_version, add_world_size, chosen_profiles, trl_options)
+from grpo_schema.commands.pycalls import add_call, call_name, chosen_calls, refuse_call_for_yaml, where
 from grpo_schema.engine.hardware.accelerators import GIB, HardwareError, parse_hardware
 from grpo_schema.engine.hardware.advise import plan_fit
 from grpo_schema.engine.hardware.fit import FitReport, section_of
@@ -61,10 +63,11 @@ def check_for_hardware(data: Any, path: str, hardware: str | None, *, world_size
     return result, report
 
 
-def render_text(result: Any, report: FitReport) -> str:
+def render_text(result: Any, report: FitReport, call: str = "") -> str:
     from grpo_schema.render.text import release_reason
 
-    lines = [f"{result.path}:", f"  judged as {release_reason(result.trl_version, result.trl_version_source)}"]
+    lines = [f"{result.path}" + (f" (GRPOConfig {call})" if call else "") + ":",
+             f"  judged as {release_reason(result.trl_version, result.trl_version_source)}"]
     if report.hardware is None:
         lines.append("  no hardware declared (pass --hardware SPEC, e.g. 8xH100-80GB)")
     else:
@@ -198,6 +201,7 @@ def plan_command(argv: list[str]) -> int:
                         help="override a config key (repeatable); TRL-style `--key value` works as well, as in "
                              "grpo validate (`--vllm_mode colocate`)")
     add_trl_version(parser)
+    add_call(parser)
     from grpo_schema.commands.options import split_trl_tokens
 
     ours, trl = split_trl_tokens(argv, parser)
@@ -234,23 +238,29 @@ def plan_command(argv: list[str]) -> int:
         print(f"grpo plan: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     documents, failed, usage_error = [], False, False
+    units = []  # (path, the config planned, its release, the file as written, which call of a Python file)
     for path in args.paths:
         try:
-            data = sys.stdin.buffer.read() if path == "-" else open(path, "rb").read()
+            data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
         except OSError as exc:
             print(f"grpo plan: error: cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
             return EXIT_USAGE
         try:
             release = trl_options(args.trl_version, path)
+            refuse_call_for_yaml(args.call, path)
+            if not path.endswith((".py", ".ipynb")):
+                units.append((path, data, release, data, None))
+                continue
+            # Every GRPOConfig(...) call (or the one --call names), with the values it trains with.
+            planned, problems = _python_configs(data, path, release, args.world_size, args.call)
         except UsageError as exc:
             print(f"grpo plan: error: {exc}", file=sys.stderr)
             return EXIT_USAGE
-        written = data
-        if path.endswith((".py", ".ipynb")):  # the first GRPOConfig(...) call, with the values it trains with
-            data, release, problem = _python_config(data, path, release, args.world_size)
-            if problem:
-                print(f"grpo plan: error: {path}: {problem}", file=sys.stderr)
-                return EXIT_USAGE
+        for problem in problems:
+            print(f"grpo plan: error: {path}: {problem}", file=sys.stderr)
+        usage_error |= bool(problems)
+        units += [(path, config, judged, data, name) for config, judged, name in planned]
+    for path, data, release, written, call in units:
         strategy, offload, implied = args.strategy, args.offload, {}
         if _is_verl(data, path):  # planned as its TRL equivalent, or refused with the reason
             data, implied, problem = _verl_config(data, path, args, overrides)
@@ -291,27 +301,40 @@ def plan_command(argv: list[str]) -> int:
             documents.append(plan_document(result, report))
             if implied:
                 documents[-1]["verl_notes"] = implied["notes"]
+            if call:
+                documents[-1].update(call=call[0], call_line=call[1], call_cell=call[2])
         else:
-            sys.stdout.write(render_text(result, report))
+            sys.stdout.write(render_text(result, report, call[3] if call else ""))
     if args.format == "json":
         sys.stdout.write(json.dumps({"version": 1, "files": documents}, indent=2, default=str) + "\n")
     return EXIT_USAGE if usage_error else EXIT_INVALID if failed else EXIT_OK
 
 
-def _python_config(data: bytes, path: str, release: dict, world_size: int | None) -> tuple[bytes, dict, str]:
-    """A Python file's first GRPOConfig(...) call as the YAML the planner reads (Unsloth's rewrite applied), the
-    release it was judged at, or why it cannot be planned (no call; values known only at run time)."""
+def _python_configs(data: bytes, path: str, release: dict, world_size: int | None,
+                    call: int | None) -> tuple[list[tuple[bytes, dict, tuple]], list[str]]:
+    """Each GRPOConfig(...) call of a Python file (or the one `call` names) as the YAML the planner reads
+    (Unsloth's rewrite applied), with the release it was judged at and which call it is (number, line, cell,
+    its name in the text output); and why
+    the others cannot be planned (values known only at run time), or that the file has no call."""
     from grpo_schema.dialects.python import check_python
     from grpo_schema.dialects.python.export import trained_yaml
 
     options = dict(release, **({"world_size": world_size} if world_size else {}))
     checked = check_python(data, path, **options)
     if not checked.calls:
-        return data, release, "no GRPOConfig(...) call to plan"
-    text, problem = trained_yaml(checked, 0)
-    judged = {"trl_version": checked.results[0].trl_version,
-              "trl_version_source": checked.results[0].trl_version_source}
-    return (text or "").encode("utf-8"), judged, problem
+        return [], ["no GRPOConfig(...) call to plan"]
+    planned, problems = [], []
+    for index in chosen_calls(checked, call, path):
+        text, problem = trained_yaml(checked, index)
+        result = checked.results[index]
+        if problem:
+            problems.append(problem)
+            continue
+        judged = {"trl_version": result.trl_version, "trl_version_source": result.trl_version_source}
+        reading = checked.calls[index]
+        name = call_name(checked, index) or (f"call 1, {where(reading)}" if call else "")
+        planned.append(((text or "").encode("utf-8"), judged, (index + 1, reading.line, reading.cell, name)))
+    return planned, problems
 
 
 def _is_verl(data: bytes, path: str) -> bool:

@@ -10,9 +10,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from grpo_schema.commands.pycalls import add_call, chosen_calls, listed
 from grpo_schema.commands.options import (EXIT_OK, EXIT_USAGE, UsageError, add_trl_version, add_world_size,
                                           read_config, trl_options)
-from grpo_schema.engine.words import plural
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -20,8 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="grpo export", description="Write a GRPOConfig(...) call of a Python script "
                                      "or notebook as the flat YAML config `trl grpo` and `grpo validate` read.")
     parser.add_argument("path", metavar="FILE", help="a .py script or an .ipynb notebook")
-    parser.add_argument("--call", type=int, default=None, metavar="N",
-                        help="which GRPOConfig(...) call, counting from 1 (needed when the file has several)")
+    add_call(parser, help="which GRPOConfig(...) call, counting from 1 (needed when the file has several)")
     parser.add_argument("--output", "-o", metavar="PATH", help="write the YAML there (default: standard output)")
     add_world_size(parser, help="the world size to record in the YAML")
     add_trl_version(parser)
@@ -46,12 +45,9 @@ def export_command(argv: list[str]) -> int:
             problems = "; ".join(d.message for r in checked.results for d in r.diagnostics) or "nothing found"
             raise UsageError(f"{args.path}: no GRPOConfig(...) call to export ({problems})")
         if args.call is None and count > 1:
-            lines = ", ".join(f"{i + 1}: line {c.line}" + (f" of cell {c.cell}" if c.cell is not None else "")
-                              for i, c in enumerate(checked.calls))
-            raise UsageError(f"{args.path} has {count} GRPOConfig(...) calls ({lines}); choose one with --call N")
-        index = (args.call or 1) - 1
-        if not 0 <= index < count:
-            raise UsageError(f"--call {args.call}: {args.path} has {plural(count, 'GRPOConfig(...) call')}")
+            raise UsageError(f"{args.path} has {count} GRPOConfig(...) calls ({listed(checked)}); choose one with "
+                             "--call N")
+        (index,) = chosen_calls(checked, args.call or 1, args.path)
     except UsageError as exc:
         print(f"grpo export: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

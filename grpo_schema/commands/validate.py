@@ -5,8 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from grpo_schema.commands.options import (EXIT_INVALID, EXIT_OK, FORMATS, Formatter, UsageError, add_check_options,
-                                          add_format, check_options, expand_paths, read_config, trl_options)
+from grpo_schema.commands.options import (EXIT_INVALID, EXIT_OK, FORMATS, PYTHON_SUFFIXES, Formatter, UsageError,
+                                          add_check_options, add_format, check_options, expand_paths, read_config,
+                                          trl_options)
+
+NO_CALL = "GRPO-F002"  # grpo_schema.dialects.python.codes.NO_CALL, without importing the reader for YAML files
 
 
 def add_arguments(validate: argparse.ArgumentParser) -> None:
@@ -40,7 +43,14 @@ def cmd_validate(args: argparse.Namespace, rest: list[str]) -> int:
         config_paths, trl_overrides = parse_trl_args(rest)
     except OverrideError as exc:
         raise UsageError(str(exc)) from None
-    paths = expand_paths(list(args.paths) + config_paths)
+    given = list(args.paths) + config_paths
+    # A directory's scripts and notebooks are judged where they build a GRPOConfig; --world-sizes, --hardware and
+    # --fix take YAML configs, so with them the walk stays with YAML and JSON (said on stderr, never silently).
+    yaml_only = bool(args.world_sizes or args.hardware or args.fix)
+    paths = expand_paths(given, python=not yaml_only and getattr(args, "dialect", None) != "verl")
+    if yaml_only:
+        _say_python_left_out(given, args)
+    walked = set(paths) - set(given)
     if not paths:
         raise UsageError("no config file given (a path, a directory, '-' for stdin, or --config FILE)")
     options = check_options(args, trl_overrides)
@@ -50,6 +60,8 @@ def cmd_validate(args: argparse.Namespace, rest: list[str]) -> int:
     for path in paths:
         data = read_config(path)
         shown = "<stdin>" if path == "-" else path
+        if path in walked and _is_python(path) and b"GRPOConfig" not in data:
+            continue  # a directory's other Python files are none of the check's business
         file_options = {**options, **trl_options(args.trl_version, path)}
         if is_verl(args.dialect, data, path):  # verl's launch scripts and YAML: their own checker
             if options_not_for_verl(args, trl_overrides):
@@ -60,6 +72,9 @@ def cmd_validate(args: argparse.Namespace, rest: list[str]) -> int:
             continue
         if _is_python(path):  # GRPOConfig(...) calls in a script or notebook: a result per call
             checked = _check_python(data, shown, file_options, args)
+            if path in walked and not checked.calls and all(d.code == NO_CALL for r in checked.results
+                                                            for d in r.diagnostics):
+                continue  # it names GRPOConfig (an import, HfArgumentParser(GRPOConfig)) but builds none
             results += checked.results
             sources.update(checked.texts)
             continue
@@ -80,6 +95,9 @@ def cmd_validate(args: argparse.Namespace, rest: list[str]) -> int:
         sources[shown] = data.decode("utf-8", "replace")
         results.append(result)
         files.append((shown, data))
+    if not results:
+        raise UsageError(f"no config file under {', '.join(given)} (YAML, JSON, or a script or notebook that builds "
+                         "GRPOConfig(...))")
     if args.world_sizes:
         from grpo_schema.commands.matrix import emit_matrix
 
@@ -92,7 +110,26 @@ def cmd_validate(args: argparse.Namespace, rest: list[str]) -> int:
 
 
 def _is_python(path: str) -> bool:
-    return path.endswith((".py", ".ipynb"))
+    return path.endswith(PYTHON_SUFFIXES)
+
+
+def _say_python_left_out(given: list[str], args: argparse.Namespace) -> None:
+    from pathlib import Path
+
+    from grpo_schema.commands.options import walked_python
+    from grpo_schema.engine.words import plural
+
+    flag = "--world-sizes" if args.world_sizes else "--hardware" if args.hardware else "--fix"
+    for raw in given:
+        root = Path(raw)
+        if raw != "-" and root.is_dir():
+            left = sum(1 for p in root.rglob("*") if p.is_file() and walked_python(p, root)
+                       and b"GRPOConfig(" in p.read_bytes())
+            if left:
+                files = plural(left, "Python script or notebook", "Python scripts or notebooks")
+                print(f"grpo validate: note: {raw}: {files} with GRPOConfig(...) not checked: {flag} takes YAML "
+                      "configs (`grpo export FILE.py` writes one; `grpo migrate FILE.py --write` fixes keywords)",
+                      file=sys.stderr)
 
 
 def _check_python(data: bytes, shown: str, options: dict, args: argparse.Namespace):

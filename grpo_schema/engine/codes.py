@@ -142,6 +142,13 @@ K_LAUNCH_NOT_IN_RELEASE = declare("GRPO-K010", "error", "launch key the chosen T
                                   "An `accelerate launch` option (num_processes, ...) in the config. From TRL 0.29 "
                                   "`trl grpo` hands such keys to `accelerate launch`; earlier releases' parsers "
                                   "read only their own dataclasses, and stop on the key (0.19-0.21) or ignore it.")
+K_OTHER_TRANSFORMERS = declare("GRPO-K011", "warning", "key read only by some of the transformers the release accepts",
+                               "A TrainingArguments key that the release's table (the TrainingArguments of one "
+                               "transformers release) lacks, but that a transformers the TRL release accepts reads: "
+                               "removed later (warmup_ratio, read before transformers 5.15, by TRL 0.29 with 4.56-"
+                               "5.14) or added later (project and trackio_space_id, from transformers 4.57, by TRL "
+                               "0.23 with 4.57). Whether the run reads it depends on the transformers installed: pin "
+                               "the transformers that reads it, or write the setting as every accepted one reads it.")
 D_IN_RELEASE = declare("GRPO-D006", "warning", "key the chosen TRL release says is deprecated",
                        "The release the config is judged against (--trl-version, the installed trl, or the "
                        "repository's pin) still reads the key, and warns that it is deprecated when it is set. The "

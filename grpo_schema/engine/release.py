@@ -28,6 +28,7 @@ from grpo_schema.engine.compiled import compiled
 from grpo_schema.engine.diagnostics import Diagnostic, Fix, yaml_value
 from grpo_schema.engine.keys import is_launch_key
 from grpo_schema.engine.migrations import MIGRATIONS
+from grpo_schema.engine.transformers_range import read_by_other_transformers
 
 if TYPE_CHECKING:
     from grpo_schema.versions import ReleaseSurface
@@ -99,6 +100,17 @@ def read_as(mapping: dict[str, Any], release: ReleaseSurface, profile_keys: froz
     launcher_reads = release.front_end.unknown_keys == "accelerate"
     refused_keys: set[str] = set()
     for key, value in mapping.items():
+        other = read_by_other_transformers(key, value, mapping, release)
+        if other is not None:  # warmup_ratio in TRL 0.29, project in TRL 0.23: read by some transformers it accepts
+            reading.diagnostics.append(other)
+            if key in fields_116:
+                reading.mapping[key] = value
+            elif key in MIGRATIONS:  # checked under the name 1.16 reads, at its line
+                for name, new_value in MIGRATIONS[key].rewrite(value, mapping).items():
+                    if name in fields_116 and name not in mapping:
+                        reading.mapping[name] = new_value
+                        reading.written_as[name] = key
+            continue
         if is_launch_key(key) and key not in release.fields and not launcher_reads:
             reading.diagnostics.append(launch_key_not_read(key, release))  # still the declared world size
         if key in ("env", "hardware") or key in profile_keys or key not in release.fields and key not in fields_116:

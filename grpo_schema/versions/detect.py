@@ -144,8 +144,11 @@ def resolve_specifier(spec: str) -> str | None:
 
 
 def pins_in_text(text: str, kind: str) -> list[str]:
-    """The `trl` specifiers written in a requirements file, pyproject.toml, setup.py or setup.cfg."""
+    """The `trl` specifiers written in a requirements file, pyproject.toml, setup.py or setup.cfg, or the release a
+    uv.lock / poetry.lock resolved (as `==X`)."""
     found: list[str] = []
+    if kind == "lock":
+        return [f"=={m.group('version')}" for m in _LOCKED.finditer(text)]
     if kind == "requirements":
         for line in text.splitlines():
             line = line.split(" #", 1)[0].strip()
@@ -178,7 +181,12 @@ def pins_in_text(text: str, kind: str) -> list[str]:
     return found
 
 
+_LOCKED = re.compile(r'^\[\[package\]\]\s*\nname\s*=\s*"trl"\s*\nversion\s*=\s*"(?P<version>[^"]+)"', re.M)
+
+
 def _candidates(folder: Path) -> Iterable[tuple[Path, str]]:
+    for name in ("uv.lock", "poetry.lock"):  # what the repository's environment resolved: the exact release
+        yield folder / name, "lock"
     for path in sorted(folder.glob("requirements*.txt")):
         yield path, "requirements"
     for name in PIN_FILES:

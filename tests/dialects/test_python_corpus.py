@@ -12,16 +12,11 @@ CORPUS = SHARED / "python-corpus"
 U = "unknown"  # a value the file only has at run time
 
 
-def row(number, where, release, verdict, values=None, unknown=(), world=1, codes=(), xfail=""):
+def row(number, where, release, verdict, values=None, unknown=(), world=1, codes=()):
     marks = [pytest.mark.shared]
-    if xfail:
-        marks.append(pytest.mark.xfail(strict=True, reason=xfail))
     return pytest.param(number, where, release, verdict, values or {}, unknown, world, codes, marks=marks,
                         id=f"{number:02d}")
 
-
-WARMUP_029 = ("the 0.29 table reads TrainingArguments of transformers 5.24, where warmup_ratio is gone; the repository "
-              "runs transformers 4.x (release facts, not this reader)")
 
 ROWS = [
     # number, (cell, line) or line, release, verdict, values, unknown keys, world size, codes that must be there
@@ -53,8 +48,9 @@ ROWS = [
     row(17, 12, "0.18.2", "valid", {"vllm_mode": "colocate", "per_device_train_batch_size": 4, "report_to": None}),
     row(18, 177, "0.17.0", "valid", {"per_device_train_batch_size": 8, "num_generations": 4, "beta": 0.001}),
     row(19, 133, "0.24.0", "valid", {"per_device_train_batch_size": 2, "gradient_accumulation_steps": 2}, world=8),
+    # warmup_ratio: TRL 0.29 accepts transformers>=4.56.2 and the repository locks 5.3.0, which still reads it
     row(20, 296, "0.29.0", "depends", {"temperature": 1.0}, ("num_generations", "per_device_train_batch_size"),
-        xfail=WARMUP_029),
+        codes=("GRPO-K011",)),
     row(21, 28, "1.5.1", "depends", {}, ("output_dir",), codes=("GRPO-F004",)),
     row(22, 59, "0.14.0", "invalid", {"learning_rate": 2e-5, "max_length": 256}, ("batch_size", "group_size"),
         codes=("GRPO-K001",)),
@@ -65,7 +61,7 @@ ROWS = [
         ("gradient_accumulation_steps", "num_generations")),
     row(26, 10, "0.15.2", "valid", {"output_dir": "Qwen2-0.5B-GRPO", "logging_steps": 10}, world=7),
     row(27, 308, "0.29.1", "valid", {"per_device_train_batch_size": 2, "gradient_accumulation_steps": 8,
-        "num_generations": 4, "vllm_mode": "colocate"}, xfail=WARMUP_029),
+        "num_generations": 4, "vllm_mode": "colocate", "warmup_ratio": 0.05}, codes=("GRPO-K011",)),
     row(28, 11, "0.15.2", "depends", {}, ("per_device_train_batch_size", "num_generations", "vllm_device")),
     row(29, 93, "0.18.0", "invalid", {"generation_batch_size": 1, "num_generations": 4}, codes=("GRPO-B001",)),
     row(30, 220, "0.24.0", "valid", {"per_device_train_batch_size": 1, "gradient_accumulation_steps": 8,
@@ -140,7 +136,7 @@ def test_export_of_every_corpus_call_validates_with_the_same_codes():
     from grpo_schema.engine.check import check_text
 
     compared = 0
-    for number, (release, world) in {1: ("0.22.2", 1), 2: ("0.22.2", 1), 4: ("0.22.2", 1), 13: ("0.21.0", 1),
+    for number, (release, _world) in {1: ("0.22.2", 1), 2: ("0.22.2", 1), 4: ("0.22.2", 1), 13: ("0.21.0", 1),
                                      17: ("0.18.2", 1), 24: ("0.29.0", 1), 29: ("0.18.0", 1),
                                      31: ("0.26.2", 1)}.items():
         (path,) = CORPUS.glob(f"{number:02d}_*")
@@ -155,3 +151,15 @@ def test_export_of_every_corpus_call_validates_with_the_same_codes():
         assert yaml_result.trl_version == release and ours == theirs, (number, ours, theirs, text)
         compared += 1
     assert compared == 8
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("number,release", [(8, "1.10.0"), (20, "0.29.0"), (23, "0.16.1")])
+def test_argparse_driven_files_are_judged_with_their_defaults_as_an_information(number, release):
+    """The corpus README's reading of these files: valid with the parser's defaults (said, never the verdict)."""
+    from grpo_schema.dialects.python import check_python
+
+    (path,) = CORPUS.glob(f"{number:02d}_*")
+    result = check_python(path.read_bytes(), path.name, trl_version=release, trl_version_source="flag").results[0]
+    (defaults,) = [d for d in result.diagnostics if d.code == "GRPO-F011"]
+    assert "num_generations=" in defaults.message and ": valid at world size 1" in defaults.message

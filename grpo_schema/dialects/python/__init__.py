@@ -6,8 +6,9 @@
         ...
 
 The file is parsed with `ast` and never imported or run (source.py: notebooks cell by cell; calls.py: the calls
-and their keyword arguments; values.py: literals, module constants and arithmetic on them; check.py: the engine's
-judgement of each call, with what Python and Unsloth change; export.py: the call as a flat YAML config).
+and their keyword arguments; values.py: literals, module constants and arithmetic on them; cli_defaults.py: the
+defaults of the script's own argparse parser; check.py: the engine's judgement of each call, with what Python
+changes; unsloth.py: what Unsloth's config class changes; export.py: the call as a flat YAML config).
 """
 
 from grpo_schema.dialects.python.check import SUFFIXES, PythonCheck, check_python, is_python_path

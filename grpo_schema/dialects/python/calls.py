@@ -71,7 +71,7 @@ class ModuleReading:
 
 def read_module(tree: ast.Module) -> ModuleReading:
     names, modules, reading = _imports(tree)
-    module_scope = scope_of(tree.body)
+    module_scope = _with_marimo_cells(tree, scope_of(tree.body))
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef) and any(_is_config(base, names, modules) for base in node.bases):
             reading.subclasses.append(Subclass(node.name, node.lineno, node.col_offset + 1))
@@ -89,11 +89,18 @@ def _imports(tree: ast.Module) -> tuple[set[str], set[str], ModuleReading]:
     """Names bound to GRPOConfig, names bound to a module that has it, and whether unsloth is imported."""
     names: set[str] = set()
     modules: set[str] = set()
+    foreign: set[str] = set()  # GRPOConfig names bound to another project's class (its own dataclass, a module)
     reading = ModuleReading()
     star = False
     for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name in CLASS_NAMES and not any(
+                (b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else "") in CLASS_NAMES
+                for b in node.bases):
+            foreign.add(node.name)  # `class GRPOConfig:` of the file's own: not TRL's
+        if isinstance(node, ast.ImportFrom) and not node.module:  # `from . import GRPOConfig`
+            foreign |= {alias.asname or alias.name for alias in node.names if alias.name in CLASS_NAMES}
         if isinstance(node, ast.ImportFrom) and node.module:
-            root = node.module.split(".")[0]
+            root = node.module.split(".")[0] if node.level == 0 else "."
             if root in ("unsloth", "unsloth_zoo"):
                 _saw_unsloth(reading, node.lineno)
             for alias in node.names:
@@ -101,6 +108,8 @@ def _imports(tree: ast.Module) -> tuple[set[str], set[str], ModuleReading]:
                     star = True
                 elif alias.name in CLASS_NAMES and (root in TRL_MODULES or root.startswith("unsloth")):
                     names.add(alias.asname or alias.name)
+                elif alias.name in CLASS_NAMES:
+                    foreign.add(alias.asname or alias.name)  # `from grpo_trainer import GRPOConfig`, `from .configs`
                 elif root == "trl" and alias.name in ("trainer", "grpo_config"):
                     modules.add(alias.asname or alias.name)
         elif isinstance(node, ast.Import):
@@ -110,8 +119,8 @@ def _imports(tree: ast.Module) -> tuple[set[str], set[str], ModuleReading]:
                     _saw_unsloth(reading, node.lineno)
                 if root in TRL_MODULES:
                     modules.add(alias.asname or root)
-    if star or not names:
-        names |= CLASS_NAMES  # `from trl import *`, or a notebook whose import cell is elsewhere
+    if star or not names:  # `from trl import *`, or a notebook whose import cell is elsewhere
+        names |= CLASS_NAMES - (foreign if not star else set())
     return names, modules, reading
 
 
@@ -131,12 +140,43 @@ def _is_config(func: ast.expr, names: set[str], modules: set[str]) -> bool:
     return False
 
 
+MARIMO_CELLS = "the marimo notebook's cells"
+
+
+def _is_marimo_cell(node: ast.stmt) -> bool:
+    """`@app.cell` / `@app.cell(hide_code=True)`: a marimo notebook's cell, whose parameters are the names other
+    cells define (marimo passes them in; each name is defined by one cell)."""
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    for decorator in node.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        if isinstance(target, ast.Attribute) and target.attr == "cell":
+            return True
+    return False
+
+
+def _with_marimo_cells(tree: ast.Module, module: Scope) -> Scope:
+    """The module's scope, with a marimo notebook's cell-level names: what each cell defines at its top level
+    (never `_private` ones, which marimo keeps to their cell), read as the notebook reads them."""
+    cells = [node for node in tree.body if _is_marimo_cell(node)]
+    if not cells:
+        return module
+    shared = scope_of([stmt for cell in cells for stmt in cell.body], name=MARIMO_CELLS)  # type: ignore[attr-defined]
+    for name, bindings in shared.bindings.items():
+        if not name.startswith("_") and name not in module.bindings:
+            module.bindings[name] = bindings
+    module.name = MARIMO_CELLS
+    return module
+
+
 def _calls(node: ast.AST, scopes: list[Scope]) -> Iterator[tuple[ast.Call, list[Scope]]]:
     for child in ast.iter_child_nodes(node):
         if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
             args = child.args
             params = frozenset(a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs,
                                                 *filter(None, [args.vararg, args.kwarg])])
+            if scopes[-1].name == MARIMO_CELLS and _is_marimo_cell(child):
+                params = frozenset(p for p in params if p not in scopes[-1].bindings)  # another cell's names
             inner = scope_of(child.body, name=f"{child.name}()", params=params)
             for default in [*args.defaults, *filter(None, args.kw_defaults)]:
                 yield from _calls(default, scopes)
@@ -247,7 +287,7 @@ def _span(node: ast.expr) -> tuple[int, int, int, int]:
 def model_name(tree: ast.Module) -> str | None:
     """The model the file trains, where it is a literal or module constant: GRPOTrainer(model="...") or a
     from_pretrained("...") / from_pretrained(model_name="...") (Unsloth's FastLanguageModel, transformers)."""
-    module_scope = scope_of(tree.body)
+    module_scope = _with_marimo_cells(tree, scope_of(tree.body))
     for call, scopes in _calls(tree, [module_scope]):
         func = call.func
         name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""

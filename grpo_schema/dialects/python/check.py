@@ -16,6 +16,8 @@ from typing import Any
 from grpo_schema.dialects.python import codes as pycodes
 from grpo_schema.dialects.python.calls import ConfigCall, ModuleReading, read_module
 from grpo_schema.dialects.python.source import Source, install_pins, read_source, unsloth_release_pin
+from grpo_schema.dialects.python.unsloth import (repository_installs_unsloth, unsloth_batch, unsloth_elsewhere,
+                                                 unsloth_era, unsloth_other)
 from grpo_schema.dialects.python.values import Unknown
 from grpo_schema.engine import codes
 from grpo_schema.engine.check import BATCH_INPUTS, CheckResult, _finish, check_read, file_options
@@ -30,6 +32,8 @@ SCRIPT_SOURCES = frozenset({"ModelConfig", "ScriptArguments", "GRPOScriptArgumen
 NOT_AN_ARGUMENT = frozenset({codes.K_UNKNOWN, codes.K_RENAMED, codes.K_REMOVED, codes.K_NOT_IN_RELEASE})
 SCRIPT_LEVEL = frozenset({"GRPO-S006"})
 REWARD_SOURCES = ("reward_funcs", "reward_model_name_or_path")
+# The evaluation side of the batch rules: unknown there, the training batch is still judged on its own.
+EVAL_SIDE = frozenset({"per_device_eval_batch_size", "eval_strategy", "do_eval", "eval_steps", "eval_on_start"})
 MAX_LISTED = 8
 
 
@@ -48,6 +52,8 @@ class CallReading:
     unknown: dict[str, Unknown] = field(default_factory=dict)
     spans: dict[str, tuple[int, int, int, int] | None] = field(default_factory=dict)  # value spans, as lines of the file
     key_spans: dict[str, tuple[int, int, int, int] | None] = field(default_factory=dict)
+    # name -> (option, default) for an unknown read from the script's own argparse parser (`--lr`, 5e-06)
+    defaults: dict[str, tuple[str, Any]] = field(default_factory=dict)
     line: int = 0  # of the call, in its cell for a notebook
     column: int = 0
     opaque: bool = False
@@ -73,20 +79,25 @@ def check_python(data: bytes | str, path: str = "<python>", **options: Any) -> P
     module = read_module(source.tree) if source.tree is not None else None
     options, comment_problems = file_options(source.raw, options)
     options.update(_release(source, module, options, path))
-    unsloth = bool(module and module.imports_unsloth)
-    if unsloth:
+    given = tuple(options.get("profiles") or ())
+    named = any(getattr(p, "name", p) == "unsloth" for p in given)  # --profile unsloth: imported elsewhere
+    unsloth = bool(module and module.imports_unsloth) or named
+    if unsloth and not named:
         from grpo_schema.engine.profiles import get_profile
 
-        given = tuple(options.get("profiles") or ())
-        if not any(getattr(p, "name", p) == "unsloth" for p in given):
-            options["profiles"] = given + (get_profile("unsloth"),)
+        options["profiles"] = given + (get_profile("unsloth"),)
     file_diags = comment_problems + _file_diagnostics(source, module)
     readings = [_reading(call, source) for call in (module.calls if module else [])]
+    if any(r.unknown for r in readings) and source.tree is not None:
+        _with_command_line_defaults(readings, source)
     results, texts = [], {}
-    era = _unsloth_era(source, options.get("trl_version")) if unsloth else None
+    era = unsloth_era(source, options.get("trl_version")) if unsloth else None
+    elsewhere = not unsloth and readings and repository_installs_unsloth(path)
     for reading in readings:
         shown = _shown(path, reading.cell)
         result = _judge(reading, shown, options, era)
+        if elsewhere:
+            result.diagnostics += unsloth_elsewhere(result)
         results.append(result)
         texts[shown] = source.cells.get(reading.cell, "") if reading.cell is not None else source.text
     if not results:
@@ -143,9 +154,11 @@ def _file_diagnostics(source: Source, module: ModuleReading | None) -> list[Diag
 
 
 def _release(source: Source, module: ModuleReading | None, options: dict[str, Any], path: str) -> dict[str, str]:
-    """The release to judge by: a flag or `# grpo:` comment, else a pin of the repository, else the file's own
-    install line (`!pip install trl==0.22.2`), else Unsloth's trl range when the file imports unsloth, else the
-    usual order (installed trl, 1.16)."""
+    """The release to judge by: a flag or `# grpo:` comment, else a pin of the repository (a lock file's release
+    first), else the file's own install line (`!pip install trl==0.22.2`, a PEP 723 header), else Unsloth's trl
+    range when the file imports unsloth, else the installed trl, else 1.16. A script or notebook runs where its
+    repository or its install line puts trl (a Colab, a cluster), seldom in the environment that checks it: those
+    come before the installed trl."""
     given, given_source = options.get("trl_version"), options.get("trl_version_source")
     if given is None:
         from grpo_schema.engine.infile import judged_release
@@ -154,6 +167,12 @@ def _release(source: Source, module: ModuleReading | None, options: dict[str, An
         given, given_source = found["trl_version"], found["trl_version_source"]
     if given_source in ("flag", "context", "form", "comment", "requirements"):
         return {"trl_version": given, "trl_version_source": given_source}
+    if given_source == "installed" and _on_disk(path):
+        from grpo_schema.versions.detect import pinned_version
+
+        pinned = pinned_version(path)
+        if pinned is not None:
+            return {"trl_version": pinned[0], "trl_version_source": "requirements"}
     from grpo_schema.versions.detect import resolve_specifier
 
     for pin in install_pins(source.raw):
@@ -166,10 +185,19 @@ def _release(source: Source, module: ModuleReading | None, options: dict[str, An
         dated = unsloth_release_pin(source.raw)
         spec = trl_range_of(*dated) if dated else TRL_RANGE
         version = resolve_specifier(spec) if spec else None
-        if version is not None and given_source in ("default", None):
+        if version is not None and given_source in ("default", "installed", None):
             what = f"unsloth=={dated[0]}.{dated[1]}" if dated else "unsloth"
             return {"trl_version": version, "trl_version_source": f"the trl range {what} requires: trl{spec}"}
     return {"trl_version": given, "trl_version_source": given_source or "default"}
+
+
+def _on_disk(path: str) -> bool:
+    from pathlib import Path
+
+    try:
+        return not path.startswith("<") and Path(path).is_file()
+    except (OSError, ValueError):
+        return False
 
 
 # --- one call ------------------------------------------------------------------------------------------------------
@@ -203,21 +231,6 @@ def _reading(call: ConfigCall, source: Source) -> CallReading:
     return reading
 
 
-def _unsloth_era(source: Source, release: str | None) -> str:
-    """'before-2025-11' where the file's Unsloth checked per_device_train_batch_size alone: its `unsloth==YYYY.M`
-    pin is older than that, or the TRL it runs is older than the 0.18.2 every later Unsloth requires."""
-    dated = unsloth_release_pin(source.raw)
-    if dated is not None:
-        return "before-2025-11" if dated < (2025, 11) else "current"
-    from grpo_schema.versions import parse_version
-
-    try:
-        old = release is not None and parse_version(release)[:3] < (0, 18, 2)
-    except Exception:  # a release the tables cannot read was reported by the check itself
-        old = False
-    return "before-2025-11" if old else "current"
-
-
 def _judge(reading: CallReading, shown: str, options: dict[str, Any], unsloth: str | None) -> CheckResult:
     unknown = set(reading.unknown)
     # The model, data and reward functions are GRPOTrainer's arguments: unknown to the call, so the rules that
@@ -226,12 +239,69 @@ def _judge(reading: CallReading, shown: str, options: dict[str, Any], unsloth: s
     if reading.opaque:  # any key may be set in what is not seen: nothing is assumed of the batch
         unknown |= {k for k in BATCH_INPUTS if k not in reading.mapping}
     result = check_read(dict(reading.mapping), shown, reading.positions, unknown=unknown, **options)
+    result.diagnostics += _train_batch_alone(reading, result, shown, options, unknown)
     _attach_fixes(result, reading, options)
     if unsloth:
-        result = _unsloth_batch(reading, result, shown, options, unknown, unsloth)
-        result.diagnostics += _unsloth_other(reading)
+        result = unsloth_batch(reading, result, shown, options, unknown, unsloth)
+        result.diagnostics += unsloth_other(reading)
     result.diagnostics = _as_python(result, reading) + _reader_diagnostics(reading, result, unknown)
+    result.diagnostics += _judged_with_defaults(reading, result, shown, options, unknown, unsloth)
     return result
+
+
+def _with_command_line_defaults(readings: list[CallReading], source: Source) -> None:
+    from grpo_schema.dialects.python.cli_defaults import command_line_defaults, default_for
+
+    defaults = command_line_defaults(source.tree)  # type: ignore[arg-type]
+    if not defaults:
+        return
+    for reading in readings:
+        for name, value in reading.unknown.items():
+            found = default_for(value, defaults)
+            if found is not None:
+                reading.defaults[name] = found
+
+
+def _judged_with_defaults(reading: CallReading, result: CheckResult, shown: str, options: dict[str, Any],
+                          unknown: set[str], unsloth: str | None) -> list[Diagnostic]:
+    """GRPO-F011: the call judged with the script's own command-line defaults for the unknowns that have one. An
+    information: the run may pass other values, so the verdict stays the one above."""
+    if not reading.defaults or reading.opaque:
+        return []
+    still = sorted(set(reading.unknown) - set(reading.defaults))
+    mapping = dict(reading.mapping, **{name: default for name, (_, default) in reading.defaults.items()})
+    known = unknown - set(reading.defaults)
+    hypothetical = check_read(mapping, shown, reading.positions, unknown=known, **options)
+    if unsloth:  # judged as Unsloth runs it, as the call itself is
+        assumed = replace(reading, mapping=mapping, unknown={})
+        hypothetical = unsloth_batch(assumed, hypothetical, shown, options, known, unsloth)
+    said = {(d.code, d.message) for d in result.diagnostics}
+    new = [d for d in _as_python(hypothetical, reading) if d.severity == "error" and (d.code, d.message) not in said]
+    given = ", ".join(f"{name}={default!r}" for name, (_, default) in reading.defaults.items())
+    verdict = (f"{new[0].code} {new[0].message}" + (f" (and {len(new) - 1} more)" if len(new) > 1 else "")
+               if new else f"valid at world size {hypothetical.world_size}")
+    if still:
+        verdict += f" ({_listed(still)} still unknown)"
+    return [Diagnostic(pycodes.WITH_DEFAULTS, "info", f"with the command line's defaults ({given}): {verdict}",
+                       fields=tuple(reading.defaults), line=reading.line, column=reading.column,
+                       hint="the run may pass other values: check the command that launches it"
+                       if not new else "change the parser's default, or pass a value that fixes it at launch")]
+
+
+def _train_batch_alone(reading: CallReading, result: CheckResult, shown: str, options: dict[str, Any],
+                       unknown: set[str]) -> list[Diagnostic]:
+    """The training batch's findings where only the evaluation side is unknown (per_device_eval_batch_size=
+    args.eval_batch_size): the batch rules read both sides, so the unknown would leave a training batch that no
+    eval batch can mend unjudged. Judged with evaluation off, only the findings about the training batch kept."""
+    eval_unknown = unknown & EVAL_SIDE
+    if not eval_unknown or unknown & BATCH_INPUTS or result.config is None:
+        return []
+    mapping = {k: v for k, v in reading.mapping.items() if k not in EVAL_SIDE}
+    alone = check_read(dict(mapping, eval_strategy="no"), shown, reading.positions, unknown=unknown - EVAL_SIDE,
+                       **options)
+    said = {(d.code, d.message) for d in result.diagnostics}
+    return [d for d in alone.diagnostics if d.code.startswith("GRPO-B") and not set(d.fields) & EVAL_SIDE
+            and (d.code, d.message) not in said]
 
 
 def _attach_fixes(result: CheckResult, reading: CallReading, options: dict[str, Any]) -> None:
@@ -276,8 +346,26 @@ def _as_python(result: CheckResult, reading: CallReading) -> list[Diagnostic]:
                                          "TypeError (a missing argument) without it", hint=f"give {name}=...")
         if diag.line is None:
             diag = replace(diag, line=reading.line, column=reading.column)
-        out.append(diag)
+        out.append(_static_fix(diag, reading))
     return out
+
+
+def _static_fix(diag: Diagnostic, reading: CallReading) -> Diagnostic:
+    """A fix that would write a value known only at run time (warmup_ratio=args.warmup_ratio moved to
+    warmup_steps) as the keyword's rename, which keeps the expression as written; else no fix, the hint stays."""
+    fix = diag.fix
+    if fix is None or not any(isinstance(v, Unknown) for v in [*fix.set.values(), *_alternative_values(diag)]):
+        return diag
+    if len(fix.set) == 1 and len(fix.unset) == 1 and not fix.rename:
+        (new, value), (old,) = next(iter(fix.set.items())), fix.unset
+        if isinstance(value, Unknown) and reading.mapping.get(old) is value:
+            return replace(diag, fix=Fix(rename={old: new}, safe=False, title=f"rename {old} to {new}"),
+                           alternatives=())
+    return replace(diag, fix=None, alternatives=())
+
+
+def _alternative_values(diag: Diagnostic) -> list[Any]:
+    return [v for alt in (diag.alternatives or ()) for v in getattr(alt, "set", {}).values()]
 
 
 def script_level(result: CheckResult) -> list[Diagnostic]:
@@ -321,6 +409,9 @@ def _reader_diagnostics(reading: CallReading, result: CheckResult, unknown: set[
         line, column = reading.positions.keys[(name,)]
         not_judged = skipped.get(name, [])
         tail = f"; not judged: {_listed(not_judged)}" if not_judged else ""
+        if name in reading.defaults:
+            option, default = reading.defaults[name]
+            tail = f"; the script's parser gives {default!r} when {option} is not passed" + tail
         out.append(Diagnostic(pycodes.NOT_STATIC, "info", f"{name} = {value.source}: unknown: cannot judge "
                               f"statically ({value.why}){tail}", fields=(name,), line=line, column=column,
                               hint="write it as a literal or a module constant to have it checked"))
@@ -361,74 +452,3 @@ def _skipped_rules(unknown: set[str], result: CheckResult) -> dict[str, list[str
 def _listed(items: list[str]) -> str:
     shown = ", ".join(items[:MAX_LISTED])
     return shown + (f" and {len(items) - MAX_LISTED} more" if len(items) > MAX_LISTED else "")
-
-
-# --- Unsloth -------------------------------------------------------------------------------------------------------
-
-def _unsloth_other(reading: CallReading) -> list[Diagnostic]:
-    """The rewrites of UnslothGRPOConfig other than the batch, which depend on Unsloth's version: said where the
-    call is exposed to them, never applied (grpo-config does not know them release by release)."""
-    if reading.mapping.get("loss_type") != "dapo":
-        return []
-    line, column = reading.positions.keys[("loss_type",)]
-    unset = [k for k in ("epsilon_high", "mask_truncated_completions") if k not in reading.mapping]
-    if not unset:
-        return []
-    return [Diagnostic(pycodes.UNSLOTH_REWRITE, "info", f"loss_type='dapo' under Unsloth: its config class may set "
-                       f"{' and '.join(unset)} for DAPO where the call leaves them out, depending on Unsloth's "
-                       "version; they are judged here at TRL's defaults", fields=("loss_type",), line=line,
-                       column=column, hint=f"write {' and '.join(unset)} to have the values you mean judged")]
-
-
-def _unsloth_batch(reading: CallReading, result: CheckResult, shown: str, options: dict[str, Any],
-                   unknown: set[str], era: str = "current") -> CheckResult:
-    """UnslothGRPOConfig sets per_device_train_batch_size = num_generations when neither steps_per_generation nor
-    generation_batch_size is given and gradient_accumulation_steps x world size x per_device_train_batch_size is
-    not a multiple of num_generations (Unsloth releases before 2025-11-19 looked at per_device_train_batch_size
-    alone). The run trains with the rewritten batch: it is judged and explained with it, and the batch finding
-    TRL alone would make is kept, as a warning that says what Unsloth does."""
-    names = ("per_device_train_batch_size", "gradient_accumulation_steps", "num_generations")
-    at = reading.positions.keys.get(("per_device_train_batch_size",)) or (reading.line, reading.column)
-    if unknown & set(names) or result.config is None:
-        note = Diagnostic(pycodes.UNSLOTH_REWRITE, "info", "Unsloth may replace per_device_train_batch_size by "
-                          "num_generations; whether it does cannot be judged statically (the batch depends on values "
-                          "known at run time)", fields=("per_device_train_batch_size",), line=at[0], column=at[1])
-        result.diagnostics.append(note)
-        return result
-    config = result.config
-    pdb, ga, ng = (getattr(config, n) for n in names)
-    set_elsewhere = any(reading.mapping.get(k) is not None for k in ("steps_per_generation", "generation_batch_size"))
-    if era == "before-2025-11":  # that Unsloth looked at per_device_train_batch_size alone
-        if not ng or pdb % ng == 0:
-            return result
-    elif set_elsewhere or not ng or (ga * result.world_size * pdb) % ng == 0:
-        return result
-    rewritten = dict(reading.mapping, per_device_train_batch_size=ng)
-    fixed = check_read(rewritten, shown, reading.positions, unknown=unknown, **options)
-    fixed.sources["per_device_train_batch_size"] = "Unsloth's rewrite"
-    fixed.raw = dict(reading.mapping)
-    if era == "before-2025-11":
-        because = (f"per_device_train_batch_size ({pdb}) is not a multiple of num_generations ({ng}) (Unsloth before "
-                   "2025-11 looked at it alone)")
-    else:
-        because = (f"gradient_accumulation_steps ({ga}) x world size ({result.world_size}) x "
-                   f"per_device_train_batch_size ({pdb}) = {ga * result.world_size * pdb} is not a multiple of "
-                   f"num_generations ({ng})")
-    scale = f"{ng / max(pdb, 1):g}x the batch written"
-    what = (f"Unsloth replaces per_device_train_batch_size={pdb} by num_generations={ng}: {because}, so the run "
-            f"trains with {ng} completions per device per micro-step, {scale}")
-    kept = {(d.code, d.message) for d in fixed.diagnostics}
-    batch = [d for d in result.diagnostics if d.code.startswith("GRPO-B") and d.severity == "error"
-             and (d.code, d.message) not in kept]
-    notes = [replace(d, severity="warning", message=f"{what} (TRL alone: {d.message})",
-                     fields=("per_device_train_batch_size",), line=at[0], column=at[1],
-                     hint=f"write per_device_train_batch_size={ng}, the batch Unsloth trains with, or a batch whose "
-                          "generation batch is a multiple of num_generations",
-                     fix=Fix(set={"per_device_train_batch_size": ng}, safe=False,
-                             title=f"write per_device_train_batch_size={ng}"), alternatives=())
-             for d in batch[:1]]
-    if not notes:
-        notes = [Diagnostic(pycodes.UNSLOTH_BATCH, "warning", what, fields=("per_device_train_batch_size",),
-                            line=at[0], column=at[1], hint=f"write per_device_train_batch_size={ng} to say so")]
-    fixed.diagnostics = notes + fixed.diagnostics
-    return fixed

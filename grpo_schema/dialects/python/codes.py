@@ -48,7 +48,13 @@ if "GRPO-F001" not in CODES:  # declared once, however the module is reached
                             "is not a multiple of it, and the release judged has no batch error of its own to carry "
                             "the news (where it has, that finding keeps its code as a warning saying so). The run "
                             "trains with the rewritten batch: explain and plan show it.")
+    WITH_DEFAULTS = declare("GRPO-F011", "info", "call judged with the command line's defaults",
+                            "Values the call reads from the script's own argparse parser have defaults there: "
+                            "the call is judged once more with those defaults, and the finding says whether it "
+                            "would be valid when the script runs with no option for them. The run may pass other "
+                            "values, so the call's verdict stays the one made without guessing.")
 else:
     UNREADABLE, NO_CALL, NOT_STATIC, OPAQUE, SUBCLASS, DUPLICATE, SCRIPT_ONLY, UNSLOTH_REWRITE, NEWER_SYNTAX = (
         f"GRPO-F00{i}" for i in range(1, 10))
     UNSLOTH_BATCH = "GRPO-F010"
+    WITH_DEFAULTS = "GRPO-F011"

@@ -181,14 +181,34 @@ class InstallPin:
 
 def install_pins(raw: str) -> list[InstallPin]:
     """The `trl` specifiers on the file's install lines (`!pip install trl==0.22.2`, an exported
-    `get_ipython().system('pip install ...')`, a 'Tested with trl==X' comment), in file order."""
+    `get_ipython().system('pip install ...')`, a 'Tested with trl==X' comment, a PEP 723 `# /// script`
+    dependency), in file order."""
     found = []
+    declared = _script_metadata_lines(raw)
     for number, line in _logical_lines(raw):
-        if not _INSTALL.search(line):
+        if not _INSTALL.search(line) and number not in declared:
             continue
         for match in _TRL_PIN.finditer(line):
             found.append(InstallPin(match.group(1) + match.group(2), number, line.strip()[:200]))
     return found
+
+
+_SCRIPT_START = re.compile(r"^# /// script\s*$")
+_SCRIPT_END = re.compile(r"^# ///\s*$")
+
+
+def _script_metadata_lines(raw: str) -> set[int]:
+    """The lines of a PEP 723 `# /// script` block (its `dependencies = ["trl==0.26.2", ...]` are what `uv run`
+    and marimo's sandbox install), numbered as _logical_lines numbers them."""
+    inside, out = False, set()
+    for number, line in enumerate(raw.split("\n"), start=1):
+        if not inside and _SCRIPT_START.match(line):
+            inside = True
+        elif inside and _SCRIPT_END.match(line):
+            inside = False
+        elif inside:
+            out.add(number)
+    return out
 
 
 def _logical_lines(raw: str) -> list[tuple[int, str]]:
@@ -210,8 +230,9 @@ def _logical_lines(raw: str) -> list[tuple[int, str]]:
 
 def unsloth_release_pin(raw: str) -> tuple[int, int] | None:
     """(year, month) of an `unsloth==YYYY.M.x` install pin: Unsloth's own trl requirement follows its date."""
-    for _, line in _logical_lines(raw):
-        if _INSTALL.search(line):
+    declared = _script_metadata_lines(raw)
+    for number, line in _logical_lines(raw):
+        if _INSTALL.search(line) or number in declared:
             match = _UNSLOTH_PIN.search(line)
             if match:
                 return int(match.group(1)), int(match.group(2))

@@ -145,8 +145,8 @@ class Evaluator:
             return self._dict(node, depth)
         if isinstance(node, ast.UnaryOp):
             operand = self.value(node.operand, depth)
-            if isinstance(operand, Unknown):
-                return operand
+            if isinstance(operand, Unknown):  # `not args.x` is not args.x: the whole expression is what is unknown
+                return operand.within(_source(node))
             if isinstance(node.op, ast.USub) and _number(operand):
                 return -operand
             if isinstance(node.op, ast.UAdd) and _number(operand):
