@@ -28,20 +28,16 @@ def declared_prompt_length(result: CheckResult, given: int | None) -> tuple[int 
     """The longest prompt the run sees: --max-prompt-length, else max_prompt_length where the judged release
     truncates prompts to it (the file's, else the release's default), else the file's value as the user's word for
     it where the release no longer reads the key."""
-    from grpo_schema.engine.release import release_surface
+    from grpo_schema.engine.release import prompt_cap
 
     if given is not None:
         return given, "command line"
-    release = release_surface(result.trl_version)
-    truncates = release is not None and "max_prompt_length" in release.fields
+    cap, source = prompt_cap(result.trl_version, result.raw)
+    if cap is not None:
+        return cap, source
     old = result.raw.get("max_prompt_length")
-    if isinstance(old, int) and not isinstance(old, bool) and old > 0:
-        if truncates:
-            return old, f"file (max_prompt_length: TRL {release.release} truncates prompts to it)"
+    if isinstance(old, int) and not isinstance(old, bool) and old > 0 and not source:
         return old, f"file (max_prompt_length, no longer read by TRL {judged_release(result)})"
-    default = release.fields["max_prompt_length"].default if truncates else None
-    if isinstance(default, int) and not isinstance(default, bool) and default > 0:
-        return default, f"TRL {release.release}'s default max_prompt_length (it truncates prompts to it)"
     return None, "unknown"
 
 

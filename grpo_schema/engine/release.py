@@ -61,6 +61,25 @@ def batch_meaning(version: str | None) -> Any:
     return release.batch if release is not None else None
 
 
+def prompt_cap(version: str | None, raw: Any) -> tuple[int | None, str]:
+    """The length the judged release cuts every prompt to, and where it comes from: max_prompt_length where the
+    release reads it (up to 0.27; the file's value, else the release's default), None where it keeps whole prompts
+    (0.28 on) or the file sets it to null. A prompt longer than the cap is truncated to its last `cap` tokens before
+    generation, so nothing longer reaches the model."""
+    release = release_surface(version)
+    if release is None or "max_prompt_length" not in release.fields:
+        return None, ""
+    written = raw.get("max_prompt_length", ...) if isinstance(raw, dict) else ...
+    if written is None:
+        return None, f"max_prompt_length: null (TRL {release.release} keeps whole prompts)"
+    if isinstance(written, int) and not isinstance(written, bool) and written > 0:
+        return written, f"file (max_prompt_length: TRL {release.release} truncates prompts to it)"
+    default = release.fields["max_prompt_length"].default
+    if isinstance(default, int) and not isinstance(default, bool) and default > 0:
+        return default, f"TRL {release.release}'s default max_prompt_length (it truncates prompts to it)"
+    return None, ""
+
+
 # Keys the release does not read: unknown, a downstream script's, or renamed / removed before it. A front end that
 # ignores keys it does not read makes each of these a warning (the setting has no effect), not an error.
 IGNORED_WHEN_UNREAD = {codes.K_UNKNOWN, codes.K_PROFILE, codes.K_RENAMED, codes.K_REMOVED}

@@ -126,6 +126,31 @@ def no_data_reason(reads: LocalReads | None, local_files: bool) -> str:
     return f"{why}; pass {reads.prompt_option}"
 
 
+def _planned_prompt_length(result: Any, given: int | None, lengths: Any, reads: LocalReads | None,
+                           local_files: bool, notes: list[str]) -> int:
+    """The prompt length the estimate plans for: the one given, else the data's 95th percentile, else the length
+    the judged release truncates prompts to (max_prompt_length up to TRL 0.27), else DEFAULT_PROMPT_LENGTH; never
+    longer than that truncation, which cuts every prompt before it reaches the model."""
+    from grpo_schema.engine.release import prompt_cap
+
+    cap, cap_source = prompt_cap(getattr(result, "trl_version", None), getattr(result, "raw", None))
+    if given is not None:
+        length, said = int(given), f"prompts of {given} tokens (given)"
+    elif lengths is not None:
+        length, said = int(lengths.p95), lengths.describe()
+    elif cap is not None:
+        notes.append(f"prompts of {cap} tokens at most: {cap_source}")
+        return cap
+    else:
+        length = DEFAULT_PROMPT_LENGTH
+        said = f"prompts of {length} tokens (a default: {no_data_reason(reads, local_files)})"
+    if cap is not None and length > cap:
+        notes.append(f"{said}, truncated to {cap} tokens: {cap_source}")
+        return cap
+    notes.append(said)
+    return length
+
+
 def setup_from(result: Any, hardware: Hardware, *, prompt_length: int | None = None, strategy: str | None = None,
                section: dict | None = None, model_dtype: str = "bfloat16", engine: str = "trl",
                offload: str | None = None, local_files: bool = True, lengths: Any = None,
@@ -137,14 +162,7 @@ def setup_from(result: Any, hardware: Hardware, *, prompt_length: int | None = N
     config, plan, section = result.config, result.plan, section or {}
     notes: list[str] = [f"engine {engine}"]
     world = result.world_size
-    if prompt_length is not None:
-        notes.append(f"prompts of {prompt_length} tokens (given)")
-    elif lengths is not None:  # TRL 1.16 does not truncate prompts: max_prompt_length is never read
-        prompt_length = lengths.p95
-        notes.append(lengths.describe())
-    else:
-        prompt_length = DEFAULT_PROMPT_LENGTH
-        notes.append(f"prompts of {prompt_length} tokens (a default: {no_data_reason(reads, local_files)})")
+    prompt_length = _planned_prompt_length(result, prompt_length, lengths, reads, local_files, notes)
     b = int(config.per_device_train_batch_size)
     if plan is not None and plan.per_device_unit == "prompts":  # TRL 0.14: each of the b prompts gets G rows
         b = plan.completions_per_micro_batch
