@@ -180,7 +180,7 @@ def plan_command(argv: list[str]) -> int:
     parser.add_argument("--prompt-length", type=int, default=None, help="prompt length in tokens to plan for "
                         "(default: the hardware: section's prompt_length, else the 95th percentile of the dataset's "
                         "prompts when it is on this machine, counted with the model's tokenizer, else the release's "
-                        "max_prompt_length where it truncates prompts (TRL up to 0.27), else 512; never above that "
+                        "max_prompt_length where it truncates prompts (TRL up to 0.25), else 512; never above that "
                         "truncation)")
     parser.add_argument("--engine", default=None, metavar="ENGINE", help="whose code runs the config: trl "
                         "(default; `trl grpo`) or grpo_runtime (`grpo train`, `grpo launch`, the form)")

@@ -63,12 +63,14 @@ def batch_meaning(version: str | None) -> Any:
 
 def prompt_cap(version: str | None, raw: Any) -> tuple[int | None, str]:
     """The length the judged release cuts every prompt to, and where it comes from: max_prompt_length where the
-    release reads it (up to 0.27; the file's value, else the release's default), None where it keeps whole prompts
-    (0.28 on) or the file sets it to null. A prompt longer than the cap is truncated to its last `cap` tokens before
+    release uses it (up to 0.25; the file's value, else the release's default), None where it keeps whole prompts
+    (0.26-0.27 parse the key and ignore it; 0.28 on do not read it) or the file sets it to null. A prompt longer than the cap is truncated to its last `cap` tokens before
     generation, so nothing longer reaches the model."""
     release = release_surface(version)
     if release is None or "max_prompt_length" not in release.fields:
         return None, ""
+    if "max_prompt_length" in release.unused:
+        return None, f"TRL {release.release} no longer truncates prompts (max_prompt_length is deprecated there)"
     written = raw.get("max_prompt_length", ...) if isinstance(raw, dict) else ...
     if written is None:
         return None, f"max_prompt_length: null (TRL {release.release} keeps whole prompts)"
@@ -301,6 +303,11 @@ def deprecation(key: str, use: str | None, release: ReleaseSurface, code: str,
                 written: Any = (), severity: str = "warning") -> Diagnostic:
     """`key is deprecated in TRL X`, with the key that release reads instead (never one it lacks)."""
     r = release.release
+    if key in release.unused:
+        return Diagnostic(code, severity, f"{key} is deprecated in TRL {r}, which parses it but no longer uses it: "
+                          "the setting has no effect", fields=(key,),
+                          hint=f"remove {key}; TRL {r} reads no other key in its place",
+                          fix=Fix(unset=(key,), safe=False, title=f"remove {key}"))
     if use is None:
         return Diagnostic(code, severity, f"{key} is deprecated in TRL {r}, which reads no other key in its place",
                           fields=(key,), hint=f"TRL {r} still reads {key}; keep it for that release, or remove it "

@@ -43,3 +43,11 @@ def test_releases_that_keep_whole_prompts_plan_the_length_given(tmp_path, capsys
 def test_a_null_cap_keeps_whole_prompts(tmp_path, capsys):
     length, _ = planned(tmp_path, capsys, "max_prompt_length: null\n", "0.19.1", "--prompt-length", "4000")
     assert length == 4000
+
+
+def test_releases_that_parse_the_cap_and_ignore_it_plan_the_length_given(tmp_path, capsys):
+    """0.26-0.27 still parse max_prompt_length (deprecated, default None) but truncate nothing."""
+    length, assumptions = planned(tmp_path, capsys, "max_prompt_length: 256\n", "0.26.2", "--prompt-length", "4000")
+    assert length == 4000
+    length, assumptions = planned(tmp_path, capsys, "max_prompt_length: 256\n", "0.25.1", "--prompt-length", "4000")
+    assert length == 256

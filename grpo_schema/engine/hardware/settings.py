@@ -129,7 +129,7 @@ def no_data_reason(reads: LocalReads | None, local_files: bool) -> str:
 def _planned_prompt_length(result: Any, given: int | None, lengths: Any, reads: LocalReads | None,
                            local_files: bool, notes: list[str]) -> int:
     """The prompt length the estimate plans for: the one given, else the data's 95th percentile, else the length
-    the judged release truncates prompts to (max_prompt_length up to TRL 0.27), else DEFAULT_PROMPT_LENGTH; never
+    the judged release truncates prompts to (max_prompt_length up to TRL 0.25), else DEFAULT_PROMPT_LENGTH; never
     longer than that truncation, which cuts every prompt before it reaches the model."""
     from grpo_schema.engine.release import prompt_cap
 
