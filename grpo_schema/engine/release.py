@@ -97,6 +97,9 @@ class Reading:
     implicit: dict[str, Any] = field(default_factory=dict)  # the release's values for keys the file leaves out
     written_as: dict[str, str] = field(default_factory=dict)  # checked name -> key as written
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    # Keys whose value the release's trainer refuses: the rules about them stay silent (one finding per cause; the
+    # rest is judged with the release's default, a value the user never wrote).
+    refused: set[str] = field(default_factory=set)
 
 
 @lru_cache(maxsize=64)  # every request of the service names its release: look it up once
@@ -118,7 +121,6 @@ def read_as(mapping: dict[str, Any], release: ReleaseSurface, profile_keys: froz
     fields_116 = compiled("config").fields
     reading = Reading({})
     launcher_reads = release.front_end.unknown_keys == "accelerate"
-    refused_keys: set[str] = set()
     for key, value in mapping.items():
         if is_launch_key(key) and key not in release.fields and not launcher_reads:
             reading.diagnostics.append(launch_key_not_read(key, release))  # still the declared world size
@@ -137,7 +139,7 @@ def read_as(mapping: dict[str, Any], release: ReleaseSurface, profile_keys: froz
             # one finding per cause: the checker judges the rest with the release's default, not this value (its
             # own choice check and the rules about the value would speak of it again)
             reading.diagnostics.append(refused)
-            refused_keys.add(key)
+            reading.refused.add(key)
             continue
         if key in fields_116:
             reading.mapping[key] = value
@@ -150,7 +152,7 @@ def read_as(mapping: dict[str, Any], release: ReleaseSurface, profile_keys: froz
     reading.diagnostics += [required(name, release) for name, info in release.fields.items()
                             if info.required and name not in mapping]
     reading.diagnostics += deprecated_in_release(mapping, release)
-    reading.implicit = release_defaults(release, {k: v for k, v in mapping.items() if k not in refused_keys},
+    reading.implicit = release_defaults(release, {k: v for k, v in mapping.items() if k not in reading.refused},
                                         fields_116)
     return reading
 
