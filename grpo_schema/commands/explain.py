@@ -110,7 +110,8 @@ def _plan_notes(result: CheckResult, plan: Any) -> list[str]:
         return _prompt_notes(result, plan)
     repeats = "the trainer generates from it" if every == 1 else \
         f"the trainer generates from the first copy and ignores the {plural(every - 1, 'copy', 'copies')} after it"
-    out = [f"the sampler emits each chunk of {plural(plan.prompts_per_generation, 'prompt')} {times(every)} "
+    out = _reuse_note(result, plan)
+    out += [f"the sampler emits each chunk of {plural(plan.prompts_per_generation, 'prompt')} {times(every)} "
            f"(steps_per_generation x num_iterations) and each process's dataloader batch holds "
            f"{plural(plan.sampler_batch_size, 'row')} (per_device_train_batch_size x steps_per_generation): {repeats}"]
     if not plan.clipping_active:
@@ -134,6 +135,22 @@ def _plan_notes(result: CheckResult, plan: Any) -> list[str]:
                    f"remainder after {plural(plan.generations_per_epoch, 'chunk')} of "
                    f"{plan.prompts_per_generation}); the shuffle changes which")
     return out
+
+
+def _reuse_note(result: CheckResult, plan: Any) -> list[str]:
+    """TRL 0.16 reused completions across optimizer steps without a steps_per_generation: how the walk shows it."""
+    from grpo_schema.engine.release import release_surface
+
+    release = release_surface(result.trl_version)
+    if (release is None or "steps_per_generation" in release.fields or plan.num_iterations < 2
+            or plan.steps_per_generation != plan.gradient_accumulation_steps):
+        return []
+    GA, b = plan.gradient_accumulation_steps, plan.completions_per_micro_batch
+    return [f"TRL {release.release} has no steps_per_generation: on the first of every {plan.num_iterations} "
+            f"optimizer steps each micro-step generates its own {plural(b, 'completion')} per process, and the "
+            f"{plural(GA, 'micro-batch', 'micro-batches')} of that step are kept and trained on again in the next "
+            f"{plan.num_iterations - 1}; the walk shows them as one generation of {GA} slices, which trains on the "
+            "same completions at the same micro-steps with the same weights"]
 
 
 def _positive(text: str) -> int:

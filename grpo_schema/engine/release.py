@@ -45,12 +45,18 @@ BEFORE_THE_KEY = {
 }
 
 
-def before_the_key(release: ReleaseSurface) -> dict[str, Any]:
-    """BEFORE_THE_KEY for one release: TRL 0.17 generated once per gradient_accumulation_steps micro-steps (its
-    trainer checks per_device x processes x gradient_accumulation_steps, the batch it generates at once), which is
-    1.16's default when steps_per_generation is unset: no value stands in for the key there."""
+def before_the_key(release: ReleaseSurface, mapping: dict[str, Any] | None = None) -> dict[str, Any]:
+    """BEFORE_THE_KEY for one release and file. TRL 0.17 generated once per gradient_accumulation_steps micro-steps
+    (its trainer checks per_device x processes x gradient_accumulation_steps, the batch it generates at once),
+    which is 1.16's default when steps_per_generation is unset: no value stands in for the key there. TRL 0.16 with
+    num_iterations > 1 generated at each micro-step of an optimizer step, kept those gradient_accumulation_steps
+    micro-batches and trained on them again for the next num_iterations - 1 optimizer steps: the same schedule
+    (what is trained on, when, with which weights) as steps_per_generation = gradient_accumulation_steps, 1.16's
+    default, so no value stands in there either."""
     train = release.batch.train_check
-    if train is not None and "gradient_accumulation_steps" in train.product:
+    reused = (mapping or {}).get("num_iterations")
+    reuses = isinstance(reused, int) and not isinstance(reused, bool) and reused > 1
+    if train is not None and "gradient_accumulation_steps" in train.product or reuses:
         return {k: v for k, v in BEFORE_THE_KEY.items() if k != "steps_per_generation"}
     return BEFORE_THE_KEY
 
@@ -167,7 +173,7 @@ def release_defaults(release: ReleaseSurface, mapping: dict[str, Any], fields_11
     """The release's value for each 1.16 key the file leaves out, where it differs from 1.16's default."""
     implicit: dict[str, Any] = {}
     model = compiled("config")
-    before = before_the_key(release)
+    before = before_the_key(release, mapping)
     for name, facts in fields_116.items():
         if name in mapping:
             continue
