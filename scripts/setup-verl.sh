@@ -15,6 +15,6 @@ if [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c \
 fi
 [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
 "$VENV/bin/python" -m pip install -q --upgrade pip
-"$VENV/bin/python" -m pip install -q "torch==2.13.0"
+bash scripts/torch-into.sh "$VENV"
 "$VENV/bin/python" -m pip install -q "verl==0.9.1" "torch==2.13.0"
 "$VENV/bin/python" -c "import verl, hydra; print('verl', verl.__version__)"

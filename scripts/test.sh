@@ -9,6 +9,7 @@
 #   SKIP_SYSTEM=1    skip apt-get (Chromium, Slurm) and npm (yaml-language-server) installs
 #   SKIP_VLLM=1      skip the vLLM environment and its tests (run last, with .venv-vllm's interpreter)
 #   SKIP_TRL_RELEASES=1  skip the environments with older TRL releases (tests/versions' release oracle)
+#   TEST_WORKERS=N   pytest-xdist workers for the main suite (default 2, one per core; 1 runs in one process)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export VENV=${VENV:-.venv}
@@ -29,10 +30,25 @@ if [ "${SKIP_VLLM:-0}" != 1 ]; then
   bash scripts/setup-vllm.sh >"$VLLM_SETUP_LOG" 2>&1 &
   VLLM_SETUP_PID=$!
 fi
+# The other environments build side by side in the background while the system packages install (each is mostly
+# downloads and unpacking); the oracle environments read the main environment's torch (scripts/torch-into.sh).
+export TORCH_FROM="$VENV"
+SETUP_LOGS=$(mktemp -d)
 # SkyPilot and dstack, to load the specs of `grpo launch --emit` in their own libraries (tests/emit)
 # (in .venv-emit: SkyPilot's pins must not reach the main environment)
-bash scripts/setup-emit.sh \
-  || echo "warning: could not build .venv-emit; the SkyPilot and dstack loader tests will be skipped" >&2
+bash scripts/setup-emit.sh >"$SETUP_LOGS/emit" 2>&1 &
+EMIT_PID=$!
+# Real TRL releases (0.16.1, 0.19.1, 0.23.1, 1.8.0) in environments of their own, for
+# tests/versions/test_release_parsers.py (marker trl_release): grpo validate --trl-version R against R's own parser.
+#   SKIP_TRL_RELEASES=1   skip them (the tests then skip, saying why)
+if [ "${SKIP_TRL_RELEASES:-0}" != 1 ]; then
+  bash scripts/trl-release-venvs.sh >"$SETUP_LOGS/trl" 2>&1 &
+  TRL_PID=$!
+fi
+# verl 0.9.1 in an environment of its own (.venv-verl), the oracle of the verl dialect's tests (tests/verl, marker
+# verl_oracle): its own compose + validate_config on generated override sets and on ../shared/verl-corpus.
+bash scripts/setup-verl.sh >"$SETUP_LOGS/verl" 2>&1 &
+VERL_PID=$!
 PY="$VENV/bin/python"
 if [ "${SKIP_SYSTEM:-0}" != 1 ]; then
   if ! [ -x /usr/bin/chromium ] && command -v apt-get >/dev/null; then
@@ -71,19 +87,30 @@ if [ "${SKIP_SYSTEM:-0}" != 1 ]; then
       || echo "warning: could not install yaml-language-server; editor tests will be skipped" >&2
   fi
 fi
-# Real TRL releases (0.16.1, 0.19.1, 0.23.1, 1.8.0) in environments of their own, for tests/versions/test_release_parsers.py
-# (marker trl_release): grpo validate --trl-version R against R's own parser. ~2 min each with a warm pip cache.
-#   SKIP_TRL_RELEASES=1   skip them (the tests then skip, saying why)
-if [ "${SKIP_TRL_RELEASES:-0}" != 1 ]; then
-  bash scripts/trl-release-venvs.sh \
+wait "$EMIT_PID" \
+  || echo "warning: could not build .venv-emit; the SkyPilot and dstack loader tests will be skipped" >&2
+cat "$SETUP_LOGS/emit"
+if [ -n "${TRL_PID:-}" ]; then
+  wait "$TRL_PID" \
     || echo "warning: could not build the TRL release environments; their oracle tests fail under CI=true (skipped otherwise)" >&2
+  cat "$SETUP_LOGS/trl"
 fi
-# verl 0.9.1 in an environment of its own (.venv-verl), the oracle of the verl dialect's tests (tests/verl, marker
-# verl_oracle): its own compose + validate_config on generated override sets and on ../shared/verl-corpus.
-bash scripts/setup-verl.sh \
+wait "$VERL_PID" \
   || echo "warning: could not build .venv-verl; the verl oracle tests fail under CI=true (skipped otherwise)" >&2
+cat "$SETUP_LOGS/verl"
+rm -rf "$SETUP_LOGS"
+# Every test runs, the heavy end-to-end ones included (tests/heavy.py), in two workers: much of the suite waits on
+# processes it starts (trainers, services, Chromium, clusters), so two workers keep both cores busy. Each file stays on
+# one worker (tests/conftest.py), the longest files first. One thread per torch process: two workers' processes
+# share the two cores, and more threads than cores only make them wait on each other.
+WORKERS=${TEST_WORKERS:-2}
+PARALLEL=()
+if [ "$WORKERS" -gt 1 ]; then
+  PARALLEL=(-n "$WORKERS" --dist loadgroup)
+  export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
+fi
 status=0
-"$PY" -m pytest "$DURATIONS" "$@" || status=$?
+"$PY" -m pytest "$DURATIONS" "${PARALLEL[@]}" "$@" || status=$?
 # vLLM generation runs against a real engine in its own environment (scripts/setup-vllm.sh; the tests take
 # ~10 min on 2 busy cores, mostly three engine starts).
 #   SKIP_VLLM=1   skip it

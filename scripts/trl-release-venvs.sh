@@ -28,18 +28,35 @@ pins_for() {
   esac
 }
 
-for release in "${releases[@]}"; do
+build() {  # one release's environment; the releases build side by side (mostly downloads and unpacking)
+  local release=$1 pins venv
   pins=$(pins_for "$release")
   venv=".venv-trl/$release"
   if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c "import importlib.metadata as m; assert m.version('trl') == '$release'" 2>/dev/null; then
     # shellcheck disable=SC2086
     [ -z "$pins" ] || "$venv/bin/python" -m pip install -q $pins  # a pin added since the environment was built
-    echo "$venv: trl $release already there"; continue
+    echo "$venv: trl $release already there"; return 0
   fi
   echo "== $venv"
   "$PY" -m venv "$venv"
-  "$venv/bin/python" -m pip install -q "torch==2.13.0"
+  bash scripts/torch-into.sh "$venv"  # its own copy, or the main environment's through a .pth (TORCH_FROM)
   # shellcheck disable=SC2086
   "$venv/bin/python" -m pip install -q "trl==$release" "torch==2.13.0" $pins pyyaml
   "$venv/bin/python" -c "import torch, importlib.metadata as m; assert '+cu' not in torch.__version__, torch.__version__; print('trl', m.version('trl'), 'transformers', m.version('transformers'), 'torch', torch.__version__)"
+}
+
+for release in "${releases[@]}"; do pins_for "$release" >/dev/null; done  # an unknown release stops before any build
+mkdir -p .venv-trl
+logs=$(mktemp -d)
+pids=()
+for release in "${releases[@]}"; do
+  build "$release" >"$logs/$release.log" 2>&1 &
+  pids+=($!)
 done
+failed=0
+for i in "${!releases[@]}"; do
+  wait "${pids[$i]}" || { failed=1; echo "error: .venv-trl/${releases[$i]} could not be built:" >&2; }
+  cat "$logs/${releases[$i]}.log"
+done
+rm -rf "$logs"
+exit "$failed"

@@ -56,12 +56,21 @@ def needs_shared(item: pytest.Item) -> bool:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "shared: compares against the reference material in ../shared")
-    config.addinivalue_line("markers", "heavy: one of the slowest end-to-end tests; a bare run takes a third of them "
-                            "(tests/heavy.py)")
+    config.addinivalue_line("markers", "heavy: one of the slowest end-to-end tests (tests/heavy.py); every run of "
+                            "the suite runs them, the fast tier leaves them out")
 
 
+# Folders whose tests share one expensive cluster (a package-scoped fixture): in a parallel run they stay on one worker.
+ONE_WORKER_FOLDERS = ("tests/ray/",)
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    heavy.select(config, items, check_entries=SHARED.is_dir())
+    heavy.mark(config, items, check_entries=SHARED.is_dir())
+    heavy.longest_files_first(items)
+    for item in items:  # one worker per file (--dist loadgroup): a module's fixtures are built once
+        folder = next((name for name in ONE_WORKER_FOLDERS if item.nodeid.startswith(name)), None)
+        item.add_marker(pytest.mark.xdist_group(folder or heavy.file_of(item)))
     if SHARED.is_dir():
         return
     left_out = [item for item in items if needs_shared(item)]
@@ -79,8 +88,6 @@ def pytest_sessionfinish(session, exitstatus) -> None:
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:
-    if heavy.summary(config):
-        terminalreporter.write_line(heavy.summary(config))
     count = config.stash.get(_LEFT_OUT, 0)
     if count:
         terminalreporter.write_line(

@@ -56,4 +56,25 @@ def default_launch_args(accelerate_args: list[str], num_processes: int, config) 
     modes = ("--multi_gpu", "--use_deepspeed", "--use_fsdp", "--cpu", "--tpu", "--config_file")
     if num_processes > 1 and not any(mode in given for mode in modes):
         extra.append("--multi_gpu")
+    if num_processes > 1 and "--main_process_port" not in given and machines(accelerate_args) == "1":
+        extra += ["--main_process_port", str(free_port())]  # never accelerate's fixed 29500: another run may hold it
     return extra
+
+
+def machines(accelerate_args: list[str]) -> str:
+    """The --num_machines the flags give ("1" when none does)."""
+    for i, item in enumerate(accelerate_args):
+        if item == "--num_machines" and i + 1 < len(accelerate_args):
+            return accelerate_args[i + 1]
+        if item.startswith("--num_machines="):
+            return item.split("=", 1)[1]
+    return "1"
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now: the rendezvous of a run on this machine."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]

@@ -30,6 +30,7 @@ from pathlib import Path
 from grpo_schema.commands.options import add_format, add_profiles, add_world_size
 
 from grpo_runtime.launch.checking import EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_INVALID, EXIT_OK, EXIT_USAGE, check
+from grpo_runtime.launch.process import free_port
 from grpo_runtime.smoke.report import doctor_section, generated_completions, last_exception, render_text
 
 REPORT_VERSION = 1
@@ -447,14 +448,6 @@ def run_workers(args, result, plan, workdir: Path) -> dict:
     return {**generated, "exit_code": EXIT_FAILED, "component": "process",
             "error": f"the smoke process {reason} without a report", "exception": last_exception(log_text),
             "log": log_text[-4000:]}
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def wait(process, workdir: Path, timeout: float):

@@ -405,7 +405,7 @@ def path_of(name: str) -> tuple[str | int, ...]:
     for piece in name.replace("]", "").split("."):
         head, *indices = piece.split("[")
         parts.append(head)
-        parts.extend(int(i) for i in indices if i.isdigit())
+        parts.extend(int(i) for i in indices if i.isascii() and i.isdigit())  # '²' is a digit int() refuses
     return tuple(parts)
 
 

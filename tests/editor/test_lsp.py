@@ -16,6 +16,7 @@ import pytest
 from grpo_schema.engine.params.loss import LOSS_TYPE_DOCS, LOSS_TYPES
 from tests.conftest import REPO
 from tests.editor.conftest import DATA, SCHEMAS
+from tests.support.cli import grpo
 
 COMPLETE = DATA / "complete.grpo.yaml"
 MISTAKES = DATA / "mistakes.grpo.yaml"
@@ -127,9 +128,6 @@ def test_data_files_start_with_the_modeline(path):
 def test_a_file_the_service_exports_resolves_its_schema_offline(lsp, tmp_path):
     """An exported YAML's modeline names the schema by a relative path; `grpo schema --write DIR` puts it there, and
     the editor then checks the file with no network at all."""
-    import subprocess
-    import sys
-
     from fastapi.testclient import TestClient
 
     from grpo_web.app import create_app
@@ -138,8 +136,7 @@ def test_a_file_the_service_exports_resolves_its_schema_offline(lsp, tmp_path):
     with TestClient(create_app(Settings())) as client:
         exported = client.post("/api/v1/yaml", json={"num_generations": 1, "loss_type": "dapo"}).text
     assert exported.splitlines()[0] == "# yaml-language-server: $schema=grpo-config.schema.json"
-    done = subprocess.run([sys.executable, "-m", "grpo_schema", "schema", "--write", str(tmp_path)],
-                          capture_output=True, text=True, timeout=120)
+    done = grpo("schema", "--write", str(tmp_path))
     assert done.returncode == 0, done.stderr
     config = tmp_path / "exported.yaml"
     config.write_text(exported)

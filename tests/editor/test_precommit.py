@@ -4,23 +4,21 @@ from __future__ import annotations
 
 import re
 import shlex
-import subprocess
-import sys
 
 import yaml
 
 from tests.conftest import REPO
 from tests.editor.conftest import DATA, SCHEMAS
+from tests.support.cli import grpo
 
 HOOKS = {hook["id"]: hook for hook in yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())}
 
 
 def run_hook(hook: dict, args: list[str], files: list[str]) -> int:
-    """What pre-commit runs: entry + args + file names, with `grpo` spelled as this interpreter's module."""
+    """What pre-commit runs: entry + args + file names, `grpo` run in process."""
     command = shlex.split(hook["entry"]) + args + (files if hook.get("pass_filenames", True) else [])
     assert command[0] == "grpo"
-    return subprocess.run([sys.executable, "-m", "grpo_schema", *command[1:]], capture_output=True, cwd=REPO,
-                          timeout=120).returncode
+    return grpo(*command[1:], cwd=REPO).returncode
 
 
 def test_hooks_are_declared():

@@ -4,8 +4,6 @@ of the catalogue, and one result per diagnostic at the key's line and column wit
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import jsonschema
 import pytest
@@ -14,6 +12,7 @@ from grpo_schema import check_text
 from grpo_schema.render.sarif import artifact_uri, code_catalogue, render_sarif
 from tests.conftest import EXAMPLES, FIXTURES
 from tests.editor.conftest import DATA
+from tests.support.cli import grpo
 
 SARIF_SCHEMA = json.loads((DATA / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
 CONFIG = """model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct
@@ -77,8 +76,7 @@ def test_uris():
 
 def test_cli_prints_sarif_for_several_files_and_keeps_the_exit_status():
     files = [FIXTURES / "invalid" / "fp16-and-bf16.yaml", EXAMPLES / "grpo-no-kl.yaml"]
-    out = subprocess.run([sys.executable, "-m", "grpo_schema", "validate", "--format", "sarif", *map(str, files)],
-                         capture_output=True, text=True)
+    out = grpo("validate", "--format", "sarif", *map(str, files))
     assert out.returncode == 1
     log = json.loads(out.stdout)
     jsonschema.Draft4Validator(SARIF_SCHEMA).validate(log)

@@ -19,25 +19,10 @@ import yaml
 
 from grpo_runtime.clusters.emit import K8S_FORMS, emit_command
 from grpo_schema import check_file
+from tests.support.multi_node import EXAMPLES, MULTI
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = ROOT / "examples"
 EMIT_PYTHON = Path(os.environ.get("GRPO_EMIT_PYTHON", ROOT / ".venv-emit" / "bin" / "python"))
-
-
-def multi_node_examples() -> list[str]:
-    """Examples whose job spans several nodes: num_machines > 1, or a declared hardware of several nodes."""
-    names = []
-    for path in sorted(EXAMPLES.glob("*.yaml")):
-        data = yaml.safe_load(path.read_text())
-        hardware = str(data.get("hardware", ""))
-        if (data.get("num_machines") or 1) > 1 or re.match(r"^\s*\d+\s*x\s*\d+\s*x", hardware, re.I) \
-                or (data.get("vllm_mode") == "server" and not data.get("vllm_server_base_url")):
-            names.append(path.name)
-    return names
-
-
-MULTI = multi_node_examples()
 
 
 def test_the_examples_include_the_multi_node_layouts():

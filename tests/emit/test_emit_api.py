@@ -5,18 +5,17 @@ layout's world size is a 422 with its diagnostics, a layout that does not split 
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.emit.test_emit import EXAMPLES, MULTI
+from tests.support.multi_node import EXAMPLES, MULTI
 
 pytest.importorskip("fastapi", reason="the service tests need the web extra")
 from fastapi.testclient import TestClient  # noqa: E402
 
 from grpo_web.app import create_app  # noqa: E402
+from tests.support.cli import grpo  # noqa: E402
 
 CASES = [("skypilot", None), ("dstack", None), *(("kubernetes", form) for form in
                                                  ("pytorchjob", "trainjob", "jobset", "indexed-job"))]
@@ -38,8 +37,7 @@ def emit_both(client, folder: Path, name: str, target: str, form: str | None) ->
     text = (EXAMPLES / name).read_text()
     shutil.copyfile(EXAMPLES / name, folder / name)
     form_args = ["--k8s-form", form] if form else []
-    cli = subprocess.run([sys.executable, "-m", "grpo_schema", "launch", "--emit", target, name, *form_args],
-                         capture_output=True, text=True, cwd=folder, timeout=120)
+    cli = grpo("launch", "--emit", target, name, *form_args, cwd=folder)
     assert cli.returncode == 0, cli.stderr
     params = {"target": target, "file": name, **({"k8s_form": form} if form else {})}
     if profile_of(text):

@@ -5,13 +5,12 @@ it downloads under the config's name; a world size that does not split over the 
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 
 import pytest
 
-from tests.emit.test_emit import EXAMPLES
+from tests.support.multi_node import EXAMPLES
 from tests.support.browser import sync_api_or_skip
+from tests.support.cli import grpo
 from tests.support.form_page import (  # noqa: F401  (page and server: the fixtures)
     import_text, page, server, shots,
 )
@@ -23,8 +22,7 @@ NAME = "multinode-zero3.yaml"  # num_machines: 2, num_processes: 16, hardware: 2
 
 def cli(tmp_path, target: str, *extra: str) -> str:
     shutil.copyfile(EXAMPLES / NAME, tmp_path / NAME)
-    done = subprocess.run([sys.executable, "-m", "grpo_schema", "launch", "--emit", target, NAME, *extra],
-                          capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    done = grpo("launch", "--emit", target, NAME, *extra, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     return done.stdout
 

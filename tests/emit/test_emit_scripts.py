@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from grpo_runtime.clusters.emit import DONE_MARKER, K8S_FORMS, VOLUME, emit_command
-from tests.emit.test_emit import MULTI
+from tests.support.multi_node import MULTI
 
 BASH = shutil.which("bash")
 pytestmark = pytest.mark.skipif(BASH is None, reason="bash runs the nodes' scripts")

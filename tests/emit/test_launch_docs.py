@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support.cli import grpo
 
 ROOT = Path(__file__).resolve().parents[2]
 BLOCK = re.compile(r"<!-- emit: (\w+)(?: ([\w-]+))? -->\n```yaml\n(.*?)```", re.S)
@@ -28,8 +28,7 @@ def test_each_emitting_target_has_a_page_with_the_open_r1_spec():
 
 @pytest.mark.parametrize("page, target, form, text", blocks(), ids=lambda value: str(value)[:20])
 def test_the_spec_on_the_page_is_what_the_code_writes(page, target, form, text):
-    done = subprocess.run([sys.executable, "-m", "grpo_schema", "launch", "--emit", target, "examples/open-r1.yaml",
-                           *(["--k8s-form", form] if form else [])], capture_output=True, text=True, cwd=ROOT,
-                          timeout=120)
+    done = grpo("launch", "--emit", target, "examples/open-r1.yaml", *(["--k8s-form", form] if form else []),
+                cwd=ROOT)
     assert done.returncode == 0, done.stderr
     assert text == done.stdout, f"docs/launch/{page} is stale: paste the output of grpo launch --emit {target}"

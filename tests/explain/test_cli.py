@@ -4,8 +4,6 @@ through `python -m grpo_schema`)."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -79,8 +77,7 @@ def test_explain_invalid_geometry_exits_1_with_fixes(tmp_path):
 
 @pytest.mark.parametrize("args", [("missing.yaml",), ("run.yaml", "--dataset-size", "0"), ()])
 def test_explain_usage_errors_exit_2(args, config):
-    done = subprocess.run([sys.executable, "-m", "grpo_schema", "explain", *args], capture_output=True, text=True,
-                          cwd=config.parent)
+    done = grpo_command("explain", *args, cwd=config.parent)
     assert done.returncode == 2
 
 

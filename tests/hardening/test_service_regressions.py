@@ -5,9 +5,6 @@ In-process (ASGI TestClient): these are about what the app answers, not about so
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
 pytest.importorskip("fastapi", reason="the service needs the web extra")
@@ -16,6 +13,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 
 from grpo_web.app import create_app  # noqa: E402
 from grpo_web.settings import Settings  # noqa: E402
+from tests.support.cli import grpo  # noqa: E402
 
 HUGE = str(10**400)
 CONFIG = b"num_generations: 8\n"
@@ -43,8 +41,7 @@ def test_cli_numbers_past_64_bits_are_a_usage_error(tmp_path, argv):
     """`grpo explain --dataset-size 10**400` (and --world-size) ended in an OverflowError traceback."""
     config = tmp_path / "run.yaml"
     config.write_bytes(CONFIG)
-    done = subprocess.run([sys.executable, "-m", "grpo_schema", argv[0], str(config), *argv[1:]],
-                          capture_output=True, text=True, timeout=60)
+    done = grpo(argv[0], str(config), *argv[1:])
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-500:]
 
 

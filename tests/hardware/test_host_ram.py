@@ -9,6 +9,7 @@ lines together, held within 20% of each process's measured peak."""
 import importlib
 import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -16,8 +17,10 @@ from grpo_schema.commands.plan import check_for_hardware, memory_lines
 from grpo_schema.engine.hardware.accelerators import GIB, parse_hardware
 from grpo_schema.engine.hardware.host import estimate_host
 from grpo_schema.engine.hardware.memory import estimate_memory
-from tests.hardware.test_launch_files import FIXTURES, REPO
+from tests.support.cli import grpo
 
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "tests" / "fixtures" / "launch"
 BASE = {"model_name_or_path": "Qwen/Qwen2.5-7B-Instruct", "dataset_name": "trl-lib/DeepMath-103K",
         "reward_funcs": ["accuracy_reward"], "dtype": "bfloat16", "bf16": True, "per_device_train_batch_size": 4,
         "num_generations": 8, "max_completion_length": 1024}
@@ -71,15 +74,11 @@ def test_host_ram_verdict_and_the_node_catalogue():
 
 
 def test_grpo_validate_hardware_prints_the_memory_lines(tmp_path):
-    import subprocess
-    import sys
-
     import yaml
 
     path = tmp_path / "run.yaml"
     path.write_text(yaml.safe_dump(OFFLOADED))
-    run = subprocess.run([sys.executable, "-m", "grpo_schema", "validate", str(path), "--hardware", "p4d.24xlarge"],
-                         capture_output=True, text=True, timeout=120)
+    run = grpo("validate", str(path), "--hardware", "p4d.24xlarge")
     assert run.returncode == 0, run.stderr
     _, report = check_for_hardware(path.read_bytes(), str(path), "p4d.24xlarge", batch_fixes=False)
     for line in memory_lines(report):
@@ -108,7 +107,7 @@ def test_zero3_offload_host_ram_on_two_cpu_processes():
     """~30 s on an idle 2-core machine (2 fresh processes; more under load). Never skipped under CI."""
     from dataclasses import replace
 
-    from tests.hardware.test_measured import ZERO3, facts_of, measured, setup_of
+    from tests.support.memprobe import ZERO3, facts_of, measured, setup_of
 
     required("deepspeed", reason="the calibration runs DeepSpeed's CPU offload")
     case = {**ZERO3, "offload": "both"}

@@ -12,7 +12,7 @@ start)."""
 import pytest
 
 from grpo_schema.engine.hardware.memory import estimate_memory
-from tests.hardware.test_measured import TOLERANCE, close, facts_of, measured, pairs, setup_of
+from tests.support.memprobe import TOLERANCE, close, facts_of, measured, pairs, setup_of
 
 pytest.importorskip("torch", reason="the measurement runs grpo_runtime (the runtime extra)")
 pytest.importorskip("vllm", reason="the colocated engine needs vLLM: scripts/setup-vllm.sh builds .venv-vllm, and "

@@ -1,14 +1,13 @@
 """`grpo plan`, `grpo validate --hardware` and the verdict's fixes on real configs: one engine behind each."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from grpo_schema.cli import main
 from grpo_schema.commands.plan import check_for_hardware
 from tests.conftest import corpus_files
+from tests.support.cli import grpo
 from tests.support.configs import BIG, SMALL
 
 
@@ -118,9 +117,7 @@ def test_corpus_plans_without_traceback():
     files = corpus_files("valid")
     if not files:
         pytest.skip("the corpus (../shared/grpo-corpus) is not beside this checkout")
-    run = subprocess.run([sys.executable, "-m", "grpo_schema", "plan", *map(str, files), "--hardware",
-                          "8xH100-80GB", "--profile", "open-r1", "--format", "json"],
-                         capture_output=True, text=True, timeout=300)
+    run = grpo("plan", *map(str, files), "--hardware", "8xH100-80GB", "--profile", "open-r1", "--format", "json")
     assert "Traceback" not in run.stderr and run.returncode in (0, 1, 2), run.stderr[-2000:]
     # exit 2 only for models neither the catalogue nor a local config.json describes (fine-tunes under own names)
     assert all("GRPO-H005" in line for line in run.stderr.splitlines() if "error" in line), run.stderr[-2000:]

@@ -11,6 +11,7 @@ import pytest
 
 from grpo_schema.commands.plan import check_for_hardware, memory_lines
 from grpo_schema.engine.hardware.prompts import data_prompt_lengths, percentile
+from tests.support.cli import grpo
 
 pytest.importorskip("tokenizers", reason="the tokenizer is read with the tokenizers package")
 pytest.importorskip("transformers", reason="transformers' apply_chat_template is the oracle")
@@ -177,8 +178,7 @@ def test_grpo_validate_hardware_prints_the_prompt_line_and_never_imports_torch(m
     data = write_jsonl(tmp_path / "train.jsonl", conversations())
     path = tmp_path / "run.yaml"
     path.write_text(yaml.safe_dump(plan_config(model_dir, data)))
-    run = subprocess.run([sys.executable, "-m", "grpo_schema", "validate", str(path), "--hardware", "1xA10G-24GB"],
-                         capture_output=True, text=True, timeout=120)
+    run = grpo("validate", str(path), "--hardware", "1xA10G-24GB")
     assert run.returncode == 0, run.stderr
     _, report = check_for_hardware(path.read_bytes(), str(path), "1xA10G-24GB", batch_fixes=False)
     prompt_line = next(line for line in memory_lines(report) if line.startswith("assumes prompts"))

@@ -125,7 +125,7 @@ def values(run) -> tuple:
 
 
 def test_the_set_is_fifteen_runs_none_from_the_first_set():
-    from tests.hardware.test_public_runs import RUNS as FIRST
+    from tests.support.public_runs import RUNS as FIRST
 
     runs = [values(run) for run in RUNS]
     assert len(runs) == 15

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +14,7 @@ from grpo_schema.commands.health import health_command
 from grpo_schema.engine.codes import CODES
 from grpo_schema.health import HealthMonitor, HealthSettings, check_run_dir
 from grpo_schema.health.rules import HEALTH_RULES
+from tests.support.cli import grpo
 
 
 def healthy(step: int) -> dict:
@@ -190,11 +189,10 @@ def test_follow_prints_each_finding_once_and_ends_when_the_run_is_saved(tmp_path
     run.mkdir()
     write_lines(run / "metrics.jsonl", [{**healthy(s), "grad_norm": 0.0} for s in range(1, 5)])
     (run / "model.safetensors").write_bytes(b"")
-    done = subprocess.run([sys.executable, "-m", "grpo_schema", "health", str(run), "--follow", "--interval", "0.1"],
-                          capture_output=True, text=True, timeout=60)
+    done = grpo("health", str(run), "--follow", "--interval", "0.1")
     assert done.returncode == 0 and done.stdout.count("GRPO-A007") == 1, done.stdout + done.stderr
 
 
 def test_grpo_codes_lists_the_run_health_codes():
-    done = subprocess.run([sys.executable, "-m", "grpo_schema", "codes", "GRPO-A001"], capture_output=True, text=True)
+    done = grpo("codes", "GRPO-A001")
     assert done.returncode == 0 and "prompt groups with no learning signal" in done.stdout

@@ -9,26 +9,12 @@ from __future__ import annotations
 import json
 import math
 import shutil
-from pathlib import Path
 
 import pytest
 
 from grpo_schema.commands.health import health_command
 from grpo_schema.health import HealthMonitor, HealthSettings, check_run_dir
-
-DATA = Path(__file__).resolve().parent / "data"
-
-
-def state(name: str) -> dict:
-    return json.loads((DATA / f"{name}.json").read_text(encoding="utf-8"))
-
-
-def run_dir(tmp_path: Path, name: str) -> Path:
-    folder = tmp_path / name
-    folder.mkdir()
-    shutil.copy(DATA / f"{name}.json", folder / "trainer_state.json")
-    return folder
-
+from tests.support.health_states import DATA, run_dir, state
 
 def by_code(report) -> dict:
     found: dict = {}

@@ -4,13 +4,12 @@ hint word for word, the batch rules' "smallest edits: ..." included (one text, f
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import REPO
+from tests.support.cli import grpo
 from tests.support.lsp import QWEN
 
 BASE = "model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct\ndataset_name: trl-lib/DeepMath-103K\nreward_funcs: [accuracy_reward]\n"
@@ -26,8 +25,7 @@ FILES = {
 
 
 def cli_diagnostics(path: Path) -> list[tuple[str, int | None, str]]:
-    done = subprocess.run([sys.executable, "-m", "grpo_schema", "validate", "--format", "json", str(path)],
-                          capture_output=True, text=True, timeout=60, cwd=REPO)
+    done = grpo("validate", "--format", "json", str(path), cwd=REPO)
     assert done.returncode in (0, 1), done.stderr
     return sorted((d["code"], d["line"], d["hint"] or "") for d in json.loads(done.stdout)["files"][0]["diagnostics"])
 

@@ -80,6 +80,7 @@ def ray_cluster(tmp_path_factory):
     dashboard, gcs = free_port(), free_port()
     temp = Path("/tmp") / f"grpo-ray-{os.getpid()}"  # short: Ray's socket paths must fit in 107 bytes
     head = _start(["--head", "--port", str(gcs), "--dashboard-port", str(dashboard), "--include-dashboard", "true",
+                   "--ray-client-server-port", str(free_port()),  # the head's own: 10001 by default
                    "--dashboard-host", "127.0.0.1", "--node-ip-address", "127.0.0.1", "--temp-dir", str(temp)],
                   logs / "head.log")
     cluster = RayCluster(f"http://127.0.0.1:{dashboard}", f"127.0.0.1:{gcs}", [head])

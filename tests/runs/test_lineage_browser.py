@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from tests.runs.conftest import TOKEN
-from tests.runs.test_browser import page  # noqa: F401, F811  (the page fixture: Chromium, no page errors)
-from tests.runs.test_lineage import CHILD, PARENT, seed_line
+from tests.support.runs_page import page  # noqa: F401  (the page fixture: Chromium, no page errors)
+from tests.support.run_line import CHILD, PARENT, seed_line
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

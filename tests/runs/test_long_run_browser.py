@@ -13,7 +13,7 @@ import yaml
 
 from grpo_web.runs.store import Store
 from tests.runs.conftest import TOKEN
-from tests.runs.test_browser import page  # noqa: F401  (the page fixture: Chromium, no page errors)
+from tests.support.runs_page import page  # noqa: F401  (the page fixture: Chromium, no page errors)
 
 STEPS = 5000
 KEYS = ["loss", "reward", "reward_std", "kl", "entropy", "grad_norm", "learning_rate", "frac_reward_zero_std",

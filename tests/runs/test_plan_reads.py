@@ -9,31 +9,9 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
-from pathlib import Path
 
-import pytest
-
+from tests.support.plan_reads import DEMO, PROMPT_LINE, folder, prompt_line, service, validate  # noqa: F401
 from tests.support.service import TOKEN, Service
-
-ROOT = Path(__file__).resolve().parents[2]
-DEMO = ROOT / "examples" / "demo.yaml"
-PROMPT_LINE = "assumes prompts of "
-
-
-@pytest.fixture
-def folder(tmp_path, assets):
-    """A service's folder with the Demo recipe's demo/model and demo/data (as `grpo demo demo` writes them)."""
-    base = tmp_path / "checkout"
-    shutil.copytree(assets.model, base / "demo" / "model")
-    shutil.copytree(assets.data, base / "demo" / "data")
-    return base
-
-
-@pytest.fixture
-def service(make_service, folder):
-    return make_service(cwd=folder, GRPO_WEB_RUNS_PREPARE_DEMO="0")
 
 
 def plan(service, text: str, token: str | None = None, **params) -> dict:
@@ -42,20 +20,6 @@ def plan(service, text: str, token: str | None = None, **params) -> dict:
                              headers={"Content-Type": "application/yaml"})
     assert answer.status_code == 200, answer.text
     return answer.json()
-
-
-def validate(folder: Path, text: str, hardware: str) -> dict:
-    """`grpo validate FILE --hardware SPEC --format json` run in the service's folder: its file object."""
-    path = folder / "run.yaml"
-    path.write_text(text)
-    run = subprocess.run([sys.executable, "-m", "grpo_schema", "validate", "run.yaml", "--hardware", hardware,
-                          "--format", "json"], cwd=folder, capture_output=True, text=True, timeout=120)
-    assert run.returncode in (0, 1), run.stderr
-    return json.loads(run.stdout)["files"][0]
-
-
-def prompt_line(lines: list[str]) -> str:
-    return next(line for line in lines if line.startswith(PROMPT_LINE))
 
 
 def h011(diagnostics: list[dict]) -> list[tuple]:

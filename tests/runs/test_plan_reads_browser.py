@@ -13,7 +13,7 @@ import pytest
 
 from tests.support.runs_page import import_config, page, shot  # noqa: F401  (page: the fixture)
 from tests.support.service import TOKEN
-from tests.runs.test_plan_reads import DEMO, PROMPT_LINE, folder, prompt_line, service, validate  # noqa: F401
+from tests.support.plan_reads import DEMO, PROMPT_LINE, folder, prompt_line, service, validate  # noqa: F401
 
 pytestmark = [pytest.mark.browser]
 

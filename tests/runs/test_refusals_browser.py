@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from tests.runs.conftest import TOKEN, run_yaml
-from tests.runs.test_browser import page  # noqa: F401  (the page fixture: Chromium, no page errors)
+from tests.support.runs_page import page  # noqa: F401  (the page fixture: Chromium, no page errors)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 MISSING = "0123456789ab"

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from tests.support.run_config import run_yaml
-from tests.support.runs_page import import_config, page, press_launch, shot  # noqa: F401  (page: the fixture)
+from tests.support.completions_file import controlled_completions
+from tests.support.runs_page import import_config, page, press_launch, shot, shown_indexes  # noqa: F401  (page)
 from tests.support.service import TOKEN
-from tests.runs.test_views_browser import controlled_completions, shown_indexes
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

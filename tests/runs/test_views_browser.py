@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.completions_file import STEP0, STEP1_ROWS, controlled_completions
 from tests.support.run_config import run_yaml
-from tests.support.runs_page import page, shot  # noqa: F401  (page: the fixture)
+from tests.support.runs_page import page, shot, shown_indexes  # noqa: F401  (page: the fixture)
 from tests.support.service import TOKEN
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -98,35 +99,6 @@ def test_two_runs_overlaid_and_hostile_completion_is_text(page, make_service, as
     cells = page.locator("#compare-diff tr[data-key=beta] td")
     assert [cells.nth(i).inner_text() for i in range(2)] == ["0.04", "0.1"]
     shot(page, "compare", full_page=False)
-
-
-# Controlled completions for one step: two prompts of four completions, two reward functions, some rows
-# truncated. By total reward the best of the groups are rows 2 and 6 and the worst 3 and 5; by fa alone 0 and 6,
-# and 1 and 5.
-STEP0 = [  # (fa, fb, truncated)
-    (1.0, 0.0, False), (0.0, 0.5, True), (0.2, 1.5, False), (0.1, 0.0, True),
-    (0.5, 0.5, False), (0.0, 0.0, False), (1.0, 1.0, True), (0.3, 0.0, False),
-]
-STEP1_ROWS = 450  # more than one request serves (200)
-
-
-def controlled_completions(path: Path) -> None:
-    """A hand-written completions.jsonl: step 0 as above, step 1 with 450 rows, two unreadable lines."""
-    with path.open("w") as handle:
-        for i, (fa, fb, truncated) in enumerate(STEP0):
-            handle.write(json.dumps({"step": 0, "prompt": f"prompt {'AB'[i // 4]}", "completion": f"answer {i}",
-                                     "rewards": {"fa": fa, "fb": fb}, "reward": fa + fb, "advantage": fa + fb - 1,
-                                     "length": 3 + i, "truncated": truncated}) + "\n")
-        handle.write("{this line is damaged\n")
-        for i in range(STEP1_ROWS):
-            handle.write(json.dumps({"step": 1, "prompt": f"prompt {i // 10}", "completion": f"row {i}",
-                                     "rewards": {"fa": i / STEP1_ROWS, "fb": 0.0}, "reward": i / STEP1_ROWS,
-                                     "advantage": 0.0, "length": 2, "truncated": False}) + "\n")
-        handle.write('{"step": 1, "prompt": "cut sh')  # a last line cut short
-
-
-def shown_indexes(page, selector: str = "#completions-list .completion") -> list[int]:
-    return [int(x) for x in page.eval_on_selector_all(selector, "items => items.map(i => i.dataset.index)")]
 
 
 def test_marks_sort_filters_paging_skipped_lines_and_downloads(page, make_service, assets, tmp_path):

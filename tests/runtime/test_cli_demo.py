@@ -102,8 +102,13 @@ def test_launch_fills_in_only_the_accelerate_flags_the_user_left_out():
     from grpo_runtime.launch.cli import default_launch_args
 
     fp32 = SimpleNamespace(bf16=False, fp16=False)
-    assert default_launch_args([], 2, fp32) == ["--num_machines", "1", "--dynamo_backend", "no",
-                                                "--mixed_precision", "no", "--multi_gpu"]
+    one_machine = default_launch_args([], 2, fp32)
+    assert one_machine[:7] == ["--num_machines", "1", "--dynamo_backend", "no", "--mixed_precision", "no",
+                               "--multi_gpu"]
+    # a free port of its own, never accelerate's fixed 29500 that another run on this machine may hold
+    assert one_machine[7] == "--main_process_port" and int(one_machine[8]) != 29500 and len(one_machine) == 9
+    assert "--main_process_port" not in default_launch_args(["--main_process_port", "29600"], 2, fp32)
+    assert "--main_process_port" not in default_launch_args([], 1, fp32)
     multi_node = default_launch_args(["--num_machines", "2", "--use_fsdp"], 8, SimpleNamespace(bf16=None, fp16=False))
     assert multi_node == ["--dynamo_backend", "no", "--mixed_precision", "bf16"]  # bf16 unset means on, as in TRL
     assert default_launch_args(["--config_file", "accelerate.yaml"], 8, fp32) == []

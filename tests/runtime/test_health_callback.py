@@ -10,7 +10,7 @@ import json
 import math
 
 from grpo_schema.health import check_run_dir
-from tests.health.test_real_runs import run_dir, state
+from tests.support.health_states import run_dir, state
 
 
 def test_the_trl_callback_with_stop_on_fatal_skips_an_overflow_but_stops_on_a_nan_loss(tmp_path):

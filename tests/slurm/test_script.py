@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,7 @@ from grpo_runtime.clusters.slurm import scheduler
 from grpo_runtime.clusters.slurm.layout import Layout, LayoutError, plan_layout, wants_vllm_server
 from grpo_runtime.clusters.slurm.script import JobSpec, render
 from grpo_schema import check_text
+from tests.support.cli import grpo
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "runs.md"
@@ -154,9 +154,8 @@ def test_the_service_takes_whole_slurm_nodes(world, codes, tmp_path):
     assert [d.code for d in found] == codes and all(d.hint for d in found)
 
 
-def launch(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "grpo_schema", "launch", *args], capture_output=True, text=True,
-                          cwd=cwd, timeout=120)
+def launch(*args: str, cwd: Path):
+    return grpo("launch", *args, cwd=cwd)
 
 
 CONFIG = "model_name_or_path: m\ndataset_name: d\nreward_funcs: [accuracy_reward]\nnum_generations: 4\n" \
@@ -173,8 +172,7 @@ def test_launch_slurm_writes_the_script_without_submitting(tmp_path):
     assert "#SBATCH --partition=cpu" in script and "#SBATCH --constraint=fast" in script
     assert "--num-processes 4" in script and f"--set 'output_dir=\"{tmp_path}/out\"'" in script
     assert (tmp_path / "job" / "config.yaml").read_text() == CONFIG
-    never = subprocess.run([sys.executable, "-m", "grpo_schema", "slurm", "status", "job"], capture_output=True,
-                           text=True, cwd=tmp_path)
+    never = grpo("slurm", "status", "job", cwd=tmp_path)
     assert never.returncode == 2 and "never submitted" in never.stderr
 
 

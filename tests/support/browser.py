@@ -87,3 +87,19 @@ def open_page(browser=None, **context):
     finally:
         with contextlib.suppress(Exception):
             opened.close()
+
+
+@contextlib.contextmanager
+def form_page(browser, url: str, clear_storage: bool = True, **context):
+    """The form at `url` in a fresh context, ready (its first validation drawn) with an empty localStorage; the test
+    fails on any page error or console error the page logged meanwhile."""
+    with open_page(browser, **{"viewport": {"width": 1366, "height": 900}, **context}) as page:
+        problems: list[str] = []
+        page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
+        page.on("console", lambda m: problems.append(f"console: {m.text}") if m.type == "error" else None)
+        page.goto(url + "/")
+        page.wait_for_selector("body[data-ready=true]", timeout=15_000)
+        if clear_storage:
+            page.evaluate("localStorage.clear()")
+        yield page
+    assert problems == [], problems

@@ -46,3 +46,8 @@ def press_launch(page, token: str) -> None:
     page.click("#launch-open")
     page.fill("#launch-token", token)
     page.click("#launch-apply")
+
+
+def shown_indexes(page, selector: str = "#completions-list .completion") -> list[int]:
+    """The data-index of each completion the page shows, in the order shown."""
+    return [int(x) for x in page.eval_on_selector_all(selector, "items => items.map(i => i.dataset.index)")]

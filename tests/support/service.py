@@ -22,6 +22,10 @@ from tests.support.env import OFFLINE_ENV, free_port, wait_for
 TOKEN = "test-token-" + "x" * 20
 
 
+class PortTaken(RuntimeError):
+    """The service could not listen on its port: another process holds it."""
+
+
 @dataclass
 class Service:
     """`python -m grpo_schema serve` with runs on, as an operator would start it."""
@@ -39,8 +43,18 @@ class Service:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self, port: int | None = None) -> "Service":
-        """Start the service (on `port`: a restart where the browser's tabs are, else on a free port)."""
-        self.port = port or free_port()
+        """Start the service (on `port`: a restart where the browser's tabs are, else on a free port; another worker
+        may take that port first, so a free port that turns out taken is replaced, twice at most)."""
+        for attempt in range(3):
+            try:
+                return self._start(port or free_port())
+            except PortTaken:
+                if port or attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _start(self, port: int) -> "Service":
+        self.port = port
         log = self.runs_dir.parent / f"service-{len(list(self.runs_dir.parent.glob('service-*.log')))}.log"
         self.output.append(log)
         env = {**os.environ, **OFFLINE_ENV, "GRPO_WEB_TOKEN": TOKEN, "GRPO_WEB_RUNS_POLL_S": "0.2", **self.env}
@@ -54,11 +68,25 @@ class Service:
 
     def _healthy(self) -> bool:
         if self.process.poll() is not None:
-            raise RuntimeError(f"the service exited: {self.log_text()}")
+            log = self.log_text()
+            raise (PortTaken if "address already in use" in log.lower() else RuntimeError)(
+                f"the service exited: {log}")
+        if not self._listening():  # a service of another worker may answer on the port meanwhile: not ours
+            return False
         try:
             return httpx.get(f"{self.url}/healthz", timeout=2).status_code == 200
         except httpx.HTTPError:
             return False
+
+    def _listening(self) -> bool:
+        """Whether this service's own process listens on its port."""
+        import psutil
+
+        try:
+            found = psutil.Process(self.process.pid).net_connections(kind="tcp")
+        except psutil.Error:
+            return False
+        return any(c.status == psutil.CONN_LISTEN and c.laddr.port == self.port for c in found)
 
     def log_text(self) -> str:
         return "\n".join(p.read_text(errors="replace") for p in self.output if p.exists())

@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from grpo_schema.cli import main
 from grpo_web.app import create_app
 from grpo_web.settings import Settings
-from tests.verl.test_plan import RUN
+from tests.support.verl_runs import RUN
 
 YAML_HEADERS = {"content-type": "application/yaml"}
 

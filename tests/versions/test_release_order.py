@@ -14,7 +14,7 @@ import pytest
 from grpo_schema.engine.infile import judged_release
 from tests.conftest import REPO
 from tests.editor.lsp_client import StdioLspClient
-from tests.versions.test_surfaces import OLD_RECIPE, file_object
+from tests.support.old_recipe import OLD_RECIPE, file_object
 
 COMMENTED = "# grpo: --trl-version 0.19\n" + OLD_RECIPE  # valid for 0.19; 1.16 reads none of its old names
 OLD_NAMES = {"GRPO-K002", "GRPO-K003"}

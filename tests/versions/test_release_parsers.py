@@ -17,18 +17,18 @@ than skipping it, so that a broken build is noticed (SKIP_TRL_RELEASES=1 skips t
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
 from grpo_schema.versions import surface
+from tests.support.artifacts import ARTIFACTS, merge_json
+from tests.support.release_envs import BUILT_BY_TEST_SH, MAIN_VENV_RELEASE, interpreter, missing
 from tests.versions.random_configs import generate
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,9 +36,6 @@ CORPUS = ROOT.parent / "shared" / "grpo-corpus" / "valid"
 MISTAKES = ROOT.parent / "shared" / "grpo-corpus" / "invalid"
 CHILD = Path(__file__).with_name("release_parser_child.py")
 RELEASES = ["0.16.1", "0.19.1", "0.23.1", "0.29.1", "1.8.0", "1.16.0"]
-# What scripts/test.sh builds (scripts/trl-release-venvs.sh with no arguments), and the main .venv's own trl.
-BUILT_BY_TEST_SH = ("0.16.1", "0.19.1", "0.23.1", "1.8.0")
-MAIN_VENV_RELEASE = "1.16.0"
 RANDOM_CONFIGS = int(os.environ.get("GRPO_ORACLE_RANDOM", "300"))
 RANDOM_SEED = int(os.environ.get("GRPO_ORACLE_SEED", "0"))
 
@@ -67,29 +64,6 @@ NORMALISED_AFTER_PARSING = {
 }
 
 pytestmark = pytest.mark.trl_release
-
-
-def interpreter(release: str) -> Path | None:
-    venv = ROOT / ".venv-trl" / release / "bin" / "python"
-    if venv.exists():
-        return venv
-    if release == MAIN_VENV_RELEASE:
-        try:
-            if importlib.metadata.version("trl") == release:  # metadata only: trl is not imported here
-                return Path(sys.executable)
-        except importlib.metadata.PackageNotFoundError:
-            pass
-    return None
-
-
-def missing(release: str) -> None:
-    """Skip, or under CI fail: a release environment scripts/test.sh should have built is not there."""
-    why = (f".venv-trl/{release} is absent (scripts/trl-release-venvs.sh {release})" if release != MAIN_VENV_RELEASE
-           else f"trl {release} is not installed in this interpreter (pip install -e '.[test]')")
-    expected = release in BUILT_BY_TEST_SH or release == MAIN_VENV_RELEASE
-    if os.environ.get("CI") == "true" and expected and os.environ.get("SKIP_TRL_RELEASES") != "1":
-        pytest.fail(f"{why}: scripts/test.sh builds it for CI, so its build failed (see the build's log)")
-    pytest.skip(why)
 
 
 @pytest.fixture(scope="module")
@@ -152,12 +126,9 @@ class NoAliases(yaml.SafeLoader):
 
 
 def write_summary(release: str, **values) -> None:
-    artifacts = ROOT / "test-artifacts" / "trl-release-oracle"
-    artifacts.mkdir(parents=True, exist_ok=True)
-    path = artifacts / f"{release}.json"
-    summary = json.loads(path.read_text()) if path.is_file() else {}
-    summary.update(values, release=release)
-    path.write_text(json.dumps(summary, indent=1, sort_keys=True, default=repr) + "\n")
+    """The release's summary file gains `values` (each of three tests adds its own, maybe from another worker)."""
+    merge_json(ARTIFACTS / "trl-release-oracle" / f"{release}.json", {**values, "release": release}, indent=1,
+               sort_keys=True, default=repr)
 
 
 def config_of(path: str) -> dict:

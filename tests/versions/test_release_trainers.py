@@ -14,7 +14,7 @@ import yaml
 
 from grpo_schema import check_file
 from grpo_schema.versions import surface
-from tests.versions.test_release_parsers import BUILT_BY_TEST_SH, interpreter, missing
+from tests.support.release_envs import BUILT_BY_TEST_SH, interpreter, missing
 
 CHILD = Path(__file__).with_name("trainer_choice_child.py")
 SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "grpo-config.schema.json"

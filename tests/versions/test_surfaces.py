@@ -12,29 +12,7 @@ import pytest
 import yaml
 
 from tests.conftest import REPO
-from tests.support.cli import grpo as grpo_command
-
-# Written for TRL 0.19: old names 0.19 reads, its boolean scale_rewards, defaults left to 0.19.
-OLD_RECIPE = """model_name_or_path: Qwen/Qwen2.5-1.5B-Instruct
-torch_dtype: bfloat16
-dataset_name: trl-lib/DeepMath-103K
-reward_funcs: [think_format_reward]  # 0.19.1's script registers only this one
-max_prompt_length: 512
-warmup_ratio: 0.1
-scale_rewards: true
-per_device_train_batch_size: 8
-num_generations: 8
-"""
-
-
-def grpo(*args: str, cwd: Path = REPO):
-    return grpo_command(*args, cwd=cwd)
-
-
-def file_object(*args: str) -> dict:
-    done = grpo("validate", "--format", "json", *args)
-    assert done.returncode in (0, 1), done.stderr
-    return json.loads(done.stdout)["files"][0]
+from tests.support.old_recipe import OLD_RECIPE, file_object, grpo
 
 
 @pytest.fixture

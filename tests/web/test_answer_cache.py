@@ -9,7 +9,7 @@ from grpo_web.api.memo import ENTRY_OVERHEAD_BYTES, AnswerCache
 from grpo_web.app import create_app
 from grpo_web.settings import Settings
 from tests.conftest import conformance_files
-from tests.web.test_fastlane import without_lane
+from tests.support.web_app import without_lane
 
 YAML = {"content-type": "application/yaml"}
 RECIPE = b"num_generations: 8\nper_device_train_batch_size: 4\nlearning_rate: 1e-6\n"

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -14,6 +12,7 @@ from grpo_schema.commands.export import modeline, schema_url
 from grpo_schema.engine.loader import load_yaml
 from grpo_web.presets import all_presets
 from grpo_web.presets import PRESET_DIR as EXAMPLES
+from tests.support.cli import grpo
 
 
 
@@ -56,7 +55,7 @@ def test_exported_yaml_passes_the_cli(http, tmp_path):
     preset = http.get("/api/v1/presets/dapo").json()
     path = tmp_path / "exported.yaml"
     path.write_text(http.post("/api/v1/yaml", json=preset["config"]).text)
-    done = subprocess.run([sys.executable, "-m", "grpo_schema", "validate", str(path)], capture_output=True, text=True)
+    done = grpo("validate", str(path))
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -148,8 +147,7 @@ def test_migrate_writes_what_grpo_migrate_writes_with_the_forms_edits_in_the_fil
     answer = response.json()
     path = tmp_path / "recipe.yaml"
     path.write_text(MIGRATE_0_19 + "learning_rate: 3.0e-06\n")
-    done = subprocess.run([sys.executable, "-m", "grpo_schema", "migrate", "--write", "--from", "0.19.1", str(path)],
-                          capture_output=True, text=True, timeout=60)
+    done = grpo("migrate", "--write", "--from", "0.19.1", str(path))
     assert done.returncode == 0, done.stderr
     assert answer["config"] == load_yaml(path.read_text()).data and answer["config"]["loss_type"] == "bnpo"
     assert "# as stored" in answer["yaml"] and answer["settings"]["trl_version"] == "1.16"

@@ -8,14 +8,14 @@ test-artifacts/screenshots/ for a person to look at; timings go to test-artifact
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from tests.support.artifacts import ARTIFACTS, merge_json
 from tests.support.browser import sync_api_or_skip
+from tests.support.cli import grpo
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "test-artifacts" / "screenshots"
@@ -29,9 +29,8 @@ sync_api = sync_api_or_skip()
 def timings_written():
     """The page timings this module measured, written for a person to read when it ends."""
     yield
-    if TIMINGS:
-        (ROOT / "test-artifacts").mkdir(exist_ok=True)
-        (ROOT / "test-artifacts" / "web-timings.json").write_text(json.dumps(TIMINGS, indent=2) + "\n")
+    if TIMINGS:  # beside another worker's share of this module: merged, not overwritten
+        merge_json(ARTIFACTS / "web-timings.json", TIMINGS)
 
 
 @pytest.fixture
@@ -156,8 +155,7 @@ def export_yaml(page, tmp_path: Path, screenshot: str | None = None) -> Path:
 
 
 def cli_validate(path: Path, *options: str) -> tuple[int, dict]:
-    done = subprocess.run([sys.executable, "-m", "grpo_schema", "validate", "--format", "json", *options, str(path)],
-                          capture_output=True, text=True, timeout=60)
+    done = grpo("validate", "--format", "json", *options, str(path))
     return done.returncode, json.loads(done.stdout)["files"][0]
 
 

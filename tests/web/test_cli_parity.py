@@ -72,8 +72,6 @@ def test_explain_has_the_interface_fields(http):
 def test_a_hardware_comment_asks_the_cli_and_the_service_for_the_same_fit(tmp_path):
     """`# grpo: --hardware SPEC` makes both check the memory fit; a bare hardware: section makes neither."""
     import json
-    import subprocess
-    import sys
 
     from fastapi.testclient import TestClient
 
@@ -87,8 +85,7 @@ def test_a_hardware_comment_asks_the_cli_and_the_service_for_the_same_fit(tmp_pa
     for text in (body, body.replace("# grpo: --hardware 1xH100-80GB\n", "hardware: 1xH100-80GB\n")):
         path = tmp_path / "run.yaml"
         path.write_text(text)
-        cli = json.loads(subprocess.run([sys.executable, "-m", "grpo_schema", "validate", str(path), "--format",
-                                         "json"], capture_output=True, text=True).stdout)["files"][0]
+        cli = json.loads(grpo("validate", str(path), "--format", "json").stdout)["files"][0]
         served = client.post("/api/v1/validate", content=text, headers={"content-type": "application/yaml"}).json()
         codes = [d["code"] for d in cli["diagnostics"]]
         assert codes == [d["code"] for d in served["diagnostics"]]

@@ -4,11 +4,11 @@ the same document as `grpo doctor --format json` on this interpreter."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 from grpo_web.api.doctor import TRL_ONLY
+from tests.support.cli import grpo
 
 ROOT = Path(__file__).resolve().parents[2]
 LIGER = "model_name_or_path: Qwen/Qwen3-0.6B\ndataset_name: d\noutput_dir: out\nuse_liger_kernel: true\n"
@@ -19,8 +19,7 @@ def test_get_doctor_is_the_cli_on_the_same_interpreter(live_server):
         response = client.get("/api/v1/doctor")
     assert response.status_code == 200
     doc = response.json()
-    cli = json.loads(subprocess.run([sys.executable, "-m", "grpo_schema", "doctor", "--format", "json"],
-                                    capture_output=True, text=True, cwd=ROOT, timeout=120).stdout)
+    cli = json.loads(grpo("doctor", "--format", "json", cwd=ROOT).stdout)
     assert doc["environment"]["packages"] == cli["environment"]["packages"]
     assert doc["environment"]["origin"] == sys.executable and doc["trl_release"] == cli["trl_release"]
     # the service's runs train with grpo_runtime: what concerns trl itself is left out, the rest is the CLI's

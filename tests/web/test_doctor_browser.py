@@ -5,14 +5,13 @@ the dialog judges the service's own interpreter for the config in the form, and 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import pytest
 
 from tests.support.browser import sync_api_or_skip
+from tests.support.cli import grpo
 from tests.support.form_page import (  # noqa: F401  (page and server: the fixtures)
     ROOT, TOKEN, import_text, page, server, shots,
 )
@@ -45,8 +44,7 @@ def cli_doctor(text: str, tmp_path: Path) -> dict:
 
     path = tmp_path / "run.yaml"
     path.write_text(text)
-    done = subprocess.run([sys.executable, "-m", "grpo_schema", "doctor", "--format", "json", str(path)],
-                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    done = grpo("doctor", "--format", "json", str(path), cwd=ROOT)
     doc = json.loads(done.stdout)
     doc["diagnostics"] = [d for d in doc["diagnostics"] if d["code"] not in TRL_ONLY]
     return doc

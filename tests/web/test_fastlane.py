@@ -17,9 +17,9 @@ from fastapi.testclient import TestClient
 from grpo_schema.engine.loader import load_yaml
 from tests.conftest import conformance_files
 from grpo_web.api import fastlane
-from grpo_web.api.fastlane import FastValidate
 from grpo_web.app import create_app
 from grpo_web.settings import Settings
+from tests.support.web_app import without_lane
 
 SETTINGS = Settings(max_body_bytes=64_000, max_world_size=64, cors_origins=["https://example.org"])
 QUERIES = ["", "world_size=2", "world_size=64", "world_size=65", "world_size=0", "world_size=08", "world_size=abc",
@@ -28,12 +28,6 @@ QUERIES = ["", "world_size=2", "world_size=64", "world_size=65", "world_size=0",
            "hardware=nope", "world_size=8&hardware=1xA100-40GB", "allow_env=HF_HOME", "allow_env=HF_HOME&path=x"]
 CONTENT_TYPES = ["application/yaml", "text/plain; charset=utf-8", "TEXT/YAML", "application/x-yaml",
                  "application/json", "application/xml", ""]
-
-
-def without_lane(settings: Settings):
-    app = create_app(settings)
-    app.user_middleware = [m for m in app.user_middleware if m.cls is not FastValidate]
-    return app
 
 
 @pytest.fixture(scope="module")

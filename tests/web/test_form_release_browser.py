@@ -7,13 +7,12 @@ and the schedule count what that release runs. Each test fails on the form as it
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from grpo_schema.engine.loader import load_yaml
 from tests.support.browser import sync_api_or_skip
+from tests.support.cli import grpo
 from tests.support.form_page import (  # noqa: F401  (page and server: the fixtures)
     ROOT, import_text, open_export, page, server, state, validations, wait_status, wait_validated,
 )
@@ -40,8 +39,7 @@ def cli_migrate(text: str, tmp_path, *options: str) -> tuple[str, str]:
     """`grpo migrate --write` on the text: (the migrated file, what it printed)."""
     path = tmp_path / "recipe.yaml"
     path.write_text(text)
-    done = subprocess.run([sys.executable, "-m", "grpo_schema", "migrate", "--write", *options, str(path)],
-                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+    done = grpo("migrate", "--write", *options, str(path), cwd=ROOT)
     assert done.returncode == 0, done.stderr
     return path.read_text(), done.stderr
 
@@ -92,8 +90,7 @@ use_vllm: true
 def cli_json(command: str, text: str, tmp_path, *options: str) -> dict:
     path = tmp_path / "config.yaml"
     path.write_text(text)
-    done = subprocess.run([sys.executable, "-m", "grpo_schema", command, "--format", "json", *options, str(path)],
-                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+    done = grpo(command, "--format", "json", *options, str(path), cwd=ROOT)
     document = json.loads(done.stdout)
     return document["files"][0] if "files" in document else document
 

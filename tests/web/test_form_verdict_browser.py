@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from tests.support.browser import open_page, sync_api_or_skip
+from tests.support.browser import form_page, sync_api_or_skip
 from tests.support.configs import BIG, SMALL
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -18,15 +18,8 @@ sync_api = sync_api_or_skip()
 
 @pytest.fixture
 def page(browser, live_server):
-    with open_page(browser, viewport={"width": 1366, "height": 900}) as page:
-        problems: list[str] = []
-        page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
-        page.on("console", lambda m: problems.append(f"console: {m.text}") if m.type == "error" else None)
-        page.goto(live_server.url + "/")
-        page.wait_for_selector("body[data-ready=true]", timeout=15_000)
-        page.evaluate("localStorage.clear()")
+    with form_page(browser, live_server.url) as page:
         yield page
-    assert problems == [], problems
 
 
 def import_yaml(page, text: str) -> None:

@@ -5,13 +5,12 @@ batch TRL refuses is still shown, with the relation that fails, its diagnostic's
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.support.browser import open_page, sync_api_or_skip
+from tests.support.browser import form_page, sync_api_or_skip
+from tests.support.cli import grpo
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -33,15 +32,8 @@ NOT_MICRO_BATCHES = "per_device_train_batch_size: 4\nnum_generations: 2\ngenerat
 
 @pytest.fixture
 def page(browser, live_server):
-    with open_page(browser, viewport={"width": 1366, "height": 900}) as page:
-        problems: list[str] = []
-        page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
-        page.on("console", lambda m: problems.append(f"console: {m.text}") if m.type == "error" else None)
-        page.goto(live_server.url + "/")
-        page.wait_for_selector("body[data-ready=true]", timeout=15_000)
-        page.evaluate("localStorage.clear()")
+    with form_page(browser, live_server.url) as page:
         yield page
-    assert problems == [], problems
 
 
 def import_yaml(page, text: str) -> None:
@@ -56,8 +48,7 @@ def import_yaml(page, text: str) -> None:
 def cli_explain_text(text: str, tmp_path: Path) -> str:
     path = tmp_path / "run.yaml"
     path.write_text(text)
-    done = subprocess.run([sys.executable, "-m", "grpo_schema", "explain", str(path)], capture_output=True,
-                          text=True, timeout=60, cwd=ROOT)
+    done = grpo("explain", str(path), cwd=ROOT)
     return done.stdout
 
 
