@@ -51,3 +51,17 @@ def test_releases_that_parse_the_cap_and_ignore_it_plan_the_length_given(tmp_pat
     assert length == 4000
     length, assumptions = planned(tmp_path, capsys, "max_prompt_length: 256\n", "0.25.1", "--prompt-length", "4000")
     assert length == 256
+
+
+def test_016_generates_one_micro_batch_at_a_time_even_when_it_reuses_them(tmp_path, capsys):
+    """0.16 with num_iterations 2 is walked as one generation of gradient_accumulation_steps slices, but each
+    micro-step generated its own 8 rows: the memory plan holds 8 generated rows, not 32."""
+    path = tmp_path / "r.yaml"
+    path.write_text(RECIPE + "gradient_accumulation_steps: 4\nnum_iterations: 2\n")
+
+    def rows(release):
+        main(["plan", str(path), "--trl-version", release, "--hardware", "1xH100-80GB", "--format", "json"])
+        return json.loads(capsys.readouterr().out)["files"][0]["settings"]["generation_rows"]
+
+    assert rows("0.16.1") == 8
+    assert rows("0.17.0") == 32  # 0.17 generated the four micro-batches at once

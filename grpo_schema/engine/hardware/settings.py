@@ -151,6 +151,19 @@ def _planned_prompt_length(result: Any, given: int | None, lengths: Any, reads: 
     return length
 
 
+def _generates_per_micro_step(result: Any) -> bool:
+    """Whether the judged release generates at each micro-step, for that micro-step alone (TRL 0.14-0.16: no
+    steps_per_generation, and a batch check without gradient_accumulation_steps), even where its schedule is walked
+    as one generation of several slices (0.16 reusing them for num_iterations optimizer steps)."""
+    from grpo_schema.engine.release import release_surface
+
+    release = release_surface(getattr(result, "trl_version", None))
+    if release is None or "steps_per_generation" in release.fields:
+        return False
+    train = release.batch.train_check
+    return train is None or "gradient_accumulation_steps" not in train.product
+
+
 def setup_from(result: Any, hardware: Hardware, *, prompt_length: int | None = None, strategy: str | None = None,
                section: dict | None = None, model_dtype: str = "bfloat16", engine: str = "trl",
                offload: str | None = None, local_files: bool = True, lengths: Any = None,
@@ -169,6 +182,8 @@ def setup_from(result: Any, hardware: Hardware, *, prompt_length: int | None = N
         notes.append(f"per_device_train_batch_size counts prompts in this release: {b} completions per micro-step "
                      f"({plan.per_device_train_batch_size} x num_generations {plan.num_generations})")
     rows = plan.generation_batch_size // max(world, 1) if plan is not None else b * config.gradient_accumulation_steps
+    if _generates_per_micro_step(result):  # TRL 0.14-0.16: each micro-step generates only what it trains on
+        rows = b
     dtype = weight_dtype(result, model_dtype)
     mixed = bool(_get(config, "bf16")) or bool(_get(config, "fp16")) or _get(config, "bf16") is None
     weight_bytes = 2 if dtype in HALF else 4
