@@ -118,3 +118,15 @@ def test_a_deprecated_key_the_release_parses_and_never_uses_is_said_to_have_no_e
     [found] = d006("0.26.2", max_prompt_length=4096)
     assert "no effect" in found.message
     assert d006("0.15.2", use_vllm=True, vllm_device="cuda:7") == []  # 0.15's trainer runs vLLM on that device
+
+
+def test_a_boolean_before_named_values_is_described_as_the_boolean_it_was():
+    """scale_rewards is a boolean up to 0.21: its 0.19 schema does not describe 1.16's 'group' / 'batch' / 'none'."""
+    def said(release):
+        schema = json.loads((REPO / "schemas" / f"trl-{release}" / "grpo-config.schema.json").read_text())
+        prop = schema["properties"]["scale_rewards"]
+        return prop["type"], prop["description"] + prop["markdownDescription"]
+
+    kind, text = said("0.19.1")
+    assert kind == "boolean" and "'batch'" not in text and "boolean" in text and "**Default:** `true`" in text
+    assert "'batch'" in said("1.8.0")[1]
