@@ -178,6 +178,8 @@ def export_config(config: dict[str, Any], schema_url: str, source: str | None = 
                   known_keys: set[str] | None = None) -> Exported:
     """`source_kind`: where `source` came from, "file" (imported) or "recipe" (a recipe the form started from,
     named `source_name`); the notes say which."""
+    bom = "\ufeff" if source and source.startswith("\ufeff") else ""  # stays the file's first character, above
+    source = source[len(bom):] if source else source  # the modeline: a BOM inside a YAML file is a syntax error
     commented = read_file_settings(source).world_size if source else None
     config, notes = with_world_size(config, world_size, write_world_size, commented)
     if source:
@@ -189,17 +191,18 @@ def export_config(config: dict[str, Any], schema_url: str, source: str | None = 
                 stale = stale_comments(source, changed, set(known_keys or ()) | set(loaded.data) | set(config))
                 text = apply_fix_to_text(drop_comments(source, stale) if stale else source, fix)
                 first = text.split("\n", 1)[0]
-                if _relative_modeline(first):  # editors find the schema from it, wherever the file is saved
-                    text = modeline(schema_url) + "\n" + text.split("\n", 1)[1]
+                eol = "\r\n" if "\r\n" in source else "\n"  # the file's own line ending: never a mixed file
+                if _relative_modeline(first.rstrip("\r")):  # editors find the schema from it, wherever it is saved
+                    text = modeline(schema_url) + eol + text.split("\n", 1)[1]
                 elif "yaml-language-server:" not in first:
-                    text = modeline(schema_url) + "\n" + text
+                    text = modeline(schema_url) + eol + text
                 what = ("Written into the recipe's text" + (f" ({source_name})" if source_name else "")
                         if source_kind == "recipe" else "Written into the imported file")
                 kept = [f"{what}: its comments and key order are kept."]
                 if stale:
                     kept.append(f"Dropped {len(stale)} comment line{'s' if len(stale) != 1 else ''} whose numbers "
                                 "described values changed since (they would contradict the file).")
-                return Exported(text, [*kept, *notes], kept_source=True)
+                return Exported(bom + text, [*kept, *notes], kept_source=True)
             except (EditError, TypeError, ValueError) as exc:  # EditError says why
                 notes.insert(0, f"The {'recipe' if source_kind == 'recipe' else 'imported file'}'s comments could "
                                 f"not be kept ({exc}); the config is written anew.")

@@ -32,6 +32,15 @@ function activate(context) {
   };
   // synchronize.configurationSection: the client sends {settings: {grpo: {...}}} whenever the settings change.
   client = new LanguageClient("grpo", "GRPO config", serverOptions, clientOptions);
+  // The files the client sends and the command that starts the server are fixed when the extension starts: say so
+  // when they change, rather than leave a new pattern silently unchecked until the next start.
+  context.subscriptions.push(vscode.workspace.onDidChangeConfiguration(async (event) => {
+    if (!event.affectsConfiguration("grpo.files") && !event.affectsConfiguration("grpo.command")) return;
+    const reload = "Reload Window";
+    const answer = await vscode.window.showInformationMessage(
+      "grpo.files and grpo.command apply once the window is reloaded.", reload);
+    if (answer === reload) vscode.commands.executeCommand("workbench.action.reloadWindow");
+  }));
   return client.start();
 }
 

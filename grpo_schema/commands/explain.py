@@ -200,7 +200,7 @@ def explain_command(argv: list[str]) -> int:
     from grpo_schema.commands.verl import explain_verl, is_verl
 
     if is_verl(args.dialect, data, shown):  # a verl launch script or YAML: its card in verl's names
-        return explain_verl(data, shown, args.format)
+        return explain_verl(data, shown, args.format, args.verl_version)
     result = check_text(data, path=shown, **options)
     document = explain_result(result, args.dataset_size, args.micro_steps, args.max_prompt_length)
     if args.format == "json":

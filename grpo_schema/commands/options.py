@@ -89,6 +89,9 @@ def add_check_options(parser: argparse.ArgumentParser) -> None:
     add_trl_version(parser)
     parser.add_argument("--dialect", choices=("trl", "verl"), default=None,
                         help="read the file as TRL's YAML or as a verl launch script / YAML (default: by content)")
+    parser.add_argument("--verl-version", default=None, metavar="X.Y[.Z]",
+                        help="the verl release a verl file is judged at (default: its `# grpo: --verl-version` "
+                             "comment or verl==X pin, else the newest known)")
 
 
 def check_options(args: argparse.Namespace, extra_overrides: list) -> dict:

@@ -54,7 +54,7 @@ def cmd_validate(args: argparse.Namespace, rest: list[str]) -> int:
         if is_verl(args.dialect, data, path):  # verl's launch scripts and YAML: their own checker
             if options_not_for_verl(args, trl_overrides):
                 raise UsageError(f"{shown}: {options_not_for_verl(args, trl_overrides)}")
-            sources[shown], result = data.decode("utf-8", "replace"), check_verl(data, shown)
+            sources[shown], result = data.decode("utf-8", "replace"), check_verl(data, shown, args.verl_version)
             results.append(result)
             files.append((shown, data))
             continue

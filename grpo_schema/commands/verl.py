@@ -37,18 +37,18 @@ def options_not_for_verl(args: argparse.Namespace, trl_overrides: Any = None) ->
             "file's trainer.n_gpus_per_node x trainer.nnodes, and overrides go in the script")
 
 
-def check_verl(data: bytes, path: str) -> Any:
+def check_verl(data: bytes, path: str, verl_version: str | None = None) -> Any:
     from grpo_schema.dialects.verl.check import check_verl_text
 
-    return check_verl_text(data, path)
+    return check_verl_text(data, path, verl_version)
 
 
-def explain_verl(data: bytes, path: str, fmt: str = "text") -> int:
+def explain_verl(data: bytes, path: str, fmt: str = "text", verl_version: str | None = None) -> int:
     from grpo_schema.dialects.verl.check import results_by_run
     from grpo_schema.dialects.verl.schedule import schedule
     from grpo_schema.render.verl_explain import render_verl_explain
 
-    runs = results_by_run(data.decode("utf-8", "replace"), path)
+    runs = results_by_run(data.decode("utf-8", "replace"), path, verl_version)
     if not runs:
         print(f"grpo explain: {path}: no verl launch found", file=sys.stderr)
         return EXIT_INVALID

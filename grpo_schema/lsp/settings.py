@@ -64,7 +64,8 @@ def from_client(options: Any, base: Settings | None = None) -> Settings:
     debounce = section.get("debounceMs")
     if isinstance(debounce, int) and not isinstance(debounce, bool) and 0 <= debounce <= 5_000:
         out = replace(out, debounce_ms=debounce)
-    patterns = section.get("filePatterns", section.get("file_patterns"))
+    # `files`: VS Code's own name for them (grpo.files), as its client sends the section on every change
+    patterns = section.get("filePatterns", section.get("file_patterns", section.get("files")))
     if isinstance(patterns, str):
         patterns = [patterns]
     if isinstance(patterns, list) and all(isinstance(p, str) for p in patterns):

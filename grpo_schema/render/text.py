@@ -84,7 +84,10 @@ def judged_for(result: CheckResult) -> str:
     """'; judged as TRL 0.19.1 (the trl installed beside this Python)': always said, 1.16 included, so that a
     reader knows which release's rules the verdict is (and which release to name when it is not theirs)."""
     if result.trl_version_source == "verl":  # a verl launch script or YAML (grpo_schema.dialects.verl)
-        return f"; judged as verl {result.trl_version} (the dialect's field table)"
+        how = {"flag": "--verl-version", "comment": "the file's # grpo: comment",
+               "requirements": "the file's verl== pin"}.get(result.sources.get("verl_version", ""),
+                                                           "the dialect's field table")
+        return f"; judged as verl {result.trl_version} ({how})"
     return f"; judged as {release_reason(result.trl_version, result.trl_version_source)}"
 
 

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import json
 import re
+import time
+
+import pytest
 
 from grpo_schema.lsp.settings import DEFAULT_FILE_PATTERNS
 from tests.conftest import REPO
@@ -34,3 +37,28 @@ def test_the_release_setting_accepts_releases_only():
     pattern = re.compile(PROPERTIES["grpo.trlVersion"]["pattern"])
     assert all(pattern.match(v) for v in ("1.16", "0.19.1", "v1.8"))
     assert not any(pattern.match(v) for v in ("banana", "1", "latest"))
+
+
+@pytest.mark.slow  # a language server's start and two settled publishes: 5-8 s
+def test_a_change_of_grpo_files_reaches_the_server_in_the_shape_vs_code_sends_it(tmp_path):
+    """vscode-languageclient's synchronize.configurationSection sends the `grpo` section as VS Code holds it (`files`,
+    not the `filePatterns` of the first message): a folder added to grpo.files is checked from then on."""
+    from tests.support.lsp import open_text, start_server
+
+    defaults = {name.removeprefix("grpo."): spec.get("default") for name, spec in PROPERTIES.items()}
+    first = {key: value for key, value in defaults.items() if key not in ("command", "files")}
+    client = start_server({"grpo": {**first, "filePatterns": defaults["files"]}})  # the extension's settings()
+    try:
+        (tmp_path / "configs").mkdir()
+        uri = open_text(client, tmp_path, "configs/run.yaml", "lerning_rate: 1.0e-6\nnum_generatons: 8\n")
+        assert client.wait_diagnostics(uri) == []  # two unknown keys, outside grpo.files: not a config to check
+        client.notify("workspace/didChangeConfiguration",
+                      {"settings": {"grpo": {**defaults, "files": [*defaults["files"], "**/configs/*.yaml"]}}})
+        deadline = time.monotonic() + 20
+        while not client.diagnostics.get(uri) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert client.diagnostics.get(uri), "the folder added to grpo.files is not checked"
+    finally:
+        client.close()
+    # the client's own document selector is fixed at its start: the extension asks for a reload when it changes
+    assert 'affectsConfiguration("grpo.files")' in EXTENSION and "workbench.action.reloadWindow" in EXTENSION

@@ -4,7 +4,10 @@ Reads a JSON list of cases from stdin, each {"overrides": [...], "config_name": 
 of verdicts: {"ok": true} or {"ok": false, "error": exception class, "message": first line}. One process and one
 Hydra initialisation for all cases: verl's import takes ~11 s, a compose + validate_config under a second.
 Also answers {"chunk": [length, chunks]} with DataProto.chunk and {"micro": [size, micro]} with
-prepare_micro_batches, verl's cluster-time code that runs on the CPU.
+prepare_micro_batches, verl's cluster-time code that runs on the CPU; {"critic": case} with verl's critic config
+class (its __post_init__ and validate, as validate_config calls them; the critic's model section is left out, since
+building it loads the model's files); and {"lora_rank": r} with verl's get_vllm_max_lora_rank, read from its source
+file without importing vLLM (verl's own fallback list of vLLM's ranks).
 """
 
 import contextlib
@@ -64,6 +67,39 @@ def micro_verdict(size, micro):
     return {"ok": True, "batches": len(batches)}
 
 
+def critic_verdict(case, compose):
+    from omegaconf import open_dict
+    from verl.utils.config import omega_conf_to_dataclass
+
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            cfg = compose(config_name=case.get("config_name", "ppo_trainer"), overrides=case["overrides"])
+            with open_dict(cfg.critic):
+                cfg.critic.model = None
+            critic = omega_conf_to_dataclass(cfg.critic)
+            critic.validate(cfg.trainer.n_gpus_per_node * cfg.trainer.nnodes, cfg.data.train_batch_size)
+    except BaseException as exc:  # noqa: BLE001
+        return {"ok": False, "error": type(exc).__name__, "message": _chain(exc)}
+    return {"ok": True}
+
+
+def lora_rank_verdict(rank):
+    import ast
+    import typing
+
+    import verl
+
+    path = os.path.join(os.path.dirname(verl.__file__), "workers", "rollout", "vllm_rollout", "utils.py")
+    tree = ast.parse(open(path).read())
+    (function,) = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "get_vllm_max_lora_rank"]
+    space = {"Literal": typing.Literal, "get_args": typing.get_args}
+    exec(compile(ast.Module([function], []), path, "exec"), space)  # noqa: S102 - verl's own function, alone
+    try:
+        return {"ok": True, "rank": space["get_vllm_max_lora_rank"](rank)}
+    except BaseException as exc:  # noqa: BLE001
+        return {"ok": False, "error": type(exc).__name__, "message": str(exc)}
+
+
 def main():
     from hydra import compose, initialize_config_dir
 
@@ -72,15 +108,30 @@ def main():
     from verl.utils.config import validate_config
 
     cases = json.load(sys.stdin)
-    out = []
-    with initialize_config_dir(config_dir=os.path.dirname(config_package.__file__), version_base=None):
-        for case in cases:
-            if "chunk" in case:
-                out.append(chunk_verdict(*case["chunk"]))
-            elif "micro" in case:
-                out.append(micro_verdict(*case["micro"]))
-            else:
-                out.append(verdict(case, compose, validate_config, need_reference_policy, need_critic))
+    out = [None] * len(cases)
+    trainer = os.path.dirname(config_package.__file__)
+    # verl's fully async trainer keeps its configs beside it; they extend ppo_trainer through Hydra's searchpath,
+    # which names verl's folders relative to the folder verl is installed in
+    fully_async = os.path.join(os.path.dirname(os.path.dirname(trainer)), "experimental", "fully_async_policy", "config")
+    os.chdir(os.path.dirname(os.path.dirname(os.path.dirname(trainer))))
+    for folder in (trainer, fully_async):
+        todo = [i for i, case in enumerate(cases)
+                if (case.get("critic") or case).get("config_name", "").startswith("fully_async") == (folder == fully_async)]
+        if not todo:
+            continue
+        with initialize_config_dir(config_dir=folder, version_base=None):
+            for i in todo:
+                case = cases[i]
+                if "critic" in case:
+                    out[i] = critic_verdict(case["critic"], compose)
+                elif "lora_rank" in case:
+                    out[i] = lora_rank_verdict(case["lora_rank"])
+                elif "chunk" in case:
+                    out[i] = chunk_verdict(*case["chunk"])
+                elif "micro" in case:
+                    out[i] = micro_verdict(*case["micro"])
+                else:
+                    out[i] = verdict(case, compose, validate_config, need_reference_policy, need_critic)
     json.dump(out, sys.stdout)
 
 

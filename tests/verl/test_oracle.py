@@ -17,7 +17,8 @@ import pytest
 
 from grpo_schema.dialects.verl.check import base_table, check_run, check_verl_text, read_runs
 from grpo_schema.dialects.verl.launch import Run
-from tests.verl.cases import ENVIRONMENT, PARSE_TIME, as_script, code_of, generated
+from tests.verl.cases import (ENVIRONMENT, LORA_RANKS, PARSE_TIME, as_script, code_of, critic_cases, generated, lora_cases,
+                              patterns)
 from tests.verl.oracle import ask, require_verl
 
 pytestmark = [pytest.mark.slow, pytest.mark.verl_oracle]
@@ -79,12 +80,18 @@ def oracle() -> dict[str, Any]:
     questions += [{k: v} for *_, queries in checked for k, v in queries.items()]
     questions += [case for runs in corpus.values() for case, _, _ in runs]
     questions += [{"overrides": overrides, "config_name": "ppo_trainer"} for _, overrides, _ in converted]
+    questions += [case for case, _ in patterns()]
+    questions += [{"critic": case} for case in critic_cases()] + lora_cases() + [{"lora_rank": r} for r in LORA_RANKS]
     answers = iter(ask(questions))
     verdicts = [next(answers) for _ in checked]
     cluster = [{k: next(answers) for k in queries} for *_, queries in checked]
     corpus_verdicts = {name: [next(answers) for _ in runs] for name, runs in corpus.items()}
     conversions = [(name, overrides, trl, next(answers)) for name, overrides, trl in converted]
-    return {"checked": checked, "verdicts": verdicts, "cluster": cluster, "corpus": corpus,
+    pattern_verdicts = [(case, code, next(answers)) for case, code in patterns()]
+    critic = [(case, next(answers)) for case in critic_cases()]
+    lora = [(case, next(answers)) for case in lora_cases()]
+    ranks = [(rank, next(answers)) for rank in LORA_RANKS]
+    return {"patterns": pattern_verdicts, "critic": critic, "lora": lora, "ranks": ranks, "checked": checked, "verdicts": verdicts, "cluster": cluster, "corpus": corpus,
             "corpus_verdicts": corpus_verdicts, "conversions": conversions}
 
 
@@ -125,6 +132,49 @@ def test_generated_override_sets_get_verls_verdict(oracle: dict[str, Any]) -> No
     assert not mismatches, f"{len(mismatches)} disagreements, first: {mismatches[:3]}"
 
 
+def test_patterns_of_real_scripts_get_verls_verdict(oracle: dict[str, Any]) -> None:
+    """The reading and key patterns held-out launch scripts showed (model engines, fields added with +, Hydra's
+    grammar, a LoRA run without a rollout engine): verl's verdict, and grpo's code for it."""
+    for case, expected, verdict in oracle["patterns"]:
+        ours = _errors(check_verl_text(as_script(case), "case.sh").diagnostics) & PARSE_TIME
+        assert (code_of(verdict["message"]) if not verdict["ok"] else None) == expected, (case, verdict)
+        assert ours == ({expected} if expected else set()), (case["overrides"][-1], sorted(ours))
+
+
+def test_critic_rule_is_verls_critic_config(oracle: dict[str, Any]) -> None:
+    """GRPO-Q019 fires exactly when verl's critic config class refuses the critic's batch sizes (its __post_init__
+    and validate, as validate_config runs them; the oracle cannot build a whole critic, whose model it would load)."""
+    refused = 0
+    for case, verdict in oracle["critic"]:
+        ours = "GRPO-Q019" in _errors(check_verl_text(as_script(case), "case.sh").diagnostics)
+        assert ours == (not verdict["ok"]), (case["overrides"], verdict)
+        refused += not verdict["ok"]
+    assert 6 <= refused <= len(oracle["critic"]) - 6, refused  # both verdicts are exercised
+
+
+def test_lora_rules_are_verls_lora_check(oracle: dict[str, Any]) -> None:
+    """GRPO-Q020 and GRPO-Q025 read the LoRA rank as validate_config does: verl asks vLLM for its ranks exactly when
+    the rank served (model.lora.rank, else model.lora_rank; none when merged) is positive with vLLM rollouts; and the
+    largest rank is the one verl's own get_vllm_max_lora_rank allows."""
+    from grpo_schema.dialects.verl.rules.parse_time import VLLM_MAX_LORA_RANK, served_lora_rank
+
+    for case, verdict in oracle["lora"]:
+        runs, _ = read_runs(as_script(case), "case.sh")
+        _, config = check_run(runs[0])
+        asks_vllm = not verdict["ok"] and any(text in verdict["message"] for text in ENVIRONMENT)
+        assert asks_vllm == (served_lora_rank(config) > 0 and config["actor_rollout_ref.rollout.name"] == "vllm"), (
+            case["overrides"], verdict)
+        without_name = [o for o in case["overrides"] if not o.startswith("actor_rollout_ref.rollout.name")]
+        named = "GRPO-Q025" in _errors(check_verl_text(as_script({**case, "overrides": without_name}), "c.sh")
+                                       .diagnostics)
+        assert named == (served_lora_rank(config) > 0), case["overrides"]
+    for rank, verdict in oracle["ranks"]:
+        script = as_script({"overrides": ["actor_rollout_ref.rollout.name=vllm",  # the rank alone decides Q020
+                                          f"actor_rollout_ref.model.lora_rank={rank}"], "config_name": "ppo_trainer"})
+        assert ("GRPO-Q020" in _errors(check_verl_text(script, "case.sh").diagnostics)) == (not verdict["ok"]), rank
+    assert max(r for r, v in oracle["ranks"] if v["ok"]) == VLLM_MAX_LORA_RANK
+
+
 def test_cluster_rules_agree_with_verls_own_code(oracle: dict[str, Any]) -> None:
     compared = {"chunk": 0, "micro": 0, "split": 0}
     for (case, result, config, queries), answers in zip(oracle["checked"], oracle["cluster"]):
@@ -162,7 +212,7 @@ def test_trl_recipes_converted_are_accepted_by_verl(oracle: dict[str, Any]) -> N
 def test_corpus_file_gets_verls_verdict(oracle: dict[str, Any], name: str) -> None:
     if not CORPUS_FILES:
         pytest.skip(f"{CORPUS} is not there (the checkout's parent has shared/ in CI)")
-    for (case, ours, run), verdict in zip(oracle["corpus"][name], oracle["corpus_verdicts"][name]):
+    for (_case, ours, run), verdict in zip(oracle["corpus"][name], oracle["corpus_verdicts"][name]):
         if not verdict["ok"] and any(text in verdict["message"] for text in ENVIRONMENT):
             continue  # verl imports vLLM to check the LoRA rank; the oracle has no vLLM
         parse_time = ours & PARSE_TIME

@@ -127,3 +127,118 @@ def test_an_array_built_only_in_a_branch_is_a_launch_part_not_read() -> None:
             'python3 -m verl.trainer.main_ppo "${A[@]}" actor_rollout_ref.rollout.n=4\n')
     (d,) = [d for d in check_verl_text(text, "run.sh").diagnostics if d.code == "GRPO-Q007"]
     assert d.severity == "warning" and "A is assigned only inside a `if` at line 1" in d.message and d.line == 4
+
+
+HELD_IN_A_STRING = """\
+#!/bin/bash
+GPUS=8
+CMD="python3 -m verl.trainer.main_ppo \\
+    algorithm.adv_estimator=grpo \\
+    data.train_batch_size=$((GPUS * 8)) \\
+    actor_rollout_ref.rollout.n=8 \\
+    trainer.project_name=\\"reasoning\\" \\
+    trainer.n_gpus_per_node=$GPUS"
+if [ "$FP8" = true ]; then
+    CMD="$CMD +actor_rollout_ref.actor.optim.eight_bit=True"
+fi
+CMD="$CMD actor_rollout_ref.actor.ppo_mini_batch_sise=16"
+eval $CMD
+"""
+
+
+def test_a_launch_held_in_a_variable_and_run_by_eval() -> None:
+    runs, _ = runs_in_script(HELD_IN_A_STRING)
+    (run,) = runs
+    assert run.last("data.train_batch_size").value == 64 and run.last("trainer.project_name").text == "reasoning"
+    assert (run.last("trainer.n_gpus_per_node").line, run.last("trainer.n_gpus_per_node").column) == (8, 5)
+    assert run.last("actor_rollout_ref.actor.optim.eight_bit") is None  # only inside the branch
+    found = check_verl_text(HELD_IN_A_STRING, "run.sh").diagnostics
+    (typo,) = [d for d in found if d.code == "GRPO-Q004"]
+    assert typo.line == 12 and "ppo_mini_batch_size" in typo.hint  # the piece CMD="$CMD ..." added
+    assert any(d.code == "GRPO-Q008" and "CMD is changed inside a `if` at line 9" in d.message for d in found)
+    for runner in ('bash -c "$CMD"', "$CMD", 'eval "${CMD}"'):
+        assert len(runs_in_script(HELD_IN_A_STRING.replace("eval $CMD", runner))[0]) == 1, runner
+
+
+def test_here_documents_are_text_not_script() -> None:
+    text = """\
+cat > check.py <<'PYEOF'
+print(f"it's {1}")
+PYEOF
+python3 - << "EOF"
+print("don't")
+EOF
+cat <<-END
+\tit's indented
+\tEND
+python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo \\
+    actor_rollout_ref.rollout.n=1 <<< 'a here-string'
+"""
+    found = check_verl_text(text, "run.sh").diagnostics
+    assert not [d for d in found if d.code == "GRPO-Q009"]
+    (group,) = [d for d in found if d.code == "GRPO-Q050"]
+    assert (group.line, group.column) == (11, 5)
+
+
+def test_a_brace_group_runs_and_a_function_body_does_not() -> None:
+    text = """\
+#!/bin/bash
+{
+    nodes=${NNODES:-2}
+    mini=32
+    wait_for_cluster() {
+        mini=999
+    }
+    function cleanup {
+        mini=998
+    }
+    if [[ $RANK -eq 0 ]]; then
+        ray job submit --address="http://127.0.0.1:8265" -- python3 -m recipe.dapo.main_dapo \\
+            actor_rollout_ref.actor.ppo_mini_batch_size=${mini} trainer.nnodes="${nodes}"
+    fi
+}
+"""
+    (run,) = runs_in_script(text)[0]
+    assert run.entry == "recipe.dapo.main_dapo" and run.block == "a `if` at line 11"
+    assert run.last("trainer.nnodes").value == 2
+    mini = run.last(A + "ppo_mini_batch_size")
+    assert mini.value == 32 and "inside a `function cleanup` at line 8" in mini.notes[0]
+
+
+def test_an_unquoted_variable_of_several_overrides_is_split_into_words() -> None:
+    text = """\
+n_resp=8
+ROLLOUT_CONFIG="
+    actor_rollout_ref.rollout.name=vllm \\
+    actor_rollout_ref.rollout.n=$n_resp \\
+    actor_rollout_ref.rollout.val_kwargs.top_p=0.7"
+EXTRA=(
+    model_engine=dp
+    $ROLLOUT_CONFIG
+)
+python -m verl.trainer.main_ppo algorithm.adv_estimator=grpo "${EXTRA[@]}" $ROLLOUT_CONFIG
+"""
+    (run,) = runs_in_script(text)[0]
+    n = run.last("actor_rollout_ref.rollout.n")
+    assert (n.value, n.line, n.column) == (8, 4, 5)
+    assert [s.key for s in run.settings].count("actor_rollout_ref.rollout.name") == 2 and not run.unread
+    # quoted, it is one word, as the shell passes it: not an override Hydra reads
+    (quoted,) = runs_in_script(text.replace('"${EXTRA[@]}" $ROLLOUT_CONFIG', '"${EXTRA[@]}" "$ROLLOUT_CONFIG"'))[0]
+    assert len(quoted.settings) == 5 and len(quoted.unread) == 1
+
+
+def test_a_recipes_own_config_under_the_fully_async_entry() -> None:
+    text = """\
+ray job submit --no-wait -- python3 -m verl.experimental.fully_async_policy.fully_async_main \\
+    --config-path=config --config-name='fully_async_dapo_trainer.yaml' \\
+    data.train_batch_size=0 actor_rollout_ref.actor.ppo_mini_batch_size=32 actor_rollout_ref.rollout.n=16 \\
+    actor_rollout_ref.actor.use_dynamic_bsz=True async_training.require_batches=4
+"""
+    found = check_verl_text(text, "run.sh").diagnostics
+    assert [d.code for d in found if d.severity != "info"] == []  # async_training is known; no train_batch_size rule
+
+
+def test_an_assignment_of_a_variable_of_several_words_is_not_split() -> None:
+    text = 'OPTS="trainer.nnodes=2 trainer.n_gpus_per_node=4"\nALL=$OPTS\npython3 -m verl.trainer.main_ppo $ALL\n'
+    (run,) = runs_in_script(text)[0]
+    assert (run.last("trainer.nnodes").value, run.last("trainer.n_gpus_per_node").value) == (2, 4)  # both words

@@ -34,6 +34,7 @@ CASES: dict[str, tuple[list[str], list[str]]] = {
                   ["algorithm.adv_estimator=gae", "critic.ppo_micro_batch_size_per_gpu=4"]),
     "GRPO-Q020": (["actor_rollout_ref.model.lora_rank=1024", R + "name=vllm"],
                   ["actor_rollout_ref.model.lora_rank=1024", R + "name=sglang"]),
+    "GRPO-Q025": (["actor_rollout_ref.model.lora_rank=32"], ["actor_rollout_ref.model.lora_rank=32", R + "name=vllm"]),
     "GRPO-Q030": (["trainer.n_gpus_per_node=6"], ["trainer.n_gpus_per_node=4"]),
     "GRPO-Q031": ([A + "ppo_micro_batch_size_per_gpu=5"], [A + "ppo_micro_batch_size_per_gpu=8"]),
     "GRPO-Q032": (["trainer.n_gpus_per_node=1", R + "n=8", "data.train_batch_size=16"],

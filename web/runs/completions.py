@@ -325,6 +325,28 @@ def read_page(output_dir: str | Path, step: int | None, limit: int, offset: int,
     return page
 
 
+def restart_offset(output_dir: str | Path, first_step: int, after: int = 0) -> int | None:
+    """Where a run that resumed the line at `first_step` began appending to the file its parent wrote, worked out
+    from the rows alone (for a database from before the service recorded it): the first row of `first_step`, past
+    byte `after` (where the parent's own rows begin), that follows a row of a later step, i.e. where the steps went
+    back. None when the steps never went back there (the successor began after the parent's last step: the parent's
+    last step bounds its rows already)."""
+    path = source(output_dir)
+    if path is None:
+        return None
+    index = index_of(path)
+    with index.lock:
+        starts = index.by_step.get(first_step, array("q"))
+        candidates = [row for row in starts if row > 0 and index.offsets[row] > after]
+        if not candidates:
+            return None
+        step_of = {row: at for at, found in index.by_step.items() for row in found}
+        for row in candidates:
+            if step_of.get(row - 1, first_step) > first_step:
+                return int(index.offsets[row])
+    return None
+
+
 def readable_lines(output_dir: str | Path, bound: Bound = Bound()) -> tuple[Path, int, Iterator[bytes]] | None:
     """The file, how many of its lines are not completion rows, and its completion rows' lines as the run wrote
     them, in slices of at most SCAN_CHUNK (the download: JSON lines any reader takes, whatever damage the file has)."""

@@ -41,6 +41,27 @@ def own_completions(run: Run, latest: dict | None) -> completions.Bound:
     return completions.Bound(own_last_step(run, latest), run.completions_end)
 
 
+def find_completions_ends(store: Store) -> None:
+    """For a database from before the service recorded where each successor began appending (completions_end): work
+    it out once from the completions file (where the steps went back to the successor's first step), oldest run
+    first, so each search starts past the parent's own beginning. A parent and its successor that both ran a step
+    then show their own rows of it, never each other's."""
+    ends: dict[str, int] = {}
+    for run in reversed(store.list(limit=1 << 30)):
+        if run.completions_end is not None:
+            ends[run.id] = run.completions_end
+        if not run.resumed_by or run.completions_end is not None or run.replaced_by:
+            continue
+        successor = store.get(run.resumed_by)
+        if successor is None:
+            continue
+        end = completions.restart_offset(run.output_dir, start_step(successor) + 1,
+                                         after=ends.get(run.resumed_from or "", 0))
+        if end is not None:
+            store.update(run.id, completions_end=end)
+            ends[run.id] = end
+
+
 def own_checkpoints(run: Run, latest: dict | None) -> list[Path]:
     """The complete checkpoints the run can show: none once its output_dir was overwritten, none past its own last
     step once a successor trains on there."""

@@ -19,7 +19,7 @@ import threading
 import time
 from pathlib import Path
 
-from grpo_web.runs import backends, launcher, outputs, resumable
+from grpo_web.runs import backends, documents, launcher, outputs, resumable
 from grpo_web.runs.backend import BackendUnavailable, JobState, SubmitRefused
 from grpo_web.runs.settings import RunsSettings
 from grpo_web.runs.store import ACTIVE, Run, Store
@@ -78,6 +78,7 @@ class RunManager:
     # --- lifecycle -------------------------------------------------------------------------------------------------
     def open(self) -> "RunManager":
         with self._lock:
+            documents.find_completions_ends(self.store)
             self._recover()
             self._pump()
         self._thread.start()

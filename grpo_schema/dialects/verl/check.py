@@ -13,11 +13,13 @@ from typing import Any
 
 from grpo_schema.dialects.verl import codes
 from grpo_schema.dialects.verl.config import VerlConfig, build
-from grpo_schema.dialects.verl.fields import FieldTable, release, table
-from grpo_schema.dialects.verl.launch import Run, Setting, runs_in_script
+from grpo_schema.dialects.verl.fields import FieldTable, engine_base, release, releases, resolve, table
+from grpo_schema.dialects.verl.hydra_grammar import value_problem
+from grpo_schema.dialects.verl.launch import UNKNOWN, Run, Setting, entry_config, runs_in_script
 from grpo_schema.dialects.verl.rules import VerlContext, load_verl_rules
 from grpo_schema.dialects.verl.yamlfile import read_yaml
 from grpo_schema.engine.check import CheckResult
+from grpo_schema.engine.closematch import suggest
 from grpo_schema.engine.diagnostics import Diagnostic, Fix
 from grpo_schema.engine.rules import run_rules
 
@@ -47,21 +49,49 @@ def read_runs(text: str, path: str) -> tuple[list[Run], list[Diagnostic]]:
         return runs, problems
     runs, script = runs_in_script(text)
     problems = [Diagnostic(codes.SHELL_SYNTAX, "error", p.message, line=p.line, column=p.column,
-                           hint="close it; the rest of the script is not read") for p in script.problems]
+                           hint="close it; the rest of the script is not read") if p.severity == "error" else
+                Diagnostic(codes.SCRIPT_NOTE, p.severity, p.message, line=p.line, column=p.column)
+                for p in script.problems]
     return runs, problems
 
 
-def check_verl_text(text: str | bytes, path: str = "<string>") -> CheckResult:
+_PIN = re.compile(r"\bverl\s*==\s*v?(\d+\.\d+(?:\.\d+)?)")
+_COMMENT = re.compile(r"^\s*#\s*grpo:.*--verl-version[= ]\s*v?(\S+)", re.M)
+
+
+def declared_release(text: str, flag: str | None = None) -> tuple[str, str, Diagnostic | None]:
+    """The verl release a file is judged at and how it was declared: --verl-version (flag), a `# grpo:
+    --verl-version X` comment, a pin in the file (`pip install verl==0.8.0`: requirements), else the newest
+    release the dialect knows (default). A release with no table is said, and the newest judges it."""
+    found = ((flag, "flag"),) if flag else ()
+    comment, pin = _COMMENT.search(text), _PIN.search(text)
+    found += ((comment.group(1), "comment"),) if comment else ()
+    found += ((pin.group(1), "requirements"),) if pin else ()
+    for declared, source in found[:1]:
+        version = resolve(declared)
+        if version is not None:
+            return version, source, None
+        line = text[:(comment or pin).start()].count("\n") + 1 if source != "flag" and (comment or pin) else 1
+        return release(), "default", Diagnostic(
+            codes.SCRIPT_NOTE, "warning", f"verl {declared} ({source}) has no field table here; judged as verl "
+            f"{release()}", line=line, column=1, hint=f"the releases known: {', '.join(releases())}")
+    return release(), "default", None
+
+
+def check_verl_text(text: str | bytes, path: str = "<string>", verl_version: str | None = None) -> CheckResult:
     if isinstance(text, bytes):
         text = text.decode("utf-8", "replace")
+    version, source, unknown_release = declared_release(text, verl_version)
     runs, diagnostics = read_runs(text, path)
-    result = CheckResult(path=path, world_size=8, trl_version=release(), trl_version_source="verl")
+    diagnostics += [unknown_release] if unknown_release else []
+    result = CheckResult(path=path, world_size=8, trl_version=version, trl_version_source="verl")
+    result.sources["verl_version"] = source
     if not runs and not any(d.severity == "error" for d in diagnostics):
         diagnostics.append(Diagnostic(codes.NOT_A_LAUNCH, "error", "no launch of verl's trainer found",
                                       line=1, column=1, hint="a verl launch is `python3 -m verl.trainer.main_ppo "
                                       "key=value ...`; for a TRL config, validate without --dialect verl"))
     for index, run in enumerate(runs):
-        found, config = check_run(run)
+        found, config = check_run(run, version)
         if index == 0 and config is not None and declared_gpus(config) is not None:
             result.world_size = declared_gpus(config) or 0
         diagnostics.extend(_labelled(found, index, run) if len(runs) > 1 else found)
@@ -82,15 +112,36 @@ def _labelled(found: list[Diagnostic], index: int, run: Run) -> list[Diagnostic]
     return [replace(d, message=f"run {index + 1} (line {run.line}): {d.message}") for d in found]
 
 
-def base_table(run: Run) -> FieldTable:
+def base_table(run: Run, version: str | None = None) -> FieldTable:
+    """The keys of the config the run composes at a release: its base config, or ppo_trainer with the model_engine
+    it picks."""
     engine = run.last("model_engine")
-    name = "ppo_megatron_trainer" if engine is not None and engine.text == "megatron" else run.config_name
-    return table(name)
+    name = engine_base(engine.text, version) if engine is not None and engine.text else None
+    if name is None and table(run.config_name, version).base != run.config_name.removesuffix(".yaml"):
+        name = entry_config(run.entry)  # a recipe's own config (--config-path): judged as its entry's base
+    return table(name or run.config_name, version)
 
 
-def check_run(run: Run) -> tuple[list[Diagnostic], VerlConfig | None]:
-    fields = base_table(run)
+def _engine_problem(run: Run, fields: FieldTable) -> Diagnostic | None:
+    """model_engine picks a config group option (verl's model_engine/<name>.yaml); Hydra stops on one it lacks."""
+    engine = run.last("model_engine")
+    choices = fields.get("model_engine").choices if fields.get("model_engine") else ()
+    if engine is None or not engine.known or not choices or engine.text in choices:
+        return None
+    suggestion = suggest(engine.text or "", frozenset(choices))
+    return Diagnostic(codes.UNKNOWN_ENGINE, "error", f"model_engine={engine.text}: verl {fields.release} has no "
+                      f"model engine {engine.text!r} (it has {', '.join(choices)}); Hydra stops composing the config",
+                      line=engine.line, column=engine.column, fields=("model_engine",),
+                      hint=(f"did you mean {suggestion}? " if suggestion else "") + "a newer verl release, or a "
+                      "fork, may have it: check the release the script is for")
+
+
+def check_run(run: Run, version: str | None = None) -> tuple[list[Diagnostic], VerlConfig | None]:
+    fields = base_table(run, version)
     found: list[Diagnostic] = list(_script_notes(run, fields))
+    engine = _engine_problem(run, fields)
+    if engine is not None:
+        found.append(engine)
     failed: set[str] = set()
     current = fields.defaults()
     for setting in run.settings:
@@ -101,6 +152,12 @@ def check_run(run: Run) -> tuple[list[Diagnostic], VerlConfig | None]:
             if problem.severity == "error":
                 failed.add(setting.key)
     config = build(run, fields)
+    if run.entry.endswith("fully_async_main"):
+        # the fully async trainer's step is async_training.require_batches mini-batches; data.train_batch_size
+        # (0 in verl's own recipes) does not size it, so the rules that read it are left out
+        config.values["data.train_batch_size"] = UNKNOWN
+        config.unknown["data.train_batch_size"] = ("the fully async trainer sizes its step by "
+                                                   "async_training.require_batches x ppo_mini_batch_size")
     failed |= set(config.unknown)
     found.extend(_unknown_notes(config))
     rule_found = run_rules(config, VerlContext(), failed, rules=load_verl_rules())  # type: ignore[arg-type]
@@ -117,6 +174,15 @@ def _script_notes(run: Run, fields: FieldTable) -> list[Diagnostic]:
         notes.append(Diagnostic(codes.SCRIPT_NOTE, "info", f"the base config {run.config_name!r} comes from "
                                 f"{run.config_path or 'a --config-path folder'}; keys are checked against verl's "
                                 f"{fields.base}", line=run.line, column=1))
+    if _before(fields.release, (0, 9)) and not run.entry.endswith("main_ppo_v0"):
+        notes.append(Diagnostic(codes.SCRIPT_NOTE, "info", f"verl {fields.release} runs its own config checks "
+                                "(validate_config) inside Ray, after the cluster is allocated (0.9.0 moved them before "
+                                "Ray): the parse-time findings here are found there on the cluster", line=run.line,
+                                column=1))
+    if run.entry.endswith("fully_async_main"):
+        notes.append(Diagnostic(codes.SCRIPT_NOTE, "info", "fully_async_main is verl's fully async trainer: it runs "
+                                "verl's own checks inside Ray, after the cluster is allocated; the rules here judge its "
+                                "config as verl's trainer would", line=run.line, column=1))
     if run.entry.endswith("main_ppo_v0"):
         notes.append(Diagnostic(codes.SCRIPT_NOTE, "info", "main_ppo_v0 is verl's legacy path: it runs verl's own "
                                 "checks inside Ray, after the cluster is allocated, not before", line=run.line,
@@ -136,11 +202,26 @@ def _script_notes(run: Run, fields: FieldTable) -> list[Diagnostic]:
     return notes
 
 
+# sections whose config class verl declares but never builds them from: verl 0.9.1 reads `reward` as a mapping
+# (its reward loop takes reward.reward_kwargs, which DAPO's recipes add with +)
+_NOT_BUILT = ("reward",)
+# mappings verl hands on whole to another library, whose keys it does not list: ray.init's keyword arguments
+_PASSED_ON = ("ray_kwargs.ray_init.",)
+
+
+def _before(version: str, line: tuple[int, int]) -> bool:
+    parts = tuple(int(p) for p in version.split(".")[:2] if p.isdigit())
+    return parts < line
+
+
 def _key_problem(setting: Setting, fields: FieldTable, current: dict[str, Any]) -> Diagnostic | None:
     """Hydra's verdict on the key: an override must name an existing key; `+` adds one, and may fill a key whose
     value is null, but not replace a value."""
-    known = fields.get(setting.key) is not None
+    field = fields.get(setting.key)
+    known = field is not None
     where = {"line": setting.line, "column": setting.column, "fields": (setting.key,)}
+    if field is not None and field.absent:
+        return None if setting.op != "" else _absent_key(setting, fields, where)
     if setting.op == "+" and known and (current.get(setting.key) is not None or fields.get(setting.key).type == "dict"):
         return Diagnostic(codes.APPEND_EXISTING, "error", f"+{setting.key} adds a key verl already has", **where,
                           hint=f"write {setting.key}={setting.text}", fix=Fix(set={setting.key: setting.value},
@@ -150,14 +231,20 @@ def _key_problem(setting: Setting, fields: FieldTable, current: dict[str, Any]) 
     if setting.op == "":
         return _unknown_key(setting, fields, where)
     parent = fields.nearest_parent(setting.key)
-    if fields.is_dataclass_node(parent):
+    if fields.is_dataclass_node(parent) and parent not in _NOT_BUILT:
         return _not_a_dataclass_field(setting, fields, parent, where)
-    if fields.inside_dataclass(setting.key):
-        return None  # a key of a free-form mapping inside a section (engine_kwargs, ...): read as given
+    if fields.inside_dataclass(setting.key) or setting.key.startswith(_PASSED_ON):
+        return None  # a key of a free-form mapping (engine_kwargs, ray.init's arguments, ...): read as given
     how = "the file adds it" if setting.op == "file" else f"`{setting.op}` adds it"
     return Diagnostic(codes.ADDED_KEY, "warning", f"{setting.key} is not a key of verl {fields.release}'s "
                       f"{fields.base} config ({how}); verl's trainer does not read it", **where,
                       hint=_did_you_mean(setting.key, fields) or "a recipe or fork of verl may read it")
+
+
+def _absent_key(setting: Setting, fields: FieldTable, where: dict[str, Any]) -> Diagnostic:
+    return Diagnostic(codes.UNKNOWN_KEY, "error", f"{setting.key} is a field of verl {fields.release}'s config class "
+                      f"but not of its {fields.base} YAML, so Hydra refuses to override it", **where,
+                      hint=f"add it: +{setting.key}={setting.text}")
 
 
 def _unknown_key(setting: Setting, fields: FieldTable, where: dict[str, Any]) -> Diagnostic:
@@ -187,27 +274,13 @@ def _did_you_mean(key: str, fields: FieldTable) -> str:
 _PYTHON_TYPES = {"int": (int,), "float": (int, float), "bool": (bool,)}
 
 
-def _unbalanced(text: str) -> bool:
-    depth, quote = 0, ""
-    for ch in text:
-        if quote:
-            quote = "" if ch == quote else quote
-        elif ch in "'\"":
-            quote = ch
-        elif ch in "[{(":
-            depth += 1
-        elif ch in "]})":
-            depth -= 1
-            if depth < 0:
-                return True
-    return depth != 0 or bool(quote)
-
-
 def _value_problem(setting: Setting, fields: FieldTable) -> Diagnostic | None:
-    if setting.known and setting.text and _unbalanced(setting.text):
+    grammar = value_problem(setting.text) if setting.known and setting.text and setting.op != "file" else None
+    if grammar is not None:
         return Diagnostic(codes.BAD_OVERRIDE, "error", f"the value of {setting.key}, {setting.text!r}, does not "
-                          "parse: a bracket or quote is not closed", line=setting.line, column=setting.column,
-                          fields=(setting.key,), hint="quote the whole override for the shell: 'key=[a,b]'")
+                          f"parse as a Hydra override: {grammar}", line=setting.line, column=setting.column,
+                          fields=(setting.key,), hint="quote the value for Hydra inside the shell's quotes: "
+                          "'key=\"a value\"', and lists as 'key=[a,b]'")
     field = fields.get(setting.key)
     if field is None or not setting.known or field.type not in _PYTHON_TYPES:
         return None
@@ -257,10 +330,12 @@ def _place(diagnostic: Diagnostic, config: VerlConfig, run: Run) -> Diagnostic:
     return diagnostic.with_position(run.line, 1)
 
 
-def results_by_run(text: str, path: str) -> list[tuple[Run, list[Diagnostic], VerlConfig | None]]:
+def results_by_run(text: str, path: str, verl_version: str | None = None
+                   ) -> list[tuple[Run, list[Diagnostic], VerlConfig | None]]:
     """Each run with its own diagnostics and config (grpo explain and convert read them one run at a time)."""
     runs, _ = read_runs(text, path)
-    return [(run, *check_run(run)) for run in runs]
+    version, _, _ = declared_release(text, verl_version)
+    return [(run, *check_run(run, version)) for run in runs]
 
 
 __all__ = ["check_verl_text", "looks_like_verl", "results_by_run", "check_run", "read_runs"]

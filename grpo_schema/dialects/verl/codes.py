@@ -51,3 +51,7 @@ BAD_OVERRIDE = declare("GRPO-Q023", "error", "override Hydra cannot parse",
                      "Every word after the entry point is a Hydra override (`key=value`, `+key=value`, `~key`) or a "
                      "Hydra option; this one is neither, or its value's brackets or quotes do not close. Hydra stops "
                      "on it before anything runs.")
+UNKNOWN_ENGINE = declare("GRPO-Q024", "error", "model engine the verl release does not have",
+                        "model_engine picks one of verl's model_engine config files (dp, megatron, ...); Hydra stops "
+                        "composing the config on a name the installed release does not ship, before anything runs. A "
+                        "newer release or a fork may have it.")

@@ -14,8 +14,12 @@ from typing import Any
 from grpo_schema.dialects.verl.shell import Command, Script, Word, read_script
 
 # Entry points that take verl's trainer config: verl's own and the recipes' (`recipe.dapo.main_dapo`, a project's
-# `verl_tool.trainer.main_ppo`); `main_ppo_v0` is verl's legacy path (checks inside Ray).
-_ENTRY = re.compile(r"(?:[\w.]*\.)?(main_ppo(?:_v0)?|main_dapo|main_\w*ppo\w*|main_generation)(?:\.py)?$")
+# `verl_tool.trainer.main_ppo`); `main_ppo_v0` is verl's legacy path (checks inside Ray); `fully_async_main` is verl's
+# fully async trainer, whose config extends ppo_trainer.
+_ENTRY = re.compile(r"(?:[\w.]*\.)?(main_ppo(?:_v0)?|main_dapo|main_\w*ppo\w*|main_generation|fully_async_main)"
+                    r"(?:\.py)?$")
+# the config an entry point composes unless --config-name says otherwise
+DEFAULT_CONFIG = {"fully_async_main": "fully_async_ppo_trainer"}
 _KEY = re.compile(r"(\+\+|\+|~)?([A-Za-z_][\w\-]*(?:\.[\w\-]+|\[\d+\])*)$")
 UNKNOWN = object()  # the value of an override the script does not determine
 
@@ -103,6 +107,7 @@ def _run_of(command: Command) -> Run | None:
         return None
     index, entry = found
     run = Run(entry, command.line, block=command.block)
+    run.config_name = entry_config(entry)
     words = command.words[index + 1:]
     i = 0
     while i < len(words):
@@ -128,6 +133,12 @@ def _run_of(command: Command) -> Run | None:
                 run.unread.append((word, setting))
         i += 1
     return run
+
+
+def entry_config(entry: str) -> str:
+    """The config an entry point composes unless --config-name says otherwise."""
+    match = _ENTRY.match(entry)
+    return DEFAULT_CONFIG.get(match.group(1), "ppo_trainer") if match else "ppo_trainer"
 
 
 def _config_option(run: Run, option: str, word: Word) -> None:

@@ -80,6 +80,7 @@ class ShellProblem:
     line: int
     column: int
     message: str
+    severity: str = "error"  # "info": how the script was read, not a problem
 
 
 @dataclass
@@ -96,11 +97,11 @@ class Script:
 class _Scanner:
     """Splits the text into commands of words, keeping where each word starts (1-based line and column)."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, line: int = 1, col: int = 1) -> None:
         self.text = text
         self.i = 0
-        self.line = 1
-        self.col = 1
+        self.line = line
+        self.col = col
 
     def peek(self, k: int = 0) -> str:
         j = self.i + k
@@ -149,12 +150,15 @@ class _Unclosed(Exception):
 
 @dataclass
 class _Raw:
-    """A word as written: its pieces before expansion, as (kind, text) with kind literal/single/double/dollar."""
+    """A word as written: its pieces before expansion, as (kind, text) with kind literal, single (quoted text),
+    dollar (an expansion outside quotes, which the shell splits into words) or qdollar (one inside double quotes)."""
 
     pieces: list[tuple[str, str]]
     line: int
     column: int
     array: list["_Raw"] | None = None  # `NAME=( ... )`: the items
+    source: str = ""  # the word as written in the script
+
 
     def plain(self) -> str:
         return "".join(text for kind, text in self.pieces if kind in ("literal", "single"))
@@ -163,12 +167,14 @@ class _Raw:
 _SEPARATORS = {";", "&", "|", "\n", "(", ")"}
 
 
-def scan(text: str) -> tuple[list[tuple[list[_Raw], int]], list[ShellProblem]]:
-    """The commands of a script as lists of raw words, with the line each starts on."""
-    s = _Scanner(text.replace("\r\n", "\n"))
+def scan(text: str, line: int = 1, col: int = 1) -> tuple[list[tuple[list[_Raw], int]], list[ShellProblem]]:
+    """The commands of a script (or of a piece of one that starts at line, col) as lists of raw words, with the line
+    each starts on."""
+    s = _Scanner(text.replace("\r\n", "\n"), line, col)
     commands: list[tuple[list[_Raw], int]] = []
     problems: list[ShellProblem] = []
     words: list[_Raw] = []
+    heredocs: list[tuple[str, bool]] = []  # here-documents whose bodies start after this line: (delimiter, <<-)
     start_line = 1
     while s.i < len(s.text):
         ch = s.peek()
@@ -182,8 +188,16 @@ def scan(text: str) -> tuple[list[tuple[list[_Raw], int]], list[ShellProblem]]:
             while s.peek() not in ("\n", ""):
                 s.take()
             continue
+        if ch == "(" and words and re.match(r"\(\s*\)", s.text[s.i:]):  # `name()`: a function header
+            s.take(re.match(r"\(\s*\)", s.text[s.i:]).end())  # type: ignore[union-attr]
+            words.append(_Raw([("literal", "()")], s.line, s.col, source="()"))
+            continue
         if ch in _SEPARATORS:
             s.take()
+            if ch == "\n":
+                for delimiter, tabs in heredocs:
+                    _skip_heredoc(s, delimiter, tabs)
+                heredocs = []
             if words:
                 commands.append((words, start_line))
             words = []
@@ -192,6 +206,9 @@ def scan(text: str) -> tuple[list[tuple[list[_Raw], int]], list[ShellProblem]]:
             start_line = s.line
         try:
             words.append(_word(s))
+            heredoc = _heredoc_start(words)
+            if heredoc is not None:
+                heredocs.append(heredoc)
         except _Unclosed as exc:
             problems.append(ShellProblem(exc.line or s.line, exc.column or s.col,
                                          f"the {exc.closer} opened here is not closed before the end of the script"))
@@ -201,8 +218,41 @@ def scan(text: str) -> tuple[list[tuple[list[_Raw], int]], list[ShellProblem]]:
     return commands, problems
 
 
+def _heredoc_start(words: list[_Raw]) -> tuple[str, bool] | None:
+    """A here-document opened by the last word (`<<EOF`, `<<-'EOF'`, or `<<` then the delimiter): its delimiter as
+    the body ends it (quotes removed) and whether leading tabs are stripped."""
+    source = words[-1].source
+    if source in ("<<", "<<-"):
+        return None  # the delimiter is the next word
+    if len(words) > 1 and words[-2].source in ("<<", "<<-"):
+        source = words[-2].source + source
+    match = re.match(r"\d*<<(-?)(?!<)", source)
+    if not match or len(source) == match.end():
+        return None
+    return re.sub(r"[\"'\\]", "", source[match.end():]), bool(match.group(1))
+
+
+def _skip_heredoc(s: _Scanner, delimiter: str, tabs: bool) -> None:
+    """The body of a here-document is text for the command, not script: skipped up to its delimiter line."""
+    while s.i < len(s.text):
+        end = s.text.find("\n", s.i)
+        line = s.text[s.i:end if end >= 0 else len(s.text)]
+        s.take(len(line) + (1 if end >= 0 else 0))
+        if (line.lstrip("\t") if tabs else line) == delimiter:
+            return
+
+
 def _word(s: _Scanner) -> _Raw:
     raw = _Raw([], s.line, s.col)
+    start = s.i
+    try:
+        _word_pieces(s, raw)
+    finally:
+        raw.source = s.text[start:s.i]
+    return raw
+
+
+def _word_pieces(s: _Scanner, raw: _Raw) -> None:
     while s.i < len(s.text):
         ch = s.peek()
         if ch == "\\" and s.peek(1) == "\n":
@@ -226,7 +276,6 @@ def _word(s: _Scanner) -> _Raw:
             raw.pieces.append(("dollar", _dollar(s)))
         else:
             raw.pieces.append(("literal", s.take()))
-    return raw
 
 
 def _array_items(s: _Scanner) -> list[_Raw]:
@@ -264,7 +313,7 @@ def _double_quoted(s: _Scanner) -> list[tuple[str, str]]:
             if escaped != "\n":
                 pieces.append(("single", escaped))
         elif ch in "$`":
-            pieces.append(("dollar", _dollar(s)))
+            pieces.append(("qdollar", _dollar(s)))
         else:
             pieces.append(("single", s.take()))
 
@@ -297,6 +346,10 @@ class Env:
     """What the script has assigned so far: a value, an array, or Unknown (with why)."""
 
     values: dict[str, str | list[Word] | Unknown] = field(default_factory=dict)
+    # Each variable's value as written (a command kept in a string, run later by `eval $CMD`), in pieces: an
+    # assignment that extends the variable (`CMD="$CMD more"`) adds a piece.
+    written: dict[str, list["Fragment"]] = field(default_factory=dict)
+    written_maybe: dict[str, ShellProblem] = field(default_factory=dict)  # a branch that changes a held command
     # A variable set before a branch and assigned again inside it: the value before is kept, and this says which
     # branch may change it (the branch's condition is not evaluated).
     maybe: dict[str, str] = field(default_factory=dict)
@@ -305,14 +358,39 @@ class Env:
         return self.values.get(name)
 
 
-def expand(raw: _Raw, env: Env) -> list[Word]:
+def expand(raw: _Raw, env: Env, split: bool = True) -> list[Word]:
     """A raw word expanded: usually one word; "${ARR[@]}" gives one word per item, at the item's position."""
-    if len(raw.pieces) == 1 and raw.pieces[0][0] == "dollar":
+    if len(raw.pieces) == 1 and raw.pieces[0][0] in ("dollar", "qdollar"):
         items = _array_items_of(raw.pieces[0][1], env)
         if items is not None:
             return items
+    if split and len(raw.pieces) == 1 and raw.pieces[0][0] == "dollar":
+        words = _split_unquoted(raw.pieces[0][1], env)
+        if words is not None:
+            return words
     parts = [_expand_piece(kind, text, env) for kind, text in raw.pieces]
     return [Word(parts, raw.line, raw.column)]
+
+
+def _split_unquoted(text: str, env: Env) -> list[Word] | None:
+    """An unquoted `$VAR` whose value holds several words (OPTS="a=1 b=2"; cmd $OPTS): the shell splits it into
+    words; each is read where the script writes it, so it keeps its line and column. None when the variable is one
+    word, or its text is not known."""
+    match = re.fullmatch(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))", text)
+    name = (match.group(1) or match.group(2)) if match else None
+    fragments = env.written.get(name or "")
+    value = env.get(name or "")
+    if not fragments or isinstance(value, list) or (isinstance(value, str) and len(value.split()) < 2):
+        return None
+    words: list[Word] = []
+    for fragment in fragments:
+        commands, _ = scan(fragment.text, fragment.line, fragment.column)
+        for raw_words, _line in commands:
+            for raw in raw_words:
+                if _variable_only(raw) == name:
+                    continue  # the variable inside its own value: not followed
+                words.extend(expand(raw, env))
+    return words
 
 
 def _array_items_of(text: str, env: Env) -> list[Word] | None:
@@ -333,7 +411,7 @@ def _array_items_of(text: str, env: Env) -> list[Word] | None:
 
 
 def _expand_piece(kind: str, text: str, env: Env) -> Part:
-    if kind != "dollar":
+    if kind not in ("dollar", "qdollar"):
         return Part(text, literal=True)
     if text.startswith("$((") and text.endswith("))"):
         return _arithmetic(text[3:-2], env)
@@ -436,28 +514,97 @@ def _evaluate(node: ast.AST) -> int:
 
 # --- running the script's assignments ---------------------------------------------------------------------------
 
+def _function_header(words: list[_Raw]) -> tuple[str, list[_Raw]] | None:
+    """`name()` or `function name`: the function's name and the words after the header (its `{`, if on the line)."""
+    if len(words) >= 2 and words[1].source == "()":
+        return words[0].plain(), words[2:]
+    if words[0].plain() == "function" and len(words) >= 2:
+        rest = words[2:]
+        return words[1].plain(), rest[1:] if rest and rest[0].source == "()" else rest
+    return None
+
+
+@dataclass
+class Fragment:
+    """A piece of a variable's value as written, where it starts in the script (its quotes removed)."""
+
+    text: str
+    line: int
+    column: int
+
+
 def read_script(text: str) -> Script:
     """The script's commands with their words expanded in order, following straight-line assignments."""
     raw_commands, problems = scan(text)
-    script = Script(problems=problems)
-    env = Env()
-    blocks: list[tuple[str, int]] = []
+    reader = _Reader(Script(problems=problems))
     for words, line in raw_commands:
+        reader.take(words, line)
+    return reader.script
+
+
+class _Reader:
+    def __init__(self, script: Script) -> None:
+        self.script = script
+        self.env = Env()
+        # what the script is inside: (kind, line, runs); a plain `{ ... }` group runs in turn, a function body and a
+        # branch or loop are not run
+        self.blocks: list[tuple[str, int, bool]] = []
+        self.function: str | None = None  # a function header (`name()`) whose `{` body comes next
+
+    def take(self, words: list[_Raw], line: int) -> None:
         while words and words[0].plain() in _KEYWORDS and len(words[0].pieces) == 1:
             words = words[1:]
         if not words:
-            continue
+            return
         first = words[0].plain() if words[0].pieces else ""
-        if first in _OPENERS:  # a function's body is its `{ ... }` group
-            blocks.append(("function or { } group" if first == "{" else first, line))
-        if first in _CLOSERS and blocks:
-            blocks.pop()
-            continue
-        block = f"a `{blocks[-1][0]}` at line {blocks[-1][1]}" if blocks else ""
-        expanded = _assign_or_expand(words, env, block)
+        header = _function_header(words)
+        if header is not None:
+            self.function, words = header
+            if not words:
+                return
+            first = words[0].plain()
+        if first == "{":
+            kind = f"function {self.function}" if self.function else "{ } group"
+            self.blocks.append((kind, line, self.function is None))
+            self.function = None
+            words = words[1:]
+            if not words:
+                return
+            first = words[0].plain() if words[0].pieces else ""
+        elif first in _OPENERS:
+            self.blocks.append((first, line, False))
+        if first in _CLOSERS and self.blocks:
+            self.blocks.pop()
+            return
+        shut = [b for b in self.blocks if not b[2]]
+        block = f"a `{shut[-1][0]}` at line {shut[-1][1]}" if shut else ""
+        held = _command_in_variable(words, self.env)
+        if held is not None:
+            name = _variable_only(words[0]) or _variable_only(words[-len(held[1]) - 1])
+            if name in self.env.written_maybe:
+                self.script.problems.append(self.env.written_maybe[name])
+            self.evaluate(*held)
+            return
+        expanded = _assign_or_expand(words, self.env, block)
         if expanded is not None:
-            script.commands.append(Command(expanded, line, len(blocks), block))
-    return script
+            self.script.commands.append(Command(expanded, line, len(shut), block))
+
+    def evaluate(self, fragments: list[Fragment], extra: list[_Raw]) -> None:
+        """`eval $CMD` (or `$CMD ...`, `bash -c "$CMD"`): the command the variable holds, read where it is written;
+        the pieces an extending assignment added continue its last command."""
+        commands: list[tuple[list[_Raw], int]] = []
+        for index, fragment in enumerate(fragments):
+            found, problems = scan(fragment.text, fragment.line, fragment.column)
+            self.script.problems.extend(problems)
+            if index and commands and found:
+                commands[-1] = (commands[-1][0] + found[0][0], commands[-1][1])
+                found = found[1:]
+            commands.extend(found)
+        if commands and extra:
+            commands[-1] = (commands[-1][0] + extra, commands[-1][1])
+        for words, line in commands:
+            if _command_in_variable(words, self.env) is None:  # a variable that runs itself is not followed
+                self.take(words, line)
 
 
 def _assign_or_expand(words: list[_Raw], env: Env, block: str) -> list[Word] | None:
@@ -475,10 +622,56 @@ def _assign_or_expand(words: list[_Raw], env: Env, block: str) -> list[Word] | N
     return expanded
 
 
+_VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+
+
+def _variable_only(raw: _Raw) -> str | None:
+    """The name of the variable a word is made of alone (`$CMD`, `"${CMD}"`), else None."""
+    if len(raw.pieces) != 1 or raw.pieces[0][0] not in ("dollar", "qdollar"):
+        return None
+    match = _VARIABLE.fullmatch(raw.pieces[0][1])
+    return (match.group(1) or match.group(2)) if match else None
+
+
+def _command_in_variable(words: list[_Raw], env: Env) -> tuple[list[Fragment], list[_Raw]] | None:
+    """A command run from a variable's text (`eval $CMD ...`, `$CMD ...`, `bash -c "$CMD"`): its pieces and the
+    words that follow it."""
+    first = words[0].plain() if words[0].pieces and words[0].pieces[0][0] == "literal" else ""
+    at = 1 if first == "eval" else 2 if first in ("bash", "sh") and len(words) > 2 and words[1].plain() == "-c" else 0
+    if at >= len(words):
+        return None
+    name = _variable_only(words[at])
+    if name is None or not env.written.get(name):
+        return None
+    return env.written[name], words[at + 1:]
+
+
+def _fragment(source: str, line: int, column: int) -> Fragment:
+    """A value as written, its outer quotes removed (and in double quotes, the escapes the shell removes)."""
+    if len(source) >= 2 and source[0] == source[-1] == '"':
+        inner = re.sub(r'\\([$`"\\])', r"\1", source[1:-1])
+        return Fragment(inner, line, column + 1)
+    if len(source) >= 2 and source[0] == source[-1] == "'":
+        return Fragment(source[1:-1], line, column + 1)
+    return Fragment(source, line, column)
+
+
+def _remember_written(raw: _Raw, name: str, prefix: int, append: bool, env: Env) -> None:
+    value = _fragment(raw.source[prefix:], raw.line, raw.column + prefix)
+    itself = re.match(rf"\$(?:\{{{name}\}}|{name}\b)", value.text)
+    if itself:  # CMD="$CMD more": the piece after the variable continues its command
+        append = True
+        value = Fragment(value.text[itself.end():], value.line, value.column + itself.end())
+    env.written[name] = (env.written.get(name, []) if append else []) + [value]
+
+
 def _assign(raw: _Raw, env: Env, block: str) -> None:
     match = _ASSIGN.match(raw.plain())
     assert match is not None
     name, append = match.group(1), match.group(2) == "+"
+    if block and name in env.written:
+        env.written_maybe[name] = ShellProblem(raw.line, raw.column, f"{name} is changed inside {block}; the command "
+                                               f"it holds is read as when that branch is not run", "info")
     if block:
         before = env.get(name)
         if isinstance(before, (str, list)):  # keep the value before, and say the branch may change it
@@ -492,6 +685,7 @@ def _assign(raw: _Raw, env: Env, block: str) -> None:
         before = env.get(name)
         env.values[name] = (before if append and isinstance(before, list) else []) + items
         return
+    _remember_written(raw, name, len(match.group(0)), append, env)
     word = _value_word(raw, len(match.group(0)), env)
     if word.known:
         before = env.get(name)
@@ -515,4 +709,4 @@ def _value_word(raw: _Raw, prefix: int, env: Env) -> Word:
             if not text:
                 continue
         pieces.append((kind, text))
-    return expand(_Raw(pieces, raw.line, raw.column), env)[0]
+    return expand(_Raw(pieces, raw.line, raw.column), env, split=False)[0]  # an assignment's value is not split

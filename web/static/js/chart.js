@@ -49,6 +49,8 @@ export function plotLines(name, captionText, lines, { width = 320, height = 130,
     if (y0 === y1) { y0 -= 0.5; y1 += 0.5; }
     const px = (x) => pad.left + (x1 === x0 ? 0.5 : (x - x0) / (x1 - x0)) * (width - pad.left - pad.right);
     const py = (y) => height - pad.bottom - ((y - y0) / (y1 - y0)) * (height - pad.top - pad.bottom);
+    let labelEnd = -Infinity; // a code is written where its first stretch begins and where it has room: stretches
+    const labelled = new Set(); // a few steps apart would pile their labels into one unreadable smear
     for (const mark of marks) {
       const left = px(Math.max(mark.from, x0)), right = px(Math.min(mark.to, x1));
       const colour = MARK_COLOURS[mark.severity] || MARK_COLOURS.info;
@@ -56,8 +58,14 @@ export function plotLines(name, captionText, lines, { width = 320, height = 130,
         height: height - pad.top - pad.bottom, fill: colour, "fill-opacity": 0.14, stroke: colour, "stroke-opacity": 0.5,
         class: "health-mark", "data-code": mark.code, "data-from": mark.from, "data-to": mark.to });
       band.append(svg("title", {}, `${mark.code} at step${mark.from === mark.to ? ` ${mark.from}` : `s ${mark.from}-${mark.to}`}`));
-      plot.append(band, svg("text", { x: Math.min(left, right) + 2, y: pad.top + 10, "font-size": 9, fill: colour },
-                            mark.code.replace("GRPO-", "")));
+      plot.append(band);
+      const code = mark.code.replace("GRPO-", "");
+      const at = Math.min(left, right) + 2;
+      if (labelled.has(mark.code) || at < labelEnd) continue;
+      labelled.add(mark.code);
+      labelEnd = at + code.length * 6 + 4; // 9px digits and capitals are under 6px wide
+      plot.append(svg("text", { x: at, y: pad.top + 10, "font-size": 9, fill: colour, class: "health-mark-label" },
+                      code));
     }
     for (const line of lines.filter((l) => l.points.length)) {
       const drawn = thin(line.points).map((p) => `${px(p.x).toFixed(1)},${py(p.y).toFixed(1)}`).join(" ");

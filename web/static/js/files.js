@@ -44,9 +44,10 @@ export function setupImport(hooks) {
   // why nothing was imported, or "".
   async function importText(text, what) {
     const loaded = await api.loadFile(text);
-    hooks.onVerl(loaded.dialect === "verl" ? loaded : null);
+    // The card changes after the import, so that the import's Undo knows what it showed before.
     if (loaded.dialect === "verl") { // the card says why when there is no TRL equivalent
       if (loaded.config) hooks.onImported(loaded.config, [], loaded.trl_yaml, [], null, what ?? "a verl run as TRL");
+      hooks.onVerl(loaded);
       return "";
     }
     if (loaded.config === null) {
@@ -56,6 +57,7 @@ export function setupImport(hooks) {
     const isJson = text.trimStart().startsWith("{");
     hooks.onImported(loaded.config, loaded.diagnostics, isJson ? null : text, loaded.profiles || [],
                      loaded.settings || null, what);
+    hooks.onVerl(null);
     return "";
   }
   return { importText };
@@ -88,7 +90,7 @@ export function setupExport(current) {
   const writeWorld = $("export-world-size");
   const dialect = $("export-dialect");
   const render = async () => {
-    const { state, profile, worldSize, schemaId } = current();
+    const { state, profile, worldSize, schemaId, verdict } = current();
     note.textContent = "";
     const request = { config: state.toObject(), source: state.source, renames: state.renames,
                       world_size: worldSize ?? null, write_world_size: writeWorld.checked,
@@ -98,6 +100,7 @@ export function setupExport(current) {
     writeWorld.nextElementSibling.textContent = `Write the toolbar's world size ${worldSize ?? ""} as num_processes`;
     let answer;
     const verl = dialect.value === "verl";
+    nameDialect(verl);
     try {
       answer = verl ? await verlAnswer(request) : await api.exportYaml(request, profile);
       dialog.dataset.mode = "server";
@@ -112,7 +115,12 @@ export function setupExport(current) {
       dialog.dataset.mode = "offline";
     }
     text.value = answer.yaml;
-    notes.replaceChildren(...answer.notes.map((n) => el("li", { text: n,
+    // an invalid config is written as it is (to be fixed elsewhere), never without a word: the first note says so
+    const errors = verdict?.errors || 0;
+    const invalid = errors && text.value ? [el("li", { class: "warn", id: "export-invalid", text: `This config is ` +
+      `NOT valid: ${errors} error${errors === 1 ? "" : "s"} at world size ${verdict.worldSize ?? 1} (see ` +
+      "Diagnostics); grpo validate reports them, and a run of it is refused." })] : [];
+    notes.replaceChildren(...invalid, ...answer.notes.map((n) => el("li", { text: n,
       class: /NOT in this file|unreachable|could not be kept|No verl script/.test(n) ? "warn" : "" })));
   };
   $("export-open").addEventListener("click", () => { text.value = ""; dialog.showModal(); render(); });
@@ -125,6 +133,16 @@ export function setupExport(current) {
     note.textContent = `Downloaded ${name}`;
   });
   $("export-copy").addEventListener("click", async () => { await copy(text.value, text); note.textContent = "Copied to the clipboard"; });
+}
+
+// The dialog's title and text box say which dialect they hold (the title is the dialog's accessible name).
+function nameDialect(verl) {
+  $("export-title").textContent = verl ? "Export a verl launch script" : "Export TRL YAML";
+  $("export-text-label").replaceChildren(...(verl
+    ? ["The config as a verl launch script, for ", el("code", { text: "python3 -m verl.trainer.main_ppo" }),
+       " where verl is installed (as ", el("code", { text: "grpo convert --to verl" }), " writes it)"]
+    : ["The config, ready for ", el("code", { text: "trl grpo --config" }),
+       " and for editors (schema modeline on the first line)"]));
 }
 
 // The form's config as a verl launch script (`grpo convert --to verl`): the lossy mappings as notes, or why not.

@@ -19,7 +19,12 @@ const OWNED = "GRPO-X007";
 // to resume or overwrite.
 const ownerIn = (diag) => /belongs to run ([0-9a-f]+)/.exec(diag.message || "")?.[1] || null;
 
-// hooks: { config(), worldSize(), trlVersion(), profile(), hardware(), diags (DiagnosticsView), checker,
+// What a service without runs says instead of asking for a token it never printed.
+export const RUNS_OFF = "Runs are off on this service: its operator starts it with grpo serve --enable-runs (or " +
+  "GRPO_WEB_RUNS=1), which prints the token and a link with it. Until then, Command… shows how to run this config " +
+  "yourself, and the spec below runs it on a cluster.";
+
+// hooks: { config(), worldSize(), trlVersion(), profile(), hardware(), runsOn(), diags (DiagnosticsView), checker,
 //          onLaunched(config), onConfigChange(listener) }
 export function setupLaunch(hooks) {
   const dialog = $("launch-dialog");
@@ -41,7 +46,8 @@ export function setupLaunch(hooks) {
   const drawVerdict = () => {
     const verdict = hooks.diags.verdict;
     const button = $("launch-open");
-    const why = verdict.blocking.length
+    const off = hooks.runsOn?.() === false;
+    const why = off ? RUNS_OFF : verdict.blocking.length
       ? `The service would refuse this config: ${verdict.blocking.length} problem${verdict.blocking.length === 1 ? "" : "s"}` +
         ` at world size ${verdict.worldSize}. Fix ${verdict.blocking.length === 1 ? "it" : "them"} below, then launch.`
       : "";
@@ -50,7 +56,7 @@ export function setupLaunch(hooks) {
     if (!dialog.open || refusal) return;
     blocked.textContent = why;
     apply.disabled = Boolean(why);
-    showList(verdict.blocking);
+    showList(off ? [] : verdict.blocking);
     if (!dialog.contains(document.activeElement)) (apply.disabled ? list.querySelector("button") || $("launch-cancel") : apply).focus();
   };
   const previous = hooks.diags.onVerdict;
@@ -84,6 +90,9 @@ export function setupLaunch(hooks) {
     $("launch-token").focus();
   };
   const showToken = async () => {
+    const off = hooks.runsOn?.() === false;
+    $("launch-token").disabled = off;
+    if (off) { tokenState.textContent = ""; return; } // no token exists to paste: the dialog says why
     $("launch-token").value = getToken();
     tokenState.className = "muted small";
     tokenState.textContent = getToken() ? "" : "Paste the token that grpo serve --enable-runs printed (opening " +

@@ -9,7 +9,7 @@ import { DiagnosticsView } from "./diagnostics.js";
 import { count, el, onCommittedChange } from "./dom.js";
 import { sectionsFromSchema } from "./fields.js";
 import { setupExport, setupImport, setupPresets } from "./files.js";
-import { showVerlCard } from "./verl.js";
+import { showVerlCard, verlCardState } from "./verl.js";
 import { setupLaunch } from "./launch.js";
 import { MemoryBar } from "./memory.js";
 import { loadDraft, rememberValue, saveDraft } from "./persist.js";
@@ -26,11 +26,19 @@ const schemas = new Map(); // profile -> schema; a failed request is forgotten, 
 const rewardNames = new Map(); // release -> its script's reward names, kept the same way
 
 // A positive whole number from an optional input, else undefined (and the input is marked invalid).
+// A number typed in the toolbar or the schedule panel: a whole number from 1 to max, else not used, and the line
+// beside it (INPUT-error) says so, rather than a verdict "at world size 1" that silently drops what was typed.
 function positiveOption(input, max = Number.MAX_SAFE_INTEGER) {
   const text = input.value.trim();
   const value = Number(text);
   const ok = text === "" || (Number.isInteger(value) && value >= 1 && value <= max);
   input.setAttribute("aria-invalid", ok ? "false" : "true");
+  const error = document.getElementById(`${input.id}-error`);
+  if (error) {
+    error.hidden = ok;
+    error.textContent = ok ? "" : `${JSON.stringify(text)} is not a whole number ` +
+      `${max === Number.MAX_SAFE_INTEGER ? "of 1 or more" : `from 1 to ${max}`}: not used until it is one`;
+  }
   return ok && text !== "" ? value : undefined;
 }
 
@@ -99,10 +107,32 @@ function yieldTypedHardware(app, config, settings) {
            undo: () => app.memory.setTyped(typed) };
 }
 
+// A recipe that declares its world size (num_processes, a # grpo: --world-size comment) takes the toolbar over what
+// was typed there, as an import does: the typed value goes, and the notice says so; its undo() brings it back.
+function yieldTypedWorldSize(config, settings) {
+  const typed = $("world-size").value.trim();
+  const own = settings?.world_size ?? config?.num_processes;
+  if (!typed || !Number.isInteger(own) || String(own) === typed) return null;
+  $("world-size").value = "";
+  return { say: `Its world size (${own}) replaces the ${typed} typed in the toolbar. `,
+           undo: () => { $("world-size").value = typed; } };
+}
+
+// What a recipe or import took over from what was typed, as one {say, undo()} (or null: nothing).
+function joinTaken(...taken) {
+  const found = taken.filter(Boolean);
+  return found.length ? { say: found.map((t) => t.say).join(""), undo: () => found.forEach((t) => t.undo()) } : null;
+}
+
 // A short message above the diagnostics (recipe started, profile detected, draft restored), with its buttons.
 function announce(node) {
-  $("notice").replaceChildren(...(node ? [node] : []));  // (a null would be written as the text "null")
-  $("notice").hidden = !node;
+  const notice = $("notice");
+  const pressed = notice.contains(document.activeElement); // a button of the notice (Undo, an offer) was used
+  notice.replaceChildren(...(node ? [node] : []));  // (a null would be written as the text "null")
+  notice.hidden = !node;
+  // that button went with the old notice: the focus stays on what the notice says now (or, with no notice left,
+  // goes to the fields), never dropped to the page's start
+  if (pressed) (node ? notice : $("sections")).focus();
 }
 
 // Everything drawn from the server's last answer: the schedule, its notes and world sizes, the memory estimate.
@@ -222,7 +252,7 @@ function withdrawOffer(name) {
 }
 
 // The profiles a file uses, as a button each (the validator's own CLI flag is --profile NAME); `keep`: added to
-// what the notice says already.
+// what the notice says already. An offer, not the page's primary button (Export stays the one).
 function offerProfiles(app, found, keep = false) {
   const wanted = found.filter((p) => p.name !== profileName());
   if (!wanted.length) return;
@@ -230,7 +260,7 @@ function offerProfiles(app, found, keep = false) {
   announce(el("span", {}, ...previous, ...wanted.map((p) => el("span", { class: "offer" },
     `This file uses ${p.name}'s ${[p.keys.length ? `script keys (${p.keys.slice(0, 4).join(", ")})` : "",
       p.reward_funcs.length ? `reward names (${p.reward_funcs.join(", ")})` : ""].filter(Boolean).join(" and ")}. `,
-    el("button", { type: "button", class: "primary", id: `use-profile-${p.name}`, text: `Use the ${p.name} profile`,
+    el("button", { type: "button", id: `use-profile-${p.name}`, text: `Use the ${p.name} profile`,
                    onclick: () => { announce(null); setProfile(app, p.name); } })))));
 }
 
@@ -266,7 +296,7 @@ function wireControls(app) {
     onVerl: showVerlCard,
     onImported: (config, notes, text, profiles, settings, what = "a file") => {
       const before = { snapshot: app.state.snapshot(), worldSize: $("world-size").value, profile: $("profile").value,
-                       trlVersion: $("trl-version").value };
+                       trlVersion: $("trl-version").value, verl: verlCardState() };
       const taken = yieldTypedHardware(app, config, settings);
       // The file's world size, not the toolbar's old one: empty means num_processes (or its # grpo: comment).
       $("world-size").value = "";
@@ -285,6 +315,10 @@ function wireControls(app) {
         $("trl-version").value = before.trlVersion;
         app.release = before.trlVersion;
         taken?.undo();
+        // The card of a verl file imported before this one comes back; else the card stays (the verl file's
+        // diagnostics are still its answer), saying its conversion is no longer in the form.
+        const card = before.verl.loaded ? before.verl : verlCardState();
+        if (card.loaded) showVerlCard(card.loaded, { inForm: before.verl.loaded ? before.verl.inForm : false });
         app.state.restore(before.snapshot, "undo");
         app.form.refreshAll();
         if (reload) await setProfile(app, before.profile);
@@ -297,10 +331,11 @@ function wireControls(app) {
       offerProfiles(app, profiles, true);
     },
   });
-  setupExport(() => ({ state: app.state, profile: profileName(), worldSize: worldSize(), schemaId: app.schemaId }));
+  setupExport(() => ({ state: app.state, profile: profileName(), worldSize: worldSize(), schemaId: app.schemaId,
+                       verdict: app.diags.verdict }));
   setupLaunch({
     config: () => app.state.toObject(), worldSize: () => effectiveWorldSize(app), trlVersion, diags: app.diags,
-    checker: app.checker, profile: profileName,
+    checker: app.checker, profile: profileName, runsOn: () => app.capabilities?.runs !== false,
     hardware: () => { // what the memory panel plans for, unless it is only its default
       const [spec, from] = app.memory.hardware();
       return from.startsWith("the default") ? undefined : spec ?? undefined;
@@ -335,6 +370,7 @@ function fillReleases(versions) {
 async function main() {
   const app = { state: new ConfigState() };
   window.grpoState = () => app.state.toObject();
+  app.draft = () => draftOf(app); // what a saved config keeps: the settings and every control that judges them
   app.save = () => saveDraft(draftOf(app));
   app.setWorldSize = (n) => { $("world-size").value = String(n); app.save(); app.checker.run(); };
   const draft = loadDraft();
@@ -403,7 +439,8 @@ async function main() {
     setupPresets({
       state: app.state, profile: profileName, announce,
       onPreset: (preset) => {
-        const taken = yieldTypedHardware(app, preset.config, preset.settings);
+        const taken = joinTaken(yieldTypedHardware(app, preset.config, preset.settings),
+                                yieldTypedWorldSize(preset.config, preset.settings));
         app.state.replace(preset.config, "preset", preset.yaml, {},
                           { origin: { kind: "recipe", name: preset.name, title: preset.title },
                             fileSettings: preset.settings || null });

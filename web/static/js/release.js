@@ -31,7 +31,7 @@ export class ReleaseMove {
     announce(el("span", { class: "offer" },
       `This config was judged for TRL ${a}. Fixing its keys for TRL ${b} does not keep what ${a} did where a ` +
       "default changed; migrating writes those defaults out, as grpo migrate does. ",
-      el("button", { type: "button", class: "primary", id: "migrate-release", text: `Migrate from TRL ${a} to ${b}`,
+      el("button", { type: "button", id: "migrate-release", text: `Migrate from TRL ${a} to ${b}`,
                      onclick: () => this.migrate(a, b) })));
   }
 

@@ -198,7 +198,11 @@ function renderDetail(run) {
   newest.hidden = !resume.instead;
   newest.textContent = resume.instead ? `Open run ${resume.instead} (newest of this line)` : "";
   newest.dataset.run = resume.instead || "";
-  $("edit-in-form").classList.toggle("primary", run.state === "succeeded");
+  // one primary button, the next step: resume; else open the newest run of the line; else a new run from this
+  // config (a running run has none: Cancel loses work, and nothing else is to be done but watch)
+  const next = ACTIVE.has(run.state) ? null : resume.possible ? "resume" : resume.instead ? "resume-newest"
+    : "edit-in-form";
+  for (const id of ["resume", "resume-newest", "edit-in-form"]) $(id).classList.toggle("primary", id === next);
   $("config").textContent = run.config;
   renderCharts();
 }
@@ -346,7 +350,17 @@ async function confirmCancel() {
                   id: "cancel-dialog" })) act("cancel");
 }
 
-function main() {
+// Whether the service has runs on (GET /api/v1/capabilities); when it cannot say, it is asked as if they were.
+async function runsAreOn() {
+  try {
+    const answer = await fetch("/api/v1/capabilities");
+    return !answer.ok || (await answer.json()).runs !== false;
+  } catch {
+    return true;
+  }
+}
+
+async function main() {
   takeTokenFromUrl();
   select(selectedFromUrl());
   $("token").value = getToken();
@@ -367,6 +381,12 @@ function main() {
   $("notice-dismiss").addEventListener("click", dismiss);
   for (const link of ["dl-csv", "dl-jsonl", "dl-completions"]) { $(link).href = "#"; $(link).addEventListener("click", download); }
   setupCompletions();
+  if (!(await runsAreOn())) { // no token was ever printed: say how runs are turned on, and ask for nothing
+    $("runs-off").hidden = false;
+    $("runs-empty").hidden = true;
+    document.body.dataset.ready = "true";
+    return;
+  }
   refresh();
   setInterval(refresh, 1000);
 }

@@ -112,17 +112,30 @@ async function copyText(text) {
 }
 
 // --- named configs -----------------------------------------------------------------------------------------------
-// Put a saved config (or the one from before it was opened, for Undo) in the form: its settings, world size and
-// profile (the form reloads its schema for another profile).
+// Put a saved config (or the one from before it was opened, for Undo) in the form: its settings, world size,
+// profile, TRL release, typed hardware and dataset size, so it is judged as it was when saved (the form reloads
+// its schema for another profile or release). A config saved before the release and hardware were kept keeps the
+// form's.
 function openSaved(app, saved, source = "restore") {
   app.state.restore(saved, source);
   $("world-size").value = saved.worldSize || "";
+  if ("datasetSize" in saved) $("dataset-size").value = saved.datasetSize || "";
+  if ("hardware" in saved && saved.hardware !== $("hardware").value) app.memory.setTyped(saved.hardware || "");
   app.form.refreshAll();
-  if ((saved.profile || "") !== $("profile").value) {
+  const release = saved.trlVersion ?? $("trl-version").value;
+  const newRelease = release !== $("trl-version").value &&
+    [...$("trl-version").options].some((o) => o.value === release);
+  if (newRelease) {
+    $("trl-version").value = release;
+    app.release = release;
+  }
+  if ((saved.profile || "") !== $("profile").value || newRelease) {
     $("profile").value = saved.profile || "";
     $("profile").dispatchEvent(new Event("change"));
   }
 }
+
+const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 function setupSaved(app, { announce }) {
   const dialog = $("saved-dialog");
@@ -131,14 +144,16 @@ function setupSaved(app, { announce }) {
     const names = Object.keys(all).sort();
     $("saved-list").replaceChildren(...(names.length ? names.map((name) => el("li", { "data-name": name },
       el("strong", { text: name }), " ",
-      el("span", { class: "muted small", text: `${all[name].entries.length} settings, ${new Date(all[name].savedAt).toLocaleString()}` }), " ",
+      el("span", { class: "muted small",
+                   text: `${plural(all[name].entries.length, "setting")}, ${new Date(all[name].savedAt).toLocaleString()}` }),
+      " ",
       el("button", { type: "button", class: "load", text: "Open", "aria-label": `Open ${name}`, onclick: async () => {
         if (app.state.values.size && !(await ask({ title: `Open ${name}?`, confirm: "Open", cancel: "Keep my config",
           text: "This replaces the config in the form. Save it first if you want to keep it." }))) return;
-        const before = { ...app.state.snapshot(), worldSize: $("world-size").value, profile: $("profile").value };
+        const before = app.draft();
         openSaved(app, all[name]);
         dialog.close();
-        announce(el("span", {}, `Opened ${name} (${all[name].entries.length} settings). `,
+        announce(el("span", {}, `Opened ${name} (${plural(all[name].entries.length, "setting")}). `,
           el("button", { type: "button", id: "undo-open", text: "Undo", onclick: () => {
             openSaved(app, before, "undo");
             announce(el("span", { text: `Back to your config from before opening ${name}.` }));
@@ -159,7 +174,7 @@ function setupSaved(app, { announce }) {
     if (!name) return;
     if (savedConfigs()[name] && !(await ask({ title: `Replace ${name}?`, confirm: "Replace",
       text: "A saved config has this name already." }))) return;
-    saveConfig(name, { ...app.state.snapshot(), worldSize: $("world-size").value, profile: $("profile").value });
+    saveConfig(name, app.draft());
     draw();
   });
 }
@@ -176,8 +191,30 @@ function deepspeedConfig(stage, offload) {
            train_micro_batch_size_per_gpu: "auto", gradient_accumulation_steps: "auto", gradient_clipping: "auto" };
 }
 
+// The `accelerate launch` keys a recipe may shard with instead of deepspeed / fsdp (trl grpo forwards them to the
+// launcher; grpo_runtime.distributed.accelerate's SHARDING_LAUNCH_KEYS less config_file, a file of the user's own
+// that may say more than the sharding). A choice in the select replaces them: one place says how the run shards.
+const LAUNCH_SHARDING_KEYS = ["accelerate_config", "use_deepspeed", "zero_stage", "use_fsdp"];
+
+// What the launch keys say: the bundled accelerate configs by name (zero1..zero3, fsdp1, fsdp2), or
+// use_deepspeed / zero_stage, or use_fsdp; null when they say nothing about sharding.
+function launchSharding(config) {
+  const named = typeof config.accelerate_config === "string" ? config.accelerate_config : "";
+  if (/^zero[123]$/.test(named)) return { choice: named, offload: false };
+  if (/^fsdp[12]$/.test(named)) return { choice: "fsdp", offload: false };
+  if (named && !["single_gpu", "multi_gpu"].includes(named)) return { choice: "custom", offload: false };
+  if (config.zero_stage !== undefined && config.zero_stage !== null) {
+    return { choice: [1, 2, 3].includes(config.zero_stage) ? `zero${config.zero_stage}` : "custom", offload: false };
+  }
+  if (config.use_deepspeed === true) return { choice: "custom", offload: false };
+  if (config.use_fsdp === true) return { choice: "fsdp", offload: false };
+  return null;
+}
+
 // The sharding the config has now: "none", "zero1".."zero3", "fsdp", or "custom" (set by hand in another way).
 export function shardingOf(config) {
+  const launched = launchSharding(config);
+  if (launched && !config.deepspeed && !config.fsdp) return launched;
   if (config.deepspeed && typeof config.deepspeed === "object") {
     const stage = config.deepspeed.zero_optimization?.stage;
     const offload = Boolean(config.deepspeed.zero_optimization?.offload_optimizer);
@@ -192,12 +229,14 @@ export function shardingOf(config) {
 }
 
 export function shardingFix(choice, offload) {
-  if (choice === "none") return { unset: ["deepspeed", "fsdp", "fsdp_config"] };
+  const launch = LAUNCH_SHARDING_KEYS;
+  if (choice === "none") return { unset: ["deepspeed", "fsdp", "fsdp_config", ...launch] };
   if (choice.startsWith("zero")) {
-    return { set: { deepspeed: deepspeedConfig(Number(choice.slice(4)), offload) }, unset: ["fsdp", "fsdp_config"] };
+    return { set: { deepspeed: deepspeedConfig(Number(choice.slice(4)), offload) },
+             unset: ["fsdp", "fsdp_config", ...launch] };
   }
   return { set: { fsdp: `full_shard auto_wrap${offload ? " offload" : ""}`,
-                  fsdp_config: { fsdp_version: 2, reshard_after_forward: true } }, unset: ["deepspeed"] };
+                  fsdp_config: { fsdp_version: 2, reshard_after_forward: true } }, unset: ["deepspeed", ...launch] };
 }
 
 function setupSharding(app) {
@@ -206,7 +245,7 @@ function setupSharding(app) {
   const show = () => {
     const now = shardingOf(app.state.toObject());
     if (now.choice === "custom" && ![...select.options].some((o) => o.value === "custom")) {
-      select.append(el("option", { value: "custom", text: "custom (set in the deepspeed field)", disabled: true }));
+      select.append(el("option", { value: "custom", text: "custom (set in the config's own keys)", disabled: true }));
     }
     select.value = now.choice;
     offload.checked = now.offload;
@@ -218,7 +257,9 @@ function setupSharding(app) {
   };
   onCommittedChange(select, write);
   offload.addEventListener("change", write);
-  app.state.onChange((keys) => { if (["deepspeed", "fsdp", "fsdp_config"].some((k) => keys.has(k))) show(); });
+  app.state.onChange((keys) => {
+    if (["deepspeed", "fsdp", "fsdp_config", ...LAUNCH_SHARDING_KEYS].some((k) => keys.has(k))) show();
+  });
   show();
 }
 

@@ -14,17 +14,28 @@ function diagnosticItem(d) {
     d.hint ? el("div", { class: "muted", text: d.hint }) : "");
 }
 
+let shown = { loaded: null, inForm: false }; // what the card shows, for Undo to come back to
+
+// What the card shows now: { loaded, inForm } (loaded null: the card is hidden).
+export function verlCardState() {
+  return { ...shown };
+}
+
 // loaded: POST /api/v1/load's answer for a verl file, or null to hide the card (a TRL file was imported).
-export function showVerlCard(loaded) {
+// inForm false: the file's conversion is no longer in the form (Undo took it out); the card stays, as the verl
+// file's diagnostics and schedule are still the answer to it, and says so.
+export function showVerlCard(loaded, { inForm = true } = {}) {
   const card = $("verl-card");
   card.hidden = !loaded;
+  shown = { loaded, inForm: Boolean(loaded?.config) && inForm };
   if (!loaded) return;
-  const verdict = loaded.config
-    ? "Converted to TRL for the form (as grpo convert --to trl does). Export writes either dialect."
-    : `Not put into the form: no TRL equivalent: ${loaded.refused}`;
+  const verdict = !loaded.config ? `Not put into the form: no TRL equivalent: ${loaded.refused}`
+    : shown.inForm ? "Converted to TRL for the form (as grpo convert --to trl does). Export writes either dialect."
+      : "Not in the form any more: Undo put back the config from before the import. Import the file again to " +
+        "convert it (as grpo convert --to trl does).";
   const problems = loaded.diagnostics.filter((d) => d.severity !== "info");
   $("verl-verdict").textContent = verdict;
-  $("verl-verdict").className = loaded.config ? "muted" : "warn-text";
+  $("verl-verdict").className = shown.inForm ? "muted" : "warn-text";
   $("verl-diagnostics").replaceChildren(...(problems.length ? problems.map(diagnosticItem)
     : [el("li", { class: "muted", text: "verl's checks find no problem." })]));
   $("verl-schedule").replaceChildren(...loaded.cards.map((c) => el("pre", { class: "verl-schedule",

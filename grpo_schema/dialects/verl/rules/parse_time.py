@@ -276,6 +276,15 @@ _LORA = ("actor_rollout_ref.model.lora_rank", "actor_rollout_ref.model.lora.rank
 VLLM_MAX_LORA_RANK = 512
 
 
+def served_lora_rank(config: Any) -> int:
+    """The LoRA rank the rollout serves, as validate_config computes it: model.lora.rank, else model.lora_rank; 0
+    when the adapter is merged into the weights (model.lora.merge)."""
+    rank = int(config["actor_rollout_ref.model.lora.rank"] or 0)
+    if rank <= 0:
+        rank = int(config["actor_rollout_ref.model.lora_rank"] or 0)
+    return 0 if config["actor_rollout_ref.model.lora.merge"] else rank
+
+
 @rule("GRPO-Q020", "error", _LORA)
 def vllm_lora_rank_supported(config: Any, ctx: Any) -> Iterator[Finding]:
     """With vLLM rollouts, the LoRA rank must be one vLLM serves (at most 512).
@@ -283,13 +292,27 @@ def vllm_lora_rank_supported(config: Any, ctx: Any) -> Iterator[Finding]:
     verl's validate_config checks model.lora.rank (or model.lora_rank) against vLLM's largest LoRA rank before Ray
     starts, unless the adapter is merged (model.lora.merge).
     """
-    rank = config["actor_rollout_ref.model.lora.rank"] or 0
-    if int(rank) <= 0:
-        rank = config["actor_rollout_ref.model.lora_rank"] or 0
-    if config["actor_rollout_ref.model.lora.merge"]:
-        rank = 0
-    if int(rank) > VLLM_MAX_LORA_RANK and config[R + "name"] == "vllm":
+    rank = served_lora_rank(config)
+    if rank > VLLM_MAX_LORA_RANK and config[R + "name"] == "vllm":
         key = ("actor_rollout_ref.model.lora.rank" if config.written("actor_rollout_ref.model.lora.rank")
                else "actor_rollout_ref.model.lora_rank")
         yield finding(f"LoRA rank {rank} is above vLLM's largest, {VLLM_MAX_LORA_RANK}", (key, R + "name"),
                       fixes=(_set(key, VLLM_MAX_LORA_RANK),))
+
+
+MANDATORY = "???"  # OmegaConf's mark for a value the user must give
+
+
+@rule("GRPO-Q025", "error", _LORA)
+def rollout_engine_named(config: Any, ctx: Any) -> Iterator[Finding]:
+    """A LoRA run must name its rollout engine: actor_rollout_ref.rollout.name has no default.
+
+    verl's config marks it mandatory (`???`, since verl 0.6; 0.5 defaulted it to vllm, which old recipes rely on).
+    With a LoRA adapter served unmerged, validate_config reads it to check vLLM's LoRA rank, before Ray starts, and
+    stops with `Missing mandatory value: actor_rollout_ref.rollout.name`. Without LoRA the rollout worker reads it
+    on the cluster.
+    """
+    if config[R + "name"] == MANDATORY and served_lora_rank(config) > 0:
+        yield finding("actor_rollout_ref.rollout.name is not set, and verl has no default for it", (R + "name",),
+                      hint="name the rollout engine: actor_rollout_ref.rollout.name=vllm (or sglang)",
+                      fixes=(_set(R + "name", "vllm"),))
