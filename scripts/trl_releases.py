@@ -713,6 +713,13 @@ def batch_facts(sources: dict[str, str]) -> dict[str, Any]:
     return {"unit": source_batch_unit(trainer), "checks": checks}
 
 
+def unused_deprecations(trainer_src: str, config_keys: set[str], deprecated: dict[str, str | None]) -> set[str]:
+    """GRPOConfig's deprecated keys with nothing in their place that the trainer never reads (0.16-0.17's vllm_device,
+    vllm_gpu_memory_utilization, ...: vLLM had moved to `trl vllm-serve`): the parser takes them, the warning is all
+    they do."""
+    return {k for k in config_keys if deprecated[k] is None and not re.search(rf"\.{k}\b", trainer_src)}
+
+
 def trainer_facts(version: str, offline: bool) -> dict[str, Any]:
     sources, _ = read_sources(wheel("trl", version, offline), TRAINER_FILES + DEPRECATION_FILES[1:] + (SCRIPT_FILE,))
     result: dict[str, list[str]] = {}
@@ -724,8 +731,11 @@ def trainer_facts(version: str, offline: bool) -> dict[str, Any]:
     deprecated: dict[str, str | None] = {}
     for text in [sources.get(n, "") for n in DEPRECATION_FILES] + list(tf_sources.values()):
         deprecated.update(source_deprecations(text, fields))
+    config_keys = {k for k in deprecated if k in source_deprecations(sources.get(DEPRECATION_FILES[0], ""), fields)}
+    unused = unused_deprecations(sources.get("trl/trainer/grpo_trainer.py", ""), config_keys, deprecated)
     return {"choices": dict(sorted(result.items())),
-            "deprecations": {k: {"use": v} for k, v in sorted(deprecated.items())},
+            "deprecations": {k: {"use": v, **({"unused": True} if k in unused else {})}
+                             for k, v in sorted(deprecated.items())},
             "reward_funcs": source_reward_names(sources.get(SCRIPT_FILE, "")),
             "batch": batch_facts(sources)}
 

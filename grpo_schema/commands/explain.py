@@ -29,20 +29,16 @@ def declared_prompt_length(result: CheckResult, given: int | None) -> tuple[int 
     """The longest prompt the run sees: --max-prompt-length, else max_prompt_length where the judged release
     truncates prompts to it (the file's, else the release's default), else the file's value as the user's word for
     it where the release no longer reads the key."""
-    from grpo_schema.engine.release import release_surface
+    from grpo_schema.engine.release import prompt_cap
 
     if given is not None:
         return given, "command line"
-    release = release_surface(result.trl_version)
-    truncates = release is not None and "max_prompt_length" in release.fields
+    cap, source = prompt_cap(result.trl_version, result.raw)
+    if cap is not None:
+        return cap, source
     old = result.raw.get("max_prompt_length")
-    if isinstance(old, int) and not isinstance(old, bool) and old > 0:
-        if truncates:
-            return old, f"file (max_prompt_length: TRL {release.release} truncates prompts to it)"
+    if isinstance(old, int) and not isinstance(old, bool) and old > 0 and not source:
         return old, f"file (max_prompt_length, no longer read by TRL {judged_release(result)})"
-    default = release.fields["max_prompt_length"].default if truncates else None
-    if isinstance(default, int) and not isinstance(default, bool) and default > 0:
-        return default, f"TRL {release.release}'s default max_prompt_length (it truncates prompts to it)"
     return None, "unknown"
 
 
@@ -115,7 +111,8 @@ def _plan_notes(result: CheckResult, plan: Any) -> list[str]:
         return _prompt_notes(result, plan)
     repeats = "the trainer generates from it" if every == 1 else \
         f"the trainer generates from the first copy and ignores the {plural(every - 1, 'copy', 'copies')} after it"
-    out = [f"the sampler emits each chunk of {plural(plan.prompts_per_generation, 'prompt')} {times(every)} "
+    out = _reuse_note(result, plan)
+    out += [f"the sampler emits each chunk of {plural(plan.prompts_per_generation, 'prompt')} {times(every)} "
            f"(steps_per_generation x num_iterations) and each process's dataloader batch holds "
            f"{plural(plan.sampler_batch_size, 'row')} (per_device_train_batch_size x steps_per_generation): {repeats}"]
     if not plan.clipping_active:
@@ -139,6 +136,22 @@ def _plan_notes(result: CheckResult, plan: Any) -> list[str]:
                    f"remainder after {plural(plan.generations_per_epoch, 'chunk')} of "
                    f"{plan.prompts_per_generation}); the shuffle changes which")
     return out
+
+
+def _reuse_note(result: CheckResult, plan: Any) -> list[str]:
+    """TRL 0.16 reused completions across optimizer steps without a steps_per_generation: how the walk shows it."""
+    from grpo_schema.engine.release import release_surface
+
+    release = release_surface(result.trl_version)
+    if (release is None or "steps_per_generation" in release.fields or plan.num_iterations < 2
+            or plan.steps_per_generation != plan.gradient_accumulation_steps):
+        return []
+    GA, b = plan.gradient_accumulation_steps, plan.completions_per_micro_batch
+    return [f"TRL {release.release} has no steps_per_generation: on the first of every {plan.num_iterations} "
+            f"optimizer steps each micro-step generates its own {plural(b, 'completion')} per process, and the "
+            f"{plural(GA, 'micro-batch', 'micro-batches')} of that step are kept and trained on again in the next "
+            f"{plan.num_iterations - 1}; the walk shows them as one generation of {GA} slices, which trains on the "
+            "same completions at the same micro-steps with the same weights"]
 
 
 def _positive(text: str) -> int:

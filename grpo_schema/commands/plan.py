@@ -184,8 +184,9 @@ def plan_command(argv: list[str]) -> int:
                         "directory, the Hub cache, then the built-in catalogue)")
     parser.add_argument("--prompt-length", type=int, default=None, help="prompt length in tokens to plan for "
                         "(default: the hardware: section's prompt_length, else the 95th percentile of the dataset's "
-                        "prompts when it is on this machine, counted with the model's tokenizer, else 512; TRL 1.16 "
-                        "does not read max_prompt_length)")
+                        "prompts when it is on this machine, counted with the model's tokenizer, else the release's "
+                        "max_prompt_length where it truncates prompts (TRL up to 0.25), else 512; never above that "
+                        "truncation)")
     parser.add_argument("--engine", default=None, metavar="ENGINE", help="whose code runs the config: trl "
                         "(default; `trl grpo`) or grpo_runtime (`grpo train`, `grpo launch`, the form)")
     parser.add_argument("--strategy", choices=("ddp", "zero1", "zero2", "zero3", "fsdp", "fsdp_grad_op"),

@@ -408,9 +408,32 @@ def from_file(path: str, kind: str) -> Environment:
     return env
 
 
+# What pip installs with these packages at any release since TRL 0.14's day (the unconditional Requires-Dist of
+# their wheels): torch under everything that trains or generates with it. Followed after trl's own requirements,
+# so a file that pins trl alone has torch through accelerate.
+# vLLM serves through fastapi and uvicorn itself: what `trl vllm-serve` needs beside it is there with it.
+PULLS_IN = {"accelerate": ("torch",), "peft": ("torch", "transformers", "accelerate"),
+            "vllm": ("torch", "transformers", "fastapi", "pydantic", "requests", "uvicorn"),
+            "deepspeed": ("torch",), "bitsandbytes": ("torch",), "liger-kernel": ("torch",)}
+
+
 def _implied(env: Environment) -> None:
-    """What pip installs with a pinned trl (its install_requires, and the extras the line asks for): listed without
-    a version, so they count as present but are never judged by a version the file does not pin."""
+    """What pip installs with a pinned trl (its install_requires, and the extras the line asks for), and in turn
+    with those and the file's own packages (PULLS_IN): listed without a version, so they count as present but are
+    never judged by a version the file does not pin."""
+    _implied_by_trl(env)
+    pending = [name for name in env.packages if name in PULLS_IN]
+    while pending:
+        name = pending.pop()
+        by = env.packages[name]
+        for needed in PULLS_IN[name]:
+            if needed not in env.packages:
+                said = f"{name} {by.version}" if by.version else f"{name} ({by.extra.get('implied_by', 'listed')})"
+                env.packages[needed] = Package(needed, None, extra={"implied_by": said})
+                pending += [needed] if needed in PULLS_IN else []
+
+
+def _implied_by_trl(env: Environment) -> None:
     trl = env.get("trl")
     if trl is None or trl.version is None:
         return

@@ -249,7 +249,7 @@ def _check(data: Any, path: str, positions: Positions, diagnostics: list[Diagnos
                                   meaning=release.batch if release is not None else None)
     # The cross-field rules judge the config as it will be once its renamed and removed keys are migrated: a value
     # written under an old name still conflicts with the rest (TRL 1.16 ignores the old name, hence K002/K003).
-    rule_config, rule_failed, rule_plan = config, failed, result.plan
+    rule_config, rule_failed, rule_plan = config, failed | reading.refused, result.plan
     # Judged as an older release, the renamed keys left here are ones that release does not read either (those it
     # reads were read under their new names already): it ignores them, and so do the rules.
     if keys.renamed and release is None:
@@ -378,7 +378,8 @@ def _rule_context(result: CheckResult, active: tuple[Profile, ...], explicit: fr
                        allows_dotted_rewards=dotted, default_reward_funcs=defaults, profile_names=profile_names,
                        launch=result.launch, trl_release=release.release if release is not None else None,
                        batch=release.batch if release is not None else None,
-                       release_fields=frozenset(release.fields) if release is not None else None)
+                       release_fields=frozenset(release.fields) if release is not None else None,
+                       release_choices=release.choices if release is not None else None)
 
 
 @functools.lru_cache(maxsize=64)

@@ -46,12 +46,18 @@ BEFORE_THE_KEY = {
 }
 
 
-def before_the_key(release: ReleaseSurface) -> dict[str, Any]:
-    """BEFORE_THE_KEY for one release: TRL 0.17 generated once per gradient_accumulation_steps micro-steps (its
-    trainer checks per_device x processes x gradient_accumulation_steps, the batch it generates at once), which is
-    1.16's default when steps_per_generation is unset: no value stands in for the key there."""
+def before_the_key(release: ReleaseSurface, mapping: dict[str, Any] | None = None) -> dict[str, Any]:
+    """BEFORE_THE_KEY for one release and file. TRL 0.17 generated once per gradient_accumulation_steps micro-steps
+    (its trainer checks per_device x processes x gradient_accumulation_steps, the batch it generates at once),
+    which is 1.16's default when steps_per_generation is unset: no value stands in for the key there. TRL 0.16 with
+    num_iterations > 1 generated at each micro-step of an optimizer step, kept those gradient_accumulation_steps
+    micro-batches and trained on them again for the next num_iterations - 1 optimizer steps: the same schedule
+    (what is trained on, when, with which weights) as steps_per_generation = gradient_accumulation_steps, 1.16's
+    default, so no value stands in there either."""
     train = release.batch.train_check
-    if train is not None and "gradient_accumulation_steps" in train.product:
+    reused = (mapping or {}).get("num_iterations")
+    reuses = isinstance(reused, int) and not isinstance(reused, bool) and reused > 1
+    if train is not None and "gradient_accumulation_steps" in train.product or reuses:
         return {k: v for k, v in BEFORE_THE_KEY.items() if k != "steps_per_generation"}
     return BEFORE_THE_KEY
 
@@ -60,6 +66,27 @@ def batch_meaning(version: str | None) -> Any:
     """The judged release's BatchMeaning (what per_device_train_batch_size counts, its checks), None for 1.16."""
     release = release_surface(version)
     return release.batch if release is not None else None
+
+
+def prompt_cap(version: str | None, raw: Any) -> tuple[int | None, str]:
+    """The length the judged release cuts every prompt to, and where it comes from: max_prompt_length where the
+    release uses it (up to 0.25; the file's value, else the release's default), None where it keeps whole prompts
+    (0.26-0.27 parse the key and ignore it; 0.28 on do not read it) or the file sets it to null. A prompt longer than the cap is truncated to its last `cap` tokens before
+    generation, so nothing longer reaches the model."""
+    release = release_surface(version)
+    if release is None or "max_prompt_length" not in release.fields:
+        return None, ""
+    if "max_prompt_length" in release.unused:
+        return None, f"TRL {release.release} no longer truncates prompts (max_prompt_length is deprecated there)"
+    written = raw.get("max_prompt_length", ...) if isinstance(raw, dict) else ...
+    if written is None:
+        return None, f"max_prompt_length: null (TRL {release.release} keeps whole prompts)"
+    if isinstance(written, int) and not isinstance(written, bool) and written > 0:
+        return written, f"file (max_prompt_length: TRL {release.release} truncates prompts to it)"
+    default = release.fields["max_prompt_length"].default
+    if isinstance(default, int) and not isinstance(default, bool) and default > 0:
+        return default, f"TRL {release.release}'s default max_prompt_length (it truncates prompts to it)"
+    return None, ""
 
 
 # Keys the release does not read: unknown, a downstream script's, or renamed / removed before it. A front end that
@@ -77,6 +104,9 @@ class Reading:
     implicit: dict[str, Any] = field(default_factory=dict)  # the release's values for keys the file leaves out
     written_as: dict[str, str] = field(default_factory=dict)  # checked name -> key as written
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    # Keys whose value the release's trainer refuses: the rules about them stay silent (one finding per cause; the
+    # rest is judged with the release's default, a value the user never wrote).
+    refused: set[str] = field(default_factory=set)
 
 
 @lru_cache(maxsize=64)  # every request of the service names its release: look it up once
@@ -98,7 +128,6 @@ def read_as(mapping: dict[str, Any], release: ReleaseSurface, profile_keys: froz
     fields_116 = compiled("config").fields
     reading = Reading({})
     launcher_reads = release.front_end.unknown_keys == "accelerate"
-    refused_keys: set[str] = set()
     for key, value in mapping.items():
         other = read_by_other_transformers(key, value, mapping, release)
         if other is not None:  # warmup_ratio in TRL 0.29, project in TRL 0.23: read by some transformers it accepts
@@ -128,7 +157,7 @@ def read_as(mapping: dict[str, Any], release: ReleaseSurface, profile_keys: froz
             # one finding per cause: the checker judges the rest with the release's default, not this value (its
             # own choice check and the rules about the value would speak of it again)
             reading.diagnostics.append(refused)
-            refused_keys.add(key)
+            reading.refused.add(key)
             continue
         if key in fields_116:
             reading.mapping[key] = value
@@ -141,7 +170,7 @@ def read_as(mapping: dict[str, Any], release: ReleaseSurface, profile_keys: froz
     reading.diagnostics += [required(name, release) for name, info in release.fields.items()
                             if info.required and name not in mapping]
     reading.diagnostics += deprecated_in_release(mapping, release)
-    reading.implicit = release_defaults(release, {k: v for k, v in mapping.items() if k not in refused_keys},
+    reading.implicit = release_defaults(release, {k: v for k, v in mapping.items() if k not in reading.refused},
                                         fields_116)
     return reading
 
@@ -156,7 +185,7 @@ def release_defaults(release: ReleaseSurface, mapping: dict[str, Any], fields_11
     """The release's value for each 1.16 key the file leaves out, where it differs from 1.16's default."""
     implicit: dict[str, Any] = {}
     model = compiled("config")
-    before = before_the_key(release)
+    before = before_the_key(release, mapping)
     for name, facts in fields_116.items():
         if name in mapping:
             continue
@@ -294,6 +323,11 @@ def deprecation(key: str, use: str | None, release: ReleaseSurface, code: str,
                 written: Any = (), severity: str = "warning") -> Diagnostic:
     """`key is deprecated in TRL X`, with the key that release reads instead (never one it lacks)."""
     r = release.release
+    if key in release.unused:
+        return Diagnostic(code, severity, f"{key} is deprecated in TRL {r}, which parses it but no longer uses it: "
+                          "the setting has no effect", fields=(key,),
+                          hint=f"remove {key}; TRL {r} reads no other key in its place",
+                          fix=Fix(unset=(key,), safe=False, title=f"remove {key}"))
     if use is None:
         return Diagnostic(code, severity, f"{key} is deprecated in TRL {r}, which reads no other key in its place",
                           fields=(key,), hint=f"TRL {r} still reads {key}; keep it for that release, or remove it "

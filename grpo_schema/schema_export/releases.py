@@ -65,11 +65,17 @@ def _property(prop: dict[str, Any] | None, info: FieldInfo, release: str) -> dic
     else:
         prop = dict(prop)
     kind = JSON_TYPES.get(info.type)
+    named_values = any(isinstance(v, str) for o in [prop, *prop.get("anyOf", [])] if isinstance(o, dict)
+                       for v in o.get("enum", []))
     if kind is not None and not _json_types(prop) <= ({kind, "integer"} if kind == "number" else {kind}):
         for key in ("anyOf", "enum", "const", "enumDescriptions", "markdownEnumDescriptions", "items", "minimum",
                     "maximum", "exclusiveMinimum", "exclusiveMaximum", "examples", "defaultSnippets", "not"):
             prop.pop(key, None)
         prop["type"] = [kind, "null"] if info.nullable else kind
+        if kind == "boolean" and named_values:  # 1.16's texts describe the named values that replaced the
+            # boolean (scale_rewards' 'group' / 'batch' / 'none' from 0.22), which this release refuses
+            said = f"Read by TRL {release} as a boolean, true or false ({info.source}); the named values came later."
+            prop["description"], prop["markdownDescription"] = said, said + "\n\n**Default:** `null`"
     if info.choices and info.type == "str" and "enum" not in prop and "anyOf" not in prop:
         prop["enum"] = list(info.choices) + ([None] if info.nullable else [])
     if not info.required and info.default_expr is None and info.post_init is None:

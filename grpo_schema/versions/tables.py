@@ -193,6 +193,9 @@ class ReleaseSurface:
     # The keys the release warns are deprecated when set (its GRPOConfig, trainer or TrainingArguments), each with
     # the key it says to use instead, None where it names none this release reads (trainer.json).
     deprecations: Mapping[str, str | None] = field(default_factory=dict, repr=False)
+    # The deprecated keys the release parses and then never uses (0.16-0.17's vllm_device and the other vllm_* of
+    # the in-trainer engine, 0.26-0.27's max_prompt_length): setting one has no effect beyond the warning.
+    unused: frozenset[str] = field(default_factory=frozenset, repr=False)
     # The reward names the release's `trl grpo` script resolves without an import, in its order (trainer.json):
     # think_format_reward alone from 0.18 to 0.21; none before 0.18, whose script took only a reward model.
     reward_funcs: tuple[str, ...] = field(default=(), repr=False)
@@ -244,6 +247,7 @@ def _load(file: str) -> ReleaseSurface:
         front_end=FrontEnd.from_json(data["front_end"]),
         choices={n: tuple(v) for n, v in trainer.get("choices", {}).items()},
         deprecations={n: d["use"] for n, d in trainer.get("deprecations", {}).items()},
+        unused=frozenset(n for n, d in trainer.get("deprecations", {}).items() if d.get("unused")),
         reward_funcs=tuple(trainer.get("reward_funcs", ())),
         batch=BatchMeaning.from_json(trainer.get("batch")),
     )

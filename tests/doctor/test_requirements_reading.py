@@ -56,3 +56,16 @@ def test_a_format_it_cannot_read_is_refused(tmp_path, text):
 def test_a_single_report_is_never_an_error():
     assert {r.id for r in ROWS if r.evidence == "report"} >= {"KB07", "KB13"}
     assert not [r.id for r in ROWS if r.evidence == "report" and r.fails]
+
+
+def test_what_pip_installs_with_the_listed_packages_is_present_through_an_include(tmp_path):
+    """trl pulls in accelerate, which pulls in torch; vLLM pulls in torch too: a requirements file that pins trl and
+    vLLM (here through `-r`) and leaves torch to pip has torch, at no version the file pins."""
+    (tmp_path / "serve.txt").write_text("vllm==0.9.2\n")
+    (tmp_path / "req.txt").write_text("trl==0.19.1\n-r serve.txt\n")
+    env = from_file(str(tmp_path / "req.txt"), "requirements")
+    torch = env.get("torch")
+    assert torch is not None and torch.version is None and torch.extra["implied_by"].startswith("accelerate")
+    assert errors(env, {"use_vllm": True}) == []
+    (tmp_path / "req.txt").write_text("-r serve.txt\n")
+    assert from_file(str(tmp_path / "req.txt"), "requirements").get("torch").extra == {"implied_by": "vllm 0.9.2"}

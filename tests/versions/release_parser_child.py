@@ -74,7 +74,10 @@ def main() -> int:
         "parser_defaults": defaults,
         "files": {},
     }
-    scratch = tempfile.mkdtemp(prefix="trl-oracle-")  # output_dir of a file that names none (nothing is written)
+    # output_dir of a file that names none (nothing is written), where the release has a default for it: before
+    # transformers 4.50 (TRL 0.14-0.15) the parser requires it, and a file without it stops there
+    scratch = tempfile.mkdtemp(prefix="trl-oracle-")
+    required = {action.dest for action in fresh._actions if action.required}
     for path in files:
         with open(path) as fh:
             config = yaml.safe_load(fh) or {}
@@ -84,7 +87,8 @@ def main() -> int:
         entry["unknown"] = sorted(s[2:] for s in remaining[::2])
         neutral = {k: v for k, v in config.items() if k not in ("tf32",)}
         neutral.update({"use_cpu": True, "report_to": "none"})
-        neutral.setdefault("output_dir", scratch)
+        if "output_dir" not in required:
+            neutral.setdefault("output_dir", scratch)
         with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as tmp:
             yaml.safe_dump(neutral, tmp)
         err = io.StringIO()

@@ -132,3 +132,20 @@ def test_explain_sizes_prompts_by_the_release_s_truncation(tmp_path, capsys):
     path.write_text(path.read_text() + "max_prompt_length: 10000\n")
     assert lengths("0.19")[0] == 10000 + 256
     assert "no longer read by TRL 1.16" in lengths("1.16")[1]
+
+
+def test_016_reuses_an_optimizer_step_s_completions_for_num_iterations_steps(tmp_path, capsys):
+    """0.16 generates per micro-step, keeps an optimizer step's gradient_accumulation_steps micro-batches and trains
+    on them again for num_iterations - 1 optimizer steps: old log-probs are computed and clipping acts."""
+    settings = dict(per_device_train_batch_size=4, num_generations=4, gradient_accumulation_steps=2, num_iterations=2)
+    plan = check_mapping({**RECIPE, **settings}, trl_version="0.16").plan
+    assert (plan.generate_every_micro_steps, plan.steps_per_generation) == (4, 2)
+    assert plan.old_logprobs_needed and plan.clipping_active
+    single = check_mapping({**RECIPE, **settings, "num_iterations": 1}, trl_version="0.16").plan
+    assert (single.steps_per_generation, single.generation_batch_size) == (1, 4)  # a generation per micro-step
+    path = tmp_path / "r.yaml"
+    path.write_text("".join(f"{k}: {v}\n" for k, v in {**RECIPE, **settings}.items()))
+    main(["explain", str(path), "--trl-version", "0.16", "--format", "json"])
+    document = json.loads(capsys.readouterr().out)
+    assert document["notes"][0].startswith("TRL 0.16.1 has no steps_per_generation")
+    assert [s["generates"] for s in document["schedule"][:4]] == [True, False, False, False]

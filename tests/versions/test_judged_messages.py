@@ -64,3 +64,18 @@ def test_a_python_annotation_as_a_value_gets_its_own_diagnostic():
     fix = next(d.fix for d in result.diagnostics if d.fields == ("use_vllm",))
     assert fix.set == {"use_vllm": True}
     assert result.config.use_vllm is True and result.config.beta == 0.04
+
+
+def test_l002_is_neither_about_a_refused_value_nor_names_a_loss_the_release_refuses():
+    """0.20-0.21 read importance_sampling_level but refuse luspo and vespo: a refused luspo is one finding (T003),
+    not also an L002 about the default bnpo the user never wrote; bnpo with sequence-level ratios is told to use
+    grpo, not luspo."""
+    refused = codes_on("0.20", loss_type="luspo", importance_sampling_level="sequence")
+    assert refused.count("GRPO-T003") == 1 and "GRPO-L002" not in refused
+    result = check_mapping({**BASE, "reward_funcs": ["think_format_reward"], "loss_type": "bnpo",
+                            "importance_sampling_level": "sequence"}, trl_version="0.21")
+    [l002] = [d for d in result.diagnostics if d.code == "GRPO-L002"]
+    assert "grpo" in l002.hint and "luspo" not in l002.hint
+    at_116 = check_mapping({**BASE, "reward_funcs": ["accuracy_reward"], "loss_type": "bnpo",
+                            "importance_sampling_level": "sequence"})
+    assert "luspo" in next(d.hint for d in at_116.diagnostics if d.code == "GRPO-L002")

@@ -98,3 +98,35 @@ def test_validate_says_a_deprecation_only_for_the_releases_that_have_it(tmp_path
                                       "wandb_log_unique_prompts: true\n"))
     assert own["wandb_log_unique_prompts"]["code"] == "GRPO-D006"
     assert own["wandb_log_unique_prompts"]["fix"]["rename"] == {"wandb_log_unique_prompts": "log_unique_prompts"}
+
+
+def test_a_deprecated_key_the_release_parses_and_never_uses_is_said_to_have_no_effect(tmp_path):
+    """0.16-0.17 parse vllm_device and the other vllm_* keys of the in-trainer engine but start vLLM only as a
+    separate server (`trl vllm-serve`); 0.26-0.27 parse max_prompt_length and truncate nothing: each warns, and
+    the setting does nothing else. "Keep it for that release" would keep a no-op; the fix removes it."""
+    from grpo_schema.engine.check import check_mapping
+
+    def d006(release, **settings):
+        result = check_mapping({"model_name_or_path": "m", "dataset_name": "d", **settings}, trl_version=release)
+        return [d for d in result.diagnostics if d.code == "GRPO-D006"]
+
+    assert surface("0.16").unused >= {"vllm_device", "vllm_gpu_memory_utilization", "vllm_max_model_len"}
+    assert surface("0.26").unused == {"max_prompt_length"} and not surface("0.15").unused
+    [found] = d006("0.16.1", use_vllm=True, vllm_device="cuda:7")
+    assert "no longer uses it: the setting has no effect" in found.message
+    assert "keep it" not in found.hint and found.fix is not None and found.fix.unset == ("vllm_device",)
+    [found] = d006("0.26.2", max_prompt_length=4096)
+    assert "no effect" in found.message
+    assert d006("0.15.2", use_vllm=True, vllm_device="cuda:7") == []  # 0.15's trainer runs vLLM on that device
+
+
+def test_a_boolean_before_named_values_is_described_as_the_boolean_it_was():
+    """scale_rewards is a boolean up to 0.21: its 0.19 schema does not describe 1.16's 'group' / 'batch' / 'none'."""
+    def said(release):
+        schema = json.loads((REPO / "schemas" / f"trl-{release}" / "grpo-config.schema.json").read_text())
+        prop = schema["properties"]["scale_rewards"]
+        return prop["type"], prop["description"] + prop["markdownDescription"]
+
+    kind, text = said("0.19.1")
+    assert kind == "boolean" and "'batch'" not in text and "boolean" in text and "**Default:** `true`" in text
+    assert "'batch'" in said("1.8.0")[1]

@@ -126,6 +126,44 @@ def no_data_reason(reads: LocalReads | None, local_files: bool) -> str:
     return f"{why}; pass {reads.prompt_option}"
 
 
+def _planned_prompt_length(result: Any, given: int | None, lengths: Any, reads: LocalReads | None,
+                           local_files: bool, notes: list[str]) -> int:
+    """The prompt length the estimate plans for: the one given, else the data's 95th percentile, else the length
+    the judged release truncates prompts to (max_prompt_length up to TRL 0.25), else DEFAULT_PROMPT_LENGTH; never
+    longer than that truncation, which cuts every prompt before it reaches the model."""
+    from grpo_schema.engine.release import prompt_cap
+
+    cap, cap_source = prompt_cap(getattr(result, "trl_version", None), getattr(result, "raw", None))
+    if given is not None:
+        length, said = int(given), f"prompts of {given} tokens (given)"
+    elif lengths is not None:
+        length, said = int(lengths.p95), lengths.describe()
+    elif cap is not None:
+        notes.append(f"prompts of {cap} tokens at most: {cap_source}")
+        return cap
+    else:
+        length = DEFAULT_PROMPT_LENGTH
+        said = f"prompts of {length} tokens (a default: {no_data_reason(reads, local_files)})"
+    if cap is not None and length > cap:
+        notes.append(f"{said}, truncated to {cap} tokens: {cap_source}")
+        return cap
+    notes.append(said)
+    return length
+
+
+def _generates_per_micro_step(result: Any) -> bool:
+    """Whether the judged release generates at each micro-step, for that micro-step alone (TRL 0.14-0.16: no
+    steps_per_generation, and a batch check without gradient_accumulation_steps), even where its schedule is walked
+    as one generation of several slices (0.16 reusing them for num_iterations optimizer steps)."""
+    from grpo_schema.engine.release import release_surface
+
+    release = release_surface(getattr(result, "trl_version", None))
+    if release is None or "steps_per_generation" in release.fields:
+        return False
+    train = release.batch.train_check
+    return train is None or "gradient_accumulation_steps" not in train.product
+
+
 def setup_from(result: Any, hardware: Hardware, *, prompt_length: int | None = None, strategy: str | None = None,
                section: dict | None = None, model_dtype: str = "bfloat16", engine: str = "trl",
                offload: str | None = None, local_files: bool = True, lengths: Any = None,
@@ -137,20 +175,15 @@ def setup_from(result: Any, hardware: Hardware, *, prompt_length: int | None = N
     config, plan, section = result.config, result.plan, section or {}
     notes: list[str] = [f"engine {engine}"]
     world = result.world_size
-    if prompt_length is not None:
-        notes.append(f"prompts of {prompt_length} tokens (given)")
-    elif lengths is not None:  # TRL 1.16 does not truncate prompts: max_prompt_length is never read
-        prompt_length = lengths.p95
-        notes.append(lengths.describe())
-    else:
-        prompt_length = DEFAULT_PROMPT_LENGTH
-        notes.append(f"prompts of {prompt_length} tokens (a default: {no_data_reason(reads, local_files)})")
+    prompt_length = _planned_prompt_length(result, prompt_length, lengths, reads, local_files, notes)
     b = int(config.per_device_train_batch_size)
     if plan is not None and plan.per_device_unit == "prompts":  # TRL 0.14: each of the b prompts gets G rows
         b = plan.completions_per_micro_batch
         notes.append(f"per_device_train_batch_size counts prompts in this release: {b} completions per micro-step "
                      f"({plan.per_device_train_batch_size} x num_generations {plan.num_generations})")
     rows = plan.generation_batch_size // max(world, 1) if plan is not None else b * config.gradient_accumulation_steps
+    if _generates_per_micro_step(result):  # TRL 0.14-0.16: each micro-step generates only what it trains on
+        rows = b
     dtype = weight_dtype(result, model_dtype)
     mixed = bool(_get(config, "bf16")) or bool(_get(config, "fp16")) or _get(config, "bf16") is None
     weight_bytes = 2 if dtype in HALF else 4

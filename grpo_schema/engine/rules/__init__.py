@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 import itertools
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 from grpo_schema.engine.codes import CODES, declare
 from grpo_schema.engine.diagnostics import Diagnostic, Fix, Severity
@@ -56,6 +56,12 @@ class RuleContext:
     batch: Any = None
     # The keys the judged release reads (None: TRL 1.16's own tables).
     release_fields: frozenset[str] | None = None
+    # The values the judged release's trainer accepts for its choice fields (None: TRL 1.16's own tables).
+    release_choices: Mapping[str, tuple[str, ...]] | None = None
+
+    def accepts(self, name: str, value: str) -> bool:
+        """Whether the judged release takes `value` for the choice field `name` (every 1.16 value for 1.16)."""
+        return self.release_choices is None or value in self.release_choices.get(name, (value,))
 
     @property
     def judged(self) -> str:

@@ -38,9 +38,10 @@ def loss_type_matches_ratio_level(config: Any, ctx: RuleContext) -> Iterator[Fin
                       ("importance_sampling_level", "loss_type"), hint=f"set importance_sampling_level: {wanted}",
                       fix=Fix(set={"importance_sampling_level": wanted}, safe=False, title=f"use {wanted}"))
     elif level == "sequence" and config.loss_type in ("bnpo", "dr_grpo", "dapo", "cispo"):
+        luspo = " or luspo" if ctx.accepts("loss_type", "luspo") else ""  # only where the release has it
         yield Finding(f"loss_type {config.loss_type} with sequence-level ratios weighs each sequence by its length",
                       ("importance_sampling_level", "loss_type"),
-                      hint="use loss_type grpo (GSPO) or luspo with sequence-level ratios")
+                      hint=f"use loss_type grpo (GSPO){luspo} with sequence-level ratios")
 
 
 @rule("GRPO-L003", "error", ("loss_type", "max_completion_length"))
