@@ -95,7 +95,8 @@ def main(argv: list[str] | None = None) -> int:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(files[path], encoding="utf-8")
             print(f"wrote {path.relative_to(ROOT)}")
-        print(f"{name}: {len(files) - len(changed)} of {len(files)} file(s) were up to date")
+        fresh = len(files) - len(changed)
+        print(f"{name}: {fresh} of {len(files)} {'file was' if len(files) == 1 else 'files were'} up to date")
     if found:
         print("stale (run python scripts/regenerate.py): " + ", ".join(str(p.relative_to(ROOT)) for p in found),
               file=sys.stderr)
