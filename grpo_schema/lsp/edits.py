@@ -9,7 +9,7 @@ from lsprotocol import types as lsp
 from grpo_schema.commands.autofix import safe_fixes
 from grpo_schema.engine.diagnostics import Diagnostic, Fix
 from grpo_schema.lsp.analysis import utf16
-from grpo_schema.commands.migrate import migrate_text
+from grpo_schema.commands.migrate import migrate_config
 from grpo_schema.render.text import describe_fix
 from grpo_schema.engine.yamledit import EditError, apply_fix_to_text, apply_fixes_to_text
 from grpo_schema.engine.lines import split_lines
@@ -124,9 +124,10 @@ def quick_fixes(uri: str, version: int | None, text: str, diagnostics: list[lsp.
 
 
 def source_actions(uri: str, version: int | None, text: str, engine: list[Diagnostic],
-                   only: list[str] | None) -> list[lsp.CodeAction]:
-    """'Fix all safe' (what `grpo validate --fix` applies) and 'Migrate this file' (what `grpo migrate --write`
-    writes), each offered only when it changes something."""
+                   only: list[str] | None, release: str | None = None, profiles: tuple = ()) -> list[lsp.CodeAction]:
+    """'Fix all safe' (what `grpo validate --fix` applies) and 'Migrate this file' (what `grpo migrate --write
+    --from RELEASE` writes: the same migrate_config, from the release the file is judged for, so the editor offers
+    the whole migration, defaults written out included), each offered only when it changes something."""
     wanted = lambda kind: not only or any(kind.startswith(o) for o in only)  # noqa: E731
     actions = []
     if wanted(FIX_ALL_SAFE):
@@ -135,10 +136,11 @@ def source_actions(uri: str, version: int | None, text: str, engine: list[Diagno
             actions.append(lsp.CodeAction(title=f"grpo: fix all safe ({len(applied)})", kind=FIX_ALL_SAFE,
                                           edit=_workspace_edit(uri, version, text, fixed)))
     if wanted(MIGRATE):
-        migrated, done, _ = migrate_text(text, engine)
-        if done and migrated != text:
-            actions.append(lsp.CodeAction(title=f"grpo: migrate this file to TRL 1.16 ({len(done)})", kind=MIGRATE,
-                                          edit=_workspace_edit(uri, version, text, migrated)))
+        migrated = migrate_config(text, "<editor>", list(profiles), release)
+        if migrated.done and migrated.text != text:
+            title = f"grpo: migrate this file to TRL {migrated.target} ({len(migrated.done)})"
+            actions.append(lsp.CodeAction(title=title, kind=MIGRATE,
+                                          edit=_workspace_edit(uri, version, text, migrated.text)))
     return actions
 
 

@@ -293,7 +293,8 @@ async def code_action(ls: GrpoLanguageServer, params: lsp.CodeActionParams) -> l
     if not only or any(str(k).startswith(lsp.CodeActionKind.QuickFix) for k in only):
         near = [d for d in analysis.diagnostics if edits.in_range(d, params.range)]
         actions += edits.quick_fixes(uri, version, analysis.text, near)
-    actions += edits.source_actions(uri, version, analysis.text, analysis.result.diagnostics, only)
+    actions += edits.source_actions(uri, version, analysis.text, analysis.result.diagnostics, only,
+                                    analysis.result.trl_version, analysis.profiles)
     return actions
 
 
