@@ -72,6 +72,7 @@ def test_moving_a_0_19_recipe_to_1_16_migrates_it_as_grpo_migrate_does(page, tmp
     page.click("#undo-migrate")
     wait_validated(page, before)
     assert state(page) == load_yaml(RECIPE_0_19).data
+    assert "0.19.1" in page.locator("#migrate-release").inner_text()  # the offer is back after the Undo
 
 
 # On-policy with vLLM: one generation per optimizer step. TRL 1.16 runs vLLM inside the training processes by

@@ -168,6 +168,7 @@ function showResult(app, result, error, { offline } = {}) {
   window.grpoLastResult = result; // read by the browser tests and handy in the console
   showJudgedRelease(result);
   app.diags.show(result);
+  app.releaseMove.offerForKeys(result);
   renderDerived($("derived"), $("derived-notes"), result, (n) => app.setWorldSize(n), (d) => app.diags.diagNode(d));
   renderTimeline($("timeline"), result);
   app.memory?.refresh();

@@ -5,6 +5,10 @@
 import * as api from "./api.js";
 import { el } from "./dom.js";
 
+// Keys the judged release no longer reads under their name (renamed: K002, removed: K003): the diagnostics whose
+// fixes grpo migrate makes (grpo_schema.commands.migrate.MIGRATION_CODES), so their presence means "migrate".
+const OLD_KEY_CODES = new Set(["GRPO-K002", "GRPO-K003"]);
+
 // hooks: { state, versions: {default: {version}, releases: [...]}, profile(), announce(node), refresh() }
 export class ReleaseMove {
   constructor(hooks) {
@@ -24,15 +28,33 @@ export class ReleaseMove {
   }
 
   // Called when the picker moved from `from` to `to`, with the config already judged as `to`.
-  offer(from, to) {
+  offer(from, to, lead = "") {
     const { state, announce } = this.hooks;
     if (!state.values.size || !this.isNewer(to, from)) return;
     const [a, b] = [this.resolved(from), this.resolved(to)];
-    announce(el("span", { class: "offer" },
+    announce(el("span", { class: "offer" }, lead,
       `This config was judged for TRL ${a}. Fixing its keys for TRL ${b} does not keep what ${a} did where a ` +
       "default changed; migrating writes those defaults out, as grpo migrate does. ",
       el("button", { type: "button", id: "migrate-release", text: `Migrate from TRL ${a} to ${b}`,
                      onclick: () => this.migrate(a, b) })));
+  }
+
+  // After every check: a config judged at the newest release whose keys predate it (an old recipe imported at the
+  // service's release) gets the migration `grpo migrate --from R` makes, R the judged release: the same file as the
+  // CLI and the editor's action. Drawn from each answer, so it comes back after an Undo and goes once migrated.
+  offerForKeys(result) {
+    const button = document.getElementById("migrate-keys");
+    const releases = this.hooks.versions.releases || [];
+    const judged = result?.trl_version;
+    const old = (result?.diagnostics || []).filter((d) => OLD_KEY_CODES.has(d.code) && d.fix)
+      .flatMap((d) => d.fields || []);
+    button.hidden = !(old.length && judged && judged === releases[releases.length - 1]);
+    if (button.hidden) return;
+    button.textContent = `Migrate to TRL ${judged}`;
+    button.title = `Keys of an older TRL release (${old.join(", ")}): migrate renames and removes them as ` +
+      `grpo migrate --from ${judged} does, leaving a comment where a removal needs a decision. To keep an older ` +
+      "release's defaults too, pick that release first, then move to this one.";
+    button.onclick = () => this.migrate(judged, judged);
   }
 
   async migrate(from, to) {
@@ -56,14 +78,17 @@ export class ReleaseMove {
     const undo = el("button", { type: "button", id: "undo-migrate", text: "Undo", onclick: () => {
       state.restore(before, "undo");
       refresh();
-      announce(el("span", { text: "Back to your config from before the migration." }));
+      const back = "Back to your config from before the migration. ";
+      announce(el("span", { text: back }));
+      this.offer(from, to, back);  // a move between releases offers its migration again
     } });
     const lines = [
       ...answer.done.map((line) => el("li", { text: line })),
       ...answer.cannot_keep.map((line) => el("li", { class: "warn", text: `TRL ${answer.target} cannot keep: ${line}` })),
       ...answer.failed.map((line) => el("li", { class: "warn", text: `not migrated: ${line}` })),
     ];
-    announce(el("span", {}, `Migrated from TRL ${from} to ${answer.target}, as grpo migrate --from ${from} does. `,
+    const moved = from === answer.target ? `Migrated to TRL ${from}` : `Migrated from TRL ${from} to ${answer.target}`;
+    announce(el("span", {}, `${moved}, as grpo migrate --from ${from} does. `,
       undo, el("ul", { class: "notes", id: "migrate-notes" }, lines)));
   }
 }

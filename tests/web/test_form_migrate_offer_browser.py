@@ -1,0 +1,58 @@
+"""An old recipe imported at the service's release gets the migrate offer the CLI and the editor make, in
+headless Chromium against a real uvicorn (tests/support/form_page.py): its keys predate the release it is judged
+for, so the form offers `grpo migrate --from R` (R the judged release) and writes the same file; after Undo of the
+migration the offer is back. Fails on the form as it was, which offered a migration only when the release picker
+moved forward."""
+
+from __future__ import annotations
+
+import pytest
+
+from grpo_schema.engine.loader import load_yaml
+from tests.support.browser import sync_api_or_skip
+from tests.support.cli import grpo
+from tests.support.form_page import (  # noqa: F401  (page and server: the fixtures)
+    ROOT, import_text, page, server, state, validations, wait_validated,
+)
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+sync_api = sync_api_or_skip()
+
+# TRL 0.16-era keys, no `# grpo:` comment: judged at the service's release, which reads none of the last four.
+OLD_RECIPE = """\
+model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct
+torch_dtype: bfloat16  # the weights as stored
+reward_funcs: [think_format_reward]
+max_prompt_length: 512
+use_vllm: true
+vllm_device: cuda:7
+per_device_train_batch_size: 8
+num_generations: 8
+"""
+
+
+def test_an_old_recipe_at_the_default_release_gets_the_migrate_offer_and_it_comes_back_after_undo(page, tmp_path):
+    import_text(page, OLD_RECIPE)
+    offer = page.locator("#migrate-keys")
+    offer.wait_for(state="visible", timeout=15_000)
+    judged = page.evaluate("window.grpoLastResult.trl_version")
+    assert judged in offer.inner_text()
+
+    path = tmp_path / "recipe.yaml"
+    path.write_text(OLD_RECIPE)
+    grpo("migrate", "--write", "--from", judged, str(path), cwd=ROOT)
+    expected = path.read_text()
+    migrated = load_yaml(expected).data
+    assert "vllm_device" not in migrated and migrated["dtype"] == "bfloat16"
+
+    before = validations(page)
+    offer.click()
+    wait_validated(page, before)
+    assert state(page) == migrated
+    page.wait_for_selector("#migrate-keys", state="hidden", timeout=15_000)  # nothing left to migrate
+
+    before = validations(page)
+    page.click("#undo-migrate")
+    wait_validated(page, before)
+    assert state(page) == load_yaml(OLD_RECIPE).data
+    offer.wait_for(state="visible", timeout=15_000)
