@@ -35,15 +35,16 @@ def test_an_old_recipe_at_the_default_release_gets_the_migrate_offer_and_it_come
     import_text(page, OLD_RECIPE)
     offer = page.locator("#migrate-keys")
     offer.wait_for(state="visible", timeout=15_000)
+    page.select_option("#migrate-from", "0.16.1")  # written for 0.16: its loss and vLLM mode are written out
     judged = page.evaluate("window.grpoLastResult.trl_version")
     assert judged in offer.inner_text()
 
     path = tmp_path / "recipe.yaml"
     path.write_text(OLD_RECIPE)
-    grpo("migrate", "--write", "--from", judged, str(path), cwd=ROOT)
-    expected = path.read_text()
-    migrated = load_yaml(expected).data
-    assert "vllm_device" not in migrated and migrated["dtype"] == "bfloat16"
+    grpo("migrate", "--write", "--from", "0.16.1", str(path), cwd=ROOT)
+    migrated = load_yaml(path.read_text()).data
+    assert "vllm_device" not in migrated and migrated["dtype"] == "bfloat16" and migrated["loss_type"] == "grpo"
+    assert migrated["vllm_mode"] == "server"  # what vllm_device meant, not 1.16's colocate
 
     before = validations(page)
     offer.click()

@@ -43,18 +43,24 @@ export class ReleaseMove {
   // service's release) gets the migration `grpo migrate --from R` makes, R the judged release: the same file as the
   // CLI and the editor's action. Drawn from each answer, so it comes back after an Undo and goes once migrated.
   offerForKeys(result) {
-    const button = document.getElementById("migrate-keys");
+    const [box, from, button] = ["migrate-offer", "migrate-from", "migrate-keys"].map((id) => document.getElementById(id));
     const releases = this.hooks.versions.releases || [];
     const judged = result?.trl_version;
     const old = (result?.diagnostics || []).filter((d) => OLD_KEY_CODES.has(d.code) && d.fix)
       .flatMap((d) => d.fields || []);
-    button.hidden = !(old.length && judged && judged === releases[releases.length - 1]);
-    if (button.hidden) return;
+    box.hidden = !(old.length && judged && judged === releases[releases.length - 1]);
+    if (box.hidden) return;
+    // The release it was written for is the user's to say (the keys alone do not tell 0.16 from 0.19): the judged
+    // one by default, which only renames and removes; an older one also writes out its defaults 1.16 changed.
+    if (from.options.length !== releases.length) {
+      from.replaceChildren(...releases.map((r) => el("option", { value: r, text: r })));
+      from.value = judged;
+    }
     button.textContent = `Migrate to TRL ${judged}`;
     button.title = `Keys of an older TRL release (${old.join(", ")}): migrate renames and removes them as ` +
-      `grpo migrate --from ${judged} does, leaving a comment where a removal needs a decision. To keep an older ` +
-      "release's defaults too, pick that release first, then move to this one.";
-    button.onclick = () => this.migrate(judged, judged);
+      "grpo migrate --from (the release picked beside) does, leaving a comment where a removal needs a decision, " +
+      "and writes out that release's defaults the judged one changed.";
+    button.onclick = () => this.migrate(from.value || judged, judged);
   }
 
   async migrate(from, to) {
