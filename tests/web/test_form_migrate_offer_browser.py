@@ -31,7 +31,7 @@ num_generations: 8
 """
 
 
-def test_an_old_recipe_at_the_default_release_gets_the_migrate_offer_and_it_comes_back_after_undo(page, tmp_path):
+def test_an_old_recipe_at_the_default_release_gets_a_migrate_offer_back_after_undo(page, tmp_path):  # noqa: F811
     import_text(page, OLD_RECIPE)
     offer = page.locator("#migrate-keys")
     offer.wait_for(state="visible", timeout=15_000)
