@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import ctypes
 import json
 import os
 import socket
@@ -49,6 +50,17 @@ class Meter:
 
     def __init__(self, device: str):
         self.cuda = device.startswith("cuda")
+
+    def hold_mapped_pages(self) -> None:
+        """On the CPU, lock the pages mapped so far (the libraries' code and data) in memory: the meter reads the
+        process's resident size, and on a busy machine the kernel may drop those file-backed pages mid-measurement,
+        which reads as tensors shrinking. Best effort: without the privilege the probe measures as before."""
+        if self.cuda:
+            return
+        try:
+            ctypes.CDLL(None, use_errno=True).mlockall(1)  # MCL_CURRENT only: later allocations stay lazy, as in a run
+        except (OSError, AttributeError):
+            pass
 
     def now(self) -> int:
         if self.cuda:
@@ -109,6 +121,7 @@ def measure(case: dict, device: str = "cpu") -> dict:
     with torch.no_grad():
         completion_logps(warm, prompt_ids % 64, prompt_mask, completion_ids % 64, completion_mask, 1.0)
     del warm
+    meter.hold_mapped_pages()
     if "vllm" in case:
         _prepare_vllm(case, device, dtype)
     shape = (case["hidden"], case["layers"], case["intermediate"], case["heads"], case["kv_heads"], vocab)
