@@ -41,3 +41,13 @@ BIG = textwrap.dedent("""\
     vllm_gpu_memory_utilization: 0.5
     gradient_checkpointing: false
     """)
+
+
+# Valid at any world size and launchable by the service (a run of it fails at once offline: no such model).
+LAUNCHABLE = """\
+model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct
+dataset_name: trl-lib/DeepMath-103K
+reward_funcs: [accuracy_reward]
+per_device_train_batch_size: 8
+num_generations: 8
+"""

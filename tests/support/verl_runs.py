@@ -19,3 +19,17 @@ python3 -m verl.trainer.main_ppo \\
     actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=4 \\
     trainer.n_gpus_per_node=8 trainer.nnodes=1
 """
+
+# A GRPO launch on one node of 8 GPUs whose last line continues, for a test to append the overrides it compares.
+LAUNCH_HEAD = """\
+python3 -m verl.trainer.main_ppo \\
+    algorithm.adv_estimator=grpo \\
+    data.train_batch_size=64 \\
+    actor_rollout_ref.rollout.n=8 \\
+    actor_rollout_ref.rollout.name=vllm \\
+    actor_rollout_ref.actor.ppo_mini_batch_size=16 \\
+    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4 \\
+    actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=8 \\
+    actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=8 \\
+    trainer.n_gpus_per_node=8 trainer.nnodes=1 \\
+"""

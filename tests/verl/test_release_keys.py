@@ -7,23 +7,10 @@ import pytest
 
 from grpo_schema.dialects.verl.check import check_verl_text
 from grpo_schema.dialects.verl.hydra_grammar import value_problem
+from tests.support.verl_runs import LAUNCH_HEAD
 
 A = "actor_rollout_ref.actor."
-HEAD = """\
-#!/bin/bash
-set -x
-ENGINE=${ENGINE:-veomni}
-python3 -m verl.trainer.main_ppo \\
-    algorithm.adv_estimator=grpo \\
-    data.train_batch_size=64 \\
-    actor_rollout_ref.rollout.n=8 \\
-    actor_rollout_ref.rollout.name=vllm \\
-    actor_rollout_ref.actor.ppo_mini_batch_size=16 \\
-    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4 \\
-    actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=8 \\
-    actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=8 \\
-    trainer.n_gpus_per_node=8 trainer.nnodes=1 \\
-"""
+HEAD = "#!/bin/bash\nset -x\nENGINE=${ENGINE:-veomni}\n" + LAUNCH_HEAD
 
 
 def _diagnostics(tail: str) -> list:

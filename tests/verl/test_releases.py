@@ -12,19 +12,9 @@ import pytest
 from grpo_schema.cli import main
 from grpo_schema.dialects.verl.check import check_verl_text
 from grpo_schema.dialects.verl.fields import releases, resolve
+from tests.support.verl_runs import LAUNCH_HEAD
 
-LAUNCH = """\
-python3 -m verl.trainer.main_ppo \\
-    algorithm.adv_estimator=grpo \\
-    data.train_batch_size=64 \\
-    actor_rollout_ref.rollout.n=8 \\
-    actor_rollout_ref.rollout.name=vllm \\
-    actor_rollout_ref.actor.ppo_mini_batch_size=16 \\
-    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4 \\
-    actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=8 \\
-    actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=8 \\
-    trainer.n_gpus_per_node=8 trainer.nnodes=1 \\
-"""
+LAUNCH = LAUNCH_HEAD
 # keys one release has and the other does not (from the two releases' own config files)
 ONLY_08 = "    actor_rollout_ref.rollout.skip.enable=True\n"  # removed in 0.9
 ONLY_09 = "    actor_rollout_ref.actor.policy_loss.dro_beta=0.1\n"  # added in 0.9

@@ -15,18 +15,11 @@ from tests.support.form_page import (
     fill_field, import_text, offline_runs_server, open_form, ready, state, validations, wait_status,
     wait_validated,
 )
+from tests.support.configs import LAUNCHABLE
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 sync_api = sync_api_or_skip()
 
-# Valid at any world size and launchable by the service (a run of it fails at once: no such model offline).
-LAUNCHABLE = """\
-model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct
-dataset_name: trl-lib/DeepMath-103K
-reward_funcs: [accuracy_reward]
-per_device_train_batch_size: 8
-num_generations: 8
-"""
 MAX_PROCESSES = 2
 
 

@@ -18,18 +18,11 @@ from tests.support.form_page import (
     TOKEN, cli_validate, fill_field, import_text, open_export, open_form, ready, shots, state,
     offline_runs_server, validations, wait_status, wait_validated,
 )
+from tests.support.configs import LAUNCHABLE
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 sync_api = sync_api_or_skip()
 
-# Valid at world size 1 and launchable by the service (the run itself fails at once: no such model offline).
-LAUNCHABLE = """\
-model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct
-dataset_name: trl-lib/DeepMath-103K
-reward_funcs: [accuracy_reward]
-per_device_train_batch_size: 8
-num_generations: 8
-"""
 
 
 @pytest.fixture(scope="module")

@@ -16,18 +16,11 @@ from tests.support.form_page import (  # noqa: F401  (page: the fixture)
     OPEN_R1_TEXT, TOKEN, import_text, offline_runs_server, page, validations, wait_status, wait_validated,
 )
 from tests.support.primary_buttons import primaries
+from tests.support.configs import LAUNCHABLE
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-OWNED = "one-primary-out"  # an output_dir a finished run wrote, under the runs directory
-LAUNCHABLE = """\
-model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct
-dataset_name: trl-lib/DeepMath-103K
-reward_funcs: [accuracy_reward]
-per_device_train_batch_size: 8
-num_generations: 8
-"""
-
+OWNED = "one-primary-out"  
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
