@@ -11,8 +11,10 @@ from setuptools import find_packages, setup
 setup(
     packages=[
         *find_packages(include=["grpo_schema", "grpo_schema.*", "grpo_runtime", "grpo_runtime.*"]),
-        "grpo_web", *(f"grpo_web.{name}" for name in find_packages(where="web")),
-        "grpo_web.examples", "grpo_schema.schemas",
+        "grpo_web",
+        *(f"grpo_web.{name}" for name in find_packages(where="web")),
+        "grpo_web.examples",
+        "grpo_schema.schemas",
     ],
     package_dir={"grpo_web": "web", "grpo_web.examples": "examples", "grpo_schema.schemas": "schemas"},
 )

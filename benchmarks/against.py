@@ -45,15 +45,17 @@ def measure_side(root: Path, trials: int, per_trial: int) -> dict:
 
 
 def compare(ref: str, rounds: int, trials: int, per_trial: int) -> dict:
-    commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", ref], capture_output=True, text=True,
-                            check=True).stdout.strip()
+    commit = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "--short", ref], capture_output=True, text=True, check=True
+    ).stdout.strip()
     with tempfile.TemporaryDirectory(prefix="grpo-against-") as tmp:
         worktree = Path(tmp) / "checkout"
-        subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", "-q", str(worktree), commit],
-                       check=True)
+        subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", "-q", str(worktree), commit], check=True)
         try:
-            roots = {"this checkout": import_root(REPO, Path(tmp) / "this"),
-                     commit: import_root(worktree, Path(tmp) / "ref")}
+            roots = {
+                "this checkout": import_root(REPO, Path(tmp) / "this"),
+                commit: import_root(worktree, Path(tmp) / "ref"),
+            }
             runs = {side: [] for side in roots}
             for _ in range(rounds):
                 for side, root in roots.items():
@@ -62,18 +64,29 @@ def compare(ref: str, rounds: int, trials: int, per_trial: int) -> dict:
             subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(worktree)], check=False)
     best = {side: {key: min(run[key] for run in side_runs) for key in side_runs[0]} for side, side_runs in runs.items()}
     ours, theirs = best["this checkout"], best[commit]
-    return {"ref": ref, "commit": commit, "body_file": BODY_FILE.name, "rounds": rounds, "sides": best,
-            "validate_ratio": ours["validate_ms"] / theirs["validate_ms"],
-            "healthz_ratio": ours["healthz_ms"] / theirs["healthz_ms"], "load_average": list(os.getloadavg())}
+    return {
+        "ref": ref,
+        "commit": commit,
+        "body_file": BODY_FILE.name,
+        "rounds": rounds,
+        "sides": best,
+        "validate_ratio": ours["validate_ms"] / theirs["validate_ms"],
+        "healthz_ratio": ours["healthz_ms"] / theirs["healthz_ms"],
+        "load_average": list(os.getloadavg()),
+    }
 
 
 def report(result: dict) -> str:
-    lines = [f"POST /api/v1/validate ({result['body_file']}, every body new), least CPU per request, "
-             f"{result['rounds']} alternating rounds, load average {result['load_average'][0]:.2f}:"]
+    lines = [
+        f"POST /api/v1/validate ({result['body_file']}, every body new), least CPU per request, "
+        f"{result['rounds']} alternating rounds, load average {result['load_average'][0]:.2f}:"
+    ]
     for side, best in result["sides"].items():
         lines.append(f"  {side:<14} validate {best['validate_ms']:.3f} ms   healthz {best['healthz_ms']:.3f} ms")
-    lines.append(f"  this checkout / {result['commit']}: validate {result['validate_ratio']:.2f}x, "
-                 f"healthz {result['healthz_ratio']:.2f}x")
+    lines.append(
+        f"  this checkout / {result['commit']}: validate {result['validate_ratio']:.2f}x, "
+        f"healthz {result['healthz_ratio']:.2f}x"
+    )
     return "\n".join(lines)
 
 

@@ -28,11 +28,25 @@ COUNTER = itertools.count()
 
 
 def scope(path: str, method: str, body: bytes) -> dict:
-    headers = [(b"host", b"127.0.0.1"), (b"content-type", b"application/yaml"),
-               (b"content-length", str(len(body)).encode())]
-    return {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method, "scheme": "http",
-            "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "", "headers": headers,
-            "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 80)}
+    headers = [
+        (b"host", b"127.0.0.1"),
+        (b"content-type", b"application/yaml"),
+        (b"content-length", str(len(body)).encode()),
+    ]
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": method,
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": headers,
+        "client": ("127.0.0.1", 1),
+        "server": ("127.0.0.1", 80),
+    }
 
 
 async def request(app, path: str, method: str, body: bytes) -> None:
@@ -65,8 +79,10 @@ async def least_cpu_ms(app, path: str, method: str, body: bytes, trials: int, pe
 
 async def main(body: bytes, trials: int, per_trial: int) -> dict:
     app = create_app(Settings())
-    return {"validate_ms": await least_cpu_ms(app, "/api/v1/validate", "POST", body, trials, per_trial),
-            "healthz_ms": await least_cpu_ms(app, "/healthz", "GET", b"", trials, per_trial)}
+    return {
+        "validate_ms": await least_cpu_ms(app, "/api/v1/validate", "POST", body, trials, per_trial),
+        "healthz_ms": await least_cpu_ms(app, "/healthz", "GET", b"", trials, per_trial),
+    }
 
 
 if __name__ == "__main__":

@@ -22,11 +22,25 @@ TRIALS, PER_TRIAL = 30, 100
 
 
 def scope(path: str, method: str) -> dict:
-    headers = [(b"host", b"127.0.0.1"), (b"content-type", b"application/yaml"),
-               (b"content-length", str(len(BODY)).encode())]
-    return {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method, "scheme": "http",
-            "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "", "headers": headers,
-            "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 80)}
+    headers = [
+        (b"host", b"127.0.0.1"),
+        (b"content-type", b"application/yaml"),
+        (b"content-length", str(len(BODY)).encode()),
+    ]
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": method,
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": headers,
+        "client": ("127.0.0.1", 1),
+        "server": ("127.0.0.1", 80),
+    }
 
 
 async def request(app, path: str, method: str) -> None:
@@ -76,11 +90,14 @@ async def measure() -> str:
     profiler.disable()
     text = io.StringIO()
     pstats.Stats(profiler, stream=text).sort_stats("cumulative").print_stats(r"grpo_schema|web/|fastapi|starlette", 30)
-    head = [f"POST /api/v1/validate ({BODY_FILE.name}), min CPU per request over {TRIALS} x {PER_TRIAL}:",
-            f"  as shipped (the fast lane, checked on the event loop)  {shipped:.3f} ms",
-            f"  the FastAPI route alone (check in the thread pool)      {route:.3f} ms",
-            f"  GET /healthz (framework floor)                          {healthz:.3f} ms",
-            "", "cProfile of 500 requests as shipped (cumulative; coroutine resumptions count as calls):"]
+    head = [
+        f"POST /api/v1/validate ({BODY_FILE.name}), min CPU per request over {TRIALS} x {PER_TRIAL}:",
+        f"  as shipped (the fast lane, checked on the event loop)  {shipped:.3f} ms",
+        f"  the FastAPI route alone (check in the thread pool)      {route:.3f} ms",
+        f"  GET /healthz (framework floor)                          {healthz:.3f} ms",
+        "",
+        "cProfile of 500 requests as shipped (cumulative; coroutine resumptions count as calls):",
+    ]
     return "\n".join(head) + "\n" + text.getvalue()
 
 

@@ -53,8 +53,11 @@ def measure(files: dict, runs: int, warmup: int = 2) -> dict:
 
 
 def _stats(runs) -> dict:
-    return {"wall_ms": summary([r.wall_s * 1000 for r in runs]), "cpu_ms": summary([r.cpu_s * 1000 for r in runs]),
-            "peak_rss_mb": summary([r.peak_rss_mb for r in runs])}
+    return {
+        "wall_ms": summary([r.wall_s * 1000 for r in runs]),
+        "cpu_ms": summary([r.cpu_s * 1000 for r in runs]),
+        "peak_rss_mb": summary([r.peak_rss_mb for r in runs]),
+    }
 
 
 def _report(files: dict, samples: dict) -> dict:
@@ -62,21 +65,28 @@ def _report(files: dict, samples: dict) -> dict:
     rows = []
     for name, (_path, profiles) in files.items():
         ours, trl = _stats(samples[f"ours:{name}"]), _stats(samples[f"trl:{name}"])
-        rows.append({
-            "file": name, "profiles": list(profiles), "ours": ours, "trl": trl,
-            "speedup_vs_trl": ratio(trl["wall_ms"]["median"], ours["wall_ms"]["median"]),
-            "ours_over_floor": ratio(ours["wall_ms"]["median"], floor["wall_ms"]["median"]),
-            "cpu_speedup_vs_trl": ratio(trl["cpu_ms"]["median"], ours["cpu_ms"]["median"]),
-            "cpu_ours_over_floor": ratio(ours["cpu_ms"]["median"], floor["cpu_ms"]["median"]),
-            "memory_trl_over_ours": ratio(trl["peak_rss_mb"]["median"], ours["peak_rss_mb"]["median"]),
-            "memory_ours_over_floor": ratio(ours["peak_rss_mb"]["median"], floor["peak_rss_mb"]["median"]),
-        })
+        rows.append(
+            {
+                "file": name,
+                "profiles": list(profiles),
+                "ours": ours,
+                "trl": trl,
+                "speedup_vs_trl": ratio(trl["wall_ms"]["median"], ours["wall_ms"]["median"]),
+                "ours_over_floor": ratio(ours["wall_ms"]["median"], floor["wall_ms"]["median"]),
+                "cpu_speedup_vs_trl": ratio(trl["cpu_ms"]["median"], ours["cpu_ms"]["median"]),
+                "cpu_ours_over_floor": ratio(ours["cpu_ms"]["median"], floor["cpu_ms"]["median"]),
+                "memory_trl_over_ours": ratio(trl["peak_rss_mb"]["median"], ours["peak_rss_mb"]["median"]),
+                "memory_ours_over_floor": ratio(ours["peak_rss_mb"]["median"], floor["peak_rss_mb"]["median"]),
+            }
+        )
     worst_speedup = min(r["speedup_vs_trl"] for r in rows)
     # CPU time, not wall: on 2 cores wall time also counts waiting for the core, which load makes noisy
     worst_floor = max(r["cpu_ours_over_floor"] for r in rows)
     return {
-        "floor": floor, "files": rows,
-        "targets": {"speedup_vs_trl >= 10": {"value": worst_speedup, "met": worst_speedup >= 10},
-                    f"CPU ours_over_floor <= {FLOOR_TARGET}": {"value": worst_floor,
-                                                               "met": worst_floor <= FLOOR_TARGET}},
+        "floor": floor,
+        "files": rows,
+        "targets": {
+            "speedup_vs_trl >= 10": {"value": worst_speedup, "met": worst_speedup >= 10},
+            f"CPU ours_over_floor <= {FLOOR_TARGET}": {"value": worst_floor, "met": worst_floor <= FLOOR_TARGET},
+        },
     }

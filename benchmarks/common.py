@@ -20,12 +20,7 @@ BIN = Path(PYTHON).parent  # the venv's bin/, where the `grpo` console script li
 
 # Example recipes (examples/) that TRL 1.16 also accepts at world size 1, where its parser runs (so both sides do
 # their complete work), small to large. They name their own world size; grpo-config checks them at it.
-FILES = {
-    "grpo-no-kl.yaml": (),
-    "dapo.yaml": (),
-    "eval-during-training.yaml": (),
-    "dataset-mixture.yaml": (),
-}
+FILES = {"grpo-no-kl.yaml": (), "dapo.yaml": (), "eval-during-training.yaml": (), "dataset-mixture.yaml": ()}
 QUICK_FILES = ("grpo-no-kl.yaml",)
 
 
@@ -37,8 +32,13 @@ def benchmark_files(quick: bool) -> dict[str, tuple[Path, tuple[str, ...]]]:
 def child_env(**extra: str) -> dict[str, str]:
     """Children run offline, quiet and with the repository importable (benchmarks.* and our packages)."""
     env = dict(os.environ)
-    env.update(HF_HUB_OFFLINE="1", HF_HUB_DISABLE_TELEMETRY="1", TRANSFORMERS_VERBOSITY="error",
-               TOKENIZERS_PARALLELISM="false", PYTHONWARNINGS="ignore")
+    env.update(
+        HF_HUB_OFFLINE="1",
+        HF_HUB_DISABLE_TELEMETRY="1",
+        TRANSFORMERS_VERBOSITY="error",
+        TOKENIZERS_PARALLELISM="false",
+        PYTHONWARNINGS="ignore",
+    )
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH", "")]))
     env.update(extra)
     return env
@@ -56,8 +56,9 @@ def timed_child(argv: list[str], ok_codes: tuple[int, ...] = (0,), timeout: floa
     """Run argv to completion; wall time from spawn to reap, peak RSS of that process (ru_maxrss of wait4)."""
     errors = tempfile.TemporaryFile()  # a file, not a pipe: a chatty child cannot block on a full pipe
     start = time.perf_counter()
-    proc = subprocess.Popen(argv, cwd=REPO, env=child_env(), stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=errors)
+    proc = subprocess.Popen(
+        argv, cwd=REPO, env=child_env(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors
+    )
     # A blocking wait4 keeps the wall time exact; a timer kills a child that hangs.
     killer = threading.Timer(timeout, proc.kill)
     killer.start()

@@ -61,8 +61,9 @@ def run_trl(path: str) -> dict:
 
     args = GRPOConfig(**values)
     dataset = load_dataset("json", data_files=str(Path(data) / "train.jsonl"), split="train")
-    trainer = GRPOTrainer(model=model, reward_funcs=target_word_reward, args=args, train_dataset=dataset,
-                          callbacks=[Record()])
+    trainer = GRPOTrainer(
+        model=model, reward_funcs=target_word_reward, args=args, train_dataset=dataset, callbacks=[Record()]
+    )
     trainer.train()
     per_step = args.per_device_train_batch_size * args.gradient_accumulation_steps * trainer.accelerator.num_processes
     return measurements(steps, per_step)

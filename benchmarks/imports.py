@@ -16,8 +16,20 @@ from benchmarks.common import BIN, PYTHON, REPO, child_env
 RUNS = 5
 TOP = 10
 # Modules whose presence in a validation process means a heavy import was not kept lazy.
-MUST_STAY_LAZY = ("torch", "transformers", "accelerate", "trl", "datasets", "fastapi", "uvicorn", "pydantic.main",
-                  "ruamel.yaml", "numpy", "grpo_runtime", "web")
+MUST_STAY_LAZY = (
+    "torch",
+    "transformers",
+    "accelerate",
+    "trl",
+    "datasets",
+    "fastapi",
+    "uvicorn",
+    "pydantic.main",
+    "ruamel.yaml",
+    "numpy",
+    "grpo_runtime",
+    "web",
+)
 
 
 def parse_importtime(stderr: str) -> list[dict]:
@@ -26,16 +38,18 @@ def parse_importtime(stderr: str) -> list[dict]:
     for line in stderr.splitlines():
         if not line.startswith("import time:") or "self [us]" in line:
             continue
-        self_us, cumulative_us, name = line[len("import time:"):].split("|")
+        self_us, cumulative_us, name = line[len("import time:") :].split("|")
         depth = (len(name) - len(name.lstrip(" ")) - 1) // 2
-        rows.append({"module": name.strip(), "self_us": int(self_us), "cumulative_us": int(cumulative_us),
-                     "depth": depth})
+        rows.append(
+            {"module": name.strip(), "self_us": int(self_us), "cumulative_us": int(cumulative_us), "depth": depth}
+        )
     return rows
 
 
 def one_run(argv: list[str]) -> list[dict]:
-    done = subprocess.run(argv, cwd=REPO, env=child_env(PYTHONPROFILEIMPORTTIME="1"), capture_output=True,
-                          text=True, timeout=120)
+    done = subprocess.run(
+        argv, cwd=REPO, env=child_env(PYTHONPROFILEIMPORTTIME="1"), capture_output=True, text=True, timeout=120
+    )
     return parse_importtime(done.stderr)
 
 
@@ -48,10 +62,13 @@ def analyse(rows: list[dict]) -> dict:
     return {
         "total_ms": sum(row["self_us"] for row in rows) / 1000,
         "modules": len(rows),
-        "top_self": [{"module": r["module"], "ms": r["self_us"] / 1000}
-                     for r in sorted(rows, key=lambda r: -r["self_us"])[:TOP]],
-        "top_packages": [{"package": name, "ms": us / 1000}
-                         for name, us in sorted(by_package.items(), key=lambda item: -item[1])[:TOP]],
+        "top_self": [
+            {"module": r["module"], "ms": r["self_us"] / 1000} for r in sorted(rows, key=lambda r: -r["self_us"])[:TOP]
+        ],
+        "top_packages": [
+            {"package": name, "ms": us / 1000}
+            for name, us in sorted(by_package.items(), key=lambda item: -item[1])[:TOP]
+        ],
         "offenders": sorted(m for m in MUST_STAY_LAZY if m in loaded),
     }
 

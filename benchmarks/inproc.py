@@ -24,9 +24,16 @@ def measure(files: dict, seconds: float) -> dict:
     trl = run_json_child([PYTHON, "-m", "benchmarks.inproc", "trl", str(seconds), *specs])
     rows = []
     for name, mine, theirs in zip(files, ours, trl):
-        rows.append({"file": name, "ours_ms": mine, "trl_ms": theirs,
-                     "speedup_vs_trl": ratio(theirs["median"], mine["median"]),
-                     "ours_per_s": ratio(1000, mine["median"]), "trl_per_s": ratio(1000, theirs["median"])})
+        rows.append(
+            {
+                "file": name,
+                "ours_ms": mine,
+                "trl_ms": theirs,
+                "speedup_vs_trl": ratio(theirs["median"], mine["median"]),
+                "ours_per_s": ratio(1000, mine["median"]),
+                "trl_per_s": ratio(1000, theirs["median"]),
+            }
+        )
     worst = min(r["speedup_vs_trl"] for r in rows)
     return {"files": rows, "targets": {"speedup_vs_trl >= 2": {"value": worst, "met": worst >= 2}}}
 
@@ -45,8 +52,12 @@ def time_calls(call, seconds: float) -> dict:
         for _ in range(per_batch):
             call()
         batches.append((time.perf_counter() - started) * 1000 / per_batch)
-    return {"median": statistics.median(batches), "min": min(batches), "batches": len(batches),
-            "calls": len(batches) * per_batch}
+    return {
+        "median": statistics.median(batches),
+        "min": min(batches),
+        "batches": len(batches),
+        "calls": len(batches) * per_batch,
+    }
 
 
 def ours_call(path: str, profiles: list[str]):

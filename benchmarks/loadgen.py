@@ -32,8 +32,10 @@ WARMUP_SECONDS = 0.5  # requests answered in the first half second are not count
 def request_bytes(body: bytes | None) -> bytes:
     if body is None:
         return f"GET /healthz HTTP/1.1\r\nHost: {HOST}\r\nConnection: keep-alive\r\n\r\n".encode()
-    head = (f"POST /api/v1/validate HTTP/1.1\r\nHost: {HOST}\r\nContent-Type: application/yaml\r\n"
-            f"Content-Length: {len(body)}\r\nConnection: keep-alive\r\n\r\n")
+    head = (
+        f"POST /api/v1/validate HTTP/1.1\r\nHost: {HOST}\r\nContent-Type: application/yaml\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: keep-alive\r\n\r\n"
+    )
     return head.encode() + body
 
 
@@ -48,8 +50,9 @@ async def read_response(reader: asyncio.StreamReader) -> int:
     return status
 
 
-async def connection(port: int, bodies: list[bytes | None], until: float, budget: list[int], out: dict,
-                     unique: str | None = None) -> None:
+async def connection(
+    port: int, bodies: list[bytes | None], until: float, budget: list[int], out: dict, unique: str | None = None
+) -> None:
     payloads = [request_bytes(body) for body in bodies]
     reader, writer = await asyncio.open_connection(HOST, port)
     count_after = time.perf_counter() + WARMUP_SECONDS
@@ -60,8 +63,11 @@ async def connection(port: int, bodies: list[bytes | None], until: float, budget
             counted = time.perf_counter() >= count_after
             budget[0] -= counted
             body = bodies[sent % len(bodies)]
-            payload = (payloads[sent % len(payloads)] if unique is None or body is None
-                       else request_bytes(body + f"\n# request {unique}.{sent}\n".encode()))
+            payload = (
+                payloads[sent % len(payloads)]
+                if unique is None or body is None
+                else request_bytes(body + f"\n# request {unique}.{sent}\n".encode())
+            )
             started = time.perf_counter()
             writer.write(payload)
             status = await read_response(reader)
@@ -72,23 +78,41 @@ async def connection(port: int, bodies: list[bytes | None], until: float, budget
         writer.close()
 
 
-async def main(port: int, connections: int, seconds: float, max_requests: int, bodies: list[bytes | None],
-               unique: bool = False) -> dict:
+async def main(
+    port: int, connections: int, seconds: float, max_requests: int, bodies: list[bytes | None], unique: bool = False
+) -> dict:
     out = {"latencies": [], "errors": 0}
     start = time.perf_counter()
     until = start + WARMUP_SECONDS + seconds
     budget = [max_requests]
-    await asyncio.gather(*(connection(port, rotated(bodies, i * len(bodies) // connections), until, budget, out,
-                                      f"{time.time_ns()}.{i}" if unique else None)
-                           for i in range(connections)))
+    await asyncio.gather(
+        *(
+            connection(
+                port,
+                rotated(bodies, i * len(bodies) // connections),
+                until,
+                budget,
+                out,
+                f"{time.time_ns()}.{i}" if unique else None,
+            )
+            for i in range(connections)
+        )
+    )
     measured = max(time.perf_counter() - start - WARMUP_SECONDS, 1e-9)
     latencies = sorted(x * 1000 for x in out["latencies"])
     if not latencies:
         raise SystemExit(f"no request was answered after the {WARMUP_SECONDS} s warm-up at {connections} connections")
-    return {"connections": connections, "requests": len(latencies), "errors": out["errors"], "seconds": measured,
-            "requests_per_s": len(latencies) / measured, "p50_ms": percentile(latencies, 50),
-            "p90_ms": percentile(latencies, 90), "p99_ms": percentile(latencies, 99),
-            "max_ms": latencies[-1] if latencies else float("nan")}
+    return {
+        "connections": connections,
+        "requests": len(latencies),
+        "errors": out["errors"],
+        "seconds": measured,
+        "requests_per_s": len(latencies) / measured,
+        "p50_ms": percentile(latencies, 50),
+        "p90_ms": percentile(latencies, 90),
+        "p99_ms": percentile(latencies, 99),
+        "max_ms": latencies[-1] if latencies else float("nan"),
+    }
 
 
 def rotated(items: list, start: int) -> list:
@@ -103,5 +127,11 @@ def read_bodies(source: str) -> list[bytes | None]:
 
 
 if __name__ == "__main__":
-    port, conns, secs, cap, source = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+    port, conns, secs, cap, source = (
+        int(sys.argv[1]),
+        int(sys.argv[2]),
+        float(sys.argv[3]),
+        int(sys.argv[4]),
+        sys.argv[5],
+    )
     print(json.dumps(asyncio.run(main(port, conns, secs, cap, read_bodies(source), sys.argv[6:] == ["unique"]))))

@@ -33,8 +33,9 @@ def two_hundred_lines() -> str:
     text = (EXAMPLES / "grpo.yaml").read_text(encoding="utf-8")
     if not text.endswith("\n"):
         text += "\n"
-    lines = [line for line in text.splitlines(keepends=True)
-             if not line.startswith(("num_generations:", "learning_rate:"))]  # set again below, to be edited
+    lines = [
+        line for line in text.splitlines(keepends=True) if not line.startswith(("num_generations:", "learning_rate:"))
+    ]  # set again below, to be edited
     written = {line.split(":")[0] for line in lines if line[:1].isalpha()} | {"num_generations", "learning_rate"}
     for name, facts in compiled("config").fields.items():
         if len(lines) >= LINES - 3:
@@ -43,7 +44,7 @@ def two_hundred_lines() -> str:
         if name in written or facts["nested"] or isinstance(default, (dict, list)) or default is None:
             continue
         lines += [f"# {name}: its default, written out\n", f"{name}: {yaml_value(default)}\n"]
-    lines = lines[:LINES - 3] + ["num_generations: 16\n", "learning_rate: 1.0e-6\n", "# notes: \n"]
+    lines = lines[: LINES - 3] + ["num_generations: 16\n", "learning_rate: 1.0e-6\n", "# notes: \n"]
     return "".join(lines)
 
 
@@ -54,10 +55,14 @@ def keystrokes(text: str, count: int) -> list[tuple[int, int, int, str]]:
     lr = next(i for i, line in enumerate(lines) if line.startswith("learning_rate: "))
     note = len(lines) - 1
     at = len("num_generations: ")
-    cycle = [(gen, at + 1, at + 2, ""), (gen, at + 1, at + 1, "4"), (gen, at + 1, at + 2, ""),
-             (gen, at + 1, at + 1, "6"),  # 16 -> 1 -> 14 -> 1 -> 16
-             (lr, len("learning_rate: 1."), len("learning_rate: 1.0"), "5"),
-             (lr, len("learning_rate: 1."), len("learning_rate: 1.5"), "0")]
+    cycle = [
+        (gen, at + 1, at + 2, ""),
+        (gen, at + 1, at + 1, "4"),
+        (gen, at + 1, at + 2, ""),
+        (gen, at + 1, at + 1, "6"),  # 16 -> 1 -> 14 -> 1 -> 16
+        (lr, len("learning_rate: 1."), len("learning_rate: 1.0"), "5"),
+        (lr, len("learning_rate: 1."), len("learning_rate: 1.5"), "0"),
+    ]
     word = "retune for 8 GPUs"
     base = len("# notes: ")
     cycle += [(note, base + i, base + i, ch) for i, ch in enumerate(word)]
@@ -73,16 +78,18 @@ def measure(edits: int = 1000) -> dict:
     path = REPO / "benchmarks" / "results" / "lsp-200-lines.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
-    client = StdioLspClient([sys.executable, "-m", "grpo_schema", "lsp"], REPO, timeout=30.0,
-                            env={"PYTHONPATH": str(REPO)})
+    client = StdioLspClient(
+        [sys.executable, "-m", "grpo_schema", "lsp"], REPO, timeout=30.0, env={"PYTHONPATH": str(REPO)}
+    )
     latencies, codes_seen = [], set()
     try:
         uri = client.open(path, text)
         client.wait_publish(uri)
         for line, start, end, new in keystrokes(text, edits):
             seen = len(client.published.get(uri, []))
-            version = client.change(uri, new, {"start": {"line": line, "character": start},
-                                               "end": {"line": line, "character": end}})
+            version = client.change(
+                uri, new, {"start": {"line": line, "character": start}, "end": {"line": line, "character": end}}
+            )
             sent = client.last_sent
             diagnostics = client.wait_publish(uri, version, after=seen)
             arrived = next(t for t, v, _ in client.published[uri][seen:] if v == version)
@@ -92,24 +99,41 @@ def measure(edits: int = 1000) -> dict:
         client.close()
         path.unlink(missing_ok=True)
     ordered = sorted(latencies)
-    return {"lines": len(text.splitlines()), "edits": len(latencies), "target_ms": TARGET_MS,
-            "p50_ms": statistics.median(ordered), "p99_ms": ordered[int(0.99 * (len(ordered) - 1))],
-            "max_ms": ordered[-1], "mean_ms": statistics.fmean(ordered),
-            "over_target": sum(1 for x in ordered if x >= TARGET_MS), "codes_seen": sorted(codes_seen),
-            "load_average": load_average(),
-            "targets": {"max ms per keystroke < 50": {"value": ordered[-1], "met": ordered[-1] < TARGET_MS},
-                        "p99 ms < 50": {"value": ordered[int(0.99 * (len(ordered) - 1))],
-                                        "met": ordered[int(0.99 * (len(ordered) - 1))] < TARGET_MS}}}
+    return {
+        "lines": len(text.splitlines()),
+        "edits": len(latencies),
+        "target_ms": TARGET_MS,
+        "p50_ms": statistics.median(ordered),
+        "p99_ms": ordered[int(0.99 * (len(ordered) - 1))],
+        "max_ms": ordered[-1],
+        "mean_ms": statistics.fmean(ordered),
+        "over_target": sum(1 for x in ordered if x >= TARGET_MS),
+        "codes_seen": sorted(codes_seen),
+        "load_average": load_average(),
+        "targets": {
+            "max ms per keystroke < 50": {"value": ordered[-1], "met": ordered[-1] < TARGET_MS},
+            "p99 ms < 50": {
+                "value": ordered[int(0.99 * (len(ordered) - 1))],
+                "met": ordered[int(0.99 * (len(ordered) - 1))] < TARGET_MS,
+            },
+        },
+    }
 
 
 def render(section: dict) -> list[str]:
-    return [f"## 6. Editor: `grpo lsp`, didChange -> publishDiagnostics ({section['edits']} keystrokes, "
-            f"{section['lines']}-line file)", "",
-            "| p50 ms | p99 ms | max ms | mean ms | over 50 ms |", "|---|---|---|---|---|",
-            f"| {section['p50_ms']:.1f} | {section['p99_ms']:.1f} | {section['max_ms']:.1f} | "
-            f"{section['mean_ms']:.1f} | {section['over_target']} |", "",
-            f"Diagnostics seen while typing: {', '.join(section['codes_seen']) or 'none'}. Load average after: "
-            f"{section['load_average']}.", ""]
+    return [
+        f"## 6. Editor: `grpo lsp`, didChange -> publishDiagnostics ({section['edits']} keystrokes, "
+        f"{section['lines']}-line file)",
+        "",
+        "| p50 ms | p99 ms | max ms | mean ms | over 50 ms |",
+        "|---|---|---|---|---|",
+        f"| {section['p50_ms']:.1f} | {section['p99_ms']:.1f} | {section['max_ms']:.1f} | "
+        f"{section['mean_ms']:.1f} | {section['over_target']} |",
+        "",
+        f"Diagnostics seen while typing: {', '.join(section['codes_seen']) or 'none'}. Load average after: "
+        f"{section['load_average']}.",
+        "",
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:

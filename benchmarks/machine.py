@@ -9,8 +9,21 @@ import subprocess
 from benchmarks.common import REPO
 from grpo_runtime.outputs.run_info import versions as run_versions
 
-PACKAGES = ("torch", "transformers", "trl", "accelerate", "pydantic", "pydantic-core", "PyYAML", "fastapi",
-            "uvicorn", "starlette", "h11", "httptools", "uvloop")
+PACKAGES = (
+    "torch",
+    "transformers",
+    "trl",
+    "accelerate",
+    "pydantic",
+    "pydantic-core",
+    "PyYAML",
+    "fastapi",
+    "uvicorn",
+    "starlette",
+    "h11",
+    "httptools",
+    "uvloop",
+)
 
 
 def cpu_model() -> str:
@@ -68,5 +81,11 @@ def git_commit() -> str:
 
 
 def describe() -> dict:
-    return {"cpu": cpu_model(), "cores": os.cpu_count(), "ram_gib": round(ram_gib(), 1),
-            "os": f"{platform.system()} {platform.release()}", "versions": versions(), "commit": git_commit()}
+    return {
+        "cpu": cpu_model(),
+        "cores": os.cpu_count(),
+        "ram_gib": round(ram_gib(), 1),
+        "os": f"{platform.system()} {platform.release()}",
+        "versions": versions(),
+        "commit": git_commit(),
+    }

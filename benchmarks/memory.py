@@ -21,10 +21,16 @@ GIB = 1 << 30
 
 def child(side: str, workdir: Path, length: int) -> dict:
     started, load = time.perf_counter(), load_average()
-    result = run_json_child([PYTHON, "-m", "benchmarks.memory_child", side, str(workdir), "--length", str(length)],
-                            timeout=3600)
-    return {"peak_rss_gib": result["peak_rss_bytes"] / GIB, "baseline_rss_gib": result["baseline_rss_bytes"] / GIB,
-            "process_wall_s": time.perf_counter() - started, "load_before": load, "load_after": load_average()}
+    result = run_json_child(
+        [PYTHON, "-m", "benchmarks.memory_child", side, str(workdir), "--length", str(length)], timeout=3600
+    )
+    return {
+        "peak_rss_gib": result["peak_rss_bytes"] / GIB,
+        "baseline_rss_gib": result["baseline_rss_bytes"] / GIB,
+        "process_wall_s": time.perf_counter() - started,
+        "load_before": load,
+        "load_after": load_average(),
+    }
 
 
 def measure(lengths=LENGTHS) -> dict:
@@ -34,8 +40,14 @@ def measure(lengths=LENGTHS) -> dict:
         run_json_child([PYTHON, "-m", "benchmarks.memory_child", "prepare", str(workdir)])
         for length in lengths:
             ours, trl = child("ours", workdir, length), child("trl", workdir, length)
-            rows.append({"length": length, "ours": ours, "trl": trl,
-                         "ratio": ratio(ours["peak_rss_gib"], trl["peak_rss_gib"])})
+            rows.append(
+                {"length": length, "ours": ours, "trl": trl, "ratio": ratio(ours["peak_rss_gib"], trl["peak_rss_gib"])}
+            )
     worst = max(row["ratio"] for row in rows)
-    return {"vocab": VOCAB, "settings": SETTINGS, "rows": rows, "load_sensitive": False,
-            "targets": {"peak RSS ours / TRL <= 1.0 at every length": {"value": worst, "met": worst <= 1.0}}}
+    return {
+        "vocab": VOCAB,
+        "settings": SETTINGS,
+        "rows": rows,
+        "load_sensitive": False,
+        "targets": {"peak RSS ours / TRL <= 1.0 at every length": {"value": worst, "met": worst <= 1.0}},
+    }

@@ -24,17 +24,35 @@ VOCAB = 151_936  # Qwen2/2.5's vocabulary
 # shape of the issue's 4 x 512 / 4 x 1024 measurements; at N = 2048 TRL's peak stays far under 24 GiB. More rows
 # per step would only repeat micro-batches (and cost minutes of CPU per length on the shared machine).
 SETTINGS = dict(
-    per_device_train_batch_size=4, num_generations=4, gradient_accumulation_steps=1, temperature=1.0,
-    loss_type="dapo", beta=0.0, learning_rate=0.01, lr_scheduler_type="constant", optim="adamw_torch", seed=0,
-    logging_steps=1, report_to="none", save_strategy="no", bf16=False, disable_tqdm=True, max_steps=1,
-    gradient_checkpointing=False, use_cpu=True,
+    per_device_train_batch_size=4,
+    num_generations=4,
+    gradient_accumulation_steps=1,
+    temperature=1.0,
+    loss_type="dapo",
+    beta=0.0,
+    learning_rate=0.01,
+    lr_scheduler_type="constant",
+    optim="adamw_torch",
+    seed=0,
+    logging_steps=1,
+    report_to="none",
+    save_strategy="no",
+    bf16=False,
+    disable_tqdm=True,
+    max_steps=1,
+    gradient_checkpointing=False,
+    use_cpu=True,
 )
 REWARD = "grpo_runtime.data.reward_library.target_word_reward"
 
 
 def settings_for(length: int, output_dir: Path) -> dict:
-    return {**SETTINGS, "max_completion_length": length, "generation_kwargs": {"min_new_tokens": length},
-            "output_dir": str(output_dir)}
+    return {
+        **SETTINGS,
+        "max_completion_length": length,
+        "generation_kwargs": {"min_new_tokens": length},
+        "output_dir": str(output_dir),
+    }
 
 
 def prepare(workdir: Path) -> dict:
@@ -55,8 +73,9 @@ def run_ours(workdir: Path, length: int) -> None:
     from grpo_schema import check_text
 
     settings = settings_for(length, workdir / f"out-ours-{length}")
-    settings.update(model_name_or_path=str(workdir / "model"), dataset_name=str(workdir / "train.jsonl"),
-                    reward_funcs=[REWARD])
+    settings.update(
+        model_name_or_path=str(workdir / "model"), dataset_name=str(workdir / "train.jsonl"), reward_funcs=[REWARD]
+    )
     result = check_text(yaml.safe_dump(settings))
     if not result.valid:
         raise SystemExit(f"benchmark config invalid: {[d.to_dict() for d in result.diagnostics]}")
@@ -71,7 +90,8 @@ def run_trl(workdir: Path, length: int) -> None:
     from grpo_runtime.data.reward_library import target_word_reward
 
     trainer = GRPOTrainer(
-        model=str(workdir / "model"), reward_funcs=[target_word_reward],
+        model=str(workdir / "model"),
+        reward_funcs=[target_word_reward],
         args=GRPOConfig(**settings_for(length, workdir / f"out-trl-{length}")),
         train_dataset=load_dataset("json", data_files=str(workdir / "train.jsonl"), split="train"),
         processing_class=AutoTokenizer.from_pretrained(workdir / "model"),

@@ -31,8 +31,19 @@ def main() -> int:
     if not files:
         print(f"no corpus at {CORPUS}", file=sys.stderr)
         return 2
-    command = [sys.executable, "-m", "grpo_schema", "plan", *files, "--hardware", "8xH100-80GB",
-               "--profile", "open-r1", "--format", "json"]
+    command = [
+        sys.executable,
+        "-m",
+        "grpo_schema",
+        "plan",
+        *files,
+        "--hardware",
+        "8xH100-80GB",
+        "--profile",
+        "open-r1",
+        "--format",
+        "json",
+    ]
     walls, cpus = [], []
     for _ in range(args.runs):
         start, used = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -44,8 +55,8 @@ def main() -> int:
             print(run.stderr[-2000:], file=sys.stderr)
             return 1
     docs = json.loads(run.stdout)["files"]
-    from grpo_schema.engine.check import resolve_profiles
     from grpo_schema.commands.plan import check_for_hardware
+    from grpo_schema.engine.check import resolve_profiles
 
     profiles = resolve_profiles(["open-r1"])
     start = time.perf_counter()
@@ -53,12 +64,15 @@ def main() -> int:
         check_for_hardware(Path(path).read_bytes(), path, "8xH100-80GB", profiles=profiles, batch_fixes=False)
     per_file_ms = (time.perf_counter() - start) / len(files) * 1000
     wall, cpu = statistics.median(walls), statistics.median(cpus)
-    verdicts = {k: sum(1 for d in docs if d["fits"] is v) for k, v in (("fit", True), ("no fit", False),
-                                                                       ("no estimate", None))}
-    print(f"| `grpo plan` on the {len(files)}-file corpus, --hardware 8xH100-80GB (whole process, median of "
-          f"{args.runs}) | {wall:.2f} s wall, {cpu:.2f} s CPU ({per_file_ms:.1f} ms/file in process; load average "
-          f"{os.getloadavg()[0]:.1f}) | target < {TARGET_S:g} s: {'met' if wall < TARGET_S else 'NOT met'} | "
-          f"{verdicts} |")
+    verdicts = {
+        k: sum(1 for d in docs if d["fits"] is v) for k, v in (("fit", True), ("no fit", False), ("no estimate", None))
+    }
+    print(
+        f"| `grpo plan` on the {len(files)}-file corpus, --hardware 8xH100-80GB (whole process, median of "
+        f"{args.runs}) | {wall:.2f} s wall, {cpu:.2f} s CPU ({per_file_ms:.1f} ms/file in process; load average "
+        f"{os.getloadavg()[0]:.1f}) | target < {TARGET_S:g} s: {'met' if wall < TARGET_S else 'NOT met'} | "
+        f"{verdicts} |"
+    )
     return 0
 
 

@@ -28,14 +28,20 @@ PARTS = {
     "ours": [("loop", "grpo_runtime/train.py", "train_loop")],
     "trl": [("loop", "transformers/trainer.py", "_run_epoch")],
 }
-SHARED_PARTS = [("generation (HF generate)", "generation/utils.py", "generate"),
-                ("backward", "torch/autograd/graph.py", "_engine_run_backward"),
-                ("optimizer step", "torch/optim/optimizer.py", "wrapper")]
+SHARED_PARTS = [
+    ("generation (HF generate)", "generation/utils.py", "generate"),
+    ("backward", "torch/autograd/graph.py", "_engine_run_backward"),
+    ("optimizer step", "torch/optim/optimizer.py", "wrapper"),
+]
 # What to list under each loop: the trainer's own step functions (imports and setup left out).
-LOOP_FUNCTIONS = {"ours": r"grpo_runtime/(train|batch|rollout|logprobs|loss|rewards|metrics|data)\.py",
-                  "trl": r"trl/trainer/grpo_trainer\.py|transformers/trainer\.py"}
-LOSS_FORWARD = {"ours": ("grpo_runtime/training/logprobs.py", "completion_logps"),
-                "trl": ("trl/trainer/grpo_trainer.py", "_get_per_token_logps_and_entropies")}
+LOOP_FUNCTIONS = {
+    "ours": r"grpo_runtime/(train|batch|rollout|logprobs|loss|rewards|metrics|data)\.py",
+    "trl": r"trl/trainer/grpo_trainer\.py|transformers/trainer\.py",
+}
+LOSS_FORWARD = {
+    "ours": ("grpo_runtime/training/logprobs.py", "completion_logps"),
+    "trl": ("trl/trainer/grpo_trainer.py", "_get_per_token_logps_and_entropies"),
+}
 
 
 def cumulative(stats: pstats.Stats, suffix: str, function: str) -> float:

@@ -43,16 +43,25 @@ def sections(args) -> dict:
     q = int(args.quick)
     files = benchmark_files(args.quick)
     chosen = {
-        "validate": {"validate": lambda: cold.measure(files, COLD_RUNS[q], COLD_WARMUP[q]),
-                     "inprocess": lambda: inproc.measure(files, INPROC_SECONDS[q])},
+        "validate": {
+            "validate": lambda: cold.measure(files, COLD_RUNS[q], COLD_WARMUP[q]),
+            "inprocess": lambda: inproc.measure(files, INPROC_SECONDS[q]),
+        },
         "service": {"service": lambda: service.measure(SERVICE_SECONDS[q], SERVICE_MAX_REQUESTS[q])},
-        "runtime": {("runtime" if device == "cpu" else f"runtime_{device}"):
-                    (lambda device=device: runtime.measure(device, RUNTIME_STEPS[q], RUNTIME_REPEATS[q]))
-                    for device in args.device},
+        "runtime": {
+            ("runtime" if device == "cpu" else f"runtime_{device}"): (
+                lambda device=device: runtime.measure(device, RUNTIME_STEPS[q], RUNTIME_REPEATS[q])
+            )
+            for device in args.device
+        },
         "imports": {"imports": lambda: imports.measure(EXAMPLES / "grpo-no-kl.yaml")},
         "lsp": {"lsp": lambda: lsp.measure(LSP_EDITS[q])},
         "runtime-memory": {"runtime_memory": lambda: memory.measure(MEMORY_LENGTHS[q])},
-        "smoke": {"smoke": lambda: smoke.measure(files=[EXAMPLES / "grpo.yaml"] if args.quick else None, corpus=not args.quick)},
+        "smoke": {
+            "smoke": lambda: smoke.measure(
+                files=[EXAMPLES / "grpo.yaml"] if args.quick else None, corpus=not args.quick
+            )
+        },
     }
     return {name: fn for group in args.only for name, fn in chosen[group].items()}
 
@@ -60,14 +69,27 @@ def sections(args) -> dict:
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer runs and shorter loads (harness check)")
-    parser.add_argument("--only", type=lambda s: s.split(","), default=DEFAULT_GROUPS,
-                        help=f"comma-separated groups out of {','.join(GROUPS)}")
-    parser.add_argument("--device", type=lambda s: s.split(","), default=["cpu", "cuda"],
-                        help="runtime devices (cuda is skipped, and says so, where there is no GPU)")
+    parser.add_argument(
+        "--only",
+        type=lambda s: s.split(","),
+        default=DEFAULT_GROUPS,
+        help=f"comma-separated groups out of {','.join(GROUPS)}",
+    )
+    parser.add_argument(
+        "--device",
+        type=lambda s: s.split(","),
+        default=["cpu", "cuda"],
+        help="runtime devices (cuda is skipped, and says so, where there is no GPU)",
+    )
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results", help="results folder")
-    parser.add_argument("--wait-idle", type=float, default=180.0, metavar="SECONDS",
-                        help="before each section, wait up to this long for an idle machine (default 180); a section "
-                             "measured on a busy machine is flagged and its targets are not counted as met")
+    parser.add_argument(
+        "--wait-idle",
+        type=float,
+        default=180.0,
+        metavar="SECONDS",
+        help="before each section, wait up to this long for an idle machine (default 180); a section "
+        "measured on a busy machine is flagged and its targets are not counted as met",
+    )
     args = parser.parse_args(argv)
     unknown = set(args.only) - set(GROUPS) or set(args.device) - {"cpu", "cuda"}
     if unknown:
@@ -87,16 +109,27 @@ def flag_if_busy(section: dict, busy: bool) -> dict:
 def main(argv=None) -> int:
     args = parse_args(argv)
     command = " ".join(["python benchmarks/run.py", shlex.join(sys.argv[1:] if argv is None else argv)]).strip()
-    results = {"command": command,
-               "quick": args.quick, "date": datetime.datetime.now().isoformat(timespec="seconds"),
-               "machine": machine.describe(), "load_start": machine.load_average(), "load": {}, "sections": {}}
+    results = {
+        "command": command,
+        "quick": args.quick,
+        "date": datetime.datetime.now().isoformat(timespec="seconds"),
+        "machine": machine.describe(),
+        "load_start": machine.load_average(),
+        "load": {},
+        "sections": {},
+    }
     for name, measure in sections(args).items():
         before, busy = machine.wait_for_idle(0 if args.quick else args.wait_idle)
-        print(f"[bench] {name} ... (load {before}{', BUSY: not a result' if busy else ''})", file=sys.stderr,
-              flush=True)
+        print(
+            f"[bench] {name} ... (load {before}{', BUSY: not a result' if busy else ''})", file=sys.stderr, flush=True
+        )
         results["sections"][name] = flag_if_busy(measure(), busy)
-        results["load"][name] = {"before": before, "after": machine.load_average(), "busy": busy,
-                                 "busy_threshold": machine.busy_threshold()}
+        results["load"][name] = {
+            "before": before,
+            "after": machine.load_average(),
+            "busy": busy,
+            "busy_threshold": machine.busy_threshold(),
+        }
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "latest.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     (args.out / "latest.md").write_text(report.render(results), encoding="utf-8")

@@ -36,10 +36,16 @@ def _side_summary(runs: list[dict]) -> dict:
     completions = SETTINGS["per_device_train_batch_size"] * SETTINGS["gradient_accumulation_steps"]
     lengths = [x for run in runs for x in run["mean_completion_length"] if x is not None]
     tokens = completions * statistics.mean(lengths)
-    return {"s_per_step": per_step, "completions_per_s": completions / per_step, "tokens_per_s": tokens / per_step,
-            "cpu_s_per_step": statistics.median(steady_cpu), "completion_tokens_per_step": tokens,
-            "steady_steps": len(steady), "runs": len(runs),
-            "process_wall_s": statistics.median(run["process_wall_s"] for run in runs)}
+    return {
+        "s_per_step": per_step,
+        "completions_per_s": completions / per_step,
+        "tokens_per_s": tokens / per_step,
+        "cpu_s_per_step": statistics.median(steady_cpu),
+        "completion_tokens_per_step": tokens,
+        "steady_steps": len(steady),
+        "runs": len(runs),
+        "process_wall_s": statistics.median(run["process_wall_s"] for run in runs),
+    }
 
 
 def measure(device: str, steps: int, repeats: int) -> dict:
@@ -56,10 +62,17 @@ def measure(device: str, steps: int, repeats: int) -> dict:
     ours, trl = _side_summary(runs["ours"]), _side_summary(runs["trl"])
     speedup = ratio(trl["s_per_step"], ours["s_per_step"])
     cpu_speedup = ratio(trl["cpu_s_per_step"], ours["cpu_s_per_step"])
-    return {"device": device, "steps_per_run": steps, "threads": runs["ours"][0]["threads"], "settings": SETTINGS,
-            "ours": ours, "trl": trl,
-            "speedup_vs_trl": speedup, "cpu_speedup_vs_trl": cpu_speedup,
-            "targets": {f"throughput >= 1.3x TRL ({device})": {"value": speedup, "met": speedup >= 1.3}}}
+    return {
+        "device": device,
+        "steps_per_run": steps,
+        "threads": runs["ours"][0]["threads"],
+        "settings": SETTINGS,
+        "ours": ours,
+        "trl": trl,
+        "speedup_vs_trl": speedup,
+        "cpu_speedup_vs_trl": cpu_speedup,
+        "targets": {f"throughput >= 1.3x TRL ({device})": {"value": speedup, "met": speedup >= 1.3}},
+    }
 
 
 def profile_ours(device: str, steps: int, out: Path, top: int = 25) -> str:

@@ -22,10 +22,23 @@ import time
 from pathlib import Path
 
 SETTINGS = dict(
-    per_device_train_batch_size=32, num_generations=8, gradient_accumulation_steps=1, max_completion_length=16,
-    generation_kwargs={"min_new_tokens": 16}, temperature=1.0, loss_type="dapo", beta=0.0, learning_rate=0.01,
-    lr_scheduler_type="constant", optim="adamw_torch", seed=0, logging_steps=1, report_to="none",
-    save_strategy="no", bf16=False, disable_tqdm=True,
+    per_device_train_batch_size=32,
+    num_generations=8,
+    gradient_accumulation_steps=1,
+    max_completion_length=16,
+    generation_kwargs={"min_new_tokens": 16},
+    temperature=1.0,
+    loss_type="dapo",
+    beta=0.0,
+    learning_rate=0.01,
+    lr_scheduler_type="constant",
+    optim="adamw_torch",
+    seed=0,
+    logging_steps=1,
+    report_to="none",
+    save_strategy="no",
+    bf16=False,
+    disable_tqdm=True,
 )
 REWARD = "grpo_runtime.data.reward_library.target_word_reward"
 # One intra-op thread: at this model size two threads gain nothing, and on a shared 2-core machine a second
@@ -45,8 +58,13 @@ def prepare(workdir: Path) -> dict:
 
 
 def settings_for(device: str, steps: int, output_dir: Path) -> dict:
-    return {**SETTINGS, "max_steps": steps, "use_cpu": device == "cpu", "output_dir": str(output_dir),
-            "gradient_checkpointing": False}
+    return {
+        **SETTINGS,
+        "max_steps": steps,
+        "use_cpu": device == "cpu",
+        "output_dir": str(output_dir),
+        "gradient_checkpointing": False,
+    }
 
 
 class StepClock:
@@ -71,8 +89,9 @@ def run_ours(workdir: Path, device: str, steps: int, clock: StepClock) -> list[d
     from grpo_schema import check_text
 
     settings = settings_for(device, steps, workdir / "out-ours")
-    settings.update(model_name_or_path=str(workdir / "model"), dataset_name=str(workdir / "train.jsonl"),
-                    reward_funcs=[REWARD])
+    settings.update(
+        model_name_or_path=str(workdir / "model"), dataset_name=str(workdir / "train.jsonl"), reward_funcs=[REWARD]
+    )
     result = check_text(yaml.safe_dump(settings))
     if not result.valid:
         raise SystemExit(f"benchmark config invalid: {[d.to_dict() for d in result.diagnostics]}")
@@ -101,10 +120,12 @@ def run_trl(workdir: Path, device: str, steps: int, clock: StepClock) -> list[di
             clock.mark()
 
     trainer = GRPOTrainer(
-        model=str(workdir / "model"), reward_funcs=[target_word_reward],
+        model=str(workdir / "model"),
+        reward_funcs=[target_word_reward],
         args=GRPOConfig(**settings_for(device, steps, workdir / "out-trl")),
         train_dataset=load_dataset("json", data_files=str(workdir / "train.jsonl"), split="train"),
-        processing_class=AutoTokenizer.from_pretrained(workdir / "model"), callbacks=[MarkSteps()],
+        processing_class=AutoTokenizer.from_pretrained(workdir / "model"),
+        callbacks=[MarkSteps()],
     )
     trainer.train()
     return [h for h in trainer.state.log_history if "loss" in h]
@@ -140,8 +161,17 @@ def main() -> None:
         records = run(args.workdir, args.device, args.steps, clock)
     wall, cpu = clock.intervals()
     lengths = [r.get("completions/mean_length") for r in records]
-    print(json.dumps({"step_wall_s": wall, "step_cpu_s": cpu, "mean_completion_length": lengths,
-                      "threads": torch.get_num_threads(), "device": args.device}))
+    print(
+        json.dumps(
+            {
+                "step_wall_s": wall,
+                "step_cpu_s": cpu,
+                "mean_completion_length": lengths,
+                "threads": torch.get_num_threads(),
+                "device": args.device,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

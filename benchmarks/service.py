@@ -36,8 +36,9 @@ def free_port() -> int:
 
 def start_server(port: int, extra_env: dict | None = None) -> subprocess.Popen:
     argv = [str(BIN / "grpo"), "serve", "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
-    server = subprocess.Popen(argv, cwd=REPO, env=child_env(**(extra_env or {})), stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE)
+    server = subprocess.Popen(
+        argv, cwd=REPO, env=child_env(**(extra_env or {})), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if server.poll() is not None:
@@ -60,12 +61,31 @@ def stop_server(server: subprocess.Popen) -> None:
         server.wait()
 
 
-def load(port: int, server: subprocess.Popen, connections: int, seconds: float, max_requests: int,
-         body: str = str(BODY_FILE), unique: bool = False) -> dict:
+def load(
+    port: int,
+    server: subprocess.Popen,
+    connections: int,
+    seconds: float,
+    max_requests: int,
+    body: str = str(BODY_FILE),
+    unique: bool = False,
+) -> dict:
     process = psutil.Process(server.pid)
     before = process.cpu_times()
-    result = run_json_child([PYTHON, "-m", "benchmarks.loadgen", str(port), str(connections), str(seconds),
-                             str(max_requests), body, *(["unique"] if unique else [])], timeout=seconds + 60)
+    result = run_json_child(
+        [
+            PYTHON,
+            "-m",
+            "benchmarks.loadgen",
+            str(port),
+            str(connections),
+            str(seconds),
+            str(max_requests),
+            body,
+            *(["unique"] if unique else []),
+        ],
+        timeout=seconds + 60,
+    )
     after = process.cpu_times()
     cpu = (after.user + after.system) - (before.user + before.system)
     result["server_cpu_ms_per_request"] = cpu * 1000 / max(result["requests"], 1)
@@ -84,8 +104,16 @@ def measure(seconds: float, max_requests: int, extra_env: dict | None = None) ->
         stop_server(server)
     at_target = next(r for r in rows if r["connections"] == TARGET["connections"])
     met = at_target["requests_per_s"] >= TARGET["requests_per_s"] and at_target["p99_ms"] <= TARGET["p99_ms"]
-    return {"body_file": BODY_FILE.name, "rows": rows, "checked_anew": checked_anew, "corpus_mix": mix,
-            "healthz_floor": floor,
-            "targets": {">= 1000 req/s with p99 <= 25 ms at 32 connections":
-                        {"value": f"{at_target['requests_per_s']:.0f} req/s, p99 {at_target['p99_ms']:.1f} ms",
-                         "met": met}}}
+    return {
+        "body_file": BODY_FILE.name,
+        "rows": rows,
+        "checked_anew": checked_anew,
+        "corpus_mix": mix,
+        "healthz_floor": floor,
+        "targets": {
+            ">= 1000 req/s with p99 <= 25 ms at 32 connections": {
+                "value": f"{at_target['requests_per_s']:.0f} req/s, p99 {at_target['p99_ms']:.1f} ms",
+                "met": met,
+            }
+        },
+    }

@@ -63,9 +63,45 @@ def seed_folder() -> str:
     return folder
 
 
-YAML_TOKENS = [": ", "- ", "? ", "&a ", "*a", "<<: ", "!!str ", "!!int ", "!!binary ", "{", "}", "[", "]", "---",
-               "...", "|", ">-", "'", '"', "#", "\t", "%YAML 1.1", ".nan", ".inf", "~", "yes", "no", "0x", "0o", "1e-6",
-               "2001-02-03", "env:", "LD_PRELOAD", "HF_TOKEN", "datasets:", "path:", "open-r1"]
+YAML_TOKENS = [
+    ": ",
+    "- ",
+    "? ",
+    "&a ",
+    "*a",
+    "<<: ",
+    "!!str ",
+    "!!int ",
+    "!!binary ",
+    "{",
+    "}",
+    "[",
+    "]",
+    "---",
+    "...",
+    "|",
+    ">-",
+    "'",
+    '"',
+    "#",
+    "\t",
+    "%YAML 1.1",
+    ".nan",
+    ".inf",
+    "~",
+    "yes",
+    "no",
+    "0x",
+    "0o",
+    "1e-6",
+    "2001-02-03",
+    "env:",
+    "LD_PRELOAD",
+    "HF_TOKEN",
+    "datasets:",
+    "path:",
+    "open-r1",
+]
 
 
 def _escape(word: str) -> str:
@@ -87,8 +123,13 @@ def libfuzzer_args(argv: list[str]) -> tuple[list[str], str]:
     args = [a for a in argv if not a.startswith("--target=")]
     given = {a.split("=", 1)[0] for a in args[1:] if a.startswith("-")}
     ARTIFACTS.mkdir(exist_ok=True)
-    defaults = {"-timeout": "10", "-max_len": str(MAX_INPUT), "-rss_limit_mb": "2048",
-                "-artifact_prefix": f"{ARTIFACTS}{os.sep}", "-dict": ""}
+    defaults = {
+        "-timeout": "10",
+        "-max_len": str(MAX_INPUT),
+        "-rss_limit_mb": "2048",
+        "-artifact_prefix": f"{ARTIFACTS}{os.sep}",
+        "-dict": "",
+    }
     if "-dict" not in given:
         defaults["-dict"] = dictionary()
     args += [f"{k}={v}" for k, v in defaults.items() if k not in given]

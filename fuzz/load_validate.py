@@ -23,9 +23,16 @@ from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "grpo-corpus"
-HOSTILE = [b"a0: &a0 [x, x, x, x, x, x, x, x, x]\na1: &a1 [*a0, *a0, *a0, *a0, *a0, *a0, *a0, *a0, *a0]\n",
-           b"num_generations: 3\nper_device_train_batch_size: 4\n", b"env:\n  LD_PRELOAD: /tmp/x.so\n", b"- a\n",
-           b"", b"\x00\xff", b"num_generation: 8\nlearning_rate: 1e-6\n", b"a: [" * 60 + b"]" * 60]
+HOSTILE = [
+    b"a0: &a0 [x, x, x, x, x, x, x, x, x]\na1: &a1 [*a0, *a0, *a0, *a0, *a0, *a0, *a0, *a0, *a0]\n",
+    b"num_generations: 3\nper_device_train_batch_size: 4\n",
+    b"env:\n  LD_PRELOAD: /tmp/x.so\n",
+    b"- a\n",
+    b"",
+    b"\x00\xff",
+    b"num_generation: 8\nlearning_rate: 1e-6\n",
+    b"a: [" * 60 + b"]" * 60,
+]
 
 
 def bodies() -> list[tuple[bytes, str]]:
@@ -59,8 +66,10 @@ def expected_answer(body: bytes, content_type: str) -> object:
 
 
 def request(host: str, body: bytes, content_type: str) -> bytes:
-    head = (f"POST /api/v1/validate HTTP/1.1\r\nHost: {host}\r\nContent-Type: {content_type}\r\n"
-            f"Content-Length: {len(body)}\r\n\r\n")
+    head = (
+        f"POST /api/v1/validate HTTP/1.1\r\nHost: {host}\r\nContent-Type: {content_type}\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    )
     return head.encode() + body
 
 
@@ -104,13 +113,22 @@ async def run(url: str, connections: int, seconds: float, max_requests: int) -> 
     await asyncio.gather(*(client(url, work, state, started + seconds) for _ in range(connections)))
     elapsed = time.perf_counter() - started
     latencies = state["latencies"]
-    return {"requests": len(latencies), "distinct_bodies": len(work), "connections": connections,
-            "seconds": round(elapsed, 2), "requests_per_s": round(len(latencies) / elapsed, 1),
-            "latency_ms": {name: round(1000 * percentile(latencies, q), 1)
-                           for name, q in (("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("max", 1.0))},
-            "status": {str(k): v for k, v in sorted(state["status"].items())},
-            "server_errors": sum(v for k, v in state["status"].items() if k >= 500),
-            "wrong_answers": len(state["wrong"]), "first_wrong": state["wrong"][:1], "broken": state["broken"][:3]}
+    return {
+        "requests": len(latencies),
+        "distinct_bodies": len(work),
+        "connections": connections,
+        "seconds": round(elapsed, 2),
+        "requests_per_s": round(len(latencies) / elapsed, 1),
+        "latency_ms": {
+            name: round(1000 * percentile(latencies, q), 1)
+            for name, q in (("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("max", 1.0))
+        },
+        "status": {str(k): v for k, v in sorted(state["status"].items())},
+        "server_errors": sum(v for k, v in state["status"].items() if k >= 500),
+        "wrong_answers": len(state["wrong"]),
+        "first_wrong": state["wrong"][:1],
+        "broken": state["broken"][:3],
+    }
 
 
 def loopback(url: str) -> bool:

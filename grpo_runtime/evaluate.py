@@ -12,17 +12,25 @@ from __future__ import annotations
 
 import torch
 
-from grpo_runtime.training.batch import Grouping, generate_batch
-from grpo_runtime.outputs.checkpoint import Progress
 from grpo_runtime.data.datasets import dataset_rows
-from grpo_runtime.outputs.metrics import MetricWindow, loss_metrics
 from grpo_runtime.data.rewards import RunState
+from grpo_runtime.outputs.checkpoint import Progress
+from grpo_runtime.outputs.metrics import MetricWindow, loss_metrics
+from grpo_runtime.training.batch import Grouping, generate_batch
 from grpo_runtime.training.parts import Parts
 from grpo_runtime.training.step import data_loader_seed_draw, micro_step_loss
 
 
-def eval_batches(num_rows: int, group: int, batch_size: int, processes: int, rank: int, seed: int,
-                 drop_last: bool, even_batches: bool = True) -> list[list[int]]:
+def eval_batches(
+    num_rows: int,
+    group: int,
+    batch_size: int,
+    processes: int,
+    rank: int,
+    seed: int,
+    drop_last: bool,
+    even_batches: bool = True,
+) -> list[list[int]]:
     """Dataset indices of each eval batch this process scores, in order."""
     from accelerate.data_loader import BatchSamplerShard
     from torch.utils.data import BatchSampler
@@ -30,16 +38,26 @@ def eval_batches(num_rows: int, group: int, batch_size: int, processes: int, ran
     permutation = torch.randperm(num_rows, generator=torch.Generator().manual_seed(seed)).tolist()
     stream = [index for index in permutation for _ in range(group)]
     batches = BatchSampler(stream, batch_size, drop_last)
-    return list(BatchSamplerShard(batches, num_processes=processes, process_index=rank, split_batches=False,
-                                  even_batches=even_batches))
+    return list(
+        BatchSamplerShard(
+            batches, num_processes=processes, process_index=rank, split_batches=False, even_batches=even_batches
+        )
+    )
 
 
 def evaluate(config, plan, parts: Parts, progress: Progress, epoch: float) -> dict[str, float | None]:
     """One evaluation pass over the test split; returns the `eval_*` metrics (identical on every process)."""
     grouping = Grouping.evaluation(config)
-    batches = eval_batches(len(parts.eval_dataset), grouping.num_generations, config.per_device_eval_batch_size,
-                           parts.accelerator.num_processes, parts.rank, config.seed, config.dataloader_drop_last,
-                           parts.accelerator.even_batches)
+    batches = eval_batches(
+        len(parts.eval_dataset),
+        grouping.num_generations,
+        config.per_device_eval_batch_size,
+        parts.accelerator.num_processes,
+        parts.rank,
+        config.seed,
+        config.dataloader_drop_last,
+        parts.accelerator.even_batches,
+    )
     window, losses = MetricWindow(), []
     data_loader_seed_draw()  # TRL's eval DataLoader draws its seed from the global RNG on every pass, too
     parts.model.eval()

@@ -39,10 +39,9 @@ from types import SimpleNamespace
 
 import torch
 
-from grpo_schema.engine.words import noun
-
 from grpo_runtime.training.logprobs import _causal_lm, chunkable_head, completion_logps
 from grpo_runtime.training.optim import build_optimizer
+from grpo_schema.engine.words import noun
 
 
 class Meter:
@@ -90,13 +89,30 @@ class Meter:
         raise RuntimeError(f"{key} not in /proc/self/status")
 
 
-def build(hidden: int, layers: int, intermediate: int, heads: int, kv_heads: int, vocab: int, device: str,
-          dtype: torch.dtype, attention: str = "sdpa"):
+def build(
+    hidden: int,
+    layers: int,
+    intermediate: int,
+    heads: int,
+    kv_heads: int,
+    vocab: int,
+    device: str,
+    dtype: torch.dtype,
+    attention: str = "sdpa",
+):
     from transformers import AutoModelForCausalLM, LlamaConfig
 
-    config = LlamaConfig(vocab_size=vocab, hidden_size=hidden, intermediate_size=intermediate,
-                         num_hidden_layers=layers, num_attention_heads=heads, num_key_value_heads=kv_heads,
-                         max_position_embeddings=4096, tie_word_embeddings=False, attn_implementation=attention)
+    config = LlamaConfig(
+        vocab_size=vocab,
+        hidden_size=hidden,
+        intermediate_size=intermediate,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        num_key_value_heads=kv_heads,
+        max_position_embeddings=4096,
+        tie_word_embeddings=False,
+        attn_implementation=attention,
+    )
     torch.manual_seed(0)
     model = AutoModelForCausalLM.from_config(config, dtype=dtype).to(device)
     model.config.use_cache = False
@@ -130,7 +146,7 @@ def measure(case: dict, device: str = "cpu") -> dict:
         if case.get("reference", True):
             # the runtime partitions the reference under its own optimizer-less DeepSpeed engine
             # (sharding.prepare_reference); the probe does not build that engine yet
-            raise SystemExit("memprobe: a ZeRO-3 case runs without a reference (\"reference\": false)")
+            raise SystemExit('memprobe: a ZeRO-3 case runs without a reference ("reference": false)')
         accelerator = zero3_accelerator(case)
     start = meter.now()
     meter.reset_peak()
@@ -166,9 +182,18 @@ def measure(case: dict, device: str = "cpu") -> dict:
             completion_logps(scorer, *args, with_entropy=False)
         out["scoring"] = meter.peak() - before
 
-    optimizer = build_optimizer(model, SimpleNamespace(weight_decay=0.0, learning_rate=1e-5, optim="adamw_torch",
-                                                       optim_args=None, adam_beta1=0.9, adam_beta2=0.999,
-                                                       adam_epsilon=1e-8))
+    optimizer = build_optimizer(
+        model,
+        SimpleNamespace(
+            weight_decay=0.0,
+            learning_rate=1e-5,
+            optim="adamw_torch",
+            optim_args=None,
+            adam_beta1=0.9,
+            adam_beta2=0.999,
+            adam_epsilon=1e-8,
+        ),
+    )
     if accelerator is not None:  # the engine gathers each layer's shards in its forward: prepared first
         before = meter.now()
         model, optimizer = accelerator.prepare(model, optimizer)
@@ -241,8 +266,16 @@ def _prepare_vllm(case: dict, device: str, dtype) -> None:
     from vllm.model_executor.models import llama  # noqa: F401
 
     folder = tempfile.mkdtemp(prefix="memprobe-vllm-")
-    build(case["hidden"], case["layers"], case["intermediate"], case["heads"], case["kv_heads"], case["vocab"],
-          device, dtype).save_pretrained(folder)
+    build(
+        case["hidden"],
+        case["layers"],
+        case["intermediate"],
+        case["heads"],
+        case["kv_heads"],
+        case["vocab"],
+        device,
+        dtype,
+    ).save_pretrained(folder)
     case["vllm_model_dir"] = folder
 
 
@@ -251,18 +284,29 @@ def vllm_engine(case: dict, model, meter, out: dict):
     build_parts builds it; `vllm` is what it holds, `generation` the peak above that of loading the policy's weights
     into it and generating one batch (batch prompts x completion tokens, ignoring end-of-sequence)."""
     import yaml
-    from grpo_schema import check_text
 
     from grpo_runtime.generation.vllm_colocate import ColocateBackend
     from grpo_runtime.setup import new_accelerator
+    from grpo_schema import check_text
 
     settings = dict(
-        model_name_or_path=case["vllm_model_dir"], dataset_name="memprobe.jsonl", output_dir="memprobe-out",
+        model_name_or_path=case["vllm_model_dir"],
+        dataset_name="memprobe.jsonl",
+        output_dir="memprobe-out",
         reward_funcs=["grpo_runtime.data.reward_library.target_word_reward"],
-        per_device_train_batch_size=case["batch"], num_generations=case["batch"], gradient_accumulation_steps=2,
-        max_completion_length=case["completion"], use_cpu=True, bf16=False, activation_checkpointing=False,
-        optim="adamw_torch", report_to="none", use_vllm=True, vllm_mode="colocate",
-        generation_kwargs={"ignore_eos": True, "min_tokens": case["completion"]})
+        per_device_train_batch_size=case["batch"],
+        num_generations=case["batch"],
+        gradient_accumulation_steps=2,
+        max_completion_length=case["completion"],
+        use_cpu=True,
+        bf16=False,
+        activation_checkpointing=False,
+        optim="adamw_torch",
+        report_to="none",
+        use_vllm=True,
+        vllm_mode="colocate",
+        generation_kwargs={"ignore_eos": True, "min_tokens": case["completion"]},
+    )
     settings.update(case["vllm"] if isinstance(case["vllm"], dict) else {})
     result = check_text(yaml.safe_dump(settings), world_size=1)
     if not result.valid or result.plan is None:
@@ -285,10 +329,20 @@ def lora_wrapped(model, lora: dict):
     from grpo_runtime.model.loading import wrap_lora
 
     r = lora.get("r", 16)
-    return wrap_lora(model, SimpleNamespace(
-        lora_task_type="CAUSAL_LM", lora_r=r, lora_alpha=lora.get("alpha", 2 * r),
-        lora_dropout=lora.get("dropout", 0.05), lora_target_modules=lora.get("targets"), use_rslora=False,
-        use_dora=False, lora_modules_to_save=None, lora_target_parameters=None))
+    return wrap_lora(
+        model,
+        SimpleNamespace(
+            lora_task_type="CAUSAL_LM",
+            lora_r=r,
+            lora_alpha=lora.get("alpha", 2 * r),
+            lora_dropout=lora.get("dropout", 0.05),
+            lora_target_modules=lora.get("targets"),
+            use_rslora=False,
+            use_dora=False,
+            lora_modules_to_save=None,
+            lora_target_parameters=None,
+        ),
+    )
 
 
 def checkpointed(model, lora: bool) -> None:
@@ -307,24 +361,36 @@ def zero3_accelerator(case: dict):
     """The runtime's Accelerator (setup.new_accelerator) for a config with DeepSpeed ZeRO-3 in its `deepspeed`
     field, in this process of a WORLD_SIZE-process job."""
     import yaml
-    from grpo_schema import check_text
 
     from grpo_runtime.setup import new_accelerator
+    from grpo_schema import check_text
 
     world = int(os.environ["WORLD_SIZE"])
     settings = dict(
-        model_name_or_path="memprobe", dataset_name="memprobe.jsonl", output_dir="memprobe-out",
+        model_name_or_path="memprobe",
+        dataset_name="memprobe.jsonl",
+        output_dir="memprobe-out",
         reward_funcs=["grpo_runtime.data.reward_library.target_word_reward"],
-        per_device_train_batch_size=case["batch"], num_generations=2, gradient_accumulation_steps=2,
-        max_completion_length=case["completion"], use_cpu=True, bf16=False, activation_checkpointing=False,
-        optim="adamw_torch", learning_rate=1e-5, report_to="none",
-        deepspeed={"zero_optimization": {"stage": 3, **_offload(case.get("offload"))},
-                   "train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto"})
+        per_device_train_batch_size=case["batch"],
+        num_generations=2,
+        gradient_accumulation_steps=2,
+        max_completion_length=case["completion"],
+        use_cpu=True,
+        bf16=False,
+        activation_checkpointing=False,
+        optim="adamw_torch",
+        learning_rate=1e-5,
+        report_to="none",
+        deepspeed={
+            "zero_optimization": {"stage": 3, **_offload(case.get("offload"))},
+            "train_micro_batch_size_per_gpu": "auto",
+            "gradient_accumulation_steps": "auto",
+        },
+    )
     result = check_text(yaml.safe_dump(settings), world_size=world)
     if not result.valid or result.plan is None:
         raise SystemExit(f"memprobe: the ZeRO-3 config does not validate: {result.diagnostics}")
     return new_accelerator(result.config, result.plan)
-
 
 
 def _offload(which: str | None) -> dict:
@@ -376,10 +442,23 @@ def run_ranks(case: str, world: int, device: str) -> dict:
         port = handle.getsockname()[1]
     procs = []
     for rank in range(world):
-        env = {**os.environ, "RANK": str(rank), "LOCAL_RANK": str(rank), "WORLD_SIZE": str(world),
-               "LOCAL_WORLD_SIZE": str(world), "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)}
-        procs.append(subprocess.Popen([sys.executable, "-m", "grpo_runtime.memprobe", case, "--device", device,
-                                       "--rank", str(rank)], env=env, stdout=subprocess.PIPE, text=True))
+        env = {
+            **os.environ,
+            "RANK": str(rank),
+            "LOCAL_RANK": str(rank),
+            "WORLD_SIZE": str(world),
+            "LOCAL_WORLD_SIZE": str(world),
+            "MASTER_ADDR": "127.0.0.1",
+            "MASTER_PORT": str(port),
+        }
+        procs.append(
+            subprocess.Popen(
+                [sys.executable, "-m", "grpo_runtime.memprobe", case, "--device", device, "--rank", str(rank)],
+                env=env,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+        )
     outputs = [proc.communicate()[0] for proc in procs]
     failed = [rank for rank, proc in enumerate(procs) if proc.returncode]
     if failed:

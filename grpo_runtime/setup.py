@@ -13,18 +13,23 @@ import torch
 
 import grpo_runtime.distributed.sharding as sharding
 from grpo_runtime.data.datasets import load_prompts
-from grpo_runtime.generation.backends import build_backend
-from grpo_runtime.training.loss import LossSettings
-from grpo_runtime.distributed.accelerate import accelerator_settings
-from grpo_runtime.model.loading import checkpointing_settings, load_policy, load_reference, load_tokenizer
-from grpo_runtime.model.loading import router_loss_coefficient
-from grpo_runtime.training.optim import build_optimizer, build_scheduler
-from grpo_runtime.distributed.precision import mixed_precision
 from grpo_runtime.data.rewards import RewardModel, resolve_reward_func, reward_name
+from grpo_runtime.distributed.accelerate import accelerator_settings
+from grpo_runtime.distributed.precision import mixed_precision
+from grpo_runtime.generation.backends import build_backend
 from grpo_runtime.generation.rollout import eos_token_ids, generation_config
+from grpo_runtime.model.loading import (
+    checkpointing_settings,
+    load_policy,
+    load_reference,
+    load_tokenizer,
+    router_loss_coefficient,
+)
+from grpo_runtime.support import CannotRun, enforce
+from grpo_runtime.training.loss import LossSettings
+from grpo_runtime.training.optim import build_optimizer, build_scheduler
 from grpo_runtime.training.parts import Parts
 from grpo_runtime.training.sampler import PromptOrder, total_steps
-from grpo_runtime.support import CannotRun, enforce
 
 
 def output_dir(config) -> Path:
@@ -36,8 +41,11 @@ def build_reward_funcs(config, device, script=None) -> list:
 
     funcs = []
     if config.reward_model_name_or_path:
-        funcs.append(RewardModel(config.reward_model_name_or_path, device, config.chat_template_kwargs,
-                                 **reward_model_kwargs(config)))
+        funcs.append(
+            RewardModel(
+                config.reward_model_name_or_path, device, config.chat_template_kwargs, **reward_model_kwargs(config)
+            )
+        )
     if script is not None and script[0] == "open-r1":
         return funcs + open_r1.reward_funcs(config, script[1])  # open-r1 resolves names in its own registry
     funcs += [resolve_reward_func(name) for name in config.reward_funcs or []]
@@ -78,8 +86,9 @@ def new_accelerator(config, plan=None):
         AcceleratorState._reset_state(reset_partial_state=True)
         GradientState._reset_state()
     plugins = sharding.accelerator_plugins(config, plan) if plan is not None else {}
-    accelerator = Accelerator(mixed_precision=mixed_precision(config), cpu=sharding.cpu_flag(config),
-                              **accelerator_options(config), **plugins)
+    accelerator = Accelerator(
+        mixed_precision=mixed_precision(config), cpu=sharding.cpu_flag(config), **accelerator_options(config), **plugins
+    )
     sharding.shard_on_cpu(accelerator, plugins)
     sharding.deepspeed_on_cpu(accelerator)
     if plan is not None:
@@ -88,8 +97,12 @@ def new_accelerator(config, plan=None):
 
 
 def accelerator_options(config) -> dict:
-    from accelerate.utils import (DataLoaderConfiguration, DistributedDataParallelKwargs, GradientAccumulationPlugin,
-                                  InitProcessGroupKwargs)
+    from accelerate.utils import (
+        DataLoaderConfiguration,
+        DistributedDataParallelKwargs,
+        GradientAccumulationPlugin,
+        InitProcessGroupKwargs,
+    )
 
     find_unused = config.ddp_find_unused_parameters
     if find_unused is None:  # the HF trainer's default: unused-parameter search breaks activation checkpointing
@@ -102,13 +115,18 @@ def accelerator_options(config) -> dict:
     if config.ddp_backend is not None:
         group["backend"] = config.ddp_backend
     settings = accelerator_settings(config)
-    loading = {k: settings[k] for k in ("split_batches", "dispatch_batches", "even_batches", "use_seedable_sampler",
-                                        "non_blocking") if k in settings}
+    loading = {
+        k: settings[k]
+        for k in ("split_batches", "dispatch_batches", "even_batches", "use_seedable_sampler", "non_blocking")
+        if k in settings
+    }
     accumulation = {k: v for k, v in (settings.get("gradient_accumulation_kwargs") or {}).items() if k != "num_steps"}
-    return dict(kwargs_handlers=[DistributedDataParallelKwargs(**ddp), InitProcessGroupKwargs(**group)],
-                dataloader_config=DataLoaderConfiguration(**loading),
-                # the loop accumulates itself (micro-steps per window), as the HF trainer tells accelerate
-                gradient_accumulation_plugin=GradientAccumulationPlugin(num_steps=1, **accumulation))
+    return dict(
+        kwargs_handlers=[DistributedDataParallelKwargs(**ddp), InitProcessGroupKwargs(**group)],
+        dataloader_config=DataLoaderConfiguration(**loading),
+        # the loop accumulates itself (micro-steps per window), as the HF trainer tells accelerate
+        gradient_accumulation_plugin=GradientAccumulationPlugin(num_steps=1, **accumulation),
+    )
 
 
 def seed_everything(config, seed: int) -> None:
@@ -159,13 +177,25 @@ def build_parts(config, plan, assessed: bool = False, launch: dict | None = None
     funcs = build_reward_funcs(config, accelerator.device, script)
     eos_ids = eos_token_ids(tokenizer, policy)
     parts = Parts(
-        accelerator=accelerator, model=model, policy=accelerator.unwrap_model(model), reference=reference,
-        tokenizer=tokenizer, optimizer=optimizer, scheduler=scheduler, dataset=dataset, eval_dataset=eval_dataset,
+        accelerator=accelerator,
+        model=model,
+        policy=accelerator.unwrap_model(model),
+        reference=reference,
+        tokenizer=tokenizer,
+        optimizer=optimizer,
+        scheduler=scheduler,
+        dataset=dataset,
+        eval_dataset=eval_dataset,
         order=PromptOrder(len(dataset), plan.prompts_per_generation, config.shuffle_dataset, config.seed),
-        reward_funcs=funcs, reward_names=[reward_name(f) for f in funcs], reward_weights=reward_weights(config,
-        len(funcs)), generation_config=generation_config(config, tokenizer, eos_ids), eos_ids=eos_ids,
-        loss_settings=LossSettings.from_config(config, plan), router_loss_coef=router_loss_coefficient(config, policy),
-        total_steps=steps, output_dir=output_dir(config),
+        reward_funcs=funcs,
+        reward_names=[reward_name(f) for f in funcs],
+        reward_weights=reward_weights(config, len(funcs)),
+        generation_config=generation_config(config, tokenizer, eos_ids),
+        eos_ids=eos_ids,
+        loss_settings=LossSettings.from_config(config, plan),
+        router_loss_coef=router_loss_coefficient(config, policy),
+        total_steps=steps,
+        output_dir=output_dir(config),
     )
     parts.backend = build_backend(config, plan, parts)
     set_seed(config.seed + accelerator.process_index)  # each process samples differently, as in TRL

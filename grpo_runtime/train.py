@@ -19,25 +19,31 @@ from pathlib import Path
 
 import torch
 
-import grpo_runtime.outputs.best as best
 import grpo_runtime.distributed.sharding as sharding
-from grpo_runtime.training.batch import Grouping, generate_batch, shuffle_rows, split_rows
-from grpo_runtime.evaluate import evaluate
-from grpo_runtime.outputs import completions
-from grpo_runtime.outputs.hub import HubPusher
-from grpo_runtime.outputs.checkpoint import (Progress, load_checkpoint, load_weights, prune_checkpoints, resolve_resume,
-                         save_checkpoint)
+import grpo_runtime.outputs.best as best
 from grpo_runtime.data.datasets import dataset_rows
+from grpo_runtime.data.rewards import RunState
+from grpo_runtime.evaluate import evaluate
+from grpo_runtime.generation.backend import GenerationError
+from grpo_runtime.model.loading import mix_into_reference
+from grpo_runtime.outputs import completions
+from grpo_runtime.outputs.checkpoint import (
+    Progress,
+    load_checkpoint,
+    load_weights,
+    prune_checkpoints,
+    resolve_resume,
+    save_checkpoint,
+)
+from grpo_runtime.outputs.health import LiveHealth
+from grpo_runtime.outputs.hub import HubPusher
 from grpo_runtime.outputs.metrics import MetricWindow, loss_metrics, open_sinks
 from grpo_runtime.outputs.reporters import requested_reporters
-from grpo_runtime.model.loading import mix_into_reference
-from grpo_runtime.data.rewards import RunState
-from grpo_runtime.generation.backend import GenerationError
-from grpo_runtime.outputs.health import LiveHealth
 from grpo_runtime.outputs.run_info import write_run_info
-from grpo_runtime.training.sampler import optimizer_windows, process_rows
 from grpo_runtime.setup import build_parts
+from grpo_runtime.training.batch import Grouping, generate_batch, shuffle_rows, split_rows
 from grpo_runtime.training.parts import Parts
+from grpo_runtime.training.sampler import optimizer_windows, process_rows
 from grpo_runtime.training.step import data_loader_seed_draw, micro_step_loss, optimizer_step, update_entropy_controller
 
 
@@ -54,24 +60,35 @@ def main(config, plan, assessed: bool = False, launch: dict | None = None, scrip
     progress, buffer = Progress(entropy_coef=config.entropy_coef), None
     resume = resolve_resume(config.resume_from_checkpoint, parts.output_dir)
     if resume is not None:
-        progress, buffer = load_checkpoint(resume, accelerator=parts.accelerator, model=parts.model,
-                                           optimizer=parts.optimizer, scheduler=parts.scheduler,
-                                           reference=parts.reference if config.sync_ref_model else None)
+        progress, buffer = load_checkpoint(
+            resume,
+            accelerator=parts.accelerator,
+            model=parts.model,
+            optimizer=parts.optimizer,
+            scheduler=parts.scheduler,
+            reference=parts.reference if config.sync_ref_model else None,
+        )
         best.forget_missing_best(progress)
     else:  # a fresh run starts fresh logs; a resumed one appends to them
         start_fresh_logs(parts)
     start_step = progress.global_step
     health = LiveHealth(config, parts.accelerator.is_main_process)
     if parts.accelerator.is_main_process:
-        write_run_info(config, parts, resumed_from=None if resume is None else
-                       {"checkpoint": str(resume), "step": start_step})
+        write_run_info(
+            config, parts, resumed_from=None if resume is None else {"checkpoint": str(resume), "step": start_step}
+        )
     if resume is not None:
         health.resumed(resume, start_step, parts.total_steps)
     sinks = []
     if parts.accelerator.is_main_process:
         write_resolved_config(config, parts.output_dir)
-        sinks = open_sinks(parts.output_dir, requested_reporters(config.report_to),
-                           config.model_dump(mode="json"), config.run_name, config.project)
+        sinks = open_sinks(
+            parts.output_dir,
+            requested_reporters(config.report_to),
+            config.model_dump(mode="json"),
+            config.run_name,
+            config.project,
+        )
     sinks.append(health)
     if config.eval_on_start and parts.eval_dataset is not None and progress.global_step == 0:
         write_record(parts, sinks, {"step": 0, "epoch": 0.0, **evaluate(config, plan, parts, progress, 0.0)})
@@ -96,8 +113,17 @@ def main(config, plan, assessed: bool = False, launch: dict | None = None, scrip
     return progress
 
 
-def train_loop(config, plan, parts: Parts, progress: Progress, buffer, sinks, stop=None, pusher=None,
-               health: LiveHealth | None = None) -> None:
+def train_loop(
+    config,
+    plan,
+    parts: Parts,
+    progress: Progress,
+    buffer,
+    sinks,
+    stop=None,
+    pusher=None,
+    health: LiveHealth | None = None,
+) -> None:
     window_metrics = MetricWindow()
     sync_each_batch = parts.accelerator.gradient_state.plugin_kwargs.get("sync_each_batch", False)
     window_metrics.load_state_dict(progress.metric_window or window_metrics.state_dict())
@@ -109,12 +135,14 @@ def train_loop(config, plan, parts: Parts, progress: Progress, buffer, sinks, st
             data_loader_seed_draw()
         for micro in window.micro_steps:
             if buffer is None or micro % plan.generate_every_micro_steps == 0:
-                buffer, reward = generation_or_divergence(config, plan, parts, progress, micro, window,
-                                                          window_metrics, health)
+                buffer, reward = generation_or_divergence(
+                    config, plan, parts, progress, micro, window, window_metrics, health
+                )
             last = micro == window.micro_steps[-1]
             with sharding.accumulating(parts.accelerator, parts.model, last or sync_each_batch):
-                out = micro_step_loss(config, parts, buffer[micro % plan.steps_per_generation], progress,
-                                      len(window.micro_steps))
+                out = micro_step_loss(
+                    config, parts, buffer[micro % plan.steps_per_generation], progress, len(window.micro_steps)
+                )
                 sharding.backward(parts.accelerator, parts.model, out.loss, last)
             progress.loss_since_log += logged_loss(config, progress, out.loss.item())
             window_metrics.add(loss_metrics(out, parts.accelerator.reduce, parts.gather))
@@ -129,8 +157,18 @@ def train_loop(config, plan, parts: Parts, progress: Progress, buffer, sinks, st
         progress.global_step, progress.steps_since_log = window.step, progress.steps_since_log + 1
         step_time = time.perf_counter() - started
         window_metrics.add({"step_time": step_time})
-        after_step(config, plan, parts, progress, window, buffer, window_metrics, sinks,
-                   dict(grad_norm=grad_norm, learning_rate=learning_rate), pusher)
+        after_step(
+            config,
+            plan,
+            parts,
+            progress,
+            window,
+            buffer,
+            window_metrics,
+            sinks,
+            dict(grad_norm=grad_norm, learning_rate=learning_rate),
+            pusher,
+        )
         if bar is not None:
             bar.set_postfix(reward=f"{reward:.3f}", step_time=f"{step_time:.2f}s", refresh=False)
             bar.update(1)
@@ -141,8 +179,11 @@ def train_loop(config, plan, parts: Parts, progress: Progress, buffer, sinks, st
             break
         if health is not None and health.should_stop(parts.accelerator):
             if parts.accelerator.is_main_process:
-                print(f"grpo: stopped after step {progress.global_step} on a fatal run-health finding "
-                      f"(--stop-on-fatal); the last checkpoint before it is the one to resume", file=sys.stderr)
+                print(
+                    f"grpo: stopped after step {progress.global_step} on a fatal run-health finding "
+                    f"(--stop-on-fatal); the last checkpoint before it is the one to resume",
+                    file=sys.stderr,
+                )
             break
     if bar is not None:
         bar.close()
@@ -161,34 +202,53 @@ def generation_or_divergence(config, plan, parts, progress, micro, window, windo
             health.diverged(step, str(exc).splitlines()[0], parts.output_dir)
         raise GenerationError(
             f"the model's next-token probabilities are NaN or infinite at step {step}: its weights diverged "
-            f"(GRPO-A005); lower learning_rate and resume from a checkpoint before step {step}") from None
+            f"(GRPO-A005); lower learning_rate and resume from a checkpoint before step {step}"
+        ) from None
 
 
-def new_generation(config, plan, parts: Parts, progress: Progress, micro: int, window, window_metrics,
-                   health: LiveHealth | None = None):
+def new_generation(
+    config, plan, parts: Parts, progress: Progress, micro: int, window, window_metrics, health: LiveHealth | None = None
+):
     """Generate and score the next generation batch; return its micro-batches (shuffled, split) and its reward."""
     generation = micro // plan.generate_every_micro_steps
-    indices = process_rows(parts.order.chunk(generation), plan.num_generations, parts.rank,
-                           plan.completions_per_process_per_generation)
+    indices = process_rows(
+        parts.order.chunk(generation), plan.num_generations, parts.rank, plan.completions_per_process_per_generation
+    )
     state = RunState(progress.global_step, parts.total_steps, window.epoch, progress.num_input_tokens_seen)
-    generated = generate_batch(parts, config, plan, dataset_rows(parts.dataset, indices), state,
-                               Grouping.training(plan))
+    generated = generate_batch(
+        parts, config, plan, dataset_rows(parts.dataset, indices), state, Grouping.training(plan)
+    )
     rewards = [[None if math.isnan(v) else v for v in row] for row in generated.rewards.tolist()]
-    log_assignment(parts, dict(generation=generation, micro_step=micro, step=progress.global_step, rows=indices,
-                               rewards=rewards, advantages=generated.batch["advantages"].tolist()))
+    log_assignment(
+        parts,
+        dict(
+            generation=generation,
+            micro_step=micro,
+            step=progress.global_step,
+            rows=indices,
+            rewards=rewards,
+            advantages=generated.batch["advantages"].tolist(),
+        ),
+    )
     if config.log_completions:
         log_completions(config, parts, progress.global_step, generated, rewards, health=health)
     elif parts.accelerator.is_main_process and should_log(config, progress.global_step + 1, parts.total_steps, window):
-        log_completions(config, parts, progress.global_step, generated, rewards,
-                        sample=completions.SAMPLE_GROUPS * plan.num_generations, health=health)
+        log_completions(
+            config,
+            parts,
+            progress.global_step,
+            generated,
+            rewards,
+            sample=completions.SAMPLE_GROUPS * plan.num_generations,
+            health=health,
+        )
     progress.num_input_tokens_seen += generated.tokens
     window_metrics.add(generated.metrics)
     window_metrics.set("num_tokens", progress.num_input_tokens_seen)
     return split_rows(shuffle_rows(generated.batch), plan.steps_per_generation), generated.metrics["reward"]
 
 
-def after_step(config, plan, parts, progress, window, buffer, window_metrics, sinks, step_values,
-               pusher=None) -> None:
+def after_step(config, plan, parts, progress, window, buffer, window_metrics, sinks, step_values, pusher=None) -> None:
     """After optimizer step `progress.global_step`, in the HF trainer's order: sync the reference model, log,
     evaluate, save (and push the save to the Hub)."""
     step = progress.global_step
@@ -206,18 +266,33 @@ def after_step(config, plan, parts, progress, window, buffer, window_metrics, si
         save(config, plan, parts, progress, buffer, window_metrics, pusher, window.epoch_progress)
 
 
-def save(config, plan, parts: Parts, progress: Progress, buffer, window_metrics: MetricWindow, pusher=None,
-         epoch: float = 0.0) -> None:
+def save(
+    config,
+    plan,
+    parts: Parts,
+    progress: Progress,
+    buffer,
+    window_metrics: MetricWindow,
+    pusher=None,
+    epoch: float = 0.0,
+) -> None:
     """checkpoint-STEP after optimizer step `progress.global_step`, then push it (push_to_hub) and apply
     save_total_limit."""
     progress.metric_window = window_metrics.state_dict()
     best.note_best_checkpoint(progress, parts.output_dir)
     pending = buffer if progress.micro_step % plan.generate_every_micro_steps else None
-    save_checkpoint(parts.output_dir / f"checkpoint-{progress.global_step}", accelerator=parts.accelerator,
-                    model=parts.model, tokenizer=parts.tokenizer, optimizer=parts.optimizer,
-                    scheduler=parts.scheduler, progress=progress, buffer=pending,
-                    reference=parts.reference if config.sync_ref_model else None,
-                    save_only_model=config.save_only_model)
+    save_checkpoint(
+        parts.output_dir / f"checkpoint-{progress.global_step}",
+        accelerator=parts.accelerator,
+        model=parts.model,
+        tokenizer=parts.tokenizer,
+        optimizer=parts.optimizer,
+        scheduler=parts.scheduler,
+        progress=progress,
+        buffer=pending,
+        reference=parts.reference if config.sync_ref_model else None,
+        save_only_model=config.save_only_model,
+    )
     if parts.accelerator.is_main_process:
         if pusher is not None:
             pusher.after_save(parts.output_dir / f"checkpoint-{progress.global_step}", progress.global_step, epoch)
@@ -230,8 +305,11 @@ def load_best_model(config, parts: Parts, progress: Progress) -> None:
     if not config.load_best_model_at_end or progress.best_model_checkpoint is None:
         return
     if parts.accelerator.is_main_process:
-        print(f"grpo: loading the best model from {progress.best_model_checkpoint} ({best.metric_name(config)} "
-              f"{progress.best_metric:g})", file=sys.stderr)
+        print(
+            f"grpo: loading the best model from {progress.best_model_checkpoint} ({best.metric_name(config)} "
+            f"{progress.best_metric:g})",
+            file=sys.stderr,
+        )
     sharding.load_model_state(parts.accelerator, parts.model, Path(progress.best_model_checkpoint), load_weights)
     parts.accelerator.wait_for_everyone()
 
@@ -298,7 +376,8 @@ def should_log(config, step: int, total: int, window) -> bool:
     if config.logging_strategy == "epoch":
         return ends_epoch(window)
     return (config.logging_strategy == "steps" and step % every(config.logging_steps, total) == 0) or (
-        step == 1 and config.logging_first_step)
+        step == 1 and config.logging_first_step
+    )
 
 
 def should_evaluate(config, step: int, total: int, window) -> bool:
@@ -322,8 +401,13 @@ def should_save(config, step: int, total: int, window, final: bool, new_best: bo
 
 def write_log(parts: Parts, progress: Progress, window, window_metrics: MetricWindow, sinks, step_values) -> None:
     loss = parts.accelerator.reduce(torch.tensor(progress.loss_since_log, device=parts.device), reduction="mean")
-    record = {"step": progress.global_step, "epoch": window.epoch_progress,
-              "loss": loss.item() / max(progress.steps_since_log, 1), **step_values, **window_metrics.summary()}
+    record = {
+        "step": progress.global_step,
+        "epoch": window.epoch_progress,
+        "loss": loss.item() / max(progress.steps_since_log, 1),
+        **step_values,
+        **window_metrics.summary(),
+    }
     progress.loss_since_log, progress.steps_since_log = 0.0, 0
     write_record(parts, sinks, record)
 
@@ -362,18 +446,28 @@ def log_assignment(parts: Parts, line: dict) -> None:
         handle.write(json.dumps(line) + "\n")
 
 
-def log_completions(config, parts: Parts, step: int, generated, rewards: list[list], sample: int = 0,
-                    health: LiveHealth | None = None) -> None:
+def log_completions(
+    config, parts: Parts, step: int, generated, rewards: list[list], sample: int = 0, health: LiveHealth | None = None
+) -> None:
     """log_completions: every prompt and completion of the generation with its rewards, total reward, advantage,
     length and truncation, gathered from all processes into completions.jsonl. `sample` > 0: only this many of
     the main process's rows, into completions-sample.jsonl, with no gathering (outputs/completions.py)."""
     batch = generated.batch
     stop_ids = set(parts.eos_ids) | {parts.tokenizer.pad_token_id}
-    lengths, truncated = completions.rows_lengths(batch["completion_ids"], batch["completion_mask"], stop_ids,
-                                                  config.max_completion_length)
-    rows = completions.completion_rows(step, parts.reward_names, parts.reward_weights.tolist(), generated.prompts,
-                                       generated.completions, rewards, batch["advantages"].tolist(), lengths,
-                                       truncated)
+    lengths, truncated = completions.rows_lengths(
+        batch["completion_ids"], batch["completion_mask"], stop_ids, config.max_completion_length
+    )
+    rows = completions.completion_rows(
+        step,
+        parts.reward_names,
+        parts.reward_weights.tolist(),
+        generated.prompts,
+        generated.completions,
+        rewards,
+        batch["advantages"].tolist(),
+        lengths,
+        truncated,
+    )
     if sample:
         completions.append_rows(parts.output_dir, rows[:sample], sample=True)
         if health is not None:  # run health reads the rows live as `grpo health` reads the file
@@ -391,16 +485,18 @@ def write_resolved_config(config, directory) -> None:
     1.16's default (the others are the defaults), so reading it back gives the same config."""
     import yaml
 
-    from grpo_schema.engine.compiled import compiled
     from grpo_schema.api.modeline import with_modeline
+    from grpo_schema.engine.compiled import compiled
 
     facts = compiled("config").fields
-    values = {name: value for name, value in config.model_dump(mode="json").items()
-              if value != facts[name]["default"]}
+    values = {name: value for name, value in config.model_dump(mode="json").items() if value != facts[name]["default"]}
     header = "# The config of this run: values that differ from TRL 1.16's defaults (grpo-config).\n"
     text = with_modeline(header + yaml.safe_dump(values, sort_keys=False))
     (directory / "grpo_config.yaml").write_text(text, encoding="utf-8")
 
+
 if __name__ == "__main__":  # the recipe is not itself a command: launch/ starts it (and sits above it)
-    sys.exit("grpo_runtime.train is the training recipe; run a config with `python -m grpo_runtime FILE` or "
-             "`grpo train FILE`")
+    sys.exit(
+        "grpo_runtime.train is the training recipe; run a config with `python -m grpo_runtime FILE` or "
+        "`grpo train FILE`"
+    )

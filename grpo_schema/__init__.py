@@ -24,12 +24,27 @@ if TYPE_CHECKING:  # imported on first use at run time (pydantic's model machine
     from grpo_schema.api.config import GRPORunConfig
     from grpo_schema.api.trl_export import TrlArgs, TrlUnavailableError
 
-__all__ = ["CheckResult", "Override", "check_file", "check_mapping", "check_text", "GRPORunConfig", "Diagnostic",
-           "Fix", "RunPlan", "derive_plan", "TrlArgs", "TrlUnavailableError"]
+__all__ = [
+    "CheckResult",
+    "Override",
+    "check_file",
+    "check_mapping",
+    "check_text",
+    "GRPORunConfig",
+    "Diagnostic",
+    "Fix",
+    "RunPlan",
+    "derive_plan",
+    "TrlArgs",
+    "TrlUnavailableError",
+]
 __version__ = "0.2.0"
 
-_LAZY = {"GRPORunConfig": "grpo_schema.api.config", "TrlArgs": "grpo_schema.api.trl_export",
-         "TrlUnavailableError": "grpo_schema.api.trl_export"}
+_LAZY = {
+    "GRPORunConfig": "grpo_schema.api.config",
+    "TrlArgs": "grpo_schema.api.trl_export",
+    "TrlUnavailableError": "grpo_schema.api.trl_export",
+}
 
 
 def _trusted_model(values: dict[str, Any]) -> Any:

@@ -57,4 +57,3 @@ def all_codes() -> dict[str, CodeInfo]:
             importlib.import_module(module)
         _imported.append(True)
     return dict(sorted(CODES.items()))
-

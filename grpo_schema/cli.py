@@ -13,8 +13,15 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from grpo_schema.commands import codes, schema, validate
-from grpo_schema.commands.options import (CONFIG_SUFFIXES, EXIT_INVALID, EXIT_OK, EXIT_USAGE, Formatter,
-                                          UsageError, split_trl_tokens)
+from grpo_schema.commands.options import (
+    CONFIG_SUFFIXES,
+    EXIT_INVALID,
+    EXIT_OK,
+    EXIT_USAGE,
+    Formatter,
+    UsageError,
+    split_trl_tokens,
+)
 
 __all__ = ["COMMANDS", "CONFIG_SUFFIXES", "EXIT_INVALID", "EXIT_OK", "EXIT_USAGE", "UsageError", "build_parser", "main"]
 
@@ -92,42 +99,64 @@ def _doctor(argv: list[str]) -> int:
 
 
 COMMANDS: tuple[Command, ...] = (
-    Command("validate", "check config files and report every problem at once", validate.cmd_validate,
-            validate.add_arguments),
+    Command(
+        "validate", "check config files and report every problem at once", validate.cmd_validate, validate.add_arguments
+    ),
     Command("codes", "list the diagnostic codes, or explain one", codes.cmd_codes, codes.add_arguments),
     Command("schema", "print the JSON Schema of the config", schema.cmd_schema, schema.add_arguments),
     Command("serve", "start the validation service and web form", _elsewhere("grpo_web.serve", "serve_command", "web")),
-    Command("train", "train on this machine, one process",
-            _elsewhere("grpo_runtime.launch.cli", "train_command", "runtime")),
-    Command("launch", "train with accelerate launch, or submit to Slurm or Ray",
-            _elsewhere("grpo_runtime.launch.cli", "launch_command", "runtime")),
+    Command(
+        "train", "train on this machine, one process", _elsewhere("grpo_runtime.launch.cli", "train_command", "runtime")
+    ),
+    Command(
+        "launch",
+        "train with accelerate launch, or submit to Slurm or Ray",
+        _elsewhere("grpo_runtime.launch.cli", "launch_command", "runtime"),
+    ),
     Command("demo", "write a tiny offline demo run", _elsewhere("grpo_runtime.launch.cli", "demo_command", "runtime")),
-    Command("smoke", "run the first optimizer steps on this CPU, with a checkpoint resumed: does the config get past "
-            "them", _elsewhere("grpo_runtime.smoke.command", "smoke_command", "runtime")),
-    Command("slurm", "status, logs, cancel and resume of jobs from `grpo launch --slurm`",
-            _elsewhere("grpo_runtime.clusters.slurm.cli", "slurm_command", "")),
-    Command("ray", "status, logs, cancel and resume of jobs from `grpo launch --ray`",
-            _elsewhere("grpo_runtime.clusters.ray.cli", "ray_command", "ray")),
+    Command(
+        "smoke",
+        "run the first optimizer steps on this CPU, with a checkpoint resumed: does the config get past them",
+        _elsewhere("grpo_runtime.smoke.command", "smoke_command", "runtime"),
+    ),
+    Command(
+        "slurm",
+        "status, logs, cancel and resume of jobs from `grpo launch --slurm`",
+        _elsewhere("grpo_runtime.clusters.slurm.cli", "slurm_command", ""),
+    ),
+    Command(
+        "ray",
+        "status, logs, cancel and resume of jobs from `grpo launch --ray`",
+        _elsewhere("grpo_runtime.clusters.ray.cli", "ray_command", "ray"),
+    ),
     Command("explain", "show the batch schedule, micro-step by micro-step", _explain),
     Command("migrate", "rewrite renamed and removed keys for TRL 1.16", _migrate),
-    Command("convert", "write a config in the other dialect (TRL <-> verl), naming what does not carry over",
-            _convert),
+    Command("convert", "write a config in the other dialect (TRL <-> verl), naming what does not carry over", _convert),
     Command("export", "write a GRPOConfig(...) call of a Python script or notebook as a flat YAML config", _export),
     Command("plan", "per-GPU memory and run time on declared hardware: will it fit", _plan),
-    Command("health", "judge runs from what they logged: flat groups, bad rewards, clipped completions, NaN, drift",
-            _health),
-    Command("doctor", "check the environment that will run a config: package versions against its TRL release, "
-            "known-bad combinations and the config's features", _doctor),
-    Command("lsp", "language server over stdio: diagnostics, quick fixes, hover and completion in the editor",
-            _elsewhere("grpo_schema.lsp.server", "lsp_command", "lsp")),
+    Command(
+        "health", "judge runs from what they logged: flat groups, bad rewards, clipped completions, NaN, drift", _health
+    ),
+    Command(
+        "doctor",
+        "check the environment that will run a config: package versions against its TRL release, "
+        "known-bad combinations and the config's features",
+        _doctor,
+    ),
+    Command(
+        "lsp",
+        "language server over stdio: diagnostics, quick fixes, hover and completion in the editor",
+        _elsewhere("grpo_schema.lsp.server", "lsp_command", "lsp"),
+    ),
 )
 BY_NAME = {command.name: command for command in COMMANDS}
 
 
 def build_parser() -> argparse.ArgumentParser:
     """Every command, for `grpo --help` and for a command name that is not one."""
-    parser = argparse.ArgumentParser(prog="grpo", description="Validate, explain and run GRPO configs for TRL 1.16.",
-                                     formatter_class=Formatter)
+    parser = argparse.ArgumentParser(
+        prog="grpo", description="Validate, explain and run GRPO configs for TRL 1.16.", formatter_class=Formatter
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in COMMANDS:
         own = command.arguments is None  # the command parses its own options (and its own --help)

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape
+
+import tomllib
 
 REPO = Path(__file__).resolve().parent.parent
 DOC = REPO / "docs" / "architecture.md"
@@ -71,8 +72,12 @@ def node_edges(panel: Panel, graph) -> dict[str, set[str]]:
 
 
 def table(panel: Panel, edges: dict[str, set[str]], graph) -> list[str]:
-    lines = [f"**{panel.container}** (`{panel.name}`), top layer first:", "",
-             "| layer | modules | imports |", "|---|---|---|"]
+    lines = [
+        f"**{panel.container}** (`{panel.name}`), top layer first:",
+        "",
+        "| layer | modules | imports |",
+        "|---|---|---|",
+    ]
     for row in panel.rows:
         for node in row:
             full = f"{panel.container}.{node}"
@@ -122,8 +127,10 @@ def edge_paths(panel: Panel, edges: dict[str, set[str]], places) -> list[str]:
         else:
             side = 1 if (source_row + target_row) % 2 else -1
             bend = side * (sw / 2 + 10 + 9 * skipped)
-            shape = (f"M {x1:.1f} {y1:.1f} C {x1 + bend:.1f} {y1 + ROW_H / 2:.1f}, {x2 + bend:.1f} "
-                     f"{y2 - ROW_H / 2:.1f}, {x2:.1f} {y2:.1f}")
+            shape = (
+                f"M {x1:.1f} {y1:.1f} C {x1 + bend:.1f} {y1 + ROW_H / 2:.1f}, {x2 + bend:.1f} "
+                f"{y2 - ROW_H / 2:.1f}, {x2:.1f} {y2:.1f}"
+            )
         paths.append(f'<path d="{shape}" class="edge" marker-end="url(#arrow)"/>')
     return paths
 
@@ -142,14 +149,16 @@ def svg(drawn: list[tuple[Panel, dict[str, set[str]]]]) -> str:
         parts.append("</g>")
         offset += width + PANEL_GAP
     total_width, total_height = offset - PANEL_GAP + 20, height + 10
-    head = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{total_width:.0f}" height="{total_height:.0f}" '
-            f'viewBox="0 0 {total_width:.0f} {total_height:.0f}" font-family="DejaVu Sans Mono, monospace">\n'
-            '<style>.box{fill:#eef3fb;stroke:#4a6fa5;stroke-width:1.2}.label{font-size:12px;text-anchor:middle;'
-            'fill:#1d2b40}.title{font-size:15px;font-weight:bold;text-anchor:middle;fill:#1d2b40}'
-            '.edge{fill:none;stroke:#8899aa;stroke-width:0.9;opacity:0.75}</style>\n'
-            '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="6" markerHeight="6" '
-            'orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="#8899aa"/></marker></defs>\n'
-            f'<rect width="100%" height="100%" fill="white"/>\n')
+    head = (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{total_width:.0f}" height="{total_height:.0f}" '
+        f'viewBox="0 0 {total_width:.0f} {total_height:.0f}" font-family="DejaVu Sans Mono, monospace">\n'
+        "<style>.box{fill:#eef3fb;stroke:#4a6fa5;stroke-width:1.2}.label{font-size:12px;text-anchor:middle;"
+        "fill:#1d2b40}.title{font-size:15px;font-weight:bold;text-anchor:middle;fill:#1d2b40}"
+        ".edge{fill:none;stroke:#8899aa;stroke-width:0.9;opacity:0.75}</style>\n"
+        '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="6" markerHeight="6" '
+        'orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="#8899aa"/></marker></defs>\n'
+        f'<rect width="100%" height="100%" fill="white"/>\n'
+    )
     return head + "\n".join(parts) + "\n</svg>\n"
 
 

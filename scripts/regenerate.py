@@ -80,8 +80,9 @@ def stale(files: dict[Path, str]) -> list[Path]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if any generated file is stale; write nothing")
-    parser.add_argument("--releases", action="store_true",
-                        help="also the TRL release tables, from the wheel cache ($TRL_WHEEL_CACHE)")
+    parser.add_argument(
+        "--releases", action="store_true", help="also the TRL release tables, from the wheel cache ($TRL_WHEEL_CACHE)"
+    )
     args = parser.parse_args(argv)
     steps = GENERATED + ((("TRL release tables", releases),) if args.releases else ())
     found: list[Path] = []
@@ -98,8 +99,10 @@ def main(argv: list[str] | None = None) -> int:
         fresh = len(files) - len(changed)
         print(f"{name}: {fresh} of {len(files)} {'file was' if len(files) == 1 else 'files were'} up to date")
     if found:
-        print("stale (run python scripts/regenerate.py): " + ", ".join(str(p.relative_to(ROOT)) for p in found),
-              file=sys.stderr)
+        print(
+            "stale (run python scripts/regenerate.py): " + ", ".join(str(p.relative_to(ROOT)) for p in found),
+            file=sys.stderr,
+        )
         return 1
     return 0
 

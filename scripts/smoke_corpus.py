@@ -22,8 +22,9 @@ CORPUS = REPO.parent / "shared" / "grpo-corpus" / "valid"
 
 def grpo(*args: str, cwd: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
-    return subprocess.run([sys.executable, "-m", "grpo_schema.cli", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=900)
+    return subprocess.run(
+        [sys.executable, "-m", "grpo_schema.cli", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=900
+    )
 
 
 def main(argv=None) -> int:
@@ -45,17 +46,30 @@ def main(argv=None) -> int:
                 try:
                     report = json.loads(done.stdout)
                 except ValueError:
-                    report = {"passed": False, "exit_code": done.returncode, "component": "process",
-                              "error": done.stderr[-500:]}
-                row.update(seconds=round(time.perf_counter() - started, 1), passed=report["passed"],
-                           exit_code=report["exit_code"], component=report.get("component"),
-                           error=(report.get("error") or "")[:400], world_size=report.get("world_size"))
+                    report = {
+                        "passed": False,
+                        "exit_code": done.returncode,
+                        "component": "process",
+                        "error": done.stderr[-500:],
+                    }
+                row.update(
+                    seconds=round(time.perf_counter() - started, 1),
+                    passed=report["passed"],
+                    exit_code=report["exit_code"],
+                    component=report.get("component"),
+                    error=(report.get("error") or "")[:400],
+                    world_size=report.get("world_size"),
+                )
         rows.append(row)
         print(json.dumps(row), flush=True)
     accepted = [r for r in rows if r["dry_run"] == 0]
     passed = [r for r in accepted if r["passed"]]
-    summary = {"files": len(rows), "accepted_by_dry_run": len(accepted), "smoke_passed": len(passed),
-               "slowest_s": max((r["seconds"] for r in accepted), default=0)}
+    summary = {
+        "files": len(rows),
+        "accepted_by_dry_run": len(accepted),
+        "smoke_passed": len(passed),
+        "slowest_s": max((r["seconds"] for r in accepted), default=0),
+    }
     print(json.dumps(summary))
     if args.out:
         args.out.write_text(json.dumps({"summary": summary, "rows": rows}, indent=1) + "\n")

@@ -122,8 +122,19 @@ def wheel(package: str, version: str, offline: bool) -> Path:
             raise SystemExit(f"{path} is not cached (run without --offline to download it)")
         folder.mkdir(parents=True, exist_ok=True)
         subprocess.run(
-            [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary", ":all:",
-             f"{package}=={version}", "-d", str(folder)],
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "-q",
+                "--no-deps",
+                "--only-binary",
+                ":all:",
+                f"{package}=={version}",
+                "-d",
+                str(folder),
+            ],
             check=True,
         )
     return path
@@ -155,8 +166,10 @@ class Module:
                     bases = {ast.unparse(b) for b in node.bases}
                     if bases & {"Enum", "ExplicitEnum", "str, Enum", "enum.Enum"} or "Enum" in " ".join(bases):
                         values = [
-                            s.value.value for s in node.body
-                            if isinstance(s, ast.Assign) and isinstance(s.value, ast.Constant)
+                            s.value.value
+                            for s in node.body
+                            if isinstance(s, ast.Assign)
+                            and isinstance(s.value, ast.Constant)
                             and isinstance(s.value.value, str)
                         ]
                         self.enums[node.name] = values
@@ -179,8 +192,18 @@ def literal(mod: Module, node: ast.AST) -> Any:
     return mod.enum_value(node)  # raises ValueError when not an enum member either
 
 
-SCALARS = {"bool": "bool", "int": "int", "float": "float", "str": "str", "dict": "dict", "list": "list",
-           "Dict": "dict", "List": "list", "tuple": "list", "Tuple": "list"}
+SCALARS = {
+    "bool": "bool",
+    "int": "int",
+    "float": "float",
+    "str": "str",
+    "dict": "dict",
+    "list": "list",
+    "Dict": "dict",
+    "List": "list",
+    "tuple": "list",
+    "Tuple": "list",
+}
 
 
 def norm_type(mod: Module, node: ast.AST) -> dict[str, Any]:
@@ -401,8 +424,7 @@ def front_end(sources: dict[str, str]) -> dict[str, Any]:
     utils = sources["trl/scripts/utils.py"]
     tree = ast.parse(grpo)
     call = next(
-        n for n in ast.walk(tree)
-        if isinstance(n, ast.Call) and ast.unparse(n.func).endswith("parse_args_and_config")
+        n for n in ast.walk(tree) if isinstance(n, ast.Call) and ast.unparse(n.func).endswith("parse_args_and_config")
     )
     kw = {k.arg: ast.unparse(k.value) for k in call.keywords}
     fails_by_default = "fail_with_unknown_args: bool = True" in utils
@@ -562,8 +584,10 @@ def source_choices(src: str) -> dict[str, list[str]]:
 # release reads that key. Only warnings that open with the key count: "Passing `fsdp` as a string is deprecated"
 # and "The value `None` for `top_k` is deprecated" are about a value, not the key.
 DEPRECATION_FILES = ("trl/trainer/grpo_config.py", "trl/trainer/base_config.py", "trl/trainer/grpo_trainer.py")
-_DEPRECATED = re.compile(r"(?:^|[.!]\s+)(?:The\s+|Parameter\s+)?`(?P<key>[A-Za-z_]\w*)(?:=[^`]*)?`"
-                         r"(?:\s+(?:argument|parameter))?\s+is deprecated")
+_DEPRECATED = re.compile(
+    r"(?:^|[.!]\s+)(?:The\s+|Parameter\s+)?`(?P<key>[A-Za-z_]\w*)(?:=[^`]*)?`"
+    r"(?:\s+(?:argument|parameter))?\s+is deprecated"
+)
 _NAMED = re.compile(r"`([A-Za-z_]\w*)")
 
 
@@ -582,8 +606,11 @@ def _message(node: ast.AST, env: dict[str, str]) -> str:
 
 def _warnings(body: list[ast.stmt], env: dict[str, str]) -> list[str]:
     calls = [s.value for s in body if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)]
-    return [_message(c.args[0], env) for c in calls
-            if c.args and ast.unparse(c.func).split(".")[-1] in ("warn", "warning", "warning_once")]
+    return [
+        _message(c.args[0], env)
+        for c in calls
+        if c.args and ast.unparse(c.func).split(".")[-1] in ("warn", "warning", "warning_once")
+    ]
 
 
 def _loop_bindings(node: ast.For) -> list[dict[str, str]]:
@@ -612,7 +639,7 @@ def source_deprecations(src: str, fields: set[str]) -> dict[str, str | None]:
                 match = _DEPRECATED.search(text)
                 if match is None or match["key"] not in fields:
                     continue
-                after = [k for k in _NAMED.findall(text[match.end():]) if k in fields and k != match["key"]]
+                after = [k for k in _NAMED.findall(text[match.end() :]) if k in fields and k != match["key"]]
                 found[match["key"]] = after[0] if after else found.get(match["key"])
     return found
 
@@ -625,8 +652,11 @@ def source_reward_names(src: str) -> list[str]:
     `reward_funcs_registry` dict (at module level, or inside main() from 1.0 on), in the script's order; none where
     the script has no registry (before 0.18 it took only a reward model)."""
     for node in ast.walk(ast.parse(src)) if src else ():
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict) and any(
-                isinstance(t, ast.Name) and t.id == "reward_funcs_registry" for t in node.targets):
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Dict)
+            and any(isinstance(t, ast.Name) and t.id == "reward_funcs_registry" for t in node.targets)
+        ):
             return [k.value for k in node.value.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
     return []
 
@@ -654,8 +684,11 @@ def _factor(node: ast.AST, bound: dict[str, ast.AST], depth: int = 0) -> list[st
 
 
 def _local_assignments(function: ast.AST) -> list[tuple[int, str, ast.AST]]:
-    return [(n.lineno, n.targets[0].id, n.value) for n in ast.walk(function)
-            if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)]
+    return [
+        (n.lineno, n.targets[0].id, n.value)
+        for n in ast.walk(function)
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
+    ]
 
 
 def _divided_by_generations(test: ast.AST, bound: dict[str, ast.AST]) -> ast.AST | None:
@@ -664,15 +697,22 @@ def _divided_by_generations(test: ast.AST, bound: dict[str, ast.AST]) -> ast.AST
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
         return None
     left, op, right = test.left, test.ops[0], test.comparators[0]
-    if (isinstance(op, ast.NotEq) and isinstance(left, ast.BinOp) and isinstance(left.op, ast.Mod)
-            and _field_of(left.right) == "num_generations"):
+    if (
+        isinstance(op, ast.NotEq)
+        and isinstance(left, ast.BinOp)
+        and isinstance(left.op, ast.Mod)
+        and _field_of(left.right) == "num_generations"
+    ):
         return left.left
     if isinstance(op, ast.NotIn) and _field_of(left) == "num_generations" and isinstance(right, ast.Name):
         listed = bound.get(right.id)
         if isinstance(listed, ast.ListComp):
             for condition in listed.generators[0].ifs:
-                if (isinstance(condition, ast.Compare) and isinstance(condition.left, ast.BinOp)
-                        and isinstance(condition.left.op, ast.Mod)):
+                if (
+                    isinstance(condition, ast.Compare)
+                    and isinstance(condition.left, ast.BinOp)
+                    and isinstance(condition.left.op, ast.Mod)
+                ):
                     return condition.left.left
     return None
 
@@ -689,8 +729,7 @@ def source_batch_checks(src: str, where: str) -> list[dict[str, Any]]:
             checked = _divided_by_generations(node.test, bound)
             if checked is not None:
                 factors = _factor(checked, bound)
-                found.append({"where": where, "product": factors,
-                              "eval": "per_device_eval_batch_size" in factors})
+                found.append({"where": where, "product": factors, "eval": "per_device_eval_batch_size" in factors})
     return found
 
 
@@ -700,16 +739,20 @@ def source_batch_unit(trainer_src: str) -> str:
     each row of a per-device batch is one completion), else 'prompts' (the trainer generates num_generations per
     row it is handed)."""
     for node in ast.walk(ast.parse(trainer_src)):
-        if isinstance(node, ast.Call) and ast.unparse(node.func).split(".")[-1].startswith("Repeat") and any(
-                _field_of(a) == "num_generations" for a in node.args + [k.value for k in node.keywords]):
+        if (
+            isinstance(node, ast.Call)
+            and ast.unparse(node.func).split(".")[-1].startswith("Repeat")
+            and any(_field_of(a) == "num_generations" for a in node.args + [k.value for k in node.keywords])
+        ):
             return "completions"
     return "prompts"
 
 
 def batch_facts(sources: dict[str, str]) -> dict[str, Any]:
     trainer = sources.get("trl/trainer/grpo_trainer.py", "")
-    checks = (source_batch_checks(trainer, "trainer")
-              + source_batch_checks(sources.get("trl/trainer/grpo_config.py", ""), "config"))
+    checks = source_batch_checks(trainer, "trainer") + source_batch_checks(
+        sources.get("trl/trainer/grpo_config.py", ""), "config"
+    )
     return {"unit": source_batch_unit(trainer), "checks": checks}
 
 
@@ -733,17 +776,25 @@ def trainer_facts(version: str, offline: bool) -> dict[str, Any]:
         deprecated.update(source_deprecations(text, fields))
     config_keys = {k for k in deprecated if k in source_deprecations(sources.get(DEPRECATION_FILES[0], ""), fields)}
     unused = unused_deprecations(sources.get("trl/trainer/grpo_trainer.py", ""), config_keys, deprecated)
-    return {"choices": dict(sorted(result.items())),
-            "deprecations": {k: {"use": v, **({"unused": True} if k in unused else {})}
-                             for k, v in sorted(deprecated.items())},
-            "reward_funcs": source_reward_names(sources.get(SCRIPT_FILE, "")),
-            "batch": batch_facts(sources)}
+    return {
+        "choices": dict(sorted(result.items())),
+        "deprecations": {
+            k: {"use": v, **({"unused": True} if k in unused else {})} for k, v in sorted(deprecated.items())
+        },
+        "reward_funcs": source_reward_names(sources.get(SCRIPT_FILE, "")),
+        "batch": batch_facts(sources),
+    }
 
 
 def trainer_file(offline: bool) -> str:
-    return dump({"format": 1, "source": "each release's trl/trainer/grpo_trainer.py, grpo_config.py and base_config.py, "
-                                             "trl/scripts/grpo.py, and its transformers' training_args.py",
-                 "releases": {v: trainer_facts(v, offline) for v in sorted(RELEASES, key=vkey)}})
+    return dump(
+        {
+            "format": 1,
+            "source": "each release's trl/trainer/grpo_trainer.py, grpo_config.py and base_config.py, "
+            "trl/scripts/grpo.py, and its transformers' training_args.py",
+            "releases": {v: trainer_facts(v, offline) for v in sorted(RELEASES, key=vkey)},
+        }
+    )
 
 
 # --- requirements ------------------------------------------------------------------------------------------------
@@ -756,7 +807,7 @@ def _strip_extra(marker: str) -> tuple[str | None, str]:
     m = _EXTRA_MARKER.search(marker)
     if m is None:
         return None, marker.strip()
-    rest = (marker[: m.start()] + " " + marker[m.end():]).strip()
+    rest = (marker[: m.start()] + " " + marker[m.end() :]).strip()
     rest = re.sub(r"^\s*and\s+|\s+and\s*$", "", rest).strip()
     return m.group(1), rest
 
@@ -796,13 +847,23 @@ def release_requirements(version: str, offline: bool) -> dict[str, Any]:
             section = line.strip("[]")
         elif section == "console_scripts" and "=" in line:
             scripts.append(line.split("=", 1)[0].strip())
-    return {"requires": requires, "extras": {k: extras[k] for k in sorted(extras) if k != "dev"},
-            "requires_python": python, "console_scripts": sorted(scripts), "vllm_serve": vllm_serve}
+    return {
+        "requires": requires,
+        "extras": {k: extras[k] for k in sorted(extras) if k != "dev"},
+        "requires_python": python,
+        "console_scripts": sorted(scripts),
+        "vllm_serve": vllm_serve,
+    }
 
 
 def requirements_file(offline: bool) -> str:
-    return dump({"format": 1, "source": "each release's wheel METADATA and entry_points.txt",
-                 "releases": {v: release_requirements(v, offline) for v in sorted(RELEASES, key=vkey)}})
+    return dump(
+        {
+            "format": 1,
+            "source": "each release's wheel METADATA and entry_points.txt",
+            "releases": {v: release_requirements(v, offline) for v in sorted(RELEASES, key=vkey)},
+        }
+    )
 
 
 def dump(obj: Any) -> str:
@@ -827,13 +888,15 @@ def build(offline: bool) -> dict[str, str]:
             name = ".".join(version.split(".")[:2]) + ".json"
             files[name] = dump(table)
             previous = (key, name)
-        index.append({
-            "release": version,
-            "file": name,
-            "transformers": table["transformers"],
-            "dates": table["dates"],
-            "unknown_keys": table["front_end"]["unknown_keys"],
-        })
+        index.append(
+            {
+                "release": version,
+                "file": name,
+                "transformers": table["transformers"],
+                "dates": table["dates"],
+                "unknown_keys": table["front_end"]["unknown_keys"],
+            }
+        )
     files["index.json"] = dump({"format": 1, "minimum": "0.14.0", "releases": index})
     files["requirements.json"] = requirements_file(offline)
     files["trainer.json"] = trainer_file(offline)
@@ -845,8 +908,11 @@ def main() -> int:
     ap.add_argument("--check", action="store_true", help="compare with the committed tables; write nothing")
     ap.add_argument("--offline", action="store_true", help="use the wheel cache only")
     ap.add_argument("--out", type=Path, default=OUT)
-    ap.add_argument("--only", choices=["requirements", "trainer"],
-                    help="write only requirements.json (trl wheels only) or trainer.json")
+    ap.add_argument(
+        "--only",
+        choices=["requirements", "trainer"],
+        help="write only requirements.json (trl wheels only) or trainer.json",
+    )
     args = ap.parse_args()
     if args.only == "trainer":
         args.out.mkdir(parents=True, exist_ok=True)

@@ -38,8 +38,10 @@ BASES = ("ppo_trainer", "ppo_megatron_trainer")
 # ref and critic sections take that engine's config. Every model_engine option of the release but these two:
 PLAIN_ENGINES = ("dp", "megatron")  # dp is ppo_trainer itself; megatron has its own base config
 # configs of verl's other trainers that extend a base (its fully async trainer): name -> (package of its folder, base)
-EXTENDED = {"fully_async_ppo_trainer": ("verl.experimental.fully_async_policy", "ppo_trainer"),
-            "fully_async_ppo_megatron_trainer": ("verl.experimental.fully_async_policy", "ppo_megatron_trainer")}
+EXTENDED = {
+    "fully_async_ppo_trainer": ("verl.experimental.fully_async_policy", "ppo_trainer"),
+    "fully_async_ppo_megatron_trainer": ("verl.experimental.fully_async_policy", "ppo_megatron_trainer"),
+}
 
 
 def config_dir() -> str:
@@ -49,9 +51,9 @@ def config_dir() -> str:
 
 
 def compose(name: str, overrides: tuple[str, ...] = (), folder: str | None = None) -> Any:
-    from hydra import compose as hydra_compose, initialize_config_dir
-
     import verl
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_dir
 
     here = os.getcwd()
     os.chdir(Path(verl.__file__).parent.parent)  # a config's searchpath may name verl's folders relative to it
@@ -179,13 +181,16 @@ def _absolute(reference: str, path: str) -> str:
         return reference
     dots = len(reference) - len(reference.lstrip("."))
     parts = path.split(".") if path else []
-    base = parts[:len(parts) - (dots - 1)] if dots > 1 else parts
+    base = parts[: len(parts) - (dots - 1)] if dots > 1 else parts
     return ".".join(base + [reference.lstrip(".")])
 
 
 def difference(base: dict[str, Any], variant: dict[str, Any], name: str = "ppo_trainer") -> dict[str, Any]:
-    return {"extends": name, "set": {k: v for k, v in variant.items() if base.get(k) != v},
-            "drop": sorted(k for k in base if k not in variant)}
+    return {
+        "extends": name,
+        "set": {k: v for k, v in variant.items() if base.get(k) != v},
+        "drop": sorted(k for k in base if k not in variant),
+    }
 
 
 def table() -> dict[str, Any]:
@@ -216,12 +221,19 @@ def table() -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if the committed table is stale")
-    parser.add_argument("--out", type=Path, default=None,
-                        help="where to write (default: fields.json for the newest release, fields-X.Y.Z.json for an "
-                             "older one, e.g. verl's source at a release tag first on PYTHONPATH)")
-    parser.add_argument("--release", default=None,
-                        help="the release the table is for, when verl's own version says otherwise (a release tag's "
-                             "source says 0.8.0.dev)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="where to write (default: fields.json for the newest release, fields-X.Y.Z.json for an "
+        "older one, e.g. verl's source at a release tag first on PYTHONPATH)",
+    )
+    parser.add_argument(
+        "--release",
+        default=None,
+        help="the release the table is for, when verl's own version says otherwise (a release tag's "
+        "source says 0.8.0.dev)",
+    )
     args = parser.parse_args(argv)
     os.environ.setdefault("VERL_USE_EXTERNAL_PLUGINS", "none")
     data = table()

@@ -18,7 +18,11 @@ pytest.register_assert_rewrite("tests.support")  # the shared fixtures' and help
 from tests import heavy  # noqa: E402
 from tests.support.browser import close_shared_browser  # noqa: E402
 from tests.support.fixtures import (  # noqa: E402,F401  (every folder's fixtures)
-    assets, browser, make_service, playwright_loop_only_in_browser_tests, tiny_model_dir,
+    assets,
+    browser,
+    make_service,
+    playwright_loop_only_in_browser_tests,
+    tiny_model_dir,
 )
 
 # A service with runs on writes the Demo recipe's demo/ into its folder when it starts; the tests' services start in
@@ -51,13 +55,18 @@ def conformance_files(kind: str) -> list[Path]:
 
 
 def needs_shared(item: pytest.Item) -> bool:
-    return bool(SHARED_FIXTURES & set(getattr(item, "fixturenames", ()))) or item.get_closest_marker("shared") is not None
+    return (
+        bool(SHARED_FIXTURES & set(getattr(item, "fixturenames", ()))) or item.get_closest_marker("shared") is not None
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "shared: compares against the reference material in ../shared")
-    config.addinivalue_line("markers", "heavy: one of the slowest end-to-end tests (tests/heavy.py); every run of "
-                            "the suite runs them, the fast tier leaves them out")
+    config.addinivalue_line(
+        "markers",
+        "heavy: one of the slowest end-to-end tests (tests/heavy.py); every run of "
+        "the suite runs them, the fast tier leaves them out",
+    )
 
 
 # Folders whose tests share one expensive cluster (a package-scoped fixture): in a parallel run they stay on one worker.
@@ -92,7 +101,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
     if count:
         terminalreporter.write_line(
             f"{count} comparisons against the reference material were not run: {SHARED} is absent "
-            "(they run where the ../shared folder is beside the checkout, as in CI)")
+            "(they run where the ../shared folder is beside the checkout, as in CI)"
+        )
 
 
 @pytest.fixture(scope="session")

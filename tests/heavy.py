@@ -16,10 +16,8 @@ from __future__ import annotations
 import pytest
 
 HEAVY_TESTS = (  # (node id or prefix, seconds each test it names takes): measured
-    ("tests/smoke/test_determinism.py::test_a_corpus_recipe_smokes_the_same_twice_also_beside_a_busy_process[06_",
-     121),
-    ("tests/smoke/test_determinism.py::test_a_corpus_recipe_smokes_the_same_twice_also_beside_a_busy_process[18_",
-     58),
+    ("tests/smoke/test_determinism.py::test_a_corpus_recipe_smokes_the_same_twice_also_beside_a_busy_process[06_", 121),
+    ("tests/smoke/test_determinism.py::test_a_corpus_recipe_smokes_the_same_twice_also_beside_a_busy_process[18_", 58),
     ("tests/smoke/test_corpus.py::", 79),
     ("tests/smoke/test_code_recipes.py::", 28),  # 58 + 4 x 28
     ("tests/smoke/test_service.py::", 21),  # 31 + 18 + 15
@@ -28,21 +26,24 @@ HEAVY_TESTS = (  # (node id or prefix, seconds each test it names takes): measur
     ("tests/smoke/test_examples.py::test_the_example_smoke_passes", 18),  # 16 x 15-21
     ("tests/smoke/test_faults.py::test_two_declared_processes_run_as_two_cpu_processes", 14),
     ("tests/packaging/test_wheel.py::test_the_wheel_installs_beside_web_py_and_every_command_works", 77),
-    ("tests/slurm/test_jobs.py::test_a_time_limit_kill_is_reported_with_slurms_reason", 74),  # 74 (with the cluster's start)
+    (
+        "tests/slurm/test_jobs.py::test_a_time_limit_kill_is_reported_with_slurms_reason",
+        74,
+    ),  # 74 (with the cluster's start)
     ("tests/slurm/test_jobs.py::test_runs_from_the_service_are_slurm_jobs", 70),
     ("tests/hardware/test_host_ram.py::test_zero3_offload_host_ram_on_two_cpu_processes", 68),
     ("tests/hardware/test_measured.py::", 30),  # 16-43 a case
     ("tests/ray/test_ray_jobs.py::test_a_cancelled_ray_job_resumes_from_its_checkpoint", 51),
-    ("tests/ray/test_ray_jobs.py::test_the_driver_serves_vllm_from_a_bundle_of_its_own_before_the_machines",
-     20),
+    ("tests/ray/test_ray_jobs.py::test_the_driver_serves_vllm_from_a_bundle_of_its_own_before_the_machines", 20),
     ("tests/ray/test_ray_service_browser.py::", 33),
     ("tests/runtime/test_hub_push.py::test_an_unreachable_hub_is_reported_and_the_local_run_is_kept", 47),
     ("tests/runtime/test_sharded_launch.py::", 28),  # 15-42 each
-    ("tests/runtime/test_launch.py::test_two_process_launch_assigns_prompts_by_the_plan_and_resumes_exactly",
-     27),
+    ("tests/runtime/test_launch.py::test_two_process_launch_assigns_prompts_by_the_plan_and_resumes_exactly", 27),
     ("tests/runtime/test_continuous_batching.py::", 20),  # 15-26 each
-    ("tests/runtime/test_field_sweep.py::test_an_honoured_field_changes_the_run[use_transformers_continuous_batching]",
-     36),
+    (
+        "tests/runtime/test_field_sweep.py::test_an_honoured_field_changes_the_run[use_transformers_continuous_batching]",
+        36,
+    ),
     ("tests/benchmarks/test_benchmark_harness.py::test_quick_", 34),  # 41 + 26
     ("tests/runs/test_ownership.py::", 42),  # 57 + 26
     ("tests/runs/test_ownership_browser.py::", 28),
@@ -53,8 +54,10 @@ HEAVY_TESTS = (  # (node id or prefix, seconds each test it names takes): measur
     ("tests/runs/test_views.py::", 22),  # 22 each (two runs trained)
     ("tests/runs/test_health_browser.py::", 16),
     ("tests/hardening/test_load.py::", 15),
-    ("tests/web/test_form_fixes_browser.py::test_a_launch_into_another_runs_output_dir_offers_resume_overwrite_or_a_new_folder",
-     25),
+    (
+        "tests/web/test_form_fixes_browser.py::test_a_launch_into_another_runs_output_dir_offers_resume_overwrite_or_a_new_folder",
+        25,
+    ),
 )
 HEAVY = tuple(entry for entry, _ in HEAVY_TESTS)
 SECONDS = dict(HEAVY_TESTS)

@@ -43,8 +43,9 @@ def contract_results(options, graph) -> dict[str, bool]:
     types = dict(_get_built_in_contract_types())
     results = {}
     for contract_options in options.contracts_options:
-        contract = types[contract_options["type"]](name=contract_options["name"], session_options=options.session_options,
-                                                   contract_options=contract_options)
+        contract = types[contract_options["type"]](
+            name=contract_options["name"], session_options=options.session_options, contract_options=contract_options
+        )
         results[contract_options["id"]] = contract.check(deepcopy(graph), verbose=False).kept
     return results
 
@@ -60,13 +61,16 @@ def test_no_import_cycle(package):
     assert import_cycles(package) == []
 
 
-@pytest.mark.parametrize("importer, imported, broken", [
-    ("grpo_runtime.common", "grpo_runtime.train", "runtime-layers"),  # the leaf imports the recipe
-    ("grpo_runtime.generation.rollout", "grpo_runtime.support.fields", "runtime-layers"),  # a stage, the table
-    ("grpo_runtime.training.loss", "grpo_runtime.launch.cli", "runtime-layers"),
-    ("grpo_web.runs.store", "grpo_web.api.runs", "web-runs-below-routes"),  # the store reaches up into a route
-    ("grpo_web.api.check", "grpo_web.app", "web-routes-below-app"),
-])
+@pytest.mark.parametrize(
+    "importer, imported, broken",
+    [
+        ("grpo_runtime.common", "grpo_runtime.train", "runtime-layers"),  # the leaf imports the recipe
+        ("grpo_runtime.generation.rollout", "grpo_runtime.support.fields", "runtime-layers"),  # a stage, the table
+        ("grpo_runtime.training.loss", "grpo_runtime.launch.cli", "runtime-layers"),
+        ("grpo_web.runs.store", "grpo_web.api.runs", "web-runs-below-routes"),  # the store reaches up into a route
+        ("grpo_web.api.check", "grpo_web.app", "web-routes-below-app"),
+    ],
+)
 def test_a_seeded_upward_import_breaks_its_contract(options, graph, importer, imported, broken):
     from copy import deepcopy
 
@@ -77,20 +81,38 @@ def test_a_seeded_upward_import_breaks_its_contract(options, graph, importer, im
     assert contract_results(options, graph)[broken] is True
 
 
-@pytest.mark.parametrize("path, names", [
-    ("grpo_schema", ["check_file", "check_text", "check_mapping", "CheckResult", "Override", "GRPORunConfig",
-                     "Diagnostic", "Fix", "RunPlan", "derive_plan", "TrlArgs", "TrlUnavailableError"]),
-    ("grpo_schema.cli", ["main"]),
-    ("grpo_schema.compiled", ["compiled"]),
-    ("grpo_schema.explain", ["explain_result"]),
-    ("grpo_schema.export", ["export_schema", "with_modeline", "schema_text"]),
-    ("grpo_schema.hardware", ["register_accelerator"]),
-    ("grpo_schema.profiles", ["Profile", "get_profile"]),
-    ("grpo_runtime.train", ["main"]),
-    ("grpo_runtime.support", ["assess", "enforce", "CannotRun"]),
-    ("grpo_runtime.reward_library", ["target_word_reward", "accuracy_reward", "think_format_reward"]),
-    ("grpo_runtime.memprobe", ["main"]),
-])
+@pytest.mark.parametrize(
+    "path, names",
+    [
+        (
+            "grpo_schema",
+            [
+                "check_file",
+                "check_text",
+                "check_mapping",
+                "CheckResult",
+                "Override",
+                "GRPORunConfig",
+                "Diagnostic",
+                "Fix",
+                "RunPlan",
+                "derive_plan",
+                "TrlArgs",
+                "TrlUnavailableError",
+            ],
+        ),
+        ("grpo_schema.cli", ["main"]),
+        ("grpo_schema.compiled", ["compiled"]),
+        ("grpo_schema.explain", ["explain_result"]),
+        ("grpo_schema.export", ["export_schema", "with_modeline", "schema_text"]),
+        ("grpo_schema.hardware", ["register_accelerator"]),
+        ("grpo_schema.profiles", ["Profile", "get_profile"]),
+        ("grpo_runtime.train", ["main"]),
+        ("grpo_runtime.support", ["assess", "enforce", "CannotRun"]),
+        ("grpo_runtime.reward_library", ["target_word_reward", "accuracy_reward", "think_format_reward"]),
+        ("grpo_runtime.memprobe", ["main"]),
+    ],
+)
 def test_the_public_import_paths_still_work(path, names):
     """What the README, interface.md and users' configs name keeps importing from where it always did."""
     import importlib
@@ -100,7 +122,10 @@ def test_the_public_import_paths_still_work(path, names):
 
 
 def test_the_worker_entry_and_the_module_commands_run():
-    for argv in (["-m", "grpo_schema", "codes", "GRPO-B001"], ["-m", "grpo_runtime", "--help"],
-                 ["-m", "grpo_runtime.memprobe", "--help"]):
+    for argv in (
+        ["-m", "grpo_schema", "codes", "GRPO-B001"],
+        ["-m", "grpo_runtime", "--help"],
+        ["-m", "grpo_runtime.memprobe", "--help"],
+    ):
         done = subprocess.run([sys.executable, *argv], capture_output=True, text=True, timeout=120, cwd=REPO)
         assert done.returncode == 0, (argv, done.stderr[-2000:])

@@ -1,4 +1,5 @@
-"""The code passes its linter: `ruff check` with the rules pyproject.toml selects ([tool.ruff.lint])."""
+"""The code passes its linter and formatter: `ruff check` with the rules pyproject.toml selects ([tool.ruff.lint]) and
+`ruff format --check` over the tree ([tool.ruff.format])."""
 
 from __future__ import annotations
 
@@ -22,12 +23,30 @@ def _ruff() -> list[str]:
 
 
 def test_ruff_finds_nothing():
-    done = subprocess.run([*_ruff(), "check", "--no-cache", "--output-format", "concise", *CHECKED], cwd=REPO,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [*_ruff(), "check", "--no-cache", "--output-format", "concise", *CHECKED],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_every_noqa_comment_silences_a_finding():
-    done = subprocess.run([*_ruff(), "check", "--no-cache", "--extend-select", "RUF100", "--output-format", "concise",
-                           *CHECKED], cwd=REPO, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [*_ruff(), "check", "--no-cache", "--extend-select", "RUF100", "--output-format", "concise", *CHECKED],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, "unused noqa comments:\n" + done.stdout
+
+
+def test_the_tree_is_formatted():
+    """`ruff format` ([tool.ruff.format]) leaves every file as it is: run it to format what this names."""
+    done = subprocess.run(
+        [*_ruff(), "format", "--no-cache", "--check", "."], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, "files to format (run `ruff format`):\n" + done.stdout + done.stderr

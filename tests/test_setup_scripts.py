@@ -4,6 +4,7 @@ scripts/test.sh exports VENV (the main environment) for everything it runs. A sc
 (verl's, vLLM's, the schedulers') and also read VENV would install into the main one instead: verl's pins then replace
 the main environment's transformers in the middle of a CI run. So each of those scripts reads a variable of its own.
 """
+
 from __future__ import annotations
 
 import os

@@ -44,7 +44,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(FastValidate)  # added first, so innermost: CORS and the page headers wrap it too
     mount_pages(app)
     if settings.cors_origins:
-        app.add_middleware(CORSMiddleware, allow_origins=settings.cors_origins, allow_methods=["GET", "POST"],
-                           allow_headers=["Content-Type", "Authorization"])
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.cors_origins,
+            allow_methods=["GET", "POST"],
+            allow_headers=["Content-Type", "Authorization"],
+        )
     install_error_handlers(app)
     return app

@@ -19,13 +19,12 @@ schema by a relative path (which resolves only beside the schema file) is replac
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
-import re
-
-from grpo_schema.engine.diagnostics import Fix
 from grpo_schema.api.modeline import MODELINE_PREFIX, modeline
+from grpo_schema.engine.diagnostics import Fix
 from grpo_schema.engine.infile import read_file_settings
 from grpo_schema.engine.loader import load_yaml
 from grpo_schema.engine.yamledit import EditError, apply_fix_to_text
@@ -56,15 +55,18 @@ def same_value(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-def with_world_size(config: dict[str, Any], world_size: int | None, write: bool,
-                    commented: int | None = None) -> tuple[dict[str, Any], list[str]]:
+def with_world_size(
+    config: dict[str, Any], world_size: int | None, write: bool, commented: int | None = None
+) -> tuple[dict[str, Any], list[str]]:
     """The config with num_processes for the toolbar's world size (when asked), and what the file declares.
     `commented`: the world size of the file's `# grpo: --world-size N` comment, if any."""
     declared = config.get("num_processes")
     if world_size is None:
         if commented is not None:
-            return config, [f"World size {commented}: the file's `# grpo: --world-size {commented}` comment declares "
-                            f"it (grpo validate reads it; pass --num_processes {commented} to accelerate launch)."]
+            return config, [
+                f"World size {commented}: the file's `# grpo: --world-size {commented}` comment declares "
+                f"it (grpo validate reads it; pass --num_processes {commented} to accelerate launch)."
+            ]
         if isinstance(declared, int) and not isinstance(declared, bool):
             return config, [f"World size {declared}: num_processes is in the file."]
         return config, ["No world size in the file: grpo validate and accelerate launch assume 1 process."]
@@ -73,11 +75,14 @@ def with_world_size(config: dict[str, Any], world_size: int | None, write: bool,
     if write:
         return {**config, "num_processes": world_size}, [
             f"num_processes: {world_size} written for the toolbar's world size (grpo validate, grpo launch and "
-            "accelerate launch read it)."]
+            "accelerate launch read it)."
+        ]
     current = f"num_processes: {declared}" if declared is not None else "no num_processes (1 process)"
-    return config, [f"The toolbar's world size {world_size} is NOT in this file ({current}): pass "
-                    f"--world-size {world_size} to grpo validate and --num_processes {world_size} to accelerate "
-                    "launch."]
+    return config, [
+        f"The toolbar's world size {world_size} is NOT in this file ({current}): pass "
+        f"--world-size {world_size} to grpo validate and --num_processes {world_size} to accelerate "
+        "launch."
+    ]
 
 
 def edit_of(old: dict[str, Any], new: dict[str, Any], renames: dict[str, str]) -> Fix:
@@ -91,8 +96,16 @@ def edit_of(old: dict[str, Any], new: dict[str, Any], renames: dict[str, str]) -
 
 # Keys whose values the batch arithmetic in a comment is made of: a comment that computes with one of them
 # ("4 x 8 x 2 = 64") describes them all.
-BATCH_KEYS = frozenset({"per_device_train_batch_size", "num_processes", "gradient_accumulation_steps",
-                        "num_generations", "steps_per_generation", "generation_batch_size"})
+BATCH_KEYS = frozenset(
+    {
+        "per_device_train_batch_size",
+        "num_processes",
+        "gradient_accumulation_steps",
+        "num_generations",
+        "steps_per_generation",
+        "generation_batch_size",
+    }
+)
 _TOP_KEY = re.compile(r"^([A-Za-z_][A-Za-z0-9_.-]*)\s*:(?:\s|$)")
 _NUMBER = re.compile(r"(?<![A-Za-z_])\d")
 _ARITHMETIC = re.compile(r"\d\s*(?:x|\u00d7|\*|/|=)\s*\d")
@@ -141,15 +154,20 @@ def stale_comments(source: str, changed: set[str], known: set[str]) -> list[tupl
         if block:
             text = " ".join(lines[i] for i in block)
             if not seen_key:  # the file's header: line by line, attached to no key
-                stale += [(i, None) for i in block if _NUMBER.search(lines[i]) and _keys_named(lines[i], known) & changed]
+                stale += [
+                    (i, None) for i in block if _NUMBER.search(lines[i]) and _keys_named(lines[i], known) & changed
+                ]
             elif _NUMBER.search(text) and (_keys_named(text, known) | ({key.group(1)} if key else set())) & changed:
                 stale += [(i, None) for i in block]
             block = []
         if key:
             seen_key = True
             at = _trailing_comment(line)
-            if at is not None and _NUMBER.search(line[at:]) and \
-                    (_keys_named(line[at:], known) | {key.group(1)}) & changed:
+            if (
+                at is not None
+                and _NUMBER.search(line[at:])
+                and (_keys_named(line[at:], known) | {key.group(1)}) & changed
+            ):
                 stale.append((index, at))
     return stale
 
@@ -168,18 +186,25 @@ def _relative_modeline(line: str) -> bool:
     """A modeline naming its schema by a relative path: it resolves only beside that file, not in a download."""
     if not line.startswith(MODELINE_PREFIX):
         return False
-    target = line[len(MODELINE_PREFIX):].strip()
+    target = line[len(MODELINE_PREFIX) :].strip()
     return not re.match(r"^[a-z][a-z0-9+.-]*://", target) and not target.startswith("/")
 
 
-def export_config(config: dict[str, Any], schema_url: str, source: str | None = None,
-                  renames: dict[str, str] | None = None, world_size: int | None = None,
-                  write_world_size: bool = True, source_kind: str = "file", source_name: str | None = None,
-                  known_keys: set[str] | None = None) -> Exported:
+def export_config(
+    config: dict[str, Any],
+    schema_url: str,
+    source: str | None = None,
+    renames: dict[str, str] | None = None,
+    world_size: int | None = None,
+    write_world_size: bool = True,
+    source_kind: str = "file",
+    source_name: str | None = None,
+    known_keys: set[str] | None = None,
+) -> Exported:
     """`source_kind`: where `source` came from, "file" (imported) or "recipe" (a recipe the form started from,
     named `source_name`); the notes say which."""
     bom = "\ufeff" if source and source.startswith("\ufeff") else ""  # stays the file's first character, above
-    source = source[len(bom):] if source else source  # the modeline: a BOM inside a YAML file is a syntax error
+    source = source[len(bom) :] if source else source  # the modeline: a BOM inside a YAML file is a syntax error
     commented = read_file_settings(source).world_size if source else None
     config, notes = with_world_size(config, world_size, write_world_size, commented)
     if source:
@@ -196,16 +221,24 @@ def export_config(config: dict[str, Any], schema_url: str, source: str | None = 
                     text = modeline(schema_url) + eol + text.split("\n", 1)[1]
                 elif "yaml-language-server:" not in first:
                     text = modeline(schema_url) + eol + text
-                what = ("Written into the recipe's text" + (f" ({source_name})" if source_name else "")
-                        if source_kind == "recipe" else "Written into the imported file")
+                what = (
+                    "Written into the recipe's text" + (f" ({source_name})" if source_name else "")
+                    if source_kind == "recipe"
+                    else "Written into the imported file"
+                )
                 kept = [f"{what}: its comments and key order are kept."]
                 if stale:
-                    kept.append(f"Dropped {len(stale)} comment line{'s' if len(stale) != 1 else ''} whose numbers "
-                                "described values changed since (they would contradict the file).")
+                    kept.append(
+                        f"Dropped {len(stale)} comment line{'s' if len(stale) != 1 else ''} whose numbers "
+                        "described values changed since (they would contradict the file)."
+                    )
                 return Exported(bom + text, [*kept, *notes], kept_source=True)
             except (EditError, TypeError, ValueError) as exc:  # EditError says why
-                notes.insert(0, f"The {'recipe' if source_kind == 'recipe' else 'imported file'}'s comments could "
-                                f"not be kept ({exc}); the config is written anew.")
+                notes.insert(
+                    0,
+                    f"The {'recipe' if source_kind == 'recipe' else 'imported file'}'s comments could "
+                    f"not be kept ({exc}); the config is written anew.",
+                )
         else:
             notes.insert(0, "The imported text is not a YAML mapping; the config is written anew.")
     return Exported(config_yaml(config, schema_url), notes)
@@ -224,14 +257,20 @@ def config_text(config: dict[str, Any], source: str | None = None, renames: dict
     return config_body(config)
 
 
-def migrate_form_config(config: dict[str, Any], source: str | None, renames: dict[str, str] | None,
-                        written_for: str, target: str | None, profiles: tuple = ()) -> dict[str, Any]:
+def migrate_form_config(
+    config: dict[str, Any],
+    source: str | None,
+    renames: dict[str, str] | None,
+    written_for: str,
+    target: str | None,
+    profiles: tuple = (),
+) -> dict[str, Any]:
     """`grpo migrate --from written_for [--to target]` on the form's config (the engine's migrate_config, so the
     form and the CLI write the same file): the migrated text and mapping, what was done, what failed and what the
     target release cannot keep. A release that cannot be judged, or a target older than `written_for`, is a
     ValueError."""
-    from grpo_schema.commands.options import UsageError
     from grpo_schema.commands.migrate import migrate_config, target_release
+    from grpo_schema.commands.options import UsageError
     from grpo_schema.versions import VersionError, parse_version
 
     try:
@@ -241,6 +280,12 @@ def migrate_form_config(config: dict[str, Any], source: str | None, renames: dic
         raise ValueError(str(exc)) from None
     migrated = migrate_config(config_text(config, source, renames), "<form>", list(profiles), written_for, to_release)
     loaded = load_yaml(migrated.text)
-    return {"yaml": migrated.text, "config": loaded.data if loaded.ok else None, "done": migrated.done,
-            "failed": migrated.failed, "cannot_keep": migrated.cannot_keep, "written_for": written_for,
-            "target": migrated.target}
+    return {
+        "yaml": migrated.text,
+        "config": loaded.data if loaded.ok else None,
+        "done": migrated.done,
+        "failed": migrated.failed,
+        "cannot_keep": migrated.cannot_keep,
+        "written_for": written_for,
+        "target": migrated.target,
+    }

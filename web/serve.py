@@ -20,18 +20,36 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--host", help="address to bind (default 127.0.0.1, or GRPO_WEB_HOST)")
     parser.add_argument("--port", type=int, help="TCP port (default 8000, or GRPO_WEB_PORT)")
     parser.add_argument("--log-level", choices=("critical", "error", "warning", "info", "debug"))
-    parser.add_argument("--enable-runs", dest="runs", action="store_const", const=True,
-                        help="allow starting training runs over HTTP (or GRPO_WEB_RUNS=1); see docs/runs.md")
+    parser.add_argument(
+        "--enable-runs",
+        dest="runs",
+        action="store_const",
+        const=True,
+        help="allow starting training runs over HTTP (or GRPO_WEB_RUNS=1); see docs/runs.md",
+    )
     parser.add_argument("--runs-dir", help="where runs, their outputs and database live (or GRPO_WEB_RUNS_DIR)")
-    parser.add_argument("--trl-version", dest="trl_version", metavar="X.Y[.Z]",
-                        help="judge configs against this TRL release unless a request names one (or "
-                             "GRPO_WEB_TRL_VERSION; default: the trl installed beside the service, else 1.16)")
-    parser.add_argument("--validate-cache-mib", dest="validate_cache_mib", type=float, metavar="MIB",
-                        help="MiB of validation answers kept for bodies sent again (default 32, or "
-                             "GRPO_WEB_VALIDATE_CACHE_MIB; 0 checks every request anew)")
-    parser.add_argument("--workers", type=int, default=1,
-                        help="server processes sharing the port (default 1); validation is CPU-bound, so one per core "
-                             "serves more requests; not with --enable-runs (runs need one supervising process)")
+    parser.add_argument(
+        "--trl-version",
+        dest="trl_version",
+        metavar="X.Y[.Z]",
+        help="judge configs against this TRL release unless a request names one (or "
+        "GRPO_WEB_TRL_VERSION; default: the trl installed beside the service, else 1.16)",
+    )
+    parser.add_argument(
+        "--validate-cache-mib",
+        dest="validate_cache_mib",
+        type=float,
+        metavar="MIB",
+        help="MiB of validation answers kept for bodies sent again (default 32, or "
+        "GRPO_WEB_VALIDATE_CACHE_MIB; 0 checks every request anew)",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="server processes sharing the port (default 1); validation is CPU-bound, so one per core "
+        "serves more requests; not with --enable-runs (runs need one supervising process)",
+    )
     return parser
 
 
@@ -47,9 +65,7 @@ def given_settings(args: argparse.Namespace) -> dict:
 def check_trl_version(settings: Settings) -> None:
     """A release the tables cannot judge stops the start (ValueError, exit 2), naming the supported range."""
     if settings.trl_version is not None:
-        from grpo_schema.versions import parse_version
-
-        from grpo_schema.versions import VersionError
+        from grpo_schema.versions import VersionError, parse_version
 
         try:
             parse_version(settings.trl_version)
@@ -60,8 +76,10 @@ def check_trl_version(settings: Settings) -> None:
 def exposure_warning(settings: Settings) -> str | None:
     if settings.is_loopback:
         return None
-    return (f"warning: binding to {settings.host}: the service is reachable from other machines and speaks "
-            "plain HTTP; put it behind TLS and access control, or bind 127.0.0.1")
+    return (
+        f"warning: binding to {settings.host}: the service is reachable from other machines and speaks "
+        "plain HTTP; put it behind TLS and access control, or bind 127.0.0.1"
+    )
 
 
 TOKEN_FILE = "token"  # in the runs directory: the generated token, kept for the next start
@@ -98,15 +116,20 @@ def with_runs_token(settings: Settings, url: str) -> Settings:
     if settings.token is None or not settings.token.get_secret_value():
         token, where = kept_token(settings.runs_dir)
         settings = settings.model_copy(update={"token": SecretStr(token)})
-        print(f"runs are on; bearer token: {token} ({where}: a restart keeps it; delete the file for a new one)",
-              file=sys.stderr)
+        print(
+            f"runs are on; bearer token: {token} ({where}: a restart keeps it; delete the file for a new one)",
+            file=sys.stderr,
+        )
         print(f"form, with the token for Launch: {url}/#token={token}", file=sys.stderr)
         print(f"runs page: {url}/runs#token={token}", file=sys.stderr)
     else:
         print(f"runs are on (token from GRPO_WEB_TOKEN); runs page: {url}/runs", file=sys.stderr)
     if not settings.is_loopback:
-        print("warning: runs start processes for anyone holding the token, and plain HTTP shows it to the "
-              "network; serve runs behind TLS", file=sys.stderr)
+        print(
+            "warning: runs start processes for anyone holding the token, and plain HTTP shows it to the "
+            "network; serve runs behind TLS",
+            file=sys.stderr,
+        )
     return settings
 
 
@@ -116,8 +139,11 @@ def announce_demo(settings: Settings) -> None:
 
     base = Path.cwd().resolve()  # where the runs manager reads relative paths from
     if settings.runs_prepare_demo and demo_assets.missing(base):
-        print(f"runs are on: writing the Demo recipe's model and prompts in {base / demo_assets.DEMO_DIR} "
-              "(grpo demo demo; GRPO_WEB_RUNS_PREPARE_DEMO=0 turns this off)", file=sys.stderr)
+        print(
+            f"runs are on: writing the Demo recipe's model and prompts in {base / demo_assets.DEMO_DIR} "
+            "(grpo demo demo; GRPO_WEB_RUNS_PREPARE_DEMO=0 turns this off)",
+            file=sys.stderr,
+        )
 
 
 def serve_command(argv: Sequence[str]) -> int:

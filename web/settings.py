@@ -29,16 +29,26 @@ class Settings(RunsSettings, BaseSettings):
     body_timeout_s: float = Field(30.0, gt=0, description="seconds a request body may take to arrive (408 after)")
     max_world_size: int = Field(4096, ge=1, description="largest world_size query value accepted")
     cors_origins: list[str] = Field(default_factory=list, description="origins allowed by CORS (none by default)")
-    schema_url: str | None = Field(None, description="schema URL for the modeline of exported YAML (default: "
-                                                     "the schema file for the active profiles by its name, a "
-                                                     "reference relative to the YAML file that resolves offline "
-                                                     "beside `grpo schema --write DIR`)")
+    schema_url: str | None = Field(
+        None,
+        description="schema URL for the modeline of exported YAML (default: "
+        "the schema file for the active profiles by its name, a "
+        "reference relative to the YAML file that resolves offline "
+        "beside `grpo schema --write DIR`)",
+    )
     log_level: str = Field("info", description="uvicorn log level")
-    validate_cache_mib: float = Field(32.0, ge=0, description="MiB of POST /api/v1/validate answers kept for bodies "
-                                                              "sent again (0: every request is checked anew)")
-    trl_version: str | None = Field(None, description="the TRL release configs are judged against unless a request "
-                                                      "or the file's `# grpo: --trl-version` comment names one "
-                                                      "(default: the trl installed beside the service, else 1.16)")
+    validate_cache_mib: float = Field(
+        32.0,
+        ge=0,
+        description="MiB of POST /api/v1/validate answers kept for bodies "
+        "sent again (0: every request is checked anew)",
+    )
+    trl_version: str | None = Field(
+        None,
+        description="the TRL release configs are judged against unless a request "
+        "or the file's `# grpo: --trl-version` comment names one "
+        "(default: the trl installed beside the service, else 1.16)",
+    )
 
     @property
     def is_loopback(self) -> bool:

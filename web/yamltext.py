@@ -34,5 +34,4 @@ def config_yaml(mapping: dict[str, Any], schema_url: str) -> str:
 
 def config_body(mapping: dict[str, Any]) -> str:
     """The mapping as YAML, without the modeline."""
-    return yaml.dump(mapping, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True,
-                     width=120)
+    return yaml.dump(mapping, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True, width=120)

@@ -80,9 +80,14 @@ def follow_command(backend: ClusterBackend, argv: list[str]) -> int:
     name = backend.name
     parser = argparse.ArgumentParser(prog=f"grpo {name}", description=f"Follow jobs from `grpo launch --{name}`.")
     sub = parser.add_subparsers(dest="action", required=True)
-    helps = {"status": "the job's state, exit reason and checkpoints", "logs": "the job's output",
-             "wait": "wait for the job to end; exit 0 if it completed", "cancel": "stop the job (its checkpoints stay)",
-             "resume": "submit the job again from its newest complete checkpoint", **backend.help}
+    helps = {
+        "status": "the job's state, exit reason and checkpoints",
+        "logs": "the job's output",
+        "wait": "wait for the job to end; exit 0 if it completed",
+        "cancel": "stop the job (its checkpoints stay)",
+        "resume": "submit the job again from its newest complete checkpoint",
+        **backend.help,
+    }
     commands = {action: sub.add_parser(action, help=text) for action, text in helps.items()}
     add_format(commands["status"], ("text", "json"))
     commands["logs"].add_argument("--follow", "-f", action="store_true", help="keep printing until the job ends")

@@ -38,11 +38,13 @@ def stand_ins(main: dict) -> dict:
     """{branch reward name: factory(args) -> reward function}, as open-r1's registry is written; `main` is open-r1's
     main-branch registry (passed in, so this module needs nothing of open_r1's). Each function built carries
     `stand_in_for` (the name it stands in for), so the smoke's report can tell it apart."""
-    made = {"soft_format": lambda args: soft_format_stand_in,
-            "think_format": lambda args: think_format_stand_in,
-            "think_accuracy": lambda args: think_accuracy_stand_in,
-            "think_code_format": main["code_format"],
-            "weighted_binary_code_reward": main["binary_code"]}
+    made = {
+        "soft_format": lambda args: soft_format_stand_in,
+        "think_format": lambda args: think_format_stand_in,
+        "think_accuracy": lambda args: think_accuracy_stand_in,
+        "think_code_format": main["code_format"],
+        "weighted_binary_code_reward": main["binary_code"],
+    }
     return {name: _tagged(name, factory) for name, factory in made.items()}
 
 
@@ -51,11 +53,14 @@ def _tagged(name: str, factory):
         func = factory(args)
         func.stand_in_for = name
         return func
+
     return build
 
 
-DESCRIPTIONS = {"soft_format": "a loose <think>...</think> <answer>...</answer> check",
-                "think_format": "a closed <think> block check",
-                "think_accuracy": "main's accuracy after the last </think>",
-                "think_code_format": "main's code_format",
-                "weighted_binary_code_reward": "main's binary_code"}
+DESCRIPTIONS = {
+    "soft_format": "a loose <think>...</think> <answer>...</answer> check",
+    "think_format": "a closed <think> block check",
+    "think_accuracy": "main's accuracy after the last </think>",
+    "think_code_format": "main's code_format",
+    "weighted_binary_code_reward": "main's binary_code",
+}

@@ -63,8 +63,11 @@ def normalized(text: str) -> str:
 
 @functools.cache
 def say_official_tests_only() -> None:
-    warnings.warn("cf_code: CF_TESTS_FOLDER is not set, so each problem is scored on its official_tests alone "
-                  "(open-r1 reads the generated tests from there and scores nothing without it)", stacklevel=3)
+    warnings.warn(
+        "cf_code: CF_TESTS_FOLDER is not set, so each problem is scored on its official_tests alone "
+        "(open-r1 reads the generated tests from there and scores nothing without it)",
+        stacklevel=3,
+    )
 
 
 def generated_tests(problem_id: str) -> list[dict]:
@@ -73,8 +76,10 @@ def generated_tests(problem_id: str) -> list[dict]:
         say_official_tests_only()
         return []
     if not Path(folder).is_dir():
-        raise ValueError(f"cf_code: CF_TESTS_FOLDER {folder} is not a folder (it holds open-r1/codeforces's "
-                         "generated tests, test_cases_CCCC.parquet)")
+        raise ValueError(
+            f"cf_code: CF_TESTS_FOLDER {folder} is not a folder (it holds open-r1/codeforces's "
+            "generated tests, test_cases_CCCC.parquet)"
+        )
     return list(contest_tests(folder, str(problem_id).split("/")[0]).get(str(problem_id), []))
 
 
@@ -101,9 +106,14 @@ def passes(space, program, problem: dict, test: dict, checker) -> bool:
     limits = Limits(time_s=float(problem["time_limit"]), memory_mb=float(problem["memory_limit"]))
     given = without_cr(test["input"])
     file_mode = problem.get("input_mode") == "file"
-    outcome, kept = run_program(space, program, "" if file_mode else given, limits,
-                                files={"input.txt": given} if file_mode else None,
-                                keep=("output.txt",) if file_mode else ())
+    outcome, kept = run_program(
+        space,
+        program,
+        "" if file_mode else given,
+        limits,
+        files={"input.txt": given} if file_mode else None,
+        keep=("output.txt",) if file_mode else (),
+    )
     output = kept.get("output.txt") if file_mode else outcome.stdout
     if not outcome.ok or output is None:
         return False
@@ -111,10 +121,14 @@ def passes(space, program, problem: dict, test: dict, checker) -> bool:
     if checker is None:
         return normalized(test["output"]) == normalized(output)
     expected = without_empty_lines(without_cr(test["output"].rstrip("\n") + "\n"))
-    verdict, _ = run_program(space, checker, "", Limits(time_s=CHECKER_TIME_S, memory_mb=limits.memory_mb),
-                             argv=("input.txt", "correct_output.txt", "solution_output.txt"),
-                             files={"input.txt": given, "correct_output.txt": expected,
-                                    "solution_output.txt": output})
+    verdict, _ = run_program(
+        space,
+        checker,
+        "",
+        Limits(time_s=CHECKER_TIME_S, memory_mb=limits.memory_mb),
+        argv=("input.txt", "correct_output.txt", "solution_output.txt"),
+        files={"input.txt": given, "correct_output.txt": expected, "solution_output.txt": output},
+    )
     return verdict.exit_code == 0 and SPACE.sub("", verdict.stdout) in ("1", "100")
 
 
@@ -129,13 +143,24 @@ class CodeforcesReward:
         self.parallel = max(1, int(args.parallel_code_exec_per_proc))
         self.best_score = 1.1 if self.mode == "weighted_sum" else 1.0
 
-    def __call__(self, completions, official_tests, id, time_limit, memory_limit, input_mode, generated_checker,
-                 **kwargs) -> list[float | None]:
+    def __call__(
+        self, completions, official_tests, id, time_limit, memory_limit, input_mode, generated_checker, **kwargs
+    ) -> list[float | None]:
         languages = kwargs.get("language") or [None] * len(completions)
-        problems = [dict(official_tests=t, id=i, time_limit=tl, memory_limit=m, input_mode=mode,
-                         generated_checker=c, language=lang)
-                    for t, i, tl, m, mode, c, lang in zip(official_tests, id, time_limit, memory_limit, input_mode,
-                                                          generated_checker, languages, strict=True)]
+        problems = [
+            dict(
+                official_tests=t,
+                id=i,
+                time_limit=tl,
+                memory_limit=m,
+                input_mode=mode,
+                generated_checker=c,
+                language=lang,
+            )
+            for t, i, tl, m, mode, c, lang in zip(
+                official_tests, id, time_limit, memory_limit, input_mode, generated_checker, languages, strict=True
+            )
+        ]
         codes = [extract_code(last_content(c), lang) for c, lang in zip(completions, languages, strict=True)]
         with workspace() as space:
             return parallel_map(lambda pair: self.score(space, *pair), list(zip(codes, problems)), self.parallel)
@@ -152,8 +177,9 @@ class CodeforcesReward:
         program = build(space, code, language)
         if program.compile_error is not None:
             return NO_COMPILE
-        checker = python_program(space, problem["generated_checker"], "checker.py") \
-            if problem["generated_checker"] else None
+        checker = (
+            python_program(space, problem["generated_checker"], "checker.py") if problem["generated_checker"] else None
+        )
         passed = 0
         for batch in batched(tests, self.batch):
             results = [passes(space, program, problem, test, checker) for test in batch]

@@ -36,9 +36,16 @@ STATUSES = ("ok", "failed", "timeout", "memory", "output_limit", "crashed", "err
 LAUNCH_ALLOWANCE_S = 0.25  # the launcher's own start, not counted against the program's time limit
 STDERR_KEPT = 8192  # characters of a program's stderr kept in its outcome (the tail)
 LAUNCH_FAILED = 127
-SANDBOX_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
-               "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-               "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"}
+SANDBOX_ENV = {
+    "PATH": "/usr/local/bin:/usr/bin:/bin",
+    "LANG": "C.UTF-8",
+    "LC_ALL": "C.UTF-8",
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "PYTHONHASHSEED": "0",
+    "PYTHONDONTWRITEBYTECODE": "1",
+}
 
 # Runs as `python -I -S -c LAUNCHER SPEC PROGRAM ARGS...`: limits, then (as root) nobody's identity, then exec.
 LAUNCHER = r"""
@@ -119,9 +126,13 @@ def tasks_of(uid: int) -> int | None:
 def rlimits(limits: Limits, user: tuple[int, int] | None) -> dict:
     memory = int(limits.memory_mb * 1024 * 1024)
     cpu = int(math.ceil(limits.time_s)) + 1
-    found = {"RLIMIT_AS": (memory, memory), "RLIMIT_CORE": (0, 0), "RLIMIT_CPU": (cpu, cpu + 1),
-             "RLIMIT_FSIZE": (limits.output_bytes, limits.output_bytes),
-             "RLIMIT_STACK": (None, None)}  # as deep as allowed: Piston's `ulimit -s unlimited`
+    found = {
+        "RLIMIT_AS": (memory, memory),
+        "RLIMIT_CORE": (0, 0),
+        "RLIMIT_CPU": (cpu, cpu + 1),
+        "RLIMIT_FSIZE": (limits.output_bytes, limits.output_bytes),
+        "RLIMIT_STACK": (None, None),
+    }  # as deep as allowed: Piston's `ulimit -s unlimited`
     running = tasks_of(user[0] if user else os.getuid())
     if running is not None:
         cap = running + limits.processes + 1  # +1: the program itself
@@ -129,8 +140,9 @@ def rlimits(limits: Limits, user: tuple[int, int] | None) -> dict:
     return found
 
 
-def run(argv: list[str], stdin: str | bytes, cwd: Path | str, limits: Limits = Limits(),
-        as_sandbox_user: bool = True) -> Outcome:
+def run(
+    argv: list[str], stdin: str | bytes, cwd: Path | str, limits: Limits = Limits(), as_sandbox_user: bool = True
+) -> Outcome:
     """Run `argv` in the scratch folder `cwd` with `stdin` and `limits`; never raises for what the program does,
     never hangs. Its stdin, stdout and stderr are files in a folder beside `cwd`, removed afterwards."""
     cwd = Path(cwd).resolve()
@@ -144,8 +156,9 @@ def run(argv: list[str], stdin: str | bytes, cwd: Path | str, limits: Limits = L
     started = time.monotonic()
     try:
         with open(io / "stdin", "rb") as given, open(io / "stdout", "wb") as out, open(io / "stderr", "wb") as err:
-            process = subprocess.Popen(command, stdin=given, stdout=out, stderr=err, cwd=cwd, env=env,
-                                       start_new_session=True, close_fds=True)
+            process = subprocess.Popen(
+                command, stdin=given, stdout=out, stderr=err, cwd=cwd, env=env, start_new_session=True, close_fds=True
+            )
             timed_out = wait(process, limits.time_s + LAUNCH_ALLOWANCE_S)
         stdout = read_text(io / "stdout", limits.output_bytes)
         filled = (io / "stdout").stat().st_size >= limits.output_bytes  # Python ignores SIGXFSZ: EFBIG instead

@@ -35,8 +35,10 @@ class Program:
 def gxx() -> str:
     found = shutil.which("g++")
     if found is None:
-        raise CodeUnavailable("C++ completions are compiled with g++, which is not installed on this machine "
-                              "(install it, e.g. `apt-get install g++`, or run the recipe where it is)")
+        raise CodeUnavailable(
+            "C++ completions are compiled with g++, which is not installed on this machine "
+            "(install it, e.g. `apt-get install g++`, or run the recipe where it is)"
+        )
     return found
 
 
@@ -102,8 +104,15 @@ def cpp_program(space: Workspace, files: dict[str, str], compile_args: list[str]
     return Program((str(folder / binary),), folder, True, error)
 
 
-def run_program(space: Workspace, program: Program, stdin: str, limits: Limits, argv: tuple[str, ...] = (),
-                files: dict[str, str] | None = None, keep: tuple[str, ...] = ()) -> tuple[Outcome, dict[str, str]]:
+def run_program(
+    space: Workspace,
+    program: Program,
+    stdin: str,
+    limits: Limits,
+    argv: tuple[str, ...] = (),
+    files: dict[str, str] | None = None,
+    keep: tuple[str, ...] = (),
+) -> tuple[Outcome, dict[str, str]]:
     """Run `program` (with extra `argv`) in a fresh folder holding `files`; returns the outcome and the text of
     the files named in `keep` that it left there (a file it did not write is missing from the dict)."""
     folder = space.folder()
@@ -114,7 +123,7 @@ def run_program(space: Workspace, program: Program, stdin: str, limits: Limits, 
         for name in keep:
             path = folder / name
             if path.is_file():
-                kept[name] = path.read_bytes()[:limits.output_bytes].decode("utf-8", errors="replace")
+                kept[name] = path.read_bytes()[: limits.output_bytes].decode("utf-8", errors="replace")
         return outcome, kept
     finally:
         shutil.rmtree(folder, ignore_errors=True)

@@ -81,8 +81,11 @@ class CodeReward:
     def __call__(self, completions, verification_info, **kwargs) -> list[float]:
         codes = [extract_code(last_content(c), "python") for c in completions]
         with workspace() as space:
-            return parallel_map(lambda pair: pass_rate(space, pair[0], pair[1], self.limits),
-                                list(zip(codes, verification_info, strict=True)), self.parallel)
+            return parallel_map(
+                lambda pair: pass_rate(space, pair[0], pair[1], self.limits),
+                list(zip(codes, verification_info, strict=True)),
+                self.parallel,
+            )
 
 
 class BinaryCodeReward(CodeReward):

@@ -47,8 +47,10 @@ def load_local_or_hub(name: str, config_name: str | None, split: str):
 
 
 def no_split(name: str, split: str, detail: str) -> str:
-    return (f"dataset {name} has no split {split!r} ({detail}); name one it has with dataset_train_split / "
-            "dataset_test_split (the test split is read when eval_strategy is not 'no')")
+    return (
+        f"dataset {name} has no split {split!r} ({detail}); name one it has with dataset_train_split / "
+        "dataset_test_split (the test split is read when eval_strategy is not 'no')"
+    )
 
 
 def mixture_shares(sizes: list[int], fractions: list[float | None]) -> list[int]:
@@ -86,8 +88,10 @@ def load_split(config, split: str):
         return read_split(config, split)
     except (FileNotFoundError, ConnectionError) as error:  # datasets' "not found" errors are FileNotFoundErrors
         source = config.dataset_name or ", ".join(str(entry.path) for entry in config.datasets or [])
-        raise CannotRun(f"cannot load the dataset {source!r}: {error}".rstrip(".") + ". Check the name or path "
-                        "(a local data file in a `datasets:` entry is `path: json` with `data_files: FILE`)") from None
+        raise CannotRun(
+            f"cannot load the dataset {source!r}: {error}".rstrip(".") + ". Check the name or path "
+            "(a local data file in a `datasets:` entry is `path: json` with `data_files: FILE`)"
+        ) from None
 
 
 def read_split(config, split: str):
@@ -103,8 +107,10 @@ def read_split(config, split: str):
     if config.dataset_name:
         single = Path(config.dataset_name).is_file() or (Path(config.dataset_name) / "dataset_info.json").exists()
         if split == "test" and single:
-            raise CannotRun(f"evaluation needs a test split, but {config.dataset_name} holds one split only; use a "
-                             f"folder with train and test files or a `datasets:` mixture with test_split_size")
+            raise CannotRun(
+                f"evaluation needs a test split, but {config.dataset_name} holds one split only; use a "
+                f"folder with train and test files or a `datasets:` mixture with test_split_size"
+            )
         name = config.dataset_train_split if split == "train" else config.dataset_test_split
         return load_local_or_hub(config.dataset_name, config.dataset_config, name)
     raise CannotRun("no training data: set `dataset_name` or `datasets`")

@@ -87,15 +87,23 @@ def compile_submission(space, code: str, problem: dict):
     files.update({name: content for name, content in problem["grader_files"] if content})
     graders = sorted(name.split("/", 1)[1] for name in files if name.startswith("graders/"))
     name = next((g[:-2] for g in graders if g.endswith(".h") and g != "testlib.h"), "?")
-    sources = [f"graders/{name}.cpp"] + [f"graders/{extra}" for extra in ("grader.cpp", "stub.cpp")
-                                         if f"graders/{extra}" in files]
-    program = cpp_program(space, files, ["-DEVAL", "-std=gnu++17", "-O2", "-pipe", "-s", "-o", f"graders/{name}",
-                                         *sources], f"graders/{grader_config(problem).get('code', name)}")
+    sources = [f"graders/{name}.cpp"] + [
+        f"graders/{extra}" for extra in ("grader.cpp", "stub.cpp") if f"graders/{extra}" in files
+    ]
+    program = cpp_program(
+        space,
+        files,
+        ["-DEVAL", "-std=gnu++17", "-O2", "-pipe", "-s", "-o", f"graders/{name}", *sources],
+        f"graders/{grader_config(problem).get('code', name)}",
+    )
     checker = None
     if files.get("checker/checker.cpp"):
-        checker = cpp_program(space, {"checker/checker.cpp": files["checker/checker.cpp"]},
-                              ["-x", "c++", "-std=gnu++17", "-O2", "-o", "checker/checker", "checker/checker.cpp"],
-                              "checker/checker")
+        checker = cpp_program(
+            space,
+            {"checker/checker.cpp": files["checker/checker.cpp"]},
+            ["-x", "c++", "-std=gnu++17", "-O2", "-o", "checker/checker", "checker/checker.cpp"],
+            "checker/checker",
+        )
     return program, checker
 
 
@@ -116,11 +124,18 @@ def test_score(space, program, checker, problem: dict, test) -> float:
         return number(outcome.stdout)
     if checker is None:
         return 1.0 if diff_b_lines(expected.rstrip("\n") + "\n") == diff_b_lines(outcome.stdout) else 0.0
-    verdict, _ = run_program(space, checker, "", Limits(time_s=limits.time_s + CHECKER_GRACE_S,
-                                                        memory_mb=limits.memory_mb),
-                             argv=("input.txt", "correct_output.txt", "solution_output.txt"),
-                             files={"input.txt": given, "correct_output.txt": expected.rstrip("\n") + "\n",
-                                    "solution_output.txt": outcome.stdout})
+    verdict, _ = run_program(
+        space,
+        checker,
+        "",
+        Limits(time_s=limits.time_s + CHECKER_GRACE_S, memory_mb=limits.memory_mb),
+        argv=("input.txt", "correct_output.txt", "solution_output.txt"),
+        files={
+            "input.txt": given,
+            "correct_output.txt": expected.rstrip("\n") + "\n",
+            "solution_output.txt": outcome.stdout,
+        },
+    )
     return number(verdict.stdout)
 
 
@@ -134,12 +149,23 @@ class IOIReward:
         self.batch = int(args.code_eval_test_batch_size)
         self.parallel = max(1, int(args.parallel_code_exec_per_proc))
 
-    def __call__(self, completions, id, test_names, grader_files, time_limit, memory_limit, score_precision,
-                 **kwargs) -> list[float]:
-        columns = dict(kwargs, id=id, test_names=test_names, grader_files=grader_files, time_limit=time_limit,
-                       memory_limit=memory_limit, score_precision=score_precision)
-        columns = {key: value for key, value in columns.items() if isinstance(value, list)
-                   and len(value) == len(completions) and key not in ("prompts", "completion_ids")}
+    def __call__(
+        self, completions, id, test_names, grader_files, time_limit, memory_limit, score_precision, **kwargs
+    ) -> list[float]:
+        columns = dict(
+            kwargs,
+            id=id,
+            test_names=test_names,
+            grader_files=grader_files,
+            time_limit=time_limit,
+            memory_limit=memory_limit,
+            score_precision=score_precision,
+        )
+        columns = {
+            key: value
+            for key, value in columns.items()
+            if isinstance(value, list) and len(value) == len(completions) and key not in ("prompts", "completion_ids")
+        }
         problems = [dict(zip(columns, values)) for values in zip(*columns.values())]
         codes = [add_includes(extract_code(last_content(c), "cpp"), p["id"]) for c, p in zip(completions, problems)]
         with workspace() as space:
@@ -151,13 +177,17 @@ class IOIReward:
             return 0.0
         task = grader_config(problem).get("task_type") or problem.get("task_type") or "Batch"
         if task != "Batch":
-            raise CodeUnavailable(f"ioi_code: problem {problem['id']} is a {task} task (a manager process talks to "
-                                  "the submission); the local executor runs Batch tasks only")
+            raise CodeUnavailable(
+                f"ioi_code: problem {problem['id']} is a {task} task (a manager process talks to "
+                "the submission); the local executor runs Batch tasks only"
+            )
         tests = tests_of(problem)
         missing = [name for name in names if name not in tests]
         if missing:
-            raise ValueError(f"ioi_code: problem {problem['id']} subtask {problem.get('subtask')} names tests "
-                             f"that its tests do not have: {missing[:3]}")
+            raise ValueError(
+                f"ioi_code: problem {problem['id']} subtask {problem.get('subtask')} names tests "
+                f"that its tests do not have: {missing[:3]}"
+            )
         program, checker = compile_submission(space, code, problem)
         if program.compile_error is not None or (checker is not None and checker.compile_error is not None):
             return 0.0

@@ -47,9 +47,11 @@ def reward_names(config) -> list[str]:
 
 
 # Where open-r1 runs each sandboxed reward's code: a hosted service, and what its client needs.
-SANDBOXES = {"e2b": "E2B's hosted sandboxes (the e2b-code-interpreter package and an E2B API key)",
-             "morph": "MorphCloud's hosted sandboxes (the morphcloud package and MORPH_API_KEY)",
-             "piston": "Piston workers (a Piston server per PISTON_ENDPOINTS)"}
+SANDBOXES = {
+    "e2b": "E2B's hosted sandboxes (the e2b-code-interpreter package and an E2B API key)",
+    "morph": "MorphCloud's hosted sandboxes (the morphcloud package and MORPH_API_KEY)",
+    "piston": "Piston workers (a Piston server per PISTON_ENDPOINTS)",
+}
 
 
 def sandbox_of(name: str, args) -> str:
@@ -82,23 +84,34 @@ def refusals(config, args, stand_ins: bool = False) -> list[str]:
     for name in reward_names(config):
         if name in SANDBOX_REWARDS and not (stand_ins or runs_locally(name, args)):
             where = sandbox_description(name, args)
-            found.append(f"open-r1's {name!r} reward runs each completion's code remotely in {where}, a remote "
-                         "code sandbox grpo_runtime has no client for; run this recipe with open-r1"
-                         + (", or set code_provider: local to run the code on this machine's local executor"
-                            if name in ("code", "binary_code") else ""))
+            found.append(
+                f"open-r1's {name!r} reward runs each completion's code remotely in {where}, a remote "
+                "code sandbox grpo_runtime has no client for; run this recipe with open-r1"
+                + (
+                    ", or set code_provider: local to run the code on this machine's local executor"
+                    if name in ("code", "binary_code")
+                    else ""
+                )
+            )
         elif name in BRANCH_REWARDS and not stand_ins:
-            found.append(f"{name!r} exists only on open-r1's experiment branches; grpo_runtime "
-                         "builds the rewards of its main branch")
+            found.append(
+                f"{name!r} exists only on open-r1's experiment branches; grpo_runtime "
+                "builds the rewards of its main branch"
+            )
     return found
 
 
 def substituted_sandboxes(config, args) -> dict[str, str]:
     """{reward name: the remote sandbox it asks for} for the sandboxed rewards `grpo smoke` runs locally instead."""
-    return {name: sandbox_description(name, args) for name in reward_names(config)
-            if name in SANDBOX_REWARDS and not runs_locally(name, args)}
+    return {
+        name: sandbox_description(name, args)
+        for name in reward_names(config)
+        if name in SANDBOX_REWARDS and not runs_locally(name, args)
+    }
 
 
 # --- data ------------------------------------------------------------------------------------------------------
+
 
 def load_splits(config, args) -> dict:
     """{"train": ..., "test": ...} as open-r1's get_dataset returns them (before the conversation mapping)."""
@@ -109,8 +122,7 @@ def load_splits(config, args) -> dict:
     mixture = args.dataset_mixture
     if mixture is None:
         splits = {"train": config.dataset_train_split, "test": config.dataset_test_split}
-        return _LazySplits(lambda split: load_local_or_hub(config.dataset_name, config.dataset_config, split),
-                           splits)
+        return _LazySplits(lambda split: load_local_or_hub(config.dataset_name, config.dataset_config, split), splits)
     parts = []
     for entry in mixture.datasets:
         part = load_local_or_hub(entry.id, entry.config, entry.split)
@@ -147,8 +159,9 @@ def load_prompts(config, args, split: str = "train"):
     dataset = splits[split]
     column = args.dataset_prompt_column
     if column not in dataset.column_names:
-        raise ValueError(f"dataset_prompt_column {column!r} is not a column of the {split} data "
-                         f"(columns: {dataset.column_names})")
+        raise ValueError(
+            f"dataset_prompt_column {column!r} is not a column of the {split} data (columns: {dataset.column_names})"
+        )
     refuse_images(dataset, split)
 
     def conversation(row):
@@ -180,6 +193,7 @@ def apply_tokenizer_settings(tokenizer, args) -> None:
 
 
 # --- rewards: open-r1's registry, written for grpo_runtime ------------------------------------------------------
+
 
 def texts(completions) -> list[str]:
     return [completion_text(c) for c in completions]
@@ -282,14 +296,18 @@ class CodeFormatReward:
 
     def __call__(self, completions, **kwargs) -> list[float]:
         languages = kwargs["language"] if "language" in kwargs else [self.language] * len(completions)
-        return [1.0 if code_format(language).match(text) else 0.0
-                for text, language in zip(texts(completions), languages, strict=True)]
+        return [
+            1.0 if code_format(language).match(text) else 0.0
+            for text, language in zip(texts(completions), languages, strict=True)
+        ]
 
 
 @functools.lru_cache(maxsize=16)
 def code_format(language) -> re.Pattern:
-    return re.compile(rf"^<think>\n.*?\n</think>\n<answer>\n.*?```{re.escape(str(language))}.*?```.*?\n</answer>$",
-                      re.DOTALL | re.MULTILINE)
+    return re.compile(
+        rf"^<think>\n.*?\n</think>\n<answer>\n.*?```{re.escape(str(language))}.*?```.*?\n</answer>$",
+        re.DOTALL | re.MULTILINE,
+    )
 
 
 REGISTRY = {
@@ -305,8 +323,9 @@ REGISTRY = {
     "binary_code": BinaryCodeReward,
     "cf_code": CodeforcesReward,
     "ioi_code": IOIReward,
-    "soft_overlong_punishment": lambda args: reward_library.get_soft_overlong_punishment(args.max_completion_len,
-                                                                                         args.soft_punish_cache),
+    "soft_overlong_punishment": lambda args: reward_library.get_soft_overlong_punishment(
+        args.max_completion_len, args.soft_punish_cache
+    ),
 }
 
 

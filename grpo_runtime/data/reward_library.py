@@ -76,8 +76,9 @@ def _math_verify_match(gold: str, content: str) -> float | None:
     extraction = LatexExtractionConfig(
         normalization_config=NormalizationConfig(units=True), boxed_match_priority=0, try_extract_without_anchor=False
     )
-    parsed = parse(content, extraction_config=[extraction], extraction_mode="first_match",
-                   parsing_timeout=MATH_VERIFY_TIMEOUT_S)
+    parsed = parse(
+        content, extraction_config=[extraction], extraction_mode="first_match", parsing_timeout=MATH_VERIFY_TIMEOUT_S
+    )
     return float(verify(parsed_gold, parsed, timeout_seconds=MATH_VERIFY_TIMEOUT_S))
 
 

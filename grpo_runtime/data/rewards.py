@@ -90,7 +90,10 @@ class RewardModel:
 
     def __call__(self, prompts, completions, **kwargs) -> list[float]:
         batch = self.tokenizer(
-            text=self.texts(prompts, completions), return_tensors="pt", padding=True, padding_side="right",
+            text=self.texts(prompts, completions),
+            return_tensors="pt",
+            padding=True,
+            padding_side="right",
             add_special_tokens=False,
         ).to(self.model.device)
         with torch.inference_mode():
@@ -120,8 +123,9 @@ def _check_length(name: str, values: list, expected: int, audit: dict | None = N
     return scores
 
 
-def score(funcs, prompts, completions, completion_lists, columns: dict, state: RunState, log_metric,
-          audit: dict | None = None) -> torch.Tensor:
+def score(
+    funcs, prompts, completions, completion_lists, columns: dict, state: RunState, log_metric, audit: dict | None = None
+) -> torch.Tensor:
     """Call every reward function on this process's rows.  Returns [rows, functions] float32, NaN for None.
 
     `columns` holds the extra dataset columns (one list per column); they arrive as keyword arguments, together

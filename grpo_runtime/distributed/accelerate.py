@@ -33,6 +33,7 @@ def deepspeed_installed() -> bool:
 
 # --- the `accelerate launch` keys of the file -------------------------------------------------------------------
 
+
 def accelerate_config_path(name: str) -> Path | None:
     """A bundled name (zero3, fsdp2, ...) or a file; None when neither exists."""
     if name in BUNDLED:
@@ -73,8 +74,12 @@ def accelerate_settings(launch: dict[str, Any]) -> dict[str, Any]:
 def weights_sharded(config, launch: dict[str, Any]) -> bool:
     """FSDP or ZeRO-3, from the config's fsdp / deepspeed fields or the launch keys: every process holds a shard of
     each weight."""
-    if truthy(config.fsdp) or zero_stage(config) == 3 or launch_mode(launch) == "FSDP" \
-            or str(launch.get("zero_stage")) == "3":
+    if (
+        truthy(config.fsdp)
+        or zero_stage(config) == 3
+        or launch_mode(launch) == "FSDP"
+        or str(launch.get("zero_stage")) == "3"
+    ):
         return True
     deepspeed = accelerate_settings(launch).get("deepspeed_config") if launch_mode(launch) == "DEEPSPEED" else None
     return isinstance(deepspeed, dict) and str(deepspeed.get("zero_stage")) == "3"
@@ -98,6 +103,7 @@ def launcher_flags(launch: dict[str, Any], given: list[str]) -> list[str]:
 
 # --- the training arguments: fsdp / fsdp_config -----------------------------------------------------------------
 
+
 def read_json_setting(value: Any, field: str) -> dict:
     """A `fsdp_config` / `deepspeed` value: a mapping, or a JSON file path. Raises ValueError with the reason."""
     if isinstance(value, dict):
@@ -119,8 +125,9 @@ def fsdp_settings(config) -> dict:
     transformers 5 reads them (full_shard -> reshard_after_forward true, shard_grad_op -> false, offload)."""
     settings = read_json_setting(config.fsdp_config, "fsdp_config") if config.fsdp_config else {}
     settings = {key.removeprefix("fsdp_"): value for key, value in settings.items()}
-    options = config.fsdp.split() if isinstance(config.fsdp, str) else config.fsdp if isinstance(config.fsdp, list) \
-        else []
+    options = (
+        config.fsdp.split() if isinstance(config.fsdp, str) else config.fsdp if isinstance(config.fsdp, list) else []
+    )
     for option in options:
         if option == "full_shard":
             settings.setdefault("reshard_after_forward", True)
@@ -165,6 +172,7 @@ def fsdp_version_requested(config) -> int:
 
 # --- the training arguments: deepspeed --------------------------------------------------------------------------
 
+
 def deepspeed_config(config, plan, world_size: int) -> dict:
     """The config's `deepspeed` settings with their "auto" values filled from the run config."""
     return fill_deepspeed_autos(read_json_setting(config.deepspeed, "deepspeed"), config, plan, world_size)
@@ -187,9 +195,11 @@ def fill_deepspeed_autos(settings: dict, config, plan, world_size: int) -> dict:
         if given in (HF_AUTO, None):
             settings[key] = value
         elif key != "gradient_clipping" and int(given) != value:
-            raise ValueError(f"deepspeed: {key} is {given} but this run's is {value} (per_device_train_batch_size "
-                             f"{micro}, gradient_accumulation_steps {accumulation}, {world_size} processes); set "
-                             f"it to \"auto\"")
+            raise ValueError(
+                f"deepspeed: {key} is {given} but this run's is {value} (per_device_train_batch_size "
+                f"{micro}, gradient_accumulation_steps {accumulation}, {world_size} processes); set "
+                f'it to "auto"'
+            )
     from grpo_runtime.distributed.precision import mixed_precision
 
     precision = mixed_precision(config)
@@ -214,6 +224,7 @@ def zero_stage(config) -> int | None:
 
 # --- what cannot run as written ---------------------------------------------------------------------------------
 
+
 def _deepspeed_unreadable(config, launch) -> str | None:
     if not config.deepspeed:
         return None
@@ -223,23 +234,31 @@ def _deepspeed_unreadable(config, launch) -> str | None:
         return f"{error}; give the path of a DeepSpeed JSON config (or the settings as a mapping)"
     own = [key for key in ("optimizer", "scheduler") if key in settings]
     if own:
-        return (f"deepspeed: the DeepSpeed config defines its own {' and '.join(own)}; grpo_runtime builds them "
-                f"from the run config: remove {'that section' if len(own) == 1 else 'those sections'} and set optim / "
-                "lr_scheduler_type instead")
-    for key, field in (("train_micro_batch_size_per_gpu", "per_device_train_batch_size"),
-                       ("gradient_accumulation_steps", "gradient_accumulation_steps")):
+        return (
+            f"deepspeed: the DeepSpeed config defines its own {' and '.join(own)}; grpo_runtime builds them "
+            f"from the run config: remove {'that section' if len(own) == 1 else 'those sections'} and set optim / "
+            "lr_scheduler_type instead"
+        )
+    for key, field in (
+        ("train_micro_batch_size_per_gpu", "per_device_train_batch_size"),
+        ("gradient_accumulation_steps", "gradient_accumulation_steps"),
+    ):
         given = settings.get(key, HF_AUTO)
         if given not in (HF_AUTO, None) and str(given) != str(getattr(config, field)):
-            return (f"deepspeed: {key} is {given} but the run's {field} is {getattr(config, field)}; set it to "
-                    "\"auto\" (or make them equal)")
+            return (
+                f"deepspeed: {key} is {given} but the run's {field} is {getattr(config, field)}; set it to "
+                '"auto" (or make them equal)'
+            )
     return None
 
 
 def _deepspeed_missing(config, launch) -> str | None:
     wanted = bool(config.deepspeed) or launch_mode(launch) == "DEEPSPEED"
     if wanted and not deepspeed_installed():
-        return ("DeepSpeed is requested (deepspeed / use_deepspeed / zero_stage / accelerate_config) but the "
-                "deepspeed package is not installed: pip install 'grpo-config[deepspeed]'")
+        return (
+            "DeepSpeed is requested (deepspeed / use_deepspeed / zero_stage / accelerate_config) but the "
+            "deepspeed package is not installed: pip install 'grpo-config[deepspeed]'"
+        )
     return None
 
 
@@ -247,8 +266,7 @@ def _accelerate_file_missing(config, launch) -> str | None:
     for key in ("accelerate_config", "config_file"):
         name = launch.get(key)
         if name and accelerate_config_path(str(name)) is None:
-            return (f"{key}: {str(name)!r} is neither a bundled accelerate config ({', '.join(BUNDLED)}) nor a "
-                    "file")
+            return f"{key}: {str(name)!r} is neither a bundled accelerate config ({', '.join(BUNDLED)}) nor a file"
     return None
 
 
@@ -264,7 +282,10 @@ def _fsdp_unreadable(config, launch) -> str | None:
 
 # (predicate(config, launch keys) -> reason or None)
 REFUSALS: list[Callable[[Any, dict], str | None]] = [
-    _deepspeed_unreadable, _deepspeed_missing, _accelerate_file_missing, _fsdp_unreadable,
+    _deepspeed_unreadable,
+    _deepspeed_missing,
+    _accelerate_file_missing,
+    _fsdp_unreadable,
 ]
 
 
@@ -278,11 +299,15 @@ def sharding_warnings(config, launch: dict[str, Any], world_size: int) -> list[s
     """Settings that are honoured only partly in this launch (printed, the run goes ahead)."""
     found = []
     if world_size == 1 and (config.deepspeed or launch_mode(launch) in ("DEEPSPEED", "FSDP")):
-        found.append("sharding (deepspeed / fsdp / accelerate_config) needs several processes; this one-process "
-                     "run holds the whole model and optimizer, unsharded. Use `grpo launch FILE --num-processes N`")
+        found.append(
+            "sharding (deepspeed / fsdp / accelerate_config) needs several processes; this one-process "
+            "run holds the whole model and optimizer, unsharded. Use `grpo launch FILE --num-processes N`"
+        )
     if config.fsdp and fsdp_version_requested(config) == 1:
-        found.append("fsdp_config.version 1 (FSDP1, deprecated by transformers) runs as FSDP2 in grpo_runtime: the "
-                     "same sharding and numbers")
+        found.append(
+            "fsdp_config.version 1 (FSDP1, deprecated by transformers) runs as FSDP2 in grpo_runtime: the "
+            "same sharding and numbers"
+        )
     return found
 
 

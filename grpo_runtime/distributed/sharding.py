@@ -71,8 +71,10 @@ def cpu_flag(config) -> bool:
     if torch.cuda.is_available():
         from grpo_runtime.common import CannotRun
 
-        raise CannotRun("use_cpu: true with DeepSpeed: DeepSpeed runs on the GPUs it finds; set use_cpu: false, or "
-                        "remove deepspeed (and use_deepspeed / accelerate_config) to train on the CPU")
+        raise CannotRun(
+            "use_cpu: true with DeepSpeed: DeepSpeed runs on the GPUs it finds; set use_cpu: false, or "
+            "remove deepspeed (and use_deepspeed / accelerate_config) to train on the CPU"
+        )
     return False
 
 
@@ -101,8 +103,11 @@ def deepspeed_on_cpu(accelerator) -> None:
         return
     if accelerator.num_processes != dist.get_world_size():
         PartialState._shared_state.update(
-            num_processes=dist.get_world_size(), process_index=dist.get_rank(), backend=dist.get_backend(),
-            local_process_index=int(os.environ.get("LOCAL_RANK", dist.get_rank())))
+            num_processes=dist.get_world_size(),
+            process_index=dist.get_rank(),
+            backend=dist.get_backend(),
+            local_process_index=int(os.environ.get("LOCAL_RANK", dist.get_rank())),
+        )
 
 
 def complete_launcher_plugin(accelerator, config, plan) -> None:
@@ -115,8 +120,11 @@ def complete_launcher_plugin(accelerator, config, plan) -> None:
 
 def kind(accelerator) -> str:
     """accelerate's name of the distributed type in use: NO, MULTI_CPU, MULTI_GPU, FSDP, DEEPSPEED, ..."""
-    return accelerator.distributed_type.value if hasattr(accelerator.distributed_type, "value") else \
-        str(accelerator.distributed_type)
+    return (
+        accelerator.distributed_type.value
+        if hasattr(accelerator.distributed_type, "value")
+        else str(accelerator.distributed_type)
+    )
 
 
 def zero_stage(accelerator) -> int | None:
@@ -183,8 +191,10 @@ def parameter_pairs(reference, policy):
             continue
         import deepspeed
 
-        with deepspeed.zero.GatheredParameters([param], modifier_rank=None), \
-                deepspeed.zero.GatheredParameters([ref_param], modifier_rank=0):
+        with (
+            deepspeed.zero.GatheredParameters([param], modifier_rank=None),
+            deepspeed.zero.GatheredParameters([ref_param], modifier_rank=0),
+        ):
             yield ref_param, param
 
 
@@ -224,8 +234,11 @@ def full_model_state(accelerator, model) -> dict | None:
 
         module = accelerator.unwrap_model(model)
         with deepspeed.zero.GatheredParameters(list(module.parameters()), modifier_rank=None):
-            state = {name: tensor.detach().clone().cpu() for name, tensor in module.state_dict().items()} \
-                if accelerator.is_main_process else None
+            state = (
+                {name: tensor.detach().clone().cpu() for name, tensor in module.state_dict().items()}
+                if accelerator.is_main_process
+                else None
+            )
         return state
     return None  # plain models: save_pretrained reads their own state dict
 
@@ -245,8 +258,11 @@ def save_training_state(accelerator, model, optimizer, directory: Path) -> None:
     if is_fsdp2(model):
         from torch.distributed.checkpoint.state_dict import StateDictOptions, get_optimizer_state_dict
 
-        state = get_optimizer_state_dict(model, optimizer.optimizer if hasattr(optimizer, "optimizer") else optimizer,
-                                         options=StateDictOptions(full_state_dict=True, cpu_offload=True))
+        state = get_optimizer_state_dict(
+            model,
+            optimizer.optimizer if hasattr(optimizer, "optimizer") else optimizer,
+            options=StateDictOptions(full_state_dict=True, cpu_offload=True),
+        )
     else:
         state = optimizer.state_dict()
     if accelerator.is_main_process:
@@ -256,11 +272,17 @@ def save_training_state(accelerator, model, optimizer, directory: Path) -> None:
 def load_training_state(accelerator, model, optimizer, directory: Path, load_model_weights) -> None:
     """Restore the weights and the optimizer state a checkpoint holds into the prepared model and optimizer."""
     if kind(accelerator) == "DEEPSPEED":
-        path, _ = model.load_checkpoint(str(directory / DS_CHECKPOINT), tag=DS_TAG, load_optimizer_states=True,
-                                        load_lr_scheduler_states=False, load_module_strict=False)
+        path, _ = model.load_checkpoint(
+            str(directory / DS_CHECKPOINT),
+            tag=DS_TAG,
+            load_optimizer_states=True,
+            load_lr_scheduler_states=False,
+            load_module_strict=False,
+        )
         if path is None:
-            raise ValueError(f"{directory} holds no DeepSpeed state ({DS_CHECKPOINT}/); it was not written by a "
-                             "DeepSpeed run")
+            raise ValueError(
+                f"{directory} holds no DeepSpeed state ({DS_CHECKPOINT}/); it was not written by a DeepSpeed run"
+            )
         return
     load_model_state(accelerator, model, directory, load_model_weights)
     if is_fsdp2(model):

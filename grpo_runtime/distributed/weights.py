@@ -42,8 +42,11 @@ def gathered(model, accelerator):
     one parameter at a time)."""
     from accelerate.utils import DistributedType
 
-    if accelerator is not None and accelerator.distributed_type == DistributedType.FSDP and \
-            getattr(accelerator.state.fsdp_plugin, "fsdp_version", 1) == 1:
+    if (
+        accelerator is not None
+        and accelerator.distributed_type == DistributedType.FSDP
+        and getattr(accelerator.state.fsdp_plugin, "fsdp_version", 1) == 1
+    ):
         from torch.distributed.fsdp import FullyShardedDataParallel
 
         with FullyShardedDataParallel.summon_full_params(model, writeback=False, rank0_only=False):
@@ -57,8 +60,11 @@ def full_parameter(param, accelerator):
     """One parameter's full value (ZeRO-3 partitions are gathered, FSDP2 DTensors are materialised)."""
     from accelerate.utils import DistributedType
 
-    if accelerator is not None and accelerator.distributed_type == DistributedType.DEEPSPEED and \
-            hasattr(param, "ds_id"):
+    if (
+        accelerator is not None
+        and accelerator.distributed_type == DistributedType.DEEPSPEED
+        and hasattr(param, "ds_id")
+    ):
         import deepspeed
 
         with deepspeed.zero.GatheredParameters([param]):

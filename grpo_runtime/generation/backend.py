@@ -45,9 +45,15 @@ def vllm_sampling_settings(config, eos_ids: list[int], num_generations: int) -> 
     token's log-prob (after temperature and the other processors: the engines run with processed log-probs), which
     the importance-sampling correction compares with the trainer's. `generation_kwargs` win, as in TRL."""
     settings = dict(
-        n=num_generations, temperature=config.temperature, top_p=config.top_p, top_k=config.top_k or 0,
-        min_p=config.min_p or 0.0, repetition_penalty=config.repetition_penalty,
-        max_tokens=config.max_completion_length, logprobs=0, stop_token_ids=list(eos_ids),
+        n=num_generations,
+        temperature=config.temperature,
+        top_p=config.top_p,
+        top_k=config.top_k or 0,
+        min_p=config.min_p or 0.0,
+        repetition_penalty=config.repetition_penalty,
+        max_tokens=config.max_completion_length,
+        logprobs=0,
+        stop_token_ids=list(eos_ids),
     )
     if config.vllm_structured_outputs_regex is not None:
         settings["structured_outputs"] = {"regex": config.vllm_structured_outputs_regex}

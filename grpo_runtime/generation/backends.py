@@ -7,9 +7,9 @@ imports are slow, and absent on most machines).
 
 from __future__ import annotations
 
+from grpo_runtime.generation import rollout  # rollout.sample_completions: one name to patch in tests
 from grpo_runtime.generation.backend import Backend, Samples
 from grpo_runtime.generation.continuous import ContinuousBatchingBackend, continuous_batching_wanted
-from grpo_runtime.generation import rollout  # rollout.sample_completions: one name to patch in tests
 from grpo_runtime.model.loading import checkpointing_settings
 
 
@@ -33,8 +33,14 @@ class TransformersBackend:
     def generate(self, prompt_lists, num_generations, step) -> Samples:
         parts = self.parts
         with rollout.generation_mode(parts.policy, checkpointing_settings(self.checkpointing)[1]), parts.autocast():
-            completions = rollout.sample_completions(parts.policy, prompt_lists, parts.generation_config,
-                                                     parts.tokenizer.pad_token_id, parts.eos_ids, self.multiple)
+            completions = rollout.sample_completions(
+                parts.policy,
+                prompt_lists,
+                parts.generation_config,
+                parts.tokenizer.pad_token_id,
+                parts.eos_ids,
+                self.multiple,
+            )
         return Samples(completions, None)
 
     def close(self) -> None:

@@ -47,21 +47,28 @@ class ContinuousBatchingBackend:
         self.batching = ContinuousBatchingConfig(**continuous_batching_settings(config))
 
     def generate(self, prompt_lists, num_generations, step) -> Samples:
-        from grpo_runtime.model.loading import checkpointing_settings
         from grpo_runtime.generation.rollout import generation_mode
+        from grpo_runtime.model.loading import checkpointing_settings
 
         parts = self.parts
-        with generation_mode(parts.policy, checkpointing_settings(self.checkpointing)[1]), \
-                without_autocast(parts.policy):
-            outputs = parts.policy.generate_batch([list(p) for p in prompt_lists],
-                                                  generation_config=parts.generation_config,
-                                                  continuous_batching_config=self.batching, progress_bar=False)
+        with (
+            generation_mode(parts.policy, checkpointing_settings(self.checkpointing)[1]),
+            without_autocast(parts.policy),
+        ):
+            outputs = parts.policy.generate_batch(
+                [list(p) for p in prompt_lists],
+                generation_config=parts.generation_config,
+                continuous_batching_config=self.batching,
+                progress_bar=False,
+            )
         results = list(outputs.values())
         failed = [result.error for result in results if getattr(result, "error", None)]
         if len(results) != len(prompt_lists) or failed:
-            raise GenerationError(f"continuous batching returned {len(results)} of {len(prompt_lists)} completions"
-                                  + (f"; the first failure: {failed[0]}" if failed else "")
-                                  + "; lower max_memory_percent or set use_transformers_continuous_batching: false")
+            raise GenerationError(
+                f"continuous batching returned {len(results)} of {len(prompt_lists)} completions"
+                + (f"; the first failure: {failed[0]}" if failed else "")
+                + "; lower max_memory_percent or set use_transformers_continuous_batching: false"
+            )
         return Samples([cut_after_first_eos(list(r.generated_tokens), parts.eos_ids) for r in results], None)
 
     def close(self) -> None:
@@ -91,7 +98,7 @@ def cut_after_first_eos(tokens: list[int], eos_ids: list[int]) -> list[int]:
     stops = set(eos_ids)
     for index, token in enumerate(tokens):
         if token in stops:
-            return tokens[:index + 1]
+            return tokens[: index + 1]
     return tokens
 
 
@@ -109,8 +116,17 @@ def unknown_batching_settings(config) -> list[str]:
         value = json.loads(value) if isinstance(value, str) else value
     except ValueError:
         return ["transformers_continuous_batching_config is a string but not a JSON object"]
-    known = {f.name for f in dataclasses.fields(ContinuousBatchingConfig)} \
-        if dataclasses.is_dataclass(ContinuousBatchingConfig) else None
+    known = (
+        {f.name for f in dataclasses.fields(ContinuousBatchingConfig)}
+        if dataclasses.is_dataclass(ContinuousBatchingConfig)
+        else None
+    )
     unknown = sorted(set(value) - known) if known is not None and isinstance(value, dict) else []
-    return [f"transformers_continuous_batching_config has keys ContinuousBatchingConfig does not take: "
-            f"{', '.join(unknown)}"] if unknown else []
+    return (
+        [
+            f"transformers_continuous_batching_config has keys ContinuousBatchingConfig does not take: "
+            f"{', '.join(unknown)}"
+        ]
+        if unknown
+        else []
+    )

@@ -35,13 +35,22 @@ from dataclasses import dataclass
 
 import torch
 
-from grpo_runtime.generation.prefill import Sharing, can_share_cache, full_attention_only, one_sequence_per_row, resolved_config
+from grpo_runtime.generation.prefill import (
+    Sharing,
+    can_share_cache,
+    full_attention_only,
+    one_sequence_per_row,
+    resolved_config,
+)
 
 # generate's per-token hooks; a model class that overrides any of them needs generate's own loop.
 GENERATE_HOOKS = ("prepare_inputs_for_generation", "_update_model_kwargs_for_generation", "_prefill", "_sample")
 # generate's internals used here and in prefill.py; a transformers without them runs generate unchanged.
-INTERNALS = GENERATE_HOOKS + ("_prepare_generation_config", "_optimize_model_for_decode",
-                              "_supports_default_dynamic_cache")
+INTERNALS = GENERATE_HOOKS + (
+    "_prepare_generation_config",
+    "_optimize_model_for_decode",
+    "_supports_default_dynamic_cache",
+)
 MODEL_INPUTS = {"attention_mask", "position_ids", "past_key_values", "use_cache", "logits_to_keep"}
 
 
@@ -85,7 +94,8 @@ def uses_generic_hooks(model) -> bool:
     from transformers import GenerationMixin
 
     return not model.is_remote_code() and all(
-        getattr(type(model), hook) is getattr(GenerationMixin, hook) for hook in GENERATE_HOOKS)
+        getattr(type(model), hook) is getattr(GenerationMixin, hook) for hook in GENERATE_HOOKS
+    )
 
 
 def synchronised_decoding(model) -> bool:
@@ -117,8 +127,11 @@ def plain_dynamic_cache(cache) -> bool:
     from transformers import DynamicCache
     from transformers.cache_utils import DynamicLayer, DynamicSlidingWindowLayer
 
-    return (type(cache) is DynamicCache and cache.get_seq_length() == 0
-            and all(type(layer) in (DynamicLayer, DynamicSlidingWindowLayer) for layer in cache.layers))
+    return (
+        type(cache) is DynamicCache
+        and cache.get_seq_length() == 0
+        and all(type(layer) in (DynamicLayer, DynamicSlidingWindowLayer) for layer in cache.layers)
+    )
 
 
 class LeanSampler:
@@ -133,16 +146,22 @@ class LeanSampler:
         if set(model_kwargs) - MODEL_INPUTS or "position_ids" not in model_kwargs or not plain_dynamic_cache(cache):
             from transformers import GenerationMixin
 
-            return GenerationMixin._sample(model, input_ids, logits_processor=logits_processor,
-                                           stopping_criteria=stopping_criteria,
-                                           generation_config=generation_config, **model_kwargs)
+            return GenerationMixin._sample(
+                model,
+                input_ids,
+                logits_processor=logits_processor,
+                stopping_criteria=stopping_criteria,
+                generation_config=generation_config,
+                **model_kwargs,
+            )
         sharing = self.sharing
         if sharing is None or not full_attention_only(cache) or len(sharing.owners) != input_ids.size(0):
             sharing = None
         logits = prefill_prompts(model, input_ids, model_kwargs, sharing)  # [R, V]
         with model._optimize_model_for_decode():  # as generate: after the prefill, for the decoding steps
-            return decode(model, input_ids, logits, list(logits_processor), stopping_criteria, generation_config,
-                          model_kwargs)
+            return decode(
+                model, input_ids, logits, list(logits_processor), stopping_criteria, generation_config, model_kwargs
+            )
 
 
 def prefill_prompts(model, input_ids, model_kwargs, sharing: Sharing | None) -> torch.Tensor:
@@ -151,9 +170,14 @@ def prefill_prompts(model, input_ids, model_kwargs, sharing: Sharing | None) -> 
     rows = slice(None) if sharing is None else sharing.leaders.to(input_ids.device)
     mask = model_kwargs.get("attention_mask")
     cache = model_kwargs["past_key_values"]
-    output = model(input_ids=input_ids[rows], position_ids=model_kwargs["position_ids"][rows],
-                   attention_mask=None if mask is None else mask[rows], past_key_values=cache,
-                   **step_options(model_kwargs), return_dict=True)
+    output = model(
+        input_ids=input_ids[rows],
+        position_ids=model_kwargs["position_ids"][rows],
+        attention_mask=None if mask is None else mask[rows],
+        past_key_values=cache,
+        **step_options(model_kwargs),
+        return_dict=True,
+    )
     logits = output.logits[:, -1].to(copy=True, dtype=torch.float32, device=input_ids.device)  # [U, V]
     if sharing is None:
         return logits
@@ -168,9 +192,12 @@ def prepared_mask_applies(model, cache, mask) -> bool:
     keeps, so the mask transformers would build from the 2-D one is that mask as [R, 1, 1, L] booleans. With no
     padding at all transformers passes no mask to sdpa, so the 2-D mask is left as it is then."""
     config = model.config.get_text_config(decoder=True)
-    return (model.config._attn_implementation == config._attn_implementation == "sdpa"
-            and getattr(config, "is_causal", True)
-            and full_attention_only(cache) and bool((mask == 0).any()))
+    return (
+        model.config._attn_implementation == config._attn_implementation == "sdpa"
+        and getattr(config, "is_causal", True)
+        and full_attention_only(cache)
+        and bool((mask == 0).any())
+    )
 
 
 def step_options(model_kwargs) -> dict:
@@ -203,7 +230,12 @@ def decode(model, input_ids, logits, processors, stopping_criteria, generation_c
         position = position + 1
         if mask is not None:
             mask = torch.cat([mask, mask.new_ones((mask.size(0), 1))], dim=-1)
-        output = model(input_ids=tokens[:, None], position_ids=position,
-                       attention_mask=mask[:, None, None, :].bool() if prepared else mask,
-                       past_key_values=model_kwargs["past_key_values"], **options, return_dict=True)
+        output = model(
+            input_ids=tokens[:, None],
+            position_ids=position,
+            attention_mask=mask[:, None, None, :].bool() if prepared else mask,
+            past_key_values=model_kwargs["past_key_values"],
+            **options,
+            return_dict=True,
+        )
         logits = output.logits[:, -1].to(copy=True, dtype=torch.float32, device=input_ids.device)

@@ -65,8 +65,10 @@ def one_sequence_per_row(resolved) -> bool:
     rows inside generate)."""
     from transformers.generation import GenerationMode
 
-    return (resolved.get_generation_mode() in (GenerationMode.SAMPLE, GenerationMode.GREEDY_SEARCH)
-            and (resolved.num_return_sequences or 1) == 1)
+    return (
+        resolved.get_generation_mode() in (GenerationMode.SAMPLE, GenerationMode.GREEDY_SEARCH)
+        and (resolved.num_return_sequences or 1) == 1
+    )
 
 
 def can_share_cache(model, resolved) -> bool:

@@ -32,7 +32,10 @@ def tokenize_prompts(tokenizer, prompts: list, chat_template_kwargs: dict | None
     unique = [prompt for _, prompt in distinct]
     if is_conversational(prompts[0]):
         encoded = tokenizer.apply_chat_template(
-            conversation=unique, add_generation_prompt=True, tokenize=True, return_dict=True,
+            conversation=unique,
+            add_generation_prompt=True,
+            tokenize=True,
+            return_dict=True,
             **(chat_template_kwargs or {}),
         )["input_ids"]
     else:
@@ -53,9 +56,16 @@ def generation_config(config, tokenizer, eos_ids: list[int]):
     from transformers import GenerationConfig
 
     settings = dict(
-        max_new_tokens=config.max_completion_length, do_sample=True, pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=tokenizer.bos_token_id, eos_token_id=eos_ids, temperature=config.temperature,
-        top_p=config.top_p, top_k=config.top_k, min_p=config.min_p, repetition_penalty=config.repetition_penalty,
+        max_new_tokens=config.max_completion_length,
+        do_sample=True,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=eos_ids,
+        temperature=config.temperature,
+        top_p=config.top_p,
+        top_k=config.top_k,
+        min_p=config.min_p,
+        repetition_penalty=config.repetition_penalty,
         cache_implementation=config.cache_implementation,
     )
     settings.update(config.generation_kwargs or {})
@@ -128,7 +138,7 @@ def sample_completions(model, prompt_lists, gen_config, pad_id: int, eos_ids, pa
             output = model.generate(**inputs, custom_generate=LeanSampler(shared))
         else:
             output = model.generate(**inputs)
-    return crop_after_first_eos(output[:, input_ids.size(1):], eos_ids)  # [R, C] -> R lists
+    return crop_after_first_eos(output[:, input_ids.size(1) :], eos_ids)  # [R, C] -> R lists
 
 
 @dataclass

@@ -21,8 +21,8 @@ import os
 import socket
 import warnings
 
-from grpo_runtime.generation.backend import GenerationError, Samples, sampled_logprobs, vllm_sampling_settings
 from grpo_runtime.distributed.weights import full_named_parameters
+from grpo_runtime.generation.backend import GenerationError, Samples, sampled_logprobs, vllm_sampling_settings
 
 
 def require_vllm():
@@ -32,7 +32,8 @@ def require_vllm():
         raise GenerationError(
             f"use_vllm: true needs the vllm package ({error}); install the `vllm` extra "
             "(pip install 'grpo-config[runtime,vllm]'; on a CPU-only machine: scripts/setup-vllm.sh) or set "
-            "use_vllm: false") from error
+            "use_vllm: false"
+        ) from error
 
 
 def free_port() -> int:
@@ -86,8 +87,9 @@ class ColocateBackend:
         accelerator = parts.accelerator
         tp = config.vllm_tensor_parallel_size
         if accelerator.num_processes % tp:
-            raise GenerationError(f"vllm_tensor_parallel_size ({tp}) must divide the number of processes "
-                                  f"({accelerator.num_processes})")
+            raise GenerationError(
+                f"vllm_tensor_parallel_size ({tp}) must divide the number of processes ({accelerator.num_processes})"
+            )
         self.parts, self.config, self.tp, self.last_step = parts, config, tp, None
         self.tp_group = None
         if tp > 1:
@@ -95,18 +97,27 @@ class ColocateBackend:
             self.tp_group, _ = torch.distributed.new_subgroups_by_enumeration(groups)
         self.sleeping = config.vllm_enable_sleep_mode
         if self.sleeping and not sleep_mode_available():
-            warnings.warn("vllm_enable_sleep_mode is ignored: this platform's vLLM has no sleep mode "
-                          "(the engine keeps its weights and KV cache between generations)", stacklevel=2)
+            warnings.warn(
+                "vllm_enable_sleep_mode is ignored: this platform's vLLM has no sleep mode "
+                "(the engine keeps its weights and KV cache between generations)",
+                stacklevel=2,
+            )
             self.sleeping = False
         launcher_environment(accelerator)
         self.llm = LLM(
-            model=config.model_name_or_path, revision=config.model_revision,
-            tensor_parallel_size=tp, gpu_memory_utilization=config.vllm_gpu_memory_utilization,
+            model=config.model_name_or_path,
+            revision=config.model_revision,
+            tensor_parallel_size=tp,
+            gpu_memory_utilization=config.vllm_gpu_memory_utilization,
             max_model_len=config.vllm_max_model_length,
             max_num_seqs=config.per_device_train_batch_size * tp * plan.steps_per_generation,
-            max_num_batched_tokens=4096, enable_sleep_mode=self.sleeping, model_impl=config.vllm_model_impl,
-            distributed_executor_backend="external_launcher", seed=config.seed + accelerator.process_index // tp,
-            logprobs_mode="processed_logprobs", trust_remote_code=config.trust_remote_code,
+            max_num_batched_tokens=4096,
+            enable_sleep_mode=self.sleeping,
+            model_impl=config.vllm_model_impl,
+            distributed_executor_backend="external_launcher",
+            seed=config.seed + accelerator.process_index // tp,
+            logprobs_mode="processed_logprobs",
+            trust_remote_code=config.trust_remote_code,
             skip_tokenizer_init=True,  # prompts arrive as token ids; completions are decoded by the trainer
             # On CPU, compiling the model takes minutes on a few cores before the first step; run it eagerly.
             enforce_eager=accelerator.device.type == "cpu",
@@ -141,8 +152,9 @@ class ColocateBackend:
         if self.sleeping:
             self.llm.sleep(level=2)
         completions = [list(c.token_ids) for out in outputs for c in out.outputs]
-        logprobs = sampled_logprobs([[next(iter(p.values())).logprob for p in c.logprobs]
-                                     for out in outputs for c in out.outputs])
+        logprobs = sampled_logprobs(
+            [[next(iter(p.values())).logprob for p in c.logprobs] for out in outputs for c in out.outputs]
+        )
         return Samples(completions[local], logprobs[local])
 
     def group_prompts(self, prompt_lists):
@@ -154,8 +166,9 @@ class ColocateBackend:
         gathered = [None] * self.tp
         torch.distributed.all_gather_object(gathered, prompt_lists, group=self.tp_group)
         here = torch.distributed.get_rank(group=self.tp_group)
-        return [row for part in gathered for row in part], slice(here * len(prompt_lists),
-                                                                 (here + 1) * len(prompt_lists))
+        return [row for part in gathered for row in part], slice(
+            here * len(prompt_lists), (here + 1) * len(prompt_lists)
+        )
 
     def close(self) -> None:
         self.llm = None
@@ -173,6 +186,8 @@ def sampling_params(cls, settings: dict):
     try:
         return cls(**settings)
     except TypeError as error:
-        raise GenerationError(f"generation_kwargs: vLLM's SamplingParams refuses them ({error}); with use_vllm "
-                              "they are SamplingParams fields (e.g. seed, frequency_penalty), not transformers "
-                              "GenerationConfig fields") from error
+        raise GenerationError(
+            f"generation_kwargs: vLLM's SamplingParams refuses them ({error}); with use_vllm "
+            "they are SamplingParams fields (e.g. seed, frequency_penalty), not transformers "
+            "GenerationConfig fields"
+        ) from error

@@ -25,9 +25,9 @@ import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
+from grpo_runtime.distributed.weights import full_named_parameters, parameter_metadata
 from grpo_runtime.generation.backend import GenerationError, Samples, sampled_logprobs, vllm_sampling_settings
 from grpo_runtime.generation.vllm_colocate import runs
-from grpo_runtime.distributed.weights import full_named_parameters, parameter_metadata
 
 
 def server_url(config) -> str:
@@ -44,19 +44,26 @@ class ServerClient:
 
     def call(self, path: str, body: dict | None = None, timeout: float | None = None):
         data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(self.base_url + path, data=data, method="GET" if body is None else "POST",
-                                         headers={"Content-Type": "application/json"})
+        request = urllib.request.Request(
+            self.base_url + path,
+            data=data,
+            method="GET" if body is None else "POST",
+            headers={"Content-Type": "application/json"},
+        )
         try:
             with urllib.request.urlopen(request, timeout=timeout or self.request_timeout) as response:
                 text = response.read().decode() or "null"
         except urllib.error.HTTPError as error:
             detail = error.read().decode(errors="replace")[:500]
-            raise GenerationError(f"the vLLM server at {self.base_url} answered {path} with HTTP {error.code}: "
-                                  f"{detail}") from error
+            raise GenerationError(
+                f"the vLLM server at {self.base_url} answered {path} with HTTP {error.code}: {detail}"
+            ) from error
         except (urllib.error.URLError, OSError) as error:
             reason = getattr(error, "reason", error)
-            raise GenerationError(f"the vLLM server at {self.base_url} stopped answering ({path}: {reason}); "
-                                  "check that it is still running") from error
+            raise GenerationError(
+                f"the vLLM server at {self.base_url} stopped answering ({path}: {reason}); "
+                "check that it is still running"
+            ) from error
         return json.loads(text)
 
     def wait_until_up(self, total_timeout: float, interval: float = 2.0) -> None:
@@ -70,7 +77,8 @@ class ServerClient:
                     raise GenerationError(
                         f"no vLLM server answers at {self.base_url} after {total_timeout:g} s (vllm_server_timeout); "
                         "start one with `trl vllm-serve --model MODEL` or fix vllm_server_base_url / "
-                        "vllm_server_host / vllm_server_port") from error
+                        "vllm_server_host / vllm_server_port"
+                    ) from error
             time.sleep(interval)
 
     def model_name(self) -> str:
@@ -78,11 +86,18 @@ class ServerClient:
 
     def complete(self, model: str, prompts: list[list[int]], settings: dict) -> dict:
         """Token-id prompts to completions: n choices per prompt, in prompt order."""
-        body = {"model": model, "prompt": prompts, "return_token_ids": True, "return_tokens_as_token_ids": True,
-                **settings}
+        body = {
+            "model": model,
+            "prompt": prompts,
+            "return_token_ids": True,
+            "return_tokens_as_token_ids": True,
+            **settings,
+        }
         choices = self.call("/v1/completions", body)["choices"]
-        return {"completions": [list(c["token_ids"]) for c in choices],
-                "logprobs": [(c.get("logprobs") or {}).get("token_logprobs") or [] for c in choices]}
+        return {
+            "completions": [list(c["token_ids"]) for c in choices],
+            "logprobs": [(c.get("logprobs") or {}).get("token_logprobs") or [] for c in choices],
+        }
 
     def reset_prefix_cache(self) -> None:
         self.call("/reset_prefix_cache", {})
@@ -116,12 +131,19 @@ class ServerBackend:
 
         info = self.client.call("/server_info?config_format=json")["vllm_config"]
         if info.get("weight_transfer_config") is None:
-            raise GenerationError(f"the vLLM server at {self.client.base_url} has no weight-transfer engine; start "
-                                  "it with `trl vllm-serve` (or `vllm serve --weight-transfer-config "
-                                  "'{\"backend\": \"nccl\"}'`)")
+            raise GenerationError(
+                f"the vLLM server at {self.client.base_url} has no weight-transfer engine; start "
+                "it with `trl vllm-serve` (or `vllm serve --weight-transfer-config "
+                '\'{"backend": "nccl"}\'`)'
+            )
         world = self.client.call("/get_world_size")["world_size"] + 1
-        init_info = {"master_address": get_ip(), "master_port": self.config.vllm_group_port, "rank_offset": 1,
-                     "world_size": world, "packed": True}
+        init_info = {
+            "master_address": get_ip(),
+            "master_port": self.config.vllm_group_port,
+            "rank_offset": 1,
+            "world_size": world,
+            "packed": True,
+        }
         with ThreadPoolExecutor(max_workers=1) as pool:
             answer = pool.submit(self.client.call, "/init_weight_transfer_engine", {"init_info": init_info})
             self.communicator = trainer_init(init_info)
@@ -144,13 +166,17 @@ class ServerBackend:
         from vllm.distributed.weight_transfer.packed_tensor import packed_nccl_broadcast_producer
 
         metadata = parameter_metadata(self.parts.model)  # announced first, then streamed in the same order
-        info = {"names": [m[0] for m in metadata], "dtype_names": [m[1] for m in metadata],
-                "shapes": [m[2] for m in metadata]}
+        info = {
+            "names": [m[0] for m in metadata],
+            "dtype_names": [m[1] for m in metadata],
+            "shapes": [m[2] for m in metadata],
+        }
         self.client.call("/start_weight_update", {})
         with ThreadPoolExecutor(max_workers=1) as pool:
             answer = pool.submit(self.client.call, "/update_weights", {"update_info": info})
-            packed_nccl_broadcast_producer(iterator=weights, group=self.communicator, src=0,
-                                           post_iter_func=lambda item: item[1])
+            packed_nccl_broadcast_producer(
+                iterator=weights, group=self.communicator, src=0, post_iter_func=lambda item: item[1]
+            )
             answer.result()
         self.client.call("/finish_weight_update", {})
 
@@ -159,10 +185,12 @@ class ServerBackend:
 
         folder = self.parts.output_dir / "vllm-weights"
         folder.mkdir(parents=True, exist_ok=True)
-        save_file({name: tensor.detach().contiguous().cpu() for name, tensor in weights},
-                  str(folder / "model.safetensors"))
-        self.client.call("/collective_rpc", {"method": "reload_weights",
-                                             "kwargs": {"weights_path": str(folder.resolve())}})
+        save_file(
+            {name: tensor.detach().contiguous().cpu() for name, tensor in weights}, str(folder / "model.safetensors")
+        )
+        self.client.call(
+            "/collective_rpc", {"method": "reload_weights", "kwargs": {"weights_path": str(folder.resolve())}}
+        )
 
     # -- generation ------------------------------------------------------------------------------------------
     def generate(self, prompt_lists, num_generations, step) -> Samples:

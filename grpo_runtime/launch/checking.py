@@ -30,8 +30,15 @@ def report(result, diagnostics=None) -> None:
     stream.write(render([shown], {result.path: source}, stream))
 
 
-def check(path: str, overrides: list[str], world_size: int | None, allow_env: list[str] = (),
-          profiles: list[str] = (), dry_run: bool = False, release: dict | None = None):
+def check(
+    path: str,
+    overrides: list[str],
+    world_size: int | None,
+    allow_env: list[str] = (),
+    profiles: list[str] = (),
+    dry_run: bool = False,
+    release: dict | None = None,
+):
     """Validate `path` at `world_size` (None: the file's num_processes, else 1) and print its diagnostics.
     Returns the CheckResult, or an exit code: 1 when the config is invalid, 2 when it cannot be read.
     With `dry_run`, a file that declares no world size and whose batch only fits other world sizes is checked at
@@ -40,9 +47,15 @@ def check(path: str, overrides: list[str], world_size: int | None, allow_env: li
     from grpo_schema import check_file
 
     def checked(size, active=None):
-        return check_file(path, world_size=size, overrides=overrides or None, allow_env=allow_env,
-                          profiles=list(profiles if active is None else active), allow_profile_import=True,
-                          **(release or {}))
+        return check_file(
+            path,
+            world_size=size,
+            overrides=overrides or None,
+            allow_env=allow_env,
+            profiles=list(profiles if active is None else active),
+            allow_profile_import=True,
+            **(release or {}),
+        )
 
     try:
         result = checked(world_size)
@@ -51,9 +64,11 @@ def check(path: str, overrides: list[str], world_size: int | None, allow_env: li
         sizes = world_sizes_that_fit(result) if dry_run and world_size is None else []
         if sizes and (refit := checked(sizes[0])).valid:
             shown = ", ".join(map(str, sizes[:8])) + (", ..." if len(sizes) > 8 else "")
-            print(f"grpo: {path} declares no world size (num_processes, --num-processes) and its batch does not fit "
-                  f"{plural(result.world_size, 'process')}; checked at {sizes[0]}, the smallest world size it fits "
-                  f"(fits {shown})")
+            print(
+                f"grpo: {path} declares no world size (num_processes, --num-processes) and its batch does not fit "
+                f"{plural(result.world_size, 'process')}; checked at {sizes[0]}, the smallest world size it fits "
+                f"(fits {shown})"
+            )
             result = refit
     except OSError as error:
         print(f"grpo: cannot read {path}: {error}", file=sys.stderr)
@@ -64,8 +79,11 @@ def check(path: str, overrides: list[str], world_size: int | None, allow_env: li
     if result.diagnostics or not result.valid:
         report(result)
     if not result.valid or result.plan is None:
-        print(f"grpo: {path} is not a valid config for {plural(result.world_size, 'process')}; nothing was run"
-              + another_trainer(result), file=sys.stderr)
+        print(
+            f"grpo: {path} is not a valid config for {plural(result.world_size, 'process')}; nothing was run"
+            + another_trainer(result),
+            file=sys.stderr,
+        )
         return EXIT_INVALID
     return result
 
@@ -99,8 +117,11 @@ def warn_release_behaviour(path: str, release: dict, profiles, prog: str) -> Non
     except (OSError, UnicodeDecodeError, ValueError):
         return  # the check has already reported a file it cannot read
     for line in migrated.cannot_keep + migrated.failed:
-        print(f"{prog}: warning: written for TRL {release['trl_version']}; grpo_runtime follows TRL 1.16 and cannot "
-              f"keep: {line}", file=sys.stderr)
+        print(
+            f"{prog}: warning: written for TRL {release['trl_version']}; grpo_runtime follows TRL 1.16 and cannot "
+            f"keep: {line}",
+            file=sys.stderr,
+        )
 
 
 def written_for_a_profile(result, checked, path: str):
@@ -117,8 +138,10 @@ def written_for_a_profile(result, checked, path: str):
     if errors(profiled) >= errors(result):
         return result, []
     gave_away = ", ".join([*best["keys"][:4], *(f"reward {r}" for r in best["reward_funcs"][:2])])
-    print(f"grpo: {path} is written for {best['name']}'s training script ({gave_away}); checked and run with "
-          f"--profile {best['name']}")
+    print(
+        f"grpo: {path} is written for {best['name']}'s training script ({gave_away}); checked and run with "
+        f"--profile {best['name']}"
+    )
     return profiled, [best["name"]]
 
 
@@ -127,17 +150,22 @@ def another_trainer(result) -> str:
     keys = [d.fields[0] for d in result.diagnostics if d.code == "GRPO-K001" and d.fields]
     listed = result.raw.get("reward_funcs") if isinstance(result.raw, dict) else None
     items = [d.fields[0] for d in result.diagnostics if d.code in ("GRPO-R002", "GRPO-R007") and d.fields]
-    rewards = [str(listed[int(item[13:-1])]) for item in items  # "reward_funcs[3]": the finding's entry
-               if isinstance(listed, list) and item.startswith("reward_funcs[")]
+    rewards = [
+        str(listed[int(item[13:-1])])
+        for item in items  # "reward_funcs[3]": the finding's entry
+        if isinstance(listed, list) and item.startswith("reward_funcs[")
+    ]
     if not keys and not rewards:
         return ""
     more = ", ..." if len(keys) > 3 else ""
     named = [f"{plural(len(keys), 'key')} ({', '.join(keys[:3])}{more})"] if keys else []
     named += [f"{noun(len(rewards), 'reward function')} {', '.join(rewards[:3])}"] if rewards else []
     belong = "belongs" if len(keys) + len(rewards) == 1 else "belong"
-    return (f".\n{' and '.join(named)} {belong} to no TRL 1.16 field and no known training script's arguments: "
-            "the file looks written for another trainer, whose code grpo_runtime does not have (a known script's "
-            "profile: --profile NAME or MODULE:ATTR)")
+    return (
+        f".\n{' and '.join(named)} {belong} to no TRL 1.16 field and no known training script's arguments: "
+        "the file looks written for another trainer, whose code grpo_runtime does not have (a known script's "
+        "profile: --profile NAME or MODULE:ATTR)"
+    )
 
 
 def errors(result) -> int:
@@ -165,9 +193,8 @@ def runnable(result, command: str, prog: str, dry_run: bool, launch_with: list[s
     `launch_with`: the arguments to repeat in the `grpo launch` command suggested for a multi-process file."""
     import shlex
 
-    from grpo_schema.engine.codes import U_PROCESSES
-
     from grpo_runtime.support import assess
+    from grpo_schema.engine.codes import U_PROCESSES
 
     found = assess(result, command)
     several = any(d.code == U_PROCESSES for d in found) or (command == "train" and result.world_size > 1)
@@ -177,19 +204,29 @@ def runnable(result, command: str, prog: str, dry_run: bool, launch_with: list[s
         report(result, found)
     refusals = [d for d in found if d.severity == "error"]
     launch = "grpo launch " + shlex.join(
-        [result.path, *launch_with] + ([] if "num_processes" in result.launch or result.world_size == 1
-                                       else ["--num-processes", str(result.world_size)]))
+        [result.path, *launch_with]
+        + (
+            []
+            if "num_processes" in result.launch or result.world_size == 1
+            else ["--num-processes", str(result.world_size)]
+        )
+    )
     if several and not dry_run:
         print(f"{prog}: start it with:  {launch}", file=sys.stderr)
     if refusals:
-        print(f"{prog}: grpo_runtime cannot run {result.path} as written ({plural(len(refusals), 'refused setting')}); "
-              "nothing was run", file=sys.stderr)
+        print(
+            f"{prog}: grpo_runtime cannot run {result.path} as written ({plural(len(refusals), 'refused setting')}); "
+            "nothing was run",
+            file=sys.stderr,
+        )
         return EXIT_CANNOT_RUN
     if dry_run:
         warned = f" ({plural(len(found), 'warning')} above)" if found else ""
         started = f", started with:  {launch}" if several else ""
-        print(f"{prog}: grpo_runtime can run {result.path} as written at {plural(result.world_size, 'process')}"
-              f"{started}{warned}; nothing was loaded (--dry-run)")
+        print(
+            f"{prog}: grpo_runtime can run {result.path} as written at {plural(result.world_size, 'process')}"
+            f"{started}{warned}; nothing was loaded (--dry-run)"
+        )
         return EXIT_OK
     return None
 

@@ -17,27 +17,58 @@ import os
 import subprocess
 import sys
 
+from grpo_runtime.launch.checking import (
+    EXIT_CANNOT_RUN,
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    apply_env,
+    check,
+    release_of,
+    runnable,
+    warn_release_behaviour,
+)
+from grpo_runtime.launch.process import (
+    default_launch_args,
+    launch_arguments,
+    quiet_library_progress_bars,
+    quiet_unused_kernel_notice,
+)
 from grpo_schema.commands.options import add_profiles, add_world_size
 from grpo_schema.engine.words import plural
-
-from grpo_runtime.launch.checking import (EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK, EXIT_USAGE, apply_env, check,
-                                          release_of, runnable, warn_release_behaviour)
-from grpo_runtime.launch.process import (default_launch_args, launch_arguments, quiet_library_progress_bars,
-                                         quiet_unused_kernel_notice)
 
 
 def _config_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="the run config (YAML or JSON, as `trl grpo --config` reads it)")
-    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                        help="override one key of the file (repeatable)")
-    parser.add_argument("--allow-env", dest="allow_env", action="append", default=[], metavar="NAME",
-                        help="allow an env: variable that is refused by default (LD_PRELOAD, *_TOKEN, ...)")
-    parser.add_argument("--dry-run", action="store_true",
-                        help="validate and say whether grpo_runtime can run the config as written; load nothing")
-    add_profiles(parser, help="a training script's profile (e.g. open-r1): its keys are validated and honoured",
-                 dest="profiles")
-    parser.add_argument("--stop-on-fatal", action="store_true",
-                        help="stop the run after the step where a fatal run-health finding (a NaN loss) appears")
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override one key of the file (repeatable)",
+    )
+    parser.add_argument(
+        "--allow-env",
+        dest="allow_env",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="allow an env: variable that is refused by default (LD_PRELOAD, *_TOKEN, ...)",
+    )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="validate and say whether grpo_runtime can run the config as written; load nothing",
+    )
+    add_profiles(
+        parser, help="a training script's profile (e.g. open-r1): its keys are validated and honoured", dest="profiles"
+    )
+    parser.add_argument(
+        "--stop-on-fatal",
+        action="store_true",
+        help="stop the run after the step where a fatal run-health finding (a NaN loss) appears",
+    )
 
 
 def stop_on_fatal(args) -> None:
@@ -60,15 +91,25 @@ def train_command(argv: list[str], prog: str = "grpo train") -> int:
     launched = "WORLD_SIZE" in os.environ
     running = int(os.environ.get("WORLD_SIZE", "1"))
     if args.world_size is not None and args.world_size != running:
-        print(f"{prog}: --world-size {args.world_size} but {plural(running, 'process')} "
-              f"{'is' if running == 1 else 'are'} running; "
-              f"use `grpo launch FILE --num-processes {args.world_size}` for a multi-process run", file=sys.stderr)
+        print(
+            f"{prog}: --world-size {args.world_size} but {plural(running, 'process')} "
+            f"{'is' if running == 1 else 'are'} running; "
+            f"use `grpo launch FILE --num-processes {args.world_size}` for a multi-process run",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     release = release_of(args.file, prog)
     if isinstance(release, int):
         return release
-    result = check(args.file, args.overrides, running if launched or args.world_size else None, args.allow_env,
-                   args.profiles, dry_run=args.dry_run, release=release)
+    result = check(
+        args.file,
+        args.overrides,
+        running if launched or args.world_size else None,
+        args.allow_env,
+        args.profiles,
+        dry_run=args.dry_run,
+        release=release,
+    )
     if isinstance(result, int):
         return result
     warn_release_behaviour(args.file, release, result.profile_args, prog)
@@ -85,8 +126,8 @@ def train_command(argv: list[str], prog: str = "grpo train") -> int:
 def run_training(result, prog: str) -> int:
     """train.main on the checked config: exit 3 for what only loading reveals (a resume target that is not a
     checkpoint, a dense model given router_aux_loss_coef, ...), 4 with the traceback for a failure."""
-    from grpo_runtime.outputs.checkpoint import CheckpointError
     from grpo_runtime.generation.backend import GenerationError
+    from grpo_runtime.outputs.checkpoint import CheckpointError
     from grpo_runtime.outputs.hub import PushFailed
     from grpo_runtime.support import CannotRun, script_of
 
@@ -128,12 +169,21 @@ def launch_command(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="grpo launch")
     _config_arguments(parser)
     parser.add_argument("--num-processes", "--num_processes", dest="num_processes", type=int, default=None)
-    parser.add_argument("--slurm", action="store_true", help="submit to Slurm instead; options: grpo launch FILE "
-                                                            "--slurm --help")
-    parser.add_argument("--ray", metavar="ADDRESS", help="submit a Ray job to the cluster at ADDRESS instead (e.g. "
-                        "http://head:8265); options: grpo launch FILE --ray ADDRESS --help")
-    parser.add_argument("--emit", metavar="SCHEDULER", help="print a scheduler's task or manifest for the run "
-                        "instead of starting it; options: grpo launch FILE --emit SCHEDULER --help")
+    parser.add_argument(
+        "--slurm", action="store_true", help="submit to Slurm instead; options: grpo launch FILE --slurm --help"
+    )
+    parser.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        help="submit a Ray job to the cluster at ADDRESS instead (e.g. "
+        "http://head:8265); options: grpo launch FILE --ray ADDRESS --help",
+    )
+    parser.add_argument(
+        "--emit",
+        metavar="SCHEDULER",
+        help="print a scheduler's task or manifest for the run "
+        "instead of starting it; options: grpo launch FILE --emit SCHEDULER --help",
+    )
     args, accelerate_args = parser.parse_known_args(argv)
     stop_on_fatal(args)
     overrides = list(args.overrides)
@@ -142,8 +192,9 @@ def launch_command(argv: list[str]) -> int:
     release = release_of(args.file, "grpo launch")
     if isinstance(release, int):
         return release
-    result = check(args.file, overrides, args.num_processes, args.allow_env, args.profiles, dry_run=args.dry_run,
-                   release=release)
+    result = check(
+        args.file, overrides, args.num_processes, args.allow_env, args.profiles, dry_run=args.dry_run, release=release
+    )
     if isinstance(result, int):
         return result
     warn_release_behaviour(args.file, release, result.profile_args, "grpo launch")
@@ -157,9 +208,19 @@ def launch_command(argv: list[str]) -> int:
 
     if result.config.deepspeed or launch_mode(result.launch) == "DEEPSPEED" or "--use_deepspeed" in accelerate_args:
         prebuild_deepspeed_ops()  # once, before the processes start: several building it at once can break it
-    command = [sys.executable, "-m", "accelerate.commands.launch", "--num_processes", str(processes), *from_file,
-               *default_launch_args([*from_file, *accelerate_args], processes, result.config), *accelerate_args,
-               "-m", "grpo_runtime", args.file]
+    command = [
+        sys.executable,
+        "-m",
+        "accelerate.commands.launch",
+        "--num_processes",
+        str(processes),
+        *from_file,
+        *default_launch_args([*from_file, *accelerate_args], processes, result.config),
+        *accelerate_args,
+        "-m",
+        "grpo_runtime",
+        args.file,
+    ]
     for override in overrides:
         command += ["--set", override]
     for name in args.allow_env:  # every process re-validates the file: it needs the same allowances
@@ -190,9 +251,12 @@ def demo_command(argv: list[str]) -> int:
     """grpo demo DIR [--vllm]: write a tiny offline model, prompts and DIR/config.yaml."""
     parser = argparse.ArgumentParser(prog="grpo demo")
     parser.add_argument("directory")
-    parser.add_argument("--vllm", action="store_true",
-                        help="a vLLM-compatible model (head size 64) and a config that generates with a colocated "
-                             "vLLM engine (needs the `vllm` extra)")
+    parser.add_argument(
+        "--vllm",
+        action="store_true",
+        help="a vLLM-compatible model (head size 64) and a config that generates with a colocated "
+        "vLLM engine (needs the `vllm` extra)",
+    )
     args = parser.parse_args(argv)
     from grpo_runtime.launch.demo import write_demo
 

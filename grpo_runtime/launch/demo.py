@@ -58,8 +58,7 @@ def demo_rows(targets=("cat", "star"), repeats: int = 8) -> list[dict]:
     """One conversational prompt per target word and phrasing, repeated."""
     phrasings = ["say {}", "say the word {}", "please say {}", "{} please"]
     rows = [
-        {"prompt": [{"role": "user", "content": p.format(word)}], "target": word}
-        for word in targets for p in phrasings
+        {"prompt": [{"role": "user", "content": p.format(word)}], "target": word} for word in targets for p in phrasings
     ]
     return rows * repeats
 
@@ -78,11 +77,18 @@ def write_demo(directory: str | Path, vllm: bool = False) -> Path:
             handle.write(json.dumps(row) + "\n")
     config_path = root / "config.yaml"
     (root / SCHEMA_FILE).write_text(schema_text(), encoding="utf-8")  # the modeline's target: editors work offline
-    config_path.write_text(CONFIG_TEMPLATE.format(
-        schema=SCHEMA_LINE, config=config_path, model=root / "model", data=root / "data", output=root / "output",
-        generation=VLLM_SECTION if vllm else "",
-        # Higher rates collapse the policy onto one completion per prompt short of the best reward (entropy near 0,
-        # every group flat: the run-health findings GRPO-A001/A008/A016); at these the reward rises to ~0.98.
-        learning_rate=0.005 if vllm else 0.003,
-    ), encoding="utf-8")
+    config_path.write_text(
+        CONFIG_TEMPLATE.format(
+            schema=SCHEMA_LINE,
+            config=config_path,
+            model=root / "model",
+            data=root / "data",
+            output=root / "output",
+            generation=VLLM_SECTION if vllm else "",
+            # Higher rates collapse the policy onto one completion per prompt short of the best reward (entropy near 0,
+            # every group flat: the run-health findings GRPO-A001/A008/A016); at these the reward rises to ~0.98.
+            learning_rate=0.005 if vllm else 0.003,
+        ),
+        encoding="utf-8",
+    )
     return config_path

@@ -40,5 +40,7 @@ def fallback_warning(config) -> str | None:
     module = missing_module(name)
     if module is None:
         return None
-    return (f"attn_implementation {name!r} needs the {module} package (and a CUDA GPU), which this machine lacks: "
-            f"'{FALLBACK}' attention is used instead, the same attention at another speed and memory cost")
+    return (
+        f"attn_implementation {name!r} needs the {module} package (and a CUDA GPU), which this machine lacks: "
+        f"'{FALLBACK}' attention is used instead, the same attention at another speed and memory cost"
+    )

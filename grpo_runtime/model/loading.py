@@ -20,15 +20,17 @@ import contextlib
 
 import torch
 
+from grpo_runtime.common import CannotRun
 from grpo_runtime.model.attention import loadable
 from grpo_runtime.model.modality import refuse_vision_language
-from grpo_runtime.common import CannotRun
 
 
 def load_kwargs(config) -> dict:
     kwargs = dict(
-        revision=config.model_revision, trust_remote_code=config.trust_remote_code,
-        attn_implementation=config.attn_implementation, dtype=config.dtype,
+        revision=config.model_revision,
+        trust_remote_code=config.trust_remote_code,
+        attn_implementation=config.attn_implementation,
+        dtype=config.dtype,
     )
     kwargs.update(config.model_init_kwargs or {})
     kwargs["attn_implementation"] = loadable(kwargs.get("attn_implementation"))  # warned about (attention.py)
@@ -41,8 +43,11 @@ def load_tokenizer(config):
     from transformers import AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(
-        config.model_name_or_path, revision=config.model_revision, trust_remote_code=config.trust_remote_code,
-        padding_side="left", truncation_side="left",
+        config.model_name_or_path,
+        revision=config.model_revision,
+        trust_remote_code=config.trust_remote_code,
+        padding_side="left",
+        truncation_side="left",
     )
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
@@ -60,14 +65,17 @@ def load_policy(config, tokenizer):
     from transformers import AutoModelForCausalLM
 
     if config.cast_lm_head_to_fp32 and config.use_peft and "lm_head" in (config.lora_target_modules or []):
-        raise CannotRun("cast_lm_head_to_fp32 cannot keep lm_head in fp32 when LoRA adapts it; remove lm_head "
-                         "from lora_target_modules or set cast_lm_head_to_fp32: false")
+        raise CannotRun(
+            "cast_lm_head_to_fp32 cannot keep lm_head in fp32 when LoRA adapts it; remove lm_head "
+            "from lora_target_modules or set cast_lm_head_to_fp32: false"
+        )
     kwargs = load_kwargs(config)
     quantization = quantization_config(config)
     if quantization is not None:
         if "quantization_config" in kwargs:
-            raise CannotRun("quantization_config is set in model_init_kwargs and by load_in_4bit / load_in_8bit; "
-                            "keep one of them")
+            raise CannotRun(
+                "quantization_config is set in model_init_kwargs and by load_in_4bit / load_in_8bit; keep one of them"
+            )
         kwargs["quantization_config"] = quantization
     refuse_vision_language(config)
     model = AutoModelForCausalLM.from_pretrained(config.model_name_or_path, **kwargs)
@@ -104,10 +112,13 @@ def quantization_config(config):
     if config.load_in_8bit:
         return BitsAndBytesConfig(load_in_8bit=True)
     compute = config.dtype if config.dtype not in (None, "auto") else None
-    return BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_compute_dtype=compute,
-                              bnb_4bit_quant_type=config.bnb_4bit_quant_type,
-                              bnb_4bit_use_double_quant=config.use_bnb_nested_quant,
-                              bnb_4bit_quant_storage=config.bnb_4bit_quant_storage)
+    return BitsAndBytesConfig(
+        load_in_4bit=True,
+        bnb_4bit_compute_dtype=compute,
+        bnb_4bit_quant_type=config.bnb_4bit_quant_type,
+        bnb_4bit_use_double_quant=config.use_bnb_nested_quant,
+        bnb_4bit_quant_storage=config.bnb_4bit_quant_storage,
+    )
 
 
 def adapters_in_bf16(model) -> None:
@@ -148,10 +159,12 @@ def enable_checkpointing(model, kwargs: dict | None) -> None:
     every_n_layers, offload = options.pop("every_n_layers", 1), options.pop("offload", False)
     if hasattr(model, "activation_checkpointing_enable"):  # the name since transformers 5.20
         model.activation_checkpointing_enable(
-            activation_checkpointing_kwargs=options or None, every_n_layers=every_n_layers, offload=offload)
+            activation_checkpointing_kwargs=options or None, every_n_layers=every_n_layers, offload=offload
+        )
     else:  # earlier transformers 5 (the vLLM extra pins < 5.20)
         model.gradient_checkpointing_enable(
-            gradient_checkpointing_kwargs=options or None, every_n_layers=every_n_layers, offload=offload)
+            gradient_checkpointing_kwargs=options or None, every_n_layers=every_n_layers, offload=offload
+        )
 
 
 def disable_checkpointing(model) -> None:
@@ -176,9 +189,15 @@ def wrap_lora(model, config):
     if config.lora_target_parameters is not None:
         extra["target_parameters"] = config.lora_target_parameters
     lora = LoraConfig(
-        task_type=config.lora_task_type, r=config.lora_r, lora_alpha=config.lora_alpha,
-        lora_dropout=config.lora_dropout, target_modules=config.lora_target_modules, bias="none",
-        use_rslora=config.use_rslora, use_dora=config.use_dora, modules_to_save=config.lora_modules_to_save,
+        task_type=config.lora_task_type,
+        r=config.lora_r,
+        lora_alpha=config.lora_alpha,
+        lora_dropout=config.lora_dropout,
+        target_modules=config.lora_target_modules,
+        bias="none",
+        use_rslora=config.use_rslora,
+        use_dora=config.use_dora,
+        modules_to_save=config.lora_modules_to_save,
         **extra,
     )
     return get_peft_model(model, lora)
@@ -190,8 +209,10 @@ def router_loss_coefficient(config, model) -> float:
     text_config = model.config.get_text_config()
     if not hasattr(text_config, "output_router_logits"):
         if config.router_aux_loss_coef:
-            raise CannotRun(f"router_aux_loss_coef is {config.router_aux_loss_coef} but "
-                             f"{type(model).__name__} is not a Mixture-of-Experts model with router logits")
+            raise CannotRun(
+                f"router_aux_loss_coef is {config.router_aux_loss_coef} but "
+                f"{type(model).__name__} is not a Mixture-of-Experts model with router logits"
+            )
         return 0.0
     if config.router_aux_loss_coef is not None:
         return config.router_aux_loss_coef

@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import re
 
-from grpo_schema.engine.words import noun
-
 from grpo_runtime.common import CannotRun
+from grpo_schema.engine.words import noun
 
 IMAGE_COLUMNS = ("image", "images")
 # Families whose checkpoints are image-text-to-text models, as their names on the Hub say it.
-VISION_NAME = re.compile(r"(?:^|[-_/.])(vl|vlm|vision|llava[\w.]*|idefics\d*|smolvlm\d*|paligemma\d*|pixtral|"
-                         r"internvl[\d.]*|minicpm-v|florence[\d.]*|molmo)(?=$|[-_/.\d])", re.IGNORECASE)
+VISION_NAME = re.compile(
+    r"(?:^|[-_/.])(vl|vlm|vision|llava[\w.]*|idefics\d*|smolvlm\d*|paligemma\d*|pixtral|"
+    r"internvl[\d.]*|minicpm-v|florence[\d.]*|molmo)(?=$|[-_/.\d])",
+    re.IGNORECASE,
+)
 ELSEWHERE = "TRL's trainer (`trl grpo`) trains vision-language models; grpo_runtime trains text-only causal LMs"
 
 
@@ -32,8 +34,10 @@ def vision_language_class(model_config) -> str | None:
     or one whose causal-LM class exists, such as Gemma 3's)."""
     from transformers import MODEL_FOR_CAUSAL_LM_MAPPING, MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING
 
-    if type(model_config) in MODEL_FOR_CAUSAL_LM_MAPPING or type(model_config) not in \
-            MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING:
+    if (
+        type(model_config) in MODEL_FOR_CAUSAL_LM_MAPPING
+        or type(model_config) not in MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING
+    ):
         return None
     return MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING[type(model_config)].__name__
 
@@ -44,22 +48,26 @@ def refuse_vision_language(config) -> None:
     from transformers import AutoConfig
 
     try:
-        model_config = AutoConfig.from_pretrained(config.model_name_or_path, revision=config.model_revision,
-                                                  trust_remote_code=config.trust_remote_code)
+        model_config = AutoConfig.from_pretrained(
+            config.model_name_or_path, revision=config.model_revision, trust_remote_code=config.trust_remote_code
+        )
     except (OSError, ValueError, KeyError):
         return
     if "AutoModelForCausalLM" in (getattr(model_config, "auto_map", None) or {}):
         return
     found = vision_language_class(model_config)
     if found is not None:
-        raise CannotRun(f"model_name_or_path: {config.model_name_or_path} is a vision-language model ({found}); "
-                        f"{ELSEWHERE}")
+        raise CannotRun(
+            f"model_name_or_path: {config.model_name_or_path} is a vision-language model ({found}); {ELSEWHERE}"
+        )
 
 
 def refuse_images(dataset, split: str) -> None:
     """CannotRun for prompt data with image columns: training on the text alone would drop the images."""
     found = [c for c in IMAGE_COLUMNS if c in dataset.column_names]
     if found:
-        raise CannotRun(f"the {split} data has the image {noun(len(found), 'column')} {', '.join(found)}: these are "
-                        "prompts for a vision-language model, and grpo_runtime has no image path (it would train on "
-                        f"the text alone); {ELSEWHERE}")
+        raise CannotRun(
+            f"the {split} data has the image {noun(len(found), 'column')} {', '.join(found)}: these are "
+            "prompts for a vision-language model, and grpo_runtime has no image path (it would train on "
+            f"the text alone); {ELSEWHERE}"
+        )

@@ -45,8 +45,9 @@ def build_tokenizer(vocab_size: int | None = None):
     return tokenizer
 
 
-def build_model(tokenizer, hidden_size: int = 64, num_layers: int = 2, seed: int = 0, num_heads: int = 4,
-                max_positions: int = 256):
+def build_model(
+    tokenizer, hidden_size: int = 64, num_layers: int = 2, seed: int = 0, num_heads: int = 4, max_positions: int = 256
+):
     """A random-init Llama-architecture causal LM sized for the tokenizer; the same seed gives the same weights.
     Its head size is hidden_size / num_heads (16 by default; vLLM's CPU attention needs 64, see VLLM_SHAPE).
 
@@ -80,8 +81,15 @@ def build_model(tokenizer, hidden_size: int = 64, num_layers: int = 2, seed: int
 VLLM_SHAPE = dict(hidden_size=128, num_heads=2)
 
 
-def save_tiny_model(directory: str | Path, hidden_size: int = 64, num_layers: int = 2, seed: int = 0,
-                    num_heads: int = 4, vocab_size: int | None = None, max_positions: int = 256) -> Path:
+def save_tiny_model(
+    directory: str | Path,
+    hidden_size: int = 64,
+    num_layers: int = 2,
+    seed: int = 0,
+    num_heads: int = 4,
+    vocab_size: int | None = None,
+    max_positions: int = 256,
+) -> Path:
     """Build the tokenizer and model and save both to `directory` (loadable with `from_pretrained`)."""
     directory = Path(directory)
     tokenizer = build_tokenizer(vocab_size)
@@ -110,7 +118,8 @@ def build_byte_tokenizer():
     core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     core.decoder = decoders.ByteLevel()
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=core, padding_side="left", truncation_side="left")
-    tokenizer.add_special_tokens({"pad_token": "<|endoftext|>", "eos_token": "<|im_end|>",
-                                  "additional_special_tokens": ["<|im_start|>"]})
+    tokenizer.add_special_tokens(
+        {"pad_token": "<|endoftext|>", "eos_token": "<|im_end|>", "additional_special_tokens": ["<|im_start|>"]}
+    )
     tokenizer.chat_template = CHATML_TEMPLATE
     return tokenizer

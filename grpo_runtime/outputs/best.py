@@ -15,8 +15,8 @@ import shutil
 import sys
 from pathlib import Path
 
-from grpo_runtime.outputs.checkpoint import Progress, checkpoint_dirs
 from grpo_runtime.common import CannotRun
+from grpo_runtime.outputs.checkpoint import Progress, checkpoint_dirs
 
 
 class MetricNotFound(CannotRun):
@@ -42,8 +42,10 @@ def record_evaluation(config, progress: Progress, metrics: dict) -> bool:
         return False
     key = name if name.startswith("eval_") else f"eval_{name}"
     if key not in metrics:
-        raise MetricNotFound(f"metric_for_best_model is {name!r}, but the evaluation has no {key!r}; its metrics are "
-                             f"{', '.join(sorted(metrics))}. Set metric_for_best_model to one of them")
+        raise MetricNotFound(
+            f"metric_for_best_model is {name!r}, but the evaluation has no {key!r}; its metrics are "
+            f"{', '.join(sorted(metrics))}. Set metric_for_best_model to one of them"
+        )
     value = metrics[key]
     greater = greater_is_better(config, name)
     best = progress.best_metric if progress.best_metric is not None else (-math.inf if greater else math.inf)
@@ -67,8 +69,11 @@ def note_best_checkpoint(progress: Progress, output_dir: Path) -> None:
 def forget_missing_best(progress: Progress) -> None:
     """A resumed run whose best checkpoint was deleted since: warn and track the best afresh from there."""
     if progress.best_model_checkpoint is not None and not Path(progress.best_model_checkpoint).is_dir():
-        print(f"grpo: the best checkpoint {progress.best_model_checkpoint} recorded by the resumed checkpoint no "
-              "longer exists; the best model is tracked from the resumed step on", file=sys.stderr)
+        print(
+            f"grpo: the best checkpoint {progress.best_model_checkpoint} recorded by the resumed checkpoint no "
+            "longer exists; the best model is tracked from the resumed step on",
+            file=sys.stderr,
+        )
         progress.best_model_checkpoint = None
 
 

@@ -62,12 +62,14 @@ def resolve_resume(value, output_dir: Path) -> Path | None:
     if target is LATEST:
         found = [path for path in checkpoint_dirs(output_dir) if (path / STATE_FILE).is_file()]
         if not found:
-            raise CheckpointError(f"resume_from_checkpoint is true but {output_dir} holds no complete checkpoint-STEP "
-                                  "folder")
+            raise CheckpointError(
+                f"resume_from_checkpoint is true but {output_dir} holds no complete checkpoint-STEP folder"
+            )
         return found[-1]  # the newest complete one: a run cut short while saving leaves one without state
     if not (Path(target) / STATE_FILE).exists():
-        raise CheckpointError(f"resume_from_checkpoint {target!r} is not a complete checkpoint folder written by "
-                              "grpo_runtime")
+        raise CheckpointError(
+            f"resume_from_checkpoint {target!r} is not a complete checkpoint folder written by grpo_runtime"
+        )
     return Path(target)
 
 
@@ -86,8 +88,19 @@ def restore_rng(state: dict) -> None:
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
-def save_checkpoint(directory: Path, *, accelerator, model, tokenizer, optimizer, scheduler, progress: Progress,
-                    buffer, reference=None, save_only_model: bool = False) -> None:
+def save_checkpoint(
+    directory: Path,
+    *,
+    accelerator,
+    model,
+    tokenizer,
+    optimizer,
+    scheduler,
+    progress: Progress,
+    buffer,
+    reference=None,
+    save_only_model: bool = False,
+) -> None:
     """Write checkpoint-STEP; every process calls this (each saves its own RNG state and buffer). The state file
     is written last, once every process is done, so its presence marks a complete checkpoint."""
     import grpo_runtime.distributed.sharding as sharding
@@ -168,8 +181,9 @@ def read_progress(directory: Path) -> Progress:
     try:
         return Progress(**json.loads((directory / STATE_FILE).read_text(encoding="utf-8")))
     except (OSError, ValueError, TypeError) as exc:
-        raise CheckpointError(f"checkpoint {directory} has an unreadable {STATE_FILE} ({exc}); resume from an earlier "
-                         "checkpoint") from None
+        raise CheckpointError(
+            f"checkpoint {directory} has an unreadable {STATE_FILE} ({exc}); resume from an earlier checkpoint"
+        ) from None
 
 
 def prune_checkpoints(output_dir: Path, keep: int | None, best: str | None = None) -> None:

@@ -25,15 +25,34 @@ SAMPLE_FILE = "completions-sample.jsonl"
 SAMPLE_GROUPS = 2  # prompt groups per sampled step when log_completions is off
 
 
-def completion_rows(step: int, names: list[str], weights: list[float], prompts: list, completions: list,
-                    rewards: list[list], advantages: list[float], lengths: list[int],
-                    truncated: list[bool]) -> list[dict]:
+def completion_rows(
+    step: int,
+    names: list[str],
+    weights: list[float],
+    prompts: list,
+    completions: list,
+    rewards: list[list],
+    advantages: list[float],
+    lengths: list[int],
+    truncated: list[bool],
+) -> list[dict]:
     rows = []
-    for prompt, completion, scores, advantage, length, cut in zip(prompts, completions, rewards, advantages,
-                                                                   lengths, truncated):
+    for prompt, completion, scores, advantage, length, cut in zip(
+        prompts, completions, rewards, advantages, lengths, truncated
+    ):
         total = sum(w * v for w, v in zip(weights, scores) if v is not None)
-        rows.append({"step": step, "prompt": prompt, "completion": completion, "rewards": dict(zip(names, scores)),
-                     "reward": total, "advantage": advantage, "length": int(length), "truncated": bool(cut)})
+        rows.append(
+            {
+                "step": step,
+                "prompt": prompt,
+                "completion": completion,
+                "rewards": dict(zip(names, scores)),
+                "reward": total,
+                "advantage": advantage,
+                "length": int(length),
+                "truncated": bool(cut),
+            }
+        )
     return rows
 
 

@@ -42,8 +42,13 @@ class LiveHealth:
 
     def resumed(self, checkpoint, from_step: int, total_steps: int, trained_steps: int | None = None) -> None:
         if self.monitor is not None:
-            self.monitor.observe_event("resume", checkpoint=str(checkpoint), from_step=from_step,
-                                       total_steps=total_steps, trained_steps=trained_steps)
+            self.monitor.observe_event(
+                "resume",
+                checkpoint=str(checkpoint),
+                from_step=from_step,
+                total_steps=total_steps,
+                trained_steps=trained_steps,
+            )
             if trained_steps is not None:
                 self.report()
 

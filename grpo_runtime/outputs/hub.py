@@ -20,9 +20,20 @@ import shutil
 import sys
 from pathlib import Path
 
-MODEL_FILES = ("config.json", "generation_config.json", "model.safetensors", "model.safetensors.index.json",
-               "adapter_config.json", "adapter_model.safetensors", "tokenizer.json", "tokenizer_config.json",
-               "special_tokens_map.json", "chat_template.jinja", "vocab.json", "merges.txt")
+MODEL_FILES = (
+    "config.json",
+    "generation_config.json",
+    "model.safetensors",
+    "model.safetensors.index.json",
+    "adapter_config.json",
+    "adapter_model.safetensors",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "chat_template.jinja",
+    "vocab.json",
+    "merges.txt",
+)
 IGNORED = ["_*", "checkpoint-*"]
 
 
@@ -70,8 +81,9 @@ class HubPusher:
         for name in MODEL_FILES:
             if (checkpoint / name).is_file():
                 shutil.copy(checkpoint / name, self.output_dir / name)
-        message = f"Training in progress, epoch {int(epoch)}" if self.epoch_saves else \
-            f"Training in progress, step {step}"
+        message = (
+            f"Training in progress, epoch {int(epoch)}" if self.epoch_saves else f"Training in progress, step {step}"
+        )
         self.upload(self.output_dir, message, None, background=True)
         if self.strategy in ("checkpoint", "all_checkpoints"):
             where = "last-checkpoint" if self.strategy == "checkpoint" else checkpoint.name
@@ -92,16 +104,23 @@ class HubPusher:
         try:
             self.upload(self.output_dir, "End of training", None, background=False)
         except Exception as error:
-            raise PushFailed(f"the final push to the Hub repository {self.repo_id!r} failed "
-                             f"({type(error).__name__}: {first_line(error)}); the trained model is saved in "
-                             f"{self.output_dir}: upload it with `hf upload {self.repo_id} {self.output_dir}`") \
-                from None
+            raise PushFailed(
+                f"the final push to the Hub repository {self.repo_id!r} failed "
+                f"({type(error).__name__}: {first_line(error)}); the trained model is saved in "
+                f"{self.output_dir}: upload it with `hf upload {self.repo_id} {self.output_dir}`"
+            ) from None
 
     def upload(self, folder: Path, message: str, path_in_repo: str | None, background: bool):
         ignore = IGNORED if path_in_repo is None else None
-        result = self.api.upload_folder(repo_id=self.repo_id, folder_path=str(folder), path_in_repo=path_in_repo,
-                                        commit_message=message, revision=self.revision, ignore_patterns=ignore,
-                                        run_as_future=background)
+        result = self.api.upload_folder(
+            repo_id=self.repo_id,
+            folder_path=str(folder),
+            path_in_repo=path_in_repo,
+            commit_message=message,
+            revision=self.revision,
+            ignore_patterns=ignore,
+            run_as_future=background,
+        )
         if background:
             self.jobs.append((f"{message} ({folder.name})", result))
         return result

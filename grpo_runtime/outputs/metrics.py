@@ -15,7 +15,6 @@ from typing import Callable
 import torch
 
 
-
 def identity(tensor: torch.Tensor) -> torch.Tensor:
     return tensor
 
@@ -134,8 +133,6 @@ class WandbSink:
 
     def close(self) -> None:
         self.run.finish()
-
-
 
 
 def open_sinks(output_dir: Path, reporters: list[str], config_dict: dict, run_name, project) -> list:

@@ -17,8 +17,17 @@ import json
 import platform
 from importlib import metadata
 
-PACKAGES = ("grpo-config", "torch", "transformers", "accelerate", "datasets", "deepspeed", "huggingface_hub", "peft",
-            "vllm")
+PACKAGES = (
+    "grpo-config",
+    "torch",
+    "transformers",
+    "accelerate",
+    "datasets",
+    "deepspeed",
+    "huggingface_hub",
+    "peft",
+    "vllm",
+)
 
 
 def config_sha256(config) -> str:
@@ -40,8 +49,8 @@ def versions(packages=PACKAGES, missing: str | None = None) -> dict[str, str | N
 
 
 def run_info(config, accelerator, model_dtype=None) -> dict:
-    from grpo_runtime.generation.backends import backend_name
     from grpo_runtime.distributed.sharding import describe, kind
+    from grpo_runtime.generation.backends import backend_name
 
     return {
         "distributed_type": kind(accelerator),

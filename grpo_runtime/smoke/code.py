@@ -17,8 +17,7 @@ from grpo_runtime.data.code_programs import CodeUnavailable
 from grpo_runtime.smoke.plan import EXERCISED, SUBSTITUTED, SmokePlan, SmokeRefused
 from grpo_runtime.smoke.problems import kind_of, reference_completion
 
-EXECUTOR = ("this machine's local executor: each completion's code in a subprocess with time, memory and process "
-            "limits")
+EXECUTOR = "this machine's local executor: each completion's code in a subprocess with time, memory and process limits"
 
 
 def state_code_execution(config, script, funcs: list, plan: SmokePlan) -> None:
@@ -32,8 +31,9 @@ def state_code_execution(config, script, funcs: list, plan: SmokePlan) -> None:
     substituted = open_r1.substituted_sandboxes(config, script[1])
     if substituted:
         where = "; ".join(f"{name}: {service}" for name, service in substituted.items())
-        plan.add("code execution", SUBSTITUTED, f"{where} -> {EXECUTOR} (no client for the remote sandbox here); "
-                 + checked)
+        plan.add(
+            "code execution", SUBSTITUTED, f"{where} -> {EXECUTOR} (no client for the remote sandbox here); " + checked
+        )
     else:
         plan.add("code execution", EXERCISED, f"{EXECUTOR} (code_provider: local, as written); {checked}")
 
@@ -51,8 +51,11 @@ def check_references(rewards: list, plan: SmokePlan) -> str:
     if path is None:
         return "the dataset's own rows carry no reference solution: nothing was checked before the run"
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-    said = [f"the reference solutions ({', '.join(check_reward(reward, rows))}) score {reward.best_score} with "
-            f"{reward.__name__}" for reward in rewards]
+    said = [
+        f"the reference solutions ({', '.join(check_reward(reward, rows))}) score {reward.best_score} with "
+        f"{reward.__name__}"
+        for reward in rewards
+    ]
     return "checked before the run: " + "; ".join(said)
 
 
@@ -69,8 +72,12 @@ def check_reward(reward, rows: list[dict]) -> list[str]:
         except CodeUnavailable as error:
             raise SmokeRefused("code execution", str(error), "reward_funcs") from None
         if score is None or abs(score - reward.best_score) > 1e-9:
-            raise SmokeRefused("code execution", f"this machine's local executor scored the reference {language} "
-                               f"solution of a synthetic problem {score} with {reward.__name__} instead of "
-                               f"{reward.best_score}: it cannot run the recipe's code here (see the limits in "
-                               "docs/smoke.md)", "reward_funcs")
+            raise SmokeRefused(
+                "code execution",
+                f"this machine's local executor scored the reference {language} "
+                f"solution of a synthetic problem {score} with {reward.__name__} instead of "
+                f"{reward.best_score}: it cannot run the recipe's code here (see the limits in "
+                "docs/smoke.md)",
+                "reward_funcs",
+            )
     return sorted(firsts)

@@ -27,11 +27,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from grpo_schema.commands.options import add_format, add_profiles, add_world_size
-
 from grpo_runtime.launch.checking import EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_INVALID, EXIT_OK, EXIT_USAGE, check
 from grpo_runtime.launch.process import free_port
 from grpo_runtime.smoke.report import doctor_section, generated_completions, last_exception, render_text
+from grpo_schema.commands.options import add_format, add_profiles, add_world_size
 
 REPORT_VERSION = 1
 WORKER_TIMEOUT_S = 900
@@ -46,16 +45,27 @@ def parser() -> argparse.ArgumentParser:
     out.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
     out.add_argument("--allow-env", dest="allow_env", action="append", default=[], metavar="NAME")
     add_profiles(out, help="a training script's profile (e.g. open-r1), as grpo train takes it", dest="profiles")
-    add_world_size(out, help="the world size the run is for, as grpo validate takes it (the file's num_processes "
-                   "otherwise); the smoke runs it on this machine's CPUs, or the nearest size they can run")
+    add_world_size(
+        out,
+        help="the world size the run is for, as grpo validate takes it (the file's num_processes "
+        "otherwise); the smoke runs it on this machine's CPUs, or the nearest size they can run",
+    )
     add_format(out, ("text", "json"))
-    out.add_argument("--trl-version", metavar="X.Y[.Z]", help="the TRL release the file is written for: it is "
-                     "validated as that release reads it first (default: the installed trl, a repository pin, 1.16)")
+    out.add_argument(
+        "--trl-version",
+        metavar="X.Y[.Z]",
+        help="the TRL release the file is written for: it is "
+        "validated as that release reads it first (default: the installed trl, a repository pin, 1.16)",
+    )
     out.add_argument("--keep", metavar="DIR", help="run in DIR and keep it (default: a temporary folder, removed)")
     out.add_argument("--timeout", type=float, default=WORKER_TIMEOUT_S, help="seconds before the run is stopped")
-    out.add_argument("--strict-paths", dest="strict_paths", action="store_true",
-                     help="refuse a dataset, model, reward model or DeepSpeed config path that does not exist on "
-                     "this machine (default: a path of another machine is replaced by a stand-in, and said so)")
+    out.add_argument(
+        "--strict-paths",
+        dest="strict_paths",
+        action="store_true",
+        help="refuse a dataset, model, reward model or DeepSpeed config path that does not exist on "
+        "this machine (default: a path of another machine is replaced by a stand-in, and said so)",
+    )
     return out
 
 
@@ -163,8 +173,9 @@ def release_check(args, release: dict) -> dict | None:
     started = time.perf_counter()
     quiet = io.StringIO()
     with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
-        judged = check(args.file, args.overrides, args.world_size, args.allow_env, args.profiles, dry_run=True,
-                       release=release)
+        judged = check(
+            args.file, args.overrides, args.world_size, args.allow_env, args.profiles, dry_run=True, release=release
+        )
     if not isinstance(judged, int):
         if not args.profiles and judged.profile_args:
             args.profiles = list(judged.profile_args)  # the script's profile the file is written for, found here
@@ -173,9 +184,14 @@ def release_check(args, release: dict) -> dict | None:
     if args.format == "text":
         sys.stderr.write(quiet.getvalue())
     report = base_report(args)
-    report.update(exit_code=judged, component="config", log=quiet.getvalue()[-4000:],
-                  error=f"{args.file} is not valid for TRL {release['trl_version']}" if judged == EXIT_INVALID else
-                  f"cannot read {args.file}")
+    report.update(
+        exit_code=judged,
+        component="config",
+        log=quiet.getvalue()[-4000:],
+        error=f"{args.file} is not valid for TRL {release['trl_version']}"
+        if judged == EXIT_INVALID
+        else f"cannot read {args.file}",
+    )
     if judged == EXIT_INVALID:
         written_for_another_trainer(args, report, release)
     return finish(report, started)
@@ -189,21 +205,31 @@ UNREAD = {"GRPO-K001", "GRPO-K002", "GRPO-K003", "GRPO-K006", "GRPO-K009", "GRPO
 def ignored_keys(judged) -> list[str]:
     """The file's top-level keys the judged release ignores: the run leaves them out, as the release would."""
     raw = judged.raw if isinstance(judged.raw, dict) else {}
-    return list(dict.fromkeys(d.fields[0] for d in judged.diagnostics if d.code in UNREAD and d.fields
-                              and d.severity != "error" and d.fields[0] in raw))
+    return list(
+        dict.fromkeys(
+            d.fields[0]
+            for d in judged.diagnostics
+            if d.code in UNREAD and d.fields and d.severity != "error" and d.fields[0] in raw
+        )
+    )
 
 
 def written_for_another_trainer(args, report: dict, release: dict | None) -> None:
     """Keys and rewards that no release and no known script reads: the file is another trainer's, which grpo_runtime
     cannot run (exit 3, the keys named), not a config to correct."""
+    from grpo_runtime.launch.checking import another_trainer
     from grpo_schema import check_file
 
-    from grpo_runtime.launch.checking import another_trainer
-
     try:
-        result = check_file(args.file, world_size=args.world_size, overrides=args.overrides or None,
-                            allow_env=args.allow_env, profiles=list(args.profiles), allow_profile_import=True,
-                            **(release or {}))
+        result = check_file(
+            args.file,
+            world_size=args.world_size,
+            overrides=args.overrides or None,
+            allow_env=args.allow_env,
+            profiles=list(args.profiles),
+            allow_profile_import=True,
+            **(release or {}),
+        )
     except (OSError, KeyError, ImportError, AttributeError):
         return
     reason = another_trainer(result).lstrip(".\n")
@@ -218,10 +244,9 @@ def translate_for_runtime(args, release: dict) -> dict | None:
     Returns {"file": its path, "groups": the report lines saying so}, or None for a 1.16 file."""
     if is_reference(release["trl_version"]):
         return None
+    from grpo_runtime.smoke.plan import NOT_EXERCISED, SUBSTITUTED
     from grpo_schema.commands.migrate import migrate_config
     from grpo_schema.render.text import release_reason
-
-    from grpo_runtime.smoke.plan import NOT_EXERCISED, SUBSTITUTED
 
     source = Path(args.file)
     text = source.read_bytes().decode("utf-8")
@@ -238,20 +263,34 @@ def translate_for_runtime(args, release: dict) -> dict | None:
         target = Path(name)
         target.write_text(migrated.text, encoding="utf-8")
     if dropped:
-        groups_dropped = [{"group": f"keys TRL {release['trl_version']} ignores", "status": NOT_EXERCISED,
-                           "detail": f"{', '.join(dropped)}: left out of the run, as TRL {release['trl_version']} "
-                                     "ignores them (the setting has no effect there)"}]
+        groups_dropped = [
+            {
+                "group": f"keys TRL {release['trl_version']} ignores",
+                "status": NOT_EXERCISED,
+                "detail": f"{', '.join(dropped)}: left out of the run, as TRL {release['trl_version']} "
+                "ignores them (the setting has no effect there)",
+            }
+        ]
     else:
         groups_dropped = []
     written = f"written for {release_reason(release['trl_version'], release['trl_version_source'])}"
     changes = "; ".join(migrated.done) if migrated.done else "nothing to rewrite"
-    groups = [{"group": "TRL release", "status": SUBSTITUTED,
-               "detail": f"{written}; run by grpo_runtime (TRL {migrated.target}'s terms) as `grpo migrate --from "
-                         f"{release['trl_version']}` rewrites it, keeping its release's behaviour: {changes}"}]
+    groups = [
+        {
+            "group": "TRL release",
+            "status": SUBSTITUTED,
+            "detail": f"{written}; run by grpo_runtime (TRL {migrated.target}'s terms) as `grpo migrate --from "
+            f"{release['trl_version']}` rewrites it, keeping its release's behaviour: {changes}",
+        }
+    ]
     if migrated.cannot_keep or migrated.failed:
-        groups.append({"group": f"TRL {release['trl_version']} behaviour", "status": NOT_EXERCISED,
-                       "detail": f"TRL {migrated.target} cannot keep: " + "; ".join(
-                           migrated.cannot_keep + migrated.failed)})
+        groups.append(
+            {
+                "group": f"TRL {release['trl_version']} behaviour",
+                "status": NOT_EXERCISED,
+                "detail": f"TRL {migrated.target} cannot keep: " + "; ".join(migrated.cannot_keep + migrated.failed),
+            }
+        )
     return {"file": str(target), "text": migrated.text, "groups": groups + groups_dropped}
 
 
@@ -273,15 +312,28 @@ def without_unused_vllm_mode(text: str, migrated: str, done: list[str]) -> tuple
     from grpo_schema.engine.yamledit import load_yaml
 
     mine, rewritten = load_yaml(text).data, load_yaml(migrated).data
-    if not isinstance(mine, dict) or not isinstance(rewritten, dict) or "vllm_mode" in mine \
-            or "vllm_mode" not in rewritten or rewritten.get("use_vllm") is True:
+    if (
+        not isinstance(mine, dict)
+        or not isinstance(rewritten, dict)
+        or "vllm_mode" in mine
+        or "vllm_mode" not in rewritten
+        or rewritten.get("use_vllm") is True
+    ):
         return migrated, done
     return without_keys(migrated, ["vllm_mode"]), [d for d in done if not d.startswith("wrote vllm_mode")]
 
 
 def base_report(args) -> dict:
-    return {"version": REPORT_VERSION, "file": args.file, "engine": args.engine, "steps": args.steps,
-            "passed": False, "exit_code": EXIT_FAILED, "groups": [], "world_size": None}
+    return {
+        "version": REPORT_VERSION,
+        "file": args.file,
+        "engine": args.engine,
+        "steps": args.steps,
+        "passed": False,
+        "exit_code": EXIT_FAILED,
+        "groups": [],
+        "world_size": None,
+    }
 
 
 def smoke(args) -> dict:
@@ -297,9 +349,12 @@ def smoke(args) -> dict:
     if isinstance(result, int):
         if args.format == "text":
             sys.stderr.write(quiet.getvalue())
-        report.update(exit_code=EXIT_INVALID if result == EXIT_INVALID else result, component="config",
-                      error=f"{args.file} is not a valid config" if result == EXIT_INVALID else
-                      f"cannot read {args.file}", log=quiet.getvalue()[-4000:])
+        report.update(
+            exit_code=EXIT_INVALID if result == EXIT_INVALID else result,
+            component="config",
+            error=f"{args.file} is not a valid config" if result == EXIT_INVALID else f"cannot read {args.file}",
+            log=quiet.getvalue()[-4000:],
+        )
         if result == EXIT_INVALID:
             written_for_another_trainer(args, report, None)
         return finish(report, started)
@@ -308,8 +363,10 @@ def smoke(args) -> dict:
         return finish(report, started)
     workdir = Path(args.keep).expanduser().resolve() if args.keep else Path(tempfile.mkdtemp(prefix="grpo-smoke-"))
     workdir.mkdir(parents=True, exist_ok=True)
-    plan = SmokePlan(seed=content_seed(args.file, args.overrides, list(args.profiles or result.profile_args)),
-                     strict_paths=args.strict_paths)
+    plan = SmokePlan(
+        seed=content_seed(args.file, args.overrides, list(args.profiles or result.profile_args)),
+        strict_paths=args.strict_paths,
+    )
     report["seed"] = plan.seed
     try:
         with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
@@ -325,8 +382,12 @@ def smoke(args) -> dict:
         from grpo_runtime.smoke.plan import config_line
 
         report["groups"] = [g.to_dict() for g in plan.groups]
-        report.update(exit_code=EXIT_CANNOT_RUN, component=refused.component, error=str(refused),
-                      config_line=config_line(args.file, refused.key, refused.needle))
+        report.update(
+            exit_code=EXIT_CANNOT_RUN,
+            component=refused.component,
+            error=str(refused),
+            config_line=config_line(args.file, refused.key, refused.needle),
+        )
     finally:
         if not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -347,16 +408,19 @@ def installed(module: str) -> bool:
 
 def prepare(args, result, plan, workdir: Path):
     """Fill `plan`; returns the checked smoke config, or a report update when it stops before running."""
-    from grpo_schema import check_file
-
     from grpo_runtime.smoke.code import state_code_execution
     from grpo_runtime.smoke.data import strict_paths_check, substitute_dataset
     from grpo_runtime.smoke.model import substitute_model
-    from grpo_runtime.smoke.rewards import (exercised_names, reward_functions, state_branch_rewards,
-                                                   substituted_refusals)
-    from grpo_runtime.smoke.settings import (bound_batch, cap_generation_kwargs, choose_world_size,
-                                                    substitute_settings, written_groups)
+    from grpo_runtime.smoke.rewards import exercised_names, reward_functions, state_branch_rewards, substituted_refusals
+    from grpo_runtime.smoke.settings import (
+        bound_batch,
+        cap_generation_kwargs,
+        choose_world_size,
+        substitute_settings,
+        written_groups,
+    )
     from grpo_runtime.support import assess, script_of
+    from grpo_schema import check_file
 
     config, raw = result.config, result.raw if isinstance(result.raw, dict) else {}
     profiles = list(args.profiles or result.profile_args)
@@ -370,8 +434,14 @@ def prepare(args, result, plan, workdir: Path):
 
     def checked(size):
         sets = [*args.overrides, *plan.set_strings(), f"num_processes={size}"]
-        return check_file(args.file, world_size=size, overrides=sets, allow_env=args.allow_env, profiles=profiles,
-                          allow_profile_import=True)
+        return check_file(
+            args.file,
+            world_size=size,
+            overrides=sets,
+            allow_env=args.allow_env,
+            profiles=profiles,
+            allow_profile_import=True,
+        )
 
     plan.world_size = choose_world_size(args.file, config, plan, result.world_size, checked)
     bound_batch(config, plan, checked)
@@ -381,16 +451,21 @@ def prepare(args, result, plan, workdir: Path):
     written_groups(config, result.plan, plan, args.steps, exercised_names(funcs) if funcs else ["the reward model"])
     smoke_result = check(args.file, [*args.overrides, *plan.set_strings()], plan.world_size, args.allow_env, profiles)
     if isinstance(smoke_result, int):
-        return {"exit_code": EXIT_CANNOT_RUN, "component": "substitution",
-                "error": "the config with the smoke's substitutions does not validate (see the log)"}
+        return {
+            "exit_code": EXIT_CANNOT_RUN,
+            "component": "substitution",
+            "error": "the config with the smoke's substitutions does not validate (see the log)",
+        }
     if args.engine == "grpo_runtime":
         substituted = substituted_refusals(smoke_result)
-        refusals = [d for d in assess(smoke_result, "launch") if d.severity == "error"
-                    and d.message not in substituted]
+        refusals = [d for d in assess(smoke_result, "launch") if d.severity == "error" and d.message not in substituted]
         if refusals:
-            return {"exit_code": EXIT_CANNOT_RUN, "component": "runtime",
-                    "error": "grpo_runtime cannot run it as written: " + "; ".join(
-                        f"{d.code} {', '.join(d.fields)}: {d.message}" for d in refusals)}
+            return {
+                "exit_code": EXIT_CANNOT_RUN,
+                "component": "runtime",
+                "error": "grpo_runtime cannot run it as written: "
+                + "; ".join(f"{d.code} {', '.join(d.fields)}: {d.message}" for d in refusals),
+            }
     return smoke_result
 
 
@@ -398,10 +473,18 @@ def run_workers(args, result, plan, workdir: Path) -> dict:
     """Start the smoke's processes and wait; returns the report's outcome fields."""
     from grpo_runtime.smoke.plan import config_line
 
-    spec = {"file": args.file, "overrides": [*args.overrides, *plan.set_strings()], "world_size": plan.world_size,
-            "allow_env": list(args.allow_env), "profiles": list(args.profiles or result.profile_args),
-            "steps": args.steps, "engine": args.engine, "workdir": str(workdir), "seed": plan.seed,
-            "resume_port": free_port() if plan.world_size > 1 else None}
+    spec = {
+        "file": args.file,
+        "overrides": [*args.overrides, *plan.set_strings()],
+        "world_size": plan.world_size,
+        "allow_env": list(args.allow_env),
+        "profiles": list(args.profiles or result.profile_args),
+        "steps": args.steps,
+        "engine": args.engine,
+        "workdir": str(workdir),
+        "seed": plan.seed,
+        "resume_port": free_port() if plan.world_size > 1 else None,
+    }
     spec_path = workdir / "spec.json"
     spec_path.write_text(json.dumps(spec), encoding="utf-8")
     module = ["-m", "grpo_runtime.smoke.worker", str(spec_path)]
@@ -420,12 +503,25 @@ def run_workers(args, result, plan, workdir: Path) -> dict:
             while port == spec["resume_port"]:
                 port = free_port()
             flags = [*flags, "--main_process_port", str(port)]
-        command = [sys.executable, "-m", "accelerate.commands.launch", "--num_processes", str(plan.world_size),
-                   *flags, *default_launch_args(flags, plan.world_size, result.config), *module]
-    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
-               PYTHONPATH=os.pathsep.join([os.getcwd(), *filter(None, [os.environ.get("PYTHONPATH")])]),
-               OMP_NUM_THREADS=str(max(1, (os.cpu_count() or 1) // plan.world_size)),
-               PYTHONHASHSEED=str(plan.seed))  # set and dict orders of the run: those of this file, every time
+        command = [
+            sys.executable,
+            "-m",
+            "accelerate.commands.launch",
+            "--num_processes",
+            str(plan.world_size),
+            *flags,
+            *default_launch_args(flags, plan.world_size, result.config),
+            *module,
+        ]
+    env = dict(
+        os.environ,
+        HF_HUB_OFFLINE="1",
+        HF_DATASETS_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        PYTHONPATH=os.pathsep.join([os.getcwd(), *filter(None, [os.environ.get("PYTHONPATH")])]),
+        OMP_NUM_THREADS=str(max(1, (os.cpu_count() or 1) // plan.world_size)),
+        PYTHONHASHSEED=str(plan.seed),
+    )  # set and dict orders of the run: those of this file, every time
     log_path = workdir / "worker.log"
     with log_path.open("w", encoding="utf-8") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
@@ -436,18 +532,29 @@ def run_workers(args, result, plan, workdir: Path) -> dict:
     generated = generated_completions(workdir / "output")
     if failed:
         first = failed[0]
-        return {**generated, "exit_code": EXIT_CANNOT_RUN if first.get("refused") else EXIT_FAILED,
-                "component": first["component"], "error": first["error"], "exception": first.get("exception"),
-                "phase": first["phase"], "rank": first["rank"],
-                "traceback": [f"{f['file']}:{f['line']} in {f['function']}: {f['code']}" for f in first["traceback"]],
-                "frame_owners": [f.get("owner", "user" if f.get("user") else "library") for f in first["traceback"]],
-                "config_line": config_line(args.file, first.get("key"), first.get("needle"))}
+        return {
+            **generated,
+            "exit_code": EXIT_CANNOT_RUN if first.get("refused") else EXIT_FAILED,
+            "component": first["component"],
+            "error": first["error"],
+            "exception": first.get("exception"),
+            "phase": first["phase"],
+            "rank": first["rank"],
+            "traceback": [f"{f['file']}:{f['line']} in {f['function']}: {f['code']}" for f in first["traceback"]],
+            "frame_owners": [f.get("owner", "user" if f.get("user") else "library") for f in first["traceback"]],
+            "config_line": config_line(args.file, first.get("key"), first.get("needle")),
+        }
     if code == 0 and len(results) == plan.world_size:
         return {**generated, "exit_code": EXIT_OK}
     reason = "timed out" if code is None else f"exited with {code}"
-    return {**generated, "exit_code": EXIT_FAILED, "component": "process",
-            "error": f"the smoke process {reason} without a report", "exception": last_exception(log_text),
-            "log": log_text[-4000:]}
+    return {
+        **generated,
+        "exit_code": EXIT_FAILED,
+        "component": "process",
+        "error": f"the smoke process {reason} without a report",
+        "exception": last_exception(log_text),
+        "log": log_text[-4000:],
+    }
 
 
 def wait(process, workdir: Path, timeout: float):
@@ -459,8 +566,11 @@ def wait(process, workdir: Path, timeout: float):
         if code is not None:
             return code
         now = time.monotonic()
-        if failed_at is None and any(not json.loads(p.read_text() or "{}").get("passed", True)
-                                     for p in workdir.glob("result-*.json") if p.stat().st_size):
+        if failed_at is None and any(
+            not json.loads(p.read_text() or "{}").get("passed", True)
+            for p in workdir.glob("result-*.json")
+            if p.stat().st_size
+        ):
             failed_at = now
         if now > deadline or (failed_at is not None and now - failed_at > GRACE_AFTER_FAILURE_S):
             with contextlib.suppress(ProcessLookupError):

@@ -28,5 +28,6 @@ def cpu_features(cpuinfo: str | None = None) -> list[str]:
 
 def cpu_description(cpuinfo: str | None = None) -> str:
     features = cpu_features(cpuinfo)
-    return f"{platform.machine() or 'unknown'} with " + (", ".join(features) if features else
-                                                          "none of " + ", ".join(KERNEL_FLAGS))
+    return f"{platform.machine() or 'unknown'} with " + (
+        ", ".join(features) if features else "none of " + ", ".join(KERNEL_FLAGS)
+    )

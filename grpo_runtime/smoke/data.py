@@ -10,8 +10,15 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from grpo_runtime.smoke.plan import (EXERCISED, SUBSTITUTED, SmokePlan, SmokeRefused, another_machines,
-                                            looks_local, refuse_strict)
+from grpo_runtime.smoke.plan import (
+    EXERCISED,
+    SUBSTITUTED,
+    SmokePlan,
+    SmokeRefused,
+    another_machines,
+    looks_local,
+    refuse_strict,
+)
 
 SYNTHETIC_ROWS = 64
 SYNTHETIC_TEST_ROWS = 4  # evaluation reads the whole test split, every step: a few prompts
@@ -26,12 +33,16 @@ def strict_paths_check(config, plan: SmokePlan, script=None) -> None:
     for source in dataset_sources(config, script):
         if another_machines(source):
             refuse_strict(plan, "dataset", "dataset", source, "datasets" if config.datasets else "dataset_name")
-    for key, what, component in (("model_name_or_path", "model", "model"),
-                                 ("reward_model_name_or_path", "reward model", "reward model"),
-                                 ("deepspeed", "DeepSpeed config", "sharding")):
+    for key, what, component in (
+        ("model_name_or_path", "model", "model"),
+        ("reward_model_name_or_path", "reward model", "reward model"),
+        ("deepspeed", "DeepSpeed config", "sharding"),
+    ):
         value = getattr(config, key, None)
         if another_machines(value):
             refuse_strict(plan, component, what, value, key)
+
+
 def dataset_cached(name: str) -> bool:
     from grpo_schema.engine.hardware.models import hub_cache_dirs
 
@@ -78,22 +89,34 @@ def reward_columns(reward_funcs: list) -> dict[str, str]:
     """The dataset columns the reward functions take (their named parameters), each with the reward asking."""
     columns = {}
     for func in reward_funcs:
-        target = func if inspect.isfunction(func) or inspect.ismethod(func) else (func.__call__ if callable(func) else func)
+        target = (
+            func if inspect.isfunction(func) or inspect.ismethod(func) else (func.__call__ if callable(func) else func)
+        )
         try:
             parameters = inspect.signature(target).parameters.values()
         except (TypeError, ValueError):
             continue
         for parameter in parameters:
-            if parameter.kind in (parameter.VAR_KEYWORD, parameter.VAR_POSITIONAL) or \
-                    parameter.name in REWARD_CALL_ARGS:
+            if (
+                parameter.kind in (parameter.VAR_KEYWORD, parameter.VAR_POSITIONAL)
+                or parameter.name in REWARD_CALL_ARGS
+            ):
                 continue
             if parameter.default is parameter.empty:
                 columns.setdefault(parameter.name, getattr(func, "__name__", type(func).__name__))
     return columns
 
 
-QUESTIONS = [("What is 1 + 1?", "2"), ("What is 2 + 3?", "5"), ("What is 3 * 3?", "9"), ("What is 10 - 4?", "6"),
-             ("What is 7 + 8?", "15"), ("What is 12 / 4?", "3"), ("What is 6 * 7?", "42"), ("What is 9 - 9?", "0")]
+QUESTIONS = [
+    ("What is 1 + 1?", "2"),
+    ("What is 2 + 3?", "5"),
+    ("What is 3 * 3?", "9"),
+    ("What is 10 - 4?", "6"),
+    ("What is 7 + 8?", "15"),
+    ("What is 12 / 4?", "3"),
+    ("What is 6 * 7?", "42"),
+    ("What is 9 - 9?", "0"),
+]
 
 
 @dataclass
@@ -141,15 +164,22 @@ def substitute_dataset(config, raw: dict, reward_funcs: list, plan: SmokePlan, w
     key = "datasets" if config.datasets else ("dataset_mixture" if open_r1_mixture(script) else "dataset_name")
     elsewhere = [s for s in sources if looks_local(s) and not Path(s).expanduser().exists()]
     if elsewhere and plan.strict_paths:
-        raise SmokeRefused("dataset", f"the dataset path {elsewhere[0]} does not exist on this machine "
-                           "(--strict-paths: a path of another machine is refused, not substituted)", key)
+        raise SmokeRefused(
+            "dataset",
+            f"the dataset path {elsewhere[0]} does not exist on this machine "
+            "(--strict-paths: a path of another machine is refused, not substituted)",
+            key,
+        )
     remote = [s for s in sources if not available(s)]
     if not remote:
         plan.add("dataset", EXERCISED, f"{', '.join(sources)} as written (local or cached; read offline)")
         return
     open_r1 = script is not None and script[0] == "open-r1"
-    prompt_column = str(getattr(script[1], "dataset_prompt_column", None) or "prompt") if open_r1 else \
-        str(raw.get("dataset_prompt_column") or "prompt")
+    prompt_column = (
+        str(getattr(script[1], "dataset_prompt_column", None) or "prompt")
+        if open_r1
+        else str(raw.get("dataset_prompt_column") or "prompt")
+    )
     needed = reward_columns(reward_funcs)
     mixture = open_r1_mixture(script)
     if mixture is not None:  # open-r1's mixture is cut to each entry's columns before the prompt is built
@@ -162,8 +192,9 @@ def substitute_dataset(config, raw: dict, reward_funcs: list, plan: SmokePlan, w
         why.append(f"path of another machine: {', '.join(elsewhere)} not on this machine")
     hub = [s for s in remote if s not in elsewhere]
     if hub:
-        why.append(("" if not elsewhere else f"{', '.join(hub)} ") + "not on disk or in the cache; nothing is "
-                   "downloaded")
+        why.append(
+            ("" if not elsewhere else f"{', '.join(hub)} ") + "not on disk or in the cache; nothing is downloaded"
+        )
     data = workdir / "data"
     if config.datasets:
         substitute_mixture(config, needed, plan, data, "; ".join(why))
@@ -171,18 +202,27 @@ def substitute_dataset(config, raw: dict, reward_funcs: list, plan: SmokePlan, w
     shape = RowShape(prompt_column, conversational=not open_r1, columns=tuple(sorted(needed)))
     from grpo_runtime.smoke.problems import code_rows, rows_note  # rows a code reward can run
 
-    rows = code_rows(reward_funcs, shape, SYNTHETIC_ROWS, plan.seed) or \
-        synthetic_rows(shape, SYNTHETIC_ROWS, plan.seed)
+    rows = code_rows(reward_funcs, shape, SYNTHETIC_ROWS, plan.seed) or synthetic_rows(shape, SYNTHETIC_ROWS, plan.seed)
     write_rows(data / "train.jsonl", rows)
     write_rows(data / "test.jsonl", rows[:SYNTHETIC_TEST_ROWS])
-    form = "text (open-r1 builds the conversation" + (", with the system prompt" if getattr(
-        script[1], "system_prompt", None) is not None else "") + ")" if open_r1 else "a conversation"
+    form = (
+        "text (open-r1 builds the conversation"
+        + (", with the system prompt" if getattr(script[1], "system_prompt", None) is not None else "")
+        + ")"
+        if open_r1
+        else "a conversation"
+    )
     shown = ", ".join([f"{prompt_column} ({form})", *(f"{c} (read by {who})" for c, who in sorted(needed.items()))])
-    plan.add("dataset", SUBSTITUTED, f"{SYNTHETIC_ROWS} synthetic rows{rows_note(reward_funcs)} ("
-             f"{SYNTHETIC_TEST_ROWS} in the test split) "
-             f"with the columns {shown}, instead of {', '.join(remote)} ({'; '.join(why)})")
-    plan.overrides.update(dataset_name=str(data), dataset_config=None, dataset_train_split="train",
-                          dataset_test_split="test")
+    plan.add(
+        "dataset",
+        SUBSTITUTED,
+        f"{SYNTHETIC_ROWS} synthetic rows{rows_note(reward_funcs)} ("
+        f"{SYNTHETIC_TEST_ROWS} in the test split) "
+        f"with the columns {shown}, instead of {', '.join(remote)} ({'; '.join(why)})",
+    )
+    plan.overrides.update(
+        dataset_name=str(data), dataset_config=None, dataset_train_split="train", dataset_test_split="test"
+    )
     if mixture is not None:
         plan.overrides["dataset_mixture"] = None
 
@@ -207,7 +247,11 @@ def substitute_mixture(config, needed: dict, plan: SmokePlan, data: Path, why: s
             new["fraction"] = entry.fraction
         entries.append(new)
         shown.append(f"{entry.path} ({', '.join(kept)})")
-    plan.add("dataset", SUBSTITUTED, f"a mixture of {len(entries)} synthetic datasets of {SYNTHETIC_ROWS} rows, "
-             f"each with the columns its entry keeps: {'; '.join(shown)} ({why}); the mixture's columns, "
-             "fractions and test_split_size as written")
+    plan.add(
+        "dataset",
+        SUBSTITUTED,
+        f"a mixture of {len(entries)} synthetic datasets of {SYNTHETIC_ROWS} rows, "
+        f"each with the columns its entry keeps: {'; '.join(shown)} ({why}); the mixture's columns, "
+        "fractions and test_split_size as written",
+    )
     plan.overrides["datasets"] = entries

@@ -13,10 +13,15 @@ import sysconfig
 import traceback
 from pathlib import Path
 
-OUR_PACKAGES = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).resolve().parents[2] / "grpo_schema"),
-                str(Path(__file__).resolve().parents[2] / "web"), str(Path(__file__).resolve().parents[2] / "grpo_web")]
-LIBRARY_DIRS = {os.path.realpath(sysconfig.get_paths()[name])
-                for name in ("stdlib", "platstdlib", "purelib", "platlib")}
+OUR_PACKAGES = [
+    str(Path(__file__).resolve().parents[1]),
+    str(Path(__file__).resolve().parents[2] / "grpo_schema"),
+    str(Path(__file__).resolve().parents[2] / "web"),
+    str(Path(__file__).resolve().parents[2] / "grpo_web"),
+]
+LIBRARY_DIRS = {
+    os.path.realpath(sysconfig.get_paths()[name]) for name in ("stdlib", "platstdlib", "purelib", "platlib")
+}
 MISSING_ARGUMENT = re.compile(r"missing \d+ required (?:positional|keyword-only) arguments?: (.+)")
 
 
@@ -29,6 +34,7 @@ class SmokeFault(Exception):
 
 
 # --- reward functions, checked on every call ------------------------------------------------------------------------
+
 
 def checked_reward(func, name: str, columns_key: str):
     """`func` behind a check: an exception is retried completion by completion to name the first one that raises,
@@ -43,15 +49,21 @@ def checked_reward(func, name: str, columns_key: str):
             missing = MISSING_ARGUMENT.search(str(error))
             if missing and func_frame_is_call(error):
                 column = missing.group(1).split(",")[0].strip(" '\"")
-                raise SmokeFault("dataset column", f"the reward function {name} reads the column {column!r}, which "
-                                 f"the dataset does not have (columns: {sorted(dataset_keys(kwargs))})",
-                                 columns_key) from error
+                raise SmokeFault(
+                    "dataset column",
+                    f"the reward function {name} reads the column {column!r}, which "
+                    f"the dataset does not have (columns: {sorted(dataset_keys(kwargs))})",
+                    columns_key,
+                ) from error
             raise reward_fault(func, name, kwargs, completions, error) from error
         except KeyError as error:
             if error.args and isinstance(error.args[0], str) and error.args[0] not in kwargs:
-                raise SmokeFault("dataset column", f"the reward function {name} reads the column {error.args[0]!r}, "
-                                 f"which the dataset does not have (columns: {sorted(dataset_keys(kwargs))})",
-                                 columns_key) from error
+                raise SmokeFault(
+                    "dataset column",
+                    f"the reward function {name} reads the column {error.args[0]!r}, "
+                    f"which the dataset does not have (columns: {sorted(dataset_keys(kwargs))})",
+                    columns_key,
+                ) from error
             raise reward_fault(func, name, kwargs, completions, error) from error
         except SmokeFault:
             raise
@@ -61,9 +73,13 @@ def checked_reward(func, name: str, columns_key: str):
             # TimeoutException, for one, is a BaseException)
             raise reward_fault(func, name, kwargs, completions, error) from error
         if values is None or isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
-            raise SmokeFault(f"reward function {name}", f"the reward function {name} returned {values!r} instead of "
-                             f"a list of {len(completions)} rewards (one per completion, None for 'no opinion')",
-                             "reward_funcs", name)
+            raise SmokeFault(
+                f"reward function {name}",
+                f"the reward function {name} returned {values!r} instead of "
+                f"a list of {len(completions)} rewards (one per completion, None for 'no opinion')",
+                "reward_funcs",
+                name,
+            )
         return values
 
     call.__name__ = name
@@ -77,27 +93,40 @@ def func_frame_is_call(error: TypeError) -> bool:
 
 
 def dataset_keys(kwargs: dict) -> set:
-    return {k for k in kwargs if k not in ("prompts", "completions", "completion_ids", "trainer_state", "log_extra",
-                                           "log_metric")}
+    return {
+        k
+        for k in kwargs
+        if k not in ("prompts", "completions", "completion_ids", "trainer_state", "log_extra", "log_metric")
+    }
 
 
 def reward_fault(func, name: str, kwargs: dict, completions: list, error: Exception) -> SmokeFault:
     """Call the reward on one completion at a time to name the first that raises."""
     count = len(completions)
     for k in range(count):
-        one = {key: ([value[k]] if isinstance(value, list) and len(value) == count else value)
-               for key, value in kwargs.items()}
+        one = {
+            key: ([value[k]] if isinstance(value, list) and len(value) == count else value)
+            for key, value in kwargs.items()
+        }
         try:
             func(**one)
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException:  # this completion is the one
             text = completion_text(completions[k])
-            return SmokeFault(f"reward function {name}", f"the reward function {name} raised "
-                              f"{type(error).__name__}: {error} on completion {k} ({text[:120]!r})",
-                              "reward_funcs", name)
-    return SmokeFault(f"reward function {name}", f"the reward function {name} raised {type(error).__name__}: "
-                      f"{error} on the batch of {count} completions (on none of them alone)", "reward_funcs", name)
+            return SmokeFault(
+                f"reward function {name}",
+                f"the reward function {name} raised {type(error).__name__}: {error} on completion {k} ({text[:120]!r})",
+                "reward_funcs",
+                name,
+            )
+    return SmokeFault(
+        f"reward function {name}",
+        f"the reward function {name} raised {type(error).__name__}: "
+        f"{error} on the batch of {count} completions (on none of them alone)",
+        "reward_funcs",
+        name,
+    )
 
 
 def completion_text(completion) -> str:
@@ -111,8 +140,11 @@ def wrap_rewards(funcs: list, columns_key: str) -> list:
 
     wrapped = []
     for func in funcs:
-        if isinstance(func, RewardModel) or inspect.iscoroutinefunction(func) or \
-                (callable(func) and inspect.iscoroutinefunction(func.__call__)):
+        if (
+            isinstance(func, RewardModel)
+            or inspect.iscoroutinefunction(func)
+            or (callable(func) and inspect.iscoroutinefunction(func.__call__))
+        ):
             wrapped.append(func)
         else:
             wrapped.append(checked_reward(func, reward_name(func), columns_key))
@@ -120,6 +152,7 @@ def wrap_rewards(funcs: list, columns_key: str) -> list:
 
 
 # --- classifying a failure ------------------------------------------------------------------------------------------
+
 
 def frame_owner(filename: str) -> str:
     """Whose code a frame runs: "user" (the user's own files), "ours" (grpo_runtime, grpo_schema) or "library"
@@ -131,8 +164,11 @@ def frame_owner(filename: str) -> str:
     if any(path.startswith(d + os.sep) for d in OUR_PACKAGES):
         return "ours"
     parts = Path(path).parts
-    if "site-packages" in parts or "dist-packages" in parts or \
-            any(path.startswith(d + os.sep) for d in LIBRARY_DIRS if d):
+    if (
+        "site-packages" in parts
+        or "dist-packages" in parts
+        or any(path.startswith(d + os.sep) for d in LIBRARY_DIRS if d)
+    ):
         return "library"
     return "user"
 
@@ -157,8 +193,16 @@ def frames(error: BaseException) -> list[dict]:
     for link in reversed(chain):
         for frame in traceback.extract_tb(link.__traceback__):
             owner = frame_owner(frame.filename)
-            found.append({"file": frame.filename, "line": frame.lineno, "function": frame.name,
-                          "code": frame.line or "", "owner": owner, "user": owner == "user"})
+            found.append(
+                {
+                    "file": frame.filename,
+                    "line": frame.lineno,
+                    "function": frame.name,
+                    "code": frame.line or "",
+                    "owner": owner,
+                    "user": owner == "user",
+                }
+            )
     return sorted(found, key=lambda f: OWNER_ORDER[f["owner"]])
 
 
@@ -192,21 +236,31 @@ def classify(error: BaseException, phase: str, config) -> dict:
     text = f"{type(error).__name__}: {error}"
     template = any(type(e).__module__.startswith("jinja2") for e in chain) or "apply_chat_template" in functions
     if template:
-        return dict(component="chat template", error=f"the chat template failed on the dataset's messages: {text}",
-                    key="chat_template")
-    if any("Target module" in str(e) or "target_modules" in str(e) for e in chain) or \
-            (any("/peft/" in n for n in names) and "wrap_lora" in functions):
-        return dict(component="PEFT target", error=f"a LoRA target is not in the model: {text}",
-                    key="lora_target_modules")
-    if phase == "resume" and (any(type(e).__name__ == "CheckpointError" for e in chain)
-                              or any(n.endswith("outputs/checkpoint.py") for n in names)
-                              or "_load_from_checkpoint" in functions or "_load_optimizer_and_scheduler" in functions):
+        return dict(
+            component="chat template",
+            error=f"the chat template failed on the dataset's messages: {text}",
+            key="chat_template",
+        )
+    if any("Target module" in str(e) or "target_modules" in str(e) for e in chain) or (
+        any("/peft/" in n for n in names) and "wrap_lora" in functions
+    ):
+        return dict(
+            component="PEFT target", error=f"a LoRA target is not in the model: {text}", key="lora_target_modules"
+        )
+    if phase == "resume" and (
+        any(type(e).__name__ == "CheckpointError" for e in chain)
+        or any(n.endswith("outputs/checkpoint.py") for n in names)
+        or "_load_from_checkpoint" in functions
+        or "_load_optimizer_and_scheduler" in functions
+    ):
         key = "save_only_model" if getattr(config, "save_only_model", False) else "save_steps"
-        return dict(component="checkpoint resume", error=f"the checkpoint saved after step 1 cannot be resumed: {text}",
-                    key=key)
+        return dict(
+            component="checkpoint resume", error=f"the checkpoint saved after step 1 cannot be resumed: {text}", key=key
+        )
     dataset_words = ("column", "training set", "prompts", "dataset", "split")
-    if any(n.endswith("data/datasets.py") or n.endswith("data/open_r1.py") for n in names) or \
-            (type(error).__name__ == "CannotRun" and any(word in str(error) for word in dataset_words)):
+    if any(n.endswith("data/datasets.py") or n.endswith("data/open_r1.py") for n in names) or (
+        type(error).__name__ == "CannotRun" and any(word in str(error) for word in dataset_words)
+    ):
         key = "datasets" if getattr(config, "datasets", None) else "dataset_name"
         return dict(component="dataset", error=text, key=key)
     if any(n.endswith("model/loading.py") for n in names):

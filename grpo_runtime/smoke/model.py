@@ -6,10 +6,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grpo_runtime.smoke.plan import (ELSEWHERE, EXERCISED, SUBSTITUTED, SmokePlan, SmokeRefused,
-                                            another_machines, refuse_strict)
-from grpo_runtime.smoke.cpu import cpu_description
 from grpo_runtime.model.modality import named_vision_language, vision_language_class
+from grpo_runtime.smoke.cpu import cpu_description
+from grpo_runtime.smoke.plan import (
+    ELSEWHERE,
+    EXERCISED,
+    SUBSTITUTED,
+    SmokePlan,
+    SmokeRefused,
+    another_machines,
+    refuse_strict,
+)
 
 SMALL_MODEL_PARAMS = 60e6  # a local model this small runs as it is
 
@@ -65,12 +72,28 @@ def context_length(config) -> int:
 def shrink(config, vocab_size: int, tokenizer, positions: int = MIN_CONTEXT):
     """The same architecture class at toy sizes: 2 layers, hidden 64, 2 heads of HEAD_DIM (1 key/value head), MLP
     128, at least `positions` positions."""
-    sizes = dict(num_hidden_layers=2, hidden_size=64, intermediate_size=128, num_attention_heads=64 // HEAD_DIM,
-                 num_key_value_heads=1, head_dim=HEAD_DIM, max_position_embeddings=positions, max_window_layers=2,
-                 moe_intermediate_size=64, shared_expert_intermediate_size=64, num_experts=4, n_routed_experts=4,
-                 num_local_experts=4, num_experts_per_tok=2, first_k_dense_replace=0, kv_lora_rank=16,
-                 q_lora_rank=16, qk_rope_head_dim=HEAD_DIM // 2, qk_nope_head_dim=HEAD_DIM // 2,
-                 v_head_dim=HEAD_DIM)
+    sizes = dict(
+        num_hidden_layers=2,
+        hidden_size=64,
+        intermediate_size=128,
+        num_attention_heads=64 // HEAD_DIM,
+        num_key_value_heads=1,
+        head_dim=HEAD_DIM,
+        max_position_embeddings=positions,
+        max_window_layers=2,
+        moe_intermediate_size=64,
+        shared_expert_intermediate_size=64,
+        num_experts=4,
+        n_routed_experts=4,
+        num_local_experts=4,
+        num_experts_per_tok=2,
+        first_k_dense_replace=0,
+        kv_lora_rank=16,
+        q_lora_rank=16,
+        qk_rope_head_dim=HEAD_DIM // 2,
+        qk_nope_head_dim=HEAD_DIM // 2,
+        v_head_dim=HEAD_DIM,
+    )
     text = getattr(config, "text_config", None)
     for target in [config] + ([text] if text is not None and text is not config else []):
         for key, value in sizes.items():
@@ -100,9 +123,15 @@ def local_tokenizer(folder: Path | None):
         return AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
     except Exception:  # an unreadable tokenizer is replaced and said so
         return None
+
+
 def substitute_model(config, plan: SmokePlan, workdir: Path) -> None:
-    plan.add("CPU", EXERCISED, f"{cpu_description()} (a stand-in's head size, {HEAD_DIM}, has a CPU attention "
-             "kernel on every instruction set)")
+    plan.add(
+        "CPU",
+        EXERCISED,
+        f"{cpu_description()} (a stand-in's head size, {HEAD_DIM}, has a CPU attention "
+        "kernel on every instruction set)",
+    )
     name = str(config.model_name_or_path)
     elsewhere = another_machines(name)
     if elsewhere:
@@ -113,12 +142,16 @@ def substitute_model(config, plan: SmokePlan, workdir: Path) -> None:
         from transformers import AutoConfig
 
         try:
-            model_config = AutoConfig.from_pretrained(str(folder), local_files_only=True,
-                                                      trust_remote_code=config.trust_remote_code)
+            model_config = AutoConfig.from_pretrained(
+                str(folder), local_files_only=True, trust_remote_code=config.trust_remote_code
+            )
         except (ValueError, KeyError) as error:
-            raise SmokeRefused("model", f"the model {name} ({folder / 'config.json'}) has an architecture that "
-                               f"transformers does not know: {str(error).splitlines()[0]}",
-                               "model_name_or_path") from None
+            raise SmokeRefused(
+                "model",
+                f"the model {name} ({folder / 'config.json'}) has an architecture that "
+                f"transformers does not know: {str(error).splitlines()[0]}",
+                "model_name_or_path",
+            ) from None
         refuse_vision_language(name, vision_language_class(model_config), "its config.json")
         from grpo_schema.engine.hardware.models import read_config_json
 
@@ -137,7 +170,8 @@ def substitute_model(config, plan: SmokePlan, workdir: Path) -> None:
         source = "the built-in catalogue's facts"
         if elsewhere:
             source = f"{ELSEWHERE}: {name} is not on this machine; " + (
-                f"the catalogue's facts for {Path(name).name}" if model_config is not None else "")
+                f"the catalogue's facts for {Path(name).name}" if model_config is not None else ""
+            )
         if model_config is None:
             from transformers import LlamaConfig
 
@@ -152,20 +186,28 @@ def substitute_model(config, plan: SmokePlan, workdir: Path) -> None:
         from grpo_runtime.model.tiny import build_byte_tokenizer
 
         tokenizer = build_byte_tokenizer()
-        plan.add("tokenizer and chat template", SUBSTITUTED,
-                 f"a byte-level tokenizer of {len(tokenizer)} tokens with a ChatML chat template (the real tokenizer of {name} is "
-                 "not on disk; a profile's chat_template still applies)")
+        plan.add(
+            "tokenizer and chat template",
+            SUBSTITUTED,
+            f"a byte-level tokenizer of {len(tokenizer)} tokens with a ChatML chat template (the real tokenizer of {name} is "
+            "not on disk; a profile's chat_template still applies)",
+        )
     shrunk = shrink(model_config, len(tokenizer), tokenizer, context_length(config))
     import torch
     from transformers import AutoModelForCausalLM
 
     torch.manual_seed(plan.seed)
     try:
-        model = AutoModelForCausalLM.from_config(shrunk, dtype=torch.float32,
-                                                 trust_remote_code=config.trust_remote_code)
+        model = AutoModelForCausalLM.from_config(
+            shrunk, dtype=torch.float32, trust_remote_code=config.trust_remote_code
+        )
     except ValueError as error:
-        raise SmokeRefused("model", f"transformers cannot build a causal LM of {name}'s architecture "
-                           f"({type(shrunk).__name__}): {str(error).splitlines()[0]}", "model_name_or_path") from None
+        raise SmokeRefused(
+            "model",
+            f"transformers cannot build a causal LM of {name}'s architecture "
+            f"({type(shrunk).__name__}): {str(error).splitlines()[0]}",
+            "model_name_or_path",
+        ) from None
     for key in ("eos_token_id", "pad_token_id", "bos_token_id"):
         setattr(model.generation_config, key, getattr(tokenizer, key))
     target = workdir / "model"
@@ -173,8 +215,10 @@ def substitute_model(config, plan: SmokePlan, workdir: Path) -> None:
     tokenizer.save_pretrained(target)
     if folder is None:
         check_tokenizer_reloads(target, tokenizer)
-    layers = (f"2 layers, hidden 64, {64 // HEAD_DIM} heads of {HEAD_DIM}, MLP 128, vocab {len(tokenizer)}, "
-              f"{shrunk.max_position_embeddings} positions")
+    layers = (
+        f"2 layers, hidden 64, {64 // HEAD_DIM} heads of {HEAD_DIM}, MLP 128, vocab {len(tokenizer)}, "
+        f"{shrunk.max_position_embeddings} positions"
+    )
     plan.add("model", SUBSTITUTED, f"a random-init {type(model).__name__} ({layers}; from {source}) instead of {name}")
 
     plan.overrides.update(model_name_or_path=str(target), model_revision=None)
@@ -185,9 +229,13 @@ def refuse_vision_language(name: str, found: str | None, how: str) -> None:
     """A vision-language policy is refused, not stood in for by a text model: a smoke that passed on text alone
     would say nothing of the run, which trains on the dataset's images."""
     if found is not None:
-        raise SmokeRefused("model", f"{name} is a vision-language model ({how} says {found}): grpo_runtime trains "
-                           "text-only causal LMs and the smoke builds no vision-language stand-in; TRL's trainer "
-                           "(`trl grpo`) trains such models on the dataset's images", "model_name_or_path")
+        raise SmokeRefused(
+            "model",
+            f"{name} is a vision-language model ({how} says {found}): grpo_runtime trains "
+            "text-only causal LMs and the smoke builds no vision-language stand-in; TRL's trainer "
+            "(`trl grpo`) trains such models on the dataset's images",
+            "model_name_or_path",
+        )
 
 
 def substitute_reward_model(config, plan: SmokePlan, workdir: Path, shrunk, tokenizer) -> None:
@@ -212,8 +260,11 @@ def substitute_reward_model(config, plan: SmokePlan, workdir: Path, shrunk, toke
     classifier.save_pretrained(target)
     tokenizer.save_pretrained(target)
     why = f"{ELSEWHERE}: {name} is not on this machine" if elsewhere else f"{name} is not on disk or in the cache"
-    plan.add("reward model", SUBSTITUTED, f"a random-init {type(classifier).__name__} of the stand-in's sizes "
-             f"({why}; nothing is downloaded)")
+    plan.add(
+        "reward model",
+        SUBSTITUTED,
+        f"a random-init {type(classifier).__name__} of the stand-in's sizes ({why}; nothing is downloaded)",
+    )
     plan.overrides["reward_model_name_or_path"] = str(target)
 
 
@@ -221,8 +272,9 @@ def check_tokenizer_reloads(folder: Path, tokenizer) -> None:
     """`AutoTokenizer` may pick the architecture's own tokenizer class for a saved folder; the ids must survive."""
     from transformers import AutoTokenizer
 
-    sample = tokenizer.apply_chat_template([{"role": "user", "content": "What is 1 + 1?"}], tokenize=False,
-                                           add_generation_prompt=True)
+    sample = tokenizer.apply_chat_template(
+        [{"role": "user", "content": "What is 1 + 1?"}], tokenize=False, add_generation_prompt=True
+    )
     again = AutoTokenizer.from_pretrained(str(folder))
     if again(sample).input_ids != tokenizer(sample).input_ids:
         raise SmokeRefused("tokenizer", f"the substitute tokenizer does not survive a reload as {type(again).__name__}")

@@ -69,6 +69,8 @@ def content_seed(path: str, overrides: list[str], profiles: list[str]) -> int:
     for item in [*overrides, "--profile", *profiles]:
         digest.update(b"\0" + str(item).encode())
     return int.from_bytes(digest.digest()[:4], "big")
+
+
 ELSEWHERE = "path of another machine"
 
 
@@ -80,14 +82,22 @@ def another_machines(path) -> bool:
 
 def refuse_strict(plan: SmokePlan, component: str, what: str, path: str, key: str) -> None:
     if plan.strict_paths:
-        raise SmokeRefused(component, f"the {what} path {path} does not exist on this machine (--strict-paths: a "
-                           "path of another machine is refused, not substituted)", key)
+        raise SmokeRefused(
+            component,
+            f"the {what} path {path} does not exist on this machine (--strict-paths: a "
+            "path of another machine is refused, not substituted)",
+            key,
+        )
 
 
 def looks_local(name: str) -> bool:
     """A name that can only mean a path: absolute, ./ ../ ~, a data file suffix, or more than one slash."""
-    return (name.startswith(("/", "./", "../", "~")) or Path(name).suffix in (".jsonl", ".json", ".csv", ".parquet")
-            or name.count("/") > 1)
+    return (
+        name.startswith(("/", "./", "../", "~"))
+        or Path(name).suffix in (".jsonl", ".json", ".csv", ".parquet")
+        or name.count("/") > 1
+    )
+
 
 def config_line(path: str, key: str | None, needle: str | None = None) -> dict | None:
     """{"line": N, "text": ...} of the first line that sets `key` (or, with `needle`, mentions it after `key`)."""

@@ -10,7 +10,6 @@ from pathlib import Path
 
 from grpo_schema.engine.words import plural
 
-
 SHOWN_COMPLETIONS = 4
 EXCEPTION_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Invalid|Fault)):\s?(.*)$")
 
@@ -34,10 +33,19 @@ def generated_completions(output: Path) -> dict:
         return {}
     digest = hashlib.sha256()
     for row in rows:
-        digest.update(json.dumps([row.get("step"), row.get("completion"), row.get("rewards")], sort_keys=True,
-                                 default=str).encode())
-    shown = [{"step": row.get("step"), "completion": completion_text(row.get("completion"))[:200],
-              "rewards": row.get("rewards")} for row in rows[:SHOWN_COMPLETIONS]]
+        digest.update(
+            json.dumps(
+                [row.get("step"), row.get("completion"), row.get("rewards")], sort_keys=True, default=str
+            ).encode()
+        )
+    shown = [
+        {
+            "step": row.get("step"),
+            "completion": completion_text(row.get("completion"))[:200],
+            "rewards": row.get("rewards"),
+        }
+        for row in rows[:SHOWN_COMPLETIONS]
+    ]
     return {"completions": shown, "completions_logged": len(rows), "completions_digest": digest.hexdigest()[:16]}
 
 
@@ -64,20 +72,27 @@ def doctor_section(path: str, trl_version: str | None) -> dict:
     """`grpo doctor`'s findings on this interpreter for the file: whether the environment the smoke test ran in
     could run the config under TRL (its release's requirements, known-bad combinations, the features used).
     Reported beside the smoke result; it does not change the exit code."""
-    from grpo_schema.commands.options import UsageError
     from grpo_schema.commands.doctor import run
+    from grpo_schema.commands.options import UsageError
 
     try:
         report, results = run(path, trl_version=trl_version)
     except UsageError as exc:
         return {"ok": False, "error": str(exc), "diagnostics": []}
-    return {"ok": report.ok, "trl_release": report.release, "packages": report.environment.summary(),
-            "diagnostics": [d.to_dict() for r in results for d in r.diagnostics if d.code.startswith("GRPO-C")]}
+    return {
+        "ok": report.ok,
+        "trl_release": report.release,
+        "packages": report.environment.summary(),
+        "diagnostics": [d.to_dict() for r in results for d in r.diagnostics if d.code.startswith("GRPO-C")],
+    }
 
 
 def render_text(report: dict) -> str:
-    lines = [f"grpo smoke {report['file']} ({report['engine']}, {plural(report['steps'], 'step')}"
-             + (f", {plural(report['world_size'], 'process')}" if report.get("world_size") else "") + ")"]
+    lines = [
+        f"grpo smoke {report['file']} ({report['engine']}, {plural(report['steps'], 'step')}"
+        + (f", {plural(report['world_size'], 'process')}" if report.get("world_size") else "")
+        + ")"
+    ]
     if report.get("trl_version"):
         from grpo_schema.render.text import release_reason
 
@@ -86,16 +101,20 @@ def render_text(report: dict) -> str:
         lines.append(f"  {SYMBOLS[group['status']]} {group['group']}: {group['detail']}")
     doctor = report.get("doctor") or {}
     for diag in doctor.get("diagnostics", []):
-        lines.append(f"  environment (grpo doctor): {diag['severity']}[{diag['code']}] {diag['message']}"
-                     + (f" ({diag['hint']})" if diag.get("hint") else ""))
+        lines.append(
+            f"  environment (grpo doctor): {diag['severity']}[{diag['code']}] {diag['message']}"
+            + (f" ({diag['hint']})" if diag.get("hint") else "")
+        )
     if report["passed"]:
         lines.append(f"passed in {report['seconds']}s")
         return "\n".join(lines)
     lines.append(f"FAILED ({report.get('component')}) after {report['seconds']}s: {report.get('error')}")
     exception = report.get("exception")
     if exception:
-        lines.append(f"  {exception['type']}: {exception['message']}"[:400]
-                     + (f" (in the {report['phase']} phase)" if report.get("phase") else ""))
+        lines.append(
+            f"  {exception['type']}: {exception['message']}"[:400]
+            + (f" (in the {report['phase']} phase)" if report.get("phase") else "")
+        )
     where = report.get("config_line")
     if where:
         lines.append(f"  configured at {report['file']}:{where['line']}: {where['text']}")

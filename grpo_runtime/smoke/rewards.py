@@ -26,8 +26,12 @@ def reward_functions(result) -> list:
         try:
             funcs.append(resolve_reward_func(name))
         except Exception as error:  # an import error of the user's module, named
-            raise SmokeRefused(f"reward function {name}", f"cannot import the reward function {name}: "
-                               f"{type(error).__name__}: {error}", "reward_funcs", name) from None
+            raise SmokeRefused(
+                f"reward function {name}",
+                f"cannot import the reward function {name}: {type(error).__name__}: {error}",
+                "reward_funcs",
+                name,
+            ) from None
     return funcs
 
 
@@ -48,8 +52,12 @@ def state_branch_rewards(config, script, plan: SmokePlan) -> None:
     named = [name for name in reward_names(config) if name in BRANCH_REWARDS]
     if named:
         said = "; ".join(f"{name} -> {DESCRIPTIONS[name]}" for name in named)
-        plan.add("reward functions", SUBSTITUTED, f"{said} (rewards of open-r1's experiment branches, whose code "
-                 "is not here: scored by a stand-in of the same kind; grpo train refuses them)")
+        plan.add(
+            "reward functions",
+            SUBSTITUTED,
+            f"{said} (rewards of open-r1's experiment branches, whose code "
+            "is not here: scored by a stand-in of the same kind; grpo train refuses them)",
+        )
 
 
 def substituted_refusals(result) -> set[str]:

@@ -9,20 +9,39 @@ import os
 import re
 from pathlib import Path
 
+from grpo_runtime.smoke.plan import (
+    ELSEWHERE,
+    EXERCISED,
+    NOT_EXERCISED,
+    SUBSTITUTED,
+    SmokePlan,
+    SmokeRefused,
+    another_machines,
+    refuse_strict,
+)
 from grpo_schema.engine.words import plural
-
-from grpo_runtime.smoke.plan import (ELSEWHERE, EXERCISED, NOT_EXERCISED, SUBSTITUTED, SmokePlan,
-                                            SmokeRefused, another_machines, refuse_strict)
 
 COMPLETION_CAP = 32  # tokens: enough for a reward to see a real completion, short enough for a CPU
 ROWS_PER_OPTIMIZER_STEP = 64  # completions a process trains on per optimizer step, at most (bound_batch)
 MAX_CPU_PROCESSES = 2
-NETWORK_REPORTERS = {"wandb", "trackio", "mlflow", "comet_ml", "neptune", "clearml", "dagshub", "dvclive",
-                     "swanlab", "azure_ml", "codecarbon"}
+NETWORK_REPORTERS = {
+    "wandb",
+    "trackio",
+    "mlflow",
+    "comet_ml",
+    "neptune",
+    "clearml",
+    "dagshub",
+    "dvclive",
+    "swanlab",
+    "azure_ml",
+    "codecarbon",
+}
 
 
 def cpu_process_limit() -> int:
     return max(1, min(MAX_CPU_PROCESSES, os.cpu_count() or 1))
+
 
 def installed(module: str) -> bool:
     import importlib.util
@@ -61,8 +80,11 @@ def substitute_settings(config, raw: dict, plan: SmokePlan, workdir: Path) -> No
             plan.add("generation", EXERCISED, f"vLLM {config.vllm_mode}")
         else:
             overrides["use_vllm"] = False
-            plan.add("generation", NOT_EXERCISED, f"vLLM ({config.vllm_mode}) is not installed here; completions "
-                     "came from transformers generate")
+            plan.add(
+                "generation",
+                NOT_EXERCISED,
+                f"vLLM ({config.vllm_mode}) is not installed here; completions came from transformers generate",
+            )
     else:
         plan.add("generation", EXERCISED, "transformers generate")
     if config.push_to_hub or config.log_completions_hub_repo:
@@ -76,17 +98,28 @@ def substitute_settings(config, raw: dict, plan: SmokePlan, workdir: Path) -> No
     dropped = [r for r in reporters if r in NETWORK_REPORTERS]
     if dropped:
         overrides["report_to"] = kept or "none"
-        plan.add("logging", NOT_EXERCISED, f"{', '.join(dropped)} needs the network; "
-                 + (f"{', '.join(kept)} ran" if kept else "metrics.jsonl only"))
+        plan.add(
+            "logging",
+            NOT_EXERCISED,
+            f"{', '.join(dropped)} needs the network; " + (f"{', '.join(kept)} ran" if kept else "metrics.jsonl only"),
+        )
     else:
         plan.add("logging", EXERCISED, ", ".join(kept) if kept else "metrics.jsonl")
     if config.eval_strategy not in (None, "no"):
         overrides.update(eval_strategy="steps", eval_steps=1)
-        plan.add("evaluation", EXERCISED, f"every step (was {config.eval_strategy}"
-                 + (f", every {config.eval_steps}" if config.eval_strategy == "steps" else "") + ")")
+        plan.add(
+            "evaluation",
+            EXERCISED,
+            f"every step (was {config.eval_strategy}"
+            + (f", every {config.eval_steps}" if config.eval_strategy == "steps" else "")
+            + ")",
+        )
     if config.resume_from_checkpoint not in (None, False, "false", "False"):
-        plan.add("resume target", SUBSTITUTED, f"resume_from_checkpoint ({config.resume_from_checkpoint}) replaced "
-                 "by the smoke's own checkpoint-1")
+        plan.add(
+            "resume target",
+            SUBSTITUTED,
+            f"resume_from_checkpoint ({config.resume_from_checkpoint}) replaced by the smoke's own checkpoint-1",
+        )
     for key in ("num_machines",):
         if raw.get(key) not in (None, 1):
             overrides[key] = 1
@@ -100,8 +133,13 @@ def substitute_settings(config, raw: dict, plan: SmokePlan, workdir: Path) -> No
         what += ["4-bit" if config.load_in_4bit else "8-bit"] if quantised else []
         plan.add("PEFT and quantisation", EXERCISED, ", ".join(what))
     substitute_deepspeed(config, plan, workdir)
-    sharded = config.deepspeed or config.fsdp or raw.get("accelerate_config") or raw.get("use_deepspeed") \
+    sharded = (
+        config.deepspeed
+        or config.fsdp
+        or raw.get("accelerate_config")
+        or raw.get("use_deepspeed")
         or raw.get("use_fsdp")
+    )
     if sharded:
         # a substituted DeepSpeed path is not what ran: name the stand-in, not the other machine's file
         stand_in = "the DeepSpeed stand-in" if "deepspeed" in plan.overrides else None
@@ -123,32 +161,50 @@ def substitute_deepspeed(config, plan: SmokePlan, workdir: Path) -> None:
         return
     refuse_strict(plan, "sharding", "DeepSpeed config", path, "deepspeed")
     stage = zero_stage_of(path)
-    stand_in = {"zero_optimization": {"stage": stage}, "train_batch_size": "auto",
-                "train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto",
-                "gradient_clipping": "auto", "bf16": {"enabled": "auto"}, "fp16": {"enabled": "auto"}}
+    stand_in = {
+        "zero_optimization": {"stage": stage},
+        "train_batch_size": "auto",
+        "train_micro_batch_size_per_gpu": "auto",
+        "gradient_accumulation_steps": "auto",
+        "gradient_clipping": "auto",
+        "bf16": {"enabled": "auto"},
+        "fp16": {"enabled": "auto"},
+    }
     target = workdir / "deepspeed.json"
     target.write_text(json.dumps(stand_in, indent=1), encoding="utf-8")
     plan.overrides["deepspeed"] = str(target)
-    plan.add("DeepSpeed config", SUBSTITUTED, f"ZeRO stage {stage} (as its name says), every batch and precision "
-             f"value auto, instead of {path} ({ELSEWHERE}: not on this machine)")
+    plan.add(
+        "DeepSpeed config",
+        SUBSTITUTED,
+        f"ZeRO stage {stage} (as its name says), every batch and precision "
+        f"value auto, instead of {path} ({ELSEWHERE}: not on this machine)",
+    )
+
+
 def choose_world_size(path: str, config, plan: SmokePlan, declared: int, checked) -> int:
     """The declared world size when this machine can run that many CPU processes, else the smallest world size
     whose batch schedule (per process, unchanged) is valid. `checked(size)` validates the smoke's config."""
     limit = cpu_process_limit()
     at_declared = checked(declared)
     if not at_declared.valid:  # the substitutions broke the config: say which diagnostics, not a world size
-        errors = [f"{d.code} {', '.join(d.fields)}: {d.message}" for d in at_declared.diagnostics
-                  if d.severity == "error"]
-        raise SmokeRefused("substitution", "the config with the smoke's substitutions does not validate: "
-                           + "; ".join(errors[:5]))
+        errors = [
+            f"{d.code} {', '.join(d.fields)}: {d.message}" for d in at_declared.diagnostics if d.severity == "error"
+        ]
+        raise SmokeRefused(
+            "substitution", "the config with the smoke's substitutions does not validate: " + "; ".join(errors[:5])
+        )
     if declared <= limit:
         plan.add("world size", EXERCISED, f"{plural(declared, 'CPU process')} as declared")
         return declared
     for size in range(1, limit + 1):
         if checked(size).valid:
-            plan.add("world size", SUBSTITUTED, f"{plural(size, 'CPU process')} instead of {declared}, with the same "
-                     "per-process batch schedule (this machine runs at most "
-                     f"{plural(limit, 'CPU process')})")
+            plan.add(
+                "world size",
+                SUBSTITUTED,
+                f"{plural(size, 'CPU process')} instead of {declared}, with the same "
+                "per-process batch schedule (this machine runs at most "
+                f"{plural(limit, 'CPU process')})",
+            )
             return size
     # No world size this machine runs keeps whole groups with the per-process batch as written (a recipe for 7 or
     # 8 processes): one group per micro-batch instead, said so.
@@ -161,15 +217,22 @@ def choose_world_size(path: str, config, plan: SmokePlan, declared: int, checked
     for size in range(1, limit + 1):
         if checked(size).valid:
             was = f"per_device_train_batch_size {config.per_device_train_batch_size}"
-            plan.add("world size", SUBSTITUTED, f"{plural(size, 'CPU process')} instead of {declared}; no world "
-                     f"size up to {limit} keeps whole groups with the per-process batch as written, so "
-                     f"per_device_train_batch_size is {config.num_generations} (one group; was {was.split()[-1]})")
+            plan.add(
+                "world size",
+                SUBSTITUTED,
+                f"{plural(size, 'CPU process')} instead of {declared}; no world "
+                f"size up to {limit} keeps whole groups with the per-process batch as written, so "
+                f"per_device_train_batch_size is {config.num_generations} (one group; was {was.split()[-1]})",
+            )
             return size
     for key in changed:
         plan.overrides.pop(key)
-    raise SmokeRefused("world size", f"{path} needs {declared} processes and no world size up to {limit} (what this "
-                       f"machine's {plural(os.cpu_count() or 1, 'CPU core')} run) keeps its batch schedule valid",
-                       "num_processes")
+    raise SmokeRefused(
+        "world size",
+        f"{path} needs {declared} processes and no world size up to {limit} (what this "
+        f"machine's {plural(os.cpu_count() or 1, 'CPU core')} run) keeps its batch schedule valid",
+        "num_processes",
+    )
 
 
 def bound_batch(config, plan: SmokePlan, checked) -> None:
@@ -207,11 +270,15 @@ def bound_batch(config, plan: SmokePlan, checked) -> None:
                 plan.overrides[key] = value
         return
     groups = smallest * spg * world // generations
-    plan.add("batch size", SUBSTITUTED, f"per_device_train_batch_size {smallest} (was {batch}): "
-             f"{plural(groups, 'group')} of {generations} completions per generation instead of "
-             f"{batch * spg * world // generations}, with "
-             f"steps_per_generation {spg}, num_iterations {config.num_iterations} and gradient_accumulation_steps "
-             f"{config.gradient_accumulation_steps} as written (the same schedule, less work per micro-step)")
+    plan.add(
+        "batch size",
+        SUBSTITUTED,
+        f"per_device_train_batch_size {smallest} (was {batch}): "
+        f"{plural(groups, 'group')} of {generations} completions per generation instead of "
+        f"{batch * spg * world // generations}, with "
+        f"steps_per_generation {spg}, num_iterations {config.num_iterations} and gradient_accumulation_steps "
+        f"{config.gradient_accumulation_steps} as written (the same schedule, less work per micro-step)",
+    )
 
 
 def cap_generation_kwargs(config, plan: SmokePlan) -> None:
@@ -230,21 +297,32 @@ def cap_generation_kwargs(config, plan: SmokePlan) -> None:
     if changed:
         plan.overrides["generation_kwargs"] = kwargs
         plan.add("generation_kwargs", SUBSTITUTED, "; ".join(changed))
+
+
 def written_groups(config, run_plan, plan: SmokePlan, steps: int, reward_names: list[str]) -> None:
-    loss = f"{config.loss_type}, epsilon {config.epsilon}" + (
-        f"/{config.epsilon_high}" if config.epsilon_high is not None else "") + \
-        f", importance sampling at {config.importance_sampling_level} level"
+    loss = (
+        f"{config.loss_type}, epsilon {config.epsilon}"
+        + (f"/{config.epsilon_high}" if config.epsilon_high is not None else "")
+        + f", importance sampling at {config.importance_sampling_level} level"
+    )
     plan.add("loss", EXERCISED, loss)
     if config.beta:
         plan.add("reference model", EXERCISED, f"beta {config.beta}: a frozen reference copy and the KL term")
     else:
         plan.add("reference model", NOT_EXERCISED, "beta 0: the config has no reference model")
-    plan.add("schedule", EXERCISED, f"num_iterations {config.num_iterations}, steps_per_generation "
-             f"{run_plan.steps_per_generation}, gradient_accumulation_steps {config.gradient_accumulation_steps}")
+    plan.add(
+        "schedule",
+        EXERCISED,
+        f"num_iterations {config.num_iterations}, steps_per_generation "
+        f"{run_plan.steps_per_generation}, gradient_accumulation_steps {config.gradient_accumulation_steps}",
+    )
     if reward_names:  # none when every reward is a stand-in (stated on its own line)
         plan.add("reward functions", EXERCISED, f"{', '.join(reward_names)} on real generated completions")
     if steps >= 2:
-        plan.add("checkpoint save and resume", EXERCISED, "saved after step 1, resumed for step 2"
-                 + (f" to step {steps}" if steps > 2 else ""))
+        plan.add(
+            "checkpoint save and resume",
+            EXERCISED,
+            "saved after step 1, resumed for step 2" + (f" to step {steps}" if steps > 2 else ""),
+        )
     else:
         plan.add("checkpoint save and resume", NOT_EXERCISED, "--steps 1: saved, never resumed")

@@ -17,20 +17,24 @@ from grpo_runtime.smoke.faults import SmokeFault, chain_of, classify, exception_
 
 # --- the run --------------------------------------------------------------------------------------------------------
 
+
 def phases(steps: int) -> list[tuple[str, list[str]]]:
     first = ("first", ["max_steps=1", "save_strategy=steps", "save_steps=1"])
     if steps < 2:
         return [first]
-    return [first, ("resume", [f"max_steps={steps}", "save_strategy=steps", "save_steps=1",
-                               "resume_from_checkpoint=CHECKPOINT"])]
+    return [
+        first,
+        ("resume", [f"max_steps={steps}", "save_strategy=steps", "save_steps=1", "resume_from_checkpoint=CHECKPOINT"]),
+    ]
 
 
 def checked_config(spec: dict, extra: list[str]):
     from grpo_runtime.launch.checking import check
 
     with contextlib.redirect_stdout(sys.stderr):
-        result = check(spec["file"], [*spec["overrides"], *extra], spec["world_size"], spec["allow_env"],
-                       spec["profiles"])
+        result = check(
+            spec["file"], [*spec["overrides"], *extra], spec["world_size"], spec["allow_env"], spec["profiles"]
+        )
     if isinstance(result, int):
         raise SmokeFault("config", "the smoke's config did not validate (see the log)", None)
     return result
@@ -83,8 +87,9 @@ def run_trl_phase(spec: dict, extra: list[str]):
         train = prompts(config, open_r1_args, "train")
         test = prompts(config, open_r1_args, "test") if config.eval_strategy not in (None, "no") else None
     except Exception as error:  # named below
-        raise SmokeFault("dataset", f"{type(error).__name__}: {error}",
-                         "datasets" if config.datasets else "dataset_name") from error
+        raise SmokeFault(
+            "dataset", f"{type(error).__name__}: {error}", "datasets" if config.datasets else "dataset_name"
+        ) from error
     if script is not None and script[0] == "open-r1":
         import grpo_runtime.data.open_r1 as open_r1
 
@@ -105,15 +110,25 @@ def run_trl_phase(spec: dict, extra: list[str]):
 
         peft_config = get_peft_config(model_args)
     training_args.use_cpu = True
-    trainer = GRPOTrainer(model=config.model_name_or_path, reward_funcs=wrap_rewards(funcs, columns_key),
-                          args=training_args, train_dataset=train, eval_dataset=test, processing_class=tokenizer,
-                          peft_config=peft_config)
+    trainer = GRPOTrainer(
+        model=config.model_name_or_path,
+        reward_funcs=wrap_rewards(funcs, columns_key),
+        args=training_args,
+        train_dataset=train,
+        eval_dataset=test,
+        processing_class=tokenizer,
+        peft_config=peft_config,
+    )
     trainer.train(resume_from_checkpoint=config.resume_from_checkpoint or None)
     if config.save_only_model and "max_steps=1" in extra:
         checkpoint = Path(config.output_dir) / "checkpoint-1"
         if not (checkpoint / "optimizer.pt").exists() and not list(checkpoint.glob("global_step*")):
-            raise SmokeFault("checkpoint resume", f"{checkpoint} holds the model only (save_only_model: true): "
-                             "resuming it would restart the optimizer and the schedule", "save_only_model")
+            raise SmokeFault(
+                "checkpoint resume",
+                f"{checkpoint} holds the model only (save_only_model: true): "
+                "resuming it would restart the optimizer and the schedule",
+                "save_only_model",
+            )
     return result
 
 
@@ -155,8 +170,15 @@ def run(spec: dict) -> dict:
                 config = checked_config(spec, []).config
         found = classify(error, phase, config)
         refused = any(type(e).__name__ == "CannotRun" for e in chain_of(error))  # as `grpo train`: exit 3
-        return dict(rank=rank, passed=False, phase=phase, refused=refused, traceback=frames(error),
-                    exception=exception_of(error), **found)
+        return dict(
+            rank=rank,
+            passed=False,
+            phase=phase,
+            refused=refused,
+            traceback=frames(error),
+            exception=exception_of(error),
+            **found,
+        )
     return dict(rank=rank, passed=True)
 
 

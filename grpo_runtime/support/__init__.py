@@ -10,7 +10,28 @@ imported from that stage, never the other way round.
 """
 
 from grpo_runtime.common import CATEGORIES, CannotRun, Setting, Support
-from grpo_runtime.support.assessment import assess, enforce, findings, is_set, script_of, script_refusals, setting_of, table
+from grpo_runtime.support.assessment import (
+    assess,
+    enforce,
+    findings,
+    is_set,
+    script_of,
+    script_refusals,
+    setting_of,
+    table,
+)
 
-__all__ = ["CATEGORIES", "CannotRun", "Setting", "Support", "assess", "enforce", "findings", "is_set", "script_of",
-           "script_refusals", "setting_of", "table"]
+__all__ = [
+    "CATEGORIES",
+    "CannotRun",
+    "Setting",
+    "Support",
+    "assess",
+    "enforce",
+    "findings",
+    "is_set",
+    "script_of",
+    "script_refusals",
+    "setting_of",
+    "table",
+]

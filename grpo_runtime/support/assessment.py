@@ -20,11 +20,11 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 
+from grpo_runtime.common import LAUNCH_KEYS, CannotRun, Command, Limit, Setting, Support, field_defaults
 from grpo_schema.engine.diagnostics import Diagnostic
 
-from grpo_runtime.common import LAUNCH_KEYS, CannotRun, Command, Limit, Setting, Support, field_defaults
-
 # --- the table, and the facts it is checked against ---------------------------------------------------------------
+
 
 def table() -> dict[str, Support]:
     """Every field (config fields first, then the launch keys) and what the runtime does with it."""
@@ -75,8 +75,13 @@ def script_refusals(config, script) -> list[tuple[str, str]]:
         return []
     name, args = script
     if name != "open-r1":
-        return [("profile", f"profile {name!r}: grpo_runtime honours the arguments of the open-r1 profile only; "
-                            "this script's arguments would be ignored. Run the config with its own script")]
+        return [
+            (
+                "profile",
+                f"profile {name!r}: grpo_runtime honours the arguments of the open-r1 profile only; "
+                "this script's arguments would be ignored. Run the config with its own script",
+            )
+        ]
     import grpo_runtime.data.open_r1 as open_r1
 
     return [("reward_funcs", message) for message in open_r1.refusals(config, args)]
@@ -91,12 +96,15 @@ def assess(result, command: Command = "train") -> list[Diagnostic]:
     from grpo_schema.engine.check import bounded, path_of
     from grpo_schema.engine.codes import U_FEATURE
 
-    refused_by_script = [(name, Limit(None, message, "run the recipe with its own training script", U_FEATURE),
-                          message) for name, message in script_refusals(result.config, script_of(result))]
+    refused_by_script = [
+        (name, Limit(None, message, "run the recipe with its own training script", U_FEATURE), message)
+        for name, message in script_refusals(result.config, script_of(result))
+    ]
     diagnostics = []
     for name, limit, message in findings(setting_of(result, command)) + refused_by_script:
-        diag = Diagnostic(limit.code, "error" if limit.refuse else "warning", f"{name}: {message}",
-                          fields=(name,), hint=limit.hint)
+        diag = Diagnostic(
+            limit.code, "error" if limit.refuse else "warning", f"{name}: {message}", fields=(name,), hint=limit.hint
+        )
         position = result.positions.of(path_of(name))
         if position:
             diag = replace(diag, line=position[0], column=position[1], origin="file")

@@ -84,11 +84,7 @@ AGGREGATIONS = {"sum_then_normalize": sum_then_normalize, "normalize_then_sum": 
 
 
 def compute_advantages(
-    rewards_per_func: torch.Tensor,
-    weights: torch.Tensor,
-    num_generations: int,
-    scale_rewards: str,
-    aggregation: str,
+    rewards_per_func: torch.Tensor, weights: torch.Tensor, num_generations: int, scale_rewards: str, aggregation: str
 ) -> Advantages:
     """Advantages of the whole generation batch.  rewards_per_func: [N, K] (NaN = None), weights: [K]."""
     return AGGREGATIONS[aggregation](rewards_per_func.float(), weights.float(), num_generations, scale_rewards)

@@ -11,14 +11,20 @@ from dataclasses import dataclass
 
 import torch
 
-from grpo_runtime.training.advantages import compute_advantages, reward_metrics
 from grpo_runtime.data.datasets import reward_columns
-from grpo_runtime.training.logprobs import completion_logps
-from grpo_runtime.model.loading import checkpointing_settings
 from grpo_runtime.data.rewards import RunState, score
+from grpo_runtime.generation.rollout import (
+    build_rollout,
+    decode_completions,
+    generation_mode,
+    is_conversational,
+    pad_multiple,
+    tokenize_prompts,
+)
+from grpo_runtime.model.loading import checkpointing_settings
+from grpo_runtime.training.advantages import compute_advantages, reward_metrics
+from grpo_runtime.training.logprobs import completion_logps
 from grpo_runtime.training.loss import sampling_importance_ratio
-from grpo_runtime.generation.rollout import build_rollout, decode_completions, generation_mode, is_conversational
-from grpo_runtime.generation.rollout import pad_multiple, tokenize_prompts
 
 
 def completion_metrics(lengths: torch.Tensor, truncated: torch.Tensor) -> dict[str, float]:
@@ -47,11 +53,13 @@ def policy_scores(parts, config, plan, rollout, chunk: int) -> dict[str, torch.T
     with torch.no_grad(), generation_mode(parts.policy, checkpointing_settings(config)[1]):
         if plan.old_logprobs_needed:
             scores["old_logps"], _, _ = completion_logps(
-                parts.policy, *tensors, config.temperature, chunk, with_entropy=False, autocast=parts.autocast)
+                parts.policy, *tensors, config.temperature, chunk, with_entropy=False, autocast=parts.autocast
+            )
         if config.beta != 0.0:
             with parts.reference_context() as reference:
                 scores["ref_logps"], _, _ = completion_logps(
-                    reference, *tensors, config.temperature, chunk, with_entropy=False, autocast=parts.autocast)
+                    reference, *tensors, config.temperature, chunk, with_entropy=False, autocast=parts.autocast
+                )
     return scores
 
 
@@ -87,8 +95,14 @@ def generate_batch(parts, config, plan, rows: list[dict], state: RunState, group
     multiple = pad_multiple(config.pad_to_multiple_of)
     samples = parts.backend.generate(prompt_lists, grouping.num_generations, state.global_step)
     completion_lists = samples.completions
-    rollout = build_rollout(prompt_lists, completion_lists, parts.tokenizer.pad_token_id, parts.eos_ids,
-                            config.mask_truncated_completions, multiple)
+    rollout = build_rollout(
+        prompt_lists,
+        completion_lists,
+        parts.tokenizer.pad_token_id,
+        parts.eos_ids,
+        config.mask_truncated_completions,
+        multiple,
+    )
     completions = decode_completions(parts.tokenizer, completion_lists, is_conversational(prompts[0]))
     scores = policy_scores(parts, config, plan, rollout, grouping.chunk_rows)
     sampling_metrics = {}
@@ -99,11 +113,24 @@ def generate_batch(parts, config, plan, rows: list[dict], state: RunState, group
 
     reward_log: dict[str, list[float]] = {}
     audit: dict[str, dict] = {}
-    local = score(parts.reward_funcs, prompts, completions, completion_lists, reward_columns(rows), state,
-                  lambda name, value: reward_log.setdefault(name, []).append(float(value)), audit)
+    local = score(
+        parts.reward_funcs,
+        prompts,
+        completions,
+        completion_lists,
+        reward_columns(rows),
+        state,
+        lambda name, value: reward_log.setdefault(name, []).append(float(value)),
+        audit,
+    )
     rewards = parts.gather(local.to(parts.device)).cpu()  # [B_gen, K] in rank order
-    result = compute_advantages(rewards, parts.reward_weights, grouping.num_generations, config.scale_rewards,
-                                config.multi_objective_aggregation)
+    result = compute_advantages(
+        rewards,
+        parts.reward_weights,
+        grouping.num_generations,
+        config.scale_rewards,
+        config.multi_objective_aggregation,
+    )
     here = slice(parts.rank * len(rows), (parts.rank + 1) * len(rows))
 
     lengths = parts.gather(rollout.completion_lengths.to(parts.device)).cpu()
@@ -114,8 +141,11 @@ def generate_batch(parts, config, plan, rows: list[dict], state: RunState, group
     metrics.update(reward_audit_metrics(parts, audit, len(rows)))
     metrics.update(sampling_metrics)
     batch = dict(
-        prompt_ids=rollout.prompt_ids, prompt_mask=rollout.prompt_mask, completion_ids=rollout.completion_ids,
-        completion_mask=rollout.completion_mask, advantages=result.advantages[here],
+        prompt_ids=rollout.prompt_ids,
+        prompt_mask=rollout.prompt_mask,
+        completion_ids=rollout.completion_ids,
+        completion_mask=rollout.completion_mask,
+        advantages=result.advantages[here],
         num_items_in_batch=parts.gather(rollout.completion_mask.sum().to(parts.device)).sum().cpu(),
         **{k: v.cpu() for k, v in scores.items()},
     )
@@ -137,8 +167,11 @@ def sampling_correction(parts, config, rollout, scores) -> tuple[torch.Tensor, d
     left out of the log-prob difference)."""
     mask = rollout.completion_mask.float()  # [R, C]
     old, sampled = scores["old_logps"], scores["sampling_logps"]
-    high = config.vllm_importance_sampling_cap if config.vllm_importance_sampling_cap is not None \
+    high = (
+        config.vllm_importance_sampling_cap
+        if config.vllm_importance_sampling_cap is not None
         else config.vllm_importance_sampling_clip_max
+    )
     mode = config.vllm_importance_sampling_mode
     ratio = sampling_importance_ratio(old, sampled, mask, mode, config.vllm_importance_sampling_clip_min, high)
     delta = (old - sampled).abs()
@@ -146,9 +179,15 @@ def sampling_correction(parts, config, rollout, scores) -> tuple[torch.Tensor, d
     delta = delta[active & ~torch.isnan(delta)]
     flat = ratio.flatten() if mode.startswith("sequence") else ratio[active]
     zero = torch.tensor(0.0)
-    stats = torch.stack([delta.mean() if delta.numel() else zero, delta.max() if delta.numel() else zero,
-                         flat.min() if flat.numel() else zero, flat.mean() if flat.numel() else zero,
-                         flat.max() if flat.numel() else zero]).unsqueeze(0)  # [1, 5]
+    stats = torch.stack(
+        [
+            delta.mean() if delta.numel() else zero,
+            delta.max() if delta.numel() else zero,
+            flat.min() if flat.numel() else zero,
+            flat.mean() if flat.numel() else zero,
+            flat.max() if flat.numel() else zero,
+        ]
+    ).unsqueeze(0)  # [1, 5]
     every = parts.gather(stats.to(parts.device)).cpu()  # [P, 5]
     return ratio, {
         "sampling/sampling_logp_difference/mean": every[:, 0].mean().item(),
@@ -176,8 +215,18 @@ def reward_audit_metrics(parts, audit: dict[str, dict], rows: int) -> dict[str, 
     names = parts.reward_names
     if not names:
         return {}
-    local = torch.tensor([[audit.get(n, {}).get("none", 0), audit.get(n, {}).get("nan", 0), rows,
-                           audit.get(n, {}).get("seconds", 0.0)] for n in names], dtype=torch.float64)
+    local = torch.tensor(
+        [
+            [
+                audit.get(n, {}).get("none", 0),
+                audit.get(n, {}).get("nan", 0),
+                rows,
+                audit.get(n, {}).get("seconds", 0.0),
+            ]
+            for n in names
+        ],
+        dtype=torch.float64,
+    )
     every = parts.gather(local.unsqueeze(0).to(parts.device)).cpu().reshape(-1, len(names), 4)  # [P, K, 4]
     metrics = {}
     for k, name in enumerate(names):

@@ -108,8 +108,10 @@ def _plain_lora(head) -> bool:
         if name in getattr(head, "lora_variant", {}):  # DoRA and other variants change the forward
             return False
         dropout = head.lora_dropout[name]
-        if not (isinstance(dropout, torch.nn.Identity) or
-                (isinstance(dropout, torch.nn.Dropout) and (dropout.p == 0.0 or not dropout.training))):
+        if not (
+            isinstance(dropout, torch.nn.Identity)
+            or (isinstance(dropout, torch.nn.Dropout) and (dropout.p == 0.0 or not dropout.training))
+        ):
             return False  # B(A(dropout(x))) is not x @ (B A).T
     return True
 
@@ -165,8 +167,9 @@ def fsdp_elsewhere(model, base, head: torch.nn.Module) -> bool:
     if any(isinstance(m, FSDPModule) for m in head.modules()):
         return True
     if fsdp_root(model) is None:
-        return any(isinstance(m, FSDPModule) for m in base.modules()) or \
-            any(isinstance(p, DTensor) for p in head.parameters())
+        return any(isinstance(m, FSDPModule) for m in base.modules()) or any(
+            isinstance(p, DTensor) for p in head.parameters()
+        )
     return False
 
 

@@ -116,10 +116,17 @@ class ChunkedHead(torch.autograd.Function):
             h = hidden[rows].to(dtype)  # [n, H]
             z = math.logits(_project(h, weight_c, bias_c))  # [n, V]
             kept = z.clone() if math.softcap is not None else None  # the softcap's derivative reads z
-            grad_raw = math.raw_grad(kept, _logits_grad(
-                z, log_z[rows], entropy[rows], targets[rows],
-                None if grad_logp is None else grad_logp[rows],
-                None if grad_entropy is None else grad_entropy[rows]))  # [n, V] fp32
+            grad_raw = math.raw_grad(
+                kept,
+                _logits_grad(
+                    z,
+                    log_z[rows],
+                    entropy[rows],
+                    targets[rows],
+                    None if grad_logp is None else grad_logp[rows],
+                    None if grad_entropy is None else grad_entropy[rows],
+                ),
+            )  # [n, V] fp32
             del z, kept
             if grad_hidden is not None:
                 grad_hidden[rows] = grad_raw.to(dtype) @ weight_c  # [n, H], in the head's dtype as autograd would
@@ -128,8 +135,7 @@ class ChunkedHead(torch.autograd.Function):
             if grad_bias is not None:
                 grad_bias += grad_raw.sum(0)
             del grad_raw
-        return (_cast(grad_hidden, hidden), _cast(grad_weight, weight), _cast(grad_bias, bias),
-                None, None, None, None)
+        return (_cast(grad_hidden, hidden), _cast(grad_weight, weight), _cast(grad_bias, bias), None, None, None, None)
 
 
 def _logits_grad(z, log_z, entropy, targets, grad_logp, grad_entropy) -> torch.Tensor:
@@ -156,8 +162,15 @@ def _cast(grad: torch.Tensor | None, like: torch.Tensor | None) -> torch.Tensor 
     return None if grad is None else grad.to(like.dtype)
 
 
-def chunked_logps(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, targets: torch.Tensor,
-                  math: HeadMath, with_entropy: bool = True, chunk_tokens: int | None = None):
+def chunked_logps(
+    hidden: torch.Tensor,
+    weight: torch.Tensor,
+    bias: torch.Tensor | None,
+    targets: torch.Tensor,
+    math: HeadMath,
+    with_entropy: bool = True,
+    chunk_tokens: int | None = None,
+):
     """hidden [N, H], weight [V, H], bias [V] or None, targets [N] -> (log-probs [N], entropies [N] or None), fp32."""
     chunk = chunk_tokens or tokens_per_chunk(weight.size(0))
     return ChunkedHead.apply(hidden, weight, bias, targets, math, chunk, with_entropy)

@@ -56,8 +56,17 @@ def completion_logps(
     logps, entropies, router_losses = [], [], []
     for start in range(0, input_ids.size(0), step):
         rows = slice(start, start + step)
-        args = (model, input_ids[rows], attention_mask[rows], completion_ids[rows], completion_mask[rows].bool(),
-                temperature, with_entropy, autocast, with_router_loss)
+        args = (
+            model,
+            input_ids[rows],
+            attention_mask[rows],
+            completion_ids[rows],
+            completion_mask[rows].bool(),
+            temperature,
+            with_entropy,
+            autocast,
+            with_router_loss,
+        )
         logp, entropy, router_loss = _score_full(*args) if head is None else _score_chunked(head, *args)
         logps.append(logp)
         entropies.append(entropy)
@@ -72,8 +81,9 @@ def _forward(model, input_ids, attention_mask, keep: int, with_router_loss: bool
         return model(input_ids=input_ids, attention_mask=attention_mask, logits_to_keep=keep, **extra)
 
 
-def _score_full(model, input_ids, attention_mask, completion_ids, active, temperature, with_entropy, autocast,
-                with_router_loss):
+def _score_full(
+    model, input_ids, attention_mask, completion_ids, active, temperature, with_entropy, autocast, with_router_loss
+):
     """The full-logits path: [b, C+1, V] logits from the model's own head."""
     width = completion_ids.size(1)
     output = _forward(model, input_ids, attention_mask, width + 1, with_router_loss, autocast)
@@ -87,8 +97,18 @@ def _score_full(model, input_ids, attention_mask, completion_ids, active, temper
     return token_logps.masked_fill(~active, 0.0), entropy, output.aux_loss if with_router_loss else None
 
 
-def _score_chunked(head: head_site.Head, model, input_ids, attention_mask, completion_ids, active, temperature,
-                   with_entropy, autocast, with_router_loss):
+def _score_chunked(
+    head: head_site.Head,
+    model,
+    input_ids,
+    attention_mask,
+    completion_ids,
+    active,
+    temperature,
+    with_entropy,
+    autocast,
+    with_router_loss,
+):
     """The chunked path: the model's forward through the wrapper (DDP, DeepSpeed, FSDP2, PEFT, router loss all as
     usual) with one kept logit per row, the backbone's hidden states captured on the way, then the head on active
     tokens only, where its weight is whole (training/head_site.py)."""
@@ -106,7 +126,7 @@ def _score_chunked(head: head_site.Head, model, input_ids, attention_mask, compl
         return (logp, entropy) if with_entropy else (logp,)
 
     def on_backbone(hidden_states):  # [b, P+C, H]
-        scored["hidden"] = hidden = hidden_states[:, -width - 1:-1][active]  # [n, H]: position t predicts t+1
+        scored["hidden"] = hidden = hidden_states[:, -width - 1 : -1][active]  # [n, H]: position t predicts t+1
         if head_site.zero3(head):  # inside the model's forward, so DeepSpeed's module order is the same each step
             scored["out"] = head_site.call_as_module(head.module, compute, hidden)
 
@@ -133,8 +153,9 @@ def _head_math(base, module, logits_dtype, temperature: float, device) -> HeadMa
     adapter's term to a bf16 head's logits in fp32 and only then rounds to bf16, and projecting in fp32 comes
     closer to that than a bf16 projection of W + scale * B @ A (measured on the tiny model: 5e-3 against 2e-2 in
     the log-probs)."""
-    fp32 = getattr(module, "grpo_fp32_head", False) or \
-        getattr(getattr(module, "base_layer", None), "grpo_fp32_head", False)
+    fp32 = getattr(module, "grpo_fp32_head", False) or getattr(
+        getattr(module, "base_layer", None), "grpo_fp32_head", False
+    )
     if fp32:
         dtype = torch.float32
     elif torch.is_autocast_enabled(device.type):

@@ -18,7 +18,6 @@ from typing import Callable
 import torch
 
 
-
 @dataclass(frozen=True)
 class LossSettings:
     """The config values the loss reads; built once from the validated config (`from_config`)."""

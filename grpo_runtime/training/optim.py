@@ -14,16 +14,23 @@ import re
 
 import torch
 
-from grpo_runtime.training.optimizers import BNB_OPTIMIZERS, EVAL_METRIC_SCHEDULES, OPTIM_ARGS_READ, OPTIMIZERS
 from grpo_runtime.common import CannotRun
+from grpo_runtime.training.optimizers import BNB_OPTIMIZERS, EVAL_METRIC_SCHEDULES, OPTIM_ARGS_READ, OPTIMIZERS
 
 NO_DECAY = [r"bias", r"layernorm", r"rmsnorm", r"(?:^|\.)norm(?:$|\.)", r"_norm(?:$|\.)"]
 OPTIM_ARGS = {  # optimizer -> optim_args keys it reads, and how to parse each
     "sgd": {"momentum": float, "dampening": float, "weight_decay": float, "nesterov": "bool"},
     "adagrad": {"lr_decay": float, "weight_decay": float, "eps": float},
     "rmsprop": {"momentum": float, "alpha": float, "eps": float, "weight_decay": float, "centered": "bool"},
-    "ademamix": {"beta1": float, "beta2": float, "beta3": float, "alpha": float, "eps": float, "t_alpha": int,
-                 "t_beta3": int},
+    "ademamix": {
+        "beta1": float,
+        "beta2": float,
+        "beta3": float,
+        "alpha": float,
+        "eps": float,
+        "t_alpha": int,
+        "t_beta3": int,
+    },
 }
 
 
@@ -37,7 +44,8 @@ def decayed_parameter_names(model) -> set[str]:
         for name, _ in module.named_parameters(recurse=False)
     }
     return {
-        name for name, _ in model.named_parameters()
+        name
+        for name, _ in model.named_parameters()
         if name not in layer_norm_params and not any(p.search(name.lower()) for p in patterns)
     }
 
@@ -69,9 +77,7 @@ def optimizer_class(config):
         "rmsprop": (torch.optim.RMSprop, {}),
     }
     if config.optim not in OPTIMIZERS:
-        raise CannotRun(
-            f"optim {config.optim!r} is not supported by grpo_runtime; use one of {sorted(OPTIMIZERS)}"
-        )
+        raise CannotRun(f"optim {config.optim!r} is not supported by grpo_runtime; use one of {sorted(OPTIMIZERS)}")
     if config.optim in BNB_OPTIMIZERS:
         return bitsandbytes_optimizer(config, adam)
     cls, kwargs = choices[config.optim]
@@ -91,8 +97,12 @@ def bitsandbytes_optimizer(config, adam: dict):
     bits = {"optim_bits": 8 if "8bit" in name else 32}
     if "ademamix" in name:
         betas = (args.get("beta1", config.adam_beta1), args.get("beta2", config.adam_beta2), args.get("beta3", 0.9999))
-        kwargs = dict(betas=betas, alpha=args.get("alpha", 5.0), eps=args.get("eps", config.adam_epsilon),
-                      **{k: args[k] for k in ("t_alpha", "t_beta3") if k in args})
+        kwargs = dict(
+            betas=betas,
+            alpha=args.get("alpha", 5.0),
+            eps=args.get("eps", config.adam_epsilon),
+            **{k: args[k] for k in ("t_alpha", "t_beta3") if k in args},
+        )
         return bnb.AdEMAMix, dict(kwargs, is_paged="paged" in name, **bits)
     if "lion" in name:
         return bnb.Lion, dict(betas=(config.adam_beta1, config.adam_beta2), is_paged="paged" in name, **bits)
@@ -140,7 +150,9 @@ def build_scheduler(optimizer, config, total_steps: int):
             f"compute; use linear, cosine, constant or another step-based schedule"
         )
     return get_scheduler(
-        config.lr_scheduler_type, optimizer=optimizer,
-        num_warmup_steps=warmup_steps(config.warmup_steps, total_steps), num_training_steps=total_steps,
+        config.lr_scheduler_type,
+        optimizer=optimizer,
+        num_warmup_steps=warmup_steps(config.warmup_steps, total_steps),
+        num_training_steps=total_steps,
         scheduler_specific_kwargs=config.lr_scheduler_kwargs or {},
     )

@@ -20,24 +20,41 @@ def micro_step_loss(config, parts: Parts, batch: dict, progress: Progress, grad_
     device = parts.device
     batch = {k: v.to(device) for k, v in batch.items()}
     logps, entropies, router_loss = completion_logps(
-        parts.model, batch["prompt_ids"], batch["prompt_mask"], batch["completion_ids"], batch["completion_mask"],
-        config.temperature, autocast=parts.autocast, with_router_loss=parts.router_loss_coef != 0.0)
+        parts.model,
+        batch["prompt_ids"],
+        batch["prompt_mask"],
+        batch["completion_ids"],
+        batch["completion_mask"],
+        config.temperature,
+        autocast=parts.autocast,
+        with_router_loss=parts.router_loss_coef != 0.0,
+    )
     settings = parts.loss_settings
     threshold = None
     if settings.top_entropy_quantile < 1.0:
-        threshold = entropy_threshold(entropies, batch["completion_mask"], 1 - settings.top_entropy_quantile,
-                                      lambda t: parts.gather(parts.accelerator.pad_across_processes(t, pad_index=-1e9)))
+        threshold = entropy_threshold(
+            entropies,
+            batch["completion_mask"],
+            1 - settings.top_entropy_quantile,
+            lambda t: parts.gather(parts.accelerator.pad_across_processes(t, pad_index=-1e9)),
+        )
     adaptive_gate_open = progress.last_world_entropy <= config.entropy_target
     context = StepContext(
-        training=training, grad_accum=grad_accum,
+        training=training,
+        grad_accum=grad_accum,
         entropy_bonus=config.entropy_coef != 0.0 or config.use_adaptive_entropy,
         entropy_coef=progress.entropy_coef if (adaptive_gate_open or not config.use_adaptive_entropy) else 0.0,
         entropy_threshold=threshold,
     )
     inputs = LossInputs(
-        logps=logps, entropies=entropies, mask=batch["completion_mask"], advantages=batch["advantages"],
-        num_items_in_batch=batch["num_items_in_batch"], old_logps=batch.get("old_logps"),
-        ref_logps=batch.get("ref_logps"), sampling_logps=batch.get("sampling_logps"),
+        logps=logps,
+        entropies=entropies,
+        mask=batch["completion_mask"],
+        advantages=batch["advantages"],
+        num_items_in_batch=batch["num_items_in_batch"],
+        old_logps=batch.get("old_logps"),
+        ref_logps=batch.get("ref_logps"),
+        sampling_logps=batch.get("sampling_logps"),
         sampling_ratio=batch.get("sampling_ratio"),
     )
     outputs = grpo_loss(inputs, settings, context)
@@ -71,7 +88,6 @@ def update_entropy_controller(config, parts: Parts, progress: Progress, window: 
         total, count = parts.accelerator.reduce(window.to(parts.device), reduction="sum").tolist()
         entropy = total / max(count, 1.0)
         step = config.entropy_coef_delta if entropy <= config.entropy_target else -config.entropy_coef_delta
-        progress.entropy_coef = min(max(progress.entropy_coef + step, config.entropy_coef_min),
-                                    config.entropy_coef_max)
+        progress.entropy_coef = min(max(progress.entropy_coef + step, config.entropy_coef_min), config.entropy_coef_max)
         progress.last_world_entropy = entropy
     metrics.add({"entropy_coef": progress.entropy_coef})

@@ -38,19 +38,40 @@ from grpo_schema.engine.params.rewards import RewardParams
 from grpo_schema.engine.params.vllm import VllmParams
 
 if TYPE_CHECKING:
+    from grpo_schema.api.trl_export import TrlArgs
     from grpo_schema.engine.check import CheckResult, Override
     from grpo_schema.engine.diagnostics import Diagnostic
     from grpo_schema.engine.plan import RunPlan
     from grpo_schema.engine.profiles import Profile
-    from grpo_schema.api.trl_export import TrlArgs
     from grpo_schema.engine.view import ConfigView
 
 
 # The bases are AREA_CLASSES reversed (so that the first area's fields come first), written out for type checkers.
-class GRPORunConfig(RunParams, PerformanceParams, DataloaderParams, DistributedParams, HubParams, CheckpointParams,
-                    EvalParams, LoggingParams, QuantizationParams, PeftParams, MemoryParams, PrecisionParams,
-                    OptimParams, VllmParams, EntropyParams, ImportanceSamplingParams, ReferenceParams, LossParams,
-                    GenerationParams, BatchParams, RewardParams, DataParams, ModelParams):
+class GRPORunConfig(
+    RunParams,
+    PerformanceParams,
+    DataloaderParams,
+    DistributedParams,
+    HubParams,
+    CheckpointParams,
+    EvalParams,
+    LoggingParams,
+    QuantizationParams,
+    PeftParams,
+    MemoryParams,
+    PrecisionParams,
+    OptimParams,
+    VllmParams,
+    EntropyParams,
+    ImportanceSamplingParams,
+    ReferenceParams,
+    LossParams,
+    GenerationParams,
+    BatchParams,
+    RewardParams,
+    DataParams,
+    ModelParams,
+):
     """Every field of TRL 1.16's `trl grpo` surface, with TRL's names and defaults, checked by every rule.
 
     `GRPORunConfig(**fields)` and `GRPORunConfig.model_validate(mapping, context={...})` run the same engine as
@@ -128,19 +149,29 @@ class GRPORunConfig(RunParams, PerformanceParams, DataloaderParams, DistributedP
 
     # --- round trips -------------------------------------------------------------------------------------------
     @classmethod
-    def from_yaml(cls, source: str | bytes | Path, *, world_size: int | None = None,
-                  profiles: Sequence[str | Profile] = (), allow_env: Sequence[str] = (),
-                  overrides: Sequence[Override | str] | Mapping[str, Any] = ()) -> GRPORunConfig:
+    def from_yaml(
+        cls,
+        source: str | bytes | Path,
+        *,
+        world_size: int | None = None,
+        profiles: Sequence[str | Profile] = (),
+        allow_env: Sequence[str] = (),
+        overrides: Sequence[Override | str] | Mapping[str, Any] = (),
+    ) -> GRPORunConfig:
         """Read a `trl grpo` YAML (or JSON) file, given as a path or as the text itself.
 
         Raises pydantic.ValidationError listing every error, each with its line and column in `ctx`
         (`OSError` when a path cannot be read). A str that names an existing file, or a Path, is read as a file;
         any other str (several lines, or `key: value`) is the YAML text."""
-        from grpo_schema.engine.validate import check_text
         from grpo_schema.api.modelcheck import as_overrides, from_result
+        from grpo_schema.engine.validate import check_text
 
-        options: dict[str, Any] = {"world_size": world_size, "profiles": tuple(profiles),
-                                   "allow_env": tuple(allow_env), "overrides": as_overrides(overrides)}
+        options: dict[str, Any] = {
+            "world_size": world_size,
+            "profiles": tuple(profiles),
+            "allow_env": tuple(allow_env),
+            "overrides": as_overrides(overrides),
+        }
         path, text = _source(source)
         return from_result(cls, check_text(text, path=path, **options))
 
@@ -172,8 +203,7 @@ def _source(source: str | bytes | Path) -> tuple[str, str | bytes]:
         return str(source), source.read_bytes()
     # A one-line str is a path unless it reads as YAML ("key: value"): `from_yaml("runs/a.yaml")` must not
     # validate the string "runs/a.yaml", and a missing file is an OSError, not an empty config.
-    if isinstance(source, str) and "\n" not in source and ": " not in source and len(source) < 4096 \
-            and source.strip():
+    if isinstance(source, str) and "\n" not in source and ": " not in source and len(source) < 4096 and source.strip():
         candidate = Path(source)
         if candidate.suffix in (".yaml", ".yml", ".json") or candidate.is_file():
             return source, candidate.read_bytes()
@@ -188,4 +218,3 @@ def field_areas() -> dict[str, type[AreaParams]]:
         for name in cls.model_fields:
             out.setdefault(name, cls)
     return out
-

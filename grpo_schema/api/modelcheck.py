@@ -18,9 +18,8 @@ from pydantic import ValidationError
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from grpo_schema.engine.check import CheckResult, Override, path_of
-
-from grpo_schema.engine.validate import check_mapping
 from grpo_schema.engine.diagnostics import Diagnostic
+from grpo_schema.engine.validate import check_mapping
 
 if TYPE_CHECKING:
     from grpo_schema.api.config import GRPORunConfig
@@ -86,8 +85,13 @@ def loc_of(diagnostic: Diagnostic) -> tuple[str | int, ...]:
 
 
 def _line(diagnostic: Diagnostic, raw: Mapping[str, Any]) -> InitErrorDetails:
-    ctx: dict[str, Any] = {"hint": diagnostic.hint, "fix": diagnostic.fix.to_dict() if diagnostic.fix else None,
-                           "fields": list(diagnostic.fields), "line": diagnostic.line, "column": diagnostic.column}
+    ctx: dict[str, Any] = {
+        "hint": diagnostic.hint,
+        "fix": diagnostic.fix.to_dict() if diagnostic.fix else None,
+        "fields": list(diagnostic.fields),
+        "line": diagnostic.line,
+        "column": diagnostic.column,
+    }
     if diagnostic.alternatives:
         ctx["alternatives"] = [fix.to_dict() for fix in diagnostic.alternatives]
     error = PydanticCustomError(diagnostic.code, _template(diagnostic.message, ctx), ctx)
@@ -130,8 +134,9 @@ def checked_fields(result: CheckResult) -> dict[str, Any]:
     return {key: value for key, value in result.raw.items() if key in FIELD_NAMES}
 
 
-def validate_hook(cls: type[Model], data: Any, handler: Callable[[Any], Model],
-                  context: Mapping[str, Any] | None) -> Model:
+def validate_hook(
+    cls: type[Model], data: Any, handler: Callable[[Any], Model], context: Mapping[str, Any] | None
+) -> Model:
     """The body of GRPORunConfig's model validator: the engine first, then pydantic builds the instance."""
     if isinstance(data, cls) or (context is not None and context.get(TRUSTED)):
         return handler(data)

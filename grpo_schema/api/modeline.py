@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from typing import Sequence
+
 from grpo_schema.engine.lines import split_lines
 
 SCHEMA_FILE = "grpo-config.schema.json"
@@ -32,8 +33,9 @@ def base_url() -> str:
     return base if not base or base.endswith("/") else base + "/"
 
 
-def schema_url(draft: str = "2020-12", profiles: Sequence[str] = (), lenient: bool = False,
-               base: str | None = None) -> str:
+def schema_url(
+    draft: str = "2020-12", profiles: Sequence[str] = (), lenient: bool = False, base: str | None = None
+) -> str:
     """Where a config's modeline points: `base` (default: GRPO_SCHEMA_BASE_URL) + the file name; with no base,
     the bare file name, a reference relative to the config that works offline."""
     return (base_url() if base is None else base) + schema_filename(draft, profiles, lenient)

@@ -52,15 +52,18 @@ def _import_trl() -> Any:
     except ImportError as exc:
         raise TrlUnavailableError(
             "to_trl() builds TRL's own dataclasses and needs TRL 1.16: pip install 'trl==1.16.0' "
-            f"(validation itself never needs TRL) [{exc}]") from exc
+            f"(validation itself never needs TRL) [{exc}]"
+        ) from exc
     if not trl.__version__.startswith(TRL_SERIES):
-        raise TrlUnavailableError(f"grpo-config describes TRL {TRL_SERIES}x; trl {trl.__version__} is installed "
-                                  "(pip install 'trl==1.16.0')")
+        raise TrlUnavailableError(
+            f"grpo-config describes TRL {TRL_SERIES}x; trl {trl.__version__} is installed (pip install 'trl==1.16.0')"
+        )
     return trl, GRPOScriptArguments
 
 
-def to_trl(config: GRPORunConfig, *, script_args_class: type | None = None,
-           config_class: type | None = None) -> TrlArgs:
+def to_trl(
+    config: GRPORunConfig, *, script_args_class: type | None = None, config_class: type | None = None
+) -> TrlArgs:
     """TRL's (GRPOScriptArguments, GRPOConfig, ModelConfig, DatasetMixtureConfig) for a validated config.
 
     `script_args_class` / `config_class` replace TRL's script-arguments and GRPOConfig dataclasses (for a project
@@ -81,12 +84,15 @@ def to_trl(config: GRPORunConfig, *, script_args_class: type | None = None,
         built.append(cls(**mine))
     left = sorted(set(values) - taken)
     if left:
-        raise ValueError(f"no TRL dataclass takes {', '.join(left)}: pass script_args_class= or config_class= "
-                         "with fields of these names (e.g. the training script's own dataclasses)")
+        raise ValueError(
+            f"no TRL dataclass takes {', '.join(left)}: pass script_args_class= or config_class= "
+            "with fields of these names (e.g. the training script's own dataclasses)"
+        )
     result = config.check_result
     script_args, training_args, model_args, dataset_args = built
-    return TrlArgs(script_args, training_args, model_args, dataset_args, env=dict(result.env),
-                   launch=dict(result.launch))
+    return TrlArgs(
+        script_args, training_args, model_args, dataset_args, env=dict(result.env), launch=dict(result.launch)
+    )
 
 
 def _given_values(config: GRPORunConfig) -> dict[str, Any]:

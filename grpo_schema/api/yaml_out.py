@@ -31,8 +31,11 @@ def config_mapping(config: GRPORunConfig, defaults: bool = False) -> dict[str, A
 
 def config_yaml(config: GRPORunConfig, modeline: bool = True, defaults: bool = False) -> str:
     mapping = config_mapping(config, defaults)
-    text = yaml.safe_dump(mapping, sort_keys=False, allow_unicode=True, default_flow_style=False, width=120) \
-        if mapping else ""
+    text = (
+        yaml.safe_dump(mapping, sort_keys=False, allow_unicode=True, default_flow_style=False, width=120)
+        if mapping
+        else ""
+    )
     if not modeline:
         return text
     profiles = [name for name in config.check_result.profile_args if name == "open-r1"]  # the committed schemas

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from grpo_schema.engine.diagnostics import Diagnostic, Fix
-from grpo_schema.render.text import describe_fix
 from grpo_schema.engine.yamledit import apply_fixes_to_text
+from grpo_schema.render.text import describe_fix
 
 
 def safe_fixes(diagnostics: list[Diagnostic]) -> list[Fix]:
@@ -40,6 +40,9 @@ def fix_file(path: str, data: bytes, result: Any, options: dict[str, Any]) -> tu
         return data, result
     new_data = edited.encode("utf-8")
     Path(path).write_bytes(new_data)
-    print(f"{path}: applied {len(applied)} safe fix{'es' if len(applied) != 1 else ''}: "
-          + "; ".join(describe_fix(fix) for fix in applied), file=sys.stderr)
+    print(
+        f"{path}: applied {len(applied)} safe fix{'es' if len(applied) != 1 else ''}: "
+        + "; ".join(describe_fix(fix) for fix in applied),
+        file=sys.stderr,
+    )
     return new_data, check_text(new_data, path=result.path, **options)

@@ -13,9 +13,19 @@ import argparse
 import sys
 from typing import Any
 
+from grpo_schema.commands.options import (
+    EXIT_INVALID,
+    EXIT_OK,
+    EXIT_USAGE,
+    UsageError,
+    add_check_options,
+    add_format,
+    check_options,
+    read_config,
+    split_trl_tokens,
+    trl_options,
+)
 from grpo_schema.commands.pycalls import add_call, call_name, chosen_calls, refuse_call_for_yaml
-from grpo_schema.commands.options import (EXIT_INVALID, EXIT_OK, EXIT_USAGE, UsageError, add_check_options,
-                                          add_format, check_options, read_config, split_trl_tokens, trl_options)
 from grpo_schema.engine.check import CheckResult
 from grpo_schema.engine.coerce import INT64_MAX
 from grpo_schema.engine.plan import Geometry, derive_plan, relations, valid_world_sizes
@@ -42,8 +52,13 @@ def declared_prompt_length(result: CheckResult, given: int | None) -> tuple[int 
     return None, "unknown"
 
 
-def explain_result(result: CheckResult, dataset_size: int | None = None, micro_steps: int | None = None,
-                   max_prompt_length: int | None = None, order: Order | None = None) -> dict[str, Any]:
+def explain_result(
+    result: CheckResult,
+    dataset_size: int | None = None,
+    micro_steps: int | None = None,
+    max_prompt_length: int | None = None,
+    order: Order | None = None,
+) -> dict[str, Any]:
     """The explain document: derived numbers (with sources and formulas), the micro-step walk, notes, diagnostics.
 
     `order` (epoch -> permutation of dataset indices) adds dataset indices next to the prompt positions.
@@ -51,13 +66,26 @@ def explain_result(result: CheckResult, dataset_size: int | None = None, micro_s
     plan = None
     prompt_length, length_source = declared_prompt_length(result, max_prompt_length)
     if result.plan is not None and result.config is not None:
-        sources = {**result.sources, "max_prompt_length": length_source,
-                   **({"dataset_size": "command line"} if dataset_size is not None else {})}
-        plan = derive_plan(result.config, result.world_size, dataset_size=dataset_size,
-                           max_prompt_length=prompt_length, sources=sources, meaning=batch_meaning(result.trl_version))
+        sources = {
+            **result.sources,
+            "max_prompt_length": length_source,
+            **({"dataset_size": "command line"} if dataset_size is not None else {}),
+        }
+        plan = derive_plan(
+            result.config,
+            result.world_size,
+            dataset_size=dataset_size,
+            max_prompt_length=prompt_length,
+            sources=sources,
+            meaning=batch_meaning(result.trl_version),
+        )
     document: dict[str, Any] = {
-        "version": 1, "path": result.path, "valid": result.valid, "world_size": result.world_size,
-        "trl_version": result.trl_version, "trl_version_source": result.trl_version_source,
+        "version": 1,
+        "path": result.path,
+        "valid": result.valid,
+        "world_size": result.world_size,
+        "trl_version": result.trl_version,
+        "trl_version_source": result.trl_version_source,
         "derived": plan.to_dict() if plan is not None else result.derived,
         "schedule": [step.to_dict() for step in walk(plan, micro_steps, order)] if plan is not None else [],
         "notes": notes(result, plan),
@@ -96,45 +124,68 @@ def _rewrite_note(result: CheckResult) -> str | None:
     if result.sources.get("per_device_train_batch_size") != "Unsloth's rewrite" or result.config is None:
         return None
     written = result.raw.get("per_device_train_batch_size", "its default")
-    return (f"Unsloth trains with per_device_train_batch_size={result.config.per_device_train_batch_size}, not the "
-            f"{written} written: its config class replaces it by num_generations when the generation batch is not a "
-            "multiple of num_generations; the schedule shown is the one it runs")
+    return (
+        f"Unsloth trains with per_device_train_batch_size={result.config.per_device_train_batch_size}, not the "
+        f"{written} written: its config class replaces it by num_generations when the generation batch is not a "
+        "multiple of num_generations; the schedule shown is the one it runs"
+    )
 
 
 def _plan_notes(result: CheckResult, plan: Any) -> list[str]:
     if plan is None:
-        return [f"TRL {judged_release(result)} refuses this batch geometry at world size {result.world_size}, so there "
+        return (
+            [
+                f"TRL {judged_release(result)} refuses this batch geometry at world size {result.world_size}, so there "
                 "is no schedule; "
-                "see the diagnostics for the smallest edits"] if result.config is not None else []
+                "see the diagnostics for the smallest edits"
+            ]
+            if result.config is not None
+            else []
+        )
     every, GA = plan.generate_every_micro_steps, plan.gradient_accumulation_steps
     if plan.per_device_unit == "prompts":
         return _prompt_notes(result, plan)
-    repeats = "the trainer generates from it" if every == 1 else \
-        f"the trainer generates from the first copy and ignores the {plural(every - 1, 'copy', 'copies')} after it"
+    repeats = (
+        "the trainer generates from it"
+        if every == 1
+        else f"the trainer generates from the first copy and ignores the {plural(every - 1, 'copy', 'copies')} after it"
+    )
     out = _reuse_note(result, plan)
-    out += [f"the sampler emits each chunk of {plural(plan.prompts_per_generation, 'prompt')} {times(every)} "
-           f"(steps_per_generation x num_iterations) and each process's dataloader batch holds "
-           f"{plural(plan.sampler_batch_size, 'row')} (per_device_train_batch_size x steps_per_generation): {repeats}"]
+    out += [
+        f"the sampler emits each chunk of {plural(plan.prompts_per_generation, 'prompt')} {times(every)} "
+        f"(steps_per_generation x num_iterations) and each process's dataloader batch holds "
+        f"{plural(plan.sampler_batch_size, 'row')} (per_device_train_batch_size x steps_per_generation): {repeats}"
+    ]
     if not plan.clipping_active:
-        out.append(f"training is on-policy: gradient_accumulation_steps ({GA}) is a multiple of steps_per_generation"
-                   f" x num_iterations ({every}), so the weights never change between generating a batch and training"
-                   " on it; the ratio is 1 and epsilon / epsilon_high / delta have no effect")
+        out.append(
+            f"training is on-policy: gradient_accumulation_steps ({GA}) is a multiple of steps_per_generation"
+            f" x num_iterations ({every}), so the weights never change between generating a batch and training"
+            " on it; the ratio is 1 and epsilon / epsilon_high / delta have no effect"
+        )
     if plan.groups_split_across_processes:
-        out.append("some groups straddle two processes (per_device_train_batch_size x steps_per_generation is not a "
-                   "multiple of num_generations); rewards are gathered before advantages, so this is harmless")
+        out.append(
+            "some groups straddle two processes (per_device_train_batch_size x steps_per_generation is not a "
+            "multiple of num_generations); rewards are gathered before advantages, so this is harmless"
+        )
     if plan.groups_split_across_optimizer_steps:
-        out.append(f"a generation's completions are spread over several optimizer steps: each step sees on average "
-                   f"{plan.completions_per_prompt_per_optimizer_step:g} of the {plan.num_generations} completions of "
-                   "a prompt (advantages were computed over the whole group first)")
+        out.append(
+            f"a generation's completions are spread over several optimizer steps: each step sees on average "
+            f"{plan.completions_per_prompt_per_optimizer_step:g} of the {plan.num_generations} completions of "
+            "a prompt (advantages were computed over the whole group first)"
+        )
     if plan.dataset_size is not None and plan.generations_per_epoch == 0:
-        out.append(f"the dataset ({plural(plan.dataset_size, 'prompt')}) is smaller than one generation "
-                   f"({plural(plan.prompts_per_generation, 'prompt')}): the sampler yields nothing and training "
-                   "cannot start")
+        out.append(
+            f"the dataset ({plural(plan.dataset_size, 'prompt')}) is smaller than one generation "
+            f"({plural(plan.prompts_per_generation, 'prompt')}): the sampler yields nothing and training "
+            "cannot start"
+        )
     elif plan.prompts_dropped_per_epoch:
         dropped = plan.prompts_dropped_per_epoch
-        out.append(f"{plural(dropped, 'prompt')} {'is' if dropped == 1 else 'are'} left out of each epoch (the "
-                   f"remainder after {plural(plan.generations_per_epoch, 'chunk')} of "
-                   f"{plan.prompts_per_generation}); the shuffle changes which")
+        out.append(
+            f"{plural(dropped, 'prompt')} {'is' if dropped == 1 else 'are'} left out of each epoch (the "
+            f"remainder after {plural(plan.generations_per_epoch, 'chunk')} of "
+            f"{plan.prompts_per_generation}); the shuffle changes which"
+        )
     return out
 
 
@@ -143,15 +194,21 @@ def _reuse_note(result: CheckResult, plan: Any) -> list[str]:
     from grpo_schema.engine.release import release_surface
 
     release = release_surface(result.trl_version)
-    if (release is None or "steps_per_generation" in release.fields or plan.num_iterations < 2
-            or plan.steps_per_generation != plan.gradient_accumulation_steps):
+    if (
+        release is None
+        or "steps_per_generation" in release.fields
+        or plan.num_iterations < 2
+        or plan.steps_per_generation != plan.gradient_accumulation_steps
+    ):
         return []
     GA, b = plan.gradient_accumulation_steps, plan.completions_per_micro_batch
-    return [f"TRL {release.release} has no steps_per_generation: on the first of every {plan.num_iterations} "
-            f"optimizer steps each micro-step generates its own {plural(b, 'completion')} per process, and the "
-            f"{plural(GA, 'micro-batch', 'micro-batches')} of that step are kept and trained on again in the next "
-            f"{plan.num_iterations - 1}; the walk shows them as one generation of {GA} slices, which trains on the "
-            "same completions at the same micro-steps with the same weights"]
+    return [
+        f"TRL {release.release} has no steps_per_generation: on the first of every {plan.num_iterations} "
+        f"optimizer steps each micro-step generates its own {plural(b, 'completion')} per process, and the "
+        f"{plural(GA, 'micro-batch', 'micro-batches')} of that step are kept and trained on again in the next "
+        f"{plan.num_iterations - 1}; the walk shows them as one generation of {GA} slices, which trains on the "
+        "same completions at the same micro-steps with the same weights"
+    ]
 
 
 def _positive(text: str) -> int:
@@ -163,17 +220,28 @@ def _positive(text: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="grpo explain", description="Show how a config's batch settings turn into generations, micro-steps "
+        prog="grpo explain",
+        description="Show how a config's batch settings turn into generations, micro-steps "
         "and optimizer steps, process by process (as the chosen TRL release runs it; default 1.16).",
         epilog="exit status: 0 the config is valid, 1 it has errors (the diagnostics say which; no schedule when the "
-               "batch geometry itself is refused), 2 bad usage or an unreadable file")
+        "batch geometry itself is refused), 2 bad usage or an unreadable file",
+    )
     parser.add_argument("path", metavar="FILE", help="config file (YAML or JSON), or - for stdin")
-    parser.add_argument("--dataset-size", type=_positive, help="prompts in the training split: adds the per-epoch "
-                        "figures and the epoch boundary")
-    parser.add_argument("--max-prompt-length", type=_positive, help="longest prompt in tokens (TRL never "
-                        "truncates prompts): gives the context length generation needs")
-    parser.add_argument("--micro-steps", type=_positive, help="how many micro-steps to walk (default: two "
-                        "generations and at least one optimizer step)")
+    parser.add_argument(
+        "--dataset-size",
+        type=_positive,
+        help="prompts in the training split: adds the per-epoch figures and the epoch boundary",
+    )
+    parser.add_argument(
+        "--max-prompt-length",
+        type=_positive,
+        help="longest prompt in tokens (TRL never truncates prompts): gives the context length generation needs",
+    )
+    parser.add_argument(
+        "--micro-steps",
+        type=_positive,
+        help="how many micro-steps to walk (default: two generations and at least one optimizer step)",
+    )
     add_format(parser, ("text", "json"))
     add_call(parser)
     add_check_options(parser)
@@ -181,8 +249,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def explain_command(argv: list[str]) -> int:
-    from grpo_schema.engine.validate import check_text
     from grpo_schema.engine.overrides import OverrideError, parse_trl_args
+    from grpo_schema.engine.validate import check_text
 
     parser = build_parser()
     ours, trl = split_trl_tokens(argv, parser)
@@ -228,9 +296,11 @@ def judged_release(result: CheckResult) -> str:
 def _prompt_notes(result: CheckResult, plan: Any) -> list[str]:
     """TRL 0.14: no repeating sampler; each process takes per_device_train_batch_size prompts per micro-step."""
     b, G = plan.per_device_train_batch_size, plan.num_generations
-    return [f"TRL {judged_release(result)} counts per_device_train_batch_size in prompts: each process takes "
-            f"{plural(b, 'prompt')} per micro-step and generates {G} completions of each "
-            f"({plan.completions_per_micro_batch} completions), with no divisibility check"]
+    return [
+        f"TRL {judged_release(result)} counts per_device_train_batch_size in prompts: each process takes "
+        f"{plural(b, 'prompt')} per micro-step and generates {G} completions of each "
+        f"({plan.completions_per_micro_batch} completions), with no divisibility check"
+    ]
 
 
 def _explain_python(data: bytes, shown: str, options: dict, args: argparse.Namespace) -> int:
@@ -256,7 +326,8 @@ def _explain_python(data: bytes, shown: str, options: dict, args: argparse.Names
         blocks = []
         for index, document, result in zip(chosen, documents, results):
             name = call_name(checked, index) if checked.calls else ""
-            blocks.append((f"GRPOConfig {name}:\n" if name else "")
-                          + render_explain(document, checked.texts.get(result.path, "")))
+            blocks.append(
+                (f"GRPOConfig {name}:\n" if name else "") + render_explain(document, checked.texts.get(result.path, ""))
+            )
         sys.stdout.write("\n".join(blocks))
     return EXIT_OK if all(r.valid for r in results) else EXIT_INVALID

@@ -21,9 +21,18 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 # The modeline names are part of this module's API (`from grpo_schema.export import with_modeline`).
-from grpo_schema.api.modeline import (BASE_URL_VARIABLE, MODELINE, MODELINE_PREFIX, SCHEMA_FILE,  # noqa: F401
-                                      base_url, modeline, release_schema_filename, schema_filename, schema_url,
-                                      with_modeline)
+from grpo_schema.api.modeline import (  # noqa: F401
+    BASE_URL_VARIABLE,
+    MODELINE,
+    MODELINE_PREFIX,
+    SCHEMA_FILE,
+    base_url,
+    modeline,
+    release_schema_filename,
+    schema_filename,
+    schema_url,
+    with_modeline,
+)
 
 TITLE = "GRPO training config (TRL 1.16 `trl grpo --config`)"
 DESCRIPTION = (
@@ -32,7 +41,8 @@ DESCRIPTION = (
     "This schema checks names, types, ranges, allowed values, renamed and removed keys, and the cross-field errors "
     "that depend on allowed values only (if/then). The arithmetic rules across fields (a generation batch that "
     "holds whole groups at a world size, epsilon_high >= epsilon, ordered clip bounds, one reward weight per "
-    "source, ...) stay in the Python validator: run `grpo validate FILE`.")
+    "source, ...) stay in the Python validator: run `grpo validate FILE`."
+)
 
 
 def export_schema(draft: str = "2020-12", profiles: Iterable[Any] = (), lenient: bool = False) -> dict[str, Any]:
@@ -48,9 +58,12 @@ def export_schema(draft: str = "2020-12", profiles: Iterable[Any] = (), lenient:
     active = resolve_profiles(profiles)
     # No $id: the schema is identified by where it is read from (a local copy unless published), so it never
     # names a URL that may not exist.
-    schema = {"$schema": DIALECTS[draft],
-              "title": TITLE + "".join(f" + {p.name}" for p in active),
-              "description": DESCRIPTION, **build_schema(active, lenient)}
+    schema = {
+        "$schema": DIALECTS[draft],
+        "title": TITLE + "".join(f" + {p.name}" for p in active),
+        "description": DESCRIPTION,
+        **build_schema(active, lenient),
+    }
     return to_draft_07(schema) if draft == "07" else schema
 
 
@@ -69,12 +82,19 @@ def catalog_text(base: str = "") -> str:
     """A SchemaStore catalog entry (draft-07, lenient: SchemaStore asks for both). With no `base` the URLs are
     relative to the catalog's own folder; `grpo schema --write DIR --base-url URL` writes one for a published
     copy, ready for a SchemaStore catalog pull request."""
-    entry = {"name": "grpo-config", "description": "GRPO training config for TRL `trl grpo --config` (grpo-config)",
-             "fileMatch": list(FILE_MATCH), "url": schema_url("07", (), True, base=base),
-             "versions": {"strict": schema_url("07", base=base), "strict-2020-12": schema_url(base=base),
-                          "open-r1": schema_url("2020-12", ("open-r1",), base=base),
-                          # a config written for an older TRL release: that release's keys, types and defaults
-                          **{name.split("/")[0]: (base or "") + name for name in release_names()}}}
+    entry = {
+        "name": "grpo-config",
+        "description": "GRPO training config for TRL `trl grpo --config` (grpo-config)",
+        "fileMatch": list(FILE_MATCH),
+        "url": schema_url("07", (), True, base=base),
+        "versions": {
+            "strict": schema_url("07", base=base),
+            "strict-2020-12": schema_url(base=base),
+            "open-r1": schema_url("2020-12", ("open-r1",), base=base),
+            # a config written for an older TRL release: that release's keys, types and defaults
+            **{name.split("/")[0]: (base or "") + name for name in release_names()},
+        },
+    }
     catalog = {"$schema": "https://json.schemastore.org/schema-catalog.json", "version": 1, "schemas": [entry]}
     return json.dumps(catalog, indent=2) + "\n"
 
@@ -84,7 +104,6 @@ def release_schema_text(version: str) -> str:
     from grpo_schema.engine.keys import launch_keys
     from grpo_schema.engine.release import release_surface
     from grpo_schema.schema_export.releases import release_schema
-
     from grpo_schema.versions import surface
 
     release = release_surface(version)
@@ -99,7 +118,6 @@ def release_schema_name(version: str) -> str:
     """The schema file (relative to schemas/) for configs written for TRL `version`: trl-X.Y.Z/grpo-config.schema.json
     for the table that release is judged by, the main grpo-config.schema.json for 1.16 (and newer)."""
     from grpo_schema.engine.release import release_surface
-
     from grpo_schema.versions import surface
 
     release = release_surface(version)  # named as the judged release: the file is its table's
@@ -144,20 +162,27 @@ def write_schemas(directory: Path, base: str = "") -> list[Path]:
 
 def stale_files(directory: Path) -> list[str]:
     """Names of committed files in `directory` that differ from what the models generate now."""
-    return [name for name, text in committed_texts().items()
-            if not (directory / name).is_file() or (directory / name).read_text(encoding="utf-8") != text]
+    return [
+        name
+        for name, text in committed_texts().items()
+        if not (directory / name).is_file() or (directory / name).read_text(encoding="utf-8") != text
+    ]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m grpo_schema.commands.export",
-                                     description="write (or --check) the committed JSON Schemas and catalog")
+    parser = argparse.ArgumentParser(
+        prog="python -m grpo_schema.commands.export",
+        description="write (or --check) the committed JSON Schemas and catalog",
+    )
     parser.add_argument("directory", nargs="?", default="schemas", type=Path)
     parser.add_argument("--check", action="store_true", help="exit 1 when a committed file is stale; write nothing")
     args = parser.parse_args(argv)
     if args.check:
         stale = stale_files(args.directory)
         for name in stale:
-            print(f"stale: {args.directory / name} (regenerate: python -m grpo_schema.commands.export {args.directory})")
+            print(
+                f"stale: {args.directory / name} (regenerate: python -m grpo_schema.commands.export {args.directory})"
+            )
         return 1 if stale else 0
     for path in write_schemas(args.directory):
         print(f"wrote {path}")

@@ -20,17 +20,32 @@ WEIGHTS = ("model.safetensors", "pytorch_model.bin", "adapter_model.safetensors"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="grpo health", description="Judge runs from what they logged: groups "
-                                     "with no learning signal, bad or slow rewards, clipped completions, drifting "
-                                     "log-probs, NaN, a resume that trains nothing.")
-    parser.add_argument("paths", nargs="+", metavar="RUN_DIR", help="a run's output_dir (grpo_runtime or TRL), or "
-                        "its metrics.jsonl / trainer_state.json")
+    parser = argparse.ArgumentParser(
+        prog="grpo health",
+        description="Judge runs from what they logged: groups "
+        "with no learning signal, bad or slow rewards, clipped completions, drifting "
+        "log-probs, NaN, a resume that trains nothing.",
+    )
+    parser.add_argument(
+        "paths",
+        nargs="+",
+        metavar="RUN_DIR",
+        help="a run's output_dir (grpo_runtime or TRL), or its metrics.jsonl / trainer_state.json",
+    )
     add_format(parser, FORMATS)
     parser.add_argument("--strict", action="store_true", help="warnings fail too (exit 1)")
-    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                        help="change a threshold (docs/health.md lists them), e.g. --set min_steps=5")
-    parser.add_argument("--config", metavar="FILE", help="the run's config, for fixes with its values (a "
-                        "grpo_runtime run directory has it already)")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="change a threshold (docs/health.md lists them), e.g. --set min_steps=5",
+    )
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help="the run's config, for fixes with its values (a grpo_runtime run directory has it already)",
+    )
     parser.add_argument("--follow", action="store_true", help="watch the runs and print findings as they appear")
     parser.add_argument("--interval", type=float, default=5.0, help="seconds between looks with --follow")
     parser.add_argument("--max-seconds", type=float, default=None, help="stop following after this long")
@@ -101,8 +116,9 @@ def emit(reports, fmt: str) -> None:
         for message in report.errors:
             print(f"grpo health: error: {message}", file=sys.stderr)
     if fmt in ("github", "sarif"):
-        located = [SimpleNamespace(path=r.metrics_file or r.path, diagnostics=r.diagnostics) for r in reports
-                   if not r.errors]
+        located = [
+            SimpleNamespace(path=r.metrics_file or r.path, diagnostics=r.diagnostics) for r in reports if not r.errors
+        ]
         if fmt == "github":
             from grpo_schema.render.machine import render_github
 

@@ -43,9 +43,12 @@ def world_size_matrix(data: bytes, path: str, options: dict[str, Any], sizes: li
     everywhere = Counter(by_size[sizes[0]])
     for codes in by_size.values():
         everywhere &= Counter(codes)
-    return {"checked": sizes, "valid": [n for n in sizes if not by_size[n]],
-            "errors_at_every_size": sorted(everywhere.elements()),
-            "by_world_size": {str(n): codes for n, codes in by_size.items()}}
+    return {
+        "checked": sizes,
+        "valid": [n for n in sizes if not by_size[n]],
+        "errors_at_every_size": sorted(everywhere.elements()),
+        "by_world_size": {str(n): codes for n, codes in by_size.items()},
+    }
 
 
 def compress(sizes: list[int]) -> str:
@@ -66,8 +69,10 @@ def render_matrix(path: str, matrix: dict[str, Any]) -> str:
         remaining = tuple(sorted((Counter(codes) - everywhere).elements()))
         groups.setdefault(remaining, []).append(int(size))
     checked = matrix["checked"]
-    lines = [f"{path}: valid at {len(matrix['valid'])} of {len(checked)} world sizes"
-             + (f": {compress(matrix['valid'])}" if matrix["valid"] else "")]
+    lines = [
+        f"{path}: valid at {len(matrix['valid'])} of {len(checked)} world sizes"
+        + (f": {compress(matrix['valid'])}" if matrix["valid"] else "")
+    ]
     if everywhere:
         lines.append(f"  errors at every world size (fix these first): {', '.join(sorted(set(everywhere)))}")
     lines.append("  world sizes              world-size-dependent errors")
@@ -76,8 +81,9 @@ def render_matrix(path: str, matrix: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def emit_matrix(files: list[tuple[str, bytes]], results: list[Any], options: dict[str, Any], spec: str,
-                fmt: str) -> int:
+def emit_matrix(
+    files: list[tuple[str, bytes]], results: list[Any], options: dict[str, Any], spec: str, fmt: str
+) -> int:
     """Print the matrix of every file (text, or the usual JSON document with a `world_sizes` object per file)."""
     sizes = parse_world_sizes(spec)
     matrices = [world_size_matrix(data, shown, options, sizes) for shown, data in files]

@@ -22,11 +22,11 @@ from pathlib import Path
 
 from grpo_schema.commands.options import EXIT_OK, EXIT_USAGE, UsageError, add_profiles, chosen_profiles, trl_options
 from grpo_schema.engine.diagnostics import Diagnostic, Fix
+from grpo_schema.engine.lines import split_lines
 from grpo_schema.engine.loader import load_yaml
 from grpo_schema.engine.migrations import MIGRATIONS
 from grpo_schema.engine.yamledit import EditError, apply_fix_to_text
 from grpo_schema.render.text import RELEASE_SOURCES
-from grpo_schema.engine.lines import split_lines
 
 EXIT_CHANGES = 1  # a diff to apply, or a key that could not be migrated
 # Why a release was chosen, in the words the text output uses (grpo_schema.versions.detect's sources).
@@ -92,25 +92,38 @@ def cannot_keep(diagnostics: list[Diagnostic]) -> list[str]:
 
 def unified_diff(old: str, new: str, path: str) -> str:
     name = path.lstrip("/")
-    lines = difflib.unified_diff(split_lines(old, keepends=True), split_lines(new, keepends=True), fromfile=f"a/{name}",
-                                 tofile=f"b/{name}")
+    lines = difflib.unified_diff(
+        split_lines(old, keepends=True), split_lines(new, keepends=True), fromfile=f"a/{name}", tofile=f"b/{name}"
+    )
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="grpo migrate", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG,
+        prog="grpo migrate",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=EPILOG,
         description="Rewrite renamed and removed keys (and deprecated ones) for TRL 1.16, keeping comments, "
-                    "order and formatting. Prints a unified diff unless --write is given.")
+        "order and formatting. Prints a unified diff unless --write is given.",
+    )
     parser.add_argument("paths", nargs="+", metavar="FILE", help="config files (YAML or JSON)")
     parser.add_argument("--write", action="store_true", help="write the migrated files in place")
     add_profiles(parser, help="treat a downstream project's script keys as known (e.g. open-r1)")
-    parser.add_argument("--from", dest="from_version", metavar="X.Y[.Z]",
-                        help="the TRL release the file was written for (default: the installed trl, else the "
-                             "repository's pin, else 1.16: only renamed and removed keys)")
-    parser.add_argument("--to", dest="to_version", metavar="X.Y[.Z]", default=None,
-                        help="the release to migrate to: any release from the one the file is written for up to 1.16, the newest "
-                             "grpo-config knows (the default)")
+    parser.add_argument(
+        "--from",
+        dest="from_version",
+        metavar="X.Y[.Z]",
+        help="the TRL release the file was written for (default: the installed trl, else the "
+        "repository's pin, else 1.16: only renamed and removed keys)",
+    )
+    parser.add_argument(
+        "--to",
+        dest="to_version",
+        metavar="X.Y[.Z]",
+        default=None,
+        help="the release to migrate to: any release from the one the file is written for up to 1.16, the newest "
+        "grpo-config knows (the default)",
+    )
     return parser
 
 
@@ -140,17 +153,24 @@ def release_defaults_block(text: str, written_for: str, original: dict | None = 
             continue  # no value to write that 1.16 reads as the old default
         if isinstance(written, float) and isinstance(value, int) and not isinstance(value, bool):
             written = value  # logging_steps: 500, not 500.0 (1.16 also takes a ratio there)
-        what = (f"TRL {release.release}'s default" if name in release.fields
-                else f"what TRL {release.release} did before {name} existed")
-        lines.append(f"{name}: {_yaml_scalar(written)}  # {what}; TRL 1.16's default is "
-                     f"{_yaml_scalar(facts[name].get('default'))}")
+        what = (
+            f"TRL {release.release}'s default"
+            if name in release.fields
+            else f"what TRL {release.release} did before {name} existed"
+        )
+        lines.append(
+            f"{name}: {_yaml_scalar(written)}  # {what}; TRL 1.16's default is "
+            f"{_yaml_scalar(facts[name].get('default'))}"
+        )
         done.append(f"wrote {name}: {_yaml_scalar(written)} ({what})")
     if not lines:
         return text, done
     newline = "\r\n" if "\r\n" in text else "\n"
     head = text if text.endswith(("\n", "\r\n")) or not text else text + newline
-    block = [f"# Defaults of TRL {release.release} that TRL 1.16 changed, written out by grpo migrate so the run "
-             "keeps its behaviour:"] + lines
+    block = [
+        f"# Defaults of TRL {release.release} that TRL 1.16 changed, written out by grpo migrate so the run "
+        "keeps its behaviour:"
+    ] + lines
     return head + newline.join(block) + newline, done
 
 
@@ -179,8 +199,10 @@ def target_release(to_version: str | None, from_version: str | None) -> str | No
     except VersionError as exc:
         raise UsageError(f"--to: {exc}") from None
     if from_version is not None and parse_version(target.release)[:2] < parse_version(from_version)[:2]:
-        raise UsageError(f"--to {to_version} is older than the release the file is written for (TRL {from_version}): "
-                         f"grpo migrate goes forward only, from {from_version} to any release up to {newest()}")
+        raise UsageError(
+            f"--to {to_version} is older than the release the file is written for (TRL {from_version}): "
+            f"grpo migrate goes forward only, from {from_version} to any release up to {newest()}"
+        )
     return None if parse_version(target.release)[:2] == parse_version(REFERENCE)[:2] else to_version
 
 
@@ -197,8 +219,9 @@ class Migrated:
     target: str  # the release written for
 
 
-def migrate_config(text: str, path: str, profiles: list, from_release: str | None,
-                   to_release: str | None = None) -> Migrated:
+def migrate_config(
+    text: str, path: str, profiles: list, from_release: str | None, to_release: str | None = None
+) -> Migrated:
     """`grpo migrate --from A --to B` on one file's text. B None (or 1.16): the engine's own migrations and A's
     defaults that 1.16 changed; an older B: the renames, removals and changed defaults between A's and B's tables."""
     from grpo_schema.engine.release import REFERENCE
@@ -209,16 +232,24 @@ def migrate_config(text: str, path: str, profiles: list, from_release: str | Non
     else:
         loaded = load_yaml(text)
         # judged as 1.16 (the target), whatever the file's `# grpo: --trl-version` comment says; batch fixes: not ours
-        checked = check_text(retarget_comments(text, REFERENCE), path=path, profiles=profiles, suggest_fixes=False,
-                             trl_version=REFERENCE, trl_version_source="flag")
+        checked = check_text(
+            retarget_comments(text, REFERENCE),
+            path=path,
+            profiles=profiles,
+            suggest_fixes=False,
+            trl_version=REFERENCE,
+            trl_version_source="flag",
+        )
         new, done, failed = migrate_text(text, checked.diagnostics)
         new, defaults_done = release_defaults_block(new, from_release, loaded.data)
-        migrated = Migrated(new, done + defaults_done, failed, cannot_keep(checked.diagnostics), from_release,
-                            REFERENCE)
+        migrated = Migrated(
+            new, done + defaults_done, failed, cannot_keep(checked.diagnostics), from_release, REFERENCE
+        )
     retargeted = retarget_comments(migrated.text, migrated.target)
     if retargeted != migrated.text:
-        migrated.done.append(f"the file's `# grpo: --trl-version` comment or schema modeline now names TRL "
-                             f"{migrated.target}")
+        migrated.done.append(
+            f"the file's `# grpo: --trl-version` comment or schema modeline now names TRL {migrated.target}"
+        )
         migrated.text = retargeted
     return migrated
 
@@ -254,8 +285,9 @@ def retarget_comments(text: str, target: str) -> str:
     out = []
     for number, line in enumerate(split_lines(text, keepends=True), start=1):
         if number in directives:
-            line = _TRL_VERSION_OPTION.sub(lambda m: m.group(0) if _same_table(m.group(2), target)
-                                           else m.group(1) + target, line)
+            line = _TRL_VERSION_OPTION.sub(
+                lambda m: m.group(0) if _same_table(m.group(2), target) else m.group(1) + target, line
+            )
         elif line.lstrip().startswith(MODELINE_PREFIX) and SCHEMA_FILE.removesuffix(".schema.json") in line:
             # only the strict main schema has a per-release copy; a variant (lenient, open-r1, draft-07) stays
             line = _SCHEMA_NAME.sub(lambda m: schema if m.group(1) == SCHEMA_FILE else m.group(0), line)
@@ -280,8 +312,11 @@ def migrate_between(text: str, from_release: str, to_release: str) -> Migrated:
             continue  # kept; a key neither release reads is grpo validate's to report
         new_name = renamed.get(key)
         if new_name is not None:
-            fix = (Fix(unset=(key,), safe=True, title=f"remove {key} ({new_name} is set)") if new_name in data else
-                   Fix(rename={key: new_name}, safe=True, title=f"rename {key} to {new_name}"))
+            fix = (
+                Fix(unset=(key,), safe=True, title=f"remove {key} ({new_name} is set)")
+                if new_name in data
+                else Fix(rename={key: new_name}, safe=True, title=f"rename {key} to {new_name}")
+            )
         else:
             note = MIGRATIONS[key].note if key in MIGRATIONS else "no key of that release carries the setting"
             fix = Fix(unset=(key,), safe=False, title=f"remove {key}")
@@ -296,11 +331,17 @@ def migrate_between(text: str, from_release: str, to_release: str) -> Migrated:
     kept = {**data, **{new: data[old] for old, new in renamed.items() if old in data}}
     lines = []
     for name, value in carried_defaults(a, b, kept).items():
-        lines.append(f"{name}: {_yaml_scalar(value)}  # {_what(a, name)}; TRL {b.release}'s default is "
-                     f"{_yaml_scalar(_plain_default(b.fields[name]))}")
+        lines.append(
+            f"{name}: {_yaml_scalar(value)}  # {_what(a, name)}; TRL {b.release}'s default is "
+            f"{_yaml_scalar(_plain_default(b.fields[name]))}"
+        )
         done.append(f"wrote {name}: {_yaml_scalar(value)} ({_what(a, name)})")
-    text = _append_block(text, f"# Defaults of TRL {a.release} that TRL {b.release} changed, written out by grpo "
-                         "migrate so the run keeps its behaviour:", lines)
+    text = _append_block(
+        text,
+        f"# Defaults of TRL {a.release} that TRL {b.release} changed, written out by grpo "
+        "migrate so the run keeps its behaviour:",
+        lines,
+    )
     return Migrated(text, done, failed, lost, from_release, b.release)
 
 
@@ -310,15 +351,20 @@ def _batch_unit(text: str, data: dict, a, b, done: list[str], failed: list[str])
     if a.batch.unit == b.batch.unit or a.batch.unit != "prompts":
         return text
     b_info, g_info = a.fields["per_device_train_batch_size"], a.fields["num_generations"]
-    prompts, groups = data.get("per_device_train_batch_size", b_info.default), data.get("num_generations",
-                                                                                       g_info.default)
+    prompts, groups = (
+        data.get("per_device_train_batch_size", b_info.default),
+        data.get("num_generations", g_info.default),
+    )
     if not all(isinstance(v, int) and not isinstance(v, bool) for v in (prompts, groups)):
         return text  # a value the checker reports on its own
-    title = (f"per_device_train_batch_size: {prompts} -> {prompts * groups} (TRL {a.release} counted prompts, "
-             f"TRL {b.release} counts completions: {prompts} x num_generations {groups})")
+    title = (
+        f"per_device_train_batch_size: {prompts} -> {prompts * groups} (TRL {a.release} counted prompts, "
+        f"TRL {b.release} counts completions: {prompts} x num_generations {groups})"
+    )
     try:
-        text = apply_fix_to_text(text, Fix(set={"per_device_train_batch_size": prompts * groups}, safe=True,
-                                           title=title))
+        text = apply_fix_to_text(
+            text, Fix(set={"per_device_train_batch_size": prompts * groups}, safe=True, title=title)
+        )
     except EditError as exc:
         failed.append(f"per_device_train_batch_size: {exc}")
         return text
@@ -377,7 +423,7 @@ def _as_written_for(info, value):
 
 
 def _what(a, name: str) -> str:
-    return (f"TRL {a.release}'s default" if name in a.fields else f"what TRL {a.release} did before {name} existed")
+    return f"TRL {a.release}'s default" if name in a.fields else f"what TRL {a.release} did before {name} existed"
 
 
 def _append_block(text: str, heading: str, lines: list[str]) -> str:
@@ -417,8 +463,11 @@ def migrate_command(argv: list[str]) -> int:
             return EXIT_USAGE
         migrated = migrate_config(text, path, profiles, old_release, new_release)
         why = SOURCES.get(found["trl_version_source"]) or RELEASE_SOURCES.get(found["trl_version_source"], "")
-        print(f"{path}: written for TRL {old_release} ({why}); migrated to TRL {migrated.target}"
-              + (" (--to)" if args.to_version else " (the default target)"), file=sys.stderr)
+        print(
+            f"{path}: written for TRL {old_release} ({why}); migrated to TRL {migrated.target}"
+            + (" (--to)" if args.to_version else " (the default target)"),
+            file=sys.stderr,
+        )
         new, done, failed = migrated.text, migrated.done, migrated.failed
         for line in migrated.cannot_keep:
             print(f"{path}: cannot keep: {line}", file=sys.stderr)
@@ -427,8 +476,7 @@ def migrate_command(argv: list[str]) -> int:
         if args.write:
             if new != text:
                 Path(path).write_bytes(new.encode("utf-8"))
-                print(f"{path}: {len(done)} change{'s' if len(done) != 1 else ''}: " + "; ".join(done),
-                      file=sys.stderr)
+                print(f"{path}: {len(done)} change{'s' if len(done) != 1 else ''}: " + "; ".join(done), file=sys.stderr)
             status = max(status, EXIT_CHANGES if failed else EXIT_OK)
         elif new != text:
             sys.stdout.write(unified_diff(text, new, path))
@@ -455,8 +503,10 @@ def _migrate_python(path: str, args: argparse.Namespace) -> int:
         return EXIT_CHANGES if migrated.failed else EXIT_OK
     if args.write:
         Path(path).write_bytes(migrated.text.encode("utf-8"))
-        print(f"{path}: {len(migrated.done)} change{'s' if len(migrated.done) != 1 else ''}: "
-              + "; ".join(migrated.done), file=sys.stderr)
+        print(
+            f"{path}: {len(migrated.done)} change{'s' if len(migrated.done) != 1 else ''}: " + "; ".join(migrated.done),
+            file=sys.stderr,
+        )
         return EXIT_CHANGES if migrated.failed else EXIT_OK
     sys.stdout.write(unified_diff(text, migrated.text, path))
     return EXIT_CHANGES

@@ -27,9 +27,12 @@ class Formatter(argparse.HelpFormatter):
     """argparse's formatter, sized from os.get_terminal_size: argparse creates one per add_argument, and its own
     default width comes from shutil, whose import (with bz2 and lzma) cost `grpo validate` more than the check."""
 
-    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
-                 width: int | None = None) -> None:
-        super().__init__(prog, indent_increment, max_help_position, width if width is not None else terminal_width() - 2)
+    def __init__(
+        self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None
+    ) -> None:
+        super().__init__(
+            prog, indent_increment, max_help_position, width if width is not None else terminal_width() - 2
+        )
 
 
 def terminal_width() -> int:
@@ -60,10 +63,14 @@ def world_size(text: str) -> int:
     return value
 
 
-WORLD_SIZE_HELP = ("number of training processes over all machines (default: num_processes from the file, else 1); "
-                   "never probed from this machine")
-PROFILE_HELP = ("accept a downstream project's script keys and reward names (e.g. open-r1); repeatable; "
-                "'module:ATTR' imports a Profile")
+WORLD_SIZE_HELP = (
+    "number of training processes over all machines (default: num_processes from the file, else 1); "
+    "never probed from this machine"
+)
+PROFILE_HELP = (
+    "accept a downstream project's script keys and reward names (e.g. open-r1); repeatable; "
+    "'module:ATTR' imports a Profile"
+)
 
 
 def add_world_size(parser: argparse.ArgumentParser, help: str = WORLD_SIZE_HELP, dest: str = "world_size") -> None:
@@ -82,16 +89,35 @@ def add_check_options(parser: argparse.ArgumentParser) -> None:
     """The options of a command that checks a config as `grpo validate` does (read by check_options)."""
     add_world_size(parser)
     add_profiles(parser)
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="overrides",
-                        help="override a key (VALUE is read as YAML); TRL's own --key value form works too")
-    parser.add_argument("--allow-env", action="append", default=[], metavar="NAME",
-                        help="allow an env: variable that is refused by default (LD_PRELOAD, *_TOKEN, ...)")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        dest="overrides",
+        help="override a key (VALUE is read as YAML); TRL's own --key value form works too",
+    )
+    parser.add_argument(
+        "--allow-env",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="allow an env: variable that is refused by default (LD_PRELOAD, *_TOKEN, ...)",
+    )
     add_trl_version(parser)
-    parser.add_argument("--dialect", choices=("trl", "verl"), default=None,
-                        help="read the file as TRL's YAML or as a verl launch script / YAML (default: by content)")
-    parser.add_argument("--verl-version", default=None, metavar="X.Y[.Z]",
-                        help="the verl release a verl file is judged at (default: its `# grpo: --verl-version` "
-                             "comment or verl==X pin, else the newest known)")
+    parser.add_argument(
+        "--dialect",
+        choices=("trl", "verl"),
+        default=None,
+        help="read the file as TRL's YAML or as a verl launch script / YAML (default: by content)",
+    )
+    parser.add_argument(
+        "--verl-version",
+        default=None,
+        metavar="X.Y[.Z]",
+        help="the verl release a verl file is judged at (default: its `# grpo: --verl-version` "
+        "comment or verl==X pin, else the newest known)",
+    )
 
 
 def check_options(args: argparse.Namespace, extra_overrides: list) -> dict:
@@ -102,8 +128,12 @@ def check_options(args: argparse.Namespace, extra_overrides: list) -> dict:
         overrides = [Override.parse(text) for text in args.overrides] + extra_overrides
     except ValueError as exc:
         raise UsageError(f"--set: {exc}") from None
-    return {"world_size": args.world_size, "profiles": chosen_profiles(args.profile), "overrides": overrides,
-            "allow_env": args.allow_env}
+    return {
+        "world_size": args.world_size,
+        "profiles": chosen_profiles(args.profile),
+        "overrides": overrides,
+        "allow_env": args.allow_env,
+    }
 
 
 def chosen_profiles(names: list[str]) -> tuple:
@@ -136,8 +166,13 @@ def expand_paths(paths: Sequence[str], python: bool = False) -> list[str]:
         if raw == "-":
             out.append(raw)
         elif path.is_dir():
-            out.extend(sorted(str(p) for p in path.rglob("*") if p.is_file() and (
-                p.suffix in CONFIG_SUFFIXES or (python and walked_python(p, path)))))
+            out.extend(
+                sorted(
+                    str(p)
+                    for p in path.rglob("*")
+                    if p.is_file() and (p.suffix in CONFIG_SUFFIXES or (python and walked_python(p, path)))
+                )
+            )
         elif path.is_file():
             out.append(raw)
         else:
@@ -181,7 +216,7 @@ def split_trl_tokens(argv: list[str], parser: argparse.ArgumentParser) -> tuple[
         action = actions.get(token.split("=", 1)[0])
         if action is not None and action.nargs != 0:
             take = 1 if "=" in token else 2
-            ours += argv[i:i + take]
+            ours += argv[i : i + take]
             i += take
         elif action is not None or not token.startswith("--") or token == "--":
             ours.append(token)
@@ -193,4 +228,3 @@ def split_trl_tokens(argv: list[str], parser: argparse.ArgumentParser) -> tuple[
                 trl.append(argv[i])
                 i += 1
     return ours, trl
-

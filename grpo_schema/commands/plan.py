@@ -18,8 +18,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from grpo_schema.commands.options import (EXIT_INVALID, EXIT_OK, EXIT_USAGE, UsageError, add_format, add_profiles,
-                                          add_trl_version, add_world_size, chosen_profiles, trl_options)
+from grpo_schema.commands.options import (
+    EXIT_INVALID,
+    EXIT_OK,
+    EXIT_USAGE,
+    UsageError,
+    add_format,
+    add_profiles,
+    add_trl_version,
+    add_world_size,
+    chosen_profiles,
+    trl_options,
+)
 from grpo_schema.commands.pycalls import add_call, call_name, chosen_calls, refuse_call_for_yaml, where
 from grpo_schema.engine.hardware.accelerators import GIB, HardwareError, parse_hardware
 from grpo_schema.engine.hardware.advise import plan_fit
@@ -31,20 +41,31 @@ VERL_NAMES_ITS_OWN = ("GRPO-R004", "GRPO-S002")  # no reward_funcs / no dataset_
 USAGE_CODES = ("GRPO-H005", "GRPO-H008", "GRPO-H009")  # unknown model, hardware that does not parse, unknown engine
 
 
-def check_for_hardware(data: Any, path: str, hardware: str | None, *, world_size: int | None = None,
-                       **options: Any):
+def check_for_hardware(data: Any, path: str, hardware: str | None, *, world_size: int | None = None, **options: Any):
     """Check a config (YAML text/bytes or a mapping) at the world size the hardware implies, then plan the fit.
 
     Without --world-size or num_processes in the file, the world size is the number of declared GPUs (less a
     vLLM server's GPUs), so the batch schedule is the one the run will have. `reads`: what the plan may read of the
     files the config names (grpo_schema.engine.hardware.reads), or a function of the checked config giving it."""
-    from grpo_schema.engine.validate import check_mapping, check_text
     from grpo_schema.engine.hardware.settings import world_size_of
+    from grpo_schema.engine.validate import check_mapping, check_text
 
     check = check_mapping if isinstance(data, dict) else check_text
-    plan_options = {k: options.pop(k) for k in ("model_config", "prompt_length", "mfu", "strategy", "local_files",
-                                                "engine", "offload", "host_ram", "reads")
-                    if k in options}
+    plan_options = {
+        k: options.pop(k)
+        for k in (
+            "model_config",
+            "prompt_length",
+            "mfu",
+            "strategy",
+            "local_files",
+            "engine",
+            "offload",
+            "host_ram",
+            "reads",
+        )
+        if k in options
+    }
     options.pop("dataset_size", None)
     batch_fixes = options.pop("batch_fixes", True)
     result = check(data, path=path, world_size=world_size, suggest_fixes=False, **options)
@@ -55,8 +76,13 @@ def check_for_hardware(data: Any, path: str, hardware: str | None, *, world_size
     if report.hardware is not None and not result.sources.get("world_size") and result.config is not None:
         world, _ = world_size_of(result, report.hardware)
     if world != result.world_size or (batch_fixes and not result.valid):
-        result = check(data, path=path, world_size=world if world != result.world_size else world_size,
-                       suggest_fixes=batch_fixes, **options)
+        result = check(
+            data,
+            path=path,
+            world_size=world if world != result.world_size else world_size,
+            suggest_fixes=batch_fixes,
+            **options,
+        )
     report = plan_fit(result, hardware, **plan_options)
     if report.setup is not None and not result.sources.get("world_size"):
         report.assumptions.insert(0, f"world size {result.world_size}: the declared GPUs")
@@ -66,32 +92,40 @@ def check_for_hardware(data: Any, path: str, hardware: str | None, *, world_size
 def render_text(result: Any, report: FitReport, call: str = "") -> str:
     from grpo_schema.render.text import release_reason
 
-    lines = [f"{result.path}" + (f" (GRPOConfig {call})" if call else "") + ":",
-             f"  judged as {release_reason(result.trl_version, result.trl_version_source)}"]
+    lines = [
+        f"{result.path}" + (f" (GRPOConfig {call})" if call else "") + ":",
+        f"  judged as {release_reason(result.trl_version, result.trl_version_source)}",
+    ]
     if report.hardware is None:
         lines.append("  no hardware declared (pass --hardware SPEC, e.g. 8xH100-80GB)")
     else:
         lines.append(f"  hardware: {report.hardware.describe()}, world size {result.world_size}")
     if report.model is not None:
         m = report.model
-        lines.append(f"  model: {m.name} ({m.total_params() / 1e9:.2f}B parameters, {m.num_layers} layers, vocab "
-                     f"{m.vocab_size:,}; from {m.source})")
+        lines.append(
+            f"  model: {m.name} ({m.total_params() / 1e9:.2f}B parameters, {m.num_layers} layers, vocab "
+            f"{m.vocab_size:,}; from {m.source})"
+        )
     for note in report.assumptions:
         lines.append(f"  assumes {note}")
     mem = report.memory
     if mem is not None:
         cap = report.capacity / GIB
         verdict = "fits" if report.fits else "does NOT fit"
-        lines.append(f"  per GPU: {mem.total / GIB:.1f} GiB of {cap:.0f} GiB ({verdict}; peak while "
-                     f"{PHASE_WORDS.get(mem.peak_phase, mem.peak_phase)})")
+        lines.append(
+            f"  per GPU: {mem.total / GIB:.1f} GiB of {cap:.0f} GiB ({verdict}; peak while "
+            f"{PHASE_WORDS.get(mem.peak_phase, mem.peak_phase)})"
+        )
         width = max(len(p.name) for p in mem.parts)
         for part in mem.parts:
             marker = " " if part.phase in ("held", mem.peak_phase) else "~"
             lines.append(f"   {marker}{part.name:<{width}}  {part.bytes / GIB:7.2f} GiB  {part.phase:<10} {part.note}")
         lines.append("   (~: a phase other than the peak, not in the total)")
         if mem.kv_cache_tokens is not None:
-            lines.append(f"  vLLM KV cache: {mem.kv_cache_tokens:,} tokens; a generation batch needs "
-                         f"{mem.kv_cache_tokens_needed:,}")
+            lines.append(
+                f"  vLLM KV cache: {mem.kv_cache_tokens:,} tokens; a generation batch needs "
+                f"{mem.kv_cache_tokens_needed:,}"
+            )
     lines += host_lines(report)
     if report.time is not None:
         lines.append(f"  time: {report.time.describe()}")
@@ -107,8 +141,17 @@ def render_text(result: Any, report: FitReport, call: str = "") -> str:
 
 
 # The assumptions that come from the launch files, the quantisation and the data: shown by every surface.
-SOURCED_NOTES = ("distributed strategy", "optimizer states", "parameters ", "reduce bucket size", "max live parameters",
-                 "mixed precision", "launch file", "base projections", "prompts")
+SOURCED_NOTES = (
+    "distributed strategy",
+    "optimizer states",
+    "parameters ",
+    "reduce bucket size",
+    "max live parameters",
+    "mixed precision",
+    "launch file",
+    "base projections",
+    "prompts",
+)
 
 
 def memory_lines(report: FitReport) -> list[str]:
@@ -118,8 +161,10 @@ def memory_lines(report: FitReport) -> list[str]:
     if mem is None:
         return []
     verdict = "fits" if report.fits else "does NOT fit"
-    lines = [f"memory per GPU: {mem.total / GIB:.1f} of {report.capacity / GIB:.0f} GiB ({verdict}; peak while "
-             f"{PHASE_WORDS.get(mem.peak_phase, mem.peak_phase)})"]
+    lines = [
+        f"memory per GPU: {mem.total / GIB:.1f} of {report.capacity / GIB:.0f} GiB ({verdict}; peak while "
+        f"{PHASE_WORDS.get(mem.peak_phase, mem.peak_phase)})"
+    ]
     lines += [f"assumes {note}" for note in report.assumptions if note.startswith(SOURCED_NOTES)]
     host = host_lines(report, indent="")
     if host:
@@ -134,27 +179,41 @@ def host_lines(report: FitReport, indent: str = "  ") -> list[str]:
     if host is None:
         return []
     if report.host_capacity is not None:
-        verdict = (f" of {report.host_capacity / GIB:.0f} GiB ({report.host_capacity_source}; "
-                   + ("fits" if host.total <= report.host_capacity else "does NOT fit") + ")")
+        verdict = (
+            f" of {report.host_capacity / GIB:.0f} GiB ({report.host_capacity_source}; "
+            + ("fits" if host.total <= report.host_capacity else "does NOT fit")
+            + ")"
+        )
     else:
         verdict = " (no host RAM declared: --host-ram GIB, or a node such as p5.48xlarge)"
     phase = "loading the model" if host.peak_phase == "loading" else "training"
-    lines = [f"{indent}host RAM per node: {host.total / GIB:.1f} GiB{verdict}; peak while {phase}, "
-             f"{host.processes} process{'es' if host.processes != 1 else ''}"]
+    lines = [
+        f"{indent}host RAM per node: {host.total / GIB:.1f} GiB{verdict}; peak while {phase}, "
+        f"{host.processes} process{'es' if host.processes != 1 else ''}"
+    ]
     for part in host.parts:
         marker = " " if part.phase in ("always", host.peak_phase) else "~"
         lines.append(f"{indent} {marker}{part.name:<18}  {part.bytes / GIB:7.2f} GiB  {part.note}")
     if host.deepspeed_estimate is not None:
-        lines.append(f"{indent}  (DeepSpeed's own estimator, with its 1.5x buffer factor: "
-                     f"{host.deepspeed_estimate / GIB:.1f} GiB of CPU RAM a node)")
+        lines.append(
+            f"{indent}  (DeepSpeed's own estimator, with its 1.5x buffer factor: "
+            f"{host.deepspeed_estimate / GIB:.1f} GiB of CPU RAM a node)"
+        )
     return lines
 
 
 def plan_document(result: Any, report: FitReport) -> dict[str, Any]:
     out = report.to_dict()
-    out.update(memory_lines=memory_lines(report), path=result.path, valid=result.valid, world_size=result.world_size, derived=result.derived,
-               trl_version=result.trl_version, trl_version_source=result.trl_version_source,
-               config_diagnostics=[d.to_dict() for d in result.diagnostics])
+    out.update(
+        memory_lines=memory_lines(report),
+        path=result.path,
+        valid=result.valid,
+        world_size=result.world_size,
+        derived=result.derived,
+        trl_version=result.trl_version,
+        trl_version_source=result.trl_version_source,
+        config_diagnostics=[d.to_dict() for d in result.diagnostics],
+    )
     return out
 
 
@@ -172,35 +231,73 @@ def _overrides(sets: list[str], trl: list[str]) -> list[Any] | str:
 
 
 def plan_command(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="grpo plan", description="Per-GPU memory by part, whether it fits, "
-                                     "the smallest fixes, and the run time, on declared hardware.")
+    parser = argparse.ArgumentParser(
+        prog="grpo plan",
+        description="Per-GPU memory by part, whether it fits, "
+        "the smallest fixes, and the run time, on declared hardware.",
+    )
     parser.add_argument("paths", nargs="+", metavar="FILE")
-    parser.add_argument("--hardware", metavar="SPEC", help="e.g. 8xH100-80GB, 2x8xA100-40GB, 80GB (default: the "
-                        "file's hardware: section)")
+    parser.add_argument(
+        "--hardware",
+        metavar="SPEC",
+        help="e.g. 8xH100-80GB, 2x8xA100-40GB, 80GB (default: the file's hardware: section)",
+    )
     add_format(parser, ("text", "json"))
     add_world_size(parser)
     add_profiles(parser)
-    parser.add_argument("--model-config", metavar="PATH", help="the model's config.json (else the local "
-                        "directory, the Hub cache, then the built-in catalogue)")
-    parser.add_argument("--prompt-length", type=int, default=None, help="prompt length in tokens to plan for "
-                        "(default: the hardware: section's prompt_length, else the 95th percentile of the dataset's "
-                        "prompts when it is on this machine, counted with the model's tokenizer, else the release's "
-                        "max_prompt_length where it truncates prompts (TRL up to 0.25), else 512; never above that "
-                        "truncation)")
-    parser.add_argument("--engine", default=None, metavar="ENGINE", help="whose code runs the config: trl "
-                        "(default; `trl grpo`) or grpo_runtime (`grpo train`, `grpo launch`, the form)")
-    parser.add_argument("--strategy", choices=("ddp", "zero1", "zero2", "zero3", "fsdp", "fsdp_grad_op"),
-                        help="distributed strategy (default: read from the file's launch keys)")
-    parser.add_argument("--offload", choices=("none", "optimizer", "params", "both"), default=None,
-                        help="CPU offload of the optimizer states and/or the parameters (default: read from the "
-                        "deepspeed file, the accelerate config the launch names, or the hardware: section)")
-    parser.add_argument("--host-ram", type=float, default=None, metavar="GIB", help="one node's host RAM in GiB "
-                        "(default: the hardware: section's host_ram_gib, or the node a spec such as p5.48xlarge "
-                        "names); gives a host-RAM verdict")
+    parser.add_argument(
+        "--model-config",
+        metavar="PATH",
+        help="the model's config.json (else the local directory, the Hub cache, then the built-in catalogue)",
+    )
+    parser.add_argument(
+        "--prompt-length",
+        type=int,
+        default=None,
+        help="prompt length in tokens to plan for "
+        "(default: the hardware: section's prompt_length, else the 95th percentile of the dataset's "
+        "prompts when it is on this machine, counted with the model's tokenizer, else the release's "
+        "max_prompt_length where it truncates prompts (TRL up to 0.25), else 512; never above that "
+        "truncation)",
+    )
+    parser.add_argument(
+        "--engine",
+        default=None,
+        metavar="ENGINE",
+        help="whose code runs the config: trl "
+        "(default; `trl grpo`) or grpo_runtime (`grpo train`, `grpo launch`, the form)",
+    )
+    parser.add_argument(
+        "--strategy",
+        choices=("ddp", "zero1", "zero2", "zero3", "fsdp", "fsdp_grad_op"),
+        help="distributed strategy (default: read from the file's launch keys)",
+    )
+    parser.add_argument(
+        "--offload",
+        choices=("none", "optimizer", "params", "both"),
+        default=None,
+        help="CPU offload of the optimizer states and/or the parameters (default: read from the "
+        "deepspeed file, the accelerate config the launch names, or the hardware: section)",
+    )
+    parser.add_argument(
+        "--host-ram",
+        type=float,
+        default=None,
+        metavar="GIB",
+        help="one node's host RAM in GiB "
+        "(default: the hardware: section's host_ram_gib, or the node a spec such as p5.48xlarge "
+        "names); gives a host-RAM verdict",
+    )
     parser.add_argument("--mfu", type=float, default=None, help="model-FLOPs utilisation for the time (0.15)")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="overrides",
-                        help="override a config key (repeatable); TRL-style `--key value` works as well, as in "
-                             "grpo validate (`--vllm_mode colocate`)")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        dest="overrides",
+        help="override a config key (repeatable); TRL-style `--key value` works as well, as in "
+        "grpo validate (`--vllm_mode colocate`)",
+    )
     add_trl_version(parser)
     add_call(parser)
     from grpo_schema.commands.options import split_trl_tokens
@@ -215,14 +312,19 @@ def plan_command(argv: list[str]) -> int:
         try:
             parse_hardware(args.hardware)
         except HardwareError as exc:
-            print(f"grpo plan: error GRPO-H008: {exc}\n  fix: write e.g. --hardware 8xH100-80GB, 2x8xA100-40GB or "
-                  "80GB", file=sys.stderr)
+            print(
+                f"grpo plan: error GRPO-H008: {exc}\n  fix: write e.g. --hardware 8xH100-80GB, 2x8xA100-40GB or 80GB",
+                file=sys.stderr,
+            )
             return EXIT_USAGE
     from grpo_schema.engine.hardware.memory import ENGINES
 
     if args.engine is not None and args.engine not in ENGINES:
-        print(f"grpo plan: error GRPO-H009: unknown engine {args.engine!r}\n  fix: --engine "
-              f"{' or --engine '.join(ENGINES)}", file=sys.stderr)
+        print(
+            f"grpo plan: error GRPO-H009: unknown engine {args.engine!r}\n  fix: --engine "
+            f"{' or --engine '.join(ENGINES)}",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     if args.prompt_length is not None and args.prompt_length < 1:
         print("grpo plan: error: --prompt-length must be at least 1", file=sys.stderr)
@@ -269,14 +371,28 @@ def plan_command(argv: list[str]) -> int:
                 print(f"grpo plan: error: {path}: {problem}", file=sys.stderr)
                 return EXIT_USAGE
             strategy, offload = strategy or implied["strategy"], offload or implied["offload"]
-        result, report = check_for_hardware(data, path, args.hardware, world_size=args.world_size, **release,
-                                            profiles=profiles, model_config=args.model_config,
-                                            prompt_length=args.prompt_length, mfu=args.mfu, strategy=strategy,
-                                            engine=args.engine, offload=offload, host_ram=args.host_ram,
-                                            batch_fixes=False, overrides=overrides)
+        result, report = check_for_hardware(
+            data,
+            path,
+            args.hardware,
+            world_size=args.world_size,
+            **release,
+            profiles=profiles,
+            model_config=args.model_config,
+            prompt_length=args.prompt_length,
+            mfu=args.mfu,
+            strategy=strategy,
+            engine=args.engine,
+            offload=offload,
+            host_ram=args.host_ram,
+            batch_fixes=False,
+            overrides=overrides,
+        )
         if report.hardware is None and not report.diagnostics and not section_of(result):
-            print(f"grpo plan: error: {path}: no hardware declared: pass --hardware SPEC (e.g. 8xH100-80GB)",
-                  file=sys.stderr)
+            print(
+                f"grpo plan: error: {path}: no hardware declared: pass --hardware SPEC (e.g. 8xH100-80GB)",
+                file=sys.stderr,
+            )
             return EXIT_USAGE
         if implied:  # the data and the reward are the verl file's own (data.train_files, its reward settings)
             result.diagnostics = [d for d in result.diagnostics if d.code not in VERL_NAMES_ITS_OWN]
@@ -286,15 +402,24 @@ def plan_command(argv: list[str]) -> int:
             dropped = script_level(result)
             result.diagnostics = [d for d in result.diagnostics if d not in dropped]
             if _code_setup(written):
-                print(f"grpo plan: note: {path} sets up LoRA or quantisation in code, outside GRPOConfig: the plan "
-                      "sizes the call as written (full fine-tuning); `grpo export` it and add use_peft / "
-                      "load_in_4bit to plan that", file=sys.stderr)
-        usage = [d for d in report.diagnostics if d.code in USAGE_CODES and (d.code != "GRPO-H008"
-                                                                            or report.hardware is None)]
+                print(
+                    f"grpo plan: note: {path} sets up LoRA or quantisation in code, outside GRPOConfig: the plan "
+                    "sizes the call as written (full fine-tuning); `grpo export` it and add use_peft / "
+                    "load_in_4bit to plan that",
+                    file=sys.stderr,
+                )
+        usage = [
+            d
+            for d in report.diagnostics
+            if d.code in USAGE_CODES and (d.code != "GRPO-H008" or report.hardware is None)
+        ]
         if usage:
             for diag in usage:
-                print(f"grpo plan: error {diag.code}: {path}: {diag.message}" + (f"\n  fix: {diag.hint}"
-                      if diag.hint else ""), file=sys.stderr)
+                print(
+                    f"grpo plan: error {diag.code}: {path}: {diag.message}"
+                    + (f"\n  fix: {diag.hint}" if diag.hint else ""),
+                    file=sys.stderr,
+                )
             usage_error = True
         failed |= report.fits is False or any(d.severity == "error" for d in report.diagnostics)
         failed |= any(d.severity == "error" for d in result.diagnostics)
@@ -311,8 +436,9 @@ def plan_command(argv: list[str]) -> int:
     return EXIT_USAGE if usage_error else EXIT_INVALID if failed else EXIT_OK
 
 
-def _python_configs(data: bytes, path: str, release: dict, world_size: int | None,
-                    call: int | None) -> tuple[list[tuple[bytes, dict, tuple]], list[str]]:
+def _python_configs(
+    data: bytes, path: str, release: dict, world_size: int | None, call: int | None
+) -> tuple[list[tuple[bytes, dict, tuple]], list[str]]:
     """Each GRPOConfig(...) call of a Python file (or the one `call` names) as the YAML the planner reads
     (Unsloth's rewrite applied), with the release it was judged at and which call it is (number, line, cell,
     its name in the text output); and why
@@ -349,8 +475,14 @@ def _verl_config(data: bytes, path: str, args: argparse.Namespace, overrides: li
     from grpo_schema.commands.verl import planned_as_trl
 
     if args.world_size or overrides or args.profile:
-        return b"", {}, ("--world-size, --set and --profile are not read for verl files: the GPUs are the file's "
-                         "trainer.n_gpus_per_node x trainer.nnodes, and overrides go in the script")
+        return (
+            b"",
+            {},
+            (
+                "--world-size, --set and --profile are not read for verl files: the GPUs are the file's "
+                "trainer.n_gpus_per_node x trainer.nnodes, and overrides go in the script"
+            ),
+        )
     text, implied, notes, problem = planned_as_trl(data, path)
     if problem:
         return b"", {}, f"not planned: {problem}"

@@ -13,8 +13,10 @@ from typing import Any
 from grpo_schema.commands.options import PYTHON_SUFFIXES, UsageError
 from grpo_schema.engine.words import plural
 
-CALL_HELP = ("which GRPOConfig(...) call of a .py or .ipynb file, counting from 1 in file order (default: every "
-             "call, each judged on its own)")
+CALL_HELP = (
+    "which GRPOConfig(...) call of a .py or .ipynb file, counting from 1 in file order (default: every "
+    "call, each judged on its own)"
+)
 
 
 def add_call(parser: argparse.ArgumentParser, help: str = CALL_HELP) -> None:

@@ -10,15 +10,25 @@ import argparse
 import sys
 from pathlib import Path
 
+from grpo_schema.commands.options import (
+    EXIT_OK,
+    EXIT_USAGE,
+    UsageError,
+    add_trl_version,
+    add_world_size,
+    read_config,
+    trl_options,
+)
 from grpo_schema.commands.pycalls import add_call, chosen_calls, listed
-from grpo_schema.commands.options import (EXIT_OK, EXIT_USAGE, UsageError, add_trl_version, add_world_size,
-                                          read_config, trl_options)
 
 
 def build_parser() -> argparse.ArgumentParser:
 
-    parser = argparse.ArgumentParser(prog="grpo export", description="Write a GRPOConfig(...) call of a Python script "
-                                     "or notebook as the flat YAML config `trl grpo` and `grpo validate` read.")
+    parser = argparse.ArgumentParser(
+        prog="grpo export",
+        description="Write a GRPOConfig(...) call of a Python script "
+        "or notebook as the flat YAML config `trl grpo` and `grpo validate` read.",
+    )
     parser.add_argument("path", metavar="FILE", help="a .py script or an .ipynb notebook")
     add_call(parser, help="which GRPOConfig(...) call, counting from 1 (needed when the file has several)")
     parser.add_argument("--output", "-o", metavar="PATH", help="write the YAML there (default: standard output)")
@@ -45,8 +55,9 @@ def export_command(argv: list[str]) -> int:
             problems = "; ".join(d.message for r in checked.results for d in r.diagnostics) or "nothing found"
             raise UsageError(f"{args.path}: no GRPOConfig(...) call to export ({problems})")
         if args.call is None and count > 1:
-            raise UsageError(f"{args.path} has {count} GRPOConfig(...) calls ({listed(checked)}); choose one with "
-                             "--call N")
+            raise UsageError(
+                f"{args.path} has {count} GRPOConfig(...) calls ({listed(checked)}); choose one with --call N"
+            )
         (index,) = chosen_calls(checked, args.call or 1, args.path)
     except UsageError as exc:
         print(f"grpo export: error: {exc}", file=sys.stderr)

@@ -8,9 +8,13 @@ import sys
 
 
 def add_trl_version(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--trl-version", metavar="X.Y[.Z]", default=None,
-                        help="judge against this TRL release (0.14 on; default: the trl installed beside this "
-                             "Python, else a pin in the repository's requirements, else 1.16)")
+    parser.add_argument(
+        "--trl-version",
+        metavar="X.Y[.Z]",
+        default=None,
+        help="judge against this TRL release (0.14 on; default: the trl installed beside this "
+        "Python, else a pin in the repository's requirements, else 1.16)",
+    )
 
 
 def _warn_if_newer(version: str) -> None:

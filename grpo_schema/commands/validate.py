@@ -5,9 +5,20 @@ from __future__ import annotations
 import argparse
 import sys
 
-from grpo_schema.commands.options import (EXIT_INVALID, EXIT_OK, FORMATS, PYTHON_SUFFIXES, Formatter, UsageError,
-                                          add_check_options, add_format, check_options, expand_paths, read_config,
-                                          trl_options)
+from grpo_schema.commands.options import (
+    EXIT_INVALID,
+    EXIT_OK,
+    FORMATS,
+    PYTHON_SUFFIXES,
+    Formatter,
+    UsageError,
+    add_check_options,
+    add_format,
+    check_options,
+    expand_paths,
+    read_config,
+    trl_options,
+)
 
 NO_CALL = "GRPO-F002"  # grpo_schema.dialects.python.codes.NO_CALL, without importing the reader for YAML files
 
@@ -16,14 +27,28 @@ def add_arguments(validate: argparse.ArgumentParser) -> None:
     validate.add_argument("paths", nargs="*", metavar="PATH", help="files, directories or - for stdin")
     add_format(validate, FORMATS)
     validate.add_argument("--strict", action="store_true", help="warnings fail too (exit 1)")
-    validate.add_argument("--fix", action="store_true", help="apply the safe fixes in place (comments and "
-                          "formatting kept), then report what is left")
-    validate.add_argument("--world-sizes", metavar="SIZES", help="check at each world size (e.g. 1-64, 1,2,4,8) "
-                          "and show where the config is valid (text or json); exit 1 if any is invalid")
-    validate.add_argument("--hardware", metavar="SPEC", help="also check that the config fits this hardware "
-                          "(e.g. 8xH100-80GB); `grpo plan` shows the memory by part")
-    validate.add_argument("--doctor", action="store_true", help="also check this interpreter's packages against "
-                          "the file's TRL release and the features it uses (grpo doctor)")
+    validate.add_argument(
+        "--fix",
+        action="store_true",
+        help="apply the safe fixes in place (comments and formatting kept), then report what is left",
+    )
+    validate.add_argument(
+        "--world-sizes",
+        metavar="SIZES",
+        help="check at each world size (e.g. 1-64, 1,2,4,8) "
+        "and show where the config is valid (text or json); exit 1 if any is invalid",
+    )
+    validate.add_argument(
+        "--hardware",
+        metavar="SPEC",
+        help="also check that the config fits this hardware (e.g. 8xH100-80GB); `grpo plan` shows the memory by part",
+    )
+    validate.add_argument(
+        "--doctor",
+        action="store_true",
+        help="also check this interpreter's packages against "
+        "the file's TRL release and the features it uses (grpo doctor)",
+    )
     add_check_options(validate)
 
 
@@ -34,10 +59,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_validate(args: argparse.Namespace, rest: list[str]) -> int:
+    from grpo_schema.commands.verl import check_verl, is_verl, options_not_for_verl
     from grpo_schema.engine.diagnostics import has_errors
     from grpo_schema.engine.overrides import OverrideError, parse_trl_args
     from grpo_schema.engine.validate import check_text
-    from grpo_schema.commands.verl import check_verl, is_verl, options_not_for_verl
 
     try:
         config_paths, trl_overrides = parse_trl_args(rest)
@@ -72,8 +97,11 @@ def cmd_validate(args: argparse.Namespace, rest: list[str]) -> int:
             continue
         if _is_python(path):  # GRPOConfig(...) calls in a script or notebook: a result per call
             checked = _check_python(data, shown, file_options, args)
-            if path in walked and not checked.calls and all(d.code == NO_CALL for r in checked.results
-                                                            for d in r.diagnostics):
+            if (
+                path in walked
+                and not checked.calls
+                and all(d.code == NO_CALL for r in checked.results for d in r.diagnostics)
+            ):
                 continue  # it names GRPOConfig (an import, HfArgumentParser(GRPOConfig)) but builds none
             results += checked.results
             sources.update(checked.texts)
@@ -96,8 +124,9 @@ def cmd_validate(args: argparse.Namespace, rest: list[str]) -> int:
         results.append(result)
         files.append((shown, data))
     if not results:
-        raise UsageError(f"no config file under {', '.join(given)} (YAML, JSON, or a script or notebook that builds "
-                         "GRPOConfig(...))")
+        raise UsageError(
+            f"no config file under {', '.join(given)} (YAML, JSON, or a script or notebook that builds GRPOConfig(...))"
+        )
     if args.world_sizes:
         from grpo_schema.commands.matrix import emit_matrix
 
@@ -123,23 +152,32 @@ def _say_python_left_out(given: list[str], args: argparse.Namespace) -> None:
     for raw in given:
         root = Path(raw)
         if raw != "-" and root.is_dir():
-            left = sum(1 for p in root.rglob("*") if p.is_file() and walked_python(p, root)
-                       and b"GRPOConfig(" in p.read_bytes())
+            left = sum(
+                1
+                for p in root.rglob("*")
+                if p.is_file() and walked_python(p, root) and b"GRPOConfig(" in p.read_bytes()
+            )
             if left:
                 files = plural(left, "Python script or notebook", "Python scripts or notebooks")
-                print(f"grpo validate: note: {raw}: {files} with GRPOConfig(...) not checked: {flag} takes YAML "
-                      "configs (`grpo export FILE.py` writes one; `grpo migrate FILE.py --write` fixes keywords)",
-                      file=sys.stderr)
+                print(
+                    f"grpo validate: note: {raw}: {files} with GRPOConfig(...) not checked: {flag} takes YAML "
+                    "configs (`grpo export FILE.py` writes one; `grpo migrate FILE.py --write` fixes keywords)",
+                    file=sys.stderr,
+                )
 
 
 def _check_python(data: bytes, shown: str, options: dict, args: argparse.Namespace):
     """The calls of a Python file judged (grpo_schema.dialects.python); --fix rewrites keywords in place."""
     if args.world_sizes or args.hardware:
-        raise UsageError(f"{shown}: --world-sizes and --hardware take a YAML config; `grpo export {shown}` writes "
-                         "one from its GRPOConfig(...) call")
+        raise UsageError(
+            f"{shown}: --world-sizes and --hardware take a YAML config; `grpo export {shown}` writes "
+            "one from its GRPOConfig(...) call"
+        )
     if args.fix:
-        raise UsageError(f"{shown}: --fix edits YAML configs; `grpo migrate {shown} --write` rewrites the keywords "
-                         "of a Python file in place, and the language server offers each fix at its keyword")
+        raise UsageError(
+            f"{shown}: --fix edits YAML configs; `grpo migrate {shown} --write` rewrites the keywords "
+            "of a Python file in place, and the language server offers each fix at its keyword"
+        )
     from grpo_schema.dialects.python import check_python
 
     checked = check_python(data, shown, **options)

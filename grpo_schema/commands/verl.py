@@ -24,17 +24,25 @@ def is_verl(dialect: str | None, data: bytes, path: str) -> bool:
 
 def options_not_for_verl(args: argparse.Namespace, trl_overrides: Any = None) -> str | None:
     """The validate options that have no meaning for a verl file (refused, never silently dropped)."""
-    given = [name for name, value in (("--set", getattr(args, "overrides", None) or trl_overrides),
-                                      ("--world-size", getattr(args, "world_size", None)),
-                                      ("--hardware", getattr(args, "hardware", None)),
-                                      ("--fix", getattr(args, "fix", False)),
-                                      ("--doctor", getattr(args, "doctor", False)),
-                                      ("--world-sizes", getattr(args, "world_sizes", None)),
-                                      ("--profile", getattr(args, "profile", None))) if value]
+    given = [
+        name
+        for name, value in (
+            ("--set", getattr(args, "overrides", None) or trl_overrides),
+            ("--world-size", getattr(args, "world_size", None)),
+            ("--hardware", getattr(args, "hardware", None)),
+            ("--fix", getattr(args, "fix", False)),
+            ("--doctor", getattr(args, "doctor", False)),
+            ("--world-sizes", getattr(args, "world_sizes", None)),
+            ("--profile", getattr(args, "profile", None)),
+        )
+        if value
+    ]
     if not given:
         return None
-    return (f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} not read for verl files: the GPUs are the "
-            "file's trainer.n_gpus_per_node x trainer.nnodes, and overrides go in the script")
+    return (
+        f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} not read for verl files: the GPUs are the "
+        "file's trainer.n_gpus_per_node x trainer.nnodes, and overrides go in the script"
+    )
 
 
 def check_verl(data: bytes, path: str, verl_version: str | None = None) -> Any:
@@ -62,16 +70,18 @@ def explain_verl(data: bytes, path: str, fmt: str = "text", verl_version: str | 
     if fmt == "json":
         from grpo_schema.render.machine import dumps
 
-        sys.stdout.write(dumps([{"line": line, "schedule": s, "problems": p} for line, s, p in shown], indent=2)
-                         + "\n")
+        sys.stdout.write(dumps([{"line": line, "schedule": s, "problems": p} for line, s, p in shown], indent=2) + "\n")
     else:
         sys.stdout.write(render_verl_explain(shown))
     return EXIT_INVALID if invalid else EXIT_OK
 
 
 def convert_command(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="grpo convert", description="write a config in the other dialect: a TRL "
-                                     "config as a verl launch script, a verl script or YAML as a TRL config")
+    parser = argparse.ArgumentParser(
+        prog="grpo convert",
+        description="write a config in the other dialect: a TRL "
+        "config as a verl launch script, a verl script or YAML as a TRL config",
+    )
     parser.add_argument("path", metavar="FILE")
     parser.add_argument("--to", choices=("verl", "trl"), required=True)
     parser.add_argument("--world-size", type=int, default=None, help="TRL's world size (default: the file's)")
@@ -83,7 +93,7 @@ def convert_command(argv: list[str]) -> int:
     except OSError as exc:
         print(f"grpo convert: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    text, problem = (_to_verl(data, args) if args.to == "verl" else _to_trl(data, args.path))
+    text, problem = _to_verl(data, args) if args.to == "verl" else _to_trl(data, args.path)
     if problem:
         print(f"grpo convert: {args.path}: no {args.to} equivalent: {problem}", file=sys.stderr)
         return EXIT_INVALID
@@ -132,29 +142,45 @@ def planned_as_trl(data: bytes, path: str) -> tuple[bytes, dict[str, Any], list[
         return b"", {}, [], problem
     strategy = str(config[A + "strategy"])
     if config.megatron or strategy not in ("fsdp", "fsdp2"):
-        return b"", {}, [], (f"actor.strategy {strategy}: the memory model knows data-parallel, ZeRO and FSDP "
-                             "sharding, not Megatron's")
+        return (
+            b"",
+            {},
+            [],
+            (
+                f"actor.strategy {strategy}: the memory model knows data-parallel, ZeRO and FSDP "
+                "sharding, not Megatron's"
+            ),
+        )
     text, problem = _to_trl(data, path)
     if problem:
         return b"", {}, [], problem
-    extra = {"use_vllm": True, "vllm_mode": "colocate",
-             "vllm_gpu_memory_utilization": float(config[R + "gpu_memory_utilization"])}
-    notes = [f"{path} is a verl run: planned as its TRL equivalent (grpo convert --to trl) with TRL's memory "
-             f"model, FSDP full sharding, and the {config[R + 'name']} rollout colocated on the training GPUs "
-             f"with gpu_memory_utilization {extra['vllm_gpu_memory_utilization']}; TRL's reward_funcs and "
-             "dataset_name are not asked for (the verl file names its own reward and data)"]
+    extra = {
+        "use_vllm": True,
+        "vllm_mode": "colocate",
+        "vllm_gpu_memory_utilization": float(config[R + "gpu_memory_utilization"]),
+    }
+    notes = [
+        f"{path} is a verl run: planned as its TRL equivalent (grpo convert --to trl) with TRL's memory "
+        f"model, FSDP full sharding, and the {config[R + 'name']} rollout colocated on the training GPUs "
+        f"with gpu_memory_utilization {extra['vllm_gpu_memory_utilization']}; TRL's reward_funcs and "
+        "dataset_name are not asked for (the verl file names its own reward and data)"
+    ]
     if int(config[R + "tensor_model_parallel_size"] or 1) > 1:
         extra["vllm_tensor_parallel_size"] = int(config[R + "tensor_model_parallel_size"])
     if int(config["actor_rollout_ref.model.lora_rank"] or 0) > 0:
-        extra.update(use_peft=True, lora_r=int(config["actor_rollout_ref.model.lora_rank"]),
-                     lora_alpha=int(config["actor_rollout_ref.model.lora_alpha"]))
+        extra.update(
+            use_peft=True,
+            lora_r=int(config["actor_rollout_ref.model.lora_rank"]),
+            lora_alpha=int(config["actor_rollout_ref.model.lora_alpha"]),
+        )
         notes.append(f"LoRA rank {extra['lora_r']} (model.lora_rank) sized as TRL's use_peft")
     params, optim = bool(config[A + "fsdp_config.param_offload"]), bool(config[A + "fsdp_config.optimizer_offload"])
     offload = {(True, True): "both", (True, False): "params", (False, True): "optimizer"}.get((params, optim), "none")
     if offload != "none":
         notes.append(f"CPU offload {offload} (actor.fsdp_config param_offload / optimizer_offload)")
-    added = "".join(f"{key}: {str(value).lower() if isinstance(value, bool) else value}\n"
-                    for key, value in extra.items())
+    added = "".join(
+        f"{key}: {str(value).lower() if isinstance(value, bool) else value}\n" for key, value in extra.items()
+    )
     return (text + added).encode("utf-8"), {"strategy": "fsdp", "offload": offload}, notes, ""
 
 
@@ -181,17 +207,24 @@ def verl_import(data: bytes, path: str = "<import>") -> dict[str, Any]:
 
     text = data.decode("utf-8", "replace")
     diagnostics = [d.to_dict() for d in check_verl_text(text, path).diagnostics]
-    cards = [{"line": run.line, "lines": card_lines(schedule(config) if config is not None else {"complete": False})}
-             for run, _, config in results_by_run(text, path)]
+    cards = [
+        {"line": run.line, "lines": card_lines(schedule(config) if config is not None else {"complete": False})}
+        for run, _, config in results_by_run(text, path)
+    ]
     config, refused = _one_config(data, path)
     conversion = verl_to_trl(config) if config is not None else None
     if conversion is not None and not conversion.ok:
         refused = conversion.refused
     converted = conversion is not None and conversion.ok
-    return {"dialect": "verl", "diagnostics": diagnostics, "cards": cards, "refused": refused,
-            "config": dict(conversion.settings) if converted else None,
-            "lossy": list(conversion.lossy) if converted else [],
-            "trl_yaml": trl_yaml(conversion) if converted else None}
+    return {
+        "dialect": "verl",
+        "diagnostics": diagnostics,
+        "cards": cards,
+        "refused": refused,
+        "config": dict(conversion.settings) if converted else None,
+        "lossy": list(conversion.lossy) if converted else [],
+        "trl_yaml": trl_yaml(conversion) if converted else None,
+    }
 
 
 def trl_to_verl_script(result: Any) -> tuple[str, list[str], str]:

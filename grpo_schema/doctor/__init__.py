@@ -27,15 +27,27 @@ class DoctorReport:
         return not any(d.severity == "error" for d in self.diagnostics + self.file_diagnostics)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"ok": self.ok, "environment": self.environment.to_dict(), "trl_release": self.release,
-                "file_trl_version": self.file_release, "file_trl_version_source": self.file_release_source,
-                "features": self.features, "diagnostics": [d.to_dict() for d in self.diagnostics],
-                "file_diagnostics": [d.to_dict() for d in self.file_diagnostics]}
+        return {
+            "ok": self.ok,
+            "environment": self.environment.to_dict(),
+            "trl_release": self.release,
+            "file_trl_version": self.file_release,
+            "file_trl_version_source": self.file_release_source,
+            "features": self.features,
+            "diagnostics": [d.to_dict() for d in self.diagnostics],
+            "file_diagnostics": [d.to_dict() for d in self.file_diagnostics],
+        }
 
 
-def diagnose(env: Environment, config: dict[str, Any] | None = None, config_path: str | None = None,
-             file_release: str | None = None, file_release_source: str = "default",
-             position: Any = None, local_files: bool = True) -> DoctorReport:
+def diagnose(
+    env: Environment,
+    config: dict[str, Any] | None = None,
+    config_path: str | None = None,
+    file_release: str | None = None,
+    file_release_source: str = "default",
+    position: Any = None,
+    local_files: bool = True,
+) -> DoctorReport:
     """Every doctor rule over one environment and (optionally) one loaded config.
 
     `file_release` / `file_release_source`: the release the file is judged for and where that came from (as
@@ -47,14 +59,21 @@ def diagnose(env: Environment, config: dict[str, Any] | None = None, config_path
     installed = env.version("trl")
     # A Python file's own install line (`!pip install trl==X`) and Unsloth's range declare a release as a pin does.
     declared = file_release_source in ("flag", "comment", "requirements") or file_release_source.startswith(
-        ("the file's install line", "the trl range"))
+        ("the file's install line", "the trl range")
+    )
     if not declared or file_release is None:
         file_release, file_release_source = (installed, "environment") if installed else (DEFAULT, "default")
     release = rules.tabled_release(installed) if installed else rules.tabled_release(file_release)
-    ctx = rules.Context(env=env, release=release, file_release=file_release,
-                        file_release_source=file_release_source, config=dict(config or {}),
-                        config_path=config_path, position=position or (lambda key: None),
-                        local_files=local_files)
+    ctx = rules.Context(
+        env=env,
+        release=release,
+        file_release=file_release,
+        file_release_source=file_release_source,
+        config=dict(config or {}),
+        config_path=config_path,
+        position=position or (lambda key: None),
+        local_files=local_files,
+    )
     diagnostics: list[Diagnostic] = []
     seen: set[tuple[str, str]] = set()
     for rule in rules.RULES:
@@ -64,8 +83,9 @@ def diagnose(env: Environment, config: dict[str, Any] | None = None, config_path
                 diagnostics.append(diag)
     file_diags = [d for d in rules.file_problems(ctx) if d.line is not None]
     diagnostics += [d for d in rules.file_problems(ctx) if d.line is None]
-    return DoctorReport(env, release, file_release, file_release_source, diagnostics, file_diags,
-                        sorted(rules.features(ctx)))
+    return DoctorReport(
+        env, release, file_release, file_release_source, diagnostics, file_diags, sorted(rules.features(ctx))
+    )
 
 
 __all__ = ["DoctorReport", "Environment", "EnvironmentError_", "current", "diagnose", "read"]

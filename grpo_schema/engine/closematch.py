@@ -17,7 +17,6 @@ import functools
 import heapq
 from typing import Sequence
 
-
 # A misspelt reward name is matched again at every check of the file (by two rules each time): the answers for a
 # word are kept, bounded in entries and in the word's length, as the loader keeps scalar values.
 MEMO_CHARS = 200
@@ -78,8 +77,9 @@ class PreparedCandidates:
         return [candidate for _, candidate in heapq.nlargest(n, result)]
 
     @staticmethod
-    def _ratios(matcher: difflib.SequenceMatcher, word: str, group: list, word_mask: int, length: int,
-                cutoff: float) -> list[tuple[float, str]]:
+    def _ratios(
+        matcher: difflib.SequenceMatcher, word: str, group: list, word_mask: int, length: int, cutoff: float
+    ) -> list[tuple[float, str]]:
         """(ratio, candidate) of the candidates of one length that reach the cutoff, as get_close_matches keeps."""
         found = []
         for candidate, mask, positions in group:
@@ -132,46 +132,102 @@ def prepared(words: frozenset[str]) -> PreparedCandidates:
 # Names people write for a setting (from other trainers, older TRL docs, common shorthand) -> the field that means
 # the same. Checked before spelling, so the same-meaning field wins over a closer-looking one.
 SAME_MEANING = {
-    "num_eval_generations": "num_generations_eval", "eval_num_generations": "num_generations_eval",
-    "dataset_split": "dataset_train_split", "train_split": "dataset_train_split", "split": "dataset_train_split",
-    "dataset_train_split_name": "dataset_train_split", "test_split": "dataset_test_split",
-    "eval_split": "dataset_test_split", "dataset_eval_split": "dataset_test_split",
-    "dataset_test_split_name": "dataset_test_split", "dataset_config_name": "dataset_config",
-    "dataset": "dataset_name", "dataset_path": "dataset_name", "dataset_id": "dataset_name",
-    "dataset_id_or_path": "dataset_name", "model": "model_name_or_path", "model_name": "model_name_or_path",
-    "model_path": "model_name_or_path", "model_id": "model_name_or_path", "lr": "learning_rate",
-    "train_batch_size": "per_device_train_batch_size", "batch_size": "per_device_train_batch_size",
-    "per_device_batch_size": "per_device_train_batch_size", "micro_batch_size": "per_device_train_batch_size",
-    "eval_batch_size": "per_device_eval_batch_size", "grad_accum_steps": "gradient_accumulation_steps",
-    "gradient_accumulation": "gradient_accumulation_steps", "grad_accum": "gradient_accumulation_steps",
-    "epochs": "num_train_epochs", "num_epochs": "num_train_epochs", "max_new_tokens": "max_completion_length",
-    "max_response_length": "max_completion_length", "max_gen_length": "max_completion_length",
-    "group_size": "num_generations", "num_samples": "num_generations", "n_samples": "num_generations",
-    "num_completions": "num_generations", "rollout_n": "num_generations", "kl_coef": "beta", "kl_beta": "beta",
-    "init_kl_coef": "beta", "kl_coeff": "beta", "clip_range": "epsilon", "cliprange": "epsilon",
-    "clip_eps": "epsilon", "clip_ratio": "epsilon", "clip_ratio_low": "epsilon", "clip_eps_high": "epsilon_high",
-    "clip_ratio_high": "epsilon_high", "ppo_epochs": "num_iterations", "rewards": "reward_funcs",
-    "reward_functions": "reward_funcs", "reward_fns": "reward_funcs", "reward_model": "reward_model_name_or_path",
-    "scheduler": "lr_scheduler_type", "lr_scheduler": "lr_scheduler_type", "lr_schedule": "lr_scheduler_type",
-    "gpu_memory_utilization": "vllm_gpu_memory_utilization", "vllm_gpu_memory": "vllm_gpu_memory_utilization",
-    "lora_rank": "lora_r", "rank": "lora_r", "target_modules": "lora_target_modules",
-    "lora_target": "lora_target_modules", "modules_to_save": "lora_modules_to_save", "log_steps": "logging_steps", "checkpoint_steps": "save_steps", "max_model_len": "vllm_max_model_length",
+    "num_eval_generations": "num_generations_eval",
+    "eval_num_generations": "num_generations_eval",
+    "dataset_split": "dataset_train_split",
+    "train_split": "dataset_train_split",
+    "split": "dataset_train_split",
+    "dataset_train_split_name": "dataset_train_split",
+    "test_split": "dataset_test_split",
+    "eval_split": "dataset_test_split",
+    "dataset_eval_split": "dataset_test_split",
+    "dataset_test_split_name": "dataset_test_split",
+    "dataset_config_name": "dataset_config",
+    "dataset": "dataset_name",
+    "dataset_path": "dataset_name",
+    "dataset_id": "dataset_name",
+    "dataset_id_or_path": "dataset_name",
+    "model": "model_name_or_path",
+    "model_name": "model_name_or_path",
+    "model_path": "model_name_or_path",
+    "model_id": "model_name_or_path",
+    "lr": "learning_rate",
+    "train_batch_size": "per_device_train_batch_size",
+    "batch_size": "per_device_train_batch_size",
+    "per_device_batch_size": "per_device_train_batch_size",
+    "micro_batch_size": "per_device_train_batch_size",
+    "eval_batch_size": "per_device_eval_batch_size",
+    "grad_accum_steps": "gradient_accumulation_steps",
+    "gradient_accumulation": "gradient_accumulation_steps",
+    "grad_accum": "gradient_accumulation_steps",
+    "epochs": "num_train_epochs",
+    "num_epochs": "num_train_epochs",
+    "max_new_tokens": "max_completion_length",
+    "max_response_length": "max_completion_length",
+    "max_gen_length": "max_completion_length",
+    "group_size": "num_generations",
+    "num_samples": "num_generations",
+    "n_samples": "num_generations",
+    "num_completions": "num_generations",
+    "rollout_n": "num_generations",
+    "kl_coef": "beta",
+    "kl_beta": "beta",
+    "init_kl_coef": "beta",
+    "kl_coeff": "beta",
+    "clip_range": "epsilon",
+    "cliprange": "epsilon",
+    "clip_eps": "epsilon",
+    "clip_ratio": "epsilon",
+    "clip_ratio_low": "epsilon",
+    "clip_eps_high": "epsilon_high",
+    "clip_ratio_high": "epsilon_high",
+    "ppo_epochs": "num_iterations",
+    "rewards": "reward_funcs",
+    "reward_functions": "reward_funcs",
+    "reward_fns": "reward_funcs",
+    "reward_model": "reward_model_name_or_path",
+    "scheduler": "lr_scheduler_type",
+    "lr_scheduler": "lr_scheduler_type",
+    "lr_schedule": "lr_scheduler_type",
+    "gpu_memory_utilization": "vllm_gpu_memory_utilization",
+    "vllm_gpu_memory": "vllm_gpu_memory_utilization",
+    "lora_rank": "lora_r",
+    "rank": "lora_r",
+    "target_modules": "lora_target_modules",
+    "lora_target": "lora_target_modules",
+    "modules_to_save": "lora_modules_to_save",
+    "log_steps": "logging_steps",
+    "checkpoint_steps": "save_steps",
+    "max_model_len": "vllm_max_model_length",
 }
 
 # Word pairs that turn one setting into a different one: a suggestion never trades one side for the other.
 OPPOSITES = (
-    ({"eval", "evaluation", "test"}, {"train", "training"}), ({"min", "minimum"}, {"max", "maximum"}),
-    ({"pos", "positive"}, {"neg", "negative"}), ({"high", "upper"}, {"low", "lower"}), ({"4bit"}, {"8bit"}), ({"bf16"}, {"fp16"}), ({"prompt"}, {"completion"}),
-    ({"server"}, {"colocate"}), ({"input"}, {"output"}), ({"first"}, {"last"}), ({"start"}, {"end"}),
+    ({"eval", "evaluation", "test"}, {"train", "training"}),
+    ({"min", "minimum"}, {"max", "maximum"}),
+    ({"pos", "positive"}, {"neg", "negative"}),
+    ({"high", "upper"}, {"low", "lower"}),
+    ({"4bit"}, {"8bit"}),
+    ({"bf16"}, {"fp16"}),
+    ({"prompt"}, {"completion"}),
+    ({"server"}, {"colocate"}),
+    ({"input"}, {"output"}),
+    ({"first"}, {"last"}),
+    ({"start"}, {"end"}),
 )
 # Qualifiers that say which phase a setting applies to: a suggestion neither drops nor adds one
 # (eval_temperature -> temperature would turn an evaluation setting into the training one).
 QUALIFIERS = frozenset({"eval", "evaluation", "test", "ref"})
 # Pairs that spelling alone would offer but mean something else.
-DENIED = frozenset({
-    ("eval_temperature", "temperature"), ("eval_top_p", "top_p"), ("eval_top_k", "top_k"),
-    ("eval_max_completion_length", "max_completion_length"), ("ref_beta", "beta"),
-})
+DENIED = frozenset(
+    {
+        ("eval_temperature", "temperature"),
+        ("eval_top_p", "top_p"),
+        ("eval_top_k", "top_k"),
+        ("eval_max_completion_length", "max_completion_length"),
+        ("ref_beta", "beta"),
+    }
+)
 
 
 def _words(name: str) -> frozenset[str]:
@@ -191,12 +247,17 @@ def changes_meaning(word: str, candidate: str) -> bool:
 
 def _qualifiers(words: frozenset[str]) -> frozenset[str]:
     """The qualifiers among `words`, a misspelt one included ('evl' is 'eval')."""
-    return frozenset(q for q in QUALIFIERS for w in words
-                     if w == q or (len(w) >= 3 and difflib.SequenceMatcher(None, w, q).ratio() >= 0.75))
+    return frozenset(
+        q
+        for q in QUALIFIERS
+        for w in words
+        if w == q or (len(w) >= 3 and difflib.SequenceMatcher(None, w, q).ratio() >= 0.75)
+    )
 
 
-def suggest(word: str, candidates: frozenset[str], preferred: frozenset[str] = frozenset(),
-            cutoff: float = 0.75) -> str | None:
+def suggest(
+    word: str, candidates: frozenset[str], preferred: frozenset[str] = frozenset(), cutoff: float = 0.75
+) -> str | None:
     """The accepted key `word` most likely stands for, or None.
 
     A curated same-meaning name wins; then a candidate with the same words in another order
@@ -207,8 +268,11 @@ def suggest(word: str, candidates: frozenset[str], preferred: frozenset[str] = f
     same = SAME_MEANING.get(key)
     if same in candidates:
         return same
-    matches = [m for m in prepared(candidates).close_matches(word, n=6, cutoff=min(cutoff, 0.6))
-               if not changes_meaning(word, m)]
+    matches = [
+        m
+        for m in prepared(candidates).close_matches(word, n=6, cutoff=min(cutoff, 0.6))
+        if not changes_meaning(word, m)
+    ]
     reordered = [m for m in matches if _words(m) == _words(word)]
     if reordered:
         return reordered[0]

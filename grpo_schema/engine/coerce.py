@@ -24,8 +24,7 @@ NOTES = "notes"
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 NUMERIC_LOG_LEVELS = {10: "debug", 20: "info", 30: "warning", 40: "error", 50: "critical"}
 DEBUG_OPTIONS = ("underflow_overflow", "tpu_metrics_debug")
-FSDP_OPTIONS = ("full_shard", "shard_grad_op", "no_shard", "hybrid_shard", "hybrid_shard_zero2", "offload",
-                "auto_wrap")
+FSDP_OPTIONS = ("full_shard", "shard_grad_op", "no_shard", "hybrid_shard", "hybrid_shard_zero2", "offload", "auto_wrap")
 
 
 def _note(info: Any, code: str, message: str, fix_value: Any = None) -> None:
@@ -133,8 +132,9 @@ def pad_multiple(value: Any) -> Any:
         try:
             return int(value.strip())
         except ValueError:
-            raise PydanticCustomError("grpo_pad_multiple", "{text!r} is not an integer, 'auto' or null",
-                                      {"text": value})
+            raise PydanticCustomError(
+                "grpo_pad_multiple", "{text!r} is not an integer, 'auto' or null", {"text": value}
+            )
     return value
 
 
@@ -153,8 +153,10 @@ def bool_word(value: Any) -> bool | None:
 
 def _quoted_bool(value: Any, meaning: str, fix: Any) -> PydanticCustomError:
     return PydanticCustomError(
-        "grpo_bool_string", "the string '{text}' is not a boolean here: TRL keeps it as the string, {meaning}",
-        {"text": value, "meaning": meaning, "fix": fix})
+        "grpo_bool_string",
+        "the string '{text}' is not a boolean here: TRL keeps it as the string, {meaning}",
+        {"text": value, "meaning": meaning, "fix": fix},
+    )
 
 
 def scale_alias(value: Any) -> Any:
@@ -166,8 +168,9 @@ def scale_alias(value: Any) -> Any:
         return "none"
     word = bool_word(value)
     if word is not None:
-        raise _quoted_bool(value, "which is not a scale_rewards mode and fails at the first training step",
-                           "group" if word else "none")
+        raise _quoted_bool(
+            value, "which is not a scale_rewards mode and fails at the first training step", "group" if word else "none"
+        )
     return value
 
 
@@ -178,8 +181,9 @@ def checkpoint_or_flag(value: Any) -> Any:
     # resume_from_checkpoint: a real boolean asks for the latest checkpoint; a string is a directory, so a quoted
     # "false" makes transformers look for a checkpoint directory named 'false' and fail.
     if isinstance(value, str) and value.strip().lower() in _PATH_BOOL_WORDS:
-        raise _quoted_bool(value, "a checkpoint directory of that name, and resuming fails",
-                           value.strip().lower() in ("true", "yes"))
+        raise _quoted_bool(
+            value, "a checkpoint directory of that name, and resuming fails", value.strip().lower() in ("true", "yes")
+        )
     return value
 
 
@@ -195,12 +199,19 @@ def bool_parsed_option(value: Any, info: Any) -> Any:
     word = bool_word(value)
     if word is None:
         raise PydanticCustomError(
-            "grpo_bool_option", "`trl grpo` parses this field as a boolean and refuses the string '{text}'",
-            {"text": value, "fix": True if value.strip().lower() == "all" else None})
+            "grpo_bool_option",
+            "`trl grpo` parses this field as a boolean and refuses the string '{text}'",
+            {"text": value, "fix": True if value.strip().lower() == "all" else None},
+        )
     if value.strip().lower() == "no":  # transformers' own default: it means the same to both readers, kept as is
         return "no"
-    _note(info, "GRPO-T011", f"write {str(word).lower()} without quotes: `trl grpo` reads the string "
-          f"{value!r} as {str(word).lower()}, but transformers given the string itself counts every token", word)
+    _note(
+        info,
+        "GRPO-T011",
+        f"write {str(word).lower()} without quotes: `trl grpo` reads the string "
+        f"{value!r} as {str(word).lower()}, but transformers given the string itself counts every token",
+        word,
+    )
     return word
 
 
@@ -208,8 +219,12 @@ def level_name(value: Any, info: Any) -> Any:
     # logging's numbers are a natural thing to write, but transformers looks levels up by name.
     if isinstance(value, int) and not isinstance(value, bool) and value in NUMERIC_LOG_LEVELS:
         name = NUMERIC_LOG_LEVELS[value]
-        _note(info, "GRPO-T009", f"write the level name {name!r} instead of {value}; transformers fails on a "
-              "number when the trainer starts", name)
+        _note(
+            info,
+            "GRPO-T009",
+            f"write the level name {name!r} instead of {value}; transformers fails on a number when the trainer starts",
+            name,
+        )
         return name
     return value
 
@@ -219,8 +234,9 @@ def _words_in(value: Any, allowed: tuple[str, ...]) -> Any:
     if isinstance(words, list):
         bad = [w for w in words if w not in allowed]
         if bad:
-            raise PydanticCustomError("grpo_choice_words", "{bad!r} is not one of {choices}",
-                                      {"bad": bad[0], "choices": ", ".join(allowed)})
+            raise PydanticCustomError(
+                "grpo_choice_words", "{bad!r} is not one of {choices}", {"bad": bad[0], "choices": ", ".join(allowed)}
+            )
     return value
 
 
@@ -243,7 +259,9 @@ def real_bool_values(value: Any) -> Any:
     if isinstance(value, dict):
         for key, item in value.items():
             if bool_word(item) is not None:
-                raise _quoted_bool(item, f"which reads as true wherever {key} is tested", {**value, key: bool_word(item)})
+                raise _quoted_bool(
+                    item, f"which reads as true wherever {key} is tested", {**value, key: bool_word(item)}
+                )
     return value
 
 

@@ -34,11 +34,23 @@ MODELS = {
     "unsloth": "grpo_schema.engine.profiles.unsloth_args:UnslothArgs",
 }
 # pydantic's internal bound checks (emitted as partials) -> our equivalents in grpo_schema.engine.coerce.
-_BOUND_FUNCTIONS = {"greater_than_validator": "bound_gt", "greater_than_or_equal_validator": "bound_ge",
-                    "less_than_validator": "bound_lt", "less_than_or_equal_validator": "bound_le"}
+_BOUND_FUNCTIONS = {
+    "greater_than_validator": "bound_gt",
+    "greater_than_or_equal_validator": "bound_ge",
+    "less_than_validator": "bound_lt",
+    "less_than_or_equal_validator": "bound_le",
+}
 _ALLOWED_MODULES = ("grpo_schema.", "builtins")
 _PACKAGE = Path(__file__).parent
-_SOURCES = ("params/*.py", "profiles/open_r1_args.py", "profiles/unsloth_args.py", "../api/config.py", "types.py", "coerce.py", "fielderrors.py")
+_SOURCES = (
+    "params/*.py",
+    "profiles/open_r1_args.py",
+    "profiles/unsloth_args.py",
+    "../api/config.py",
+    "types.py",
+    "coerce.py",
+    "fielderrors.py",
+)
 
 
 def _source_files() -> list[Path]:
@@ -84,8 +96,9 @@ class CompiledModel:
         return frozenset(self.fields)
 
     @classmethod
-    def build(cls, name: str, schema: dict[str, Any], fields: dict[str, dict[str, Any]],
-              own: bool = False) -> "CompiledModel":
+    def build(
+        cls, name: str, schema: dict[str, Any], fields: dict[str, dict[str, Any]], own: bool = False
+    ) -> "CompiledModel":
         """`own`: one of MODELS, whose field validators are known not to read the other fields (without_defaults)."""
         sparse, defaults = without_defaults(schema) if own else (schema, {})
         if sparse is not schema:
@@ -144,6 +157,7 @@ def nested_map(facts: dict[str, dict[str, Any]]) -> dict[str, dict]:
 
 # --- building (imports pydantic; run at development time or for models that are not cached) ----------------------
 
+
 def _import(path: str) -> Any:
     module, name = path.split(":")
     return getattr(importlib.import_module(module), name)
@@ -166,8 +180,12 @@ def _is_engine_hook(node: dict[str, Any]) -> bool:
     field check, so it validates the fields alone (keeping the hook would make the engine call itself)."""
     function = node.get("function")
     fn = function.get("function") if isinstance(function, dict) else None
-    return (node.get("type") in ("function-wrap", "function-after", "function-before") and fn is not None
-            and getattr(fn, "__name__", "") == "_run_engine" and getattr(fn, "__module__", "") == "grpo_schema.api.config")
+    return (
+        node.get("type") in ("function-wrap", "function-after", "function-before")
+        and fn is not None
+        and getattr(fn, "__name__", "") == "_run_engine"
+        and getattr(fn, "__module__", "") == "grpo_schema.api.config"
+    )
 
 
 def _transform(node: Any, encode: bool) -> Any:
@@ -181,12 +199,24 @@ def _transform(node: Any, encode: bool) -> Any:
         return {**inner, "ref": re.sub(r":\d+$", "", node["ref"])} if "ref" in node else inner
     if node.get("type") == "model":
         inner = node["schema"]
-        fields = {name: {"type": "typed-dict-field", "schema": _transform(f["schema"], encode),
-                         "required": f["schema"].get("type") != "default"}
-                  for name, f in inner["fields"].items()}
-        out: dict[str, Any] = {"type": "typed-dict", "fields": fields, "extra_behavior": "forbid",
-                               "config": {k: v for k, v in node.get("config", {}).items()
-                                          if k in ("allow_inf_nan", "coerce_numbers_to_str", "extra_fields_behavior")}}
+        fields = {
+            name: {
+                "type": "typed-dict-field",
+                "schema": _transform(f["schema"], encode),
+                "required": f["schema"].get("type") != "default",
+            }
+            for name, f in inner["fields"].items()
+        }
+        out: dict[str, Any] = {
+            "type": "typed-dict",
+            "fields": fields,
+            "extra_behavior": "forbid",
+            "config": {
+                k: v
+                for k, v in node.get("config", {}).items()
+                if k in ("allow_inf_nan", "coerce_numbers_to_str", "extra_fields_behavior")
+            },
+        }
         if "ref" in node:
             out["ref"] = re.sub(r":\d+$", "", node["ref"])
         return out
@@ -212,11 +242,14 @@ def _field_facts(model: Any) -> dict[str, dict[str, Any]]:
         inner = nested_model(info)
         expected = describe_expected(info)
         default = info.default if info.default_factory is None else info.default_factory()
-        facts[name] = {"expected": expected, "choices": list(field_choices(info)),
-                       "only_choices": "one of" in expected and not any(
-                           w in expected for w in ("an integer", "a number", "a string")),
-                       "nested": _field_facts(inner) if inner is not None else None,
-                       "default": default if isinstance(default, (str, int, float, bool, type(None), list)) else None}
+        facts[name] = {
+            "expected": expected,
+            "choices": list(field_choices(info)),
+            "only_choices": "one of" in expected
+            and not any(w in expected for w in ("an integer", "a number", "a string")),
+            "nested": _field_facts(inner) if inner is not None else None,
+            "default": default if isinstance(default, (str, int, float, bool, type(None), list)) else None,
+        }
     return facts
 
 
@@ -244,6 +277,7 @@ def cache_text() -> str:
 
 
 # --- loading (pydantic_core only) ----------------------------------------------------------------------------------
+
 
 def _decode(node: dict[str, Any]) -> Any:
     """json's object_hook: an encoded function ({"$fn": "module:name", "$kw": ...}) -> the function (or partial);

@@ -29,17 +29,25 @@ class Fix:
     title: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"set": dict(self.set), "unset": list(self.unset), "rename": dict(self.rename),
-                               "safe": self.safe}
+        out: dict[str, Any] = {
+            "set": dict(self.set),
+            "unset": list(self.unset),
+            "rename": dict(self.rename),
+            "safe": self.safe,
+        }
         if self.title:
             out["title"] = self.title
         return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Fix":
-        return cls(set=dict(data.get("set") or {}), unset=tuple(data.get("unset") or ()),
-                   rename=dict(data.get("rename") or {}), safe=bool(data.get("safe", True)),
-                   title=str(data.get("title") or ""))
+        return cls(
+            set=dict(data.get("set") or {}),
+            unset=tuple(data.get("unset") or ()),
+            rename=dict(data.get("rename") or {}),
+            safe=bool(data.get("safe", True)),
+            title=str(data.get("title") or ""),
+        )
 
 
 @dataclass(frozen=True)
@@ -79,11 +87,18 @@ class Diagnostic:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Diagnostic":
         fix = data.get("fix")
-        return cls(code=data["code"], severity=data["severity"], message=data["message"],
-                   fields=tuple(data.get("fields") or ()), line=data.get("line"), column=data.get("column"),
-                   hint=data.get("hint") or "", fix=Fix.from_dict(fix) if fix else None,
-                   origin=data.get("origin"),
-                   alternatives=tuple(Fix.from_dict(a) for a in data.get("alternatives") or ()))
+        return cls(
+            code=data["code"],
+            severity=data["severity"],
+            message=data["message"],
+            fields=tuple(data.get("fields") or ()),
+            line=data.get("line"),
+            column=data.get("column"),
+            hint=data.get("hint") or "",
+            fix=Fix.from_dict(fix) if fix else None,
+            origin=data.get("origin"),
+            alternatives=tuple(Fix.from_dict(a) for a in data.get("alternatives") or ()),
+        )
 
 
 def has_errors(diagnostics: list[Diagnostic], strict: bool = False) -> bool:
@@ -121,7 +136,16 @@ def yaml_value(value: Any) -> str:
 
     if isinstance(value, str):
         plain = re.fullmatch(r"[A-Za-z_][A-Za-z0-9_./-]*", value) and value.lower() not in (
-            "true", "false", "yes", "no", "on", "off", "null", "y", "n")
+            "true",
+            "false",
+            "yes",
+            "no",
+            "on",
+            "off",
+            "null",
+            "y",
+            "n",
+        )
         return value if plain else json.dumps(value)
     if value is None or isinstance(value, bool):
         return show_value(value)

@@ -16,10 +16,16 @@ from grpo_schema.engine import codes
 from grpo_schema.engine.diagnostics import Diagnostic, Fix, show_value
 
 _CUSTOM_CODES = {
-    "grpo_bool_for_number": codes.T_TYPE, "grpo_int_string": codes.T_TYPE, "grpo_json": codes.T_JSON,
-    "grpo_scalar_for_list": codes.T_SCALAR_FOR_LIST, "grpo_yaml_bool": codes.T_YAML_BOOL,
-    "grpo_pad_multiple": codes.T_TYPE, "grpo_choice_words": codes.T_CHOICE, "grpo_int_too_large": codes.T_RANGE,
-    "grpo_bool_string": codes.T_BOOL_STRING, "grpo_bool_option": codes.T_BOOL_OPTION,
+    "grpo_bool_for_number": codes.T_TYPE,
+    "grpo_int_string": codes.T_TYPE,
+    "grpo_json": codes.T_JSON,
+    "grpo_scalar_for_list": codes.T_SCALAR_FOR_LIST,
+    "grpo_yaml_bool": codes.T_YAML_BOOL,
+    "grpo_pad_multiple": codes.T_TYPE,
+    "grpo_choice_words": codes.T_CHOICE,
+    "grpo_int_too_large": codes.T_RANGE,
+    "grpo_bool_string": codes.T_BOOL_STRING,
+    "grpo_bool_option": codes.T_BOOL_OPTION,
 }
 _RANGE_TYPES = {"greater_than", "greater_than_equal", "less_than", "less_than_equal"}
 _NOISE = {"none_required", "is_instance_of"}
@@ -30,8 +36,9 @@ _NOISE = {"none_required", "is_instance_of"}
 Facts = dict[str, Any]
 
 
-def field_diagnostics(facts: dict[str, Facts], errors: list[dict[str, Any]], given: dict[str, Any],
-                      prefix: str = "") -> tuple[list[Diagnostic], set[str]]:
+def field_diagnostics(
+    facts: dict[str, Facts], errors: list[dict[str, Any]], given: dict[str, Any], prefix: str = ""
+) -> tuple[list[Diagnostic], set[str]]:
     """One diagnostic per failed top-level key of `given`; also returns the failed keys."""
     by_field: dict[str, list[dict[str, Any]]] = {}
     for error in errors:
@@ -86,14 +93,34 @@ def _nested(name: str, errors: list[dict[str, Any]], prefix: str, value: Any) ->
         path = prefix + name + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc[1:])
         kind = error["type"]
         if kind == "missing":
-            out.append(Diagnostic(codes.T_MISSING, "error", f"{path} is required", fields=(path,),
-                                  hint=f"add {str(loc[-1])}: to this entry"))
+            out.append(
+                Diagnostic(
+                    codes.T_MISSING,
+                    "error",
+                    f"{path} is required",
+                    fields=(path,),
+                    hint=f"add {str(loc[-1])}: to this entry",
+                )
+            )
         elif kind == "extra_forbidden":
-            out.append(Diagnostic(codes.K_NESTED_UNKNOWN, "error", f"unknown key {str(loc[-1])!r} in {name}",
-                                  fields=(path,), hint="remove it, or check the spelling"))
+            out.append(
+                Diagnostic(
+                    codes.K_NESTED_UNKNOWN,
+                    "error",
+                    f"unknown key {str(loc[-1])!r} in {name}",
+                    fields=(path,),
+                    hint="remove it, or check the spelling",
+                )
+            )
         else:
-            out.append(Diagnostic(_code_of([error]), "error", f"{path}: {_plain(error)} (got "
-                                  f"{show_value(error.get('input'))})", fields=(path,)))
+            out.append(
+                Diagnostic(
+                    _code_of([error]),
+                    "error",
+                    f"{path}: {_plain(error)} (got {show_value(error.get('input'))})",
+                    fields=(path,),
+                )
+            )
     return out
 
 
@@ -121,8 +148,9 @@ def _one_field(name: str, fact: Facts, errors: list[dict[str, Any]], value: Any)
     message = f"{name} must be {expected} (got {show_value(value)})"
     hint, fix = _hint_and_fix(name, fact, meaningful, value)
     if code == codes.T_SCALAR_FOR_LIST:
-        message = (f"{name} must be a list, not the single value {show_value(value)}"
-                   + ("; a bare string is iterated character by character" if isinstance(value, str) else ""))
+        message = f"{name} must be a list, not the single value {show_value(value)}" + (
+            "; a bare string is iterated character by character" if isinstance(value, str) else ""
+        )
     elif code == codes.T_YAML_BOOL:
         message = f"{name}: unquoted no is read by YAML as the boolean false, which is not a valid value"
     elif code == codes.T_JSON:
@@ -146,9 +174,14 @@ def _hint_and_fix(name: str, fact: Facts, errors: list[dict[str, Any]], value: A
     if kinds & {"grpo_bool_string", "grpo_bool_option"}:
         return _bool_string_hint(name, base, errors)
     if "grpo_yaml_bool" in kinds:
-        return f"quote it: {base}: \"no\"", Fix(set={name: "no"}, title="quote no")
-    words = [value] if isinstance(value, str) else [v for v in value if isinstance(v, str)] \
-        if isinstance(value, list) else []
+        return f'quote it: {base}: "no"', Fix(set={name: "no"}, title="quote no")
+    words = (
+        [value]
+        if isinstance(value, str)
+        else [v for v in value if isinstance(v, str)]
+        if isinstance(value, list)
+        else []
+    )
     if any(isinstance(v, (list, dict)) for v in value) if isinstance(value, list) else False:
         return "each item must be a single value; a YAML alias may have inserted a whole list", None
     for word in words:
@@ -165,11 +198,15 @@ def _hint_and_fix(name: str, fact: Facts, errors: list[dict[str, Any]], value: A
             default = fact["default"]
             return f"write a whole number, e.g. {base}: {default if isinstance(default, int) else 1}", None
         if number.is_integer():
-            return (f"YAML 1.1 reads {value} without a dot as a string; write {base}: {int(number)}",
-                    Fix(set={name: int(number)}, title=f"write {int(number)}"))
+            return (
+                f"YAML 1.1 reads {value} without a dot as a string; write {base}: {int(number)}",
+                Fix(set={name: int(number)}, title=f"write {int(number)}"),
+            )
     if base == "vllm_gpu_memory_utilization" and isinstance(value, (int, float)) and 1 < value <= 100:
-        return (f"it is a fraction, not a percentage: write {base}: {value / 100:g}",
-                Fix(set={name: value / 100}, safe=False, title=f"use {value / 100:g}"))
+        return (
+            f"it is a fraction, not a percentage: write {base}: {value / 100:g}",
+            Fix(set={name: value / 100}, safe=False, title=f"use {value / 100:g}"),
+        )
     if kinds & _RANGE_TYPES or "int_from_float" in kinds:
         return f"set {base} to {expected}", None
     if isinstance(value, bool):
@@ -187,6 +224,7 @@ def _bool_string_hint(name: str, base: str, errors: list[dict[str, Any]]) -> tup
 
 
 # --- describing what a field takes ---------------------------------------------------------------------------------
+
 
 def _strip(annotation: Any) -> Any:
     while typing.get_origin(annotation) is typing.Annotated:
@@ -250,7 +288,7 @@ def _phrase(annotation: Any, metadata: list[Any]) -> str:
         parts: list[str] = []
         for arg in typing.get_args(annotation):
             phrase = _phrase(arg, extra)
-            if phrase.startswith("a list of ") and phrase[len("a list of "):] in parts:
+            if phrase.startswith("a list of ") and phrase[len("a list of ") :] in parts:
                 phrase = "a list of them"
             parts.append(phrase)
         return ", ".join(dict.fromkeys(parts[:-1])) + (" or " if len(parts) > 1 else "") + parts[-1]
@@ -266,10 +304,14 @@ def _phrase(annotation: Any, metadata: list[Any]) -> str:
 
 
 def _plural(phrase: str) -> str:
-    for single, many in (("an integer", "integers"), ("a number", "numbers"), ("a string", "strings"),
-                         ("a mapping", "mappings")):
+    for single, many in (
+        ("an integer", "integers"),
+        ("a number", "numbers"),
+        ("a string", "strings"),
+        ("a mapping", "mappings"),
+    ):
         if phrase.startswith(single):
-            return many + phrase[len(single):]
+            return many + phrase[len(single) :]
     return phrase
 
 

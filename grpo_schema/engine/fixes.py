@@ -25,8 +25,16 @@ MAX_OFFERED = 5
 SEARCH_FACTOR = 8  # look for values up to 8x the current one
 SEARCH_STEPS = 4096  # but never more than this many values away (a scan of 2**62 values never ends)
 WORLD_SIZE_PENALTY = 0.5  # a different number of GPUs is a bigger change than a different number in the file
-KNOB_ORDER = ("num_generations", "per_device_train_batch_size", "steps_per_generation", "gradient_accumulation_steps",
-              "generation_batch_size", "per_device_eval_batch_size", "num_generations_eval", "num_processes")
+KNOB_ORDER = (
+    "num_generations",
+    "per_device_train_batch_size",
+    "steps_per_generation",
+    "gradient_accumulation_steps",
+    "generation_batch_size",
+    "per_device_eval_batch_size",
+    "num_generations_eval",
+    "num_processes",
+)
 
 
 @dataclass(frozen=True)
@@ -80,8 +88,13 @@ def _reads(result: Any, candidate: Candidate) -> bool:
 
 
 def _geometry(config: Any, world_size: int) -> tuple[int, int, int, int | None, int | None]:
-    return (config.per_device_train_batch_size, config.num_generations, config.gradient_accumulation_steps,
-            config.steps_per_generation, config.generation_batch_size)
+    return (
+        config.per_device_train_batch_size,
+        config.num_generations,
+        config.gradient_accumulation_steps,
+        config.steps_per_generation,
+        config.generation_batch_size,
+    )
 
 
 def _partial_groups(config: Any, P: int) -> Iterator[Candidate]:
@@ -118,8 +131,10 @@ def _both_set(config: Any, P: int) -> Iterator[Candidate]:
     """GRPO-B002: generation_batch_size and steps_per_generation are both set; keep one."""
     b, _, _, s, gbs = _geometry(config, P)
     consistent = gbs == b * P * s  # then the pair says one thing twice and dropping either changes nothing
-    for drop, keep in (("steps_per_generation", "generation_batch_size"),
-                       ("generation_batch_size", "steps_per_generation")):
+    for drop, keep in (
+        ("steps_per_generation", "generation_batch_size"),
+        ("generation_batch_size", "steps_per_generation"),
+    ):
         fix = Fix(unset=(drop,), safe=consistent, title=f"remove {drop}, keep {keep}")
         yield Candidate(fix, None, 0.0 if consistent else 0.5, f"remove {drop}")
 
@@ -133,8 +148,12 @@ def _eval_partial_groups(config: Any, P: int) -> Iterator[Candidate]:
         yield _set("num_generations_eval", G_eval, g)
 
 
-_GENERATORS = {"GRPO-B001": _partial_groups, "GRPO-B002": _both_set, "GRPO-B003": _not_micro_batches,
-               "GRPO-B004": _eval_partial_groups}
+_GENERATORS = {
+    "GRPO-B001": _partial_groups,
+    "GRPO-B002": _both_set,
+    "GRPO-B003": _not_micro_batches,
+    "GRPO-B004": _eval_partial_groups,
+}
 _WORLD_SIZE_CODES = ("GRPO-B001", "GRPO-B003", "GRPO-B004")
 
 
@@ -149,8 +168,12 @@ def candidates(code: str, result: Any) -> list[Candidate]:
 
         geometry = Geometry.of(config, batch_meaning(result.trl_version))
         ok = set(valid_world_sizes(geometry))
-        found += [_world(result, p) for p in nearest(lambda p: p in ok and not problems(geometry, p),
-                                                     result.world_size, high=max(ok, default=1))]
+        found += [
+            _world(result, p)
+            for p in nearest(
+                lambda p: p in ok and not problems(geometry, p), result.world_size, high=max(ok, default=1)
+            )
+        ]
     return found
 
 
@@ -171,9 +194,15 @@ def recheck(result: Any, candidate: Candidate, profiles: tuple, allow_env: tuple
     except EditError:
         return None
     declared = result.world_size if result.sources.get("world_size") not in (None, "file") else None
-    return check_mapping(mapping, path=result.path, world_size=candidate.world_size or declared,
-                         profiles=profiles, allow_env=allow_env, trl_version=result.trl_version,
-                         trl_version_source=result.trl_version_source)
+    return check_mapping(
+        mapping,
+        path=result.path,
+        world_size=candidate.world_size or declared,
+        profiles=profiles,
+        allow_env=allow_env,
+        trl_version=result.trl_version,
+        trl_version_source=result.trl_version_source,
+    )
 
 
 def accepted(result: Any, code: str, profiles: tuple, allow_env: tuple) -> list[Candidate]:
@@ -222,5 +251,9 @@ def attach_batch_fixes(result: Any, profiles: tuple, allow_env: tuple) -> None:
     """Give every batch error of `result` its checked minimal edits (in place)."""
     if result.config is None:
         return
-    result.diagnostics = [with_fixes(d, accepted(result, d.code, profiles, allow_env))
-                          if d.code in _GENERATORS and d.severity == "error" else d for d in result.diagnostics]
+    result.diagnostics = [
+        with_fixes(d, accepted(result, d.code, profiles, allow_env))
+        if d.code in _GENERATORS and d.severity == "error"
+        else d
+        for d in result.diagnostics
+    ]

@@ -32,6 +32,7 @@ import re
 import shlex
 from dataclasses import dataclass
 from typing import Any, Iterator
+
 from grpo_schema.engine.lines import split_lines
 
 COMMENT = re.compile(r"^\s*#\s*grpo:(?P<args>.*)$")
@@ -39,8 +40,7 @@ COMMENT = re.compile(r"^\s*#\s*grpo:(?P<args>.*)$")
 _BLOCK_SCALAR = re.compile(r"(?:^|:\s+|(?:^|\s)-\s+)(?:!\S*\s+)?[|>][-+0-9]{0,2}$")
 # Where result.sources["world_size"] says a world size came from, when not from num_processes ("file").
 FROM_COMMENT = "comment"
-OPTIONS_HELP = ("the comment takes --world-size N, --profile NAME, --hardware SPEC, --allow-env NAME, "
-                "--trl-version X.Y")
+OPTIONS_HELP = "the comment takes --world-size N, --profile NAME, --hardware SPEC, --allow-env NAME, --trl-version X.Y"
 
 
 # Release sources a `# grpo: --trl-version` comment yields to: choices made for the one check (every other source,
@@ -170,8 +170,9 @@ def with_file_settings(settings: FileSettings, options: dict[str, Any]) -> dict[
     return out
 
 
-def judged_release(comment: str | None, given: str | None = None, given_source: str | None = None,
-                   path: str | None = None) -> dict[str, str]:
+def judged_release(
+    comment: str | None, given: str | None = None, given_source: str | None = None, path: str | None = None
+) -> dict[str, str]:
     """{"trl_version", "trl_version_source"} a check judges by, for every surface (module docstring): `given` when
     chosen for this check (its source in CHOSEN_FOR_THE_CHECK), else the file's `comment`, else `given` (a standing
     default: "editor settings", "service settings", or what a caller detected), else the installed trl, a pin in

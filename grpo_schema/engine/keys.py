@@ -109,35 +109,47 @@ def _migrate(out: SortedKeys, mapping: dict[str, Any], key: str, value: Any, dea
     migration = MIGRATIONS[key]
     new_values = migration.rewrite(value, mapping)
     accepted = all(_accepted_as(name, v) for name, v in new_values.items())
-    fix = Fix(set=new_values, unset=(key,), safe=migration.safe and accepted,
-              title=f"replace {key} with {', '.join(new_values)}" if new_values else f"remove {key}")
+    fix = Fix(
+        set=new_values,
+        unset=(key,),
+        safe=migration.safe and accepted,
+        title=f"replace {key} with {', '.join(new_values)}" if new_values else f"remove {key}",
+    )
     if migration.kind == "renamed" and new_values:
         fix = Fix(rename={key: migration.replacement}, safe=accepted, title=f"rename {key} to {migration.replacement}")
         meant = None if accepted else _closest_choice(migration.replacement, value)
         if meant is not None:  # torch_dtype: bf16 -> dtype: bfloat16, for review
-            fix = Fix(set={migration.replacement: meant}, unset=(key,), safe=False,
-                      title=f"rename {key} to {migration.replacement} and write {meant}")
+            fix = Fix(
+                set={migration.replacement: meant},
+                unset=(key,),
+                safe=False,
+                title=f"rename {key} to {migration.replacement} and write {meant}",
+            )
     for name, new_value in new_values.items():
         # Type-check the value under its new name, so a bad value is reported now, not after the migration, and
         # let the cross-field rules see it there.
         out.renamed[name] = new_value
         out.written_as[name] = key
     code = codes.K_RENAMED if migration.kind == "renamed" else codes.K_REMOVED
-    hint = (f"write {migration.replacement}: {yaml_value(value)}" if migration.kind == "renamed"
-            else migration.note)
+    hint = f"write {migration.replacement}: {yaml_value(value)}" if migration.kind == "renamed" else migration.note
     if migration.kind == "renamed" and not new_values:
         hint = f"{migration.replacement} is already set; remove {key}"
     if not accepted:
         meant = fix.set.get(migration.replacement or "") if migration.kind == "renamed" else None
-        hint = (f"write {migration.replacement}: {meant} ({migration.replacement} does not take {yaml_value(value)})"
-                if meant else hint + f" (then correct the value: {migration.replacement or ', '.join(new_values)} "
-                "does not take it)")
+        hint = (
+            f"write {migration.replacement}: {meant} ({migration.replacement} does not take {yaml_value(value)})"
+            if meant
+            else hint + f" (then correct the value: {migration.replacement or ', '.join(new_values)} does not take it)"
+        )
     message = describe(migration) + ("" if migration.kind == "renamed" else " and is no longer read")
     severity = "error"
     if dead_in is not None:
         code, severity = codes.K_DEAD_PROFILE_KEY, "warning"
-        message = (f"{key} is accepted by {dead_in}'s script arguments, but nothing reads it: "
-                   + describe(migration)[0].lower() + describe(migration)[1:])
+        message = (
+            f"{key} is accepted by {dead_in}'s script arguments, but nothing reads it: "
+            + describe(migration)[0].lower()
+            + describe(migration)[1:]
+        )
     out.diagnostics.append(Diagnostic(code, severity, message, fields=(key,), hint=hint, fix=fix))
 
 
@@ -150,13 +162,38 @@ def accepted_keys(profiles: tuple[Profile, ...]) -> frozenset[str]:
 
 
 # Keys nearly every config sets: preferred when a typo is about as close to one of them as to a rarer key.
-COMMON_KEYS = frozenset({
-    "model_name_or_path", "dataset_name", "output_dir", "learning_rate", "per_device_train_batch_size",
-    "gradient_accumulation_steps", "num_generations", "max_completion_length", "num_train_epochs", "max_steps",
-    "logging_steps", "save_steps", "bf16", "beta", "loss_type", "reward_funcs", "reward_weights", "use_vllm",
-    "temperature", "lr_scheduler_type", "warmup_steps", "report_to", "seed", "gradient_checkpointing",
-    "num_iterations", "epsilon", "scale_rewards", "dtype",
-})
+COMMON_KEYS = frozenset(
+    {
+        "model_name_or_path",
+        "dataset_name",
+        "output_dir",
+        "learning_rate",
+        "per_device_train_batch_size",
+        "gradient_accumulation_steps",
+        "num_generations",
+        "max_completion_length",
+        "num_train_epochs",
+        "max_steps",
+        "logging_steps",
+        "save_steps",
+        "bf16",
+        "beta",
+        "loss_type",
+        "reward_funcs",
+        "reward_weights",
+        "use_vllm",
+        "temperature",
+        "lr_scheduler_type",
+        "warmup_steps",
+        "report_to",
+        "seed",
+        "gradient_checkpointing",
+        "num_iterations",
+        "epsilon",
+        "scale_rewards",
+        "dtype",
+    }
+)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -174,14 +211,24 @@ def _owners(key: str, profiles: tuple[Profile, ...]) -> list[str]:
 def _unknown(key: str, value: Any, profiles: tuple[Profile, ...], suggest: bool = True) -> Diagnostic:
     underscored = key.replace("-", "_")
     if underscored != key and underscored in accepted_keys(profiles):
-        return Diagnostic(codes.K_HYPHEN, "error", f"{key} is written with hyphens; YAML keys use underscores "
-                          f"({underscored}), and TRL ignores the hyphenated form",
-                          fields=(key,), hint=f"write {underscored}",
-                          fix=Fix(rename={key: underscored}, title=f"rename {key} to {underscored}"))
+        return Diagnostic(
+            codes.K_HYPHEN,
+            "error",
+            f"{key} is written with hyphens; YAML keys use underscores "
+            f"({underscored}), and TRL ignores the hyphenated form",
+            fields=(key,),
+            hint=f"write {underscored}",
+            fix=Fix(rename={key: underscored}, title=f"rename {key} to {underscored}"),
+        )
     owners = _owners(key, profiles)
     if owners:
-        return Diagnostic(codes.K_PROFILE, "error", f"{key} is a script argument of {owners[0]}, not of TRL's "
-                          f"`trl grpo`", fields=(key,), hint=f"validate with --profile {owners[0]}, or remove it")
+        return Diagnostic(
+            codes.K_PROFILE,
+            "error",
+            f"{key} is a script argument of {owners[0]}, not of TRL's `trl grpo`",
+            fields=(key,),
+            hint=f"validate with --profile {owners[0]}, or remove it",
+        )
     suggestion = did_you_mean(key, accepted_keys(profiles)) if suggest else None
     hint = f"did you mean {suggestion}?" if suggestion else "remove it, or check the spelling against `grpo schema`"
     fix = Fix(rename={key: suggestion}, safe=False, title=f"rename {key} to {suggestion}") if suggestion else None

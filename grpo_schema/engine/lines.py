@@ -20,7 +20,9 @@ _EXTRA_PY_BREAKS = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 # What YAML 1.1 (PyYAML, libyaml) breaks at beyond \r and \n.
 YAML_ONLY_BREAKS = re.compile("[\x85\u2028\u2029]")
 _YAML_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
-_YAML_LINE_KEEPING_END = re.compile("[^\r\n\x85\u2028\u2029]*(?:\r\n|[\r\n\x85\u2028\u2029])|[^\r\n\x85\u2028\u2029]+\\Z")
+_YAML_LINE_KEEPING_END = re.compile(
+    "[^\r\n\x85\u2028\u2029]*(?:\r\n|[\r\n\x85\u2028\u2029])|[^\r\n\x85\u2028\u2029]+\\Z"
+)
 
 
 def split_lines(text: str, keepends: bool = False) -> list[str]:

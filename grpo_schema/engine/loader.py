@@ -45,8 +45,14 @@ MAX_INT_CHARS = 1_000  # an integer written with more characters is refused befo
 Path = tuple[str | int, ...]
 _SCALAR_TAGS = {"tag:yaml.org,2002:" + t for t in ("null", "bool", "int", "float", "str", "timestamp")}
 _INT_TAG = "tag:yaml.org,2002:int"
-_TAG_WORDS = {"null": "null", "bool": "boolean", "int": "integer", "float": "number", "str": "string",
-              "timestamp": "date"}
+_TAG_WORDS = {
+    "null": "null",
+    "bool": "boolean",
+    "int": "integer",
+    "float": "number",
+    "str": "string",
+    "timestamp": "date",
+}
 
 
 @dataclass
@@ -121,9 +127,14 @@ def _memoizable(value: Any) -> bool:
 
 
 def _too_many(n: int, mark: Any) -> _Refused:
-    return _Refused(_error(codes.Y_ALIAS_BOMB if n > 1 else codes.Y_TOO_MANY_KEYS,
-                           f"the document expands to more than {MAX_VALUES} values", mark,
-                           "remove the anchors and aliases that multiply the content"))
+    return _Refused(
+        _error(
+            codes.Y_ALIAS_BOMB if n > 1 else codes.Y_TOO_MANY_KEYS,
+            f"the document expands to more than {MAX_VALUES} values",
+            mark,
+            "remove the anchors and aliases that multiply the content",
+        )
+    )
 
 
 class _Builder:
@@ -175,24 +186,43 @@ class _Builder:
         if tag == "tag:yaml.org,2002:merge":
             return "<<"
         if tag not in _SCALAR_TAGS:
-            raise _Refused(_error(codes.Y_TAG, f"the tag {tag!r} is not allowed in a config", event.start_mark,
-                                  "remove the tag and write a plain value"))
+            raise _Refused(
+                _error(
+                    codes.Y_TAG,
+                    f"the tag {tag!r} is not allowed in a config",
+                    event.start_mark,
+                    "remove the tag and write a plain value",
+                )
+            )
         if tag == _INT_TAG and len(event.value) > MAX_INT_CHARS:
             # int() of a long decimal string raises past 4300 digits, and a base-60 one (1:2:3...) is quadratic
-            raise _Refused(_error(codes.Y_SYNTAX, f"an integer of {len(event.value)} characters is too large for a "
-                                  "config", event.start_mark, "write a smaller number"))
+            raise _Refused(
+                _error(
+                    codes.Y_SYNTAX,
+                    f"an integer of {len(event.value)} characters is too large for a config",
+                    event.start_mark,
+                    "write a smaller number",
+                )
+            )
         node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
         try:
             value = self.constructor().construct_object(node)
         except yaml.YAMLError as exc:
-            raise _Refused(_error(codes.Y_SYNTAX, f"cannot read the value {_clip(event.value)!r}: {exc}",
-                                  event.start_mark))
+            raise _Refused(
+                _error(codes.Y_SYNTAX, f"cannot read the value {_clip(event.value)!r}: {exc}", event.start_mark)
+            )
         except (ValueError, KeyError, IndexError, AttributeError, OverflowError):
             # PyYAML's constructors raise plain Python errors on values its resolver or a tag let through:
             # 2001-02-30, !!bool maybe, !!int abc, !!timestamp foo, and an empty !!int or !!float (IndexError)
             kind = _TAG_WORDS[tag.rsplit(":", 1)[1]]
-            raise _Refused(_error(codes.Y_SYNTAX, f"{_clip(event.value)!r} is not a valid {kind}", event.start_mark,
-                                  "quote the value to keep it a string, or correct it"))
+            raise _Refused(
+                _error(
+                    codes.Y_SYNTAX,
+                    f"{_clip(event.value)!r} is not a valid {kind}",
+                    event.start_mark,
+                    "quote the value to keep it a string, or correct it",
+                )
+            )
         return value
 
     def build(self) -> Any:
@@ -219,8 +249,14 @@ class _Builder:
             elif kind is yaml.DocumentStartEvent:
                 docs += 1
                 if docs > 1:
-                    raise _Refused(_error(codes.Y_MULTI_DOC, "the file holds more than one YAML document",
-                                          event.start_mark, "keep one document; remove the extra '---'"))
+                    raise _Refused(
+                        _error(
+                            codes.Y_MULTI_DOC,
+                            "the file holds more than one YAML document",
+                            event.start_mark,
+                            "keep one document; remove the extra '---'",
+                        )
+                    )
                 continue
             else:  # StreamStartEvent, DocumentEndEvent: nothing to build
                 continue
@@ -236,8 +272,14 @@ class _Builder:
 
     def alias(self, event: Any) -> tuple[Any, int]:
         if event.anchor in self.open_anchors:
-            raise _Refused(_error(codes.Y_ALIAS_BOMB, f"the alias *{event.anchor} refers to itself",
-                                  event.start_mark, "recursive structures are not allowed in a config"))
+            raise _Refused(
+                _error(
+                    codes.Y_ALIAS_BOMB,
+                    f"the alias *{event.anchor} refers to itself",
+                    event.start_mark,
+                    "recursive structures are not allowed in a config",
+                )
+            )
         if event.anchor not in self.anchors:
             raise _Refused(_error(codes.Y_SYNTAX, f"undefined alias *{event.anchor}", event.start_mark))
         value, size = self.anchors[event.anchor]
@@ -247,8 +289,14 @@ class _Builder:
     def open(self, event: Any, stack: list[_Frame], is_map: bool) -> None:
         """A mapping or sequence starts: checked, counted and pushed; its value is built when it ends."""
         if len(stack) >= MAX_DEPTH:
-            raise _Refused(_error(codes.Y_TOO_DEEP, f"values are nested more than {MAX_DEPTH} levels deep",
-                                  event.start_mark, "flatten the structure"))
+            raise _Refused(
+                _error(
+                    codes.Y_TOO_DEEP,
+                    f"values are nested more than {MAX_DEPTH} levels deep",
+                    event.start_mark,
+                    "flatten the structure",
+                )
+            )
         self.check_collection_tag(event)
         self.count(1, event.start_mark)
         stack.append(_Frame(is_map, {} if is_map else [], self.child_path(stack), event.anchor, event.start_mark))
@@ -264,8 +312,11 @@ class _Builder:
 
     def check_collection_tag(self, event: Any) -> None:
         if event.tag and event.tag not in ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq", "!"):
-            raise _Refused(_error(codes.Y_TAG, f"the tag {event.tag!r} is not allowed in a config",
-                                  event.start_mark, "remove the tag"))
+            raise _Refused(
+                _error(
+                    codes.Y_TAG, f"the tag {event.tag!r} is not allowed in a config", event.start_mark, "remove the tag"
+                )
+            )
 
     @staticmethod
     def child_path(stack: list[_Frame]) -> Path:
@@ -290,25 +341,42 @@ class _Builder:
             frame.merges.append((value, key_mark))
             return
         if not isinstance(key, str):
-            self.diagnostics.append(_error(
-                codes.Y_KEY_TYPE, f"the key {_show_key(key)} is read as {_KIND.get(type(key), 'a non-string')}, "
-                "not a string", key_mark,
-                "quote the key (YAML 1.1 reads on/off/yes/no, numbers and null as other types)"))
+            self.diagnostics.append(
+                _error(
+                    codes.Y_KEY_TYPE,
+                    f"the key {_show_key(key)} is read as {_KIND.get(type(key), 'a non-string')}, not a string",
+                    key_mark,
+                    "quote the key (YAML 1.1 reads on/off/yes/no, numbers and null as other types)",
+                )
+            )
             key = str(key).lower() if isinstance(key, bool) else str(key)
         path = frame.path + (key,)
         if key in frame.value:
             first = self.positions.keys.get(path)
             where = f" (first at line {self.editor_line(first[0])})" if first else ""
             if frame.value[key] == value:
-                self.diagnostics.append(Diagnostic(
-                    codes.Y_DUPLICATE_SAME, "warning", f"the key {key!r} appears twice with the same value{where}",
-                    fields=(_dotted(path),), line=key_mark.line + 1, column=key_mark.column + 1,
-                    hint="remove the second one"))
+                self.diagnostics.append(
+                    Diagnostic(
+                        codes.Y_DUPLICATE_SAME,
+                        "warning",
+                        f"the key {key!r} appears twice with the same value{where}",
+                        fields=(_dotted(path),),
+                        line=key_mark.line + 1,
+                        column=key_mark.column + 1,
+                        hint="remove the second one",
+                    )
+                )
             else:
-                self.diagnostics.append(_error(
-                    codes.Y_DUPLICATE, f"the key {key!r} appears twice in the same mapping with different values"
-                    f"{where}; the last one wins", key_mark,
-                    "keep one of them; YAML loaders silently keep the last value", fields=(_dotted(path),)))
+                self.diagnostics.append(
+                    _error(
+                        codes.Y_DUPLICATE,
+                        f"the key {key!r} appears twice in the same mapping with different values"
+                        f"{where}; the last one wins",
+                        key_mark,
+                        "keep one of them; YAML loaders silently keep the last value",
+                        fields=(_dotted(path),),
+                    )
+                )
         else:
             self.positions.keys[path] = (key_mark.line + 1, key_mark.column + 1)
         self.positions.values[path] = (value_mark.line + 1, value_mark.column + 1)
@@ -322,8 +390,9 @@ class _Builder:
             sources = source if isinstance(source, list) else [source]
             for item in sources:
                 if not isinstance(item, dict):
-                    raise _Refused(_error(codes.Y_SYNTAX, "a merge key '<<' needs a mapping or a list of mappings",
-                                          mark))
+                    raise _Refused(
+                        _error(codes.Y_SYNTAX, "a merge key '<<' needs a mapping or a list of mappings", mark)
+                    )
                 for key, value in item.items():
                     merged.setdefault(key, value)
         merged.update(frame.value)
@@ -358,8 +427,12 @@ def _syntax_diagnostic(exc: yaml.YAMLError, text: str) -> Diagnostic:
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     problem = getattr(exc, "problem", None) or str(exc)
     if "\t" in problem or "'\\t'" in problem or (mark is not None and _tab_at(text, mark)):
-        return _error(codes.Y_TAB, "a tab character is used for indentation", mark,
-                      "indent with spaces; YAML does not allow tabs in indentation")
+        return _error(
+            codes.Y_TAB,
+            "a tab character is used for indentation",
+            mark,
+            "indent with spaces; YAML does not allow tabs in indentation",
+        )
     if "nesting depth" in problem:
         return _error(codes.Y_TOO_DEEP, "values are nested too deeply", mark, "flatten the structure")
     context = getattr(exc, "context", None)
@@ -372,8 +445,11 @@ def _syntax_diagnostic(exc: yaml.YAMLError, text: str) -> Diagnostic:
     return found
 
 
-_BREAK_NAMES = {"\u2028": "U+2028 (line separator)", "\u2029": "U+2029 (paragraph separator)",
-                "\x85": "U+0085 (next line)"}
+_BREAK_NAMES = {
+    "\u2028": "U+2028 (line separator)",
+    "\u2029": "U+2029 (paragraph separator)",
+    "\x85": "U+0085 (next line)",
+}
 
 
 def _odd_break_hint(text: str, mark: Any) -> str:
@@ -384,8 +460,10 @@ def _odd_break_hint(text: str, mark: Any) -> str:
     odd = text[index - 1] if 0 < index <= len(text) else ""
     if odd not in _BREAK_NAMES:
         return ""
-    return (f"YAML 1.1 (PyYAML, which trl reads configs with) ends a line at the {_BREAK_NAMES[odd]} here, where "
-            "editors show none: remove it, or write it as an escape (\\u2028) inside a double-quoted string")
+    return (
+        f"YAML 1.1 (PyYAML, which trl reads configs with) ends a line at the {_BREAK_NAMES[odd]} here, where "
+        "editors show none: remove it, or write it as an escape (\\u2028) inside a double-quoted string"
+    )
 
 
 def _tab_at(text: str, mark: Any) -> bool:
@@ -426,14 +504,20 @@ def _not_utf8(data: bytes, exc: UnicodeDecodeError) -> Diagnostic:
     before = data[:start].decode("utf-8", "replace")
     starts = line_starts(before)
     line, column = len(starts), len(before) - starts[-1] + 1
-    return Diagnostic(codes.Y_ENCODING, "error", f"the file is not UTF-8 text ({exc.reason} at byte {exc.start}: "
-                      f"{data[start:start + 1]!r}); trl reads configs as UTF-8", line=line, column=column,
-                      hint="save the file as UTF-8 (in the editor: reopen with the encoding it was written in, then "
-                           "save with UTF-8)")
+    return Diagnostic(
+        codes.Y_ENCODING,
+        "error",
+        f"the file is not UTF-8 text ({exc.reason} at byte {exc.start}: "
+        f"{data[start : start + 1]!r}); trl reads configs as UTF-8",
+        line=line,
+        column=column,
+        hint="save the file as UTF-8 (in the editor: reopen with the encoding it was written in, then save with UTF-8)",
+    )
 
 
 def _reline(result: LoadResult, convert: YamlToEditorLines) -> None:
     """Positions and diagnostics from PyYAML's line count to the editor's (U+2028 and the like end no line)."""
+
     def moved(line: int, column: int | None) -> tuple[int, int]:
         line, column = convert(line - 1, (column or 1) - 1)
         return line + 1, column + 1
@@ -441,8 +525,10 @@ def _reline(result: LoadResult, convert: YamlToEditorLines) -> None:
     for table in (result.positions.keys, result.positions.values):
         for path, (line, column) in table.items():
             table[path] = moved(line, column)
-    result.diagnostics = [d if d.line is None else replace(d, **dict(zip(("line", "column"), moved(d.line, d.column))))
-                          for d in result.diagnostics]
+    result.diagnostics = [
+        d if d.line is None else replace(d, **dict(zip(("line", "column"), moved(d.line, d.column))))
+        for d in result.diagnostics
+    ]
 
 
 def _load(text: str, convert: YamlToEditorLines | None) -> LoadResult:
@@ -481,8 +567,11 @@ def value_problem(value: Any) -> Diagnostic | None:
             return _error(codes.Y_TOO_MANY_KEYS, f"the config holds more than {MAX_VALUES} values")
         if isinstance(item, (dict, list, tuple)):
             if depth >= MAX_DEPTH:
-                return _error(codes.Y_TOO_DEEP, f"values are nested more than {MAX_DEPTH} levels deep",
-                              hint="flatten the structure")
+                return _error(
+                    codes.Y_TOO_DEEP,
+                    f"values are nested more than {MAX_DEPTH} levels deep",
+                    hint="flatten the structure",
+                )
             children = item.values() if isinstance(item, dict) else item
             stack.extend((child, depth + 1) for child in children)
     return None

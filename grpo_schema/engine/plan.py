@@ -50,10 +50,17 @@ class Geometry:
     @classmethod
     def of(cls, config: Any, meaning: Any = None) -> "Geometry":
         """The geometry of a config as a release reads it (`meaning`: its BatchMeaning, None for TRL 1.16)."""
-        values: tuple[Any, ...] = (config.per_device_train_batch_size, config.num_generations,
-                                   config.gradient_accumulation_steps, config.num_iterations,
-                                   config.generation_batch_size, config.steps_per_generation, eval_enabled(config),
-                                   config.per_device_eval_batch_size, config.num_generations_eval)
+        values: tuple[Any, ...] = (
+            config.per_device_train_batch_size,
+            config.num_generations,
+            config.gradient_accumulation_steps,
+            config.num_iterations,
+            config.generation_batch_size,
+            config.steps_per_generation,
+            eval_enabled(config),
+            config.per_device_eval_batch_size,
+            config.num_generations_eval,
+        )
         if meaning is not None:
             train, evaluation = meaning.train_check, meaning.eval_check
             values += (meaning.unit, train.product if train is not None else (), evaluation is not None)
@@ -87,9 +94,12 @@ class Problem:
 def checked_product(geo: Geometry, world_size: int) -> int:
     """The batch the release checks against num_generations (the generation batch from TRL 0.18 on; the global
     micro-batch in 0.15-0.16; per_device x processes x gradient_accumulation_steps in 0.17)."""
-    values = {"per_device_train_batch_size": geo.per_device_train_batch_size, "world_size": world_size,
-              "gradient_accumulation_steps": geo.gradient_accumulation_steps,
-              "steps_per_generation": geo.steps_per_generation or geo.gradient_accumulation_steps}
+    values = {
+        "per_device_train_batch_size": geo.per_device_train_batch_size,
+        "world_size": world_size,
+        "gradient_accumulation_steps": geo.gradient_accumulation_steps,
+        "steps_per_generation": geo.steps_per_generation or geo.gradient_accumulation_steps,
+    }
     product = 1
     for name in geo.checked:
         product *= _generation_batch_size(geo, world_size) if name == "generation_batch_size" else values[name]
@@ -126,8 +136,13 @@ class Relation:
     problem: str | None = None  # the Problem kind it is when it fails (the batch rules report it)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "says": self.says, "formula": self.formula, "holds": self.holds,
-                "problem": self.problem}
+        return {
+            "name": self.name,
+            "says": self.says,
+            "formula": self.formula,
+            "holds": self.holds,
+            "problem": self.problem,
+        }
 
 
 def relations(geo: Geometry, world_size: int) -> list[Relation]:
@@ -140,35 +155,66 @@ def relations(geo: Geometry, world_size: int) -> list[Relation]:
     failing = {p.kind for p in problems(geo, world_size)}
     P, G = world_size, geo.num_generations
     if "both_set" in failing:
-        return [Relation("generation_batch_size", "set generation_batch_size or steps_per_generation, not both: "
-                         "each one determines the other", f"generation_batch_size = {geo.generation_batch_size}, "
-                         f"steps_per_generation = {geo.steps_per_generation}: both set", False, "both_set")]
+        return [
+            Relation(
+                "generation_batch_size",
+                "set generation_batch_size or steps_per_generation, not both: each one determines the other",
+                f"generation_batch_size = {geo.generation_batch_size}, "
+                f"steps_per_generation = {geo.steps_per_generation}: both set",
+                False,
+                "both_set",
+            )
+        ]
     gbs = _generation_batch_size(geo, P)
     if geo.checked and "generation_batch_size" not in geo.checked:  # TRL 0.15-0.17: the trainer's own product
         names = " x ".join("world_size" if n == "world_size" else n for n in geo.checked)
-        out = [Relation("prompts_per_generation", f"{names} is a multiple of num_generations: every prompt's group"
-                        " of completions in one batch (checked by the trainer when the run starts)",
-                        f"({names}) % num_generations = {checked_product(geo, P)} % {G} = "
-                        f"{checked_product(geo, P) % G}", "partial_groups" not in failing, "partial_groups")]
+        out = [
+            Relation(
+                "prompts_per_generation",
+                f"{names} is a multiple of num_generations: every prompt's group"
+                " of completions in one batch (checked by the trainer when the run starts)",
+                f"({names}) % num_generations = {checked_product(geo, P)} % {G} = {checked_product(geo, P) % G}",
+                "partial_groups" not in failing,
+                "partial_groups",
+            )
+        ]
     elif not geo.checked:  # TRL 0.14: rows are prompts, each given num_generations completions; nothing to check
-        out = [Relation("generation_batch_size", "per_device_train_batch_size counts prompts; each process generates"
-                        " num_generations completions for each (no divisibility check)",
-                        f"per_device_train_batch_size x num_generations x world_size = "
-                        f"{geo.per_device_train_batch_size} x {G} x {P} = {gbs}", True)]
+        out = [
+            Relation(
+                "generation_batch_size",
+                "per_device_train_batch_size counts prompts; each process generates"
+                " num_generations completions for each (no divisibility check)",
+                f"per_device_train_batch_size x num_generations x world_size = "
+                f"{geo.per_device_train_batch_size} x {G} x {P} = {gbs}",
+                True,
+            )
+        ]
     else:
         out = [_steps_relation(geo, P, "not_per_device_multiple" not in failing)]
     if out[0].holds and geo.checked == ("generation_batch_size",):
-        out.append(Relation("prompts_per_generation", "generation_batch_size is a multiple of num_generations: "
-                            "every prompt's group of completions in one generation",
-                            f"generation_batch_size % num_generations = {gbs} % {G} = {gbs % G}",
-                            "partial_groups" not in failing, "partial_groups"))
+        out.append(
+            Relation(
+                "prompts_per_generation",
+                "generation_batch_size is a multiple of num_generations: "
+                "every prompt's group of completions in one generation",
+                f"generation_batch_size % num_generations = {gbs} % {G} = {gbs % G}",
+                "partial_groups" not in failing,
+                "partial_groups",
+            )
+        )
     if geo.eval_enabled and geo.eval_checked:
         g_eval, e = geo.num_generations_eval or G, geo.per_device_eval_batch_size
-        out.append(Relation("eval_whole_groups", "per_device_eval_batch_size x world_size is a multiple of "
-                            "num_generations_eval (num_generations when unset): whole groups per evaluation batch",
-                            f"(per_device_eval_batch_size x world_size) % num_generations_eval = ({e} x {P}) % "
-                            f"{g_eval} = {e * P % g_eval}", "eval_partial_groups" not in failing,
-                            "eval_partial_groups"))
+        out.append(
+            Relation(
+                "eval_whole_groups",
+                "per_device_eval_batch_size x world_size is a multiple of "
+                "num_generations_eval (num_generations when unset): whole groups per evaluation batch",
+                f"(per_device_eval_batch_size x world_size) % num_generations_eval = ({e} x {P}) % "
+                f"{g_eval} = {e * P % g_eval}",
+                "eval_partial_groups" not in failing,
+                "eval_partial_groups",
+            )
+        )
     return out
 
 
@@ -177,16 +223,23 @@ def _steps_relation(geo: Geometry, P: int, holds: bool) -> Relation:
     b = geo.per_device_train_batch_size
     if geo.generation_batch_size is not None:
         gbs = geo.generation_batch_size
-        return Relation("steps_per_generation", "generation_batch_size is a multiple of per_device_train_batch_size"
-                        " x world_size: steps_per_generation is their quotient, whole micro-batches on every process",
-                        f"generation_batch_size / (per_device_train_batch_size x world_size) = {gbs} / ({b} x {P}) "
-                        f"= {_quotient(gbs, b * P)}", holds, "not_per_device_multiple")
+        return Relation(
+            "steps_per_generation",
+            "generation_batch_size is a multiple of per_device_train_batch_size"
+            " x world_size: steps_per_generation is their quotient, whole micro-batches on every process",
+            f"generation_batch_size / (per_device_train_batch_size x world_size) = {gbs} / ({b} x {P}) "
+            f"= {_quotient(gbs, b * P)}",
+            holds,
+            "not_per_device_multiple",
+        )
     unset = "" if geo.steps_per_generation is not None else " (steps_per_generation unset: gradient_accumulation_steps)"
     s = geo.steps_per_generation or geo.gradient_accumulation_steps
-    return Relation("generation_batch_size", "generation_batch_size = per_device_train_batch_size x world_size x "
-                    f"steps_per_generation{unset}",
-                    f"per_device_train_batch_size x world_size x steps_per_generation = {b} x {P} x {s} = {b * P * s}",
-                    True)
+    return Relation(
+        "generation_batch_size",
+        f"generation_batch_size = per_device_train_batch_size x world_size x steps_per_generation{unset}",
+        f"per_device_train_batch_size x world_size x steps_per_generation = {b} x {P} x {s} = {b * P * s}",
+        True,
+    )
 
 
 def _quotient(numerator: int, denominator: int) -> str:
@@ -287,9 +340,15 @@ class RunPlan:
 _PLAN_FIELDS = tuple(f.name for f in fields(RunPlan))
 
 
-def derive_plan(config: Any, world_size: int, *, dataset_size: int | None = None,
-                max_prompt_length: int | None = None, sources: Mapping[str, str] | None = None,
-                meaning: Any = None) -> RunPlan | None:
+def derive_plan(
+    config: Any,
+    world_size: int,
+    *,
+    dataset_size: int | None = None,
+    max_prompt_length: int | None = None,
+    sources: Mapping[str, str] | None = None,
+    meaning: Any = None,
+) -> RunPlan | None:
     """The schedule at `world_size`, or None when TRL would reject the batch geometry there.
 
     `meaning` is the judged release's BatchMeaning (None: TRL 1.16's): where per_device_train_batch_size counts
@@ -302,8 +361,13 @@ def derive_plan(config: Any, world_size: int, *, dataset_size: int | None = None
     geo = Geometry.of(config, meaning)
     if any(p.kind != "eval_partial_groups" for p in problems(geo, world_size)):
         return None
-    b, G, GA, mu, P = (rows_per_micro_batch(geo), geo.num_generations, geo.gradient_accumulation_steps,
-                       geo.num_iterations, world_size)
+    b, G, GA, mu, P = (
+        rows_per_micro_batch(geo),
+        geo.num_generations,
+        geo.gradient_accumulation_steps,
+        geo.num_iterations,
+        world_size,
+    )
     gbs = _generation_batch_size(geo, P)
     s = gbs // (b * P)
     every = s * mu
@@ -311,10 +375,18 @@ def derive_plan(config: Any, world_size: int, *, dataset_size: int | None = None
     # Completions one optimizer step trains on: GA micro-batches of b per process (repeats counted).
     per_step = b * P * GA
     core: dict[str, Any] = dict(
-        world_size=P, per_device_train_batch_size=geo.per_device_train_batch_size, per_device_unit=geo.unit,
-        completions_per_micro_batch=b, num_generations=G, gradient_accumulation_steps=GA,
-        steps_per_generation=s, num_iterations=mu, generation_batch_size=gbs, prompts_per_generation=gbs // G,
-        completions_per_process_per_generation=b * s, generate_every_micro_steps=every,
+        world_size=P,
+        per_device_train_batch_size=geo.per_device_train_batch_size,
+        per_device_unit=geo.unit,
+        completions_per_micro_batch=b,
+        num_generations=G,
+        gradient_accumulation_steps=GA,
+        steps_per_generation=s,
+        num_iterations=mu,
+        generation_batch_size=gbs,
+        prompts_per_generation=gbs // G,
+        completions_per_process_per_generation=b * s,
+        generate_every_micro_steps=every,
         optimizer_steps_per_generation=_ratio(every, GA),
         generations_per_optimizer_step=_ratio(GA, every),
         completions_per_optimizer_step=per_step,
@@ -323,13 +395,18 @@ def derive_plan(config: Any, world_size: int, *, dataset_size: int | None = None
         # The ratio pi/pi_old differs from 1 only when the weights change between generating a batch and
         # training on it; with vLLM's correction old log-probs are computed, but the clip still never acts.
         clipping_active=GA % every != 0,
-        steps_per_generation_source=("steps_per_generation" if geo.steps_per_generation is not None else
-                                     "generation_batch_size" if geo.generation_batch_size is not None else
-                                     "gradient_accumulation_steps"),
-        generation_batch_size_source=("generation_batch_size" if geo.generation_batch_size is not None else
-                                      "derived"),
-        prompts_per_process_per_generation=_ratio(b * s, G), sampler_batch_size=b * s,
-        sampler_repeat_count=every, sampler_batches_skipped_per_generation=every - 1,
+        steps_per_generation_source=(
+            "steps_per_generation"
+            if geo.steps_per_generation is not None
+            else "generation_batch_size"
+            if geo.generation_batch_size is not None
+            else "gradient_accumulation_steps"
+        ),
+        generation_batch_size_source=("generation_batch_size" if geo.generation_batch_size is not None else "derived"),
+        prompts_per_process_per_generation=_ratio(b * s, G),
+        sampler_batch_size=b * s,
+        sampler_repeat_count=every,
+        sampler_batches_skipped_per_generation=every - 1,
         # A step covers min(GA, s) of the s buffer slices of a generation: that share of each group, on average.
         completions_per_prompt_per_optimizer_step=_ratio(G * min(GA, s), s),
         groups_split_across_processes=P > 1 and (b * s) % G != 0,
@@ -355,15 +432,22 @@ def _lengths(config: Any, b: int, s: int, max_prompt_length: int | None) -> dict
         needed, note = None, "max_completion_length is null: generation runs until EOS or the model's limit"
     elif max_prompt_length is None:
         needed = None
-        note = (f"the longest prompt plus max_completion_length ({completion}); the prompt length is unknown "
-                "(the release judged does not truncate prompts): pass --max-prompt-length to get a number")
+        note = (
+            f"the longest prompt plus max_completion_length ({completion}); the prompt length is unknown "
+            "(the release judged does not truncate prompts): pass --max-prompt-length to get a number"
+        )
     else:
         needed = max_prompt_length + completion
         note = f"max prompt length ({max_prompt_length}) + max_completion_length ({completion}) = {needed}"
     colocate = config.use_vllm and config.vllm_mode == "colocate"
     seqs = b * config.vllm_tensor_parallel_size * s if colocate else None
-    return dict(max_completion_length=completion, max_prompt_length=max_prompt_length, context_length_needed=needed,
-                context_length_note=note, vllm_max_num_seqs=seqs)
+    return dict(
+        max_completion_length=completion,
+        max_prompt_length=max_prompt_length,
+        context_length_needed=needed,
+        context_length_note=note,
+        vllm_max_num_seqs=seqs,
+    )
 
 
 def _epoch_figures(config: Any, n: int, U: int, every: int, GA: int) -> dict[str, Any]:
@@ -375,15 +459,31 @@ def _epoch_figures(config: Any, n: int, U: int, every: int, GA: int) -> dict[str
         total = config.max_steps
     else:
         total = math.ceil(config.num_train_epochs * per_epoch)
-    return dict(dataset_size=n, generations_per_epoch=generations, unique_prompts_per_epoch=generations * U,
-                prompts_dropped_per_epoch=n - generations * U, micro_steps_per_epoch=micro,
-                optimizer_steps_per_epoch=per_epoch, total_optimizer_steps=total,
-                epochs=_ratio(total, per_epoch) if micro else None)
+    return dict(
+        dataset_size=n,
+        generations_per_epoch=generations,
+        unique_prompts_per_epoch=generations * U,
+        prompts_dropped_per_epoch=n - generations * U,
+        micro_steps_per_epoch=micro,
+        optimizer_steps_per_epoch=per_epoch,
+        total_optimizer_steps=total,
+        epochs=_ratio(total, per_epoch) if micro else None,
+    )
 
 
-_INPUTS = ("per_device_train_batch_size", "num_generations", "gradient_accumulation_steps", "num_iterations",
-           "steps_per_generation", "generation_batch_size", "max_completion_length", "max_steps",
-           "num_train_epochs", "seed", "shuffle_dataset")
+_INPUTS = (
+    "per_device_train_batch_size",
+    "num_generations",
+    "gradient_accumulation_steps",
+    "num_iterations",
+    "steps_per_generation",
+    "generation_batch_size",
+    "max_completion_length",
+    "max_steps",
+    "num_train_epochs",
+    "seed",
+    "shuffle_dataset",
+)
 
 
 def _inputs(config: Any, plan: dict[str, Any], sources: Mapping[str, str]) -> dict[str, dict[str, Any]]:
@@ -399,51 +499,70 @@ def _inputs(config: Any, plan: dict[str, Any], sources: Mapping[str, str]) -> di
     return out
 
 
-_FORMULA_INPUTS = operator.itemgetter("completions_per_micro_batch", "world_size", "steps_per_generation",
-                                      "num_generations", "gradient_accumulation_steps", "num_iterations",
-                                      "generation_batch_size", "generate_every_micro_steps")
+_FORMULA_INPUTS = operator.itemgetter(
+    "completions_per_micro_batch",
+    "world_size",
+    "steps_per_generation",
+    "num_generations",
+    "gradient_accumulation_steps",
+    "num_iterations",
+    "generation_batch_size",
+    "generate_every_micro_steps",
+)
 
 
 def _formulas(plan: dict[str, Any], config: Any) -> dict[str, str]:
-    out = dict(_batch_formulas(*_FORMULA_INPUTS(plan), config.generation_batch_size is not None,
-                               config.steps_per_generation is not None, bool(config.use_vllm)))
+    out = dict(
+        _batch_formulas(
+            *_FORMULA_INPUTS(plan),
+            config.generation_batch_size is not None,
+            config.steps_per_generation is not None,
+            bool(config.use_vllm),
+        )
+    )
     if plan["per_device_unit"] == "prompts":
         out.update(_prompt_formulas(plan))
     if plan.get("micro_steps_per_epoch") is not None:
         gbs, G, GA = (plan[k] for k in ("generation_batch_size", "num_generations", "gradient_accumulation_steps"))
-        out["micro_steps_per_epoch"] = (f"(dataset_size // prompts_per_generation) x steps_per_generation x "
-                                        f"num_iterations = ({plan['dataset_size']} // {gbs // G}) x "
-                                        f"{plan['steps_per_generation']} x {plan['num_iterations']} = "
-                                        f"{plan['micro_steps_per_epoch']}")
-        out["optimizer_steps_per_epoch"] = (f"ceil(micro_steps_per_epoch / gradient_accumulation_steps) = "
-                                            f"ceil({plan['micro_steps_per_epoch']} / {GA}) = "
-                                            f"{plan['optimizer_steps_per_epoch']}")
+        out["micro_steps_per_epoch"] = (
+            f"(dataset_size // prompts_per_generation) x steps_per_generation x "
+            f"num_iterations = ({plan['dataset_size']} // {gbs // G}) x "
+            f"{plan['steps_per_generation']} x {plan['num_iterations']} = "
+            f"{plan['micro_steps_per_epoch']}"
+        )
+        out["optimizer_steps_per_epoch"] = (
+            f"ceil(micro_steps_per_epoch / gradient_accumulation_steps) = "
+            f"ceil({plan['micro_steps_per_epoch']} / {GA}) = "
+            f"{plan['optimizer_steps_per_epoch']}"
+        )
     return out
 
 
 def _prompt_formulas(plan: dict[str, Any]) -> dict[str, str]:
     """TRL 0.14's batch: per_device_train_batch_size prompts per process, num_generations completions each, one
     generation per micro-step (no sampler repeats, no steps_per_generation)."""
-    b, G, P, rows = (plan[k] for k in ("per_device_train_batch_size", "num_generations", "world_size",
-                                       "completions_per_micro_batch"))
+    b, G, P, rows = (
+        plan[k] for k in ("per_device_train_batch_size", "num_generations", "world_size", "completions_per_micro_batch")
+    )
     return {
         "steps_per_generation": "1: the release generates on every micro-step (it has no steps_per_generation)",
         "generation_batch_size": f"per_device_train_batch_size (prompts) x num_generations x world_size = {b} x {G} "
-                                 f"x {P} = {rows * P}",
+        f"x {P} = {rows * P}",
         "prompts_per_generation": f"per_device_train_batch_size x world_size = {b} x {P} = {b * P} prompts",
         "completions_per_process_per_generation": f"per_device_train_batch_size (prompts) x num_generations = {b} x "
-                                                  f"{G} = {rows}",
+        f"{G} = {rows}",
         "completions_per_optimizer_step": f"per_device_train_batch_size x num_generations x world_size x "
-                                          f"gradient_accumulation_steps = {b} x {G} x {P} x "
-                                          f"{plan['gradient_accumulation_steps']} = {plan['completions_per_optimizer_step']}",
+        f"gradient_accumulation_steps = {b} x {G} x {P} x "
+        f"{plan['gradient_accumulation_steps']} = {plan['completions_per_optimizer_step']}",
     }
 
 
 # The texts depend on these numbers and flags alone, and most checks of a service or an editor repeat the same
 # few geometries: formatted once per geometry (~3 us each time otherwise). typed=True keeps 2 and 2.0 apart.
 @functools.lru_cache(maxsize=1024, typed=True)
-def _batch_formulas(b: int, P: int, s: int, G: int, GA: int, mu: int, gbs: int, every: int, gbs_set: bool,
-                    steps_set: bool, vllm: bool) -> tuple[tuple[str, str], ...]:
+def _batch_formulas(
+    b: int, P: int, s: int, G: int, GA: int, mu: int, gbs: int, every: int, gbs_set: bool, steps_set: bool, vllm: bool
+) -> tuple[tuple[str, str], ...]:
     if gbs_set:
         steps = f"generation_batch_size / (per_device_train_batch_size x world_size) = {gbs} / ({b} x {P}) = {s}"
         batch = f"set in the file: {gbs}"
@@ -456,16 +575,25 @@ def _batch_formulas(b: int, P: int, s: int, G: int, GA: int, mu: int, gbs: int, 
         ("steps_per_generation", steps),
         ("generation_batch_size", batch),
         ("prompts_per_generation", f"generation_batch_size / num_generations = {gbs} / {G} = {gbs // G}"),
-        ("completions_per_process_per_generation", f"per_device_train_batch_size x steps_per_generation = {b} x {s}"
-                                                   f" = {b * s}, cut into {s} slice{'s' if s != 1 else ''} of "
-                                                   f"{b}: one per micro-step"
-                                                   f"{f' of each of the {mu} passes' if mu > 1 else ''}"),
+        (
+            "completions_per_process_per_generation",
+            f"per_device_train_batch_size x steps_per_generation = {b} x {s}"
+            f" = {b * s}, cut into {s} slice{'s' if s != 1 else ''} of "
+            f"{b}: one per micro-step"
+            f"{f' of each of the {mu} passes' if mu > 1 else ''}",
+        ),
         ("generate_every_micro_steps", f"steps_per_generation x num_iterations = {s} x {mu} = {every}"),
-        ("completions_per_optimizer_step", f"per_device_train_batch_size x world_size x gradient_accumulation_steps"
-                                           f" = {b} x {P} x {GA} = {b * P * GA}"),
-        ("optimizer_steps_per_generation", f"steps_per_generation x num_iterations / gradient_accumulation_steps = "
-                                           f"{s} x {mu} / {GA}"),
-        ("old_logprobs_needed", f"gradient_accumulation_steps % (steps_per_generation x num_iterations) = {GA} % "
-                                f"{every} = {GA % every}" + (", or vLLM importance-sampling correction on"
-                                                             if vllm else "")),
+        (
+            "completions_per_optimizer_step",
+            f"per_device_train_batch_size x world_size x gradient_accumulation_steps = {b} x {P} x {GA} = {b * P * GA}",
+        ),
+        (
+            "optimizer_steps_per_generation",
+            f"steps_per_generation x num_iterations / gradient_accumulation_steps = {s} x {mu} / {GA}",
+        ),
+        (
+            "old_logprobs_needed",
+            f"gradient_accumulation_steps % (steps_per_generation x num_iterations) = {GA} % "
+            f"{every} = {GA % every}" + (", or vLLM importance-sampling correction on" if vllm else ""),
+        ),
     )

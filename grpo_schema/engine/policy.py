@@ -22,48 +22,78 @@ from grpo_schema.engine.resume import resume_target
 from grpo_schema.engine.words import plural
 
 X_REWARD_IMPORT = declare(
-    "GRPO-X001", "error", "reward function imported by dotted path",
+    "GRPO-X001",
+    "error",
+    "reward function imported by dotted path",
     "A dotted reward path makes every training process import and run that module. A service that starts runs "
-    "for its clients refuses it unless the operator allows that path or all imports.")
+    "for its clients refuses it unless the operator allows that path or all imports.",
+)
 X_ENV = declare(
-    "GRPO-X002", "error", "env variable outside the service's allow-list",
+    "GRPO-X002",
+    "error",
+    "env variable outside the service's allow-list",
     "A run started by the service gets only the `env:` variables its operator allows by name; any other "
-    "variable could change what the training processes do.")
+    "variable could change what the training processes do.",
+)
 X_REMOTE_CODE = declare(
-    "GRPO-X003", "error", "trust_remote_code in a service run",
+    "GRPO-X003",
+    "error",
+    "trust_remote_code in a service run",
     "trust_remote_code runs Python files that come with the model. The service refuses it unless the "
-    "operator allows it.")
+    "operator allows it.",
+)
 X_OUTSIDE = declare(
-    "GRPO-X004", "error", "path outside the runs directory",
+    "GRPO-X004",
+    "error",
+    "path outside the runs directory",
     "A service run writes only under the operator's runs directory: output_dir is resolved under it, and "
     "absolute paths, `..` and symlinks that lead out of it are refused unless the operator allows them. "
-    "resume_from_checkpoint is held to the same rule because a checkpoint is unpickled.")
+    "resume_from_checkpoint is held to the same rule because a checkpoint is unpickled.",
+)
 X_PROFILE = declare(
-    "GRPO-X005", "error", "profile in a service run",
+    "GRPO-X005",
+    "error",
+    "profile in a service run",
     "Service runs are trained by grpo_runtime, which reads TRL's keys only; a profile's script arguments would "
-    "not be read, and a profile named by module path would import code into the service.")
+    "not be read, and a profile named by module path would import code into the service.",
+)
 X_PROCESSES = declare(
-    "GRPO-X006", "error", "more processes than the service allows",
-    "The service starts runs on its own machine with at most the number of processes its operator set.")
+    "GRPO-X006",
+    "error",
+    "more processes than the service allows",
+    "The service starts runs on its own machine with at most the number of processes its operator set.",
+)
 X_PUSH = declare(
-    "GRPO-X009", "error", "push_to_hub in a service run",
+    "GRPO-X009",
+    "error",
+    "push_to_hub in a service run",
     "A run that pushes uploads the model with the service's Hugging Face token (HF_TOKEN of the service's "
     "environment) to a repository named in the posted config. The service refuses it unless the operator allows "
-    "pushing.")
+    "pushing.",
+)
 X_BUSY = declare(
-    "GRPO-X007", "error", "output_dir in use by another run",
-    "Two runs writing the same output_dir would overwrite each other's checkpoints and metrics.")
+    "GRPO-X007",
+    "error",
+    "output_dir in use by another run",
+    "Two runs writing the same output_dir would overwrite each other's checkpoints and metrics.",
+)
 
 X_NODES = declare(
-    "GRPO-X008", "error", "world size that does not fill the service's Slurm nodes",
+    "GRPO-X008",
+    "error",
+    "world size that does not fill the service's Slurm nodes",
     "A service that submits runs to Slurm gives every node the same number of training processes, set by its "
     "operator: a run's world size must be a whole number of nodes (or fit on one), and at most the operator's "
-    "number of nodes.")
+    "number of nodes.",
+)
 X_MISSING_PATH = declare(
-    "GRPO-X010", "error", "local model or dataset path that does not exist",
+    "GRPO-X010",
+    "error",
+    "local model or dataset path that does not exist",
     "A model or dataset written as a local path (absolute, `./`, `../`, `~`, or the demo's `demo/model` and "
     "`demo/data`) is read from the service's folder. When nothing is there, the run would take the value for a "
-    "Hub name and fail after minutes of retries; the service refuses it at launch and says how to make it.")
+    "Hub name and fail after minutes of retries; the service refuses it at launch and says how to make it.",
+)
 
 # The paths `grpo demo demo` writes, as the Demo recipe (examples/demo.yaml) names them.
 DEMO_READS = {"model_name_or_path": "demo/model", "dataset_name": "demo/data"}
@@ -90,17 +120,28 @@ def service_policy(result: CheckResult, policy: ServicePolicy, profiles: Iterabl
     """The policy diagnostics for a checked config (empty when the service may run it)."""
     if result.config is None:
         return []
-    found = [*_reward_imports(result, policy), *_env_names(result, policy), *_remote_code(result, policy),
-             *_paths(result, policy), *_profiles(profiles), *_processes(result, policy),
-             *_slurm_nodes(result, policy), *_push(result, policy)]
+    found = [
+        *_reward_imports(result, policy),
+        *_env_names(result, policy),
+        *_remote_code(result, policy),
+        *_paths(result, policy),
+        *_profiles(profiles),
+        *_processes(result, policy),
+        *_slurm_nodes(result, policy),
+        *_push(result, policy),
+    ]
     return [_placed(result, diag) for diag in found]
 
 
 def output_dir_busy(result: CheckResult, run_id: str, output_dir: Path) -> Diagnostic:
     """X007 for a config whose output_dir is the output_dir of a run still queued or running."""
-    diag = Diagnostic(X_BUSY, "error", f"output_dir {str(output_dir)!r} is the output_dir of run {run_id}, which "
-                      "is still queued or running", fields=("output_dir",),
-                      hint=f"choose another output_dir, or cancel run {run_id} first")
+    diag = Diagnostic(
+        X_BUSY,
+        "error",
+        f"output_dir {str(output_dir)!r} is the output_dir of run {run_id}, which is still queued or running",
+        fields=("output_dir",),
+        hint=f"choose another output_dir, or cancel run {run_id} first",
+    )
     return _placed(result, diag)
 
 
@@ -131,11 +172,15 @@ def _reward_imports(result: CheckResult, policy: ServicePolicy) -> Iterator[Diag
     for name in result.config.reward_funcs or []:
         if "." in name and name not in policy.reward_imports:
             allowed = ", ".join(sorted(policy.reward_imports)) or "none"
-            yield Diagnostic(X_REWARD_IMPORT, "error", f"reward function {name!r} would be imported by dotted "
-                             f"path; this service does not import code named in a posted config",
-                             fields=("reward_funcs",),
-                             hint=f"use a built-in reward or one the operator allows ({allowed}); the operator can "
-                                  "allow more with GRPO_WEB_RUNS_REWARD_IMPORTS")
+            yield Diagnostic(
+                X_REWARD_IMPORT,
+                "error",
+                f"reward function {name!r} would be imported by dotted "
+                f"path; this service does not import code named in a posted config",
+                fields=("reward_funcs",),
+                hint=f"use a built-in reward or one the operator allows ({allowed}); the operator can "
+                "allow more with GRPO_WEB_RUNS_REWARD_IMPORTS",
+            )
 
 
 def _env_names(result: CheckResult, policy: ServicePolicy) -> Iterator[Diagnostic]:
@@ -147,10 +192,14 @@ def _env_names(result: CheckResult, policy: ServicePolicy) -> Iterator[Diagnosti
     for name in env:
         field = f"env.{name}"
         if str(name) not in policy.env_allowlist and field not in already:
-            yield Diagnostic(X_ENV, "error", f"env sets {name}, which this service does not allow in runs",
-                             fields=(field,), hint=f"remove it; allowed here: {allowed} "
-                                                   "(the operator sets GRPO_WEB_RUNS_ENV_ALLOWLIST)",
-                             fix=Fix(unset=(field,), safe=False, title=f"remove env.{name}"))
+            yield Diagnostic(
+                X_ENV,
+                "error",
+                f"env sets {name}, which this service does not allow in runs",
+                fields=(field,),
+                hint=f"remove it; allowed here: {allowed} (the operator sets GRPO_WEB_RUNS_ENV_ALLOWLIST)",
+                fix=Fix(unset=(field,), safe=False, title=f"remove env.{name}"),
+            )
 
 
 def _remote_code(result: CheckResult, policy: ServicePolicy) -> Iterator[Diagnostic]:
@@ -158,61 +207,99 @@ def _remote_code(result: CheckResult, policy: ServicePolicy) -> Iterator[Diagnos
         return
     hint = "set it to false and use a model that transformers supports natively"
     if result.config.trust_remote_code:
-        yield Diagnostic(X_REMOTE_CODE, "error", "trust_remote_code: true would run the model's own Python files "
-                         "in the training processes", fields=("trust_remote_code",), hint=hint,
-                         fix=Fix(set={"trust_remote_code": False}, safe=False, title="set trust_remote_code: false"))
+        yield Diagnostic(
+            X_REMOTE_CODE,
+            "error",
+            "trust_remote_code: true would run the model's own Python files in the training processes",
+            fields=("trust_remote_code",),
+            hint=hint,
+            fix=Fix(set={"trust_remote_code": False}, safe=False, title="set trust_remote_code: false"),
+        )
     kwargs = result.config.model_init_kwargs
     if isinstance(kwargs, dict) and kwargs.get("trust_remote_code"):
-        yield Diagnostic(X_REMOTE_CODE, "error", "model_init_kwargs sets trust_remote_code, which would run the "
-                         "model's own Python files", fields=("model_init_kwargs",), hint="remove trust_remote_code "
-                         "from model_init_kwargs")
+        yield Diagnostic(
+            X_REMOTE_CODE,
+            "error",
+            "model_init_kwargs sets trust_remote_code, which would run the model's own Python files",
+            fields=("model_init_kwargs",),
+            hint="remove trust_remote_code from model_init_kwargs",
+        )
     yield from _hub_kernels(result.config, kwargs if isinstance(kwargs, dict) else {})
 
 
 def _hub_kernels(config: Any, kwargs: dict[str, Any]) -> Iterator[Diagnostic]:
     """transformers downloads compiled kernels from the Hub and runs them for an attn_implementation written as a
     repository id ('kernels-community/flash-attn') and for use_kernels: code from the Hub, as trust_remote_code."""
-    for field, value in (("attn_implementation", config.attn_implementation),
-                         ("model_init_kwargs", kwargs.get("attn_implementation"))):
+    for field, value in (
+        ("attn_implementation", config.attn_implementation),
+        ("model_init_kwargs", kwargs.get("attn_implementation")),
+    ):
         if isinstance(value, str) and "/" in value:
-            yield Diagnostic(X_REMOTE_CODE, "error", f"attn_implementation {value!r} is a kernels-hub repository: "
-                             "its compiled code would be downloaded and run in the training processes",
-                             fields=(field,), hint="use a built-in implementation: eager, sdpa or flash_attention_2")
+            yield Diagnostic(
+                X_REMOTE_CODE,
+                "error",
+                f"attn_implementation {value!r} is a kernels-hub repository: "
+                "its compiled code would be downloaded and run in the training processes",
+                fields=(field,),
+                hint="use a built-in implementation: eager, sdpa or flash_attention_2",
+            )
     if kwargs.get("use_kernels"):
-        yield Diagnostic(X_REMOTE_CODE, "error", "model_init_kwargs sets use_kernels, which downloads kernels from "
-                         "the Hub and runs them", fields=("model_init_kwargs",), hint="remove use_kernels")
+        yield Diagnostic(
+            X_REMOTE_CODE,
+            "error",
+            "model_init_kwargs sets use_kernels, which downloads kernels from the Hub and runs them",
+            fields=("model_init_kwargs",),
+            hint="remove use_kernels",
+        )
 
 
 def _paths(result: CheckResult, policy: ServicePolicy) -> Iterator[Diagnostic]:
     where = f"the runs directory {str(policy.runs_dir)!r}"
     output_dir = result.config.output_dir
-    if output_dir is not None and resolve_under(policy.runs_dir, str(output_dir),
-                                                policy.allow_outside_runs_dir) is None:
-        yield Diagnostic(X_OUTSIDE, "error", f"output_dir {str(output_dir)!r} leads outside {where}",
-                         fields=("output_dir",), hint="use a relative path without '..' (it is placed under the "
-                                                      "runs directory), or leave output_dir unset",
-                         fix=Fix(unset=("output_dir",), safe=False, title="let the service choose output_dir"))
+    if (
+        output_dir is not None
+        and resolve_under(policy.runs_dir, str(output_dir), policy.allow_outside_runs_dir) is None
+    ):
+        yield Diagnostic(
+            X_OUTSIDE,
+            "error",
+            f"output_dir {str(output_dir)!r} leads outside {where}",
+            fields=("output_dir",),
+            hint="use a relative path without '..' (it is placed under the runs directory), or leave output_dir unset",
+            fix=Fix(unset=("output_dir",), safe=False, title="let the service choose output_dir"),
+        )
     kwargs = result.config.model_init_kwargs if isinstance(result.config.model_init_kwargs, dict) else {}
     for key in ("cache_dir", "offload_folder"):  # from_pretrained writes downloads and offloaded weights there
         value = kwargs.get(key)
         if isinstance(value, str) and resolve_under(policy.runs_dir, value, policy.allow_outside_runs_dir) is None:
-            yield Diagnostic(X_OUTSIDE, "error", f"model_init_kwargs.{key} {value!r} leads outside {where}",
-                             fields=("model_init_kwargs",), hint=f"remove {key} from model_init_kwargs, or use a "
-                                                                 "relative path without '..'")
+            yield Diagnostic(
+                X_OUTSIDE,
+                "error",
+                f"model_init_kwargs.{key} {value!r} leads outside {where}",
+                fields=("model_init_kwargs",),
+                hint=f"remove {key} from model_init_kwargs, or use a relative path without '..'",
+            )
     resume = resume_target(result.config.resume_from_checkpoint)
     if isinstance(resume, str) and resolve_under(policy.runs_dir, resume, policy.allow_outside_runs_dir) is None:
-        yield Diagnostic(X_OUTSIDE, "error", f"resume_from_checkpoint {resume!r} leads outside {where}",
-                         fields=("resume_from_checkpoint",),
-                         hint="resume with POST /api/v1/runs/{id}/resume, or write resume_from_checkpoint: true")
+        yield Diagnostic(
+            X_OUTSIDE,
+            "error",
+            f"resume_from_checkpoint {resume!r} leads outside {where}",
+            fields=("resume_from_checkpoint",),
+            hint="resume with POST /api/v1/runs/{id}/resume, or write resume_from_checkpoint: true",
+        )
 
 
 def _profiles(profiles: Iterable[str]) -> Iterator[Diagnostic]:
     for name in profiles:
         kind = "a profile named by module path" if ":" in name else f"profile {name!r}"
         # "without a profile": the form offers its one-click "Use no profile" for these words.
-        yield Diagnostic(X_PROFILE, "error", f"{kind} cannot be used for a service run: runs train with "
-                         "grpo_runtime, which reads TRL's keys only",
-                         hint="check and launch the config without a profile (no ?profile=)")
+        yield Diagnostic(
+            X_PROFILE,
+            "error",
+            f"{kind} cannot be used for a service run: runs train with grpo_runtime, which reads TRL's keys only",
+            hint="check and launch the config without a profile (no ?profile=)",
+        )
 
 
 def _processes(result: CheckResult, policy: ServicePolicy) -> Iterator[Diagnostic]:
@@ -221,12 +308,14 @@ def _processes(result: CheckResult, policy: ServicePolicy) -> Iterator[Diagnosti
         fields = ("num_processes",) if "num_processes" in result.raw else ()
         # The hint names "world size N" (the form's world-size button); a file that declares num_processes gets
         # the edit of it as the fix.
-        yield Diagnostic(X_PROCESSES, "error", f"the run asks for {plural(result.world_size, 'process')}; this "
-                         f"service starts at most {most}", fields=fields,
-                         hint=f"use world size {most} or fewer (the operator sets the limit: "
-                              "GRPO_WEB_RUNS_MAX_PROCESSES)",
-                         fix=Fix(set={"num_processes": most}, safe=False,
-                                 title=f"set num_processes: {most}") if fields else None)
+        yield Diagnostic(
+            X_PROCESSES,
+            "error",
+            f"the run asks for {plural(result.world_size, 'process')}; this service starts at most {most}",
+            fields=fields,
+            hint=f"use world size {most} or fewer (the operator sets the limit: GRPO_WEB_RUNS_MAX_PROCESSES)",
+            fix=Fix(set={"num_processes": most}, safe=False, title=f"set num_processes: {most}") if fields else None,
+        )
 
 
 def slurm_nodes(world_size: int, node_processes: int) -> int | None:
@@ -243,22 +332,36 @@ def _slurm_nodes(result: CheckResult, policy: ServicePolicy) -> Iterator[Diagnos
     nodes = slurm_nodes(result.world_size, per_node)
     fields = ("num_processes",) if "num_processes" in result.raw else ()
     if nodes is None:
-        yield Diagnostic(X_NODES, "error", f"world size {result.world_size} is not a whole number of this service's "
-                         f"Slurm nodes ({per_node} training processes each)", fields=fields,
-                         hint=f"use a multiple of {per_node}, or at most {per_node}")
+        yield Diagnostic(
+            X_NODES,
+            "error",
+            f"world size {result.world_size} is not a whole number of this service's "
+            f"Slurm nodes ({per_node} training processes each)",
+            fields=fields,
+            hint=f"use a multiple of {per_node}, or at most {per_node}",
+        )
     elif nodes > policy.slurm_max_nodes:
-        yield Diagnostic(X_NODES, "error", f"world size {result.world_size} needs {nodes} Slurm nodes of {per_node} "
-                         f"processes; this service gives a run at most {policy.slurm_max_nodes}", fields=fields,
-                         hint=f"use a world size of at most {per_node * policy.slurm_max_nodes} "
-                              "(GRPO_WEB_RUNS_SLURM_MAX_NODES)")
+        yield Diagnostic(
+            X_NODES,
+            "error",
+            f"world size {result.world_size} needs {nodes} Slurm nodes of {per_node} "
+            f"processes; this service gives a run at most {policy.slurm_max_nodes}",
+            fields=fields,
+            hint=f"use a world size of at most {per_node * policy.slurm_max_nodes} (GRPO_WEB_RUNS_SLURM_MAX_NODES)",
+        )
 
 
 def _push(result: CheckResult, policy: ServicePolicy) -> Iterator[Diagnostic]:
     if result.config.push_to_hub and not policy.allow_push_to_hub:
-        yield Diagnostic(X_PUSH, "error", "push_to_hub: true would upload the model with the service's Hub token",
-                         fields=("push_to_hub",), hint="set push_to_hub: false and upload the run's output_dir "
-                         "yourself; the operator can allow pushing with GRPO_WEB_RUNS_ALLOW_PUSH_TO_HUB",
-                         fix=Fix(set={"push_to_hub": False}, safe=False, title="set push_to_hub: false"))
+        yield Diagnostic(
+            X_PUSH,
+            "error",
+            "push_to_hub: true would upload the model with the service's Hub token",
+            fields=("push_to_hub",),
+            hint="set push_to_hub: false and upload the run's output_dir "
+            "yourself; the operator can allow pushing with GRPO_WEB_RUNS_ALLOW_PUSH_TO_HUB",
+            fix=Fix(set={"push_to_hub": False}, safe=False, title="set push_to_hub: false"),
+        )
 
 
 def missing_local_paths(result: CheckResult, base: Path, resolved: dict[str, str]) -> list[Diagnostic]:
@@ -282,11 +385,21 @@ def missing_local_paths(result: CheckResult, base: Path, resolved: dict[str, str
 
 def _missing(name: str, value: str, base: Path, demo: bool) -> Diagnostic:
     where = "" if os.path.isabs(os.path.expanduser(value)) else f" (read from the service's folder {str(base)!r})"
-    hint = (f"make the demo's model and prompts: run `grpo demo demo` in {str(base)!r} (a service with runs on "
-            "does that when it starts unless GRPO_WEB_RUNS_PREPARE_DEMO=0)") if demo else \
-        "write the path of an existing local folder, or a Hub name (`org/name`)"
-    return Diagnostic(X_MISSING_PATH, "error", f"{name} {value!r} is a local path that does not exist{where}; "
-                      "the run would take it for a Hub name and fail", fields=(name,), hint=hint)
+    hint = (
+        (
+            f"make the demo's model and prompts: run `grpo demo demo` in {str(base)!r} (a service with runs on "
+            "does that when it starts unless GRPO_WEB_RUNS_PREPARE_DEMO=0)"
+        )
+        if demo
+        else "write the path of an existing local folder, or a Hub name (`org/name`)"
+    )
+    return Diagnostic(
+        X_MISSING_PATH,
+        "error",
+        f"{name} {value!r} is a local path that does not exist{where}; the run would take it for a Hub name and fail",
+        fields=(name,),
+        hint=hint,
+    )
 
 
 def _placed(result: CheckResult, diag: Diagnostic) -> Diagnostic:

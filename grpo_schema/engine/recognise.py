@@ -52,15 +52,52 @@ class OtherKind:
 # Keys each kind has that a GRPO config never has at its top level (accelerate launch's own options, which a GRPO
 # config may carry, are not among them: `num_processes`, `mixed_precision`, `machine_rank`).
 OTHER_KINDS = (
-    OtherKind("an accelerate config", frozenset({"compute_environment", "distributed_type", "main_training_function",
-                                                 "deepspeed_config", "fsdp_config", "megatron_lm_config"})),
-    OtherKind("a DeepSpeed config", frozenset({"zero_optimization", "train_micro_batch_size_per_gpu",
-                                               "train_batch_size", "steps_per_print", "wall_clock_breakdown",
-                                               "zero_allow_untested_optimizer"})),
-    OtherKind("an SFT config", frozenset({"packing", "packing_strategy", "eval_packing", "padding_free",
-                                          "dataset_text_field", "dataset_kwargs", "completion_only_loss",
-                                          "assistant_only_loss", "max_seq_length", "max_length", "eos_token",
-                                          "pad_token", "dataset_num_proc"})),
+    OtherKind(
+        "an accelerate config",
+        frozenset(
+            {
+                "compute_environment",
+                "distributed_type",
+                "main_training_function",
+                "deepspeed_config",
+                "fsdp_config",
+                "megatron_lm_config",
+            }
+        ),
+    ),
+    OtherKind(
+        "a DeepSpeed config",
+        frozenset(
+            {
+                "zero_optimization",
+                "train_micro_batch_size_per_gpu",
+                "train_batch_size",
+                "steps_per_print",
+                "wall_clock_breakdown",
+                "zero_allow_untested_optimizer",
+            }
+        ),
+    ),
+    OtherKind(
+        "an SFT config",
+        frozenset(
+            {
+                "packing",
+                "packing_strategy",
+                "eval_packing",
+                "padding_free",
+                "dataset_text_field",
+                "dataset_kwargs",
+                "completion_only_loss",
+                "assistant_only_loss",
+                "max_seq_length",
+                "max_length",
+                "eos_token",
+                "pad_token",
+                "dataset_num_proc",
+            }
+        ),
+    ),
     OtherKind("a GitHub Actions workflow", frozenset({"jobs"}), frozenset({"on"})),
     OtherKind("a GitHub Action's metadata (action.yml)", frozenset({"runs"}), frozenset({"description"})),
     OtherKind("a Docker Compose file", frozenset({"services"})),
@@ -87,8 +124,9 @@ def grpo_keys() -> frozenset[str]:
 
     own: set[str] = set(GRPO_SCRIPT_KEYS)
     for release in releases():
-        own.update(name for name, info in surface(release).fields.items()
-                   if info.source == "GRPOConfig" and not info.overrides)
+        own.update(
+            name for name, info in surface(release).fields.items() if info.source == "GRPOConfig" and not info.overrides
+        )
     return frozenset(own - SHARED_WITH_OTHER_TRAINERS)
 
 
@@ -184,7 +222,12 @@ def _other_kind(keys: Sequence[tuple[str, int | None]]) -> Recognition | None:
 def not_a_grpo_config(found: Recognition) -> Diagnostic:
     """The one note a file recognised as another kind gets, instead of a GRPO check (GRPO-Y016)."""
     shown = ", ".join(found.evidence[:4]) + (", ..." if len(found.evidence) > 4 else "")
-    return Diagnostic(codes.Y_NOT_GRPO, "info", f"not a GRPO config: {found.kind} ({shown}); it is not checked",
-                      fields=tuple(k for k in found.evidence if not k.startswith(("#", "$")))[:1],
-                      line=found.line, column=1 if found.line else None,
-                      hint="to check it as a GRPO config anyway, add a `# grpo:` comment line at its top")
+    return Diagnostic(
+        codes.Y_NOT_GRPO,
+        "info",
+        f"not a GRPO config: {found.kind} ({shown}); it is not checked",
+        fields=tuple(k for k in found.evidence if not k.startswith(("#", "$")))[:1],
+        line=found.line,
+        column=1 if found.line else None,
+        hint="to check it as a GRPO config anyway, add a `# grpo:` comment line at its top",
+    )

@@ -167,18 +167,21 @@ def read_as(mapping: dict[str, Any], release: ReleaseSurface, profile_keys: froz
                     reading.mapping[name] = new_value
                     reading.written_as[name] = key
         # any other key only this release reads has been type-checked above; 1.16 has no rule about it
-    reading.diagnostics += [required(name, release) for name, info in release.fields.items()
-                            if info.required and name not in mapping]
+    reading.diagnostics += [
+        required(name, release) for name, info in release.fields.items() if info.required and name not in mapping
+    ]
     reading.diagnostics += deprecated_in_release(mapping, release)
-    reading.implicit = release_defaults(release, {k: v for k, v in mapping.items() if k not in reading.refused},
-                                        fields_116)
+    reading.implicit = release_defaults(
+        release, {k: v for k, v in mapping.items() if k not in reading.refused}, fields_116
+    )
     return reading
 
 
 def required(name: str, release: ReleaseSurface) -> Diagnostic:
     """A key the release's parser insists on (dataset_name for TRL 0.14-0.17's script)."""
-    return Diagnostic(codes.T_MISSING, "error", f"TRL {release.release}'s parser requires {name}", fields=(name,),
-                      hint=f"set {name}")
+    return Diagnostic(
+        codes.T_MISSING, "error", f"TRL {release.release}'s parser requires {name}", fields=(name,), hint=f"set {name}"
+    )
 
 
 def release_defaults(release: ReleaseSurface, mapping: dict[str, Any], fields_116: dict) -> dict[str, Any]:
@@ -225,24 +228,37 @@ def not_read(key: str, release: ReleaseSurface) -> Diagnostic:
     severity = "error" if stops else "warning"
     back = older_name(key, release)
     if back is not None:
-        return Diagnostic(codes.K_NOT_IN_RELEASE, severity, f"{key} is not read by TRL {release.release}, which "
-                          f"reads the setting as {back}; {how}", fields=(key,),
-                          hint=f"write {back} for TRL {release.release}",
-                          fix=Fix(rename={key: back}, safe=True, title=f"rename {key} to {back}"))
+        return Diagnostic(
+            codes.K_NOT_IN_RELEASE,
+            severity,
+            f"{key} is not read by TRL {release.release}, which reads the setting as {back}; {how}",
+            fields=(key,),
+            hint=f"write {back} for TRL {release.release}",
+            fix=Fix(rename={key: back}, safe=True, title=f"rename {key} to {back}"),
+        )
     message = f"{key} is not read by TRL {release.release} (it came in a later release); {how}"
-    return Diagnostic(codes.K_NOT_IN_RELEASE, severity, message, fields=(key,),
-                      hint=f"remove {key}, or run a TRL release that reads it",
-                      fix=Fix(unset=(key,), safe=False, title=f"remove {key}"))
+    return Diagnostic(
+        codes.K_NOT_IN_RELEASE,
+        severity,
+        message,
+        fields=(key,),
+        hint=f"remove {key}, or run a TRL release that reads it",
+        fix=Fix(unset=(key,), safe=False, title=f"remove {key}"),
+    )
 
 
 def launch_key_not_read(key: str, release: ReleaseSurface) -> Diagnostic:
     """An `accelerate launch` key in a release whose `trl grpo` does not hand config keys to accelerate (< 0.29)."""
     stops, how = front_end_verdict(release)
-    return Diagnostic(codes.K_LAUNCH_NOT_IN_RELEASE, "error" if stops else "warning",
-                      f"{key} is an `accelerate launch` option, which TRL {release.release}'s `trl grpo` does not take "
-                      f"from a config file; {how}", fields=(key,),
-                      hint=f"pass it to `accelerate launch` on the command line (--{key} ...), and remove it here",
-                      fix=Fix(unset=(key,), safe=False, title=f"remove {key}"))
+    return Diagnostic(
+        codes.K_LAUNCH_NOT_IN_RELEASE,
+        "error" if stops else "warning",
+        f"{key} is an `accelerate launch` option, which TRL {release.release}'s `trl grpo` does not take "
+        f"from a config file; {how}",
+        fields=(key,),
+        hint=f"pass it to `accelerate launch` on the command line (--{key} ...), and remove it here",
+        fix=Fix(unset=(key,), safe=False, title=f"remove {key}"),
+    )
 
 
 def front_end_verdict(release: ReleaseSurface) -> tuple[bool, str]:
@@ -252,8 +268,9 @@ def front_end_verdict(release: ReleaseSurface) -> tuple[bool, str]:
     if mode == "error" or mode == "script-error":
         return True, f"its `trl grpo` parser stops: {front.unknown_keys_message}"
     if mode == "accelerate":
-        return True, ("its `trl grpo` hands unknown keys to `accelerate launch`, which exits with 'unrecognized "
-                      "arguments'")
+        return True, (
+            "its `trl grpo` hands unknown keys to `accelerate launch`, which exits with 'unrecognized arguments'"
+        )
     return False, "it ignores the key, so the setting has no effect"
 
 
@@ -270,10 +287,14 @@ def parser_refuses(key: str, value: Any, release: ReleaseSurface) -> Diagnostic 
     if ok:
         return None
     kind = {"bool": "a boolean", "int": "an integer", "float": "a number"}[info.type]
-    return Diagnostic(codes.T_NOT_IN_RELEASE, "error", f"{key}: TRL {release.release} reads {key} as {kind}, and "
-                      f"its parser refuses {yaml_value(value)}", fields=(key,),
-                      hint=f"write {kind} for TRL {release.release}" +
-                      (" (true = 'group', false = 'none'; the words came with TRL 0.22)" if key == "scale_rewards" else ""))
+    return Diagnostic(
+        codes.T_NOT_IN_RELEASE,
+        "error",
+        f"{key}: TRL {release.release} reads {key} as {kind}, and its parser refuses {yaml_value(value)}",
+        fields=(key,),
+        hint=f"write {kind} for TRL {release.release}"
+        + (" (true = 'group', false = 'none'; the words came with TRL 0.22)" if key == "scale_rewards" else ""),
+    )
 
 
 def trainer_refuses(key: str, value: Any, release: ReleaseSurface) -> Diagnostic | None:
@@ -283,9 +304,13 @@ def trainer_refuses(key: str, value: Any, release: ReleaseSurface) -> Diagnostic
     if not allowed or not isinstance(value, str) or value in allowed:
         return None
     listed = ", ".join(allowed)
-    return Diagnostic(codes.T_CHOICE, "error", f"{key}: TRL {release.release}'s trainer accepts {listed}, and refuses "
-                      f"{yaml_value(value)}", fields=(key,),
-                      hint=f"use one of {listed} for TRL {release.release}, or run a TRL release that has {value}")
+    return Diagnostic(
+        codes.T_CHOICE,
+        "error",
+        f"{key}: TRL {release.release}'s trainer accepts {listed}, and refuses {yaml_value(value)}",
+        fields=(key,),
+        hint=f"use one of {listed} for TRL {release.release}, or run a TRL release that has {value}",
+    )
 
 
 def _converts(text: str, kind: type) -> bool:
@@ -319,22 +344,37 @@ def deprecated_in_release(mapping: dict[str, Any], release: ReleaseSurface) -> l
     return found
 
 
-def deprecation(key: str, use: str | None, release: ReleaseSurface, code: str,
-                written: Any = (), severity: str = "warning") -> Diagnostic:
+def deprecation(
+    key: str, use: str | None, release: ReleaseSurface, code: str, written: Any = (), severity: str = "warning"
+) -> Diagnostic:
     """`key is deprecated in TRL X`, with the key that release reads instead (never one it lacks)."""
     r = release.release
     if key in release.unused:
-        return Diagnostic(code, severity, f"{key} is deprecated in TRL {r}, which parses it but no longer uses it: "
-                          "the setting has no effect", fields=(key,),
-                          hint=f"remove {key}; TRL {r} reads no other key in its place",
-                          fix=Fix(unset=(key,), safe=False, title=f"remove {key}"))
+        return Diagnostic(
+            code,
+            severity,
+            f"{key} is deprecated in TRL {r}, which parses it but no longer uses it: the setting has no effect",
+            fields=(key,),
+            hint=f"remove {key}; TRL {r} reads no other key in its place",
+            fix=Fix(unset=(key,), safe=False, title=f"remove {key}"),
+        )
     if use is None:
-        return Diagnostic(code, severity, f"{key} is deprecated in TRL {r}, which reads no other key in its place",
-                          fields=(key,), hint=f"TRL {r} still reads {key}; keep it for that release, or remove it "
-                                              f"if you do not need the setting")
+        return Diagnostic(
+            code,
+            severity,
+            f"{key} is deprecated in TRL {r}, which reads no other key in its place",
+            fields=(key,),
+            hint=f"TRL {r} still reads {key}; keep it for that release, or remove it if you do not need the setting",
+        )
     fix = None if use in written else Fix(rename={key: use}, safe=False, title=f"rename to {use}")
-    return Diagnostic(code, severity, f"{key} is deprecated in TRL {r}; use {use}", fields=(key,),
-                      hint=f"write {use} instead (TRL {r} reads it)", fix=fix)
+    return Diagnostic(
+        code,
+        severity,
+        f"{key} is deprecated in TRL {r}; use {use}",
+        fields=(key,),
+        hint=f"write {use} instead (TRL {r} reads it)",
+        fix=fix,
+    )
 
 
 def _deprecation_for_release(d: Diagnostic, release: ReleaseSurface) -> Diagnostic | None:
@@ -363,8 +403,18 @@ def as_release_reads(diagnostics: list[Diagnostic], release: ReleaseSurface) -> 
                 adjusted.append(kept)
             continue
         if d.code in IGNORED_WHEN_UNREAD and not stops:
-            d = Diagnostic(d.code, "warning", f"{d.message}: TRL {release.release} {how.removeprefix('it ')}",
-                           d.fields, d.line, d.column, d.hint, d.fix, d.origin, d.alternatives)
+            d = Diagnostic(
+                d.code,
+                "warning",
+                f"{d.message}: TRL {release.release} {how.removeprefix('it ')}",
+                d.fields,
+                d.line,
+                d.column,
+                d.hint,
+                d.fix,
+                d.origin,
+                d.alternatives,
+            )
         adjusted.append(d)
     return adjusted
 
@@ -413,19 +463,22 @@ def holds_for(sentence: str, key: str, release: ReleaseSurface) -> bool:
 def _sentences(text: str, key: str, release: ReleaseSurface) -> str:
     prefix = _VALUE_LINE.match(text)  # `- \`steps\`: ...`: the value stays, its explanation is filtered
     head = prefix.group(0) if prefix else ""
-    kept = " ".join(s for s in _SENTENCE.split(text[len(head):]) if holds_for(s, key, release))
+    kept = " ".join(s for s in _SENTENCE.split(text[len(head) :]) if holds_for(s, key, release))
     return head + kept if kept else head.rstrip().rstrip(":")
 
 
 def _checked(paragraph: str, key: str, release: ReleaseSurface) -> str:
     """The rules paragraph: a rule stays when its text holds for the release (a GRPO-D rule only where the release
     deprecates the key)."""
-    body, tail = paragraph[len(CHECKED):], ""
+    body, tail = paragraph[len(CHECKED) :], ""
     cut = body.rfind(". `grpo codes")
     if cut >= 0:
         body, tail = body[:cut], body[cut:]
-    kept = [item for item in body.split("; ") if holds_for(item, key, release)
-            and not (item.startswith("`GRPO-D") and key not in release.deprecations)]
+    kept = [
+        item
+        for item in body.split("; ")
+        if holds_for(item, key, release) and not (item.startswith("`GRPO-D") and key not in release.deprecations)
+    ]
     return CHECKED + "; ".join(kept) + tail if kept else ""
 
 

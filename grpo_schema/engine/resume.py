@@ -36,6 +36,9 @@ CHECKPOINT_STATE_FILE = "runtime_state.json"
 
 def complete_checkpoints(output_dir: str | Path) -> list[Path]:
     """The complete checkpoint-STEP folders of output_dir, oldest first (the ones a resume can start from)."""
-    found = [(int(m.group(1)), p) for p in Path(output_dir).glob("checkpoint-*")
-             if (m := re.fullmatch(r"checkpoint-(\d+)", p.name)) and (p / CHECKPOINT_STATE_FILE).is_file()]
+    found = [
+        (int(m.group(1)), p)
+        for p in Path(output_dir).glob("checkpoint-*")
+        if (m := re.fullmatch(r"checkpoint-(\d+)", p.name)) and (p / CHECKPOINT_STATE_FILE).is_file()
+    ]
     return [path for _, path in sorted(found)]

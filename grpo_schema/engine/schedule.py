@@ -84,8 +84,7 @@ def micro_steps_per_epoch(plan: RunPlan) -> int | None:
 
 def default_length(plan: RunPlan, generations: int = DEFAULT_GENERATIONS) -> int:
     """Enough micro-steps for `generations` generations and at least one optimizer step."""
-    return min(max(generations * plan.generate_every_micro_steps, plan.gradient_accumulation_steps),
-               MAX_MICRO_STEPS)
+    return min(max(generations * plan.generate_every_micro_steps, plan.gradient_accumulation_steps), MAX_MICRO_STEPS)
 
 
 def walk(plan: RunPlan, micro_steps: int | None = None, order: Order | None = None) -> list[MicroStep]:
@@ -114,18 +113,37 @@ def _listing_size(plan: RunPlan, n: int, per_epoch: int | None) -> int:
 
 
 def _micro_step(plan: RunPlan, n: int, per_epoch: int | None, order: Order | None) -> MicroStep:
-    every, s, GA, P = (plan.generate_every_micro_steps, plan.steps_per_generation,
-                       plan.gradient_accumulation_steps, plan.world_size)
+    every, s, GA, P = (
+        plan.generate_every_micro_steps,
+        plan.steps_per_generation,
+        plan.gradient_accumulation_steps,
+        plan.world_size,
+    )
     epoch, local = divmod(n, per_epoch) if per_epoch else (0, n)
     chunk, generates = local // every, local % every == 0
     permutation = order(epoch) if order is not None and generates else None
-    processes = tuple(ProcessBatch(rank, local * P + rank, _runs(process_rows(plan, chunk, rank), permutation)
-                                   if generates else (), used=generates) for rank in range(P))
-    return MicroStep(micro_step=n, epoch=epoch, generation=n // every, chunk=chunk,
-                     iteration=(local % every) // s + 1, buffer_slice=local % s, generates=generates,
-                     optimizer_step=_completed_step(plan, epoch, local, per_epoch),
-                     window=_window(local, GA, per_epoch), copy_of=None if generates else n - local % every,
-                     processes=processes)
+    processes = tuple(
+        ProcessBatch(
+            rank,
+            local * P + rank,
+            _runs(process_rows(plan, chunk, rank), permutation) if generates else (),
+            used=generates,
+        )
+        for rank in range(P)
+    )
+    return MicroStep(
+        micro_step=n,
+        epoch=epoch,
+        generation=n // every,
+        chunk=chunk,
+        iteration=(local % every) // s + 1,
+        buffer_slice=local % s,
+        generates=generates,
+        optimizer_step=_completed_step(plan, epoch, local, per_epoch),
+        window=_window(local, GA, per_epoch),
+        copy_of=None if generates else n - local % every,
+        processes=processes,
+    )
 
 
 def _completed_step(plan: RunPlan, epoch: int, local: int, per_epoch: int | None) -> int | None:

@@ -100,8 +100,9 @@ def _training_arguments_since() -> dict[str, Version]:
     return since
 
 
-def read_by_other_transformers(key: str, value: Any, mapping: dict[str, Any],
-                               release: ReleaseSurface) -> Diagnostic | None:
+def read_by_other_transformers(
+    key: str, value: Any, mapping: dict[str, Any], release: ReleaseSurface
+) -> Diagnostic | None:
     """GRPO-K011 for a TrainingArguments key the release's table lacks only because of the transformers it was
     read from, where the release accepts a transformers that reads the key; None for any other key."""
     if key in release.fields:
@@ -132,27 +133,44 @@ def _removed_in(migration: Any) -> Version | None:
     return _version(match.group(1)) if match else None
 
 
-def _removed(key: str, value: Any, mapping: dict[str, Any], release: ReleaseSurface, accepted: Accepted,
-             removed: Version) -> Diagnostic:
+def _removed(
+    key: str, value: Any, mapping: dict[str, Any], release: ReleaseSurface, accepted: Accepted, removed: Version
+) -> Diagnostic:
     migration = MIGRATIONS[key]
     new_values = migration.rewrite(value, mapping)
-    fix = Fix(set=new_values, unset=(key,), safe=False,
-              title=f"replace {key} with {', '.join(new_values)}" if new_values else f"remove {key}")
+    fix = Fix(
+        set=new_values,
+        unset=(key,),
+        safe=False,
+        title=f"replace {key} with {', '.join(new_values)}" if new_values else f"remove {key}",
+    )
     at = _shown(removed)
-    return Diagnostic(codes.K_OTHER_TRANSFORMERS, "warning",
-                      f"{key} is read by transformers before {at} and refused from {at} on: TRL {release.release} "
-                      f"accepts {accepted.text}, so whether the run reads it depends on the transformers installed "
-                      f"(its table's is {release.transformers})", fields=(key,),
-                      hint=(f"write {migration.replacement}, as every transformers it accepts reads it"
-                            if migration.kind == "renamed" else migration.note) + f"; or pin transformers<{at}",
-                      fix=fix)
+    return Diagnostic(
+        codes.K_OTHER_TRANSFORMERS,
+        "warning",
+        f"{key} is read by transformers before {at} and refused from {at} on: TRL {release.release} "
+        f"accepts {accepted.text}, so whether the run reads it depends on the transformers installed "
+        f"(its table's is {release.transformers})",
+        fields=(key,),
+        hint=(
+            f"write {migration.replacement}, as every transformers it accepts reads it"
+            if migration.kind == "renamed"
+            else migration.note
+        )
+        + f"; or pin transformers<{at}",
+        fix=fix,
+    )
 
 
 def _added(key: str, release: ReleaseSurface, accepted: Accepted, added: Version) -> Diagnostic:
     at = _shown(added)
-    return Diagnostic(codes.K_OTHER_TRANSFORMERS, "warning",
-                      f"{key} is a TrainingArguments field of a newer transformers (transformers {at} has it): TRL "
-                      f"{release.release} accepts {accepted.text}, so whether the run reads it depends on the "
-                      f"transformers installed (its table's {release.transformers} has no {key})", fields=(key,),
-                      hint=f"pin transformers>={at}, or remove {key} to run with an older transformers",
-                      fix=Fix(unset=(key,), safe=False, title=f"remove {key}"))
+    return Diagnostic(
+        codes.K_OTHER_TRANSFORMERS,
+        "warning",
+        f"{key} is a TrainingArguments field of a newer transformers (transformers {at} has it): TRL "
+        f"{release.release} accepts {accepted.text}, so whether the run reads it depends on the "
+        f"transformers installed (its table's {release.transformers} has no {key})",
+        fields=(key,),
+        hint=f"pin transformers>={at}, or remove {key} to run with an older transformers",
+        fix=Fix(unset=(key,), safe=False, title=f"remove {key}"),
+    )

@@ -25,8 +25,9 @@ class ConfigView:
     # ~150 fields per check, and a Python __getattr__ cost ~0.6 us each. No field name may shadow a method here
     # (tests/schema/test_fields.py holds the compiled models to that).
 
-    def __init__(self, values: dict[str, Any], nested: dict[str, dict[str, Any]] | None = None, *,
-                 owned: bool = False) -> None:
+    def __init__(
+        self, values: dict[str, Any], nested: dict[str, dict[str, Any]] | None = None, *, owned: bool = False
+    ) -> None:
         """`nested` maps the fields that hold nested models to their own nested maps (CompiledModel.nested);
         those values become views too. `owned`: `values` is a new dict nobody else holds (a validator's answer),
         so the view keeps it rather than a copy."""
@@ -79,4 +80,3 @@ def _dump(value: Any) -> Any:
     if isinstance(value, list):
         return [_dump(item) for item in value]
     return copy.deepcopy(value)
-

@@ -19,11 +19,11 @@ def noun(count: int | float, word: str, many: str | None = None) -> str:
 
 
 def plural(count: int | float, word: str, many: str | None = None, *, grouped: bool = False) -> str:
-    """"1 prompt", "8 prompts"; `grouped`: thousands separated ("12,800 tokens")."""
+    """ "1 prompt", "8 prompts"; `grouped`: thousands separated ("12,800 tokens")."""
     shown = f"{count:,}" if grouped else f"{count}"
     return f"{shown} {noun(count, word, many)}"
 
 
 def times(count: int) -> str:
-    """"once", "twice", "3 times"."""
+    """ "once", "twice", "3 times"."""
     return {1: "once", 2: "twice"}.get(count, f"{count} times")

@@ -21,9 +21,8 @@ from typing import Any
 import yaml
 
 from grpo_schema.engine.diagnostics import Fix
-from grpo_schema.engine.loader import load_yaml
 from grpo_schema.engine.lines import split_yaml_lines
-
+from grpo_schema.engine.loader import load_yaml
 
 try:  # libyaml's composer when available: the same nodes and marks, much faster
     _Loader = yaml.CSafeLoader
@@ -101,7 +100,7 @@ def _content_ends(node: Any, ends: dict[int, int]) -> None:
             ends[line] = _INSIDE_SCALAR
     children = node.value if isinstance(node.value, list) else []
     for child in children:
-        for item in (child if isinstance(child, tuple) else (child,)):
+        for item in child if isinstance(child, tuple) else (child,):
             _content_ends(item, ends)
 
 
@@ -111,12 +110,19 @@ def _entry(key: Any, value: Any) -> _Entry:
     ends: dict[int, int] = {key.end_mark.line: key.end_mark.column}
     _content_ends(value, ends)
     one_line = value.start_mark.line == value.end_mark.line and not (
-        value.tag.endswith((":map", ":seq")) and not getattr(value, "flow_style", False))
+        value.tag.endswith((":map", ":seq")) and not getattr(value, "flow_style", False)
+    )
     span = (value.start_mark.line, value.start_mark.column, value.end_mark.column) if one_line else None
     if one_line and value.start_mark.line != key.start_mark.line:
         span = None
-    return _Entry(key.start_mark.line, (key.start_mark.line, key.start_mark.column, key.end_mark.column),
-                  max(end_line, key.start_mark.line), key.start_mark.column, ends, span)
+    return _Entry(
+        key.start_mark.line,
+        (key.start_mark.line, key.start_mark.column, key.end_mark.column),
+        max(end_line, key.start_mark.line),
+        key.start_mark.column,
+        ends,
+        span,
+    )
 
 
 class _Document:
@@ -179,7 +185,7 @@ def _entry_replaced(doc: _Document, entry: _Entry, key: str, value: Any) -> list
     kept = _removal_lines(doc, entry)
     comment = doc.comment_after(entry.key_line, entry.line_ends.get(entry.key_line, 0))
     line = f"{' ' * entry.column}{key}: {render_value(value)}" + (f"  {comment}" if comment else "")
-    return [line + doc.newline()] + kept[bool(comment):]
+    return [line + doc.newline()] + kept[bool(comment) :]
 
 
 def _edit_text(text: str, fix: Fix) -> str:
@@ -201,7 +207,7 @@ def _edit_text(text: str, fix: Fix) -> str:
         takes_place = next((k for k in pending if _split(k)[:-1] == _split(name)[:-1]), None)
         if takes_place is not None and doc.entry(_split(takes_place)) is None:
             replacement = _entry_replaced(doc, entry, _split(takes_place)[-1], pending.pop(takes_place))
-        doc.lines[entry.key_line:entry.end_line + 1] = replacement
+        doc.lines[entry.key_line : entry.end_line + 1] = replacement
         text = "".join(doc.lines)
     for name, value in pending.items():
         text = _set_text(text, _split(name), value)
@@ -216,7 +222,7 @@ def _set_text(text: str, path: tuple[str, ...], value: Any) -> str:
         doc.lines[line] = doc.lines[line][:start] + render_value(value) + doc.lines[line][end:]
         return "".join(doc.lines)
     if entry is not None:  # a block value: the new value goes on the key's line
-        doc.lines[entry.key_line:entry.end_line + 1] = _entry_replaced(doc, entry, path[-1], value)
+        doc.lines[entry.key_line : entry.end_line + 1] = _entry_replaced(doc, entry, path[-1], value)
         return "".join(doc.lines)
     last = doc.last_entry(path)
     if last is None:

@@ -30,11 +30,11 @@ WHERE = {
     "kl": "kl (beta other than 0)",
     "sampling/importance_sampling_ratio/mean": "sampling/* (TRL 0.23+, vLLM with importance-sampling correction)",
     "sampling/sampling_logp_difference/mean": "",
-    "rows": "completion tables (log_completions)", "truncation": "grpo_runtime's completion rows",
+    "rows": "completion tables (log_completions)",
+    "truncation": "grpo_runtime's completion rows",
     "calls": "the TRL callback's watch()",
 }
-GRPO_PREFIXES = ("reward", "frac_reward_zero_std", "completions/", "completion_length", "kl", "clip_ratio",
-                 "sampling/")
+GRPO_PREFIXES = ("reward", "frac_reward_zero_std", "completions/", "completion_length", "kl", "clip_ratio", "sampling/")
 
 
 def era(history: RunHistory) -> str:
@@ -44,8 +44,11 @@ def era(history: RunHistory) -> str:
         return ""
     if "completion_length" in names or any(n.startswith("rewards/") and n.count("/") == 1 for n in names):
         return "TRL before 0.17"
-    for metric, since in (("sampling/importance_sampling_ratio/mean", "0.23"), ("entropy", "0.20"),
-                          ("frac_reward_zero_std", "0.18")):
+    for metric, since in (
+        ("sampling/importance_sampling_ratio/mean", "0.23"),
+        ("entropy", "0.20"),
+        ("frac_reward_zero_std", "0.18"),
+    ):
         if metric in names:
             return f"TRL {since} or later"
     if any(n.startswith("completions/") or (n.startswith("rewards/") and n.endswith("/mean")) for n in names):
@@ -97,14 +100,17 @@ def artefact_notes(history: RunHistory, settings: HealthSettings) -> list[str]:
     from grpo_schema.health.rules.base import logging_interval
 
     steps = ", ".join(str(s) for s, _, _ in set_aside[:8]) + (" ..." if len(set_aside) > 8 else "")
-    return [f"grad_norm read 0 at {len(set_aside)} logged step{'s' if len(set_aside) != 1 else ''} ({steps}), but "
-            f"with logging_steps {logging_interval(history)} it is one step's value of each window while the "
-            "window's means (loss, rewards, entropy) show a learning signal: not taken as no gradient (GRPO-A007)"]
+    return [
+        f"grad_norm read 0 at {len(set_aside)} logged step{'s' if len(set_aside) != 1 else ''} ({steps}), but "
+        f"with logging_steps {logging_interval(history)} it is one step's value of each window while the "
+        "window's means (loss, rewards, entropy) show a learning signal: not taken as no gradient (GRPO-A007)"
+    ]
 
 
 def is_grpo(history: RunHistory) -> bool:
     return bool(history.completions or history.rewards) or any(
-        name.startswith(GRPO_PREFIXES) for name in history.metric_names())
+        name.startswith(GRPO_PREFIXES) for name in history.metric_names()
+    )
 
 
 def logged_steps(history: RunHistory) -> int:

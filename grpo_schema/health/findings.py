@@ -36,8 +36,13 @@ class HealthFinding:
 
     def to_dict(self) -> dict[str, Any]:
         out = self.diagnostic.to_dict()
-        out.update(metric=self.metric, steps=list(self.steps) if self.steps else None, values=list(self.values),
-                   fatal=self.fatal, extent=self.extent)
+        out.update(
+            metric=self.metric,
+            steps=list(self.steps) if self.steps else None,
+            values=list(self.values),
+            fatal=self.fatal,
+            extent=self.extent,
+        )
         out.update(self.extra)
         return out
 

@@ -9,7 +9,12 @@ from typing import Any, Iterable
 
 from grpo_schema.health.findings import HealthFinding
 from grpo_schema.health.history import (
-    MetricPoint, RewardStats, RunHistory, add_completion_rows, is_training_record, normalise,
+    MetricPoint,
+    RewardStats,
+    RunHistory,
+    add_completion_rows,
+    is_training_record,
+    normalise,
 )
 from grpo_schema.health.rules import run_health_rules
 from grpo_schema.health.settings import HealthSettings

@@ -24,19 +24,36 @@ from grpo_schema.health.findings import HealthFinding
 from grpo_schema.health.monitor import HealthMonitor
 from grpo_schema.health.settings import HealthSettings
 from grpo_schema.health.trl_files import (  # noqa: F401  (trl_rows: read by the TRL callback too)
-    TRAINER_STATE, broken_json, newest_trainer_state, read_trainer_state, read_trl_completions, trl_rows,
+    TRAINER_STATE,
+    broken_json,
+    newest_trainer_state,
+    read_trainer_state,
+    read_trl_completions,
+    trl_rows,
 )
 
-A_BAD_LINE = declare("GRPO-A090", "warning", "metrics line that is not a record",
-                     "A line of the run's metrics file is not a JSON object (a truncated write, a disk that "
-                     "filled, two writers at once). The line is skipped; the other lines are judged.")
-A_NO_METRICS = declare("GRPO-A091", "info", "not a GRPO run: no GRPO metric logged",
-                       "The run logged training records, but none of the metrics a GRPO trainer logs (reward, "
-                       "rewards/NAME, frac_reward_zero_std, completions/*, kl, clip_ratio): an SFT or other "
-                       "trainer's run, or one that names them differently. Only the optimizer's rules judged it.")
-A_TOO_SHORT = declare("GRPO-A092", "info", "too short to judge",
-                      "The run logged no training step, or one: the rules over a metric need min_steps logged "
-                      "steps in a row, so the run is neither healthy nor unhealthy yet.")
+A_BAD_LINE = declare(
+    "GRPO-A090",
+    "warning",
+    "metrics line that is not a record",
+    "A line of the run's metrics file is not a JSON object (a truncated write, a disk that "
+    "filled, two writers at once). The line is skipped; the other lines are judged.",
+)
+A_NO_METRICS = declare(
+    "GRPO-A091",
+    "info",
+    "not a GRPO run: no GRPO metric logged",
+    "The run logged training records, but none of the metrics a GRPO trainer logs (reward, "
+    "rewards/NAME, frac_reward_zero_std, completions/*, kl, clip_ratio): an SFT or other "
+    "trainer's run, or one that names them differently. Only the optimizer's rules judged it.",
+)
+A_TOO_SHORT = declare(
+    "GRPO-A092",
+    "info",
+    "too short to judge",
+    "The run logged no training step, or one: the rules over a metric need min_steps logged "
+    "steps in a row, so the run is neither healthy nor unhealthy yet.",
+)
 
 METRICS_FILE = "metrics.jsonl"
 EVENTS_FILE = "run_events.jsonl"  # grpo_runtime: what happened to the run beside its metrics (a divergence)
@@ -75,14 +92,25 @@ class HealthReport:
         return [f.diagnostic for f in self.findings]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "source": self.source, "steps": self.steps, "healthy": self.healthy,
-                "verdict": self.verdict, "era": self.era, "live": self.live, "metrics_file": self.metrics_file,
-                "findings": [f.to_dict() for f in self.findings], "errors": list(self.errors),
-                "notes": list(self.notes), "not_judged": list(self.not_judged)}
+        return {
+            "path": self.path,
+            "source": self.source,
+            "steps": self.steps,
+            "healthy": self.healthy,
+            "verdict": self.verdict,
+            "era": self.era,
+            "live": self.live,
+            "metrics_file": self.metrics_file,
+            "findings": [f.to_dict() for f in self.findings],
+            "errors": list(self.errors),
+            "notes": list(self.notes),
+            "not_judged": list(self.not_judged),
+        }
 
 
-def check_run_dir(path: str | Path, settings: HealthSettings | None = None,
-                  config: dict[str, Any] | None = None) -> HealthReport:
+def check_run_dir(
+    path: str | Path, settings: HealthSettings | None = None, config: dict[str, Any] | None = None
+) -> HealthReport:
     """Judge the run in `path`: a run directory, or a metrics file or trainer state given by path (read as what
     its content is, whatever its name)."""
     path = Path(path)
@@ -94,8 +122,11 @@ def check_run_dir(path: str | Path, settings: HealthSettings | None = None,
     monitor = HealthMonitor(settings, config)
     extra: list[HealthFinding] = []
     try:
-        kind = file_kind(path, report) if path.is_file() else (
-            "metrics" if (directory / METRICS_FILE).is_file() else "state")
+        kind = (
+            file_kind(path, report)
+            if path.is_file()
+            else ("metrics" if (directory / METRICS_FILE).is_file() else "state")
+        )
         if kind is None:
             return report
         if kind == "metrics":
@@ -110,7 +141,8 @@ def check_run_dir(path: str | Path, settings: HealthSettings | None = None,
                 if not report.errors:
                     report.errors.append(
                         f"{path}: not a run directory: it has no {METRICS_FILE} (grpo_runtime) and no "
-                        f"{TRAINER_STATE} in it or in a checkpoint-*/ folder (TRL); point at the run's output_dir")
+                        f"{TRAINER_STATE} in it or in a checkpoint-*/ folder (TRL); point at the run's output_dir"
+                    )
                 return report
             report.source = "trl"
             report.metrics_file = str(state)
@@ -135,15 +167,29 @@ def judge_coverage(report: HealthReport, monitor: HealthMonitor) -> None:
     if steps <= 1:
         report.judged = "nothing logged" if steps == 0 else "too short to judge"
         what = "no logged training step: nothing to judge" if steps == 0 else "1 logged step: too short to judge"
-        report.findings.append(HealthFinding(Diagnostic(
-            A_TOO_SHORT, "info", f"{what} (the rules over a metric need {monitor.settings.min_steps} logged steps "
-            "in a row)", hint="judge the run again once it has logged more steps")))
+        report.findings.append(
+            HealthFinding(
+                Diagnostic(
+                    A_TOO_SHORT,
+                    "info",
+                    f"{what} (the rules over a metric need {monitor.settings.min_steps} logged steps in a row)",
+                    hint="judge the run again once it has logged more steps",
+                )
+            )
+        )
     elif not coverage.is_grpo(history):
         report.judged = "not a GRPO run"
-        report.findings.append(HealthFinding(Diagnostic(
-            A_NO_METRICS, "info", f"no GRPO metric on any of {steps} logged steps (reward, rewards/NAME, "
-            "frac_reward_zero_std, completions/..., kl): not a GRPO run; only the optimizer's rules judged it",
-            hint="run health judges runs of grpo_runtime and of TRL's GRPOTrainer")))
+        report.findings.append(
+            HealthFinding(
+                Diagnostic(
+                    A_NO_METRICS,
+                    "info",
+                    f"no GRPO metric on any of {steps} logged steps (reward, rewards/NAME, "
+                    "frac_reward_zero_std, completions/..., kl): not a GRPO run; only the optimizer's rules judged it",
+                    hint="run health judges runs of grpo_runtime and of TRL's GRPOTrainer",
+                )
+            )
+        )
     if report.judged == "judged":
         report.not_judged = coverage.not_judged(history)
         note = coverage.not_judged_note(report.not_judged, report.era if report.source == "trl" else "")
@@ -153,7 +199,7 @@ def judge_coverage(report: HealthReport, monitor: HealthMonitor) -> None:
 
 
 def file_kind(path: Path, report: HealthReport) -> str | None:
-    """"state" (a TRL trainer state: one JSON object with log_history) or "metrics" (grpo_runtime's JSON lines),
+    """ "state" (a TRL trainer state: one JSON object with log_history) or "metrics" (grpo_runtime's JSON lines),
     by content; None, with the error said, when it is neither (a truncated state names the byte it breaks at)."""
     data = path.read_bytes()
     text = data.lstrip()
@@ -203,10 +249,19 @@ def read_metrics_jsonl(metrics: Path, monitor: HealthMonitor, report: HealthRepo
             why = "a JSON value that is not an object"
         if not isinstance(record, dict):
             if len(bad) < 5:
-                bad.append(HealthFinding(Diagnostic(
-                    A_BAD_LINE, "warning", f"line {number} of {metrics.name} is {why}; it was skipped",
-                    line=number, column=1, hint="the other lines were judged; a run that keeps writing such lines "
-                    "has a broken writer or a full disk")))
+                bad.append(
+                    HealthFinding(
+                        Diagnostic(
+                            A_BAD_LINE,
+                            "warning",
+                            f"line {number} of {metrics.name} is {why}; it was skipped",
+                            line=number,
+                            column=1,
+                            hint="the other lines were judged; a run that keeps writing such lines "
+                            "has a broken writer or a full disk",
+                        )
+                    )
+                )
             continue
         monitor.observe_metrics(record, line=number)
     return bad
@@ -224,14 +279,19 @@ def read_runtime_extras(directory: Path, monitor: HealthMonitor, report: HealthR
             from grpo_schema.engine.compiled import compiled
 
             fields = compiled("config").fields
-            monitor.history.config.update({name: fact.get("default") for name, fact in fields.items()
-                                           if fact.get("default") is not None})
+            monitor.history.config.update(
+                {name: fact.get("default") for name, fact in fields.items() if fact.get("default") is not None}
+            )
             monitor.history.config.update(values)
     info = read_json(directory / "run_info.json")
     if isinstance(info, dict) and isinstance(info.get("resumed_from"), dict):
         resume = info["resumed_from"]
-        monitor.observe_event("resume", from_step=resume.get("step"), total_steps=info.get("total_steps"),
-                              checkpoint=resume.get("checkpoint"))
+        monitor.observe_event(
+            "resume",
+            from_step=resume.get("step"),
+            total_steps=info.get("total_steps"),
+            checkpoint=resume.get("checkpoint"),
+        )
     for event in read_jsonl_rows(directory / EVENTS_FILE, report):
         if isinstance(event.get("kind"), str):
             monitor.observe_event(**event)
@@ -264,6 +324,8 @@ def read_jsonl_rows(path: Path, report: HealthReport) -> list[dict[str, Any]]:
         if isinstance(row, dict):
             rows.append(row)
     if skipped:
-        report.notes.append(f"{path}: {plural(skipped, 'line')} that {'is' if skipped == 1 else 'are'} not JSON "
-                            f"{'was' if skipped == 1 else 'were'} skipped")
+        report.notes.append(
+            f"{path}: {plural(skipped, 'line')} that {'is' if skipped == 1 else 'are'} not JSON "
+            f"{'was' if skipped == 1 else 'were'} skipped"
+        )
     return rows

@@ -24,8 +24,10 @@ def finding_line(finding: HealthFinding) -> str:
 
 def cleared_line(finding: HealthFinding, step: int) -> str:
     """`grpo health: GRPO-A009 cleared at step 12: no longer holds on the run so far (was: ...)`"""
-    return (f"grpo health: {finding.code} cleared at step {step}: no longer holds on the run so far "
-            f"(was: {finding.diagnostic.message})")
+    return (
+        f"grpo health: {finding.code} cleared at step {step}: no longer holds on the run so far "
+        f"(was: {finding.diagnostic.message})"
+    )
 
 
 def fix_text(fix) -> str:
@@ -41,9 +43,11 @@ def render_report(reports: list) -> str:
             continue
         count = len(report.findings)
         era = f", {report.era}" if report.era and report.era != report.source else ""
-        lines.append(f"{report.path} ({report.source}{era}, {report.steps} step{'s' if report.steps != 1 else ''}"
-                     f"{', still running' if report.live else ''}): {report.verdict}, "
-                     f"{count} finding{'s' if count != 1 else ''}")
+        lines.append(
+            f"{report.path} ({report.source}{era}, {report.steps} step{'s' if report.steps != 1 else ''}"
+            f"{', still running' if report.live else ''}): {report.verdict}, "
+            f"{count} finding{'s' if count != 1 else ''}"
+        )
         for finding in report.findings:
             lines.append("  " + finding_line(finding).removeprefix("grpo health: "))
             if finding.values:

@@ -63,6 +63,7 @@ class RunHealthCallback(TrainerCallback):
             return func
         name = getattr(func, "__name__", None) or type(func).__name__
         if inspect.iscoroutinefunction(func):
+
             @functools.wraps(func)
             async def watched_async(*args, **kwargs):
                 started, timer = self._start_timer(name)
@@ -96,9 +97,11 @@ class RunHealthCallback(TrainerCallback):
         return time.perf_counter(), timer
 
     def _still_running(self, name: str, limit: float) -> None:
-        self._say(f"grpo health: GRPO-A004 warning at step {self._step + 1}: reward function {name} has been "
-                  f"running for {limit:g} s and has not returned; make it async, batch its remote calls, or give "
-                  "it a timeout that returns None")
+        self._say(
+            f"grpo health: GRPO-A004 warning at step {self._step + 1}: reward function {name} has been "
+            f"running for {limit:g} s and has not returned; make it async, batch its remote calls, or give "
+            "it a timeout that returns None"
+        )
 
     def _count(self, name: str, seconds: float, values: Any) -> None:
         if isinstance(values, Iterable):
@@ -111,13 +114,18 @@ class RunHealthCallback(TrainerCallback):
     def on_train_begin(self, args, state, control, **kwargs):
         self._is_main = bool(getattr(state, "is_world_process_zero", True))
         self._output_dir = Path(args.output_dir) if getattr(args, "output_dir", None) else None
-        self.monitor.history.config.update({k: v for k, v in _args_dict(args).items()
-                                            if isinstance(v, (int, float, str, bool)) or v is None})
+        self.monitor.history.config.update(
+            {k: v for k, v in _args_dict(args).items() if isinstance(v, (int, float, str, bool)) or v is None}
+        )
         self._step = self._start_step = int(state.global_step)
         if state.global_step > 0:
-            self.monitor.observe_event("resume", from_step=int(state.global_step), total_steps=int(state.max_steps),
-                                       checkpoint=str(getattr(args, "resume_from_checkpoint", "") or ""),
-                                       ignore_data_skip=bool(getattr(args, "ignore_data_skip", False)))
+            self.monitor.observe_event(
+                "resume",
+                from_step=int(state.global_step),
+                total_steps=int(state.max_steps),
+                checkpoint=str(getattr(args, "resume_from_checkpoint", "") or ""),
+                ignore_data_skip=bool(getattr(args, "ignore_data_skip", False)),
+            )
         self._report(control)
         return control
 
@@ -136,8 +144,12 @@ class RunHealthCallback(TrainerCallback):
     def on_train_end(self, args, state, control, **kwargs):
         self._read_completion_tables()
         if self._start_step and self._start_step > 0:
-            self.monitor.observe_event("resume", from_step=self._start_step, total_steps=int(state.max_steps),
-                                       trained_steps=int(state.global_step) - self._start_step)
+            self.monitor.observe_event(
+                "resume",
+                from_step=self._start_step,
+                total_steps=int(state.max_steps),
+                trained_steps=int(state.global_step) - self._start_step,
+            )
         self._report(control)
         return control
 
@@ -150,8 +162,9 @@ class RunHealthCallback(TrainerCallback):
         """The run so far as `grpo health` reports it (verdict, era, findings, notes), from what the callback saw."""
         from grpo_schema.health.rundir import HealthReport, judge_coverage
 
-        report = HealthReport(str(self._output_dir or ""), "trl", steps=self.monitor.history.last_step(),
-                              findings=self.monitor.findings())
+        report = HealthReport(
+            str(self._output_dir or ""), "trl", steps=self.monitor.history.last_step(), findings=self.monitor.findings()
+        )
         judge_coverage(report, self.monitor)
         return report
 

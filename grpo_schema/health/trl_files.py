@@ -25,16 +25,19 @@ def broken_json(path: Path, exc: Exception, size: int) -> str:
         return f"{path}: not JSON ({str(exc).split(':')[0]})"
     cut = where >= size - 1 or getattr(exc, "msg", "").startswith("Unterminated")
     ended = ": the file ends there, truncated (a write cut short, a full disk)" if cut else ""
-    return (f"{path}: not JSON: it breaks at byte {where} of {size} (line {getattr(exc, 'lineno', '?')}, column "
-            f"{getattr(exc, 'colno', '?')}){ended}")
+    return (
+        f"{path}: not JSON: it breaks at byte {where} of {size} (line {getattr(exc, 'lineno', '?')}, column "
+        f"{getattr(exc, 'colno', '?')}){ended}"
+    )
 
 
 def newest_trainer_state(directory: Path, report: HealthReport) -> Path | None:
     """The trainer_state.json with the most steps: the directory's own (written at the end) or its newest
     checkpoint's (a run still training, or one that saved no final state). One that cannot be read is said in
     the report: as the reason another, older one was read, or as the error when none can be."""
-    candidates = [directory / TRAINER_STATE] + sorted(directory.glob(f"checkpoint-*/{TRAINER_STATE}"),
-                                                      key=checkpoint_number)
+    candidates = [directory / TRAINER_STATE] + sorted(
+        directory.glob(f"checkpoint-*/{TRAINER_STATE}"), key=checkpoint_number
+    )
     best, best_step, broken = None, -1, []
     for candidate in candidates:
         if not candidate.is_file():
@@ -51,8 +54,10 @@ def newest_trainer_state(directory: Path, report: HealthReport) -> Path | None:
         return None
     newer = [(path, problem) for path, problem in broken if checkpoint_number(path) > checkpoint_number(best)]
     for _, problem in newer:
-        report.notes.append(f"{problem}; read {best.relative_to(directory)} (step {best_step}) instead: the run "
-                            f"is judged up to step {best_step}")
+        report.notes.append(
+            f"{problem}; read {best.relative_to(directory)} (step {best_step}) instead: the run "
+            f"is judged up to step {best_step}"
+        )
     return best
 
 
@@ -95,8 +100,10 @@ def read_trl_completions(directory: Path, monitor: HealthMonitor, report: Health
     try:
         import pyarrow.parquet as pq
     except ImportError:
-        report.notes.append(f"{directory / 'completions'}: {plural(len(files), 'parquet file')} not read: "
-                            "pyarrow is not installed (pip install pyarrow)")
+        report.notes.append(
+            f"{directory / 'completions'}: {plural(len(files), 'parquet file')} not read: "
+            "pyarrow is not installed (pip install pyarrow)"
+        )
         return
     fixed = {"step", "prompt", "completion", "advantage", "image", "images"}
     for path in files:
@@ -115,11 +122,20 @@ def trl_rows(table: list[dict[str, Any]], fixed: set[str]) -> list[dict[str, Any
     function's scores are equal across it, which the unweighted sum keeps."""
     rows = []
     for record in table:
-        rewards = {name: value for name, value in record.items()
-                   if name not in fixed and (value is None or isinstance(value, (int, float)))}
+        rewards = {
+            name: value
+            for name, value in record.items()
+            if name not in fixed and (value is None or isinstance(value, (int, float)))
+        }
         finite = [v for v in rewards.values() if isinstance(v, (int, float)) and not math.isnan(v)]
         rewards = {name: None if value is None or math.isnan(value) else value for name, value in rewards.items()}
-        rows.append({"step": record.get("step"), "prompt": str(record.get("prompt")),
-                     "completion": str(record.get("completion")), "rewards": rewards,
-                     "reward": sum(finite) if finite else None})
+        rows.append(
+            {
+                "step": record.get("step"),
+                "prompt": str(record.get("prompt")),
+                "completion": str(record.get("completion")),
+                "rewards": rewards,
+                "reward": sum(finite) if finite else None,
+            }
+        )
     return rows

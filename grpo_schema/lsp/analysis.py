@@ -17,19 +17,22 @@ from grpo_schema.engine import codes
 from grpo_schema.engine.check import CheckResult, _finish, resolve_profiles
 from grpo_schema.engine.diagnostics import Diagnostic
 from grpo_schema.engine.infile import OPTIONS_HELP, FileSettings, read_file_settings
+from grpo_schema.engine.lines import split_lines
 from grpo_schema.engine.profiles import Profile
 from grpo_schema.engine.validate import check_text
 from grpo_schema.lsp.detect import CHECK, NOTE, SKIP, attachment
 from grpo_schema.lsp.settings import Settings
-from grpo_schema.engine.lines import split_lines
 
 SOURCE = "grpo"
 CODES_URL = "https://github.com/grpo-config/grpo-config#validate"
 # Problems with the editor's settings: not a config diagnostic, so not a GRPO code (the `# grpo:` comment's are the
 # engine's GRPO-Y015, as `grpo validate` reports them).
 SETTINGS_CODE = "grpo-settings"
-SEVERITY = {"error": lsp.DiagnosticSeverity.Error, "warning": lsp.DiagnosticSeverity.Warning,
-            "info": lsp.DiagnosticSeverity.Information}
+SEVERITY = {
+    "error": lsp.DiagnosticSeverity.Error,
+    "warning": lsp.DiagnosticSeverity.Warning,
+    "info": lsp.DiagnosticSeverity.Information,
+}
 _SCALAR = re.compile(r"""(?:"(?:[^"\\]|\\.)*"|'[^']*'|(?:[^,\]}#]|#(?<! #))*)""")
 _KEY = re.compile(r"""\s*(?:"[^"]*"|'[^']*'|[^\s:#][^:#]*?)\s*(?=:(\s|$))""")
 
@@ -67,8 +70,9 @@ def check_document(text: str, settings: Settings, with_fixes: bool = True, uri: 
 
     if looks_like_verl(text):  # a verl launch script or YAML: verl's checker, diagnostics only (no TRL hover)
         verl = check_verl_text(text, "<editor>")
-        return Analysis(text, FileSettings(), verl, [to_lsp(d, text.splitlines()) for d in verl.diagnostics],
-                        is_config=False)
+        return Analysis(
+            text, FileSettings(), verl, [to_lsp(d, text.splitlines()) for d in verl.diagnostics], is_config=False
+        )
     attach = attachment(uri, text, settings.file_patterns) if uri else CHECK
     if attach == SKIP:
         return not_a_config(text)
@@ -76,8 +80,11 @@ def check_document(text: str, settings: Settings, with_fixes: bool = True, uri: 
         return not_a_config(text, check_text(text, path="<editor>", suggest_fixes=False))
     infile = read_file_settings(text)
     extra = [Diagnostic(SETTINGS_CODE, severity, message, hint=hint) for severity, message, hint in settings.problems]
-    options: dict[str, Any] = {"allow_env": settings.allow_env, "suggest_fixes": with_fixes,
-                               **judged_release(settings, uri, infile)}
+    options: dict[str, Any] = {
+        "allow_env": settings.allow_env,
+        "suggest_fixes": with_fixes,
+        **judged_release(settings, uri, infile),
+    }
     profiles: tuple[Profile, ...] = ()
     if not infile.profiles:
         try:
@@ -85,22 +92,29 @@ def check_document(text: str, settings: Settings, with_fixes: bool = True, uri: 
         except (KeyError, ImportError, AttributeError, ValueError) as exc:
             from grpo_schema.engine.profiles import known_profiles
 
-            extra.append(Diagnostic(SETTINGS_CODE, "error", f"unknown profile {exc} in the editor's settings",
-                                    hint=f"known profiles: {', '.join(sorted(known_profiles()))}"))
+            extra.append(
+                Diagnostic(
+                    SETTINGS_CODE,
+                    "error",
+                    f"unknown profile {exc} in the editor's settings",
+                    hint=f"known profiles: {', '.join(sorted(known_profiles()))}",
+                )
+            )
         options["profiles"] = profiles
-    hardware, hardware_line = ((infile.hardware, infile.hardware_line) if infile.hardware
-                               else (settings.hardware, None))
+    hardware, hardware_line = (infile.hardware, infile.hardware_line) if infile.hardware else (settings.hardware, None)
     if settings.world_size and not hardware:
         options["default_world_size"] = settings.world_size
     on_disk = _not_utf8_on_disk(uri, text)
-    result = (check_text(on_disk, path="<editor>", **options) if on_disk is not None
-              else _check(text, hardware, hardware_line, options, extra))
+    result = (
+        check_text(on_disk, path="<editor>", **options)
+        if on_disk is not None
+        else _check(text, hardware, hardware_line, options, extra)
+    )
     if infile.profiles:
         profiles = tuple(p for p in _known(infile.profiles))
     lines = split_lines(text)
     diagnostics = [to_lsp(d, lines) for d in extra + result.diagnostics]
-    return Analysis(text, infile, result, diagnostics, with_fixes, profiles,
-                    _world_size_from(result, infile, hardware))
+    return Analysis(text, infile, result, diagnostics, with_fixes, profiles, _world_size_from(result, infile, hardware))
 
 
 def _not_utf8_on_disk(uri: str, text: str) -> bytes | None:
@@ -155,33 +169,41 @@ def _world_size_from(result: CheckResult, infile: FileSettings, hardware: str | 
     return ""
 
 
-def _check(text: str, hardware: str | None, hardware_line: int | None, options: dict[str, Any],
-           extra: list[Diagnostic]) -> CheckResult:
+def _check(
+    text: str, hardware: str | None, hardware_line: int | None, options: dict[str, Any], extra: list[Diagnostic]
+) -> CheckResult:
     result = check_text(text, path="<editor>", **options)
     # The fit when asked for (the comment's --hardware, or the editor's setting), as `grpo validate` and the
     # service check it; a hardware: section alone is for `grpo plan` and the form's memory bar.
     if not hardware or not result.raw:
         return result
     # The same path as `grpo validate --hardware`: the fit's diagnostics added to the check at that world size.
-    from grpo_schema.engine.hardware.accelerators import HardwareError, parse_hardware
     from grpo_schema.commands.plan import check_for_hardware
+    from grpo_schema.engine.hardware.accelerators import HardwareError, parse_hardware
 
     if hardware:
         try:
             parse_hardware(hardware)
         except HardwareError as exc:
             if hardware_line is not None:  # the comment's: what `grpo validate` says about it too
-                extra.append(Diagnostic(codes.Y_COMMENT, "warning",
-                                        f"`# grpo:` comment: --hardware {hardware!r}: {exc}", line=hardware_line,
-                                        column=1, hint=OPTIONS_HELP))
+                extra.append(
+                    Diagnostic(
+                        codes.Y_COMMENT,
+                        "warning",
+                        f"`# grpo:` comment: --hardware {hardware!r}: {exc}",
+                        line=hardware_line,
+                        column=1,
+                        hint=OPTIONS_HELP,
+                    )
+                )
             else:
-                extra.append(Diagnostic(SETTINGS_CODE, "error", f"hardware {hardware!r} in the editor's settings: "
-                                                                f"{exc}"))
+                extra.append(
+                    Diagnostic(SETTINGS_CODE, "error", f"hardware {hardware!r} in the editor's settings: {exc}")
+                )
             return result
     # The hardware's GPUs set the world size when the file declares none: no editor default under them.
     fit_options = {k: v for k, v in options.items() if k not in ("suggest_fixes", "default_world_size")}
-    fitted, report = check_for_hardware(text, "<editor>", hardware, batch_fixes=options["suggest_fixes"],
-                                        **fit_options)
+    fitted, report = check_for_hardware(text, "<editor>", hardware, batch_fixes=options["suggest_fixes"], **fit_options)
     fitted.diagnostics = fitted.diagnostics + report.diagnostics
     return _finish(fitted)
 
@@ -245,12 +267,23 @@ def to_lsp(diag: Diagnostic, lines: list[str]) -> lsp.Diagnostic:
     else:
         rng = _in_utf16(lines, key_range(lines, line, column))
     message = diag.message + (f"\nhint: {diag.hint}" if diag.hint else "")
-    data = {"code": diag.code, "description": _description(diag.code), "fields": list(diag.fields), "hint": diag.hint,
-            "fix": diag.fix.to_dict() if diag.fix else None,
-            "alternatives": [alt.to_dict() for alt in diag.alternatives]}
-    return lsp.Diagnostic(range=rng, message=message, severity=SEVERITY[diag.severity], code=diag.code,
-                          source=SOURCE, data=data,
-                          code_description=lsp.CodeDescription(href=CODES_URL))
+    data = {
+        "code": diag.code,
+        "description": _description(diag.code),
+        "fields": list(diag.fields),
+        "hint": diag.hint,
+        "fix": diag.fix.to_dict() if diag.fix else None,
+        "alternatives": [alt.to_dict() for alt in diag.alternatives],
+    }
+    return lsp.Diagnostic(
+        range=rng,
+        message=message,
+        severity=SEVERITY[diag.severity],
+        code=diag.code,
+        source=SOURCE,
+        data=data,
+        code_description=lsp.CodeDescription(href=CODES_URL),
+    )
 
 
 def _description(code: str) -> str:

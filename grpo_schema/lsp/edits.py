@@ -4,15 +4,16 @@ only the lines that changed are sent back, as one TextEdit per changed run of li
 from __future__ import annotations
 
 import difflib
+
 from lsprotocol import types as lsp
 
 from grpo_schema.commands.autofix import safe_fixes
-from grpo_schema.engine.diagnostics import Diagnostic, Fix
-from grpo_schema.lsp.analysis import utf16
 from grpo_schema.commands.migrate import migrate_config
-from grpo_schema.render.text import describe_fix
-from grpo_schema.engine.yamledit import EditError, apply_fix_to_text, apply_fixes_to_text
+from grpo_schema.engine.diagnostics import Diagnostic, Fix
 from grpo_schema.engine.lines import split_lines
+from grpo_schema.engine.yamledit import EditError, apply_fix_to_text, apply_fixes_to_text
+from grpo_schema.lsp.analysis import utf16
+from grpo_schema.render.text import describe_fix
 
 FIX_ALL_SAFE = "source.fixAll.grpo"
 MIGRATE = "source.grpo.migrate"
@@ -41,24 +42,35 @@ def _block(a: list[str], o1: int, o2: int, new_text: str) -> lsp.TextEdit:
     if o1 == o2 == len(a) and a and new_text:
         last = a[-1]
         body = last.rstrip("\r\n")
-        ending = last[len(body):]
+        ending = last[len(body) :]
         if ending and new_text.endswith(ending):
-            return lsp.TextEdit(range=lsp.Range(lsp.Position(len(a) - 1, utf16(body, len(body))),
-                                                lsp.Position(len(a) - 1, utf16(body, len(body)))),
-                                new_text=ending + new_text[:-len(ending)])
+            return lsp.TextEdit(
+                range=lsp.Range(
+                    lsp.Position(len(a) - 1, utf16(body, len(body))), lsp.Position(len(a) - 1, utf16(body, len(body)))
+                ),
+                new_text=ending + new_text[: -len(ending)],
+            )
     return lsp.TextEdit(range=lsp.Range(_position(a, o1), _position(a, o2)), new_text=new_text)
 
 
-def _pair_lines(a: list[str], b: list[str], i1: int, i2: int, j1: int,
-                j2: int) -> list[tuple[str, tuple[int, int], tuple[int, int]]]:
+def _pair_lines(
+    a: list[str], b: list[str], i1: int, i2: int, j1: int, j2: int
+) -> list[tuple[str, tuple[int, int], tuple[int, int]]]:
     """Split a changed block into edited lines (a renamed key: old line <-> new line, in order, when alike) and
     inserted or removed runs of lines."""
     out: list[tuple[str, tuple[int, int], tuple[int, int]]] = []
     i, j = i1, j1
     while i < i2 or j < j2:
-        match = next(((x, y) for x in range(i, i2) for y in range(j, j2)
-                      if difflib.SequenceMatcher(None, a[x], b[y]).quick_ratio() >= 0.6
-                      and difflib.SequenceMatcher(None, a[x], b[y]).ratio() >= 0.6), None)
+        match = next(
+            (
+                (x, y)
+                for x in range(i, i2)
+                for y in range(j, j2)
+                if difflib.SequenceMatcher(None, a[x], b[y]).quick_ratio() >= 0.6
+                and difflib.SequenceMatcher(None, a[x], b[y]).ratio() >= 0.6
+            ),
+            None,
+        )
         x, y = match if match is not None else (i2, j2)
         if x > i or y > j:
             out.append(("block", (i, x), (j, y)))
@@ -74,18 +86,22 @@ def _within_line(line: int, old: str, new: str) -> lsp.TextEdit:
     old_body, new_body = old.rstrip("\r\n"), new.rstrip("\r\n")
     if old == old_body:  # the file's last line, without a newline: compare the whole lines
         new_body = new
-    elif old[len(old_body):] != new[len(new_body):]:  # the line ending itself changed: replace the whole line
+    elif old[len(old_body) :] != new[len(new_body) :]:  # the line ending itself changed: replace the whole line
         return lsp.TextEdit(range=lsp.Range(lsp.Position(line, 0), lsp.Position(line + 1, 0)), new_text=new)
     prefix = 0
     while prefix < min(len(old_body), len(new_body)) and old_body[prefix] == new_body[prefix]:
         prefix += 1
     suffix = 0
-    while (suffix < min(len(old_body), len(new_body)) - prefix
-           and old_body[len(old_body) - 1 - suffix] == new_body[len(new_body) - 1 - suffix]):
+    while (
+        suffix < min(len(old_body), len(new_body)) - prefix
+        and old_body[len(old_body) - 1 - suffix] == new_body[len(new_body) - 1 - suffix]
+    ):
         suffix += 1
     start, end = utf16(old_body, prefix), utf16(old_body, len(old_body) - suffix)
-    return lsp.TextEdit(range=lsp.Range(lsp.Position(line, start), lsp.Position(line, end)),
-                        new_text=new_body[prefix:len(new_body) - suffix])
+    return lsp.TextEdit(
+        range=lsp.Range(lsp.Position(line, start), lsp.Position(line, end)),
+        new_text=new_body[prefix : len(new_body) - suffix],
+    )
 
 
 def _position(lines: list[str], index: int) -> lsp.Position:
@@ -97,8 +113,14 @@ def _position(lines: list[str], index: int) -> lsp.Position:
 
 def _workspace_edit(uri: str, version: int | None, old: str, new: str) -> lsp.WorkspaceEdit:
     edits = text_edits(old, new)
-    return lsp.WorkspaceEdit(changes={uri: edits}, document_changes=[lsp.TextDocumentEdit(
-        text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version), edits=edits)])
+    return lsp.WorkspaceEdit(
+        changes={uri: edits},
+        document_changes=[
+            lsp.TextDocumentEdit(
+                text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version), edits=edits
+            )
+        ],
+    )
 
 
 def fixes_of(diag: lsp.Diagnostic) -> list[Fix]:
@@ -117,14 +139,27 @@ def quick_fixes(uri: str, version: int | None, text: str, diagnostics: list[lsp.
             except EditError:
                 continue  # the engine could not make this edit here: offer nothing rather than a wrong edit
             title = f"{diag.code}: {fix.title or describe_fix(fix)}" + ("" if fix.safe else " (review)")
-            actions.append(lsp.CodeAction(title=title, kind=lsp.CodeActionKind.QuickFix, diagnostics=[diag],
-                                          is_preferred=index == 0 and fix.safe,
-                                          edit=_workspace_edit(uri, version, text, edited)))
+            actions.append(
+                lsp.CodeAction(
+                    title=title,
+                    kind=lsp.CodeActionKind.QuickFix,
+                    diagnostics=[diag],
+                    is_preferred=index == 0 and fix.safe,
+                    edit=_workspace_edit(uri, version, text, edited),
+                )
+            )
     return actions
 
 
-def source_actions(uri: str, version: int | None, text: str, engine: list[Diagnostic],
-                   only: list[str] | None, release: str | None = None, profiles: tuple = ()) -> list[lsp.CodeAction]:
+def source_actions(
+    uri: str,
+    version: int | None,
+    text: str,
+    engine: list[Diagnostic],
+    only: list[str] | None,
+    release: str | None = None,
+    profiles: tuple = (),
+) -> list[lsp.CodeAction]:
     """'Fix all safe' (what `grpo validate --fix` applies) and 'Migrate this file' (what `grpo migrate --write
     --from RELEASE` writes: the same migrate_config, from the release the file is judged for, so the editor offers
     the whole migration, defaults written out included), each offered only when it changes something."""
@@ -133,14 +168,20 @@ def source_actions(uri: str, version: int | None, text: str, engine: list[Diagno
     if wanted(FIX_ALL_SAFE):
         fixed, applied, _ = apply_fixes_to_text(text, safe_fixes(engine))
         if applied and fixed != text:
-            actions.append(lsp.CodeAction(title=f"grpo: fix all safe ({len(applied)})", kind=FIX_ALL_SAFE,
-                                          edit=_workspace_edit(uri, version, text, fixed)))
+            actions.append(
+                lsp.CodeAction(
+                    title=f"grpo: fix all safe ({len(applied)})",
+                    kind=FIX_ALL_SAFE,
+                    edit=_workspace_edit(uri, version, text, fixed),
+                )
+            )
     if wanted(MIGRATE):
         migrated = migrate_config(text, "<editor>", list(profiles), release)
         if migrated.done and migrated.text != text:
             title = f"grpo: migrate this file to TRL {migrated.target} ({len(migrated.done)})"
-            actions.append(lsp.CodeAction(title=title, kind=MIGRATE,
-                                          edit=_workspace_edit(uri, version, text, migrated.text)))
+            actions.append(
+                lsp.CodeAction(title=title, kind=MIGRATE, edit=_workspace_edit(uri, version, text, migrated.text))
+            )
     return actions
 
 

@@ -11,18 +11,21 @@ from lsprotocol import types as lsp
 from grpo_schema.engine.check import BATCH_INPUTS, TRL_REWARD_FUNCS, CheckResult
 from grpo_schema.engine.compiled import compiled
 from grpo_schema.engine.diagnostics import yaml_value
+from grpo_schema.engine.lines import split_lines
 from grpo_schema.engine.migrations import MIGRATIONS, describe
 from grpo_schema.engine.plan import Geometry, problems
-from grpo_schema.engine.lines import split_lines
 from grpo_schema.engine.release import batch_meaning, for_release, release_surface, status
 
 if TYPE_CHECKING:
     from grpo_schema.versions import FieldInfo, ReleaseSurface
 
 _KEY_LINE = re.compile(r"^(?P<indent>\s*)(?P<key>[A-Za-z_][\w.\-]*)\s*:")
-SCHEDULE = (("generation batch", "generation_batch_size"), ("prompts per generation", "prompts_per_generation"),
-            ("steps per generation", "steps_per_generation"),
-            ("optimizer steps per generation", "optimizer_steps_per_generation"))
+SCHEDULE = (
+    ("generation batch", "generation_batch_size"),
+    ("prompts per generation", "prompts_per_generation"),
+    ("steps per generation", "steps_per_generation"),
+    ("optimizer steps per generation", "optimizer_steps_per_generation"),
+)
 
 
 @functools.lru_cache(maxsize=1)
@@ -69,8 +72,14 @@ def judged_as(result: CheckResult | None) -> ReleaseSurface | None:
     return release_surface(result.trl_version) if result is not None else None
 
 
-_EXPECTS = {"bool": "true or false", "int": "an integer", "float": "a number", "str": "a string", "list": "a list",
-            "dict": "a mapping"}
+_EXPECTS = {
+    "bool": "true or false",
+    "int": "an integer",
+    "float": "a number",
+    "str": "a string",
+    "list": "a list",
+    "dict": "a mapping",
+}
 
 
 def _release_facts(name: str, info: FieldInfo, release: ReleaseSurface) -> tuple[str, str, list[str]]:
@@ -101,8 +110,9 @@ def release_hover(key: str, release: ReleaseSurface, result: CheckResult | None,
     return "\n\n".join(parts)
 
 
-def hover_text(key: str, result: CheckResult | None, profiles: tuple[Any, ...] = (),
-               world_size_from: str = "") -> str | None:
+def hover_text(
+    key: str, result: CheckResult | None, profiles: tuple[Any, ...] = (), world_size_from: str = ""
+) -> str | None:
     release = judged_as(result)
     if release is not None and (key in release.fields or key in compiled("config").fields):
         return release_hover(key, release, result, world_size_from)
@@ -147,11 +157,15 @@ def schedule_text(result: CheckResult | None, world_size_from: str = "") -> str:
 
 def _problem(problem: Any, config: Any) -> str:
     if problem.kind == "partial_groups":
-        return (f"the generation batch {problem.generation_batch_size} is not a multiple of num_generations "
-                f"{config.num_generations}")
+        return (
+            f"the generation batch {problem.generation_batch_size} is not a multiple of num_generations "
+            f"{config.num_generations}"
+        )
     if problem.kind == "not_per_device_multiple":
-        return (f"generation_batch_size {problem.generation_batch_size} is not a multiple of "
-                f"per_device_train_batch_size x world size")
+        return (
+            f"generation_batch_size {problem.generation_batch_size} is not a multiple of "
+            f"per_device_train_batch_size x world size"
+        )
     if problem.kind == "both_set":
         return "generation_batch_size and steps_per_generation are both set"
     return f"the eval batch {problem.generation_batch_size} does not hold whole groups"
@@ -161,8 +175,9 @@ def _number(value: Any) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def completions(text: str, line: int, character: int, profiles: tuple[Any, ...],
-                release: ReleaseSurface | None = None) -> list[lsp.CompletionItem]:
+def completions(
+    text: str, line: int, character: int, profiles: tuple[Any, ...], release: ReleaseSurface | None = None
+) -> list[lsp.CompletionItem]:
     """Keys not yet written, a key's values, reward names; the release's keys, defaults and values when the file
     is judged for an older release."""
     lines = split_lines(text)
@@ -170,7 +185,7 @@ def completions(text: str, line: int, character: int, profiles: tuple[Any, ...],
     before = current[:character]
     match = _KEY_LINE.match(before)
     if match and not match["indent"]:
-        return _values(match["key"], before[match.end():], profiles, release)
+        return _values(match["key"], before[match.end() :], profiles, release)
     if before.lstrip().startswith("-") and _list_owner(lines, line) == "reward_funcs":
         return _reward_items(profiles, release)
     if before.strip() and not re.fullmatch(r"[A-Za-z_][\w.\-]*", before):
@@ -200,27 +215,45 @@ def _key_items(written: set[str], release: ReleaseSurface | None) -> list[lsp.Co
     else:
         for name, info in release.fields.items():
             fallback = f"Read by TRL {release.release} ({info.source})."
-            found.append((name, _release_facts(name, info, release)[0].strip("`"),
-                          for_release(docs.get(name, ""), name, release, fallback) or fallback))
-    return [lsp.CompletionItem(
-        label=name, kind=lsp.CompletionItemKind.Property, detail=f"default {default}",
-        documentation=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=doc),
-        insert_text=f"{name}: ", sort_text=("0" if name in BATCH_INPUTS else "1") + name)
-        for name, default, doc in found if name not in written]
+            found.append(
+                (
+                    name,
+                    _release_facts(name, info, release)[0].strip("`"),
+                    for_release(docs.get(name, ""), name, release, fallback) or fallback,
+                )
+            )
+    return [
+        lsp.CompletionItem(
+            label=name,
+            kind=lsp.CompletionItemKind.Property,
+            detail=f"default {default}",
+            documentation=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=doc),
+            insert_text=f"{name}: ",
+            sort_text=("0" if name in BATCH_INPUTS else "1") + name,
+        )
+        for name, default, doc in found
+        if name not in written
+    ]
 
 
-def _keys(profiles: tuple[Any, ...], written: set[str],
-          release: ReleaseSurface | None = None) -> list[lsp.CompletionItem]:
+def _keys(
+    profiles: tuple[Any, ...], written: set[str], release: ReleaseSurface | None = None
+) -> list[lsp.CompletionItem]:
     items = _key_items(written, release)
     extra = _profile_descriptions(profiles)
     for profile in profiles:
         for name, facts in profile.validator.fields.items():
             if name not in written and name not in compiled("config").fields:
-                items.append(lsp.CompletionItem(
-                    label=name, kind=lsp.CompletionItemKind.Property,
-                    detail=f"{profile.name}; default {yaml_value(facts['default'])}",
-                    documentation=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=extra.get(name, "")),
-                    insert_text=f"{name}: ", sort_text="2" + name))
+                items.append(
+                    lsp.CompletionItem(
+                        label=name,
+                        kind=lsp.CompletionItemKind.Property,
+                        detail=f"{profile.name}; default {yaml_value(facts['default'])}",
+                        documentation=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=extra.get(name, "")),
+                        insert_text=f"{name}: ",
+                        sort_text="2" + name,
+                    )
+                )
     return items
 
 
@@ -237,21 +270,30 @@ def _reward_names(profiles: tuple[Any, ...], release: ReleaseSurface | None = No
 
 def _reward_items(profiles: tuple[Any, ...], release: ReleaseSurface | None = None) -> list[lsp.CompletionItem]:
     source = ", ".join(p.name for p in profiles) or (f"TRL {release.release}" if release is not None else "TRL")
-    return [lsp.CompletionItem(label=name, kind=lsp.CompletionItemKind.Function, detail=f"reward of {source}")
-            for name in _reward_names(profiles, release)]
+    return [
+        lsp.CompletionItem(label=name, kind=lsp.CompletionItemKind.Function, detail=f"reward of {source}")
+        for name in _reward_names(profiles, release)
+    ]
 
 
-def _values(key: str, typed: str, profiles: tuple[Any, ...],
-            release: ReleaseSurface | None = None) -> list[lsp.CompletionItem]:
+def _values(
+    key: str, typed: str, profiles: tuple[Any, ...], release: ReleaseSurface | None = None
+) -> list[lsp.CompletionItem]:
     if key == "reward_funcs":
         return _reward_items(profiles, release)
     if release is not None and key in release.fields:
         info = release.fields[key]
         default, _, choices = _release_facts(key, info, release)
         choices += ["true", "false"] if info.type == "bool" else []
-        return [lsp.CompletionItem(label=c, kind=lsp.CompletionItemKind.EnumMember,
-                                   detail="default" if f"`{c}`" == default else None, preselect=f"`{c}`" == default)
-                for c in choices]
+        return [
+            lsp.CompletionItem(
+                label=c,
+                kind=lsp.CompletionItemKind.EnumMember,
+                detail="default" if f"`{c}`" == default else None,
+                preselect=f"`{c}`" == default,
+            )
+            for c in choices
+        ]
     facts = compiled("config").fields.get(key)
     if facts is None:
         for profile in profiles:
@@ -262,6 +304,12 @@ def _values(key: str, typed: str, profiles: tuple[Any, ...],
     if "true or false" in facts["expected"]:
         choices += ["true", "false"]
     default = yaml_value(facts["default"])
-    return [lsp.CompletionItem(label=choice, kind=lsp.CompletionItemKind.EnumMember,
-                               detail="default" if choice == default else None, preselect=choice == default)
-            for choice in choices]
+    return [
+        lsp.CompletionItem(
+            label=choice,
+            kind=lsp.CompletionItemKind.EnumMember,
+            detail="default" if choice == default else None,
+            preselect=choice == default,
+        )
+        for choice in choices
+    ]

@@ -18,9 +18,9 @@ from grpo_schema.dialects.python import check_python
 from grpo_schema.dialects.python.check import PythonCheck, script_only_keys
 from grpo_schema.dialects.python.codes import NO_CALL
 from grpo_schema.dialects.python.source import file_line, split_cell_path
-from grpo_schema.engine.lines import split_lines
 from grpo_schema.engine.diagnostics import Diagnostic
 from grpo_schema.engine.infile import read_file_settings
+from grpo_schema.engine.lines import split_lines
 from grpo_schema.lsp.analysis import Analysis, judged_release, to_lsp, utf16
 from grpo_schema.lsp.settings import Settings
 
@@ -41,8 +41,12 @@ def check_python_document(text: str, settings: Settings, uri: str) -> Analysis:
     checked = check_python(text, path, **options)
     lines = split_lines(text)  # Python counts lines as editors do: \n, \r\n, \r
     # A Python file without a call is most Python files an editor opens: nothing to say about it there.
-    diagnostics = [_to_lsp(d, result.path, text, lines) for result in checked.results for d in result.diagnostics
-                   if d.code != NO_CALL]
+    diagnostics = [
+        _to_lsp(d, result.path, text, lines)
+        for result in checked.results
+        for d in result.diagnostics
+        if d.code != NO_CALL
+    ]
     return Analysis(text, infile, checked.results[0], diagnostics, True, (), python=checked)
 
 
@@ -53,16 +57,28 @@ def _to_lsp(diag: Diagnostic, result_path: str, text: str, lines: list[str]) -> 
         written = lines[found - 1] if found else ""
         name = next((f for f in diag.fields if f in written), None)  # the field whose keyword is on that line
         column = written.find(name) + 1 if name else 1
-        diag = Diagnostic(diag.code, diag.severity, f"cell {cell} line {diag.line}: {diag.message}", diag.fields,
-                          found, column if found else None, diag.hint, diag.fix, diag.origin, diag.alternatives)
+        diag = Diagnostic(
+            diag.code,
+            diag.severity,
+            f"cell {cell} line {diag.line}: {diag.message}",
+            diag.fields,
+            found,
+            column if found else None,
+            diag.hint,
+            diag.fix,
+            diag.origin,
+            diag.alternatives,
+        )
     out = to_lsp(diag, lines)
     if diag.line is not None and diag.line <= len(lines):  # the keyword (or dict key) itself, not a YAML key
         line = lines[diag.line - 1]
         start = (diag.column or 1) - 1
         match = _WORD.match(line, start)
         end = match.end() if match else start + 1
-        out.range = lsp.Range(lsp.Position(diag.line - 1, utf16(line, start)),  # LSP counts UTF-16 units
-                              lsp.Position(diag.line - 1, utf16(line, end)))
+        out.range = lsp.Range(
+            lsp.Position(diag.line - 1, utf16(line, start)),  # LSP counts UTF-16 units
+            lsp.Position(diag.line - 1, utf16(line, end)),
+        )
     return out
 
 
@@ -152,12 +168,20 @@ def quick_fixes(uri: str, version: int | None, analysis: Analysis, near: list[ls
         for number, fix in enumerate(fixes):
             if set(fix.set) & refused or any(is_launch_key(name) for name in fix.set):
                 continue  # the world size is the launcher's, the model and data GRPOTrainer's
-            edited = (_notebook_fix(analysis.text, checked, index, fix) if checked.source.notebook
-                      else fix_text(analysis.text, checked.calls[index], fix))
+            edited = (
+                _notebook_fix(analysis.text, checked, index, fix)
+                if checked.source.notebook
+                else fix_text(analysis.text, checked.calls[index], fix)
+            )
             if edited is None or edited == analysis.text:
                 continue
-            actions.append(lsp.CodeAction(title=f"{diag.code}: {fix.title}" + ("" if fix.safe else " (review)"),
-                                          kind=lsp.CodeActionKind.QuickFix, diagnostics=[diag],
-                                          is_preferred=number == 0 and fix.safe,
-                                          edit=_workspace_edit(uri, version, analysis.text, edited)))
+            actions.append(
+                lsp.CodeAction(
+                    title=f"{diag.code}: {fix.title}" + ("" if fix.safe else " (review)"),
+                    kind=lsp.CodeActionKind.QuickFix,
+                    diagnostics=[diag],
+                    is_preferred=number == 0 and fix.safe,
+                    edit=_workspace_edit(uri, version, analysis.text, edited),
+                )
+            )
     return actions

@@ -19,16 +19,16 @@ from dataclasses import dataclass, field
 
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
-from pygls.lsp.server import LanguageServer
 from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
+from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.workspace import TextDocument, Workspace
 
 from grpo_schema import __version__
+from grpo_schema.engine.lines import split_lines
 from grpo_schema.lsp import edits, info, python
 from grpo_schema.lsp.analysis import Analysis, check_document, from_utf16
 from grpo_schema.lsp.settings import Settings, from_client
-from grpo_schema.engine.lines import split_lines
 
 
 @dataclass
@@ -78,8 +78,14 @@ class EditorLinesDocument(TextDocument):
 
 class EditorLinesWorkspace(Workspace):
     def _create_text_document(self, doc_uri, source=None, version=None, language_id=None) -> TextDocument:
-        return EditorLinesDocument(doc_uri, source=source, version=version, language_id=language_id,
-                                   sync_kind=self._sync_kind, position_codec=self._position_codec)
+        return EditorLinesDocument(
+            doc_uri,
+            source=source,
+            version=version,
+            language_id=language_id,
+            sync_kind=self._sync_kind,
+            position_codec=self._position_codec,
+        )
 
 
 # The longest message body read: a config is at most 1 MB (the loader's limit), sent as JSON with escapes.
@@ -113,8 +119,11 @@ class GrpoProtocol(LanguageServerProtocol):
         elif isinstance(message, _Unanswerable):
             return  # its InvalidParams error is sent
         elif not hasattr(message, "jsonrpc"):  # a JSON value that is no object with "jsonrpc", e.g. [] or 5
-            self.send_error(_id_of(message), -32600, 'Invalid Request: not a JSON-RPC 2.0 object ("jsonrpc": "2.0" '
-                                                     'with a method, a result or an error)')
+            self.send_error(
+                _id_of(message),
+                -32600,
+                'Invalid Request: not a JSON-RPC 2.0 object ("jsonrpc": "2.0" with a method, a result or an error)',
+            )
         else:
             super().handle_message(message)
 
@@ -123,11 +132,16 @@ class GrpoProtocol(LanguageServerProtocol):
         answered (the client waits forever): answer it with InvalidParams (-32602), as JSON-RPC says. (Called by
         json.loads for every object of a message, innermost first: only the envelope has "jsonrpc".)"""
         if _OVERSIZED in data:
-            return _InvalidRequest(None, f"a Content-Length of {data[_OVERSIZED]} bytes is over the limit of "
-                                         f"{MAX_BODY_BYTES}; the message was skipped")
+            return _InvalidRequest(
+                None,
+                f"a Content-Length of {data[_OVERSIZED]} bytes is over the limit of "
+                f"{MAX_BODY_BYTES}; the message was skipped",
+            )
         if "jsonrpc" in data and not {"method", "result", "error"} & data.keys():
-            return _InvalidRequest(_id_of(data), "a message needs a method (a request or notification), or a "
-                                                 "result or an error (a response)")
+            return _InvalidRequest(
+                _id_of(data),
+                "a message needs a method (a request or notification), or a result or an error (a response)",
+            )
         if data.get("jsonrpc", "2.0") != "2.0":
             return _InvalidRequest(_id_of(data), f'"jsonrpc" must be "2.0", not {data["jsonrpc"]!r}')
         try:
@@ -143,8 +157,12 @@ class GrpoProtocol(LanguageServerProtocol):
 
 class GrpoLanguageServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("grpo-lsp", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
-                         protocol_cls=GrpoProtocol)
+        super().__init__(
+            "grpo-lsp",
+            __version__,
+            text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
+            protocol_cls=GrpoProtocol,
+        )
         self.state = State()
         # One worker: checks of one file are sequential anyway, and a second thread only fights for the GIL.
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="grpo-check")
@@ -163,8 +181,14 @@ class GrpoLanguageServer(LanguageServer):
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
         reader = BoundedReader(stdin or sys.stdin.buffer, self.thread_pool)
         try:
-            asyncio.run(run_async(stop_event=self._stop_event, reader=reader, protocol=self.protocol,
-                                  error_handler=self.report_server_error))
+            asyncio.run(
+                run_async(
+                    stop_event=self._stop_event,
+                    reader=reader,
+                    protocol=self.protocol,
+                    error_handler=self.report_server_error,
+                )
+            )
         except BrokenPipeError:
             pass  # the client went away
         except (KeyboardInterrupt, SystemExit):
@@ -199,14 +223,16 @@ class GrpoLanguageServer(LanguageServer):
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a bug in a rule must not take the server down: say so, keep serving
-            self.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Error,
-                                                         message=f"grpo: checking {uri} failed: {exc!r}"))
+            self.window_log_message(
+                lsp.LogMessageParams(type=lsp.MessageType.Error, message=f"grpo: checking {uri} failed: {exc!r}")
+            )
             return
         state = self.state.documents.get(uri)
         if analysis is None or state is None or state.version != version:
             return  # stale: a newer edit (or a close) superseded this check
-        self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
-            uri=uri, diagnostics=analysis.diagnostics, version=self._client_version(uri)))
+        self.text_document_publish_diagnostics(
+            lsp.PublishDiagnosticsParams(uri=uri, diagnostics=analysis.diagnostics, version=self._client_version(uri))
+        )
 
     async def analyse(self, uri: str, version: int | None = None, with_fixes: bool = True) -> Analysis | None:
         """The check of the document's current text (cached per version), computed in the worker thread. It has
@@ -277,8 +303,10 @@ def did_close(ls: GrpoLanguageServer, params: lsp.DidCloseTextDocumentParams) ->
     ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[]))
 
 
-@server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(code_action_kinds=[
-    lsp.CodeActionKind.QuickFix, edits.FIX_ALL_SAFE, edits.MIGRATE]))
+@server.feature(
+    lsp.TEXT_DOCUMENT_CODE_ACTION,
+    lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix, edits.FIX_ALL_SAFE, edits.MIGRATE]),
+)
 async def code_action(ls: GrpoLanguageServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
     uri = params.text_document.uri
     analysis = await ls.analyse(uri)
@@ -293,8 +321,9 @@ async def code_action(ls: GrpoLanguageServer, params: lsp.CodeActionParams) -> l
     if not only or any(str(k).startswith(lsp.CodeActionKind.QuickFix) for k in only):
         near = [d for d in analysis.diagnostics if edits.in_range(d, params.range)]
         actions += edits.quick_fixes(uri, version, analysis.text, near)
-    actions += edits.source_actions(uri, version, analysis.text, analysis.result.diagnostics, only,
-                                    analysis.result.trl_version, analysis.profiles)
+    actions += edits.source_actions(
+        uri, version, analysis.text, analysis.result.diagnostics, only, analysis.result.trl_version, analysis.profiles
+    )
     return actions
 
 
@@ -343,9 +372,13 @@ def lsp_command(argv: list[str]) -> int:
 
     parser = argparse.ArgumentParser(prog="grpo lsp", description="Language server for GRPO configs (stdio).")
     parser.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (the default and only mode)")
-    parser.add_argument("--trl-version", metavar="X.Y[.Z]", help="judge documents against this TRL release unless "
-                        "the editor's trlVersion setting or a file's `# grpo: --trl-version` comment names another "
-                        "(default: the trl installed beside this Python, else a repository pin, else 1.16)")
+    parser.add_argument(
+        "--trl-version",
+        metavar="X.Y[.Z]",
+        help="judge documents against this TRL release unless "
+        "the editor's trlVersion setting or a file's `# grpo: --trl-version` comment names another "
+        "(default: the trl installed beside this Python, else a repository pin, else 1.16)",
+    )
     args = parser.parse_args(argv)
     if args.trl_version:
         from dataclasses import replace

@@ -84,14 +84,19 @@ def _release(out: Settings, version: Any) -> Settings:
         return out  # not set here: `grpo lsp --trl-version`, else the installed trl
     hint = "set grpo.trlVersion to a TRL release such as 1.16 or 0.19.1, or remove it to use the installed trl"
     if not isinstance(version, str):
-        return replace(out, problems=out.problems + (
-            ("error", f"trlVersion {version!r} in the editor's settings is not a TRL release", hint),))
+        return replace(
+            out,
+            problems=out.problems
+            + (("error", f"trlVersion {version!r} in the editor's settings is not a TRL release", hint),),
+        )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             parse_version(version.strip())
         except VersionError as exc:
-            return replace(out, problems=out.problems + (
-                ("error", f"trlVersion {version!r} in the editor's settings: {exc}", hint),))
+            return replace(
+                out,
+                problems=out.problems + (("error", f"trlVersion {version!r} in the editor's settings: {exc}", hint),),
+            )
     said = tuple(("warning", f"trlVersion {version!r} in the editor's settings: {w.message}", hint) for w in caught)
     return replace(out, trl_version=version.strip(), problems=out.problems + said)

@@ -31,8 +31,9 @@ def settings(derived: dict[str, Any]) -> list[str]:
     out = ["The settings that shape the batch"]
     meaning = dict(_MEANING)
     if derived.get("per_device_unit") == "prompts":  # TRL 0.14: rows are prompts, the trainer samples each group
-        meaning["per_device_train_batch_size"] = ("prompts each process takes per micro-step (num_generations "
-                                                  "completions each)")
+        meaning["per_device_train_batch_size"] = (
+            "prompts each process takes per micro-step (num_generations completions each)"
+        )
     for name, entry in rows:
         label = "world size" if name == "world_size" else name
         out.append(f"  {label:<{width}}  {entry['value']!s:>5}  {_source(entry):<12}  {meaning[name]}")
@@ -49,37 +50,59 @@ def _count(value: float, word: str) -> str:
 
 def consequences(d: dict[str, Any]) -> list[str]:
     f = d["formulas"]
-    U, G, every, GA = d["prompts_per_generation"], d["num_generations"], d["generate_every_micro_steps"], \
-        d["gradient_accumulation_steps"]
+    U, G, every, GA = (
+        d["prompts_per_generation"],
+        d["num_generations"],
+        d["generate_every_micro_steps"],
+        d["gradient_accumulation_steps"],
+    )
     per_gen = d["optimizer_steps_per_generation"]
-    steps = (f"{_ratio(per_gen)} optimizer step{'s' if per_gen != 1 else ''} per generation" if per_gen >= 1 else
-             f"{_ratio(d['generations_per_optimizer_step'])} generations per optimizer step")
-    out = ["What they give",
-           f"  generation batch  {f['generation_batch_size']} completions = {_count(U, 'prompt')} x {_count(G, 'completion')}",
-           f"  per process       {d['completions_per_process_per_generation']} completions per generation "
-           f"({_count(d['prompts_per_process_per_generation'], 'prompt')})",
-           f"  generation        every {every} micro-step{'s' if every != 1 else ''} "
-           f"(steps_per_generation x num_iterations = {d['steps_per_generation']} x {d['num_iterations']})",
-           f"  optimizer step    every {GA} micro-step{'s' if GA != 1 else ''}, on "
-           f"{d['completions_per_optimizer_step']} completions; {steps}",
-           "  old log-probs     " + _old_logprobs(d),
-           "  clipping          " + ("can act: the weights change while a generation is still being trained on"
-                                     if d["clipping_active"] else "never acts: training is on-policy (ratio = 1)"),
-           f"  context length    {d['context_length_needed'] or 'unknown'}: {d['context_length_note']}"
-           + ("; the prompt length is the file's max_prompt_length, which TRL 1.16 no longer reads or enforces"
-              if _prompt_length_from_file(d) else "")]
+    steps = (
+        f"{_ratio(per_gen)} optimizer step{'s' if per_gen != 1 else ''} per generation"
+        if per_gen >= 1
+        else f"{_ratio(d['generations_per_optimizer_step'])} generations per optimizer step"
+    )
+    out = [
+        "What they give",
+        f"  generation batch  {f['generation_batch_size']} completions = {_count(U, 'prompt')} x {_count(G, 'completion')}",
+        f"  per process       {d['completions_per_process_per_generation']} completions per generation "
+        f"({_count(d['prompts_per_process_per_generation'], 'prompt')})",
+        f"  generation        every {every} micro-step{'s' if every != 1 else ''} "
+        f"(steps_per_generation x num_iterations = {d['steps_per_generation']} x {d['num_iterations']})",
+        f"  optimizer step    every {GA} micro-step{'s' if GA != 1 else ''}, on "
+        f"{d['completions_per_optimizer_step']} completions; {steps}",
+        "  old log-probs     " + _old_logprobs(d),
+        "  clipping          "
+        + (
+            "can act: the weights change while a generation is still being trained on"
+            if d["clipping_active"]
+            else "never acts: training is on-policy (ratio = 1)"
+        ),
+        f"  context length    {d['context_length_needed'] or 'unknown'}: {d['context_length_note']}"
+        + (
+            "; the prompt length is the file's max_prompt_length, which TRL 1.16 no longer reads or enforces"
+            if _prompt_length_from_file(d)
+            else ""
+        ),
+    ]
     if d.get("vllm_max_num_seqs"):
-        out.append(f"  vLLM (colocate)   max_num_seqs {d['vllm_max_num_seqs']} (per_device_train_batch_size x "
-                   "vllm_tensor_parallel_size x steps_per_generation); TRL fixes max_num_batched_tokens at 4096")
+        out.append(
+            f"  vLLM (colocate)   max_num_seqs {d['vllm_max_num_seqs']} (per_device_train_batch_size x "
+            "vllm_tensor_parallel_size x steps_per_generation); TRL fixes max_num_batched_tokens at 4096"
+        )
     if d.get("dataset_size") is not None:
-        out.append(f"  per epoch         {_count(d['dataset_size'], 'prompt')} -> "
-                   f"{_count(d['generations_per_epoch'], 'generation')}, "
-                   f"{_count(d['micro_steps_per_epoch'], 'micro-step')}, "
-                   f"{_count(d['optimizer_steps_per_epoch'], 'optimizer step')} "
-                   f"({_count(d['unique_prompts_per_epoch'], 'prompt')} used, {d['prompts_dropped_per_epoch']} left out)")
+        out.append(
+            f"  per epoch         {_count(d['dataset_size'], 'prompt')} -> "
+            f"{_count(d['generations_per_epoch'], 'generation')}, "
+            f"{_count(d['micro_steps_per_epoch'], 'micro-step')}, "
+            f"{_count(d['optimizer_steps_per_epoch'], 'optimizer step')} "
+            f"({_count(d['unique_prompts_per_epoch'], 'prompt')} used, {d['prompts_dropped_per_epoch']} left out)"
+        )
         epochs = d.get("epochs")
-        out.append(f"  whole run         {_count(d['total_optimizer_steps'], 'optimizer step')}"
-                   + (f" ({_ratio(epochs)} epoch{'s' if epochs != 1 else ''})" if epochs else ""))
+        out.append(
+            f"  whole run         {_count(d['total_optimizer_steps'], 'optimizer step')}"
+            + (f" ({_ratio(epochs)} epoch{'s' if epochs != 1 else ''})" if epochs else "")
+        )
     return out
 
 
@@ -143,10 +166,13 @@ def _generation_lines(step: dict[str, Any], d: dict[str, Any]) -> list[str]:
         out.append(f"      process {rank} gets sampler batch {p['sampler_batch']}: {word} {prompts}")
     rows = d["sampler_batch_size"]
     old = "; old log-probs are computed" if d["old_logprobs_needed"] else ""
-    out.append(f"      each process generates and scores its {rows} completions; rewards are gathered so every group "
-               f"is scored whole{old}.")
-    out.append(f"      Each process shuffles its {rows} rows and cuts them into {s} slice{'s' if s > 1 else ''} "
-               f"of {b}.")
+    out.append(
+        f"      each process generates and scores its {rows} completions; rewards are gathered so every group "
+        f"is scored whole{old}."
+    )
+    out.append(
+        f"      Each process shuffles its {rows} rows and cuts them into {s} slice{'s' if s > 1 else ''} of {b}."
+    )
     return out
 
 
@@ -162,8 +188,10 @@ def _step_line(step: dict[str, Any], d: dict[str, Any]) -> str:
     train = f"train on slice {step['buffer_slice'] + 1} of {s}"
     parts.append(train + (f", pass {step['iteration']} of {mu}" if mu > 1 else ""))
     if step["optimizer_step"] is not None:
-        parts.append(f"OPTIMIZER STEP {step['optimizer_step']} ({step['window']} micro-step"
-                     f"{'s' if step['window'] != 1 else ''} accumulated)")
+        parts.append(
+            f"OPTIMIZER STEP {step['optimizer_step']} ({step['window']} micro-step"
+            f"{'s' if step['window'] != 1 else ''} accumulated)"
+        )
     return " | ".join(parts)
 
 
@@ -173,8 +201,11 @@ def walk_lines(document: dict[str, Any]) -> list[str]:
         return []
     seed = d["inputs"]["seed"]["value"]
     shuffled = d["inputs"]["shuffle_dataset"]["value"]
-    order = (f"the epoch's shuffled order (torch.randperm, generator seeded once with seed={seed})" if shuffled
-             else "dataset order (shuffle_dataset is false)")
+    order = (
+        f"the epoch's shuffled order (torch.randperm, generator seeded once with seed={seed})"
+        if shuffled
+        else "dataset order (shuffle_dataset is false)"
+    )
     out = [f"Micro-step by micro-step (the first {len(schedule)}; prompts are numbered by position in {order})"]
     epoch = 0
     for step in schedule:
@@ -199,17 +230,25 @@ def why_lines(d: dict[str, Any]) -> list[str]:
             "  It has no repeating sampler and no steps_per_generation: every micro-step generates its own "
             "completions, and no divisibility by num_generations is checked (groups never straddle processes).",
         ]
-    s, mu, b, every = d["steps_per_generation"], d["num_iterations"], d["per_device_train_batch_size"], \
-        d["generate_every_micro_steps"]
+    s, mu, b, every = (
+        d["steps_per_generation"],
+        d["num_iterations"],
+        d["per_device_train_batch_size"],
+        d["generate_every_micro_steps"],
+    )
     ahead = "the next micro-step trains on" if s == 1 else f"the next {s} micro-steps train on"
     if every == 1:
-        between = "with one micro-step to a generation the trainer asks for a new batch each time, so there is " \
-                  "no copy to ignore."
+        between = (
+            "with one micro-step to a generation the trainer asks for a new batch each time, so there is "
+            "no copy to ignore."
+        )
     else:
         waits = "the micro-step" if every == 2 else f"each of the {every - 1} micro-steps"
-        between = f"the trainer still asks for a batch on {waits} before the next generation: the sampler serves " \
-                  f"{'a copy' if every == 2 else 'copies'} of the same prompts and the trainer ignores " \
-                  f"{'it' if every == 2 else 'them'}."
+        between = (
+            f"the trainer still asks for a batch on {waits} before the next generation: the sampler serves "
+            f"{'a copy' if every == 2 else 'copies'} of the same prompts and the trainer ignores "
+            f"{'it' if every == 2 else 'them'}."
+        )
     return [
         "Why steps_per_generation appears twice in the sampler",
         f"  In the dataloader's batch size (per_device_train_batch_size x steps_per_generation = {b} x {s} = {b * s}) "
@@ -231,8 +270,10 @@ def relation_lines(document: dict[str, Any]) -> list[str]:
 
 def diagnostic_lines(document: dict[str, Any]) -> list[str]:
     shown = [d for d in document["diagnostics"] if d["severity"] != "info"]
-    out = [f"  {d['severity']}[{d['code']}] {d['message']}" + (f"\n    help: {d['hint']}" if d["hint"] else "")
-           for d in shown]
+    out = [
+        f"  {d['severity']}[{d['code']}] {d['message']}" + (f"\n    help: {d['hint']}" if d["hint"] else "")
+        for d in shown
+    ]
     return ["Diagnostics (grpo validate shows them with their lines)"] + out if out else []
 
 
@@ -242,7 +283,9 @@ def render_explain(document: dict[str, Any], source: str = "") -> str:
     from grpo_schema.render.text import release_reason
 
     judged = release_reason(document.get("trl_version", "1.16.0"), document.get("trl_version_source", "default"))
-    blocks = [[f"grpo explain: {document['path']} at world size {document['world_size']} ({where}); judged as {judged}"]]
+    blocks = [
+        [f"grpo explain: {document['path']} at world size {document['world_size']} ({where}); judged as {judged}"]
+    ]
     if "inputs" in d:
         blocks += [settings(d), consequences(d), walk_lines(document), why_lines(d)]
     else:

@@ -12,11 +12,10 @@ import hashlib
 import re
 from pathlib import PurePath
 from typing import Any
-
-from grpo_schema.render.machine import dumps
 from urllib.parse import quote
 
 from grpo_schema.engine.check import CheckResult
+from grpo_schema.render.machine import dumps
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/grpo-config/grpo-config"
@@ -35,12 +34,15 @@ def _rule(info: Any) -> dict[str, Any]:
 
     name = "".join(word.capitalize() for word in re.findall(r"[A-Za-z0-9]+", info.title))
     help_text = f"{info.explanation}\n\nRun `grpo codes {info.code}` for this explanation."
-    return {"id": info.code, "name": name,
-            "shortDescription": {"text": info.title},
-            "fullDescription": {"text": info.explanation},
-            "help": {"text": help_text, "markdown": help_text},
-            "defaultConfiguration": {"level": LEVELS[info.severity]},
-            "properties": {"tags": ["grpo-config", AREAS.get(info.code[5:6], "other")]}}
+    return {
+        "id": info.code,
+        "name": name,
+        "shortDescription": {"text": info.title},
+        "fullDescription": {"text": info.explanation},
+        "help": {"text": help_text, "markdown": help_text},
+        "defaultConfiguration": {"level": LEVELS[info.severity]},
+        "properties": {"tags": ["grpo-config", AREAS.get(info.code[5:6], "other")]},
+    }
 
 
 def artifact_uri(path: str) -> tuple[str, str | None]:
@@ -67,12 +69,19 @@ def _result(result: CheckResult, diag: Any, rule_index: dict[str, int]) -> dict[
         location["uriBaseId"] = base
     text = prefix + diag.message + (f" ({diag.hint})" if diag.hint else "")
     out: dict[str, Any] = {
-        "ruleId": diag.code, "level": LEVELS[diag.severity], "message": {"text": text},
-        "locations": [{"physicalLocation": {"artifactLocation": location,
-                                            "region": {"startLine": line or 1, "startColumn": column or 1}}}],
+        "ruleId": diag.code,
+        "level": LEVELS[diag.severity],
+        "message": {"text": text},
+        "locations": [
+            {
+                "physicalLocation": {
+                    "artifactLocation": location,
+                    "region": {"startLine": line or 1, "startColumn": column or 1},
+                }
+            }
+        ],
         "partialFingerprints": {"grpoConfigFinding/v1": _fingerprint(result.path, diag.code, tuple(diag.fields))},
-        "properties": {"fields": list(diag.fields), "hint": diag.hint,
-                       "fix": diag.fix.to_dict() if diag.fix else None},
+        "properties": {"fields": list(diag.fields), "hint": diag.hint, "fix": diag.fix.to_dict() if diag.fix else None},
     }
     if diag.code in rule_index:
         out["ruleIndex"] = rule_index[diag.code]
@@ -84,11 +93,20 @@ def sarif_log(results: list[CheckResult]) -> dict[str, Any]:
 
     catalogue = code_catalogue()
     rule_index = {code: i for i, code in enumerate(catalogue)}
-    driver = {"name": "grpo-config", "version": __version__, "semanticVersion": __version__,
-              "informationUri": INFORMATION_URI, "rules": [_rule(info) for info in catalogue.values()]}
+    driver = {
+        "name": "grpo-config",
+        "version": __version__,
+        "semanticVersion": __version__,
+        "informationUri": INFORMATION_URI,
+        "rules": [_rule(info) for info in catalogue.values()],
+    }
     findings = [_result(r, d, rule_index) for r in results for d in r.diagnostics]
-    run = {"tool": {"driver": driver}, "columnKind": "unicodeCodePoints",
-           "invocations": [{"executionSuccessful": True}], "results": findings}
+    run = {
+        "tool": {"driver": driver},
+        "columnKind": "unicodeCodePoints",
+        "invocations": [{"executionSuccessful": True}],
+        "results": findings,
+    }
     return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
 
 

@@ -50,7 +50,7 @@ def render_diagnostic(diag: Diagnostic, path: str, lines: list[str], color: bool
         gutter = f"{diag.line:>5} | "
         text = printable(raw)
         out.append(_paint(gutter, "dim", color) + text)
-        start = len(printable(raw[:max((diag.column or 1) - 1, 0)]))  # the caret under the escaped text
+        start = len(printable(raw[: max((diag.column or 1) - 1, 0)]))  # the caret under the escaped text
         # The key: up to its ':' in YAML, its '=' for a Python keyword argument.
         key_width = max(len(re.split(r"[:=]", text[start:], maxsplit=1)[0].rstrip()), 1)
         out.append(_paint(" " * 6 + "| ", "dim", color) + " " * start + _paint("^" * key_width, diag.severity, color))
@@ -69,10 +69,11 @@ def summary(result: CheckResult) -> str:
     refused = [d for d in result.diagnostics if d.severity == "error"]
     verdict = f"{'valid' if result.valid else 'invalid'} at world size {result.world_size}"
     if refused and all(d.code.startswith("GRPO-U") for d in refused):  # the runtime's refusals of a valid config
-        verdict = (f"valid at world size {result.world_size}, but grpo_runtime refuses {len(refused)} "
-                   f"setting{'s' if len(refused) != 1 else ''}")
-    return (f"{printable(result.path)}: {verdict}" + (f" ({', '.join(words)})" if words else "")
-            + judged_for(result))
+        verdict = (
+            f"valid at world size {result.world_size}, but grpo_runtime refuses {len(refused)} "
+            f"setting{'s' if len(refused) != 1 else ''}"
+        )
+    return f"{printable(result.path)}: {verdict}" + (f" ({', '.join(words)})" if words else "") + judged_for(result)
 
 
 def release_reason(version: str, source: str) -> str:
@@ -84,9 +85,11 @@ def judged_for(result: CheckResult) -> str:
     """'; judged as TRL 0.19.1 (the trl installed beside this Python)': always said, 1.16 included, so that a
     reader knows which release's rules the verdict is (and which release to name when it is not theirs)."""
     if result.trl_version_source == "verl":  # a verl launch script or YAML (grpo_schema.dialects.verl)
-        how = {"flag": "--verl-version", "comment": "the file's # grpo: comment",
-               "requirements": "the file's verl== pin"}.get(result.sources.get("verl_version", ""),
-                                                           "the dialect's field table")
+        how = {
+            "flag": "--verl-version",
+            "comment": "the file's # grpo: comment",
+            "requirements": "the file's verl== pin",
+        }.get(result.sources.get("verl_version", ""), "the dialect's field table")
         return f"; judged as verl {result.trl_version} ({how})"
     return f"; judged as {release_reason(result.trl_version, result.trl_version_source)}"
 

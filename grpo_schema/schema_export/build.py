@@ -17,11 +17,30 @@ from grpo_schema.schema_export.properties import derived_examples, enum_values, 
 from grpo_schema.schema_export.snippets import default_snippets
 
 # Key order inside each property, for readable diffs of the committed files; unlisted keys keep their place.
-_KEY_ORDER = ("title", "description", "markdownDescription", "deprecated", "deprecationMessage", "type", "const",
-              "enum", "enumDescriptions", "markdownEnumDescriptions", "anyOf", "items", "minimum",
-              "exclusiveMinimum", "maximum", "exclusiveMaximum", "default", "examples")
-LAUNCH_PATTERN_DOC = ("An `accelerate launch` option of one of its families (fsdp_*, deepspeed_*, dynamo_*, ...); "
-                      "`trl grpo` forwards it to `accelerate launch`.")
+_KEY_ORDER = (
+    "title",
+    "description",
+    "markdownDescription",
+    "deprecated",
+    "deprecationMessage",
+    "type",
+    "const",
+    "enum",
+    "enumDescriptions",
+    "markdownEnumDescriptions",
+    "anyOf",
+    "items",
+    "minimum",
+    "exclusiveMinimum",
+    "maximum",
+    "exclusiveMaximum",
+    "default",
+    "examples",
+)
+LAUNCH_PATTERN_DOC = (
+    "An `accelerate launch` option of one of its families (fsdp_*, deepspeed_*, dynamo_*, ...); "
+    "`trl grpo` forwards it to `accelerate launch`."
+)
 
 
 def _document(properties: dict[str, Any], value_docs: dict[str, dict[Any, str]]) -> None:
@@ -75,7 +94,11 @@ def _profile_fields(properties: dict[str, Any], defs: dict[str, Any], active: tu
         _document(extra, _value_docs(model))
         defs.update(extra_defs)
         properties.update(extra)  # a profile's own key wins (open-r1 still reads wandb_log_unique_prompts)
-        group = (f"{layout.PROFILE_GROUP_PREFIX}{profile.name}", f"{profile.name} script arguments", profile.description)
+        group = (
+            f"{layout.PROFILE_GROUP_PREFIX}{profile.name}",
+            f"{profile.name} script arguments",
+            profile.description,
+        )
         layout.place(properties, group, groups, list(extra))
 
 
@@ -97,8 +120,9 @@ def build_schema(active: tuple, lenient: bool) -> dict[str, Any]:
     properties["env"] = env_property(lenient)
     layout.place(properties, ("env", "Environment variables", properties["env"]["description"]), groups, ["env"])
     properties["hardware"] = hardware_property()
-    layout.place(properties, ("hardware", "Hardware (grpo plan)", properties["hardware"]["description"]), groups,
-                 ["hardware"])
+    layout.place(
+        properties, ("hardware", "Hardware (grpo plan)", properties["hardware"]["description"]), groups, ["hardware"]
+    )
     _profile_fields(properties, defs, active, groups)
     for nested in defs.values():  # datasets entries, an open-r1 mixture, ...
         _document(nested.get("properties", {}), {})
@@ -106,8 +130,13 @@ def build_schema(active: tuple, lenient: bool) -> dict[str, Any]:
     _legacy_fields(properties, groups)
     choices = {name: enum_values(prop) for name, prop in properties.items()}
     properties = {name: _tidy(prop) for name, prop in properties.items()}
-    body: dict[str, Any] = {"type": "object", "properties": properties, "patternProperties": patterns,
-                            "additionalProperties": lenient, "allOf": conditional_schemas(choices)}
+    body: dict[str, Any] = {
+        "type": "object",
+        "properties": properties,
+        "patternProperties": patterns,
+        "additionalProperties": lenient,
+        "allOf": conditional_schemas(choices),
+    }
     if defs:
         body["$defs"] = defs
     body["defaultSnippets"] = default_snippets()

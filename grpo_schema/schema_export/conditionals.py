@@ -34,6 +34,8 @@ def defaulted(name: str, schema: JsonSchema) -> JsonSchema:
 
 TRUE: JsonSchema = {"const": True}
 NULL: JsonSchema = {"type": "null"}
+
+
 def only_keys(names: Iterable[str]) -> JsonSchema:
     """A mapping (when the target is one) with no keys but these. (additionalProperties is the one key check the
     YAML language server words with our errorMessage; an empty `enum` for propertyNames breaks draft-07 there.)"""
@@ -79,8 +81,11 @@ def _scheduler_kwargs() -> list[Conditional]:
     for schedule, accepted in SCHEDULER_KWARGS.items():
         if accepted is None or schedule in DROPS_KWARGS:  # dropped with a warning (GRPO-O010), not refused
             continue
-        when = defaulted("lr_scheduler_type", {"const": schedule}) if schedule == "linear" else \
-            written("lr_scheduler_type", {"const": schedule})
+        when = (
+            defaulted("lr_scheduler_type", {"const": schedule})
+            if schedule == "linear"
+            else written("lr_scheduler_type", {"const": schedule})
+        )
         out.append(Conditional("GRPO-O006", "lr_scheduler_kwargs", only_keys(accepted), (when,)))
     return out
 
@@ -90,42 +95,74 @@ def conditionals() -> list[Conditional]:
 
     not_token_mode = defaulted("vllm_importance_sampling_mode", {"enum": ["sequence_truncate", "sequence_mask"]})
     return [
-        Conditional("GRPO-B002", "steps_per_generation", NULL,
-                    (written("generation_batch_size", {"type": "integer"}),)),
+        Conditional(
+            "GRPO-B002", "steps_per_generation", NULL, (written("generation_batch_size", {"type": "integer"}),)
+        ),
         Conditional("GRPO-B005", "auto_find_batch_size", {"const": False}),
         Conditional("GRPO-M001", "load_in_4bit", {"const": False}, (written("load_in_8bit", TRUE),)),
         Conditional("GRPO-M002", "load_in_4bit", {"const": False}, (unless_written("use_peft", TRUE),)),
         Conditional("GRPO-M002", "load_in_8bit", {"const": False}, (unless_written("use_peft", TRUE),)),
         Conditional("GRPO-M006", "liger_kernel_config.fused_linear_cross_entropy", {"const": False}),
-        Conditional("GRPO-L003", "max_completion_length", {"type": "integer"},
-                    (written("loss_type", {"const": "dr_grpo"}),)),
+        Conditional(
+            "GRPO-L003", "max_completion_length", {"type": "integer"}, (written("loss_type", {"const": "dr_grpo"}),)
+        ),
         Conditional("GRPO-L007", "sync_ref_model", {"const": False}, (defaulted("beta", {"const": 0}),)),
-        Conditional("GRPO-L008", "sync_ref_model", {"const": False},
-                    (written("use_peft", TRUE), written("beta", {"not": {"const": 0}}))),
+        Conditional(
+            "GRPO-L008",
+            "sync_ref_model",
+            {"const": False},
+            (written("use_peft", TRUE), written("beta", {"not": {"const": 0}})),
+        ),
         Conditional("GRPO-P001", "bf16", {"enum": [False, None]}, (written("fp16", TRUE),)),
         Conditional("GRPO-P002", "bf16_full_eval", {"const": False}, (written("fp16_full_eval", TRUE),)),
         Conditional("GRPO-W001", "fsdp", {"enum": [None, False, "", []]}, (written("deepspeed", TRUTHY_DICT_OR_STR),)),
         Conditional("GRPO-W003", "parallelism_config", NULL),
         Conditional("GRPO-W004", "accelerator_config", only_keys(ACCELERATOR_CONFIG_KEYS)),
         Conditional("GRPO-O001", "log_completions_hub_repo", NULL, (unless_written("log_completions", TRUE),)),
-        Conditional("GRPO-O004", "save_strategy", all_but("best"),
-                    (defaulted("metric_for_best_model", NULL), unless_written("load_best_model_at_end", TRUE))),
-        Conditional("GRPO-O005", "lr_scheduler_type", all_but("reduce_lr_on_plateau", "greedy"),
-                    (defaulted("eval_strategy", {"const": "no"}),)),
-        Conditional("GRPO-O007", "dataloader_prefetch_factor", NULL,
-                    (defaulted("dataloader_num_workers", {"const": 0}),)),
-        Conditional("GRPO-I002", "vllm_importance_sampling_mode", {"enum": ["token_mask", "sequence_mask"]},
-                    (defaulted("vllm_importance_sampling_correction", TRUE),
-                     defaulted("vllm_importance_sampling_clip_min", NULL),
-                     defaulted("vllm_importance_sampling_cap", NULL),
-                     written("vllm_importance_sampling_clip_max", NULL))),
-        Conditional("GRPO-I003", "loss_type", all_but("vespo"),
-                    (written("use_vllm", TRUE), defaulted("vllm_importance_sampling_correction", TRUE),
-                     not_token_mode)),
-        Conditional("GRPO-S004", "dataset_streaming", {"const": False},
-                    (defaulted("datasets", {"maxItems": 0}), defaulted("max_steps", {"maximum": 0}))),
-        Conditional("GRPO-S004", "streaming", {"const": False},
-                    (written("datasets", {"minItems": 1}), defaulted("max_steps", {"maximum": 0}))),
+        Conditional(
+            "GRPO-O004",
+            "save_strategy",
+            all_but("best"),
+            (defaulted("metric_for_best_model", NULL), unless_written("load_best_model_at_end", TRUE)),
+        ),
+        Conditional(
+            "GRPO-O005",
+            "lr_scheduler_type",
+            all_but("reduce_lr_on_plateau", "greedy"),
+            (defaulted("eval_strategy", {"const": "no"}),),
+        ),
+        Conditional(
+            "GRPO-O007", "dataloader_prefetch_factor", NULL, (defaulted("dataloader_num_workers", {"const": 0}),)
+        ),
+        Conditional(
+            "GRPO-I002",
+            "vllm_importance_sampling_mode",
+            {"enum": ["token_mask", "sequence_mask"]},
+            (
+                defaulted("vllm_importance_sampling_correction", TRUE),
+                defaulted("vllm_importance_sampling_clip_min", NULL),
+                defaulted("vllm_importance_sampling_cap", NULL),
+                written("vllm_importance_sampling_clip_max", NULL),
+            ),
+        ),
+        Conditional(
+            "GRPO-I003",
+            "loss_type",
+            all_but("vespo"),
+            (written("use_vllm", TRUE), defaulted("vllm_importance_sampling_correction", TRUE), not_token_mode),
+        ),
+        Conditional(
+            "GRPO-S004",
+            "dataset_streaming",
+            {"const": False},
+            (defaulted("datasets", {"maxItems": 0}), defaulted("max_steps", {"maximum": 0})),
+        ),
+        Conditional(
+            "GRPO-S004",
+            "streaming",
+            {"const": False},
+            (written("datasets", {"minItems": 1}), defaulted("max_steps", {"maximum": 0})),
+        ),
         *_scheduler_kwargs(),
     ]
 

@@ -37,9 +37,14 @@ def yaml_value(value: Any) -> str:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, str) and value and value.strip() == value and value.replace("_", "").replace("-", "") \
-            .replace("/", "").replace(".", "").isalnum() and not value[0].isdigit() \
-            and value.lower() not in ("null", "true", "false", "yes", "no", "on", "off", "y", "n"):
+    if (
+        isinstance(value, str)
+        and value
+        and value.strip() == value
+        and value.replace("_", "").replace("-", "").replace("/", "").replace(".", "").isalnum()
+        and not value[0].isdigit()
+        and value.lower() not in ("null", "true", "false", "yes", "no", "on", "off", "y", "n")
+    ):
         return value
     return json.dumps(value, ensure_ascii=False)
 

@@ -25,20 +25,34 @@ def refused_names_pattern() -> str:
     names = sorted({_any_case(n) for n in HIJACK_NAMES})
     prefixes = [_any_case(p) for p in HIJACK_PREFIXES]
     secrets = "|".join(_any_case(w) for w in SECRET_WORDS)  # whole underscore-separated words, as in env.py
-    return (f"^(?!(?:{'|'.join(names)})$)(?!(?:{'|'.join(prefixes)}))(?!(?:.*_)?(?:{secrets})(?:_|$))"
-            "[A-Za-z_][A-Za-z0-9_]*$")
+    return (
+        f"^(?!(?:{'|'.join(names)})$)(?!(?:{'|'.join(prefixes)}))(?!(?:.*_)?(?:{secrets})(?:_|$))"
+        "[A-Za-z_][A-Za-z0-9_]*$"
+    )
 
 
 def env_property(lenient: bool) -> dict[str, Any]:
-    description = ("Environment variables set in every training process before anything is built (TRL's `env:`). "
-                   "Values must be strings: quote numbers and booleans.")
-    names: dict[str, Any] = {"pattern": "^[A-Za-z_][A-Za-z0-9_]*$"} if lenient else {
-        "pattern": refused_names_pattern(),
-        "patternErrorMessage": "not a valid variable name, or a variable that can hijack the training processes "
-                               "or holds a secret (GRPO-E003/GRPO-E004/GRPO-E005; `grpo validate --allow-env NAME`)"}
-    return {"type": "object", "title": "Env", "description": description,
-            "markdownDescription": description + "\n\n**Example:** `env: {HF_HOME: /data/hf}`\n\n"
-                                   "**Checked by:** `GRPO-E001`..`GRPO-E005`. `grpo codes CODE` explains each.",
-            "propertyNames": names,
-            "additionalProperties": {"type": "string", "errorMessage": "env values must be strings (GRPO-E002)"},
-            "default": {}, "examples": [_EXAMPLES]}
+    description = (
+        "Environment variables set in every training process before anything is built (TRL's `env:`). "
+        "Values must be strings: quote numbers and booleans."
+    )
+    names: dict[str, Any] = (
+        {"pattern": "^[A-Za-z_][A-Za-z0-9_]*$"}
+        if lenient
+        else {
+            "pattern": refused_names_pattern(),
+            "patternErrorMessage": "not a valid variable name, or a variable that can hijack the training processes "
+            "or holds a secret (GRPO-E003/GRPO-E004/GRPO-E005; `grpo validate --allow-env NAME`)",
+        }
+    )
+    return {
+        "type": "object",
+        "title": "Env",
+        "description": description,
+        "markdownDescription": description + "\n\n**Example:** `env: {HF_HOME: /data/hf}`\n\n"
+        "**Checked by:** `GRPO-E001`..`GRPO-E005`. `grpo codes CODE` explains each.",
+        "propertyNames": names,
+        "additionalProperties": {"type": "string", "errorMessage": "env values must be strings (GRPO-E002)"},
+        "default": {},
+        "examples": [_EXAMPLES],
+    }

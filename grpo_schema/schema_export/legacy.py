@@ -20,8 +20,11 @@ DEPRECATED_FIELDS = {
     "gradient_checkpointing_kwargs": "GRPO-D004",
     "local_rank": "GRPO-D005",
 }
-LEGACY_GROUP = ("legacy", "Renamed and removed keys",
-                "Keys TRL 1.16 no longer reads. `grpo migrate FILE --write` rewrites them.")
+LEGACY_GROUP = (
+    "legacy",
+    "Renamed and removed keys",
+    "Keys TRL 1.16 no longer reads. `grpo migrate FILE --write` rewrites them.",
+)
 
 
 def mark_deprecated(properties: dict[str, Any]) -> None:
@@ -47,7 +50,10 @@ def migrated_properties(skip: frozenset[str] = frozenset()) -> dict[str, dict[st
         note = "" if migration.kind == "renamed" else f": {migration.note}"
         message = f"{describe(migration)}{note}. Run `grpo migrate` ({code})."
         prop: dict[str, Any] = {
-            "description": message, "markdownDescription": message, "deprecated": True, "deprecationMessage": message,
+            "description": message,
+            "markdownDescription": message,
+            "deprecated": True,
+            "deprecationMessage": message,
             # No value is valid, so validators refuse the key. (`enum: []` would say so more kindly, but the YAML
             # language server rejects a draft-07 schema containing it.)
             "not": {},

@@ -40,8 +40,11 @@ def reward_item_schema(active: tuple[Profile, ...], lenient: bool) -> dict[str, 
     if lenient:
         return {"anyOf": [{"type": "string", "enum": names}, {"type": "string"}]}
     dotted = all(p.allows_dotted_rewards for p in replacing)
-    message = ("a reward function the script's registry does not know" + (" and not a dotted import path "
-               "'module.function'" if dotted else "") + " (GRPO-R002)")
+    message = (
+        "a reward function the script's registry does not know"
+        + (" and not a dotted import path 'module.function'" if dotted else "")
+        + " (GRPO-R002)"
+    )
     branches: list[dict[str, Any]] = [{"type": "string", "enum": names, "errorMessage": message}]
     if dotted:
         branches.append({"type": "string", "pattern": DOTTED_PATH, "patternErrorMessage": message})
@@ -58,9 +61,11 @@ def set_reward_items(properties: dict[str, Any], item: dict[str, Any], active: t
     replacing = [p for p in active if p.replaces_builtin_rewards]
     if replacing:
         names = ", ".join(n for p in replacing for n in p.reward_funcs)
-        text = (f"Reward functions by name from {replacing[0].name}'s registry ({names})"
-                + (" or a dotted import path 'module.function'" if all(p.allows_dotted_rewards for p in replacing)
-                   else "") + ". Always a list, even for one function.")
+        text = (
+            f"Reward functions by name from {replacing[0].name}'s registry ({names})"
+            + (" or a dotted import path 'module.function'" if all(p.allows_dotted_rewards for p in replacing) else "")
+            + ". Always a list, even for one function."
+        )
         prop["description"] = text
         if "markdownDescription" in prop:
             prop["markdownDescription"] = text

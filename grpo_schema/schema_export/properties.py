@@ -68,8 +68,14 @@ def _coerced_inputs() -> dict[Any, dict[str, Any]]:
 
     levels = coerce.NUMERIC_LOG_LEVELS
     texts = [f"Numeric spelling of '{name}': write the name (GRPO-T009)" for name in levels.values()]
-    return {coerce.level_name: {"type": "integer", "enum": list(levels), "enumDescriptions": texts,
-                                "markdownEnumDescriptions": [f"`{n}`: {t}" for n, t in zip(levels, texts)]}}
+    return {
+        coerce.level_name: {
+            "type": "integer",
+            "enum": list(levels),
+            "enumDescriptions": texts,
+            "markdownEnumDescriptions": [f"`{n}`: {t}" for n, t in zip(levels, texts)],
+        }
+    }
 
 
 def _widen(prop: dict[str, Any], branch: dict[str, Any]) -> None:

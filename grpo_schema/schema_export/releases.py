@@ -18,8 +18,14 @@ from grpo_schema.engine.release import deprecation, for_release
 from grpo_schema.schema_export.layout import PROFILE_GROUP_PREFIX
 from grpo_schema.versions import FieldInfo, ReleaseSurface
 
-JSON_TYPES = {"bool": "boolean", "int": "integer", "float": "number", "str": "string", "list": "array",
-              "dict": "object"}
+JSON_TYPES = {
+    "bool": "boolean",
+    "int": "integer",
+    "float": "number",
+    "str": "string",
+    "list": "array",
+    "dict": "object",
+}
 OWN_SECTIONS = ("env", "hardware")  # grpo-config's own sections, read by every release's check
 
 
@@ -45,8 +51,10 @@ def release_schema(base: dict[str, Any], release: ReleaseSurface, launch_keys: f
     if not takes_launch_keys:
         schema.pop("patternProperties", None)
     schema["title"] = f"grpo-config for TRL {release.release}"
-    schema["description"] = (f"A `trl grpo --config` file for TRL {release.release} (its keys, types and defaults; "
-                             f"TrainingArguments of transformers {release.transformers}).")
+    schema["description"] = (
+        f"A `trl grpo --config` file for TRL {release.release} (its keys, types and defaults; "
+        f"TrainingArguments of transformers {release.transformers})."
+    )
     schema["x-trl-release"] = release.release
     schema["allOf"] = [rule for rule in schema.get("allOf", []) if _mentions_only(rule, properties)]
     return schema
@@ -65,11 +73,25 @@ def _property(prop: dict[str, Any] | None, info: FieldInfo, release: str) -> dic
     else:
         prop = dict(prop)
     kind = JSON_TYPES.get(info.type)
-    named_values = any(isinstance(v, str) for o in [prop, *prop.get("anyOf", [])] if isinstance(o, dict)
-                       for v in o.get("enum", []))
+    named_values = any(
+        isinstance(v, str) for o in [prop, *prop.get("anyOf", [])] if isinstance(o, dict) for v in o.get("enum", [])
+    )
     if kind is not None and not _json_types(prop) <= ({kind, "integer"} if kind == "number" else {kind}):
-        for key in ("anyOf", "enum", "const", "enumDescriptions", "markdownEnumDescriptions", "items", "minimum",
-                    "maximum", "exclusiveMinimum", "exclusiveMaximum", "examples", "defaultSnippets", "not"):
+        for key in (
+            "anyOf",
+            "enum",
+            "const",
+            "enumDescriptions",
+            "markdownEnumDescriptions",
+            "items",
+            "minimum",
+            "maximum",
+            "exclusiveMinimum",
+            "exclusiveMaximum",
+            "examples",
+            "defaultSnippets",
+            "not",
+        ):
             prop.pop(key, None)
         prop["type"] = [kind, "null"] if info.nullable else kind
         if kind == "boolean" and named_values:  # 1.16's texts describe the named values that replaced the
@@ -82,7 +104,9 @@ def _property(prop: dict[str, Any] | None, info: FieldInfo, release: str) -> dic
         prop["default"] = info.default
         if isinstance(prop.get("markdownDescription"), str):  # the hover text says the release's default
             said = f"**Default:** `{_yaml(info.default)}`"
-            prop["markdownDescription"] = re.sub(r"\*\*Default:\*\* `[^`]*`", lambda _: said, prop["markdownDescription"])
+            prop["markdownDescription"] = re.sub(
+                r"\*\*Default:\*\* `[^`]*`", lambda _: said, prop["markdownDescription"]
+            )
     else:
         prop.pop("default", None)
     return prop
@@ -109,9 +133,15 @@ def _restrict(prop: dict[str, Any], allowed: tuple[str, ...]) -> None:
     if "markdownDescription" in prop:  # the value list of the hover text: `- `cispo`: ...` lines
         lines = prop["markdownDescription"].split("\n")
         prop["markdownDescription"] = "\n".join(
-            line for line in lines
-            if not (line.startswith("- `") and "`:" in line and line[3:line.index("`:")] not in allowed
-                    and line[3:line.index("`:")] not in ("true", "false")))
+            line
+            for line in lines
+            if not (
+                line.startswith("- `")
+                and "`:" in line
+                and line[3 : line.index("`:")] not in allowed
+                and line[3 : line.index("`:")] not in ("true", "false")
+            )
+        )
     for key in ("examples", "defaultSnippets"):
         if isinstance(prop.get(key), list):
             kept = [e for e in prop[key] if not isinstance(e, str) or e in allowed]
@@ -144,9 +174,11 @@ def _release_rewards(prop: dict[str, Any], release: ReleaseSurface) -> None:
             prop[key] = _SCRIPT_NAMES.sub(lambda _: f"(TRL {release.release}'s script: {names})", prop[key])
     if isinstance(prop.get("markdownDescription"), str) and example:  # the hover's example: names it resolves
         said = f"**Example:** `reward_funcs: {json.dumps(example)}`"
-        prop["markdownDescription"] = re.sub(r"\*\*Example:\*\* `reward_funcs: [^`]*`",
-                                             lambda m: said if any(n in m.group(0) for n in gone) else m.group(0),
-                                             prop["markdownDescription"])
+        prop["markdownDescription"] = re.sub(
+            r"\*\*Example:\*\* `reward_funcs: [^`]*`",
+            lambda m: said if any(n in m.group(0) for n in gone) else m.group(0),
+            prop["markdownDescription"],
+        )
     if isinstance(prop.get("examples"), list):
         kept_examples = [e for e in prop["examples"] if not (isinstance(e, list) and set(e) & gone)]
         if kept_examples or example:

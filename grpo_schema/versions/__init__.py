@@ -8,14 +8,29 @@ wheels' source); never imports torch, transformers or trl.
 
 from __future__ import annotations
 
-
 # Every name loads its module on first use: `grpo validate` of a file for TRL 1.16 (the engine's own tables)
 # needs none of them but the installed trl's version, and every millisecond of its start counts.
-_LAZY = {name: "detect" for name in ("DEFAULT", "Detected", "default_version", "installed_version",
-                                      "pinned_version", "resolve_specifier")}
-_LAZY.update({name: "tables" for name in ("MINIMUM", "FieldInfo", "FrontEnd", "NewerThanTablesWarning",
-                                           "ReleaseSurface", "VersionError", "newest", "parse_version", "releases",
-                                           "surface")})
+_LAZY = {
+    name: "detect"
+    for name in ("DEFAULT", "Detected", "default_version", "installed_version", "pinned_version", "resolve_specifier")
+}
+_LAZY.update(
+    {
+        name: "tables"
+        for name in (
+            "MINIMUM",
+            "FieldInfo",
+            "FrontEnd",
+            "NewerThanTablesWarning",
+            "ReleaseSurface",
+            "VersionError",
+            "newest",
+            "parse_version",
+            "releases",
+            "surface",
+        )
+    }
+)
 _LAZY.update({name: "differences" for name in ("RENAMES", "DefaultChange", "SurfaceDiff", "diff")})
 
 
@@ -28,9 +43,24 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "DEFAULT", "MINIMUM", "RENAMES",
-    "DefaultChange", "Detected", "FieldInfo", "FrontEnd", "NewerThanTablesWarning", "ReleaseSurface",
-    "SurfaceDiff", "VersionError",
-    "default_version", "diff", "installed_version", "newest", "parse_version", "pinned_version", "releases",
-    "resolve_specifier", "surface",
+    "DEFAULT",
+    "MINIMUM",
+    "RENAMES",
+    "DefaultChange",
+    "Detected",
+    "FieldInfo",
+    "FrontEnd",
+    "NewerThanTablesWarning",
+    "ReleaseSurface",
+    "SurfaceDiff",
+    "VersionError",
+    "default_version",
+    "diff",
+    "installed_version",
+    "newest",
+    "parse_version",
+    "pinned_version",
+    "releases",
+    "resolve_specifier",
+    "surface",
 ]

@@ -7,9 +7,7 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Iterable, NamedTuple, Sequence
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable, NamedTuple, Sequence
 
 if TYPE_CHECKING:
     from .tables import Version
@@ -20,6 +18,7 @@ def _tables():
     from . import tables
 
     return tables
+
 
 DEFAULT = "1.16.0"
 
@@ -42,6 +41,8 @@ RELEASE_SOURCES = {
 def source_words(source: str) -> str:
     """'flag' -> '--trl-version': where a judged release came from, as a reader says it."""
     return RELEASE_SOURCES.get(source, source)
+
+
 PIN_FILES = ("pyproject.toml", "setup.py", "setup.cfg")
 ROOT_MARKERS = (".git", ".hg")
 
@@ -89,9 +90,11 @@ def _metadata_version(path: str) -> str | None:
 # --- requirement specifiers ---------------------------------------------------------------------------------------
 
 # Compiled when a pin is read (not for an installed trl: `grpo validate` starts without them).
-_PATTERNS = {"name": r"""(?<![\w.\-])trl(?P<extras>\s*\[[^\]]*\])?\s*(?P<spec>(?:[<>=!~]=?=?\s*[\w.*+!\-]+\s*,?\s*)*)(?=$|[\s;"',#\]\)])""",
-             "clause": r"(===|==|!=|~=|>=|<=|>|<)\s*([\w.*+!\-]+)",
-             "poetry": r"""^\s*trl\s*=\s*(?:"(?P<plain>[^"]*)"|\{[^}]*version\s*=\s*"(?P<table>[^"]*)")"""}
+_PATTERNS = {
+    "name": r"""(?<![\w.\-])trl(?P<extras>\s*\[[^\]]*\])?\s*(?P<spec>(?:[<>=!~]=?=?\s*[\w.*+!\-]+\s*,?\s*)*)(?=$|[\s;"',#\]\)])""",
+    "clause": r"(===|==|!=|~=|>=|<=|>|<)\s*([\w.*+!\-]+)",
+    "poetry": r"""^\s*trl\s*=\s*(?:"(?P<plain>[^"]*)"|\{[^}]*version\s*=\s*"(?P<table>[^"]*)")""",
+}
 _FLAGS = {"name": re.I, "clause": 0, "poetry": re.I | re.M}
 
 
@@ -137,7 +140,9 @@ def resolve_specifier(spec: str) -> str | None:
             return None
         return exact[0]
     try:
-        inside = [r for r in _tables().releases() if all(_satisfies(_tables().parse_release(r), op, t) for op, t in clauses)]
+        inside = [
+            r for r in _tables().releases() if all(_satisfies(_tables().parse_release(r), op, t) for op, t in clauses)
+        ]
     except ValueError:
         return None
     return inside[-1] if inside else None
@@ -217,9 +222,7 @@ def pinned_version(config_path: str | os.PathLike[str]) -> tuple[str, str] | Non
 
 
 def default_version(
-    config_path: str | os.PathLike[str] | None = None,
-    flag: str | None = None,
-    search_path: Sequence[str] | None = None,
+    config_path: str | os.PathLike[str] | None = None, flag: str | None = None, search_path: Sequence[str] | None = None
 ) -> Detected:
     """The TRL release to judge a config against, and where that came from.
 

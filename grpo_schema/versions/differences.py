@@ -85,14 +85,24 @@ def diff(a: VersionLike | ReleaseSurface, b: VersionLike | ReleaseSurface) -> Su
     for old_name, new_name in pairs:
         x, y = fa[old_name], fb[new_name]
         change = DefaultChange(
-            name=new_name, old=_default(x), new=_default(y), old_required=x.required, new_required=y.required,
-            old_type=x.type, new_type=y.type,
+            name=new_name,
+            old=_default(x),
+            new=_default(y),
+            old_required=x.required,
+            new_required=y.required,
+            old_type=x.type,
+            new_type=y.type,
         )
         if not _same(x, y):
             changes.append(change)
         if x.type != y.type:
             types.append(change)
     return SurfaceDiff(
-        a=sa.release, b=sb.release, added=added, removed=removed, renamed=renamed,
-        defaults_changed=tuple(changes), types_changed=tuple(types),
+        a=sa.release,
+        b=sb.release,
+        added=added,
+        removed=removed,
+        renamed=renamed,
+        defaults_changed=tuple(changes),
+        types_changed=tuple(types),
     )

@@ -52,8 +52,9 @@ def _parse(text: VersionLike) -> Version:
         raise VersionError(f"not a TRL version: {text!r} ({supported_range()})")
     m = _VERSION.match(text)
     if m is None:
-        raise VersionError(f"not a TRL version: {text!r} (expected MAJOR.MINOR[.PATCH], e.g. 0.19.1 or 1.16; "
-                           f"{supported_range()})")
+        raise VersionError(
+            f"not a TRL version: {text!r} (expected MAJOR.MINOR[.PATCH], e.g. 0.19.1 or 1.16; {supported_range()})"
+        )
     return (int(m["major"]), int(m["minor"]), int(m["patch"] or 0))
 
 
@@ -159,15 +160,18 @@ class BatchMeaning:
     """What per_device_train_batch_size counts in a release, and its batch checks (trainer.json's `batch`)."""
 
     unit: str = "completions"  # 'prompts' (0.14: each row is a prompt, num_generations completions each)
-    checks: tuple[BatchCheck, ...] = (BatchCheck(("generation_batch_size",), "config"),
-                                      BatchCheck(("per_device_eval_batch_size", "world_size"), "config", True))
+    checks: tuple[BatchCheck, ...] = (
+        BatchCheck(("generation_batch_size",), "config"),
+        BatchCheck(("per_device_eval_batch_size", "world_size"), "config", True),
+    )
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any] | None) -> BatchMeaning:
         if data is None:
             return cls()
-        return cls(data["unit"], tuple(BatchCheck(tuple(c["product"]), c["where"], bool(c["eval"]))
-                                       for c in data["checks"]))
+        return cls(
+            data["unit"], tuple(BatchCheck(tuple(c["product"]), c["where"], bool(c["eval"])) for c in data["checks"])
+        )
 
     @property
     def train_check(self) -> BatchCheck | None:

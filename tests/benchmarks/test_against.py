@@ -15,8 +15,9 @@ from benchmarks import against  # noqa: E402
 
 
 def worktrees() -> list[str]:
-    listed = subprocess.run(["git", "-C", str(REPO), "worktree", "list", "--porcelain"], capture_output=True,
-                            text=True, check=True).stdout
+    listed = subprocess.run(
+        ["git", "-C", str(REPO), "worktree", "list", "--porcelain"], capture_output=True, text=True, check=True
+    ).stdout
     return [line for line in listed.splitlines() if line.startswith("worktree ")]
 
 
@@ -47,7 +48,8 @@ def test_child_measures_the_app_first_on_its_path(tmp_path):
         "    async def app(scope, receive, send):\n"
         "        await send({'type': 'http.response.start', 'status': 500, 'headers': []})\n"
         "        await send({'type': 'http.response.body', 'body': b''})\n"
-        "    return app\n")
+        "    return app\n"
+    )
     with pytest.raises(RuntimeError, match="answered 500"):
         against.measure_side(tmp_path / "fake", 1, 1)
 
@@ -59,8 +61,9 @@ def test_compare_with_head_runs_both_sides_and_removes_its_worktree(tmp_path, gi
     assert against.main(["HEAD", "--rounds", "1", "--trials", "2", "--per-trial", "20", "--out", str(out)]) == 0
     result = json.loads(out.read_text())
     assert worktrees() == before
-    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                          check=True).stdout.strip()
+    head = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
     assert result["commit"] == head and set(result["sides"]) == {"this checkout", head}
     for side in result["sides"].values():
         assert side["validate_ms"] > side["healthz_ms"] > 0

@@ -15,8 +15,13 @@ pytest.importorskip("trl", reason="the benchmarks compare against trl==1.16.0 (a
 
 @pytest.mark.slow
 def test_quick_validate_run_writes_results(tmp_path):
-    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "run.py"), "--quick", "--only", "validate",
-                           "--out", str(tmp_path)], cwd=REPO, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "run.py"), "--quick", "--only", "validate", "--out", str(tmp_path)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     results = json.loads((tmp_path / "latest.json").read_text())
     assert set(results["sections"]) == {"validate", "inprocess"}
@@ -31,9 +36,21 @@ def test_quick_validate_run_writes_results(tmp_path):
 def test_quick_runtime_memory_run_measures_both_trainers(tmp_path):
     """One 64-token case (--quick): both trainers run a whole optimizer step in their own process and report a
     peak RSS above their post-import baseline; the section is rendered with its ratio."""
-    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "run.py"), "--quick", "--only",
-                           "runtime-memory", "--out", str(tmp_path)], cwd=REPO, capture_output=True, text=True,
-                          timeout=900)
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "benchmarks" / "run.py"),
+            "--quick",
+            "--only",
+            "runtime-memory",
+            "--out",
+            str(tmp_path),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     section = json.loads((tmp_path / "latest.json").read_text())["sections"]["runtime_memory"]
     (row,) = section["rows"]
@@ -48,9 +65,23 @@ def test_quick_runtime_memory_run_measures_both_trainers(tmp_path):
 def test_quick_service_run_loads_a_real_server(tmp_path):
     """`grpo serve` under the load generator: every row answered without an error, the checked-anew row included
     (every body new, so none is answered from the kept answers)."""
-    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "run.py"), "--quick", "--only", "service",
-                           "--out", str(tmp_path), "--wait-idle", "0"], cwd=REPO, capture_output=True, text=True,
-                          timeout=300)
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "benchmarks" / "run.py"),
+            "--quick",
+            "--only",
+            "service",
+            "--out",
+            str(tmp_path),
+            "--wait-idle",
+            "0",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     section = json.loads((tmp_path / "latest.json").read_text())["sections"]["service"]
     rows = section["rows"] + [section["checked_anew"], section["corpus_mix"], section["healthz_floor"]]

@@ -47,7 +47,10 @@ def test_close_matches_equal_difflib_on_misspelled_keys():
         for n in (1, 3):
             for word in words:
                 assert prepared.close_matches(word, n, cutoff) == difflib.get_close_matches(word, keys, n, cutoff), (
-                    word, n, cutoff)
+                    word,
+                    n,
+                    cutoff,
+                )
 
 
 def test_plan_ratios_equal_fractions():
@@ -63,7 +66,7 @@ def test_plan_ratios_equal_fractions():
 
 
 def test_scalar_memo_is_bounded_and_changes_no_answer():
-    from grpo_schema.engine.loader import MEMO_ENTRIES, _SCALAR_MEMO, load_yaml
+    from grpo_schema.engine.loader import _SCALAR_MEMO, MEMO_ENTRIES, load_yaml
 
     text = "a: [.nan, 1, 1.5, 2001-02-03, null, yes, '1', x]\na: [.nan, 1, 1.5, 2001-02-03, null, yes, '1', x]\n"
     first = load_yaml(text)  # values constructed by PyYAML, then from the memo

@@ -14,10 +14,14 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.mark.slow
 def test_gpu_check_dry_run_builds_everything_and_every_config_validates(tmp_path):
-    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "gpu_check.py"), "--dry-run", "--root",
-                           str(tmp_path)], capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "gpu_check.py"), "--dry-run", "--root", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
-    report = json.loads(done.stdout[done.stdout.index("{"):])
+    report = json.loads(done.stdout[done.stdout.index("{") :])
     assert all(report[f"{name}_config_valid"] for name in ("runtime", "trl", "fsdp", "zero3"))
     assert report["tokenizer_round_trip"] == "<|im_start|>user\nsay cat<|im_end|>\n<|im_start|>assistant\n"
     assert (tmp_path / "model" / "config.json").exists() and report["parameters"] > 100_000_000

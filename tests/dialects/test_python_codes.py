@@ -20,23 +20,29 @@ def test_a_script_without_a_config_call_says_there_is_nothing_to_judge():
 
 
 def test_a_keyword_given_again_in_a_spread_dict_is_the_type_error_python_raises():
-    found = diagnostics("from trl import GRPOConfig\n"
-                        "config = GRPOConfig(output_dir='out', learning_rate=1e-6, **{'learning_rate': 2e-6})\n")
+    found = diagnostics(
+        "from trl import GRPOConfig\n"
+        "config = GRPOConfig(output_dir='out', learning_rate=1e-6, **{'learning_rate': 2e-6})\n"
+    )
     [diag] = [d for d in found if d.code == "GRPO-F006"]
     assert diag.severity == "error" and diag.fields == ("learning_rate",) and diag.line == 2
     assert "given twice" in diag.message and "TypeError" in diag.message
 
 
 def test_dapo_under_unsloth_names_the_values_its_config_class_may_set():
-    found = diagnostics(UNSLOTH + "args = GRPOConfig(output_dir='o', loss_type='dapo', num_generations=4, "
-                                  "per_device_train_batch_size=4)\n")
+    found = diagnostics(
+        UNSLOTH + "args = GRPOConfig(output_dir='o', loss_type='dapo', num_generations=4, "
+        "per_device_train_batch_size=4)\n"
+    )
     [diag] = [d for d in found if d.code == "GRPO-F008"]
     assert diag.fields == ("loss_type",) and (diag.line, diag.column) == (4, 35)
     assert "epsilon_high and mask_truncated_completions" in diag.message and "epsilon_high" in diag.hint
 
 
 def test_a_batch_known_only_at_run_time_under_unsloth_cannot_be_judged():
-    found = diagnostics(UNSLOTH + "args = GRPOConfig(output_dir='o', num_generations=4, "
-                                  "per_device_train_batch_size=int(os.environ['B']))\n")
+    found = diagnostics(
+        UNSLOTH + "args = GRPOConfig(output_dir='o', num_generations=4, "
+        "per_device_train_batch_size=int(os.environ['B']))\n"
+    )
     assert [d.code for d in found if d.fields == ("per_device_train_batch_size",)] == ["GRPO-F008", "GRPO-F003"]
     assert "cannot be judged statically" in found[0].message

@@ -37,9 +37,19 @@ def test_a_script_gets_the_diagnostics_at_the_keyword_and_fixes_that_edit_it():
     assert titles[0].startswith("GRPO-B001: per_device_train_batch_size 1 -> 4")
     assert not any("world size" in t for t in titles)  # the launcher's, not a GRPOConfig argument
     edits = [e for changes in actions[0].edit.document_changes for e in changes.edits]
-    fixed = apply_edits(text, [{"range": {"start": {"line": e.range.start.line, "character": e.range.start.character},
-                                          "end": {"line": e.range.end.line, "character": e.range.end.character}},
-                                "newText": e.new_text} for e in edits])
+    fixed = apply_edits(
+        text,
+        [
+            {
+                "range": {
+                    "start": {"line": e.range.start.line, "character": e.range.start.character},
+                    "end": {"line": e.range.end.line, "character": e.range.end.character},
+                },
+                "newText": e.new_text,
+            }
+            for e in edits
+        ],
+    )
     assert "    per_device_train_batch_size=4,\n" in fixed and fixed.count("\n") == text.count("\n")
     again = check_python_document(fixed, Settings(trl_version="0.22.2"), "file:///work/plain_batch.py")
     assert again.diagnostics == []
@@ -61,14 +71,24 @@ def test_a_notebook_gets_its_diagnostics_on_the_json_line_of_the_cells_line():
     batch = found["GRPO-B001"]
     assert batch.message.startswith("cell 5 line 5: ")
     assert "num_generations=8" in lines[batch.range.start.line]
-    assert lines[batch.range.start.line][batch.range.start.character:].startswith("num_generations")
+    assert lines[batch.range.start.line][batch.range.start.character :].startswith("num_generations")
     assert "def broken(" in lines[found["GRPO-F001"].range.start.line]
     actions = lsp_python.quick_fixes("file:///work/notebook.ipynb", 1, analysis, [batch])
     chosen = next(a for a in actions if a.title.startswith("GRPO-B001: per_device_train_batch_size 2 -> 8"))
     edits = [e for changes in chosen.edit.document_changes for e in changes.edits]
-    fixed = apply_edits(text, [{"range": {"start": {"line": e.range.start.line, "character": e.range.start.character},
-                                          "end": {"line": e.range.end.line, "character": e.range.end.character}},
-                                "newText": e.new_text} for e in edits])
+    fixed = apply_edits(
+        text,
+        [
+            {
+                "range": {
+                    "start": {"line": e.range.start.line, "character": e.range.start.character},
+                    "end": {"line": e.range.end.line, "character": e.range.end.character},
+                },
+                "newText": e.new_text,
+            }
+            for e in edits
+        ],
+    )
     import json
 
     cell = "".join(json.loads(fixed)["cells"][5]["source"])
@@ -78,5 +98,9 @@ def test_a_notebook_gets_its_diagnostics_on_the_json_line_of_the_cells_line():
 
 def test_a_python_file_without_a_call_gets_nothing_in_the_editor():
     assert analysed_text("import os\nprint(os.getcwd())\n", "util.py").diagnostics == []
-    assert analysed_text("from trl import GRPOConfig, HfArgumentParser\nHfArgumentParser(GRPOConfig)\n",
-                         "cli.py").diagnostics == []
+    assert (
+        analysed_text(
+            "from trl import GRPOConfig, HfArgumentParser\nHfArgumentParser(GRPOConfig)\n", "cli.py"
+        ).diagnostics
+        == []
+    )

@@ -20,7 +20,7 @@ def codes(result, severity=None):
     return sorted(d.code for d in result.diagnostics if severity is None or d.severity == severity)
 
 
-SCRIPT_HEADER = '''# /// script
+SCRIPT_HEADER = """# /// script
 # requires-python = ">=3.10"
 # dependencies = [
 #     "unsloth",
@@ -31,7 +31,7 @@ from unsloth import FastLanguageModel
 from trl import GRPOConfig
 
 args = GRPOConfig(output_dir="o", per_device_train_batch_size=4, num_generations=4)
-'''
+"""
 
 
 def test_a_pep_723_header_pins_the_release_the_script_runs_with():
@@ -39,7 +39,7 @@ def test_a_pep_723_header_pins_the_release_the_script_runs_with():
     assert (result.trl_version, result.trl_version_source) == ("0.26.2", "the file's install line: trl==0.26.2")
 
 
-MARIMO = '''import marimo
+MARIMO = """import marimo
 
 app = marimo.App()
 
@@ -74,7 +74,7 @@ def _(_scratch):
 
 if __name__ == "__main__":
     app.run()
-'''
+"""
 
 
 def test_a_marimo_notebooks_cells_pass_their_names_to_the_cell_that_builds_the_config():
@@ -94,7 +94,7 @@ def test_a_cell_parameter_no_cell_defines_stays_unknown():
 
 
 def test_a_grpoconfig_of_the_projects_own_is_not_judged_as_trls():
-    own_class = '''from dataclasses import dataclass
+    own_class = """from dataclasses import dataclass
 
 
 @dataclass
@@ -104,21 +104,23 @@ class GRPOConfig:
 
 
 config = GRPOConfig(batch_size=3, group_size=4)
-'''
+"""
     other_module = "from grpo_trainer import GRPOConfig\n\nconfig = GRPOConfig(batch_size=3, group_size=4)\n"
     relative = "from .configs import GRPOConfig\n\nconfig = GRPOConfig(batch_size=3, group_size=4)\n"
     for text in (own_class, other_module, relative):
         checked = check(text)
         assert checked.calls == [] and codes(checked.results[0]) == ["GRPO-F002"], text
     # TRL's own, beside the project's: the TRL one is judged
-    both = "import trl\nfrom my_rl import GRPOConfig\n\na = GRPOConfig(batch_size=3)\nb = trl.GRPOConfig(" \
-           "output_dir='o', per_device_train_batch_size=3, num_generations=4)\n"
+    both = (
+        "import trl\nfrom my_rl import GRPOConfig\n\na = GRPOConfig(batch_size=3)\nb = trl.GRPOConfig("
+        "output_dir='o', per_device_train_batch_size=3, num_generations=4)\n"
+    )
     (call,) = check(both).calls
     assert call.line == 5
 
 
 def test_an_evaluation_batch_known_at_run_time_leaves_the_training_batch_judged():
-    text = '''import argparse
+    text = """import argparse
 from trl import GRPOConfig
 
 args = argparse.ArgumentParser().parse_args()
@@ -130,36 +132,61 @@ config = GRPOConfig(
     eval_strategy="steps",
     per_device_eval_batch_size=args.eval_batch_size,
 )
-'''
+"""
     plain = check(text, trl_version="0.15.2", trl_version_source="flag").results[0]
     assert codes(plain, "error") == ["GRPO-B001"]  # 1 process x 1 is not a multiple of 8, whatever the eval batch
     assert "per_device_eval_batch_size" in {f for d in plain.diagnostics if d.code == "GRPO-F003" for f in d.fields}
-    unsloth = check("from unsloth import FastLanguageModel, PatchFastRL\nPatchFastRL('GRPO', FastLanguageModel)\n"
-                    + text, trl_version="0.15.2", trl_version_source="flag").results[0]
+    unsloth = check(
+        "from unsloth import FastLanguageModel, PatchFastRL\nPatchFastRL('GRPO', FastLanguageModel)\n" + text,
+        trl_version="0.15.2",
+        trl_version_source="flag",
+    ).results[0]
     rewrite = next(d for d in unsloth.diagnostics if d.code == "GRPO-B001")
     assert unsloth.valid and rewrite.severity == "warning" and "Unsloth replaces" in rewrite.message
 
 
 def notebook(*cells: str) -> str:
-    return json.dumps({"cells": [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
-                                  "source": cell.splitlines(keepends=True)} for cell in cells],
-                       "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+    return json.dumps(
+        {
+            "cells": [
+                {
+                    "cell_type": "code",
+                    "metadata": {},
+                    "execution_count": None,
+                    "outputs": [],
+                    "source": cell.splitlines(keepends=True),
+                }
+                for cell in cells
+            ],
+            "metadata": {},
+            "nbformat": 4,
+            "nbformat_minor": 5,
+        }
+    )
 
 
 def test_notebook_idioms_magics_earlier_cells_dicts_and_fstrings():
-    text = notebook("%%capture\n!pip install unsloth vllm\n%pip install --no-deps trl==0.22.2",
-                    "from unsloth import FastLanguageModel, PatchFastRL\nPatchFastRL('GRPO', FastLanguageModel)",
-                    "MODEL = 'qwen'\nmax_seq_length = 1024\nmax_prompt_length = 256\n"
-                    "common = dict(logging_steps=1, report_to='none')",
-                    "from trl import GRPOConfig\ntraining_args = GRPOConfig(\n    output_dir=f'outputs/{MODEL}',\n"
-                    "    per_device_train_batch_size=1,\n    num_generations=6,\n"
-                    "    max_completion_length=max_seq_length - max_prompt_length,\n    **common,\n)",
-                    "training_args.learning_rate  # inspecting it afterwards changes nothing")
+    text = notebook(
+        "%%capture\n!pip install unsloth vllm\n%pip install --no-deps trl==0.22.2",
+        "from unsloth import FastLanguageModel, PatchFastRL\nPatchFastRL('GRPO', FastLanguageModel)",
+        "MODEL = 'qwen'\nmax_seq_length = 1024\nmax_prompt_length = 256\n"
+        "common = dict(logging_steps=1, report_to='none')",
+        "from trl import GRPOConfig\ntraining_args = GRPOConfig(\n    output_dir=f'outputs/{MODEL}',\n"
+        "    per_device_train_batch_size=1,\n    num_generations=6,\n"
+        "    max_completion_length=max_seq_length - max_prompt_length,\n    **common,\n)",
+        "training_args.learning_rate  # inspecting it afterwards changes nothing",
+    )
     checked = check(text, "nb.ipynb")
     (call,) = checked.calls
     assert (call.cell, call.line) == (3, 2)
-    assert call.mapping == {"output_dir": "outputs/qwen", "per_device_train_batch_size": 1, "num_generations": 6,
-                            "max_completion_length": 768, "logging_steps": 1, "report_to": "none"}
+    assert call.mapping == {
+        "output_dir": "outputs/qwen",
+        "per_device_train_batch_size": 1,
+        "num_generations": 6,
+        "max_completion_length": 768,
+        "logging_steps": 1,
+        "report_to": "none",
+    }
     result = checked.results[0]
     assert (result.trl_version, checked.unsloth) == ("0.22.2", True)
     assert result.plan.per_device_train_batch_size == 6  # Unsloth's rewrite, said as a warning
@@ -172,12 +199,15 @@ def test_unsloth_imported_by_another_module_of_the_repository(tmp_path):
     (tmp_path / "requirements.txt").write_text("unsloth\ntrl\n")
     (tmp_path / "training").mkdir()
     path = tmp_path / "training" / "train.py"
-    path.write_text("from trl import GRPOConfig\n\n\ndef train():\n    return GRPOConfig(output_dir='o', "
-                    "per_device_train_batch_size=1, num_generations=4)\n")
+    path.write_text(
+        "from trl import GRPOConfig\n\n\ndef train():\n    return GRPOConfig(output_dir='o', "
+        "per_device_train_batch_size=1, num_generations=4)\n"
+    )
     plain = check_python(path.read_bytes(), str(path), trl_version="0.19.1", trl_version_source="flag").results[0]
     assert codes(plain) == ["GRPO-B001", "GRPO-F008"] and "installs unsloth" in plain.diagnostics[-1].message
-    profiled = check_python(path.read_bytes(), str(path), trl_version="0.19.1", trl_version_source="flag",
-                            profiles=("unsloth",))
+    profiled = check_python(
+        path.read_bytes(), str(path), trl_version="0.19.1", trl_version_source="flag", profiles=("unsloth",)
+    )
     result = profiled.results[0]
     assert result.valid and profiled.unsloth and result.plan.per_device_train_batch_size == 4
     (tmp_path / "requirements.txt").write_text("trl\n")
@@ -185,7 +215,7 @@ def test_unsloth_imported_by_another_module_of_the_repository(tmp_path):
     assert codes(alone) == ["GRPO-B001"]
 
 
-ARGPARSE = '''import argparse
+ARGPARSE = """import argparse
 
 from trl import GRPOConfig
 
@@ -205,16 +235,18 @@ config = GRPOConfig(
     use_vllm=args.use_vllm,
     bf16=not args.use_vllm,
 )
-'''
+"""
 
 
 def test_argparse_defaults_are_said_and_judged_as_an_information_never_as_the_verdict():
     checked = check(ARGPARSE)
     (call,) = checked.calls
-    assert set(call.unknown) == {"per_device_train_batch_size", "num_generations", "learning_rate", "use_vllm",
-                                 "bf16"}
-    assert call.defaults == {"per_device_train_batch_size": ("--batch-size", 3),
-                             "num_generations": ("--num_generations", 4), "use_vllm": ("--no-vllm", True)}
+    assert set(call.unknown) == {"per_device_train_batch_size", "num_generations", "learning_rate", "use_vllm", "bf16"}
+    assert call.defaults == {
+        "per_device_train_batch_size": ("--batch-size", 3),
+        "num_generations": ("--num_generations", 4),
+        "use_vllm": ("--no-vllm", True),
+    }
     result = checked.results[0]
     assert result.valid  # the run may pass anything: nothing is guessed for the verdict
     batch = next(d for d in result.diagnostics if d.code == "GRPO-F003" and d.fields == ("num_generations",))
@@ -228,8 +260,11 @@ def test_argparse_defaults_are_said_and_judged_as_an_information_never_as_the_ve
 
 
 def test_an_option_two_parsers_declare_differently_has_no_default():
-    text = ARGPARSE.replace('parser.add_argument("--lr"', 'other = argparse.ArgumentParser()\n'
-                            'other.add_argument("--num_generations", type=int, default=8)\nparser.add_argument("--lr"')
+    text = ARGPARSE.replace(
+        'parser.add_argument("--lr"',
+        "other = argparse.ArgumentParser()\n"
+        'other.add_argument("--num_generations", type=int, default=8)\nparser.add_argument("--lr"',
+    )
     (call,) = check(text).calls
     assert "num_generations" not in call.defaults and "per_device_train_batch_size" in call.defaults
 
@@ -241,7 +276,7 @@ def test_the_defaults_are_judged_as_unsloth_runs_them():
 
 
 def test_the_defaults_of_a_dataclass_given_to_trlparser():
-    text = '''from dataclasses import dataclass, field
+    text = """from dataclasses import dataclass, field
 
 from trl import GRPOConfig, TrlParser
 
@@ -256,7 +291,7 @@ class RunArguments:
 def main():
     (run_args,) = TrlParser((RunArguments,)).parse_args_and_config()
     return GRPOConfig(output_dir="o", num_generations=run_args.group, per_device_train_batch_size=run_args.batch)
-'''
+"""
     (call,) = check(text).calls
     assert call.defaults == {"num_generations": ("--group", 8), "per_device_train_batch_size": ("--batch", 6)}
     result = check(text).results[0]
@@ -281,9 +316,11 @@ def test_a_script_is_judged_at_its_repositorys_lock_before_the_installed_trl(tmp
     whatever trl the checking environment has installed."""
     (tmp_path / ".git").mkdir()
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\ndependencies = ["trl[vllm]>=0.16.0"]\n')
-    (tmp_path / "uv.lock").write_text('version = 1\n\n[[package]]\nname = "transformers"\nversion = "5.3.0"\n\n'
-                                      '[[package]]\nname = "trl"\nversion = "0.29.0"\nsource = { registry = '
-                                      '"https://pypi.org/simple" }\n')
+    (tmp_path / "uv.lock").write_text(
+        'version = 1\n\n[[package]]\nname = "transformers"\nversion = "5.3.0"\n\n'
+        '[[package]]\nname = "trl"\nversion = "0.29.0"\nsource = { registry = '
+        '"https://pypi.org/simple" }\n'
+    )
     path = tmp_path / "train.py"
     path.write_text("from trl import GRPOConfig\nargs = GRPOConfig(output_dir='o', warmup_ratio=0.1)\n")
     result = check_python(path.read_bytes(), str(path), trl_version="1.16.0", trl_version_source="installed")

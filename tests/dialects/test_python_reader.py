@@ -31,10 +31,16 @@ def at(result, code: str):
 def test_every_call_is_read_with_its_values_through_aliases_modules_constants_and_dicts():
     check = checked("aliases.py")
     assert [(c.call.callee, c.line) for c in check.calls] == [("Config", 10), ("trl.GRPOConfig", 20)]
-    assert check.calls[0].mapping == {"output_dir": "out-a", "per_device_train_batch_size": 4,
-                                      "gradient_accumulation_steps": 2, "num_generations": 8,
-                                      "max_completion_length": 768, "learning_rate": 5e-6, "logging_steps": 5,
-                                      "report_to": "none"}
+    assert check.calls[0].mapping == {
+        "output_dir": "out-a",
+        "per_device_train_batch_size": 4,
+        "gradient_accumulation_steps": 2,
+        "num_generations": 8,
+        "max_completion_length": 768,
+        "learning_rate": 5e-6,
+        "logging_steps": 5,
+        "report_to": "none",
+    }
     assert check.calls[1].mapping == {"output_dir": "out-b", "num_generations": 3, "per_device_train_batch_size": 4}
     first, second = check.results
     assert first.valid and first.plan.per_device_train_batch_size == 4
@@ -65,8 +71,15 @@ def test_bad_input_gets_a_diagnostic_never_a_traceback():
     assert {"GRPO-F005", "GRPO-F003"} <= set(codes(check.results[0]))
     assert at(check.results[0], "GRPO-F005").line == 7
     deep = b"GRPOConfig(" + b"[" * 200_000  # nesting past what the parser takes
-    for data in (b"", b"GRPOConfig(\xff\xfe garbage (", b"{not json GRPOConfig", b'{"cells": 3, "GRPOConfig": 1}',
-                 deep, b"GRPOConfig(" + b"x = (" * 5000, b"\x00GRPOConfig()"):
+    for data in (
+        b"",
+        b"GRPOConfig(\xff\xfe garbage (",
+        b"{not json GRPOConfig",
+        b'{"cells": 3, "GRPOConfig": 1}',
+        deep,
+        b"GRPOConfig(" + b"x = (" * 5000,
+        b"\x00GRPOConfig()",
+    ):
         for name in ("x.py", "x.ipynb"):
             result = check_python(data, name).results[0]
             assert result.diagnostics and all(d.code.startswith("GRPO-F") for d in result.diagnostics)
@@ -90,8 +103,10 @@ def test_a_notebook_is_read_cell_by_cell_with_its_install_line_as_the_release():
 def test_unsloth_rewrites_the_batch_and_says_so_with_the_code_the_yaml_gets():
     (plain,) = checked("plain_batch.py", trl_version="0.22.2").results
     (unsloth,) = checked("unsloth_batch.py", trl_version="0.22.2").results
-    yaml = check_text("output_dir: outputs\nper_device_train_batch_size: 1\ngradient_accumulation_steps: 1\n"
-                      "num_generations: 4\n", trl_version="0.22.2")
+    yaml = check_text(
+        "output_dir: outputs\nper_device_train_batch_size: 1\ngradient_accumulation_steps: 1\nnum_generations: 4\n",
+        trl_version="0.22.2",
+    )
     assert "GRPO-B001" in codes(yaml, "error") and codes(plain, "error") == ["GRPO-B001"]
     rewrite = at(unsloth, "GRPO-B001")
     assert unsloth.valid and rewrite.severity == "warning" and rewrite.line == 6
@@ -102,19 +117,26 @@ def test_unsloth_rewrites_the_batch_and_says_so_with_the_code_the_yaml_gets():
 
 
 def test_unsloth_without_a_pin_is_judged_at_its_trl_range():
-    check = check_python((FILES / "unsloth_batch.py").read_bytes(), "u.py", trl_version="1.16.0",
-                         trl_version_source="default")
+    check = check_python(
+        (FILES / "unsloth_batch.py").read_bytes(), "u.py", trl_version="1.16.0", trl_version_source="default"
+    )
     assert check.results[0].trl_version.startswith("0.24") and "unsloth" in check.results[0].trl_version_source
 
 
-@pytest.mark.parametrize("release,key,code", [
-    ("1.16.0", "max_prompt_length", "GRPO-K003"),  # removed in 0.28
-    ("0.22.2", "vllm_importance_sampling_correction", "GRPO-K009"),  # not yet in 0.22
-])
+@pytest.mark.parametrize(
+    "release,key,code",
+    [
+        ("1.16.0", "max_prompt_length", "GRPO-K003"),  # removed in 0.28
+        ("0.22.2", "vllm_importance_sampling_correction", "GRPO-K009"),  # not yet in 0.22
+    ],
+)
 def test_a_key_gives_the_code_the_equivalent_yaml_gets_and_an_error_for_the_constructor(release, key, code):
     (result,) = checked("keys.py", trl_version=release).results
-    yaml = check_text("output_dir: outputs\nmax_prompt_length: 512\nper_device_train_batch_size: 4\n"
-                      "num_generations: 4\nvllm_importance_sampling_correction: true\n", trl_version=release)
+    yaml = check_text(
+        "output_dir: outputs\nmax_prompt_length: 512\nper_device_train_batch_size: 4\n"
+        "num_generations: 4\nvllm_importance_sampling_correction: true\n",
+        trl_version=release,
+    )
     found = [d for d in result.diagnostics if d.fields[:1] == (key,)]
     assert [d.code for d in found] == [d.code for d in yaml.diagnostics if d.fields[:1] == (key,)] == [code]
     assert found[0].severity == "error"  # GRPOConfig(...) raises TypeError where `trl grpo` may only warn
@@ -136,8 +158,9 @@ def test_validate_reports_python_files_in_every_format(capsys):
     assert main(["validate", str(FILES / "notebook.ipynb"), "--format", "sarif"]) == 1
     sarif = json.loads(capsys.readouterr().out)
     # SARIF names the notebook file and the line of the .ipynb that holds the cell's line; the message the cell.
-    found = {r["message"]["text"].split(":")[0]: r["locations"][0]["physicalLocation"]
-             for r in sarif["runs"][0]["results"]}
+    found = {
+        r["message"]["text"].split(":")[0]: r["locations"][0]["physicalLocation"] for r in sarif["runs"][0]["results"]
+    }
     assert found["cell 5 line 5"]["artifactLocation"]["uri"].endswith("python_files/notebook.ipynb")
     ipynb = (FILES / "notebook.ipynb").read_text().split("\n")
     assert "num_generations=8" in ipynb[found["cell 5 line 5"]["region"]["startLine"] - 1]
@@ -156,7 +179,7 @@ def test_export_gives_yaml_on_which_validate_finds_the_same_codes(name, tmp_path
 
     path = FILES / name
     check = checked(name, trl_version="0.22.2")
-    for index, result in enumerate(check.results[:len(check.calls)]):
+    for index, result in enumerate(check.results[: len(check.calls)]):
         out = tmp_path / f"call{index}.yaml"
         assert main(["export", str(path), "--call", str(index + 1), "-o", str(out), "--trl-version", "0.22.2"]) == 0
         text = out.read_text()
@@ -164,7 +187,8 @@ def test_export_gives_yaml_on_which_validate_finds_the_same_codes(name, tmp_path
         assert yaml_result.trl_version == "0.22.2"  # from the exported `# grpo:` comment
         python_only = ("GRPO-F", "GRPO-S006")
         same = lambda r, skip=python_only: sorted(  # noqa: E731
-            d.code for d in r.diagnostics if not d.code.startswith(skip))
+            d.code for d in r.diagnostics if not d.code.startswith(skip)
+        )
         if name == "keys.py":  # the script's own key is left out of the YAML, in a comment saying why
             assert "# model_name_or_path is an argument of the `trl grpo` script" in text
         if name == "unsloth_batch.py":  # TRL alone refuses what Unsloth rewrites: the same code, an error
@@ -190,7 +214,7 @@ def test_explain_shows_the_batch_unsloth_really_trains_with(capsys):
     assert [c["valid"] for c in calls] == [True, False] and calls[0]["derived"]["num_generations"] == 8
 
 
-MIGRATED = '''from trl import GRPOConfig
+MIGRATED = """from trl import GRPOConfig
 
 EXTRA = {"max_prompt_length": 512, "report_to": "none"}
 args = GRPOConfig(
@@ -200,7 +224,7 @@ args = GRPOConfig(
     num_generations=4, per_device_train_batch_size=4, vllm_device="cuda:1",
     **EXTRA,
 )
-'''
+"""
 
 
 def test_migrate_rewrites_each_keyword_where_it_is_written_keeping_the_rest(tmp_path, capsys):
@@ -212,9 +236,10 @@ def test_migrate_rewrites_each_keyword_where_it_is_written_keeping_the_rest(tmp_
     assert "+    warmup_steps=0.1," in capsys.readouterr().out
     assert main(["migrate", str(path), "--write"]) == 0
     assert path.read_text() == MIGRATED.replace('"max_prompt_length": 512, ', "").replace(
-        "    max_prompt_length=256,  # the prompt budget", "    # grpo migrate removed (no longer read by the target "
-        "TRL release): max_prompt_length=256,  # the prompt budget").replace(
-        "warmup_ratio=0.1", "warmup_steps=0.1").replace(', vllm_device="cuda:1",', ",")
+        "    max_prompt_length=256,  # the prompt budget",
+        "    # grpo migrate removed (no longer read by the target "
+        "TRL release): max_prompt_length=256,  # the prompt budget",
+    ).replace("warmup_ratio=0.1", "warmup_steps=0.1").replace(', vllm_device="cuda:1",', ",")
     capsys.readouterr()
     assert main(["validate", str(path)]) == 0  # nothing left to migrate, and valid
     capsys.readouterr()
@@ -225,9 +250,19 @@ def test_migrate_edits_a_notebook_cell_and_leaves_the_json_as_jupyter_wrote_it(t
 
     from grpo_schema.cli import main
 
-    cells = [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
-              "source": ["from trl import GRPOConfig\n", "args = GRPOConfig(output_dir='o', max_prompt_length=64,\n",
-                         "                  num_generations=4, per_device_train_batch_size=4)"]}]
+    cells = [
+        {
+            "cell_type": "code",
+            "metadata": {},
+            "execution_count": None,
+            "outputs": [],
+            "source": [
+                "from trl import GRPOConfig\n",
+                "args = GRPOConfig(output_dir='o', max_prompt_length=64,\n",
+                "                  num_generations=4, per_device_train_batch_size=4)",
+            ],
+        }
+    ]
     original = json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n"
     path = tmp_path / "nb.ipynb"
     path.write_text(original)
@@ -235,7 +270,8 @@ def test_migrate_edits_a_notebook_cell_and_leaves_the_json_as_jupyter_wrote_it(t
     new = path.read_text()
     assert json.loads(new)["cells"][0]["source"][1] == "args = GRPOConfig(output_dir='o',\n"
     assert [line for line in new.split("\n") if line not in original.split("\n")] == [
-        '    "args = GRPOConfig(output_dir=\'o\',\\n",']
+        "    \"args = GRPOConfig(output_dir='o',\\n\","
+    ]
     capsys.readouterr()
 
 
@@ -263,7 +299,9 @@ def test_doctor_judges_the_environment_against_the_release_the_notebook_installs
     main(["doctor", str(notebook), "--format", "json"])
     document = json.loads(capsys.readouterr().out)
     assert (document["file_trl_version"], document["file_trl_version_source"]) == (
-        "0.19.1", "the file's install line: trl==0.19.1")
+        "0.19.1",
+        "the file's install line: trl==0.19.1",
+    )
 
 
 def test_the_pre_commit_hook_for_python_and_notebooks_fails_on_errors_only(tmp_path, capsys):
@@ -287,8 +325,10 @@ def test_the_pre_commit_hook_for_python_and_notebooks_fails_on_errors_only(tmp_p
 
 
 def test_newer_syntax_and_shell_continuations_leave_only_their_lines_out():
-    script = ('from trl import GRPOConfig\nd = {"q": 1}\nprompt = (\n    f"{d["q"]} and more"\n)\n'
-              'args = GRPOConfig(output_dir="o", num_generations=4, per_device_train_batch_size=4)\n')
+    script = (
+        'from trl import GRPOConfig\nd = {"q": 1}\nprompt = (\n    f"{d["q"]} and more"\n)\n'
+        'args = GRPOConfig(output_dir="o", num_generations=4, per_device_train_batch_size=4)\n'
+    )
     check = check_python(script, "new.py", trl_version="1.16.0", trl_version_source="flag")
     (result,) = check.results
     assert [c.line for c in check.calls] == [6] and result.valid
@@ -296,19 +336,34 @@ def test_newer_syntax_and_shell_continuations_leave_only_their_lines_out():
     assert newer.severity == "warning" and newer.line == 4
     import json
 
-    cell = ["import os\n", "if True:\n", "    !uv pip install -qqq \\\n", "        unsloth vllm \\\n",
-            "        trl==0.22.2\n", "from trl import GRPOConfig\n", "args = GRPOConfig(output_dir='o')\n"]
-    notebook = json.dumps({"cells": [{"cell_type": "code", "source": cell, "metadata": {}, "outputs": []}],
-                           "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+    cell = [
+        "import os\n",
+        "if True:\n",
+        "    !uv pip install -qqq \\\n",
+        "        unsloth vllm \\\n",
+        "        trl==0.22.2\n",
+        "from trl import GRPOConfig\n",
+        "args = GRPOConfig(output_dir='o')\n",
+    ]
+    notebook = json.dumps(
+        {
+            "cells": [{"cell_type": "code", "source": cell, "metadata": {}, "outputs": []}],
+            "metadata": {},
+            "nbformat": 4,
+            "nbformat_minor": 5,
+        }
+    )
     check = check_python(notebook, "nb.ipynb")
     assert [(c.cell, c.line) for c in check.calls] == [(0, 7)] and codes(check.results[0]) == []
     assert check.results[0].trl_version == "0.22.2"  # from the continued install line
 
 
 def test_an_unsloth_of_the_trl_015_era_rewrote_on_per_device_train_batch_size_alone():
-    script = ("from unsloth import FastLanguageModel\nfrom trl import GRPOConfig\n"
-              "args = GRPOConfig(output_dir='o', per_device_train_batch_size=1, gradient_accumulation_steps=4, "
-              "num_generations=4)\n")
+    script = (
+        "from unsloth import FastLanguageModel\nfrom trl import GRPOConfig\n"
+        "args = GRPOConfig(output_dir='o', per_device_train_batch_size=1, gradient_accumulation_steps=4, "
+        "num_generations=4)\n"
+    )
     (old,) = check_python(script, "u.py", trl_version="0.15.2", trl_version_source="flag").results
     rewrite = at(old, "GRPO-B001")
     assert old.valid and "looked at it alone" in rewrite.message and old.plan.per_device_train_batch_size == 4
@@ -332,16 +387,20 @@ def test_options_that_take_a_yaml_config_are_refused_for_a_python_file_with_the_
 
 
 def test_columns_count_characters_not_bytes():
-    script = 'from trl import GRPOConfig\nc = GRPOConfig(run_name="é€", num_generations=3, per_device_train_batch_size=4)\n'
+    script = (
+        'from trl import GRPOConfig\nc = GRPOConfig(run_name="é€", num_generations=3, per_device_train_batch_size=4)\n'
+    )
     (result,) = check_python(script, "u.py", trl_version="1.16.0", trl_version_source="flag").results
     b001 = at(result, "GRPO-B001")
-    assert script.split("\n")[1][b001.column - 1:].startswith("num_generations")
+    assert script.split("\n")[1][b001.column - 1 :].startswith("num_generations")
 
 
 def test_unsloths_rewrite_is_said_on_its_own_where_trl_alone_has_no_batch_error():
-    script = ("# !pip install unsloth==2025.6.1 trl==0.19.1\nfrom unsloth import FastLanguageModel\n"
-              "from trl import GRPOConfig\nargs = GRPOConfig(output_dir='o', per_device_train_batch_size=1,\n"
-              "                  gradient_accumulation_steps=4, num_generations=4)\n")
+    script = (
+        "# !pip install unsloth==2025.6.1 trl==0.19.1\nfrom unsloth import FastLanguageModel\n"
+        "from trl import GRPOConfig\nargs = GRPOConfig(output_dir='o', per_device_train_batch_size=1,\n"
+        "                  gradient_accumulation_steps=4, num_generations=4)\n"
+    )
     (result,) = check_python(script, "u.py").results
     assert result.trl_version == "0.19.1" and codes(result) == ["GRPO-F010"]
     assert at(result, "GRPO-F010").line == 4 and result.plan.per_device_train_batch_size == 4

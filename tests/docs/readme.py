@@ -75,6 +75,6 @@ def read_blocks(path: Path) -> list[Block]:
         end = next(i for i in range(index + 1, len(lines)) if lines[i].startswith("```"))
         note = NOTE.match(lines[index - 1]) if index else None
         options = parse_options(note.group(1)) if note else {}
-        blocks.append(Block(index + 1, opened.group(1), lines[index + 1:end], options))
+        blocks.append(Block(index + 1, opened.group(1), lines[index + 1 : end], options))
         index = end + 1
     return blocks

@@ -54,8 +54,14 @@ class Service:
     def __init__(self, args: list[str], cwd: Path, env: dict[str, str]):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.process = subprocess.Popen(["grpo", "serve", *args, "--port", str(self.port)], cwd=cwd, env=env,
-                                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+        self.process = subprocess.Popen(
+            ["grpo", "serve", *args, "--port", str(self.port)],
+            cwd=cwd,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
             try:
@@ -125,8 +131,9 @@ def test_readme_block_runs_as_written(block, tmp_path):
     if "serve" in block.options:
         return run_serve_block(block, work, env)
     if block.language == "python":
-        done = subprocess.run([sys.executable, "-c", block.commands[0]], cwd=work, env=env, capture_output=True,
-                              text=True, timeout=300)
+        done = subprocess.run(
+            [sys.executable, "-c", block.commands[0]], cwd=work, env=env, capture_output=True, text=True, timeout=300
+        )
         assert done.returncode == block.expected_exit, done.stderr
         return None
     for command in block.commands:

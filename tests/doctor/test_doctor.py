@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from grpo_schema.doctor import diagnose
-from grpo_schema.doctor.environment import from_file, torch_build, flash_attn_build
+from grpo_schema.doctor.environment import flash_attn_build, from_file, torch_build
 from grpo_schema.doctor.known_bad import ROWS
 from grpo_schema.engine.codes import CODES
 from tests.support.cli import grpo as grpo_command
@@ -25,14 +25,17 @@ def grpo(*args: str, cwd: Path = ROOT):
     return done
 
 
-@pytest.mark.parametrize("args, words", [
-    (["--python", "/no/such/python"], "no such interpreter"),
-    (["--python", "/etc/hostname"], "--python /etc/hostname: "),
-    (["--freeze", "/no/such/freeze.txt"], "no such file"),
-    (["--requirements", "/"], "a folder"),
-    (["/no/such/config.yaml"], "cannot read"),
-    (["--python", "/bin/false"], "failed to read its packages"),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["--python", "/no/such/python"], "no such interpreter"),
+        (["--python", "/etc/hostname"], "--python /etc/hostname: "),
+        (["--freeze", "/no/such/freeze.txt"], "no such file"),
+        (["--requirements", "/"], "a folder"),
+        (["/no/such/config.yaml"], "cannot read"),
+        (["--python", "/bin/false"], "failed to read its packages"),
+    ],
+)
 def test_what_cannot_be_read_is_a_usage_error(args, words):
     done = grpo("doctor", *args)
     assert done.returncode == 2 and words in done.stderr and done.stderr.startswith("grpo doctor: error:")
@@ -40,8 +43,10 @@ def test_what_cannot_be_read_is_a_usage_error(args, words):
 
 def test_garbage_lines_are_reported_by_line_and_the_rest_is_judged(tmp_path):
     frozen = tmp_path / "freeze.txt"
-    frozen.write_text("# a comment\ntrl==0.19.1\n\x00\x01 binary junk\ntransformers==5.23.0\n"
-                      "accelerate==1.16.0 \\\n    --hash=sha256:abc\n!!!\ndatasets==4.8.5\ntorch==2.6.0+cu124\n")
+    frozen.write_text(
+        "# a comment\ntrl==0.19.1\n\x00\x01 binary junk\ntransformers==5.23.0\n"
+        "accelerate==1.16.0 \\\n    --hash=sha256:abc\n!!!\ndatasets==4.8.5\ntorch==2.6.0+cu124\n"
+    )
     done = grpo("doctor", "--freeze", str(frozen), "--format", "json")
     doc = json.loads(done.stdout)
     unread = [d for f in doc["files"] for d in f["diagnostics"] if d["code"] == "GRPO-C015"]
@@ -53,14 +58,18 @@ def test_garbage_lines_are_reported_by_line_and_the_rest_is_judged(tmp_path):
 
 def test_lock_files_and_url_lines(tmp_path):
     lock = tmp_path / "uv.lock"
-    lock.write_text('version = 1\n[[package]]\nname = "trl"\nversion = "1.16.0"\n'
-                    '[[package]]\nname = "Torch"\nversion = "2.6.0"\n[[package]]\nname = "nvidia-cuda-runtime-cu12"\n'
-                    'version = "12.4.127"\n')
+    lock.write_text(
+        'version = 1\n[[package]]\nname = "trl"\nversion = "1.16.0"\n'
+        '[[package]]\nname = "Torch"\nversion = "2.6.0"\n[[package]]\nname = "nvidia-cuda-runtime-cu12"\n'
+        'version = "12.4.127"\n'
+    )
     env = from_file(str(lock), "freeze")
     assert env.version("trl") == "1.16.0" and torch_build(env)["cuda"] == "12.4"
     frozen = tmp_path / "f.txt"
-    frozen.write_text("torch==2.5.1+cu121\nflash-attn @ https://example.org/flash_attn-2.7.4.post1+cu12torch2.6"
-                      "cxx11abiFALSE-cp311-cp311-linux_x86_64.whl\n")
+    frozen.write_text(
+        "torch==2.5.1+cu121\nflash-attn @ https://example.org/flash_attn-2.7.4.post1+cu12torch2.6"
+        "cxx11abiFALSE-cp311-cp311-linux_x86_64.whl\n"
+    )
     env = from_file(str(frozen), "freeze")
     assert env.version("flash-attn") == "2.7.4.post1+cu12torch2.6cxx11abiFALSE"
     assert flash_attn_build(env) == {"torch": "2.6", "cuda": "12"}
@@ -97,8 +106,11 @@ def test_reward_module_paths(tmp_path):
     frozen = tmp_path / "f.txt"
     frozen.write_text("trl==1.16.0\n")
     env = from_file(str(frozen), "freeze")
-    report = diagnose(env, {"reward_funcs": ["my_rewards.fmt", "missing_mod.fn", "accuracy_reward"]},
-                      config_path=str(tmp_path / "c.yaml"))
+    report = diagnose(
+        env,
+        {"reward_funcs": ["my_rewards.fmt", "missing_mod.fn", "accuracy_reward"]},
+        config_path=str(tmp_path / "c.yaml"),
+    )
     [missing] = [d for d in report.diagnostics if d.code == "GRPO-C011"]
     assert "'missing_mod'" in missing.message and "reward_funcs[1]" in missing.message
 
@@ -143,8 +155,10 @@ def test_validate_doctor_adds_this_interpreters_findings_to_the_check(tmp_path):
     from importlib import metadata
 
     config = tmp_path / "c.yaml"
-    config.write_text("model_name_or_path: Qwen/Qwen3-0.6B\ndataset_name: d\noutput_dir: out\n"
-                      "reward_funcs: [accuracy_reward]\nuse_liger_kernel: true\n")
+    config.write_text(
+        "model_name_or_path: Qwen/Qwen3-0.6B\ndataset_name: d\noutput_dir: out\n"
+        "reward_funcs: [accuracy_reward]\nuse_liger_kernel: true\n"
+    )
     plain = json.loads(grpo("validate", str(config), "--format", "json").stdout)["files"][0]
     done = grpo("validate", str(config), "--doctor", "--format", "json")
     doc = json.loads(done.stdout)["files"][0]
@@ -155,8 +169,9 @@ def test_validate_doctor_adds_this_interpreters_findings_to_the_check(tmp_path):
         missing = True
     added = [d for d in doc["diagnostics"] if d["code"].startswith("GRPO-C")]
     assert not any(d["code"].startswith("GRPO-C") for d in plain["diagnostics"])
-    assert [d["code"] for d in doc["diagnostics"] if not d["code"].startswith("GRPO-C")] == \
-        [d["code"] for d in plain["diagnostics"]]
+    assert [d["code"] for d in doc["diagnostics"] if not d["code"].startswith("GRPO-C")] == [
+        d["code"] for d in plain["diagnostics"]
+    ]
     assert any(d["code"] == "GRPO-C006" and d["line"] == 5 for d in added) == missing
     assert done.returncode == (1 if missing or not plain["valid"] else 0)
 
@@ -166,14 +181,25 @@ def test_smoke_reports_carry_the_doctor_findings(tmp_path):
     from grpo_runtime.smoke.report import doctor_section, render_text
 
     config = tmp_path / "c.yaml"
-    config.write_text("model_name_or_path: Qwen/Qwen3-0.6B\ndataset_name: d\noutput_dir: out\n"
-                      "reward_funcs: [accuracy_reward, no_such_module.fn]\n")
+    config.write_text(
+        "model_name_or_path: Qwen/Qwen3-0.6B\ndataset_name: d\noutput_dir: out\n"
+        "reward_funcs: [accuracy_reward, no_such_module.fn]\n"
+    )
     section = doctor_section(str(config), None)
     [missing] = [d for d in section["diagnostics"] if d["code"] == "GRPO-C011"]
     assert "'no_such_module'" in missing["message"] and section["ok"] is False
     assert section["packages"]["trl"]
-    text = render_text({"file": str(config), "engine": "grpo_runtime", "steps": 1, "groups": [], "passed": True,
-                        "seconds": 1.0, "doctor": section})
+    text = render_text(
+        {
+            "file": str(config),
+            "engine": "grpo_runtime",
+            "steps": 1,
+            "groups": [],
+            "passed": True,
+            "seconds": 1.0,
+            "doctor": section,
+        }
+    )
     assert "environment (grpo doctor): error[GRPO-C011]" in text
     assert doctor_section(str(tmp_path / "absent.yaml"), None)["error"].startswith("cannot read")
 
@@ -189,8 +215,9 @@ def test_deepspeed_file_flash_attn_and_zero3_rows(tmp_path):
     [fa] = [d for d in report.diagnostics if d.code == "GRPO-C008"]
     assert "not installed" in fa.message and fa.fields == ("attn_implementation",)
     frozen.write_text("trl==1.8.0\ntorch==2.13.0+cpu\nflash-attn==2.8.3\nvllm==0.20.0\ndeepspeed==0.18.6\n")
-    report = diagnose(from_file(str(frozen), "freeze"), {**config, "use_vllm": True},
-                      config_path=str(tmp_path / "c.yaml"))
+    report = diagnose(
+        from_file(str(frozen), "freeze"), {**config, "use_vllm": True}, config_path=str(tmp_path / "c.yaml")
+    )
     found = {d.code: d for d in report.diagnostics}
     assert "CPU-only build" in found["GRPO-C008"].message
     assert any("KB15" in d.message for d in report.diagnostics if d.code == "GRPO-C004")
@@ -221,9 +248,14 @@ def test_deepspeed_cpu_offload_needs_its_op_or_a_compiler(tmp_path):
     empty = tmp_path / "ext"
     empty.mkdir()
     env = {"PATH": str(tmp_path), "TORCH_EXTENSIONS_DIR": str(empty), "HOME": str(tmp_path)}
-    done = subprocess.run([sys.executable, "-m", "grpo_schema", "doctor", str(config), "--python", sys.executable,
-                           "--format", "json"], capture_output=True, text=True, cwd=ROOT, timeout=120,
-                          env={**__import__("os").environ, **env})
+    done = subprocess.run(
+        [sys.executable, "-m", "grpo_schema", "doctor", str(config), "--python", sys.executable, "--format", "json"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        env={**__import__("os").environ, **env},
+    )
     doc = json.loads(done.stdout)
     op = [d for d in doc["diagnostics"] if d["code"] == "GRPO-C019"]
     files = metadata.distribution("deepspeed").files or []

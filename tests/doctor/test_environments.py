@@ -23,9 +23,20 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 GRPO = [sys.executable, "-m", "grpo_schema"]
 
-TRL_116 = ["trl==1.16.0", "accelerate==1.16.0", "datasets==5.2.0", "huggingface_hub==2.4.0", "jinja2==3.1.6",
-           "numpy==2.4.6", "packaging==26.4", "pandas==3.1.1", "psutil==7.2.2", "pyarrow==26.0.1",
-           "pyyaml==6.0.4", "transformers==5.23.0"]
+TRL_116 = [
+    "trl==1.16.0",
+    "accelerate==1.16.0",
+    "datasets==5.2.0",
+    "huggingface_hub==2.4.0",
+    "jinja2==3.1.6",
+    "numpy==2.4.6",
+    "packaging==26.4",
+    "pandas==3.1.1",
+    "psutil==7.2.2",
+    "pyarrow==26.0.1",
+    "pyyaml==6.0.4",
+    "transformers==5.23.0",
+]
 
 
 def _torch_folder(base: Path) -> Path:
@@ -38,8 +49,9 @@ def _torch_folder(base: Path) -> Path:
     if not folder.exists():
         folder.mkdir()
         for name in os.listdir(site):
-            if name in ("torch", "torchgen", "functorch") or (name.startswith("torch-") and
-                                                             name.endswith(".dist-info")):
+            if name in ("torch", "torchgen", "functorch") or (
+                name.startswith("torch-") and name.endswith(".dist-info")
+            ):
                 (folder / name).symlink_to(site / name)
     return folder
 
@@ -60,9 +72,24 @@ def build(tmp_path_factory):
         env = base / name
         subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
         if packages:
-            done = subprocess.run([sys.executable, "-m", "pip", "--python", str(env / "bin" / "python"), "install",
-                                   "-q", "--no-deps", "--no-compile", "--disable-pip-version-check", *packages],
-                                  capture_output=True, text=True, timeout=300)
+            done = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pip",
+                    "--python",
+                    str(env / "bin" / "python"),
+                    "install",
+                    "-q",
+                    "--no-deps",
+                    "--no-compile",
+                    "--disable-pip-version-check",
+                    *packages,
+                ],
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
             assert done.returncode == 0, done.stderr[-2000:]
         paths = ([str(torch)] if with_torch else []) + ([str(_site(built[over]))] if over else [])
         if paths:
@@ -74,8 +101,9 @@ def build(tmp_path_factory):
 
 
 def doctor(*args: str, cwd: Path | None = None) -> tuple[int, dict, str]:
-    done = subprocess.run([*GRPO, "doctor", *args, "--format", "json"], capture_output=True, text=True,
-                          cwd=cwd or ROOT, timeout=120)
+    done = subprocess.run(
+        [*GRPO, "doctor", *args, "--format", "json"], capture_output=True, text=True, cwd=cwd or ROOT, timeout=120
+    )
     assert "Traceback" not in done.stderr, done.stderr
     return done.returncode, (json.loads(done.stdout) if done.stdout.strip() else {}), done.stderr
 
@@ -87,8 +115,13 @@ def found(doc: dict) -> set[tuple[str, str]]:
 
 
 def freeze(env: Path) -> str:
-    done = subprocess.run([sys.executable, "-m", "pip", "--python", str(env / "bin" / "python"), "freeze",
-                           "--disable-pip-version-check"], capture_output=True, text=True, timeout=120, check=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(env / "bin" / "python"), "freeze", "--disable-pip-version-check"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     return done.stdout
 
 
@@ -117,8 +150,10 @@ def test_old_trl_with_the_transformers_it_was_released_with_passes(build):
 def test_trl_116_config_with_liger_and_no_liger_kernel_then_with_it(build, tmp_path):
     env = build("trl116", TRL_116)
     config = tmp_path / "liger.yaml"
-    config.write_text("model_name_or_path: Qwen/Qwen3-0.6B\ndataset_name: trl-lib/DeepMath-103K\n"
-                      "output_dir: out\nuse_liger_kernel: true\n")
+    config.write_text(
+        "model_name_or_path: Qwen/Qwen3-0.6B\ndataset_name: trl-lib/DeepMath-103K\n"
+        "output_dir: out\nuse_liger_kernel: true\n"
+    )
     rc, doc, _ = doctor(str(config), "--python", str(env / "bin" / "python"))
     assert rc == 1
     [liger] = [d for d in doc["diagnostics"] if d["code"] == "GRPO-C006"]
@@ -141,8 +176,9 @@ def test_trl_116_with_a_vllm_outside_its_range(build, tmp_path):
     env = build("trl116", TRL_116)
     lines = [ln for ln in freeze(env).splitlines() if not ln.startswith("torch==")]
     config = tmp_path / "vllm.yaml"
-    config.write_text("model_name_or_path: Qwen/Qwen3-0.6B\ndataset_name: d\noutput_dir: out\nuse_vllm: true\n"
-                      "vllm_mode: colocate\n")
+    config.write_text(
+        "model_name_or_path: Qwen/Qwen3-0.6B\ndataset_name: d\noutput_dir: out\nuse_vllm: true\nvllm_mode: colocate\n"
+    )
     cuda_torch = ["torch==2.13.0", "nvidia-cuda-runtime-cu12==12.9.79"]
     frozen = tmp_path / "freeze.txt"
     frozen.write_text("\n".join(lines + cuda_torch + ["vllm==0.32.0"]) + "\n")
@@ -162,8 +198,9 @@ def test_trl_116_with_a_real_vllm_outside_its_range_installed(build, tmp_path):
     build("trl116", TRL_116)
     env = build("trl116-vllm", ["vllm==0.32.0"], over="trl116")
     config = tmp_path / "vllm.yaml"
-    config.write_text("model_name_or_path: Qwen/Qwen3-0.6B\ndataset_name: d\noutput_dir: out\nuse_vllm: true\n"
-                      "vllm_mode: colocate\n")
+    config.write_text(
+        "model_name_or_path: Qwen/Qwen3-0.6B\ndataset_name: d\noutput_dir: out\nuse_vllm: true\nvllm_mode: colocate\n"
+    )
     rc, doc, _ = doctor(str(config), "--python", str(env / "bin" / "python"))
     [v] = [d for d in doc["diagnostics"] if d["code"] == "GRPO-C005" and "vllm 0.32.0" in d["message"]]
     assert rc == 1 and "`vllm<=0.31.0,>=0.22.0`" in v["hint"], v

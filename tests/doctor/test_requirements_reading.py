@@ -37,15 +37,18 @@ def test_what_pip_installs_with_trl_is_not_missing(tmp_path):
 
 def test_a_conda_environment_file_is_read_by_its_pip_section(tmp_path):
     path = tmp_path / "environment.yml"
-    path.write_text("name: r1\nchannels: [conda-forge]\ndependencies:\n  - python=3.11\n  - pip\n  - pip:\n"
-                    "    - trl==0.18.0\n    - torch==2.6.0\n")
+    path.write_text(
+        "name: r1\nchannels: [conda-forge]\ndependencies:\n  - python=3.11\n  - pip\n  - pip:\n"
+        "    - trl==0.18.0\n    - torch==2.6.0\n"
+    )
     env = from_file(str(path), "freeze")
     assert env.source == "requirements" and env.version("trl") == "0.18.0"
     assert errors(env) == []
 
 
-@pytest.mark.parametrize("text", ["use_vllm: true\nmodel_name_or_path: m\n", '{"trl": "0.18.0"}\n',
-                                  "[project]\nname = 'x'\n"])
+@pytest.mark.parametrize(
+    "text", ["use_vllm: true\nmodel_name_or_path: m\n", '{"trl": "0.18.0"}\n', "[project]\nname = 'x'\n"]
+)
 def test_a_format_it_cannot_read_is_refused(tmp_path, text):
     path = tmp_path / "env.txt"
     path.write_text(text)

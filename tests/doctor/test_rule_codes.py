@@ -6,15 +6,30 @@ from grpo_schema.doctor import diagnose
 from grpo_schema.doctor.environment import Environment, Package
 
 # What TRL 1.16 needs (its committed requirements), met: each test changes one thing.
-MET = {"trl": "1.16.0", "torch": "2.6.0+cu124", "transformers": "4.57.0", "accelerate": "1.10.1",
-       "datasets": "4.7.0", "huggingface-hub": "0.34.0", "jinja2": "3.1.4", "numpy": "2.1.0", "packaging": "24.1",
-       "pandas": "2.2.3", "psutil": "6.0.0", "pyarrow": "21.0.0", "pyyaml": "6.0.2"}
+MET = {
+    "trl": "1.16.0",
+    "torch": "2.6.0+cu124",
+    "transformers": "4.57.0",
+    "accelerate": "1.10.1",
+    "datasets": "4.7.0",
+    "huggingface-hub": "0.34.0",
+    "jinja2": "3.1.4",
+    "numpy": "2.1.0",
+    "packaging": "24.1",
+    "pandas": "2.2.3",
+    "psutil": "6.0.0",
+    "pyarrow": "21.0.0",
+    "pyyaml": "6.0.2",
+}
 
 
 def env(changes: dict[str, str | None] | None = None, **extra: dict) -> Environment:
     versions = {**MET, **(changes or {})}
-    packages = {name: Package(name, version, extra=extra.get(name.replace("-", "_"), {}))
-                for name, version in versions.items() if version is not None}
+    packages = {
+        name: Package(name, version, extra=extra.get(name.replace("-", "_"), {}))
+        for name, version in versions.items()
+        if version is not None
+    }
     return Environment("freeze", "requirements.lock", packages, python_version="3.11.9")
 
 

@@ -31,5 +31,6 @@ def run_check_jsonschema(*args: str) -> subprocess.CompletedProcess:
     """The real check-jsonschema command line (the PyPI package), as CI and pre-commit run it."""
     if importlib.util.find_spec("check_jsonschema") is None:
         pytest.skip("check-jsonschema is not installed (pip install 'grpo-config[test]')")
-    return subprocess.run([sys.executable, "-m", "check_jsonschema", *args], capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "check_jsonschema", *args], capture_output=True, text=True, timeout=120
+    )

@@ -24,8 +24,13 @@ LSP_DIR = Path(__file__).resolve().parents[1] / "lsp"
 SERVER_BIN = LSP_DIR / "node_modules" / "yaml-language-server" / "bin" / "yaml-language-server"
 
 YAML_SETTINGS = {
-    "validate": True, "hover": True, "completion": True, "format": {"enable": False},
-    "schemaStore": {"enable": False}, "kubernetesCRDStore": {"enable": False}, "schemas": {},
+    "validate": True,
+    "hover": True,
+    "completion": True,
+    "format": {"enable": False},
+    "schemaStore": {"enable": False},
+    "kubernetesCRDStore": {"enable": False},
+    "schemas": {},
 }
 
 
@@ -45,11 +50,23 @@ class LspError(RuntimeError):
 class StdioLspClient:
     """A language server started as a subprocess and spoken to over its stdio, as an editor does."""
 
-    def __init__(self, command: list[str], root: Path, timeout: float = 20.0, env: dict[str, str] | None = None,
-                 initialization_options: Any = None):
+    def __init__(
+        self,
+        command: list[str],
+        root: Path,
+        timeout: float = 20.0,
+        env: dict[str, str] | None = None,
+        initialization_options: Any = None,
+    ):
         self.timeout = timeout
-        self._proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                      cwd=root, env={**os.environ, **(env or {})})
+        self._proc = subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=root,
+            env={**os.environ, **(env or {})},
+        )
         self._next_id = 0
         self._lock = threading.Lock()
         self._responses: dict[int, dict[str, Any]] = {}
@@ -63,17 +80,30 @@ class StdioLspClient:
         threading.Thread(target=self._read_loop, daemon=True).start()
         threading.Thread(target=self._drain_stderr, daemon=True).start()
         root_uri = root.resolve().as_uri()
-        self.capabilities = self.request("initialize", {
-            "processId": os.getpid(), "rootUri": root_uri,
-            "workspaceFolders": [{"uri": root_uri, "name": root.name}],
-            "initializationOptions": initialization_options,
-            "capabilities": {"workspace": {"configuration": True},
-                             "textDocument": {"completion": {"completionItem": {
-                                 "snippetSupport": True, "documentationFormat": ["markdown", "plaintext"]}},
-                                 "hover": {"contentFormat": ["markdown", "plaintext"]},
-                                 "codeAction": {"codeActionLiteralSupport": {"codeActionKind": {"valueSet": [
-                                     "quickfix", "source", "source.fixAll"]}}},
-                                 "publishDiagnostics": {"versionSupport": True}}}})
+        self.capabilities = self.request(
+            "initialize",
+            {
+                "processId": os.getpid(),
+                "rootUri": root_uri,
+                "workspaceFolders": [{"uri": root_uri, "name": root.name}],
+                "initializationOptions": initialization_options,
+                "capabilities": {
+                    "workspace": {"configuration": True},
+                    "textDocument": {
+                        "completion": {
+                            "completionItem": {"snippetSupport": True, "documentationFormat": ["markdown", "plaintext"]}
+                        },
+                        "hover": {"contentFormat": ["markdown", "plaintext"]},
+                        "codeAction": {
+                            "codeActionLiteralSupport": {
+                                "codeActionKind": {"valueSet": ["quickfix", "source", "source.fixAll"]}
+                            }
+                        },
+                        "publishDiagnostics": {"versionSupport": True},
+                    },
+                },
+            },
+        )
         self.notify("initialized", {})
 
     # --- requests -----------------------------------------------------------------------------------------------
@@ -84,17 +114,27 @@ class StdioLspClient:
             self.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
         self._versions[uri] = 1
         self.diagnostics.pop(uri, None)
-        self.notify("textDocument/didOpen", {"textDocument": {
-            "uri": uri, "languageId": "yaml", "version": 1,
-            "text": path.read_text(encoding="utf-8") if text is None else text}})
+        self.notify(
+            "textDocument/didOpen",
+            {
+                "textDocument": {
+                    "uri": uri,
+                    "languageId": "yaml",
+                    "version": 1,
+                    "text": path.read_text(encoding="utf-8") if text is None else text,
+                }
+            },
+        )
         return uri
 
     def change(self, uri: str, text: str, range_: dict[str, Any] | None = None) -> int:
         """Send one edit (the whole text, or `text` replacing `range_`); returns the new version."""
         self._versions[uri] += 1
         change: dict[str, Any] = {"text": text} if range_ is None else {"range": range_, "text": text}
-        self.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": self._versions[uri]},
-                                               "contentChanges": [change]})
+        self.notify(
+            "textDocument/didChange",
+            {"textDocument": {"uri": uri, "version": self._versions[uri]}, "contentChanges": [change]},
+        )
         return self._versions[uri]
 
     def wait_publish(self, uri: str, version: int | None = None, after: int = 0) -> list[dict[str, Any]]:
@@ -108,15 +148,26 @@ class StdioLspClient:
                 if not self._arrived.wait(timeout=max(0.0, deadline - time.monotonic())):
                     raise LspError(f"no diagnostics for {uri} (version {version}) within {self.timeout}s")
 
-    def code_actions(self, uri: str, start: tuple[int, int], end: tuple[int, int],
-                     only: list[str] | None = None) -> list[dict[str, Any]]:
+    def code_actions(
+        self, uri: str, start: tuple[int, int], end: tuple[int, int], only: list[str] | None = None
+    ) -> list[dict[str, Any]]:
         context: dict[str, Any] = {"diagnostics": self.diagnostics.get(uri, [])}
         if only:
             context["only"] = only
-        return self.request("textDocument/codeAction", {
-            "textDocument": {"uri": uri}, "context": context,
-            "range": {"start": {"line": start[0], "character": start[1]},
-                      "end": {"line": end[0], "character": end[1]}}}) or []
+        return (
+            self.request(
+                "textDocument/codeAction",
+                {
+                    "textDocument": {"uri": uri},
+                    "context": context,
+                    "range": {
+                        "start": {"line": start[0], "character": start[1]},
+                        "end": {"line": end[0], "character": end[1]},
+                    },
+                },
+            )
+            or []
+        )
 
     def complete(self, uri: str, line: int, character: int) -> list[dict[str, Any]]:
         """Completion items at a 0-based position."""
@@ -225,8 +276,13 @@ class StdioLspClient:
 
     def _dispatch(self, message: dict[str, Any]) -> None:
         if "id" in message and "method" in message:
-            self._send({"jsonrpc": "2.0", "id": message["id"],
-                        "result": self._answer(message["method"], message.get("params"))})
+            self._send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": message["id"],
+                    "result": self._answer(message["method"], message.get("params")),
+                }
+            )
             return
         with self._arrived:
             if "id" in message:
@@ -235,7 +291,8 @@ class StdioLspClient:
                 params = message["params"]
                 self.diagnostics[params["uri"]] = params["diagnostics"]
                 self.published.setdefault(params["uri"], []).append(
-                    (time.perf_counter(), params.get("version"), params["diagnostics"]))
+                    (time.perf_counter(), params.get("version"), params["diagnostics"])
+                )
             self._arrived.notify_all()
 
     def _answer(self, method: str, params: Any) -> Any:

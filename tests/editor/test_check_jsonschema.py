@@ -25,9 +25,27 @@ from tests.editor.conftest import SCHEMAS, run_check_jsonschema
 STRICT = {(): SCHEMAS / "grpo-config.schema.json", ("open-r1",): SCHEMAS / "grpo-config.open-r1.schema.json"}
 LENIENT = SCHEMAS / "grpo-config.lenient.draft-07.schema.json"
 # Codes of errors the strict schema expresses: keys, types, ranges, choices, reward names, env, if/then clauses.
-SCHEMA_CODES = {"GRPO-K001", "GRPO-K002", "GRPO-K003", "GRPO-K004", "GRPO-K006", "GRPO-K007", "GRPO-T001",
-                "GRPO-T002", "GRPO-T003", "GRPO-T005", "GRPO-T007", "GRPO-T008", "GRPO-R002", "GRPO-R003",
-                "GRPO-E001", "GRPO-E002", "GRPO-E003", "GRPO-E004", "GRPO-E005"} | {c.code for c in conditionals()}
+SCHEMA_CODES = {
+    "GRPO-K001",
+    "GRPO-K002",
+    "GRPO-K003",
+    "GRPO-K004",
+    "GRPO-K006",
+    "GRPO-K007",
+    "GRPO-T001",
+    "GRPO-T002",
+    "GRPO-T003",
+    "GRPO-T005",
+    "GRPO-T007",
+    "GRPO-T008",
+    "GRPO-R002",
+    "GRPO-R003",
+    "GRPO-E001",
+    "GRPO-E002",
+    "GRPO-E003",
+    "GRPO-E004",
+    "GRPO-E005",
+} | {c.code for c in conditionals()}
 FORKS = {  # valid corpus files (by number) the strict schema refuses, and why
     "10": "remote_gen_model_url, a key of this open-r1 branch's script",
     "14": "code_eval_partial_grading, a key of this open-r1 branch's script",
@@ -95,16 +113,16 @@ NOT_EXPRESSIBLE = {  # invalid corpus file -> why the schema accepts it (grpo va
     "05_gen_batch_not_divisible_by_global_batch.yaml": "arithmetic with the world size (GRPO-B003)",
     "13_epsilon_high_below_epsilon.yaml": "compares two fields' values (GRPO-L001)",
     "28_yaml11_exponent_int_field.yaml": "YAML 1.2 (editors, check-jsonschema) reads 1e3 as the number 1000; only "
-                                         "PyYAML, which TRL uses, reads the string '1e3'",
+    "PyYAML, which TRL uses, reads the string '1e3'",
     "32_is_clip_min_ge_max.yaml": "compares two fields' values (GRPO-I001)",
     "37_eval_batch_not_divisible_by_num_generations_eval.yaml": "arithmetic with the world size (GRPO-B004)",
     "49_deprecated_vllm_importance_sampling_cap.yaml": "a deprecation warning, not an error: editors flag the key "
-                                                       "(deprecationMessage), validators accept it",
+    "(deprecationMessage), validators accept it",
 }
 NOT_PARSED = {  # refused by check-jsonschema's YAML parser before any schema is involved, or never run
     "40_malformed_yaml_tabs.yaml": "tab indentation is a YAML syntax error",
     "43_yaml_billion_laughs.yaml": "check-jsonschema's parser expands the alias bomb (it took over 16 GB here), so "
-                                   "it is not run; grpo validate refuses it before expanding",
+    "it is not run; grpo validate refuses it before expanding",
 }
 
 

@@ -23,8 +23,10 @@ pytest.importorskip("pygls", reason="grpo lsp needs the lsp extra")
 
 PAGE = REPO / "docs" / "editors.md"
 BIN = Path(sys.executable).parent  # where `grpo` is installed beside this Python: the snippets run `grpo lsp`
-CONFIG = ("model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct\ndataset_name: trl-lib/DeepMath-103K\n"
-          "reward_funcs: [accuracy_reward]\nper_device_train_batch_size: 4\nnum_generations: 6\n")
+CONFIG = (
+    "model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct\ndataset_name: trl-lib/DeepMath-103K\n"
+    "reward_funcs: [accuracy_reward]\nper_device_train_batch_size: 4\nnum_generations: 6\n"
+)
 EXPECTED = sorted([d.code, d.line] for d in check_text(CONFIG).diagnostics)  # [["GRPO-B001", 5]]
 
 
@@ -32,17 +34,24 @@ def editor_env(tmp_path: Path) -> dict[str, str]:
     if shutil.which("grpo", path=str(BIN)) is None:
         pytest.skip("grpo is not installed beside this Python")
     home = tmp_path / "home"  # no user configuration or plugins of the machine's
-    return {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", "HOME": str(home),
-            "XDG_CONFIG_HOME": str(home / "config"), "XDG_DATA_HOME": str(home / "data"),
-            "XDG_STATE_HOME": str(home / "state")}
+    return {
+        **os.environ,
+        "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / "config"),
+        "XDG_DATA_HOME": str(home / "data"),
+        "XDG_STATE_HOME": str(home / "state"),
+    }
 
 
 def neovims() -> list[tuple[tuple[int, int], str]]:
     found = {}
     for binary in [shutil.which("nvim"), *filter(None, os.environ.get("GRPO_TEST_NVIM", "").split(os.pathsep))]:
         if binary and os.access(binary, os.X_OK):
-            version = re.search(r"NVIM v(\d+)\.(\d+)", subprocess.run([binary, "--version"], capture_output=True,
-                                                                       text=True, timeout=30).stdout)
+            version = re.search(
+                r"NVIM v(\d+)\.(\d+)",
+                subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=30).stdout,
+            )
             found[(int(version[1]), int(version[2]))] = binary
     return sorted(found.items())
 
@@ -66,10 +75,17 @@ def run_neovim(binary: str, init: str, tmp_path: Path, text: str = CONFIG, env: 
     config, out = tmp_path / "run.grpo.yaml", tmp_path / "out.json"
     config.write_text(text)
     (tmp_path / "init.lua").write_text(init)  # the page's snippet, nothing else
-    (tmp_path / "drive.lua").write_text(f"FILE = {json.dumps(str(config))}\nOUT = {json.dumps(str(out))}\n"
-                                        + DRIVE_NVIM)
-    done = subprocess.run([binary, "--headless", "-n", "-i", "NONE", "-u", "init.lua", "-c", "luafile drive.lua"],
-                          capture_output=True, text=True, timeout=90, cwd=tmp_path, env=env or editor_env(tmp_path))
+    (tmp_path / "drive.lua").write_text(
+        f"FILE = {json.dumps(str(config))}\nOUT = {json.dumps(str(out))}\n" + DRIVE_NVIM
+    )
+    done = subprocess.run(
+        [binary, "--headless", "-n", "-i", "NONE", "-u", "init.lua", "-c", "luafile drive.lua"],
+        capture_output=True,
+        text=True,
+        timeout=90,
+        cwd=tmp_path,
+        env=env or editor_env(tmp_path),
+    )
     assert out.exists(), (done.stdout, done.stderr)
     return json.loads(out.read_text())
 
@@ -87,8 +103,9 @@ def test_the_neovim_snippet_shows_grpo_lsp_s_diagnostics(tmp_path, marker, oldes
 
 def test_the_neovim_0_11_yaml_language_server_lines_start_it(tmp_path):
     able = [binary for version, binary in neovims() if version >= (0, 11)]
-    server = shutil.which("yaml-language-server", path=str(REPO / "tests" / "lsp" / "node_modules" / ".bin")) \
-        or shutil.which("yaml-language-server")
+    server = shutil.which(
+        "yaml-language-server", path=str(REPO / "tests" / "lsp" / "node_modules" / ".bin")
+    ) or shutil.which("yaml-language-server")
     if not able or server is None:
         pytest.skip("needs Neovim 0.11 (GRPO_TEST_NVIM) and yaml-language-server (tests/lsp: npm ci)")
     (tmp_path / "schemas").mkdir()
@@ -129,18 +146,29 @@ def test_the_emacs_snippet_shows_grpo_lsp_s_diagnostics(tmp_path, marker, packag
     if emacs is None:
         pytest.skip("emacs is not installed (apt-get install emacs-nox elpa-eglot elpa-lsp-mode)")
     env = editor_env(tmp_path)
-    has = subprocess.run([emacs, "--batch", "--eval", f"(kill-emacs (if (require '{package} nil t) 0 1))"],
-                         capture_output=True, timeout=60, env=env)
+    has = subprocess.run(
+        [emacs, "--batch", "--eval", f"(kill-emacs (if (require '{package} nil t) 0 1))"],
+        capture_output=True,
+        timeout=60,
+        env=env,
+    )
     if has.returncode != 0:
         pytest.skip(f"{package} is not installed for this Emacs")
     config, out = tmp_path / "run.grpo.yaml", tmp_path / "out.json"
     config.write_text(CONFIG)
     (tmp_path / "init.el").write_text(snippet(marker))
     setup = "(setq lsp-auto-guess-root t lsp-enable-snippet nil)\n" if package == "lsp-mode" else ""  # no prompts
-    (tmp_path / "drive.el").write_text(f"(setq FILE {json.dumps(str(config))} OUT {json.dumps(str(out))})\n"
-                                       + setup + DRIVE_EMACS)
-    done = subprocess.run([emacs, "--batch", "-l", "init.el", "-l", "drive.el"], capture_output=True, text=True,
-                          timeout=90, cwd=tmp_path, env=env)
+    (tmp_path / "drive.el").write_text(
+        f"(setq FILE {json.dumps(str(config))} OUT {json.dumps(str(out))})\n" + setup + DRIVE_EMACS
+    )
+    done = subprocess.run(
+        [emacs, "--batch", "-l", "init.el", "-l", "drive.el"],
+        capture_output=True,
+        text=True,
+        timeout=90,
+        cwd=tmp_path,
+        env=env,
+    )
     assert out.exists(), (done.stdout, done.stderr)
     found = json.loads(out.read_text())
     assert found["mode"] == "grpo-yaml-mode" and sorted(found["codes"]) == EXPECTED, (found, done.stderr[-2000:])
@@ -190,9 +218,17 @@ def test_the_neovim_0_7_snippet_gives_hover_on_k_and_completion(tmp_path):
     config, out = tmp_path / "run.grpo.yaml", tmp_path / "out.json"
     config.write_text(CONFIG)
     (tmp_path / "init.lua").write_text(snippet("neovim-0.7"))
-    (tmp_path / "drive.lua").write_text(f"FILE = {json.dumps(str(config))}\nOUT = {json.dumps(str(out))}\n" + DRIVE_KEYS)
-    done = subprocess.run([binary, "--headless", "-n", "-i", "NONE", "-u", "init.lua", "-c", "luafile drive.lua"],
-                          capture_output=True, text=True, timeout=90, cwd=tmp_path, env=editor_env(tmp_path))
+    (tmp_path / "drive.lua").write_text(
+        f"FILE = {json.dumps(str(config))}\nOUT = {json.dumps(str(out))}\n" + DRIVE_KEYS
+    )
+    done = subprocess.run(
+        [binary, "--headless", "-n", "-i", "NONE", "-u", "init.lua", "-c", "luafile drive.lua"],
+        capture_output=True,
+        text=True,
+        timeout=90,
+        cwd=tmp_path,
+        env=editor_env(tmp_path),
+    )
     assert out.exists(), (done.stdout, done.stderr)
     found = json.loads(out.read_text())
     assert "num_generations" in found["hover"], found  # the server's hover, not :Man
@@ -222,24 +258,42 @@ DRIVE_BOTH = r"""
 @pytest.mark.slow
 def test_the_lsp_mode_snippet_lets_yaml_language_server_serve_the_buffer_too(tmp_path):
     emacs = shutil.which("emacs")
-    server = shutil.which("yaml-language-server", path=str(REPO / "tests" / "lsp" / "node_modules" / ".bin")) \
-        or shutil.which("yaml-language-server")
+    server = shutil.which(
+        "yaml-language-server", path=str(REPO / "tests" / "lsp" / "node_modules" / ".bin")
+    ) or shutil.which("yaml-language-server")
     env = editor_env(tmp_path)
-    if emacs is None or server is None or subprocess.run(
-            [emacs, "--batch", "--eval", "(kill-emacs (if (require 'lsp-mode nil t) 0 1))"], capture_output=True,
-            timeout=60, env=env).returncode != 0:
+    if (
+        emacs is None
+        or server is None
+        or subprocess.run(
+            [emacs, "--batch", "--eval", "(kill-emacs (if (require 'lsp-mode nil t) 0 1))"],
+            capture_output=True,
+            timeout=60,
+            env=env,
+        ).returncode
+        != 0
+    ):
         pytest.skip("needs Emacs with lsp-mode and yaml-language-server (tests/lsp: npm ci)")
     env["PATH"] = f"{Path(server).parent}{os.pathsep}{env['PATH']}"
     (tmp_path / "schemas").mkdir()
     shutil.copy(REPO / "schemas" / "grpo-config.schema.json", tmp_path / "schemas")
     config, out = tmp_path / "run.grpo.yaml", tmp_path / "out.json"
-    config.write_text("# yaml-language-server: $schema=schemas/grpo-config.schema.json\n" + CONFIG
-                      + "loss_type: bogus\n")
+    config.write_text(
+        "# yaml-language-server: $schema=schemas/grpo-config.schema.json\n" + CONFIG + "loss_type: bogus\n"
+    )
     (tmp_path / "init.el").write_text(snippet("emacs-lsp-mode"))
-    (tmp_path / "drive.el").write_text(f"(setq FILE {json.dumps(str(config))} OUT {json.dumps(str(out))})\n"
-                                       "(setq lsp-auto-guess-root t lsp-enable-snippet nil)\n" + DRIVE_BOTH)
-    done = subprocess.run([emacs, "--batch", "-l", "init.el", "-l", "drive.el"], capture_output=True, text=True,
-                          timeout=90, cwd=tmp_path, env=env)
+    (tmp_path / "drive.el").write_text(
+        f"(setq FILE {json.dumps(str(config))} OUT {json.dumps(str(out))})\n"
+        "(setq lsp-auto-guess-root t lsp-enable-snippet nil)\n" + DRIVE_BOTH
+    )
+    done = subprocess.run(
+        [emacs, "--batch", "-l", "init.el", "-l", "drive.el"],
+        capture_output=True,
+        text=True,
+        timeout=90,
+        cwd=tmp_path,
+        env=env,
+    )
     assert out.exists(), (done.stdout, done.stderr[-2000:])
     found = json.loads(out.read_text())
     assert found["servers"] == ["grpo", "yamlls"], (found, done.stderr[-2000:])

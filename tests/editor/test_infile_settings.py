@@ -14,8 +14,10 @@ from tests.conftest import REPO
 from tests.support.cli import grpo
 
 # 4 x 8 x 1 = 32 completions: whole groups of 8 at world size 8 (and 2, 4), not at 3 nor at 1 with G=6 below.
-CONFIG = ("model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct\ndataset_name: trl-lib/DeepMath-103K\n"
-          "reward_funcs: [accuracy_reward]\nper_device_train_batch_size: 4\nnum_generations: 6\n")
+CONFIG = (
+    "model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct\ndataset_name: trl-lib/DeepMath-103K\n"
+    "reward_funcs: [accuracy_reward]\nper_device_train_batch_size: 4\nnum_generations: 6\n"
+)
 COMMENTED = "# grpo: --world-size 3\n" + CONFIG  # 4 x 3 = 12: whole groups of 6
 
 
@@ -30,8 +32,10 @@ def codes(result) -> list[str]:
 
 
 def test_the_comment_is_parsed_in_the_engine():
-    found = read_file_settings("# top\n# grpo: --world-size 8 --profile open-r1\nbeta: 0\n  # grpo: --allow-env A\n"
-                               "x: 1  # grpo: --world-size 2\n# grpo: --bogus\n")
+    found = read_file_settings(
+        "# top\n# grpo: --world-size 8 --profile open-r1\nbeta: 0\n  # grpo: --allow-env A\n"
+        "x: 1  # grpo: --world-size 2\n# grpo: --bogus\n"
+    )
     assert (found.world_size, found.world_size_line, found.profiles) == (8, 2, ("open-r1",))
     assert found.allow_env == ("A",) and found.lines == (2, 4, 6)  # a comment after a value does not count
     assert [p.line for p in found.problems] == [6]

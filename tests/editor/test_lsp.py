@@ -78,8 +78,10 @@ def test_diagnostics_flag_each_mistake_on_its_line(lsp):
     assert any("removed in TRL 0.28" in m for m in messages_on("max_prompt_length"))
     assert messages_on("bf16") == ["fp16 and bf16 cannot both be true (GRPO-P001)"]
     flagged = {line for line, _ in found}
-    assert flagged == {line_of(MISTAKES, key) for key in ("num_generaions", "temperature",
-                                                          "vllm_importance_sampling_cap", "max_prompt_length", "bf16")}
+    assert flagged == {
+        line_of(MISTAKES, key)
+        for key in ("num_generaions", "temperature", "vllm_importance_sampling_cap", "max_prompt_length", "bf16")
+    }
 
 
 def test_a_file_written_with_our_modeline_gets_the_schema(lsp, tmp_path):
@@ -100,21 +102,32 @@ def test_an_empty_file_offers_the_recipe_snippets(lsp, tmp_path):
     config = tmp_path / "new.grpo.yaml"
     config.write_text(f"# yaml-language-server: $schema={(SCHEMAS / 'grpo-config.schema.json').as_uri()}\n\n")
     labels = [item["label"] for item in lsp.complete(lsp.open(config), 1, 0)]
-    assert [label for label, _, _ in RECIPES] == [label for label in labels if label in dict.fromkeys(
-        label for label, _, _ in RECIPES)]
+    assert [label for label, _, _ in RECIPES] == [
+        label for label in labels if label in dict.fromkeys(label for label, _, _ in RECIPES)
+    ]
 
 
-@pytest.mark.parametrize("name,typo_flagged", [("grpo-config.draft-07.schema.json", True),
-                                               ("grpo-config.open-r1.schema.json", True),
-                                               ("grpo-config.lenient.draft-07.schema.json", False)])
+@pytest.mark.parametrize(
+    "name,typo_flagged",
+    [
+        ("grpo-config.draft-07.schema.json", True),
+        ("grpo-config.open-r1.schema.json", True),
+        ("grpo-config.lenient.draft-07.schema.json", False),
+    ],
+)
 def test_the_other_committed_schemas_work_in_the_editor_too(lsp, tmp_path, name, typo_flagged):
     config = tmp_path / "run.grpo.yaml"
-    config.write_text(f"# yaml-language-server: $schema={(SCHEMAS / name).as_uri()}\n"
-                      "num_generaions: 8\ntemperature: -1\nloss_type: \n")
+    config.write_text(
+        f"# yaml-language-server: $schema={(SCHEMAS / name).as_uri()}\n"
+        "num_generaions: 8\ntemperature: -1\nloss_type: \n"
+    )
     uri = lsp.open(config)
     assert [item["label"] for item in lsp.complete(uri, 3, len("loss_type: "))] == list(LOSS_TYPES)
-    lines = sorted(d["range"]["start"]["line"] for d in lsp.wait_diagnostics(uri) if "loss_type" not in d["message"]
-                   and d["range"]["start"]["line"] != 3)
+    lines = sorted(
+        d["range"]["start"]["line"]
+        for d in lsp.wait_diagnostics(uri)
+        if "loss_type" not in d["message"] and d["range"]["start"]["line"] != 3
+    )
     assert lines == ([1, 2] if typo_flagged else [2])
     if "open-r1" in name:
         assert "system_prompt" in [item["label"] for item in lsp.complete(uri, 4, 0)]

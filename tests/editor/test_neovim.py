@@ -18,9 +18,11 @@ from tests.conftest import REPO
 pytestmark = pytest.mark.skipif(shutil.which("nvim") is None, reason="nvim is not installed (apt-get install neovim)")
 pytest.importorskip("pygls", reason="grpo lsp needs the lsp extra")
 
-CONFIG = ("# grpo: --world-size 8\nmodel_name_or_path: Qwen/Qwen2.5-0.5B-Instruct\n"
-          "dataset_name: trl-lib/DeepMath-103K\nreward_funcs: [accuracy_reward]\nper_device_train_batch_size: 4\n"
-          "num_generations: 6\n")
+CONFIG = (
+    "# grpo: --world-size 8\nmodel_name_or_path: Qwen/Qwen2.5-0.5B-Instruct\n"
+    "dataset_name: trl-lib/DeepMath-103K\nreward_funcs: [accuracy_reward]\nper_device_train_batch_size: 4\n"
+    "num_generations: 6\n"
+)
 WORKFLOW = "name: CI\non:\n  push:\njobs:\n  test:\n    runs-on: ubuntu-latest\n"
 
 INIT = r"""
@@ -57,12 +59,19 @@ def test_neovim_shows_the_configs_diagnostics_and_nothing_for_a_workflow(tmp_pat
     workflow.write_text(WORKFLOW)
     out = tmp_path / "out.json"
     init = tmp_path / "init.lua"
-    header = (f"PYTHON = {json.dumps(sys.executable)}\nREPO = {json.dumps(str(REPO))}\n"
-              f"ROOT = {json.dumps(str(tmp_path))}\nOUT = {json.dumps(str(out))}\n"
-              f"FILES = {{ {json.dumps(str(config))}, {json.dumps(str(workflow))} }}\n")
+    header = (
+        f"PYTHON = {json.dumps(sys.executable)}\nREPO = {json.dumps(str(REPO))}\n"
+        f"ROOT = {json.dumps(str(tmp_path))}\nOUT = {json.dumps(str(out))}\n"
+        f"FILES = {{ {json.dumps(str(config))}, {json.dumps(str(workflow))} }}\n"
+    )
     init.write_text(header + INIT)
-    done = subprocess.run(["nvim", "--headless", "-n", "-i", "NONE", "-u", str(init)], capture_output=True,
-                          text=True, timeout=120, cwd=tmp_path)
+    done = subprocess.run(
+        ["nvim", "--headless", "-n", "-i", "NONE", "-u", str(init)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
     assert out.exists(), (done.stdout, done.stderr)
     found = json.loads(out.read_text())
     expected = [[d.code, d.line - 1] for d in check_text(CONFIG).diagnostics]

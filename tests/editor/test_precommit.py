@@ -33,8 +33,10 @@ def test_grpo_validate_selects_grpo_configs_and_fails_on_errors(tmp_path):
     assert pattern.search("recipes/qwen.grpo.yaml") and pattern.search("run.grpo.yml")
     assert not pattern.search(".github/workflows/ci.yml")
     good = tmp_path / "ok.grpo.yaml"
-    good.write_text("model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct\ndataset_name: trl-lib/DeepMath-103K\n"
-                    "reward_funcs: [accuracy_reward]\n")
+    good.write_text(
+        "model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct\ndataset_name: trl-lib/DeepMath-103K\n"
+        "reward_funcs: [accuracy_reward]\n"
+    )
     assert run_hook(hook, [], [str(good)]) == 0
     assert run_hook(hook, [], [str(good), str(DATA / "mistakes.grpo.yaml")]) == 1
 
@@ -44,5 +46,6 @@ def test_grpo_schema_fresh_compares_the_committed_copy():
     assert hook["args"][:1] == ["--output"]
     assert run_hook(hook, ["--output", str(SCHEMAS / "grpo-config.schema.json")], []) == 0
     assert run_hook(hook, ["--output", str(SCHEMAS / "grpo-config.open-r1.schema.json")], []) == 1
-    assert run_hook(hook, ["--output", str(SCHEMAS / "grpo-config.open-r1.schema.json"), "--profile", "open-r1"],
-                    []) == 0
+    assert (
+        run_hook(hook, ["--output", str(SCHEMAS / "grpo-config.open-r1.schema.json"), "--profile", "open-r1"], []) == 0
+    )

@@ -9,8 +9,8 @@ import sys
 import jsonschema
 import pytest
 
-from grpo_schema.commands import export
 from grpo_schema.api.config import GRPORunConfig
+from grpo_schema.commands import export
 from grpo_schema.engine.migrations import MIGRATIONS
 from grpo_schema.engine.params.launch import LaunchParams
 from grpo_schema.schema_export.legacy import DEPRECATED_FIELDS
@@ -20,13 +20,53 @@ STRICT = "grpo-config.schema.json"
 # Every keyword the export may write: standard JSON Schema, the editor extensions yaml-language-server reads, and
 # our layout hints. A pydantic-only keyword (e.g. `gt`) would be ignored by every tool, so it must not slip in.
 KEYWORDS = {
-    "$schema", "$id", "$ref", "$defs", "definitions", "title", "description", "type", "properties",
-    "patternProperties", "additionalProperties", "propertyNames", "required", "items", "anyOf", "allOf", "not", "if",
-    "then", "enum", "const", "default", "examples", "deprecated", "minimum", "maximum", "exclusiveMinimum",
-    "exclusiveMaximum", "minItems", "maxItems", "minProperties", "minLength", "pattern",
-    "markdownDescription", "enumDescriptions", "markdownEnumDescriptions", "deprecationMessage", "errorMessage",
-    "patternErrorMessage", "defaultSnippets",
-    "x-group", "x-group-title", "x-order", "x-advanced", "x-groups", "x-rule", "x-replaced-by",
+    "$schema",
+    "$id",
+    "$ref",
+    "$defs",
+    "definitions",
+    "title",
+    "description",
+    "type",
+    "properties",
+    "patternProperties",
+    "additionalProperties",
+    "propertyNames",
+    "required",
+    "items",
+    "anyOf",
+    "allOf",
+    "not",
+    "if",
+    "then",
+    "enum",
+    "const",
+    "default",
+    "examples",
+    "deprecated",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "minItems",
+    "maxItems",
+    "minProperties",
+    "minLength",
+    "pattern",
+    "markdownDescription",
+    "enumDescriptions",
+    "markdownEnumDescriptions",
+    "deprecationMessage",
+    "errorMessage",
+    "patternErrorMessage",
+    "defaultSnippets",
+    "x-group",
+    "x-group-title",
+    "x-order",
+    "x-advanced",
+    "x-groups",
+    "x-rule",
+    "x-replaced-by",
 }
 
 
@@ -74,8 +114,18 @@ def test_every_field_and_launch_key_is_declared_and_documented():
 def test_enum_fields_carry_one_description_per_value():
     properties = load(STRICT)["properties"]
     documented = {name for name, prop in properties.items() if "enumDescriptions" in json.dumps(prop)}
-    must = {"loss_type", "scale_rewards", "vllm_importance_sampling_mode", "vllm_mode", "importance_sampling_level",
-            "multi_objective_aggregation", "lr_scheduler_type", "dtype", "save_strategy", "eval_strategy"}
+    must = {
+        "loss_type",
+        "scale_rewards",
+        "vllm_importance_sampling_mode",
+        "vllm_mode",
+        "importance_sampling_level",
+        "multi_objective_aggregation",
+        "lr_scheduler_type",
+        "dtype",
+        "save_strategy",
+        "eval_strategy",
+    }
     assert must <= documented
     for name in documented:
         for node in _enum_nodes(properties[name]):
@@ -120,8 +170,7 @@ def test_catalog_entry_is_schemastore_ready():
     assert set(entry) >= {"name", "description", "fileMatch", "url"}
     assert all(glob.endswith((".yaml", ".yml")) for glob in entry["fileMatch"])  # the YAML LS needs the suffix
     assert entry["url"] == export.schema_filename("07", (), True) == export.schema_url("07", (), True, base="")
-    assert (SCHEMAS / entry["url"]).is_file() and all((SCHEMAS / url).is_file()
-                                                          for url in entry["versions"].values())
+    assert (SCHEMAS / entry["url"]).is_file() and all((SCHEMAS / url).is_file() for url in entry["versions"].values())
     published = json.loads(export.catalog_text("https://schemas.example.org/grpo/"))["schemas"][0]
     assert published["url"] == "https://schemas.example.org/grpo/grpo-config.lenient.draft-07.schema.json"
 
@@ -131,8 +180,10 @@ def test_modeline_helpers():
     once = export.with_modeline("num_generations: 8\n")
     assert once.splitlines()[0] == export.MODELINE
     assert export.with_modeline(once) == once
-    assert export.with_modeline(once, "./x.json").splitlines() == ["# yaml-language-server: $schema=./x.json",
-                                                                  "num_generations: 8"]
+    assert export.with_modeline(once, "./x.json").splitlines() == [
+        "# yaml-language-server: $schema=./x.json",
+        "num_generations: 8",
+    ]
 
 
 def test_importing_grpo_schema_does_not_import_the_exporter():

@@ -22,7 +22,7 @@ PROPERTIES = PACKAGE["contributes"]["configuration"]["properties"]
 def test_every_setting_is_sent_to_the_server():
     sent = set(re.findall(r'config\.get\("(\w+)"\)', EXTENSION.split("function activate", 1)[0]))
     assert {name.removeprefix("grpo.") for name in PROPERTIES} - {"command"} == sent
-    assert "trlVersion: config.get(\"trlVersion\")" in EXTENSION and "filePatterns: config.get(\"files\")" in EXTENSION
+    assert 'trlVersion: config.get("trlVersion")' in EXTENSION and 'filePatterns: config.get("files")' in EXTENSION
 
 
 def test_the_default_file_patterns_are_the_servers_and_the_docs():
@@ -52,8 +52,10 @@ def test_a_change_of_grpo_files_reaches_the_server_in_the_shape_vs_code_sends_it
         (tmp_path / "configs").mkdir()
         uri = open_text(client, tmp_path, "configs/run.yaml", "lerning_rate: 1.0e-6\nnum_generatons: 8\n")
         assert client.wait_diagnostics(uri) == []  # two unknown keys, outside grpo.files: not a config to check
-        client.notify("workspace/didChangeConfiguration",
-                      {"settings": {"grpo": {**defaults, "files": [*defaults["files"], "**/configs/*.yaml"]}}})
+        client.notify(
+            "workspace/didChangeConfiguration",
+            {"settings": {"grpo": {**defaults, "files": [*defaults["files"], "**/configs/*.yaml"]}}},
+        )
         deadline = time.monotonic() + 20
         while not client.diagnostics.get(uri) and time.monotonic() < deadline:
             time.sleep(0.1)

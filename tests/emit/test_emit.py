@@ -45,8 +45,11 @@ def arithmetic(script: str) -> tuple[int, int | None]:
 
 def expected(name: str) -> tuple[int, bool]:
     declared = check_file(str(EXAMPLES / name))
-    server = bool(declared.config.use_vllm) and declared.config.vllm_mode == "server" \
+    server = (
+        bool(declared.config.use_vllm)
+        and declared.config.vllm_mode == "server"
         and not declared.config.vllm_server_base_url
+    )
     return declared.world_size, server
 
 
@@ -58,7 +61,7 @@ def check_arithmetic(name: str, nodes: int, gpus_per_node: int, script: str) -> 
     assert (machines or 1) == training
     assert world % training == 0 and world // training <= max(gpus_per_node, 1)
     if server:
-        assert "trl vllm-serve" in script and f'-eq {training} ]' in script  # the last node serves, not trains
+        assert "trl vllm-serve" in script and f"-eq {training} ]" in script  # the last node serves, not trains
     if training > 1:
         assert "--machine_rank" in script and "--main_process_ip" in script and "--main_process_port" in script
     assert "resume_from_checkpoint=true" in script and "output_dir=/checkpoints/" in script
@@ -70,8 +73,12 @@ def dropped(sent, loaded, path: str = "") -> list[str]:
     if isinstance(sent, dict):
         if not isinstance(loaded, dict):
             return [path or "/"]
-        return [lost for key, value in sent.items() if value is not None
-                for lost in dropped(value, loaded.get(key), f"{path}.{key}")]
+        return [
+            lost
+            for key, value in sent.items()
+            if value is not None
+            for lost in dropped(value, loaded.get(key), f"{path}.{key}")
+        ]
     if isinstance(sent, list):
         if not isinstance(loaded, list) or len(loaded) != len(sent):
             return [path]
@@ -139,10 +146,22 @@ def test_kubernetes_forms_load_in_the_kubernetes_client(tmp_path, name, form):
         assert main["kind"] == "TrainJob"
         trainer = main["spec"]["trainer"]
         nodes = trainer["numNodes"]
-        pod = load({"spec": {"containers": [{"name": "node", "image": trainer["image"],
-                                              "command": trainer["command"], "env": trainer["env"],
-                                              "resources": trainer.get("resourcesPerNode")}]}},
-                   "V1PodTemplateSpec")
+        pod = load(
+            {
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "node",
+                            "image": trainer["image"],
+                            "command": trainer["command"],
+                            "env": trainer["env"],
+                            "resources": trainer.get("resourcesPerNode"),
+                        }
+                    ]
+                }
+            },
+            "V1PodTemplateSpec",
+        )
     container = pod.spec.containers[0]
     gpus = int((container.resources.limits or {}).get("nvidia.com/gpu", 0)) if container.resources else 0
     script = container.command[-1]
@@ -157,10 +176,13 @@ def test_kubernetes_forms_load_in_the_kubernetes_client(tmp_path, name, form):
 
 def run_loader(code: str, path: Path):
     if not EMIT_PYTHON.exists():
-        pytest.skip(f"SkyPilot, dstack and the Kubeflow models are not installed ({EMIT_PYTHON} is missing: scripts/setup-emit.sh "
-                    "makes it, or set GRPO_EMIT_PYTHON)")
-    done = subprocess.run([str(EMIT_PYTHON), "-c", code, str(path)], capture_output=True, text=True, timeout=240,
-                          cwd=ROOT)
+        pytest.skip(
+            f"SkyPilot, dstack and the Kubeflow models are not installed ({EMIT_PYTHON} is missing: scripts/setup-emit.sh "
+            "makes it, or set GRPO_EMIT_PYTHON)"
+        )
+    done = subprocess.run(
+        [str(EMIT_PYTHON), "-c", code, str(path)], capture_output=True, text=True, timeout=240, cwd=ROOT
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -226,8 +248,14 @@ print(json.dumps(out))
 @pytest.mark.parametrize("form", ["pytorchjob", "trainjob", "jobset"])
 def test_kubeflow_and_jobset_objects_load_in_their_own_models(tmp_path, name, form):
     (loaded,) = run_loader(KUBEFLOW, emitted(tmp_path, name, "kubernetes", "--k8s-form", form))
-    assert loaded["kind"] == {"pytorchjob": "KubeflowOrgV1PyTorchJob", "trainjob": "TrainerV1alpha1TrainJob",
-                              "jobset": "JobsetV1alpha2JobSet"}[form]
+    assert (
+        loaded["kind"]
+        == {
+            "pytorchjob": "KubeflowOrgV1PyTorchJob",
+            "trainjob": "TrainerV1alpha1TrainJob",
+            "jobset": "JobsetV1alpha2JobSet",
+        }[form]
+    )
     assert dropped(loaded["sent"], loaded["back"]) == []  # every field is one the model knows
     check_arithmetic(name, loaded["nodes"], loaded["gpus"], loaded["run"])
 

@@ -17,8 +17,11 @@ from fastapi.testclient import TestClient  # noqa: E402
 from grpo_web.app import create_app  # noqa: E402
 from tests.support.cli import grpo  # noqa: E402
 
-CASES = [("skypilot", None), ("dstack", None), *(("kubernetes", form) for form in
-                                                 ("pytorchjob", "trainjob", "jobset", "indexed-job"))]
+CASES = [
+    ("skypilot", None),
+    ("dstack", None),
+    *(("kubernetes", form) for form in ("pytorchjob", "trainjob", "jobset", "indexed-job")),
+]
 
 
 @pytest.fixture(scope="module")
@@ -62,16 +65,27 @@ def test_the_service_writes_what_the_cli_prints_for_every_multi_node_example(cli
 
 def test_a_world_size_that_does_not_split_over_the_nodes_is_a_422(client):
     text = (EXAMPLES / "multinode-zero3.yaml").read_text()  # num_machines: 2
-    answer = client.post("/api/v1/emit", params={"target": "dstack", "world_size": 15}, content=text,
-                         headers={"Content-Type": "application/yaml"})
+    answer = client.post(
+        "/api/v1/emit",
+        params={"target": "dstack", "world_size": 15},
+        content=text,
+        headers={"Content-Type": "application/yaml"},
+    )
     assert answer.status_code == 422
     assert "num_processes 15 in the config, but the job has 2 nodes" in answer.json()["detail"]
 
 
 def test_an_invalid_config_is_a_422_with_its_diagnostics(client):
-    answer = client.post("/api/v1/emit", params={"target": "skypilot"},
-                         json={"model_name_or_path": "Qwen/Qwen2.5-0.5B", "num_generations": 8,
-                               "per_device_train_batch_size": 3, "hardware": "2x8xH100-80GB"})
+    answer = client.post(
+        "/api/v1/emit",
+        params={"target": "skypilot"},
+        json={
+            "model_name_or_path": "Qwen/Qwen2.5-0.5B",
+            "num_generations": 8,
+            "per_device_train_batch_size": 3,
+            "hardware": "2x8xH100-80GB",
+        },
+    )
     assert answer.status_code == 422
     codes = {d["code"] for d in answer.json()["diagnostics"] if d["severity"] == "error"}
     assert "GRPO-R004" in codes and "GRPO-S002" in codes  # no reward, no dataset: nothing to run on any node
@@ -79,20 +93,30 @@ def test_an_invalid_config_is_a_422_with_its_diagnostics(client):
 
 def test_typed_hardware_sets_the_nodes_and_an_unknown_one_is_refused(client):
     text = (EXAMPLES / "grpo.yaml").read_text()  # num_processes: 8, no hardware
-    answer = client.post("/api/v1/emit", params={"target": "skypilot", "hardware": "2x4xA100-80GB"},
-                         content=text, headers={"Content-Type": "application/yaml"})
+    answer = client.post(
+        "/api/v1/emit",
+        params={"target": "skypilot", "hardware": "2x4xA100-80GB"},
+        content=text,
+        headers={"Content-Type": "application/yaml"},
+    )
     assert answer.status_code == 200 and answer.headers["X-Grpo-Layout"].startswith("2 nodes x 4 processes")
     assert "accelerators: A100:4" in answer.text
-    answer = client.post("/api/v1/emit", params={"target": "skypilot", "hardware": "2x4xfoo"},
-                         content=text, headers={"Content-Type": "application/yaml"})
+    answer = client.post(
+        "/api/v1/emit",
+        params={"target": "skypilot", "hardware": "2x4xfoo"},
+        content=text,
+        headers={"Content-Type": "application/yaml"},
+    )
     assert answer.status_code == 422 and "unknown accelerator 'FOO'" in answer.json()["detail"]
 
 
 @pytest.mark.parametrize("bad", ["../etc/passwd", "a b", "-x", "x;rm"])
 def test_file_and_job_names_are_plain_names(client, bad):
     for field in ("file", "name", "volume"):
-        answer = client.post("/api/v1/emit", params={"target": "dstack", field: bad},
-                             content=(EXAMPLES / "grpo.yaml").read_text(),
-                             headers={"Content-Type": "application/yaml"})
+        answer = client.post(
+            "/api/v1/emit",
+            params={"target": "dstack", field: bad},
+            content=(EXAMPLES / "grpo.yaml").read_text(),
+            headers={"Content-Type": "application/yaml"},
+        )
         assert answer.status_code == 422, (field, bad)
-

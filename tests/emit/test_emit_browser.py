@@ -8,12 +8,15 @@ import shutil
 
 import pytest
 
-from tests.support.multi_node import EXAMPLES
 from tests.support.browser import sync_api_or_skip
 from tests.support.cli import grpo
 from tests.support.form_page import (  # noqa: F401  (page and server: the fixtures)
-    import_text, page, server, shots,
+    import_text,
+    page,
+    server,
+    shots,
 )
+from tests.support.multi_node import EXAMPLES
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 sync_api = sync_api_or_skip()
@@ -29,9 +32,11 @@ def cli(tmp_path, target: str, *extra: str) -> str:
 
 def write_spec(page) -> None:
     page.click("#emit-apply")
-    page.wait_for_function("() => !document.getElementById('emit-text').hidden || "
-                           "document.getElementById('emit-layout').textContent.startsWith('No spec')",
-                           timeout=30_000)
+    page.wait_for_function(
+        "() => !document.getElementById('emit-text').hidden || "
+        "document.getElementById('emit-layout').textContent.startsWith('No spec')",
+        timeout=30_000,
+    )
 
 
 def test_the_launch_dialog_writes_the_spec_grpo_launch_emit_prints(page, tmp_path):

@@ -63,8 +63,11 @@ def test_every_node_script_parses_in_bash(tmp_path, name):
 def stand_ins(folder: Path, record: Path) -> Path:
     """`trl` serves until it is killed, `curl` finds the server healthy, `grpo` records its arguments."""
     folder.mkdir()
-    for name, body in {"trl": 'echo "trl $*" >> "%s"; exec sleep 300' % record, "curl": "exit 0",
-                       "grpo": 'echo "grpo $*" >> "%s"; exit "${GRPO_EXIT:-0}"' % record}.items():
+    for name, body in {
+        "trl": 'echo "trl $*" >> "%s"; exec sleep 300' % record,
+        "curl": "exit 0",
+        "grpo": 'echo "grpo $*" >> "%s"; exit "${GRPO_EXIT:-0}"' % record,
+    }.items():
         path = folder / name
         path.write_text(f"#!/bin/bash\n{body}\n")
         path.chmod(path.stat().st_mode | stat.S_IEXEC)
@@ -82,10 +85,17 @@ def open_r1_nodes(tmp_path):
     path = stand_ins(tmp_path / "bin", record)
 
     def node(rank: int, **env: str) -> subprocess.Popen:
-        environment = {**os.environ, "PATH": f"{path}:{os.environ['PATH']}", "SKYPILOT_NODE_RANK": str(rank),
-                       "SKYPILOT_NODE_IPS": "10.0.0.1\n10.0.0.2", "GRPO_VLLM_POLL_S": "0.2", **env}
-        return subprocess.Popen([BASH, "-c", run], env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True)
+        environment = {
+            **os.environ,
+            "PATH": f"{path}:{os.environ['PATH']}",
+            "SKYPILOT_NODE_RANK": str(rank),
+            "SKYPILOT_NODE_IPS": "10.0.0.1\n10.0.0.2",
+            "GRPO_VLLM_POLL_S": "0.2",
+            **env,
+        }
+        return subprocess.Popen(
+            [BASH, "-c", run], env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
 
     return node, volume / "grpo-open-r1", record
 

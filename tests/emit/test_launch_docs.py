@@ -28,7 +28,6 @@ def test_each_emitting_target_has_a_page_with_the_open_r1_spec():
 
 @pytest.mark.parametrize("page, target, form, text", blocks(), ids=lambda value: str(value)[:20])
 def test_the_spec_on_the_page_is_what_the_code_writes(page, target, form, text):
-    done = grpo("launch", "--emit", target, "examples/open-r1.yaml", *(["--k8s-form", form] if form else []),
-                cwd=ROOT)
+    done = grpo("launch", "--emit", target, "examples/open-r1.yaml", *(["--k8s-form", form] if form else []), cwd=ROOT)
     assert done.returncode == 0, done.stderr
     assert text == done.stdout, f"docs/launch/{page} is stale: paste the output of grpo launch --emit {target}"

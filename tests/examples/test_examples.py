@@ -16,12 +16,22 @@ from tests.support.cli import grpo
 
 FILES = sorted(EXAMPLES.glob("*.yaml"))
 COVERED = {  # what people run, by the key that makes each recipe what it is
-    "grpo": {"loss_type": "grpo"}, "dapo": {"loss_type": "dapo"}, "dr-grpo": {"loss_type": "dr_grpo"},
-    "gspo": {"importance_sampling_level": "sequence"}, "sapo": {"loss_type": "sapo"},
-    "cispo": {"loss_type": "cispo"}, "grpo-no-kl": {"beta": 0.0}, "multi-iteration": {"num_iterations": 2},
-    "lora-single-gpu": {"use_peft": True, "num_processes": 1}, "vllm-colocate-8gpu": {"vllm_mode": "colocate"},
-    "vllm-server-node": {"vllm_mode": "server"}, "multinode-zero3": {"accelerate_config": "zero3", "num_machines": 2},
-    "eval-during-training": {"eval_strategy": "steps"}, "dataset-mixture": {}, "open-r1": {}, "demo": {},
+    "grpo": {"loss_type": "grpo"},
+    "dapo": {"loss_type": "dapo"},
+    "dr-grpo": {"loss_type": "dr_grpo"},
+    "gspo": {"importance_sampling_level": "sequence"},
+    "sapo": {"loss_type": "sapo"},
+    "cispo": {"loss_type": "cispo"},
+    "grpo-no-kl": {"beta": 0.0},
+    "multi-iteration": {"num_iterations": 2},
+    "lora-single-gpu": {"use_peft": True, "num_processes": 1},
+    "vllm-colocate-8gpu": {"vllm_mode": "colocate"},
+    "vllm-server-node": {"vllm_mode": "server"},
+    "multinode-zero3": {"accelerate_config": "zero3", "num_machines": 2},
+    "eval-during-training": {"eval_strategy": "steps"},
+    "dataset-mixture": {},
+    "open-r1": {},
+    "demo": {},
 }
 
 

@@ -28,12 +28,33 @@ def local_data(tmp_path_factory):
 def on_tiny_model(settings: dict, model, data, out) -> dict:
     """The recipe with a CPU-sized model, data and batch (whole groups on one process), one step."""
     group = settings.get("num_generations") or 8
-    small = dict(model_name_or_path=str(model), output_dir=str(out), max_steps=1, max_completion_length=8,
-                 per_device_train_batch_size=group, per_device_eval_batch_size=group, gradient_accumulation_steps=1,
-                 num_generations_eval=None, report_to="none", push_to_hub=False, save_steps=1, logging_steps=1)
+    small = dict(
+        model_name_or_path=str(model),
+        output_dir=str(out),
+        max_steps=1,
+        max_completion_length=8,
+        per_device_train_batch_size=group,
+        per_device_eval_batch_size=group,
+        gradient_accumulation_steps=1,
+        num_generations_eval=None,
+        report_to="none",
+        push_to_hub=False,
+        save_steps=1,
+        logging_steps=1,
+    )
     changed = {**settings, **small}
-    for key in ("num_processes", "generation_batch_size", "steps_per_generation", "dataset_config", "hub_model_id",
-                "accelerate_config", "num_machines", "machine_rank", "main_process_ip", "main_process_port"):
+    for key in (
+        "num_processes",
+        "generation_batch_size",
+        "steps_per_generation",
+        "dataset_config",
+        "hub_model_id",
+        "accelerate_config",
+        "num_machines",
+        "machine_rank",
+        "main_process_ip",
+        "main_process_port",
+    ):
         changed.pop(key, None)
     if changed.get("max_prompt_length"):
         changed["max_prompt_length"] = 64

@@ -19,9 +19,16 @@ steps_per_generation: 2
 num_iterations: 2
 seed: 0
 """
-INTERFACE_KEYS = {"world_size", "generation_batch_size", "steps_per_generation", "prompts_per_generation",
-                  "completions_per_optimizer_step", "optimizer_steps_per_generation", "generate_every_micro_steps",
-                  "old_logprobs_needed"}
+INTERFACE_KEYS = {
+    "world_size",
+    "generation_batch_size",
+    "steps_per_generation",
+    "prompts_per_generation",
+    "completions_per_optimizer_step",
+    "optimizer_steps_per_generation",
+    "generate_every_micro_steps",
+    "old_logprobs_needed",
+}
 
 
 def grpo(*args: str, stdin: str | None = None):
@@ -54,7 +61,9 @@ def test_explain_json_document(config):
     assert INTERFACE_KEYS | {"optimizer_steps_per_epoch"} <= set(document["derived"])
     assert document["derived"]["optimizer_steps_per_epoch"] == 8
     assert document["schedule"][0]["generates"] and document["schedule"][0]["processes"][1]["prompts"] == [
-        {"position": 2, "copies": 4, "index": None}, {"position": 3, "copies": 4, "index": None}]
+        {"position": 2, "copies": 4, "index": None},
+        {"position": 3, "copies": 4, "index": None},
+    ]
 
 
 def test_explain_takes_overrides_in_both_forms(config):
@@ -118,6 +127,7 @@ def test_validate_world_sizes_matrix(shared_dir):
 
 def test_validate_world_sizes_exit_code_and_bad_spec(config):
     assert grpo("validate", "--world-sizes", "1,2,4", str(config)).returncode == 0
-    assert grpo("validate", "--world-sizes", "1-3", "--set", "per_device_train_batch_size=1", str(config)) \
-        .returncode == 1
+    assert (
+        grpo("validate", "--world-sizes", "1-3", "--set", "per_device_train_batch_size=1", str(config)).returncode == 1
+    )
     assert grpo("validate", "--world-sizes", "3-1", str(config)).returncode == 2

@@ -65,12 +65,17 @@ def test_open_r1_recipe_for_7_processes_gets_fixes_elsewhere(world_size):
 
 
 def test_consistent_double_setting_is_a_safe_fix():
-    values = {"per_device_train_batch_size": 4, "num_generations": 4, "generation_batch_size": 16,
-              "steps_per_generation": 4}
+    values = {
+        "per_device_train_batch_size": 4,
+        "num_generations": 4,
+        "generation_batch_size": 16,
+        "steps_per_generation": 4,
+    }
     b002 = next(d for d in check_mapping(values).diagnostics if d.code == "GRPO-B002")
     assert b002.fix.safe and b002.fix.unset == ("steps_per_generation",)
-    inconsistent = next(d for d in check_mapping({**values, "steps_per_generation": 2}).diagnostics
-                        if d.code == "GRPO-B002")
+    inconsistent = next(
+        d for d in check_mapping({**values, "steps_per_generation": 2}).diagnostics if d.code == "GRPO-B002"
+    )
     assert not inconsistent.fix.safe
 
 
@@ -89,17 +94,23 @@ def test_batch_fixes_are_never_safe_so_validate_fix_leaves_them():
 
 
 @settings(max_examples=60, deadline=None)
-@given(values=st.fixed_dictionaries({
-    "per_device_train_batch_size": st.integers(1, 12),
-    "num_generations": st.integers(2, 16),
-    "gradient_accumulation_steps": st.integers(1, 8),
-}, optional={
-    "generation_batch_size": st.integers(2, 128),
-    "steps_per_generation": st.integers(1, 8),
-    "eval_strategy": st.just("steps"),
-    "per_device_eval_batch_size": st.integers(1, 12),
-    "num_generations_eval": st.integers(2, 12),
-}), world_size=st.integers(1, 16))
+@given(
+    values=st.fixed_dictionaries(
+        {
+            "per_device_train_batch_size": st.integers(1, 12),
+            "num_generations": st.integers(2, 16),
+            "gradient_accumulation_steps": st.integers(1, 8),
+        },
+        optional={
+            "generation_batch_size": st.integers(2, 128),
+            "steps_per_generation": st.integers(1, 8),
+            "eval_strategy": st.just("steps"),
+            "per_device_eval_batch_size": st.integers(1, 12),
+            "num_generations_eval": st.integers(2, 12),
+        },
+    ),
+    world_size=st.integers(1, 16),
+)
 def test_every_suggested_fix_validates_clean(values, world_size):
     result = check_mapping(values, world_size=world_size)
     assert_fixes_clean(result, world_size=world_size)

@@ -29,8 +29,11 @@ def test_corpus_migrates_completely_and_keeps_comments(shared_dir):
         text = path.read_bytes().decode("utf-8")
         new, failed = migrated(text)
         assert not failed, (path.name, failed)
-        left = [d.code for d in check_text(new, suggest_fixes=False).diagnostics
-                if d.code in MIGRATION_CODES or (d.code.startswith("GRPO-D") and d.fix is not None)]
+        left = [
+            d.code
+            for d in check_text(new, suggest_fixes=False).diagnostics
+            if d.code in MIGRATION_CODES or (d.code.startswith("GRPO-D") and d.fix is not None)
+        ]
         assert not left, (path.name, left)
         kept = comment_lines(new)
         assert all(line in kept for line in comment_lines(text)), path.name

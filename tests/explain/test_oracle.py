@@ -25,18 +25,21 @@ from tests.trl_oracle import build_grpo_config  # noqa: E402
 pytestmark = pytest.mark.oracle
 BATCH_CODES = {"GRPO-B001", "GRPO-B002", "GRPO-B003", "GRPO-B004"}
 
-GEOMETRY = st.fixed_dictionaries({
-    "per_device_train_batch_size": st.integers(1, 8),
-    "num_generations": st.integers(2, 12),
-    "gradient_accumulation_steps": st.integers(1, 6),
-    "num_iterations": st.integers(1, 3),
-}, optional={
-    "generation_batch_size": st.integers(2, 96),
-    "steps_per_generation": st.integers(1, 6),
-    "eval_strategy": st.sampled_from(["no", "steps"]),
-    "per_device_eval_batch_size": st.integers(1, 8),
-    "num_generations_eval": st.integers(2, 8),
-})
+GEOMETRY = st.fixed_dictionaries(
+    {
+        "per_device_train_batch_size": st.integers(1, 8),
+        "num_generations": st.integers(2, 12),
+        "gradient_accumulation_steps": st.integers(1, 6),
+        "num_iterations": st.integers(1, 3),
+    },
+    optional={
+        "generation_batch_size": st.integers(2, 96),
+        "steps_per_generation": st.integers(1, 6),
+        "eval_strategy": st.sampled_from(["no", "steps"]),
+        "per_device_eval_batch_size": st.integers(1, 8),
+        "num_generations_eval": st.integers(2, 8),
+    },
+)
 
 
 def trl_config(values: dict, world_size: int):
@@ -59,8 +62,10 @@ def test_plan_and_batch_rules_match_trl_at_world_sizes_1_to_16(values):
         assert bool(batch_errors) == isinstance(built, ValueError), (values, world_size, built, batch_errors)
         if not isinstance(built, ValueError):
             plan = result.plan
-            assert (plan.generation_batch_size, plan.steps_per_generation) == (built.generation_batch_size,
-                                                                               built.steps_per_generation)
+            assert (plan.generation_batch_size, plan.steps_per_generation) == (
+                built.generation_batch_size,
+                built.steps_per_generation,
+            )
 
 
 def trl_rank_batches(plan, dataset_size: int, seed: int, rank: int, epochs: int) -> list[list[int]]:
@@ -69,11 +74,20 @@ def trl_rank_batches(plan, dataset_size: int, seed: int, rank: int, epochs: int)
     from torch.utils.data import BatchSampler
     from trl.trainer.utils import RepeatSampler
 
-    sampler = RepeatSampler(range(dataset_size), mini_repeat_count=plan.num_generations,
-                            batch_size=plan.prompts_per_generation,
-                            repeat_count=plan.num_iterations * plan.steps_per_generation, shuffle=True, seed=seed)
-    shard = BatchSamplerShard(BatchSampler(sampler, plan.sampler_batch_size, drop_last=False),
-                              num_processes=plan.world_size, process_index=rank, split_batches=False)
+    sampler = RepeatSampler(
+        range(dataset_size),
+        mini_repeat_count=plan.num_generations,
+        batch_size=plan.prompts_per_generation,
+        repeat_count=plan.num_iterations * plan.steps_per_generation,
+        shuffle=True,
+        seed=seed,
+    )
+    shard = BatchSamplerShard(
+        BatchSampler(sampler, plan.sampler_batch_size, drop_last=False),
+        num_processes=plan.world_size,
+        process_index=rank,
+        split_batches=False,
+    )
     return [batch for _ in range(epochs) for batch in shard]
 
 
@@ -83,14 +97,21 @@ def permutations(dataset_size: int, seed: int, epochs: int) -> list[list[int]]:
 
 
 @settings(max_examples=30, deadline=None)
-@given(values=st.fixed_dictionaries({
-    "per_device_train_batch_size": st.integers(1, 4),
-    "num_generations": st.integers(2, 5),
-    "steps_per_generation": st.integers(1, 3),
-    "num_iterations": st.integers(1, 2),
-    "gradient_accumulation_steps": st.integers(1, 4),
-    "seed": st.integers(0, 2**31 - 1),
-}), world_size=st.integers(1, 4), extra_prompts=st.integers(0, 9), generations=st.integers(1, 3))
+@given(
+    values=st.fixed_dictionaries(
+        {
+            "per_device_train_batch_size": st.integers(1, 4),
+            "num_generations": st.integers(2, 5),
+            "steps_per_generation": st.integers(1, 3),
+            "num_iterations": st.integers(1, 2),
+            "gradient_accumulation_steps": st.integers(1, 4),
+            "seed": st.integers(0, 2**31 - 1),
+        }
+    ),
+    world_size=st.integers(1, 4),
+    extra_prompts=st.integers(0, 9),
+    generations=st.integers(1, 3),
+)
 def test_explain_prompt_order_matches_repeat_sampler_and_sharding(values, world_size, extra_prompts, generations):
     result = check_mapping(values, world_size=world_size)
     if result.plan is None:  # geometry TRL refuses at this world size
@@ -105,6 +126,12 @@ def test_explain_prompt_order_matches_repeat_sampler_and_sharding(values, world_
     for rank in range(world_size):
         expected = trl_rank_batches(plan, size, values["seed"], rank, epochs)
         held = {s.micro_step: s.processes[rank] for s in steps if s.generates}
-        predicted = [[p.index for p in held[step.copy_of if step.copy_of is not None else step.micro_step].prompts
-                      for _ in range(p.copies)] for step in steps]
+        predicted = [
+            [
+                p.index
+                for p in held[step.copy_of if step.copy_of is not None else step.micro_step].prompts
+                for _ in range(p.copies)
+            ]
+            for step in steps
+        ]
         assert predicted == expected, (values, world_size, size, rank)

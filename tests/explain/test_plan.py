@@ -9,12 +9,25 @@ from grpo_schema.engine.plan import derive_plan
 from grpo_schema.engine.schedule import walk
 
 # grpo-runtime.md §2.5, verified with a 2-process run: P=2, b=4, G=4, s=2, mu=2, GA=2, 16 prompts, seed 0.
-WORKED = {"per_device_train_batch_size": 4, "num_generations": 4, "steps_per_generation": 2, "num_iterations": 2,
-          "gradient_accumulation_steps": 2, "seed": 0}
+WORKED = {
+    "per_device_train_batch_size": 4,
+    "num_generations": 4,
+    "steps_per_generation": 2,
+    "num_iterations": 2,
+    "gradient_accumulation_steps": 2,
+    "seed": 0,
+}
 SEED0_PERMUTATION = [12, 10, 9, 6, 11, 8, 13, 5, 2, 14, 15, 0, 4, 3, 7, 1]  # torch.randperm(16), seed 0
-INTERFACE_KEYS = {"world_size", "generation_batch_size", "steps_per_generation", "prompts_per_generation",
-                  "completions_per_optimizer_step", "optimizer_steps_per_generation", "generate_every_micro_steps",
-                  "old_logprobs_needed"}
+INTERFACE_KEYS = {
+    "world_size",
+    "generation_batch_size",
+    "steps_per_generation",
+    "prompts_per_generation",
+    "completions_per_optimizer_step",
+    "optimizer_steps_per_generation",
+    "generate_every_micro_steps",
+    "old_logprobs_needed",
+}
 
 
 def plan_of(values: dict, world_size: int = 1, **options):
@@ -51,21 +64,36 @@ def test_worked_example_walk_matches_the_verified_trace():
 
 def test_trl_issue_3204_total_steps():
     # 8000 prompts, per-device 4, 3 processes, GA 2, G 6: 2000 optimizer steps per epoch, 4000 for 2 epochs.
-    values = {"per_device_train_batch_size": 4, "gradient_accumulation_steps": 2, "num_generations": 6,
-              "num_train_epochs": 2}
+    values = {
+        "per_device_train_batch_size": 4,
+        "gradient_accumulation_steps": 2,
+        "num_generations": 6,
+        "num_train_epochs": 2,
+    }
     plan = plan_of(values, world_size=3, dataset_size=8000)
     assert (plan.optimizer_steps_per_epoch, plan.total_optimizer_steps, plan.epochs) == (2000, 4000, 2.0)
     assert plan_of({**values, "num_iterations": 4}, 3, dataset_size=8000).optimizer_steps_per_epoch == 8000
 
 
 def test_short_last_window_counts_as_a_step_and_epochs_restart_windows():
-    values = {"per_device_train_batch_size": 4, "num_generations": 2, "gradient_accumulation_steps": 2,
-              "steps_per_generation": 1, "num_train_epochs": 2}
+    values = {
+        "per_device_train_batch_size": 4,
+        "num_generations": 2,
+        "gradient_accumulation_steps": 2,
+        "steps_per_generation": 1,
+        "num_train_epochs": 2,
+    }
     plan = plan_of(values, dataset_size=7)  # U = 2: 3 generations (1 prompt left out), 3 micro-steps per epoch
     assert (plan.micro_steps_per_epoch, plan.optimizer_steps_per_epoch, plan.prompts_dropped_per_epoch) == (3, 2, 1)
     steps = walk(plan, micro_steps=10)
     assert [(s.epoch, s.optimizer_step, s.window) for s in steps] == [
-        (0, None, 2), (0, 1, 2), (0, 2, 1), (1, None, 2), (1, 3, 2), (1, 4, 1)]  # stops after the last step
+        (0, None, 2),
+        (0, 1, 2),
+        (0, 2, 1),
+        (1, None, 2),
+        (1, 3, 2),
+        (1, 4, 1),
+    ]  # stops after the last step
 
 
 def test_dataset_smaller_than_one_generation_has_no_schedule():
@@ -81,8 +109,12 @@ def test_context_length_needs_a_declared_prompt_length():
 
 
 def test_clipping_is_dead_on_policy_even_with_vllm_correction():
-    on_policy = {"per_device_train_batch_size": 4, "num_generations": 4, "gradient_accumulation_steps": 4,
-                 "use_vllm": True}
+    on_policy = {
+        "per_device_train_batch_size": 4,
+        "num_generations": 4,
+        "gradient_accumulation_steps": 4,
+        "use_vllm": True,
+    }
     plan = plan_of(on_policy)
     assert plan.old_logprobs_needed and not plan.clipping_active
     assert plan_of({**on_policy, "num_iterations": 2}).clipping_active
@@ -90,19 +122,34 @@ def test_clipping_is_dead_on_policy_even_with_vllm_correction():
 
 
 def test_group_split_flags_and_completions_per_prompt_per_step():
-    plan = plan_of({"per_device_train_batch_size": 3, "num_generations": 4, "gradient_accumulation_steps": 2,
-                    "steps_per_generation": 4}, world_size=2)
+    plan = plan_of(
+        {
+            "per_device_train_batch_size": 3,
+            "num_generations": 4,
+            "gradient_accumulation_steps": 2,
+            "steps_per_generation": 4,
+        },
+        world_size=2,
+    )
     assert not plan.groups_split_across_processes  # 3 x 4 = 12 rows per process hold 3 whole groups of 4
     plan = plan_of({"per_device_train_batch_size": 3, "num_generations": 4, "steps_per_generation": 2}, world_size=2)
     assert plan.groups_split_across_processes  # 6 rows per process, groups of 4 straddle
-    plan = plan_of({"per_device_train_batch_size": 4, "num_generations": 8, "gradient_accumulation_steps": 2,
-                    "steps_per_generation": 4})
+    plan = plan_of(
+        {
+            "per_device_train_batch_size": 4,
+            "num_generations": 8,
+            "gradient_accumulation_steps": 2,
+            "steps_per_generation": 4,
+        }
+    )
     assert plan.groups_split_across_optimizer_steps and plan.completions_per_prompt_per_optimizer_step == 4
 
 
 def test_sources_say_where_each_input_came_from():
-    result = check_mapping({"num_generations": 4, "per_device_train_batch_size": 4, "num_processes": 2},
-                           overrides=["gradient_accumulation_steps=3"])
+    result = check_mapping(
+        {"num_generations": 4, "per_device_train_batch_size": 4, "num_processes": 2},
+        overrides=["gradient_accumulation_steps=3"],
+    )
     inputs = result.plan.inputs
     assert inputs["num_generations"]["source"] == "file"
     assert inputs["gradient_accumulation_steps"]["source"] == "command line"

@@ -31,14 +31,19 @@ seed: 42
 
 
 def changed_lines(old: str, new: str) -> list[str]:
-    return [line for line in difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=0)
-            if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+    return [
+        line
+        for line in difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=0)
+        if line[:1] in "+-" and not line.startswith(("+++", "---"))
+    ]
 
 
 def test_rename_keeps_value_and_trailing_comment():
     new = apply_fix_to_text(TEXT, Fix(rename={"model_name_or_path": "model"}))
-    assert changed_lines(TEXT, new) == ["-model_name_or_path: Qwen/Qwen2.5-0.5B  # trailing",
-                                        "+model: Qwen/Qwen2.5-0.5B  # trailing"]
+    assert changed_lines(TEXT, new) == [
+        "-model_name_or_path: Qwen/Qwen2.5-0.5B  # trailing",
+        "+model: Qwen/Qwen2.5-0.5B  # trailing",
+    ]
 
 
 def test_set_with_unset_takes_the_old_keys_place():
@@ -54,8 +59,9 @@ def test_removal_keeps_every_comment_and_leaves_block_scalars_alone():
 
 def test_set_existing_and_new_keys_including_env():
     new = apply_fix_to_text(TEXT, Fix(set={"seed": 7, "env.HF_HOME": "/tmp", "env.NEW": "1", "max_steps": 10}))
-    assert sorted(changed_lines(TEXT, new)) == sorted(["-  HF_HOME: /data/hf", "+  HF_HOME: /tmp", "+  NEW: '1'",
-                                                       "-seed: 42", "+seed: 7", "+max_steps: 10"])
+    assert sorted(changed_lines(TEXT, new)) == sorted(
+        ["-  HF_HOME: /data/hf", "+  HF_HOME: /tmp", "+  NEW: '1'", "-seed: 42", "+seed: 7", "+max_steps: 10"]
+    )
 
 
 def test_crlf_line_ends_survive():

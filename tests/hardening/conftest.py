@@ -23,8 +23,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def hardened_server():
     """A real uvicorn on 127.0.0.1 (the service's own server start, from tests/web) with a short body timeout."""
     pytest.importorskip("uvicorn", reason="the service needs the web extra")
-    from tests.support.service import LiveServer, start_server
     from grpo_web.settings import Settings
+    from tests.support.service import LiveServer, start_server
 
     settings = Settings(body_timeout_s=2.0)
     server, thread, url = start_server(settings)

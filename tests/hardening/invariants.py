@@ -44,8 +44,10 @@ def time_limit(seconds: float) -> Iterator[None]:
 
 def strict_json(text: str) -> Any:
     """Parse JSON the way a strict consumer does: NaN and Infinity are not JSON."""
+
     def refuse(name: str) -> None:
         raise AssertionError(f"{name} in JSON output")
+
     return json.loads(text, parse_constant=refuse)
 
 

@@ -41,8 +41,10 @@ def peak_rss_mb(pid: int) -> float:
 
 
 def report(what: str, summary: dict, rss: float) -> None:
-    print(f"\n{what}: {summary['requests']} requests in {summary['seconds']} s = {summary['requests_per_s']} req/s, "
-          f"latency ms {summary['latency_ms']}, peak RSS {rss:.0f} MB")
+    print(
+        f"\n{what}: {summary['requests']} requests in {summary['seconds']} s = {summary['requests_per_s']} req/s, "
+        f"latency ms {summary['latency_ms']}, peak RSS {rss:.0f} MB"
+    )
 
 
 @pytest.fixture

@@ -25,8 +25,12 @@ from grpo_web.settings import Settings  # noqa: E402
 
 EXAMPLES = int(os.environ.get("SCHEMATHESIS_EXAMPLES", "15"))
 schema = schemathesis.openapi.from_asgi("/openapi.json", create_app(Settings(max_body_bytes=64_000)))
-QUIET = [HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large,
-         HealthCheck.function_scoped_fixture]
+QUIET = [
+    HealthCheck.too_slow,
+    HealthCheck.filter_too_much,
+    HealthCheck.data_too_large,
+    HealthCheck.function_scoped_fixture,
+]
 
 
 # The service declares YAML bodies as text ({type: string}). schemathesis would YAML-dump a generated string (one
@@ -47,8 +51,10 @@ def call_and_validate(case) -> None:
     # does not exist and negative_data_rejection would only flag YAML that schemathesis serialized from a
     # non-string. JSON bodies and query parameters keep the check.
     excluded = [negative_data_rejection] if case.media_type in YAML_TYPES else []
-    if case.path in ("/api/v1/plan", "/api/v1/local/preview", "/api/v1/migrate", "/api/v1/emit") \
-            or (case.query or {}).get("hardware") is not None:
+    if (
+        case.path in ("/api/v1/plan", "/api/v1/local/preview", "/api/v1/migrate", "/api/v1/emit")
+        or (case.query or {}).get("hardware") is not None
+    ):
         # ?hardware= (the plan's, and the memory fit validate and explain check when asked) is free text whose
         # vocabulary (the accelerator catalogue, extendable at run time) a schema cannot list: an unknown
         # accelerator is a 422 that names it, which this check would call a rejection.

@@ -16,7 +16,6 @@ from grpo_schema.engine.loader import load_yaml
 from tests.hardening.invariants import assert_explains, assert_structured, time_limit
 from tests.support.cli import grpo
 
-
 CRASHES = sorted((Path(__file__).parent / "crashes").glob("*"))
 
 
@@ -37,12 +36,21 @@ def codes_of(text: str, **options) -> list[str]:
     return [d.code for d in result.diagnostics]
 
 
-@pytest.mark.parametrize("text", [
-    "learning_rate: 2001-02-30",  # a date the resolver matches but datetime refuses: ValueError
-    "seed: !!int abc", "seed: !!float abc", "bf16: !!bool maybe",  # explicit tags: ValueError, KeyError
-    "run_name: !!timestamp foo", "run_name: !!timestamp 2001-13-45",  # AttributeError, ValueError
-    "seed: !!int", "seed: !!int +", "seed: !!int _", "beta: !!float ''",  # found by atheris: IndexError
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "learning_rate: 2001-02-30",  # a date the resolver matches but datetime refuses: ValueError
+        "seed: !!int abc",
+        "seed: !!float abc",
+        "bf16: !!bool maybe",  # explicit tags: ValueError, KeyError
+        "run_name: !!timestamp foo",
+        "run_name: !!timestamp 2001-13-45",  # AttributeError, ValueError
+        "seed: !!int",
+        "seed: !!int +",
+        "seed: !!int _",
+        "beta: !!float ''",  # found by atheris: IndexError
+    ],
+)
 def test_values_pyyaml_cannot_construct_are_a_syntax_diagnostic(text):
     """Found by the property tests: PyYAML's constructors raised plain Python errors through load_yaml."""
     loaded = load_yaml(text)
@@ -51,21 +59,33 @@ def test_values_pyyaml_cannot_construct_are_a_syntax_diagnostic(text):
     assert codes_of(text) == ["GRPO-Y001"]
 
 
-@pytest.mark.parametrize("digits", [
-    "9" * 5000,  # int(): "Exceeds the limit (4300 digits)" ValueError
-    "0b1" + "0" * 20000,  # parses, but str() of the value raised later, in every message that showed it
-    "0x1" + "0" * 5000, "01" + "0" * 5000,
-    ":".join(["59"] * 100_000),  # YAML 1.1 base 60: quadratic big-int arithmetic, minutes for 300 kB
-])
+@pytest.mark.parametrize(
+    "digits",
+    [
+        "9" * 5000,  # int(): "Exceeds the limit (4300 digits)" ValueError
+        "0b1" + "0" * 20000,  # parses, but str() of the value raised later, in every message that showed it
+        "0x1" + "0" * 5000,
+        "01" + "0" * 5000,
+        ":".join(["59"] * 100_000),  # YAML 1.1 base 60: quadratic big-int arithmetic, minutes for 300 kB
+    ],
+)
 def test_integers_too_long_to_read_are_refused_before_conversion(digits):
     assert codes_of(f"num_generations: {digits}\n") == ["GRPO-Y001"]
 
 
-@pytest.mark.parametrize("mapping", [
-    {"per_device_train_batch_size": 10**400}, {"gradient_accumulation_steps": 10**400},
-    {"steps_per_generation": 10**400}, {"generation_batch_size": 10**400}, {"num_iterations": 10**400},
-    {"num_generations": "9" * 30}, {"seed": -(2**63) - 1}, {"num_processes": 10**30},
-])
+@pytest.mark.parametrize(
+    "mapping",
+    [
+        {"per_device_train_batch_size": 10**400},
+        {"gradient_accumulation_steps": 10**400},
+        {"steps_per_generation": 10**400},
+        {"generation_batch_size": 10**400},
+        {"num_iterations": 10**400},
+        {"num_generations": "9" * 30},
+        {"seed": -(2**63) - 1},
+        {"num_processes": 10**30},
+    ],
+)
 def test_integers_past_64_bits_are_a_range_diagnostic(mapping):
     """Found by the property tests: 10**400 in a batch field reached the plan, whose float division raised
     OverflowError ('integer division result too large for a float'); TRL's torch and numpy would overflow too."""
@@ -79,14 +99,17 @@ def test_integers_past_64_bits_are_a_range_diagnostic(mapping):
     assert found.code == "GRPO-T002" and "does not fit in 64 bits" in found.message
 
 
-@pytest.mark.parametrize(("text", "fields", "line", "column"), [
-    ("num_generations: 8\nmodel.name: x\n", ("model.name",), 2, 1),  # a dotted key, as if YAML nested it
-    ("a[0]: 1\n", ("a[0]",), 1, 1),
-    ("a[²]: 1\n", ("a[²]",), 1, 1),  # found by test_fuzzed_config_objects_are_always_200: '²' passes isdigit()
-    ("env:\n  A.B: x\n", ("env.A.B",), 2, 3),  # used to point at 'env' (1:1), the first part of 'A.B'
-    ("datasets:\n  - path: x\n    Split: train\n", ("datasets[0].Split",), 3, 5),  # was reported as key '0'
-    ("datasets: [{Path: x}]\n", ("datasets[0].Path",), 1, 13),
-])
+@pytest.mark.parametrize(
+    ("text", "fields", "line", "column"),
+    [
+        ("num_generations: 8\nmodel.name: x\n", ("model.name",), 2, 1),  # a dotted key, as if YAML nested it
+        ("a[0]: 1\n", ("a[0]",), 1, 1),
+        ("a[²]: 1\n", ("a[²]",), 1, 1),  # found by test_fuzzed_config_objects_are_always_200: '²' passes isdigit()
+        ("env:\n  A.B: x\n", ("env.A.B",), 2, 3),  # used to point at 'env' (1:1), the first part of 'A.B'
+        ("datasets:\n  - path: x\n    Split: train\n", ("datasets[0].Split",), 3, 5),  # was reported as key '0'
+        ("datasets: [{Path: x}]\n", ("datasets[0].Path",), 1, 13),
+    ],
+)
 def test_keys_with_dots_brackets_or_capitals_keep_their_name_and_position(text, fields, line, column):
     """Found while reviewing fuzz output: a top-level key containing '.' or '[' lost its line (null), an env name
     containing '.' pointed at `env:`, and a nested unknown key starting with a capital or containing '[' was
@@ -98,11 +121,14 @@ def test_keys_with_dots_brackets_or_capitals_keep_their_name_and_position(text, 
     assert fields[0].rsplit(".", 1)[-1] in found.message or found.code == "GRPO-K001"
 
 
-@pytest.mark.parametrize("text", [
-    "num_generations: " + ":".join(["59"] * 10),  # base 60: 604661759999999999
-    "num_generations: 3\nnum_processes: 1000000000000\n",
-    "per_device_train_batch_size: 9223372036854775807\nnum_generations: 2\ngeneration_batch_size: 9223372036854775806",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "num_generations: " + ":".join(["59"] * 10),  # base 60: 604661759999999999
+        "num_generations: 3\nnum_processes: 1000000000000\n",
+        "per_device_train_batch_size: 9223372036854775807\nnum_generations: 2\ngeneration_batch_size: 9223372036854775806",
+    ],
+)
 def test_batch_fixes_search_a_bounded_window(text):
     """Found by a probe of huge values: the minimal-edit search scanned every integer between the value and 1
     (or 8x the value) for a batch error, so a 60-byte file never finished validating."""
@@ -112,11 +138,14 @@ def test_batch_fixes_search_a_bounded_window(text):
     assert any(d.code.startswith("GRPO-B") for d in result.diagnostics)
 
 
-@pytest.mark.parametrize("text", [
-    "per_device_train_batch_size: 10000000\nnum_generations: 2\n",  # 10**7 rows listed per process
-    "per_device_train_batch_size: 2\nnum_generations: 2\nnum_processes: 100000\n",  # 100,000 processes
-    "num_processes: 9000000000000000000\nper_device_train_batch_size: 2\nnum_generations: 2\n",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "per_device_train_batch_size: 10000000\nnum_generations: 2\n",  # 10**7 rows listed per process
+        "per_device_train_batch_size: 2\nnum_generations: 2\nnum_processes: 100000\n",  # 100,000 processes
+        "num_processes: 9000000000000000000\nper_device_train_batch_size: 2\nnum_generations: 2\n",
+    ],
+)
 def test_explain_lists_a_bounded_schedule(text):
     """Found by a probe of huge values: the explain walk listed every row of every process (POST /api/v1/explain
     with a 50-byte body took minutes and gigabytes); it now stops at MAX_LISTED entries."""
@@ -146,11 +175,14 @@ def test_many_unknown_keys_are_reported_quickly():
     assert sum(d.code == "GRPO-K001" for d in result.diagnostics) == 24_000
 
 
-@pytest.mark.parametrize("names", [
-    [f"accuracy_rewar{i % 10}" for i in range(20_000)],  # 10 distinct near-misses, 20,000 times
-    [f"accuracy_reward{i}" for i in range(20_000)],  # 20,000 distinct near-misses
-    [f"x{i}" for i in range(20_000)],
-])
+@pytest.mark.parametrize(
+    "names",
+    [
+        [f"accuracy_rewar{i % 10}" for i in range(20_000)],  # 10 distinct near-misses, 20,000 times
+        [f"accuracy_reward{i}" for i in range(20_000)],  # 20,000 distinct near-misses
+        [f"x{i}" for i in range(20_000)],
+    ],
+)
 def test_a_long_list_of_bad_reward_names_gives_a_bounded_answer(names):
     """Found by the resource tests: each misspelled reward name was a diagnostic whose fix carried the whole list,
     so 20,000 of them took 460 s and produced 7.6 GB of JSON from a 320 kB file. Names are now reported once
@@ -185,18 +217,27 @@ def test_json_outputs_stay_strict_json_with_non_finite_values(text, tmp_path):
 
     config = tmp_path / "run.yaml"
     config.write_text(text)
-    for argv in (["validate", "--format", "json"], ["validate", "--format", "sarif"], ["explain", "--format", "json"],
-                 ["validate", "--format", "json", "--world-sizes", "1-4"]):
+    for argv in (
+        ["validate", "--format", "json"],
+        ["validate", "--format", "sarif"],
+        ["explain", "--format", "json"],
+        ["validate", "--format", "json", "--world-sizes", "1-4"],
+    ):
         done = grpo(argv[0], str(config), *argv[1:])
         assert "Traceback" not in done.stderr, done.stderr[-500:]
         strict_json(done.stdout)
         assert ".nan" in done.stdout or ".inf" in done.stdout
 
 
-@pytest.mark.parametrize("mapping", [
-    {"accelerator_config": {"\x1b[2J": None}},  # found by test_fuzz_mappings: a key with ESC reached the terminal
-    {"run_name\u202e": 1}, {"reward_funcs": ["a\x07b"]}, {"a\nb": 1},
-])
+@pytest.mark.parametrize(
+    "mapping",
+    [
+        {"accelerator_config": {"\x1b[2J": None}},  # found by test_fuzz_mappings: a key with ESC reached the terminal
+        {"run_name\u202e": 1},
+        {"reward_funcs": ["a\x07b"]},
+        {"a\nb": 1},
+    ],
+)
 def test_terminal_output_escapes_control_characters_from_the_config(mapping):
     """Keys and values land in messages; the text output must not let them drive the terminal (ESC, BEL, bidi
     overrides, newlines that fake a diagnostic). They are shown escaped."""
@@ -215,10 +256,13 @@ def test_terminal_output_escapes_control_characters_from_the_config(mapping):
     assert all(not line or line.startswith(("evil", " ")) for line in text.split("\n")), text
 
 
-@pytest.mark.parametrize("text, value", [
-    ("torch_dtype: [2024-01-01]\n", "[2024-01-01]"),  # a date inside a list: the fix text raised TypeError (500)
-    ("torch_dtype: [.nan, 2024-01-01]\n", "[.nan, 2024-01-01]"),
-])
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        ("torch_dtype: [2024-01-01]\n", "[2024-01-01]"),  # a date inside a list: the fix text raised TypeError (500)
+        ("torch_dtype: [.nan, 2024-01-01]\n", "[.nan, 2024-01-01]"),
+    ],
+)
 def test_fix_and_hint_texts_write_any_yaml_value(text, value):
     """Found reviewing the change: yaml_value wrote lists through json.dumps, which refuses dates; every value the
     loader can build must be written back as YAML that loads to the same value."""

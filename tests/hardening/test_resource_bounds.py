@@ -118,19 +118,23 @@ def test_megabyte_keys_and_values_give_bounded_diagnostics(name):
 
 # --- the service, over real HTTP ----------------------------------------------------------------------------------
 
+
 def post(server, body: bytes | str, content_type: str = "application/yaml", endpoint: str = "validate"):
     with httpx.Client(base_url=server.url, timeout=30) as client:
         return client.post(f"/api/v1/{endpoint}", content=body, headers={"content-type": content_type})
 
 
-@pytest.mark.parametrize(("body", "content_type", "status", "code"), [
-    (billion_laughs(), "application/yaml", 200, "GRPO-Y006"),
-    ("model_init_kwargs: " + nested(10_000, "[", "]"), "text/plain", 200, "GRPO-Y008"),
-    (json.dumps({"a": 1}).replace("1", nested(10_000, "[", "]")), "application/json", 422, None),
-    (json.dumps({f"k{i}": 0 for i in range(100_000)}), "application/json", 413, None),  # 1.2 MB
-    (json.dumps({f"k{i}": 0 for i in range(60_000)}), "application/json", 422, None),  # 700 kB, 120,000 values
-    (many_keys(100_000), "application/yaml", 200, "GRPO-Y013"),
-])
+@pytest.mark.parametrize(
+    ("body", "content_type", "status", "code"),
+    [
+        (billion_laughs(), "application/yaml", 200, "GRPO-Y006"),
+        ("model_init_kwargs: " + nested(10_000, "[", "]"), "text/plain", 200, "GRPO-Y008"),
+        (json.dumps({"a": 1}).replace("1", nested(10_000, "[", "]")), "application/json", 422, None),
+        (json.dumps({f"k{i}": 0 for i in range(100_000)}), "application/json", 413, None),  # 1.2 MB
+        (json.dumps({f"k{i}": 0 for i in range(60_000)}), "application/json", 422, None),  # 700 kB, 120,000 values
+        (many_keys(100_000), "application/yaml", 200, "GRPO-Y013"),
+    ],
+)
 def test_hostile_bodies_are_answered_quickly(hardened_server, body, content_type, status, code):
     with bounded():
         response = post(hardened_server, body, content_type)
@@ -159,8 +163,12 @@ def test_a_10_mb_chunked_body_is_cut_off_at_the_limit(hardened_server):
 
     with bounded(peak=200 * MB):
         try:
-            response = httpx.post(f"{hardened_server.url}/api/v1/validate", content=chunks(), timeout=30,
-                                  headers={"content-type": "application/yaml"})
+            response = httpx.post(
+                f"{hardened_server.url}/api/v1/validate",
+                content=chunks(),
+                timeout=30,
+                headers={"content-type": "application/yaml"},
+            )
             assert response.status_code == 413
         except httpx.TransportError:  # the server answered 413 and closed while the client was still sending
             pass

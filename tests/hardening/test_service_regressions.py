@@ -27,16 +27,22 @@ def client():
 
 def test_a_dataset_size_past_64_bits_is_a_422_not_a_500(client):
     """?dataset_size=10**400 reached the plan's float arithmetic: OverflowError, a 500 from POST /explain."""
-    response = client.post("/api/v1/explain", params={"dataset_size": HUGE}, content=CONFIG,
-                           headers={"content-type": "application/yaml"})
+    response = client.post(
+        "/api/v1/explain", params={"dataset_size": HUGE}, content=CONFIG, headers={"content-type": "application/yaml"}
+    )
     assert response.status_code == 422
-    largest = client.post("/api/v1/explain", params={"dataset_size": str(2**63 - 1)}, content=CONFIG,
-                          headers={"content-type": "application/yaml"})
+    largest = client.post(
+        "/api/v1/explain",
+        params={"dataset_size": str(2**63 - 1)},
+        content=CONFIG,
+        headers={"content-type": "application/yaml"},
+    )
     assert largest.status_code == 200
 
 
-@pytest.mark.parametrize("argv", [["explain", "--dataset-size", HUGE], ["explain", "--world-size", HUGE],
-                                  ["validate", "--world-size", HUGE]])
+@pytest.mark.parametrize(
+    "argv", [["explain", "--dataset-size", HUGE], ["explain", "--world-size", HUGE], ["validate", "--world-size", HUGE]]
+)
 def test_cli_numbers_past_64_bits_are_a_usage_error(tmp_path, argv):
     """`grpo explain --dataset-size 10**400` (and --world-size) ended in an OverflowError traceback."""
     config = tmp_path / "run.yaml"
@@ -56,9 +62,10 @@ def test_the_openapi_document_lists_what_the_service_accepts(client):
     assert list(errors) == ["application/json"]
 
 
-@pytest.mark.parametrize(("method", "path", "allowed"), [
-    ("PUT", "/api/v1/validate", "POST"), ("DELETE", "/healthz", "GET"), ("PATCH", "/twice", "GET, POST"),
-])
+@pytest.mark.parametrize(
+    ("method", "path", "allowed"),
+    [("PUT", "/api/v1/validate", "POST"), ("DELETE", "/healthz", "GET"), ("PATCH", "/twice", "GET, POST")],
+)
 def test_a_405_names_every_method_of_the_path(method, path, allowed):
     """schemathesis (allow_header_conformance): Starlette's 405 named only the first route of a path, so
     OPTIONS /api/v1/runs said `Allow: POST` although GET is served too."""

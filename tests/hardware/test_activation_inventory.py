@@ -18,13 +18,20 @@ pytest.importorskip("peft", reason="LoRA is peft's")
 SHAPE = dict(hidden=256, layers=3, intermediate=768, heads=4, kv_heads=2, vocab=1000, batch=4, tokens=48)
 ALL = "all-linear"
 CASES = [  # (attention, LoRA targets, lora_dropout, weights' dtype, bf16 autocast)
-    ("sdpa", None, 0.0, "float32", False), ("sdpa", None, 0.0, "bfloat16", False),
-    ("eager", None, 0.0, "float32", False), ("eager", None, 0.0, "bfloat16", False),
-    ("sdpa", ["q_proj", "v_proj"], 0.0, "float32", False), ("sdpa", ["q_proj", "v_proj"], 0.05, "float32", False),
-    ("sdpa", ALL, 0.0, "float32", False), ("sdpa", ALL, 0.05, "float32", False),
-    ("eager", ALL, 0.05, "float32", False), ("sdpa", ["o_proj", "down_proj"], 0.0, "float32", False),
-    ("sdpa", ALL, 0.0, "bfloat16", False), ("sdpa", ALL, 0.05, "bfloat16", False),
-    ("sdpa", ALL, 0.0, "bfloat16", True), ("eager", ALL, 0.05, "bfloat16", True),
+    ("sdpa", None, 0.0, "float32", False),
+    ("sdpa", None, 0.0, "bfloat16", False),
+    ("eager", None, 0.0, "float32", False),
+    ("eager", None, 0.0, "bfloat16", False),
+    ("sdpa", ["q_proj", "v_proj"], 0.0, "float32", False),
+    ("sdpa", ["q_proj", "v_proj"], 0.05, "float32", False),
+    ("sdpa", ALL, 0.0, "float32", False),
+    ("sdpa", ALL, 0.05, "float32", False),
+    ("eager", ALL, 0.05, "float32", False),
+    ("sdpa", ["o_proj", "down_proj"], 0.0, "float32", False),
+    ("sdpa", ALL, 0.0, "bfloat16", False),
+    ("sdpa", ALL, 0.05, "bfloat16", False),
+    ("sdpa", ALL, 0.0, "bfloat16", True),
+    ("eager", ALL, 0.05, "bfloat16", True),
 ]
 
 
@@ -33,17 +40,24 @@ def saved_bytes(attention, targets, dropout, dtype, autocast) -> int:
     output, for a left-padded batch; under autocast, the half-precision copies of the fp32 adapters included."""
     from transformers import AutoModelForCausalLM, LlamaConfig
 
-    config = LlamaConfig(vocab_size=SHAPE["vocab"], hidden_size=SHAPE["hidden"], num_hidden_layers=SHAPE["layers"],
-                         intermediate_size=SHAPE["intermediate"], num_attention_heads=SHAPE["heads"],
-                         num_key_value_heads=SHAPE["kv_heads"], tie_word_embeddings=False,
-                         attn_implementation=attention)
+    config = LlamaConfig(
+        vocab_size=SHAPE["vocab"],
+        hidden_size=SHAPE["hidden"],
+        num_hidden_layers=SHAPE["layers"],
+        intermediate_size=SHAPE["intermediate"],
+        num_attention_heads=SHAPE["heads"],
+        num_key_value_heads=SHAPE["kv_heads"],
+        tie_word_embeddings=False,
+        attn_implementation=attention,
+    )
     torch.manual_seed(0)
     model = AutoModelForCausalLM.from_config(config, dtype=getattr(torch, dtype))
     if targets:
         from peft import LoraConfig, get_peft_model
 
-        model = get_peft_model(model, LoraConfig(r=16, lora_alpha=32, lora_dropout=dropout, target_modules=targets,
-                                                 task_type="CAUSAL_LM"))
+        model = get_peft_model(
+            model, LoraConfig(r=16, lora_alpha=32, lora_dropout=dropout, target_modules=targets, task_type="CAUSAL_LM")
+        )
     model.train()
     parameters = {p.untyped_storage().data_ptr() for p in model.parameters()}
     ids = torch.randint(0, SHAPE["vocab"], (SHAPE["batch"], SHAPE["tokens"]))
@@ -66,15 +80,32 @@ def saved_bytes(attention, targets, dropout, dtype, autocast) -> int:
 
 def planned_bytes(attention, targets, dropout, dtype, autocast) -> float:
     half = dtype != "float32"
-    facts = ModelFacts("probe", SHAPE["hidden"], SHAPE["layers"], SHAPE["intermediate"], SHAPE["heads"],
-                       SHAPE["kv_heads"], SHAPE["vocab"])
+    facts = ModelFacts(
+        "probe",
+        SHAPE["hidden"],
+        SHAPE["layers"],
+        SHAPE["intermediate"],
+        SHAPE["heads"],
+        SHAPE["kv_heads"],
+        SHAPE["vocab"],
+    )
     tokens = SHAPE["tokens"]
-    setup = Setup(world_size=1, micro_batch=SHAPE["batch"], prompt_length=tokens // 2,
-                  completion_length=tokens - tokens // 2, generation_rows=SHAPE["batch"],
-                  weight_bytes=2 if half else 4, compute_bytes=2 if (half or autocast) else 4,
-                  mixed_precision=autocast, activation_checkpointing=False, attention=attention,
-                  use_peft=bool(targets), lora_targets=(tuple(targets) if isinstance(targets, list) else (targets,))
-                  if targets else None, lora_dropout=dropout, device="cpu")
+    setup = Setup(
+        world_size=1,
+        micro_batch=SHAPE["batch"],
+        prompt_length=tokens // 2,
+        completion_length=tokens - tokens // 2,
+        generation_rows=SHAPE["batch"],
+        weight_bytes=2 if half else 4,
+        compute_bytes=2 if (half or autocast) else 4,
+        mixed_precision=autocast,
+        activation_checkpointing=False,
+        attention=attention,
+        use_peft=bool(targets),
+        lora_targets=(tuple(targets) if isinstance(targets, list) else (targets,)) if targets else None,
+        lora_dropout=dropout,
+        device="cpu",
+    )
     # under autocast the matmuls also keep the adapters' half-precision copies: the plan's autocast copies
     return trunk_bytes(facts, setup, SHAPE["batch"] * tokens) + autocast_copies(facts, setup)
 

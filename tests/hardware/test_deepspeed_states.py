@@ -28,13 +28,27 @@ def published_zero3(params, largest, gpus, offload, offload_params):
 
 
 def _setup(stage, gpus, offload=False, offload_params=False):
-    return Setup(world_size=gpus, micro_batch=1, prompt_length=1, completion_length=1, generation_rows=1,
-                 weight_bytes=2, compute_bytes=2, strategy=f"zero{stage}", optim="adamw_torch",
-                 offload_optimizer=offload, offload_params=offload_params)
+    return Setup(
+        world_size=gpus,
+        micro_batch=1,
+        prompt_length=1,
+        completion_length=1,
+        generation_rows=1,
+        weight_bytes=2,
+        compute_bytes=2,
+        strategy=f"zero{stage}",
+        optim="adamw_torch",
+        offload_optimizer=offload,
+        offload_params=offload_params,
+    )
 
 
-CASES = [(name, gpus, offload) for name in ("qwen2.5-0.5b", "qwen2.5-7b", "llama-3.1-70b")
-         for gpus in (1, 8, 16) for offload in (False, True)]
+CASES = [
+    (name, gpus, offload)
+    for name in ("qwen2.5-0.5b", "qwen2.5-7b", "llama-3.1-70b")
+    for gpus in (1, 8, 16)
+    for offload in (False, True)
+]
 
 
 @pytest.mark.parametrize("name, gpus, offload", CASES)
@@ -50,8 +64,9 @@ def test_zero2_model_states(name, gpus, offload):
 
 
 # DeepSpeed offloads parameters only together with the optimizer.
-ZERO3_CASES = [(*case, offload_params) for case in CASES for offload_params in (False, True)
-               if case[2] or not offload_params]
+ZERO3_CASES = [
+    (*case, offload_params) for case in CASES for offload_params in (False, True) if case[2] or not offload_params
+]
 
 
 @pytest.mark.parametrize("name, gpus, offload, offload_params", ZERO3_CASES)
@@ -61,8 +76,14 @@ def test_zero3_model_states(name, gpus, offload, offload_params):
     functions = _deepspeed()
     args = (model.total_params(), model.largest_layer_params())
     if functions is not None:
-        _, expected, _ = functions[1](*args, num_gpus_per_node=gpus, num_nodes=1, cpu_offload=offload,
-                                      cpu_offload_params=offload_params, zero_init=True)
+        _, expected, _ = functions[1](
+            *args,
+            num_gpus_per_node=gpus,
+            num_nodes=1,
+            cpu_offload=offload,
+            cpu_offload_params=offload_params,
+            zero_init=True,
+        )
     else:
         expected = published_zero3(*args, gpus, offload, offload_params)
     assert ours == pytest.approx(expected, rel=1e-6, abs=16)

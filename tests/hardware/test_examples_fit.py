@@ -27,10 +27,21 @@ def _demo_model(cwd: Path) -> None:
     from tests.support.tiny import VOCABULARY
 
     (cwd / "demo" / "model").mkdir(parents=True)
-    (cwd / "demo" / "model" / "config.json").write_text(json.dumps({
-        "model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "intermediate_size": 128,
-        "num_attention_heads": 4, "num_key_value_heads": 4, "vocab_size": len(VOCABULARY),
-        "tie_word_embeddings": False, "torch_dtype": "float32"}))
+    (cwd / "demo" / "model" / "config.json").write_text(
+        json.dumps(
+            {
+                "model_type": "llama",
+                "hidden_size": 64,
+                "num_hidden_layers": 2,
+                "intermediate_size": 128,
+                "num_attention_heads": 4,
+                "num_key_value_heads": 4,
+                "vocab_size": len(VOCABULARY),
+                "tie_word_embeddings": False,
+                "torch_dtype": "float32",
+            }
+        )
+    )
 
 
 @pytest.mark.parametrize("engine", ["trl", "grpo_runtime"])
@@ -41,11 +52,15 @@ def test_example_fits_its_declared_hardware(path, engine, tmp_path, monkeypatch)
         _demo_model(tmp_path)
         monkeypatch.chdir(tmp_path)
     declared = read_file_settings(text).hardware  # a `# grpo: --hardware SPEC` comment, as the demo's
-    result, report = check_for_hardware(text, str(path), declared, profiles=_profiles(text), engine=engine,
-                                        batch_fixes=False)
+    result, report = check_for_hardware(
+        text, str(path), declared, profiles=_profiles(text), engine=engine, batch_fixes=False
+    )
     assert section_of(result).get("spec") or declared, f"{path.name} declares no hardware (section or comment)"
     assert result.valid, [d.message for d in result.diagnostics if d.severity == "error"]
     errors = [d.message for d in report.diagnostics if d.severity == "error" or d.code in ("GRPO-H002",)]
-    assert report.fits is True and not errors, (path.name, errors, report.memory and
-                                                 round(report.memory.total / 2 ** 30, 1))
+    assert report.fits is True and not errors, (
+        path.name,
+        errors,
+        report.memory and round(report.memory.total / 2**30, 1),
+    )
     assert report.memory.total <= 0.95 * report.capacity  # a margin, not a coin toss

@@ -21,15 +21,23 @@ from tests.support.cli import grpo
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "launch"
-BASE = {"model_name_or_path": "Qwen/Qwen2.5-7B-Instruct", "dataset_name": "trl-lib/DeepMath-103K",
-        "reward_funcs": ["accuracy_reward"], "dtype": "bfloat16", "bf16": True, "per_device_train_batch_size": 4,
-        "num_generations": 8, "max_completion_length": 1024}
+BASE = {
+    "model_name_or_path": "Qwen/Qwen2.5-7B-Instruct",
+    "dataset_name": "trl-lib/DeepMath-103K",
+    "reward_funcs": ["accuracy_reward"],
+    "dtype": "bfloat16",
+    "bf16": True,
+    "per_device_train_batch_size": 4,
+    "num_generations": 8,
+    "max_completion_length": 1024,
+}
 OFFLOADED = {**BASE, "accelerate_config": str(FIXTURES / "zero3_offload.yaml")}
 
 
 def plan(config, hardware, **options):
-    result, report = check_for_hardware(config, str(REPO / "run.yaml"), hardware, prompt_length=256,
-                                        batch_fixes=False, **options)
+    result, report = check_for_hardware(
+        config, str(REPO / "run.yaml"), hardware, prompt_length=256, batch_fixes=False, **options
+    )
     assert result.valid, [d.message for d in result.diagnostics if d.severity == "error"]
     return report
 
@@ -68,8 +76,9 @@ def test_host_ram_verdict_and_the_node_catalogue():
     assert not any(d.code == "GRPO-H010" for d in big.diagnostics)
     assert parse_hardware("2xp5.48xlarge").gpus == 16
     lines = memory_lines(big)
-    assert any(line.startswith("host RAM per node: ") and "of 1152 GiB (the node p4d.24xlarge; fits)" in line
-               for line in lines)
+    assert any(
+        line.startswith("host RAM per node: ") and "of 1152 GiB (the node p4d.24xlarge; fits)" in line for line in lines
+    )
     assert any("offload_param_device cpu" in line for line in lines)
 
 
@@ -119,8 +128,13 @@ def test_zero3_offload_host_ram_on_two_cpu_processes():
     held = device.phase_total("held") + host.phase_total("held")
     load = os.getloadavg()[0]
     for rank in got["ranks"]:
-        shown = json.dumps({"total": [round(predicted / 1e6, 1), round(rank["total"] / 1e6, 1)],
-                            "held": [round(held / 1e6, 1), round(rank["held"] / 1e6, 1)], "load": round(load, 2)})
+        shown = json.dumps(
+            {
+                "total": [round(predicted / 1e6, 1), round(rank["total"] / 1e6, 1)],
+                "held": [round(held / 1e6, 1), round(rank["held"] / 1e6, 1)],
+                "load": round(load, 2),
+            }
+        )
         print("predicted, measured (MB):", shown)
         assert abs(predicted - rank["total"]) <= 0.2 * rank["total"], shown
         assert abs(held - rank["held"]) <= 0.2 * rank["held"], shown

@@ -14,15 +14,23 @@ from grpo_schema.commands.plan import check_for_hardware
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "launch"
 CORPUS = REPO.parent / "shared" / "grpo-corpus"
-BASE = {"model_name_or_path": "Qwen/Qwen2.5-7B-Instruct", "dataset_name": "trl-lib/DeepMath-103K",
-        "reward_funcs": ["accuracy_reward"], "dtype": "bfloat16", "bf16": True, "per_device_train_batch_size": 4,
-        "num_generations": 8, "max_completion_length": 1024}
-GIB = 1024 ** 3
+BASE = {
+    "model_name_or_path": "Qwen/Qwen2.5-7B-Instruct",
+    "dataset_name": "trl-lib/DeepMath-103K",
+    "reward_funcs": ["accuracy_reward"],
+    "dtype": "bfloat16",
+    "bf16": True,
+    "per_device_train_batch_size": 4,
+    "num_generations": 8,
+    "max_completion_length": 1024,
+}
+GIB = 1024**3
 
 
 def plan(extra: dict, **options):
-    result, report = check_for_hardware({**BASE, **extra}, str(REPO / "run.yaml"), "4xA100-40GB",
-                                        prompt_length=256, batch_fixes=False, **options)
+    result, report = check_for_hardware(
+        {**BASE, **extra}, str(REPO / "run.yaml"), "4xA100-40GB", prompt_length=256, batch_fixes=False, **options
+    )
     assert result.valid, [d.message for d in result.diagnostics if d.severity == "error"]
     return report
 

@@ -15,13 +15,17 @@ from grpo_schema.engine.hardware.memory import estimate_memory
 from tests.support.memprobe import TOLERANCE, close, facts_of, measured, pairs, setup_of
 
 pytest.importorskip("torch", reason="the measurement runs grpo_runtime (the runtime extra)")
-pytest.importorskip("vllm", reason="the colocated engine needs vLLM: scripts/setup-vllm.sh builds .venv-vllm, and "
-                                   "scripts/test.sh runs this module with its interpreter")
+pytest.importorskip(
+    "vllm",
+    reason="the colocated engine needs vLLM: scripts/setup-vllm.sh builds .venv-vllm, and "
+    "scripts/test.sh runs this module with its interpreter",
+)
 
 pytestmark = [pytest.mark.vllm, pytest.mark.slow]
 
-VLLM = dict(hidden=256, layers=2, intermediate=768, heads=4, kv_heads=2, vocab=16000, batch=4, prompt=32,
-            completion=32, vllm={})
+VLLM = dict(
+    hidden=256, layers=2, intermediate=768, heads=4, kv_heads=2, vocab=16000, batch=4, prompt=32, completion=32, vllm={}
+)
 
 
 def test_estimate_matches_grpo_runtime_with_vllm_colocate():

@@ -10,8 +10,14 @@ from grpo_schema.engine.hardware.memory import GIB, Setup, estimate_memory
 from grpo_schema.engine.hardware.timing import estimate_time
 
 MODEL = MODELS["qwen2.5-7b"]
-BASE = Setup(world_size=8, micro_batch=4, prompt_length=512, completion_length=1024, generation_rows=32,
-             gradient_accumulation_steps=8)
+BASE = Setup(
+    world_size=8,
+    micro_batch=4,
+    prompt_length=512,
+    completion_length=1024,
+    generation_rows=32,
+    gradient_accumulation_steps=8,
+)
 CAPACITY = 80 * GIB
 
 
@@ -66,8 +72,12 @@ def test_vllm_colocate_share_and_sleep_mode():
 def test_chunked_head_never_holds_the_full_logits():
     # TRL 1.16's fused head and grpo_runtime's chunked head: a fixed tile plus per-token and fp32 accumulators,
     # far below the [rows, C, V] logits, and growing only with the [N, H] parts when the batch doubles.
-    from grpo_schema.engine.hardware.memory import (RUNTIME_BACKWARD_TILES, TRL_TOKEN_TILE, TRL_VOCAB_TILE,
-                                                    runtime_chunk_tokens)
+    from grpo_schema.engine.hardware.memory import (
+        RUNTIME_BACKWARD_TILES,
+        TRL_TOKEN_TILE,
+        TRL_VOCAB_TILE,
+        runtime_chunk_tokens,
+    )
 
     N, H, V = BASE.micro_batch * BASE.completion_length, MODEL.hidden_size, MODEL.vocab_size
     vocab_grad = V * H * (4 + 2)  # fp32 accumulator and its bf16 cast

@@ -7,8 +7,10 @@ import json
 
 from grpo_schema.cli import main
 
-SERVER = ("model_name_or_path: Qwen/Qwen2.5-0.5B\ndataset_name: d\nreward_funcs: [accuracy_reward]\nuse_vllm: true\n"
-          "vllm_mode: server\nper_device_train_batch_size: 4\nnum_generations: 8\n")
+SERVER = (
+    "model_name_or_path: Qwen/Qwen2.5-0.5B\ndataset_name: d\nreward_funcs: [accuracy_reward]\nuse_vllm: true\n"
+    "vllm_mode: server\nper_device_train_batch_size: 4\nnum_generations: 8\n"
+)
 
 
 def plan(tmp_path, capsys, *args, text=SERVER):

@@ -35,9 +35,10 @@ def test_no_fit_is_an_error_with_checked_fixes(capsys, tmp_path):
     [no_fit] = [d for d in doc["diagnostics"] if d["code"] == "GRPO-H001"]
     assert no_fit["severity"] == "error" and no_fit["fix"] and "GiB short" in no_fit["message"]
     # the offered edit, applied, really fits (the same engine re-checks it here)
-    from grpo_schema.engine.yamledit import apply_fix
-    from grpo_schema.engine.diagnostics import Fix
     import yaml
+
+    from grpo_schema.engine.diagnostics import Fix
+    from grpo_schema.engine.yamledit import apply_fix
 
     fixed = apply_fix(yaml.safe_load(BIG), Fix.from_dict(no_fit["fix"]))
     _, report = check_for_hardware(fixed, "fixed", "1xH100-80GB")
@@ -90,8 +91,9 @@ def test_bad_spec_is_a_usage_error(capsys, tmp_path):
 
 def test_unknown_model_is_a_coded_usage_error_not_a_crash(capsys, tmp_path):
     # Deliberate change: an estimate that cannot be made is a usage error (exit 2) with the fix, not exit 0.
-    code, out = _plan(capsys, SMALL.replace("Qwen/Qwen2.5-0.5B-Instruct", "acme/Secret-9B"), tmp_path,
-                      "--hardware", "8xH100-80GB")
+    code, out = _plan(
+        capsys, SMALL.replace("Qwen/Qwen2.5-0.5B-Instruct", "acme/Secret-9B"), tmp_path, "--hardware", "8xH100-80GB"
+    )
     assert code == 2 and "GRPO-H005" in out.err and "config.json" in out.err and "Traceback" not in out.err
 
 
@@ -101,15 +103,15 @@ def test_unknown_engine_is_a_coded_usage_error(capsys, tmp_path):
 
 
 def test_config_errors_exit_1(capsys, tmp_path):
-    code, out = _plan(capsys, SMALL.replace("reward_funcs: [accuracy_reward]\n", ""), tmp_path,
-                      "--hardware", "8xH100-80GB")
+    code, out = _plan(
+        capsys, SMALL.replace("reward_funcs: [accuracy_reward]\n", ""), tmp_path, "--hardware", "8xH100-80GB"
+    )
     assert code == 1 and "the config itself has 1 error" in out.out
 
 
 def test_json_names_the_engine(capsys, tmp_path):
     for engine in ("trl", "grpo_runtime"):
-        code, out = _plan(capsys, SMALL, tmp_path, "--hardware", "8xH100-80GB", "--format", "json",
-                          "--engine", engine)
+        code, out = _plan(capsys, SMALL, tmp_path, "--hardware", "8xH100-80GB", "--format", "json", "--engine", engine)
         assert json.loads(out.out)["files"][0]["engine"] == engine
 
 
@@ -139,15 +141,18 @@ def test_lm_head_tile_is_the_runtimes_when_it_has_one():
     if not source.is_file():
         pytest.skip("grpo_runtime has no chunked LM head yet")
     tree = ast.parse(source.read_text())
-    values = [node.value for node in tree.body if isinstance(node, ast.Assign)
-              and any(getattr(t, "id", None) == "TILE_ELEMENTS" for t in node.targets)]
+    values = [
+        node.value
+        for node in tree.body
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "TILE_ELEMENTS" for t in node.targets)
+    ]
     assert values and eval(compile(ast.Expression(values[0]), str(source), "eval")) == RUNTIME_TILE_ELEMENTS
 
 
 def test_web_plan_defaults_to_grpo_runtime():
     pytest.importorskip("fastapi", reason="the service needs the web extra (pip install -e '.[web]')")
-    from grpo_web.api import plan as api
-
     import inspect
+
+    from grpo_web.api import plan as api
 
     assert inspect.signature(api.plan).parameters["engine"].default == "grpo_runtime"

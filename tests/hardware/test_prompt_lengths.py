@@ -18,14 +18,24 @@ pytest.importorskip("transformers", reason="transformers' apply_chat_template is
 
 # A Qwen-like template: a default system message, stripped contents, the generation prompt, and a template variable
 # (enable_thinking) that chat_template_kwargs sets.
-TEMPLATE = ("{{ bos_token }}{%- if messages[0]['role'] != 'system' %}<|im_start|>system\nYou are a careful "
-            "assistant.<|im_end|>\n{%- endif %}{%- for m in messages %}<|im_start|>{{ m['role'] }}\n"
-            "{{ m['content'] | trim }}<|im_end|>\n{%- endfor %}{%- if add_generation_prompt %}<|im_start|>assistant\n"
-            "{%- if enable_thinking is defined and not enable_thinking %}<think>\n\n</think>\n\n{%- endif %}"
-            "{%- endif %}")
+TEMPLATE = (
+    "{{ bos_token }}{%- if messages[0]['role'] != 'system' %}<|im_start|>system\nYou are a careful "
+    "assistant.<|im_end|>\n{%- endif %}{%- for m in messages %}<|im_start|>{{ m['role'] }}\n"
+    "{{ m['content'] | trim }}<|im_end|>\n{%- endfor %}{%- if add_generation_prompt %}<|im_start|>assistant\n"
+    "{%- if enable_thinking is defined and not enable_thinking %}<think>\n\n</think>\n\n{%- endif %}"
+    "{%- endif %}"
+)
 WORDS = "solve the equation for x then explain each step of the proof carefully and check the answer twice".split()
-LLAMA = {"model_type": "llama", "hidden_size": 256, "num_hidden_layers": 4, "intermediate_size": 768,
-         "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 400, "torch_dtype": "float32"}
+LLAMA = {
+    "model_type": "llama",
+    "hidden_size": 256,
+    "num_hidden_layers": 4,
+    "intermediate_size": 768,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "vocab_size": 400,
+    "torch_dtype": "float32",
+}
 
 
 @pytest.fixture(scope="module")
@@ -39,9 +49,14 @@ def model_dir(tmp_path_factory):
     core = Tokenizer(models.BPE())
     core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     core.decoder = decoders.ByteLevel()
-    core.train_from_iterator([" ".join(WORDS)] * 20, trainers.BpeTrainer(
-        vocab_size=400, special_tokens=["<s>", "</s>", "<|im_start|>", "<|im_end|>"],
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    core.train_from_iterator(
+        [" ".join(WORDS)] * 20,
+        trainers.BpeTrainer(
+            vocab_size=400,
+            special_tokens=["<s>", "</s>", "<|im_start|>", "<|im_end|>"],
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        ),
+    )
     core.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 0)])
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=core, bos_token="<s>", eos_token="</s>", pad_token="</s>")
     tokenizer.chat_template = TEMPLATE
@@ -52,8 +67,10 @@ def model_dir(tmp_path_factory):
 
 def conversations(count=60):
     """Prompts of 3 to 60 words, one of them with its own system message."""
-    rows = [{"prompt": [{"role": "user", "content": " ".join(WORDS[i % 7:] * (1 + i % 4))[:20 + 9 * i]}]}
-            for i in range(count)]
+    rows = [
+        {"prompt": [{"role": "user", "content": " ".join(WORDS[i % 7 :] * (1 + i % 4))[: 20 + 9 * i]}]}
+        for i in range(count)
+    ]
     rows[5]["prompt"].insert(0, {"role": "system", "content": "Answer in one line."})
     return rows
 
@@ -68,8 +85,13 @@ def oracle(folder, rows, **kwargs):
         if isinstance(prompt, str):
             lengths.append(len(tokenizer(prompt)["input_ids"]))
         else:
-            lengths.append(len(tokenizer.apply_chat_template(prompt, add_generation_prompt=True, tokenize=True,
-                                                             return_dict=True, **kwargs)["input_ids"]))
+            lengths.append(
+                len(
+                    tokenizer.apply_chat_template(
+                        prompt, add_generation_prompt=True, tokenize=True, return_dict=True, **kwargs
+                    )["input_ids"]
+                )
+            )
     lengths.sort()
     return percentile(lengths, 0.5), percentile(lengths, 0.95), lengths[-1]
 
@@ -120,8 +142,14 @@ def test_every_place_a_dataset_is_on_this_machine(model_dir, tmp_path, monkeypat
     snapshot = tmp_path / "hf" / "hub" / "datasets--acme--proofs" / "snapshots" / "f00" / "data"
     snapshot.mkdir(parents=True)
     pq.write_table(table.data.table, snapshot / "train-00000-of-00001.parquet")
-    for name in (tmp_path / "rows.parquet", tmp_path / "saved", tmp_path / "dict", tmp_path / "files",
-                 "acme/maths", "acme/proofs"):
+    for name in (
+        tmp_path / "rows.parquet",
+        tmp_path / "saved",
+        tmp_path / "dict",
+        tmp_path / "files",
+        "acme/maths",
+        "acme/proofs",
+    ):
         got = data_prompt_lengths(str(name), model=str(model_dir))
         assert got is not None and (got.p50, got.p95, got.longest) == expected and got.rows == 40, name
     assert data_prompt_lengths("acme/absent", model=str(model_dir)) is None
@@ -139,8 +167,15 @@ def test_without_the_tokenizer_the_estimate_says_so(tmp_path):
 
 
 def plan_config(model_dir, data, **extra):
-    return {"model_name_or_path": str(model_dir), "dataset_name": str(data), "reward_funcs": ["accuracy_reward"],
-            "per_device_train_batch_size": 8, "num_generations": 8, "max_completion_length": 64, **extra}
+    return {
+        "model_name_or_path": str(model_dir),
+        "dataset_name": str(data),
+        "reward_funcs": ["accuracy_reward"],
+        "per_device_train_batch_size": 8,
+        "num_generations": 8,
+        "max_completion_length": 64,
+        **extra,
+    }
 
 
 def test_the_plan_is_made_at_p95_and_states_the_longest(model_dir, tmp_path):
@@ -151,12 +186,14 @@ def test_the_plan_is_made_at_p95_and_states_the_longest(model_dir, tmp_path):
     assert report.setup.prompt_length == p95 and report.prompts.longest == longest
     line = next(line for line in memory_lines(report) if line.startswith("assumes prompts"))
     assert f"p50 {p50}, p95 {p95}, max {longest}" in line and str(data) in line
-    _, given = check_for_hardware(plan_config(model_dir, data), "run.yaml", "1xA10G-24GB", prompt_length=100,
-                                  batch_fixes=False)
+    _, given = check_for_hardware(
+        plan_config(model_dir, data), "run.yaml", "1xA10G-24GB", prompt_length=100, batch_fixes=False
+    )
     assert given.setup.prompt_length == 100 and given.prompts is None  # --prompt-length wins
     # max_prompt_length is no key TRL 1.16 reads: it changes nothing
-    _, ignored = check_for_hardware(plan_config(model_dir, data, max_prompt_length=8), "run.yaml", "1xA10G-24GB",
-                                    batch_fixes=False)
+    _, ignored = check_for_hardware(
+        plan_config(model_dir, data, max_prompt_length=8), "run.yaml", "1xA10G-24GB", batch_fixes=False
+    )
     assert ignored.setup.prompt_length == p95
 
 
@@ -183,9 +220,11 @@ def test_grpo_validate_hardware_prints_the_prompt_line_and_never_imports_torch(m
     _, report = check_for_hardware(path.read_bytes(), str(path), "1xA10G-24GB", batch_fixes=False)
     prompt_line = next(line for line in memory_lines(report) if line.startswith("assumes prompts"))
     assert "  " + prompt_line in run.stdout
-    probe = ("import sys; from grpo_schema.commands.plan import check_for_hardware; "
-             f"r = check_for_hardware(open({str(path)!r}, 'rb').read(), 'run.yaml', '1xA10G-24GB')[1]; "
-             "print(r.prompts.p95, 'torch' in sys.modules, 'transformers' in sys.modules)")
+    probe = (
+        "import sys; from grpo_schema.commands.plan import check_for_hardware; "
+        f"r = check_for_hardware(open({str(path)!r}, 'rb').read(), 'run.yaml', '1xA10G-24GB')[1]; "
+        "print(r.prompts.p95, 'torch' in sys.modules, 'transformers' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert out.stdout.split()[1:] == ["False", "False"], out.stdout + out.stderr
 

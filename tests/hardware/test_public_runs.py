@@ -8,8 +8,9 @@ from tests.support.public_runs import RUNS
 
 
 def plan(config, hardware, prompt):
-    result, report = check_for_hardware(config, "run.yaml", hardware, prompt_length=prompt, batch_fixes=False,
-                                        local_files=False)
+    result, report = check_for_hardware(
+        config, "run.yaml", hardware, prompt_length=prompt, batch_fixes=False, local_files=False
+    )
     assert result.valid, [d.message for d in result.diagnostics if d.severity == "error"]
     return report
 
@@ -17,8 +18,11 @@ def plan(config, hardware, prompt):
 @pytest.mark.parametrize("name, config, hardware, prompt, outcome", RUNS, ids=[r[0] for r in RUNS])
 def test_public_run_verdict(name, config, hardware, prompt, outcome):
     report = plan(config, hardware, prompt)
-    assert report.fits is (outcome == "fits"), (name, round(report.memory.total / 2 ** 30, 1),
-                                                [(p.name, round(p.bytes / 2 ** 30, 1)) for p in report.memory.at_peak()])
+    assert report.fits is (outcome == "fits"), (
+        name,
+        round(report.memory.total / 2**30, 1),
+        [(p.name, round(p.bytes / 2**30, 1)) for p in report.memory.at_peak()],
+    )
 
 
 # Reported seconds per optimizer step: the estimate within a factor 1.6 either way.

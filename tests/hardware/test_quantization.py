@@ -34,30 +34,45 @@ def stored_bytes(kind: str, out: int, inp: int, nested: bool) -> int:
     return sum(t.numel() * t.element_size() for t in tensors)
 
 
-@pytest.mark.parametrize("kind, nested", [("nf4", False), ("fp4", False), ("nf4", True), ("fp4", True),
-                                          ("int8", False)])
+@pytest.mark.parametrize(
+    "kind, nested", [("nf4", False), ("fp4", False), ("nf4", True), ("fp4", True), ("int8", False)]
+)
 @pytest.mark.parametrize("out, inp", SHAPES)
 def test_storage_is_bitsandbytes_own(kind, nested, out, inp):
     assert linear_bytes(kind, out, inp, nested) == stored_bytes(kind, out, inp, nested)
 
 
-BASE = {"model_name_or_path": "Qwen/Qwen2.5-0.5B-Instruct", "dataset_name": "trl-lib/DeepMath-103K",
-        "reward_funcs": ["accuracy_reward"], "dtype": "bfloat16", "bf16": True, "per_device_train_batch_size": 8,
-        "num_generations": 8, "max_completion_length": 256, "use_peft": True, "lora_target_modules": "all-linear"}
+BASE = {
+    "model_name_or_path": "Qwen/Qwen2.5-0.5B-Instruct",
+    "dataset_name": "trl-lib/DeepMath-103K",
+    "reward_funcs": ["accuracy_reward"],
+    "dtype": "bfloat16",
+    "bf16": True,
+    "per_device_train_batch_size": 8,
+    "num_generations": 8,
+    "max_completion_length": 256,
+    "use_peft": True,
+    "lora_target_modules": "all-linear",
+}
 
 
 def weights(extra: dict) -> float:
-    result, report = check_for_hardware({**BASE, **extra}, "q.yaml", "1xT4-16GB", prompt_length=128,
-                                        batch_fixes=False, local_files=False)
+    result, report = check_for_hardware(
+        {**BASE, **extra}, "q.yaml", "1xT4-16GB", prompt_length=128, batch_fixes=False, local_files=False
+    )
     assert result.valid, [d.message for d in result.diagnostics if d.severity == "error"]
     return report.memory.part("weights")
 
 
-@pytest.mark.parametrize("extra, kind, nested", [
-    ({"load_in_4bit": True}, "nf4", False),
-    ({"load_in_4bit": True, "bnb_4bit_quant_type": "fp4"}, "fp4", False),
-    ({"load_in_4bit": True, "use_bnb_nested_quant": True}, "nf4", True),
-    ({"load_in_8bit": True}, "int8", False)])
+@pytest.mark.parametrize(
+    "extra, kind, nested",
+    [
+        ({"load_in_4bit": True}, "nf4", False),
+        ({"load_in_4bit": True, "bnb_4bit_quant_type": "fp4"}, "fp4", False),
+        ({"load_in_4bit": True, "use_bnb_nested_quant": True}, "nf4", True),
+        ({"load_in_8bit": True}, "int8", False),
+    ],
+)
 def test_toggling_quantisation_changes_weights_by_bitsandbytes_storage(extra, kind, nested):
     model = lookup(BASE["model_name_or_path"])
     full = weights({})

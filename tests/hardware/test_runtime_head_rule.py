@@ -18,8 +18,15 @@ TARGETS = [None, ("q_proj", "v_proj"), ("q_proj", "v_proj", "lm_head"), ("lm_hea
 def tiny_model():
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    config = LlamaConfig(vocab_size=64, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
-                         num_attention_heads=2, num_key_value_heads=1, tie_word_embeddings=False)
+    config = LlamaConfig(
+        vocab_size=64,
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        tie_word_embeddings=False,
+    )
     return LlamaForCausalLM(config)
 
 
@@ -28,10 +35,20 @@ def runtime_model(targets, dropout: float):
 
     model = tiny_model()
     if targets is not None:
-        model = wrap_lora(model, SimpleNamespace(
-            lora_task_type="CAUSAL_LM", lora_r=4, lora_alpha=8, lora_dropout=dropout,
-            lora_target_modules=list(targets), use_rslora=False, use_dora=False, lora_modules_to_save=None,
-            lora_target_parameters=None))
+        model = wrap_lora(
+            model,
+            SimpleNamespace(
+                lora_task_type="CAUSAL_LM",
+                lora_r=4,
+                lora_alpha=8,
+                lora_dropout=dropout,
+                lora_target_modules=list(targets),
+                use_rslora=False,
+                use_dora=False,
+                lora_modules_to_save=None,
+                lora_target_parameters=None,
+            ),
+        )
     return model.train()  # the policy trains in train mode, where peft's dropout is active
 
 
@@ -40,8 +57,17 @@ def runtime_model(targets, dropout: float):
 def test_planner_rule_matches_chunkable_head(targets, dropout):
     from grpo_runtime.training.logprobs import chunkable_head
 
-    setup = Setup(world_size=1, micro_batch=1, prompt_length=8, completion_length=8, generation_rows=1,
-                  engine="grpo_runtime", use_peft=targets is not None, lora_targets=targets, lora_dropout=dropout)
+    setup = Setup(
+        world_size=1,
+        micro_batch=1,
+        prompt_length=8,
+        completion_length=8,
+        generation_rows=1,
+        engine="grpo_runtime",
+        use_peft=targets is not None,
+        lora_targets=targets,
+        lora_dropout=dropout,
+    )
     model = runtime_model(targets, dropout)
     assert chunkable_head(model) == (runtime_full_logits(setup) is None), (targets, dropout)
     if targets is not None:  # the reference pass of a LoRA run: the adapters disabled (model.loading)
@@ -53,7 +79,16 @@ def test_planner_rule_matches_chunkable_head(targets, dropout):
 def test_rules_name_their_reason():
     # each rule the planner reports has its reason for the docs and the plan's note
     assert all(rule and len(reason) > 20 for rule, reason in RUNTIME_FULL_LOGITS)
-    head_lora = Setup(world_size=2, micro_batch=1, prompt_length=8, completion_length=8, generation_rows=1,
-                      engine="grpo_runtime", use_peft=True, lora_targets=("lm_head",), lora_dropout=0.0,
-                      strategy="zero3")
+    head_lora = Setup(
+        world_size=2,
+        micro_batch=1,
+        prompt_length=8,
+        completion_length=8,
+        generation_rows=1,
+        engine="grpo_runtime",
+        use_peft=True,
+        lora_targets=("lm_head",),
+        lora_dropout=0.0,
+        strategy="zero3",
+    )
     assert runtime_full_logits(head_lora) == "adapted_sharded_head"

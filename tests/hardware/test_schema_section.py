@@ -24,9 +24,15 @@ def test_the_section_has_exactly_the_keys_grpo_plan_reads():
     assert mapping["properties"]["strategy"]["enum"] == list(STRATEGIES)
 
 
-@pytest.mark.parametrize("section", ["8xH100-80GB", "80GB", {"spec": "2x8xA100-40GB", "strategy": "zero3",
-                                                                "offload_optimizer": True, "mfu": 0.4},
-                                     {"memory_gib": 24, "peak_tflops": 165.2, "prompt_length": 512}])
+@pytest.mark.parametrize(
+    "section",
+    [
+        "8xH100-80GB",
+        "80GB",
+        {"spec": "2x8xA100-40GB", "strategy": "zero3", "offload_optimizer": True, "mfu": 0.4},
+        {"memory_gib": 24, "peak_tflops": 165.2, "prompt_length": 512},
+    ],
+)
 def test_what_grpo_plan_reads_is_accepted(section):
     assert errors({"hardware": section}) == []
 

@@ -18,12 +18,27 @@ from tests.support.cli import grpo
 
 
 def healthy(step: int) -> dict:
-    return {"step": step, "loss": 0.01, "grad_norm": 0.5, "learning_rate": 1e-6, "reward": 0.1 + 0.02 * step,
-            "reward_std": 0.3, "frac_reward_zero_std": 0.1, "completions/mean_length": 120.0,
-            "completions/clipped_ratio": 0.05, "entropy": 0.8, "kl": 0.02, "clip_ratio/region_mean": 0.01,
-            "rewards/acc/mean": 0.3, "rewards/acc/std": 0.4, "rewards/acc/none_frac": 0.0,
-            "rewards/acc/nan_frac": 0.0, "rewards/acc/seconds": 0.4,
-            "sampling/importance_sampling_ratio/mean": 1.0, "sampling/sampling_logp_difference/mean": 0.01}
+    return {
+        "step": step,
+        "loss": 0.01,
+        "grad_norm": 0.5,
+        "learning_rate": 1e-6,
+        "reward": 0.1 + 0.02 * step,
+        "reward_std": 0.3,
+        "frac_reward_zero_std": 0.1,
+        "completions/mean_length": 120.0,
+        "completions/clipped_ratio": 0.05,
+        "entropy": 0.8,
+        "kl": 0.02,
+        "clip_ratio/region_mean": 0.01,
+        "rewards/acc/mean": 0.3,
+        "rewards/acc/std": 0.4,
+        "rewards/acc/none_frac": 0.0,
+        "rewards/acc/nan_frac": 0.0,
+        "rewards/acc/seconds": 0.4,
+        "sampling/importance_sampling_ratio/mean": 1.0,
+        "sampling/sampling_logp_difference/mean": 0.01,
+    }
 
 
 def codes_for(records, settings=None, events=(), config=None) -> dict:
@@ -39,22 +54,25 @@ def test_a_healthy_run_gives_no_finding():
     assert codes_for([healthy(s) for s in range(1, 200)]) == {}
 
 
-@pytest.mark.parametrize("change, code", [
-    ({"frac_reward_zero_std": 1.0}, "GRPO-A001"),
-    ({"rewards/acc/none_frac": 0.3}, "GRPO-A002"),
-    ({"rewards/acc/nan_frac": 0.05}, "GRPO-A003"),
-    ({"rewards/acc/seconds": 45.0}, "GRPO-A004"),
-    ({"loss": math.nan}, "GRPO-A005"),
-    ({"grad_norm": math.inf}, "GRPO-A005"),
-    ({"completions/clipped_ratio": 0.97, "reward": 0.2}, "GRPO-A006"),
-    ({"grad_norm": 0.0}, "GRPO-A007"),
-    ({"entropy": 0.001}, "GRPO-A008"),
-    ({"kl": 4.0}, "GRPO-A010"),
-    ({"clip_ratio/region_mean": 0.4}, "GRPO-A011"),
-    ({"sampling/importance_sampling_ratio/mean": 0.7}, "GRPO-A013"),
-    ({"sampling/sampling_logp_difference/mean": 1.2}, "GRPO-A013"),
-    ({"completions/mean_length": 1.0}, "GRPO-A017"),
-])
+@pytest.mark.parametrize(
+    "change, code",
+    [
+        ({"frac_reward_zero_std": 1.0}, "GRPO-A001"),
+        ({"rewards/acc/none_frac": 0.3}, "GRPO-A002"),
+        ({"rewards/acc/nan_frac": 0.05}, "GRPO-A003"),
+        ({"rewards/acc/seconds": 45.0}, "GRPO-A004"),
+        ({"loss": math.nan}, "GRPO-A005"),
+        ({"grad_norm": math.inf}, "GRPO-A005"),
+        ({"completions/clipped_ratio": 0.97, "reward": 0.2}, "GRPO-A006"),
+        ({"grad_norm": 0.0}, "GRPO-A007"),
+        ({"entropy": 0.001}, "GRPO-A008"),
+        ({"kl": 4.0}, "GRPO-A010"),
+        ({"clip_ratio/region_mean": 0.4}, "GRPO-A011"),
+        ({"sampling/importance_sampling_ratio/mean": 0.7}, "GRPO-A013"),
+        ({"sampling/sampling_logp_difference/mean": 1.2}, "GRPO-A013"),
+        ({"completions/mean_length": 1.0}, "GRPO-A017"),
+    ],
+)
 def test_each_metric_rule_fires_on_its_pathology_from_step_10(change, code):
     records = [healthy(s) if s < 10 else {**healthy(s), **change} for s in range(1, 21)]
     found = codes_for(records)
@@ -94,8 +112,13 @@ def test_a_blip_shorter_than_min_steps_is_noise_and_min_steps_is_a_setting():
 
 def test_clipped_completions_while_the_reward_rises_are_left_alone():
     def rising(step: int, clipped: float) -> dict:
-        return {**healthy(step), "completions/clipped_ratio": clipped, "reward": 0.05 * step,
-                "rewards/acc/mean": 0.05 * step}
+        return {
+            **healthy(step),
+            "completions/clipped_ratio": clipped,
+            "reward": 0.05 * step,
+            "rewards/acc/mean": 0.05 * step,
+        }
+
     brief = [rising(s, 1.0 if 10 <= s < 20 else 0.2) for s in range(1, 30)]
     assert "GRPO-A006" not in codes_for(brief)
     most = codes_for([rising(s, 1.0) for s in range(1, 30)])  # cut on most of the run: said, as information
@@ -103,7 +126,8 @@ def test_clipped_completions_while_the_reward_rises_are_left_alone():
     flat = [{**healthy(s), "completions/clipped_ratio": 1.0, "reward": 0.3} for s in range(1, 30)]
     assert "GRPO-A006" in codes_for(flat, config={"max_completion_length": 512})
     assert codes_for(flat, config={"max_completion_length": 512})["GRPO-A006"].diagnostic.fix.set == {
-        "max_completion_length": 1024}
+        "max_completion_length": 1024
+    }
 
 
 def test_resume_events_and_reward_calls():
@@ -121,8 +145,20 @@ def test_resume_events_and_reward_calls():
 def test_identical_and_flat_groups_from_completion_rows():
     monitor = HealthMonitor()
     for step in range(1, 5):
-        monitor.observe_completions([{"step": step, "prompt": f"p{g}", "completion": "same", "rewards": {"f": 1.0},
-                                      "reward": 1.0, "truncated": False} for g in range(3) for _ in range(4)])
+        monitor.observe_completions(
+            [
+                {
+                    "step": step,
+                    "prompt": f"p{g}",
+                    "completion": "same",
+                    "rewards": {"f": 1.0},
+                    "reward": 1.0,
+                    "truncated": False,
+                }
+                for g in range(3)
+                for _ in range(4)
+            ]
+        )
     codes = {f.code for f in monitor.findings()}
     assert {"GRPO-A001", "GRPO-A016"} <= codes
 
@@ -167,11 +203,23 @@ def test_bad_inputs_give_findings_or_errors_never_a_traceback(tmp_path, capsys):
 def test_a_trl_directory_with_older_metric_names(tmp_path, capsys):
     run = tmp_path / "trl-0.16"
     (run / "checkpoint-5").mkdir(parents=True)
-    history = [{"step": s, "loss": 0.0, "grad_norm": 0.0, "learning_rate": 1e-6, "completion_length": 256.0,
-                "rewards/accuracy_reward": 0.0, "reward": 0.0, "reward_std": 0.0, "clip_ratio": 0.0}
-               for s in range(1, 6)] + [{"step": 5, "train_runtime": 12.0, "train_loss": 0.0}]
-    (run / "checkpoint-5" / "trainer_state.json").write_text(json.dumps(
-        {"global_step": 5, "max_steps": 5, "log_history": history}))
+    history = [
+        {
+            "step": s,
+            "loss": 0.0,
+            "grad_norm": 0.0,
+            "learning_rate": 1e-6,
+            "completion_length": 256.0,
+            "rewards/accuracy_reward": 0.0,
+            "reward": 0.0,
+            "reward_std": 0.0,
+            "clip_ratio": 0.0,
+        }
+        for s in range(1, 6)
+    ] + [{"step": 5, "train_runtime": 12.0, "train_loss": 0.0}]
+    (run / "checkpoint-5" / "trainer_state.json").write_text(
+        json.dumps({"global_step": 5, "max_steps": 5, "log_history": history})
+    )
     report = check_run_dir(run)
     assert report.source == "trl" and report.steps == 5 and not report.errors
     assert {f.code for f in report.findings} == {"GRPO-A007", "GRPO-A009"}  # 0.0 at every step: a dead function

@@ -16,6 +16,7 @@ from grpo_schema.commands.health import health_command
 from grpo_schema.health import HealthMonitor, HealthSettings, check_run_dir
 from tests.support.health_states import DATA, run_dir, state
 
+
 def by_code(report) -> dict:
     found: dict = {}
     for finding in report.findings:
@@ -117,8 +118,16 @@ def test_clipping_hidden_by_a_saturating_format_reward_is_found_and_its_fix_size
 
 
 def test_an_exemption_never_hides_clipping_on_most_of_the_run():
-    rising = [{"step": s, "completions/clipped_ratio": 1.0, "reward": 0.05 * s, "reward_std": 0.3,
-               "completions/mean_length": 6.0} for s in range(1, 30)]
+    rising = [
+        {
+            "step": s,
+            "completions/clipped_ratio": 1.0,
+            "reward": 0.05 * s,
+            "reward_std": 0.3,
+            "completions/mean_length": 6.0,
+        }
+        for s in range(1, 30)
+    ]
     found = [f for f in monitor_of(rising, {"max_completion_length": 6}).findings() if f.code == "GRPO-A006"]
     assert len(found) == 1 and found[0].severity == "info" and "29 of 29 logged steps" in found[0].diagnostic.message
 
@@ -126,13 +135,32 @@ def test_an_exemption_never_hides_clipping_on_most_of_the_run():
 def test_the_clipping_rule_judges_the_reward_of_the_cut_completions_not_the_total():
     monitor = HealthMonitor(config={"max_completion_length": 64})
     for step in range(1, 13):
-        rows = [{"step": step, "prompt": f"p{g}", "completion": f"c{g}{i}", "rewards": {"acc": 0.1 * (i % 2)},
-                 "reward": 0.1 * (i % 2), "truncated": True} for g in range(2) for i in range(7)]
-        rows += [{"step": step, "prompt": "q", "completion": "done", "rewards": {"acc": 1.0 * step},
-                  "reward": 1.0 * step, "truncated": False}]
+        rows = [
+            {
+                "step": step,
+                "prompt": f"p{g}",
+                "completion": f"c{g}{i}",
+                "rewards": {"acc": 0.1 * (i % 2)},
+                "reward": 0.1 * (i % 2),
+                "truncated": True,
+            }
+            for g in range(2)
+            for i in range(7)
+        ]
+        rows += [
+            {
+                "step": step,
+                "prompt": "q",
+                "completion": "done",
+                "rewards": {"acc": 1.0 * step},
+                "reward": 1.0 * step,
+                "truncated": False,
+            }
+        ]
         monitor.observe_completions(rows)
-        monitor.observe_metrics({"step": step, "completions/clipped_ratio": 14 / 15, "reward": (0.3 + step) / 15,
-                                 "reward_std": 0.2})
+        monitor.observe_metrics(
+            {"step": step, "completions/clipped_ratio": 14 / 15, "reward": (0.3 + step) / 15, "reward_std": 0.2}
+        )
     found = [f for f in monitor.findings() if f.code == "GRPO-A006"]
     assert found and found[0].severity == "warning"
 
@@ -151,8 +179,9 @@ def test_a_grad_norm_logged_once_every_10_steps_is_not_evidence_of_no_gradient(t
 def test_one_logged_step_is_too_short_to_judge_and_an_sft_state_is_not_a_grpo_run(tmp_path, capsys):
     short = check_run_dir(run_dir(tmp_path, "trl-one-step"))
     assert short.verdict == "too short to judge" and not short.healthy
-    assert any(f.code == "GRPO-A092" and "1 logged step: too short to judge" in f.diagnostic.message
-               for f in short.findings)
+    assert any(
+        f.code == "GRPO-A092" and "1 logged step: too short to judge" in f.diagnostic.message for f in short.findings
+    )
     sft = check_run_dir(run_dir(tmp_path, "trl-sft"))
     assert sft.verdict == "not a GRPO run" and not sft.healthy
     assert any("no GRPO metric" in f.diagnostic.message for f in sft.findings)
@@ -168,10 +197,20 @@ def test_fixes_use_the_run_s_own_values_and_never_invent_one():
     assert unknown.diagnostic.fix is None or "num_generations" not in unknown.diagnostic.fix.set
     known = next(f for f in monitor_of(flat, {"num_generations": 4}).findings() if f.code == "GRPO-A001")
     assert known.diagnostic.fix.set == {"num_generations": 8}
-    clipped = [{"step": s, "completions/clipped_ratio": 0.95, "reward": 0.2, "reward_std": 0.1,
-                "completions/mean_length": 500.0, "completions/max_length": 512.0} for s in range(1, 6)]
-    a006 = next(f for f in monitor_of(clipped, {"mask_truncated_completions": True}).findings()
-                if f.code == "GRPO-A006")
+    clipped = [
+        {
+            "step": s,
+            "completions/clipped_ratio": 0.95,
+            "reward": 0.2,
+            "reward_std": 0.1,
+            "completions/mean_length": 500.0,
+            "completions/max_length": 512.0,
+        }
+        for s in range(1, 6)
+    ]
+    a006 = next(
+        f for f in monitor_of(clipped, {"mask_truncated_completions": True}).findings() if f.code == "GRPO-A006"
+    )
     assert a006.diagnostic.fix.set == {"max_completion_length": 1024} and "95%" in a006.diagnostic.fix.title
     assert not any("mask_truncated_completions" in alt.set for alt in a006.diagnostic.alternatives)
 
@@ -210,5 +249,7 @@ def test_a_fallback_to_an_older_checkpoint_is_stated(tmp_path):
     report = check_run_dir(run)
     assert report.steps == 40 and report.metrics_file.endswith("checkpoint-40/trainer_state.json")
     cut = json.dumps(full).encode()[:7000]
-    assert any("checkpoint-80" in note and f"byte {breaks(cut)} of 7000" in note and "checkpoint-40" in note
-               for note in report.notes), report.notes
+    assert any(
+        "checkpoint-80" in note and f"byte {breaks(cut)} of 7000" in note and "checkpoint-40" in note
+        for note in report.notes
+    ), report.notes

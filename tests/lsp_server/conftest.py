@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.lsp import start_server
-from tests.support.lsp import QWEN, apply_edits, line_of, open_text  # noqa: F401  (import these from tests.support.lsp)
+from tests.support.lsp import QWEN, apply_edits, line_of, open_text, start_server  # noqa: F401  (import these from tests.support.lsp)
 
 
 @pytest.fixture(scope="module")

@@ -12,11 +12,15 @@ import pytest
 from tests.conftest import REPO
 from tests.support.lsp import codes, start_server, validate
 
-WORKFLOW = ("name: CI\non:\n  push:\n    branches: [main]\njobs:\n  test:\n    runs-on: ubuntu-latest\n"
-            "    steps:\n      - uses: actions/checkout@v4\n")
+WORKFLOW = (
+    "name: CI\non:\n  push:\n    branches: [main]\njobs:\n  test:\n    runs-on: ubuntu-latest\n"
+    "    steps:\n      - uses: actions/checkout@v4\n"
+)
 COMPOSE = "services:\n  web:\n    image: nginx\n    ports: ['80:80']\nvolumes:\n  data: {}\n"
-CONFIG = ("model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct\ndataset_name: trl-lib/DeepMath-103K\n"
-          "reward_funcs: [accuracy_reward]\nper_device_train_batch_size: 4\nnum_generations: 6\n")
+CONFIG = (
+    "model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct\ndataset_name: trl-lib/DeepMath-103K\n"
+    "reward_funcs: [accuracy_reward]\nper_device_train_batch_size: 4\nnum_generations: 6\n"
+)
 
 
 def write(tmp_path: Path, name: str, text: str) -> Path:
@@ -35,8 +39,11 @@ def editor():
 
 
 def test_a_workflow_a_compose_file_and_action_yml_get_nothing(server, tmp_path):
-    for path in (write(tmp_path, ".github/workflows/ci.yml", WORKFLOW), write(tmp_path, "docker-compose.yml", COMPOSE),
-                 REPO / "action.yml"):
+    for path in (
+        write(tmp_path, ".github/workflows/ci.yml", WORKFLOW),
+        write(tmp_path, "docker-compose.yml", COMPOSE),
+        REPO / "action.yml",
+    ):
         uri = server.open(path)
         assert server.wait_publish(uri) == [], path
         assert server.hover(uri, 0, 1) == ""
@@ -81,7 +88,9 @@ def test_the_server_and_validate_agree_on_a_grpo_comment(server, tmp_path):
 
 def test_a_files_declared_world_size_wins_over_the_editor_default(editor, tmp_path):
     # (The editor's open-r1 profile applies to these files, which name none: compare without its R002.)
-    path = write(tmp_path, "np.yaml", CONFIG.replace("num_generations: 6", "num_generations: 16") + "num_processes: 4\n")
+    path = write(
+        tmp_path, "np.yaml", CONFIG.replace("num_generations: 6", "num_generations: 16") + "num_processes: 4\n"
+    )
     uri = editor.open(path)
     found = editor.wait_publish(uri)  # 4 x 4 = 16: one group at 4; at the editor's 8 it would be fine too, so:
     assert sorted(codes(found)) == sorted([d["code"] for d in validate(path)["diagnostics"]] + ["GRPO-R002"])

@@ -10,8 +10,10 @@ from grpo_schema.engine.validate import check_text
 from tests.editor.lsp_client import LspError
 from tests.support.lsp import apply_edits, line_of, open_text
 
-CONFIG = ("model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct\ndataset_name: trl-lib/DeepMath-103K\n"
-          "reward_funcs: [accuracy_reward]\nper_device_train_batch_size: 4\nnum_generations: 6\n")
+CONFIG = (
+    "model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct\ndataset_name: trl-lib/DeepMath-103K\n"
+    "reward_funcs: [accuracy_reward]\nper_device_train_batch_size: 4\nnum_generations: 6\n"
+)
 
 
 @pytest.mark.parametrize("ending", ["\n", "", "\r\n"], ids=["newline", "no-newline", "crlf"])
@@ -20,8 +22,7 @@ def test_a_fix_that_adds_a_key_edits_within_the_file(server, tmp_path, ending):
     uri = open_text(server, tmp_path, f"add-{len(ending)}.yaml", text)
     server.wait_publish(uri)
     line = line_of(text, "num_generations")
-    action = next(a for a in server.code_actions(uri, (line, 0), (line, 3))
-                  if "steps_per_generation" in a["title"])
+    action = next(a for a in server.code_actions(uri, (line, 0), (line, 3)) if "steps_per_generation" in a["title"])
     edits = action["edit"]["changes"][uri]
     last = len(text.splitlines()) - 1
     assert all(e["range"]["end"]["line"] <= last for e in edits), edits  # nothing past the last line
@@ -31,7 +32,11 @@ def test_a_fix_that_adds_a_key_edits_within_the_file(server, tmp_path, ending):
 
 
 def test_a_syntax_error_at_the_end_is_on_the_last_line(server, tmp_path):
-    for text in ("num_generations: 8\nbeta: [0.1\n", "num_generations: 8\nbeta: [0.1", "num_generations: 8\nbeta: \"x\n"):
+    for text in (
+        "num_generations: 8\nbeta: [0.1\n",
+        "num_generations: 8\nbeta: [0.1",
+        'num_generations: 8\nbeta: "x\n',
+    ):
         engine = next(d for d in check_text(text).diagnostics if d.code == "GRPO-Y001")
         assert engine.line == len(text.splitlines()), text  # what `grpo validate` prints
         uri = open_text(server, tmp_path, f"end-{len(text)}.yaml", text)
@@ -40,8 +45,11 @@ def test_a_syntax_error_at_the_end_is_on_the_last_line(server, tmp_path):
 
 
 def test_unreadable_params_get_invalid_params_and_the_server_keeps_serving(server, tmp_path):
-    for method, params in (("textDocument/hover", {"textDocument": 5}), ("textDocument/codeAction", {"x": 1}),
-                           ("textDocument/completion", None)):
+    for method, params in (
+        ("textDocument/hover", {"textDocument": 5}),
+        ("textDocument/codeAction", {"x": 1}),
+        ("textDocument/completion", None),
+    ):
         with pytest.raises(LspError, match="-32602"):
             server.request(method, params)
     uri = open_text(server, tmp_path, "after.yaml", CONFIG)

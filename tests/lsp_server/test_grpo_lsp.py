@@ -28,8 +28,10 @@ def test_the_readme_b001_example_is_an_error_on_num_generations(server):
     b001 = next(d for d in found if d["code"] == "GRPO-B001")
     line = line_of(text, "num_generations")
     assert b001["severity"] == ERROR and b001["source"] == "grpo"
-    assert b001["range"] == {"start": {"line": line, "character": 0},
-                             "end": {"line": line, "character": len("num_generations")}}
+    assert b001["range"] == {
+        "start": {"line": line, "character": 0},
+        "end": {"line": line, "character": len("num_generations")},
+    }
     assert "is not a multiple of num_generations (14)" in b001["message"]
     assert b001["data"]["hint"] and b001["data"]["hint"] in b001["message"]
     assert b001["data"]["description"].startswith("GRPO-B001 (error)")
@@ -66,8 +68,10 @@ def test_a_quick_fix_edits_minimally_and_the_document_then_validates(server, tmp
 
 
 def test_fix_all_safe_and_migrate_are_source_actions_that_keep_comments(server, tmp_path):
-    text = ("# tuned for 8 GPUs\nmodel_name_or_path: m  # the base\ntorch_dtype: bfloat16  # halves memory\n"
-            "max_prompt_length: 512\nvllm_device: cuda:7\nnum_generations: 8\n")
+    text = (
+        "# tuned for 8 GPUs\nmodel_name_or_path: m  # the base\ntorch_dtype: bfloat16  # halves memory\n"
+        "max_prompt_length: 512\nvllm_device: cuda:7\nnum_generations: 8\n"
+    )
     uri = open_text(server, tmp_path, "old.yaml", text)
     server.wait_publish(uri)
     actions = {a["kind"]: a for a in server.code_actions(uri, (0, 0), (0, 0), only=["source"])}
@@ -83,16 +87,20 @@ def test_fix_all_safe_and_migrate_are_source_actions_that_keep_comments(server, 
 
 
 def test_hover_on_num_generations_shows_the_schedule_at_the_declared_world_size(server, tmp_path):
-    text = ("# grpo: --world-size 4\nper_device_train_batch_size: 16\ngradient_accumulation_steps: 4\n"
-            "num_generations: 16\ntorch_dtype: bfloat16\n")
+    text = (
+        "# grpo: --world-size 4\nper_device_train_batch_size: 16\ngradient_accumulation_steps: 4\n"
+        "num_generations: 16\ntorch_dtype: bfloat16\n"
+    )
     uri = open_text(server, tmp_path, "hover.yaml", text)
     server.wait_publish(uri)
     shown = server.hover(uri, 3, 4)
     assert shown.startswith("**num_generations**")
     assert "Completions sampled per prompt: the GRPO group size G." in shown and "Default: `8`" in shown
     assert "**Schedule at world size 4**" in shown
-    assert ("| generation batch | 256 | per_device_train_batch_size x world_size x steps_per_generation "
-            "= 16 x 4 x 4 = 256 |") in shown
+    assert (
+        "| generation batch | 256 | per_device_train_batch_size x world_size x steps_per_generation "
+        "= 16 x 4 x 4 = 256 |"
+    ) in shown
     assert "| prompts per generation | 16 |" in shown and "| steps per generation | 4 |" in shown
     assert "| optimizer steps per generation | 1 |" in shown
     assert "renamed dtype in TRL 0.23" in server.hover(uri, 4, 2)  # TRL's name history
@@ -116,8 +124,12 @@ def test_completion_offers_unset_keys_enum_values_and_profile_rewards(server, tm
     values = [item["label"] for item in server.complete(uri, 1, len("loss_type: "))]
     assert values[:3] == ["grpo", "dr_grpo", "dapo"] and "vespo" in values
     rewards = [item["label"] for item in server.complete(uri, 4, 4)]
-    assert rewards == ["accuracy_reward", "reasoning_accuracy_reward", "think_format_reward",
-                       "get_soft_overlong_punishment"]
+    assert rewards == [
+        "accuracy_reward",
+        "reasoning_accuracy_reward",
+        "think_format_reward",
+        "get_soft_overlong_punishment",
+    ]
     profiled = "# grpo: --profile open-r1\n" + text
     uri = open_text(server, tmp_path, "complete-r1.yaml", profiled)
     server.wait_publish(uri)
@@ -179,8 +191,9 @@ def test_fast_typing_is_debounced_and_only_the_latest_text_is_published(server, 
     line = line_of(text, "num_generations")
     version = None
     for character in "0000000016":  # `num_generations: 14` typed over, one keystroke at a time, as incremental edits
-        version = server.change(uri, character, {"start": {"line": line, "character": 17},
-                                                 "end": {"line": line, "character": 19}})
+        version = server.change(
+            uri, character, {"start": {"line": line, "character": 17}, "end": {"line": line, "character": 19}}
+        )
     final = server.wait_publish(uri, version)
     assert "GRPO-B001" not in codes(final)  # the server's text is `num_generations: 16`
     publishes = server.published[uri][before:]
@@ -188,16 +201,24 @@ def test_fast_typing_is_debounced_and_only_the_latest_text_is_published(server, 
 
 
 def test_without_the_lsp_extra_the_command_says_what_to_install():
-    code = ("import sys; sys.modules['pygls'] = None; from grpo_schema.cli import main; sys.exit(main(['lsp']))")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=REPO,
-                          env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    code = "import sys; sys.modules['pygls'] = None; from grpo_schema.cli import main; sys.exit(main(['lsp']))"
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
+    )
     assert done.returncode == 2
     assert "this command needs the lsp extra: pip install 'grpo-config[lsp]'" in done.stderr
 
 
 def test_an_item_level_diagnostic_covers_the_list_item(server, tmp_path):
-    text = ("model_name_or_path: m\ndataset_name: d\nreward_funcs:\n  - accuracy_reward\n  - accuracy_rewrd  # mine\n"
-            "reward_weights: [1.0, 1.0]\n")
+    text = (
+        "model_name_or_path: m\ndataset_name: d\nreward_funcs:\n  - accuracy_reward\n  - accuracy_rewrd  # mine\n"
+        "reward_weights: [1.0, 1.0]\n"
+    )
     uri = open_text(server, tmp_path, "items.yaml", text)
     item = next(d for d in server.wait_publish(uri) if d["code"] == "GRPO-R002")
     assert item["range"] == {"start": {"line": 4, "character": 4}, "end": {"line": 4, "character": 18}}
@@ -218,10 +239,13 @@ def test_declared_hardware_sets_the_world_size_and_checks_the_fit(server, tmp_pa
     assert [d["range"]["start"]["line"] for d in server.wait_publish(uri) if d["code"] == "GRPO-Y015"] == [0]
 
 
-@pytest.mark.parametrize(("release", "severity", "says"), [
-    ("banana", ERROR, "not a TRL version: 'banana'"),
-    ("9.0", WARNING, "newer than the newest table (1.16.0); judging it as 1.16.0"),  # what grpo validate warns
-])
+@pytest.mark.parametrize(
+    ("release", "severity", "says"),
+    [
+        ("banana", ERROR, "not a TRL version: 'banana'"),
+        ("9.0", WARNING, "newer than the newest table (1.16.0); judging it as 1.16.0"),  # what grpo validate warns
+    ],
+)
 def test_a_bad_release_in_the_editors_settings_is_said_on_every_document(server, tmp_path, release, severity, says):
     server.notify("workspace/didChangeConfiguration", {"settings": {"grpo": {"trlVersion": release}}})
     try:

@@ -20,12 +20,14 @@ BREAKS = ["\u2028", "\u2029", "\x85"]
 
 
 def config(odd: str) -> str:
-    return ("model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct\n"
-            f'run_name: "think{odd}then answer"\n'
-            "# a comment\n"
-            "dataset_name: trl-lib/tldr\n"
-            "per_device_train_batch_size: 4\n"
-            "num_generations: 4\n")
+    return (
+        "model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct\n"
+        f'run_name: "think{odd}then answer"\n'
+        "# a comment\n"
+        "dataset_name: trl-lib/tldr\n"
+        "per_device_train_batch_size: 4\n"
+        "num_generations: 4\n"
+    )
 
 
 @pytest.mark.parametrize("odd", BREAKS, ids=["U+2028", "U+2029", "U+0085"])
@@ -67,11 +69,16 @@ def test_an_edit_and_its_quick_fix_land_on_the_lines_the_editor_shows(server, tm
     actions = server.code_actions(uri, (5, 0), (5, 3))
     fix = next(a for a in actions if a["title"].startswith("GRPO-B001") and "num_generations" in a["title"])
     fixed = apply_edits(text, fix["edit"]["changes"][uri])
-    assert split_lines(fixed)[1:] == [f'run_name: "think{odd}then answer"', "# a comment",
-                                      "dataset_name: trl-lib/tldr", "per_device_train_batch_size: 6",
-                                      split_lines(fixed)[-1]]
+    assert split_lines(fixed)[1:] == [
+        f'run_name: "think{odd}then answer"',
+        "# a comment",
+        "dataset_name: trl-lib/tldr",
+        "per_device_train_batch_size: 6",
+        split_lines(fixed)[-1],
+    ]
     assert re.fullmatch(r"num_generations: \d+", split_lines(fixed)[-1]) and "GRPO-B001" not in {
-        d.code for d in check_text(fixed).diagnostics}
+        d.code for d in check_text(fixed).diagnostics
+    }
 
 
 def test_an_oversized_content_length_is_refused_and_the_server_serves_on(server, tmp_path):

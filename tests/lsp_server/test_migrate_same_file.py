@@ -8,17 +8,25 @@ import pytest
 from grpo_schema.cli import main
 from tests.support.lsp import apply_edits, open_text
 
-OLD_016 = ("model_name_or_path: Qwen/Qwen2.5-0.5B  # the base\nmax_prompt_length: 512\nuse_vllm: true\n"
-           "vllm_device: cuda:7\nscale_rewards: true\nnum_generations: 8\nper_device_train_batch_size: 8\n")
+OLD_016 = (
+    "model_name_or_path: Qwen/Qwen2.5-0.5B  # the base\nmax_prompt_length: 512\nuse_vllm: true\n"
+    "vllm_device: cuda:7\nscale_rewards: true\nnum_generations: 8\nper_device_train_batch_size: 8\n"
+)
 RECIPES = {
     "trl-0.16-comment": "# grpo: --trl-version 0.16\n" + OLD_016,
     "trl-0.16-default-release": OLD_016,
-    "trl-0.14-prompts": ("# grpo: --trl-version 0.14\nmodel_name_or_path: m\nper_device_train_batch_size: 2\n"
-                         "num_generations: 4\nmax_prompt_length: 256\nbeta: 0.04\n"),
-    "open-r1-0.17": ("# grpo: --profile open-r1 --trl-version 0.17\nmodel_name_or_path: m\nreward_funcs: [accuracy, format]\n"
-                     "system_prompt: be brief\nmax_prompt_length: 512\ntorch_dtype: bfloat16\n"),
-    "trl-0.19-no-loss-type": ("# grpo: --trl-version 0.19\nmodel_name_or_path: m\nuse_vllm: true\n"
-                              "vllm_mode: colocate\nscale_rewards: false\ntorch_dtype: bfloat16  # halves memory\n"),
+    "trl-0.14-prompts": (
+        "# grpo: --trl-version 0.14\nmodel_name_or_path: m\nper_device_train_batch_size: 2\n"
+        "num_generations: 4\nmax_prompt_length: 256\nbeta: 0.04\n"
+    ),
+    "open-r1-0.17": (
+        "# grpo: --profile open-r1 --trl-version 0.17\nmodel_name_or_path: m\nreward_funcs: [accuracy, format]\n"
+        "system_prompt: be brief\nmax_prompt_length: 512\ntorch_dtype: bfloat16\n"
+    ),
+    "trl-0.19-no-loss-type": (
+        "# grpo: --trl-version 0.19\nmodel_name_or_path: m\nuse_vllm: true\n"
+        "vllm_mode: colocate\nscale_rewards: false\ntorch_dtype: bfloat16  # halves memory\n"
+    ),
 }
 
 

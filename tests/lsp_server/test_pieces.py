@@ -8,25 +8,35 @@ import pytest
 
 pytest.importorskip("lsprotocol", reason="grpo lsp needs the lsp extra (pip install 'grpo-config[lsp]')")
 
-from grpo_schema.lsp.edits import text_edits  # noqa: E402
 from grpo_schema.engine.infile import read_file_settings  # noqa: E402
+from grpo_schema.lsp.edits import text_edits  # noqa: E402
 from grpo_schema.lsp.settings import Settings, from_client  # noqa: E402
 from tests.support.lsp import apply_edits  # noqa: E402
 
 
 def edits_as_dicts(old: str, new: str) -> list[dict]:
-    return [{"range": {"start": {"line": e.range.start.line, "character": e.range.start.character},
-                       "end": {"line": e.range.end.line, "character": e.range.end.character}},
-             "newText": e.new_text} for e in text_edits(old, new)]
+    return [
+        {
+            "range": {
+                "start": {"line": e.range.start.line, "character": e.range.start.character},
+                "end": {"line": e.range.end.line, "character": e.range.end.character},
+            },
+            "newText": e.new_text,
+        }
+        for e in text_edits(old, new)
+    ]
 
 
-@pytest.mark.parametrize("old,new,count", [
-    ("a: 1\nb: 2  # keep\nc: 3\n", "a: 1\nb: 20  # keep\nc: 3\n", 1),
-    ("a: 1\ntorch_dtype: x  # c\nmax_prompt_length: 5\nz: 1\n", "a: 1\ndtype: x  # c\nz: 1\n", 2),
-    ("a: 1\nb: 2", "a: 1\nb: 2\nc: 3\n", 2),  # after a last line without a newline: two inserts
-    ("a: 1\r\nb: 2\r\n", "a: 1\r\nb: 3\r\n", 1),
-    ("x: [😀, 1]\n", "x: [😀, 2]\n", 1),
-])
+@pytest.mark.parametrize(
+    "old,new,count",
+    [
+        ("a: 1\nb: 2  # keep\nc: 3\n", "a: 1\nb: 20  # keep\nc: 3\n", 1),
+        ("a: 1\ntorch_dtype: x  # c\nmax_prompt_length: 5\nz: 1\n", "a: 1\ndtype: x  # c\nz: 1\n", 2),
+        ("a: 1\nb: 2", "a: 1\nb: 2\nc: 3\n", 2),  # after a last line without a newline: two inserts
+        ("a: 1\r\nb: 2\r\n", "a: 1\r\nb: 3\r\n", 1),
+        ("x: [😀, 1]\n", "x: [😀, 2]\n", 1),
+    ],
+)
 def test_text_edits_are_small_and_reproduce_the_new_text(old, new, count):
     edits = edits_as_dicts(old, new)
     assert len(edits) == count
@@ -56,8 +66,15 @@ def test_text_edits_reproduce_random_line_edits():
             new = new.rstrip("\n")
         edits = edits_as_dicts(old, new)
         assert apply_edits(old, edits) == new
-        spans = [(e["range"]["start"]["line"], e["range"]["start"]["character"], e["range"]["end"]["line"],
-                  e["range"]["end"]["character"]) for e in edits]
+        spans = [
+            (
+                e["range"]["start"]["line"],
+                e["range"]["start"]["character"],
+                e["range"]["end"]["line"],
+                e["range"]["end"]["character"],
+            )
+            for e in edits
+        ]
         assert all(a[2:] <= b[:2] for a, b in zip(spans, spans[1:]))  # in order, never overlapping (LSP's rule)
 
 
@@ -71,8 +88,7 @@ def test_the_grpo_comment_takes_validate_options_and_reports_bad_ones():
 
 
 def test_client_settings_read_the_grpo_section_and_ignore_ill_typed_values():
-    base = from_client({"grpo": {"worldSize": 4, "profiles": ["open-r1"], "hardware": "8xH100-80GB",
-                                 "debounceMs": 25}})
+    base = from_client({"grpo": {"worldSize": 4, "profiles": ["open-r1"], "hardware": "8xH100-80GB", "debounceMs": 25}})
     assert (base.world_size, base.profiles, base.hardware, base.debounce_ms) == (4, ("open-r1",), "8xH100-80GB", 25)
     same = from_client({"grpo": {"worldSize": "eight", "profiles": 3, "debounceMs": -1}}, base)
     assert same == base
@@ -87,9 +103,18 @@ def test_every_setting_of_the_vscode_extension_is_read_by_the_server():
 
     manifest = json.loads((REPO / "editors" / "vscode" / "package.json").read_text())
     properties = manifest["contributes"]["configuration"]["properties"]
-    samples = {"worldSize": 8, "profiles": ["open-r1"], "hardware": "8xH100-80GB", "allowEnv": ["HF_TOKEN"],
-               "debounceMs": 40, "trlVersion": "0.19"}
-    client_side = {"command", "files"}  # the extension's own: it starts the server, and picks files (sent as filePatterns)
+    samples = {
+        "worldSize": 8,
+        "profiles": ["open-r1"],
+        "hardware": "8xH100-80GB",
+        "allowEnv": ["HF_TOKEN"],
+        "debounceMs": 40,
+        "trlVersion": "0.19",
+    }
+    client_side = {
+        "command",
+        "files",
+    }  # the extension's own: it starts the server, and picks files (sent as filePatterns)
     assert {name.split(".", 1)[1] for name in properties} == set(samples) | client_side
     for key, value in samples.items():
         assert from_client({"grpo": {key: value}}) != Settings(), key

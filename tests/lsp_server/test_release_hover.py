@@ -44,8 +44,14 @@ def test_hover_and_completion_are_the_release_s(server, tmp_path):
     assert "Default: `512`" in prompt
     checkpointing = hover("gradient_checkpointing")
     assert "activation_checkpointing" not in checkpointing and "deprecated" not in checkpointing.lower()
-    for key in ("loss_type", "max_prompt_length", "gradient_checkpointing", "num_generations", "eval_strategy",
-                "per_device_train_batch_size"):
+    for key in (
+        "loss_type",
+        "max_prompt_length",
+        "gradient_checkpointing",
+        "num_generations",
+        "eval_strategy",
+        "per_device_train_batch_size",
+    ):
         assert _names_lacking(hover(key), "0.19") == set(), key
     values = [item["label"] for item in server.complete(uri, line_of(TEXT, "loss_type:"), len("loss_type: "))]
     assert sorted(values) == ["bnpo", "dr_grpo", "grpo"]

@@ -16,10 +16,10 @@ BASE = "model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct\ndataset_name: trl-lib/De
 FILES = {
     "partial-groups": QWEN.read_text(),  # GRPO-B001 and a renamed key
     "both-set": BASE + "per_device_train_batch_size: 4\nnum_generations: 4\ngeneration_batch_size: 16\n"
-                       "steps_per_generation: 4\n",  # GRPO-B002
+    "steps_per_generation: 4\n",  # GRPO-B002
     "not-micro-batches": BASE + "per_device_train_batch_size: 4\nnum_generations: 2\ngeneration_batch_size: 18\n",
     "eval-groups": BASE + "per_device_train_batch_size: 4\nnum_generations: 4\neval_strategy: steps\n"
-                          "per_device_eval_batch_size: 3\n",  # GRPO-B004
+    "per_device_eval_batch_size: 3\n",  # GRPO-B004
     "comment-world-size": "# grpo: --world-size 3\n" + BASE + "per_device_train_batch_size: 4\nnum_generations: 8\n",
 }
 

@@ -26,8 +26,11 @@ def shell_steps() -> list[dict]:
 
 
 def substitute(text: str, inputs: dict[str, str]) -> str:
-    values = {**{f"inputs.{k}": v.get("default", "") for k, v in ACTION["inputs"].items()},
-              **{f"inputs.{k}": v for k, v in inputs.items()}, "github.action_path": str(REPO)}
+    values = {
+        **{f"inputs.{k}": v.get("default", "") for k, v in ACTION["inputs"].items()},
+        **{f"inputs.{k}": v for k, v in inputs.items()},
+        "github.action_path": str(REPO),
+    }
     return re.sub(r"\$\{\{\s*([\w.-]+)\s*\}\}", lambda m: values[m.group(1)], text)
 
 
@@ -36,12 +39,16 @@ def runner_env(tmp_path_factory) -> dict[str, str]:
     """A fresh venv first on PATH, as setup-python leaves the runner; the install step runs once in it."""
     folder = tmp_path_factory.mktemp("action-venv")
     venv.EnvBuilder(with_pip=True).create(folder)
-    env = {**os.environ, "PATH": f"{folder / 'bin'}{os.pathsep}{os.environ['PATH']}",
-           "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    env = {
+        **os.environ,
+        "PATH": f"{folder / 'bin'}{os.pathsep}{os.environ['PATH']}",
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+    }
     env.pop("PYTHONPATH", None)
     install = shell_steps()[0]
-    done = subprocess.run(["bash", "-c", substitute(install["run"], {})], env=env, cwd=folder,
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        ["bash", "-c", substitute(install["run"], {})], env=env, cwd=folder, capture_output=True, text=True, timeout=600
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return env
 
@@ -50,8 +57,14 @@ def run_validate(env: dict[str, str], cwd: Path, **inputs: str) -> subprocess.Co
     step = shell_steps()[1]
     step_env = {**env, **{k: substitute(v, inputs) for k, v in step["env"].items()}}
     # GitHub runs a `shell: bash` step as `bash --noprofile --norc -eo pipefail {0}`.
-    return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]], env=step_env, cwd=cwd, capture_output=True, text=True,
-                          timeout=300)
+    return subprocess.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+        env=step_env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_the_action_declares_a_composite_with_a_slim_install():
@@ -62,8 +75,9 @@ def test_the_action_declares_a_composite_with_a_slim_install():
 
 
 def test_valid_recipes_pass(runner_env, tmp_path):
-    done = run_validate(runner_env, REPO, paths=" ".join(str(p) for p in sorted(EXAMPLES.glob("*.yaml"))
-                                                        if p.stem != "open-r1"))
+    done = run_validate(
+        runner_env, REPO, paths=" ".join(str(p) for p in sorted(EXAMPLES.glob("*.yaml")) if p.stem != "open-r1")
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "::error" not in done.stdout
     probe = "import grpo_schema, sys; print(grpo_schema.__file__, 'torch' in sys.modules)"

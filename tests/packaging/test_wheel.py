@@ -23,8 +23,13 @@ def test_the_wheel_installs_beside_web_py_and_every_command_works(tmp_path):
             pytest.skip(f"{module} is not installed (the test extra brings it)")
     env = {**os.environ, "PY": sys.executable, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
     env.pop("PYTHONPATH", None)
-    done = subprocess.run(["bash", str(REPO / "scripts" / "smoke-wheel.sh"), str(tmp_path)], env=env,
-                          capture_output=True, text=True, timeout=1500)
+    done = subprocess.run(
+        ["bash", str(REPO / "scripts" / "smoke-wheel.sh"), str(tmp_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1500,
+    )
     assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
     assert "wheel smoke test passed" in done.stdout
     assert "web.py and grpo_web import side by side" in done.stdout

@@ -26,8 +26,14 @@ RAY = str(Path(sys.executable).parent / "ray")
 
 def node_ports() -> list[str]:
     """The ports of one node's own servers: fixed defaults would collide between two nodes of one machine."""
-    names = ("--node-manager-port", "--object-manager-port", "--dashboard-agent-listen-port",
-             "--dashboard-agent-grpc-port", "--runtime-env-agent-port", "--metrics-export-port")
+    names = (
+        "--node-manager-port",
+        "--object-manager-port",
+        "--dashboard-agent-listen-port",
+        "--dashboard-agent-grpc-port",
+        "--runtime-env-agent-port",
+        "--metrics-export-port",
+    )
     return [item for name in names for item in (name, str(free_port()))]
 
 
@@ -40,15 +46,21 @@ class RayCluster:
     def nodes(self) -> list[dict]:
         from ray.util.state import list_nodes
 
-        return [n.__dict__ if hasattr(n, "__dict__") else dict(n) for n in
-                list_nodes(address=self.address, filters=[("state", "=", "ALIVE")])]
+        return [
+            n.__dict__ if hasattr(n, "__dict__") else dict(n)
+            for n in list_nodes(address=self.address, filters=[("state", "=", "ALIVE")])
+        ]
 
 
 def _start(arguments: list[str], log: Path) -> subprocess.Popen:
     """A node in the foreground (--block): ending its process ends the node."""
     with log.open("wb") as handle:
-        return subprocess.Popen([RAY, "start", "--block", "--num-cpus", "1", "--disable-usage-stats", *node_ports(),
-                                 *arguments], env=ENV, stdout=handle, stderr=subprocess.STDOUT)
+        return subprocess.Popen(
+            [RAY, "start", "--block", "--num-cpus", "1", "--disable-usage-stats", *node_ports(), *arguments],
+            env=ENV,
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+        )
 
 
 def _wait_for(check, processes: list[subprocess.Popen], what: str, timeout: float = 120) -> None:
@@ -79,19 +91,42 @@ def ray_cluster(tmp_path_factory):
     logs = tmp_path_factory.mktemp("ray-logs")
     dashboard, gcs = free_port(), free_port()
     temp = Path("/tmp") / f"grpo-ray-{os.getpid()}"  # short: Ray's socket paths must fit in 107 bytes
-    head = _start(["--head", "--port", str(gcs), "--dashboard-port", str(dashboard), "--include-dashboard", "true",
-                   "--ray-client-server-port", str(free_port()),  # the head's own: 10001 by default
-                   "--dashboard-host", "127.0.0.1", "--node-ip-address", "127.0.0.1", "--temp-dir", str(temp)],
-                  logs / "head.log")
+    head = _start(
+        [
+            "--head",
+            "--port",
+            str(gcs),
+            "--dashboard-port",
+            str(dashboard),
+            "--include-dashboard",
+            "true",
+            "--ray-client-server-port",
+            str(free_port()),  # the head's own: 10001 by default
+            "--dashboard-host",
+            "127.0.0.1",
+            "--node-ip-address",
+            "127.0.0.1",
+            "--temp-dir",
+            str(temp),
+        ],
+        logs / "head.log",
+    )
     cluster = RayCluster(f"http://127.0.0.1:{dashboard}", f"127.0.0.1:{gcs}", [head])
     try:
         from ray.job_submission import JobSubmissionClient
 
-        _wait_for(lambda: JobSubmissionClient(cluster.address).list_jobs() is not None, cluster.processes,
-                  "the Ray head did not start")
+        _wait_for(
+            lambda: JobSubmissionClient(cluster.address).list_jobs() is not None,
+            cluster.processes,
+            "the Ray head did not start",
+        )
         # a folder of its own, as on another machine: nodes sharing one would each send every line to the job's log
-        cluster.processes.append(_start(["--address", cluster.gcs, "--node-ip-address", "127.0.0.1", "--temp-dir",
-                                         f"{temp}-w"], logs / "worker.log"))
+        cluster.processes.append(
+            _start(
+                ["--address", cluster.gcs, "--node-ip-address", "127.0.0.1", "--temp-dir", f"{temp}-w"],
+                logs / "worker.log",
+            )
+        )
         _wait_for(lambda: len(cluster.nodes()) == 2, cluster.processes, "the Ray worker did not join the head")
     except RuntimeError as error:
         _stop(cluster.processes)
@@ -129,8 +164,13 @@ def demo(tmp_path_factory) -> Path:
 
 def ray_service_env(cluster: RayCluster, **more: str) -> dict[str, str]:
     """A service whose runs are jobs of the test cluster (GRPO_WEB_RUNS_BACKEND=ray)."""
-    return {"GRPO_WEB_RUNS_BACKEND": "ray", "GRPO_WEB_RUNS_RAY_ADDRESS": cluster.address,
-            "GRPO_WEB_RUNS_MAX_PROCESSES": "4", "GRPO_WEB_RUNS_RAY_POLL_S": "1", **more}
+    return {
+        "GRPO_WEB_RUNS_BACKEND": "ray",
+        "GRPO_WEB_RUNS_RAY_ADDRESS": cluster.address,
+        "GRPO_WEB_RUNS_MAX_PROCESSES": "4",
+        "GRPO_WEB_RUNS_RAY_POLL_S": "1",
+        **more,
+    }
 
 
 def demo_text(demo: Path, **overrides) -> str:

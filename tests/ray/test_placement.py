@@ -10,8 +10,10 @@ from grpo_runtime.clusters.ray.placement import _sized, holds, placement, server
 
 
 def nodes(*shapes: tuple[float, float]) -> list[dict]:
-    return [{"id": str(i), "ip": f"10.0.0.{i}", "resources": {"CPU": cpu, "GPU": gpu}}
-            for i, (cpu, gpu) in enumerate(shapes)]
+    return [
+        {"id": str(i), "ip": f"10.0.0.{i}", "resources": {"CPU": cpu, "GPU": gpu}}
+        for i, (cpu, gpu) in enumerate(shapes)
+    ]
 
 
 def test_a_run_stays_on_one_node_when_it_fits_and_spreads_when_not():
@@ -24,13 +26,34 @@ def test_a_run_stays_on_one_node_when_it_fits_and_spreads_when_not():
 
 
 def test_the_vllm_servers_bundle_is_counted():
-    config = SimpleNamespace(use_vllm=True, vllm_mode="server", vllm_server_base_url=None, vllm_server_port=8000,
-                             model_name_or_path="Qwen/Qwen2.5-1.5B-Instruct", model_revision="main",
-                             vllm_tensor_parallel_size=1, vllm_server_timeout=240, trust_remote_code=False)
+    config = SimpleNamespace(
+        use_vllm=True,
+        vllm_mode="server",
+        vllm_server_base_url=None,
+        vllm_server_port=8000,
+        model_name_or_path="Qwen/Qwen2.5-1.5B-Instruct",
+        model_revision="main",
+        vllm_tensor_parallel_size=1,
+        vllm_server_timeout=240,
+        trust_remote_code=False,
+    )
     server = _sized(server_for(config, "/venv/bin/python", 8), True)
-    assert server["command"] == ["/venv/bin/trl", "vllm-serve", "--model", "Qwen/Qwen2.5-1.5B-Instruct", "--revision",
-                                 "main", "--host", "0.0.0.0", "--port", "8000", "--tensor_parallel_size", "1",
-                                 "--data_parallel_size", "8"]
+    assert server["command"] == [
+        "/venv/bin/trl",
+        "vllm-serve",
+        "--model",
+        "Qwen/Qwen2.5-1.5B-Instruct",
+        "--revision",
+        "main",
+        "--host",
+        "0.0.0.0",
+        "--port",
+        "8000",
+        "--tensor_parallel_size",
+        "1",
+        "--data_parallel_size",
+        "8",
+    ]
     # open-r1: 7 training processes and a server of 8 GPUs need two 8-GPU nodes, not one
     assert placement(nodes((64, 8)), 7, 1, 1, server=server) is None
     placed = placement(nodes((64, 8), (64, 8)), 7, 1, 1, server=server)

@@ -38,8 +38,7 @@ def test_an_unplaceable_world_size_is_refused_before_submission(ray_cluster, dem
 
 
 def test_machines_of_a_fixed_size_that_no_node_holds_are_refused(ray_cluster, demo):
-    done = grpo("launch", str(demo), "--ray", ray_cluster.address, "--num-processes", "2",
-                "--processes-per-node", "2")
+    done = grpo("launch", str(demo), "--ray", ray_cluster.address, "--num-processes", "2", "--processes-per-node", "2")
     assert done.returncode == 2 and "GRPO-U012" in done.stderr and "machines of 2 processes" in done.stderr
 
 
@@ -51,8 +50,24 @@ def test_an_unreachable_cluster_is_a_coded_diagnostic(demo):
 @pytest.mark.slow
 def test_a_cancelled_ray_job_resumes_from_its_checkpoint(ray_cluster, demo, tmp_path, no_jobs_left):
     out, job = tmp_path / "out", tmp_path / "job"
-    done = grpo("launch", str(demo), "--ray", ray_cluster.address, "--num-processes", "2", "--python", sys.executable,
-                "--set", "max_steps=40", "--set", "save_steps=2", "--set", f"output_dir={out}", "--run-dir", str(job))
+    done = grpo(
+        "launch",
+        str(demo),
+        "--ray",
+        ray_cluster.address,
+        "--num-processes",
+        "2",
+        "--python",
+        sys.executable,
+        "--set",
+        "max_steps=40",
+        "--set",
+        "save_steps=2",
+        "--set",
+        f"output_dir={out}",
+        "--run-dir",
+        str(job),
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "2 machines x 1 process = world size 2" in done.stdout
     deadline = time.time() + 240
@@ -108,12 +123,35 @@ def driver_job(cluster, folder: Path, server: list[str], port: int) -> tuple[str
     (work / "health").mkdir(parents=True)
     (work / "health" / "index.html").write_text("ok")  # what a stand-in server answers at /health/
     (work / "trainer.py").write_text(TRAINER)
-    entrypoint = [sys.executable, "-m", "grpo_runtime.clusters.ray.driver", "--machines", "2", "--cpus", "0.5",
-                  "--server-cpus", "0.5", "--server-port", str(port), "--server-timeout", "60",
-                  "--server-command", json.dumps(server), "--", sys.executable, "trainer.py", str(folder)]
+    entrypoint = [
+        sys.executable,
+        "-m",
+        "grpo_runtime.clusters.ray.driver",
+        "--machines",
+        "2",
+        "--cpus",
+        "0.5",
+        "--server-cpus",
+        "0.5",
+        "--server-port",
+        str(port),
+        "--server-timeout",
+        "60",
+        "--server-command",
+        json.dumps(server),
+        "--",
+        sys.executable,
+        "trainer.py",
+        str(folder),
+    ]
     client = JobSubmissionClient(cluster.address)
-    job = client.submit_job(entrypoint=" ".join(shlex.quote(word) for word in entrypoint), runtime_env={
-        "working_dir": str(work), "py_modules": [str(Path(m.__file__).parent) for m in (grpo_runtime, grpo_schema)]})
+    job = client.submit_job(
+        entrypoint=" ".join(shlex.quote(word) for word in entrypoint),
+        runtime_env={
+            "working_dir": str(work),
+            "py_modules": [str(Path(m.__file__).parent) for m in (grpo_runtime, grpo_schema)],
+        },
+    )
     deadline = time.time() + 240
     while not client.get_job_status(job).is_terminal():
         assert time.time() < deadline, client.get_job_logs(job)[-3000:]

@@ -61,8 +61,13 @@ def test_a_run_from_the_service_is_a_ray_job_that_trains_to_success(ray_cluster,
     assert "--num_machines 2 --machine_rank 1" in log and "(Machine pid=" not in log
     assert f"Ray job {ray['job_id']} SUCCEEDED" in log and log.rstrip().endswith("run succeeded")
     # the run's folder is the job's folder: `grpo ray status` answers for it too
-    status = subprocess.run([*GRPO, "ray", "status", str(service.runs_dir / run["id"]), "--format", "json"],
-                            capture_output=True, text=True, env=ENV, timeout=120)
+    status = subprocess.run(
+        [*GRPO, "ray", "status", str(service.runs_dir / run["id"]), "--format", "json"],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=120,
+    )
     assert json.loads(status.stdout)["state"] == "SUCCEEDED", status.stderr
     assert jobs(ray_cluster) == before + 1
 

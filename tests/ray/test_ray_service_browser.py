@@ -31,8 +31,9 @@ def fact(page, name: str) -> str:
     return page.inner_text(f'#run-facts [data-fact="{name}"] dd')
 
 
-def test_the_runs_page_shows_a_ray_runs_state_and_job_and_cancels_and_resumes_it(ray_cluster, demo, page,
-                                                                                   make_service, no_jobs_left):
+def test_the_runs_page_shows_a_ray_runs_state_and_job_and_cancels_and_resumes_it(
+    ray_cluster, demo, page, make_service, no_jobs_left
+):
     service = make_service(**ray_service_env(ray_cluster))
     run = service.launch(demo_text(demo, max_steps=100000, save_steps=5), world_size=2)["id"]
     page.goto(f"{service.url}/runs#token={TOKEN}&run={run}")

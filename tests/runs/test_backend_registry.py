@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.runs.conftest import TOKEN, run_yaml, wait_for
 from grpo_web.runs import backends, launcher, procs
 from grpo_web.runs.backend import JobState, RunBackend, SubmitRefused, Submitted
+from tests.runs.conftest import TOKEN, run_yaml, wait_for
 
 pytestmark = pytest.mark.skipif(shutil.which("setsid") is None, reason="needs util-linux's setsid")
 
@@ -32,13 +32,21 @@ class DetachedBackend(RunBackend):
 
     def submit(self, run) -> Submitted:
         run_dir = Path(run.run_dir)
-        command = launcher.launch_command(launcher.config_file(run_dir, run.config_format), run.world_size,
-                                          run.output_dir, run.resume_checkpoint)
-        script = (f"echo $$ > job.pid; echo '$ {shlex.join(command)}'; {shlex.join(command)}; "
-                  "echo $? > job.exit.tmp; mv job.exit.tmp job.exit")
+        command = launcher.launch_command(
+            launcher.config_file(run_dir, run.config_format), run.world_size, run.output_dir, run.resume_checkpoint
+        )
+        script = (
+            f"echo $$ > job.pid; echo '$ {shlex.join(command)}'; {shlex.join(command)}; "
+            "echo $? > job.exit.tmp; mv job.exit.tmp job.exit"
+        )
         try:
-            subprocess.run(["setsid", "--fork", "sh", "-c", f"exec > job.out 2>&1; {script}"], cwd=run_dir,
-                           env=launcher.child_environment(), check=True, timeout=30)
+            subprocess.run(
+                ["setsid", "--fork", "sh", "-c", f"exec > job.out 2>&1; {script}"],
+                cwd=run_dir,
+                env=launcher.child_environment(),
+                check=True,
+                timeout=30,
+            )
         except (OSError, subprocess.SubprocessError) as error:
             raise SubmitRefused(f"setsid could not start the run: {error}") from error
         wait_for(lambda: _read(run_dir / "job.pid") is not None, 20, "the detached job to record its pid")
@@ -118,8 +126,9 @@ def run_of(client, run_id: str) -> dict:
 
 def test_a_registered_backend_submits_reports_logs_and_cancels_through_the_service(service, assets):
     # a run that would train for minutes: it is cancelled long before
-    answer = service.post("/api/v1/runs", content=run_yaml(assets, max_steps=500),
-                          headers={"Content-Type": "application/yaml"})
+    answer = service.post(
+        "/api/v1/runs", content=run_yaml(assets, max_steps=500), headers={"Content-Type": "application/yaml"}
+    )
     assert answer.status_code == 201, answer.text
     run = answer.json()
     wait_for(lambda: run_of(service, run["id"])["state"] == "running", 30, "the run to start")
@@ -137,8 +146,12 @@ def test_a_registered_backend_submits_reports_logs_and_cancels_through_the_servi
 
     cancelled = service.post(f"/api/v1/runs/{run['id']}/cancel")
     assert cancelled.status_code == 202, cancelled.text
-    wait_for(lambda: run_of(service, run["id"])["state"] == "cancelled", 30, "the run to be cancelled",
-             lambda: str(run_of(service, run["id"])))
+    wait_for(
+        lambda: run_of(service, run["id"])["state"] == "cancelled",
+        30,
+        "the run to be cancelled",
+        lambda: str(run_of(service, run["id"])),
+    )
     found = run_of(service, run["id"])
     assert found["reason"] == "cancelled on request"
     assert "cancel requested: SIGKILL sent to process group" in logged()
@@ -151,4 +164,3 @@ def test_an_unknown_backend_is_refused_at_start_with_the_registered_names(tmp_pa
 
     with pytest.raises(RuntimeError, match="no run backend called 'nomad'; the registered ones are local, ray, slurm"):
         RunManager(Settings(runs=True, runs_dir=tmp_path / "runs", runs_backend="nomad"))
-

@@ -111,18 +111,27 @@ def test_the_runs_page_works_from_the_keyboard_with_progress_eta_and_a_cancel_th
     page.wait_for_function(f"() => location.hash === '#run={running}'")
 
     # progress bar and ETA while it trains, in the list and in the detail
-    page.wait_for_function("() => /of 2000 \\(\\d+%\\), about .* left/.test("
-                           "document.getElementById('run-progress-text').textContent)", timeout=120_000)
+    page.wait_for_function(
+        "() => /of 2000 \\(\\d+%\\), about .* left/.test(document.getElementById('run-progress-text').textContent)",
+        timeout=120_000,
+    )
     assert page.locator(f"tr[data-run-id='{running}'] progress").count() == 1
-    page.wait_for_function("() => /checkpoint-5/.test(document.getElementById('run-facts').textContent)",
-                           timeout=120_000)
-    page.wait_for_function("() => { const t = document.getElementById('run-progress-text').textContent;"
-                           " const m = /step (\\d+)/.exec(t); return m && Number(m[1]) >= 7; }", timeout=120_000)
+    page.wait_for_function(
+        "() => /checkpoint-5/.test(document.getElementById('run-facts').textContent)", timeout=120_000
+    )
+    page.wait_for_function(
+        "() => { const t = document.getElementById('run-progress-text').textContent;"
+        " const m = /step (\\d+)/.exec(t); return m && Number(m[1]) >= 7; }",
+        timeout=120_000,
+    )
     shots(page, "keyboard-progress")
     page.set_viewport_size({"width": 800, "height": 900})
     page.wait_for_timeout(150)
-    assert page.evaluate("""() => ['.runs-list', '.run-detail'].map(s => document.querySelector(s))
-        .filter(n => n.scrollHeight > n.clientHeight + 2 && getComputedStyle(n).overflowY !== 'visible').length""") == 0
+    assert (
+        page.evaluate("""() => ['.runs-list', '.run-detail'].map(s => document.querySelector(s))
+        .filter(n => n.scrollHeight > n.clientHeight + 2 && getComputedStyle(n).overflowY !== 'visible').length""")
+        == 0
+    )
     assert page.evaluate("document.documentElement.scrollWidth") <= 800
     page.set_viewport_size({"width": 1366, "height": 900})
 

@@ -18,8 +18,21 @@ from grpo_web.runs import completions  # noqa: E402
 
 
 def row(step: int, i: int, **extra) -> str:
-    return json.dumps({"step": step, "prompt": f"prompt {i // 4}", "completion": f"completion {i}",
-                       "rewards": {"f": i / 10}, "advantage": 0.0, "length": 3, "truncated": False, **extra}) + "\n"
+    return (
+        json.dumps(
+            {
+                "step": step,
+                "prompt": f"prompt {i // 4}",
+                "completion": f"completion {i}",
+                "rewards": {"f": i / 10},
+                "advantage": 0.0,
+                "length": 3,
+                "truncated": False,
+                **extra,
+            }
+        )
+        + "\n"
+    )
 
 
 class ReadCounter:
@@ -116,8 +129,11 @@ def test_a_line_over_the_hard_limit_is_skipped_and_damage_is_counted(folder, mon
     page = completions.read_page(folder, 0, 50, 0)
     assert [r["completion"] for r in page.rows] == ["completion 0", "completion 2"]
     assert page.skipped == 3
-    assert [(n["line"], n["reason"].split(" ")[0]) for n in page.skip_notes] == \
-        [(2, "line"), (3, "not"), (5, "incomplete")]
+    assert [(n["line"], n["reason"].split(" ")[0]) for n in page.skip_notes] == [
+        (2, "line"),
+        (3, "not"),
+        (5, "incomplete"),
+    ]
     _, skipped, lines = completions.readable_lines(folder)
     pandas = pytest.importorskip("pandas")
     frame = pandas.read_json(io.BytesIO(b"".join(lines)), lines=True)
@@ -129,8 +145,12 @@ def test_sort_filters_and_marks_act_on_every_row_of_the_step(folder):
 
     path = folder / "completions.jsonl"
     # step 1: 12 groups of 4 (prompt i // 4), f = i / 10; every third row truncated; row 45 says "needle"
-    path.write_text("".join(row(0, i) for i in range(4)) + "".join(
-        row(1, i, truncated=i % 3 == 0, **({"completion": "a needle here"} if i == 45 else {})) for i in range(48)))
+    path.write_text(
+        "".join(row(0, i) for i in range(4))
+        + "".join(
+            row(1, i, truncated=i % 3 == 0, **({"completion": "a needle here"} if i == 45 else {})) for i in range(48)
+        )
+    )
     best = completions.read_page(folder, 1, 6, 0, query=Query(sort="fn:f"))
     assert [r["index"] for r in best.rows] == [51, 50, 49, 48, 47, 46]  # the last group first, its best row first
     assert (best.total, best.total_unfiltered, best.functions) == (48, 48, ["f"])

@@ -50,8 +50,9 @@ def test_the_demo_recipe_trains_on_its_first_launch_in_a_fresh_folder(page, make
     press_launch(page, TOKEN)
     page.wait_for_url("**/runs#run=*", timeout=120_000)  # the launch waits while demo/ is written
     run_id = page.url.rsplit("=", 1)[1]
-    page.wait_for_selector(",".join(f"#run-state[data-state={s}]" for s in ("succeeded", "failed", "cancelled")),
-                           timeout=240_000)
+    page.wait_for_selector(
+        ",".join(f"#run-state[data-state={s}]" for s in ("succeeded", "failed", "cancelled")), timeout=240_000
+    )
     shot(page, "demo-first-launch")
     run = service.run(run_id)
     assert run["state"] == "succeeded", service.run_log(run_id)

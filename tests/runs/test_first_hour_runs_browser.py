@@ -26,8 +26,7 @@ def open_run(page, service, run_id: str) -> None:
     page.wait_for_selector(f"#run-title:text('Run {run_id}')")
 
 
-def test_a_run_that_trained_every_step_is_not_offered_to_resume_and_going_on_is_one_click(page, make_service,
-                                                                                             assets):
+def test_a_run_that_trained_every_step_is_not_offered_to_resume_and_going_on_is_one_click(page, make_service, assets):
     service = make_service()
     text = run_yaml(assets, max_steps=2, save_steps=2, output_dir="finished/output")
     done = service.launch(text)["id"]
@@ -100,8 +99,7 @@ def test_launch_into_a_new_folder_keeps_the_forms_output_dir(page, make_service,
     assert page.evaluate("window.grpoState().output_dir") == "taken/output"  # nothing in the form was lost
 
 
-def test_the_address_names_the_run_shown_edits_switch_runs_and_back_goes_to_the_run_before(page, make_service,
-                                                                                            assets):
+def test_the_address_names_the_run_shown_edits_switch_runs_and_back_goes_to_the_run_before(page, make_service, assets):
     service = make_service()
     first, second, third = (service.launch(run_yaml(assets, max_steps=1, seed=seed))["id"] for seed in (1, 2, 3))
     page.goto(service.url + "/")  # where the user came from
@@ -121,8 +119,9 @@ def test_the_address_names_the_run_shown_edits_switch_runs_and_back_goes_to_the_
     assert page.get_attribute(f"tr[data-run-id='{third}']", "aria-selected") == "true"
     page.expect_404 = True
     page.evaluate("location.hash = '#run=0123456789ab'")  # a run this service does not have: said, nothing stale
-    page.wait_for_function("() => /There is no run 0123456789ab on this service/.test("
-                           "document.getElementById('notice-text').textContent)")
+    page.wait_for_function(
+        "() => /There is no run 0123456789ab on this service/.test(document.getElementById('notice-text').textContent)"
+    )
     assert page.locator("#detail").is_hidden()
 
 
@@ -148,8 +147,9 @@ def test_a_restart_keeps_the_token_and_a_stale_one_is_asked_for_once_never_used(
         assert printed_token(service) == token and "kept in" in service.log_text().split("bearer token:")[-1]
         import_config(page, run_yaml(assets, max_steps=1))
         page.click("#launch-open")
-        page.wait_for_function("() => /accepts the token/.test(document.getElementById('launch-token-state')"
-                               ".textContent)")
+        page.wait_for_function(
+            "() => /accepts the token/.test(document.getElementById('launch-token-state').textContent)"
+        )
         assert page.input_value("#launch-token") == token
         page.click("#launch-cancel")
 
@@ -159,8 +159,10 @@ def test_a_restart_keeps_the_token_and_a_stale_one_is_asked_for_once_never_used(
         fresh = printed_token(service)
         assert fresh != token
         page.click("#launch-open")  # the stale token is found as the dialog opens, cleared and asked for once
-        page.wait_for_function("() => /no longer accepts the token this tab had/.test("
-                               "document.getElementById('launch-token-state').textContent)")
+        page.wait_for_function(
+            "() => /no longer accepts the token this tab had/.test("
+            "document.getElementById('launch-token-state').textContent)"
+        )
         assert page.input_value("#launch-token") == "" and page.evaluate("document.activeElement.id") == "launch-token"
         assert page.evaluate("sessionStorage.getItem('grpo-runs-token')") is None  # never sent again
         shot(page, "stale-token")
@@ -183,17 +185,29 @@ def test_the_eta_keeps_the_wall_clock_pace_of_steps_that_also_evaluate(page, mak
     (data / "train.jsonl").write_text(rows)
     (data / "test.jsonl").write_text(rows)
     service = make_service()
-    run = service.launch(run_yaml(assets, dataset_name=str(data), max_steps=40, save_steps=100, eval_strategy="steps",
-                                  eval_steps=1, per_device_eval_batch_size=64))["id"]
+    run = service.launch(
+        run_yaml(
+            assets,
+            dataset_name=str(data),
+            max_steps=40,
+            save_steps=100,
+            eval_strategy="steps",
+            eval_steps=1,
+            per_device_eval_batch_size=64,
+        )
+    )["id"]
     open_run(page, service, run)
     found = re.compile(r"step (\d+) of 40 \(\d+%\), about (\d+) s left")
-    page.wait_for_function(f"() => {{ const m = /{found.pattern}/.exec("
-                           "document.getElementById('run-progress-text').textContent); return m && +m[1] >= 8; }",
-                           timeout=240_000)
+    page.wait_for_function(
+        f"() => {{ const m = /{found.pattern}/.exec("
+        "document.getElementById('run-progress-text').textContent); return m && +m[1] >= 8; }",
+        timeout=240_000,
+    )
     clock = page.evaluate("performance.now()")
     step, eta = map(int, found.search(page.inner_text("#run-progress-text")).groups())
-    page.wait_for_function("() => /^step 40 of 40/.test(document.getElementById('run-progress-text').textContent)",
-                           timeout=240_000)
+    page.wait_for_function(
+        "() => /^step 40 of 40/.test(document.getElementById('run-progress-text').textContent)", timeout=240_000
+    )
     took = (page.evaluate("performance.now()") - clock) / 1000
     shot(page, "eta")
     assert 0.5 <= eta / took <= 2, f"at step {step}: about {eta} s left, and the last step came {took:.1f} s later"
@@ -213,8 +227,19 @@ def test_completions_are_numbered_as_the_charts_number_steps_and_an_empty_one_sa
     path = Path(done["output_dir"]) / "completions.jsonl"
     with path.open("a") as handle:  # a model may answer nothing at all, or only spaces
         for text in ("", "   "):
-            handle.write(json.dumps({"step": 2, "prompt": "say nothing", "completion": text, "length": 1,
-                                     "rewards": {"target_word_reward": 0.0}, "truncated": False}) + "\n")
+            handle.write(
+                json.dumps(
+                    {
+                        "step": 2,
+                        "prompt": "say nothing",
+                        "completion": text,
+                        "length": 1,
+                        "rewards": {"target_word_reward": 0.0},
+                        "truncated": False,
+                    }
+                )
+                + "\n"
+            )
     open_run(page, service, run)
     page.wait_for_selector("#completions-list .completion", timeout=30_000)
     charted = sorted({record["step"] for record in done["metrics"] if "reward" in record})
@@ -224,7 +249,9 @@ def test_completions_are_numbered_as_the_charts_number_steps_and_an_empty_one_sa
     page.wait_for_function("() => /of step 3/.test(document.getElementById('completions-note').textContent)")
     assert page.locator("#completions-list .prompt-label").first.inner_text() == "step 3: prompt"
     empty = page.locator("#completions-list .completion-text[data-empty=true]")
-    assert empty.all_inner_texts() == ["(empty: no text, the model ended the completion at once)",
-                                       "(only whitespace: 3 characters)"]
+    assert empty.all_inner_texts() == [
+        "(empty: no text, the model ended the completion at once)",
+        "(only whitespace: 3 characters)",
+    ]
     assert all(box["height"] > 5 for box in (empty.nth(0).bounding_box(), empty.nth(1).bounding_box()))
     shot(page, "completions-numbered")

@@ -8,17 +8,24 @@ import re
 
 import pytest
 
-from tests.support.env import wait_for
-from tests.support.service import TOKEN, Service
 from grpo_web.serve import with_runs_token
 from grpo_web.settings import Settings
+from tests.support.env import wait_for
+from tests.support.service import TOKEN, Service
 
 RUN = "0123456789ab"
-ENDPOINTS = [("POST", "/api/v1/runs"), ("GET", "/api/v1/runs"), ("GET", f"/api/v1/runs/{RUN}"),
-             ("GET", f"/api/v1/runs/{RUN}/logs"), ("POST", f"/api/v1/runs/{RUN}/cancel"),
-             ("POST", f"/api/v1/runs/{RUN}/resume")]
-CONFIG = ("model_name_or_path: /models/tiny\ndataset_name: /data/prompts\nreward_funcs: [accuracy_reward]\n"
-          "per_device_train_batch_size: 8\nnum_generations: 4\n")
+ENDPOINTS = [
+    ("POST", "/api/v1/runs"),
+    ("GET", "/api/v1/runs"),
+    ("GET", f"/api/v1/runs/{RUN}"),
+    ("GET", f"/api/v1/runs/{RUN}/logs"),
+    ("POST", f"/api/v1/runs/{RUN}/cancel"),
+    ("POST", f"/api/v1/runs/{RUN}/resume"),
+]
+CONFIG = (
+    "model_name_or_path: /models/tiny\ndataset_name: /data/prompts\nreward_funcs: [accuracy_reward]\n"
+    "per_device_train_batch_size: 8\nnum_generations: 4\n"
+)
 BASE = CONFIG.replace("reward_funcs: [accuracy_reward]\n", "")  # the key under test goes on line 5
 
 
@@ -63,8 +70,9 @@ def test_runs_turned_off_answer_403_after_401(disabled, method, path):
     with disabled.client(None) as client:
         assert client.request(method, path).status_code == 401
     with disabled.client() as client:
-        answer = client.request(method, path, content=CONFIG if method == "POST" else None,
-                                headers={"Content-Type": "application/yaml"})
+        answer = client.request(
+            method, path, content=CONFIG if method == "POST" else None, headers={"Content-Type": "application/yaml"}
+        )
     assert answer.status_code == 403
     assert "GRPO_WEB_RUNS=1" in answer.json()["detail"] and "--enable-runs" in answer.json()["detail"]
 
@@ -72,8 +80,11 @@ def test_runs_turned_off_answer_403_after_401(disabled, method, path):
 def test_a_valid_config_passes_validate_on_the_same_service(service):
     # the refusals below are the runs policy's, not the validator's: /validate accepts the same config
     with service.client(None) as client:
-        answer = client.post("/api/v1/validate", content=CONFIG + "trust_remote_code: true\n",
-                             headers={"Content-Type": "application/yaml"})
+        answer = client.post(
+            "/api/v1/validate",
+            content=CONFIG + "trust_remote_code: true\n",
+            headers={"Content-Type": "application/yaml"},
+        )
     assert answer.status_code == 200 and answer.json()["valid"] is True
 
 
@@ -92,13 +103,19 @@ REFUSALS = [
     ("", {"world_size": 2}, "GRPO-X006", None, "2 processes"),
     # what grpo_runtime cannot run, found without loading anything (grpo_runtime.support)
     ("debug: underflow_overflow\n", {}, "GRPO-U004", "debug", "debug modes"),
-    ("transformers_continuous_batching_config: {max_memory: 0.4}\nuse_transformers_continuous_batching: true\n", {},
-     "GRPO-U001", "transformers_continuous_batching_config", "ContinuousBatchingConfig"),
+    (
+        "transformers_continuous_batching_config: {max_memory: 0.4}\nuse_transformers_continuous_batching: true\n",
+        {},
+        "GRPO-U001",
+        "transformers_continuous_batching_config",
+        "ContinuousBatchingConfig",
+    ),
 ]
 
 
-@pytest.mark.parametrize("extra,params,code,field,words", REFUSALS, ids=[r[2] + "-" + str(i) for i, r in
-                                                                         enumerate(REFUSALS)])
+@pytest.mark.parametrize(
+    "extra,params,code,field,words", REFUSALS, ids=[r[2] + "-" + str(i) for i, r in enumerate(REFUSALS)]
+)
 def test_each_policy_refusal_is_a_422_with_a_clear_diagnostic(service, extra, params, code, field, words):
     reward = "" if extra.startswith("reward_funcs") else "reward_funcs: [accuracy_reward]\n"
     answer = post(service, BASE + extra + reward, **params)
@@ -116,8 +133,13 @@ def test_each_policy_refusal_is_a_422_with_a_clear_diagnostic(service, extra, pa
 
 
 def test_the_same_refusals_apply_to_a_json_body(service):
-    body = {"model_name_or_path": "m", "dataset_name": "d", "reward_funcs": ["evil.module.reward"],
-            "output_dir": "/root/x", "env": {"PYTHONPATH": "/tmp"}}
+    body = {
+        "model_name_or_path": "m",
+        "dataset_name": "d",
+        "reward_funcs": ["evil.module.reward"],
+        "output_dir": "/root/x",
+        "env": {"PYTHONPATH": "/tmp"},
+    }
     with service.client() as client:
         answer = client.post("/api/v1/runs", json=body)
     assert answer.status_code == 422

@@ -10,9 +10,9 @@ import threading
 
 import pytest
 
+from grpo_web.runs import procs
 from tests.support.env import wait_for
 from tests.support.run_config import run_yaml
-from grpo_web.runs import procs
 
 pytestmark = pytest.mark.slow
 
@@ -43,8 +43,11 @@ def test_launch_watch_cancel_resume_kill_the_service_and_find_it_all(make_servic
     second = service.launch(run_yaml(assets, max_steps=150, save_steps=5))
     assert first["output_dir"] == str(service.runs_dir.resolve() / "exp" / "first")
     with service.client() as client:  # one output_dir, one writer
-        answer = client.post("/api/v1/runs", content=run_yaml(assets, output_dir="exp/first"),
-                             headers={"Content-Type": "application/yaml"})
+        answer = client.post(
+            "/api/v1/runs",
+            content=run_yaml(assets, output_dir="exp/first"),
+            headers={"Content-Type": "application/yaml"},
+        )
         assert answer.status_code == 422 and first["id"] in answer.json()["diagnostics"][0]["message"]
         assert answer.json()["diagnostics"][0]["code"] == "GRPO-X007"
         assert client.post(f"/api/v1/runs/{first['id']}/resume").status_code == 409  # still running
@@ -65,8 +68,9 @@ def test_launch_watch_cancel_resume_kill_the_service_and_find_it_all(make_servic
     cancelled = service.wait_state(second["id"], ("cancelled",), 30)
     assert cancelled["reason"] == "cancelled on request" and max(steps(cancelled)) < 150
     output = service.runs_dir / second["id"] / "output"
-    assert cancelled["checkpoints"] and all((output / c / "model.safetensors").is_file()
-                                            for c in cancelled["checkpoints"])
+    assert cancelled["checkpoints"] and all(
+        (output / c / "model.safetensors").is_file() for c in cancelled["checkpoints"]
+    )
     process = json.loads((service.runs_dir / second["id"] / "process.json").read_text())
     assert not procs.alive(process["pid"], process["start_time"]) and not procs.descendants(process["pid"])
     with service.client() as client:
@@ -93,10 +97,15 @@ def test_launch_watch_cancel_resume_kill_the_service_and_find_it_all(make_servic
     assert answer.status_code == 201, answer.text
     resumed_id = answer.json()["id"]
     resumed_from = int(cancelled["checkpoints"][-1].split("-")[1])
-    wait_for(lambda: max(steps(service.run(resumed_id)), default=0) > resumed_from + 1, 120,
-             "the resumed run to log new steps", lambda: service.run_log(resumed_id))
-    before_kill = {run_id: (service.run(run_id), service.run_log(run_id))
-                   for run_id in (first["id"], second["id"], resumed_id)}
+    wait_for(
+        lambda: max(steps(service.run(resumed_id)), default=0) > resumed_from + 1,
+        120,
+        "the resumed run to log new steps",
+        lambda: service.run_log(resumed_id),
+    )
+    before_kill = {
+        run_id: (service.run(run_id), service.run_log(run_id)) for run_id in (first["id"], second["id"], resumed_id)
+    }
     service.stop(signal.SIGKILL)
 
     again = make_service()
@@ -110,7 +119,7 @@ def test_launch_watch_cancel_resume_kill_the_service_and_find_it_all(make_servic
 
     # nothing recorded before the kill is missing, and the finished runs are exactly as they were
     run, log = before_kill.pop(resumed_id)
-    assert resumed["metrics"][:len(run["metrics"])] == run["metrics"]
+    assert resumed["metrics"][: len(run["metrics"])] == run["metrics"]
     assert again.run_log(resumed_id).startswith(log)
     for run_id, (run, log) in before_kill.items():
         now = again.run(run_id)
@@ -121,5 +130,8 @@ def test_launch_watch_cancel_resume_kill_the_service_and_find_it_all(make_servic
         assert now == run and again.run_log(run_id) == log
     with again.client() as client:
         listed = client.get("/api/v1/runs").json()["runs"]
-    assert [(r["id"], r["state"]) for r in listed] == [(resumed_id, "succeeded"), (second["id"], "cancelled"),
-                                                       (first["id"], "succeeded")]
+    assert [(r["id"], r["state"]) for r in listed] == [
+        (resumed_id, "succeeded"),
+        (second["id"], "cancelled"),
+        (first["id"], "succeeded"),
+    ]

@@ -79,8 +79,16 @@ def test_a_run_resumed_already_refuses_a_second_resume_and_names_the_newest_of_i
     assert not judged.possible and judged.instead == CHILD
     assert f"run {PARENT} was already resumed by run {CHILD}" in judged.reason
     assert f"resume run {CHILD} instead" in judged.reason
-    store.insert(id=GRANDCHILD, state="failed", config_text="max_steps: 6000\n", config_format="yaml", world_size=1,
-                 output_dir=str(tmp_path / "line-output"), run_dir=str(tmp_path / GRANDCHILD), resumed_from=CHILD)
+    store.insert(
+        id=GRANDCHILD,
+        state="failed",
+        config_text="max_steps: 6000\n",
+        config_format="yaml",
+        world_size=1,
+        output_dir=str(tmp_path / "line-output"),
+        run_dir=str(tmp_path / GRANDCHILD),
+        resumed_from=CHILD,
+    )
     store.update(CHILD, resumed_by=GRANDCHILD)
     judged = resumable.verdict(store, store.get(PARENT))
     assert judged.instead == GRANDCHILD and f"the newest run of that line is run {GRANDCHILD}" in judged.reason
@@ -95,14 +103,20 @@ def test_a_database_written_before_runs_named_their_successor_links_them_when_op
     old.executescript(SCHEMA.replace(",\n    resumed_by TEXT", ""))  # the runs table before the column
     line = ((PARENT, None), (CHILD, PARENT), (GRANDCHILD, CHILD), ("0000000000d4", None))
     for seq, (run_id, parent) in enumerate(line, 1):
-        old.execute("INSERT INTO runs (id, seq, state, created_at, config_text, config_format, world_size, output_dir, "
-                    "run_dir, resumed_from) VALUES (?, ?, 'failed', 0, '', 'yaml', 1, '/out', ?, ?)",
-                    (run_id, seq, f"/runs/{run_id}", parent))
+        old.execute(
+            "INSERT INTO runs (id, seq, state, created_at, config_text, config_format, world_size, output_dir, "
+            "run_dir, resumed_from) VALUES (?, ?, 'failed', 0, '', 'yaml', 1, '/out', ?, ?)",
+            (run_id, seq, f"/runs/{run_id}", parent),
+        )
     old.commit()
     old.close()
     store = Store(path)
-    assert {run.id: run.resumed_by for run in store.list()} == {PARENT: CHILD, CHILD: GRANDCHILD, GRANDCHILD: None,
-                                                                "0000000000d4": None}
+    assert {run.id: run.resumed_by for run in store.list()} == {
+        PARENT: CHILD,
+        CHILD: GRANDCHILD,
+        GRANDCHILD: None,
+        "0000000000d4": None,
+    }
     assert store.newest_of_line(store.get(PARENT)).id == GRANDCHILD
     store.update(GRANDCHILD, resumed_by="0000000000d4")
     store.close()
@@ -120,20 +134,23 @@ def test_the_runs_api_shows_the_line_and_answers_a_second_resume_with_409(tmp_pa
 
     store, _ = seed_line(tmp_path / "runs")
     store.close()
-    server, thread, url = start_server(Settings(runs=True, token="t" * 32, runs_dir=tmp_path / "runs",
-                                                runs_poll_s=60))
+    server, thread, url = start_server(Settings(runs=True, token="t" * 32, runs_dir=tmp_path / "runs", runs_poll_s=60))
     try:
         with httpx.Client(base_url=f"{url}/api/v1/runs", headers={"Authorization": "Bearer " + "t" * 32}) as client:
             parent = client.get(f"/{PARENT}").json()
-            assert (parent["resumed_by"], parent["line"], parent["checkpoints"][-1]) == \
-                (CHILD, [PARENT, CHILD], "checkpoint-1000")
+            assert (parent["resumed_by"], parent["line"], parent["checkpoints"][-1]) == (
+                CHILD,
+                [PARENT, CHILD],
+                "checkpoint-1000",
+            )
             assert parent["resume"]["possible"] is False and parent["resume"]["instead"] == CHILD
             listed = {run["id"]: run for run in client.get(f"{url}/api/v1/runs").json()["runs"]}
             assert listed[PARENT]["resumed_by"] == CHILD and listed[CHILD]["resumed_from"] == PARENT
             assert client.get(f"/{PARENT}/completions").json()["steps"] == [1482]
             assert client.get(f"/{CHILD}/completions").json()["steps"] == [1001, 1482, 1483, 5000]
-            assert [json.loads(line)["step"] for line in client.get(f"/{PARENT}/completions.jsonl").text.splitlines()] \
-                == [1482]
+            assert [
+                json.loads(line)["step"] for line in client.get(f"/{PARENT}/completions.jsonl").text.splitlines()
+            ] == [1482]
             refused = client.post(f"/{PARENT}/resume")
             assert refused.status_code == 409 and f"resume run {CHILD} instead" in refused.text
     finally:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from tests.runs.conftest import TOKEN
-from tests.support.runs_page import page  # noqa: F401  (the page fixture: Chromium, no page errors)
 from tests.support.run_line import CHILD, PARENT, seed_line
+from tests.support.runs_page import page  # noqa: F401  (the page fixture: Chromium, no page errors)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -16,24 +16,56 @@ from tests.runs.conftest import TOKEN
 from tests.support.runs_page import page  # noqa: F401  (the page fixture: Chromium, no page errors)
 
 STEPS = 5000
-KEYS = ["loss", "reward", "reward_std", "kl", "entropy", "grad_norm", "learning_rate", "frac_reward_zero_std",
-        "completions/mean_length", "completions/min_length", "completions/max_length", "completions/clipped_ratio",
-        "clip_ratio/low_mean", "clip_ratio/high_mean", "clip_ratio/region_mean", "rewards/accuracy_reward/mean",
-        "rewards/accuracy_reward/std", "rewards/format_reward/mean", "rewards/format_reward/std", "step_time",
-        "num_tokens", "epoch"]
+KEYS = [
+    "loss",
+    "reward",
+    "reward_std",
+    "kl",
+    "entropy",
+    "grad_norm",
+    "learning_rate",
+    "frac_reward_zero_std",
+    "completions/mean_length",
+    "completions/min_length",
+    "completions/max_length",
+    "completions/clipped_ratio",
+    "clip_ratio/low_mean",
+    "clip_ratio/high_mean",
+    "clip_ratio/region_mean",
+    "rewards/accuracy_reward/mean",
+    "rewards/accuracy_reward/std",
+    "rewards/format_reward/mean",
+    "rewards/format_reward/std",
+    "step_time",
+    "num_tokens",
+    "epoch",
+]
 
 
 def long_run(runs_dir) -> str:
     """A finished run of STEPS logged steps, as the service's database holds one."""
     store = Store(runs_dir / "runs.sqlite3")
-    config = yaml.safe_dump({"model_name_or_path": "m", "dataset_name": "d", "max_steps": STEPS,
-                             "output_dir": str(runs_dir / "long")})
-    store.insert(id="0a1b2c3d4e5f", state="succeeded", config_text=config, config_format="yaml", world_size=1,
-                 output_dir=str(runs_dir / "long"), run_dir=str(runs_dir / "0a1b2c3d4e5f"), warnings="[]",
-                 created_at=time.time() - 7200, started_at=time.time() - 7100, finished_at=time.time() - 60,
-                 exit_code=0)
-    records = [{"step": step, **{key: 0.5 + (step % 97) / 1000 + index for index, key in enumerate(KEYS)}}
-               for step in range(1, STEPS + 1)]
+    config = yaml.safe_dump(
+        {"model_name_or_path": "m", "dataset_name": "d", "max_steps": STEPS, "output_dir": str(runs_dir / "long")}
+    )
+    store.insert(
+        id="0a1b2c3d4e5f",
+        state="succeeded",
+        config_text=config,
+        config_format="yaml",
+        world_size=1,
+        output_dir=str(runs_dir / "long"),
+        run_dir=str(runs_dir / "0a1b2c3d4e5f"),
+        warnings="[]",
+        created_at=time.time() - 7200,
+        started_at=time.time() - 7100,
+        finished_at=time.time() - 60,
+        exit_code=0,
+    )
+    records = [
+        {"step": step, **{key: 0.5 + (step % 97) / 1000 + index for index, key in enumerate(KEYS)}}
+        for step in range(1, STEPS + 1)
+    ]
     store.add_metrics("0a1b2c3d4e5f", records, 0, None)
     store.close()
     return "0a1b2c3d4e5f"
@@ -78,16 +110,38 @@ def health_run(runs_dir) -> str:
     11-20) and an error (it resumed at its last step, GRPO-A014), in the files a run writes."""
     output = runs_dir / "flat" / "output"
     output.mkdir(parents=True)
-    records = [{"step": step, "loss": 0.0, "reward": 0.1, "reward_std": 0.0 if step <= 5 or step > 10 else 0.3,
-                "frac_reward_zero_std": 1.0 if step <= 5 or step > 10 else 0.2, "grad_norm": 0.5, "kl": 0.0,
-                "learning_rate": 1e-5} for step in range(1, 21)]
+    records = [
+        {
+            "step": step,
+            "loss": 0.0,
+            "reward": 0.1,
+            "reward_std": 0.0 if step <= 5 or step > 10 else 0.3,
+            "frac_reward_zero_std": 1.0 if step <= 5 or step > 10 else 0.2,
+            "grad_norm": 0.5,
+            "kl": 0.0,
+            "learning_rate": 1e-5,
+        }
+        for step in range(1, 21)
+    ]
     (output / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    (output / "run_info.json").write_text(json.dumps({"resumed_from": {"step": 20, "checkpoint": "checkpoint-20"},
-                                                      "total_steps": 20}))
+    (output / "run_info.json").write_text(
+        json.dumps({"resumed_from": {"step": 20, "checkpoint": "checkpoint-20"}, "total_steps": 20})
+    )
     store = Store(runs_dir / "runs.sqlite3")
-    store.insert(id="f1a7f1a7f1a7", state="succeeded", config_text="max_steps: 20\n", config_format="yaml",
-                 world_size=1, output_dir=str(output), run_dir=str(runs_dir / "f1a7f1a7f1a7"), warnings="[]",
-                 created_at=time.time() - 600, started_at=time.time() - 590, finished_at=time.time() - 60, exit_code=0)
+    store.insert(
+        id="f1a7f1a7f1a7",
+        state="succeeded",
+        config_text="max_steps: 20\n",
+        config_format="yaml",
+        world_size=1,
+        output_dir=str(output),
+        run_dir=str(runs_dir / "f1a7f1a7f1a7"),
+        warnings="[]",
+        created_at=time.time() - 600,
+        started_at=time.time() - 590,
+        finished_at=time.time() - 60,
+        exit_code=0,
+    )
     store.add_metrics("f1a7f1a7f1a7", records, 0, None)  # as the service ingested them while it ran
     store.close()
     return "f1a7f1a7f1a7"
@@ -109,6 +163,8 @@ def test_health_lists_the_error_first_and_marks_every_stretch_a_finding_held(pag
     item = page.locator("#health-list li[data-code='GRPO-A001']")
     assert item.get_attribute("data-steps") == ",".join(f"{a}-{b}" for a, b in stretches)
     page.wait_for_selector("figure[data-metric='frac_reward_zero_std'] rect.health-mark")
-    marks = page.eval_on_selector_all("figure[data-metric='frac_reward_zero_std'] rect.health-mark",
-                                      "(rects) => rects.map((r) => [Number(r.dataset.from), Number(r.dataset.to)])")
+    marks = page.eval_on_selector_all(
+        "figure[data-metric='frac_reward_zero_std'] rect.health-mark",
+        "(rects) => rects.map((r) => [Number(r.dataset.from), Number(r.dataset.to)])",
+    )
     assert marks == [list(s) for s in stretches], marks

@@ -36,9 +36,29 @@ CREATE INDEX runs_state ON runs (state);
 CREATE TABLE metrics (run_id TEXT NOT NULL REFERENCES runs (id), seq INTEGER NOT NULL, step INTEGER,
                       record TEXT NOT NULL, PRIMARY KEY (run_id, seq));
 """
-FIRST_COLUMNS = ("id", "seq", "state", "reason", "created_at", "started_at", "finished_at", "config_text",
-                 "config_format", "world_size", "output_dir", "run_dir", "resume_checkpoint", "resumed_from",
-                 "warnings", "pid", "pid_start", "exit_code", "cancel_requested_at", "metrics_inode", "metrics_offset")
+FIRST_COLUMNS = (
+    "id",
+    "seq",
+    "state",
+    "reason",
+    "created_at",
+    "started_at",
+    "finished_at",
+    "config_text",
+    "config_format",
+    "world_size",
+    "output_dir",
+    "run_dir",
+    "resume_checkpoint",
+    "resumed_from",
+    "warnings",
+    "pid",
+    "pid_start",
+    "exit_code",
+    "cancel_requested_at",
+    "metrics_inode",
+    "metrics_offset",
+)
 
 
 def old_runs_dir(tmp_path: Path) -> tuple[Path, int]:
@@ -47,13 +67,17 @@ def old_runs_dir(tmp_path: Path) -> tuple[Path, int]:
     runs_dir = tmp_path / "runs"
     scratch, output = seed_line(runs_dir, link=False, store=Store(tmp_path / "scratch.sqlite3"))
     rows = [[getattr(run, name) for name in FIRST_COLUMNS] for run in reversed(scratch.list())]
-    metrics = [(run_id, seq, record.get("step"), json.dumps(record)) for run_id in (PARENT, CHILD)
-               for seq, record in enumerate(scratch.metrics(run_id), 1)]
+    metrics = [
+        (run_id, seq, record.get("step"), json.dumps(record))
+        for run_id in (PARENT, CHILD)
+        for seq, record in enumerate(scratch.metrics(run_id), 1)
+    ]
     scratch.close()
     old = sqlite3.connect(str(runs_dir / "runs.sqlite3"))
     old.executescript(FIRST_SHAPE)
-    old.executemany(f"INSERT INTO runs ({', '.join(FIRST_COLUMNS)}) VALUES ({', '.join('?' * len(FIRST_COLUMNS))})",
-                    rows)
+    old.executemany(
+        f"INSERT INTO runs ({', '.join(FIRST_COLUMNS)}) VALUES ({', '.join('?' * len(FIRST_COLUMNS))})", rows
+    )
     old.executemany("INSERT INTO metrics (run_id, seq, step, record) VALUES (?, ?, ?, ?)", metrics)
     old.commit()
     old.close()
@@ -81,8 +105,9 @@ def test_a_first_release_database_opens_with_its_runs_and_each_run_its_own_compl
         # the successor's first step (1001) is not the parent's, though both trained a step 1001
         assert api.get(f"/{PARENT}/completions").json()["steps"] == [1482]
         assert api.get(f"/{PARENT}/completions", params={"step": 1001}).json()["rows"] == []
-        assert [json.loads(line)["step"] for line in api.get(f"/{PARENT}/completions.jsonl").text.splitlines()] == \
-            [1482]
+        assert [json.loads(line)["step"] for line in api.get(f"/{PARENT}/completions.jsonl").text.splitlines()] == [
+            1482
+        ]
         assert api.get(f"/{CHILD}/completions").json()["steps"] == [1001, 1482, 1483, 5000]
     store = Store(old_service.runs_dir / "runs.sqlite3")  # found once, kept: the next start does not search again
     assert store.get(PARENT).completions_end == old_service.end

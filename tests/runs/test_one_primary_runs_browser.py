@@ -27,8 +27,15 @@ def service(tmp_path_factory):
     output = runs_dir / "cancelled-output"
     (output / "checkpoint-500").mkdir(parents=True)
     (output / "checkpoint-500" / "runtime_state.json").write_text("{}")
-    store.insert(id=RESUMABLE, state="cancelled", config_text="max_steps: 5000\nsave_steps: 500\n",
-                 config_format="yaml", world_size=1, output_dir=str(output), run_dir=str(runs_dir / RESUMABLE))
+    store.insert(
+        id=RESUMABLE,
+        state="cancelled",
+        config_text="max_steps: 5000\nsave_steps: 500\n",
+        config_format="yaml",
+        world_size=1,
+        output_dir=str(output),
+        run_dir=str(runs_dir / RESUMABLE),
+    )
     store.add_metrics(RESUMABLE, [{"step": 1, "reward": 0.1}, {"step": 612, "reward": 0.4}], 0, None)
     store.close()
     with offline_runs_server(runs_dir, TOKEN) as live:

@@ -42,8 +42,9 @@ def test_a_run_owns_its_output_dir(make_service, assets):
     bad = post(service, named, existing_output="replace")
     assert bad.status_code == 422 and "existing_output" in bad.text
 
-    resumed = post(service, run_yaml(assets, output_dir="demo/output", max_steps=4, save_steps=2),
-                   existing_output="resume")
+    resumed = post(
+        service, run_yaml(assets, output_dir="demo/output", max_steps=4, save_steps=2), existing_output="resume"
+    )
     assert resumed.status_code == 201, resumed.text
     assert resumed.json()["resumed_from"] == owner["id"]
     done = service.wait_state(resumed.json()["id"], ("succeeded",))
@@ -69,12 +70,15 @@ def test_relative_paths_are_read_from_the_service_folder(make_service, assets, t
     shutil.copytree(assets.model, folder / "demo" / "model")
     shutil.copytree(assets.data, folder / "demo" / "data")
     service = make_service(cwd=folder)
-    text = run_yaml(assets, max_steps=1).replace(str(assets.model), "./demo/model").replace(str(assets.data),
-                                                                                          "demo/data")
+    text = (
+        run_yaml(assets, max_steps=1).replace(str(assets.model), "./demo/model").replace(str(assets.data), "demo/data")
+    )
     assert "./demo/model" in text and "demo/data" in text
     created = service.launch(text)
-    expected = {"model_name_or_path": str((folder / "demo" / "model").resolve()),
-                "dataset_name": str((folder / "demo" / "data").resolve())}
+    expected = {
+        "model_name_or_path": str((folder / "demo" / "model").resolve()),
+        "dataset_name": str((folder / "demo" / "data").resolve()),
+    }
     assert created["resolved_paths"] == expected
     done = service.wait_state(created["id"], ("succeeded", "failed"))
     assert done["state"] == "succeeded", service.run_log(created["id"])
@@ -101,8 +105,11 @@ def output_files(folder: Path) -> dict[str, str]:
     """Every file under a run's output_dir with the hash of its bytes."""
     import hashlib
 
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def test_two_launches_of_the_demo_recipe_keep_both_runs_outputs(make_service, assets, tmp_path):
@@ -137,8 +144,9 @@ def test_two_launches_of_the_demo_recipe_keep_both_runs_outputs(make_service, as
         assert run["checkpoints"] == ["checkpoint-1", "checkpoint-2"]
         for step in (1, 2):
             assert f"checkpoint-{step}/runtime_state.json" in files
-            assert any(name.startswith(f"checkpoint-{step}/") and name.endswith((".safetensors", ".bin"))
-                       for name in files), sorted(files)
+            assert any(
+                name.startswith(f"checkpoint-{step}/") and name.endswith((".safetensors", ".bin")) for name in files
+            ), sorted(files)
         assert any("/" not in name and name.endswith((".safetensors", ".bin")) for name in files), sorted(files)
         assert "config.json" in files  # the final model
         metrics = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
@@ -155,18 +163,23 @@ def test_every_path_a_run_reads_is_resolved_before_validation(make_service, asse
     (folder / "ds.json").write_text(json.dumps({"zero_optimization": {"stage": 2}}))
     (folder / "accelerate.yaml").write_text("distributed_type: NO\n")
     service = make_service(cwd=folder)
-    text = run_yaml(assets, deepspeed="./ds.json", config_file="accelerate.yaml",
-                    reward_model_name_or_path="demo/model").replace(str(assets.model), "demo/model")
-    expected = {"model_name_or_path": str((folder / "demo" / "model").resolve()),
-                "reward_model_name_or_path": str((folder / "demo" / "model").resolve()),
-                "deepspeed": str((folder / "ds.json").resolve()),
-                "config_file": str((folder / "accelerate.yaml").resolve())}
+    text = run_yaml(
+        assets, deepspeed="./ds.json", config_file="accelerate.yaml", reward_model_name_or_path="demo/model"
+    ).replace(str(assets.model), "demo/model")
+    expected = {
+        "model_name_or_path": str((folder / "demo" / "model").resolve()),
+        "reward_model_name_or_path": str((folder / "demo" / "model").resolve()),
+        "deepspeed": str((folder / "ds.json").resolve()),
+        "config_file": str((folder / "accelerate.yaml").resolve()),
+    }
     refused = post(service, text.replace("loss_type: dapo", "loss_type: no_such_loss"))
     assert refused.status_code == 422, refused.text  # a refusal says which paths it judged
     assert refused.json()["resolved_paths"] == expected
     assert [d["fields"] for d in refused.json()["diagnostics"] if d["severity"] == "error"] == [["loss_type"]]
-    hub = post(service, run_yaml(assets, model_name_or_path="Qwen/Qwen2.5-0.5B", deepspeed="./ds.json",
-                                 loss_type="no_such_loss"))
+    hub = post(
+        service,
+        run_yaml(assets, model_name_or_path="Qwen/Qwen2.5-0.5B", deepspeed="./ds.json", loss_type="no_such_loss"),
+    )
     assert hub.json()["resolved_paths"] == {"deepspeed": str((folder / "ds.json").resolve())}  # a Hub name stays
     created = post(service, text)
     assert created.status_code == 201, created.text

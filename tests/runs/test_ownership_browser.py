@@ -19,14 +19,16 @@ def fact(page, name: str) -> str:
     return page.text_content(f"#run-facts [data-fact='{name}'] dd")
 
 
-def test_relative_paths_a_refused_second_launch_and_a_failed_run_on_the_runs_page(page, make_service, assets,
-                                                                                   tmp_path):
+def test_relative_paths_a_refused_second_launch_and_a_failed_run_on_the_runs_page(page, make_service, assets, tmp_path):
     folder = tmp_path / "service-folder"
     shutil.copytree(assets.model, folder / "demo" / "model")
     shutil.copytree(assets.data, folder / "demo" / "data")
     service = make_service(cwd=folder)
-    text = run_yaml(assets, max_steps=2, save_steps=2, output_dir="shared/output") \
-        .replace(str(assets.model), "./demo/model").replace(str(assets.data), "demo/data")
+    text = (
+        run_yaml(assets, max_steps=2, save_steps=2, output_dir="shared/output")
+        .replace(str(assets.model), "./demo/model")
+        .replace(str(assets.data), "demo/data")
+    )
     assert "./demo/model" in text and "demo/data" in text
 
     # relative paths: the run reads the service folder's demo/ and succeeds; the page shows the resolved paths

@@ -16,8 +16,7 @@ from tests.support.service import TOKEN, Service
 
 def plan(service, text: str, token: str | None = None, **params) -> dict:
     with service.client(token) as client:
-        answer = client.post("/api/v1/plan", content=text, params=params,
-                             headers={"Content-Type": "application/yaml"})
+        answer = client.post("/api/v1/plan", content=text, params=params, headers={"Content-Type": "application/yaml"})
     assert answer.status_code == 200, answer.text
     return answer.json()
 
@@ -61,8 +60,9 @@ def test_a_path_outside_the_services_folder_is_read_only_for_the_runs_token(serv
     for value in (str(outside), "../elsewhere/train.jsonl"):
         text = DEMO.read_text().replace("dataset_name: demo/data", f"dataset_name: {value}")
         refused = prompt_line(plan(service, text, hardware="8GB")["memory_lines"])
-        assert refused.startswith(f"{PROMPT_LINE}512 tokens (a default: the service does not read dataset_name "
-                                  f"'{value}'"), refused
+        assert refused.startswith(
+            f"{PROMPT_LINE}512 tokens (a default: the service does not read dataset_name '{value}'"
+        ), refused
         assert "send the runs token (Authorization: Bearer)" in refused and refused.endswith("; pass prompt_length)")
         wrong = prompt_line(plan(service, text, token="not-the-token", hardware="8GB")["memory_lines"])
         assert wrong == refused
@@ -87,20 +87,29 @@ def test_hub_names_are_read_from_the_services_caches_only(make_service, folder, 
     snapshot.mkdir(parents=True)
     shutil.copy(folder / "demo" / "data" / "train.jsonl", snapshot / "train.jsonl")
     service = make_service(cwd=folder, GRPO_WEB_RUNS_PREPARE_DEMO="0", HF_HOME=str(tmp_path / "hf"))
-    cached = plan(service, DEMO.read_text().replace("dataset_name: demo/data", "dataset_name: acme/words"),
-                  hardware="8GB")
+    cached = plan(
+        service, DEMO.read_text().replace("dataset_name: demo/data", "dataset_name: acme/words"), hardware="8GB"
+    )
     assert cached["prompt_lengths"]["rows"] == 64 and cached["prompt_lengths"]["source"] == str(
-        snapshot / "train.jsonl")
-    absent = plan(service, DEMO.read_text().replace("dataset_name: demo/data", "dataset_name: acme/absent"),
-                  hardware="8GB")
-    assert prompt_line(absent["memory_lines"]) == (f"{PROMPT_LINE}512 tokens (a default: the dataset is not on this "
-                                                    "machine; pass prompt_length)")
-    unknown = plan(service, DEMO.read_text().replace("model_name_or_path: demo/model",
-                                                     "model_name_or_path: acme/unknown-model"), hardware="8GB")
+        snapshot / "train.jsonl"
+    )
+    absent = plan(
+        service, DEMO.read_text().replace("dataset_name: demo/data", "dataset_name: acme/absent"), hardware="8GB"
+    )
+    assert prompt_line(absent["memory_lines"]) == (
+        f"{PROMPT_LINE}512 tokens (a default: the dataset is not on this machine; pass prompt_length)"
+    )
+    unknown = plan(
+        service,
+        DEMO.read_text().replace("model_name_or_path: demo/model", "model_name_or_path: acme/unknown-model"),
+        hardware="8GB",
+    )
     h005 = next(d for d in unknown["diagnostics"] if d["code"] == "GRPO-H005")
-    assert h005["message"] == ("unknown model 'acme/unknown-model': no model folder the service reads, its Hugging "
-                               "Face cache nor the built-in catalogue has it; run `grpo plan --model-config PATH` "
-                               "where its config.json is")
+    assert h005["message"] == (
+        "unknown model 'acme/unknown-model': no model folder the service reads, its Hugging "
+        "Face cache nor the built-in catalogue has it; run `grpo plan --model-config PATH` "
+        "where its config.json is"
+    )
 
 
 def test_with_runs_off_nothing_is_read_and_the_plan_says_how_to_get_the_lengths(folder, tmp_path):
@@ -112,34 +121,47 @@ def test_with_runs_off_nothing_is_read_and_the_plan_says_how_to_get_the_lengths(
 
 
 def runs_off(service) -> None:
-    doc = plan(service, DEMO.read_text().replace("model_name_or_path: demo/model",
-                                                 "model_name_or_path: HuggingFaceTB/SmolLM2-135M-Instruct"),
-               hardware="8GB")
+    doc = plan(
+        service,
+        DEMO.read_text().replace(
+            "model_name_or_path: demo/model", "model_name_or_path: HuggingFaceTB/SmolLM2-135M-Instruct"
+        ),
+        hardware="8GB",
+    )
     line = prompt_line(doc["memory_lines"])
     assert doc["prompt_lengths"] is None and line.startswith(
-        f"{PROMPT_LINE}512 tokens (a default: the service reads no dataset while its runs are off"), line
+        f"{PROMPT_LINE}512 tokens (a default: the service reads no dataset while its runs are off"
+    ), line
     assert "grpo serve --enable-runs" in line
     demo = plan(service, DEMO.read_text(), hardware="8GB")  # the Demo's own model is known by its path
     assert not any(d["code"] == "GRPO-H005" for d in demo["diagnostics"]), demo["diagnostics"]
-    local_model = plan(service, DEMO.read_text().replace("model_name_or_path: demo/model",
-                                                         "model_name_or_path: models/mine"), hardware="8GB")
-    assert any(d["code"] == "GRPO-H005" and "reads no model folder while its runs are off" in d["message"]
-               for d in local_model["diagnostics"])
+    local_model = plan(
+        service,
+        DEMO.read_text().replace("model_name_or_path: demo/model", "model_name_or_path: models/mine"),
+        hardware="8GB",
+    )
+    assert any(
+        d["code"] == "GRPO-H005" and "reads no model folder while its runs are off" in d["message"]
+        for d in local_model["diagnostics"]
+    )
 
 
 def test_validate_planning_for_hardware_reads_what_the_plan_reads(service, folder):
     """POST /api/v1/validate with a `# grpo: --hardware` comment (a body small enough for the fast lane) and with
     ?hardware= give the memory lines `grpo validate --hardware` prints, so the form's diagnostics and its memory
     panel agree."""
-    small = ("# grpo: --hardware 8GB\nmodel_name_or_path: demo/model\ndataset_name: demo/data\n"
-             "reward_funcs: [grpo_runtime.data.reward_library.target_word_reward]\nper_device_train_batch_size: 32\n"
-             "num_generations: 8\nmax_completion_length: 6\nuse_cpu: true\nbf16: false\n")
+    small = (
+        "# grpo: --hardware 8GB\nmodel_name_or_path: demo/model\ndataset_name: demo/data\n"
+        "reward_funcs: [grpo_runtime.data.reward_library.target_word_reward]\nper_device_train_batch_size: 32\n"
+        "num_generations: 8\nmax_completion_length: 6\nuse_cpu: true\nbf16: false\n"
+    )
     cli = validate(folder, small, "8GB")["memory_lines"]
     assert "of 64 rows of demo/data/train.jsonl" in prompt_line(cli)
     with service.client(None) as client:
         for params, text in (({}, small), ({"hardware": "8GB"}, DEMO.read_text())):
-            answer = client.post("/api/v1/validate", params=params, content=text,
-                                 headers={"Content-Type": "application/yaml"})
+            answer = client.post(
+                "/api/v1/validate", params=params, content=text, headers={"Content-Type": "application/yaml"}
+            )
             assert answer.status_code == 200, answer.text
             assert prompt_line(answer.json()["memory_lines"]) == prompt_line(cli), params
 
@@ -152,8 +174,10 @@ def test_a_chat_template_written_in_the_config_is_rendered_only_for_the_runs_tok
     holder = plan(service, text, token=TOKEN, hardware="8GB", profile="open-r1")
     assert anyone["prompt_lengths"]["counted"].endswith(
         "(the service renders a chat_template written in the config only for a client that sends the runs token; "
-        "the model's own was used)")
+        "the model's own was used)"
+    )
     assert anyone["prompt_lengths"] == plan(service, DEMO.read_text(), hardware="8GB")["prompt_lengths"] | {
-        "counted": anyone["prompt_lengths"]["counted"]}  # the model's own template: the demo's counts
+        "counted": anyone["prompt_lengths"]["counted"]
+    }  # the model's own template: the demo's counts
     assert holder["prompt_lengths"]["counted"].endswith("after its chat template")
     assert holder["prompt_lengths"]["max"] < anyone["prompt_lengths"]["max"]  # the recipe's: no role markers

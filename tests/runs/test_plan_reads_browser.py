@@ -11,9 +11,9 @@ import shutil
 
 import pytest
 
+from tests.support.plan_reads import DEMO, PROMPT_LINE, folder, prompt_line, service, validate  # noqa: F401
 from tests.support.runs_page import import_config, page, shot  # noqa: F401  (page: the fixture)
 from tests.support.service import TOKEN
-from tests.support.plan_reads import DEMO, PROMPT_LINE, folder, prompt_line, service, validate  # noqa: F401
 
 pytestmark = [pytest.mark.browser]
 
@@ -23,8 +23,11 @@ def panel_lines(page) -> list[str]:
 
 
 def wait_for_prompt_line(page, words: str) -> str:
-    page.wait_for_function("(words) => [...document.querySelectorAll('#memory-lines li')].some("
-                           "(li) => li.textContent.includes(words))", arg=words, timeout=30_000)
+    page.wait_for_function(
+        "(words) => [...document.querySelectorAll('#memory-lines li')].some((li) => li.textContent.includes(words))",
+        arg=words,
+        timeout=30_000,
+    )
     return prompt_line(panel_lines(page))
 
 
@@ -59,8 +62,12 @@ def test_the_memory_panel_shows_the_datas_prompt_lengths_and_h011(page, service,
     shot(page, "memory-panel-h011")
 
 
-def test_the_panel_sends_the_tabs_runs_token_so_a_path_outside_the_folder_is_read(page, service, folder,  # noqa: F811
-                                                                                  tmp_path):
+def test_the_panel_sends_the_tabs_runs_token_so_a_path_outside_the_folder_is_read(
+    page,
+    service,
+    folder,  # noqa: F811
+    tmp_path,
+):
     outside = tmp_path / "elsewhere" / "train.jsonl"
     outside.parent.mkdir()
     shutil.copy(folder / "demo" / "data" / "train.jsonl", outside)

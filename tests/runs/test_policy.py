@@ -6,8 +6,7 @@ import pytest
 
 from grpo_schema import check_mapping, check_text
 from grpo_schema.engine.codes import CODES
-from grpo_schema.engine.policy import (ServicePolicy, missing_local_paths, output_dir_busy, resolve_under,
-                                       service_policy)
+from grpo_schema.engine.policy import ServicePolicy, missing_local_paths, output_dir_busy, resolve_under, service_policy
 
 BASE = "model_name_or_path: m\ndataset_name: d\n"  # line 3 onwards: the reward, then the text under test
 
@@ -21,8 +20,11 @@ def refusals(text: str, policy: ServicePolicy, profiles=(), world_size=None) -> 
 @pytest.fixture
 def policy(tmp_path) -> ServicePolicy:
     (tmp_path / "runs").mkdir()
-    return ServicePolicy(runs_dir=tmp_path / "runs", reward_imports=frozenset({"grpo_runtime.data.reward_library.x"}),
-                         env_allowlist=frozenset({"OMP_NUM_THREADS"}))
+    return ServicePolicy(
+        runs_dir=tmp_path / "runs",
+        reward_imports=frozenset({"grpo_runtime.data.reward_library.x"}),
+        env_allowlist=frozenset({"OMP_NUM_THREADS"}),
+    )
 
 
 def only(found: list[dict], code: str) -> dict:
@@ -41,8 +43,10 @@ def test_dotted_reward_is_refused_unless_allowed(policy):
     diag = only(refusals("reward_funcs: [my_pkg.rewards.cheat]\n", policy), "GRPO-X001")
     assert diag["fields"] == ["reward_funcs"] and diag["line"] == 3 and "my_pkg.rewards.cheat" in diag["message"]
     assert refusals("reward_funcs: [grpo_runtime.data.reward_library.x]\n", policy) == []  # allowed by name
-    assert refusals("reward_funcs: [my_pkg.rewards.cheat]\n",
-                    ServicePolicy(policy.runs_dir, allow_reward_imports=True)) == []
+    assert (
+        refusals("reward_funcs: [my_pkg.rewards.cheat]\n", ServicePolicy(policy.runs_dir, allow_reward_imports=True))
+        == []
+    )
 
 
 def test_env_outside_the_allow_list_is_refused(policy):
@@ -54,9 +58,14 @@ def test_env_outside_the_allow_list_is_refused(policy):
     assert "GRPO-E003" in {d.code for d in check_text(BASE + "env:\n  LD_PRELOAD: /tmp/x.so\n").diagnostics}
 
 
-@pytest.mark.parametrize("text,field", [("trust_remote_code: true\n", "trust_remote_code"),
-                                        ("model_init_kwargs: {trust_remote_code: true}\n", "model_init_kwargs"),
-                                        ("model_init_kwargs: '{\"trust_remote_code\": true}'\n", "model_init_kwargs")])
+@pytest.mark.parametrize(
+    "text,field",
+    [
+        ("trust_remote_code: true\n", "trust_remote_code"),
+        ("model_init_kwargs: {trust_remote_code: true}\n", "model_init_kwargs"),
+        ("model_init_kwargs: '{\"trust_remote_code\": true}'\n", "model_init_kwargs"),
+    ],
+)
 def test_trust_remote_code_is_refused_unless_allowed(policy, text, field):
     diag = only(refusals(text, policy), "GRPO-X003")
     assert diag["fields"] == [field] and diag["line"] == 4
@@ -105,8 +114,15 @@ def test_more_processes_than_allowed_is_refused(policy):
 
 
 def test_a_json_body_gets_the_same_refusals_without_positions(policy):
-    result = check_mapping({"model_name_or_path": "m", "dataset_name": "d", "reward_funcs": ["a.b"],
-                            "output_dir": "/abs", "trust_remote_code": True})
+    result = check_mapping(
+        {
+            "model_name_or_path": "m",
+            "dataset_name": "d",
+            "reward_funcs": ["a.b"],
+            "output_dir": "/abs",
+            "trust_remote_code": True,
+        }
+    )
     found = [d.to_dict() for d in service_policy(result, policy)]
     assert [d["code"] for d in found] == ["GRPO-X001", "GRPO-X003", "GRPO-X004"]
     assert all(d["line"] is None for d in found)
@@ -126,10 +142,17 @@ def test_refusals_quoting_a_huge_value_are_bounded_like_the_validators(policy, t
     assert all(d["line"] is not None for d in found)  # placed at the key, as before
 
 
-@pytest.mark.parametrize("value, target", [
-    ("null", None), ("false", None), ("''", None), ("true", "LATEST"),
-    ("latest", "latest"), ("ckpt/checkpoint-5", "ckpt/checkpoint-5"),
-])
+@pytest.mark.parametrize(
+    "value, target",
+    [
+        ("null", None),
+        ("false", None),
+        ("''", None),
+        ("true", "LATEST"),
+        ("latest", "latest"),
+        ("ckpt/checkpoint-5", "ckpt/checkpoint-5"),
+    ],
+)
 def test_one_reading_of_resume_from_checkpoint_for_policy_api_and_trainer(policy, value, target):
     """Found reviewing the change: the policy read 'FALSE' as "no resume", the runs API as a folder to resume
     from, and the trainer as a folder too. grpo_schema.engine.resume.resume_target is now the one reading."""
@@ -137,7 +160,7 @@ def test_one_reading_of_resume_from_checkpoint_for_policy_api_and_trainer(policy
 
     result = check_text(BASE + "reward_funcs: [accuracy_reward]\n" + f"resume_from_checkpoint: {value}\n")
     got = resume_target(result.config.resume_from_checkpoint)
-    assert (got is LATEST if target == "LATEST" else got == target)
+    assert got is LATEST if target == "LATEST" else got == target
     assert refusals(f"resume_from_checkpoint: {value}\n", policy) == []
     assert only(refusals("resume_from_checkpoint: /elsewhere/checkpoint-5\n", policy), "GRPO-X004")
 
@@ -164,7 +187,9 @@ def test_a_local_model_or_dataset_path_that_names_nothing_is_refused_with_how_to
     demo = "model_name_or_path: demo/model\ndataset_name: demo/data\nreward_funcs: [accuracy_reward]\n"
     found = missing(demo, tmp_path)
     assert [(d["code"], d["fields"], d["line"]) for d in found] == [
-        ("GRPO-X010", ["model_name_or_path"], 1), ("GRPO-X010", ["dataset_name"], 2)]
+        ("GRPO-X010", ["model_name_or_path"], 1),
+        ("GRPO-X010", ["dataset_name"], 2),
+    ]
     assert "'demo/model'" in found[0]["message"] and str(tmp_path) in found[0]["message"]
     assert "grpo demo demo" in found[0]["hint"] and CODES["GRPO-X010"].explanation
     (tmp_path / "demo" / "model").mkdir(parents=True)
@@ -174,5 +199,10 @@ def test_a_local_model_or_dataset_path_that_names_nothing_is_refused_with_how_to
     found = missing(other, tmp_path, {"model_name_or_path": str(tmp_path / "nowhere")})
     assert [d["fields"] for d in found] == [["model_name_or_path"], ["dataset_name"]]
     assert "grpo demo demo" not in found[0]["hint"] and "Hub name" in found[0]["hint"]
-    assert missing("model_name_or_path: Qwen/Qwen2.5-0.5B\ndataset_name: trl-lib/tldr\n"
-                   "reward_funcs: [accuracy_reward]\n", tmp_path) == []
+    assert (
+        missing(
+            "model_name_or_path: Qwen/Qwen2.5-0.5B\ndataset_name: trl-lib/tldr\nreward_funcs: [accuracy_reward]\n",
+            tmp_path,
+        )
+        == []
+    )

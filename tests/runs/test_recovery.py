@@ -17,13 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.env import wait_for
 from grpo_web.runs import outputs, procs
 from grpo_web.runs.launcher import launch_command
 from grpo_web.runs.local import describe_exit
 from grpo_web.runs.manager import QueueFull, RunConflict, RunManager
 from grpo_web.runs.store import Store
 from grpo_web.settings import Settings
+from tests.support.env import wait_for
 
 
 @pytest.fixture
@@ -54,15 +54,28 @@ def wrapped(runs_dir: Path, run_id: str, code: str, record_pid: bool = True) -> 
     run_dir = runs_dir / run_id
     run_dir.mkdir(parents=True)
     with (run_dir / "run.log").open("ab") as log:
-        popen = subprocess.Popen([sys.executable, "-m", "grpo_web.runs.wrapper", str(run_dir), "--", sys.executable, "-c",
-                                  code], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        popen = subprocess.Popen(
+            [sys.executable, "-m", "grpo_web.runs.wrapper", str(run_dir), "--", sys.executable, "-c", code],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     wait_for(lambda: (run_dir / "process.json").exists(), 20, "the wrapper to record itself")
     process = json.loads((run_dir / "process.json").read_text())
     assert process["pid"] == popen.pid and process["start_time"] == procs.start_time(popen.pid)
     store = Store(runs_dir / "runs.sqlite3")
-    store.insert(id=run_id, state="running", config_text="{}\n", config_format="json", world_size=1,
-                 output_dir=str(run_dir / "output"), run_dir=str(run_dir), started_at=time.time(),
-                 pid=process["pid"] if record_pid else None, pid_start=process["start_time"] if record_pid else None)
+    store.insert(
+        id=run_id,
+        state="running",
+        config_text="{}\n",
+        config_format="json",
+        world_size=1,
+        output_dir=str(run_dir / "output"),
+        run_dir=str(run_dir),
+        started_at=time.time(),
+        pid=process["pid"] if record_pid else None,
+        pid_start=process["start_time"] if record_pid else None,
+    )
     store.close()
     return popen, process
 
@@ -113,8 +126,10 @@ def test_a_run_recorded_without_its_pid_is_found_from_the_wrappers_record(runs_d
 
 
 def test_cancel_sends_sigterm_to_the_group_then_sigkill_after_the_grace_period(runs_dir, open_manager):
-    stubborn = ("import signal, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('ready', flush=True);"
-                " time.sleep(60)")
+    stubborn = (
+        "import signal, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('ready', flush=True);"
+        " time.sleep(60)"
+    )
     popen, process = wrapped(runs_dir, "aaaaaaaaaaa5", stubborn)
     log = runs_dir / "aaaaaaaaaaa5" / "run.log"
     wait_for(lambda: "ready" in log.read_text(), 20, "the command to ignore SIGTERM")
@@ -149,8 +164,15 @@ def test_one_runs_directory_has_one_service(runs_dir, open_manager):
 
 def test_metrics_are_copied_line_by_line_and_start_over_when_the_file_is_replaced(runs_dir):
     store = Store(runs_dir / "runs.sqlite3")
-    run = store.insert(id="aaaaaaaaaaa7", state="running", config_text="", config_format="yaml", world_size=1,
-                       output_dir=str(runs_dir / "out"), run_dir=str(runs_dir / "aaaaaaaaaaa7"))
+    run = store.insert(
+        id="aaaaaaaaaaa7",
+        state="running",
+        config_text="",
+        config_format="yaml",
+        world_size=1,
+        output_dir=str(runs_dir / "out"),
+        run_dir=str(runs_dir / "aaaaaaaaaaa7"),
+    )
     metrics = runs_dir / "out" / "metrics.jsonl"
     metrics.parent.mkdir(parents=True)
     metrics.write_text('{"step": 1, "reward": 0.5}\n{"step": 2, "rew')  # the second line is still being written
@@ -171,16 +193,25 @@ def test_only_complete_checkpoints_are_listed_and_resumed_from(runs_dir):
     from grpo_web.runs.documents import detail
 
     output = runs_dir / "out"
-    for step, files in ((2, ("model.safetensors", "rng_state_0.pth", "runtime_state.json")),
-                        (4, ("model.safetensors", "rng_state_0.pth", "runtime_state.json.partial"))):  # cut short
+    for step, files in (
+        (2, ("model.safetensors", "rng_state_0.pth", "runtime_state.json")),
+        (4, ("model.safetensors", "rng_state_0.pth", "runtime_state.json.partial")),
+    ):  # cut short
         folder = output / f"checkpoint-{step}"
         folder.mkdir(parents=True)
         for name in files:
             (folder / name).write_text("x")
     assert outputs.last_complete_checkpoint(output) == output / "checkpoint-2"
     store = Store(runs_dir / "runs.sqlite3")
-    run = store.insert(id="aaaaaaaaaaa8", state="cancelled", config_text="", config_format="yaml", world_size=1,
-                       output_dir=str(output), run_dir=str(runs_dir / "aaaaaaaaaaa8"))
+    run = store.insert(
+        id="aaaaaaaaaaa8",
+        state="cancelled",
+        config_text="",
+        config_format="yaml",
+        world_size=1,
+        output_dir=str(output),
+        run_dir=str(runs_dir / "aaaaaaaaaaa8"),
+    )
     assert detail(run, store)["checkpoints"] == ["checkpoint-2"]
     store.close()
 
@@ -192,8 +223,10 @@ def test_the_checkpoint_state_file_is_the_runtimes():
     assert outputs.RUNTIME_STATE_FILE == STATE_FILE
 
 
-@pytest.mark.parametrize("code,text", [(0, "exited with code 0"), (1, "exited with code 1"),
-                                       (143, "killed by SIGTERM"), (-9, "killed by SIGKILL")])
+@pytest.mark.parametrize(
+    "code,text",
+    [(0, "exited with code 0"), (1, "exited with code 1"), (143, "killed by SIGTERM"), (-9, "killed by SIGKILL")],
+)
 def test_exit_statuses_read_as_words(code, text):
     assert describe_exit(code) == text
 
@@ -202,8 +235,12 @@ def test_a_run_is_grpo_launch_with_its_world_size_and_the_resolved_paths(tmp_pat
     command = launch_command(tmp_path / "config.yaml", 2, "/runs/a b/out", "/runs/a b/out/checkpoint-4")
     assert command[1:4] == ["-m", "grpo_schema", "launch"] and command[5:7] == ["--num-processes", "2"]
     # --set values are read as YAML: JSON strings keep any path as it is
-    assert command[7:] == ["--set", 'output_dir="/runs/a b/out"', "--set",
-                           'resume_from_checkpoint="/runs/a b/out/checkpoint-4"']
+    assert command[7:] == [
+        "--set",
+        'output_dir="/runs/a b/out"',
+        "--set",
+        'resume_from_checkpoint="/runs/a b/out/checkpoint-4"',
+    ]
 
 
 def test_the_operators_env_allow_list_reaches_the_launched_validation(tmp_path):
@@ -222,21 +259,31 @@ def _checkpoints(output, *steps) -> None:
         (output / f"checkpoint-{step}" / "runtime_state.json").write_text("{}")
 
 
-@pytest.mark.parametrize("state,config,logged,possible", [
-    ("succeeded", "max_steps: 4\n", 4, False),  # every step trained: a resume trains nothing (GRPO-A014)
-    ("succeeded", "num_train_epochs: 2\n", 4, False),  # by epochs: its last logged step was its last
-    ("succeeded", "max_steps: 8\n", 4, True),  # stopped early (a fatal health finding): steps are left
-    ("failed", "max_steps: 4\n", 4, True),  # failed after its last checkpoint: a resume still saves the model
-    ("cancelled", "max_steps: 10\n", 4, True),
-])
+@pytest.mark.parametrize(
+    "state,config,logged,possible",
+    [
+        ("succeeded", "max_steps: 4\n", 4, False),  # every step trained: a resume trains nothing (GRPO-A014)
+        ("succeeded", "num_train_epochs: 2\n", 4, False),  # by epochs: its last logged step was its last
+        ("succeeded", "max_steps: 8\n", 4, True),  # stopped early (a fatal health finding): steps are left
+        ("failed", "max_steps: 4\n", 4, True),  # failed after its last checkpoint: a resume still saves the model
+        ("cancelled", "max_steps: 10\n", 4, True),
+    ],
+)
 def test_a_resume_is_offered_only_where_it_trains_something(runs_dir, state, config, logged, possible):
     from grpo_web.runs import resumable
 
     output = runs_dir / "out"
     _checkpoints(output, 2, 4)
     store = Store(runs_dir / "runs.sqlite3")
-    run = store.insert(id="aaaaaaaaaaa9", state=state, config_text=config, config_format="yaml", world_size=1,
-                       output_dir=str(output), run_dir=str(runs_dir / "aaaaaaaaaaa9"))
+    run = store.insert(
+        id="aaaaaaaaaaa9",
+        state=state,
+        config_text=config,
+        config_format="yaml",
+        world_size=1,
+        output_dir=str(output),
+        run_dir=str(runs_dir / "aaaaaaaaaaa9"),
+    )
     judged = resumable.judge(run, logged)
     assert judged.possible is possible and judged.checkpoint == "checkpoint-4"
     if not possible:

@@ -19,9 +19,18 @@ def test_x007_says_how_this_config_differs_from_the_run_it_would_resume(make_ser
     output = tmp_path / "runs" / "shared-output"  # output_dir: shared-output, under the runs directory
     theirs = yaml.safe_load(run_yaml(assets, learning_rate=1e-6, max_steps=50, output_dir="shared-output"))
     store = Store(tmp_path / "runs" / "runs.sqlite3")
-    store.insert(id="00aa11bb22cc", state="cancelled", config_text=yaml.safe_dump(theirs), config_format="yaml",
-                 world_size=1, output_dir=str(output), run_dir=str(tmp_path / "runs" / "00aa11bb22cc"),
-                 warnings="[]", created_at=time.time() - 600, finished_at=time.time() - 60)
+    store.insert(
+        id="00aa11bb22cc",
+        state="cancelled",
+        config_text=yaml.safe_dump(theirs),
+        config_format="yaml",
+        world_size=1,
+        output_dir=str(output),
+        run_dir=str(tmp_path / "runs" / "00aa11bb22cc"),
+        warnings="[]",
+        created_at=time.time() - 600,
+        finished_at=time.time() - 60,
+    )
     store.close()
     service = make_service()
     mine = {**theirs, "learning_rate": 1e-5, "max_steps": 60, "beta": 0.04}
@@ -31,7 +40,9 @@ def test_x007_says_how_this_config_differs_from_the_run_it_would_resume(make_ser
     assert answer.status_code == 422 and "output_owner" in answer.json(), answer.text
     owner = answer.json()["output_owner"]
     assert owner["id"] == "00aa11bb22cc"
-    assert owner["differences"] == [{"key": "beta", "this": 0.04, "that": 0.0},
-                                    {"key": "learning_rate", "this": 1e-5, "that": 1e-6},
-                                    {"key": "max_steps", "this": 60, "that": 50},
-                                    {"key": "num_generations", "this": None, "that": 4}]
+    assert owner["differences"] == [
+        {"key": "beta", "this": 0.04, "that": 0.0},
+        {"key": "learning_rate", "this": 1e-5, "that": 1e-6},
+        {"key": "max_steps", "this": 60, "that": 50},
+        {"key": "num_generations", "this": None, "that": 4},
+    ]

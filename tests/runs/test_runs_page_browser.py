@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.run_config import run_yaml
 from tests.support.completions_file import controlled_completions
+from tests.support.run_config import run_yaml
 from tests.support.runs_page import import_config, page, press_launch, shot, shown_indexes  # noqa: F401  (page)
 from tests.support.service import TOKEN
 
@@ -41,16 +41,26 @@ def test_the_runs_page_fits_a_390_px_phone_without_scrolling_sideways(page, make
     page.wait_for_selector("#token-form:not([hidden])")
     assert page.evaluate(WIDER_THAN_PAGE) == []
     page.goto("about:blank")
-    run = service.launch(run_yaml(assets, max_steps=2, save_steps=1, log_completions=True,
-                                  output_dir="a-rather-long-folder-name-for-the-outputs-of-this-run/output"))
-    other = service.launch(run_yaml(assets, max_steps=2, learning_rate=0.05,
-                                    dataset_name=str(assets.data) + "/../" + assets.data.name))
+    run = service.launch(
+        run_yaml(
+            assets,
+            max_steps=2,
+            save_steps=1,
+            log_completions=True,
+            output_dir="a-rather-long-folder-name-for-the-outputs-of-this-run/output",
+        )
+    )
+    other = service.launch(
+        run_yaml(assets, max_steps=2, learning_rate=0.05, dataset_name=str(assets.data) + "/../" + assets.data.name)
+    )
     for launched in (run, other):
         service.wait_state(launched["id"], ("succeeded",), timeout=240)
     path = Path(service.run(run["id"])["output_dir"]) / "completions.jsonl"
     with path.open("a") as handle:  # a completion with no spaces to break at, as a model may write
-        handle.write(json.dumps({"step": 2, "prompt": "p", "completion": "x" * 400,
-                                 "rewards": {"target_word_reward": 0.0}}) + "\n")
+        handle.write(
+            json.dumps({"step": 2, "prompt": "p", "completion": "x" * 400, "rewards": {"target_word_reward": 0.0}})
+            + "\n"
+        )
     open_run(page, service, run["id"])
     page.wait_for_selector("#completions-list .completion", timeout=30_000)
     page.wait_for_selector("#charts figure")
@@ -75,7 +85,8 @@ def note(page) -> str:
 
 
 def test_completions_sort_and_filter_act_on_every_row_of_the_step_and_the_counter_says_what_matches(
-        page, make_service, assets):
+    page, make_service, assets
+):
     service = make_service()
     run = service.launch(run_yaml(assets, max_steps=1, save_steps=1))
     service.wait_state(run["id"], ("succeeded",), timeout=240)
@@ -83,38 +94,49 @@ def test_completions_sort_and_filter_act_on_every_row_of_the_step_and_the_counte
     # beyond the first 200 the page loads
     controlled_completions(Path(service.run(run["id"])["output_dir"]) / "completions.jsonl")
     open_run(page, service, run["id"])
-    page.wait_for_function("() => /200 of 450 completions of step 2/.test("
-                           "document.getElementById('completions-note').textContent)", timeout=30_000)
+    page.wait_for_function(
+        "() => /200 of 450 completions of step 2/.test(document.getElementById('completions-note').textContent)",
+        timeout=30_000,
+    )
 
     page.select_option("#completions-sort", "reward-desc")  # the best group of the step first, best row first
-    page.wait_for_function("() => document.querySelector('#completions-list .completion').dataset.index === '457'",
-                           timeout=10_000)
+    page.wait_for_function(
+        "() => document.querySelector('#completions-list .completion').dataset.index === '457'", timeout=10_000
+    )
     assert shown_indexes(page)[:11] == [457, 456, 455, 454, 453, 452, 451, 450, 449, 448, 447]
     assert page.inner_text("#completions-list .group .prompt-text") == "prompt 44"
     assert "200 of 450 completions of step 2" in note(page)
     page.select_option("#completions-sort", "order")
 
     page.fill("#completions-min", "0.9")  # a total reward of at least 0.9: rows 405 to 449, all beyond the first 200
-    page.wait_for_function("() => document.querySelectorAll('#completions-list .completion').length === 45",
-                           timeout=10_000)
+    page.wait_for_function(
+        "() => document.querySelectorAll('#completions-list .completion').length === 45", timeout=10_000
+    )
     assert shown_indexes(page) == list(range(8 + 405, 8 + 450))
     assert "45 completions of step 2 match the filters (450 in the step)" in note(page), note(page)
     assert page.locator("#completions-more").is_hidden()
 
     page.fill("#completions-min", "")
     page.fill("#completions-search", "row 44")  # "row 44" and "row 440" to "row 449": 11 rows
-    page.wait_for_function("() => document.querySelectorAll('#completions-list .completion').length === 11",
-                           timeout=10_000)
+    page.wait_for_function(
+        "() => document.querySelectorAll('#completions-list .completion').length === 11", timeout=10_000
+    )
     assert "11 completions of step 2 match the filters" in note(page), note(page)
     page.fill("#completions-search", "zzz-no-such-text")
-    page.wait_for_function("() => /No completion of step 2 matches the filters/.test("
-                           "document.getElementById('completions-note').textContent)", timeout=10_000)
+    page.wait_for_function(
+        "() => /No completion of step 2 matches the filters/.test("
+        "document.getElementById('completions-note').textContent)",
+        timeout=10_000,
+    )
     assert page.locator("#completions-list .completion").count() == 0
     assert "450 in the step" in note(page)
     shot(page, "completions-none-match")
     page.fill("#completions-search", "")
-    page.wait_for_function("() => /^200 of 450 completions of step 2; 2 unreadable line/.test("
-                           "document.getElementById('completions-note').textContent)", timeout=10_000)
+    page.wait_for_function(
+        "() => /^200 of 450 completions of step 2; 2 unreadable line/.test("
+        "document.getElementById('completions-note').textContent)",
+        timeout=10_000,
+    )
     assert "match" not in note(page)
 
 
@@ -132,8 +154,17 @@ def test_after_overwrite_the_replaced_run_keeps_its_own_completions(page, make_s
     service.wait_state(first, ("succeeded",), timeout=240)
     output = Path(service.run(first)["output_dir"])
     with (output / "completions.jsonl").open("a") as handle:  # a row only the first run has
-        handle.write(json.dumps({"step": 7, "prompt": "the first run's", "completion": "first run's own row",
-                                 "rewards": {"target_word_reward": 1.0}}) + "\n")
+        handle.write(
+            json.dumps(
+                {
+                    "step": 7,
+                    "prompt": "the first run's",
+                    "completion": "first run's own row",
+                    "rewards": {"target_word_reward": 1.0},
+                }
+            )
+            + "\n"
+        )
     own = completion_texts(service, first)
 
     # the same output_dir from the form: Overwrite, after a question that says what goes and what stays
@@ -157,8 +188,9 @@ def test_after_overwrite_the_replaced_run_keeps_its_own_completions(page, make_s
     assert completion_texts(service, first) == own
     page.goto("about:blank")
     open_run(page, service, first)
-    page.wait_for_function("() => [...document.getElementById('completions-step').options].some(o => o.value === '7')",
-                           timeout=30_000)
+    page.wait_for_function(
+        "() => [...document.getElementById('completions-step').options].some(o => o.value === '7')", timeout=30_000
+    )
     page.select_option("#completions-step", "7")
     page.wait_for_selector("#completions-list .completion-text")
     assert page.inner_text("#completions-list .completion-text") == "first run's own row"

@@ -35,10 +35,12 @@ def old_database(path):
     db = sqlite3.connect(str(path))
     db.executescript(OLD_SHAPE)
     for seq, (run_id, state, backend, pid, *jobs) in enumerate(RUNS, 1):
-        db.execute("INSERT INTO runs (id, seq, state, created_at, config_text, config_format, world_size, output_dir, "
-                   "run_dir, backend, pid, slurm_job_id, slurm_state, slurm_reason, ray_job_id, ray_state, ray_reason) "
-                   "VALUES (?, ?, ?, 0, '{}', 'json', 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                   (run_id, seq, state, f"/out/{run_id}", f"/runs/{run_id}", backend, pid, *jobs))
+        db.execute(
+            "INSERT INTO runs (id, seq, state, created_at, config_text, config_format, world_size, output_dir, "
+            "run_dir, backend, pid, slurm_job_id, slurm_state, slurm_reason, ray_job_id, ray_state, ray_reason) "
+            "VALUES (?, ?, ?, 0, '{}', 'json', 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (run_id, seq, state, f"/out/{run_id}", f"/runs/{run_id}", backend, pid, *jobs),
+        )
     db.execute("INSERT INTO metrics (run_id, seq, step, record) VALUES ('ray1', 1, 1, '{\"step\": 1}')")
     db.commit()
     db.close()
@@ -49,10 +51,12 @@ def test_an_old_database_opens_with_its_jobs_in_the_generic_columns(tmp_path):
     old_database(path)
     store = Store(path)
     jobs = {run.id: (run.backend, run.job_id, run.job_state, run.job_reason) for run in store.list()}
-    assert jobs == {"slurm1": ("slurm", "4711", "PENDING", "Resources"),
-                    "ray1": ("ray", "grpo-ray1-0-ab", "FAILED", "the driver exited"),
-                    "local1": ("local", "321", None, None),  # a local run's job is its process
-                    "local2": ("local", None, None, None)}
+    assert jobs == {
+        "slurm1": ("slurm", "4711", "PENDING", "Resources"),
+        "ray1": ("ray", "grpo-ray1-0-ab", "FAILED", "the driver exited"),
+        "local1": ("local", "321", None, None),  # a local run's job is its process
+        "local2": ("local", None, None, None),
+    }
     assert store.metrics("ray1") == [{"step": 1}]  # the rest of the database is untouched
     store.update("slurm1", job_state="RUNNING", job_reason=None)
     store.close()

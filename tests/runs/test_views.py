@@ -40,13 +40,28 @@ def test_completions_pages_bounds_malformed_lines_and_downloads(finished):
     row = page["rows"][0]
     assert set(row) >= {"step", "prompt", "completion", "rewards", "reward", "advantage", "length", "truncated"}
     assert set(row["rewards"]) == {"target_word_reward"} and isinstance(row["completion"], str)
-    assert [r["index"] for r in get(service, f"/{run_id}/completions", limit=5, offset=20).json()["rows"]] == \
-        [20, 21, 22, 23]
-    assert [r["index"] for r in get(service, f"/{run_id}/completions", step=1, limit=2, offset=1).json()["rows"]] \
-        == [9, 10]
+    assert [r["index"] for r in get(service, f"/{run_id}/completions", limit=5, offset=20).json()["rows"]] == [
+        20,
+        21,
+        22,
+        23,
+    ]
+    assert [r["index"] for r in get(service, f"/{run_id}/completions", step=1, limit=2, offset=1).json()["rows"]] == [
+        9,
+        10,
+    ]
     assert {r["step"] for r in get(service, f"/{run_id}/completions", step=1).json()["rows"]} == {1}
-    for bad in (dict(limit=201), dict(limit=0), dict(offset=-1), dict(step="x"), dict(full=1, limit=2),
-                dict(sort="best"), dict(min="nan"), dict(min="inf"), dict(q="x" * 501)):
+    for bad in (
+        dict(limit=201),
+        dict(limit=0),
+        dict(offset=-1),
+        dict(step="x"),
+        dict(full=1, limit=2),
+        dict(sort="best"),
+        dict(min="nan"),
+        dict(min="inf"),
+        dict(q="x" * 501),
+    ):
         answer = get(service, f"/{run_id}/completions", **bad)
         assert answer.status_code == 422 and "detail" in answer.json(), bad
     assert get(service, "/ffffffffffff/completions").status_code == 404
@@ -76,10 +91,21 @@ def test_completions_pages_bounds_malformed_lines_and_downloads(finished):
     with path.open("a") as handle:
         handle.write("\n")  # ends the cut-short line: now a damaged line in the middle of the file
         for i in range(450):
-            handle.write(json.dumps({"step": 20, "prompt": f"p{i // 8}", "completion": f"c{i}",
-                                     "rewards": {"f": i / 450}, "advantage": 0.0}) + "\n")
-    pages = [get(service, f"/{run_id}/completions", step=20, limit=200, offset=offset).json()
-             for offset in (0, 200, 400)]
+            handle.write(
+                json.dumps(
+                    {
+                        "step": 20,
+                        "prompt": f"p{i // 8}",
+                        "completion": f"c{i}",
+                        "rewards": {"f": i / 450},
+                        "advantage": 0.0,
+                    }
+                )
+                + "\n"
+            )
+    pages = [
+        get(service, f"/{run_id}/completions", step=20, limit=200, offset=offset).json() for offset in (0, 200, 400)
+    ]
     assert [p["total"] for p in pages] == [450] * 3 and [len(p["rows"]) for p in pages] == [200, 200, 50]
     assert [r["completion"] for p in pages for r in p["rows"]] == [f"c{i}" for i in range(450)]
     assert pages[2]["rows"][-1]["index"] == 24 + 1 + 449 and pages[0]["steps"] == [0, 1, 2, 7, 20]
@@ -119,9 +145,11 @@ def test_compare_two_runs(finished):
     assert [point[0] for point in found["runs"][1]["curves"]["kl"]] == [1, 2, 3]
     assert all(value >= 0 for _, value in found["runs"][1]["curves"]["kl"])
     assert found["runs"][0]["curves"]["kl"] == []
-    assert found["config_differences"] == {"beta": {first: 0.0, second: 0.04},
-                                           "learning_rate": {first: 0.01, second: 0.02},
-                                           "log_completions": {first: True, second: None}}
+    assert found["config_differences"] == {
+        "beta": {first: 0.0, second: 0.04},
+        "learning_rate": {first: 0.01, second: 0.02},
+        "log_completions": {first: True, second: None},
+    }
     for bad in (first, f"{first},nope", f"{first},{first}", ",".join([first] * 9), ""):
         answer = get(service, "/compare", ids=bad)
         assert answer.status_code == 422 and "detail" in answer.json(), bad

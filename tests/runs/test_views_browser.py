@@ -30,8 +30,9 @@ def test_completions_while_running_and_after_reload(page, make_service, assets):
     page.wait_for_selector("#completions-list .completion [data-function=target_word_reward]", timeout=120_000)
     assert service.run(run["id"])["state"] == "running"  # seen while it runs
     first = page.locator("#completions-step").input_value()
-    page.wait_for_function(f"() => Number(document.getElementById('completions-step').value) > {first}",
-                           timeout=60_000)  # it follows new steps
+    page.wait_for_function(
+        f"() => Number(document.getElementById('completions-step').value) > {first}", timeout=60_000
+    )  # it follows new steps
     assert page.locator("#completions-list .group").count() >= 1
     shot(page, "completions-running")
     service.wait_state(run["id"], ("succeeded",), timeout=600)
@@ -61,10 +62,20 @@ def test_two_runs_overlaid_and_hostile_completion_is_text(page, make_service, as
     for run in (first, second):
         service.wait_state(run["id"], ("succeeded",))
     path = Path(service.run(first["id"])["output_dir"]) / "completions.jsonl"
-    hostile = "<img src=x onerror=\"window.pwned=1\"><script>window.pwned=2</script>" + "A" * (5 << 20)
+    hostile = '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>' + "A" * (5 << 20)
     with path.open("a") as handle:
-        handle.write(json.dumps({"step": 9, "prompt": "<b>bold?</b>", "completion": hostile,
-                                 "rewards": {"target_word_reward": 1.0}, "advantage": 0.0}) + "\n")
+        handle.write(
+            json.dumps(
+                {
+                    "step": 9,
+                    "prompt": "<b>bold?</b>",
+                    "completion": hostile,
+                    "rewards": {"target_word_reward": 1.0},
+                    "advantage": 0.0,
+                }
+            )
+            + "\n"
+        )
 
     open_run(page, service, first["id"])
     page.wait_for_selector("#completions-list .completion")
@@ -72,12 +83,17 @@ def test_two_runs_overlaid_and_hostile_completion_is_text(page, make_service, as
     page.select_option("#completions-step", "9")
     page.wait_for_selector("#completions-list .show-all")
     shown = page.locator("#completions-list .completion-text").first
-    assert shown.inner_text().startswith("<img src=x") and page.locator("#completions-list img, #completions-list script, #completions-list b").count() == 0
+    assert (
+        shown.inner_text().startswith("<img src=x")
+        and page.locator("#completions-list img, #completions-list script, #completions-list b").count() == 0
+    )
     assert len(shown.inner_text()) == 20_000
     page.focus("#completions-list .show-all")
     page.keyboard.press("Enter")
-    page.wait_for_function("() => document.querySelector('#completions-list .completion-text').textContent.length > 5000000",
-                           timeout=60_000)
+    page.wait_for_function(
+        "() => document.querySelector('#completions-list .completion-text').textContent.length > 5000000",
+        timeout=60_000,
+    )
     assert page.evaluate("() => window.pwned") is None
     shot(page, "completions-hostile", full_page=False)
 
@@ -89,8 +105,9 @@ def test_two_runs_overlaid_and_hostile_completion_is_text(page, make_service, as
     page.wait_for_selector(f"#compare-charts figure[data-metric=reward] polyline[data-run-id='{second['id']}']")
     for metric in ("reward", "kl"):  # one line per run on the reward and on the KL chart
         lines = page.locator(f"#compare-charts figure[data-metric={metric}] polyline")
-        assert sorted(lines.nth(i).get_attribute("data-run-id") for i in range(lines.count())) == \
-            sorted([first["id"], second["id"]]), metric
+        assert sorted(lines.nth(i).get_attribute("data-run-id") for i in range(lines.count())) == sorted(
+            [first["id"], second["id"]]
+        ), metric
         assert all(len(lines.nth(i).get_attribute("points").split()) == 3 for i in range(2)), metric  # 3 steps
     rows = page.locator("#compare-diff tbody tr")
     keys = [rows.nth(i).get_attribute("data-key") for i in range(rows.count())]
@@ -109,8 +126,10 @@ def test_marks_sort_filters_paging_skipped_lines_and_downloads(page, make_servic
     open_run(page, service, run["id"])
 
     # following the newest step: step 1, 200 of its 450 rows, then the rest with "Load more"
-    page.wait_for_function("() => /200 of 450 completions of step 2/.test("
-                           "document.getElementById('completions-note').textContent)", timeout=30_000)
+    page.wait_for_function(
+        "() => /200 of 450 completions of step 2/.test(document.getElementById('completions-note').textContent)",
+        timeout=30_000,
+    )
     assert "2 unreadable lines skipped" in page.inner_text("#completions-note")
     assert shown_indexes(page) == list(range(8, 208))
     page.click("#completions-more")
@@ -119,14 +138,18 @@ def test_marks_sort_filters_paging_skipped_lines_and_downloads(page, make_servic
     page.focus("#completions-more")
     page.keyboard.press("Enter")
     page.wait_for_function("() => document.querySelectorAll('#completions-list .completion').length === 450")
-    assert page.inner_text("#completions-note").startswith("450 completions of step") and page.locator("#completions-more").is_hidden()
+    assert (
+        page.inner_text("#completions-note").startswith("450 completions of step")
+        and page.locator("#completions-more").is_hidden()
+    )
     assert shown_indexes(page) == list(range(8, 458))
     page.wait_for_timeout(1500)  # a poll or two later the loaded rows are still there
     assert len(shown_indexes(page)) == 450
 
     page.select_option("#completions-step", "0")
-    page.wait_for_function("() => /^8 completions of step 1/.test("
-                           "document.getElementById('completions-note').textContent)")
+    page.wait_for_function(
+        "() => /^8 completions of step 1/.test(document.getElementById('completions-note').textContent)"
+    )
     assert shown_indexes(page) == list(range(8))
     assert page.locator("#completions-more").is_hidden()
     assert shown_indexes(page, ".completion.best") == [2, 6] and shown_indexes(page, ".completion.worst") == [3, 5]
@@ -154,8 +177,10 @@ def test_marks_sort_filters_paging_skipped_lines_and_downloads(page, make_servic
     page.check("#completions-truncated")
     page.wait_for_function("() => document.querySelectorAll('#completions-list .completion').length === 3")
     assert shown_indexes(page) == [1, 3, 6]
-    assert page.eval_on_selector_all("#completions-list .completion", "xs => xs.map(x => x.dataset.truncated)") \
+    assert (
+        page.eval_on_selector_all("#completions-list .completion", "xs => xs.map(x => x.dataset.truncated)")
         == ["true"] * 3
+    )
     page.uncheck("#completions-truncated")
     page.wait_for_function("() => document.querySelectorAll('#completions-list .completion').length === 8")
     shot(page, "completions-controlled")

@@ -20,10 +20,23 @@ def write_prompts(path: Path, rows=None) -> Path:
 def base_settings(model_dir, data_path, output_dir) -> dict:
     """A config small enough for a CPU test: a few steps of the demo task on the tiny model."""
     return dict(
-        model_name_or_path=str(model_dir), dataset_name=str(data_path), output_dir=str(output_dir),
-        reward_funcs=["grpo_runtime.data.reward_library.target_word_reward"], per_device_train_batch_size=4,
-        num_generations=4, max_completion_length=4, learning_rate=0.01, max_steps=4, logging_steps=1, save_steps=2,
-        seed=3, use_cpu=True, bf16=False, activation_checkpointing=False, optim="adamw_torch", report_to="none",
+        model_name_or_path=str(model_dir),
+        dataset_name=str(data_path),
+        output_dir=str(output_dir),
+        reward_funcs=["grpo_runtime.data.reward_library.target_word_reward"],
+        per_device_train_batch_size=4,
+        num_generations=4,
+        max_completion_length=4,
+        learning_rate=0.01,
+        max_steps=4,
+        logging_steps=1,
+        save_steps=2,
+        seed=3,
+        use_cpu=True,
+        bf16=False,
+        activation_checkpointing=False,
+        optim="adamw_torch",
+        report_to="none",
         disable_tqdm=True,
     )
 
@@ -49,8 +62,16 @@ GENERATION_PROMPTS = ["say cat", "please say the word star", "say dog please"]
 
 def generation_settings(**overrides):
     """The config fields `grpo_runtime.generation.rollout.generation_config` reads, TRL's defaults unless overridden."""
-    values = dict(max_completion_length=8, temperature=1.0, top_p=1.0, top_k=0, min_p=None, repetition_penalty=1.0,
-                  cache_implementation=None, generation_kwargs=None)
+    values = dict(
+        max_completion_length=8,
+        temperature=1.0,
+        top_p=1.0,
+        top_k=0,
+        min_p=None,
+        repetition_penalty=1.0,
+        cache_implementation=None,
+        generation_kwargs=None,
+    )
     return SimpleNamespace(**{**values, **overrides})
 
 

@@ -22,15 +22,27 @@ def build(tied: bool, vocab: int = 96, modules_to_save: bool = False):
     from transformers import LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(0)  # the same weights on every rank
-    config = LlamaConfig(vocab_size=vocab, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
-                         tie_word_embeddings=tied, pad_token_id=0)
+    config = LlamaConfig(
+        vocab_size=vocab,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=64,
+        tie_word_embeddings=tied,
+        pad_token_id=0,
+    )
     model = LlamaForCausalLM(config).train()
     if modules_to_save:  # LoRA on the projections, lm_head trained in full as a copy moved away from the original
         from peft import LoraConfig, get_peft_model
 
-        model = get_peft_model(model, LoraConfig(r=2, target_modules=["q_proj"], modules_to_save=["lm_head"],
-                                                 lora_dropout=0.0, init_lora_weights=False))
+        model = get_peft_model(
+            model,
+            LoraConfig(
+                r=2, target_modules=["q_proj"], modules_to_save=["lm_head"], lora_dropout=0.0, init_lora_weights=False
+            ),
+        )
         with torch.no_grad():
             model.get_base_model().lm_head.modules_to_save["default"].weight.add_(0.5)
         model.train()
@@ -55,9 +67,11 @@ def batch(vocab: int, rank: int, b: int = 3, p: int = 4, c: int = 7):
 
 def widest_head_output(head: torch.nn.Module, seen: list):
     """Records the token width of every tensor lm_head returns ([b, kept, V] from the model's own call)."""
+
     def hook(module, args, output):
         if torch.is_tensor(output) and output.dim() == 3:
             seen.append(output.size(1))
+
     return head.register_forward_hook(hook)
 
 
@@ -89,12 +103,15 @@ def report(result) -> dict:
     (lc, ec, gc, wc, cc), (lf, ef, gf, wf, cf) = result["chunked"], result["full"]
     assert gc.keys() == gf.keys() and gc, "no gradients"
     return {
-        "logp": (lc - lf).abs().max().item(), "entropy": (ec - ef).abs().max().item(),
+        "logp": (lc - lf).abs().max().item(),
+        "entropy": (ec - ef).abs().max().item(),
         "grad": max((gc[k].float() - gf[k].float()).abs().max().item() for k in gc),
         "grad_scale": max(gf[k].float().abs().max().item() for k in gf),
         "lm_head_grad": (gc["lm_head.weight"].float() - gf["lm_head.weight"].float()).abs().max().item()
-        if "lm_head.weight" in gc else None,
-        "widest": {"chunked": wc, "full": wf}, "counted": {"chunked": cc, "full": cf},
+        if "lm_head.weight" in gc
+        else None,
+        "widest": {"chunked": wc, "full": wf},
+        "counted": {"chunked": cc, "full": cf},
         "dtype": str(lc.dtype),
     }
 
@@ -102,8 +119,14 @@ def report(result) -> dict:
 def init(rank: int, world: int, port: int):
     import torch.distributed as dist
 
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(world),
-                      LOCAL_RANK=str(rank), LOCAL_WORLD_SIZE=str(world))
+    os.environ.update(
+        MASTER_ADDR="127.0.0.1",
+        MASTER_PORT=str(port),
+        RANK=str(rank),
+        WORLD_SIZE=str(world),
+        LOCAL_RANK=str(rank),
+        LOCAL_WORLD_SIZE=str(world),
+    )
     torch.set_num_threads(1)
     lm_head.tokens_per_chunk = lambda vocab, tile_elements=0: TOKENS_PER_CHUNK
     if not dist.is_initialized():
@@ -119,8 +142,9 @@ def fsdp2(rank: int, world: int, port: int, out: str, cases: list) -> None:
         vocab = model.config.vocab_size
         mp = MixedPrecisionPolicy()
         if case.get("bf16"):  # accelerate's policy for mixed_precision bf16
-            mp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.bfloat16,
-                                      output_dtype=torch.bfloat16)
+            mp = MixedPrecisionPolicy(
+                param_dtype=torch.bfloat16, reduce_dtype=torch.bfloat16, output_dtype=torch.bfloat16
+            )
         for layer in layers(model):  # accelerate's TRANSFORMER_BASED_WRAP, then the root
             fully_shard(layer, reshard_after_forward=True, mp_policy=mp)
         fully_shard(model, reshard_after_forward=True, mp_policy=mp)
@@ -146,10 +170,14 @@ def zero3(rank: int, world: int, port: int, out: str, cases: list) -> None:
         model = build(tied=case["tied"], modules_to_save=case.get("modules_to_save", False))
         vocab = model.config.vocab_size
         config = {
-            "train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 1,
+            "train_micro_batch_size_per_gpu": 1,
+            "gradient_accumulation_steps": 1,
             # every parameter partitioned, however small, so the head's weight is never whole outside a gather
-            "zero_optimization": {"stage": 3, "stage3_param_persistence_threshold": 0,
-                                  "stage3_prefetch_bucket_size": 0},
+            "zero_optimization": {
+                "stage": 3,
+                "stage3_param_persistence_threshold": 0,
+                "stage3_prefetch_bucket_size": 0,
+            },
             "zero_allow_untested_optimizer": True,
         }
         optimizer = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=0.0)

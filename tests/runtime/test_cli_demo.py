@@ -13,8 +13,10 @@ from .helpers import read_metrics
 
 def test_train_refuses_an_invalid_config_with_diagnostics(tmp_path, capsys):
     config = tmp_path / "bad.yaml"
-    config.write_text("model_name_or_path: x\ndataset_name: d\nreward_funcs: [accuracy_reward]\n"
-                      "per_device_train_batch_size: 3\nnum_generations: 4\n")
+    config.write_text(
+        "model_name_or_path: x\ndataset_name: d\nreward_funcs: [accuracy_reward]\n"
+        "per_device_train_batch_size: 3\nnum_generations: 4\n"
+    )
     assert train_command([str(config)]) == 1
     assert launch_command([str(config), "--num-processes", "2"]) == 1
     captured = capsys.readouterr()
@@ -24,16 +26,20 @@ def test_train_refuses_an_invalid_config_with_diagnostics(tmp_path, capsys):
 
 def test_env_allowances_reach_validation_and_the_launched_processes(tmp_path, capsys, monkeypatch):
     config = tmp_path / "env.yaml"
-    config.write_text("model_name_or_path: x\ndataset_name: d\nreward_funcs: [accuracy_reward]\n"
-                      "per_device_train_batch_size: 3\nnum_generations: 4\n"
-                      "env:\n  PYTHONPATH: /opt/mine\n")
+    config.write_text(
+        "model_name_or_path: x\ndataset_name: d\nreward_funcs: [accuracy_reward]\n"
+        "per_device_train_batch_size: 3\nnum_generations: 4\n"
+        "env:\n  PYTHONPATH: /opt/mine\n"
+    )
     assert train_command([str(config)]) == 1
     assert "GRPO-E003" in capsys.readouterr().err
     assert train_command([str(config), "--allow-env", "PYTHONPATH"]) == 1  # still refused: the batch is invalid
     assert "GRPO-E003" not in capsys.readouterr().err
-    config.write_text("model_name_or_path: x\ndataset_name: d\nreward_funcs: [accuracy_reward]\n"
-                      "per_device_train_batch_size: 4\nnum_generations: 4\n"
-                      "env:\n  PYTHONPATH: /opt/mine\n")
+    config.write_text(
+        "model_name_or_path: x\ndataset_name: d\nreward_funcs: [accuracy_reward]\n"
+        "per_device_train_batch_size: 4\nnum_generations: 4\n"
+        "env:\n  PYTHONPATH: /opt/mine\n"
+    )
     launched = []
     monkeypatch.setattr("grpo_runtime.launch.cli.subprocess.call", lambda command: launched.append(command) or 0)
     monkeypatch.setenv("PYTHONPATH", "")
@@ -103,8 +109,15 @@ def test_launch_fills_in_only_the_accelerate_flags_the_user_left_out():
 
     fp32 = SimpleNamespace(bf16=False, fp16=False)
     one_machine = default_launch_args([], 2, fp32)
-    assert one_machine[:7] == ["--num_machines", "1", "--dynamo_backend", "no", "--mixed_precision", "no",
-                               "--multi_gpu"]
+    assert one_machine[:7] == [
+        "--num_machines",
+        "1",
+        "--dynamo_backend",
+        "no",
+        "--mixed_precision",
+        "no",
+        "--multi_gpu",
+    ]
     # a free port of its own, never accelerate's fixed 29500 that another run on this machine may hold
     assert one_machine[7] == "--main_process_port" and int(one_machine[8]) != 29500 and len(one_machine) == 9
     assert "--main_process_port" not in default_launch_args(["--main_process_port", "29600"], 2, fp32)

@@ -10,9 +10,15 @@ from grpo_runtime.clusters.backends import BACKENDS, chosen
 from grpo_schema.cli import main
 
 
-@pytest.mark.parametrize("argv, name", [(["c.yaml", "--slurm"], "slurm"), (["c.yaml", "--ray", "http://h:8265"], "ray"),
-                                        (["c.yaml", "--ray=http://h:8265"], "ray"), (["c.yaml", "--num-processes", "2"],
-                                                                                      None)])
+@pytest.mark.parametrize(
+    "argv, name",
+    [
+        (["c.yaml", "--slurm"], "slurm"),
+        (["c.yaml", "--ray", "http://h:8265"], "ray"),
+        (["c.yaml", "--ray=http://h:8265"], "ray"),
+        (["c.yaml", "--num-processes", "2"], None),
+    ],
+)
 def test_the_launch_flag_picks_the_backend(argv, name):
     found = chosen(argv)
     assert (found.name if found else None) == name
@@ -39,8 +45,15 @@ def test_a_slurm_folder_never_submitted_says_so_but_can_be_resumed(tmp_path, cap
     from grpo_runtime.clusters.slurm.layout import Layout
     from grpo_runtime.clusters.slurm.script import JobSpec
 
-    spec = JobSpec(layout=Layout(1, 1, 1, 0, False), run_dir=tmp_path, config=tmp_path / "config.yaml",
-                   output_dir=str(tmp_path / "out"), python="python", workdir=tmp_path, job_name="grpo-x")
+    spec = JobSpec(
+        layout=Layout(1, 1, 1, 0, False),
+        run_dir=tmp_path,
+        config=tmp_path / "config.yaml",
+        output_dir=str(tmp_path / "out"),
+        python="python",
+        workdir=tmp_path,
+        job_name="grpo-x",
+    )
     jobs.save(spec, None)
     assert main(["slurm", "status", str(tmp_path)]) == 2
     assert "was written but never submitted (sbatch" in capsys.readouterr().err

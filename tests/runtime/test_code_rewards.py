@@ -34,17 +34,23 @@ SUM = bank.PROBLEMS[0]  # a + b, three tests; the third needs 64-bit integers in
 
 
 def verifiable(*cases) -> dict:
-    return {"verification_info": {"language": "python", "test_cases": [
-        {"input": given, "output": expected, "type": "stdin_stdout"} for given, expected in cases]}}
+    return {
+        "verification_info": {
+            "language": "python",
+            "test_cases": [{"input": given, "output": expected, "type": "stdin_stdout"} for given, expected in cases],
+        }
+    }
 
 
 def test_code_is_the_pass_rate_and_binary_code_its_threshold():
     row = verifiable(*SUM.tests)
-    completions = [answer(SUM.python),
-                   answer("a, b = map(int, input().split())\nprint(a + b if a > 0 else 0)\n"),  # 2 of 3
-                   [{"role": "assistant", "content": "I would add them."}],  # no code
-                   answer("print(", "python"),  # a syntax error: exits 1 on every test
-                   answer(SUM.python, "cpp")]  # not a ```python block: no code
+    completions = [
+        answer(SUM.python),
+        answer("a, b = map(int, input().split())\nprint(a + b if a > 0 else 0)\n"),  # 2 of 3
+        [{"role": "assistant", "content": "I would add them."}],  # no code
+        answer("print(", "python"),  # a syntax error: exits 1 on every test
+        answer(SUM.python, "cpp"),
+    ]  # not a ```python block: no code
     assert score("code", completions, [row] * 5) == pytest.approx([1.0, 2 / 3, 0.0, 0.0, 0.0])
     assert score("binary_code", completions, [row] * 5) == [1.0, 0.0, 0.0, 0.0, 0.0]
 
@@ -75,14 +81,23 @@ def codeforces(problem, language: str) -> dict:
 
 
 @needs_gxx
-@pytest.mark.parametrize("mode, expected", [("pass_fail", [1.0, 0.0, -1.0, -0.1]),
-                                            ("partial", [1.0, 2 / 3, -1.0, -0.1]),
-                                            ("weighted_sum", [1.1, 0.1 * 2 / 3, -1.0, -0.1])])
+@pytest.mark.parametrize(
+    "mode, expected",
+    [
+        ("pass_fail", [1.0, 0.0, -1.0, -0.1]),
+        ("partial", [1.0, 2 / 3, -1.0, -0.1]),
+        ("weighted_sum", [1.1, 0.1 * 2 / 3, -1.0, -0.1]),
+    ],
+)
 def test_cf_code_scores_by_the_recipes_mode(mode, expected):
     row = codeforces(SUM, "cpp")
-    overflow = "#include <cstdio>\nint main(){int a,b; std::scanf(\"%d %d\",&a,&b); std::printf(\"%d\\n\",a+b);}\n"
-    completions = [answer(SUM.cpp, "cpp"), answer(overflow, "cpp"), answer(SUM.cpp, "python"),
-                   answer("int main( {", "cpp")]
+    overflow = '#include <cstdio>\nint main(){int a,b; std::scanf("%d %d",&a,&b); std::printf("%d\\n",a+b);}\n'
+    completions = [
+        answer(SUM.cpp, "cpp"),
+        answer(overflow, "cpp"),
+        answer(SUM.cpp, "python"),
+        answer("int main( {", "cpp"),
+    ]
     got = score("cf_code", completions, [row] * 4, code_eval_scoring_mode=mode, code_eval_test_batch_size=2)
     assert got == pytest.approx(expected)
 
@@ -90,9 +105,11 @@ def test_cf_code_scores_by_the_recipes_mode(mode, expected):
 def test_cf_code_python_with_a_checker_files_and_yes_no():
     divisor, parity = bank.PROBLEMS[3], bank.PROBLEMS[4]
     rows = [codeforces(divisor, "python"), codeforces(divisor, "python"), codeforces(parity, "python")]
-    completions = [answer(divisor.python),  # prints the largest divisor: the checker accepts any
-                   answer("print(1)"),  # not a divisor above 1
-                   answer(parity.python)]  # writes yes/no to output.txt where YES/NO is expected
+    completions = [
+        answer(divisor.python),  # prints the largest divisor: the checker accepts any
+        answer("print(1)"),  # not a divisor above 1
+        answer(parity.python),
+    ]  # writes yes/no to output.txt where YES/NO is expected
     assert score("cf_code", completions, rows, code_eval_scoring_mode="partial") == [1.0, 0.0, 1.0]
 
 
@@ -108,8 +125,10 @@ def test_cf_code_adds_the_generated_tests_of_cf_tests_folder(tmp_path, monkeypat
 
     row = codeforces(SUM, "python")
     contest = int(row["id"].split("/")[0])
-    pq.write_table(pa.table({"problem_id": [row["id"]], "input": ["0 0\n"], "output": ["1\n"]}),  # wrong on purpose
-                   tmp_path / f"test_cases_{contest:04d}.parquet")
+    pq.write_table(
+        pa.table({"problem_id": [row["id"]], "input": ["0 0\n"], "output": ["1\n"]}),  # wrong on purpose
+        tmp_path / f"test_cases_{contest:04d}.parquet",
+    )
     monkeypatch.setenv("CF_TESTS_FOLDER", str(tmp_path))
     assert score("cf_code", [answer(SUM.python)], [row], code_eval_scoring_mode="partial") == [0.75]
 
@@ -121,18 +140,26 @@ def ioi(subtask: int = 2, **changes) -> dict:
 @needs_gxx
 def test_ioi_code_is_the_subtasks_score():
     wrong_big = "long long sum_two(int a, int b) { return a + b; }\n"  # int overflow: fails test 2-01 only
-    completions = [answer(bank.IOI_SOLUTION, "cpp"), answer(wrong_big, "cpp"), answer("", "cpp"),
-                   answer("long long sum_two(int a, int b) { return a + ; }", "cpp"), answer(wrong_big, "cpp")]
+    completions = [
+        answer(bank.IOI_SOLUTION, "cpp"),
+        answer(wrong_big, "cpp"),
+        answer("", "cpp"),
+        answer("long long sum_two(int a, int b) { return a + ; }", "cpp"),
+        answer(wrong_big, "cpp"),
+    ]
     rows = [ioi(), ioi(), ioi(), ioi(), ioi(1)]  # the last: subtask 1, without the large test
     assert score("ioi_code", completions, rows, code_eval_test_batch_size=3) == [1.0, 0.0, 0.0, 0.0, 1.0]
 
 
 @needs_gxx
 def test_ioi_code_takes_a_checkers_partial_score_rounded_to_the_precision():
-    checker = ("#include <cstdio>\nint main(int argc, char **argv) {\n  std::printf(\"0.3333\\n\");\n"
-               "  std::fprintf(stderr, \"partially correct\\n\");\n}\n")
-    row = ioi(1, grader_files=bank.ioi_row(bank.IOI_SUBTASKS[1], "p")["grader_files"]
-              + [["checker/checker.cpp", checker]])
+    checker = (
+        '#include <cstdio>\nint main(int argc, char **argv) {\n  std::printf("0.3333\\n");\n'
+        '  std::fprintf(stderr, "partially correct\\n");\n}\n'
+    )
+    row = ioi(
+        1, grader_files=bank.ioi_row(bank.IOI_SUBTASKS[1], "p")["grader_files"] + [["checker/checker.cpp", checker]]
+    )
     assert score("ioi_code", [answer(bank.IOI_SOLUTION, "cpp")], [row], code_eval_test_batch_size=-1) == [0.33]
 
 

@@ -8,7 +8,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from grpo_runtime.generation.continuous import ContinuousBatchingBackend, continuous_batching_settings, cut_after_first_eos
+from grpo_runtime.generation.continuous import (
+    ContinuousBatchingBackend,
+    continuous_batching_settings,
+    cut_after_first_eos,
+)
 from grpo_runtime.generation.rollout import generation_config, sample_completions
 from grpo_runtime.support import assess
 
@@ -17,11 +21,19 @@ from .helpers import base_settings, generation_settings, prompt_batch, read_metr
 
 def backend_for(model, tokenizer, config):
     eos = [tokenizer.eos_token_id]
-    parts = SimpleNamespace(policy=model, generation_config=generation_config(config, tokenizer, eos), eos_ids=eos,
-                            autocast=contextlib.nullcontext)
-    run = SimpleNamespace(transformers_continuous_batching_config={"use_cuda_graph": False},
-                          activation_checkpointing=False, activation_checkpointing_kwargs=None,
-                          gradient_checkpointing=False, gradient_checkpointing_kwargs=None)
+    parts = SimpleNamespace(
+        policy=model,
+        generation_config=generation_config(config, tokenizer, eos),
+        eos_ids=eos,
+        autocast=contextlib.nullcontext,
+    )
+    run = SimpleNamespace(
+        transformers_continuous_batching_config={"use_cuda_graph": False},
+        activation_checkpointing=False,
+        activation_checkpointing_kwargs=None,
+        gradient_checkpointing=False,
+        gradient_checkpointing_kwargs=None,
+    )
     return ContinuousBatchingBackend(parts, run), parts
 
 
@@ -50,8 +62,9 @@ def test_sampled_completions_keep_the_length_limit_and_stop_at_eos(tiny_policy):
 def test_settings_default_to_trls_memory_share_and_read_json_strings():
     given = SimpleNamespace(transformers_continuous_batching_config='{"max_memory_percent": 0.4, "use_cuda_graph": 0}')
     assert continuous_batching_settings(given) == {"max_memory_percent": 0.4, "use_cuda_graph": 0}
-    assert continuous_batching_settings(SimpleNamespace(transformers_continuous_batching_config=None)) == \
-        {"max_memory_percent": 0.5}
+    assert continuous_batching_settings(SimpleNamespace(transformers_continuous_batching_config=None)) == {
+        "max_memory_percent": 0.5
+    }
     assert cut_after_first_eos([5, 2, 7, 2], [2]) == [5, 2] and cut_after_first_eos([5, 6], [2]) == [5, 6]
 
 
@@ -60,9 +73,14 @@ def test_settings_default_to_trls_memory_share_and_read_json_strings():
 def test_a_run_trains_with_continuous_batching(tmp_path, tiny_model_dir, bf16):
     from grpo_runtime.train import main
 
-    settings = {**base_settings(tiny_model_dir, write_prompts(tmp_path / "data.jsonl"), tmp_path / "out"),
-                "bf16": bf16, "max_steps": 2, "save_steps": 100, "use_transformers_continuous_batching": True,
-                "transformers_continuous_batching_config": {"use_cuda_graph": False, "max_memory_percent": 0.4}}
+    settings = {
+        **base_settings(tiny_model_dir, write_prompts(tmp_path / "data.jsonl"), tmp_path / "out"),
+        "bf16": bf16,
+        "max_steps": 2,
+        "save_steps": 100,
+        "use_transformers_continuous_batching": True,
+        "transformers_continuous_batching_config": {"use_cuda_graph": False, "max_memory_percent": 0.4},
+    }
     result = validated(settings)
     assert not [d for d in assess(result) if d.severity == "error"]
     main(result.config, result.plan)
@@ -78,8 +96,10 @@ def refusals(settings: dict, world_size: int = 1) -> dict[str, str]:
 
 
 def test_sharded_weights_and_unknown_settings_are_refused_before_start(tmp_path, tiny_model_dir):
-    base = {**base_settings(tiny_model_dir, tmp_path / "d.jsonl", tmp_path / "o"),
-            "use_transformers_continuous_batching": True}
+    base = {
+        **base_settings(tiny_model_dir, tmp_path / "d.jsonl", tmp_path / "o"),
+        "use_transformers_continuous_batching": True,
+    }
     assert refusals(base) == {}
     sharded = refusals({**base, "fsdp": "full_shard"}, world_size=2)
     assert "FSDP, ZeRO-3" in sharded.get("GRPO-U002", "")

@@ -8,8 +8,14 @@ import pytest
 import torch
 
 from grpo_runtime.data.datasets import dataset_rows, load_prompts, mixture_shares, reward_columns
+from grpo_runtime.generation.rollout import (
+    crop_after_first_eos,
+    decode_completions,
+    eos_token_ids,
+    pad_rows,
+    tokenize_prompts,
+)
 from grpo_runtime.training.optim import build_optimizer, build_scheduler, decayed_parameter_names, warmup_steps
-from grpo_runtime.generation.rollout import crop_after_first_eos, decode_completions, eos_token_ids, pad_rows, tokenize_prompts
 from tests.support.tiny import build_model, build_tokenizer
 
 from .helpers import base_settings, validated
@@ -27,9 +33,12 @@ def config_for(tmp_path, **overrides):
 def test_local_files_of_every_format(tmp_path, suffix):
     path = tmp_path / f"prompts{suffix}"
     frame = pd.DataFrame(ROWS)
-    writers = {".jsonl": lambda: frame.to_json(path, orient="records", lines=True),
-               ".csv": lambda: frame.to_csv(path, index=False), ".parquet": lambda: frame.to_parquet(path),
-               ".json": lambda: path.write_text(json.dumps(ROWS))}
+    writers = {
+        ".jsonl": lambda: frame.to_json(path, orient="records", lines=True),
+        ".csv": lambda: frame.to_csv(path, index=False),
+        ".parquet": lambda: frame.to_parquet(path),
+        ".json": lambda: path.write_text(json.dumps(ROWS)),
+    }
     writers[suffix]()
     data = load_prompts(config_for(tmp_path, dataset_name=str(path)))
     assert data["prompt"] == [r["prompt"] for r in ROWS] and data["target"] == [r["target"] for r in ROWS]
@@ -46,8 +55,10 @@ def test_saved_dataset_folder_and_remove_unused_columns(tmp_path):
 def test_mixture_with_fractions_and_columns(tmp_path):
     for name, rows in (("a", ROWS * 5), ("b", ROWS)):
         (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    entries = [{"path": "json", "data_files": str(tmp_path / f"{n}.jsonl"), "fraction": 0.5, "columns": ["prompt"]}
-               for n in ("a", "b")]
+    entries = [
+        {"path": "json", "data_files": str(tmp_path / f"{n}.jsonl"), "fraction": 0.5, "columns": ["prompt"]}
+        for n in ("a", "b")
+    ]
     data = load_prompts(config_for(tmp_path, datasets=entries))
     assert len(data) == 8 and data.column_names == ["prompt"]  # capped so that b (4 rows) is not oversampled
 
@@ -77,7 +88,8 @@ def test_dataset_rows_is_one_read_per_batch_with_the_rows_of_per_row_reads():
 
 def test_reward_columns_skip_prompt_and_completion():
     assert reward_columns([{"prompt": 1, "completion": 2, "a": 3}, {"prompt": 4, "completion": 5, "a": 6}]) == {
-        "a": [3, 6]}
+        "a": [3, 6]
+    }
 
 
 def test_padding_and_cropping():
@@ -95,8 +107,15 @@ def test_prompt_tokenization_eos_set_and_decoding():
     model.generation_config.eos_token_id = 5
     assert eos_token_ids(tokenizer, model) == [tokenizer.eos_token_id, 5]
     chat = tokenize_prompts(tokenizer, [[{"role": "user", "content": "say cat"}]], None)[0]
-    assert tokenizer.convert_ids_to_tokens(chat) == ["<|im_start|>", "user", "say", "cat", "<|im_end|>",
-                                                     "<|im_start|>", "assistant"]
+    assert tokenizer.convert_ids_to_tokens(chat) == [
+        "<|im_start|>",
+        "user",
+        "say",
+        "cat",
+        "<|im_end|>",
+        "<|im_start|>",
+        "assistant",
+    ]
     assert tokenize_prompts(tokenizer, ["say cat"], None) == [tokenizer.convert_tokens_to_ids(["say", "cat"])]
     ids = tokenizer.convert_tokens_to_ids(["cat", "dog", "<|im_end|>"])
     assert decode_completions(tokenizer, [ids], True) == [[{"role": "assistant", "content": "cat dog"}]]
@@ -108,8 +127,14 @@ def test_weight_decay_skips_biases_and_norms(tmp_path):
     decayed = decayed_parameter_names(model)
     assert "model.layers.0.self_attn.q_proj.weight" in decayed
     assert not any("norm" in name for name in decayed)
-    config = config_for(tmp_path, weight_decay=0.1, optim="adamw_torch", warmup_steps=0.25,
-                        lr_scheduler_type="linear", learning_rate=1.0)
+    config = config_for(
+        tmp_path,
+        weight_decay=0.1,
+        optim="adamw_torch",
+        warmup_steps=0.25,
+        lr_scheduler_type="linear",
+        learning_rate=1.0,
+    )
     optimizer = build_optimizer(model, config)
     assert [g["weight_decay"] for g in optimizer.param_groups] == [0.1, 0.0]
     assert sum(len(g["params"]) for g in optimizer.param_groups) == len(list(model.parameters()))
@@ -139,18 +164,22 @@ def test_bitsandbytes_optimizers_are_built_as_the_hf_trainer_builds_them(tmp_pat
     from grpo_runtime.training.optim import optimizer_class
 
     def built(name, **extra):
-        return optimizer_class(config_for(tmp_path, optim=name, adam_beta1=0.8, adam_beta2=0.95, adam_epsilon=1e-6,
-                                          **extra))
+        return optimizer_class(
+            config_for(tmp_path, optim=name, adam_beta1=0.8, adam_beta2=0.95, adam_epsilon=1e-6, **extra)
+        )
 
     assert built("paged_adamw_8bit") == (bnb.AdamW, dict(betas=(0.8, 0.95), eps=1e-6, is_paged=True, optim_bits=8))
     assert built("adamw_bnb_8bit") == (bnb.AdamW, dict(betas=(0.8, 0.95), eps=1e-6, is_paged=False, optim_bits=8))
     assert built("paged_adamw_32bit")[1]["optim_bits"] == 32
     assert built("lion_8bit") == (bnb.Lion, dict(betas=(0.8, 0.95), is_paged=False, optim_bits=8))  # no eps
-    assert built("rmsprop_bnb", optim_args="alpha=0.9,momentum=0.5") == \
-        (bnb.RMSprop, dict(alpha=0.9, momentum=0.5, optim_bits=32))
+    assert built("rmsprop_bnb", optim_args="alpha=0.9,momentum=0.5") == (
+        bnb.RMSprop,
+        dict(alpha=0.9, momentum=0.5, optim_bits=32),
+    )
     cls, kwargs = built("ademamix_8bit", optim_args="beta3=0.999,alpha=8,t_alpha=100")
-    assert cls is bnb.AdEMAMix and kwargs == dict(betas=(0.8, 0.95, 0.999), alpha=8.0, eps=1e-6, t_alpha=100,
-                                                  is_paged=False, optim_bits=8)
+    assert cls is bnb.AdEMAMix and kwargs == dict(
+        betas=(0.8, 0.95, 0.999), alpha=8.0, eps=1e-6, t_alpha=100, is_paged=False, optim_bits=8
+    )
 
 
 def test_an_8bit_optimizer_steps_with_8bit_states_and_32bit_embeddings(tmp_path):

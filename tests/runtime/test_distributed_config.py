@@ -40,7 +40,10 @@ def test_launch_keys_become_accelerate_flags_and_the_command_line_wins():
     assert flags == ["--config_file", str(distributed.BUNDLED_DIR / "zero3.yaml")]
     assert distributed.launcher_flags({"accelerate_config": "zero3"}, ["--config_file", "mine.yaml"]) == []
     assert distributed.launcher_flags({"use_deepspeed": True, "zero_stage": 2}, []) == [
-        "--use_deepspeed", "--zero_stage", "2"]
+        "--use_deepspeed",
+        "--zero_stage",
+        "2",
+    ]
     assert distributed.launcher_flags({"zero_stage": 3}, ["--zero_stage", "1"]) == ["--use_deepspeed"]
     assert distributed.launcher_flags({"use_fsdp": True}, []) == ["--use_fsdp", "--fsdp_version", "2"]
     assert distributed.launcher_flags({"num_processes": 2}, []) == []
@@ -50,8 +53,15 @@ def test_fsdp_settings_follow_transformers_reading(tmp_path):
     legacy = config_of(tmp_path, fsdp="shard_grad_op auto_wrap").config
     assert distributed.fsdp_plugin_kwargs(legacy)["reshard_after_forward"] is False
     path = tmp_path / "fsdp.json"
-    path.write_text(json.dumps({"fsdp_transformer_layer_cls_to_wrap": "Qwen2DecoderLayer",
-                                "fsdp_reshard_after_forward": "false", "fsdp_version": 1}))
+    path.write_text(
+        json.dumps(
+            {
+                "fsdp_transformer_layer_cls_to_wrap": "Qwen2DecoderLayer",
+                "fsdp_reshard_after_forward": "false",
+                "fsdp_version": 1,
+            }
+        )
+    )
     config = config_of(tmp_path, fsdp=True, fsdp_config=str(path)).config
     kwargs = distributed.fsdp_plugin_kwargs(config)
     assert kwargs["fsdp_version"] == 2 and kwargs["reshard_after_forward"] is False
@@ -60,9 +70,17 @@ def test_fsdp_settings_follow_transformers_reading(tmp_path):
 
 
 def test_deepspeed_autos_are_filled_from_the_run_and_a_contradiction_is_an_error(tmp_path):
-    result = config_of(tmp_path, gradient_accumulation_steps=2, max_grad_norm=0.5, deepspeed={
-        "train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto",
-        "bf16": {"enabled": "auto"}, "zero_optimization": {"stage": 3}})
+    result = config_of(
+        tmp_path,
+        gradient_accumulation_steps=2,
+        max_grad_norm=0.5,
+        deepspeed={
+            "train_micro_batch_size_per_gpu": "auto",
+            "gradient_accumulation_steps": "auto",
+            "bf16": {"enabled": "auto"},
+            "zero_optimization": {"stage": 3},
+        },
+    )
     filled = distributed.deepspeed_config(result.config, result.plan, 2)
     assert filled["train_micro_batch_size_per_gpu"] == 4 and filled["gradient_accumulation_steps"] == 2
     assert filled["train_batch_size"] == 16 and filled["gradient_clipping"] == 0.5

@@ -30,10 +30,9 @@ import yaml
 import grpo_runtime.model.loading
 import grpo_runtime.setup  # imported before any test patches model.load_policy, so it binds the real one
 import grpo_runtime.train
-from grpo_runtime.launch.demo import demo_rows
 from grpo_runtime.distributed.accelerate import LAUNCH_FLAGS
+from grpo_runtime.launch.demo import demo_rows
 from grpo_runtime.support.fields import CONFIG_FIELDS, LAUNCH_FIELDS
-
 from tests.support.tiny import save_tiny_model
 
 from .helpers import validated, write_prompts
@@ -84,8 +83,10 @@ def accelerator_probe(config):
     from grpo_runtime.setup import accelerator_options
 
     options = accelerator_options(config)
-    return [repr(vars(h)) for h in options["kwargs_handlers"]] + [repr(vars(options["dataloader_config"])),
-                                                                    repr(options["gradient_accumulation_plugin"])]
+    return [repr(vars(h)) for h in options["kwargs_handlers"]] + [
+        repr(vars(options["dataloader_config"])),
+        repr(options["gradient_accumulation_plugin"]),
+    ]
 
 
 def log_level_probe(main: bool, local_main: bool):
@@ -99,6 +100,7 @@ def log_level_probe(main: bool, local_main: bool):
             return transformers.utils.logging.get_verbosity()
         finally:
             transformers.utils.logging.set_verbosity(before)
+
     return probe
 
 
@@ -166,11 +168,15 @@ def continuous_settings_probe(config):
 
 
 HONOURED: dict[str, Case] = {
-    "accelerator_config": Case({"even_batches": False, "gradient_accumulation_kwargs": {"sync_each_batch": True}},
-                               probe=accelerator_probe),
+    "accelerator_config": Case(
+        {"even_batches": False, "gradient_accumulation_kwargs": {"sync_each_batch": True}}, probe=accelerator_probe
+    ),
     "activation_checkpointing": Case(True, calls="grpo_runtime.model.loading.enable_checkpointing"),
-    "activation_checkpointing_kwargs": Case({"use_reentrant": True}, dict(activation_checkpointing=True),
-                                            calls="grpo_runtime.model.loading.enable_checkpointing"),
+    "activation_checkpointing_kwargs": Case(
+        {"use_reentrant": True},
+        dict(activation_checkpointing=True),
+        calls="grpo_runtime.model.loading.enable_checkpointing",
+    ),
     "adam_beta1": Case(0.5),
     "adam_beta2": Case(0.9),
     "adam_epsilon": Case(0.1),
@@ -196,7 +202,9 @@ HONOURED: dict[str, Case] = {
     "disable_dropout": Case(True, calls="grpo_runtime.model.loading.disable_dropout"),
     "disable_tqdm": Case(False, calls="tqdm.auto.tqdm"),
     "dtype": Case("bfloat16"),
-    "enable_jit_checkpoint": Case(True, dict(max_steps=3, reward_funcs=["tests.runtime.test_field_sweep.sigterm_once"])),
+    "enable_jit_checkpoint": Case(
+        True, dict(max_steps=3, reward_funcs=["tests.runtime.test_field_sweep.sigterm_once"])
+    ),
     "entropy_coef": Case(0.1),
     "entropy_coef_delta": Case(0.02, dict(ADAPTIVE)),
     "entropy_coef_max": Case(0.052, dict(ADAPTIVE)),
@@ -213,10 +221,14 @@ HONOURED: dict[str, Case] = {
     "generation_batch_size": Case(8),
     "generation_kwargs": Case({"top_k": 3}),
     "gradient_accumulation_steps": Case(2),
-    "gradient_checkpointing": Case(False, dict(activation_checkpointing=None),
-                                   calls="grpo_runtime.model.loading.enable_checkpointing"),
-    "gradient_checkpointing_kwargs": Case({"use_reentrant": True}, dict(activation_checkpointing=True),
-                                          calls="grpo_runtime.model.loading.enable_checkpointing"),
+    "gradient_checkpointing": Case(
+        False, dict(activation_checkpointing=None), calls="grpo_runtime.model.loading.enable_checkpointing"
+    ),
+    "gradient_checkpointing_kwargs": Case(
+        {"use_reentrant": True},
+        dict(activation_checkpointing=True),
+        calls="grpo_runtime.model.loading.enable_checkpointing",
+    ),
     "importance_sampling_level": Case("sequence", dict(ITER2)),
     "learning_rate": Case(0.01),
     "log_completions": Case(True),
@@ -278,8 +290,9 @@ HONOURED: dict[str, Case] = {
     # the best checkpoint: num_tokens only grows, so "lower is better" makes step 1 the best of the two
     "metric_for_best_model": Case("eval_loss", dict(EVAL, **SAVE, save_total_limit=1)),
     "greater_is_better": Case(True, dict(EVAL, **SAVE, metric_for_best_model="num_tokens")),
-    "load_best_model_at_end": Case(True, dict(EVAL, **SAVE, metric_for_best_model="num_tokens",
-                                              greater_is_better=False)),
+    "load_best_model_at_end": Case(
+        True, dict(EVAL, **SAVE, metric_for_best_model="num_tokens", greater_is_better=False)
+    ),
     "save_total_limit": Case(1, dict(SAVE)),
     "scale_rewards": Case("none"),
     "seed": Case(4),
@@ -287,8 +300,15 @@ HONOURED: dict[str, Case] = {
     "steps_per_generation": Case(2),
     "sync_ref_model": Case(True, dict(beta=0.04, ref_model_sync_steps=1)),
     "temperature": Case(0.7),
-    "test_split_size": Case(0.5, dict(EVAL, dataset_name=None, test_split_size=0.25,
-                                      datasets=[{"path": "json", "data_files": "@train_file", "split": "train"}])),
+    "test_split_size": Case(
+        0.5,
+        dict(
+            EVAL,
+            dataset_name=None,
+            test_split_size=0.25,
+            datasets=[{"path": "json", "data_files": "@train_file", "split": "train"}],
+        ),
+    ),
     "top_entropy_quantile": Case(0.5),
     "top_k": Case(3),
     "top_p": Case(0.5),
@@ -310,12 +330,15 @@ HONOURED: dict[str, Case] = {
     # each field produces. The Hub fields: what the pusher would do (test_hub_push.py uploads to a local server).
     "deepspeed": Case({"zero_optimization": {"stage": 2}}, probe=lambda c: distributed_probe(c)),
     "fsdp": Case("full_shard", dict(num_processes=2), probe=lambda c: distributed_probe(c)),
-    "fsdp_config": Case({"reshard_after_forward": False}, dict(fsdp="full_shard", num_processes=2),
-                        probe=lambda c: distributed_probe(c)),
+    "fsdp_config": Case(
+        {"reshard_after_forward": False}, dict(fsdp="full_shard", num_processes=2), probe=lambda c: distributed_probe(c)
+    ),
     "push_to_hub": Case(True, probe=lambda c: hub_probe(c)),
-    "transformers_continuous_batching_config": Case({"max_memory_percent": 0.3, "use_cuda_graph": False},
-                                                    dict(use_transformers_continuous_batching=True),
-                                                    probe=continuous_settings_probe),
+    "transformers_continuous_batching_config": Case(
+        {"max_memory_percent": 0.3, "use_cuda_graph": False},
+        dict(use_transformers_continuous_batching=True),
+        probe=continuous_settings_probe,
+    ),
     "use_transformers_continuous_batching": Case(True),  # trains on generate_batch's completions
     "use_transformers_paged": Case(True, probe=backend_probe),
     "load_in_4bit": Case(True, dict(PEFT), probe=quantisation_probe),
@@ -331,19 +354,27 @@ HONOURED: dict[str, Case] = {
 }
 # Refused fields: the value to set, and its context. The validator itself refuses two (exit 1).
 REFUSED: dict[str, tuple[Any, dict]] = {
-    "auto_find_batch_size": (True, {}), "parallelism_config": ({"dp_shard_size": 1}, {}),
-    "dataset_streaming": (True, {}), "debug": ("underflow_overflow", {}), "hub_token": ("hf_secret", {}),
+    "auto_find_batch_size": (True, {}),
+    "parallelism_config": ({"dp_shard_size": 1}, {}),
+    "dataset_streaming": (True, {}),
+    "debug": ("underflow_overflow", {}),
+    "hub_token": ("hf_secret", {}),
     "log_completions_hub_repo": ("me/completions", dict(log_completions=True)),
     "streaming": (True, {}),
 }
 REFUSED_BY_VALIDATOR = {"auto_find_batch_size", "parallelism_config"}
 WARNED: dict[str, tuple[Any, dict]] = {
     "dataloader_multiprocessing_context": ("spawn", dict(dataloader_num_workers=1)),
-    "dataloader_num_workers": (2, {}), "dataloader_persistent_workers": (True, dict(dataloader_num_workers=1)),
-    "dataloader_prefetch_factor": (4, dict(dataloader_num_workers=1)), "ignore_data_skip": (True, {}),
+    "dataloader_num_workers": (2, {}),
+    "dataloader_persistent_workers": (True, dict(dataloader_num_workers=1)),
+    "dataloader_prefetch_factor": (4, dict(dataloader_num_workers=1)),
+    "ignore_data_skip": (True, {}),
     "log_unique_prompts": (True, dict(log_completions=True)),
-    "num_completions_to_print": (2, dict(log_completions=True)), "save_on_each_node": (True, {}),
-    "skip_memory_metrics": (False, {}), "torch_compile": (True, {}), "torch_empty_cache_steps": (2, {}),
+    "num_completions_to_print": (2, dict(log_completions=True)),
+    "save_on_each_node": (True, {}),
+    "skip_memory_metrics": (False, {}),
+    "torch_compile": (True, {}),
+    "torch_empty_cache_steps": (2, {}),
     "use_liger_kernel": (True, {}),
 }
 
@@ -358,24 +389,46 @@ def world(tmp_path_factory, tiny_model_dir):
     write_prompts(data / "test.jsonl", demo_rows(repeats=1)[:5])
     other = write_prompts(root / "other" / "train.jsonl", list(reversed(demo_rows(repeats=2))))
     # the runs read folders written by save_to_disk: loading JSON files again costs a quarter of a run
-    splits = datasets.load_dataset("json", data_files={"train": str(data / "train.jsonl"),
-                                                       "test": str(data / "test.jsonl")})
+    splits = datasets.load_dataset(
+        "json", data_files={"train": str(data / "train.jsonl"), "test": str(data / "test.jsonl")}
+    )
     splits.save_to_disk(str(root / "saved"))
     datasets.load_dataset("json", data_files=str(other), split="train").save_to_disk(str(root / "saved_other"))
-    paths = {"@model": str(tiny_model_dir), "@other_model": str(save_tiny_model(root / "model2", seed=1)),
-             "@data": str(root / "saved"), "@json_data": str(data), "@train_file": str(data / "train.jsonl"),
-             "@other_data": str(root / "saved_other"), "@other_file": str(other),
-             "@other_output": str(root / "elsewhere")}
+    paths = {
+        "@model": str(tiny_model_dir),
+        "@other_model": str(save_tiny_model(root / "model2", seed=1)),
+        "@data": str(root / "saved"),
+        "@json_data": str(data),
+        "@train_file": str(data / "train.jsonl"),
+        "@other_data": str(root / "saved_other"),
+        "@other_file": str(other),
+        "@other_output": str(root / "elsewhere"),
+    }
     return SimpleNamespace(root=root, paths=paths, bases={}, counter=[0])
 
 
 def settings_for(world, **extra) -> dict:
     world.counter[0] += 1
     settings = dict(
-        model_name_or_path="@model", dataset_name="@data", output_dir=str(world.root / f"run{world.counter[0]}"),
-        reward_funcs=[REWARD], per_device_train_batch_size=4, num_generations=2, max_completion_length=3,
-        learning_rate=0.05, optim="adamw_torch", max_steps=2, logging_steps=1, save_strategy="no", seed=3,
-        use_cpu=True, bf16=False, activation_checkpointing=False, report_to="none", disable_tqdm=True)
+        model_name_or_path="@model",
+        dataset_name="@data",
+        output_dir=str(world.root / f"run{world.counter[0]}"),
+        reward_funcs=[REWARD],
+        per_device_train_batch_size=4,
+        num_generations=2,
+        max_completion_length=3,
+        learning_rate=0.05,
+        optim="adamw_torch",
+        max_steps=2,
+        logging_steps=1,
+        save_strategy="no",
+        seed=3,
+        use_cpu=True,
+        bf16=False,
+        activation_checkpointing=False,
+        report_to="none",
+        disable_tqdm=True,
+    )
     settings.update(extra)
     return {k: resolve(world, v) for k, v in settings.items() if v is not None}
 
@@ -397,11 +450,18 @@ def fingerprint(output: Path) -> dict:
     if (output / "metrics.jsonl").exists():
         for line in (output / "metrics.jsonl").read_text().splitlines():
             metrics.append({k: v for k, v in json.loads(line).items() if "time" not in k})
-    files = sorted(str(p.relative_to(output).parent / "events") if p.name.startswith("events.out")
-                   else str(p.relative_to(output)) for p in output.rglob("*") if p.is_file())
-    digests = {str(p.relative_to(output)): hashlib.sha256(p.read_bytes()).hexdigest()
-               for p in output.rglob("*") if p.suffix in (".safetensors", ".json", ".jsonl")
-               and p.name not in ("metrics.jsonl",) and "prompt_assignment" not in str(p)}
+    files = sorted(
+        str(p.relative_to(output).parent / "events") if p.name.startswith("events.out") else str(p.relative_to(output))
+        for p in output.rglob("*")
+        if p.is_file()
+    )
+    digests = {
+        str(p.relative_to(output)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in output.rglob("*")
+        if p.suffix in (".safetensors", ".json", ".jsonl")
+        and p.name not in ("metrics.jsonl",)
+        and "prompt_assignment" not in str(p)
+    }
     return {"metrics": metrics, "files": files, "digests": digests}
 
 
@@ -432,8 +492,11 @@ def observe(world, monkeypatch, settings: dict, case: Case):
         original = getattr(module, name)
 
         def recording(*args, **kwargs):
-            recorded.append(repr((args[1:] if name == "sample_completions" else args, sorted(kwargs.items())))
-                            if name != "tokenize_prompts" else repr(args[2]))
+            recorded.append(
+                repr((args[1:] if name == "sample_completions" else args, sorted(kwargs.items())))
+                if name != "tokenize_prompts"
+                else repr(args[2])
+            )
             return original(*args, **kwargs)
 
         monkeypatch.setattr(module, name, recording)
@@ -446,8 +509,7 @@ def observe(world, monkeypatch, settings: dict, case: Case):
 
 
 def base_observation(world, monkeypatch, case: Case):
-    key = json.dumps([case.context, id(case.probe) if case.probe else None, case.calls], sort_keys=True,
-                     default=str)
+    key = json.dumps([case.context, id(case.probe) if case.probe else None, case.calls], sort_keys=True, default=str)
     if key not in world.bases:
         world.bases[key] = observe(world, monkeypatch, settings_for(world, **case.context), case)
     return world.bases[key]
@@ -488,21 +550,28 @@ def test_an_honoured_field_changes_the_run(world, monkeypatch, name):
     assert changed != base, f"{name}: {case.value!r} changed nothing"
 
 
-REFUSAL_LIMITS = [(name, i) for name, entry in {**CONFIG_FIELDS, **LAUNCH_FIELDS}.items()
-                  for i, limit in enumerate(entry.limits) if limit.refuse and entry.category == "honoured"]
+REFUSAL_LIMITS = [
+    (name, i)
+    for name, entry in {**CONFIG_FIELDS, **LAUNCH_FIELDS}.items()
+    for i, limit in enumerate(entry.limits)
+    if limit.refuse and entry.category == "honoured"
+]
 HONOURED_REFUSALS = {  # a value each honoured field refuses, and its context
     "use_vllm": [(True, {})],  # refused where the vllm package is missing, as in this environment
     "deepspeed": [("missing/zero3.json", {})],
-    "accelerator_config": [({"split_batches": True}, dict(num_processes=2)),
-                           ({"gradient_accumulation_kwargs": {"num_steps": 2}}, {})],
+    "accelerator_config": [
+        ({"split_batches": True}, dict(num_processes=2)),
+        ({"gradient_accumulation_kwargs": {"num_steps": 2}}, {}),
+    ],
     "lr_scheduler_type": [("reduce_lr_on_plateau", dict(eval_strategy="steps"))],
     "optim": [("galore_adamw", {})],  # (the bitsandbytes ones are refused only without bitsandbytes)
     "optim_args": [("momentum=0.9", dict(optim="adamw_torch"))],
     "use_peft": [],  # refused only without the peft package, which the test environment has
     "num_processes": [(2, {})],
     "model_name_or_path": [(None, {})],  # GRPOConfig arguments for a script: no model to train
-    "transformers_continuous_batching_config": [({"max_memory_fraction": 0.4},
-                                                 dict(use_transformers_continuous_batching=True))],
+    "transformers_continuous_batching_config": [
+        ({"max_memory_fraction": 0.4}, dict(use_transformers_continuous_batching=True))
+    ],
     "use_transformers_continuous_batching": [(True, dict(fsdp="full_shard", num_processes=2))],
     "load_in_4bit": [(True, dict(PEFT, fsdp="full_shard", num_processes=2))],  # (bitsandbytes is installed here)
     "load_in_8bit": [(True, dict(PEFT, fsdp="full_shard", num_processes=2))],
@@ -564,9 +633,8 @@ def test_a_warned_field_warns_and_runs(world, no_loading, capsys, name):
 
 
 def test_ignored_fields_are_ignored_as_trl_ignores_them(world):
-    from grpo_schema.engine.compiled import compiled
-
     from grpo_runtime.support import assess
+    from grpo_schema.engine.compiled import compiled
 
     facts = compiled("config").fields
     ignored = sorted(name for name, entry in CONFIG_FIELDS.items() if entry.category == "ignored")
@@ -575,9 +643,19 @@ def test_ignored_fields_are_ignored_as_trl_ignores_them(world):
     for name in ignored:
         fact, default = facts[name], facts[name]["default"]
         choices = [c for c in fact.get("choices") or [] if c != default]
-        value = (choices[0] if choices else not default if isinstance(default, bool) else
-                 default + 1 if isinstance(default, (int, float)) else {"x": 1} if "mapping" in fact["expected"]
-                 else ["x"] if "list" in fact["expected"] and "string" not in fact["expected"] else "x")
+        value = (
+            choices[0]
+            if choices
+            else not default
+            if isinstance(default, bool)
+            else default + 1
+            if isinstance(default, (int, float))
+            else {"x": 1}
+            if "mapping" in fact["expected"]
+            else ["x"]
+            if "list" in fact["expected"] and "string" not in fact["expected"]
+            else "x"
+        )
         set_any[name] = value
     result = validated({k: v for k, v in settings_for(world).items()})
     for name, value in set_any.items():
@@ -595,8 +673,8 @@ def validated_or_none(settings):
 
 
 def test_every_honoured_launch_key_reaches_accelerate_launch():
-    from grpo_runtime.launch.cli import launch_arguments
     from grpo_runtime.distributed.accelerate import SHARDING_LAUNCH_KEYS
+    from grpo_runtime.launch.cli import launch_arguments
 
     for name, entry in LAUNCH_FIELDS.items():
         if entry.category != "honoured" or name == "num_processes" or name in SHARDING_LAUNCH_KEYS:

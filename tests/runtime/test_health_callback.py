@@ -20,8 +20,11 @@ def test_the_trl_callback_with_stop_on_fatal_skips_an_overflow_but_stops_on_a_na
 
     args = TrainingArguments(output_dir=str(tmp_path), report_to=[], fp16=True)
     records = [r for r in state("trl-1.x-fp16-overflow")["log_history"] if "loss" in r]
-    callback, control, trainer_state = RunHealthCallback(stop_on_fatal=True, stream=io.StringIO()), \
-        TrainerControl(), TrainerState()
+    callback, control, trainer_state = (
+        RunHealthCallback(stop_on_fatal=True, stream=io.StringIO()),
+        TrainerControl(),
+        TrainerState(),
+    )
     callback.on_train_begin(args, trainer_state, control)
     for record in records:
         trainer_state.global_step = record["step"]
@@ -41,8 +44,7 @@ def test_the_callback_s_verdict_equals_the_batch_report_and_a_finding_that_clear
     records = [r for r in state("trl-1.x-zero-std-and-kl")["log_history"] if "loss" in r]
     for record in records[:4]:  # a reward whose std is 0 at first, then varies: found, then cleared
         record["rewards/accuracy_reward/std"] = 0.0
-    (folder / "trainer_state.json").write_text(json.dumps({**state("trl-1.x-zero-std-and-kl"),
-                                                           "log_history": records}))
+    (folder / "trainer_state.json").write_text(json.dumps({**state("trl-1.x-zero-std-and-kl"), "log_history": records}))
     args = TrainingArguments(output_dir=str(tmp_path / "out"), report_to=[])
     callback, control, trainer_state = RunHealthCallback(stream=io.StringIO()), TrainerControl(), TrainerState()
     callback.on_train_begin(args, trainer_state, control)

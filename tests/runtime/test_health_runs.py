@@ -22,8 +22,17 @@ def demo(tmp_path_factory):
 
 def train(demo, name, capsys, *overrides, max_steps=4, extra=()):
     out = demo.parent / name
-    args = [str(demo / "config.yaml"), "--set", f"output_dir={out}", "--set", f"max_steps={max_steps}",
-            "--set", "disable_tqdm=true", "--set", "save_steps=1000"]
+    args = [
+        str(demo / "config.yaml"),
+        "--set",
+        f"output_dir={out}",
+        "--set",
+        f"max_steps={max_steps}",
+        "--set",
+        "disable_tqdm=true",
+        "--set",
+        "save_steps=1000",
+    ]
     for item in overrides:
         args += ["--set", item]
     code = train_command(args + list(extra))
@@ -93,8 +102,14 @@ def test_a_reward_returning_none_and_nan_is_named_with_its_rate(demo, capsys):
 
 def test_completions_cut_at_a_tiny_limit_are_found(demo, capsys):
     # min_new_tokens at the limit: no completion can end, as when the limit is far below what the task needs
-    code, out, err = train(demo, "clipped", capsys, "max_completion_length=2", "generation_kwargs={min_new_tokens: 3}",
-                           f"reward_funcs=[{REWARDS}noise_reward]")
+    code, out, err = train(
+        demo,
+        "clipped",
+        capsys,
+        "max_completion_length=2",
+        "generation_kwargs={min_new_tokens: 3}",
+        f"reward_funcs=[{REWARDS}noise_reward]",
+    )
     assert code == 0 and "GRPO-A006" in live_codes(err), err[-2000:]
     _, report, codes = health(out, capsys)
     a006 = next(f for f in report["findings"] if f["code"] == "GRPO-A006")
@@ -104,8 +119,9 @@ def test_completions_cut_at_a_tiny_limit_are_found(demo, capsys):
 
 def test_every_completion_at_a_2_token_cap_gets_the_clipping_finding(demo, capsys):
     # the demo's own reward, and no completion can end (min_new_tokens past the cap)
-    code, out, err = train(demo, "capped", capsys, "max_completion_length=2", "generation_kwargs={min_new_tokens: 3}",
-                           max_steps=6)
+    code, out, err = train(
+        demo, "capped", capsys, "max_completion_length=2", "generation_kwargs={min_new_tokens: 3}", max_steps=6
+    )
     assert code == 0 and "GRPO-A006" in live_codes(err), err[-2000:]
     _, report, codes = health(out, capsys)
     a006 = next(f for f in report["findings"] if f["code"] == "GRPO-A006")
@@ -117,8 +133,17 @@ def test_every_completion_at_a_2_token_cap_gets_the_clipping_finding(demo, capsy
 
 def test_a_learning_rate_that_gives_nan_is_fatal_and_can_stop_the_run(demo, capsys):
     # two optimizer steps per generation: the second trains on the diverged weights before they generate
-    code, out, err = train(demo, "nan", capsys, "learning_rate=1e12", "max_grad_norm=0", "steps_per_generation=2",
-                           "per_device_train_batch_size=16", max_steps=8, extra=["--stop-on-fatal"])
+    code, out, err = train(
+        demo,
+        "nan",
+        capsys,
+        "learning_rate=1e12",
+        "max_grad_norm=0",
+        "steps_per_generation=2",
+        "per_device_train_batch_size=16",
+        max_steps=8,
+        extra=["--stop-on-fatal"],
+    )
     assert code == 0 and "GRPO-A005" in live_codes(err), err[-2000:]
     steps = [json.loads(line)["step"] for line in (out / "metrics.jsonl").read_text().splitlines()]
     assert max(steps) < 8, steps  # stopped on the finding rather than training on NaN weights

@@ -38,8 +38,9 @@ class FakeHub(BaseHTTPRequestHandler):
             return self.reply({"url": f"{endpoint}/{owner}/{request['name']}"})
         if "/preupload/" in self.path:
             files = json.loads(body)["files"]
-            return self.reply({"files": [{"path": f["path"], "uploadMode": "regular", "shouldIgnore": False}
-                                         for f in files]})
+            return self.reply(
+                {"files": [{"path": f["path"], "uploadMode": "regular", "shouldIgnore": False} for f in files]}
+            )
         if "/commit/" in self.path:
             repo = "/".join(parts[3:5])
             return self.reply({"commitUrl": f"{endpoint}/{repo}/commit/{'a' * 40}", "commitOid": "a" * 40})
@@ -102,8 +103,15 @@ def run_config(tmp_path, tiny_model_dir, **fields):
 
 @pytest.mark.slow
 def test_checkpoint_strategy_pushes_each_save_and_the_end(tmp_path, tiny_model_dir, hub):
-    config = run_config(tmp_path, tiny_model_dir, hub_model_id="lab/tiny-grpo", hub_strategy="checkpoint",
-                        hub_private_repo=True, hub_revision="run-1", hub_always_push=True)
+    config = run_config(
+        tmp_path,
+        tiny_model_dir,
+        hub_model_id="lab/tiny-grpo",
+        hub_strategy="checkpoint",
+        hub_private_repo=True,
+        hub_revision="run-1",
+        hub_always_push=True,
+    )
     assert train_command([str(config)]) == 0
 
     create = json.loads(next(body for _, path, _, body in FakeHub.log if path == "/api/repos/create"))
@@ -113,8 +121,12 @@ def test_checkpoint_strategy_pushes_each_save_and_the_end(tmp_path, tiny_model_d
     pushed = commits(FakeHub.log)
     assert all(path == "/api/models/lab/tiny-grpo/commit/run-1" for path, _, _ in pushed)
     summaries = [summary for _, summary, _ in pushed]
-    assert sorted(summaries[:4]) == ["Training in progress, step 1", "Training in progress, step 1, checkpoint",
-                                     "Training in progress, step 2", "Training in progress, step 2, checkpoint"]
+    assert sorted(summaries[:4]) == [
+        "Training in progress, step 1",
+        "Training in progress, step 1, checkpoint",
+        "Training in progress, step 2",
+        "Training in progress, step 2, checkpoint",
+    ]
     assert summaries[-1] == "End of training"
     checkpoint_files = next(files for _, summary, files in pushed if summary.endswith("step 2, checkpoint"))
     assert "last-checkpoint/model.safetensors" in checkpoint_files
@@ -144,8 +156,9 @@ def test_an_unreachable_hub_is_reported_and_the_local_run_is_kept(tmp_path, tiny
     allow_http_to_the_endpoint(monkeypatch)
     monkeypatch.setenv("HF_TOKEN", "hf_from_the_environment")
     monkeypatch.setenv("HF_HUB_DISABLE_TELEMETRY", "1")
-    config = run_config(tmp_path, tiny_model_dir, hub_model_id="lab/tiny-grpo", hub_strategy="every_save",
-                        save_total_limit=1)
+    config = run_config(
+        tmp_path, tiny_model_dir, hub_model_id="lab/tiny-grpo", hub_strategy="every_save", save_total_limit=1
+    )
     assert train_command([str(config)]) == 4
     err = capsys.readouterr().err
     assert "could not create the Hub repository 'lab/tiny-grpo'" in err

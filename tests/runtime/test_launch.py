@@ -32,12 +32,21 @@ def test_two_process_launch_assigns_prompts_by_the_plan_and_resumes_exactly(tmp_
     out = tmp_path / "out"
     settings = base_settings(tiny_model_dir, write_prompts(tmp_path / "data.jsonl"), out)
     # b*s = 6 is not a multiple of G = 4: one group straddles the two processes
-    settings.update(per_device_train_batch_size=3, num_generations=4, steps_per_generation=2, num_iterations=2,
-                    gradient_accumulation_steps=2, max_steps=6, save_steps=3, env={"GRPO_TEST_MARKER": "set"},
-                    reward_funcs=settings["reward_funcs"] + ["launch_rewards.token_sum"])
+    settings.update(
+        per_device_train_batch_size=3,
+        num_generations=4,
+        steps_per_generation=2,
+        num_iterations=2,
+        gradient_accumulation_steps=2,
+        max_steps=6,
+        save_steps=3,
+        env={"GRPO_TEST_MARKER": "set"},
+        reward_funcs=settings["reward_funcs"] + ["launch_rewards.token_sum"],
+    )
     # a reward that varies within every group, imported by dotted path from the launch directory in each process
     (tmp_path / "launch_rewards.py").write_text(
-        "def token_sum(completion_ids, **kwargs):\n    return [float(sum(ids) % 7) for ids in completion_ids]\n")
+        "def token_sum(completion_ids, **kwargs):\n    return [float(sum(ids) % 7) for ids in completion_ids]\n"
+    )
     config = tmp_path / "config.yaml"
     config.write_text(yaml.safe_dump(settings))
     monkeypatch.chdir(tmp_path)

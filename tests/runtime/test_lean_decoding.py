@@ -48,13 +48,18 @@ def test_same_tokens_and_rng_state_as_generate(tiny_policy, knob):
     prompt_lists, batch = prompt_batch(tokenizer)
     assert Route.choose(model, gen_config) == Route(lean=True, share=True)
     plain, plain_rng = seeded(5, lambda: model.generate(**batch, generation_config=gen_config))
-    lean, lean_rng = seeded(5, lambda: model.generate(**batch, generation_config=gen_config,
-                                                      custom_generate=LeanSampler(None)))
+    lean, lean_rng = seeded(
+        5, lambda: model.generate(**batch, generation_config=gen_config, custom_generate=LeanSampler(None))
+    )
     assert torch.equal(lean, plain) and torch.equal(lean_rng, plain_rng)  # bit for bit, RNG included
-    shared, _ = seeded(5, lambda: model.generate(**batch, generation_config=gen_config,
-                                                 custom_generate=LeanSampler(Sharing.of(prompt_lists))))
+    shared, _ = seeded(
+        5,
+        lambda: model.generate(
+            **batch, generation_config=gen_config, custom_generate=LeanSampler(Sharing.of(prompt_lists))
+        ),
+    )
     assert torch.equal(shared, plain)  # logits within ~1e-7: the same draws
-    new = plain[:, batch["input_ids"].size(1):]
+    new = plain[:, batch["input_ids"].size(1) :]
     if knob != "min_new_tokens":  # rows end early and at different steps: finished rows are padded
         ended = [len(row) for row in crop_after_first_eos(new, gen_config.eos_token_id)]
         assert min(ended) < new.size(1)
@@ -88,8 +93,9 @@ def test_processors_called_directly_equal_logits_processor_list(tiny_policy, kno
     _, batch = prompt_batch(tokenizer)
     model.generate(**batch, generation_config=gen_config, custom_generate=capture)
     processors, ids = captured["processors"], captured["input_ids"]
-    assert len(processors) == (0 if knob in ("defaults", "greedy") else 2 if knob == "min_new_tokens" else
-                               5 if knob == "all together" else 1)
+    assert len(processors) == (
+        0 if knob in ("defaults", "greedy") else 2 if knob == "min_new_tokens" else 5 if knob == "all together" else 1
+    )
     logits = torch.randn(ids.size(0), len(tokenizer), generator=torch.Generator().manual_seed(1)) * 3
     direct = logits.clone()
     for processor in processors:
@@ -102,15 +108,18 @@ def test_completions_match_generate_with_padding_multiple_and_fallbacks(tiny_pol
     cache, beam search), give generate's completions."""
     model, tokenizer = tiny_policy
     eos_ids = eos_token_ids(tokenizer, model)
-    cases = [settings(top_k=1), settings(top_k=1, cache_implementation="static"),
-             settings(generation_kwargs={"do_sample": False, "num_beams": 2})]
+    cases = [
+        settings(top_k=1),
+        settings(top_k=1, cache_implementation="static"),
+        settings(generation_kwargs={"do_sample": False, "num_beams": 2}),
+    ]
     for case in cases:
         gen_config = generation_config(case, tokenizer, eos_ids)
         prompt_lists, batch = prompt_batch(tokenizer, multiple=4)
         with torch.inference_mode():
             expected = model.generate(**batch, generation_config=copy.deepcopy(gen_config))
         ours = sample_completions(model, prompt_lists, gen_config, tokenizer.pad_token_id, eos_ids, 4)
-        assert ours == crop_after_first_eos(expected[:, batch["input_ids"].size(1):], eos_ids)
+        assert ours == crop_after_first_eos(expected[:, batch["input_ids"].size(1) :], eos_ids)
     assert Route.choose(model, generation_config(cases[2], tokenizer, eos_ids)) == Route(lean=False, share=False)
 
 
@@ -119,14 +128,19 @@ def test_what_the_lean_loop_leaves_to_generate(tiny_policy):
 
     model, tokenizer = tiny_policy
     eos_ids = eos_token_ids(tokenizer, model)
-    for kwargs in ({"num_beams": 2}, {"return_dict_in_generate": True}, {"output_attentions": True},
-                   {"num_return_sequences": 2}, {"prefill_chunk_size": 4}):
-        assert not Route.choose(model, generation_config(settings(generation_kwargs=kwargs), tokenizer,
-                                                         eos_ids)).lean, kwargs
+    for kwargs in (
+        {"num_beams": 2},
+        {"return_dict_in_generate": True},
+        {"output_attentions": True},
+        {"num_return_sequences": 2},
+        {"prefill_chunk_size": 4},
+    ):
+        assert not Route.choose(
+            model, generation_config(settings(generation_kwargs=kwargs), tokenizer, eos_ids)
+        ).lean, kwargs
     assert Route.choose(torch.nn.Linear(2, 2), generation_config(settings(), tokenizer, eos_ids)) == Route(False, False)
     assert plain_dynamic_cache(DynamicCache(config=model.config))
     assert not plain_dynamic_cache(StaticCache(config=model.config, max_cache_len=8))
-
 
 
 def test_the_route_is_decided_once_per_model_config_and_mode(tiny_policy, monkeypatch):
@@ -137,8 +151,9 @@ def test_the_route_is_decided_once_per_model_config_and_mode(tiny_policy, monkey
     model.config.attention_dropout = 0.1  # dropout in train mode: each row's forward pass is random
     decided = []
     original = Route.decide.__func__
-    monkeypatch.setattr(Route, "decide", classmethod(lambda cls, m, c: decided.append(m.training) or
-                                                      original(cls, m, c)))
+    monkeypatch.setattr(
+        Route, "decide", classmethod(lambda cls, m, c: decided.append(m.training) or original(cls, m, c))
+    )
     eos_ids = eos_token_ids(tokenizer, model)
     gen_config = generation_config(settings(), tokenizer, eos_ids)
     model.train()
@@ -168,8 +183,13 @@ def test_the_prepared_decoding_mask_is_the_mask_transformers_builds(tiny_policy)
         model(input_ids=input_ids, attention_mask=mask, past_key_values=cache)
         step_mask = torch.cat([mask, mask.new_ones((mask.size(0), 1))], dim=-1)
         embeds = model.get_input_embeddings()(input_ids[:, -1:])
-        built = create_causal_mask(config=model.config, inputs_embeds=embeds, attention_mask=step_mask,
-                                   past_key_values=cache, position_ids=torch.full_like(input_ids[:, -1:], 99))
+        built = create_causal_mask(
+            config=model.config,
+            inputs_embeds=embeds,
+            attention_mask=step_mask,
+            past_key_values=cache,
+            position_ids=torch.full_like(input_ids[:, -1:], 99),
+        )
     assert prepared_mask_applies(model, cache, step_mask)
     assert built.dtype == torch.bool and torch.equal(built, step_mask[:, None, None, :].bool())
     assert not prepared_mask_applies(model, cache, torch.ones_like(step_mask))

@@ -41,12 +41,12 @@ def test_temperature_two_by_hand():
     # logits [0, ln 3] / 2 = [0, ln sqrt 3]: p_1 = sqrt 3 / (1 + sqrt 3)
     weight = torch.tensor([[0.0], [math.log(3.0)]])
     logp, _ = chunked_logps(torch.ones(1, 1), weight, None, torch.tensor([1]), HeadMath(temperature=2.0))
-    assert logp.item() == pytest.approx(math.log(3 ** 0.5 / (1 + 3 ** 0.5)), abs=1e-6)
+    assert logp.item() == pytest.approx(math.log(3**0.5 / (1 + 3**0.5)), abs=1e-6)
 
 
 def test_chunk_size_follows_the_vocabulary():
     assert tokens_per_chunk(151_936) == 55  # 2**23 elements per tile
-    assert tokens_per_chunk(10 ** 9) == 1
+    assert tokens_per_chunk(10**9) == 1
 
 
 @pytest.mark.parametrize("softcap", [None, 3.0])
@@ -128,7 +128,7 @@ def from_model_logits(model, prompt_ids, prompt_mask, completion_ids, completion
     """Log-probs and entropies from the model's own logits (its own head, softcapping and all)."""
     ids = torch.cat([prompt_ids, completion_ids], 1)
     logits = model(input_ids=ids, attention_mask=torch.cat([prompt_mask, completion_mask], 1)).logits
-    log_softmax = torch.log_softmax(logits[:, -completion_ids.size(1) - 1:-1].float() / temperature, -1)
+    log_softmax = torch.log_softmax(logits[:, -completion_ids.size(1) - 1 : -1].float() / temperature, -1)
     active = completion_mask.bool()
     logp = log_softmax.gather(-1, completion_ids[..., None])[..., 0].masked_fill(~active, 0)
     return logp, (-(log_softmax.exp() * log_softmax).sum(-1)).masked_fill(~active, 0)
@@ -175,7 +175,7 @@ def test_tiny_model_equals_trl_add_fused_lm_head(tiny_policy):
     prompt_ids, prompt_mask, completion_ids, completion_mask = batch(model.config.vocab_size)
     ids, mask = torch.cat([prompt_ids, completion_ids], 1), torch.cat([prompt_mask, completion_mask], 1)
     labels = ids.masked_fill(mask == 0, -100)
-    labels[:, :prompt_ids.size(1)] = -100
+    labels[:, : prompt_ids.size(1)] = -100
     trl = trl_model(input_ids=ids, attention_mask=mask, labels=labels, fused_lm_head=True)
     logp, entropy, _ = logprobs.completion_logps(model, prompt_ids, prompt_mask, completion_ids, completion_mask, 0.7)
     c = completion_ids.size(1)
@@ -187,8 +187,14 @@ def test_no_tokens_by_vocab_tensor_is_saved_for_backward():
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
     # a vocabulary much wider than the trunk, as in real models, so the head's tensors are the largest
-    config = Qwen2Config(vocab_size=4096, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
-                         num_attention_heads=2, num_key_value_heads=1)
+    config = Qwen2Config(
+        vocab_size=4096,
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+    )
     model = Qwen2ForCausalLM(config)
     tensors = batch(config.vocab_size, b=4, c=8)
     weights = {p.data_ptr() for p in model.parameters()}
@@ -209,9 +215,17 @@ def test_gemma_softcapping_is_reproduced():
     from transformers import Gemma2Config, Gemma2ForCausalLM
 
     torch.manual_seed(0)
-    config = Gemma2Config(vocab_size=50, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
-                          num_attention_heads=2, num_key_value_heads=1, head_dim=8, final_logit_softcapping=2.0,
-                          attn_implementation="eager")
+    config = Gemma2Config(
+        vocab_size=50,
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        head_dim=8,
+        final_logit_softcapping=2.0,
+        attn_implementation="eager",
+    )
     model = Gemma2ForCausalLM(config).float()
     assert logprobs.chunkable_head(model)
     assert_matches_model(model)
@@ -220,8 +234,8 @@ def test_gemma_softcapping_is_reproduced():
 def test_cast_lm_head_to_fp32_projects_in_fp32():
     """A bf16 model under cast_lm_head_to_fp32: the chunked head also projects in fp32, so it agrees with the
     full path to fp32 precision, not bf16's."""
-    from tests.support.tiny import build_model, build_tokenizer
     from grpo_runtime.model.loading import cast_lm_head_to_fp32
+    from tests.support.tiny import build_model, build_tokenizer
 
     model = build_model(build_tokenizer()).to(torch.bfloat16)
     cast_lm_head_to_fp32(model)
@@ -232,15 +246,28 @@ def test_mixture_of_experts_router_loss_is_the_models_own():
     from transformers import Qwen2MoeConfig, Qwen2MoeForCausalLM
 
     torch.manual_seed(0)
-    config = Qwen2MoeConfig(vocab_size=40, hidden_size=16, intermediate_size=32, moe_intermediate_size=8,
-                            shared_expert_intermediate_size=8, num_hidden_layers=1, num_attention_heads=2,
-                            num_key_value_heads=1, num_experts=4, num_experts_per_tok=2)
+    config = Qwen2MoeConfig(
+        vocab_size=40,
+        hidden_size=16,
+        intermediate_size=32,
+        moe_intermediate_size=8,
+        shared_expert_intermediate_size=8,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        num_experts=4,
+        num_experts_per_tok=2,
+    )
     model = Qwen2MoeForCausalLM(config)
     tensors = batch(config.vocab_size)
     _, _, router_loss = logprobs.completion_logps(model, *tensors, 1.0, rows_per_chunk=2, with_router_loss=True)
     ids, mask = torch.cat(tensors[:3:2], 1), torch.cat(tensors[1::2], 1)
-    expected = torch.stack([model(input_ids=ids[r], attention_mask=mask[r], output_router_logits=True).aux_loss
-                            for r in (slice(0, 2), slice(2, 3))]).mean()
+    expected = torch.stack(
+        [
+            model(input_ids=ids[r], attention_mask=mask[r], output_router_logits=True).aux_loss
+            for r in (slice(0, 2), slice(2, 3))
+        ]
+    ).mean()
     torch.testing.assert_close(router_loss, expected, atol=TOL, rtol=0)
     assert_matches_model(model)
 
@@ -248,8 +275,10 @@ def test_mixture_of_experts_router_loss_is_the_models_own():
 def test_lora_on_other_modules_keeps_the_chunked_head(tiny_policy):
     from peft import LoraConfig, get_peft_model
 
-    model = get_peft_model(copy.deepcopy(tiny_policy[0]), LoraConfig(r=2, target_modules=["q_proj", "v_proj"],
-                                                                     lora_dropout=0.0, init_lora_weights=False))
+    model = get_peft_model(
+        copy.deepcopy(tiny_policy[0]),
+        LoraConfig(r=2, target_modules=["q_proj", "v_proj"], lora_dropout=0.0, init_lora_weights=False),
+    )
     assert logprobs.chunkable_head(model)
     assert_matches_model(model)
 
@@ -283,8 +312,7 @@ def test_two_active_lora_adapters_on_lm_head_add_up(tiny_policy):
     from peft import LoraConfig
 
     model = lora_model(tiny_policy)
-    model.add_adapter("second", LoraConfig(r=3, target_modules=["lm_head"], lora_dropout=0.0,
-                                           init_lora_weights=False))
+    model.add_adapter("second", LoraConfig(r=3, target_modules=["lm_head"], lora_dropout=0.0, init_lora_weights=False))
     model.base_model.set_adapter(["default", "second"])
     assert model.get_base_model().lm_head.active_adapters == ["default", "second"]
     assert logprobs.chunkable_head(model)
@@ -325,9 +353,12 @@ def modules_to_save_model(tiny_policy):
     """modules_to_save on lm_head, the trained copy moved away from the original so that using the wrong one shows."""
     from peft import LoraConfig, get_peft_model
 
-    model = get_peft_model(copy.deepcopy(tiny_policy[0]), LoraConfig(r=2, target_modules=["q_proj"],
-                                                                     modules_to_save=["lm_head"],
-                                                                     lora_dropout=0.0, init_lora_weights=False))
+    model = get_peft_model(
+        copy.deepcopy(tiny_policy[0]),
+        LoraConfig(
+            r=2, target_modules=["q_proj"], modules_to_save=["lm_head"], lora_dropout=0.0, init_lora_weights=False
+        ),
+    )
     with torch.no_grad():
         model.get_base_model().lm_head.modules_to_save["default"].weight.add_(0.5)
     return model
@@ -361,7 +392,7 @@ def test_modules_to_save_equals_trl_add_fused_lm_head(tiny_policy):
     prompt_ids, prompt_mask, completion_ids, completion_mask = batch(model.config.vocab_size)
     ids, mask = torch.cat([prompt_ids, completion_ids], 1), torch.cat([prompt_mask, completion_mask], 1)
     labels = ids.masked_fill(mask == 0, -100)
-    labels[:, :prompt_ids.size(1)] = -100
+    labels[:, : prompt_ids.size(1)] = -100
     trl = trl_model.get_base_model()(input_ids=ids, attention_mask=mask, labels=labels, fused_lm_head=True)
     logp, entropy, _ = logprobs.completion_logps(model, prompt_ids, prompt_mask, completion_ids, completion_mask, 0.7)
     c = completion_ids.size(1)
@@ -386,8 +417,9 @@ def test_calling_the_head_as_a_module_runs_its_hooks_and_keeps_its_own_forward()
     head.register_forward_pre_hook(lambda module, args: calls.append(("pre", tuple(args[0].shape))))
     head.register_forward_hook(lambda module, args, out: calls.append(("post", len(out))))
     hidden, targets = torch.randn(5, 4), torch.randint(0, 9, (5,))
-    out = head_site.call_as_module(head, lambda h: chunked_logps(h, head.weight, head.bias, targets, HeadMath()),
-                                   hidden)
+    out = head_site.call_as_module(
+        head, lambda h: chunked_logps(h, head.weight, head.bias, targets, HeadMath()), hidden
+    )
     assert calls == [("pre", (5, 4)), ("post", 2)]
     torch.testing.assert_close(out[0], full_head(hidden, head.weight, head.bias, targets)[0], atol=TOL, rtol=0)
     assert head.forward is own
@@ -402,8 +434,10 @@ def test_lora_on_a_bf16_lm_head_agrees_with_peft_to_bf16_rounding(tiny_policy):
     that by the bf16 rounding of the logits only (a bf16 projection of the sum would be ~4x further off)."""
     from peft import LoraConfig, get_peft_model
 
-    model = get_peft_model(copy.deepcopy(tiny_policy[0]).to(torch.bfloat16), LoraConfig(
-        r=2, target_modules=["lm_head"], lora_dropout=0.0, init_lora_weights=False))
+    model = get_peft_model(
+        copy.deepcopy(tiny_policy[0]).to(torch.bfloat16),
+        LoraConfig(r=2, target_modules=["lm_head"], lora_dropout=0.0, init_lora_weights=False),
+    )
     head = model.get_base_model().lm_head
     assert head.lora_A["default"].weight.dtype == torch.float32 and head.base_layer.weight.dtype == torch.bfloat16
     assert logprobs.chunkable_head(model)

@@ -9,8 +9,8 @@ import math
 import pytest
 import torch
 
-from grpo_runtime.training.loss import LossInputs, LossSettings, StepContext, entropy_threshold, grpo_loss
 from grpo_runtime.outputs.metrics import loss_metrics
+from grpo_runtime.training.loss import LossInputs, LossSettings, StepContext, entropy_threshold, grpo_loss
 
 from .trl_harness import build_trainer, trl_loss
 
@@ -45,25 +45,54 @@ def make_tensors(seed=0, rows=(5, 3, 4, 1), old_noise=0.3, advantages=(1.0, -1.0
 
 def settings(**overrides) -> LossSettings:
     base = dict(
-        loss_type="dapo", beta=0.0, epsilon_low=0.2, epsilon_high=0.2, delta=None, importance_sampling_level="token",
-        use_bias_correction_kl=True, top_entropy_quantile=1.0, off_policy_mask_threshold=None,
-        sapo_temperature_pos=1.0, sapo_temperature_neg=1.05, vespo_k_pos=2.0, vespo_lambda_pos=3.0,
-        vespo_k_neg=3.0, vespo_lambda_neg=2.0, max_completion_length=T, steps_per_generation=1, num_processes=1,
+        loss_type="dapo",
+        beta=0.0,
+        epsilon_low=0.2,
+        epsilon_high=0.2,
+        delta=None,
+        importance_sampling_level="token",
+        use_bias_correction_kl=True,
+        top_entropy_quantile=1.0,
+        off_policy_mask_threshold=None,
+        sapo_temperature_pos=1.0,
+        sapo_temperature_neg=1.05,
+        vespo_k_pos=2.0,
+        vespo_lambda_pos=3.0,
+        vespo_k_neg=3.0,
+        vespo_lambda_neg=2.0,
+        max_completion_length=T,
+        steps_per_generation=1,
+        num_processes=1,
         apply_sampling_ratio=False,
     )
     base.update(overrides)
     return LossSettings(**base)
 
 
-def run_both(trainer, t, *, train=True, grad_accum=1, num_items=None, use_old=True, use_sampling=False,
-             sampling_ratio=None, entropy_coef=0.0, processes=1, **overrides):
+def run_both(
+    trainer,
+    t,
+    *,
+    train=True,
+    grad_accum=1,
+    num_items=None,
+    use_old=True,
+    use_sampling=False,
+    sampling_ratio=None,
+    entropy_coef=0.0,
+    processes=1,
+    **overrides,
+):
     """Run TRL and grpo_runtime on the same tensors; return ((loss, grad_l, grad_h, metrics) for each)."""
     num_items = t["mask"].sum() if num_items is None else num_items
     trl_inputs = dict(
         prompt_ids=torch.ones(len(t["mask"]), 2, dtype=torch.long),
         prompt_mask=torch.ones(len(t["mask"]), 2, dtype=torch.long),
-        completion_ids=torch.ones_like(t["mask"]), completion_mask=t["mask"], advantages=t["advantages"],
-        num_items_in_batch=num_items, ref_per_token_logps=t["ref"],
+        completion_ids=torch.ones_like(t["mask"]),
+        completion_mask=t["mask"],
+        advantages=t["advantages"],
+        num_items_in_batch=num_items,
+        ref_per_token_logps=t["ref"],
     )
     if use_old:
         trl_inputs["old_per_token_logps"] = t["old"]
@@ -83,21 +112,40 @@ def run_both(trainer, t, *, train=True, grad_accum=1, num_items=None, use_old=Tr
         logps = t["logps"].clone().requires_grad_()
         entropies = t["entropies"].clone().requires_grad_()
         if side == "trl":
-            loss, metrics = trl_loss(trainer, trl_inputs, logps, entropies, train=train, grad_accum=grad_accum,
-                                     **trl_overrides)
+            loss, metrics = trl_loss(
+                trainer, trl_inputs, logps, entropies, train=train, grad_accum=grad_accum, **trl_overrides
+            )
         else:
-            s = settings(apply_sampling_ratio=sampling_ratio is not None, num_processes=processes,
-                         **{k: v for k, v in overrides.items() if k != "_last_world_entropy"})
+            s = settings(
+                apply_sampling_ratio=sampling_ratio is not None,
+                num_processes=processes,
+                **{k: v for k, v in overrides.items() if k != "_last_world_entropy"},
+            )
             threshold = None
             if s.top_entropy_quantile < 1.0:
                 threshold = entropy_threshold(entropies, t["mask"], 1 - s.top_entropy_quantile)
-            ctx = StepContext(training=train, grad_accum=grad_accum, entropy_bonus=bonus, entropy_coef=entropy_coef,
-                              entropy_threshold=threshold)
-            out = grpo_loss(LossInputs(
-                logps=logps, entropies=entropies, mask=t["mask"], advantages=t["advantages"],
-                num_items_in_batch=num_items, old_logps=t["old"] if use_old else None, ref_logps=t["ref"],
-                sampling_logps=t["sampling"] if use_sampling else None, sampling_ratio=sampling_ratio,
-            ), s, ctx)
+            ctx = StepContext(
+                training=train,
+                grad_accum=grad_accum,
+                entropy_bonus=bonus,
+                entropy_coef=entropy_coef,
+                entropy_threshold=threshold,
+            )
+            out = grpo_loss(
+                LossInputs(
+                    logps=logps,
+                    entropies=entropies,
+                    mask=t["mask"],
+                    advantages=t["advantages"],
+                    num_items_in_batch=num_items,
+                    old_logps=t["old"] if use_old else None,
+                    ref_logps=t["ref"],
+                    sampling_logps=t["sampling"] if use_sampling else None,
+                    sampling_ratio=sampling_ratio,
+                ),
+                s,
+                ctx,
+            )
             loss, metrics = out.loss, loss_metrics(out)
         grad_l, grad_h = torch.autograd.grad(loss, [logps, entropies], allow_unused=True)
         results.append((loss.detach(), grad_l, grad_h, metrics))
@@ -138,8 +186,15 @@ def test_reference_numbers_of_the_spec(trainer):
     old = logp + 0.3 * torch.randn(B, T)
     ref = logp + 0.2 * torch.randn(B, T)
     ent = torch.rand(B, T) * 3
-    t = dict(mask=mask, logps=logp, old=old, ref=ref, entropies=ent, sampling=old,
-             advantages=torch.tensor([1.0, -1.0, 0.5, -0.5]))
+    t = dict(
+        mask=mask,
+        logps=logp,
+        old=old,
+        ref=ref,
+        entropies=ent,
+        sampling=old,
+        advantages=torch.tensor([1.0, -1.0, 0.5, -0.5]),
+    )
     results = run_both(trainer, t, grad_accum=2, loss_type="dapo", beta=0.1)
     assert_same(results)
     assert round(results[1][0].item(), 6) == -0.111536
@@ -153,8 +208,16 @@ def test_on_policy_ratio_without_old_logps(trainer, loss_type):
 
 
 def test_grpo_sequence_level_without_bias_correction(trainer):
-    assert_same(run_both(trainer, make_tensors(), loss_type="grpo", importance_sampling_level="sequence", beta=0.1,
-                         use_bias_correction_kl=False))
+    assert_same(
+        run_both(
+            trainer,
+            make_tensors(),
+            loss_type="grpo",
+            importance_sampling_level="sequence",
+            beta=0.1,
+            use_bias_correction_kl=False,
+        )
+    )
 
 
 @pytest.mark.parametrize("loss_type", ["grpo", "dapo", "luspo", "bnpo"])
@@ -188,8 +251,15 @@ def test_generation_batch_normalizer(trainer, loss_type, processes, spg, ga):
     real = trainer.accelerator
     try:
         trainer.accelerator = OneOfManyProcesses(processes)
-        trl, ours = run_both(trainer, make_tensors(seed=3), grad_accum=ga, num_items=torch.tensor(57),
-                             loss_type=loss_type, steps_per_generation=spg, processes=processes)
+        trl, ours = run_both(
+            trainer,
+            make_tensors(seed=3),
+            grad_accum=ga,
+            num_items=torch.tensor(57),
+            loss_type=loss_type,
+            steps_per_generation=spg,
+            processes=processes,
+        )
     finally:
         trainer.accelerator = real
     assert_same((trl, ours))
@@ -200,8 +270,11 @@ def test_generation_batch_normalizer(trainer, loss_type, processes, spg, ga):
 def test_off_policy_mask(trainer, threshold, use_sampling):
     t = make_tensors(seed=4)
     t["sampling"][1, 2] = float("nan")  # a token the sampler could not score counts as no difference
-    assert_same(run_both(trainer, t, loss_type="dapo", beta=0.05, off_policy_mask_threshold=threshold,
-                         use_sampling=use_sampling))
+    assert_same(
+        run_both(
+            trainer, t, loss_type="dapo", beta=0.05, off_policy_mask_threshold=threshold, use_sampling=use_sampling
+        )
+    )
 
 
 @pytest.mark.parametrize("quantile", [0.2, 0.5, 0.9])
@@ -211,8 +284,16 @@ def test_top_entropy_quantile(trainer, quantile):
 
 @pytest.mark.parametrize("loss_type", ["grpo", "dapo", "cispo"])
 def test_static_entropy_bonus_gradient(trainer, loss_type):
-    assert_same(run_both(trainer, make_tensors(seed=6), grad_accum=2, loss_type=loss_type, entropy_coef=0.01,
-                         top_entropy_quantile=0.5))
+    assert_same(
+        run_both(
+            trainer,
+            make_tensors(seed=6),
+            grad_accum=2,
+            loss_type=loss_type,
+            entropy_coef=0.01,
+            top_entropy_quantile=0.5,
+        )
+    )
 
 
 @pytest.mark.parametrize("mode", ["token_truncate", "token_mask", "sequence_truncate", "sequence_mask"])
@@ -255,8 +336,12 @@ def test_per_token_logps_and_entropies_match_trl(tiny_model_dir, tmp_path):
     completion_mask = torch.tensor([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1], [1, 0, 0, 0, 0]])
     with torch.no_grad():
         expected_l, expected_h, _ = trl_trainer._get_per_token_logps_and_entropies(
-            model, torch.cat([prompt_ids, completion_ids], 1), torch.cat([prompt_mask, completion_mask], 1), 5,
-            compute_entropy=True)
+            model,
+            torch.cat([prompt_ids, completion_ids], 1),
+            torch.cat([prompt_mask, completion_mask], 1),
+            5,
+            compute_entropy=True,
+        )
         logps, entropies, _ = completion_logps(model, prompt_ids, prompt_mask, completion_ids, completion_mask, 0.7)
     assert torch.allclose(logps, expected_l, atol=TOL, rtol=0)
     assert torch.allclose(entropies, expected_h, atol=TOL, rtol=0)

@@ -14,11 +14,22 @@ def run_file(tmp_path, model, rows) -> str:
     data = tmp_path / "train.jsonl"
     data.write_text("".join(json.dumps(row) + "\n" for row in rows))
     path = tmp_path / "run.yaml"
-    path.write_text(yaml.safe_dump({"model_name_or_path": str(model), "dataset_name": str(data),
-                                    "reward_funcs": ["tests.runtime.health_rewards.constant_reward"],
-                                    "num_generations": 2, "per_device_train_batch_size": 2, "max_steps": 1,
-                                    "max_completion_length": 4, "use_cpu": True, "report_to": "none",
-                                    "output_dir": str(tmp_path / "out")}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "model_name_or_path": str(model),
+                "dataset_name": str(data),
+                "reward_funcs": ["tests.runtime.health_rewards.constant_reward"],
+                "num_generations": 2,
+                "per_device_train_batch_size": 2,
+                "max_steps": 1,
+                "max_completion_length": 4,
+                "use_cpu": True,
+                "report_to": "none",
+                "output_dir": str(tmp_path / "out"),
+            }
+        )
+    )
     return str(path)
 
 
@@ -43,13 +54,22 @@ def test_prompts_with_an_image_column_are_refused_not_trained_on_their_text(tmp_
     assert "the train data has the image column image:" in err and "Traceback" not in err
 
 
-@pytest.mark.parametrize("name, said", [
-    ("Qwen/Qwen2.5-VL-3B-Instruct", "VL"), ("Qwen/Qwen3-VL-8B-Instruct", "VL"),
-    ("meta-llama/Llama-3.2-11B-Vision-Instruct", "Vision"), ("HuggingFaceTB/SmolVLM-Instruct", "SmolVLM"),
-    ("llava-hf/llava-1.5-7b-hf", "llava"), ("OpenGVLab/InternVL2-8B", "InternVL2"),
-    ("/fsx/team/ckpt/Qwen2.5-VL-7B-grpo", "VL"),
-    ("Qwen/Qwen2.5-7B-Instruct", None), ("google/gemma-3-4b-it", None), ("HuggingFaceTB/SmolLM2-1.7B", None),
-    ("deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B", None), ("/workspace/evolve/qwen", None),
-])
+@pytest.mark.parametrize(
+    "name, said",
+    [
+        ("Qwen/Qwen2.5-VL-3B-Instruct", "VL"),
+        ("Qwen/Qwen3-VL-8B-Instruct", "VL"),
+        ("meta-llama/Llama-3.2-11B-Vision-Instruct", "Vision"),
+        ("HuggingFaceTB/SmolVLM-Instruct", "SmolVLM"),
+        ("llava-hf/llava-1.5-7b-hf", "llava"),
+        ("OpenGVLab/InternVL2-8B", "InternVL2"),
+        ("/fsx/team/ckpt/Qwen2.5-VL-7B-grpo", "VL"),
+        ("Qwen/Qwen2.5-7B-Instruct", None),
+        ("google/gemma-3-4b-it", None),
+        ("HuggingFaceTB/SmolLM2-1.7B", None),
+        ("deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B", None),
+        ("/workspace/evolve/qwen", None),
+    ],
+)
 def test_a_models_name_says_whether_it_is_vision_language(name, said):
     assert named_vision_language(name) == said

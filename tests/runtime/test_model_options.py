@@ -24,10 +24,20 @@ def tiny_moe(directory):
 
     tokenizer = build_tokenizer()
     torch.manual_seed(0)
-    config = MixtralConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=1,
-                           num_attention_heads=4, num_key_value_heads=2, num_local_experts=4, num_experts_per_tok=2,
-                           router_aux_loss_coef=0.02, pad_token_id=0, eos_token_id=tokenizer.eos_token_id,
-                           bos_token_id=None)
+    config = MixtralConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=1,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        num_local_experts=4,
+        num_experts_per_tok=2,
+        router_aux_loss_coef=0.02,
+        pad_token_id=0,
+        eos_token_id=tokenizer.eos_token_id,
+        bos_token_id=None,
+    )
     model = AutoModelForCausalLM.from_config(config)
     model.generation_config.eos_token_id = tokenizer.eos_token_id
     model.save_pretrained(directory)
@@ -60,7 +70,8 @@ def test_router_loss_needs_a_moe_model(tmp_path, tiny_model_dir):
     dense = build_model(build_tokenizer())
     config = validated(base_settings(tiny_model_dir, tmp_path / "d.jsonl", tmp_path / "o")).config
     assert router_loss_coefficient(config, dense) == 0.0
-    asked = validated({**base_settings(tiny_model_dir, tmp_path / "d.jsonl", tmp_path / "o"),
-                       "router_aux_loss_coef": 0.1}).config
+    asked = validated(
+        {**base_settings(tiny_model_dir, tmp_path / "d.jsonl", tmp_path / "o"), "router_aux_loss_coef": 0.1}
+    ).config
     with pytest.raises(ValueError, match="not a Mixture-of-Experts"):
         router_loss_coefficient(asked, dense)

@@ -11,8 +11,10 @@ from grpo_runtime.launch.cli import EXIT_CANNOT_RUN, train_command
 
 from .helpers import base_settings
 
-TEMPLATE = ("{% for m in messages %}<{{ m['role'] }}> {{ m['content'] }} {% endfor %}"
-            "{% if add_generation_prompt %}<assistant>{% endif %}")
+TEMPLATE = (
+    "{% for m in messages %}<{{ m['role'] }}> {{ m['content'] }} {% endfor %}"
+    "{% if add_generation_prompt %}<assistant>{% endif %}"
+)
 
 
 def write_rows(path, rows):
@@ -23,22 +25,38 @@ def write_rows(path, rows):
 def recipe(tmp_path, model_dir, **fields):
     settings = base_settings(model_dir, None, tmp_path / "out")
     del settings["dataset_name"]
-    settings.update(reward_funcs=["format", "tag_count", "length"], max_steps=2, save_steps=2, log_completions=True,
-                    system_prompt="You are a careful assistant.", dataset_prompt_column="problem",
-                    chat_template=TEMPLATE)
+    settings.update(
+        reward_funcs=["format", "tag_count", "length"],
+        max_steps=2,
+        save_steps=2,
+        log_completions=True,
+        system_prompt="You are a careful assistant.",
+        dataset_prompt_column="problem",
+        chat_template=TEMPLATE,
+    )
     settings.update(fields)
     return settings
 
 
 @pytest.mark.slow
 def test_an_open_r1_recipe_runs_as_written(tmp_path, tiny_model_dir):
-    cats = write_rows(tmp_path / "cats.jsonl", [{"problem": f"say cat {i}", "solution": "cat", "messages": "x"}
-                                                for i in range(8)])
-    stars = write_rows(tmp_path / "stars.jsonl", [{"problem": f"say star {i}", "solution": "star", "other": 1}
-                                                  for i in range(8)])
-    settings = recipe(tmp_path, tiny_model_dir, dataset_mixture={"seed": 5, "datasets": [
-        {"id": str(cats), "columns": ["problem", "solution"], "weight": 0.5},
-        {"id": str(stars), "columns": ["problem", "solution"]}]})
+    cats = write_rows(
+        tmp_path / "cats.jsonl", [{"problem": f"say cat {i}", "solution": "cat", "messages": "x"} for i in range(8)]
+    )
+    stars = write_rows(
+        tmp_path / "stars.jsonl", [{"problem": f"say star {i}", "solution": "star", "other": 1} for i in range(8)]
+    )
+    settings = recipe(
+        tmp_path,
+        tiny_model_dir,
+        dataset_mixture={
+            "seed": 5,
+            "datasets": [
+                {"id": str(cats), "columns": ["problem", "solution"], "weight": 0.5},
+                {"id": str(stars), "columns": ["problem", "solution"]},
+            ],
+        },
+    )
     config = tmp_path / "recipe.yaml"
     config.write_text(yaml.safe_dump(settings))
     assert train_command([str(config), "--dry-run"]) == 0  # written for open-r1: run under its profile unasked
@@ -61,9 +79,18 @@ def test_mixture_weights_and_prompts_follow_open_r1(tmp_path):
 
     cats = write_rows(tmp_path / "cats.jsonl", [{"q": f"cat {i}", "messages": "x"} for i in range(10)])
     stars = write_rows(tmp_path / "stars.jsonl", [{"q": f"star {i}"} for i in range(4)])
-    text = yaml.safe_dump(dict(model_name_or_path="m", reward_funcs=["format"], dataset_prompt_column="q",
-                               dataset_mixture={"seed": 1, "test_split_size": 0.25, "datasets": [
-                                   {"id": str(cats), "weight": 0.4}, {"id": str(stars)}]}))
+    text = yaml.safe_dump(
+        dict(
+            model_name_or_path="m",
+            reward_funcs=["format"],
+            dataset_prompt_column="q",
+            dataset_mixture={
+                "seed": 1,
+                "test_split_size": 0.25,
+                "datasets": [{"id": str(cats), "weight": 0.4}, {"id": str(stars)}],
+            },
+        )
+    )
     result = check_text(text, profiles=["open-r1"])
     assert result.valid, [d.message for d in result.diagnostics]
     args = result.profile_args["open-r1"]
@@ -71,26 +98,38 @@ def test_mixture_weights_and_prompts_follow_open_r1(tmp_path):
     assert len(train) + len(test) == 4 + 4 and len(test) == 2  # 40% of the 10 cats, all 4 stars
     assert "messages" not in train.column_names
     assert train[0]["prompt"][0]["role"] == "user"  # no system prompt set: the user message alone
-    words = [row["prompt"][0]["content"].split()[0] for row in train] + [r["prompt"][0]["content"].split()[0]
-                                                                       for r in test]
+    words = [row["prompt"][0]["content"].split()[0] for row in train] + [
+        r["prompt"][0]["content"].split()[0] for r in test
+    ]
     assert sorted(words) == ["cat"] * 4 + ["star"] * 4
 
 
 def test_open_r1_rewards_with_the_scripts_parameters():
     from types import SimpleNamespace
 
-    args = SimpleNamespace(cosine_min_value_wrong=0.0, cosine_max_value_wrong=-0.5, cosine_min_value_correct=0.5,
-                           cosine_max_value_correct=1.0, cosine_max_len=100, repetition_n_grams=2,
-                           repetition_max_penalty=-1.0, code_language="python", max_completion_len=10,
-                           soft_punish_cache=4)
+    args = SimpleNamespace(
+        cosine_min_value_wrong=0.0,
+        cosine_max_value_wrong=-0.5,
+        cosine_min_value_correct=0.5,
+        cosine_max_value_correct=1.0,
+        cosine_max_len=100,
+        repetition_n_grams=2,
+        repetition_max_penalty=-1.0,
+        code_language="python",
+        max_completion_len=10,
+        soft_punish_cache=4,
+    )
     good = "<think>\nfirst\n</think>\n<answer>\n\\boxed{2}\n</answer>"
     assert open_r1.format_reward([good, "no tags"]) == [1.0, 0.0]
     assert open_r1.tag_count_reward([good, "<think>\nx"]) == [1.0, 0.25]
-    assert open_r1.reasoning_steps_reward(["Step 1: a\nStep 2: b", "First, a. Second, b. Finally, c"]) == \
-        [pytest.approx(2 / 3), 1.0]
+    assert open_r1.reasoning_steps_reward(["Step 1: a\nStep 2: b", "First, a. Second, b. Finally, c"]) == [
+        pytest.approx(2 / 3),
+        1.0,
+    ]
     cosine = open_r1.REGISTRY["cosine"](args)
-    assert cosine([good], solution=["$2$"]) == [pytest.approx(0.5 + 0.25 * (1 + __import__("math").cos(
-        len(good) / 100 * __import__("math").pi)))]
+    assert cosine([good], solution=["$2$"]) == [
+        pytest.approx(0.5 + 0.25 * (1 + __import__("math").cos(len(good) / 100 * __import__("math").pi)))
+    ]
     assert open_r1.REGISTRY["repetition_penalty"](args)(["a b a b a b", "a b c d"]) == [pytest.approx(-0.6), 0.0]
     punish = open_r1.REGISTRY["soft_overlong_punishment"](args)
     assert punish(completion_ids=[[1] * 6, [1] * 8, [1] * 11]) == [0.0, -0.5, -1.0]
@@ -98,25 +137,32 @@ def test_open_r1_rewards_with_the_scripts_parameters():
 
 
 def test_sandbox_rewards_are_refused_before_loading(tmp_path, capsys):
-    settings = recipe(tmp_path, tmp_path / "no-model-here", dataset_name=str(tmp_path / "d.jsonl"),
-                      reward_funcs=["accuracy", "code"])
+    settings = recipe(
+        tmp_path, tmp_path / "no-model-here", dataset_name=str(tmp_path / "d.jsonl"), reward_funcs=["accuracy", "code"]
+    )
     config = tmp_path / "recipe.yaml"
     config.write_text(yaml.safe_dump(settings))
     for dry_run in (["--dry-run"], []):  # --dry-run knows it too
         assert train_command([str(config), "--profile", "open-r1", *dry_run]) == EXIT_CANNOT_RUN
-        assert ("error[GRPO-U004] reward_funcs: open-r1's 'code' reward runs each completion's code remotely in "
-                "E2B's hosted sandboxes (the e2b-code-interpreter package and an E2B API key)"
-                in capsys.readouterr().err)
+        assert (
+            "error[GRPO-U004] reward_funcs: open-r1's 'code' reward runs each completion's code remotely in "
+            "E2B's hosted sandboxes (the e2b-code-interpreter package and an E2B API key)" in capsys.readouterr().err
+        )
 
 
 @pytest.mark.slow
 def test_code_provider_local_runs_the_code_reward_on_this_machine(tmp_path, tiny_model_dir):
     """The recipe asks for local execution: `grpo train` runs open-r1's `code` reward on the local executor."""
     info = {"language": "python", "test_cases": [{"input": "1 2\n", "output": "3\n", "type": "stdin_stdout"}]}
-    data = write_rows(tmp_path / "code.jsonl", [{"problem": f"add {i}", "verification_info": info}
-                                                for i in range(8)])
-    settings = recipe(tmp_path, tiny_model_dir, dataset_name=str(data), reward_funcs=["code", "format"],
-                      code_provider="local", parallel_code_exec_per_proc=2)
+    data = write_rows(tmp_path / "code.jsonl", [{"problem": f"add {i}", "verification_info": info} for i in range(8)])
+    settings = recipe(
+        tmp_path,
+        tiny_model_dir,
+        dataset_name=str(data),
+        reward_funcs=["code", "format"],
+        code_provider="local",
+        parallel_code_exec_per_proc=2,
+    )
     config = tmp_path / "recipe.yaml"
     config.write_text(yaml.safe_dump(settings))
     assert train_command([str(config), "--profile", "open-r1"]) == 0

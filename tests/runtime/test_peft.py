@@ -16,8 +16,17 @@ pytestmark = pytest.mark.slow
 def run(tmp_path, tiny_model_dir, name, **overrides):
     out = tmp_path / name
     settings = base_settings(tiny_model_dir, write_prompts(tmp_path / "data.jsonl"), out)
-    settings.update(use_peft=True, lora_r=4, lora_alpha=8, lora_dropout=0.0, lora_target_modules=["q_proj", "v_proj"],
-                    beta=0.04, activation_checkpointing=True, max_steps=4, save_steps=2)
+    settings.update(
+        use_peft=True,
+        lora_r=4,
+        lora_alpha=8,
+        lora_dropout=0.0,
+        lora_target_modules=["q_proj", "v_proj"],
+        beta=0.04,
+        activation_checkpointing=True,
+        max_steps=4,
+        save_steps=2,
+    )
     settings.update(overrides)
     result = validated(settings)
     main(result.config, result.plan)
@@ -53,8 +62,11 @@ def test_qlora_trains_bf16_adapters_on_quantised_weights(tmp_path, tiny_model_di
         return seen["model"]
 
     monkeypatch.setattr("grpo_runtime.setup.load_policy", recording)
-    quantised = dict(load_in_4bit=True, bnb_4bit_quant_type="nf4", use_bnb_nested_quant=True) if bits == 4 \
+    quantised = (
+        dict(load_in_4bit=True, bnb_4bit_quant_type="nf4", use_bnb_nested_quant=True)
+        if bits == 4
         else dict(load_in_8bit=True)
+    )
     out = run(tmp_path, tiny_model_dir, f"q{bits}", max_steps=2, activation_checkpointing=False, **quantised)
     model = seen["model"]
     q_proj = model.base_model.model.model.layers[0].self_attn.q_proj
@@ -63,4 +75,3 @@ def test_qlora_trains_bf16_adapters_on_quantised_weights(tmp_path, tiny_model_di
     assert trainable and all("lora_" in n and p.dtype == torch.bfloat16 for n, p in trainable.items())
     adapter = load_file(str(out / "adapter_model.safetensors"))
     assert any(name.endswith("lora_B.weight") and value.abs().sum() > 0 for name, value in adapter.items())
-

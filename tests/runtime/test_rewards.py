@@ -17,8 +17,13 @@ def msg(text):
 
 @pytest.mark.skipif(lib.MATH_VERIFY_AVAILABLE, reason="checks the documented fallback used without math-verify")
 def test_accuracy_fallback_is_a_normalised_exact_match():
-    completions = [msg(r"so \boxed{\frac{1}{3}}."), msg(r"\boxed{\dfrac{1}{2}}"), msg("The answer is 1,000"),
-                   msg(r"$\left( 2 \right)$"), msg("anything")]
+    completions = [
+        msg(r"so \boxed{\frac{1}{3}}."),
+        msg(r"\boxed{\dfrac{1}{2}}"),
+        msg("The answer is 1,000"),
+        msg(r"$\left( 2 \right)$"),
+        msg("anything"),
+    ]
     solutions = [r"\frac{1}{3}", r"\frac{1}{3}", "1000", "(2)", "  "]
     assert lib.accuracy_reward(completions, solutions) == [1.0, 0.0, 0.0, 1.0, None]
     assert lib.accuracy_reward([msg(r"\boxed{1,000}")], ["1000"]) == [1.0]
@@ -30,8 +35,12 @@ def test_reasoning_accuracy_needs_the_reasoning_to_close():
 
 
 def test_think_format():
-    completions = [msg("<think>\nreasoning\n</think>\nanswer"), msg("<think>\nreasoning\nanswer"),
-                   msg("<think>a</think><think>b</think>"), "plain <think>x</think>"]
+    completions = [
+        msg("<think>\nreasoning\n</think>\nanswer"),
+        msg("<think>\nreasoning\nanswer"),
+        msg("<think>a</think><think>b</think>"),
+        "plain <think>x</think>",
+    ]
     assert lib.think_format_reward(completions) == [1.0, 0.0, 0.0, 0.0]
 
 
@@ -69,8 +78,15 @@ def test_score_calls_every_function_with_columns_and_turns_none_into_nan():
         return [0.5] * len(completions)
 
     logged = []
-    rewards = score([partial_scorer, async_scorer], ["p", "q"], ["a", "b"], [[1], [2, 3]], {"target": ["x", "y"]},
-                    RunState(global_step=7), lambda name, value: logged.append((name, value)))
+    rewards = score(
+        [partial_scorer, async_scorer],
+        ["p", "q"],
+        ["a", "b"],
+        [[1], [2, 3]],
+        {"target": ["x", "y"]},
+        RunState(global_step=7),
+        lambda name, value: logged.append((name, value)),
+    )
     assert rewards[:, 1].tolist() == [0.5, 0.5] and rewards[0, 0] == 1.0 and math.isnan(rewards[1, 0])
     assert seen == {"target": ["x", "y"], "step": 7, "ids": [[1], [2, 3]]} and logged == [("my_metric", 2.0)]
     with pytest.raises(ValueError, match="returned 1 rewards but 2"):
@@ -84,9 +100,16 @@ def test_reward_model_scores_prompt_plus_completion(tmp_path):
 
     tokenizer = build_tokenizer()
     torch.manual_seed(0)
-    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=1,
-                         num_attention_heads=2, num_key_value_heads=1, num_labels=1,
-                         pad_token_id=tokenizer.pad_token_id)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        num_labels=1,
+        pad_token_id=tokenizer.pad_token_id,
+    )
     AutoModelForSequenceClassification.from_config(config).save_pretrained(tmp_path / "rm")
     tokenizer.save_pretrained(tmp_path / "rm")
     model = RewardModel(str(tmp_path / "rm"), "cpu")
@@ -105,7 +128,13 @@ def test_a_reward_model_loads_with_the_runs_dtype_attention_and_model_init_kwarg
 
     from grpo_runtime.setup import reward_model_kwargs
 
-    config = SimpleNamespace(model_revision="abc123", trust_remote_code=False, attn_implementation="eager",
-                             dtype="bfloat16", model_init_kwargs={"low_cpu_mem_usage": True})
-    assert reward_model_kwargs(config) == dict(trust_remote_code=False, attn_implementation="eager",
-                                               dtype=torch.bfloat16, low_cpu_mem_usage=True)
+    config = SimpleNamespace(
+        model_revision="abc123",
+        trust_remote_code=False,
+        attn_implementation="eager",
+        dtype="bfloat16",
+        model_init_kwargs={"low_cpu_mem_usage": True},
+    )
+    assert reward_model_kwargs(config) == dict(
+        trust_remote_code=False, attn_implementation="eager", dtype=torch.bfloat16, low_cpu_mem_usage=True
+    )

@@ -22,22 +22,34 @@ PLANS = [  # (processes, b, G, s, mu, GA, prompts, shuffle)
 
 
 def plan_for(P, b, G, s, mu, GA):
-    config = GRPORunConfig.model_validate(dict(
-        per_device_train_batch_size=b, num_generations=G, steps_per_generation=s, num_iterations=mu,
-        gradient_accumulation_steps=GA,
-    ), context={"world_size": P})  # the model checks the batch geometry at the declared world size
+    config = GRPORunConfig.model_validate(
+        dict(
+            per_device_train_batch_size=b,
+            num_generations=G,
+            steps_per_generation=s,
+            num_iterations=mu,
+            gradient_accumulation_steps=GA,
+        ),
+        context={"world_size": P},
+    )  # the model checks the batch geometry at the declared world size
     return derive_plan(config, P)
 
 
 def trl_batches(P, b, G, s, mu, prompts, shuffle, seed, rank, epochs):
     """The per-micro-step dataloader batches process `rank` receives from TRL's pipeline."""
     plan_u = (b * P * s) // G
-    sampler = RepeatSampler(list(range(prompts)), mini_repeat_count=G, batch_size=plan_u, repeat_count=mu * s,
-                            shuffle=shuffle, seed=seed)
+    sampler = RepeatSampler(
+        list(range(prompts)), mini_repeat_count=G, batch_size=plan_u, repeat_count=mu * s, shuffle=shuffle, seed=seed
+    )
     batches = []
     for _ in range(epochs):  # the sampler's generator carries over between epochs, as in training
-        shard = BatchSamplerShard(BatchSampler(sampler, b * s, drop_last=False), num_processes=P,
-                                  process_index=rank, split_batches=False, even_batches=True)
+        shard = BatchSamplerShard(
+            BatchSampler(sampler, b * s, drop_last=False),
+            num_processes=P,
+            process_index=rank,
+            split_batches=False,
+            even_batches=True,
+        )
         batches.append(list(shard))
     return batches
 
@@ -78,7 +90,7 @@ def test_optimizer_windows_follow_the_hf_epoch_split(P, b, G, s, mu, GA, prompts
     expected, micro = [], 0
     for epoch in range(3):
         in_epoch = list(range(micro, micro + per_epoch))
-        expected += [in_epoch[i:i + GA] for i in range(0, per_epoch, GA)]
+        expected += [in_epoch[i : i + GA] for i in range(0, per_epoch, GA)]
         micro += per_epoch
     assert [list(w.micro_steps) for w in windows] == expected
     assert windows[-1].epoch_progress == 3.0

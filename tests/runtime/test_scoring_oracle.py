@@ -6,9 +6,9 @@ import math
 import pytest
 import torch
 
+from grpo_runtime.generation.rollout import build_rollout, crop_after_first_eos
 from grpo_runtime.training.advantages import compute_advantages, reward_metrics
 from grpo_runtime.training.batch import completion_metrics
-from grpo_runtime.generation.rollout import build_rollout, crop_after_first_eos
 
 from .trl_harness import build_trainer, prompt_dataset
 
@@ -27,15 +27,29 @@ def r2(completions, **kwargs):
 
 @pytest.fixture(scope="module")
 def trainer(tiny_model_dir, tmp_path_factory):
-    return build_trainer(tiny_model_dir, tmp_path_factory.mktemp("trl_scoring"), reward_funcs=(r1, r2),
-                         per_device_train_batch_size=6, num_generations=3, max_completion_length=5)
+    return build_trainer(
+        tiny_model_dir,
+        tmp_path_factory.mktemp("trl_scoring"),
+        reward_funcs=(r1, r2),
+        per_device_train_batch_size=6,
+        num_generations=3,
+        max_completion_length=5,
+    )
 
 
 def fixed_completions(tokenizer):
     """After-EOS tokens, no EOS (truncated), EOS first, a pad after EOS, EOS last, no EOS."""
     eos, pad = tokenizer.eos_token_id, tokenizer.pad_token_id
-    return torch.tensor([[5, 6, eos, 7, 8], [5, 6, 7, 8, 9], [eos, 4, 4, 4, 4],
-                         [9, eos, pad, pad, pad], [4, 4, 4, 4, eos], [4, 5, 6, 7, 8]])
+    return torch.tensor(
+        [
+            [5, 6, eos, 7, 8],
+            [5, 6, 7, 8, 9],
+            [eos, 4, 4, 4, 4],
+            [9, eos, pad, pad, pad],
+            [4, 4, 4, 4, eos],
+            [4, 5, 6, 7, 8],
+        ]
+    )
 
 
 def trl_generation_batch(trainer, completions, **attributes):
@@ -66,8 +80,12 @@ def close(a, b, tol=1e-6):
 def test_advantages_and_reward_metrics_match_trl(trainer, aggregation, scale_rewards, weights):
     completions = fixed_completions(trainer.processing_class)
     out, trl_metrics = trl_generation_batch(
-        trainer, completions, scale_rewards=scale_rewards, multi_objective_aggregation=aggregation,
-        reward_weights=torch.tensor(weights))
+        trainer,
+        completions,
+        scale_rewards=scale_rewards,
+        multi_objective_aggregation=aggregation,
+        reward_weights=torch.tensor(weights),
+    )
     rewards = torch.tensor([[NAN if v is None else v for v in FIXED[k]] for k in ("r1", "r2")]).T  # [6, 2]
     result = compute_advantages(rewards, torch.tensor(weights), 3, scale_rewards, aggregation)
     assert torch.allclose(result.advantages, out["advantages"], atol=1e-6, rtol=0)
@@ -99,8 +117,13 @@ def test_builtin_rewards_agree_with_trl():
 
     from grpo_runtime.data.rewards import REGISTRY
 
-    texts = ["<think>\nr\n</think>\na", "<think>\nr\na", "<think>a</think><think>b</think>", "x <think>y</think>",
-             "<think></think>"]
+    texts = [
+        "<think>\nr\n</think>\na",
+        "<think>\nr\na",
+        "<think>a</think><think>b</think>",
+        "x <think>y</think>",
+        "<think></think>",
+    ]
     completions = [[{"role": "assistant", "content": t}] for t in texts]
     assert REGISTRY["think_format_reward"]()(completions=completions) == think_format_reward(completions)
     ids = [[0] * n for n in (0, 500, 1024, 1025, 1100, 1280, 1281, 4000)]

@@ -13,7 +13,6 @@ from safetensors.torch import load_file
 
 import grpo_runtime.train
 from grpo_runtime.data.reward_library import target_word_reward
-
 from grpo_runtime.launch.demo import demo_rows
 
 from .helpers import base_settings, read_metrics, validated, write_prompts
@@ -22,25 +21,56 @@ from .trl_harness import build_trainer
 pytestmark = [pytest.mark.oracle, pytest.mark.slow]
 grpo_trainer_module = pytest.importorskip("trl.trainer.grpo_trainer")
 
-SHARED = dict(num_train_epochs=2, max_completion_length=4, learning_rate=3e-3, optim="adamw_torch", seed=11,
-              logging_steps=1, lr_scheduler_type="linear", warmup_steps=1, weight_decay=0.01, max_grad_norm=1.0)
+SHARED = dict(
+    num_train_epochs=2,
+    max_completion_length=4,
+    learning_rate=3e-3,
+    optim="adamw_torch",
+    seed=11,
+    logging_steps=1,
+    lr_scheduler_type="linear",
+    warmup_steps=1,
+    weight_decay=0.01,
+    max_grad_norm=1.0,
+)
 CONFIGS = {
     # 16 prompts, 2 per generation: 8 generations per epoch, each split into 2 shuffled micro-batches
     "dapo-accumulate-2": dict(per_device_train_batch_size=4, num_generations=4, gradient_accumulation_steps=2),
     # each generation replayed twice (old log-probs), with the KL term against a reference model
-    "grpo-kl-iterations-2": dict(per_device_train_batch_size=4, num_generations=4, gradient_accumulation_steps=2,
-                                 num_iterations=2, beta=0.04, loss_type="grpo", temperature=0.8),
+    "grpo-kl-iterations-2": dict(
+        per_device_train_batch_size=4,
+        num_generations=4,
+        gradient_accumulation_steps=2,
+        num_iterations=2,
+        beta=0.04,
+        loss_type="grpo",
+        temperature=0.8,
+    ),
     # 4 micro-batches of 2 rows per generation; sequence-level importance sampling; NEFTune noise on the input
     # embeddings of every train-mode forward (sampling included), drawn from the same RNG
-    "dr_grpo-accumulate-4-neftune": dict(per_device_train_batch_size=2, num_generations=4,
-                                         gradient_accumulation_steps=4, loss_type="dr_grpo",
-                                         importance_sampling_level="sequence", top_k=10, neftune_noise_alpha=5.0),
+    "dr_grpo-accumulate-4-neftune": dict(
+        per_device_train_batch_size=2,
+        num_generations=4,
+        gradient_accumulation_steps=4,
+        loss_type="dr_grpo",
+        importance_sampling_level="sequence",
+        top_k=10,
+        neftune_noise_alpha=5.0,
+    ),
     # one generation feeds two optimizer steps (steps_per_generation > GA); evaluation before training and every
     # 6 steps, which samples from the same RNG between training generations
-    "bnpo-generation-spans-steps-eval": dict(per_device_train_batch_size=4, num_generations=4,
-                                             gradient_accumulation_steps=1, steps_per_generation=2, loss_type="bnpo",
-                                             eval_strategy="steps", eval_steps=6, eval_on_start=True,
-                                             per_device_eval_batch_size=4, num_generations_eval=2),
+    "bnpo-generation-spans-steps-eval": dict(
+        per_device_train_batch_size=4,
+        num_generations=4,
+        gradient_accumulation_steps=1,
+        steps_per_generation=2,
+        loss_type="bnpo",
+        eval_strategy="steps",
+        eval_steps=6,
+        eval_on_start=True,
+        per_device_eval_batch_size=4,
+        num_generations_eval=2,
+    ),
 }
 
 
@@ -53,8 +83,14 @@ def run_trl(tmp_path, model_dir, data_dir, settings):
     from datasets import load_dataset
 
     splits = load_dataset(str(data_dir))
-    trainer = build_trainer(model_dir, tmp_path / "trl", reward_funcs=(target_word_reward,), dataset=splits["train"],
-                            eval_dataset=splits["test"], **settings)
+    trainer = build_trainer(
+        model_dir,
+        tmp_path / "trl",
+        reward_funcs=(target_word_reward,),
+        dataset=splits["train"],
+        eval_dataset=splits["test"],
+        **settings,
+    )
     tokens, original = [], trainer._generate_and_score_completions
 
     def recorded(inputs):

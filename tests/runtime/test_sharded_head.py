@@ -22,8 +22,11 @@ TOL = 1e-5
 
 def run(target, tmp_path, cases) -> dict:
     mp.spawn(target, args=(2, free_port(), str(tmp_path), cases), nprocs=2, join=True)
-    return {(case["name"], rank): json.loads((tmp_path / f"{case['name']}-{rank}.json").read_text())
-            for case in cases for rank in range(2)}
+    return {
+        (case["name"], rank): json.loads((tmp_path / f"{case['name']}-{rank}.json").read_text())
+        for case in cases
+        for rank in range(2)
+    }
 
 
 def assert_chunked_equal(seen: dict, tol: float) -> None:
@@ -37,8 +40,12 @@ def assert_chunked_equal(seen: dict, tol: float) -> None:
 
 
 def test_fsdp2_sharded_head_is_chunked_and_equals_the_full_logits(tmp_path):
-    cases = [dict(name="untied", tied=False), dict(name="tied", tied=True),
-             dict(name="bf16", tied=False, bf16=True), dict(name="modules_to_save", tied=False, modules_to_save=True)]
+    cases = [
+        dict(name="untied", tied=False),
+        dict(name="tied", tied=True),
+        dict(name="bf16", tied=False, bf16=True),
+        dict(name="modules_to_save", tied=False, modules_to_save=True),
+    ]
     results = run(worker.fsdp2, tmp_path, cases)
     for (name, rank), seen in results.items():
         assert seen["sharded"] == "DTensor"  # outside the root's forward lm_head.weight is a shard
@@ -53,8 +60,15 @@ def test_fsdp2_sharded_head_is_chunked_and_equals_the_full_logits(tmp_path):
 
 @pytest.mark.skipif(importlib.util.find_spec("deepspeed") is None, reason="deepspeed not installed")
 def test_zero3_partitioned_head_is_chunked_and_equals_the_full_logits(tmp_path):
-    results = run(worker.zero3, tmp_path, [dict(name="untied", tied=False), dict(name="tied", tied=True),
-                                           dict(name="modules_to_save", tied=False, modules_to_save=True)])
+    results = run(
+        worker.zero3,
+        tmp_path,
+        [
+            dict(name="untied", tied=False),
+            dict(name="tied", tied=True),
+            dict(name="modules_to_save", tied=False, modules_to_save=True),
+        ],
+    )
     for seen in results.values():
         assert seen["partitioned"]
         assert_chunked_equal(seen, TOL)

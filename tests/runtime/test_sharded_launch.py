@@ -29,8 +29,14 @@ def launch_dir(tmp_path, monkeypatch):
 
 def settings_for(tmp_path, model_dir, name, **fields):
     settings = base_settings(model_dir, write_prompts(tmp_path / "data.jsonl"), tmp_path / name)
-    settings.update(per_device_train_batch_size=2, num_generations=4, gradient_accumulation_steps=2, max_steps=4,
-                    save_steps=2, reward_funcs=["shard_rewards.token_sum"])
+    settings.update(
+        per_device_train_batch_size=2,
+        num_generations=4,
+        gradient_accumulation_steps=2,
+        max_steps=4,
+        save_steps=2,
+        reward_funcs=["shard_rewards.token_sum"],
+    )
     settings.update(fields)
     return settings
 
@@ -61,13 +67,15 @@ def test_fsdp_trains_resumes_bit_equal_and_matches_ddp(launch_dir, tiny_model_di
     saved = weights(tmp / "fsdp" / "checkpoint-2")  # gathered whole weights, loadable without FSDP
     assert saved["model.embed_tokens.weight"].shape == weights(tiny_model_dir)["model.embed_tokens.weight"].shape
 
-    resumed = dict(fsdp, output_dir=str(tmp / "fsdp-resumed"), resume_from_checkpoint=str(tmp / "fsdp" /
-                                                                                          "checkpoint-2"))
+    resumed = dict(
+        fsdp, output_dir=str(tmp / "fsdp-resumed"), resume_from_checkpoint=str(tmp / "fsdp" / "checkpoint-2")
+    )
     assert launch(tmp, resumed) == 0
     a, b = weights(tmp / "fsdp"), weights(tmp / "fsdp-resumed")
     assert all(torch.equal(a[name], b[name]) for name in a)
-    assert [r["loss"] for r in read_metrics(tmp / "fsdp-resumed")] == [r["loss"] for r in read_metrics(tmp /
-                                                                                                        "fsdp")][2:]
+    assert [r["loss"] for r in read_metrics(tmp / "fsdp-resumed")] == [r["loss"] for r in read_metrics(tmp / "fsdp")][
+        2:
+    ]
 
     assert launch(tmp, settings_for(tmp, tiny_model_dir, "ddp")) == 0
     assert run_info(tmp / "ddp")["distributed_type"] == "MULTI_CPU"
@@ -88,9 +96,19 @@ def test_fsdp_trains_resumes_bit_equal_and_matches_ddp(launch_dir, tiny_model_di
 def test_deepspeed_zero_trains_on_cpu_processes(launch_dir, tiny_model_dir, stage):
     tmp = launch_dir
     if stage == 2:  # the training argument, as a mapping with "auto" values
-        settings = settings_for(tmp, tiny_model_dir, "zero2", max_steps=2, save_steps=2, deepspeed={
-            "zero_optimization": {"stage": 2}, "train_micro_batch_size_per_gpu": "auto",
-            "gradient_accumulation_steps": "auto", "gradient_clipping": "auto"})
+        settings = settings_for(
+            tmp,
+            tiny_model_dir,
+            "zero2",
+            max_steps=2,
+            save_steps=2,
+            deepspeed={
+                "zero_optimization": {"stage": 2},
+                "train_micro_batch_size_per_gpu": "auto",
+                "gradient_accumulation_steps": "auto",
+                "gradient_clipping": "auto",
+            },
+        )
     else:  # the accelerate launch key of a `trl grpo` recipe
         settings = settings_for(tmp, tiny_model_dir, "zero3", max_steps=2, save_steps=1, accelerate_config="zero3")
     assert launch(tmp, settings) == 0
@@ -105,8 +123,9 @@ def test_deepspeed_zero_trains_on_cpu_processes(launch_dir, tiny_model_dir, stag
     assert any(not torch.equal(trained[name], start[name]) for name in trained if name in start)
     assert (out / "checkpoint-2" / "deepspeed").is_dir()
     if stage == 3:  # resume from DeepSpeed's partitions: bit-equal to the uninterrupted run
-        resumed = dict(settings, output_dir=str(tmp / "zero3-resumed"),
-                       resume_from_checkpoint=str(out / "checkpoint-1"))
+        resumed = dict(
+            settings, output_dir=str(tmp / "zero3-resumed"), resume_from_checkpoint=str(out / "checkpoint-1")
+        )
         assert launch(tmp, resumed) == 0
         again = weights(tmp / "zero3-resumed")
         assert all(torch.equal(trained[name], again[name]) for name in trained)
@@ -122,10 +141,21 @@ def test_load_best_model_at_end_puts_the_best_sharded_weights_back(launch_dir, t
     write_prompts(tmp / "split" / "test.jsonl")
     shard = dict(fsdp="full_shard auto_wrap") if sharding == "fsdp" else dict(accelerate_config="zero3")
     # num_tokens only grows: with "lower is better" step 1 stays the best of two
-    settings = settings_for(tmp, tiny_model_dir, f"best-{sharding}", dataset_name=str(tmp / "split"), max_steps=2,
-                            save_steps=1, eval_strategy="steps", eval_steps=1, per_device_eval_batch_size=4,
-                            metric_for_best_model="num_tokens", greater_is_better=False, load_best_model_at_end=True,
-                            **shard)
+    settings = settings_for(
+        tmp,
+        tiny_model_dir,
+        f"best-{sharding}",
+        dataset_name=str(tmp / "split"),
+        max_steps=2,
+        save_steps=1,
+        eval_strategy="steps",
+        eval_steps=1,
+        per_device_eval_batch_size=4,
+        metric_for_best_model="num_tokens",
+        greater_is_better=False,
+        load_best_model_at_end=True,
+        **shard,
+    )
     assert launch(tmp, settings) == 0
     out = tmp / f"best-{sharding}"
     final, best, last = weights(out), weights(out / "checkpoint-1"), weights(out / "checkpoint-2")
@@ -139,8 +169,9 @@ def test_zero3_reference_model_scores_and_mixes_like_ddp(launch_dir, tiny_model_
     (sharding.prepare_reference); before, it was built partitioned with nothing to gather it, and its first forward
     failed ("'weight' must be 2-D"). sync_ref_model mixes the policy into it every step."""
     tmp = launch_dir
-    fields = dict(max_steps=2, save_steps=1, beta=0.04, sync_ref_model=True, ref_model_sync_steps=1,
-                  ref_model_mixup_alpha=0.5)
+    fields = dict(
+        max_steps=2, save_steps=1, beta=0.04, sync_ref_model=True, ref_model_sync_steps=1, ref_model_mixup_alpha=0.5
+    )
     assert launch(tmp, settings_for(tmp, tiny_model_dir, "ref-zero3", accelerate_config="zero3", **fields)) == 0
     assert launch(tmp, settings_for(tmp, tiny_model_dir, "ref-ddp", **fields)) == 0
     zero3, ddp = tmp / "ref-zero3", tmp / "ref-ddp"
@@ -167,11 +198,19 @@ def test_zero3_reference_model_scores_and_mixes_like_ddp(launch_dir, tiny_model_
             assert torch.allclose(reference[name], 0.5 * policy[name] + 0.5 * previous[name], atol=1e-7), name
         assert any(not torch.equal(reference[name], previous[name]) for name in reference)
         previous = reference
-    assert all(torch.allclose(previous[name], tensor, atol=1e-4)
-               for name, tensor in weights(ddp / "checkpoint-2" / "reference").items())
+    assert all(
+        torch.allclose(previous[name], tensor, atol=1e-4)
+        for name, tensor in weights(ddp / "checkpoint-2" / "reference").items()
+    )
     # resuming puts checkpoint-1's reference back into the partitions: step 2 mixes it again, bit-equal
-    resumed = settings_for(tmp, tiny_model_dir, "ref-zero3-resumed", accelerate_config="zero3",
-                           resume_from_checkpoint=str(zero3 / "checkpoint-1"), **fields)
+    resumed = settings_for(
+        tmp,
+        tiny_model_dir,
+        "ref-zero3-resumed",
+        accelerate_config="zero3",
+        resume_from_checkpoint=str(zero3 / "checkpoint-1"),
+        **fields,
+    )
     assert launch(tmp, resumed) == 0
     again = weights(tmp / "ref-zero3-resumed" / "checkpoint-2" / "reference")
     assert all(torch.equal(again[name], previous[name]) for name in previous)

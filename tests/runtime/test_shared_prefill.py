@@ -45,7 +45,7 @@ def test_greedy_completions_equal_plain_generate(tiny_policy, extra, lean):
     assert Route.choose(model, gen_config) == Route(lean=lean, share=lean) and Sharing.of(prompt_lists).saves_work
     with torch.no_grad():
         shared = sample_completions(model, prompt_lists, gen_config, tokenizer.pad_token_id, eos_ids)
-    plain = generate(model, input_ids, attention_mask, gen_config).sequences[:, input_ids.size(1):]
+    plain = generate(model, input_ids, attention_mask, gen_config).sequences[:, input_ids.size(1) :]
     assert shared == crop_after_first_eos(plain, eos_ids)
 
 

@@ -12,9 +12,9 @@ import yaml
 import grpo_runtime.model.loading
 import grpo_runtime.setup  # imported before any test patches model.load_policy, so it binds the real one
 from grpo_runtime.launch.cli import launch_arguments, launch_command, train_command
+from grpo_runtime.support import CATEGORIES
 from grpo_runtime.support.fields import CONFIG_FIELDS, LAUNCH_FIELDS
 from grpo_runtime.support.page import markdown
-from grpo_runtime.support import CATEGORIES
 
 from .helpers import base_settings, write_prompts
 
@@ -41,11 +41,15 @@ def test_the_field_page_is_generated_from_the_table():
 
 def test_assessing_a_config_imports_no_torch(tmp_path):
     config = tmp_path / "c.yaml"
-    config.write_text("model_name_or_path: m\ndataset_name: d\nreward_funcs: [accuracy_reward]\nuse_vllm: true\n"
-                      "per_device_train_batch_size: 8\nnum_generations: 4\n")
-    code = ("import sys; from grpo_schema import check_file; from grpo_runtime.support import assess; "
-            f"found = assess(check_file({str(config)!r})); "
-            "print(sorted(d.code for d in found), 'torch' in sys.modules)")
+    config.write_text(
+        "model_name_or_path: m\ndataset_name: d\nreward_funcs: [accuracy_reward]\nuse_vllm: true\n"
+        "per_device_train_batch_size: 8\nnum_generations: 4\n"
+    )
+    code = (
+        "import sys; from grpo_schema import check_file; from grpo_runtime.support import assess; "
+        f"found = assess(check_file({str(config)!r})); "
+        "print(sorted(d.code for d in found), 'torch' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert out.stdout.strip() == "['GRPO-U005'] False", out.stderr  # vllm is not installed in this environment
 
@@ -81,8 +85,12 @@ def test_refusals_exit_3_with_coded_diagnostics_before_loading(demo_file, no_loa
     for argv in ([path, "--dry-run"], [path]):
         assert train_command(argv) == 3
         captured = capsys.readouterr()
-        for words in ("error[GRPO-U005] use_vllm", "error[GRPO-U002] deepspeed", "warning[GRPO-U008] torch_compile",
-                      "cannot run"):
+        for words in (
+            "error[GRPO-U005] use_vllm",
+            "error[GRPO-U002] deepspeed",
+            "warning[GRPO-U008] torch_compile",
+            "cannot run",
+        ):
             assert words in captured.err + captured.out, words
         assert "Traceback" not in captured.err
     assert launch_command([path, "--num-processes", "2"]) == 3
@@ -162,14 +170,14 @@ def test_a_bitsandbytes_optimizer_without_its_package_names_it(demo_file, no_loa
     with monkeypatch.context() as patched:
         patched.setattr(training_fields, "installed", lambda module: module != "bitsandbytes")
         assert train_command([path, "--dry-run"]) == 3
-    assert "error[GRPO-U005] optim: optimizer 'paged_adamw_8bit' needs the bitsandbytes package" in \
-        capsys.readouterr().err
+    assert (
+        "error[GRPO-U005] optim: optimizer 'paged_adamw_8bit' needs the bitsandbytes package" in capsys.readouterr().err
+    )
     pytest.importorskip("bitsandbytes", reason="with bitsandbytes installed the optimizer runs")
     assert train_command([path, "--dry-run"]) == 0
 
 
-def test_a_flash_attention_kernel_this_machine_lacks_falls_back_to_sdpa_with_a_warning(demo_file, no_loading,
-                                                                                     capsys):
+def test_a_flash_attention_kernel_this_machine_lacks_falls_back_to_sdpa_with_a_warning(demo_file, no_loading, capsys):
     """Recipes ask for flash_attention_2 (a CUDA package); loading it here would end in an ImportError traceback."""
     import importlib.util
 
@@ -178,18 +186,23 @@ def test_a_flash_attention_kernel_this_machine_lacks_falls_back_to_sdpa_with_a_w
 
     if importlib.util.find_spec("flash_attn") is not None:
         pytest.skip("flash_attn is installed here: flash_attention_2 is loaded as asked")
-    for extra, field in ((dict(attn_implementation="flash_attention_2"), "attn_implementation"),
-                         (dict(model_init_kwargs={"attn_implementation": "flash_attention_2"}), "model_init_kwargs")):
+    for extra, field in (
+        (dict(attn_implementation="flash_attention_2"), "attn_implementation"),
+        (dict(model_init_kwargs={"attn_implementation": "flash_attention_2"}), "model_init_kwargs"),
+    ):
         path = demo_file(**extra)
         assert train_command([path, "--dry-run"]) == 0
         out = capsys.readouterr().out
-        assert f"warning[GRPO-U008] {field}: attn_implementation 'flash_attention_2' needs the flash_attn package" in out
+        assert (
+            f"warning[GRPO-U008] {field}: attn_implementation 'flash_attention_2' needs the flash_attn package" in out
+        )
         assert load_kwargs(check_file(path).config)["attn_implementation"] == "sdpa"
     assert load_kwargs(check_file(demo_file(attn_implementation="eager")).config)["attn_implementation"] == "eager"
 
 
-def test_accuracy_rewards_without_math_verify_are_warned_as_differing_from_trl(demo_file, no_loading, capsys,
-                                                                              monkeypatch):
+def test_accuracy_rewards_without_math_verify_are_warned_as_differing_from_trl(
+    demo_file, no_loading, capsys, monkeypatch
+):
     import grpo_runtime.support.fields.data as data_fields
 
     path = demo_file(reward_funcs=["accuracy_reward", "grpo_runtime.data.reward_library.target_word_reward"])
@@ -202,17 +215,19 @@ def test_accuracy_rewards_without_math_verify_are_warned_as_differing_from_trl(d
     assert train_command([path, "--dry-run"]) == 0 and "GRPO-U009" not in capsys.readouterr().out
 
 
-def test_a_file_without_a_model_is_refused_before_loading_and_runs_with_set(demo_file, tmp_path, no_loading,
-                                                                            capsys):
+def test_a_file_without_a_model_is_refused_before_loading_and_runs_with_set(demo_file, tmp_path, no_loading, capsys):
     # GRPOConfig arguments for a script (TRL's paper index): valid for validation, but nothing a run can train
     fragment = tmp_path / "dapo.yaml"
-    fragment.write_text("loss_type: dapo\nepsilon_high: 0.28\nbeta: 0.0\nnum_generations: 4\n"
-                        "per_device_train_batch_size: 4\n")
+    fragment.write_text(
+        "loss_type: dapo\nepsilon_high: 0.28\nbeta: 0.0\nnum_generations: 4\nper_device_train_batch_size: 4\n"
+    )
     for argv in ([str(fragment), "--dry-run"], [str(fragment)]):
         assert train_command(argv) == 3
         out = capsys.readouterr()
-        assert ("error[GRPO-U010] model_name_or_path: the file sets no model_name_or_path, a dataset (dataset_name "
-                "or datasets) and reward_funcs") in out.err
+        assert (
+            "error[GRPO-U010] model_name_or_path: the file sets no model_name_or_path, a dataset (dataset_name "
+            "or datasets) and reward_funcs"
+        ) in out.err
         assert "cannot run" in out.err and "Traceback" not in out.err
         assert "dapo.yaml: valid at world size 1, but grpo_runtime refuses 1 setting (1 error)" in out.err
     complete = yaml.safe_load(Path(demo_file()).read_text())
@@ -232,17 +247,32 @@ def test_exit_codes_for_invalid_and_failed_runs(demo_file, tmp_path, capsys):
 def test_launch_passes_the_files_launch_keys_and_the_command_line_wins(demo_file, monkeypatch):
     launched = []
     monkeypatch.setattr("grpo_runtime.launch.cli.subprocess.call", lambda command: launched.append(command) or 0)
-    path = demo_file(num_processes=2, num_machines=2, machine_rank=1, main_process_ip="10.0.0.1",
-                     main_process_port=29511, rdzv_backend="c10d", same_network=True, max_restarts=3,
-                     monitor_interval=2.5, per_device_train_batch_size=8)
+    path = demo_file(
+        num_processes=2,
+        num_machines=2,
+        machine_rank=1,
+        main_process_ip="10.0.0.1",
+        main_process_port=29511,
+        rdzv_backend="c10d",
+        same_network=True,
+        max_restarts=3,
+        monitor_interval=2.5,
+        per_device_train_batch_size=8,
+    )
     assert launch_command([path, "--main_process_port", "29600"]) == 0
     command = launched[0]
-    flags = command[command.index("accelerate.commands.launch") + 1:command.index("grpo_runtime") - 1]
+    flags = command[command.index("accelerate.commands.launch") + 1 : command.index("grpo_runtime") - 1]
     assert flags[:2] == ["--num_processes", "2"]
-    for pair in (["--num_machines", "2"], ["--machine_rank", "1"], ["--main_process_ip", "10.0.0.1"],
-                 ["--rdzv_backend", "c10d"], ["--max_restarts", "3"], ["--monitor_interval", "2.5"],
-                 ["--main_process_port", "29600"]):
-        assert any(flags[i:i + 2] == pair for i in range(len(flags))), pair
+    for pair in (
+        ["--num_machines", "2"],
+        ["--machine_rank", "1"],
+        ["--main_process_ip", "10.0.0.1"],
+        ["--rdzv_backend", "c10d"],
+        ["--max_restarts", "3"],
+        ["--monitor_interval", "2.5"],
+        ["--main_process_port", "29600"],
+    ):
+        assert any(flags[i : i + 2] == pair for i in range(len(flags))), pair
     assert "--same_network" in flags and "29511" not in flags and flags.count("--num_machines") == 1
     # --num-processes on the command line wins over the file, and the processes check the same world size
     assert launch_command([path, "--num-processes", "4"]) == 0
@@ -253,5 +283,6 @@ def test_launch_passes_the_files_launch_keys_and_the_command_line_wins(demo_file
 
 
 def test_launch_arguments_turn_flags_on_and_skip_what_was_given():
-    assert launch_arguments({"quiet": True, "cpu": False, "gpu_ids": "0,1", "num_processes": 8},
-                            ["--gpu-ids=2"]) == ["--quiet"]
+    assert launch_arguments({"quiet": True, "cpu": False, "gpu_ids": "0,1", "num_processes": 8}, ["--gpu-ids=2"]) == [
+        "--quiet"
+    ]

@@ -39,9 +39,13 @@ seed: 0
     assert training_args.learning_rate == 1e-3 and training_args.generation_batch_size == 4
     prompts = prompt_dataset(8)  # "say cat", "say dog", ...: the reward is the share of the asked-for word
     prompts = prompts.add_column("target", [row["prompt"][0]["content"].split()[-1] for row in prompts])
-    trainer = GRPOTrainer(model=model_args.model_name_or_path, reward_funcs=[target_word_reward],
-                          args=training_args, train_dataset=prompts,
-                          processing_class=AutoTokenizer.from_pretrained(tiny_model_dir))
+    trainer = GRPOTrainer(
+        model=model_args.model_name_or_path,
+        reward_funcs=[target_word_reward],
+        args=training_args,
+        train_dataset=prompts,
+        processing_class=AutoTokenizer.from_pretrained(tiny_model_dir),
+    )
     before = {name: p.detach().clone() for name, p in trainer.model.named_parameters()}
     output = trainer.train()
     assert trainer.state.global_step == 1 and output.global_step == 1

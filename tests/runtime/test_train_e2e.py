@@ -5,11 +5,10 @@ import json
 import pytest
 import torch
 import yaml
-
-from grpo_schema import check_file
 from safetensors.torch import load_file
 
 from grpo_runtime.train import main
+from grpo_schema import check_file
 
 from .helpers import base_settings, read_metrics, validated, write_prompts
 
@@ -32,9 +31,22 @@ def test_training_changes_weights_and_writes_outputs(tmp_path, tiny_model_dir):
     assert any(not torch.equal(before[name], after[name]) for name in before)
     records = read_metrics(out)
     assert [r["step"] for r in records] == [1, 2, 3, 4]
-    required = {"step", "loss", "reward", "reward_std", "kl", "completions/mean_length", "learning_rate", "entropy",
-                "grad_norm", "clip_ratio/region_mean", "frac_reward_zero_std", "num_tokens", "step_time",
-                "rewards/target_word_reward/mean"}
+    required = {
+        "step",
+        "loss",
+        "reward",
+        "reward_std",
+        "kl",
+        "completions/mean_length",
+        "learning_rate",
+        "entropy",
+        "grad_norm",
+        "clip_ratio/region_mean",
+        "frac_reward_zero_std",
+        "num_tokens",
+        "step_time",
+        "rewards/target_word_reward/mean",
+    }
     assert required <= set(records[0]), required - set(records[0])
     assert all(r["learning_rate"] == pytest.approx(0.01 * (1 - (r["step"] - 1) / 4)) for r in records)
     assert records[-1]["num_tokens"] > records[0]["num_tokens"] > 0
@@ -59,14 +71,33 @@ def run(tmp_path, tiny_model_dir, name, **overrides):
     return out
 
 
-@pytest.mark.parametrize("geometry", [
-    # one generation feeds 4 optimizer steps (s*mu = 4 > GA = 1): the checkpoint falls mid-buffer
-    dict(steps_per_generation=2, num_iterations=2, gradient_accumulation_steps=1, max_steps=7, save_steps=3,
-         beta=0.05, sync_ref_model=True, ref_model_sync_steps=2, loss_type="dapo"),
-    # 16 prompts / 2 per generation: epochs of 8 steps, so resuming at 6 crosses an epoch boundary
-    dict(gradient_accumulation_steps=2, max_steps=10, save_steps=6, loss_type="grpo", lr_scheduler_type="cosine",
-         warmup_steps=0.2, weight_decay=0.1),
-])
+@pytest.mark.parametrize(
+    "geometry",
+    [
+        # one generation feeds 4 optimizer steps (s*mu = 4 > GA = 1): the checkpoint falls mid-buffer
+        dict(
+            steps_per_generation=2,
+            num_iterations=2,
+            gradient_accumulation_steps=1,
+            max_steps=7,
+            save_steps=3,
+            beta=0.05,
+            sync_ref_model=True,
+            ref_model_sync_steps=2,
+            loss_type="dapo",
+        ),
+        # 16 prompts / 2 per generation: epochs of 8 steps, so resuming at 6 crosses an epoch boundary
+        dict(
+            gradient_accumulation_steps=2,
+            max_steps=10,
+            save_steps=6,
+            loss_type="grpo",
+            lr_scheduler_type="cosine",
+            warmup_steps=0.2,
+            weight_decay=0.1,
+        ),
+    ],
+)
 def test_resumed_run_reaches_the_same_weights(tmp_path, tiny_model_dir, geometry):
     full = run(tmp_path, tiny_model_dir, "full", **geometry)
     checkpoint = full / f"checkpoint-{geometry['save_steps']}"
@@ -101,17 +132,17 @@ def test_report_to_tensorboard_writes_event_files(tmp_path, tiny_model_dir):
 
 
 def test_report_to_skips_what_it_cannot_write_and_says_so():
-    from grpo_schema import check_text
-
     from grpo_runtime.outputs.reporters import requested_reporters
     from grpo_runtime.support import assess
+    from grpo_schema import check_text
 
     assert requested_reporters("none") == [] and requested_reporters(None) == []
     has_tensorboard = __import__("importlib").util.find_spec("tensorboard") is not None
     written = ["tensorboard"] if has_tensorboard else []  # metrics.jsonl has everything
     assert requested_reporters(["mlflow", "tensorboard"]) == written
-    result = check_text("model_name_or_path: m\ndataset_name: d\nreward_funcs: [accuracy_reward]\n"
-                        "report_to: [mlflow, tensorboard]\n")
+    result = check_text(
+        "model_name_or_path: m\ndataset_name: d\nreward_funcs: [accuracy_reward]\nreport_to: [mlflow, tensorboard]\n"
+    )
     warned = [d for d in assess(result) if "report_to" in d.fields and d.code == "GRPO-U007"]
     assert "mlflow" in warned[0].message and len(warned) == (1 if has_tensorboard else 2)  # + "not installed"
 
@@ -170,9 +201,18 @@ def test_grpo_train_reports_an_unusable_resume_target_without_a_traceback(tmp_pa
 
 def test_epoch_based_length_logging_and_saving(tmp_path, tiny_model_dir):
     """16 prompts, 2 per generation, GA=3: 8 micro-steps per epoch in windows of 3, 3, 2 -> 3 steps per epoch."""
-    out = run(tmp_path, tiny_model_dir, "epochs", per_device_train_batch_size=8, gradient_accumulation_steps=3,
-              steps_per_generation=1, max_steps=-1, num_train_epochs=2, logging_strategy="epoch",
-              save_strategy="epoch")
+    out = run(
+        tmp_path,
+        tiny_model_dir,
+        "epochs",
+        per_device_train_batch_size=8,
+        gradient_accumulation_steps=3,
+        steps_per_generation=1,
+        max_steps=-1,
+        num_train_epochs=2,
+        logging_strategy="epoch",
+        save_strategy="epoch",
+    )
     records = read_metrics(out)
     assert [(r["step"], r["epoch"]) for r in records] == [(3, 1.0), (6, 2.0)]
     assert sorted(p.name for p in out.glob("checkpoint-*")) == ["checkpoint-3", "checkpoint-6"]
@@ -213,8 +253,14 @@ def eval_run(tmp_path, tiny_model_dir, name, **overrides):
     if not data.exists():
         write_prompts(data / "train.jsonl")
         write_prompts(data / "test.jsonl")
-    settings = dict(eval_strategy="steps", eval_steps=1, per_device_eval_batch_size=4, max_steps=3, save_steps=1,
-                    reward_funcs=["tests.runtime.test_field_sweep.token_reward"])  # varies in every group
+    settings = dict(
+        eval_strategy="steps",
+        eval_steps=1,
+        per_device_eval_batch_size=4,
+        max_steps=3,
+        save_steps=1,
+        reward_funcs=["tests.runtime.test_field_sweep.token_reward"],
+    )  # varies in every group
     return run(tmp_path, tiny_model_dir, name, dataset_name=str(data), **{**settings, **overrides})
 
 
@@ -224,8 +270,15 @@ def state(checkpoint):
 
 def test_load_best_model_at_end_restores_the_best_checkpoint_and_keeps_it_alone(tmp_path, tiny_model_dir):
     # num_tokens only grows, so with "lower is better" the first evaluation stays the best
-    out = eval_run(tmp_path, tiny_model_dir, "best", metric_for_best_model="num_tokens", greater_is_better=False,
-                   load_best_model_at_end=True, save_total_limit=1)
+    out = eval_run(
+        tmp_path,
+        tiny_model_dir,
+        "best",
+        metric_for_best_model="num_tokens",
+        greater_is_better=False,
+        load_best_model_at_end=True,
+        save_total_limit=1,
+    )
     assert sorted(p.name for p in out.glob("checkpoint-*")) == ["checkpoint-1"]  # save_total_limit 1: the best only
     best = state(out / "checkpoint-1")
     assert best["best_global_step"] == 1 and best["best_model_checkpoint"] == str(out / "checkpoint-1")
@@ -237,11 +290,18 @@ def test_load_best_model_at_end_restores_the_best_checkpoint_and_keeps_it_alone(
 
 
 def test_save_strategy_best_saves_on_each_new_best_only(tmp_path, tiny_model_dir):
-    never_better = eval_run(tmp_path, tiny_model_dir, "lower", save_strategy="best", metric_for_best_model="num_tokens",
-                            greater_is_better=False)
+    never_better = eval_run(
+        tmp_path,
+        tiny_model_dir,
+        "lower",
+        save_strategy="best",
+        metric_for_best_model="num_tokens",
+        greater_is_better=False,
+    )
     assert sorted(p.name for p in never_better.glob("checkpoint-*")) == ["checkpoint-1"]
-    always_better = eval_run(tmp_path, tiny_model_dir, "higher", save_strategy="best",
-                             metric_for_best_model="eval_num_tokens")  # greater is better for a non-loss name
+    always_better = eval_run(
+        tmp_path, tiny_model_dir, "higher", save_strategy="best", metric_for_best_model="eval_num_tokens"
+    )  # greater is better for a non-loss name
     assert sorted(p.name for p in always_better.glob("checkpoint-*")) == [f"checkpoint-{i}" for i in (1, 2, 3)]
     tokens = [m["eval_num_tokens"] for m in read_metrics(always_better) if "eval_num_tokens" in m]
     assert state(always_better / "checkpoint-3")["best_metric"] == tokens[-1] > tokens[0]
@@ -265,8 +325,9 @@ def test_an_unknown_best_metric_stops_the_run_with_the_metrics_it_could_name(tmp
     write_prompts(data / "train.jsonl")
     write_prompts(data / "test.jsonl")
     settings = base_settings(tiny_model_dir, data, tmp_path / "out")
-    settings.update(eval_strategy="steps", eval_steps=1, per_device_eval_batch_size=4, max_steps=2,
-                    metric_for_best_model="accuracy")
+    settings.update(
+        eval_strategy="steps", eval_steps=1, per_device_eval_batch_size=4, max_steps=2, metric_for_best_model="accuracy"
+    )
     path = tmp_path / "run.yaml"
     path.write_text(yaml.safe_dump(settings))
     assert train_command([str(path)]) == 3
@@ -303,8 +364,14 @@ def test_activation_checkpointing_trains_to_the_same_weights(tmp_path, tiny_mode
     # (also run in the vLLM environment, whose transformers names the switch gradient_checkpointing_enable)
     varied = dict(max_steps=2, reward_funcs=["tests.runtime.test_field_sweep.token_reward"])
     plain = run(tmp_path, tiny_model_dir, "plain", **varied)
-    recomputed = run(tmp_path, tiny_model_dir, "recomputed", activation_checkpointing=True,
-                     activation_checkpointing_kwargs={"use_reentrant": False}, **varied)
+    recomputed = run(
+        tmp_path,
+        tiny_model_dir,
+        "recomputed",
+        activation_checkpointing=True,
+        activation_checkpointing_kwargs={"use_reentrant": False},
+        **varied,
+    )
     a, b = weights(plain), weights(recomputed)
     assert all(torch.allclose(a[k], b[k], atol=1e-6) for k in a)
     assert not all(torch.equal(a[k], weights(tiny_model_dir)[k]) for k in a)

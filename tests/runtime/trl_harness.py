@@ -27,29 +27,54 @@ def zero_reward(completions, **kwargs):
     return [0.0] * len(completions)
 
 
-def build_trainer(model_dir, output_dir, reward_funcs=(zero_reward,), dataset=None, eval_dataset=None,
-                  callbacks=None, **overrides) -> GRPOTrainer:
+def build_trainer(
+    model_dir, output_dir, reward_funcs=(zero_reward,), dataset=None, eval_dataset=None, callbacks=None, **overrides
+) -> GRPOTrainer:
     """A CPU GRPOTrainer on the tiny saved model; `overrides` are GRPOConfig fields."""
     from transformers import AutoTokenizer
 
     settings = dict(
-        output_dir=str(output_dir), use_cpu=True, bf16=False, gradient_checkpointing=False,
-        per_device_train_batch_size=4, num_generations=2, max_completion_length=5, report_to="none",
-        save_strategy="no", logging_steps=1, disable_tqdm=True, seed=0,
+        output_dir=str(output_dir),
+        use_cpu=True,
+        bf16=False,
+        gradient_checkpointing=False,
+        per_device_train_batch_size=4,
+        num_generations=2,
+        max_completion_length=5,
+        report_to="none",
+        save_strategy="no",
+        logging_steps=1,
+        disable_tqdm=True,
+        seed=0,
     )
     settings.update(overrides)
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     return GRPOTrainer(
-        model=str(model_dir), reward_funcs=list(reward_funcs), args=GRPOConfig(**settings),
-        train_dataset=dataset if dataset is not None else prompt_dataset(), eval_dataset=eval_dataset,
-        processing_class=tokenizer, callbacks=callbacks,
+        model=str(model_dir),
+        reward_funcs=list(reward_funcs),
+        args=GRPOConfig(**settings),
+        train_dataset=dataset if dataset is not None else prompt_dataset(),
+        eval_dataset=eval_dataset,
+        processing_class=tokenizer,
+        callbacks=callbacks,
     )
 
 
 TRAINER_ATTRIBUTES = {
-    "loss_type", "beta", "epsilon_low", "epsilon_high", "importance_sampling_level", "top_entropy_quantile",
-    "off_policy_mask_threshold", "entropy_coef", "_entropy_bonus_enabled", "use_adaptive_entropy",
-    "_last_world_entropy", "use_vllm", "vllm_importance_sampling_correction", "max_completion_length",
+    "loss_type",
+    "beta",
+    "epsilon_low",
+    "epsilon_high",
+    "importance_sampling_level",
+    "top_entropy_quantile",
+    "off_policy_mask_threshold",
+    "entropy_coef",
+    "_entropy_bonus_enabled",
+    "use_adaptive_entropy",
+    "_last_world_entropy",
+    "use_vllm",
+    "vllm_importance_sampling_correction",
+    "max_completion_length",
 }
 
 

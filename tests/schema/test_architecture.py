@@ -12,10 +12,10 @@ import shutil
 import subprocess
 import sys
 import textwrap
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
 from tests.conftest import REPO
 from tests.support.imports import import_cycles
@@ -30,13 +30,15 @@ SEEDED_IMPORT = "\nimport grpo_schema.cli  # noqa: E402,F401  (seeded by the arc
 
 def _run(code: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(cwd)}
-    return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=300)
+    return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
 
 
 def _lint(config: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return _run(f"from importlinter.cli import lint_imports\n"
-                f"raise SystemExit(lint_imports(config_filename={str(config)!r}, no_cache=True, no_logo=True))", cwd)
+    return _run(
+        f"from importlinter.cli import lint_imports\n"
+        f"raise SystemExit(lint_imports(config_filename={str(config)!r}, no_cache=True, no_logo=True))",
+        cwd,
+    )
 
 
 def _cycles_in_subprocess(cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -85,8 +87,12 @@ def test_the_import_contracts_are_kept():
 
 def test_the_contracts_cover_the_package():
     ids = {c["id"] for c in tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]}
-    assert {"schema-surfaces-above-engine", "schema-engine-layers", "schema-engine-no-surface",
-            "schema-no-runtime"} <= ids
+    assert {
+        "schema-surfaces-above-engine",
+        "schema-engine-layers",
+        "schema-engine-no-surface",
+        "schema-no-runtime",
+    } <= ids
 
 
 def test_grpo_schema_has_no_import_cycle():

@@ -85,8 +85,19 @@ def test_overrides_in_both_forms_win_and_say_where_they_came_from(good_file):
     diag = json.loads(done.stdout)["files"][0]["diagnostics"][0]
     assert diag["code"] == "GRPO-B001" and diag["origin"] == "cli" and diag["line"] is None
     # TRL's own command line carries over: --config, --key value, lists, bare flags, hyphens
-    done = grpo("validate", "--config", str(good_file), "--num-generations", "4", "--reward_funcs",
-                "accuracy_reward", "think_format_reward", "--no_shuffle_dataset", "--format", "json")
+    done = grpo(
+        "validate",
+        "--config",
+        str(good_file),
+        "--num-generations",
+        "4",
+        "--reward_funcs",
+        "accuracy_reward",
+        "think_format_reward",
+        "--no_shuffle_dataset",
+        "--format",
+        "json",
+    )
     assert done.returncode == 0, done.stdout
     done = grpo("validate", "--config", str(good_file), "--learning_rate", "abc")
     assert done.returncode == 1 and "(from the command line)" in done.stdout
@@ -94,8 +105,9 @@ def test_overrides_in_both_forms_win_and_say_where_they_came_from(good_file):
 
 def test_world_size_flag_and_num_processes(tmp_path):
     path = tmp_path / "r1.yaml"
-    path.write_text(GOOD.replace("8\n", "2\n") + "num_generations: 14\ngradient_accumulation_steps: 4\n"
-                    "num_processes: 7\n")
+    path.write_text(
+        GOOD.replace("8\n", "2\n") + "num_generations: 14\ngradient_accumulation_steps: 4\nnum_processes: 7\n"
+    )
     assert grpo("validate", str(path)).returncode == 0
     assert grpo("validate", str(path), "--world-size", "8").returncode == 1
 
@@ -118,8 +130,10 @@ def test_codes_lists_and_explains():
 
 
 def test_import_pulls_no_heavy_modules():
-    code = ("import sys, grpo_schema; grpo_schema.check_text('num_generations: 4'); "
-            "print(sorted(m for m in ('torch', 'transformers', 'accelerate', 'pydantic.main') if m in sys.modules))")
+    code = (
+        "import sys, grpo_schema; grpo_schema.check_text('num_generations: 4'); "
+        "print(sorted(m for m in ('torch', 'transformers', 'accelerate', 'pydantic.main') if m in sys.modules))"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "[]"
 

@@ -29,16 +29,23 @@ def declarations() -> list[tuple[str, str]]:
             tree = ast.parse(text)
             module = ".".join(path.relative_to(REPO).with_suffix("").parts).replace("web.", "grpo_web.", 1)
             for node in ast.walk(tree):
-                if (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
-                        and isinstance(node.args[0].value, str) and CODE.fullmatch(node.args[0].value)
-                        and getattr(node.func, "id", getattr(node.func, "attr", None)) in DECLARERS):
+                if (
+                    isinstance(node, ast.Call)
+                    and node.args
+                    and isinstance(node.args[0], ast.Constant)
+                    and isinstance(node.args[0].value, str)
+                    and CODE.fullmatch(node.args[0].value)
+                    and getattr(node.func, "id", getattr(node.func, "attr", None)) in DECLARERS
+                ):
                     found.append((node.args[0].value, module))
     return found
 
 
 def test_a_fresh_interpreter_gives_sarif_the_catalogue_grpo_codes_lists(capsys):
-    script = ("import json; from grpo_schema.render.sarif import sarif_log; "
-              "print(json.dumps([r['id'] for r in sarif_log([])['runs'][0]['tool']['driver']['rules']]))")
+    script = (
+        "import json; from grpo_schema.render.sarif import sarif_log; "
+        "print(json.dumps([r['id'] for r in sarif_log([])['runs'][0]['tool']['driver']['rules']]))"
+    )
     done = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, check=True)
     sarif = json.loads(done.stdout)
     assert main(["codes"]) == 0

@@ -24,6 +24,7 @@ def errors(result) -> list[str]:
 
 # 1. Only real YAML booleans are the legacy spelling; TRL keeps strings as they are.
 
+
 @pytest.mark.parametrize("text", ['"False"', '"True"', '"no"', "'false'", '"1"'])
 def test_quoted_boolean_scale_rewards_is_refused(text):
     # TRL types scale_rewards `str`: the string reaches the trainer and fails at the first step.
@@ -72,6 +73,7 @@ def test_every_str_bool_union_is_audited():
 
 # 2. `trl grpo` refuses a config without a reward source or a dataset.
 
+
 def test_missing_reward_source_is_an_error():
     result = check("model_name_or_path: m\ndataset_name: d\n")
     assert errors(result) == ["GRPO-R004"]
@@ -101,29 +103,39 @@ def test_open_r1_files_take_open_r1_default_rewards():
 
 # 3. GRPOTrainer refuses a LoRA adapter on lm_head.
 
+
 @pytest.mark.parametrize("targets", ["[q_proj, lm_head]", "[model.lm_head]", "'.*(q_proj|lm_head)'"])
 def test_lora_on_lm_head_is_refused(targets):
     result = check(BASE + f"use_peft: true\nlora_target_modules: {targets}\n")
     assert errors(result) == ["GRPO-M007"]
 
 
-@pytest.mark.parametrize("text", ["use_peft: true\nlora_target_modules: all-linear\n",
-                                  "use_peft: true\nlora_target_modules: [q_proj]\nlora_modules_to_save: [lm_head]\n",
-                                  "lora_target_modules: [lm_head]\n"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "use_peft: true\nlora_target_modules: all-linear\n",
+        "use_peft: true\nlora_target_modules: [q_proj]\nlora_modules_to_save: [lm_head]\n",
+        "lora_target_modules: [lm_head]\n",
+    ],
+)
 def test_lora_without_lm_head_adapter_passes(text):
     assert "GRPO-M007" not in codes(check(BASE + text))
 
 
 # 4. A streamed mixture has no train_test_split.
 
+
 def test_streamed_mixture_cannot_hold_out_a_test_split():
-    text = ("model_name_or_path: m\nreward_funcs: [accuracy_reward]\ndatasets:\n  - path: a\n  - path: b\n"
-            "streaming: true\nmax_steps: 100\ntest_split_size: 0.1\n")
+    text = (
+        "model_name_or_path: m\nreward_funcs: [accuracy_reward]\ndatasets:\n  - path: a\n  - path: b\n"
+        "streaming: true\nmax_steps: 100\ntest_split_size: 0.1\n"
+    )
     assert errors(check(text)) == ["GRPO-S007"]
     assert check(text.replace("streaming: true", "streaming: false")).valid
 
 
 # 5. datasets refuses loading scripts.
+
 
 @pytest.mark.parametrize("text", ["dataset_name: ./gsm8k.py\n", "datasets: [{path: data/loader.py}]\n"])
 def test_dataset_loading_scripts_are_refused(text):
@@ -132,6 +144,7 @@ def test_dataset_loading_scripts_are_refused(text):
 
 
 # 6. A server-era vLLM recipe now colocates.
+
 
 def test_server_era_recipe_warns_after_migration():
     recipe = BASE + "use_vllm: true\nvllm_device: auto\nvllm_gpu_memory_utilization: 0.7\nnum_processes: 7\n"
@@ -146,14 +159,17 @@ def test_server_era_recipe_warns_after_migration():
 
 # 7. Cross-field rules see the value a migration would give.
 
+
 def test_rules_see_values_under_renamed_keys():
     result = check(BASE + "use_vllm: true\nvllm_max_model_len: 2048\nmax_completion_length: 2048\n")
     v003 = only(result, "GRPO-V003")
     assert v003.fields[0] == "vllm_max_model_len" and v003.line == 5
     geometry = check(BASE + "per_gpu_train_batch_size: 6\nnum_generations: 8\n")
     assert {"GRPO-K002", "GRPO-B001"} <= set(codes(geometry))
-    evaluation = check(BASE + "evaluation_strategy: steps\nper_device_eval_batch_size: 6\nnum_generations: 8\n"
-                              "per_device_train_batch_size: 8\n")
+    evaluation = check(
+        BASE + "evaluation_strategy: steps\nper_device_eval_batch_size: 6\nnum_generations: 8\n"
+        "per_device_train_batch_size: 8\n"
+    )
     assert "GRPO-B004" in codes(evaluation)
     assert geometry.config.per_device_train_batch_size == 8  # what TRL 1.16 reads today is still reported as is
     assert geometry.migrated.per_device_train_batch_size == 6
@@ -165,6 +181,7 @@ def test_rules_see_values_of_removed_keys_with_a_successor():
 
 
 # 8. A profile must not hide a dead key.
+
 
 def test_profile_key_that_nothing_reads_is_reported():
     result = check(BASE + "wandb_log_unique_prompts: true\n", profiles=["open-r1"])
@@ -181,6 +198,7 @@ def test_profile_key_that_nothing_reads_is_reported():
 
 # 9. lr_scheduler_kwargs with the constant schedules are dropped, not refused.
 
+
 @pytest.mark.parametrize("schedule", ["constant", "constant_with_warmup"])
 def test_constant_schedules_ignore_kwargs(schedule):
     result = check(BASE + f"lr_scheduler_type: {schedule}\nlr_scheduler_kwargs: {{num_cycles: 0.5}}\n")
@@ -193,6 +211,7 @@ def test_other_schedules_still_refuse_unknown_kwargs():
 
 # 10. max_steps overrides num_train_epochs.
 
+
 @pytest.mark.parametrize("epochs", [-1, 0])
 def test_epochs_range_applies_only_without_max_steps(epochs):
     assert check(BASE + f"num_train_epochs: {epochs}\nmax_steps: 100\n").valid
@@ -201,6 +220,7 @@ def test_epochs_range_applies_only_without_max_steps(epochs):
 
 # 11. env values: TRL sets str(value).
 
+
 def test_env_numbers_and_booleans_pass():
     result = check(BASE + "env:\n  VLLM_DISABLE_COMPILE_CACHE: 1\n  TOKENIZERS_PARALLELISM: false\n")
     assert result.valid and result.env == {"VLLM_DISABLE_COMPILE_CACHE": "1", "TOKENIZERS_PARALLELISM": "False"}
@@ -208,6 +228,7 @@ def test_env_numbers_and_booleans_pass():
 
 
 # 12. Same situation, same severity; R-diagnostics at the list item.
+
 
 def test_unknown_reward_severity_does_not_depend_on_other_keys():
     plain = BASE.replace("[accuracy_reward]", "[accuracy_reward, my_reward]")
@@ -223,8 +244,10 @@ def test_unknown_reward_severity_does_not_depend_on_other_keys():
 
 
 def test_reward_diagnostics_point_at_the_item():
-    text = "model_name_or_path: m\ndataset_name: d\nreward_funcs:\n  - accuracy_reward\n  - my_reward\n" \
-           "  - bad..path\n  - accuracy_reward\n"
+    text = (
+        "model_name_or_path: m\ndataset_name: d\nreward_funcs:\n  - accuracy_reward\n  - my_reward\n"
+        "  - bad..path\n  - accuracy_reward\n"
+    )
     result = check(text)
     assert only(result, "GRPO-R002").line == 5
     assert only(result, "GRPO-R003").line == 6
@@ -234,10 +257,13 @@ def test_reward_diagnostics_point_at_the_item():
 
 # 13. Version claims and the K002 safe fix.
 
+
 def test_rename_history_matches_the_release_tags():
     assert "TRL 0.23" in describe(MIGRATIONS["torch_dtype"]) and "0.27" in describe(MIGRATIONS["torch_dtype"])
     assert "0.18" in describe(MIGRATIONS["vllm_max_model_len"]) and "0.26" in describe(MIGRATIONS["vllm_max_model_len"])
-    assert "4.41" in describe(MIGRATIONS["evaluation_strategy"]) and "4.51" in describe(MIGRATIONS["evaluation_strategy"])
+    assert "4.41" in describe(MIGRATIONS["evaluation_strategy"]) and "4.51" in describe(
+        MIGRATIONS["evaluation_strategy"]
+    )
     assert "5.15" in describe(MIGRATIONS["warmup_ratio"])
 
 
@@ -252,11 +278,19 @@ def test_safe_rename_fix_never_writes_a_refused_value():
 
 # 14. Did-you-mean prefers the same meaning and never changes it.
 
-@pytest.mark.parametrize("typo, meant", [("num_eval_generations", "num_generations_eval"),
-                                         ("dataset_split", "dataset_train_split"),
-                                         ("per_device_batch_size", "per_device_train_batch_size"),
-                                         ("lora_rank", "lora_r"), ("lerning_rate", "learning_rate"),
-                                         ("use_vlm", "use_vllm"), ("evl_strategy", "eval_strategy")])
+
+@pytest.mark.parametrize(
+    "typo, meant",
+    [
+        ("num_eval_generations", "num_generations_eval"),
+        ("dataset_split", "dataset_train_split"),
+        ("per_device_batch_size", "per_device_train_batch_size"),
+        ("lora_rank", "lora_r"),
+        ("lerning_rate", "learning_rate"),
+        ("use_vlm", "use_vllm"),
+        ("evl_strategy", "eval_strategy"),
+    ],
+)
 def test_did_you_mean_prefers_the_same_meaning(typo, meant):
     assert did_you_mean(typo, accepted_keys(())) == meant
     assert only(check(BASE + f"{typo}: 1\n"), "GRPO-K001").fix.rename == {typo: meant}
@@ -278,6 +312,7 @@ def test_meaning_changes_are_denied_by_word_not_by_example():
 
 # 15. Wording.
 
+
 def test_b001_world_sizes_are_their_own_sentence():
     diag = only(check(BASE + "per_device_train_batch_size: 6\nnum_generations: 8\n"), "GRPO-B001")
     assert "smallest edits:" in diag.hint and ". As written, the config is valid for world sizes 4, 8" in diag.hint
@@ -293,8 +328,7 @@ def test_v002_names_the_default_mode():
 
 def test_lists_of_settings_agree_in_number():
     assert "lora_r has no effect" in only(check(BASE + "lora_r: 8\n"), "GRPO-M003").message
-    assert "lora_r, lora_alpha have no effect" in only(check(BASE + "lora_r: 8\nlora_alpha: 16\n"),
-                                                       "GRPO-M003").message
+    assert "lora_r, lora_alpha have no effect" in only(check(BASE + "lora_r: 8\nlora_alpha: 16\n"), "GRPO-M003").message
 
 
 def test_removal_fixes_are_titled_remove():
@@ -304,7 +338,17 @@ def test_removal_fixes_are_titled_remove():
 
 
 def test_new_codes_are_documented():
-    for code in ("GRPO-T010", "GRPO-T011", "GRPO-T012", "GRPO-K008", "GRPO-B008", "GRPO-M007", "GRPO-O010",
-                 "GRPO-S007", "GRPO-S008", "GRPO-V006"):
+    for code in (
+        "GRPO-T010",
+        "GRPO-T011",
+        "GRPO-T012",
+        "GRPO-K008",
+        "GRPO-B008",
+        "GRPO-M007",
+        "GRPO-O010",
+        "GRPO-S007",
+        "GRPO-S008",
+        "GRPO-V006",
+    ):
         check(BASE)  # loads the rules
         assert code in CODES and CODES[code].explanation

@@ -73,11 +73,13 @@ def test_constant_schedules_drop_kwargs_and_others_refuse_unknown_ones():
 
     optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=0.1)
     for name in ("constant", "constant_with_warmup"):
-        get_scheduler(name, optimizer, num_warmup_steps=1, num_training_steps=10,
-                      scheduler_specific_kwargs={"num_cycles": 0.5})
+        get_scheduler(
+            name, optimizer, num_warmup_steps=1, num_training_steps=10, scheduler_specific_kwargs={"num_cycles": 0.5}
+        )
     with pytest.raises(TypeError):
-        get_scheduler("cosine", optimizer, num_warmup_steps=1, num_training_steps=10,
-                      scheduler_specific_kwargs={"foo": 1})
+        get_scheduler(
+            "cosine", optimizer, num_warmup_steps=1, num_training_steps=10, scheduler_specific_kwargs={"foo": 1}
+        )
 
 
 def test_datasets_refuses_loading_scripts_and_streamed_splits(monkeypatch):

@@ -164,14 +164,14 @@ def test_valid_file_batch_rules_follow_the_world_size(path):
     assert valid_world_sizes(geometry), "every real config is valid for some world size"
 
 
-@pytest.mark.parametrize("path", [p for p in conformance_files("valid") if "open-r1" in p.name],
-                         ids=lambda p: p.name)
+@pytest.mark.parametrize("path", [p for p in conformance_files("valid") if "open-r1" in p.name], ids=lambda p: p.name)
 def test_open_r1_profile_accepts_open_r1_keys(path):
     plain = check_file(path)
     profiled = check_file(path, profiles=["open-r1"])
     assert any(d.code == "GRPO-K006" for d in plain.diagnostics)
-    assert not any(d.code in ("GRPO-K006", "GRPO-T001", "GRPO-T002", "GRPO-T003") for d in profiled.diagnostics), \
-        [d.to_dict() for d in profiled.diagnostics if d.severity == "error"]
+    assert not any(d.code in ("GRPO-K006", "GRPO-T001", "GRPO-T002", "GRPO-T003") for d in profiled.diagnostics), [
+        d.to_dict() for d in profiled.diagnostics if d.severity == "error"
+    ]
 
 
 def test_corpus_readme_counts_hold(shared_dir):

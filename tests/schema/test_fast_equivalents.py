@@ -18,8 +18,30 @@ from grpo_schema.engine.compiled import MODELS, _cache, compiled
 from grpo_schema.engine.loader import _decode, load_yaml
 
 REPO = Path(__file__).resolve().parents[2]
-SAMPLES = [None, True, False, 0, 1, -1, 2.5, 8.0, "8", "1e-6", "none", "null", "", "abc", [], [1], ["a"], {},
-           {"a": 1}, float("nan"), 10**30, [{"path": "x"}]]
+SAMPLES = [
+    None,
+    True,
+    False,
+    0,
+    1,
+    -1,
+    2.5,
+    8.0,
+    "8",
+    "1e-6",
+    "none",
+    "null",
+    "",
+    "abc",
+    [],
+    [1],
+    ["a"],
+    {},
+    {"a": 1},
+    float("nan"),
+    10**30,
+    [{"path": "x"}],
+]
 
 
 def _outcome(validate, data):
@@ -47,8 +69,7 @@ def test_defaults_filled_in_as_pydantic_core_fills_them(key):
     model = compiled(key)
     whole = SchemaValidator(cache[key]["schema"])
     for data in _inputs(model):
-        assert _outcome(model.validate, data) == _outcome(
-            lambda d, c: whole.validate_python(d, context=c), data), data
+        assert _outcome(model.validate, data) == _outcome(lambda d, c: whole.validate_python(d, context=c), data), data
 
 
 def test_decode_is_utf8_sig():

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from grpo_schema.engine.compiled import compiled
 from grpo_schema.api.config import GRPORunConfig
-
+from grpo_schema.engine.compiled import compiled
 from tests.schema.helpers import check, codes, only
 
 
@@ -14,44 +13,50 @@ def test_defaults_of_the_pydantic_model_match_the_compiled_validator():
     assert GRPORunConfig().model_dump() == check("{}").config.model_dump()
 
 
-@pytest.mark.parametrize("text,field,value", [
-    ("learning_rate: 1e-6", "learning_rate", 1e-6),  # a string to PyYAML; TRL converts it
-    ('num_generations: "4"', "num_generations", 4),
-    ('use_vllm: "yes"', "use_vllm", True),
-    ("scale_rewards: true", "scale_rewards", "group"),
-    ("scale_rewards: false", "scale_rewards", "none"),
-    ("max_completion_length: null", "max_completion_length", None),
-    ('pad_to_multiple_of: "64"', "pad_to_multiple_of", 64),
-    ('model_init_kwargs: \'{"dtype": "bfloat16", "n": "2"}\'', "model_init_kwargs", {"dtype": "bfloat16", "n": 2}),
-    ("report_to: [wandb, tensorboard]", "report_to", ["wandb", "tensorboard"]),
-    ("resume_from_checkpoint: true", "resume_from_checkpoint", True),
-    ("lora_target_modules: all-linear", "lora_target_modules", "all-linear"),
-])
+@pytest.mark.parametrize(
+    "text,field,value",
+    [
+        ("learning_rate: 1e-6", "learning_rate", 1e-6),  # a string to PyYAML; TRL converts it
+        ('num_generations: "4"', "num_generations", 4),
+        ('use_vllm: "yes"', "use_vllm", True),
+        ("scale_rewards: true", "scale_rewards", "group"),
+        ("scale_rewards: false", "scale_rewards", "none"),
+        ("max_completion_length: null", "max_completion_length", None),
+        ('pad_to_multiple_of: "64"', "pad_to_multiple_of", 64),
+        ('model_init_kwargs: \'{"dtype": "bfloat16", "n": "2"}\'', "model_init_kwargs", {"dtype": "bfloat16", "n": 2}),
+        ("report_to: [wandb, tensorboard]", "report_to", ["wandb", "tensorboard"]),
+        ("resume_from_checkpoint: true", "resume_from_checkpoint", True),
+        ("lora_target_modules: all-linear", "lora_target_modules", "all-linear"),
+    ],
+)
 def test_yaml_values_are_converted_like_trl(text, field, value):
     result = check(text)
     assert not [d for d in result.diagnostics if d.code.startswith("GRPO-T")], result.diagnostics
     assert getattr(result.config, field) == value
 
 
-@pytest.mark.parametrize("text,code", [
-    ("num_generations: 8.5", "GRPO-T001"),
-    ("num_generations: true", "GRPO-T001"),
-    ("temperature: {a: 1}", "GRPO-T001"),
-    ("temperature: .nan", "GRPO-T001"),
-    ("learning_rate: .inf", "GRPO-T001"),
-    ("num_generations: eight", "GRPO-T001"),
-    ("max_steps: 1e3", "GRPO-T001"),
-    ("reward_funcs: accuracy_reward", "GRPO-T007"),
-    ("reward_weights: 1.0", "GRPO-T007"),
-    ("eval_strategy: no", "GRPO-T008"),
-    ("save_strategy: no", "GRPO-T008"),
-    ("generation_kwargs: '{not json'", "GRPO-T006"),
-    ("loss_type: drgrpo", "GRPO-T003"),
-    ("top_p: 0", "GRPO-T002"),
-    ("vllm_gpu_memory_utilization: 70", "GRPO-T002"),
-    ("debug: everything", "GRPO-T003"),
-    ("fsdp: full_shard sideways", "GRPO-T003"),
-])
+@pytest.mark.parametrize(
+    "text,code",
+    [
+        ("num_generations: 8.5", "GRPO-T001"),
+        ("num_generations: true", "GRPO-T001"),
+        ("temperature: {a: 1}", "GRPO-T001"),
+        ("temperature: .nan", "GRPO-T001"),
+        ("learning_rate: .inf", "GRPO-T001"),
+        ("num_generations: eight", "GRPO-T001"),
+        ("max_steps: 1e3", "GRPO-T001"),
+        ("reward_funcs: accuracy_reward", "GRPO-T007"),
+        ("reward_weights: 1.0", "GRPO-T007"),
+        ("eval_strategy: no", "GRPO-T008"),
+        ("save_strategy: no", "GRPO-T008"),
+        ("generation_kwargs: '{not json'", "GRPO-T006"),
+        ("loss_type: drgrpo", "GRPO-T003"),
+        ("top_p: 0", "GRPO-T002"),
+        ("vllm_gpu_memory_utilization: 70", "GRPO-T002"),
+        ("debug: everything", "GRPO-T003"),
+        ("fsdp: full_shard sideways", "GRPO-T003"),
+    ],
+)
 def test_bad_values_are_refused_with_a_coded_diagnostic(text, code):
     result = check(text)
     field = text.split(":")[0]

@@ -8,7 +8,6 @@ import tracemalloc
 import pytest
 
 from grpo_schema.engine.loader import MAX_BYTES, load_yaml
-
 from tests.schema.helpers import check, codes
 
 
@@ -65,16 +64,19 @@ def test_merge_keys_work_and_count():
     assert loaded.data["run"] == {"x": 1, "y": 3}
 
 
-@pytest.mark.parametrize("text,code", [
-    ("a:\n\tb: 1\n", "GRPO-Y002"),
-    ("a: [1, 2\n", "GRPO-Y001"),
-    ("a: 1\n---\nb: 2\n", "GRPO-Y009"),
-    ("a: !!python/object/apply:os.system ['true']\n", "GRPO-Y012"),
-    ("- a\n- b\n", "GRPO-Y004"),
-    ("", "GRPO-Y005"),
-    ("# only a comment\n", "GRPO-Y005"),
-    ("just a string\n", "GRPO-Y004"),
-])
+@pytest.mark.parametrize(
+    "text,code",
+    [
+        ("a:\n\tb: 1\n", "GRPO-Y002"),
+        ("a: [1, 2\n", "GRPO-Y001"),
+        ("a: 1\n---\nb: 2\n", "GRPO-Y009"),
+        ("a: !!python/object/apply:os.system ['true']\n", "GRPO-Y012"),
+        ("- a\n- b\n", "GRPO-Y004"),
+        ("", "GRPO-Y005"),
+        ("# only a comment\n", "GRPO-Y005"),
+        ("just a string\n", "GRPO-Y004"),
+    ],
+)
 def test_bad_documents_get_positioned_codes(text, code):
     result = check(text)
     assert codes(result)[:1] == [code]

@@ -10,9 +10,9 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from grpo_schema import GRPORunConfig, check_file, check_mapping, check_text
+from grpo_schema.api.modelcheck import loc_of
 from grpo_schema.commands.export import MODELINE_PREFIX
 from grpo_schema.engine.loader import load_yaml
-from grpo_schema.api.modelcheck import loc_of
 from tests.conftest import CORPUS, corpus_files
 
 FIXTURES = Path(__file__).parent / "data" / "model_api"
@@ -47,13 +47,24 @@ def test_both_generation_settings_raise_b002():
 
 
 def test_every_error_at_once_in_the_engines_order():
-    data = {"num_generations": "eight", "scale_rewards": "std", "num_generation": 8, "epsilon": 0.3,
-            "epsilon_high": 0.1, "env": {"LD_PRELOAD": "x.so"}}
+    data = {
+        "num_generations": "eight",
+        "scale_rewards": "std",
+        "num_generation": 8,
+        "epsilon": 0.3,
+        "epsilon_high": 0.1,
+        "env": {"LD_PRELOAD": "x.so"},
+    }
     with pytest.raises(ValidationError) as caught:
         GRPORunConfig.model_validate(data)
     assert errors_of(caught.value) == engine_errors(check_mapping(data))
-    assert {e["type"] for e in caught.value.errors()} == {"GRPO-K001", "GRPO-T001", "GRPO-T003", "GRPO-L001",
-                                                          "GRPO-E003"}
+    assert {e["type"] for e in caught.value.errors()} == {
+        "GRPO-K001",
+        "GRPO-T001",
+        "GRPO-T003",
+        "GRPO-L001",
+        "GRPO-E003",
+    }
     by_type = {e["type"]: e for e in caught.value.errors()}
     assert by_type["GRPO-E003"]["loc"] == ("env", "LD_PRELOAD")
     assert by_type["GRPO-K001"]["ctx"]["hint"] == "did you mean num_generations?"
@@ -137,15 +148,22 @@ def test_from_yaml_reads_text_and_paths_and_keeps_positions(tmp_path):
 
 
 def test_to_yaml_is_a_trl_grpo_file_that_reads_back_equal():
-    text = ("model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct\nlearning_rate: 1.0e-6\nreward_funcs: [accuracy_reward]\n"
-            "datasets:\n  - path: trl-lib/DeepMath-103K\nnum_processes: 2\nenv:\n  HF_HUB_OFFLINE: \"1\"\n")
+    text = (
+        "model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct\nlearning_rate: 1.0e-6\nreward_funcs: [accuracy_reward]\n"
+        'datasets:\n  - path: trl-lib/DeepMath-103K\nnum_processes: 2\nenv:\n  HF_HUB_OFFLINE: "1"\n'
+    )
     config = GRPORunConfig.from_yaml(text)
     written = config.to_yaml()
     assert written.startswith(MODELINE_PREFIX)
     data = yaml.safe_load(written)  # what `trl grpo` reads
-    assert data == {"model_name_or_path": "Qwen/Qwen2.5-0.5B-Instruct", "learning_rate": 1e-6,
-                    "reward_funcs": ["accuracy_reward"], "num_processes": 2, "env": {"HF_HUB_OFFLINE": "1"},
-                    "datasets": [{"path": "trl-lib/DeepMath-103K"}]}  # nested: what was set, too
+    assert data == {
+        "model_name_or_path": "Qwen/Qwen2.5-0.5B-Instruct",
+        "learning_rate": 1e-6,
+        "reward_funcs": ["accuracy_reward"],
+        "num_processes": 2,
+        "env": {"HF_HUB_OFFLINE": "1"},
+        "datasets": [{"path": "trl-lib/DeepMath-103K"}],
+    }  # nested: what was set, too
     again = GRPORunConfig.from_yaml(written)
     assert again == config and again.model_fields_set == config.model_fields_set
     assert again.env == config.env and again.launch == config.launch and again.to_yaml() == written
@@ -172,6 +190,7 @@ def test_the_bases_are_the_area_classes():
 
 
 # --- the corpus: the same errors through the model as through the engine --------------------------------------------
+
 
 def _profiles(path: Path) -> tuple[str, ...]:
     return ("open-r1",) if "open-r1" in path.name else ()
@@ -201,7 +220,8 @@ def test_corpus_gives_the_same_errors_through_the_model(path):
     except ValidationError as exc:
         assert errors_of(exc) == engine_errors(result)
         assert [(e["ctx"]["line"], e["ctx"]["column"]) for e in exc.errors()] == [
-            (d.line, d.column) for d in result.diagnostics if d.severity == "error"]
+            (d.line, d.column) for d in result.diagnostics if d.severity == "error"
+        ]
 
 
 def test_the_corpus_is_there_or_the_skip_says_why(shared_dir):

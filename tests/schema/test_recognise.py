@@ -28,10 +28,18 @@ def codes(diagnostics) -> list[str]:
     return [d["code"] if isinstance(d, dict) else d.code for d in diagnostics]
 
 
-@pytest.mark.parametrize("path,kind", [
-    (ACCELERATE, "an accelerate config"), (DDP, "an accelerate config"), (SFT, "an SFT config"),
-    (DEEPSPEED, "a DeepSpeed config"), (WORKFLOW, "a GitHub Actions workflow"), (GRPO_RECIPE, GRPO), (FORK, GRPO),
-])
+@pytest.mark.parametrize(
+    "path,kind",
+    [
+        (ACCELERATE, "an accelerate config"),
+        (DDP, "an accelerate config"),
+        (SFT, "an SFT config"),
+        (DEEPSPEED, "a DeepSpeed config"),
+        (WORKFLOW, "a GitHub Actions workflow"),
+        (GRPO_RECIPE, GRPO),
+        (FORK, GRPO),
+    ],
+)
 def test_each_file_of_a_training_repository_is_recognised_for_what_it_is(path, kind):
     assert recognise(path.read_text()).kind == kind
 
@@ -62,8 +70,10 @@ def test_validate_gives_each_other_kind_one_note_and_checks_every_grpo_config():
         note = result["diagnostics"][0]
         assert note["severity"] == "info" and note["line"] and "not a GRPO config" in note["message"]
         assert "`# grpo:`" in note["hint"]
-    assert "an accelerate config (compute_environment, deepspeed_config, distributed_type, main_training_function)" \
+    assert (
+        "an accelerate config (compute_environment, deepspeed_config, distributed_type, main_training_function)"
         in files[str(ACCELERATE)]["diagnostics"][0]["message"]
+    )
     assert files[str(GRPO_RECIPE)]["diagnostics"] == [] and files[str(GRPO_RECIPE)]["valid"]
     fork = files[str(FORK)]  # eleven of its eighteen keys are the fork's own: still a GRPO config, fully checked
     assert codes(fork["diagnostics"]).count("GRPO-K001") == 11 and "GRPO-B001" in codes(fork["diagnostics"])

@@ -86,8 +86,11 @@ def both_sides(make_parser, data: dict, world_size: int, profiles: tuple[str, ..
     path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     config = GRPORunConfig.from_yaml(path, world_size=world_size, profiles=profiles)
     declared = property(lambda self: world_size)
-    with mock.patch.object(TrainingArguments, "world_size", declared), mock.patch.dict(os.environ), \
-            warnings.catch_warnings():
+    with (
+        mock.patch.object(TrainingArguments, "world_size", declared),
+        mock.patch.dict(os.environ),
+        warnings.catch_warnings(),
+    ):
         warnings.simplefilter("ignore")
         theirs = make_parser().parse_args_and_config(["--config", str(path)], fail_with_unknown_args=False)
         ours = config.to_trl()
@@ -97,8 +100,12 @@ def both_sides(make_parser, data: dict, world_size: int, profiles: tuple[str, ..
 def normalized(config) -> dict:
     """Values grpo-config reads differently from how they are written, each with a warning and a safe fix
     (log_level: 20 -> 'info', which TRL's parser keeps as 20 and its trainer cannot look up)."""
-    return {name: value for d in config.diagnostics if d.code in ("GRPO-T004", "GRPO-T009") and d.fix
-            for name, value in d.fix.set.items()}
+    return {
+        name: value
+        for d in config.diagnostics
+        if d.code in ("GRPO-T004", "GRPO-T009") and d.fix
+        for name, value in d.fix.set.items()
+    }
 
 
 def assert_equal_to_trl(config, ours, theirs) -> None:
@@ -137,12 +144,28 @@ def test_to_trl_equals_what_trl_grpo_parses(trl_parser, path, tmp_path):
 @pytest.mark.oracle
 def test_every_field_round_trips(trl_parser, tmp_path):
     """Every TRL field the fixtures do not cover, set to a non-default value, reaches the same dataclass field."""
-    data = {"use_cpu": True, "dataset_name": "x", "model_name_or_path": "m", "reward_funcs": ["accuracy_reward"],
-            "ignore_data_skip": True, "label_smoothing_factor": 0.1, "lora_alpha": 8, "dataset_test_split": "dev",
-            "gradient_checkpointing_kwargs": {"use_reentrant": False}, "trust_remote_code": True, "top_k": 5,
-            "repetition_penalty": 1.1, "mask_truncated_completions": True, "num_train_epochs": 2,
-            "save_total_limit": 2, "run_name": "r", "ddp_timeout": 600, "optim_args": "a=1",
-            "generation_kwargs": {"do_sample": True}, "chat_template_kwargs": {"enable_thinking": False}}
+    data = {
+        "use_cpu": True,
+        "dataset_name": "x",
+        "model_name_or_path": "m",
+        "reward_funcs": ["accuracy_reward"],
+        "ignore_data_skip": True,
+        "label_smoothing_factor": 0.1,
+        "lora_alpha": 8,
+        "dataset_test_split": "dev",
+        "gradient_checkpointing_kwargs": {"use_reentrant": False},
+        "trust_remote_code": True,
+        "top_k": 5,
+        "repetition_penalty": 1.1,
+        "mask_truncated_completions": True,
+        "num_train_epochs": 2,
+        "save_total_limit": 2,
+        "run_name": "r",
+        "ddp_timeout": 600,
+        "optim_args": "a=1",
+        "generation_kwargs": {"do_sample": True},
+        "chat_template_kwargs": {"enable_thinking": False},
+    }
     config, ours, theirs = both_sides(trl_parser, data, 1, (), tmp_path)
     assert_equal_to_trl(config, ours, theirs)
     by_field = {f.name: obj for obj in ours for f in dataclasses.fields(obj)}
@@ -161,8 +184,9 @@ def test_without_trl_the_error_says_how_to_get_it(monkeypatch):
 @pytest.mark.oracle
 def test_a_key_no_dataclass_takes_is_refused(trl_parser):
     pytest.importorskip("trl")
-    config = GRPORunConfig.model_validate({"dataset_name": "d", "system_prompt": "s", "use_cpu": True},
-                                          context={"profiles": ["open-r1"]})
+    config = GRPORunConfig.model_validate(
+        {"dataset_name": "d", "system_prompt": "s", "use_cpu": True}, context={"profiles": ["open-r1"]}
+    )
     from trl.scripts.grpo import GRPOScriptArguments
 
     with pytest.raises(ValueError, match="no TRL dataclass takes system_prompt"):

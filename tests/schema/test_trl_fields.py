@@ -51,7 +51,8 @@ def test_dataset_entries_match_trls_dataset_config():
 
     entry = compiled("config").fields["datasets"]["nested"]
     assert {f.name: _default(f) for f in dataclasses.fields(DatasetConfig)} == {
-        name: ("<required>" if name == "path" else fact["default"]) for name, fact in entry.items()}
+        name: ("<required>" if name == "path" else fact["default"]) for name, fact in entry.items()
+    }
 
 
 def test_choices_cover_trls_and_the_surface_has_228_fields():

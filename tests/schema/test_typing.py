@@ -12,7 +12,7 @@ pytest.importorskip("mypy", reason="mypy is in the test extra (pip install -e '.
 
 REPO = Path(__file__).resolve().parents[2]
 
-USER_PROGRAM = '''
+USER_PROGRAM = """
 from grpo_schema import GRPORunConfig, RunPlan, check_text
 from grpo_schema.engine.diagnostics import Diagnostic
 
@@ -24,12 +24,13 @@ plan: RunPlan | None = config.plan
 text: str = config.to_yaml()
 again: GRPORunConfig = GRPORunConfig.from_yaml(text, world_size=2)
 valid: bool = check_text(text).valid
-'''
+"""
 
 
 def mypy(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "mypy", "--no-incremental", *args], cwd=REPO, capture_output=True,
-                          text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "mypy", "--no-incremental", *args], cwd=REPO, capture_output=True, text=True, timeout=600
+    )
 
 
 @pytest.mark.slow

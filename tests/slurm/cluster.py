@@ -34,8 +34,10 @@ def why_unavailable() -> str | None:
     """None when a cluster can be started here, else the reason (for a skip)."""
     missing = missing_binaries()
     if missing:
-        return (f"Slurm is not installed ({', '.join(missing)} missing): "
-                "apt-get install slurmctld slurmd slurm-client munge")
+        return (
+            f"Slurm is not installed ({', '.join(missing)} missing): "
+            "apt-get install slurmctld slurmd slurm-client munge"
+        )
     if os.geteuid() != 0:
         return "starting slurmctld and slurmd needs root"
     try:
@@ -120,14 +122,24 @@ class Cluster:
         for name in ("state", "spool"):
             (self.root / name).mkdir(exist_ok=True)
         self._start_munge()
-        self.conf.write_text(SLURM_CONF.format(
-            host=self.host, root=self.root, cpus=self.cpus, ctld_port=free_port(), slurmd_port=free_port(),
-            munge_socket=self.munge_dir / "munge.socket"))
+        self.conf.write_text(
+            SLURM_CONF.format(
+                host=self.host,
+                root=self.root,
+                cpus=self.cpus,
+                ctld_port=free_port(),
+                slurmd_port=free_port(),
+                munge_socket=self.munge_dir / "munge.socket",
+            )
+        )
         env = {**os.environ, **self.env}
         for daemon in ("slurmctld", "slurmd"):
             log = (self.root / f"{daemon}.out").open("wb")
-            self.processes.append(subprocess.Popen([_binary(daemon), "-D", "-f", str(self.conf)], env=env,
-                                                   stdout=log, stderr=subprocess.STDOUT))
+            self.processes.append(
+                subprocess.Popen(
+                    [_binary(daemon), "-D", "-f", str(self.conf)], env=env, stdout=log, stderr=subprocess.STDOUT
+                )
+            )
         self._wait_idle()
 
     def _start_munge(self) -> None:
@@ -140,11 +152,25 @@ class Cluster:
         for path in (folder, key):
             os.chown(path, munge.pw_uid, munge.pw_gid)
         log = (self.root / "munged.out").open("wb")
-        self.processes.append(subprocess.Popen(
-            [_binary("munged"), "--foreground", "--force", f"--socket={folder / 'munge.socket'}",
-             f"--key-file={key}", f"--pid-file={folder / 'munged.pid'}", f"--log-file={folder / 'munged.log'}",
-             f"--seed-file={folder / 'munged.seed'}"],
-            user=munge.pw_uid, group=munge.pw_gid, extra_groups=[], stdout=log, stderr=subprocess.STDOUT))
+        self.processes.append(
+            subprocess.Popen(
+                [
+                    _binary("munged"),
+                    "--foreground",
+                    "--force",
+                    f"--socket={folder / 'munge.socket'}",
+                    f"--key-file={key}",
+                    f"--pid-file={folder / 'munged.pid'}",
+                    f"--log-file={folder / 'munged.log'}",
+                    f"--seed-file={folder / 'munged.seed'}",
+                ],
+                user=munge.pw_uid,
+                group=munge.pw_gid,
+                extra_groups=[],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        )
         deadline = time.monotonic() + 20
         while not (folder / "munge.socket").exists():
             if self.processes[-1].poll() is not None or time.monotonic() > deadline:
@@ -157,8 +183,9 @@ class Cluster:
             for process in self.processes:
                 if process.poll() is not None:
                     raise RuntimeError(f"{process.args[0]} exited with {process.returncode}: {self.logs()}")
-            answer = subprocess.run(["sinfo", "-h", "-o", "%T"], env={**os.environ, **self.env},
-                                    capture_output=True, text=True)
+            answer = subprocess.run(
+                ["sinfo", "-h", "-o", "%T"], env={**os.environ, **self.env}, capture_output=True, text=True
+            )
             if answer.returncode == 0 and answer.stdout.strip() in ("idle", "mixed", "allocated"):
                 return
             time.sleep(0.1)
@@ -166,8 +193,11 @@ class Cluster:
 
     def logs(self) -> str:
         parts = []
-        for path in (self.root / "munged.out", self.munge_dir / "munged.log", *(
-                self.root / name for name in ("slurmctld.out", "slurmctld.log", "slurmd.out", "slurmd.log"))):
+        for path in (
+            self.root / "munged.out",
+            self.munge_dir / "munged.log",
+            *(self.root / name for name in ("slurmctld.out", "slurmctld.log", "slurmd.out", "slurmd.log")),
+        ):
             if path.exists():
                 parts.append(f"--- {path.name}\n{path.read_text(errors='replace')[-3000:]}")
         return "\n".join(parts)
@@ -175,8 +205,12 @@ class Cluster:
     def stop(self) -> None:
         """Cancel every job, then stop the daemons (slurmd last but one, munged last)."""
         if self.conf.exists() and any(process.poll() is None for process in self.processes):
-            subprocess.run(["scancel", "--full", "--quiet", "--user", pwd.getpwuid(os.getuid()).pw_name],
-                           env={**os.environ, **self.env}, capture_output=True, timeout=30)
+            subprocess.run(
+                ["scancel", "--full", "--quiet", "--user", pwd.getpwuid(os.getuid()).pw_name],
+                env={**os.environ, **self.env},
+                capture_output=True,
+                timeout=30,
+            )
         for process in reversed(self.processes):
             if process.poll() is None:
                 process.terminate()

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.support.env import wait_for
 from tests.slurm.conftest import grpo
+from tests.support.env import wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -44,8 +44,10 @@ def wait_finished(run_dir: Path, timeout: float) -> dict:
         if found["finished"]:
             return found
         time.sleep(1)
-    raise AssertionError(f"job in {run_dir} still {found['state']} after {timeout:.0f} s\n"
-                         + (run_dir / "run.log").read_text(errors="replace")[-3000:])
+    raise AssertionError(
+        f"job in {run_dir} still {found['state']} after {timeout:.0f} s\n"
+        + (run_dir / "run.log").read_text(errors="replace")[-3000:]
+    )
 
 
 def metrics(output_dir: Path) -> list[dict]:
@@ -61,15 +63,44 @@ def rising(records: list[dict]) -> bool:
 def time_limited(cluster, demo, tmp_path_factory) -> Path:
     """Submitted before the other tests: a job far longer than its 1-minute limit, checkpointing every step."""
     output = tmp_path_factory.mktemp("timed") / "output"
-    return submitted(grpo("launch", str(demo), "--slurm", "--time", "1", "--job-name", "timed", "--set",
-                          "max_steps=100000", "--set", "save_steps=1", "--set", f"output_dir={output}",
-                          cwd=demo.parent))
+    return submitted(
+        grpo(
+            "launch",
+            str(demo),
+            "--slurm",
+            "--time",
+            "1",
+            "--job-name",
+            "timed",
+            "--set",
+            "max_steps=100000",
+            "--set",
+            "save_steps=1",
+            "--set",
+            f"output_dir={output}",
+            cwd=demo.parent,
+        )
+    )
 
 
 def test_the_demo_trains_as_a_one_node_job_from_grpo_launch(cluster, demo, time_limited, tmp_path):
     output = tmp_path / "output"
-    answer = grpo("launch", str(demo), "--slurm", "--nodes", "1", "--set", "max_steps=12", "--set", "save_steps=6",
-                  "--set", f"output_dir={output}", "--wait", cwd=demo.parent, timeout=400)
+    answer = grpo(
+        "launch",
+        str(demo),
+        "--slurm",
+        "--nodes",
+        "1",
+        "--set",
+        "max_steps=12",
+        "--set",
+        "save_steps=6",
+        "--set",
+        f"output_dir={output}",
+        "--wait",
+        cwd=demo.parent,
+        timeout=400,
+    )
     run_dir = submitted(answer)
     assert "Slurm job" in answer.stdout and "completed (COMPLETED)" in answer.stdout, answer.stderr
     script = (run_dir / "job.sbatch").read_text()
@@ -117,9 +148,14 @@ def test_a_time_limit_kill_is_reported_with_slurms_reason(killed, time_limited):
 
 # An operator's Slurm settings: nodes of 2 processes as 2 launchers (so world size 2 is a 2-machine job on this
 # one-node cluster), requeue allowed.
-SLURM_SERVICE = dict(GRPO_WEB_RUNS_BACKEND="slurm", GRPO_WEB_RUNS_MAX_PROCESSES=2,
-                     GRPO_WEB_RUNS_SLURM_PROCESSES_PER_NODE=2, GRPO_WEB_RUNS_SLURM_TASKS_PER_NODE=2,
-                     GRPO_WEB_RUNS_SLURM_REQUEUE=1, GRPO_WEB_RUNS_SLURM_POLL_S=1)
+SLURM_SERVICE = dict(
+    GRPO_WEB_RUNS_BACKEND="slurm",
+    GRPO_WEB_RUNS_MAX_PROCESSES=2,
+    GRPO_WEB_RUNS_SLURM_PROCESSES_PER_NODE=2,
+    GRPO_WEB_RUNS_SLURM_TASKS_PER_NODE=2,
+    GRPO_WEB_RUNS_SLURM_REQUEUE=1,
+    GRPO_WEB_RUNS_SLURM_POLL_S=1,
+)
 
 
 def steps(run: dict) -> list[int]:
@@ -135,8 +171,9 @@ def test_runs_from_the_service_are_slurm_jobs(cluster, demo, resumed, make_servi
     config.pop("output_dir")  # the service places it under its runs directory
     text = yaml.safe_dump({**config, "max_steps": 10, "save_steps": 5}, sort_keys=False)
     with service.client() as client:  # 3 processes do not fill whole nodes of 2
-        refused = client.post("/api/v1/runs", params={"world_size": 3}, content=text,
-                              headers={"Content-Type": "application/yaml"})
+        refused = client.post(
+            "/api/v1/runs", params={"world_size": 3}, content=text, headers={"Content-Type": "application/yaml"}
+        )
     assert refused.status_code == 422 and "GRPO-X008" in {d["code"] for d in refused.json()["diagnostics"]}
     two = service.launch(text, world_size=2)
     long = service.launch(yaml.safe_dump({**config, "max_steps": 100000, "save_steps": 2}), world_size=1)
@@ -145,13 +182,22 @@ def test_runs_from_the_service_are_slurm_jobs(cluster, demo, resumed, make_servi
     assert "#SBATCH --requeue" in script and "GRPO_WEB" not in script
 
     # Slurm requeues the long run (as after a preemption): it starts again and goes on from its newest checkpoint
-    wait_for(lambda: service.run(long["id"])["checkpoints"], 300, "a first checkpoint",
-             lambda: service.run_log(long["id"]))
+    wait_for(
+        lambda: service.run(long["id"])["checkpoints"], 300, "a first checkpoint", lambda: service.run_log(long["id"])
+    )
     before = service.run(long["id"])
     saved, job, reached = int(before["checkpoints"][-1].split("-")[1]), before["slurm"]["job_id"], max(steps(before))
     subprocess.run(["scontrol", "requeue", job], check=True, timeout=30)
-    wait_for(lambda: subprocess.run(["squeue", "-h", "-j", job, "-o", "%T"], capture_output=True, text=True,
-                                    timeout=30).stdout.strip() == "PENDING", 60, "the job to be pending again")
+    wait_for(
+        lambda: (
+            subprocess.run(
+                ["squeue", "-h", "-j", job, "-o", "%T"], capture_output=True, text=True, timeout=30
+            ).stdout.strip()
+            == "PENDING"
+        ),
+        60,
+        "the job to be pending again",
+    )
     # Slurm holds a requeued job back until its old credential expires (cred_expire, 30 s on this cluster); forcing
     # an earlier start makes slurmd refuse the batch script ("Job credential revoked").
 

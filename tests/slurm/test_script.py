@@ -46,11 +46,22 @@ def example_script() -> str:
     assert result.valid, [d.message for d in result.diagnostics if d.severity == "error"]
     layout = plan_layout(result.launch, nodes=2, gpus_per_node=8, vllm_server=wants_vllm_server(result.config))
     run_dir = Path("/shared/grpo/Qwen2.5-Math-7B-GRPO/slurm/20250301-120000")
-    return render(JobSpec(layout=layout, run_dir=run_dir, config=run_dir / "config.yaml",
-                          output_dir=str(result.config.output_dir), python="/shared/venvs/grpo/bin/python",
-                          workdir=Path("/shared/grpo"), job_name="grpo-recipe", partition="hopper-prod",
-                          time="2-00:00:00", requeue=True, model=result.config.model_name_or_path,
-                          model_revision=result.config.model_revision))
+    return render(
+        JobSpec(
+            layout=layout,
+            run_dir=run_dir,
+            config=run_dir / "config.yaml",
+            output_dir=str(result.config.output_dir),
+            python="/shared/venvs/grpo/bin/python",
+            workdir=Path("/shared/grpo"),
+            job_name="grpo-recipe",
+            partition="hopper-prod",
+            time="2-00:00:00",
+            requeue=True,
+            model=result.config.model_name_or_path,
+            model_revision=result.config.model_revision,
+        )
+    )
 
 
 def test_the_script_in_the_docs_is_the_one_the_code_writes():
@@ -58,7 +69,8 @@ def test_the_script_in_the_docs_is_the_one_the_code_writes():
     assert match, "docs/runs.md lost its generated Slurm script"
     assert match.group(1) == example_script(), (
         "docs/runs.md shows another script than the code writes; paste the output of\n"
-        "  python -c 'from tests.slurm.test_script import example_script; print(example_script(), end=\"\")'")
+        "  python -c 'from tests.slurm.test_script import example_script; print(example_script(), end=\"\")'"
+    )
 
 
 def test_the_vllm_server_layout_is_open_r1s():
@@ -67,8 +79,8 @@ def test_the_vllm_server_layout_is_open_r1s():
     assert 'TRAIN_NODES=$(IFS=,; echo "${NODES[*]:0:2}")' in script and "VLLM_NODE=${NODES[2]}" in script
     assert "vllm-serve \\\n    --model Qwen/Qwen2.5-Math-7B --revision main" in script
     assert "--tensor_parallel_size 1 --data_parallel_size 8" in script
-    assert '--num-processes 16' in script and '--num_machines 2' in script
-    assert '"vllm_server_host=$VLLM_NODE"' in script and "--machine_rank \"$SLURM_PROCID\"" in script
+    assert "--num-processes 16" in script and "--num_machines 2" in script
+    assert '"vllm_server_host=$VLLM_NODE"' in script and '--machine_rank "$SLURM_PROCID"' in script
     assert "#SBATCH --requeue" in script and "RESUME=(--set resume_from_checkpoint=true)" in script
 
 
@@ -77,11 +89,14 @@ def test_the_script_is_valid_bash():
     assert checked.returncode == 0, checked.stderr
 
 
-@pytest.mark.parametrize("options,world,machines", [
-    (dict(nodes=2, gpus_per_node=8), 16, 2),
-    (dict(nodes=1, processes_per_node=2, tasks_per_node=2), 2, 2),
-    (dict(), 1, 1),
-])
+@pytest.mark.parametrize(
+    "options,world,machines",
+    [
+        (dict(nodes=2, gpus_per_node=8), 16, 2),
+        (dict(nodes=1, processes_per_node=2, tasks_per_node=2), 2, 2),
+        (dict(), 1, 1),
+    ],
+)
 def test_world_size_is_nodes_times_processes_per_node(options, world, machines):
     layout = plan_layout({}, **options)
     assert (layout.world_size, layout.machines) == (world, machines)
@@ -91,41 +106,77 @@ def test_the_config_fills_in_what_the_options_leave_out():
     assert plan_layout({"num_processes": 8, "num_machines": 2}) == Layout(nodes=2, processes_per_node=4)
 
 
-@pytest.mark.parametrize("launch,options,words", [
-    ({"num_processes": 8}, dict(nodes=2, gpus_per_node=8), "num_processes 8 in the config, but the job has 2 node"),
-    ({"num_processes": 3}, dict(nodes=2), "does not split over 2 nodes"),
-    ({}, dict(processes_per_node=3, tasks_per_node=2), "does not split into --tasks-per-node 2"),
-    ({}, dict(gpus_per_node=4, processes_per_node=8), "more than the 4 GPUs per node"),
-    ({}, dict(nodes=0), "--nodes must be at least 1"),
-])
+@pytest.mark.parametrize(
+    "launch,options,words",
+    [
+        ({"num_processes": 8}, dict(nodes=2, gpus_per_node=8), "num_processes 8 in the config, but the job has 2 node"),
+        ({"num_processes": 3}, dict(nodes=2), "does not split over 2 nodes"),
+        ({}, dict(processes_per_node=3, tasks_per_node=2), "does not split into --tasks-per-node 2"),
+        ({}, dict(gpus_per_node=4, processes_per_node=8), "more than the 4 GPUs per node"),
+        ({}, dict(nodes=0), "--nodes must be at least 1"),
+    ],
+)
 def test_layouts_that_make_no_job_are_refused_with_what_to_change(launch, options, words):
     with pytest.raises(LayoutError, match=re.escape(words)):
         plan_layout(launch, **options)
 
 
-SCONTROL = ("JobId=7 JobName=grpo demo UserId=root(0) JobState=TIMEOUT Reason=TimeLimit Dependency=(null) "
-            "Requeue=0 Restarts=1 BatchFlag=1 ExitCode=0:15 RunTime=00:01:27 NodeList=vm "
-            "WorkDir=/runs/a b/c StdOut=/runs/a b/c/run.log Power=")
+SCONTROL = (
+    "JobId=7 JobName=grpo demo UserId=root(0) JobState=TIMEOUT Reason=TimeLimit Dependency=(null) "
+    "Requeue=0 Restarts=1 BatchFlag=1 ExitCode=0:15 RunTime=00:01:27 NodeList=vm "
+    "WorkDir=/runs/a b/c StdOut=/runs/a b/c/run.log Power="
+)
 
 
 def test_scontrol_answers_are_read_field_by_field():
     fields = scheduler.parse_scontrol(SCONTROL)
     assert fields["JobName"] == "grpo demo" and fields["WorkDir"] == "/runs/a b/c" and fields["Power"] == ""
-    assert (fields["JobState"], fields["Reason"], fields["ExitCode"], fields["Restarts"]) == \
-        ("TIMEOUT", "TimeLimit", "0:15", "1")
+    assert (fields["JobState"], fields["Reason"], fields["ExitCode"], fields["Restarts"]) == (
+        "TIMEOUT",
+        "TimeLimit",
+        "0:15",
+        "1",
+    )
 
 
-@pytest.mark.parametrize("state,reason,code,cancel,expected", [
-    ("COMPLETED", "None", 0, False, ("succeeded", 0, None)),
-    ("TIMEOUT", "TimeLimit", 143, False, ("failed", 143, "Slurm job 7 was killed at its time limit (TIMEOUT, "
-                                                         "Reason=TimeLimit); resume it from its last complete "
-                                                         "checkpoint")),
-    ("CANCELLED", "None", 0, True, ("cancelled", 0, "cancelled on request; Slurm job 7 was cancelled (CANCELLED)")),
-    ("FAILED", "NonZeroExitCode", 1, False, ("failed", 1, "Slurm job 7 failed with exit code 1 (FAILED, "
-                                                          "Reason=NonZeroExitCode)")),
-    ("NODE_FAIL", None, None, False, ("failed", None, "Slurm job 7 was ended by a node failure (NODE_FAIL); resume "
-                                                      "it from its last complete checkpoint")),
-])
+@pytest.mark.parametrize(
+    "state,reason,code,cancel,expected",
+    [
+        ("COMPLETED", "None", 0, False, ("succeeded", 0, None)),
+        (
+            "TIMEOUT",
+            "TimeLimit",
+            143,
+            False,
+            (
+                "failed",
+                143,
+                "Slurm job 7 was killed at its time limit (TIMEOUT, "
+                "Reason=TimeLimit); resume it from its last complete "
+                "checkpoint",
+            ),
+        ),
+        ("CANCELLED", "None", 0, True, ("cancelled", 0, "cancelled on request; Slurm job 7 was cancelled (CANCELLED)")),
+        (
+            "FAILED",
+            "NonZeroExitCode",
+            1,
+            False,
+            ("failed", 1, "Slurm job 7 failed with exit code 1 (FAILED, Reason=NonZeroExitCode)"),
+        ),
+        (
+            "NODE_FAIL",
+            None,
+            None,
+            False,
+            (
+                "failed",
+                None,
+                "Slurm job 7 was ended by a node failure (NODE_FAIL); resume it from its last complete checkpoint",
+            ),
+        ),
+    ],
+)
 def test_a_jobs_end_becomes_the_runs_with_slurms_reason(state, reason, code, cancel, expected):
     pytest.importorskip("fastapi", reason="the service's backend needs the web extra")
     from grpo_web.runs.slurm import outcome
@@ -158,14 +209,28 @@ def launch(*args: str, cwd: Path):
     return grpo("launch", *args, cwd=cwd)
 
 
-CONFIG = "model_name_or_path: m\ndataset_name: d\nreward_funcs: [accuracy_reward]\nnum_generations: 4\n" \
-         "output_dir: out\n"
+CONFIG = (
+    "model_name_or_path: m\ndataset_name: d\nreward_funcs: [accuracy_reward]\nnum_generations: 4\noutput_dir: out\n"
+)
 
 
 def test_launch_slurm_writes_the_script_without_submitting(tmp_path):
     (tmp_path / "run.yaml").write_text(CONFIG)
-    answer = launch("run.yaml", "--slurm", "--nodes", "2", "--processes-per-node", "2", "--partition", "cpu",
-                    "--run-dir", "job", "--no-submit", "--sbatch-arg=--constraint=fast", cwd=tmp_path)
+    answer = launch(
+        "run.yaml",
+        "--slurm",
+        "--nodes",
+        "2",
+        "--processes-per-node",
+        "2",
+        "--partition",
+        "cpu",
+        "--run-dir",
+        "job",
+        "--no-submit",
+        "--sbatch-arg=--constraint=fast",
+        cwd=tmp_path,
+    )
     assert answer.returncode == 0, answer.stderr
     script = (tmp_path / "job" / "job.sbatch").read_text()
     assert f"CONFIG={tmp_path}/job/config.yaml" in script and f"#SBATCH --chdir={tmp_path}" in script
@@ -181,7 +246,8 @@ def test_launch_slurm_refuses_before_writing_anything(tmp_path):
     answer = launch("run.yaml", "--slurm", "--nodes", "2", "--gpus-per-node", "8", "--run-dir", "job", cwd=tmp_path)
     assert answer.returncode == 2 and "num_processes 8 in the config, but the job has 2 nodes" in answer.stderr
     (tmp_path / "bad.yaml").write_text(CONFIG.replace("num_generations: 4", "num_generations: 3"))
-    answer = launch("bad.yaml", "--slurm", "--nodes", "1", "--processes-per-node", "2", "--run-dir", "job",
-                    cwd=tmp_path)
+    answer = launch(
+        "bad.yaml", "--slurm", "--nodes", "1", "--processes-per-node", "2", "--run-dir", "job", cwd=tmp_path
+    )
     assert answer.returncode == 1 and "GRPO-" in answer.stderr and "not a valid config for 2" in answer.stderr
     assert not (tmp_path / "job").exists()

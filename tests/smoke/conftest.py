@@ -8,7 +8,7 @@ import textwrap
 import pytest
 import yaml
 
-REWARDS = '''
+REWARDS = """
 def fine(completions, **kwargs):
     return [float(len(str(c))) for c in completions]
 
@@ -28,10 +28,12 @@ def nothing(completions, **kwargs):
 
 def needs_answer(completions, answer, **kwargs):
     return [1.0 for _ in completions]
-'''
+"""
 
-FAILING_TEMPLATE = ("{% if messages[0]['role'] != 'system' %}{{ raise_exception('the conversation must start with a "
-                    "system message') }}{% endif %}{% for m in messages %}{{ m['content'] }}{% endfor %}")
+FAILING_TEMPLATE = (
+    "{% if messages[0]['role'] != 'system' %}{{ raise_exception('the conversation must start with a "
+    "system message') }}{% endif %}{% for m in messages %}{{ m['content'] }}{% endfor %}"
+)
 
 
 @pytest.fixture(scope="session")
@@ -55,8 +57,10 @@ def failing_template_model(tmp_path_factory):
 def workspace(tmp_path, monkeypatch, request, smoke_model):
     """Returns write(name, **settings) -> path of a config in tmp_path (the working directory)."""
     (tmp_path / "my_rewards.py").write_text(textwrap.dedent(REWARDS))
-    rows = [{"prompt": [{"role": "user", "content": f"say {word}"}], "kind": kind}
-            for word, kind in (("cat", "ok"), ("dog", "ok"), ("star", "ok"), ("sun", "bad"))]
+    rows = [
+        {"prompt": [{"role": "user", "content": f"say {word}"}], "kind": kind}
+        for word, kind in (("cat", "ok"), ("dog", "ok"), ("star", "ok"), ("sun", "bad"))
+    ]
     (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -65,11 +69,22 @@ def workspace(tmp_path, monkeypatch, request, smoke_model):
     request.addfinalizer(lambda: sys.modules.pop("my_rewards", None))
 
     def write(name="run.yaml", **settings):
-        config = dict(model_name_or_path=str(smoke_model), dataset_name=str(tmp_path / "data.jsonl"),
-                      reward_funcs=["my_rewards.fine"], output_dir=str(tmp_path / "out"),
-                      per_device_train_batch_size=8, num_generations=2, max_completion_length=4,
-                      learning_rate=1e-3, max_steps=10, save_steps=5, report_to="none", seed=0, bf16=False,
-                      use_cpu=True)
+        config = dict(
+            model_name_or_path=str(smoke_model),
+            dataset_name=str(tmp_path / "data.jsonl"),
+            reward_funcs=["my_rewards.fine"],
+            output_dir=str(tmp_path / "out"),
+            per_device_train_batch_size=8,
+            num_generations=2,
+            max_completion_length=4,
+            learning_rate=1e-3,
+            max_steps=10,
+            save_steps=5,
+            report_to="none",
+            seed=0,
+            bf16=False,
+            use_cpu=True,
+        )
         config.update(settings)
         path = tmp_path / name
         path.write_text(yaml.safe_dump(config, sort_keys=False))

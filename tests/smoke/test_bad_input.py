@@ -29,8 +29,7 @@ def test_a_dataset_path_of_another_machine_is_refused_under_strict_paths(workspa
 
 
 def test_a_model_and_deepspeed_path_of_another_machine_are_refused_under_strict_paths(workspace):
-    code, report = run_smoke(workspace(model_name_or_path="/home/alice/models/Qwen2.5-0.5B-Instruct"),
-                             "--strict-paths")
+    code, report = run_smoke(workspace(model_name_or_path="/home/alice/models/Qwen2.5-0.5B-Instruct"), "--strict-paths")
     assert code == 3 and report["component"] == "model" and "/home/alice/models" in report["error"], report
     code, report = run_smoke(workspace(deepspeed="/home/alice/ds/zero3.json"), "--strict-paths")
     assert code == 3 and report["component"] == "sharding" and "zero3.json" in report["error"], report
@@ -40,9 +39,18 @@ def test_a_model_and_deepspeed_path_of_another_machine_are_refused_under_strict_
 def test_an_architecture_transformers_does_not_know_is_named(workspace, tmp_path):
     folder = tmp_path / "strange-model"
     folder.mkdir()
-    (folder / "config.json").write_text(json.dumps({"model_type": "no-such-architecture", "hidden_size": 64,
-                                                    "num_hidden_layers": 2, "num_attention_heads": 4,
-                                                    "intermediate_size": 128, "vocab_size": 100}))
+    (folder / "config.json").write_text(
+        json.dumps(
+            {
+                "model_type": "no-such-architecture",
+                "hidden_size": 64,
+                "num_hidden_layers": 2,
+                "num_attention_heads": 4,
+                "intermediate_size": 128,
+                "vocab_size": 100,
+            }
+        )
+    )
     code, report = run_smoke(workspace(model_name_or_path=str(folder)))
     assert code == 3 and report["component"] == "model", report
     assert "does not know" in report["error"]
@@ -52,8 +60,13 @@ def test_more_processes_than_the_machine_runs_is_named_when_no_smaller_world_siz
     from grpo_runtime.smoke.plan import SmokePlan, SmokeRefused
     from grpo_runtime.smoke.settings import choose_world_size
 
-    config = SimpleNamespace(num_generations=8, generation_batch_size=None, eval_strategy="no",
-                             num_generations_eval=None, per_device_train_batch_size=1)
+    config = SimpleNamespace(
+        num_generations=8,
+        generation_batch_size=None,
+        eval_strategy="no",
+        num_generations_eval=None,
+        per_device_train_batch_size=1,
+    )
     plan = SmokePlan()
     with pytest.raises(SmokeRefused) as refused:
         choose_world_size("run.yaml", config, plan, 64, lambda size: SimpleNamespace(valid=size == 64))
@@ -65,8 +78,13 @@ def test_a_world_size_the_machine_cannot_run_is_substituted_and_stated():
     from grpo_runtime.smoke.plan import SmokePlan
     from grpo_runtime.smoke.settings import choose_world_size
 
-    config = SimpleNamespace(num_generations=8, generation_batch_size=None, eval_strategy="no",
-                             num_generations_eval=None, per_device_train_batch_size=8)
+    config = SimpleNamespace(
+        num_generations=8,
+        generation_batch_size=None,
+        eval_strategy="no",
+        num_generations_eval=None,
+        per_device_train_batch_size=8,
+    )
     plan = SmokePlan()
     assert choose_world_size("run.yaml", config, plan, 8, lambda size: SimpleNamespace(valid=True)) == 1
     assert plan.groups[-1].status == "substituted" and "instead of 8" in plan.groups[-1].detail

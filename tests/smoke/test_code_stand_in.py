@@ -24,8 +24,14 @@ def recipe(tmp_path, names: list[str], **values):
     from types import SimpleNamespace
 
     args = open_r1_args(**values)
-    config = SimpleNamespace(reward_funcs=names, dataset_name="open-r1/x", dataset_config=None,
-                             dataset_train_split="train", dataset_test_split="test", remove_unused_columns=False)
+    config = SimpleNamespace(
+        reward_funcs=names,
+        dataset_name="open-r1/x",
+        dataset_config=None,
+        dataset_train_split="train",
+        dataset_test_split="test",
+        remove_unused_columns=False,
+    )
     funcs = open_r1.reward_funcs(config, args, stand_ins=True)
     shape = RowShape(args.dataset_prompt_column, conversational=False, columns=())
     write_rows(tmp_path / "data" / "train.jsonl", code_rows(funcs, shape, 16, seed=5))
@@ -34,28 +40,41 @@ def recipe(tmp_path, names: list[str], **values):
     return config, ("open-r1", args), funcs, plan
 
 
-@pytest.mark.parametrize("names, columns", [
-    (["code"], {"verification_info"}),
-    (["cf_code", "code_format"], {"official_tests", "time_limit", "memory_limit", "input_mode", "generated_checker",
-                                  "language", "id"}),
-    (["ioi_code"], {"id", "subtask", "score", "score_precision", "test_names", "grader_files", "test_cases", "year"}),
-])
+@pytest.mark.parametrize(
+    "names, columns",
+    [
+        (["code"], {"verification_info"}),
+        (
+            ["cf_code", "code_format"],
+            {"official_tests", "time_limit", "memory_limit", "input_mode", "generated_checker", "language", "id"},
+        ),
+        (
+            ["ioi_code"],
+            {"id", "subtask", "score", "score_precision", "test_names", "grader_files", "test_cases", "year"},
+        ),
+    ],
+)
 def test_code_rows_take_the_real_shape_and_go_through_open_r1s_prompts(tmp_path, names, columns):
-    config, script, funcs, plan = recipe(tmp_path, names, dataset_prompt_column="problem",
-                                         system_prompt="Think, then answer.")
+    config, script, funcs, plan = recipe(
+        tmp_path, names, dataset_prompt_column="problem", system_prompt="Think, then answer."
+    )
     config.dataset_name = plan.overrides["dataset_name"]
     rows = open_r1.load_prompts(config, script[1])  # datasets' map over the rows, as the run does
     assert columns <= set(rows.column_names) and len(rows) == 16
     assert [m["role"] for m in rows[0]["prompt"]] == ["system", "user"]
-    assert code_rows(funcs, RowShape("problem", False, ()), 16, 5) == code_rows(funcs, RowShape("problem", False, ()),
-                                                                               16, 5)  # seeded
+    assert code_rows(funcs, RowShape("problem", False, ()), 16, 5) == code_rows(
+        funcs, RowShape("problem", False, ()), 16, 5
+    )  # seeded
 
 
 @needs_gxx
-@pytest.mark.parametrize("names, said", [
-    (["code"], "the reference solutions (python) score 1.0 with code_reward"),
-    (["cf_code"], "the reference solutions (cpp, python) score 1.1 with cf_code_reward"),
-])
+@pytest.mark.parametrize(
+    "names, said",
+    [
+        (["code"], "the reference solutions (python) score 1.0 with code_reward"),
+        (["cf_code"], "the reference solutions (cpp, python) score 1.1 with cf_code_reward"),
+    ],
+)
 def test_the_reference_solutions_are_scored_before_the_run(tmp_path, names, said):
     config, script, funcs, plan = recipe(tmp_path, names)
     state_code_execution(config, script, funcs, plan)
@@ -86,6 +105,9 @@ def test_rows_a_reference_fails_on_are_refused_with_the_score(tmp_path):
     for row in rows:
         row["verification_info"]["test_cases"][0]["output"] = "not what it prints\n"
     write_rows(path, rows)
-    with pytest.raises(SmokeRefused, match="scored the reference python solution of a synthetic problem "
-                                           "0.6666666666666666 with code_reward instead of 1.0"):
+    with pytest.raises(
+        SmokeRefused,
+        match="scored the reference python solution of a synthetic problem "
+        "0.6666666666666666 with code_reward instead of 1.0",
+    ):
         state_code_execution(config, script, funcs, plan)

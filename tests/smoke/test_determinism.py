@@ -15,8 +15,11 @@ from .test_examples import grpo
 
 pytestmark = pytest.mark.slow
 CORPUS = REPO.parent / "shared" / "grpo-corpus" / "valid"
-RECIPES = {"33_trl_clis_grpo_basic.yaml": 1, "06_open-r1_Qwen2.5-Math-7B_config_simple_rl_v1.yaml": 1,
-           "18_open-r1_Doge-20M-Instruct_config_full.yaml": 2}  # file: the world size it smokes at
+RECIPES = {
+    "33_trl_clis_grpo_basic.yaml": 1,
+    "06_open-r1_Qwen2.5-Math-7B_config_simple_rl_v1.yaml": 1,
+    "18_open-r1_Doge-20M-Instruct_config_full.yaml": 2,
+}  # file: the world size it smokes at
 
 
 def comparable(report: dict) -> dict:

@@ -14,8 +14,7 @@ from tests.conftest import EXAMPLES, REPO
 from tests.support.cli import grpo as grpo_command
 
 pytestmark = pytest.mark.slow
-REPRESENTATIVE = ["grpo.yaml", "lora-single-gpu.yaml", "dataset-mixture.yaml", "open-r1.yaml",
-                  "multinode-zero3.yaml"]
+REPRESENTATIVE = ["grpo.yaml", "lora-single-gpu.yaml", "dataset-mixture.yaml", "open-r1.yaml", "multinode-zero3.yaml"]
 EVERY = sorted(p.name for p in EXAMPLES.glob("*.yaml"))
 
 

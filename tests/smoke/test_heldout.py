@@ -27,9 +27,11 @@ def smoked(tmp_path, name):
 
 def test_an_open_r1_recipe_of_a_cluster_smokes_with_every_path_stated(tmp_path):
     groups = smoked(tmp_path, "open_r1_cluster.yaml")
-    for group, path in (("model", "/fsx/team/checkpoints/Qwen2.5-Math-1.5B-sft"),
-                        ("dataset", "/workspace/datasets/competition_math_conv"),
-                        ("DeepSpeed config", "/home/trainer/configs/deepspeed/zero2.json")):
+    for group, path in (
+        ("model", "/fsx/team/checkpoints/Qwen2.5-Math-1.5B-sft"),
+        ("dataset", "/workspace/datasets/competition_math_conv"),
+        ("DeepSpeed config", "/home/trainer/configs/deepspeed/zero2.json"),
+    ):
         status, detail = groups[group]
         assert status == "substituted" and "path of another machine" in detail and path in detail, groups[group]
     assert "with the system prompt" in groups["dataset"][1] and "problem" in groups["dataset"][1]
@@ -42,6 +44,8 @@ def test_module_path_rewards_beside_the_file_run_on_a_substituted_dataset(tmp_pa
     groups = smoked(tmp_path, "trl_module_rewards.yaml")
     assert groups["reward functions"] == ("exercised", "answer_in_tags, short_enough on real generated completions")
     status, detail = groups["dataset"]
-    assert status == "substituted" and "target (read by answer_in_tags)" in detail and "path of another machine" in detail
+    assert (
+        status == "substituted" and "target (read by answer_in_tags)" in detail and "path of another machine" in detail
+    )
     assert groups["DeepSpeed config"][0] == "substituted" and "ZeRO stage 3" in groups["DeepSpeed config"][1]
     assert "num_iterations 2, steps_per_generation 8" in groups["schedule"][1]

@@ -18,8 +18,7 @@ pytestmark = pytest.mark.slow
 def smoke(service, text, token=TOKEN, **params):
     with service.client(token) as client:
         client.timeout = 600
-        return client.post("/api/v1/smoke", content=text, params=params,
-                           headers={"Content-Type": "application/yaml"})
+        return client.post("/api/v1/smoke", content=text, params=params, headers={"Content-Type": "application/yaml"})
 
 
 def test_the_service_smoke_tests_a_config_and_names_a_failure(make_service, assets):
@@ -65,8 +64,7 @@ def test_the_smoke_process_never_sees_the_token(make_service, assets, tmp_path):
     modules.mkdir()
     (modules / "smoke_env_probe.py").write_text(PROBE)
     probe = tmp_path / "probe.jsonl"
-    service = make_service(PYTHONPATH=str(modules), SMOKE_ENV_PROBE=str(probe),
-                           GRPO_WEB_RUNS_ALLOW_REWARD_IMPORTS="1")
+    service = make_service(PYTHONPATH=str(modules), SMOKE_ENV_PROBE=str(probe), GRPO_WEB_RUNS_ALLOW_REWARD_IMPORTS="1")
     answer = smoke(service, run_yaml(assets, reward_funcs=["smoke_env_probe.env_probe_reward"]), steps=1)
     assert answer.status_code == 200, answer.text
     seen = [json.loads(line) for line in probe.read_text().splitlines()]
@@ -94,8 +92,9 @@ def test_the_service_smoke_takes_a_trl_version_and_relative_paths(make_service, 
 def test_the_smoke_command_passes_the_release_and_the_resolved_paths():
     from grpo_web.api.smoke import smoke_command
 
-    command = smoke_command(Path("/tmp/c.yaml"), 2, "trl", 60.0, ["OMP_NUM_THREADS"],
-                            {"model_name_or_path": "/srv/demo/model"}, "0.19.1")
+    command = smoke_command(
+        Path("/tmp/c.yaml"), 2, "trl", 60.0, ["OMP_NUM_THREADS"], {"model_name_or_path": "/srv/demo/model"}, "0.19.1"
+    )
     assert command[command.index("--trl-version") + 1] == "0.19.1"
     assert command[command.index("--set") + 1] == 'model_name_or_path="/srv/demo/model"'
     assert command[command.index("--allow-env") + 1] == "OMP_NUM_THREADS"

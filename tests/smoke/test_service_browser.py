@@ -16,8 +16,9 @@ def smoke_from_the_dialog(page) -> str:
     page.click("#launch-open")
     page.fill("#launch-token", TOKEN)
     page.click("#smoke-apply")
-    page.wait_for_function("() => /^(Passed|Failed)/.test(document.querySelector('#smoke-report p')?.textContent)",
-                           timeout=600_000)
+    page.wait_for_function(
+        "() => /^(Passed|Failed)/.test(document.querySelector('#smoke-report p')?.textContent)", timeout=600_000
+    )
     return page.inner_text("#smoke-report")
 
 
@@ -30,8 +31,9 @@ def test_the_smoke_button_shows_a_passed_report_and_a_named_failure(page, make_s
     report = smoke_from_the_dialog(page)
     assert report.startswith("Passed: 2 optimizer steps"), report
     assert page.locator("#smoke-report li.smoke-exercised").count() >= 1
-    assert "checkpoint save and resume" in page.inner_text("#smoke-report li.smoke-exercised >> nth=-1") or \
-        "checkpoint save and resume" in page.inner_text("#smoke-report ul")
+    assert "checkpoint save and resume" in page.inner_text(
+        "#smoke-report li.smoke-exercised >> nth=-1"
+    ) or "checkpoint save and resume" in page.inner_text("#smoke-report ul")
     assert not page.locator("#smoke-report .error-text").count()
     shot(page, "smoke-passed")
     page.click("#launch-cancel")

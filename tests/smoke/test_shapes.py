@@ -27,19 +27,26 @@ def write_jsonl(path, rows):
 
 @pytest.mark.parametrize("system_prompt", [None, "You are a careful solver."])
 @pytest.mark.parametrize("conversational", [False, True])
-def test_open_r1_prompts_from_text_or_a_conversation_with_and_without_a_system_prompt(tmp_path, system_prompt,
-                                                                                      conversational):
+def test_open_r1_prompts_from_text_or_a_conversation_with_and_without_a_system_prompt(
+    tmp_path, system_prompt, conversational
+):
     """A system prompt beside a conversational prompt column failed in datasets' map with `ArrowInvalid: cannot
     mix list and non-list, non-null values` (the conversation nested as a message's content)."""
     import grpo_runtime.data.open_r1 as open_r1
 
     question = [{"role": "user", "content": "What is 1 + 1?"}] if conversational else "What is 1 + 1?"
     data = write_jsonl(tmp_path / "data.jsonl", [{"prompt": question, "solution": "$2$"}] * 3)
-    config = SimpleNamespace(dataset_name=str(data), dataset_config=None, dataset_train_split="train",
-                             dataset_test_split="test", remove_unused_columns=False)
+    config = SimpleNamespace(
+        dataset_name=str(data),
+        dataset_config=None,
+        dataset_train_split="train",
+        dataset_test_split="test",
+        remove_unused_columns=False,
+    )
     rows = open_r1.load_prompts(config, open_r1_args(system_prompt=system_prompt))
-    expected = ([{"role": "system", "content": system_prompt}] if system_prompt else []) + \
-        [{"role": "user", "content": "What is 1 + 1?"}]
+    expected = ([{"role": "system", "content": system_prompt}] if system_prompt else []) + [
+        {"role": "user", "content": "What is 1 + 1?"}
+    ]
     assert rows[0]["prompt"] == expected and rows[0]["solution"] == "$2$"
 
 
@@ -48,8 +55,13 @@ def test_a_conversation_with_its_own_system_message_keeps_it(tmp_path):
 
     own = [{"role": "system", "content": "Answer briefly."}, {"role": "user", "content": "2 + 2?"}]
     data = write_jsonl(tmp_path / "data.jsonl", [{"problem": own}] * 2)
-    config = SimpleNamespace(dataset_name=str(data), dataset_config=None, dataset_train_split="train",
-                             dataset_test_split="test", remove_unused_columns=True)
+    config = SimpleNamespace(
+        dataset_name=str(data),
+        dataset_config=None,
+        dataset_train_split="train",
+        dataset_test_split="test",
+        remove_unused_columns=True,
+    )
     rows = open_r1.load_prompts(config, open_r1_args(system_prompt="Think first.", dataset_prompt_column="problem"))
     assert rows[0]["prompt"] == own and rows.column_names == ["prompt"]
 
@@ -75,9 +87,8 @@ def test_the_seed_is_the_files_content(tmp_path):
 def test_a_mixture_stays_a_mixture_with_each_entrys_columns(tmp_path):
     """Entries that keep different columns: each synthetic file has its own entry's columns, and the mixture's
     real loading runs on them (here the columns agree after the cut, so it concatenates)."""
-    from grpo_schema.engine.params.data import DatasetEntry
-
     from grpo_runtime.data.datasets import load_mixture
+    from grpo_schema.engine.params.data import DatasetEntry
 
     entries = [DatasetEntry(path="org/a", columns=["prompt", "solution"]), DatasetEntry(path="org/b")]
     config = SimpleNamespace(datasets=entries)
@@ -94,9 +105,11 @@ def test_the_batch_bound_keeps_the_schedule(tmp_path):
     from grpo_schema import check_file
 
     path = tmp_path / "run.yaml"
-    path.write_text("model_name_or_path: Qwen/Qwen2.5-0.5B\ndataset_name: trl-lib/DeepMath-103K\n"
-                    "reward_funcs: [accuracy_reward]\nper_device_train_batch_size: 16\nnum_generations: 16\n"
-                    "gradient_accumulation_steps: 16\nnum_iterations: 2\nuse_cpu: true\n")
+    path.write_text(
+        "model_name_or_path: Qwen/Qwen2.5-0.5B\ndataset_name: trl-lib/DeepMath-103K\n"
+        "reward_funcs: [accuracy_reward]\nper_device_train_batch_size: 16\nnum_generations: 16\n"
+        "gradient_accumulation_steps: 16\nnum_iterations: 2\nuse_cpu: true\n"
+    )
     plan = SmokePlan()
 
     def checked(size):
@@ -107,8 +120,10 @@ def test_the_batch_bound_keeps_the_schedule(tmp_path):
     bound_batch(config, plan, checked)
     after = checked(1).plan
     assert plan.overrides["per_device_train_batch_size"] == 4  # 4 rows x 16 micro-steps: 64 rows, 4 groups
-    assert (after.steps_per_generation, after.generate_every_micro_steps) == \
-        (before.steps_per_generation, before.generate_every_micro_steps)
+    assert (after.steps_per_generation, after.generate_every_micro_steps) == (
+        before.steps_per_generation,
+        before.generate_every_micro_steps,
+    )
     assert "the same schedule" in plan.groups[-1].detail
 
 
@@ -136,9 +151,15 @@ def test_frames_are_ordered_the_users_then_ours_then_the_libraries(tmp_path):
     assert faults.frame_owner(str(user_file)) == "user"
 
 
-@pytest.mark.parametrize("name, said", [("code", "remote code sandbox"), ("cf_code", "Piston"),
-                                        ("think_format", "experiment branches"),
-                                        ("soft_format", "experiment branches")])
+@pytest.mark.parametrize(
+    "name, said",
+    [
+        ("code", "remote code sandbox"),
+        ("cf_code", "Piston"),
+        ("think_format", "experiment branches"),
+        ("soft_format", "experiment branches"),
+    ],
+)
 def test_an_open_r1_reward_that_cannot_run_here_is_refused_with_why_not_as_unknown(name, said):
     """open-r1 registers these names; `grpo train` says why they do not run here (it said 'not in open-r1's
     registry', which sends the user looking for a typo). `grpo smoke` gives each a stand-in: the local executor

@@ -9,7 +9,13 @@ import pytest
 pytest.importorskip("fastapi", reason="the form tests need the web extra")
 
 from tests.support.form_page import (  # noqa: F401  (page: the fixture)
-    TOKEN, fill_field, import_text, offline_runs_server, page, wait_validated, validations,
+    TOKEN,
+    fill_field,
+    import_text,
+    offline_runs_server,
+    page,
+    validations,
+    wait_validated,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -43,8 +49,10 @@ def smoke(page, refused: bool = False) -> str:
         page.click("#launch-open")
     page.fill("#launch-token", TOKEN)
     page.click("#smoke-apply")
-    page.wait_for_function("() => { const p = document.querySelector('#smoke-report p');"
-                           " return p && !p.classList.contains('muted'); }", timeout=120_000)
+    page.wait_for_function(
+        "() => { const p = document.querySelector('#smoke-report p'); return p && !p.classList.contains('muted'); }",
+        timeout=120_000,
+    )
     page.expect_offline = False
     return page.inner_text("#smoke-report")
 

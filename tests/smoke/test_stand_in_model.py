@@ -14,9 +14,11 @@ from grpo_runtime.smoke.plan import SmokePlan
 EVERY_ISA = {32, 64, 96, 128, 160, 192, 224, 256}
 
 # A Sapphire Rapids CPU's flags line (4th-generation Xeon: AVX-512 and AMX), as /proc/cpuinfo writes it.
-SAPPHIRE_RAPIDS = ("processor\t: 0\nvendor_id\t: GenuineIntel\nflags\t\t: fpu vme sse sse2 ssse3 sse4_1 sse4_2 avx "
-                   "avx2 fma avx512f avx512dq avx512cd avx512bw avx512vl avx512_bf16 avx512_vnni amx_bf16 amx_tile "
-                   "amx_int8\n\nprocessor\t: 1\nflags\t\t: fpu\n")
+SAPPHIRE_RAPIDS = (
+    "processor\t: 0\nvendor_id\t: GenuineIntel\nflags\t\t: fpu vme sse sse2 ssse3 sse4_1 sse4_2 avx "
+    "avx2 fma avx512f avx512dq avx512cd avx512bw avx512vl avx512_bf16 avx512_vnni amx_bf16 amx_tile "
+    "amx_int8\n\nprocessor\t: 1\nflags\t\t: fpu\n"
+)
 GRAVITON = "processor\t: 0\nBogoMIPS\t: 243.75\nFeatures\t: fp asimd evtstrm aes pmull sha1 sha2 crc32 sve sve2\n"
 
 
@@ -26,13 +28,29 @@ def recipe(tmp_path, **settings):
     from grpo_schema import check_file
 
     path = tmp_path / "recipe.yaml"
-    path.write_text(yaml.safe_dump({"model_name_or_path": "Qwen/Qwen2.5-0.5B-Instruct", "dataset_name": "x/y",
-                                    "reward_funcs": ["accuracy"], **settings}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "model_name_or_path": "Qwen/Qwen2.5-0.5B-Instruct",
+                "dataset_name": "x/y",
+                "reward_funcs": ["accuracy"],
+                **settings,
+            }
+        )
+    )
     return check_file(path).config
 
 
-@pytest.mark.parametrize("name", ["Qwen/Qwen2.5-0.5B-Instruct", "Qwen/Qwen3-0.6B", "meta-llama/Llama-3.2-1B",
-                                  "mistralai/Mistral-7B-Instruct-v0.3", "microsoft/phi-4"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "Qwen/Qwen2.5-0.5B-Instruct",
+        "Qwen/Qwen3-0.6B",
+        "meta-llama/Llama-3.2-1B",
+        "mistralai/Mistral-7B-Instruct-v0.3",
+        "microsoft/phi-4",
+    ],
+)
 def test_the_stand_in_has_a_head_size_every_cpu_kernel_takes_and_the_recipes_positions(tmp_path, name):
     import torch
     from transformers import AutoModelForCausalLM

@@ -10,8 +10,10 @@ pytestmark = [pytest.mark.slow, pytest.mark.oracle]
 
 CASES = {
     "sound": ({}, None),
-    "reward raises on one completion": ({"reward_funcs": ["my_rewards.fine", "my_rewards.picky"]},
-                                        "reward function picky"),
+    "reward raises on one completion": (
+        {"reward_funcs": ["my_rewards.fine", "my_rewards.picky"]},
+        "reward function picky",
+    ),
     "reward returns None": ({"reward_funcs": ["my_rewards.nothing"]}, "reward function nothing"),
     "missing dataset column": ({"reward_funcs": ["my_rewards.needs_answer"]}, "dataset column"),
     "PEFT target not in the model": ({"use_peft": True, "lora_target_modules": ["nonexistent_proj"]}, "PEFT target"),

@@ -21,10 +21,14 @@ _STARTED: dict = {}
 
 def sync_api_or_skip():
     """playwright.sync_api, skipping the calling module when playwright or Debian's chromium is missing."""
-    api = pytest.importorskip("playwright.sync_api", reason="the browser tests need playwright (pip install playwright)")
+    api = pytest.importorskip(
+        "playwright.sync_api", reason="the browser tests need playwright (pip install playwright)"
+    )
     if not CHROMIUM.exists():
-        pytest.skip(f"the browser tests need Debian's chromium at {CHROMIUM} (apt-get install chromium)",
-                    allow_module_level=True)
+        pytest.skip(
+            f"the browser tests need Debian's chromium at {CHROMIUM} (apt-get install chromium)",
+            allow_module_level=True,
+        )
     return api
 
 

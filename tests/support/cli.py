@@ -24,16 +24,29 @@ class Result:
     stderr: str
 
 
-def grpo(*args: str, stdin: str | None = None, cwd: Path | str | None = None, env: Mapping[str, str] | None = None,
-         timeout: float = 600, subprocess: bool = False) -> Result:
+def grpo(
+    *args: str,
+    stdin: str | None = None,
+    cwd: Path | str | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 600,
+    subprocess: bool = False,
+) -> Result:
     """Run `grpo ARGS`. In process: grpo_schema.cli.main with stdin, stdout and stderr replaced, `cwd` as the working
     directory and `env` added to os.environ for the call. As a process (`subprocess=True`): `python -m grpo_schema
     ARGS` with this interpreter, `env` added to this environment, killed after `timeout` seconds."""
     argv = [str(a) for a in args]
     if subprocess:
         full_env = None if env is None else {**os.environ, **env}
-        done = _subprocess.run([sys.executable, "-m", "grpo_schema", *argv], input=stdin, capture_output=True,
-                               text=True, cwd=cwd, env=full_env, timeout=timeout)
+        done = _subprocess.run(
+            [sys.executable, "-m", "grpo_schema", *argv],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            cwd=cwd,
+            env=full_env,
+            timeout=timeout,
+        )
         return Result(argv, done.returncode, done.stdout, done.stderr)
     return _in_process(argv, stdin, cwd, env or {})
 
@@ -79,7 +92,8 @@ def _warnings_to_stderr():
     with warnings.catch_warnings():
         warnings.simplefilter("default")
         warnings.showwarning = lambda message, category, filename, lineno, file=None, line=None: sys.stderr.write(
-            warnings.formatwarning(message, category, filename, lineno, line))
+            warnings.formatwarning(message, category, filename, lineno, line)
+        )
         yield
 
 
@@ -108,4 +122,3 @@ def _environment(env: Mapping[str, str]):
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
-

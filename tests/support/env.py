@@ -10,8 +10,13 @@ from typing import Callable
 
 # Nothing reaches the model hub, and the tiny models run fastest on one intra-op thread: on a busy 2-core machine
 # several threads per process spin against each other.
-OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1", "TRANSFORMERS_VERBOSITY": "error",
-               "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1"}
+OFFLINE_ENV = {
+    "HF_HUB_OFFLINE": "1",
+    "HF_HUB_DISABLE_TELEMETRY": "1",
+    "TRANSFORMERS_VERBOSITY": "error",
+    "TOKENIZERS_PARALLELISM": "false",
+    "OMP_NUM_THREADS": "1",
+}
 
 
 def offline_env(**extra: str) -> dict[str, str]:
@@ -26,8 +31,9 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def wait_for(predicate: Callable[[], bool], timeout: float, what: str, explain: Callable[[], str] = str,
-             every: float = 0.2) -> None:
+def wait_for(
+    predicate: Callable[[], bool], timeout: float, what: str, explain: Callable[[], str] = str, every: float = 0.2
+) -> None:
     """Poll `predicate` until it holds; after `timeout` seconds fail, saying what was awaited and `explain()`."""
     deadline = time.monotonic() + timeout
     while not predicate():

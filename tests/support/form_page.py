@@ -67,8 +67,9 @@ def page(browser, server):
     page = context.new_page()
     problems: list[str] = []
     page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
-    page.on("console", lambda msg: problems.append(msg.text) if msg.type == "error" and not page.expect_offline
-            else None)
+    page.on(
+        "console", lambda msg: problems.append(msg.text) if msg.type == "error" and not page.expect_offline else None
+    )
     page.expect_offline = False
     page.server = server
     open_form(page)
@@ -121,8 +122,9 @@ def wait_validated(page, after: int) -> None:
 
 
 def wait_status(page, pattern: str) -> None:
-    page.wait_for_function("(p) => new RegExp(p).test(document.getElementById('status').textContent)", arg=pattern,
-                           timeout=15_000)
+    page.wait_for_function(
+        "(p) => new RegExp(p).test(document.getElementById('status').textContent)", arg=pattern, timeout=15_000
+    )
 
 
 def state(page) -> dict:

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from grpo_schema.engine.lines import split_lines
 from tests.conftest import REPO
 from tests.editor.lsp_client import StdioLspClient
-from grpo_schema.engine.lines import split_lines
 
 QWEN = REPO / "tests" / "docs" / "files" / "qwen-grpo.yaml"  # the B001 example of the README
 EDITORS_PAGE = REPO / "docs" / "editors.md"
@@ -21,8 +21,13 @@ EDITORS_PAGE = REPO / "docs" / "editors.md"
 
 def start_server(initialization_options: Any = None) -> StdioLspClient:
     pytest.importorskip("pygls", reason="grpo lsp needs the lsp extra (pip install 'grpo-config[lsp]')")
-    return StdioLspClient([sys.executable, "-m", "grpo_schema", "lsp"], REPO, timeout=30.0,
-                          env={"PYTHONPATH": str(REPO)}, initialization_options=initialization_options)
+    return StdioLspClient(
+        [sys.executable, "-m", "grpo_schema", "lsp"],
+        REPO,
+        timeout=30.0,
+        env={"PYTHONPATH": str(REPO)},
+        initialization_options=initialization_options,
+    )
 
 
 def apply_edits(text: str, edits: list[dict[str, Any]]) -> str:
@@ -37,8 +42,11 @@ def apply_edits(text: str, edits: list[dict[str, Any]]) -> str:
         return starts[min(line, len(lines))] + (position["character"] if line < len(lines) else 0)
 
     # Inserts at one position appear in the order of the array: apply the later ones first.
-    ordered = sorted(enumerate(edits), reverse=True,
-                     key=lambda ie: (offset(ie[1]["range"]["start"]), offset(ie[1]["range"]["end"]), ie[0]))
+    ordered = sorted(
+        enumerate(edits),
+        reverse=True,
+        key=lambda ie: (offset(ie[1]["range"]["start"]), offset(ie[1]["range"]["end"]), ie[0]),
+    )
     for _, edit in ordered:
         start, end = offset(edit["range"]["start"]), offset(edit["range"]["end"])
         text = text[:start] + edit["newText"] + text[end:]

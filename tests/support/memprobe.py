@@ -13,40 +13,77 @@ from grpo_schema.engine.hardware.models import ModelFacts
 
 # DeepSpeed ZeRO-3 (the config's `deepspeed` field) on 2 processes, beta 0 (TRL's default: no reference), a trunk
 # large next to its head so that the gathered layers and the sharded states are most of the peak.
-ZERO3 = dict(hidden=256, layers=6, intermediate=768, heads=4, kv_heads=2, vocab=8000, batch=4, prompt=32,
-             completion=64, world_size=2, strategy="zero3", reference=False)
-PARTS = {"weights": "weights", "reference": "reference", "gradients": "gradients", "optimizer": "optimizer",
-         "activations": "activations", "logits": "logits", "scoring": "log-prob pass"}
+ZERO3 = dict(
+    hidden=256,
+    layers=6,
+    intermediate=768,
+    heads=4,
+    kv_heads=2,
+    vocab=8000,
+    batch=4,
+    prompt=32,
+    completion=64,
+    world_size=2,
+    strategy="zero3",
+    reference=False,
+)
+PARTS = {
+    "weights": "weights",
+    "reference": "reference",
+    "gradients": "gradients",
+    "optimizer": "optimizer",
+    "activations": "activations",
+    "logits": "logits",
+    "scoring": "log-prob pass",
+}
 NOISE = 4e6
 TOLERANCE = 0.15
 
 
 def measured(case: dict, device: str) -> dict:
     env = {**os.environ, "MALLOC_MMAP_THRESHOLD_": "65536", "MALLOC_TRIM_THRESHOLD_": "0"}
-    run = subprocess.run([sys.executable, "-m", "grpo_runtime.memprobe", json.dumps(case), "--device", device],
-                         capture_output=True, text=True, env=env, timeout=600)
+    run = subprocess.run(
+        [sys.executable, "-m", "grpo_runtime.memprobe", json.dumps(case), "--device", device],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     return json.loads(run.stdout.strip().splitlines()[-1])
 
 
 def facts_of(case: dict) -> ModelFacts:
-    return ModelFacts("probe", case["hidden"], case["layers"], case["intermediate"], case["heads"],
-                      case["kv_heads"], case["vocab"])
+    return ModelFacts(
+        "probe", case["hidden"], case["layers"], case["intermediate"], case["heads"], case["kv_heads"], case["vocab"]
+    )
 
 
 def setup_of(case: dict, device: str) -> Setup:
     """The planner's settings for what memprobe runs: fp32, AdamW, no checkpointing, 2 micro-steps a window."""
     lora = case.get("lora")
     width = 2 if case.get("dtype") == "bfloat16" else 4
-    return Setup(world_size=case.get("world_size", 1), micro_batch=case["batch"], prompt_length=case["prompt"],
-                 completion_length=case["completion"], generation_rows=case["batch"],
-                 gradient_accumulation_steps=case.get("accumulation", 2),
-                 weight_bytes=width, compute_bytes=width, optim="adamw_torch",
-                 activation_checkpointing=bool(case.get("checkpointing")), attention=case.get("attention", "sdpa"),
-                 reference=case.get("reference", True), device=device, engine="grpo_runtime",
-                 strategy=case.get("strategy", "ddp"), use_peft=bool(lora),
-                 lora_r=(lora or {}).get("r", 16), lora_targets=tuple(lora["targets"]) if lora else None,
-                 lora_dropout=(lora or {}).get("dropout", 0.05))
+    return Setup(
+        world_size=case.get("world_size", 1),
+        micro_batch=case["batch"],
+        prompt_length=case["prompt"],
+        completion_length=case["completion"],
+        generation_rows=case["batch"],
+        gradient_accumulation_steps=case.get("accumulation", 2),
+        weight_bytes=width,
+        compute_bytes=width,
+        optim="adamw_torch",
+        activation_checkpointing=bool(case.get("checkpointing")),
+        attention=case.get("attention", "sdpa"),
+        reference=case.get("reference", True),
+        device=device,
+        engine="grpo_runtime",
+        strategy=case.get("strategy", "ddp"),
+        use_peft=bool(lora),
+        lora_r=(lora or {}).get("r", 16),
+        lora_targets=tuple(lora["targets"]) if lora else None,
+        lora_dropout=(lora or {}).get("dropout", 0.05),
+    )
 
 
 def close(ours: float, theirs: float) -> bool:

@@ -16,8 +16,11 @@ def multi_node_examples() -> list[str]:
     for path in sorted(EXAMPLES.glob("*.yaml")):
         data = yaml.safe_load(path.read_text())
         hardware = str(data.get("hardware", ""))
-        if (data.get("num_machines") or 1) > 1 or re.match(r"^\s*\d+\s*x\s*\d+\s*x", hardware, re.I) \
-                or (data.get("vllm_mode") == "server" and not data.get("vllm_server_base_url")):
+        if (
+            (data.get("num_machines") or 1) > 1
+            or re.match(r"^\s*\d+\s*x\s*\d+\s*x", hardware, re.I)
+            or (data.get("vllm_mode") == "server" and not data.get("vllm_server_base_url"))
+        ):
             names.append(path.name)
     return names
 

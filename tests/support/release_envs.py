@@ -32,8 +32,11 @@ def interpreter(release: str) -> Path | None:
 
 def missing(release: str) -> None:
     """Skip, or under CI fail: a release environment scripts/test.sh should have built is not there."""
-    why = (f".venv-trl/{release} is absent (scripts/trl-release-venvs.sh {release})" if release != MAIN_VENV_RELEASE
-           else f"trl {release} is not installed in this interpreter (pip install -e '.[test]')")
+    why = (
+        f".venv-trl/{release} is absent (scripts/trl-release-venvs.sh {release})"
+        if release != MAIN_VENV_RELEASE
+        else f"trl {release} is not installed in this interpreter (pip install -e '.[test]')"
+    )
     expected = release in BUILT_BY_TEST_SH or release == MAIN_VENV_RELEASE
     if os.environ.get("CI") == "true" and expected and os.environ.get("SKIP_TRL_RELEASES") != "1":
         pytest.fail(f"{why}: scripts/test.sh builds it for CI, so its build failed (see the build's log)")

@@ -30,9 +30,25 @@ def write_assets(root: Path, model: Path) -> Assets:
 
 def run_yaml(assets: Assets, **overrides) -> str:
     """A config for the demo task sized for a test: a handful of fast steps, a checkpoint every 2."""
-    config = dict(model_name_or_path=str(assets.model), dataset_name=str(assets.data), reward_funcs=[TARGET_REWARD],
-                  per_device_train_batch_size=8, num_generations=4, max_completion_length=4, loss_type="dapo",
-                  beta=0.0, learning_rate=0.01, optim="adamw_torch", max_steps=6, save_steps=2, logging_steps=1,
-                  seed=0, use_cpu=True, bf16=False, activation_checkpointing=False, report_to="none")
+    config = dict(
+        model_name_or_path=str(assets.model),
+        dataset_name=str(assets.data),
+        reward_funcs=[TARGET_REWARD],
+        per_device_train_batch_size=8,
+        num_generations=4,
+        max_completion_length=4,
+        loss_type="dapo",
+        beta=0.0,
+        learning_rate=0.01,
+        optim="adamw_torch",
+        max_steps=6,
+        save_steps=2,
+        logging_steps=1,
+        seed=0,
+        use_cpu=True,
+        bf16=False,
+        activation_checkpointing=False,
+        report_to="none",
+    )
     config.update(overrides)
     return yaml.safe_dump({k: v for k, v in config.items() if v is not None}, sort_keys=False)

@@ -18,19 +18,41 @@ def seed_line(runs_dir: Path, link: bool = True, store: Store | None = None) -> 
     for step in (500, 1000, *range(1500, 5001, 500)):
         (output / f"checkpoint-{step}").mkdir(parents=True)
         (output / f"checkpoint-{step}" / "runtime_state.json").write_text("{}")
-    rows = [(1482, "trained by the parent"), (1483, "generated as the parent was cancelled, never trained"),
-            (1001, "the successor's first step"), (5000, "the successor's last step")]
-    (output / "completions.jsonl").write_text("".join(
-        json.dumps({"step": step, "prompt": "p", "completion": text, "reward": 1.0}) + "\n" for step, text in rows))
-    parents_end = len("".join(json.dumps({"step": step, "prompt": "p", "completion": text, "reward": 1.0}) + "\n"
-                              for step, text in rows[:2]))  # where the successor began appending
+    rows = [
+        (1482, "trained by the parent"),
+        (1483, "generated as the parent was cancelled, never trained"),
+        (1001, "the successor's first step"),
+        (5000, "the successor's last step"),
+    ]
+    (output / "completions.jsonl").write_text(
+        "".join(
+            json.dumps({"step": step, "prompt": "p", "completion": text, "reward": 1.0}) + "\n" for step, text in rows
+        )
+    )
+    parents_end = len(
+        "".join(
+            json.dumps({"step": step, "prompt": "p", "completion": text, "reward": 1.0}) + "\n"
+            for step, text in rows[:2]
+        )
+    )  # where the successor began appending
     store = store or Store(runs_dir / "runs.sqlite3")
     config = "max_steps: 5000\nsave_steps: 500\n"
     common = dict(config_text=config, config_format="yaml", world_size=1, output_dir=str(output))
-    store.insert(id=PARENT, state="cancelled", run_dir=str(runs_dir / PARENT), **common,
-                 **({"resumed_by": CHILD, "completions_end": parents_end} if link else {}))
+    store.insert(
+        id=PARENT,
+        state="cancelled",
+        run_dir=str(runs_dir / PARENT),
+        **common,
+        **({"resumed_by": CHILD, "completions_end": parents_end} if link else {}),
+    )
     store.add_metrics(PARENT, [{"step": 1, "reward": 0.1}, {"step": 1482, "reward": 0.5}], 0, None)
-    store.insert(id=CHILD, state="succeeded", run_dir=str(runs_dir / CHILD), resumed_from=PARENT,
-                 resume_checkpoint=str(output / "checkpoint-1000"), **common)
+    store.insert(
+        id=CHILD,
+        state="succeeded",
+        run_dir=str(runs_dir / CHILD),
+        resumed_from=PARENT,
+        resume_checkpoint=str(output / "checkpoint-1000"),
+        **common,
+    )
     store.add_metrics(CHILD, [{"step": 1000, "reward": 0.4}, {"step": 5000, "reward": 0.9}], 0, None)
     return store, output

@@ -18,10 +18,18 @@ def page(browser, make_service):  # closed before the services stop, so its poll
     page = context.new_page()
     problems: list[str] = []
     page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
-    page.on("console", lambda msg: problems.append(msg.text) if msg.type == "error" and
-            "401" not in msg.text and "422" not in msg.text  # refusals the test asks for
+    page.on(
+        "console",
+        lambda msg: (
+            problems.append(msg.text)
+            if msg.type == "error"
+            and "401" not in msg.text
+            and "422" not in msg.text  # refusals the test asks for
             and not ("404" in msg.text and getattr(page, "expect_404", False))
-            and not ("409" in msg.text and getattr(page, "expect_409", False)) else None)
+            and not ("409" in msg.text and getattr(page, "expect_409", False))
+            else None
+        ),
+    )
     yield page
     context.close()
     assert problems == [], problems

@@ -60,17 +60,31 @@ class Service:
         env = {**os.environ, **OFFLINE_ENV, "GRPO_WEB_TOKEN": TOKEN, "GRPO_WEB_RUNS_POLL_S": "0.2", **self.env}
         with log.open("wb") as handle:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "grpo_schema", "serve", "--port", str(self.port), "--runs-dir",
-                 str(self.runs_dir), "--log-level", "warning", *(["--enable-runs"] if self.runs else [])],
-                env=env, stdout=handle, stderr=subprocess.STDOUT, cwd=self.cwd)
+                [
+                    sys.executable,
+                    "-m",
+                    "grpo_schema",
+                    "serve",
+                    "--port",
+                    str(self.port),
+                    "--runs-dir",
+                    str(self.runs_dir),
+                    "--log-level",
+                    "warning",
+                    *(["--enable-runs"] if self.runs else []),
+                ],
+                env=env,
+                stdout=handle,
+                stderr=subprocess.STDOUT,
+                cwd=self.cwd,
+            )
         wait_for(self._healthy, 60, "the service to answer /healthz", every=0.1)
         return self
 
     def _healthy(self) -> bool:
         if self.process.poll() is not None:
             log = self.log_text()
-            raise (PortTaken if "address already in use" in log.lower() else RuntimeError)(
-                f"the service exited: {log}")
+            raise (PortTaken if "address already in use" in log.lower() else RuntimeError)(f"the service exited: {log}")
         if not self._listening():  # a service of another worker may answer on the port meanwhile: not ours
             return False
         try:
@@ -102,8 +116,9 @@ class Service:
 
     def launch(self, text: str, **params) -> dict:
         with self.client() as client:
-            answer = client.post("/api/v1/runs", content=text, params=params,
-                                 headers={"Content-Type": "application/yaml"})
+            answer = client.post(
+                "/api/v1/runs", content=text, params=params, headers={"Content-Type": "application/yaml"}
+            )
         assert answer.status_code == 201, answer.text
         return answer.json()
 

@@ -17,23 +17,55 @@ R = "actor_rollout_ref.rollout."
 REF = "actor_rollout_ref.ref."
 
 # Parse-time codes: the dialect says verl refuses before Ray starts exactly when one of these is an error.
-PARSE_TIME = frozenset({"GRPO-Q004", "GRPO-Q005", "GRPO-Q010", "GRPO-Q011", "GRPO-Q012", "GRPO-Q013", "GRPO-Q014",
-                        "GRPO-Q023", "GRPO-Q024", "GRPO-Q025", "GRPO-Q015", "GRPO-Q016", "GRPO-Q017", "GRPO-Q018", "GRPO-Q019", "GRPO-Q020", "GRPO-Q021"})
+PARSE_TIME = frozenset(
+    {
+        "GRPO-Q004",
+        "GRPO-Q005",
+        "GRPO-Q010",
+        "GRPO-Q011",
+        "GRPO-Q012",
+        "GRPO-Q013",
+        "GRPO-Q014",
+        "GRPO-Q023",
+        "GRPO-Q024",
+        "GRPO-Q025",
+        "GRPO-Q015",
+        "GRPO-Q016",
+        "GRPO-Q017",
+        "GRPO-Q018",
+        "GRPO-Q019",
+        "GRPO-Q020",
+        "GRPO-Q021",
+    }
+)
 
 # verl's refusal (exception text, causes included) -> the code that says the same; first match wins.
 REFUSALS = (
-    ("Could not override", "GRPO-Q004"), ("Could not append", "GRPO-Q005"),
-    ("Error parsing override", "GRPO-Q023"), ("LexerNoViableAltException", "GRPO-Q023"),
-    ("mismatched input", "GRPO-Q023"), ("no viable alternative", "GRPO-Q023"), ("extraneous input", "GRPO-Q023"),
-    ("Ambiguous value for argument", "GRPO-Q023"), ("Could not find 'model_engine/", "GRPO-Q024"),
-    ("Missing mandatory value", "GRPO-Q025"), ("got an unexpected keyword argument", "GRPO-Q021"),
-    ("must be divisible by model_parallel_size", "GRPO-Q010"), ("real_train_batch_size", "GRPO-Q011"),
+    ("Could not override", "GRPO-Q004"),
+    ("Could not append", "GRPO-Q005"),
+    ("Error parsing override", "GRPO-Q023"),
+    ("LexerNoViableAltException", "GRPO-Q023"),
+    ("mismatched input", "GRPO-Q023"),
+    ("no viable alternative", "GRPO-Q023"),
+    ("extraneous input", "GRPO-Q023"),
+    ("Ambiguous value for argument", "GRPO-Q023"),
+    ("Could not find 'model_engine/", "GRPO-Q024"),
+    ("Missing mandatory value", "GRPO-Q025"),
+    ("got an unexpected keyword argument", "GRPO-Q021"),
+    ("must be divisible by model_parallel_size", "GRPO-Q010"),
+    ("real_train_batch_size", "GRPO-Q011"),
     ("unsupported operand type(s) for *: 'int' and 'NoneType'", "GRPO-Q011"),
-    ("Invalid loss_agg_mode", "GRPO-Q013"), ("[critic]", "GRPO-Q019"), ("critic.ppo", "GRPO-Q019"),
-    ("must be >= actor.ppo_mini_batch_size", "GRPO-Q014"), ("must be >= n_gpus", "GRPO-Q015"),
-    ("must be divisible by ppo_micro_batch_size", "GRPO-Q015"), ("use_remove_padding", "GRPO-Q016"),
-    ("log_prob_micro_batch_size", "GRPO-Q017"), ("ppo_micro_batch_size", "GRPO-Q012"),
-    ("validation gen temperature", "GRPO-Q018"), ("lora_rank", "GRPO-Q020"),
+    ("Invalid loss_agg_mode", "GRPO-Q013"),
+    ("[critic]", "GRPO-Q019"),
+    ("critic.ppo", "GRPO-Q019"),
+    ("must be >= actor.ppo_mini_batch_size", "GRPO-Q014"),
+    ("must be >= n_gpus", "GRPO-Q015"),
+    ("must be divisible by ppo_micro_batch_size", "GRPO-Q015"),
+    ("use_remove_padding", "GRPO-Q016"),
+    ("log_prob_micro_batch_size", "GRPO-Q017"),
+    ("ppo_micro_batch_size", "GRPO-Q012"),
+    ("validation gen temperature", "GRPO-Q018"),
+    ("lora_rank", "GRPO-Q020"),
 )
 # Refusals that come from the oracle's environment rather than the config (verl imports vLLM to check a LoRA rank).
 # A critic (gae) loads critic.model.path's config files first, which the oracle does not have.
@@ -123,9 +155,17 @@ def as_script(case: dict[str, Any]) -> str:
 # Override sets in the patterns of real launch scripts that the generated sweep does not reach, each with the code
 # grpo gives (None: valid): a model engine's own keys, config-class fields added with +, values Hydra's grammar
 # refuses, a LoRA run without a rollout engine, a field the actor's policy-loss class lacks.
-_PATTERN_BASE = ["algorithm.adv_estimator=grpo", "data.train_batch_size=64", R + "n=8", A + "ppo_mini_batch_size=16",
-                 A + "ppo_micro_batch_size_per_gpu=4", R + "log_prob_micro_batch_size_per_gpu=8",
-                 REF + "log_prob_micro_batch_size_per_gpu=8", "trainer.n_gpus_per_node=8", "trainer.nnodes=1"]
+_PATTERN_BASE = [
+    "algorithm.adv_estimator=grpo",
+    "data.train_batch_size=64",
+    R + "n=8",
+    A + "ppo_mini_batch_size=16",
+    A + "ppo_micro_batch_size_per_gpu=4",
+    R + "log_prob_micro_batch_size_per_gpu=8",
+    REF + "log_prob_micro_batch_size_per_gpu=8",
+    "trainer.n_gpus_per_node=8",
+    "trainer.nnodes=1",
+]
 PATTERNS: tuple[tuple[list[str], str | None], ...] = (
     (["model_engine=veomni", A + "veomni.param_offload=True", REF + "veomni.param_offload=True"], None),
     (["model_engine=torchtitan", A + "torchtitan.tensor_parallel_size=2"], None),
@@ -153,9 +193,12 @@ def critic_cases(count: int = 24, seed: int = 20261208) -> list[dict[str, Any]]:
     rng = random.Random(seed)
     out = []
     for _ in range(count):
-        o: dict[str, Any] = {"trainer.n_gpus_per_node": _pick(rng, 1, 2, 4, 8), "trainer.nnodes": _pick(rng, 1, 1, 2),
-                             "data.train_batch_size": _pick(rng, 8, 16, 32, 64),
-                             "critic.ppo_mini_batch_size": _pick(rng, 8, 16, 32, 64, 128)}
+        o: dict[str, Any] = {
+            "trainer.n_gpus_per_node": _pick(rng, 1, 2, 4, 8),
+            "trainer.nnodes": _pick(rng, 1, 1, 2),
+            "data.train_batch_size": _pick(rng, 8, 16, 32, 64),
+            "critic.ppo_mini_batch_size": _pick(rng, 8, 16, 32, 64, 128),
+        }
         if rng.random() < 0.3:
             o.update({"algorithm.adv_estimator": "grpo", "critic.enable": True})
         else:
@@ -180,9 +223,12 @@ def lora_cases() -> list[dict[str, Any]]:
         for rank in (0, 8):
             for old_rank in (0, 16):
                 for merge in (False, True):
-                    overrides = [R + f"name={name}", f"actor_rollout_ref.model.lora.rank={rank}",
-                                 f"actor_rollout_ref.model.lora_rank={old_rank}",
-                                 f"actor_rollout_ref.model.lora.merge={_text(merge)}"]
+                    overrides = [
+                        R + f"name={name}",
+                        f"actor_rollout_ref.model.lora.rank={rank}",
+                        f"actor_rollout_ref.model.lora_rank={old_rank}",
+                        f"actor_rollout_ref.model.lora.merge={_text(merge)}",
+                    ]
                     out.append({"overrides": _PATTERN_BASE + overrides, "config_name": "ppo_trainer"})
     return out
 

@@ -27,8 +27,10 @@ def verl_python() -> Path | None:
 def require_verl() -> Path:
     python = verl_python()
     if python is None:
-        reason = ("no verl environment: scripts/setup-verl.sh builds .venv-verl (or set GRPO_VERL_PYTHON); "
-                  "scripts/test.sh builds it")
+        reason = (
+            "no verl environment: scripts/setup-verl.sh builds .venv-verl (or set GRPO_VERL_PYTHON); "
+            "scripts/test.sh builds it"
+        )
         if os.environ.get("CI") == "true":
             pytest.fail(reason)
         pytest.skip(reason)
@@ -52,8 +54,14 @@ def ask(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
     keys = [json.dumps(case, sort_keys=True) for case in cases]
     missing = list(dict.fromkeys(k for k in keys if k not in cache))
     if missing:
-        done = subprocess.run([str(python), str(CHILD)], input="[" + ",".join(missing) + "]", capture_output=True,
-                              text=True, timeout=1800, env={**os.environ, "VERL_USE_EXTERNAL_PLUGINS": "none"})
+        done = subprocess.run(
+            [str(python), str(CHILD)],
+            input="[" + ",".join(missing) + "]",
+            capture_output=True,
+            text=True,
+            timeout=1800,
+            env={**os.environ, "VERL_USE_EXTERNAL_PLUGINS": "none"},
+        )
         if done.returncode != 0:
             raise AssertionError(f"the verl oracle failed: {done.stderr[-2000:]}")
         cache.update(zip(missing, json.loads(done.stdout)))

@@ -101,9 +101,8 @@ def lora_rank_verdict(rank):
 
 
 def main():
-    from hydra import compose, initialize_config_dir
-
     import verl.trainer.config as config_package
+    from hydra import compose, initialize_config_dir
     from verl.trainer.ppo.utils import need_critic, need_reference_policy
     from verl.utils.config import validate_config
 
@@ -112,11 +111,16 @@ def main():
     trainer = os.path.dirname(config_package.__file__)
     # verl's fully async trainer keeps its configs beside it; they extend ppo_trainer through Hydra's searchpath,
     # which names verl's folders relative to the folder verl is installed in
-    fully_async = os.path.join(os.path.dirname(os.path.dirname(trainer)), "experimental", "fully_async_policy", "config")
+    fully_async = os.path.join(
+        os.path.dirname(os.path.dirname(trainer)), "experimental", "fully_async_policy", "config"
+    )
     os.chdir(os.path.dirname(os.path.dirname(os.path.dirname(trainer))))
     for folder in (trainer, fully_async):
-        todo = [i for i, case in enumerate(cases)
-                if (case.get("critic") or case).get("config_name", "").startswith("fully_async") == (folder == fully_async)]
+        todo = [
+            i
+            for i, case in enumerate(cases)
+            if (case.get("critic") or case).get("config_name", "").startswith("fully_async") == (folder == fully_async)
+        ]
         if not todo:
             continue
         with initialize_config_dir(config_dir=folder, version_base=None):

@@ -97,25 +97,46 @@ def test_explain_answers_verl_2333(tmp_path: Path, capsys: pytest.CaptureFixture
     assert (s["samples_per_rl_step"], s["samples_per_optimizer_step"], s["data_parallel"]) == (18, 6, 3)
     assert (s["samples_per_rank_per_optimizer_step"], s["micro_steps_per_optimizer_step"]) == (2, 2)
     assert s["optimizer_steps_per_rl_step"] == 3 and s["optimizer_steps_total"] == 300
-    assert s["trl"] == {"num_generations": 3, "generation_batch_size": 18, "num_iterations": 1, "world_size": 3,
-                        "per_device_train_batch_size": 1, "gradient_accumulation_steps": 2,
-                        "steps_per_generation": 6, "max_steps": 300}
+    assert s["trl"] == {
+        "num_generations": 3,
+        "generation_batch_size": 18,
+        "num_iterations": 1,
+        "world_size": 3,
+        "per_device_train_batch_size": 1,
+        "gradient_accumulation_steps": 2,
+        "steps_per_generation": 6,
+        "max_steps": 300,
+    }
 
 
 def _schedule(text: str) -> dict[str, int]:
     plan = check_text(text.encode(), path="c.yaml").plan
     assert plan is not None
     d = plan.to_dict()
-    return {k: d[k] for k in ("generation_batch_size", "steps_per_generation", "gradient_accumulation_steps",
-                              "num_generations", "per_device_train_batch_size", "world_size")}
+    return {
+        k: d[k]
+        for k in (
+            "generation_batch_size",
+            "steps_per_generation",
+            "gradient_accumulation_steps",
+            "num_generations",
+            "per_device_train_batch_size",
+            "world_size",
+        )
+    }
 
 
 def test_trl_to_verl_and_back_keeps_the_schedule(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["convert", _write(tmp_path, "trl.yaml", TRL), "--to", "verl"]) == 0
     script = capsys.readouterr().out
-    for override in ("data.train_batch_size=16", "actor_rollout_ref.rollout.n=8",
-                     "actor_rollout_ref.actor.ppo_mini_batch_size=8", "actor_rollout_ref.actor.ppo_epochs=2",
-                     "trainer.total_training_steps=100", "actor_rollout_ref.actor.optim.lr_warmup_steps=10"):
+    for override in (
+        "data.train_batch_size=16",
+        "actor_rollout_ref.rollout.n=8",
+        "actor_rollout_ref.actor.ppo_mini_batch_size=8",
+        "actor_rollout_ref.actor.ppo_epochs=2",
+        "trainer.total_training_steps=100",
+        "actor_rollout_ref.actor.optim.lr_warmup_steps=10",
+    ):
         assert override in script
     assert "# lossy: reward_funcs ['accuracy_reward']" in script
     verl_path = _write(tmp_path, "run.sh", script)
@@ -128,8 +149,9 @@ def test_trl_to_verl_and_back_keeps_the_schedule(tmp_path: Path, capsys: pytest.
 
 
 def test_convert_refuses_a_step_of_partial_groups(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    text = TRL.replace("num_processes: 4", "num_processes: 1").replace("per_device_train_batch_size: 4",
-                                                                      "per_device_train_batch_size: 2")
+    text = TRL.replace("num_processes: 4", "num_processes: 1").replace(
+        "per_device_train_batch_size: 4", "per_device_train_batch_size: 2"
+    )
     text = text.replace("gradient_accumulation_steps: 4", "gradient_accumulation_steps: 1")
     assert main(["convert", _write(tmp_path, "trl.yaml", text), "--to", "verl"]) == 1
     err = capsys.readouterr().err

@@ -17,8 +17,17 @@ import pytest
 
 from grpo_schema.dialects.verl.check import base_table, check_run, check_verl_text, read_runs
 from grpo_schema.dialects.verl.launch import Run
-from tests.verl.cases import (ENVIRONMENT, LORA_RANKS, PARSE_TIME, as_script, code_of, critic_cases, generated, lora_cases,
-                              patterns)
+from tests.verl.cases import (
+    ENVIRONMENT,
+    LORA_RANKS,
+    PARSE_TIME,
+    as_script,
+    code_of,
+    critic_cases,
+    generated,
+    lora_cases,
+    patterns,
+)
 from tests.verl.oracle import ask, require_verl
 
 pytestmark = [pytest.mark.slow, pytest.mark.verl_oracle]
@@ -40,8 +49,9 @@ def _corpus_case(path: Path) -> list[tuple[dict[str, Any], set[str], Run]]:
     for run in runs:
         table = base_table(run)
         known = [s for s in run.settings if s.known]
-        overrides = [("" if table.get(s.key) else "+") + f"{s.key}={s.text}" if s.op == "file" else s.override
-                     for s in known]
+        overrides = [
+            ("" if table.get(s.key) else "+") + f"{s.key}={s.text}" if s.op == "file" else s.override for s in known
+        ]
         name = run.config_name.removesuffix(".yaml")
         base = name if name in ("ppo_trainer", "ppo_megatron_trainer") else "ppo_trainer"
         trial = Run(run.entry, run.line, known, base)
@@ -91,8 +101,18 @@ def oracle() -> dict[str, Any]:
     critic = [(case, next(answers)) for case in critic_cases()]
     lora = [(case, next(answers)) for case in lora_cases()]
     ranks = [(rank, next(answers)) for rank in LORA_RANKS]
-    return {"patterns": pattern_verdicts, "critic": critic, "lora": lora, "ranks": ranks, "checked": checked, "verdicts": verdicts, "cluster": cluster, "corpus": corpus,
-            "corpus_verdicts": corpus_verdicts, "conversions": conversions}
+    return {
+        "patterns": pattern_verdicts,
+        "critic": critic,
+        "lora": lora,
+        "ranks": ranks,
+        "checked": checked,
+        "verdicts": verdicts,
+        "cluster": cluster,
+        "corpus": corpus,
+        "corpus_verdicts": corpus_verdicts,
+        "conversions": conversions,
+    }
 
 
 def _converted_recipes() -> list[tuple[str, list[str], dict[str, int]]]:
@@ -108,8 +128,11 @@ def _converted_recipes() -> list[tuple[str, list[str], dict[str, int]]]:
         config = result.migrated or result.config
         conversion = trl_to_verl(config, result.world_size)
         if conversion.ok:
-            trl = {"completions_per_optimizer_step": config.per_device_train_batch_size * result.world_size
-                   * config.gradient_accumulation_steps}
+            trl = {
+                "completions_per_optimizer_step": config.per_device_train_batch_size
+                * result.world_size
+                * config.gradient_accumulation_steps
+            }
             out.append((path.name, [f"{k}={_text(v)}" for k, v in conversion.settings.items()], trl))
     return out
 
@@ -163,14 +186,24 @@ def test_lora_rules_are_verls_lora_check(oracle: dict[str, Any]) -> None:
         _, config = check_run(runs[0])
         asks_vllm = not verdict["ok"] and any(text in verdict["message"] for text in ENVIRONMENT)
         assert asks_vllm == (served_lora_rank(config) > 0 and config["actor_rollout_ref.rollout.name"] == "vllm"), (
-            case["overrides"], verdict)
+            case["overrides"],
+            verdict,
+        )
         without_name = [o for o in case["overrides"] if not o.startswith("actor_rollout_ref.rollout.name")]
-        named = "GRPO-Q025" in _errors(check_verl_text(as_script({**case, "overrides": without_name}), "c.sh")
-                                       .diagnostics)
+        named = "GRPO-Q025" in _errors(
+            check_verl_text(as_script({**case, "overrides": without_name}), "c.sh").diagnostics
+        )
         assert named == (served_lora_rank(config) > 0), case["overrides"]
     for rank, verdict in oracle["ranks"]:
-        script = as_script({"overrides": ["actor_rollout_ref.rollout.name=vllm",  # the rank alone decides Q020
-                                          f"actor_rollout_ref.model.lora_rank={rank}"], "config_name": "ppo_trainer"})
+        script = as_script(
+            {
+                "overrides": [
+                    "actor_rollout_ref.rollout.name=vllm",  # the rank alone decides Q020
+                    f"actor_rollout_ref.model.lora_rank={rank}",
+                ],
+                "config_name": "ppo_trainer",
+            }
+        )
         assert ("GRPO-Q020" in _errors(check_verl_text(script, "case.sh").diagnostics)) == (not verdict["ok"]), rank
     assert max(r for r, v in oracle["ranks"] if v["ok"]) == VLLM_MAX_LORA_RANK
 
@@ -234,6 +267,10 @@ def test_field_table_is_the_installed_wheels() -> None:
 
     from tests.verl.oracle import ROOT, require_verl
 
-    done = subprocess.run([str(require_verl()), str(ROOT / "scripts" / "verl_release.py"), "--check"],
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [str(require_verl()), str(ROOT / "scripts" / "verl_release.py"), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stdout + done.stderr[-2000:]

@@ -24,12 +24,16 @@ def test_plan_sizes_a_verl_run_as_its_trl_equivalent(tmp_path: Path, capsys) -> 
     assert "distributed strategy fsdp" in out  # verl's FSDP, not TRL's data-parallel default
 
 
-@pytest.mark.parametrize("added, reason", [
-    ("actor_rollout_ref.actor.use_dynamic_bsz=True", "use_dynamic_bsz packs micro-batches by tokens"),
-    ("actor_rollout_ref.actor.strategy=megatron", "actor.strategy megatron: the memory model knows"),
-])
-def test_plan_refuses_what_the_conversion_or_the_memory_model_does_not_cover(tmp_path: Path, capsys, added: str,
-                                                                             reason: str) -> None:
+@pytest.mark.parametrize(
+    "added, reason",
+    [
+        ("actor_rollout_ref.actor.use_dynamic_bsz=True", "use_dynamic_bsz packs micro-batches by tokens"),
+        ("actor_rollout_ref.actor.strategy=megatron", "actor.strategy megatron: the memory model knows"),
+    ],
+)
+def test_plan_refuses_what_the_conversion_or_the_memory_model_does_not_cover(
+    tmp_path: Path, capsys, added: str, reason: str
+) -> None:
     path = tmp_path / "run.sh"
     path.write_text(RUN.replace("trainer.n_gpus_per_node=8", f"{added} trainer.n_gpus_per_node=8"))
     assert main(["plan", str(path), "--hardware", "8xH100-80GB"]) == 2

@@ -56,8 +56,10 @@ def test_an_unset_variable_is_unknown_and_its_rules_skipped() -> None:
 
 
 def test_command_substitution_loop_and_function_leave_values_unknown() -> None:
-    text = ("N=$(nproc)\nfor i in 1 2; do\n  P=$i\ndone\npython3 -m verl.trainer.main_ppo data.train_batch_size=$P "
-            "actor_rollout_ref.rollout.n=$N\n")
+    text = (
+        "N=$(nproc)\nfor i in 1 2; do\n  P=$i\ndone\npython3 -m verl.trainer.main_ppo data.train_batch_size=$P "
+        "actor_rollout_ref.rollout.n=$N\n"
+    )
     result = check_verl_text(text, "run.sh")
     unknown = {d.fields[0]: d.message for d in result.diagnostics if d.code == "GRPO-Q002"}
     assert "assigned only inside a `for` at line 2" in unknown["data.train_batch_size"]
@@ -65,28 +67,34 @@ def test_command_substitution_loop_and_function_leave_values_unknown() -> None:
 
 
 def test_several_runs_are_told_apart() -> None:
-    text = ("python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.n=1 algorithm.adv_estimator=grpo\n"
-            "python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.n=4 algorithm.adv_estimator=grpo\n")
+    text = (
+        "python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.n=1 algorithm.adv_estimator=grpo\n"
+        "python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.n=4 algorithm.adv_estimator=grpo\n"
+    )
     found = [d for d in check_verl_text(text, "run.sh").diagnostics if d.code == "GRPO-Q050"]
     assert len(found) == 1 and found[0].message.startswith("run 1 (line 1):") and found[0].line == 1
 
 
 def test_config_name_and_path_are_read() -> None:
-    runs, _ = runs_in_script("python3 -m verl.trainer.main_ppo --config-path=conf --config-name ppo_megatron_trainer "
-                             "trainer.nnodes=1\n")
+    runs, _ = runs_in_script(
+        "python3 -m verl.trainer.main_ppo --config-path=conf --config-name ppo_megatron_trainer trainer.nnodes=1\n"
+    )
     assert (runs[0].config_name, runs[0].config_path) == ("ppo_megatron_trainer", "conf")
 
 
-@pytest.mark.parametrize("text, code, line", [
-    ("echo hello\nls -l\n", "GRPO-Q001", 1),
-    ("python3 -m verl.trainer.main_ppo data.train_batch_size='12\n", "GRPO-Q009", 1),
-    ("python3 -m verl.trainer.main_ppo \\\n  trainer.logger=[console\n", "GRPO-Q023", 2),
-    ("python3 -m verl.trainer.main_ppo \\\n  justaword\n", "GRPO-Q023", 2),
-    ("python3 -m verl.trainer.main_ppo \\\n  data.train_batch_sise=8\n", "GRPO-Q004", 2),
-    ("python3 -m verl.trainer.main_ppo \\\n  +data.train_batch_size=8\n", "GRPO-Q005", 2),
-    ("python3 -m verl.trainer.main_ppo \\\n  +actor_rollout_ref.actor.not_a_field=1\n", "GRPO-Q021", 2),
-    ("python3 -m verl.trainer.main_ppo \\\n  data.train_batch_size=lots\n", "GRPO-Q003", 2),
-])
+@pytest.mark.parametrize(
+    "text, code, line",
+    [
+        ("echo hello\nls -l\n", "GRPO-Q001", 1),
+        ("python3 -m verl.trainer.main_ppo data.train_batch_size='12\n", "GRPO-Q009", 1),
+        ("python3 -m verl.trainer.main_ppo \\\n  trainer.logger=[console\n", "GRPO-Q023", 2),
+        ("python3 -m verl.trainer.main_ppo \\\n  justaword\n", "GRPO-Q023", 2),
+        ("python3 -m verl.trainer.main_ppo \\\n  data.train_batch_sise=8\n", "GRPO-Q004", 2),
+        ("python3 -m verl.trainer.main_ppo \\\n  +data.train_batch_size=8\n", "GRPO-Q005", 2),
+        ("python3 -m verl.trainer.main_ppo \\\n  +actor_rollout_ref.actor.not_a_field=1\n", "GRPO-Q021", 2),
+        ("python3 -m verl.trainer.main_ppo \\\n  data.train_batch_size=lots\n", "GRPO-Q003", 2),
+    ],
+)
 def test_bad_input_is_a_diagnostic_with_its_line(text: str, code: str, line: int) -> None:
     result = check_verl_text(text, "run.sh")
     found = [d for d in result.diagnostics if d.code == code]
@@ -94,14 +102,19 @@ def test_bad_input_is_a_diagnostic_with_its_line(text: str, code: str, line: int
 
 
 def test_unknown_key_suggests_the_close_one() -> None:
-    (d,) = [d for d in check_verl_text("python3 -m verl.trainer.main_ppo data.train_batch_sise=8\n", "r.sh")
-            .diagnostics if d.code == "GRPO-Q004"]
+    (d,) = [
+        d
+        for d in check_verl_text("python3 -m verl.trainer.main_ppo data.train_batch_sise=8\n", "r.sh").diagnostics
+        if d.code == "GRPO-Q004"
+    ]
     assert d.fix is not None and d.fix.rename == {"data.train_batch_sise": "data.train_batch_size"}
 
 
 def test_yaml_with_defaults_has_positions() -> None:
-    text = ("defaults:\n  - ppo_trainer\n  - _self_\nalgorithm:\n  adv_estimator: grpo\nactor_rollout_ref:\n"
-            "  rollout:\n    n: 1\n")
+    text = (
+        "defaults:\n  - ppo_trainer\n  - _self_\nalgorithm:\n  adv_estimator: grpo\nactor_rollout_ref:\n"
+        "  rollout:\n    n: 1\n"
+    )
     assert looks_like_verl(text)
     (d,) = [d for d in check_verl_text(text, "c.yaml").diagnostics if d.code == "GRPO-Q050"]
     assert (d.line, d.column) == (8, 5)
@@ -115,16 +128,20 @@ def test_separators_inside_an_array_and_huge_numbers_end_quickly() -> None:
     import time
 
     start = time.monotonic()
-    text = ("A=( ; | data.train_batch_size=99999999 )\npython3 -m verl.trainer.main_ppo \"${A[@]}\" "
-            "actor_rollout_ref.rollout.n=7 trainer.n_gpus_per_node=7\n")
+    text = (
+        'A=( ; | data.train_batch_size=99999999 )\npython3 -m verl.trainer.main_ppo "${A[@]}" '
+        "actor_rollout_ref.rollout.n=7 trainer.n_gpus_per_node=7\n"
+    )
     result = check_verl_text(text, "run.sh")
     assert time.monotonic() - start < 5 and not result.valid
     assert any(d.code == "GRPO-Q012" for d in result.diagnostics)
 
 
 def test_an_array_built_only_in_a_branch_is_a_launch_part_not_read() -> None:
-    text = ('if [ -n "$X" ]; then\n  A=(data.train_batch_size=8)\nfi\n'
-            'python3 -m verl.trainer.main_ppo "${A[@]}" actor_rollout_ref.rollout.n=4\n')
+    text = (
+        'if [ -n "$X" ]; then\n  A=(data.train_batch_size=8)\nfi\n'
+        'python3 -m verl.trainer.main_ppo "${A[@]}" actor_rollout_ref.rollout.n=4\n'
+    )
     (d,) = [d for d in check_verl_text(text, "run.sh").diagnostics if d.code == "GRPO-Q007"]
     assert d.severity == "warning" and "A is assigned only inside a `if` at line 1" in d.message and d.line == 4
 

@@ -18,8 +18,10 @@ def _diagnostics(tail: str) -> list:
 
 
 def test_keys_of_the_model_engine_the_run_picks_are_known() -> None:
-    tail = ("    model_engine=$ENGINE \\\n    actor_rollout_ref.actor.veomni.param_offload=True \\\n"
-            "    actor_rollout_ref.actor.veomni.fsdp_size=8 \\\n    actor_rollout_ref.ref.veomni.param_offload=True")
+    tail = (
+        "    model_engine=$ENGINE \\\n    actor_rollout_ref.actor.veomni.param_offload=True \\\n"
+        "    actor_rollout_ref.actor.veomni.fsdp_size=8 \\\n    actor_rollout_ref.ref.veomni.param_offload=True"
+    )
     assert _diagnostics(tail) == []
     torchtitan = "    model_engine=torchtitan actor_rollout_ref.actor.torchtitan.tensor_parallel_size=2"
     assert _diagnostics(torchtitan) == []
@@ -34,28 +36,35 @@ def test_a_model_engine_the_release_lacks_is_named_with_its_choices() -> None:
 
 
 def test_config_class_fields_left_out_of_the_yaml_are_added_with_plus() -> None:
-    added = ("    +actor_rollout_ref.actor.fsdp_config.mixed_precision.param_dtype=bf16 \\\n"
-             "    +actor_rollout_ref.actor.fsdp_config.mixed_precision.reduce_dtype=fp32")
+    added = (
+        "    +actor_rollout_ref.actor.fsdp_config.mixed_precision.param_dtype=bf16 \\\n"
+        "    +actor_rollout_ref.actor.fsdp_config.mixed_precision.reduce_dtype=fp32"
+    )
     assert _diagnostics(added) == []
     (refused,) = _diagnostics("    actor_rollout_ref.actor.fsdp_config.mixed_precision=null")
     assert refused.code == "GRPO-Q004" and "+actor_rollout_ref.actor.fsdp_config.mixed_precision" in refused.hint
 
 
-@pytest.mark.parametrize(("written", "why"), [
-    ("actor_rollout_ref.model.path=<path_to_model>", "'<'"),
-    ("trainer.experiment_name=qwen3_4b}", "closes no bracket"),
-    ("trainer.logger=console,wandb", "sweep"),
-    ("'trainer.project_name=a=b'", "second `=`"),
-    ("'trainer.experiment_name=run(1)'", "function syntax"),
-])
+@pytest.mark.parametrize(
+    ("written", "why"),
+    [
+        ("actor_rollout_ref.model.path=<path_to_model>", "'<'"),
+        ("trainer.experiment_name=qwen3_4b}", "closes no bracket"),
+        ("trainer.logger=console,wandb", "sweep"),
+        ("'trainer.project_name=a=b'", "second `=`"),
+        ("'trainer.experiment_name=run(1)'", "function syntax"),
+    ],
+)
 def test_values_hydras_grammar_refuses(written: str, why: str) -> None:
     (found,) = _diagnostics("    " + written)
     assert found.code == "GRPO-Q023" and why in found.message and found.line == 14
 
 
 def test_values_hydras_grammar_reads() -> None:
-    tail = ("    trainer.logger='[\"console\",\"wandb\"]' \\\n    trainer.experiment_name=\"'a,b (c)'\" \\\n"
-            "    data.train_files=$HOME/data/train.parquet \\\n    +trainer.note='${oc.env:USER}'")
+    tail = (
+        '    trainer.logger=\'["console","wandb"]\' \\\n    trainer.experiment_name="\'a,b (c)\'" \\\n'
+        "    data.train_files=$HOME/data/train.parquet \\\n    +trainer.note='${oc.env:USER}'"
+    )
     assert [d.code for d in _diagnostics(tail)] == ["GRPO-Q006"]  # the added note: not a problem of grammar
     for text in ("[a, 'b c']", "{a:1,b:[2,3]}", "x@y|z%*?:w", "int(3)", "'a=b'", "a\\,b"):
         assert value_problem(text) is None, text
@@ -81,14 +90,14 @@ python -m verl.experimental.fully_async_policy.fully_async_main \\
 
 
 def test_ray_init_arguments_are_passed_on_not_warned() -> None:
-    added = ("    +ray_kwargs.ray_init.include_dashboard=False \\\n"
-             "    +ray_kwargs.ray_init.object_store_memory=1073741824")
+    added = (
+        "    +ray_kwargs.ray_init.include_dashboard=False \\\n    +ray_kwargs.ray_init.object_store_memory=1073741824"
+    )
     assert _diagnostics(added) == []
     assert [d.code for d in _diagnostics("    +ray_kwargs.my_note=1")] == ["GRPO-Q006"]
 
 
 def test_keys_added_to_the_reward_section_are_read_as_given() -> None:
-    added = ("    +reward.reward_kwargs.overlong_buffer_cfg.enable=True \\\n"
-             "    +reward.reward_kwargs.max_resp_len=4096")
+    added = "    +reward.reward_kwargs.overlong_buffer_cfg.enable=True \\\n    +reward.reward_kwargs.max_resp_len=4096"
     assert _diagnostics(added) == []  # added, and read by verl's reward loop: not refused
     assert [d.code for d in _diagnostics("    +actor_rollout_ref.rollout.tree_depth=4")] == ["GRPO-Q022"]

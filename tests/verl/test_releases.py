@@ -28,14 +28,18 @@ def _errors(text: str, version: str | None = None) -> set[str]:
 def test_the_releases_and_how_a_declared_one_resolves() -> None:
     assert releases()[:2] == ("0.9.1", "0.8.0")
     assert (resolve("0.8"), resolve("v0.8.0"), resolve("0.9.0"), resolve("0.3.1"), resolve("x")) == (
-        "0.8.0", "0.8.0", "0.9.1", None, None)
+        "0.8.0",
+        "0.8.0",
+        "0.9.1",
+        None,
+        None,
+    )
 
 
-@pytest.mark.parametrize(("tail", "at_08", "at_09"), [
-    (ONLY_08, set(), {"GRPO-Q004"}),
-    (ONLY_09, {"GRPO-Q004"}, set()),
-    (MINDSPEED, set(), {"GRPO-Q024"}),
-])
+@pytest.mark.parametrize(
+    ("tail", "at_08", "at_09"),
+    [(ONLY_08, set(), {"GRPO-Q004"}), (ONLY_09, {"GRPO-Q004"}, set()), (MINDSPEED, set(), {"GRPO-Q024"})],
+)
 def test_each_release_judges_with_its_own_keys(tail: str, at_08: set[str], at_09: set[str]) -> None:
     assert _errors(LAUNCH + tail, "0.8") == at_08
     assert _errors(LAUNCH + tail) == at_09

@@ -10,10 +10,18 @@ from grpo_schema.engine.codes import CODES
 
 A = "actor_rollout_ref.actor."
 R = "actor_rollout_ref.rollout."
-BASE = ["algorithm.adv_estimator=grpo", "data.train_batch_size=64", R + "n=8", A + "ppo_mini_batch_size=16",
-        A + "ppo_micro_batch_size_per_gpu=4", R + "log_prob_micro_batch_size_per_gpu=8",
-        "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=8", A + "use_kl_loss=True",
-        "trainer.n_gpus_per_node=8", "trainer.nnodes=1"]
+BASE = [
+    "algorithm.adv_estimator=grpo",
+    "data.train_batch_size=64",
+    R + "n=8",
+    A + "ppo_mini_batch_size=16",
+    A + "ppo_micro_batch_size_per_gpu=4",
+    R + "log_prob_micro_batch_size_per_gpu=8",
+    "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=8",
+    A + "use_kl_loss=True",
+    "trainer.n_gpus_per_node=8",
+    "trainer.nnodes=1",
+]
 MEGATRON = ["--config-name", "ppo_megatron_trainer", A + "megatron.tensor_model_parallel_size=2"]
 
 # code -> (overrides added to BASE that break it, overrides added that fix it)
@@ -23,37 +31,61 @@ CASES: dict[str, tuple[list[str], list[str]]] = {
     "GRPO-Q012": ([A + "ppo_micro_batch_size=32"], []),
     "GRPO-Q013": ([A + "loss_agg_mode=sum"], [A + "loss_agg_mode=token-mean"]),
     "GRPO-Q014": ([A + "ppo_mini_batch_size=128"], [A + "ppo_mini_batch_size=64"]),
-    "GRPO-Q015": ([A + "ppo_micro_batch_size_per_gpu=null", A + "ppo_micro_batch_size=6"],
-                  [A + "ppo_micro_batch_size_per_gpu=null", A + "ppo_micro_batch_size=8"]),
-    "GRPO-Q016": ([A + "ulysses_sequence_parallel_size=2", "actor_rollout_ref.model.use_remove_padding=False"],
-                  [A + "ulysses_sequence_parallel_size=2", "actor_rollout_ref.model.use_remove_padding=True"]),
+    "GRPO-Q015": (
+        [A + "ppo_micro_batch_size_per_gpu=null", A + "ppo_micro_batch_size=6"],
+        [A + "ppo_micro_batch_size_per_gpu=null", A + "ppo_micro_batch_size=8"],
+    ),
+    "GRPO-Q016": (
+        [A + "ulysses_sequence_parallel_size=2", "actor_rollout_ref.model.use_remove_padding=False"],
+        [A + "ulysses_sequence_parallel_size=2", "actor_rollout_ref.model.use_remove_padding=True"],
+    ),
     "GRPO-Q017": ([R + "log_prob_micro_batch_size=64"], []),
-    "GRPO-Q018": ([R + "val_kwargs.do_sample=True", R + "temperature=0"],
-                  [R + "val_kwargs.do_sample=True", R + "temperature=0.6"]),
-    "GRPO-Q019": (["algorithm.adv_estimator=gae"],
-                  ["algorithm.adv_estimator=gae", "critic.ppo_micro_batch_size_per_gpu=4"]),
-    "GRPO-Q020": (["actor_rollout_ref.model.lora_rank=1024", R + "name=vllm"],
-                  ["actor_rollout_ref.model.lora_rank=1024", R + "name=sglang"]),
+    "GRPO-Q018": (
+        [R + "val_kwargs.do_sample=True", R + "temperature=0"],
+        [R + "val_kwargs.do_sample=True", R + "temperature=0.6"],
+    ),
+    "GRPO-Q019": (
+        ["algorithm.adv_estimator=gae"],
+        ["algorithm.adv_estimator=gae", "critic.ppo_micro_batch_size_per_gpu=4"],
+    ),
+    "GRPO-Q020": (
+        ["actor_rollout_ref.model.lora_rank=1024", R + "name=vllm"],
+        ["actor_rollout_ref.model.lora_rank=1024", R + "name=sglang"],
+    ),
     "GRPO-Q025": (["actor_rollout_ref.model.lora_rank=32"], ["actor_rollout_ref.model.lora_rank=32", R + "name=vllm"]),
     "GRPO-Q030": (["trainer.n_gpus_per_node=6"], ["trainer.n_gpus_per_node=4"]),
     "GRPO-Q031": ([A + "ppo_micro_batch_size_per_gpu=5"], [A + "ppo_micro_batch_size_per_gpu=8"]),
-    "GRPO-Q032": (["trainer.n_gpus_per_node=1", R + "n=8", "data.train_batch_size=16"],
-                  ["trainer.n_gpus_per_node=1", R + "tensor_model_parallel_size=1"]),
-    "GRPO-Q033": ([A + "use_dynamic_bsz=True", "data.train_batch_size=33", R + "n=1", A + "ppo_mini_batch_size=8"],
-                  [A + "use_dynamic_bsz=True", "data.train_batch_size=32", R + "n=1", A + "ppo_mini_batch_size=8"]),
+    "GRPO-Q032": (
+        ["trainer.n_gpus_per_node=1", R + "n=8", "data.train_batch_size=16"],
+        ["trainer.n_gpus_per_node=1", R + "tensor_model_parallel_size=1"],
+    ),
+    "GRPO-Q033": (
+        [A + "use_dynamic_bsz=True", "data.train_batch_size=33", R + "n=1", A + "ppo_mini_batch_size=8"],
+        [A + "use_dynamic_bsz=True", "data.train_batch_size=32", R + "n=1", A + "ppo_mini_batch_size=8"],
+    ),
     "GRPO-Q034": ([R + "log_prob_use_dynamic_bsz=True"], [A + "use_dynamic_bsz=True"]),
     "GRPO-Q035": ([A + "ppo_micro_batch_size_per_gpu=null", A + "ppo_micro_batch_size=16"], []),
-    "GRPO-Q036": (["trainer.v1.trainer_mode=separate_async", "trainer.v1.separate_async.parameter_sync_step=2"],
-                  ["trainer.v1.trainer_mode=separate_async", "trainer.v1.separate_async.parameter_sync_step=4"]),
-    "GRPO-Q037": (["algorithm.filter_groups.enable=True", "algorithm.filter_groups.metric=null"],
-                  ["algorithm.filter_groups.enable=True", "algorithm.filter_groups.metric=acc"]),
+    "GRPO-Q036": (
+        ["trainer.v1.trainer_mode=separate_async", "trainer.v1.separate_async.parameter_sync_step=2"],
+        ["trainer.v1.trainer_mode=separate_async", "trainer.v1.separate_async.parameter_sync_step=4"],
+    ),
+    "GRPO-Q037": (
+        ["algorithm.filter_groups.enable=True", "algorithm.filter_groups.metric=null"],
+        ["algorithm.filter_groups.enable=True", "algorithm.filter_groups.metric=acc"],
+    ),
     "GRPO-Q050": ([R + "n=1"], [R + "n=2"]),
-    "GRPO-Q053": ([A + "use_dynamic_bsz=True", A + "ppo_mini_batch_size=512"],
-                  [A + "use_dynamic_bsz=True", A + "ppo_mini_batch_size=64"]),
-    "GRPO-Q051": (["trainer.total_training_steps=100"], ["trainer.total_training_steps=100",
-                                                          A + "ppo_mini_batch_size=64"]),
-    "GRPO-Q052": ([A + "use_dynamic_bsz=True", A + "ppo_max_token_len_per_gpu=1000"],
-                  [A + "use_dynamic_bsz=True", A + "ppo_max_token_len_per_gpu=4096"]),
+    "GRPO-Q053": (
+        [A + "use_dynamic_bsz=True", A + "ppo_mini_batch_size=512"],
+        [A + "use_dynamic_bsz=True", A + "ppo_mini_batch_size=64"],
+    ),
+    "GRPO-Q051": (
+        ["trainer.total_training_steps=100"],
+        ["trainer.total_training_steps=100", A + "ppo_mini_batch_size=64"],
+    ),
+    "GRPO-Q052": (
+        [A + "use_dynamic_bsz=True", A + "ppo_max_token_len_per_gpu=1000"],
+        [A + "use_dynamic_bsz=True", A + "ppo_max_token_len_per_gpu=4096"],
+    ),
 }
 
 

@@ -44,10 +44,15 @@ def test_json_schema_for_verl_yaml_is_committed_and_judges(capsys) -> None:
     committed = "schemas/verl-0.9.1.ppo_trainer.schema.json"
     assert main(["schema", "--dialect", "verl", "--check", "-o", committed]) == 0
     validator = jsonschema.Draft202012Validator(json.loads(open(committed).read()))
-    good = {"defaults": ["ppo_trainer", "_self_"], "data": {"train_batch_size": 256},
-            "actor_rollout_ref": {"rollout": {"n": 8, "engine_kwargs": {"vllm": {"anything": 1}}}}}
+    good = {
+        "defaults": ["ppo_trainer", "_self_"],
+        "data": {"train_batch_size": 256},
+        "actor_rollout_ref": {"rollout": {"n": 8, "engine_kwargs": {"vllm": {"anything": 1}}}},
+    }
     assert not list(validator.iter_errors(good))
     bad = {"data": {"train_batch_size": "lots"}, "actor_rollout_ref": {"actor": {"ppo_mini_batch_sise": 4}}}
     messages = sorted(e.message for e in validator.iter_errors(bad))
-    assert messages == ["'lots' is not of type 'integer'",
-                        "Additional properties are not allowed ('ppo_mini_batch_sise' was unexpected)"]
+    assert messages == [
+        "'lots' is not of type 'integer'",
+        "Additional properties are not allowed ('ppo_mini_batch_sise' was unexpected)",
+    ]

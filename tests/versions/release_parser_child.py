@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import contextlib
 import enum
-import io
 import importlib.metadata
 import inspect
+import io
 import json
 import os
 import sys
@@ -25,12 +25,31 @@ import warnings
 
 import yaml
 
-
 # The values a release's GRPO config computes or normalises when parsed, compared with grpo's for that release.
-DERIVED = ("generation_batch_size", "steps_per_generation", "loss_type", "beta", "scale_rewards", "temperature",
-           "max_completion_length", "num_iterations", "epsilon", "epsilon_high", "top_k", "top_p", "vllm_mode",
-           "gradient_checkpointing", "importance_sampling_level", "max_prompt_length", "num_generations",
-           "per_device_train_batch_size", "gradient_accumulation_steps", "bf16", "learning_rate", "logging_steps")
+DERIVED = (
+    "generation_batch_size",
+    "steps_per_generation",
+    "loss_type",
+    "beta",
+    "scale_rewards",
+    "temperature",
+    "max_completion_length",
+    "num_iterations",
+    "epsilon",
+    "epsilon_high",
+    "top_k",
+    "top_p",
+    "vllm_mode",
+    "gradient_checkpointing",
+    "importance_sampling_level",
+    "max_prompt_length",
+    "num_generations",
+    "per_device_train_batch_size",
+    "gradient_accumulation_steps",
+    "bf16",
+    "learning_rate",
+    "logging_steps",
+)
 
 
 def plain(value):

@@ -28,13 +28,24 @@ EXTRAS = {"lsp": ("pygls", "lsp"), "serve": ("fastapi", "web")}
 
 def commands(recipe: str) -> dict:
     return {
-        "validate": ["validate", recipe], "explain": ["explain", recipe], "plan": ["plan", recipe],
-        "schema": ["schema"], "smoke": ["smoke", recipe], "lsp": ["lsp"], "serve": ["serve"],
+        "validate": ["validate", recipe],
+        "explain": ["explain", recipe],
+        "plan": ["plan", recipe],
+        "schema": ["schema"],
+        "smoke": ["smoke", recipe],
+        "lsp": ["lsp"],
+        "serve": ["serve"],
     }
 
 
-@pytest.mark.parametrize("bad, said", [("abc", "not a TRL version: 'abc'"), ("0.9", "TRL 0.9.0 has no GRPOTrainer"),
-                                       ("0.13.2", "TRL 0.13.2 has no GRPOTrainer")])
+@pytest.mark.parametrize(
+    "bad, said",
+    [
+        ("abc", "not a TRL version: 'abc'"),
+        ("0.9", "TRL 0.9.0 has no GRPOTrainer"),
+        ("0.13.2", "TRL 0.13.2 has no GRPOTrainer"),
+    ],
+)
 @pytest.mark.parametrize("command", ["validate", "explain", "plan", "schema", "smoke", "lsp", "serve"])
 def test_a_bad_version_is_a_usage_error_naming_the_range(recipe, command, bad, said, capsys):
     from grpo_schema.cli import main
@@ -76,4 +87,3 @@ def test_a_comment_naming_a_bad_version_is_reported_on_its_line(tmp_path, capsys
     main(["validate", str(path)])
     out = capsys.readouterr()
     assert "TRL 0.9.0 has no GRPOTrainer" in out.out + out.err and RANGE in out.out + out.err
-

@@ -12,8 +12,13 @@ from grpo_schema.cli import main
 from grpo_schema.engine.check import check_mapping
 from grpo_schema.versions import surface
 
-RECIPE = {"model_name_or_path": "Qwen/Qwen2.5-0.5B", "dataset_name": "trl-lib/tldr",
-          "per_device_train_batch_size": 2, "num_generations": 8, "gradient_accumulation_steps": 4}
+RECIPE = {
+    "model_name_or_path": "Qwen/Qwen2.5-0.5B",
+    "dataset_name": "trl-lib/tldr",
+    "per_device_train_batch_size": 2,
+    "num_generations": 8,
+    "gradient_accumulation_steps": 4,
+}
 
 
 def batch_codes(release: str, world_size: int = 1, **changes) -> list[str]:
@@ -29,10 +34,15 @@ def test_the_tables_hold_each_release_s_unit_and_checks():
     train_016 = (("per_device_train_batch_size", "world_size"), "trainer", False)
     eval_early = (("per_device_eval_batch_size", "world_size"), "trainer", True)
     assert checks("0.15") == checks("0.16") == [train_016, eval_early]
-    assert checks("0.17")[0] == (("per_device_train_batch_size", "world_size", "gradient_accumulation_steps"),
-                                 "trainer", False)
-    assert checks("0.19") == [(("generation_batch_size",), "config", False),
-                              (("per_device_eval_batch_size", "world_size"), "config", True)]
+    assert checks("0.17")[0] == (
+        ("per_device_train_batch_size", "world_size", "gradient_accumulation_steps"),
+        "trainer",
+        False,
+    )
+    assert checks("0.19") == [
+        (("generation_batch_size",), "config", False),
+        (("per_device_eval_batch_size", "world_size"), "config", True),
+    ]
     assert [c[2] for c in checks("0.20")] == [False]  # 0.20-0.21 dropped the evaluation batch's check
     assert all(surface(r).batch.unit == "completions" for r in ("0.15", "0.17", "0.19", "1.0", "1.16"))
 
@@ -46,8 +56,7 @@ def test_014_counts_prompts_and_checks_nothing():
 def test_015_016_check_the_global_micro_batch():
     assert batch_codes("0.16") == ["GRPO-B001"]  # 2 x 1 is not a multiple of 8, whatever the accumulation
     assert batch_codes("0.15", world_size=4) == []  # 2 x 4 = 8
-    message = next(d.message for d in check_mapping(RECIPE, trl_version="0.16").diagnostics
-                   if d.code == "GRPO-B001")
+    message = next(d.message for d in check_mapping(RECIPE, trl_version="0.16").diagnostics if d.code == "GRPO-B001")
     assert "TRL 0.16.1's trainer" in message and "gradient_accumulation_steps" not in message
 
 
@@ -59,8 +68,12 @@ def test_017_checks_per_device_processes_and_accumulation():
 
 
 def test_the_evaluation_batch_is_checked_only_where_the_release_checks_it():
-    evaluation = {"eval_strategy": "steps", "per_device_eval_batch_size": 3, "num_generations": 2,
-                  "per_device_train_batch_size": 4}
+    evaluation = {
+        "eval_strategy": "steps",
+        "per_device_eval_batch_size": 3,
+        "num_generations": 2,
+        "per_device_train_batch_size": 4,
+    }
     assert batch_codes("0.19", **evaluation) == ["GRPO-B004"]
     assert batch_codes("0.20", **evaluation) == batch_codes("0.21", **evaluation) == []
     assert batch_codes("0.22", **evaluation) == ["GRPO-B004"]

@@ -20,7 +20,10 @@ def fake_site(tmp_path, version="0.19.1", name="trl"):
 
 def test_flag_comes_first(tmp_path):
     assert default_version(tmp_path / "run.yaml", flag="0.23", search_path=[str(fake_site(tmp_path))]) == (
-        "0.23", "flag", None)
+        "0.23",
+        "flag",
+        None,
+    )
 
 
 def test_a_bad_flag_is_refused():
@@ -88,8 +91,14 @@ def test_the_nearest_folder_wins_and_the_walk_stops_at_the_repository_root(tmp_p
 
 def test_pyproject_and_setup_py_pins(tmp_path):
     root = repo(tmp_path)
-    (root / "pyproject.toml").write_text('[project]\ndependencies = [\n  "accelerate>=1.4",\n  "trl[vllm]==0.16.0",\n]\n')
-    assert default_version(root / "run.yaml", search_path=[]) == ("0.16.0", "requirements", str(root / "pyproject.toml"))
+    (root / "pyproject.toml").write_text(
+        '[project]\ndependencies = [\n  "accelerate>=1.4",\n  "trl[vllm]==0.16.0",\n]\n'
+    )
+    assert default_version(root / "run.yaml", search_path=[]) == (
+        "0.16.0",
+        "requirements",
+        str(root / "pyproject.toml"),
+    )
     (root / "pyproject.toml").unlink()
     (root / "setup.py").write_text('_deps = ["transformers>=4.49", "trl @ git+https://x", "trl>=0.19,<0.20"]\n')
     assert default_version(root / "run.yaml", search_path=[]).version == "0.19.1"

@@ -54,8 +54,15 @@ def test_a_launch_key_the_release_does_not_take_is_not_also_forwarded():
 
 
 def test_a_python_annotation_as_a_value_gets_its_own_diagnostic():
-    result = check_mapping({**BASE, "reward_funcs": ["accuracy_reward"], "use_vllm": "bool = True",
-                            "beta": "float = 0.04", "use_vllm_server": "bool = True"})
+    result = check_mapping(
+        {
+            **BASE,
+            "reward_funcs": ["accuracy_reward"],
+            "use_vllm": "bool = True",
+            "beta": "float = 0.04",
+            "use_vllm_server": "bool = True",
+        }
+    )
     by_key = {}
     for d in result.diagnostics:
         by_key.setdefault(d.fields[0] if d.fields else "", []).append(d.code)
@@ -72,10 +79,13 @@ def test_l002_is_neither_about_a_refused_value_nor_names_a_loss_the_release_refu
     grpo, not luspo."""
     refused = codes_on("0.20", loss_type="luspo", importance_sampling_level="sequence")
     assert refused.count("GRPO-T003") == 1 and "GRPO-L002" not in refused
-    result = check_mapping({**BASE, "reward_funcs": ["think_format_reward"], "loss_type": "bnpo",
-                            "importance_sampling_level": "sequence"}, trl_version="0.21")
+    result = check_mapping(
+        {**BASE, "reward_funcs": ["think_format_reward"], "loss_type": "bnpo", "importance_sampling_level": "sequence"},
+        trl_version="0.21",
+    )
     [l002] = [d for d in result.diagnostics if d.code == "GRPO-L002"]
     assert "grpo" in l002.hint and "luspo" not in l002.hint
-    at_116 = check_mapping({**BASE, "reward_funcs": ["accuracy_reward"], "loss_type": "bnpo",
-                            "importance_sampling_level": "sequence"})
+    at_116 = check_mapping(
+        {**BASE, "reward_funcs": ["accuracy_reward"], "loss_type": "bnpo", "importance_sampling_level": "sequence"}
+    )
     assert "luspo" in next(d.hint for d in at_116.diagnostics if d.code == "GRPO-L002")

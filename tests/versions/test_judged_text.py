@@ -60,7 +60,9 @@ def test_migrate_says_what_it_migrated_from_and_to(tmp_path, capsys, monkeypatch
     config = tmp_path / "run.yaml"
     config.write_text(OLD)
     said = text_of(capsys, "migrate", config)
-    assert "written for TRL 0.19.1 (the trl installed beside this Python); migrated to TRL 1.16 (the default " \
-           "target)" in said, said
+    assert (
+        "written for TRL 0.19.1 (the trl installed beside this Python); migrated to TRL 1.16 (the default "
+        "target)" in said
+    ), said
     said = text_of(capsys, "migrate", config, "--from", "0.19", "--to", "0.23")
     assert "written for TRL 0.19 (--from); migrated to TRL 0.23.1 (--to)" in said, said

@@ -81,24 +81,39 @@ def test_0_16_to_0_23_keeps_the_run(tmp_path, capsys):
     assert "written for TRL 0.16 (--from); migrated to TRL 0.23.1 (--to)" in err
     assert "cannot keep: vllm_device" in err
     text = path.read_text()
-    assert "vllm_device" not in text and "eval_strategy: \"no\"" in text and "evaluation_strategy" not in text
+    assert "vllm_device" not in text and 'eval_strategy: "no"' in text and "evaluation_strategy" not in text
     assert "torch_dtype: bfloat16" in text and "max_prompt_length: 512" in text  # 0.23 still reads both
-    for line in ("beta: 0.04  # TRL 0.16.1's default; TRL 0.23.1's default is 0.0",
-                 "loss_type: grpo  # what TRL 0.16.1 did before loss_type existed; TRL 0.23.1's default is dapo",
-                 "temperature: 0.9  # TRL 0.16.1's default; TRL 0.23.1's default is 1.0",
-                 "steps_per_generation: 1  # what TRL 0.16.1 did before steps_per_generation existed"):
+    for line in (
+        "beta: 0.04  # TRL 0.16.1's default; TRL 0.23.1's default is 0.0",
+        "loss_type: grpo  # what TRL 0.16.1 did before loss_type existed; TRL 0.23.1's default is dapo",
+        "temperature: 0.9  # TRL 0.16.1's default; TRL 0.23.1's default is 1.0",
+        "steps_per_generation: 1  # what TRL 0.16.1 did before steps_per_generation existed",
+    ):
         assert line in text, text
-    assert text.startswith("# yaml-language-server: $schema=trl-0.23.1/grpo-config.schema.json\n"
-                           "# grpo: --trl-version 0.23.1\n")
+    assert text.startswith(
+        "# yaml-language-server: $schema=trl-0.23.1/grpo-config.schema.json\n# grpo: --trl-version 0.23.1\n"
+    )
     after = judged(path, "0.23")
     assert after.valid, [d.message for d in after.diagnostics if d.severity == "error"]
     assert not [d for d in after.diagnostics if d.code.startswith("GRPO-K")]  # every key is one 0.23 reads
     # the same run: what 0.16 did with the file left alone, 0.23 does with the migrated one
-    for key in ("beta", "temperature", "loss_type", "scale_rewards", "top_k", "max_completion_length",
-                "gradient_checkpointing", "learning_rate", "num_generations", "dtype"):
+    for key in (
+        "beta",
+        "temperature",
+        "loss_type",
+        "scale_rewards",
+        "top_k",
+        "max_completion_length",
+        "gradient_checkpointing",
+        "learning_rate",
+        "num_generations",
+        "dtype",
+    ):
         assert getattr(after.config, key) == getattr(before.config, key), key
     assert (after.plan.generation_batch_size, after.plan.steps_per_generation) == (
-        before.plan.generation_batch_size, before.plan.steps_per_generation)
+        before.plan.generation_batch_size,
+        before.plan.steps_per_generation,
+    )
 
 
 def test_0_16_to_1_16_is_the_default_target(tmp_path, capsys):
@@ -142,15 +157,23 @@ def test_the_catalogue_and_the_editor_docs_list_every_release_schema():
     for release in releases():  # every release names the schema of the table it is judged by
         from grpo_schema.commands.export import release_schema_name
 
-        expected = "grpo-config.schema.json" if surface(release).release == surface("1.16").release else \
-            f"trl-{surface(release).release}/grpo-config.schema.json"
+        expected = (
+            "grpo-config.schema.json"
+            if surface(release).release == surface("1.16").release
+            else f"trl-{surface(release).release}/grpo-config.schema.json"
+        )
         assert release_schema_name(release) == expected
         assert re.match(r"^(trl-[\d.]+/)?grpo-config\.schema\.json$", expected)
 
 
-@pytest.mark.parametrize("version, schema", [("0.19", "trl-0.19.1/grpo-config.schema.json"),
-                                             ("1.4", "trl-1.0.0/grpo-config.schema.json"),
-                                             ("1.16", "grpo-config.schema.json")])
+@pytest.mark.parametrize(
+    "version, schema",
+    [
+        ("0.19", "trl-0.19.1/grpo-config.schema.json"),
+        ("1.4", "trl-1.0.0/grpo-config.schema.json"),
+        ("1.16", "grpo-config.schema.json"),
+    ],
+)
 def test_grpo_schema_for_a_release_names_its_modeline(capsys, version, schema):
     assert main(["schema", "--trl-version", version]) == 0
     captured = capsys.readouterr()

@@ -8,8 +8,13 @@ import pytest
 
 from grpo_schema.engine.check import check_mapping
 
-RECIPE = {"model_name_or_path": "Qwen/Qwen2.5-1.5B-Instruct", "dataset_name": "AI-MO/NuminaMath-TIR",
-          "output_dir": "out", "per_device_train_batch_size": 8, "num_generations": 8}
+RECIPE = {
+    "model_name_or_path": "Qwen/Qwen2.5-1.5B-Instruct",
+    "dataset_name": "AI-MO/NuminaMath-TIR",
+    "output_dir": "out",
+    "per_device_train_batch_size": 8,
+    "num_generations": 8,
+}
 
 
 def findings(release: str, **keys) -> list[tuple[str, tuple[str, ...]]]:

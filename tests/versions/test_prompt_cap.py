@@ -10,8 +10,10 @@ import pytest
 
 from grpo_schema.cli import main
 
-RECIPE = ("model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct\ndataset_name: trl-lib/tldr\nreward_funcs: [accuracy_reward]\n"
-          "per_device_train_batch_size: 8\nnum_generations: 8\nmax_completion_length: 1024\n")
+RECIPE = (
+    "model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct\ndataset_name: trl-lib/tldr\nreward_funcs: [accuracy_reward]\n"
+    "per_device_train_batch_size: 8\nnum_generations: 8\nmax_completion_length: 1024\n"
+)
 
 
 def planned(tmp_path, capsys, extra: str, release: str, *options: str) -> tuple[int, list[str]]:

@@ -83,8 +83,11 @@ def test_validate_says_a_deprecation_only_for_the_releases_that_have_it(tmp_path
     def said(version, text=RECIPE):
         path.write_text(text)
         done = grpo("validate", "--format", "json", str(path), "--trl-version", version, cwd=REPO)
-        return {d["fields"][0]: d for d in json.loads(done.stdout)["files"][0]["diagnostics"]
-                if d["code"].startswith("GRPO-D")}
+        return {
+            d["fields"][0]: d
+            for d in json.loads(done.stdout)["files"][0]["diagnostics"]
+            if d["code"].startswith("GRPO-D")
+        }
 
     assert said("0.19") == {}  # 0.19 reads gradient_checkpointing and no activation_checkpointing: nothing to rename
     old = said("1.6")  # 1.6 deprecates use_transformers_paged with no key to use instead
@@ -93,9 +96,14 @@ def test_validate_says_a_deprecation_only_for_the_releases_that_have_it(tmp_path
     assert old["gradient_checkpointing"]["fix"]["rename"] == {"gradient_checkpointing": "activation_checkpointing"}
     new = said("1.8")
     assert new["use_transformers_paged"]["fix"]["rename"] == {
-        "use_transformers_paged": "use_transformers_continuous_batching"}
-    own = said("0.26", RECIPE.replace("gradient_checkpointing: true\nuse_transformers_paged: true\n",
-                                      "wandb_log_unique_prompts: true\n"))
+        "use_transformers_paged": "use_transformers_continuous_batching"
+    }
+    own = said(
+        "0.26",
+        RECIPE.replace(
+            "gradient_checkpointing: true\nuse_transformers_paged: true\n", "wandb_log_unique_prompts: true\n"
+        ),
+    )
     assert own["wandb_log_unique_prompts"]["code"] == "GRPO-D006"
     assert own["wandb_log_unique_prompts"]["fix"]["rename"] == {"wandb_log_unique_prompts": "log_unique_prompts"}
 
@@ -122,6 +130,7 @@ def test_a_deprecated_key_the_release_parses_and_never_uses_is_said_to_have_no_e
 
 def test_a_boolean_before_named_values_is_described_as_the_boolean_it_was():
     """scale_rewards is a boolean up to 0.21: its 0.19 schema does not describe 1.16's 'group' / 'batch' / 'none'."""
+
     def said(release):
         schema = json.loads((REPO / "schemas" / f"trl-{release}" / "grpo-config.schema.json").read_text())
         prop = schema["properties"]["scale_rewards"]

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from grpo_schema.engine.validate import check_text
 
-RECIPE = ("model_name_or_path: m\ndataset_name: d\nreward_funcs: [think_format_reward]\n"
-          "per_device_train_batch_size: 2\nnum_generations: 8\n")
+RECIPE = (
+    "model_name_or_path: m\ndataset_name: d\nreward_funcs: [think_format_reward]\n"
+    "per_device_train_batch_size: 2\nnum_generations: 8\n"
+)
 
 
 def b001(release: str, text: str = RECIPE, world_size: int | None = 3):

@@ -46,23 +46,34 @@ def test_the_cli_puts_the_comment_under_the_flag_and_over_installed_and_pinned(t
     site = tmp_path / "site"  # an installed trl 1.16 (its metadata): still under the comment
     (site / "trl-1.16.0.dist-info").mkdir(parents=True)
     (site / "trl-1.16.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: trl\nVersion: 1.16.0\n")
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); from grpo_schema.cli import main; "
-            "sys.exit(main(['validate', '--format', 'json', sys.argv[2]]))")
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]); from grpo_schema.cli import main; "
+        "sys.exit(main(['validate', '--format', 'json', sys.argv[2]]))"
+    )
     for text, source in ((COMMENTED, "comment"), (OLD_RECIPE, "installed")):
         recipe.write_text(text)
-        done = subprocess.run([sys.executable, "-c", code, str(site), str(recipe)], capture_output=True, text=True,
-                              timeout=60, cwd=REPO)
+        done = subprocess.run(
+            [sys.executable, "-c", code, str(site), str(recipe)], capture_output=True, text=True, timeout=60, cwd=REPO
+        )
         assert json.loads(done.stdout)["files"][0]["trl_version_source"] == source, done.stderr
 
 
 def _server(*args: str, options=None) -> StdioLspClient:
     pytest.importorskip("pygls", reason="grpo lsp needs the lsp extra")
-    return StdioLspClient([sys.executable, "-m", "grpo_schema", "lsp", *args], REPO, timeout=30.0,
-                          env={"PYTHONPATH": str(REPO)}, initialization_options=options)
+    return StdioLspClient(
+        [sys.executable, "-m", "grpo_schema", "lsp", *args],
+        REPO,
+        timeout=30.0,
+        env={"PYTHONPATH": str(REPO)},
+        initialization_options=options,
+    )
 
 
-@pytest.mark.parametrize(("args", "options"), [((), {"grpo": {"trlVersion": "1.16"}}), (("--trl-version", "1.16"), None)],
-                         ids=["trlVersion-setting", "grpo-lsp-flag"])
+@pytest.mark.parametrize(
+    ("args", "options"),
+    [((), {"grpo": {"trlVersion": "1.16"}}), (("--trl-version", "1.16"), None)],
+    ids=["trlVersion-setting", "grpo-lsp-flag"],
+)
 def test_the_language_server_puts_its_release_under_the_file_s_comment(tmp_path, args, options):
     commented, plain = tmp_path / "commented.grpo.yaml", tmp_path / "plain.grpo.yaml"
     commented.write_text(COMMENTED)
@@ -91,5 +102,8 @@ def test_the_service_puts_its_release_under_the_comment_and_a_request_s_over_it(
     assert (plain["trl_version"], plain["trl_version_source"], plain["valid"]) == ("1.16", "service settings", False)
     asked = client.post("/api/v1/validate?trl_version=1.16", content=COMMENTED, headers=yaml_type).json()
     assert asked["trl_version_source"] == "flag" and not asked["valid"]
-    assert client.get("/api/v1/trl-versions").json()["default"] == {"version": "1.16", "source": "service settings",
-                                                                      "says": "the service's --trl-version"}
+    assert client.get("/api/v1/trl-versions").json()["default"] == {
+        "version": "1.16",
+        "source": "service settings",
+        "says": "the service's --trl-version",
+    }

@@ -87,11 +87,19 @@ def oracle(tmp_path_factory):
         corpus = sorted(str(p) for p in CORPUS.glob("*.yaml")) if CORPUS.is_dir() else []
         mistakes = readable_mistakes()
         out = folder / "result.json"
-        proc = subprocess.run([str(python), str(CHILD), str(out), *corpus, *mistakes, *random_paths], capture_output=True,
-                              text=True, timeout=900)
+        proc = subprocess.run(
+            [str(python), str(CHILD), str(out), *corpus, *mistakes, *random_paths],
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
         assert proc.returncode == 0, proc.stderr[-3000:]
-        runs[release] = {"result": json.loads(out.read_text()), "corpus": corpus, "random": random_paths,
-                         "mistakes": mistakes}
+        runs[release] = {
+            "result": json.loads(out.read_text()),
+            "corpus": corpus,
+            "random": random_paths,
+            "mistakes": mistakes,
+        }
         assert runs[release]["result"]["release"] == release
         return runs[release]
 
@@ -127,8 +135,13 @@ class NoAliases(yaml.SafeLoader):
 
 def write_summary(release: str, **values) -> None:
     """The release's summary file gains `values` (each of three tests adds its own, maybe from another worker)."""
-    merge_json(ARTIFACTS / "trl-release-oracle" / f"{release}.json", {**values, "release": release}, indent=1,
-               sort_keys=True, default=repr)
+    merge_json(
+        ARTIFACTS / "trl-release-oracle" / f"{release}.json",
+        {**values, "release": release},
+        indent=1,
+        sort_keys=True,
+        default=repr,
+    )
 
 
 def config_of(path: str) -> dict:
@@ -173,15 +186,24 @@ def test_release_parser_agrees_with_its_table(release, oracle):
     unexplained = {n: files[:3] for n, files in rewritten.items() if n not in NORMALISED_AFTER_PARSING}
     left_out_equal = compared - sum(len(files) for files in rewritten.values())
     files = len(result["files"])
-    write_summary(release, transformers=result["transformers"], table=table.release,
-                  table_transformers=table.transformers, files=files, corpus_files=len(run["corpus"]),
-                  random_files=len(run["random"]), random_seed=RANDOM_SEED,
-                  parser_defaults_equal=f"{len(parser_defaults) - len(differing)}/{len(parser_defaults)}",
-                  parser_defaults_differing=differing, unknown_keys_equal=f"{unknown_agree}/{files}",
-                  unknown_keys_mismatched=mismatched, parse_at_world_size_1=f"{parses}/{files}",
-                  left_out_values_equal=f"{left_out_equal}/{compared}",
-                  rewritten_after_parsing={n: len(f) for n, f in sorted(rewritten.items())},
-                  rewritten_unexplained=unexplained)
+    write_summary(
+        release,
+        transformers=result["transformers"],
+        table=table.release,
+        table_transformers=table.transformers,
+        files=files,
+        corpus_files=len(run["corpus"]),
+        random_files=len(run["random"]),
+        random_seed=RANDOM_SEED,
+        parser_defaults_equal=f"{len(parser_defaults) - len(differing)}/{len(parser_defaults)}",
+        parser_defaults_differing=differing,
+        unknown_keys_equal=f"{unknown_agree}/{files}",
+        unknown_keys_mismatched=mismatched,
+        parse_at_world_size_1=f"{parses}/{files}",
+        left_out_values_equal=f"{left_out_equal}/{compared}",
+        rewritten_after_parsing={n: len(f) for n, f in sorted(rewritten.items())},
+        rewritten_unexplained=unexplained,
+    )
     print(f"{release}: unknown keys {unknown_agree}/{files}, left-out values {left_out_equal}/{compared}")
 
     assert mismatched == {}
@@ -194,8 +216,18 @@ def test_release_parser_agrees_with_its_table(release, oracle):
 # What a release's parser stops on: keys it does not read (unknown, a downstream script's, launch keys before 0.29,
 # old names it no longer reads, 1.16's newer keys), a string its types refuse, a fractional save/logging/eval step
 # count above 1 (TrainingArguments), and, from 0.18, the batch geometry (GEOMETRY_AT_PARSE).
-PARSE_TIME = {"GRPO-K001", "GRPO-K002", "GRPO-K003", "GRPO-K004", "GRPO-K006", "GRPO-K009", "GRPO-K010", "GRPO-T013",
-              "GRPO-T005", "GRPO-O002"}
+PARSE_TIME = {
+    "GRPO-K001",
+    "GRPO-K002",
+    "GRPO-K003",
+    "GRPO-K004",
+    "GRPO-K006",
+    "GRPO-K009",
+    "GRPO-K010",
+    "GRPO-T013",
+    "GRPO-T005",
+    "GRPO-O002",
+}
 # whole groups per generation and per eval batch, generation_batch_size with steps_per_generation, a generation
 # batch that is not a whole number of micro-batches
 ENUM_TYPES = re.compile(r"SchedulerType|IntervalStrategy|SaveStrategy|HubStrategy|OptimizerNames")
@@ -237,9 +269,12 @@ def stops_at_parse(diagnostics, config: dict, table) -> list[str]:
         # fewer than 2 generations per prompt (a boolean counts as 0 or 1) or a fraction that divides nothing is
         # refused with the batch geometry
         single = d.code in ("GRPO-T001", "GRPO-T002") and d.fields == ("num_generations",) and geometry
-        zero_batch = (d.code == "GRPO-T002" and d.fields == ("per_device_train_batch_size",)
-                      and config.get("per_device_train_batch_size") == 0
-                      and table.release.startswith(DIVIDES_BY_THE_BATCH))
+        zero_batch = (
+            d.code == "GRPO-T002"
+            and d.fields == ("per_device_train_batch_size",)
+            and config.get("per_device_train_batch_size") == 0
+            and table.release.startswith(DIVIDES_BY_THE_BATCH)
+        )
         if d.code in PARSE_TIME | geometry | ALWAYS_AT_PARSE or converted or enum or single or zero_batch:
             out.append(d.code)
     return out
@@ -273,11 +308,17 @@ def test_grpo_validate_gives_the_release_parsers_verdict_and_unknown_keys(releas
             unknown[Path(path).name] = (not_read, entry["unknown"])
     files = len(result["files"])
     random_names = {Path(p).name for p in run["random"]}
-    write_summary(release, verdicts_equal=f"{files - len(verdicts)}/{files}",
-                  verdicts_equal_random=f"{len(random_names) - len(random_names & set(verdicts))}/{len(random_names)}",
-                  verdicts_differing=verdicts, unknown_reported_equal=f"{files - len(unknown)}/{files}",
-                  unknown_reported_differing=unknown)
-    print(f"{release}: verdicts agree on {files - len(verdicts)}/{files}, unknown keys on {files - len(unknown)}/{files}")
+    write_summary(
+        release,
+        verdicts_equal=f"{files - len(verdicts)}/{files}",
+        verdicts_equal_random=f"{len(random_names) - len(random_names & set(verdicts))}/{len(random_names)}",
+        verdicts_differing=verdicts,
+        unknown_reported_equal=f"{files - len(unknown)}/{files}",
+        unknown_reported_differing=unknown,
+    )
+    print(
+        f"{release}: verdicts agree on {files - len(verdicts)}/{files}, unknown keys on {files - len(unknown)}/{files}"
+    )
     assert verdicts == {}
     assert unknown == {}
 
@@ -338,8 +379,11 @@ def test_grpo_derives_what_the_release_parser_derives(release, oracle):
                 agreeing += 1
             else:
                 differing.setdefault(name, []).append((Path(path).name, theirs, ours))
-    write_summary(release, derived_values_equal=f"{agreeing}/{compared}",
-                  derived_values_differing={n: v[:5] for n, v in differing.items()})
+    write_summary(
+        release,
+        derived_values_equal=f"{agreeing}/{compared}",
+        derived_values_differing={n: v[:5] for n, v in differing.items()},
+    )
     print(f"{release}: derived values agree {agreeing}/{compared}")
     assert compared > 0
     assert differing == {}

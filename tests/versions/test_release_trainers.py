@@ -21,8 +21,16 @@ SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "grpo-config.schema.j
 FIELDS = ("loss_type", "importance_sampling_level", "scale_rewards", "multi_objective_aggregation")
 # what a value needs from another field to be run at all (the release refuses luspo with token-level ratios)
 NEEDS = {("loss_type", "luspo"): {"importance_sampling_level": "sequence"}}
-BASE = {"per_device_train_batch_size": 2, "num_generations": 2, "max_completion_length": 3, "max_steps": 1,
-        "logging_steps": 1, "save_strategy": "no", "bf16": False, "gradient_checkpointing": False}
+BASE = {
+    "per_device_train_batch_size": 2,
+    "num_generations": 2,
+    "max_completion_length": 3,
+    "max_steps": 1,
+    "logging_steps": 1,
+    "save_strategy": "no",
+    "bf16": False,
+    "gradient_checkpointing": False,
+}
 
 pytestmark = [pytest.mark.trl_release, pytest.mark.slow]
 
@@ -36,8 +44,12 @@ def cases(release: str) -> list[dict]:
         info = table.fields.get(name)
         if info is None or info.type != "str":
             continue  # absent (the parser oracle covers it) or a boolean the parser converts (scale_rewards < 0.22)
-        values = [v for option in [properties[name], *properties[name].get("anyOf", [])]
-                  for v in option.get("enum", []) if isinstance(v, str)]
+        values = [
+            v
+            for option in [properties[name], *properties[name].get("anyOf", [])]
+            for v in option.get("enum", [])
+            if isinstance(v, str)
+        ]
         for value in values:
             config = {k: v for k, v in NEEDS.get((name, value), {}).items() if k in table.fields}
             found.append({"field": name, "value": value, "config": config})
@@ -46,12 +58,26 @@ def cases(release: str) -> list[dict]:
 
 def grpo_refuses(release: str, case: dict, folder: Path) -> bool:
     path = folder / f"{case['field']}-{case['value']}.yaml"
-    path.write_text(yaml.safe_dump({"model_name_or_path": "tiny", "dataset_name": "prompts", "reward_funcs": ["r"],
-                                    "use_cpu": True, "report_to": "none", **BASE, **case["config"],
-                                    case["field"]: case["value"]}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "model_name_or_path": "tiny",
+                "dataset_name": "prompts",
+                "reward_funcs": ["r"],
+                "use_cpu": True,
+                "report_to": "none",
+                **BASE,
+                **case["config"],
+                case["field"]: case["value"],
+            }
+        )
+    )
     result = check_file(path, trl_version=release)
-    return any(d.code in ("GRPO-T003", "GRPO-T013") and case["field"] in d.fields for d in result.diagnostics
-               if d.severity == "error")
+    return any(
+        d.code in ("GRPO-T003", "GRPO-T013") and case["field"] in d.fields
+        for d in result.diagnostics
+        if d.severity == "error"
+    )
 
 
 @pytest.mark.parametrize("release", BUILT_BY_TEST_SH)
@@ -62,8 +88,9 @@ def test_grpo_refuses_a_choice_value_exactly_when_the_release_s_trainer_does(rel
     wanted = cases(release)
     (tmp_path / "cases.json").write_text(json.dumps(wanted))
     out = tmp_path / "out.json"
-    proc = subprocess.run([str(python), str(CHILD), str(out), str(tmp_path / "cases.json")], capture_output=True,
-                          text=True, timeout=300)
+    proc = subprocess.run(
+        [str(python), str(CHILD), str(out), str(tmp_path / "cases.json")], capture_output=True, text=True, timeout=300
+    )
     if proc.returncode == 3:  # the environment has the release's parser but not all its trainer needs
         why = proc.stderr.strip().splitlines()[-1]
         if os.environ.get("CI") == "true" and os.environ.get("SKIP_TRL_RELEASES") != "1":
@@ -73,10 +100,16 @@ def test_grpo_refuses_a_choice_value_exactly_when_the_release_s_trainer_does(rel
     result = json.loads(out.read_text())
     assert result["release"] == release
     assert len(result["cases"]) == len(wanted)  # every field the table reads as a string, the release's config has
-    disagreements = [(c["field"], c["value"], c["verdict"]) for c in result["cases"]
-                     if c["verdict"].startswith("refuses") != grpo_refuses(release, c | {"config": next(
-                         w["config"] for w in wanted if (w["field"], w["value"]) == (c["field"], c["value"]))},
-                         tmp_path)]
+    disagreements = [
+        (c["field"], c["value"], c["verdict"])
+        for c in result["cases"]
+        if c["verdict"].startswith("refuses")
+        != grpo_refuses(
+            release,
+            c | {"config": next(w["config"] for w in wanted if (w["field"], w["value"]) == (c["field"], c["value"]))},
+            tmp_path,
+        )
+    ]
     assert disagreements == []
     if release == "0.19.1":  # the release's own words for what grpo now refuses
         refused = {c["value"] for c in result["cases"] if c["field"] == "loss_type" and c["verdict"] != "accepts"}

@@ -57,10 +57,12 @@ def tiny_model(tiny_model_dir):
 
 @pytest.fixture
 def recipe(tmp_path, monkeypatch, tiny_model, request):
-    (tmp_path / "my_rewards_019.py").write_text(textwrap.dedent('''
+    (tmp_path / "my_rewards_019.py").write_text(
+        textwrap.dedent("""
         def length(completions, **kwargs):
             return [float(len(str(c))) for c in completions]
-    '''))
+    """)
+    )
     rows = [{"prompt": [{"role": "user", "content": f"say {w}"}]} for w in ("cat", "dog", "star", "sun")]
     (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     monkeypatch.chdir(tmp_path)
@@ -89,8 +91,8 @@ def test_the_recipe_is_valid_for_0_19_and_not_for_1_16(recipe):
 
 
 def test_the_file_runs_translated_with_0_19_defaults_written_out(recipe):
-    from grpo_schema import check_file
     from grpo_runtime.smoke.command import parser, translate_for_runtime
+    from grpo_schema import check_file
 
     args = parser().parse_args([str(recipe), "--trl-version", "0.19"])
     translated = translate_for_runtime(args, {"trl_version": "0.19", "trl_version_source": "flag"})
@@ -101,8 +103,17 @@ def test_the_file_runs_translated_with_0_19_defaults_written_out(recipe):
         assert copy.config.warmup_steps == 0.1 and copy.config.optim == "adamw_torch"
         # the same run as 0.19 reads the original file
         original = check_file(recipe, trl_version="0.19")
-        for key in ("loss_type", "beta", "temperature", "max_completion_length", "optim", "scale_rewards", "top_k",
-                    "dtype", "warmup_steps"):
+        for key in (
+            "loss_type",
+            "beta",
+            "temperature",
+            "max_completion_length",
+            "optim",
+            "scale_rewards",
+            "top_k",
+            "dtype",
+            "warmup_steps",
+        ):
             assert getattr(copy.config, key) == getattr(original.config, key), key
         assert "vllm_mode" not in copy.raw  # 0.19's server default is not written for a file without vLLM
         # 1.16's name for it, which the runtime reads before the deprecated one
@@ -186,9 +197,11 @@ def test_grpo_train_says_what_an_older_release_did_that_the_runtime_cannot_keep(
     from grpo_runtime.launch.cli import train_command
 
     path = tmp_path / "old.yaml"
-    path.write_text("# grpo: --trl-version 0.19\nmodel_name_or_path: Qwen/Qwen2.5-0.5B-Instruct\n"
-                    "dataset_name: trl-lib/tldr\nreward_funcs: [think_format_reward]\nmax_prompt_length: 256\n"
-                    "per_device_train_batch_size: 8\nnum_generations: 8\n")
+    path.write_text(
+        "# grpo: --trl-version 0.19\nmodel_name_or_path: Qwen/Qwen2.5-0.5B-Instruct\n"
+        "dataset_name: trl-lib/tldr\nreward_funcs: [think_format_reward]\nmax_prompt_length: 256\n"
+        "per_device_train_batch_size: 8\nnum_generations: 8\n"
+    )
     assert train_command([str(path), "--dry-run"]) == 0
     err = capsys.readouterr().err
     assert "written for TRL 0.19" in err and "max_prompt_length" in err
@@ -203,8 +216,8 @@ def test_keys_the_release_ignores_are_left_out_of_the_run_and_said(recipe):
     for a file that does not use vLLM (it would only earn a warning the user's file never had)."""
     from pathlib import Path
 
-    from grpo_schema import check_file
     from grpo_runtime.smoke.command import parser, release_check, translate_for_runtime
+    from grpo_schema import check_file
 
     recipe.write_text(recipe.read_text() + "vllm_importance_sampling_cap: 3.0\nsomeone_elses_key: 1\n")
     release = {"trl_version": "0.22", "trl_version_source": "flag"}
@@ -232,8 +245,9 @@ def test_another_trainers_keys_are_refused_with_the_reason(recipe):
 
 
 def test_diagnostics_of_the_rewritten_copy_point_at_the_users_lines(recipe):
-    from grpo_runtime.smoke.command import lines_of_original, parser, release_check, translate_for_runtime
     from pathlib import Path
+
+    from grpo_runtime.smoke.command import lines_of_original, parser, release_check, translate_for_runtime
 
     release = {"trl_version": "0.19", "trl_version_source": "flag"}
     args = parser().parse_args([str(recipe), "--trl-version", "0.19"])
@@ -243,12 +257,13 @@ def test_diagnostics_of_the_rewritten_copy_point_at_the_users_lines(recipe):
     copy_lines = translated["text"].splitlines()
     at = next(n for n, line in enumerate(copy_lines, 1) if line.startswith("seed:"))
     added = next(n for n, line in enumerate(copy_lines, 1) if line.startswith("loss_type:"))
-    log = (f"{translated['file']}:{at}:1: error[X] about seed\n  {at} | seed: 42\n"
-           f"{translated['file']}:{added}:1: warning[Y] about loss_type\n")
+    log = (
+        f"{translated['file']}:{at}:1: error[X] about seed\n  {at} | seed: 42\n"
+        f"{translated['file']}:{added}:1: warning[Y] about loss_type\n"
+    )
     mine = recipe.read_text().splitlines().index("seed: 42") + 1
     assert at != mine  # the rewrite moved the line
     shown = lines_of_original(log, translated["file"], translated["text"], str(recipe))
     assert f"{recipe}:{mine}:1: error[X]" in shown and f"  {mine} | seed: 42" in shown
     assert f"{recipe} (a line the TRL 1.16 rewrite added: loss_type: bnpo" in shown
     assert ".grpo-smoke" not in shown
-

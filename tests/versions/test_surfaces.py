@@ -31,8 +31,9 @@ def test_validate_judges_as_the_release_named(recipe):
     assert old["valid"] and (old["trl_version"], old["trl_version_source"]) == ("0.19", "flag")
     new = file_object(str(recipe), "--trl-version", "1.16")
     assert not new["valid"] and {"GRPO-K002", "GRPO-K003"} <= set(codes(new))  # 1.16 reads none of the old names
-    recipe.write_text(OLD_RECIPE.replace("scale_rewards: true", "scale_rewards: group") + "importance_sampling_level: "
-                      "sequence\n")
+    recipe.write_text(
+        OLD_RECIPE.replace("scale_rewards: true", "scale_rewards: group") + "importance_sampling_level: sequence\n"
+    )
     old = file_object(str(recipe), "--trl-version", "0.19.1")
     assert {"GRPO-T013", "GRPO-K009"} <= set(codes(old))  # 0.19's parser refuses both
     assert all(d["severity"] == "error" for d in old["diagnostics"] if d["code"] == "GRPO-K009")
@@ -80,10 +81,13 @@ def test_the_default_is_the_installed_trl(tmp_path, recipe):
     site = tmp_path / "site"
     (site / "trl-0.23.1.dist-info").mkdir(parents=True)
     (site / "trl-0.23.1.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: trl\nVersion: 0.23.1\n")
-    code = ("import sys, json; sys.path.insert(0, sys.argv[1]); from grpo_schema.cli import main; "
-            "sys.exit(main(['validate', '--format', 'json', sys.argv[2]]))")
-    done = subprocess.run([sys.executable, "-c", code, str(site), str(recipe)], capture_output=True, text=True,
-                          timeout=120, cwd=REPO)
+    code = (
+        "import sys, json; sys.path.insert(0, sys.argv[1]); from grpo_schema.cli import main; "
+        "sys.exit(main(['validate', '--format', 'json', sys.argv[2]]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(site), str(recipe)], capture_output=True, text=True, timeout=120, cwd=REPO
+    )
     found = json.loads(done.stdout)["files"][0]
     assert (found["trl_version"], found["trl_version_source"]) == ("0.23.1", "installed")
 
@@ -148,18 +152,21 @@ def test_the_service_and_the_pydantic_api_take_the_release(recipe):
     from grpo_web.settings import Settings
 
     client = TestClient(create_app(Settings()))
-    served = client.post("/api/v1/validate?trl_version=0.19.1", content=OLD_RECIPE,
-                         headers={"content-type": "application/yaml"}).json()
+    served = client.post(
+        "/api/v1/validate?trl_version=0.19.1", content=OLD_RECIPE, headers={"content-type": "application/yaml"}
+    ).json()
     assert served["valid"] and served["trl_version"] == "0.19.1"
     assert codes(served) == codes(file_object(str(recipe), "--trl-version", "0.19.1"))
-    refused = client.post("/api/v1/validate?trl_version=0.9", content=OLD_RECIPE,
-                          headers={"content-type": "application/yaml"})
+    refused = client.post(
+        "/api/v1/validate?trl_version=0.9", content=OLD_RECIPE, headers={"content-type": "application/yaml"}
+    )
     assert refused.status_code == 422 and "0.14.0" in refused.text
     releases = client.get("/api/v1/trl-versions").json()
     assert "0.19.1" in releases["releases"] and releases["default"]["version"]
     old_service = TestClient(create_app(Settings(trl_version="0.19")))
-    assert old_service.post("/api/v1/validate", content=OLD_RECIPE,
-                            headers={"content-type": "application/yaml"}).json()["valid"]
+    assert old_service.post(
+        "/api/v1/validate", content=OLD_RECIPE, headers={"content-type": "application/yaml"}
+    ).json()["valid"]
     data = yaml.safe_load(OLD_RECIPE)
     GRPORunConfig.model_validate(data, context={"trl_version": "0.19.1"})
     with pytest.raises(pydantic.ValidationError) as refused_116:
@@ -211,9 +218,22 @@ def test_migrate_from_0_19_on_the_corpus_keeps_what_it_can_and_flags_the_rest(tm
         # what 0.19 read (its defaults included) is what 1.16 reads now, for the settings both have (a value
         # 0.19's parser refuses, T013, was never read by it,
         # or its trainer refuses, T003 naming the release: judged with the release's default instead)
-        refused = {f for d in before.diagnostics if d.code == "GRPO-T013" or d.code == "GRPO-T003"
-                   and "'s trainer accepts" in d.message for f in d.fields}
-        for name in {"loss_type", "beta", "scale_rewards", "max_completion_length", "temperature", "vllm_mode",
-                     "gradient_checkpointing", "num_generations", "learning_rate"} - refused:
+        refused = {
+            f
+            for d in before.diagnostics
+            if d.code == "GRPO-T013" or d.code == "GRPO-T003" and "'s trainer accepts" in d.message
+            for f in d.fields
+        }
+        for name in {
+            "loss_type",
+            "beta",
+            "scale_rewards",
+            "max_completion_length",
+            "temperature",
+            "vllm_mode",
+            "gradient_checkpointing",
+            "num_generations",
+            "learning_rate",
+        } - refused:
             assert getattr(after.config, name) == getattr(before.config, name), (source.name, name)
     assert checked >= 40

@@ -12,15 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from grpo_schema.versions import (
-    NewerThanTablesWarning,
-    VersionError,
-    diff,
-    newest,
-    parse_version,
-    releases,
-    surface,
-)
+from grpo_schema.versions import NewerThanTablesWarning, VersionError, diff, newest, parse_version, releases, surface
 from grpo_schema.versions.tables import RELEASES_DIR
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,8 +23,16 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.mark.parametrize(
     "text, expected",
-    [("0.19.1", (0, 19, 1)), ("0.19", (0, 19, 0)), ("v1.16.0", (1, 16, 0)), ("1.16.0rc1", (1, 16, 0)),
-     ("0.23.0.dev0", (0, 23, 0)), (" 0.14.0 ", (0, 14, 0)), ((0, 19, 1), (0, 19, 1)), ((1, 8), (1, 8, 0))],
+    [
+        ("0.19.1", (0, 19, 1)),
+        ("0.19", (0, 19, 0)),
+        ("v1.16.0", (1, 16, 0)),
+        ("1.16.0rc1", (1, 16, 0)),
+        ("0.23.0.dev0", (0, 23, 0)),
+        (" 0.14.0 ", (0, 14, 0)),
+        ((0, 19, 1), (0, 19, 1)),
+        ((1, 8), (1, 8, 0)),
+    ],
 )
 def test_parse_version(text, expected):
     assert parse_version(text) == expected
@@ -160,8 +160,13 @@ def test_vllm_device_in_016_not_019():
 
 
 @pytest.mark.parametrize(
-    "name", ["importance_sampling_level", "top_entropy_quantile", "use_transformers_paged",
-             "vllm_importance_sampling_correction"],
+    "name",
+    [
+        "importance_sampling_level",
+        "top_entropy_quantile",
+        "use_transformers_paged",
+        "vllm_importance_sampling_correction",
+    ],
 )
 def test_read_from_023_not_019(name):
     assert name in surface("0.23") and name not in surface("0.19")
@@ -179,7 +184,9 @@ def test_016_script_arguments_know_no_reward_funcs_and_require_dataset_name():
 def test_unknown_keys_per_release():
     fe = {v: surface(v).front_end for v in ("0.16", "0.19", "0.23", "0.29", "1.16")}
     assert not fe["0.16"].reads_config and fe["0.16"].unknown_keys == "no_config"
-    assert fe["0.19"].unknown_keys == "error" and "Unknown arguments from config file" in fe["0.19"].unknown_keys_message
+    assert (
+        fe["0.19"].unknown_keys == "error" and "Unknown arguments from config file" in fe["0.19"].unknown_keys_message
+    )
     assert fe["0.23"].unknown_keys == "ignored"
     assert fe["0.29"].unknown_keys == "accelerate" and "unrecognized arguments" in fe["0.29"].unknown_keys_message
     assert fe["1.16"].unknown_keys == "accelerate"
@@ -242,7 +249,10 @@ def test_tables_are_compact_sorted_json():
         assert text == json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n", path.name
     index = json.loads((RELEASES_DIR / "index.json").read_text())
     assert {e["file"] for e in index["releases"]} == {p.name for p in RELEASES_DIR.glob("*.json")} - {
-        "index.json", "requirements.json", "trainer.json"}
+        "index.json",
+        "requirements.json",
+        "trainer.json",
+    }
     requirements = json.loads((RELEASES_DIR / "requirements.json").read_text())["releases"]
     assert sorted(requirements) == sorted(e["release"] for e in index["releases"])
 
@@ -261,9 +271,12 @@ def regenerated() -> dict[str, str]:
     them. Each release's parser surface is read once: the trainer facts read it again otherwise (half the time)."""
     script = _script()
     missing = [
-        p for v, tf in script.RELEASES.items()
-        for p in (script.CACHE / f"trl-{v}-py3-none-any.whl",
-                  script.CACHE / "transformers" / f"transformers-{tf}-py3-none-any.whl")
+        p
+        for v, tf in script.RELEASES.items()
+        for p in (
+            script.CACHE / f"trl-{v}-py3-none-any.whl",
+            script.CACHE / "transformers" / f"transformers-{tf}-py3-none-any.whl",
+        )
         if not p.exists()
     ]
     if missing:
@@ -352,7 +365,7 @@ def test_the_source_reader_takes_only_unconditional_checks():
 # validator the value a run gets on its supported environment).
 KNOWN_1_16_DIFFERENCES = {
     # transformers 5.24 sets default_optim = "adamw_torch_fused" under `if is_torch_greater_or_equal_than_2_8`
-    "optim": ("adamw_torch", "adamw_torch_fused"),
+    "optim": ("adamw_torch", "adamw_torch_fused")
 }
 
 

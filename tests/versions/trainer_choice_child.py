@@ -32,13 +32,27 @@ def tiny_model_and_tokenizer():
     words = ["<pad>", "<eos>", "<unk>", "a", "b", "c", "d", "e"]
     backend = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="<unk>"))
     backend.pre_tokenizer = pre_tokenizers.Whitespace()
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, pad_token="<pad>", eos_token="<eos>",
-                                        unk_token="<unk>", model_input_names=["input_ids", "attention_mask"])
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=backend,
+        pad_token="<pad>",
+        eos_token="<eos>",
+        unk_token="<unk>",
+        model_input_names=["input_ids", "attention_mask"],
+    )
     tokenizer.padding_side = "left"
     torch.manual_seed(0)
-    config = LlamaConfig(vocab_size=len(words), hidden_size=16, intermediate_size=32, num_hidden_layers=1,
-                         num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=64,
-                         pad_token_id=0, eos_token_id=1, bos_token_id=1)
+    config = LlamaConfig(
+        vocab_size=len(words),
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        max_position_embeddings=64,
+        pad_token_id=0,
+        eos_token_id=1,
+        bos_token_id=1,
+    )
     return LlamaForCausalLM(config), tokenizer
 
 
@@ -67,23 +81,42 @@ def main() -> int:
         settings = {k: v for k, v in case["config"].items() if k in names}
         model, tokenizer = tiny_model_and_tokenizer()
         with tempfile.TemporaryDirectory() as folder:
-            args = dict(output_dir=folder, report_to="none", use_cpu=True, max_steps=1, per_device_train_batch_size=2,
-                        num_generations=2, max_completion_length=3, logging_steps=1, save_strategy="no",
-                        bf16=False, gradient_checkpointing=False, **settings)
+            args = dict(
+                output_dir=folder,
+                report_to="none",
+                use_cpu=True,
+                max_steps=1,
+                per_device_train_batch_size=2,
+                num_generations=2,
+                max_completion_length=3,
+                logging_steps=1,
+                save_strategy="no",
+                bf16=False,
+                gradient_checkpointing=False,
+                **settings,
+            )
             args[case["field"]] = case["value"]
             try:
                 with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
                     config = GRPOConfig(**{k: v for k, v in args.items() if k in names})
-                    trainer = GRPOTrainer(model=model, reward_funcs=reward, args=config, train_dataset=dataset,
-                                          processing_class=tokenizer)
+                    trainer = GRPOTrainer(
+                        model=model, reward_funcs=reward, args=config, train_dataset=dataset, processing_class=tokenizer
+                    )
                     trainer.train()
                 verdict = "accepts"
             except Exception as exc:  # noqa: BLE001 - the release's own refusal is the verdict
                 verdict = f"refuses: {type(exc).__name__}: {str(exc)[:300]}"
         results.append({"field": case["field"], "value": case["value"], "verdict": verdict})
     with open(out, "w") as fh:
-        json.dump({"release": importlib.metadata.version("trl"), "fields": sorted({c["field"] for c in cases} & names),
-                   "cases": results}, fh, indent=1)
+        json.dump(
+            {
+                "release": importlib.metadata.version("trl"),
+                "fields": sorted({c["field"] for c in cases} & names),
+                "cases": results,
+            },
+            fh,
+            indent=1,
+        )
     return 0
 
 

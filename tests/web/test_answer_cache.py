@@ -37,8 +37,11 @@ def test_options_and_media_types_never_share_an_answer():
         at_one = post(client, RECIPE)
         at_seven = post(client, RECIPE, "world_size=7")
         named = post(client, RECIPE, "path=run.yaml")
-        as_json = post(client, b'{"num_generations": 8, "per_device_train_batch_size": 4}',
-                       headers={"content-type": "application/json"})
+        as_json = post(
+            client,
+            b'{"num_generations": 8, "per_device_train_batch_size": 4}',
+            headers={"content-type": "application/json"},
+        )
         assert b'"world_size":1' in at_one[2].replace(b" ", b"")
         assert b'"world_size":7' in at_seven[2].replace(b" ", b"")
         assert b'"path":"run.yaml"' in named[2].replace(b" ", b"")
@@ -51,8 +54,10 @@ def test_a_body_that_asks_for_the_memory_fit_is_checked_anew(tmp_path):
     # the fit reads the model's config.json from disk: a kept answer would miss an edit of that file
     model = tmp_path / "model"
     model.mkdir()
-    body = (f"# grpo: --hardware 1xA100-40GB\nmodel_name_or_path: {model}\nper_device_train_batch_size: 4\n"
-            "num_generations: 4\n").encode()
+    body = (
+        f"# grpo: --hardware 1xA100-40GB\nmodel_name_or_path: {model}\nper_device_train_batch_size: 4\n"
+        "num_generations: 4\n"
+    ).encode()
     with TestClient(create_app(Settings())) as client:
         post(client, body)
         post(client, body)

@@ -50,8 +50,9 @@ def test_valid_yaml_gives_a_valid_file_object_with_the_schedule(http):
     assert body["derived"]["generation_batch_size"] == 8 and body["derived"]["prompts_per_generation"] == 1
 
 
-@pytest.mark.parametrize("content_type", ["application/yaml", "text/yaml", "text/plain", "application/x-yaml",
-                                          "text/plain; charset=utf-8"])
+@pytest.mark.parametrize(
+    "content_type", ["application/yaml", "text/yaml", "text/plain", "application/x-yaml", "text/plain; charset=utf-8"]
+)
 def test_invalid_config_is_200_with_its_diagnostics(http, content_type):
     response = validate(http, INVALID, content_type)
     assert response.status_code == 200
@@ -61,8 +62,18 @@ def test_invalid_config_is_200_with_its_diagnostics(http, content_type):
     assert "num_generations" in b001["fields"] and b001["line"] == 5 and b001["column"] == 1
 
 
-@pytest.mark.parametrize("text", [b"a: [1, 2\n", b"\tnum_generations: 4\n", b"key: value\n  bad indent: 1\n",
-                                  b"\xff\xfe\x00garbage", b"", b"- just\n- a list\n", b"!!python/object:os.system x"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        b"a: [1, 2\n",
+        b"\tnum_generations: 4\n",
+        b"key: value\n  bad indent: 1\n",
+        b"\xff\xfe\x00garbage",
+        b"",
+        b"- just\n- a list\n",
+        b"!!python/object:os.system x",
+    ],
+)
 def test_malformed_yaml_is_a_diagnostic_not_an_error_status(http, text):
     response = validate(http, text)
     assert response.status_code == 200
@@ -77,9 +88,18 @@ def test_world_size_and_profile_reach_the_validator(http):
     assert any(d["code"] for d in open_r1["diagnostics"] if "reward_funcs" in d["fields"])
 
 
-@pytest.mark.parametrize("params", [{"world_size": 0}, {"world_size": "two"}, {"world_size": 10**9},
-                                    {"world_size": 1.5}, {"profile": "no-such-profile"},
-                                    {"profile": "os:system"}, {"path": "x" * 2000}])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"world_size": 0},
+        {"world_size": "two"},
+        {"world_size": 10**9},
+        {"world_size": 1.5},
+        {"profile": "no-such-profile"},
+        {"profile": "os:system"},
+        {"path": "x" * 2000},
+    ],
+)
 def test_wrong_query_values_are_422(http, params):
     response = validate(http, VALID, **params)
     assert response.status_code == 422, response.text
@@ -92,17 +112,32 @@ def test_wrong_dataset_size_is_422(http, dataset_size):
     assert response.status_code == 422
 
 
-@pytest.mark.parametrize("content_type", ["image/png", "application/xml", "multipart/form-data; boundary=x",
-                                          "application/x-www-form-urlencoded", ""])
+@pytest.mark.parametrize(
+    "content_type",
+    ["image/png", "application/xml", "multipart/form-data; boundary=x", "application/x-www-form-urlencoded", ""],
+)
 def test_other_content_types_are_415(http, content_type):
     headers = {"content-type": content_type} if content_type else {}
     response = http.post("/api/v1/validate", content=VALID, headers=headers)
     assert response.status_code == 415 and "application/yaml" in response.json()["detail"]
 
 
-@pytest.mark.parametrize("body", [b"[1, 2]", b'"text"', b"3", b"null", b"{not json", b'{"a": NaN}',
-                                  b'{"a": 1e999}', b'{"a": 1, "a": 2}', b"\xff\xfe", b"[" * 5000,
-                                  b'{"a": ' + b"[" * 60 + b"]" * 60 + b"}"])
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"[1, 2]",
+        b'"text"',
+        b"3",
+        b"null",
+        b"{not json",
+        b'{"a": NaN}',
+        b'{"a": 1e999}',
+        b'{"a": 1, "a": 2}',
+        b"\xff\xfe",
+        b"[" * 5000,
+        b'{"a": ' + b"[" * 60 + b"]" * 60 + b"}",
+    ],
+)
 def test_json_that_is_not_a_usable_object_is_422(http, body):
     response = validate(http, body, "application/json")
     assert response.status_code == 422, response.text
@@ -129,8 +164,14 @@ def test_a_body_just_under_the_limit_is_read(http, live_server):
 
 
 def test_json_and_yaml_bodies_give_the_same_diagnostics(http):
-    mapping = {"num_generation": 4, "per_device_train_batch_size": 6, "loss_type": "grpoo", "beta": "high",
-               "reward_funcs": "accuracy_reward", "learning_rate": 1e-6}
+    mapping = {
+        "num_generation": 4,
+        "per_device_train_batch_size": 6,
+        "loss_type": "grpoo",
+        "beta": "high",
+        "reward_funcs": "accuracy_reward",
+        "learning_rate": 1e-6,
+    }
     as_yaml = validate(http, check_text_yaml(mapping)).json()
     as_json = http.post("/api/v1/validate", json=mapping).json()
     assert without_positions(as_json) == without_positions(as_yaml)
@@ -146,8 +187,10 @@ def check_text_yaml(mapping: dict) -> bytes:
 def without_positions(file_object: dict) -> dict:
     """The file object minus what only a text has: positions, origin, and the line order of diagnostics."""
     keep = {k: v for k, v in file_object.items() if k != "path"}
-    keep["diagnostics"] = sorted(({k: v for k, v in d.items() if k not in ("line", "column", "origin")}
-                                  for d in file_object["diagnostics"]), key=lambda d: json.dumps(d, sort_keys=True))
+    keep["diagnostics"] = sorted(
+        ({k: v for k, v in d.items() if k not in ("line", "column", "origin")} for d in file_object["diagnostics"]),
+        key=lambda d: json.dumps(d, sort_keys=True),
+    )
     return keep
 
 

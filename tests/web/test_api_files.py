@@ -10,10 +10,9 @@ from grpo_schema import check_mapping, check_text
 from grpo_schema.commands.export import MODELINE_PREFIX as MODELINE
 from grpo_schema.commands.export import modeline, schema_url
 from grpo_schema.engine.loader import load_yaml
-from grpo_web.presets import all_presets
 from grpo_web.presets import PRESET_DIR as EXAMPLES
+from grpo_web.presets import all_presets
 from tests.support.cli import grpo
-
 
 
 @pytest.fixture(scope="module")
@@ -24,8 +23,10 @@ def http(live_server):
 
 def diagnostics_without_positions(result) -> list[dict]:
     """Diagnostics minus what only a text has: positions, origin, and their line order."""
-    return sorted(({k: v for k, v in d.to_dict().items() if k not in ("line", "column", "origin")}
-                   for d in result.diagnostics), key=lambda d: json.dumps(d, sort_keys=True))
+    return sorted(
+        ({k: v for k, v in d.to_dict().items() if k not in ("line", "column", "origin")} for d in result.diagnostics),
+        key=lambda d: json.dumps(d, sort_keys=True),
+    )
 
 
 def test_export_writes_the_modeline_first_and_keeps_the_order(http, live_server):
@@ -40,12 +41,19 @@ def test_export_writes_the_modeline_first_and_keeps_the_order(http, live_server)
     assert with_profile.splitlines()[0] == modeline(schema_url(profiles=["open-r1"]))
 
 
-@pytest.mark.parametrize("mapping", [
-    {"num_generations": 3, "learning_rate": "1e-6", "seed": "42", "report_to": "none", "bf16": "no"},
-    {"system_prompt": "line one\nline two\n", "chat_template": "{% for m in messages %}{{ m }}{% endfor %}",
-     "env": {"HF_HOME": "/tmp/hf", "NCCL_DEBUG": "INFO"}, "model_init_kwargs": {"dtype": "bfloat16"}},
-    {"datasets": [{"path": "a/b", "split": "train"}], "reward_weights": [1.0, 0.5], "num_generation": 8},
-])
+@pytest.mark.parametrize(
+    "mapping",
+    [
+        {"num_generations": 3, "learning_rate": "1e-6", "seed": "42", "report_to": "none", "bf16": "no"},
+        {
+            "system_prompt": "line one\nline two\n",
+            "chat_template": "{% for m in messages %}{{ m }}{% endfor %}",
+            "env": {"HF_HOME": "/tmp/hf", "NCCL_DEBUG": "INFO"},
+            "model_init_kwargs": {"dtype": "bfloat16"},
+        },
+        {"datasets": [{"path": "a/b", "split": "train"}], "reward_weights": [1.0, 0.5], "num_generation": 8},
+    ],
+)
 def test_exported_yaml_validates_like_the_mapping(http, mapping):
     text = http.post("/api/v1/yaml", json=mapping).text
     assert diagnostics_without_positions(check_text(text)) == diagnostics_without_positions(check_mapping(mapping))
@@ -66,8 +74,11 @@ def test_export_refuses_what_is_not_a_json_object(http, body, status):
 
 
 def test_load_reads_a_file_into_the_mapping_with_the_files_own_notes(http):
-    response = http.post("/api/v1/load", content=b"num_generations: 4\nbeta: 0.1\nbeta: 0.2\n",
-                         headers={"content-type": "application/yaml"})
+    response = http.post(
+        "/api/v1/load",
+        content=b"num_generations: 4\nbeta: 0.1\nbeta: 0.2\n",
+        headers={"content-type": "application/yaml"},
+    )
     body = response.json()
     assert body["config"] == {"num_generations": 4, "beta": 0.2}
     assert [d["code"] for d in body["diagnostics"]] == ["GRPO-Y003"] and body["diagnostics"][0]["line"] == 3

@@ -16,25 +16,77 @@ from grpo_schema.commands.export import export_schema
 
 KEYS = sorted(export_schema()["properties"]) + ["env", "num_generation", "datasets", "max_prompt_length"]
 ALLOWED = {200, 413, 415, 422}
-CONTENT_TYPES = ["application/yaml", "text/plain", "application/json", "text/yaml; charset=latin-1",
-                 "application/x-yaml", "application/octet-stream", "APPLICATION/JSON", ""]
+CONTENT_TYPES = [
+    "application/yaml",
+    "text/plain",
+    "application/json",
+    "text/yaml; charset=latin-1",
+    "application/x-yaml",
+    "application/octet-stream",
+    "APPLICATION/JSON",
+    "",
+]
 
-scalars = st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70), st.floats(allow_nan=False, allow_infinity=False),
-                    st.text(max_size=20), st.sampled_from(["1e-6", "auto", "none", "yes", "~", ".inf", "group"]))
-values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=4),
-                                                        st.dictionaries(st.text(max_size=8), inner, max_size=4)),
-                      max_leaves=12)
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=20),
+    st.sampled_from(["1e-6", "auto", "none", "yes", "~", ".inf", "group"]),
+)
+values = st.recursive(
+    scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4)),
+    max_leaves=12,
+)
 configs = st.dictionaries(st.one_of(st.sampled_from(KEYS), st.text(max_size=12)), values, max_size=10)
-yaml_fragments = st.lists(st.sampled_from(["num_generations: ", "- ", ": ", "&a ", "*a", "!!binary ", "{", "}", "[",
-                                           "]", "\t", "\n", "  ", "'", '"', "#", "---\n", "...\n", "? ", "|\n", "%YAML 1.2\n",
-                                           "env:\n  X: ", "<<: *a\n", "1e-6", "8"]), max_size=30).map("".join)
-bodies = st.one_of(configs.map(lambda c: json.dumps(c).encode()), yaml_fragments.map(str.encode),
-                   st.binary(max_size=300), values.map(lambda v: json.dumps(v).encode()))
-queries = st.fixed_dictionaries({}, optional={
-    "world_size": st.one_of(st.integers(-3, 5000), st.text(max_size=5)),
-    "profile": st.sampled_from(["open-r1", "nope", "", "a:b"]),
-    "dataset_size": st.one_of(st.integers(-2, 10**6), st.text(max_size=4)),
-})
+yaml_fragments = st.lists(
+    st.sampled_from(
+        [
+            "num_generations: ",
+            "- ",
+            ": ",
+            "&a ",
+            "*a",
+            "!!binary ",
+            "{",
+            "}",
+            "[",
+            "]",
+            "\t",
+            "\n",
+            "  ",
+            "'",
+            '"',
+            "#",
+            "---\n",
+            "...\n",
+            "? ",
+            "|\n",
+            "%YAML 1.2\n",
+            "env:\n  X: ",
+            "<<: *a\n",
+            "1e-6",
+            "8",
+        ]
+    ),
+    max_size=30,
+).map("".join)
+bodies = st.one_of(
+    configs.map(lambda c: json.dumps(c).encode()),
+    yaml_fragments.map(str.encode),
+    st.binary(max_size=300),
+    values.map(lambda v: json.dumps(v).encode()),
+)
+queries = st.fixed_dictionaries(
+    {},
+    optional={
+        "world_size": st.one_of(st.integers(-3, 5000), st.text(max_size=5)),
+        "profile": st.sampled_from(["open-r1", "nope", "", "a:b"]),
+        "dataset_size": st.one_of(st.integers(-2, 10**6), st.text(max_size=4)),
+    },
+)
 
 
 @pytest.fixture(scope="module")
@@ -44,8 +96,12 @@ def http(live_server):
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(body=bodies, content_type=st.sampled_from(CONTENT_TYPES), query=queries,
-       endpoint=st.sampled_from(["validate", "explain", "load"]))
+@given(
+    body=bodies,
+    content_type=st.sampled_from(CONTENT_TYPES),
+    query=queries,
+    endpoint=st.sampled_from(["validate", "explain", "load"]),
+)
 def test_fuzzed_requests_never_get_a_5xx(http, body, content_type, query, endpoint):
     headers = {"content-type": content_type} if content_type else {}
     response = http.post(f"/api/v1/{endpoint}", content=body, headers=headers, params=query)

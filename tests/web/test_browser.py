@@ -35,8 +35,11 @@ def timings_written():
 
 @pytest.fixture
 def page(browser, live_server):
-    context = browser.new_context(viewport={"width": 1366, "height": 768}, accept_downloads=True,
-                                  permissions=["clipboard-read", "clipboard-write"])
+    context = browser.new_context(
+        viewport={"width": 1366, "height": 768},
+        accept_downloads=True,
+        permissions=["clipboard-read", "clipboard-write"],
+    )
     page = context.new_page()
     problems: list[str] = []
     page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
@@ -93,7 +96,9 @@ def test_search_type_invalid_see_diagnostic_apply_fix(page, capsys):
     started = time.perf_counter()
     page.fill("#in-num_generations", "3")
     page.wait_for_selector("#diag-num_generations .diag.error[data-code='GRPO-B001']")
-    report(capsys, "type -> diagnostic beside the field_ms (incl. 300 ms debounce)", (time.perf_counter() - started) * 1000)
+    report(
+        capsys, "type -> diagnostic beside the field_ms (incl. 300 ms debounce)", (time.perf_counter() - started) * 1000
+    )
     wait_validated(page, before)
     last = page.evaluate("window.grpoMetrics.validations.at(-1)")
     report(capsys, "validation round trip_ms (request -> drawn, in page)", last["ms"])
@@ -242,10 +247,17 @@ def test_every_control_has_a_label_at_laptop_size(page, capsys):
     assert dangling == []
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= 1366  # no horizontal scrolling on a laptop screen
-    tags = {name: page.evaluate(f"document.getElementById('in-{name}').tagName")
-            for name in ("datasets", "reward_funcs", "loss_type", "env", "learning_rate")}
-    assert tags == {"datasets": "TEXTAREA", "reward_funcs": "INPUT", "loss_type": "SELECT", "env": "TEXTAREA",
-                    "learning_rate": "INPUT"}
+    tags = {
+        name: page.evaluate(f"document.getElementById('in-{name}').tagName")
+        for name in ("datasets", "reward_funcs", "loss_type", "env", "learning_rate")
+    }
+    assert tags == {
+        "datasets": "TEXTAREA",
+        "reward_funcs": "INPUT",
+        "loss_type": "SELECT",
+        "env": "TEXTAREA",
+        "learning_rate": "INPUT",
+    }
 
 
 def test_widgets_turn_text_into_typed_values(page):
@@ -260,6 +272,10 @@ def test_widgets_turn_text_into_typed_values(page):
     page.select_option("#in-loss_type", '"dr_grpo"')
     wait_validated(page, before)
     state = page.evaluate("window.grpoState()")
-    assert state == {"datasets": [{"path": "a/b", "split": "train"}], "learning_rate": 3e-6, "loss_type": "dr_grpo",
-                     "reward_funcs": ["accuracy_reward", "think_format_reward"]}
+    assert state == {
+        "datasets": [{"path": "a/b", "split": "train"}],
+        "learning_rate": 3e-6,
+        "loss_type": "dr_grpo",
+        "reward_funcs": ["accuracy_reward", "think_format_reward"],
+    }
     assert page.inner_text("#field-loss_type .choice-doc").startswith("Dr. GRPO")

@@ -25,8 +25,10 @@ DRAW = """async (marks) => {
 def test_a_finding_in_many_stretches_is_named_once_and_labels_never_overlap(page) -> None:  # noqa: F811
     stretches = [(2, 2), (5, 5), (7, 8), (10, 13), (15, 15), (17, 60)]  # the Demo's A006, as it was shown
     marks = [{"from": a, "to": b, "code": "GRPO-A006", "severity": "info"} for a, b in stretches]
-    marks += [{"from": 3, "to": 4, "code": "GRPO-A001", "severity": "warning"},  # another finding beside it
-              {"from": 40, "to": 44, "code": "GRPO-A007", "severity": "error"}]
+    marks += [
+        {"from": 3, "to": 4, "code": "GRPO-A001", "severity": "warning"},  # another finding beside it
+        {"from": 40, "to": 44, "code": "GRPO-A007", "severity": "error"},
+    ]
     drawn = page.evaluate(DRAW, marks)
     assert drawn["bands"] == len(marks)  # every stretch is shaded
     labels = sorted(drawn["labels"], key=lambda box: box["left"])

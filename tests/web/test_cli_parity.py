@@ -35,8 +35,12 @@ def test_validate_file_objects_equal_the_cli_for_every_file(http, options):
     params = {"world_size": 8, "profile": "open-r1"} if options else {}
     assert len(expected) == len(files)
     for path, file_object in zip(files, expected):
-        response = http.post("/api/v1/validate", content=path.read_bytes(),
-                             headers={"content-type": "application/yaml"}, params={**params, "path": str(path)})
+        response = http.post(
+            "/api/v1/validate",
+            content=path.read_bytes(),
+            headers={"content-type": "application/yaml"},
+            params={**params, "path": str(path)},
+        )
         assert response.status_code == 200
         assert without_read_note(response.json()) == without_read_note(file_object), path.name
 
@@ -54,17 +58,32 @@ def without_read_note(file_object: dict) -> dict:
 def test_explain_equals_the_cli(http):
     for path in conformance_files("invalid")[:3] + conformance_files("valid")[:3]:
         expected = cli_json("explain", str(path), "--format", "json", "--dataset-size", "1000")
-        response = http.post("/api/v1/explain", content=path.read_bytes(), headers={"content-type": "text/yaml"},
-                             params={"path": str(path), "dataset_size": 1000})
+        response = http.post(
+            "/api/v1/explain",
+            content=path.read_bytes(),
+            headers={"content-type": "text/yaml"},
+            params={"path": str(path), "dataset_size": 1000},
+        )
         assert response.json() == expected, path.name
 
 
 def test_explain_has_the_interface_fields(http):
-    body = http.post("/api/v1/explain", json={"gradient_accumulation_steps": 4, "steps_per_generation": 2},
-                     params={"dataset_size": 64}).json()
-    required = {"world_size", "generation_batch_size", "steps_per_generation", "prompts_per_generation",
-                "completions_per_optimizer_step", "optimizer_steps_per_generation", "generate_every_micro_steps",
-                "old_logprobs_needed", "optimizer_steps_per_epoch"}
+    body = http.post(
+        "/api/v1/explain",
+        json={"gradient_accumulation_steps": 4, "steps_per_generation": 2},
+        params={"dataset_size": 64},
+    ).json()
+    required = {
+        "world_size",
+        "generation_batch_size",
+        "steps_per_generation",
+        "prompts_per_generation",
+        "completions_per_optimizer_step",
+        "optimizer_steps_per_generation",
+        "generate_every_micro_steps",
+        "old_logprobs_needed",
+        "optimizer_steps_per_epoch",
+    }
     assert required <= set(body["derived"])
     assert body["schedule"] and body["schedule"][0]["generates"] is True
 
@@ -78,9 +97,11 @@ def test_a_hardware_comment_asks_the_cli_and_the_service_for_the_same_fit(tmp_pa
     from grpo_web.app import create_app
     from grpo_web.settings import Settings
 
-    body = ("# grpo: --hardware 1xH100-80GB\nmodel_name_or_path: Qwen/Qwen2.5-7B-Instruct\n"
-            "dataset_name: trl-lib/DeepMath-103K\nreward_funcs: [accuracy_reward]\nper_device_train_batch_size: 8\n"
-            "num_generations: 8\nmax_completion_length: 4096\n")
+    body = (
+        "# grpo: --hardware 1xH100-80GB\nmodel_name_or_path: Qwen/Qwen2.5-7B-Instruct\n"
+        "dataset_name: trl-lib/DeepMath-103K\nreward_funcs: [accuracy_reward]\nper_device_train_batch_size: 8\n"
+        "num_generations: 8\nmax_completion_length: 4096\n"
+    )
     client = TestClient(create_app(Settings()))
     for text in (body, body.replace("# grpo: --hardware 1xH100-80GB\n", "hardware: 1xH100-80GB\n")):
         path = tmp_path / "run.yaml"

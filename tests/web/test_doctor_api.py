@@ -51,8 +51,9 @@ def test_post_doctor_judges_the_config_features_and_reads_no_client_path(live_se
     ds = tmp_path / "ds.json"
     ds.write_text('{"zero_optimization": {"stage": 3}}')
     with live_server.client() as client:
-        doc = client.post("/api/v1/doctor", content=LIGER + f"deepspeed: {ds}\n",
-                          headers={"Content-Type": "application/yaml"}).json()
+        doc = client.post(
+            "/api/v1/doctor", content=LIGER + f"deepspeed: {ds}\n", headers={"Content-Type": "application/yaml"}
+        ).json()
         bad = client.post("/api/v1/doctor", content="a: [", headers={"Content-Type": "application/yaml"})
     installed = doc["environment"]["packages"]
     liger = [d for d in doc["diagnostics"] if d["code"] == "GRPO-C006"]

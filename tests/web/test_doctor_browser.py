@@ -13,7 +13,12 @@ import pytest
 from tests.support.browser import sync_api_or_skip
 from tests.support.cli import grpo
 from tests.support.form_page import (  # noqa: F401  (page and server: the fixtures)
-    ROOT, TOKEN, import_text, page, server, shots,
+    ROOT,
+    TOKEN,
+    import_text,
+    page,
+    server,
+    shots,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -52,11 +57,16 @@ def cli_doctor(text: str, tmp_path: Path) -> dict:
 
 def open_launch(page) -> dict:
     page.click("#launch-open")
-    page.wait_for_function("() => ['ok', 'warning', 'error', 'unknown']"
-                           ".includes(document.getElementById('launch-doctor')?.dataset.state)", timeout=60_000)
+    page.wait_for_function(
+        "() => ['ok', 'warning', 'error', 'unknown'].includes(document.getElementById('launch-doctor')?.dataset.state)",
+        timeout=60_000,
+    )
     section = page.locator("#launch-doctor")
-    return {"state": section.get_attribute("data-state"), "text": section.inner_text(),
-            "codes": section.locator(".diag .code").all_inner_texts()}
+    return {
+        "state": section.get_attribute("data-state"),
+        "text": section.inner_text(),
+        "codes": section.locator(".diag .code").all_inner_texts(),
+    }
 
 
 def test_the_launch_dialog_names_the_environments_problems_as_grpo_doctor_does(page, tmp_path):

@@ -10,8 +10,14 @@ SOURCE = "# my model\r\nmodel_name_or_path: m\r\nnum_generations: 8  # G\r\nlear
 
 
 def test_a_crlf_file_is_exported_crlf_on_every_line(live_server):
-    body = {"config": {"model_name_or_path": "m", "num_generations": 16, "learning_rate": 1e-6, "beta": 0.04},
-            "source": SOURCE, "renames": {}, "world_size": 4, "write_world_size": True, "source_kind": "file"}
+    body = {
+        "config": {"model_name_or_path": "m", "num_generations": 16, "learning_rate": 1e-6, "beta": 0.04},
+        "source": SOURCE,
+        "renames": {},
+        "world_size": 4,
+        "write_world_size": True,
+        "source_kind": "file",
+    }
     answer = httpx.post(f"{live_server.url}/api/v1/export", json=body, timeout=30)
     assert answer.status_code == 200, answer.text
     text = answer.json()["yaml"]
@@ -28,9 +34,14 @@ def test_a_crlf_file_is_exported_crlf_on_every_line(live_server):
 def test_a_file_with_a_byte_order_mark_exports_as_a_file_yaml_reads(live_server):
     from grpo_schema.engine.loader import load_yaml
 
-    body = {"config": {"model_name_or_path": "m", "num_generations": 16}, "renames": {}, "world_size": None,
-            "source": "\ufeffmodel_name_or_path: m\nnum_generations: 8\n", "write_world_size": False,
-            "source_kind": "file"}
+    body = {
+        "config": {"model_name_or_path": "m", "num_generations": 16},
+        "renames": {},
+        "world_size": None,
+        "source": "\ufeffmodel_name_or_path: m\nnum_generations: 8\n",
+        "write_world_size": False,
+        "source_kind": "file",
+    }
     text = httpx.post(f"{live_server.url}/api/v1/export", json=body, timeout=30).json()["yaml"]
     assert text.startswith("\ufeff# yaml-language-server:") and text.count("\ufeff") == 1  # was mid-file
     loaded = load_yaml(text)

@@ -11,11 +11,18 @@ import re
 import pytest
 
 from tests.support.browser import sync_api_or_skip
+from tests.support.configs import LAUNCHABLE
 from tests.support.form_page import (
-    fill_field, import_text, offline_runs_server, open_form, ready, state, validations, wait_status,
+    fill_field,
+    import_text,
+    offline_runs_server,
+    open_form,
+    ready,
+    state,
+    validations,
+    wait_status,
     wait_validated,
 )
-from tests.support.configs import LAUNCHABLE
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 sync_api = sync_api_or_skip()
@@ -35,8 +42,10 @@ def page(browser, server):
     page = context.new_page()
     problems: list[str] = []
     page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
-    page.on("console", lambda msg: problems.append(msg.text) if msg.type == "error"
-            and "status of 4" not in msg.text else None)
+    page.on(
+        "console",
+        lambda msg: problems.append(msg.text) if msg.type == "error" and "status of 4" not in msg.text else None,
+    )
     page.server = server
     page.goto(server.url + "/")
     ready(page)
@@ -91,17 +100,22 @@ def test_more_processes_than_gpus_in_the_memory_panel_has_a_world_size_button(pa
     assert diag_buttons(page, "#memory-diagnostics", "GRPO-H007") == ["Use world size 1"]
     page.locator("#memory-diagnostics .diag[data-code='GRPO-H007'] button.fix").first.click()
     page.wait_for_function("() => document.getElementById('world-size').value === '1'")
-    page.wait_for_function("() => !document.querySelector(\"#memory-diagnostics .diag[data-code='GRPO-H007']\")",
-                           timeout=15_000)
+    page.wait_for_function(
+        "() => !document.querySelector(\"#memory-diagnostics .diag[data-code='GRPO-H007']\")", timeout=15_000
+    )
 
 
 def test_every_memory_alternative_is_a_button(page):
-    import_text(page, "model_name_or_path: Qwen/Qwen2.5-3B-Instruct\ndataset_name: trl-lib/DeepMath-103K\n"
-                      "reward_funcs: [accuracy_reward]\nper_device_train_batch_size: 32\nnum_generations: 8\n"
-                      "max_completion_length: 4096\nbf16: true\n")
+    import_text(
+        page,
+        "model_name_or_path: Qwen/Qwen2.5-3B-Instruct\ndataset_name: trl-lib/DeepMath-103K\n"
+        "reward_funcs: [accuracy_reward]\nper_device_train_batch_size: 32\nnum_generations: 8\n"
+        "max_completion_length: 4096\nbf16: true\n",
+    )
     page.fill("#hardware", "1xH100-80GB")
-    page.wait_for_function("() => /on 1xH100-80GB/.test(document.getElementById('memory-summary').textContent)",
-                           timeout=15_000)
+    page.wait_for_function(
+        "() => /on 1xH100-80GB/.test(document.getElementById('memory-summary').textContent)", timeout=15_000
+    )
     page.wait_for_selector("#memory-diagnostics .diag[data-code='GRPO-H001']")
     plan = page.evaluate("""async () => (await (await fetch('/api/v1/plan?hardware=1xH100-80GB', {method: 'POST',
         headers: {'Content-Type': 'application/json'}, body: JSON.stringify(window.grpoState())})).json())""")
@@ -111,8 +125,9 @@ def test_every_memory_alternative_is_a_button(page):
     assert diag_buttons(page, "#memory-diagnostics", "GRPO-H001") == [f"Fix: {t}" for t in titles]
     page.locator("#memory-diagnostics .diag[data-code='GRPO-H001'] button.fix").nth(1).click()
     alternative = h001["alternatives"][0]["set"]
-    page.wait_for_function("(want) => Object.entries(want).every(([k, v]) => window.grpoState()[k] === v)",
-                           arg=alternative)
+    page.wait_for_function(
+        "(want) => Object.entries(want).every(([k, v]) => window.grpoState()[k] === v)", arg=alternative
+    )
 
 
 # --- values as they were written, help as it was written -----------------------------------------------------------
@@ -140,9 +155,11 @@ def test_field_help_is_shown_whole_on_a_phone(page):
 # --- a config's own hardware -------------------------------------------------------------------------------------
 def test_a_recipe_with_its_own_hardware_takes_the_memory_panel_from_the_typed_one_and_undo_gives_it_back(page):
     page.fill("#hardware", "1xH100-80GB")
-    page.wait_for_function("() => /1xH100-80GB \\(typed here\\)/.test(document.getElementById('memory-summary')"
-                           ".textContent) || /No estimate/.test(document.getElementById('memory-summary').textContent)",
-                           timeout=15_000)
+    page.wait_for_function(
+        "() => /1xH100-80GB \\(typed here\\)/.test(document.getElementById('memory-summary')"
+        ".textContent) || /No estimate/.test(document.getElementById('memory-summary').textContent)",
+        timeout=15_000,
+    )
     page.select_option("#preset", "demo")  # examples/demo.yaml says `# grpo: --hardware 8GB`
     page.wait_for_selector("#undo-preset")
     assert page.input_value("#hardware") == ""
@@ -153,8 +170,11 @@ def test_a_recipe_with_its_own_hardware_takes_the_memory_panel_from_the_typed_on
 
     import_text(page, LAUNCHABLE + "hardware: 1xA100-80GB\n")  # an imported file's own hardware too
     assert page.input_value("#hardware") == "" and "1xA100-80GB" in page.inner_text("#hardware-taken")
-    page.wait_for_function("() => /on 1xA100-80GB \\(the config's hardware: section\\)/.test("
-                           "document.getElementById('memory-summary').textContent)", timeout=15_000)
+    page.wait_for_function(
+        "() => /on 1xA100-80GB \\(the config's hardware: section\\)/.test("
+        "document.getElementById('memory-summary').textContent)",
+        timeout=15_000,
+    )
     page.click("#undo-import")
     assert page.input_value("#hardware") == "1xH100-80GB"
 
@@ -202,8 +222,9 @@ def test_the_schedule_says_one_prompt_once_never_1_prompts_1_times(page):
 
 def test_the_demo_recipe_gets_a_memory_estimate_on_its_own_hardware(page):
     page.select_option("#preset", "demo")
-    page.wait_for_function("() => /per GPU: fits/.test(document.getElementById('memory-summary').textContent)",
-                           timeout=15_000)
+    page.wait_for_function(
+        "() => /per GPU: fits/.test(document.getElementById('memory-summary').textContent)", timeout=15_000
+    )
     summary = page.inner_text("#memory-summary")
     assert "of 8.0 GiB per GPU: fits" in summary and "on 8GB (the file's # grpo: comment)" in summary, summary
     # the recipe opens clean: no warning (its hardware is a `# grpo:` comment, which trl never reads)

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from grpo_schema import check_text
-from grpo_schema.engine.loader import load_yaml
 from grpo_schema.commands.migrate import migrate_text
+from grpo_schema.engine.loader import load_yaml
 from grpo_web.api.local import local_entries, preview
 from grpo_web.exporting import edit_of, export_config, same_value
 from grpo_web.settings import Settings
@@ -36,8 +36,14 @@ def test_same_value_is_json_equality_that_keeps_booleans_apart():
 
 def test_edit_of_renames_in_place_and_touches_only_what_changed():
     old = load_yaml(SOURCE).data
-    new = {"model_name_or_path": old["model_name_or_path"], "dtype": "bfloat16", "learning_rate": 1e-6,
-           "beta": 0, "reward_funcs": ["accuracy_reward", "think_format_reward"], "temperature": 1}
+    new = {
+        "model_name_or_path": old["model_name_or_path"],
+        "dtype": "bfloat16",
+        "learning_rate": 1e-6,
+        "beta": 0,
+        "reward_funcs": ["accuracy_reward", "think_format_reward"],
+        "temperature": 1,
+    }
     fix = edit_of(old, new, {"torch_dtype": "dtype"})
     assert fix.rename == {"torch_dtype": "dtype"} and fix.unset == ()
     assert fix.set == {"reward_funcs": ["accuracy_reward", "think_format_reward"]}
@@ -46,8 +52,9 @@ def test_edit_of_renames_in_place_and_touches_only_what_changed():
 def test_export_into_the_source_equals_grpo_migrate_and_keeps_floats():
     loaded = load_yaml(SOURCE).data
     config = {("dtype" if k == "torch_dtype" else k): v for k, v in loaded.items()}
-    exported = export_config(json.loads(json.dumps(config)), "https://example/schema.json", source=SOURCE,
-                             renames={"torch_dtype": "dtype"})
+    exported = export_config(
+        json.loads(json.dumps(config)), "https://example/schema.json", source=SOURCE, renames={"torch_dtype": "dtype"}
+    )
     expected, done, _ = migrate_text(SOURCE, check_text(SOURCE, suggest_fixes=False).diagnostics)
     assert done and exported.kept_source
     assert exported.yaml == "# yaml-language-server: $schema=https://example/schema.json\n" + expected
@@ -82,17 +89,25 @@ def runs_server(tmp_path_factory):
 
 def test_export_endpoint_keeps_the_file_and_refuses_bad_requests(live_server):
     with live_server.client() as client:
-        answer = client.post("/api/v1/export", json={"config": {**load_yaml(SOURCE).data, "temperature": 0.7},
-                                                     "source": SOURCE, "world_size": 2})
+        answer = client.post(
+            "/api/v1/export",
+            json={"config": {**load_yaml(SOURCE).data, "temperature": 0.7}, "source": SOURCE, "world_size": 2},
+        )
         assert answer.status_code == 200
         body = answer.json()
         assert body["kept_source"] and "# the model" in body["yaml"] and "temperature: 0.7" in body["yaml"]
         assert body["yaml"].endswith("num_processes: 2\n")
-        for bad in ({"config": []}, {"config": {}, "world_size": 0}, {"config": {}, "source": 3},
-                    {"config": {}, "write_world_size": "yes"}):
+        for bad in (
+            {"config": []},
+            {"config": {}, "world_size": 0},
+            {"config": {}, "source": 3},
+            {"config": {}, "write_world_size": "yes"},
+        ):
             assert client.post("/api/v1/export", json=bad).status_code == 422, bad
-        assert client.post("/api/v1/export", content="a: 1", headers={"Content-Type": "application/yaml"}) \
-            .status_code == 415
+        assert (
+            client.post("/api/v1/export", content="a: 1", headers={"Content-Type": "application/yaml"}).status_code
+            == 415
+        )
 
 
 def test_load_names_the_profile_a_file_uses(live_server):
@@ -165,8 +180,16 @@ def test_run_progress_counts_steps_since_the_last_checkpoint(tmp_path):
         (output / f"checkpoint-{step}").mkdir(parents=True)
     (output / "checkpoint-5" / RUNTIME_STATE_FILE).write_text("{}")
     fields = {f: None for f in Run.__dataclass_fields__}
-    run = Run(**{**fields, "id": "abc", "state": "running", "config_text": "max_steps: 40\n",
-                 "output_dir": str(output), "started_at": 1.0})
+    run = Run(
+        **{
+            **fields,
+            "id": "abc",
+            "state": "running",
+            "config_text": "max_steps: 40\n",
+            "output_dir": str(output),
+            "started_at": 1.0,
+        }
+    )
     found = progress(run, {"step": 12, "step_time": 0.5})
     assert found["total_steps"] == 40 and found["fraction"] == 0.3 and found["eta_seconds"] == 14.0
     assert found["last_checkpoint_step"] == 5 and found["steps_since_checkpoint"] == 7  # 10 is incomplete

@@ -10,7 +10,15 @@ import pytest
 
 from tests.support.browser import sync_api_or_skip
 from tests.support.form_page import (  # noqa: F401  (page and server: the fixtures)
-    OPEN_R1_TEXT, TOKEN, import_text, page, server, shots, validations, wait_status, wait_validated,
+    OPEN_R1_TEXT,
+    TOKEN,
+    import_text,
+    page,
+    server,
+    shots,
+    validations,
+    wait_status,
+    wait_validated,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -20,8 +28,9 @@ sync_api = sync_api_or_skip()
 def test_no_estimate_names_the_unknown_model_not_the_hardware_section_warning(page):
     # the config's own hardware: section brings GRPO-H006 (a warning) before GRPO-H005 (the model is unknown)
     import_text(page, "model_name_or_path: my-org/my-unknown-model\nhardware: 1xH100-80GB\n")
-    page.wait_for_function("() => /^No estimate/.test(document.getElementById('memory-summary').textContent)",
-                           timeout=15_000)
+    page.wait_for_function(
+        "() => /^No estimate/.test(document.getElementById('memory-summary').textContent)", timeout=15_000
+    )
     summary = page.text_content("#memory-summary")
     assert "unknown model 'my-org/my-unknown-model'" in summary, summary
     assert "read by grpo-config only" not in summary, summary
@@ -68,8 +77,11 @@ def test_the_header_names_the_release_the_form_is_judged_for(page):
 
 
 def test_offline_every_derived_panel_is_marked_stale_and_launch_says_the_service_is_unreachable(page, server):
-    import_text(page, "model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct\ndataset_name: trl-lib/DeepMath-103K\n"
-                      "reward_funcs: [accuracy_reward]\nper_device_train_batch_size: 8\nnum_generations: 8\n")
+    import_text(
+        page,
+        "model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct\ndataset_name: trl-lib/DeepMath-103K\n"
+        "reward_funcs: [accuracy_reward]\nper_device_train_batch_size: 8\nnum_generations: 8\n",
+    )
     wait_status(page, "^Valid")
     page.wait_for_selector("#memory-bar .memory-part")
     stale = "(id) => document.getElementById(id).dataset.stale === 'true'"

@@ -14,15 +14,25 @@ import httpx
 import pytest
 
 from tests.support.browser import sync_api_or_skip
-from tests.support.form_page import (
-    TOKEN, cli_validate, fill_field, import_text, open_export, open_form, ready, shots, state,
-    offline_runs_server, validations, wait_status, wait_validated,
-)
 from tests.support.configs import LAUNCHABLE
+from tests.support.form_page import (
+    TOKEN,
+    cli_validate,
+    fill_field,
+    import_text,
+    offline_runs_server,
+    open_export,
+    open_form,
+    ready,
+    shots,
+    state,
+    validations,
+    wait_status,
+    wait_validated,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 sync_api = sync_api_or_skip()
-
 
 
 @pytest.fixture(scope="module")
@@ -34,14 +44,19 @@ def server(tmp_path_factory):
 
 @pytest.fixture
 def page(browser, server):
-    context = browser.new_context(viewport={"width": 1366, "height": 800}, accept_downloads=True,
-                                  permissions=["clipboard-read", "clipboard-write"])
+    context = browser.new_context(
+        viewport={"width": 1366, "height": 800},
+        accept_downloads=True,
+        permissions=["clipboard-read", "clipboard-write"],
+    )
     page = context.new_page()
     problems: list[str] = []
     page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
     # A refused launch (422) and a refused resume (409) are answers the form shows, logged by the browser too.
-    page.on("console", lambda msg: problems.append(msg.text) if msg.type == "error"
-            and "status of 4" not in msg.text else None)
+    page.on(
+        "console",
+        lambda msg: problems.append(msg.text) if msg.type == "error" and "status of 4" not in msg.text else None,
+    )
     page.server = server
     page.goto(server.url + "/")
     ready(page)
@@ -88,8 +103,10 @@ def test_import_asks_before_replacing_offers_undo_and_takes_the_files_world_size
     wait_status(page, "world size 2")
 
     # the comment's profile: the form picks it, as grpo validate reads it (open-r1's reward name is valid there)
-    text = ("# grpo: --profile open-r1\ndataset_name: open-r1/OpenR1-Math-220k\nreward_funcs: [accuracy]\n"
-            "per_device_train_batch_size: 8\nnum_generations: 8\n")
+    text = (
+        "# grpo: --profile open-r1\ndataset_name: open-r1/OpenR1-Math-220k\nreward_funcs: [accuracy]\n"
+        "per_device_train_batch_size: 8\nnum_generations: 8\n"
+    )
     cli = cli_validate(text, tmp_path)
     assert cli["valid"] and not cli_validate(text.split("\n", 1)[1], tmp_path)["valid"]
     import_text(page, text)
@@ -107,8 +124,11 @@ def test_memory_bar_keeps_the_hardware_reads_the_configs_section_and_shows_the_p
     assert page.input_value("#hardware") == "2xB200"  # kept with the draft
 
     page.fill("#hardware", "")
-    import_text(page, "model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct\nper_device_train_batch_size: 1\n"
-                      "num_generations: 8\nnum_processes: 8\nhardware: 1xH100-80GB\n")
+    import_text(
+        page,
+        "model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct\nper_device_train_batch_size: 1\n"
+        "num_generations: 8\nnum_processes: 8\nhardware: 1xH100-80GB\n",
+    )
     page.wait_for_selector("#memory-diagnostics .diag[data-code='GRPO-H007']", timeout=15_000)
     assert "1 GPU" in page.inner_text("#memory-diagnostics")
     page.wait_for_function("() => document.getElementById('memory-summary').textContent.includes('1xH100-80GB')")
@@ -137,8 +157,7 @@ def suggestion_values(page, field: str) -> list[str]:
     return page.eval_on_selector_all(f"#suggest-{field} button.chip", "bs => bs.map(b => b.dataset.value)")
 
 
-def test_recent_values_are_committed_ones_and_local_folders_look_like_models_or_datasets(page, tmp_path,
-                                                                                           monkeypatch):
+def test_recent_values_are_committed_ones_and_local_folders_look_like_models_or_datasets(page, tmp_path, monkeypatch):
     _workspace(tmp_path)
     monkeypatch.chdir(tmp_path)  # the service lists folders under its working directory
     open_form(page)
@@ -276,8 +295,11 @@ def test_a_recipe_export_drops_comments_that_contradict_its_values_and_its_model
 
 
 def test_the_status_counts_every_error_the_list_shows(page):
-    import_text(page, "per_device_train_batch_size: 8\nnum_generations: 3\nlearning_rate: -1\nbeta: 0.1\n"
-                      "beta: 0.2\nlerning_rate: 1\n")
+    import_text(
+        page,
+        "per_device_train_batch_size: 8\nnum_generations: 3\nlearning_rate: -1\nbeta: 0.1\n"
+        "beta: 0.2\nlerning_rate: 1\n",
+    )
     wait_status(page, "^Invalid")
     shown = page.locator("#diag-list .diag.error").count()
     assert page.locator("#diag-list .diag[data-code='GRPO-Y003']").count() == 1  # the duplicate key

@@ -15,8 +15,22 @@ from grpo_schema import check_text
 from grpo_schema.commands.migrate import migrate_text
 from grpo_schema.engine.loader import load_yaml
 from tests.support.form_page import (  # noqa: F401  (page and server: the fixtures)
-    OPEN_R1_TEXT, TOKEN, cli_validate, fill_field, import_text, one_scroll_at_800, open_export, open_form, page,
-    ready, server, shots, state, validations, wait_status, wait_validated,
+    OPEN_R1_TEXT,
+    TOKEN,
+    cli_validate,
+    fill_field,
+    import_text,
+    one_scroll_at_800,
+    open_export,
+    open_form,
+    page,
+    ready,
+    server,
+    shots,
+    state,
+    validations,
+    wait_status,
+    wait_validated,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -95,8 +109,9 @@ def test_an_imported_open_r1_file_gets_its_profile_safe_fixes_and_a_faithful_exp
     exported = open_export(page)
     shots(page, "03-export-keeps-comments")
     # Exactly what `grpo migrate --write` makes of the same file: comments, order and 1.0 kept
-    expected, _, _ = migrate_text(OPEN_R1_TEXT, check_text(OPEN_R1_TEXT, profiles=["open-r1"],
-                                                           suggest_fixes=False).diagnostics)
+    expected, _, _ = migrate_text(
+        OPEN_R1_TEXT, check_text(OPEN_R1_TEXT, profiles=["open-r1"], suggest_fixes=False).diagnostics
+    )
     modeline, body = exported.split("\n", 1)
     assert modeline.startswith("# yaml-language-server: $schema=") and body == expected
     assert "learning_rate: 1.0e-06" in exported and "temperature: 1.0  # sampling" in exported
@@ -297,13 +312,31 @@ def test_command_preview_saved_configs_and_sharding(page):
 
 
 TRICKY = {
-    "model_name_or_path": "Qwen/Qwen2.5-1.5B-Instruct", "learning_rate": 1e-6, "beta": 0.04, "max_steps": -1,
-    "bf16": True, "push_to_hub": False, "hub_model_id": None, "run_name": "yes", "seed_text": "8",
-    "lr_text": "1e-6", "empty": "", "system_prompt": "line one\n  line two: with colon # and hash",
-    "chat": "quote \" and 'single' and é ✓", "reward_funcs": ["accuracy_reward", "format"], "report_to": [],
-    "reward_weights": [1, 0.5], "model_init_kwargs": {"attn_implementation": "sdpa", "nested": {"a": [1, {"b": None}]}},
-    "datasets": [{"path": "a/b", "split": "train"}, {"path": "c", "columns": ["x", "y"]}], "env": {},
-    "big": 123456789012, "tiny": 2.5e-12, "weird key: colon": "v", "null_text": "null", "tilde": "~", "eps": 1e-7,
+    "model_name_or_path": "Qwen/Qwen2.5-1.5B-Instruct",
+    "learning_rate": 1e-6,
+    "beta": 0.04,
+    "max_steps": -1,
+    "bf16": True,
+    "push_to_hub": False,
+    "hub_model_id": None,
+    "run_name": "yes",
+    "seed_text": "8",
+    "lr_text": "1e-6",
+    "empty": "",
+    "system_prompt": "line one\n  line two: with colon # and hash",
+    "chat": "quote \" and 'single' and é ✓",
+    "reward_funcs": ["accuracy_reward", "format"],
+    "report_to": [],
+    "reward_weights": [1, 0.5],
+    "model_init_kwargs": {"attn_implementation": "sdpa", "nested": {"a": [1, {"b": None}]}},
+    "datasets": [{"path": "a/b", "split": "train"}, {"path": "c", "columns": ["x", "y"]}],
+    "env": {},
+    "big": 123456789012,
+    "tiny": 2.5e-12,
+    "weird key: colon": "v",
+    "null_text": "null",
+    "tilde": "~",
+    "eps": 1e-7,
 }
 
 

@@ -14,7 +14,15 @@ from grpo_schema.engine.loader import load_yaml
 from tests.support.browser import sync_api_or_skip
 from tests.support.cli import grpo
 from tests.support.form_page import (  # noqa: F401  (page and server: the fixtures)
-    ROOT, import_text, open_export, page, server, state, validations, wait_status, wait_validated,
+    ROOT,
+    import_text,
+    open_export,
+    page,
+    server,
+    state,
+    validations,
+    wait_status,
+    wait_validated,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -103,8 +111,11 @@ def pick_release(page, release: str) -> None:
 
 
 def memory_summary(page, total_gib: str) -> str:
-    page.wait_for_function("(t) => document.getElementById('memory-summary').textContent.startsWith(t)",
-                           arg=f"{total_gib} of", timeout=15_000)
+    page.wait_for_function(
+        "(t) => document.getElementById('memory-summary').textContent.startsWith(t)",
+        arg=f"{total_gib} of",
+        timeout=15_000,
+    )
     return page.inner_text("#memory-summary")
 
 
@@ -117,8 +128,17 @@ def test_the_memory_panel_counts_what_the_picked_release_runs(page, tmp_path):
     assert page.locator("#memory-bar [data-part=vllm]").count() == 1  # 1.16: vLLM colocated on the training GPUs
 
     pick_release(page, "0.19.1")
-    at_019 = cli_json("plan", VLLM_ON_POLICY, tmp_path, "--hardware", "8xH100-80GB", "--engine", "grpo_runtime",
-                      "--trl-version", "0.19.1")
+    at_019 = cli_json(
+        "plan",
+        VLLM_ON_POLICY,
+        tmp_path,
+        "--hardware",
+        "8xH100-80GB",
+        "--engine",
+        "grpo_runtime",
+        "--trl-version",
+        "0.19.1",
+    )
     assert gib(at_019) != gib(at_116)
     memory_summary(page, gib(at_019))
     assert page.locator("#memory-bar [data-part=vllm]").count() == 0  # 0.19.1: vLLM is a server of its own
@@ -132,8 +152,10 @@ def test_the_schedule_says_old_log_probs_as_the_picked_release_computes_them(pag
     pick_release(page, "0.19.1")
     explained = cli_json("explain", VLLM_ON_POLICY, tmp_path, "--trl-version", "0.19.1")
     assert explained["derived"]["old_logprobs_needed"] is False  # 0.19.1 has no correction: on-policy, skipped
-    page.wait_for_function("() => document.querySelector('#derived [data-key=old_logprobs_needed] dd')"
-                           ".textContent === 'no'", timeout=15_000)
+    page.wait_for_function(
+        "() => document.querySelector('#derived [data-key=old_logprobs_needed] dd').textContent === 'no'",
+        timeout=15_000,
+    )
 
 
 def test_at_0_19_the_form_offers_0_19s_losses_and_reward_names_and_r007_names_its_registry(page, tmp_path):
@@ -149,15 +171,22 @@ def test_at_0_19_the_form_offers_0_19s_losses_and_reward_names_and_r007_names_it
     cli = cli_json("validate", text, tmp_path, "--trl-version", "0.19.1")
     r007 = [d for d in cli["diagnostics"] if d["code"] == "GRPO-R007"]
     assert len(r007) == 1 and "TRL 0.19.1's built-ins (think_format_reward)" in r007[0]["message"], r007
-    assert [d["code"] for d in page.evaluate("window.grpoLastResult.diagnostics")] == [d["code"] for d in cli["diagnostics"]]
+    assert [d["code"] for d in page.evaluate("window.grpoLastResult.diagnostics")] == [
+        d["code"] for d in cli["diagnostics"]
+    ]
     assert r007[0]["message"] in page.inner_text("#diag-list")
 
     page.fill("#search", "reward_funcs")
     picker = page.locator(".picker[aria-label*='built-in rewards']")
     assert picker.get_attribute("aria-label") == "TRL 0.19.1's built-in rewards"
     assert picker.locator(".chip").all_inner_texts() == ["think_format_reward"]
-    accuracy_at_019 = cli_json("validate", VLLM_ON_POLICY.replace("[think_format_reward]", "[accuracy_reward]"), tmp_path,
-                       "--trl-version", "0.19.1")
+    accuracy_at_019 = cli_json(
+        "validate",
+        VLLM_ON_POLICY.replace("[think_format_reward]", "[accuracy_reward]"),
+        tmp_path,
+        "--trl-version",
+        "0.19.1",
+    )
     assert [d["code"] for d in accuracy_at_019["diagnostics"] if d["code"].startswith("GRPO-R")] == ["GRPO-R002"]
 
     pick_release(page, "")  # back to the service's 1.16: its four names

@@ -36,16 +36,18 @@ def wait_fits(page, fits: str) -> None:
 def wait_banner(page, pattern: str) -> None:
     """Until the banner matches `pattern`; a timeout fails with what the banner said instead."""
     try:
-        page.wait_for_function("(p) => new RegExp(p).test(document.getElementById('status').textContent)",
-                               arg=pattern, timeout=15_000)
+        page.wait_for_function(
+            "(p) => new RegExp(p).test(document.getElementById('status').textContent)", arg=pattern, timeout=15_000
+        )
     except sync_api.TimeoutError:
         pytest.fail(f"the banner never matched {pattern!r}; it says {page.text_content('#status')!r}")
 
 
 def banner_after_memory(page) -> tuple[str, str]:
     """The banner once it has the memory panel's answer for the config shown (it says 'checking memory' before)."""
-    page.wait_for_function("() => !/checking memory/.test(document.getElementById('status').textContent)",
-                           timeout=15_000)
+    page.wait_for_function(
+        "() => !/checking memory/.test(document.getElementById('status').textContent)", timeout=15_000
+    )
     return page.get_attribute("#status", "class"), page.text_content("#status")
 
 

@@ -31,8 +31,9 @@ def import_yaml(page, text: str) -> None:
 
 def test_memory_bar_follows_the_config_and_the_hardware(page):
     import_yaml(page, SMALL)
-    page.wait_for_selector("#memory-panel[data-fits='true'] #memory-bar .memory-part[data-part='weights']",
-                           timeout=15_000)
+    page.wait_for_selector(
+        "#memory-panel[data-fits='true'] #memory-bar .memory-part[data-part='weights']", timeout=15_000
+    )
     parts = page.eval_on_selector_all("#memory-bar .memory-part", "els => els.map(e => e.dataset.part)")
     assert {"weights", "optimizer", "activations", "logits", "framework"} <= set(parts)
     assert "of 80.0 GiB per GPU: fits" in page.text_content("#memory-summary")
@@ -42,12 +43,14 @@ def test_memory_bar_follows_the_config_and_the_hardware(page):
 
     import_yaml(page, BIG)  # a 7B model with vLLM colocated on one GPU's worth of memory each: over
     page.fill("#hardware", "1xH100-80GB")
-    page.wait_for_selector("#memory-panel[data-fits='false'] #memory-bar.over .memory-part[data-part='vllm']",
-                           timeout=15_000)
+    page.wait_for_selector(
+        "#memory-panel[data-fits='false'] #memory-bar.over .memory-part[data-part='vllm']", timeout=15_000
+    )
     assert "does not fit" in page.text_content("#memory-summary")
     page.locator("#memory-panel").scroll_into_view_if_needed()
     page.screenshot(path=str(SHOTS / "memory-does-not-fit.png"), full_page=True)
 
     page.fill("#hardware", "2xB200")  # another GPU: redrawn against its memory without another edit
-    page.wait_for_function("() => document.getElementById('memory-summary').textContent.includes('of 180.0 GiB')",
-                           timeout=15_000)
+    page.wait_for_function(
+        "() => document.getElementById('memory-summary').textContent.includes('of 180.0 GiB')", timeout=15_000
+    )

@@ -9,7 +9,14 @@ from __future__ import annotations
 import pytest
 
 from tests.support.form_page import (  # noqa: F401  (page, server: the fixtures)
-    fill_field, import_text, page, server, state, validations, wait_status, wait_validated,
+    fill_field,
+    import_text,
+    page,
+    server,
+    state,
+    validations,
+    wait_status,
+    wait_validated,
 )
 
 pytestmark = [pytest.mark.browser]

@@ -12,15 +12,23 @@ from __future__ import annotations
 import pytest
 
 from grpo_web.runs.store import Store
+from tests.support.configs import LAUNCHABLE
 from tests.support.form_page import (  # noqa: F401  (page: the fixture)
-    OPEN_R1_TEXT, TOKEN, import_text, offline_runs_server, page, validations, wait_status, wait_validated,
+    OPEN_R1_TEXT,
+    TOKEN,
+    import_text,
+    offline_runs_server,
+    page,
+    validations,
+    wait_status,
+    wait_validated,
 )
 from tests.support.primary_buttons import primaries
-from tests.support.configs import LAUNCHABLE
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-OWNED = "one-primary-out"  
+OWNED = "one-primary-out"
+
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
@@ -29,8 +37,15 @@ def server(tmp_path_factory):
     runs_dir = tmp_path_factory.mktemp("one-primary-runs").resolve()
     (runs_dir / OWNED).mkdir()
     store = Store(runs_dir / "runs.sqlite3")
-    store.insert(id="0000000000f1", state="failed", config_text=LAUNCHABLE, config_format="yaml", world_size=1,
-                 output_dir=str(runs_dir / OWNED), run_dir=str(runs_dir / "0000000000f1"))
+    store.insert(
+        id="0000000000f1",
+        state="failed",
+        config_text=LAUNCHABLE,
+        config_format="yaml",
+        world_size=1,
+        output_dir=str(runs_dir / OWNED),
+        run_dir=str(runs_dir / "0000000000f1"),
+    )
     store.close()
     with offline_runs_server(runs_dir) as live:
         yield live

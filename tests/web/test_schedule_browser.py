@@ -57,8 +57,14 @@ def test_every_number_shows_its_formula_the_passes_the_slices_and_why(page, tmp_
     derived = page.evaluate("window.grpoLastResult.derived")
     assert derived["generate_every_micro_steps"] == 8 and derived["num_iterations"] == 2
     # Each number the panel shows carries the API's formula for it, as the engine wrote it.
-    for key in ("generation_batch_size", "prompts_per_generation", "generate_every_micro_steps",
-                "completions_per_optimizer_step", "optimizer_steps_per_generation", "steps_per_generation"):
+    for key in (
+        "generation_batch_size",
+        "prompts_per_generation",
+        "generate_every_micro_steps",
+        "completions_per_optimizer_step",
+        "optimizer_steps_per_generation",
+        "steps_per_generation",
+    ):
         item = page.locator(f"#derived .derived-item[data-key='{key}']")
         assert item.count() == 1, key
         assert derived["formulas"][key] in item.inner_text(), (key, item.inner_text())

@@ -7,8 +7,10 @@ import re
 
 from grpo_schema import check_text
 
-CONFIG = ("model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct\ndataset_name: trl-lib/tldr\nreward_funcs: [accuracy_reward]\n"
-          "per_device_train_batch_size: 8\nnum_generations: 8\ngradient_accumulation_steps: 2\nnum_iterations: 2\n")
+CONFIG = (
+    "model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct\ndataset_name: trl-lib/tldr\nreward_funcs: [accuracy_reward]\n"
+    "per_device_train_batch_size: 8\nnum_generations: 8\ngradient_accumulation_steps: 2\nnum_iterations: 2\n"
+)
 INTERNAL = ("generate_every_micro_steps", "completions_per_process_per_generation", "buffer")
 
 

@@ -8,7 +8,11 @@ import pytest
 
 from tests.support.browser import sync_api_or_skip
 from tests.support.form_page import (  # noqa: F401  (page and server: the fixtures)
-    import_text, open_form, page, server, state,
+    import_text,
+    open_form,
+    page,
+    server,
+    state,
 )
 from tests.support.verl_runs import RUN
 

@@ -11,8 +11,8 @@ from fastapi.concurrency import run_in_threadpool
 
 from grpo_schema.commands.export import export_schema
 from grpo_schema.engine.check import TRL_REWARD_FUNCS
-from grpo_schema.engine.profiles import Profile, adapt_rewards, known_profiles
 from grpo_schema.engine.keys import launch_keys
+from grpo_schema.engine.profiles import Profile, adapt_rewards, known_profiles
 from grpo_schema.engine.release import release_surface
 from grpo_schema.schema_export.releases import release_schema
 from grpo_schema.versions import releases
@@ -34,10 +34,14 @@ def warm_cache() -> None:
     _schema(())
 
 
-@router.get("/schema", summary="The JSON Schema of a config",
-            responses={422: {"description": "unknown profile, or a TRL release the tables cannot judge"}})
-async def schema(request: Request, profiles: Annotated[tuple[Profile, ...], Depends(profile_params)],
-                 trl_version: TrlVersion = None) -> dict[str, Any]:
+@router.get(
+    "/schema",
+    summary="The JSON Schema of a config",
+    responses={422: {"description": "unknown profile, or a TRL release the tables cannot judge"}},
+)
+async def schema(
+    request: Request, profiles: Annotated[tuple[Profile, ...], Depends(profile_params)], trl_version: TrlVersion = None
+) -> dict[str, Any]:
     """The same document as `grpo schema [--profile P]... [--trl-version X]`, with the form's layout hints
     (x-groups, x-group, x-order, x-advanced). Without ?trl_version=, the service's own release."""
     version, _ = trl_version_of(trl_version, request.app.state.settings)
@@ -57,12 +61,22 @@ def trl_versions(request: Request) -> dict[str, Any]:
 @router.get("/profiles", summary="Known downstream script profiles")
 def profiles() -> list[dict[str, Any]]:
     """Each profile with the reward names its registry resolves (the form's reward_funcs picker)."""
-    return [{"name": p.name, "description": p.description, "reward_funcs": list(p.reward_funcs),
-             "default_reward_funcs": list(p.default_reward_funcs or [])} for p in known_profiles().values()]
+    return [
+        {
+            "name": p.name,
+            "description": p.description,
+            "reward_funcs": list(p.reward_funcs),
+            "default_reward_funcs": list(p.default_reward_funcs or []),
+        }
+        for p in known_profiles().values()
+    ]
 
 
-@router.get("/rewards", summary="Reward names TRL's `trl grpo` resolves without a profile",
-            responses={422: {"description": "a TRL release the tables cannot judge"}})
+@router.get(
+    "/rewards",
+    summary="Reward names TRL's `trl grpo` resolves without a profile",
+    responses={422: {"description": "a TRL release the tables cannot judge"}},
+)
 def rewards(request: Request, trl_version: TrlVersion = None) -> list[str]:
     """The names the release's `trl grpo` script registers (0.19: think_format_reward alone); without
     ?trl_version=, the service's own release's."""
@@ -82,8 +96,11 @@ def presets() -> list[dict[str, str | None]]:
     return [p.summary() for p in all_presets().values()]
 
 
-@router.get("/presets/{name}", summary="One preset: its YAML and the config as JSON",
-            responses={404: {"description": "no preset of that name"}, 422: {"description": "unknown profile"}})
+@router.get(
+    "/presets/{name}",
+    summary="One preset: its YAML and the config as JSON",
+    responses={404: {"description": "no preset of that name"}, 422: {"description": "unknown profile"}},
+)
 def preset(name: str, profiles: Annotated[tuple[Profile, ...], Depends(profile_params)]) -> dict[str, Any]:
     """With ?profile=, the recipe is adapted to that profile's reward registry; `notes` says what changed."""
     found = all_presets().get(name)

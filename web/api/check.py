@@ -10,8 +10,8 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.concurrency import run_in_threadpool
 
 from grpo_schema import CheckResult, check_mapping, check_text
-from grpo_schema.dialects.verl.check import check_verl_text, looks_like_verl
 from grpo_schema.commands.explain import explain_result
+from grpo_schema.dialects.verl.check import check_verl_text, looks_like_verl
 from grpo_schema.engine.infile import read_file_settings
 from grpo_schema.engine.policy import service_policy
 from grpo_web.api.body import ConfigBody, config_body
@@ -36,12 +36,24 @@ class FileSettingsParams:
 
 
 async def file_settings_params(
-    allow_env: Annotated[list[str], Query(max_length=200, description="an environment variable name the config "
-                                          "may set in `env:` (repeatable), as --allow-env or a file's "
-                                          "`# grpo: --allow-env NAME`")] = [],
-    hardware: Annotated[str | None, Query(max_length=100, description="also check the memory fit on this "
-                                          "hardware (e.g. 8xH100-80GB), as a file's `# grpo: --hardware SPEC` "
-                                          "comment makes `grpo validate` do")] = None,
+    allow_env: Annotated[
+        list[str],
+        Query(
+            max_length=200,
+            description="an environment variable name the config "
+            "may set in `env:` (repeatable), as --allow-env or a file's "
+            "`# grpo: --allow-env NAME`",
+        ),
+    ] = [],
+    hardware: Annotated[
+        str | None,
+        Query(
+            max_length=100,
+            description="also check the memory fit on this "
+            "hardware (e.g. 8xH100-80GB), as a file's `# grpo: --hardware SPEC` "
+            "comment makes `grpo validate` do",
+        ),
+    ] = None,
 ) -> FileSettingsParams:
     if hardware:
         from grpo_schema.engine.hardware.accelerators import HardwareError, parse_hardware
@@ -56,8 +68,13 @@ async def file_settings_params(
 FileParams = Annotated[FileSettingsParams, Depends(file_settings_params)]
 
 
-async def run_check(body: ConfigBody, params: CheckParams, inline: bool = False,
-                    extra: FileSettingsParams | None = None, reads: Any = None) -> CheckResult:
+async def run_check(
+    body: ConfigBody,
+    params: CheckParams,
+    inline: bool = False,
+    extra: FileSettingsParams | None = None,
+    reads: Any = None,
+) -> CheckResult:
     """The same call the CLI makes: YAML bytes through check_text, a JSON object through check_mapping. In the
     thread pool, unless the caller knows the body is small enough to check on the event loop (`inline`) and the
     memory fit it may ask for reads no file. `reads`: what that fit may read (service_reads)."""
@@ -77,8 +94,9 @@ async def run_check(body: ConfigBody, params: CheckParams, inline: bool = False,
     return await run_in_threadpool(check, config, **options)
 
 
-def with_fit(data: bytes | dict, path: str = "<request>", hardware: str | None = None, reads: Any = None,
-             **options) -> CheckResult:
+def with_fit(
+    data: bytes | dict, path: str = "<request>", hardware: str | None = None, reads: Any = None, **options
+) -> CheckResult:
     """The check plus the memory fit for the hardware the file's `# grpo:` comment names, or `hardware` (one
     engine: plan_fit), reading what `reads` allows (the plan's own: POST /api/v1/plan gives the same lines)."""
     from grpo_schema.commands.plan import check_for_hardware
@@ -94,23 +112,40 @@ def with_fit(data: bytes | dict, path: str = "<request>", hardware: str | None =
     return _finish(result)
 
 
-@router.post("/validate", summary="Validate a config", response_class=ConfigJSONResponse,
-             responses={200: {"model": FileResultDoc, "description": "the file object, also for an invalid config"},
-                        **ERRORS},
-             openapi_extra=config_body_doc())
+@router.post(
+    "/validate",
+    summary="Validate a config",
+    response_class=ConfigJSONResponse,
+    responses={200: {"model": FileResultDoc, "description": "the file object, also for an invalid config"}, **ERRORS},
+    openapi_extra=config_body_doc(),
+)
 async def validate(request: Request, body: Body, params: Params, extra: FileParams) -> ConfigJSONResponse:
     """Every diagnostic at once and the derived batch schedule: `grpo validate --format json`'s file object."""
     result = await run_check(body, params, extra=extra, reads=service_reads(request))
     return ConfigJSONResponse(result.to_dict())
 
 
-@router.post("/explain", summary="Explain the batch schedule", response_class=ConfigJSONResponse,
-             responses={200: {"description": "the derived object and the schedule"}, **ERRORS},
-             openapi_extra=config_body_doc())
-async def explain(request: Request, body: Body, params: Params, dataset_size: DatasetSize = None,
-                  launch: Annotated[bool, Query(description="also list what the service's run policy would refuse "
-                                                            "(`launch_diagnostics`; only when runs are on)")] = False,
-                  extra: FileParams = FileSettingsParams()) -> ConfigJSONResponse:
+@router.post(
+    "/explain",
+    summary="Explain the batch schedule",
+    response_class=ConfigJSONResponse,
+    responses={200: {"description": "the derived object and the schedule"}, **ERRORS},
+    openapi_extra=config_body_doc(),
+)
+async def explain(
+    request: Request,
+    body: Body,
+    params: Params,
+    dataset_size: DatasetSize = None,
+    launch: Annotated[
+        bool,
+        Query(
+            description="also list what the service's run policy would refuse "
+            "(`launch_diagnostics`; only when runs are on)"
+        ),
+    ] = False,
+    extra: FileParams = FileSettingsParams(),
+) -> ConfigJSONResponse:
     """`grpo explain --format json`: the file object's fields, the derived schedule with its sources and formulas,
     the micro-step walk (which micro-steps generate, reuse the buffer, end in an optimizer step) and notes."""
     result = await run_check(body, params, extra=extra, reads=service_reads(request))
@@ -119,6 +154,5 @@ async def explain(request: Request, body: Body, params: Params, dataset_size: Da
     if launch and getattr(settings, "runs", False):
         # What POST /api/v1/runs would add to the diagnostics: shown live by the form, beside the fields.
         names = [p.name for p in params.profiles]
-        document["launch_diagnostics"] = [d.to_dict() for d in service_policy(result, settings.service_policy(),
-                                                                              names)]
+        document["launch_diagnostics"] = [d.to_dict() for d in service_policy(result, settings.service_policy(), names)]
     return ConfigJSONResponse(document)

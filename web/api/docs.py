@@ -20,8 +20,13 @@ per_device_train_batch_size: 8
 num_generations: 8
 """
 INVALID_YAML = VALID_YAML.replace("num_generations: 8", "num_generations: 3")
-VALID_JSON = {"model_name_or_path": "Qwen/Qwen2.5-0.5B-Instruct", "dataset_name": "trl-lib/DeepMath-103K",
-              "reward_funcs": ["accuracy_reward"], "per_device_train_batch_size": 8, "num_generations": 8}
+VALID_JSON = {
+    "model_name_or_path": "Qwen/Qwen2.5-0.5B-Instruct",
+    "dataset_name": "trl-lib/DeepMath-103K",
+    "reward_funcs": ["accuracy_reward"],
+    "per_device_train_batch_size": 8,
+    "num_generations": 8,
+}
 TYPO_JSON = {**VALID_JSON, "num_generation": 4}
 
 
@@ -60,17 +65,29 @@ class DetailDoc(BaseModel):
 
 def config_body_doc() -> dict[str, Any]:
     """openapi_extra for a route whose body is a config: YAML text or a JSON object."""
-    yaml_media = {"schema": {"type": "string"},
-                  "examples": {"valid": {"summary": "a valid config", "value": VALID_YAML},
-                               "invalid": {"summary": "num_generations does not divide the batch",
-                                           "value": INVALID_YAML}}}
-    json_media = {"schema": {"type": "object", "additionalProperties": True},
-                  "examples": {"valid": {"summary": "a valid config", "value": VALID_JSON},
-                               "typo": {"summary": "a misspelled key", "value": TYPO_JSON}}}
+    yaml_media = {
+        "schema": {"type": "string"},
+        "examples": {
+            "valid": {"summary": "a valid config", "value": VALID_YAML},
+            "invalid": {"summary": "num_generations does not divide the batch", "value": INVALID_YAML},
+        },
+    }
+    json_media = {
+        "schema": {"type": "object", "additionalProperties": True},
+        "examples": {
+            "valid": {"summary": "a valid config", "value": VALID_JSON},
+            "typo": {"summary": "a misspelled key", "value": TYPO_JSON},
+        },
+    }
     content = {kind: yaml_media for kind in sorted(YAML_TYPES)}
     content.update({kind: json_media for kind in JSON_TYPES})
-    return {"requestBody": {"required": True, "content": content,
-                            "description": "the config: YAML text (as `trl grpo --config` reads) or a JSON object"}}
+    return {
+        "requestBody": {
+            "required": True,
+            "content": content,
+            "description": "the config: YAML text (as `trl grpo --config` reads) or a JSON object",
+        }
+    }
 
 
 ERRORS: dict[int | str, dict[str, Any]] = {

@@ -37,8 +37,9 @@ def service_runs_document(env: Any, result: Any = None) -> dict[str, Any]:
     doc = {"version": 1, **report.to_dict(), "runs_with": RUNS_WITH}
     doc["diagnostics"] = [d for d in doc["diagnostics"] if d["code"] not in TRL_ONLY]
     if result is not None:
-        doc["diagnostics"] = [d.to_dict() for d in result.diagnostics
-                              if d.code.startswith("GRPO-Y") and d.severity == "error"] + doc["diagnostics"]
+        doc["diagnostics"] = [
+            d.to_dict() for d in result.diagnostics if d.code.startswith("GRPO-Y") and d.severity == "error"
+        ] + doc["diagnostics"]
     doc["ok"] = not any(d["severity"] == "error" for d in doc["diagnostics"])
     return doc
 
@@ -49,16 +50,23 @@ def _document(result: Any = None) -> dict[str, Any]:
     return service_runs_document(current(), result)
 
 
-@router.get("/doctor", summary="The environment the service's runs use, against its TRL release",
-            response_class=ConfigJSONResponse,
-            responses={200: {"description": "grpo doctor's document: environment, ok, diagnostics"}})
+@router.get(
+    "/doctor",
+    summary="The environment the service's runs use, against its TRL release",
+    response_class=ConfigJSONResponse,
+    responses={200: {"description": "grpo doctor's document: environment, ok, diagnostics"}},
+)
 async def doctor_environment() -> ConfigJSONResponse:
     return ConfigJSONResponse(await run_in_threadpool(_document))
 
 
-@router.post("/doctor", summary="Can the service's environment run this config", response_class=ConfigJSONResponse,
-             responses={200: {"description": "grpo doctor's document for the config's features"}, **ERRORS},
-             openapi_extra=config_body_doc())
+@router.post(
+    "/doctor",
+    summary="Can the service's environment run this config",
+    response_class=ConfigJSONResponse,
+    responses={200: {"description": "grpo doctor's document for the config's features"}, **ERRORS},
+    openapi_extra=config_body_doc(),
+)
 async def doctor_config(body: Body, params: Params) -> ConfigJSONResponse:
     """The config is read as POST /api/v1/validate reads it. The service never reads a path a client names: a
     `deepspeed:` file is not opened (its ZeRO stage is unknown) and reward modules are not looked up."""
@@ -67,6 +75,5 @@ async def doctor_config(body: Body, params: Params) -> ConfigJSONResponse:
     if body.yaml is not None:
         result = await run_in_threadpool(lambda: check_text(body.yaml, path=path, suggest_fixes=False, **options))
     else:
-        result = await run_in_threadpool(lambda: check_mapping(body.mapping, path=path, suggest_fixes=False,
-                                                               **options))
+        result = await run_in_threadpool(lambda: check_mapping(body.mapping, path=path, suggest_fixes=False, **options))
     return ConfigJSONResponse(await run_in_threadpool(_document, result))

@@ -27,8 +27,9 @@ router = APIRouter(prefix="/api/v1", tags=["files"])
 NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"  # a file or job name: no path, nothing a shell would read
 
 
-def _check(body: ConfigBody, path: str, world_size: int | None, declared_size: int | None,
-           profiles: list[str]) -> CheckResult:
+def _check(
+    body: ConfigBody, path: str, world_size: int | None, declared_size: int | None, profiles: list[str]
+) -> CheckResult:
     options: dict = {"path": path, "world_size": world_size, "profiles": profiles}
     if declared_size:  # the form's world size stands for the file's num_processes
         options["overrides"] = [Override("num_processes", declared_size, "the form's world size")]
@@ -37,8 +38,9 @@ def _check(body: ConfigBody, path: str, world_size: int | None, declared_size: i
     return check_mapping(body.mapping, **options)
 
 
-def emitted(body: ConfigBody, arguments: list[str], world_size: int | None,
-            profiles: list[str]) -> tuple[str, str] | CheckResult:
+def emitted(
+    body: ConfigBody, arguments: list[str], world_size: int | None, profiles: list[str]
+) -> tuple[str, str] | CheckResult:
     """(the spec, its layout in words), or the CheckResult that refuses it. Raises ValueError for a layout that
     does not split."""
     from grpo_runtime.clusters.emit import LayoutError, emit, emit_parser, plan
@@ -57,37 +59,61 @@ def emitted(body: ConfigBody, arguments: list[str], world_size: int | None,
     return emit(args, result, layout, accelerator), layout.describe()
 
 
-@router.post("/emit", summary="A scheduler's task or manifest for a config (grpo launch --emit)",
-             response_class=PlainTextResponse, openapi_extra=config_body_doc(),
-             responses={**json_errors(),
-                        200: {"content": {"application/yaml": {"schema": {"type": "string"}}},
-                              "description": "the spec; X-Grpo-Layout says its nodes and world size"},
-                        422: {"content": {"application/json": {"schema": {"type": "object"}}},
-                              "description": "the validate file object with every diagnostic, {detail} for a layout "
-                                             "that does not split, or unusable query values"}})
+@router.post(
+    "/emit",
+    summary="A scheduler's task or manifest for a config (grpo launch --emit)",
+    response_class=PlainTextResponse,
+    openapi_extra=config_body_doc(),
+    responses={
+        **json_errors(),
+        200: {
+            "content": {"application/yaml": {"schema": {"type": "string"}}},
+            "description": "the spec; X-Grpo-Layout says its nodes and world size",
+        },
+        422: {
+            "content": {"application/json": {"schema": {"type": "object"}}},
+            "description": "the validate file object with every diagnostic, {detail} for a layout "
+            "that does not split, or unusable query values",
+        },
+    },
+)
 async def emit_spec(
     body: Annotated[ConfigBody, Depends(config_body)],
     profiles: Annotated[tuple[Profile, ...], Depends(profile_params)],
     target: Annotated[Literal["skypilot", "dstack", "kubernetes"], Query(description="the scheduler")],
-    k8s_form: Annotated[Literal["pytorchjob", "trainjob", "jobset", "indexed-job"], Query(
-        description="the Kubernetes object (kubernetes only)")] = "pytorchjob",
-    file: Annotated[str, Query(pattern=NAME, description="the config's file name in the project folder, "
-                                                         "which every node runs")] = "config.yaml",
+    k8s_form: Annotated[
+        Literal["pytorchjob", "trainjob", "jobset", "indexed-job"],
+        Query(description="the Kubernetes object (kubernetes only)"),
+    ] = "pytorchjob",
+    file: Annotated[
+        str, Query(pattern=NAME, description="the config's file name in the project folder, which every node runs")
+    ] = "config.yaml",
     nodes: Annotated[int | None, Query(ge=1, le=1024, description="training nodes")] = None,
     gpus_per_node: Annotated[int | None, Query(ge=0, le=64, description="GPUs per node")] = None,
-    hardware: Annotated[str | None, Query(max_length=100, pattern=r"^[A-Za-z0-9 ._x-]+$",
-                                          description="the nodes and GPUs, as hardware: (2x8xH100-80GB); default: "
-                                                      "the config's")] = None,
-    world_size: Annotated[int | None, Query(ge=1, le=65536, description="the form's world size, when the "
-                                                                        "config names none")] = None,
+    hardware: Annotated[
+        str | None,
+        Query(
+            max_length=100,
+            pattern=r"^[A-Za-z0-9 ._x-]+$",
+            description="the nodes and GPUs, as hardware: (2x8xH100-80GB); default: the config's",
+        ),
+    ] = None,
+    world_size: Annotated[
+        int | None, Query(ge=1, le=65536, description="the form's world size, when the config names none")
+    ] = None,
     name: Annotated[str | None, Query(pattern=NAME, description="the job's name")] = None,
     volume: Annotated[str | None, Query(pattern=NAME, description="the checkpoint volume or PVC")] = None,
 ) -> PlainTextResponse:
     """The same text `grpo launch --emit TARGET FILE` prints for the config saved as FILE (a config written for a
     training script's arguments names its profile: ?profile=open-r1)."""
     arguments = [file, "--emit", target, "--k8s-form", k8s_form]
-    for flag, value in (("--nodes", nodes), ("--gpus-per-node", gpus_per_node), ("--hardware", hardware),
-                        ("--name", name), ("--volume", volume)):
+    for flag, value in (
+        ("--nodes", nodes),
+        ("--gpus-per-node", gpus_per_node),
+        ("--hardware", hardware),
+        ("--name", name),
+        ("--volume", volume),
+    ):
         arguments += [flag, str(value)] if value is not None else []
     try:
         found = await run_in_threadpool(emitted, body, arguments, world_size, [p.name for p in profiles])

@@ -37,15 +37,15 @@ _METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
 
 
 async def _bad_request(request: Request, exc: RequestValidationError) -> JSONResponse:
-    detail = [{"loc": list(e.get("loc", ())), "msg": e.get("msg", ""), "type": e.get("type", "")}
-              for e in exc.errors()]
+    detail = [{"loc": list(e.get("loc", ())), "msg": e.get("msg", ""), "type": e.get("type", "")} for e in exc.errors()]
     return JSONResponse({"detail": detail}, status_code=422)
 
 
 async def _bug(request: Request, exc: Exception) -> JSONResponse:
     log.exception("unhandled error on %s %s", request.method, request.url.path)
-    return JSONResponse({"detail": "internal error (a bug in grpo-config; the service log has the traceback)"},
-                        status_code=500)
+    return JSONResponse(
+        {"detail": "internal error (a bug in grpo-config; the service log has the traceback)"}, status_code=500
+    )
 
 
 def install_error_handlers(app: FastAPI) -> None:

@@ -110,8 +110,13 @@ def _plain_request(scope: Scope) -> tuple[str, dict[str, Any]] | None:
 def _query_options(query: bytes, settings: Settings) -> dict[str, Any] | None:
     """check_text's options from the query, or None when it holds anything the lane leaves to the route."""
     version, source = settings.judged_trl()
-    options: dict[str, Any] = {"path": "<request>", "world_size": None, "profiles": (), "trl_version": version,
-                               "trl_version_source": source}
+    options: dict[str, Any] = {
+        "path": "<request>",
+        "world_size": None,
+        "profiles": (),
+        "trl_version": version,
+        "trl_version_source": source,
+    }
     if not query:
         return options
     params = QueryParams(query)  # decoded exactly as the route decodes it

@@ -40,8 +40,11 @@ def _hub(kind: str) -> list[dict[str, str]]:
     if not root.is_dir():
         return []
     prefix = f"{kind}--"
-    names = sorted(p.name[len(prefix):].replace("--", "/") for p in itertools.islice(root.iterdir(), MAX_ENTRIES * 5)
-                   if p.name.startswith(prefix))
+    names = sorted(
+        p.name[len(prefix) :].replace("--", "/")
+        for p in itertools.islice(root.iterdir(), MAX_ENTRIES * 5)
+        if p.name.startswith(prefix)
+    )
     return [{"name": n, "where": "Hub cache"} for n in names[:MAX_ENTRIES]]
 
 
@@ -57,8 +60,16 @@ def _folders(root: Path) -> Iterator[Path]:
 # A run's folder (the service's runs, `grpo launch`): its config.json is the GRPO config it ran, not a model's.
 RUN_MARKERS = ("process.json", "run.log", "exit.json", "run_info.json", "metrics.jsonl")
 # Keys a GRPO config has and a model's config.json never does.
-GRPO_KEYS = ("model_name_or_path", "num_generations", "per_device_train_batch_size", "reward_funcs", "output_dir",
-             "learning_rate", "dataset_name", "num_processes")
+GRPO_KEYS = (
+    "model_name_or_path",
+    "num_generations",
+    "per_device_train_batch_size",
+    "reward_funcs",
+    "output_dir",
+    "learning_rate",
+    "dataset_name",
+    "num_processes",
+)
 DATASET_MARKERS = ("dataset_info.json", "dataset_dict.json", "state.json")
 PEEK_BYTES = 65536
 
@@ -105,9 +116,13 @@ def _records(path: Path) -> bool:
 
 
 def _data_files(folder: Path) -> list[Path]:
-    return [p for p in itertools.islice(sorted(folder.iterdir()), 50)
-            if p.is_file() and p.suffix in DATA_SUFFIXES and p.name not in ("config.json", "tokenizer.json",
-                                                                               "tokenizer_config.json")]
+    return [
+        p
+        for p in itertools.islice(sorted(folder.iterdir()), 50)
+        if p.is_file()
+        and p.suffix in DATA_SUFFIXES
+        and p.name not in ("config.json", "tokenizer.json", "tokenizer_config.json")
+    ]
 
 
 def _is_dataset(folder: Path) -> bool:
@@ -161,11 +176,17 @@ def _resolve_local(root: Path, value: str) -> Path:
         raise HTTPException(422, f"{value!r} is not a relative path under the service's working directory")
     resolved = (root / path).resolve()
     if not resolved.is_relative_to(root.resolve()) or not resolved.exists():
-        raise HTTPException(404, f"{value!r} is not a local file or folder under the service's working directory "
-                                 "(Hub datasets are not downloaded for a preview)")
+        raise HTTPException(
+            404,
+            f"{value!r} is not a local file or folder under the service's working directory "
+            "(Hub datasets are not downloaded for a preview)",
+        )
     if resolved.is_dir():
-        files = sorted(p for p in resolved.rglob("*") if p.suffix in DATA_SUFFIXES and p.is_file()
-                       and p.resolve().is_relative_to(root.resolve()))
+        files = sorted(
+            p
+            for p in resolved.rglob("*")
+            if p.suffix in DATA_SUFFIXES and p.is_file() and p.resolve().is_relative_to(root.resolve())
+        )
         if not files:
             raise HTTPException(404, f"{value!r} holds no {', '.join(DATA_SUFFIXES)} file")
         resolved = files[0]
@@ -206,8 +227,11 @@ def preview(root: Path, value: str) -> dict[str, Any]:
     except (OSError, ValueError, UnicodeDecodeError) as exc:
         raise HTTPException(422, f"{path.name} could not be read: {exc}") from None
     columns = list(dict.fromkeys(k for r in rows for k in r))
-    return {"path": path.relative_to(root.resolve()).as_posix(), "columns": columns,
-            "rows": [{k: _cell(r.get(k)) for k in columns} for r in rows]}
+    return {
+        "path": path.relative_to(root.resolve()).as_posix(),
+        "columns": columns,
+        "rows": [{k: _cell(r.get(k)) for k in columns} for r in rows],
+    }
 
 
 @router.get("", summary="Models and datasets on this machine, for the form's pickers")
@@ -215,7 +239,10 @@ async def local() -> dict[str, list[dict[str, str]]]:
     return await run_in_threadpool(local_entries, Path.cwd())
 
 
-@router.get("/preview", summary="The first rows of a local dataset",
-            responses={404: {"description": "no such local dataset"}, 422: {"description": "not previewable"}})
+@router.get(
+    "/preview",
+    summary="The first rows of a local dataset",
+    responses={404: {"description": "no such local dataset"}, 422: {"description": "not previewable"}},
+)
 async def local_preview(path: Annotated[str, Query(max_length=1000)]) -> dict[str, Any]:
     return await run_in_threadpool(preview, Path.cwd(), path)

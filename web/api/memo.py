@@ -36,8 +36,14 @@ class AnswerCache:
         """The key of a request, or None when its answer must not be kept (see the module docstring)."""
         if b"--hardware" in body:
             return None
-        return (body, media_type, options["world_size"], options["path"], options["trl_version"],
-                options["trl_version_source"])
+        return (
+            body,
+            media_type,
+            options["world_size"],
+            options["path"],
+            options["trl_version"],
+            options["trl_version_source"],
+        )
 
     def get(self, key: tuple | None) -> bytes | None:
         found = self._entries.get(key) if key is not None else None

@@ -17,10 +17,12 @@ PATH_MAX_CHARS = 1000  # the ?path= query: the name a result reports as its path
 # The OpenAPI document lists what the service accepts (schemathesis holds it to that): the registered profile names,
 # world sizes up to the default max_world_size, dataset sizes that fit in 64 bits (larger ones overflowed the plan).
 PROFILE_DOC = {"items": {"type": "string", "enum": sorted(known_profiles())}}
-ProfileNames = Annotated[list[str], Query(description="downstream script profile, repeatable (e.g. open-r1)",
-                                          json_schema_extra=PROFILE_DOC)]
-DatasetSize = Annotated[int | None, Query(ge=1, le=INT64_MAX,
-                                          description="rows in the training dataset (adds steps per epoch)")]
+ProfileNames = Annotated[
+    list[str], Query(description="downstream script profile, repeatable (e.g. open-r1)", json_schema_extra=PROFILE_DOC)
+]
+DatasetSize = Annotated[
+    int | None, Query(ge=1, le=INT64_MAX, description="rows in the training dataset (adds steps per epoch)")
+]
 WORLD_SIZE_DOC = {"maximum": Settings.model_fields["max_world_size"].default}
 
 
@@ -34,17 +36,28 @@ class CheckParams:
 
     def options(self) -> dict:
         """Keyword arguments for grpo_schema.check_text / check_mapping."""
-        return {"path": self.path, "world_size": self.world_size, "profiles": self.profiles,
-                "trl_version": self.trl_version, "trl_version_source": self.trl_version_source}
+        return {
+            "path": self.path,
+            "world_size": self.world_size,
+            "profiles": self.profiles,
+            "trl_version": self.trl_version,
+            "trl_version_source": self.trl_version_source,
+        }
 
 
 # Releases with `trl grpo`: 0.14 on (a newer one than the tables is judged as the newest).
 RELEASE_PATTERN = r"^v?(0\.(1[4-9]|[2-9][0-9]|[1-9][0-9]{2,})|[1-9][0-9]*\.[0-9]+)(\.[0-9]+)?$"
-TrlVersion = Annotated[str | None, Query(max_length=32, json_schema_extra={"pattern": RELEASE_PATTERN},  # the
-                                         # check itself is trl_version_of's: its 422 names the supported range
-                                         description="the TRL release to judge against (0.14 on), e.g. 0.19.1; "
-                                                     "default: the service's (grpo serve --trl-version, else the "
-                                                     "installed trl, else 1.16)")]
+TrlVersion = Annotated[
+    str | None,
+    Query(
+        max_length=32,
+        json_schema_extra={"pattern": RELEASE_PATTERN},  # the
+        # check itself is trl_version_of's: its 422 names the supported range
+        description="the TRL release to judge against (0.14 on), e.g. 0.19.1; "
+        "default: the service's (grpo serve --trl-version, else the "
+        "installed trl, else 1.16)",
+    ),
+]
 
 
 def trl_version_of(asked: str | None, settings: Settings) -> tuple[str, str]:
@@ -82,11 +95,19 @@ async def profile_params(profile: ProfileNames = []) -> tuple[Profile, ...]:
 async def check_params(
     settings: Annotated[Settings, Depends(current_settings)],
     profiles: Annotated[tuple[Profile, ...], Depends(profile_params)],
-    world_size: Annotated[int | None, Query(ge=1, description="training processes over all machines; default: "
-                                                "num_processes from the config, else 1; at most the service's "
-                                                "max_world_size", json_schema_extra=WORLD_SIZE_DOC)] = None,
-    path: Annotated[str, Query(max_length=PATH_MAX_CHARS, description="name to report as the file object's path")]
-    = "<request>",
+    world_size: Annotated[
+        int | None,
+        Query(
+            ge=1,
+            description="training processes over all machines; default: "
+            "num_processes from the config, else 1; at most the service's "
+            "max_world_size",
+            json_schema_extra=WORLD_SIZE_DOC,
+        ),
+    ] = None,
+    path: Annotated[
+        str, Query(max_length=PATH_MAX_CHARS, description="name to report as the file object's path")
+    ] = "<request>",
     trl_version: TrlVersion = None,
 ) -> CheckParams:
     """Dependency: everything the check endpoints read from the query."""

@@ -13,9 +13,15 @@ from grpo_web.api.runs import Manager, RunId, run_of
 from grpo_web.runs import outputs
 from grpo_web.runs.auth import require_token
 
-router = APIRouter(prefix="/api/v1/runs", tags=["runs"], dependencies=[Depends(require_token)],
-                   responses={401: {"description": "no valid bearer token"},
-                              403: {"description": "runs are disabled on this service"}})
+router = APIRouter(
+    prefix="/api/v1/runs",
+    tags=["runs"],
+    dependencies=[Depends(require_token)],
+    responses={
+        401: {"description": "no valid bearer token"},
+        403: {"description": "runs are disabled on this service"},
+    },
+)
 
 
 @router.get("/{run_id}/health", summary="The run's health: findings on what it has logged so far")

@@ -22,17 +22,25 @@ from grpo_web.runs import completion_query, completions, documents, outputs
 from grpo_web.runs.auth import require_token
 from grpo_web.runs.store import Run
 
-router = APIRouter(prefix="/api/v1/runs", tags=["runs"], dependencies=[Depends(require_token)],
-                   responses={401: {"description": "no valid bearer token"},
-                              403: {"description": "runs are disabled on this service"}})
+router = APIRouter(
+    prefix="/api/v1/runs",
+    tags=["runs"],
+    dependencies=[Depends(require_token)],
+    responses={
+        401: {"description": "no valid bearer token"},
+        403: {"description": "runs are disabled on this service"},
+    },
+)
 CURVES = ("reward", "kl", "entropy", "completions/mean_length", "loss")
 MAX_COMPARE = 8
 ID = re.compile(r"^[0-9a-f]{12}$")
 
 
 @router.get("/compare", summary="Compare runs: their curves and the config keys that differ")
-def compare(manager: Manager, ids: Annotated[str, Query(max_length=MAX_COMPARE * 13,
-                                                        description="two or more run ids, comma separated")]) -> Any:
+def compare(
+    manager: Manager,
+    ids: Annotated[str, Query(max_length=MAX_COMPARE * 13, description="two or more run ids, comma separated")],
+) -> Any:
     wanted = list(dict.fromkeys(part.strip() for part in ids.split(",") if part.strip()))
     bad = [part for part in wanted if not ID.match(part)]
     if bad:
@@ -42,11 +50,16 @@ def compare(manager: Manager, ids: Annotated[str, Query(max_length=MAX_COMPARE *
     runs = [run_of(manager, run_id) for run_id in wanted]
     configs = {run.id: _config(run) for run in runs}
     keys = sorted(set().union(*configs.values()))
-    differ = {key: {run_id: configs[run_id].get(key) for run_id in wanted} for key in keys
-              if len({json.dumps(configs[run_id].get(key), sort_keys=True, default=str) for run_id in wanted}) > 1}
-    return {"runs": [{"id": run.id, "state": run.state, "curves": _curves(manager.store.metrics(run.id))}
-                     for run in runs],
-            "metrics": list(CURVES), "config_differences": differ}
+    differ = {
+        key: {run_id: configs[run_id].get(key) for run_id in wanted}
+        for key in keys
+        if len({json.dumps(configs[run_id].get(key), sort_keys=True, default=str) for run_id in wanted}) > 1
+    }
+    return {
+        "runs": [{"id": run.id, "state": run.state, "curves": _curves(manager.store.metrics(run.id))} for run in runs],
+        "metrics": list(CURVES),
+        "config_differences": differ,
+    }
 
 
 def _config(run: Run) -> dict:
@@ -72,29 +85,50 @@ def _curves(records: list[dict]) -> dict[str, list[list[float]]]:
             continue
         for name in CURVES:
             value = record.get(name)
-            if isinstance(value, (int, float)) and not isinstance(value, bool) and value == value \
-                    and abs(value) != float("inf"):
+            if (
+                isinstance(value, (int, float))
+                and not isinstance(value, bool)
+                and value == value
+                and abs(value) != float("inf")
+            ):
                 curves[name].append([step, value])
     return curves
 
 
 @router.get("/{run_id}/completions", summary="The run's logged completions, a page at a time")
 async def run_completions(
-    manager: Manager, run_id: RunId,
+    manager: Manager,
+    run_id: RunId,
     step: Annotated[int | None, Query(ge=0, description="only rows of this step")] = None,
     limit: Annotated[int, Query(ge=1, le=completions.MAX_LIMIT)] = 50,
     offset: Annotated[int, Query(ge=0, le=10**9)] = 0,
     full: Annotated[bool, Query(description="texts uncut; only with limit=1")] = False,
-    sort: Annotated[str, Query(pattern=completion_query.SORT_PATTERN, description=(
-        "order (the file's), reward-desc, reward-asc, advantage-desc, length-desc, or fn:NAME (that reward "
-        "function, highest first); groups stay whole, ordered by their best row"))] = "order",
-    score: Annotated[str | None, Query(max_length=200, description="the reward function that `min` and the "
-                                                                    "best/worst marks read (default: the total "
-                                                                    "reward)")] = None,
+    sort: Annotated[
+        str,
+        Query(
+            pattern=completion_query.SORT_PATTERN,
+            description=(
+                "order (the file's), reward-desc, reward-asc, advantage-desc, length-desc, or fn:NAME (that reward "
+                "function, highest first); groups stay whole, ordered by their best row"
+            ),
+        ),
+    ] = "order",
+    score: Annotated[
+        str | None,
+        Query(
+            max_length=200,
+            description="the reward function that `min` and the best/worst marks read (default: the total reward)",
+        ),
+    ] = None,
     min_score: Annotated[float | None, Query(alias="min", description="only rows whose score is at least this")] = None,
     truncated: Annotated[bool, Query(description="only truncated completions")] = False,
-    q: Annotated[str, Query(max_length=completion_query.MAX_SEARCH_CHARS,
-                            description="only rows whose prompt or completion contains this (any case)")] = "",
+    q: Annotated[
+        str,
+        Query(
+            max_length=completion_query.MAX_SEARCH_CHARS,
+            description="only rows whose prompt or completion contains this (any case)",
+        ),
+    ] = "",
 ) -> Any:
     """Rows of completions.jsonl (or, without log_completions, the runtime's sample), each text cut to 20,000
     characters (`completion_cut`) unless `full=1` asks for one row whole. Lines that cannot be read are skipped
@@ -105,10 +139,12 @@ async def run_completions(
     if min_score is not None and not math.isfinite(min_score):
         raise HTTPException(422, "min must be a finite number")
     run = run_of(manager, run_id)
-    query = completion_query.Query(sort=sort, score=score or None, min_score=min_score, truncated_only=truncated,
-                                   text=q.strip())
-    page = await run_in_threadpool(completions.read_page, outputs.records_folder(run), step, limit, offset, full, query,
-                                   _own_rows(manager, run))
+    query = completion_query.Query(
+        sort=sort, score=score or None, min_score=min_score, truncated_only=truncated, text=q.strip()
+    )
+    page = await run_in_threadpool(
+        completions.read_page, outputs.records_folder(run), step, limit, offset, full, query, _own_rows(manager, run)
+    )
     return {**page.to_dict(), "limit": limit, "offset": offset, "state": run.state}
 
 
@@ -118,8 +154,11 @@ def _own_rows(manager, run: Run) -> completions.Bound:
 
 
 def _download(data: bytes | str, name: str, media_type: str) -> Response:
-    return Response(data, media_type=media_type,
-                    headers={"Content-Disposition": f'attachment; filename="{name}"', "Cache-Control": "no-store"})
+    return Response(
+        data,
+        media_type=media_type,
+        headers={"Content-Disposition": f'attachment; filename="{name}"', "Cache-Control": "no-store"},
+    )
 
 
 @router.get("/{run_id}/metrics.jsonl", summary="Download the run's metrics as JSON lines")
@@ -152,6 +191,12 @@ def completions_jsonl(manager: Manager, run_id: RunId) -> Response:
     if found is None:
         raise HTTPException(404, f"run {run.id} has logged no completions yet")
     path, skipped, lines = found
-    return StreamingResponse(lines, media_type="application/x-ndjson",
-                             headers={"Content-Disposition": f'attachment; filename="{run.id}-{path.name}"',
-                                      "Cache-Control": "no-store", "X-Skipped-Lines": str(skipped)})
+    return StreamingResponse(
+        lines,
+        media_type="application/x-ndjson",
+        headers={
+            "Content-Disposition": f'attachment; filename="{run.id}-{path.name}"',
+            "Cache-Control": "no-store",
+            "X-Skipped-Lines": str(skipped),
+        },
+    )

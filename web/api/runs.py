@@ -33,9 +33,15 @@ from grpo_web.runs.auth import require_token
 from grpo_web.runs.manager import OutputBusy, OutputOwned, QueueFull, RunConflict, RunManager
 from grpo_web.runs.store import Run
 
-router = APIRouter(prefix="/api/v1/runs", tags=["runs"], dependencies=[Depends(require_token)],
-                   responses={401: {"description": "no valid bearer token"},
-                              403: {"description": "runs are disabled on this service"}})
+router = APIRouter(
+    prefix="/api/v1/runs",
+    tags=["runs"],
+    dependencies=[Depends(require_token)],
+    responses={
+        401: {"description": "no valid bearer token"},
+        403: {"description": "runs are disabled on this service"},
+    },
+)
 RunId = Annotated[str, Path(pattern=r"^[0-9a-f]{12}$", description="the run's id")]
 LOG_CHUNK = 64 << 10
 
@@ -49,8 +55,9 @@ def manager_of(request: Request) -> RunManager:
 
 
 Manager = Annotated[RunManager, Depends(manager_of)]
-WorldSize = Annotated[int | None, Query(ge=1, description="training processes (default: num_processes from the config, "
-                                                           "else 1)")]
+WorldSize = Annotated[
+    int | None, Query(ge=1, description="training processes (default: num_processes from the config, else 1)")
+]
 
 
 def within_max_world_size(world_size: int | None, settings) -> None:
@@ -65,14 +72,22 @@ def run_of(manager: RunManager, run_id: str) -> Run:
     return run
 
 
-def _check(body: ConfigBody, world_size: int | None, path: str, allow_env: list[str],
-           overrides: dict[str, str] | None = None, trl_version: tuple[str, str] | None = None) -> CheckResult:
+def _check(
+    body: ConfigBody,
+    world_size: int | None,
+    path: str,
+    allow_env: list[str],
+    overrides: dict[str, str] | None = None,
+    trl_version: tuple[str, str] | None = None,
+) -> CheckResult:
     """Validate as `grpo launch` will, with the operator's env allow-list as its --allow-env names and the paths
     the service resolved as its --set values."""
     options: dict[str, Any] = {"path": path, "world_size": world_size, "allow_env": allow_env}
     if overrides:
-        options["overrides"] = [Override(name, value, f"--set {name}=... (resolved from the service's folder)")
-                                for name, value in overrides.items()]
+        options["overrides"] = [
+            Override(name, value, f"--set {name}=... (resolved from the service's folder)")
+            for name, value in overrides.items()
+        ]
     if trl_version is not None:
         options["trl_version"], options["trl_version_source"] = trl_version
     if body.yaml is not None:
@@ -80,8 +95,14 @@ def _check(body: ConfigBody, world_size: int | None, path: str, allow_env: list[
     return check_mapping(body.mapping, **options)
 
 
-def check_resolved(body: ConfigBody, world_size: int | None, path: str, allow_env: list[str], base: Path_,
-                   trl_version: tuple[str, str] | None = None) -> tuple[CheckResult, dict[str, str]]:
+def check_resolved(
+    body: ConfigBody,
+    world_size: int | None,
+    path: str,
+    allow_env: list[str],
+    base: Path_,
+    trl_version: tuple[str, str] | None = None,
+) -> tuple[CheckResult, dict[str, str]]:
     """Validate the config as it will run: its relative paths resolved against the service's folder
     (grpo_web.runs.paths), then checked again with them when there were any. Returns the result and the paths."""
     result = _check(body, world_size, path, allow_env, trl_version=trl_version)
@@ -91,21 +112,35 @@ def check_resolved(body: ConfigBody, world_size: int | None, path: str, allow_en
     return result, reads
 
 
-async def check_for_run(request: Request, body: ConfigBody, world_size: int | None, path: str, base: Path_,
-                        trl_version: tuple[str, str] | None = None) -> tuple[CheckResult, dict[str, str], list]:
+async def check_for_run(
+    request: Request,
+    body: ConfigBody,
+    world_size: int | None,
+    path: str,
+    base: Path_,
+    trl_version: tuple[str, str] | None = None,
+) -> tuple[CheckResult, dict[str, str], list]:
     """check_resolved for a run or a smoke test, plus GRPO-X010 for local model and dataset paths that name
     nothing. A config that reads the demo's paths waits while the service still writes them (demo_assets.py)."""
     allow_env = request.app.state.settings.runs_env_allowlist
     result, reads = await run_in_threadpool(check_resolved, body, world_size, path, allow_env, base, trl_version)
     demo = getattr(request.app.state, "demo_assets", None)
-    if demo is not None and result.config is not None and demo_assets.names_demo(result.config) \
-            and demo_assets.missing(base):
+    if (
+        demo is not None
+        and result.config is not None
+        and demo_assets.names_demo(result.config)
+        and demo_assets.missing(base)
+    ):
         await run_in_threadpool(demo.wait)
         result, reads = await run_in_threadpool(check_resolved, body, world_size, path, allow_env, base, trl_version)
     missing = missing_local_paths(result, base, reads)
     if demo is not None and demo.error:  # why the service could not write them itself
-        missing = [dataclasses.replace(d, hint=f"{d.hint}; the service tried: {demo.error}")
-                   if "grpo demo demo" in (d.hint or "") else d for d in missing]
+        missing = [
+            dataclasses.replace(d, hint=f"{d.hint}; the service tried: {demo.error}")
+            if "grpo demo demo" in (d.hint or "")
+            else d
+            for d in missing
+        ]
     return result, reads, [bounded(d) for d in missing]
 
 
@@ -115,8 +150,9 @@ def _stored_text(body: ConfigBody) -> tuple[str, str]:
     return json.dumps(body.mapping, indent=1, ensure_ascii=False) + "\n", "json"
 
 
-def _refused(result: CheckResult, extra: list, resolved: dict[str, str] | None = None,
-             **more: Any) -> ConfigJSONResponse:
+def _refused(
+    result: CheckResult, extra: list, resolved: dict[str, str] | None = None, **more: Any
+) -> ConfigJSONResponse:
     document = result.to_dict()
     document["diagnostics"] += [d.to_dict() for d in extra]
     document["valid"] = False
@@ -129,8 +165,12 @@ def _owner(manager: RunManager, owned: OutputOwned, config_text: str) -> dict[st
     """The run that owns the output_dir, and whether this config could resume it (the form's choices read it)."""
     owner = owned.owner
     verdict = resumable.verdict(manager.store, owner, config_text)
-    return {"id": owner.id, "state": owner.state, "resume": verdict.to_dict(),
-            "differences": config_differences(config_text, owner.config_text)}
+    return {
+        "id": owner.id,
+        "state": owner.state,
+        "resume": verdict.to_dict(),
+        "differences": config_differences(config_text, owner.config_text),
+    }
 
 
 # Keys a resume sets or that name the folder itself: not a difference between two runs' settings.
@@ -144,40 +184,59 @@ def config_differences(this: str, that: str) -> list[dict[str, Any]]:
 
     mine, theirs = (load_yaml(text).data for text in (this, that))
     mine, theirs = (value if isinstance(value, dict) else {} for value in (mine, theirs))
-    return [{"key": key, "this": mine.get(key), "that": theirs.get(key)}
-            for key in sorted(set(mine) | set(theirs))
-            if key not in _SAME_RUN_KEYS and mine.get(key) != theirs.get(key)]
+    return [
+        {"key": key, "this": mine.get(key), "that": theirs.get(key)}
+        for key in sorted(set(mine) | set(theirs))
+        if key not in _SAME_RUN_KEYS and mine.get(key) != theirs.get(key)
+    ]
 
 
 def _output_owned(result: CheckResult, owned: OutputOwned):
     """X007 for an output_dir a finished run owns: a second run would overwrite its checkpoints and model."""
     owner = owned.owner
     diag = output_dir_busy(result, owner.id, Path_(owned.output_dir))
-    return bounded(dataclasses.replace(
-        diag, message=f"output_dir {owned.output_dir!r} belongs to run {owner.id} ({owner.state}); a new run there "
-                      "would overwrite its checkpoints and model",
-        hint=f"leave output_dir unset (each run gets a folder of its own) or choose another; or launch with "
-             f"?existing_output=resume to continue run {owner.id} from its last checkpoint, or "
-             f"?existing_output=overwrite to delete its outputs and start again"))
+    return bounded(
+        dataclasses.replace(
+            diag,
+            message=f"output_dir {owned.output_dir!r} belongs to run {owner.id} ({owner.state}); a new run there "
+            "would overwrite its checkpoints and model",
+            hint=f"leave output_dir unset (each run gets a folder of its own) or choose another; or launch with "
+            f"?existing_output=resume to continue run {owner.id} from its last checkpoint, or "
+            f"?existing_output=overwrite to delete its outputs and start again",
+        )
+    )
 
 
 def _warnings(result: CheckResult) -> str:
     return json.dumps([d.to_dict() for d in result.diagnostics], default=str)
 
 
-@router.post("", status_code=201, summary="Launch a run", openapi_extra=config_body_doc(),
-             responses={201: {"description": "queued: {\"id\": ...}"},
-                        422: {"description": "the validate file object with every diagnostic"},
-                        429: {"description": "the queue is full"}})
+@router.post(
+    "",
+    status_code=201,
+    summary="Launch a run",
+    openapi_extra=config_body_doc(),
+    responses={
+        201: {"description": 'queued: {"id": ...}'},
+        422: {"description": "the validate file object with every diagnostic"},
+        429: {"description": "the queue is full"},
+    },
+)
 async def create_run(
-    request: Request, manager: Manager, body: Annotated[ConfigBody, Depends(config_body)],
+    request: Request,
+    manager: Manager,
+    body: Annotated[ConfigBody, Depends(config_body)],
     world_size: WorldSize = None,
     profile: Annotated[list[str], Query(description="refused for runs (GRPO-X005)")] = [],
     path: Annotated[str, Query(max_length=PATH_MAX_CHARS)] = "<request>",
-    existing_output: Annotated[Literal["resume", "overwrite"] | None, Query(
-        description="when output_dir belongs to another (finished) run: `resume` continues that run from its last "
-                    "complete checkpoint, `overwrite` deletes its outputs first; otherwise the launch is refused "
-                    "(422, GRPO-X007)")] = None,
+    existing_output: Annotated[
+        Literal["resume", "overwrite"] | None,
+        Query(
+            description="when output_dir belongs to another (finished) run: `resume` continues that run from its last "
+            "complete checkpoint, `overwrite` deletes its outputs first; otherwise the launch is refused "
+            "(422, GRPO-X007)"
+        ),
+    ] = None,
 ) -> Any:
     """Validate, apply the service policy, then queue the run; it starts when a slot is free. A run owns its
     output_dir: two runs never write the same one unless one resumes the other."""
@@ -196,16 +255,31 @@ async def create_run(
         return _refused(result, refusals, reads)
     result.diagnostics += runtime  # its warnings, stored with the run
     config = result.config
-    output_dir = resolve_under(policy.runs_dir, str(config.output_dir), policy.allow_outside_runs_dir) \
-        if config.output_dir is not None else None
+    output_dir = (
+        resolve_under(policy.runs_dir, str(config.output_dir), policy.allow_outside_runs_dir)
+        if config.output_dir is not None
+        else None
+    )
     resume = resume_target(config.resume_from_checkpoint)
     resuming = resume is not None
-    resume_path = resolve_under(policy.runs_dir, resume, policy.allow_outside_runs_dir) \
-        if isinstance(resume, str) else None
+    resume_path = (
+        resolve_under(policy.runs_dir, resume, policy.allow_outside_runs_dir) if isinstance(resume, str) else None
+    )
     text, config_format = _stored_text(body)
     try:
-        run = await run_in_threadpool(manager.submit, text, config_format, result.world_size, output_dir,
-                                      resume_path, _warnings(result), resuming, None, existing_output, reads)
+        run = await run_in_threadpool(
+            manager.submit,
+            text,
+            config_format,
+            result.world_size,
+            output_dir,
+            resume_path,
+            _warnings(result),
+            resuming,
+            None,
+            existing_output,
+            reads,
+        )
     except OutputBusy as busy:
         return _refused(result, [output_dir_busy(result, busy.run_id, busy.output_dir)], reads)
     except OutputOwned as owned:
@@ -214,30 +288,39 @@ async def create_run(
         raise HTTPException(409, str(conflict))
     except QueueFull as full:
         raise HTTPException(429, str(full))
-    return ConfigJSONResponse(documents.created(run), status_code=201,
-                              headers={"Location": f"/api/v1/runs/{run.id}"})
+    return ConfigJSONResponse(documents.created(run), status_code=201, headers={"Location": f"/api/v1/runs/{run.id}"})
 
 
 @router.get("", summary="List runs")
-def list_runs(manager: Manager, state: Annotated[list[str], Query()] = [],
-              limit: Annotated[int, Query(ge=1, le=1000)] = 100) -> dict:
+def list_runs(
+    manager: Manager, state: Annotated[list[str], Query()] = [], limit: Annotated[int, Query(ge=1, le=1000)] = 100
+) -> dict:
     """Newest first; `?state=running` (repeatable) filters."""
     runs = manager.store.list(tuple(state) or None, limit)
     return {"runs": [documents.summary(run, manager.store) for run in runs]}
 
 
 @router.get("/{run_id}", summary="A run: state, config, checkpoints and metrics so far")
-def get_run(manager: Manager, run_id: RunId,
-            metrics_after: Annotated[int | None, Query(description="only metrics of later steps")] = None,
-            metrics_until: Annotated[int | None, Query(description="only metrics up to this step")] = None,
-            metrics: Annotated[bool, Query(description="false: no metrics (the run's summary at once, however "
-                                                       "long it ran)")] = True) -> Any:
-    return ConfigJSONResponse(documents.detail(run_of(manager, run_id), manager.store, metrics_after, metrics_until,
-                                               metrics))
+def get_run(
+    manager: Manager,
+    run_id: RunId,
+    metrics_after: Annotated[int | None, Query(description="only metrics of later steps")] = None,
+    metrics_until: Annotated[int | None, Query(description="only metrics up to this step")] = None,
+    metrics: Annotated[
+        bool, Query(description="false: no metrics (the run's summary at once, however long it ran)")
+    ] = True,
+) -> Any:
+    return ConfigJSONResponse(
+        documents.detail(run_of(manager, run_id), manager.store, metrics_after, metrics_until, metrics)
+    )
 
 
-@router.post("/{run_id}/cancel", status_code=202, summary="Cancel a run",
-             responses={409: {"description": "the run has already finished"}})
+@router.post(
+    "/{run_id}/cancel",
+    status_code=202,
+    summary="Cancel a run",
+    responses={409: {"description": "the run has already finished"}},
+)
 def cancel_run(manager: Manager, run_id: RunId) -> dict:
     """A queued run is cancelled at once; a running one gets SIGTERM (its whole process group), then SIGKILL
     after the grace period. Checkpoints already written stay."""
@@ -249,12 +332,27 @@ def cancel_run(manager: Manager, run_id: RunId) -> dict:
     return documents.summary(run, manager.store)
 
 
-@router.post("/{run_id}/resume", status_code=201, summary="Resume a run from its last checkpoint",
-             responses={409: {"description": "still running, no complete checkpoint, or no step left to train"}})
-def resume_run(manager: Manager, run_id: RunId,
-               max_steps: Annotated[int | None, Query(ge=1, le=1 << 40, description=(
-                   "train to this step: max_steps raised in the resumed run's config (a run that trained all its "
-                   "steps goes on)"))] = None) -> Any:
+@router.post(
+    "/{run_id}/resume",
+    status_code=201,
+    summary="Resume a run from its last checkpoint",
+    responses={409: {"description": "still running, no complete checkpoint, or no step left to train"}},
+)
+def resume_run(
+    manager: Manager,
+    run_id: RunId,
+    max_steps: Annotated[
+        int | None,
+        Query(
+            ge=1,
+            le=1 << 40,
+            description=(
+                "train to this step: max_steps raised in the resumed run's config (a run that trained all its "
+                "steps goes on)"
+            ),
+        ),
+    ] = None,
+) -> Any:
     """A new run with the same config and output_dir, resume_from_checkpoint set to the last complete one."""
     run_of(manager, run_id)
     try:
@@ -268,24 +366,35 @@ def resume_run(manager: Manager, run_id: RunId,
     return ConfigJSONResponse(documents.created(run), status_code=201, headers={"Location": f"/api/v1/runs/{run.id}"})
 
 
-@router.get("/{run_id}/logs", summary="The run's log (stdout and stderr of every process)",
-            response_class=Response, responses={200: {"content": {"text/plain": {}}}})
-async def run_logs(request: Request, manager: Manager, run_id: RunId,
-                   offset: Annotated[int, Query(ge=0, description="byte offset to start from")] = 0,
-                   limit: Annotated[int, Query(ge=1, le=1 << 20)] = LOG_CHUNK,
-                   follow: Annotated[bool, Query(description="stream until the run ends")] = False) -> Response:
+@router.get(
+    "/{run_id}/logs",
+    summary="The run's log (stdout and stderr of every process)",
+    response_class=Response,
+    responses={200: {"content": {"text/plain": {}}}},
+)
+async def run_logs(
+    request: Request,
+    manager: Manager,
+    run_id: RunId,
+    offset: Annotated[int, Query(ge=0, description="byte offset to start from")] = 0,
+    limit: Annotated[int, Query(ge=1, le=1 << 20)] = LOG_CHUNK,
+    follow: Annotated[bool, Query(description="stream until the run ends")] = False,
+) -> Response:
     """Bytes from `offset`; `X-Log-Offset` is where to continue. With `follow=true` the answer streams
     (chunked) as the log grows, and ends when the run has finished and its log is read to the end."""
     run = run_of(manager, run_id)
     headers = {"X-Run-State": run.state, "Cache-Control": "no-store"}
     if not follow:
         data = outputs.read_log(run, offset, limit)
-        return Response(data, media_type="text/plain; charset=utf-8",
-                        headers={**headers, "X-Log-Offset": str(offset + len(data)),
-                                 "X-Log-Size": str(outputs.log_size(run))})
+        return Response(
+            data,
+            media_type="text/plain; charset=utf-8",
+            headers={**headers, "X-Log-Offset": str(offset + len(data)), "X-Log-Size": str(outputs.log_size(run))},
+        )
     stream = _follow(request, manager, run_id, offset, request.app.state.settings.runs_follow_max_s)
-    return StreamingResponse(stream, media_type="text/plain; charset=utf-8",
-                             headers={**headers, "X-Log-Offset": str(offset)})
+    return StreamingResponse(
+        stream, media_type="text/plain; charset=utf-8", headers={**headers, "X-Log-Offset": str(offset)}
+    )
 
 
 async def _follow(request: Request, manager: RunManager, run_id: str, offset: int, max_seconds: float):

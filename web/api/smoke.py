@@ -32,35 +32,79 @@ from grpo_web.api.runs import Manager, WorldSize, _refused, _stored_text, check_
 from grpo_web.runs import launcher, procs
 from grpo_web.runs.auth import require_token
 
-router = APIRouter(prefix="/api/v1", tags=["runs"], dependencies=[Depends(require_token)],
-                   responses={401: {"description": "no valid bearer token"},
-                              403: {"description": "runs are disabled on this service"}})
+router = APIRouter(
+    prefix="/api/v1",
+    tags=["runs"],
+    dependencies=[Depends(require_token)],
+    responses={
+        401: {"description": "no valid bearer token"},
+        403: {"description": "runs are disabled on this service"},
+    },
+)
 
 SMOKE_TIMEOUT_S = 600
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 _one_at_a_time = threading.Lock()
 
 
-def smoke_command(config: Path, steps: int, engine: str, timeout: float, allow_env: list[str],
-                  overrides: dict[str, str] | None = None, trl_version: str | None = None,
-                  world_size: int | None = None) -> list[str]:
+def smoke_command(
+    config: Path,
+    steps: int,
+    engine: str,
+    timeout: float,
+    allow_env: list[str],
+    overrides: dict[str, str] | None = None,
+    trl_version: str | None = None,
+    world_size: int | None = None,
+) -> list[str]:
     """`grpo smoke` as a run's `grpo launch` is built: the resolved paths as --set, the operator's allow-list, and
     the world size the service checked (as `grpo launch --num-processes` gets it) as num_processes."""
     sizing = ["--set", f"num_processes={world_size}"] if world_size is not None else []
-    command = [sys.executable, "-m", "grpo_schema.cli", "smoke", str(config), "--format", "json",
-               "--steps", str(steps), "--engine", engine, "--timeout", str(timeout),
-               *launcher.path_arguments(overrides), *sizing, *launcher.allow_env_arguments(allow_env)]
+    command = [
+        sys.executable,
+        "-m",
+        "grpo_schema.cli",
+        "smoke",
+        str(config),
+        "--format",
+        "json",
+        "--steps",
+        str(steps),
+        "--engine",
+        engine,
+        "--timeout",
+        str(timeout),
+        *launcher.path_arguments(overrides),
+        *sizing,
+        *launcher.allow_env_arguments(allow_env),
+    ]
     return command + (["--trl-version", trl_version] if trl_version else [])
 
 
 def _failed(error: str, exit_code: int = 4) -> dict:
-    return {"version": 1, "file": "<request>", "passed": False, "exit_code": exit_code, "groups": [],
-            "component": "process", "error": error}
+    return {
+        "version": 1,
+        "file": "<request>",
+        "passed": False,
+        "exit_code": exit_code,
+        "groups": [],
+        "component": "process",
+        "error": error,
+    }
 
 
-def smoke_subprocess(text: str, suffix: str, runs_dir: Path, steps: int, engine: str, allow_env: list[str],
-                     timeout: float, overrides: dict[str, str] | None = None,
-                     trl_version: str | None = None, world_size: int | None = None) -> dict:
+def smoke_subprocess(
+    text: str,
+    suffix: str,
+    runs_dir: Path,
+    steps: int,
+    engine: str,
+    allow_env: list[str],
+    timeout: float,
+    overrides: dict[str, str] | None = None,
+    trl_version: str | None = None,
+    world_size: int | None = None,
+) -> dict:
     """Run `grpo smoke` on the config text in a scratch folder under the runs directory; the JSON report. It is
     started as a run is (grpo_web.runs.launcher.spawn: a session of its own, no GRPO_WEB_* variables, so never
     the token), offline, and stopped with everything below it when it outlives its time."""
@@ -88,12 +132,19 @@ def smoke_subprocess(text: str, suffix: str, runs_dir: Path, steps: int, engine:
     return report
 
 
-@router.post("/smoke", summary="Smoke-test a config: its first optimizer steps on CPU, a checkpoint resumed",
-             openapi_extra=config_body_doc(),
-             responses={200: {"description": "the `grpo smoke --format json` report"},
-                        422: {"description": "the validate file object with every diagnostic"}})
+@router.post(
+    "/smoke",
+    summary="Smoke-test a config: its first optimizer steps on CPU, a checkpoint resumed",
+    openapi_extra=config_body_doc(),
+    responses={
+        200: {"description": "the `grpo smoke --format json` report"},
+        422: {"description": "the validate file object with every diagnostic"},
+    },
+)
 async def smoke_run(
-    request: Request, manager: Manager, body: Annotated[ConfigBody, Depends(config_body)],
+    request: Request,
+    manager: Manager,
+    body: Annotated[ConfigBody, Depends(config_body)],
     world_size: WorldSize = None,
     steps: Annotated[int, Query(ge=1, le=4)] = 2,
     engine: Annotated[str, Query(pattern="^(grpo_runtime|trl)$")] = "grpo_runtime",
@@ -117,7 +168,17 @@ async def smoke_run(
     runs_dir = Path(settings.service_policy().runs_dir or tempfile.gettempdir()) / ".smoke"
     if _one_at_a_time.locked():
         raise HTTPException(429, "a smoke test is already running; try again when it is done")
-    report = await run_in_threadpool(smoke_subprocess, text, config_format, runs_dir, steps, engine,
-                                     list(settings.runs_env_allowlist), SMOKE_TIMEOUT_S, reads,
-                                     release[0] if release else None, world_size)
+    report = await run_in_threadpool(
+        smoke_subprocess,
+        text,
+        config_format,
+        runs_dir,
+        steps,
+        engine,
+        list(settings.runs_env_allowlist),
+        SMOKE_TIMEOUT_S,
+        reads,
+        release[0] if release else None,
+        world_size,
+    )
     return ConfigJSONResponse(report, status_code=200)

@@ -18,19 +18,42 @@ from grpo_web.api.docs import ERRORS
 from grpo_web.settings import Settings, current_settings
 
 router = APIRouter(prefix="/api/v1", tags=["files"])
-_CONVERT_BODY = {"requestBody": {"required": True, "content": {"application/json": {"schema": {
-    "type": "object", "required": ["config", "to"], "properties": {
-        "config": {"type": "object", "additionalProperties": True},
-        "to": {"type": "string", "enum": ["verl"]},
-        "world_size": {"type": ["integer", "null"], "minimum": 1,
-                       "maximum": Settings.model_fields["max_world_size"].default}}}}}}}
+_CONVERT_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/json": {
+                "schema": {
+                    "type": "object",
+                    "required": ["config", "to"],
+                    "properties": {
+                        "config": {"type": "object", "additionalProperties": True},
+                        "to": {"type": "string", "enum": ["verl"]},
+                        "world_size": {
+                            "type": ["integer", "null"],
+                            "minimum": 1,
+                            "maximum": Settings.model_fields["max_world_size"].default,
+                        },
+                    },
+                }
+            }
+        },
+    }
+}
 
 
-@router.post("/convert", summary="Write the form's config as a verl launch script",
-             responses={200: {"description": "`text`: the script (empty when refused); `lossy`: each mapping that "
-                                             "does not keep the exact meaning; `refused`: why there is no script"},
-                        **ERRORS},
-             openapi_extra=_CONVERT_BODY)
+@router.post(
+    "/convert",
+    summary="Write the form's config as a verl launch script",
+    responses={
+        200: {
+            "description": "`text`: the script (empty when refused); `lossy`: each mapping that "
+            "does not keep the exact meaning; `refused`: why there is no script"
+        },
+        **ERRORS,
+    },
+    openapi_extra=_CONVERT_BODY,
+)
 async def convert(request: Request, settings: Annotated[Settings, Depends(current_settings)]) -> dict[str, Any]:
     """`grpo convert --to verl` on the form's config at its world size: the same check and the same conversion."""
     if media_type(request) != "application/json":
@@ -43,8 +66,11 @@ async def convert(request: Request, settings: Annotated[Settings, Depends(curren
         world_size = int(world_size)
     if to != "verl":
         raise HTTPException(422, "to must be verl (a verl file comes into the form through POST /api/v1/load)")
-    if world_size is not None and (isinstance(world_size, bool) or not isinstance(world_size, int)
-                                   or not 1 <= world_size <= settings.max_world_size):
+    if world_size is not None and (
+        isinstance(world_size, bool)
+        or not isinstance(world_size, int)
+        or not 1 <= world_size <= settings.max_world_size
+    ):
         raise HTTPException(422, f"world_size must be a whole number from 1 to {settings.max_world_size}")
     options = {"world_size": world_size} if world_size else {}
     result = await run_in_threadpool(check_mapping, config, path="<form>", **options)

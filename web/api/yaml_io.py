@@ -17,28 +17,48 @@ from grpo_schema.api.modeline import base_url, schema_url
 from grpo_schema.commands.verl import verl_import
 from grpo_schema.dialects.verl.check import looks_like_verl
 from grpo_schema.engine.loader import load_yaml
-from grpo_schema.engine.recognise import not_a_grpo_config, other_kind
 from grpo_schema.engine.profiles import Profile, suggest_profiles
+from grpo_schema.engine.recognise import not_a_grpo_config, other_kind
 from grpo_web.api.body import ConfigBody, config_body, media_type, parse_json_object, read_limited
 from grpo_web.api.docs import ERRORS, TYPO_JSON, VALID_JSON, config_body_doc, json_errors
 from grpo_web.api.params import RELEASE_PATTERN, profile_params
 from grpo_web.api.responses import ConfigJSONResponse
-from grpo_web.settings import Settings, current_settings
 from grpo_web.exporting import export_config, migrate_form_config
+from grpo_web.settings import Settings, current_settings
 from grpo_web.yamltext import config_yaml
 
 router = APIRouter(prefix="/api/v1", tags=["files"])
-_JSON_BODY = {"requestBody": {"required": True, "content": {"application/json": {
-    "schema": {"type": "object", "additionalProperties": True},
-    "examples": {"valid": {"value": VALID_JSON}, "typo": {"value": TYPO_JSON}}}}}}
-_YAML_OUT = {200: {"content": {"application/yaml": {"schema": {"type": "string"}}},
-                   "description": "the config as YAML, the schema modeline on its first line"}}
+_JSON_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/json": {
+                "schema": {"type": "object", "additionalProperties": True},
+                "examples": {"valid": {"value": VALID_JSON}, "typo": {"value": TYPO_JSON}},
+            }
+        },
+    }
+}
+_YAML_OUT = {
+    200: {
+        "content": {"application/yaml": {"schema": {"type": "string"}}},
+        "description": "the config as YAML, the schema modeline on its first line",
+    }
+}
 
 
-@router.post("/yaml", summary="Write a config as YAML", response_class=PlainTextResponse,
-             responses={**_YAML_OUT, **json_errors()}, openapi_extra=_JSON_BODY)
-async def to_yaml(request: Request, settings: Annotated[Settings, Depends(current_settings)],
-                  profiles: Annotated[tuple[Profile, ...], Depends(profile_params)]) -> PlainTextResponse:
+@router.post(
+    "/yaml",
+    summary="Write a config as YAML",
+    response_class=PlainTextResponse,
+    responses={**_YAML_OUT, **json_errors()},
+    openapi_extra=_JSON_BODY,
+)
+async def to_yaml(
+    request: Request,
+    settings: Annotated[Settings, Depends(current_settings)],
+    profiles: Annotated[tuple[Profile, ...], Depends(profile_params)],
+) -> PlainTextResponse:
     """The JSON object as canonical YAML, ready for `trl grpo --config` and for editors: the modeline names the
     schema file for the profiles given, relative to the YAML file (or the operator's GRPO_WEB_SCHEMA_URL)."""
     if media_type(request) != "application/json":
@@ -49,17 +69,41 @@ async def to_yaml(request: Request, settings: Annotated[Settings, Depends(curren
     return PlainTextResponse(text, media_type="application/yaml; charset=utf-8")
 
 
-_EXPORT_BODY = {"requestBody": {"required": True, "content": {"application/json": {"schema": {
-    "type": "object", "required": ["config"], "properties": {
-        "config": {"type": "object", "additionalProperties": True},
-        "source": {"type": ["string", "null"], "description": "the imported file's text"},
-        "renames": {"type": ["object", "null"], "additionalProperties": {"type": "string"}},
-        "world_size": {"type": ["integer", "null"], "minimum": 1,
-                       "maximum": Settings.model_fields["max_world_size"].default},
-        "write_world_size": {"type": "boolean", "default": True},
-        "source_kind": {"type": "string", "enum": ["file", "recipe"], "default": "file",
-                        "description": "where `source` came from: an imported file or a recipe"},
-        "source_name": {"type": ["string", "null"], "maxLength": 200, "description": "the recipe's title"}}}}}}}
+_EXPORT_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/json": {
+                "schema": {
+                    "type": "object",
+                    "required": ["config"],
+                    "properties": {
+                        "config": {"type": "object", "additionalProperties": True},
+                        "source": {"type": ["string", "null"], "description": "the imported file's text"},
+                        "renames": {"type": ["object", "null"], "additionalProperties": {"type": "string"}},
+                        "world_size": {
+                            "type": ["integer", "null"],
+                            "minimum": 1,
+                            "maximum": Settings.model_fields["max_world_size"].default,
+                        },
+                        "write_world_size": {"type": "boolean", "default": True},
+                        "source_kind": {
+                            "type": "string",
+                            "enum": ["file", "recipe"],
+                            "default": "file",
+                            "description": "where `source` came from: an imported file or a recipe",
+                        },
+                        "source_name": {
+                            "type": ["string", "null"],
+                            "maxLength": 200,
+                            "description": "the recipe's title",
+                        },
+                    },
+                }
+            }
+        },
+    }
+}
 
 
 def _export_request(body: dict[str, Any], max_world_size: int) -> dict[str, Any]:
@@ -74,8 +118,9 @@ def _export_request(body: dict[str, Any], max_world_size: int) -> dict[str, Any]
         raise HTTPException(422, "source must be the imported file's text or null")
     if not isinstance(renames, dict) or not all(isinstance(v, str) for v in renames.values()):
         raise HTTPException(422, "renames must map old key names to new ones")
-    if world_size is not None and (isinstance(world_size, bool) or not isinstance(world_size, int)
-                                   or not 1 <= world_size <= max_world_size):
+    if world_size is not None and (
+        isinstance(world_size, bool) or not isinstance(world_size, int) or not 1 <= world_size <= max_world_size
+    ):
         raise HTTPException(422, f"world_size must be a whole number from 1 to {max_world_size}")
     if not isinstance(write, bool):
         raise HTTPException(422, "write_world_size must be true or false")
@@ -84,8 +129,15 @@ def _export_request(body: dict[str, Any], max_world_size: int) -> dict[str, Any]
         raise HTTPException(422, "source_kind must be file or recipe")
     if name is not None and (not isinstance(name, str) or len(name) > 200):
         raise HTTPException(422, "source_name must be a short text or null")
-    return {"config": config, "source": source, "renames": renames, "world_size": world_size,
-            "write_world_size": write, "source_kind": kind, "source_name": name}
+    return {
+        "config": config,
+        "source": source,
+        "renames": renames,
+        "world_size": world_size,
+        "write_world_size": write,
+        "source_kind": kind,
+        "source_name": name,
+    }
 
 
 def download_schema_url(request: Request, settings: Settings, profiles: tuple[Profile, ...]) -> str:
@@ -101,12 +153,23 @@ def download_schema_url(request: Request, settings: Settings, profiles: tuple[Pr
     return f"{str(request.base_url).rstrip('/')}/api/v1/schema{query}"
 
 
-@router.post("/export", summary="Export the form's config, keeping the imported file's comments",
-             responses={200: {"description": "`yaml`: the text; `notes`: what the export did (world size, "
-                                             "comments kept or not); `kept_source`"}, **ERRORS},
-             openapi_extra=_EXPORT_BODY)
-async def export(request: Request, settings: Annotated[Settings, Depends(current_settings)],
-                 profiles: Annotated[tuple[Profile, ...], Depends(profile_params)]) -> dict[str, Any]:
+@router.post(
+    "/export",
+    summary="Export the form's config, keeping the imported file's comments",
+    responses={
+        200: {
+            "description": "`yaml`: the text; `notes`: what the export did (world size, "
+            "comments kept or not); `kept_source`"
+        },
+        **ERRORS,
+    },
+    openapi_extra=_EXPORT_BODY,
+)
+async def export(
+    request: Request,
+    settings: Annotated[Settings, Depends(current_settings)],
+    profiles: Annotated[tuple[Profile, ...], Depends(profile_params)],
+) -> dict[str, Any]:
     """The config as YAML. With `source` (the file the form imported) the edits are made in that text by the
     engine of `grpo migrate`, so comments, key order and untouched values (`1.0`) stay as written."""
     if media_type(request) != "application/json":
@@ -118,15 +181,36 @@ async def export(request: Request, settings: Annotated[Settings, Depends(current
     return exported.to_dict()
 
 
-_MIGRATE_BODY = {"requestBody": {"required": True, "content": {"application/json": {"schema": {
-    "type": "object", "required": ["config", "from"], "properties": {
-        "config": {"type": "object", "additionalProperties": True},
-        "source": {"type": ["string", "null"], "description": "the imported file's text"},
-        "renames": {"type": ["object", "null"], "additionalProperties": {"type": "string"}},
-        "from": {"type": "string", "maxLength": 32, "pattern": RELEASE_PATTERN,
-                 "description": "the TRL release the config was written for"},
-        "to": {"type": ["string", "null"], "maxLength": 32, "pattern": RELEASE_PATTERN,
-               "description": "the release to migrate to (default: 1.16); one older than `from` is a 422"}}}}}}}
+_MIGRATE_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/json": {
+                "schema": {
+                    "type": "object",
+                    "required": ["config", "from"],
+                    "properties": {
+                        "config": {"type": "object", "additionalProperties": True},
+                        "source": {"type": ["string", "null"], "description": "the imported file's text"},
+                        "renames": {"type": ["object", "null"], "additionalProperties": {"type": "string"}},
+                        "from": {
+                            "type": "string",
+                            "maxLength": 32,
+                            "pattern": RELEASE_PATTERN,
+                            "description": "the TRL release the config was written for",
+                        },
+                        "to": {
+                            "type": ["string", "null"],
+                            "maxLength": 32,
+                            "pattern": RELEASE_PATTERN,
+                            "description": "the release to migrate to (default: 1.16); one older than `from` is a 422",
+                        },
+                    },
+                }
+            }
+        },
+    }
+}
 
 
 def _is_release(value: Any) -> bool:
@@ -149,13 +233,24 @@ def _migrate_request(body: dict[str, Any]) -> dict[str, Any]:
     return {"config": config, "source": source, "renames": renames, "written_for": written_for, "target": target}
 
 
-@router.post("/migrate", summary="Migrate the form's config to a newer TRL release, as grpo migrate does",
-             responses={200: {"description": "`yaml` and `config`: the migrated file and its mapping; `settings`: "
-                                             "its `# grpo:` comment; `done`, `failed`, `cannot_keep`: what "
-                                             "grpo migrate prints"}, **ERRORS},
-             openapi_extra=_MIGRATE_BODY)
-async def migrate(request: Request, settings: Annotated[Settings, Depends(current_settings)],
-                  profiles: Annotated[tuple[Profile, ...], Depends(profile_params)]) -> dict[str, Any]:
+@router.post(
+    "/migrate",
+    summary="Migrate the form's config to a newer TRL release, as grpo migrate does",
+    responses={
+        200: {
+            "description": "`yaml` and `config`: the migrated file and its mapping; `settings`: "
+            "its `# grpo:` comment; `done`, `failed`, `cannot_keep`: what "
+            "grpo migrate prints"
+        },
+        **ERRORS,
+    },
+    openapi_extra=_MIGRATE_BODY,
+)
+async def migrate(
+    request: Request,
+    settings: Annotated[Settings, Depends(current_settings)],
+    profiles: Annotated[tuple[Profile, ...], Depends(profile_params)],
+) -> dict[str, Any]:
     """`grpo migrate --from A [--to B]` on the form's config, written into the imported file when there is one:
     renamed and removed keys rewritten, and A's defaults that B changed written out, so the run trains as it did."""
     if media_type(request) != "application/json":
@@ -169,15 +264,25 @@ async def migrate(request: Request, settings: Annotated[Settings, Depends(curren
     return migrated
 
 
-@router.post("/load", summary="Read a config file for the form", response_class=ConfigJSONResponse,
-             responses={200: {"description": "`config`: the mapping (null when the file has none); "
-                                             "`diagnostics`: the file's diagnostics, with lines"}, **ERRORS},
-             openapi_extra=config_body_doc())
+@router.post(
+    "/load",
+    summary="Read a config file for the form",
+    response_class=ConfigJSONResponse,
+    responses={
+        200: {
+            "description": "`config`: the mapping (null when the file has none); "
+            "`diagnostics`: the file's diagnostics, with lines"
+        },
+        **ERRORS,
+    },
+    openapi_extra=config_body_doc(),
+)
 async def load(body: Annotated[ConfigBody, Depends(config_body)]) -> ConfigJSONResponse:
     """A file as the JSON object the form edits, plus what `grpo validate` says of the file itself."""
     if body.mapping is not None:
-        return ConfigJSONResponse({"config": body.mapping, "diagnostics": [],
-                                   "profiles": suggest_profiles(body.mapping), "settings": None})
+        return ConfigJSONResponse(
+            {"config": body.mapping, "diagnostics": [], "profiles": suggest_profiles(body.mapping), "settings": None}
+        )
     return ConfigJSONResponse(await run_in_threadpool(_load_yaml, body.yaml))
 
 
@@ -186,8 +291,7 @@ def _load_yaml(data: bytes) -> dict[str, Any]:
         return {**verl_import(data), "profiles": [], "settings": None}
     skipped = other_kind(data)  # an accelerate config, an SFT recipe...: said so, not put into the form
     if skipped is not None:
-        return {"config": None, "diagnostics": [not_a_grpo_config(skipped).to_dict()], "profiles": [],
-                "settings": None}
+        return {"config": None, "diagnostics": [not_a_grpo_config(skipped).to_dict()], "profiles": [], "settings": None}
     loaded = load_yaml(data)
     config = loaded.data if loaded.ok and isinstance(loaded.data, dict) else None
     # What only the text shows (duplicate keys, tags, syntax); the form validates the mapping itself next.
@@ -195,8 +299,12 @@ def _load_yaml(data: bytes) -> dict[str, Any]:
     file_settings, problems = settings_of(data)
     if config is not None:
         diagnostics = [*problems, *diagnostics]
-    return {"config": config, "diagnostics": [d.to_dict() for d in diagnostics],
-            "profiles": suggest_profiles(config) if config is not None else [], "settings": file_settings}
+    return {
+        "config": config,
+        "diagnostics": [d.to_dict() for d in diagnostics],
+        "profiles": suggest_profiles(config) if config is not None else [],
+        "settings": file_settings,
+    }
 
 
 def settings_of(data: bytes) -> tuple[dict[str, Any] | None, list]:
@@ -211,6 +319,11 @@ def settings_of(data: bytes) -> tuple[dict[str, Any] | None, list]:
     if not found.lines:
         return None, []
     _, problems = file_options(data, {}, found)
-    return {"world_size": found.world_size, "profiles": list(found.profiles), "hardware": found.hardware,
-            "allow_env": list(found.allow_env), "trl_version": found.trl_version,
-            "lines": list(found.lines)}, problems
+    return {
+        "world_size": found.world_size,
+        "profiles": list(found.profiles),
+        "hardware": found.hardware,
+        "allow_env": list(found.allow_env),
+        "trl_version": found.trl_version,
+        "lines": list(found.lines),
+    }, problems

@@ -42,8 +42,12 @@ def holds_token(request: Request, authorization: str | None) -> bool:
     for a token holder: the planner reads what that client's runs would read)."""
     scheme, _, given = (authorization or "").partition(" ")
     expected = getattr(request.app.state, "runs_token", None)
-    return (scheme.lower() == "bearer" and bool(given.strip()) and expected is not None
-            and hmac.compare_digest(given.strip().encode(), expected.encode()))
+    return (
+        scheme.lower() == "bearer"
+        and bool(given.strip())
+        and expected is not None
+        and hmac.compare_digest(given.strip().encode(), expected.encode())
+    )
 
 
 def require_token(request: Request, authorization: str | None = Header(None, include_in_schema=False)) -> None:
@@ -56,5 +60,8 @@ def require_token(request: Request, authorization: str | None = Header(None, inc
     if expected is not None and not hmac.compare_digest(given.encode(), expected.encode()):
         raise _unauthorized("the bearer token is not valid for this service", "invalid_token")
     if not request.app.state.settings.runs:
-        raise HTTPException(403, "runs are disabled on this service; its operator enables them with "
-                                 "GRPO_WEB_RUNS=1 or `grpo serve --enable-runs`")
+        raise HTTPException(
+            403,
+            "runs are disabled on this service; its operator enables them with "
+            "GRPO_WEB_RUNS=1 or `grpo serve --enable-runs`",
+        )

@@ -103,8 +103,10 @@ class RunBackend:
 
     def forgotten(self, run: Run) -> str:
         """Why a run whose job the backend no longer knows failed."""
-        return f"{self.label or self.name} no longer knows job {run.job_id}; its last known state was " \
-               f"{run.job_state or 'unknown'}"
+        return (
+            f"{self.label or self.name} no longer knows job {run.job_id}; its last known state was "
+            f"{run.job_state or 'unknown'}"
+        )
 
     def reattach(self, run: Run) -> str | None:
         """After a service restart, before the run is followed again: the line for its log (None: none)."""

@@ -73,8 +73,9 @@ def matches(facts: Facts, query: Query) -> bool:
     return True
 
 
-def select(rows: Sequence[int], facts: Sequence[Facts], query: Query,
-           texts: Callable[[int], tuple[str, str]]) -> list[int]:
+def select(
+    rows: Sequence[int], facts: Sequence[Facts], query: Query, texts: Callable[[int], tuple[str, str]]
+) -> list[int]:
     """The rows (indexes into the file's rows) the query shows, in the order shown."""
     chosen = [r for r in rows if matches(facts[r], query)]
     if query.text:
@@ -101,7 +102,7 @@ def sort_groups(rows: list[int], facts: Sequence[Facts], query: Query) -> list[i
 
 
 def mark(row: int, facts: Sequence[Facts], members: Sequence[int], function: str | None) -> str | None:
-    """"best" or "worst" when the row has its group's highest or lowest score (of two or more, not all equal)."""
+    """ "best" or "worst" when the row has its group's highest or lowest score (of two or more, not all equal)."""
     values = [v for m in members if (v := score(facts[m], function)) is not None]
     own = score(facts[row], function)
     if len(values) < 2 or own is None or max(values) == min(values):

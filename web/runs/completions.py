@@ -48,9 +48,16 @@ class Page:
     functions: list[str] = field(default_factory=list)  # the reward functions scored in the step
 
     def to_dict(self) -> dict[str, Any]:
-        return {"rows": self.rows, "total": self.total, "total_unfiltered": self.total_unfiltered,
-                "skipped": self.skipped, "skipped_lines": self.skip_notes, "steps": self.steps,
-                "source": self.source, "functions": self.functions}
+        return {
+            "rows": self.rows,
+            "total": self.total,
+            "total_unfiltered": self.total_unfiltered,
+            "skipped": self.skipped,
+            "skipped_lines": self.skip_notes,
+            "steps": self.steps,
+            "source": self.source,
+            "functions": self.functions,
+        }
 
 
 def source(output_dir: str | Path) -> Path | None:
@@ -71,9 +78,11 @@ def as_text(value: Any) -> str:
             content = message.get("content")
             if isinstance(content, list):  # multimodal parts: their text
                 content = " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-            parts.append(f"{message.get('role', '?')}: {content if isinstance(content, str) else json.dumps(content)}"
-                         if len(value) > 1 or message.get("role") not in ("assistant", None)
-                         else str(content))
+            parts.append(
+                f"{message.get('role', '?')}: {content if isinstance(content, str) else json.dumps(content)}"
+                if len(value) > 1 or message.get("role") not in ("assistant", None)
+                else str(content)
+            )
         return "\n".join(parts)
     return json.dumps(value, ensure_ascii=False)
 
@@ -84,8 +93,12 @@ def _number(value: Any) -> float | None:
 
 def normalise(record: Any) -> dict | None:
     """The row the API serves, or None when the record is not a completion row."""
-    if not isinstance(record, dict) or not isinstance(record.get("step"), int) or isinstance(record.get("step"), bool) \
-            or "completion" not in record:
+    if (
+        not isinstance(record, dict)
+        or not isinstance(record.get("step"), int)
+        or isinstance(record.get("step"), bool)
+        or "completion" not in record
+    ):
         return None
     rewards = record.get("rewards") if isinstance(record.get("rewards"), dict) else {}
     rewards = {str(k): _number(v) for k, v in rewards.items()}
@@ -94,10 +107,16 @@ def normalise(record: Any) -> dict | None:
         total = sum(v for v in rewards.values() if v is not None)
     completion = as_text(record.get("completion"))
     length = record.get("length")
-    return {"step": record["step"], "prompt": as_text(record.get("prompt", "")), "completion": completion,
-            "rewards": rewards, "reward": total, "advantage": _number(record.get("advantage")),
-            "length": length if isinstance(length, int) and not isinstance(length, bool) else None,
-            "truncated": record.get("truncated") if isinstance(record.get("truncated"), bool) else None}
+    return {
+        "step": record["step"],
+        "prompt": as_text(record.get("prompt", "")),
+        "completion": completion,
+        "rewards": rewards,
+        "reward": total,
+        "advantage": _number(record.get("advantage")),
+        "length": length if isinstance(length, int) and not isinstance(length, bool) else None,
+        "truncated": record.get("truncated") if isinstance(record.get("truncated"), bool) else None,
+    }
 
 
 def parse_line(line: bytes) -> tuple[dict | None, str | None]:
@@ -150,9 +169,16 @@ class LineIndex:
         except OSError:
             self._reset(None)
             return
-        if status.st_ino != self.inode or status.st_size < self.size or \
-                (status.st_size == self.size and status.st_mtime_ns != self.mtime_ns and self.mtime_ns is not None
-                 and self.tail is None):
+        if (
+            status.st_ino != self.inode
+            or status.st_size < self.size
+            or (
+                status.st_size == self.size
+                and status.st_mtime_ns != self.mtime_ns
+                and self.mtime_ns is not None
+                and self.tail is None
+            )
+        ):
             self._reset(status)
         if status.st_size != self.size or self.mtime_ns is None:
             self._scan(status.st_size)
@@ -173,7 +199,7 @@ class LineIndex:
                 at = 0
                 while True:
                     newline = chunk.find(b"\n", at)
-                    piece = chunk[at:] if newline < 0 else chunk[at:newline + 1]
+                    piece = chunk[at:] if newline < 0 else chunk[at : newline + 1]
                     if not too_long:
                         too_long = len(pending) + len(piece) > MAX_LINE_BYTES
                         if too_long:
@@ -189,8 +215,10 @@ class LineIndex:
                 position += len(chunk)
             self.size = start
             if start < max(position, size):  # no newline yet: still being written, or cut short
-                self.tail = {"line": self.lines + 1,
-                             "reason": "incomplete last line (still being written, or cut short)"}
+                self.tail = {
+                    "line": self.lines + 1,
+                    "reason": "incomplete last line (still being written, or cut short)",
+                }
 
     def _add(self, offset: int, length: int, line: bytes, too_long: bool) -> None:
         self.lines += 1
@@ -222,8 +250,9 @@ class LineIndex:
             self._last_prompt[row["step"]] = last
             self.groups.append(array("q"))
         self.groups[last[1]].append(index)
-        self.facts.append(Facts(last[1], row["reward"], row["advantage"], row["length"], row["truncated"],
-                                row["rewards"]))
+        self.facts.append(
+            Facts(last[1], row["reward"], row["advantage"], row["length"], row["truncated"], row["rewards"])
+        )
 
     def texts(self, handle, index: int) -> tuple[str, str]:
         """The row's prompt and completion, whole (cut for a line over LINE_CAP_BYTES), for the text search."""
@@ -275,6 +304,7 @@ def _notes(index: LineIndex) -> tuple[int, list[dict]]:
 class Bound:
     """The rows that are one run's in a file its line shares: none past its last step (`step`), none from the
     byte where its successor began appending (`end`, when the service knows it)."""
+
     step: int | None = None
     end: int | None = None
 
@@ -290,8 +320,15 @@ def _rows_until(index: LineIndex, step: int | None, bound: Bound):
     return array("q", [row for row in rows if bound.end is None or index.offsets[row] < bound.end])
 
 
-def read_page(output_dir: str | Path, step: int | None, limit: int, offset: int, full: bool = False,
-              query: Query = Query(), bound: Bound = Bound()) -> Page:
+def read_page(
+    output_dir: str | Path,
+    step: int | None,
+    limit: int,
+    offset: int,
+    full: bool = False,
+    query: Query = Query(),
+    bound: Bound = Bound(),
+) -> Page:
     """The rows of a step (or of the file) that the query shows, in its order, from `offset`; `total` counts
     them all, `total_unfiltered` the step's rows. Each row is marked best or worst of its group by the query's
     score. `bound`: only the rows that are the run's own (none its successor wrote in the same output_dir)."""
@@ -304,22 +341,29 @@ def read_page(output_dir: str | Path, step: int | None, limit: int, offset: int,
     with index.lock:
         rows = _rows_until(index, step, bound)
         page.total_unfiltered = len(rows)
-        page.steps = sorted(at for at, found in index.by_step.items() if (bound.step is None or at <= bound.step)
-                            and (bound.end is None or index.offsets[found[0]] < bound.end))
+        page.steps = sorted(
+            at
+            for at, found in index.by_step.items()
+            if (bound.step is None or at <= bound.step) and (bound.end is None or index.offsets[found[0]] < bound.end)
+        )
         page.skipped, page.skip_notes = _notes(index)
         page.functions = functions(rows, index.facts)
         page.total = len(rows)
         try:
             with path.open("rb") as handle:
-                shown = rows if query == Query() else \
-                    select(rows, index.facts, query, lambda row_index: index.texts(handle, row_index))
+                shown = (
+                    rows
+                    if query == Query()
+                    else select(rows, index.facts, query, lambda row_index: index.texts(handle, row_index))
+                )
                 page.total = len(shown)
-                for row_index in shown[offset:offset + limit]:  # row_index: the row's place among the file's rows
+                for row_index in shown[offset : offset + limit]:  # row_index: the row's place among the file's rows
                     row = index.read_row(handle, row_index, full)
                     if row is not None:
                         members = index.groups[index.facts[row_index].group]
-                        page.rows.append(row | {"index": row_index,
-                                                "mark": mark(row_index, index.facts, members, query.score)})
+                        page.rows.append(
+                            row | {"index": row_index, "mark": mark(row_index, index.facts, members, query.score)}
+                        )
         except OSError:
             pass
     return page

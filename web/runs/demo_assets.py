@@ -57,8 +57,9 @@ class DemoAssets:
         command = [sys.executable, "-m", "grpo_schema", "demo", DEMO_DIR]
         log.info("writing the demo's model and prompts: %s (in %s)", " ".join(command[2:]), self.base)
         try:
-            done = subprocess.run(command, cwd=self.base, capture_output=True, text=True, timeout=TIMEOUT_S,
-                                  stdin=subprocess.DEVNULL)
+            done = subprocess.run(
+                command, cwd=self.base, capture_output=True, text=True, timeout=TIMEOUT_S, stdin=subprocess.DEVNULL
+            )
             if done.returncode != 0:
                 last = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
                 self.error = f"`grpo demo demo` exited with code {done.returncode}: {last[0]}"

@@ -55,8 +55,9 @@ def find_completions_ends(store: Store) -> None:
         successor = store.get(run.resumed_by)
         if successor is None:
             continue
-        end = completions.restart_offset(run.output_dir, start_step(successor) + 1,
-                                         after=ends.get(run.resumed_from or "", 0))
+        end = completions.restart_offset(
+            run.output_dir, start_step(successor) + 1, after=ends.get(run.resumed_from or "", 0)
+        )
         if end is not None:
             store.update(run.id, completions_end=end)
             ends[run.id] = end
@@ -68,8 +69,11 @@ def own_checkpoints(run: Run, latest: dict | None) -> list[Path]:
     if run.replaced_by:
         return []
     bound = own_last_step(run, latest)
-    return [c for c in outputs.checkpoints(run.output_dir) if outputs.complete(c)
-            and (bound is None or outputs.checkpoint_step(c) <= bound)]
+    return [
+        c
+        for c in outputs.checkpoints(run.output_dir)
+        if outputs.complete(c) and (bound is None or outputs.checkpoint_step(c) <= bound)
+    ]
 
 
 def progress(run: Run, latest: dict | None, pace: float | None = None) -> dict[str, Any]:
@@ -86,14 +90,21 @@ def progress(run: Run, latest: dict | None, pace: float | None = None) -> dict[s
     if total and step and step > start and run.started_at and run.state == "running":
         logged = latest.get("step_time")
         if pace is None:
-            pace = logged if isinstance(logged, (int, float)) and logged > 0 else \
-                (time.time() - run.started_at) / (step - start)
+            pace = (
+                logged
+                if isinstance(logged, (int, float)) and logged > 0
+                else (time.time() - run.started_at) / (step - start)
+            )
         eta = round(max(total - step, 0) * pace, 1)
     last = max(done) if done else None
     fraction = round(min(step / total, 1.0), 4) if total and step else (0.0 if total else None)
-    return {"total_steps": total, "fraction": fraction,
-            "eta_seconds": eta, "last_checkpoint_step": last,
-            "steps_since_checkpoint": (step - (last or start)) if step is not None else None}
+    return {
+        "total_steps": total,
+        "fraction": fraction,
+        "eta_seconds": eta,
+        "last_checkpoint_step": last,
+        "steps_since_checkpoint": (step - (last or start)) if step is not None else None,
+    }
 
 
 def job(run: Run) -> dict[str, Any] | None:
@@ -107,31 +118,48 @@ def job(run: Run) -> dict[str, Any] | None:
 def summary(run: Run, store: Store) -> dict[str, Any]:
     latest = store.latest_metrics(run.id)
     return {
-        "id": run.id, "state": run.state, "reason": run.reason, "exit_code": run.exit_code,
-        "created_at": _when(run.created_at), "started_at": _when(run.started_at),
-        "finished_at": _when(run.finished_at), "world_size": run.world_size, "output_dir": run.output_dir,
-        "resumed_from": run.resumed_from, "resumed_by": run.resumed_by, "resume_from_checkpoint": run.resume_checkpoint,
+        "id": run.id,
+        "state": run.state,
+        "reason": run.reason,
+        "exit_code": run.exit_code,
+        "created_at": _when(run.created_at),
+        "started_at": _when(run.started_at),
+        "finished_at": _when(run.finished_at),
+        "world_size": run.world_size,
+        "output_dir": run.output_dir,
+        "resumed_from": run.resumed_from,
+        "resumed_by": run.resumed_by,
+        "resume_from_checkpoint": run.resume_checkpoint,
         "cancel_requested": run.cancel_requested_at is not None,
-        "step": latest.get("step") if latest else None, "latest": latest, "backend": run.backend,
+        "step": latest.get("step") if latest else None,
+        "latest": latest,
+        "backend": run.backend,
         "reward": store.latest_value(run.id, "reward"),  # the last training reward (the latest may be an eval's)
         "job": job(run),  # the backend's job, whichever backend; `slurm` and `ray` repeat it under their names
         "slurm": job(run) if run.backend == "slurm" else None,
         "ray": job(run) if run.backend == "ray" else None,
         "progress": progress(run, latest, store.pace(run.id) if run.state == "running" else None),
-        "error": run.error, "replaced_by": run.replaced_by,
+        "error": run.error,
+        "replaced_by": run.replaced_by,
         "resolved_paths": json.loads(run.overrides or "{}"),
     }
 
 
-def detail(run: Run, store: Store, metrics_after: int | None = None, metrics_until: int | None = None,
-           with_metrics: bool = True) -> dict[str, Any]:
+def detail(
+    run: Run,
+    store: Store,
+    metrics_after: int | None = None,
+    metrics_until: int | None = None,
+    with_metrics: bool = True,
+) -> dict[str, Any]:
     """The summary, config, checkpoints and resume choice, and the metrics of the steps after `metrics_after` up
     to `metrics_until` (without `with_metrics`, none: a page shows the run at once, then loads them by range)."""
     latest = store.latest_metrics(run.id)
     return {
         **summary(run, store),
         "line": line(run, store),
-        "config": run.config_text, "config_format": run.config_format,
+        "config": run.config_text,
+        "config_format": run.config_format,
         "diagnostics": json.loads(run.warnings),
         # the ones a resume can start from: a checkpoint still being written, or cut short by a cancel, is left out
         "checkpoints": [c.name for c in own_checkpoints(run, latest)],
@@ -157,8 +185,14 @@ def line(run: Run, store: Store) -> list[str]:
 
 
 def created(run: Run) -> dict[str, Any]:
-    return {"id": run.id, "state": run.state, "output_dir": run.output_dir, "resumed_from": run.resumed_from,
-            "resumed_by": run.resumed_by,
-            "resolved_paths": json.loads(run.overrides or "{}"),
-            "url": f"/api/v1/runs/{run.id}", "logs": f"/api/v1/runs/{run.id}/logs", "page": f"/runs#run={run.id}"}
-
+    return {
+        "id": run.id,
+        "state": run.state,
+        "output_dir": run.output_dir,
+        "resumed_from": run.resumed_from,
+        "resumed_by": run.resumed_by,
+        "resolved_paths": json.loads(run.overrides or "{}"),
+        "url": f"/api/v1/runs/{run.id}",
+        "logs": f"/api/v1/runs/{run.id}/logs",
+        "page": f"/runs#run={run.id}",
+    }

@@ -65,10 +65,26 @@ def allow_env_arguments(allow_env: tuple[str, ...] | list[str]) -> list[str]:
     return [part for name in allow_env for part in ("--allow-env", name)]
 
 
-def launch_command(config: Path, world_size: int, output_dir: str, resume: str | None,
-                   allow_env: tuple[str, ...] = (), overrides: dict[str, str] | None = None) -> list[str]:
-    command = [sys.executable, "-m", "grpo_schema", "launch", str(config), "--num-processes", str(world_size),
-               "--set", f"output_dir={yaml_string(output_dir)}", *path_arguments(overrides)]
+def launch_command(
+    config: Path,
+    world_size: int,
+    output_dir: str,
+    resume: str | None,
+    allow_env: tuple[str, ...] = (),
+    overrides: dict[str, str] | None = None,
+) -> list[str]:
+    command = [
+        sys.executable,
+        "-m",
+        "grpo_schema",
+        "launch",
+        str(config),
+        "--num-processes",
+        str(world_size),
+        "--set",
+        f"output_dir={yaml_string(output_dir)}",
+        *path_arguments(overrides),
+    ]
     if resume:
         command += ["--set", f"resume_from_checkpoint={yaml_string(resume)}"]
     return command + allow_env_arguments(allow_env)
@@ -81,13 +97,21 @@ def child_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def spawn(command: list[str], cwd: Path, stdout: Any, stderr: Any = subprocess.STDOUT,
-          env: dict[str, str] | None = None) -> subprocess.Popen:
+def spawn(
+    command: list[str], cwd: Path, stdout: Any, stderr: Any = subprocess.STDOUT, env: dict[str, str] | None = None
+) -> subprocess.Popen:
     """A process the service starts for a client (a run, a smoke test): in a session of its own (so a cancel or a
     time limit reaches every process below it), no stdin, and the service's environment without its own
     GRPO_WEB_* settings and token (plus `env`)."""
-    return subprocess.Popen(command, cwd=cwd, env=child_environment(env), stdin=subprocess.DEVNULL,
-                            stdout=stdout, stderr=stderr, start_new_session=True)
+    return subprocess.Popen(
+        command,
+        cwd=cwd,
+        env=child_environment(env),
+        stdin=subprocess.DEVNULL,
+        stdout=stdout,
+        stderr=stderr,
+        start_new_session=True,
+    )
 
 
 def stop(popen: subprocess.Popen, started: int | None, grace_s: float = 5.0) -> None:
@@ -103,11 +127,17 @@ def stop(popen: subprocess.Popen, started: int | None, grace_s: float = 5.0) -> 
             continue
 
 
-def start(run_dir: Path, config_format: str, world_size: int, output_dir: str, resume: str | None,
-          allow_env: tuple[str, ...] = (), overrides: dict[str, str] | None = None) -> Started:
+def start(
+    run_dir: Path,
+    config_format: str,
+    world_size: int,
+    output_dir: str,
+    resume: str | None,
+    allow_env: tuple[str, ...] = (),
+    overrides: dict[str, str] | None = None,
+) -> Started:
     """Start the run's process group; stdout and stderr go to RUN_DIR/run.log, which the child keeps open."""
-    launch = launch_command(config_file(run_dir, config_format), world_size, output_dir, resume, allow_env,
-                            overrides)
+    launch = launch_command(config_file(run_dir, config_format), world_size, output_dir, resume, allow_env, overrides)
     command = [sys.executable, "-m", "grpo_web.runs.wrapper", str(run_dir), "--", *launch]
     for stale in (EXIT_FILE, PROCESS_FILE):
         (run_dir / stale).unlink(missing_ok=True)

@@ -30,14 +30,25 @@ class LocalBackend(RunBackend):
 
     def submit(self, run: Run) -> Submitted:
         try:
-            started = launcher.start(Path(run.run_dir), run.config_format, run.world_size, run.output_dir,
-                                     run.resume_checkpoint, tuple(self.settings.runs_env_allowlist),
-                                     json.loads(run.overrides or "{}"))
+            started = launcher.start(
+                Path(run.run_dir),
+                run.config_format,
+                run.world_size,
+                run.output_dir,
+                run.resume_checkpoint,
+                tuple(self.settings.runs_env_allowlist),
+                json.loads(run.overrides or "{}"),
+            )
         except OSError as error:
             raise SubmitRefused(f"the run could not be started: {error}") from error
         self._popens[run.id] = started.popen
-        return Submitted(str(started.pid), "RUNNING", f"started on this machine (pid {started.pid})", started=True,
-                         process=(started.pid, started.start_time))
+        return Submitted(
+            str(started.pid),
+            "RUNNING",
+            f"started on this machine (pid {started.pid})",
+            started=True,
+            process=(started.pid, started.start_time),
+        )
 
     def status(self, run: Run) -> JobState | None:
         ended, code = self._exit_status(run)
@@ -87,8 +98,10 @@ class LocalBackend(RunBackend):
             return
         if time.time() - run.cancel_requested_at >= self.settings.runs_cancel_grace_s:
             if procs.signal_run(run.pid, run.pid_start, signal.SIGKILL):
-                launcher.note(Path(run.run_dir), f"still running {self.settings.runs_cancel_grace_s:g} s after the "
-                                                 "cancel: SIGKILL sent")
+                launcher.note(
+                    Path(run.run_dir),
+                    f"still running {self.settings.runs_cancel_grace_s:g} s after the cancel: SIGKILL sent",
+                )
             self._killed.add(run.id)
 
 

@@ -106,9 +106,19 @@ class RunManager:
             self._pump()
 
     # --- requests --------------------------------------------------------------------------------------------------
-    def submit(self, config_text: str, config_format: str, world_size: int, output_dir: Path | None,
-               resume_checkpoint: Path | None, warnings: str = "[]", resuming: bool = False,
-               parent: Run | None = None, existing: str | None = None, overrides: dict | None = None) -> Run:
+    def submit(
+        self,
+        config_text: str,
+        config_format: str,
+        world_size: int,
+        output_dir: Path | None,
+        resume_checkpoint: Path | None,
+        warnings: str = "[]",
+        resuming: bool = False,
+        parent: Run | None = None,
+        existing: str | None = None,
+        overrides: dict | None = None,
+    ) -> Run:
         """Queue a run. A run owns its output_dir: it is RUNS_DIR/<id>/output unless the config names one, and
         a named one that another run wrote (and that was not overwritten since) is refused with OutputOwned,
         unless this run resumes that run (`resuming`, `parent`, or existing="resume": from its last complete
@@ -130,8 +140,9 @@ class RunManager:
                     if existing == "resume":
                         judged = resumable.verdict(self.store, parent, config_text)
                         if not judged.possible:
-                            raise RunConflict(f"{judged.reason}; or ask for existing_output=overwrite to start "
-                                              "again there")
+                            raise RunConflict(
+                                f"{judged.reason}; or ask for existing_output=overwrite to start again there"
+                            )
                         resume_checkpoint = resumable.checkpoint_path(parent, judged)
                 elif existing == "overwrite":
                     replaced = owners
@@ -140,18 +151,29 @@ class RunManager:
             launcher.write_config(run_dir, config_text, config_format)
             for old in replaced:  # the request asked for it: the old outputs go, the old run says so
                 self.store.update(old.id, replaced_by=run_id)
-                _note(old, f"output_dir {output} overwritten by run {run_id} (existing_output=overwrite): its "
-                           f"checkpoints and model deleted, its metrics, completions and log kept in "
-                           f"{Path(old.run_dir) / outputs.KEPT}")
+                _note(
+                    old,
+                    f"output_dir {output} overwritten by run {run_id} (existing_output=overwrite): its "
+                    f"checkpoints and model deleted, its metrics, completions and log kept in "
+                    f"{Path(old.run_dir) / outputs.KEPT}",
+                )
             if replaced:
                 outputs.keep_records(output, replaced)
                 shutil.rmtree(output, ignore_errors=True)
-            run = self.store.insert(id=run_id, state="queued", config_text=config_text, config_format=config_format,
-                                    backend=self.settings.runs_backend, world_size=world_size, output_dir=output,
-                                    run_dir=str(run_dir),
-                                    resume_checkpoint=str(resume_checkpoint) if resume_checkpoint else None,
-                                    resumed_from=parent.id if parent else None, warnings=warnings,
-                                    overrides=json.dumps(overrides or {}))
+            run = self.store.insert(
+                id=run_id,
+                state="queued",
+                config_text=config_text,
+                config_format=config_format,
+                backend=self.settings.runs_backend,
+                world_size=world_size,
+                output_dir=output,
+                run_dir=str(run_dir),
+                resume_checkpoint=str(resume_checkpoint) if resume_checkpoint else None,
+                resumed_from=parent.id if parent else None,
+                warnings=warnings,
+                overrides=json.dumps(overrides or {}),
+            )
             if parent:  # the line goes on in this run: what is written there from now on is not the parent's
                 self.store.update(parent.id, resumed_by=run_id, completions_end=outputs.completions_size(output))
             if resuming or parent:
@@ -187,17 +209,30 @@ class RunManager:
             if parent is None:
                 return None
             try:
-                text = parent.config_text if max_steps is None else \
-                    resumable.with_max_steps(parent.config_text, parent.config_format, max_steps)
+                text = (
+                    parent.config_text
+                    if max_steps is None
+                    else resumable.with_max_steps(parent.config_text, parent.config_format, max_steps)
+                )
             except ValueError as error:  # the YAML editor's EditError, or JSON that no longer reads
-                raise RunConflict(f"max_steps could not be set in run {run_id}'s config ({error}); open it in the "
-                                  "form, raise max_steps there and launch it into the same output_dir") from None
+                raise RunConflict(
+                    f"max_steps could not be set in run {run_id}'s config ({error}); open it in the "
+                    "form, raise max_steps there and launch it into the same output_dir"
+                ) from None
             judged = resumable.verdict(self.store, parent, None if max_steps is None else text)
             if not judged.possible:
                 raise RunConflict(judged.reason)
             checkpoint = resumable.checkpoint_path(parent, judged)
-            return self.submit(text, parent.config_format, parent.world_size, Path(parent.output_dir),
-                               checkpoint, parent.warnings, parent=parent, overrides=json.loads(parent.overrides))
+            return self.submit(
+                text,
+                parent.config_format,
+                parent.world_size,
+                Path(parent.output_dir),
+                checkpoint,
+                parent.warnings,
+                parent=parent,
+                overrides=json.loads(parent.overrides),
+            )
 
     # --- internals -------------------------------------------------------------------------------------------------
 
@@ -216,7 +251,7 @@ class RunManager:
         waiting = [run for run in self.store.queued() if run.job_id is None]
         if not self.backend.queues:
             free = self.settings.runs_max_concurrent - len(self.store.list(("running",))) - len(self._submitted())
-            waiting = waiting[:max(free, 0)]
+            waiting = waiting[: max(free, 0)]
         for run in waiting:
             self._submit_job(run)
 
@@ -285,8 +320,14 @@ class RunManager:
     def _finish(self, run: Run, state: str, code: int | None, reason: str | None) -> None:
         error = outputs.failure_cause(run) if state == "failed" else None  # before the service's own note
         _note(run, f"run {state}" + (f": {reason}" if reason else ""))  # before the state: a log follower
-        self.store.update(run.id, state=state, exit_code=code, reason=reason, error=error,  # reads it
-                          finished_at=time.time())
+        self.store.update(
+            run.id,
+            state=state,
+            exit_code=code,
+            reason=reason,
+            error=error,  # reads it
+            finished_at=time.time(),
+        )
         log.info("run %s %s%s", run.id, state, f" ({reason})" if reason else "")
 
     def _recover(self) -> None:

@@ -157,12 +157,12 @@ def failure_cause(run: Run) -> str | None:
     the last line; None when the log says nothing."""
     size = log_size(run)
     data = read_log(run, max(size - CAUSE_TAIL_BYTES, 0), CAUSE_TAIL_BYTES).decode("utf-8", "replace")
-    lines = [line[line.rfind("\r") + 1:].rstrip() for line in data.splitlines()]
+    lines = [line[line.rfind("\r") + 1 :].rstrip() for line in data.splitlines()]
     lines = [line for line in lines if line.strip() and not line.startswith("[grpo-config ")]
     found = [i for i, line in enumerate(lines) if _EXCEPTION.match(line.strip()) and not _WRAPPER.search(line)]
     if found:  # the last real exception, with the lines of its message (up to the next traceback or note)
         index, message = found[-1], []
-        for line in lines[index:index + CAUSE_MAX_LINES]:
+        for line in lines[index : index + CAUSE_MAX_LINES]:
             if message and (line.startswith(("Traceback ", "python -m ", "grpo launch", "grpo: ", " "))):
                 break
             message.append(line.strip())

@@ -55,11 +55,16 @@ def resolve_reads(config: Any, base: Path, launch: dict[str, Any] | None = None)
 PLAN_READS = (MODEL, DATASET)
 # With runs off the service reads no file a client names; the plan says how to get the data's prompt lengths.
 RUNS_OFF = LocalReads(
-    model=False, dataset=False, prompt_option="prompt_length",
-    refused={DATASET: "the service reads no dataset while its runs are off (an operator who starts it with "
-                      "`grpo serve --enable-runs` lets it read the data a run would; or run `grpo plan` where the "
-                      "data is)",
-             MODEL: "it reads no model folder while its runs are off"})
+    model=False,
+    dataset=False,
+    prompt_option="prompt_length",
+    refused={
+        DATASET: "the service reads no dataset while its runs are off (an operator who starts it with "
+        "`grpo serve --enable-runs` lets it read the data a run would; or run `grpo plan` where the "
+        "data is)",
+        MODEL: "it reads no model folder while its runs are off",
+    },
+)
 
 
 def plan_reads(config: Any, base: Path, token_holder: bool) -> LocalReads:
@@ -77,10 +82,17 @@ def plan_reads(config: Any, base: Path, token_holder: bool) -> LocalReads:
             shown = value if len(value) <= 120 else value[:117] + "..."
             refused[name] = f"the service does not read {name} {shown!r}: {why}"
     if not token_holder:  # jinja's sandbox bounds what a template may touch, not how long it runs
-        refused[TEMPLATE] = ("the service renders a chat_template written in the config only for a client that "
-                             "sends the runs token; the model's own was used")
-    return LocalReads(model=MODEL not in refused, dataset=DATASET not in refused, base=base, refused=refused,
-                      prompt_option="prompt_length")
+        refused[TEMPLATE] = (
+            "the service renders a chat_template written in the config only for a client that "
+            "sends the runs token; the model's own was used"
+        )
+    return LocalReads(
+        model=MODEL not in refused,
+        dataset=DATASET not in refused,
+        base=base,
+        refused=refused,
+        prompt_option="prompt_length",
+    )
 
 
 TOKEN_HINT = "send the runs token (Authorization: Bearer) to have it read, as only a token holder launches runs"

@@ -21,7 +21,7 @@ def _stat_fields(pid: int) -> list[str] | None:
         text = (PROC / str(pid) / "stat").read_text()
     except OSError:
         return None
-    return text[text.rindex(")") + 2:].split()
+    return text[text.rindex(")") + 2 :].split()
 
 
 def start_time(pid: int) -> int | None:

@@ -75,8 +75,14 @@ def plan(settings: RunsSettings, world_size: int, config):
     from grpo_runtime.clusters.ray import placement as rayplace
 
     server = rayplace.server_for(config, python(settings), settings.runs_ray_vllm_gpus)
-    return rayplace.plan(settings.runs_ray_address, world_size, settings.runs_ray_cpus_per_process,
-                         settings.runs_ray_gpus_per_process, settings.runs_ray_processes_per_node, server)
+    return rayplace.plan(
+        settings.runs_ray_address,
+        world_size,
+        settings.runs_ray_cpus_per_process,
+        settings.runs_ray_gpus_per_process,
+        settings.runs_ray_processes_per_node,
+        server,
+    )
 
 
 def python(settings: RunsSettings) -> str:
@@ -100,8 +106,9 @@ def submit(run: Run, settings: RunsSettings) -> tuple[str, str]:
     raycluster = _cluster()
     from grpo_schema import check_text
 
-    checked = check_text(run.config_text.encode(), world_size=run.world_size,
-                         allow_env=list(settings.runs_env_allowlist))
+    checked = check_text(
+        run.config_text.encode(), world_size=run.world_size, allow_env=list(settings.runs_env_allowlist)
+    )
     if checked.config is None:
         raise ValueError("the run's config no longer validates")
     placed = plan(settings, run.world_size, checked.config)
@@ -109,9 +116,17 @@ def submit(run: Run, settings: RunsSettings) -> tuple[str, str]:
         raise ValueError(str(placed))
     run_dir = Path(run.run_dir)
     sets = [f"{name}={launcher.yaml_string(value)}" for name, value in json.loads(run.overrides or "{}").items()]
-    record = raycluster.new_record(settings.runs_ray_address, launcher.config_file(run_dir, run.config_format).name,
-                                   placed, python(settings), run.output_dir, sets, list(settings.runs_env_allowlist),
-                                   checked.launch.get("main_process_port"), settings.runs_ray_placement_timeout_s)
+    record = raycluster.new_record(
+        settings.runs_ray_address,
+        launcher.config_file(run_dir, run.config_format).name,
+        placed,
+        python(settings),
+        run.output_dir,
+        sets,
+        list(settings.runs_env_allowlist),
+        checked.launch.get("main_process_port"),
+        settings.runs_ray_placement_timeout_s,
+    )
     try:
         return raycluster.submit(run_dir, record, resume=run.resume_checkpoint), placed.describe()
     except raycluster.RayJobError as error:
@@ -167,14 +182,20 @@ def outcome(found: JobStatus, cancel_requested: bool) -> tuple[str, int | None, 
     if found.state == "SUCCEEDED":
         return "succeeded", found.exit_code or 0, None
     if found.state == "STOPPED":
-        return "cancelled", found.exit_code, ("cancelled on request; " if cancel_requested else
-                                              "stopped outside the service (ray job stop); ") + found.describe()
+        return (
+            "cancelled",
+            found.exit_code,
+            ("cancelled on request; " if cancel_requested else "stopped outside the service (ray job stop); ")
+            + found.describe(),
+        )
     return "failed", found.exit_code, found.describe() + "; resume it from its last complete checkpoint"
 
 
 def forgotten(run: Run) -> str:
-    return (f"the Ray cluster no longer knows job {run.job_id} (its head was restarted?); its last known state "
-            f"was {run.job_state or 'unknown'}; resume it from its last complete checkpoint")
+    return (
+        f"the Ray cluster no longer knows job {run.job_id} (its head was restarted?); its last known state "
+        f"was {run.job_state or 'unknown'}; resume it from its last complete checkpoint"
+    )
 
 
 class RayBackend(RunBackend):
@@ -200,8 +221,11 @@ class RayBackend(RunBackend):
             job_id, placed = submit(run, self.settings)
         except (RayUnavailable, ValueError, OSError) as error:
             raise SubmitRefused(f"the run could not be submitted to Ray: {error}") from error
-        return Submitted(job_id, "PENDING", f"submitted to the Ray cluster at {self.settings.runs_ray_address} as "
-                                            f"job {job_id}: {placed}")
+        return Submitted(
+            job_id,
+            "PENDING",
+            f"submitted to the Ray cluster at {self.settings.runs_ray_address} as job {job_id}: {placed}",
+        )
 
     def status(self, run: Run) -> JobState | None:
         try:
@@ -210,8 +234,15 @@ class RayBackend(RunBackend):
             raise BackendUnavailable(str(error)) from error
         if found is None:
             return None
-        return JobState(found.state, found.message, started=found.state != "PENDING", finished=found.finished,
-                        exit_code=found.exit_code, note=found.describe(), detail=found)
+        return JobState(
+            found.state,
+            found.message,
+            started=found.state != "PENDING",
+            finished=found.finished,
+            exit_code=found.exit_code,
+            note=found.describe(),
+            detail=found,
+        )
 
     def logs(self, run: Run) -> None:
         try:

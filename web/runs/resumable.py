@@ -14,8 +14,8 @@ from pathlib import Path
 
 from grpo_schema.engine.diagnostics import Fix
 from grpo_schema.engine.loader import load_yaml
-from grpo_schema.engine.yamledit import apply_fix_to_text
 from grpo_schema.engine.words import plural
+from grpo_schema.engine.yamledit import apply_fix_to_text
 from grpo_web.runs import outputs
 from grpo_web.runs.store import Run, Store
 
@@ -46,8 +46,15 @@ class Resumable:
     instead: str | None = None  # the run to resume instead: the newest of the line, when this run has a successor
 
     def to_dict(self) -> dict:
-        return {"possible": self.possible, "reason": self.reason, "checkpoint": self.checkpoint, "step": self.step,
-                "total_steps": self.total_steps, "max_steps": self.max_steps, "instead": self.instead}
+        return {
+            "possible": self.possible,
+            "reason": self.reason,
+            "checkpoint": self.checkpoint,
+            "step": self.step,
+            "total_steps": self.total_steps,
+            "max_steps": self.max_steps,
+            "instead": self.instead,
+        }
 
 
 def verdict(store: Store, run: Run, config_text: str | None = None) -> Resumable:
@@ -66,14 +73,20 @@ def judge(run: Run, last_step: int | None, config_text: str | None = None, newes
     if run.resumed_by:
         newest_id = newest.id if newest else run.resumed_by
         then = "" if newest_id == run.resumed_by else f", and the newest run of that line is run {newest_id}"
-        return Resumable(False, f"run {run.id} was already resumed by run {run.resumed_by}, which trained on in the "
-                                f"same output_dir{then}: resume run {newest_id} instead (the newest checkpoints there "
-                                f"are not run {run.id}'s)", instead=newest_id)
+        return Resumable(
+            False,
+            f"run {run.id} was already resumed by run {run.resumed_by}, which trained on in the "
+            f"same output_dir{then}: resume run {newest_id} instead (the newest checkpoints there "
+            f"are not run {run.id}'s)",
+            instead=newest_id,
+        )
     if not run.finished:
         return Resumable(False, f"run {run.id} is still {run.state}; cancel it before resuming")
     if run.replaced_by:
-        return Resumable(False, f"run {run.id}'s output_dir was overwritten by run {run.replaced_by}; there is "
-                                "nothing of it to resume")
+        return Resumable(
+            False,
+            f"run {run.id}'s output_dir was overwritten by run {run.replaced_by}; there is nothing of it to resume",
+        )
     checkpoint = outputs.last_complete_checkpoint(run.output_dir)
     if checkpoint is None:
         return Resumable(False, f"run {run.id} has no complete checkpoint in {run.output_dir} to resume from")
@@ -87,11 +100,17 @@ def judge(run: Run, last_step: int | None, config_text: str | None = None, newes
     # (save the model): only a run that succeeded is known to have nothing left to do
     if run.state == "succeeded" and total is not None and step >= total:
         fix = step + max(total, 1)
-        return Resumable(False, f"run {run.id} has no step left to train: its last checkpoint ({checkpoint.name}) is "
-                                f"at step {step} and {limit}, so a resume would load it, save it again and end "
-                                f"(GRPO-A014). Raise max_steps above {step} (e.g. {fix}) to train "
-                                f"{plural(fix - step, 'more step')}, or start a new run",
-                         checkpoint.name, step, total, fix)
+        return Resumable(
+            False,
+            f"run {run.id} has no step left to train: its last checkpoint ({checkpoint.name}) is "
+            f"at step {step} and {limit}, so a resume would load it, save it again and end "
+            f"(GRPO-A014). Raise max_steps above {step} (e.g. {fix}) to train "
+            f"{plural(fix - step, 'more step')}, or start a new run",
+            checkpoint.name,
+            step,
+            total,
+            fix,
+        )
     return Resumable(True, None, checkpoint.name, step, total)
 
 

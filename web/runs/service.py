@@ -28,8 +28,9 @@ PAGE_HEADER_DICT = {name.decode(): value.decode() for name, value in PAGE_HEADER
 @page_router.get("/runs")
 def runs_page() -> FileResponse:
     """The runs page: state, live charts and the log tail. It asks for the token and keeps it in the tab."""
-    return FileResponse(STATIC_DIR / "runs.html", media_type="text/html",
-                        headers={"Cache-Control": "no-cache", **PAGE_HEADER_DICT})
+    return FileResponse(
+        STATIC_DIR / "runs.html", media_type="text/html", headers={"Cache-Control": "no-cache", **PAGE_HEADER_DICT}
+    )
 
 
 def install_runs(app: FastAPI, settings: Settings) -> None:

@@ -61,16 +61,28 @@ def job_spec(run: Run, settings: RunsSettings) -> JobSpec:
         raise ValueError("the run's config no longer validates")
     config, run_dir = result.config, Path(run.run_dir)
     return JobSpec(
-        layout=layout_for(settings, run.world_size, config), run_dir=run_dir,
-        config=launcher.config_file(run_dir, run.config_format), output_dir=run.output_dir, python=sys.executable,
-        workdir=run_dir, job_name=f"grpo-{run.id}", partition=settings.runs_slurm_partition,
-        account=settings.runs_slurm_account, qos=settings.runs_slurm_qos, time=settings.runs_slurm_time,
-        cpus_per_task=settings.runs_slurm_cpus_per_task, requeue=settings.runs_slurm_requeue,
-        sbatch_args=tuple(settings.runs_slurm_sbatch_args), allow_env=allow_env, resume=run.resume_checkpoint,
-        main_process_port=result.launch.get("main_process_port"), model=str(config.model_name_or_path),
+        layout=layout_for(settings, run.world_size, config),
+        run_dir=run_dir,
+        config=launcher.config_file(run_dir, run.config_format),
+        output_dir=run.output_dir,
+        python=sys.executable,
+        workdir=run_dir,
+        job_name=f"grpo-{run.id}",
+        partition=settings.runs_slurm_partition,
+        account=settings.runs_slurm_account,
+        qos=settings.runs_slurm_qos,
+        time=settings.runs_slurm_time,
+        cpus_per_task=settings.runs_slurm_cpus_per_task,
+        requeue=settings.runs_slurm_requeue,
+        sbatch_args=tuple(settings.runs_slurm_sbatch_args),
+        allow_env=allow_env,
+        resume=run.resume_checkpoint,
+        main_process_port=result.launch.get("main_process_port"),
+        model=str(config.model_name_or_path),
         model_revision=getattr(config, "model_revision", None),
         vllm_server_port=int(getattr(config, "vllm_server_port", 8000) or 8000),
-        trust_remote_code=bool(getattr(config, "trust_remote_code", False)))
+        trust_remote_code=bool(getattr(config, "trust_remote_code", False)),
+    )
 
 
 def submit(run: Run, settings: RunsSettings) -> tuple[str, JobSpec]:
@@ -112,8 +124,10 @@ def outcome(found: JobStatus, cancel_requested: bool) -> tuple[str, int | None, 
 
 
 def forgotten(run: Run) -> str:
-    return (f"Slurm no longer knows job {run.job_id} and has no accounting record of it; its last known "
-            f"state was {run.job_state or 'unknown'}")
+    return (
+        f"Slurm no longer knows job {run.job_id} and has no accounting record of it; its last known "
+        f"state was {run.job_state or 'unknown'}"
+    )
 
 
 class SlurmBackend(RunBackend):
@@ -131,8 +145,11 @@ class SlurmBackend(RunBackend):
             job_id, spec = submit(run, self.settings)
         except (SlurmError, ValueError, OSError) as error:
             raise SubmitRefused(f"the run could not be submitted to Slurm: {error}") from error
-        return Submitted(job_id, "PENDING", f"submitted to Slurm as job {job_id}: {spec.layout.describe()} "
-                                            f"(script {spec.script_path})")
+        return Submitted(
+            job_id,
+            "PENDING",
+            f"submitted to Slurm as job {job_id}: {spec.layout.describe()} (script {spec.script_path})",
+        )
 
     def status(self, run: Run) -> JobState | None:
         try:
@@ -141,8 +158,15 @@ class SlurmBackend(RunBackend):
             raise BackendUnavailable(str(error)) from error
         if found is None:
             return None
-        return JobState(found.state, found.reason, started=not found.pending, finished=found.finished,
-                        exit_code=found.exit_code, note=found.describe(), detail=found)
+        return JobState(
+            found.state,
+            found.reason,
+            started=not found.pending,
+            finished=found.finished,
+            exit_code=found.exit_code,
+            note=found.describe(),
+            detail=found,
+        )
 
     def cancel(self, run: Run) -> str:
         try:

@@ -60,14 +60,23 @@ CREATE TABLE IF NOT EXISTS metrics (
 """
 
 # Columns added after the first release, for databases created before them.
-ADDED_COLUMNS = {"backend": "TEXT NOT NULL DEFAULT 'local'", "error": "TEXT", "replaced_by": "TEXT",
-                 "overrides": "TEXT NOT NULL DEFAULT '{}'", "job_id": "TEXT", "job_state": "TEXT",
-                 "job_reason": "TEXT", "resumed_by": "TEXT",
-                 "completions_end": "INTEGER"}
+ADDED_COLUMNS = {
+    "backend": "TEXT NOT NULL DEFAULT 'local'",
+    "error": "TEXT",
+    "replaced_by": "TEXT",
+    "overrides": "TEXT NOT NULL DEFAULT '{}'",
+    "job_id": "TEXT",
+    "job_state": "TEXT",
+    "job_reason": "TEXT",
+    "resumed_by": "TEXT",
+    "completions_end": "INTEGER",
+}
 # A backend's job once had columns of its own: (backend, its id, state and reason columns). A database written
 # then is migrated once, when it is opened: the values move to job_*, the old columns go.
-BACKEND_COLUMNS = (("slurm", "slurm_job_id", "slurm_state", "slurm_reason"),
-                   ("ray", "ray_job_id", "ray_state", "ray_reason"))
+BACKEND_COLUMNS = (
+    ("slurm", "slurm_job_id", "slurm_state", "slurm_reason"),
+    ("ray", "ray_job_id", "ray_state", "ray_reason"),
+)
 
 # ... and to the metrics: when the service read each record (a run's wall-clock pace, for its ETA)
 ADDED_METRICS_COLUMNS = {"seen": "REAL"}
@@ -156,8 +165,9 @@ class Store:
         with self._lock:
             values["seq"] = self._db.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM runs").fetchone()[0]
             names = ", ".join(values)
-            self._db.execute(f"INSERT INTO runs ({names}) VALUES ({', '.join('?' * len(values))})",
-                             tuple(values.values()))
+            self._db.execute(
+                f"INSERT INTO runs ({names}) VALUES ({', '.join('?' * len(values))})", tuple(values.values())
+            )
         return self.get(values["id"])
 
     def update(self, run_id: str, **values: Any) -> None:
@@ -173,8 +183,10 @@ class Store:
         where = [f"state IN ({', '.join('?' * len(states))})"] if states else []
         where += ["backend = ?"] if backend else []
         clause = f"WHERE {' AND '.join(where)}" if where else ""
-        rows = self._rows(f"SELECT {', '.join(COLUMNS)} FROM runs {clause} ORDER BY seq DESC LIMIT ?",
-                          (*(states or ()), *([backend] if backend else []), limit))
+        rows = self._rows(
+            f"SELECT {', '.join(COLUMNS)} FROM runs {clause} ORDER BY seq DESC LIMIT ?",
+            (*(states or ()), *([backend] if backend else []), limit),
+        )
         return [Run(*row) for row in rows]
 
     def newest_of_line(self, run: Run) -> Run:
@@ -191,8 +203,10 @@ class Store:
     def owners(self, output_dir: str) -> list[Run]:
         """The runs that wrote `output_dir` and were not overwritten since, newest first (a run and the runs that
         resumed it)."""
-        rows = self._rows(f"SELECT {', '.join(COLUMNS)} FROM runs WHERE output_dir = ? AND replaced_by IS NULL "
-                          "ORDER BY seq DESC", (output_dir,))
+        rows = self._rows(
+            f"SELECT {', '.join(COLUMNS)} FROM runs WHERE output_dir = ? AND replaced_by IS NULL ORDER BY seq DESC",
+            (output_dir,),
+        )
         return [Run(*row) for row in rows]
 
     def queued(self) -> list[Run]:
@@ -204,14 +218,17 @@ class Store:
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
-                start = self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM metrics WHERE run_id = ?",
-                                         (run_id,)).fetchone()[0]
+                start = self._db.execute(
+                    "SELECT COALESCE(MAX(seq), 0) FROM metrics WHERE run_id = ?", (run_id,)
+                ).fetchone()[0]
                 seen = time.time()
                 self._db.executemany(
                     "INSERT INTO metrics (run_id, seq, step, record, seen) VALUES (?, ?, ?, ?, ?)",
-                    [(run_id, start + i + 1, _step(r), json.dumps(r), seen) for i, r in enumerate(records)])
-                self._db.execute("UPDATE runs SET metrics_offset = ?, metrics_inode = ? WHERE id = ?",
-                                 (offset, inode, run_id))
+                    [(run_id, start + i + 1, _step(r), json.dumps(r), seen) for i, r in enumerate(records)],
+                )
+                self._db.execute(
+                    "UPDATE runs SET metrics_offset = ?, metrics_inode = ? WHERE id = ?", (offset, inode, run_id)
+                )
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
@@ -228,24 +245,31 @@ class Store:
     def metrics(self, run_id: str, after_step: int | None = None, until_step: int | None = None) -> list[dict]:
         """The run's records in logging order (append-only: a record once served never changes), of the steps
         after `after_step` and up to `until_step` (a record without a step counts as step 0)."""
-        rows = self._rows("SELECT record FROM metrics WHERE run_id = ? AND COALESCE(step, 0) > ? "
-                          "AND COALESCE(step, 0) <= ? ORDER BY seq",
-                          (run_id, -1 if after_step is None else after_step,
-                           (1 << 62) if until_step is None else until_step))
+        rows = self._rows(
+            "SELECT record FROM metrics WHERE run_id = ? AND COALESCE(step, 0) > ? "
+            "AND COALESCE(step, 0) <= ? ORDER BY seq",
+            (run_id, -1 if after_step is None else after_step, (1 << 62) if until_step is None else until_step),
+        )
         return [json.loads(record) for (record,) in rows]
 
     def copy_metrics(self, source: str, target: str, until_step: int) -> None:
         """A resumed run's history: its parent's records up to the checkpoint it starts from."""
         with self._lock:
-            self._db.execute("INSERT INTO metrics (run_id, seq, step, record) SELECT ?, seq, step, record "
-                             "FROM metrics WHERE run_id = ? AND step <= ?", (target, source, until_step))
+            self._db.execute(
+                "INSERT INTO metrics (run_id, seq, step, record) SELECT ?, seq, step, record "
+                "FROM metrics WHERE run_id = ? AND step <= ?",
+                (target, source, until_step),
+            )
 
     def pace(self, run_id: str) -> float | None:
         """Wall-clock seconds a step, over the run's latest records as the service read them: from the last record
         of the first batch read in that window to the last record read. Everything a step costs counts (logging,
         evaluation, checkpoints), which the runtime's own step_time leaves out. None until two reads apart."""
-        rows = self._rows("SELECT step, seen FROM metrics WHERE run_id = ? AND seen IS NOT NULL AND step IS NOT NULL "
-                          "ORDER BY seq DESC LIMIT ?", (run_id, PACE_WINDOW))[::-1]
+        rows = self._rows(
+            "SELECT step, seen FROM metrics WHERE run_id = ? AND seen IS NOT NULL AND step IS NOT NULL "
+            "ORDER BY seq DESC LIMIT ?",
+            (run_id, PACE_WINDOW),
+        )[::-1]
         if len(rows) < 2:
             return None
         anchor = [row for row in rows if row[1] == rows[0][1]][-1]
@@ -254,14 +278,17 @@ class Store:
 
     def latest_value(self, run_id: str, key: str) -> Any:
         """The last value logged under `key` (an evaluation record after a step has no training reward)."""
-        rows = self._rows("SELECT json_extract(record, ?) FROM metrics WHERE run_id = ? AND "
-                          "json_type(record, ?) IN ('integer', 'real') ORDER BY seq DESC LIMIT 1",
-                          (f'$."{key}"', run_id, f'$."{key}"'))
+        rows = self._rows(
+            "SELECT json_extract(record, ?) FROM metrics WHERE run_id = ? AND "
+            "json_type(record, ?) IN ('integer', 'real') ORDER BY seq DESC LIMIT 1",
+            (f'$."{key}"', run_id, f'$."{key}"'),
+        )
         return rows[0][0] if rows else None
 
     def latest_metrics(self, run_id: str) -> dict | None:
         rows = self._rows("SELECT record FROM metrics WHERE run_id = ? ORDER BY seq DESC LIMIT 1", (run_id,))
         return json.loads(rows[0][0]) if rows else None
+
 
 def _move_backend_columns(db: sqlite3.Connection, present: set[str]) -> None:
     """The one-time migration of a database written when Slurm and Ray had columns of their own: each run's
@@ -273,10 +300,14 @@ def _move_backend_columns(db: sqlite3.Connection, present: set[str]) -> None:
     db.execute("BEGIN IMMEDIATE")
     try:
         for backend, job_id, state, reason in old:
-            db.execute(f"UPDATE runs SET job_id = {job_id}, job_state = {state}, job_reason = {reason} "
-                       "WHERE backend = ? AND job_id IS NULL", (backend,))
-        db.execute("UPDATE runs SET job_id = CAST(pid AS TEXT) WHERE backend = 'local' AND job_id IS NULL "
-                   "AND pid IS NOT NULL")
+            db.execute(
+                f"UPDATE runs SET job_id = {job_id}, job_state = {state}, job_reason = {reason} "
+                "WHERE backend = ? AND job_id IS NULL",
+                (backend,),
+            )
+        db.execute(
+            "UPDATE runs SET job_id = CAST(pid AS TEXT) WHERE backend = 'local' AND job_id IS NULL AND pid IS NOT NULL"
+        )
         for names in old:
             for column in names[1:]:
                 db.execute(f"ALTER TABLE runs DROP COLUMN {column}")
@@ -291,8 +322,10 @@ def _link_successors(db: sqlite3.Connection) -> None:
     run resumed (its resumed_from) gets resumed_by, the newest such run; in one transaction."""
     db.execute("BEGIN IMMEDIATE")
     try:
-        db.execute("UPDATE runs SET resumed_by = (SELECT child.id FROM runs AS child WHERE "
-                   "child.resumed_from = runs.id ORDER BY child.seq DESC LIMIT 1) WHERE resumed_by IS NULL")
+        db.execute(
+            "UPDATE runs SET resumed_by = (SELECT child.id FROM runs AS child WHERE "
+            "child.resumed_from = runs.id ORDER BY child.seq DESC LIMIT 1) WHERE resumed_by IS NULL"
+        )
         db.execute("COMMIT")
     except BaseException:
         db.execute("ROLLBACK")

@@ -24,42 +24,79 @@ import time
 import uuid
 from pathlib import Path
 
-from grpo_schema.engine.resume import complete_checkpoints
 from grpo_runtime.clusters.backend import ClusterBackend, JobFolderError, follow_command
 from grpo_runtime.clusters.ray.placement import Placement, Refused, plan, server_for
+from grpo_schema.engine.resume import complete_checkpoints
 
 RECORD = "ray_job.json"
 FINISHED = {"SUCCEEDED", "FAILED", "STOPPED"}
 # Set in the submitting environment, passed on to the job: where models come from and how libraries behave.
-FORWARDED_ENV = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_ENDPOINT", "HF_HOME",
-                 "TRANSFORMERS_VERBOSITY", "TOKENIZERS_PARALLELISM", "OMP_NUM_THREADS")
+FORWARDED_ENV = (
+    "HF_HUB_OFFLINE",
+    "HF_DATASETS_OFFLINE",
+    "TRANSFORMERS_OFFLINE",
+    "HF_ENDPOINT",
+    "HF_HOME",
+    "TRANSFORMERS_VERBOSITY",
+    "TOKENIZERS_PARALLELISM",
+    "OMP_NUM_THREADS",
+)
 
 
 def launch_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="grpo launch --ray", description="Submit a validated run as a Ray job.")
     parser.add_argument("file", help="the run config (YAML or JSON)")
-    parser.add_argument("--ray", required=True, metavar="ADDRESS",
-                        help="the cluster's dashboard (Jobs API) address, e.g. http://HEAD:8265")
+    parser.add_argument(
+        "--ray",
+        required=True,
+        metavar="ADDRESS",
+        help="the cluster's dashboard (Jobs API) address, e.g. http://HEAD:8265",
+    )
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--allow-env", dest="allow_env", action="append", default=[], metavar="NAME")
-    parser.add_argument("--num-processes", "--num_processes", dest="num_processes", type=int,
-                        help="the world size (default: num_processes of the config, else 1)")
-    parser.add_argument("--gpus-per-process", type=float, default=None,
-                        help="GPUs each training process asks (default 1 on a cluster with GPUs, else 0)")
+    parser.add_argument(
+        "--num-processes",
+        "--num_processes",
+        dest="num_processes",
+        type=int,
+        help="the world size (default: num_processes of the config, else 1)",
+    )
+    parser.add_argument(
+        "--gpus-per-process",
+        type=float,
+        default=None,
+        help="GPUs each training process asks (default 1 on a cluster with GPUs, else 0)",
+    )
     parser.add_argument("--cpus-per-process", type=float, default=1.0, help="CPUs each training process asks")
-    parser.add_argument("--processes-per-node", type=int, default=None, metavar="P",
-                        help="training processes per accelerate machine (one placement bundle, on one node); "
-                             "default: the most that the cluster's nodes can hold")
-    parser.add_argument("--vllm-gpus", type=int, default=None, metavar="N",
-                        help="GPUs of the vLLM server a config in the open-r1 layout generates through (vllm_mode: "
-                             "server, no vllm_server_base_url); default: its vllm_tensor_parallel_size on a cluster "
-                             "with GPUs, else 0")
-    parser.add_argument("--placement-timeout", type=float, default=600.0, metavar="S",
-                        help="seconds the job waits for its placement group before it fails (default 600)")
+    parser.add_argument(
+        "--processes-per-node",
+        type=int,
+        default=None,
+        metavar="P",
+        help="training processes per accelerate machine (one placement bundle, on one node); "
+        "default: the most that the cluster's nodes can hold",
+    )
+    parser.add_argument(
+        "--vllm-gpus",
+        type=int,
+        default=None,
+        metavar="N",
+        help="GPUs of the vLLM server a config in the open-r1 layout generates through (vllm_mode: "
+        "server, no vllm_server_base_url); default: its vllm_tensor_parallel_size on a cluster "
+        "with GPUs, else 0",
+    )
+    parser.add_argument(
+        "--placement-timeout",
+        type=float,
+        default=600.0,
+        metavar="S",
+        help="seconds the job waits for its placement group before it fails (default 600)",
+    )
     parser.add_argument("--python", default="python", help="the interpreter on the cluster's nodes")
     parser.add_argument("--run-dir", help="the job's folder (default OUTPUT_DIR/ray/UTC-TIMESTAMP)")
-    parser.add_argument("--wait", action="store_true", help="follow the job's log until it ends; exit 0 if it "
-                                                            "succeeded")
+    parser.add_argument(
+        "--wait", action="store_true", help="follow the job's log until it ends; exit 0 if it succeeded"
+    )
     return parser
 
 
@@ -78,8 +115,14 @@ def launch_ray(argv: list[str]) -> int:
     result = check(args.file, overrides, args.num_processes, args.allow_env)
     if isinstance(result, int):
         return result
-    placed = plan(args.ray, result.world_size, args.cpus_per_process, args.gpus_per_process,
-                  args.processes_per_node, server_for(result.config, args.python, args.vllm_gpus))
+    placed = plan(
+        args.ray,
+        result.world_size,
+        args.cpus_per_process,
+        args.gpus_per_process,
+        args.processes_per_node,
+        server_for(result.config, args.python, args.vllm_gpus),
+    )
     if isinstance(placed, Refused):
         return diagnostic(placed)
     output_dir = Path(str(result.config.output_dir or "trainer_output")).expanduser().resolve()
@@ -88,27 +131,59 @@ def launch_ray(argv: list[str]) -> int:
     source = Path(args.file)
     config = "config.json" if source.suffix == ".json" else "config.yaml"
     shutil.copyfile(source, run_dir / config)
-    record = new_record(args.ray, config, placed, args.python, str(output_dir),
-                        [o for o in overrides if not o.startswith("output_dir=")], args.allow_env,
-                        result.launch.get("main_process_port"), args.placement_timeout)
+    record = new_record(
+        args.ray,
+        config,
+        placed,
+        args.python,
+        str(output_dir),
+        [o for o in overrides if not o.startswith("output_dir=")],
+        args.allow_env,
+        result.launch.get("main_process_port"),
+        args.placement_timeout,
+    )
     try:
         job = submit(run_dir, record, resume=None)
     except RayJobError as error:
         print(f"grpo launch --ray: {error}", file=sys.stderr)
         return 2
-    print(f"grpo: submitted Ray job {job}: {placed.describe()}\n  follow: grpo ray status {run_dir}  |  "
-          f"grpo ray logs {run_dir} --follow  |  grpo ray cancel {run_dir}", flush=True)
+    print(
+        f"grpo: submitted Ray job {job}: {placed.describe()}\n  follow: grpo ray status {run_dir}  |  "
+        f"grpo ray logs {run_dir} --follow  |  grpo ray cancel {run_dir}",
+        flush=True,
+    )
     return 0 if not args.wait else _wait(run_dir, follow=True)
 
 
-def new_record(address: str, config: str, placed: Placement, python: str, output_dir: str, overrides: list[str],
-               allow_env: list[str], port: int | None = None, placement_timeout: float = 600.0) -> dict:
+def new_record(
+    address: str,
+    config: str,
+    placed: Placement,
+    python: str,
+    output_dir: str,
+    overrides: list[str],
+    allow_env: list[str],
+    port: int | None = None,
+    placement_timeout: float = 600.0,
+) -> dict:
     """What a run's jobs are submitted from (RUN_DIR/ray_job.json): `jobs` gets one entry per submission."""
-    return {"address": address, "config": config, "world_size": placed.machines * placed.per_machine,
-            "machines": placed.machines, "processes_per_machine": placed.per_machine,
-            "cpus_per_process": placed.cpus, "gpus_per_process": placed.gpus, "python": python,
-            "output_dir": output_dir, "overrides": list(overrides), "allow_env": list(allow_env), "port": port,
-            "placement_timeout": placement_timeout, "server": placed.server, "jobs": []}
+    return {
+        "address": address,
+        "config": config,
+        "world_size": placed.machines * placed.per_machine,
+        "machines": placed.machines,
+        "processes_per_machine": placed.per_machine,
+        "cpus_per_process": placed.cpus,
+        "gpus_per_process": placed.gpus,
+        "python": python,
+        "output_dir": output_dir,
+        "overrides": list(overrides),
+        "allow_env": list(allow_env),
+        "port": port,
+        "placement_timeout": placement_timeout,
+        "server": placed.server,
+        "jobs": [],
+    }
 
 
 def _new_run_dir(output_dir: Path) -> Path:
@@ -125,14 +200,31 @@ def entrypoint(record: dict, resume: str | None) -> str:
     python = record["python"]
     machines = record.get("machines", 1)  # a record written before runs were split over machines
     per_machine = record.get("processes_per_machine", record["world_size"])
-    words = [python, "-m", "grpo_runtime.clusters.ray.driver", "--machines", str(machines),
-             "--cpus", f"{per_machine * record['cpus_per_process']:g}",
-             "--gpus", f"{per_machine * record['gpus_per_process']:g}",
-             "--placement-timeout", f"{record.get('placement_timeout', 600):g}",
-             *(["--port", str(record["port"])] if record.get("port") else []), *server_arguments(record.get("server")),
-             "--",
-             python, "-m", "grpo_schema", "launch", record["config"], "--num-processes", str(record["world_size"]),
-             "--set", f"output_dir={json.dumps(record['output_dir'])}"]
+    words = [
+        python,
+        "-m",
+        "grpo_runtime.clusters.ray.driver",
+        "--machines",
+        str(machines),
+        "--cpus",
+        f"{per_machine * record['cpus_per_process']:g}",
+        "--gpus",
+        f"{per_machine * record['gpus_per_process']:g}",
+        "--placement-timeout",
+        f"{record.get('placement_timeout', 600):g}",
+        *(["--port", str(record["port"])] if record.get("port") else []),
+        *server_arguments(record.get("server")),
+        "--",
+        python,
+        "-m",
+        "grpo_schema",
+        "launch",
+        record["config"],
+        "--num-processes",
+        str(record["world_size"]),
+        "--set",
+        f"output_dir={json.dumps(record['output_dir'])}",
+    ]
     if resume:
         words += ["--set", f"resume_from_checkpoint={json.dumps(resume)}"]
     for override in record["overrides"]:
@@ -146,9 +238,18 @@ def server_arguments(server: dict | None) -> list[str]:
     """The driver's options for the vLLM server's bundle and command (the open-r1 layout)."""
     if not server:
         return []
-    return ["--server-cpus", f"{server['cpus']:g}", "--server-gpus", f"{server['gpus']:g}", "--server-port",
-            str(server["port"]), "--server-timeout", f"{server['timeout']:g}", "--server-command",
-            json.dumps(server["command"])]
+    return [
+        "--server-cpus",
+        f"{server['cpus']:g}",
+        "--server-gpus",
+        f"{server['gpus']:g}",
+        "--server-port",
+        str(server["port"]),
+        "--server-timeout",
+        f"{server['timeout']:g}",
+        "--server-command",
+        json.dumps(server["command"]),
+    ]
 
 
 def _client(address: str):
@@ -181,10 +282,16 @@ def submit(run_dir: Path, record: dict, resume: str | None) -> str:
     submission = f"grpo-{run_dir.name}-{len(record['jobs'])}-{uuid.uuid4().hex[:8]}"  # unique in the cluster
     try:
         job_id = _client(record["address"]).submit_job(
-            entrypoint=entrypoint(record, resume), submission_id=submission,
-            runtime_env={"working_dir": str(run_dir), "py_modules": modules, "excludes": excludes,
-                         "env_vars": job_environment()},
-            metadata={"grpo_run_dir": str(run_dir), "world_size": str(record["world_size"])})
+            entrypoint=entrypoint(record, resume),
+            submission_id=submission,
+            runtime_env={
+                "working_dir": str(run_dir),
+                "py_modules": modules,
+                "excludes": excludes,
+                "env_vars": job_environment(),
+            },
+            metadata={"grpo_run_dir": str(run_dir), "world_size": str(record["world_size"])},
+        )
     except Exception as error:  # a refusal by the cluster is reported, not raised
         raise RayJobError(f"the cluster at {record['address']} refused the job: {error}") from error
     record["jobs"].append({"submission_id": job_id, "resume": resume})
@@ -202,13 +309,20 @@ def describe(run_dir: Path) -> dict:
     job = record["jobs"][-1]["submission_id"]
     info = _client(record["address"]).get_job_info(job)
     state = str(getattr(info.status, "value", info.status))
-    return {"job_id": job, "run_dir": str(run_dir), "state": state, "finished": state in FINISHED,
-            "reason": info.message, "exit_code": getattr(info, "driver_exit_code", None),
-            "world_size": record["world_size"], "machines": record.get("machines", 1),
-            "processes_per_machine": record.get("processes_per_machine", record["world_size"]),
-            "restarts": len(record["jobs"]) - 1,
-            "output_dir": record["output_dir"],
-            "checkpoints": [c.name for c in complete_checkpoints(record["output_dir"])]}
+    return {
+        "job_id": job,
+        "run_dir": str(run_dir),
+        "state": state,
+        "finished": state in FINISHED,
+        "reason": info.message,
+        "exit_code": getattr(info, "driver_exit_code", None),
+        "world_size": record["world_size"],
+        "machines": record.get("machines", 1),
+        "processes_per_machine": record.get("processes_per_machine", record["world_size"]),
+        "restarts": len(record["jobs"]) - 1,
+        "output_dir": record["output_dir"],
+        "checkpoints": [c.name for c in complete_checkpoints(record["output_dir"])],
+    }
 
 
 def logs(run_dir: Path) -> str:
@@ -233,6 +347,7 @@ def _wait(run_dir: Path, follow: bool) -> int:
         async def tail() -> None:
             async for lines in client.tail_job_logs(job):
                 print(lines, end="", flush=True)
+
         asyncio.run(tail())
     while not (status := describe(run_dir))["finished"]:
         time.sleep(1)
@@ -261,8 +376,11 @@ class RayBackend(ClusterBackend):
         return describe(job)
 
     def status_text(self, job: Path, found: dict) -> str:
-        return (f"Ray job {found['job_id']}: {found['state']}" + (f" ({found['reason']})" if found["reason"] else "")
-                + f"\n  checkpoints: {', '.join(found['checkpoints']) or 'none'}")
+        return (
+            f"Ray job {found['job_id']}: {found['state']}"
+            + (f" ({found['reason']})" if found["reason"] else "")
+            + f"\n  checkpoints: {', '.join(found['checkpoints']) or 'none'}"
+        )
 
     def logs(self, job: Path) -> str:
         return logs(job)
@@ -280,8 +398,13 @@ class RayBackend(ClusterBackend):
         if not checkpoints:
             print(f"grpo ray: no complete checkpoint in {record['output_dir']} to resume from", file=sys.stderr)
             return 2
-        placed = plan(record["address"], record["world_size"], record["cpus_per_process"],
-                      record["gpus_per_process"], server=record.get("server"))
+        placed = plan(
+            record["address"],
+            record["world_size"],
+            record["cpus_per_process"],
+            record["gpus_per_process"],
+            server=record.get("server"),
+        )
         if isinstance(placed, Refused):
             return diagnostic(placed)
         record.update(machines=placed.machines, processes_per_machine=placed.per_machine, server=placed.server)

@@ -43,8 +43,12 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--gpus", type=float, default=0.0, help="GPUs of one machine (its bundle)")
     parser.add_argument("--port", type=int, help="the rendezvous port (default: a free port on machine 0's node)")
     parser.add_argument("--placement-timeout", type=float, default=600.0)
-    parser.add_argument("--server-command", type=json.loads, default=None,
-                        help="the vLLM server's command (a JSON list), run in one more bundle before the machines")
+    parser.add_argument(
+        "--server-command",
+        type=json.loads,
+        default=None,
+        help="the vLLM server's command (a JSON list), run in one more bundle before the machines",
+    )
     parser.add_argument("--server-cpus", type=float, default=1.0)
     parser.add_argument("--server-gpus", type=float, default=0.0)
     parser.add_argument("--server-port", type=int, default=8000)
@@ -60,8 +64,16 @@ def parse(argv: list[str]) -> argparse.Namespace:
 def machine_flags(rank: int, machines: int, address: str, port: int) -> list[str]:
     if machines == 1:
         return []
-    return ["--num_machines", str(machines), "--machine_rank", str(rank), "--main_process_ip", address,
-            "--main_process_port", str(port)]
+    return [
+        "--num_machines",
+        str(machines),
+        "--machine_rank",
+        str(rank),
+        "--main_process_ip",
+        address,
+        "--main_process_port",
+        str(port),
+    ]
 
 
 def bundles(machines: int, cpus: float, gpus: float) -> list[dict[str, float]]:
@@ -78,7 +90,7 @@ def descendants(pid: int) -> list[int]:
             text = (entry / "stat").read_text()
         except OSError:
             continue
-        children.setdefault(int(text[text.rindex(")") + 2:].split()[1]), []).append(int(entry.name))
+        children.setdefault(int(text[text.rindex(")") + 2 :].split()[1]), []).append(int(entry.name))
     found, todo = [], [pid]
     while todo:
         for child in children.get(todo.pop(), []):
@@ -134,8 +146,18 @@ class Machine:
     def start(self, command: list[str]) -> int:
         sys.stdout.flush()
         self.child = subprocess.Popen(command, stdin=subprocess.DEVNULL, start_new_session=True)
-        subprocess.Popen([sys.executable, "-m", "grpo_runtime.clusters.ray.driver", "--watch", str(os.getpid()),
-                          str(self.child.pid)], stdin=subprocess.DEVNULL, start_new_session=True)
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "grpo_runtime.clusters.ray.driver",
+                "--watch",
+                str(os.getpid()),
+                str(self.child.pid),
+            ],
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         return self.child.pid
 
     def wait(self) -> int:
@@ -155,8 +177,11 @@ class Machine:
 
 def wanted(args: argparse.Namespace) -> list[dict[str, float]]:
     """Every bundle of the group: the machines', then the vLLM server's."""
-    server = [{"CPU": args.server_cpus, **({"GPU": args.server_gpus} if args.server_gpus else {})}] \
-        if args.server_command else []
+    server = (
+        [{"CPU": args.server_cpus, **({"GPU": args.server_gpus} if args.server_gpus else {})}]
+        if args.server_command
+        else []
+    )
     return bundles(args.machines, args.cpus, args.gpus) + server
 
 
@@ -166,15 +191,21 @@ def place(args: argparse.Namespace):
 
     asked = wanted(args)
     group = placement_group(asked, strategy="PACK")
-    print(f"[grpo-config] placing {plural(args.machines, 'machine')} of {asked[0]} each"
-          + (f" and a vLLM server of {asked[-1]}" if args.server_command else "") + " (placement group, PACK)",
-          flush=True)
+    print(
+        f"[grpo-config] placing {plural(args.machines, 'machine')} of {asked[0]} each"
+        + (f" and a vLLM server of {asked[-1]}" if args.server_command else "")
+        + " (placement group, PACK)",
+        flush=True,
+    )
     if group.wait(timeout_seconds=args.placement_timeout):
         return group
     remove_placement_group(group)
-    print(f"[grpo-config] error: the cluster did not place the bundles {asked} within {args.placement_timeout:g} s "
-          "(its resources are taken, or a node left); nothing was started. Resubmit when they are free, or ask for "
-          "fewer processes.", flush=True)
+    print(
+        f"[grpo-config] error: the cluster did not place the bundles {asked} within {args.placement_timeout:g} s "
+        "(its resources are taken, or a node left); nothing was started. Resubmit when they are free, or ask for "
+        "fewer processes.",
+        flush=True,
+    )
     return None
 
 
@@ -203,8 +234,11 @@ def serve(ray, server, args: argparse.Namespace, stopping: list[int]) -> str | N
             return address
         time.sleep(2)
     if not stopping:
-        print(f"[grpo-config] error: the vLLM server did not answer {url} within {args.server_timeout:g} s "
-              "(vllm_server_timeout)", flush=True)
+        print(
+            f"[grpo-config] error: the vLLM server did not answer {url} within {args.server_timeout:g} s "
+            "(vllm_server_timeout)",
+            flush=True,
+        )
     return None
 
 
@@ -245,16 +279,22 @@ def drive(args: argparse.Namespace) -> int:
     actor = ray.remote(max_concurrency=3)(Machine)
 
     def in_bundle(index: int, cpus: float, gpus: float):
-        return actor.options(num_cpus=cpus, num_gpus=gpus or None, scheduling_strategy=
-                             PlacementGroupSchedulingStrategy(group, placement_group_bundle_index=index)).remote()
+        return actor.options(
+            num_cpus=cpus,
+            num_gpus=gpus or None,
+            scheduling_strategy=PlacementGroupSchedulingStrategy(group, placement_group_bundle_index=index),
+        ).remote()
 
     machines = [in_bundle(rank, args.cpus, args.gpus) for rank in range(args.machines)]
     server = in_bundle(args.machines, args.server_cpus, args.server_gpus) if args.server_command else None
     nodes = ray.get([m.address.remote() for m in machines])
     address, port = nodes[0][0], args.port or nodes[0][1]
-    print("[grpo-config] machines on nodes " + ", ".join(f"{rank}: {ip} ({node})" for rank, (ip, _, node)
-                                                         in enumerate(nodes)) + f"; rendezvous {address}:{port}",
-          flush=True)
+    print(
+        "[grpo-config] machines on nodes "
+        + ", ".join(f"{rank}: {ip} ({node})" for rank, (ip, _, node) in enumerate(nodes))
+        + f"; rendezvous {address}:{port}",
+        flush=True,
+    )
     stopping: list[int] = []
     for sig in (signal.SIGTERM, signal.SIGINT):  # Ray stops a job with SIGTERM, and SIGKILL 3 s later
         signal.signal(sig, lambda signum, _frame: stopping.append(signum))
@@ -265,8 +305,9 @@ def drive(args: argparse.Namespace) -> int:
             ray.get(server.stop.remote(), timeout=10)
             return EXIT_STOPPED if stopping else EXIT_FAILED
         extra = ["--set", f"vllm_server_host={host}", "--set", f"vllm_server_port={args.server_port}"]
-    commands = [args.command + extra + machine_flags(rank, args.machines, address, port)
-                for rank in range(args.machines)]
+    commands = [
+        args.command + extra + machine_flags(rank, args.machines, address, port) for rank in range(args.machines)
+    ]
     for rank, command in enumerate(commands):
         print(f"[grpo-config] machine {rank}: {shlex.join(command)}", flush=True)
     ray.get([m.start.remote(command) for m, command in zip(machines, commands)])

@@ -21,6 +21,7 @@ from grpo_schema.engine.words import plural
 @dataclass(frozen=True)
 class Refused:
     """Why nothing was submitted: a coded diagnostic (GRPO-U011 / GRPO-U012) with what to do."""
+
     code: str
     message: str
     fix: str
@@ -33,6 +34,7 @@ class Refused:
 class Placement:
     """How a run sits on the cluster: `machines` accelerate machines of `per_machine` processes, each one bundle
     of per_machine x (cpus, gpus), and the vLLM server's bundle when the config needs one."""
+
     machines: int
     per_machine: int
     cpus: float  # per process
@@ -40,8 +42,10 @@ class Placement:
     server: dict | None = None  # server_for(), its GPUs decided
 
     def describe(self) -> str:
-        text = (f"{plural(self.machines, 'machine')} x {plural(self.per_machine, 'process')} = world size "
-                f"{self.machines * self.per_machine}, {self.cpus:g} CPU and {self.gpus:g} GPU per process")
+        text = (
+            f"{plural(self.machines, 'machine')} x {plural(self.per_machine, 'process')} = world size "
+            f"{self.machines * self.per_machine}, {self.cpus:g} CPU and {self.gpus:g} GPU per process"
+        )
         if self.server:
             text += f", plus a vLLM server of {self.server['gpus']:g} GPU on port {self.server['port']}"
         return text
@@ -58,20 +62,33 @@ def server_for(config, python: str, gpus: int | None = None) -> dict | None:
     port = int(getattr(config, "vllm_server_port", 8000) or 8000)
     revision = getattr(config, "model_revision", None)
     trl = str(Path(python).parent / "trl") if os.sep in python else "trl"  # beside the nodes' interpreter
-    base = [trl, "vllm-serve", "--model", str(config.model_name_or_path),
-               *(["--revision", str(revision)] if revision else []), "--host", "0.0.0.0", "--port", str(port),
-               *(["--trust_remote_code"] if getattr(config, "trust_remote_code", False) else [])]
-    return {"base": base, "port": port, "cpus": 1.0, "gpus": gpus,
-            "tensor_parallel": int(getattr(config, "vllm_tensor_parallel_size", 1) or 1),
-            "timeout": float(getattr(config, "vllm_server_timeout", 240) or 240)}
+    base = [
+        trl,
+        "vllm-serve",
+        "--model",
+        str(config.model_name_or_path),
+        *(["--revision", str(revision)] if revision else []),
+        "--host",
+        "0.0.0.0",
+        "--port",
+        str(port),
+        *(["--trust_remote_code"] if getattr(config, "trust_remote_code", False) else []),
+    ]
+    return {
+        "base": base,
+        "port": port,
+        "cpus": 1.0,
+        "gpus": gpus,
+        "tensor_parallel": int(getattr(config, "vllm_tensor_parallel_size", 1) or 1),
+        "timeout": float(getattr(config, "vllm_server_timeout", 240) or 240),
+    }
 
 
 def _sized(server: dict, cluster_has_gpus: bool) -> dict:
     """The server with its GPUs decided and its parallel sizes on its command line."""
     tp = server["tensor_parallel"]
     gpus = server["gpus"] if server["gpus"] is not None else (tp if cluster_has_gpus else 0)
-    command = [*server["base"], "--tensor_parallel_size", str(tp), "--data_parallel_size",
-               str(max(int(gpus) // tp, 1))]
+    command = [*server["base"], "--tensor_parallel_size", str(tp), "--data_parallel_size", str(max(int(gpus) // tp, 1))]
     return {**server, "gpus": float(gpus), "command": command}
 
 
@@ -80,7 +97,9 @@ def nodes_of(address: str) -> list[dict] | str:
     try:
         from ray.util.state import list_nodes
 
-        nodes = list_nodes(address=address, filters=[("state", "=", "ALIVE")], timeout=20, raise_on_missing_output=False)
+        nodes = list_nodes(
+            address=address, filters=[("state", "=", "ALIVE")], timeout=20, raise_on_missing_output=False
+        )
     except Exception as error:  # any failure to reach it is the diagnostic
         return f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
     return [{"id": node.node_id, "ip": node.node_ip, "resources": dict(node.resources_total or {})} for node in nodes]
@@ -100,8 +119,9 @@ def holds(nodes: list[dict], bundles: list[tuple[float, float]]) -> bool:
     return True
 
 
-def placement(nodes: list[dict], world: int, cpus: float, gpus: float, per_machine: int | None = None,
-              server: dict | None = None) -> Placement | None:
+def placement(
+    nodes: list[dict], world: int, cpus: float, gpus: float, per_machine: int | None = None, server: dict | None = None
+) -> Placement | None:
     """The fewest machines of equal size whose bundles (and the server's) the live nodes hold: the whole run on one
     node when one has room, else split over several."""
     extra = [(server["cpus"], server["gpus"])] if server else []
@@ -112,36 +132,49 @@ def placement(nodes: list[dict], world: int, cpus: float, gpus: float, per_machi
     return None
 
 
-def plan(address: str, world: int, cpus: float, gpus: float | None, per_machine: int | None = None,
-         server: dict | None = None) -> Placement | Refused:
+def plan(
+    address: str,
+    world: int,
+    cpus: float,
+    gpus: float | None,
+    per_machine: int | None = None,
+    server: dict | None = None,
+) -> Placement | Refused:
     """Where the run would sit on the cluster now, or the coded reason it cannot be submitted."""
     nodes = nodes_of(address)
     if isinstance(nodes, str):
-        return Refused(U_RAY_UNREACHABLE, f"no Ray cluster answers at {address} ({nodes}); nothing submitted",
-                       "start it (`ray start --head`) or give its dashboard address, e.g. http://HEAD:8265")
+        return Refused(
+            U_RAY_UNREACHABLE,
+            f"no Ray cluster answers at {address} ({nodes}); nothing submitted",
+            "start it (`ray start --head`) or give its dashboard address, e.g. http://HEAD:8265",
+        )
     if not nodes:
         return Refused(U_RAY_UNREACHABLE, f"the Ray cluster at {address} has no live node", "start a node")
     with_gpus = any(n["resources"].get("GPU", 0) for n in nodes)
     if gpus is None:
         gpus = 1.0 if with_gpus else 0.0
     if cpus <= 0 and gpus <= 0:
-        return Refused(U_RAY_UNPLACEABLE, "a process that asks for no CPU and no GPU cannot be placed",
-                       "give --cpus-per-process or --gpus-per-process above 0")
+        return Refused(
+            U_RAY_UNPLACEABLE,
+            "a process that asks for no CPU and no GPU cannot be placed",
+            "give --cpus-per-process or --gpus-per-process above 0",
+        )
     server = _sized(server, with_gpus) if server else None
     found = placement(nodes, world, cpus, gpus, per_machine, server)
     if found is not None:
         return found
-    have = "; ".join(f"{n['ip']}: {n['resources'].get('CPU', 0):g} CPU, {n['resources'].get('GPU', 0):g} GPU"
-                     for n in nodes)
+    have = "; ".join(
+        f"{n['ip']}: {n['resources'].get('CPU', 0):g} CPU, {n['resources'].get('GPU', 0):g} GPU" for n in nodes
+    )
     total = [sum(n["resources"].get(name, 0) for n in nodes) for name in ("CPU", "GPU")]
-    split = f"machines of {plural(per_machine, 'process')}" if per_machine else \
-        "any split into machines of equal size"
+    split = f"machines of {plural(per_machine, 'process')}" if per_machine else "any split into machines of equal size"
     served = f" and a vLLM server of {server['cpus']:g} CPU, {server['gpus']:g} GPU" if server else ""
-    return Refused(U_RAY_UNPLACEABLE,
-                   f"world size {world} asks {world * cpus:g} CPU and {world * gpus:g} GPU ({cpus:g} CPU, "
-                   f"{gpus:g} GPU per process){served}, but the cluster's {plural(len(nodes), 'live node')} "
-                   f"{'has' if len(nodes) == 1 else 'have'} {have} "
-                   f"({total[0]:g} CPU, {total[1]:g} GPU in all) and hold no {split}; the job would wait "
-                   "forever, so nothing was submitted",
-                   "a smaller world size (the config is validated for it), fewer CPUs or GPUs per process, "
-                   "or more nodes")
+    return Refused(
+        U_RAY_UNPLACEABLE,
+        f"world size {world} asks {world * cpus:g} CPU and {world * gpus:g} GPU ({cpus:g} CPU, "
+        f"{gpus:g} GPU per process){served}, but the cluster's {plural(len(nodes), 'live node')} "
+        f"{'has' if len(nodes) == 1 else 'have'} {have} "
+        f"({total[0]:g} CPU, {total[1]:g} GPU in all) and hold no {split}; the job would wait "
+        "forever, so nothing was submitted",
+        "a smaller world size (the config is validated for it), fewer CPUs or GPUs per process, or more nodes",
+    )

@@ -34,29 +34,59 @@ def launch_parser() -> argparse.ArgumentParser:
     shape = parser.add_argument_group("the job's shape (world size = nodes x processes per node)")
     shape.add_argument("--nodes", type=int, help="training nodes (default: num_machines from the config, else 1)")
     shape.add_argument("--gpus-per-node", type=int, default=0, help="GPUs per node (default: none, CPU nodes)")
-    shape.add_argument("--processes-per-node", type=int,
-                       help="training processes per node (default: --gpus-per-node, else num_processes / nodes)")
-    shape.add_argument("--num-processes", "--num_processes", dest="num_processes", type=int,
-                       help="the world size, when the config declares none (must equal nodes x processes per node)")
-    shape.add_argument("--tasks-per-node", type=int, default=1,
-                       help="accelerate launchers (srun tasks) per node, each one machine (default 1)")
-    shape.add_argument("--vllm-tensor-parallel-size", type=int, default=1,
-                       help="tensor parallel size of the vLLM server node (server mode)")
+    shape.add_argument(
+        "--processes-per-node",
+        type=int,
+        help="training processes per node (default: --gpus-per-node, else num_processes / nodes)",
+    )
+    shape.add_argument(
+        "--num-processes",
+        "--num_processes",
+        dest="num_processes",
+        type=int,
+        help="the world size, when the config declares none (must equal nodes x processes per node)",
+    )
+    shape.add_argument(
+        "--tasks-per-node",
+        type=int,
+        default=1,
+        help="accelerate launchers (srun tasks) per node, each one machine (default 1)",
+    )
+    shape.add_argument(
+        "--vllm-tensor-parallel-size",
+        type=int,
+        default=1,
+        help="tensor parallel size of the vLLM server node (server mode)",
+    )
     slurm = parser.add_argument_group("sbatch options")
-    for name, text in (("--partition", "partition"), ("--account", "account to charge"), ("--qos", "quality of "
-                       "service"), ("--time", "time limit, as sbatch reads it (e.g. 2-00:00:00, 90)"),
-                       ("--job-name", "job name (default grpo-CONFIG)")):
+    for name, text in (
+        ("--partition", "partition"),
+        ("--account", "account to charge"),
+        ("--qos", "quality of service"),
+        ("--time", "time limit, as sbatch reads it (e.g. 2-00:00:00, 90)"),
+        ("--job-name", "job name (default grpo-CONFIG)"),
+    ):
         slurm.add_argument(name, help=text)
     slurm.add_argument("--cpus-per-task", type=int, help="CPUs of each launcher")
-    slurm.add_argument("--requeue", action="store_true",
-                       help="let Slurm requeue the job after a preemption or node failure; it resumes from the "
-                            "newest complete checkpoint")
-    slurm.add_argument("--sbatch-arg", dest="sbatch_args", action="append", default=[], metavar="--OPTION=VALUE",
-                       help="one more #SBATCH line (repeatable), e.g. --sbatch-arg=--constraint=h100")
+    slurm.add_argument(
+        "--requeue",
+        action="store_true",
+        help="let Slurm requeue the job after a preemption or node failure; it resumes from the "
+        "newest complete checkpoint",
+    )
+    slurm.add_argument(
+        "--sbatch-arg",
+        dest="sbatch_args",
+        action="append",
+        default=[],
+        metavar="--OPTION=VALUE",
+        help="one more #SBATCH line (repeatable), e.g. --sbatch-arg=--constraint=h100",
+    )
     parser.add_argument("--run-dir", help="the job's folder (default OUTPUT_DIR/slurm/UTC-TIMESTAMP)")
     parser.add_argument("--no-submit", action="store_true", help="write the folder and the script; do not submit")
-    parser.add_argument("--wait", action="store_true", help="follow the job's log until it ends; exit 0 if it "
-                                                            "completed")
+    parser.add_argument(
+        "--wait", action="store_true", help="follow the job's log until it ends; exit 0 if it completed"
+    )
     return parser
 
 
@@ -68,11 +98,15 @@ def launch_slurm(argv: list[str]) -> int:
     if isinstance(first, int):
         return first
     try:
-        layout = plan_layout({**first.launch, **({"num_processes": args.num_processes} if args.num_processes else {})},
-                             nodes=args.nodes, processes_per_node=args.processes_per_node,
-                             tasks_per_node=args.tasks_per_node, gpus_per_node=args.gpus_per_node,
-                             vllm_server=wants_vllm_server(first.config),
-                             vllm_tensor_parallel_size=args.vllm_tensor_parallel_size)
+        layout = plan_layout(
+            {**first.launch, **({"num_processes": args.num_processes} if args.num_processes else {})},
+            nodes=args.nodes,
+            processes_per_node=args.processes_per_node,
+            tasks_per_node=args.tasks_per_node,
+            gpus_per_node=args.gpus_per_node,
+            vllm_server=wants_vllm_server(first.config),
+            vllm_tensor_parallel_size=args.vllm_tensor_parallel_size,
+        )
     except LayoutError as error:
         print(f"grpo launch --slurm: error: {error}", file=sys.stderr)
         return 2
@@ -86,15 +120,29 @@ def launch_slurm(argv: list[str]) -> int:
     source = Path(args.file)
     copy = run_dir / ("config.json" if source.suffix == ".json" else "config.yaml")
     shutil.copyfile(source, copy)
-    spec = JobSpec(layout=layout, run_dir=run_dir, config=copy, output_dir=str(output_dir), python=sys.executable,
-                   workdir=Path.cwd(), job_name=args.job_name or f"grpo-{source.stem}", partition=args.partition,
-                   account=args.account, qos=args.qos, time=args.time, cpus_per_task=args.cpus_per_task,
-                   requeue=args.requeue, sbatch_args=tuple(args.sbatch_args),
-                   overrides=tuple(o for o in args.overrides if not o.startswith("output_dir=")),
-                   allow_env=tuple(args.allow_env), main_process_port=result.launch.get("main_process_port"),
-                   model=str(config.model_name_or_path), model_revision=getattr(config, "model_revision", None),
-                   vllm_server_port=int(getattr(config, "vllm_server_port", 8000) or 8000),
-                   trust_remote_code=bool(getattr(config, "trust_remote_code", False)))
+    spec = JobSpec(
+        layout=layout,
+        run_dir=run_dir,
+        config=copy,
+        output_dir=str(output_dir),
+        python=sys.executable,
+        workdir=Path.cwd(),
+        job_name=args.job_name or f"grpo-{source.stem}",
+        partition=args.partition,
+        account=args.account,
+        qos=args.qos,
+        time=args.time,
+        cpus_per_task=args.cpus_per_task,
+        requeue=args.requeue,
+        sbatch_args=tuple(args.sbatch_args),
+        overrides=tuple(o for o in args.overrides if not o.startswith("output_dir=")),
+        allow_env=tuple(args.allow_env),
+        main_process_port=result.launch.get("main_process_port"),
+        model=str(config.model_name_or_path),
+        model_revision=getattr(config, "model_revision", None),
+        vllm_server_port=int(getattr(config, "vllm_server_port", 8000) or 8000),
+        trust_remote_code=bool(getattr(config, "trust_remote_code", False)),
+    )
     return _submit(spec, args.no_submit, args.wait)
 
 
@@ -127,9 +175,12 @@ def _submit(spec: JobSpec, no_submit: bool, wait: bool) -> int:
         return 2
     jobs.save(spec, job_id, os.environ.get("SLURM_CONF"))
     run = spec.run_dir
-    print(f"grpo: submitted Slurm job {job_id}: {spec.layout.describe()}\n  script: {script}\n  log:    "
-          f"{spec.log_path}\n  follow: grpo slurm status {run}  |  grpo slurm logs {run} --follow  |  "
-          f"grpo slurm cancel {run}", flush=True)
+    print(
+        f"grpo: submitted Slurm job {job_id}: {spec.layout.describe()}\n  script: {script}\n  log:    "
+        f"{spec.log_path}\n  follow: grpo slurm status {run}  |  grpo slurm logs {run} --follow  |  "
+        f"grpo slurm cancel {run}",
+        flush=True,
+    )
     return _wait(run, job_id, follow=True) if wait else 0
 
 
@@ -138,9 +189,11 @@ class SlurmBackend(ClusterBackend):
     """Slurm behind the cluster interface: a job is RUN_DIR/job.json (its id and JobSpec), followed by its id."""
 
     name, label, errors = "slurm", "Slurm", (scheduler.SlurmError,)
-    help = {"status": "the job's state, exit code and reason, checkpoints and last metrics",
-            "logs": "the job's output (stdout and stderr of every task)",
-            "cancel": "scancel the job (its checkpoints stay)"}
+    help = {
+        "status": "the job's state, exit code and reason, checkpoints and last metrics",
+        "logs": "the job's output (stdout and stderr of every task)",
+        "cancel": "scancel the job (its checkpoints stay)",
+    }
 
     def submit(self, argv: list[str]) -> int:
         return launch_slurm(argv)
@@ -160,10 +213,12 @@ class SlurmBackend(ClusterBackend):
 
     def status_text(self, job, found: dict) -> str:
         latest = found["latest"] or {}
-        return (f"{found['description']}\n  world size {found['world_size']}, "
-                f"{plural(found['steps'], 'logged step')}"
-                + (f", last step {latest.get('step')} reward {latest.get('reward')}" if latest else "")
-                + f"\n  checkpoints: {', '.join(found['checkpoints']) or 'none'}\n  log: {found['log']}")
+        return (
+            f"{found['description']}\n  world size {found['world_size']}, "
+            f"{plural(found['steps'], 'logged step')}"
+            + (f", last step {latest.get('step')} reward {latest.get('reward')}" if latest else "")
+            + f"\n  checkpoints: {', '.join(found['checkpoints']) or 'none'}\n  log: {found['log']}"
+        )
 
     def logs(self, job) -> str:
         spec, _ = job
@@ -202,14 +257,22 @@ def describe(spec: JobSpec, job_id: str) -> dict:
     status = scheduler.query(job_id)
     metrics = _metrics(Path(spec.output_dir))
     return {
-        "job_id": job_id, "run_dir": str(spec.run_dir), "world_size": spec.layout.world_size,
-        "state": status.state if status else "UNKNOWN", "reason": status.reason if status else None,
-        "exit_code": status.exit_code if status else None, "restarts": status.restarts if status else 0,
-        "nodes": status.nodes if status else None, "source": status.source if status else None,
+        "job_id": job_id,
+        "run_dir": str(spec.run_dir),
+        "world_size": spec.layout.world_size,
+        "state": status.state if status else "UNKNOWN",
+        "reason": status.reason if status else None,
+        "exit_code": status.exit_code if status else None,
+        "restarts": status.restarts if status else 0,
+        "nodes": status.nodes if status else None,
+        "source": status.source if status else None,
         "description": status.describe() if status else f"Slurm no longer knows job {job_id} (no accounting)",
         "finished": status.finished if status else True,
-        "output_dir": spec.output_dir, "checkpoints": [c.name for c in complete_checkpoints(spec.output_dir)],
-        "log": str(spec.log_path), "steps": len(metrics), "latest": metrics[-1] if metrics else None,
+        "output_dir": spec.output_dir,
+        "checkpoints": [c.name for c in complete_checkpoints(spec.output_dir)],
+        "log": str(spec.log_path),
+        "steps": len(metrics),
+        "latest": metrics[-1] if metrics else None,
     }
 
 
@@ -260,15 +323,19 @@ def _resume(spec: JobSpec, args) -> int:
         return 2
     overrides = (*spec.overrides, *args.overrides)
     checkpoint = str(found[-1])
-    result = check(str(spec.config), [*overrides, f"resume_from_checkpoint={json.dumps(checkpoint)}",
-                                      f"output_dir={json.dumps(spec.output_dir)}"],
-                   spec.layout.world_size, list(spec.allow_env))
+    result = check(
+        str(spec.config),
+        [*overrides, f"resume_from_checkpoint={json.dumps(checkpoint)}", f"output_dir={json.dumps(spec.output_dir)}"],
+        spec.layout.world_size,
+        list(spec.allow_env),
+    )
     if isinstance(result, int):
         return result
     run_dir = jobs.new_run_dir(Path(spec.output_dir))
     config = run_dir / spec.config.name
     shutil.copyfile(spec.config, config)
-    resumed = dataclasses.replace(spec, run_dir=run_dir, config=config, resume=checkpoint, overrides=overrides,
-                                  time=args.time or spec.time)
+    resumed = dataclasses.replace(
+        spec, run_dir=run_dir, config=config, resume=checkpoint, overrides=overrides, time=args.time or spec.time
+    )
     print(f"grpo: resuming from {checkpoint}")
     return _submit(resumed, False, args.wait)

@@ -36,8 +36,12 @@ def new_run_dir(output_dir: Path) -> Path:
 
 
 def save(spec: JobSpec, job_id: str | None, slurm_conf: str | None = None) -> Path:
-    record = {"job_id": job_id, "submitted_at": time.time() if job_id else None, "slurm_conf": slurm_conf,
-              "spec": _plain(dataclasses.asdict(spec))}
+    record = {
+        "job_id": job_id,
+        "submitted_at": time.time() if job_id else None,
+        "slurm_conf": slurm_conf,
+        "spec": _plain(dataclasses.asdict(spec)),
+    }
     path = spec.run_dir / RECORD_FILE
     partial = path.with_suffix(".tmp")
     partial.write_text(json.dumps(record, indent=1) + "\n")

@@ -74,8 +74,9 @@ class JobStatus:
 
 def _run(command: list[str], env: dict[str, str] | None) -> subprocess.CompletedProcess:
     try:
-        return subprocess.run(command, env=env, capture_output=True, text=True, timeout=TIMEOUT_S,
-                              stdin=subprocess.DEVNULL)
+        return subprocess.run(
+            command, env=env, capture_output=True, text=True, timeout=TIMEOUT_S, stdin=subprocess.DEVNULL
+        )
     except FileNotFoundError:
         raise SlurmError(f"{command[0]} is not installed on this machine (it comes with Slurm's client tools)")
     except subprocess.TimeoutExpired:
@@ -105,8 +106,11 @@ def cancel(job_id: str, env: dict[str, str] | None = None) -> None:
 
 def query(job_id: str, env: dict[str, str] | None = None) -> JobStatus | None:
     """The job's state from the first source that knows it (see the module's docstring), or None."""
-    return _from_scontrol(job_id, env) or _from_sacct(job_id, env, completion=False) \
+    return (
+        _from_scontrol(job_id, env)
+        or _from_sacct(job_id, env, completion=False)
         or _from_sacct(job_id, env, completion=True)
+    )
 
 
 def _exit(text: str | None) -> int | None:
@@ -135,8 +139,15 @@ def _from_scontrol(job_id: str, env: dict[str, str] | None) -> JobStatus | None:
     fields = parse_scontrol(answer.stdout.splitlines()[0])
     if fields.get("JobId") != job_id:
         return None
-    return JobStatus(job_id, fields.get("JobState", "UNKNOWN"), fields.get("Reason"), _exit(fields.get("ExitCode")),
-                     int(fields.get("Restarts", "0") or 0), fields.get("NodeList"), "scontrol")
+    return JobStatus(
+        job_id,
+        fields.get("JobState", "UNKNOWN"),
+        fields.get("Reason"),
+        _exit(fields.get("ExitCode")),
+        int(fields.get("Restarts", "0") or 0),
+        fields.get("NodeList"),
+        "scontrol",
+    )
 
 
 def _from_sacct(job_id: str, env: dict[str, str] | None, completion: bool) -> JobStatus | None:
@@ -151,6 +162,13 @@ def _from_sacct(job_id: str, env: dict[str, str] | None, completion: bool) -> Jo
             continue
         state = values[1].split()[0] if values[1] else "UNKNOWN"  # "CANCELLED by 0" -> CANCELLED
         reason = values[4] if len(values) > 4 and values[4] else None
-        return JobStatus(job_id, state, reason, _exit(values[2]), 0, values[3] or None,
-                         "sacct --completion" if completion else "sacct")
+        return JobStatus(
+            job_id,
+            state,
+            reason,
+            _exit(values[2]),
+            0,
+            values[3] or None,
+            "sacct --completion" if completion else "sacct",
+        )
     return None

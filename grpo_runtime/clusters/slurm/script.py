@@ -67,10 +67,18 @@ def _directive_value(value: str) -> str:
 def _directives(spec: JobSpec) -> list[str]:
     layout = spec.layout
     options: list[tuple[str, object]] = [
-        ("job-name", spec.job_name), ("nodes", layout.total_nodes), ("ntasks-per-node", layout.tasks_per_node),
-        ("gpus-per-node", layout.gpus_per_node or None), ("cpus-per-task", spec.cpus_per_task),
-        ("partition", spec.partition), ("account", spec.account), ("qos", spec.qos), ("time", spec.time),
-        ("chdir", str(spec.workdir)), ("output", str(spec.log_path)), ("open-mode", "append"),
+        ("job-name", spec.job_name),
+        ("nodes", layout.total_nodes),
+        ("ntasks-per-node", layout.tasks_per_node),
+        ("gpus-per-node", layout.gpus_per_node or None),
+        ("cpus-per-task", spec.cpus_per_task),
+        ("partition", spec.partition),
+        ("account", spec.account),
+        ("qos", spec.qos),
+        ("time", spec.time),
+        ("chdir", str(spec.workdir)),
+        ("output", str(spec.log_path)),
+        ("open-mode", "append"),
     ]
     lines = [f"#SBATCH --{name}={_directive_value(str(value))}" for name, value in options if value is not None]
     if layout.gpus_per_node and spec.cpus_per_task is None:  # GPU nodes whole: every CPU for their processes
@@ -90,8 +98,10 @@ def _launch_lines(spec: JobSpec) -> list[str]:
     layout = spec.layout
     lines = [f'"$PYTHON" -m grpo_schema launch "$CONFIG" --num-processes {layout.world_size}']
     if layout.machines > 1:
-        lines.append(f'--num_machines {layout.machines} --main_process_ip "$MAIN_PROCESS_IP" '
-                     '--main_process_port "$MAIN_PROCESS_PORT"')
+        lines.append(
+            f'--num_machines {layout.machines} --main_process_ip "$MAIN_PROCESS_IP" '
+            '--main_process_port "$MAIN_PROCESS_PORT"'
+        )
     sets = [shlex.quote(f"output_dir={_yaml_value(spec.output_dir)}")]
     if spec.resume:
         sets.append(shlex.quote(f"resume_from_checkpoint={_yaml_value(spec.resume)}"))
@@ -118,69 +128,114 @@ def _continued(lines: list[str], indent: str = "    ", width: int = 110) -> str:
 
 
 def _header(spec: JobSpec) -> list[str]:
-    return ["#!/bin/bash",
-            "# Slurm batch script written by `grpo launch --slurm` (grpo-config).",
-            f"# Job: {spec.layout.describe()}.",
-            f"# Edit it if you like and submit it again with:  sbatch {shlex.quote(str(spec.script_path))}",
-            *_directives(spec), "", "set -euo pipefail"]
+    return [
+        "#!/bin/bash",
+        "# Slurm batch script written by `grpo launch --slurm` (grpo-config).",
+        f"# Job: {spec.layout.describe()}.",
+        f"# Edit it if you like and submit it again with:  sbatch {shlex.quote(str(spec.script_path))}",
+        *_directives(spec),
+        "",
+        "set -euo pipefail",
+    ]
 
 
 def _variables(spec: JobSpec) -> list[str]:
     layout = spec.layout
-    port = str(spec.main_process_port) if spec.main_process_port else \
-        f"$(({PORT_BASE} + SLURM_JOB_ID % {PORT_SPAN}))  # one port per job: jobs sharing a node do not collide"
-    lines = ["", f"PYTHON={shlex.quote(spec.python)}", f"CONFIG={shlex.quote(str(spec.config))}",
-             f"OUTPUT_DIR={shlex.quote(spec.output_dir)}"]
+    port = (
+        str(spec.main_process_port)
+        if spec.main_process_port
+        else f"$(({PORT_BASE} + SLURM_JOB_ID % {PORT_SPAN}))  # one port per job: jobs sharing a node do not collide"
+    )
+    lines = [
+        "",
+        f"PYTHON={shlex.quote(spec.python)}",
+        f"CONFIG={shlex.quote(str(spec.config))}",
+        f"OUTPUT_DIR={shlex.quote(spec.output_dir)}",
+    ]
     lines += [f"export {name}={shlex.quote(value)}" for name, value in sorted(spec.extra_env.items())]
-    lines += ["", "# The nodes of the job: the first trains as accelerate's main machine"
-              + ("; the last runs the vLLM server." if layout.vllm_server else "."),
-              'mapfile -t NODES < <(scontrol show hostnames "$SLURM_JOB_NODELIST")']
+    lines += [
+        "",
+        "# The nodes of the job: the first trains as accelerate's main machine"
+        + ("; the last runs the vLLM server." if layout.vllm_server else "."),
+        'mapfile -t NODES < <(scontrol show hostnames "$SLURM_JOB_NODELIST")',
+    ]
     if layout.vllm_server:
-        lines += [f'TRAIN_NODES=$(IFS=,; echo "${{NODES[*]:0:{layout.nodes}}}")',
-                  f"VLLM_NODE=${{NODES[{layout.nodes}]}}"]
+        lines += [
+            f'TRAIN_NODES=$(IFS=,; echo "${{NODES[*]:0:{layout.nodes}}}")',
+            f"VLLM_NODE=${{NODES[{layout.nodes}]}}",
+        ]
     else:
         lines.append('TRAIN_NODES=$(IFS=,; echo "${NODES[*]}")')
-    lines += ["MAIN_PROCESS_IP=${NODES[0]}", f"MAIN_PROCESS_PORT={port}",
-              'echo "[grpo-config] job $SLURM_JOB_ID on ${NODES[*]} (restart ${SLURM_RESTART_COUNT:-0})"']
+    lines += [
+        "MAIN_PROCESS_IP=${NODES[0]}",
+        f"MAIN_PROCESS_PORT={port}",
+        'echo "[grpo-config] job $SLURM_JOB_ID on ${NODES[*]} (restart ${SLURM_RESTART_COUNT:-0})"',
+    ]
     return lines
 
 
 def _requeue(spec: JobSpec) -> list[str]:
     if not spec.requeue:
         return []
-    return ["", "# Requeued after a preemption or a node failure: go on from the newest complete checkpoint.",
-            "RESUME=()",
-            'if [ "${SLURM_RESTART_COUNT:-0}" -gt 0 ] && '
-            'compgen -G "$OUTPUT_DIR/checkpoint-*/runtime_state.json" > /dev/null; then',
-            "  RESUME=(--set resume_from_checkpoint=true)", "fi"]
+    return [
+        "",
+        "# Requeued after a preemption or a node failure: go on from the newest complete checkpoint.",
+        "RESUME=()",
+        'if [ "${SLURM_RESTART_COUNT:-0}" -gt 0 ] && '
+        'compgen -G "$OUTPUT_DIR/checkpoint-*/runtime_state.json" > /dev/null; then',
+        "  RESUME=(--set resume_from_checkpoint=true)",
+        "fi",
+    ]
 
 
 def _vllm_server(spec: JobSpec) -> list[str]:
     layout = spec.layout
     if not layout.vllm_server:
         return []
-    model = ["--model", shlex.quote(spec.model or ""),
-             *(["--revision", shlex.quote(spec.model_revision)] if spec.model_revision else [])]
-    lines = ['srun --nodes=1 --ntasks=1 --nodelist="$VLLM_NODE"', '"$(dirname "$PYTHON")/trl" vllm-serve',
-             " ".join(model), f"--tensor_parallel_size {layout.vllm_tensor_parallel_size} "
-             f"--data_parallel_size {layout.vllm_data_parallel_size}",
-             f"--host 0.0.0.0 --port {spec.vllm_server_port}" + (" --trust_remote_code" if spec.trust_remote_code
-                                                                 else "")]
-    return ["", "# The vLLM server, on all GPUs of its node. The trainers wait for it (vllm_server_timeout).",
-            _continued(lines) + " &", "VLLM_STEP=$!"]
+    model = [
+        "--model",
+        shlex.quote(spec.model or ""),
+        *(["--revision", shlex.quote(spec.model_revision)] if spec.model_revision else []),
+    ]
+    lines = [
+        'srun --nodes=1 --ntasks=1 --nodelist="$VLLM_NODE"',
+        '"$(dirname "$PYTHON")/trl" vllm-serve',
+        " ".join(model),
+        f"--tensor_parallel_size {layout.vllm_tensor_parallel_size} "
+        f"--data_parallel_size {layout.vllm_data_parallel_size}",
+        f"--host 0.0.0.0 --port {spec.vllm_server_port}" + (" --trust_remote_code" if spec.trust_remote_code else ""),
+    ]
+    return [
+        "",
+        "# The vLLM server, on all GPUs of its node. The trainers wait for it (vllm_server_timeout).",
+        _continued(lines) + " &",
+        "VLLM_STEP=$!",
+    ]
 
 
 def _training(spec: JobSpec) -> list[str]:
     layout = spec.layout
-    srun = " ".join(["srun", "--kill-on-bad-exit=1", f"--nodes={layout.nodes}", f"--ntasks={layout.machines}",
-                     f"--ntasks-per-node={layout.tasks_per_node}", '--nodelist="$TRAIN_NODES"',
-                     *([f"--cpus-per-task={spec.cpus_per_task}"] if spec.cpus_per_task else [])])
-    lines = ["", "# Training: one `grpo launch` per srun task, each an accelerate machine"
-             + ("; its machine_rank is the task's" if layout.machines > 1 else "."),
-             "# " + ("SLURM_PROCID (expanded inside the task). " if layout.machines > 1 else "")
-             + "Every task validates the config again before anything starts;",
-             "# when one task fails, Slurm ends the others (--kill-on-bad-exit)."]
-    rank = ["bash -c 'exec \"$@\" --machine_rank \"$SLURM_PROCID\"' launch"] if layout.machines > 1 else []
+    srun = " ".join(
+        [
+            "srun",
+            "--kill-on-bad-exit=1",
+            f"--nodes={layout.nodes}",
+            f"--ntasks={layout.machines}",
+            f"--ntasks-per-node={layout.tasks_per_node}",
+            '--nodelist="$TRAIN_NODES"',
+            *([f"--cpus-per-task={spec.cpus_per_task}"] if spec.cpus_per_task else []),
+        ]
+    )
+    lines = [
+        "",
+        "# Training: one `grpo launch` per srun task, each an accelerate machine"
+        + ("; its machine_rank is the task's" if layout.machines > 1 else "."),
+        "# "
+        + ("SLURM_PROCID (expanded inside the task). " if layout.machines > 1 else "")
+        + "Every task validates the config again before anything starts;",
+        "# when one task fails, Slurm ends the others (--kill-on-bad-exit).",
+    ]
+    rank = ['bash -c \'exec "$@" --machine_rank "$SLURM_PROCID"\' launch'] if layout.machines > 1 else []
     lines += ["status=0", _continued([srun, *rank, *_launch_lines(spec)]) + " || status=$?"]
     if layout.vllm_server:
         lines += ['kill "$VLLM_STEP" 2> /dev/null || true', 'wait "$VLLM_STEP" 2> /dev/null || true']
@@ -189,8 +244,7 @@ def _training(spec: JobSpec) -> list[str]:
 
 
 def render(spec: JobSpec) -> str:
-    return "\n".join([*_header(spec), *_variables(spec), *_requeue(spec), *_vllm_server(spec),
-                      *_training(spec)]) + "\n"
+    return "\n".join([*_header(spec), *_variables(spec), *_requeue(spec), *_vllm_server(spec), *_training(spec)]) + "\n"
 
 
 def write(spec: JobSpec) -> Path:

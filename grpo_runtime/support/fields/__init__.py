@@ -9,7 +9,16 @@ from __future__ import annotations
 from grpo_runtime.common import Support
 from grpo_runtime.support.fields import data, distributed, generation, launch, model, outputs, training
 
-CONFIG_FIELDS: dict[str, Support] = dict(sorted({
-    **model.FIELDS, **data.FIELDS, **generation.FIELDS, **training.FIELDS, **outputs.FIELDS, **distributed.FIELDS,
-}.items()))
+CONFIG_FIELDS: dict[str, Support] = dict(
+    sorted(
+        {
+            **model.FIELDS,
+            **data.FIELDS,
+            **generation.FIELDS,
+            **training.FIELDS,
+            **outputs.FIELDS,
+            **distributed.FIELDS,
+        }.items()
+    )
+)
 LAUNCH_FIELDS: dict[str, Support] = launch.FIELDS

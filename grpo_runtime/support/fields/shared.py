@@ -14,5 +14,7 @@ def only_with(switch: str, what: str) -> str:
     return f"read only with {switch} ({what}); without it TRL 1.16 ignores it too"
 
 
-EVAL_PREDICTIONS = ("HF's evaluation loop uses it for predictions and compute_metrics; GRPOTrainer's evaluation "
-                    "returns only metrics, so TRL 1.16 ignores it too")
+EVAL_PREDICTIONS = (
+    "HF's evaluation loop uses it for predictions and compute_metrics; GRPOTrainer's evaluation "
+    "returns only metrics, so TRL 1.16 ignores it too"
+)

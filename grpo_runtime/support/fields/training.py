@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-from grpo_schema.engine.codes import U_FEATURE, U_PACKAGE
-
 from grpo_runtime.common import Support, honoured, ignored, installed, refuse_if, refused
 from grpo_runtime.training.optimizers import BNB_OPTIMIZERS, EVAL_METRIC_SCHEDULES, OPTIM_ARGS_READ, OPTIMIZERS
-
+from grpo_schema.engine.codes import U_FEATURE, U_PACKAGE
 
 FIELDS: dict[str, Support] = {
     "adam_beta1": honoured("optim.optimizer_class (AdamW)"),
     "adam_beta2": honoured("optim.optimizer_class (AdamW)"),
     "adam_epsilon": honoured("optim.optimizer_class (AdamW)"),
-    "auto_find_batch_size": refused("auto_find_batch_size retries with smaller batches; TRL 1.16 refuses it for "
-                                    "GRPO too, and so does the validator (GRPO-B005)", "set the batch size yourself",
-                                    U_FEATURE),
+    "auto_find_batch_size": refused(
+        "auto_find_batch_size retries with smaller batches; TRL 1.16 refuses it for "
+        "GRPO too, and so does the validator (GRPO-B005)",
+        "set the batch size yourself",
+        U_FEATURE,
+    ),
     "beta": honoured("loss.py (k3 KL term) and model.load_reference"),
     "delta": honoured("loss.py (two-sided clipping)"),
     "entropy_coef": honoured("loss.py (entropy bonus)"),
@@ -33,15 +34,23 @@ FIELDS: dict[str, Support] = {
     "lr_scheduler_kwargs": honoured("optim.build_scheduler"),
     "lr_scheduler_type": honoured(
         "optim.build_scheduler",
-        refuse_if(lambda s: s.config.lr_scheduler_type in EVAL_METRIC_SCHEDULES,
-                  lambda s: f"{s.config.lr_scheduler_type} needs evaluation metrics to schedule on, which "
-                            "grpo_runtime does not feed the scheduler",
-                  "use linear, cosine, constant or another step-based schedule", U_FEATURE)),
+        refuse_if(
+            lambda s: s.config.lr_scheduler_type in EVAL_METRIC_SCHEDULES,
+            lambda s: (
+                f"{s.config.lr_scheduler_type} needs evaluation metrics to schedule on, which "
+                "grpo_runtime does not feed the scheduler"
+            ),
+            "use linear, cosine, constant or another step-based schedule",
+            U_FEATURE,
+        ),
+    ),
     "mask_truncated_completions": honoured("rollout.build_rollout"),
     "max_grad_norm": honoured("step.optimizer_step"),
     "max_steps": honoured("sampler.total_steps"),
-    "neftune_noise_alpha": honoured("model.add_neftune_noise: uniform noise on the input embeddings of every "
-                                    "forward in train mode (sampling and scoring too, as in TRL), none in eval"),
+    "neftune_noise_alpha": honoured(
+        "model.add_neftune_noise: uniform noise on the input embeddings of every "
+        "forward in train mode (sampling and scoring too, as in TRL), none in eval"
+    ),
     "num_generations": honoured("grpo_schema's run plan, advantages.py"),
     "num_iterations": honoured("grpo_schema's run plan, train.py"),
     "num_train_epochs": honoured("sampler.total_steps"),
@@ -49,20 +58,32 @@ FIELDS: dict[str, Support] = {
     "optim": honoured(
         "optim.optimizer_class (bitsandbytes' 8-bit, paged, Lion, RMSprop and AdEMAMix ones as the HF trainer maps "
         "them, embeddings kept in 32-bit states)",
-        refuse_if(lambda s: s.config.optim not in OPTIMIZERS,
-                  lambda s: f"optimizer {s.config.optim!r} is not run by grpo_runtime",
-                  "use one of " + ", ".join(OPTIMIZERS), U_FEATURE),
-        refuse_if(lambda s: s.config.optim in BNB_OPTIMIZERS and not installed("bitsandbytes"),
-                  lambda s: f"optimizer {s.config.optim!r} needs the bitsandbytes package, which is not installed "
-                  "here", "pip install 'bitsandbytes>=0.48' (its wheels run on CPUs too), or use adamw_torch",
-                  U_PACKAGE)),
+        refuse_if(
+            lambda s: s.config.optim not in OPTIMIZERS,
+            lambda s: f"optimizer {s.config.optim!r} is not run by grpo_runtime",
+            "use one of " + ", ".join(OPTIMIZERS),
+            U_FEATURE,
+        ),
+        refuse_if(
+            lambda s: s.config.optim in BNB_OPTIMIZERS and not installed("bitsandbytes"),
+            lambda s: f"optimizer {s.config.optim!r} needs the bitsandbytes package, which is not installed here",
+            "pip install 'bitsandbytes>=0.48' (its wheels run on CPUs too), or use adamw_torch",
+            U_PACKAGE,
+        ),
+    ),
     "optim_args": honoured(
         "optim.parse_optim_args (sgd, adagrad, rmsprop, as the HF trainer)",
-        refuse_if(lambda s: bool(s.config.optim_args) and s.config.optim not in OPTIM_ARGS_READ,
-                  lambda s: f"optim_args are not read for {s.config.optim!r}",
-                  "remove optim_args (they are read for " + ", ".join(OPTIM_ARGS_READ) + ")", U_FEATURE)),
-    "optim_target_modules": ignored("read only by GaLore/APOLLO optimizers, which are refused; TRL 1.16 ignores "
-                                    "it for the optimizers grpo_runtime runs"),
+        refuse_if(
+            lambda s: bool(s.config.optim_args) and s.config.optim not in OPTIM_ARGS_READ,
+            lambda s: f"optim_args are not read for {s.config.optim!r}",
+            "remove optim_args (they are read for " + ", ".join(OPTIM_ARGS_READ) + ")",
+            U_FEATURE,
+        ),
+    ),
+    "optim_target_modules": ignored(
+        "read only by GaLore/APOLLO optimizers, which are refused; TRL 1.16 ignores "
+        "it for the optimizers grpo_runtime runs"
+    ),
     "per_device_train_batch_size": honoured("grpo_schema's run plan"),
     "ref_model_mixup_alpha": honoured("model.mix_into_reference"),
     "ref_model_sync_steps": honoured("train.after_step"),
@@ -77,7 +98,9 @@ FIELDS: dict[str, Support] = {
     "vespo_k_pos": honoured("loss.py (vespo)"),
     "vespo_lambda_neg": honoured("loss.py (vespo)"),
     "vespo_lambda_pos": honoured("loss.py (vespo)"),
-    "vllm_importance_sampling_cap": honoured("batch.py (the deprecated bound, which wins over clip_max as in TRL); with use_vllm"),
+    "vllm_importance_sampling_cap": honoured(
+        "batch.py (the deprecated bound, which wins over clip_max as in TRL); with use_vllm"
+    ),
     "vllm_importance_sampling_clip_max": honoured("batch.py (the ratio's upper bound); with use_vllm"),
     "vllm_importance_sampling_clip_min": honoured("batch.py (the ratio's lower bound); with use_vllm"),
     "vllm_importance_sampling_correction": honoured("loss.py (the sampler's importance ratio); with use_vllm"),

@@ -93,9 +93,14 @@ def _imports(tree: ast.Module) -> tuple[set[str], set[str], ModuleReading]:
     reading = ModuleReading()
     star = False
     for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef) and node.name in CLASS_NAMES and not any(
+        if (
+            isinstance(node, ast.ClassDef)
+            and node.name in CLASS_NAMES
+            and not any(
                 (b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else "") in CLASS_NAMES
-                for b in node.bases):
+                for b in node.bases
+            )
+        ):
             foreign.add(node.name)  # `class GRPOConfig:` of the file's own: not TRL's
         if isinstance(node, ast.ImportFrom) and not node.module:  # `from . import GRPOConfig`
             foreign |= {alias.asname or alias.name for alias in node.names if alias.name in CLASS_NAMES}
@@ -173,8 +178,10 @@ def _calls(node: ast.AST, scopes: list[Scope]) -> Iterator[tuple[ast.Call, list[
     for child in ast.iter_child_nodes(node):
         if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
             args = child.args
-            params = frozenset(a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs,
-                                                *filter(None, [args.vararg, args.kwarg])])
+            params = frozenset(
+                a.arg
+                for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, *filter(None, [args.vararg, args.kwarg])]
+            )
             if scopes[-1].name == MARIMO_CELLS and _is_marimo_cell(child):
                 params = frozenset(p for p in params if p not in scopes[-1].bindings)  # another cell's names
             inner = scope_of(child.body, name=f"{child.name}()", params=params)
@@ -189,8 +196,14 @@ def _calls(node: ast.AST, scopes: list[Scope]) -> Iterator[tuple[ast.Call, list[
 
 
 def _bare_call(call: ast.Call, scopes: list[Scope]) -> ConfigCall:
-    return ConfigCall(ast.unparse(call.func), call.lineno, call.col_offset + 1, call.end_lineno or call.lineno,
-                      (call.end_col_offset or 0) + 1, scopes[0].name)
+    return ConfigCall(
+        ast.unparse(call.func),
+        call.lineno,
+        call.col_offset + 1,
+        call.end_lineno or call.lineno,
+        (call.end_col_offset or 0) + 1,
+        scopes[0].name,
+    )
 
 
 def _read_call(call: ast.Call, scopes: list[Scope]) -> ConfigCall:
@@ -206,8 +219,11 @@ def _read_call(call: ast.Call, scopes: list[Scope]) -> ConfigCall:
 
     for index, arg in enumerate(call.args):
         if isinstance(arg, ast.Starred) or index >= len(POSITIONAL):
-            out.opaque.append(Opaque(ast.unparse(arg), "a positional argument this reader cannot name",
-                                     arg.lineno, arg.col_offset + 1))
+            out.opaque.append(
+                Opaque(
+                    ast.unparse(arg), "a positional argument this reader cannot name", arg.lineno, arg.col_offset + 1
+                )
+            )
             continue
         add(Keyword(POSITIONAL[index], evaluator.value(arg), arg.lineno, arg.col_offset + 1, _span(arg)))
     for kw in call.keywords:
@@ -233,19 +249,22 @@ def _splat(node: ast.expr, evaluator: Evaluator, scopes: list[Scope], call: Conf
                     continue
                 name = evaluator.value(key)
                 if not isinstance(name, str):
-                    call.opaque.append(Opaque(ast.unparse(key), "a key that is not a plain string",
-                                              key.lineno, key.col_offset + 1))
+                    call.opaque.append(
+                        Opaque(ast.unparse(key), "a key that is not a plain string", key.lineno, key.col_offset + 1)
+                    )
                     continue
-                yield Keyword(name, evaluator.value(value), key.lineno, key.col_offset + 1, _span(value),
-                              _span(key), via=label)
+                yield Keyword(
+                    name, evaluator.value(value), key.lineno, key.col_offset + 1, _span(value), _span(key), via=label
+                )
             return
         for kw in literal.keywords:  # dict(a=1, ...)
             if kw.arg is None:
                 yield from _splat(kw.value, evaluator, scopes, call)
                 continue
             key_span = (kw.lineno, kw.col_offset + 1, kw.lineno, kw.col_offset + 1 + len(kw.arg))
-            yield Keyword(kw.arg, evaluator.value(kw.value), kw.lineno, kw.col_offset + 1, _span(kw.value),
-                          key_span, via=label)
+            yield Keyword(
+                kw.arg, evaluator.value(kw.value), kw.lineno, kw.col_offset + 1, _span(kw.value), key_span, via=label
+            )
         return
     value = evaluator.value(node)
     if isinstance(value, dict) and all(isinstance(k, str) for k in value):

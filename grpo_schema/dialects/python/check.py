@@ -16,8 +16,13 @@ from typing import Any
 from grpo_schema.dialects.python import codes as pycodes
 from grpo_schema.dialects.python.calls import ConfigCall, ModuleReading, read_module
 from grpo_schema.dialects.python.source import Source, install_pins, read_source, unsloth_release_pin
-from grpo_schema.dialects.python.unsloth import (repository_installs_unsloth, unsloth_batch, unsloth_elsewhere,
-                                                 unsloth_era, unsloth_other)
+from grpo_schema.dialects.python.unsloth import (
+    repository_installs_unsloth,
+    unsloth_batch,
+    unsloth_elsewhere,
+    unsloth_era,
+    unsloth_other,
+)
 from grpo_schema.dialects.python.values import Unknown
 from grpo_schema.engine import codes
 from grpo_schema.engine.check import BATCH_INPUTS, CheckResult, _finish, check_read, file_options
@@ -26,8 +31,9 @@ from grpo_schema.engine.loader import Positions
 
 SUFFIXES = (".py", ".ipynb")
 # The classes of a release table whose keys `trl grpo` reads besides GRPOConfig's: not GRPOConfig arguments.
-SCRIPT_SOURCES = frozenset({"ModelConfig", "ScriptArguments", "GRPOScriptArguments", "DatasetMixtureConfig",
-                            "DatasetConfig"})
+SCRIPT_SOURCES = frozenset(
+    {"ModelConfig", "ScriptArguments", "GRPOScriptArguments", "DatasetMixtureConfig", "DatasetConfig"}
+)
 # A key TRL's front end ignores (a warning for YAML) is a TypeError for GRPOConfig(...).
 NOT_AN_ARGUMENT = frozenset({codes.K_UNKNOWN, codes.K_RENAMED, codes.K_REMOVED, codes.K_NOT_IN_RELEASE})
 SCRIPT_LEVEL = frozenset({"GRPO-S006"})
@@ -50,7 +56,9 @@ class CallReading:
     mapping: dict[str, Any] = field(default_factory=dict)
     positions: Positions = field(default_factory=Positions)
     unknown: dict[str, Unknown] = field(default_factory=dict)
-    spans: dict[str, tuple[int, int, int, int] | None] = field(default_factory=dict)  # value spans, as lines of the file
+    spans: dict[str, tuple[int, int, int, int] | None] = field(
+        default_factory=dict
+    )  # value spans, as lines of the file
     key_spans: dict[str, tuple[int, int, int, int] | None] = field(default_factory=dict)
     # name -> (option, default) for an unknown read from the script's own argparse parser (`--lr`, 5e-06)
     defaults: dict[str, tuple[str, Any]] = field(default_factory=dict)
@@ -101,13 +109,29 @@ def check_python(data: bytes | str, path: str = "<python>", **options: Any) -> P
         results.append(result)
         texts[shown] = source.cells.get(reading.cell, "") if reading.cell is not None else source.text
     if not results:
-        diag = ([] if any(d.code == pycodes.UNREADABLE for d in file_diags) else
-                [Diagnostic(pycodes.NO_CALL, "info", "no GRPOConfig(...) call in this file", line=1, column=1,
-                            hint="nothing to judge; a config read with HfArgumentParser(GRPOConfig) is checked from "
-                                 "the YAML or JSON file it reads")])
-        results.append(CheckResult(path, options.get("world_size") or 1,
-                                   trl_version=options.get("trl_version") or "1.16.0",
-                                   trl_version_source=options.get("trl_version_source") or "default"))
+        diag = (
+            []
+            if any(d.code == pycodes.UNREADABLE for d in file_diags)
+            else [
+                Diagnostic(
+                    pycodes.NO_CALL,
+                    "info",
+                    "no GRPOConfig(...) call in this file",
+                    line=1,
+                    column=1,
+                    hint="nothing to judge; a config read with HfArgumentParser(GRPOConfig) is checked from "
+                    "the YAML or JSON file it reads",
+                )
+            ]
+        )
+        results.append(
+            CheckResult(
+                path,
+                options.get("world_size") or 1,
+                trl_version=options.get("trl_version") or "1.16.0",
+                trl_version_source=options.get("trl_version_source") or "default",
+            )
+        )
         results[0].diagnostics = diag
         texts[path] = source.text if not source.notebook else ""
     # Problems of the file as a whole go with its first call (or the file's only result); in a notebook, with
@@ -116,8 +140,12 @@ def check_python(data: bytes | str, path: str = "<python>", **options: Any) -> P
         cell, line = source.place(diag.line) if source.notebook and source.lines else (None, diag.line)
         target = results[0] if cell is None else next((r for r in results if r.path == _shown(path, cell)), None)
         if target is None:
-            target = CheckResult(_shown(path, cell), results[0].world_size, trl_version=results[0].trl_version,
-                                 trl_version_source=results[0].trl_version_source)
+            target = CheckResult(
+                _shown(path, cell),
+                results[0].world_size,
+                trl_version=results[0].trl_version,
+                trl_version_source=results[0].trl_version_source,
+            )
             results.append(target)
             texts[target.path] = source.cells.get(cell, "")
         target.diagnostics = [replace(diag, line=line)] + target.diagnostics
@@ -132,24 +160,47 @@ def _shown(path: str, cell: int | None) -> str:
 
 # --- the file ------------------------------------------------------------------------------------------------------
 
+
 def _file_diagnostics(source: Source, module: ModuleReading | None) -> list[Diagnostic]:
-    out = [Diagnostic(pycodes.NEWER_SYNTAX, "warning", f"{p.message}: this line is left out (Python "
-                      f"{sys.version_info[0]}.{sys.version_info[1]}'s parser; Python 3.12 allows such f-strings), "
-                      "the rest of the file is read", line=p.line, column=p.column,
-                      hint="run grpo-config on Python 3.12 or later to have this line read too")
-           if p.newer else
-           Diagnostic(pycodes.UNREADABLE, "error", p.message, line=p.line, column=p.column, hint=p.hint)
-           for p in source.problems]
+    out = [
+        Diagnostic(
+            pycodes.NEWER_SYNTAX,
+            "warning",
+            f"{p.message}: this line is left out (Python "
+            f"{sys.version_info[0]}.{sys.version_info[1]}'s parser; Python 3.12 allows such f-strings), "
+            "the rest of the file is read",
+            line=p.line,
+            column=p.column,
+            hint="run grpo-config on Python 3.12 or later to have this line read too",
+        )
+        if p.newer
+        else Diagnostic(pycodes.UNREADABLE, "error", p.message, line=p.line, column=p.column, hint=p.hint)
+        for p in source.problems
+    ]
     if module is None:
         return out
     for sub in module.subclasses:
-        out.append(Diagnostic(pycodes.SUBCLASS, "warning", f"class {sub.name} derives from GRPOConfig: its own "
-                              "fields, defaults and __post_init__ are code, so its calls are not judged statically",
-                              line=sub.line, column=sub.column,
-                              hint="check the values with GRPOConfig itself, or export them to YAML"))
+        out.append(
+            Diagnostic(
+                pycodes.SUBCLASS,
+                "warning",
+                f"class {sub.name} derives from GRPOConfig: its own "
+                "fields, defaults and __post_init__ are code, so its calls are not judged statically",
+                line=sub.line,
+                column=sub.column,
+                hint="check the values with GRPOConfig itself, or export them to YAML",
+            )
+        )
     for call in module.subclass_calls:
-        out.append(Diagnostic(pycodes.NOT_STATIC, "info", f"{call.callee}(...): unknown: cannot judge statically "
-                              f"(a GRPOConfig subclass defined in this file)", line=call.line, column=call.column))
+        out.append(
+            Diagnostic(
+                pycodes.NOT_STATIC,
+                "info",
+                f"{call.callee}(...): unknown: cannot judge statically (a GRPOConfig subclass defined in this file)",
+                line=call.line,
+                column=call.column,
+            )
+        )
     return out
 
 
@@ -202,12 +253,13 @@ def _on_disk(path: str) -> bool:
 
 # --- one call ------------------------------------------------------------------------------------------------------
 
+
 def _characters(source: Source, line: int, column: int) -> int:
     """ast's 1-based column (counted in UTF-8 bytes) as a 1-based column in characters, what editors count."""
     lines = source.text.split("\n")
     if not 1 <= line <= len(lines) or lines[line - 1].isascii():
         return column
-    return len(lines[line - 1].encode("utf-8")[:column - 1].decode("utf-8", "ignore")) + 1
+    return len(lines[line - 1].encode("utf-8")[: column - 1].decode("utf-8", "ignore")) + 1
 
 
 def _in_characters(call: ConfigCall, source: Source) -> None:
@@ -262,8 +314,14 @@ def _with_command_line_defaults(readings: list[CallReading], source: Source) -> 
                 reading.defaults[name] = found
 
 
-def _judged_with_defaults(reading: CallReading, result: CheckResult, shown: str, options: dict[str, Any],
-                          unknown: set[str], unsloth: str | None) -> list[Diagnostic]:
+def _judged_with_defaults(
+    reading: CallReading,
+    result: CheckResult,
+    shown: str,
+    options: dict[str, Any],
+    unknown: set[str],
+    unsloth: str | None,
+) -> list[Diagnostic]:
     """GRPO-F011: the call judged with the script's own command-line defaults for the unknowns that have one. An
     information: the run may pass other values, so the verdict stays the one above."""
     if not reading.defaults or reading.opaque:
@@ -278,18 +336,31 @@ def _judged_with_defaults(reading: CallReading, result: CheckResult, shown: str,
     said = {(d.code, d.message) for d in result.diagnostics}
     new = [d for d in _as_python(hypothetical, reading) if d.severity == "error" and (d.code, d.message) not in said]
     given = ", ".join(f"{name}={default!r}" for name, (_, default) in reading.defaults.items())
-    verdict = (f"{new[0].code} {new[0].message}" + (f" (and {len(new) - 1} more)" if len(new) > 1 else "")
-               if new else f"valid at world size {hypothetical.world_size}")
+    verdict = (
+        f"{new[0].code} {new[0].message}" + (f" (and {len(new) - 1} more)" if len(new) > 1 else "")
+        if new
+        else f"valid at world size {hypothetical.world_size}"
+    )
     if still:
         verdict += f" ({_listed(still)} still unknown)"
-    return [Diagnostic(pycodes.WITH_DEFAULTS, "info", f"with the command line's defaults ({given}): {verdict}",
-                       fields=tuple(reading.defaults), line=reading.line, column=reading.column,
-                       hint="the run may pass other values: check the command that launches it"
-                       if not new else "change the parser's default, or pass a value that fixes it at launch")]
+    return [
+        Diagnostic(
+            pycodes.WITH_DEFAULTS,
+            "info",
+            f"with the command line's defaults ({given}): {verdict}",
+            fields=tuple(reading.defaults),
+            line=reading.line,
+            column=reading.column,
+            hint="the run may pass other values: check the command that launches it"
+            if not new
+            else "change the parser's default, or pass a value that fixes it at launch",
+        )
+    ]
 
 
-def _train_batch_alone(reading: CallReading, result: CheckResult, shown: str, options: dict[str, Any],
-                       unknown: set[str]) -> list[Diagnostic]:
+def _train_batch_alone(
+    reading: CallReading, result: CheckResult, shown: str, options: dict[str, Any], unknown: set[str]
+) -> list[Diagnostic]:
     """The training batch's findings where only the evaluation side is unknown (per_device_eval_batch_size=
     args.eval_batch_size): the batch rules read both sides, so the unknown would leave a training batch that no
     eval batch can mend unjudged. Judged with evaluation off, only the findings about the training batch kept."""
@@ -297,11 +368,15 @@ def _train_batch_alone(reading: CallReading, result: CheckResult, shown: str, op
     if not eval_unknown or unknown & BATCH_INPUTS or result.config is None:
         return []
     mapping = {k: v for k, v in reading.mapping.items() if k not in EVAL_SIDE}
-    alone = check_read(dict(mapping, eval_strategy="no"), shown, reading.positions, unknown=unknown - EVAL_SIDE,
-                       **options)
+    alone = check_read(
+        dict(mapping, eval_strategy="no"), shown, reading.positions, unknown=unknown - EVAL_SIDE, **options
+    )
     said = {(d.code, d.message) for d in result.diagnostics}
-    return [d for d in alone.diagnostics if d.code.startswith("GRPO-B") and not set(d.fields) & EVAL_SIDE
-            and (d.code, d.message) not in said]
+    return [
+        d
+        for d in alone.diagnostics
+        if d.code.startswith("GRPO-B") and not set(d.fields) & EVAL_SIDE and (d.code, d.message) not in said
+    ]
 
 
 def _attach_fixes(result: CheckResult, reading: CallReading, options: dict[str, Any]) -> None:
@@ -330,11 +405,19 @@ def _as_python(result: CheckResult, reading: CallReading) -> list[Diagnostic]:
     for name in reading.mapping:
         if name in script:
             line, column = reading.positions.keys[(name,)]
-            out.append(Diagnostic(pycodes.SCRIPT_ONLY, "error", f"{name} is an argument of TRL's `trl grpo` script, "
-                                  "not of GRPOConfig: GRPOConfig(...) raises TypeError", fields=(name,), line=line,
-                                  column=column, hint="give it to GRPOTrainer (the model, train_dataset, "
-                                  "reward_funcs) or remove it", fix=Fix(unset=(name,), safe=False,
-                                                                        title=f"remove {name}")))
+            out.append(
+                Diagnostic(
+                    pycodes.SCRIPT_ONLY,
+                    "error",
+                    f"{name} is an argument of TRL's `trl grpo` script, "
+                    "not of GRPOConfig: GRPOConfig(...) raises TypeError",
+                    fields=(name,),
+                    line=line,
+                    column=column,
+                    hint="give it to GRPOTrainer (the model, train_dataset, reward_funcs) or remove it",
+                    fix=Fix(unset=(name,), safe=False, title=f"remove {name}"),
+                )
+            )
     for diag in result.diagnostics:
         if diag.code in SCRIPT_LEVEL or (diag.fields and set(diag.fields) <= script):
             continue  # the model, data and rewards are given to GRPOTrainer, not to GRPOConfig (F007 above)
@@ -342,8 +425,12 @@ def _as_python(result: CheckResult, reading: CallReading) -> list[Diagnostic]:
         if diag.code in NOT_AN_ARGUMENT and name in written and diag.severity != "error":
             diag = replace(diag, severity="error", message=_as_type_error(diag.message, result.trl_version))
         elif diag.code == codes.T_MISSING and "parser requires" in diag.message:
-            diag = replace(diag, message=f"GRPOConfig(...) of TRL {result.trl_version} requires {name}: it raises "
-                                         "TypeError (a missing argument) without it", hint=f"give {name}=...")
+            diag = replace(
+                diag,
+                message=f"GRPOConfig(...) of TRL {result.trl_version} requires {name}: it raises "
+                "TypeError (a missing argument) without it",
+                hint=f"give {name}=...",
+            )
         if diag.line is None:
             diag = replace(diag, line=reading.line, column=reading.column)
         out.append(_static_fix(diag, reading))
@@ -359,8 +446,9 @@ def _static_fix(diag: Diagnostic, reading: CallReading) -> Diagnostic:
     if len(fix.set) == 1 and len(fix.unset) == 1 and not fix.rename:
         (new, value), (old,) = next(iter(fix.set.items())), fix.unset
         if isinstance(value, Unknown) and reading.mapping.get(old) is value:
-            return replace(diag, fix=Fix(rename={old: new}, safe=False, title=f"rename {old} to {new}"),
-                           alternatives=())
+            return replace(
+                diag, fix=Fix(rename={old: new}, safe=False, title=f"rename {old} to {new}"), alternatives=()
+            )
     return replace(diag, fix=None, alternatives=())
 
 
@@ -378,8 +466,10 @@ def script_level(result: CheckResult) -> list[Diagnostic]:
 def _as_type_error(message: str, release: str) -> str:
     """The front end's verdict on a key it does not read, as GRPOConfig(...) has it: an unexpected keyword."""
     said = f"GRPOConfig(...) of TRL {release} raises TypeError on it"
-    for tail in (f"TRL {release} ignores the key, so the setting has no effect",
-                 "it ignores the key, so the setting has no effect"):
+    for tail in (
+        f"TRL {release} ignores the key, so the setting has no effect",
+        "it ignores the key, so the setting has no effect",
+    ):
         if tail in message:
             return message.replace(tail, said)
     return f"{message}; {said}"
@@ -412,22 +502,45 @@ def _reader_diagnostics(reading: CallReading, result: CheckResult, unknown: set[
         if name in reading.defaults:
             option, default = reading.defaults[name]
             tail = f"; the script's parser gives {default!r} when {option} is not passed" + tail
-        out.append(Diagnostic(pycodes.NOT_STATIC, "info", f"{name} = {value.source}: unknown: cannot judge "
-                              f"statically ({value.why}){tail}", fields=(name,), line=line, column=column,
-                              hint="write it as a literal or a module constant to have it checked"))
+        out.append(
+            Diagnostic(
+                pycodes.NOT_STATIC,
+                "info",
+                f"{name} = {value.source}: unknown: cannot judge statically ({value.why}){tail}",
+                fields=(name,),
+                line=line,
+                column=column,
+                hint="write it as a literal or a module constant to have it checked",
+            )
+        )
     call = reading.call
     for part in call.opaque:
         batch = sorted(k for k in BATCH_INPUTS if k not in reading.mapping)
-        out.append(Diagnostic(pycodes.OPAQUE, "warning", f"{part.source}: unknown: cannot judge statically "
-                              f"({part.reason}); any GRPOConfig argument may be set there, so the batch "
-                              f"({', '.join(batch)}) is not judged", line=_line(reading, part.line),
-                              column=part.column, hint="write the keyword arguments in the call, or check the file "
-                              "the values come from"))
+        out.append(
+            Diagnostic(
+                pycodes.OPAQUE,
+                "warning",
+                f"{part.source}: unknown: cannot judge statically "
+                f"({part.reason}); any GRPOConfig argument may be set there, so the batch "
+                f"({', '.join(batch)}) is not judged",
+                line=_line(reading, part.line),
+                column=part.column,
+                hint="write the keyword arguments in the call, or check the file the values come from",
+            )
+        )
     for dup in call.duplicates:
-        out.append(Diagnostic(pycodes.DUPLICATE, "error", f"{dup.name} is given twice (the second from "
-                              f"{dup.via or 'a keyword'}): GRPOConfig(...) raises TypeError",
-                              fields=(dup.name,), line=_line(reading, dup.line), column=dup.column,
-                              hint=f"give {dup.name} once"))
+        out.append(
+            Diagnostic(
+                pycodes.DUPLICATE,
+                "error",
+                f"{dup.name} is given twice (the second from "
+                f"{dup.via or 'a keyword'}): GRPOConfig(...) raises TypeError",
+                fields=(dup.name,),
+                line=_line(reading, dup.line),
+                column=dup.column,
+                hint=f"give {dup.name} once",
+            )
+        )
     return out
 
 

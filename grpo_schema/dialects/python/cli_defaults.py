@@ -23,8 +23,9 @@ def command_line_defaults(tree: ast.Module) -> dict[str, tuple[str, Any]]:
     found: dict[str, tuple[str, Any]] = {}
     clashing: set[str] = set()
     for node in ast.walk(tree):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr == "add_argument"):
+        if not (
+            isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument"
+        ):
             continue
         named = _dest(node)
         if named is None:

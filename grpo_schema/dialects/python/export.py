@@ -19,8 +19,10 @@ def trained_yaml(check: PythonCheck, index: int) -> tuple[str | None, str]:
     missing = [f"{name} = {value.source}" for name, value in reading.unknown.items()]
     missing += [f"{part.source}" for part in reading.call.opaque]
     if missing:
-        return None, (f"call {index + 1} (line {reading.line}) has values known only at run time: "
-                      f"{'; '.join(missing[:5])}; `grpo export` writes the call as YAML to fill them in")
+        return None, (
+            f"call {index + 1} (line {reading.line}) has values known only at run time: "
+            f"{'; '.join(missing[:5])}; `grpo export` writes the call as YAML to fill them in"
+        )
     return export_yaml(check, index, as_trained=True), ""
 
 
@@ -33,13 +35,17 @@ def export_yaml(check: PythonCheck, index: int = 0, as_trained: bool = False) ->
     if result.sources.get("world_size") not in (None, "default", "file"):
         settings.append(f"--world-size {result.world_size}")
     where = f"cell {reading.cell} line {reading.line}" if reading.cell is not None else f"line {reading.line}"
-    lines = [f"# grpo: {' '.join(settings)}",
-             f"# Exported by `grpo export` from {check.path}, {where}: {reading.call.callee}(...) "
-             f"(call {index + 1} of {len(check.calls)}).",
-             f"# Judged as TRL {result.trl_version} ({result.trl_version_source})."]
+    lines = [
+        f"# grpo: {' '.join(settings)}",
+        f"# Exported by `grpo export` from {check.path}, {where}: {reading.call.callee}(...) "
+        f"(call {index + 1} of {len(check.calls)}).",
+        f"# Judged as TRL {result.trl_version} ({result.trl_version_source}).",
+    ]
     if result.sources.get("per_device_train_batch_size") == "Unsloth's rewrite":
-        lines.append(f"# Unsloth trains with per_device_train_batch_size={result.config.per_device_train_batch_size} "
-                     "(its config class rewrites the batch below).")
+        lines.append(
+            f"# Unsloth trains with per_device_train_batch_size={result.config.per_device_train_batch_size} "
+            "(its config class rewrites the batch below)."
+        )
     unknown = [(name, value) for name, value in reading.unknown.items()]
     opaque = reading.call.opaque
     if unknown or opaque:
@@ -54,8 +60,10 @@ def export_yaml(check: PythonCheck, index: int = 0, as_trained: bool = False) ->
         if name in reading.unknown:
             continue
         if name in script:
-            lines.append(f"# {name} is an argument of the `trl grpo` script, not of GRPOConfig (the call raises "
-                         f"TypeError on it): {_one_line(yaml.safe_dump(value, default_flow_style=True).strip())}")
+            lines.append(
+                f"# {name} is an argument of the `trl grpo` script, not of GRPOConfig (the call raises "
+                f"TypeError on it): {_one_line(yaml.safe_dump(value, default_flow_style=True).strip())}"
+            )
             continue
         body[name] = value
     if as_trained and result.sources.get("per_device_train_batch_size") == "Unsloth's rewrite":

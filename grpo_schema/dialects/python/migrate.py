@@ -55,7 +55,8 @@ def _migrate_notebook(text: str, check) -> Migrated:
         cell_text = check.source.cells[reading.cell]
         offset = reading.call.line - reading.line  # module line - cell line
         by_cell.setdefault(reading.cell, []).extend(
-            _call_edits(reading, result.diagnostics, migrated, cell_text.split("\n"), offset))
+            _call_edits(reading, result.diagnostics, migrated, cell_text.split("\n"), offset)
+        )
     if not any(by_cell.values()):
         return migrated
     for cell, edits in by_cell.items():
@@ -81,8 +82,9 @@ def _call_edits(reading: CallReading, diagnostics, migrated: Migrated, lines: li
         for keyword in keywords.get(name, []):
             where = f"line {keyword.line - offset}" + (f" of cell {reading.cell}" if reading.cell is not None else "")
             if keyword.key_span is None or keyword.span is None:
-                migrated.failed.append(f"{name} ({where}): it comes from a value built at run time; edit it there: "
-                                       f"{diag.fix.title}")
+                migrated.failed.append(
+                    f"{name} ({where}): it comes from a value built at run time; edit it there: {diag.fix.title}"
+                )
                 continue
             edit = _edit(keyword, diag.fix, lines, offset)
             if isinstance(edit, str):
@@ -100,7 +102,7 @@ def _edit(keyword: Keyword, fix: Fix, lines: list[str], offset: int) -> list[_Ed
     if fix.rename and not fix.set and not fix.unset:
         return [_Edit(*key, _name(fix.rename[keyword.name], lines, key, quoted))]
     if fix.unset == (keyword.name,) and len(fix.set) == 1:
-        (new_name, new_value), = fix.set.items()
+        ((new_name, new_value),) = fix.set.items()
         if isinstance(keyword.value, Unknown):
             return f"its value is only known at run time ({keyword.value.source}); {fix.title} by hand"
         return [_Edit(*value, repr(new_value)), _Edit(*key, _name(new_name, lines, key, quoted))]
@@ -136,9 +138,12 @@ def _removal(key, value, lines: list[str], name: str) -> _Edit:
     if rest.startswith(","):
         rest = rest[1:].lstrip()
     if not before.strip() and (not rest or rest.startswith("#")):  # alone on its lines: kept as a comment
-        written = " ".join(line.strip() for line in lines[first - 1:last])
-        return _Edit((first, 0), (last, len(lines[last - 1])), f"{before}# grpo migrate removed (no longer read by "
-                                                                  f"the target TRL release): {written}")
+        written = " ".join(line.strip() for line in lines[first - 1 : last])
+        return _Edit(
+            (first, 0),
+            (last, len(lines[last - 1])),
+            f"{before}# grpo migrate removed (no longer read by the target TRL release): {written}",
+        )
     if not rest:  # last on its line: the comma before it (the previous argument's) stays, the space goes
         return _Edit((first, len(before.rstrip())), (last, len(lines[last - 1])), "")
     tail = len(lines[last - 1]) - len(after) + (len(after) - len(after.lstrip()))
@@ -173,8 +178,12 @@ def fix_text(text: str, reading: CallReading, fix: Fix, offset: int = 0) -> str 
             keyword = keywords.get(name)
             if keyword is None or keyword.key_span is None or keyword.span is None:
                 return None
-            edit = _edit(keyword, Fix(set={k: v for k, v in fix.set.items() if k not in keywords},
-                                      unset=fix.unset, rename=fix.rename), lines, offset)
+            edit = _edit(
+                keyword,
+                Fix(set={k: v for k, v in fix.set.items() if k not in keywords}, unset=fix.unset, rename=fix.rename),
+                lines,
+                offset,
+            )
             if isinstance(edit, str):
                 return None
             edits += edit
@@ -198,9 +207,9 @@ def _insertion(reading: CallReading, name: str, value: Any, lines: list[str]) ->
     call = reading.call
     close = (call.end_line, _chars(lines[call.end_line - 1], call.end_column - 2))
     written = [kw for kw in call.keywords if kw.key_span is not None and kw.line >= call.line]
-    if call.end_line > call.line and written and not lines[call.end_line - 1][:close[1]].strip():
-        indent = lines[written[-1].line - 1][:_chars(lines[written[-1].line - 1], written[-1].column - 1)]
+    if call.end_line > call.line and written and not lines[call.end_line - 1][: close[1]].strip():
+        indent = lines[written[-1].line - 1][: _chars(lines[written[-1].line - 1], written[-1].column - 1)]
         return _Edit((call.end_line, 0), (call.end_line, 0), f"{indent}{name}={value!r},\n")
-    before = lines[close[0] - 1][:close[1]].rstrip()
+    before = lines[close[0] - 1][: close[1]].rstrip()
     separator = "" if before.endswith(("(", ",")) else ", "
     return _Edit(close, close, f"{separator}{name}={value!r}")

@@ -54,9 +54,15 @@ def read_source(data: bytes | str, path: str) -> Source:
     text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
     if len(text) > MAX_BYTES:
         source = Source("", notebook=path.endswith(".ipynb"))
-        source.problems.append(Problem(f"the file is {len(text):,} characters, more than the {MAX_BYTES:,} read",
-                                       line=1, column=1, hint="clear the notebook's outputs (they hold most of "
-                                       "its size), or check the GRPOConfig call from a smaller file"))
+        source.problems.append(
+            Problem(
+                f"the file is {len(text):,} characters, more than the {MAX_BYTES:,} read",
+                line=1,
+                column=1,
+                hint="clear the notebook's outputs (they hold most of "
+                "its size), or check the GRPOConfig call from a smaller file",
+            )
+        )
         return source
     if path.endswith(".ipynb"):
         return _parsed(_notebook(text))
@@ -68,17 +74,35 @@ def _notebook(text: str) -> Source:
     try:
         document = json.loads(text)
     except (ValueError, RecursionError) as exc:
-        source.problems.append(Problem(f"the notebook is not valid JSON: {exc}", line=1, column=1,
-                                       hint="open and save it in Jupyter, or check the file was not cut short"))
+        source.problems.append(
+            Problem(
+                f"the notebook is not valid JSON: {exc}",
+                line=1,
+                column=1,
+                hint="open and save it in Jupyter, or check the file was not cut short",
+            )
+        )
         return source
     cells = document.get("cells") if isinstance(document, dict) else None
     if not isinstance(cells, list):
-        source.problems.append(Problem("the notebook has no `cells` list (not a Jupyter notebook of format 4)",
-                                       line=1, column=1, hint="save it with a current Jupyter"))
+        source.problems.append(
+            Problem(
+                "the notebook has no `cells` list (not a Jupyter notebook of format 4)",
+                line=1,
+                column=1,
+                hint="save it with a current Jupyter",
+            )
+        )
         return source
     if len(cells) > MAX_CELLS:
-        source.problems.append(Problem(f"the notebook has {len(cells):,} cells; only the first {MAX_CELLS:,} are read",
-                                       line=1, column=1, hint="split the notebook"))
+        source.problems.append(
+            Problem(
+                f"the notebook has {len(cells):,} cells; only the first {MAX_CELLS:,} are read",
+                line=1,
+                column=1,
+                hint="split the notebook",
+            )
+        )
     out: list[str] = []
     raw: list[str] = []
     for index, cell in enumerate(cells[:MAX_CELLS]):
@@ -147,8 +171,11 @@ def _parsed(source: Source) -> Source:
             source.problems.append(problem)
             return source
         source.problems.append(problem)
-    source.problems.append(Problem("the file could not be parsed as Python", line=1, column=1,
-                                   hint="check it runs with `python -m py_compile`"))
+    source.problems.append(
+        Problem(
+            "the file could not be parsed as Python", line=1, column=1, hint="check it runs with `python -m py_compile`"
+        )
+    )
     return source
 
 
@@ -158,12 +185,19 @@ def _parse(text: str) -> tuple[ast.Module | None, Problem | None]:
             warnings.simplefilter("ignore")  # invalid escape sequences in user strings are not our finding
             return ast.parse(text), None
     except SyntaxError as exc:
-        return None, Problem(f"Python syntax error: {exc.msg}", line=exc.lineno, column=exc.offset,
-                             hint="fix the syntax (the file cannot run as written); the GRPOConfig calls are read "
-                                  "once it parses")
+        return None, Problem(
+            f"Python syntax error: {exc.msg}",
+            line=exc.lineno,
+            column=exc.offset,
+            hint="fix the syntax (the file cannot run as written); the GRPOConfig calls are read once it parses",
+        )
     except (ValueError, RecursionError, MemoryError) as exc:
-        return None, Problem(f"the file cannot be read as Python: {type(exc).__name__}", line=1, column=1,
-                             hint="check the file is Python source text")
+        return None, Problem(
+            f"the file cannot be read as Python: {type(exc).__name__}",
+            line=1,
+            column=1,
+            hint="check the file is Python source text",
+        )
 
 
 # --- the TRL release a file installs ---------------------------------------------------------------------------------

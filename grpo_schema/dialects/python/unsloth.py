@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 MAX_PARENTS = 12  # folders walked up looking for the repository's requirements
 
+
 def unsloth_era(source: Source, release: str | None) -> str:
     """'before-2025-11' where the file's Unsloth checked per_device_train_batch_size alone: its `unsloth==YYYY.M`
     pin is older than that, or the TRL it runs is older than the 0.18.2 every later Unsloth requires."""
@@ -32,7 +33,6 @@ def unsloth_era(source: Source, release: str | None) -> str:
     except Exception:  # a release the tables cannot read was reported by the check itself
         old = False
     return "before-2025-11" if old else "current"
-
 
 
 _UNSLOTH_WORD = re.compile(r"(?<![\w.-])unsloth(?![\w-])", re.I)
@@ -68,12 +68,20 @@ def unsloth_elsewhere(result: CheckResult) -> list[Diagnostic]:
     batch = next((d for d in result.diagnostics if d.code == "GRPO-B001" and d.severity == "error"), None)
     if batch is None:
         return []
-    return [Diagnostic(pycodes.UNSLOTH_REWRITE, "info", "the repository installs unsloth but this file does not "
-                       "import it: where the program imports unsloth before trl (in its entry script or another "
-                       "module), GRPOConfig is Unsloth's, which replaces per_device_train_batch_size by "
-                       "num_generations instead of failing", fields=batch.fields, line=batch.line,
-                       column=batch.column, hint="validate with --profile unsloth to judge the batch as Unsloth "
-                       "runs it")]
+    return [
+        Diagnostic(
+            pycodes.UNSLOTH_REWRITE,
+            "info",
+            "the repository installs unsloth but this file does not "
+            "import it: where the program imports unsloth before trl (in its entry script or another "
+            "module), GRPOConfig is Unsloth's, which replaces per_device_train_batch_size by "
+            "num_generations instead of failing",
+            fields=batch.fields,
+            line=batch.line,
+            column=batch.column,
+            hint="validate with --profile unsloth to judge the batch as Unsloth runs it",
+        )
+    ]
 
 
 def unsloth_other(reading: CallReading) -> list[Diagnostic]:
@@ -85,14 +93,29 @@ def unsloth_other(reading: CallReading) -> list[Diagnostic]:
     unset = [k for k in ("epsilon_high", "mask_truncated_completions") if k not in reading.mapping]
     if not unset:
         return []
-    return [Diagnostic(pycodes.UNSLOTH_REWRITE, "info", f"loss_type='dapo' under Unsloth: its config class may set "
-                       f"{' and '.join(unset)} for DAPO where the call leaves them out, depending on Unsloth's "
-                       "version; they are judged here at TRL's defaults", fields=("loss_type",), line=line,
-                       column=column, hint=f"write {' and '.join(unset)} to have the values you mean judged")]
+    return [
+        Diagnostic(
+            pycodes.UNSLOTH_REWRITE,
+            "info",
+            f"loss_type='dapo' under Unsloth: its config class may set "
+            f"{' and '.join(unset)} for DAPO where the call leaves them out, depending on Unsloth's "
+            "version; they are judged here at TRL's defaults",
+            fields=("loss_type",),
+            line=line,
+            column=column,
+            hint=f"write {' and '.join(unset)} to have the values you mean judged",
+        )
+    ]
 
 
-def unsloth_batch(reading: CallReading, result: CheckResult, shown: str, options: dict[str, Any],
-                   unknown: set[str], era: str = "current") -> CheckResult:
+def unsloth_batch(
+    reading: CallReading,
+    result: CheckResult,
+    shown: str,
+    options: dict[str, Any],
+    unknown: set[str],
+    era: str = "current",
+) -> CheckResult:
     """UnslothGRPOConfig sets per_device_train_batch_size = num_generations when neither steps_per_generation nor
     generation_batch_size is given and gradient_accumulation_steps x world size x per_device_train_batch_size is
     not a multiple of num_generations (Unsloth releases before 2025-11-19 looked at per_device_train_batch_size
@@ -101,9 +124,16 @@ def unsloth_batch(reading: CallReading, result: CheckResult, shown: str, options
     names = ("per_device_train_batch_size", "gradient_accumulation_steps", "num_generations")
     at = reading.positions.keys.get(("per_device_train_batch_size",)) or (reading.line, reading.column)
     if unknown & set(names) or result.config is None:
-        note = Diagnostic(pycodes.UNSLOTH_REWRITE, "info", "Unsloth may replace per_device_train_batch_size by "
-                          "num_generations; whether it does cannot be judged statically (the batch depends on values "
-                          "known at run time)", fields=("per_device_train_batch_size",), line=at[0], column=at[1])
+        note = Diagnostic(
+            pycodes.UNSLOTH_REWRITE,
+            "info",
+            "Unsloth may replace per_device_train_batch_size by "
+            "num_generations; whether it does cannot be judged statically (the batch depends on values "
+            "known at run time)",
+            fields=("per_device_train_batch_size",),
+            line=at[0],
+            column=at[1],
+        )
         result.diagnostics.append(note)
         return result
     config = result.config
@@ -119,27 +149,55 @@ def unsloth_batch(reading: CallReading, result: CheckResult, shown: str, options
     fixed.sources["per_device_train_batch_size"] = "Unsloth's rewrite"
     fixed.raw = dict(reading.mapping)
     if era == "before-2025-11":
-        because = (f"per_device_train_batch_size ({pdb}) is not a multiple of num_generations ({ng}) (Unsloth before "
-                   "2025-11 looked at it alone)")
+        because = (
+            f"per_device_train_batch_size ({pdb}) is not a multiple of num_generations ({ng}) (Unsloth before "
+            "2025-11 looked at it alone)"
+        )
     else:
-        because = (f"gradient_accumulation_steps ({ga}) x world size ({result.world_size}) x "
-                   f"per_device_train_batch_size ({pdb}) = {ga * result.world_size * pdb} is not a multiple of "
-                   f"num_generations ({ng})")
+        because = (
+            f"gradient_accumulation_steps ({ga}) x world size ({result.world_size}) x "
+            f"per_device_train_batch_size ({pdb}) = {ga * result.world_size * pdb} is not a multiple of "
+            f"num_generations ({ng})"
+        )
     scale = f"{ng / max(pdb, 1):g}x the batch written"
-    what = (f"Unsloth replaces per_device_train_batch_size={pdb} by num_generations={ng}: {because}, so the run "
-            f"trains with {ng} completions per device per micro-step, {scale}")
+    what = (
+        f"Unsloth replaces per_device_train_batch_size={pdb} by num_generations={ng}: {because}, so the run "
+        f"trains with {ng} completions per device per micro-step, {scale}"
+    )
     kept = {(d.code, d.message) for d in fixed.diagnostics}
-    batch = [d for d in result.diagnostics if d.code.startswith("GRPO-B") and d.severity == "error"
-             and (d.code, d.message) not in kept]
-    notes = [replace(d, severity="warning", message=f"{what} (TRL alone: {d.message})",
-                     fields=("per_device_train_batch_size",), line=at[0], column=at[1],
-                     hint=f"write per_device_train_batch_size={ng}, the batch Unsloth trains with, or a batch whose "
-                          "generation batch is a multiple of num_generations",
-                     fix=Fix(set={"per_device_train_batch_size": ng}, safe=False,
-                             title=f"write per_device_train_batch_size={ng}"), alternatives=())
-             for d in batch[:1]]
+    batch = [
+        d
+        for d in result.diagnostics
+        if d.code.startswith("GRPO-B") and d.severity == "error" and (d.code, d.message) not in kept
+    ]
+    notes = [
+        replace(
+            d,
+            severity="warning",
+            message=f"{what} (TRL alone: {d.message})",
+            fields=("per_device_train_batch_size",),
+            line=at[0],
+            column=at[1],
+            hint=f"write per_device_train_batch_size={ng}, the batch Unsloth trains with, or a batch whose "
+            "generation batch is a multiple of num_generations",
+            fix=Fix(
+                set={"per_device_train_batch_size": ng}, safe=False, title=f"write per_device_train_batch_size={ng}"
+            ),
+            alternatives=(),
+        )
+        for d in batch[:1]
+    ]
     if not notes:
-        notes = [Diagnostic(pycodes.UNSLOTH_BATCH, "warning", what, fields=("per_device_train_batch_size",),
-                            line=at[0], column=at[1], hint=f"write per_device_train_batch_size={ng} to say so")]
+        notes = [
+            Diagnostic(
+                pycodes.UNSLOTH_BATCH,
+                "warning",
+                what,
+                fields=("per_device_train_batch_size",),
+                line=at[0],
+                column=at[1],
+                hint=f"write per_device_train_batch_size={ng} to say so",
+            )
+        ]
     fixed.diagnostics = notes + fixed.diagnostics
     return fixed

@@ -14,11 +14,25 @@ from typing import Any
 MAX_DEPTH = 40  # nested expressions and names followed
 MAX_SIZE = 10_000  # items of a list or characters of a string built by arithmetic
 MAX_EXPONENT = 256
-_ARITH = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
-          ast.Div: lambda a, b: a / b, ast.FloorDiv: lambda a, b: a // b, ast.Mod: lambda a, b: a % b,
-          ast.Pow: lambda a, b: a ** b}
-_CONVERSIONS = {"int": int, "float": float, "str": str, "bool": bool, "abs": abs, "round": round,
-                "min": min, "max": max}
+_ARITH = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.Div: lambda a, b: a / b,
+    ast.FloorDiv: lambda a, b: a // b,
+    ast.Mod: lambda a, b: a % b,
+    ast.Pow: lambda a, b: a**b,
+}
+_CONVERSIONS = {
+    "int": int,
+    "float": float,
+    "str": str,
+    "bool": bool,
+    "abs": abs,
+    "round": round,
+    "min": min,
+    "max": max,
+}
 
 
 @dataclass(frozen=True)
@@ -98,8 +112,11 @@ def _bind(scope: Scope, stmt: ast.stmt, conditional: bool) -> None:
             if isinstance(child, ast.stmt):
                 _bind(scope, child, conditional=True)
         if isinstance(stmt, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)):
-            targets = [stmt.target] if isinstance(stmt, (ast.For, ast.AsyncFor)) else \
-                [item.optional_vars for item in stmt.items if item.optional_vars is not None]
+            targets = (
+                [stmt.target]
+                if isinstance(stmt, (ast.For, ast.AsyncFor))
+                else [item.optional_vars for item in stmt.items if item.optional_vars is not None]
+            )
             for target in targets:
                 for node in ast.walk(target):
                     if isinstance(node, ast.Name):
@@ -109,8 +126,11 @@ def _bind(scope: Scope, stmt: ast.stmt, conditional: bool) -> None:
 def _mutation(scope: Scope, call: ast.Call, line: int, conditional: bool) -> None:
     """`config.update(...)`: the dict a name holds is changed after it was written."""
     func = call.func
-    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.attr in (
-            "update", "pop", "setdefault", "clear", "append", "extend", "insert", "remove"):
+    if (
+        isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Name)
+        and func.attr in ("update", "pop", "setdefault", "clear", "append", "extend", "insert", "remove")
+    ):
         scope.add(func.value.id, Binding(line, None, f"changed by .{func.attr}()", conditional))
 
 
@@ -139,8 +159,11 @@ class Evaluator:
         if isinstance(node, ast.Name):
             return self._name(node, depth)
         if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-            return _all_known([self.value(e, depth) for e in node.elts], node) if not any(
-                isinstance(e, ast.Starred) for e in node.elts) else Unknown(_source(node), "unpacks a value")
+            return (
+                _all_known([self.value(e, depth) for e in node.elts], node)
+                if not any(isinstance(e, ast.Starred) for e in node.elts)
+                else Unknown(_source(node), "unpacks a value")
+            )
         if isinstance(node, ast.Dict):
             return self._dict(node, depth)
         if isinstance(node, ast.UnaryOp):
@@ -189,14 +212,18 @@ class Evaluator:
                 return Unknown(name, f"not yet defined at line {self.line}")
             last = candidates[-1]
             if not ordered and len(candidates) > 1:
-                return Unknown(name, f"bound {len(candidates)} times in {scope.name}: which one holds is decided "
-                                     "at run time")
+                return Unknown(
+                    name, f"bound {len(candidates)} times in {scope.name}: which one holds is decided at run time"
+                )
             if last.value is None:
                 return Unknown(name, f"{last.how} (line {last.line})")
             if last.conditional or (ordered and any(b.conditional for b in candidates)):
                 value = self._following_value(name, last.value, depth)
-                return value.within(name) if isinstance(value, Unknown) else Unknown(
-                    name, f"bound under a condition or loop in {scope.name} (line {last.line})")
+                return (
+                    value.within(name)
+                    if isinstance(value, Unknown)
+                    else Unknown(name, f"bound under a condition or loop in {scope.name} (line {last.line})")
+                )
             value = self._following_value(name, last.value, depth)
             return value.within(name) if isinstance(value, Unknown) else value
         return Unknown(name, "not defined in this file")
@@ -276,8 +303,13 @@ class Evaluator:
                 else:
                     out[kw.arg] = value
             return out
-        if isinstance(func, ast.Name) and func.id in _CONVERSIONS and not node.keywords and node.args and \
-                not _shadowed(func.id, self.scopes):
+        if (
+            isinstance(func, ast.Name)
+            and func.id in _CONVERSIONS
+            and not node.keywords
+            and node.args
+            and not _shadowed(func.id, self.scopes)
+        ):
             args = [self.value(a, depth) for a in node.args]
             for arg in args:
                 if isinstance(arg, Unknown):
@@ -321,8 +353,19 @@ def _attribute_reason(node: ast.Attribute) -> str:
     root = node
     while isinstance(root, ast.Attribute):
         root = root.value  # type: ignore[assignment]
-    if isinstance(root, ast.Name) and root.id in ("args", "cfg", "config", "opt", "opts", "options", "script_args",
-                                                   "training_args", "hparams", "conf", "params"):
+    if isinstance(root, ast.Name) and root.id in (
+        "args",
+        "cfg",
+        "config",
+        "opt",
+        "opts",
+        "options",
+        "script_args",
+        "training_args",
+        "hparams",
+        "conf",
+        "params",
+    ):
         return "read from the command line or a config file at run time"
     if isinstance(root, ast.Name) and root.id in ("os", "sys", "torch"):
         return "read from the environment or the machine at run time"

@@ -31,8 +31,9 @@ def looks_like_verl(text: str) -> bool:
     """Whether a file is verl's dialect by its content: a verl launch, or YAML with verl's sections."""
     if _LAUNCH_HINT.search(text) and ("verl" in text or "actor_rollout_ref" in text):
         return True
-    return bool(re.search(r"^actor_rollout_ref:\s*$", text, re.M)) and bool(re.search(r"^(algorithm|trainer|data):",
-                                                                                      text, re.M))
+    return bool(re.search(r"^actor_rollout_ref:\s*$", text, re.M)) and bool(
+        re.search(r"^(algorithm|trainer|data):", text, re.M)
+    )
 
 
 def is_yaml(text: str, path: str) -> bool:
@@ -48,10 +49,19 @@ def read_runs(text: str, path: str) -> tuple[list[Run], list[Diagnostic]]:
         runs, problems, _ = read_yaml(text)
         return runs, problems
     runs, script = runs_in_script(text)
-    problems = [Diagnostic(codes.SHELL_SYNTAX, "error", p.message, line=p.line, column=p.column,
-                           hint="close it; the rest of the script is not read") if p.severity == "error" else
-                Diagnostic(codes.SCRIPT_NOTE, p.severity, p.message, line=p.line, column=p.column)
-                for p in script.problems]
+    problems = [
+        Diagnostic(
+            codes.SHELL_SYNTAX,
+            "error",
+            p.message,
+            line=p.line,
+            column=p.column,
+            hint="close it; the rest of the script is not read",
+        )
+        if p.severity == "error"
+        else Diagnostic(codes.SCRIPT_NOTE, p.severity, p.message, line=p.line, column=p.column)
+        for p in script.problems
+    ]
     return runs, problems
 
 
@@ -71,10 +81,19 @@ def declared_release(text: str, flag: str | None = None) -> tuple[str, str, Diag
         version = resolve(declared)
         if version is not None:
             return version, source, None
-        line = text[:(comment or pin).start()].count("\n") + 1 if source != "flag" and (comment or pin) else 1
-        return release(), "default", Diagnostic(
-            codes.SCRIPT_NOTE, "warning", f"verl {declared} ({source}) has no field table here; judged as verl "
-            f"{release()}", line=line, column=1, hint=f"the releases known: {', '.join(releases())}")
+        line = text[: (comment or pin).start()].count("\n") + 1 if source != "flag" and (comment or pin) else 1
+        return (
+            release(),
+            "default",
+            Diagnostic(
+                codes.SCRIPT_NOTE,
+                "warning",
+                f"verl {declared} ({source}) has no field table here; judged as verl {release()}",
+                line=line,
+                column=1,
+                hint=f"the releases known: {', '.join(releases())}",
+            ),
+        )
     return release(), "default", None
 
 
@@ -87,9 +106,17 @@ def check_verl_text(text: str | bytes, path: str = "<string>", verl_version: str
     result = CheckResult(path=path, world_size=8, trl_version=version, trl_version_source="verl")
     result.sources["verl_version"] = source
     if not runs and not any(d.severity == "error" for d in diagnostics):
-        diagnostics.append(Diagnostic(codes.NOT_A_LAUNCH, "error", "no launch of verl's trainer found",
-                                      line=1, column=1, hint="a verl launch is `python3 -m verl.trainer.main_ppo "
-                                      "key=value ...`; for a TRL config, validate without --dialect verl"))
+        diagnostics.append(
+            Diagnostic(
+                codes.NOT_A_LAUNCH,
+                "error",
+                "no launch of verl's trainer found",
+                line=1,
+                column=1,
+                hint="a verl launch is `python3 -m verl.trainer.main_ppo "
+                "key=value ...`; for a TRL config, validate without --dialect verl",
+            )
+        )
     for index, run in enumerate(runs):
         found, config = check_run(run, version)
         if index == 0 and config is not None and declared_gpus(config) is not None:
@@ -129,11 +156,17 @@ def _engine_problem(run: Run, fields: FieldTable) -> Diagnostic | None:
     if engine is None or not engine.known or not choices or engine.text in choices:
         return None
     suggestion = suggest(engine.text or "", frozenset(choices))
-    return Diagnostic(codes.UNKNOWN_ENGINE, "error", f"model_engine={engine.text}: verl {fields.release} has no "
-                      f"model engine {engine.text!r} (it has {', '.join(choices)}); Hydra stops composing the config",
-                      line=engine.line, column=engine.column, fields=("model_engine",),
-                      hint=(f"did you mean {suggestion}? " if suggestion else "") + "a newer verl release, or a "
-                      "fork, may have it: check the release the script is for")
+    return Diagnostic(
+        codes.UNKNOWN_ENGINE,
+        "error",
+        f"model_engine={engine.text}: verl {fields.release} has no "
+        f"model engine {engine.text!r} (it has {', '.join(choices)}); Hydra stops composing the config",
+        line=engine.line,
+        column=engine.column,
+        fields=("model_engine",),
+        hint=(f"did you mean {suggestion}? " if suggestion else "") + "a newer verl release, or a "
+        "fork, may have it: check the release the script is for",
+    )
 
 
 def check_run(run: Run, version: str | None = None) -> tuple[list[Diagnostic], VerlConfig | None]:
@@ -156,8 +189,9 @@ def check_run(run: Run, version: str | None = None) -> tuple[list[Diagnostic], V
         # the fully async trainer's step is async_training.require_batches mini-batches; data.train_batch_size
         # (0 in verl's own recipes) does not size it, so the rules that read it are left out
         config.values["data.train_batch_size"] = UNKNOWN
-        config.unknown["data.train_batch_size"] = ("the fully async trainer sizes its step by "
-                                                   "async_training.require_batches x ppo_mini_batch_size")
+        config.unknown["data.train_batch_size"] = (
+            "the fully async trainer sizes its step by async_training.require_batches x ppo_mini_batch_size"
+        )
     failed |= set(config.unknown)
     found.extend(_unknown_notes(config))
     rule_found = run_rules(config, VerlContext(), failed, rules=load_verl_rules())  # type: ignore[arg-type]
@@ -168,37 +202,98 @@ def check_run(run: Run, version: str | None = None) -> tuple[list[Diagnostic], V
 def _script_notes(run: Run, fields: FieldTable) -> list[Diagnostic]:
     notes = []
     if run.passthrough:
-        notes.append(Diagnostic(codes.SCRIPT_NOTE, "info", "the launch passes the script's own arguments on ($@): "
-                                "overrides given when the script runs are not known here", line=run.line, column=1))
+        notes.append(
+            Diagnostic(
+                codes.SCRIPT_NOTE,
+                "info",
+                "the launch passes the script's own arguments on ($@): "
+                "overrides given when the script runs are not known here",
+                line=run.line,
+                column=1,
+            )
+        )
     if run.config_name.removesuffix(".yaml") != fields.base:
-        notes.append(Diagnostic(codes.SCRIPT_NOTE, "info", f"the base config {run.config_name!r} comes from "
-                                f"{run.config_path or 'a --config-path folder'}; keys are checked against verl's "
-                                f"{fields.base}", line=run.line, column=1))
+        notes.append(
+            Diagnostic(
+                codes.SCRIPT_NOTE,
+                "info",
+                f"the base config {run.config_name!r} comes from "
+                f"{run.config_path or 'a --config-path folder'}; keys are checked against verl's "
+                f"{fields.base}",
+                line=run.line,
+                column=1,
+            )
+        )
     if _before(fields.release, (0, 9)) and not run.entry.endswith("main_ppo_v0"):
-        notes.append(Diagnostic(codes.SCRIPT_NOTE, "info", f"verl {fields.release} runs its own config checks "
-                                "(validate_config) inside Ray, after the cluster is allocated (0.9.0 moved them before "
-                                "Ray): the parse-time findings here are found there on the cluster", line=run.line,
-                                column=1))
+        notes.append(
+            Diagnostic(
+                codes.SCRIPT_NOTE,
+                "info",
+                f"verl {fields.release} runs its own config checks "
+                "(validate_config) inside Ray, after the cluster is allocated (0.9.0 moved them before "
+                "Ray): the parse-time findings here are found there on the cluster",
+                line=run.line,
+                column=1,
+            )
+        )
     if run.entry.endswith("fully_async_main"):
-        notes.append(Diagnostic(codes.SCRIPT_NOTE, "info", "fully_async_main is verl's fully async trainer: it runs "
-                                "verl's own checks inside Ray, after the cluster is allocated; the rules here judge its "
-                                "config as verl's trainer would", line=run.line, column=1))
+        notes.append(
+            Diagnostic(
+                codes.SCRIPT_NOTE,
+                "info",
+                "fully_async_main is verl's fully async trainer: it runs "
+                "verl's own checks inside Ray, after the cluster is allocated; the rules here judge its "
+                "config as verl's trainer would",
+                line=run.line,
+                column=1,
+            )
+        )
     if run.entry.endswith("main_ppo_v0"):
-        notes.append(Diagnostic(codes.SCRIPT_NOTE, "info", "main_ppo_v0 is verl's legacy path: it runs verl's own "
-                                "checks inside Ray, after the cluster is allocated, not before", line=run.line,
-                                column=1))
+        notes.append(
+            Diagnostic(
+                codes.SCRIPT_NOTE,
+                "info",
+                "main_ppo_v0 is verl's legacy path: it runs verl's own "
+                "checks inside Ray, after the cluster is allocated, not before",
+                line=run.line,
+                column=1,
+            )
+        )
     if run.block:
-        notes.append(Diagnostic(codes.SCRIPT_NOTE, "info", f"the launch sits inside {run.block}; it is checked as "
-                                "if that branch runs", line=run.line, column=1))
+        notes.append(
+            Diagnostic(
+                codes.SCRIPT_NOTE,
+                "info",
+                f"the launch sits inside {run.block}; it is checked as if that branch runs",
+                line=run.line,
+                column=1,
+            )
+        )
     for setting in run.settings:
         for note in setting.notes:
-            notes.append(Diagnostic(codes.SCRIPT_NOTE, "info", f"{setting.key}: {note}", fields=(setting.key,),
-                                    line=setting.line, column=setting.column))
+            notes.append(
+                Diagnostic(
+                    codes.SCRIPT_NOTE,
+                    "info",
+                    f"{setting.key}: {note}",
+                    fields=(setting.key,),
+                    line=setting.line,
+                    column=setting.column,
+                )
+            )
     for word, why in run.unread:
         code, severity = (codes.UNREAD_WORD, "warning") if word.text is None else (codes.BAD_OVERRIDE, "error")
         shown = f"{word.text!r}: {why}" if word.text is not None else why
-        notes.append(Diagnostic(code, severity, shown, line=word.line or run.line, column=word.column or 1,
-                                hint="" if word.text is None else "write key=value (a dotted key of verl's config)"))
+        notes.append(
+            Diagnostic(
+                code,
+                severity,
+                shown,
+                line=word.line or run.line,
+                column=word.column or 1,
+                hint="" if word.text is None else "write key=value (a dotted key of verl's config)",
+            )
+        )
     return notes
 
 
@@ -223,9 +318,14 @@ def _key_problem(setting: Setting, fields: FieldTable, current: dict[str, Any]) 
     if field is not None and field.absent:
         return None if setting.op != "" else _absent_key(setting, fields, where)
     if setting.op == "+" and known and (current.get(setting.key) is not None or fields.get(setting.key).type == "dict"):
-        return Diagnostic(codes.APPEND_EXISTING, "error", f"+{setting.key} adds a key verl already has", **where,
-                          hint=f"write {setting.key}={setting.text}", fix=Fix(set={setting.key: setting.value},
-                                                                               title="override instead of adding"))
+        return Diagnostic(
+            codes.APPEND_EXISTING,
+            "error",
+            f"+{setting.key} adds a key verl already has",
+            **where,
+            hint=f"write {setting.key}={setting.text}",
+            fix=Fix(set={setting.key: setting.value}, title="override instead of adding"),
+        )
     if known or setting.op == "~":
         return None
     if setting.op == "":
@@ -236,25 +336,38 @@ def _key_problem(setting: Setting, fields: FieldTable, current: dict[str, Any]) 
     if fields.inside_dataclass(setting.key) or setting.key.startswith(_PASSED_ON):
         return None  # a key of a free-form mapping (engine_kwargs, ray.init's arguments, ...): read as given
     how = "the file adds it" if setting.op == "file" else f"`{setting.op}` adds it"
-    return Diagnostic(codes.ADDED_KEY, "warning", f"{setting.key} is not a key of verl {fields.release}'s "
-                      f"{fields.base} config ({how}); verl's trainer does not read it", **where,
-                      hint=_did_you_mean(setting.key, fields) or "a recipe or fork of verl may read it")
+    return Diagnostic(
+        codes.ADDED_KEY,
+        "warning",
+        f"{setting.key} is not a key of verl {fields.release}'s "
+        f"{fields.base} config ({how}); verl's trainer does not read it",
+        **where,
+        hint=_did_you_mean(setting.key, fields) or "a recipe or fork of verl may read it",
+    )
 
 
 def _absent_key(setting: Setting, fields: FieldTable, where: dict[str, Any]) -> Diagnostic:
-    return Diagnostic(codes.UNKNOWN_KEY, "error", f"{setting.key} is a field of verl {fields.release}'s config class "
-                      f"but not of its {fields.base} YAML, so Hydra refuses to override it", **where,
-                      hint=f"add it: +{setting.key}={setting.text}")
+    return Diagnostic(
+        codes.UNKNOWN_KEY,
+        "error",
+        f"{setting.key} is a field of verl {fields.release}'s config class "
+        f"but not of its {fields.base} YAML, so Hydra refuses to override it",
+        **where,
+        hint=f"add it: +{setting.key}={setting.text}",
+    )
 
 
 def _unknown_key(setting: Setting, fields: FieldTable, where: dict[str, Any]) -> Diagnostic:
     suggestion = fields.suggestion(setting.key)
-    return Diagnostic(codes.UNKNOWN_KEY, "error", f"{setting.key} is not a key of verl {fields.release}'s "
-                      f"{fields.base} config: Hydra refuses the override", **where,
-                      hint=(f"did you mean {suggestion}? " if suggestion else "") +
-                      f"to add a key of your own, write +{setting.key}=...",
-                      fix=Fix(rename={setting.key: suggestion}, safe=False, title=f"rename to {suggestion}")
-                      if suggestion else None)
+    return Diagnostic(
+        codes.UNKNOWN_KEY,
+        "error",
+        f"{setting.key} is not a key of verl {fields.release}'s {fields.base} config: Hydra refuses the override",
+        **where,
+        hint=(f"did you mean {suggestion}? " if suggestion else "")
+        + f"to add a key of your own, write +{setting.key}=...",
+        fix=Fix(rename={setting.key: suggestion}, safe=False, title=f"rename to {suggestion}") if suggestion else None,
+    )
 
 
 def _not_a_dataclass_field(setting: Setting, fields: FieldTable, parent: str, where: dict[str, Any]) -> Diagnostic:
@@ -262,8 +375,14 @@ def _not_a_dataclass_field(setting: Setting, fields: FieldTable, parent: str, wh
     when = "before Ray starts" if actor else "when its worker builds it, on the cluster"
     hint = _did_you_mean(setting.key, fields) or f"{parent} takes only the fields of its config class"
     code = codes.DATACLASS_KEY if actor else codes.WORKER_DATACLASS_KEY
-    return Diagnostic(code, "error", f"{setting.key}: verl builds {parent} as a config dataclass, "
-                      f"which has no field {setting.key.rsplit('.', 1)[1]!r}; it fails {when}", **where, hint=hint)
+    return Diagnostic(
+        code,
+        "error",
+        f"{setting.key}: verl builds {parent} as a config dataclass, "
+        f"which has no field {setting.key.rsplit('.', 1)[1]!r}; it fails {when}",
+        **where,
+        hint=hint,
+    )
 
 
 def _did_you_mean(key: str, fields: FieldTable) -> str:
@@ -277,10 +396,15 @@ _PYTHON_TYPES = {"int": (int,), "float": (int, float), "bool": (bool,)}
 def _value_problem(setting: Setting, fields: FieldTable) -> Diagnostic | None:
     grammar = value_problem(setting.text) if setting.known and setting.text and setting.op != "file" else None
     if grammar is not None:
-        return Diagnostic(codes.BAD_OVERRIDE, "error", f"the value of {setting.key}, {setting.text!r}, does not "
-                          f"parse as a Hydra override: {grammar}", line=setting.line, column=setting.column,
-                          fields=(setting.key,), hint="quote the value for Hydra inside the shell's quotes: "
-                          "'key=\"a value\"', and lists as 'key=[a,b]'")
+        return Diagnostic(
+            codes.BAD_OVERRIDE,
+            "error",
+            f"the value of {setting.key}, {setting.text!r}, does not parse as a Hydra override: {grammar}",
+            line=setting.line,
+            column=setting.column,
+            fields=(setting.key,),
+            hint="quote the value for Hydra inside the shell's quotes: 'key=\"a value\"', and lists as 'key=[a,b]'",
+        )
     field = fields.get(setting.key)
     if field is None or not setting.known or field.type not in _PYTHON_TYPES:
         return None
@@ -292,9 +416,15 @@ def _value_problem(setting: Setting, fields: FieldTable) -> Diagnostic | None:
         return None
     if field.type == "float" and isinstance(value, str) and _float_text(value):
         return None
-    return Diagnostic(codes.BAD_VALUE, "error", f"{setting.key} is {setting.text!r}, not {_article(field.type)}",
-                      line=setting.line, column=setting.column, fields=(setting.key,),
-                      hint=f"verl's default is {field.default!r}" if field.default is not None else "")
+    return Diagnostic(
+        codes.BAD_VALUE,
+        "error",
+        f"{setting.key} is {setting.text!r}, not {_article(field.type)}",
+        line=setting.line,
+        column=setting.column,
+        fields=(setting.key,),
+        hint=f"verl's default is {field.default!r}" if field.default is not None else "",
+    )
 
 
 def _float_text(text: str) -> bool:
@@ -315,9 +445,17 @@ def _unknown_notes(config: VerlConfig) -> list[Diagnostic]:
     for key, why in config.unknown.items():
         setting = config.settings.get(key)
         if key in read and setting is not None:
-            out.append(Diagnostic(codes.UNKNOWN_VALUE, "info", f"{key} is not known: {why}; the checks that read it "
-                                  "are skipped", fields=(key,), line=setting.line, column=setting.column,
-                                  hint="pass --set to give it a value, or set it in the script"))
+            out.append(
+                Diagnostic(
+                    codes.UNKNOWN_VALUE,
+                    "info",
+                    f"{key} is not known: {why}; the checks that read it are skipped",
+                    fields=(key,),
+                    line=setting.line,
+                    column=setting.column,
+                    hint="pass --set to give it a value, or set it in the script",
+                )
+            )
     return out
 
 
@@ -330,8 +468,9 @@ def _place(diagnostic: Diagnostic, config: VerlConfig, run: Run) -> Diagnostic:
     return diagnostic.with_position(run.line, 1)
 
 
-def results_by_run(text: str, path: str, verl_version: str | None = None
-                   ) -> list[tuple[Run, list[Diagnostic], VerlConfig | None]]:
+def results_by_run(
+    text: str, path: str, verl_version: str | None = None
+) -> list[tuple[Run, list[Diagnostic], VerlConfig | None]]:
     """Each run with its own diagnostics and config (grpo explain and convert read them one run at a time)."""
     runs, _ = read_runs(text, path)
     version, _, _ = declared_release(text, verl_version)

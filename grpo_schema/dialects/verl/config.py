@@ -17,8 +17,19 @@ A = "actor_rollout_ref.actor."
 R = "actor_rollout_ref.rollout."
 REF = "actor_rollout_ref.ref."
 # Advantage estimators that compare the samples of one prompt with each other: a group of one has no baseline.
-GROUP_ESTIMATORS = frozenset({"grpo", "grpo_passk", "grpo_vectorized", "rloo", "rloo_vectorized", "opo", "gpg", "gdpo",
-                              "reinforce_plus_plus_baseline"})
+GROUP_ESTIMATORS = frozenset(
+    {
+        "grpo",
+        "grpo_passk",
+        "grpo_vectorized",
+        "rloo",
+        "rloo_vectorized",
+        "opo",
+        "gpg",
+        "gdpo",
+        "reinforce_plus_plus_baseline",
+    }
+)
 
 
 @dataclass
@@ -48,17 +59,21 @@ class VerlConfig:
         """Megatron's TP x PP x CP (1 under FSDP)."""
         if not self.megatron:
             return 1
-        return (int(self[A + "megatron.tensor_model_parallel_size"] or 1)
-                * int(self[A + "megatron.pipeline_model_parallel_size"] or 1)
-                * int(self[A + "megatron.context_parallel_size"] or 1))
+        return (
+            int(self[A + "megatron.tensor_model_parallel_size"] or 1)
+            * int(self[A + "megatron.pipeline_model_parallel_size"] or 1)
+            * int(self[A + "megatron.context_parallel_size"] or 1)
+        )
 
     @property
     def sequence_parallel(self) -> int:
         """Ulysses SP under FSDP: the engine's, or the deprecated actor-level one when it is larger."""
         if self.megatron:
             return 1
-        return max(int(self[A + "fsdp_config.ulysses_sequence_parallel_size"] or 1),
-                   int(self[A + "ulysses_sequence_parallel_size"] or 1))
+        return max(
+            int(self[A + "fsdp_config.ulysses_sequence_parallel_size"] or 1),
+            int(self[A + "ulysses_sequence_parallel_size"] or 1),
+        )
 
     @property
     def dp(self) -> int:
@@ -67,8 +82,11 @@ class VerlConfig:
 
     @property
     def rollout_group(self) -> int:
-        return (int(self[R + "tensor_model_parallel_size"] or 1) * int(self[R + "data_parallel_size"] or 1)
-                * int(self[R + "pipeline_model_parallel_size"] or 1))
+        return (
+            int(self[R + "tensor_model_parallel_size"] or 1)
+            * int(self[R + "data_parallel_size"] or 1)
+            * int(self[R + "pipeline_model_parallel_size"] or 1)
+        )
 
     @property
     def dynamic(self) -> bool:

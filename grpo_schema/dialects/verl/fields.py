@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import functools
 import json
-from dataclasses import dataclass, field as dataclass_field
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from pathlib import Path
 from typing import Any
 
@@ -69,8 +70,9 @@ class FieldTable:
     def suggestion(self, key: str) -> str | None:
         """The closest known key with the same parent, else the closest anywhere (did-you-mean)."""
         parent = key.rsplit(".", 1)[0] if "." in key else ""
-        siblings = frozenset(self.children.get(parent, ())) if parent else frozenset(
-            k for k in self.fields if "." not in k)
+        siblings = (
+            frozenset(self.children.get(parent, ())) if parent else frozenset(k for k in self.fields if "." not in k)
+        )
         for pool in (siblings, frozenset(self.fields)):
             if not pool:
                 continue
@@ -99,8 +101,11 @@ def release() -> str:
 
 def releases() -> tuple[str, ...]:
     """Every release with a field table, newest first."""
-    older = sorted((p.name[len("fields-"):-len(".json")] for p in TABLE.parent.glob("fields-*.json")),
-                   key=lambda v: tuple(int(x) for x in v.split(".") if x.isdigit()), reverse=True)
+    older = sorted(
+        (p.name[len("fields-") : -len(".json")] for p in TABLE.parent.glob("fields-*.json")),
+        key=lambda v: tuple(int(x) for x in v.split(".") if x.isdigit()),
+        reverse=True,
+    )
     return (release(), *older)
 
 
@@ -143,6 +148,16 @@ def table(base: str = "ppo_trainer", version: str | None = None) -> FieldTable:
     name = base[:-5] if base.endswith(".yaml") else base
     name = name if name in raw["bases"] else "ppo_trainer"
     choices = raw.get("choices", {})
-    fields = {key: Field(key, e["type"], e.get("default"), bool(e.get("nullable")), tuple(choices.get(key, ())),
-                         e.get("follows"), bool(e.get("absent"))) for key, e in _entries(raw["bases"], name).items()}
+    fields = {
+        key: Field(
+            key,
+            e["type"],
+            e.get("default"),
+            bool(e.get("nullable")),
+            tuple(choices.get(key, ())),
+            e.get("follows"),
+            bool(e.get("absent")),
+        )
+        for key, e in _entries(raw["bases"], name).items()
+    }
     return FieldTable(str(raw["verl"]), name, fields)

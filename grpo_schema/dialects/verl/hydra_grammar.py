@@ -37,8 +37,10 @@ def value_problem(text: str) -> str | None:
         if ch in "'\"":
             end = _quoted_item_end(text, i, bool(stack))
             if end < 0:
-                return (f"the quote {ch} sits inside an unquoted value (Hydra takes a quote only around a whole value "
-                        "or list item)")
+                return (
+                    f"the quote {ch} sits inside an unquoted value (Hydra takes a quote only around a whole value "
+                    "or list item)"
+                )
             i = end
             continue
         if ch in "[{":
@@ -54,8 +56,10 @@ def value_problem(text: str) -> str | None:
             if not stack or _CLOSE[stack.pop()] != ch:
                 return f"the {ch} closes no bracket"
         elif ch == "," and not stack:
-            return ("a comma outside brackets makes a sweep (one run per item), which verl's compose refuses; write "
-                    "[a,b] for a list or quote the value for a string")
+            return (
+                "a comma outside brackets makes a sweep (one run per item), which verl's compose refuses; write "
+                "[a,b] for a list or quote the value for a string"
+            )
         elif ch == "=" and not stack:
             return "a second `=` in the value; quote the value to keep it"
         elif ch not in ",=" and not _PLAIN.match(ch):
@@ -82,7 +86,7 @@ def _quoted_item_end(text: str, start: int, in_brackets: bool) -> int:
             i += 2
             continue
         if text[i] == quote:
-            rest = text[i + 1:].lstrip()
+            rest = text[i + 1 :].lstrip()
             whole = (not rest or rest[0] in ",]}:") if in_brackets else not rest
             return i + 1 if whole else -1
         i += 1
@@ -92,7 +96,7 @@ def _quoted_item_end(text: str, start: int, in_brackets: bool) -> int:
 def _interpolation_end(text: str, start: int) -> int:
     """The index after `${...}`: Hydra's lexer ends an interpolation at its first `}` (a nested one does not lex)."""
     end = text.find("}", start + 2)
-    if end < 0 or "${" in text[start + 2:end]:
+    if end < 0 or "${" in text[start + 2 : end]:
         return -1
     return end + 1
 

@@ -16,8 +16,10 @@ from grpo_schema.dialects.verl.shell import Command, Script, Word, read_script
 # Entry points that take verl's trainer config: verl's own and the recipes' (`recipe.dapo.main_dapo`, a project's
 # `verl_tool.trainer.main_ppo`); `main_ppo_v0` is verl's legacy path (checks inside Ray); `fully_async_main` is verl's
 # fully async trainer, whose config extends ppo_trainer.
-_ENTRY = re.compile(r"(?:[\w.]*\.)?(main_ppo(?:_v0)?|main_dapo|main_\w*ppo\w*|main_generation|fully_async_main)"
-                    r"(?:\.py)?$")
+_ENTRY = re.compile(
+    r"(?:[\w.]*\.)?(main_ppo(?:_v0)?|main_dapo|main_\w*ppo\w*|main_generation|fully_async_main)"
+    r"(?:\.py)?$"
+)
 # the config an entry point composes unless --config-name says otherwise
 DEFAULT_CONFIG = {"fully_async_main": "fully_async_ppo_trainer"}
 _KEY = re.compile(r"(\+\+|\+|~)?([A-Za-z_][\w\-]*(?:\.[\w\-]+|\[\d+\])*)$")
@@ -108,7 +110,7 @@ def _run_of(command: Command) -> Run | None:
     index, entry = found
     run = Run(entry, command.line, block=command.block)
     run.config_name = entry_config(entry)
-    words = command.words[index + 1:]
+    words = command.words[index + 1 :]
     i = 0
     while i < len(words):
         word = words[i]
@@ -162,5 +164,6 @@ def _setting(word: Word) -> Setting | str:
     match = _KEY.match(key)
     if not match:
         return f"{key!r} is not a config key"
-    return Setting(match.group(2), value.text, word.line, word.column, match.group(1) or "", tuple(value.notes),
-                   value.why)
+    return Setting(
+        match.group(2), value.text, word.line, word.column, match.group(1) or "", tuple(value.notes), value.why
+    )

@@ -35,12 +35,21 @@ def schedule(config: VerlConfig) -> dict[str, Any]:
     minis_per_epoch = prompts // mini if mini else 0  # type: ignore[operator]
     optimizer_steps = minis_per_epoch * epochs
     out: dict[str, Any] = {
-        "complete": True, "gpus": gpus, "data_parallel": dp, "prompts_per_rl_step": prompts,
+        "complete": True,
+        "gpus": gpus,
+        "data_parallel": dp,
+        "prompts_per_rl_step": prompts,
         "samples_per_rl_step": prompts * n,  # type: ignore[operator]
-        "group_size": n, "mini_batch_prompts": mini, "samples_per_optimizer_step": samples,
-        "samples_per_rank_per_optimizer_step": per_rank, "micro_batch_per_gpu": micro,
-        "micro_steps_per_optimizer_step": micro_steps, "dynamic_batch": config.dynamic, "ppo_epochs": epochs,
-        "mini_batches_per_epoch": minis_per_epoch, "leftover_prompts": prompts % mini if mini else 0,  # type: ignore
+        "group_size": n,
+        "mini_batch_prompts": mini,
+        "samples_per_optimizer_step": samples,
+        "samples_per_rank_per_optimizer_step": per_rank,
+        "micro_batch_per_gpu": micro,
+        "micro_steps_per_optimizer_step": micro_steps,
+        "dynamic_batch": config.dynamic,
+        "ppo_epochs": epochs,
+        "mini_batches_per_epoch": minis_per_epoch,
+        "leftover_prompts": prompts % mini if mini else 0,  # type: ignore
         "optimizer_steps_per_rl_step": optimizer_steps,
         "off_policy_from_mini_batch": 2 if optimizer_steps > 1 else None,
         "lr_ticks": "once per RL step, after its last optimizer step",
@@ -56,8 +65,12 @@ def schedule(config: VerlConfig) -> dict[str, Any]:
 
 def trl_equivalent(s: dict[str, Any]) -> dict[str, Any]:
     """TRL's names for the same schedule (its world size = verl's data-parallel size)."""
-    trl: dict[str, Any] = {"num_generations": s["group_size"], "generation_batch_size": s["samples_per_rl_step"],
-                           "num_iterations": s["ppo_epochs"], "world_size": s["data_parallel"]}
+    trl: dict[str, Any] = {
+        "num_generations": s["group_size"],
+        "generation_batch_size": s["samples_per_rl_step"],
+        "num_iterations": s["ppo_epochs"],
+        "world_size": s["data_parallel"],
+    }
     if s["micro_batch_per_gpu"] and s["micro_steps_per_optimizer_step"]:
         trl["per_device_train_batch_size"] = s["micro_batch_per_gpu"]
         trl["gradient_accumulation_steps"] = s["micro_steps_per_optimizer_step"]

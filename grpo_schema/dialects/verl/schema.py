@@ -33,8 +33,11 @@ def verl_json_schema(base: str = "ppo_trainer") -> dict[str, Any]:
 
 def _node(field: Any, fields: FieldTable) -> dict[str, Any]:
     if field.type == "dict":  # a config dataclass takes only its fields; any other mapping is free-form
-        return {"type": ["object", "null"], "properties": {},
-                "additionalProperties": not fields.is_dataclass_node(field.key)}
+        return {
+            "type": ["object", "null"],
+            "properties": {},
+            "additionalProperties": not fields.is_dataclass_node(field.key),
+        }
     node: dict[str, Any] = {}
     if field.type in _JSON_TYPES:
         kinds = [_JSON_TYPES[field.type]] + (["null"] if field.nullable else [])

@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\+?)=")
-_OPENERS = {"if": "fi", "case": "esac", "for": "done", "while": "done", "until": "done", "select": "done",
-            "{": "}"}
+_OPENERS = {"if": "fi", "case": "esac", "for": "done", "while": "done", "until": "done", "select": "done", "{": "}"}
 _KEYWORDS = {"then", "do", "else", "!"}  # words that may lead a command inside a block
 _CLOSERS = {"fi", "esac", "done", "}"}
 
@@ -62,7 +61,7 @@ class Word:
             if "=" in part.text:
                 before, _, after = part.text.partition("=")
                 rest = [Part(after, part.note, literal=part.literal)] if after else []
-                return "".join(head) + before, Word(rest + self.parts[index + 1:], self.line, self.column)
+                return "".join(head) + before, Word(rest + self.parts[index + 1 :], self.line, self.column)
             head.append(part.text)
         return None
 
@@ -108,7 +107,7 @@ class _Scanner:
         return self.text[j] if j < len(self.text) else ""
 
     def take(self, n: int = 1) -> str:
-        out = self.text[self.i:self.i + n]
+        out = self.text[self.i : self.i + n]
         for ch in out:
             if ch == "\n":
                 self.line, self.col = self.line + 1, 1
@@ -135,7 +134,7 @@ class _Scanner:
             elif ch == closer:
                 depth -= 1
                 if depth == 0:
-                    body = self.text[start:self.i]
+                    body = self.text[start : self.i]
                     self.take()
                     return body
             self.take()
@@ -158,7 +157,6 @@ class _Raw:
     column: int
     array: list["_Raw"] | None = None  # `NAME=( ... )`: the items
     source: str = ""  # the word as written in the script
-
 
     def plain(self) -> str:
         return "".join(text for kind, text in self.pieces if kind in ("literal", "single"))
@@ -188,8 +186,8 @@ def scan(text: str, line: int = 1, col: int = 1) -> tuple[list[tuple[list[_Raw],
             while s.peek() not in ("\n", ""):
                 s.take()
             continue
-        if ch == "(" and words and re.match(r"\(\s*\)", s.text[s.i:]):  # `name()`: a function header
-            s.take(re.match(r"\(\s*\)", s.text[s.i:]).end())  # type: ignore[union-attr]
+        if ch == "(" and words and re.match(r"\(\s*\)", s.text[s.i :]):  # `name()`: a function header
+            s.take(re.match(r"\(\s*\)", s.text[s.i :]).end())  # type: ignore[union-attr]
             words.append(_Raw([("literal", "()")], s.line, s.col, source="()"))
             continue
         if ch in _SEPARATORS:
@@ -210,8 +208,13 @@ def scan(text: str, line: int = 1, col: int = 1) -> tuple[list[tuple[list[_Raw],
             if heredoc is not None:
                 heredocs.append(heredoc)
         except _Unclosed as exc:
-            problems.append(ShellProblem(exc.line or s.line, exc.column or s.col,
-                                         f"the {exc.closer} opened here is not closed before the end of the script"))
+            problems.append(
+                ShellProblem(
+                    exc.line or s.line,
+                    exc.column or s.col,
+                    f"the {exc.closer} opened here is not closed before the end of the script",
+                )
+            )
             break
     if words:
         commands.append((words, start_line))
@@ -229,14 +232,14 @@ def _heredoc_start(words: list[_Raw]) -> tuple[str, bool] | None:
     match = re.match(r"\d*<<(-?)(?!<)", source)
     if not match or len(source) == match.end():
         return None
-    return re.sub(r"[\"'\\]", "", source[match.end():]), bool(match.group(1))
+    return re.sub(r"[\"'\\]", "", source[match.end() :]), bool(match.group(1))
 
 
 def _skip_heredoc(s: _Scanner, delimiter: str, tabs: bool) -> None:
     """The body of a here-document is text for the command, not script: skipped up to its delimiter line."""
     while s.i < len(s.text):
         end = s.text.find("\n", s.i)
-        line = s.text[s.i:end if end >= 0 else len(s.text)]
+        line = s.text[s.i : end if end >= 0 else len(s.text)]
         s.take(len(line) + (1 if end >= 0 else 0))
         if (line.lstrip("\t") if tabs else line) == delimiter:
             return
@@ -248,7 +251,7 @@ def _word(s: _Scanner) -> _Raw:
     try:
         _word_pieces(s, raw)
     finally:
-        raw.source = s.text[start:s.i]
+        raw.source = s.text[start : s.i]
     return raw
 
 
@@ -340,6 +343,7 @@ def _dollar(s: _Scanner) -> str:
 
 
 # --- expansion --------------------------------------------------------------------------------------------------
+
 
 @dataclass
 class Env:
@@ -470,15 +474,21 @@ def _default(text: str, env: Env) -> Part:
     except _Unclosed:
         return Part(None, why=f"the default {text!r} does not parse")
     if s.i < len(text):  # spaces in the default: keep them literally
-        raw.pieces.append(("literal", text[s.i:]))
+        raw.pieces.append(("literal", text[s.i :]))
     parts = [_expand_piece(kind, piece, env) for kind, piece in raw.pieces]
     if any(p.text is None for p in parts):
         return Part(None, why="; ".join(p.why for p in parts if p.text is None))
     return Part("".join(p.text for p in parts))  # type: ignore[misc]
 
 
-_ARITH = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
-          ast.Div: operator.floordiv, ast.Mod: operator.mod}
+_ARITH = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.FloorDiv: operator.floordiv,
+    ast.Div: operator.floordiv,
+    ast.Mod: operator.mod,
+}
 
 
 def _arithmetic(expression: str, env: Env) -> Part:
@@ -513,6 +523,7 @@ def _evaluate(node: ast.AST) -> int:
 
 
 # --- running the script's assignments ---------------------------------------------------------------------------
+
 
 def _function_header(words: list[_Raw]) -> tuple[str, list[_Raw]] | None:
     """`name()` or `function name`: the function's name and the words after the header (its `{`, if on the line)."""
@@ -610,8 +621,9 @@ class _Reader:
 def _assign_or_expand(words: list[_Raw], env: Env, block: str) -> list[Word] | None:
     """Assignments update env (and return None); any other command comes back expanded."""
     start = 1 if words[0].plain() in ("export", "local", "declare", "readonly") else 0
-    assignments = [w for w in words[start:] if _ASSIGN.match(w.plain() if w.pieces and w.pieces[0][0] ==
-                                                            "literal" else "")]
+    assignments = [
+        w for w in words[start:] if _ASSIGN.match(w.plain() if w.pieces and w.pieces[0][0] == "literal" else "")
+    ]
     if words[start:] and len(assignments) == len(words[start:]):
         for raw in assignments:
             _assign(raw, env, block)
@@ -643,7 +655,7 @@ def _command_in_variable(words: list[_Raw], env: Env) -> tuple[list[Fragment], l
     name = _variable_only(words[at])
     if name is None or not env.written.get(name):
         return None
-    return env.written[name], words[at + 1:]
+    return env.written[name], words[at + 1 :]
 
 
 def _fragment(source: str, line: int, column: int) -> Fragment:
@@ -661,7 +673,7 @@ def _remember_written(raw: _Raw, name: str, prefix: int, append: bool, env: Env)
     itself = re.match(rf"\$(?:\{{{name}\}}|{name}\b)", value.text)
     if itself:  # CMD="$CMD more": the piece after the variable continues its command
         append = True
-        value = Fragment(value.text[itself.end():], value.line, value.column + itself.end())
+        value = Fragment(value.text[itself.end() :], value.line, value.column + itself.end())
     env.written[name] = (env.written.get(name, []) if append else []) + [value]
 
 
@@ -670,13 +682,19 @@ def _assign(raw: _Raw, env: Env, block: str) -> None:
     assert match is not None
     name, append = match.group(1), match.group(2) == "+"
     if block and name in env.written:
-        env.written_maybe[name] = ShellProblem(raw.line, raw.column, f"{name} is changed inside {block}; the command "
-                                               f"it holds is read as when that branch is not run", "info")
+        env.written_maybe[name] = ShellProblem(
+            raw.line,
+            raw.column,
+            f"{name} is changed inside {block}; the command it holds is read as when that branch is not run",
+            "info",
+        )
     if block:
         before = env.get(name)
         if isinstance(before, (str, list)):  # keep the value before, and say the branch may change it
-            env.maybe[name] = (f"{name} is {'extended' if append else 'assigned'} again inside {block} (line "
-                               f"{raw.line}); the value before it is taken, as when that branch is not run")
+            env.maybe[name] = (
+                f"{name} is {'extended' if append else 'assigned'} again inside {block} (line "
+                f"{raw.line}); the value before it is taken, as when that branch is not run"
+            )
         else:
             env.values[name] = Unknown(f"{name} is assigned only inside {block}, which is not run")
         return

@@ -67,8 +67,8 @@ def _skypilot_runs(text: str, data: dict[str, Any]) -> list[Run]:
     """The `run: |` block's launches, with lines counted in the YAML file."""
     lines = text.splitlines()
     start = next((i for i, line in enumerate(lines) if line.startswith("run:")), 0)
-    indent = next((len(line) - len(line.lstrip()) for line in lines[start + 1:] if line.strip()), 2)
-    block = "\n".join(line[indent:] if line[:indent].strip() == "" else line for line in lines[start + 1:])
+    indent = next((len(line) - len(line.lstrip()) for line in lines[start + 1 :] if line.strip()), 2)
+    block = "\n".join(line[indent:] if line[:indent].strip() == "" else line for line in lines[start + 1 :])
     runs, _ = runs_in_script(block)
     for run in runs:
         run.line += start + 1

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-GIB = 1024 ** 3
+GIB = 1024**3
 
 
 @dataclass(frozen=True)
@@ -30,11 +30,17 @@ class Accelerator:
 CATALOGUE: dict[str, Accelerator] = {}
 
 
-def register_accelerator(name: str, memory_gib: float, peak_tflops: float | None, note: str = "",
-                         bandwidth_tbs: float | None = None) -> Accelerator:
+def register_accelerator(
+    name: str, memory_gib: float, peak_tflops: float | None, note: str = "", bandwidth_tbs: float | None = None
+) -> Accelerator:
     """Add (or replace) an accelerator; `name` is matched case-insensitively, e.g. 'H100-80GB' or 'MI300X'."""
-    accelerator = Accelerator(name, float(memory_gib), None if peak_tflops is None else float(peak_tflops), note,
-                              None if bandwidth_tbs is None else float(bandwidth_tbs))
+    accelerator = Accelerator(
+        name,
+        float(memory_gib),
+        None if peak_tflops is None else float(peak_tflops),
+        note,
+        None if bandwidth_tbs is None else float(bandwidth_tbs),
+    )
     CATALOGUE[name.upper()] = accelerator
     return accelerator
 
@@ -70,28 +76,62 @@ for _name, _memory, _tflops, _bw, _note in (
     register_accelerator(_name, _memory, _tflops, _note, _bw)
 
 # A bare family name means its usual (largest common) memory size.
-ALIASES = {"H100": "H100-80GB", "H200": "H200-141GB", "B200": "B200-180GB", "A100": "A100-80GB",
-           "A800": "A800-80GB", "L40S": "L40S-48GB", "L4": "L4-24GB", "A10G": "A10G-24GB", "A10": "A10-24GB",
-           "H20": "H20-96GB", "GH200": "GH200-96GB", "MI300X": "MI300X-192GB", "MI250X": "MI250X-128GB",
-           "A6000": "A6000-48GB", "RTX4090": "RTX4090-24GB", "4090": "RTX4090-24GB", "RTX3090": "RTX3090-24GB",
-           "V100": "V100-32GB", "T4": "T4-16GB", "GAUDI2": "GAUDI2-96GB", "H100-SXM": "H100-80GB",
-           "H100-PCIE": "H100-PCIE-80GB", "H100-NVL": "H100-NVL-94GB", "A40": "A40-48GB",
-           "RTX6000-ADA": "RTX6000-ADA-48GB", "RTX-PRO-6000": "RTX-PRO-6000-96GB"}
+ALIASES = {
+    "H100": "H100-80GB",
+    "H200": "H200-141GB",
+    "B200": "B200-180GB",
+    "A100": "A100-80GB",
+    "A800": "A800-80GB",
+    "L40S": "L40S-48GB",
+    "L4": "L4-24GB",
+    "A10G": "A10G-24GB",
+    "A10": "A10-24GB",
+    "H20": "H20-96GB",
+    "GH200": "GH200-96GB",
+    "MI300X": "MI300X-192GB",
+    "MI250X": "MI250X-128GB",
+    "A6000": "A6000-48GB",
+    "RTX4090": "RTX4090-24GB",
+    "4090": "RTX4090-24GB",
+    "RTX3090": "RTX3090-24GB",
+    "V100": "V100-32GB",
+    "T4": "T4-16GB",
+    "GAUDI2": "GAUDI2-96GB",
+    "H100-SXM": "H100-80GB",
+    "H100-PCIE": "H100-PCIE-80GB",
+    "H100-NVL": "H100-NVL-94GB",
+    "A40": "A40-48GB",
+    "RTX6000-ADA": "RTX6000-ADA-48GB",
+    "RTX-PRO-6000": "RTX-PRO-6000-96GB",
+}
 
 
 # Common nodes: (GPUs per node, accelerator, host RAM GiB), from each provider's instance tables. A spec may name
 # one ("p5.48xlarge", "2xp5.48xlarge" for two of them); the host RAM gives `grpo plan` a host-RAM verdict.
 NODES: dict[str, tuple[int, str, float]] = {
-    "P5.48XLARGE": (8, "H100-80GB", 2048), "P5E.48XLARGE": (8, "H200-141GB", 2048),
-    "P4D.24XLARGE": (8, "A100-40GB", 1152), "P4DE.24XLARGE": (8, "A100-80GB", 1152),
-    "G5.XLARGE": (1, "A10G-24GB", 16), "G5.2XLARGE": (1, "A10G-24GB", 32), "G5.12XLARGE": (4, "A10G-24GB", 192),
-    "G5.48XLARGE": (8, "A10G-24GB", 768), "G6.XLARGE": (1, "L4-24GB", 16), "G6E.XLARGE": (1, "L40S-48GB", 32),
-    "G4DN.XLARGE": (1, "T4-16GB", 16), "G4DN.12XLARGE": (4, "T4-16GB", 192),
-    "A2-HIGHGPU-1G": (1, "A100-40GB", 85), "A2-HIGHGPU-8G": (8, "A100-40GB", 680),
-    "A2-ULTRAGPU-8G": (8, "A100-80GB", 1360), "A3-HIGHGPU-8G": (8, "H100-80GB", 1872),
-    "ND96ISR-H100-V5": (8, "H100-80GB", 1900), "ND96ASR-V4": (8, "A100-40GB", 900),
-    "ND96AMSR-A100-V4": (8, "A100-80GB", 1900), "DGX-H100": (8, "H100-80GB", 2048),
-    "DGX-A100": (8, "A100-80GB", 2048), "COLAB-T4": (1, "T4-16GB", 12.7), "KAGGLE-T4X2": (2, "T4-16GB", 29),
+    "P5.48XLARGE": (8, "H100-80GB", 2048),
+    "P5E.48XLARGE": (8, "H200-141GB", 2048),
+    "P4D.24XLARGE": (8, "A100-40GB", 1152),
+    "P4DE.24XLARGE": (8, "A100-80GB", 1152),
+    "G5.XLARGE": (1, "A10G-24GB", 16),
+    "G5.2XLARGE": (1, "A10G-24GB", 32),
+    "G5.12XLARGE": (4, "A10G-24GB", 192),
+    "G5.48XLARGE": (8, "A10G-24GB", 768),
+    "G6.XLARGE": (1, "L4-24GB", 16),
+    "G6E.XLARGE": (1, "L40S-48GB", 32),
+    "G4DN.XLARGE": (1, "T4-16GB", 16),
+    "G4DN.12XLARGE": (4, "T4-16GB", 192),
+    "A2-HIGHGPU-1G": (1, "A100-40GB", 85),
+    "A2-HIGHGPU-8G": (8, "A100-40GB", 680),
+    "A2-ULTRAGPU-8G": (8, "A100-80GB", 1360),
+    "A3-HIGHGPU-8G": (8, "H100-80GB", 1872),
+    "ND96ISR-H100-V5": (8, "H100-80GB", 1900),
+    "ND96ASR-V4": (8, "A100-40GB", 900),
+    "ND96AMSR-A100-V4": (8, "A100-80GB", 1900),
+    "DGX-H100": (8, "H100-80GB", 2048),
+    "DGX-A100": (8, "A100-80GB", 2048),
+    "COLAB-T4": (1, "T4-16GB", 12.7),
+    "KAGGLE-T4X2": (2, "T4-16GB", 29),
 }
 
 
@@ -119,10 +159,18 @@ class Hardware:
         return f"{count}x{self.accelerator.name} ({self.accelerator.memory_gib:g} GiB each)"
 
     def to_dict(self) -> dict:
-        return {"spec": self.spec, "nodes": self.nodes, "gpus_per_node": self.gpus_per_node, "gpus": self.gpus,
-                "accelerator": self.accelerator.name, "memory_gib": self.accelerator.memory_gib,
-                "peak_tflops": self.accelerator.peak_tflops, "bandwidth_tbs": self.accelerator.bandwidth_tbs,
-                "host_ram_gib": self.host_ram_gib, "node": self.node or None}
+        return {
+            "spec": self.spec,
+            "nodes": self.nodes,
+            "gpus_per_node": self.gpus_per_node,
+            "gpus": self.gpus,
+            "accelerator": self.accelerator.name,
+            "memory_gib": self.accelerator.memory_gib,
+            "peak_tflops": self.accelerator.peak_tflops,
+            "bandwidth_tbs": self.accelerator.bandwidth_tbs,
+            "host_ram_gib": self.host_ram_gib,
+            "node": self.node or None,
+        }
 
 
 class HardwareError(ValueError):
@@ -151,8 +199,14 @@ def parse_hardware(spec: str) -> Hardware:
         if len(counts) > 1:
             raise HardwareError(f"hardware spec {spec!r}: a node name takes one count (how many nodes)")
         per_node, accelerator, ram = node
-        return Hardware(counts[0] if counts else 1, per_node, accelerator_named(accelerator, spec), spec=str(spec),
-                        host_ram_gib=ram, node=rest.lower())
+        return Hardware(
+            counts[0] if counts else 1,
+            per_node,
+            accelerator_named(accelerator, spec),
+            spec=str(spec),
+            host_ram_gib=ram,
+            node=rest.lower(),
+        )
     nodes, per_node = (counts + [1, 1])[:2] if len(counts) == 2 else (1, counts[0] if counts else 1)
     if nodes * per_node > MAX_GPUS:
         raise HardwareError(f"hardware spec {spec!r}: more than {MAX_GPUS} GPUs")
@@ -174,10 +228,13 @@ def accelerator_named(name: str, spec: str = "") -> Accelerator:
     family, _, memory = key.rpartition("-")
     if family and _SIZE.match(memory):  # a known family at another memory size (A100-40G, H100-94GB, ...)
         base = CATALOGUE.get(ALIASES.get(family, family)) or next(
-            (a for k, a in CATALOGUE.items() if k.rpartition("-")[0] == family), None)
+            (a for k, a in CATALOGUE.items() if k.rpartition("-")[0] == family), None
+        )
         if base is not None:
             gib = accelerator_named(memory).memory_gib
             return replace(base, name=f"{family}-{memory}", memory_gib=gib)
     known = ", ".join(sorted(CATALOGUE))
-    raise HardwareError(f"unknown accelerator {name!r} in {spec or name!r}; known: {known}, or a memory size "
-                        "like 80GB (register others with grpo_schema.engine.hardware.register_accelerator)")
+    raise HardwareError(
+        f"unknown accelerator {name!r} in {spec or name!r}; known: {known}, or a memory size "
+        "like 80GB (register others with grpo_schema.engine.hardware.register_accelerator)"
+    )

@@ -100,8 +100,11 @@ def adapted_inputs(model: ModelFacts, s: Setup) -> dict[str, int]:
         return {}
     shapes = model.linear_shapes()
     experts = model.experts_per_token or 1
-    return {name: shapes[name][0] * (experts if name in ("gate_proj", "up_proj", "down_proj") else 1)
-            for name in lora_target_names(s) if name in shapes}
+    return {
+        name: shapes[name][0] * (experts if name in ("gate_proj", "up_proj", "down_proj") else 1)
+        for name in lora_target_names(s)
+        if name in shapes
+    }
 
 
 def layer_bytes_per_token(model: ModelFacts, s: Setup) -> float:
@@ -174,10 +177,12 @@ def first_layer_unsaved(model: ModelFacts, s: Setup) -> float:
     attention = attention_bytes(model, s, o_input_saved=False)
     if attention_kind(s.attention) == "sdpa" and "o_proj" in adapted and not lora_copies_input(s):
         attention -= a * model.q_width  # SDPA's output is o_proj's input, which its adapter still keeps
-    blocks = ((("q_proj", "k_proj", "v_proj"), FP32 * h + FP32),
-              (("o_proj",), attention),
-              (("gate_proj", "up_proj"), FP32 * h + FP32),
-              (("down_proj",), 3 * a * i))
+    blocks = (
+        (("q_proj", "k_proj", "v_proj"), FP32 * h + FP32),
+        (("o_proj",), attention),
+        (("gate_proj", "up_proj"), FP32 * h + FP32),
+        (("down_proj",), 3 * a * i),
+    )
     unsaved = 0.0
     for readers, before in blocks:
         unsaved += before + sum(dropout_mask_bytes(s, adapted[name]) for name in readers if name in adapted)

@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import Any, Iterator
 
 from grpo_schema.engine.diagnostics import Fix
-from grpo_schema.engine.fixes import Candidate, MAX_OFFERED, recheck, with_fixes
+from grpo_schema.engine.fixes import MAX_OFFERED, Candidate, recheck, with_fixes
 
 FIT_CODES = ("GRPO-H001", "GRPO-H002")
 
@@ -28,41 +28,69 @@ def _batch_candidates(result: Any) -> Iterator[Candidate]:
             edit = {"per_device_train_batch_size": smaller, "gradient_accumulation_steps": GA * factor}
             if s is not None:
                 edit["steps_per_generation"] = s * factor
-            text = (f"set per_device_train_batch_size: {smaller} and gradient_accumulation_steps: {GA * factor} "
-                    "(same optimizer and generation batches)")
+            text = (
+                f"set per_device_train_batch_size: {smaller} and gradient_accumulation_steps: {GA * factor} "
+                "(same optimizer and generation batches)"
+            )
             # the title names every key the fix changes: the accumulation keeps the optimizer batch the same
-            title = ", ".join(f"{key} {was} -> {now}" for key, was, now in (
-                ("per_device_train_batch_size", b, smaller), ("gradient_accumulation_steps", GA, GA * factor),
-                ("steps_per_generation", s, s * factor if s is not None else None)) if now is not None)
-            yield Candidate(Fix(set=edit, safe=False, title=title),
-                            None, 0.2 + (b - smaller) / b, text)
+            title = ", ".join(
+                f"{key} {was} -> {now}"
+                for key, was, now in (
+                    ("per_device_train_batch_size", b, smaller),
+                    ("gradient_accumulation_steps", GA, GA * factor),
+                    ("steps_per_generation", s, s * factor if s is not None else None),
+                )
+                if now is not None
+            )
+            yield Candidate(Fix(set=edit, safe=False, title=title), None, 0.2 + (b - smaller) / b, text)
         smaller //= 2
 
 
 def candidates(report: Any, result: Any) -> Iterator[Candidate]:
     s = report.setup
     if not s.activation_checkpointing:
-        yield Candidate(Fix(set={"activation_checkpointing": True}, safe=False,
-                            title="turn activation checkpointing on"), None, 0.1,
-                        "set activation_checkpointing: true")
+        yield Candidate(
+            Fix(set={"activation_checkpointing": True}, safe=False, title="turn activation checkpointing on"),
+            None,
+            0.1,
+            "set activation_checkpointing: true",
+        )
     yield from _batch_candidates(result)
     if s.strategy not in ("zero3", "fsdp"):
-        yield Candidate(Fix(set={"accelerate_config": "zero3"}, safe=False, title="shard with ZeRO-3"), None, 0.6,
-                        "set accelerate_config: zero3 (or launch with a ZeRO-3 accelerate config)")
+        yield Candidate(
+            Fix(set={"accelerate_config": "zero3"}, safe=False, title="shard with ZeRO-3"),
+            None,
+            0.6,
+            "set accelerate_config: zero3 (or launch with a ZeRO-3 accelerate config)",
+        )
     if s.use_vllm and s.vllm_mode == "colocate":
         if not s.vllm_sleep:
-            yield Candidate(Fix(set={"vllm_enable_sleep_mode": True}, safe=False, title="vLLM sleep mode"), None,
-                            0.7, "set vllm_enable_sleep_mode: true (vLLM frees its memory while training)")
+            yield Candidate(
+                Fix(set={"vllm_enable_sleep_mode": True}, safe=False, title="vLLM sleep mode"),
+                None,
+                0.7,
+                "set vllm_enable_sleep_mode: true (vLLM frees its memory while training)",
+            )
         util = round(s.vllm_memory_utilization - 0.05, 2)
         while util >= 0.05:
-            yield Candidate(Fix(set={"vllm_gpu_memory_utilization": util}, safe=False,
-                                title=f"vllm_gpu_memory_utilization -> {util}"), None,
-                            0.3 + (s.vllm_memory_utilization - util) / s.vllm_memory_utilization,
-                            f"set vllm_gpu_memory_utilization: {util}")
+            yield Candidate(
+                Fix(
+                    set={"vllm_gpu_memory_utilization": util},
+                    safe=False,
+                    title=f"vllm_gpu_memory_utilization -> {util}",
+                ),
+                None,
+                0.3 + (s.vllm_memory_utilization - util) / s.vllm_memory_utilization,
+                f"set vllm_gpu_memory_utilization: {util}",
+            )
             util = round(util - 0.05, 2)
     if not s.use_peft:
-        yield Candidate(Fix(set={"use_peft": True}, safe=False, title="train a LoRA adapter"), None, 2.0,
-                        "set use_peft: true (a LoRA adapter instead of the full model)")
+        yield Candidate(
+            Fix(set={"use_peft": True}, safe=False, title="train a LoRA adapter"),
+            None,
+            2.0,
+            "set use_peft: true (a LoRA adapter instead of the full model)",
+        )
 
 
 def _knob(candidate: Candidate) -> str:
@@ -87,10 +115,14 @@ def _fits(fit: Any) -> bool:
 
 # How an edit of the file changes the estimate's settings: candidates are screened on the estimate alone
 # (microseconds), and only the edits about to be offered go through the whole check again (milliseconds each).
-_SETUP_FIELDS = {"per_device_train_batch_size": "micro_batch", "gradient_accumulation_steps":
-                 "gradient_accumulation_steps", "activation_checkpointing": "activation_checkpointing",
-                 "vllm_enable_sleep_mode": "vllm_sleep", "vllm_gpu_memory_utilization": "vllm_memory_utilization",
-                 "use_peft": "use_peft"}
+_SETUP_FIELDS = {
+    "per_device_train_batch_size": "micro_batch",
+    "gradient_accumulation_steps": "gradient_accumulation_steps",
+    "activation_checkpointing": "activation_checkpointing",
+    "vllm_enable_sleep_mode": "vllm_sleep",
+    "vllm_gpu_memory_utilization": "vllm_memory_utilization",
+    "use_peft": "use_peft",
+}
 
 
 def screen(report: Any, edit: dict[str, Any]) -> Any:
@@ -169,7 +201,7 @@ def _combined(report, result, hardware, options, pool, totals, before) -> list[C
 
 
 def _gib(fit: Any) -> str:
-    return f"{fit.memory.total / 2 ** 30:.1f}"
+    return f"{fit.memory.total / 2**30:.1f}"
 
 
 def attach_fit_fixes(report: Any, result: Any, hardware: Any, options: dict) -> None:

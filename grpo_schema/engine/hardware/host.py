@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from grpo_schema.engine.hardware.memory import GIB, Part, Setup, optimizer_states, lora_params
+from grpo_schema.engine.hardware.memory import GIB, Part, Setup, lora_params, optimizer_states
 from grpo_schema.engine.hardware.models import ModelFacts
 
 PROCESS_BASE = 2.0 * GIB
@@ -58,12 +58,18 @@ class HostEstimate:
         return sum(p.bytes for p in self.parts if p.name == name)
 
     def to_dict(self, capacity: float | None = None) -> dict:
-        return {"total_bytes": int(self.total), "total_gib": round(self.total / GIB, 2), "peak_phase": self.peak_phase,
-                "processes_per_node": self.processes, "parts": [p.to_dict() for p in self.parts],
-                "capacity_gib": None if capacity is None else round(capacity / GIB, 2),
-                "fits": None if capacity is None else self.total <= capacity,
-                "deepspeed_estimate_gib": None if self.deepspeed_estimate is None else round(
-                    self.deepspeed_estimate / GIB, 2)}
+        return {
+            "total_bytes": int(self.total),
+            "total_gib": round(self.total / GIB, 2),
+            "peak_phase": self.peak_phase,
+            "processes_per_node": self.processes,
+            "parts": [p.to_dict() for p in self.parts],
+            "capacity_gib": None if capacity is None else round(capacity / GIB, 2),
+            "fits": None if capacity is None else self.total <= capacity,
+            "deepspeed_estimate_gib": None
+            if self.deepspeed_estimate is None
+            else round(self.deepspeed_estimate / GIB, 2),
+        }
 
 
 def offloaded_per_process(model: ModelFacts, s: Setup) -> float:
@@ -83,19 +89,23 @@ def offloaded_per_process(model: ModelFacts, s: Setup) -> float:
     return out
 
 
-def estimate_host(model: ModelFacts, s: Setup, processes: int, nodes: int = 1,
-                  workers: int = 0) -> HostEstimate:
+def estimate_host(model: ModelFacts, s: Setup, processes: int, nodes: int = 1, workers: int = 0) -> HostEstimate:
     """Host RAM of one node with `processes` training processes."""
     est = HostEstimate(processes=processes)
     add = lambda name, value, phase, note="": est.parts.append(Part(name, max(float(value), 0.0), phase, note))  # noqa
     N = model.total_params()
     offloaded = offloaded_per_process(model, s)
     if offloaded:
-        add("offloaded states", offloaded * processes, "held",
+        add(
+            "offloaded states",
+            offloaded * processes,
+            "held",
             f"{offloaded / GIB:.2f} GiB a process x {processes}: "
             + ("optimizer states, fp32 master and gradients" if s.offload_optimizer else "")
             + (" and " if s.offload_optimizer and s.offload_params else "")
-            + ("parameters" if s.offload_params else "") + " on the CPU (pinned)")
+            + ("parameters" if s.offload_params else "")
+            + " on the CPU (pinned)",
+        )
         if s.deepspeed and not s.use_peft:
             per = (18 if s.offload_params and s.strategy == "zero3" else 16) if s.offload_optimizer else 2
             est.deepspeed_estimate = N * per / nodes * DEEPSPEED_BUFFER_FACTOR
@@ -112,10 +122,19 @@ def estimate_host(model: ModelFacts, s: Setup, processes: int, nodes: int = 1,
     if s.use_vllm and s.vllm_sleep:
         add("vllm sleep", 0, "held", "sleep(level=2) discards the weights and KV cache: nothing copied to RAM")
     if workers:
-        add("dataloader workers", WORKER * workers * processes, "held",
-            f"{workers} worker{'s' if workers != 1 else ''} a process (an allowance of 0.5 GiB each)")
+        add(
+            "dataloader workers",
+            WORKER * workers * processes,
+            "held",
+            f"{workers} worker{'s' if workers != 1 else ''} a process (an allowance of 0.5 GiB each)",
+        )
     if s.device == "gpu":
         base = (PROCESS_BASE + (VLLM_PROCESS if s.use_vllm and s.vllm_mode == "colocate" else 0)) * processes
-        add("processes", base, "always", f"{processes} training process{'es' if processes != 1 else ''}: Python, torch, CUDA's host side "
-            "(an allowance)")
+        add(
+            "processes",
+            base,
+            "always",
+            f"{processes} training process{'es' if processes != 1 else ''}: Python, torch, CUDA's host side "
+            "(an allowance)",
+        )
     return est

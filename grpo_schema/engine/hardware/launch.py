@@ -29,10 +29,15 @@ MAX_FILE_BYTES = 1 << 20
 OFFLOAD_CHOICES = ("none", "optimizer", "params", "both")
 # The accelerate configs TRL 1.16 bundles (trl/accelerate_configs/NAME.yaml), as the facts they state: all
 # mixed_precision bf16, DeepSpeed ones with both offloads "none", fsdp2 with fsdp_offload_params false.
-BUNDLED = {"zero1": ("zero1", "DEEPSPEED zero_stage 1"), "zero2": ("zero2", "DEEPSPEED zero_stage 2"),
-           "zero3": ("zero3", "DEEPSPEED zero_stage 3"), "fsdp1": ("fsdp", "FSDP version 1, FULL_SHARD"),
-           "fsdp2": ("fsdp", "FSDP version 2, reshard_after_forward"), "multi_gpu": ("ddp", "MULTI_GPU"),
-           "single_gpu": ("ddp", "NO (one process)")}
+BUNDLED = {
+    "zero1": ("zero1", "DEEPSPEED zero_stage 1"),
+    "zero2": ("zero2", "DEEPSPEED zero_stage 2"),
+    "zero3": ("zero3", "DEEPSPEED zero_stage 3"),
+    "fsdp1": ("fsdp", "FSDP version 1, FULL_SHARD"),
+    "fsdp2": ("fsdp", "FSDP version 2, reshard_after_forward"),
+    "multi_gpu": ("ddp", "MULTI_GPU"),
+    "single_gpu": ("ddp", "NO (one process)"),
+}
 
 
 @dataclass
@@ -114,11 +119,17 @@ def read_deepspeed(value: Any, facts: LaunchFacts, source: str, base: Path | Non
         if isinstance(sub, dict) and sub.get("device") is not None:
             facts.set(name, _device(sub["device"]), f"{source}: zero_optimization.{key}.device {sub['device']}")
     if "reduce_bucket_size" in zero:
-        facts.set("reduce_bucket_size", _number(zero["reduce_bucket_size"]),
-                  f"{source}: reduce_bucket_size {zero['reduce_bucket_size']}")
+        facts.set(
+            "reduce_bucket_size",
+            _number(zero["reduce_bucket_size"]),
+            f"{source}: reduce_bucket_size {zero['reduce_bucket_size']}",
+        )
     if "stage3_max_live_parameters" in zero:
-        facts.set("max_live_parameters", _number(zero["stage3_max_live_parameters"]),
-                  f"{source}: stage3_max_live_parameters {zero['stage3_max_live_parameters']}")
+        facts.set(
+            "max_live_parameters",
+            _number(zero["stage3_max_live_parameters"]),
+            f"{source}: stage3_max_live_parameters {zero['stage3_max_live_parameters']}",
+        )
     for precision in ("bf16", "fp16"):
         sub = value.get(precision)
         if isinstance(sub, dict) and sub.get("enabled") is True:
@@ -149,27 +160,43 @@ def read_accelerate(path_text: str, facts: LaunchFacts, source: str, base: Path 
     if kind == "DEEPSPEED" or ds:
         if ds.get("deepspeed_config_file"):
             file_base = Path(name).expanduser().parent
-            read_deepspeed(str(ds["deepspeed_config_file"]), facts, f"{where}: deepspeed_config_file", file_base,
-                           local_files)
+            read_deepspeed(
+                str(ds["deepspeed_config_file"]), facts, f"{where}: deepspeed_config_file", file_base, local_files
+            )
         stage = _number(ds.get("zero_stage"))
         if stage is not None:
-            facts.set("strategy", f"zero{stage}" if stage else "ddp",
-                      f"{where}: distributed_type DEEPSPEED, zero_stage {stage}")
-        for key, fact in (("offload_optimizer_device", "offload_optimizer"), ("offload_param_device",
-                                                                               "offload_params")):
+            facts.set(
+                "strategy",
+                f"zero{stage}" if stage else "ddp",
+                f"{where}: distributed_type DEEPSPEED, zero_stage {stage}",
+            )
+        for key, fact in (
+            ("offload_optimizer_device", "offload_optimizer"),
+            ("offload_param_device", "offload_params"),
+        ):
             if ds.get(key) is not None:
                 facts.set(fact, _device(ds[key]), f"{where}: {key} {ds[key]}")
     elif kind == "FSDP" or fsdp:
         strategy = str(fsdp.get("fsdp_sharding_strategy") or "").upper()
         grad_op = "SHARD_GRAD_OP" in strategy or strategy == "2" or fsdp.get("fsdp_reshard_after_forward") is False
-        facts.set("strategy", "fsdp_grad_op" if grad_op else "fsdp", f"{where}: distributed_type FSDP"
-                  + (" (gradients and optimizer sharded, weights kept after the forward)" if grad_op else ""))
+        facts.set(
+            "strategy",
+            "fsdp_grad_op" if grad_op else "fsdp",
+            f"{where}: distributed_type FSDP"
+            + (" (gradients and optimizer sharded, weights kept after the forward)" if grad_op else ""),
+        )
         if "fsdp_offload_params" in fsdp:
-            facts.set("offload_params", bool(fsdp["fsdp_offload_params"]),
-                      f"{where}: fsdp_offload_params {fsdp['fsdp_offload_params']}")
-            facts.set("offload_optimizer", bool(fsdp["fsdp_offload_params"]),
-                      f"{where}: fsdp_offload_params {fsdp['fsdp_offload_params']} (FSDP offloads the optimizer "
-                      "with the parameters)")
+            facts.set(
+                "offload_params",
+                bool(fsdp["fsdp_offload_params"]),
+                f"{where}: fsdp_offload_params {fsdp['fsdp_offload_params']}",
+            )
+            facts.set(
+                "offload_optimizer",
+                bool(fsdp["fsdp_offload_params"]),
+                f"{where}: fsdp_offload_params {fsdp['fsdp_offload_params']} (FSDP offloads the optimizer "
+                "with the parameters)",
+            )
     elif kind in ("MULTI_GPU", "NO", "MULTI_CPU"):
         facts.set("strategy", "ddp", f"{where}: distributed_type {kind}")
     precision = data.get("mixed_precision")
@@ -177,8 +204,9 @@ def read_accelerate(path_text: str, facts: LaunchFacts, source: str, base: Path 
         facts.set("mixed_precision", precision, f"{where}: mixed_precision {precision}")
 
 
-def read_launch(result: Any, section: dict, *, strategy: str | None = None, offload: str | None = None,
-                local_files: bool = True) -> LaunchFacts:
+def read_launch(
+    result: Any, section: dict, *, strategy: str | None = None, offload: str | None = None, local_files: bool = True
+) -> LaunchFacts:
     """Every sharding fact the command line, the hardware: section, the config and the files it names state."""
     facts = LaunchFacts()
     if strategy:

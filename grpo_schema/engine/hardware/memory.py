@@ -24,11 +24,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from grpo_schema.engine.hardware import quantization
-from grpo_schema.engine.hardware.activations import (autocast_forward, layer_bytes_per_token, lora_adapter_bytes,
-                                                     lora_target_names, trunk_bytes)
+from grpo_schema.engine.hardware.activations import (
+    autocast_forward,
+    layer_bytes_per_token,
+    lora_adapter_bytes,
+    lora_target_names,
+    trunk_bytes,
+)
 from grpo_schema.engine.hardware.models import ModelFacts
 
-GIB = 1024 ** 3
+GIB = 1024**3
 FRAMEWORK_BASE = 1.0 * GIB  # CUDA context, cuBLAS/cuDNN workspaces, the allocator's first blocks
 FRAMEWORK_COMM = 0.5 * GIB  # NCCL buffers when there is more than one process
 FRAGMENTATION = 0.05  # the caching allocator rounds and fragments: a share of the tensors' peak
@@ -58,8 +63,11 @@ RUNTIME_BACKWARD_TILES = 2
 # (rule, reason). The chunked head runs under DDP, FSDP2 and ZeRO-3, and for LoRA on lm_head without dropout.
 # Not modelled (no config key says them): a quantised lm_head, DoRA on lm_head, models that rescale their logits.
 RUNTIME_FULL_LOGITS = (
-    ("lora_head_dropout", "LoRA on lm_head with lora_dropout > 0: peft computes x @ W.T + B(A(dropout(x))), "
-                          "which no single weight reproduces"),
+    (
+        "lora_head_dropout",
+        "LoRA on lm_head with lora_dropout > 0: peft computes x @ W.T + B(A(dropout(x))), "
+        "which no single weight reproduces",
+    ),
     ("adapted_sharded_head", "LoRA on lm_head under ZeRO-3 or FSDP"),
 )
 
@@ -69,8 +77,10 @@ def runtime_full_logits(s: Setup, adapters: bool = True) -> str | None:
     `adapters`: False for the reference pass of a LoRA run, which disables the adapters: peft then calls lm_head's
     base layer alone, and the chunked head runs on it."""
     head_adapted = s.use_peft and adapters and "lm_head" in lora_target_names(s)
-    holds = {"lora_head_dropout": head_adapted and s.lora_dropout > 0,
-             "adapted_sharded_head": head_adapted and s.strategy in ("zero3", "fsdp")}
+    holds = {
+        "lora_head_dropout": head_adapted and s.lora_dropout > 0,
+        "adapted_sharded_head": head_adapted and s.strategy in ("zero3", "fsdp"),
+    }
     return next((rule for rule, _ in RUNTIME_FULL_LOGITS if holds[rule]), None)
 
 
@@ -151,8 +161,13 @@ class Part:
     note: str = ""
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "bytes": int(self.bytes), "gib": round(self.bytes / GIB, 3), "phase": self.phase,
-                "note": self.note}
+        return {
+            "name": self.name,
+            "bytes": int(self.bytes),
+            "gib": round(self.bytes / GIB, 3),
+            "phase": self.phase,
+            "note": self.note,
+        }
 
 
 @dataclass
@@ -186,8 +201,13 @@ def lora_params(model: ModelFacts, setup: Setup) -> int:
     targets = lora_target_names(setup)
     shapes = model.linear_shapes()
     experts = max(model.num_experts, 1)
-    per_layer = sum(setup.lora_r * (shapes[t][0] + shapes[t][1]) * (experts if t.endswith(("gate_proj", "up_proj",
-                    "down_proj")) else 1) for t in targets if t in shapes)
+    per_layer = sum(
+        setup.lora_r
+        * (shapes[t][0] + shapes[t][1])
+        * (experts if t.endswith(("gate_proj", "up_proj", "down_proj")) else 1)
+        for t in targets
+        if t in shapes
+    )
     head = setup.lora_r * (model.hidden_size + model.vocab_size) if "lm_head" in targets else 0
     return model.num_layers * per_layer + head
 
@@ -229,10 +249,18 @@ def model_states(model: ModelFacts, s: Setup) -> tuple[float, float, float, str]
         # reduce-scatter writes (grad_partitions_flat_buffer) and the one the optimizer reads (gradient_buffer)
         weights = (0 if s.offload_params else wb * N / P) + wb * largest
         if s.offload_optimizer:  # the master copy, one gradient partition and the moments go to the host
-            return weights, 4 * trainable / P, 0, "ZeRO-3: sharded, optimizer offloaded; one gradient partition " \
-                "stays on the device"
-        return weights, 2 * 4 * trainable / P, k * 4 * trainable / P, \
-            "ZeRO-3: sharded, no master copy in full precision; gradients partitioned twice"
+            return (
+                weights,
+                4 * trainable / P,
+                0,
+                "ZeRO-3: sharded, optimizer offloaded; one gradient partition stays on the device",
+            )
+        return (
+            weights,
+            2 * 4 * trainable / P,
+            k * 4 * trainable / P,
+            "ZeRO-3: sharded, no master copy in full precision; gradients partitioned twice",
+        )
     if s.strategy == "fsdp":
         weights = wb * N / P + wb * largest
         return weights, wb * trainable / P, k * wb * trainable / P, "fully sharded; one layer gathered"
@@ -299,14 +327,22 @@ def _zero3_buffers(model: ModelFacts, s: Setup, add) -> None:
     N = model.total_params()
     param_bytes = 2 if s.compute_bytes == 2 else s.weight_bytes
     live = max(min(N, s.max_live_parameters) - model.largest_layer_params(), 0)
-    add("live parameters", param_bytes * live, "training",
-        f"ZeRO-3 keeps up to stage3_max_live_parameters ({s.max_live_parameters:.0e}) gathered through the step")
+    add(
+        "live parameters",
+        param_bytes * live,
+        "training",
+        f"ZeRO-3 keeps up to stage3_max_live_parameters ({s.max_live_parameters:.0e}) gathered through the step",
+    )
     if s.use_peft:
         return
-    size = s.reduce_bucket_size or model.hidden_size ** 2  # 0: a DeepSpeed JSON's "auto", hidden_size squared
+    size = s.reduce_bucket_size or model.hidden_size**2  # 0: a DeepSpeed JSON's "auto", hidden_size squared
     bucket = size if s.device == "gpu" else min(size, N)
-    add("reduce bucket", param_bytes * bucket, "held",
-        f"ZeRO-3's gradient reduction bucket (reduce_bucket_size {size:.0e} elements)")
+    add(
+        "reduce bucket",
+        param_bytes * bucket,
+        "held",
+        f"ZeRO-3's gradient reduction bucket (reduce_bucket_size {size:.0e} elements)",
+    )
 
 
 def autocast_copies(model: ModelFacts, s: Setup) -> float:
@@ -351,66 +387,114 @@ def estimate_memory(model: ModelFacts, s: Setup, capacity: float | None = None) 
     weights, grads, optim, note = model_states(model, s)
     add("weights", weights, "held", note)
     held_grads = s.gradient_accumulation_steps > 1 or s.deepspeed
-    add("gradients", grads, "held" if held_grads else "update",
-        "kept across the accumulation window" if held_grads else
-        "built as the backward frees the saved tensors: at its end, not beside them")
+    add(
+        "gradients",
+        grads,
+        "held" if held_grads else "update",
+        "kept across the accumulation window"
+        if held_grads
+        else "built as the backward frees the saved tensors: at its end, not beside them",
+    )
     add("optimizer", optim, "held", f"{s.optim}" + (" (offloaded to CPU)" if s.offload_optimizer else ""))
     if s.use_peft:
         adapters = lora_params(model, s)
         if s.quantization:  # both engines cast the adapters of a quantised base to bf16 (the QLoRA paper's choice)
             states = 4 * optimizer_states(s.optim) if "8bit" in s.optim.lower() else 2 * optimizer_states(s.optim)
-            add("lora", adapters * (2 + 2 + states), "held",
-                f"{adapters / 1e6:.1f}M adapter parameters (bf16 on a quantised base: weights, gradients, states)")
+            add(
+                "lora",
+                adapters * (2 + 2 + states),
+                "held",
+                f"{adapters / 1e6:.1f}M adapter parameters (bf16 on a quantised base: weights, gradients, states)",
+            )
         else:
-            add("lora", adapters * (4 + 4 + 4 * optimizer_states(s.optim)), "held",
-                f"{adapters / 1e6:.1f}M adapter parameters (fp32 weights, gradients and optimizer states)")
+            add(
+                "lora",
+                adapters * (4 + 4 + 4 * optimizer_states(s.optim)),
+                "held",
+                f"{adapters / 1e6:.1f}M adapter parameters (fp32 weights, gradients and optimizer states)",
+            )
     if s.quantization:
-        add("dequantised weight", quantization.dequantized_transient(model, s.compute_bytes), "held",
+        add(
+            "dequantised weight",
+            quantization.dequantized_transient(model, s.compute_bytes),
+            "held",
             "each quantised layer's forward and backward rebuild its [out, in] weight in the compute dtype, "
-            "one layer at a time (the largest)")
+            "one layer at a time (the largest)",
+        )
     if s.reference and not s.use_peft:
         ref_bytes = 2 if s.deepspeed and s.compute_bytes == 2 else s.weight_bytes
         # Under ZeRO-3 both engines partition the reference (a DeepSpeed engine without an optimizer). Under FSDP
         # TRL shards it too, while grpo_runtime keeps a whole frozen copy on every process.
         sharded = s.strategy == "zero3" or (s.strategy == "fsdp" and s.engine == "trl")
-        add("reference", ref_bytes * model.total_params() / (s.world_size if sharded else 1), "held",
+        add(
+            "reference",
+            ref_bytes * model.total_params() / (s.world_size if sharded else 1),
+            "held",
             "a frozen copy of the policy for the KL term (beta != 0)"
-            + (", whole on every process" if s.strategy == "fsdp" and not sharded else ""))
+            + (", whole on every process" if s.strategy == "fsdp" and not sharded else ""),
+        )
     head = logits(model, s, s.micro_batch, grad=True)
     # Accumulating into held gradients, backward first builds each parameter's new gradient: the vocabulary
     # matrix's is the largest such transient, and with a large vocabulary it can exceed the logits' buffers.
     accumulating = held_grads and not s.use_peft and not s.deepspeed
     transient = model.embedding_params() * s.weight_bytes if accumulating else 0
-    add("activations", activations(model, s, max(head, transient)), "training",
+    add(
+        "activations",
+        activations(model, s, max(head, transient)),
+        "training",
         "checkpointed: each layer's input, and the layer recomputed in the backward where it exceeds the LM "
-        "head's buffers (freed by then)" if s.activation_checkpointing else "every layer's saved tensors")
-    add("logits", max(head, transient), "training",
+        "head's buffers (freed by then)"
+        if s.activation_checkpointing
+        else "every layer's saved tensors",
+    )
+    add(
+        "logits",
+        max(head, transient),
+        "training",
         f"{s.engine} chunked LM head over {s.micro_batch} x {s.completion_length} tokens (never the full logits)"
-        + (" (here the vocabulary matrix's new gradient is larger)" if transient > head else ""))
+        + (" (here the vocabulary matrix's new gradient is larger)" if transient > head else ""),
+    )
     if s.strategy == "zero3":
         _zero3_buffers(model, s, add)
     buckets = ddp_buckets(model, s)
     if buckets:
-        add("ddp buckets", buckets, "held", "DDP's gradient buckets: a second copy of the gradients "
-            "(gradient_as_bucket_view off, accelerate's default; ddp_bucket_cap_mb sizes each, not the total)")
+        add(
+            "ddp buckets",
+            buckets,
+            "held",
+            "DDP's gradient buckets: a second copy of the gradients "
+            "(gradient_as_bucket_view off, accelerate's default; ddp_bucket_cap_mb sizes each, not the total)",
+        )
     copies = autocast_copies(model, s)
     if copies:
-        add("autocast copies", copies, "training", "bf16 copies of fp32 weights (and of fp32 LoRA adapters) that "
-            "autocast makes in the forward pass and the backward keeps")
+        add(
+            "autocast copies",
+            copies,
+            "training",
+            "bf16 copies of fp32 weights (and of fp32 LoRA adapters) that "
+            "autocast makes in the forward pass and the backward keeps",
+        )
     one_layer = layer_activation_bytes(model, s, s.micro_batch * s.sequence_length)
     if s.reference or s.old_logprobs:
         # a no-grad forward frees each layer's intermediates before the next: the trunk's transient and the head's
         # tiles never coexist (measured: batch 32 x 64 tokens, the sum over-counted by a fifth)
         # the old log-probs come from the policy (adapters on); a LoRA run's reference from it with them off
         adapters = s.old_logprobs or not s.use_peft
-        add("log-prob pass", max(logits(model, s, s.micro_batch, grad=False, adapters=adapters), one_layer / 4),
+        add(
+            "log-prob pass",
+            max(logits(model, s, s.micro_batch, grad=False, adapters=adapters), one_layer / 4),
             "scoring",
-            "no-grad forward for old/reference log-probs, per_device_train_batch_size rows at a time")
+            "no-grad forward for old/reference log-probs, per_device_train_batch_size rows at a time",
+        )
     _generation(model, s, est, capacity, add)
     if s.device == "gpu":
         tensors = est.phase_total("held") + max(est.phase_total(p) for p in PHASES[1:])
-        add("framework", FRAMEWORK_BASE + (FRAMEWORK_COMM if s.world_size > 1 else 0) + FRAGMENTATION * tensors,
-            "held", "CUDA context, NCCL buffers and allocator fragmentation (an allowance)")
+        add(
+            "framework",
+            FRAMEWORK_BASE + (FRAMEWORK_COMM if s.world_size > 1 else 0) + FRAGMENTATION * tensors,
+            "held",
+            "CUDA context, NCCL buffers and allocator fragmentation (an allowance)",
+        )
     est.peak_phase = max(PHASES[1:], key=est.phase_total)
     return est
 
@@ -428,9 +512,13 @@ def _generation(model: ModelFacts, s: Setup, est: MemoryEstimate, capacity: floa
         cache = s.vllm_cpu_kv_cache_gib * GIB
         est.kv_cache_tokens = int(cache // kv_bytes_per_token(model, s.weight_bytes))
         est.kv_cache_tokens_needed = rows * (s.vllm_max_model_length or length)
-        add("vllm", est.vllm_weights + cache, "held",
+        add(
+            "vllm",
+            est.vllm_weights + cache,
+            "held",
             f"vLLM on the CPU: weights {est.vllm_weights / GIB:.2f} GiB, KV cache {s.vllm_cpu_kv_cache_gib} GiB "
-            "(VLLM_CPU_KVCACHE_SPACE)")
+            "(VLLM_CPU_KVCACHE_SPACE)",
+        )
         return
     if s.use_vllm and s.vllm_mode == "colocate":
         tp = max(s.vllm_tensor_parallel_size, 1)
@@ -439,9 +527,13 @@ def _generation(model: ModelFacts, s: Setup, est: MemoryEstimate, capacity: floa
         cache = share - est.vllm_weights - VLLM_RESERVE
         est.kv_cache_tokens = max(int(cache // (kv_bytes_per_token(model) / tp)), 0)
         est.kv_cache_tokens_needed = rows * tp * (s.vllm_max_model_length or length)
-        add("vllm", share, "generation" if s.vllm_sleep else "held",
+        add(
+            "vllm",
+            share,
+            "generation" if s.vllm_sleep else "held",
             f"vllm_gpu_memory_utilization x GPU memory: weights {est.vllm_weights / GIB:.1f} GiB, KV cache "
-            f"{max(cache, 0) / GIB:.1f} GiB" + (" (released while training: sleep mode)" if s.vllm_sleep else ""))
+            f"{max(cache, 0) / GIB:.1f} GiB" + (" (released while training: sleep mode)" if s.vllm_sleep else ""),
+        )
         return
     if s.use_vllm:  # server mode: generation runs on other GPUs
         return

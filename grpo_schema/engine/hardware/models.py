@@ -87,8 +87,15 @@ class ModelFacts:
     def linear_shapes(self) -> dict[str, tuple[int, int]]:
         """(in, out) of each linear of one decoder layer, by the module names LoRA targets."""
         h, q, kv, i = self.hidden_size, self.q_width, self.kv_width, self.intermediate_size
-        return {"q_proj": (h, q), "k_proj": (h, kv), "v_proj": (h, kv), "o_proj": (q, h),
-                "gate_proj": (h, i), "up_proj": (h, i), "down_proj": (i, h)}
+        return {
+            "q_proj": (h, q),
+            "k_proj": (h, kv),
+            "v_proj": (h, kv),
+            "o_proj": (q, h),
+            "gate_proj": (h, i),
+            "up_proj": (h, i),
+            "down_proj": (i, h),
+        }
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -111,19 +118,27 @@ def facts_from_config(config: dict[str, Any], name: str, source: str) -> ModelFa
         intermediate = text["moe_intermediate_size"]
     hidden = int(_first(text, "hidden_size", "n_embd", "d_model"))
     return ModelFacts(
-        name=name, hidden_size=hidden, num_layers=int(_first(text, "num_hidden_layers", "n_layer")),
-        intermediate_size=int(intermediate or 4 * hidden), num_heads=heads,
-        num_kv_heads=int(_first(text, "num_key_value_heads", default=heads)), vocab_size=int(text["vocab_size"]),
+        name=name,
+        hidden_size=hidden,
+        num_layers=int(_first(text, "num_hidden_layers", "n_layer")),
+        intermediate_size=int(intermediate or 4 * hidden),
+        num_heads=heads,
+        num_kv_heads=int(_first(text, "num_key_value_heads", default=heads)),
+        vocab_size=int(text["vocab_size"]),
         head_dim=_first(text, "head_dim", default=None),
-        tie_word_embeddings=bool(_first(config, "tie_word_embeddings", default=_first(
-            text, "tie_word_embeddings", default=False))),
+        tie_word_embeddings=bool(
+            _first(config, "tie_word_embeddings", default=_first(text, "tie_word_embeddings", default=False))
+        ),
         attention_bias=bool(text.get("attention_bias") or model_type.startswith("qwen2")),
-        qk_norm=model_type.startswith(("qwen3", "gemma3")), norms_per_layer=4 if model_type.startswith(
-            "gemma") and model_type != "gemma" else 2,
-        num_experts=experts, experts_per_token=int(_first(text, "num_experts_per_tok", default=0) or 0),
-        torch_dtype=str(_first(config, "torch_dtype", "dtype", default=_first(text, "torch_dtype", "dtype",
-                                                                               default="float32"))),
-        source=source)
+        qk_norm=model_type.startswith(("qwen3", "gemma3")),
+        norms_per_layer=4 if model_type.startswith("gemma") and model_type != "gemma" else 2,
+        num_experts=experts,
+        experts_per_token=int(_first(text, "num_experts_per_tok", default=0) or 0),
+        torch_dtype=str(
+            _first(config, "torch_dtype", "dtype", default=_first(text, "torch_dtype", "dtype", default="float32"))
+        ),
+        source=source,
+    )
 
 
 def hub_cache_dirs() -> list[Path]:

@@ -59,8 +59,16 @@ def local_files(path: Path, split: str) -> list[Path]:
         if (path / "state.json").is_file():  # save_to_disk: the state names its arrow files in order
             state = json.loads((path / "state.json").read_text(encoding="utf-8"))
             return [path / f["filename"] for f in state.get("_data_files", []) if (path / f["filename"]).is_file()]
-        return split_files(sorted(p for p in path.rglob("*") if p.suffix in SUFFIXES and p.is_file()
-                                  and p.name not in ("dataset_info.json", "state.json", "dataset_dict.json")), split)
+        return split_files(
+            sorted(
+                p
+                for p in path.rglob("*")
+                if p.suffix in SUFFIXES
+                and p.is_file()
+                and p.name not in ("dataset_info.json", "state.json", "dataset_dict.json")
+            ),
+            split,
+        )
     except (OSError, ValueError, KeyError, TypeError):
         return []
 
@@ -93,17 +101,18 @@ def cached_files(name: str, config_name: str | None, split: str) -> list[Path]:
                 newest = max(arrows, key=lambda p: p.stat().st_mtime).parent
                 return sorted(p for p in arrows if p.parent == newest)
     for root in hubs:
-        snapshots = sorted((root / f"datasets--{org}--{repo}" / "snapshots").glob("*"),
-                           key=lambda p: p.stat().st_mtime)
+        snapshots = sorted((root / f"datasets--{org}--{repo}" / "snapshots").glob("*"), key=lambda p: p.stat().st_mtime)
         for snapshot in reversed(snapshots):
-            files = local_files(snapshot / config_name if config_name and (snapshot / config_name).is_dir()
-                                else snapshot, split)
+            files = local_files(
+                snapshot / config_name if config_name and (snapshot / config_name).is_dir() else snapshot, split
+            )
             if files:
                 return files
     return []
 
 
 # --- reading ---------------------------------------------------------------------------------------------------------
+
 
 def read_rows(path: Path, column: str) -> Iterator:
     readers = {".jsonl": json_lines, ".csv": csv_rows, ".json": json_rows}
@@ -145,7 +154,7 @@ def json_rows(path: Path) -> Iterator:
     with path.open(encoding="utf-8") as handle:
         head = handle.read(CHUNK)
         start = len(head) - len(head.lstrip())
-        if head[start:start + 1] == "[":
+        if head[start : start + 1] == "[":
             yield from _array_elements(handle, head, start + 1)
             return
     if path.stat().st_size > READ_BYTES:
@@ -195,8 +204,11 @@ def arrow_rows(path: Path, column: str) -> Iterator:
         try:
             batches = pa.ipc.open_stream(path)  # what `datasets` writes
         except pa.ArrowInvalid:
-            batches = (b for reader in [pa.ipc.open_file(path)] for b in
-                       (reader.get_batch(i) for i in range(reader.num_record_batches)))
+            batches = (
+                b
+                for reader in [pa.ipc.open_file(path)]
+                for b in (reader.get_batch(i) for i in range(reader.num_record_batches))
+            )
     for batch in batches:
         if column in batch.schema.names:
             batch = batch.select([column])

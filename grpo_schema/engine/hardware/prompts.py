@@ -23,7 +23,6 @@ the same files (path, size, modification time), tokenizer and settings, so the s
 again after every edit, counts a dataset once.
 """
 
-
 from __future__ import annotations
 
 import json
@@ -60,15 +59,27 @@ class PromptLengths:
     whole: bool = True  # False: PROMPT_CHARS ended the count before the rows read ran out
 
     def describe(self) -> str:
-        rows = f"{self.rows} rows" if self.whole else (
-            f"the first {self.rows} rows (the first {PROMPT_CHARS:,} characters of prompts)")
-        return (f"prompts of {self.p95} tokens: the 95th percentile of {rows} of {self.source} (p50 {self.p50}, "
-                f"p95 {self.p95}, max {self.longest}; {self.counted}; prompt_length in the hardware: section plans "
-                "for another)")
+        rows = (
+            f"{self.rows} rows"
+            if self.whole
+            else (f"the first {self.rows} rows (the first {PROMPT_CHARS:,} characters of prompts)")
+        )
+        return (
+            f"prompts of {self.p95} tokens: the 95th percentile of {rows} of {self.source} (p50 {self.p50}, "
+            f"p95 {self.p95}, max {self.longest}; {self.counted}; prompt_length in the hardware: section plans "
+            "for another)"
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"p50": self.p50, "p95": self.p95, "max": self.longest, "rows": self.rows, "all_rows_read": self.whole,
-                "source": self.source, "counted": self.counted}
+        return {
+            "p50": self.p50,
+            "p95": self.p95,
+            "max": self.longest,
+            "rows": self.rows,
+            "all_rows_read": self.whole,
+            "source": self.source,
+            "counted": self.counted,
+        }
 
 
 def percentile(sorted_values: list[int], share: float) -> int:
@@ -77,10 +88,20 @@ def percentile(sorted_values: list[int], share: float) -> int:
     return sorted_values[rank - 1]
 
 
-def data_prompt_lengths(name: Any, *, config_name: Any = None, split: Any = "train", column: str = "prompt",
-                        system_prompt: str | None = None, model: Any = None, revision: Any = None,
-                        chat_template: str | None = None, template_kwargs: dict | None = None,
-                        reads: LocalReads = EVERYTHING, template_note: str | None = None) -> PromptLengths | None:
+def data_prompt_lengths(
+    name: Any,
+    *,
+    config_name: Any = None,
+    split: Any = "train",
+    column: str = "prompt",
+    system_prompt: str | None = None,
+    model: Any = None,
+    revision: Any = None,
+    chat_template: str | None = None,
+    template_kwargs: dict | None = None,
+    reads: LocalReads = EVERYTHING,
+    template_note: str | None = None,
+) -> PromptLengths | None:
     """The prompt lengths of dataset `name` when its rows are on this machine, else None. `reads`: where relative
     paths are read from, and whether the model's tokenizer may be read; `template_note`: why a template written in
     the config was not rendered (said in the line)."""
@@ -109,10 +130,12 @@ def _count(files, tokenizer, column, system_prompt, chat_template, kwargs, reads
     why_not = reads.refused.get(MODEL) if not reads.model else None
     counter, counted = token_counter(tokenizer, chat_template, kwargs, reads.base, why_not)
     lengths = sorted(counter(p) for p in prompts)
-    source = shown(files[0], reads.base) if len(files) == 1 else \
-        f"{shown(files[0].parent, reads.base)} ({len(files)} files)"
-    return PromptLengths(percentile(lengths, 0.5), percentile(lengths, 0.95), lengths[-1], len(lengths), source,
-                         counted, whole)
+    source = (
+        shown(files[0], reads.base) if len(files) == 1 else f"{shown(files[0].parent, reads.base)} ({len(files)} files)"
+    )
+    return PromptLengths(
+        percentile(lengths, 0.5), percentile(lengths, 0.95), lengths[-1], len(lengths), source, counted, whole
+    )
 
 
 def within_budget(prompts: Iterable) -> tuple[list, bool]:
@@ -144,6 +167,7 @@ def prompt_of(row: dict, column: str, system_prompt: str | None) -> str | list |
 
 
 # --- counts kept ----------------------------------------------------------------------------------------------------
+
 
 class KeptCounts:
     """Counts by what they were made from, least recently used out first (the service's threads share it)."""
@@ -179,15 +203,28 @@ def _stamp(path: Path) -> tuple:
 def _key(files, tokenizer, column, system_prompt, chat_template, kwargs, reads) -> tuple:
     """What a count depends on: the files as they are now, the tokenizer's files, the settings."""
     folder = tokenizer[0] if tokenizer else None
-    return (tuple(_stamp(p) for p in files), tuple(_stamp(folder / n) for n in TOKENIZER_FILES) if folder else None,
-            column, system_prompt, chat_template, json.dumps(kwargs or {}, sort_keys=True, default=str),
-            str(reads.base), reads.refused.get("model_name_or_path") if not reads.model else None)
+    return (
+        tuple(_stamp(p) for p in files),
+        tuple(_stamp(folder / n) for n in TOKENIZER_FILES) if folder else None,
+        column,
+        system_prompt,
+        chat_template,
+        json.dumps(kwargs or {}, sort_keys=True, default=str),
+        str(reads.base),
+        reads.refused.get("model_name_or_path") if not reads.model else None,
+    )
 
 
 # --- how the tokens are counted -------------------------------------------------------------------------------------
 
-def token_counter(found: tuple[Path, dict] | None, chat_template: str | None, kwargs: dict, base: Path | None = None,
-                  why_not: str | None = None):
+
+def token_counter(
+    found: tuple[Path, dict] | None,
+    chat_template: str | None,
+    kwargs: dict,
+    base: Path | None = None,
+    why_not: str | None = None,
+):
     """(count(prompt) -> tokens, how it counts) with the tokenizer `found` (tokenizer_files), else the estimate;
     `why_not`: why the model's folder was not read."""
     estimate = (estimated_tokens, f"estimated at {CHARS_PER_TOKEN} characters a token")
@@ -213,13 +250,19 @@ def token_counter(found: tuple[Path, dict] | None, chat_template: str | None, kw
             return len(tokenizer.encode(prompt, add_special_tokens=True).ids)
         text = render(prompt) if render else None
         if text is None:  # no template to render: the messages' tokens and the estimate's markers
-            return sum(len(tokenizer.encode(str(m.get("content", "")), add_special_tokens=False).ids)
-                       + TEMPLATE_CHARS // CHARS_PER_TOKEN for m in prompt)
+            return sum(
+                len(tokenizer.encode(str(m.get("content", "")), add_special_tokens=False).ids)
+                + TEMPLATE_CHARS // CHARS_PER_TOKEN
+                for m in prompt
+            )
         return len(tokenizer.encode(text, add_special_tokens=False).ids)
 
     if render is None:
-        how += ", the chat template " + ("not rendered (jinja2 is not installed)" if template else "absent") + \
-            f": {TEMPLATE_CHARS // CHARS_PER_TOKEN} tokens a message for its markers"
+        how += (
+            ", the chat template "
+            + ("not rendered (jinja2 is not installed)" if template else "absent")
+            + f": {TEMPLATE_CHARS // CHARS_PER_TOKEN} tokens a message for its markers"
+        )
     else:
         how += " after its chat template"
     return count, how
@@ -259,8 +302,9 @@ def template_of(folder: Path, settings: dict) -> str | None:
         pass
     template = settings.get("chat_template")
     if isinstance(template, list):
-        template = next((t.get("template") for t in template if isinstance(t, dict) and t.get("name") == "default"),
-                        None)
+        template = next(
+            (t.get("template") for t in template if isinstance(t, dict) and t.get("name") == "default"), None
+        )
     return template if isinstance(template, str) else None
 
 
@@ -295,8 +339,12 @@ def template_renderer(template: str | None, settings: dict, kwargs: dict):
         compiled = env.from_string(template)
     except TemplateError:
         return None
-    values = {"bos_token": special_token(settings, "bos_token"), "eos_token": special_token(settings, "eos_token"),
-              "add_generation_prompt": True, **kwargs}
+    values = {
+        "bos_token": special_token(settings, "bos_token"),
+        "eos_token": special_token(settings, "eos_token"),
+        "add_generation_prompt": True,
+        **kwargs,
+    }
 
     def render(messages) -> str | None:
         try:

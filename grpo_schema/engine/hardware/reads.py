@@ -43,5 +43,9 @@ def shown(path: Path, base: Path | None) -> str:
 
 EVERYTHING = LocalReads()
 # The service with runs off, and its other surfaces: the built-in catalogue only, no data.
-NOTHING = LocalReads(model=False, dataset=False, prompt_option="prompt_length",
-                     refused={DATASET: "the service reads no dataset", MODEL: "the service reads no model folder"})
+NOTHING = LocalReads(
+    model=False,
+    dataset=False,
+    prompt_option="prompt_length",
+    refused={DATASET: "the service reads no dataset", MODEL: "the service reads no model folder"},
+)

@@ -13,12 +13,12 @@ from grpo_schema.engine.hardware.catalogue import demo_model, lookup
 from grpo_schema.engine.hardware.models import ModelFacts, UnknownModel, find_local_config, read_config_json
 from grpo_schema.engine.hardware.reads import shown
 
-
 CLI_FIX = "pass its config.json (--model-config PATH, or model_config: PATH in the hardware: section)"
 
 
-def resolve_model(name_or_path: str | None, revision: str | None = None, base: Path | None = None,
-                  fix: str = CLI_FIX) -> ModelFacts:
+def resolve_model(
+    name_or_path: str | None, revision: str | None = None, base: Path | None = None, fix: str = CLI_FIX
+) -> ModelFacts:
     """The facts of a model: local config.json (a relative path read from `base`, else the working directory),
     then the Hub cache, then the catalogue. Raises UnknownModel, saying `fix` when none knows the model."""
     if not name_or_path or not isinstance(name_or_path, str):

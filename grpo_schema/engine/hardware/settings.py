@@ -11,8 +11,16 @@ from grpo_schema.engine.hardware.reads import DATASET, EVERYTHING, NOTHING, TEMP
 DEFAULT_PROMPT_LENGTH = 512  # tokens, when neither --prompt-length, the hardware: section nor the data says
 
 HALF = {"bfloat16", "float16", "bf16", "fp16", "half"}
-ACCELERATE_STRATEGIES = {"zero1": "zero1", "zero2": "zero2", "zero3": "zero3", "fsdp": "fsdp", "fsdp1": "fsdp",
-                         "fsdp2": "fsdp", "multi_gpu": "ddp", "ddp": "ddp"}
+ACCELERATE_STRATEGIES = {
+    "zero1": "zero1",
+    "zero2": "zero2",
+    "zero3": "zero3",
+    "fsdp": "fsdp",
+    "fsdp1": "fsdp",
+    "fsdp2": "fsdp",
+    "multi_gpu": "ddp",
+    "ddp": "ddp",
+}
 STRATEGIES = ("ddp", "zero1", "zero2", "zero3", "fsdp", "fsdp_grad_op")
 
 
@@ -29,7 +37,8 @@ def weight_dtype(result: Any, model_dtype: str) -> str:
     config = result.config
     kwargs = _get(config, "model_init_kwargs") or {}
     value = (kwargs.get("dtype") or kwargs.get("torch_dtype") if isinstance(kwargs, dict) else None) or (
-        _written(result, "dtype", "torch_dtype") or _get(config, "dtype") or "float32")
+        _written(result, "dtype", "torch_dtype") or _get(config, "dtype") or "float32"
+    )
     value = str(value).replace("torch.", "")
     return model_dtype if value == "auto" else value
 
@@ -44,7 +53,8 @@ def quantization_of(result: Any) -> tuple[str | None, bool]:
     if isinstance(mapping, dict):
         if mapping.get("load_in_4bit"):
             return str(mapping.get("bnb_4bit_quant_type") or "fp4").lower(), bool(
-                mapping.get("bnb_4bit_use_double_quant"))
+                mapping.get("bnb_4bit_use_double_quant")
+            )
         if mapping.get("load_in_8bit"):
             return "int8", False
     if _get(config, "load_in_4bit"):
@@ -62,8 +72,9 @@ def attention_of(config: Any) -> str:
     return str(chosen or _get(config, "attn_implementation") or "sdpa")
 
 
-def strategy_of(result: Any, section: dict, given: str | None, *, offload: str | None = None,
-                local_files: bool = True) -> tuple[str, bool, bool, str, Any]:
+def strategy_of(
+    result: Any, section: dict, given: str | None, *, offload: str | None = None, local_files: bool = True
+) -> tuple[str, bool, bool, str, Any]:
     """(strategy, offload optimizer, offload params, where the strategy came from, the LaunchFacts)."""
     from grpo_schema.engine.hardware.launch import read_launch
 
@@ -82,8 +93,7 @@ def strategy_of(result: Any, section: dict, given: str | None, *, offload: str |
                     break
     if facts.strategy is None:
         facts.set("strategy", "ddp", "default")
-    return (facts.strategy, bool(facts.offload_optimizer), bool(facts.offload_params), facts.sources["strategy"],
-            facts)
+    return (facts.strategy, bool(facts.offload_optimizer), bool(facts.offload_params), facts.sources["strategy"], facts)
 
 
 def world_size_of(result: Any, hardware: Hardware) -> tuple[int, str | None]:
@@ -110,13 +120,18 @@ def prompt_lengths_of(result: Any, reads: LocalReads | None = None):
     template = _get(recipe, "chat_template") if recipe is not None else None
     unrendered = reads.refused.get(TEMPLATE) if template else None  # the model's own template is used instead
     return data_prompt_lengths(
-        _get(config, "dataset_name"), config_name=_get(config, "dataset_config"),
+        _get(config, "dataset_name"),
+        config_name=_get(config, "dataset_config"),
         split=_get(config, "dataset_train_split") or "train",
         column=str(_get(recipe, "dataset_prompt_column") or "prompt") if recipe is not None else "prompt",
         system_prompt=_get(recipe, "system_prompt") if recipe is not None else None,
-        chat_template=None if unrendered else template, template_note=unrendered,
-        model=_get(config, "model_name_or_path"), revision=_get(config, "model_revision"),
-        template_kwargs=kwargs if isinstance(kwargs, dict) else None, reads=reads)
+        chat_template=None if unrendered else template,
+        template_note=unrendered,
+        model=_get(config, "model_name_or_path"),
+        revision=_get(config, "model_revision"),
+        template_kwargs=kwargs if isinstance(kwargs, dict) else None,
+        reads=reads,
+    )
 
 
 def no_data_reason(reads: LocalReads | None, local_files: bool) -> str:
@@ -126,8 +141,9 @@ def no_data_reason(reads: LocalReads | None, local_files: bool) -> str:
     return f"{why}; pass {reads.prompt_option}"
 
 
-def _planned_prompt_length(result: Any, given: int | None, lengths: Any, reads: LocalReads | None,
-                           local_files: bool, notes: list[str]) -> int:
+def _planned_prompt_length(
+    result: Any, given: int | None, lengths: Any, reads: LocalReads | None, local_files: bool, notes: list[str]
+) -> int:
     """The prompt length the estimate plans for: the one given, else the data's 95th percentile, else the length
     the judged release truncates prompts to (max_prompt_length up to TRL 0.25), else DEFAULT_PROMPT_LENGTH; never
     longer than that truncation, which cuts every prompt before it reaches the model."""
@@ -164,11 +180,20 @@ def _generates_per_micro_step(result: Any) -> bool:
     return train is None or "gradient_accumulation_steps" not in train.product
 
 
-def setup_from(result: Any, hardware: Hardware, *, prompt_length: int | None = None, strategy: str | None = None,
-               section: dict | None = None, model_dtype: str = "bfloat16", engine: str = "trl",
-               offload: str | None = None, local_files: bool = True, lengths: Any = None,
-               reads: LocalReads | None = None
-               ) -> tuple[Setup | None, list[str]]:
+def setup_from(
+    result: Any,
+    hardware: Hardware,
+    *,
+    prompt_length: int | None = None,
+    strategy: str | None = None,
+    section: dict | None = None,
+    model_dtype: str = "bfloat16",
+    engine: str = "trl",
+    offload: str | None = None,
+    local_files: bool = True,
+    lengths: Any = None,
+    reads: LocalReads | None = None,
+) -> tuple[Setup | None, list[str]]:
     """The estimate's settings and every assumption behind them. `lengths`: the dataset's prompt lengths
     (prompt_lengths_of), planned at their 95th percentile when no prompt length is given; `reads` (LocalReads):
     what was read, for the reason a default prompt length is used."""
@@ -179,16 +204,19 @@ def setup_from(result: Any, hardware: Hardware, *, prompt_length: int | None = N
     b = int(config.per_device_train_batch_size)
     if plan is not None and plan.per_device_unit == "prompts":  # TRL 0.14: each of the b prompts gets G rows
         b = plan.completions_per_micro_batch
-        notes.append(f"per_device_train_batch_size counts prompts in this release: {b} completions per micro-step "
-                     f"({plan.per_device_train_batch_size} x num_generations {plan.num_generations})")
+        notes.append(
+            f"per_device_train_batch_size counts prompts in this release: {b} completions per micro-step "
+            f"({plan.per_device_train_batch_size} x num_generations {plan.num_generations})"
+        )
     rows = plan.generation_batch_size // max(world, 1) if plan is not None else b * config.gradient_accumulation_steps
     if _generates_per_micro_step(result):  # TRL 0.14-0.16: each micro-step generates only what it trains on
         rows = b
     dtype = weight_dtype(result, model_dtype)
     mixed = bool(_get(config, "bf16")) or bool(_get(config, "fp16")) or _get(config, "bf16") is None
     weight_bytes = 2 if dtype in HALF else 4
-    chosen, offload_opt, offload_params, origin, launch = strategy_of(result, section, strategy, offload=offload,
-                                                                      local_files=local_files)
+    chosen, offload_opt, offload_params, origin, launch = strategy_of(
+        result, section, strategy, offload=offload, local_files=local_files
+    )
     if chosen not in STRATEGIES:
         chosen = "ddp"
     notes.append(f"distributed strategy {chosen} ({origin})")
@@ -211,30 +239,48 @@ def setup_from(result: Any, hardware: Hardware, *, prompt_length: int | None = N
     targets = _get(config, "lora_target_modules")
     quantized, nested = quantization_of(result)
     setup = Setup(
-        world_size=world, micro_batch=b, prompt_length=int(prompt_length),
-        completion_length=int(config.max_completion_length or 256), generation_rows=max(int(rows), 1),
-        gradient_accumulation_steps=int(config.gradient_accumulation_steps), weight_bytes=weight_bytes,
-        compute_bytes=2 if (mixed or weight_bytes == 2) else 4, autocast=mixed and weight_bytes == 4,
-        strategy=chosen, offload_optimizer=offload_opt, offload_params=offload_params,
-        optim=str(_get(config, "optim") or "adamw_torch"), activation_checkpointing=bool(checkpointing),
-        attention=attention_of(config), mixed_precision=mixed, entropy=True,
+        world_size=world,
+        micro_batch=b,
+        prompt_length=int(prompt_length),
+        completion_length=int(config.max_completion_length or 256),
+        generation_rows=max(int(rows), 1),
+        gradient_accumulation_steps=int(config.gradient_accumulation_steps),
+        weight_bytes=weight_bytes,
+        compute_bytes=2 if (mixed or weight_bytes == 2) else 4,
+        autocast=mixed and weight_bytes == 4,
+        strategy=chosen,
+        offload_optimizer=offload_opt,
+        offload_params=offload_params,
+        optim=str(_get(config, "optim") or "adamw_torch"),
+        activation_checkpointing=bool(checkpointing),
+        attention=attention_of(config),
+        mixed_precision=mixed,
+        entropy=True,
         reference=float(_get(config, "beta") or 0.0) != 0.0,
         old_logprobs=bool(plan.old_logprobs_needed) if plan is not None else False,
-        use_peft=bool(_get(config, "use_peft")), lora_r=int(_get(config, "lora_r") or 16),
+        use_peft=bool(_get(config, "use_peft")),
+        lora_r=int(_get(config, "lora_r") or 16),
         lora_dropout=float(0.05 if _get(config, "lora_dropout") is None else _get(config, "lora_dropout")),
         lora_targets=tuple(targets) if isinstance(targets, (list, tuple)) else ((targets,) if targets else None),
-        use_vllm=bool(_get(config, "use_vllm")), vllm_mode=str(_get(config, "vllm_mode") or "colocate"),
+        use_vllm=bool(_get(config, "use_vllm")),
+        vllm_mode=str(_get(config, "vllm_mode") or "colocate"),
         vllm_memory_utilization=float(_get(config, "vllm_gpu_memory_utilization") or 0.3),
         vllm_max_model_length=_get(config, "vllm_max_model_length"),
         vllm_tensor_parallel_size=int(_get(config, "vllm_tensor_parallel_size") or 1),
         vllm_sleep=bool(_get(config, "vllm_enable_sleep_mode")),
         liger_loss=bool(_get(config, "use_liger_kernel")) or bool(_get(config, "use_liger_loss")),
-        lm_head_fp32=bool(_get(config, "cast_lm_head_to_fp32")), quantization=quantized, nested_quant=nested,
-        engine=engine, **extra)
+        lm_head_fp32=bool(_get(config, "cast_lm_head_to_fp32")),
+        quantization=quantized,
+        nested_quant=nested,
+        engine=engine,
+        **extra,
+    )
     notes.append(f"weights in {dtype}" + (" with bf16/fp16 autocast" if setup.autocast else ""))
     if quantized:
         from grpo_schema.engine.hardware.quantization import describe
 
-        notes.append(f"base projections quantised by bitsandbytes: {describe(quantized, nested)} "
-                     f"({'load_in_8bit' if quantized == 'int8' else 'load_in_4bit'})")
+        notes.append(
+            f"base projections quantised by bitsandbytes: {describe(quantized, nested)} "
+            f"({'load_in_8bit' if quantized == 'int8' else 'load_in_4bit'})"
+        )
     return setup, notes

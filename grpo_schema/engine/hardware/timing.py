@@ -66,9 +66,11 @@ class TimeEstimate:
         text = f"{self.flops_per_step:.3g} FLOPs and {self.tokens_per_step:,} tokens per optimizer step"
         if self.step_seconds is None:
             return text + " (no peak FLOP/s or bandwidth for this hardware: no time estimate)"
-        text += (f"; about {self.step_seconds:,.1f} s a step (generation {self.generation_seconds:,.1f} s on "
-                 f"{self.generating_gpus} GPU(s) from memory bandwidth, training and scoring "
-                 f"{self.training_seconds:,.1f} s on {self.training_gpus} at MFU {self.mfu:g})")
+        text += (
+            f"; about {self.step_seconds:,.1f} s a step (generation {self.generation_seconds:,.1f} s on "
+            f"{self.generating_gpus} GPU(s) from memory bandwidth, training and scoring "
+            f"{self.training_seconds:,.1f} s on {self.training_gpus} at MFU {self.mfu:g})"
+        )
         if self.total_hours is not None:
             text += f", about {self.total_hours:,.1f} h for {self.total_steps:,} steps"
         return text
@@ -78,8 +80,9 @@ def forward_flops_per_token(model: ModelFacts, context: int) -> float:
     return 2 * model.active_params() + 2 * model.num_layers * model.q_width * context
 
 
-def generation_seconds(model: ModelFacts, s: Setup, hardware: Any, batch: int,
-                       kv_rounds: int = 1) -> tuple[float | None, int]:
+def generation_seconds(
+    model: ModelFacts, s: Setup, hardware: Any, batch: int, kv_rounds: int = 1
+) -> tuple[float | None, int]:
     """(seconds to generate one generation batch of `batch` completions, GPUs that generate)."""
     acc = hardware.accelerator
     if not acc.peak_tflops or not acc.bandwidth_tbs:
@@ -105,8 +108,9 @@ def generation_seconds(model: ModelFacts, s: Setup, hardware: Any, batch: int,
     return kv_rounds * (decode + prefill) + sync, gpus
 
 
-def estimate_time(model: ModelFacts, s: Setup, plan: Any, hardware: Any, mfu: float,
-                  max_steps: int | None = None, kv_rounds: int = 1) -> TimeEstimate:
+def estimate_time(
+    model: ModelFacts, s: Setup, plan: Any, hardware: Any, mfu: float, max_steps: int | None = None, kv_rounds: int = 1
+) -> TimeEstimate:
     T = s.sequence_length
     completions = plan.completions_per_optimizer_step if plan is not None else s.micro_batch * s.world_size
     per_generation = plan.generation_batch_size if plan is not None else completions
@@ -132,5 +136,6 @@ def estimate_time(model: ModelFacts, s: Setup, plan: Any, hardware: Any, mfu: fl
         train = (training + logprobs) / (s.world_size * peak * 1e12 * mfu)
         step = gen + train
     hours = step * total_steps / 3600 if step is not None and total_steps else None
-    return TimeEstimate(mfu, tokens, training, generation, logprobs, step, total_steps, hours, gen, train,
-                        generating, s.world_size)
+    return TimeEstimate(
+        mfu, tokens, training, generation, logprobs, step, total_steps, hours, gen, train, generating, s.world_size
+    )

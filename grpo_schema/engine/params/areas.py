@@ -24,10 +24,29 @@ from grpo_schema.engine.params.vllm import VllmParams
 
 # Form order: what a user edits most comes first.
 AREA_CLASSES: tuple[type[AreaParams], ...] = (
-    ModelParams, DataParams, RewardParams, BatchParams, GenerationParams, LossParams, ReferenceParams,
-    ImportanceSamplingParams, EntropyParams, VllmParams, OptimParams, PrecisionParams, MemoryParams,
-    PeftParams, QuantizationParams, LoggingParams, EvalParams, CheckpointParams, HubParams, DistributedParams,
-    DataloaderParams, PerformanceParams, RunParams,
+    ModelParams,
+    DataParams,
+    RewardParams,
+    BatchParams,
+    GenerationParams,
+    LossParams,
+    ReferenceParams,
+    ImportanceSamplingParams,
+    EntropyParams,
+    VllmParams,
+    OptimParams,
+    PrecisionParams,
+    MemoryParams,
+    PeftParams,
+    QuantizationParams,
+    LoggingParams,
+    EvalParams,
+    CheckpointParams,
+    HubParams,
+    DistributedParams,
+    DataloaderParams,
+    PerformanceParams,
+    RunParams,
 )
 
 FIELD_NAMES: frozenset[str] = frozenset(name for area in AREA_CLASSES for name in area.model_fields)

@@ -11,16 +11,17 @@ from typing import Literal
 from pydantic import Field
 
 from grpo_schema.engine.params.base import AreaParams
-from grpo_schema.engine.types import Float, Int
-
 from grpo_schema.engine.rules.distributed import BUNDLED_ACCELERATE_CONFIGS
+from grpo_schema.engine.types import Float, Int
 
 
 class LaunchParams(AreaParams):
     area = "launch"
     title = "Launch (accelerate)"
-    summary = ("Options for `accelerate launch`. num_processes is the total number of training processes over "
-               "all machines: the world size every batch rule is checked against.")
+    summary = (
+        "Options for `accelerate launch`. num_processes is the total number of training processes over "
+        "all machines: the world size every batch rule is checked against."
+    )
     # Per-value docs, shown by editors for each allowed value (grpo_schema.commands.export).
     value_docs = {
         "mixed_precision": {
@@ -38,22 +39,27 @@ class LaunchParams(AreaParams):
     }
 
     num_processes: Int | None = Field(
-        None, examples=[8], ge=1,
-        description="Training processes over all machines (world size). Exclude GPUs reserved for "
-                                "a vLLM server.")
+        None,
+        examples=[8],
+        ge=1,
+        description="Training processes over all machines (world size). Exclude GPUs reserved for a vLLM server.",
+    )
     num_machines: Int | None = Field(None, examples=[2], ge=1, description="Machines taking part.")
     machine_rank: Int | None = Field(None, ge=0, description="Rank of this machine (0 for the main one).")
     main_process_ip: str | None = Field(None, examples=["10.0.0.1"], description="Address of the main machine.")
     main_process_port: Int | None = Field(
-        None, examples=[29500],
-        ge=1, le=65535, description="Port of the main process.")
+        None, examples=[29500], ge=1, le=65535, description="Port of the main process."
+    )
     mixed_precision: Literal["no", "fp16", "bf16", "fp8"] | None = Field(
-        None, description="accelerate's mixed precision (bf16/fp16 in the config take precedence for training).")
+        None, description="accelerate's mixed precision (bf16/fp16 in the config take precedence for training)."
+    )
     accelerate_config: str | None = Field(
         None,
         examples=["zero3", "configs/accelerate.yaml"],
-        description="`trl grpo` only: an accelerate config file path or a bundled name (" +
-                          ", ".join(BUNDLED_ACCELERATE_CONFIGS) + ").")
+        description="`trl grpo` only: an accelerate config file path or a bundled name ("
+        + ", ".join(BUNDLED_ACCELERATE_CONFIGS)
+        + ").",
+    )
     config_file: str | None = Field(None, description="accelerate config file path.")
     multi_gpu: bool | None = Field(None, description="Launch a multi-GPU (DDP) run.")
     cpu: bool | None = Field(None, description="Launch on CPU only.")
@@ -69,4 +75,3 @@ class LaunchParams(AreaParams):
     num_cpu_threads_per_process: Int | None = Field(None, ge=1, description="CPU threads per process.")
     enable_cpu_affinity: bool | None = Field(None, description="Pin processes to CPU cores (NVIDIA only).")
     quiet: bool | None = Field(None, description="Less launcher output.")
-

@@ -26,8 +26,15 @@ from typing import Any, Iterable
 
 from grpo_schema.engine.profiles.profile import Profile
 
-__all__ = ["ENTRY_POINT_GROUP", "Profile", "adapt_rewards", "get_profile", "known_profiles", "register_profile",
-           "suggest_profiles"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "Profile",
+    "adapt_rewards",
+    "get_profile",
+    "known_profiles",
+    "register_profile",
+    "suggest_profiles",
+]
 
 ENTRY_POINT_GROUP = "grpo_config.profiles"
 
@@ -77,8 +84,10 @@ def adapt_rewards(mapping: dict[str, Any], profile: Profile) -> tuple[dict[str, 
             notes.append(f"reward_funcs: {name} is {profile.reward_equivalents[name]} in {profile.name}'s registry")
         elif profile.default_reward_funcs:
             new.extend(profile.default_reward_funcs)
-            notes.append(f"reward_funcs: {name} is not in {profile.name}'s registry; its default rewards "
-                         f"({', '.join(profile.default_reward_funcs)}) take its place")
+            notes.append(
+                f"reward_funcs: {name} is not in {profile.name}'s registry; its default rewards "
+                f"({', '.join(profile.default_reward_funcs)}) take its place"
+            )
         else:
             new.append(name)
     return {**mapping, "reward_funcs": list(dict.fromkeys(new))}, notes

@@ -56,11 +56,14 @@ class OpenR1ScriptArgs(_Strict):
     repetition_n_grams: Int = Field(3, ge=1, description="repetition_penalty reward: n-gram size.")
     repetition_max_penalty: Float = Field(-1.0, le=0, description="repetition_penalty reward: maximum penalty.")
     code_language: Literal["python", "javascript", "r", "java", "bash", "cpp"] = Field(
-        "python", description="Language of the code rewards.")
+        "python", description="Language of the code rewards."
+    )
     code_eval_test_batch_size: Int = Field(
-        1, description="Test cases evaluated in parallel per completion; below 1 runs all of them at once.")
+        1, description="Test cases evaluated in parallel per completion; below 1 runs all of them at once."
+    )
     code_eval_scoring_mode: Literal["pass_fail", "partial", "weighted_sum"] = Field(
-        "weighted_sum", description="How passed test cases become a reward.")
+        "weighted_sum", description="How passed test cases become a reward."
+    )
     parallel_code_exec_per_proc: Int = Field(2, ge=1, description="Parallel code executions per process.")
     e2b_router_url: str | None = Field(None, description="URL of the E2B router.")
     morph_router_url: str | None = Field(None, description="URL of the MorphCloud router.")

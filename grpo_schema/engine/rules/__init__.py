@@ -17,7 +17,6 @@ from grpo_schema.engine.codes import CODES, declare
 from grpo_schema.engine.diagnostics import Diagnostic, Fix, Severity
 from grpo_schema.engine.plan import RunPlan
 
-
 MAX_FINDINGS_PER_RULE = 100
 
 
@@ -86,12 +85,25 @@ class Rule:
 
 
 RULES: list[Rule] = []
-_AREAS = ("batch", "generation", "loss", "importance_sampling", "vllm", "rewards", "precision", "model", "output",
-          "data", "distributed", "deprecated")
+_AREAS = (
+    "batch",
+    "generation",
+    "loss",
+    "importance_sampling",
+    "vllm",
+    "rewards",
+    "precision",
+    "model",
+    "output",
+    "data",
+    "distributed",
+    "deprecated",
+)
 
 
-def rule(code: str, severity: Severity, reads: tuple[str, ...], needs_plan: bool = False,
-         into: list[Rule] | None = None) -> Callable[[RuleFn], RuleFn]:
+def rule(
+    code: str, severity: Severity, reads: tuple[str, ...], needs_plan: bool = False, into: list[Rule] | None = None
+) -> Callable[[RuleFn], RuleFn]:
     """Register a rule. The first docstring line is the code's title, the rest its explanation. `into` is the list
     of another dialect's rules (verl's): same shape and codes table, run only on that dialect's configs."""
 
@@ -129,12 +141,27 @@ def run_rules(config: Any, ctx: RuleContext, failed: set[str], rules: list[Rule]
             continue
         findings = [first, *itertools.islice(found, MAX_FINDINGS_PER_RULE)]
         for finding in findings[:MAX_FINDINGS_PER_RULE]:
-            out.append(Diagnostic(item.code, item.severity, finding.message, fields=finding.fields,
-                                  hint=finding.hint, fix=finding.fix, alternatives=finding.alternatives))
+            out.append(
+                Diagnostic(
+                    item.code,
+                    item.severity,
+                    finding.message,
+                    fields=finding.fields,
+                    hint=finding.hint,
+                    fix=finding.fix,
+                    alternatives=finding.alternatives,
+                )
+            )
         if len(findings) > MAX_FINDINGS_PER_RULE:
-            out.append(Diagnostic(item.code, item.severity, f"more than {MAX_FINDINGS_PER_RULE} findings of this "
-                                  "rule; only the first ones are listed", fields=findings[-1].fields,
-                                  hint="fix the ones listed and validate again"))
+            out.append(
+                Diagnostic(
+                    item.code,
+                    item.severity,
+                    f"more than {MAX_FINDINGS_PER_RULE} findings of this rule; only the first ones are listed",
+                    fields=findings[-1].fields,
+                    hint="fix the ones listed and validate again",
+                )
+            )
     return out
 
 
@@ -156,6 +183,16 @@ def describe_code(code: str) -> str:
     return f"{info.code} ({info.severity}): {info.title}\n\n{info.explanation}"
 
 
-__all__ = ["Finding", "RuleContext", "Rule", "RULES", "rule", "load_rules", "run_rules", "explicitly_set",
-           "describe_code", "has_or_have", "names_phrase"]
-
+__all__ = [
+    "Finding",
+    "RuleContext",
+    "Rule",
+    "RULES",
+    "rule",
+    "load_rules",
+    "run_rules",
+    "explicitly_set",
+    "describe_code",
+    "has_or_have",
+    "names_phrase",
+]

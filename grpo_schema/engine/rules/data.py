@@ -11,8 +11,11 @@ from grpo_schema.engine.rules import Finding, RuleContext, rule
 def one_dataset_source(config: Any, ctx: RuleContext) -> Iterator[Finding]:
     """Both datasets and dataset_name are set; the mixture wins and dataset_name is ignored."""
     if config.datasets and config.dataset_name:
-        yield Finding(f"dataset_name ({config.dataset_name}) is ignored because datasets is set",
-                      ("dataset_name", "datasets"), hint="remove dataset_name, or the datasets mixture")
+        yield Finding(
+            f"dataset_name ({config.dataset_name}) is ignored because datasets is set",
+            ("dataset_name", "datasets"),
+            hint="remove dataset_name, or the datasets mixture",
+        )
 
 
 @rule("GRPO-S002", "error", ("datasets", "dataset_name"))
@@ -26,9 +29,12 @@ def some_dataset_source(config: Any, ctx: RuleContext) -> Iterator[Finding]:
     """
     if not config.datasets and not config.dataset_name and not ctx.profile_names and config.model_name_or_path:
         listed = "datasets" in ctx.explicit
-        yield Finding(f"no dataset_name and no datasets{' (datasets is an empty list)' if listed else ''}: "
-                      "`trl grpo` has no prompts to train on", ("datasets",) if listed else ("dataset_name",),
-                      hint="set dataset_name (a Hub id or local path), or list the mixture under datasets")
+        yield Finding(
+            f"no dataset_name and no datasets{' (datasets is an empty list)' if listed else ''}: "
+            "`trl grpo` has no prompts to train on",
+            ("datasets",) if listed else ("dataset_name",),
+            hint="set dataset_name (a Hub id or local path), or list the mixture under datasets",
+        )
 
 
 @rule("GRPO-S003", "error", ("datasets", "streaming"))
@@ -37,12 +43,17 @@ def fractions_all_or_none(config: Any, ctx: RuleContext) -> Iterator[Finding]:
     with_fraction = [i for i, d in enumerate(config.datasets) if d.fraction is not None]
     if with_fraction and len(with_fraction) != len(config.datasets):
         missing = [i for i in range(len(config.datasets)) if i not in with_fraction]
-        yield Finding(f"fraction is set on some datasets but not on datasets[{missing[0]}]",
-                      tuple(f"datasets[{i}].fraction" for i in with_fraction[:1]) + ("datasets",),
-                      hint="set fraction on every entry, or on none")
+        yield Finding(
+            f"fraction is set on some datasets but not on datasets[{missing[0]}]",
+            tuple(f"datasets[{i}].fraction" for i in with_fraction[:1]) + ("datasets",),
+            hint="set fraction on every entry, or on none",
+        )
     if with_fraction and config.streaming:
-        yield Finding("fraction cannot be used with streaming", (f"datasets[{with_fraction[0]}].fraction", "streaming"),
-                      hint="remove fraction, or set streaming: false")
+        yield Finding(
+            "fraction cannot be used with streaming",
+            (f"datasets[{with_fraction[0]}].fraction", "streaming"),
+            hint="remove fraction, or set streaming: false",
+        )
 
 
 @rule("GRPO-S004", "error", ("datasets", "dataset_name", "streaming", "dataset_streaming", "max_steps"))
@@ -54,8 +65,11 @@ def streaming_needs_max_steps(config: Any, ctx: RuleContext) -> Iterator[Finding
     streaming = (config.streaming and config.datasets) or (config.dataset_streaming and not config.datasets)
     if streaming and config.max_steps <= 0:
         name = "streaming" if config.datasets else "dataset_streaming"
-        yield Finding(f"{name} is true but max_steps is {config.max_steps}: a streamed dataset has no length",
-                      ("max_steps", name), hint="set max_steps to the number of optimizer steps to run")
+        yield Finding(
+            f"{name} is true but max_steps is {config.max_steps}: a streamed dataset has no length",
+            ("max_steps", name),
+            hint="set max_steps to the number of optimizer steps to run",
+        )
 
 
 @rule("GRPO-S005", "warning", ("eval_strategy", "datasets", "test_split_size"))
@@ -65,8 +79,11 @@ def mixture_eval_needs_test_split(config: Any, ctx: RuleContext) -> Iterator[Fin
     A mixture only has a test split when test_split_size holds part of it out.
     """
     if config.eval_strategy != "no" and config.datasets and config.test_split_size is None:
-        yield Finding("eval_strategy is on but the datasets mixture has no test split (test_split_size is null)",
-                      ("test_split_size", "eval_strategy"), hint="set test_split_size, e.g. 0.05")
+        yield Finding(
+            "eval_strategy is on but the datasets mixture has no test split (test_split_size is null)",
+            ("test_split_size", "eval_strategy"),
+            hint="set test_split_size, e.g. 0.05",
+        )
 
 
 @rule("GRPO-S006", "warning", ("model_name_or_path",))
@@ -85,11 +102,14 @@ def model_is_named(config: Any, ctx: RuleContext) -> Iterator[Finding]:
         if not reward_sources(config, ctx):
             missing.append("reward_funcs")
         needs = missing[0] if len(missing) == 1 else ", ".join(missing[:-1]) + " and " + missing[-1]
-        yield Finding(f"{needs} {'is' if len(missing) == 1 else 'are'} not set; `trl grpo` needs "
-                      f"{'it' if len(missing) == 1 else 'them'} (without them this reads as GRPOConfig arguments "
-                      "for a Python script)", ("model_name_or_path",),
-                      hint="set model_name_or_path to a Hub id or local path" + (
-                          ", plus the dataset and reward_funcs" if len(missing) > 1 else ""))
+        yield Finding(
+            f"{needs} {'is' if len(missing) == 1 else 'are'} not set; `trl grpo` needs "
+            f"{'it' if len(missing) == 1 else 'them'} (without them this reads as GRPOConfig arguments "
+            "for a Python script)",
+            ("model_name_or_path",),
+            hint="set model_name_or_path to a Hub id or local path"
+            + (", plus the dataset and reward_funcs" if len(missing) > 1 else ""),
+        )
 
 
 @rule("GRPO-S007", "error", ("datasets", "streaming", "test_split_size"))
@@ -100,9 +120,11 @@ def streamed_mixture_cannot_split(config: Any, ctx: RuleContext) -> Iterator[Fin
     not have: the script fails after loading the data.
     """
     if config.datasets and config.streaming and config.test_split_size is not None:
-        yield Finding(f"test_split_size ({config.test_split_size:g}) cannot split a streamed mixture "
-                      "(streaming: true)", ("test_split_size", "streaming"),
-                      hint="remove test_split_size (list a separate eval split instead), or set streaming: false")
+        yield Finding(
+            f"test_split_size ({config.test_split_size:g}) cannot split a streamed mixture (streaming: true)",
+            ("test_split_size", "streaming"),
+            hint="remove test_split_size (list a separate eval split instead), or set streaming: false",
+        )
 
 
 def _loading_scripts(config: Any) -> Iterator[tuple[str, str]]:
@@ -123,6 +145,8 @@ def no_loading_scripts(config: Any, ctx: RuleContext) -> Iterator[Finding]:
     script.
     """
     for name, path in _loading_scripts(config):
-        yield Finding(f"{name} ({path}) is a dataset loading script, which the datasets library no longer runs",
-                      (name,), hint="point it at the data files (e.g. path: json with data_files) or a Hub "
-                      "dataset that has no script")
+        yield Finding(
+            f"{name} ({path}) is a dataset loading script, which the datasets library no longer runs",
+            (name,),
+            hint="point it at the data files (e.g. path: json with data_files) or a Hub dataset that has no script",
+        )

@@ -16,22 +16,36 @@ def is_cap_deprecated(config: Any, ctx: RuleContext) -> Iterator[Finding]:
     """
     cap = config.vllm_importance_sampling_cap
     if cap is not None and "vllm_importance_sampling_cap" in ctx.explicit:
-        overrides = " and overrides vllm_importance_sampling_clip_max" if "vllm_importance_sampling_clip_max" in \
-            ctx.explicit else ""
-        yield Finding(f"vllm_importance_sampling_cap is deprecated{overrides}; use vllm_importance_sampling_clip_max",
-                      ("vllm_importance_sampling_cap",), hint=f"write vllm_importance_sampling_clip_max: {cap:g}",
-                      fix=Fix(set={"vllm_importance_sampling_clip_max": cap}, unset=("vllm_importance_sampling_cap",),
-                              title="move to vllm_importance_sampling_clip_max"))
+        overrides = (
+            " and overrides vllm_importance_sampling_clip_max"
+            if "vllm_importance_sampling_clip_max" in ctx.explicit
+            else ""
+        )
+        yield Finding(
+            f"vllm_importance_sampling_cap is deprecated{overrides}; use vllm_importance_sampling_clip_max",
+            ("vllm_importance_sampling_cap",),
+            hint=f"write vllm_importance_sampling_clip_max: {cap:g}",
+            fix=Fix(
+                set={"vllm_importance_sampling_clip_max": cap},
+                unset=("vllm_importance_sampling_cap",),
+                title="move to vllm_importance_sampling_clip_max",
+            ),
+        )
 
 
 @rule("GRPO-D002", "warning", ("use_transformers_paged",))
 def paged_generation_deprecated(config: Any, ctx: RuleContext) -> Iterator[Finding]:
     """use_transformers_paged is deprecated: use use_transformers_continuous_batching."""
     if config.use_transformers_paged:
-        yield Finding("use_transformers_paged is deprecated; use use_transformers_continuous_batching",
-                      ("use_transformers_paged",), hint="write use_transformers_continuous_batching: true",
-                      fix=Fix(rename={"use_transformers_paged": "use_transformers_continuous_batching"},
-                              title="rename to use_transformers_continuous_batching"))
+        yield Finding(
+            "use_transformers_paged is deprecated; use use_transformers_continuous_batching",
+            ("use_transformers_paged",),
+            hint="write use_transformers_continuous_batching: true",
+            fix=Fix(
+                rename={"use_transformers_paged": "use_transformers_continuous_batching"},
+                title="rename to use_transformers_continuous_batching",
+            ),
+        )
 
 
 @rule("GRPO-D003", "warning", ("use_liger_kernel",))
@@ -41,8 +55,11 @@ def liger_kernel_deprecated(config: Any, ctx: RuleContext) -> Iterator[Finding]:
     It only patches layers with Liger kernels; TRL suggests model_init_kwargs {use_kernels: true} instead.
     """
     if config.use_liger_kernel:
-        yield Finding("use_liger_kernel is deprecated for GRPO", ("use_liger_kernel",),
-                      hint="use model_init_kwargs: {use_kernels: true}")
+        yield Finding(
+            "use_liger_kernel is deprecated for GRPO",
+            ("use_liger_kernel",),
+            hint="use model_init_kwargs: {use_kernels: true}",
+        )
 
 
 @rule("GRPO-D004", "warning", ("gradient_checkpointing", "activation_checkpointing"))
@@ -51,16 +68,25 @@ def gradient_checkpointing_renamed(config: Any, ctx: RuleContext) -> Iterator[Fi
 
     transformers still copies the old name into the new one (with a FutureWarning) when the new one is unset.
     """
-    for old, new in (("gradient_checkpointing", "activation_checkpointing"),
-                     ("gradient_checkpointing_kwargs", "activation_checkpointing_kwargs")):
+    for old, new in (
+        ("gradient_checkpointing", "activation_checkpointing"),
+        ("gradient_checkpointing_kwargs", "activation_checkpointing_kwargs"),
+    ):
         if old in ctx.explicit and new not in ctx.explicit:
-            yield Finding(f"{old} is deprecated; use {new}", (old,), hint=f"rename {old} to {new}",
-                          fix=Fix(rename={old: new}, title=f"rename to {new}"))
+            yield Finding(
+                f"{old} is deprecated; use {new}",
+                (old,),
+                hint=f"rename {old} to {new}",
+                fix=Fix(rename={old: new}, title=f"rename to {new}"),
+            )
 
 
 @rule("GRPO-D005", "warning", ("local_rank",))
 def local_rank_not_in_config(config: Any, ctx: RuleContext) -> Iterator[Finding]:
     """local_rank is set by the launcher and deprecated in a config."""
     if "local_rank" in ctx.explicit:
-        yield Finding("local_rank is set by the launcher; remove it from the config", ("local_rank",),
-                      fix=Fix(unset=("local_rank",), title="remove local_rank"))
+        yield Finding(
+            "local_rank is set by the launcher; remove it from the config",
+            ("local_rank",),
+            fix=Fix(unset=("local_rank",), title="remove local_rank"),
+        )

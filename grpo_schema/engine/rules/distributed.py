@@ -7,8 +7,15 @@ from typing import Any, Iterator
 from grpo_schema.engine.rules import Finding, RuleContext, rule
 
 BUNDLED_ACCELERATE_CONFIGS = ("fsdp1", "fsdp2", "multi_gpu", "single_gpu", "zero1", "zero2", "zero3")
-ACCELERATOR_CONFIG_KEYS = ("split_batches", "dispatch_batches", "even_batches", "use_seedable_sampler",
-                           "non_blocking", "gradient_accumulation_kwargs", "use_configured_state")
+ACCELERATOR_CONFIG_KEYS = (
+    "split_batches",
+    "dispatch_batches",
+    "even_batches",
+    "use_seedable_sampler",
+    "non_blocking",
+    "gradient_accumulation_kwargs",
+    "use_configured_state",
+)
 
 
 @rule("GRPO-W001", "error", ("fsdp", "deepspeed"))
@@ -25,8 +32,11 @@ def fsdp_needs_several_processes(config: Any, ctx: RuleContext) -> Iterator[Find
     With one process transformers refuses fsdp. The world size is the declared one (--world-size or num_processes).
     """
     if config.fsdp and ctx.world_size == 1:
-        yield Finding("fsdp is set but the world size is 1", ("fsdp",),
-                      hint="launch several processes (num_processes), or remove fsdp")
+        yield Finding(
+            "fsdp is set but the world size is 1",
+            ("fsdp",),
+            hint="launch several processes (num_processes), or remove fsdp",
+        )
 
 
 @rule("GRPO-W003", "error", ("parallelism_config",))
@@ -37,8 +47,11 @@ def parallelism_config_from_python_only(config: Any, ctx: RuleContext) -> Iterat
     sequence parallelism.
     """
     if config.parallelism_config is not None:
-        yield Finding("parallelism_config cannot be given in a config file (TRL fails on a mapping here)",
-                      ("parallelism_config",), hint="remove it; build a ParallelismConfig in Python if you need one")
+        yield Finding(
+            "parallelism_config cannot be given in a config file (TRL fails on a mapping here)",
+            ("parallelism_config",),
+            hint="remove it; build a ParallelismConfig in Python if you need one",
+        )
 
 
 @rule("GRPO-W004", "error", ("accelerator_config", "datasets", "streaming", "dataset_streaming"))
@@ -50,12 +63,18 @@ def accelerator_config_keys(config: Any, ctx: RuleContext) -> Iterator[Finding]:
     settings = config.accelerator_config if isinstance(config.accelerator_config, dict) else {}
     for key in settings:
         if key not in ACCELERATOR_CONFIG_KEYS:
-            yield Finding(f"accelerator_config.{key} is not an accelerate setting", ("accelerator_config",),
-                          hint="use one of " + ", ".join(ACCELERATOR_CONFIG_KEYS))
+            yield Finding(
+                f"accelerator_config.{key} is not an accelerate setting",
+                ("accelerator_config",),
+                hint="use one of " + ", ".join(ACCELERATOR_CONFIG_KEYS),
+            )
     streaming = (config.streaming and config.datasets) or config.dataset_streaming
     if settings.get("dispatch_batches") and streaming:
-        yield Finding("accelerator_config.dispatch_batches cannot be true with a streamed dataset",
-                      ("accelerator_config",), hint="set dispatch_batches: false")
+        yield Finding(
+            "accelerator_config.dispatch_batches cannot be true with a streamed dataset",
+            ("accelerator_config",),
+            hint="set dispatch_batches: false",
+        )
 
 
 @rule("GRPO-W005", "warning", ())
@@ -66,10 +85,16 @@ def accelerate_config_known(config: Any, ctx: RuleContext) -> Iterator[Finding]:
     file; anything else stops the launcher.
     """
     name = ctx.launch.get("accelerate_config")
-    if isinstance(name, str) and name not in BUNDLED_ACCELERATE_CONFIGS and not name.endswith((".yaml", ".yml",
-                                                                                                ".json")):
-        yield Finding(f"accelerate_config {name!r} is neither a bundled config nor a .yaml/.json file",
-                      ("accelerate_config",), hint="use one of " + ", ".join(BUNDLED_ACCELERATE_CONFIGS))
+    if (
+        isinstance(name, str)
+        and name not in BUNDLED_ACCELERATE_CONFIGS
+        and not name.endswith((".yaml", ".yml", ".json"))
+    ):
+        yield Finding(
+            f"accelerate_config {name!r} is neither a bundled config nor a .yaml/.json file",
+            ("accelerate_config",),
+            hint="use one of " + ", ".join(BUNDLED_ACCELERATE_CONFIGS),
+        )
 
 
 @rule("GRPO-W006", "info", ())
@@ -80,5 +105,8 @@ def world_size_declared(config: Any, ctx: RuleContext) -> Iterator[Finding]:
     file, else 1. Recipes written for several GPUs are checked at that count.
     """
     if "num_processes" in ctx.launch and ctx.launch["num_processes"] != ctx.world_size:
-        yield Finding(f"checked at world size {ctx.world_size} (--world-size) although num_processes is "
-                      f"{ctx.launch['num_processes']}", ("num_processes",))
+        yield Finding(
+            f"checked at world size {ctx.world_size} (--world-size) although num_processes is "
+            f"{ctx.launch['num_processes']}",
+            ("num_processes",),
+        )

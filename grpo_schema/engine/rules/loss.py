@@ -19,9 +19,12 @@ def epsilon_high_not_below_epsilon(config: Any, ctx: RuleContext) -> Iterator[Fi
     cap on the ratio, and for sapo and vespo it is unused, so this rule does not apply to them.)
     """
     if config.loss_type in _CLIPPED and config.epsilon_high is not None and config.epsilon_high < config.epsilon:
-        yield Finding(f"epsilon_high ({config.epsilon_high:g}) is below epsilon ({config.epsilon:g}): the upper "
-                      "clip bound would be tighter than the lower one", ("epsilon_high", "epsilon"),
-                      hint=f"swap them, or set epsilon_high >= {config.epsilon:g} (DAPO uses 0.28 with 0.2)")
+        yield Finding(
+            f"epsilon_high ({config.epsilon_high:g}) is below epsilon ({config.epsilon:g}): the upper "
+            "clip bound would be tighter than the lower one",
+            ("epsilon_high", "epsilon"),
+            hint=f"swap them, or set epsilon_high >= {config.epsilon:g} (DAPO uses 0.28 with 0.2)",
+        )
 
 
 @rule("GRPO-L002", "warning", ("loss_type", "importance_sampling_level"))
@@ -34,14 +37,19 @@ def loss_type_matches_ratio_level(config: Any, ctx: RuleContext) -> Iterator[Fin
     level = config.importance_sampling_level
     wanted = {"luspo": "sequence", "vespo": "token"}.get(config.loss_type)
     if wanted and level != wanted:
-        yield Finding(f"loss_type {config.loss_type} expects importance_sampling_level '{wanted}' (got '{level}')",
-                      ("importance_sampling_level", "loss_type"), hint=f"set importance_sampling_level: {wanted}",
-                      fix=Fix(set={"importance_sampling_level": wanted}, safe=False, title=f"use {wanted}"))
+        yield Finding(
+            f"loss_type {config.loss_type} expects importance_sampling_level '{wanted}' (got '{level}')",
+            ("importance_sampling_level", "loss_type"),
+            hint=f"set importance_sampling_level: {wanted}",
+            fix=Fix(set={"importance_sampling_level": wanted}, safe=False, title=f"use {wanted}"),
+        )
     elif level == "sequence" and config.loss_type in ("bnpo", "dr_grpo", "dapo", "cispo"):
         luspo = " or luspo" if ctx.accepts("loss_type", "luspo") else ""  # only where the release has it
-        yield Finding(f"loss_type {config.loss_type} with sequence-level ratios weighs each sequence by its length",
-                      ("importance_sampling_level", "loss_type"),
-                      hint=f"use loss_type grpo (GSPO){luspo} with sequence-level ratios")
+        yield Finding(
+            f"loss_type {config.loss_type} with sequence-level ratios weighs each sequence by its length",
+            ("importance_sampling_level", "loss_type"),
+            hint=f"use loss_type grpo (GSPO){luspo} with sequence-level ratios",
+        )
 
 
 @rule("GRPO-L003", "error", ("loss_type", "max_completion_length"))
@@ -52,8 +60,11 @@ def dr_grpo_needs_completion_length(config: Any, ctx: RuleContext) -> Iterator[F
     step.
     """
     if config.loss_type == "dr_grpo" and config.max_completion_length is None:
-        yield Finding("loss_type dr_grpo needs a max_completion_length (got null)",
-                      ("max_completion_length", "loss_type"), hint="set max_completion_length, e.g. 1024")
+        yield Finding(
+            "loss_type dr_grpo needs a max_completion_length (got null)",
+            ("max_completion_length", "loss_type"),
+            hint="set max_completion_length, e.g. 1024",
+        )
 
 
 @rule("GRPO-L004", "warning", ("loss_type", "epsilon_high"))
@@ -65,9 +76,12 @@ def cispo_cap_is_absolute(config: Any, ctx: RuleContext) -> Iterator[Finding]:
     """
     cap = config.epsilon_high if config.epsilon_high is not None else config.epsilon
     if config.loss_type == "cispo" and cap < 1:
-        yield Finding(f"cispo caps the importance weight at {cap:g}, below 1: every token's weight is clipped",
-                      ("epsilon_high", "loss_type"), hint="set epsilon_high: 5.0",
-                      fix=Fix(set={"epsilon_high": 5.0}, safe=False, title="use epsilon_high 5.0"))
+        yield Finding(
+            f"cispo caps the importance weight at {cap:g}, below 1: every token's weight is clipped",
+            ("epsilon_high", "loss_type"),
+            hint="set epsilon_high: 5.0",
+            fix=Fix(set={"epsilon_high": 5.0}, safe=False, title="use epsilon_high 5.0"),
+        )
 
 
 @rule("GRPO-L005", "warning", ("delta", "epsilon", "epsilon_high", "loss_type"))
@@ -79,8 +93,11 @@ def delta_above_clip_range(config: Any, ctx: RuleContext) -> Iterator[Finding]:
     """
     upper = 1 + (config.epsilon_high if config.epsilon_high is not None else config.epsilon)
     if config.delta is not None and config.loss_type in _CLIPPED and config.delta <= upper:
-        yield Finding(f"delta ({config.delta:g}) is not above the upper clip bound 1 + epsilon_high ({upper:g})",
-                      ("delta",), hint=f"set delta above {upper:g}, e.g. {max(4.0, upper + 1):g}")
+        yield Finding(
+            f"delta ({config.delta:g}) is not above the upper clip bound 1 + epsilon_high ({upper:g})",
+            ("delta",),
+            hint=f"set delta above {upper:g}, e.g. {max(4.0, upper + 1):g}",
+        )
 
 
 @rule("GRPO-L006", "error", ("use_adaptive_entropy", "entropy_coef_min", "entropy_coef_max"))
@@ -91,9 +108,11 @@ def entropy_bounds_ordered(config: Any, ctx: RuleContext) -> Iterator[Finding]:
     bounds pin it to a meaningless value (TRL does not check this).
     """
     if config.use_adaptive_entropy and config.entropy_coef_min > config.entropy_coef_max:
-        yield Finding(f"entropy_coef_min ({config.entropy_coef_min:g}) is above entropy_coef_max "
-                      f"({config.entropy_coef_max:g})", ("entropy_coef_min", "entropy_coef_max"),
-                      hint="swap the two bounds")
+        yield Finding(
+            f"entropy_coef_min ({config.entropy_coef_min:g}) is above entropy_coef_max ({config.entropy_coef_max:g})",
+            ("entropy_coef_min", "entropy_coef_max"),
+            hint="swap the two bounds",
+        )
 
 
 @rule("GRPO-L007", "error", ("sync_ref_model", "beta"))
@@ -103,8 +122,11 @@ def sync_ref_model_needs_kl(config: Any, ctx: RuleContext) -> Iterator[Finding]:
     With beta 0 no reference model is loaded, so there is nothing to sync; TRL refuses the combination.
     """
     if config.sync_ref_model and config.beta == 0:
-        yield Finding("sync_ref_model is true but beta is 0, so there is no reference model to sync",
-                      ("sync_ref_model", "beta"), hint="set beta > 0 (e.g. 0.04) or sync_ref_model: false")
+        yield Finding(
+            "sync_ref_model is true but beta is 0, so there is no reference model to sync",
+            ("sync_ref_model", "beta"),
+            hint="set beta > 0 (e.g. 0.04) or sync_ref_model: false",
+        )
 
 
 @rule("GRPO-L008", "error", ("sync_ref_model", "use_peft", "beta"))
@@ -114,8 +136,11 @@ def sync_ref_model_without_peft(config: Any, ctx: RuleContext) -> Iterator[Findi
     With LoRA the reference is the base model with adapters disabled; TRL cannot sync it.
     """
     if config.sync_ref_model and config.use_peft and config.beta != 0:
-        yield Finding("sync_ref_model is not supported with use_peft", ("sync_ref_model", "use_peft"),
-                      hint="set sync_ref_model: false")
+        yield Finding(
+            "sync_ref_model is not supported with use_peft",
+            ("sync_ref_model", "use_peft"),
+            hint="set sync_ref_model: false",
+        )
 
 
 @rule("GRPO-L009", "warning", ("beta", "ref_model_mixup_alpha", "ref_model_sync_steps"))
@@ -126,5 +151,8 @@ def kl_settings_without_kl(config: Any, ctx: RuleContext) -> Iterator[Finding]:
     """
     unused = [n for n in ("ref_model_mixup_alpha", "ref_model_sync_steps") if n in ctx.explicit]
     if config.beta == 0 and unused:
-        yield Finding(f"{', '.join(unused)} {has_or_have(unused)} no effect with beta 0 (no reference model)", tuple(unused),
-                      hint="set beta > 0 to use a reference model, or remove these keys")
+        yield Finding(
+            f"{', '.join(unused)} {has_or_have(unused)} no effect with beta 0 (no reference model)",
+            tuple(unused),
+            hint="set beta > 0 to use a reference model, or remove these keys",
+        )

@@ -7,16 +7,27 @@ from typing import Any, Iterator
 
 from grpo_schema.engine.rules import Finding, RuleContext, explicitly_set, has_or_have, rule
 
-_LORA = ("lora_r", "lora_alpha", "lora_dropout", "lora_target_modules", "lora_target_parameters",
-         "lora_modules_to_save", "use_rslora", "use_dora")
+_LORA = (
+    "lora_r",
+    "lora_alpha",
+    "lora_dropout",
+    "lora_target_modules",
+    "lora_target_parameters",
+    "lora_modules_to_save",
+    "use_rslora",
+    "use_dora",
+)
 
 
 @rule("GRPO-M001", "error", ("load_in_8bit", "load_in_4bit"))
 def one_quantization(config: Any, ctx: RuleContext) -> Iterator[Finding]:
     """load_in_8bit and load_in_4bit cannot both be true."""
     if config.load_in_8bit and config.load_in_4bit:
-        yield Finding("load_in_8bit and load_in_4bit cannot both be true", ("load_in_4bit", "load_in_8bit"),
-                      hint="keep load_in_4bit for QLoRA")
+        yield Finding(
+            "load_in_8bit and load_in_4bit cannot both be true",
+            ("load_in_4bit", "load_in_8bit"),
+            hint="keep load_in_4bit for QLoRA",
+        )
 
 
 @rule("GRPO-M002", "error", ("load_in_8bit", "load_in_4bit", "use_peft"))
@@ -27,8 +38,11 @@ def quantized_model_needs_adapters(config: Any, ctx: RuleContext) -> Iterator[Fi
     """
     if (config.load_in_8bit or config.load_in_4bit) and not config.use_peft:
         name = "load_in_4bit" if config.load_in_4bit else "load_in_8bit"
-        yield Finding(f"{name} needs use_peft: true (quantized weights cannot be trained directly)",
-                      (name, "use_peft"), hint="set use_peft: true")
+        yield Finding(
+            f"{name} needs use_peft: true (quantized weights cannot be trained directly)",
+            (name, "use_peft"),
+            hint="set use_peft: true",
+        )
 
 
 @rule("GRPO-M003", "warning", _LORA + ("use_peft",))
@@ -39,8 +53,11 @@ def lora_settings_without_peft(config: Any, ctx: RuleContext) -> Iterator[Findin
     """
     names = [n for n in _LORA if n in ctx.explicit]
     if not config.use_peft and names:
-        yield Finding(f"{', '.join(names)} {has_or_have(names)} no effect without use_peft", tuple(names) + ("use_peft",),
-                      hint="set use_peft: true to train LoRA adapters, or remove these keys")
+        yield Finding(
+            f"{', '.join(names)} {has_or_have(names)} no effect without use_peft",
+            tuple(names) + ("use_peft",),
+            hint="set use_peft: true to train LoRA adapters, or remove these keys",
+        )
 
 
 @rule("GRPO-M004", "error", ("model_init_kwargs", "load_in_8bit", "load_in_4bit"))
@@ -50,8 +67,11 @@ def one_quantization_config(config: Any, ctx: RuleContext) -> Iterator[Finding]:
     The script passes its own quantization config built from load_in_4bit/load_in_8bit; TRL refuses a second one.
     """
     if (config.load_in_8bit or config.load_in_4bit) and "quantization_config" in (config.model_init_kwargs or {}):
-        yield Finding("model_init_kwargs.quantization_config conflicts with load_in_4bit/load_in_8bit",
-                      ("model_init_kwargs",), hint="remove one of the two")
+        yield Finding(
+            "model_init_kwargs.quantization_config conflicts with load_in_4bit/load_in_8bit",
+            ("model_init_kwargs",),
+            hint="remove one of the two",
+        )
 
 
 @rule("GRPO-M005", "info", ("router_aux_loss_coef",))
@@ -61,8 +81,11 @@ def router_loss_needs_moe(config: Any, ctx: RuleContext) -> Iterator[Finding]:
     TRL 1.16 raises on a dense model (one without output_router_logits); this cannot be checked without the model.
     """
     if config.router_aux_loss_coef and explicitly_set(ctx, "router_aux_loss_coef"):
-        yield Finding(f"router_aux_loss_coef ({config.router_aux_loss_coef:g}) only works with a mixture-of-experts "
-                      "model", ("router_aux_loss_coef",), hint="leave it null for dense models")
+        yield Finding(
+            f"router_aux_loss_coef ({config.router_aux_loss_coef:g}) only works with a mixture-of-experts model",
+            ("router_aux_loss_coef",),
+            hint="leave it null for dense models",
+        )
 
 
 @rule("GRPO-M006", "error", ("use_liger_kernel", "liger_kernel_config"))
@@ -72,8 +95,11 @@ def liger_fused_cross_entropy_off(config: Any, ctx: RuleContext) -> Iterator[Fin
     GRPO needs per-token log-probs, which the fused cross-entropy kernel does not return; TRL refuses it.
     """
     if (config.liger_kernel_config or {}).get("fused_linear_cross_entropy"):
-        yield Finding("liger_kernel_config.fused_linear_cross_entropy is true, which GRPO cannot use",
-                      ("liger_kernel_config",), hint="set fused_linear_cross_entropy: false")
+        yield Finding(
+            "liger_kernel_config.fused_linear_cross_entropy is true, which GRPO cannot use",
+            ("liger_kernel_config",),
+            hint="set fused_linear_cross_entropy: false",
+        )
 
 
 _OUTPUT_LAYER = "lm_head"
@@ -101,7 +127,8 @@ def no_adapter_on_lm_head(config: Any, ctx: RuleContext) -> Iterator[Finding]:
     lora_modules_to_save instead.
     """
     if config.use_peft and _targets_output_layer(config.lora_target_modules):
-        yield Finding("lora_target_modules puts a LoRA adapter on lm_head, which GRPOTrainer refuses",
-                      ("lora_target_modules", "use_peft"),
-                      hint="remove lm_head from lora_target_modules (list it in lora_modules_to_save to train it "
-                           "in full)")
+        yield Finding(
+            "lora_target_modules puts a LoRA adapter on lm_head, which GRPOTrainer refuses",
+            ("lora_target_modules", "use_peft"),
+            hint="remove lm_head from lora_target_modules (list it in lora_modules_to_save to train it in full)",
+        )

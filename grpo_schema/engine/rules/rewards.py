@@ -22,8 +22,14 @@ def reward_funcs_in_force(config: Any, ctx: RuleContext) -> list[str]:
     if ctx.default_reward_funcs is not None:
         return list(ctx.default_reward_funcs)
     profiles = known_profiles()
-    return next((list(profiles[name].default_reward_funcs) for name in ctx.foreign_profiles
-                 if name in profiles and profiles[name].default_reward_funcs is not None), [])
+    return next(
+        (
+            list(profiles[name].default_reward_funcs)
+            for name in ctx.foreign_profiles
+            if name in profiles and profiles[name].default_reward_funcs is not None
+        ),
+        [],
+    )
 
 
 def _item(index: int) -> tuple[str, str]:
@@ -50,10 +56,12 @@ def one_weight_per_reward_source(config: Any, ctx: RuleContext) -> Iterator[Find
     sources = reward_sources(config, ctx)
     if len(weights) != len(sources):
         names = ", ".join(sources) or "none"
-        yield Finding(f"reward_weights has {plural(len(weights), 'weight')} but there "
-                      f"{'is' if len(sources) == 1 else 'are'} {plural(len(sources), 'reward source')} ({names})",
-                      ("reward_weights", "reward_funcs"),
-                      hint=f"give {plural(len(sources), 'weight')}, one per source in this order: {names}")
+        yield Finding(
+            f"reward_weights has {plural(len(weights), 'weight')} but there "
+            f"{'is' if len(sources) == 1 else 'are'} {plural(len(sources), 'reward source')} ({names})",
+            ("reward_weights", "reward_funcs"),
+            hint=f"give {plural(len(sources), 'weight')}, one per source in this order: {names}",
+        )
 
 
 MAX_LIST_IN_FIX = 64
@@ -61,8 +69,9 @@ MAX_LIST_IN_FIX = 64
 
 def _owner(name: str, ctx: RuleContext) -> str | None:
     """The inactive profile whose registry knows `name`, if any."""
-    return next((p.name for p in known_profiles().values() if name in p.reward_funcs
-                 and p.name not in ctx.profile_names), None)
+    return next(
+        (p.name for p in known_profiles().values() if name in p.reward_funcs and p.name not in ctx.profile_names), None
+    )
 
 
 def _unresolved_names(config: Any, ctx: RuleContext, foreign: bool) -> Iterator[Finding]:
@@ -82,19 +91,32 @@ def _unresolved_names(config: Any, ctx: RuleContext, foreign: bool) -> Iterator[
         if owner:
             hint = f"{name!r} is a reward of {owner}: validate with --profile {owner}"
         else:
-            hint = f"did you mean {match[0]}?" if match else f"use one of {known}" + (
-                ", or a dotted import path 'module.function'" if ctx.allows_dotted_rewards else "")
-        where = ("the active profile's registry" if ctx.profile_names
-                 else f"TRL {ctx.trl_release}'s built-ins" if ctx.trl_release else "TRL's built-ins")
+            hint = (
+                f"did you mean {match[0]}?"
+                if match
+                else f"use one of {known}"
+                + (", or a dotted import path 'module.function'" if ctx.allows_dotted_rewards else "")
+            )
+        where = (
+            "the active profile's registry"
+            if ctx.profile_names
+            else f"TRL {ctx.trl_release}'s built-ins"
+            if ctx.trl_release
+            else "TRL's built-ins"
+        )
         fix = None
         # The fix sets the whole list: offered for lists of a plausible length only, so that a list of thousands
         # of misspellings does not answer with thousands of copies of itself.
         if match and not owner and len(config.reward_funcs) <= MAX_LIST_IN_FIX:
             fixed = [match[0] if item == name else item for item in config.reward_funcs]
             fix = Fix(set={"reward_funcs": fixed}, safe=False, title=f"use {match[0]}")
-        yield Finding(f"reward function {name!r} is neither one of {where} ({known})"
-                      + (" nor a dotted import path" if ctx.allows_dotted_rewards else ""),
-                      _item(index), hint=hint, fix=fix)
+        yield Finding(
+            f"reward function {name!r} is neither one of {where} ({known})"
+            + (" nor a dotted import path" if ctx.allows_dotted_rewards else ""),
+            _item(index),
+            hint=hint,
+            fix=fix,
+        )
 
 
 @rule("GRPO-R002", "error", ("reward_funcs",))
@@ -127,8 +149,11 @@ def dotted_reward_paths_well_formed(config: Any, ctx: RuleContext) -> Iterator[F
     """
     for index, name in enumerate(config.reward_funcs or []):
         if "." in name and name not in ctx.reward_names and ctx.allows_dotted_rewards and not _DOTTED.match(name):
-            yield Finding(f"reward function path {name!r} is not of the form 'module.function'", _item(index),
-                          hint="use Python identifiers separated by dots, e.g. my_rewards.length_penalty")
+            yield Finding(
+                f"reward function path {name!r} is not of the form 'module.function'",
+                _item(index),
+                hint="use Python identifiers separated by dots, e.g. my_rewards.length_penalty",
+            )
 
 
 @rule("GRPO-R004", "error", ("reward_funcs", "reward_model_name_or_path"))
@@ -142,10 +167,16 @@ def some_reward_source(config: Any, ctx: RuleContext) -> Iterator[Finding]:
     if not reward_sources(config, ctx) and config.model_name_or_path is not None:
         # a name the judged release's script resolves (0.19's registers think_format_reward alone)
         example = "accuracy_reward" if "accuracy_reward" in ctx.reward_names else min(ctx.reward_names, default=None)
-        hint = (f"add reward_funcs: [{example}] (or your own 'module.function')" if example
-                else "add reward_funcs: [your own 'module.function'], or set reward_model_name_or_path")
-        yield Finding("no reward_funcs and no reward_model_name_or_path: `trl grpo` has nothing to score with",
-                      ("reward_funcs",), hint=hint)
+        hint = (
+            f"add reward_funcs: [{example}] (or your own 'module.function')"
+            if example
+            else "add reward_funcs: [your own 'module.function'], or set reward_model_name_or_path"
+        )
+        yield Finding(
+            "no reward_funcs and no reward_model_name_or_path: `trl grpo` has nothing to score with",
+            ("reward_funcs",),
+            hint=hint,
+        )
 
 
 @rule("GRPO-R005", "warning", ("multi_objective_aggregation", "scale_rewards"))
@@ -155,8 +186,11 @@ def scale_rewards_ignored_by_gdpo(config: Any, ctx: RuleContext) -> Iterator[Fin
     GDPO normalises each reward per group and the sum over the batch; scale_rewards then has no effect.
     """
     if config.multi_objective_aggregation == "normalize_then_sum" and explicitly_set(ctx, "scale_rewards"):
-        yield Finding("scale_rewards has no effect with multi_objective_aggregation normalize_then_sum",
-                      ("scale_rewards", "multi_objective_aggregation"), hint="remove scale_rewards")
+        yield Finding(
+            "scale_rewards has no effect with multi_objective_aggregation normalize_then_sum",
+            ("scale_rewards", "multi_objective_aggregation"),
+            hint="remove scale_rewards",
+        )
 
 
 @rule("GRPO-R006", "warning", ("reward_funcs",))
@@ -168,6 +202,9 @@ def reward_funcs_unique(config: Any, ctx: RuleContext) -> Iterator[Finding]:
     seen: set[str] = set()
     for index, name in enumerate(config.reward_funcs or []):
         if name in seen:
-            yield Finding(f"reward function {name!r} is listed twice and will be counted twice", _item(index),
-                          hint="list it once and give it a larger reward_weights entry instead")
+            yield Finding(
+                f"reward function {name!r} is listed twice and will be counted twice",
+                _item(index),
+                hint="list it once and give it a larger reward_weights entry instead",
+            )
         seen.add(name)

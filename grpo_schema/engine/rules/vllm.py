@@ -6,10 +6,13 @@ from typing import Any, Iterator
 
 from grpo_schema.engine.rules import Finding, RuleContext, has_or_have, names_phrase, rule
 
-SERVER_ONLY = ("vllm_server_base_url", "vllm_server_host", "vllm_server_port", "vllm_server_timeout",
-               "vllm_group_port")
-COLOCATE_ONLY = ("vllm_gpu_memory_utilization", "vllm_tensor_parallel_size", "vllm_enable_sleep_mode",
-                 "vllm_max_model_length")
+SERVER_ONLY = ("vllm_server_base_url", "vllm_server_host", "vllm_server_port", "vllm_server_timeout", "vllm_group_port")
+COLOCATE_ONLY = (
+    "vllm_gpu_memory_utilization",
+    "vllm_tensor_parallel_size",
+    "vllm_enable_sleep_mode",
+    "vllm_max_model_length",
+)
 
 
 @rule("GRPO-V001", "error", ("use_vllm", "vllm_mode", "vllm_tensor_parallel_size"))
@@ -22,9 +25,11 @@ def tensor_parallel_divides_world_size(config: Any, ctx: RuleContext) -> Iterato
     tp = config.vllm_tensor_parallel_size
     if config.use_vllm and config.vllm_mode == "colocate" and ctx.world_size % tp:
         sizes = [n for n in range(1, 65) if n % tp == 0][:8]
-        yield Finding(f"vllm_tensor_parallel_size ({tp}) does not divide the world size ({ctx.world_size})",
-                      ("vllm_tensor_parallel_size",),
-                      hint=f"use a divisor of {ctx.world_size}, or world sizes {', '.join(map(str, sizes))}, ...")
+        yield Finding(
+            f"vllm_tensor_parallel_size ({tp}) does not divide the world size ({ctx.world_size})",
+            ("vllm_tensor_parallel_size",),
+            hint=f"use a divisor of {ctx.world_size}, or world sizes {', '.join(map(str, sizes))}, ...",
+        )
 
 
 @rule("GRPO-V002", "warning", ("use_vllm", "vllm_mode"))
@@ -39,11 +44,17 @@ def mode_specific_settings(config: Any, ctx: RuleContext) -> Iterator[Finding]:
     other = SERVER_ONLY if config.vllm_mode == "colocate" else COLOCATE_ONLY
     names = [n for n in other if n in ctx.explicit]
     if names:
-        mode = (f"vllm_mode {config.vllm_mode}" if "vllm_mode" in ctx.explicit else
-                f"vllm_mode {config.vllm_mode} (TRL {ctx.judged}'s default when vllm_mode is not set)")
+        mode = (
+            f"vllm_mode {config.vllm_mode}"
+            if "vllm_mode" in ctx.explicit
+            else f"vllm_mode {config.vllm_mode} (TRL {ctx.judged}'s default when vllm_mode is not set)"
+        )
         other_mode = "server" if config.vllm_mode == "colocate" else "colocate"
-        yield Finding(f"{names_phrase(names)} {has_or_have(names)} no effect in {mode}", tuple(names) + ("vllm_mode",),
-                      hint=f"remove {'it' if len(names) == 1 else 'them'}, or set vllm_mode: {other_mode}")
+        yield Finding(
+            f"{names_phrase(names)} {has_or_have(names)} no effect in {mode}",
+            tuple(names) + ("vllm_mode",),
+            hint=f"remove {'it' if len(names) == 1 else 'them'}, or set vllm_mode: {other_mode}",
+        )
 
 
 @rule("GRPO-V003", "warning", ("use_vllm", "vllm_mode", "vllm_max_model_length", "max_completion_length"))
@@ -55,9 +66,11 @@ def vllm_context_holds_completion(config: Any, ctx: RuleContext) -> Iterator[Fin
     """
     limit, length = config.vllm_max_model_length, config.max_completion_length
     if config.use_vllm and limit is not None and length is not None and limit <= length:
-        yield Finding(f"vllm_max_model_length ({limit}) leaves no room for prompts: max_completion_length is "
-                      f"{length}", ("vllm_max_model_length", "max_completion_length"),
-                      hint=f"set vllm_max_model_length to the longest prompt plus {length}")
+        yield Finding(
+            f"vllm_max_model_length ({limit}) leaves no room for prompts: max_completion_length is {length}",
+            ("vllm_max_model_length", "max_completion_length"),
+            hint=f"set vllm_max_model_length to the longest prompt plus {length}",
+        )
 
 
 @rule("GRPO-V004", "warning", ("use_vllm", "ds3_gather_for_generation"))
@@ -67,8 +80,11 @@ def vllm_needs_gathered_weights(config: Any, ctx: RuleContext) -> Iterator[Findi
     vLLM needs the full weights to be pushed to it; only transformers generation can run on sharded ZeRO-3 weights.
     """
     if config.use_vllm and not config.ds3_gather_for_generation:
-        yield Finding("ds3_gather_for_generation is false, which vLLM generation does not support",
-                      ("ds3_gather_for_generation", "use_vllm"), hint="set ds3_gather_for_generation: true")
+        yield Finding(
+            "ds3_gather_for_generation is false, which vLLM generation does not support",
+            ("ds3_gather_for_generation", "use_vllm"),
+            hint="set ds3_gather_for_generation: true",
+        )
 
 
 @rule("GRPO-V005", "warning", ("use_vllm", "vllm_structured_outputs_regex"))
@@ -77,12 +93,16 @@ def vllm_settings_without_vllm(config: Any, ctx: RuleContext) -> Iterator[Findin
 
     Without use_vllm, completions come from transformers generate and the vllm_* settings are ignored.
     """
-    names = [n for n in ("vllm_mode", "vllm_structured_outputs_regex", *SERVER_ONLY, *COLOCATE_ONLY)
-             if n in ctx.explicit]
+    names = [
+        n for n in ("vllm_mode", "vllm_structured_outputs_regex", *SERVER_ONLY, *COLOCATE_ONLY) if n in ctx.explicit
+    ]
     if not config.use_vllm and names:
-        yield Finding(f"{', '.join(names[:4])}{', ...' if len(names) > 4 else ''} {has_or_have(names)} no effect "
-                      "without use_vllm",
-                      tuple(names), hint="set use_vllm: true, or remove the vllm_* keys")
+        yield Finding(
+            f"{', '.join(names[:4])}{', ...' if len(names) > 4 else ''} {has_or_have(names)} no effect "
+            "without use_vllm",
+            tuple(names),
+            hint="set use_vllm: true, or remove the vllm_* keys",
+        )
 
 
 # Keys only server-era recipes (TRL < 0.18, one GPU set aside for vLLM) carry.
@@ -117,9 +137,10 @@ def server_era_recipe_now_colocates(config: Any, ctx: RuleContext) -> Iterator[F
         return  # the judged release's default is server mode (TRL 0.18-0.29) or it has no vllm_mode at all
     signs = _server_era_signs(config, ctx)
     if signs:
-        yield Finding(f"use_vllm is on without vllm_mode, so TRL {ctx.judged} colocates vLLM in every training process, but "
-                      f"this recipe looks written for a separate vLLM GPU ({', '.join(signs)})",
-                      ("use_vllm",) + (("vllm_gpu_memory_utilization",) if any(
-                          s.startswith("vllm_gpu") for s in signs) else ()),
-                      hint="set vllm_mode: server and run `trl vllm-serve` on the spare GPU, or vllm_mode: colocate "
-                           "with vllm_gpu_memory_utilization around 0.3")
+        yield Finding(
+            f"use_vllm is on without vllm_mode, so TRL {ctx.judged} colocates vLLM in every training process, but "
+            f"this recipe looks written for a separate vLLM GPU ({', '.join(signs)})",
+            ("use_vllm",) + (("vllm_gpu_memory_utilization",) if any(s.startswith("vllm_gpu") for s in signs) else ()),
+            hint="set vllm_mode: server and run `trl vllm-serve` on the spare GPU, or vllm_mode: colocate "
+            "with vllm_gpu_memory_utilization around 0.3",
+        )

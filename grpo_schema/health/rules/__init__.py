@@ -14,8 +14,9 @@ from grpo_schema.health.history import RunHistory
 from grpo_schema.health.rules.base import HEALTH_RULES, HealthRule, health_rule
 from grpo_schema.health.settings import HealthSettings
 
-AREAS = tuple(f"grpo_schema.health.rules.{area}"
-              for area in ("rewards", "completions", "optimisation", "policy", "run"))
+AREAS = tuple(
+    f"grpo_schema.health.rules.{area}" for area in ("rewards", "completions", "optimisation", "policy", "run")
+)
 for _module in AREAS:
     importlib.import_module(_module)
 

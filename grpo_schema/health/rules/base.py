@@ -31,8 +31,7 @@ class HealthRule:
 HEALTH_RULES: list[HealthRule] = []
 
 
-def health_rule(code: str, severity: Severity, reads: tuple[str, ...] = ()
-                ) -> Callable[[HealthRuleFn], HealthRuleFn]:
+def health_rule(code: str, severity: Severity, reads: tuple[str, ...] = ()) -> Callable[[HealthRuleFn], HealthRuleFn]:
     def register(fn: HealthRuleFn) -> HealthRuleFn:
         doc = (fn.__doc__ or fn.__name__).strip().splitlines()
         declare(code, severity, doc[0].rstrip("."), " ".join(line.strip() for line in doc[1:]) or doc[0])
@@ -77,9 +76,14 @@ class Extent:
         return self.held[0][2]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"logged_steps": len(self.held), "of": self.of, "stretches": [list(s) for s in self.stretches],
-                "first": self.first, "worst": self.worst[0],
-                "worst_value": round(self.worst[1], 6) if math.isfinite(self.worst[1]) else None}
+        return {
+            "logged_steps": len(self.held),
+            "of": self.of,
+            "stretches": [list(s) for s in self.stretches],
+            "first": self.first,
+            "worst": self.worst[0],
+            "worst_value": round(self.worst[1], 6) if math.isfinite(self.worst[1]) else None,
+        }
 
     def text(self) -> str:
         """`on 84 of 160 logged steps (steps 3-8, 20-60, 90-126)`"""
@@ -90,8 +94,9 @@ class Extent:
         return f"on {len(self.held)} of {self.of} logged step{'s' if self.of != 1 else ''} ({word} {listed})"
 
 
-def extent_of(points: list[Point], bad: Callable[[float], bool], min_steps: int,
-              badness: Callable[[float], float] = lambda v: v) -> Extent | None:
+def extent_of(
+    points: list[Point], bad: Callable[[float], bool], min_steps: int, badness: Callable[[float], float] = lambda v: v
+) -> Extent | None:
     """The extent of `bad` over logged points, or None when no stretch of it lasts `min_steps` logged steps (one
     bad logging window is noise); when one does, every step where it held counts, short stretches too."""
     held: list[Point] = []
@@ -107,30 +112,69 @@ def extent_of(points: list[Point], bad: Callable[[float], bool], min_steps: int,
     if not any(len(stretch) >= min_steps for stretch in stretches):
         return None
     worst = max(held, key=lambda p: badness(p[1]))
-    return Extent(tuple(held), len(points), tuple((s[0][0], s[-1][0]) for s in stretches), (worst[0], worst[1]),
-                  tuple(len(s) for s in stretches))
+    return Extent(
+        tuple(held),
+        len(points),
+        tuple((s[0][0], s[-1][0]) for s in stretches),
+        (worst[0], worst[1]),
+        tuple(len(s) for s in stretches),
+    )
 
 
-def scan(history: RunHistory, name: str, bad: Callable[[float], bool], min_steps: int,
-         badness: Callable[[float], float] = lambda v: v) -> Extent | None:
+def scan(
+    history: RunHistory,
+    name: str,
+    bad: Callable[[float], bool],
+    min_steps: int,
+    badness: Callable[[float], float] = lambda v: v,
+) -> Extent | None:
     """extent_of over the logged values of metric `name` (NaN values are left out: not logged)."""
     points = [(s, v, line) for s, v, line in history.series(name) if not math.isnan(v)]
     return extent_of(points, bad, min_steps, badness)
 
 
-def finding(code: str, severity: Severity, message: str, hint: str, *, metric: str | None = None,
-            steps: tuple[int, int] | None = None, values: list | tuple = (), fields: tuple[str, ...] = (),
-            fix: Fix | None = None, alternatives: tuple[Fix, ...] = (), subject: str = "", fatal: bool = False,
-            line: int | None = None, extent: Extent | None = None) -> HealthFinding:
+def finding(
+    code: str,
+    severity: Severity,
+    message: str,
+    hint: str,
+    *,
+    metric: str | None = None,
+    steps: tuple[int, int] | None = None,
+    values: list | tuple = (),
+    fields: tuple[str, ...] = (),
+    fix: Fix | None = None,
+    alternatives: tuple[Fix, ...] = (),
+    subject: str = "",
+    fatal: bool = False,
+    line: int | None = None,
+    extent: Extent | None = None,
+) -> HealthFinding:
     """A HealthFinding; with `extent`, its steps (first and last where it held), values and line come from it."""
     if extent is not None:
         steps = steps or (extent.first, extent.last)
         values = values or extent.values
         line = line if line is not None else extent.line
-    diagnostic = Diagnostic(code, severity, message, fields=fields, line=line, column=1 if line else None,
-                            hint=hint, fix=fix, alternatives=alternatives)
-    return HealthFinding(diagnostic, metric=metric, steps=steps, values=shown(list(values)), subject=subject,
-                         fatal=fatal, extent=extent.to_dict() if extent is not None else None)
+    diagnostic = Diagnostic(
+        code,
+        severity,
+        message,
+        fields=fields,
+        line=line,
+        column=1 if line else None,
+        hint=hint,
+        fix=fix,
+        alternatives=alternatives,
+    )
+    return HealthFinding(
+        diagnostic,
+        metric=metric,
+        steps=steps,
+        values=shown(list(values)),
+        subject=subject,
+        fatal=fatal,
+        extent=extent.to_dict() if extent is not None else None,
+    )
 
 
 def steps_text(first: int, last: int) -> str:

@@ -6,9 +6,7 @@ import math
 
 from grpo_schema.engine.diagnostics import Fix
 from grpo_schema.health.history import RunHistory
-from grpo_schema.health.rules.base import (
-    config_value, extent_of, finding, health_rule, logging_interval, scan,
-)
+from grpo_schema.health.rules.base import config_value, extent_of, finding, health_rule, logging_interval, scan
 from grpo_schema.health.settings import HealthSettings
 
 
@@ -19,17 +17,28 @@ def nan_loss(history: RunHistory, settings: HealthSettings):
     From here on the weights are NaN or about to be: the run cannot recover. Usual causes: a learning rate far
     too high, fp16 overflow, a NaN reaching the loss through the advantages or log-probs."""
     lr = config_value(history, "learning_rate", None)
-    fix = Fix(set={"learning_rate": float(f"{lr / 10:.3g}")}, safe=False,
-              title="a tenth of the learning rate") if isinstance(lr, (int, float)) and lr > 0 else None
+    fix = (
+        Fix(set={"learning_rate": float(f"{lr / 10:.3g}")}, safe=False, title="a tenth of the learning rate")
+        if isinstance(lr, (int, float)) and lr > 0
+        else None
+    )
     for event in history.events:
         if event.get("kind") == "diverged" and isinstance(event.get("step"), int):
-            yield finding("GRPO-A005", "error",
-                          f"the model's next-token probabilities are NaN or infinite at step {event['step']}: the "
-                          "weights diverged and generation cannot go on",
-                          "lower learning_rate, keep max_grad_norm on (1.0), prefer bf16 to fp16; resume from the "
-                          "last checkpoint before it",
-                          metric="generation", steps=(event["step"], event["step"]), values=[str(event.get("error"))],
-                          fields=("learning_rate", "max_grad_norm"), fix=fix, fatal=True, subject="generation")
+            yield finding(
+                "GRPO-A005",
+                "error",
+                f"the model's next-token probabilities are NaN or infinite at step {event['step']}: the "
+                "weights diverged and generation cannot go on",
+                "lower learning_rate, keep max_grad_norm on (1.0), prefer bf16 to fp16; resume from the "
+                "last checkpoint before it",
+                metric="generation",
+                steps=(event["step"], event["step"]),
+                values=[str(event.get("error"))],
+                fields=("learning_rate", "max_grad_norm"),
+                fix=fix,
+                fatal=True,
+                subject="generation",
+            )
             return
     loss = non_finite(history, "loss", 1)
     lasting = settings.min_steps if scaler_may_skip(history) else 1
@@ -38,16 +47,30 @@ def nan_loss(history: RunHistory, settings: HealthSettings):
         if found is None:
             continue
         start = found.first if metric == "loss" else found.first_lasting(lasting)
-        how = "" if metric == "loss" else (
-            f"; {settings.min_steps} or more logged steps in a row: not a loss scaler's skipped step"
-            if scaler_may_skip(history) else "; the run is not fp16, so no loss scaler skipped the step")
-        yield finding("GRPO-A005", "error",
-                      f"{metric} is {_spell(found.held[0][1])} from step {start}, {found.text()}{how}",
-                      "lower learning_rate, keep max_grad_norm on (1.0), prefer bf16 to fp16; resume from the last "
-                      "checkpoint before the first NaN",
-                      metric=metric, values=[_spell(v) for v in found.values],
-                      fields=("learning_rate", "max_grad_norm"), fix=fix, fatal=True, subject=metric,
-                      steps=(start, found.last), extent=found)
+        how = (
+            ""
+            if metric == "loss"
+            else (
+                f"; {settings.min_steps} or more logged steps in a row: not a loss scaler's skipped step"
+                if scaler_may_skip(history)
+                else "; the run is not fp16, so no loss scaler skipped the step"
+            )
+        )
+        yield finding(
+            "GRPO-A005",
+            "error",
+            f"{metric} is {_spell(found.held[0][1])} from step {start}, {found.text()}{how}",
+            "lower learning_rate, keep max_grad_norm on (1.0), prefer bf16 to fp16; resume from the last "
+            "checkpoint before the first NaN",
+            metric=metric,
+            values=[_spell(v) for v in found.values],
+            fields=("learning_rate", "max_grad_norm"),
+            fix=fix,
+            fatal=True,
+            subject=metric,
+            steps=(start, found.last),
+            extent=found,
+        )
         return  # the grad norm follows the loss: one finding says it
 
 
@@ -77,7 +100,8 @@ def skipped_overflow(history: RunHistory, settings: HealthSettings):
     keeps overflowing. It becomes GRPO-A005 when the loss itself goes non-finite or the grad norm stays
     non-finite for min_steps logged steps, and in a run known not to be fp16 (no scaler: the NaN is applied)."""
     if any(not math.isfinite(v) for _, v, _ in history.series("loss")) or any(
-            e.get("kind") == "diverged" for e in history.events):
+        e.get("kind") == "diverged" for e in history.events
+    ):
         return  # GRPO-A005 says it
     if not scaler_may_skip(history) or non_finite(history, "grad_norm", settings.min_steps) is not None:
         return  # GRPO-A005 says it
@@ -85,15 +109,24 @@ def skipped_overflow(history: RunHistory, settings: HealthSettings):
     if found is None:
         return
     fp16 = history.config.get("fp16")
-    why = ("the fp16 loss scaler skipped those optimizer steps" if fp16 is True else
-           "as an fp16 loss scaler does when a step overflows, those optimizer steps were skipped")
-    yield finding("GRPO-A018", "warning",
-                  f"grad_norm was {_spell(found.held[0][1])} {found.text()} while the loss stayed finite: {why}, "
-                  "and the weights did not take them",
-                  "nothing to do for a few skips; if they recur, lower learning_rate or warm it up longer, keep "
-                  "max_grad_norm on, and use bf16 instead of fp16 where the GPU has it (Ampere or newer)",
-                  metric="grad_norm", values=[_spell(v) for v in found.values],
-                  fields=("fp16", "learning_rate", "max_grad_norm"), subject="grad_norm", extent=found)
+    why = (
+        "the fp16 loss scaler skipped those optimizer steps"
+        if fp16 is True
+        else "as an fp16 loss scaler does when a step overflows, those optimizer steps were skipped"
+    )
+    yield finding(
+        "GRPO-A018",
+        "warning",
+        f"grad_norm was {_spell(found.held[0][1])} {found.text()} while the loss stayed finite: {why}, "
+        "and the weights did not take them",
+        "nothing to do for a few skips; if they recur, lower learning_rate or warm it up longer, keep "
+        "max_grad_norm on, and use bf16 instead of fp16 where the GPU has it (Ampere or newer)",
+        metric="grad_norm",
+        values=[_spell(v) for v in found.values],
+        fields=("fp16", "learning_rate", "max_grad_norm"),
+        subject="grad_norm",
+        extent=found,
+    )
 
 
 @health_rule("GRPO-A012", "warning", reads=("learning_rate",))
@@ -110,14 +143,21 @@ def zero_learning_rate(history: RunHistory, settings: HealthSettings):
         return  # cosine and linear schedules end at 0: not a defect while it is the end of the run
     warmup = config_value(history, "warmup_steps", 0)
     why = "" if from_start else "; the schedule reached 0 early and those steps trained nothing (information)"
-    yield finding("GRPO-A012", "warning" if from_start else "info",
-                  f"learning_rate is 0 {found.text()}{why}",
-                  "shorten the warmup (warmup_steps, warmup_ratio) below the run's length, or set learning_rate"
-                  if from_start else "end the run where the schedule reaches 0 (max_steps), or use a schedule that "
-                  "does not decay to 0 before it ends",
-                  metric="learning_rate", fields=("warmup_steps", "warmup_ratio", "learning_rate"),
-                  fix=Fix(set={"warmup_steps": 0}, unset=("warmup_ratio",), safe=False, title="no warmup")
-                  if warmup and from_start else None, extent=found)
+    yield finding(
+        "GRPO-A012",
+        "warning" if from_start else "info",
+        f"learning_rate is 0 {found.text()}{why}",
+        "shorten the warmup (warmup_steps, warmup_ratio) below the run's length, or set learning_rate"
+        if from_start
+        else "end the run where the schedule reaches 0 (max_steps), or use a schedule that "
+        "does not decay to 0 before it ends",
+        metric="learning_rate",
+        fields=("warmup_steps", "warmup_ratio", "learning_rate"),
+        fix=Fix(set={"warmup_steps": 0}, unset=("warmup_ratio",), safe=False, title="no warmup")
+        if warmup and from_start
+        else None,
+        extent=found,
+    )
 
 
 @health_rule("GRPO-A007", "warning", reads=("grad_norm",))
@@ -133,11 +173,15 @@ def no_gradient(history: RunHistory, settings: HealthSettings):
     found = extent_of(points, lambda v: v == 0.0, settings.min_steps)
     if found is None:
         return
-    yield finding("GRPO-A007", "warning",
-                  f"grad_norm is 0 {found.text()}: the model does not change",
-                  "see the other findings for the cause (groups with equal rewards, every completion masked); "
-                  "the run is spending its compute on nothing",
-                  metric="grad_norm", extent=found)
+    yield finding(
+        "GRPO-A007",
+        "warning",
+        f"grad_norm is 0 {found.text()}: the model does not change",
+        "see the other findings for the cause (groups with equal rewards, every completion masked); "
+        "the run is spending its compute on nothing",
+        metric="grad_norm",
+        extent=found,
+    )
 
 
 def zero_gradient_points(history: RunHistory, settings: HealthSettings) -> tuple[list, list]:
@@ -150,8 +194,10 @@ def zero_gradient_points(history: RunHistory, settings: HealthSettings) -> tuple
     kept, set_aside = [], []
     for point in points:
         values = by_step.get(point[0], {})
-        flat = values.get("frac_reward_zero_std", math.nan) >= settings.zero_std_fraction or \
-            values.get("reward_std", math.nan) == 0.0
+        flat = (
+            values.get("frac_reward_zero_std", math.nan) >= settings.zero_std_fraction
+            or values.get("reward_std", math.nan) == 0.0
+        )
         if point[1] == 0.0 and not flat:
             set_aside.append(point)
             kept.append((point[0], math.nan, point[2]))  # not evidence either way: it breaks a stretch

@@ -15,15 +15,19 @@ def entropy_collapse(history: RunHistory, settings: HealthSettings):
 
     The mean token entropy is near 0: the model puts all its probability on one token at each position, so
     completions stop differing and groups go flat. Often the end of a run that was learning."""
-    found = scan(history, "entropy", lambda v: v < settings.entropy_floor, settings.min_steps,
-                 badness=lambda v: -v)
+    found = scan(history, "entropy", lambda v: v < settings.entropy_floor, settings.min_steps, badness=lambda v: -v)
     if found is None:
         return
-    yield finding("GRPO-A008", "warning",
-                  f"entropy is below {settings.entropy_floor:g} {found.text()}",
-                  "lower the learning rate, add an entropy bonus (entropy_coef) or a KL term (beta), or stop at "
-                  "the last checkpoint before the collapse",
-                  metric="entropy", fields=("learning_rate", "beta"), extent=found)
+    yield finding(
+        "GRPO-A008",
+        "warning",
+        f"entropy is below {settings.entropy_floor:g} {found.text()}",
+        "lower the learning rate, add an entropy bonus (entropy_coef) or a KL term (beta), or stop at "
+        "the last checkpoint before the collapse",
+        metric="entropy",
+        fields=("learning_rate", "beta"),
+        extent=found,
+    )
 
 
 @health_rule("GRPO-A010", "warning", reads=("kl",))
@@ -37,13 +41,16 @@ def kl_runaway(history: RunHistory, settings: HealthSettings):
         return
     values = found.values
     beta = float(config_value(history, "beta", 0.0) or 0.0)
-    yield finding("GRPO-A010", "warning",
-                  f"kl is above {settings.kl_ceiling:g} {found.text()} (up to {max(values):.3g})",
-                  "raise beta, lower the learning rate, and look at the completions of these steps for reward "
-                  "hacking",
-                  metric="kl", fields=("beta", "learning_rate"),
-                  fix=Fix(set={"beta": round(beta * 2, 6)}, safe=False, title="a stronger KL penalty")
-                  if beta > 0 else None, extent=found)
+    yield finding(
+        "GRPO-A010",
+        "warning",
+        f"kl is above {settings.kl_ceiling:g} {found.text()} (up to {max(values):.3g})",
+        "raise beta, lower the learning rate, and look at the completions of these steps for reward hacking",
+        metric="kl",
+        fields=("beta", "learning_rate"),
+        fix=Fix(set={"beta": round(beta * 2, 6)}, safe=False, title="a stronger KL penalty") if beta > 0 else None,
+        extent=found,
+    )
 
 
 @health_rule("GRPO-A011", "warning", reads=("clip_ratio/region_mean",))
@@ -57,15 +64,20 @@ def clip_ratio_high(history: RunHistory, settings: HealthSettings):
     if found is None:
         return
     values = found.values
-    yield finding("GRPO-A011", "warning",
-                  f"{percent(max(values))} of tokens were clipped {found.text()}",
-                  "lower learning_rate, or reuse each generation less (num_iterations, steps_per_generation)",
-                  metric="clip_ratio/region_mean",
-                  fields=("learning_rate", "num_iterations", "steps_per_generation"), extent=found)
+    yield finding(
+        "GRPO-A011",
+        "warning",
+        f"{percent(max(values))} of tokens were clipped {found.text()}",
+        "lower learning_rate, or reuse each generation less (num_iterations, steps_per_generation)",
+        metric="clip_ratio/region_mean",
+        fields=("learning_rate", "num_iterations", "steps_per_generation"),
+        extent=found,
+    )
 
 
-@health_rule("GRPO-A013", "warning",
-             reads=("sampling/importance_sampling_ratio/mean", "sampling/sampling_logp_difference/mean"))
+@health_rule(
+    "GRPO-A013", "warning", reads=("sampling/importance_sampling_ratio/mean", "sampling/sampling_logp_difference/mean")
+)
 def sampler_drift(history: RunHistory, settings: HealthSettings):
     """the generator's log-probs drift from the trainer's.
 
@@ -73,9 +85,13 @@ def sampler_drift(history: RunHistory, settings: HealthSettings):
     near 1. A ratio that drifts, or a large log-prob difference, means the generator samples from other weights
     than the trainer holds: the weight sync is failing or lossy (LoRA merged into quantised weights, a server
     that did not receive an update), or the two compute in different precisions."""
-    found = scan(history, "sampling/importance_sampling_ratio/mean",
-                 lambda v: abs(v - 1.0) > settings.is_ratio_drift, settings.min_steps,
-                 badness=lambda v: abs(v - 1.0))
+    found = scan(
+        history,
+        "sampling/importance_sampling_ratio/mean",
+        lambda v: abs(v - 1.0) > settings.is_ratio_drift,
+        settings.min_steps,
+        badness=lambda v: abs(v - 1.0),
+    )
     metric = "sampling/importance_sampling_ratio/mean"
     if found is None:
         metric = "sampling/sampling_logp_difference/mean"
@@ -85,13 +101,21 @@ def sampler_drift(history: RunHistory, settings: HealthSettings):
     values = found.values
     fix = None
     if history.config.get("vllm_importance_sampling_correction") is False:
-        fix = Fix(set={"vllm_importance_sampling_correction": True}, safe=False,
-                  title="correct for the drift while it is found")
-    yield finding("GRPO-A013", "warning",
-                  f"{metric} is {min(values):.3g}-{max(values):.3g} {found.text()}: the generator "
-                  "does not sample from the trainer's weights",
-                  "check that weights reach vLLM after each step (server mode: the trainer must reach the server's "
-                  "weight-update port; LoRA on 4-bit weights needs the merged 16-bit weights), run vLLM in the "
-                  "trainer's dtype (vllm_model_impl, bf16), and keep vllm_importance_sampling_correction on",
-                  metric=metric,
-                  fields=("vllm_importance_sampling_correction", "vllm_mode"), fix=fix, extent=found)
+        fix = Fix(
+            set={"vllm_importance_sampling_correction": True},
+            safe=False,
+            title="correct for the drift while it is found",
+        )
+    yield finding(
+        "GRPO-A013",
+        "warning",
+        f"{metric} is {min(values):.3g}-{max(values):.3g} {found.text()}: the generator "
+        "does not sample from the trainer's weights",
+        "check that weights reach vLLM after each step (server mode: the trainer must reach the server's "
+        "weight-update port; LoRA on 4-bit weights needs the merged 16-bit weights), run vLLM in the "
+        "trainer's dtype (vllm_model_impl, bf16), and keep vllm_importance_sampling_correction on",
+        metric=metric,
+        fields=("vllm_importance_sampling_correction", "vllm_mode"),
+        fix=fix,
+        extent=found,
+    )

@@ -9,7 +9,14 @@ from typing import Callable
 from grpo_schema.engine.diagnostics import Fix
 from grpo_schema.health.history import RunHistory
 from grpo_schema.health.rules.base import (
-    extent_of, finding, health_rule, percent, reward_names, scan, share_range, steps_text,
+    extent_of,
+    finding,
+    health_rule,
+    percent,
+    reward_names,
+    scan,
+    share_range,
+    steps_text,
 )
 from grpo_schema.health.settings import HealthSettings
 
@@ -33,27 +40,46 @@ def zero_variance_groups(history: RunHistory, settings: HealthSettings):
     fixes = []
     generations = history.config.get("num_generations")
     if isinstance(generations, int) and generations > 0:
-        fixes.append(Fix(set={"num_generations": generations * 2}, safe=False,
-                         title=f"num_generations {generations} -> {generations * 2}: more completions per prompt"))
+        fixes.append(
+            Fix(
+                set={"num_generations": generations * 2},
+                safe=False,
+                title=f"num_generations {generations} -> {generations * 2}: more completions per prompt",
+            )
+        )
     temperature = history.config.get("temperature")
     if isinstance(temperature, (int, float)) and temperature < 1.5:
         higher = round(min(temperature + 0.3, 1.5), 2)
-        fixes.append(Fix(set={"temperature": higher}, safe=False,
-                         title=f"temperature {temperature:g} -> {higher:g}: more diverse completions"))
-    yield finding("GRPO-A001", "warning",
-                  f"{share_range(found.values)} of prompt groups gave every completion the same reward "
-                  f"{found.text()}: their advantages are 0 and they teach the model nothing",
-                  "give each prompt more completions (num_generations), sample more diversely (temperature), "
-                  "filter out prompts the model always or never solves (DAPO-style dynamic sampling: TRL has no "
-                  "option for it, so filter the data), or check that the reward can tell completions apart",
-                  metric=metric, fields=("num_generations", "temperature"), fix=fixes[0] if fixes else None,
-                  alternatives=tuple(fixes[1:]), extent=found)
+        fixes.append(
+            Fix(
+                set={"temperature": higher},
+                safe=False,
+                title=f"temperature {temperature:g} -> {higher:g}: more diverse completions",
+            )
+        )
+    yield finding(
+        "GRPO-A001",
+        "warning",
+        f"{share_range(found.values)} of prompt groups gave every completion the same reward "
+        f"{found.text()}: their advantages are 0 and they teach the model nothing",
+        "give each prompt more completions (num_generations), sample more diversely (temperature), "
+        "filter out prompts the model always or never solves (DAPO-style dynamic sampling: TRL has no "
+        "option for it, so filter the data), or check that the reward can tell completions apart",
+        metric=metric,
+        fields=("num_generations", "temperature"),
+        fix=fixes[0] if fixes else None,
+        alternatives=tuple(fixes[1:]),
+        extent=found,
+    )
 
 
 def flat_group_shares(history: RunHistory) -> list:
     """(step, share of groups whose rewards are all equal, None) per step of completion rows."""
-    return [(step, stats.flat_groups / stats.groups, None) for step, stats in sorted(history.completions.items())
-            if stats.groups]
+    return [
+        (step, stats.flat_groups / stats.groups, None)
+        for step, stats in sorted(history.completions.items())
+        if stats.groups
+    ]
 
 
 def _reward_share(history: RunHistory, name: str, kind: str) -> tuple[float, int, tuple[int, int] | None, str]:
@@ -72,18 +98,31 @@ def _reward_share(history: RunHistory, name: str, kind: str) -> tuple[float, int
     return count / stats.scores, stats.scores, steps, "completions"
 
 
-def _bad_scores(history: RunHistory, kind: str, threshold: float, code: str, what: Callable[[str, str], str],
-                hint: Callable[[str], str]):
+def _bad_scores(
+    history: RunHistory,
+    kind: str,
+    threshold: float,
+    code: str,
+    what: Callable[[str, str], str],
+    hint: Callable[[str], str],
+):
     """One finding per reward function whose share of `kind` ("none" or "nan") scores is over the threshold;
     what(name, source) names the scores, hint(name) is the fix."""
     for name in reward_names(history):
         share, counted, steps, source = _reward_share(history, name, kind)
         if counted and share > threshold:
-            yield finding(code, "warning",
-                          f"reward function {name} returned {what(name, source)} for {percent(share)} of completions"
-                          + (f" (at {steps_text(*steps)})" if steps else ""),
-                          hint(name), metric=f"rewards/{name}/{kind}_frac", steps=steps, values=[share],
-                          fields=("reward_funcs",), subject=name)
+            yield finding(
+                code,
+                "warning",
+                f"reward function {name} returned {what(name, source)} for {percent(share)} of completions"
+                + (f" (at {steps_text(*steps)})" if steps else ""),
+                hint(name),
+                metric=f"rewards/{name}/{kind}_frac",
+                steps=steps,
+                values=[share],
+                fields=("reward_funcs",),
+                subject=name,
+            )
 
 
 @health_rule("GRPO-A002", "warning", reads=("rewards/*/none_frac", "rows", "calls"))
@@ -95,10 +134,16 @@ def reward_returns_none(history: RunHistory, settings: HealthSettings):
     often (a parse that fails, an answer column missing) silently drops its signal."""
     # TRL's completion tables write a None score as NaN: there the two cannot be told apart
     yield from _bad_scores(
-        history, "none", settings.reward_none_rate, "GRPO-A002",
+        history,
+        "none",
+        settings.reward_none_rate,
+        "GRPO-A002",
         lambda name, source: "None or NaN" if history.none_includes_nan and source == "completions" else "None",
-        lambda name: f"make {name} return a number for every completion it can judge (0.0 for a wrong answer); "
-                     "None is for rows a function does not apply to")
+        lambda name: (
+            f"make {name} return a number for every completion it can judge (0.0 for a wrong answer); "
+            "None is for rows a function does not apply to"
+        ),
+    )
 
 
 @health_rule("GRPO-A003", "warning", reads=("rewards/*/nan_frac", "rows", "calls"))
@@ -109,9 +154,16 @@ def reward_returns_nan(history: RunHistory, settings: HealthSettings):
     function's signal, and a reward NaN in every function makes the row's advantage NaN. It usually comes from a
     division by zero or a float('nan') default in the reward function."""
     yield from _bad_scores(
-        history, "nan", settings.reward_nan_rate, "GRPO-A003", lambda name, source: "NaN",
-        lambda name: f"find where {name} computes NaN (a 0/0, a float('nan') default) and return a number, "
-                     "or None for a row it does not apply to")
+        history,
+        "nan",
+        settings.reward_nan_rate,
+        "GRPO-A003",
+        lambda name, source: "NaN",
+        lambda name: (
+            f"find where {name} computes NaN (a 0/0, a float('nan') default) and return a number, "
+            "or None for a row it does not apply to"
+        ),
+    )
 
 
 @health_rule("GRPO-A004", "warning", reads=("rewards/*/seconds", "calls"))
@@ -130,13 +182,19 @@ def slow_reward(history: RunHistory, settings: HealthSettings):
             continue
         slow_steps = [s for s, v in values if v > settings.reward_seconds]
         steps = (min(slow_steps), max(slow_steps)) if slow_steps else None
-        yield finding("GRPO-A004", "warning",
-                      f"reward function {name} took {slowest:.1f} s for one generation batch "
-                      f"(threshold {settings.reward_seconds:g} s)",
-                      f"make {name} async (it then runs beside the other functions), batch its remote calls, "
-                      "or give it a timeout that returns None",
-                      metric=metric, steps=steps, values=[v for _, v in values] or [slowest],
-                      fields=("reward_funcs",), subject=name)
+        yield finding(
+            "GRPO-A004",
+            "warning",
+            f"reward function {name} took {slowest:.1f} s for one generation batch "
+            f"(threshold {settings.reward_seconds:g} s)",
+            f"make {name} async (it then runs beside the other functions), batch its remote calls, "
+            "or give it a timeout that returns None",
+            metric=metric,
+            steps=steps,
+            values=[v for _, v in values] or [slowest],
+            fields=("reward_funcs",),
+            subject=name,
+        )
 
 
 @health_rule("GRPO-A009", "warning", reads=("rewards/*/std", "rewards/*/mean"))
@@ -168,10 +226,15 @@ def constant_reward(history: RunHistory, settings: HealthSettings):
             how = "no std is logged: judged from its mean, the same number at every logged step"
         constant = len({round(v, 9) for _, v, _ in means}) == 1
         what = f"the same score ({means[0][1]:g})" if constant and means else "one score per step"
-        yield finding("GRPO-A009", severity,
-                      f"reward function {name} gave every completion {what} {found.text()} ({how})",
-                      f"check what {name} reads (the dataset column, the completion's format) and that it can "
-                      "score two completions differently; a function that never varies only shifts every reward",
-                      metric=f"rewards/{name}/{'std' if stds else 'mean'}",
-                      values=[v for _, v, _ in means] or found.values, fields=("reward_funcs",), subject=name,
-                      extent=found)
+        yield finding(
+            "GRPO-A009",
+            severity,
+            f"reward function {name} gave every completion {what} {found.text()} ({how})",
+            f"check what {name} reads (the dataset column, the completion's format) and that it can "
+            "score two completions differently; a function that never varies only shifts every reward",
+            metric=f"rewards/{name}/{'std' if stds else 'mean'}",
+            values=[v for _, v, _ in means] or found.values,
+            fields=("reward_funcs",),
+            subject=name,
+            extent=found,
+        )

@@ -23,16 +23,27 @@ def resume_trains_nothing(history: RunHistory, settings: HealthSettings):
         if not isinstance(start, int) or not isinstance(total, int):
             continue
         if start >= total or trained == 0:
-            past = f" (the trainer still ran {trained} step{'s' if trained != 1 else ''} past it)" \
-                if isinstance(trained, int) and trained > 0 else ""
-            yield finding("GRPO-A014", "error",
-                          f"the run resumed at step {start} of {total}: it had no step left to train{past}",
-                          f"raise max_steps above {start} (or num_train_epochs) to continue training, or resume "
-                          "from an earlier checkpoint",
-                          steps=(start, start), values=[start, total], fields=("max_steps", "resume_from_checkpoint"),
-                          fix=Fix(set={"max_steps": start + max(total, 1)}, safe=False,
-                                  title=f"max_steps {total} -> {start + max(total, 1)}"),
-                          subject=str(event.get("checkpoint", "")))
+            past = (
+                f" (the trainer still ran {trained} step{'s' if trained != 1 else ''} past it)"
+                if isinstance(trained, int) and trained > 0
+                else ""
+            )
+            yield finding(
+                "GRPO-A014",
+                "error",
+                f"the run resumed at step {start} of {total}: it had no step left to train{past}",
+                f"raise max_steps above {start} (or num_train_epochs) to continue training, or resume "
+                "from an earlier checkpoint",
+                steps=(start, start),
+                values=[start, total],
+                fields=("max_steps", "resume_from_checkpoint"),
+                fix=Fix(
+                    set={"max_steps": start + max(total, 1)},
+                    safe=False,
+                    title=f"max_steps {total} -> {start + max(total, 1)}",
+                ),
+                subject=str(event.get("checkpoint", "")),
+            )
 
 
 @health_rule("GRPO-A015", "warning")
@@ -43,9 +54,13 @@ def resume_replays_data(history: RunHistory, settings: HealthSettings):
     the checkpoint stopped: the first steps see prompts again and the epoch count is off."""
     for event in history.events:
         if event.get("kind") == "resume" and event.get("ignore_data_skip") and (event.get("from_step") or 0) > 0:
-            yield finding("GRPO-A015", "warning",
-                          f"the run resumed at step {event['from_step']} with ignore_data_skip: it trains again on "
-                          "the prompts of the steps before",
-                          "unset ignore_data_skip so the resumed run continues the data where it stopped",
-                          steps=(event["from_step"], event["from_step"]), fields=("ignore_data_skip",),
-                          fix=Fix(unset=("ignore_data_skip",), safe=True, title="continue the data"))
+            yield finding(
+                "GRPO-A015",
+                "warning",
+                f"the run resumed at step {event['from_step']} with ignore_data_skip: it trains again on "
+                "the prompts of the steps before",
+                "unset ignore_data_skip so the resumed run continues the data where it stopped",
+                steps=(event["from_step"], event["from_step"]),
+                fields=("ignore_data_skip",),
+                fix=Fix(unset=("ignore_data_skip",), safe=True, title="continue the data"),
+            )

@@ -19,13 +19,30 @@ HERE = Path(__file__).resolve().parent
 
 def state(records: list[dict], logging_steps: int, max_steps: int | None = None) -> dict:
     last = records[-1]["step"] if records else 0
-    summary = {"step": last, "epoch": records[-1].get("epoch", 1.0) if records else 0.0, "train_runtime": 3600.0,
-               "train_samples_per_second": 1.2, "train_steps_per_second": 0.05, "total_flos": 0.0,
-               "train_loss": 0.01}
-    return {"best_metric": None, "epoch": summary["epoch"], "eval_steps": 500, "global_step": last,
-            "is_hyper_param_search": False, "is_local_process_zero": True, "is_world_process_zero": True,
-            "logging_steps": logging_steps, "max_steps": max_steps or last, "num_train_epochs": 1,
-            "save_steps": 500, "train_batch_size": 8, "log_history": records + ([summary] if records else [])}
+    summary = {
+        "step": last,
+        "epoch": records[-1].get("epoch", 1.0) if records else 0.0,
+        "train_runtime": 3600.0,
+        "train_samples_per_second": 1.2,
+        "train_steps_per_second": 0.05,
+        "total_flos": 0.0,
+        "train_loss": 0.01,
+    }
+    return {
+        "best_metric": None,
+        "epoch": summary["epoch"],
+        "eval_steps": 500,
+        "global_step": last,
+        "is_hyper_param_search": False,
+        "is_local_process_zero": True,
+        "is_world_process_zero": True,
+        "logging_steps": logging_steps,
+        "max_steps": max_steps or last,
+        "num_train_epochs": 1,
+        "save_steps": 500,
+        "train_batch_size": 8,
+        "log_history": records + ([summary] if records else []),
+    }
 
 
 def r(x: float) -> float:
@@ -36,19 +53,34 @@ def modern(step: int, rng: random.Random, total: int, **over) -> dict:
     """A 1.x-era record of a run that learns: reward up, entropy down, KL small."""
     t = step / total
     acc = min(0.1 + 0.5 * t + rng.gauss(0, 0.04), 1.0)
-    record = {"loss": r(0.01 + rng.gauss(0, 0.005)), "grad_norm": r(0.3 + abs(rng.gauss(0, 0.1))),
-              "learning_rate": 1e-6, "num_tokens": 4096.0 * step,
-              "completions/mean_length": r(180 + rng.gauss(0, 20)), "completions/min_length": 40.0,
-              "completions/max_length": 512.0, "completions/clipped_ratio": r(max(0.0, 0.05 + rng.gauss(0, 0.02))),
-              "completions/mean_terminated_length": r(170 + rng.gauss(0, 20)),
-              "completions/min_terminated_length": 40.0, "completions/max_terminated_length": 500.0,
-              "rewards/accuracy_reward/mean": r(acc), "rewards/accuracy_reward/std": r(0.35 + rng.gauss(0, 0.03)),
-              "reward": r(acc), "reward_std": r(0.35 + rng.gauss(0, 0.03)),
-              "frac_reward_zero_std": r(min(max(0.3 + rng.gauss(0, 0.08), 0.0), 0.8)),
-              "entropy": r(1.5 - 0.5 * t + rng.gauss(0, 0.02)), "kl": r(0.002 + 0.01 * t),
-              "clip_ratio/low_mean": 0.0, "clip_ratio/high_mean": 0.0, "clip_ratio/region_mean": 0.0,
-              "clip_ratio/low_min": 0.0, "clip_ratio/high_max": 0.0, "step_time": r(30 + rng.gauss(0, 2)),
-              "epoch": r(step / total), "step": step}
+    record = {
+        "loss": r(0.01 + rng.gauss(0, 0.005)),
+        "grad_norm": r(0.3 + abs(rng.gauss(0, 0.1))),
+        "learning_rate": 1e-6,
+        "num_tokens": 4096.0 * step,
+        "completions/mean_length": r(180 + rng.gauss(0, 20)),
+        "completions/min_length": 40.0,
+        "completions/max_length": 512.0,
+        "completions/clipped_ratio": r(max(0.0, 0.05 + rng.gauss(0, 0.02))),
+        "completions/mean_terminated_length": r(170 + rng.gauss(0, 20)),
+        "completions/min_terminated_length": 40.0,
+        "completions/max_terminated_length": 500.0,
+        "rewards/accuracy_reward/mean": r(acc),
+        "rewards/accuracy_reward/std": r(0.35 + rng.gauss(0, 0.03)),
+        "reward": r(acc),
+        "reward_std": r(0.35 + rng.gauss(0, 0.03)),
+        "frac_reward_zero_std": r(min(max(0.3 + rng.gauss(0, 0.08), 0.0), 0.8)),
+        "entropy": r(1.5 - 0.5 * t + rng.gauss(0, 0.02)),
+        "kl": r(0.002 + 0.01 * t),
+        "clip_ratio/low_mean": 0.0,
+        "clip_ratio/high_mean": 0.0,
+        "clip_ratio/region_mean": 0.0,
+        "clip_ratio/low_min": 0.0,
+        "clip_ratio/high_max": 0.0,
+        "step_time": r(30 + rng.gauss(0, 2)),
+        "epoch": r(step / total),
+        "step": step,
+    }
     record.update(over)
     return record
 
@@ -60,13 +92,24 @@ def trl_016_dead_rewards() -> dict:
     records = []
     for step in range(1, 251):
         acc = r(min(0.05 + 0.3 * step / 250 + rng.gauss(0, 0.05), 1.0))
-        records.append({"loss": r(0.0005 * step / 250 + abs(rng.gauss(0, 0.0002))),
-                        "grad_norm": r(0.2 + abs(rng.gauss(0, 0.08))), "learning_rate": 3e-6,
-                        "completion_length": r(220 + rng.gauss(0, 25)), "rewards/accuracy_reward": acc,
-                        "rewards/format_reward": 0.0, "rewards/soft_format_penalty": -1.0,
-                        "reward": r(acc - 1.0), "reward_std": r(0.3 + rng.gauss(0, 0.03)),
-                        "kl": r(0.0004 * step / 25), "clip_ratio": 0.0, "num_tokens": 2048.0 * step,
-                        "epoch": r(step / 250), "step": step})
+        records.append(
+            {
+                "loss": r(0.0005 * step / 250 + abs(rng.gauss(0, 0.0002))),
+                "grad_norm": r(0.2 + abs(rng.gauss(0, 0.08))),
+                "learning_rate": 3e-6,
+                "completion_length": r(220 + rng.gauss(0, 25)),
+                "rewards/accuracy_reward": acc,
+                "rewards/format_reward": 0.0,
+                "rewards/soft_format_penalty": -1.0,
+                "reward": r(acc - 1.0),
+                "reward_std": r(0.3 + rng.gauss(0, 0.03)),
+                "kl": r(0.0004 * step / 25),
+                "clip_ratio": 0.0,
+                "num_tokens": 2048.0 * step,
+                "epoch": r(step / 250),
+                "step": step,
+            }
+        )
     return state(records, logging_steps=1)
 
 
@@ -102,13 +145,27 @@ def trl_1x_clipped_saturating() -> dict:
         fmt = min(0.1 + step * 0.07, 1.0)
         acc = r(max(0.05 + rng.gauss(0, 0.01), 0.0))
         clipped = r(0.9 + rng.random() * 0.09) if 8 <= step <= 35 else r(0.6 + rng.random() * 0.2)
-        records.append(modern(step, rng, 40, **{
-            "completions/clipped_ratio": clipped,
-            "completions/mean_length": r(118 + rng.random() * 8) if 8 <= step <= 35 else r(95 + rng.random() * 15),
-            "completions/max_length": 128.0, "completions/max_terminated_length": 127.0,
-            "rewards/format_reward/mean": r(fmt), "rewards/format_reward/std": 0.0 if fmt >= 1.0 else 0.3,
-            "rewards/accuracy_reward/mean": acc, "rewards/accuracy_reward/std": 0.2,
-            "reward": r(fmt + acc), "reward_std": 0.35}))
+        records.append(
+            modern(
+                step,
+                rng,
+                40,
+                **{
+                    "completions/clipped_ratio": clipped,
+                    "completions/mean_length": r(118 + rng.random() * 8)
+                    if 8 <= step <= 35
+                    else r(95 + rng.random() * 15),
+                    "completions/max_length": 128.0,
+                    "completions/max_terminated_length": 127.0,
+                    "rewards/format_reward/mean": r(fmt),
+                    "rewards/format_reward/std": 0.0 if fmt >= 1.0 else 0.3,
+                    "rewards/accuracy_reward/mean": acc,
+                    "rewards/accuracy_reward/std": 0.2,
+                    "reward": r(fmt + acc),
+                    "reward_std": 0.35,
+                },
+            )
+        )
     return state(records, logging_steps=1)
 
 
@@ -132,10 +189,19 @@ def trl_1x_zero_std_and_kl() -> dict:
 def trl_sft() -> dict:
     """An SFT run's state: loss, grad_norm, learning_rate, mean_token_accuracy, entropy: no GRPO metric."""
     rng = random.Random(5)
-    records = [{"loss": r(2.0 - step / 100 + rng.gauss(0, 0.05)), "grad_norm": r(1.0 + abs(rng.gauss(0, 0.3))),
-                "learning_rate": 2e-5, "entropy": r(1.8 - step / 200), "num_tokens": 8192.0 * step,
-                "mean_token_accuracy": r(0.5 + step / 400), "epoch": r(step / 100), "step": step}
-               for step in range(5, 101, 5)]
+    records = [
+        {
+            "loss": r(2.0 - step / 100 + rng.gauss(0, 0.05)),
+            "grad_norm": r(1.0 + abs(rng.gauss(0, 0.3))),
+            "learning_rate": 2e-5,
+            "entropy": r(1.8 - step / 200),
+            "num_tokens": 8192.0 * step,
+            "mean_token_accuracy": r(0.5 + step / 400),
+            "epoch": r(step / 100),
+            "step": step,
+        }
+        for step in range(5, 101, 5)
+    ]
     return state(records, logging_steps=5)
 
 
@@ -144,9 +210,13 @@ def trl_one_step() -> dict:
 
 
 STATES = {
-    "trl-0.16-dead-rewards": trl_016_dead_rewards, "trl-1.x-fp16-overflow": trl_1x_fp16_overflow,
-    "trl-1.x-logging-steps-10": trl_1x_logging_steps_10, "trl-1.x-clipped-saturating": trl_1x_clipped_saturating,
-    "trl-1.x-zero-std-and-kl": trl_1x_zero_std_and_kl, "trl-sft": trl_sft, "trl-one-step": trl_one_step,
+    "trl-0.16-dead-rewards": trl_016_dead_rewards,
+    "trl-1.x-fp16-overflow": trl_1x_fp16_overflow,
+    "trl-1.x-logging-steps-10": trl_1x_logging_steps_10,
+    "trl-1.x-clipped-saturating": trl_1x_clipped_saturating,
+    "trl-1.x-zero-std-and-kl": trl_1x_zero_std_and_kl,
+    "trl-sft": trl_sft,
+    "trl-one-step": trl_one_step,
 }
 
 if __name__ == "__main__":

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from grpo_schema.engine.diagnostics import Fix
-from grpo_schema.engine.rules import Finding, Rule, rule as engine_rule
+from grpo_schema.engine.rules import Finding, Rule
+from grpo_schema.engine.rules import rule as engine_rule
 
 VERL_RULES: list[Rule] = []
 rule = functools.partial(engine_rule, into=VERL_RULES)
@@ -51,8 +52,9 @@ def _with(config: Any, changes: dict[str, Any]) -> Any:
     return VerlConfig(config.table, ChainMap(changes, config.values), config.settings, config.unknown)  # type: ignore
 
 
-def smallest_value(config: Any, key: str, holds: Callable[[Any], bool], upward: bool = True,
-                   limit: int = 1 << 16) -> int | None:
+def smallest_value(
+    config: Any, key: str, holds: Callable[[Any], bool], upward: bool = True, limit: int = 1 << 16
+) -> int | None:
     """The value of `key` nearest to its current one (searching up, else down) that makes `holds` true."""
     current = int(config[key])
     # a bounded search: the edits worth proposing are near the value written
@@ -79,5 +81,4 @@ def finding(message: str, fields: tuple[str, ...], hint: str = "", fixes: tuple[
     return Finding(message, fields, hint=hint, fix=fixes[0] if fixes else None, alternatives=fixes[1:])
 
 
-__all__ = ["VERL_RULES", "VerlContext", "Finding", "rule", "finding", "edits", "gpu_hint", "gpu_counts_where",
-]
+__all__ = ["VERL_RULES", "VerlContext", "Finding", "rule", "finding", "edits", "gpu_hint", "gpu_counts_where"]

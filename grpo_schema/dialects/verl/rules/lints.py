@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from grpo_schema.dialects.verl.config import A, GROUP_ESTIMATORS, R
+from grpo_schema.dialects.verl.config import GROUP_ESTIMATORS, A, R
 from grpo_schema.dialects.verl.rules.base import Finding, finding, rule
 from grpo_schema.engine.diagnostics import Fix
 
@@ -20,15 +20,27 @@ def group_estimator_needs_groups(config: Any, ctx: Any) -> Iterator[Finding]:
     estimator = config["algorithm.adv_estimator"]
     if estimator in GROUP_ESTIMATORS and config.n < 2:
         where = "verl's default" if not config.written(R + "n") else "set"
-        yield finding(f"algorithm.adv_estimator is {estimator!r} but rollout.n is {config.n} ({where}): a group of "
-                      "one sample has no baseline", (R + "n", "algorithm.adv_estimator"),
-                      hint="GRPO recipes sample 4-16 completions per prompt; raise rollout.n (and keep "
-                           "train_batch_size x rollout.n divisible by the GPUs)",
-                      fixes=(Fix(set={R + "n": 8}, safe=False, title="set rollout.n=8"),))
+        yield finding(
+            f"algorithm.adv_estimator is {estimator!r} but rollout.n is {config.n} ({where}): a group of "
+            "one sample has no baseline",
+            (R + "n", "algorithm.adv_estimator"),
+            hint="GRPO recipes sample 4-16 completions per prompt; raise rollout.n (and keep "
+            "train_batch_size x rollout.n divisible by the GPUs)",
+            fixes=(Fix(set={R + "n": 8}, safe=False, title="set rollout.n=8"),),
+        )
 
 
-@rule("GRPO-Q051", "info", ("trainer.total_training_steps", A + "optim.lr_warmup_steps", "data.train_batch_size",
-                            A + "ppo_mini_batch_size", A + "ppo_epochs"))
+@rule(
+    "GRPO-Q051",
+    "info",
+    (
+        "trainer.total_training_steps",
+        A + "optim.lr_warmup_steps",
+        "data.train_batch_size",
+        A + "ppo_mini_batch_size",
+        A + "ppo_epochs",
+    ),
+)
 def steps_count_rl_steps(config: Any, ctx: Any) -> Iterator[Finding]:
     """trainer.total_training_steps and actor.optim.lr_warmup_steps count RL steps, not optimizer steps.
 
@@ -37,21 +49,33 @@ def steps_count_rl_steps(config: Any, ctx: Any) -> Iterator[Finding]:
     and warmup_steps count optimizer steps: a number carried over from a TRL recipe means something else here.
     """
     per_rl_step = (int(config["data.train_batch_size"]) // max(1, int(config[A + "ppo_mini_batch_size"]))) * int(
-        config[A + "ppo_epochs"] or 1)
+        config[A + "ppo_epochs"] or 1
+    )
     if per_rl_step <= 1:
         return
     for key in ("trainer.total_training_steps", A + "optim.lr_warmup_steps"):
         value = config[key]
         if config.written(key) and isinstance(value, int) and value > 0:
-            yield finding(f"{key} = {value} RL steps = {value * per_rl_step} optimizer steps "
-                          f"({per_rl_step} per RL step)", (key,),
-                          hint="in TRL's units (optimizer steps) this is "
-                               f"{'max_steps' if 'total' in key else 'warmup_steps'}={value * per_rl_step}")
+            yield finding(
+                f"{key} = {value} RL steps = {value * per_rl_step} optimizer steps ({per_rl_step} per RL step)",
+                (key,),
+                hint="in TRL's units (optimizer steps) this is "
+                f"{'max_steps' if 'total' in key else 'warmup_steps'}={value * per_rl_step}",
+            )
 
 
-@rule("GRPO-Q052", "warning", (A + "use_dynamic_bsz", A + "ppo_max_token_len_per_gpu", "data.max_prompt_length",
-                               "data.max_response_length", A + "ulysses_sequence_parallel_size",
-                               A + "fsdp_config.ulysses_sequence_parallel_size"))
+@rule(
+    "GRPO-Q052",
+    "warning",
+    (
+        A + "use_dynamic_bsz",
+        A + "ppo_max_token_len_per_gpu",
+        "data.max_prompt_length",
+        "data.max_response_length",
+        A + "ulysses_sequence_parallel_size",
+        A + "fsdp_config.ulysses_sequence_parallel_size",
+    ),
+)
 def dynamic_token_budget_holds_a_sample(config: Any, ctx: Any) -> Iterator[Finding]:
     """With dynamic batch size, ppo_max_token_len_per_gpu must hold at least one whole sample.
 
@@ -64,12 +88,19 @@ def dynamic_token_budget_holds_a_sample(config: Any, ctx: Any) -> Iterator[Findi
     budget = int(config[A + "ppo_max_token_len_per_gpu"]) * config.sequence_parallel
     sample = int(config["data.max_prompt_length"]) + int(config["data.max_response_length"])
     if budget < sample:
-        yield finding(f"the dynamic batch budget ppo_max_token_len_per_gpu = {budget} tokens"
-                      f"{' (x Ulysses size)' if config.sequence_parallel > 1 else ''} is smaller than one sample of "
-                      f"max_prompt_length + max_response_length = {sample} tokens",
-                      (A + "ppo_max_token_len_per_gpu", "data.max_prompt_length", "data.max_response_length"),
-                      fixes=(Fix(set={A + "ppo_max_token_len_per_gpu": 2 * sample}, safe=False,
-                                 title=f"set ppo_max_token_len_per_gpu={2 * sample}"),))
+        yield finding(
+            f"the dynamic batch budget ppo_max_token_len_per_gpu = {budget} tokens"
+            f"{' (x Ulysses size)' if config.sequence_parallel > 1 else ''} is smaller than one sample of "
+            f"max_prompt_length + max_response_length = {sample} tokens",
+            (A + "ppo_max_token_len_per_gpu", "data.max_prompt_length", "data.max_response_length"),
+            fixes=(
+                Fix(
+                    set={A + "ppo_max_token_len_per_gpu": 2 * sample},
+                    safe=False,
+                    title=f"set ppo_max_token_len_per_gpu={2 * sample}",
+                ),
+            ),
+        )
 
 
 @rule("GRPO-Q053", "error", ("data.train_batch_size", A + "ppo_mini_batch_size", A + "use_dynamic_bsz", R + "n"))
@@ -86,11 +117,20 @@ def mini_batch_within_train_batch_when_dynamic(config: Any, ctx: Any) -> Iterato
     prompts, mini, n = int(config["data.train_batch_size"]), int(config[A + "ppo_mini_batch_size"]), config.n
     if mini > prompts:
         old = n > 1 and mini % n == 0 and mini // n <= prompts
-        fixes = ((Fix(set={A + "ppo_mini_batch_size": mini // n}, safe=False,
-                      title=f"set ppo_mini_batch_size={mini // n}"),) if old else ()) + (
-            Fix(set={A + "ppo_mini_batch_size": prompts}, safe=False, title=f"set ppo_mini_batch_size={prompts}"),)
-        yield finding(f"actor.ppo_mini_batch_size ({mini} prompts) is larger than data.train_batch_size ({prompts}): "
-                      "an RL step holds no whole mini-batch, so no optimizer step (verl does not check this with "
-                      "use_dynamic_bsz)", (A + "ppo_mini_batch_size", "data.train_batch_size"),
-                      hint=(f"written for the old meaning? {mini} samples are {mini // n} prompts at rollout.n={n}"
-                            if old else "the mini-batch counts prompts, as train_batch_size does"), fixes=fixes)
+        fixes = (
+            (Fix(set={A + "ppo_mini_batch_size": mini // n}, safe=False, title=f"set ppo_mini_batch_size={mini // n}"),)
+            if old
+            else ()
+        ) + (Fix(set={A + "ppo_mini_batch_size": prompts}, safe=False, title=f"set ppo_mini_batch_size={prompts}"),)
+        yield finding(
+            f"actor.ppo_mini_batch_size ({mini} prompts) is larger than data.train_batch_size ({prompts}): "
+            "an RL step holds no whole mini-batch, so no optimizer step (verl does not check this with "
+            "use_dynamic_bsz)",
+            (A + "ppo_mini_batch_size", "data.train_batch_size"),
+            hint=(
+                f"written for the old meaning? {mini} samples are {mini // n} prompts at rollout.n={n}"
+                if old
+                else "the mini-batch counts prompts, as train_batch_size does"
+            ),
+            fixes=fixes,
+        )

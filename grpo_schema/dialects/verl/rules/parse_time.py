@@ -9,12 +9,16 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from grpo_schema.dialects.verl.config import A, R, REF
+from grpo_schema.dialects.verl.config import REF, A, R
 from grpo_schema.dialects.verl.rules.base import Finding, edits, finding, gpu_hint, rule
 
 _GPUS = ("trainer.n_gpus_per_node", "trainer.nnodes")
-_MEGATRON = (A + "strategy", A + "megatron.tensor_model_parallel_size", A + "megatron.pipeline_model_parallel_size",
-             A + "megatron.context_parallel_size")
+_MEGATRON = (
+    A + "strategy",
+    A + "megatron.tensor_model_parallel_size",
+    A + "megatron.pipeline_model_parallel_size",
+    A + "megatron.context_parallel_size",
+)
 LOSS_AGG_MODES = ("token-mean", "token-sum", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-token-sum-norm")
 
 
@@ -42,14 +46,19 @@ def megatron_parallel_divides_gpus(config: Any, ctx: Any) -> Iterator[Finding]:
     the GPUs over the model-parallel group, and a remainder has no place.
     """
     if not config.dynamic and not megatron_divides(config):
-        yield finding(f"the {config.n_gpus} GPUs are not a multiple of Megatron's TP x PP x CP "
-                      f"({config.model_parallel})", _GPUS + _MEGATRON[1:],
-                      hint=gpu_hint(config, megatron_divides),
-                      fixes=edits(config, megatron_divides, ("trainer.n_gpus_per_node", True)))
+        yield finding(
+            f"the {config.n_gpus} GPUs are not a multiple of Megatron's TP x PP x CP ({config.model_parallel})",
+            _GPUS + _MEGATRON[1:],
+            hint=gpu_hint(config, megatron_divides),
+            fixes=edits(config, megatron_divides, ("trainer.n_gpus_per_node", True)),
+        )
 
 
-@rule("GRPO-Q011", "error", _GPUS + _MEGATRON + ("data.train_batch_size", R + "n", A + "use_dynamic_bsz",
-                                                 A + "ppo_micro_batch_size_per_gpu"))
+@rule(
+    "GRPO-Q011",
+    "error",
+    _GPUS + _MEGATRON + ("data.train_batch_size", R + "n", A + "use_dynamic_bsz", A + "ppo_micro_batch_size_per_gpu"),
+)
 def batch_divides_minimal_batch(config: Any, ctx: Any) -> Iterator[Finding]:
     """data.train_batch_size x rollout.n must be a multiple of verl's minimal batch.
 
@@ -60,21 +69,25 @@ def batch_divides_minimal_batch(config: Any, ctx: Any) -> Iterator[Finding]:
     if config.dynamic or not megatron_divides(config):
         return
     if config.megatron and config[A + "ppo_micro_batch_size_per_gpu"] is None:
-        yield finding("under Megatron verl's minimal batch is DP x actor.ppo_micro_batch_size_per_gpu, which is not "
-                      "set: verl fails computing it (the deprecated global ppo_micro_batch_size does not count)",
-                      (A + "ppo_micro_batch_size_per_gpu", A + "ppo_micro_batch_size"),
-                      hint="set actor.ppo_micro_batch_size_per_gpu")
+        yield finding(
+            "under Megatron verl's minimal batch is DP x actor.ppo_micro_batch_size_per_gpu, which is not "
+            "set: verl fails computing it (the deprecated global ppo_micro_batch_size does not count)",
+            (A + "ppo_micro_batch_size_per_gpu", A + "ppo_micro_batch_size"),
+            hint="set actor.ppo_micro_batch_size_per_gpu",
+        )
         return
     if batch_divides(config):
         return
     samples = int(config["data.train_batch_size"]) * config.n
     fields = ("data.train_batch_size", R + "n") + _GPUS
-    yield finding(f"data.train_batch_size x rollout.n = {config['data.train_batch_size']} x {config.n} = {samples} "
-                  f"samples is not a multiple of verl's minimal batch ({minimal_batch(config)}"
-                  f"{', the GPUs' if not config.megatron else ', Megatron DP x ppo_micro_batch_size_per_gpu'})",
-                  fields, hint=gpu_hint(config, batch_divides),
-                  fixes=edits(config, batch_divides, ("data.train_batch_size", True), ("trainer.n_gpus_per_node",
-                                                                                        False)))
+    yield finding(
+        f"data.train_batch_size x rollout.n = {config['data.train_batch_size']} x {config.n} = {samples} "
+        f"samples is not a multiple of verl's minimal batch ({minimal_batch(config)}"
+        f"{', the GPUs' if not config.megatron else ', Megatron DP x ppo_micro_batch_size_per_gpu'})",
+        fields,
+        hint=gpu_hint(config, batch_divides),
+        fixes=edits(config, batch_divides, ("data.train_batch_size", True), ("trainer.n_gpus_per_node", False)),
+    )
 
 
 @rule("GRPO-Q012", "error", (A + "ppo_micro_batch_size", A + "ppo_micro_batch_size_per_gpu", A + "use_dynamic_bsz"))
@@ -89,14 +102,20 @@ def actor_micro_batch_set_once(config: Any, ctx: Any) -> Iterator[Finding]:
     glob, per_gpu = config[A + "ppo_micro_batch_size"], config[A + "ppo_micro_batch_size_per_gpu"]
     fields = (A + "ppo_micro_batch_size_per_gpu", A + "ppo_micro_batch_size")
     if glob is not None and per_gpu is not None:
-        yield finding("both actor.ppo_micro_batch_size and actor.ppo_micro_batch_size_per_gpu are set", fields,
-                      hint="remove the deprecated actor.ppo_micro_batch_size",
-                      fixes=(_unset(A + "ppo_micro_batch_size"),))
+        yield finding(
+            "both actor.ppo_micro_batch_size and actor.ppo_micro_batch_size_per_gpu are set",
+            fields,
+            hint="remove the deprecated actor.ppo_micro_batch_size",
+            fixes=(_unset(A + "ppo_micro_batch_size"),),
+        )
     elif glob is None and per_gpu is None:
-        yield finding("neither actor.ppo_micro_batch_size_per_gpu nor actor.ppo_micro_batch_size is set, and "
-                      "use_dynamic_bsz is off", fields,
-                      hint="set actor.ppo_micro_batch_size_per_gpu (samples per forward pass on one GPU), or "
-                           "actor.use_dynamic_bsz=True with a token budget")
+        yield finding(
+            "neither actor.ppo_micro_batch_size_per_gpu nor actor.ppo_micro_batch_size is set, and "
+            "use_dynamic_bsz is off",
+            fields,
+            hint="set actor.ppo_micro_batch_size_per_gpu (samples per forward pass on one GPU), or "
+            "actor.use_dynamic_bsz=True with a token budget",
+        )
 
 
 def _unset(key: str) -> Any:
@@ -113,8 +132,11 @@ def loss_agg_mode_known(config: Any, ctx: Any) -> Iterator[Finding]:
     """
     mode = config[A + "loss_agg_mode"]
     if mode not in LOSS_AGG_MODES:
-        yield finding(f"actor.loss_agg_mode {mode!r} is not one of {', '.join(LOSS_AGG_MODES)}",
-                      (A + "loss_agg_mode",), hint="token-mean is verl's default")
+        yield finding(
+            f"actor.loss_agg_mode {mode!r} is not one of {', '.join(LOSS_AGG_MODES)}",
+            (A + "loss_agg_mode",),
+            hint="token-mean is verl's default",
+        )
 
 
 @rule("GRPO-Q014", "error", ("data.train_batch_size", A + "ppo_mini_batch_size", A + "use_dynamic_bsz"))
@@ -132,13 +154,22 @@ def mini_batch_within_train_batch(config: Any, ctx: Any) -> Iterator[Finding]:
     if prompts < mini:
         n = config.n
         old = mini % n == 0 and mini // n <= prompts and n > 1
-        hint = (f"if the recipe was written when the mini-batch counted samples, {mini} samples are "
-                f"{mini // n} prompts at rollout.n={n}" if old else
-                "the mini-batch counts prompts, as train_batch_size does")
+        hint = (
+            f"if the recipe was written when the mini-batch counted samples, {mini} samples are "
+            f"{mini // n} prompts at rollout.n={n}"
+            if old
+            else "the mini-batch counts prompts, as train_batch_size does"
+        )
         fixes = ((_set(A + "ppo_mini_batch_size", mini // n),) if old else ()) + (
-            _set(A + "ppo_mini_batch_size", prompts), _set("data.train_batch_size", mini))
-        yield finding(f"actor.ppo_mini_batch_size ({mini}) is larger than data.train_batch_size ({prompts})",
-                      ("data.train_batch_size", A + "ppo_mini_batch_size"), hint=hint, fixes=fixes)
+            _set(A + "ppo_mini_batch_size", prompts),
+            _set("data.train_batch_size", mini),
+        )
+        yield finding(
+            f"actor.ppo_mini_batch_size ({mini}) is larger than data.train_batch_size ({prompts})",
+            ("data.train_batch_size", A + "ppo_mini_batch_size"),
+            hint=hint,
+            fixes=fixes,
+        )
 
 
 def _set(key: str, value: Any) -> Any:
@@ -147,8 +178,12 @@ def _set(key: str, value: Any) -> Any:
     return Fix(set={key: value}, safe=False, title=f"set {key}={value}")
 
 
-@rule("GRPO-Q015", "error", (A + "ppo_micro_batch_size", A + "ppo_mini_batch_size", A + "use_dynamic_bsz",
-                             A + "ulysses_sequence_parallel_size") + _GPUS)
+@rule(
+    "GRPO-Q015",
+    "error",
+    (A + "ppo_micro_batch_size", A + "ppo_mini_batch_size", A + "use_dynamic_bsz", A + "ulysses_sequence_parallel_size")
+    + _GPUS,
+)
 def deprecated_micro_batch_fits(config: Any, ctx: Any) -> Iterator[Finding]:
     """The deprecated global actor.ppo_micro_batch_size must divide the mini-batch and cover the GPUs.
 
@@ -162,17 +197,26 @@ def deprecated_micro_batch_fits(config: Any, ctx: Any) -> Iterator[Finding]:
     sp = int(config[A + "ulysses_sequence_parallel_size"] or 1)
     fields = (A + "ppo_micro_batch_size", A + "ppo_mini_batch_size")
     if glob > 0 and mini % glob:
-        yield finding(f"actor.ppo_mini_batch_size ({mini}) is not a multiple of the deprecated "
-                      f"actor.ppo_micro_batch_size ({glob})", fields,
-                      hint="use actor.ppo_micro_batch_size_per_gpu instead (samples per GPU)")
+        yield finding(
+            f"actor.ppo_mini_batch_size ({mini}) is not a multiple of the deprecated "
+            f"actor.ppo_micro_batch_size ({glob})",
+            fields,
+            hint="use actor.ppo_micro_batch_size_per_gpu instead (samples per GPU)",
+        )
     elif glob * sp < config.n_gpus:
-        yield finding(f"the deprecated actor.ppo_micro_batch_size ({glob}) x ulysses_sequence_parallel_size ({sp}) "
-                      f"is smaller than the {config.n_gpus} GPUs", fields + _GPUS,
-                      hint="use actor.ppo_micro_batch_size_per_gpu instead (samples per GPU)")
+        yield finding(
+            f"the deprecated actor.ppo_micro_batch_size ({glob}) x ulysses_sequence_parallel_size ({sp}) "
+            f"is smaller than the {config.n_gpus} GPUs",
+            fields + _GPUS,
+            hint="use actor.ppo_micro_batch_size_per_gpu instead (samples per GPU)",
+        )
 
 
-@rule("GRPO-Q016", "error", (A + "ulysses_sequence_parallel_size", A + "strategy",
-                             "actor_rollout_ref.model.use_remove_padding"))
+@rule(
+    "GRPO-Q016",
+    "error",
+    (A + "ulysses_sequence_parallel_size", A + "strategy", "actor_rollout_ref.model.use_remove_padding"),
+)
 def sequence_parallel_needs_remove_padding(config: Any, ctx: Any) -> Iterator[Finding]:
     """Ulysses sequence parallelism on the actor needs model.use_remove_padding=True.
 
@@ -180,18 +224,30 @@ def sequence_parallel_needs_remove_padding(config: Any, ctx: Any) -> Iterator[Fi
     """
     sp = int(config[A + "ulysses_sequence_parallel_size"] or 1)
     if not config.megatron and sp > 1 and not config["actor_rollout_ref.model.use_remove_padding"]:
-        yield finding(f"actor.ulysses_sequence_parallel_size is {sp} but model.use_remove_padding is off",
-                      (A + "ulysses_sequence_parallel_size", "actor_rollout_ref.model.use_remove_padding"),
-                      fixes=(_set("actor_rollout_ref.model.use_remove_padding", True),))
+        yield finding(
+            f"actor.ulysses_sequence_parallel_size is {sp} but model.use_remove_padding is off",
+            (A + "ulysses_sequence_parallel_size", "actor_rollout_ref.model.use_remove_padding"),
+            fixes=(_set("actor_rollout_ref.model.use_remove_padding", True),),
+        )
 
 
 def _needs_reference(config: Any) -> bool:
     return bool(config["algorithm.use_kl_in_reward"]) or bool(config[A + "use_kl_loss"])
 
 
-@rule("GRPO-Q017", "error", (REF + "log_prob_micro_batch_size", REF + "log_prob_micro_batch_size_per_gpu",
-                             R + "log_prob_micro_batch_size", R + "log_prob_micro_batch_size_per_gpu",
-                             A + "use_dynamic_bsz", A + "use_kl_loss", "algorithm.use_kl_in_reward"))
+@rule(
+    "GRPO-Q017",
+    "error",
+    (
+        REF + "log_prob_micro_batch_size",
+        REF + "log_prob_micro_batch_size_per_gpu",
+        R + "log_prob_micro_batch_size",
+        R + "log_prob_micro_batch_size_per_gpu",
+        A + "use_dynamic_bsz",
+        A + "use_kl_loss",
+        "algorithm.use_kl_in_reward",
+    ),
+)
 def log_prob_micro_batch_set_once(config: Any, ctx: Any) -> Iterator[Finding]:
     """Set exactly one of log_prob_micro_batch_size_per_gpu and the deprecated log_prob_micro_batch_size, for the
     rollout and (when a reference policy is used) the reference.
@@ -207,13 +263,19 @@ def log_prob_micro_batch_set_once(config: Any, ctx: Any) -> Iterator[Finding]:
         per_gpu = config[prefix + "log_prob_micro_batch_size_per_gpu"]
         fields = (prefix + "log_prob_micro_batch_size_per_gpu", prefix + "log_prob_micro_batch_size")
         if glob is None and per_gpu is None:
-            yield finding(f"{name}.log_prob_micro_batch_size_per_gpu is not set (nor the deprecated "
-                          f"{name}.log_prob_micro_batch_size)", fields,
-                          hint="set it: samples per log-prob forward pass on one GPU")
+            yield finding(
+                f"{name}.log_prob_micro_batch_size_per_gpu is not set (nor the deprecated "
+                f"{name}.log_prob_micro_batch_size)",
+                fields,
+                hint="set it: samples per log-prob forward pass on one GPU",
+            )
         elif glob is not None and per_gpu is not None:
-            yield finding(f"both {name}.log_prob_micro_batch_size and {name}.log_prob_micro_batch_size_per_gpu "
-                          "are set", fields, hint="remove the deprecated global one",
-                          fixes=(_unset(prefix + "log_prob_micro_batch_size"),))
+            yield finding(
+                f"both {name}.log_prob_micro_batch_size and {name}.log_prob_micro_batch_size_per_gpu are set",
+                fields,
+                hint="remove the deprecated global one",
+                fixes=(_unset(prefix + "log_prob_micro_batch_size"),),
+            )
 
 
 @rule("GRPO-Q018", "error", (R + "val_kwargs.do_sample", R + "temperature"))
@@ -223,8 +285,11 @@ def validation_sampling_needs_temperature(config: Any, ctx: Any) -> Iterator[Fin
     verl's validate_config asserts it before training starts.
     """
     if config[R + "val_kwargs.do_sample"] and not float(config[R + "temperature"]) > 0:
-        yield finding(f"rollout.val_kwargs.do_sample is on but rollout.temperature is {config[R + 'temperature']}",
-                      (R + "val_kwargs.do_sample", R + "temperature"), fixes=(_set(R + "temperature", 1.0),))
+        yield finding(
+            f"rollout.val_kwargs.do_sample is on but rollout.temperature is {config[R + 'temperature']}",
+            (R + "val_kwargs.do_sample", R + "temperature"),
+            fixes=(_set(R + "temperature", 1.0),),
+        )
 
 
 def needs_critic(config: Any) -> bool:
@@ -233,9 +298,17 @@ def needs_critic(config: Any) -> bool:
     return bool(enable) if enable is not None else config["algorithm.adv_estimator"] == "gae"
 
 
-_CRITIC = ("critic.enable", "algorithm.adv_estimator", "critic.use_dynamic_bsz", "critic.ppo_micro_batch_size",
-           "critic.ppo_micro_batch_size_per_gpu", "critic.ppo_mini_batch_size", "data.train_batch_size",
-           "critic.ulysses_sequence_parallel_size", "critic.strategy") + _GPUS
+_CRITIC = (
+    "critic.enable",
+    "algorithm.adv_estimator",
+    "critic.use_dynamic_bsz",
+    "critic.ppo_micro_batch_size",
+    "critic.ppo_micro_batch_size_per_gpu",
+    "critic.ppo_mini_batch_size",
+    "data.train_batch_size",
+    "critic.ulysses_sequence_parallel_size",
+    "critic.strategy",
+) + _GPUS
 
 
 @rule("GRPO-Q019", "error", _CRITIC)
@@ -253,26 +326,47 @@ def critic_batch_sizes(config: Any, ctx: Any) -> Iterator[Finding]:
     mini = int(config["critic.ppo_mini_batch_size"])
     fields = ("critic.ppo_micro_batch_size_per_gpu", "critic.ppo_micro_batch_size")
     if glob is None and per_gpu is None:
-        yield finding("a critic is trained (adv_estimator gae, or critic.enable) but neither "
-                      "critic.ppo_micro_batch_size_per_gpu nor critic.ppo_micro_batch_size is set", fields,
-                      hint="set critic.ppo_micro_batch_size_per_gpu, or algorithm.adv_estimator=grpo for GRPO")
+        yield finding(
+            "a critic is trained (adv_estimator gae, or critic.enable) but neither "
+            "critic.ppo_micro_batch_size_per_gpu nor critic.ppo_micro_batch_size is set",
+            fields,
+            hint="set critic.ppo_micro_batch_size_per_gpu, or algorithm.adv_estimator=grpo for GRPO",
+        )
     elif glob is not None and per_gpu is not None:
-        yield finding("both critic.ppo_micro_batch_size and critic.ppo_micro_batch_size_per_gpu are set", fields,
-                      fixes=(_unset("critic.ppo_micro_batch_size"),))
+        yield finding(
+            "both critic.ppo_micro_batch_size and critic.ppo_micro_batch_size_per_gpu are set",
+            fields,
+            fixes=(_unset("critic.ppo_micro_batch_size"),),
+        )
     elif glob is not None and int(glob) > 0 and mini % int(glob):
-        yield finding(f"critic.ppo_mini_batch_size ({mini}) is not a multiple of critic.ppo_micro_batch_size "
-                      f"({glob})", fields + ("critic.ppo_mini_batch_size",))
+        yield finding(
+            f"critic.ppo_mini_batch_size ({mini}) is not a multiple of critic.ppo_micro_batch_size ({glob})",
+            fields + ("critic.ppo_mini_batch_size",),
+        )
     elif int(config["data.train_batch_size"]) < mini:
-        yield finding(f"critic.ppo_mini_batch_size ({mini}) is larger than data.train_batch_size "
-                      f"({config['data.train_batch_size']})", ("critic.ppo_mini_batch_size", "data.train_batch_size"))
-    elif (glob is not None and config["critic.strategy"] in ("fsdp", "fsdp2")
-          and int(glob) * int(config["critic.ulysses_sequence_parallel_size"] or 1) < config.n_gpus):
-        yield finding(f"critic.ppo_micro_batch_size ({glob}) x ulysses_sequence_parallel_size is smaller than the "
-                      f"{config.n_gpus} GPUs", fields + _GPUS)
+        yield finding(
+            f"critic.ppo_mini_batch_size ({mini}) is larger than data.train_batch_size "
+            f"({config['data.train_batch_size']})",
+            ("critic.ppo_mini_batch_size", "data.train_batch_size"),
+        )
+    elif (
+        glob is not None
+        and config["critic.strategy"] in ("fsdp", "fsdp2")
+        and int(glob) * int(config["critic.ulysses_sequence_parallel_size"] or 1) < config.n_gpus
+    ):
+        yield finding(
+            f"critic.ppo_micro_batch_size ({glob}) x ulysses_sequence_parallel_size is smaller than the "
+            f"{config.n_gpus} GPUs",
+            fields + _GPUS,
+        )
 
 
-_LORA = ("actor_rollout_ref.model.lora_rank", "actor_rollout_ref.model.lora.rank", "actor_rollout_ref.model.lora.merge",
-         R + "name")
+_LORA = (
+    "actor_rollout_ref.model.lora_rank",
+    "actor_rollout_ref.model.lora.rank",
+    "actor_rollout_ref.model.lora.merge",
+    R + "name",
+)
 VLLM_MAX_LORA_RANK = 512
 
 
@@ -294,10 +388,16 @@ def vllm_lora_rank_supported(config: Any, ctx: Any) -> Iterator[Finding]:
     """
     rank = served_lora_rank(config)
     if rank > VLLM_MAX_LORA_RANK and config[R + "name"] == "vllm":
-        key = ("actor_rollout_ref.model.lora.rank" if config.written("actor_rollout_ref.model.lora.rank")
-               else "actor_rollout_ref.model.lora_rank")
-        yield finding(f"LoRA rank {rank} is above vLLM's largest, {VLLM_MAX_LORA_RANK}", (key, R + "name"),
-                      fixes=(_set(key, VLLM_MAX_LORA_RANK),))
+        key = (
+            "actor_rollout_ref.model.lora.rank"
+            if config.written("actor_rollout_ref.model.lora.rank")
+            else "actor_rollout_ref.model.lora_rank"
+        )
+        yield finding(
+            f"LoRA rank {rank} is above vLLM's largest, {VLLM_MAX_LORA_RANK}",
+            (key, R + "name"),
+            fixes=(_set(key, VLLM_MAX_LORA_RANK),),
+        )
 
 
 MANDATORY = "???"  # OmegaConf's mark for a value the user must give
@@ -313,6 +413,9 @@ def rollout_engine_named(config: Any, ctx: Any) -> Iterator[Finding]:
     on the cluster.
     """
     if config[R + "name"] == MANDATORY and served_lora_rank(config) > 0:
-        yield finding("actor_rollout_ref.rollout.name is not set, and verl has no default for it", (R + "name",),
-                      hint="name the rollout engine: actor_rollout_ref.rollout.name=vllm (or sglang)",
-                      fixes=(_set(R + "name", "vllm"),))
+        yield finding(
+            "actor_rollout_ref.rollout.name is not set, and verl has no default for it",
+            (R + "name",),
+            hint="name the rollout engine: actor_rollout_ref.rollout.name=vllm (or sglang)",
+            fixes=(_set(R + "name", "vllm"),),
+        )
