@@ -17,13 +17,7 @@ pytest.register_assert_rewrite("tests.support")  # the shared fixtures' and help
 
 from tests import heavy  # noqa: E402
 from tests.support.browser import close_shared_browser  # noqa: E402
-from tests.support.fixtures import (  # noqa: E402,F401  (every folder's fixtures)
-    assets,
-    browser,
-    make_service,
-    playwright_loop_only_in_browser_tests,
-    tiny_model_dir,
-)
+from tests.support.fixtures import assets, browser, make_service, playwright_loop_only_in_browser_tests, tiny_model_dir  # noqa: E402,F401  (every folder's fixtures)
 
 # A service with runs on writes the Demo recipe's demo/ into its folder when it starts; the tests' services start in
 # the checkout or in folders the tests fill themselves. The test of that start turns it back on for its own service.

@@ -10,12 +10,7 @@ import pytest
 
 from tests.support.browser import sync_api_or_skip
 from tests.support.cli import grpo
-from tests.support.form_page import (  # noqa: F401  (page and server: the fixtures)
-    import_text,
-    page,
-    server,
-    shots,
-)
+from tests.support.form_page import import_text, page, server, shots  # noqa: F401  (page and server: the fixtures)
 from tests.support.multi_node import EXAMPLES
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

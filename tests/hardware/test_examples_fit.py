@@ -2,7 +2,6 @@
 would run it (TRL 1.16's GRPOTrainer, and grpo_runtime for the form and `grpo launch`)."""
 
 import json
-import os
 from pathlib import Path
 
 import pytest

@@ -10,10 +10,8 @@ import json
 import math
 import shutil
 
-import pytest
-
 from grpo_schema.commands.health import health_command
-from grpo_schema.health import HealthMonitor, HealthSettings, check_run_dir
+from grpo_schema.health import HealthMonitor, check_run_dir
 from tests.support.health_states import DATA, run_dir, state
 
 

@@ -166,7 +166,7 @@ def test_the_driver_serves_vllm_from_a_bundle_of_its_own_before_the_machines(ray
     port = free_port()
     state, log = driver_job(ray_cluster, tmp_path, [sys.executable, "-m", "http.server", str(port)], port)
     assert state == "SUCCEEDED", log[-3000:]
-    assert "and a vLLM server of {'CPU': 0.5}" in log and f"vLLM server ready at http://" in log
+    assert "and a vLLM server of {'CPU': 0.5}" in log and "vLLM server ready at http://" in log
     for rank in (0, 1):
         answer = json.loads((tmp_path / f"machine-{rank}.json").read_text())
         assert answer["status"] == 200 and answer["url"].endswith(f":{port}/health/")

@@ -13,6 +13,5 @@ import pytest
 pytest.importorskip("fastapi", reason="the runs tests need the web extra (pip install -e '.[web]')")
 
 from tests.support.env import OFFLINE_ENV as CHILD_ENV  # noqa: F401  (names tests import)
-from tests.support.env import free_port, wait_for
 from tests.support.run_config import TARGET_REWARD, Assets, run_yaml  # noqa: F401
 from tests.support.service import TOKEN, Service, stop_runs  # noqa: F401

@@ -14,7 +14,6 @@ import grpo_runtime.setup  # imported before any test patches model.load_policy,
 from grpo_runtime.launch.cli import launch_arguments, launch_command, train_command
 from grpo_runtime.support import CATEGORIES
 from grpo_runtime.support.fields import CONFIG_FIELDS, LAUNCH_FIELDS
-from grpo_runtime.support.page import markdown
 
 from .helpers import base_settings, write_prompts
 

@@ -7,7 +7,6 @@ import json
 import pytest
 
 from grpo_schema import check_mapping, check_text
-from grpo_schema.commands.export import MODELINE_PREFIX as MODELINE
 from grpo_schema.commands.export import modeline, schema_url
 from grpo_schema.engine.loader import load_yaml
 from grpo_web.presets import PRESET_DIR as EXAMPLES

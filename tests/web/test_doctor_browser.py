@@ -12,14 +12,7 @@ import pytest
 
 from tests.support.browser import sync_api_or_skip
 from tests.support.cli import grpo
-from tests.support.form_page import (  # noqa: F401  (page and server: the fixtures)
-    ROOT,
-    TOKEN,
-    import_text,
-    page,
-    server,
-    shots,
-)
+from tests.support.form_page import ROOT, TOKEN, import_text, page, server, shots  # noqa: F401  (page and server: the fixtures)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 sync_api = sync_api_or_skip()

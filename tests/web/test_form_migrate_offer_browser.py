@@ -11,15 +11,7 @@ import pytest
 from grpo_schema.engine.loader import load_yaml
 from tests.support.browser import sync_api_or_skip
 from tests.support.cli import grpo
-from tests.support.form_page import (  # noqa: F401  (page and server: the fixtures)
-    ROOT,
-    import_text,
-    page,
-    server,
-    state,
-    validations,
-    wait_validated,
-)
+from tests.support.form_page import ROOT, import_text, page, server, state, validations, wait_validated  # noqa: F401  (page and server: the fixtures)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 sync_api = sync_api_or_skip()

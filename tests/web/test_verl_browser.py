@@ -7,13 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.support.browser import sync_api_or_skip
-from tests.support.form_page import (  # noqa: F401  (page and server: the fixtures)
-    import_text,
-    open_form,
-    page,
-    server,
-    state,
-)
+from tests.support.form_page import import_text, open_form, page, server, state  # noqa: F401  (page and server: the fixtures)
 from tests.support.verl_runs import RUN
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]  # the module's live service starts in ~5 s
