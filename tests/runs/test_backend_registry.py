@@ -20,7 +20,8 @@ import pytest
 
 from grpo_web.runs import backends, launcher, procs
 from grpo_web.runs.backend import JobState, RunBackend, SubmitRefused, Submitted
-from tests.runs.conftest import TOKEN, run_yaml, wait_for
+from tests.runs.conftest import TOKEN, run_yaml
+from tests.support.env import wait_for
 
 pytestmark = pytest.mark.skipif(shutil.which("setsid") is None, reason="needs util-linux's setsid")
 
