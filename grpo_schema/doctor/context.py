@@ -149,7 +149,7 @@ def check_requirement(ctx: Context, text: str, code: str, why: str, keys: tuple[
         yield ctx.diag(code, f"{name} {pkg.version} is not a version {why} can be checked against ({pin})", keys, pin)
         return
     if not req.specifier.contains(version, prereleases=True):
-        yield ctx.diag(code, f"{why} needs {pin}; {where(ctx)} has {pkg.name} {pkg.version}", keys, pin)
+        yield ctx.diag(code, f"{why} needs {pin}; {where(ctx)} has {pkg.described()}", keys, pin)
 
 
 def where(ctx: Context) -> str:

@@ -64,6 +64,8 @@ ROWS: tuple[KnownBad, ...] = (
         "vLLM does not load with torch 2.5.1",
         "torch==2.6.0",
         "https://github.com/axolotl-ai-cloud/axolotl/pull/2560",
+        "vLLM 0.8.3 to 0.8.5's wheels declare torch==2.6.0 (doctor/vllm_requirements.json)",
+        evidence="metadata",
     ),
     KnownBad(
         "KB04",
@@ -141,13 +143,16 @@ ROWS: tuple[KnownBad, ...] = (
     ),
     KnownBad(
         "KB11",
-        {"trl": "==0.27.2", "weave": "absent"},
+        {"trl": "==0.27.2", "weave": "absent", "unsloth": ">=0"},
         (),
-        True,
-        "TRL 0.27.2 imports weave in its callbacks without declaring it",
-        "importing GRPOTrainer fails with ModuleNotFoundError: weave",
+        False,
+        "Unsloth's patched TRL 0.27.2 imports weave, which TRL does not declare",
+        "importing GRPOTrainer fails with ModuleNotFoundError: weave (reported with Unsloth)",
         "weave",
         "https://github.com/unslothai/unsloth-zoo/pull/636",
+        "another project's fix: TRL 0.27.2's own wheel imports weave only where it is installed "
+        "(trl/trainer/callbacks.py), so the row needs Unsloth and is a warning",
+        evidence="report",
     ),
     KnownBad(
         "KB12",
@@ -234,6 +239,8 @@ ROWS: tuple[KnownBad, ...] = (
         "with another torch, vLLM's compiled kernels fail to load (undefined symbols)",
         "torch==2.13.0",
         "https://github.com/huggingface/trl/pull/6742",
+        "vLLM 0.27's wheels declare torch==2.13.0 (doctor/vllm_requirements.json)",
+        evidence="metadata",
     ),
     KnownBad(
         "KB20",
@@ -244,6 +251,8 @@ ROWS: tuple[KnownBad, ...] = (
         "with an older torch, vLLM's compiled kernels fail to load",
         "torch>=2.11",
         "https://github.com/huggingface/trl/pull/6108",
+        "vLLM 0.20's wheels declare torch==2.11.0 (doctor/vllm_requirements.json)",
+        evidence="metadata",
     ),
     KnownBad(
         "KB21",

@@ -42,6 +42,16 @@ class Package:
     url: str | None = None  # `name @ URL` or direct_url.json: a wheel's file name says what it was built for
     extra: dict[str, Any] = field(default_factory=dict, compare=False)  # facts only metadata on disk has
 
+    def described(self) -> str:
+        """'torch 2.6.0', saying where a version no file line pins came from: 'torch 2.6.0 (through vllm
+        0.8.5.post1's pin, torch==2.6.0)'."""
+        said = f"{self.name} {self.version}"
+        pinned_by = self.extra.get("pinned_by")
+        if pinned_by:
+            by, _, pin = pinned_by.partition(" (")
+            said += f" (through {by}'s pin, {pin.rstrip(')')})"
+        return said
+
 
 @dataclass
 class Environment:

@@ -1,5 +1,5 @@
-"""Doctor rules about the TRL release itself: trl and torch installed, the release the file is for, the release's
-own requirements, and the known-bad combinations (doctor.known_bad)."""
+"""Doctor rules about the packages themselves: trl and torch installed, the release the file is for, the release's
+own requirements, the known-bad combinations (doctor.known_bad) and vLLM's own torch and transformers pins."""
 
 from __future__ import annotations
 
@@ -14,7 +14,9 @@ from grpo_schema.versions.detect import source_words
 
 from .context import Context, check_requirement, doctor_rule, parse_version, release_data, where
 from .features import features
+from .implied import exact_pin, vllm_requirements
 from .known_bad import ROWS, KnownBad
+from .packages import Package
 
 
 @doctor_rule("GRPO-C001", "error")
@@ -110,7 +112,7 @@ def known_bad(ctx: Context) -> Iterator[Diagnostic]:
     used = features(ctx)
     for row in ROWS:
         if row_matches(ctx, row, used):
-            versions = ", ".join(f"{n} {ctx.env.version(n)}" for n, s in row.when.items() if s != "absent")
+            versions = ", ".join(ctx.env.get(n).described() for n, s in row.when.items() if s != "absent")
             absent = [n for n, s in row.when.items() if s == "absent"]
             what = versions + (("; " if versions else "") + ", ".join(f"no {n}" for n in absent) if absent else "")
             keys = tuple(k for f in row.features for k in _FEATURE_KEYS.get(f, ()) if k in ctx.config)
@@ -150,3 +152,51 @@ def row_matches(ctx: Context, row: KnownBad, used: set[str]) -> bool:
         if not SpecifierSet(spec).contains(version, prereleases=True):
             return False
     return True
+
+
+@doctor_rule("GRPO-C020", "error")
+def vllm_own_requirements(ctx: Context) -> Iterator[Diagnostic]:
+    """vLLM's own torch or transformers requirement is not met.
+
+    Each vLLM release requires exactly one torch release (its compiled kernels are built for it) and a range of
+    transformers, as its wheel's metadata declares (the committed table grpo_schema/doctor/vllm_requirements.json).
+    From a requirements file pip cannot install both; in an environment vLLM was forced beside another torch. Judged
+    for a requirements file always, elsewhere where the config uses vLLM; a known-bad row that names the pair says it
+    instead."""
+    vllm = ctx.env.packages.get("vllm")  # the CUDA distribution the table was read from
+    needs = vllm_requirements(vllm.version) if vllm is not None else None
+    used = features(ctx)
+    if needs is None or ("vllm" not in used and ctx.env.source != "requirements"):
+        return
+    said = {n for row in ROWS if "vllm" in row.when and row_matches(ctx, row, used) for n in row.when}
+    for name, spec in sorted(needs.items()):
+        pkg = ctx.env.get(name)
+        if pkg is None or name in said:
+            continue  # missing: the release's own rules say so
+        have = _outside(pkg, spec)
+        if have is None:
+            continue
+        why = "pip cannot install both" if ctx.env.source == "requirements" else "vLLM is not built for it"
+        yield ctx.diag(
+            "GRPO-C020",
+            f"vllm {vllm.version} requires {name}{spec}; {where(ctx)} has {have}: {why}",
+            ("use_vllm",),
+            f"{name}{spec}",
+        )
+
+
+def _outside(pkg: Package, spec: str) -> str | None:
+    """How the package is written when no version it may have meets `spec` (None: it meets it, or cannot tell)."""
+    if pkg.version is not None:
+        version = parse_version(pkg.version)
+        if version is None or SpecifierSet(spec).contains(version, prereleases=True):
+            return None
+        return pkg.described()
+    exact = exact_pin(spec)
+    if not pkg.spec or exact is None:
+        return None  # two ranges: the resolver may find a release inside both
+    try:
+        admits = SpecifierSet(pkg.spec).contains(Version(exact), prereleases=True)
+    except (InvalidSpecifier, InvalidVersion):
+        return None
+    return None if admits else f"{pkg.name}{pkg.spec}"

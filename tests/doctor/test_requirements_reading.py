@@ -62,13 +62,15 @@ def test_a_single_report_is_never_an_error():
 
 
 def test_what_pip_installs_with_the_listed_packages_is_present_through_an_include(tmp_path):
-    """trl pulls in accelerate, which pulls in torch; vLLM pulls in torch too: a requirements file that pins trl and
-    vLLM (here through `-r`) and leaves torch to pip has torch, at no version the file pins."""
+    """trl pulls in accelerate, which pulls in torch; vLLM pulls in torch too, the release its wheel pins: a
+    requirements file that pins trl and vLLM (here through `-r`) and leaves torch to pip has vLLM's torch."""
+    (tmp_path / "req.txt").write_text("trl==0.19.1\n")
+    torch = from_file(str(tmp_path / "req.txt"), "requirements").get("torch")
+    assert torch is not None and torch.version is None and torch.extra["implied_by"].startswith("accelerate")
     (tmp_path / "serve.txt").write_text("vllm==0.9.2\n")
     (tmp_path / "req.txt").write_text("trl==0.19.1\n-r serve.txt\n")
     env = from_file(str(tmp_path / "req.txt"), "requirements")
-    torch = env.get("torch")
-    assert torch is not None and torch.version is None and torch.extra["implied_by"].startswith("accelerate")
+    assert env.get("torch").version == "2.7.0" and env.get("torch").extra["implied_by"] == "vllm 0.9.2"
     assert errors(env, {"use_vllm": True}) == []
     (tmp_path / "req.txt").write_text("-r serve.txt\n")
-    assert from_file(str(tmp_path / "req.txt"), "requirements").get("torch").extra == {"implied_by": "vllm 0.9.2"}
+    assert from_file(str(tmp_path / "req.txt"), "requirements").get("torch").version == "2.7.0"
