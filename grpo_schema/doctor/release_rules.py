@@ -12,7 +12,7 @@ from grpo_schema.engine.codes import declare
 from grpo_schema.engine.diagnostics import Diagnostic
 from grpo_schema.versions.detect import source_words
 
-from .context import Context, check_requirement, doctor_rule, parse_version, release_data, where
+from .context import Context, check_requirement, doctor_rule, extra_requirement, parse_version, release_data, where
 from .features import features
 from .implied import exact_pin, vllm_requirements
 from .known_bad import ROWS, KnownBad
@@ -111,7 +111,7 @@ def known_bad(ctx: Context) -> Iterator[Diagnostic]:
     source and how it fails, the fix the pin that avoids it. docs/doctor.md lists every combination."""
     used = features(ctx)
     for row in ROWS:
-        if row_matches(ctx, row, used):
+        if row_matches(ctx, row, used) and not _outside_the_release_range(ctx, row, used):
             versions = ", ".join(ctx.env.get(n).described() for n, s in row.when.items() if s != "absent")
             absent = [n for n, s in row.when.items() if s == "absent"]
             what = versions + (("; " if versions else "") + ", ".join(f"no {n}" for n in absent) if absent else "")
@@ -123,6 +123,15 @@ def known_bad(ctx: Context) -> Iterator[Diagnostic]:
             code = "GRPO-C003" if row.fails else KNOWN_RISKY
             hint = "" if row.pin else "avoid the combination of these settings, or check the generations"
             yield ctx.diag(code, message, keys, row.pin, hint)
+
+
+def _outside_the_release_range(ctx: Context, row: KnownBad, used: set[str]) -> bool:
+    """A row about trl and vLLM alone where the vLLM is outside the range the release's `vllm` extra declares: that
+    is one cause, which GRPO-C005 says with the release's own range as the pin."""
+    if set(row.when) != {"trl", "vllm"} or "vllm" not in used or ctx.env.get("trl") is None:
+        return False
+    text = extra_requirement(ctx, "vllm", "vllm", "vllm")
+    return any(d.code == "GRPO-C005" for d in check_requirement(ctx, text, "GRPO-C005", "use_vllm"))
 
 
 _FEATURE_KEYS = {

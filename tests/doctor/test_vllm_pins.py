@@ -136,3 +136,16 @@ def test_the_vllm_table_covers_the_releases_trl_generates_with():
     minors = {Version(v).release[:2] for v in rows}
     newest = max(bounds).release[:2]
     assert all((0, m) in minors for m in range(7, newest[1] + 1)), sorted(minors)
+
+
+def test_a_vllm_outside_the_release_range_is_said_once(tmp_path):
+    """TRL 1.8 declares vllm>=0.16.0,<=0.23.0: vLLM 0.15 is GRPO-C005 with that range, not KB05 again; where the
+    release declares no range (TRL 0.14), the row (KB04) still says it."""
+    frozen = tmp_path / "freeze.txt"
+    frozen.write_text("trl==1.8.0\nvllm==0.15.1\ntorch==2.9.1\ntransformers==4.57.1\naccelerate==1.10.0\n")
+    diags = found(from_file(str(frozen), "freeze"), {"use_vllm": True, "vllm_mode": "colocate"})
+    assert [d.code for d in diags if "vllm 0.15.1" in d.message] == ["GRPO-C005"]
+    frozen.write_text("trl==0.14.0\nvllm==0.12.0\ntorch==2.9.0\ntransformers==4.57.1\naccelerate==1.10.0\n")
+    diags = found(from_file(str(frozen), "freeze"), {"use_vllm": True})
+    assert [d.code for d in diags if "KB04" in d.message] == ["GRPO-C003"]
+    assert not [d for d in diags if d.code == "GRPO-C005"]
