@@ -94,6 +94,16 @@ def vllm_requirements(version: str | None) -> dict[str, str] | None:
     return None
 
 
+def newest_vllm_pinning(name: str, spec: str) -> str | None:
+    """The newest vLLM release in the table whose exact pin of `name` is inside `spec` ('torch', '<2.6' -> '0.7.3')."""
+    inside = [
+        release
+        for release, row in _vllm_table().items()
+        if exact_pin(row.get(name)) is not None and _admits(spec, exact_pin(row.get(name)) or "")
+    ]
+    return max(inside, key=Version) if inside else None
+
+
 def exact_pin(spec: str | None) -> str | None:
     """'2.6.0' from '==2.6.0' (a single exact clause), else None."""
     if spec and spec.startswith("==") and "," not in spec and "*" not in spec:

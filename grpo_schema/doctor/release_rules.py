@@ -12,11 +12,20 @@ from grpo_schema.engine.codes import declare
 from grpo_schema.engine.diagnostics import Diagnostic
 from grpo_schema.versions.detect import source_words
 
-from .context import Context, check_requirement, doctor_rule, extra_requirement, parse_version, release_data, where
+from .context import (
+    Context,
+    check_requirement,
+    doctor_rule,
+    extra_requirement,
+    parse_requirement,
+    parse_version,
+    release_data,
+    where,
+)
 from .features import features
-from .implied import exact_pin, vllm_requirements
+from .implied import exact_pin, newest_vllm_pinning, vllm_requirements
 from .known_bad import ROWS, KnownBad
-from .packages import Package
+from .packages import Package, canonical
 
 
 @doctor_rule("GRPO-C001", "error")
@@ -121,8 +130,27 @@ def known_bad(ctx: Context) -> Iterator[Diagnostic]:
                 f"[{row.id}, {row.source}]"
             )
             code = "GRPO-C003" if row.fails else KNOWN_RISKY
-            hint = "" if row.pin else "avoid the combination of these settings, or check the generations"
+            hint = (
+                _through_a_pin(ctx, row.pin)
+                if row.pin
+                else "avoid the combination of these settings, or check the generations"
+            )
             yield ctx.diag(code, message, keys, row.pin, hint)
+
+
+def _through_a_pin(ctx: Context, pin: str) -> str:
+    """Where the fix pins a package that came through vLLM's pin, the vLLM that brings a version inside it (else pip
+    cannot install the fix beside the file's vLLM)."""
+    req = parse_requirement(pin)
+    pkg = ctx.env.get(req.name) if req is not None else None
+    if req is None or pkg is None or not pkg.extra.get("pinned_by"):
+        return ""
+    name, spec = canonical(req.name), str(req.specifier)
+    vllm = newest_vllm_pinning(name, spec)
+    said = f"{name} comes through {pkg.extra['implied_by']}'s pin"
+    if vllm is None:
+        return f"{said}, and no vLLM release pins a {name} inside {pin}"
+    return f"{said}: with it, write `vllm=={vllm}`, the newest vLLM that pins a {name} inside {pin}"
 
 
 def _outside_the_release_range(ctx: Context, row: KnownBad, used: set[str]) -> bool:

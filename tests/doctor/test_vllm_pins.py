@@ -42,6 +42,8 @@ def test_a_known_bad_row_is_judged_through_vllms_pin(tmp_path):
     env = requirements(tmp_path, "trl==0.16.1\nvllm==0.8.5.post1\n")
     [row] = [d for d in found(env, {"use_vllm": True, "resume_from_checkpoint": True}) if "KB09" in d.message]
     assert row.severity == "error" and "torch 2.6.0 (through vllm 0.8.5.post1's pin, torch==2.6.0)" in row.message
+    # the fix torch<2.6 cannot be installed beside vLLM 0.8.5: the hint names the vLLM that brings such a torch
+    assert "`torch<2.6`" in row.hint and "write `vllm==0.7.3`, the newest vLLM that pins a torch inside" in row.hint
     assert not [d for d in found(env, {"use_vllm": True}) if "KB09" in d.message]  # no resume: not that row
 
 
