@@ -81,8 +81,9 @@ def diagnose(
             if (diag.code, diag.message) not in seen:
                 seen.add((diag.code, diag.message))
                 diagnostics.append(diag)
-    file_diags = [d for d in rules.file_problems(ctx) if d.line is not None]
-    diagnostics += [d for d in rules.file_problems(ctx) if d.line is None]
+    problems = list(rules.file_problems(ctx))
+    file_diags = [d for d in problems if d.line is not None]
+    diagnostics += [d for d in problems if d.line is None]
     return DoctorReport(
         env, release, file_release, file_release_source, diagnostics, file_diags, sorted(rules.features(ctx))
     )
