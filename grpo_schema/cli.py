@@ -122,12 +122,12 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "slurm",
         "status, logs, cancel and resume of jobs from `grpo launch --slurm`",
-        _elsewhere("grpo_runtime.clusters.slurm.cli", "slurm_command", ""),
+        _elsewhere("grpo_runtime.clusters.slurm.backend", "slurm_command", ""),
     ),
     Command(
         "ray",
         "status, logs, cancel and resume of jobs from `grpo launch --ray`",
-        _elsewhere("grpo_runtime.clusters.ray.cli", "ray_command", "ray"),
+        _elsewhere("grpo_runtime.clusters.ray.backend", "ray_command", "ray"),
     ),
     Command("explain", "show the batch schedule, micro-step by micro-step", _explain),
     Command("migrate", "rewrite renamed and removed keys for TRL 1.16", _migrate),

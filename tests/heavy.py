@@ -49,6 +49,7 @@ HEAVY_TESTS = (  # (node id or prefix, seconds each test it names takes): measur
     ("tests/runs/test_ownership_browser.py::", 28),
     ("tests/runs/test_first_hour_runs_browser.py::", 27),  # 15-39 each
     ("tests/runs/test_lifecycle.py::", 31),
+    ("tests/runs/test_one_cluster_backend.py::", 43),  # beside the Slurm and Ray tests
     ("tests/runs/test_runs_page_browser.py::", 26),  # 24-27 each
     ("tests/runs/test_views_browser.py::", 21),  # 15-27 each
     ("tests/runs/test_views.py::", 22),  # 22 each (two runs trained)

@@ -165,7 +165,7 @@ def launch_command(argv: list[str]) -> int:
 
     cluster = chosen(argv)  # --slurm, --ray ADDRESS: a job of that cluster instead (grpo_runtime.clusters)
     if cluster is not None:
-        return cluster.submit(argv)
+        return cluster.launch(argv)
     parser = argparse.ArgumentParser(prog="grpo launch")
     _config_arguments(parser)
     parser.add_argument("--num-processes", "--num_processes", dest="num_processes", type=int, default=None)

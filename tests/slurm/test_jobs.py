@@ -212,6 +212,9 @@ def test_runs_from_the_service_are_slurm_jobs(cluster, demo, resumed, make_servi
     assert done["checkpoints"] == ["checkpoint-5", "checkpoint-10"]
     log = service.run_log(two["id"])
     assert "following Slurm job" in log and log.rstrip().endswith("run succeeded")
+    # the service's run folder is a job folder: the command line answers for its job through the same backend
+    followed = status(service.runs_dir / two["id"])
+    assert (followed["job_id"], followed["state"], followed["world_size"]) == (done["slurm"]["job_id"], "COMPLETED", 2)
 
     def restarted() -> bool:
         return "(restart 1)" in service.run_log(long["id"]) and max(steps(service.run(long["id"]))) > reached + 2

@@ -178,10 +178,9 @@ def test_scontrol_answers_are_read_field_by_field():
     ],
 )
 def test_a_jobs_end_becomes_the_runs_with_slurms_reason(state, reason, code, cancel, expected):
-    pytest.importorskip("fastapi", reason="the service's backend needs the web extra")
-    from grpo_web.runs.slurm import outcome
+    from grpo_runtime.clusters.slurm.backend import SlurmBackend, state_of
 
-    assert outcome(scheduler.JobStatus("7", state, reason, code), cancel) == expected
+    assert SlurmBackend().outcome(state_of(scheduler.JobStatus("7", state, reason, code)), cancel) == expected
 
 
 @pytest.mark.parametrize("text,code", [("0:0", 0), ("1:0", 1), ("0:15", 143), ("", None), ("n/a", None)])

@@ -150,7 +150,7 @@ def test_the_slurm_backend_imports_no_torch():
     """A service that submits Slurm jobs loads the stdlib-only Slurm engine, never the trainer."""
     code = (
         "import sys; import grpo_web.runs.slurm as s; from grpo_web.settings import Settings;"
-        "s.layout_for(Settings(runs_backend='slurm'), 1, None); s._scheduler();"
+        "s.layout_for(Settings(runs_backend='slurm'), 1, None); s.SlurmBackend(Settings(runs_backend='slurm')).cluster;"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'transformers'));"
         "print(bad); sys.exit(1 if bad or 'grpo_runtime.clusters.slurm.scheduler' not in sys.modules else 0)"
     )

@@ -9,6 +9,9 @@ The store keeps one job's worth of columns for every backend: `backend` (the nam
 `job_reason`.
 
 Backends are registered by name (grpo_web.runs.backends); `GRPO_WEB_RUNS_BACKEND` names the one a service uses.
+A cluster's run backend is grpo_web.runs.cluster's adapter over the cluster backend that `grpo launch --NAME` and
+`grpo NAME ...` use too (grpo_runtime.clusters.backend): its submit, status, logs, cancel and outcome are written
+once, there; this machine's (grpo_web.runs.local) is a RunBackend of its own.
 """
 
 from __future__ import annotations
@@ -32,7 +35,9 @@ class SubmitRefused(RuntimeError):
 @dataclass(frozen=True)
 class JobState:
     """A job as its backend reports it now: the backend's own state word and reason, whether it has started and
-    ended, and its exit status once it has."""
+    ended, and its exit status once it has. The fields of grpo_runtime.clusters.backend.JobState, which a cluster's
+    run backend returns; this one is for backends that are no cluster's, so a service that runs on this machine
+    imports nothing of grpo_runtime."""
 
     state: str
     reason: str | None = None

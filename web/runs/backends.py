@@ -1,7 +1,7 @@
 """The run backends by name: `local` (processes of this machine, grpo_web.runs.local), `slurm` (batch jobs,
-grpo_web.runs.slurm), `ray` (Ray jobs, grpo_web.runs.rayjobs), and any other a deployment registers. Each module
-imports its engine (grpo_runtime.clusters, Ray) only when a run is checked, submitted or followed, so importing
-them all here costs nothing."""
+grpo_web.runs.slurm), `ray` (Ray jobs, grpo_web.runs.rayjobs), and any other a deployment registers. The cluster
+ones drive the cluster backend of the same name (grpo_runtime.clusters.backends) through grpo_web.runs.cluster,
+imported only when a run is checked, submitted or followed, so importing them all here costs nothing."""
 
 from __future__ import annotations
 
