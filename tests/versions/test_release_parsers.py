@@ -59,6 +59,7 @@ NORMALISED_AFTER_PARSING = {
     "do_eval": "switched on when eval_strategy is not 'no'",
     "eval_strategy": "set from evaluation_strategy, its old name, which the file wrote (transformers 4.x)",
     "average_tokens_across_devices": "switched off when there is one process (transformers 4.56)",
+    "warmup_steps": "set from warmup_ratio, its deprecated form, where the file wrote that (transformers 5.0-5.14)",
     "activation_checkpointing": "set from gradient_checkpointing, its deprecated alias (TRL 1.x)",
     "activation_checkpointing_kwargs": "set from gradient_checkpointing_kwargs, its deprecated alias (TRL 1.x)",
 }
