@@ -56,3 +56,37 @@ def test_the_range_stays_within_the_tables_major():
     """TRL 0.23 (transformers 4.56.2) accepts transformers>=4.56.1 with no ceiling, but never met transformers 5: its
     warmup_ratio and overwrite_output_dir are simply read."""
     assert found("0.23", warmup_ratio=0.1, overwrite_output_dir=True) == {}
+
+
+def _releases_module():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "scripts" / "trl_tables" / "releases.py"
+    spec = importlib.util.spec_from_file_location("_trl_tables_releases", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _files(*uploads: str, kind: str = "bdist_wheel", yanked: bool = False) -> list[dict]:
+    return [{"upload_time_iso_8601": t, "packagetype": kind, "yanked": yanked} for t in uploads]
+
+
+def test_the_date_rule_takes_the_newest_version_uploaded_before_the_trl_wheel():
+    """By version, not by text or by upload order (a 4.57 patch uploaded after 5.0 is older), never a pre-release
+    or a yanked release, and only what was uploaded before the TRL wheel (its sdist's time does not count)."""
+    script = _releases_module()
+    trl = {"releases": {r: _files("2026-03-30T00:00:00Z") for r in script.RELEASES}}
+    trl["releases"]["1.0.0"] = _files("2026-03-29T00:00:00Z", kind="sdist") + _files("2026-03-30T00:00:00Z")
+    transformers = {
+        "releases": {
+            "5.9.0": _files("2026-03-01T00:00:00Z"),
+            "5.10.0": _files("2026-03-02T00:00:00Z"),
+            "4.57.9": _files("2026-03-20T00:00:00Z"),
+            "5.11.0rc1": _files("2026-03-25T00:00:00Z"),
+            "5.11.0": _files("2026-03-26T00:00:00Z", yanked=True),
+            "5.12.0": _files("2026-03-31T00:00:00Z"),
+        }
+    }
+    assert script.date_pairs(trl, transformers)["1.0.0"] == "5.10.0"
