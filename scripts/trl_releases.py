@@ -42,12 +42,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # scripts/trl_tables, when run or loaded as a file
 
-from trl_tables.output import comparable, dump  # noqa: E402
-from trl_tables.releases import OUT, RELEASES, check_pairs, vkey  # noqa: E402
-from trl_tables.requirements import requirements_file  # noqa: E402
-from trl_tables.surface import surface  # noqa: E402
-from trl_tables.trainer import source_choices, source_reward_names, trainer_file  # noqa: E402
-from trl_tables.wheels import CACHE  # noqa: E402
+from trl_tables.output import comparable, dump
+from trl_tables.releases import OUT, RELEASES, check_pairs, vkey
+from trl_tables.requirements import requirements_file
+from trl_tables.surface import surface
+from trl_tables.trainer import source_choices, source_reward_names, trainer_file
+from trl_tables.wheels import CACHE
 
 __all__ = ["CACHE", "OUT", "RELEASES", "build", "requirements_file", "source_choices", "source_reward_names", "surface"]
 
