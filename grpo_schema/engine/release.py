@@ -132,6 +132,10 @@ def read_as(mapping: dict[str, Any], release: ReleaseSurface, profile_keys: froz
         other = read_by_other_transformers(key, value, mapping, release)
         if other is not None:  # warmup_ratio in TRL 0.29, project in TRL 0.23: read by some transformers it accepts
             reading.diagnostics.append(other)
+            problem = parser_refuses(key, value, release) if key in release.fields else None
+            if problem is not None:  # read by the table's transformers: its parser converts the value
+                reading.diagnostics.append(problem)
+                continue
             if key in fields_116:
                 reading.mapping[key] = value
             elif key in MIGRATIONS:  # checked under the name 1.16 reads, at its line

@@ -1,11 +1,11 @@
 """TrainingArguments keys that only some of the transformers a TRL release accepts read.
 
-A release table lists the TrainingArguments of one transformers release (its `transformers`: 5.24 for TRL 0.29,
-what pip picks for it today; 4.56.2 for TRL 0.23). But a TRL release accepts a range of transformers (TRL 0.29:
-transformers>=4.56.2), and inside that range keys come and go:
+A release table lists the TrainingArguments of one transformers release (its `transformers`: the newest release
+before the TRL wheel, 5.3.0 for TRL 0.29, 4.56.2 for TRL 0.23). But a TRL release accepts a range of transformers
+(TRL 0.29: transformers>=4.56.2), and inside that range keys come and go:
 
-* removed: warmup_ratio is read by every transformers before 5.15, so TRL 0.29 with transformers 4.56 or 5.3
-  trains with it, though the 5.24 table has none;
+* removed: warmup_ratio is read by every transformers before 5.15, so TRL 0.29 (table 5.3.0) reads it, but not with
+  transformers 5.15 or later; TRL 1.10 (table 5.15.0) does not read it, but does with transformers 4.56 to 5.14;
 * added: project and trackio_space_id are TrainingArguments fields from transformers 4.57, so TRL 0.23 (table
   4.56.2) reads them when transformers 4.57 is installed.
 
@@ -103,14 +103,20 @@ def _training_arguments_since() -> dict[str, Version]:
 def read_by_other_transformers(
     key: str, value: Any, mapping: dict[str, Any], release: ReleaseSurface
 ) -> Diagnostic | None:
-    """GRPO-K011 for a TrainingArguments key the release's table lacks only because of the transformers it was
-    read from, where the release accepts a transformers that reads the key; None for any other key."""
-    if key in release.fields:
-        return None
+    """GRPO-K011 for a TrainingArguments key whose reading depends on the transformers installed: one the release's
+    table lacks only because of the transformers it was read from, where the release accepts a transformers that
+    reads the key; or one the table's transformers reads (the run parses with it) that a later transformers the
+    release accepts refuses. None for any other key."""
     accepted, table = accepted_transformers(release.release), _version(release.transformers)
     if accepted is None or table is None:
         return None
     migration = MIGRATIONS.get(key)
+    if key in release.fields:  # read by the table's transformers (the release's date): refused by a later one?
+        removed = _removed_in(migration) if migration is not None and migration.origin == "transformers" else None
+        # within the table's major, as for an added key below (TRL 0.23 never met transformers 5)
+        if removed is not None and table < removed and removed[:1] == table[:1] and accepted.admits(removed):
+            return _removed(key, value, mapping, release, accepted, removed)
+        return None
     if migration is not None and migration.origin == "transformers":
         removed = _removed_in(migration)
         if removed is not None and accepted.floor < removed <= table:

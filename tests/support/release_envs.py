@@ -18,7 +18,9 @@ MAIN_VENV_RELEASE = "1.16.0"
 
 
 def interpreter(release: str) -> Path | None:
-    venv = ROOT / ".venv-trl" / release / "bin" / "python"
+    """The release's python: .venv-trl/<release> (or $GRPO_TRL_VENVS/<release>, where scripts/trl-release-venvs.sh
+    built them elsewhere), or this interpreter for the main .venv's own TRL."""
+    venv = Path(os.environ.get("GRPO_TRL_VENVS") or ROOT / ".venv-trl") / release / "bin" / "python"
     if venv.exists():
         return venv
     if release == MAIN_VENV_RELEASE:

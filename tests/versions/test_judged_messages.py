@@ -16,6 +16,8 @@ def messages(release: str, **keys) -> dict[str, str]:
 def test_a_release_sharing_an_older_table_is_named_as_itself():
     said = messages("1.2", reward_funcs=["accuracy_reward"], entropy_coef=0.1)
     assert "TRL 1.2.0" in said["GRPO-K009"] and "1.0.0" not in said["GRPO-K009"]
+    said = messages("1.15", reward_funcs=["accuracy_reward"], activation_checkpointing=True)  # 1.14.2's table
+    assert "TRL 1.15.0" in said["GRPO-K011"] and "1.14.2" not in said["GRPO-K011"]
 
 
 def test_v002_names_the_judged_release_s_default():

@@ -49,10 +49,12 @@ def test_a_release_schema_names_only_its_own_keys_and_deprecations(path):
 
 
 def test_the_deprecations_are_the_releases_own():
-    """gradient_checkpointing from transformers 5.24 (TRL 0.29 on), use_transformers_paged from 1.2 (with a key to
-    use from 1.7), vllm_importance_sampling_cap from 1.6; the engine's GRPO-D rules are 1.16's deprecations."""
-    assert "gradient_checkpointing" not in surface("0.28").deprecations
-    assert surface("0.29").deprecations["gradient_checkpointing"] == "activation_checkpointing"
+    """gradient_checkpointing from transformers 5.23 (TRL 1.16's; each earlier release is read with the transformers
+    of its date, 5.19 at the latest), use_transformers_paged from 1.2 (with a key to use from 1.7),
+    vllm_importance_sampling_cap from 1.6; the engine's GRPO-D rules are 1.16's deprecations."""
+    assert "gradient_checkpointing" not in surface("0.29").deprecations  # transformers 5.3
+    assert "gradient_checkpointing" not in surface("1.15").deprecations  # transformers 5.19
+    assert surface("1.16").deprecations["gradient_checkpointing"] == "activation_checkpointing"
     assert "use_transformers_paged" not in surface("1.0").deprecations
     assert surface("1.6").deprecations["use_transformers_paged"] is None
     assert surface("1.8").deprecations["use_transformers_paged"] == "use_transformers_continuous_batching"
@@ -93,7 +95,8 @@ def test_validate_says_a_deprecation_only_for_the_releases_that_have_it(tmp_path
     old = said("1.6")  # 1.6 deprecates use_transformers_paged with no key to use instead
     assert old["use_transformers_paged"]["fix"] is None
     assert "use_transformers_continuous_batching" not in json.dumps(old["use_transformers_paged"])
-    assert old["gradient_checkpointing"]["fix"]["rename"] == {"gradient_checkpointing": "activation_checkpointing"}
+    # 1.6's transformers (5.11) has no activation_checkpointing: gradient_checkpointing is the key it reads
+    assert "gradient_checkpointing" not in old
     new = said("1.8")
     assert new["use_transformers_paged"]["fix"]["rename"] == {
         "use_transformers_paged": "use_transformers_continuous_batching"
