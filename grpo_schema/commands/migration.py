@@ -13,28 +13,20 @@ def migrate_config(
     text: str, path: str, profiles: list, from_release: str | None, to_release: str | None = None
 ) -> Migrated:
     """`grpo migrate --from A --to B` on one file's text. B None (or 1.16): the engine's own migrations and A's
-    defaults that 1.16 changed; an older B: the renames, removals and changed defaults between A's and B's tables."""
+    defaults that 1.16 changed. An older B: the renames, removals and changed defaults between A's and B's tables,
+    then the engine's own migrations at B for what is left of keys B does not read (A = B: those alone, as at 1.16
+    when A is 1.16), so a file whose keys predate the release it is judged for moves to that release."""
     from grpo_schema.engine.release import REFERENCE
-    from grpo_schema.engine.validate import check_text
 
-    if to_release is not None:
-        migrated = migrate_between(text, from_release or REFERENCE, to_release)
+    if to_release is None:
+        new, done, failed, lost = judged_migration(text, path, profiles, REFERENCE)
+        new, defaults_done = release_defaults_block(new, from_release, load_yaml(text).data)
+        migrated = Migrated(new, done + defaults_done, failed, lost, from_release, REFERENCE)
     else:
-        loaded = load_yaml(text)
-        # judged as 1.16 (the target), whatever the file's `# grpo: --trl-version` comment says; batch fixes: not ours
-        checked = check_text(
-            retarget_comments(text, REFERENCE),
-            path=path,
-            profiles=profiles,
-            suggest_fixes=False,
-            trl_version=REFERENCE,
-            trl_version_source="flag",
-        )
-        new, done, failed = migrate_text(text, checked.diagnostics)
-        new, defaults_done = release_defaults_block(new, from_release, loaded.data)
-        migrated = Migrated(
-            new, done + defaults_done, failed, cannot_keep(checked.diagnostics), from_release, REFERENCE
-        )
+        migrated = migrate_between(text, from_release or REFERENCE, to_release)
+        new, done, failed, lost = judged_migration(migrated.text, path, profiles, migrated.target)
+        migrated.text, migrated.done, migrated.failed = new, migrated.done + done, migrated.failed + failed
+        migrated.cannot_keep += [line for line in lost if line not in migrated.cannot_keep]
     retargeted = retarget_comments(migrated.text, migrated.target)
     if retargeted != migrated.text:
         migrated.done.append(
@@ -42,6 +34,25 @@ def migrate_config(
         )
         migrated.text = retargeted
     return migrated
+
+
+def judged_migration(text: str, path: str, profiles: list, release: str) -> tuple[str, list[str], list[str], list[str]]:
+    """The engine's migration fixes for the file judged at `release` (the target), whatever its `# grpo:
+    --trl-version` comment says; batch fixes are not a migration's, nor an older release's own deprecations (it
+    still reads those keys). (new text, done, failed, cannot keep)."""
+    from grpo_schema.engine.release import REFERENCE
+    from grpo_schema.engine.validate import check_text
+
+    checked = check_text(
+        retarget_comments(text, release),
+        path=path,
+        profiles=profiles,
+        suggest_fixes=False,
+        trl_version=release,
+        trl_version_source="flag",
+    )
+    new, done, failed = migrate_text(text, checked.diagnostics, deprecations=release == REFERENCE)
+    return new, done, failed, cannot_keep(checked.diagnostics)
 
 
 def release_defaults_block(text: str, written_for: str, original: dict | None = None) -> tuple[str, list[str]]:

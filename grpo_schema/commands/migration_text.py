@@ -18,11 +18,12 @@ from grpo_schema.engine.yamledit import EditError, apply_fix_to_text
 MIGRATION_CODES = ("GRPO-K002", "GRPO-K003", "GRPO-K008")  # K008: a profile key nothing reads
 
 
-def migration_fixes(diagnostics: list[Diagnostic]) -> list[tuple[Diagnostic, Fix]]:
-    """The edits migrate makes: every migration fix (safe or not) and every deprecation fix."""
+def migration_fixes(diagnostics: list[Diagnostic], deprecations: bool = True) -> list[tuple[Diagnostic, Fix]]:
+    """The edits migrate makes: every migration fix (safe or not) and every deprecation fix (`deprecations`: at
+    1.16; an older release's deprecated keys are still its own to read, so a move to it leaves them)."""
     out = []
     for diag in diagnostics:
-        wanted = diag.code in MIGRATION_CODES or diag.code.startswith("GRPO-D")
+        wanted = diag.code in MIGRATION_CODES or (deprecations and diag.code.startswith("GRPO-D"))
         if wanted and diag.fix is not None and all(fix != diag.fix for _, fix in out):
             out.append((diag, diag.fix))
     return out
@@ -39,10 +40,12 @@ def _decision_comment(text: str, fix: Fix) -> tuple[int, str] | None:
     return position[0] - 1, f"# grpo migrate removed `{key}: {value}`: {MIGRATIONS[key].note}"
 
 
-def migrate_text(text: str, diagnostics: list[Diagnostic]) -> tuple[str, list[str], list[str]]:
+def migrate_text(
+    text: str, diagnostics: list[Diagnostic], deprecations: bool = True
+) -> tuple[str, list[str], list[str]]:
     """(new text, what was done, what could not be done), one edit at a time, each verified by yamledit."""
     done, failed = [], []
-    for diag, fix in migration_fixes(diagnostics):
+    for diag, fix in migration_fixes(diagnostics, deprecations):
         decision = _decision_comment(text, fix) if not fix.safe else None
         try:
             text = apply_fix_to_text(text, fix)
