@@ -82,3 +82,4 @@ def test_keys_older_than_an_older_judged_release_get_the_migration_to_it(page, t
     wait_validated(page, before)
     assert state(page) == migrated
     page.wait_for_selector("#migrate-keys", state="hidden", timeout=15_000)  # nothing left to migrate
+    assert "as grpo migrate --from 0.14.0 --to 0.19.1 does" in page.inner_text("#notice")

@@ -99,7 +99,9 @@ export class ReleaseMove {
       ...answer.failed.map((line) => el("li", { class: "warn", text: `not migrated: ${line}` })),
     ];
     const moved = from === answer.target ? `Migrated to TRL ${from}` : `Migrated from TRL ${from} to ${answer.target}`;
-    announce(el("span", {}, `${moved}, as grpo migrate --from ${from} does. `,
+    const releases = this.hooks.versions.releases || [];
+    const toFlag = answer.target === releases[releases.length - 1] ? "" : ` --to ${answer.target}`;
+    announce(el("span", {}, `${moved}, as grpo migrate --from ${from}${toFlag} does. `,
       undo, el("ul", { class: "notes", id: "migrate-notes" }, lines)));
   }
 }
