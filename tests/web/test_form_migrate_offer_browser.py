@@ -61,7 +61,7 @@ def test_an_old_recipe_at_the_default_release_gets_a_migrate_offer_back_after_un
 def test_keys_older_than_an_older_judged_release_get_the_migration_to_it(page, tmp_path):  # noqa: F811
     """A 0.14-era file judged at 0.19 (its comment): the offer migrates it to 0.19, the file that
     `grpo migrate --from 0.14 --to 0.19 --write` writes (the form offered it only at the newest release)."""
-    text = OLD_014_JUDGED_AT_019.replace("--trl-version 0.19\n", "--trl-version 0.19.1\n")  # the picker's name
+    text = OLD_014_JUDGED_AT_019  # `# grpo: --trl-version 0.19`: the picker's 0.19.1
     import_text(page, text)
     page.wait_for_function("() => document.getElementById('trl-version').value === '0.19.1'")
     offer = page.locator("#migrate-keys")

@@ -80,9 +80,12 @@ export function takeFileSettings(settings) {
     $("profile").value = profile;
     changed = true;
   }
+  // `--trl-version 0.19` names the picker's 0.19.1 (the tables keep the last patch of each minor)
   const release = settings.trl_version;
-  if (release && release !== $("trl-version").value && [...$("trl-version").options].some((o) => o.value === release)) {
-    $("trl-version").value = release;
+  const option = release && [...$("trl-version").options].find((o) => o.value && (o.value === release ||
+    o.value.startsWith(`${release}.`)));
+  if (option && option.value !== $("trl-version").value) {
+    $("trl-version").value = option.value;
     changed = true;
   }
   return changed;
