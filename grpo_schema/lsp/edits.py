@@ -8,7 +8,7 @@ import difflib
 from lsprotocol import types as lsp
 
 from grpo_schema.commands.autofix import safe_fixes
-from grpo_schema.commands.migrate import migrate_config
+from grpo_schema.commands.migrate import MIGRATION_CODES, migrate_config
 from grpo_schema.engine.diagnostics import Diagnostic, Fix
 from grpo_schema.engine.lines import split_lines
 from grpo_schema.engine.yamledit import EditError, apply_fix_to_text, apply_fixes_to_text
@@ -17,6 +17,7 @@ from grpo_schema.render.text import describe_fix
 
 FIX_ALL_SAFE = "source.fixAll.grpo"
 MIGRATE = "source.grpo.migrate"
+MIGRATE_IN_RELEASE = "source.grpo.migrate.release"  # keys older than the (older) release judged, moved to it
 
 
 def text_edits(old: str, new: str) -> list[lsp.TextEdit]:
@@ -162,7 +163,9 @@ def source_actions(
 ) -> list[lsp.CodeAction]:
     """'Fix all safe' (what `grpo validate --fix` applies) and 'Migrate this file' (what `grpo migrate --write
     --from RELEASE` writes: the same migrate_config, from the release the file is judged for, so the editor offers
-    the whole migration, defaults written out included), each offered only when it changes something."""
+    the whole migration, defaults written out included), and for a file whose keys predate an older release it is
+    judged for, 'migrate this file's old keys to TRL RELEASE' (what `grpo migrate --to RELEASE --write` writes);
+    each offered only when it changes something."""
     wanted = lambda kind: not only or any(kind.startswith(o) for o in only)  # noqa: E731
     actions = []
     if wanted(FIX_ALL_SAFE):
@@ -175,6 +178,12 @@ def source_actions(
                     edit=_workspace_edit(uri, version, text, fixed),
                 )
             )
+    if wanted(MIGRATE_IN_RELEASE) and _predates_older_release(engine, release):
+        migrated = migrate_config(text, "<editor>", list(profiles), release, release)
+        if migrated.done and migrated.text != text:
+            title = f"grpo: migrate this file's old keys to TRL {migrated.target} ({len(migrated.done)})"
+            edit = _workspace_edit(uri, version, text, migrated.text)
+            actions.append(lsp.CodeAction(title=title, kind=MIGRATE_IN_RELEASE, edit=edit))
     if wanted(MIGRATE):
         migrated = migrate_config(text, "<editor>", list(profiles), release)
         if migrated.done and migrated.text != text:
@@ -183,6 +192,16 @@ def source_actions(
                 lsp.CodeAction(title=title, kind=MIGRATE, edit=_workspace_edit(uri, version, text, migrated.text))
             )
     return actions
+
+
+def _predates_older_release(engine: list[Diagnostic], release: str | None) -> bool:
+    """Whether the file has keys the release it is judged for no longer reads, that release older than 1.16 (at
+    1.16 'migrate this file' is that migration): then `grpo migrate --to RELEASE` is offered too."""
+    from grpo_schema.engine.release import release_surface
+
+    if release is None or release_surface(release) is None:
+        return False
+    return any(d.code in MIGRATION_CODES and d.fix is not None for d in engine)
 
 
 def in_range(diag: lsp.Diagnostic, rng: lsp.Range) -> bool:

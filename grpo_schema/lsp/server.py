@@ -305,7 +305,9 @@ def did_close(ls: GrpoLanguageServer, params: lsp.DidCloseTextDocumentParams) ->
 
 @server.feature(
     lsp.TEXT_DOCUMENT_CODE_ACTION,
-    lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix, edits.FIX_ALL_SAFE, edits.MIGRATE]),
+    lsp.CodeActionOptions(
+        code_action_kinds=[lsp.CodeActionKind.QuickFix, edits.FIX_ALL_SAFE, edits.MIGRATE, edits.MIGRATE_IN_RELEASE]
+    ),
 )
 async def code_action(ls: GrpoLanguageServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
     uri = params.text_document.uri

@@ -14,9 +14,9 @@ import re
 from typing import Any
 
 from grpo_schema.engine.codes import D_IN_RELEASE
-from grpo_schema.engine.release import deprecation, for_release
+from grpo_schema.engine.release import REFERENCE, deprecation, for_release
 from grpo_schema.schema_export.layout import PROFILE_GROUP_PREFIX
-from grpo_schema.versions import FieldInfo, ReleaseSurface
+from grpo_schema.versions import FieldInfo, ReleaseSurface, surface
 
 JSON_TYPES = {
     "bool": "boolean",
@@ -44,7 +44,7 @@ def release_schema(base: dict[str, Any], release: ReleaseSurface, launch_keys: f
             continue
         properties[name] = _property(properties.get(name), info, release.release)
         if name in release.choices:
-            _restrict(properties[name], release.choices[name])
+            _restrict(properties[name], release.choices[name], release.release)
         if name == "reward_funcs":
             _release_rewards(properties[name], release)
         _said_for_release(properties[name], name, release)
@@ -73,31 +73,8 @@ def _property(prop: dict[str, Any] | None, info: FieldInfo, release: str) -> dic
     else:
         prop = dict(prop)
     kind = JSON_TYPES.get(info.type)
-    named_values = any(
-        isinstance(v, str) for o in [prop, *prop.get("anyOf", [])] if isinstance(o, dict) for v in o.get("enum", [])
-    )
-    if kind is not None and not _json_types(prop) <= ({kind, "integer"} if kind == "number" else {kind}):
-        for key in (
-            "anyOf",
-            "enum",
-            "const",
-            "enumDescriptions",
-            "markdownEnumDescriptions",
-            "items",
-            "minimum",
-            "maximum",
-            "exclusiveMinimum",
-            "exclusiveMaximum",
-            "examples",
-            "defaultSnippets",
-            "not",
-        ):
-            prop.pop(key, None)
-        prop["type"] = [kind, "null"] if info.nullable else kind
-        if kind == "boolean" and named_values:  # 1.16's texts describe the named values that replaced the
-            # boolean (scale_rewards' 'group' / 'batch' / 'none' from 0.22), which this release refuses
-            said = f"Read by TRL {release} as a boolean, true or false ({info.source}); the named values came later."
-            prop["description"], prop["markdownDescription"] = said, said + "\n\n**Default:** `null`"
+    if kind is not None and not _read_as_reference(info) and not _json_types(prop) <= _fits(kind):
+        prop = _retyped(prop, info, kind, release)
     if info.choices and info.type == "str" and "enum" not in prop and "anyOf" not in prop:
         prop["enum"] = list(info.choices) + ([None] if info.nullable else [])
     if not info.required and info.default_expr is None and info.post_init is None:
@@ -112,6 +89,57 @@ def _property(prop: dict[str, Any] | None, info: FieldInfo, release: str) -> dic
     return prop
 
 
+def _read_as_reference(info: FieldInfo) -> bool:
+    """Whether the release reads the key as 1.16 does (same type, same conversion after parsing): then 1.16's
+    property says what it takes (0.22's scale_rewards: the named values, true and false mapped onto them)."""
+    reference = surface(REFERENCE).fields.get(info.name)
+    return reference is not None and (reference.type, reference.post_init) == (info.type, info.post_init)
+
+
+def _fits(kind: str) -> set[str]:
+    return {kind, "integer"} if kind == "number" else {kind}
+
+
+def _retyped(prop: dict[str, Any], info: FieldInfo, kind: str, release: str) -> dict[str, Any]:
+    """1.16's property for a key the release reads as another type (scale_rewards, a boolean up to 0.21): the
+    release's type, and of 1.16's value lists only one of that type (its values and their texts)."""
+    named_values = any(isinstance(v, str) for node in _nodes(prop) for v in node.get("enum", []))
+    kept = next((node for node in _nodes(prop)[1:] if node.get("enum") and _json_types(node) <= _fits(kind)), {})
+    for key in _VALUE_KEYS:
+        prop.pop(key, None)
+    for key in ("enum", "enumDescriptions", "markdownEnumDescriptions"):
+        if key in kept:
+            prop[key] = list(kept[key])
+    prop["type"] = [kind, "null"] if info.nullable else kind
+    if kind == "boolean" and named_values:  # 1.16's texts describe the named values that replaced the boolean
+        # (scale_rewards' 'group' / 'batch' / 'none' from 0.22), which this release refuses
+        said = f"Read by TRL {release} as a boolean, true or false ({info.source}); the named values came later."
+        prop["description"], prop["markdownDescription"] = said, said + "\n\n**Default:** `null`"
+    return prop
+
+
+_VALUE_KEYS = (
+    "anyOf",
+    "enum",
+    "const",
+    "enumDescriptions",
+    "markdownEnumDescriptions",
+    "items",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "examples",
+    "defaultSnippets",
+    "not",
+)
+
+
+def _nodes(prop: dict[str, Any]) -> list[dict[str, Any]]:
+    """The property and its anyOf branches: where a value list may stand."""
+    return [prop, *[o for o in prop.get("anyOf", []) if isinstance(o, dict)]]
+
+
 def _yaml(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -120,16 +148,21 @@ def _yaml(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
-def _restrict(prop: dict[str, Any], allowed: tuple[str, ...]) -> None:
-    """Offer only the string values the release's trainer accepts (0.19: grpo, bnpo, dr_grpo of 1.16's eight)."""
-    for node in [prop, *[o for o in prop.get("anyOf", []) if isinstance(o, dict)]]:
-        if "enum" not in node:
-            continue
-        size = len(node["enum"])
-        keep = [i for i, v in enumerate(node["enum"]) if not isinstance(v, str) or v in allowed]
-        for key in ("enum", "enumDescriptions", "markdownEnumDescriptions"):
-            if isinstance(node.get(key), list) and len(node[key]) == size:
-                node[key] = [node[key][i] for i in keep]
+def _restrict(prop: dict[str, Any], allowed: tuple[str, ...], release: str) -> None:
+    """Offer exactly the string values the release's trainer accepts (0.19: grpo, bnpo, dr_grpo of 1.16's eight;
+    0.22: scale_rewards' group, batch, none), each with 1.16's text where 1.16 has the value."""
+    lists = [node for node in _nodes(prop) if any(isinstance(v, str) for v in node.get("enum", []))]
+    if not lists:
+        prop["enum"] = list(allowed) + ([None] if "null" in _listed_types(prop) else [])
+        return
+    for node in lists:
+        texts = {key: dict(zip(node["enum"], node[key])) for key in _TEXT_KEYS if _aligned(node, key)}
+        values = [v for v in node["enum"] if isinstance(v, str) and v in allowed]
+        values += [v for v in allowed if v not in values]
+        values += [v for v in node["enum"] if not isinstance(v, str)]  # null, true / false stay
+        node["enum"] = values
+        for key, said in texts.items():
+            node[key] = [said.get(v, _new_value_text(key, v, release)) for v in values]
     if "markdownDescription" in prop:  # the value list of the hover text: `- `cispo`: ...` lines
         lines = prop["markdownDescription"].split("\n")
         prop["markdownDescription"] = "\n".join(
@@ -149,6 +182,23 @@ def _restrict(prop: dict[str, Any], allowed: tuple[str, ...]) -> None:
                 prop[key] = kept
             else:
                 prop.pop(key)
+
+
+_TEXT_KEYS = ("enumDescriptions", "markdownEnumDescriptions")
+
+
+def _aligned(node: dict[str, Any], key: str) -> bool:
+    return isinstance(node.get(key), list) and len(node[key]) == len(node["enum"])
+
+
+def _new_value_text(key: str, value: Any, release: str) -> str:
+    said = f"Accepted by TRL {release}'s trainer."
+    return f"`{value}`: {said}" if key == "markdownEnumDescriptions" else said
+
+
+def _listed_types(prop: dict[str, Any]) -> set[str]:
+    kind = prop.get("type")
+    return set(kind if isinstance(kind, list) else [kind] if kind else [])
 
 
 # 1.16's text names its script's registry: "(TRL's script: accuracy_reward, ..., get_soft_overlong_punishment)".

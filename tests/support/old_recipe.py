@@ -33,3 +33,18 @@ def file_object(*args: str) -> dict:
     done = grpo("validate", "--format", "json", *args)
     assert done.returncode in (0, 1), done.stderr
     return json.loads(done.stdout)["files"][0]
+
+
+# Written for TRL 0.14 and judged at 0.19 (its comment): two keys 0.19 no longer reads (vllm_device, gone in 0.18;
+# evaluation_strategy, transformers' old name of eval_strategy) and 0.14's batch in prompts per device.
+OLD_014_JUDGED_AT_019 = """# grpo: --trl-version 0.19
+model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct
+dataset_name: trl-lib/tldr
+reward_funcs: [think_format_reward]
+output_dir: out
+per_device_train_batch_size: 2
+num_generations: 4
+use_vllm: true
+vllm_device: cuda:1  # the generation GPU
+evaluation_strategy: steps
+"""

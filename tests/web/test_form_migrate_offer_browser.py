@@ -12,6 +12,7 @@ from grpo_schema.engine.loader import load_yaml
 from tests.support.browser import sync_api_or_skip
 from tests.support.cli import grpo
 from tests.support.form_page import ROOT, import_text, page, server, state, validations, wait_validated  # noqa: F401  (page and server: the fixtures)
+from tests.support.old_recipe import OLD_014_JUDGED_AT_019
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 sync_api = sync_api_or_skip()
@@ -55,3 +56,30 @@ def test_an_old_recipe_at_the_default_release_gets_a_migrate_offer_back_after_un
     wait_validated(page, before)
     assert state(page) == load_yaml(OLD_RECIPE).data
     offer.wait_for(state="visible", timeout=15_000)
+
+
+def test_keys_older_than_an_older_judged_release_get_the_migration_to_it(page, tmp_path):  # noqa: F811
+    """A 0.14-era file judged at 0.19 (its comment): the offer migrates it to 0.19, the file that
+    `grpo migrate --from 0.14 --to 0.19 --write` writes (the form offered it only at the newest release)."""
+    text = OLD_014_JUDGED_AT_019  # `# grpo: --trl-version 0.19`: the picker's 0.19.1
+    import_text(page, text)
+    page.wait_for_function("() => document.getElementById('trl-version').value === '0.19.1'")
+    offer = page.locator("#migrate-keys")
+    offer.wait_for(state="visible", timeout=15_000)
+    assert "0.19.1" in offer.inner_text()
+    choices = page.eval_on_selector_all("#migrate-from option", "(nodes) => nodes.map((n) => n.value)")
+    assert choices[0] == "0.14.0" and choices[-1] == "0.19.1"  # forward only: nothing after the judged release
+    page.select_option("#migrate-from", "0.14.0")
+
+    path = tmp_path / "recipe.yaml"
+    path.write_text(text)
+    grpo("migrate", "--write", "--from", "0.14", "--to", "0.19", str(path), cwd=ROOT)
+    migrated = load_yaml(path.read_text()).data
+    assert "vllm_device" not in migrated and migrated["eval_strategy"] == "steps"
+
+    before = validations(page)
+    offer.click()
+    wait_validated(page, before)
+    assert state(page) == migrated
+    page.wait_for_selector("#migrate-keys", state="hidden", timeout=15_000)  # nothing left to migrate
+    assert "as grpo migrate --from 0.14.0 --to 0.19.1 does" in page.inner_text("#notice")

@@ -50,12 +50,18 @@ async def schema(
 
 @router.get("/trl-versions", summary="The TRL releases configs can be judged against")
 def trl_versions(request: Request) -> dict[str, Any]:
-    """Every release with a table (the last patch of each minor since 0.14), and the service's default with where
-    it came from (`grpo serve --trl-version`, the installed trl, or 1.16)."""
+    """Every release with a table (the last patch of each minor since 0.14), the service's default with where it
+    came from (`grpo serve --trl-version`, the installed trl, or 1.16), and the diagnostic codes whose fixes
+    `grpo migrate` makes (keys that predate the judged release)."""
+    from grpo_schema.commands.migration_text import MIGRATION_CODES
     from grpo_schema.versions.detect import source_words
 
     version, source = request.app.state.settings.judged_trl()
-    return {"default": {"version": version, "source": source, "says": source_words(source)}, "releases": releases()}
+    return {
+        "default": {"version": version, "source": source, "says": source_words(source)},
+        "releases": releases(),
+        "migration_codes": list(MIGRATION_CODES),  # the form's "keys that predate the release" offer reads these
+    }
 
 
 @router.get("/profiles", summary="Known downstream script profiles")

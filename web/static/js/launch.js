@@ -24,7 +24,7 @@ export const RUNS_OFF = "Runs are off on this service: its operator starts it wi
   "GRPO_WEB_RUNS=1), which prints the token and a link with it. Until then, Command… shows how to run this config " +
   "yourself, and the spec below runs it on a cluster.";
 
-// hooks: { config(), worldSize(), trlVersion(), profile(), hardware(), runsOn(), diags (DiagnosticsView), checker,
+// hooks: { config(), worldSize(), trlVersion(), profile(), hardware(), fileHardware(), runsOn(), diags (DiagnosticsView), checker,
 //          onLaunched(config), onConfigChange(listener) }
 export function setupLaunch(hooks) {
   const dialog = $("launch-dialog");
@@ -174,7 +174,7 @@ export function setupLaunch(hooks) {
     const config = hooks.config();
     if (newFolder) delete config.output_dir;
     try {
-      const created = await launch(config, hooks.worldSize(), existing);
+      const created = await launch(config, hooks.worldSize(), existing, hooks.fileHardware?.());
       hooks.onLaunched?.(config);
       location.assign(`/runs#run=${created.id}`);
     } catch (error) {

@@ -6,134 +6,29 @@ import * as api from "./api.js";
 import { Checker } from "./checker.js";
 import { renderDerived, renderTimeline } from "./derived.js";
 import { DiagnosticsView } from "./diagnostics.js";
-import { count, el, onCommittedChange } from "./dom.js";
-import { sectionsFromSchema } from "./fields.js";
+import { el, onCommittedChange } from "./dom.js";
+import { openRunFromAddress } from "./editrun.js";
 import { setupExport, setupImport, setupPresets } from "./files.js";
+import {
+  effectiveWorldSize, joinTaken, positiveOption, showWorldSizeSource, takeFileSettings, worldSize,
+  yieldTypedHardware, yieldTypedWorldSize,
+} from "./filesettings.js";
+import { buildForm, currentFilter, offerProfiles, profileName, rewardsFor, schemaFor, setProfile, trlVersion }
+  from "./formbuild.js";
 import { showVerlCard, verlCardState } from "./verl.js";
 import { setupLaunch } from "./launch.js";
 import { MemoryBar } from "./memory.js";
+import { announce } from "./notice.js";
 import { loadDraft, rememberValue, saveDraft } from "./persist.js";
-import { call, explainError } from "./runs-api.js";
 import { ReleaseMove } from "./release.js";
-import { loadLocal, setupTools, suggestions } from "./tools.js";
-import { FormView } from "./sections.js";
+import { loadLocal, setupTools } from "./tools.js";
 import { ConfigState } from "./state.js";
 
 const $ = (id) => document.getElementById(id);
 const metrics = (window.grpoMetrics = { readyAt: null, validations: [] });
-const FIRST_OPEN = ["model", "batch"];
-const schemas = new Map(); // profile -> schema; a failed request is forgotten, so it is asked again
-const rewardNames = new Map(); // release -> its script's reward names, kept the same way
-
-// A positive whole number from an optional input, else undefined (and the input is marked invalid).
-// A number typed in the toolbar or the schedule panel: a whole number from 1 to max, else not used, and the line
-// beside it (INPUT-error) says so, rather than a verdict "at world size 1" that silently drops what was typed.
-function positiveOption(input, max = Number.MAX_SAFE_INTEGER) {
-  const text = input.value.trim();
-  const value = Number(text);
-  const ok = text === "" || (Number.isInteger(value) && value >= 1 && value <= max);
-  input.setAttribute("aria-invalid", ok ? "false" : "true");
-  const error = document.getElementById(`${input.id}-error`);
-  if (error) {
-    error.hidden = ok;
-    error.textContent = ok ? "" : `${JSON.stringify(text)} is not a whole number ` +
-      `${max === Number.MAX_SAFE_INTEGER ? "of 1 or more" : `from 1 to ${max}`}: not used until it is one`;
-  }
-  return ok && text !== "" ? value : undefined;
-}
-
-const profileName = () => $("profile").value || undefined;
-const trlVersion = () => $("trl-version").value || undefined;
-const worldSize = () => positiveOption($("world-size"), 4096);
 // The values the model and dataset pickers remember: committed ones only (change, blur, launch), never each
 // keystroke of a name being typed.
 const REMEMBERED = ["model_name_or_path", "dataset_name"];
-
-function schemaFor(profile, release) {
-  const key = `${profile || ""} ${release || ""}`;
-  if (!schemas.has(key)) {
-    const q = new URLSearchParams();
-    if (profile) q.set("profile", profile);
-    if (release) q.set("trl_version", release);
-    const url = `/api/v1/schema${q.toString() ? `?${q}` : ""}`;
-    schemas.set(key, api.getJSON(url).catch((exc) => { schemas.delete(key); throw exc; }));
-  }
-  return schemas.get(key);
-}
-
-// The reward names the release's `trl grpo` resolves (the reward_funcs picker), asked once per release.
-function rewardsFor(release) {
-  const key = release || "";
-  if (!rewardNames.has(key)) {
-    const url = `/api/v1/rewards${release ? `?trl_version=${encodeURIComponent(release)}` : ""}`;
-    rewardNames.set(key, api.getJSON(url).catch((exc) => { rewardNames.delete(key); throw exc; }));
-  }
-  return rewardNames.get(key);
-}
-
-function currentFilter() {
-  return { query: $("search").value, onlyChanged: $("only-changed").checked };
-}
-
-// The form for the active profile's schema (a profile adds its script keys as a section).
-async function buildForm(app) {
-  const [schema, names] = await Promise.all([schemaFor(profileName(), trlVersion()),
-                                             rewardsFor(trlVersion()).catch(() => app.trlRewards || [])]);
-  app.trlRewards = names;
-  app.trlRelease = trlVersion();
-  const sections = sectionsFromSchema(schema);
-  // The offline export's modeline: the schema file by its name, as the server writes it (relative to the YAML).
-  const profile = profileName();
-  app.schemaId = typeof schema.$id === "string" ? schema.$id
-    : profile ? `grpo-config.${profile}.schema.json` : "grpo-config.schema.json";
-  const opened = app.form ? app.form.sections.filter((s) => s.node.open).map((s) => s.id) : FIRST_OPEN;
-  app.form = new FormView($("sections"), sections, app.state, currentFilter(), (field) => suggestions(app, field));
-  app.form.onFiltered = (shown, active) => { $("filter-count").textContent = active ? count(shown, "matching field") : ""; };
-  for (const s of app.form.sections) if (opened.includes(s.id)) s.node.open = true;
-  app.form.applyVisibility();
-  app.form.updateCounts();
-  if (app.diags) app.diags.setForm(app.form);
-}
-
-// A config that declares its own hardware (a hardware: section, a # grpo: --hardware comment) takes the memory panel
-// over what was typed there: the typed value goes, and the notice says so; its undo() brings the typed value back.
-function yieldTypedHardware(app, config, settings) {
-  const typed = $("hardware").value.trim();
-  const own = settings?.hardware ?? config?.hardware;
-  if (!typed || own === undefined || own === null) return null;
-  app.memory.setTyped("");
-  const spec = typeof own === "string" ? own : own.spec ?? "its hardware: section";
-  return { say: `Its hardware (${spec}) replaces the ${typed} typed in the memory panel. `,
-           undo: () => app.memory.setTyped(typed) };
-}
-
-// A recipe that declares its world size (num_processes, a # grpo: --world-size comment) takes the toolbar over what
-// was typed there, as an import does: the typed value goes, and the notice says so; its undo() brings it back.
-function yieldTypedWorldSize(config, settings) {
-  const typed = $("world-size").value.trim();
-  const own = settings?.world_size ?? config?.num_processes;
-  if (!typed || !Number.isInteger(own) || String(own) === typed) return null;
-  $("world-size").value = "";
-  return { say: `Its world size (${own}) replaces the ${typed} typed in the toolbar. `,
-           undo: () => { $("world-size").value = typed; } };
-}
-
-// What a recipe or import took over from what was typed, as one {say, undo()} (or null: nothing).
-function joinTaken(...taken) {
-  const found = taken.filter(Boolean);
-  return found.length ? { say: found.map((t) => t.say).join(""), undo: () => found.forEach((t) => t.undo()) } : null;
-}
-
-// A short message above the diagnostics (recipe started, profile detected, draft restored), with its buttons.
-function announce(node) {
-  const notice = $("notice");
-  const pressed = notice.contains(document.activeElement); // a button of the notice (Undo, an offer) was used
-  notice.replaceChildren(...(node ? [node] : []));  // (a null would be written as the text "null")
-  notice.hidden = !node;
-  // that button went with the old notice: the focus stays on what the notice says now (or, with no notice left,
-  // goes to the fields), never dropped to the page's start
-  if (pressed) (node ? notice : $("sections")).focus();
-}
 
 // Everything drawn from the server's last answer: the schedule, its notes and world sizes, the memory estimate.
 const DERIVED_PANELS = ["derived", "timeline", "derived-notes", "memory-panel"];
@@ -188,81 +83,6 @@ function draftOf(app) {
   return { ...app.state.snapshot(), worldSize: $("world-size").value, profile: $("profile").value,
            datasetSize: $("dataset-size").value, trlVersion: $("trl-version").value,
            hardware: $("hardware")?.value ?? app.pendingHardware ?? "" };
-}
-
-// The world size the config is checked at, as `grpo validate` picks it for the file: the toolbar's (a flag),
-// else the file's `# grpo: --world-size N` comment, else num_processes in the config (the server reads that).
-function effectiveWorldSize(app) {
-  return worldSize() ?? app.state.fileSettings?.world_size ?? undefined;
-}
-
-// The toolbar's placeholder shows what an empty world size means for this config; its description says where
-// that number comes from.
-function showWorldSizeSource(app) {
-  const commented = app.state.fileSettings?.world_size;
-  const declared = app.state.get("num_processes");
-  const [value, where] = commented ? [commented, "the file's # grpo: --world-size comment"]
-    : Number.isInteger(declared) ? [declared, "num_processes in the config"] : [1, "nothing declares one"];
-  $("world-size").placeholder = String(value);
-  $("world-size").title = `empty: ${value} (${where})`;
-  $("world-size-help").textContent = `Training processes over all machines; empty: ${value}, from ${where}`;
-}
-
-// The settings a file's `# grpo:` comment declares, taken by the form's own controls: its profile and TRL release
-// (when the form knows them). The world size and hardware are read from the state where they are needed.
-function takeFileSettings(settings) {
-  if (!settings) return false;
-  let changed = false;
-  const profile = settings.profiles?.[0];
-  if (profile && profile !== $("profile").value && [...$("profile").options].some((o) => o.value === profile)) {
-    $("profile").value = profile;
-    changed = true;
-  }
-  const release = settings.trl_version;
-  if (release && release !== $("trl-version").value && [...$("trl-version").options].some((o) => o.value === release)) {
-    $("trl-version").value = release;
-    changed = true;
-  }
-  return changed;
-}
-
-async function setProfile(app, name) {
-  const previous = app.profile || ""; // the select shows the new choice already
-  $("profile").value = name || "";
-  app.save(); // at once: a reload while the schema is on its way keeps the choice
-  try {
-    await buildForm(app);
-  } catch (exc) {
-    $("profile").value = previous;
-    app.save();
-    app.checker.run();
-    announce(el("span", { text: `Could not load the ${name || "default"} schema: ${exc.message}` }));
-    return;
-  }
-  app.profile = name || "";
-  withdrawOffer(name);
-  app.checker.run();
-}
-
-// The notice's "Use the NAME profile" offer is done with once that profile is in use, whichever button or select
-// applied it; the rest of the notice (the import and its Undo) stays.
-function withdrawOffer(name) {
-  if (!name) return;
-  document.getElementById(`use-profile-${name}`)?.closest(".offer")?.remove();
-  if (!$("notice").textContent.trim()) announce(null);
-}
-
-// The profiles a file uses, as a button each (the validator's own CLI flag is --profile NAME); `keep`: added to
-// what the notice says already. An offer, not the page's primary button (Export stays the one).
-function offerProfiles(app, found, keep = false) {
-  const wanted = found.filter((p) => p.name !== profileName());
-  if (!wanted.length) return;
-  const previous = keep ? [...$("notice").childNodes] : [];
-  announce(el("span", {}, ...previous, ...wanted.map((p) => el("span", { class: "offer" },
-    `This file uses ${p.name}'s ${[p.keys.length ? `script keys (${p.keys.slice(0, 4).join(", ")})` : "",
-      p.reward_funcs.length ? `reward names (${p.reward_funcs.join(", ")})` : ""].filter(Boolean).join(" and ")}. `,
-    el("button", { type: "button", id: `use-profile-${p.name}`, text: `Use the ${p.name} profile`,
-                   onclick: () => { announce(null); setProfile(app, p.name); } })))));
 }
 
 function wireControls(app) {
@@ -336,6 +156,7 @@ function wireControls(app) {
                        verdict: app.diags.verdict }));
   setupLaunch({
     config: () => app.state.toObject(), worldSize: () => effectiveWorldSize(app), trlVersion, diags: app.diags,
+    fileHardware: () => app.state.fileSettings?.hardware,
     checker: app.checker, profile: profileName, runsOn: () => app.capabilities?.runs !== false,
     hardware: () => { // what the memory panel plans for, unless it is only its default
       const [spec, from] = app.memory.hardware();
@@ -454,24 +275,6 @@ async function main() {
   metrics.readyAt = performance.now();
   document.body.dataset.ready = "true";
   openRunFromAddress(app);
-}
-
-// "Edit in the form" on the runs page opens /#edit-run=ID: the run's config comes into the form as an import (with
-// Undo), at the run's world size, to be changed and launched again. The address loses the fragment at once.
-async function openRunFromAddress(app) {
-  const id = location.hash.match(/(?:^#|&)edit-run=([0-9a-f]{12})/)?.[1];
-  if (!id) return;
-  history.replaceState(null, "", location.pathname + location.search);
-  try {
-    const run = await call(`/${id}`);
-    const why = await app.importer.importText(run.config, `run ${id}'s config`);
-    if (why) throw new Error(why);
-    const declared = app.state.get("num_processes");
-    if (run.world_size !== (Number.isInteger(declared) ? declared : 1)) app.setWorldSize(run.world_size);
-  } catch (error) {
-    const why = error.status || error instanceof TypeError ? explainError(error) : error.message;
-    announce(el("span", { class: "error-text", text: `Could not open run ${id}'s config: ${why}` }));
-  }
 }
 
 main().catch((exc) => {

@@ -5,14 +5,15 @@
 import * as api from "./api.js";
 import { el } from "./dom.js";
 
-// Keys the judged release no longer reads under their name (renamed: K002, removed: K003): the diagnostics whose
-// fixes grpo migrate makes (grpo_schema.commands.migrate.MIGRATION_CODES), so their presence means "migrate".
-const OLD_KEY_CODES = new Set(["GRPO-K002", "GRPO-K003"]);
-
-// hooks: { state, versions: {default: {version}, releases: [...]}, profile(), announce(node), refresh() }
+// hooks: { state, versions: {default: {version}, releases: [...], migration_codes: [...]}, profile(),
+//          announce(node), refresh() }
 export class ReleaseMove {
   constructor(hooks) {
     this.hooks = hooks;
+    // Keys the judged release no longer reads under their name (renamed: K002, removed: K003, ...): the diagnostics
+    // whose fixes grpo migrate makes, so their presence means "migrate". The service sends the list migrate itself
+    // uses (grpo_schema.commands.migrate.MIGRATION_CODES), so the offer and the migration cannot drift apart.
+    this.oldKeyCodes = new Set(hooks.versions.migration_codes || []);
   }
 
   // The release a picker value names: empty is the service's own.
@@ -39,27 +40,31 @@ export class ReleaseMove {
                      onclick: () => this.migrate(a, b) })));
   }
 
-  // After every check: a config judged at the newest release whose keys predate it (an old recipe imported at the
-  // service's release) gets the migration `grpo migrate --from R` makes, R the judged release: the same file as the
-  // CLI and the editor's action. Drawn from each answer, so it comes back after an Undo and goes once migrated.
+  // After every check: a config whose keys predate the release it is judged for (an old recipe imported at the
+  // service's release, a 0.14-era file judged at 0.19) gets the migration `grpo migrate --from R --to J` makes, J the
+  // judged release and R the one picked beside: the same file as the CLI and the editor's action. Drawn from each
+  // answer, so it comes back after an Undo and goes once migrated.
   offerForKeys(result) {
     const [box, from, button] = ["migrate-offer", "migrate-from", "migrate-keys"].map((id) => document.getElementById(id));
     const releases = this.hooks.versions.releases || [];
-    const judged = result?.trl_version;
-    const old = (result?.diagnostics || []).filter((d) => OLD_KEY_CODES.has(d.code) && d.fix)
+    const judged = releases.find((r) => r === result?.trl_version || r.startsWith(`${result?.trl_version}.`));
+    const old = (result?.diagnostics || []).filter((d) => this.oldKeyCodes.has(d.code) && d.fix)
       .flatMap((d) => d.fields || []);
-    box.hidden = !(old.length && judged && judged === releases[releases.length - 1]);
+    box.hidden = !(old.length && judged);
     if (box.hidden) return;
     // The release it was written for is the user's to say (the keys alone do not tell 0.16 from 0.19): the judged
-    // one by default, which only renames and removes; an older one also writes out its defaults 1.16 changed.
-    if (from.options.length !== releases.length) {
-      from.replaceChildren(...releases.map((r) => el("option", { value: r, text: r })));
+    // one by default, which only renames and removes; an older one also writes out its defaults the judged one
+    // changed. A later one than the judged is no choice: migrate goes forward only.
+    const older = releases.slice(0, releases.indexOf(judged) + 1);
+    if (from.dataset.releases !== older.join(" ")) {
+      from.replaceChildren(...older.map((r) => el("option", { value: r, text: r })));
+      from.dataset.releases = older.join(" ");
       from.value = judged;
     }
     button.textContent = `Migrate to TRL ${judged}`;
     button.title = `Keys of an older TRL release (${old.join(", ")}): migrate renames and removes them as ` +
-      "grpo migrate --from (the release picked beside) does, leaving a comment where a removal needs a decision, " +
-      "and writes out that release's defaults the judged one changed.";
+      `grpo migrate --from (the release picked beside) --to ${judged} does, leaving a comment where a removal ` +
+      "needs a decision, and writes out that release's defaults the judged one changed.";
     button.onclick = () => this.migrate(from.value || judged, judged);
   }
 
@@ -94,7 +99,9 @@ export class ReleaseMove {
       ...answer.failed.map((line) => el("li", { class: "warn", text: `not migrated: ${line}` })),
     ];
     const moved = from === answer.target ? `Migrated to TRL ${from}` : `Migrated from TRL ${from} to ${answer.target}`;
-    announce(el("span", {}, `${moved}, as grpo migrate --from ${from} does. `,
+    const releases = this.hooks.versions.releases || [];
+    const toFlag = answer.target === releases[releases.length - 1] ? "" : ` --to ${answer.target}`;
+    announce(el("span", {}, `${moved}, as grpo migrate --from ${from}${toFlag} does. `,
       undo, el("ul", { class: "notes", id: "migrate-notes" }, lines)));
   }
 }

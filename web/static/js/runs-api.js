@@ -1,6 +1,8 @@
 // The runs endpoints, with the bearer token. The token stays in this tab (sessionStorage). The link that
 // `grpo serve` prints hands it over in the URL fragment (#token=...), which browsers never send to a server.
 
+import { toYaml } from "./yamlwrite.js";
+
 const KEY = "grpo-runs-token";
 
 export function takeTokenFromUrl() {
@@ -75,12 +77,18 @@ export async function call(path, { method = "GET", body, headers = {}, raw = fal
 }
 
 // existing: "resume" or "overwrite" when the output_dir belongs to another run (GRPO-X007), else undefined.
-export function launch(config, worldSize, existing) {
+// hardware: what the config's file declared in a `# grpo: --hardware` comment (the form checked it on that): the run's
+// record keeps it as that comment over the config written as YAML (a JSON mapping has no place for it), so "Edit in
+// the form" from the runs page brings the config back with its hardware.
+export function launch(config, worldSize, existing, hardware) {
   const q = new URLSearchParams();
   if (worldSize) q.set("world_size", worldSize);
   if (existing) q.set("existing_output", existing);
+  const declared = typeof hardware === "string" && /^[^\s#]+$/.test(hardware);
   return call(q.toString() ? `?${q}` : "", {
-    method: "POST", body: JSON.stringify(config), headers: { "Content-Type": "application/json" },
+    method: "POST",
+    body: declared ? `# grpo: --hardware ${hardware}\n${toYaml(config)}` : JSON.stringify(config),
+    headers: { "Content-Type": declared ? "application/yaml" : "application/json" },
   });
 }
 
