@@ -219,7 +219,7 @@ def plan_document(result: Any, report: FitReport) -> dict[str, Any]:
 
 def _overrides(sets: list[str], trl: list[str]) -> list[Any] | str:
     """--set KEY=VALUE and TRL-style `--key value` tokens as overrides (grpo validate's reading), or the error."""
-    from grpo_schema.engine.check import Override
+    from grpo_schema.engine.check_input import Override
     from grpo_schema.engine.overrides import OverrideError, parse_trl_args
 
     try:
