@@ -83,7 +83,7 @@ class CheckResult:
     trl_version: str = DEFAULT_TRL
     trl_version_source: str = "default"
     # With a memory fit (--hardware): its summary lines, the same text grpo validate prints and the form shows
-    # (grpo_schema.commands.plan.memory_lines).
+    # (grpo_schema.commands.plan_render.memory_lines).
     memory_lines: list[str] = field(default_factory=list)
 
     @property
