@@ -22,12 +22,13 @@ from grpo_schema.engine.compiled import compiled
 from grpo_schema.engine.diagnostics import Diagnostic, has_errors
 from grpo_schema.engine.env import check_env
 from grpo_schema.engine.keys import sort_keys
-from grpo_schema.engine.loader import Positions, load_yaml, value_problem
+from grpo_schema.engine.loader import load_yaml, value_problem
 from grpo_schema.engine.placing import MAX_TEXT as MAX_TEXT  # kept here for the modules that import it here
 from grpo_schema.engine.placing import bounded as bounded  # (the dialects, the service, the runtime, doctor)
 from grpo_schema.engine.placing import finish, place
 from grpo_schema.engine.placing import path_of as path_of
 from grpo_schema.engine.plan import RunPlan, derive_plan
+from grpo_schema.engine.positions import Positions
 from grpo_schema.engine.profiles import Profile, get_profile
 from grpo_schema.engine.recognise import not_a_grpo_config, other_kind, other_kind_of_keys
 from grpo_schema.engine.release import Reading, as_release_reads, read_as, release_surface
