@@ -14,7 +14,8 @@ The Pydantic model (`GRPORunConfig`) is loaded on first use; validation itself r
 
 from typing import TYPE_CHECKING, Any
 
-from grpo_schema.engine.check import CheckResult, Override
+from grpo_schema.engine.check import CheckResult
+from grpo_schema.engine.check_input import Override
 from grpo_schema.engine.diagnostics import Diagnostic, Fix
 from grpo_schema.engine.plan import RunPlan, derive_plan
 from grpo_schema.engine.validate import check_file, check_mapping, check_text

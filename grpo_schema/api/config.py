@@ -39,7 +39,8 @@ from grpo_schema.engine.params.vllm import VllmParams
 
 if TYPE_CHECKING:
     from grpo_schema.api.trl_export import TrlArgs
-    from grpo_schema.engine.check import CheckResult, Override
+    from grpo_schema.engine.check import CheckResult
+    from grpo_schema.engine.check_input import Override
     from grpo_schema.engine.diagnostics import Diagnostic
     from grpo_schema.engine.plan import RunPlan
     from grpo_schema.engine.profiles import Profile

@@ -17,8 +17,10 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, TypeVar
 from pydantic import ValidationError
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from grpo_schema.engine.check import CheckResult, Override, path_of
+from grpo_schema.engine.check import CheckResult
+from grpo_schema.engine.check_input import Override
 from grpo_schema.engine.diagnostics import Diagnostic
+from grpo_schema.engine.placing import path_of
 from grpo_schema.engine.validate import check_mapping
 
 if TYPE_CHECKING:

@@ -26,9 +26,11 @@ from grpo_schema.commands.options import (
     trl_options,
 )
 from grpo_schema.commands.pycalls import add_call, call_name, chosen_calls, refuse_call_for_yaml
+from grpo_schema.engine.batch_geometry import Geometry, valid_world_sizes
+from grpo_schema.engine.batch_relations import relations
 from grpo_schema.engine.check import CheckResult
 from grpo_schema.engine.coerce import INT64_MAX
-from grpo_schema.engine.plan import Geometry, derive_plan, relations, valid_world_sizes
+from grpo_schema.engine.plan import derive_plan
 from grpo_schema.engine.release import batch_meaning
 from grpo_schema.engine.rules.batch import PROBLEM_CODES
 from grpo_schema.engine.schedule import Order, walk

@@ -122,7 +122,7 @@ def add_check_options(parser: argparse.ArgumentParser) -> None:
 
 def check_options(args: argparse.Namespace, extra_overrides: list) -> dict:
     """The engine's options (world_size, profiles, overrides, allow_env) from add_check_options' arguments."""
-    from grpo_schema.engine.check import Override
+    from grpo_schema.engine.check_input import Override
 
     try:
         overrides = [Override.parse(text) for text in args.overrides] + extra_overrides

@@ -7,7 +7,8 @@ coded diagnostic with its fix, never a traceback).
 
 `--engine` names whose code the estimate models: `trl` (TRL 1.16's GRPOTrainer, what `trl grpo` runs: the
 default here and for `grpo validate --hardware`) or `grpo_runtime` (what `grpo train`, `grpo launch` and the
-form run).
+form run). The report is shown by `plan_render.py`; Python scripts and verl files are read by
+`plan_inputs.py`.
 """
 
 from __future__ import annotations
@@ -30,13 +31,14 @@ from grpo_schema.commands.options import (
     chosen_profiles,
     trl_options,
 )
-from grpo_schema.commands.pycalls import add_call, call_name, chosen_calls, refuse_call_for_yaml, where
-from grpo_schema.engine.hardware.accelerators import GIB, HardwareError, parse_hardware
+from grpo_schema.commands.plan_inputs import code_setup, is_verl, python_configs, verl_config
+from grpo_schema.commands.plan_render import memory_lines as memory_lines  # the service imports it from here
+from grpo_schema.commands.plan_render import plan_document, render_text
+from grpo_schema.commands.pycalls import add_call, refuse_call_for_yaml
+from grpo_schema.engine.hardware.accelerators import HardwareError, parse_hardware
 from grpo_schema.engine.hardware.advise import plan_fit
-from grpo_schema.engine.hardware.fit import FitReport, section_of
-from grpo_schema.engine.words import plural
+from grpo_schema.engine.hardware.fit import section_of
 
-PHASE_WORDS = {"update": "updating (every gradient built)"}
 VERL_NAMES_ITS_OWN = ("GRPO-R004", "GRPO-S002")  # no reward_funcs / no dataset_name: TRL keys a verl run lacks
 USAGE_CODES = ("GRPO-H005", "GRPO-H008", "GRPO-H009")  # unknown model, hardware that does not parse, unknown engine
 
@@ -89,137 +91,9 @@ def check_for_hardware(data: Any, path: str, hardware: str | None, *, world_size
     return result, report
 
 
-def render_text(result: Any, report: FitReport, call: str = "") -> str:
-    from grpo_schema.render.text import release_reason
-
-    lines = [
-        f"{result.path}" + (f" (GRPOConfig {call})" if call else "") + ":",
-        f"  judged as {release_reason(result.trl_version, result.trl_version_source)}",
-    ]
-    if report.hardware is None:
-        lines.append("  no hardware declared (pass --hardware SPEC, e.g. 8xH100-80GB)")
-    else:
-        lines.append(f"  hardware: {report.hardware.describe()}, world size {result.world_size}")
-    if report.model is not None:
-        m = report.model
-        lines.append(
-            f"  model: {m.name} ({m.total_params() / 1e9:.2f}B parameters, {m.num_layers} layers, vocab "
-            f"{m.vocab_size:,}; from {m.source})"
-        )
-    for note in report.assumptions:
-        lines.append(f"  assumes {note}")
-    mem = report.memory
-    if mem is not None:
-        cap = report.capacity / GIB
-        verdict = "fits" if report.fits else "does NOT fit"
-        lines.append(
-            f"  per GPU: {mem.total / GIB:.1f} GiB of {cap:.0f} GiB ({verdict}; peak while "
-            f"{PHASE_WORDS.get(mem.peak_phase, mem.peak_phase)})"
-        )
-        width = max(len(p.name) for p in mem.parts)
-        for part in mem.parts:
-            marker = " " if part.phase in ("held", mem.peak_phase) else "~"
-            lines.append(f"   {marker}{part.name:<{width}}  {part.bytes / GIB:7.2f} GiB  {part.phase:<10} {part.note}")
-        lines.append("   (~: a phase other than the peak, not in the total)")
-        if mem.kv_cache_tokens is not None:
-            lines.append(
-                f"  vLLM KV cache: {mem.kv_cache_tokens:,} tokens; a generation batch needs "
-                f"{mem.kv_cache_tokens_needed:,}"
-            )
-    lines += host_lines(report)
-    if report.time is not None:
-        lines.append(f"  time: {report.time.describe()}")
-    for diag in report.diagnostics:
-        lines.append(f"  {diag.severity} {diag.code}: {diag.message}")
-        if diag.hint:
-            lines.append(f"    {diag.hint}")
-    errors = [d for d in result.diagnostics if d.severity == "error"]
-    if errors:
-        them = "it" if len(errors) == 1 else "them"
-        lines.append(f"  the config itself has {plural(len(errors), 'error')}: `grpo validate` lists {them}")
-    return "\n".join(lines) + "\n"
-
-
-# The assumptions that come from the launch files, the quantisation and the data: shown by every surface.
-SOURCED_NOTES = (
-    "distributed strategy",
-    "optimizer states",
-    "parameters ",
-    "reduce bucket size",
-    "max live parameters",
-    "mixed precision",
-    "launch file",
-    "base projections",
-    "prompts",
-)
-
-
-def memory_lines(report: FitReport) -> list[str]:
-    """The fit in a few lines: the per-GPU total, where the sharding, quantisation and prompt length came from,
-    and the host RAM of a node. grpo validate --hardware prints them, the form's memory panel shows them."""
-    mem = report.memory
-    if mem is None:
-        return []
-    verdict = "fits" if report.fits else "does NOT fit"
-    lines = [
-        f"memory per GPU: {mem.total / GIB:.1f} of {report.capacity / GIB:.0f} GiB ({verdict}; peak while "
-        f"{PHASE_WORDS.get(mem.peak_phase, mem.peak_phase)})"
-    ]
-    lines += [f"assumes {note}" for note in report.assumptions if note.startswith(SOURCED_NOTES)]
-    host = host_lines(report, indent="")
-    if host:
-        lines.append(host[0])
-        lines += [line.strip() for line in host if line.lstrip().startswith("(DeepSpeed")]
-    return lines
-
-
-def host_lines(report: FitReport, indent: str = "  ") -> list[str]:
-    """The host-RAM line of one node and its parts (the same text for grpo plan and grpo validate --hardware)."""
-    host = report.host
-    if host is None:
-        return []
-    if report.host_capacity is not None:
-        verdict = (
-            f" of {report.host_capacity / GIB:.0f} GiB ({report.host_capacity_source}; "
-            + ("fits" if host.total <= report.host_capacity else "does NOT fit")
-            + ")"
-        )
-    else:
-        verdict = " (no host RAM declared: --host-ram GIB, or a node such as p5.48xlarge)"
-    phase = "loading the model" if host.peak_phase == "loading" else "training"
-    lines = [
-        f"{indent}host RAM per node: {host.total / GIB:.1f} GiB{verdict}; peak while {phase}, "
-        f"{host.processes} process{'es' if host.processes != 1 else ''}"
-    ]
-    for part in host.parts:
-        marker = " " if part.phase in ("always", host.peak_phase) else "~"
-        lines.append(f"{indent} {marker}{part.name:<18}  {part.bytes / GIB:7.2f} GiB  {part.note}")
-    if host.deepspeed_estimate is not None:
-        lines.append(
-            f"{indent}  (DeepSpeed's own estimator, with its 1.5x buffer factor: "
-            f"{host.deepspeed_estimate / GIB:.1f} GiB of CPU RAM a node)"
-        )
-    return lines
-
-
-def plan_document(result: Any, report: FitReport) -> dict[str, Any]:
-    out = report.to_dict()
-    out.update(
-        memory_lines=memory_lines(report),
-        path=result.path,
-        valid=result.valid,
-        world_size=result.world_size,
-        derived=result.derived,
-        trl_version=result.trl_version,
-        trl_version_source=result.trl_version_source,
-        config_diagnostics=[d.to_dict() for d in result.diagnostics],
-    )
-    return out
-
-
 def _overrides(sets: list[str], trl: list[str]) -> list[Any] | str:
     """--set KEY=VALUE and TRL-style `--key value` tokens as overrides (grpo validate's reading), or the error."""
-    from grpo_schema.engine.check import Override
+    from grpo_schema.engine.check_input import Override
     from grpo_schema.engine.overrides import OverrideError, parse_trl_args
 
     try:
@@ -230,7 +104,7 @@ def _overrides(sets: list[str], trl: list[str]) -> list[Any] | str:
     return "give the config as FILE, not --config" if paths else found
 
 
-def plan_command(argv: list[str]) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="grpo plan",
         description="Per-GPU memory by part, whether it fits, "
@@ -300,14 +174,12 @@ def plan_command(argv: list[str]) -> int:
     )
     add_trl_version(parser)
     add_call(parser)
-    from grpo_schema.commands.options import split_trl_tokens
+    return parser
 
-    ours, trl = split_trl_tokens(argv, parser)
-    args = parser.parse_args(ours)
-    overrides = _overrides(args.overrides, trl)
-    if isinstance(overrides, str):
-        print(f"grpo plan: error: {overrides}", file=sys.stderr)
-        return EXIT_USAGE
+
+def _refused_options(args: argparse.Namespace) -> bool:
+    """Whether an option's value is refused (said on stderr): a hardware spec that does not parse, an unknown
+    engine, a prompt length, host RAM or MFU out of range."""
     if args.hardware:
         try:
             parse_hardware(args.hardware)
@@ -316,7 +188,7 @@ def plan_command(argv: list[str]) -> int:
                 f"grpo plan: error GRPO-H008: {exc}\n  fix: write e.g. --hardware 8xH100-80GB, 2x8xA100-40GB or 80GB",
                 file=sys.stderr,
             )
-            return EXIT_USAGE
+            return True
     from grpo_schema.engine.hardware.memory import ENGINES
 
     if args.engine is not None and args.engine not in ENGINES:
@@ -325,15 +197,30 @@ def plan_command(argv: list[str]) -> int:
             f"{' or --engine '.join(ENGINES)}",
             file=sys.stderr,
         )
-        return EXIT_USAGE
+        return True
     if args.prompt_length is not None and args.prompt_length < 1:
         print("grpo plan: error: --prompt-length must be at least 1", file=sys.stderr)
-        return EXIT_USAGE
+        return True
     if args.host_ram is not None and not 0 < args.host_ram <= 1 << 20:
         print("grpo plan: error: --host-ram must be a size in GiB above 0", file=sys.stderr)
-        return EXIT_USAGE
+        return True
     if args.mfu is not None and not 0 < args.mfu <= 1:
         print("grpo plan: error: --mfu must be in (0, 1]", file=sys.stderr)
+        return True
+    return False
+
+
+def plan_command(argv: list[str]) -> int:
+    from grpo_schema.commands.options import split_trl_tokens
+
+    parser = _parser()
+    ours, trl = split_trl_tokens(argv, parser)
+    args = parser.parse_args(ours)
+    overrides = _overrides(args.overrides, trl)
+    if isinstance(overrides, str):
+        print(f"grpo plan: error: {overrides}", file=sys.stderr)
+        return EXIT_USAGE
+    if _refused_options(args):
         return EXIT_USAGE
     try:
         profiles = chosen_profiles(args.profile)
@@ -355,7 +242,7 @@ def plan_command(argv: list[str]) -> int:
                 units.append((path, data, release, data, None))
                 continue
             # Every GRPOConfig(...) call (or the one --call names), with the values it trains with.
-            planned, problems = _python_configs(data, path, release, args.world_size, args.call)
+            planned, problems = python_configs(data, path, release, args.world_size, args.call)
         except UsageError as exc:
             print(f"grpo plan: error: {exc}", file=sys.stderr)
             return EXIT_USAGE
@@ -365,8 +252,8 @@ def plan_command(argv: list[str]) -> int:
         units += [(path, config, judged, data, name) for config, judged, name in planned]
     for path, data, release, written, call in units:
         strategy, offload, implied = args.strategy, args.offload, {}
-        if _is_verl(data, path):  # planned as its TRL equivalent, or refused with the reason
-            data, implied, problem = _verl_config(data, path, args, overrides)
+        if is_verl(data, path):  # planned as its TRL equivalent, or refused with the reason
+            data, implied, problem = verl_config(data, path, args, overrides)
             if problem:
                 print(f"grpo plan: error: {path}: {problem}", file=sys.stderr)
                 return EXIT_USAGE
@@ -401,7 +288,7 @@ def plan_command(argv: list[str]) -> int:
 
             dropped = script_level(result)
             result.diagnostics = [d for d in result.diagnostics if d not in dropped]
-            if _code_setup(written):
+            if code_setup(written):
                 print(
                     f"grpo plan: note: {path} sets up LoRA or quantisation in code, outside GRPOConfig: the plan "
                     "sizes the call as written (full fine-tuning); `grpo export` it and add use_peft / "
@@ -434,63 +321,3 @@ def plan_command(argv: list[str]) -> int:
     if args.format == "json":
         sys.stdout.write(json.dumps({"version": 1, "files": documents}, indent=2, default=str) + "\n")
     return EXIT_USAGE if usage_error else EXIT_INVALID if failed else EXIT_OK
-
-
-def _python_configs(
-    data: bytes, path: str, release: dict, world_size: int | None, call: int | None
-) -> tuple[list[tuple[bytes, dict, tuple]], list[str]]:
-    """Each GRPOConfig(...) call of a Python file (or the one `call` names) as the YAML the planner reads
-    (Unsloth's rewrite applied), with the release it was judged at and which call it is (number, line, cell,
-    its name in the text output); and why
-    the others cannot be planned (values known only at run time), or that the file has no call."""
-    from grpo_schema.dialects.python import check_python
-    from grpo_schema.dialects.python.export import trained_yaml
-
-    options = dict(release, **({"world_size": world_size} if world_size else {}))
-    checked = check_python(data, path, **options)
-    if not checked.calls:
-        return [], ["no GRPOConfig(...) call to plan"]
-    planned, problems = [], []
-    for index in chosen_calls(checked, call, path):
-        text, problem = trained_yaml(checked, index)
-        result = checked.results[index]
-        if problem:
-            problems.append(problem)
-            continue
-        judged = {"trl_version": result.trl_version, "trl_version_source": result.trl_version_source}
-        reading = checked.calls[index]
-        name = call_name(checked, index) or (f"call 1, {where(reading)}" if call else "")
-        planned.append(((text or "").encode("utf-8"), judged, (index + 1, reading.line, reading.cell, name)))
-    return planned, problems
-
-
-def _is_verl(data: bytes, path: str) -> bool:
-    from grpo_schema.commands.verl import is_verl
-
-    return not path.endswith((".py", ".ipynb")) and is_verl(None, data, path)
-
-
-def _verl_config(data: bytes, path: str, args: argparse.Namespace, overrides: list) -> tuple[bytes, dict, str]:
-    """A verl file through the conversion to TRL (the note on stderr says so), or why it is not planned."""
-    from grpo_schema.commands.verl import planned_as_trl
-
-    if args.world_size or overrides or args.profile:
-        return (
-            b"",
-            {},
-            (
-                "--world-size, --set and --profile are not read for verl files: the GPUs are the file's "
-                "trainer.n_gpus_per_node x trainer.nnodes, and overrides go in the script"
-            ),
-        )
-    text, implied, notes, problem = planned_as_trl(data, path)
-    if problem:
-        return b"", {}, f"not planned: {problem}"
-    if args.format != "json":  # beside the plan; the JSON document has them as verl_notes
-        for note in notes:
-            print(f"grpo plan: note: {note}")
-    return text, {**implied, "notes": notes}, ""
-
-
-def _code_setup(data: bytes) -> bool:
-    return any(word in data for word in (b"get_peft_model", b"LoraConfig", b"load_in_4bit", b"BitsAndBytesConfig"))

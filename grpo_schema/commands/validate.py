@@ -200,9 +200,10 @@ def _comment_hardware(data: bytes) -> str | None:
 def _with_fit(data: bytes, path: str, hardware: str | None, options: dict, from_flag: bool = True):
     """The check at the world size the hardware implies, with the fit's diagnostics added (one engine: plan_fit).
     `hardware` is --hardware's, else the `# grpo: --hardware SPEC` comment's (a bad one there is GRPO-Y015)."""
-    from grpo_schema.commands.plan import check_for_hardware, memory_lines
-    from grpo_schema.engine.check import _finish
+    from grpo_schema.commands.plan import check_for_hardware
+    from grpo_schema.commands.plan_render import memory_lines
     from grpo_schema.engine.hardware.accelerators import HardwareError, parse_hardware
+    from grpo_schema.engine.placing import finish
 
     comment_problem = None
     if hardware:
@@ -218,7 +219,7 @@ def _with_fit(data: bytes, path: str, hardware: str | None, options: dict, from_
         result.diagnostics = [comment_problem] + result.diagnostics
     result.diagnostics = result.diagnostics + report.diagnostics
     result.memory_lines = memory_lines(report)
-    return _finish(result)
+    return finish(result)
 
 
 def _comment_problem(data: bytes, message: str):

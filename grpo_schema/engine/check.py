@@ -1,8 +1,9 @@
 """check_text / check_file / check_mapping: YAML or a mapping -> every diagnostic at once, plus the plan.
 
-The pipeline: load (positions kept) -> merge command-line overrides -> sort keys (fields, profile keys, launch
-keys, migrations, unknown) -> field validation (failed fields fall back to defaults) -> the batch plan at the
-declared world size -> cross-field rules whose inputs are valid -> the env section -> positions and order.
+The pipeline: load (positions kept) -> merge command-line overrides (check_input) -> sort keys (fields, profile
+keys, launch keys, migrations, unknown: keys) -> field validation (failed fields fall back to defaults:
+check_typing) -> the batch plan at the declared world size (plan) -> cross-field rules whose inputs are valid
+(rules) -> the env section (env) -> positions and order (placing).
 Nothing here raises on bad input, and nothing looks at the local machine. Fixes for a broken batch geometry
 are searched for above this module (grpo_schema.engine.validate): the search re-runs this check on each edit.
 """
@@ -10,23 +11,24 @@ are searched for above this module (grpo_schema.engine.validate): the search re-
 from __future__ import annotations
 
 import functools
-import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Sequence, cast
-
-import yaml
-from pydantic_core import ValidationError
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from grpo_schema.engine import codes
-from grpo_schema.engine.coerce import NOTES
-from grpo_schema.engine.compiled import CompiledModel, compiled
-from grpo_schema.engine.diagnostics import Diagnostic, Fix, has_errors, yaml_value
+from grpo_schema.engine.check_input import Override, apply_overrides, not_a_mapping, pasted_annotations
+from grpo_schema.engine.check_typing import validate_fields, validate_launch, validate_profiles
+from grpo_schema.engine.compiled import compiled
+from grpo_schema.engine.diagnostics import Diagnostic, has_errors
 from grpo_schema.engine.env import check_env
-from grpo_schema.engine.fielderrors import field_diagnostics
 from grpo_schema.engine.keys import sort_keys
-from grpo_schema.engine.loader import Positions, load_yaml, value_problem
+from grpo_schema.engine.loader import load_yaml, value_problem
+from grpo_schema.engine.placing import MAX_TEXT as MAX_TEXT  # kept here for the modules that import it here
+from grpo_schema.engine.placing import bounded as bounded  # (the dialects, the service, the runtime, doctor)
+from grpo_schema.engine.placing import finish, place
+from grpo_schema.engine.placing import path_of as path_of
 from grpo_schema.engine.plan import RunPlan, derive_plan
+from grpo_schema.engine.positions import Positions
 from grpo_schema.engine.profiles import Profile, get_profile
 from grpo_schema.engine.recognise import not_a_grpo_config, other_kind, other_kind_of_keys
 from grpo_schema.engine.release import Reading, as_release_reads, read_as, release_surface
@@ -38,6 +40,7 @@ if TYPE_CHECKING:
     from grpo_schema.versions import ReleaseSurface
 
 DEFAULT_TRL = "1.16.0"
+_finish = finish  # the name the dialects, the service and doctor import
 
 BATCH_INPUTS = frozenset(
     {
@@ -81,7 +84,7 @@ class CheckResult:
     trl_version: str = DEFAULT_TRL
     trl_version_source: str = "default"
     # With a memory fit (--hardware): its summary lines, the same text grpo validate prints and the form shows
-    # (grpo_schema.commands.plan.memory_lines).
+    # (grpo_schema.commands.plan_render.memory_lines).
     memory_lines: list[str] = field(default_factory=list)
 
     @property
@@ -106,24 +109,6 @@ class CheckResult:
             "derived": self.derived,
             **({"memory_lines": list(self.memory_lines)} if self.memory_lines else {}),
         }
-
-
-@dataclass(frozen=True)
-class Override:
-    """A command-line value: `--set key=value` (value read as YAML) or TRL's `--key value` (kept a string)."""
-
-    key: str
-    value: Any
-    source: str = ""
-
-    @classmethod
-    def parse(cls, text: str) -> "Override":
-        key, sep, value = text.partition("=")
-        if not sep or not key.strip():
-            raise ValueError(f"expected KEY=VALUE, got {text!r}")
-        loaded = load_yaml(value) if value.strip() else None
-        parsed = loaded.data if loaded is not None and loaded.ok and not loaded.diagnostics else value
-        return cls(key.strip(), parsed, f"--set {text}")
 
 
 def resolve_profiles(names: Iterable[str | Profile], allow_import: bool = False) -> tuple[Profile, ...]:
@@ -188,13 +173,13 @@ def check_text_as(text: str | bytes, path: str, problems: Sequence[Diagnostic] =
     as another kind (an accelerate config, an SFT recipe, a workflow: grpo_schema.engine.recognise) gets one note."""
     skipped = other_kind(text)
     if skipped is not None:
-        return _finish(_unread(path, [not_a_grpo_config(skipped)], options))
+        return finish(_unread(path, [not_a_grpo_config(skipped)], options))
     loaded = load_yaml(text)
     if not loaded.ok:
         failed = _unread(path, list(problems) + loaded.diagnostics, options)
         if options.get("world_size"):
             failed.sources["world_size"] = options.get("world_size_source") or "command line"
-        return _finish(failed)
+        return finish(failed)
     return _check(loaded.data, path, loaded.positions, list(problems) + list(loaded.diagnostics), **options)
 
 
@@ -213,10 +198,10 @@ def check_mapping(mapping: Any, path: str = "<mapping>", **options: Any) -> Chec
     # RecursionError (in repr), a non-string top-level key AttributeError.
     refused = value_problem(mapping)
     if refused is not None:
-        return _finish(_unread(path, [refused], options))
+        return finish(_unread(path, [refused], options))
     skipped = other_kind_of_keys(mapping) if isinstance(mapping, dict) else None
     if skipped is not None:
-        return _finish(_unread(path, [not_a_grpo_config(skipped)], options))
+        return finish(_unread(path, [not_a_grpo_config(skipped)], options))
     return _check(mapping, path, Positions(), [], **options)
 
 
@@ -262,10 +247,10 @@ def _check(
         trl_version_source=trl_version_source or "default",
     )
     if data is None or not isinstance(data, dict):
-        result.diagnostics.append(_not_a_mapping(data))
-        return _finish(result)
+        result.diagnostics.append(not_a_mapping(data))
+        return finish(result)
     active = resolve_profiles(profiles, allow_import=allow_profile_import)
-    mapping, origins = _apply_overrides(dict(data), overrides or [])
+    mapping, origins = apply_overrides(dict(data), overrides or [])
     result.diagnostics += pasted_annotations(mapping)
     result.raw = mapping
     release = release_surface(trl_version)
@@ -282,9 +267,9 @@ def _check(
         keys.fields = {k: v for k, v in keys.fields.items() if k not in unknown}
         keys.renamed = {k: v for k, v in keys.renamed.items() if k not in unknown}
         keys.launch = {k: v for k, v in keys.launch.items() if k not in unknown}
-    config, failed, field_diags = _validate(compiled("config"), {**reading.implicit, **keys.fields})
+    config, failed, field_diags = validate_fields(compiled("config"), {**reading.implicit, **keys.fields})
     failed |= unknown
-    launch, launch_diags = _validate_launch(keys.launch)
+    launch, launch_diags = validate_launch(keys.launch)
     not_taken = {d.fields[0] for d in reading.diagnostics if d.code == codes.K_LAUNCH_NOT_IN_RELEASE}
     # one finding per cause: a launch key the release's `trl grpo` does not take is not also one it forwards
     launch_diags = [d for d in launch_diags if not (d.code == codes.K_LAUNCH and d.fields[0] in not_taken)]
@@ -299,9 +284,9 @@ def _check(
         result.sources["world_size"] = "editor settings"
     for name in reading.implicit:
         result.sources[name] = f"the default of TRL {release.release if release else DEFAULT_TRL}"
-    profile_args, profile_diags = _validate_profiles(active, keys.profile_args)
+    profile_args, profile_diags = validate_profiles(active, keys.profile_args)
     result.config, result.profile_args = config, profile_args
-    renamed_diags = _validate(compiled("config"), keys.renamed)[2] if keys.renamed else []
+    renamed_diags = validate_fields(compiled("config"), keys.renamed)[2] if keys.renamed else []
     result.diagnostics += field_diags + renamed_diags + launch_diags + profile_diags
     if not failed & BATCH_INPUTS:
         result.plan = derive_plan(
@@ -313,7 +298,9 @@ def _check(
     # Judged as an older release, the renamed keys left here are ones that release does not read either (those it
     # reads were read under their new names already): it ignores them, and so do the rules.
     if keys.renamed and release is None:
-        rule_config, rule_failed, _ = _validate(compiled("config"), {**reading.implicit, **keys.renamed, **keys.fields})
+        rule_config, rule_failed, _ = validate_fields(
+            compiled("config"), {**reading.implicit, **keys.renamed, **keys.fields}
+        )
         rule_failed |= unknown
         rule_plan = (
             derive_plan(rule_config, result.world_size, sources=result.sources)
@@ -336,139 +323,8 @@ def _check(
         result.env, result.diagnostics = env.values, result.diagnostics + env.diagnostics
     if release is not None:
         result.diagnostics = as_release_reads(result.diagnostics, release)
-    _place(result, keys.written_as, origins)
-    return _finish(result)
-
-
-_ANNOTATION = re.compile(
-    r"^\s*(?P<type>(?:typing\.)?(?:bool|int|float|str|list|dict|tuple|Any|Optional|Union|"
-    r"Literal|List|Dict|Tuple)\b[^=]*?)\s*=\s*(?P<value>.+?)\s*$"
-)
-
-
-def pasted_annotations(mapping: dict[str, Any]) -> list[Diagnostic]:
-    """`use_vllm_server: bool = True`, a dataclass field pasted as YAML: one diagnostic, and the default it names
-    stands for the value from here on (so the same line does not also earn a type error)."""
-    found = []
-    for key, value in list(mapping.items()):
-        match = _ANNOTATION.match(value) if isinstance(value, str) else None
-        if match is None:
-            continue
-        written = match["value"]
-        try:
-            meant = yaml.safe_load({"True": "true", "False": "false", "None": "null"}.get(written, written))
-        except yaml.YAMLError:
-            meant = written
-        shown = yaml_value(meant)
-        found.append(
-            Diagnostic(
-                codes.Y_ANNOTATION,
-                "error",
-                f"{key}: {yaml_value(value)} is a Python annotation "
-                f"with a default ({match['type'].strip()} = {written}), not a YAML value",
-                fields=(key,),
-                hint=f"write {key}: {shown}",
-                fix=Fix(set={key: meant}, safe=True, title=f"write {key}: {shown}"),
-            )
-        )
-        mapping[key] = meant
-    return found
-
-
-def _not_a_mapping(data: Any) -> Diagnostic:
-    if data is None:
-        return Diagnostic(
-            codes.Y_EMPTY,
-            "error",
-            "the config is empty (a YAML null document, not a mapping)",
-            hint="write the settings as key: value lines",
-        )
-    kinds: dict[type, str] = {list: "a YAML list", str: "a single string"}
-    kind = kinds.get(type(data), f"a {type(data).__name__}")
-    return Diagnostic(
-        codes.Y_NOT_MAPPING,
-        "error",
-        f"the top level of the config must be a mapping ({kind} was given)",
-        line=1,
-        column=1,
-        hint="write the settings as key: value lines at the top level",
-    )
-
-
-def _apply_overrides(
-    mapping: dict[str, Any], overrides: Sequence[Override | str]
-) -> tuple[dict[str, Any], dict[str, str]]:
-    origins: dict[str, str] = {}
-    for item in overrides:
-        override = item if isinstance(item, Override) else Override.parse(item)
-        if override.key.startswith("env."):
-            env = dict(mapping.get("env") or {}) if isinstance(mapping.get("env"), dict) else {}
-            env[override.key[4:]] = override.value
-            mapping["env"] = env
-        else:
-            mapping[override.key] = override.value
-        origins[override.key] = override.source or "command line"
-    return mapping, origins
-
-
-def _validate(model: CompiledModel, given: dict[str, Any]) -> tuple[ConfigView, set[str], list[Diagnostic]]:
-    """Validate every field; failed fields fall back to their defaults so the rest can still be checked."""
-    context: dict[str, Any] = {}
-    try:
-        values = model.validate(given, context)
-        return ConfigView(values, model.nested, owned=True), set(), _notes(context)
-    except ValidationError as exc:
-        diagnostics, failed = field_diagnostics(
-            model.fields, cast("list[dict[str, Any]]", exc.errors(include_url=False)), given
-        )
-    context = {}
-    values = model.validate({k: v for k, v in given.items() if k not in failed}, context)
-    return ConfigView(values, model.nested, owned=True), failed, diagnostics + _notes(context)
-
-
-def _notes(context: dict[str, Any]) -> list[Diagnostic]:
-    return [
-        Diagnostic(
-            code,
-            "warning",
-            f"{name}: {message}",
-            fields=(name,),
-            hint=message,
-            fix=Fix(set={name: value}, title=f"write {value}"),
-        )
-        for name, code, message, value in context.get(NOTES, [])
-    ]
-
-
-def _validate_launch(launch: dict[str, Any]) -> tuple[dict[str, Any], list[Diagnostic]]:
-    model = compiled("launch")
-    typed = {k: v for k, v in launch.items() if k in model.fields}
-    infos = [
-        Diagnostic(
-            codes.K_LAUNCH, "info", f"{key} is an `accelerate launch` option; `trl grpo` forwards it", fields=(key,)
-        )
-        for key in launch
-    ]
-    view, failed, diagnostics = _validate(model, typed)
-    return (
-        {
-            **{k: v for k, v in launch.items() if k not in failed},
-            **{k: getattr(view, k) for k in typed if k not in failed},
-        },
-        infos + diagnostics,
-    )
-
-
-def _validate_profiles(
-    active: tuple[Profile, ...], args: dict[str, dict[str, Any]]
-) -> tuple[dict[str, ConfigView], list[Diagnostic]]:
-    parsed: dict[str, ConfigView] = {}
-    diagnostics: list[Diagnostic] = []
-    for profile in active:
-        view, _, found = _validate(profile.validator, args.get(profile.name, {}))
-        parsed[profile.name] = view
-        diagnostics += found
-    return parsed, diagnostics
+    place(result, keys.written_as, origins)
+    return finish(result)
 
 
 def _rule_context(
@@ -507,78 +363,3 @@ def _reward_registry(
         names |= set(profile.reward_funcs)
     defaults = next((p.default_rewards_at(release) for p in active if p.default_reward_funcs is not None), None)
     return (frozenset(names), all(p.allows_dotted_rewards for p in replacing), defaults, tuple(p.name for p in active))
-
-
-def path_of(name: str) -> tuple[str | int, ...]:
-    """'datasets[0].path' -> ('datasets', 0, 'path'); 'env.HF_HOME' -> ('env', 'HF_HOME')."""
-    if name.startswith("env."):  # a variable name is one key, whatever it contains ('env.A.B' is refused by name)
-        return ("env", name[4:])
-    parts: list[str | int] = []
-    for piece in name.replace("]", "").split("."):
-        head, *indices = piece.split("[")
-        parts.append(head)
-        parts.extend(int(i) for i in indices if i.isascii() and i.isdigit())  # '²' is a digit int() refuses
-    return tuple(parts)
-
-
-def _place(result: CheckResult, written_as: dict[str, str], origins: dict[str, str]) -> None:
-    """Rename fields to the keys as written, then give each diagnostic its line and origin."""
-    placed = []
-    for diag in result.diagnostics:
-        fields = tuple(written_as.get(f, f) for f in diag.fields) if written_as else tuple(diag.fields)
-        line, column, origin = diag.line, diag.column, diag.origin
-        for name in fields:
-            if origins and _set_on_command_line(name, origins):
-                origin = "cli"
-                break
-            # A top-level key written with '.' or '[' (model.name: x) is found as written, not as a path.
-            position = result.positions.keys.get((name,)) or result.positions.of(path_of(name))
-            if position and line is None:
-                line, column = position
-                origin = origin or "file"
-                break
-        placed.append(
-            Diagnostic(
-                diag.code,
-                diag.severity,
-                diag.message,
-                fields,
-                line,
-                column,
-                diag.hint,
-                diag.fix,
-                origin,
-                diag.alternatives,
-            )
-        )
-    result.diagnostics = placed
-
-
-def _set_on_command_line(name: str, origins: dict[str, str]) -> bool:
-    """Whether the key a field belongs to ('datasets' for 'datasets[0].path') came from the command line."""
-    return (name if name in origins else name.split(".")[0].split("[")[0]) in origins
-
-
-_PHASE = {"Y": 0, "K": 1, "T": 2, "E": 3}
-
-
-def _finish(result: CheckResult) -> CheckResult:
-    def order(d: Diagnostic) -> tuple[int, int, int]:
-        phase = _PHASE.get(d.code[5:6], 4)
-        return (phase, d.line if d.line is not None else 1 << 30, ("error", "warning", "info").index(d.severity))
-
-    result.diagnostics = sorted((bounded(d) for d in result.diagnostics), key=order)
-    return result
-
-
-MAX_TEXT = 2_000  # messages and hints quote values: a 1 MB reward name made a 1 MB message (twice, with the hint)
-
-
-def bounded(d: Diagnostic) -> Diagnostic:
-    if len(d.message) <= MAX_TEXT and len(d.hint) <= MAX_TEXT:
-        return d
-    return replace(d, message=_clip(d.message), hint=_clip(d.hint))
-
-
-def _clip(text: str) -> str:
-    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 3] + "..."

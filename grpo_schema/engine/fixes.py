@@ -159,7 +159,7 @@ _WORLD_SIZE_CODES = ("GRPO-B001", "GRPO-B003", "GRPO-B004")
 
 def candidates(code: str, result: Any) -> list[Candidate]:
     """Every candidate edit for one batch error, before re-checking (unordered)."""
-    from grpo_schema.engine.plan import Geometry, problems, valid_world_sizes
+    from grpo_schema.engine.batch_geometry import Geometry, problems, valid_world_sizes
 
     config = result.migrated or result.config  # the values the rules judged
     found = [c for c in _GENERATORS[code](config, result.world_size) if _reads(result, c)]

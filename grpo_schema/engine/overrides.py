@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from grpo_schema.engine.check import Override
+from grpo_schema.engine.check_input import Override
 from grpo_schema.engine.compiled import compiled
 
 

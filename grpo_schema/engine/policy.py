@@ -15,9 +15,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from grpo_schema.engine.check import CheckResult, bounded, path_of
+from grpo_schema.engine.check import CheckResult
 from grpo_schema.engine.codes import declare
 from grpo_schema.engine.diagnostics import Diagnostic, Fix
+from grpo_schema.engine.placing import bounded, path_of
 from grpo_schema.engine.resume import resume_target
 from grpo_schema.engine.words import plural
 

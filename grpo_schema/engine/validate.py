@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from grpo_schema.engine import check
-from grpo_schema.engine.check import CheckResult, bounded, resolve_profiles
+from grpo_schema.engine.check import CheckResult, resolve_profiles
+from grpo_schema.engine.placing import bounded
 
 BATCH_FIX_CODES = ("GRPO-B001", "GRPO-B002", "GRPO-B003", "GRPO-B004")
 

@@ -14,10 +14,11 @@ from typing import Any
 from lsprotocol import types as lsp
 
 from grpo_schema.engine import codes
-from grpo_schema.engine.check import CheckResult, _finish, resolve_profiles
+from grpo_schema.engine.check import CheckResult, resolve_profiles
 from grpo_schema.engine.diagnostics import Diagnostic
 from grpo_schema.engine.infile import OPTIONS_HELP, FileSettings, read_file_settings
 from grpo_schema.engine.lines import split_lines
+from grpo_schema.engine.placing import finish
 from grpo_schema.engine.profiles import Profile
 from grpo_schema.engine.validate import check_text
 from grpo_schema.lsp.detect import CHECK, NOTE, SKIP, attachment
@@ -205,7 +206,7 @@ def _check(
     fit_options = {k: v for k, v in options.items() if k not in ("suggest_fixes", "default_world_size")}
     fitted, report = check_for_hardware(text, "<editor>", hardware, batch_fixes=options["suggest_fixes"], **fit_options)
     fitted.diagnostics = fitted.diagnostics + report.diagnostics
-    return _finish(fitted)
+    return finish(fitted)
 
 
 def key_range(lines: list[str], line: int, column: int) -> lsp.Range:

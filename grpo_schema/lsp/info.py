@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as lsp
 
+from grpo_schema.engine.batch_geometry import Geometry, problems
 from grpo_schema.engine.check import BATCH_INPUTS, TRL_REWARD_FUNCS, CheckResult
 from grpo_schema.engine.compiled import compiled
 from grpo_schema.engine.diagnostics import yaml_value
 from grpo_schema.engine.lines import split_lines
 from grpo_schema.engine.migrations import MIGRATIONS, describe
-from grpo_schema.engine.plan import Geometry, problems
 from grpo_schema.engine.release import batch_meaning, for_release, release_surface, status
 
 if TYPE_CHECKING:

@@ -66,7 +66,8 @@ def test_plan_ratios_equal_fractions():
 
 
 def test_scalar_memo_is_bounded_and_changes_no_answer():
-    from grpo_schema.engine.loader import _SCALAR_MEMO, MEMO_ENTRIES, load_yaml
+    from grpo_schema.engine.loader import load_yaml
+    from grpo_schema.engine.yaml_build import _SCALAR_MEMO, MEMO_ENTRIES
 
     text = "a: [.nan, 1, 1.5, 2001-02-03, null, yes, '1', x]\na: [.nan, 1, 1.5, 2001-02-03, null, yes, '1', x]\n"
     first = load_yaml(text)  # values constructed by PyYAML, then from the memo

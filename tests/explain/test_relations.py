@@ -7,7 +7,8 @@ import itertools
 
 from grpo_schema import check_mapping
 from grpo_schema.commands.explain import explain_result
-from grpo_schema.engine.plan import Geometry, problems, relations
+from grpo_schema.engine.batch_geometry import Geometry, problems
+from grpo_schema.engine.batch_relations import relations
 from grpo_schema.render.explain_text import render_explain
 
 

@@ -201,7 +201,7 @@ def test_a_long_list_of_bad_reward_names_gives_a_bounded_answer(names):
 
 def test_messages_quoting_a_huge_value_are_clipped():
     """A 1 MB reward name made a 1 MB message and a 1 MB hint; check.MAX_TEXT bounds both."""
-    from grpo_schema.engine.check import MAX_TEXT
+    from grpo_schema.engine.placing import MAX_TEXT
 
     result = check_text("reward_funcs: [" + "r" * 900_000 + "]\n")
     assert_structured(result)

@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from grpo_schema import check_mapping, check_text
-from grpo_schema.engine.check import MAX_TEXT
+from grpo_schema.engine.placing import MAX_TEXT
 from tests.hardening import rawhttp
 from tests.hardening.invariants import assert_structured, time_limit
 

@@ -16,7 +16,8 @@ import json
 
 import pytest
 
-from grpo_schema.engine.hardware.memory import estimate_memory, runtime_full_logits
+from grpo_schema.engine.hardware.head_memory import runtime_full_logits
+from grpo_schema.engine.hardware.memory import estimate_memory
 from tests.support.memprobe import TOLERANCE, ZERO3, close, facts_of, measured, pairs, setup_of
 
 pytest.importorskip("torch", reason="the measurement runs grpo_runtime (the runtime extra)")
@@ -107,7 +108,7 @@ def test_estimate_matches_grpo_runtime_case(name):
     device = _device()
     case = CASES[name]
     got = measured(case, device)
-    # the planner's rule for the runtime's head path (memory.RUNTIME_FULL_LOGITS) is the one that ran
+    # the planner's rule for the runtime's head path (head_memory.RUNTIME_FULL_LOGITS) is the one that ran
     assert bool(got["chunked_head"]) == (runtime_full_logits(setup_of(case, device)) is None), got
     compare(case, got, device)
 

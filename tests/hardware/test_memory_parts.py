@@ -72,7 +72,7 @@ def test_vllm_colocate_share_and_sleep_mode():
 def test_chunked_head_never_holds_the_full_logits():
     # TRL 1.16's fused head and grpo_runtime's chunked head: a fixed tile plus per-token and fp32 accumulators,
     # far below the [rows, C, V] logits, and growing only with the [N, H] parts when the batch doubles.
-    from grpo_schema.engine.hardware.memory import (
+    from grpo_schema.engine.hardware.head_memory import (
         RUNTIME_BACKWARD_TILES,
         TRL_TOKEN_TILE,
         TRL_VOCAB_TILE,

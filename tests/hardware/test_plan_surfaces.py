@@ -130,12 +130,12 @@ def test_corpus_plans_without_traceback():
 
 
 def test_lm_head_tile_is_the_runtimes_when_it_has_one():
-    # One named constant (memory.RUNTIME_TILE_ELEMENTS) mirrors grpo_runtime's chunked head; read the runtime's own
+    # One named constant (head_memory.RUNTIME_TILE_ELEMENTS) mirrors grpo_runtime's chunked head; read the runtime's own
     # value from its source (grpo_schema never imports torch) once training/lm_head.py exists.
     import ast
     from pathlib import Path
 
-    from grpo_schema.engine.hardware.memory import RUNTIME_TILE_ELEMENTS
+    from grpo_schema.engine.hardware.head_memory import RUNTIME_TILE_ELEMENTS
 
     source = Path(__file__).resolve().parents[2] / "grpo_runtime" / "training" / "lm_head.py"
     if not source.is_file():

@@ -1,4 +1,4 @@
-"""The planner's copy of grpo_runtime's head rule (memory.RUNTIME_FULL_LOGITS) against the runtime's own
+"""The planner's copy of grpo_runtime's head rule (head_memory.RUNTIME_FULL_LOGITS) against the runtime's own
 (training.logprobs.chunkable_head) on real models: plain, LoRA on the projections, LoRA on lm_head with and without
 dropout, each with its adapters on (the policy) and off (a LoRA run's reference pass). The sharded cases are held by the ZeRO-3 calibration case (test_measured.py), which reports the path its
 processes took."""
@@ -7,7 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from grpo_schema.engine.hardware.memory import RUNTIME_FULL_LOGITS, Setup, runtime_full_logits
+from grpo_schema.engine.hardware.head_memory import RUNTIME_FULL_LOGITS, runtime_full_logits
+from grpo_schema.engine.hardware.memory import Setup
 
 torch = pytest.importorskip("torch", reason="the runtime's rule needs torch (the runtime extra)")
 pytest.importorskip("peft", reason="the LoRA cases need peft")

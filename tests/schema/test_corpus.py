@@ -11,7 +11,7 @@ import time
 import pytest
 
 from grpo_schema import check_file
-from grpo_schema.engine.plan import Geometry, problems, valid_world_sizes
+from grpo_schema.engine.batch_geometry import Geometry, problems, valid_world_sizes
 from tests.conftest import CORPUS, FIXTURES, conformance_files, corpus_files, repo_files
 
 # file number -> (code, key, severity). The key is what `fields` must name, as written in the file.

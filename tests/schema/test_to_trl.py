@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from grpo_schema import GRPORunConfig, check_mapping
-from grpo_schema.engine.plan import Geometry, valid_world_sizes
+from grpo_schema.engine.batch_geometry import Geometry, valid_world_sizes
 from grpo_schema.engine.yamledit import apply_fix
 from tests.conftest import corpus_files
 

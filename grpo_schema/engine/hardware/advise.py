@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from grpo_schema.engine.hardware.accelerators import Hardware
-from grpo_schema.engine.hardware.fit import H_NO_FIT, H_TIGHT, FitReport, estimate_fit
+from grpo_schema.engine.hardware.fit import FitReport, estimate_fit
+from grpo_schema.engine.hardware.fit_codes import H_NO_FIT, H_TIGHT
 from grpo_schema.engine.hardware.fixes import attach_fit_fixes
 from grpo_schema.engine.hardware.reads import LocalReads
 

@@ -2,92 +2,28 @@
 
 The settings come from the same CheckResult every surface uses (values written under names TRL 1.16 renamed,
 such as torch_dtype, are still read: the estimate is about the run the file describes). The hardware comes from
-`--hardware`, else the file's `hardware:` section. Diagnostics use the H area; an error only when the tensors
-alone, without the framework allowance, exceed the GPU's memory.
+`--hardware`, else the file's `hardware:` section. Diagnostics use the H area (`fit_codes.py`; what the verdict
+says is in `verdict.py`); an error only when the tensors alone, without the framework allowance, exceed the GPU's
+memory.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from grpo_schema.engine.codes import H_SECTION, declare
-from grpo_schema.engine.diagnostics import Diagnostic, Fix
+from grpo_schema.engine.codes import H_SECTION
+from grpo_schema.engine.diagnostics import Diagnostic
 from grpo_schema.engine.hardware.accelerators import GIB, Hardware, HardwareError, parse_hardware
+from grpo_schema.engine.hardware.fit_codes import H_BAD_ENGINE, H_BAD_SECTION, H_UNKNOWN_MODEL
 from grpo_schema.engine.hardware.memory import MemoryEstimate, Setup, estimate_memory
 from grpo_schema.engine.hardware.models import ModelFacts, UnknownModel, read_config_json
 from grpo_schema.engine.hardware.reads import EVERYTHING, MODEL, NOTHING, LocalReads
 from grpo_schema.engine.hardware.resolve import resolve_model
 from grpo_schema.engine.hardware.settings import setup_from
 from grpo_schema.engine.hardware.timing import DEFAULT_MFU, TimeEstimate, estimate_time
-from grpo_schema.engine.words import noun, plural
-
-H_NO_FIT = declare(
-    "GRPO-H001",
-    "error",
-    "does not fit in GPU memory",
-    "The per-GPU tensors alone (weights, gradients, optimizer states, activations, logits, reference "
-    "model, vLLM's share), without any allowance for the framework, exceed the declared GPU's memory: "
-    "the run stops with an out-of-memory error at its first step. The fix lists the smallest edits "
-    "that bring it under, each checked.",
-)
-H_TIGHT = declare(
-    "GRPO-H002",
-    "warning",
-    "may not fit in GPU memory",
-    "The tensors fit, but not with the allowance for the CUDA context, NCCL buffers and allocator "
-    "fragmentation: the run is likely to run out of memory.",
-)
-H_KV_SHORT = declare(
-    "GRPO-H003",
-    "warning",
-    "vLLM's KV cache is smaller than one generation batch",
-    "In colocate mode vLLM gets vllm_gpu_memory_utilization of each GPU; after its weights the "
-    "rest holds the KV cache. When it holds fewer tokens than the generation batch needs, vLLM "
-    "queues sequences and generation takes several rounds.",
-)
-H_VLLM_NO_ROOM = declare(
-    "GRPO-H004",
-    "error",
-    "vLLM's share cannot hold the model",
-    "vllm_gpu_memory_utilization x GPU memory is smaller than vLLM's weights and reserve (or "
-    "leaves no room for one full sequence's KV cache): vLLM refuses to start.",
-)
-H_UNKNOWN_MODEL = declare(
-    "GRPO-H005",
-    "info",
-    "model unknown: no memory estimate",
-    "The model is not a local directory, not in the Hub cache and not in the built-in "
-    "catalogue. Pass its config.json (--model-config PATH) for an estimate.",
-)
-H_TOO_FEW_GPUS = declare(
-    "GRPO-H007",
-    "error",
-    "more processes than declared GPUs",
-    "The world size (training processes) is larger than the GPUs the hardware declares.",
-)
-H_BAD_SECTION = declare(
-    "GRPO-H008",
-    "error",
-    "invalid hardware declaration",
-    "The `hardware:` section or --hardware value does not name hardware; the message says what is accepted.",
-)
-
-NO_FIX_HINT = (
-    "no edit of the file (up to 4 together) makes it fit: declare larger GPUs, offload the optimizer "
-    "(offload_optimizer in the hardware: section), or train a smaller model"
-)
-# Under plain DDP there is nothing to offload to (offload is DeepSpeed's): the hint names the strategies that can.
-NO_FIX_HINT_DDP = (
-    "no edit of the file (up to 4 together) makes it fit: declare larger GPUs, shard the states (a "
-    "ZeRO or FSDP launch, where the optimizer can also be offloaded), or train a smaller model"
-)
-
-
-def no_fit_hint(strategy: str) -> str:
-    return NO_FIX_HINT_DDP if strategy == "ddp" else NO_FIX_HINT
-
+from grpo_schema.engine.hardware.verdict import host_fit, kv_rounds, longest_prompt, server_gpus, too_few_gpus, verdict
+from grpo_schema.engine.words import noun
 
 SECTION_KEYS = {
     "spec",
@@ -101,39 +37,6 @@ SECTION_KEYS = {
     "peak_tflops",
     "host_ram_gib",
 }
-H_HOST_NO_FIT = declare(
-    "GRPO-H010",
-    "error",
-    "does not fit in host RAM",
-    "One node's host RAM (--host-ram, the hardware: section's host_ram_gib, or the node the "
-    "spec names) is smaller than what its training processes keep there: the states DeepSpeed "
-    "offloads to the CPU, the model as each process loads it, dataloader workers and the "
-    "processes themselves. The kernel's OOM killer (or Ray's memory monitor) ends the run.",
-)
-H_SERVER_GPU = declare(
-    "GRPO-H012",
-    "error",
-    "no GPU left for the vLLM server",
-    "With vllm_mode: server, `trl vllm-serve` runs on GPUs of its own (vllm_tensor_parallel_size of "
-    "them); the training processes must leave them free. World size plus the server's GPUs is more "
-    "than the hardware declares, so the server would share a GPU with a training process, which "
-    "neither the plan nor the run expects.",
-)
-H_LONGEST_PROMPT = declare(
-    "GRPO-H011",
-    "warning",
-    "the longest prompts do not fit",
-    "The plan uses the 95th percentile of the dataset's prompt lengths; at its longest prompt "
-    "the same step needs more than the GPU has, so the step that draws such a prompt runs out "
-    "of memory (TRL 1.16 does not truncate prompts).",
-)
-H_BAD_ENGINE = declare(
-    "GRPO-H009",
-    "error",
-    "unknown engine",
-    "The planner models the engine that runs the config: `trl` (TRL 1.16's GRPOTrainer: `trl grpo`, "
-    "`grpo plan`'s default) or `grpo_runtime` (`grpo train`, `grpo launch`, the form).",
-)
 
 
 @dataclass
@@ -259,44 +162,6 @@ def hardware_of(result: Any, spec: str | None) -> tuple[Hardware | None, list[Di
         )
         hardware = replace(hardware, accelerator=acc)
     return hardware, []
-
-
-def too_few_gpus(world_size: int, hw: Hardware, declared: bool) -> Diagnostic:
-    """H007. The hint names "world size N" (the form's world-size button); a file that declares num_processes gets
-    the edit of it as the fix."""
-    return Diagnostic(
-        H_TOO_FEW_GPUS,
-        "error",
-        f"{plural(world_size, 'training process')} but {hw.describe()} has {plural(hw.gpus, 'GPU')}",
-        fields=("num_processes",) if declared else (),
-        hint=f"declare at least {plural(world_size, 'GPU')}, or use world size {hw.gpus}",
-        fix=Fix(set={"num_processes": hw.gpus}, safe=False, title=f"set num_processes: {hw.gpus}")
-        if declared
-        else None,
-    )
-
-
-def server_gpus(world_size: int, server: int, hw: Hardware) -> list[Diagnostic]:
-    """H012: server-mode vLLM needs GPUs the training processes leave free."""
-    if world_size + server <= hw.gpus:
-        return []
-    free = max(hw.gpus - server, 0)
-    return [
-        Diagnostic(
-            H_SERVER_GPU,
-            "error",
-            f"vllm_mode server needs {plural(server, 'GPU')} of its own for "
-            f"`trl vllm-serve`, but {plural(world_size, 'training process')} on {hw.describe()} leave "
-            f"{plural(max(hw.gpus - world_size, 0), 'GPU')} free",
-            fields=("vllm_mode",),
-            hint=(
-                f"use world size {free} and run the server on the other {plural(server, 'GPU')}"
-                if free
-                else f"declare at least {plural(world_size + server, 'GPU')}"
-            )
-            + ", or set vllm_mode: colocate",
-        )
-    ]
 
 
 # What the service says of a model it found nowhere it may look (the hardware: section's model_config is a path it
@@ -428,7 +293,7 @@ def estimate_fit(
     elif report.setup.use_vllm and report.setup.vllm_mode == "server":
         report.diagnostics += server_gpus(report.setup.world_size, report.setup.vllm_tensor_parallel_size, hw)
     report.memory = estimate_memory(report.model, report.setup, hw.memory_bytes)
-    _host(report, config, hw, section, host_ram)
+    host_fit(report, config, hw, section, host_ram)
     report.time = estimate_time(
         report.model,
         report.setup,
@@ -436,143 +301,8 @@ def estimate_fit(
         hw,
         mfu or section.get("mfu") or DEFAULT_MFU,
         config.max_steps if config.max_steps > 0 else None,
-        kv_rounds=_kv_rounds(report.memory),
+        kv_rounds=kv_rounds(report.memory),
     )
     report.diagnostics += verdict(report)
     report.diagnostics += longest_prompt(report)
     return report
-
-
-def longest_prompt(report: FitReport) -> list[Diagnostic]:
-    """GRPO-H011 when the plan, made at the data's 95th percentile prompt, fits but the longest prompt does not:
-    the step that draws it runs out of memory."""
-    lengths, s = report.prompts, report.setup
-    if lengths is None or report.memory is None or lengths.longest <= s.prompt_length or not report.fits:
-        return []
-    from dataclasses import replace
-
-    longest = estimate_memory(report.model, replace(s, prompt_length=lengths.longest), report.capacity)
-    if longest.total <= report.capacity:
-        return []
-    return [
-        Diagnostic(
-            H_LONGEST_PROMPT,
-            "warning",
-            f"fits at the data's 95th-percentile prompt ({s.prompt_length} "
-            f"tokens) but not at its longest ({lengths.longest} tokens): about {longest.total / GIB:.1f} "
-            f"GiB per GPU of {report.capacity / GIB:.0f} GiB",
-            fields=("per_device_train_batch_size",),
-            hint="drop or shorten the longest prompts, or plan for them: prompt_length: "
-            f"{lengths.longest} in the hardware: section",
-        )
-    ]
-
-
-def _host(report: FitReport, config: Any, hw: Hardware, section: dict, host_ram: float | None) -> None:
-    from grpo_schema.engine.hardware.host import estimate_host
-
-    s = report.setup
-    processes = max(min(s.world_size, hw.gpus_per_node), 1)
-    report.host = estimate_host(
-        report.model, s, processes, nodes=hw.nodes, workers=int(getattr(config, "dataloader_num_workers", 0) or 0)
-    )
-    for value, source in (
-        (host_ram, "--host-ram"),
-        (section.get("host_ram_gib"), "hardware: host_ram_gib"),
-        (hw.host_ram_gib, f"the node {hw.node}"),
-    ):
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
-            report.host_capacity, report.host_capacity_source = float(value) * GIB, source
-            break
-    if report.host_capacity is not None and report.host.total > report.host_capacity:
-        top = ", ".join(
-            f"{p.name} {p.bytes / GIB:.1f}"
-            for p in sorted(report.host.parts, key=lambda p: -p.bytes)
-            if p.bytes > 0 and p.phase in ("always", report.host.peak_phase)
-        )
-        report.diagnostics.append(
-            Diagnostic(
-                H_HOST_NO_FIT,
-                "error",
-                f"needs about {report.host.total / GIB:.1f} GiB of host RAM per node "
-                f"({report.host_capacity_source}: {report.host_capacity / GIB:.0f} GiB; peak while "
-                f"{'loading the model' if report.host.peak_phase == 'loading' else 'training'}: {top} GiB)",
-                fields=("deepspeed",) if getattr(config, "deepspeed", None) else (),
-                hint="offload less (keep the parameters on the GPU: --offload optimizer), spread the run over more "
-                "nodes, or declare a node with more RAM (--host-ram GIB)",
-            )
-        )
-
-
-def _kv_rounds(mem: MemoryEstimate) -> int:
-    if mem.kv_cache_tokens and mem.kv_cache_tokens_needed and mem.kv_cache_tokens < mem.kv_cache_tokens_needed:
-        return math.ceil(mem.kv_cache_tokens_needed / mem.kv_cache_tokens)
-    return 1
-
-
-def verdict(report: FitReport) -> list[Diagnostic]:
-    mem, cap, hw, s = report.memory, report.capacity, report.hardware, report.setup
-    out: list[Diagnostic] = []
-    if s.use_vllm and s.vllm_mode == "colocate" and mem.kv_cache_tokens is not None:
-        share = s.vllm_memory_utilization * cap / GIB
-        if mem.kv_cache_tokens < s.sequence_length:
-            out.append(
-                Diagnostic(
-                    H_VLLM_NO_ROOM,
-                    "error",
-                    f"vLLM's share ({s.vllm_memory_utilization:g} x "
-                    f"{cap / GIB:.0f} GiB = {share:.1f} GiB) holds its weights "
-                    f"({mem.vllm_weights / GIB:.1f} GiB) but not one {s.sequence_length}-token "
-                    "sequence's KV cache",
-                    fields=("vllm_gpu_memory_utilization",),
-                    hint="raise vllm_gpu_memory_utilization, or use vllm_tensor_parallel_size > 1",
-                )
-            )
-        elif mem.kv_cache_tokens < mem.kv_cache_tokens_needed:
-            rounds = math.ceil(mem.kv_cache_tokens_needed / mem.kv_cache_tokens)
-            out.append(
-                Diagnostic(
-                    H_KV_SHORT,
-                    "warning",
-                    f"vLLM's KV cache holds about {mem.kv_cache_tokens:,} "
-                    f"tokens; one generation batch needs {mem.kv_cache_tokens_needed:,} "
-                    f"({s.generation_rows} sequences x {s.sequence_length} tokens): about {rounds} "
-                    "rounds of generation",
-                    fields=("vllm_gpu_memory_utilization",),
-                    hint="raise vllm_gpu_memory_utilization if the training side has room",
-                )
-            )
-    need, tensors = mem.total / GIB, mem.tensors_total() / GIB
-    top = ", ".join(f"{p.name} {p.bytes / GIB:.1f}" for p in sorted(mem.at_peak(), key=lambda p: -p.bytes)[:4])
-    if mem.tensors_total() > cap:
-        out.append(
-            Diagnostic(
-                H_NO_FIT,
-                "error",
-                f"needs about {need:.1f} GiB per GPU on {hw.describe()}: "
-                f"{tensors - cap / GIB:.1f} GiB short before any framework allowance "
-                f"({top} GiB)",
-                fields=_fit_fields(report),
-                hint=no_fit_hint(s.strategy),
-            )
-        )
-    elif mem.total > cap:
-        out.append(
-            Diagnostic(
-                H_TIGHT,
-                "warning",
-                f"needs about {need:.1f} GiB per GPU of {cap / GIB:.0f} GiB "
-                f"({need - cap / GIB:.1f} GiB short with the framework allowance; {top} GiB)",
-                fields=_fit_fields(report),
-                hint=no_fit_hint(s.strategy),
-            )
-        )
-    return out
-
-
-def _fit_fields(report: FitReport) -> tuple[str, ...]:
-    s = report.setup
-    fields = ["per_device_train_batch_size"]
-    if s.use_vllm and s.vllm_mode == "colocate":
-        fields.append("vllm_gpu_memory_utilization")
-    return tuple(fields)

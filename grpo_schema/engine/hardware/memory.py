@@ -9,14 +9,13 @@ training code keeps alive (see grpo_runtime.memprobe, which measures the same pa
 - activations are the tensors each decoder layer saves for backward, per token (RMSNorm keeps fp32 copies; the
   attention keeps q, k, v, its output and its input to o_proj; the gated MLP keeps four intermediate-wide
   tensors); with activation checkpointing only each layer's input, plus one layer recomputed in backward;
-- the logits head follows the engine that runs the config (`Setup.engine`): TRL 1.16 scores completions through
-  its fused, chunked LM head (a [4096 tokens, 32768 vocab] tile in the compute dtype, fp32 accumulators for the
-  gradients of the hidden states and of the vocabulary matrix); grpo_runtime through its chunked head (a few fp32
-  [chunk_tokens, vocab] tiles, the same accumulators); neither ever holds the full logits (docs/planner.md);
+- the logits head follows the engine that runs the config (`Setup.engine`): TRL 1.16's fused, chunked LM head or
+  grpo_runtime's chunked head, neither ever holding the full logits (`head_memory.py`, docs/planner.md);
 - plain DDP keeps a second copy of the gradients in its communication buckets (accelerate's default,
   gradient_as_bucket_view off); under DeepSpeed bf16 the module itself is cast, so no autocast copies exist;
 - phases do not overlap: the per-GPU peak is the parts held throughout plus the largest of training, generation
-  (KV cache, weights gathered under ZeRO-3) and scoring (the no-grad old/reference log-prob pass).
+  (KV cache, weights gathered under ZeRO-3: `generation_memory.py`) and scoring (the no-grad old/reference
+  log-prob pass).
 """
 
 from __future__ import annotations
@@ -31,62 +30,19 @@ from grpo_schema.engine.hardware.activations import (
     lora_target_names,
     trunk_bytes,
 )
+from grpo_schema.engine.hardware.generation_memory import generation_parts
+from grpo_schema.engine.hardware.head_memory import logits
 from grpo_schema.engine.hardware.models import ModelFacts
 
 GIB = 1024**3
 FRAMEWORK_BASE = 1.0 * GIB  # CUDA context, cuBLAS/cuDNN workspaces, the allocator's first blocks
 FRAMEWORK_COMM = 0.5 * GIB  # NCCL buffers when there is more than one process
 FRAGMENTATION = 0.05  # the caching allocator rounds and fragments: a share of the tensors' peak
-VLLM_RESERVE = 1.0 * GIB  # vLLM's CUDA graphs and profiled activations, taken from its share before the KV cache
 OPTIMIZER_STATES = {"sgd": 0, "adafactor": 0, "adagrad": 1, "rmsprop": 1, "lion_32bit": 1, "lion_8bit": 0.25}
 # "update": the end of a backward that accumulates nothing (gradient_accumulation_steps 1, outside DeepSpeed): every
 # gradient is built and every saved tensor freed, for autograd frees each layer's tensors as it builds its gradients
 PHASES = ("held", "training", "update", "generation", "scoring")
 ENGINES = ("trl", "grpo_runtime")
-
-# The LM heads' tiles: the one place the planner states them (docs/planner.md).
-# TRL 1.16 (trl.trainer.utils._CHUNKED_LOGPROB_CHUNK_SIZE, trl.kernels.chunked_logprob.TOKEN_CHUNK_SIZE): the
-# projection runs on [min(N, 4096), 32768] tiles in the compute dtype; fp32 accumulators hold the gradients.
-TRL_TOKEN_TILE = 4096
-TRL_VOCAB_TILE = 32768
-# grpo_runtime (grpo_runtime.training.lm_head.TILE_ELEMENTS): one fp32 [chunk_tokens, vocab] tile of 2**23
-# elements; forward and backward each hold 2 such tiles at once (the logits and their softmax, measured with
-# memprobe: tests/hardware/test_measured.py).
-RUNTIME_TILE_ELEMENTS = 1 << 23
-RUNTIME_FORWARD_TILES = 2
-RUNTIME_BACKWARD_TILES = 2
-
-
-# When grpo_runtime scores through the full [rows, C + 1, V] logits instead of its chunked head: the planner's copy
-# of grpo_runtime.training.logprobs._chunkable's rules that a config can express (grpo_schema never imports the
-# runtime; tests/hardware/test_runtime_head_rule.py builds each case and holds the two equal). Each is
-# (rule, reason). The chunked head runs under DDP, FSDP2 and ZeRO-3, and for LoRA on lm_head without dropout.
-# Not modelled (no config key says them): a quantised lm_head, DoRA on lm_head, models that rescale their logits.
-RUNTIME_FULL_LOGITS = (
-    (
-        "lora_head_dropout",
-        "LoRA on lm_head with lora_dropout > 0: peft computes x @ W.T + B(A(dropout(x))), "
-        "which no single weight reproduces",
-    ),
-    ("adapted_sharded_head", "LoRA on lm_head under ZeRO-3 or FSDP"),
-)
-
-
-def runtime_full_logits(s: Setup, adapters: bool = True) -> str | None:
-    """The rule by which grpo_runtime takes the full-logits path for this setup, or None (its chunked head).
-    `adapters`: False for the reference pass of a LoRA run, which disables the adapters: peft then calls lm_head's
-    base layer alone, and the chunked head runs on it."""
-    head_adapted = s.use_peft and adapters and "lm_head" in lora_target_names(s)
-    holds = {
-        "lora_head_dropout": head_adapted and s.lora_dropout > 0,
-        "adapted_sharded_head": head_adapted and s.strategy in ("zero3", "fsdp"),
-    }
-    return next((rule for rule, _ in RUNTIME_FULL_LOGITS if holds[rule]), None)
-
-
-def runtime_chunk_tokens(vocab: int) -> int:
-    """Tokens in one of grpo_runtime's head chunks (as grpo_runtime.training.lm_head.tokens_per_chunk)."""
-    return max(1, RUNTIME_TILE_ELEMENTS // vocab)
 
 
 @dataclass(frozen=True)
@@ -281,39 +237,6 @@ def activations(model: ModelFacts, s: Setup, head: float = 0.0) -> float:
     return trunk_bytes(model, s, s.micro_batch * s.sequence_length, head)
 
 
-def head_tokens(s: Setup, rows: int) -> int:
-    """Positions scored by the head: the completion tokens of `rows` sequences (TRL scores only labelled ones)."""
-    return rows * s.completion_length
-
-
-def logits(model: ModelFacts, s: Setup, rows: int, grad: bool, adapters: bool = True) -> float:
-    """The LM head's transient memory over `rows` sequences: never the full [rows, C, V] logits (docs/planner.md).
-
-    TRL 1.16: one [min(N, 4096), 32768] tile in the compute dtype, the hidden states of the scored positions, and
-    in training fp32 accumulators for their gradient ([N, H]) and, when the head is trained, the vocabulary
-    matrix's ([V, H]) plus its cast back. grpo_runtime: 2 fp32 [chunk_tokens, V] tiles (forward or backward)
-    and the same accumulators."""
-    N, V, H = head_tokens(s, rows), model.vocab_size, model.hidden_size
-    a = 4 if s.lm_head_fp32 else s.compute_bytes
-    if s.liger_loss:  # liger's fused linear + loss: a few chunks of the logits
-        return rows * (s.completion_length + 1) * V * a / 8
-    if s.engine == "grpo_runtime" and runtime_full_logits(s, adapters):
-        return full_logits(model, s, rows, grad)
-    if s.engine == "grpo_runtime":
-        tile = min(N, runtime_chunk_tokens(V)) * V * 4
-        tiles = (RUNTIME_BACKWARD_TILES if grad else RUNTIME_FORWARD_TILES) * tile
-    else:
-        tiles = min(N, TRL_TOKEN_TILE) * min(V, TRL_VOCAB_TILE) * a
-    selected = N * H * a  # hidden[mask]: the scored positions, gathered
-    per_token = 8 * N * 4  # running max, sums, log Z, entropy, target logit ... (fp32 [N] each)
-    if not grad:
-        return tiles + selected + per_token
-    head_trained = not s.use_peft
-    cast_back = s.weight_bytes if s.weight_bytes != 4 else 0  # the fp32 accumulator cast to the weights' dtype
-    accumulators = N * H * 4 + (V * H * (4 + cast_back) if head_trained else 0)
-    return tiles + selected + per_token + accumulators
-
-
 def _zero3_buffers(model: ModelFacts, s: Setup, add) -> None:
     """What DeepSpeed ZeRO-3 holds besides the model states of its own estimate (measured: memprobe, ZeRO-3 on 2
     CPU processes).
@@ -358,16 +281,6 @@ def autocast_copies(model: ModelFacts, s: Setup) -> float:
     if s.use_peft and lora_adapter_bytes(s) == 4:
         copies += 2 * lora_params(model, s)
     return copies
-
-
-def full_logits(model: ModelFacts, s: Setup, rows: int, grad: bool) -> float:
-    """grpo_runtime's full-logits path (training/logprobs.py _score_full): the model's [rows, C + 1, V] logits in
-    the head's dtype, then fp32 [rows, C, V] tensors: the temperature-scaled logits and the log-softmax, and in
-    training with the entropy its exp and product, each with a backward buffer (measured with memprobe)."""
-    C, V = s.completion_length, model.vocab_size
-    head = rows * (C + 1) * V * (4 if s.lm_head_fp32 else s.compute_bytes)
-    buffers = 4 if (s.entropy and grad) else 2
-    return head + buffers * 4 * rows * C * V
 
 
 def ddp_buckets(model: ModelFacts, s: Setup) -> float:
@@ -486,7 +399,7 @@ def estimate_memory(model: ModelFacts, s: Setup, capacity: float | None = None) 
             "scoring",
             "no-grad forward for old/reference log-probs, per_device_train_batch_size rows at a time",
         )
-    _generation(model, s, est, capacity, add)
+    generation_parts(model, s, est, capacity, add)
     if s.device == "gpu":
         tensors = est.phase_total("held") + max(est.phase_total(p) for p in PHASES[1:])
         add(
@@ -497,51 +410,3 @@ def estimate_memory(model: ModelFacts, s: Setup, capacity: float | None = None) 
         )
     est.peak_phase = max(PHASES[1:], key=est.phase_total)
     return est
-
-
-def kv_bytes_per_token(model: ModelFacts, dtype_bytes: int = 2) -> int:
-    return 2 * model.num_layers * model.kv_width * dtype_bytes
-
-
-def _generation(model: ModelFacts, s: Setup, est: MemoryEstimate, capacity: float | None, add) -> None:
-    rows, length = s.generation_rows, s.sequence_length
-    if s.use_vllm and s.vllm_mode == "colocate" and s.device == "cpu":
-        # vLLM's CPU backend: its own copy of the weights in the checkpoint's dtype and a KV cache of
-        # VLLM_CPU_KVCACHE_SPACE, written in full when the engine starts (measured: memprobe in .venv-vllm)
-        est.vllm_weights = s.weight_bytes * model.total_params()
-        cache = s.vllm_cpu_kv_cache_gib * GIB
-        est.kv_cache_tokens = int(cache // kv_bytes_per_token(model, s.weight_bytes))
-        est.kv_cache_tokens_needed = rows * (s.vllm_max_model_length or length)
-        add(
-            "vllm",
-            est.vllm_weights + cache,
-            "held",
-            f"vLLM on the CPU: weights {est.vllm_weights / GIB:.2f} GiB, KV cache {s.vllm_cpu_kv_cache_gib} GiB "
-            "(VLLM_CPU_KVCACHE_SPACE)",
-        )
-        return
-    if s.use_vllm and s.vllm_mode == "colocate":
-        tp = max(s.vllm_tensor_parallel_size, 1)
-        share = s.vllm_memory_utilization * (capacity or 0)
-        est.vllm_weights = 2 * model.total_params() / tp
-        cache = share - est.vllm_weights - VLLM_RESERVE
-        est.kv_cache_tokens = max(int(cache // (kv_bytes_per_token(model) / tp)), 0)
-        est.kv_cache_tokens_needed = rows * tp * (s.vllm_max_model_length or length)
-        add(
-            "vllm",
-            share,
-            "generation" if s.vllm_sleep else "held",
-            f"vllm_gpu_memory_utilization x GPU memory: weights {est.vllm_weights / GIB:.1f} GiB, KV cache "
-            f"{max(cache, 0) / GIB:.1f} GiB" + (" (released while training: sleep mode)" if s.vllm_sleep else ""),
-        )
-        return
-    if s.use_vllm:  # server mode: generation runs on other GPUs
-        return
-    kv = rows * length * kv_bytes_per_token(model, s.compute_bytes)
-    gathered = 0.0
-    if s.strategy == "zero3":
-        gathered = 2 * model.total_params() * (1 - 1 / s.world_size)
-    add("kv cache", kv, "generation", f"transformers generate: {rows} sequences x {length} tokens")
-    if gathered:
-        add("gathered weights", gathered, "generation", "ZeRO-3 gathers the whole model to generate")
-    add("generation logits", rows * model.vocab_size * 4 * 2, "generation", "")

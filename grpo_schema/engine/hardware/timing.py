@@ -27,7 +27,8 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from grpo_schema.engine.hardware.memory import Setup, kv_bytes_per_token
+from grpo_schema.engine.hardware.generation_memory import kv_bytes_per_token
+from grpo_schema.engine.hardware.memory import Setup
 from grpo_schema.engine.hardware.models import ModelFacts
 
 DEFAULT_MFU = 0.3  # training and scoring: what GRPO training steps on H100-class GPUs usually reach

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from grpo_schema.engine.plan import Geometry, RunPlan, checked_product, eval_enabled, problems, valid_world_sizes
+from grpo_schema.engine.batch_geometry import Geometry, checked_product, eval_enabled, problems, valid_world_sizes
+from grpo_schema.engine.plan import RunPlan
 from grpo_schema.engine.rules import Finding, RuleContext, explicitly_set, has_or_have, rule
 
 _GEOMETRY = (
@@ -16,7 +17,7 @@ _GEOMETRY = (
     "num_iterations",
 )
 _EVAL = ("eval_strategy", "per_device_eval_batch_size", "num_generations_eval")
-# The code each of plan.problems()'s failed checks is reported under (the rules below), so that a view of the
+# The code each of batch_geometry.problems()'s failed checks is reported under (the rules below), so that a view of the
 # relations (grpo explain, the form's schedule) names the diagnostic that carries the fix.
 PROBLEM_CODES = {
     "partial_groups": "GRPO-B001",
@@ -102,7 +103,7 @@ def generation_batch_is_whole_micro_batches(config: Any, ctx: RuleContext) -> It
     A generation batch is served as whole micro-batches of per_device_train_batch_size completions on every
     process; steps_per_generation = generation_batch_size / (per_device_train_batch_size x world size).
     """
-    # Only a generation_batch_size that is set can miss (plan.problems): most configs skip the geometry here.
+    # Only a generation_batch_size that is set can miss (batch_geometry.problems): most configs skip the geometry here.
     if config.generation_batch_size is not None and _find(config, ctx, "not_per_device_multiple"):
         global_micro = config.per_device_train_batch_size * ctx.world_size
         yield Finding(
