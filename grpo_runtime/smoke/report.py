@@ -1,17 +1,40 @@
-"""What `grpo smoke` reports: the completions the run generated and the exception its log ends with, read from the
-scratch folder, and the report as text (`--format text`; `--format json` prints the report as it is)."""
+"""What `grpo smoke` reports: the report's fields before anything runs and when it ends, the completions the run
+generated and the exception its log ends with, read from the scratch folder, and the report as text
+(`--format text`; `--format json` prints the report as it is)."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import re
+import time
 from pathlib import Path
 
+from grpo_runtime.launch.checking import EXIT_FAILED, EXIT_OK
 from grpo_schema.engine.words import plural
 
 SHOWN_COMPLETIONS = 4
 EXCEPTION_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Invalid|Fault)):\s?(.*)$")
+REPORT_VERSION = 1
+
+
+def base_report(args) -> dict:
+    return {
+        "version": REPORT_VERSION,
+        "file": args.file,
+        "engine": args.engine,
+        "steps": args.steps,
+        "passed": False,
+        "exit_code": EXIT_FAILED,
+        "groups": [],
+        "world_size": None,
+    }
+
+
+def finish(report: dict, started: float) -> dict:
+    report["passed"] = report["exit_code"] == EXIT_OK
+    report["seconds"] = round(time.perf_counter() - started, 1)
+    return report
 
 
 def generated_completions(output: Path) -> dict:

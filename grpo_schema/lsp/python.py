@@ -15,7 +15,8 @@ from typing import Any
 from lsprotocol import types as lsp
 
 from grpo_schema.dialects.python import check_python
-from grpo_schema.dialects.python.check import PythonCheck, script_only_keys
+from grpo_schema.dialects.python.as_python import script_only_keys
+from grpo_schema.dialects.python.check import PythonCheck
 from grpo_schema.dialects.python.codes import NO_CALL
 from grpo_schema.dialects.python.source import file_line, split_cell_path
 from grpo_schema.engine.diagnostics import Diagnostic

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from grpo_runtime.clusters.emit import DONE_MARKER, K8S_FORMS, VOLUME, emit_command
+from grpo_runtime.clusters.emit import K8S_FORMS, emit_command
+from grpo_runtime.clusters.specs.job import DONE_MARKER, VOLUME
 from tests.support.multi_node import MULTI
 
 BASH = shutil.which("bash")

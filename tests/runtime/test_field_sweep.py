@@ -28,6 +28,8 @@ import torch
 import yaml
 
 import grpo_runtime.model.loading
+import grpo_runtime.recipe.logs
+import grpo_runtime.recipe.start
 import grpo_runtime.setup  # imported before any test patches model.load_policy, so it binds the real one
 import grpo_runtime.train
 from grpo_runtime.distributed.accelerate import LAUNCH_FLAGS
@@ -96,7 +98,7 @@ def log_level_probe(main: bool, local_main: bool):
         before = transformers.utils.logging.get_verbosity()
         try:
             fake = SimpleNamespace(is_main_process=main, is_local_main_process=local_main)
-            grpo_runtime.train.set_log_levels(config, fake)
+            grpo_runtime.recipe.start.set_log_levels(config, fake)
             return transformers.utils.logging.get_verbosity()
         finally:
             transformers.utils.logging.set_verbosity(before)
@@ -107,7 +109,9 @@ def log_level_probe(main: bool, local_main: bool):
 def nan_filter_probe(config):
     from grpo_runtime.outputs.checkpoint import Progress
 
-    return repr(grpo_runtime.train.logged_loss(config, Progress(loss_since_log=1.0, steps_since_log=1), float("nan")))
+    return repr(
+        grpo_runtime.recipe.logs.logged_loss(config, Progress(loss_since_log=1.0, steps_since_log=1), float("nan"))
+    )
 
 
 def router_probe(config):
@@ -270,7 +274,7 @@ HONOURED: dict[str, Case] = {
     "pad_to_multiple_of": Case(16),
     "per_device_eval_batch_size": Case(2, dict(EVAL)),
     "per_device_train_batch_size": Case(8),
-    "project": Case("elsewhere", calls="grpo_runtime.train.open_sinks"),
+    "project": Case("elsewhere", calls="grpo_runtime.recipe.start.open_sinks"),
     "ref_model_mixup_alpha": Case(0.9, dict(beta=0.04, sync_ref_model=True, ref_model_sync_steps=1)),
     "ref_model_sync_steps": Case(1, dict(beta=0.04, sync_ref_model=True)),
     "remove_unused_columns": Case(True, calls="grpo_runtime.training.batch.reward_columns"),
@@ -281,7 +285,7 @@ HONOURED: dict[str, Case] = {
     "reward_model_name_or_path": Case("@model"),
     "reward_weights": Case([1.0, 0.5], dict(TWO_REWARDS)),
     "router_aux_loss_coef": Case(0.5, probe=router_probe),
-    "run_name": Case("named", calls="grpo_runtime.train.open_sinks"),
+    "run_name": Case("named", calls="grpo_runtime.recipe.start.open_sinks"),
     "sapo_temperature_neg": Case(3.0, dict(ITER2, loss_type="sapo")),
     "sapo_temperature_pos": Case(3.0, dict(ITER2, loss_type="sapo")),
     "save_only_model": Case(True, dict(SAVE)),

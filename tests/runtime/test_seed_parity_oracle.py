@@ -11,6 +11,7 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
+import grpo_runtime.recipe.generation
 import grpo_runtime.train
 from grpo_runtime.data.reward_library import target_word_reward
 from grpo_runtime.launch.demo import demo_rows
@@ -106,14 +107,14 @@ def run_trl(tmp_path, model_dir, data_dir, settings):
 
 
 def run_ours(tmp_path, model_dir, data_dir, settings, monkeypatch):
-    tokens, original = [], grpo_runtime.train.generate_batch
+    tokens, original = [], grpo_runtime.recipe.generation.generate_batch
 
     def recorded(*args, **kwargs):
         generated = original(*args, **kwargs)
         tokens.append(completion_tokens(generated.batch))
         return generated  # (evaluate.py calls batch.generate_batch itself: training generations only)
 
-    monkeypatch.setattr(grpo_runtime.train, "generate_batch", recorded)
+    monkeypatch.setattr(grpo_runtime.recipe.generation, "generate_batch", recorded)
     ours = base_settings(model_dir, data_dir, tmp_path / "ours")
     ours.pop("max_steps")
     ours.update(settings, save_strategy="no")

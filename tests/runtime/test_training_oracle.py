@@ -7,6 +7,7 @@ import torch
 from safetensors.torch import load_file
 
 import grpo_runtime.generation.rollout
+import grpo_runtime.recipe.generation
 import grpo_runtime.train
 import grpo_runtime.training.batch
 from grpo_runtime.data.reward_library import target_word_reward
@@ -144,7 +145,7 @@ def test_training_steps_match_trl(tmp_path, tiny_model_dir, monkeypatch, variant
     trl_checkpoints = sorted(p.name for p in (tmp_path / "trl").glob("checkpoint-*"))
 
     # --- grpo_runtime
-    monkeypatch.setattr(grpo_runtime.train, "shuffle_rows", lambda batch: batch)
+    monkeypatch.setattr(grpo_runtime.recipe.generation, "shuffle_rows", lambda batch: batch)
     monkeypatch.setattr(
         grpo_runtime.generation.rollout,
         "sample_completions",

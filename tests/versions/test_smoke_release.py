@@ -91,7 +91,8 @@ def test_the_recipe_is_valid_for_0_19_and_not_for_1_16(recipe):
 
 
 def test_the_file_runs_translated_with_0_19_defaults_written_out(recipe):
-    from grpo_runtime.smoke.command import parser, translate_for_runtime
+    from grpo_runtime.smoke.command import parser
+    from grpo_runtime.smoke.rewrite import translate_for_runtime
     from grpo_schema import check_file
 
     args = parser().parse_args([str(recipe), "--trl-version", "0.19"])
@@ -129,7 +130,8 @@ def test_the_file_runs_translated_with_0_19_defaults_written_out(recipe):
 
 
 def test_a_1_16_file_is_not_translated(recipe):
-    from grpo_runtime.smoke.command import parser, translate_for_runtime
+    from grpo_runtime.smoke.command import parser
+    from grpo_runtime.smoke.rewrite import translate_for_runtime
 
     args = parser().parse_args([str(recipe)])
     assert translate_for_runtime(args, {"trl_version": "1.16.0", "trl_version_source": "installed"}) is None
@@ -216,7 +218,9 @@ def test_keys_the_release_ignores_are_left_out_of_the_run_and_said(recipe):
     for a file that does not use vLLM (it would only earn a warning the user's file never had)."""
     from pathlib import Path
 
-    from grpo_runtime.smoke.command import parser, release_check, translate_for_runtime
+    from grpo_runtime.smoke.command import parser
+    from grpo_runtime.smoke.release import release_check
+    from grpo_runtime.smoke.rewrite import translate_for_runtime
     from grpo_schema import check_file
 
     recipe.write_text(recipe.read_text() + "vllm_importance_sampling_cap: 3.0\nsomeone_elses_key: 1\n")
@@ -247,7 +251,9 @@ def test_another_trainers_keys_are_refused_with_the_reason(recipe):
 def test_diagnostics_of_the_rewritten_copy_point_at_the_users_lines(recipe):
     from pathlib import Path
 
-    from grpo_runtime.smoke.command import lines_of_original, parser, release_check, translate_for_runtime
+    from grpo_runtime.smoke.command import parser
+    from grpo_runtime.smoke.release import release_check
+    from grpo_runtime.smoke.rewrite import lines_of_original, translate_for_runtime
 
     release = {"trl_version": "0.19", "trl_version_source": "flag"}
     args = parser().parse_args([str(recipe), "--trl-version", "0.19"])

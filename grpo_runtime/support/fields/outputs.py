@@ -23,17 +23,17 @@ def _log_completions(s: Setting) -> bool:
 FIELDS: dict[str, Support] = {
     "batch_eval_metrics": ignored(EVAL_PREDICTIONS),
     "debug": refused("debug modes (underflow_overflow, tpu_metrics_debug) are not run", "remove debug", U_FEATURE),
-    "disable_tqdm": honoured("train.progress_bar"),
+    "disable_tqdm": honoured("recipe.logs.progress_bar"),
     "do_eval": ignored("a script switch; GRPOTrainer evaluates by eval_strategy, and TRL 1.16 ignores it too"),
     "enable_jit_checkpoint": honoured(
-        "train.JitCheckpoint: SIGTERM saves checkpoint-STEP after the current optimizer step and stops"
+        "recipe.saving.JitCheckpoint: SIGTERM saves checkpoint-STEP after the current optimizer step and stops"
     ),
     "eval_accumulation_steps": ignored(EVAL_PREDICTIONS),
-    "eval_delay": honoured("train.should_evaluate"),
+    "eval_delay": honoured("recipe.cadence.should_evaluate"),
     "eval_do_concat_batches": ignored(EVAL_PREDICTIONS),
     "eval_on_start": honoured("train.main (an evaluation before the first step)"),
-    "eval_steps": honoured("train.should_evaluate"),
-    "eval_strategy": honoured("train.should_evaluate, evaluate.py"),
+    "eval_steps": honoured("recipe.cadence.should_evaluate"),
+    "eval_strategy": honoured("recipe.cadence.should_evaluate, evaluate.py"),
     "eval_use_gather_object": ignored(EVAL_PREDICTIONS),
     "greater_is_better": honoured(
         "best.record_evaluation (unset: larger is better unless the metric's name ends in 'loss')"
@@ -59,11 +59,11 @@ FIELDS: dict[str, Support] = {
         "1.16 counts nothing; num_tokens is logged either way"
     ),
     "load_best_model_at_end": honoured(
-        "train.load_best_model: the best checkpoint's weights before the final save "
+        "recipe.saving.load_best_model: the best checkpoint's weights before the final save "
         "(sharded runs too); best.keep_only_best with save_total_limit 1"
     ),
     "log_completions": honoured(
-        "train.log_completions (completions.jsonl: every row, with each reward function's "
+        "recipe.generation.log_completions (completions.jsonl: every row, with each reward function's "
         "score, the total reward, advantage, length and truncation); when off, the "
         "first 2 prompt groups of each logged step still go to completions-sample.jsonl"
     ),
@@ -72,22 +72,22 @@ FIELDS: dict[str, Support] = {
         "remove log_completions_hub_repo; completions.jsonl holds them",
         U_HUB,
     ),
-    "log_level": honoured("train.set_log_levels (transformers and datasets logging on the main process)"),
-    "log_level_replica": honoured("train.set_log_levels (on the other processes)"),
+    "log_level": honoured("recipe.start.set_log_levels (transformers and datasets logging on the main process)"),
+    "log_level_replica": honoured("recipe.start.set_log_levels (on the other processes)"),
     "log_multimodal": ignored(
         "images are logged only for multimodal prompts, which a config cannot make "
         "(they come from the dataset's image columns); text prompts ignore it in TRL too"
     ),
-    "log_on_each_node": honoured("train.set_log_levels (the main process of each machine logs at log_level)"),
+    "log_on_each_node": honoured("recipe.start.set_log_levels (the main process of each machine logs at log_level)"),
     "log_unique_prompts": warned(
         "TRL dedups prompts in the wandb/trackio completions table; completions.jsonl keeps every row",
         U_NO_EFFECT,
         when=lambda s: s.config.log_unique_prompts and _log_completions(s),
     ),
-    "logging_first_step": honoured("train.should_log"),
-    "logging_nan_inf_filter": honoured("train.logged_loss (a NaN/inf step loss is replaced by the mean so far)"),
-    "logging_steps": honoured("train.should_log"),
-    "logging_strategy": honoured("train.should_log"),
+    "logging_first_step": honoured("recipe.cadence.should_log"),
+    "logging_nan_inf_filter": honoured("recipe.logs.logged_loss (a NaN/inf step loss is replaced by the mean so far)"),
+    "logging_steps": honoured("recipe.cadence.should_log"),
+    "logging_strategy": honoured("recipe.cadence.should_log"),
     "metric_for_best_model": honoured(
         "best.record_evaluation after each evaluation; the best checkpoint is kept from "
         "save_total_limit's pruning (checkpoint.prune_checkpoints)"
@@ -136,8 +136,8 @@ FIELDS: dict[str, Support] = {
         U_NO_EFFECT,
     ),
     "save_only_model": honoured("checkpoint.save_checkpoint"),
-    "save_steps": honoured("train.should_save"),
-    "save_strategy": honoured("train.should_save (best: after each evaluation that sets a new best)"),
+    "save_steps": honoured("recipe.cadence.should_save"),
+    "save_strategy": honoured("recipe.cadence.should_save (best: after each evaluation that sets a new best)"),
     "save_total_limit": honoured("checkpoint.prune_checkpoints (keeps the newest and the best checkpoint)"),
     "skip_memory_metrics": warned("memory metrics are not measured by grpo_runtime", U_NO_EFFECT),
     "trackio_bucket_id": ignored(only_with("report_to: trackio", "which is refused")),

@@ -8,7 +8,9 @@ from typing import Any
 
 import yaml
 
-from grpo_schema.dialects.python.check import CallReading, PythonCheck, script_only_keys
+from grpo_schema.dialects.python.as_python import script_only_keys
+from grpo_schema.dialects.python.check import PythonCheck
+from grpo_schema.dialects.python.reading import CallReading
 from grpo_schema.engine.check import CheckResult
 
 

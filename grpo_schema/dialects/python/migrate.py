@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from grpo_schema.dialects.python.calls import Keyword
-from grpo_schema.dialects.python.check import CallReading, check_python
+from grpo_schema.dialects.python.check import check_python
+from grpo_schema.dialects.python.reading import CallReading
 from grpo_schema.dialects.python.values import Unknown
 from grpo_schema.engine.diagnostics import Fix
 

@@ -15,7 +15,7 @@ from grpo_schema.engine.check import CheckResult, check_read
 from grpo_schema.engine.diagnostics import Diagnostic, Fix
 
 if TYPE_CHECKING:
-    from grpo_schema.dialects.python.check import CallReading
+    from grpo_schema.dialects.python.reading import CallReading
 
 MAX_PARENTS = 12  # folders walked up looking for the repository's requirements
 

@@ -9,18 +9,18 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Any
 
 from grpo_schema.dialects.verl import codes
 from grpo_schema.dialects.verl.config import VerlConfig, build
 from grpo_schema.dialects.verl.fields import FieldTable, engine_base, release, releases, resolve, table
-from grpo_schema.dialects.verl.hydra_grammar import value_problem
-from grpo_schema.dialects.verl.launch import UNKNOWN, Run, Setting, entry_config, runs_in_script
+from grpo_schema.dialects.verl.launch import UNKNOWN, Run, entry_config, runs_in_script
+from grpo_schema.dialects.verl.notes import script_notes, unknown_notes
+from grpo_schema.dialects.verl.overrides import key_problem, override_value_problem
 from grpo_schema.dialects.verl.rules import VerlContext, load_verl_rules
 from grpo_schema.dialects.verl.yamlfile import read_yaml
 from grpo_schema.engine.check import CheckResult
 from grpo_schema.engine.closematch import suggest
-from grpo_schema.engine.diagnostics import Diagnostic, Fix
+from grpo_schema.engine.diagnostics import Diagnostic
 from grpo_schema.engine.rules import run_rules
 
 _LAUNCH_HINT = re.compile(r"(-m\s+[\w.]*main_\w+|main_ppo)")
@@ -171,14 +171,14 @@ def _engine_problem(run: Run, fields: FieldTable) -> Diagnostic | None:
 
 def check_run(run: Run, version: str | None = None) -> tuple[list[Diagnostic], VerlConfig | None]:
     fields = base_table(run, version)
-    found: list[Diagnostic] = list(_script_notes(run, fields))
+    found: list[Diagnostic] = list(script_notes(run, fields))
     engine = _engine_problem(run, fields)
     if engine is not None:
         found.append(engine)
     failed: set[str] = set()
     current = fields.defaults()
     for setting in run.settings:
-        problem = _key_problem(setting, fields, current) or _value_problem(setting, fields)
+        problem = key_problem(setting, fields, current) or override_value_problem(setting, fields)
         current[setting.key] = setting.value if setting.known else current.get(setting.key)
         if problem is not None:
             found.append(problem)
@@ -193,270 +193,10 @@ def check_run(run: Run, version: str | None = None) -> tuple[list[Diagnostic], V
             "the fully async trainer sizes its step by async_training.require_batches x ppo_mini_batch_size"
         )
     failed |= set(config.unknown)
-    found.extend(_unknown_notes(config))
+    found.extend(unknown_notes(config))
     rule_found = run_rules(config, VerlContext(), failed, rules=load_verl_rules())  # type: ignore[arg-type]
     found.extend(_place(d, config, run) for d in rule_found)
     return found, config
-
-
-def _script_notes(run: Run, fields: FieldTable) -> list[Diagnostic]:
-    notes = []
-    if run.passthrough:
-        notes.append(
-            Diagnostic(
-                codes.SCRIPT_NOTE,
-                "info",
-                "the launch passes the script's own arguments on ($@): "
-                "overrides given when the script runs are not known here",
-                line=run.line,
-                column=1,
-            )
-        )
-    if run.config_name.removesuffix(".yaml") != fields.base:
-        notes.append(
-            Diagnostic(
-                codes.SCRIPT_NOTE,
-                "info",
-                f"the base config {run.config_name!r} comes from "
-                f"{run.config_path or 'a --config-path folder'}; keys are checked against verl's "
-                f"{fields.base}",
-                line=run.line,
-                column=1,
-            )
-        )
-    if _before(fields.release, (0, 9)) and not run.entry.endswith("main_ppo_v0"):
-        notes.append(
-            Diagnostic(
-                codes.SCRIPT_NOTE,
-                "info",
-                f"verl {fields.release} runs its own config checks "
-                "(validate_config) inside Ray, after the cluster is allocated (0.9.0 moved them before "
-                "Ray): the parse-time findings here are found there on the cluster",
-                line=run.line,
-                column=1,
-            )
-        )
-    if run.entry.endswith("fully_async_main"):
-        notes.append(
-            Diagnostic(
-                codes.SCRIPT_NOTE,
-                "info",
-                "fully_async_main is verl's fully async trainer: it runs "
-                "verl's own checks inside Ray, after the cluster is allocated; the rules here judge its "
-                "config as verl's trainer would",
-                line=run.line,
-                column=1,
-            )
-        )
-    if run.entry.endswith("main_ppo_v0"):
-        notes.append(
-            Diagnostic(
-                codes.SCRIPT_NOTE,
-                "info",
-                "main_ppo_v0 is verl's legacy path: it runs verl's own "
-                "checks inside Ray, after the cluster is allocated, not before",
-                line=run.line,
-                column=1,
-            )
-        )
-    if run.block:
-        notes.append(
-            Diagnostic(
-                codes.SCRIPT_NOTE,
-                "info",
-                f"the launch sits inside {run.block}; it is checked as if that branch runs",
-                line=run.line,
-                column=1,
-            )
-        )
-    for setting in run.settings:
-        for note in setting.notes:
-            notes.append(
-                Diagnostic(
-                    codes.SCRIPT_NOTE,
-                    "info",
-                    f"{setting.key}: {note}",
-                    fields=(setting.key,),
-                    line=setting.line,
-                    column=setting.column,
-                )
-            )
-    for word, why in run.unread:
-        code, severity = (codes.UNREAD_WORD, "warning") if word.text is None else (codes.BAD_OVERRIDE, "error")
-        shown = f"{word.text!r}: {why}" if word.text is not None else why
-        notes.append(
-            Diagnostic(
-                code,
-                severity,
-                shown,
-                line=word.line or run.line,
-                column=word.column or 1,
-                hint="" if word.text is None else "write key=value (a dotted key of verl's config)",
-            )
-        )
-    return notes
-
-
-# sections whose config class verl declares but never builds them from: verl 0.9.1 reads `reward` as a mapping
-# (its reward loop takes reward.reward_kwargs, which DAPO's recipes add with +)
-_NOT_BUILT = ("reward",)
-# mappings verl hands on whole to another library, whose keys it does not list: ray.init's keyword arguments
-_PASSED_ON = ("ray_kwargs.ray_init.",)
-
-
-def _before(version: str, line: tuple[int, int]) -> bool:
-    parts = tuple(int(p) for p in version.split(".")[:2] if p.isdigit())
-    return parts < line
-
-
-def _key_problem(setting: Setting, fields: FieldTable, current: dict[str, Any]) -> Diagnostic | None:
-    """Hydra's verdict on the key: an override must name an existing key; `+` adds one, and may fill a key whose
-    value is null, but not replace a value."""
-    field = fields.get(setting.key)
-    known = field is not None
-    where = {"line": setting.line, "column": setting.column, "fields": (setting.key,)}
-    if field is not None and field.absent:
-        return None if setting.op != "" else _absent_key(setting, fields, where)
-    if setting.op == "+" and known and (current.get(setting.key) is not None or fields.get(setting.key).type == "dict"):
-        return Diagnostic(
-            codes.APPEND_EXISTING,
-            "error",
-            f"+{setting.key} adds a key verl already has",
-            **where,
-            hint=f"write {setting.key}={setting.text}",
-            fix=Fix(set={setting.key: setting.value}, title="override instead of adding"),
-        )
-    if known or setting.op == "~":
-        return None
-    if setting.op == "":
-        return _unknown_key(setting, fields, where)
-    parent = fields.nearest_parent(setting.key)
-    if fields.is_dataclass_node(parent) and parent not in _NOT_BUILT:
-        return _not_a_dataclass_field(setting, fields, parent, where)
-    if fields.inside_dataclass(setting.key) or setting.key.startswith(_PASSED_ON):
-        return None  # a key of a free-form mapping (engine_kwargs, ray.init's arguments, ...): read as given
-    how = "the file adds it" if setting.op == "file" else f"`{setting.op}` adds it"
-    return Diagnostic(
-        codes.ADDED_KEY,
-        "warning",
-        f"{setting.key} is not a key of verl {fields.release}'s "
-        f"{fields.base} config ({how}); verl's trainer does not read it",
-        **where,
-        hint=_did_you_mean(setting.key, fields) or "a recipe or fork of verl may read it",
-    )
-
-
-def _absent_key(setting: Setting, fields: FieldTable, where: dict[str, Any]) -> Diagnostic:
-    return Diagnostic(
-        codes.UNKNOWN_KEY,
-        "error",
-        f"{setting.key} is a field of verl {fields.release}'s config class "
-        f"but not of its {fields.base} YAML, so Hydra refuses to override it",
-        **where,
-        hint=f"add it: +{setting.key}={setting.text}",
-    )
-
-
-def _unknown_key(setting: Setting, fields: FieldTable, where: dict[str, Any]) -> Diagnostic:
-    suggestion = fields.suggestion(setting.key)
-    return Diagnostic(
-        codes.UNKNOWN_KEY,
-        "error",
-        f"{setting.key} is not a key of verl {fields.release}'s {fields.base} config: Hydra refuses the override",
-        **where,
-        hint=(f"did you mean {suggestion}? " if suggestion else "")
-        + f"to add a key of your own, write +{setting.key}=...",
-        fix=Fix(rename={setting.key: suggestion}, safe=False, title=f"rename to {suggestion}") if suggestion else None,
-    )
-
-
-def _not_a_dataclass_field(setting: Setting, fields: FieldTable, parent: str, where: dict[str, Any]) -> Diagnostic:
-    actor = parent.startswith("actor_rollout_ref.actor")
-    when = "before Ray starts" if actor else "when its worker builds it, on the cluster"
-    hint = _did_you_mean(setting.key, fields) or f"{parent} takes only the fields of its config class"
-    code = codes.DATACLASS_KEY if actor else codes.WORKER_DATACLASS_KEY
-    return Diagnostic(
-        code,
-        "error",
-        f"{setting.key}: verl builds {parent} as a config dataclass, "
-        f"which has no field {setting.key.rsplit('.', 1)[1]!r}; it fails {when}",
-        **where,
-        hint=hint,
-    )
-
-
-def _did_you_mean(key: str, fields: FieldTable) -> str:
-    suggestion = fields.suggestion(key)
-    return f"did you mean {suggestion}?" if suggestion else ""
-
-
-_PYTHON_TYPES = {"int": (int,), "float": (int, float), "bool": (bool,)}
-
-
-def _value_problem(setting: Setting, fields: FieldTable) -> Diagnostic | None:
-    grammar = value_problem(setting.text) if setting.known and setting.text and setting.op != "file" else None
-    if grammar is not None:
-        return Diagnostic(
-            codes.BAD_OVERRIDE,
-            "error",
-            f"the value of {setting.key}, {setting.text!r}, does not parse as a Hydra override: {grammar}",
-            line=setting.line,
-            column=setting.column,
-            fields=(setting.key,),
-            hint="quote the value for Hydra inside the shell's quotes: 'key=\"a value\"', and lists as 'key=[a,b]'",
-        )
-    field = fields.get(setting.key)
-    if field is None or not setting.known or field.type not in _PYTHON_TYPES:
-        return None
-    value = setting.value
-    if value is None and field.nullable:
-        return None
-    wanted = _PYTHON_TYPES[field.type]
-    if isinstance(value, wanted) and not (isinstance(value, bool) and field.type != "bool"):
-        return None
-    if field.type == "float" and isinstance(value, str) and _float_text(value):
-        return None
-    return Diagnostic(
-        codes.BAD_VALUE,
-        "error",
-        f"{setting.key} is {setting.text!r}, not {_article(field.type)}",
-        line=setting.line,
-        column=setting.column,
-        fields=(setting.key,),
-        hint=f"verl's default is {field.default!r}" if field.default is not None else "",
-    )
-
-
-def _float_text(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
-def _article(kind: str) -> str:
-    return {"int": "a whole number", "float": "a number", "bool": "true or false"}[kind]
-
-
-def _unknown_notes(config: VerlConfig) -> list[Diagnostic]:
-    read = {key for rule in load_verl_rules() for key in rule.reads}
-    out = []
-    for key, why in config.unknown.items():
-        setting = config.settings.get(key)
-        if key in read and setting is not None:
-            out.append(
-                Diagnostic(
-                    codes.UNKNOWN_VALUE,
-                    "info",
-                    f"{key} is not known: {why}; the checks that read it are skipped",
-                    fields=(key,),
-                    line=setting.line,
-                    column=setting.column,
-                    hint="pass --set to give it a value, or set it in the script",
-                )
-            )
-    return out
 
 
 def _place(diagnostic: Diagnostic, config: VerlConfig, run: Run) -> Diagnostic:

@@ -82,3 +82,14 @@ def finding(message: str, fields: tuple[str, ...], hint: str = "", fixes: tuple[
 
 
 __all__ = ["VERL_RULES", "VerlContext", "Finding", "rule", "finding", "edits", "gpu_hint", "gpu_counts_where"]
+
+
+GPUS = ("trainer.n_gpus_per_node", "trainer.nnodes")  # the keys the declared GPUs are read from
+
+
+def unset_fix(key: str) -> Fix:
+    return Fix(unset=(key,), safe=True, title=f"remove {key}")
+
+
+def set_fix(key: str, value: Any) -> Fix:
+    return Fix(set={key: value}, safe=False, title=f"set {key}={value}")

@@ -1,18 +1,14 @@
-"""The checks verl runs before Ray starts (since 0.9.0: main_ppo calls validate_config first), with its verdict.
-
-Each rule fires exactly when verl's own check fails, on the same values: validate_config's batch divisibility and
-its log-prob micro-batch pairs, ActorConfig's __post_init__ and validate, the validation sampling temperature.
-verl stops at the first failure; these report every one at once.
-"""
+"""verl's own checks of the actor's batch before Ray starts: validate_config's batch divisibility (with Megatron's
+parallel sizes), ActorConfig's micro-batch and mini-batch checks and loss aggregation mode, the log-prob micro-batch
+pairs of the rollout and the reference, and sequence parallelism's remove_padding."""
 
 from __future__ import annotations
 
 from typing import Any, Iterator
 
 from grpo_schema.dialects.verl.config import REF, A, R
-from grpo_schema.dialects.verl.rules.base import Finding, edits, finding, gpu_hint, rule
+from grpo_schema.dialects.verl.rules.base import GPUS, Finding, edits, finding, gpu_hint, rule, set_fix, unset_fix
 
-_GPUS = ("trainer.n_gpus_per_node", "trainer.nnodes")
 _MEGATRON = (
     A + "strategy",
     A + "megatron.tensor_model_parallel_size",
@@ -38,7 +34,7 @@ def batch_divides(config: Any) -> bool:
     return minimal > 0 and (int(config["data.train_batch_size"]) * config.n) % minimal == 0
 
 
-@rule("GRPO-Q010", "error", _GPUS + _MEGATRON + (A + "use_dynamic_bsz",))
+@rule("GRPO-Q010", "error", GPUS + _MEGATRON + (A + "use_dynamic_bsz",))
 def megatron_parallel_divides_gpus(config: Any, ctx: Any) -> Iterator[Finding]:
     """Under Megatron, the GPUs must be a multiple of TP x PP x CP.
 
@@ -48,7 +44,7 @@ def megatron_parallel_divides_gpus(config: Any, ctx: Any) -> Iterator[Finding]:
     if not config.dynamic and not megatron_divides(config):
         yield finding(
             f"the {config.n_gpus} GPUs are not a multiple of Megatron's TP x PP x CP ({config.model_parallel})",
-            _GPUS + _MEGATRON[1:],
+            GPUS + _MEGATRON[1:],
             hint=gpu_hint(config, megatron_divides),
             fixes=edits(config, megatron_divides, ("trainer.n_gpus_per_node", True)),
         )
@@ -57,7 +53,7 @@ def megatron_parallel_divides_gpus(config: Any, ctx: Any) -> Iterator[Finding]:
 @rule(
     "GRPO-Q011",
     "error",
-    _GPUS + _MEGATRON + ("data.train_batch_size", R + "n", A + "use_dynamic_bsz", A + "ppo_micro_batch_size_per_gpu"),
+    GPUS + _MEGATRON + ("data.train_batch_size", R + "n", A + "use_dynamic_bsz", A + "ppo_micro_batch_size_per_gpu"),
 )
 def batch_divides_minimal_batch(config: Any, ctx: Any) -> Iterator[Finding]:
     """data.train_batch_size x rollout.n must be a multiple of verl's minimal batch.
@@ -79,7 +75,7 @@ def batch_divides_minimal_batch(config: Any, ctx: Any) -> Iterator[Finding]:
     if batch_divides(config):
         return
     samples = int(config["data.train_batch_size"]) * config.n
-    fields = ("data.train_batch_size", R + "n") + _GPUS
+    fields = ("data.train_batch_size", R + "n") + GPUS
     yield finding(
         f"data.train_batch_size x rollout.n = {config['data.train_batch_size']} x {config.n} = {samples} "
         f"samples is not a multiple of verl's minimal batch ({minimal_batch(config)}"
@@ -106,7 +102,7 @@ def actor_micro_batch_set_once(config: Any, ctx: Any) -> Iterator[Finding]:
             "both actor.ppo_micro_batch_size and actor.ppo_micro_batch_size_per_gpu are set",
             fields,
             hint="remove the deprecated actor.ppo_micro_batch_size",
-            fixes=(_unset(A + "ppo_micro_batch_size"),),
+            fixes=(unset_fix(A + "ppo_micro_batch_size"),),
         )
     elif glob is None and per_gpu is None:
         yield finding(
@@ -116,12 +112,6 @@ def actor_micro_batch_set_once(config: Any, ctx: Any) -> Iterator[Finding]:
             hint="set actor.ppo_micro_batch_size_per_gpu (samples per forward pass on one GPU), or "
             "actor.use_dynamic_bsz=True with a token budget",
         )
-
-
-def _unset(key: str) -> Any:
-    from grpo_schema.engine.diagnostics import Fix
-
-    return Fix(unset=(key,), safe=True, title=f"remove {key}")
 
 
 @rule("GRPO-Q013", "error", (A + "loss_agg_mode",))
@@ -160,9 +150,9 @@ def mini_batch_within_train_batch(config: Any, ctx: Any) -> Iterator[Finding]:
             if old
             else "the mini-batch counts prompts, as train_batch_size does"
         )
-        fixes = ((_set(A + "ppo_mini_batch_size", mini // n),) if old else ()) + (
-            _set(A + "ppo_mini_batch_size", prompts),
-            _set("data.train_batch_size", mini),
+        fixes = ((set_fix(A + "ppo_mini_batch_size", mini // n),) if old else ()) + (
+            set_fix(A + "ppo_mini_batch_size", prompts),
+            set_fix("data.train_batch_size", mini),
         )
         yield finding(
             f"actor.ppo_mini_batch_size ({mini}) is larger than data.train_batch_size ({prompts})",
@@ -172,17 +162,11 @@ def mini_batch_within_train_batch(config: Any, ctx: Any) -> Iterator[Finding]:
         )
 
 
-def _set(key: str, value: Any) -> Any:
-    from grpo_schema.engine.diagnostics import Fix
-
-    return Fix(set={key: value}, safe=False, title=f"set {key}={value}")
-
-
 @rule(
     "GRPO-Q015",
     "error",
     (A + "ppo_micro_batch_size", A + "ppo_mini_batch_size", A + "use_dynamic_bsz", A + "ulysses_sequence_parallel_size")
-    + _GPUS,
+    + GPUS,
 )
 def deprecated_micro_batch_fits(config: Any, ctx: Any) -> Iterator[Finding]:
     """The deprecated global actor.ppo_micro_batch_size must divide the mini-batch and cover the GPUs.
@@ -207,7 +191,7 @@ def deprecated_micro_batch_fits(config: Any, ctx: Any) -> Iterator[Finding]:
         yield finding(
             f"the deprecated actor.ppo_micro_batch_size ({glob}) x ulysses_sequence_parallel_size ({sp}) "
             f"is smaller than the {config.n_gpus} GPUs",
-            fields + _GPUS,
+            fields + GPUS,
             hint="use actor.ppo_micro_batch_size_per_gpu instead (samples per GPU)",
         )
 
@@ -227,7 +211,7 @@ def sequence_parallel_needs_remove_padding(config: Any, ctx: Any) -> Iterator[Fi
         yield finding(
             f"actor.ulysses_sequence_parallel_size is {sp} but model.use_remove_padding is off",
             (A + "ulysses_sequence_parallel_size", "actor_rollout_ref.model.use_remove_padding"),
-            fixes=(_set("actor_rollout_ref.model.use_remove_padding", True),),
+            fixes=(set_fix("actor_rollout_ref.model.use_remove_padding", True),),
         )
 
 
@@ -274,148 +258,5 @@ def log_prob_micro_batch_set_once(config: Any, ctx: Any) -> Iterator[Finding]:
                 f"both {name}.log_prob_micro_batch_size and {name}.log_prob_micro_batch_size_per_gpu are set",
                 fields,
                 hint="remove the deprecated global one",
-                fixes=(_unset(prefix + "log_prob_micro_batch_size"),),
+                fixes=(unset_fix(prefix + "log_prob_micro_batch_size"),),
             )
-
-
-@rule("GRPO-Q018", "error", (R + "val_kwargs.do_sample", R + "temperature"))
-def validation_sampling_needs_temperature(config: Any, ctx: Any) -> Iterator[Finding]:
-    """Sampling during validation (rollout.val_kwargs.do_sample) needs rollout.temperature > 0.
-
-    verl's validate_config asserts it before training starts.
-    """
-    if config[R + "val_kwargs.do_sample"] and not float(config[R + "temperature"]) > 0:
-        yield finding(
-            f"rollout.val_kwargs.do_sample is on but rollout.temperature is {config[R + 'temperature']}",
-            (R + "val_kwargs.do_sample", R + "temperature"),
-            fixes=(_set(R + "temperature", 1.0),),
-        )
-
-
-def needs_critic(config: Any) -> bool:
-    """verl builds a critic when critic.enable says so, else for the gae estimator only."""
-    enable = config["critic.enable"]
-    return bool(enable) if enable is not None else config["algorithm.adv_estimator"] == "gae"
-
-
-_CRITIC = (
-    "critic.enable",
-    "algorithm.adv_estimator",
-    "critic.use_dynamic_bsz",
-    "critic.ppo_micro_batch_size",
-    "critic.ppo_micro_batch_size_per_gpu",
-    "critic.ppo_mini_batch_size",
-    "data.train_batch_size",
-    "critic.ulysses_sequence_parallel_size",
-    "critic.strategy",
-) + _GPUS
-
-
-@rule("GRPO-Q019", "error", _CRITIC)
-def critic_batch_sizes(config: Any, ctx: Any) -> Iterator[Finding]:
-    """When a critic is trained (critic.enable, or the gae estimator), its batch sizes pass verl's critic checks.
-
-    verl's CriticConfig refuses, before Ray starts and without critic.use_dynamic_bsz: both or neither of
-    critic.ppo_micro_batch_size(_per_gpu); a mini-batch the global micro-batch does not divide; a mini-batch larger
-    than data.train_batch_size; and under FSDP a global micro-batch x Ulysses size below the GPUs. A GRPO run with
-    adv_estimator=grpo trains no critic.
-    """
-    if not needs_critic(config) or config["critic.use_dynamic_bsz"]:
-        return
-    glob, per_gpu = config["critic.ppo_micro_batch_size"], config["critic.ppo_micro_batch_size_per_gpu"]
-    mini = int(config["critic.ppo_mini_batch_size"])
-    fields = ("critic.ppo_micro_batch_size_per_gpu", "critic.ppo_micro_batch_size")
-    if glob is None and per_gpu is None:
-        yield finding(
-            "a critic is trained (adv_estimator gae, or critic.enable) but neither "
-            "critic.ppo_micro_batch_size_per_gpu nor critic.ppo_micro_batch_size is set",
-            fields,
-            hint="set critic.ppo_micro_batch_size_per_gpu, or algorithm.adv_estimator=grpo for GRPO",
-        )
-    elif glob is not None and per_gpu is not None:
-        yield finding(
-            "both critic.ppo_micro_batch_size and critic.ppo_micro_batch_size_per_gpu are set",
-            fields,
-            fixes=(_unset("critic.ppo_micro_batch_size"),),
-        )
-    elif glob is not None and int(glob) > 0 and mini % int(glob):
-        yield finding(
-            f"critic.ppo_mini_batch_size ({mini}) is not a multiple of critic.ppo_micro_batch_size ({glob})",
-            fields + ("critic.ppo_mini_batch_size",),
-        )
-    elif int(config["data.train_batch_size"]) < mini:
-        yield finding(
-            f"critic.ppo_mini_batch_size ({mini}) is larger than data.train_batch_size "
-            f"({config['data.train_batch_size']})",
-            ("critic.ppo_mini_batch_size", "data.train_batch_size"),
-        )
-    elif (
-        glob is not None
-        and config["critic.strategy"] in ("fsdp", "fsdp2")
-        and int(glob) * int(config["critic.ulysses_sequence_parallel_size"] or 1) < config.n_gpus
-    ):
-        yield finding(
-            f"critic.ppo_micro_batch_size ({glob}) x ulysses_sequence_parallel_size is smaller than the "
-            f"{config.n_gpus} GPUs",
-            fields + _GPUS,
-        )
-
-
-_LORA = (
-    "actor_rollout_ref.model.lora_rank",
-    "actor_rollout_ref.model.lora.rank",
-    "actor_rollout_ref.model.lora.merge",
-    R + "name",
-)
-VLLM_MAX_LORA_RANK = 512
-
-
-def served_lora_rank(config: Any) -> int:
-    """The LoRA rank the rollout serves, as validate_config computes it: model.lora.rank, else model.lora_rank; 0
-    when the adapter is merged into the weights (model.lora.merge)."""
-    rank = int(config["actor_rollout_ref.model.lora.rank"] or 0)
-    if rank <= 0:
-        rank = int(config["actor_rollout_ref.model.lora_rank"] or 0)
-    return 0 if config["actor_rollout_ref.model.lora.merge"] else rank
-
-
-@rule("GRPO-Q020", "error", _LORA)
-def vllm_lora_rank_supported(config: Any, ctx: Any) -> Iterator[Finding]:
-    """With vLLM rollouts, the LoRA rank must be one vLLM serves (at most 512).
-
-    verl's validate_config checks model.lora.rank (or model.lora_rank) against vLLM's largest LoRA rank before Ray
-    starts, unless the adapter is merged (model.lora.merge).
-    """
-    rank = served_lora_rank(config)
-    if rank > VLLM_MAX_LORA_RANK and config[R + "name"] == "vllm":
-        key = (
-            "actor_rollout_ref.model.lora.rank"
-            if config.written("actor_rollout_ref.model.lora.rank")
-            else "actor_rollout_ref.model.lora_rank"
-        )
-        yield finding(
-            f"LoRA rank {rank} is above vLLM's largest, {VLLM_MAX_LORA_RANK}",
-            (key, R + "name"),
-            fixes=(_set(key, VLLM_MAX_LORA_RANK),),
-        )
-
-
-MANDATORY = "???"  # OmegaConf's mark for a value the user must give
-
-
-@rule("GRPO-Q025", "error", _LORA)
-def rollout_engine_named(config: Any, ctx: Any) -> Iterator[Finding]:
-    """A LoRA run must name its rollout engine: actor_rollout_ref.rollout.name has no default.
-
-    verl's config marks it mandatory (`???`, since verl 0.6; 0.5 defaulted it to vllm, which old recipes rely on).
-    With a LoRA adapter served unmerged, validate_config reads it to check vLLM's LoRA rank, before Ray starts, and
-    stops with `Missing mandatory value: actor_rollout_ref.rollout.name`. Without LoRA the rollout worker reads it
-    on the cluster.
-    """
-    if config[R + "name"] == MANDATORY and served_lora_rank(config) > 0:
-        yield finding(
-            "actor_rollout_ref.rollout.name is not set, and verl has no default for it",
-            (R + "name",),
-            hint="name the rollout engine: actor_rollout_ref.rollout.name=vllm (or sglang)",
-            fixes=(_set(R + "name", "vllm"),),
-        )
