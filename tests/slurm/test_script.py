@@ -4,6 +4,7 @@ refusing before anything is written or submitted."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -250,3 +251,45 @@ def test_launch_slurm_refuses_before_writing_anything(tmp_path):
     )
     assert answer.returncode == 1 and "GRPO-" in answer.stderr and "not a valid config for 2" in answer.stderr
     assert not (tmp_path / "job").exists()
+
+
+def test_a_service_runs_resolved_paths_reach_the_batch_script(tmp_path):
+    """The service resolves a config's relative model and dataset paths against its folder; a Slurm job works in
+    RUN_DIR, so those paths go in as `--set` values (and the vLLM node serves the resolved model), as a local run's do."""
+    from grpo_web.runs.settings import RunsSettings
+    from grpo_web.runs.slurm import job_spec
+    from grpo_web.runs.store import Run
+
+    text = "model_name_or_path: demo/model\ndataset_name: demo/data\nreward_funcs: [think_format_reward]\n"
+    resolved = {"model_name_or_path": "/srv/grpo/demo/model", "dataset_name": "/srv/grpo/demo/data"}
+    run = Run(
+        id="r1",
+        seq=1,
+        state="queued",
+        reason=None,
+        created_at=0.0,
+        started_at=None,
+        finished_at=None,
+        config_text=text,
+        config_format="yaml",
+        world_size=1,
+        output_dir=str(tmp_path / "out"),
+        run_dir=str(tmp_path),
+        resume_checkpoint=None,
+        resumed_from=None,
+        warnings="[]",
+        pid=None,
+        pid_start=None,
+        exit_code=None,
+        cancel_requested_at=None,
+        metrics_inode=None,
+        metrics_offset=0,
+        backend="slurm",
+        overrides=json.dumps({**resolved, "output_dir": str(tmp_path / "out")}),
+    )
+    spec = job_spec(run, RunsSettings(runs_backend="slurm", runs_dir=tmp_path))
+    script = render(spec)
+    assert "--set 'model_name_or_path=\"/srv/grpo/demo/model\"'" in script, script
+    assert "--set 'dataset_name=\"/srv/grpo/demo/data\"'" in script, script
+    assert script.count("output_dir=") == 1  # the job's own output_dir, never twice
+    assert spec.model == "/srv/grpo/demo/model"

@@ -14,6 +14,7 @@ followed, so a service that runs locally loads nothing of grpo_runtime.
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -51,6 +52,9 @@ def job_spec(run: Run, settings: RunsSettings) -> JobSpec:
     if result.config is None:
         raise ValueError("the run's config no longer validates")
     config, run_dir = result.config, Path(run.run_dir)
+    # the paths the service resolved against its folder (model, datasets): the job works in RUN_DIR, where the
+    # posted text's relative paths would name nothing, so they go in as `--set` values as a local run's do
+    resolved = {name: value for name, value in json.loads(run.overrides or "{}").items() if name != "output_dir"}
     return JobSpec(
         layout=layout_for(settings, run.world_size, config),
         run_dir=run_dir,
@@ -69,10 +73,11 @@ def job_spec(run: Run, settings: RunsSettings) -> JobSpec:
         allow_env=allow_env,
         resume=run.resume_checkpoint,
         main_process_port=result.launch.get("main_process_port"),
-        model=str(config.model_name_or_path),
+        model=str(resolved.get("model_name_or_path", config.model_name_or_path)),
         model_revision=getattr(config, "model_revision", None),
         vllm_server_port=int(getattr(config, "vllm_server_port", 8000) or 8000),
         trust_remote_code=bool(getattr(config, "trust_remote_code", False)),
+        overrides=tuple(f"{name}={launcher.yaml_string(value)}" for name, value in resolved.items()),
     )
 
 
