@@ -194,8 +194,9 @@ def test_explain_and_doctor_take_every_call_or_the_one_named(two_configs):
 
 
 def test_a_transformers_key_the_release_reads_with_the_transformers_it_accepts_is_a_warning(tmp_path):
-    """TRL 0.29 accepts transformers>=4.56.2; warmup_ratio is read up to transformers 5.14 (the table's 5.24 has
-    none): a warning naming both, the same code for the script and the YAML, never a TypeError verdict."""
+    """TRL 0.29 accepts transformers>=4.56.2; warmup_ratio is read up to transformers 5.14 (the table's 5.3, of
+    0.29's date, reads it; 5.15 on, which 0.29 also accepts, do not): a warning naming both, the same code for the
+    script and the YAML, never a TypeError verdict."""
     script = tmp_path / "train.py"
     script.write_text(
         "from trl import GRPOConfig\n\nWARMUP = 0.05\nargs = GRPOConfig(\n    output_dir='o',\n"
