@@ -44,7 +44,8 @@ DECLARING_MODULES = (
     "grpo_schema.doctor.rules",
     "grpo_schema.dialects.python.codes",
     "grpo_schema.dialects.verl.codes",
-    "grpo_schema.dialects.verl.rules.parse_time",
+    "grpo_schema.dialects.verl.rules.parse_time.batches",
+    "grpo_schema.dialects.verl.rules.parse_time.workers",
     "grpo_schema.dialects.verl.rules.cluster",
     "grpo_schema.dialects.verl.rules.lints",
 )
