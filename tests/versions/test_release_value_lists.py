@@ -1,8 +1,9 @@
 """Oracle, value lists: each release's own `trl grpo` parser (release_parser_child.py, in its .venv-trl interpreter,
-with the transformers of its table) on one file per optimizer and schedule name any release knows, and on
-misspellings, against `grpo validate --trl-version R` (marker `trl_release`). TrainingArguments turns optim and
-lr_scheduler_type into its enums when it is built, so a name its transformers lacks stops the parser; grpo must
-refuse exactly those (GRPO-T003, naming the release's own names) and report the same unknown keys (none)."""
+with the transformers of its table) on one file per optimizer, schedule and strategy name any release knows, and on
+misspellings, against `grpo validate --trl-version R` (marker `trl_release`). TrainingArguments turns optim,
+lr_scheduler_type and the *_strategy keys into its enums when it is built, so a name its transformers lacks stops
+the parser; grpo must refuse exactly those (GRPO-T003, naming the release's own names) and report the same unknown
+keys (none)."""
 
 from __future__ import annotations
 
@@ -18,8 +19,15 @@ from grpo_schema.versions import releases, surface
 from tests.support.release_envs import BUILT_BY_TEST_SH, MAIN_VENV_RELEASE, interpreter, missing
 
 CHILD = Path(__file__).with_name("release_parser_child.py")
-FIELDS = ("optim", "lr_scheduler_type")
-MISSPELT = {"optim": ("adamw", "adam_torch", "AdamW"), "lr_scheduler_type": ("cosine_decay", "Linear", "wsd")}
+FIELDS = ("optim", "lr_scheduler_type", "save_strategy", "eval_strategy", "logging_strategy", "hub_strategy")
+MISSPELT = {
+    "optim": ("adamw", "adam_torch", "AdamW"),
+    "lr_scheduler_type": ("cosine_decay", "Linear", "wsd"),
+    "save_strategy": ("step", "never"),
+    "eval_strategy": ("steps ", "always"),
+    "logging_strategy": ("epochs",),
+    "hub_strategy": ("end_only",),
+}
 BASE = {
     "model_name_or_path": "Qwen/Qwen2.5-0.5B",
     "dataset_name": "trl-lib/tldr",
@@ -38,7 +46,8 @@ def values(name: str) -> list[str]:
     """Every name some release's table accepts for `name`, and misspellings no release accepts."""
     found: dict[str, None] = {}
     for release in releases():
-        found.update(dict.fromkeys(surface(release).fields[name].choices or ()))
+        info = surface(release).fields.get(name)
+        found.update(dict.fromkeys(info.choices or () if info is not None else ()))
     return [*found, *MISSPELT[name]]
 
 
