@@ -28,6 +28,7 @@ from grpo_schema.engine.compiled import compiled
 from grpo_schema.engine.diagnostics import Diagnostic, Fix, yaml_value
 from grpo_schema.engine.keys import is_launch_key
 from grpo_schema.engine.migrations import MIGRATIONS
+from grpo_schema.engine.release_choices import choice_refused, kept_for_release
 from grpo_schema.engine.transformers_range import read_by_other_transformers
 
 if TYPE_CHECKING:
@@ -107,6 +108,9 @@ class Reading:
     # Keys whose value the release's trainer refuses: the rules about them stay silent (one finding per cause; the
     # rest is judged with the release's default, a value the user never wrote).
     refused: set[str] = field(default_factory=set)
+    # Values the release accepts that 1.16's types cannot hold (optim: adamw_hf at 0.14): validated by the release's
+    # value list, so the checker leaves them alone and the config holds them as written.
+    kept: dict[str, Any] = field(default_factory=dict)
 
 
 @lru_cache(maxsize=64)  # every request of the service names its release: look it up once
@@ -156,7 +160,9 @@ def read_as(mapping: dict[str, Any], release: ReleaseSurface, profile_keys: froz
         if problem is not None:
             reading.diagnostics.append(problem)
             continue
-        refused = trainer_refuses(key, value, release)  # read by the parser, refused when the trainer starts
+        # refused by the trainer when it starts (loss_type), or not among the release's own value list (an optim
+        # of a later transformers, refused when TrainingArguments is built)
+        refused = trainer_refuses(key, value, release) or choice_refused(key, value, release)
         if refused is not None:
             # one finding per cause: the checker judges the rest with the release's default, not this value (its
             # own choice check and the rules about the value would speak of it again)
@@ -165,6 +171,8 @@ def read_as(mapping: dict[str, Any], release: ReleaseSurface, profile_keys: froz
             continue
         if key in fields_116:
             reading.mapping[key] = value
+            if kept_for_release(key, value, release, fields_116[key]):
+                reading.kept[key] = value
         elif key in MIGRATIONS:  # read under its old name: checked under the new one, where 1.16 reads it
             for name, new_value in MIGRATIONS[key].rewrite(value, mapping).items():
                 if name in fields_116 and name not in mapping:

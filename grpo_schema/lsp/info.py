@@ -15,6 +15,7 @@ from grpo_schema.engine.diagnostics import yaml_value
 from grpo_schema.engine.lines import split_lines
 from grpo_schema.engine.migrations import MIGRATIONS, describe
 from grpo_schema.engine.release import batch_meaning, for_release, release_surface, status
+from grpo_schema.engine.release_choices import accepted_values
 
 if TYPE_CHECKING:
     from grpo_schema.versions import FieldInfo, ReleaseSurface
@@ -84,7 +85,7 @@ _EXPECTS = {
 
 def _release_facts(name: str, info: FieldInfo, release: ReleaseSurface) -> tuple[str, str, list[str]]:
     """(default, what it expects, its choices) as the release reads the key."""
-    choices = [str(c) for c in (release.choices.get(name) or info.choices or ())]
+    choices = [str(c) for c in (accepted_values(name, release) or info.choices or ())]  # what its check accepts
     if info.required:
         default = "none: the parser requires it"
     elif info.default_expr is not None or info.post_init is not None:

@@ -15,6 +15,7 @@ from typing import Any
 
 from grpo_schema.engine.codes import D_IN_RELEASE
 from grpo_schema.engine.release import REFERENCE, deprecation, for_release
+from grpo_schema.engine.release_choices import accepted_by, accepted_values
 from grpo_schema.schema_export.layout import PROFILE_GROUP_PREFIX
 from grpo_schema.versions import FieldInfo, ReleaseSurface, surface
 
@@ -43,8 +44,9 @@ def release_schema(base: dict[str, Any], release: ReleaseSurface, launch_keys: f
         if _script_key(properties.get(name)):  # a profile's own key wins, as in the 1.16 schema
             continue
         properties[name] = _property(properties.get(name), info, release.release)
-        if name in release.choices:
-            _restrict(properties[name], release.choices[name], release.release)
+        allowed = accepted_values(name, release)  # the release's own value list, as its check judges
+        if allowed:
+            _restrict(properties[name], allowed, accepted_by(name, release))
         if name == "reward_funcs":
             _release_rewards(properties[name], release)
         _said_for_release(properties[name], name, release)
@@ -148,9 +150,10 @@ def _yaml(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
-def _restrict(prop: dict[str, Any], allowed: tuple[str, ...], release: str) -> None:
-    """Offer exactly the string values the release's trainer accepts (0.19: grpo, bnpo, dr_grpo of 1.16's eight;
-    0.22: scale_rewards' group, batch, none), each with 1.16's text where 1.16 has the value."""
+def _restrict(prop: dict[str, Any], allowed: tuple[str, ...], said: str) -> None:
+    """Offer exactly the string values the release accepts (0.19's trainer: grpo, bnpo, dr_grpo of 1.16's eight
+    loss types; 0.16's transformers: its optimizers and schedules), each with 1.16's text where 1.16 has the value,
+    else `said` (who accepts it)."""
     lists = [node for node in _nodes(prop) if any(isinstance(v, str) for v in node.get("enum", []))]
     if not lists:
         prop["enum"] = list(allowed) + ([None] if "null" in _listed_types(prop) else [])
@@ -161,20 +164,11 @@ def _restrict(prop: dict[str, Any], allowed: tuple[str, ...], release: str) -> N
         values += [v for v in allowed if v not in values]
         values += [v for v in node["enum"] if not isinstance(v, str)]  # null, true / false stay
         node["enum"] = values
-        for key, said in texts.items():
-            node[key] = [said.get(v, _new_value_text(key, v, release)) for v in values]
+        for key in texts:
+            node[key] = [texts[key].get(v, _new_value_text(key, v, said)) for v in values]
     if "markdownDescription" in prop:  # the value list of the hover text: `- `cispo`: ...` lines
         lines = prop["markdownDescription"].split("\n")
-        prop["markdownDescription"] = "\n".join(
-            line
-            for line in lines
-            if not (
-                line.startswith("- `")
-                and "`:" in line
-                and line[3 : line.index("`:")] not in allowed
-                and line[3 : line.index("`:")] not in ("true", "false")
-            )
-        )
+        prop["markdownDescription"] = "\n".join(line for line in lines if _listed_value(line) in (None, *allowed))
     for key in ("examples", "defaultSnippets"):
         if isinstance(prop.get(key), list):
             kept = [e for e in prop[key] if not isinstance(e, str) or e in allowed]
@@ -187,12 +181,20 @@ def _restrict(prop: dict[str, Any], allowed: tuple[str, ...], release: str) -> N
 _TEXT_KEYS = ("enumDescriptions", "markdownEnumDescriptions")
 
 
+def _listed_value(line: str) -> str | None:
+    """The string value a hover text's value line describes (`- `cispo`: ...`, `- `"no"`: ...`, quoted where
+    YAML needs it), None for any other line and for true / false."""
+    if not line.startswith("- `") or "`:" not in line:
+        return None
+    value = line[3 : line.index("`:")]
+    return None if value in ("true", "false") else value.strip('"')
+
+
 def _aligned(node: dict[str, Any], key: str) -> bool:
     return isinstance(node.get(key), list) and len(node[key]) == len(node["enum"])
 
 
-def _new_value_text(key: str, value: Any, release: str) -> str:
-    said = f"Accepted by TRL {release}'s trainer."
+def _new_value_text(key: str, value: Any, said: str) -> str:
     return f"`{value}`: {said}" if key == "markdownEnumDescriptions" else said
 
 

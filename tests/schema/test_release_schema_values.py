@@ -67,3 +67,28 @@ def test_the_committed_schema_is_the_generator_s(version):
     name = f"trl-{surface(version).release}"
     committed = json.loads((REPO / "schemas" / name / "grpo-config.schema.json").read_text(encoding="utf-8"))
     assert committed == _schema(version)
+
+
+@pytest.mark.parametrize("version", ("0.14", "0.16", "0.19", "0.23", "1.8"))
+def test_every_table_value_list_is_the_release_s_own(version):
+    """optim, lr_scheduler_type and every other key whose table lists its values (the enums of the release's
+    transformers) offer exactly those values, and the texts of the values they lack are gone."""
+    release = surface(version)
+    schema = _schema(version)
+    listed = {n: i.choices for n, i in release.fields.items() if i.choices and n not in release.choices}
+    assert {"optim", "lr_scheduler_type"} <= set(listed)
+    for name, allowed in listed.items():
+        prop = schema["properties"][name]
+        assert sorted(_string_values(prop)) == sorted(v for v in allowed if isinstance(v, str)), (version, name)
+        for value in allowed:
+            assert _accepts(schema, name, value), (version, name, value)
+        lacking = set(
+            _string_values(
+                json.loads((REPO / "schemas" / "grpo-config.schema.json").read_text())["properties"].get(name, {})
+            )
+        ) - set(allowed)
+        for value in lacking:
+            assert not _accepts(schema, name, value), (version, name, value)
+            assert f"- `{value}`:" not in prop.get("markdownDescription", ""), (version, name, value)
+    assert _accepts(_schema("0.14"), "optim", "adamw_hf") and not _accepts(_schema("0.16"), "optim", "adamw_hf")
+    assert not _accepts(_schema("0.16"), "lr_scheduler_type", "cosine_warmup_with_min_lr")
