@@ -357,6 +357,15 @@ T_NOT_IN_RELEASE = declare(
     "0.21, scale_rewards is a boolean), and its parser cannot convert the value written.",
 )
 
+T_UNLISTED = declare(
+    "GRPO-T014",
+    "warning",
+    "value the release's parser takes but its trainer never acts on",
+    "The release reads the key as a plain string with a list of names it documents (half_precision_backend, "
+    "fp16_backend up to TRL 0.26): its parser takes any text, and its Trainer compares the value with those "
+    "names only, so another one does nothing. Write one of the names the release lists.",
+)
+
 # --- what grpo_runtime runs ---------------------------------------------------------------------------------------
 # One table of fields (grpo_runtime.support) raises these, before anything loads: `grpo train/launch --dry-run`,
 # `grpo train/launch` themselves (exit 3) and the service's launch check. Valid configs only: TRL would run them.

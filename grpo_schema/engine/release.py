@@ -162,7 +162,10 @@ def read_as(mapping: dict[str, Any], release: ReleaseSurface, profile_keys: froz
             continue
         # refused by the trainer when it starts (loss_type), or not among the release's own value list (an optim
         # of a later transformers, refused when TrainingArguments is built)
-        refused = trainer_refuses(key, value, release) or choice_refused(key, value, release)
+        refused = trainer_refuses(key, value, release) or choice_refused(key, value, release, key in fields_116)
+        if refused is not None and refused.severity == "warning":
+            reading.diagnostics.append(refused)  # the parser takes it: judged further as the release reads it
+            refused = None
         if refused is not None:
             # one finding per cause: the checker judges the rest with the release's default, not this value (its
             # own choice check and the rules about the value would speak of it again)

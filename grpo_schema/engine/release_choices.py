@@ -56,9 +56,18 @@ def listed(key: str, values: tuple[str, ...], release: ReleaseSurface) -> str:
     return f"one of the values {whose(key, release)}: {', '.join(values)}"
 
 
-def choice_refused(key: str, value: Any, release: ReleaseSurface) -> Diagnostic | None:
+def takes_any_text(key: str, release: ReleaseSurface) -> bool:
+    """A TrainingArguments key whose names are only documented (metadata choices, no Enum to convert to) and no
+    trainer check: the release's parser takes any string for it (half_precision_backend up to 0.26)."""
+    info = release.fields.get(key)
+    return key not in release.choices and info is not None and info.source == "TrainingArguments" and not info.enum
+
+
+def choice_refused(key: str, value: Any, release: ReleaseSurface, read_by_116: bool = True) -> Diagnostic | None:
     """GRPO-T003 for a string `release` does not accept for `key` (read from its table's value list), with a
-    did-you-mean and a fix from that list; None where it accepts the value or the key takes any string."""
+    did-you-mean and a fix from that list; None where it accepts the value or the key takes any string. A key 1.16
+    no longer reads whose names the release only documents gets GRPO-T014, a warning: its parser takes the value
+    and its Trainer ignores it (a key 1.16 reads keeps 1.16's error, as 1.16 judges it)."""
     allowed = accepted_values(key, release)
     if allowed is None or not isinstance(value, str) or value in allowed:
         return None
@@ -72,6 +81,13 @@ def choice_refused(key: str, value: Any, release: ReleaseSurface) -> Diagnostic 
         fix = Fix(set={key: match[0]}, safe=False, title=f"use {match[0]}")
     else:
         hint, fix = f"use one of {', '.join(allowed)}, or run a TRL release that has {value}", None
+    if not read_by_116 and takes_any_text(key, release):
+        said = (
+            f"{key} {show_value(value)} is none of the names TRL {release.release}'s Trainer acts on "
+            f"({', '.join(allowed)}): its parser takes the text and the setting does nothing"
+        )
+        hint = hint if match else f"use one of {', '.join(allowed)}"
+        return Diagnostic(codes.T_UNLISTED, "warning", said, fields=(key,), hint=hint, fix=fix)
     return Diagnostic(codes.T_CHOICE, "error", said, fields=(key,), hint=hint, fix=fix)
 
 

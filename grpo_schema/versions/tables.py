@@ -92,6 +92,7 @@ class FieldInfo:
     source: str = ""  # GRPOConfig | TrainingArguments | ModelConfig | ScriptArguments | DatasetMixtureConfig
     nullable: bool = False
     choices: tuple[Any, ...] | None = None  # Literal / enum values / metadata choices (never checked at parse time)
+    enum: str | None = None  # the Enum class the values come from (converted, so refused, when the dataclass is built)
     required: bool = False  # no default: the parser insists on it
     annotation: str = ""
     items: str | None = None  # element type of a list
@@ -111,6 +112,7 @@ class FieldInfo:
             source=data.get("source", ""),
             nullable=bool(data.get("nullable", False)),
             choices=tuple(data["choices"]) if "choices" in data else None,
+            enum=data.get("enum"),
             required=bool(data.get("required", False)),
             annotation=data.get("annotation", ""),
             items=data.get("items"),

@@ -71,3 +71,17 @@ def test_trl_16_judges_with_its_own_lists_as_before():
     (said,) = choice_errors("1.16", optim="adamw_apex_fused")
     assert said.message.startswith("optim must be one of 41 names") and "TRL" not in said.message
     assert choice_errors("1.16", optim="stable_adamw", lr_scheduler_type="cosine_warmup_with_min_lr") == []
+
+
+def test_a_backend_name_the_release_only_documents_is_a_warning_and_the_file_stays_valid():
+    """half_precision_backend (up to TRL 0.26) is a plain string whose names transformers only documents: the
+    release's parser takes 'cuda_amp' and its Trainer, comparing with auto/apex/cpu_amp, does nothing with it. That
+    is GRPO-T014, a warning naming the release's names, never a refusal; a key 1.16 reads (ddp_backend) keeps
+    GRPO-T003."""
+    keys = {"half_precision_backend": "cuda_amp", "reward_funcs": ["think_format_reward"]}
+    result = check_mapping({**BASE, **keys}, trl_version="0.19.1")
+    (said,) = [d for d in result.diagnostics if "half_precision_backend" in d.fields]
+    assert (said.code, said.severity) == ("GRPO-T014", "warning")
+    assert "auto, apex, cpu_amp" in said.message and "TRL 0.19.1" in said.message
+    assert not [d for d in result.diagnostics if d.severity == "error"], result.diagnostics
+    assert [d.code for d in choice_errors("0.19.1", ddp_backend="bogus")] == ["GRPO-T003"]
