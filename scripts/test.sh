@@ -122,6 +122,8 @@ if [ "${SKIP_VLLM:-0}" != 1 ]; then
     echo "error: could not build the vLLM environment (scripts/setup-vllm.sh exited $vstatus)" >&2
     exit "$vstatus"
   fi
+  TORCH_EXTENSIONS_DIR="$(cd "${VLLM_VENV:-.venv-vllm}" && pwd)/torch-extensions"  # its own ops (setup-vllm.sh)
+  export TORCH_EXTENSIONS_DIR
   "${VLLM_VENV:-.venv-vllm}/bin/python" -m pytest -q "$DURATIONS" -m vllm tests/runtime/test_vllm.py \
       tests/hardware/test_measured_vllm.py || vstatus=$?
   # The training loop again under the transformers version the vLLM extra pins (older than the test extra's).

@@ -311,20 +311,23 @@ def sharding_warnings(config, launch: dict[str, Any], world_size: int) -> list[s
     return found
 
 
-def prebuild_deepspeed_ops() -> None:
+def prebuild_deepspeed_ops(cpu_adam: bool = False) -> None:
     """DeepSpeed compiles its shared-memory communication op (CPU processes) with g++ the first time it starts;
     several processes compiling it at once can wreck each other's build. The launcher builds it once, before
-    starting them (a no-op when torch's extension cache already holds it; scripts/setup.sh builds it too)."""
+    starting them (a no-op when torch's extension cache already holds it; scripts/setup.sh builds it too). With
+    `cpu_adam`, also the optimizer a ZeRO offload to the CPU steps with (scripts/setup.sh: a first build inside a
+    run that is stopped midway leaves a lock every later run waits on)."""
     if not deepspeed_installed():
         return
     import deepspeed.ops  # fills __compatible_ops__
     from deepspeed.accelerator import get_accelerator
 
-    builder = get_accelerator().create_op_builder("ShareMemCommBuilder")
-    if builder is None or not deepspeed.ops.__compatible_ops__.get(builder.NAME, False):
-        return
-    remove_stale_build_lock(builder.NAME)
-    builder.load(verbose=False)
+    for name in ("ShareMemCommBuilder", *(("CPUAdamBuilder",) if cpu_adam else ())):
+        builder = get_accelerator().create_op_builder(name)
+        if builder is None or not deepspeed.ops.__compatible_ops__.get(builder.NAME, False):
+            continue
+        remove_stale_build_lock(builder.NAME)
+        builder.load(verbose=False)
 
 
 def remove_stale_build_lock(name: str, older_than_s: float = 3600) -> None:
