@@ -22,7 +22,8 @@ from fastapi.responses import Response, StreamingResponse
 
 from grpo_schema import CheckResult, check_mapping, check_text
 from grpo_schema.engine.check import Override, bounded
-from grpo_schema.engine.policy import missing_local_paths, output_dir_busy, resolve_under, service_policy
+from grpo_schema.engine.policy import output_dir_busy, service_policy
+from grpo_schema.engine.policy_paths import missing_local_paths, resolve_under
 from grpo_schema.engine.resume import resume_target
 from grpo_web.api.body import ConfigBody, config_body
 from grpo_web.api.docs import config_body_doc
