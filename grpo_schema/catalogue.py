@@ -18,7 +18,7 @@ DECLARING_MODULES = (
     "grpo_schema.engine.codes",  # the loader, key, type and runtime (U) codes, and the doctor's letter table
     "grpo_schema.engine.env",
     "grpo_schema.engine.hardware.fit_codes",
-    "grpo_schema.engine.policy",
+    "grpo_schema.engine.policy_codes",
     "grpo_schema.engine.profiles.open_r1",
     "grpo_schema.engine.rules.batch",
     "grpo_schema.engine.rules.data",

@@ -6,99 +6,32 @@ diagnostic) for what such a config must not do unless the operator allowed it:
 importing code by dotted path, setting `env:` variables outside an allow-list, `trust_remote_code`, and
 reading or writing outside the runs directory. Nothing here imports, reads or writes anything the config names;
 paths are only resolved (symlinks included) to see where they lead.
+
+The codes and where their diagnostics point are in policy_codes; where a config's paths lead (the runs directory,
+local paths that name nothing) in policy_paths.
 """
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from grpo_schema.engine.check import CheckResult
-from grpo_schema.engine.codes import declare
 from grpo_schema.engine.diagnostics import Diagnostic, Fix
-from grpo_schema.engine.placing import bounded, path_of
-from grpo_schema.engine.resume import resume_target
+from grpo_schema.engine.policy_codes import (
+    X_BUSY,
+    X_ENV,
+    X_NODES,
+    X_PROCESSES,
+    X_PROFILE,
+    X_PUSH,
+    X_REMOTE_CODE,
+    X_REWARD_IMPORT,
+    placed,
+)
+from grpo_schema.engine.policy_paths import outside_runs_dir
 from grpo_schema.engine.words import plural
-
-X_REWARD_IMPORT = declare(
-    "GRPO-X001",
-    "error",
-    "reward function imported by dotted path",
-    "A dotted reward path makes every training process import and run that module. A service that starts runs "
-    "for its clients refuses it unless the operator allows that path or all imports.",
-)
-X_ENV = declare(
-    "GRPO-X002",
-    "error",
-    "env variable outside the service's allow-list",
-    "A run started by the service gets only the `env:` variables its operator allows by name; any other "
-    "variable could change what the training processes do.",
-)
-X_REMOTE_CODE = declare(
-    "GRPO-X003",
-    "error",
-    "trust_remote_code in a service run",
-    "trust_remote_code runs Python files that come with the model. The service refuses it unless the "
-    "operator allows it.",
-)
-X_OUTSIDE = declare(
-    "GRPO-X004",
-    "error",
-    "path outside the runs directory",
-    "A service run writes only under the operator's runs directory: output_dir is resolved under it, and "
-    "absolute paths, `..` and symlinks that lead out of it are refused unless the operator allows them. "
-    "resume_from_checkpoint is held to the same rule because a checkpoint is unpickled.",
-)
-X_PROFILE = declare(
-    "GRPO-X005",
-    "error",
-    "profile in a service run",
-    "Service runs are trained by grpo_runtime, which reads TRL's keys only; a profile's script arguments would "
-    "not be read, and a profile named by module path would import code into the service.",
-)
-X_PROCESSES = declare(
-    "GRPO-X006",
-    "error",
-    "more processes than the service allows",
-    "The service starts runs on its own machine with at most the number of processes its operator set.",
-)
-X_PUSH = declare(
-    "GRPO-X009",
-    "error",
-    "push_to_hub in a service run",
-    "A run that pushes uploads the model with the service's Hugging Face token (HF_TOKEN of the service's "
-    "environment) to a repository named in the posted config. The service refuses it unless the operator allows "
-    "pushing.",
-)
-X_BUSY = declare(
-    "GRPO-X007",
-    "error",
-    "output_dir in use by another run",
-    "Two runs writing the same output_dir would overwrite each other's checkpoints and metrics.",
-)
-
-X_NODES = declare(
-    "GRPO-X008",
-    "error",
-    "world size that does not fill the service's Slurm nodes",
-    "A service that submits runs to Slurm gives every node the same number of training processes, set by its "
-    "operator: a run's world size must be a whole number of nodes (or fit on one), and at most the operator's "
-    "number of nodes.",
-)
-X_MISSING_PATH = declare(
-    "GRPO-X010",
-    "error",
-    "local model or dataset path that does not exist",
-    "A model or dataset written as a local path (absolute, `./`, `../`, `~`, or the demo's `demo/model` and "
-    "`demo/data`) is read from the service's folder. When nothing is there, the run would take the value for a "
-    "Hub name and fail after minutes of retries; the service refuses it at launch and says how to make it.",
-)
-
-# The paths `grpo demo demo` writes, as the Demo recipe (examples/demo.yaml) names them.
-DEMO_READS = {"model_name_or_path": "demo/model", "dataset_name": "demo/data"}
-LOCAL_READS = ("model_name_or_path", "dataset_name", "reward_model_name_or_path")
 
 
 @dataclass(frozen=True)
@@ -125,13 +58,13 @@ def service_policy(result: CheckResult, policy: ServicePolicy, profiles: Iterabl
         *_reward_imports(result, policy),
         *_env_names(result, policy),
         *_remote_code(result, policy),
-        *_paths(result, policy),
+        *outside_runs_dir(result, policy.runs_dir, policy.allow_outside_runs_dir),
         *_profiles(profiles),
         *_processes(result, policy),
         *_slurm_nodes(result, policy),
         *_push(result, policy),
     ]
-    return [_placed(result, diag) for diag in found]
+    return [placed(result, diag) for diag in found]
 
 
 def output_dir_busy(result: CheckResult, run_id: str, output_dir: Path) -> Diagnostic:
@@ -143,28 +76,13 @@ def output_dir_busy(result: CheckResult, run_id: str, output_dir: Path) -> Diagn
         fields=("output_dir",),
         hint=f"choose another output_dir, or cancel run {run_id} first",
     )
-    return _placed(result, diag)
+    return placed(result, diag)
 
 
 def cluster_refusal(result: CheckResult, code: str, message: str, hint: str) -> Diagnostic:
     """A cluster that cannot take the run (a Ray cluster not reached, GRPO-U011, or too small for the world
     size, GRPO-U012), at the file's num_processes when it names one."""
-    return _placed(result, Diagnostic(code, "error", message, fields=("num_processes",), hint=hint))
-
-
-def resolve_under(runs_dir: Path, value: str, allow_outside: bool = False) -> Path | None:
-    """Where `value` leads for a service run: relative paths under runs_dir. None when that is not allowed:
-    absolute, `~`, `..`, or a symlink that resolves outside (or onto) runs_dir."""
-    if "\x00" in value:  # no such path anywhere, and resolve() raised ValueError (a 500 from POST /runs)
-        return None
-    root = runs_dir.resolve()
-    path = Path(os.path.expanduser(value)) if allow_outside else Path(value)
-    if allow_outside:
-        return (path if path.is_absolute() else root / path).resolve()
-    if path.is_absolute() or value.startswith("~") or ".." in path.parts:
-        return None
-    resolved = (root / path).resolve()
-    return resolved if resolved != root and resolved.is_relative_to(root) else None
+    return placed(result, Diagnostic(code, "error", message, fields=("num_processes",), hint=hint))
 
 
 def _reward_imports(result: CheckResult, policy: ServicePolicy) -> Iterator[Diagnostic]:
@@ -254,43 +172,6 @@ def _hub_kernels(config: Any, kwargs: dict[str, Any]) -> Iterator[Diagnostic]:
         )
 
 
-def _paths(result: CheckResult, policy: ServicePolicy) -> Iterator[Diagnostic]:
-    where = f"the runs directory {str(policy.runs_dir)!r}"
-    output_dir = result.config.output_dir
-    if (
-        output_dir is not None
-        and resolve_under(policy.runs_dir, str(output_dir), policy.allow_outside_runs_dir) is None
-    ):
-        yield Diagnostic(
-            X_OUTSIDE,
-            "error",
-            f"output_dir {str(output_dir)!r} leads outside {where}",
-            fields=("output_dir",),
-            hint="use a relative path without '..' (it is placed under the runs directory), or leave output_dir unset",
-            fix=Fix(unset=("output_dir",), safe=False, title="let the service choose output_dir"),
-        )
-    kwargs = result.config.model_init_kwargs if isinstance(result.config.model_init_kwargs, dict) else {}
-    for key in ("cache_dir", "offload_folder"):  # from_pretrained writes downloads and offloaded weights there
-        value = kwargs.get(key)
-        if isinstance(value, str) and resolve_under(policy.runs_dir, value, policy.allow_outside_runs_dir) is None:
-            yield Diagnostic(
-                X_OUTSIDE,
-                "error",
-                f"model_init_kwargs.{key} {value!r} leads outside {where}",
-                fields=("model_init_kwargs",),
-                hint=f"remove {key} from model_init_kwargs, or use a relative path without '..'",
-            )
-    resume = resume_target(result.config.resume_from_checkpoint)
-    if isinstance(resume, str) and resolve_under(policy.runs_dir, resume, policy.allow_outside_runs_dir) is None:
-        yield Diagnostic(
-            X_OUTSIDE,
-            "error",
-            f"resume_from_checkpoint {resume!r} leads outside {where}",
-            fields=("resume_from_checkpoint",),
-            hint="resume with POST /api/v1/runs/{id}/resume, or write resume_from_checkpoint: true",
-        )
-
-
 def _profiles(profiles: Iterable[str]) -> Iterator[Diagnostic]:
     for name in profiles:
         kind = "a profile named by module path" if ":" in name else f"profile {name!r}"
@@ -363,51 +244,3 @@ def _push(result: CheckResult, policy: ServicePolicy) -> Iterator[Diagnostic]:
             "yourself; the operator can allow pushing with GRPO_WEB_RUNS_ALLOW_PUSH_TO_HUB",
             fix=Fix(set={"push_to_hub": False}, safe=False, title="set push_to_hub: false"),
         )
-
-
-def missing_local_paths(result: CheckResult, base: Path, resolved: dict[str, str]) -> list[Diagnostic]:
-    """X010 for each model or dataset field written as a local path that names nothing: `resolved` holds the
-    fields the service resolved against its folder `base` (grpo_web.runs.paths). The one check of this module that
-    looks at the file system, and only to see whether the path exists."""
-    if result.config is None:
-        return []
-    found = []
-    for name in LOCAL_READS:
-        value = getattr(result.config, name, None)
-        if not isinstance(value, str) or not value or "\x00" in value:
-            continue
-        demo = DEMO_READS.get(name) == value
-        local = name in resolved or demo or value.startswith(("/", "~", "./", "../"))
-        path = Path(resolved.get(name) or os.path.expanduser(value))
-        if local and not (path if path.is_absolute() else base / path).exists():
-            found.append(_placed(result, _missing(name, value, base, demo)))
-    return found
-
-
-def _missing(name: str, value: str, base: Path, demo: bool) -> Diagnostic:
-    where = "" if os.path.isabs(os.path.expanduser(value)) else f" (read from the service's folder {str(base)!r})"
-    hint = (
-        (
-            f"make the demo's model and prompts: run `grpo demo demo` in {str(base)!r} (a service with runs on "
-            "does that when it starts unless GRPO_WEB_RUNS_PREPARE_DEMO=0)"
-        )
-        if demo
-        else "write the path of an existing local folder, or a Hub name (`org/name`)"
-    )
-    return Diagnostic(
-        X_MISSING_PATH,
-        "error",
-        f"{name} {value!r} is a local path that does not exist{where}; the run would take it for a Hub name and fail",
-        fields=(name,),
-        hint=hint,
-    )
-
-
-def _placed(result: CheckResult, diag: Diagnostic) -> Diagnostic:
-    """The diagnostic at its first field's key in the file (null for a JSON body or a key not in the file), its
-    message and hint bounded as the validator's are (a refused value may be any size)."""
-    for name in diag.fields:
-        position = result.positions.of(path_of(name))
-        if position:
-            return bounded(replace(diag, line=position[0], column=position[1], origin="file"))
-    return bounded(diag)

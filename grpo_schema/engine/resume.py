@@ -1,7 +1,8 @@
 """What `resume_from_checkpoint` asks for: nothing, the newest checkpoint in output_dir, or a folder.
 
 One reading for everyone who acts on it: the trainer (grpo_runtime.outputs.checkpoint), the service's path policy
-(grpo_schema.engine.policy) and the runs API, so that a value the policy lets through is the value the run resumes from.
+(grpo_schema.engine.policy_paths) and the runs API, so that a value the policy lets through is the value the run
+resumes from.
 """
 
 from __future__ import annotations

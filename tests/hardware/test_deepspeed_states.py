@@ -4,7 +4,8 @@ the formulas its documentation publishes (the same ones the functions implement)
 import pytest
 
 from grpo_schema.engine.hardware.catalogue import MODELS
-from grpo_schema.engine.hardware.memory import Setup, model_states
+from grpo_schema.engine.hardware.memory import Setup
+from grpo_schema.engine.hardware.states_memory import model_states
 
 
 def _deepspeed():

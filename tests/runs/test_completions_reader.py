@@ -14,7 +14,7 @@ import pytest
 
 pytest.importorskip("fastapi", reason="the runs tests need the web extra (pip install -e '.[web]')")
 
-from grpo_web.runs import completions  # noqa: E402
+from grpo_web.runs import completion_index, completion_rows, completions  # noqa: E402
 
 
 def row(step: int, i: int, **extra) -> str:
@@ -62,9 +62,9 @@ class ReadCounter:
 
 @pytest.fixture
 def folder(tmp_path):
-    completions._indexes.clear()
+    completion_index._indexes.clear()
     yield tmp_path
-    completions._indexes.clear()
+    completion_index._indexes.clear()
 
 
 def test_pages_beyond_the_limit_and_appends_read_only_new_bytes(folder, monkeypatch):
@@ -112,18 +112,18 @@ def test_a_huge_line_is_served_cut_without_being_read_again_and_whole_on_request
     path.write_text(row(0, 0) + row(0, 1, completion=huge) + row(0, 2))
     page = completions.read_page(folder, 0, 50, 0)
     cut = page.rows[1]
-    assert cut["completion_cut"] and len(cut["completion"]) == completions.MAX_CHARS
+    assert cut["completion_cut"] and len(cut["completion"]) == completion_rows.MAX_CHARS
     assert cut["completion_chars"] == len(huge) and cut["index"] == 1
     counter = ReadCounter(monkeypatch, path)
     again = completions.read_page(folder, 0, 50, 0)
-    assert again.rows[1]["completion_cut"] and counter.bytes < completions.LINE_CAP_BYTES  # not re-read
+    assert again.rows[1]["completion_cut"] and counter.bytes < completion_index.LINE_CAP_BYTES  # not re-read
     whole = completions.read_page(folder, None, 1, 1, full=True).rows[0]  # the view's "show all"
     assert whole["completion"] == huge and not whole["completion_cut"]
 
 
 def test_a_line_over_the_hard_limit_is_skipped_and_damage_is_counted(folder, monkeypatch):
-    monkeypatch.setattr(completions, "MAX_LINE_BYTES", 4096)
-    monkeypatch.setattr(completions, "SCAN_CHUNK", 1000)  # the long line spans several slices
+    monkeypatch.setattr(completion_index, "MAX_LINE_BYTES", 4096)
+    monkeypatch.setattr(completion_index, "SCAN_CHUNK", 1000)  # the long line spans several slices
     path = folder / "completions.jsonl"
     path.write_text(row(0, 0) + row(0, 1, completion="y" * 10_000) + "not json\n" + row(0, 2) + '{"step": 0, "comp')
     page = completions.read_page(folder, 0, 50, 0)

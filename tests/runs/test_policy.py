@@ -6,7 +6,8 @@ import pytest
 
 from grpo_schema import check_mapping, check_text
 from grpo_schema.engine.codes import CODES
-from grpo_schema.engine.policy import ServicePolicy, missing_local_paths, output_dir_busy, resolve_under, service_policy
+from grpo_schema.engine.policy import ServicePolicy, output_dir_busy, service_policy
+from grpo_schema.engine.policy_paths import missing_local_paths, resolve_under
 
 BASE = "model_name_or_path: m\ndataset_name: d\n"  # line 3 onwards: the reward, then the text under test
 

@@ -8,8 +8,9 @@ import subprocess
 import sys
 
 from grpo_schema.engine.hardware.activations import trunk_bytes
-from grpo_schema.engine.hardware.memory import Setup, estimate_memory, lora_params
+from grpo_schema.engine.hardware.memory import Setup, estimate_memory
 from grpo_schema.engine.hardware.models import ModelFacts
+from grpo_schema.engine.hardware.states_memory import lora_params
 
 # DeepSpeed ZeRO-3 (the config's `deepspeed` field) on 2 processes, beta 0 (TRL's default: no reference), a trunk
 # large next to its head so that the gathered layers and the sharded states are most of the peak.

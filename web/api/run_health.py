@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends
 from fastapi.concurrency import run_in_threadpool
 
 from grpo_schema.health import check_run_dir
-from grpo_web.api.runs import Manager, RunId, run_of
+from grpo_web.api.run_params import Manager, RunId, run_of
 from grpo_web.runs import outputs
 from grpo_web.runs.auth import require_token
 

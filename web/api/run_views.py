@@ -17,7 +17,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response, StreamingResponse
 
 from grpo_schema.engine.loader import load_yaml
-from grpo_web.api.runs import Manager, RunId, run_of
+from grpo_web.api.run_params import Manager, RunId, run_of
 from grpo_web.runs import completion_query, completions, documents, outputs
 from grpo_web.runs.auth import require_token
 from grpo_web.runs.store import Run

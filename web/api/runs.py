@@ -10,28 +10,31 @@ with every diagnostic. The runtime's warnings are kept with the run.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-import json
 import time
-from pathlib import Path as Path_
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
+from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response, StreamingResponse
 
-from grpo_schema import CheckResult, check_mapping, check_text
-from grpo_schema.engine.check import Override, bounded
-from grpo_schema.engine.policy import missing_local_paths, output_dir_busy, resolve_under, service_policy
-from grpo_schema.engine.resume import resume_target
+from grpo_schema.engine.policy import output_dir_busy, service_policy
 from grpo_web.api.body import ConfigBody, config_body
 from grpo_web.api.docs import config_body_doc
 from grpo_web.api.params import PATH_MAX_CHARS
 from grpo_web.api.responses import ConfigJSONResponse
-from grpo_web.runs import demo_assets, documents, outputs, paths, resumable
+from grpo_web.api.run_checks import (
+    check_for_run,
+    output_owned,
+    output_owner,
+    refused,
+    run_paths,
+    stored_text,
+    warnings_text,
+)
+from grpo_web.api.run_params import Manager, RunId, WorldSize, run_of, within_max_world_size
+from grpo_web.runs import documents, outputs
 from grpo_web.runs.auth import require_token
 from grpo_web.runs.manager import OutputBusy, OutputOwned, QueueFull, RunConflict, RunManager
-from grpo_web.runs.store import Run
 
 router = APIRouter(
     prefix="/api/v1/runs",
@@ -42,173 +45,7 @@ router = APIRouter(
         403: {"description": "runs are disabled on this service"},
     },
 )
-RunId = Annotated[str, Path(pattern=r"^[0-9a-f]{12}$", description="the run's id")]
 LOG_CHUNK = 64 << 10
-
-
-def manager_of(request: Request) -> RunManager:
-    manager = getattr(request.app.state, "runs_manager", None)
-    if manager is None:
-        reason = getattr(request.app.state, "runs_error", None) or "the runs manager is not running"
-        raise HTTPException(503, reason)
-    return manager
-
-
-Manager = Annotated[RunManager, Depends(manager_of)]
-WorldSize = Annotated[
-    int | None, Query(ge=1, description="training processes (default: num_processes from the config, else 1)")
-]
-
-
-def within_max_world_size(world_size: int | None, settings) -> None:
-    if world_size is not None and world_size > settings.max_world_size:
-        raise HTTPException(422, f"world_size must be at most {settings.max_world_size}")
-
-
-def run_of(manager: RunManager, run_id: str) -> Run:
-    run = manager.store.get(run_id)
-    if run is None:
-        raise HTTPException(404, f"no run {run_id}")
-    return run
-
-
-def _check(
-    body: ConfigBody,
-    world_size: int | None,
-    path: str,
-    allow_env: list[str],
-    overrides: dict[str, str] | None = None,
-    trl_version: tuple[str, str] | None = None,
-) -> CheckResult:
-    """Validate as `grpo launch` will, with the operator's env allow-list as its --allow-env names and the paths
-    the service resolved as its --set values."""
-    options: dict[str, Any] = {"path": path, "world_size": world_size, "allow_env": allow_env}
-    if overrides:
-        options["overrides"] = [
-            Override(name, value, f"--set {name}=... (resolved from the service's folder)")
-            for name, value in overrides.items()
-        ]
-    if trl_version is not None:
-        options["trl_version"], options["trl_version_source"] = trl_version
-    if body.yaml is not None:
-        return check_text(body.yaml, **options)
-    return check_mapping(body.mapping, **options)
-
-
-def check_resolved(
-    body: ConfigBody,
-    world_size: int | None,
-    path: str,
-    allow_env: list[str],
-    base: Path_,
-    trl_version: tuple[str, str] | None = None,
-) -> tuple[CheckResult, dict[str, str]]:
-    """Validate the config as it will run: its relative paths resolved against the service's folder
-    (grpo_web.runs.paths), then checked again with them when there were any. Returns the result and the paths."""
-    result = _check(body, world_size, path, allow_env, trl_version=trl_version)
-    reads = paths.resolve_reads(result.config, base, result.launch) if result.config is not None else {}
-    if reads:
-        result = _check(body, world_size, path, allow_env, reads, trl_version)
-    return result, reads
-
-
-async def check_for_run(
-    request: Request,
-    body: ConfigBody,
-    world_size: int | None,
-    path: str,
-    base: Path_,
-    trl_version: tuple[str, str] | None = None,
-) -> tuple[CheckResult, dict[str, str], list]:
-    """check_resolved for a run or a smoke test, plus GRPO-X010 for local model and dataset paths that name
-    nothing. A config that reads the demo's paths waits while the service still writes them (demo_assets.py)."""
-    allow_env = request.app.state.settings.runs_env_allowlist
-    result, reads = await run_in_threadpool(check_resolved, body, world_size, path, allow_env, base, trl_version)
-    demo = getattr(request.app.state, "demo_assets", None)
-    if (
-        demo is not None
-        and result.config is not None
-        and demo_assets.names_demo(result.config)
-        and demo_assets.missing(base)
-    ):
-        await run_in_threadpool(demo.wait)
-        result, reads = await run_in_threadpool(check_resolved, body, world_size, path, allow_env, base, trl_version)
-    missing = missing_local_paths(result, base, reads)
-    if demo is not None and demo.error:  # why the service could not write them itself
-        missing = [
-            dataclasses.replace(d, hint=f"{d.hint}; the service tried: {demo.error}")
-            if "grpo demo demo" in (d.hint or "")
-            else d
-            for d in missing
-        ]
-    return result, reads, [bounded(d) for d in missing]
-
-
-def _stored_text(body: ConfigBody) -> tuple[str, str]:
-    if body.yaml is not None:
-        return body.yaml.decode("utf-8"), "yaml"  # check_text accepted it, so it is UTF-8
-    return json.dumps(body.mapping, indent=1, ensure_ascii=False) + "\n", "json"
-
-
-def _refused(
-    result: CheckResult, extra: list, resolved: dict[str, str] | None = None, **more: Any
-) -> ConfigJSONResponse:
-    document = result.to_dict()
-    document["diagnostics"] += [d.to_dict() for d in extra]
-    document["valid"] = False
-    document["resolved_paths"] = resolved or {}
-    document.update(more)
-    return ConfigJSONResponse(document, status_code=422)
-
-
-def _owner(manager: RunManager, owned: OutputOwned, config_text: str) -> dict[str, Any]:
-    """The run that owns the output_dir, and whether this config could resume it (the form's choices read it)."""
-    owner = owned.owner
-    verdict = resumable.verdict(manager.store, owner, config_text)
-    return {
-        "id": owner.id,
-        "state": owner.state,
-        "resume": verdict.to_dict(),
-        "differences": config_differences(config_text, owner.config_text),
-    }
-
-
-# Keys a resume sets or that name the folder itself: not a difference between two runs' settings.
-_SAME_RUN_KEYS = frozenset({"output_dir", "resume_from_checkpoint"})
-
-
-def config_differences(this: str, that: str) -> list[dict[str, Any]]:
-    """The top-level keys where the config `this` differs from the config `that` (a resume trains on with this
-    one's settings from that run's checkpoint): [{key, this, that}], a key one of them leaves out as null."""
-    from grpo_schema.engine.loader import load_yaml
-
-    mine, theirs = (load_yaml(text).data for text in (this, that))
-    mine, theirs = (value if isinstance(value, dict) else {} for value in (mine, theirs))
-    return [
-        {"key": key, "this": mine.get(key), "that": theirs.get(key)}
-        for key in sorted(set(mine) | set(theirs))
-        if key not in _SAME_RUN_KEYS and mine.get(key) != theirs.get(key)
-    ]
-
-
-def _output_owned(result: CheckResult, owned: OutputOwned):
-    """X007 for an output_dir a finished run owns: a second run would overwrite its checkpoints and model."""
-    owner = owned.owner
-    diag = output_dir_busy(result, owner.id, Path_(owned.output_dir))
-    return bounded(
-        dataclasses.replace(
-            diag,
-            message=f"output_dir {owned.output_dir!r} belongs to run {owner.id} ({owner.state}); a new run there "
-            "would overwrite its checkpoints and model",
-            hint=f"leave output_dir unset (each run gets a folder of its own) or choose another; or launch with "
-            f"?existing_output=resume to continue run {owner.id} from its last checkpoint, or "
-            f"?existing_output=overwrite to delete its outputs and start again",
-        )
-    )
-
-
-def _warnings(result: CheckResult) -> str:
-    return json.dumps([d.to_dict() for d in result.diagnostics], default=str)
 
 
 @router.post(
@@ -252,20 +89,10 @@ async def create_run(
     if result.valid and not refusals and result.plan is not None:  # e.g. whether a Ray cluster can place it
         refusals += await run_in_threadpool(manager.backend.refusals, result)
     if not result.valid or refusals or result.plan is None:
-        return _refused(result, refusals, reads)
+        return refused(result, refusals, reads)
     result.diagnostics += runtime  # its warnings, stored with the run
-    config = result.config
-    output_dir = (
-        resolve_under(policy.runs_dir, str(config.output_dir), policy.allow_outside_runs_dir)
-        if config.output_dir is not None
-        else None
-    )
-    resume = resume_target(config.resume_from_checkpoint)
-    resuming = resume is not None
-    resume_path = (
-        resolve_under(policy.runs_dir, resume, policy.allow_outside_runs_dir) if isinstance(resume, str) else None
-    )
-    text, config_format = _stored_text(body)
+    output_dir, resuming, resume_path = run_paths(result.config, policy)
+    text, config_format = stored_text(body)
     try:
         run = await run_in_threadpool(
             manager.submit,
@@ -274,16 +101,16 @@ async def create_run(
             result.world_size,
             output_dir,
             resume_path,
-            _warnings(result),
+            warnings_text(result),
             resuming,
             None,
             existing_output,
             reads,
         )
     except OutputBusy as busy:
-        return _refused(result, [output_dir_busy(result, busy.run_id, busy.output_dir)], reads)
+        return refused(result, [output_dir_busy(result, busy.run_id, busy.output_dir)], reads)
     except OutputOwned as owned:
-        return _refused(result, [_output_owned(result, owned)], reads, output_owner=_owner(manager, owned, text))
+        return refused(result, [output_owned(result, owned)], reads, output_owner=output_owner(manager, owned, text))
     except RunConflict as conflict:
         raise HTTPException(409, str(conflict))
     except QueueFull as full:

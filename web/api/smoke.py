@@ -28,7 +28,8 @@ from grpo_web.api.body import ConfigBody, config_body
 from grpo_web.api.docs import config_body_doc
 from grpo_web.api.params import PATH_MAX_CHARS, TrlVersion, trl_version_of
 from grpo_web.api.responses import ConfigJSONResponse
-from grpo_web.api.runs import Manager, WorldSize, _refused, _stored_text, check_for_run, within_max_world_size
+from grpo_web.api.run_checks import check_for_run, refused, stored_text
+from grpo_web.api.run_params import Manager, WorldSize, within_max_world_size
 from grpo_web.runs import launcher, procs
 from grpo_web.runs.auth import require_token
 
@@ -163,8 +164,8 @@ async def smoke_run(
 
     refusals += [d for d in assess(result, "service") if d.severity == "error"]
     if not result.valid or refusals or result.plan is None:
-        return _refused(result, refusals, reads)
-    text, config_format = _stored_text(body)
+        return refused(result, refusals, reads)
+    text, config_format = stored_text(body)
     runs_dir = Path(settings.service_policy().runs_dir or tempfile.gettempdir()) / ".smoke"
     if _one_at_a_time.locked():
         raise HTTPException(429, "a smoke test is already running; try again when it is done")

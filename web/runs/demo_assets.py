@@ -4,7 +4,7 @@ The Demo recipe (examples/demo.yaml) names `demo/model` and `demo/data`, which `
 reads relative paths from its own folder (grpo_web.runs.paths), so when runs start it writes them there if they are
 missing, in a thread: `python -m grpo_schema demo demo` on the service's interpreter (the service itself never
 imports torch). A launch that names the demo's paths waits for it; when it is off or fails, the launch is refused
-with GRPO-X010 (grpo_schema.engine.policy.missing_local_paths), which says how to make them.
+with GRPO-X010 (grpo_schema.engine.policy_paths.missing_local_paths), which says how to make them.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from grpo_schema.engine.policy import DEMO_READS
+from grpo_schema.engine.policy_paths import DEMO_READS
 
 log = logging.getLogger("grpo_web.runs")
 

@@ -27,8 +27,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from grpo_schema.engine.hardware.memory import GIB, Part, Setup, lora_params, optimizer_states
+from grpo_schema.engine.hardware.memory import GIB, Part, Setup
 from grpo_schema.engine.hardware.models import ModelFacts
+from grpo_schema.engine.hardware.states_memory import lora_params, optimizer_states
 
 PROCESS_BASE = 2.0 * GIB
 VLLM_PROCESS = 1.0 * GIB
