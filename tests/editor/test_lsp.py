@@ -141,6 +141,7 @@ def test_data_files_start_with_the_modeline(path):
 def test_a_file_the_service_exports_resolves_its_schema_offline(lsp, tmp_path):
     """An exported YAML's modeline names the schema by a relative path; `grpo schema --write DIR` puts it there, and
     the editor then checks the file with no network at all."""
+    pytest.importorskip("fastapi", reason="the service's export needs the web extra (pip install -e '.[web]')")
     from fastapi.testclient import TestClient
 
     from grpo_web.app import create_app

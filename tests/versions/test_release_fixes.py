@@ -4,6 +4,8 @@ take num_processes from the file, and renames a 1.16 key back to the name the re
 
 from __future__ import annotations
 
+import pytest
+
 from grpo_schema.engine.validate import check_text
 
 RECIPE = (
@@ -50,6 +52,9 @@ def test_a_1_16_key_is_renamed_back_for_0_19():
 
 
 def test_reward_completion_offers_the_release_s_own_names():
+    pytest.importorskip(
+        "lsprotocol", reason="the language server's completion needs the lsp extra (pip install -e '.[lsp]')"
+    )
     from grpo_schema.engine.release import release_surface
     from grpo_schema.lsp.info import completions
 
