@@ -135,7 +135,8 @@ def test_a_time_limit_kill_is_reported_with_slurms_reason(killed, time_limited):
     assert (killed["state"], killed["reason"]) == ("TIMEOUT", "TimeLimit"), killed
     assert "was killed at its time limit (TIMEOUT, Reason=TimeLimit)" in killed["description"]
     assert killed["checkpoints"], "the job was killed before its first checkpoint"
-    assert "DUE TO TIME LIMIT" in (time_limited / "run.log").read_text()
+    # the kill can land inside a character the job was writing
+    assert "DUE TO TIME LIMIT" in (time_limited / "run.log").read_text(errors="replace")
     waited = grpo("slurm", "wait", str(time_limited))
     assert waited.returncode == 2 and "time limit" in waited.stderr
     # this cluster has no slurmdbd: sacct's accounting answers nothing, the job completion log has the job
@@ -239,7 +240,7 @@ def test_runs_from_the_service_are_slurm_jobs(cluster, demo, resumed, make_servi
 def test_the_killed_job_resumes_from_its_last_checkpoint(killed, resumed):
     run_dir, last = resumed
     done = wait_finished(run_dir, 300)
-    assert done["state"] == "COMPLETED", (run_dir / "run.log").read_text()[-3000:]
+    assert done["state"] == "COMPLETED", (run_dir / "run.log").read_text(errors="replace")[-3000:]
     assert done["checkpoints"][-1] == f"checkpoint-{last + 3}"
     steps = [r["step"] for r in metrics(Path(killed["output_dir"]))]
     assert steps[-3:] == [last + 1, last + 2, last + 3]  # it went on from the checkpoint, not from step 1
