@@ -330,6 +330,39 @@ def prebuild_deepspeed_ops(cpu_adam: bool = False) -> None:
         builder.load(verbose=False)
 
 
+def offloads_optimizer(config, flags: list[str]) -> bool:
+    """Whether a DeepSpeed run steps its optimizer on the CPU (ZeRO's offload_optimizer to cpu or nvme), said by the
+    config's `deepspeed`, by an accelerate config file or DeepSpeed JSON the launcher flags name, or by the
+    --offload_optimizer_device flag. DeepSpeed then compiles its CPU Adam in every process at start."""
+
+    def flag(name: str) -> str | None:
+        for i, item in enumerate(flags):
+            if item == name and i + 1 < len(flags):
+                return flags[i + 1]
+            if item.startswith(name + "="):
+                return item.split("=", 1)[1]
+        return None
+
+    def json_device(value) -> str | None:
+        try:
+            zero = read_json_setting(value, "deepspeed").get("zero_optimization") or {}
+        except ValueError:
+            return None
+        offload = zero.get("offload_optimizer") if isinstance(zero, dict) else None
+        return offload.get("device") if isinstance(offload, dict) else None
+
+    file_settings = accelerate_settings({"config_file": flag("--config_file")}).get("deepspeed_config")
+    file_settings = file_settings if isinstance(file_settings, dict) else {}
+    devices = [
+        json_device(config.deepspeed) if config.deepspeed else None,
+        flag("--offload_optimizer_device"),
+        file_settings.get("offload_optimizer_device"),
+        json_device(file_settings["deepspeed_config_file"]) if "deepspeed_config_file" in file_settings else None,
+        json_device(flag("--deepspeed_config_file")) if flag("--deepspeed_config_file") else None,
+    ]
+    return any(str(device).lower() in ("cpu", "nvme") for device in devices if device)
+
+
 def remove_stale_build_lock(name: str, older_than_s: float = 3600) -> None:
     """A build killed midway leaves torch's `lock` file behind, and every later build waits on it forever."""
     import time

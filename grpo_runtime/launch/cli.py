@@ -204,10 +204,11 @@ def launch_command(argv: list[str]) -> int:
     apply_env(result.env)
     processes = result.world_size
     from_file = launch_arguments(result.launch, accelerate_args)
-    from grpo_runtime.distributed.accelerate import launch_mode, prebuild_deepspeed_ops
+    from grpo_runtime.distributed.accelerate import launch_mode, offloads_optimizer, prebuild_deepspeed_ops
 
     if result.config.deepspeed or launch_mode(result.launch) == "DEEPSPEED" or "--use_deepspeed" in accelerate_args:
-        prebuild_deepspeed_ops()  # once, before the processes start: several building it at once can break it
+        # once, before the processes start: several building it at once can break it
+        prebuild_deepspeed_ops(cpu_adam=offloads_optimizer(result.config, [*from_file, *accelerate_args]))
     command = [
         sys.executable,
         "-m",

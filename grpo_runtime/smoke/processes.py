@@ -51,13 +51,14 @@ def worker_command(result, plan, spec: dict, spec_path: Path) -> list[str]:
     module = ["-m", "grpo_runtime.smoke.worker", str(spec_path)]
     if plan.world_size == 1:
         return [sys.executable, *module]
-    from grpo_runtime.distributed.accelerate import launch_mode, prebuild_deepspeed_ops
+    from grpo_runtime.distributed.accelerate import launch_mode, offloads_optimizer, prebuild_deepspeed_ops
     from grpo_runtime.launch.process import default_launch_args, launch_arguments
 
     flags = launch_arguments(result.launch, [])
     if result.config.deepspeed or launch_mode(result.launch) == "DEEPSPEED" or "--use_deepspeed" in flags:
+        # once, as `grpo launch` does: ranks building it together can break it
         with contextlib.redirect_stdout(sys.stderr):
-            prebuild_deepspeed_ops()  # once, as `grpo launch` does: ranks building it together can break it
+            prebuild_deepspeed_ops(cpu_adam=offloads_optimizer(result.config, flags))
     if "--main_process_port" not in flags:  # never accelerate's fixed 29500, which another run may hold
         port = free_port()
         while port == spec["resume_port"]:

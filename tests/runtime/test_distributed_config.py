@@ -131,3 +131,44 @@ def test_launch_passes_the_files_launch_keys_to_accelerate(tmp_path, monkeypatch
     assert command[command.index("--num_processes") + 1] == "2"
     assert command[command.index("--config_file") + 1].endswith("accelerate_configs/fsdp2.yaml")
     assert command[command.index("--mixed_precision") + 1] == "no" and "--multi_gpu" not in command
+
+
+@pytest.mark.parametrize(
+    "launch_keys, flags, cpu_adam",
+    [
+        ({"accelerate_config": "zero3"}, [], False),  # the bundled ZeRO-3 keeps the optimizer on the device
+        ({"accelerate_config": "zero3"}, ["--offload_optimizer_device", "cpu"], True),
+        ({"deepspeed": {"zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}}}, [], True),
+        ({"deepspeed": {"zero_optimization": {"stage": 2, "offload_optimizer": {"device": "none"}}}}, [], False),
+        ({"deepspeed": "offload.json"}, [], True),
+        ({"accelerate_config": "offload-accelerate.yaml"}, [], True),
+        ({"use_deepspeed": True}, ["--deepspeed_config_file=offload.json"], True),
+    ],
+)
+def test_the_launcher_builds_cpu_adam_once_when_the_optimizer_is_offloaded(
+    tmp_path, monkeypatch, launch_keys, flags, cpu_adam
+):
+    """DeepSpeed compiles its CPU Adam in every process of an optimizer-offloading run; two compiling at once can
+    wreck the build, so `grpo launch` builds it first, and only when the run offloads (it takes minutes)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "offload.json").write_text(
+        json.dumps({"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}}})
+    )
+    (tmp_path / "offload-accelerate.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "distributed_type": "DEEPSPEED",
+                "deepspeed_config": {"zero_stage": 3, "offload_optimizer_device": "nvme"},
+                "num_processes": 2,
+            }
+        )
+    )
+    settings = base_settings(tmp_path / "m", tmp_path / "d.jsonl", tmp_path / "out")
+    settings.update(num_processes=2, **launch_keys)
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump(settings))
+    built = []
+    monkeypatch.setattr(distributed, "prebuild_deepspeed_ops", lambda cpu_adam=False: built.append(cpu_adam))
+    monkeypatch.setattr("grpo_runtime.launch.cli.subprocess.call", lambda command: 0)
+    assert launch_command([str(config), *flags]) == 0
+    assert built == [cpu_adam]

@@ -11,7 +11,7 @@ import torch
 import yaml
 from safetensors.torch import load_file
 
-from grpo_runtime.launch.cli import launch_command
+from tests.support.cli import grpo
 
 from .helpers import base_settings, read_metrics, write_prompts
 
@@ -42,9 +42,15 @@ def settings_for(tmp_path, model_dir, name, **fields):
 
 
 def launch(tmp_path, settings, *extra) -> int:
+    """`grpo launch CONFIG --num-processes 2` as a child process; a failed run fails the test with the end of what
+    its processes printed, so the reason is in the assertion itself and not only in a long captured log."""
     config = tmp_path / f"{os.path.basename(settings['output_dir'])}.yaml"
     config.write_text(yaml.safe_dump(settings))
-    return launch_command([str(config), "--num-processes", "2", *extra])
+    done = grpo("launch", str(config), "--num-processes", "2", *extra, subprocess=True, timeout=900)
+    if done.returncode != 0:
+        printed = [line for line in (done.stdout + done.stderr).splitlines() if "[WARNING]" not in line]
+        pytest.fail(f"grpo launch exited with {done.returncode}; the end of its output:\n" + "\n".join(printed[-60:]))
+    return done.returncode
 
 
 def weights(directory):
