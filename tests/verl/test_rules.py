@@ -73,7 +73,8 @@ CASES: dict[str, tuple[list[str], list[str]]] = {
         ["algorithm.filter_groups.enable=True", "algorithm.filter_groups.metric=null"],
         ["algorithm.filter_groups.enable=True", "algorithm.filter_groups.metric=acc"],
     ),
-    "GRPO-Q050": ([R + "n=1"], [R + "n=2"]),
+    # with task rewards a distillation run still trains on the group-relative advantage
+    "GRPO-Q050": ([R + "n=1", "distillation.enabled=True"], [R + "n=2"]),
     "GRPO-Q053": (
         [A + "use_dynamic_bsz=True", A + "ppo_mini_batch_size=512"],
         [A + "use_dynamic_bsz=True", A + "ppo_mini_batch_size=64"],
@@ -100,6 +101,13 @@ def _found(extra: list[str], code: str) -> list:
 
 def test_every_verl_rule_has_a_case() -> None:
     assert {r.code for r in load_verl_rules()} == set(CASES)
+
+
+def test_distillation_from_the_teacher_alone_needs_no_groups() -> None:
+    """verl's on-policy distillation recipes sample once per prompt and train on the teacher's signal only."""
+    teacher_only = [R + "n=1", "distillation.enabled=True", "distillation.distillation_loss.use_task_rewards=False"]
+    assert _found(teacher_only, "GRPO-Q050") == []
+    assert _found([R + "n=1", "distillation.distillation_loss.use_task_rewards=False"], "GRPO-Q050")
 
 
 def test_the_base_set_is_clean() -> None:

@@ -9,16 +9,22 @@ from grpo_schema.dialects.verl.rules.base import Finding, finding, rule
 from grpo_schema.engine.diagnostics import Fix
 
 
-@rule("GRPO-Q050", "error", ("algorithm.adv_estimator", R + "n"))
+TASK_REWARDS = "distillation.distillation_loss.use_task_rewards"
+
+
+@rule("GRPO-Q050", "error", ("algorithm.adv_estimator", R + "n", "distillation.enabled", TASK_REWARDS))
 def group_estimator_needs_groups(config: Any, ctx: Any) -> Iterator[Finding]:
     """A group-relative advantage estimator (grpo, rloo, ...) needs rollout.n > 1.
 
     The advantage compares each sample with the other samples of its prompt. With verl's default rollout.n=1 the
     group is one sample, its mean is the sample itself: GRPO's advantage is the raw score and the run silently
     becomes REINFORCE without a baseline (RLOO's is zero). verl accepts it; TRL refuses num_generations < 2.
+    On-policy distillation without task rewards (distillation.enabled, distillation_loss.use_task_rewards false)
+    learns from the teacher alone: the task advantage goes unused, and one sample per prompt is that recipe's own.
     """
     estimator = config["algorithm.adv_estimator"]
-    if estimator in GROUP_ESTIMATORS and config.n < 2:
+    distilling_only = config["distillation.enabled"] and not config[TASK_REWARDS]
+    if estimator in GROUP_ESTIMATORS and config.n < 2 and not distilling_only:
         where = "verl's default" if not config.written(R + "n") else "set"
         yield finding(
             f"algorithm.adv_estimator is {estimator!r} but rollout.n is {config.n} ({where}): a group of "
