@@ -31,7 +31,8 @@ from grpo_schema.engine.plan import RunPlan, derive_plan
 from grpo_schema.engine.positions import Positions
 from grpo_schema.engine.profiles import Profile, get_profile
 from grpo_schema.engine.recognise import not_a_grpo_config, other_kind, other_kind_of_keys
-from grpo_schema.engine.release import Reading, as_release_reads, read_as, release_surface
+from grpo_schema.engine.release import release_surface
+from grpo_schema.engine.release_reading import Reading, as_release_reads, read_as
 from grpo_schema.engine.rules import RuleContext, run_rules
 from grpo_schema.engine.view import ConfigView
 

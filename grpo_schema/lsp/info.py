@@ -14,8 +14,9 @@ from grpo_schema.engine.compiled import compiled
 from grpo_schema.engine.diagnostics import yaml_value
 from grpo_schema.engine.lines import split_lines
 from grpo_schema.engine.migrations import MIGRATIONS, describe
-from grpo_schema.engine.release import batch_meaning, for_release, release_surface, status
+from grpo_schema.engine.release import batch_meaning, release_surface
 from grpo_schema.engine.release_choices import accepted_values
+from grpo_schema.engine.release_texts import for_release, status
 
 if TYPE_CHECKING:
     from grpo_schema.versions import FieldInfo, ReleaseSurface

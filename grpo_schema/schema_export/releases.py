@@ -14,8 +14,10 @@ import re
 from typing import Any
 
 from grpo_schema.engine.codes import D_IN_RELEASE
-from grpo_schema.engine.release import REFERENCE, deprecation, for_release
+from grpo_schema.engine.release import REFERENCE
 from grpo_schema.engine.release_choices import accepted_by, accepted_values
+from grpo_schema.engine.release_deprecations import deprecation
+from grpo_schema.engine.release_texts import for_release
 from grpo_schema.schema_export.layout import PROFILE_GROUP_PREFIX
 from grpo_schema.versions import FieldInfo, ReleaseSurface, surface
 
@@ -240,8 +242,8 @@ def _release_rewards(prop: dict[str, Any], release: ReleaseSurface) -> None:
 
 
 def _said_for_release(prop: dict[str, Any], name: str, release: ReleaseSurface) -> None:
-    """The texts as they hold for the release (engine.release.for_release: no key it lacks, no deprecation it does
-    not have), and the deprecation marks of the release's own deprecations, each naming what it reads instead."""
+    """The texts as they hold for the release (engine.release_texts.for_release: no key it lacks, no deprecation it
+    does not have), and the deprecation marks of the release's own deprecations, each naming what it reads instead."""
     for key in ("deprecated", "deprecationMessage", "markdownDeprecationMessage"):
         prop.pop(key, None)
     fallback = f"Read by TRL {release.release} ({release.fields[name].source})."

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from grpo_schema.engine.release import known_keys
+from grpo_schema.engine.release_texts import known_keys
 from grpo_schema.versions import surface
 from tests.support.lsp import line_of, open_text
 

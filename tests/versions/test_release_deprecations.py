@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from grpo_schema.engine.release import known_keys
+from grpo_schema.engine.release_texts import known_keys
 from grpo_schema.versions import surface
 from tests.conftest import REPO
 from tests.support.cli import grpo

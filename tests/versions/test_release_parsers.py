@@ -259,7 +259,7 @@ def not_read_by_the_table(diagnostics, table) -> list[str]:
 
 def stops_at_parse(diagnostics, config: dict, table) -> list[str]:
     """The codes of grpo's errors that the release's parser would stop on."""
-    from grpo_schema.engine.release import front_end_verdict
+    from grpo_schema.engine.release_reading import front_end_verdict
 
     geometry = GEOMETRY_AT_PARSE if table.front_end.batch_divisibility_at_parse else set()
     out = []
