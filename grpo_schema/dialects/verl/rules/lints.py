@@ -8,7 +8,6 @@ from grpo_schema.dialects.verl.config import GROUP_ESTIMATORS, A, R
 from grpo_schema.dialects.verl.rules.base import Finding, finding, rule
 from grpo_schema.engine.diagnostics import Fix
 
-
 TASK_REWARDS = "distillation.distillation_loss.use_task_rewards"
 
 
