@@ -201,8 +201,8 @@ def estimate_fit(
     config = result.config
     engine = engine or "trl"
     report.engine = engine
-    if _stopped_by_engine(report, engine):
-        return report
+    if engine not in ENGINES:
+        return _stopped(report, _unknown_engine(engine))
     if hw is None:
         report.stopped_by = next((d for d in report.diagnostics if d.code == H_BAD_SECTION), None)
     if config is None or hw is None:
@@ -211,15 +211,7 @@ def estimate_fit(
     try:
         report.model = _model_of(config, section, model_config, local_files, reads)
     except UnknownModel as exc:
-        report.stopped_by = Diagnostic(
-            H_UNKNOWN_MODEL,
-            "info",
-            str(exc),
-            fields=("model_name_or_path",),
-            hint="pass --model-config PATH/config.json",
-        )
-        report.diagnostics.append(report.stopped_by)
-        return report
+        return _stopped(report, _unknown_model(exc))
     _estimate_for_model(report, result, hw, section, prompt_length, strategy, offload, local_files, reads)
     if report.setup is not None:
         _estimate_run(report, result, hw, section, mfu, host_ram)
@@ -255,15 +247,21 @@ def _section_diagnostics(result: Any) -> list[Diagnostic]:
     return diagnostics
 
 
-def _stopped_by_engine(report: FitReport, engine: str) -> bool:
-    """Stop the report on an engine whose memory model is unknown; True when it stopped."""
-    if engine in ENGINES:
-        return False
-    report.stopped_by = Diagnostic(
-        H_BAD_ENGINE, "error", f"unknown engine {engine!r}", hint=f"use one of: {', '.join(ENGINES)}"
+def _unknown_engine(engine: str) -> Diagnostic:
+    return Diagnostic(H_BAD_ENGINE, "error", f"unknown engine {engine!r}", hint=f"use one of: {', '.join(ENGINES)}")
+
+
+def _unknown_model(exc: UnknownModel) -> Diagnostic:
+    return Diagnostic(
+        H_UNKNOWN_MODEL, "info", str(exc), fields=("model_name_or_path",), hint="pass --model-config PATH/config.json"
     )
-    report.diagnostics.append(report.stopped_by)
-    return True
+
+
+def _stopped(report: FitReport, reason: Diagnostic) -> FitReport:
+    """The report with no estimate, stopped by `reason` (also one of its diagnostics)."""
+    report.stopped_by = reason
+    report.diagnostics.append(reason)
+    return report
 
 
 def _model_of(
