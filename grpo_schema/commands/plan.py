@@ -124,6 +124,24 @@ def _parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="the model's config.json (else the local directory, the Hub cache, then the built-in catalogue)",
     )
+    _add_run_options(parser)
+    parser.add_argument("--mfu", type=float, default=None, help="model-FLOPs utilisation for the time (0.15)")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        dest="overrides",
+        help="override a config key (repeatable); TRL-style `--key value` works as well, as in "
+        "grpo validate (`--vllm_mode colocate`)",
+    )
+    add_trl_version(parser)
+    add_call(parser)
+    return parser
+
+
+def _add_run_options(parser: argparse.ArgumentParser) -> None:
+    """The options that describe the run on the hardware: prompt length, engine, strategy, offload, host RAM."""
     parser.add_argument(
         "--prompt-length",
         type=int,
@@ -162,19 +180,6 @@ def _parser() -> argparse.ArgumentParser:
         "(default: the hardware: section's host_ram_gib, or the node a spec such as p5.48xlarge "
         "names); gives a host-RAM verdict",
     )
-    parser.add_argument("--mfu", type=float, default=None, help="model-FLOPs utilisation for the time (0.15)")
-    parser.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        dest="overrides",
-        help="override a config key (repeatable); TRL-style `--key value` works as well, as in "
-        "grpo validate (`--vllm_mode colocate`)",
-    )
-    add_trl_version(parser)
-    add_call(parser)
-    return parser
 
 
 def _refused_options(args: argparse.Namespace) -> bool:
