@@ -137,77 +137,15 @@ def substitute_model(config, plan: SmokePlan, workdir: Path) -> None:
     if elsewhere:
         refuse_strict(plan, "model", "model", name, "model_name_or_path")
     folder = None if elsewhere else model_folder(name, config.model_revision)
-    facts = None
     if folder is not None:
-        from transformers import AutoConfig
-
-        try:
-            model_config = AutoConfig.from_pretrained(
-                str(folder), local_files_only=True, trust_remote_code=config.trust_remote_code
-            )
-        except (ValueError, KeyError) as error:
-            raise SmokeRefused(
-                "model",
-                f"the model {name} ({folder / 'config.json'}) has an architecture that "
-                f"transformers does not know: {str(error).splitlines()[0]}",
-                "model_name_or_path",
-            ) from None
-        refuse_vision_language(name, vision_language_class(model_config), "its config.json")
-        from grpo_schema.engine.hardware.models import read_config_json
-
-        try:
-            facts = read_config_json(folder / "config.json", name)
-        except Exception:  # only used to decide whether the model is small
-            facts = None
-        if facts is not None and facts.total_params() <= SMALL_MODEL_PARAMS:
-            plan.add("model", EXERCISED, f"{name} as it is ({facts.total_params() / 1e6:.1f}M parameters, local)")
-            plan.add("tokenizer and chat template", EXERCISED, f"the model's own tokenizer ({folder})")
+        model_config, source = _local_model_config(config, plan, name, folder)
+        if model_config is None:  # small enough to run as it is
             return
-        source = f"its config.json ({folder})"
     else:
-        refuse_vision_language(name, named_vision_language(name), "its name")
-        model_config, facts = catalogue_config(Path(name).name if elsewhere else name)
-        source = "the built-in catalogue's facts"
-        if elsewhere:
-            source = f"{ELSEWHERE}: {name} is not on this machine; " + (
-                f"the catalogue's facts for {Path(name).name}" if model_config is not None else ""
-            )
-        if model_config is None:
-            from transformers import LlamaConfig
-
-            model_config = LlamaConfig(tie_word_embeddings=False)
-            source = (source if elsewhere else "") + "nothing (not on disk, not in the catalogue): a Llama-class model"
-    tokenizer = local_tokenizer(folder)
-    if tokenizer is not None:
-        if tokenizer.pad_token is None:
-            tokenizer.pad_token = tokenizer.eos_token
-        plan.add("tokenizer and chat template", EXERCISED, f"the real tokenizer and chat template ({folder})")
-    else:
-        from grpo_runtime.model.tiny import build_byte_tokenizer
-
-        tokenizer = build_byte_tokenizer()
-        plan.add(
-            "tokenizer and chat template",
-            SUBSTITUTED,
-            f"a byte-level tokenizer of {len(tokenizer)} tokens with a ChatML chat template (the real tokenizer of {name} is "
-            "not on disk; a profile's chat_template still applies)",
-        )
+        model_config, source = _catalogue_model_config(name, elsewhere)
+    tokenizer = _stand_in_tokenizer(plan, name, folder)
     shrunk = shrink(model_config, len(tokenizer), tokenizer, context_length(config))
-    import torch
-    from transformers import AutoModelForCausalLM
-
-    torch.manual_seed(plan.seed)
-    try:
-        model = AutoModelForCausalLM.from_config(
-            shrunk, dtype=torch.float32, trust_remote_code=config.trust_remote_code
-        )
-    except ValueError as error:
-        raise SmokeRefused(
-            "model",
-            f"transformers cannot build a causal LM of {name}'s architecture "
-            f"({type(shrunk).__name__}): {str(error).splitlines()[0]}",
-            "model_name_or_path",
-        ) from None
+    model = _random_model(config, plan, name, shrunk)
     for key in ("eos_token_id", "pad_token_id", "bos_token_id"):
         setattr(model.generation_config, key, getattr(tokenizer, key))
     target = workdir / "model"
@@ -223,6 +161,90 @@ def substitute_model(config, plan: SmokePlan, workdir: Path) -> None:
 
     plan.overrides.update(model_name_or_path=str(target), model_revision=None)
     substitute_reward_model(config, plan, workdir, shrunk, tokenizer)
+
+
+def _local_model_config(config, plan: SmokePlan, name: str, folder: Path):
+    """The model on disk: (its config, where it came from) to shrink, or (None, "") when it is small enough to
+    run as it is (said in the plan)."""
+    from transformers import AutoConfig
+
+    try:
+        model_config = AutoConfig.from_pretrained(
+            str(folder), local_files_only=True, trust_remote_code=config.trust_remote_code
+        )
+    except (ValueError, KeyError) as error:
+        raise SmokeRefused(
+            "model",
+            f"the model {name} ({folder / 'config.json'}) has an architecture that "
+            f"transformers does not know: {str(error).splitlines()[0]}",
+            "model_name_or_path",
+        ) from None
+    refuse_vision_language(name, vision_language_class(model_config), "its config.json")
+    from grpo_schema.engine.hardware.models import read_config_json
+
+    try:
+        facts = read_config_json(folder / "config.json", name)
+    except Exception:  # only used to decide whether the model is small
+        facts = None
+    if facts is not None and facts.total_params() <= SMALL_MODEL_PARAMS:
+        plan.add("model", EXERCISED, f"{name} as it is ({facts.total_params() / 1e6:.1f}M parameters, local)")
+        plan.add("tokenizer and chat template", EXERCISED, f"the model's own tokenizer ({folder})")
+        return None, ""
+    return model_config, f"its config.json ({folder})"
+
+
+def _catalogue_model_config(name: str, elsewhere: bool):
+    """A model not on this machine: (the catalogue's config for it, else a Llama-class one, where it came from)."""
+    refuse_vision_language(name, named_vision_language(name), "its name")
+    model_config, _facts = catalogue_config(Path(name).name if elsewhere else name)
+    source = "the built-in catalogue's facts"
+    if elsewhere:
+        source = f"{ELSEWHERE}: {name} is not on this machine; " + (
+            f"the catalogue's facts for {Path(name).name}" if model_config is not None else ""
+        )
+    if model_config is None:
+        from transformers import LlamaConfig
+
+        model_config = LlamaConfig(tie_word_embeddings=False)
+        source = (source if elsewhere else "") + "nothing (not on disk, not in the catalogue): a Llama-class model"
+    return model_config, source
+
+
+def _stand_in_tokenizer(plan: SmokePlan, name: str, folder: Path | None):
+    """The model's own tokenizer where it is on disk, else a byte-level one (said in the plan)."""
+    tokenizer = local_tokenizer(folder)
+    if tokenizer is not None:
+        if tokenizer.pad_token is None:
+            tokenizer.pad_token = tokenizer.eos_token
+        plan.add("tokenizer and chat template", EXERCISED, f"the real tokenizer and chat template ({folder})")
+        return tokenizer
+    from grpo_runtime.model.tiny import build_byte_tokenizer
+
+    tokenizer = build_byte_tokenizer()
+    plan.add(
+        "tokenizer and chat template",
+        SUBSTITUTED,
+        f"a byte-level tokenizer of {len(tokenizer)} tokens with a ChatML chat template (the real tokenizer of {name} is "
+        "not on disk; a profile's chat_template still applies)",
+    )
+    return tokenizer
+
+
+def _random_model(config, plan: SmokePlan, name: str, shrunk):
+    """A randomly initialised causal LM of the shrunk config, seeded by the plan."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    torch.manual_seed(plan.seed)
+    try:
+        return AutoModelForCausalLM.from_config(shrunk, dtype=torch.float32, trust_remote_code=config.trust_remote_code)
+    except ValueError as error:
+        raise SmokeRefused(
+            "model",
+            f"transformers cannot build a causal LM of {name}'s architecture "
+            f"({type(shrunk).__name__}): {str(error).splitlines()[0]}",
+            "model_name_or_path",
+        ) from None
 
 
 def refuse_vision_language(name: str, found: str | None, how: str) -> None:

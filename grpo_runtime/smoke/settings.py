@@ -52,6 +52,17 @@ def installed(module: str) -> bool:
 def substitute_settings(config, raw: dict, plan: SmokePlan, workdir: Path) -> None:
     overrides = plan.overrides
     overrides.update(use_cpu=True, output_dir=str(workdir / "output"), logging_steps=1, disable_tqdm=True)
+    _device_and_precision(config, plan)
+    _generation_and_hub(config, plan)
+    _logging(config, plan)
+    _evaluation_and_resume(config, plan)
+    _one_machine(raw, plan)
+    _peft_and_sharding(config, raw, plan, workdir)
+
+
+def _device_and_precision(config, plan: SmokePlan) -> None:
+    """CPU processes, the completion length cap, and off what needs a GPU (flash attention, tf32, compilation, fp16)."""
+    overrides = plan.overrides
     if config.use_cpu:
         plan.add("device", EXERCISED, "CPU, as written")
     else:
@@ -75,6 +86,11 @@ def substitute_settings(config, raw: dict, plan: SmokePlan, workdir: Path) -> No
         plan.add("precision", NOT_EXERCISED, "fp16 mixed precision needs a GPU; float32 on CPU")
     else:
         plan.add("precision", EXERCISED, "bf16" if config.bf16 else f"dtype {config.dtype or 'auto'}")
+
+
+def _generation_and_hub(config, plan: SmokePlan) -> None:
+    """vLLM where it is installed (else transformers generate); never a push to the Hub."""
+    overrides = plan.overrides
     if config.use_vllm:
         if installed("vllm"):
             plan.add("generation", EXERCISED, f"vLLM {config.vllm_mode}")
@@ -90,6 +106,11 @@ def substitute_settings(config, raw: dict, plan: SmokePlan, workdir: Path) -> No
     if config.push_to_hub or config.log_completions_hub_repo:
         overrides.update(push_to_hub=False, log_completions_hub_repo=None)
         plan.add("hub push", NOT_EXERCISED, "never sent from a smoke test")
+
+
+def _logging(config, plan: SmokePlan) -> None:
+    """The reporters that need no network; metrics.jsonl is always written."""
+    overrides = plan.overrides
     reporters = config.report_to if isinstance(config.report_to, list) else [config.report_to]
     reporters = [str(r) for r in reporters if r is not None]
     if "all" in reporters:
@@ -105,6 +126,11 @@ def substitute_settings(config, raw: dict, plan: SmokePlan, workdir: Path) -> No
         )
     else:
         plan.add("logging", EXERCISED, ", ".join(kept) if kept else "metrics.jsonl")
+
+
+def _evaluation_and_resume(config, plan: SmokePlan) -> None:
+    """Evaluation at every step when the file evaluates; the resume target is the smoke's own checkpoint."""
+    overrides = plan.overrides
     if config.eval_strategy not in (None, "no"):
         overrides.update(eval_strategy="steps", eval_steps=1)
         plan.add(
@@ -120,12 +146,21 @@ def substitute_settings(config, raw: dict, plan: SmokePlan, workdir: Path) -> No
             SUBSTITUTED,
             f"resume_from_checkpoint ({config.resume_from_checkpoint}) replaced by the smoke's own checkpoint-1",
         )
+
+
+def _one_machine(raw: dict, plan: SmokePlan) -> None:
+    """The smoke runs on this one machine: the launch keys that name others are reset."""
+    overrides = plan.overrides
     for key in ("num_machines",):
         if raw.get(key) not in (None, 1):
             overrides[key] = 1
     for key in ("main_process_ip", "machine_rank"):
         if key in raw:
             overrides[key] = None
+
+
+def _peft_and_sharding(config, raw: dict, plan: SmokePlan, workdir: Path) -> None:
+    """LoRA and quantisation as written; sharding on gloo, with a DeepSpeed stand-in where the file's is elsewhere."""
     lora = config.use_peft or bool(config.lora_target_modules and config.use_peft)
     quantised = config.load_in_4bit or config.load_in_8bit
     if lora or quantised:

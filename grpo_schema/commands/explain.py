@@ -135,15 +135,7 @@ def _rewrite_note(result: CheckResult) -> str | None:
 
 def _plan_notes(result: CheckResult, plan: Any) -> list[str]:
     if plan is None:
-        return (
-            [
-                f"TRL {judged_release(result)} refuses this batch geometry at world size {result.world_size}, so there "
-                "is no schedule; "
-                "see the diagnostics for the smallest edits"
-            ]
-            if result.config is not None
-            else []
-        )
+        return _no_schedule_note(result)
     every, GA = plan.generate_every_micro_steps, plan.gradient_accumulation_steps
     if plan.per_device_unit == "prompts":
         return _prompt_notes(result, plan)
@@ -158,6 +150,26 @@ def _plan_notes(result: CheckResult, plan: Any) -> list[str]:
         f"(steps_per_generation x num_iterations) and each process's dataloader batch holds "
         f"{plural(plan.sampler_batch_size, 'row')} (per_device_train_batch_size x steps_per_generation): {repeats}"
     ]
+    out += _on_policy_and_group_notes(plan, every, GA)
+    out += _epoch_notes(plan)
+    return out
+
+
+def _no_schedule_note(result: CheckResult) -> list[str]:
+    return (
+        [
+            f"TRL {judged_release(result)} refuses this batch geometry at world size {result.world_size}, so there "
+            "is no schedule; "
+            "see the diagnostics for the smallest edits"
+        ]
+        if result.config is not None
+        else []
+    )
+
+
+def _on_policy_and_group_notes(plan: Any, every: int, GA: int) -> list[str]:
+    """Whether training is on-policy, and how groups split over processes and optimizer steps."""
+    out: list[str] = []
     if not plan.clipping_active:
         out.append(
             f"training is on-policy: gradient_accumulation_steps ({GA}) is a multiple of steps_per_generation"
@@ -175,6 +187,12 @@ def _plan_notes(result: CheckResult, plan: Any) -> list[str]:
             f"{plan.completions_per_prompt_per_optimizer_step:g} of the {plan.num_generations} completions of "
             "a prompt (advantages were computed over the whole group first)"
         )
+    return out
+
+
+def _epoch_notes(plan: Any) -> list[str]:
+    """A dataset smaller than one generation, or the prompts each epoch leaves out."""
+    out: list[str] = []
     if plan.dataset_size is not None and plan.generations_per_epoch == 0:
         out.append(
             f"the dataset ({plural(plan.dataset_size, 'prompt')}) is smaller than one generation "

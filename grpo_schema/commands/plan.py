@@ -124,6 +124,24 @@ def _parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="the model's config.json (else the local directory, the Hub cache, then the built-in catalogue)",
     )
+    _add_run_options(parser)
+    parser.add_argument("--mfu", type=float, default=None, help="model-FLOPs utilisation for the time (0.15)")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        dest="overrides",
+        help="override a config key (repeatable); TRL-style `--key value` works as well, as in "
+        "grpo validate (`--vllm_mode colocate`)",
+    )
+    add_trl_version(parser)
+    add_call(parser)
+    return parser
+
+
+def _add_run_options(parser: argparse.ArgumentParser) -> None:
+    """The options that describe the run on the hardware: prompt length, engine, strategy, offload, host RAM."""
     parser.add_argument(
         "--prompt-length",
         type=int,
@@ -162,19 +180,6 @@ def _parser() -> argparse.ArgumentParser:
         "(default: the hardware: section's host_ram_gib, or the node a spec such as p5.48xlarge "
         "names); gives a host-RAM verdict",
     )
-    parser.add_argument("--mfu", type=float, default=None, help="model-FLOPs utilisation for the time (0.15)")
-    parser.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        dest="overrides",
-        help="override a config key (repeatable); TRL-style `--key value` works as well, as in "
-        "grpo validate (`--vllm_mode colocate`)",
-    )
-    add_trl_version(parser)
-    add_call(parser)
-    return parser
 
 
 def _refused_options(args: argparse.Namespace) -> bool:
@@ -227,8 +232,33 @@ def plan_command(argv: list[str]) -> int:
     except UsageError as exc:
         print(f"grpo plan: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    documents, failed, usage_error = [], False, False
-    units = []  # (path, the config planned, its release, the file as written, which call of a Python file)
+    read = _read_units(args)
+    if isinstance(read, int):
+        return read
+    units, usage_error = read
+    documents, failed = [], False
+    for path, data, release, written, call in units:
+        planned = _plan_unit(args, path, data, release, written, profiles, overrides)
+        if isinstance(planned, int):
+            return planned
+        result, report, implied = planned
+        usage_error |= _usage_errors(report, path)
+        failed |= report.fits is False or any(d.severity == "error" for d in report.diagnostics)
+        failed |= any(d.severity == "error" for d in result.diagnostics)
+        if args.format == "json":
+            documents.append(_plan_document(result, report, implied, call))
+        else:
+            sys.stdout.write(render_text(result, report, call[3] if call else ""))
+    if args.format == "json":
+        sys.stdout.write(json.dumps({"version": 1, "files": documents}, indent=2, default=str) + "\n")
+    return EXIT_USAGE if usage_error else EXIT_INVALID if failed else EXIT_OK
+
+
+def _read_units(args: argparse.Namespace) -> tuple[list[tuple[Any, ...]], bool] | int:
+    """Every config to plan, in order: (path, the config planned, its release, the file as written, which call of
+    a Python file), and whether a Python file had problems; an exit code where a file cannot be read or named."""
+    usage_error = False
+    units = []
     for path in args.paths:
         try:
             data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
@@ -250,74 +280,84 @@ def plan_command(argv: list[str]) -> int:
             print(f"grpo plan: error: {path}: {problem}", file=sys.stderr)
         usage_error |= bool(problems)
         units += [(path, config, judged, data, name) for config, judged, name in planned]
-    for path, data, release, written, call in units:
-        strategy, offload, implied = args.strategy, args.offload, {}
-        if is_verl(data, path):  # planned as its TRL equivalent, or refused with the reason
-            data, implied, problem = verl_config(data, path, args, overrides)
-            if problem:
-                print(f"grpo plan: error: {path}: {problem}", file=sys.stderr)
-                return EXIT_USAGE
-            strategy, offload = strategy or implied["strategy"], offload or implied["offload"]
-        result, report = check_for_hardware(
-            data,
-            path,
-            args.hardware,
-            world_size=args.world_size,
-            **release,
-            profiles=profiles,
-            model_config=args.model_config,
-            prompt_length=args.prompt_length,
-            mfu=args.mfu,
-            strategy=strategy,
-            engine=args.engine,
-            offload=offload,
-            host_ram=args.host_ram,
-            batch_fixes=False,
-            overrides=overrides,
-        )
-        if report.hardware is None and not report.diagnostics and not section_of(result):
-            print(
-                f"grpo plan: error: {path}: no hardware declared: pass --hardware SPEC (e.g. 8xH100-80GB)",
-                file=sys.stderr,
-            )
-            return EXIT_USAGE
-        if implied:  # the data and the reward are the verl file's own (data.train_files, its reward settings)
-            result.diagnostics = [d for d in result.diagnostics if d.code not in VERL_NAMES_ITS_OWN]
-        if path.endswith((".py", ".ipynb")):
-            from grpo_schema.dialects.python.check import script_level
+    return units, usage_error
 
-            dropped = script_level(result)
-            result.diagnostics = [d for d in result.diagnostics if d not in dropped]
-            if code_setup(written):
-                print(
-                    f"grpo plan: note: {path} sets up LoRA or quantisation in code, outside GRPOConfig: the plan "
-                    "sizes the call as written (full fine-tuning); `grpo export` it and add use_peft / "
-                    "load_in_4bit to plan that",
-                    file=sys.stderr,
-                )
-        usage = [
-            d
-            for d in report.diagnostics
-            if d.code in USAGE_CODES and (d.code != "GRPO-H008" or report.hardware is None)
-        ]
-        if usage:
-            for diag in usage:
-                print(
-                    f"grpo plan: error {diag.code}: {path}: {diag.message}"
-                    + (f"\n  fix: {diag.hint}" if diag.hint else ""),
-                    file=sys.stderr,
-                )
-            usage_error = True
-        failed |= report.fits is False or any(d.severity == "error" for d in report.diagnostics)
-        failed |= any(d.severity == "error" for d in result.diagnostics)
-        if args.format == "json":
-            documents.append(plan_document(result, report))
-            if implied:
-                documents[-1]["verl_notes"] = implied["notes"]
-            if call:
-                documents[-1].update(call=call[0], call_line=call[1], call_cell=call[2])
-        else:
-            sys.stdout.write(render_text(result, report, call[3] if call else ""))
-    if args.format == "json":
-        sys.stdout.write(json.dumps({"version": 1, "files": documents}, indent=2, default=str) + "\n")
-    return EXIT_USAGE if usage_error else EXIT_INVALID if failed else EXIT_OK
+
+def _plan_unit(
+    args: argparse.Namespace, path: str, data: Any, release: dict[str, Any], written: Any, profiles: Any, overrides: Any
+) -> tuple[Any, Any, dict[str, Any]] | int:
+    """One config checked and planned on the hardware: (result, report, what a verl file implies), or an exit
+    code where it cannot be planned."""
+    strategy, offload, implied = args.strategy, args.offload, {}
+    if is_verl(data, path):  # planned as its TRL equivalent, or refused with the reason
+        data, implied, problem = verl_config(data, path, args, overrides)
+        if problem:
+            print(f"grpo plan: error: {path}: {problem}", file=sys.stderr)
+            return EXIT_USAGE
+        strategy, offload = strategy or implied["strategy"], offload or implied["offload"]
+    result, report = check_for_hardware(
+        data,
+        path,
+        args.hardware,
+        world_size=args.world_size,
+        **release,
+        profiles=profiles,
+        model_config=args.model_config,
+        prompt_length=args.prompt_length,
+        mfu=args.mfu,
+        strategy=strategy,
+        engine=args.engine,
+        offload=offload,
+        host_ram=args.host_ram,
+        batch_fixes=False,
+        overrides=overrides,
+    )
+    if report.hardware is None and not report.diagnostics and not section_of(result):
+        print(
+            f"grpo plan: error: {path}: no hardware declared: pass --hardware SPEC (e.g. 8xH100-80GB)", file=sys.stderr
+        )
+        return EXIT_USAGE
+    if implied:  # the data and the reward are the verl file's own (data.train_files, its reward settings)
+        result.diagnostics = [d for d in result.diagnostics if d.code not in VERL_NAMES_ITS_OWN]
+    if path.endswith((".py", ".ipynb")):
+        _python_file_notes(result, path, written)
+    return result, report, implied
+
+
+def _python_file_notes(result: Any, path: str, written: Any) -> None:
+    """Drop the findings about the script around a Python file's call, and say when its code sets up LoRA or
+    quantisation that the plan cannot see."""
+    from grpo_schema.dialects.python.check import script_level
+
+    dropped = script_level(result)
+    result.diagnostics = [d for d in result.diagnostics if d not in dropped]
+    if code_setup(written):
+        print(
+            f"grpo plan: note: {path} sets up LoRA or quantisation in code, outside GRPOConfig: the plan "
+            "sizes the call as written (full fine-tuning); `grpo export` it and add use_peft / "
+            "load_in_4bit to plan that",
+            file=sys.stderr,
+        )
+
+
+def _usage_errors(report: Any, path: str) -> bool:
+    """Print the findings that are mistakes on the command line (bad hardware spec, ...); True if any."""
+    usage = [
+        d for d in report.diagnostics if d.code in USAGE_CODES and (d.code != "GRPO-H008" or report.hardware is None)
+    ]
+    for diag in usage:
+        print(
+            f"grpo plan: error {diag.code}: {path}: {diag.message}" + (f"\n  fix: {diag.hint}" if diag.hint else ""),
+            file=sys.stderr,
+        )
+    return bool(usage)
+
+
+def _plan_document(result: Any, report: Any, implied: dict[str, Any], call: Any) -> dict[str, Any]:
+    """One file's JSON document, with a verl file's notes and a Python file's call."""
+    document = plan_document(result, report)
+    if implied:
+        document["verl_notes"] = implied["notes"]
+    if call:
+        document.update(call=call[0], call_line=call[1], call_cell=call[2])
+    return document

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from grpo_schema.commands.options import (
     EXIT_INVALID,
@@ -61,23 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
 def cmd_validate(args: argparse.Namespace, rest: list[str]) -> int:
     from grpo_schema.commands.verl import check_verl, is_verl, options_not_for_verl
     from grpo_schema.engine.diagnostics import has_errors
-    from grpo_schema.engine.overrides import OverrideError, parse_trl_args
-    from grpo_schema.engine.validate import check_text
 
-    try:
-        config_paths, trl_overrides = parse_trl_args(rest)
-    except OverrideError as exc:
-        raise UsageError(str(exc)) from None
-    given = list(args.paths) + config_paths
-    # A directory's scripts and notebooks are judged where they build a GRPOConfig; --world-sizes, --hardware and
-    # --fix take YAML configs, so with them the walk stays with YAML and JSON (said on stderr, never silently).
-    yaml_only = bool(args.world_sizes or args.hardware or args.fix)
-    paths = expand_paths(given, python=not yaml_only and getattr(args, "dialect", None) != "verl")
-    if yaml_only:
-        _say_python_left_out(given, args)
-    walked = set(paths) - set(given)
-    if not paths:
-        raise UsageError("no config file given (a path, a directory, '-' for stdin, or --config FILE)")
+    given, paths, walked, trl_overrides = _paths_to_check(args, rest)
     options = check_options(args, trl_overrides)
     if args.fix and "-" in paths:
         raise UsageError("--fix edits files in place; it cannot fix stdin")
@@ -106,20 +92,7 @@ def cmd_validate(args: argparse.Namespace, rest: list[str]) -> int:
             results += checked.results
             sources.update(checked.texts)
             continue
-        result = check_text(data, path=shown, **file_options)  # reads the file's `# grpo:` comment under the flags
-        # The fit is checked when asked for (--hardware, or the file's `# grpo: --hardware` comment); a hardware:
-        # section alone is what `grpo plan` and the form's memory bar read, as the service and the editor do.
-        hardware = args.hardware or _comment_hardware(data)
-        if hardware:
-            result = _with_fit(data, shown, hardware, file_options, from_flag=bool(args.hardware))
-        if args.doctor:  # this interpreter's packages against the release and the features the file uses
-            from grpo_schema.commands.doctor import add_doctor
-
-            result = add_doctor(result, shown)
-        if args.fix:
-            from grpo_schema.commands.autofix import fix_file
-
-            data, result = fix_file(path, data, result, file_options)
+        data, result = _check_config_file(path, shown, data, file_options, args)
         sources[shown] = data.decode("utf-8", "replace")
         results.append(result)
         files.append((shown, data))
@@ -128,14 +101,64 @@ def cmd_validate(args: argparse.Namespace, rest: list[str]) -> int:
             f"no config file under {', '.join(given)} (YAML, JSON, or a script or notebook that builds GRPOConfig(...))"
         )
     if args.world_sizes:
-        from grpo_schema.commands.matrix import emit_matrix
-
-        try:
-            return emit_matrix(files, results, options, args.world_sizes, args.format)
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
+        return _world_size_matrix(files, results, options, args)
     _emit(results, sources, args.format)
     return EXIT_INVALID if any(has_errors(r.diagnostics, strict=args.strict) for r in results) else EXIT_OK
+
+
+def _paths_to_check(args: argparse.Namespace, rest: list[str]) -> tuple[list[str], list[str], set[str], Any]:
+    """The paths as given (with TRL-style `--key value` tokens read as overrides), the files to check (directories
+    walked), those found by the walk, and the overrides."""
+    from grpo_schema.engine.overrides import OverrideError, parse_trl_args
+
+    try:
+        config_paths, trl_overrides = parse_trl_args(rest)
+    except OverrideError as exc:
+        raise UsageError(str(exc)) from None
+    given = list(args.paths) + config_paths
+    # A directory's scripts and notebooks are judged where they build a GRPOConfig; --world-sizes, --hardware and
+    # --fix take YAML configs, so with them the walk stays with YAML and JSON (said on stderr, never silently).
+    yaml_only = bool(args.world_sizes or args.hardware or args.fix)
+    paths = expand_paths(given, python=not yaml_only and getattr(args, "dialect", None) != "verl")
+    if yaml_only:
+        _say_python_left_out(given, args)
+    walked = set(paths) - set(given)
+    if not paths:
+        raise UsageError("no config file given (a path, a directory, '-' for stdin, or --config FILE)")
+    return given, paths, walked, trl_overrides
+
+
+def _check_config_file(
+    path: str, shown: str, data: bytes, file_options: dict[str, Any], args: argparse.Namespace
+) -> tuple[bytes, Any]:
+    """A YAML or JSON config checked, with its fit, doctor's findings and the safe fixes where asked for; returns
+    the file's bytes (fixed, with --fix) and the result."""
+    from grpo_schema.engine.validate import check_text
+
+    result = check_text(data, path=shown, **file_options)  # reads the file's `# grpo:` comment under the flags
+    # The fit is checked when asked for (--hardware, or the file's `# grpo: --hardware` comment); a hardware:
+    # section alone is what `grpo plan` and the form's memory bar read, as the service and the editor do.
+    hardware = args.hardware or _comment_hardware(data)
+    if hardware:
+        result = _with_fit(data, shown, hardware, file_options, from_flag=bool(args.hardware))
+    if args.doctor:  # this interpreter's packages against the release and the features the file uses
+        from grpo_schema.commands.doctor import add_doctor
+
+        result = add_doctor(result, shown)
+    if args.fix:
+        from grpo_schema.commands.autofix import fix_file
+
+        data, result = fix_file(path, data, result, file_options)
+    return data, result
+
+
+def _world_size_matrix(files: list, results: list, options: dict[str, Any], args: argparse.Namespace) -> int:
+    from grpo_schema.commands.matrix import emit_matrix
+
+    try:
+        return emit_matrix(files, results, options, args.world_sizes, args.format)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _is_python(path: str) -> bool:

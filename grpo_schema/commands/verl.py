@@ -135,7 +135,7 @@ def planned_as_trl(data: bytes, path: str) -> tuple[bytes, dict[str, Any], list[
     """A verl file as the TRL config `grpo plan` sizes: the conversion of `grpo convert --to trl`, plus what the
     memory model needs and the conversion leaves out (the colocated rollout engine's share of each GPU, LoRA), the
     plan options verl's FSDP settings give (strategy, offload), the notes saying so, or why it is not planned."""
-    from grpo_schema.dialects.verl.config import A, R
+    from grpo_schema.dialects.verl.config import A
 
     config, problem = _one_config(data, path)
     if config is None:
@@ -154,6 +154,19 @@ def planned_as_trl(data: bytes, path: str) -> tuple[bytes, dict[str, Any], list[
     text, problem = _to_trl(data, path)
     if problem:
         return b"", {}, [], problem
+    extra, notes = _memory_settings(config, path)
+    offload = _offload_of(config, notes)
+    added = "".join(
+        f"{key}: {str(value).lower() if isinstance(value, bool) else value}\n" for key, value in extra.items()
+    )
+    return (text + added).encode("utf-8"), {"strategy": "fsdp", "offload": offload}, notes, ""
+
+
+def _memory_settings(config: Any, path: str) -> tuple[dict[str, Any], list[str]]:
+    """The TRL keys the memory model needs and the conversion leaves out (the colocated rollout's share, its
+    tensor parallelism, LoRA), and the notes saying so."""
+    from grpo_schema.dialects.verl.config import R
+
     extra = {
         "use_vllm": True,
         "vllm_mode": "colocate",
@@ -174,14 +187,18 @@ def planned_as_trl(data: bytes, path: str) -> tuple[bytes, dict[str, Any], list[
             lora_alpha=int(config["actor_rollout_ref.model.lora_alpha"]),
         )
         notes.append(f"LoRA rank {extra['lora_r']} (model.lora_rank) sized as TRL's use_peft")
+    return extra, notes
+
+
+def _offload_of(config: Any, notes: list[str]) -> str:
+    """The plan's --offload from actor.fsdp_config (noted when anything is offloaded)."""
+    from grpo_schema.dialects.verl.config import A
+
     params, optim = bool(config[A + "fsdp_config.param_offload"]), bool(config[A + "fsdp_config.optimizer_offload"])
     offload = {(True, True): "both", (True, False): "params", (False, True): "optimizer"}.get((params, optim), "none")
     if offload != "none":
         notes.append(f"CPU offload {offload} (actor.fsdp_config param_offload / optimizer_offload)")
-    added = "".join(
-        f"{key}: {str(value).lower() if isinstance(value, bool) else value}\n" for key, value in extra.items()
-    )
-    return (text + added).encode("utf-8"), {"strategy": "fsdp", "offload": offload}, notes, ""
+    return offload
 
 
 def _one_config(data: bytes, path: str) -> tuple[Any, str]:

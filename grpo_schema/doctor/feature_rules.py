@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 from packaging.requirements import Requirement
 
@@ -199,10 +199,21 @@ def feature_flash_attn(ctx: Context) -> Iterator[Diagnostic]:
         )
         return
     built = flash_attn_build(ctx.env)
+    found = _wheel_mismatch(ctx, pkg, build, built, keys)
+    if found is None:
+        found = _stale_build(ctx, pkg, build, built, keys)
+    if found is not None:
+        yield found
+
+
+def _wheel_mismatch(
+    ctx: Context, pkg: Any, build: dict, built: dict | None, keys: tuple[str, ...]
+) -> Diagnostic | None:
+    """A prebuilt flash-attn wheel built for another torch, or another CUDA, than the installed torch's."""
     if built is not None and build["base"]:
         have = ".".join(build["base"].split(".")[:2])
         if built["torch"] != have:
-            yield ctx.diag(
+            return ctx.diag(
                 "GRPO-C008",
                 f"flash-attn {pkg.version} was built for torch {built['torch']}; "
                 f"{where(ctx)} has torch {build['version']} (import fails with undefined symbols)",
@@ -211,9 +222,8 @@ def feature_flash_attn(ctx: Context) -> Iterator[Diagnostic]:
                 f"install the wheel built for torch {have}, or build it: pip install --no-build-isolation "
                 "--force-reinstall flash-attn",
             )
-            return
         if build["cuda"] and built["cuda"] and not build["cuda"].replace(".", "").startswith(built["cuda"]):
-            yield ctx.diag(
+            return ctx.diag(
                 "GRPO-C008",
                 f"flash-attn {pkg.version} was built for CUDA {built['cuda']}; torch "
                 f"{build['version']} uses CUDA {build['cuda']}",
@@ -221,11 +231,15 @@ def feature_flash_attn(ctx: Context) -> Iterator[Diagnostic]:
                 f"flash-attn=={(pkg.version or '').split('+')[0]}",
                 f"install the wheel built for CUDA {build['cuda'].split('.')[0]} and torch {have}",
             )
-            return
+    return None
+
+
+def _stale_build(ctx: Context, pkg: Any, build: dict, built: dict | None, keys: tuple[str, ...]) -> Diagnostic | None:
+    """flash-attn compiled from source before torch was reinstalled (read from install times)."""
     torch_pkg = ctx.env.get("torch")
     t_fa, t_torch = pkg.extra.get("mtime"), torch_pkg.extra.get("mtime") if torch_pkg else None
     if built is None and t_fa and t_torch and t_torch > t_fa + 60:
-        yield ctx.diag(
+        return ctx.diag(
             STALE_BUILD,
             f"flash-attn {pkg.version} was installed before torch "
             f"{build['version']} (torch reinstalled after flash-attn was built)",
@@ -233,6 +247,7 @@ def feature_flash_attn(ctx: Context) -> Iterator[Diagnostic]:
             "",
             "rebuild it: pip install --no-build-isolation --force-reinstall flash-attn",
         )
+    return None
 
 
 @doctor_rule("GRPO-C011", "error")

@@ -114,7 +114,14 @@ def _from_probe(data: dict[str, Any], source: str, origin: str) -> Environment:
     )
     if data.get("error"):
         raise EnvironmentError_(f"{origin}: {data['error']}")
-    for entry in data.get("dists") or []:
+    _read_distributions(env, data.get("dists") or [])
+    _read_bare(env, data.get("bare") or [])
+    return env
+
+
+def _read_distributions(env: Environment, dists: list[dict[str, Any]]) -> None:
+    """The probe's installed distributions into env.packages; unreadable metadata into env.problems."""
+    for entry in dists:
         if not entry.get("name"):
             env.problems.append(
                 (
@@ -144,7 +151,11 @@ def _from_probe(data: dict[str, Any], source: str, origin: str) -> Environment:
                 "console_scripts": tuple(entry.get("console_scripts") or ()),
             },
         )
-    for entry in data.get("bare") or []:
+
+
+def _read_bare(env: Environment, bare: list[dict[str, Any]]) -> None:
+    """Packages on the path without metadata: a problem each, since no version check can judge them."""
+    for entry in bare:
         env.problems.append(
             (
                 None,
@@ -154,7 +165,6 @@ def _from_probe(data: dict[str, Any], source: str, origin: str) -> Environment:
                 f"judge it; reinstall it with pip",
             )
         )
-    return env
 
 
 def current() -> Environment:

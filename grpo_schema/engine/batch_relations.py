@@ -40,42 +40,9 @@ def relations(geo: Geometry, world_size: int) -> list[Relation]:
     failing = {p.kind for p in problems(geo, world_size)}
     P, G = world_size, geo.num_generations
     if "both_set" in failing:
-        return [
-            Relation(
-                "generation_batch_size",
-                "set generation_batch_size or steps_per_generation, not both: each one determines the other",
-                f"generation_batch_size = {geo.generation_batch_size}, "
-                f"steps_per_generation = {geo.steps_per_generation}: both set",
-                False,
-                "both_set",
-            )
-        ]
+        return [_both_set(geo)]
     gbs = generation_batch_size(geo, P)
-    if geo.checked and "generation_batch_size" not in geo.checked:  # TRL 0.15-0.17: the trainer's own product
-        names = " x ".join("world_size" if n == "world_size" else n for n in geo.checked)
-        out = [
-            Relation(
-                "prompts_per_generation",
-                f"{names} is a multiple of num_generations: every prompt's group"
-                " of completions in one batch (checked by the trainer when the run starts)",
-                f"({names}) % num_generations = {checked_product(geo, P)} % {G} = {checked_product(geo, P) % G}",
-                "partial_groups" not in failing,
-                "partial_groups",
-            )
-        ]
-    elif not geo.checked:  # TRL 0.14: rows are prompts, each given num_generations completions; nothing to check
-        out = [
-            Relation(
-                "generation_batch_size",
-                "per_device_train_batch_size counts prompts; each process generates"
-                " num_generations completions for each (no divisibility check)",
-                f"per_device_train_batch_size x num_generations x world_size = "
-                f"{geo.per_device_train_batch_size} x {G} x {P} = {gbs}",
-                True,
-            )
-        ]
-    else:
-        out = [_steps_relation(geo, P, "not_per_device_multiple" not in failing)]
+    out = [_generation_relation(geo, P, gbs, failing)]
     if out[0].holds and geo.checked == ("generation_batch_size",):
         out.append(
             Relation(
@@ -88,19 +55,57 @@ def relations(geo: Geometry, world_size: int) -> list[Relation]:
             )
         )
     if geo.eval_enabled and geo.eval_checked:
-        g_eval, e = geo.num_generations_eval or G, geo.per_device_eval_batch_size
-        out.append(
-            Relation(
-                "eval_whole_groups",
-                "per_device_eval_batch_size x world_size is a multiple of "
-                "num_generations_eval (num_generations when unset): whole groups per evaluation batch",
-                f"(per_device_eval_batch_size x world_size) % num_generations_eval = ({e} x {P}) % "
-                f"{g_eval} = {e * P % g_eval}",
-                "eval_partial_groups" not in failing,
-                "eval_partial_groups",
-            )
-        )
+        out.append(_eval_relation(geo, P, failing))
     return out
+
+
+def _both_set(geo: Geometry) -> Relation:
+    return Relation(
+        "generation_batch_size",
+        "set generation_batch_size or steps_per_generation, not both: each one determines the other",
+        f"generation_batch_size = {geo.generation_batch_size}, "
+        f"steps_per_generation = {geo.steps_per_generation}: both set",
+        False,
+        "both_set",
+    )
+
+
+def _generation_relation(geo: Geometry, P: int, gbs: int, failing: set[str]) -> Relation:
+    """The first relation, which depends on what the release checks: the trainer's own product (TRL 0.15-0.17),
+    nothing (0.14, where rows are prompts), or the steps per generation."""
+    G = geo.num_generations
+    if geo.checked and "generation_batch_size" not in geo.checked:  # TRL 0.15-0.17: the trainer's own product
+        names = " x ".join("world_size" if n == "world_size" else n for n in geo.checked)
+        return Relation(
+            "prompts_per_generation",
+            f"{names} is a multiple of num_generations: every prompt's group"
+            " of completions in one batch (checked by the trainer when the run starts)",
+            f"({names}) % num_generations = {checked_product(geo, P)} % {G} = {checked_product(geo, P) % G}",
+            "partial_groups" not in failing,
+            "partial_groups",
+        )
+    if not geo.checked:  # TRL 0.14: rows are prompts, each given num_generations completions; nothing to check
+        return Relation(
+            "generation_batch_size",
+            "per_device_train_batch_size counts prompts; each process generates"
+            " num_generations completions for each (no divisibility check)",
+            f"per_device_train_batch_size x num_generations x world_size = "
+            f"{geo.per_device_train_batch_size} x {G} x {P} = {gbs}",
+            True,
+        )
+    return _steps_relation(geo, P, "not_per_device_multiple" not in failing)
+
+
+def _eval_relation(geo: Geometry, P: int, failing: set[str]) -> Relation:
+    g_eval, e = geo.num_generations_eval or geo.num_generations, geo.per_device_eval_batch_size
+    return Relation(
+        "eval_whole_groups",
+        "per_device_eval_batch_size x world_size is a multiple of "
+        "num_generations_eval (num_generations when unset): whole groups per evaluation batch",
+        f"(per_device_eval_batch_size x world_size) % num_generations_eval = ({e} x {P}) % {g_eval} = {e * P % g_eval}",
+        "eval_partial_groups" not in failing,
+        "eval_partial_groups",
+    )
 
 
 def _steps_relation(geo: Geometry, P: int, holds: bool) -> Relation:

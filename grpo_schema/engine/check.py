@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from grpo_schema.engine import codes
 from grpo_schema.engine.check_input import Override, apply_overrides, not_a_mapping, pasted_annotations
-from grpo_schema.engine.check_typing import validate_fields, validate_launch, validate_profiles
+from grpo_schema.engine.check_typing import launch_of, typed_config, validate_fields, validate_profiles
 from grpo_schema.engine.compiled import compiled
 from grpo_schema.engine.diagnostics import Diagnostic, has_errors
 from grpo_schema.engine.env import check_env
-from grpo_schema.engine.keys import sort_keys
+from grpo_schema.engine.keys import SortedKeys, set_aside_unknown, sort_keys
 from grpo_schema.engine.loader import load_yaml, value_problem
 from grpo_schema.engine.placing import MAX_TEXT as MAX_TEXT  # kept here for the modules that import it here
 from grpo_schema.engine.placing import bounded as bounded  # (the dialects, the service, the runtime, doctor)
@@ -255,6 +255,28 @@ def _check(
     result.diagnostics += pasted_annotations(mapping)
     result.raw = mapping
     release = release_surface(trl_version)
+    reading, keys = _read_keys(mapping, release, active)
+    result.diagnostics += reading.diagnostics + keys.diagnostics
+    unknown = set_aside_unknown(keys, unknown)
+    config, failed, field_diags = typed_config(reading, keys)
+    failed |= unknown
+    result.launch, launch_diags = launch_of(keys.launch, reading.diagnostics)
+    _record_sources(result, keys, origins, reading, release, world_size, world_size_source, default_world_size)
+    profile_args, profile_diags = validate_profiles(active, keys.profile_args)
+    result.config, result.profile_args = config, profile_args
+    result.diagnostics += field_diags + launch_diags + profile_diags
+    _plan_and_judge(result, config, failed, reading, keys, release, unknown, active)
+    _judge_profiles_and_env(result, active, keys, allow_env)
+    if release is not None:
+        result.diagnostics = as_release_reads(result.diagnostics, release)
+    place(result, keys.written_as, origins)
+    return finish(result)
+
+
+def _read_keys(
+    mapping: dict[str, Any], release: ReleaseSurface | None, active: tuple[Profile, ...]
+) -> tuple[Reading, SortedKeys]:
+    """The mapping as the release reads it (in 1.16's terms), its keys sorted (fields, launch, profile, env)."""
     reading = (
         read_as(mapping, release, frozenset().union(*(p.keys | p.script_reads for p in active)))
         if release is not None
@@ -262,23 +284,21 @@ def _check(
     )
     keys = sort_keys(reading.mapping, active)
     keys.written_as.update(reading.written_as)
-    result.diagnostics += reading.diagnostics + keys.diagnostics
-    if unknown:  # set to values known only at run time: validated by nothing, judged by no rule, never a default
-        unknown = unknown | {k for k in (*keys.fields, *keys.renamed) if keys.written_as.get(k) in unknown}
-        keys.fields = {k: v for k, v in keys.fields.items() if k not in unknown}
-        keys.renamed = {k: v for k, v in keys.renamed.items() if k not in unknown}
-        keys.launch = {k: v for k, v in keys.launch.items() if k not in unknown}
-    typed = {k: v for k, v in keys.fields.items() if k not in reading.kept}
-    config, failed, field_diags = validate_fields(compiled("config"), {**reading.implicit, **typed})
-    if reading.kept:  # values the release's own value lists accept (optim: adamw_hf at 0.14), held as written
-        config = ConfigView({**config._values, **{k: v for k, v in reading.kept.items() if k in keys.fields}})
-    failed |= unknown
-    launch, launch_diags = validate_launch(keys.launch)
-    not_taken = {d.fields[0] for d in reading.diagnostics if d.code == codes.K_LAUNCH_NOT_IN_RELEASE}
-    # one finding per cause: a launch key the release's `trl grpo` does not take is not also one it forwards
-    launch_diags = [d for d in launch_diags if not (d.code == codes.K_LAUNCH and d.fields[0] in not_taken)]
-    result.launch = launch
-    in_file = launch.get("num_processes") if isinstance(launch.get("num_processes"), int) else None
+    return reading, keys
+
+
+def _record_sources(
+    result: CheckResult,
+    keys: SortedKeys,
+    origins: Any,
+    reading: Reading,
+    release: ReleaseSurface | None,
+    world_size: int | None,
+    world_size_source: str | None,
+    default_world_size: int | None,
+) -> None:
+    """The world size the run has, and where it and every value came from (file, command line, a default)."""
+    in_file = result.launch.get("num_processes") if isinstance(result.launch.get("num_processes"), int) else None
     declared = world_size or in_file
     result.world_size = declared or default_world_size or 1
     result.sources = {**dict.fromkeys(keys.fields, "file"), **dict.fromkeys(origins, "command line")}
@@ -288,10 +308,31 @@ def _check(
         result.sources["world_size"] = "editor settings"
     for name in reading.implicit:
         result.sources[name] = f"the default of TRL {release.release if release else DEFAULT_TRL}"
-    profile_args, profile_diags = validate_profiles(active, keys.profile_args)
-    result.config, result.profile_args = config, profile_args
-    renamed_diags = validate_fields(compiled("config"), keys.renamed)[2] if keys.renamed else []
-    result.diagnostics += field_diags + renamed_diags + launch_diags + profile_diags
+
+
+def _judge_profiles_and_env(
+    result: CheckResult, active: tuple[Profile, ...], keys: SortedKeys, allow_env: Iterable[str]
+) -> None:
+    """The active profiles' own checks, then the env: section's."""
+    for profile in active:
+        for profile_check in profile.checks:
+            result.diagnostics += list(profile_check(result.config, result.profile_args[profile.name], result.raw))
+    if keys.has_env:
+        env = check_env(keys.env, frozenset(allow_env))
+        result.env, result.diagnostics = env.values, result.diagnostics + env.diagnostics
+
+
+def _plan_and_judge(
+    result: CheckResult,
+    config: ConfigView,
+    failed: set[str],
+    reading: Reading,
+    keys: SortedKeys,
+    release: ReleaseSurface | None,
+    unknown: frozenset[str],
+    active: tuple[Profile, ...],
+) -> None:
+    """The batch plan (when its inputs are valid), then the cross-field rules; result.migrated: what they judged."""
     if not failed & BATCH_INPUTS:
         result.plan = derive_plan(
             config, result.world_size, sources=result.sources, meaning=release.batch if release is not None else None
@@ -317,18 +358,8 @@ def _check(
     ctx.plan = rule_plan
     ctx.foreign_script = any(d.code in (codes.K_UNKNOWN, codes.K_PROFILE) for d in keys.diagnostics)
     ctx.foreign_profiles = tuple(keys.foreign_profiles)
-    ctx.written = frozenset(mapping)
+    ctx.written = frozenset(result.raw)
     result.diagnostics += run_rules(rule_config, ctx, rule_failed)
-    for profile in active:
-        for profile_check in profile.checks:
-            result.diagnostics += list(profile_check(config, profile_args[profile.name], mapping))
-    if keys.has_env:
-        env = check_env(keys.env, frozenset(allow_env))
-        result.env, result.diagnostics = env.values, result.diagnostics + env.diagnostics
-    if release is not None:
-        result.diagnostics = as_release_reads(result.diagnostics, release)
-    place(result, keys.written_as, origins)
-    return finish(result)
 
 
 def _rule_context(

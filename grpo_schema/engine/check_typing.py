@@ -4,7 +4,7 @@ rest can still be checked."""
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from pydantic_core import ValidationError
 
@@ -15,6 +15,10 @@ from grpo_schema.engine.diagnostics import Diagnostic, Fix
 from grpo_schema.engine.fielderrors import field_diagnostics
 from grpo_schema.engine.profiles import Profile
 from grpo_schema.engine.view import ConfigView
+
+if TYPE_CHECKING:
+    from grpo_schema.engine.keys import SortedKeys
+    from grpo_schema.engine.release import Reading
 
 
 def validate_fields(model: CompiledModel, given: dict[str, Any]) -> tuple[ConfigView, set[str], list[Diagnostic]]:
@@ -75,3 +79,25 @@ def validate_profiles(
         parsed[profile.name] = view
         diagnostics += found
     return parsed, diagnostics
+
+
+def typed_config(reading: Reading, keys: SortedKeys) -> tuple[ConfigView, set[str], list[Diagnostic]]:
+    """The fields validated against 1.16's types, with the release's defaults for keys the file leaves out; the
+    diagnostics include those of the values written under renamed keys (validated, not read)."""
+    typed = {k: v for k, v in keys.fields.items() if k not in reading.kept}
+    config, failed, field_diags = validate_fields(compiled("config"), {**reading.implicit, **typed})
+    if reading.kept:  # values the release's own value lists accept (optim: adamw_hf at 0.14), held as written
+        config = ConfigView({**config._values, **{k: v for k, v in reading.kept.items() if k in keys.fields}})
+    renamed_diags = validate_fields(compiled("config"), keys.renamed)[2] if keys.renamed else []
+    return config, failed, field_diags + renamed_diags
+
+
+def launch_of(
+    launch_keys: dict[str, Any], reading_diagnostics: list[Diagnostic]
+) -> tuple[dict[str, Any], list[Diagnostic]]:
+    """The launch keys validated, less the findings a release's reading has already made about them."""
+    launch, launch_diags = validate_launch(launch_keys)
+    not_taken = {d.fields[0] for d in reading_diagnostics if d.code == codes.K_LAUNCH_NOT_IN_RELEASE}
+    # one finding per cause: a launch key the release's `trl grpo` does not take is not also one it forwards
+    launch_diags = [d for d in launch_diags if not (d.code == codes.K_LAUNCH and d.fields[0] in not_taken)]
+    return launch, launch_diags

@@ -233,3 +233,14 @@ def _unknown(key: str, value: Any, profiles: tuple[Profile, ...], suggest: bool 
     hint = f"did you mean {suggestion}?" if suggestion else "remove it, or check the spelling against `grpo schema`"
     fix = Fix(rename={key: suggestion}, safe=False, title=f"rename {key} to {suggestion}") if suggestion else None
     return Diagnostic(codes.K_UNKNOWN, "error", f"unknown key {key!r}", fields=(key,), hint=hint, fix=fix)
+
+
+def set_aside_unknown(keys: SortedKeys, unknown: frozenset[str]) -> frozenset[str]:
+    """Drop the keys set to values known only at run time: validated by nothing, judged by no rule, never a
+    default. Returns them, with the checked names of keys written under one of those names."""
+    if unknown:
+        unknown = unknown | {k for k in (*keys.fields, *keys.renamed) if keys.written_as.get(k) in unknown}
+        keys.fields = {k: v for k, v in keys.fields.items() if k not in unknown}
+        keys.renamed = {k: v for k, v in keys.renamed.items() if k not in unknown}
+        keys.launch = {k: v for k, v in keys.launch.items() if k not in unknown}
+    return unknown

@@ -116,13 +116,19 @@ def derive_plan(
     geo = Geometry.of(config, meaning)
     if any(p.kind != "eval_partial_groups" for p in problems(geo, world_size)):
         return None
-    b, G, GA, mu, P = (
-        rows_per_micro_batch(geo),
-        geo.num_generations,
-        geo.gradient_accumulation_steps,
-        geo.num_iterations,
-        world_size,
-    )
+    core = _schedule(config, geo, world_size)
+    core.update(_lengths(config, core["completions_per_micro_batch"], core["steps_per_generation"], max_prompt_length))
+    if dataset_size is not None:
+        every, GA = core["generate_every_micro_steps"], core["gradient_accumulation_steps"]
+        core.update(_epoch_figures(config, dataset_size, core["prompts_per_generation"], every, GA))
+    core["inputs"] = plan_inputs(config, core, sources or {})
+    core["formulas"] = plan_formulas(core, config)
+    return RunPlan(**core)
+
+
+def _schedule(config: Any, geo: Geometry, P: int) -> dict[str, Any]:
+    """The schedule's figures at world size P, in RunPlan's order (the inputs and formulas follow it)."""
+    b, G, GA, mu = rows_per_micro_batch(geo), geo.num_generations, geo.gradient_accumulation_steps, geo.num_iterations
     gbs = generation_batch_size(geo, P)
     s = gbs // (b * P)
     every = s * mu
@@ -150,6 +156,15 @@ def derive_plan(
         # The ratio pi/pi_old differs from 1 only when the weights change between generating a batch and
         # training on it; with vLLM's correction old log-probs are computed, but the clip still never acts.
         clipping_active=GA % every != 0,
+    )
+    core.update(_sources_and_sampler(geo, b, s, G, GA, P, every))
+    return core
+
+
+def _sources_and_sampler(geo: Geometry, b: int, s: int, G: int, GA: int, P: int, every: int) -> dict[str, Any]:
+    """Where the generation schedule came from, the sampler's batches, and how groups split over processes and
+    optimizer steps."""
+    return dict(
         steps_per_generation_source=(
             "steps_per_generation"
             if geo.steps_per_generation is not None
@@ -167,12 +182,6 @@ def derive_plan(
         groups_split_across_processes=P > 1 and (b * s) % G != 0,
         groups_split_across_optimizer_steps=GA % s != 0,
     )
-    core.update(_lengths(config, b, s, max_prompt_length))
-    if dataset_size is not None:
-        core.update(_epoch_figures(config, dataset_size, gbs // G, every, GA))
-    core["inputs"] = plan_inputs(config, core, sources or {})
-    core["formulas"] = plan_formulas(core, config)
-    return RunPlan(**core)
 
 
 def _ratio(numerator: int, denominator: int) -> float:

@@ -88,20 +88,7 @@ def check_document(text: str, settings: Settings, with_fixes: bool = True, uri: 
     }
     profiles: tuple[Profile, ...] = ()
     if not infile.profiles:
-        try:
-            profiles = resolve_profiles(settings.profiles)
-        except (KeyError, ImportError, AttributeError, ValueError) as exc:
-            from grpo_schema.engine.profiles import known_profiles
-
-            extra.append(
-                Diagnostic(
-                    SETTINGS_CODE,
-                    "error",
-                    f"unknown profile {exc} in the editor's settings",
-                    hint=f"known profiles: {', '.join(sorted(known_profiles()))}",
-                )
-            )
-        options["profiles"] = profiles
+        profiles = options["profiles"] = _editor_profiles(settings, extra)
     hardware, hardware_line = (infile.hardware, infile.hardware_line) if infile.hardware else (settings.hardware, None)
     if settings.world_size and not hardware:
         options["default_world_size"] = settings.world_size
@@ -116,6 +103,25 @@ def check_document(text: str, settings: Settings, with_fixes: bool = True, uri: 
     lines = split_lines(text)
     diagnostics = [to_lsp(d, lines) for d in extra + result.diagnostics]
     return Analysis(text, infile, result, diagnostics, with_fixes, profiles, _world_size_from(result, infile, hardware))
+
+
+def _editor_profiles(settings: Settings, extra: list[Diagnostic]) -> tuple[Profile, ...]:
+    """The editor's profiles (used when the file's `# grpo:` comment names none); an unknown one is a settings
+    error added to `extra`, and none are used."""
+    try:
+        return resolve_profiles(settings.profiles)
+    except (KeyError, ImportError, AttributeError, ValueError) as exc:
+        from grpo_schema.engine.profiles import known_profiles
+
+        extra.append(
+            Diagnostic(
+                SETTINGS_CODE,
+                "error",
+                f"unknown profile {exc} in the editor's settings",
+                hint=f"known profiles: {', '.join(sorted(known_profiles()))}",
+            )
+        )
+        return ()
 
 
 def _not_utf8_on_disk(uri: str, text: str) -> bytes | None:

@@ -56,12 +56,7 @@ def consequences(d: dict[str, Any]) -> list[str]:
         d["generate_every_micro_steps"],
         d["gradient_accumulation_steps"],
     )
-    per_gen = d["optimizer_steps_per_generation"]
-    steps = (
-        f"{_ratio(per_gen)} optimizer step{'s' if per_gen != 1 else ''} per generation"
-        if per_gen >= 1
-        else f"{_ratio(d['generations_per_optimizer_step'])} generations per optimizer step"
-    )
+    steps = _step_rate(d)
     out = [
         "What they give",
         f"  generation batch  {f['generation_batch_size']} completions = {_count(U, 'prompt')} x {_count(G, 'completion')}",
@@ -90,19 +85,37 @@ def consequences(d: dict[str, Any]) -> list[str]:
             f"  vLLM (colocate)   max_num_seqs {d['vllm_max_num_seqs']} (per_device_train_batch_size x "
             "vllm_tensor_parallel_size x steps_per_generation); TRL fixes max_num_batched_tokens at 4096"
         )
-    if d.get("dataset_size") is not None:
-        out.append(
-            f"  per epoch         {_count(d['dataset_size'], 'prompt')} -> "
-            f"{_count(d['generations_per_epoch'], 'generation')}, "
-            f"{_count(d['micro_steps_per_epoch'], 'micro-step')}, "
-            f"{_count(d['optimizer_steps_per_epoch'], 'optimizer step')} "
-            f"({_count(d['unique_prompts_per_epoch'], 'prompt')} used, {d['prompts_dropped_per_epoch']} left out)"
-        )
-        epochs = d.get("epochs")
-        out.append(
-            f"  whole run         {_count(d['total_optimizer_steps'], 'optimizer step')}"
-            + (f" ({_ratio(epochs)} epoch{'s' if epochs != 1 else ''})" if epochs else "")
-        )
+    out += _epoch_lines(d)
+    return out
+
+
+def _step_rate(d: dict[str, Any]) -> str:
+    """Optimizer steps per generation, or generations per optimizer step, whichever is at least one."""
+    per_gen = d["optimizer_steps_per_generation"]
+    return (
+        f"{_ratio(per_gen)} optimizer step{'s' if per_gen != 1 else ''} per generation"
+        if per_gen >= 1
+        else f"{_ratio(d['generations_per_optimizer_step'])} generations per optimizer step"
+    )
+
+
+def _epoch_lines(d: dict[str, Any]) -> list[str]:
+    """Per epoch and the whole run, when the dataset's size is known."""
+    if d.get("dataset_size") is None:
+        return []
+    out: list[str] = []
+    out.append(
+        f"  per epoch         {_count(d['dataset_size'], 'prompt')} -> "
+        f"{_count(d['generations_per_epoch'], 'generation')}, "
+        f"{_count(d['micro_steps_per_epoch'], 'micro-step')}, "
+        f"{_count(d['optimizer_steps_per_epoch'], 'optimizer step')} "
+        f"({_count(d['unique_prompts_per_epoch'], 'prompt')} used, {d['prompts_dropped_per_epoch']} left out)"
+    )
+    epochs = d.get("epochs")
+    out.append(
+        f"  whole run         {_count(d['total_optimizer_steps'], 'optimizer step')}"
+        + (f" ({_ratio(epochs)} epoch{'s' if epochs != 1 else ''})" if epochs else "")
+    )
     return out
 
 

@@ -12,8 +12,12 @@ def card_lines(s: dict[str, Any]) -> list[str]:
             "The schedule needs data.train_batch_size, rollout.n, ppo_mini_batch_size and the GPUs as numbers; "
             "the file leaves some of them to the environment."
         ]
+    return _rl_step_lines(s) + _data_parallel_lines(s) + _policy_and_schedule_lines(s)
+
+
+def _rl_step_lines(s: dict[str, Any]) -> list[str]:
+    """What one RL step and one optimizer step take: prompts, completions, optimizer steps."""
     trl = s["trl"]
-    dp = s["data_parallel"]
     lines = [
         "Per RL step (one data.train_batch_size of prompts; TRL: one generation batch):",
         f"  prompts               {s['prompts_per_rl_step']}  (data.train_batch_size: prompts, not samples)",
@@ -29,6 +33,13 @@ def card_lines(s: dict[str, Any]) -> list[str]:
         f"Per optimizer step: ppo_mini_batch_size {s['mini_batch_prompts']} prompts x rollout.n "
         f"{s['group_size']} = {s['samples_per_optimizer_step']} completions"
     )
+    return lines
+
+
+def _data_parallel_lines(s: dict[str, Any]) -> list[str]:
+    """How an optimizer step's completions split over the data-parallel ranks and their micro-steps."""
+    trl, dp = s["trl"], s["data_parallel"]
+    lines: list[str] = []
     if dp:
         per_rank = s["samples_per_rank_per_optimizer_step"]
         lines.append(
@@ -55,6 +66,13 @@ def card_lines(s: dict[str, Any]) -> list[str]:
             )
     else:
         lines.append("  the GPUs do not split into whole model-parallel groups (GRPO-Q030)")
+    return lines
+
+
+def _policy_and_schedule_lines(s: dict[str, Any]) -> list[str]:
+    """On- or off-policy, the LR schedule's ticks, and the TRL equivalent."""
+    trl = s["trl"]
+    lines: list[str] = []
     if s["off_policy_from_mini_batch"]:
         lines.append(
             f"Off-policy: from the 2nd of the {s['optimizer_steps_per_rl_step']} optimizer steps on, the "

@@ -91,9 +91,15 @@ def _scheduler_kwargs() -> list[Conditional]:
 
 
 def conditionals() -> list[Conditional]:
-    from grpo_schema.engine.rules.distributed import ACCELERATOR_CONFIG_KEYS
+    return [
+        *_batch_memory_and_loss(),
+        *_precision_distributed_and_output(),
+        *_sampling_and_data(),
+        *_scheduler_kwargs(),
+    ]
 
-    not_token_mode = defaulted("vllm_importance_sampling_mode", {"enum": ["sequence_truncate", "sequence_mask"]})
+
+def _batch_memory_and_loss() -> list[Conditional]:
     return [
         Conditional(
             "GRPO-B002", "steps_per_generation", NULL, (written("generation_batch_size", {"type": "integer"}),)
@@ -113,6 +119,13 @@ def conditionals() -> list[Conditional]:
             {"const": False},
             (written("use_peft", TRUE), written("beta", {"not": {"const": 0}})),
         ),
+    ]
+
+
+def _precision_distributed_and_output() -> list[Conditional]:
+    from grpo_schema.engine.rules.distributed import ACCELERATOR_CONFIG_KEYS
+
+    return [
         Conditional("GRPO-P001", "bf16", {"enum": [False, None]}, (written("fp16", TRUE),)),
         Conditional("GRPO-P002", "bf16_full_eval", {"const": False}, (written("fp16_full_eval", TRUE),)),
         Conditional("GRPO-W001", "fsdp", {"enum": [None, False, "", []]}, (written("deepspeed", TRUTHY_DICT_OR_STR),)),
@@ -134,6 +147,12 @@ def conditionals() -> list[Conditional]:
         Conditional(
             "GRPO-O007", "dataloader_prefetch_factor", NULL, (defaulted("dataloader_num_workers", {"const": 0}),)
         ),
+    ]
+
+
+def _sampling_and_data() -> list[Conditional]:
+    not_token_mode = defaulted("vllm_importance_sampling_mode", {"enum": ["sequence_truncate", "sequence_mask"]})
+    return [
         Conditional(
             "GRPO-I002",
             "vllm_importance_sampling_mode",
@@ -163,7 +182,6 @@ def conditionals() -> list[Conditional]:
             {"const": False},
             (written("datasets", {"minItems": 1}), defaulted("max_steps", {"maximum": 0})),
         ),
-        *_scheduler_kwargs(),
     ]
 
 

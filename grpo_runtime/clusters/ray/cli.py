@@ -35,28 +35,7 @@ def launch_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--allow-env", dest="allow_env", action="append", default=[], metavar="NAME")
-    parser.add_argument(
-        "--num-processes",
-        "--num_processes",
-        dest="num_processes",
-        type=int,
-        help="the world size (default: num_processes of the config, else 1)",
-    )
-    parser.add_argument(
-        "--gpus-per-process",
-        type=float,
-        default=None,
-        help="GPUs each training process asks (default 1 on a cluster with GPUs, else 0)",
-    )
-    parser.add_argument("--cpus-per-process", type=float, default=1.0, help="CPUs each training process asks")
-    parser.add_argument(
-        "--processes-per-node",
-        type=int,
-        default=None,
-        metavar="P",
-        help="training processes per accelerate machine (one placement bundle, on one node); "
-        "default: the most that the cluster's nodes can hold",
-    )
+    _add_process_options(parser)
     parser.add_argument(
         "--vllm-gpus",
         type=int,
@@ -79,6 +58,32 @@ def launch_parser() -> argparse.ArgumentParser:
         "--wait", action="store_true", help="follow the job's log until it ends; exit 0 if it succeeded"
     )
     return parser
+
+
+def _add_process_options(parser: argparse.ArgumentParser) -> None:
+    """The world size and what each training process asks of the cluster."""
+    parser.add_argument(
+        "--num-processes",
+        "--num_processes",
+        dest="num_processes",
+        type=int,
+        help="the world size (default: num_processes of the config, else 1)",
+    )
+    parser.add_argument(
+        "--gpus-per-process",
+        type=float,
+        default=None,
+        help="GPUs each training process asks (default 1 on a cluster with GPUs, else 0)",
+    )
+    parser.add_argument("--cpus-per-process", type=float, default=1.0, help="CPUs each training process asks")
+    parser.add_argument(
+        "--processes-per-node",
+        type=int,
+        default=None,
+        metavar="P",
+        help="training processes per accelerate machine (one placement bundle, on one node); "
+        "default: the most that the cluster's nodes can hold",
+    )
 
 
 def diagnostic(refused: Refused) -> int:

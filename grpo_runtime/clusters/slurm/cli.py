@@ -25,6 +25,17 @@ def launch_parser() -> argparse.ArgumentParser:
     parser.add_argument("--slurm", action="store_true", help="submit to Slurm (this command)")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--allow-env", dest="allow_env", action="append", default=[], metavar="NAME")
+    _add_shape_options(parser)
+    _add_sbatch_options(parser)
+    parser.add_argument("--run-dir", help="the job's folder (default OUTPUT_DIR/slurm/UTC-TIMESTAMP)")
+    parser.add_argument("--no-submit", action="store_true", help="write the folder and the script; do not submit")
+    parser.add_argument(
+        "--wait", action="store_true", help="follow the job's log until it ends; exit 0 if it completed"
+    )
+    return parser
+
+
+def _add_shape_options(parser: argparse.ArgumentParser) -> None:
     shape = parser.add_argument_group("the job's shape (world size = nodes x processes per node)")
     shape.add_argument("--nodes", type=int, help="training nodes (default: num_machines from the config, else 1)")
     shape.add_argument("--gpus-per-node", type=int, default=0, help="GPUs per node (default: none, CPU nodes)")
@@ -52,6 +63,9 @@ def launch_parser() -> argparse.ArgumentParser:
         default=1,
         help="tensor parallel size of the vLLM server node (server mode)",
     )
+
+
+def _add_sbatch_options(parser: argparse.ArgumentParser) -> None:
     slurm = parser.add_argument_group("sbatch options")
     for name, text in (
         ("--partition", "partition"),
@@ -76,12 +90,6 @@ def launch_parser() -> argparse.ArgumentParser:
         metavar="--OPTION=VALUE",
         help="one more #SBATCH line (repeatable), e.g. --sbatch-arg=--constraint=h100",
     )
-    parser.add_argument("--run-dir", help="the job's folder (default OUTPUT_DIR/slurm/UTC-TIMESTAMP)")
-    parser.add_argument("--no-submit", action="store_true", help="write the folder and the script; do not submit")
-    parser.add_argument(
-        "--wait", action="store_true", help="follow the job's log until it ends; exit 0 if it completed"
-    )
-    return parser
 
 
 def launch_slurm(argv: list[str], backend: ClusterBackend) -> int:

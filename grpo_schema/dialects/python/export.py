@@ -31,6 +31,36 @@ def trained_yaml(check: PythonCheck, index: int) -> tuple[str | None, str]:
 def export_yaml(check: PythonCheck, index: int = 0, as_trained: bool = False) -> str:
     reading: CallReading = check.calls[index]
     result: CheckResult = check.results[index]
+    lines = _header_lines(check, index, reading, result)
+    script = script_only_keys(result.trl_version)
+    body: dict[str, Any] = {}
+    for name, value in reading.mapping.items():
+        if name in reading.unknown:
+            continue
+        if name in script:
+            lines.append(
+                f"# {name} is an argument of the `trl grpo` script, not of GRPOConfig (the call raises "
+                f"TypeError on it): {_one_line(yaml.safe_dump(value, default_flow_style=True).strip())}"
+            )
+            continue
+        body[name] = value
+    if as_trained and result.sources.get("per_device_train_batch_size") == "Unsloth's rewrite":
+        body["per_device_train_batch_size"] = result.config.per_device_train_batch_size
+    if as_trained and check.source.tree is not None and "model_name_or_path" not in body:
+        from grpo_schema.dialects.python.calls import model_name
+
+        model = model_name(check.source.tree)  # the planner sizes the model GRPOTrainer is given
+        if model:
+            body = {"model_name_or_path": model, **body}
+    text = "\n".join(lines) + "\n"
+    if body:
+        text += yaml.safe_dump(body, sort_keys=False, default_flow_style=False, allow_unicode=True, width=120)
+    return text
+
+
+def _header_lines(check: PythonCheck, index: int, reading: CallReading, result: CheckResult) -> list[str]:
+    """The comments above the YAML: the `# grpo:` settings it was judged under, where it came from, Unsloth's
+    batch, and what only the running script knows."""
     settings = [f"--trl-version {result.trl_version}"]
     if check.unsloth:
         settings.append("--profile unsloth")
@@ -56,30 +86,7 @@ def export_yaml(check: PythonCheck, index: int = 0, as_trained: bool = False) ->
             lines.append(f"# {name}:   # = {_one_line(value.source)} ({_one_line(value.why)})")
         for part in opaque:
             lines.append(f"# ...and whatever {_one_line(part.source)} sets ({_one_line(part.reason)})")
-    script = script_only_keys(result.trl_version)
-    body: dict[str, Any] = {}
-    for name, value in reading.mapping.items():
-        if name in reading.unknown:
-            continue
-        if name in script:
-            lines.append(
-                f"# {name} is an argument of the `trl grpo` script, not of GRPOConfig (the call raises "
-                f"TypeError on it): {_one_line(yaml.safe_dump(value, default_flow_style=True).strip())}"
-            )
-            continue
-        body[name] = value
-    if as_trained and result.sources.get("per_device_train_batch_size") == "Unsloth's rewrite":
-        body["per_device_train_batch_size"] = result.config.per_device_train_batch_size
-    if as_trained and check.source.tree is not None and "model_name_or_path" not in body:
-        from grpo_schema.dialects.python.calls import model_name
-
-        model = model_name(check.source.tree)  # the planner sizes the model GRPOTrainer is given
-        if model:
-            body = {"model_name_or_path": model, **body}
-    text = "\n".join(lines) + "\n"
-    if body:
-        text += yaml.safe_dump(body, sort_keys=False, default_flow_style=False, allow_unicode=True, width=120)
-    return text
+    return lines
 
 
 def _one_line(text: str) -> str:

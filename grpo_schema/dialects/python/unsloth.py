@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from grpo_schema.dialects.python.reading import CallReading
 
 MAX_PARENTS = 12  # folders walked up looking for the repository's requirements
+_BATCH_NAMES = ("per_device_train_batch_size", "gradient_accumulation_steps", "num_generations")
 
 
 def unsloth_era(source: Source, release: str | None) -> str:
@@ -121,49 +122,65 @@ def unsloth_batch(
     not a multiple of num_generations (Unsloth releases before 2025-11-19 looked at per_device_train_batch_size
     alone). The run trains with the rewritten batch: it is judged and explained with it, and the batch finding
     TRL alone would make is kept, as a warning that says what Unsloth does."""
-    names = ("per_device_train_batch_size", "gradient_accumulation_steps", "num_generations")
     at = reading.positions.keys.get(("per_device_train_batch_size",)) or (reading.line, reading.column)
-    if unknown & set(names) or result.config is None:
-        note = Diagnostic(
-            pycodes.UNSLOTH_REWRITE,
-            "info",
-            "Unsloth may replace per_device_train_batch_size by "
-            "num_generations; whether it does cannot be judged statically (the batch depends on values "
-            "known at run time)",
-            fields=("per_device_train_batch_size",),
-            line=at[0],
-            column=at[1],
-        )
-        result.diagnostics.append(note)
+    if unknown & set(_BATCH_NAMES) or result.config is None:
+        result.diagnostics.append(_undecidable(at))
         return result
-    config = result.config
-    pdb, ga, ng = (getattr(config, n) for n in names)
-    set_elsewhere = any(reading.mapping.get(k) is not None for k in ("steps_per_generation", "generation_batch_size"))
-    if era == "before-2025-11":  # that Unsloth looked at per_device_train_batch_size alone
-        if not ng or pdb % ng == 0:
-            return result
-    elif set_elsewhere or not ng or (ga * result.world_size * pdb) % ng == 0:
+    pdb, ga, ng = (getattr(result.config, n) for n in _BATCH_NAMES)
+    if not _rewrites(reading, pdb, ga * result.world_size * pdb, ng, era):
         return result
     rewritten = dict(reading.mapping, per_device_train_batch_size=ng)
     fixed = check_read(rewritten, shown, reading.positions, unknown=unknown, **options)
     fixed.sources["per_device_train_batch_size"] = "Unsloth's rewrite"
     fixed.raw = dict(reading.mapping)
+    what = (
+        f"Unsloth replaces per_device_train_batch_size={pdb} by num_generations={ng}: "
+        f"{_rewrite_reason(pdb, ga, ng, result.world_size, era)}, so the run "
+        f"trains with {ng} completions per device per micro-step, {ng / max(pdb, 1):g}x the batch written"
+    )
+    fixed.diagnostics = _rewrite_notes(result, fixed, what, ng, at) + fixed.diagnostics
+    return fixed
+
+
+def _undecidable(at: tuple[int, int]) -> Diagnostic:
+    return Diagnostic(
+        pycodes.UNSLOTH_REWRITE,
+        "info",
+        "Unsloth may replace per_device_train_batch_size by "
+        "num_generations; whether it does cannot be judged statically (the batch depends on values "
+        "known at run time)",
+        fields=("per_device_train_batch_size",),
+        line=at[0],
+        column=at[1],
+    )
+
+
+def _rewrites(reading: CallReading, pdb: int, generated: int, ng: int, era: str) -> bool:
+    """Whether this era's Unsloth rewrites the batch; `generated`: the batch over all processes."""
+    if era == "before-2025-11":  # that Unsloth looked at per_device_train_batch_size alone
+        return not (not ng or pdb % ng == 0)
+    set_elsewhere = any(reading.mapping.get(k) is not None for k in ("steps_per_generation", "generation_batch_size"))
+    return not (set_elsewhere or not ng or generated % ng == 0)
+
+
+def _rewrite_reason(pdb: int, ga: int, ng: int, world_size: int, era: str) -> str:
     if era == "before-2025-11":
-        because = (
+        return (
             f"per_device_train_batch_size ({pdb}) is not a multiple of num_generations ({ng}) (Unsloth before "
             "2025-11 looked at it alone)"
         )
-    else:
-        because = (
-            f"gradient_accumulation_steps ({ga}) x world size ({result.world_size}) x "
-            f"per_device_train_batch_size ({pdb}) = {ga * result.world_size * pdb} is not a multiple of "
-            f"num_generations ({ng})"
-        )
-    scale = f"{ng / max(pdb, 1):g}x the batch written"
-    what = (
-        f"Unsloth replaces per_device_train_batch_size={pdb} by num_generations={ng}: {because}, so the run "
-        f"trains with {ng} completions per device per micro-step, {scale}"
+    return (
+        f"gradient_accumulation_steps ({ga}) x world size ({world_size}) x "
+        f"per_device_train_batch_size ({pdb}) = {ga * world_size * pdb} is not a multiple of "
+        f"num_generations ({ng})"
     )
+
+
+def _rewrite_notes(
+    result: CheckResult, fixed: CheckResult, what: str, ng: int, at: tuple[int, int]
+) -> list[Diagnostic]:
+    """The first batch error TRL alone would make (and the rewritten batch does not), kept as a warning that says
+    what Unsloth does; else a warning of its own."""
     kept = {(d.code, d.message) for d in fixed.diagnostics}
     batch = [
         d
@@ -199,5 +216,4 @@ def unsloth_batch(
                 hint=f"write per_device_train_batch_size={ng} to say so",
             )
         ]
-    fixed.diagnostics = notes + fixed.diagnostics
-    return fixed
+    return notes

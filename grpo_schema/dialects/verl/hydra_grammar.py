@@ -43,30 +43,39 @@ def value_problem(text: str) -> str | None:
                 )
             i = end
             continue
-        if ch in "[{":
-            stack.append(ch)
-        elif ch == "(":
-            called = re.search(r"(\w+)\s*$", text[:i])
-            if not called or called.group(1) not in _FUNCTIONS:
-                return "`(` is Hydra's function syntax; quote the value to keep parentheses in it"
-            if called.group(1) in _SWEEPS and not stack:
-                return f"{called.group(1)}(...) is a sweep (one run per value), which verl's compose refuses"
-            stack.append(ch)
-        elif ch in "]})":
-            if not stack or _CLOSE[stack.pop()] != ch:
-                return f"the {ch} closes no bracket"
-        elif ch == "," and not stack:
-            return (
-                "a comma outside brackets makes a sweep (one run per item), which verl's compose refuses; write "
-                "[a,b] for a list or quote the value for a string"
-            )
-        elif ch == "=" and not stack:
-            return "a second `=` in the value; quote the value to keep it"
-        elif ch not in ",=" and not _PLAIN.match(ch):
-            return f"the character {ch!r} is not allowed in an unquoted value; quote the value"
+        problem = _character_problem(text, i, stack)
+        if problem is not None:
+            return problem
         i += 1
     if stack:
         return f"the {stack[-1]} is not closed"
+    return None
+
+
+def _character_problem(text: str, i: int, stack: list[str]) -> str | None:
+    """What is wrong with the unquoted character at `i` (brackets and calls kept on `stack`); None when fine."""
+    ch = text[i]
+    if ch in "[{":
+        stack.append(ch)
+    elif ch == "(":
+        called = re.search(r"(\w+)\s*$", text[:i])
+        if not called or called.group(1) not in _FUNCTIONS:
+            return "`(` is Hydra's function syntax; quote the value to keep parentheses in it"
+        if called.group(1) in _SWEEPS and not stack:
+            return f"{called.group(1)}(...) is a sweep (one run per value), which verl's compose refuses"
+        stack.append(ch)
+    elif ch in "]})":
+        if not stack or _CLOSE[stack.pop()] != ch:
+            return f"the {ch} closes no bracket"
+    elif ch == "," and not stack:
+        return (
+            "a comma outside brackets makes a sweep (one run per item), which verl's compose refuses; write "
+            "[a,b] for a list or quote the value for a string"
+        )
+    elif ch == "=" and not stack:
+        return "a second `=` in the value; quote the value to keep it"
+    elif ch not in ",=" and not _PLAIN.match(ch):
+        return f"the character {ch!r} is not allowed in an unquoted value; quote the value"
     return None
 
 

@@ -16,7 +16,7 @@ from grpo_schema.engine.codes import H_SECTION
 from grpo_schema.engine.diagnostics import Diagnostic
 from grpo_schema.engine.hardware.accelerators import GIB, Hardware, HardwareError, parse_hardware
 from grpo_schema.engine.hardware.fit_codes import H_BAD_ENGINE, H_BAD_SECTION, H_UNKNOWN_MODEL
-from grpo_schema.engine.hardware.memory import MemoryEstimate, Setup, estimate_memory
+from grpo_schema.engine.hardware.memory import ENGINES, MemoryEstimate, Setup, estimate_memory
 from grpo_schema.engine.hardware.models import ModelFacts, UnknownModel, read_config_json
 from grpo_schema.engine.hardware.reads import EVERYTHING, MODEL, NOTHING, LocalReads
 from grpo_schema.engine.hardware.resolve import resolve_model
@@ -192,83 +192,119 @@ def estimate_fit(
     `local_files` False: the service, which reads no launch file, and only the model folder and dataset `reads`
     allows (none without it)."""
     reads = reads or (EVERYTHING if local_files else NOTHING)
-    diagnostics: list[Diagnostic] = []
     if isinstance(hardware, Hardware):
-        hw = hardware
+        hw, diagnostics = hardware, []
     else:
         hw, diagnostics = hardware_of(result, hardware)
-    if "hardware" in getattr(result, "raw", {}):
-        extra = set(section_of(result)) - SECTION_KEYS
-        diagnostics.append(
-            Diagnostic(
-                H_SECTION,
-                "warning",
-                "the hardware: section is read by grpo-config only; "
-                "`trl grpo --config` would hand it to `accelerate launch`, which stops",
-                fields=("hardware",),
-                hint="pass --hardware on grpo's command line instead, or "
-                "drop the section from the copy `trl grpo` reads",
-            )
-        )
-        if extra:
-            diagnostics.append(
-                Diagnostic(
-                    H_BAD_SECTION,
-                    "error",
-                    f"unknown {noun(len(extra), 'key')} in hardware: {sorted(extra)}",
-                    fields=("hardware",),
-                    hint=f"known keys: {', '.join(sorted(SECTION_KEYS))}",
-                )
-            )
+    diagnostics += _section_diagnostics(result)
     report = FitReport(hw, None, None, None, None, diagnostics)
     config = result.config
-    from grpo_schema.engine.hardware.memory import ENGINES
-
     engine = engine or "trl"
     report.engine = engine
     if engine not in ENGINES:
-        report.stopped_by = Diagnostic(
-            H_BAD_ENGINE, "error", f"unknown engine {engine!r}", hint=f"use one of: {', '.join(ENGINES)}"
-        )
-        report.diagnostics.append(report.stopped_by)
-        return report
+        return _stopped(report, _unknown_engine(engine))
     if hw is None:
         report.stopped_by = next((d for d in report.diagnostics if d.code == H_BAD_SECTION), None)
     if config is None or hw is None:
         return report
     section = section_of(result)
     try:
-        path = model_config or section.get("model_config")
-        if local_files and path:
-            report.model = read_config_json(path)
-        elif reads.model:
-            report.model = resolve_model(
-                config.model_name_or_path,
-                config.model_revision,
-                reads.base,
-                **({} if local_files else {"fix": SERVICE_FIX}),
-            )
-        else:  # the built-in catalogue only, never a path a client names
-            from grpo_schema.engine.hardware.catalogue import demo_model, lookup
-
-            name = str(config.model_name_or_path or "")
-            report.model = lookup(name) or demo_model(name)
-            if report.model is None:
-                raise UnknownModel(
-                    f"unknown model {config.model_name_or_path!r}: the service knows the built-in "
-                    f"catalogue only ({reads.refused.get(MODEL, 'it reads no model folder')}); "
-                    "run `grpo plan --model-config PATH` locally"
-                )
+        report.model = _model_of(config, section, model_config, local_files, reads)
     except UnknownModel as exc:
-        report.stopped_by = Diagnostic(
-            H_UNKNOWN_MODEL,
-            "info",
-            str(exc),
-            fields=("model_name_or_path",),
-            hint="pass --model-config PATH/config.json",
+        return _stopped(report, _unknown_model(exc))
+    _estimate_for_model(report, result, hw, section, prompt_length, strategy, offload, local_files, reads)
+    if report.setup is not None:
+        _estimate_run(report, result, hw, section, mfu, host_ram)
+    return report
+
+
+def _section_diagnostics(result: Any) -> list[Diagnostic]:
+    """What a file's hardware: section itself earns: always a warning (TRL's own launcher stops on it), and an
+    error for keys this section does not know."""
+    if "hardware" not in getattr(result, "raw", {}):
+        return []
+    extra = set(section_of(result)) - SECTION_KEYS
+    diagnostics = [
+        Diagnostic(
+            H_SECTION,
+            "warning",
+            "the hardware: section is read by grpo-config only; "
+            "`trl grpo --config` would hand it to `accelerate launch`, which stops",
+            fields=("hardware",),
+            hint="pass --hardware on grpo's command line instead, or drop the section from the copy `trl grpo` reads",
         )
-        report.diagnostics.append(report.stopped_by)
-        return report
+    ]
+    if extra:
+        diagnostics.append(
+            Diagnostic(
+                H_BAD_SECTION,
+                "error",
+                f"unknown {noun(len(extra), 'key')} in hardware: {sorted(extra)}",
+                fields=("hardware",),
+                hint=f"known keys: {', '.join(sorted(SECTION_KEYS))}",
+            )
+        )
+    return diagnostics
+
+
+def _unknown_engine(engine: str) -> Diagnostic:
+    return Diagnostic(H_BAD_ENGINE, "error", f"unknown engine {engine!r}", hint=f"use one of: {', '.join(ENGINES)}")
+
+
+def _unknown_model(exc: UnknownModel) -> Diagnostic:
+    return Diagnostic(
+        H_UNKNOWN_MODEL, "info", str(exc), fields=("model_name_or_path",), hint="pass --model-config PATH/config.json"
+    )
+
+
+def _stopped(report: FitReport, reason: Diagnostic) -> FitReport:
+    """The report with no estimate, stopped by `reason` (also one of its diagnostics)."""
+    report.stopped_by = reason
+    report.diagnostics.append(reason)
+    return report
+
+
+def _model_of(
+    config: Any, section: dict[str, Any], model_config: str | None, local_files: bool, reads: LocalReads
+) -> ModelFacts:
+    """The model's shape: a named config.json (locally only), else the model folder or Hub cache where `reads`
+    allows, else the built-in catalogue. Raises UnknownModel when none of them knows it."""
+    path = model_config or section.get("model_config")
+    if local_files and path:
+        return read_config_json(path)
+    if reads.model:
+        return resolve_model(
+            config.model_name_or_path,
+            config.model_revision,
+            reads.base,
+            **({} if local_files else {"fix": SERVICE_FIX}),
+        )
+    # the built-in catalogue only, never a path a client names
+    from grpo_schema.engine.hardware.catalogue import demo_model, lookup
+
+    name = str(config.model_name_or_path or "")
+    model = lookup(name) or demo_model(name)
+    if model is None:
+        raise UnknownModel(
+            f"unknown model {config.model_name_or_path!r}: the service knows the built-in "
+            f"catalogue only ({reads.refused.get(MODEL, 'it reads no model folder')}); "
+            "run `grpo plan --model-config PATH` locally"
+        )
+    return model
+
+
+def _estimate_for_model(
+    report: FitReport,
+    result: Any,
+    hw: Hardware,
+    section: dict[str, Any],
+    prompt_length: int | None,
+    strategy: str | None,
+    offload: str | None,
+    local_files: bool,
+    reads: LocalReads,
+) -> None:
+    """Fill the report's prompt lengths (from a local dataset, when no length is given) and its setup."""
     given = prompt_length or section.get("prompt_length")
     if given is None and reads.dataset:
         from grpo_schema.engine.hardware.settings import prompt_lengths_of
@@ -280,14 +316,19 @@ def estimate_fit(
         prompt_length=given,
         strategy=strategy,
         section=section,
-        engine=engine,
+        engine=report.engine,
         offload=offload,
         local_files=local_files,
         lengths=report.prompts,
         reads=reads,
     )
-    if report.setup is None:
-        return report
+
+
+def _estimate_run(
+    report: FitReport, result: Any, hw: Hardware, section: dict[str, Any], mfu: float | None, host_ram: float | None
+) -> None:
+    """With a setup: the GPU count checks, per-GPU memory, host RAM, run time and the verdicts on them."""
+    config = result.config
     if report.setup.world_size > hw.gpus:
         report.diagnostics.append(too_few_gpus(report.setup.world_size, hw, "num_processes" in result.raw))
     elif report.setup.use_vllm and report.setup.vllm_mode == "server":
@@ -305,4 +346,3 @@ def estimate_fit(
     )
     report.diagnostics += verdict(report)
     report.diagnostics += longest_prompt(report)
-    return report

@@ -140,13 +140,7 @@ def read_accelerate(path_text: str, facts: LaunchFacts, source: str, base: Path 
     """An accelerate config file (or a name TRL bundles)."""
     name = path_text.strip()
     if name in BUNDLED and not name.endswith((".yaml", ".yml", ".json")):
-        strategy, says = BUNDLED[name]
-        where = f"{source} {name} (TRL's bundled accelerate config: {says})"
-        facts.set("strategy", strategy, where)
-        if strategy != "ddp":
-            facts.set("offload_optimizer", False, where)
-            facts.set("offload_params", False, where)
-        facts.set("mixed_precision", "bf16", where)
+        _bundled_accelerate(name, facts, source)
         return
     if not local_files:
         return
@@ -158,50 +152,66 @@ def read_accelerate(path_text: str, facts: LaunchFacts, source: str, base: Path 
     ds = data.get("deepspeed_config") if isinstance(data.get("deepspeed_config"), dict) else {}
     fsdp = data.get("fsdp_config") if isinstance(data.get("fsdp_config"), dict) else {}
     if kind == "DEEPSPEED" or ds:
-        if ds.get("deepspeed_config_file"):
-            file_base = Path(name).expanduser().parent
-            read_deepspeed(
-                str(ds["deepspeed_config_file"]), facts, f"{where}: deepspeed_config_file", file_base, local_files
-            )
-        stage = _number(ds.get("zero_stage"))
-        if stage is not None:
-            facts.set(
-                "strategy",
-                f"zero{stage}" if stage else "ddp",
-                f"{where}: distributed_type DEEPSPEED, zero_stage {stage}",
-            )
-        for key, fact in (
-            ("offload_optimizer_device", "offload_optimizer"),
-            ("offload_param_device", "offload_params"),
-        ):
-            if ds.get(key) is not None:
-                facts.set(fact, _device(ds[key]), f"{where}: {key} {ds[key]}")
+        _accelerate_deepspeed(ds, name, where, facts, local_files)
     elif kind == "FSDP" or fsdp:
-        strategy = str(fsdp.get("fsdp_sharding_strategy") or "").upper()
-        grad_op = "SHARD_GRAD_OP" in strategy or strategy == "2" or fsdp.get("fsdp_reshard_after_forward") is False
-        facts.set(
-            "strategy",
-            "fsdp_grad_op" if grad_op else "fsdp",
-            f"{where}: distributed_type FSDP"
-            + (" (gradients and optimizer sharded, weights kept after the forward)" if grad_op else ""),
-        )
-        if "fsdp_offload_params" in fsdp:
-            facts.set(
-                "offload_params",
-                bool(fsdp["fsdp_offload_params"]),
-                f"{where}: fsdp_offload_params {fsdp['fsdp_offload_params']}",
-            )
-            facts.set(
-                "offload_optimizer",
-                bool(fsdp["fsdp_offload_params"]),
-                f"{where}: fsdp_offload_params {fsdp['fsdp_offload_params']} (FSDP offloads the optimizer "
-                "with the parameters)",
-            )
+        _accelerate_fsdp(fsdp, where, facts)
     elif kind in ("MULTI_GPU", "NO", "MULTI_CPU"):
         facts.set("strategy", "ddp", f"{where}: distributed_type {kind}")
     precision = data.get("mixed_precision")
     if precision in ("bf16", "fp16", "no"):
         facts.set("mixed_precision", precision, f"{where}: mixed_precision {precision}")
+
+
+def _bundled_accelerate(name: str, facts: LaunchFacts, source: str) -> None:
+    """One of the accelerate configs TRL bundles, named without a suffix: its strategy, no offload, bf16."""
+    strategy, says = BUNDLED[name]
+    where = f"{source} {name} (TRL's bundled accelerate config: {says})"
+    facts.set("strategy", strategy, where)
+    if strategy != "ddp":
+        facts.set("offload_optimizer", False, where)
+        facts.set("offload_params", False, where)
+    facts.set("mixed_precision", "bf16", where)
+
+
+def _accelerate_deepspeed(ds: dict, name: str, where: str, facts: LaunchFacts, local_files: bool) -> None:
+    """An accelerate config's deepspeed_config: its own DeepSpeed file first, then the stage and offloads it sets."""
+    if ds.get("deepspeed_config_file"):
+        file_base = Path(name).expanduser().parent
+        read_deepspeed(
+            str(ds["deepspeed_config_file"]), facts, f"{where}: deepspeed_config_file", file_base, local_files
+        )
+    stage = _number(ds.get("zero_stage"))
+    if stage is not None:
+        facts.set(
+            "strategy", f"zero{stage}" if stage else "ddp", f"{where}: distributed_type DEEPSPEED, zero_stage {stage}"
+        )
+    for key, fact in (("offload_optimizer_device", "offload_optimizer"), ("offload_param_device", "offload_params")):
+        if ds.get(key) is not None:
+            facts.set(fact, _device(ds[key]), f"{where}: {key} {ds[key]}")
+
+
+def _accelerate_fsdp(fsdp: dict, where: str, facts: LaunchFacts) -> None:
+    """An accelerate config's fsdp_config: full or gradient/optimizer sharding, and the parameters' offload."""
+    strategy = str(fsdp.get("fsdp_sharding_strategy") or "").upper()
+    grad_op = "SHARD_GRAD_OP" in strategy or strategy == "2" or fsdp.get("fsdp_reshard_after_forward") is False
+    facts.set(
+        "strategy",
+        "fsdp_grad_op" if grad_op else "fsdp",
+        f"{where}: distributed_type FSDP"
+        + (" (gradients and optimizer sharded, weights kept after the forward)" if grad_op else ""),
+    )
+    if "fsdp_offload_params" in fsdp:
+        facts.set(
+            "offload_params",
+            bool(fsdp["fsdp_offload_params"]),
+            f"{where}: fsdp_offload_params {fsdp['fsdp_offload_params']}",
+        )
+        facts.set(
+            "offload_optimizer",
+            bool(fsdp["fsdp_offload_params"]),
+            f"{where}: fsdp_offload_params {fsdp['fsdp_offload_params']} (FSDP offloads the optimizer "
+            "with the parameters)",
+        )
 
 
 def read_launch(

@@ -199,8 +199,54 @@ def setup_from(
     what was read, for the reason a default prompt length is used."""
     config, plan, section = result.config, result.plan, section or {}
     notes: list[str] = [f"engine {engine}"]
-    world = result.world_size
     prompt_length = _planned_prompt_length(result, prompt_length, lengths, reads, local_files, notes)
+    b, rows = _micro_batch_and_rows(result, notes)
+    dtype = weight_dtype(result, model_dtype)
+    mixed = bool(_get(config, "bf16")) or bool(_get(config, "fp16")) or _get(config, "bf16") is None
+    weight_bytes = 2 if dtype in HALF else 4
+    chosen, offload_opt, offload_params, extra = _distributed(result, section, strategy, offload, local_files, notes)
+    quantized, nested = quantization_of(result)
+    setup = Setup(
+        world_size=result.world_size,
+        micro_batch=b,
+        prompt_length=int(prompt_length),
+        completion_length=int(config.max_completion_length or 256),
+        generation_rows=max(int(rows), 1),
+        gradient_accumulation_steps=int(config.gradient_accumulation_steps),
+        weight_bytes=weight_bytes,
+        compute_bytes=2 if (mixed or weight_bytes == 2) else 4,
+        autocast=mixed and weight_bytes == 4,
+        strategy=chosen,
+        offload_optimizer=offload_opt,
+        offload_params=offload_params,
+        mixed_precision=mixed,
+        old_logprobs=bool(plan.old_logprobs_needed) if plan is not None else False,
+        quantization=quantized,
+        nested_quant=nested,
+        engine=engine,
+        **_feature_settings(config),
+        **extra,
+    )
+    notes += _weight_notes(dtype, setup.autocast, quantized, nested)
+    return setup, notes
+
+
+def _weight_notes(dtype: str, autocast: bool, quantized: Any, nested: Any) -> list[str]:
+    """The weights' dtype, autocast, and bitsandbytes quantisation, as assumptions."""
+    notes = [f"weights in {dtype}" + (" with bf16/fp16 autocast" if autocast else "")]
+    if quantized:
+        from grpo_schema.engine.hardware.quantization import describe
+
+        notes.append(
+            f"base projections quantised by bitsandbytes: {describe(quantized, nested)} "
+            f"({'load_in_8bit' if quantized == 'int8' else 'load_in_4bit'})"
+        )
+    return notes
+
+
+def _micro_batch_and_rows(result: Any, notes: list[str]) -> tuple[int, int]:
+    """Completions per device per micro-step, and the rows each device generates at once."""
+    config, plan, world = result.config, result.plan, result.world_size
     b = int(config.per_device_train_batch_size)
     if plan is not None and plan.per_device_unit == "prompts":  # TRL 0.14: each of the b prompts gets G rows
         b = plan.completions_per_micro_batch
@@ -211,9 +257,14 @@ def setup_from(
     rows = plan.generation_batch_size // max(world, 1) if plan is not None else b * config.gradient_accumulation_steps
     if _generates_per_micro_step(result):  # TRL 0.14-0.16: each micro-step generates only what it trains on
         rows = b
-    dtype = weight_dtype(result, model_dtype)
-    mixed = bool(_get(config, "bf16")) or bool(_get(config, "fp16")) or _get(config, "bf16") is None
-    weight_bytes = 2 if dtype in HALF else 4
+    return b, rows
+
+
+def _distributed(
+    result: Any, section: dict, strategy: str | None, offload: str | None, local_files: bool, notes: list[str]
+) -> tuple[str, Any, Any, dict[str, Any]]:
+    """The distributed strategy, its offloads and the launch file's tunings (as Setup keywords), each noted with
+    where it came from."""
     chosen, offload_opt, offload_params, origin, launch = strategy_of(
         result, section, strategy, offload=offload, local_files=local_files
     )
@@ -233,31 +284,22 @@ def setup_from(
         extra["reduce_bucket_size"] = launch.reduce_bucket_size
     if launch.max_live_parameters:  # "auto" leaves DeepSpeed's default
         extra["max_live_parameters"] = launch.max_live_parameters
+    return chosen, offload_opt, offload_params, extra
+
+
+def _feature_settings(config: Any) -> dict[str, Any]:
+    """The Setup keywords read straight from the config: optimiser, checkpointing, attention, loss terms, LoRA,
+    vLLM and kernels."""
     checkpointing = _get(config, "activation_checkpointing")
     if checkpointing is None:
         checkpointing = _get(config, "gradient_checkpointing", True)
     targets = _get(config, "lora_target_modules")
-    quantized, nested = quantization_of(result)
-    setup = Setup(
-        world_size=world,
-        micro_batch=b,
-        prompt_length=int(prompt_length),
-        completion_length=int(config.max_completion_length or 256),
-        generation_rows=max(int(rows), 1),
-        gradient_accumulation_steps=int(config.gradient_accumulation_steps),
-        weight_bytes=weight_bytes,
-        compute_bytes=2 if (mixed or weight_bytes == 2) else 4,
-        autocast=mixed and weight_bytes == 4,
-        strategy=chosen,
-        offload_optimizer=offload_opt,
-        offload_params=offload_params,
+    return dict(
         optim=str(_get(config, "optim") or "adamw_torch"),
         activation_checkpointing=bool(checkpointing),
         attention=attention_of(config),
-        mixed_precision=mixed,
         entropy=True,
         reference=float(_get(config, "beta") or 0.0) != 0.0,
-        old_logprobs=bool(plan.old_logprobs_needed) if plan is not None else False,
         use_peft=bool(_get(config, "use_peft")),
         lora_r=int(_get(config, "lora_r") or 16),
         lora_dropout=float(0.05 if _get(config, "lora_dropout") is None else _get(config, "lora_dropout")),
@@ -270,17 +312,4 @@ def setup_from(
         vllm_sleep=bool(_get(config, "vllm_enable_sleep_mode")),
         liger_loss=bool(_get(config, "use_liger_kernel")) or bool(_get(config, "use_liger_loss")),
         lm_head_fp32=bool(_get(config, "cast_lm_head_to_fp32")),
-        quantization=quantized,
-        nested_quant=nested,
-        engine=engine,
-        **extra,
     )
-    notes.append(f"weights in {dtype}" + (" with bf16/fp16 autocast" if setup.autocast else ""))
-    if quantized:
-        from grpo_schema.engine.hardware.quantization import describe
-
-        notes.append(
-            f"base projections quantised by bitsandbytes: {describe(quantized, nested)} "
-            f"({'load_in_8bit' if quantized == 'int8' else 'load_in_4bit'})"
-        )
-    return setup, notes

@@ -132,37 +132,54 @@ def kv_rounds(mem: MemoryEstimate) -> int:
 
 
 def verdict(report: FitReport) -> list[Diagnostic]:
-    mem, cap, hw, s = report.memory, report.capacity, report.hardware, report.setup
+    mem, s = report.memory, report.setup
     out: list[Diagnostic] = []
     if s.use_vllm and s.vllm_mode == "colocate" and mem.kv_cache_tokens is not None:
-        share = s.vllm_memory_utilization * cap / GIB
-        if mem.kv_cache_tokens < s.sequence_length:
-            out.append(
-                Diagnostic(
-                    H_VLLM_NO_ROOM,
-                    "error",
-                    f"vLLM's share ({s.vllm_memory_utilization:g} x "
-                    f"{cap / GIB:.0f} GiB = {share:.1f} GiB) holds its weights "
-                    f"({mem.vllm_weights / GIB:.1f} GiB) but not one {s.sequence_length}-token "
-                    "sequence's KV cache",
-                    fields=("vllm_gpu_memory_utilization",),
-                    hint="raise vllm_gpu_memory_utilization, or use vllm_tensor_parallel_size > 1",
-                )
+        out += _vllm_share(report)
+    out += _memory_fit(report)
+    return out
+
+
+def _vllm_share(report: FitReport) -> list[Diagnostic]:
+    """Colocated vLLM: no room for one sequence's KV cache (an error), or too little for a generation batch at
+    once (a warning)."""
+    mem, cap, s = report.memory, report.capacity, report.setup
+    out: list[Diagnostic] = []
+    share = s.vllm_memory_utilization * cap / GIB
+    if mem.kv_cache_tokens < s.sequence_length:
+        out.append(
+            Diagnostic(
+                H_VLLM_NO_ROOM,
+                "error",
+                f"vLLM's share ({s.vllm_memory_utilization:g} x "
+                f"{cap / GIB:.0f} GiB = {share:.1f} GiB) holds its weights "
+                f"({mem.vllm_weights / GIB:.1f} GiB) but not one {s.sequence_length}-token "
+                "sequence's KV cache",
+                fields=("vllm_gpu_memory_utilization",),
+                hint="raise vllm_gpu_memory_utilization, or use vllm_tensor_parallel_size > 1",
             )
-        elif mem.kv_cache_tokens < mem.kv_cache_tokens_needed:
-            rounds = math.ceil(mem.kv_cache_tokens_needed / mem.kv_cache_tokens)
-            out.append(
-                Diagnostic(
-                    H_KV_SHORT,
-                    "warning",
-                    f"vLLM's KV cache holds about {mem.kv_cache_tokens:,} "
-                    f"tokens; one generation batch needs {mem.kv_cache_tokens_needed:,} "
-                    f"({s.generation_rows} sequences x {s.sequence_length} tokens): about {rounds} "
-                    "rounds of generation",
-                    fields=("vllm_gpu_memory_utilization",),
-                    hint="raise vllm_gpu_memory_utilization if the training side has room",
-                )
+        )
+    elif mem.kv_cache_tokens < mem.kv_cache_tokens_needed:
+        rounds = math.ceil(mem.kv_cache_tokens_needed / mem.kv_cache_tokens)
+        out.append(
+            Diagnostic(
+                H_KV_SHORT,
+                "warning",
+                f"vLLM's KV cache holds about {mem.kv_cache_tokens:,} "
+                f"tokens; one generation batch needs {mem.kv_cache_tokens_needed:,} "
+                f"({s.generation_rows} sequences x {s.sequence_length} tokens): about {rounds} "
+                "rounds of generation",
+                fields=("vllm_gpu_memory_utilization",),
+                hint="raise vllm_gpu_memory_utilization if the training side has room",
             )
+        )
+    return out
+
+
+def _memory_fit(report: FitReport) -> list[Diagnostic]:
+    """The tensors alone over the GPU's memory (an error), or only with the framework allowance (a warning)."""
+    mem, cap, hw, s = report.memory, report.capacity, report.hardware, report.setup
+    out: list[Diagnostic] = []
     need, tensors = mem.total / GIB, mem.tensors_total() / GIB
     top = ", ".join(f"{p.name} {p.bytes / GIB:.1f}" for p in sorted(mem.at_peak(), key=lambda p: -p.bytes)[:4])
     if mem.tensors_total() > cap:

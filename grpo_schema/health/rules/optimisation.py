@@ -16,15 +16,29 @@ def nan_loss(history: RunHistory, settings: HealthSettings):
 
     From here on the weights are NaN or about to be: the run cannot recover. Usual causes: a learning rate far
     too high, fp16 overflow, a NaN reaching the loss through the advantages or log-probs."""
+    fix = _tenth_of_the_learning_rate(history)
+    diverged = _diverged(history, fix)
+    if diverged is not None:
+        yield diverged
+        return
+    yield from _non_finite_findings(history, settings, fix)
+
+
+def _tenth_of_the_learning_rate(history: RunHistory) -> Fix | None:
     lr = config_value(history, "learning_rate", None)
-    fix = (
+    return (
         Fix(set={"learning_rate": float(f"{lr / 10:.3g}")}, safe=False, title="a tenth of the learning rate")
         if isinstance(lr, (int, float)) and lr > 0
         else None
     )
+
+
+def _diverged(history: RunHistory, fix: Fix | None):
+    """The finding for a run whose generation hit NaN or infinite probabilities (the first such event); None when
+    none did."""
     for event in history.events:
         if event.get("kind") == "diverged" and isinstance(event.get("step"), int):
-            yield finding(
+            return finding(
                 "GRPO-A005",
                 "error",
                 f"the model's next-token probabilities are NaN or infinite at step {event['step']}: the "
@@ -39,7 +53,12 @@ def nan_loss(history: RunHistory, settings: HealthSettings):
                 fatal=True,
                 subject="generation",
             )
-            return
+    return None
+
+
+def _non_finite_findings(history: RunHistory, settings: HealthSettings, fix: Fix | None):
+    """The first of the loss and the grad norm that is NaN or infinite (a grad norm only when it lasts past what a
+    loss scaler skips)."""
     loss = non_finite(history, "loss", 1)
     lasting = settings.min_steps if scaler_may_skip(history) else 1
     grad = non_finite(history, "grad_norm", lasting)

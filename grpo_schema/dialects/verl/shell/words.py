@@ -146,21 +146,9 @@ def scan(text: str, line: int = 1, col: int = 1) -> tuple[list[tuple[list[RawWor
     heredocs: list[tuple[str, bool]] = []  # here-documents whose bodies start after this line: (delimiter, <<-)
     start_line = 1
     while s.i < len(s.text):
+        if _skipped_blank_or_header(s, words):
+            continue
         ch = s.peek()
-        if ch == "\\" and s.peek(1) == "\n":
-            s.take(2)
-            continue
-        if ch in " \t":
-            s.take()
-            continue
-        if ch == "#":
-            while s.peek() not in ("\n", ""):
-                s.take()
-            continue
-        if ch == "(" and words and re.match(r"\(\s*\)", s.text[s.i :]):  # `name()`: a function header
-            s.take(re.match(r"\(\s*\)", s.text[s.i :]).end())  # type: ignore[union-attr]
-            words.append(RawWord([("literal", "()")], s.line, s.col, source="()"))
-            continue
         if ch in _SEPARATORS:
             s.take()
             if ch == "\n":
@@ -190,6 +178,27 @@ def scan(text: str, line: int = 1, col: int = 1) -> tuple[list[tuple[list[RawWor
     if words:
         commands.append((words, start_line))
     return commands, problems
+
+
+def _skipped_blank_or_header(s: Scanner, words: list[RawWord]) -> bool:
+    """Step over a line continuation, a blank, a comment, or a function header's `()` (added to `words`); True
+    when something was stepped over."""
+    ch = s.peek()
+    if ch == "\\" and s.peek(1) == "\n":
+        s.take(2)
+        return True
+    if ch in " \t":
+        s.take()
+        return True
+    if ch == "#":
+        while s.peek() not in ("\n", ""):
+            s.take()
+        return True
+    if ch == "(" and words and re.match(r"\(\s*\)", s.text[s.i :]):  # `name()`: a function header
+        s.take(re.match(r"\(\s*\)", s.text[s.i :]).end())  # type: ignore[union-attr]
+        words.append(RawWord([("literal", "()")], s.line, s.col, source="()"))
+        return True
+    return False
 
 
 def _heredoc_start(words: list[RawWord]) -> tuple[str, bool] | None:
