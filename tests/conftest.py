@@ -63,10 +63,8 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
-# Folders whose tests must not run side by side, so in a parallel run they stay on one worker: tests/ray shares one
-# expensive cluster (a package-scoped fixture); tests/packaging builds the source tree twice (the wheel and the
-# Action's install), and two setuptools builds in the one build/ folder collide.
-ONE_WORKER_FOLDERS = ("tests/ray/", "tests/packaging/")
+# Folders whose tests share one expensive cluster (a package-scoped fixture): in a parallel run they stay on one worker.
+ONE_WORKER_FOLDERS = ("tests/ray/",)
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups

@@ -30,8 +30,20 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(run_ranks(args.case, world, args.device)))
         return 0
     torch.set_num_threads(1)
-    print(json.dumps(measure(case, args.device)))
+    print(json.dumps(measure(case, args.device)), flush=True)
+    leave_the_job()
     return 0
+
+
+def leave_the_job() -> None:
+    """A rank of a multi-process case leaves its process group with the others before it exits, as the trainer
+    does (accelerator.end_training): a rank that exits while the other still holds the group's connections can be
+    aborted by torch's communication threads ("terminate called without an active exception")."""
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        dist.barrier()
+        dist.destroy_process_group()
 
 
 def run_ranks(case: str, world: int, device: str) -> dict:

@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from tests.conftest import EXAMPLES, FIXTURES, REPO
+from tests.support.checkout import copy_checkout
 
 pytestmark = pytest.mark.slow
 ACTION = yaml.safe_load((REPO / "action.yml").read_text())
@@ -24,18 +25,20 @@ def shell_steps() -> list[dict]:
     return [step for step in ACTION["runs"]["steps"] if "run" in step]
 
 
-def substitute(text: str, inputs: dict[str, str]) -> str:
+def substitute(text: str, inputs: dict[str, str], action_path: Path = REPO) -> str:
     values = {
         **{f"inputs.{k}": v.get("default", "") for k, v in ACTION["inputs"].items()},
         **{f"inputs.{k}": v for k, v in inputs.items()},
-        "github.action_path": str(REPO),
+        "github.action_path": str(action_path),
     }
     return re.sub(r"\$\{\{\s*([\w.-]+)\s*\}\}", lambda m: values[m.group(1)], text)
 
 
 @pytest.fixture(scope="module")
 def runner_env(tmp_path_factory) -> dict[str, str]:
-    """A fresh venv first on PATH, as setup-python leaves the runner; the install step runs once in it."""
+    """A fresh venv first on PATH, as setup-python leaves the runner; the install step runs once in it, from a
+    fresh copy of the checkout, as GitHub checks the Action out."""
+    action = copy_checkout(tmp_path_factory.mktemp("action"))
     folder = tmp_path_factory.mktemp("action-venv")
     venv.EnvBuilder(with_pip=True).create(folder)
     env = {
@@ -46,7 +49,12 @@ def runner_env(tmp_path_factory) -> dict[str, str]:
     env.pop("PYTHONPATH", None)
     install = shell_steps()[0]
     done = subprocess.run(
-        ["bash", "-c", substitute(install["run"], {})], env=env, cwd=folder, capture_output=True, text=True, timeout=600
+        ["bash", "-c", substitute(install["run"], {}, action)],
+        env=env,
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     return env

@@ -12,19 +12,21 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.support.checkout import copy_checkout
 
 pytestmark = pytest.mark.slow
 
 
 def test_the_wheel_installs_beside_web_py_and_every_command_works(tmp_path):
+    """Built from a fresh copy of the checkout (tests/support/checkout.py: builds of the checkout itself collide)."""
     for module in ("build", "twine"):
         if importlib.util.find_spec(module) is None:
             pytest.skip(f"{module} is not installed (the test extra brings it)")
+    source = copy_checkout(tmp_path / "source")
     env = {**os.environ, "PY": sys.executable, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
     env.pop("PYTHONPATH", None)
     done = subprocess.run(
-        ["bash", str(REPO / "scripts" / "smoke-wheel.sh"), str(tmp_path)],
+        ["bash", str(source / "scripts" / "smoke-wheel.sh"), str(tmp_path / "work")],
         env=env,
         capture_output=True,
         text=True,
@@ -33,5 +35,5 @@ def test_the_wheel_installs_beside_web_py_and_every_command_works(tmp_path):
     assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
     assert "wheel smoke test passed" in done.stdout
     assert "web.py and grpo_web import side by side" in done.stdout
-    wheels = list(Path(tmp_path, "dist").glob("grpo_config-*.whl"))
-    assert len(wheels) == 1 and list(Path(tmp_path, "dist").glob("grpo_config-*.tar.gz"))
+    wheels = list(Path(tmp_path, "work", "dist").glob("grpo_config-*.whl"))
+    assert len(wheels) == 1 and list(Path(tmp_path, "work", "dist").glob("grpo_config-*.tar.gz"))

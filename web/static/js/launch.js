@@ -34,6 +34,7 @@ export function setupLaunch(hooks) {
   const choices = $("launch-choices");
   const apply = $("launch-apply");
   let refusal = null; // the service's last 422 while the dialog is open
+  let refusedConfig = ""; // the config it refused (as JSON): a verdict on the same config keeps the ways on shown
   setupSmoke(hooks);
   setupDoctor(hooks);
   setupEmit(hooks);
@@ -62,7 +63,9 @@ export function setupLaunch(hooks) {
   const previous = hooks.diags.onVerdict;
   hooks.diags.onVerdict = (verdict) => {
     previous?.(verdict);
-    if (dialog.open && refusal) { // the config changed since the service refused it (a fix was made)
+    // the config changed since the service refused it (a fix was made); a late verdict on the same config (an
+    // import's second check) leaves the refusal and its ways on as they are
+    if (dialog.open && refusal && JSON.stringify(hooks.config()) !== refusedConfig) {
       refusal = null;
       message.textContent = "";
       choices.hidden = true;
@@ -180,6 +183,7 @@ export function setupLaunch(hooks) {
     } catch (error) {
       if (error.status === 422 && error.body && Array.isArray(error.body.diagnostics)) {
         refusal = error.body;
+        refusedConfig = JSON.stringify(hooks.config());
         const errors = error.body.diagnostics.filter((d) => d.severity === "error");
         const owned = errors.find((d) => d.code === OWNED);
         message.textContent = owned ? (ownerIn(owned) ? `This output_dir belongs to run ${ownerIn(owned)}: a new run ` +
