@@ -20,7 +20,8 @@ from tests.support.env import free_port, offline_env
 pytest.importorskip("ray", reason="Ray is the `ray` extra (pip install -e '.[ray]')")
 
 GRPO = [sys.executable, "-m", "grpo_schema"]
-ENV = offline_env(RAY_USAGE_STATS_ENABLED="0")
+# A raylet registers with the GCS within 30 s by default; two busy cores (the suite's other worker) can take longer.
+ENV = offline_env(RAY_USAGE_STATS_ENABLED="0", RAY_raylet_start_wait_time_s="180")
 RAY = str(Path(sys.executable).parent / "ray")
 
 
@@ -85,6 +86,25 @@ def _stop(processes: list[subprocess.Popen]) -> None:
             process.kill()
 
 
+def _start_worker(cluster: RayCluster, temp: Path, logs: Path) -> None:
+    """The worker node, in a folder of its own as on another machine (nodes sharing one would each send every line
+    to the job's log). A worker whose start fails (its raylet timed out on a loaded machine) is started once more."""
+    for attempt in (1, 2):
+        worker = _start(
+            ["--address", cluster.gcs, "--node-ip-address", "127.0.0.1", "--temp-dir", f"{temp}-w"],
+            logs / f"worker-{attempt}.log",
+        )
+        cluster.processes.append(worker)
+        try:
+            _wait_for(lambda: len(cluster.nodes()) == 2, cluster.processes, "the Ray worker did not join the head", 240)
+            return
+        except RuntimeError:
+            if attempt == 2 or worker.poll() is None or cluster.processes[0].poll() is not None:
+                raise
+            cluster.processes.remove(worker)
+            shutil.rmtree(f"{temp}-w", ignore_errors=True)
+
+
 @pytest.fixture(scope="package")
 def ray_cluster(tmp_path_factory):
     """The head (GCS, dashboard with the Jobs API) and one worker node, each with 1 CPU."""
@@ -120,14 +140,7 @@ def ray_cluster(tmp_path_factory):
             cluster.processes,
             "the Ray head did not start",
         )
-        # a folder of its own, as on another machine: nodes sharing one would each send every line to the job's log
-        cluster.processes.append(
-            _start(
-                ["--address", cluster.gcs, "--node-ip-address", "127.0.0.1", "--temp-dir", f"{temp}-w"],
-                logs / "worker.log",
-            )
-        )
-        _wait_for(lambda: len(cluster.nodes()) == 2, cluster.processes, "the Ray worker did not join the head")
+        _start_worker(cluster, temp, logs)
     except RuntimeError as error:
         _stop(cluster.processes)
         for folder in (temp, Path(f"{temp}-w")):
