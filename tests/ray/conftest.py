@@ -20,8 +20,7 @@ from tests.support.env import free_port, offline_env
 pytest.importorskip("ray", reason="Ray is the `ray` extra (pip install -e '.[ray]')")
 
 GRPO = [sys.executable, "-m", "grpo_schema"]
-# A raylet registers with the GCS within 30 s by default; two busy cores (the suite's other worker) can take longer.
-ENV = offline_env(RAY_USAGE_STATS_ENABLED="0", RAY_raylet_start_wait_time_s="180")
+ENV = offline_env(RAY_USAGE_STATS_ENABLED="0")
 RAY = str(Path(sys.executable).parent / "ray")
 
 
@@ -88,7 +87,8 @@ def _stop(processes: list[subprocess.Popen]) -> None:
 
 def _start_worker(cluster: RayCluster, temp: Path, logs: Path) -> None:
     """The worker node, in a folder of its own as on another machine (nodes sharing one would each send every line
-    to the job's log). A worker whose start fails (its raylet timed out on a loaded machine) is started once more."""
+    to the job's log). `ray start` gives its raylet a fixed 30 s to register with the head, which two cores busy with
+    the suite's other worker can exceed: a worker whose start failed is started once more."""
     for attempt in (1, 2):
         worker = _start(
             ["--address", cluster.gcs, "--node-ip-address", "127.0.0.1", "--temp-dir", f"{temp}-w"],
