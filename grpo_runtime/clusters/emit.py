@@ -22,6 +22,7 @@ from grpo_runtime.clusters.slurm.layout import Layout, LayoutError, plan_layout,
 from grpo_runtime.clusters.specs.cloud import dstack, skypilot
 from grpo_runtime.clusters.specs.job import Job
 from grpo_runtime.clusters.specs.kubernetes import kubernetes
+from grpo_schema.commands.options import add_overrides
 
 TARGETS = ("skypilot", "dstack", "kubernetes")
 K8S_FORMS = ("pytorchjob", "trainjob", "jobset", "indexed-job")
@@ -41,7 +42,7 @@ def emit_parser() -> argparse.ArgumentParser:
         default="pytorchjob",
         help="the Kubernetes object (default pytorchjob: Kubeflow's PyTorchJob)",
     )
-    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
+    add_overrides(parser)
     parser.add_argument("--allow-env", dest="allow_env", action="append", default=[], metavar="NAME")
     parser.add_argument("--nodes", type=int, help="training nodes (default: from num_machines / hardware:)")
     parser.add_argument("--gpus-per-node", type=int, help="GPUs per node (default: from hardware:)")

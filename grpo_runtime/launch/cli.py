@@ -34,20 +34,13 @@ from grpo_runtime.launch.process import (
     quiet_library_progress_bars,
     quiet_unused_kernel_notice,
 )
-from grpo_schema.commands.options import add_profiles, add_world_size
+from grpo_schema.commands.options import add_overrides, add_profiles, add_world_size
 from grpo_schema.engine.words import plural
 
 
 def _config_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="the run config (YAML or JSON, as `trl grpo --config` reads it)")
-    parser.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override one key of the file (repeatable)",
-    )
+    add_overrides(parser)
     parser.add_argument(
         "--allow-env",
         dest="allow_env",

@@ -29,7 +29,7 @@ from grpo_runtime.smoke.release import release_check, written_for_another_traine
 from grpo_runtime.smoke.report import base_report, doctor_section, finish, render_text
 from grpo_runtime.smoke.rewrite import in_original, lines_of_original, translate_for_runtime
 from grpo_runtime.smoke.substitutions import prepare
-from grpo_schema.commands.options import add_format, add_profiles, add_world_size
+from grpo_schema.commands.options import add_format, add_overrides, add_profiles, add_world_size
 
 WORKER_TIMEOUT_S = 900
 
@@ -39,7 +39,7 @@ def parser() -> argparse.ArgumentParser:
     out.add_argument("file")
     out.add_argument("--steps", type=int, default=2, help="optimizer steps (default 2: save after 1, resume for 2)")
     out.add_argument("--engine", choices=("grpo_runtime", "trl"), default="grpo_runtime")
-    out.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
+    add_overrides(out)
     out.add_argument("--allow-env", dest="allow_env", action="append", default=[], metavar="NAME")
     add_profiles(out, help="a training script's profile (e.g. open-r1), as grpo train takes it", dest="profiles")
     add_world_size(

@@ -85,18 +85,25 @@ def add_format(parser: argparse.ArgumentParser, choices: Sequence[str] = FORMATS
     parser.add_argument("--format", choices=tuple(choices), default="text")
 
 
-def add_check_options(parser: argparse.ArgumentParser) -> None:
-    """The options of a command that checks a config as `grpo validate` does (read by check_options)."""
-    add_world_size(parser)
-    add_profiles(parser)
+def add_overrides(parser: argparse.ArgumentParser, trl_flags: bool = False) -> None:
+    """--set KEY=VALUE (repeatable, into args.overrides): every command that reads a config file takes it.
+    `trl_flags`: the command also takes TRL's own `--key value` form, as validate does."""
+    also = "; TRL's own --key value form works too" if trl_flags else ""
     parser.add_argument(
         "--set",
         action="append",
         default=[],
         metavar="KEY=VALUE",
         dest="overrides",
-        help="override a key (VALUE is read as YAML); TRL's own --key value form works too",
+        help=f"override a key of the file (repeatable; VALUE is read as YAML){also}",
     )
+
+
+def add_check_options(parser: argparse.ArgumentParser) -> None:
+    """The options of a command that checks a config as `grpo validate` does (read by check_options)."""
+    add_world_size(parser)
+    add_profiles(parser)
+    add_overrides(parser, trl_flags=True)
     parser.add_argument(
         "--allow-env",
         action="append",

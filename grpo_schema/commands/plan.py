@@ -25,6 +25,7 @@ from grpo_schema.commands.options import (
     EXIT_USAGE,
     UsageError,
     add_format,
+    add_overrides,
     add_profiles,
     add_trl_version,
     add_world_size,
@@ -126,15 +127,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     _add_run_options(parser)
     parser.add_argument("--mfu", type=float, default=None, help="model-FLOPs utilisation for the time (0.15)")
-    parser.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        dest="overrides",
-        help="override a config key (repeatable); TRL-style `--key value` works as well, as in "
-        "grpo validate (`--vllm_mode colocate`)",
-    )
+    add_overrides(parser, trl_flags=True)
     add_trl_version(parser)
     add_call(parser)
     return parser

@@ -22,6 +22,7 @@ from pathlib import Path
 from grpo_runtime.clusters.backend import ClusterBackend, Job
 from grpo_runtime.clusters.ray import jobs
 from grpo_runtime.clusters.ray.placement import Refused, plan, server_for
+from grpo_schema.commands.options import add_overrides
 
 
 def launch_parser() -> argparse.ArgumentParser:
@@ -33,7 +34,7 @@ def launch_parser() -> argparse.ArgumentParser:
         metavar="ADDRESS",
         help="the cluster's dashboard (Jobs API) address, e.g. http://HEAD:8265",
     )
-    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
+    add_overrides(parser)
     parser.add_argument("--allow-env", dest="allow_env", action="append", default=[], metavar="NAME")
     _add_process_options(parser)
     parser.add_argument(

@@ -28,6 +28,7 @@ from grpo_runtime.clusters.backend import (
 from grpo_runtime.clusters.slurm import jobs, scheduler
 from grpo_runtime.clusters.slurm.cli import launch_slurm, submit_and_tell
 from grpo_runtime.clusters.slurm.script import JobSpec, write
+from grpo_schema.commands.options import add_overrides
 from grpo_schema.engine.resume import complete_checkpoints
 from grpo_schema.engine.words import plural
 
@@ -173,7 +174,7 @@ class SlurmBackend(ClusterBackend):
 
     def resume_options(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--time", help="a new time limit")
-        parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
+        add_overrides(parser)
         parser.add_argument("--wait", action="store_true")
 
     def resume(self, job: Job, args: argparse.Namespace) -> int:

@@ -17,13 +17,14 @@ from grpo_runtime.clusters.backend import ClusterBackend, Job
 from grpo_runtime.clusters.slurm import jobs, scheduler
 from grpo_runtime.clusters.slurm.layout import LayoutError, plan_layout, wants_vllm_server
 from grpo_runtime.clusters.slurm.script import JobSpec, write
+from grpo_schema.commands.options import add_overrides
 
 
 def launch_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="grpo launch --slurm", description="Submit a validated run to Slurm.")
     parser.add_argument("file", help="the run config (YAML or JSON)")
     parser.add_argument("--slurm", action="store_true", help="submit to Slurm (this command)")
-    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
+    add_overrides(parser)
     parser.add_argument("--allow-env", dest="allow_env", action="append", default=[], metavar="NAME")
     _add_shape_options(parser)
     _add_sbatch_options(parser)
