@@ -330,18 +330,23 @@ def prebuild_deepspeed_ops(cpu_adam: bool = False) -> None:
         builder.load(verbose=False)
 
 
+def flag_value(flags: list[str], name: str) -> str | None:
+    """The value a launcher flag is given (`--name VALUE` or `--name=VALUE`), None when it is not given."""
+    for i, item in enumerate(flags):
+        if item == name and i + 1 < len(flags):
+            return flags[i + 1]
+        if item.startswith(name + "="):
+            return item.split("=", 1)[1]
+    return None
+
+
 def offloads_optimizer(config, flags: list[str]) -> bool:
     """Whether a DeepSpeed run steps its optimizer on the CPU (ZeRO's offload_optimizer to cpu or nvme), said by the
     config's `deepspeed`, by an accelerate config file or DeepSpeed JSON the launcher flags name, or by the
     --offload_optimizer_device flag. DeepSpeed then compiles its CPU Adam in every process at start."""
 
     def flag(name: str) -> str | None:
-        for i, item in enumerate(flags):
-            if item == name and i + 1 < len(flags):
-                return flags[i + 1]
-            if item.startswith(name + "="):
-                return item.split("=", 1)[1]
-        return None
+        return flag_value(flags, name)
 
     def json_device(value) -> str | None:
         try:

@@ -63,12 +63,9 @@ def default_launch_args(accelerate_args: list[str], num_processes: int, config) 
 
 def machines(accelerate_args: list[str]) -> str:
     """The --num_machines the flags give ("1" when none does)."""
-    for i, item in enumerate(accelerate_args):
-        if item == "--num_machines" and i + 1 < len(accelerate_args):
-            return accelerate_args[i + 1]
-        if item.startswith("--num_machines="):
-            return item.split("=", 1)[1]
-    return "1"
+    from grpo_runtime.distributed.accelerate import flag_value
+
+    return flag_value(accelerate_args, "--num_machines") or "1"
 
 
 def free_port() -> int:
