@@ -28,8 +28,11 @@ sync_api = sync_api_or_skip()
 def test_no_estimate_names_the_unknown_model_not_the_hardware_section_warning(page):
     # the config's own hardware: section brings GRPO-H006 (a warning) before GRPO-H005 (the model is unknown)
     import_text(page, "model_name_or_path: my-org/my-unknown-model\nhardware: 1xH100-80GB\n")
+    # the panel updates after the verdict: until then it still says what it said of the empty form
     page.wait_for_function(
-        "() => /^No estimate/.test(document.getElementById('memory-summary').textContent)", timeout=15_000
+        "() => /^No estimate/.test(document.getElementById('memory-summary').textContent)"
+        " && document.getElementById('memory-summary').textContent.includes('my-unknown-model')",
+        timeout=15_000,
     )
     summary = page.text_content("#memory-summary")
     assert "unknown model 'my-org/my-unknown-model'" in summary, summary
