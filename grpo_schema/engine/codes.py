@@ -366,6 +366,15 @@ T_UNLISTED = declare(
     "names only, so another one does nothing. Write one of the names the release lists.",
 )
 
+T_APEX_BF16 = declare(
+    "GRPO-T015",
+    "error",
+    "bf16 with half_precision_backend apex, which the release's transformers refuses",
+    "transformers 4.x (the TRL releases up to 0.26) refuses half_precision_backend: apex with bf16 when the training "
+    "arguments are built: apex's mixed precision is fp16 only. From TRL 0.19 bf16 is on unless fp16 is, so apex alone "
+    "is refused there. Use half_precision_backend: auto (torch's own mixed precision).",
+)
+
 # --- what grpo_runtime runs ---------------------------------------------------------------------------------------
 # One table of fields (grpo_runtime.support) raises these, before anything loads: `grpo train/launch --dry-run`,
 # `grpo train/launch` themselves (exit 3) and the service's launch check. Valid configs only: TRL would run them.

@@ -33,6 +33,7 @@ from grpo_schema.engine.release_deprecations import (
     deprecation_for_release,
     reference_deprecations,
 )
+from grpo_schema.engine.release_pairs import refused_pairs
 from grpo_schema.engine.transformers_range import read_by_other_transformers
 
 if TYPE_CHECKING:
@@ -119,6 +120,7 @@ def read_as(mapping: dict[str, Any], release: ReleaseSurface, profile_keys: froz
         required(name, release) for name, info in release.fields.items() if info.required and name not in mapping
     ]
     reading.diagnostics += deprecated_in_release(mapping, release)
+    reading.diagnostics += refused_pairs(mapping, release)
     reading.implicit = release_defaults(
         release, {k: v for k, v in mapping.items() if k not in reading.refused}, fields_116
     )
