@@ -57,6 +57,11 @@ def main(config, plan, assessed: bool = False, launch: dict | None = None, scrip
     if resume is not None:
         health.resumed(resume, start_step, parts.total_steps, progress.global_step - start_step)
     save_final_model(config, parts, progress)
+    # Every process leaves the group together. Without this, the processes that do not write the final model
+    # destroyed the group and exited right after the last gather, while its tensors could still be held by
+    # torch's communication threads; on a busy machine one such process was aborted ("terminate called
+    # without an active exception") as it exited, and the launcher stopped the run.
+    parts.accelerator.wait_for_everyone()
     parts.accelerator.end_training()
     pusher.finish()  # after everything is saved locally: a failed upload loses nothing
     return progress

@@ -37,8 +37,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def leave_the_job() -> None:
     """A rank of a multi-process case leaves its process group with the others before it exits, as the trainer
-    does (accelerator.end_training): a rank that exits while the other still holds the group's connections can be
-    aborted by torch's communication threads ("terminate called without an active exception")."""
+    does (a barrier, then accelerator.end_training): a rank that exits while the other still holds the group's
+    connections can be aborted by torch's communication threads ("terminate called without an active
+    exception")."""
     import torch.distributed as dist
 
     if dist.is_available() and dist.is_initialized():
