@@ -137,7 +137,6 @@ fi
 # ~10 min on 2 busy cores, mostly three engine starts).
 #   SKIP_VLLM=1   skip it
 if [ "${SKIP_VLLM:-0}" != 1 ]; then
-  vstatus=0
   TORCH_EXTENSIONS_DIR="$(cd "${VLLM_VENV:-.venv-vllm}" && pwd)/torch-extensions"  # its own ops (setup-vllm.sh)
   export TORCH_EXTENSIONS_DIR
   "${VLLM_VENV:-.venv-vllm}/bin/python" -m pytest -q "$DURATIONS" -m vllm tests/runtime/test_vllm.py \

@@ -345,9 +345,6 @@ def offloads_optimizer(config, flags: list[str]) -> bool:
     config's `deepspeed`, by an accelerate config file or DeepSpeed JSON the launcher flags name, or by the
     --offload_optimizer_device flag. DeepSpeed then compiles its CPU Adam in every process at start."""
 
-    def flag(name: str) -> str | None:
-        return flag_value(flags, name)
-
     def json_device(value) -> str | None:
         try:
             zero = read_json_setting(value, "deepspeed").get("zero_optimization") or {}
@@ -356,14 +353,14 @@ def offloads_optimizer(config, flags: list[str]) -> bool:
         offload = zero.get("offload_optimizer") if isinstance(zero, dict) else None
         return offload.get("device") if isinstance(offload, dict) else None
 
-    file_settings = accelerate_settings({"config_file": flag("--config_file")}).get("deepspeed_config")
+    file_settings = accelerate_settings({"config_file": flag_value(flags, "--config_file")}).get("deepspeed_config")
     file_settings = file_settings if isinstance(file_settings, dict) else {}
     devices = [
         json_device(config.deepspeed) if config.deepspeed else None,
-        flag("--offload_optimizer_device"),
+        flag_value(flags, "--offload_optimizer_device"),
         file_settings.get("offload_optimizer_device"),
         json_device(file_settings["deepspeed_config_file"]) if "deepspeed_config_file" in file_settings else None,
-        json_device(flag("--deepspeed_config_file")) if flag("--deepspeed_config_file") else None,
+        json_device(named) if (named := flag_value(flags, "--deepspeed_config_file")) else None,
     ]
     return any(str(device).lower() in ("cpu", "nvme") for device in devices if device)
 

@@ -6,12 +6,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from grpo_schema.engine import codes
+from grpo_schema.engine.coerce import bool_word
 from grpo_schema.engine.diagnostics import Diagnostic, Fix
 
 if TYPE_CHECKING:
     from grpo_schema.versions import ReleaseSurface
-
-TRUE_WORDS = {"true", "yes", "y", "t", "1", "on"}
 
 
 def refused_pairs(mapping: dict[str, Any], release: ReleaseSurface) -> list[Diagnostic]:
@@ -41,13 +40,11 @@ def apex_with_bf16(mapping: dict[str, Any], release: ReleaseSurface) -> Diagnost
 def effective_bf16(mapping: dict[str, Any], release: ReleaseSurface) -> tuple[bool, str]:
     """bf16 as the release's arguments hold it after they are built, and why."""
     written = mapping.get("bf16")
-    if isinstance(written, bool):
-        return written, f"bf16: {str(written).lower()}"
-    if isinstance(written, str) and written.strip().lower() not in ("", "none", "null"):
-        return written.strip().lower() in TRUE_WORDS, f"bf16: {written}"
+    value = written if isinstance(written, bool) else bool_word(written)  # the parser reads "true" as True
+    if value is not None:
+        return value, f"bf16: {written if isinstance(written, str) else str(written).lower()}"
     info = release.fields.get("bf16")
     if info is not None and info.post_init is not None:  # TRL 0.19 on: None becomes `not fp16`
         fp16 = mapping.get("fp16")
-        on = not (fp16 is True or isinstance(fp16, str) and fp16.strip().lower() in TRUE_WORDS)
-        return on, f"TRL {release.release} turns bf16 on when fp16 is off"
+        return not (fp16 is True or bool_word(fp16)), f"TRL {release.release} turns bf16 on when fp16 is off"
     return bool(info is not None and info.default), f"TRL {release.release}'s default bf16"
